@@ -1,0 +1,172 @@
+"""The contract between the runner and model backends.
+
+A `Request` carries dataset coordinates and lazily loaded images, never decoded pixels: a backend
+asks for `image.pil()` or `image.data()` only when the batch that holds the request runs.
+A backend returns one `Response` per request, in order; a failure is a `Response` with `error`
+set, never an exception that would lose the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import abc
+import io
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from PIL import Image
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """One encoded image of a row, loaded on demand.
+
+    `sha256` is the content hash stored by the builder (column `image_sha256`), so cache keys
+    and sample logs never need the pixels. `load` returns the encoded bytes (JPEG/PNG).
+    """
+
+    sha256: str
+    load: Callable[[], bytes] = field(repr=False, compare=False)
+    width: int | None = None
+    height: int | None = None
+
+    def data(self) -> bytes:
+        return self.load()
+
+    def pil(self) -> Image.Image:
+        image = Image.open(io.BytesIO(self.load()))
+        image.load()
+        return image.convert("RGB") if image.mode != "RGB" else image
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+    type: str = "text"
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    image: ImageRef
+    type: str = "image"
+
+
+ContentPart = TextPart | ImagePart
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str  # "system" | "user" | "assistant"
+    content: tuple[ContentPart, ...]
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Explicit decoding settings; defaults are greedy."""
+
+    max_gen_toks: int = 256
+    temperature: float = 0.0
+    do_sample: bool = False
+    top_p: float = 1.0
+    until: tuple[str, ...] = ()
+    seed: int | None = None
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> GenerationSettings:
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown generation setting(s) {unknown}; known: {sorted(known)}")
+        values = dict(values)
+        if "until" in values:
+            until = values["until"]
+            values["until"] = (until,) if isinstance(until, str) else tuple(until or ())
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f: (list(v) if isinstance(v, tuple) else v) for f, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One sample to generate for. `messages` holds the whole chat, images in prompt order.
+
+    `assistant_prefix` is text the assistant turn starts with (a prefill); the backend renders it
+    after the generation prompt and returns only what the model adds.
+    """
+
+    task: str
+    doc_id: int  # position of the row in the task's evaluated split
+    sample_id: str  # the row's stable `id`
+    messages: tuple[Message, ...]
+    settings: GenerationSettings
+    text_tokens: int  # precomputed by the builder (prompt text without images)
+    image_tokens: tuple[int, ...]  # precomputed per image, 14x14 patches with 2x2 merge
+    assistant_prefix: str = ""
+    answer_space: tuple[str, ...] | None = None  # for guessing baselines, when a task defines one
+
+    @property
+    def images(self) -> list[ImageRef]:
+        return [p.image for m in self.messages for p in m.content if isinstance(p, ImagePart)]
+
+    @property
+    def num_images(self) -> int:
+        return len(self.image_tokens)
+
+    @property
+    def token_count(self) -> int:
+        return self.text_tokens + sum(self.image_tokens)
+
+
+@dataclass
+class Response:
+    """What a backend produced for one request.
+
+    `text` is None when nothing usable came back; then `error` says why. `refused` marks a
+    provider refusal (the MMNeedle paper excludes these from denominators and reports a count).
+    """
+
+    text: str | None
+    error: str | None = None
+    refused: bool = False
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None and self.error is None
+
+
+class Model(abc.ABC):
+    """A backend. Subclasses register with `@register_model("name", ...)`.
+
+    `from_args` receives the parsed `--model_args` (strings) plus runner settings; backends parse
+    their own types and raise `ValueError` naming the bad argument.
+    """
+
+    name: ClassVar[str] = "model"
+    context_length: int | None = None  # max prompt + generation tokens, when known
+    max_images: int | None = None  # per prompt, when the model has a cap
+
+    @classmethod
+    @abc.abstractmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        ...
+
+    @abc.abstractmethod
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Generate for one batch; return one Response per request, in the same order."""
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        """Split a task's pending requests into batches; the runner saves after each one."""
+        size = max(1, getattr(self, "batch_size", 1))
+        for start in range(0, len(requests), size):
+            yield list(requests[start : start + size])
+
+    def identity(self) -> dict[str, Any]:
+        """What determines this model's outputs (checkpoint, revision, settings): used in cache
+        keys and written to the results' `config`."""
+        return {"model": self.name}
+
+    def close(self) -> None:
+        """Release engines, servers or GPU memory."""
