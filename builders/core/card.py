@@ -1,0 +1,61 @@
+"""The dataset card: README.md with YAML front matter (configs, features, licence) and a body
+rendered from a Jinja template in `dataset_cards/<benchmark>/`.
+
+The YAML is produced by the libraries that read it back: `MetadataConfigs` writes `configs:`
+(what `load_dataset(dir, config)` resolves) and `DatasetInfosDict` writes `dataset_info:`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+from datasets import Features
+from datasets.info import DatasetInfo, DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCardData
+
+
+@dataclass(frozen=True)
+class CardConfig:
+    name: str
+    features: Features
+    num_rows: int
+    num_bytes: int
+    split: str = "test"
+
+
+def front_matter(configs: list[CardConfig], **card_fields: Any) -> str:
+    """The YAML between the README's `---` lines."""
+    card_data = DatasetCardData(**card_fields)
+    MetadataConfigs(
+        {c.name: {"data_files": [{"split": c.split, "path": f"{c.name}/{c.split}-*"}]} for c in configs}
+    ).to_dataset_card_data(card_data)
+    infos = {}
+    for c in configs:
+        splits = SplitDict()
+        splits.add(SplitInfo(name=c.split, num_bytes=c.num_bytes, num_examples=c.num_rows))
+        infos[c.name] = DatasetInfo(
+            config_name=c.name,
+            features=c.features,
+            splits=splits,
+            download_size=c.num_bytes,
+            dataset_size=c.num_bytes,
+        )
+    DatasetInfosDict(infos).to_dataset_card_data(card_data)
+    return card_data.to_yaml()
+
+
+def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:
+    """README.md text: `---`, the YAML, `---`, then `dataset_cards/<benchmark>/card.md.jinja`."""
+    template_text = (
+        resources.files("dataset_cards").joinpath(benchmark, "card.md.jinja").read_text(encoding="utf-8")
+    )
+    environment = jinja2.Environment(
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+    )
+    body = environment.from_string(template_text).render(**context)
+    return f"---\n{yaml_text.rstrip()}\n---\n\n{body}"

@@ -1,0 +1,146 @@
+"""Where a build lands: a temporary folder next to the target, moved into place only when
+complete, and the build manifest that says what a folder holds.
+
+A failed or killed build never leaves a folder that looks complete: the dataset is assembled in
+`OUT/.<name>.tmp-<pid>-<random>` and renamed to `OUT/<name>` after its manifest is written. A
+target that already holds a different build (its manifest's `request` differs) is an error
+unless `overwrite`; rebuilding the same request replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BuildError
+
+MANIFEST_NAME = "build_manifest.json"
+MANIFEST_FORMAT = "mmlongeval-build/1"
+_TMP_PATTERN = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    path = folder / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise BuildError(f"unreadable build manifest {path}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise BuildError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
+    return manifest
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> Path:
+    path = folder / MANIFEST_NAME
+    path.write_text(
+        json.dumps(manifest, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return path
+
+
+def environment() -> dict[str, str]:
+    """Library versions that determine the output bytes (recorded, not compared)."""
+    versions = {"python": platform.python_version()}
+    for package in ("pillow", "pyarrow", "datasets", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "absent"
+    return versions
+
+
+def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    keys = sorted(set(old) | set(new))
+    parts = [
+        f"{k}: {json.dumps(old.get(k))} -> {json.dumps(new.get(k))}" for k in keys if old.get(k) != new.get(k)
+    ]
+    text = "; ".join(parts)
+    return text if len(text) < 400 else text[:400] + "..."
+
+
+class StagedOutput:
+    """Context manager yielding a temporary folder that becomes `out_dir/name` on `commit()`."""
+
+    def __init__(self, out_dir: Path, name: str, request: dict[str, Any], overwrite: bool = False) -> None:
+        self.out_dir = Path(out_dir)
+        self.name = name
+        self.target = self.out_dir / name
+        self.request = request
+        self.overwrite = overwrite
+        self.staging: Path | None = None
+        self._committed = False
+
+    def check_target(self) -> None:
+        """Fail early, before any work, if the target holds something else."""
+        if self.out_dir.exists() and not self.out_dir.is_dir():
+            raise BuildError(f"output path {self.out_dir} exists and is not a folder")
+        if not self.target.exists():
+            return
+        if not self.target.is_dir():
+            raise BuildError(f"{self.target} exists and is not a folder")
+        existing = read_manifest(self.target)
+        if existing is None:
+            if any(self.target.iterdir()) and not self.overwrite:
+                raise BuildError(
+                    f"{self.target} exists and holds no build manifest; remove it or pass --overwrite"
+                )
+            return
+        if existing.get("request") != self.request and not self.overwrite:
+            raise BuildError(
+                f"{self.target} already holds a different build ({describe_difference(existing.get('request', {}), self.request)}); "
+                "pass --overwrite to replace it"
+            )
+
+    def __enter__(self) -> Path:
+        self.check_target()
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self._remove_abandoned()
+        self.staging = self.out_dir / f".{self.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        self.staging.mkdir()
+        return self.staging
+
+    def commit(self) -> Path:
+        """Swap the finished staging folder into place (two renames on the same file system)."""
+        assert self.staging is not None
+        self.check_target()  # another process may have written the target meanwhile
+        old = None
+        if self.target.exists():
+            old = self.out_dir / f".{self.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+            self.target.rename(old)
+        self.staging.rename(self.target)
+        self._committed = True
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return self.target
+
+    def __exit__(self, *exc: object) -> None:
+        if not self._committed and self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _remove_abandoned(self) -> None:
+        """Delete staging folders of this name left by builds that were killed."""
+        for entry in self.out_dir.iterdir():
+            match = _TMP_PATTERN.match(entry.name)
+            if not match or match["name"] != self.name or not entry.is_dir():
+                continue
+            if not _pid_alive(int(match["pid"])):
+                shutil.rmtree(entry, ignore_errors=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

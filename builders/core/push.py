@@ -1,0 +1,132 @@
+"""Publish a built dataset folder to the Hugging Face Hub as a tagged version.
+
+`create_repo(repo_type="dataset", exist_ok=True)`, then `upload_folder` (the folder is already in
+the Hub's layout: README.md with `configs:`, `<config>/test-*.parquet`, build_manifest.json),
+then `create_tag` on the commit the upload returned, so the tag names exactly what was uploaded.
+Parquet files of an earlier version that this build does not have are deleted in the same upload,
+or the README's `<config>/test-*` globs would pick them up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders.core.errors import BuildError
+from builders.core.output import MANIFEST_NAME, read_manifest
+
+SEMVER_TAG = re.compile(
+    r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
+)
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+STALE_PATTERNS = ["*.parquet"]
+
+
+@dataclass(frozen=True)
+class PushPlan:
+    folder: Path
+    repo: str
+    tag: str
+    private: bool
+    files: list[tuple[str, int]]  # path in repo, bytes
+    commit_message: str
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+
+def plan_push(folder: str | Path, repo: str, tag: str, private: bool = False) -> PushPlan:
+    """Validate the arguments and the folder; list what would be uploaded. No network."""
+    folder = Path(folder)
+    if not REPO_ID.match(repo):
+        raise BuildError(f"bad --repo {repo!r}: expected ORG/NAME")
+    if not SEMVER_TAG.match(tag):
+        raise BuildError(f"bad --tag {tag!r}: expected a semantic version such as v1.0.0")
+    if not folder.is_dir():
+        raise BuildError(f"dataset folder not found: {folder}")
+    manifest = read_manifest(folder)
+    if manifest is None:
+        raise BuildError(f"{folder} is not a complete build: {MANIFEST_NAME} is missing")
+    if not (folder / "README.md").is_file():
+        raise BuildError(f"{folder} is not a complete build: README.md is missing")
+    files: list[tuple[str, int]] = [("README.md", (folder / "README.md").stat().st_size)]
+    for config, info in sorted(manifest.get("configs", {}).items()):
+        for entry in info.get("files", []):
+            path = folder / entry["path"]
+            if not path.is_file():
+                raise BuildError(
+                    f"{folder} is not a complete build: {entry['path']} (config {config}) is missing"
+                )
+            if path.stat().st_size != entry["num_bytes"]:
+                raise BuildError(
+                    f"{folder} is not a complete build: {entry['path']} has {path.stat().st_size} bytes, "
+                    f"the manifest says {entry['num_bytes']}"
+                )
+            files.append((entry["path"], entry["num_bytes"]))
+    files.append((MANIFEST_NAME, (folder / MANIFEST_NAME).stat().st_size))
+    message = f"{manifest.get('benchmark', 'dataset')} {tag} (builder {manifest.get('builder_version', '?')}, content {manifest.get('content_hash', '?')[:19]})"
+    return PushPlan(folder, repo, tag, private, files, message)
+
+
+def describe_plan(plan: PushPlan) -> list[str]:
+    from huggingface_hub import constants
+
+    visibility = "private" if plan.private else "public"
+    lines = [
+        f"would push {plan.folder} to {constants.ENDPOINT}/datasets/{plan.repo} ({visibility}), then tag {plan.tag}"
+    ]
+    width = max(len(path) for path, _ in plan.files)
+    lines += [f"  {path:<{width}}  {_human(size):>10}" for path, size in plan.files]
+    lines.append(
+        f"{len(plan.files)} files, {_human(plan.total_bytes)}; commit message: {plan.commit_message!r}"
+    )
+    lines.append(f"remote files matching {STALE_PATTERNS} that this build does not have would be deleted")
+    return lines
+
+
+def push(
+    folder: str | Path,
+    repo: str,
+    tag: str,
+    private: bool = False,
+    dry_run: bool = False,
+    token: str | None = None,
+    echo: Callable[[str], None] = print,
+) -> PushPlan:
+    plan = plan_push(folder, repo, tag, private)
+    for line in describe_plan(plan):
+        echo(line)
+    if dry_run:
+        return plan
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import httpx as hub_httpx
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(repo, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(
+            repo_id=repo,
+            repo_type="dataset",
+            folder_path=plan.folder,
+            allow_patterns=[path for path, _ in plan.files],
+            delete_patterns=STALE_PATTERNS,
+            commit_message=plan.commit_message,
+        )
+        api.create_tag(
+            repo, tag=tag, revision=commit.oid, repo_type="dataset", tag_message=plan.commit_message
+        )
+    except (OSError, hub_httpx.HTTPError) as exc:  # HTTP errors, offline mode, no connection
+        raise BuildError(f"push to {repo} failed: {exc}") from None
+    echo(f"pushed {repo} at commit {commit.oid}, tagged {tag}")
+    return plan
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"

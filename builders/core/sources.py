@@ -1,0 +1,252 @@
+"""Captioned-image sources: where sub-images and their captions come from.
+
+A source has a sorted list of image names, one caption per name, a way to load each image (and
+to decode + resize it into a tile), and a content fingerprint recorded in the build manifest.
+
+- `CocoCaptionSource(root)`: COCO 2014 layout, `root/annotations/captions_val2014.json` and
+  `root/val2014/*.jpg`. One caption per image, chosen as the released MMNeedle code does
+  (`annotations_trainval/file_to_caption.py`): a dict `image_id -> caption` is filled in
+  annotation order, so the LAST annotation listed for an image wins.
+- `SyntheticCaptionSource(seed, num_images)`: drawn scenes with exact captions, offline.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import io
+import json
+import os
+from functools import cached_property
+from pathlib import Path
+
+from PIL import Image
+
+from builders.core.errors import BuildError
+from builders.core.images import TILE_SIZE, load_tile, resize_tile
+from builders.core.synthetic import GENERATOR_VERSION, Scene, generate_scenes
+
+COCO_CAPTIONS = Path("annotations") / "captions_val2014.json"
+COCO_IMAGES = Path("val2014")
+SYNTHETIC_DEFAULT_SIZE = 10_000
+
+
+class CaptionedImageSource(abc.ABC):
+    """Sorted image names, one caption each, image loading and a content fingerprint."""
+
+    kind: str
+    spec: str  # how the user named it, e.g. "synthetic" or "coco=/data/coco"
+
+    @property
+    @abc.abstractmethod
+    def names(self) -> list[str]:
+        """All image names, sorted."""
+
+    @abc.abstractmethod
+    def caption(self, name: str) -> str: ...
+
+    @abc.abstractmethod
+    def load_image(self, name: str) -> Image.Image:
+        """The image as stored (any mode, original size)."""
+
+    @abc.abstractmethod
+    def load_bytes(self, name: str) -> bytes:
+        """The encoded image file."""
+
+    def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
+        """Decode and resize to a size x size RGB sub-image."""
+        return resize_tile(self.load_image(name), size)
+
+    @abc.abstractmethod
+    def fingerprint(self) -> str: ...
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._name_set
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @cached_property
+    def _name_set(self) -> frozenset[str]:
+        return frozenset(self.names)
+
+    def describe(self) -> dict[str, object]:
+        """What the manifest records about the source."""
+        return {
+            "kind": self.kind,
+            "spec": self.spec,
+            "num_images": len(self.names),
+            "fingerprint": self.fingerprint(),
+        }
+
+
+class CocoCaptionSource(CaptionedImageSource):
+    kind = "coco"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.spec = f"coco={self.root}"
+        self.captions_path = self.root / COCO_CAPTIONS
+        self.image_dir = self.root / COCO_IMAGES
+        if not self.root.is_dir():
+            raise BuildError(f"COCO source folder not found: {self.root}")
+        if not self.captions_path.is_file():
+            raise BuildError(f"caption file not found: {self.captions_path} (expected COCO 2014 layout)")
+        if not self.image_dir.is_dir():
+            raise BuildError(f"image folder not found: {self.image_dir} (expected COCO 2014 layout)")
+        self._caption_bytes = self.captions_path.read_bytes()
+        file_to_caption = parse_coco_captions(self._caption_bytes, self.captions_path)
+        with os.scandir(self.image_dir) as entries:
+            files = sorted(e.name for e in entries if e.name.lower().endswith(".jpg") and e.is_file())
+        if not files:
+            raise BuildError(f"no .jpg images in {self.image_dir}")
+        uncaptioned = [name for name in files if name not in file_to_caption]
+        if uncaptioned:
+            examples = ", ".join(uncaptioned[:5])
+            raise BuildError(
+                f"{len(uncaptioned)} image(s) in {self.image_dir} have no caption in {self.captions_path}, e.g. {examples}"
+            )
+        self._names = files
+        self._captions = {name: file_to_caption[name] for name in files}
+
+    @property
+    def names(self) -> list[str]:
+        return self._names
+
+    def caption(self, name: str) -> str:
+        try:
+            return self._captions[name]
+        except KeyError:
+            raise BuildError(f"image {name} is not in {self.image_dir}") from None
+
+    def path(self, name: str) -> Path:
+        return self.image_dir / name
+
+    def load_image(self, name: str) -> Image.Image:
+        path = self.path(name)
+        try:
+            with Image.open(path) as image:
+                image.load()
+                return image
+        except FileNotFoundError:
+            raise BuildError(f"missing image: {path}") from None
+        except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+            raise BuildError(f"unreadable image: {path} ({exc})") from None
+
+    def load_bytes(self, name: str) -> bytes:
+        try:
+            return self.path(name).read_bytes()
+        except OSError as exc:
+            raise BuildError(f"unreadable image: {self.path(name)} ({exc})") from None
+
+    def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
+        return load_tile(self.path(name), size)
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @cached_property
+    def _fingerprint(self) -> str:
+        # The caption file's bytes plus every image's name and byte size: cheap (no image is
+        # read) and changes whenever an image is added, removed or replaced by another size.
+        digest = hashlib.sha256()
+        digest.update(hashlib.sha256(self._caption_bytes).digest())
+        for name in self._names:
+            digest.update(f"{name}\t{(self.image_dir / name).stat().st_size}\n".encode())
+        return "sha256:" + digest.hexdigest()
+
+
+def parse_coco_captions(data: bytes, path: Path) -> dict[str, str]:
+    """file_name -> caption, the last annotation of each image winning (official rule)."""
+    try:
+        doc = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BuildError(f"malformed caption file {path}: not valid JSON ({exc})") from None
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("images"), list)
+        or not isinstance(doc.get("annotations"), list)
+    ):
+        raise BuildError(
+            f"malformed caption file {path}: expected an object with lists 'images' and 'annotations'"
+        )
+    last_caption: dict[object, str] = {}
+    for i, ann in enumerate(doc["annotations"]):
+        if not isinstance(ann, dict) or "image_id" not in ann or not isinstance(ann.get("caption"), str):
+            raise BuildError(
+                f"malformed caption file {path}: annotations[{i}] should be an object with 'image_id' and a string 'caption'"
+            )
+        last_caption[ann["image_id"]] = ann["caption"]
+    file_to_caption: dict[str, str] = {}
+    for i, image in enumerate(doc["images"]):
+        if not isinstance(image, dict) or "id" not in image or not isinstance(image.get("file_name"), str):
+            raise BuildError(
+                f"malformed caption file {path}: images[{i}] should be an object with 'id' and a string 'file_name'"
+            )
+        caption = last_caption.get(image["id"])
+        if caption is not None:
+            file_to_caption[image["file_name"]] = caption
+    return file_to_caption
+
+
+class SyntheticCaptionSource(CaptionedImageSource):
+    """`num_images` distinct drawn scenes named `synthetic_000000`, ... with exact captions."""
+
+    kind = "synthetic"
+
+    def __init__(self, seed: int = 0, num_images: int = SYNTHETIC_DEFAULT_SIZE) -> None:
+        if num_images < 1:
+            raise BuildError(f"a synthetic source needs at least 1 image, got {num_images}")
+        self.seed = int(seed)
+        self.num_images = int(num_images)
+        self.spec = "synthetic" if num_images == SYNTHETIC_DEFAULT_SIZE else f"synthetic:{num_images}"
+        self._scenes = generate_scenes(self.seed, self.num_images)
+        self._names = [f"synthetic_{i:06d}" for i in range(self.num_images)]
+        self._index = {name: i for i, name in enumerate(self._names)}
+
+    @property
+    def names(self) -> list[str]:
+        return self._names
+
+    def scene(self, name: str) -> Scene:
+        try:
+            return self._scenes[self._index[name]]
+        except KeyError:
+            raise BuildError(
+                f"image {name} is not in the synthetic source ({self.num_images} images)"
+            ) from None
+
+    def caption(self, name: str) -> str:
+        return self.scene(name).caption()
+
+    def load_image(self, name: str) -> Image.Image:
+        return self.scene(name).draw(TILE_SIZE)
+
+    def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
+        # Drawn at the tile size directly: the scene is resolution-free, so no resize is needed.
+        return self.scene(name).draw(size)
+
+    def load_bytes(self, name: str) -> bytes:
+        buffer = io.BytesIO()
+        self.load_image(name).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    def fingerprint(self) -> str:
+        # The scenes are a pure function of the generator version, seed and count.
+        text = f"{GENERATOR_VERSION}:{self.seed}:{self.num_images}"
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def describe(self) -> dict[str, object]:
+        return {**super().describe(), "seed": self.seed, "generator": GENERATOR_VERSION}
+
+
+def open_source(spec: str, seed: int = 0) -> CaptionedImageSource:
+    """`synthetic`, `synthetic:COUNT` or `coco=DIR`."""
+    if spec == "synthetic" or spec.startswith("synthetic:"):
+        count_text = spec.partition(":")[2] or str(SYNTHETIC_DEFAULT_SIZE)
+        if not count_text.isdigit() or int(count_text) < 1:
+            raise BuildError(f"bad source {spec!r}: expected synthetic:COUNT with a positive COUNT")
+        return SyntheticCaptionSource(seed=seed, num_images=int(count_text))
+    if spec.startswith("coco="):
+        return CocoCaptionSource(spec[len("coco=") :])
+    raise BuildError(f"unknown source {spec!r}: expected 'synthetic', 'synthetic:COUNT' or 'coco=DIR'")

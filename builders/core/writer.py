@@ -1,0 +1,208 @@
+"""Streams rows into sharded Parquet files laid out as a Hugging Face dataset repo expects.
+
+One `ShardedParquetWriter` per config writes `<config>/test-00000-of-0000N.parquet`:
+- row groups are flushed as they fill (a byte budget), so memory holds one row group at most;
+- a shard is closed once it passes the shard byte budget (500 MB, as `push_to_hub`);
+- the schema carries the `datasets` feature metadata, so `load_dataset` restores
+  `List(Image())` and the other types without reading the README;
+- the Parquet options are the ones `datasets` itself writes with: image bytes uncompressed and
+  PLAIN-encoded (JPEG does not compress), other columns snappy + dictionary, content-defined
+  chunking (so the Hub's Xet storage dedupes repeated images) and a page index.
+Nothing depends on time or on the order in which workers finished, so the same rows give
+byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Features
+from datasets import config as datasets_config
+from datasets.arrow_writer import get_parquet_column_options
+
+ROW_GROUP_BYTES = 64 * 1024 * 1024
+SHARD_BYTES = 500 * 1000 * 1000
+MAX_ROWS_PER_GROUP = 1000
+
+
+@dataclass
+class WrittenFile:
+    path: str  # relative to the dataset folder
+    num_bytes: int
+    sha256: str
+
+
+@dataclass
+class ConfigResult:
+    name: str
+    num_rows: int
+    files: list[WrittenFile] = field(default_factory=list)
+    content_sha256: str = ""
+
+    @property
+    def num_bytes(self) -> int:
+        return sum(f.num_bytes for f in self.files)
+
+
+class ShardedParquetWriter:
+    """Writes one config's single split; use as a context manager, `write` rows in order."""
+
+    def __init__(
+        self,
+        dataset_dir: Path,
+        config: str,
+        features: Features,
+        content_digest: Callable[[dict[str, Any]], bytes],
+        split: str = "test",
+        row_group_bytes: int = ROW_GROUP_BYTES,
+        shard_bytes: int = SHARD_BYTES,
+    ) -> None:
+        self.dataset_dir = dataset_dir
+        self.config = config
+        self.split = split
+        self.features = features
+        self.schema = features.arrow_schema
+        self._options = get_parquet_column_options(features, self.schema)
+        self._content_digest = content_digest
+        self._content = hashlib.sha256()
+        self._row_group_bytes = row_group_bytes
+        self._shard_bytes = shard_bytes
+        self._rows: list[dict[str, Any]] = []
+        self._rows_bytes = 0
+        self._shard_paths: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._shard_written = 0
+        self.num_rows = 0
+        (dataset_dir / config).mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self) -> ShardedParquetWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def write(self, row: dict[str, Any], nbytes: int) -> None:
+        """Add one row; `nbytes` is its approximate size (mostly its image bytes)."""
+        self._content.update(self._content_digest(row))
+        self._rows.append(row)
+        self._rows_bytes += nbytes
+        self.num_rows += 1
+        if (
+            self._rows_bytes >= self._row_group_bytes
+            or len(self._rows) >= MAX_ROWS_PER_GROUP
+            or self._shard_written + self._rows_bytes >= self._shard_bytes  # the shard is full: close it
+        ):
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        table = rows_to_table(self._rows, self.schema)
+        if self._writer is None:
+            path = self.dataset_dir / self.config / f"{self.split}-{len(self._shard_paths):05d}.partial"
+            self._shard_paths.append(path)
+            self._writer = pq.ParquetWriter(
+                path,
+                self.schema,
+                use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
+                write_page_index=True,
+                **self._options,
+            )
+            self._writer.add_key_value_metadata(
+                {"content_defined_chunking": json.dumps(datasets_config.DEFAULT_CDC_OPTIONS)}
+            )
+            self._shard_written = 0
+        self._writer.write_table(table, row_group_size=len(self._rows))
+        self._shard_written += self._rows_bytes
+        self._rows = []
+        self._rows_bytes = 0
+        if self._shard_written >= self._shard_bytes:
+            self._writer.close()
+            self._writer = None
+
+    def close(self) -> ConfigResult:
+        """Flush, close and give the shards their final `-of-N` names."""
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if not self._shard_paths:  # no rows: still write one (empty) shard so the config loads
+            self._writer = pq.ParquetWriter(
+                self.dataset_dir / self.config / f"{self.split}-00000.partial", self.schema
+            )
+            self._shard_paths.append(self.dataset_dir / self.config / f"{self.split}-00000.partial")
+            self._writer.close()
+            self._writer = None
+        total = len(self._shard_paths)
+        result = ConfigResult(self.config, self.num_rows, content_sha256=self._content.hexdigest())
+        for i, partial in enumerate(self._shard_paths):
+            final = partial.with_name(f"{self.split}-{i:05d}-of-{total:05d}.parquet")
+            partial.rename(final)
+            result.files.append(
+                WrittenFile(
+                    final.relative_to(self.dataset_dir).as_posix(), final.stat().st_size, file_sha256(final)
+                )
+            )
+        return result
+
+
+def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows to an Arrow table of `schema`.
+
+    Columns of embedded images (`list<struct<bytes, path>>`) are assembled from one joined byte
+    buffer and offsets: about 5x faster than `Table.from_pylist`, whose per-value appends (and
+    buffer regrowth) dominate a build's write stage when rows carry megabytes of JPEG.
+    """
+    columns = []
+    for column in schema:
+        values = [row[column.name] for row in rows]
+        if _is_image_list(column.type):
+            columns.append(_image_list_array(values, column.type))
+        else:
+            columns.append(pa.array(values, type=column.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _is_image_list(pa_type: pa.DataType) -> bool:
+    if not pa.types.is_list(pa_type) or not pa.types.is_struct(pa_type.value_type):
+        return False
+    struct = pa_type.value_type
+    return [f.name for f in struct] == ["bytes", "path"] and pa.types.is_binary(struct.field("bytes").type)
+
+
+def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType) -> pa.Array:
+    images = [image for row in values for image in row]
+    data = [image["bytes"] for image in images]
+    byte_offsets = [0]
+    for blob in data:
+        byte_offsets.append(byte_offsets[-1] + len(blob))
+    if byte_offsets[-1] >= 2**31:
+        raise ValueError("a row group's image bytes exceed 2 GB; lower the row group budget")
+    blobs = pa.Array.from_buffers(
+        pa.binary(),
+        len(data),
+        [None, pa.array(byte_offsets, type=pa.int32()).buffers()[1], pa.py_buffer(b"".join(data))],
+    )
+    paths = pa.array([image["path"] for image in images], type=pa.string())
+    struct = pa.StructArray.from_arrays([blobs, paths], fields=list(pa_type.value_type))
+    row_offsets = [0]
+    for row in values:
+        row_offsets.append(row_offsets[-1] + len(row))
+    return pa.ListArray.from_arrays(pa.array(row_offsets, type=pa.int32()), struct, type=pa_type)
+
+
+def file_sha256(path: Path, chunk: int = 8 * 1024 * 1024) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,68 @@
+"""The 21 MMNeedle configs and which sample ids each build holds (spec §2.7, §2.10-2.11)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from builders.core.errors import BuildError
+
+MN_PAIRS = ((1, 2), (1, 4), (1, 8), (10, 1), (10, 2), (10, 4), (10, 8))
+NEEDLE_COUNTS = (1, 2, 5)
+SAMPLES_PER_POLARITY = 5000  # ids 0-4999 positive, 5000-9999 negative
+NEGATIVE_ID_START = 5000
+POOL_SIZE = 10_000  # stitched images per N (Step 1)
+
+
+@dataclass(frozen=True)
+class NeedleConfig:
+    M: int  # images in the haystack
+    N: int  # grid side of each stitched image
+    K: int  # needles (captions) per sample
+
+    @property
+    def name(self) -> str:
+        return f"m{self.M}_n{self.N}_k{self.K}"
+
+    @property
+    def slots(self) -> int:
+        return self.M * self.N * self.N
+
+    @property
+    def paper_count(self) -> int:
+        """Samples per polarity the paper evaluated: the first 1,000 (K=1) or 100 (K>1)."""
+        return 1000 if self.K == 1 else 100
+
+    def in_paper_subset(self, sample_id: int) -> bool:
+        offset = sample_id - NEGATIVE_ID_START if sample_id >= NEGATIVE_ID_START else sample_id
+        return offset < self.paper_count
+
+    def min_source_images(self) -> int:
+        """A haystack can hold M*N*N distinct images, and K negatives must lie outside it."""
+        return self.slots + self.K
+
+    def sample_ids(self, full: bool = False, limit: int | None = None) -> list[int]:
+        """Positives then negatives, in id order: the paper's subset, all 10,000, or the first L."""
+        per_polarity = SAMPLES_PER_POLARITY if full else self.paper_count
+        if limit is not None:
+            per_polarity = min(per_polarity, limit)
+        return list(range(per_polarity)) + list(range(NEGATIVE_ID_START, NEGATIVE_ID_START + per_polarity))
+
+
+CONFIGS: dict[str, NeedleConfig] = {
+    cfg.name: cfg for cfg in (NeedleConfig(m, n, k) for k in NEEDLE_COUNTS for m, n in MN_PAIRS)
+}
+
+
+def parse_configs(names: list[str] | None) -> list[NeedleConfig]:
+    """Config names (comma- or space-separated; None or 'all' = all 21) in canonical order."""
+    if not names:
+        return list(CONFIGS.values())
+    wanted: list[str] = []
+    for item in names:
+        wanted += [part.strip().lower() for part in item.split(",") if part.strip()]
+    if "all" in wanted:
+        return list(CONFIGS.values())
+    unknown = [name for name in wanted if name not in CONFIGS]
+    if unknown:
+        raise BuildError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(CONFIGS)}")
+    return [cfg for name, cfg in CONFIGS.items() if name in wanted]

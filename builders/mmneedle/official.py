@@ -1,0 +1,212 @@
+"""Official mode: rebuild the paper's exact samples from the authors' released metadata.
+
+Files, as in `metadata_stitched/` of Wang-ML-Lab/multimodal-needle-in-a-haystack:
+- pools `{N}_{N}.json`: `{"COCO_val2014_stitched_0007.jpg": {"0_0": "val2014/COCO_val2014_….jpg", …}}`
+  with 0-based `"row_col"` keys;
+- annotations `annotations_{M}_{N}_{N}.json` (K = 1) and `{K}_annotations_{M}_{N}_{N}.json`
+  (K = 2, 5): a list of `{"id", "image_ids": ["images_stitched/{N}_{N}/COCO_val2014_stitched_….jpg", …],
+  "index", "row", "col", "target"}` with 0-based index/row/col, -1 for negatives; for K > 1 the
+  last four are lists of length K in caption order. Ids 0-4999 are positives, 5000-9999 negatives.
+Only base names matter: `val2014/X.jpg` is the source image `X.jpg`, a stitched path is keyed by
+its file name without `.jpg`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BuildError
+from builders.mmneedle.configs import NEGATIVE_ID_START, NeedleConfig
+from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _stem(path: str) -> str:
+    base = _base(path)
+    return base[:-4] if base.lower().endswith(".jpg") else base
+
+
+class OfficialPool:
+    def __init__(self, N: int, path: Path) -> None:
+        self.N = N
+        self.path = path
+        doc = _load_json(path)
+        if not isinstance(doc, dict) or not doc:
+            raise BuildError(f"malformed pool file {path}: expected a non-empty object of stitched images")
+        cells = [f"{r}_{c}" for r in range(N) for c in range(N)]
+        self._tiles: dict[str, tuple[str, ...]] = {}
+        for name, grid in doc.items():
+            if (
+                not isinstance(grid, dict)
+                or sorted(grid) != sorted(cells)
+                or not all(isinstance(v, str) for v in grid.values())
+            ):
+                raise BuildError(
+                    f"malformed pool file {path}: {name} should map the {N * N} cells "
+                    f"{cells[0]}..{cells[-1]} to image paths"
+                )
+            self._tiles[_stem(name)] = tuple(_base(grid[cell]) for cell in cells)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._tiles
+
+    def tiles(self, key: str) -> tuple[str, ...]:
+        return self._tiles[key]
+
+
+class OfficialMetadata:
+    """The released metadata folder (`metadata_stitched/` itself or a folder containing it)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        if (folder / "metadata_stitched").is_dir():
+            folder = folder / "metadata_stitched"
+        if not folder.is_dir():
+            raise BuildError(f"official metadata folder not found: {folder}")
+        self.folder = folder
+        self._pools: dict[int, OfficialPool] = {}
+        self._annotations: dict[str, dict[int, tuple[int, dict[str, Any]]]] = {}
+
+    def pool_path(self, N: int) -> Path:
+        return self.folder / f"{N}_{N}.json"
+
+    def annotation_path(self, cfg: NeedleConfig) -> Path:
+        name = f"annotations_{cfg.M}_{cfg.N}_{cfg.N}.json"
+        return self.folder / (name if cfg.K == 1 else f"{cfg.K}_{name}")
+
+    def files_for(self, configs: list[NeedleConfig]) -> list[Path]:
+        paths = {self.pool_path(cfg.N) for cfg in configs} | {self.annotation_path(cfg) for cfg in configs}
+        missing = sorted(str(p) for p in paths if not p.is_file())
+        if missing:
+            raise BuildError(f"official metadata file(s) not found: {', '.join(missing)}")
+        return sorted(paths)
+
+    def fingerprint(self, configs: list[NeedleConfig]) -> dict[str, str]:
+        return {
+            p.name: "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest() for p in self.files_for(configs)
+        }
+
+    def pool(self, N: int) -> OfficialPool:
+        if N not in self._pools:
+            self._pools[N] = OfficialPool(N, self.pool_path(N))
+        return self._pools[N]
+
+    def entry(self, cfg: NeedleConfig, sample_id: int) -> tuple[int, dict[str, Any]]:
+        """(position in the file, entry) of a sample id."""
+        if cfg.name not in self._annotations:
+            path = self.annotation_path(cfg)
+            doc = _load_json(path)
+            if not isinstance(doc, list):
+                raise BuildError(f"malformed annotation file {path}: expected a list of samples")
+            by_id: dict[int, tuple[int, dict[str, Any]]] = {}
+            for position, entry in enumerate(doc):
+                if not isinstance(entry, dict) or not isinstance(entry.get("id"), int):
+                    raise BuildError(
+                        f"malformed annotation file {path}: entry {position} has no integer 'id'"
+                    )
+                by_id[entry["id"]] = (position, entry)
+            self._annotations[cfg.name] = by_id
+        by_id = self._annotations[cfg.name]
+        if sample_id not in by_id:
+            path = self.annotation_path(cfg)
+            held = _ranges(sorted(by_id))
+            raise BuildError(
+                f"{path} has no sample id {sample_id} (it holds ids {held}); use --limit to build fewer rows"
+            )
+        return by_id[sample_id]
+
+
+class OfficialPlanner:
+    mode = "official"
+
+    def __init__(self, metadata: OfficialMetadata) -> None:
+        self.metadata = metadata
+
+    def pool(self, N: int) -> OfficialPool:
+        return self.metadata.pool(N)
+
+    def plan(self, cfg: NeedleConfig, sample_id: int) -> RowPlan:
+        path = self.metadata.annotation_path(cfg)
+        position, entry = self.metadata.entry(cfg, sample_id)
+        where = f"{path} entry {position} (id {sample_id})"
+        pool = self.pool(cfg.N)
+
+        image_ids = entry.get("image_ids")
+        if (
+            not isinstance(image_ids, list)
+            or len(image_ids) != cfg.M
+            or not all(isinstance(p, str) for p in image_ids)
+        ):
+            raise BuildError(f"{where}: 'image_ids' should list {cfg.M} stitched image paths")
+        haystack = tuple(_stem(p) for p in image_ids)
+        for key in haystack:
+            if key not in pool:
+                raise BuildError(f"{where}: stitched image {key}.jpg is not in {pool.path}")
+
+        fields = {name: entry.get(name) for name in ("index", "row", "col", "target")}
+        if cfg.K == 1:
+            fields = {name: [value] for name, value in fields.items()}
+        for name, value in fields.items():
+            kind = str if name == "target" else int
+            if (
+                not isinstance(value, list)
+                or len(value) != cfg.K
+                or not all(isinstance(v, kind) for v in value)
+            ):
+                shape = "a string" if kind is str else "an integer"
+                expected = shape if cfg.K == 1 else f"a list of {cfg.K} ({shape} each)"
+                raise BuildError(f"{where}: '{name}' should be {expected}")
+        needles = tuple(_base(t) for t in fields["target"])
+        triples = list(zip(fields["index"], fields["row"], fields["col"], strict=True))
+        positive = sample_id < NEGATIVE_ID_START
+        grids = [pool.tiles(key) for key in haystack]
+        if positive:
+            for k, (index, row, col) in enumerate(triples):
+                if not (0 <= index < cfg.M and 0 <= row < cfg.N and 0 <= col < cfg.N):
+                    raise BuildError(
+                        f"{where}: needle {k + 1} location ({index}, {row}, {col}) is outside a {cfg.M}x{cfg.N}x{cfg.N} haystack"
+                    )
+                if grids[index][row * cfg.N + col] != needles[k]:
+                    raise BuildError(
+                        f"{where}: needle {k + 1} {needles[k]} is not at ({index}, {row}, {col}) of the haystack "
+                        f"(the pool has {grids[index][row * cfg.N + col]} there)"
+                    )
+            return RowPlan(sample_id, True, haystack, needles, tuple(triples))
+        if any(triple != NEGATIVE_LOCATION for triple in triples):
+            raise BuildError(
+                f"{where}: a negative sample (id >= {NEGATIVE_ID_START}) should have index = row = col = -1"
+            )
+        inside = {name for grid in grids for name in grid}
+        for needle in needles:
+            if needle in inside:
+                raise BuildError(f"{where}: negative needle {needle} is inside the haystack")
+        return RowPlan(sample_id, False, haystack, needles, (NEGATIVE_LOCATION,) * cfg.K)
+
+
+def _load_json(path: Path) -> Any:
+    if not path.is_file():
+        raise BuildError(f"official metadata file not found: {path}")
+    try:
+        return json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BuildError(f"malformed metadata file {path}: not valid JSON ({exc})") from None
+
+
+def _ranges(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    parts, start, prev = [], ids[0], ids[0]
+    for value in ids[1:] + [None]:  # type: ignore[list-item]
+        if value is not None and value == prev + 1:
+            prev = value
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if value is not None:
+            start = prev = value
+    return ", ".join(parts)

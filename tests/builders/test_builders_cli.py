@@ -1,0 +1,208 @@
+"""The `builders` command line: list, build, push --dry-run, and exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from builder_fixtures import coco_file_name, write_coco
+
+from builders.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_user_error(result: tuple[int, str, str], *fragments: str) -> None:
+    code, _, err = result
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+def test_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert "mmneedle: 21 configs" in out and "m10_n8_k5" in out and "m1_n2_k1" in out
+
+
+def test_build_and_load(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys, "build", "mmneedle", "--source", "synthetic", "--configs", "m1_n2_k1,m10_n1_k2", "--limit", "2",
+        "--num-proc", "1", "--quiet", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0
+    assert "m1_n2_k1: 4 rows (2 positive, 2 negative)" in out and "m10_n1_k2: 4 rows" in out
+    assert f"built {tmp_path / 'mmneedle'}" in out
+    import datasets
+
+    ds = datasets.load_dataset(
+        str(tmp_path / "mmneedle"), "m10_n1_k2", split="test", cache_dir=str(tmp_path / "cache")
+    )
+    assert ds.num_rows == 4 and ds[3]["answer"] == "-1; -1"
+
+
+def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = str(tmp_path / "out")
+    build = ("build", "mmneedle", "--quiet", "--num-proc", "1", "--limit", "1", "--out", out)
+    assert_user_error(
+        run(capsys, *build, "--configs", "m10_n8_k3"), "unknown config(s) m10_n8_k3", "valid: m1_n2_k1"
+    )
+    assert_user_error(
+        run(capsys, *build, "--source", "synthetic:600", "--configs", "m10_n8_k1"),
+        "600 images",
+        "at least 641",
+    )
+    assert_user_error(
+        run(capsys, *build, "--source", f"coco={tmp_path / 'none'}"), "COCO source folder not found"
+    )
+
+    coco = tmp_path / "coco"
+    write_coco(coco, count=12)
+    captions = coco / "annotations" / "captions_val2014.json"
+    doc = json.loads(captions.read_text())
+    doc["annotations"] = [a for a in doc["annotations"] if a["image_id"] != 500 + 4]
+    captions.write_text(json.dumps(doc))
+    assert_user_error(run(capsys, *build, "--source", f"coco={coco}"), "have no caption", coco_file_name(4))
+    captions.write_text("[")
+    assert_user_error(
+        run(capsys, *build, "--source", f"coco={coco}"), "malformed caption file", "captions_val2014.json"
+    )
+    captions.unlink()
+    assert_user_error(run(capsys, *build, "--source", f"coco={coco}"), "caption file not found")
+
+    broken = tmp_path / "broken"
+    write_coco(broken, count=12)
+    for i in range(12):  # every image broken, so whichever is decoded first is named
+        (broken / "val2014" / coco_file_name(i)).write_bytes(b"junk")
+    assert_user_error(
+        run(capsys, *build, "--source", f"coco={broken}", "--configs", "m1_n2_k1"),
+        "unreadable image:",
+        "COCO_val2014_",
+    )
+    assert not (tmp_path / "out" / "mmneedle").exists()
+
+    assert run(capsys, *build, "--configs", "m1_n2_k1")[0] == 0
+    assert_user_error(
+        run(capsys, *build, "--configs", "m1_n2_k1", "--seed", "1"),
+        "already holds a different build",
+        "seed: 0 -> 1",
+        "--overwrite",
+    )
+    assert run(capsys, *build, "--configs", "m1_n2_k1", "--seed", "1", "--overwrite")[0] == 0
+    assert_user_error(run(capsys, *build, "--limit", "0"), "--limit must be at least 1")
+
+
+def test_console_script_exit_code(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "builders.cli", "build", "mmneedle", "--configs", "nope", "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert (
+        result.stderr.strip().splitlines() == [result.stderr.strip()]
+        and "unknown config(s) nope" in result.stderr
+    )
+
+
+def test_push_dry_run_lists_the_upload(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert (
+        run(
+            capsys,
+            "build",
+            "mmneedle",
+            "--configs",
+            "m1_n2_k1",
+            "--limit",
+            "1",
+            "--num-proc",
+            "1",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+        )[0]
+        == 0
+    )
+    folder = tmp_path / "mmneedle"
+    code, out, err = run(
+        capsys, "push", str(folder), "--repo", "acme/mmneedle", "--tag", "v1.2.3", "--dry-run"
+    )
+    assert code == 0, err
+    manifest = json.loads((folder / "build_manifest.json").read_text())
+    parquet = manifest["configs"]["m1_n2_k1"]["files"][0]
+    lines = out.splitlines()
+    assert (
+        lines[0].startswith(f"would push {folder} to ")
+        and "datasets/acme/mmneedle (public), then tag v1.2.3" in lines[0]
+    )
+    listed = [line.split()[0] for line in lines[1:4]]
+    assert listed == ["README.md", parquet["path"], "build_manifest.json"]
+    assert "3 files" in out and "*.parquet" in out
+    code, out, _ = run(
+        capsys,
+        "push",
+        str(folder),
+        "--repo",
+        "acme/mmneedle",
+        "--tag",
+        "v2.0.0-rc.1",
+        "--private",
+        "--dry-run",
+    )
+    assert code == 0 and "(private)" in out
+
+
+def test_push_rejects_bad_arguments_and_incomplete_folders(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert (
+        run(
+            capsys,
+            "build",
+            "mmneedle",
+            "--configs",
+            "m1_n2_k1",
+            "--limit",
+            "1",
+            "--num-proc",
+            "1",
+            "--quiet",
+            "--out",
+            str(tmp_path),
+        )[0]
+        == 0
+    )
+    folder = str(tmp_path / "mmneedle")
+    push = ("push", folder, "--dry-run")
+    assert_user_error(
+        run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "1.0.0"), "bad --tag '1.0.0'", "v1.0.0"
+    )
+    assert_user_error(run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "v1.0"), "bad --tag")
+    assert_user_error(
+        run(capsys, *push, "--repo", "mmneedle", "--tag", "v1.0.0"), "bad --repo 'mmneedle'", "ORG/NAME"
+    )
+    shard = next((tmp_path / "mmneedle" / "m1_n2_k1").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[:-10])
+    assert_user_error(
+        run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "v1.0.0"), "not a complete build", shard.name
+    )
+    shard.unlink()
+    assert_user_error(
+        run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "v1.0.0"), "not a complete build", "is missing"
+    )
+    (tmp_path / "mmneedle" / "build_manifest.json").unlink()
+    assert_user_error(
+        run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "v1.0.0"), "build_manifest.json is missing"
+    )
+    assert_user_error(
+        run(capsys, "push", str(tmp_path / "nowhere"), "--repo", "a/b", "--tag", "v1.0.0"),
+        "dataset folder not found",
+    )
