@@ -3,7 +3,10 @@
 A `Request` carries dataset coordinates and lazily loaded images, never decoded pixels: a backend
 asks for `image.pil()` or `image.data()` only when the batch that holds the request runs.
 A backend returns one `Response` per request, in order; a failure is a `Response` with `error`
-set, never an exception that would lose the rest of the batch.
+set, never an exception that would lose the rest of the batch. An error text that starts with
+`over_length:`, `too_many_images:` or `invalid_input:` is recorded with that status (final, not
+retried on resume); any other is `error` (retried on resume). Only a failure that concerns every
+request raises, as `BackendFatalError`.
 """
 
 from __future__ import annotations
@@ -104,6 +107,10 @@ class Request:
     image_tokens: tuple[int, ...]  # precomputed per image, 14x14 patches with 2x2 merge
     assistant_prefix: str = ""
     answer_space: tuple[str, ...] | None = None  # for guessing baselines, when a task defines one
+    # A guess is `answer_slots` independent draws from `answer_space` joined by `answer_separator`
+    # (MMNeedle K>1: one "m, r, c" or "-1" per needle; K-tuples would be too many to list).
+    answer_slots: int = 1
+    answer_separator: str = "; "
 
     @property
     def images(self) -> list[ImageRef]:
@@ -137,6 +144,21 @@ class Response:
         return self.text is not None and self.error is None
 
 
+class BackendFatalError(RuntimeError):
+    """A failure that concerns every request, not one sample: a rejected API key, an unknown model
+    or URL, a server unreachable after every retry, an engine or replica that cannot start or died.
+    The runner saves what the failing batch finished, stops the run and the CLI exits with a
+    one-line message; a rerun of the same command resumes.
+
+    `responses`, when given, holds one entry per request of the failing `generate` call: a finished
+    `Response` to keep, or None for a request that was not answered (it runs again on resume).
+    """
+
+    def __init__(self, message: str, responses: Sequence[Response | None] | None = None) -> None:
+        super().__init__(message)
+        self.responses = list(responses) if responses is not None else None
+
+
 class Model(abc.ABC):
     """A backend. Subclasses register with `@register_model("name", ...)`.
 
@@ -147,6 +169,8 @@ class Model(abc.ABC):
     name: ClassVar[str] = "model"
     context_length: int | None = None  # max prompt + generation tokens, when known
     max_images: int | None = None  # per prompt, when the model has a cap
+    # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
+    cache_responses: ClassVar[bool] = True
 
     @classmethod
     @abc.abstractmethod
@@ -168,5 +192,5 @@ class Model(abc.ABC):
         keys and written to the results' `config`."""
         return {"model": self.name}
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release engines, servers or GPU memory."""

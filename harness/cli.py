@@ -1,2 +1,493 @@
-def main():
-    raise SystemExit("not yet")
+"""`harness`: evaluate models on tasks (`harness --tasks ... --model ...`), and the subcommands
+`harness ls`, `harness models`, `harness report DIR` and `harness merge OUT SHARD_DIR...`.
+
+Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
+User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
+run (rejected API key, unreachable server, engine failure) ends with one line and exit code 1.
+
+Output layout, under `--output_path OUT`: `OUT/<model folder>/` (see `model_folder_name`) holds
+`samples_<task>.jsonl` (the resumable journal), `results_<time>.json`, and `cache.sqlite3`, the
+response cache. The cache lives beside the journals of that model, so every later run of the model
+into OUT reuses it: the journal already spares a rerun of the same command every model call, and the
+cache covers what a journal does not (a journal deleted or refused after a task's YAML changed, a task
+renamed or new but asking the same prompts, a group and its member tasks, an evaluation repeated
+after removing its samples).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import DatasetMissingError, UserError, suggest
+
+SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
+TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+
+
+def subcommand(name: str) -> Callable[[Callable[[list[str]], int]], Callable[[list[str]], int]]:
+    def register(func: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
+        SUBCOMMANDS[name] = func
+        return func
+
+    return register
+
+
+def natural_key(name: str) -> list[Any]:
+    """`m1_n8` before `m10_n1`: digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _limit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of documents or a fraction, got {text!r}") from None
+    if value < 0 or (value >= 1 and value != int(value)):
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or a fraction in (0, 1), got {text!r}")
+    return value
+
+
+def run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
+        epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
+               "`harness report RESULTS_DIR` (markdown table and plots), `harness merge OUT SHARD_DIR...` "
+               "(combine --shard runs). Example: harness --tasks "
+               "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
+    )
+    parser.add_argument("--tasks", required=True, help="comma-separated task, group or tag names, globs, or YAML paths")
+    parser.add_argument("--model", required=True, help="backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...)")
+    parser.add_argument("--model_args", default="", help='k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"')
+    parser.add_argument("--data_dir", type=Path, help="folder holding built datasets (default: $MMLONGEVAL_DATA_DIR, "
+                        "then ~/.cache/mmlongeval/data, then the Hub)")
+    parser.add_argument("--include_path", action="append", default=[], type=Path,
+                        help="extra folder (or YAML file) of tasks; may be repeated")
+    parser.add_argument("--limit", type=_limit, help="first N documents of each task, or a fraction (testing only)")
+    parser.add_argument("--batch_size", type=int, help="requests per model call (default 1; with --max_batch_tokens "
+                        f"the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE})")
+    parser.add_argument("--max_batch_tokens", type=int, help="hf: batch by the rows' token counts, at most this many "
+                        "tokens per batch counting padding (prompt + max_gen_toks), long prompts first")
+    parser.add_argument("--shard", help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
+                        "schedulers; combine the shards' output folders with `harness merge`")
+    parser.add_argument("--seed", type=int, default=0, help="seed for sampling and the random baseline (default 0)")
+    parser.add_argument("--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0")
+    parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
+    parser.add_argument("--output_path", type=Path, help="write results, the resumable sample journal and the "
+                        "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)")
+    parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache "
+                        "(OUTPUT_PATH/<model>/cache.sqlite3)")
+    parser.add_argument("--log_samples", action="store_true", help="also log prompts (<image> markers), image hashes "
+                        "and targets per sample in samples_<task>.jsonl")
+    parser.add_argument("--no_progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def _json_arg(text: str, flag: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UserError(f"{flag}: not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag}: expected a JSON object, got {text!r}")
+    return value
+
+
+def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
+    """YAML paths given to --tasks are indexed like --include_path and replaced by their names."""
+    from harness.yaml_loader import load_config
+
+    resolved, extra = [], []
+    for name in names:
+        path = Path(name)
+        if name.endswith((".yaml", ".yml")) and path.is_file():
+            data = load_config(path)
+            extra.append(path)
+            resolved.append(str(data.get("group") or data.get("task")))
+        else:
+            resolved.append(name)
+    return resolved, include_paths + extra
+
+
+def missing_data_message(errors: list[DatasetMissingError]) -> str:
+    """One message for every task whose data is missing, with one build command per builder."""
+    if len(errors) == 1:
+        return str(errors[0])
+    lines = [f"{len(errors)} tasks have no data:"] + [f"  {e.reason}" for e in errors]
+    commands: dict[tuple[str, str], list[str]] = {}
+    for e in errors:
+        if e.builder_command and e.dataset_name:
+            names = commands.setdefault((e.builder_command, e.data_dir or "DATA_DIR"), [])
+            if e.dataset_name not in names:
+                names.append(e.dataset_name)
+    for (template, data_dir), names in commands.items():
+        lines.append("build them with: " + template.format(dataset_name=" ".join(names), data_dir=data_dir))
+    return "\n".join(lines)
+
+
+def resolve_model(name: str, model_args: str) -> tuple[str, dict[str, str], str | None]:
+    """(backend, arguments, alias) for --model/--model_args; an unknown name is an error with suggestions."""
+    from harness.models.aliases import ALIASES, resolve
+    from harness.models.args import parse_kv
+    from harness.models.registry import available_models
+
+    backend, args, alias = resolve(name, parse_kv(model_args))
+    if backend not in available_models():
+        raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
+    return backend, args, alias
+
+
+def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None) -> Any:
+    from harness.models.registry import get_model_class
+
+    try:
+        return get_model_class(backend).from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+    except (ValueError, ImportError, OSError) as err:
+        raise UserError(f"model {name!r}: {err}") from None
+
+
+def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
+    """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
+    file in the output folder."""
+    text = str(err).strip() or type(err).__name__
+    first, _, rest = text.partition("\n")
+    message = f"the model backend stopped: {first}"
+    if rest.strip() and output_dir is not None:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        details = output_dir / "backend_error.log"
+        details.write_text(text + "\n")
+        message += f" (details in {details})"
+    if output_dir is not None:
+        message += f"; finished samples are saved under {output_dir}, run the same command to resume"
+    return message
+
+
+def _cache_stats(model: Any) -> dict[str, Any]:
+    from harness.cache import CachingModel
+
+    if not isinstance(model, CachingModel):
+        return {"cache": None}
+    return {"cache": str(model.cache.path), "cache_hits": model.cache_hits, "model_calls": model.model_calls,
+            "requests_sent": model.requests_sent}
+
+
+def run_command(argv: list[str]) -> int:
+    from harness.api import BackendFatalError
+    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
+    from harness.models.args import parse_kv, typed
+    from harness.redact import redact_mapping, redact_text, secret_values
+    from harness.results import build_results, model_folder_name, summary_table, write_results
+    from harness.runner import Runner, RunOptions
+    from harness.sharding import parse_shard
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    args = run_parser().parse_args(argv)
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UserError("--batch_size must be at least 1")
+    if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
+        raise UserError("--max_batch_tokens must be at least 1")
+    batch_size = args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1)
+    try:
+        shard = parse_shard(args.shard)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    if args.log_samples and args.output_path is None:
+        raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
+    names = [n.strip() for n in args.tasks.split(",") if n.strip()]
+    if not names:
+        raise UserError("--tasks is empty")
+    backend, model_args, alias = resolve_model(args.model, args.model_args)
+    if args.max_batch_tokens and backend != "hf":
+        print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
+    names, include_paths = _resolve_task_names(names, list(args.include_path))
+    index = TaskIndex(include_paths)
+    selection = index.select(names)
+    metadata = _json_arg(args.metadata, "--metadata")
+    gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
+    tasks = [Task(index.tasks[name], metadata) for name in selection.tasks]
+    absent: list[DatasetMissingError] = []
+    for task in tasks:  # data problems surface before a model is loaded
+        try:
+            task.load(args.data_dir, args.limit)
+        except DatasetMissingError as err:
+            absent.append(err)
+        task.generation_settings(gen_kwargs, args.seed)
+    if absent:
+        raise UserError(missing_data_message(absent))
+    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
+    display = alias or model_args.get("pretrained") or model_args.get("model") or backend
+    output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
+    if output_dir is None:
+        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
+    elif not args.no_cache and model.cache_responses:
+        try:
+            model = CachingModel(model, ResponseCache(output_dir / CACHE_FILENAME))
+        except ValueError as err:
+            model.close()
+            raise UserError(str(err)) from None
+    options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=gen_kwargs,
+                         output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress, shard=shard)
+    started = time.time()
+    try:
+        task_results = Runner(model, options).run(tasks)
+    except KeyboardInterrupt:
+        where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
+        print(f"harness: interrupted{where}", file=sys.stderr)
+        return 130
+    except BackendFatalError as err:
+        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secret_values(model_args))}",
+              file=sys.stderr)
+        return 1
+    finally:
+        identity = model.identity()
+        stats = _cache_stats(model)
+        backend_stats = dict(getattr(model, "stats", None) or {})
+        model.close()
+    secrets = secret_values(model_args)
+    run_config = {
+        "model": backend, "alias": alias, "model_name": display, "model_args": redact_mapping(model_args),
+        "model_identity": redact_mapping(identity), "batch_size": batch_size, "max_batch_tokens": args.max_batch_tokens,
+        "limit": args.limit, "seed": args.seed, "shard": str(shard) if shard else None,
+        "gen_kwargs": gen_kwargs, "metadata": metadata,
+        "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
+        "include_path": [str(p.resolve()) for p in include_paths], "log_samples": args.log_samples,
+        **stats, "backend_stats": backend_stats,
+        "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
+    }
+    results = build_results(task_results, selection.groups, index.groups, run_config, started, time.time())
+    print(summary_table(results))
+    _report_run(task_results, stats, shard)
+    if output_dir is not None:
+        path = write_results(results, output_dir)
+        print(f"harness: results written to {path}", file=sys.stderr)
+    return 0
+
+
+def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:
+    """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
+    for r in task_results:
+        if r.resumed:
+            print(f"harness: {r.task.name}: {r.resumed} samples resumed from the journal, {r.generated} generated now",
+                  file=sys.stderr)
+        refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
+        if refused or failed:
+            print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
+                  "the denominators; failed samples are tried again by a rerun)", file=sys.stderr)
+        if r.usage:
+            tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
+            print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
+    if stats.get("cache"):
+        print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
+              f"requests sent to the model", file=sys.stderr)
+    if shard is not None:
+        print(f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
+              "with `harness merge OUT SHARD_DIR...`", file=sys.stderr)
+
+
+@subcommand("ls")
+def ls_command(argv: list[str]) -> int:
+    from harness.task_index import TaskIndex
+
+    parser = argparse.ArgumentParser(prog="harness ls", description="List tasks, groups and tags.")
+    parser.add_argument("--include_path", action="append", default=[], type=Path)
+    args = parser.parse_args(argv)
+    index = TaskIndex(args.include_path)
+    width = max([len(n) for n in index.all_names()] + [10]) + 2
+    print(f"Groups ({len(index.groups)}):")
+    for name, group in sorted(index.groups.items(), key=lambda item: natural_key(item[0])):
+        shown = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
+        print(f"  {name:<{width}}{len(group.task)} members: {shown}")
+    print(f"Tags ({len(index.tags)}):")
+    for name, members in sorted(index.tags.items(), key=lambda item: natural_key(item[0])):
+        print(f"  {name:<{width}}{len(members)} tasks")
+    print(f"Tasks ({len(index.tasks)}):")
+    for name, config in sorted(index.tasks.items(), key=lambda item: natural_key(item[0])):
+        dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
+        print(f"  {name:<{width}}{dataset:<24}{config.source}")
+    return 0
+
+
+@subcommand("models")
+def models_command(argv: list[str]) -> int:
+    from harness.models.aliases import ALIASES
+    from harness.models.registry import available_models
+
+    argparse.ArgumentParser(prog="harness models", description="List model backends and aliases.").parse_args(argv)
+    print("Backends:")
+    for name in available_models():
+        print(f"  {name}")
+    print("Aliases (--model NAME; --model_args override; backend=... switches backend):")
+    width = max(len(n) for n in ALIASES) + 2
+    for name, alias in sorted(ALIASES.items()):
+        settings = ",".join(f"{k}={v}" for k, v in alias.args.items())
+        print(f"  {name:<{width}}{alias.backend:<6}{settings}")
+        if alias.note:
+            print(f"  {'':<{width}}      {alias.note}")
+    return 0
+
+
+@dataclass
+class ShardRun:
+    folder: Path  # the model folder holding the shard's journals and results
+    relative: Path  # that folder relative to the folder named on the command line
+    results_file: Path
+    results: dict[str, Any]
+
+
+# What every shard of one run must share (their journals' headers are checked again by merge_dirs).
+SHARD_RUN_KEYS = ("model", "alias", "model_args", "model_identity", "limit", "seed", "gen_kwargs", "metadata",
+                  "data_dir", "include_path")
+# Per-shard bookkeeping, not part of the merged run's description.
+SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "requests_sent", "backend_stats")
+
+
+def _shard_run(folder: Path) -> ShardRun:
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such folder")
+    files = sorted(folder.rglob("results_*.json"))
+    if not files:
+        raise UserError(f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, "
+                        "then merge")
+    parents = sorted({f.parent for f in files})
+    if len(parents) > 1:
+        raise UserError(f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
+                        "name the model folder of the run to merge")
+    newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
+    try:
+        results = json.loads(newest.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(f"{newest}: unreadable results file ({err})") from None
+    if not (results.get("config") or {}).get("shard"):
+        raise UserError(f"{newest}: not the results of a --shard run")
+    return ShardRun(parents[0], parents[0].relative_to(folder), newest, results)
+
+
+def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
+    """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
+    an unsharded run does (nothing is generated), and write the results file of the whole run."""
+    from harness.merge import JournalOnlyModel, MergeError, merge_dirs, read_journal
+    from harness.results import build_results, summary_table, write_results
+    from harness.runner import Runner, RunOptions
+    from harness.sample_store import journal_name
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    runs = [_shard_run(d) for d in shard_dirs]
+    first = runs[0]
+    config = first.results["config"]
+    task_names = list(first.results["results"])
+    for run in runs[1:]:
+        other = run.results["config"]
+        differ = [k for k in SHARD_RUN_KEYS if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
+        if list(run.results["results"]) != task_names:
+            differ.append("tasks")
+        if differ:
+            raise UserError(f"{run.results_file} and {first.results_file} are not shards of one run "
+                            f"(they differ in: {', '.join(differ)})")
+    out_dir = out / first.relative
+    if any(out_dir.resolve() == run.folder.resolve() for run in runs):
+        raise UserError(f"{out}: the merged output must not be one of the shard folders")
+    try:
+        report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names)
+    except MergeError as err:
+        raise UserError(str(err)) from None
+
+    index = TaskIndex([Path(p) for p in config.get("include_path") or []])
+    unknown = [n for n in task_names if n not in index.tasks]
+    groups = first.results.get("group_subtasks") or {}
+    unknown += [g for g in groups if g not in index.groups]
+    if unknown:
+        raise UserError(f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
+                        "(were they given with --include_path from another folder?)")
+    metadata = config.get("metadata") or {}
+    data_dir = Path(config["data_dir"]) if config.get("data_dir") else None
+    tasks = [Task(index.tasks[name], metadata) for name in task_names]
+    for task in tasks:
+        task.load(data_dir, config.get("limit"))
+    identity = read_journal(out_dir / journal_name(task_names[0])).parts["model"]
+    options = RunOptions(data_dir=data_dir, limit=config.get("limit"), seed=config.get("seed"),
+                         gen_kwargs=config.get("gen_kwargs") or {}, output_dir=out_dir, progress=False, retry_errors=False)
+    started = time.time()
+    task_results = Runner(JournalOnlyModel(identity), options).run(tasks)
+    unfinished = {r.task.name: r.generated for r in task_results if r.generated}
+    if unfinished:
+        raise UserError(f"the shards lack samples of {unfinished}; run those shards again to finish them, then merge")
+    run_config = {k: v for k, v in config.items() if k not in SHARD_ONLY_KEYS}
+    run_config["shard"] = None
+    for key in ("cache_hits", "model_calls", "requests_sent"):
+        values = [run.results["config"].get(key) for run in runs]
+        run_config[key] = sum(values) if all(isinstance(v, int) for v in values) else None
+    run_config["merged_from"] = [{"folder": str(run.folder.resolve()), "shard": run.results["config"]["shard"],
+                                  "results": str(run.results_file.resolve()), "argv": run.results["config"].get("argv")}
+                                 for run in runs]
+    run_config["argv"] = ["harness", "merge", *argv]
+    results = build_results(task_results, groups, index.groups, run_config, started, time.time())
+    print(summary_table(results))
+    path = write_results(results, out_dir)
+    print(f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "
+          f"results written to {path}", file=sys.stderr)
+    return 0
+
+
+@subcommand("merge")
+def merge_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="harness merge",
+        description="Combine the output folders of the --shard runs of one evaluation into the journals and the "
+                    "results file an unsharded run would have written (nothing is generated).",
+        epilog="Example: harness merge results/ shard0/ shard1/ shard2/ (each shard ran with --shard i/3 "
+               "--output_path shardI/)",
+    )
+    parser.add_argument("out", type=Path, help="output folder of the merged run (used like --output_path)")
+    parser.add_argument("shard_dirs", type=Path, nargs="+", help="every shard's --output_path (or its model folder)")
+    args = parser.parse_args(argv)
+    return merge_shards(args.out, args.shard_dirs, argv)
+
+
+@subcommand("report")
+def report_command(argv: list[str]) -> int:
+    from harness.report import write_report
+
+    parser = argparse.ArgumentParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
+    parser.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
+    parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
+    args = parser.parse_args(argv)
+    path = write_report(args.results_dir, args.out)
+    print(f"harness: report written to {path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            return SUBCOMMANDS[argv[0]](argv[1:])
+        if argv and argv[0] == "run":
+            argv = argv[1:]
+        return run_command(argv)
+    except UserError as err:
+        print(f"harness: error: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `harness ls | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

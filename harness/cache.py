@@ -1,0 +1,227 @@
+"""Response cache: a repeated run, or the same prompt met again, costs no model call.
+
+The key is the sha256 of a canonical JSON of everything that decides an answer: the model's
+`identity()`, every message (role, text, the sha256 of each image, in order), the assistant prefix
+and the generation settings. Images are keyed by their content hash, never by a path or a row
+number (lm-eval's multimodal cache keys ignored images, its #4005).
+
+Storage is one SQLite file (stdlib `sqlite3`, WAL journal), committed after every `put_many`, so a
+killed run keeps everything it stored. Failed responses (`error` set, not a refusal) are not stored,
+so they are tried again; refusals are stored with their flag. Sampled requests without a seed are not
+cached (as lm-eval): a rerun should draw again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.api import BackendFatalError, ImagePart, Model, Request, Response, TextPart
+
+CACHE_FILENAME = "cache.sqlite3"
+KEY_VERSION = 1  # bump when the key's content changes, so old entries stop matching
+
+
+def request_key_material(identity: Mapping[str, Any], request: Request) -> dict[str, Any]:
+    """What the key hashes (exposed for tests and for debugging a surprising miss)."""
+    messages = []
+    for message in request.messages:
+        parts: list[dict[str, str]] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                parts.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                parts.append({"type": "image", "sha256": part.image.sha256})
+            else:  # a new part type must be keyed explicitly, never silently dropped
+                raise TypeError(f"cannot key content part of type {type(part).__name__}")
+        messages.append({"role": message.role, "content": parts})
+    return {
+        "v": KEY_VERSION,
+        "model": dict(identity),
+        "messages": messages,
+        "assistant_prefix": request.assistant_prefix,
+        "settings": request.settings.to_dict(),
+    }
+
+
+def request_key(identity: Mapping[str, Any], request: Request) -> str:
+    material = request_key_material(identity, request)
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def is_cacheable_request(request: Request) -> bool:
+    s = request.settings
+    sampled = s.do_sample and s.temperature > 0
+    return not sampled or s.seed is not None
+
+
+def is_cacheable_response(response: Response) -> bool:
+    return response.refused or (response.error is None and response.text is not None)
+
+
+def _encode(response: Response) -> str:
+    return json.dumps(
+        {"text": response.text, "error": response.error, "refused": response.refused,
+         "finish_reason": response.finish_reason, "usage": response.usage},
+        ensure_ascii=False,
+    )
+
+
+def _decode(payload: str) -> Response:
+    data = json.loads(payload)
+    return Response(text=data["text"], error=data["error"], refused=bool(data["refused"]),
+                    finish_reason=data["finish_reason"], usage=dict(data["usage"]))
+
+
+class ResponseCache:
+    """A key -> Response store in one SQLite file; safe for one writer (and readers) at a time."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
+            )
+            self._db.commit()
+        except sqlite3.DatabaseError as err:
+            raise ValueError(f"{self.path}: not a usable response cache ({err}); delete it or pass another path") from None
+
+    @classmethod
+    def in_dir(cls, output_dir: str | Path) -> ResponseCache:
+        return cls(Path(output_dir) / CACHE_FILENAME)
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Response]:
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, Response] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):  # stay under SQLite's bound-parameter limit
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk)
+                for key, payload in rows:
+                    found[key] = _decode(payload)
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, Response]]) -> int:
+        """Store responses (uncacheable ones are skipped); returns how many were stored."""
+        rows = [(key, _encode(resp), time.time()) for key, resp in items if is_cacheable_response(resp)]
+        if rows:
+            with self._lock, self._db:
+                self._db.executemany("INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)", rows)
+        return len(rows)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachingModel(Model):
+    """Wraps a backend: cached responses come from the cache, only misses reach the model.
+
+    The runner uses it where it would use the model (`batches`, `generate`, `identity`, `close`).
+    `model_calls` / `requests_sent` / `cache_hits` count what happened, so a test (or the results
+    JSON) can show that a rerun made no model call.
+    """
+
+    def __init__(self, model: Model, cache: ResponseCache) -> None:
+        self.model = model
+        self.cache = cache
+        self.name = model.name  # the backend's registered name, for output folders and logs
+        self.model_calls = 0
+        self.requests_sent = 0
+        self.cache_hits = 0
+        self._identity = model.identity()
+
+    # Delegate what the runner reads from a model.
+    @property
+    def context_length(self) -> int | None:  # type: ignore[override]
+        return self.model.context_length
+
+    @property
+    def max_images(self) -> int | None:  # type: ignore[override]
+        return self.model.max_images
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")
+
+    def __getattr__(self, name: str) -> Any:
+        # Backend-specific hooks (e.g. vllm's `observe`) pass through to the wrapped model.
+        if name == "model":
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        return self.model.batches(requests)
+
+    def identity(self) -> dict[str, Any]:
+        return self.model.identity()
+
+    def keys(self, requests: Sequence[Request]) -> list[str | None]:
+        return [request_key(self._identity, r) if is_cacheable_request(r) else None for r in requests]
+
+    def lookup(self, requests: Sequence[Request]) -> tuple[dict[int, Response], list[int]]:
+        """(cached responses by position, positions still to generate): for a runner that wants to
+        drop hits before batching."""
+        keys = self.keys(requests)
+        found = self.cache.get_many(k for k in keys if k is not None)
+        hits = {i: found[k] for i, k in enumerate(keys) if k is not None and k in found}
+        return hits, [i for i in range(len(requests)) if i not in hits]
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        keys = self.keys(requests)
+        found = self.cache.get_many(k for k in keys if k is not None)
+        results: list[Response | None] = [found.get(k) if k is not None else None for k in keys]
+        missing = [i for i, r in enumerate(results) if r is None]
+        self.cache_hits += len(requests) - len(missing)
+        if missing:
+            try:
+                fresh: list[Response | None] = list(self.model.generate([requests[i] for i in missing]))
+            except BackendFatalError as err:
+                # Keep what the failing call did answer (cache it, hand it on with the hits), then stop.
+                self.model_calls += 1
+                if err.responses is None or len(err.responses) != len(missing):
+                    raise
+                self.requests_sent += sum(r is not None for r in err.responses)
+                self._store(missing, err.responses, keys, results)
+                raise BackendFatalError(str(err), results) from err
+            if len(fresh) != len(missing):
+                raise RuntimeError(
+                    f"{type(self.model).__name__}.generate returned {len(fresh)} responses for {len(missing)} requests"
+                )
+            self.model_calls += 1
+            self.requests_sent += len(missing)
+            self._store(missing, fresh, keys, results)
+        return results  # type: ignore[return-value]
+
+    def _store(self, positions: Sequence[int], fresh: Sequence[Response | None], keys: Sequence[str | None],
+               results: list[Response | None]) -> None:
+        to_store = []
+        for i, response in zip(positions, fresh, strict=True):
+            results[i] = response
+            if response is not None and keys[i] is not None:
+                to_store.append((keys[i], response))
+        self.cache.put_many(to_store)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        try:
+            self.model.close()
+        finally:
+            self.cache.close()

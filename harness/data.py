@@ -1,0 +1,216 @@
+"""Find and load a task's dataset without decoding a single image.
+
+Where `dataset_path` is looked up, in order: `--data_dir DIR` (or, without the flag, the environment
+variable `MMLONGEVAL_DATA_DIR`) as `DIR/<dataset_path>`; else the default cache
+`~/.cache/mmlongeval/data/<dataset_path>`; else the Hub repo named by the task's `metadata.hub_repo`.
+A folder given explicitly is the only local place searched, so a typo never silently reads another
+build. Image columns are loaded as `Image(decode=False)`: rows carry encoded bytes, and the runner
+reads one image's bytes only when its batch runs (`ImageColumn`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+from datasets import Features
+from datasets import Image as ImageFeature
+
+from harness.errors import DatasetMissingError, UserError
+from harness.task_config import TaskConfig
+
+DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
+DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
+MANIFEST = "build_manifest.json"
+
+
+@dataclass
+class LoadedDataset:
+    dataset: datasets.Dataset  # the evaluated split, image columns undecoded
+    location: str  # local folder or Hub repo id
+    revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
+    manifest: dict[str, Any] | None  # the build's `build_manifest.json`, when there is one
+    fingerprint: str  # content hash when the build has one, else the datasets fingerprint
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """What the results file records about the data."""
+        return {"location": self.location, "revision": self.revision, "fingerprint": self.fingerprint, **self.info}
+
+
+def missing(config: TaskConfig, root: Path, reason: str) -> DatasetMissingError:
+    return DatasetMissingError(reason, builder_hint(config, root), builder_command=config.metadata.get("builder_command"),
+                               dataset_name=config.dataset_name, data_dir=str(root))
+
+
+def builder_hint(config: TaskConfig, data_dir: Path | str) -> str:
+    template = config.metadata.get("builder_command")
+    if not template:
+        return ""
+    command = str(template).format(dataset_name=config.dataset_name or "", data_dir=data_dir)
+    return f"; build it with: {command}"
+
+
+def local_root(data_dir: Path | str | None) -> tuple[Path, bool]:
+    """The folder that holds local builds, and whether the user named it explicitly."""
+    if data_dir is not None:
+        return Path(data_dir).expanduser(), True
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV]).expanduser(), True
+    return DEFAULT_DATA_DIR.expanduser(), False
+
+
+def _undecoded(feature: Any) -> Any:
+    if isinstance(feature, ImageFeature):
+        return ImageFeature(mode=feature.mode, decode=False)
+    if isinstance(feature, datasets.List | datasets.LargeList):
+        return type(feature)(_undecoded(feature.feature), **({"length": feature.length} if isinstance(feature, datasets.List) else {}))
+    if isinstance(feature, dict):
+        return type(feature)({k: _undecoded(v) for k, v in feature.items()})
+    return feature
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    path = folder / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(f"{path}: cannot read the build manifest: {err}") from None
+
+
+def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
+    """The manifest fields worth recording with results: hash, builder, seed, source, this config."""
+    if not manifest:
+        return {}
+
+    def scalars(d: Any) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if not isinstance(v, dict | list)} if isinstance(d, dict) else {}
+
+    info: dict[str, Any] = {k: v for k, v in scalars(manifest).items()
+                            if k in ("content_hash", "builder", "builder_version", "format", "version", "seed")}
+    request = manifest.get("request")
+    if isinstance(request, dict):
+        info.update({k: v for k, v in scalars(request).items() if k in ("mode", "seed", "rows", "limit")})
+        if isinstance(request.get("source"), dict):
+            info["source"] = scalars(request["source"])
+    configs = manifest.get("configs")
+    if isinstance(configs, dict) and config_name in configs:
+        info["config"] = scalars(configs[config_name])
+    return info
+
+
+def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None) -> LoadedDataset:
+    root, explicit = local_root(data_dir)
+    given = Path(config.dataset_path).expanduser()
+    local = given if given.is_absolute() else root / config.dataset_path
+    if local.is_dir():
+        return _load(config, str(local.resolve()), None, _read_manifest(local), root)
+    hub_repo = config.metadata.get("hub_repo")
+    if hub_repo and not explicit:
+        revision = config.dataset_kwargs.get("revision") or config.metadata.get("hub_revision")
+        return _load(config, str(hub_repo), revision, _hub_manifest(str(hub_repo), revision), root)
+    looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
+    env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"
+    raise missing(config, root, f"task {config.task!r}: dataset {config.dataset_path!r} not found; "
+                                f"looked in {', '.join(looked)}{env_note}")
+
+
+def _hub_manifest(repo: str, revision: str | None) -> dict[str, Any] | None:
+    try:
+        from huggingface_hub import hf_hub_download
+
+        path = hf_hub_download(repo, MANIFEST, repo_type="dataset", revision=revision)
+    except Exception:  # offline, or a repo without a manifest: record nothing rather than fail
+        return None
+    return json.loads(Path(path).read_text())
+
+
+def local_cache_dir(folder: Path) -> Path:
+    """An Arrow cache folder of its own for one local build.
+
+    `datasets` keys the cache of a local folder on its README metadata only, so two builds with
+    the same card (a rebuild in place, a copy with a changed shard) would share one cache and the
+    second would silently read the first's rows. Keying on every data file's size and mtime
+    makes a changed build convert afresh.
+    """
+    stats = sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                   for p in folder.rglob("*") if p.is_file())
+    key = hashlib.sha256(json.dumps([str(folder.resolve()), stats]).encode()).hexdigest()[:16]
+    return Path(datasets.config.HF_DATASETS_CACHE) / "mmlongeval_local" / key
+
+
+def _load(config: TaskConfig, location: str, revision: str | None, manifest: dict[str, Any] | None,
+          root: Path) -> LoadedDataset:
+    kwargs = {k: v for k, v in config.dataset_kwargs.items() if k != "revision"}
+    if revision:
+        kwargs["revision"] = revision
+    if Path(location).is_dir() and "cache_dir" not in kwargs:
+        kwargs["cache_dir"] = str(local_cache_dir(Path(location)))
+    try:
+        builder = datasets.load_dataset_builder(location, config.dataset_name, **kwargs)
+        features = builder.info.features
+        # Without declared features nothing decodes either: images are read through Arrow
+        # (`ImageColumn`) and documents are read without their image columns.
+        if features is not None:
+            kwargs["features"] = Features({k: _undecoded(v) for k, v in features.items()})
+        dataset = datasets.load_dataset(location, config.dataset_name, split=config.test_split, **kwargs)
+    except ValueError as err:
+        text = str(err)
+        if "not found" in text.lower() or "unknown split" in text.lower() or "BuilderConfig" in text:
+            raise missing(config, root, f"task {config.task!r}: {location} has no config {config.dataset_name!r} "
+                                        f"with split {config.test_split!r} ({text.splitlines()[0]})") from None
+        raise UserError(f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {text}") from None
+    except FileNotFoundError as err:
+        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {err}") from None
+    except Exception as err:  # offline Hub, unreadable Parquet, ...: say what and where, not a traceback
+        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): "
+                                    f"{type(err).__name__}: {err}") from None
+    info = _manifest_info(manifest, config.dataset_name)
+    # This config's own content hash where the build records one (adding configs to a build must
+    # not invalidate finished samples), else the build's, else the datasets fingerprint.
+    config_info = info.get("config", {})
+    fingerprint = str(config_info.get("content_sha256") or info.get("content_hash") or dataset._fingerprint)
+    return LoadedDataset(dataset, location, revision, manifest, fingerprint, info)
+
+
+class ImageColumn:
+    """Reads one encoded image of one row on demand, straight from the memory-mapped Arrow table.
+
+    Only the bytes of the asked-for image are copied out; nothing is decoded here.
+    """
+
+    def __init__(self, dataset: datasets.Dataset, column: str, base_dir: Path | None = None) -> None:
+        if column not in dataset.column_names:
+            raise UserError(f"image column {column!r} not in the dataset (columns: {', '.join(dataset.column_names)})")
+        self._table = dataset.select_columns([column]).with_format("arrow")
+        self.column = column
+        self.base_dir = base_dir
+
+    def _cell(self, row: int) -> Any:
+        return self._table[row].column(0)[0]
+
+    def count(self, row: int) -> int:
+        cell = self._cell(row)
+        if not cell.is_valid:
+            return 0
+        return len(cell) if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else 1
+
+    def read(self, row: int, index: int) -> bytes:
+        cell = self._cell(row)
+        item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
+        data = item["bytes"].as_py() if "bytes" in item.type.names else None
+        if data is None:
+            path = item["path"].as_py() if "path" in item.type.names else None
+            if not path:
+                raise ValueError(f"image {index} of row {row} has neither bytes nor a path")
+            file = Path(path) if Path(path).is_absolute() or self.base_dir is None else self.base_dir / path
+            data = file.read_bytes()
+        return data

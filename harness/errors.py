@@ -1,0 +1,40 @@
+"""Errors the CLI turns into a one-line message and exit code 2 (user mistakes, bad input files)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class UserError(Exception):
+    """A mistake in arguments, task files or data that the user can fix; no traceback is shown."""
+
+
+class TaskConfigError(UserError):
+    """A task or group YAML that cannot be used; the message starts with `file:line:`."""
+
+
+class DatasetMissingError(UserError):
+    """A task's dataset exists in none of the places the harness looks.
+
+    `reason` is the message without the build hint; `builder_command` (a template with
+    `{dataset_name}` and `{data_dir}`), `dataset_name` and `data_dir` let the CLI name one build
+    command for every missing config of a run.
+    """
+
+    def __init__(self, reason: str, hint: str = "", *, builder_command: str | None = None,
+                 dataset_name: str | None = None, data_dir: str | None = None) -> None:
+        super().__init__(reason + hint)
+        self.reason = reason
+        self.builder_command = builder_command
+        self.dataset_name = dataset_name
+        self.data_dir = data_dir
+
+
+def suggest(name: str, known: Iterable[str], what: str) -> str:
+    """`unknown task 'x'; did you mean: a, b?` with difflib's closest known names."""
+    known = sorted(set(known))
+    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    if close:
+        return f"unknown {what} {name!r}; did you mean: {', '.join(close)}?"
+    return f"unknown {what} {name!r}"

@@ -1,0 +1,240 @@
+"""`harness merge`: combine the per-sample journals of the shards of one run into the journals an
+unsharded run would have written, so the runner's normal aggregation gives the same results JSON.
+
+A shard's journal (`harness.sample_store`: a header line with the run's `parts`, then one record per
+sample, a later record of a sample replacing an earlier one) must carry its shard in
+`parts["shard"]` ("i/n"). Merging checks, and refuses with a message naming the files:
+
+* every shard 0..n-1 is present exactly once, all with the same n;
+* all shards ran the same thing: their `parts` agree on everything but the shard;
+* every record sits in the shard its doc_id belongs to (`harness.sharding`), and no (task,
+  sample_id) or (task, doc_id) appears twice;
+* when the parts record how many documents the unsharded task has (`parts["task_docs"]`), none is
+  missing; records of documents beyond that count (left in a shard's folder by an earlier run of
+  it with a larger `--limit`) are not part of this run and are left out.
+
+The merged journal's header has the shard removed from `parts`, so it is the header of the
+unsharded run; records are written in doc_id order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.api import Model, Request, Response
+from harness.sharding import Shard, parse_shard, shard_sizes
+
+SHARD_KEY = "shard"
+TASK_DOCS_KEY = "task_docs"
+JOURNAL_GLOB = "samples_*.jsonl"
+
+
+class MergeError(ValueError):
+    """Shard outputs that cannot be merged into one run; the message says which and why."""
+
+
+@dataclass
+class ShardJournal:
+    """One task's journal from one shard: its header parts and its final record per sample."""
+
+    source: str  # where it came from, for messages
+    task: str
+    parts: dict[str, Any]
+    records: list[dict[str, Any]]
+    relpath: str = ""  # path inside the shard's output folder
+
+
+@dataclass
+class MergeReport:
+    tasks: dict[str, int] = field(default_factory=dict)  # task -> merged samples
+    written: list[Path] = field(default_factory=list)
+    shards: int = 0
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def read_journal(path: Path) -> ShardJournal:
+    """Read a journal; a sample recorded twice keeps its last record (as a resumed run does)."""
+    lines = path.read_bytes().decode("utf-8").splitlines()
+    if not lines:
+        raise MergeError(f"{path}: empty journal")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError as err:
+        raise MergeError(f"{path}:1: unreadable header ({err})") from None
+    if header.get("type") != "header" or "task" not in header:
+        raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task)")
+    latest: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise MergeError(f"{path}:{number}: unreadable record ({err}); was this shard killed? run it again to finish") from None
+        for required in ("sample_id", "doc_id"):
+            if required not in record:
+                raise MergeError(f"{path}:{number}: record without {required!r}")
+        latest[str(record["sample_id"])] = record
+    return ShardJournal(str(path), header["task"], dict(header.get("parts") or {}), list(latest.values()))
+
+
+def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY,
+                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
+    if not journals:
+        raise MergeError("nothing to merge")
+    task = journals[0].task
+    shards: dict[int, ShardJournal] = {}
+    count: int | None = None
+    for journal in journals:
+        if journal.task != task:
+            raise MergeError(f"{journal.source}: journal of task {journal.task!r}, expected {task!r}")
+        spec = journal.parts.get(shard_key)
+        try:
+            shard = parse_shard(spec) if isinstance(spec, str) else None
+        except ValueError as err:
+            raise MergeError(f"{journal.source}: bad shard {spec!r} in its header ({err})") from None
+        if shard is None:
+            raise MergeError(f"{journal.source}: the header has no shard ('{shard_key}': 'i/n'); it is not a sharded run")
+        if count is None:
+            count = shard.count
+        elif shard.count != count:
+            raise MergeError(f"{journal.source}: shard {shard} of {shard.count}, but other shards are of {count}")
+        if shard.index in shards:
+            raise MergeError(f"task {task!r}: shard {shard} given twice: {shards[shard.index].source} and {journal.source}")
+        shards[shard.index] = journal
+    assert count is not None
+    missing = [f"{i}/{count}" for i in range(count) if i not in shards]
+    if missing:
+        raise MergeError(f"task {task!r}: missing shard(s) {', '.join(missing)}; have {len(shards)} of {count}")
+
+    base = shards[0]
+    unsharded = {k: v for k, v in base.parts.items() if k != shard_key}
+    for index in range(1, count):
+        other = {k: v for k, v in shards[index].parts.items() if k != shard_key}
+        if _canonical(other) != _canonical(unsharded):
+            differ = sorted(k for k in set(other) | set(unsharded) if _canonical(other.get(k)) != _canonical(unsharded.get(k)))
+            raise MergeError(
+                f"task {task!r}: {shards[index].source} and {base.source} are not shards of the same run "
+                f"(they differ in: {', '.join(differ)})"
+            )
+
+    expected = unsharded.get(task_docs_key)
+    by_sample: dict[str, str] = {}
+    by_doc: dict[int, str] = {}
+    merged: list[dict[str, Any]] = []
+    kept: dict[int, int] = {}
+    for index in range(count):
+        journal = shards[index]
+        shard = Shard(index, count)
+        kept[index] = 0
+        for record in journal.records:
+            sample_id, doc_id = str(record["sample_id"]), int(record["doc_id"])
+            if isinstance(expected, int) and doc_id >= expected:
+                continue
+            kept[index] += 1
+            if not shard.contains(doc_id):
+                raise MergeError(f"{journal.source}: sample {sample_id} (doc_id {doc_id}) does not belong to shard {shard}")
+            if sample_id in by_sample:
+                raise MergeError(f"task {task!r}: sample {sample_id} appears in {by_sample[sample_id]} and {journal.source}")
+            if doc_id in by_doc:
+                raise MergeError(f"task {task!r}: doc_id {doc_id} appears in {by_doc[doc_id]} and {journal.source}")
+            by_sample[sample_id] = by_doc[doc_id] = journal.source
+            merged.append(record)
+
+    if isinstance(expected, int) and len(merged) != expected:
+        sizes = shard_sizes(expected, count)
+        short = {f"{i}/{count}": sizes[i] - kept[i] for i in range(count) if kept[i] != sizes[i]}
+        raise MergeError(
+            f"task {task!r}: the shards hold {len(merged)} samples, the task has {expected} "
+            f"(samples missing per shard: {short}); finish those shards, then merge again"
+        )
+    merged.sort(key=lambda r: int(r["doc_id"]))
+    return unsharded, merged
+
+
+def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
+    """task -> (path, journal) for every journal under one shard's output folder."""
+    found: dict[str, tuple[Path, ShardJournal]] = {}
+    for path in sorted(shard_dir.rglob(JOURNAL_GLOB)):
+        journal = read_journal(path)
+        journal.relpath = str(path.relative_to(shard_dir))
+        if journal.task in found:
+            raise MergeError(f"{shard_dir}: two journals for task {journal.task!r}: {found[journal.task][0]} and {path}")
+        found[journal.task] = (path, journal)
+    return found
+
+
+def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> None:
+    """Write a journal in `harness.sample_store`'s format (header fingerprint recomputed)."""
+    from harness.sample_store import fingerprint
+
+    digest = fingerprint(dict(parts))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "header", "task": task, "fingerprint": digest, "parts": dict(parts)}, default=str) + "\n")
+        for record in records:
+            f.write(json.dumps({**record, "fingerprint": digest}, default=str, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def merge_dirs(shard_dirs: Sequence[str | Path], out_dir: str | Path, *, shard_key: str = SHARD_KEY,
+               tasks: Collection[str] | None = None) -> MergeReport:
+    """Merge the journals of every task found in the shard folders (or only of `tasks`) into `out_dir`,
+    at the same relative paths."""
+    dirs = [Path(d) for d in shard_dirs]
+    if len(dirs) < 1:
+        raise MergeError("give the output folders of the shards to merge")
+    for d in dirs:
+        if not d.is_dir():
+            raise MergeError(f"{d}: no such folder")
+    out = Path(out_dir)
+    if any(out.resolve() == d.resolve() for d in dirs):
+        raise MergeError(f"{out}: the merged output must not be one of the shard folders")
+    per_dir = [find_journals(d) for d in dirs]
+    found = sorted(set().union(*[set(j) for j in per_dir]))
+    if not found:
+        raise MergeError(f"no per-sample journals ({JOURNAL_GLOB}) under {', '.join(map(str, dirs))}")
+    names = found if tasks is None else sorted(tasks)
+    report = MergeReport(shards=len(dirs))
+    for task in names:
+        absent = [str(d) for d, found in zip(dirs, per_dir, strict=True) if task not in found]
+        if absent:
+            raise MergeError(f"task {task!r}: no journal in {', '.join(absent)}")
+        journals = [found[task][1] for found in per_dir]
+        parts, records = merge_journals(journals, shard_key=shard_key)
+        target = out / journals[0].relpath
+        write_journal(target, task, parts, records)
+        report.tasks[task] = len(records)
+        report.written.append(target)
+    return report
+
+
+class JournalOnlyModel(Model):
+    """Stands in for the model when `harness merge` re-aggregates merged journals through the runner:
+    its identity is the one recorded in the journals' headers (so they match and every finished
+    sample is taken from them); a sample the shards left unfinished gets an error, never a new answer."""
+
+    name: ClassVar[str] = "merged"
+
+    def __init__(self, identity: Mapping[str, Any]) -> None:
+        self._identity = dict(identity)
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        raise TypeError("JournalOnlyModel is built from a journal header: JournalOnlyModel(parts['model'])")
+
+    def identity(self) -> dict[str, Any]:
+        return dict(self._identity)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return [Response(text=None, error="not_generated: unfinished in the merged shards; run that shard again")
+                for _ in requests]

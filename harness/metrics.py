@@ -1,0 +1,103 @@
+"""Aggregations over per-sample metric values, their standard errors, and built-in sample metrics.
+
+A task's `metric_list` names an aggregation here (or a `!function`). An aggregation that returns a
+mapping is a breakdown (per cell, per depth, ...): it is written under `breakdowns` in the results,
+not among the scalar `"metric,none"` keys that lm-eval tools read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Aggregation = Callable[[Sequence[Any]], Any]
+
+
+def mean(values: Sequence[float]) -> float:
+    """Plain mean; NaN for no values (a task where every sample was excluded)."""
+    return sum(values) / len(values) if values else math.nan
+
+
+def mean_stderr(values: Sequence[float]) -> float:
+    """sqrt(p(1-p)/n) for 0/1 values (the MMNeedle paper's SE), i.e. population std / sqrt(n)."""
+    n = len(values)
+    if n == 0:
+        return math.nan
+    m = mean(values)
+    variance = sum((v - m) ** 2 for v in values) / n
+    return math.sqrt(variance / n)
+
+
+def ratio_of_sums(values: Sequence[Sequence[float]]) -> float:
+    """Σ numerators / Σ denominators over `[numerator, denominator]` pairs (micro average).
+
+    Edge cases: pairs with denominator 0 add nothing; no denominator at all gives NaN.
+    """
+    den = sum(v[1] for v in values)
+    return sum(v[0] for v in values) / den if den else math.nan
+
+
+def ratio_of_sums_stderr(values: Sequence[Sequence[float]]) -> float:
+    """sqrt(p(1-p)/Σden): each compared unit counted as one Bernoulli trial."""
+    den = sum(v[1] for v in values)
+    if not den:
+        return math.nan
+    p = ratio_of_sums(values)
+    return math.sqrt(max(p * (1 - p), 0.0) / den)
+
+
+def total(values: Sequence[float]) -> float:
+    return float(sum(values))
+
+
+def mean_by_key(values: Sequence[Sequence[Sequence[Any]]]) -> dict[str, dict[str, float]]:
+    """Group `[[key, value], ...]` lists (one list per sample, any number of pairs) by key.
+
+    Returns `{key: {"mean": m, "n": n, "stderr": se}}`, keys in first-seen order sorted
+    naturally by the caller if needed. Samples with an empty list contribute nothing.
+    """
+    groups: dict[str, list[float]] = {}
+    for pairs in values:
+        for key, value in pairs:
+            groups.setdefault(str(key), []).append(float(value))
+    return {k: {"mean": mean(v), "n": len(v), "stderr": mean_stderr(v)} for k, v in groups.items()}
+
+
+AGGREGATIONS: dict[str, Aggregation] = {
+    "mean": mean,
+    "ratio_of_sums": ratio_of_sums,
+    "sum": total,
+    "mean_by_key": mean_by_key,
+}
+STDERRS: dict[str, Aggregation] = {"mean": mean_stderr, "ratio_of_sums": ratio_of_sums_stderr}
+
+
+def exact_match(target: str, response: str) -> float:
+    """1.0 when the response equals the target after stripping surrounding whitespace."""
+    return float(response.strip() == target.strip())
+
+
+SAMPLE_METRICS: dict[str, Callable[[str, str], Any]] = {"exact_match": exact_match}
+
+
+def pooled_mean(scores: Sequence[tuple[float, float, int]], weight_by_size: bool) -> tuple[float, float]:
+    """Mean of subtask scores `(value, stderr, n)` for a group, and its stderr.
+
+    Weighted by size it is the micro mean Σ n_i v_i / Σ n_i with stderr sqrt(Σ n_i² se_i²) / Σ n_i;
+    unweighted it is the macro mean with stderr sqrt(Σ se_i²) / k (subtasks are independent samples).
+    NaN subtask values are left out.
+    """
+    kept = [s for s in scores if not math.isnan(s[0])]
+    if not kept:
+        return math.nan, math.nan
+    if weight_by_size:
+        n_total = sum(n for _, _, n in kept)
+        if not n_total:
+            return math.nan, math.nan
+        value = sum(v * n for v, _, n in kept) / n_total
+        se = math.sqrt(sum((n * s) ** 2 for _, s, n in kept if not math.isnan(s))) / n_total
+    else:
+        value = sum(v for v, _, _ in kept) / len(kept)
+        se = math.sqrt(sum(s**2 for _, s, _ in kept if not math.isnan(s))) / len(kept)
+    return value, se

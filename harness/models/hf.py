@@ -1,0 +1,220 @@
+"""`hf`: a transformers vision-language model (`AutoModelForImageTextToText` + `AutoProcessor`).
+
+Each request's images are decoded once, scaled down to `max_pixels` if given, and passed with the
+chat-template prompt to the processor; a batch is left-padded and decoded greedily (or sampled, if
+the task asks). Only the last position's logits are computed during prefill (transformers'
+`logits_to_keep`, which `generate` uses where the model supports it).
+
+Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
+`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.batching`): a batch never holds
+more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
+(the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from harness.api import GenerationSettings, ImagePart, Model, Request, Response
+from harness.batching import token_budget_batches
+from harness.images import fit_within_pixels
+from harness.models.args import reject_unknown, take
+from harness.models.registry import register_model
+
+ARGS = ["pretrained", "revision", "dtype", "device", "device_map", "max_pixels", "trust_remote_code",
+        "threads", "context_length", "max_images", "attn_implementation"]
+
+
+@register_model("hf")
+class HFModel(Model):
+    def __init__(self, pretrained: str, *, revision: str | None = None, dtype: str = "auto", device: str | None = None,
+                 device_map: str | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
+                 threads: int | None = None, context_length: int | None = None, max_images: int | None = None,
+                 attn_implementation: str | None = None, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
+        import torch
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.torch = torch
+        self.pretrained = pretrained
+        self.revision = revision
+        self.max_pixels = max_pixels
+        self.trust_remote_code = trust_remote_code
+        self.threads = threads
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.max_images = max_images
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        load_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+        if dtype != "auto":
+            if not isinstance(getattr(torch, dtype, None), torch.dtype):
+                raise ValueError(f"--model_args dtype={dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)")
+            load_kwargs["dtype"] = getattr(torch, dtype)
+        else:
+            load_kwargs["dtype"] = "auto"
+        if device_map:
+            load_kwargs["device_map"] = device_map
+        if attn_implementation:
+            load_kwargs["attn_implementation"] = attn_implementation
+        self.processor = AutoProcessor.from_pretrained(pretrained, revision=revision, trust_remote_code=trust_remote_code)
+        self.model = AutoModelForImageTextToText.from_pretrained(pretrained, **load_kwargs).eval()
+        if not device_map:
+            self.model.to(self.device)
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        if not template:
+            raise ValueError(f"{pretrained} has no chat template; this backend needs one to place images")
+        self.chat_template_sha256 = hashlib.sha256(str(template).encode()).hexdigest()
+        text_config = getattr(self.model.config, "text_config", self.model.config)
+        self.context_length = context_length or getattr(text_config, "max_position_embeddings", None)
+        self.dtype = str(self.model.dtype).replace("torch.", "")
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        args = dict(args)
+        if "pretrained" not in args:
+            raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
+        kwargs = dict(
+            pretrained=take(args, "pretrained", str, model="hf"),
+            revision=take(args, "revision", str, model="hf"),
+            dtype=take(args, "dtype", str, "auto", model="hf"),
+            device=take(args, "device", str, model="hf"),
+            device_map=take(args, "device_map", str, model="hf"),
+            max_pixels=take(args, "max_pixels", int, model="hf"),
+            trust_remote_code=take(args, "trust_remote_code", bool, False, model="hf"),
+            threads=take(args, "threads", int, model="hf"),
+            context_length=take(args, "context_length", int, model="hf"),
+            max_images=take(args, "max_images", int, model="hf"),
+            attn_implementation=take(args, "attn_implementation", str, model="hf"),
+        )
+        reject_unknown(args, "hf", ARGS)
+        return cls(**kwargs, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+
+    # ----------------------------------------------------------------------------- batching
+    def request_cost(self, request: Request) -> int:
+        """Tokens a request takes in a padded batch: its prompt (vision tokens counted under this
+        model's pixel cap, as the runner screens them) plus what it may generate."""
+        from harness.runner import request_tokens
+
+        return request_tokens(request, self) + request.settings.max_gen_toks
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        if not self.max_batch_tokens:
+            return super().batches(requests)
+        return token_budget_batches(requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size,
+                                    padded=True, cost=self.request_cost)
+
+    # ---------------------------------------------------------------------------- preparing
+    def _images(self, request: Request) -> list[Image.Image]:
+        images = []
+        for index, ref in enumerate(request.images):
+            try:
+                image = ref.pil()
+            except Exception as err:
+                raise ValueError(f"image {index + 1} (sha256 {ref.sha256[:12]}) failed to decode: {err}") from None
+            size = fit_within_pixels(image.width, image.height, self.max_pixels)
+            if size != image.size:
+                image = image.resize(size, Image.Resampling.BICUBIC)
+            images.append(image)
+        return images
+
+    def _prompt(self, request: Request) -> str:
+        chat = []
+        for message in request.messages:
+            parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                     for p in message.content]
+            chat.append({"role": message.role, "content": parts})
+        prompt = self.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        return prompt + request.assistant_prefix
+
+    # --------------------------------------------------------------------------- generating
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        responses: list[Response | None] = [None] * len(requests)
+        prepared: list[tuple[int, str, list[Image.Image]]] = []
+        for i, request in enumerate(requests):
+            try:
+                prepared.append((i, self._prompt(request), self._images(request)))
+            except Exception as err:
+                responses[i] = Response(None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}")
+        # Requests of one task share settings; group anyway so a mixed batch stays correct.
+        groups: dict[GenerationSettings, list[tuple[int, str, list[Image.Image]]]] = {}
+        for item in prepared:
+            groups.setdefault(requests[item[0]].settings, []).append(item)
+        for settings, items in groups.items():
+            for (i, _, _), response in zip(items, self._generate(items, settings), strict=True):
+                responses[i] = response
+        return [r if r is not None else Response(None, error="no response") for r in responses]
+
+    def _generate(self, items: list[tuple[int, str, list[Image.Image]]], settings: GenerationSettings) -> list[Response]:
+        torch = self.torch
+        texts = [text for _, text, _ in items]
+        images = [imgs for _, _, imgs in items]
+        inputs = self.processor(text=texts, images=images if any(images) else None, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.model.device)
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks,
+                                  "pad_token_id": self.tokenizer.pad_token_id}
+        if settings.do_sample and settings.temperature > 0:
+            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+            if settings.seed is not None:
+                torch.manual_seed(settings.seed)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with torch.inference_mode():
+            output = self.model.generate(**inputs, **kwargs)
+        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        responses = []
+        for row, prompt_length in zip(new_tokens.tolist(), prompt_lengths, strict=True):
+            end = next((k for k, token in enumerate(row) if token in eos_ids), None)
+            ids = row if end is None else row[:end]
+            stopped = end is not None
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            for stop in settings.until:
+                if stop and stop in text:
+                    text, stopped = text.split(stop, 1)[0], True
+            finish = "stop" if stopped or len(ids) < settings.max_gen_toks else "length"
+            responses.append(Response(text, finish_reason=finish, usage={
+                "prompt_tokens": int(prompt_length), "completion_tokens": len(ids)}))
+        return responses
+
+    # ------------------------------------------------------------------------------ identity
+    def identity(self) -> dict[str, Any]:
+        config = self.model.config
+        identity: dict[str, Any] = {
+            "model": "hf",
+            "pretrained": self.pretrained,
+            "revision": self.revision,
+            "commit": getattr(config, "_commit_hash", None),
+            "dtype": self.dtype,
+            "max_pixels": self.max_pixels,
+            "trust_remote_code": self.trust_remote_code,
+            "chat_template_sha256": self.chat_template_sha256,
+            "context_length": self.context_length,
+            "max_images": self.max_images,
+        }
+        local = Path(self.pretrained)
+        if local.is_dir():
+            # A local checkpoint has no commit: fingerprint its config and weight files instead.
+            files = sorted((p.name, p.stat().st_size) for p in local.iterdir() if p.suffix in (".safetensors", ".bin"))
+            config_text = (local / "config.json").read_text() if (local / "config.json").is_file() else ""
+            identity["local_files_sha256"] = hashlib.sha256(json.dumps([files, config_text]).encode()).hexdigest()
+        return identity
+
+    def close(self) -> None:
+        del self.model
+        if self.torch.cuda.is_available():
+            self.torch.cuda.empty_cache()

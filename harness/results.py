@@ -1,0 +1,201 @@
+"""The results file, shaped like lm-eval's (`lm_eval/result_schema.py`), and the terminal table.
+
+Per task: `"<metric>,none"` and `"<metric>_stderr,none"` values (no filters here, hence `none`),
+`alias`, `sample_len`, and how many samples were scored, excluded (refused, failed, over-length,
+too many images, invalid input) or empty. Breakdowns (per cell, per depth) go under `breakdowns`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import re
+import subprocess
+from datetime import datetime
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from harness.metrics import pooled_mean
+from harness.runner import TaskResult
+from harness.sample_store import STATUSES
+from harness.task_config import GroupConfig
+
+PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
+            "tokenizers", "vllm", "httpx")
+
+
+def sanitize_model_name(name: str) -> str:
+    """lm-eval's rule: characters unsafe in paths become `__` (`Qwen/Qwen2.5-VL` -> `Qwen__Qwen2.5-VL`)."""
+    return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
+
+
+def model_folder_name(backend: str, args: dict[str, str]) -> str:
+    """The folder under `--output_path` for one model's journals, results and response cache.
+
+    Named after what is evaluated: the checkpoint (`pretrained`) or the served model name (`model`),
+    sanitized as lm-eval does, so an alias and the checkpoint it stands for share a folder and two
+    checkpoints never do. Backends other than `hf` prefix their name (`vllm__Qwen__Qwen2.5-VL-7B-Instruct`,
+    `openai__gpt-4o`): the same checkpoint through another backend is another run, whose journals would
+    otherwise be refused as "a different run". A backend without a checkpoint (the baselines) uses its name.
+    """
+    checkpoint = args.get("pretrained") or args.get("model")
+    if not checkpoint:
+        return sanitize_model_name(backend)
+    return sanitize_model_name(checkpoint if backend == "hf" else f"{backend}/{checkpoint}")
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_hash() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _clean(value: float) -> float | str:
+    return "N/A" if isinstance(value, float) and math.isnan(value) else value
+
+
+def partial_note(task_results: list[TaskResult], shard: str) -> dict[str, Any]:
+    return {
+        "shard": shard,
+        "task_docs": {r.task.name: r.task_docs for r in task_results},
+        "note": f"shard {shard}: every metric and count covers only this shard's documents; run every shard, "
+                "then combine them with `harness merge OUT SHARD_DIR...`",
+    }
+
+
+def task_entry(result: TaskResult) -> dict[str, Any]:
+    entry: dict[str, Any] = {"alias": result.task.config.task_alias or result.task.name,
+                             "sample_len": result.n_effective, "n_scored": result.n_scored}
+    entry.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
+    for metric, value in result.values.items():
+        entry[f"{metric},none"] = _clean(value)
+        entry[f"{metric}_stderr,none"] = _clean(result.stderrs.get(metric, math.nan))
+    return entry
+
+
+def group_entries(groups: dict[str, list[str]], configs: dict[str, GroupConfig],
+                  results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each selected group's entry; aggregates only where its YAML asks (`aggregate_metric_list`),
+    computed from direct members (tasks or already aggregated subgroups)."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def entry(name: str) -> dict[str, Any]:
+        if name in out:
+            return out[name]
+        config = configs[name]
+        members = groups.get(name, config.task)
+        value: dict[str, Any] = {"alias": config.group_alias or name}
+        for spec in config.aggregate_metric_list:
+            metric = spec["metric"]
+            scores = []
+            for member in members:
+                source = entry(member) if member in configs else results.get(member)
+                if not source or f"{metric},none" not in source:
+                    continue
+                v, se = source[f"{metric},none"], source.get(f"{metric}_stderr,none", math.nan)
+                if isinstance(v, str):
+                    continue
+                scores.append((float(v), float(se) if not isinstance(se, str) else math.nan, int(source.get("n_scored", 0))))
+            mean, se = pooled_mean(scores, bool(spec.get("weight_by_size", False)))
+            value[f"{metric},none"] = _clean(mean)
+            value[f"{metric}_stderr,none"] = _clean(se)
+            value["n_scored"] = sum(n for _, _, n in scores)
+        out[name] = value
+        return value
+
+    for name in groups:
+        entry(name)
+    return out
+
+
+def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
+                  run_config: dict[str, Any], started: float, finished: float) -> dict[str, Any]:
+    results = {r.task.name: task_entry(r) for r in task_results}
+    configs = {}
+    for r in task_results:
+        config = r.task.config.to_dict()
+        config["metadata"] = r.task.metadata
+        config["generation_settings"] = r.settings.to_dict()
+        configs[r.task.name] = config
+    out = {
+        "results": results,
+        "groups": group_entries(groups, group_configs, results),
+        "group_subtasks": {name: list(members) for name, members in groups.items()},
+        "configs": configs,
+        "versions": {r.task.name: r.task.config.version for r in task_results},
+        "n-shot": {r.task.name: 0 for r in task_results},
+        "higher_is_better": {r.task.name: r.task.higher_is_better() for r in task_results},
+        "n-samples": {r.task.name: {"original": r.task.n_original, "effective": r.n_effective} for r in task_results},
+        "breakdowns": {r.task.name: r.breakdowns for r in task_results if r.breakdowns},
+        # Tokens the recorded answers took, as the backend reported them (answers served from the
+        # journal or the response cache count what they cost when generated).
+        "usage": {r.task.name: r.usage for r in task_results if r.usage},
+        "datasets": {r.task.name: r.task.data.describe() for r in task_results if r.task.data},
+        "task_hashes": {r.task.name: r.fingerprint for r in task_results},
+        "config": run_config,
+        "package_versions": package_versions(),
+        "git_hash": git_hash(),
+        "date": started,
+        "total_evaluation_time_seconds": str(round(finished - started, 3)),
+    }
+    if run_config.get("shard"):
+        out["partial"] = partial_note(task_results, str(run_config["shard"]))
+    return out
+
+
+def write_results(results: dict[str, Any], model_dir: Path) -> Path:
+    model_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now().isoformat().replace(":", "-")
+    path = model_dir / f"results_{stamp}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+    tmp.replace(path)
+    return path
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
+def summary_table(results: dict[str, Any]) -> str:
+    """A markdown table like lm-eval's: one row per task and metric, then groups."""
+    lines = ["| Task | Version | n | Metric | Value |   | Stderr |", "|---|---|---|---|---|---|---|"]
+    for name, entry in results["results"].items():
+        version = results["versions"].get(name, "")
+        excluded = entry["sample_len"] - entry["n_scored"]
+        refused = entry.get("n_refused", 0)
+        n = f"{entry['n_scored']}" + (f" (+{excluded} excl." + (f", {refused} refused" if refused else "") + ")"
+                                      if excluded else "")
+        first = True
+        for key, value in entry.items():
+            if "," not in key or "_stderr," in key:
+                continue
+            metric = key.split(",")[0]
+            stderr = entry.get(f"{metric}_stderr,none", "N/A")
+            lines.append(f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
+                         f"{_fmt(value)} | ± | {_fmt(stderr)} |")
+            first = False
+    for name, entry in results.get("groups", {}).items():
+        members = results["group_subtasks"].get(name, [])
+        metrics = [(k.split(",")[0], v) for k, v in entry.items() if "," in k and "_stderr," not in k]
+        if not metrics:
+            lines.append(f"| {name} (group) | | | reports its {len(members)} members, no pooled score | | | |")
+        for metric, value in metrics:
+            stderr = entry.get(f"{metric}_stderr,none", "N/A")
+            lines.append(f"| {name} (group) | | {entry.get('n_scored', '')} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} |")
+    return "\n".join(lines)

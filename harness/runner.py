@@ -1,0 +1,296 @@
+"""The evaluation loop: screen requests, generate batch by batch, score and journal each sample.
+
+Before any generation every request is checked against the model: more images than the model
+takes, or more tokens (the row's text + vision tokens, plus `max_gen_toks`) than its context,
+is recorded per sample as `too_many_images` / `over_length` — never truncated or dropped silently.
+Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once);
+results are aggregated in document order whatever the order of generation.
+
+With `--shard i/n` a task runs only its documents with `doc_id % n == i` (`harness.sharding`); the
+journal header records the shard and how many documents the whole task has, which `harness merge`
+checks. A `BackendFatalError` stops the run after saving what the failing batch finished.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from harness.api import BackendFatalError, GenerationSettings, Model, Request, Response
+from harness.errors import TaskConfigError, UserError
+from harness.images import fit_within_pixels, vision_tokens
+from harness.prompts import prompt_text
+from harness.redact import redact_mapping
+from harness.sample_store import (
+    EMPTY,
+    ERROR,
+    INVALID_INPUT,
+    OK,
+    OVER_LENGTH,
+    REFUSED,
+    SCORED,
+    STATUSES,
+    TOO_MANY_IMAGES,
+    SampleStore,
+    journal_name,
+)
+from harness.sharding import Shard
+from harness.task import RowProblem, Task
+
+# A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
+ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
+
+
+@dataclass
+class RunOptions:
+    data_dir: Path | None = None
+    limit: float | None = None
+    seed: int | None = 0
+    gen_kwargs: dict[str, Any] = field(default_factory=dict)
+    output_dir: Path | None = None  # <output_path>/<model>; None keeps everything in memory
+    log_samples: bool = False
+    progress: bool = True
+    shard: Shard | None = None  # run only this shard's documents of every task
+    # False: take every sample recorded in the journal as it is, errors included, and generate only
+    # what is missing (`harness merge` re-aggregating merged shard journals).
+    retry_errors: bool = True
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    settings: GenerationSettings
+    fingerprint: str
+    values: dict[str, float]
+    stderrs: dict[str, float]
+    breakdowns: dict[str, Any]
+    counts: dict[str, int]  # samples per status, over the evaluated documents
+    n_effective: int
+    resumed: int  # samples found finished in the journal
+    generated: int  # samples sent to the model in this run
+    seconds: float
+    usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
+    task_docs: int = 0  # documents of the task before sharding
+
+    @property
+    def n_scored(self) -> int:
+        return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)
+
+
+def max_response_chars(settings: GenerationSettings) -> int:
+    """Longest answer accepted as an answer: far above what max_gen_toks tokens can spell."""
+    return 64 * settings.max_gen_toks + 1024
+
+
+def request_tokens(request: Request, model: Model) -> int:
+    """Prompt tokens by the rows' counting rule; images re-counted under the model's pixel cap."""
+    max_pixels = getattr(model, "max_pixels", None)
+    images = request.images
+    if not max_pixels or any(i.width is None or i.height is None for i in images):
+        return request.token_count
+    counted = sum(vision_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)
+                  for i in images)  # type: ignore[misc]
+    return request.text_tokens + min(counted, sum(request.image_tokens) or counted)
+
+
+def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
+    images = len(request.images)
+    if model.max_images is not None and images > model.max_images:
+        return TOO_MANY_IMAGES, f"{images} images; the model takes at most {model.max_images}"
+    if check_tokens and model.context_length is not None:
+        needed = request_tokens(request, model) + request.settings.max_gen_toks
+        if needed > model.context_length:
+            return OVER_LENGTH, (
+                f"{needed} tokens (prompt {needed - request.settings.max_gen_toks} + max_gen_toks "
+                f"{request.settings.max_gen_toks}) > context {model.context_length}"
+            )
+    return None
+
+
+def error_status(error: str) -> str:
+    return next((status for prefix, status in ERROR_STATUS_PREFIXES.items() if error.startswith(prefix)), ERROR)
+
+
+def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for usage in usages:
+        for key, value in (usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] += value
+    return dict(sorted(total.items()))
+
+
+def safe_generate(model: Model, batch: Sequence[Request]) -> list[Response]:
+    """A batch's responses; a backend exception is retried one request at a time, so one bad
+    sample fails alone and the rest of the batch still gets answers."""
+    try:
+        responses = model.generate(batch)
+        if len(responses) != len(batch):
+            raise RuntimeError(f"backend returned {len(responses)} responses for {len(batch)} requests")
+        return responses
+    except BackendFatalError:
+        raise  # it concerns every request: retrying them one by one would only repeat it
+    except Exception as err:
+        if len(batch) == 1:
+            return [Response(None, error=f"{type(err).__name__}: {err}")]
+        return [safe_generate(model, [request])[0] for request in batch]
+
+
+class LazyRequests(Sequence[Request]):
+    """A task's pending requests in run order, each built from its row only when asked for, so
+    memory holds one batch of requests at a time, not one request per sample."""
+
+    def __init__(self, task: Task, settings: GenerationSettings, doc_ids: list[int]) -> None:
+        self.task = task
+        self.settings = settings
+        self.doc_ids = doc_ids
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        doc_id = self.doc_ids[index]
+        request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
+        assert isinstance(request, Request), request  # it was built once already, while screening
+        return request
+
+
+class Runner:
+    def __init__(self, model: Model, options: RunOptions) -> None:
+        self.model = model
+        self.options = options
+
+    def _log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> dict[str, Any]:
+        if not self.options.log_samples:
+            return {}
+        fields: dict[str, Any] = {"target": task.target(doc)}
+        if request is not None:
+            max_pixels = getattr(self.model, "max_pixels", None)
+            fields["prompt"] = prompt_text(request.messages)
+            if request.assistant_prefix:
+                fields["assistant_prefix"] = request.assistant_prefix
+            fields["image_sha256"] = [i.sha256 for i in request.images]
+            fields["image_sizes"] = [[i.width, i.height] for i in request.images]
+            if max_pixels:
+                fields["effective_image_sizes"] = [
+                    list(fit_within_pixels(i.width, i.height, max_pixels)) if i.width and i.height else None
+                    for i in request.images
+                ]
+        return fields
+
+    def _finish(self, task: Task, request: Request, response: Response) -> dict[str, Any]:
+        doc = task.doc(request.doc_id)
+        record: dict[str, Any] = {
+            "doc_id": request.doc_id,
+            "sample_id": request.sample_id,
+            "response": response.text,
+            "finish_reason": response.finish_reason,
+            "token_count": request_tokens(request, self.model),
+        }
+        if response.usage:
+            record["usage"] = response.usage
+        text = response.text
+        if response.refused:
+            record.update(status=REFUSED, error=response.error or "refused by the provider")
+        elif not response.ok or text is None:
+            error = response.error or "the backend returned no text"
+            record.update(status=error_status(error), error=error)
+        elif len(text) > max_response_chars(request.settings):
+            record.update(status=ERROR, response=text[:2000],
+                          error=f"enormous output: {len(text)} characters (limit {max_response_chars(request.settings)})")
+        else:
+            record["status"] = EMPTY if not text.strip() else OK
+            try:
+                record["metrics"] = task.score(doc, text)
+            except TaskConfigError:
+                raise
+            except Exception as err:  # a hook that fails on one odd answer must not end the run
+                record.update(status=ERROR, error=f"scoring failed: {type(err).__name__}: {err}")
+        record.update(self._log_fields(task, request, doc))
+        return record
+
+    def run_task(self, task: Task) -> TaskResult:
+        started = time.perf_counter()
+        settings = task.generation_settings(self.options.gen_kwargs, self.options.seed)
+        shard = self.options.shard
+        parts: dict[str, Any] = {"model": redact_mapping(self.model.identity()), "generation": settings.to_dict(),
+                                 "task": task.identity(), "task_docs": len(task)}
+        if shard is not None:
+            parts["shard"] = str(shard)
+        path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
+        store = SampleStore(path, task.name, parts)
+        try:
+            current: dict[str, int] = {}
+            pending: list[tuple[int, int]] = []  # (prompt tokens, doc_id): requests are rebuilt per batch
+            screened: list[dict[str, Any]] = []
+            check_tokens = task.has_token_figures
+            resumed = 0
+            for doc_id, doc in task.iter_docs():
+                if shard is not None and not shard.contains(doc_id):
+                    continue
+                sample_id = task.sample_id(doc_id, doc)
+                if sample_id in current:
+                    raise UserError(f"task {task.name!r}: sample id {sample_id!r} appears twice (docs {current[sample_id]} and {doc_id})")
+                current[sample_id] = doc_id
+                if store.is_done(sample_id, final_only=self.options.retry_errors):
+                    resumed += 1
+                    continue
+                request = task.build_request(doc_id, doc, settings)
+                if isinstance(request, RowProblem):
+                    screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
+                                     "error": request.reason, **self._log_fields(task, None, doc)})
+                    continue
+                problem = _screen(request, self.model, check_tokens)
+                if problem:
+                    screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
+                                     "error": problem[1], "token_count": request_tokens(request, self.model),
+                                     **self._log_fields(task, request, doc)})
+                    continue
+                pending.append((request_tokens(request, self.model), doc_id))
+            store.add(screened)
+            pending.sort(key=lambda item: (-item[0], item[1]))
+            requests = LazyRequests(task, settings, [doc_id for _, doc_id in pending])
+            bar = tqdm(total=len(pending), desc=task.name, unit="sample", disable=not self.options.progress,
+                       file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+            with bar:
+                for batch in self.model.batches(requests):
+                    try:
+                        responses = safe_generate(self.model, batch)
+                    except BackendFatalError as err:
+                        if err.responses is not None and len(err.responses) == len(batch):
+                            store.add(self._finish(task, request, response)
+                                      for request, response in zip(batch, err.responses, strict=True) if response is not None)
+                        raise
+                    store.add(self._finish(task, request, response) for request, response in zip(batch, responses, strict=True))
+                    bar.update(len(batch))
+            outcomes = sorted(
+                (store.outcomes[s] for s in current if s in store.outcomes), key=lambda o: o.doc_id
+            )
+            counts = Counter(o.status for o in outcomes)
+            values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
+            return TaskResult(
+                task=task, settings=settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
+                breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(current),
+                resumed=resumed, generated=len(pending), seconds=time.perf_counter() - started,
+                usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task),
+            )
+        finally:
+            store.close()
+
+    def run(self, tasks: Sequence[Task]) -> list[TaskResult]:
+        observe = getattr(self.model, "observe_max_images", None)
+        if callable(observe):
+            # An engine sized once for the whole run (vLLM's limit_mm_per_prompt), not per first task.
+            counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
+            if counts:
+                observe(max(counts))
+        return [self.run_task(task) for task in tasks]

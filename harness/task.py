@@ -1,0 +1,311 @@
+"""A task at run time: its documents, the requests built from them, and per-sample scoring.
+
+Documents are read without their image columns; each request's images are `ImageRef`s whose `load`
+copies one image's bytes out of the Arrow table when the batch that holds it runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any
+
+import datasets
+import jinja2
+
+from harness.api import GenerationSettings, ImageRef, Request
+from harness.data import ImageColumn, LoadedDataset, load_task_dataset
+from harness.errors import TaskConfigError, UserError
+from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
+from harness.prompts import RowError, messages_from_chat, messages_from_prompt
+from harness.task_config import MetricSpec, TaskConfig
+from harness.yaml_loader import FunctionRef
+
+_JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML
+
+
+@lru_cache(maxsize=256)
+def _takes_metadata(func: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "metadata" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def call_hook(func: Callable[..., Any], *args: Any, metadata: dict[str, Any]) -> Any:
+    """Call a task hook, passing the task's metadata when the hook accepts a `metadata` argument."""
+    return func(*args, metadata=metadata) if _takes_metadata(func) else func(*args)
+
+
+@dataclass
+class RowProblem:
+    """A row that could not become a request; recorded as an `invalid_input` sample."""
+
+    doc_id: int
+    sample_id: str
+    reason: str
+
+
+class Task:
+    def __init__(self, config: TaskConfig, metadata: dict[str, Any] | None = None) -> None:
+        self.config = config
+        self.name = config.task
+        self.metadata = {**config.metadata, **(metadata or {})}
+        self.hooks: dict[str, Callable[..., Any]] = {}
+        for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
+                    "answer_space", "process_results"):
+            value = getattr(config, key)
+            if isinstance(value, FunctionRef):
+                self.hooks[key] = value.resolve()
+        self.aggregations: dict[str, Callable[..., Any]] = {}
+        for spec in config.metric_list:
+            self.aggregations[spec.metric] = self._aggregation(spec)
+            if "process_results" not in self.hooks and spec.metric not in SAMPLE_METRICS:
+                raise TaskConfigError(
+                    f"{config.source}:1: task {self.name!r}: metric {spec.metric!r} needs `process_results` "
+                    f"(built-in sample metrics: {', '.join(SAMPLE_METRICS)})"
+                )
+        if not config.metric_list:
+            raise TaskConfigError(f"{config.source}:1: task {self.name!r} has an empty `metric_list`")
+        self.data: LoadedDataset | None = None
+        self.docs: datasets.Dataset | None = None
+        self.n_original = 0
+        self._images: list[ImageColumn] = []
+        self._doc_view: datasets.Dataset | None = None
+
+    def _aggregation(self, spec: MetricSpec) -> Callable[..., Any]:
+        if isinstance(spec.aggregation, FunctionRef):
+            return spec.aggregation.resolve()
+        if spec.aggregation not in AGGREGATIONS:
+            raise TaskConfigError(
+                f"{self.config.source}:1: task {self.name!r}: metric {spec.metric!r}: unknown aggregation "
+                f"{spec.aggregation!r} (known: {', '.join(AGGREGATIONS)})"
+            )
+        return AGGREGATIONS[spec.aggregation]
+
+    # ----------------------------------------------------------------------------------- data
+    def load(self, data_dir: Path | str | None = None, limit: float | None = None) -> None:
+        """Load the split, apply `process_docs`, then `--limit` (first N docs, or a fraction)."""
+        self.data = load_task_dataset(self.config, data_dir)
+        docs = self.data.dataset
+        if "process_docs" in self.hooks:
+            try:
+                docs = call_hook(self.hooks["process_docs"], docs, metadata=self.metadata)
+            except (ValueError, KeyError) as err:  # e.g. a --metadata value the hook rejects
+                raise UserError(f"task {self.name!r}: process_docs: {err}") from None
+            if not isinstance(docs, datasets.Dataset):
+                raise TaskConfigError(f"{self.config.source}:1: process_docs must return a datasets.Dataset")
+        self.n_original = len(docs)
+        if limit is not None:
+            count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
+            docs = docs.select(range(min(count, len(docs))))
+        self.docs = docs
+        visual = self.config.doc_to_visual
+        columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
+        local = Path(self.data.location)
+        self._images = [ImageColumn(docs, c, local if local.is_dir() else None) for c in columns]
+        image_columns = set(columns) | {
+            name for name, feature in docs.features.items() if "Image(" in repr(feature)
+        }
+        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in image_columns])
+
+    def __len__(self) -> int:
+        return 0 if self.docs is None else len(self.docs)
+
+    def doc(self, doc_id: int) -> dict[str, Any]:
+        assert self._doc_view is not None, "load() first"
+        return self._doc_view[doc_id]
+
+    def iter_docs(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        assert self._doc_view is not None, "load() first"
+        yield from enumerate(self._doc_view)
+
+    @staticmethod
+    def sample_id(doc_id: int, doc: dict[str, Any]) -> str:
+        return str(doc.get("id", doc_id))
+
+    # ------------------------------------------------------------------------------- prompting
+    def _render(self, key: str, value: str | FunctionRef | None, doc: dict[str, Any]) -> str | None:
+        if value is None:
+            return None
+        if key in self.hooks:
+            return call_hook(self.hooks[key], doc, metadata=self.metadata)
+        assert isinstance(value, str)
+        if value in doc:
+            return str(doc[value])
+        if "{{" in value or "{%" in value:
+            try:
+                return _JINJA.from_string(value).render(**doc)
+            except jinja2.TemplateError as err:
+                raise TaskConfigError(f"{self.config.source}:1: task {self.name!r}: `{key}` template: {err}") from None
+        return value
+
+    def target(self, doc: dict[str, Any]) -> str:
+        return str(self._render("doc_to_target", self.config.doc_to_target, doc) or "")
+
+    def _image_refs(self, doc_id: int, doc: dict[str, Any]) -> list[ImageRef]:
+        if "doc_to_visual" in self.hooks:
+            images = self._hook_images(doc_id)
+            return [
+                ImageRef(hashlib.sha256(data).hexdigest(), partial(self._hook_image, doc_id, j))
+                for j, data in enumerate(images)
+            ]
+        refs: list[ImageRef] = []
+        for column in self._images:
+            count = column.count(doc_id)
+            hashes = doc.get("image_sha256")
+            sizes = doc.get("image_sizes")
+            hashes = hashes if isinstance(hashes, list) and len(hashes) == count and len(self._images) == 1 else None
+            sizes = sizes if isinstance(sizes, list) and len(sizes) == count and len(self._images) == 1 else None
+            for j in range(count):
+                sha = hashes[j] if hashes else hashlib.sha256(column.read(doc_id, j)).hexdigest()
+                width, height = (sizes[j][0], sizes[j][1]) if sizes else (None, None)
+                refs.append(ImageRef(sha, partial(column.read, doc_id, j), width, height))
+        return refs
+
+    def _hook_images(self, doc_id: int) -> list[bytes]:
+        assert self.docs is not None
+        images = call_hook(self.hooks["doc_to_visual"], self.docs[doc_id], metadata=self.metadata) or []
+        out = []
+        for image in images:
+            if isinstance(image, bytes):
+                out.append(image)
+            elif isinstance(image, dict) and image.get("bytes") is not None:
+                out.append(image["bytes"])
+            elif isinstance(image, dict) and image.get("path"):
+                out.append(Path(image["path"]).read_bytes())
+            else:  # a PIL image: encode losslessly once
+                import io
+
+                buffer = io.BytesIO()
+                image.save(buffer, format="PNG")
+                out.append(buffer.getvalue())
+        return out
+
+    def _hook_image(self, doc_id: int, index: int) -> bytes:
+        return self._hook_images(doc_id)[index]
+
+    def _answer_space(self, doc: dict[str, Any]) -> tuple[tuple[str, ...] | None, int, str]:
+        space = self.config.answer_space
+        if space is None:
+            return None, 1, "; "
+        value = call_hook(self.hooks["answer_space"], doc, metadata=self.metadata) if "answer_space" in self.hooks else space
+        if isinstance(value, dict):
+            return tuple(value["choices"]), int(value.get("slots", 1)), str(value.get("separator", "; "))
+        return tuple(value), 1, "; "
+
+    def generation_settings(self, overrides: dict[str, Any] | None = None, seed: int | None = None) -> GenerationSettings:
+        values = dict(self.config.generation_kwargs)
+        values.update(overrides or {})
+        if "max_new_tokens" in values:
+            values["max_gen_toks"] = values.pop("max_new_tokens")
+        values["seed"] = seed
+        try:
+            return GenerationSettings.from_dict(values)
+        except (TypeError, ValueError) as err:
+            raise UserError(f"task {self.name!r}: generation settings: {err}") from None
+
+    def build_request(self, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
+        sample_id = self.sample_id(doc_id, doc)
+        try:
+            images = self._image_refs(doc_id, doc)
+            system = self._render("system_prompt", self.config.system_prompt, doc)
+            if "doc_to_messages" in self.hooks:
+                chat = call_hook(self.hooks["doc_to_messages"], doc, metadata=self.metadata)
+                messages = messages_from_chat(chat, images)
+            else:
+                text = self._render("doc_to_text", self.config.doc_to_text, doc) or ""
+                messages = messages_from_prompt(text, images, system)
+        except (RowError, ValueError, KeyError, OSError) as err:
+            return RowProblem(doc_id, sample_id, f"row {sample_id}: {err}")
+        space, slots, separator = self._answer_space(doc)
+        text_tokens = doc.get("text_tokens")
+        image_tokens = doc.get("image_tokens")
+        if not isinstance(image_tokens, list) or len(image_tokens) != len(images):
+            image_tokens = [0] * len(images)
+        return Request(
+            task=self.name,
+            doc_id=doc_id,
+            sample_id=sample_id,
+            messages=messages,
+            settings=settings,
+            text_tokens=int(text_tokens or 0),
+            image_tokens=tuple(int(t) for t in image_tokens),
+            assistant_prefix=self._render("assistant_prefix", self.config.assistant_prefix, doc) or "",
+            answer_space=space,
+            answer_slots=slots,
+            answer_separator=separator,
+        )
+
+    def max_num_images(self) -> int | None:
+        """The largest image count of any evaluated document, without decoding an image: the rows'
+        `num_images` column, else the image columns' list lengths; None when a `doc_to_visual` hook
+        decides (it would have to run for every row)."""
+        if self.docs is None or len(self.docs) == 0:
+            return 0 if self.docs is not None else None
+        if "num_images" in self.docs.column_names and not isinstance(self.config.doc_to_visual, FunctionRef):
+            return int(max((n for n in self.docs["num_images"] if n is not None), default=0))
+        if "doc_to_visual" in self.hooks:
+            return None
+        return max(sum(column.count(doc_id) for column in self._images) for doc_id in range(len(self.docs)))
+
+    @property
+    def has_token_figures(self) -> bool:
+        """Whether rows carry the builder's token counts, so context limits can be checked."""
+        return self.docs is not None and "text_tokens" in self.docs.column_names and "image_tokens" in self.docs.column_names
+
+    # --------------------------------------------------------------------------------- scoring
+    def score(self, doc: dict[str, Any], response: str) -> dict[str, Any]:
+        names = [m.metric for m in self.config.metric_list]
+        if "process_results" in self.hooks:
+            out = call_hook(self.hooks["process_results"], doc, [response], metadata=self.metadata)
+            if not isinstance(out, dict) or set(out) != set(names):
+                got = sorted(out) if isinstance(out, dict) else type(out).__name__
+                raise TaskConfigError(
+                    f"{self.config.source}:1: task {self.name!r}: process_results returned {got}; "
+                    f"metric_list expects {sorted(names)}"
+                )
+            return out
+        target = self.target(doc)
+        return {name: SAMPLE_METRICS[name](target, response) for name in names}
+
+    def aggregate(self, metric_rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
+        """Aggregate scored samples' metrics: (values, stderrs, breakdowns)."""
+        values: dict[str, float] = {}
+        stderrs: dict[str, float] = {}
+        breakdowns: dict[str, Any] = {}
+        for spec in self.config.metric_list:
+            column = [row[spec.metric] for row in metric_rows]
+            result = self.aggregations[spec.metric](column)
+            if isinstance(result, dict):
+                breakdowns[spec.metric] = result
+                continue
+            values[spec.metric] = float(result)
+            stderr = STDERRS.get(spec.aggregation) if isinstance(spec.aggregation, str) else None
+            stderrs[spec.metric] = float(stderr(column)) if stderr else math.nan
+        return values, stderrs, breakdowns
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {m.metric: m.higher_is_better for m in self.config.metric_list}
+
+    # ----------------------------------------------------------------------------- identity
+    def identity(self) -> dict[str, Any]:
+        """What determines this task's scores: config (with hook sources), metadata, data."""
+        config = self.config.to_dict()
+        config.pop("source", None)
+        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs()}
+        digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
+        return {
+            "task": self.name,
+            "version": self.config.version,
+            "config_sha256": digest,
+            "metadata": self.metadata,
+            "dataset": self.data.fingerprint if self.data else None,
+        }

@@ -1,0 +1,178 @@
+"""Typed task and group configs, read from YAML in lm-eval's schema (`lm_eval/config/task.py`).
+
+Only what this harness implements is accepted; an unknown key is an error naming the file and line
+(with the closest known key), because a misspelt key that is silently ignored changes results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import TaskConfigError, suggest
+from harness.yaml_loader import FunctionRef, YamlDict
+
+# lm-eval keys with no meaning here (few-shot, log-likelihood, filters): named so the error says why.
+_UNSUPPORTED = {
+    "training_split", "validation_split", "fewshot_split", "fewshot_config", "description",
+    "target_delimiter", "fewshot_delimiter", "doc_to_choice", "use_prompt", "repeats", "filter_list",
+    "should_decontaminate", "doc_to_decontamination_query", "custom_dataset", "doc_to_audio",
+    "unsafe_code", "class",
+}
+_ALIASES = {"doc_to_image": "doc_to_visual", "gen_prefix": "assistant_prefix"}
+
+
+@dataclass
+class MetricSpec:
+    metric: str
+    aggregation: str | FunctionRef = "mean"
+    higher_is_better: bool = True
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskConfig:
+    task: str
+    dataset_path: str
+    source: Path
+    dataset_name: str | None = None
+    dataset_kwargs: dict[str, Any] = field(default_factory=dict)
+    test_split: str = "test"
+    task_alias: str | None = None
+    tag: list[str] = field(default_factory=list)
+    output_type: str = "generate_until"
+    num_fewshot: int = 0
+    process_docs: FunctionRef | None = None
+    doc_to_text: str | FunctionRef | None = None
+    doc_to_messages: FunctionRef | None = None
+    doc_to_visual: str | list[str] | FunctionRef | None = None
+    doc_to_target: str | FunctionRef | None = None
+    system_prompt: str | None = None
+    assistant_prefix: str | None = None
+    answer_space: FunctionRef | list[str] | None = None
+    process_results: FunctionRef | None = None
+    metric_list: list[MetricSpec] = field(default_factory=list)
+    generation_kwargs: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> Any:
+        return self.metadata.get("version", 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready config for the results file (`configs`), functions written as `!function x`."""
+
+        def plain(value: Any) -> Any:
+            if isinstance(value, FunctionRef):
+                return str(value)
+            if isinstance(value, MetricSpec):
+                out = {"metric": value.metric, "aggregation": plain(value.aggregation),
+                       "higher_is_better": value.higher_is_better}
+                out.update(value.kwargs)
+                return out
+            if isinstance(value, dict):
+                return {str(k): plain(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [plain(v) for v in value]
+            if isinstance(value, Path):
+                return str(value)
+            return value
+
+        return {name: plain(getattr(self, name)) for name in self.__dataclass_fields__}
+
+    def function_refs(self) -> list[FunctionRef]:
+        refs = [v for v in vars(self).values() if isinstance(v, FunctionRef)]
+        refs += [m.aggregation for m in self.metric_list if isinstance(m.aggregation, FunctionRef)]
+        return refs
+
+
+@dataclass
+class GroupConfig:
+    group: str
+    task: list[str]
+    source: Path
+    group_alias: str | None = None
+    aggregate_metric_list: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _expect(data: YamlDict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    value = data[key]
+    if not isinstance(value, kind):
+        raise TaskConfigError(f"{data.where(key)}: `{key}` must be {what}, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def parse_task(data: YamlDict) -> TaskConfig:
+    data = YamlDict(data) if not isinstance(data, YamlDict) else data
+    known = set(TaskConfig.__dataclass_fields__) - {"source"}
+    values: dict[str, Any] = {}
+    for key in data:
+        name = _ALIASES.get(key, key)
+        if key in _UNSUPPORTED:
+            raise TaskConfigError(f"{data.where(key)}: `{key}` (lm-eval) is not supported by this harness")
+        if name not in known:
+            raise TaskConfigError(f"{data.where(key)}: {suggest(str(key), known | set(_ALIASES), 'task key')}")
+        if name in values:
+            raise TaskConfigError(f"{data.where(key)}: `{key}` and its alias are both set")
+        values[name] = data[key]
+    for required in ("task", "dataset_path"):
+        if required not in values:
+            raise TaskConfigError(f"{data.where()}: task file has no `{required}`")
+    _expect(data, "task", str, "a string")
+    if values.get("output_type", "generate_until") != "generate_until":
+        raise TaskConfigError(
+            f"{data.where('output_type')}: only `output_type: generate_until` is supported (got {values['output_type']!r})"
+        )
+    if values.get("num_fewshot", 0):
+        raise TaskConfigError(f"{data.where('num_fewshot')}: few-shot prompting is not supported")
+    if "doc_to_text" not in values and "doc_to_messages" not in values:
+        raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
+    tag = values.get("tag", [])
+    values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
+    for key in ("metadata", "generation_kwargs", "dataset_kwargs"):
+        if key in data and data[key] is not None:
+            _expect(data, key, dict, "a mapping")
+        values[key] = dict(values.get(key) or {})
+    metrics = []
+    raw_metrics = values.get("metric_list") or []
+    if not isinstance(raw_metrics, list):
+        raise TaskConfigError(f"{data.where('metric_list')}: `metric_list` must be a list of mappings")
+    for entry in raw_metrics:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise TaskConfigError(f"{data.where('metric_list')}: each `metric_list` entry needs `metric:` ({entry!r})")
+        extra = {k: v for k, v in entry.items() if k not in ("metric", "aggregation", "higher_is_better")}
+        metrics.append(
+            MetricSpec(str(entry["metric"]), entry.get("aggregation", "mean"),
+                       bool(entry.get("higher_is_better", True)), extra)
+        )
+    values["metric_list"] = metrics
+    return TaskConfig(source=Path(str(data.source)), **values)
+
+
+def parse_group(data: YamlDict) -> GroupConfig:
+    known = set(GroupConfig.__dataclass_fields__) - {"source"}
+    for key in data:
+        if key not in known:
+            raise TaskConfigError(f"{data.where(key)}: {suggest(str(key), known, 'group key')}")
+    _expect(data, "group", str, "a string")
+    if "task" not in data:
+        raise TaskConfigError(f"{data.where('group')}: group {data['group']!r} has no `task:` list")
+    members = data["task"]
+    members = [members] if isinstance(members, str) else members
+    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        raise TaskConfigError(f"{data.where('task')}: a group's `task:` must be a list of task or group names")
+    aggregates = data.get("aggregate_metric_list") or []
+    if isinstance(aggregates, dict):
+        aggregates = [aggregates]
+    for entry in aggregates:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise TaskConfigError(f"{data.where('aggregate_metric_list')}: each entry needs `metric:`")
+        if entry.get("aggregation", "mean") != "mean":
+            raise TaskConfigError(f"{data.where('aggregate_metric_list')}: group aggregation must be `mean`")
+    return GroupConfig(
+        group=data["group"], task=list(members), source=Path(str(data.source)),
+        group_alias=data.get("group_alias"), aggregate_metric_list=list(aggregates),
+        metadata=dict(data.get("metadata") or {}),
+    )

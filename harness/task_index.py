@@ -1,0 +1,116 @@
+"""Find task and group YAMLs: the installed `tasks` package first, then each `--include_path`.
+
+Like lm-eval's `TaskIndex`: a file with `group:` is a group, a file with `task:` (a string) is a task,
+and every other YAML is a template used through `include:`. Tags come from the tasks' `tag:` lists.
+Unlike lm-eval, a malformed file is an error, not a task that silently disappears.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import TaskConfigError, UserError, suggest
+from harness.task_config import GroupConfig, TaskConfig, parse_group, parse_task
+from harness.yaml_loader import load_config
+
+
+def default_tasks_dir() -> Path:
+    """The `tasks/` folder of the installed distribution (works from a wheel, not only a checkout)."""
+    import tasks
+
+    return Path(tasks.__file__).resolve().parent
+
+
+@dataclass
+class Selection:
+    """What `--tasks` expanded to: tasks to run in order, and each named group's members."""
+
+    tasks: list[str] = field(default_factory=list)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> direct members, in order
+
+
+class TaskIndex:
+    def __init__(self, include_paths: Sequence[Path | str] = (), include_defaults: bool = True) -> None:
+        self.tasks: dict[str, TaskConfig] = {}
+        self.groups: dict[str, GroupConfig] = {}
+        self.tags: dict[str, list[str]] = {}
+        roots = ([default_tasks_dir()] if include_defaults else []) + [Path(p) for p in include_paths]
+        for root in roots:
+            if not root.exists():
+                raise UserError(f"--include_path {root}: no such file or folder")
+            self._index_root(root)
+        for config in self.tasks.values():
+            for tag in config.tag:
+                if tag in self.tasks or tag in self.groups:
+                    raise TaskConfigError(f"{config.source}:1: tag {tag!r} is also a task or group name")
+                self.tags.setdefault(tag, []).append(config.task)
+
+    def _index_root(self, root: Path) -> None:
+        files = [root] if root.is_file() else sorted(root.rglob("*.yaml")) + sorted(root.rglob("*.yml"))
+        seen_here: dict[str, Path] = {}
+        for path in files:
+            data = load_config(path)
+            if "group" in data:
+                config: TaskConfig | GroupConfig = parse_group(data)
+                name = config.group
+            elif isinstance(data.get("task"), str):
+                config = parse_task(data)
+                name = config.task
+            else:
+                continue  # a template, only used through `include:`
+            if name in seen_here:
+                raise TaskConfigError(f"{path}:1: {name!r} is already defined in {seen_here[name]}")
+            seen_here[name] = path
+            if name in self.tasks or name in self.groups:
+                previous = (self.tasks.get(name) or self.groups[name]).source
+                print(f"harness: {path} overrides {name!r} from {previous}", file=sys.stderr)
+                self.tasks.pop(name, None)
+                self.groups.pop(name, None)
+            if isinstance(config, GroupConfig):
+                self.groups[name] = config
+            else:
+                self.tasks[name] = config
+
+    def all_names(self) -> set[str]:
+        return set(self.tasks) | set(self.groups) | set(self.tags)
+
+    def select(self, names: Iterable[str]) -> Selection:
+        """Expand task, group and tag names (and shell-style globs over them) to tasks to run."""
+        selection = Selection()
+
+        def add_task(name: str) -> None:
+            if name not in selection.tasks:
+                selection.tasks.append(name)
+
+        def expand(name: str, stack: tuple[str, ...]) -> None:
+            if name in stack:
+                raise TaskConfigError(f"{self.groups[name].source}:1: group cycle: {' -> '.join((*stack, name))}")
+            if name in self.tasks:
+                add_task(name)
+            elif name in self.groups:
+                members = self.groups[name].task
+                selection.groups[name] = list(members)
+                for member in members:
+                    if member not in self.all_names():
+                        raise TaskConfigError(
+                            f"{self.groups[name].source}:1: group {name!r}: "
+                            + suggest(member, self.all_names(), "task")
+                        )
+                    expand(member, (*stack, name))
+            elif name in self.tags:
+                for member in self.tags[name]:
+                    add_task(member)
+            else:
+                matches = sorted(n for n in self.all_names() if fnmatch.fnmatchcase(n, name))
+                if not matches or not any(ch in name for ch in "*?["):
+                    raise UserError(suggest(name, self.all_names(), "task") + " (see `harness ls`)")
+                for match in matches:
+                    expand(match, stack)
+
+        for name in names:
+            expand(name, ())
+        return selection

@@ -1,0 +1,175 @@
+"""Task YAML parsing: `!function` hooks, `include:` merging, and errors that name the file and line.
+
+`!function utils.fn` is kept as a `FunctionRef` until a task is actually run, so `harness ls` never
+imports task code; resolving looks for `utils.py` in the folder of the YAML file that wrote the tag
+(then for an importable module of that dotted name), as lm-eval's `_yaml_loader.py` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from harness.errors import TaskConfigError
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class YamlDict(dict):
+    """A mapping that remembers the file and line of each key, for error messages."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lines: dict[str, str] = {}  # key -> "file:line" where it was written
+        self.source: Path | None = None
+
+    def where(self, key: str | None = None) -> str:
+        if key is not None and key in self.lines:
+            return self.lines[key]
+        return f"{self.source}:1"
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """An unresolved `!function module.name` written at `yaml_file:line`."""
+
+    spec: str
+    yaml_file: Path = field(compare=False)
+    line: int = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"!function {self.spec}"
+
+    def resolve(self) -> Callable[..., Any]:
+        module_name, _, func_name = self.spec.rpartition(".")
+        where = f"{self.yaml_file}:{self.line}"
+        if not module_name or not func_name:
+            raise TaskConfigError(f"{where}: `!function {self.spec}` must be written as module.function")
+        local = self.yaml_file.parent / (module_name.replace(".", "/") + ".py")
+        if local.is_file():
+            module = _load_module_file(local)
+            origin = str(local)
+        else:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as err:
+                raise TaskConfigError(
+                    f"{where}: `!function {self.spec}`: no {local.name} beside the YAML and no importable "
+                    f"module {module_name!r} ({err})"
+                ) from None
+            origin = getattr(module, "__file__", module_name)
+        func = getattr(module, func_name, None)
+        if not callable(func):
+            raise TaskConfigError(f"{where}: `!function {self.spec}`: {origin} has no function {func_name!r}")
+        return func
+
+    def source_hash(self) -> str:
+        """sha256 of the function's source, so a changed hook changes the task's fingerprint."""
+        try:
+            source = inspect.getsource(self.resolve())
+        except (OSError, TypeError):
+            source = self.spec
+        return hashlib.sha256(source.encode()).hexdigest()
+
+
+_MODULES: dict[tuple[str, float], ModuleType] = {}
+
+
+def _load_module_file(path: Path) -> ModuleType:
+    path = path.resolve()
+    key = (str(path), path.stat().st_mtime)
+    if key not in _MODULES:
+        # A unique, stable module name per file: two task folders may both have a `utils.py`.
+        name = "harness_task_hooks_" + hashlib.sha1(str(path).encode()).hexdigest()[:12] + "_" + path.stem
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:
+            del sys.modules[name]
+            raise TaskConfigError(f"{path}: importing task hooks failed: {type(err).__name__}: {err}") from err
+        _MODULES[key] = module
+    return _MODULES[key]
+
+
+def _make_loader(path: Path) -> type:
+    class Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+        pass
+
+    def construct_mapping(loader: Any, node: yaml.MappingNode) -> YamlDict:
+        result = YamlDict()
+        result.source = path
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            result[key] = loader.construct_object(value_node, deep=True)
+            result.lines[key] = f"{path}:{key_node.start_mark.line + 1}"
+        return result
+
+    def construct_function(loader: Any, node: yaml.Node) -> FunctionRef:
+        return FunctionRef(str(loader.construct_scalar(node)).strip(), path, node.start_mark.line + 1)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    Loader.add_constructor("!function", construct_function)
+    return Loader
+
+
+def load_yaml_file(path: Path) -> YamlDict:
+    """Parse one YAML file (no includes). Malformed YAML raises `TaskConfigError` with file:line:col."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TaskConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        data = yaml.load(text, Loader=_make_loader(path))  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
+        problem = " ".join(p for p in (err.context, err.problem) if p)
+        raise TaskConfigError(f"{path}:{line}: malformed YAML: {problem}") from None
+    except yaml.YAMLError as err:
+        raise TaskConfigError(f"{path}: malformed YAML: {err}") from None
+    if data is None:
+        data = YamlDict()
+        data.source = path
+    if not isinstance(data, YamlDict):
+        raise TaskConfigError(f"{path}:1: a task or group file must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def load_config(path: Path, _stack: tuple[Path, ...] = ()) -> YamlDict:
+    """Load a YAML file and merge its `include:` chain; keys of the including file win."""
+    path = path.resolve()
+    if path in _stack:
+        chain = " -> ".join(str(p) for p in (*_stack, path))
+        raise TaskConfigError(f"{path}:1: include cycle: {chain}")
+    data = load_yaml_file(path)
+    includes = data.pop("include", None)
+    if includes is None:
+        return data
+    include_where = data.where("include")
+    merged = YamlDict()
+    merged.source = path
+    for name in [includes] if isinstance(includes, str) else list(includes):
+        target = Path(str(name))
+        if not target.is_absolute():
+            target = path.parent / target
+        if not target.is_file():
+            raise TaskConfigError(f"{include_where}: included file {name!r} not found (looked for {target})")
+        base = load_config(target, (*_stack, path))
+        merged.update(base)
+        merged.lines.update(base.lines)
+    merged.update(data)
+    merged.lines.update(data.lines)
+    return merged

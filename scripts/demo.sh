@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `make demo`: build a small synthetic MMNeedle (all 7 single-needle configs, 20 positives + 20
+# negatives each), load one config back with `datasets`, evaluate the `random` baseline (and the
+# constant "-1" answer, for contrast) on the `mmneedle_k1` group, and write the report.
+# Usage: bash scripts/demo.sh OUT_DIR      (about a minute on 2 CPU cores, fully offline)
+set -euo pipefail
+
+OUT="${1:-demo_out}"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BIN="$ROOT/.venv/bin"
+if [[ ! -x "$BIN/harness" || ! -x "$BIN/builders" ]]; then
+  echo "demo: $BIN/harness or $BIN/builders is missing; run 'make install' first" >&2
+  exit 1
+fi
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+CONFIGS=(m1_n2_k1 m1_n4_k1 m1_n8_k1 m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1)
+
+echo "== 1/4 build the synthetic MMNeedle subset into $OUT/data"
+"$BIN/builders" build mmneedle --source synthetic --configs "${CONFIGS[@]}" --limit 20 --out "$OUT/data" --quiet --overwrite
+
+echo "== 2/4 load a config back with datasets.load_dataset"
+"$BIN/python" - "$OUT/data/mmneedle" <<'PY'
+import sys
+
+import datasets
+
+ds = datasets.load_dataset(sys.argv[1], "m10_n2_k1", split="test")
+row = ds[0]
+print(f"m10_n2_k1: {len(ds)} rows, columns: {', '.join(ds.column_names)}")
+print(f"row {row['id']}: {row['num_images']} images of {row['image_sizes'][0][0]}x{row['image_sizes'][0][1]} px "
+      f"(decoded: {type(row['images'][0]).__name__}), answer {row['answer']!r}, "
+      f"{row['text_tokens']} text + {sum(row['image_tokens'])} vision tokens")
+print("prompt:", row["prompt"].replace("<image>" * row["num_images"], f"<image> x {row['num_images']} ")[:400])
+PY
+
+echo "== 3/4 evaluate the random baseline (and the constant answer -1) on the mmneedle_k1 group"
+"$BIN/harness" --tasks mmneedle_k1 --model random --data_dir "$OUT/data" --output_path "$OUT/results" --log_samples --no_progress
+"$BIN/harness" --tasks mmneedle_k1 --model constant --model_args answer=-1 --data_dir "$OUT/data" \
+  --output_path "$OUT/results" --no_progress > /dev/null
+
+echo "== 4/4 write the report"
+"$BIN/harness" report "$OUT/results"
+echo "demo: done. Report: $OUT/results/report.md (plots beside it); per-sample logs: $OUT/results/*/samples_*.jsonl"

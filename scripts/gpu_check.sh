@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Backend parity check for someone with a GPU: the same checkpoint through the `hf` and `vllm`
+# backends on a small synthetic MMNeedle build; reports how often their answers agree, their metrics
+# side by side, and samples/s of each.
+#
+#   pip install -e '.[hf,vllm]'            # vLLM 0.33 pins torch 2.14 and transformers <5.21
+#   scripts/gpu_check.sh [CHECKPOINT] [WORKDIR]
+#
+# CHECKPOINT defaults to Qwen/Qwen2.5-VL-3B-Instruct (downloaded by transformers/vLLM on first use);
+# WORKDIR defaults to a new temporary folder. Knobs (environment):
+#   GPU_CHECK_CONFIGS    MMNeedle configs, space-separated   (default: "m1_n2_k1 m10_n1_k1")
+#   GPU_CHECK_LIMIT      positives and negatives per config (default: 25)
+#   GPU_CHECK_MAX_PIXELS pixel cap given to both backends    (default: 1003520 = 1280 x 28 x 28)
+#   GPU_CHECK_CONTEXT    context length / vLLM max_model_len (default: 32768)
+#   GPU_CHECK_HF_BATCH   hf --batch_size                     (default: 4)
+#   GPU_CHECK_HF_BATCH_TOKENS  hf --max_batch_tokens (token-budget batches, capped at GPU_CHECK_HF_BATCH
+#                        requests; default: unset, fixed-size batches)
+#   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend
+#   GPU_CHECK_MIN_AGREEMENT  fail (exit 1) below this answer agreement (default: 0.9)
+#   PYTHON               interpreter for the comparison     (default: python)
+# Greedy decoding on both sides; small numeric differences between the two engines (kernels, bf16)
+# can still flip a few answers, hence an agreement threshold rather than identity.
+# Both runs start from empty output folders with --no_cache, so every sample is generated (no answer
+# comes from a journal or the response cache) and samples/s measures the backends.
+
+set -euo pipefail
+
+CHECKPOINT="${1:-Qwen/Qwen2.5-VL-3B-Instruct}"
+WORKDIR="${2:-$(mktemp -d -t mmlongeval-gpu-check.XXXXXX)}"
+CONFIGS="${GPU_CHECK_CONFIGS:-m1_n2_k1 m10_n1_k1}"
+LIMIT="${GPU_CHECK_LIMIT:-25}"
+MAX_PIXELS="${GPU_CHECK_MAX_PIXELS:-1003520}"
+CONTEXT="${GPU_CHECK_CONTEXT:-32768}"
+HF_BATCH="${GPU_CHECK_HF_BATCH:-4}"
+HF_BATCH_TOKENS="${GPU_CHECK_HF_BATCH_TOKENS:-}"
+MIN_AGREEMENT="${GPU_CHECK_MIN_AGREEMENT:-0.9}"
+PYTHON="${PYTHON:-python}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+die() { echo "gpu_check: $*" >&2; exit 2; }
+
+command -v harness >/dev/null || die "the 'harness' command is not installed (pip install -e '.[hf,vllm]')"
+command -v builders >/dev/null || die "the 'builders' command is not installed (pip install -e .)"
+command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU"
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidia-smi sees no GPU"
+"$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')"
+
+mkdir -p "$WORKDIR"
+rm -rf "$WORKDIR/hf" "$WORKDIR/vllm"  # this script's own run folders: no resumed samples in a timing
+echo "gpu_check: checkpoint $CHECKPOINT, work folder $WORKDIR" >&2
+
+# 1. A small synthetic build (no COCO needed); the same rows feed both backends.
+# shellcheck disable=SC2086  # CONFIGS is a space-separated list on purpose
+builders build mmneedle --source synthetic --configs $CONFIGS --limit "$LIMIT" --out "$WORKDIR/data" --quiet
+
+TASKS=""
+for config in $CONFIGS; do
+  TASKS="${TASKS:+$TASKS,}mmneedle_${config}_pos,mmneedle_${config}_neg"
+done
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# 2. hf: the model loads before the runner's clock starts; wall time includes it, so it is excluded
+#    below using the results' own evaluation time instead of the wall time.
+HF_ARGS="pretrained=$CHECKPOINT,dtype=bfloat16,max_pixels=$MAX_PIXELS,context_length=$CONTEXT${GPU_CHECK_HF_ARGS:+,$GPU_CHECK_HF_ARGS}"
+start=$(now)
+harness --tasks "$TASKS" --model hf --model_args "$HF_ARGS" --batch_size "$HF_BATCH" \
+  ${HF_BATCH_TOKENS:+--max_batch_tokens "$HF_BATCH_TOKENS"} --no_cache \
+  --data_dir "$WORKDIR/data" --output_path "$WORKDIR/hf" --log_samples 2>&1 | tee "$WORKDIR/hf.log"
+HF_WALL=$(elapsed "$start" "$(now)")
+
+# 3. vllm: the engine starts inside the run (its image limit comes from the data); the backend prints
+#    how long that took, which is subtracted to get generation throughput.
+VLLM_ARGS="pretrained=$CHECKPOINT,max_pixels=$MAX_PIXELS,max_model_len=$CONTEXT,gpu_memory_utilization=0.85${GPU_CHECK_VLLM_ARGS:+,$GPU_CHECK_VLLM_ARGS}"
+start=$(now)
+harness --tasks "$TASKS" --model vllm --model_args "$VLLM_ARGS" --no_cache \
+  --data_dir "$WORKDIR/data" --output_path "$WORKDIR/vllm" --log_samples 2>&1 | tee "$WORKDIR/vllm.log"
+VLLM_WALL=$(elapsed "$start" "$(now)")
+ENGINE_SECONDS=$(sed -n 's/.*vllm engine ready in \([0-9.]*\) s.*/\1/p' "$WORKDIR/vllm.log" | head -n 1)
+ENGINE_SECONDS="${ENGINE_SECONDS:-0}"
+
+echo "gpu_check: wall time hf ${HF_WALL}s, vllm ${VLLM_WALL}s (engine start-up ${ENGINE_SECONDS}s)" >&2
+
+# 4. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up).
+"$PYTHON" "$HERE/compare_backends.py" "$WORKDIR/hf" "$WORKDIR/vllm" --labels hf vllm \
+  --exclude 0 "$ENGINE_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
+  --min_agreement "$MIN_AGREEMENT"
+echo "gpu_check: report in $WORKDIR/comparison.md" >&2

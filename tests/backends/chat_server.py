@@ -1,0 +1,192 @@
+"""A small OpenAI chat-completions server on 127.0.0.1 (an ephemeral port) for the `openai` tests.
+
+Each request's text names its sample and what the server should do with it: `#id=s1 #do=ok`.
+Scenarios (per sample, counting that sample's attempts):
+
+    ok            200 with content "answer:<id>" and a usage block
+    slow          waits 0.2 s, then answers like ok (for the concurrency test)
+    rate_once     1st attempt: 429 with `Retry-After: 1`; then ok
+    rate_ms_once  1st attempt: 429 with `retry-after-ms: 50`; then ok
+    fail_once     1st attempt: 500; then ok
+    fail_twice    1st and 2nd attempts: 500; then ok
+    timeout_once  1st attempt: answers only after 2 s (beyond the client's timeout); then ok
+    always_500    500 forever
+    refuse        200 with message.refusal
+    filter        200 with finish_reason "content_filter" and no content
+    filter_400    400 with Azure's content_filter error code
+    malformed     200 with an HTML body
+    no_choices    200 with a JSON body without choices
+    bad_request   400 (must not be retried)
+    no_vision     400 saying the model does not accept images (a text-only model behind the server)
+    auth          401
+
+A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
+first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
+`answer(body)` (default "answer:<id>"). Every request is recorded (path, query, headers, parsed body,
+arrival time); `max_in_flight` is the most requests handled at once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+_TAG = re.compile(r"#(id|do)=(\S+)")
+
+
+@dataclass
+class Received:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+    @property
+    def tags(self) -> dict[str, str]:
+        texts = []
+        for message in self.body.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            else:
+                texts.extend(p.get("text", "") for p in content if p.get("type") == "text")
+        return dict(_TAG.findall(" ".join(texts)))
+
+
+class ChatServer:
+    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None, faults: list[str] | None = None) -> None:
+        self.answer = answer
+        self.faults = list(faults or [])
+        self.received: list[Received] = []
+        self.attempts: dict[str, int] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> None:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep pytest output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {"_raw": raw.decode("utf-8", "replace")}
+                split = urlsplit(self.path)
+                record = Received(split.path, parse_qs(split.query), {k.lower(): v for k, v in self.headers.items()},
+                                  body, time.monotonic())
+                with server._lock:
+                    server.received.append(record)
+                    sample = record.tags.get("id", "?")
+                    server.attempts[sample] = attempt = server.attempts.get(sample, 0) + 1
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    do = record.tags.get("do")
+                    if do is None:
+                        do, attempt = (server.faults.pop(0), 1) if server.faults else ("ok", attempt)
+                try:
+                    self._answer(record, do, sample, attempt)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout test)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+                      content_type: str = "application/json") -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _ok(self, record: Received, sample: str, **message: Any) -> None:
+                n_images = sum(1 for m in record.body["messages"] if isinstance(m.get("content"), list)
+                               for p in m["content"] if p.get("type") == "image_url")
+                finish = message.pop("finish_reason", "stop")
+                text = server.answer(record.body) if server.answer else f"answer:{sample}"
+                msg = {"role": "assistant", "content": text, **message}
+                self._send(200, {
+                    "id": f"chatcmpl-{sample}", "object": "chat.completion", "model": record.body.get("model"),
+                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 10 + n_images, "completion_tokens": 3, "total_tokens": 13 + n_images,
+                              "completion_tokens_details": {"reasoning_tokens": 0}},
+                })
+
+            def _answer(self, record: Received, do: str, sample: str, attempt: int) -> None:
+                if do == "ok":
+                    self._ok(record, sample)
+                elif do == "slow":
+                    server._stopping.wait(0.2)
+                    self._ok(record, sample)
+                elif do == "rate_once" and attempt == 1:
+                    self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": "1"})
+                elif do == "rate_ms_once" and attempt == 1:
+                    self._send(429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "50"})
+                elif (do == "fail_twice" and attempt <= 2) or (do == "fail_once" and attempt == 1):
+                    self._send(500, {"error": {"message": "internal error"}})
+                elif do == "timeout_once" and attempt == 1:
+                    server._stopping.wait(2.0)
+                    self._ok(record, sample)
+                elif do == "always_500":
+                    self._send(500, {"error": {"message": "still broken"}})
+                elif do == "refuse":
+                    self._ok(record, sample, content=None, refusal="I can't help with that.")
+                elif do == "filter":
+                    self._ok(record, sample, content=None, finish_reason="content_filter")
+                elif do == "filter_400":
+                    self._send(400, {"error": {"message": "The prompt was filtered", "code": "content_filter"}})
+                elif do == "malformed":
+                    self._send(200, b"<html>gateway hiccup</html>", content_type="text/html")
+                elif do == "no_choices":
+                    self._send(200, {"id": "x", "object": "chat.completion"})
+                elif do == "bad_request":
+                    self._send(400, {"error": {"message": "image could not be processed", "code": "invalid_image"}})
+                elif do == "no_vision":
+                    self._send(400, {"error": {"message": "This model does not support image inputs",
+                                               "type": "BadRequestError", "code": 400}})
+                elif do == "auth":
+                    self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                else:
+                    self._ok(record, sample)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    def for_sample(self, sample: str) -> list[Received]:
+        return [r for r in self.received if r.tags.get("id") == sample]
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

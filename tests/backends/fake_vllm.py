@@ -1,0 +1,66 @@
+"""A stand-in for `vllm.LLM` with the same `chat` call shape, for the parts of the `vllm` backend that
+surround the engine (screening, chunking, bisection, replica processes). The real engine needs a GPU
+and is exercised by scripts/gpu_check.sh; vLLM's own classes are used where they import (see
+test_vllm_backend.py).
+
+Its answer describes what it received: `"<pid>|<CUDA_VISIBLE_DEVICES>|<message summaries>"`, where
+an image is `img:<uuid[:8]>:<w>x<h>`. A conversation whose text contains REJECT makes the whole call
+raise `ValueError`, as vLLM's validation does; DIE ends the process, HANG blocks for 30 s; a model
+named "explode" fails to load.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from types import SimpleNamespace
+from typing import Any
+
+CALLS: list[dict[str, Any]] = []  # in-process record of every chat call
+
+
+class FakeLLM:
+    def __init__(self, **kwargs: Any) -> None:
+        if kwargs["model"] == "explode":
+            raise RuntimeError("cannot load model 'explode'")
+        self.kwargs = kwargs
+        self.shutdowns = 0
+        core = SimpleNamespace(shutdown=self._shutdown)
+        config = SimpleNamespace(max_model_len=kwargs.get("max_model_len", 4096))
+        self.llm_engine = SimpleNamespace(model_config=config, engine_core=core)
+
+    def _shutdown(self) -> None:
+        self.shutdowns += 1
+
+    def chat(self, conversations, sampling_params, *, use_tqdm, chat_template_content_format,
+             add_generation_prompt, continue_final_message):
+        assert len(conversations) == len(sampling_params)
+        CALLS.append({"kwargs": self.kwargs, "conversations": conversations, "sampling": sampling_params,
+                      "add_generation_prompt": add_generation_prompt, "continue_final_message": continue_final_message})
+        outputs = []
+        for conversation, params in zip(conversations, sampling_params, strict=True):
+            pieces = []
+            for message in conversation:
+                for part in message["content"]:
+                    if part["type"] == "text":
+                        if "REJECT" in part["text"]:
+                            raise ValueError("The decoder prompt (length 99999) is longer than the maximum model length")
+                        if "DIE" in part["text"]:
+                            os._exit(3)  # a replica process that crashes (e.g. a CUDA fault)
+                        if "HANG" in part["text"]:
+                            time.sleep(30)  # a replica that stops answering
+                        pieces.append(f"{message['role']}:{part['text']}")
+                    else:
+                        image = part["image_pil"]
+                        pieces.append(f"img:{part['uuid'][:8]}:{image.size[0]}x{image.size[1]}")
+            text = f"{os.getpid()}|{os.environ.get('CUDA_VISIBLE_DEVICES')}|" + ";".join(pieces)
+            max_tokens = params.max_tokens if hasattr(params, "max_tokens") else params["max_tokens"]
+            completion = SimpleNamespace(text=text, token_ids=list(range(min(3, max_tokens))), finish_reason="stop")
+            outputs.append(SimpleNamespace(outputs=[completion], prompt_token_ids=[1] * (7 + len(pieces)),
+                                           num_cached_tokens=0))
+        return outputs
+
+
+def sampling_dict(**kwargs: Any) -> dict[str, Any]:
+    """Stands in for `vllm.SamplingParams` where vLLM is not installed."""
+    return dict(kwargs)

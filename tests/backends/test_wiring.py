@@ -1,0 +1,106 @@
+"""Small parts of the wiring between backends and the harness: output folder names, secret
+redaction, and the response cache when a backend stops the run mid-batch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from harness.api import BackendFatalError, Model, Request, Response
+from harness.cache import CachingModel, ResponseCache
+from harness.redact import REDACTED, is_secret_name, redact_mapping, redact_text, secret_values
+from harness.results import model_folder_name
+
+from .conftest import make_request
+
+
+def test_model_folder_names_separate_models_and_backends():
+    assert model_folder_name("hf", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}) == "Qwen__Qwen2.5-VL-7B-Instruct"
+    assert model_folder_name("vllm", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}) == "vllm__Qwen__Qwen2.5-VL-7B-Instruct"
+    assert model_folder_name("openai", {"model": "gpt-4o", "api_key": "x"}) == "openai__gpt-4o"
+    assert model_folder_name("openai", {"model": "gpt-4o-mini"}) != model_folder_name("openai", {"model": "gpt-4o"})
+    assert model_folder_name("constant", {"answer": "-1"}) == "constant"
+    assert model_folder_name("hf", {"pretrained": "/ckpt/a"}) != model_folder_name("hf", {"pretrained": "/ckpt/b"})
+
+
+def test_secret_names_and_values_are_redacted():
+    for name in ("api_key", "OPENAI_API_KEY", "apikey", "hf_token", "token", "client_secret", "password", "key", "auth"):
+        assert is_secret_name(name), name
+    for name in ("max_batch_tokens", "token_param", "max_num_batched_tokens", "model", "keyframes", "chunk_tokens"):
+        assert not is_secret_name(name), name
+    args = {"model": "m", "api_key": "sk-1", "nested": {"hf_token": "hf_2", "seed": 3}, "token_param": "max_tokens"}
+    assert redact_mapping(args) == {"model": "m", "api_key": REDACTED, "nested": {"hf_token": REDACTED, "seed": 3},
+                                    "token_param": "max_tokens"}
+    assert secret_values(args) == ["hf_2", "sk-1"]
+    assert redact_text("model=m,api_key=sk-1", secret_values(args)) == f"model=m,api_key={REDACTED}"
+
+
+class StopsAtThird(Model):
+    """Answers two requests, then the provider rejects the key: the batch raises with what it got."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    @classmethod
+    def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):
+        return cls()
+
+    def identity(self):
+        return {"model": "stops"}
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        answers: list[Response | None] = []
+        for request in requests:
+            if len(self.sent) >= 2:
+                answers.append(None)
+                continue
+            self.sent.append(request.sample_id)
+            answers.append(Response(text=f"answer {request.sample_id}"))
+        if None in answers:
+            raise BackendFatalError("HTTP 401", answers)
+        return answers  # type: ignore[return-value]
+
+
+def test_cache_keeps_what_a_failing_batch_answered(tmp_path):
+    requests = [make_request(f"s{i}", [f"q{i}"], doc_id=i) for i in range(4)]
+    first = CachingModel(StopsAtThird(), ResponseCache(tmp_path / "c.sqlite3"))
+    first.generate(requests[:1])
+    with pytest.raises(BackendFatalError, match="HTTP 401") as failure:
+        first.generate(requests)  # s0 from the cache, s1 answered, s2 and s3 not
+    assert [r.text if r else None for r in failure.value.responses] == ["answer s0", "answer s1", None, None]
+    assert (first.cache_hits, first.requests_sent) == (1, 2)
+    first.close()
+    inner = StopsAtThird()
+    second = CachingModel(inner, ResponseCache(tmp_path / "c.sqlite3"))
+    assert [r.text for r in second.generate(requests[:2])] == ["answer s0", "answer s1"]
+    assert inner.sent == [] and second.cache_hits == 2
+    second.close()
+
+
+def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_dir, tmp_path, capsys):
+    from harness.cli import main
+    from harness.models.registry import _REGISTRY, register_model
+
+    @register_model("test_replica_dies")
+    class ReplicaDies(Model):
+        @classmethod
+        def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):
+            return cls()
+
+        def generate(self, requests):
+            raise BackendFatalError("vllm replica 1 failed during generation:\nTraceback (most recent call last):\n"
+                                    "  ...\nRuntimeError: CUDA error: an illegal memory access was encountered")
+
+    try:
+        code = main(["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "test_replica_dies", "--data_dir", str(mmneedle_dir),
+                     "--output_path", str(tmp_path), "--no_progress"])
+    finally:
+        _REGISTRY.pop("test_replica_dies")
+    err = capsys.readouterr().err
+    assert code == 1
+    (line,) = [line for line in err.splitlines() if "replica" in line or "Traceback" in line]
+    details = tmp_path / "test_replica_dies" / "backend_error.log"
+    assert line == (f"harness: error: the model backend stopped: vllm replica 1 failed during generation: (details in "
+                    f"{details}); finished samples are saved under {details.parent}, run the same command to resume")
+    assert "CUDA error: an illegal memory access" in details.read_text()

@@ -1,0 +1,176 @@
+"""Session fixtures for the harness tests: a synthetic MMNeedle build (the real builder) and a tiny
+LLaVA checkpoint, both made offline in seconds; helpers to run the `harness` command.
+
+The tiny checkpoint: a byte-level BPE tokenizer trained in memory, a CLIP image processor at 28x28
+(4 image tokens per image), a LlavaProcessor with a small chat template, and a 2-layer CLIP +
+2-layer Llama model, seeded, saved with `save_pretrained` so the harness loads it as it would a
+user's checkpoint (the recipe NOTES.md records as working offline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pytest
+
+from harness.cli import main
+
+SPECIALS = ["<pad>", "<s>", "</s>", "<image>"]
+# Text parts verbatim, image parts as the literal <image> token (expanded by the processor).
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: "
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'image' %}<image>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}{{ '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+)
+
+
+def _corpus():
+    words = "Given images indexed subimage caption row column index Respond answer user assistant -1"
+    for i in range(200):
+        yield f"{words} {i % 10 + 1}, {(i * 3) % 10 + 1}, {(i * 7) % 10 + 1}; -1\n"
+
+
+def build_tiny_llava(out_dir: Path) -> Path:
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
+
+    torch.manual_seed(0)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(_corpus(), trainer=trainers.BpeTrainer(
+        vocab_size=300, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    image_token_id = tokenizer.convert_tokens_to_ids("<image>")
+
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}),
+        tokenizer=tokenizer, patch_size=14, vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE, image_token="<image>", num_additional_image_tokens=1,
+    )
+    config = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                           num_attention_heads=2, image_size=28, patch_size=14),
+        text_config=dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id),
+        image_token_id=image_token_id, vision_feature_select_strategy="default",
+    )
+    model = LlavaForConditionalGeneration(config).eval()
+    for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        setattr(model.generation_config, key, getattr(tokenizer, key))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    processor.save_pretrained(out_dir)
+    return out_dir
+
+
+# Configs the tests use: one needle, two needles (10 images, for depth), five needles.
+CONFIGS = ["m1_n2_k1", "m10_n1_k2", "m1_n2_k5"]
+LIMIT = 12  # positives and negatives per config
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Keep the datasets Arrow cache of these tests out of the user's ~/.cache."""
+    cache = tmp_path_factory.mktemp("hf_datasets_cache")
+    previous = datasets.config.HF_DATASETS_CACHE
+    datasets.config.HF_DATASETS_CACHE = cache
+    yield cache
+    datasets.config.HF_DATASETS_CACHE = previous
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A `--data_dir` holding `mmneedle/` built by the real builder from its synthetic source."""
+    from builders.mmneedle import build_mmneedle
+
+    root = tmp_path_factory.mktemp("data")
+    build_mmneedle(source="synthetic", out_dir=root, configs=CONFIGS, limit=LIMIT, seed=0, num_proc=1)
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random LLaVA checkpoint saved with save_pretrained (see `build_tiny_llava`)."""
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="session")
+def rows(data_dir: Path):
+    """`rows("m1_n2_k1")`: a built config as `datasets` loads it (to compute expected values)."""
+
+    def load(config: str) -> datasets.Dataset:
+        return datasets.load_dataset(str(data_dir / "mmneedle"), config, split="test")
+
+    return load
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+    output_path: Path | None
+
+    def model_dir(self, name: str) -> Path:
+        assert self.output_path is not None
+        return self.output_path / name
+
+    def results(self, name: str) -> dict[str, Any]:
+        files = sorted(self.model_dir(name).glob("results_*.json"))
+        assert files, f"no results in {self.model_dir(name)}; stderr: {self.err}"
+        return json.loads(files[-1].read_text())
+
+    def samples(self, name: str, task: str) -> list[dict[str, Any]]:
+        lines = (self.model_dir(name) / f"samples_{task}.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines[1:]]
+
+
+@pytest.fixture
+def harness(capsys: pytest.CaptureFixture[str]):
+    """Run `harness ARGS` in-process; returns exit code, stdout, stderr and the output folder."""
+
+    def run(*args: str) -> Run:
+        argv = [str(a) for a in args]
+        code = main(argv + ["--no_progress"] if argv and argv[0] not in ("ls", "models", "report", "merge") else argv)
+        captured = capsys.readouterr()
+        output = Path(argv[argv.index("--output_path") + 1]) if "--output_path" in argv else None
+        return Run(code, captured.out, captured.err, output)
+
+    return run
+
+
+@pytest.fixture
+def script_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for running the installed console script: offline, own caches, one thread."""
+    env = dict(os.environ)
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "hf_cache"),
+               OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env.pop("MMLONGEVAL_DATA_DIR", None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def harness_script() -> str:
+    """The `harness` console script installed beside this interpreter."""
+    return str(Path(sys.executable).parent / "harness")

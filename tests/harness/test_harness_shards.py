@@ -1,0 +1,118 @@
+"""`--shard i/n` and `harness merge` through the `harness` command: the shards of a run, merged, give
+the unsharded run's results file (every metric, count, breakdown and per-sample record)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.sharding import Shard
+
+RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
+# Everything of a results file that is about the evaluation, not about when or how it ran.
+SAME = ("results", "groups", "group_subtasks", "n-samples", "breakdowns", "usage", "versions", "task_hashes",
+        "higher_is_better", "configs", "datasets")
+
+
+def _records(model_dir: Path, task: str) -> list[dict[str, Any]]:
+    lines = (model_dir / f"samples_{task}.jsonl").read_text().splitlines()
+    return sorted((json.loads(line) for line in lines[1:]), key=lambda r: r["doc_id"])
+
+
+def _header(model_dir: Path, task: str) -> dict[str, Any]:
+    return json.loads((model_dir / f"samples_{task}.jsonl").read_text().splitlines()[0])
+
+
+def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: str, tasks: list[str]):
+    full = harness(*args, "--output_path", tmp_path / "full")
+    assert full.code == 0, full.err
+    shard_dirs = []
+    for index in range(count):
+        run = harness(*args, "--shard", f"{index}/{count}", "--output_path", tmp_path / f"shard{index}")
+        assert run.code == 0, run.err
+        assert f"shard {index}/{count}: these results cover only this shard's documents" in run.err
+        partial = run.results(model)
+        assert partial["partial"]["shard"] == f"{index}/{count}" and partial["config"]["shard"] == f"{index}/{count}"
+        for task in tasks:
+            docs = full.results(model)["n-samples"][task]["effective"]
+            assert partial["n-samples"][task]["effective"] == len(Shard(index, count).select(range(docs)))
+            assert partial["partial"]["task_docs"][task] == docs
+            assert all(Shard(index, count).contains(r["doc_id"]) for r in run.samples(model, task))
+        shard_dirs.append(tmp_path / f"shard{index}")
+    merged = harness("merge", tmp_path / "merged", *shard_dirs)
+    assert merged.code == 0, merged.err
+    return full, merged
+
+
+def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, harness) -> None:
+    args = ("--tasks", ",".join(RANDOM_TASKS), "--model", "random", "--data_dir", data_dir, "--seed", "5",
+            "--batch_size", "2")
+    full, merged = _shard_then_merge(harness, tmp_path, 3, args, "random", RANDOM_TASKS)
+    expected = full.results("random")
+    got = json.loads(sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1].read_text())
+    for key in SAME:
+        assert got[key] == expected[key], key
+    assert "partial" not in got and got["config"]["shard"] is None
+    assert [m["shard"] for m in got["config"]["merged_from"]] == ["0/3", "1/3", "2/3"]
+    # Random guesses differ per sample, so a sample merged into the wrong place would show.
+    assert expected["results"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
+    for task in RANDOM_TASKS:
+        assert _records(tmp_path / "merged" / "random", task) == _records(tmp_path / "full" / "random", task)
+        assert _header(tmp_path / "merged" / "random", task) == _header(tmp_path / "full" / "random", task)
+    assert "merged 3 shards" in merged.err
+    report = harness("report", tmp_path)  # the shards' partial results stay out of the report
+    assert report.code == 0, report.err
+    text = (tmp_path / "report.md").read_text()
+    assert "Not shown: 3 results file(s) of `--shard` runs" in text
+    assert "| mmneedle_m1_n2_k1_pos | 1.0 | 12 | 0 | existence_acc |" in text
+
+
+def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
+    task = "mmneedle_m10_n1_k2_neg"
+    args = ("--tasks", task, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1", "--data_dir",
+            data_dir, "--limit", "5", "--gen_kwargs", "max_gen_toks=4")
+    name = str(tiny_llava).replace("/", "__")
+    full, _ = _shard_then_merge(harness, tmp_path, 2, args, name, [task])
+    expected = full.results(name)
+    got = json.loads(sorted((tmp_path / "merged" / name).glob("results_*.json"))[-1].read_text())
+    for key in SAME:
+        assert got[key] == expected[key], key
+    assert got["usage"][task]["completion_tokens"] > 0
+    assert _records(tmp_path / "merged" / name, task) == _records(tmp_path / "full" / name, task)
+
+
+def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: Path, harness) -> None:
+    args = ("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir)
+    run = harness(*args, "--shard", "3/3")
+    assert run.code == 2 and "0-based: the last of 3 is 2/3" in run.err and "Traceback" not in run.err
+    run = harness(*args, "--shard", "half")
+    assert run.code == 2 and "--shard expects 'i/n'" in run.err
+
+    for index in (0, 1):
+        assert harness(*args, "--shard", f"{index}/3", "--output_path", tmp_path / f"s{index}").code == 0
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
+    assert run.code == 2 and "missing shard(s) 2/3" in run.err
+    assert harness(*args, "--output_path", tmp_path / "whole").code == 0
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "whole")
+    assert run.code == 2 and "not the results of a --shard run" in run.err
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "nowhere")
+    assert run.code == 2 and "no such folder" in run.err
+    other = ("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "constant", "--model_args", 'answer="1, 1, 1"',
+             "--data_dir", data_dir)
+    assert harness(*other, "--shard", "2/3", "--output_path", tmp_path / "s2").code == 0
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1", tmp_path / "s2")
+    assert run.code == 2 and "are not shards of one run (they differ in: model_args, model_identity)" in run.err
+
+
+def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_dir: Path, harness) -> None:
+    task = "mmneedle_m1_n2_k1_pos"
+    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    assert harness(*args, "--limit", "4").code == 0
+    assert _header(tmp_path / "random", task)["parts"]["task_docs"] == 4
+    fingerprint = _header(tmp_path / "random", task)["fingerprint"]
+    run = harness(*args, "--limit", "9")
+    assert run.code == 0 and f"{task}: 4 samples resumed from the journal, 5 generated now" in run.err
+    header = _header(tmp_path / "random", task)
+    assert header["parts"]["task_docs"] == 9 and header["fingerprint"] == fingerprint
+    assert len(_records(tmp_path / "random", task)) == 9

@@ -1,0 +1,282 @@
+"""The task system: discovery, include, !function hooks, groups and tags, and bad task files."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.errors import TaskConfigError
+from harness.task_index import TaskIndex, default_tasks_dir
+from harness.yaml_loader import load_config
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def test_installed_tasks_are_indexed() -> None:
+    index = TaskIndex()
+    assert len([t for t in index.tasks if t.startswith("mmneedle_")]) == 42
+    assert set(index.groups) >= {"mmneedle", "mmneedle_k1", "mmneedle_k2", "mmneedle_k5"}
+    assert len(index.tags["mmneedle_pos"]) == 21 and len(index.tags["mmneedle_neg"]) == 21
+    selection = index.select(["mmneedle"])
+    assert len(selection.tasks) == 42
+    assert selection.groups["mmneedle"] == ["mmneedle_k1", "mmneedle_k2", "mmneedle_k5"]
+    assert len(selection.groups["mmneedle_k2"]) == 14
+    config = index.tasks["mmneedle_m10_n4_k2_pos"]
+    # include: chain merged (template + default), generation settings of spec A11
+    assert config.dataset_name == "m10_n4_k2" and config.dataset_path == "mmneedle"
+    assert config.generation_kwargs == {"max_gen_toks": 300, "temperature": 0.0, "do_sample": False, "until": []}
+    assert "individual_exact_acc" in [m.metric for m in config.metric_list]
+    assert index.select(["mmneedle_m1_n2_k*_neg"]).tasks == [
+        "mmneedle_m1_n2_k1_neg", "mmneedle_m1_n2_k2_neg", "mmneedle_m1_n2_k5_neg"]
+
+
+def test_committed_yamls_match_their_generator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_yamls", default_tasks_dir() / "mmneedle" / "_make_yamls.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "HERE", tmp_path)
+    module.main()
+    for generated in tmp_path.glob("*.yaml"):
+        assert (default_tasks_dir() / "mmneedle" / generated.name).read_text() == generated.read_text(), generated.name
+
+
+def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness_script: str, script_env) -> None:
+    proc = subprocess.run([harness_script, "ls"], cwd=tmp_path, env=script_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Tasks (42):" in proc.stdout and "mmneedle_m10_n8_k5_pos" in proc.stdout
+    assert "mmneedle_k1" in proc.stdout and "mmneedle_pos" in proc.stdout
+
+
+def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, data_dir: Path, harness) -> None:
+    tasks = tmp_path / "my_tasks"
+    write(tasks / "utils.py", '''
+        def process_results(doc, results):
+            return {"says_minus_one": float(results[0].strip() == "-1")}
+    ''')
+    write(tasks / "_base.yaml", '''
+        dataset_path: mmneedle
+        doc_to_image: images
+        doc_to_text: "{{prompt}}"
+        doc_to_target: answer
+        process_results: !function utils.process_results
+        metric_list:
+          - metric: says_minus_one
+            aggregation: mean
+        metadata:
+          version: 2.0
+    ''')
+    write(tasks / "a.yaml", "include: _base.yaml\ntask: probe_k1\ndataset_name: m1_n2_k1\n")
+    write(tasks / "b.yaml", "include: _base.yaml\ntask: probe_k2\ndataset_name: m10_n1_k2\ntag: probes\n")
+    write(tasks / "group.yaml", '''
+        group: probe_all
+        task: [probe_k1, probe_k2]
+        aggregate_metric_list:
+          - metric: says_minus_one
+            weight_by_size: true
+    ''')
+    run = harness("--tasks", "probe_all", "--model", "constant", "--model_args", "answer=-1", "--include_path", tasks,
+                  "--data_dir", data_dir, "--limit", "5", "--output_path", tmp_path / "out")
+    assert run.code == 0, run.err
+    results = run.results("constant")
+    assert results["results"]["probe_k1"]["says_minus_one,none"] == 1.0
+    assert results["versions"]["probe_k1"] == 2.0
+    assert results["group_subtasks"] == {"probe_all": ["probe_k1", "probe_k2"]}
+    assert results["groups"]["probe_all"]["says_minus_one,none"] == 1.0
+    assert results["groups"]["probe_all"]["n_scored"] == 10
+    assert results["configs"]["probe_k1"]["process_results"] == "!function utils.process_results"
+    tagged = harness("--tasks", "probes", "--model", "constant", "--model_args", "answer=-1", "--include_path", tasks,
+                     "--data_dir", data_dir, "--limit", "2")
+    assert tagged.code == 0 and "probe_k2" in tagged.out and "probe_k1" not in tagged.out
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path: Path, harness) -> None:
+    bad = write(tmp_path / "t" / "broken.yaml", "task: broken\ndataset_path: x\ndoc_to_text: [unclosed\nmetric_list: []\n")
+    run = harness("--tasks", "broken", "--model", "constant", "--model_args", "answer=-1", "--include_path", bad.parent)
+    assert run.code == 2
+    assert f"{bad}:4:" in run.err and "malformed YAML" in run.err
+    assert "Traceback" not in run.err
+
+
+def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, harness) -> None:
+    folder = tmp_path / "t"
+    write(folder / "utils.py", "def something_else(doc, results):\n    return {}\n")
+    task = write(folder / "t.yaml", '''
+        task: needs_hook
+        dataset_path: mmneedle
+        dataset_name: m1_n2_k1
+        doc_to_text: prompt
+        process_results: !function utils.not_there
+        metric_list:
+          - metric: acc
+    ''')
+    run = harness("--tasks", "needs_hook", "--model", "constant", "--model_args", "answer=-1",
+                  "--include_path", folder, "--data_dir", data_dir)
+    assert run.code == 2
+    assert f"{task}:5:" in run.err and "not_there" in run.err and "utils.py" in run.err
+
+
+def test_unknown_task_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.yaml", "task: x\ndataset_path: d\ndoc_to_text: prompt\nmetric_lst: []\n")
+    with pytest.raises(TaskConfigError, match=rf"{path}:4: unknown task key 'metric_lst'; did you mean: metric_list"):
+        TaskIndex([path], include_defaults=False)
+
+
+def test_include_cycle_and_missing_include(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", "include: b.yaml\ntask: a\n")
+    write(tmp_path / "b.yaml", "include: a.yaml\n")
+    with pytest.raises(TaskConfigError, match="include cycle"):
+        load_config(tmp_path / "a.yaml")
+    missing = write(tmp_path / "c.yaml", "task: c\n\ninclude: nowhere.yaml\n")
+    with pytest.raises(TaskConfigError, match=rf"{missing}:3: included file 'nowhere.yaml' not found"):
+        load_config(missing)
+
+
+def test_unknown_task_and_model_suggest_names(harness, data_dir: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pso", "--model", "random")
+    assert run.code == 2 and "unknown task 'mmneedle_m1_n2_k1_pso'; did you mean: mmneedle_m1_n2_k1_pos" in run.err
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5vl", "--data_dir", data_dir)
+    assert run.code == 2 and "unknown model 'qwen2.5vl'; did you mean:" in run.err and "qwen2.5-vl" in run.err
+
+
+def test_missing_dataset_names_the_builder_command(tmp_path: Path, harness) -> None:
+    run = harness("--tasks", "mmneedle_m10_n4_k1_pos", "--model", "random", "--data_dir", tmp_path / "empty")
+    assert run.code == 2
+    assert "dataset 'mmneedle' not found" in run.err
+    assert "builders build mmneedle" in run.err and "--configs m10_n4_k1" in run.err
+
+
+def test_missing_config_in_a_build_names_the_builder_command(data_dir: Path, harness) -> None:
+    run = harness("--tasks", "mmneedle_m10_n8_k5_neg", "--model", "random", "--data_dir", data_dir)
+    assert run.code == 2
+    assert "m10_n8_k5" in run.err and "builders build mmneedle" in run.err
+
+
+def test_bad_arguments_exit_2_without_traceback(harness, data_dir: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "constant", "--data_dir", data_dir)
+    assert run.code == 2 and "constant needs the answer" in run.err
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--model_args", "sed=1", "--data_dir", data_dir)
+    assert run.code == 2 and "unknown argument(s) ['sed']" in run.err
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--gen_kwargs", "max_tokens=5",
+                  "--data_dir", data_dir)
+    assert run.code == 2 and "max_tokens" in run.err
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--metadata", "{bad", "--data_dir", data_dir)
+    assert run.code == 2 and "--metadata" in run.err
+
+
+def test_help_mentions_subcommands() -> None:
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "harness ls" in proc.stdout and "harness report" in proc.stdout
+
+
+def test_hub_fallback_uses_metadata_hub_repo(tmp_path: Path, data_dir: Path, harness, monkeypatch) -> None:
+    # No local build under the default cache: the task's metadata.hub_repo is loaded with
+    # load_dataset(repo, config). A local folder stands in for a Hub repo id here (offline).
+    monkeypatch.delenv("MMLONGEVAL_DATA_DIR", raising=False)
+    monkeypatch.setattr("harness.data.DEFAULT_DATA_DIR", tmp_path / "no_cache")
+    write(tmp_path / "t" / "t.yaml", f'''
+        task: from_hub
+        dataset_path: mmneedle_not_built_here
+        dataset_name: m1_n2_k1
+        doc_to_text: prompt
+        doc_to_visual: images
+        doc_to_target: answer
+        metric_list:
+          - metric: exact_match
+        metadata:
+          hub_repo: {data_dir / "mmneedle"}
+    ''')
+    run = harness("--tasks", "from_hub", "--model", "constant", "--model_args", "answer=-1", "--include_path",
+                  tmp_path / "t", "--output_path", tmp_path / "out", "--limit", "20")
+    assert run.code == 0, run.err
+    results = run.results("constant")
+    assert results["results"]["from_hub"]["exact_match,none"] == 8 / 20  # 12 positives, then 8 negatives
+    assert results["datasets"]["from_hub"]["location"] == str(data_dir / "mmneedle")
+
+
+def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) -> None:
+    write(tmp_path / "t" / "utils.py", '''
+        def messages(doc):
+            return [{"role": "system", "content": "Answer tersely."},
+                    {"role": "user", "content": [{"type": "text", "text": "Look:"}, {"type": "image"},
+                                                 {"type": "text", "text": doc["prompt"].replace("<image>", "")}]}]
+    ''')
+    write(tmp_path / "t" / "t.yaml", '''
+        task: chat_task
+        dataset_path: mmneedle
+        dataset_name: m1_n2_k1
+        doc_to_messages: !function utils.messages
+        doc_to_visual: images
+        doc_to_target: answer
+        metric_list:
+          - metric: exact_match
+    ''')
+    run = harness("--tasks", "chat_task", "--model", "constant", "--model_args", "answer=-1", "--include_path",
+                  tmp_path / "t", "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "1", "--log_samples")
+    assert run.code == 0, run.err
+    (sample,) = run.samples("constant", "chat_task")
+    assert sample["prompt"].startswith("[system] Answer tersely.\n[user] Look:<image>Given 1 image")
+
+
+def test_alias_resolution_and_overrides() -> None:
+    from harness.models.aliases import resolve
+
+    backend, args, alias = resolve("qwen2.5-vl", {"max_pixels": "401408"})
+    assert (backend, alias) == ("hf", "qwen2.5-vl")
+    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "32768", "max_pixels": "401408"}
+    backend, args, _ = resolve("qwen2.5-vl", {"backend": "vllm"})
+    assert backend == "vllm" and "backend" not in args and args["max_pixels"] == str(1280 * 28 * 28)
+    assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
+
+
+def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
+    """Not MMNeedle: one `Image()` per row, no token figures (context checks skipped), builtin metric."""
+    import io
+
+    import datasets
+    from PIL import Image
+
+    def png(color: str) -> bytes:
+        buffer = io.BytesIO()
+        Image.new("RGB", (8, 8), color).save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    rows = {"id": ["a", "b", "c"], "image": [{"bytes": png(c), "path": None} for c in ("red", "blue", "red")],
+            "question": ["<image>Colour?"] * 3, "answer": ["red", "blue", "red"]}
+    ds = datasets.Dataset.from_dict(rows).cast_column("image", datasets.Image())
+    (tmp_path / "data" / "colours" / "data").mkdir(parents=True)
+    ds.to_parquet(str(tmp_path / "data" / "colours" / "data" / "test-00000-of-00001.parquet"))
+    write(tmp_path / "t" / "colours.yaml", '''
+        task: colours
+        dataset_path: colours
+        doc_to_visual: image
+        doc_to_text: question
+        doc_to_target: answer
+        metric_list:
+          - metric: exact_match
+    ''')
+    run = harness("--tasks", "colours", "--model", "constant", "--model_args", "answer=red", "--include_path",
+                  tmp_path / "t", "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--log_samples")
+    assert run.code == 0, run.err
+    assert run.results("constant")["results"]["colours"]["exact_match,none"] == 2 / 3
+    samples = run.samples("constant", "colours")
+    assert [s["image_sha256"] for s in samples] == [[hashlib.sha256(png(c)).hexdigest()] for c in ("red", "blue", "red")]
+
+
+def test_missing_configs_of_a_group_get_one_build_command(data_dir: Path, harness) -> None:
+    run = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", data_dir)
+    assert run.code == 2
+    assert "12 tasks have no data:" in run.err  # the build holds m1_n2_k1 only, of the K=1 configs
+    assert (f"build them with: builders build mmneedle --source coco=COCO_DIR --configs m1_n4_k1 m1_n8_k1 "
+            f"m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1 --out {data_dir}") in run.err
