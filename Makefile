@@ -2,6 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+VLLM_STAMP := $(VENV)/.vllm-classes
 DEMO_DIR ?= demo_out
 
 .PHONY: install test lint demo bench clean
@@ -15,10 +16,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Tests only: vLLM's classes without its CUDA torch (see requirements/vllm-classes.txt).
+$(VLLM_STAMP): $(STAMP) requirements/vllm-classes.txt
+	$(PY) -m pip install -q -r requirements/vllm-classes.txt
+	$(PY) -m pip install -q --no-deps vllm==0.33.0
+	touch $(VLLM_STAMP)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
-test: $(STAMP) lint
+test: $(STAMP) $(VLLM_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q
 
 demo: $(STAMP)
