@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from builders.core.tokens import MAX_PIXELS, MIN_PIXELS, PATCH_FACTOR, smart_resize
+
 
 def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
     """The size an image is scaled down to so that width*height <= max_pixels (aspect kept).
@@ -22,19 +24,8 @@ def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[
     return new_w, new_h
 
 
-def vision_tokens(width: int, height: int, max_pixels: int | None = None, factor: int = 28,
-                  min_pixels: int = 56 * 56) -> int:
-    """Vision tokens under the builders' counting rule: Qwen2-VL `smart_resize` to multiples of
-    `factor` (14-px patches, 2x2 merge) within [min_pixels, max_pixels], then one token per
-    28x28 block."""
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if max_pixels and h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return (h_bar // factor) * (w_bar // factor)
+def vision_tokens(width: int, height: int, max_pixels: int | None = None, min_pixels: int = MIN_PIXELS) -> int:
+    """Vision tokens under the builders' counting rule (`builders.core.tokens`), with the run's
+    pixel limits in place of the rule's defaults."""
+    h_bar, w_bar = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels or MAX_PIXELS)
+    return (h_bar // PATCH_FACTOR) * (w_bar // PATCH_FACTOR)

@@ -32,7 +32,6 @@ import importlib.util
 import io
 import json
 import logging
-import math
 import multiprocessing
 import os
 import sys
@@ -43,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from builders.core.tokens import MIN_PIXELS, PATCH_FACTOR, smart_resize
 from harness.api import BackendFatalError, GenerationSettings, ImagePart, Model, Request, Response, TextPart
 from harness.batching import token_budget_batches
 from harness.models.openai_chat import settings_from_args
@@ -50,8 +50,7 @@ from harness.models.registry import register_model
 
 log = logging.getLogger(__name__)
 
-PATCH_FACTOR = 28  # Qwen2-VL: 14x14 patches merged 2x2
-QWEN_MIN_PIXELS = 56 * 56
+QWEN_MIN_PIXELS = MIN_PIXELS
 QWEN_MAX_PIXELS = 28 * 28 * 1280  # the processor's default cap, used when only min_pixels is given
 
 
@@ -156,21 +155,6 @@ def engine_kwargs(settings: VLLMSettings, image_limit: int) -> dict[str, Any]:
     return kwargs
 
 
-def smart_resize(height: int, width: int, min_pixels: int, max_pixels: int, factor: int = PATCH_FACTOR) -> tuple[int, int]:
-    """Qwen2-VL's resize rule (the one the rows' `image_tokens` use, here with the run's pixel limits)."""
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt(height * width / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
-
-
 def vision_tokens(request: Request, settings: VLLMSettings) -> list[int]:
     """Per-image vision tokens: the row's figures, or, when the run sets pixel limits and the image
     sizes are known, the same 28-px rule applied with those limits (the rows count full resolution)."""
@@ -183,7 +167,7 @@ def vision_tokens(request: Request, settings: VLLMSettings) -> list[int]:
     hi = settings.max_pixels if settings.max_pixels is not None else QWEN_MAX_PIXELS
     out = []
     for image in images:
-        h, w = smart_resize(int(image.height), int(image.width), lo, hi)  # type: ignore[arg-type]
+        h, w = smart_resize(int(image.height), int(image.width), min_pixels=lo, max_pixels=hi)  # type: ignore[arg-type]
         out.append((h // PATCH_FACTOR) * (w // PATCH_FACTOR))
     return out
 
