@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 
 from harness.errors import UserError  # noqa: E402
+from harness.results import metric_items  # noqa: E402
 
 # The paper's palette: red (0) -> amber -> green (1).
 PAPER_CMAP = LinearSegmentedColormap.from_list("mmneedle", ["#F0496E", "#EBB839", "#0CD79F"])
@@ -161,11 +162,7 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
         for task, entry in sorted(data["results"].items(), key=lambda item: natural_key(item[0])):
             excluded = entry.get("sample_len", 0) - entry.get("n_scored", 0)
             first = True
-            for key, value in entry.items():
-                if "," not in key or "_stderr," in key:
-                    continue
-                metric = key.split(",")[0]
-                stderr = entry.get(f"{metric}_stderr,none", "N/A")
+            for metric, value, stderr in metric_items(entry):
                 head = (f"{task} | {data['versions'].get(task, '')} | {entry.get('n_scored', '')} | {excluded}"
                         if first else " | | | ")
                 lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")

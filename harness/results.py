@@ -12,6 +12,7 @@ import math
 import platform
 import re
 import subprocess
+from collections.abc import Iterator
 from datetime import datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
@@ -172,6 +173,14 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
+def metric_items(entry: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+    """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results."""
+    for key, value in entry.items():
+        if "," in key and "_stderr," not in key:
+            metric = key.split(",")[0]
+            yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
+
+
 def summary_table(results: dict[str, Any]) -> str:
     """A markdown table like lm-eval's: one row per task and metric, then groups."""
     lines = ["| Task | Version | n | Metric | Value |   | Stderr |", "|---|---|---|---|---|---|---|"]
@@ -182,11 +191,7 @@ def summary_table(results: dict[str, Any]) -> str:
         n = f"{entry['n_scored']}" + (f" (+{excluded} excl." + (f", {refused} refused" if refused else "") + ")"
                                       if excluded else "")
         first = True
-        for key, value in entry.items():
-            if "," not in key or "_stderr," in key:
-                continue
-            metric = key.split(",")[0]
-            stderr = entry.get(f"{metric}_stderr,none", "N/A")
+        for metric, value, stderr in metric_items(entry):
             lines.append(f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
                          f"{_fmt(value)} | ± | {_fmt(stderr)} |")
             first = False
