@@ -113,24 +113,14 @@ def test_console_script_exit_code(tmp_path: Path) -> None:
     )
 
 
+def build_one_row_config(capsys: pytest.CaptureFixture[str], out: Path) -> None:
+    code, _, err = run(capsys, "build", "mmneedle", "--configs", "m1_n2_k1", "--limit", "1", "--num-proc", "1",
+                       "--quiet", "--out", str(out))
+    assert code == 0, err
+
+
 def test_push_dry_run_lists_the_upload(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert (
-        run(
-            capsys,
-            "build",
-            "mmneedle",
-            "--configs",
-            "m1_n2_k1",
-            "--limit",
-            "1",
-            "--num-proc",
-            "1",
-            "--quiet",
-            "--out",
-            str(tmp_path),
-        )[0]
-        == 0
-    )
+    build_one_row_config(capsys, tmp_path)
     folder = tmp_path / "mmneedle"
     code, out, err = run(
         capsys, "push", str(folder), "--repo", "acme/mmneedle", "--tag", "v1.2.3", "--dry-run"
@@ -163,23 +153,7 @@ def test_push_dry_run_lists_the_upload(capsys: pytest.CaptureFixture[str], tmp_p
 def test_push_rejects_bad_arguments_and_incomplete_folders(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert (
-        run(
-            capsys,
-            "build",
-            "mmneedle",
-            "--configs",
-            "m1_n2_k1",
-            "--limit",
-            "1",
-            "--num-proc",
-            "1",
-            "--quiet",
-            "--out",
-            str(tmp_path),
-        )[0]
-        == 0
-    )
+    build_one_row_config(capsys, tmp_path)
     folder = str(tmp_path / "mmneedle")
     push = ("push", folder, "--dry-run")
     assert_user_error(
