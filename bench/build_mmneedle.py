@@ -78,9 +78,9 @@ def child_build(args: argparse.Namespace) -> dict:
 def child_floor(args: argparse.Namespace) -> dict:
     from PIL import Image
 
-    from builders.core.sources import open_source
     from builders.mmneedle import CONFIGS
     from builders.mmneedle.plan import RegeneratePlanner
+    from builders.mmneedle.sources import open_source
 
     # The work list (untimed): which pool images the build shows and which source images they hold.
     source = open_source(args.source, 0)
@@ -259,7 +259,7 @@ def make_coco(folder: Path, count: int) -> None:
     """A COCO-2014-layout folder of `count` 640 x 480 JPEGs (synthetic scenes) with captions."""
     if (folder / "annotations" / "captions_val2014.json").is_file():
         return
-    from builders.core.sources import SyntheticCaptionSource
+    from builders.mmneedle.sources import SyntheticCaptionSource
 
     source = SyntheticCaptionSource(seed=1, num_images=count)
     (folder / "val2014").mkdir(parents=True, exist_ok=True)

@@ -2,136 +2,102 @@
 
     builders list
     builders build mmneedle --source synthetic --limit 4 --out data/
+    builders build mmneedle --help          # the options every build takes, then MMNeedle's own
     builders push data/mmneedle --repo ORG/mmneedle --tag v1.0.0 --dry-run
 
+Benchmarks are the packages under `builders/` (`builders.core.benchmark`); nothing here names one.
 User mistakes end with exit code 2 and a one-line message naming the file or value.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
+from builders.core import contract
+from builders.core.benchmark import Benchmark, BuildOptions, benchmark_names, load_benchmark
 from builders.core.errors import BuildError
-
-BENCHMARKS = ("mmneedle",)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="builders", description="Build benchmark datasets and push them to the Hub."
-    )
+    parser = argparse.ArgumentParser(prog="builders", description="Build benchmark datasets and push them to the Hub.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{list,build,push}")
 
     commands.add_parser("list", help="list the benchmarks and their configs")
 
+    names = benchmark_names()
     build = commands.add_parser(
         "build",
         help="build a benchmark into OUT/<benchmark>",
         description="Build a benchmark into OUT/<benchmark>, a folder laid out like a Hub dataset repo "
-        "(load it with datasets.load_dataset(folder, config)).",
+        "(load it with datasets.load_dataset(folder, config)). `builders build NAME --help` lists NAME's options.",
     )
-    build.add_argument("benchmark", choices=BENCHMARKS)
-    build.add_argument(
-        "--source",
-        default="synthetic",
-        help="captioned images: 'synthetic' (drawn scenes, offline; 'synthetic:COUNT' for COUNT images, "
-        "default 10000) or 'coco=DIR' (DIR/annotations/captions_val2014.json + DIR/val2014/*.jpg). Default: synthetic",
-    )
-    build.add_argument(
-        "--official-metadata",
-        metavar="DIR",
-        help="rebuild the paper's exact samples from the authors' metadata_stitched/ folder (needs --source coco=DIR)",
-    )
-    build.add_argument(
-        "--configs", nargs="+", metavar="NAME", help="configs to build, e.g. m10_n4_k1 (default: all 21)"
-    )
-    build.add_argument("--full", action="store_true", help="all 5,000 positives + 5,000 negatives per config")
-    build.add_argument(
-        "--limit",
-        type=int,
-        metavar="L",
-        help="at most L positives and L negatives per config (default: the paper's subset, 1,000 + 1,000 for K=1, 100 + 100 for K>1)",
-    )
-    build.add_argument("--seed", type=int, default=0, help="sampling seed for regenerate mode (default 0)")
-    build.add_argument(
-        "--num-proc", type=int, default=2, help="worker threads for decode/resize/encode (default 2)"
-    )
-    build.add_argument(
-        "--text-tokenizer",
-        default="approx",
-        metavar="SPEC",
-        help="'approx' (offline, default) or 'hf:<tokenizer.json path or hub name>' for the text_tokens column",
-    )
-    build.add_argument(
-        "--strip-captions", action="store_true", help="strip white space around captions (default: raw)"
-    )
-    build.add_argument(
-        "--overwrite", action="store_true", help="replace OUT/<benchmark> even if it holds a different build"
-    )
-    build.add_argument(
-        "--memory-budget-mb",
-        type=int,
-        default=4096,
-        metavar="MB",
-        help="memory for decoded source images (256x256 tiles); beyond it they go to a temporary spill file (default 4096)",
-    )
-    build.add_argument("--quiet", action="store_true", help="no progress bars")
-    build.add_argument(
-        "--out", required=True, metavar="DIR", help="output folder; the dataset goes to DIR/<benchmark>"
-    )
+    build.add_argument("benchmark", choices=names, help=f"one of: {', '.join(names)}")
+    build.add_argument("options", nargs=argparse.REMAINDER, help="the options of that benchmark's build")
 
     push = commands.add_parser("push", help="upload a built folder to the Hub and tag the commit")
     push.add_argument("folder", help="a built dataset folder, e.g. data/mmneedle")
     push.add_argument("--repo", required=True, metavar="ORG/NAME", help="Hub dataset repository")
-    push.add_argument(
-        "--tag", required=True, metavar="vX.Y.Z", help="semantic version tag for the upload's commit"
-    )
+    push.add_argument("--tag", required=True, metavar="vX.Y.Z", help="semantic version tag for the upload's commit")
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded; no network")
     push.add_argument("--token", help="Hub token (default: the logged-in token or HF_TOKEN)")
     return parser
 
 
-def _list() -> None:
-    from builders.mmneedle import CONFIGS
-
-    print(f"mmneedle: {len(CONFIGS)} configs (M images of N x N sub-images, K needles)")
-    for name, cfg in CONFIGS.items():
-        print(
-            f"  {name:<10}  M={cfg.M:<2} N={cfg.N} K={cfg.K}  paper subset {cfg.paper_count}+{cfg.paper_count} rows"
-        )
-
-
-def _build(args: argparse.Namespace) -> None:
-    from builders.mmneedle import build_mmneedle
-
-    path = build_mmneedle(
-        source=args.source,
-        out_dir=args.out,
-        configs=args.configs,
-        official_metadata=args.official_metadata,
-        full=args.full,
-        limit=args.limit,
-        seed=args.seed,
-        num_proc=args.num_proc,
-        text_tokenizer=args.text_tokenizer,
-        strip_captions=args.strip_captions,
-        overwrite=args.overwrite,
-        progress=not args.quiet,
-        memory_budget_mb=args.memory_budget_mb,
+def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
+    """`builders build NAME`'s options: those every build takes, then the benchmark's own."""
+    parser = argparse.ArgumentParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
+    common = parser.add_argument_group("options of every build")
+    common.add_argument("--out", required=True, metavar="DIR", help="output folder; the dataset goes to DIR/<benchmark>")
+    common.add_argument(
+        "--configs", nargs="+", metavar="NAME",
+        help=f"configs to build, comma- or space-separated (default: all {len(benchmark.configs())}; see `builders list`)",
     )
+    common.add_argument(
+        "--image-storage", choices=contract.IMAGE_STORAGES, default=benchmark.default_image_storage,
+        help="embedded: every row holds its images' bytes; shared: each distinct image is stored once, in the "
+        f"'{contract.IMAGE_TABLE_CONFIG}' config, and rows name theirs by sha256 (default: {benchmark.default_image_storage})",
+    )
+    common.add_argument("--num-proc", type=int, default=2, help="worker threads (default 2)")
+    common.add_argument("--overwrite", action="store_true", help="replace OUT/<benchmark> even if it holds a different build")
+    common.add_argument("--quiet", action="store_true", help="no progress bars")
+    benchmark.add_arguments(parser.add_argument_group(f"options of {benchmark.name}"))  # type: ignore[arg-type]
+    return parser
+
+
+def _list() -> None:
+    for name in benchmark_names():
+        benchmark = load_benchmark(name)
+        configs = benchmark.configs()
+        print(f"{name}: {len(configs)} configs ({benchmark.summary})")
+        width = max((len(c) for c in configs), default=0)
+        for config, description in configs.items():
+            print(f"  {config:<{max(width, 10)}}  {description}")
+
+
+def _build(name: str, argv: list[str]) -> None:
     from builders.core.output import read_manifest
 
+    benchmark = load_benchmark(name)
+    args = build_parser(benchmark).parse_args(argv)
+    if args.num_proc < 1:
+        raise BuildError(f"--num-proc must be at least 1, got {args.num_proc}")
+    options = BuildOptions(out_dir=args.out, configs=args.configs, image_storage=args.image_storage,
+                           num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet)
+    path = benchmark.build(options, args)
     manifest = read_manifest(path) or {}
-    for name, info in manifest.get("configs", {}).items():
-        print(
-            f"{name}: {info['rows']} rows ({info['positives']} positive, {info['negatives']} negative), {info['num_bytes']:,} bytes"
-        )
+    for config, info in manifest.get("configs", {}).items():
+        print(f"{config}: {benchmark.describe_config(config, info)}, {info['num_bytes']:,} bytes")
+    table = manifest.get("image_table")
+    if table:
+        print(f"{contract.IMAGE_TABLE_CONFIG}: {table['images']} distinct images, {table['num_bytes']:,} bytes")
     print(f"built {path} (content {manifest.get('content_hash')})")
-    first = next(iter(manifest.get("configs", {})), "m1_n2_k1")
-    print(f'load with: datasets.load_dataset("{path.resolve()}", "{first}", split="test")')
+    first = next(iter(manifest.get("configs", {})), None)
+    if first is not None:
+        print(f'load with: datasets.load_dataset("{path.resolve()}", "{first}", split="test")')
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,19 +106,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             _list()
         elif args.command == "build":
-            _build(args)
+            _build(args.benchmark, args.options)
         elif args.command == "push":
             from builders.core.push import push
 
-            push(
-                args.folder, args.repo, args.tag, private=args.private, dry_run=args.dry_run, token=args.token
-            )
+            push(args.folder, args.repo, args.tag, private=args.private, dry_run=args.dry_run, token=args.token)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was left that looks like a complete dataset", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `builders list | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

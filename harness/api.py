@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import io
+import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -95,7 +96,8 @@ class Request:
     """One sample to generate for. `messages` holds the whole chat, images in prompt order.
 
     `assistant_prefix` is text the assistant turn starts with (a prefill); the backend renders it
-    after the generation prompt and returns only what the model adds.
+    after the generation prompt and returns only what the model adds. `random_answer`, when the task
+    defines one, draws a guess for this sample from the given generator (for guessing baselines).
     """
 
     task: str
@@ -106,11 +108,7 @@ class Request:
     text_tokens: int  # precomputed by the builder (prompt text without images)
     image_tokens: tuple[int, ...]  # precomputed per image, 14x14 patches with 2x2 merge
     assistant_prefix: str = ""
-    answer_space: tuple[str, ...] | None = None  # for guessing baselines, when a task defines one
-    # A guess is `answer_slots` independent draws from `answer_space` joined by `answer_separator`
-    # (MMNeedle K>1: one "m, r, c" or "-1" per needle; K-tuples would be too many to list).
-    answer_slots: int = 1
-    answer_separator: str = "; "
+    random_answer: Callable[[random.Random], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def images(self) -> list[ImageRef]:
@@ -130,7 +128,7 @@ class Response:
     """What a backend produced for one request.
 
     `text` is None when nothing usable came back; then `error` says why. `refused` marks a
-    provider refusal (the MMNeedle paper excludes these from denominators and reports a count).
+    provider refusal (excluded from denominators and counted, as the papers do).
     """
 
     text: str | None
@@ -163,14 +161,20 @@ class Model(abc.ABC):
     """A backend. Subclasses register with `@register_model("name", ...)`.
 
     `from_args` receives the parsed `--model_args` (strings) plus runner settings; backends parse
-    their own types and raise `ValueError` naming the bad argument.
+    them with `harness.models.args.settings_from_args` and raise `ValueError` naming the bad argument.
+
+    What the runner reads from a backend is declared here, with defaults meaning "no limit" or
+    "nothing to do": the attributes `context_length`, `max_images`, `max_pixels` and `batch_size`, and
+    the methods `prepare`, `prompt_tokens`, `batches`, `statistics`, `identity` and `close`.
     """
 
     name: ClassVar[str] = "model"
-    context_length: int | None = None  # max prompt + generation tokens, when known
-    max_images: int | None = None  # per prompt, when the model has a cap
     # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
     cache_responses: ClassVar[bool] = True
+    context_length: int | None = None  # max prompt + generation tokens, when known
+    max_images: int | None = None  # per prompt, when the model has a cap
+    max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
+    batch_size: int = 1  # requests per `generate` call with the default `batches`
 
     @classmethod
     @abc.abstractmethod
@@ -181,11 +185,26 @@ class Model(abc.ABC):
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate for one batch; return one Response per request, in the same order."""
 
+    def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Told once before the run: the largest image count of any request of any of its tasks (an
+        engine sized once for the whole run, e.g. vLLM's `limit_mm_per_prompt`, reads it)."""
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each
+        image's tokens under the contract's rule, after scaling to `max_pixels`."""
+        from harness.images import prompt_tokens
+
+        return prompt_tokens(request, self.max_pixels)
+
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Split a task's pending requests into batches; the runner saves after each one."""
-        size = max(1, getattr(self, "batch_size", 1))
+        size = max(1, self.batch_size)
         for start in range(0, len(requests), size):
             yield list(requests[start : start + size])
+
+    def statistics(self) -> dict[str, Any]:
+        """Counters worth recording with the results (retries, refusals, engine start-up, ...)."""
+        return {}
 
     def identity(self) -> dict[str, Any]:
         """What determines this model's outputs (checkpoint, revision, settings): used in cache

@@ -12,18 +12,14 @@ here a request costs `Request.token_count` (text + vision tokens) plus its gener
 Requests are sorted long-first (ties keep their order), so a batch that runs out of memory shows up
 at once, not hours into a run; a request that alone exceeds a cap goes in a batch of its own,
 marked `oversized`. Batches never mix generation settings (one `generate` call decodes one way).
-`restore_order` puts per-batch results back in the input order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from harness.api import Request
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -143,20 +139,3 @@ def token_budget_batches(
     )
     for batch in plan:
         yield [requests[i] for i in batch.indices]
-
-
-def restore_order(batches: Sequence[Batch], results: Sequence[Sequence[T]]) -> list[T]:
-    """Per-batch results (in each batch's order) back into the order of the planned sequence."""
-    if len(batches) != len(results):
-        raise ValueError(f"{len(results)} result lists for {len(batches)} batches")
-    total = sum(len(b.indices) for b in batches)
-    out: list[T | None] = [None] * total
-    filled = [False] * total
-    for batch, batch_results in zip(batches, results, strict=True):
-        if len(batch.indices) != len(batch_results):
-            raise ValueError(f"batch of {len(batch.indices)} got {len(batch_results)} results")
-        for i, result in zip(batch.indices, batch_results, strict=True):
-            if filled[i]:
-                raise ValueError(f"index {i} appears in two batches")
-            out[i], filled[i] = result, True
-    return out  # type: ignore[return-value]

@@ -99,10 +99,6 @@ class ResponseCache:
         except sqlite3.DatabaseError as err:
             raise ValueError(f"{self.path}: not a usable response cache ({err}); delete it or pass another path") from None
 
-    @classmethod
-    def in_dir(cls, output_dir: str | Path) -> ResponseCache:
-        return cls(Path(output_dir) / CACHE_FILENAME)
-
     def get_many(self, keys: Iterable[str]) -> dict[str, Response]:
         keys = list(dict.fromkeys(keys))
         found: dict[str, Response] = {}
@@ -149,7 +145,7 @@ class CachingModel(Model):
         self.cache_hits = 0
         self._identity = model.identity()
 
-    # Delegate what the runner reads from a model.
+    # Everything the runner reads from a model (`harness.api.Model`) is the wrapped backend's.
     @property
     def context_length(self) -> int | None:  # type: ignore[override]
         return self.model.context_length
@@ -158,32 +154,35 @@ class CachingModel(Model):
     def max_images(self) -> int | None:  # type: ignore[override]
         return self.model.max_images
 
+    @property
+    def max_pixels(self) -> int | None:  # type: ignore[override]
+        return self.model.max_pixels
+
+    @property
+    def batch_size(self) -> int:  # type: ignore[override]
+        return self.model.batch_size
+
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")
 
-    def __getattr__(self, name: str) -> Any:
-        # Backend-specific hooks (e.g. vllm's `observe`) pass through to the wrapped model.
-        if name == "model":
-            raise AttributeError(name)
-        return getattr(self.model, name)
+    def prepare(self, max_images: int) -> None:
+        self.model.prepare(max_images)
+
+    def prompt_tokens(self, request: Request) -> int:
+        return self.model.prompt_tokens(request)
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         return self.model.batches(requests)
+
+    def statistics(self) -> dict[str, Any]:
+        return self.model.statistics()
 
     def identity(self) -> dict[str, Any]:
         return self.model.identity()
 
     def keys(self, requests: Sequence[Request]) -> list[str | None]:
         return [request_key(self._identity, r) if is_cacheable_request(r) else None for r in requests]
-
-    def lookup(self, requests: Sequence[Request]) -> tuple[dict[int, Response], list[int]]:
-        """(cached responses by position, positions still to generate): for a runner that wants to
-        drop hits before batching."""
-        keys = self.keys(requests)
-        found = self.cache.get_many(k for k in keys if k is not None)
-        hits = {i: found[k] for i, k in enumerate(keys) if k is not None and k in found}
-        return hits, [i for i in range(len(requests)) if i not in hits]
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         keys = self.keys(requests)

@@ -5,7 +5,9 @@ variable `MMLONGEVAL_DATA_DIR`) as `DIR/<dataset_path>`; else the default cache
 `~/.cache/mmlongeval/data/<dataset_path>`; else the Hub repo named by the task's `metadata.hub_repo`.
 A folder given explicitly is the only local place searched, so a typo never silently reads another
 build. Image columns are loaded as `Image(decode=False)`: rows carry encoded bytes, and the runner
-reads one image's bytes only when its batch runs (`ImageColumn`).
+reads one image's bytes only when its batch runs (`ImageColumn`). A build that stores its images once
+(`builders.core.contract`, shared image storage) is read the same way through its image table
+(`SharedImageColumn`).
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ import pyarrow as pa
 from datasets import Features
 from datasets import Image as ImageFeature
 
+from builders.core import contract
 from harness.errors import DatasetMissingError, UserError
 from harness.task_config import TaskConfig
 
 DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
 DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
-MANIFEST = "build_manifest.json"
 
 
 @dataclass
@@ -42,6 +44,25 @@ class LoadedDataset:
     def describe(self) -> dict[str, Any]:
         """What the results file records about the data."""
         return {"location": self.location, "revision": self.revision, "fingerprint": self.fingerprint, **self.info}
+
+    @property
+    def image_storage(self) -> str:
+        return contract.manifest_image_storage(self.manifest)
+
+    def image_column(self, docs: datasets.Dataset, column: str) -> ImageColumn | SharedImageColumn:
+        """A reader of one image column of `docs`: the rows' own bytes, or, for the contract's `images`
+        column of a shared-storage build, the build's image table."""
+        if column == contract.IMAGES and column not in docs.column_names and self.image_storage == contract.SHARED:
+            local = Path(self.location)
+            kwargs = {"cache_dir": str(local_cache_dir(local))} if local.is_dir() else {}
+            try:
+                table = contract.image_table(self.location, self.revision, **kwargs)
+            except Exception as err:  # a missing or unreadable image table: say where, not a traceback
+                raise UserError(f"{self.location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
+                                f"{type(err).__name__}: {err}") from None
+            return SharedImageColumn(docs, table)
+        local = Path(self.location)
+        return ImageColumn(docs, column, local if local.is_dir() else None)
 
 
 def missing(config: TaskConfig, root: Path, reason: str) -> DatasetMissingError:
@@ -77,13 +98,10 @@ def _undecoded(feature: Any) -> Any:
 
 
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    path = folder / MANIFEST
-    if not path.is_file():
-        return None
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise UserError(f"{path}: cannot read the build manifest: {err}") from None
+        return contract.read_manifest(folder)
+    except contract.ManifestError as err:
+        raise UserError(str(err)) from None
 
 
 def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
@@ -127,7 +145,7 @@ def _hub_manifest(repo: str, revision: str | None) -> dict[str, Any] | None:
     try:
         from huggingface_hub import hf_hub_download
 
-        path = hf_hub_download(repo, MANIFEST, repo_type="dataset", revision=revision)
+        path = hf_hub_download(repo, contract.MANIFEST_NAME, repo_type="dataset", revision=revision)
     except Exception:  # offline, or a repo without a manifest: record nothing rather than fail
         return None
     return json.loads(Path(path).read_text())
@@ -214,3 +232,24 @@ class ImageColumn:
             file = Path(path) if Path(path).is_absolute() or self.base_dir is None else self.base_dir / path
             data = file.read_bytes()
         return data
+
+
+class SharedImageColumn:
+    """The images of rows that name theirs by `image_sha256`, read from the build's image table on demand."""
+
+    def __init__(self, dataset: datasets.Dataset, table: contract.ImageTable) -> None:
+        if contract.IMAGE_SHA256 not in dataset.column_names:
+            raise UserError(f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
+                            f"(columns: {', '.join(dataset.column_names)})")
+        self._hashes = dataset.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
+        self._table = table
+        self.column = contract.IMAGES
+
+    def _row(self, row: int) -> list[str]:
+        return self._hashes[row].column(0)[0].as_py() or []
+
+    def count(self, row: int) -> int:
+        return len(self._row(row))
+
+    def read(self, row: int, index: int) -> bytes:
+        return self._table.data(self._row(row)[index])

@@ -1,10 +1,12 @@
-"""Image sizing rules shared by the runner (token checks, logs) and the `hf` backend (resizing)."""
+"""Image sizing and token counting by the data contract's rule (`builders.core.contract`), shared by the
+runner (screening, logs) and the backends (resizing, batching)."""
 
 from __future__ import annotations
 
 import math
 
-from builders.core.tokens import MAX_PIXELS, MIN_PIXELS, PATCH_FACTOR, smart_resize
+from builders.core.contract import image_tokens
+from harness.api import Request
 
 
 def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
@@ -24,8 +26,12 @@ def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[
     return new_w, new_h
 
 
-def vision_tokens(width: int, height: int, max_pixels: int | None = None, min_pixels: int = MIN_PIXELS) -> int:
-    """Vision tokens under the builders' counting rule (`builders.core.tokens`), with the run's
-    pixel limits in place of the rule's defaults."""
-    h_bar, w_bar = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels or MAX_PIXELS)
-    return (h_bar // PATCH_FACTOR) * (w_bar // PATCH_FACTOR)
+def prompt_tokens(request: Request, max_pixels: int | None) -> int:
+    """Prompt tokens by the rows' counting rule; with a pixel cap and known image sizes, each image is
+    counted at the size it is scaled down to (never more than the row's own figure)."""
+    images = request.images
+    if not max_pixels or any(i.width is None or i.height is None for i in images):
+        return request.token_count
+    counted = sum(image_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)  # type: ignore[arg-type]
+                  for i in images)
+    return request.text_tokens + min(counted, sum(request.image_tokens) or counted)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from builders.core.contract import IMAGE_PLACEHOLDER
 from harness.api import ContentPart, ImagePart, ImageRef, Message, TextPart
-
-IMAGE_PLACEHOLDER = "<image>"
 
 
 class RowError(ValueError):

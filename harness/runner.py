@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from harness.api import BackendFatalError, GenerationSettings, Model, Request, Response
 from harness.errors import TaskConfigError, UserError
-from harness.images import fit_within_pixels, vision_tokens
+from harness.images import fit_within_pixels
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
 from harness.sample_store import (
@@ -89,23 +89,12 @@ def max_response_chars(settings: GenerationSettings) -> int:
     return 64 * settings.max_gen_toks + 1024
 
 
-def request_tokens(request: Request, model: Model) -> int:
-    """Prompt tokens by the rows' counting rule; images re-counted under the model's pixel cap."""
-    max_pixels = getattr(model, "max_pixels", None)
-    images = request.images
-    if not max_pixels or any(i.width is None or i.height is None for i in images):
-        return request.token_count
-    counted = sum(vision_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)
-                  for i in images)  # type: ignore[misc]
-    return request.text_tokens + min(counted, sum(request.image_tokens) or counted)
-
-
 def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
     images = len(request.images)
     if model.max_images is not None and images > model.max_images:
         return TOO_MANY_IMAGES, f"{images} images; the model takes at most {model.max_images}"
     if check_tokens and model.context_length is not None:
-        needed = request_tokens(request, model) + request.settings.max_gen_toks
+        needed = model.prompt_tokens(request) + request.settings.max_gen_toks
         if needed > model.context_length:
             return OVER_LENGTH, (
                 f"{needed} tokens (prompt {needed - request.settings.max_gen_toks} + max_gen_toks "
@@ -174,7 +163,7 @@ class Runner:
             return {}
         fields: dict[str, Any] = {"target": task.target(doc)}
         if request is not None:
-            max_pixels = getattr(self.model, "max_pixels", None)
+            max_pixels = self.model.max_pixels
             fields["prompt"] = prompt_text(request.messages)
             if request.assistant_prefix:
                 fields["assistant_prefix"] = request.assistant_prefix
@@ -194,7 +183,7 @@ class Runner:
             "sample_id": request.sample_id,
             "response": response.text,
             "finish_reason": response.finish_reason,
-            "token_count": request_tokens(request, self.model),
+            "token_count": self.model.prompt_tokens(request),
         }
         if response.usage:
             record["usage"] = response.usage
@@ -252,10 +241,10 @@ class Runner:
                 problem = _screen(request, self.model, check_tokens)
                 if problem:
                     screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
-                                     "error": problem[1], "token_count": request_tokens(request, self.model),
+                                     "error": problem[1], "token_count": self.model.prompt_tokens(request),
                                      **self._log_fields(task, request, doc)})
                     continue
-                pending.append((request_tokens(request, self.model), doc_id))
+                pending.append((self.model.prompt_tokens(request), doc_id))
             store.add(screened)
             pending.sort(key=lambda item: (-item[0], item[1]))
             requests = LazyRequests(task, settings, [doc_id for _, doc_id in pending])
@@ -287,10 +276,8 @@ class Runner:
             store.close()
 
     def run(self, tasks: Sequence[Task]) -> list[TaskResult]:
-        observe = getattr(self.model, "observe_max_images", None)
-        if callable(observe):
-            # An engine sized once for the whole run (vLLM's limit_mm_per_prompt), not per first task.
-            counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
-            if counts:
-                observe(max(counts))
+        # An engine sized once for the whole run (vLLM's limit_mm_per_prompt), not for its first task.
+        counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
+        if counts:
+            self.model.prepare(max(counts))
         return [self.run_task(task) for task in tasks]

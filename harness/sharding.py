@@ -19,11 +19,7 @@ of one run share every other setting (see `harness.merge`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
-
-T = TypeVar("T")
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -44,13 +40,6 @@ class Shard:
 
     def contains(self, doc_id: int) -> bool:
         return doc_id % self.count == self.index
-
-    def select(self, items: Sequence[T], doc_id_of=None) -> list[T]:
-        """The items of this shard, in their order; `doc_id_of(item)` gives an item's doc_id (default:
-        its position in `items`, right when `items` is a task's full document list)."""
-        if doc_id_of is None:
-            return list(items[self.index :: self.count])
-        return [item for item in items if self.contains(doc_id_of(item))]
 
 
 def parse_shard(text: str | None) -> Shard | None:

@@ -20,7 +20,7 @@ import datasets
 import jinja2
 
 from harness.api import GenerationSettings, ImageRef, Request
-from harness.data import ImageColumn, LoadedDataset, load_task_dataset
+from harness.data import ImageColumn, LoadedDataset, SharedImageColumn, load_task_dataset
 from harness.errors import TaskConfigError, UserError
 from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.prompts import RowError, messages_from_chat, messages_from_prompt
@@ -60,7 +60,7 @@ class Task:
         self.metadata = {**config.metadata, **(metadata or {})}
         self.hooks: dict[str, Callable[..., Any]] = {}
         for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
-                    "answer_space", "process_results"):
+                    "random_answer", "process_results"):
             value = getattr(config, key)
             if isinstance(value, FunctionRef):
                 self.hooks[key] = value.resolve()
@@ -77,7 +77,7 @@ class Task:
         self.data: LoadedDataset | None = None
         self.docs: datasets.Dataset | None = None
         self.n_original = 0
-        self._images: list[ImageColumn] = []
+        self._images: list[ImageColumn | SharedImageColumn] = []
         self._doc_view: datasets.Dataset | None = None
 
     def _aggregation(self, spec: MetricSpec) -> Callable[..., Any]:
@@ -109,8 +109,7 @@ class Task:
         self.docs = docs
         visual = self.config.doc_to_visual
         columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
-        local = Path(self.data.location)
-        self._images = [ImageColumn(docs, c, local if local.is_dir() else None) for c in columns]
+        self._images = [self.data.image_column(docs, c) for c in columns]
         image_columns = set(columns) | {
             name for name, feature in docs.features.items() if "Image(" in repr(feature)
         }
@@ -192,15 +191,6 @@ class Task:
     def _hook_image(self, doc_id: int, index: int) -> bytes:
         return self._hook_images(doc_id)[index]
 
-    def _answer_space(self, doc: dict[str, Any]) -> tuple[tuple[str, ...] | None, int, str]:
-        space = self.config.answer_space
-        if space is None:
-            return None, 1, "; "
-        value = call_hook(self.hooks["answer_space"], doc, metadata=self.metadata) if "answer_space" in self.hooks else space
-        if isinstance(value, dict):
-            return tuple(value["choices"]), int(value.get("slots", 1)), str(value.get("separator", "; "))
-        return tuple(value), 1, "; "
-
     def generation_settings(self, overrides: dict[str, Any] | None = None, seed: int | None = None) -> GenerationSettings:
         values = dict(self.config.generation_kwargs)
         values.update(overrides or {})
@@ -225,7 +215,6 @@ class Task:
                 messages = messages_from_prompt(text, images, system)
         except (RowError, ValueError, KeyError, OSError) as err:
             return RowProblem(doc_id, sample_id, f"row {sample_id}: {err}")
-        space, slots, separator = self._answer_space(doc)
         text_tokens = doc.get("text_tokens")
         image_tokens = doc.get("image_tokens")
         if not isinstance(image_tokens, list) or len(image_tokens) != len(images):
@@ -239,9 +228,8 @@ class Task:
             text_tokens=int(text_tokens or 0),
             image_tokens=tuple(int(t) for t in image_tokens),
             assistant_prefix=self._render("assistant_prefix", self.config.assistant_prefix, doc) or "",
-            answer_space=space,
-            answer_slots=slots,
-            answer_separator=separator,
+            random_answer=partial(call_hook, self.hooks["random_answer"], doc, metadata=self.metadata)
+            if "random_answer" in self.hooks else None,
         )
 
     def max_num_images(self) -> int | None:

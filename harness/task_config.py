@@ -50,7 +50,7 @@ class TaskConfig:
     doc_to_target: str | FunctionRef | None = None
     system_prompt: str | None = None
     assistant_prefix: str | None = None
-    answer_space: FunctionRef | list[str] | None = None
+    random_answer: FunctionRef | None = None  # hook (doc, rng) -> a guess, for the random baseline
     process_results: FunctionRef | None = None
     metric_list: list[MetricSpec] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)

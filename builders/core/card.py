@@ -49,13 +49,18 @@ def front_matter(configs: list[CardConfig], **card_fields: Any) -> str:
     return card_data.to_yaml()
 
 
+def _template_text(name: str) -> str:
+    return resources.files("dataset_cards").joinpath(*name.split("/")).read_text(encoding="utf-8")
+
+
 def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:
-    """README.md text: `---`, the YAML, `---`, then `dataset_cards/<benchmark>/card.md.jinja`."""
-    template_text = (
-        resources.files("dataset_cards").joinpath(benchmark, "card.md.jinja").read_text(encoding="utf-8")
-    )
+    """README.md text: `---`, the YAML, `---`, then `dataset_cards/<benchmark>/card.md.jinja` (which may
+    `{% include %}` the shared parts beside it, e.g. `_image_table.md.jinja`)."""
     environment = jinja2.Environment(
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+        loader=jinja2.FunctionLoader(_template_text),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
     )
-    body = environment.from_string(template_text).render(**context)
+    body = environment.get_template(f"{benchmark}/card.md.jinja").render(**context)
     return f"---\n{yaml_text.rstrip()}\n---\n\n{body}"

@@ -1,5 +1,5 @@
 """Where a build lands: a temporary folder next to the target, moved into place only when
-complete, and the build manifest that says what a folder holds.
+complete (its manifest, `builders.core.contract`, written last).
 
 A failed or killed build never leaves a folder that looks complete: the dataset is assembled in
 `OUT/.<name>.tmp-<pid>-<random>` and renamed to `OUT/<name>` after its manifest is written. A
@@ -19,32 +19,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from builders.core import contract
 from builders.core.errors import BuildError
 
-MANIFEST_NAME = "build_manifest.json"
-MANIFEST_FORMAT = "mmlongeval-build/1"
 _TMP_PATTERN = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
-    path = folder / MANIFEST_NAME
-    if not path.is_file():
-        return None
+    """The folder's manifest (None if it has none); an unreadable one is a `BuildError`."""
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BuildError(f"unreadable build manifest {path}: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise BuildError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
-    return manifest
-
-
-def write_manifest(folder: Path, manifest: dict[str, Any]) -> Path:
-    path = folder / MANIFEST_NAME
-    path.write_text(
-        json.dumps(manifest, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    return path
+        return contract.read_manifest(folder)
+    except contract.ManifestError as exc:
+        raise BuildError(str(exc)) from None
 
 
 def environment() -> dict[str, str]:

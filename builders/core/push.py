@@ -1,7 +1,8 @@
 """Publish a built dataset folder to the Hugging Face Hub as a tagged version.
 
 `create_repo(repo_type="dataset", exist_ok=True)`, then `upload_folder` (the folder is already in
-the Hub's layout: README.md with `configs:`, `<config>/test-*.parquet`, build_manifest.json),
+the Hub's layout: README.md with `configs:`, `<config>/test-*.parquet` (and the image table's, for a
+shared-storage build), build_manifest.json),
 then `create_tag` on the commit the upload returned, so the tag names exactly what was uploaded.
 Parquet files of an earlier version that this build does not have are deleted in the same upload,
 or the README's `<config>/test-*` globs would pick them up.
@@ -14,8 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from builders.core.contract import MANIFEST_NAME, data_files
 from builders.core.errors import BuildError
-from builders.core.output import MANIFEST_NAME, read_manifest
+from builders.core.output import read_manifest
 
 SEMVER_TAG = re.compile(
     r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
@@ -53,19 +55,16 @@ def plan_push(folder: str | Path, repo: str, tag: str, private: bool = False) ->
     if not (folder / "README.md").is_file():
         raise BuildError(f"{folder} is not a complete build: README.md is missing")
     files: list[tuple[str, int]] = [("README.md", (folder / "README.md").stat().st_size)]
-    for config, info in sorted(manifest.get("configs", {}).items()):
-        for entry in info.get("files", []):
-            path = folder / entry["path"]
-            if not path.is_file():
-                raise BuildError(
-                    f"{folder} is not a complete build: {entry['path']} (config {config}) is missing"
-                )
-            if path.stat().st_size != entry["num_bytes"]:
-                raise BuildError(
-                    f"{folder} is not a complete build: {entry['path']} has {path.stat().st_size} bytes, "
-                    f"the manifest says {entry['num_bytes']}"
-                )
-            files.append((entry["path"], entry["num_bytes"]))
+    for entry in data_files(manifest):
+        path = folder / entry["path"]
+        if not path.is_file():
+            raise BuildError(f"{folder} is not a complete build: {entry['path']} is missing")
+        if path.stat().st_size != entry["num_bytes"]:
+            raise BuildError(
+                f"{folder} is not a complete build: {entry['path']} has {path.stat().st_size} bytes, "
+                f"the manifest says {entry['num_bytes']}"
+            )
+        files.append((entry["path"], entry["num_bytes"]))
     files.append((MANIFEST_NAME, (folder / MANIFEST_NAME).stat().st_size))
     message = f"{manifest.get('benchmark', 'dataset')} {tag} (builder {manifest.get('builder_version', '?')}, content {manifest.get('content_hash', '?')[:19]})"
     return PushPlan(folder, repo, tag, private, files, message)

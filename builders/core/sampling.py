@@ -1,7 +1,7 @@
 """Seeded, order-independent sampling.
 
 Every random decision is drawn from a `random.Random` derived from the build seed and a key that
-names the decision (e.g. ``("pool", 8, 42)`` or ``("row", "m10_n8_k1", 17)``). Nothing touches the
+names the decision (e.g. ``("pool", 8, 42)`` or ``("row", "<config>", 17)``). Nothing touches the
 global `random` state, and a decision never depends on which other decisions were taken before
 it, so building 4 rows or 10,000 gives the same first 4 rows, in any order, in any process.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -27,19 +27,13 @@ def derive_rng(seed: int, *key: object) -> random.Random:
     return random.Random(derive_seed(seed, *key))
 
 
-def sorted_unique(items: Iterable[str]) -> list[str]:
-    """Inputs are sorted so that sampling never depends on file-system listing order."""
-    return sorted(set(items))
-
-
 def sample_excluding(
     rng: random.Random, population: Sequence[T], k: int, excluded: set[T] | frozenset[T]
 ) -> list[T]:
     """k distinct items of `population` (which holds no duplicates) that are not in `excluded`.
 
     Rejection sampling: uniform over the allowed items, O(k) set look-ups when the excluded part
-    is small, as it is for needles outside a haystack (the official sampler scanned the whole
-    list against the haystack for every needle). The caller guarantees that k allowed items
+    is small (e.g. distractors drawn from outside the images already shown). The caller guarantees that k allowed items
     exist; a runaway loop is reported instead of spinning forever.
     """
     chosen: list[T] = []

@@ -1,8 +1,8 @@
 """Keyed stores for intermediate images, held in memory up to a byte budget and spilled to disk
 beyond it.
 
-A build decodes each source image once and encodes each stitched image once, but they are
-reused in random order (any tile by any stitched image, any stitched image by any row), so they
+A build decodes each source image once and encodes each derived image once, but they are reused
+in random order (any source image by any composed image, any encoded image by any row), so they
 must be kept until the end of their stage. Keeping them all in memory would make memory grow
 with the data; the budget bounds it, and the rest goes to a file in the build's temporary folder
 (read back with `pread`, so the kernel's page cache, not this process, holds it).
@@ -15,8 +15,6 @@ import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Generic, TypeVar
-
-from PIL import Image
 
 from builders.core.images import EncodedImage
 
@@ -52,6 +50,9 @@ class BudgetedStore(Generic[V]):
     def __contains__(self, key: Hashable) -> bool:
         return key in self._memory or key in self._spilled
 
+    def keys(self) -> list[Hashable]:
+        return [*self._memory, *self._spilled]
+
     def put(self, key: Hashable, value: V) -> None:
         size = self._size_in_memory(value)
         with self._lock:
@@ -85,37 +86,6 @@ class BudgetedStore(Generic[V]):
             self._fd = None
             self._spill_path.unlink(missing_ok=True)
         self.memory_bytes = 0
-
-
-class TileStore(BudgetedStore[Image.Image]):
-    """Resized RGB tiles: Pillow images in memory (Pillow uses 4 bytes per RGB pixel), raw RGB
-    bytes on disk."""
-
-    def __init__(self, spill_path: Path, budget_bytes: int) -> None:
-        super().__init__(
-            spill_path,
-            budget_bytes,
-            size_in_memory=lambda im: im.width * im.height * 4,
-            to_bytes=lambda im: im.tobytes(),
-            from_bytes=lambda data, size: Image.frombytes("RGB", size, data),  # type: ignore[arg-type]
-            spill_meta=lambda im: im.size,
-        )
-
-    def get_into(self, key: Hashable, scratch: Image.Image) -> Image.Image:
-        """The tile, or for a spilled one `scratch` refilled with it: no new image is allocated
-        (allocating and page-faulting a tile costs more than reading it back). The result is
-        only valid until `scratch` is refilled."""
-        value = self._memory.get(key)
-        if value is not None:
-            return value
-        offset, length, size = self._spilled[key]
-        assert self._fd is not None and scratch.size == size and scratch.mode == "RGB"
-        scratch.frombytes(os.pread(self._fd, length, offset))
-        return scratch
-
-
-def tile_store(spill_path: Path, budget_bytes: int) -> TileStore:
-    return TileStore(spill_path, budget_bytes)
 
 
 def encoded_store(spill_path: Path, budget_bytes: int) -> BudgetedStore[EncodedImage]:

@@ -1,55 +1,19 @@
-"""Cross-modal token counts stored with every row (DESIGN.md, MMLongBench §3.2).
+"""Text token counters for the `text_tokens` column every row carries (the contract's vision tokens
+are `builders.core.contract.image_tokens`).
 
-Vision: one token per 28 x 28 pixel block (14 x 14 patches, 2 x 2 merge), with the image first
-resized by Qwen2-VL's `smart_resize` (factor 28): each side rounded to the nearest multiple of
-28 (at least 28), the area clamped to [56*56, 28*28*16384] keeping the aspect ratio.
-
-Text: a pluggable counter. `approx` is offline and needs no files; `hf:<tokenizer.json or hub
-name>` counts with a `tokenizers.Tokenizer` (a hub name downloads it, which needs network).
+A pluggable counter, named in the build manifest: `approx` is offline and needs no files;
+`hf:<tokenizer.json or hub name>` counts with a `tokenizers.Tokenizer` (a hub name downloads it, which
+needs network).
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from pathlib import Path
 from typing import Protocol
 
 from builders.core.errors import BuildError
-
-PATCH_FACTOR = 28
-MIN_PIXELS = 56 * 56
-MAX_PIXELS = 28 * 28 * 16384
-
-
-def smart_resize(
-    height: int,
-    width: int,
-    factor: int = PATCH_FACTOR,
-    min_pixels: int = MIN_PIXELS,
-    max_pixels: int = MAX_PIXELS,
-) -> tuple[int, int]:
-    """Qwen2-VL's resize rule: the (height, width) a processor would feed the vision tower."""
-    if height <= 0 or width <= 0:
-        raise ValueError(f"image size must be positive, got {width}x{height}")
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt(height * width / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
-
-
-def image_tokens(width: int, height: int) -> int:
-    """Vision tokens of one image under the 14x14-patch, 2x2-merge rule."""
-    h_bar, w_bar = smart_resize(height, width)
-    return (h_bar // PATCH_FACTOR) * (w_bar // PATCH_FACTOR)
 
 
 class TextTokenCounter(Protocol):

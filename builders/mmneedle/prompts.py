@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-IMAGE_PLACEHOLDER = "<image>"
+from builders.core.contract import IMAGE_PLACEHOLDER
 
 
 def official_instruction(M: int, N: int, captions: Sequence[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from builders.core.contract import QWEN_DEFAULT_MAX_PIXELS
 from harness.errors import UserError
 
 
@@ -20,8 +21,7 @@ class Alias:
     note: str = ""
 
 
-# 1,003,520 = 1280 * 28 * 28: Qwen2-VL's recommended max_pixels (1,280 vision tokens per image).
-QWEN_MAX_PIXELS = str(1280 * 28 * 28)
+QWEN_MAX_PIXELS = str(QWEN_DEFAULT_MAX_PIXELS)  # 1,003,520: 1,280 vision tokens per image
 
 ALIASES: dict[str, Alias] = {
     "qwen2.5-vl": Alias("hf", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "32768",

@@ -1,10 +1,23 @@
-"""`--model_args` / `--gen_kwargs` strings: `k=v,k2=v2`, with quotes for values holding commas."""
+"""`--model_args` and `--gen_kwargs` strings, and the one parser every backend builds its settings with.
+
+`k=v,k2=v2`, with quotes for values holding commas. A backend declares its arguments as a dataclass;
+`settings_from_args` converts each string by the field's annotation (int, float, bool, str, or
+`X | None`), rejects unknown names (listing the known ones) and missing required ones.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from harness.errors import UserError
+
+S = TypeVar("S")
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def _split_fields(text: str, flag: str) -> list[str]:
@@ -66,22 +79,40 @@ def typed(value: str) -> Any:
     return value
 
 
-def take(args: dict[str, str], key: str, kind: type, default: Any = None, *, model: str) -> Any:
-    """Pop `key` from parsed model args as `kind`; a bad value is a UserError naming the argument."""
-    if key not in args:
-        return default
-    raw = args.pop(key)
-    if kind is bool:
-        lowered = raw.strip().lower()
-        if lowered not in ("true", "false", "1", "0", "yes", "no"):
-            raise UserError(f"--model_args {key}={raw!r} for {model}: expected true or false")
-        return lowered in ("true", "1", "yes")
+def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
+    """One model argument, from its string, as its field's annotation says."""
+    options = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+    if type(None) in options and value.strip().lower() in ("", "none", "null"):
+        return None
+    kinds = [t for t in options if t is not type(None)]
+    kind = kinds[0] if kinds else str
     try:
-        return kind(raw)
-    except ValueError:
-        raise UserError(f"--model_args {key}={raw!r} for {model}: expected {kind.__name__}") from None
+        if kind is bool:
+            lowered = value.strip().lower()
+            if lowered in TRUE | FALSE:
+                return lowered in TRUE
+            raise ValueError("expected true or false")
+        if kind in (int, float):
+            return kind(value)
+        return value
+    except ValueError as err:
+        raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None
 
 
-def reject_unknown(args: dict[str, str], model: str, known: list[str]) -> None:
-    if args:
-        raise UserError(f"--model_args: unknown argument(s) {sorted(args)} for {model}; known: {', '.join(sorted(known))}")
+def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
+                       aliases: Mapping[str, str] | None = None) -> S:
+    """Build the settings dataclass `cls` from `--model_args` strings; raise `ValueError` naming the argument."""
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    values: dict[str, Any] = {}
+    for raw_name, raw in args.items():
+        name = (aliases or {}).get(raw_name, raw_name)
+        if name not in known:
+            raise ValueError(f"{backend} backend: unknown model argument {raw_name!r}; known: {', '.join(sorted(known))}")
+        if name in values:
+            raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
+        values[name] = convert(raw, hints[name], raw_name, backend) if isinstance(raw, str) else raw
+    try:
+        return cls(**values)
+    except TypeError as err:  # a required argument is missing
+        raise ValueError(f"{backend} backend: {err}") from None

@@ -1,5 +1,5 @@
-"""Baselines that never look at the images: `constant` (one fixed answer) and `random` (a uniform
-guess over the task's answer space). They give floors to compare with and exercise the whole
+"""Baselines that never look at the images: `constant` (one fixed answer) and `random` (the task's own
+guess for each sample, `random_answer`). They give floors to compare with and exercise the whole
 harness at no model cost."""
 
 from __future__ import annotations
@@ -7,11 +7,17 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from harness.api import Model, Request, Response
-from harness.models.args import reject_unknown, take
+from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+
+
+@dataclass(frozen=True)
+class ConstantSettings:
+    answer: str
 
 
 @register_model("constant")
@@ -26,12 +32,9 @@ class ConstantModel(Model):
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        args = dict(args)
         if "answer" not in args:
             raise ValueError('constant needs the answer to give: --model_args answer=-1 (quote commas: answer="1, 2, 3")')
-        answer = take(args, "answer", str, model="constant")
-        reject_unknown(args, "constant", ["answer"])
-        return cls(answer, batch_size)
+        return cls(settings_from_args(ConstantSettings, args, "constant").answer, batch_size)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         return [Response(self.answer, finish_reason="stop") for _ in requests]
@@ -40,12 +43,16 @@ class ConstantModel(Model):
         return {"model": "constant", "answer": self.answer}
 
 
+@dataclass(frozen=True)
+class RandomSettings:
+    seed: int | None = None
+
+
 @register_model("random")
 class RandomModel(Model):
-    """Guesses uniformly from each request's `answer_space`, `answer_slots` times (joined by the
-    request's separator). Seeded per sample from (seed, task, sample id), so a rerun, a resumed
-    run or a different batch order gives the same guesses. A task without an answer space gives
-    a per-sample error."""
+    """Answers each request with its task's `random_answer` hook, drawing from a generator seeded per
+    sample from (seed, task, sample id), so a rerun, a resumed run or a different batch order gives the
+    same guesses. A task without the hook gives a per-sample error."""
 
     cache_responses = False
 
@@ -55,10 +62,7 @@ class RandomModel(Model):
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        args = dict(args)
-        seed = take(args, "seed", int, model="random")
-        reject_unknown(args, "random", ["seed"])
-        return cls(seed, batch_size)
+        return cls(settings_from_args(RandomSettings, args, "random").seed, batch_size)
 
     def _rng(self, request: Request) -> random.Random:
         seed = self.seed if self.seed is not None else (request.settings.seed or 0)
@@ -68,12 +72,11 @@ class RandomModel(Model):
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses = []
         for request in requests:
-            if not request.answer_space:
-                responses.append(Response(None, error=f"task {request.task!r} defines no answer space to guess from"))
+            if request.random_answer is None:
+                responses.append(Response(None, error=f"task {request.task!r} defines no answer space to guess from "
+                                                      "(no `random_answer` hook)"))
                 continue
-            rng = self._rng(request)
-            guess = request.answer_separator.join(rng.choice(request.answer_space) for _ in range(request.answer_slots))
-            responses.append(Response(guess, finish_reason="stop"))
+            responses.append(Response(request.random_answer(self._rng(request)), finish_reason="stop"))
         return responses
 
     def identity(self) -> dict[str, Any]:

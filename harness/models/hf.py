@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,48 +25,62 @@ from PIL import Image
 from harness.api import GenerationSettings, ImagePart, Model, Request, Response
 from harness.batching import token_budget_batches
 from harness.images import fit_within_pixels
-from harness.models.args import reject_unknown, take
+from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 
-ARGS = ["pretrained", "revision", "dtype", "device", "device_map", "max_pixels", "trust_remote_code",
-        "threads", "context_length", "max_images", "attn_implementation"]
+
+@dataclass(frozen=True)
+class HFSettings:
+    pretrained: str  # hub name or local folder
+    revision: str | None = None
+    dtype: str = "auto"
+    device: str | None = None  # default: cuda when available, else cpu
+    device_map: str | None = None
+    max_pixels: int | None = None  # images larger than this area are scaled down first
+    trust_remote_code: bool = False
+    threads: int | None = None  # torch CPU threads
+    context_length: int | None = None  # default: the text model's max_position_embeddings
+    max_images: int | None = None
+    attn_implementation: str | None = None
+
+
+def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
+    """`from_pretrained` arguments for the model weights."""
+    kwargs: dict[str, Any] = {"revision": settings.revision, "trust_remote_code": settings.trust_remote_code,
+                              "dtype": "auto"}
+    if settings.dtype != "auto":
+        if not isinstance(getattr(torch, settings.dtype, None), torch.dtype):
+            raise ValueError(f"--model_args dtype={settings.dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)")
+        kwargs["dtype"] = getattr(torch, settings.dtype)
+    if settings.device_map:
+        kwargs["device_map"] = settings.device_map
+    if settings.attn_implementation:
+        kwargs["attn_implementation"] = settings.attn_implementation
+    return kwargs
 
 
 @register_model("hf")
 class HFModel(Model):
-    def __init__(self, pretrained: str, *, revision: str | None = None, dtype: str = "auto", device: str | None = None,
-                 device_map: str | None = None, max_pixels: int | None = None, trust_remote_code: bool = False,
-                 threads: int | None = None, context_length: int | None = None, max_images: int | None = None,
-                 attn_implementation: str | None = None, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
+    def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
         import torch
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        if threads:
-            torch.set_num_threads(threads)
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
         self.torch = torch
-        self.pretrained = pretrained
-        self.revision = revision
-        self.max_pixels = max_pixels
-        self.trust_remote_code = trust_remote_code
-        self.threads = threads
+        self.settings = settings
+        self.pretrained = settings.pretrained
+        self.revision = settings.revision
+        self.max_pixels = settings.max_pixels
+        self.max_images = settings.max_images
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
-        self.max_images = max_images
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        load_kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
-        if dtype != "auto":
-            if not isinstance(getattr(torch, dtype, None), torch.dtype):
-                raise ValueError(f"--model_args dtype={dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)")
-            load_kwargs["dtype"] = getattr(torch, dtype)
-        else:
-            load_kwargs["dtype"] = "auto"
-        if device_map:
-            load_kwargs["device_map"] = device_map
-        if attn_implementation:
-            load_kwargs["attn_implementation"] = attn_implementation
-        self.processor = AutoProcessor.from_pretrained(pretrained, revision=revision, trust_remote_code=trust_remote_code)
-        self.model = AutoModelForImageTextToText.from_pretrained(pretrained, **load_kwargs).eval()
-        if not device_map:
+        self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.processor = AutoProcessor.from_pretrained(settings.pretrained, revision=settings.revision,
+                                                       trust_remote_code=settings.trust_remote_code)
+        self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
+        self.model.eval()
+        if not settings.device_map:
             self.model.to(self.device)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"
@@ -73,40 +88,23 @@ class HFModel(Model):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
         if not template:
-            raise ValueError(f"{pretrained} has no chat template; this backend needs one to place images")
+            raise ValueError(f"{settings.pretrained} has no chat template; this backend needs one to place images")
         self.chat_template_sha256 = hashlib.sha256(str(template).encode()).hexdigest()
         text_config = getattr(self.model.config, "text_config", self.model.config)
-        self.context_length = context_length or getattr(text_config, "max_position_embeddings", None)
+        self.context_length = settings.context_length or getattr(text_config, "max_position_embeddings", None)
         self.dtype = str(self.model.dtype).replace("torch.", "")
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        args = dict(args)
         if "pretrained" not in args:
             raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
-        kwargs = dict(
-            pretrained=take(args, "pretrained", str, model="hf"),
-            revision=take(args, "revision", str, model="hf"),
-            dtype=take(args, "dtype", str, "auto", model="hf"),
-            device=take(args, "device", str, model="hf"),
-            device_map=take(args, "device_map", str, model="hf"),
-            max_pixels=take(args, "max_pixels", int, model="hf"),
-            trust_remote_code=take(args, "trust_remote_code", bool, False, model="hf"),
-            threads=take(args, "threads", int, model="hf"),
-            context_length=take(args, "context_length", int, model="hf"),
-            max_images=take(args, "max_images", int, model="hf"),
-            attn_implementation=take(args, "attn_implementation", str, model="hf"),
-        )
-        reject_unknown(args, "hf", ARGS)
-        return cls(**kwargs, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+        return cls(settings_from_args(HFSettings, args, "hf"), batch_size=batch_size, max_batch_tokens=max_batch_tokens)
 
     # ----------------------------------------------------------------------------- batching
     def request_cost(self, request: Request) -> int:
         """Tokens a request takes in a padded batch: its prompt (vision tokens counted under this
         model's pixel cap, as the runner screens them) plus what it may generate."""
-        from harness.runner import request_tokens
-
-        return request_tokens(request, self) + request.settings.max_gen_toks
+        return self.prompt_tokens(request) + request.settings.max_gen_toks
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         if not self.max_batch_tokens:
@@ -201,7 +199,7 @@ class HFModel(Model):
             "commit": getattr(config, "_commit_hash", None),
             "dtype": self.dtype,
             "max_pixels": self.max_pixels,
-            "trust_remote_code": self.trust_remote_code,
+            "trust_remote_code": self.settings.trust_remote_code,
             "chat_template_sha256": self.chat_template_sha256,
             "context_length": self.context_length,
             "max_images": self.max_images,

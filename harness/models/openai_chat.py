@@ -17,25 +17,28 @@ responses it did get, so the runner keeps them and stops the run.
 
 from __future__ import annotations
 
-import base64
-import email.utils
 import importlib.util
-import ipaddress
 import logging
 import os
 import random
 import threading
 import time
-import types
-import typing
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.api import BackendFatalError, ImagePart, ImageRef, Model, Request, Response, TextPart
+from harness.api import BackendFatalError, Model, Request, Response
+from harness.models.args import settings_from_args
+from harness.models.openai_wire import (
+    build_messages,
+    error_message,
+    is_loopback,
+    parse_completion,
+    retry_after_seconds,
+)
 from harness.models.registry import register_model
 
 log = logging.getLogger(__name__)
@@ -44,216 +47,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
 FATAL_STATUSES = frozenset({401, 403, 404})
 MAX_RETRY_AFTER = 300.0  # never sleep longer than this on a server's say-so
-
-
-# --- `--model_args` parsing (strings -> typed settings dataclass) -------------------------------
-
-def _convert(value: str, annotation: Any, name: str, backend: str) -> Any:
-    options = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
-    if type(None) in options and value.strip().lower() in ("", "none", "null"):
-        return None
-    kinds = [t for t in options if t is not type(None)]
-    kind = kinds[0] if kinds else str
-    try:
-        if kind is bool:
-            lowered = value.strip().lower()
-            if lowered in ("1", "true", "yes", "on"):
-                return True
-            if lowered in ("0", "false", "no", "off"):
-                return False
-            raise ValueError("expected true or false")
-        if kind is int:
-            return int(value)
-        if kind is float:
-            return float(value)
-        return value
-    except ValueError as err:
-        raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None
-
-
-def settings_from_args(cls: type, args: Mapping[str, str], backend: str, aliases: Mapping[str, str] | None = None) -> Any:
-    """Build the settings dataclass `cls` from `--model_args` strings; unknown names are an error."""
-    hints = typing.get_type_hints(cls)
-    known = {f.name for f in fields(cls) if f.init}
-    values: dict[str, Any] = {}
-    for raw_name, raw in args.items():
-        name = (aliases or {}).get(raw_name, raw_name)
-        if name not in known:
-            raise ValueError(f"{backend} backend: unknown model argument {raw_name!r}; known: {', '.join(sorted(known))}")
-        if name in values:
-            raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
-        values[name] = _convert(str(raw), hints[name], raw_name, backend) if isinstance(raw, str) else raw
-    try:
-        return cls(**values)
-    except TypeError as err:  # a required argument is missing
-        raise ValueError(f"{backend} backend: {err}") from None
-
-
-# --- request building (pure) ---------------------------------------------------------------------
-
-def image_mime_type(data: bytes) -> str | None:
-    """MIME type from the magic number of encoded image bytes, or None if not recognised."""
-    if data[:3] == b"\xff\xd8\xff":
-        return "image/jpeg"
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return "image/png"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    if data[:2] == b"BM":
-        return "image/bmp"
-    if data[:4] in (b"II*\x00", b"MM\x00*"):
-        return "image/tiff"
-    return None
-
-
-def image_data_url(image: ImageRef) -> str:
-    data = image.data()
-    mime = image_mime_type(data)
-    if mime is None:
-        raise ValueError(f"image {image.sha256[:12]}: unrecognised encoding (starts with {data[:8].hex()})")
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def build_messages(request: Request, image_detail: str | None = None) -> list[dict[str, Any]]:
-    """Chat-completions messages: roles and content parts in the request's order; images inline."""
-    out: list[dict[str, Any]] = []
-    for message in request.messages:
-        has_image = any(isinstance(p, ImagePart) for p in message.content)
-        if not has_image and message.role in ("system", "assistant"):
-            # Plain strings: some servers accept part lists only in user turns.
-            out.append({"role": message.role, "content": "".join(p.text for p in message.content)})
-            continue
-        parts: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, TextPart):
-                if part.text:  # an empty text part is rejected by some servers and means nothing
-                    parts.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                image_url: dict[str, Any] = {"url": image_data_url(part.image)}
-                if image_detail:
-                    image_url["detail"] = image_detail
-                parts.append({"type": "image_url", "image_url": image_url})
-            else:
-                raise TypeError(f"unsupported content part {type(part).__name__}")
-        out.append({"role": message.role, "content": parts})
-    if request.assistant_prefix:
-        out.append({"role": "assistant", "content": request.assistant_prefix})
-    return out
-
-
-# --- response parsing (pure) ---------------------------------------------------------------------
-
-def _flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
-    out: dict[str, int] = {}
-    if not isinstance(usage, Mapping):
-        return out
-    for key, value in usage.items():
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int):
-            out[prefix + str(key)] = value
-        elif isinstance(value, Mapping):
-            out.update(_flatten_usage(value, f"{prefix}{key}."))
-    return out
-
-
-def _content_text(content: Any) -> str | None:
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):  # some gateways answer with a list of text parts
-        texts = []
-        for part in content:
-            if not (isinstance(part, Mapping) and part.get("type", "text") in ("text", "output_text")
-                    and isinstance(part.get("text"), str)):
-                raise ValueError(f"message.content holds a non-text part: {str(part)[:100]}")
-            texts.append(part["text"])
-        return "".join(texts)
-    raise ValueError(f"message.content of type {type(content).__name__}")
-
-
-def _error_message(body: Any) -> tuple[str, str | None]:
-    """(message, code) from an OpenAI-style error body, or its text."""
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping):
-            message = str(error.get("message") or error.get("detail") or error)
-            code = error.get("code") or error.get("type")
-            inner = error.get("innererror")
-            if isinstance(inner, Mapping) and inner.get("code"):
-                code = inner.get("code")
-            return message, (str(code) if code is not None else None)
-        return str(error), None
-    return str(body)[:500], None
-
-
-def parse_completion(body: Any) -> Response:
-    """One chat-completions body -> Response (refusals and malformed bodies become per-sample errors)."""
-    try:
-        if not isinstance(body, Mapping):
-            raise ValueError(f"body is {type(body).__name__}, not an object")
-        if "error" in body and not body.get("choices"):
-            message, _ = _error_message(body)
-            return Response(text=None, error=f"provider_error: {message}")
-        choices = body.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-            raise ValueError("no choices")
-        choice = choices[0]
-        message = choice.get("message")
-        if not isinstance(message, Mapping):
-            raise ValueError("choices[0] has no message")
-        finish_reason = choice.get("finish_reason")
-        finish_reason = str(finish_reason) if finish_reason is not None else None
-        usage = _flatten_usage(body.get("usage"))
-        refusal = message.get("refusal")
-        if refusal:
-            return Response(text=None, error=f"refused: {refusal}", refused=True, finish_reason=finish_reason, usage=usage)
-        if finish_reason == "content_filter":
-            return Response(text=None, error="refused: the provider's content filter stopped the answer",
-                            refused=True, finish_reason=finish_reason, usage=usage)
-        text = _content_text(message.get("content"))
-        if text is None:
-            if finish_reason in ("stop", "length"):
-                text = ""  # the model produced nothing (e.g. a reasoning model spent its whole budget)
-            else:
-                return Response(text=None, error=f"empty_response: no content (finish_reason={finish_reason})",
-                                finish_reason=finish_reason, usage=usage)
-        return Response(text=text, finish_reason=finish_reason, usage=usage)
-    except (ValueError, TypeError, AttributeError) as err:
-        return Response(text=None, error=f"malformed_response: {err}")
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds a server asks us to wait: `retry-after-ms`, `Retry-After` (seconds or an HTTP date)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    if "retry-after-ms" in lowered:
-        try:
-            return max(0.0, float(lowered["retry-after-ms"]) / 1000.0)
-        except ValueError:
-            pass
-    value = lowered.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
-
-
-def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 # --- the backend -----------------------------------------------------------------------------------
@@ -313,7 +106,6 @@ class OpenAIChatModel(Model):
                 f"openai backend: no API key for {self.base_url}; set {var} or pass api_key=... in --model_args "
                 "(only a loopback server may be used without one)"
             )
-        self._api_key = api_key
         if azure:
             deployment = settings.deployment or settings.model
             self.url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
@@ -360,9 +152,8 @@ class OpenAIChatModel(Model):
             "continue_final_message": s.continue_final_message,
         }
 
-    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        for start in range(0, len(requests), self.batch_size):
-            yield list(requests[start : start + self.batch_size])
+    def statistics(self) -> dict[str, Any]:
+        return dict(self.stats)
 
     # -- payloads ---------------------------------------------------------------------------------
 
@@ -445,7 +236,7 @@ class OpenAIChatModel(Model):
                     if response.refused:
                         self._count("refusals")
                     return response
-                message, code = _error_message(data if data is not None else reply.text)
+                message, code = error_message(data if data is not None else reply.text)
                 if status in RETRY_STATUSES:
                     last = f"HTTP {status}: {message}"
                     wait = retry_after_seconds(reply.headers)

@@ -16,7 +16,7 @@ MODEL_MODULES: dict[str, str] = {
     "constant": "harness.models.baselines",
     "random": "harness.models.baselines",
     "openai": "harness.models.openai_chat",
-    "vllm": "harness.models.vllm_engine",
+    "vllm": "harness.models.vllm_engine.backend",
 }
 
 

@@ -12,6 +12,7 @@ denominators and counts them, as the paper does. An empty string is an answer (a
 
 from __future__ import annotations
 
+import random
 import re
 from functools import lru_cache
 from typing import Any
@@ -202,8 +203,14 @@ def _locations(m: int, n: int) -> tuple[str, ...]:
 
 
 def answer_space(doc: dict[str, Any]) -> dict[str, Any]:
-    """For the random baseline: every "m, r, c" plus "-1", guessed independently per needle."""
+    """What the random baseline guesses from: every "m, r, c" plus "-1", independently per needle."""
     return {"choices": _locations(int(doc["M"]), int(doc["N"])), "slots": int(doc["K"]), "separator": "; "}
+
+
+def random_answer(doc: dict[str, Any], rng: random.Random) -> str:
+    """A uniform guess from `answer_space`, one location (or "-1") per needle, joined by "; "."""
+    space = answer_space(doc)
+    return space["separator"].join(rng.choice(space["choices"]) for _ in range(space["slots"]))
 
 
 def _official(response: str, doc: dict[str, Any]) -> dict[str, Any]:

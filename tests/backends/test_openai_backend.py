@@ -8,14 +8,9 @@ import time
 
 import pytest
 
-from harness.api import GenerationSettings
-from harness.models.openai_chat import (
-    BackendFatalError,
-    OpenAIChatModel,
-    image_mime_type,
-    parse_completion,
-    retry_after_seconds,
-)
+from harness.api import BackendFatalError, GenerationSettings
+from harness.models.openai_chat import OpenAIChatModel
+from harness.models.openai_wire import image_mime_type, parse_completion, retry_after_seconds
 from harness.models.registry import get_model_class
 
 from .conftest import make_request

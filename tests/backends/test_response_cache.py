@@ -89,14 +89,14 @@ def test_rerun_makes_zero_model_calls(tmp_path, jpeg_red):
     requests.append(make_request("bad", ["ERR please"], doc_id=5))
     requests.append(make_request("ref", ["REFUSE please"], doc_id=6))
 
-    first = CachingModel(CountingModel(), ResponseCache.in_dir(tmp_path))
+    first = CachingModel(CountingModel(), ResponseCache(tmp_path / CACHE_FILENAME))
     answers = _run(first, requests)
     assert first.model_calls == 4 and first.requests_sent == 7 and first.cache_hits == 0
     first.close()
     assert (tmp_path / CACHE_FILENAME).is_file()
 
     inner = CountingModel()
-    second = CachingModel(inner, ResponseCache.in_dir(tmp_path))
+    second = CachingModel(inner, ResponseCache(tmp_path / CACHE_FILENAME))
     again = _run(second, [r for r in requests if r.sample_id != "bad"])
     assert inner.calls == 0 and second.model_calls == 0 and second.cache_hits == 6
     assert again == [a for r, a in zip(requests, answers, strict=True) if r.sample_id != "bad"]
@@ -123,11 +123,12 @@ def test_wrapper_passes_the_backend_through(tmp_path):
     inner.context_length, inner.max_images = 4096, 8
     model = CachingModel(inner, ResponseCache(tmp_path / "c.sqlite3"))
     assert (model.context_length, model.max_images, model.identity(), model.batch_size) == (4096, 8, IDENTITY, 2)
-    hits, misses = model.lookup([make_request("a", ["q"])])
-    assert hits == {} and misses == [0]
-    model.generate([make_request("a", ["q"])])
-    hits, misses = model.lookup([make_request("b", ["q"]), make_request("c", ["other"])])
-    assert list(hits) == [0] and hits[0].text == "a:0" and misses == [1]
+    inner.max_pixels = 256 * 256
+    request = make_request("a", ["q"], text_tokens=7)
+    assert (model.max_pixels, model.prompt_tokens(request), model.statistics()) == (256 * 256, 7, {})
+    model.generate([request])
+    assert [r.text for r in model.generate([make_request("b", ["q"]), make_request("c", ["other"])])] == ["a:0", "c:0"]
+    assert model.cache_hits == 1 and inner.seen == ["a", "c"]
     model.close()
 
 
@@ -164,11 +165,11 @@ def test_corrupt_cache_file_is_a_clear_error(tmp_path):
 def test_cached_openai_rerun_sends_nothing(tmp_path, chat_server, jpeg_red):
     requests = [make_request(f"o{i}", [f"#id=o{i} #do=ok", jpeg_red], doc_id=i) for i in range(4)]
     args = {"model": "m", "base_url": chat_server.base_url, "concurrency": "2"}
-    first = CachingModel(OpenAIChatModel.from_args(args), ResponseCache.in_dir(tmp_path))
+    first = CachingModel(OpenAIChatModel.from_args(args), ResponseCache(tmp_path / CACHE_FILENAME))
     answers = _run(first, requests)
     first.close()
     assert len(chat_server.received) == 4
-    second = CachingModel(OpenAIChatModel.from_args(args), ResponseCache.in_dir(tmp_path))
+    second = CachingModel(OpenAIChatModel.from_args(args), ResponseCache(tmp_path / CACHE_FILENAME))
     assert _run(second, requests) == answers
     second.close()
     assert len(chat_server.received) == 4 and second.model_calls == 0

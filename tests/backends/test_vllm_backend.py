@@ -13,8 +13,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.api import GenerationSettings, ImageRef
-from harness.models.openai_chat import BackendFatalError, settings_from_args
+from harness.api import BackendFatalError, GenerationSettings, ImageRef
+from harness.models.args import settings_from_args
 from harness.models.registry import get_model_class
 from harness.models.vllm_engine import (
     ARG_ALIASES,

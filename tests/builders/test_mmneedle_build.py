@@ -11,8 +11,8 @@ import pytest
 from builder_fixtures import COCO_CONFIGS, SYNTH_CONFIGS, decode, read_rows
 from PIL import ImageChops, ImageStat
 
-from builders.core.sources import CocoCaptionSource, SyntheticCaptionSource
 from builders.mmneedle import CONFIGS, FEATURES, build_mmneedle
+from builders.mmneedle.sources import CocoCaptionSource, SyntheticCaptionSource
 
 CONTRACT_COLUMNS = [
     "id", "sample_id", "M", "N", "K", "is_positive", "in_paper_subset", "images", "image_sha256", "image_sizes",

@@ -11,8 +11,8 @@ from builder_fixtures import coco_file_name, decode, expected_caption, read_rows
 from PIL import ImageChops, ImageStat
 
 from builders.core.errors import BuildError
-from builders.core.sources import CocoCaptionSource
 from builders.mmneedle import build_mmneedle
+from builders.mmneedle.sources import CocoCaptionSource
 
 POOL_2 = {  # stitched name -> row-major source indices
     "COCO_val2014_stitched_0000.jpg": [0, 1, 2, 3],

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import io
 import json
 import os
 from functools import cached_property
@@ -23,8 +22,8 @@ from pathlib import Path
 from PIL import Image
 
 from builders.core.errors import BuildError
-from builders.core.images import TILE_SIZE, load_tile, resize_tile
-from builders.core.synthetic import GENERATOR_VERSION, Scene, generate_scenes
+from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
+from builders.mmneedle.synthetic import GENERATOR_VERSION, Scene, generate_scenes
 
 COCO_CAPTIONS = Path("annotations") / "captions_val2014.json"
 COCO_IMAGES = Path("val2014")
@@ -48,10 +47,6 @@ class CaptionedImageSource(abc.ABC):
     @abc.abstractmethod
     def load_image(self, name: str) -> Image.Image:
         """The image as stored (any mode, original size)."""
-
-    @abc.abstractmethod
-    def load_bytes(self, name: str) -> bytes:
-        """The encoded image file."""
 
     def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
         """Decode and resize to a size x size RGB sub-image."""
@@ -132,12 +127,6 @@ class CocoCaptionSource(CaptionedImageSource):
             raise BuildError(f"missing image: {path}") from None
         except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
             raise BuildError(f"unreadable image: {path} ({exc})") from None
-
-    def load_bytes(self, name: str) -> bytes:
-        try:
-            return self.path(name).read_bytes()
-        except OSError as exc:
-            raise BuildError(f"unreadable image: {self.path(name)} ({exc})") from None
 
     def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
         return load_tile(self.path(name), size)
@@ -225,11 +214,6 @@ class SyntheticCaptionSource(CaptionedImageSource):
     def load_tile(self, name: str, size: int = TILE_SIZE) -> Image.Image:
         # Drawn at the tile size directly: the scene is resolution-free, so no resize is needed.
         return self.scene(name).draw(size)
-
-    def load_bytes(self, name: str) -> bytes:
-        buffer = io.BytesIO()
-        self.load_image(name).save(buffer, format="PNG")
-        return buffer.getvalue()
 
     def fingerprint(self) -> str:
         # The scenes are a pure function of the generator version, seed and count.

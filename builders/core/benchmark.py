@@ -1,0 +1,81 @@
+"""What `builders` needs of a benchmark, and where it finds them.
+
+A benchmark is a package `builders/<name>/` whose `__init__` exposes `BENCHMARK`, an object with the
+attributes and methods of `Benchmark`. Packages are found by listing the `builders` folder (nothing is
+imported until a benchmark is asked for), the way `datasets` keeps its packaged builders and lm-eval
+its models: adding a benchmark adds a folder and edits nothing here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from builders.core import contract
+from builders.core.errors import BuildError
+
+NOT_BENCHMARKS = frozenset({"core"})
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The options every benchmark's build takes (its own come in its `argparse.Namespace`)."""
+
+    out_dir: Path
+    configs: list[str] | None = None  # names as the user gave them; None = every config
+    image_storage: str = contract.EMBEDDED
+    num_proc: int = 2
+    overwrite: bool = False
+    progress: bool = True
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    name: str  # the folder name under OUT/ and in `builders build NAME`
+    summary: str  # one line for `builders list`
+    default_image_storage: str
+
+    def configs(self) -> Mapping[str, str]:
+        """Config name -> one line describing it, in canonical order."""
+        ...
+
+    def features(self, config: str, image_storage: str) -> Any:
+        """The `datasets.Features` of a config's rows (they include the contract's columns)."""
+        ...
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the benchmark's own options to `builders build NAME`."""
+        ...
+
+    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path:
+        """Build into `options.out_dir/<name>` and return that folder; user mistakes raise `BuildError`."""
+        ...
+
+    def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
+        """What `builders build` prints about a built config, from its manifest entry (e.g. "4 rows")."""
+        ...
+
+
+def benchmark_names() -> list[str]:
+    """The benchmarks in the `builders` package, from its folder listing (no import)."""
+    import builders
+
+    return sorted(m.name for m in pkgutil.iter_modules(builders.__path__) if m.ispkg and m.name not in NOT_BENCHMARKS)
+
+
+def load_benchmark(name: str) -> Benchmark:
+    names = benchmark_names()
+    if name not in names:
+        raise BuildError(f"unknown benchmark {name!r}; known: {', '.join(names)}")
+    module = importlib.import_module(f"builders.{name}")
+    benchmark = getattr(module, "BENCHMARK", None)
+    if not isinstance(benchmark, Benchmark):
+        raise TypeError(f"builders.{name} must expose BENCHMARK with the attributes of builders.core.benchmark.Benchmark")
+    if benchmark.name != name:
+        raise TypeError(f"builders.{name}.BENCHMARK is named {benchmark.name!r}; it must be named after its folder")
+    return benchmark

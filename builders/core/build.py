@@ -1,0 +1,198 @@
+"""The steps every build shares: a staging folder, one Parquet writer per config, the image table of a
+shared-storage build, the content hash, the card and the manifest, then an atomic publish.
+
+    with DatasetBuild(out_dir, info, request, inputs=..., image_storage="embedded") as build:
+        with build.config_writer("cfg", features) as writer:
+            for row, nbytes in rows:
+                writer.write(row, nbytes)
+        build.add_config(writer.close(), {"extra": "manifest fields"})
+        path = build.publish(stats={...}, card_context={...})
+
+A benchmark brings its rows, features, request (what decides its output) and card template
+(`dataset_cards/<name>/card.md.jinja`); everything here is the same for every benchmark.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datasets import Features
+
+from builders.core import contract
+from builders.core.card import CardConfig, front_matter, render_card
+from builders.core.errors import BuildError
+from builders.core.images import EncodedImage
+from builders.core.output import StagedOutput, environment
+from builders.core.store import encoded_store
+from builders.core.writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
+
+
+@dataclass(frozen=True)
+class BuilderInfo:
+    """Who builds a dataset: its folder name, the builder module and version, and the card's metadata
+    (`license`, `pretty_name`, `language`, `task_categories`, `tags`, ...; see `DatasetCardData`)."""
+
+    name: str
+    module: str
+    version: str
+    card: Mapping[str, Any] = field(default_factory=dict)
+
+
+def row_digest(row: Mapping[str, Any]) -> bytes:
+    """A row's identity for the content hash: every column, embedded images by their path only (their
+    bytes are already hashed in `image_sha256`)."""
+    view = dict(row)
+    if contract.IMAGES in view:
+        view[contract.IMAGES] = [image["path"] for image in row[contract.IMAGES]]
+    return json.dumps(view, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def size_category(rows: int) -> str:
+    """The Hub's `size_categories` label for a number of rows."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if rows < bound:
+            return label
+    return "1M<n<10M"
+
+
+def files_entry(result: ConfigResult) -> dict[str, Any]:
+    return {
+        "rows": result.num_rows,
+        "num_bytes": result.num_bytes,
+        "content_sha256": result.content_sha256,
+        "files": [{"path": f.path, "num_bytes": f.num_bytes, "sha256": f.sha256} for f in result.files],
+    }
+
+
+class ImageTableWriter:
+    """Collects the distinct images of a shared-storage build, then writes them once, sorted by sha256
+    (so the table does not depend on the order in which workers finished). The bytes wait in a spool
+    file (page cache), not in memory."""
+
+    def __init__(self, spool: Path) -> None:
+        self._store = encoded_store(spool, 0)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def add(self, image: EncodedImage) -> None:
+        """Add an image; one already added (same sha256) is skipped."""
+        if image.sha256 not in self._store:
+            self._store.put(image.sha256, image)
+
+    def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
+        features = Features(contract.image_table_features())
+        with ShardedParquetWriter(dataset_dir, contract.IMAGE_TABLE_CONFIG, features, _image_digest,
+                                  split=contract.IMAGE_TABLE_SPLIT, shard_bytes=shard_bytes) as writer:
+            for sha in sorted(self._store.keys()):  # type: ignore[type-var]
+                image = self._store.get(sha)
+                writer.write({"sha256": sha, "image": {"bytes": image.data, "path": None},
+                              "width": image.width, "height": image.height}, len(image.data))
+            return writer.close()
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def _image_digest(row: Mapping[str, Any]) -> bytes:
+    """An image table row's identity: its sha256 (which covers the bytes) and size."""
+    return f"{row['sha256']} {row['width']} {row['height']}\n".encode()
+
+
+class DatasetBuild:
+    """One build into `out_dir/<info.name>`: use as a context manager; nothing is visible at the target
+    until `publish()` succeeds, and a failure or kill leaves no folder that looks complete."""
+
+    def __init__(self, out_dir: str | Path, info: BuilderInfo, request: Mapping[str, Any], *,
+                 inputs: Mapping[str, Any] | None = None, image_storage: str = contract.EMBEDDED,
+                 overwrite: bool = False, shard_bytes: int = SHARD_BYTES) -> None:
+        try:
+            contract.check_image_storage(image_storage)
+        except ValueError as exc:
+            raise BuildError(str(exc)) from None
+        self.info = info
+        self.image_storage = image_storage
+        self.shard_bytes = shard_bytes
+        # As it will read back from the manifest (tuples become lists), so rebuilds compare equal.
+        self.request = json.loads(json.dumps({"benchmark": info.name, "builder_version": info.version, **request,
+                                              "image_storage": image_storage}))
+        self.inputs = dict(inputs or {})
+        self._staged = StagedOutput(Path(out_dir), info.name, self.request, overwrite)
+        self._configs: dict[str, dict[str, Any]] = {}
+        self._features: dict[str, Features] = {}
+        self._rows = 0
+        self.staging: Path | None = None
+        self.images: ImageTableWriter | None = None
+
+    def __enter__(self) -> DatasetBuild:
+        self.staging = self._staged.__enter__()
+        if self.image_storage == contract.SHARED:
+            self.images = ImageTableWriter(self.staging / ".image_table.spool")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.images is not None:
+            self.images.close()
+        self._staged.__exit__(*exc)
+
+    def config_writer(self, name: str, features: Features) -> ShardedParquetWriter:
+        """The Parquet writer of one config; its features must carry the contract's columns."""
+        assert self.staging is not None, "use DatasetBuild as a context manager"
+        contract.check_features(features, self.image_storage, f"{self.info.name} config {name}")
+        self._features[name] = features
+        return ShardedParquetWriter(self.staging, name, features, row_digest, shard_bytes=self.shard_bytes)
+
+    def add_config(self, result: ConfigResult, extra: Mapping[str, Any] | None = None) -> None:
+        """Record a written config; `extra` holds the benchmark's own manifest fields for it."""
+        self._configs[result.name] = {**(extra or {}), **files_entry(result)}
+        self._rows += result.num_rows
+
+    def publish(self, stats: Mapping[str, Any] | None = None, card_context: Mapping[str, Any] | None = None) -> Path:
+        """Write the image table (shared storage), the card and the manifest, then move the folder into place."""
+        assert self.staging is not None, "use DatasetBuild as a context manager"
+        table = None
+        if self.images is not None:
+            table = self.images.write(self.staging, self.shard_bytes)
+            self.images.close()  # the spool must not be published with the data
+        manifest = self._manifest(table, stats or {})
+        (self.staging / "README.md").write_text(self._card(manifest, table, card_context or {}), encoding="utf-8")
+        contract.write_manifest(self.staging, manifest)  # last: a folder with a manifest is complete
+        return self._staged.commit()
+
+    def _manifest(self, table: ConfigResult | None, stats: Mapping[str, Any]) -> dict[str, Any]:
+        hashes = {name: info["content_sha256"] for name, info in self._configs.items()}
+        if table is not None:
+            hashes[contract.IMAGE_TABLE_CONFIG] = table.content_sha256
+        content = hashlib.sha256(json.dumps(hashes, sort_keys=True).encode())
+        manifest: dict[str, Any] = {
+            "format": contract.MANIFEST_FORMAT,
+            "benchmark": self.info.name,
+            "builder": self.info.module,
+            "builder_version": self.info.version,
+            "content_hash": "sha256:" + content.hexdigest(),
+            "contract": {"image_storage": self.image_storage, "token_rule": contract.TOKEN_RULE,
+                         "image_placeholder": contract.IMAGE_PLACEHOLDER},
+            "request": self.request,
+            "inputs": self.inputs,
+            "environment": environment(),
+            "stats": dict(stats),
+            "configs": self._configs,
+        }
+        if table is not None:
+            manifest["image_table"] = {"config": contract.IMAGE_TABLE_CONFIG, "images": table.num_rows,
+                                       **files_entry(table)}
+        return manifest
+
+    def _card(self, manifest: dict[str, Any], table: ConfigResult | None, context: Mapping[str, Any]) -> str:
+        configs = [CardConfig(name, self._features[name], info["rows"], info["num_bytes"])
+                   for name, info in self._configs.items()]
+        if table is not None:
+            configs.append(CardConfig(table.name, Features(contract.image_table_features()), table.num_rows,
+                                      table.num_bytes))
+        yaml_text = front_matter(configs, **self.info.card, size_categories=[size_category(self._rows)])
+        return render_card(self.info.name, yaml_text, manifest=manifest, configs=manifest["configs"], **context)

@@ -1,0 +1,277 @@
+"""The data contract between the builders and the harness: what a built dataset folder holds.
+
+Both sides import this module and nothing else of each other. It imports nothing else of the project
+and no torch; `datasets`, pyarrow and Pillow only inside the functions that need them, so importing it
+costs nothing.
+
+**Rows.** Every row of every benchmark carries the columns of `row_features()` (in the order the
+benchmark chooses, among its own columns):
+
+- `id`: a stable string, unique within its config;
+- `images`: the row's encoded images (`List(Image())`, bytes embedded); absent when the build stores
+  its images once in the image table (see below);
+- `image_sha256`, `image_sizes`: sha256 of each image's encoded bytes and its `[width, height]`, so that
+  nothing downstream needs the pixels to key a cache or to count tokens;
+- `num_images`, `text_tokens` and `image_tokens` (per image, under `TOKEN_RULE`).
+
+A prompt marks its images by `IMAGE_PLACEHOLDER`: the i-th placeholder is the row's i-th image.
+
+**Image storage.** `embedded` (each row holds its images' bytes) or `shared`: each distinct image is
+stored once, in the config `IMAGE_TABLE_CONFIG` (columns `IMAGE_TABLE_FEATURES`, sorted by sha256), and
+a row names its images by `image_sha256`. `load_images(folder_or_repo, row)` returns a row's PIL images
+in either mode.
+
+**Manifest.** `build_manifest.json` (`MANIFEST_NAME`, format `MANIFEST_FORMAT`) says what a folder holds:
+per config its rows, files (path, bytes, sha256) and content hash; the build's content hash; and under
+`contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+IMAGE_PLACEHOLDER = "<image>"
+
+# ------------------------------------------------------------------------------------------ rows
+
+ID = "id"
+IMAGES = "images"
+IMAGE_SHA256 = "image_sha256"
+IMAGE_SIZES = "image_sizes"
+NUM_IMAGES = "num_images"
+TEXT_TOKENS = "text_tokens"
+IMAGE_TOKENS = "image_tokens"
+
+EMBEDDED = "embedded"
+SHARED = "shared"
+IMAGE_STORAGES = (EMBEDDED, SHARED)
+
+
+def row_features(image_storage: str = EMBEDDED) -> dict[str, Any]:
+    """The contract's columns as `datasets` features, by name (a benchmark places them among its own)."""
+    from datasets import Image, List, Value
+
+    check_image_storage(image_storage)
+    features: dict[str, Any] = {ID: Value("string")}
+    if image_storage == EMBEDDED:
+        features[IMAGES] = List(Image())
+    features.update({
+        IMAGE_SHA256: List(Value("string")),
+        IMAGE_SIZES: List(List(Value("int32"))),
+        NUM_IMAGES: Value("int32"),
+        TEXT_TOKENS: Value("int32"),
+        IMAGE_TOKENS: List(Value("int32")),
+    })
+    return features
+
+
+def check_features(features: Mapping[str, Any], image_storage: str, where: str) -> None:
+    """Raise `ValueError` naming `where` when `features` lack a contract column or type one differently."""
+    expected = row_features(image_storage)
+    for name, feature in expected.items():
+        if name not in features:
+            raise ValueError(f"{where}: the contract column {name!r} is missing (expected {feature})")
+        if features[name] != feature:
+            raise ValueError(f"{where}: column {name!r} is {features[name]}, the contract says {feature}")
+    if image_storage == SHARED and IMAGES in features:
+        raise ValueError(f"{where}: a build with shared image storage keeps images out of the rows ({IMAGES!r})")
+
+
+def check_image_storage(image_storage: str) -> str:
+    if image_storage not in IMAGE_STORAGES:
+        raise ValueError(f"image storage must be one of {', '.join(IMAGE_STORAGES)}, got {image_storage!r}")
+    return image_storage
+
+
+# --------------------------------------------------------------------------- the image table
+
+IMAGE_TABLE_CONFIG = "image_table"
+IMAGE_TABLE_SPLIT = "test"
+
+
+def image_table_features() -> dict[str, Any]:
+    from datasets import Image, Value
+
+    return {"sha256": Value("string"), "image": Image(), "width": Value("int32"), "height": Value("int32")}
+
+
+# ------------------------------------------------------------------------------ the token rule
+
+# Qwen2-VL's rule (MMLongBench §3.2): 14 x 14 patches merged 2 x 2, so one token per 28 x 28 block of
+# the image after `smart_resize`. The id is recorded in every manifest; change it with the rule.
+TOKEN_RULE = "qwen2vl-smart-resize-28px-v1"
+PATCH_FACTOR = 28
+MIN_PIXELS = 56 * 56
+MAX_PIXELS = 28 * 28 * 16384
+QWEN_DEFAULT_MAX_PIXELS = 28 * 28 * 1280  # Qwen2-VL's recommended cap: at most 1,280 tokens per image
+
+
+def smart_resize(
+    height: int,
+    width: int,
+    factor: int = PATCH_FACTOR,
+    min_pixels: int = MIN_PIXELS,
+    max_pixels: int = MAX_PIXELS,
+) -> tuple[int, int]:
+    """Qwen2-VL's resize rule: the (height, width) a processor would feed the vision tower.
+
+    Each side is rounded to the nearest multiple of `factor` (at least `factor`); an area outside
+    [min_pixels, max_pixels] is scaled into it, keeping the aspect ratio.
+    """
+    if height <= 0 or width <= 0:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def image_tokens(width: int, height: int, *, min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS) -> int:
+    """Vision tokens of one `width` x `height` image under `TOKEN_RULE`, with the given pixel limits."""
+    h_bar, w_bar = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels)
+    return (h_bar // PATCH_FACTOR) * (w_bar // PATCH_FACTOR)
+
+
+# ------------------------------------------------------------------------------- the manifest
+
+MANIFEST_NAME = "build_manifest.json"
+MANIFEST_FORMAT = "mmlongeval-build/1"
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read or is not one of this project's; the message names the file."""
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any] | None:
+    """The folder's manifest, or None when it has none (an incomplete build, or not a build)."""
+    path = Path(folder) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
+    return manifest
+
+
+def write_manifest(folder: str | Path, manifest: Mapping[str, Any]) -> Path:
+    path = Path(folder) / MANIFEST_NAME
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def manifest_image_storage(manifest: Mapping[str, Any] | None) -> str:
+    """How a build stores its images (builds older than the field embed them)."""
+    contract = (manifest or {}).get("contract")
+    return str(contract.get("image_storage", EMBEDDED)) if isinstance(contract, Mapping) else EMBEDDED
+
+
+def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every data file a build consists of (`{"path", "num_bytes", "sha256"}`), configs then image table."""
+    files = [entry for _, info in sorted(manifest.get("configs", {}).items()) for entry in info.get("files", [])]
+    table = manifest.get("image_table")
+    if isinstance(table, Mapping):
+        files += list(table.get("files", []))
+    return files
+
+
+# ---------------------------------------------------------------------------- reading images
+
+_TABLES: dict[tuple[str, str | None], ImageTable] = {}
+
+
+class ImageTable:
+    """The image table of a shared-storage build, read lazily: sha256 -> encoded bytes.
+
+    Only the sha256 column is read up front (to index it); an image's bytes are copied out of the
+    memory-mapped Arrow table when asked for.
+    """
+
+    def __init__(self, location: str, revision: str | None = None, **load_kwargs: Any) -> None:
+        import datasets
+
+        features = datasets.Features(image_table_features())
+        features["image"] = datasets.Image(decode=False)
+        if revision:
+            load_kwargs["revision"] = revision
+        dataset = datasets.load_dataset(location, IMAGE_TABLE_CONFIG, split=IMAGE_TABLE_SPLIT, features=features,
+                                        **load_kwargs)
+        self.location = location
+        self._table = dataset.with_format("arrow")
+        self._row = {sha: i for i, sha in enumerate(dataset.data.column("sha256").to_pylist())}
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, sha256: object) -> bool:
+        return sha256 in self._row
+
+    def data(self, sha256: str) -> bytes:
+        """The encoded bytes of the image with this sha256; KeyError naming it when the table lacks it."""
+        if sha256 not in self._row:
+            raise KeyError(f"image {sha256} is not in the image table of {self.location}")
+        return self._table[self._row[sha256]].column("image")[0]["bytes"].as_py()
+
+
+def image_table(location: str, revision: str | None = None, **load_kwargs: Any) -> ImageTable:
+    """One `ImageTable` per (location, revision) per process."""
+    key = (str(location), revision)
+    if key not in _TABLES:
+        _TABLES[key] = ImageTable(str(location), revision, **load_kwargs)
+    return _TABLES[key]
+
+
+def load_images(location: str | Path, row: Mapping[str, Any], revision: str | None = None) -> list[Any]:
+    """A row's images as PIL images, in prompt order, whatever the build's image storage.
+
+    `location` is the built folder or Hub repo the row was loaded from:
+
+        ds = datasets.load_dataset("data/mmneedle", "m10_n4_k1", split="test")
+        images = load_images("data/mmneedle", ds[0])
+    """
+    import io
+
+    from PIL import Image
+
+    embedded = row.get(IMAGES)
+    if embedded is not None:
+        return [_as_pil(item) for item in embedded]
+    table = image_table(str(location), revision)
+    out = []
+    for sha in _hashes(row):
+        image = Image.open(io.BytesIO(table.data(sha)))
+        image.load()
+        out.append(image)
+    return out
+
+
+def _hashes(row: Mapping[str, Any]) -> Sequence[str]:
+    hashes = row.get(IMAGE_SHA256)
+    if not isinstance(hashes, list):
+        raise ValueError(f"row {row.get(ID)!r} has neither {IMAGES!r} nor {IMAGE_SHA256!r}")
+    return hashes
+
+
+def _as_pil(item: Any) -> Any:
+    import io
+
+    from PIL import Image
+
+    if isinstance(item, Mapping):  # Image(decode=False)
+        image = Image.open(io.BytesIO(item["bytes"]))
+        image.load()
+        return image
+    return item

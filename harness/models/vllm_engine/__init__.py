@@ -1,0 +1,50 @@
+"""`vllm` backend: offline `vllm.LLM` (vLLM 0.33), all of a task's requests in few large calls.
+
+    harness --model vllm --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_model_len=32768,tensor_parallel_size=2
+
+* The engine is built on the first `generate`, with `limit_mm_per_prompt={"image": L, "video": 0}`
+  where L is the largest image count among the requests seen so far (tell it the run's largest count
+  with `observe_max_images(n)`, or `observe(requests)`, before the first `generate`, so that L
+  covers every task of the run), capped by `max_images`. The limit also sizes vLLM's memory profiling, so it is set from the data, not 999.
+* Requests go to `LLM.chat` in chunks (`chunk_size` requests and `chunk_tokens` prompt tokens at most,
+  which bounds the decoded images held at once; the runner saves after each chunk), as OpenAI-style
+  conversations with `{"type": "image_pil", "image_pil": PIL, "uuid": sha256}` parts in prompt order,
+  and explicit `SamplingParams` per request (vLLM's default is `max_tokens=16` plus the model's
+  generation_config; `generation_config="vllm"` is also set so nothing model-specific leaks in).
+* A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
+  (`screen_request`) and recorded as `over_length` without reaching the engine. If the engine still
+  rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
+* `data_parallel_size=D` runs D independent engine replicas in worker processes, each on its own
+  `tensor_parallel_size * pipeline_parallel_size` GPUs, and splits each chunk between them (vLLM's own
+  `LLM(data_parallel_size>1)` refuses single-process use). Several nodes: one engine spanning nodes
+  with `distributed_executor_backend=ray` (Ray cluster started first), or one harness process per
+  node with `--shard i/n` and `harness merge`.
+
+vLLM is imported only when an engine is built, so this package imports without it. Its modules:
+`settings` (the `--model_args` and the engine's arguments), `requests` (screening, payloads, sampling,
+output mapping: pure functions), `engines` (one `vllm.LLM` in this process), `replicas` (data-parallel
+engine processes) and `backend` (the registered `VLLMModel`).
+"""
+
+from harness.models.vllm_engine.backend import VLLMModel
+from harness.models.vllm_engine.engines import LocalEngine
+from harness.models.vllm_engine.replicas import ReplicaPool, replica_devices, split_balanced
+from harness.models.vllm_engine.requests import (
+    build_conversation,
+    decode_image,
+    estimated_prompt_tokens,
+    is_request_error,
+    output_result,
+    request_payload,
+    result_response,
+    sampling_kwargs,
+    screen_request,
+    vision_tokens,
+)
+from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+
+__all__ = [
+    "ARG_ALIASES", "LocalEngine", "ReplicaPool", "VLLMModel", "VLLMSettings", "build_conversation", "decode_image",
+    "engine_kwargs", "estimated_prompt_tokens", "is_request_error", "output_result", "replica_devices",
+    "request_payload", "result_response", "sampling_kwargs", "screen_request", "split_balanced", "vision_tokens",
+]

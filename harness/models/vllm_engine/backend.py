@@ -1,0 +1,170 @@
+"""The registered `vllm` backend: builds its engine (one `LocalEngine`, or a `ReplicaPool`) on first use,
+screens every request before it reaches the engine, and groups requests by their chat flags."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from harness.api import BackendFatalError, Model, Request, Response
+from harness.batching import token_budget_batches
+from harness.models.args import settings_from_args
+from harness.models.registry import register_model
+from harness.models.vllm_engine.engines import LocalEngine
+from harness.models.vllm_engine.replicas import ReplicaPool
+from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
+from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+
+log = logging.getLogger(__name__)
+
+
+@register_model("vllm")
+class VLLMModel(Model):
+    def __init__(self, settings: VLLMSettings, *, llm_factory: str = "vllm:LLM",
+                 sampling_factory: str = "vllm:SamplingParams", pin_devices: bool = True) -> None:
+        self.settings = settings
+        self.context_length = settings.max_model_len
+        self.max_images = settings.max_images
+        self.max_pixels = settings.max_pixels  # the runner re-counts vision tokens under this cap
+        self.engine_seconds: float | None = None
+        self._factories = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
+                           "decode_workers": settings.decode_workers}
+        self._pin_devices = pin_devices
+        self._engine: LocalEngine | ReplicaPool | None = None
+        self._startup_error: str | None = None
+        self._images_seen = 0
+        self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
+        # batch_size/max_batch_tokens are for padded backends; vLLM schedules its own batches.
+        settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
+        if importlib.util.find_spec("vllm") is None:
+            raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install 'mmlongeval[vllm]'")
+        return cls(settings)
+
+    def identity(self) -> dict[str, Any]:
+        s = self.settings
+        template = None
+        if s.chat_template is not None:
+            text = s.chat_template
+            if os.path.isfile(text):
+                with open(text, encoding="utf-8") as f:
+                    text = f.read()
+            template = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        try:
+            from importlib.metadata import version
+
+            vllm_version = version("vllm")
+        except Exception:
+            vllm_version = None
+        return {
+            "model": "vllm", "pretrained": s.pretrained, "revision": s.revision, "tokenizer": s.tokenizer,
+            "dtype": s.dtype, "mm_processor_kwargs": s.processor_kwargs() or None, "chat_template_sha": template,
+            "chat_template_content_format": s.chat_template_content_format, "generation_config": s.generation_config,
+            "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None, "vllm_version": vllm_version,
+        }
+
+    def observe(self, requests: Sequence[Request]) -> None:
+        """Note the requests' image counts, so the engine's `limit_mm_per_prompt` covers them all."""
+        if requests:
+            self.prepare(max(r.num_images for r in requests))
+
+    def prepare(self, max_images: int) -> None:
+        """The largest image count of any request of the run (e.g. from the rows' `num_images`), told
+        before the first `generate`: the engine is built once, with a limit that fits every task."""
+        if self._engine is not None and max_images > (self.image_limit or 0):
+            log.warning("vllm: the engine was built with limit_mm_per_prompt=%s; requests with %d images will be "
+                        "recorded as too_many_images (pass max_images=%d in --model_args)", self.image_limit,
+                        max_images, max_images)
+        self._images_seen = max(self._images_seen, max_images)
+
+    def statistics(self) -> dict[str, Any]:
+        return {"engine_seconds": round(self.engine_seconds, 3)} if self.engine_seconds is not None else {}
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        self.observe(requests)
+        return token_budget_batches(requests, max_batch_tokens=self.settings.chunk_tokens,
+                                    max_batch_size=self.settings.chunk_size, padded=False, sort_long_first=False,
+                                    cost=lambda r: r.token_count)
+
+    def _ensure_engine(self) -> LocalEngine | ReplicaPool:
+        if self._startup_error is not None:
+            # Never load the model again for every remaining batch (or every request, when the
+            # runner retries a failed batch one request at a time).
+            raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}")
+        if self._engine is None:
+            cap = self.settings.max_images
+            limit = max(1, self._images_seen)
+            self.image_limit = min(limit, cap) if cap is not None else limit
+            kwargs = engine_kwargs(self.settings, self.image_limit)
+            log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
+            started = time.perf_counter()
+            try:
+                if self.settings.data_parallel_size > 1:
+                    self._engine = ReplicaPool(
+                        self.settings.data_parallel_size, kwargs,
+                        gpus_per_replica=self.settings.tensor_parallel_size * self.settings.pipeline_parallel_size,
+                        timeout=self.settings.replica_timeout, factories=self._factories, pin_devices=self._pin_devices)
+                else:
+                    self._engine = LocalEngine(kwargs, **self._factories)
+            except Exception as err:
+                self._startup_error = f"{type(err).__name__}: {err}"
+                raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}") from err
+            if self._engine.max_model_len:
+                self.context_length = int(self._engine.max_model_len)
+            self.engine_seconds = time.perf_counter() - started
+            # The runner times the first task with the engine's start-up in it; say how long that took
+            # (scripts/gpu_check.sh reads this line to report generation throughput alone).
+            print(f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
+                  f"{self.image_limit}, max_model_len={self.context_length}, replicas={self.settings.data_parallel_size})",
+                  file=sys.stderr, flush=True)
+        return self._engine
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        if not requests:
+            return []
+        self.observe(requests)
+        engine = self._ensure_engine()
+        assert self.image_limit is not None
+        max_len = self.context_length
+        if max_len is None:
+            raise RuntimeError("vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args")
+        responses: list[Response | None] = [None] * len(requests)
+        groups: dict[bool, list[tuple[int, dict[str, Any]]]] = {False: [], True: []}
+        for i, request in enumerate(requests):
+            reason = screen_request(request, self.settings, max_model_len=max_len, image_limit=self.image_limit)
+            if reason is not None:
+                responses[i] = Response(text=None, error=reason)
+                continue
+            try:
+                payload = request_payload(request, self.settings.seed)
+            except Exception as err:  # an image that cannot be read fails its sample only
+                responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
+                continue
+            groups[bool(request.assistant_prefix)].append((i, payload))
+        for continue_final, members in groups.items():
+            if not members:
+                continue
+            options = {
+                "use_tqdm": self.settings.use_tqdm,
+                "chat_template_content_format": self.settings.chat_template_content_format,
+                "add_generation_prompt": not continue_final,
+                "continue_final_message": continue_final,
+            }
+            results = engine.run([p for _, p in members], options)
+            for (i, _), result in zip(members, results, strict=True):
+                responses[i] = result_response(result)
+        return responses  # type: ignore[return-value]
+
+    def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()

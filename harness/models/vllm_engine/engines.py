@@ -1,0 +1,88 @@
+"""One `vllm.LLM` in this process: images decoded on worker threads, one `LLM.chat` call per chunk, and
+a chunk the engine rejects for a request-level reason bisected so only the culprits fail."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from harness.models.vllm_engine.requests import build_conversation, is_request_error, output_result
+
+log = logging.getLogger(__name__)
+
+
+def _load(spec: str) -> Any:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+class LocalEngine:
+    """One `vllm.LLM` in this process. `llm_factory`/`sampling_factory` are "module:attr" specs."""
+
+    def __init__(self, kwargs: dict[str, Any], *, llm_factory: str = "vllm:LLM",
+                 sampling_factory: str = "vllm:SamplingParams", decode_workers: int = 4) -> None:
+        self.llm = _load(llm_factory)(**kwargs)
+        self.make_sampling = _load(sampling_factory)
+        self.decode_workers = decode_workers
+        config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
+        self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
+
+    def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
+        """Generate for payloads that share `options` (chat flags); one result dict per payload."""
+        results: list[dict[str, Any] | None] = [None] * len(payloads)
+        conversations: list[Any] = [None] * len(payloads)
+
+        def convert(i: int) -> None:
+            try:
+                conversations[i] = build_conversation(payloads[i])
+            except Exception as err:  # an undecodable image fails its sample only
+                results[i] = {"error": f"invalid_input: image does not decode: {type(err).__name__}: {err}"}
+
+        with ThreadPoolExecutor(max_workers=self.decode_workers) as pool:
+            list(pool.map(convert, range(len(payloads))))
+        params: list[Any] = [None] * len(payloads)
+        for i in range(len(payloads)):
+            if results[i] is None:
+                try:
+                    params[i] = self.make_sampling(**payloads[i]["sampling"])
+                except (ValueError, TypeError) as err:  # vLLM validates settings here
+                    results[i] = {"error": f"invalid_input: sampling parameters: {err}"}
+        ready = [i for i in range(len(payloads)) if results[i] is None]
+
+        def call(indices: list[int]) -> None:
+            if not indices:
+                return
+            try:
+                outputs = self.llm.chat([conversations[i] for i in indices], sampling_params=[params[i] for i in indices],
+                                        **options)
+            except Exception as err:
+                if not is_request_error(err):
+                    raise
+                if len(indices) == 1:
+                    results[indices[0]] = {"error": f"engine_rejected: {type(err).__name__}: {err}"}
+                    return
+                log.warning("vllm: the engine rejected a call of %d requests (%s); bisecting", len(indices), err)
+                middle = len(indices) // 2
+                call(indices[:middle])
+                call(indices[middle:])
+                return
+            if len(outputs) != len(indices):
+                raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(indices)} conversations")
+            for i, output in zip(indices, outputs, strict=True):
+                results[i] = output_result(output)
+
+        call(ready)
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        llm, self.llm = self.llm, None
+        # vLLM 0.33's offline LLM has no shutdown(); its engine-core client does (it stops the
+        # engine processes and frees their GPU memory).
+        core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(core, "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+        del llm

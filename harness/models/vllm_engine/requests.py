@@ -1,0 +1,163 @@
+"""Pure parts of the vllm backend: screening a request against the engine, the picklable payload a
+replica receives, the conversation and `SamplingParams` arguments vLLM is given, and mapping its outputs
+back to `Response`s."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from builders.core.contract import MIN_PIXELS, QWEN_DEFAULT_MAX_PIXELS, image_tokens
+from harness.api import GenerationSettings, ImagePart, Request, Response, TextPart
+from harness.models.vllm_engine.settings import VLLMSettings
+
+
+def vision_tokens(request: Request, settings: VLLMSettings) -> list[int]:
+    """Per-image vision tokens: the row's figures, or, when the run sets pixel limits and the image
+    sizes are known, the same 28-px rule applied with those limits (the rows count full resolution)."""
+    if settings.max_pixels is None and settings.min_pixels is None:
+        return list(request.image_tokens)
+    images = request.images
+    if len(images) != len(request.image_tokens) or any(i.width is None or i.height is None for i in images):
+        return list(request.image_tokens)
+    # min_pixels alone keeps the processor's default cap.
+    lo = settings.min_pixels if settings.min_pixels is not None else MIN_PIXELS
+    hi = settings.max_pixels if settings.max_pixels is not None else QWEN_DEFAULT_MAX_PIXELS
+    return [image_tokens(int(i.width), int(i.height), min_pixels=lo, max_pixels=hi) for i in images]  # type: ignore[arg-type]
+
+
+def estimated_prompt_tokens(request: Request, settings: VLLMSettings) -> int:
+    return (request.text_tokens + sum(vision_tokens(request, settings))
+            + settings.image_overhead * request.num_images + settings.length_margin)
+
+
+def screen_request(request: Request, settings: VLLMSettings, *, max_model_len: int, image_limit: int) -> str | None:
+    """Why a request must not reach the engine (an error string), or None.
+
+    Rule (conservative): text tokens + vision tokens + `image_overhead` per image + `length_margin`
+    for the chat template + `max_gen_toks` must fit in `max_model_len`. vLLM itself rejects a prompt
+    of `max_model_len` tokens or more, which would abort the whole call, and a prompt that leaves no
+    room for the answer would be cut short silently; the margin absorbs the template's tokens and
+    small differences between the builder's text tokenizer and the model's.
+    """
+    if request.num_images > image_limit:
+        cap = settings.max_images
+        why = f"the model's cap max_images={cap}" if cap is not None and request.num_images > cap else (
+            f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)")
+        return f"too_many_images: {request.num_images} images > {why}"
+    prompt = estimated_prompt_tokens(request, settings)
+    need = prompt + request.settings.max_gen_toks
+    if need > max_model_len:
+        return (
+            f"over_length: ~{prompt} prompt tokens (text {request.text_tokens} + vision {sum(vision_tokens(request, settings))}"
+            f" + {settings.image_overhead * request.num_images} image markers + {settings.length_margin} template margin)"
+            f" + {request.settings.max_gen_toks} to generate > max_model_len {max_model_len}"
+        )
+    return None
+
+
+def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any]:
+    """`SamplingParams` arguments: greedy unless the task samples; always an explicit max_tokens."""
+    sampled = gen.do_sample and gen.temperature > 0
+    return {
+        "n": 1,
+        "temperature": gen.temperature if sampled else 0.0,
+        "top_p": gen.top_p if sampled else 1.0,
+        "max_tokens": gen.max_gen_toks,
+        "stop": list(gen.until),
+        "seed": gen.seed if gen.seed is not None else default_seed,
+        "skip_special_tokens": True,
+    }
+
+
+def request_payload(request: Request, default_seed: int) -> dict[str, Any]:
+    """A picklable description of one request (encoded image bytes, not pixels): what an engine
+    replica needs, in-process or in a worker process."""
+    messages = []
+    for message in request.messages:
+        parts: list[tuple] = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                parts.append(("text", part.text))
+            elif isinstance(part, ImagePart):
+                parts.append(("image", part.image.sha256, part.image.data()))
+            else:
+                raise TypeError(f"unsupported content part {type(part).__name__}")
+        messages.append({"role": message.role, "parts": parts})
+    return {
+        "messages": messages,
+        "prefix": request.assistant_prefix,
+        "sampling": sampling_kwargs(request.settings, default_seed),
+        "cost": request.token_count,
+    }
+
+
+def decode_image(data: bytes):
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def build_conversation(payload: dict[str, Any], decode: Callable[[bytes], Any] = decode_image) -> list[dict[str, Any]]:
+    """OpenAI-style messages for `LLM.chat`; images as `image_pil` parts keyed by their sha256 (vLLM's
+    multimodal caches then skip hashing the pixels). An assistant prefix becomes a final assistant
+    message, continued with `continue_final_message=True`."""
+    conversation = []
+    for message in payload["messages"]:
+        content: list[dict[str, Any]] = []
+        for part in message["parts"]:
+            if part[0] == "text":
+                if part[1]:
+                    content.append({"type": "text", "text": part[1]})
+            else:
+                _, sha, data = part
+                content.append({"type": "image_pil", "image_pil": decode(data), "uuid": sha})
+        conversation.append({"role": message["role"], "content": content})
+    if payload["prefix"]:
+        conversation.append({"role": "assistant", "content": [{"type": "text", "text": payload["prefix"]}]})
+    return conversation
+
+
+def output_result(output: Any) -> dict[str, Any]:
+    """A vLLM `RequestOutput` -> a plain dict (picklable across processes)."""
+    completions = getattr(output, "outputs", None) or []
+    prompt_ids = getattr(output, "prompt_token_ids", None)
+    prompt_tokens = len(prompt_ids) if prompt_ids is not None else None
+    cached = getattr(output, "num_cached_tokens", None)
+    if not completions:
+        return {"error": "engine_error: the engine returned no completion", "prompt_tokens": prompt_tokens}
+    first = completions[0]
+    finish = getattr(first, "finish_reason", None)
+    result = {
+        "text": first.text,
+        "finish_reason": str(finish) if finish is not None else None,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": len(first.token_ids) if getattr(first, "token_ids", None) is not None else None,
+        "cached_tokens": cached,
+    }
+    if result["finish_reason"] in ("abort", "error"):
+        result["error"] = f"engine_error: generation ended with finish_reason={result['finish_reason']}"
+    return result
+
+
+def result_response(result: dict[str, Any]) -> Response:
+    usage = {}
+    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        if isinstance(result.get(key), int):
+            usage[key] = result[key]
+    if "prompt_tokens" in usage and "completion_tokens" in usage:
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+    if result.get("error"):
+        return Response(text=None, error=result["error"], finish_reason=result.get("finish_reason"), usage=usage)
+    return Response(text=result["text"], finish_reason=result.get("finish_reason"), usage=usage)
+
+
+def is_request_error(err: BaseException) -> bool:
+    """An engine exception caused by a request (bisect to find it), not by the engine (re-raise)."""
+    names = {c.__name__ for c in type(err).__mro__}
+    if "VLLMServerError" in names:
+        return False
+    return "VLLMClientError" in names or isinstance(err, ValueError | TypeError)

@@ -1,0 +1,106 @@
+"""The vllm backend's `--model_args` (`VLLMSettings`) and the `vllm.LLM(...)` arguments made from them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class VLLMSettings:
+    pretrained: str
+    revision: str | None = None
+    tokenizer: str | None = None
+    max_model_len: int | None = None  # default: what vLLM derives from the model config
+    max_images: int | None = None  # the model's image cap per prompt; limit_mm_per_prompt never exceeds it
+    max_pixels: int | None = None  # mm_processor_kwargs (Qwen-VL style pixel limits)
+    min_pixels: int | None = None
+    mm_processor_kwargs: str | None = None  # extra processor kwargs as a JSON object
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    distributed_executor_backend: str | None = None  # "ray" for an engine spanning nodes; "mp"
+    gpu_memory_utilization: float = 0.9
+    enable_prefix_caching: bool | None = None  # None: vLLM's default (on)
+    seed: int = 0
+    dtype: str = "auto"
+    trust_remote_code: bool = False
+    chat_template: str | None = None  # a Jinja file or string; default: the model's own
+    chat_template_content_format: str = "auto"
+    generation_config: str = "vllm"  # "vllm": neutral defaults; "auto": the model's generation_config.json
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    mm_processor_cache_gb: float | None = None
+    enforce_eager: bool = False
+    hf_overrides: str | None = None  # JSON object, e.g. YaRN rope scaling for long contexts
+    chunk_size: int = 1024  # requests per engine call (the runner saves after each)
+    chunk_tokens: int = 2_000_000  # prompt tokens per engine call (~1.5 GP of decoded images)
+    length_margin: int = 64  # tokens the chat template and system prompt may add, for screening
+    image_overhead: int = 2  # tokens per image beyond its vision tokens (<|vision_start|>, <|vision_end|>)
+    decode_workers: int = 4  # threads decoding images before an engine call
+    replica_timeout: float = 7200.0  # seconds a data-parallel replica may take for one chunk
+    use_tqdm: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "chunk_size",
+                     "chunk_tokens", "decode_workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"vllm backend: {name} must be at least 1, got {getattr(self, name)}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"vllm backend: gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.max_images is not None and self.max_images < 1:
+            raise ValueError(f"vllm backend: max_images must be at least 1, got {self.max_images}")
+        for name in ("mm_processor_kwargs", "hf_overrides"):
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    parsed = json.loads(value)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"vllm backend: {name} must be a JSON object: {err}") from None
+                if not isinstance(parsed, dict):
+                    raise ValueError(f"vllm backend: {name} must be a JSON object, got {value!r}")
+
+    def processor_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = json.loads(self.mm_processor_kwargs) if self.mm_processor_kwargs else {}
+        if self.min_pixels is not None:
+            kwargs["min_pixels"] = self.min_pixels
+        if self.max_pixels is not None:
+            kwargs["max_pixels"] = self.max_pixels
+        return kwargs
+
+
+ARG_ALIASES = {"model": "pretrained", "context_length": "max_model_len", "limit_mm_per_prompt": "max_images",
+               "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
+
+
+def engine_kwargs(settings: VLLMSettings, image_limit: int) -> dict[str, Any]:
+    """Keyword arguments for `vllm.LLM(...)` (one replica; data parallelism is ours, see module doc)."""
+    s = settings
+    kwargs: dict[str, Any] = {
+        "model": s.pretrained,
+        "limit_mm_per_prompt": {"image": max(1, image_limit), "video": 0},
+        "tensor_parallel_size": s.tensor_parallel_size,
+        "pipeline_parallel_size": s.pipeline_parallel_size,
+        "gpu_memory_utilization": s.gpu_memory_utilization,
+        "seed": s.seed,
+        "dtype": s.dtype,
+        "trust_remote_code": s.trust_remote_code,
+        "generation_config": s.generation_config,
+        "enforce_eager": s.enforce_eager,
+    }
+    optional = {
+        "revision": s.revision,
+        "tokenizer": s.tokenizer,
+        "max_model_len": s.max_model_len,
+        "distributed_executor_backend": s.distributed_executor_backend,
+        "enable_prefix_caching": s.enable_prefix_caching,
+        "chat_template": s.chat_template,
+        "max_num_seqs": s.max_num_seqs,
+        "max_num_batched_tokens": s.max_num_batched_tokens,
+        "mm_processor_cache_gb": s.mm_processor_cache_gb,
+        "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None,
+        "mm_processor_kwargs": s.processor_kwargs() or None,
+    }
+    kwargs.update({k: v for k, v in optional.items() if v is not None})
+    return kwargs
