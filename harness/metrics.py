@@ -79,25 +79,3 @@ def exact_match(target: str, response: str) -> float:
 
 
 SAMPLE_METRICS: dict[str, Callable[[str, str], Any]] = {"exact_match": exact_match}
-
-
-def pooled_mean(scores: Sequence[tuple[float, float, int]], weight_by_size: bool) -> tuple[float, float]:
-    """Mean of subtask scores `(value, stderr, n)` for a group, and its stderr.
-
-    Weighted by size it is the micro mean Σ n_i v_i / Σ n_i with stderr sqrt(Σ n_i² se_i²) / Σ n_i;
-    unweighted it is the macro mean with stderr sqrt(Σ se_i²) / k (subtasks are independent samples).
-    NaN subtask values are left out.
-    """
-    kept = [s for s in scores if not math.isnan(s[0])]
-    if not kept:
-        return math.nan, math.nan
-    if weight_by_size:
-        n_total = sum(n for _, _, n in kept)
-        if not n_total:
-            return math.nan, math.nan
-        value = sum(v * n for v, _, n in kept) / n_total
-        se = math.sqrt(sum((n * s) ** 2 for _, s, n in kept if not math.isnan(s))) / n_total
-    else:
-        value = sum(v for v, _, _ in kept) / len(kept)
-        se = math.sqrt(sum(s**2 for _, s, _ in kept if not math.isnan(s))) / len(kept)
-    return value, se

@@ -18,7 +18,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from harness.metrics import pooled_mean
+from harness.groups import group_entries
 from harness.runner import TaskResult
 from harness.sample_store import STATUSES
 from harness.task_config import GroupConfig
@@ -87,41 +87,6 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
         entry[f"{metric},none"] = _clean(value)
         entry[f"{metric}_stderr,none"] = _clean(result.stderrs.get(metric, math.nan))
     return entry
-
-
-def group_entries(groups: dict[str, list[str]], configs: dict[str, GroupConfig],
-                  results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each selected group's entry; aggregates only where its YAML asks (`aggregate_metric_list`),
-    computed from direct members (tasks or already aggregated subgroups)."""
-    out: dict[str, dict[str, Any]] = {}
-
-    def entry(name: str) -> dict[str, Any]:
-        if name in out:
-            return out[name]
-        config = configs[name]
-        members = groups.get(name, config.task)
-        value: dict[str, Any] = {"alias": config.group_alias or name}
-        for spec in config.aggregate_metric_list:
-            metric = spec["metric"]
-            scores = []
-            for member in members:
-                source = entry(member) if member in configs else results.get(member)
-                if not source or f"{metric},none" not in source:
-                    continue
-                v, se = source[f"{metric},none"], source.get(f"{metric}_stderr,none", math.nan)
-                if isinstance(v, str):
-                    continue
-                scores.append((float(v), float(se) if not isinstance(se, str) else math.nan, int(source.get("n_scored", 0))))
-            mean, se = pooled_mean(scores, bool(spec.get("weight_by_size", False)))
-            value[f"{metric},none"] = _clean(mean)
-            value[f"{metric}_stderr,none"] = _clean(se)
-            value["n_scored"] = sum(n for _, _, n in scores)
-        out[name] = value
-        return value
-
-    for name in groups:
-        entry(name)
-    return out
 
 
 def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],

@@ -151,6 +151,33 @@ def parse_task(data: YamlDict) -> TaskConfig:
     return TaskConfig(source=Path(str(data.source)), **values)
 
 
+AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_list")
+
+
+def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
+    """One `aggregate_metric_list` entry: a metric, a known aggregation or `!function`, named members."""
+    from harness.groups import GROUP_AGGREGATIONS
+
+    if not isinstance(entry, dict) or "metric" not in entry:
+        raise TaskConfigError(f"{where}: each `aggregate_metric_list` entry needs `metric:`")
+    for key in entry:
+        if key not in AGGREGATE_KEYS:
+            raise TaskConfigError(f"{where}: {suggest(str(key), set(AGGREGATE_KEYS), 'aggregate key')}")
+    rule = entry.get("aggregation", "mean")
+    if not isinstance(rule, FunctionRef) and rule not in GROUP_AGGREGATIONS:
+        raise TaskConfigError(f"{where}: unknown group aggregation {rule!r} (known: {', '.join(GROUP_AGGREGATIONS)}, "
+                              "or !function module.fn)")
+    if entry.get("filter_list", "none") not in ("none", ["none"]):
+        raise TaskConfigError(f"{where}: only `filter_list: none` is supported (this harness has no filters)")
+    named = entry.get("members")
+    if named is not None:
+        if not isinstance(named, list) or not all(isinstance(m, str) for m in named):
+            raise TaskConfigError(f"{where}: `members` must be a list of the group's member names")
+        unknown = [m for m in named if m not in members]
+        if unknown:
+            raise TaskConfigError(f"{where}: `members` names {', '.join(unknown)}, which the group's `task:` list lacks")
+
+
 def parse_group(data: YamlDict) -> GroupConfig:
     known = set(GroupConfig.__dataclass_fields__) - {"source"}
     for key in data:
@@ -167,10 +194,7 @@ def parse_group(data: YamlDict) -> GroupConfig:
     if isinstance(aggregates, dict):
         aggregates = [aggregates]
     for entry in aggregates:
-        if not isinstance(entry, dict) or "metric" not in entry:
-            raise TaskConfigError(f"{data.where('aggregate_metric_list')}: each entry needs `metric:`")
-        if entry.get("aggregation", "mean") != "mean":
-            raise TaskConfigError(f"{data.where('aggregate_metric_list')}: group aggregation must be `mean`")
+        _check_aggregate(entry, list(members), data.where("aggregate_metric_list"))
     return GroupConfig(
         group=data["group"], task=list(members), source=Path(str(data.source)),
         group_alias=data.get("group_alias"), aggregate_metric_list=list(aggregates),

@@ -53,14 +53,21 @@ def _template_text(name: str) -> str:
     return resources.files("dataset_cards").joinpath(*name.split("/")).read_text(encoding="utf-8")
 
 
+DEFAULT_TEMPLATE = "_default.md.jinja"
+
+
 def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:
     """README.md text: `---`, the YAML, `---`, then `dataset_cards/<benchmark>/card.md.jinja` (which may
-    `{% include %}` the shared parts beside it, e.g. `_image_table.md.jinja`)."""
+    `{% include %}` the shared parts beside it, e.g. `_image_table.md.jinja`); a benchmark without a
+    template of its own gets the generic `_default.md.jinja`."""
     environment = jinja2.Environment(
         loader=jinja2.FunctionLoader(_template_text),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
-    body = environment.get_template(f"{benchmark}/card.md.jinja").render(**context)
+    name = f"{benchmark}/card.md.jinja"
+    if not resources.files("dataset_cards").joinpath(benchmark, "card.md.jinja").is_file():
+        name = DEFAULT_TEMPLATE
+    body = environment.get_template(name).render(**context)
     return f"---\n{yaml_text.rstrip()}\n---\n\n{body}"

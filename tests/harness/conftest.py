@@ -174,3 +174,31 @@ def script_env(tmp_path: Path) -> dict[str, str]:
 def harness_script() -> str:
     """The `harness` console script installed beside this interpreter."""
     return str(Path(sys.executable).parent / "harness")
+
+
+@pytest.fixture(scope="session")
+def toy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A `--data_dir` holding `toy/`, the benchmark-neutral dataset of `toy_benchmark`, images embedded."""
+    from toy_benchmark import build_toy
+
+    root = tmp_path_factory.mktemp("toy_data")
+    build_toy(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def toy_shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same toy dataset with shared image storage (each distinct image once, in the image table)."""
+    from toy_benchmark import build_toy
+
+    root = tmp_path_factory.mktemp("toy_shared")
+    build_toy(root, image_storage="shared")
+    return root
+
+
+@pytest.fixture(scope="session")
+def toy_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy benchmark's task folder, for --include_path."""
+    from toy_benchmark import write_toy_tasks
+
+    return write_toy_tasks(tmp_path_factory.mktemp("toy_tasks"))

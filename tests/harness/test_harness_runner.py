@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -135,7 +136,7 @@ def test_requests_interleave_images_lazily_in_prompt_order(data_dir: Path, rows)
         assert message.role == "user"
         assert [type(p) for p in message.content] == [ImagePart] * 10 + [TextPart]
         assert prompt_text(request.messages) == doc["prompt"]
-        assert request.sample_id == doc["id"] and request.answer_slots == 2
+        assert request.sample_id == doc["id"] and len(request.random_answer(random.Random(0)).split("; ")) == 2
         assert request.text_tokens == doc["text_tokens"] and list(request.image_tokens) == doc["image_tokens"]
         row = source[doc_id]
         for i, image in enumerate(request.images):

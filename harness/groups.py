@@ -1,0 +1,151 @@
+"""Group scores: how a group's `aggregate_metric_list` combines its members' scores.
+
+An entry names a metric, an aggregation (a registered name, or `!function module.fn` for a benchmark's
+own rule), and optionally `members:` (a subset of the group's members; default: all of them) and
+`weight_by_size` (lm-eval's flag, for `mean`). Registered aggregations:
+
+- `mean`: lm-eval's: the mean of the members that have a value, leaving out N/A ones; weighted by
+  `n_scored` when `weight_by_size: true`.
+- `weighted_mean`: `mean` with `weight_by_size: true`.
+- `strict_mean`: the unweighted mean of every named member; N/A as soon as one member is missing or
+  N/A (pandas' `mean(skipna=False)`, as MMLongBench aggregates).
+
+A `!function` receives the list of `MemberScore`s (missing members with `value` NaN) and returns a
+value, or a (value, stderr) pair. Every group entry records, per metric, the rule and which members it
+used and which were missing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.task_config import GroupConfig
+from harness.yaml_loader import FunctionRef
+
+
+@dataclass(frozen=True)
+class MemberScore:
+    name: str
+    value: float  # NaN when the member is missing or N/A
+    stderr: float  # NaN when unknown
+    n: int  # samples scored
+
+    @property
+    def missing(self) -> bool:
+        return math.isnan(self.value)
+
+
+GroupAggregation = Callable[[Sequence[MemberScore]], "float | tuple[float, float]"]
+
+
+def mean(scores: Sequence[MemberScore], weight_by_size: bool = False) -> tuple[float, float]:
+    """Mean of the members with a value and its stderr.
+
+    Weighted by size it is the micro mean Σ n_i v_i / Σ n_i with stderr sqrt(Σ n_i² se_i²) / Σ n_i;
+    unweighted it is the macro mean with stderr sqrt(Σ se_i²) / k (members are independent samples).
+    N/A members are left out; unknown stderrs are left out of the stderr.
+    """
+    kept = [s for s in scores if not s.missing]
+    if not kept:
+        return math.nan, math.nan
+    if weight_by_size:
+        n_total = sum(s.n for s in kept)
+        if not n_total:
+            return math.nan, math.nan
+        value = sum(s.value * s.n for s in kept) / n_total
+        se = math.sqrt(sum((s.n * s.stderr) ** 2 for s in kept if not math.isnan(s.stderr))) / n_total
+    else:
+        value = sum(s.value for s in kept) / len(kept)
+        se = math.sqrt(sum(s.stderr**2 for s in kept if not math.isnan(s.stderr))) / len(kept)
+    return value, se
+
+
+def weighted_mean(scores: Sequence[MemberScore]) -> tuple[float, float]:
+    return mean(scores, weight_by_size=True)
+
+
+def strict_mean(scores: Sequence[MemberScore]) -> tuple[float, float]:
+    """Unweighted mean over every member; N/A (NaN) if any member is N/A, and an unknown stderr if any
+    member's is unknown. No members: N/A."""
+    if not scores or any(s.missing for s in scores):
+        return math.nan, math.nan
+    value = sum(s.value for s in scores) / len(scores)
+    if any(math.isnan(s.stderr) for s in scores):
+        return value, math.nan
+    return value, math.sqrt(sum(s.stderr**2 for s in scores)) / len(scores)
+
+
+GROUP_AGGREGATIONS: dict[str, GroupAggregation] = {
+    "mean": mean,
+    "weighted_mean": weighted_mean,
+    "strict_mean": strict_mean,
+}
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+
+
+def member_score(name: str, entry: Mapping[str, Any] | None, metric: str) -> MemberScore:
+    """A member's score for `metric` from its results entry (task or group); N/A values read as NaN."""
+    if not entry or f"{metric},none" not in entry:
+        return MemberScore(name, math.nan, math.nan, 0)
+    return MemberScore(name, _number(entry[f"{metric},none"]), _number(entry.get(f"{metric}_stderr,none")),
+                       int(entry.get("n_scored", 0) or 0))
+
+
+def aggregate(spec: Mapping[str, Any], scores: Sequence[MemberScore]) -> tuple[float, float]:
+    """Apply one `aggregate_metric_list` entry to its members' scores -> (value, stderr)."""
+    rule = spec.get("aggregation", "mean")
+    if isinstance(rule, FunctionRef):
+        out = rule.resolve()(list(scores))
+    elif rule == "mean":
+        out = mean(scores, bool(spec.get("weight_by_size", False)))
+    else:
+        out = GROUP_AGGREGATIONS[rule](scores)
+    if isinstance(out, tuple):
+        return float(out[0]), float(out[1])
+    return float(out), math.nan
+
+
+def _clean(value: float) -> float | str:
+    return "N/A" if math.isnan(value) else value
+
+
+def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, GroupConfig],
+                  results: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each selected group's entry; aggregates only where its YAML asks (`aggregate_metric_list`),
+    computed from direct members (tasks or already aggregated subgroups)."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def entry(name: str) -> dict[str, Any]:
+        if name in out:
+            return out[name]
+        config = configs[name]
+        members = list(groups.get(name, config.task))
+        value: dict[str, Any] = {"alias": config.group_alias or name}
+        used_n: dict[str, int] = {}
+        rules: dict[str, Any] = {}
+        for spec in config.aggregate_metric_list:
+            metric = spec["metric"]
+            named = list(spec.get("members") or members)
+            scores = [member_score(m, entry(m) if m in configs else results.get(m), metric) for m in named]
+            mean_value, se = aggregate(spec, scores)
+            value[f"{metric},none"] = _clean(mean_value)
+            value[f"{metric}_stderr,none"] = _clean(se)
+            used = [s for s in scores if not s.missing]
+            used_n.update({s.name: s.n for s in used})
+            rules[metric] = {"rule": str(spec.get("aggregation", "mean")), "used": [s.name for s in used],
+                             "missing": [s.name for s in scores if s.missing]}
+        if rules:
+            value["n_scored"] = sum(used_n.values())
+            value["aggregation"] = rules
+        out[name] = value
+        return value
+
+    for name in groups:
+        entry(name)
+    return out
