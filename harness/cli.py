@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -38,11 +37,6 @@ def subcommand(name: str) -> Callable[[Callable[[list[str]], int]], Callable[[li
         return func
 
     return register
-
-
-def natural_key(name: str) -> list[Any]:
-    """`m1_n8` before `m10_n1`: digit runs compare as numbers."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _limit(text: str) -> float:
@@ -301,7 +295,7 @@ def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> N
 
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    from harness.task_index import TaskIndex
+    from harness.task_index import TaskIndex, natural_key
 
     parser = argparse.ArgumentParser(prog="harness ls", description="List tasks, groups and tags.")
     parser.add_argument("--include_path", action="append", default=[], type=Path)

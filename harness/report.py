@@ -1,62 +1,87 @@
-"""`harness report RESULTS_DIR`: a markdown table of every results file's metrics, and plots.
+"""`harness report RESULTS_DIR`: report.md with, per model, each benchmark's own section and a table of
+every metric, and where the numbers came from.
 
-For MMNeedle, as in the paper: a heat map of exact accuracy per needle cell (row, column), pooled
-over images, one per positive task (Fig. 2), and exact accuracy by needle depth (image index m)
-for the M = 10 configs (Fig. 5, computed per depth).
+A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
+function `fn(model, data, out_dir) -> list[str]` that receives the model's name, a `ModelResults`
+holding only the tasks (and groups) that declare it, and the folder to write plots to, and returns
+markdown lines. Tasks are looked up in the installed task folders plus the `--include_path`s the
+results were produced with.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
-
-from harness.errors import UserError  # noqa: E402
-from harness.results import metric_items  # noqa: E402
-
-# The paper's palette: red (0) -> amber -> green (1).
-PAPER_CMAP = LinearSegmentedColormap.from_list("mmneedle", ["#F0496E", "#EBB839", "#0CD79F"])
-_CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
-
+from harness.errors import UserError
+from harness.results import metric_items
+from harness.task_index import TaskIndex, natural_key
+from harness.yaml_loader import FunctionRef
 
 # Backends whose results are labelled with the model name alone; others add "(backend)", so the
 # same checkpoint through hf and vllm gets two sections.
 PLAIN_BACKENDS = ("hf", "constant", "random", None)
 
 
+@dataclass
+class ModelResults:
+    """Every task's newest results for one model, across the results files found."""
+
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    breakdowns: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, Any] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    include_paths: set[str] = field(default_factory=set)
+
+    def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
+        """The part of these results a benchmark's section gets."""
+        return ModelResults({k: v for k, v in self.results.items() if k in tasks},
+                            {k: v for k, v in self.groups.items() if k in groups},
+                            {k: v for k, v in self.breakdowns.items() if k in tasks},
+                            {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
+                            set(self.include_paths))
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise UserError(f"{path}: unreadable results file ({err})") from None
+
+
 def partial_results(results_dir: Path) -> list[Path]:
     """Results files of `--shard` runs: each covers one shard only, so the report leaves them out."""
-    return [p for p in sorted(results_dir.rglob("results_*.json")) if "partial" in json.loads(p.read_text())]
+    return [p for p in sorted(results_dir.rglob("results_*.json")) if "partial" in _read(p)]
 
 
-def load_results(results_dir: Path) -> dict[str, dict[str, Any]]:
+def load_results(results_dir: Path) -> dict[str, ModelResults]:
     """Per model name: the newest value of each task over all results files found (recursively),
     leaving out the partial results of `--shard` runs (`harness merge` combines those)."""
     files = sorted(results_dir.rglob("results_*.json"))
     if not files:
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
-    models: dict[str, dict[str, Any]] = {}
-    for path in sorted(files, key=lambda p: json.loads(p.read_text()).get("date", 0)):
-        data = json.loads(path.read_text())
+    models: dict[str, ModelResults] = {}
+    for path in sorted(files, key=lambda p: _read(p).get("date", 0)):
+        data = _read(path)
         if "partial" in data:
             continue
         config = data.get("config", {})
         name = config.get("model_name") or path.parent.name
         if config.get("model") not in PLAIN_BACKENDS:
             name = f"{name} ({config['model']})"
-        model = models.setdefault(name, {"results": {}, "breakdowns": {}, "versions": {}, "files": []})
-        model["results"].update(data.get("results", {}))
-        model["breakdowns"].update(data.get("breakdowns", {}))
-        model["versions"].update(data.get("versions", {}))
-        model["files"].append(str(path))
+        model = models.setdefault(name, ModelResults())
+        model.results.update(data.get("results", {}))
+        model.groups.update(data.get("groups", {}))
+        model.breakdowns.update(data.get("breakdowns", {}))
+        model.versions.update(data.get("versions", {}))
+        model.files.append(str(path))
+        model.include_paths.update(str(p) for p in config.get("include_path") or [])
     return models
 
 
@@ -64,88 +89,43 @@ def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) and not math.isnan(value) else str(value)
 
 
-def natural_key(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+def metric_table(data: ModelResults) -> list[str]:
+    """Every task's every metric, with its sample counts."""
+    lines = ["### All metrics", "", "| Task | Version | n scored | excluded | Metric | Value | Stderr |",
+             "|---|---|---|---|---|---|---|"]
+    for task, entry in sorted(data.results.items(), key=lambda item: natural_key(item[0])):
+        excluded = entry.get("sample_len", 0) - entry.get("n_scored", 0)
+        first = True
+        for metric, value, stderr in metric_items(entry):
+            head = (f"{task} | {data.versions.get(task, '')} | {entry.get('n_scored', '')} | {excluded}"
+                    if first else " | | | ")
+            lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
+            first = False
+    return [*lines, ""]
 
 
-def _value(entry: dict[str, Any] | None, metric: str) -> str:
-    if not entry or f"{metric},none" not in entry:
-        return ""
-    value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
-    if not isinstance(value, float):
-        return str(value)
-    return f"{100 * value:.1f} ± {100 * stderr:.1f}" if isinstance(stderr, float) else f"{100 * value:.1f}"
+Section = Callable[[str, ModelResults, Path], list[str]]
 
 
-def mmneedle_table(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The paper's layout: per config, positives' existence/index/exact (and individual accuracies
-    for K > 1) and negatives' existence, in percent ± standard error."""
-    configs = sorted({m.group(1, 2, 3) for m in map(_CONFIG.match, results) if m}, key=lambda c: (int(c[2]), int(c[0]), int(c[1])))
-    if not configs:
-        return []
-    lines = ["| config | n pos | existence | index | exact | indiv. index | indiv. exact | n neg | existence (neg) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for m, n, k in configs:
-        pos = results.get(f"mmneedle_m{m}_n{n}_k{k}_pos")
-        neg = results.get(f"mmneedle_m{m}_n{n}_k{k}_neg")
-        cells = [f"M={m} N={n} K={k}", str(pos.get("n_scored", "")) if pos else "",
-                 *(_value(pos, x) for x in ("existence_acc", "index_acc", "exact_acc", "individual_index_acc",
-                                            "individual_exact_acc")),
-                 str(neg.get("n_scored", "")) if neg else "", _value(neg, "existence_acc")]
-        lines.append("| " + " | ".join(cells) + " |")
-    return ["### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)", "",
-            *lines, ""]
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
-def heatmap(cells: dict[str, dict[str, float]], n: int, title: str, path: Path) -> None:
-    grid = [[math.nan] * n for _ in range(n)]
-    counts = [[0] * n for _ in range(n)]
-    for key, value in cells.items():
-        r, c = (int(x) for x in key.split(","))
-        grid[r - 1][c - 1] = value["mean"]
-        counts[r - 1][c - 1] = int(value["n"])
-    size = max(3.6, 1.2 + 0.6 * n)
-    fig, ax = plt.subplots(figsize=(size + 1.4, size + 0.4))
-    image = ax.imshow(grid, cmap=PAPER_CMAP, vmin=0, vmax=1)
-    ax.set_xticks(range(n), [str(c) for c in range(1, n + 1)])
-    ax.set_yticks(range(n), [str(r) for r in range(1, n + 1)])
-    ax.set_xlabel("column")
-    ax.set_ylabel("row")
-    ax.set_title(title, fontsize=9)
-    for r in range(n):
-        for c in range(n):
-            label = "–" if counts[r][c] == 0 else f"{grid[r][c]:.2f}\nn={counts[r][c]}"
-            ax.text(c, r, label, ha="center", va="center", fontsize=7 if n <= 4 else 5)
-    fig.colorbar(image, ax=ax, label="exact accuracy", fraction=0.046, pad=0.04)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def depth_plot(series: dict[str, dict[str, dict[str, float]]], title: str, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(6.4, 4))
-    for label, depths in sorted(series.items()):
-        xs = sorted(int(k) for k in depths)
-        ys = [depths[str(x)]["mean"] for x in xs]
-        errors = [depths[str(x)]["stderr"] for x in xs]
-        ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=label)
-    ax.set_xlabel("needle depth: image index m")
-    ax.set_ylabel("exact accuracy")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xticks(range(1, 11))
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
+    """The report hooks declared by the tasks and groups in `data`, each with the results it covers, in
+    the order first met."""
+    index = TaskIndex(sorted(p for p in data.include_paths if Path(p).exists()))
+    hooks: dict[tuple[str, str], tuple[FunctionRef, set[str], set[str]]] = {}
+    for names, configs, is_task in ((data.results, index.tasks, True), (data.groups, index.groups, False)):
+        for name in sorted(names, key=natural_key):
+            ref = getattr(configs.get(name), "report", None)
+            if isinstance(ref, FunctionRef):
+                key = (ref.spec, str(ref.yaml_file.parent))
+                _, tasks, groups = hooks.setdefault(key, (ref, set(), set()))
+                (tasks if is_task else groups).add(name)
+    return [(ref.resolve(), data.only(tasks, groups)) for ref, tasks, groups in hooks.values()]
 
 
 def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")  # report plots are files: no display
     out_dir = out_dir or results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
@@ -156,48 +136,16 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
                   "(combine them with `harness merge OUT SHARD_DIR...`).", ""]
     for model, data in sorted(models.items()):
         lines += [f"## {model}", ""]
-        lines += mmneedle_table(data["results"])
-        lines += ["### All metrics", "", "| Task | Version | n scored | excluded | Metric | Value | Stderr |",
-                  "|---|---|---|---|---|---|---|"]
-        for task, entry in sorted(data["results"].items(), key=lambda item: natural_key(item[0])):
-            excluded = entry.get("sample_len", 0) - entry.get("n_scored", 0)
-            first = True
-            for metric, value, stderr in metric_items(entry):
-                head = (f"{task} | {data['versions'].get(task, '')} | {entry.get('n_scored', '')} | {excluded}"
-                        if first else " | | | ")
-                lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
-                first = False
-        lines.append("")
-        plots = _mmneedle_plots(model, data, out_dir)
-        if plots:
-            lines += ["### MMNeedle plots", ""]
-            lines += [f"![{title}]({name})" for title, name in plots]
-            lines.append("")
-        lines += ["Results files:", ""] + [f"- `{f}`" for f in data["files"]] + [""]
+        for section, part in benchmark_sections(data):
+            try:
+                lines += section(model, part, out_dir)
+            except Exception as err:  # one benchmark's broken section must not lose the whole report
+                failure = (f"report section {section.__module__}.{section.__name__} failed for {model}: "
+                           f"{type(err).__name__}: {err}")
+                print(f"harness: {failure}", file=sys.stderr)
+                lines += [f"*{failure}*", ""]
+        lines += metric_table(data)
+        lines += ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
     path = out_dir / "report.md"
     path.write_text("\n".join(lines))
     return path
-
-
-def _mmneedle_plots(model: str, data: dict[str, Any], out_dir: Path) -> list[tuple[str, str]]:
-    plots: list[tuple[str, str]] = []
-    depth_series: dict[int, dict[str, Any]] = {}
-    for task, breakdown in sorted(data["breakdowns"].items()):
-        match = _CONFIG.match(task)
-        if not match or match.group(4) != "pos":
-            continue
-        m, n, k = (int(match.group(i)) for i in (1, 2, 3))
-        cells = breakdown.get("exact_acc_by_cell")
-        if cells and n > 1:
-            name = f"heatmap_{_slug(model)}_{task}.png"
-            title = f"{model}: {task}\nexact accuracy per needle cell (row, column), pooled over m"
-            heatmap(cells, n, title, out_dir / name)
-            plots.append((f"{task} heat map", name))
-        depths = breakdown.get("exact_acc_by_depth")
-        if depths and m > 1:
-            depth_series.setdefault(k, {})[f"M={m}, N={n}"] = depths
-    for k, series in sorted(depth_series.items()):
-        name = f"depth_{_slug(model)}_k{k}.png"
-        depth_plot(series, f"{model}: exact accuracy by needle depth (K={k}, positives)", out_dir / name)
-        plots.append((f"accuracy by depth, K={k}", name))
-    return plots

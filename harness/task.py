@@ -288,7 +288,8 @@ class Task:
         """What determines this task's scores: config (with hook sources), metadata, data."""
         config = self.config.to_dict()
         config.pop("source", None)
-        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs()}
+        config.pop("report", None)  # presentation only
+        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
         digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
         return {
             "task": self.name,

@@ -55,6 +55,8 @@ class TaskConfig:
     metric_list: list[MetricSpec] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The benchmark's section of `harness report` (presentation only: not part of the task's identity).
+    report: FunctionRef | None = None
 
     @property
     def version(self) -> Any:
@@ -95,6 +97,7 @@ class GroupConfig:
     group_alias: str | None = None
     aggregate_metric_list: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    report: FunctionRef | None = None  # the benchmark's section of `harness report`
 
 
 def _expect(data: YamlDict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
@@ -129,6 +132,9 @@ def parse_task(data: YamlDict) -> TaskConfig:
         raise TaskConfigError(f"{data.where('num_fewshot')}: few-shot prompting is not supported")
     if "doc_to_text" not in values and "doc_to_messages" not in values:
         raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
+    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages"):
+        if values.get(hook) is not None:
+            _function_or_none(data, hook)
     tag = values.get("tag", [])
     values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
     for key in ("metadata", "generation_kwargs", "dataset_kwargs"):
@@ -149,6 +155,13 @@ def parse_task(data: YamlDict) -> TaskConfig:
         )
     values["metric_list"] = metrics
     return TaskConfig(source=Path(str(data.source)), **values)
+
+
+def _function_or_none(data: YamlDict, key: str) -> FunctionRef | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, FunctionRef):
+        raise TaskConfigError(f"{data.where(key)}: `{key}` must be `!function module.fn`, got {value!r}")
+    return value
 
 
 AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_list")
@@ -198,5 +211,5 @@ def parse_group(data: YamlDict) -> GroupConfig:
     return GroupConfig(
         group=data["group"], task=list(members), source=Path(str(data.source)),
         group_alias=data.get("group_alias"), aggregate_metric_list=list(aggregates),
-        metadata=dict(data.get("metadata") or {}),
+        metadata=dict(data.get("metadata") or {}), report=_function_or_none(data, "report"),
     )

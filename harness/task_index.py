@@ -8,14 +8,21 @@ Unlike lm-eval, a malformed file is an error, not a task that silently disappear
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.errors import TaskConfigError, UserError, suggest
 from harness.task_config import GroupConfig, TaskConfig, parse_group, parse_task
 from harness.yaml_loader import load_config
+
+
+def natural_key(name: str) -> list[Any]:
+    """`m1_n8` before `m10_n1`: digit runs compare as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def default_tasks_dir() -> Path:
