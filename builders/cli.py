@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from builders.core import contract
-from builders.core.benchmark import Benchmark, BuildOptions, benchmark_names, load_benchmark
+from builders.core.benchmark import Benchmark, BuildOptions, benchmark_names, load_benchmark, select_configs
 from builders.core.errors import BuildError
 
 
@@ -85,7 +85,8 @@ def _build(name: str, argv: list[str]) -> None:
     args = build_parser(benchmark).parse_args(argv)
     if args.num_proc < 1:
         raise BuildError(f"--num-proc must be at least 1, got {args.num_proc}")
-    options = BuildOptions(out_dir=args.out, configs=args.configs, image_storage=args.image_storage,
+    configs = select_configs(args.configs, benchmark.configs()) if args.configs else None
+    options = BuildOptions(out_dir=args.out, configs=configs, image_storage=args.image_storage,
                            num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet)
     path = benchmark.build(options, args)
     manifest = read_manifest(path) or {}

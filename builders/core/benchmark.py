@@ -27,7 +27,7 @@ class BuildOptions:
     """The options every benchmark's build takes (its own come in its `argparse.Namespace`)."""
 
     out_dir: Path
-    configs: list[str] | None = None  # names as the user gave them; None = every config
+    configs: list[str] | None = None  # known config names, in canonical order; None = every config
     image_storage: str = contract.EMBEDDED
     num_proc: int = 2
     overwrite: bool = False
@@ -59,6 +59,20 @@ class Benchmark(Protocol):
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
         """What `builders build` prints about a built config, from its manifest entry (e.g. "4 rows")."""
         ...
+
+
+def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str]) -> list[str]:
+    """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every
+    config) -> the selected names in canonical order; unknown names are a `BuildError` listing the valid ones."""
+    if not names:
+        return list(known)
+    wanted = [part.strip().lower() for item in names for part in item.split(",") if part.strip()]
+    if "all" in wanted:
+        return list(known)
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise BuildError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(known)}")
+    return [name for name in known if name in wanted]
 
 
 def benchmark_names() -> list[str]:

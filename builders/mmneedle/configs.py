@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builders.core.errors import BuildError
+from builders.core.benchmark import select_configs
 
 MN_PAIRS = ((1, 2), (1, 4), (1, 8), (10, 1), (10, 2), (10, 4), (10, 8))
 NEEDLE_COUNTS = (1, 2, 5)
@@ -55,14 +55,4 @@ CONFIGS: dict[str, NeedleConfig] = {
 
 def parse_configs(names: list[str] | None) -> list[NeedleConfig]:
     """Config names (comma- or space-separated; None or 'all' = all 21) in canonical order."""
-    if not names:
-        return list(CONFIGS.values())
-    wanted: list[str] = []
-    for item in names:
-        wanted += [part.strip().lower() for part in item.split(",") if part.strip()]
-    if "all" in wanted:
-        return list(CONFIGS.values())
-    unknown = [name for name in wanted if name not in CONFIGS]
-    if unknown:
-        raise BuildError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(CONFIGS)}")
-    return [cfg for name, cfg in CONFIGS.items() if name in wanted]
+    return [CONFIGS[name] for name in select_configs(names, CONFIGS)]

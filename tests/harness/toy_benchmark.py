@@ -5,12 +5,19 @@ config `colors` (one square per row: "What colour is the square?") and config `p
 "Are the two squares the same colour?"), embedded or with shared image storage. `write_toy_tasks`
 writes its task folder: a template, two tasks, two groups, and `utils.py` with the scorer and the
 random baseline's hook.
+
+The module is also a complete builder package: `BENCHMARK` follows `builders.core.benchmark.Benchmark`,
+and `test_adding_a_benchmark.py` drops this file in as `builders/toy/__init__.py` of a copy of the
+project, with the task folder and `CARD_TEMPLATE`, to show that a benchmark is its own files only.
 """
 
 from __future__ import annotations
 
+import argparse
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from datasets import Features, Value
 from PIL import Image
@@ -23,7 +30,8 @@ from builders.core.tokens import ApproxTokenCounter
 COLOURS = {"red": (220, 30, 30), "green": (30, 160, 50), "blue": (30, 70, 220), "yellow": (245, 215, 30)}
 NAMES = sorted(COLOURS)
 ROWS = 6  # per config
-INFO = BuilderInfo(name="toy", module="tests.harness.toy_benchmark", version="0.1.0")
+INFO = BuilderInfo(name="toy", module=__name__, version="0.1.0", card={"license": "cc0-1.0", "pretty_name": "Toy"})
+CONFIGS = {"colors": "one square per row: what colour is it?", "pairs": "two squares per row: the same colour?"}
 
 
 def features(image_storage: str) -> Features:
@@ -32,9 +40,9 @@ def features(image_storage: str) -> Features:
     return Features(columns)
 
 
-def _rows(config: str, encoder: FileJpegEncoder, embed: bool):
+def _rows(config: str, encoder: FileJpegEncoder, embed: bool, rows: int):
     counter = ApproxTokenCounter()
-    for i in range(ROWS):
+    for i in range(rows):
         if config == "colors":
             shown = [NAMES[i % len(NAMES)]]
             question, answer = "What colour is the square? Answer with one word.", shown[0]
@@ -58,14 +66,16 @@ def _rows(config: str, encoder: FileJpegEncoder, embed: bool):
         yield row, images
 
 
-def build_toy(out_dir: Path, image_storage: str = contract.EMBEDDED) -> Path:
-    """Build `out_dir/toy` (both configs) and return it."""
+def build_toy(out_dir: Path, image_storage: str = contract.EMBEDDED, *, rows: int = ROWS,
+              configs: list[str] | None = None, overwrite: bool = False) -> Path:
+    """Build `out_dir/toy` (both configs, or those named) and return it."""
     encoder = FileJpegEncoder()
     try:
-        with DatasetBuild(out_dir, INFO, {"rows": ROWS}, image_storage=image_storage) as build:
-            for config in ("colors", "pairs"):
+        with DatasetBuild(out_dir, INFO, {"rows": rows, "configs": configs or list(CONFIGS)},
+                          image_storage=image_storage, overwrite=overwrite) as build:
+            for config in configs or CONFIGS:
                 with build.config_writer(config, features(image_storage)) as writer:
-                    for row, images in _rows(config, encoder, build.images is None):
+                    for row, images in _rows(config, encoder, build.images is None, rows):
                         if build.images is not None:
                             for image in images:
                                 build.images.add(image)
@@ -74,6 +84,37 @@ def build_toy(out_dir: Path, image_storage: str = contract.EMBEDDED) -> Path:
             return build.publish()
     finally:
         encoder.close()
+
+
+class ToyBenchmark:
+    name = "toy"
+    summary = "coloured squares, for tests"
+    default_image_storage = contract.EMBEDDED
+
+    def configs(self) -> Mapping[str, str]:
+        return CONFIGS
+
+    def features(self, config: str, image_storage: str) -> Features:
+        return features(image_storage)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--rows", type=int, default=ROWS, help=f"rows per config (default {ROWS})")
+
+    def build(self, options: Any, args: argparse.Namespace) -> Path:
+        return build_toy(options.out_dir, options.image_storage, rows=args.rows, configs=options.configs,
+                         overwrite=options.overwrite)
+
+    def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
+        return f"{info['rows']} rows"
+
+
+BENCHMARK = ToyBenchmark()
+
+CARD_TEMPLATE = """# Toy
+
+Coloured squares ({{ configs | length }} configs), built by `{{ manifest.builder }}`; content `{{ manifest.content_hash }}`.
+
+{% include "_image_table.md.jinja" %}"""
 
 
 def write_toy_tasks(folder: Path) -> Path:

@@ -1,0 +1,79 @@
+"""A new benchmark is one builder package, one task folder and one card template: add the toy benchmark
+(`toy_benchmark.py`) to a copy of the project as exactly those files, and `builders` and `harness` pick
+it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from toy_benchmark import CARD_TEMPLATE, write_toy_tasks
+
+PROJECT = Path(__file__).resolve().parents[2]
+PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's packages copied, then the toy benchmark's own files added; nothing else touched."""
+    root = tmp_path_factory.mktemp("project")
+    for package in PACKAGES:
+        shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(root) for p in root.rglob("*")}
+    added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
+    added[0].parent.mkdir()
+    shutil.copy(Path(__file__).with_name("toy_benchmark.py"), added[0])
+    added[1].parent.mkdir()
+    added[1].write_text(CARD_TEMPLATE)
+    write_toy_tasks(root / "tasks" / "toy")
+    after = {p.relative_to(root) for p in root.rglob("*")}
+    new = {p for p in after - before if not p.suffix == ""}
+    assert before <= after and {p.parts[:2] for p in new} == {("builders", "toy"), ("tasks", "toy"), ("dataset_cards", "toy")}
+    return root
+
+
+def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_DATASETS_CACHE": str(tmp_path / "hf_cache")}
+    return subprocess.run([sys.executable, "-m", *argv], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: Path) -> None:
+    listed = run(project_copy, tmp_path, "builders.cli", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy: 2 configs (coloured squares, for tests)" in listed.stdout and "mmneedle: 21 configs" in listed.stdout
+
+    help_text = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--help").stdout
+    assert "--rows" in help_text and "--image-storage" in help_text and "--source" not in help_text
+
+    data = tmp_path / "data"
+    built = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "colors,pairs",
+                "--out", str(data))
+    assert built.returncode == 0, built.stderr
+    assert "colors: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
+    manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
+    assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
+    assert (data / "toy" / "README.md").read_text().split("---\n")[-1].startswith("\n# Toy\n\nColoured squares (2 configs)")
+    bad = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data))
+    assert bad.returncode == 2 and "unknown config(s) triangles; valid: colors, pairs" in bad.stderr
+
+    ls = run(project_copy, tmp_path, "harness.cli", "ls")
+    assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
+    out = tmp_path / "results"
+    evaluated = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--model_args",
+                    "answer=no", "--data_dir", str(data), "--output_path", str(out), "--no_progress")
+    assert evaluated.returncode == 0, evaluated.stderr
+    (results_file,) = (out / "constant").glob("results_*.json")
+    results = json.loads(results_file.read_text())
+    # colors: no row says "no"; pairs of 4 rows: rows 1-3 show two colours.
+    assert results["results"]["toy_pairs"]["acc,none"] == 0.75 and results["results"]["toy_colors"]["acc,none"] == 0.0
+    assert results["groups"]["toy"]["acc,none"] == 0.375
+    report = run(project_copy, tmp_path, "harness.cli", "report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
