@@ -113,22 +113,6 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def missing_data_message(errors: list[DatasetMissingError]) -> str:
-    """One message for every task whose data is missing, with one build command per builder."""
-    if len(errors) == 1:
-        return str(errors[0])
-    lines = [f"{len(errors)} tasks have no data:"] + [f"  {e.reason}" for e in errors]
-    commands: dict[tuple[str, str], list[str]] = {}
-    for e in errors:
-        if e.builder_command and e.dataset_name:
-            names = commands.setdefault((e.builder_command, e.data_dir or "DATA_DIR"), [])
-            if e.dataset_name not in names:
-                names.append(e.dataset_name)
-    for (template, data_dir), names in commands.items():
-        lines.append("build them with: " + template.format(dataset_name=" ".join(names), data_dir=data_dir))
-    return "\n".join(lines)
-
-
 def resolve_model(name: str, model_args: str) -> tuple[str, dict[str, str], str | None]:
     """(backend, arguments, alias) for --model/--model_args; an unknown name is an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
@@ -175,27 +159,14 @@ def _cache_stats(model: Any) -> dict[str, Any]:
             "requests_sent": model.requests_sent}
 
 
-def run_command(argv: list[str]) -> int:
-    from harness.api import BackendFatalError
-    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
-    from harness.models.args import parse_kv, typed
-    from harness.redact import redact_mapping, redact_text, secret_values
-    from harness.results import build_results, model_folder_name, summary_table, write_results
-    from harness.runner import Runner, RunOptions
+def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
+    """(batch size, shard, task names) of a run, or a UserError naming the bad flag."""
     from harness.sharding import parse_shard
-    from harness.task import Task
-    from harness.task_index import TaskIndex
 
-    args = run_parser().parse_args(argv)
-    if args.no_progress:
-        import datasets
-
-        datasets.disable_progress_bars()
     if args.batch_size is not None and args.batch_size < 1:
         raise UserError("--batch_size must be at least 1")
     if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
         raise UserError("--max_batch_tokens must be at least 1")
-    batch_size = args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1)
     try:
         shard = parse_shard(args.shard)
     except ValueError as err:
@@ -205,27 +176,33 @@ def run_command(argv: list[str]) -> int:
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
     if not names:
         raise UserError("--tasks is empty")
-    backend, model_args, alias = resolve_model(args.model, args.model_args)
-    if args.max_batch_tokens and backend != "hf":
-        print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
-    names, include_paths = _resolve_task_names(names, list(args.include_path))
-    index = TaskIndex(include_paths)
-    selection = index.select(names)
-    metadata = _json_arg(args.metadata, "--metadata")
-    gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
-    tasks = [Task(index.tasks[name], metadata) for name in selection.tasks]
+    return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
+
+
+def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
+                gen_kwargs: dict[str, Any]) -> list[Any]:
+    """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
+    from harness.task import Task
+
+    tasks = [Task(index.tasks[name], metadata) for name in names]
     absent: list[DatasetMissingError] = []
-    for task in tasks:  # data problems surface before a model is loaded
+    for task in tasks:
         try:
             task.load(args.data_dir, args.limit)
         except DatasetMissingError as err:
             absent.append(err)
         task.generation_settings(gen_kwargs, args.seed)
     if absent:
-        raise UserError(missing_data_message(absent))
+        raise UserError(DatasetMissingError.combined(absent))
+    return tasks
+
+
+def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
+                output_dir: Path | None) -> Any:
+    """The backend, behind the response cache when the run writes an output folder."""
+    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
+
     model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
-    display = alias or model_args.get("pretrained") or model_args.get("model") or backend
-    output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     if output_dir is None:
         print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
     elif not args.no_cache and model.cache_responses:
@@ -234,8 +211,37 @@ def run_command(argv: list[str]) -> int:
         except ValueError as err:
             model.close()
             raise UserError(str(err)) from None
+    return model
+
+
+def run_command(argv: list[str]) -> int:
+    from harness.api import BackendFatalError
+    from harness.models.args import parse_kv, typed
+    from harness.redact import redact_mapping, redact_text, secret_values
+    from harness.results import build_results, model_folder_name, summary_table, write_results
+    from harness.runner import Runner, RunOptions
+    from harness.task_index import TaskIndex
+
+    args = run_parser().parse_args(argv)
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    batch_size, shard, names = _check_run_args(args)
+    backend, model_args, alias = resolve_model(args.model, args.model_args)
+    if args.max_batch_tokens and backend != "hf":
+        print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
+    names, include_paths = _resolve_task_names(names, list(args.include_path))
+    index = TaskIndex(include_paths)
+    selection = index.select(names)
+    metadata = _json_arg(args.metadata, "--metadata")
+    gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
+    tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
+    output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
+    model = _open_model(args, backend, model_args, batch_size, output_dir)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress, shard=shard)
+    secrets = secret_values(model_args)
     started = time.time()
     try:
         task_results = Runner(model, options).run(tasks)
@@ -244,31 +250,26 @@ def run_command(argv: list[str]) -> int:
         print(f"harness: interrupted{where}", file=sys.stderr)
         return 130
     except BackendFatalError as err:
-        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secret_values(model_args))}",
-              file=sys.stderr)
+        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secrets)}", file=sys.stderr)
         return 1
     finally:
-        identity = model.identity()
-        stats = _cache_stats(model)
-        backend_stats = model.statistics()
+        identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
         model.close()
-    secrets = secret_values(model_args)
     run_config = {
-        "model": backend, "alias": alias, "model_name": display, "model_args": redact_mapping(model_args),
-        "model_identity": redact_mapping(identity), "batch_size": batch_size, "max_batch_tokens": args.max_batch_tokens,
-        "limit": args.limit, "seed": args.seed, "shard": str(shard) if shard else None,
-        "gen_kwargs": gen_kwargs, "metadata": metadata,
+        "model": backend, "alias": alias,
+        "model_name": alias or model_args.get("pretrained") or model_args.get("model") or backend,
+        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity), "batch_size": batch_size,
+        "max_batch_tokens": args.max_batch_tokens, "limit": args.limit, "seed": args.seed,
+        "shard": str(shard) if shard else None, "gen_kwargs": gen_kwargs, "metadata": metadata,
         "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
         "include_path": [str(p.resolve()) for p in include_paths], "log_samples": args.log_samples,
-        **stats, "backend_stats": backend_stats,
-        "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
+        **stats, "backend_stats": backend_stats, "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
     }
     results = build_results(task_results, selection.groups, index.groups, run_config, started, time.time())
     print(summary_table(results))
     _report_run(task_results, stats, shard)
     if output_dir is not None:
-        path = write_results(results, output_dir)
-        print(f"harness: results written to {path}", file=sys.stderr)
+        print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
     return 0
 
 

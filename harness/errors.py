@@ -30,6 +30,22 @@ class DatasetMissingError(UserError):
         self.dataset_name = dataset_name
         self.data_dir = data_dir
 
+    @staticmethod
+    def combined(errors: list[DatasetMissingError]) -> str:
+        """One message for every task whose data is missing, with one build command per builder."""
+        if len(errors) == 1:
+            return str(errors[0])
+        lines = [f"{len(errors)} tasks have no data:"] + [f"  {e.reason}" for e in errors]
+        commands: dict[tuple[str, str], list[str]] = {}
+        for e in errors:
+            if e.builder_command and e.dataset_name:
+                names = commands.setdefault((e.builder_command, e.data_dir or "DATA_DIR"), [])
+                if e.dataset_name not in names:
+                    names.append(e.dataset_name)
+        for (template, data_dir), names in commands.items():
+            lines.append("build them with: " + template.format(dataset_name=" ".join(names), data_dir=data_dir))
+        return "\n".join(lines)
+
 
 def suggest(name: str, known: Iterable[str], what: str) -> str:
     """`unknown task 'x'; did you mean: a, b?` with difflib's closest known names."""

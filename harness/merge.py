@@ -89,11 +89,8 @@ def read_journal(path: Path) -> ShardJournal:
     return ShardJournal(str(path), header["task"], dict(header.get("parts") or {}), list(latest.values()))
 
 
-def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY,
-                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
-    if not journals:
-        raise MergeError("nothing to merge")
+def _shards_of(journals: Sequence[ShardJournal], shard_key: str) -> dict[int, ShardJournal]:
+    """One task's journals by shard index: every shard 0..n-1 exactly once, all of the same n."""
     task = journals[0].task
     shards: dict[int, ShardJournal] = {}
     count: int | None = None
@@ -118,18 +115,33 @@ def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_K
     missing = [f"{i}/{count}" for i in range(count) if i not in shards]
     if missing:
         raise MergeError(f"task {task!r}: missing shard(s) {', '.join(missing)}; have {len(shards)} of {count}")
+    return shards
 
+
+def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[str, Any]:
+    """The run's parts without the shard: the same for every shard, or an error naming what differs."""
     base = shards[0]
     unsharded = {k: v for k, v in base.parts.items() if k != shard_key}
-    for index in range(1, count):
+    for index in range(1, len(shards)):
         other = {k: v for k, v in shards[index].parts.items() if k != shard_key}
         if _canonical(other) != _canonical(unsharded):
             differ = sorted(k for k in set(other) | set(unsharded) if _canonical(other.get(k)) != _canonical(unsharded.get(k)))
             raise MergeError(
-                f"task {task!r}: {shards[index].source} and {base.source} are not shards of the same run "
+                f"task {base.task!r}: {shards[index].source} and {base.source} are not shards of the same run "
                 f"(they differ in: {', '.join(differ)})"
             )
+    return unsharded
 
+
+def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY,
+                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
+    if not journals:
+        raise MergeError("nothing to merge")
+    task = journals[0].task
+    shards = _shards_of(journals, shard_key)
+    count = len(shards)
+    unsharded = _unsharded_parts(shards, shard_key)
     expected = unsharded.get(task_docs_key)
     by_sample: dict[str, str] = {}
     by_doc: dict[int, str] = {}
@@ -152,7 +164,6 @@ def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_K
                 raise MergeError(f"task {task!r}: doc_id {doc_id} appears in {by_doc[doc_id]} and {journal.source}")
             by_sample[sample_id] = by_doc[doc_id] = journal.source
             merged.append(record)
-
     if isinstance(expected, int) and len(merged) != expected:
         sizes = shard_sizes(expected, count)
         short = {f"{i}/{count}": sizes[i] - kept[i] for i in range(count) if kept[i] != sizes[i]}
@@ -282,6 +293,34 @@ def _shard_run(folder: Path) -> ShardRun:
     return ShardRun(parents[0], parents[0].relative_to(folder), newest, results)
 
 
+def _check_one_run(runs: list[ShardRun]) -> None:
+    """The shards' results describe one run: the same settings and tasks."""
+    first = runs[0]
+    config = first.results["config"]
+    for run in runs[1:]:
+        other = run.results["config"]
+        differ = [k for k in SHARD_RUN_KEYS if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
+        if list(run.results["results"]) != list(first.results["results"]):
+            differ.append("tasks")
+        if differ:
+            raise UserError(f"{run.results_file} and {first.results_file} are not shards of one run "
+                            f"(they differ in: {', '.join(differ)})")
+
+
+def _merged_config(runs: list[ShardRun], argv: list[str]) -> dict[str, Any]:
+    """The merged run's `config`: the shards' shared settings, their counters summed, where each came from."""
+    merged = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
+    merged["shard"] = None
+    for key in ("cache_hits", "model_calls", "requests_sent"):
+        values = [run.results["config"].get(key) for run in runs]
+        merged[key] = sum(values) if all(isinstance(v, int) for v in values) else None
+    merged["merged_from"] = [{"folder": str(run.folder.resolve()), "shard": run.results["config"]["shard"],
+                              "results": str(run.results_file.resolve()), "argv": run.results["config"].get("argv")}
+                             for run in runs]
+    merged["argv"] = ["harness", "merge", *argv]
+    return merged
+
+
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
     an unsharded run does (nothing is generated), and write the results file of the whole run."""
@@ -292,17 +331,10 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     from harness.task_index import TaskIndex
 
     runs = [_shard_run(d) for d in shard_dirs]
+    _check_one_run(runs)
     first = runs[0]
     config = first.results["config"]
     task_names = list(first.results["results"])
-    for run in runs[1:]:
-        other = run.results["config"]
-        differ = [k for k in SHARD_RUN_KEYS if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
-        if list(run.results["results"]) != task_names:
-            differ.append("tasks")
-        if differ:
-            raise UserError(f"{run.results_file} and {first.results_file} are not shards of one run "
-                            f"(they differ in: {', '.join(differ)})")
     out_dir = out / first.relative
     if any(out_dir.resolve() == run.folder.resolve() for run in runs):
         raise UserError(f"{out}: the merged output must not be one of the shard folders")
@@ -331,16 +363,7 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     unfinished = {r.task.name: r.generated for r in task_results if r.generated}
     if unfinished:
         raise UserError(f"the shards lack samples of {unfinished}; run those shards again to finish them, then merge")
-    run_config = {k: v for k, v in config.items() if k not in SHARD_ONLY_KEYS}
-    run_config["shard"] = None
-    for key in ("cache_hits", "model_calls", "requests_sent"):
-        values = [run.results["config"].get(key) for run in runs]
-        run_config[key] = sum(values) if all(isinstance(v, int) for v in values) else None
-    run_config["merged_from"] = [{"folder": str(run.folder.resolve()), "shard": run.results["config"]["shard"],
-                                  "results": str(run.results_file.resolve()), "argv": run.results["config"].get("argv")}
-                                 for run in runs]
-    run_config["argv"] = ["harness", "merge", *argv]
-    results = build_results(task_results, groups, index.groups, run_config, started, time.time())
+    results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
     print(summary_table(results))
     path = write_results(results, out_dir)
     print(f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "

@@ -132,6 +132,13 @@ def safe_generate(model: Model, batch: Sequence[Request]) -> list[Response]:
         return [safe_generate(model, [request])[0] for request in batch]
 
 
+@dataclass
+class _Screened:
+    current: dict[str, int] = field(default_factory=dict)  # sample id -> doc_id, every document of the run
+    pending: list[tuple[int, int]] = field(default_factory=list)  # (prompt tokens, doc_id), long first
+    resumed: int = 0  # finished in the journal already
+
+
 class LazyRequests(Sequence[Request]):
     """A task's pending requests in run order, each built from its row only when asked for, so
     memory holds one batch of requests at a time, not one request per sample."""
@@ -207,69 +214,75 @@ class Runner:
         record.update(self._log_fields(task, request, doc))
         return record
 
+    def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
+        """Every document of this run (its shard): resumed from the journal, recorded as failing the
+        screen (written at once), or pending generation."""
+        shard = self.options.shard
+        out = _Screened()
+        screened: list[dict[str, Any]] = []
+        check_tokens = task.has_token_figures
+        for doc_id, doc in task.iter_docs():
+            if shard is not None and not shard.contains(doc_id):
+                continue
+            sample_id = task.sample_id(doc_id, doc)
+            if sample_id in out.current:
+                raise UserError(f"task {task.name!r}: sample id {sample_id!r} appears twice "
+                                f"(docs {out.current[sample_id]} and {doc_id})")
+            out.current[sample_id] = doc_id
+            if store.is_done(sample_id, final_only=self.options.retry_errors):
+                out.resumed += 1
+                continue
+            request = task.build_request(doc_id, doc, settings)
+            if isinstance(request, RowProblem):
+                screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
+                                 "error": request.reason, **self._log_fields(task, None, doc)})
+                continue
+            problem = _screen(request, self.model, check_tokens)
+            if problem:
+                screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
+                                 "error": problem[1], "token_count": self.model.prompt_tokens(request),
+                                 **self._log_fields(task, request, doc)})
+                continue
+            out.pending.append((self.model.prompt_tokens(request), doc_id))
+        store.add(screened)
+        out.pending.sort(key=lambda item: (-item[0], item[1]))
+        return out
+
+    def _generate(self, task: Task, store: SampleStore, requests: LazyRequests) -> None:
+        """Generate batch by batch, journalling each batch's samples before the next starts."""
+        bar = tqdm(total=len(requests), desc=task.name, unit="sample", disable=not self.options.progress,
+                   file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+        with bar:
+            for batch in self.model.batches(requests):
+                try:
+                    responses = safe_generate(self.model, batch)
+                except BackendFatalError as err:
+                    if err.responses is not None and len(err.responses) == len(batch):
+                        store.add(self._finish(task, request, response)
+                                  for request, response in zip(batch, err.responses, strict=True) if response is not None)
+                    raise
+                store.add(self._finish(task, request, response) for request, response in zip(batch, responses, strict=True))
+                bar.update(len(batch))
+
     def run_task(self, task: Task) -> TaskResult:
         started = time.perf_counter()
         settings = task.generation_settings(self.options.gen_kwargs, self.options.seed)
-        shard = self.options.shard
         parts: dict[str, Any] = {"model": redact_mapping(self.model.identity()), "generation": settings.to_dict(),
                                  "task": task.identity(), "task_docs": len(task)}
-        if shard is not None:
-            parts["shard"] = str(shard)
+        if self.options.shard is not None:
+            parts["shard"] = str(self.options.shard)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts)
         try:
-            current: dict[str, int] = {}
-            pending: list[tuple[int, int]] = []  # (prompt tokens, doc_id): requests are rebuilt per batch
-            screened: list[dict[str, Any]] = []
-            check_tokens = task.has_token_figures
-            resumed = 0
-            for doc_id, doc in task.iter_docs():
-                if shard is not None and not shard.contains(doc_id):
-                    continue
-                sample_id = task.sample_id(doc_id, doc)
-                if sample_id in current:
-                    raise UserError(f"task {task.name!r}: sample id {sample_id!r} appears twice (docs {current[sample_id]} and {doc_id})")
-                current[sample_id] = doc_id
-                if store.is_done(sample_id, final_only=self.options.retry_errors):
-                    resumed += 1
-                    continue
-                request = task.build_request(doc_id, doc, settings)
-                if isinstance(request, RowProblem):
-                    screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
-                                     "error": request.reason, **self._log_fields(task, None, doc)})
-                    continue
-                problem = _screen(request, self.model, check_tokens)
-                if problem:
-                    screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
-                                     "error": problem[1], "token_count": self.model.prompt_tokens(request),
-                                     **self._log_fields(task, request, doc)})
-                    continue
-                pending.append((self.model.prompt_tokens(request), doc_id))
-            store.add(screened)
-            pending.sort(key=lambda item: (-item[0], item[1]))
-            requests = LazyRequests(task, settings, [doc_id for _, doc_id in pending])
-            bar = tqdm(total=len(pending), desc=task.name, unit="sample", disable=not self.options.progress,
-                       file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
-            with bar:
-                for batch in self.model.batches(requests):
-                    try:
-                        responses = safe_generate(self.model, batch)
-                    except BackendFatalError as err:
-                        if err.responses is not None and len(err.responses) == len(batch):
-                            store.add(self._finish(task, request, response)
-                                      for request, response in zip(batch, err.responses, strict=True) if response is not None)
-                        raise
-                    store.add(self._finish(task, request, response) for request, response in zip(batch, responses, strict=True))
-                    bar.update(len(batch))
-            outcomes = sorted(
-                (store.outcomes[s] for s in current if s in store.outcomes), key=lambda o: o.doc_id
-            )
+            screened = self._screen_task(task, store, settings)
+            self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending]))
+            outcomes = sorted((store.outcomes[s] for s in screened.current if s in store.outcomes), key=lambda o: o.doc_id)
             counts = Counter(o.status for o in outcomes)
             values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
             return TaskResult(
                 task=task, settings=settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
-                breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(current),
-                resumed=resumed, generated=len(pending), seconds=time.perf_counter() - started,
+                breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
+                resumed=screened.resumed, generated=len(screened.pending), seconds=time.perf_counter() - started,
                 usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task),
             )
         finally:

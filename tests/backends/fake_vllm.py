@@ -11,6 +11,8 @@ named "explode" fails to load.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import os
 import time
 from types import SimpleNamespace
@@ -64,3 +66,34 @@ class FakeLLM:
 def sampling_dict(**kwargs: Any) -> dict[str, Any]:
     """Stands in for `vllm.SamplingParams` where vLLM is not installed."""
     return dict(kwargs)
+
+
+# --- helpers for the tests of the vllm backend ----------------------------------------------------------
+
+HAVE_VLLM = importlib.util.find_spec("vllm") is not None
+FAKE_LLM = f"{__name__}:FakeLLM"
+# With vLLM importable, the engine stand-in receives vLLM's own SamplingParams.
+FAKE_SAMPLING = "vllm:SamplingParams" if HAVE_VLLM else f"{__name__}:sampling_dict"
+
+
+def param(params, name: str):
+    return getattr(params, name) if HAVE_VLLM else params[name]
+
+
+def settings(**kw):
+    from harness.models.vllm_engine import VLLMSettings
+
+    return VLLMSettings(**{"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw})
+
+
+def sized_ref(width: int, height: int, tag: str = ""):
+    from harness.api import ImageRef
+
+    return ImageRef(hashlib.sha256(f"{width}x{height}{tag}".encode()).hexdigest(), lambda: b"", width, height)
+
+
+def fake_model(**kw):
+    """A vllm backend over `FakeLLM`, its replicas (if any) not pinned to GPUs."""
+    from harness.models.vllm_engine import VLLMModel
+
+    return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, pin_devices=False)

@@ -1,19 +1,15 @@
 """The `vllm` backend without a GPU: argument parsing, engine arguments, over-length screening,
 conversation and sampling-parameter building, output mapping (with vLLM's own classes when vLLM is
-importable), and the code around the engine with `fake_vllm.FakeLLM` in its place (chunking,
-bisection of a rejected call, data-parallel replica processes). The engine itself runs in
-scripts/gpu_check.sh."""
+importable), and its wiring to aliases and the runner. The code around the engine (chunking, bisection,
+replicas) is in test_vllm_engines.py; the engine itself runs in scripts/gpu_check.sh."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import time
 from types import SimpleNamespace
 
 import pytest
 
-from harness.api import BackendFatalError, GenerationSettings, ImageRef
+from harness.api import GenerationSettings, ImageRef
 from harness.models.args import settings_from_args
 from harness.models.registry import get_model_class
 from harness.models.vllm_engine import (
@@ -23,34 +19,16 @@ from harness.models.vllm_engine import (
     build_conversation,
     engine_kwargs,
     output_result,
-    replica_devices,
     request_payload,
     result_response,
     sampling_kwargs,
     screen_request,
-    split_balanced,
     vision_tokens,
 )
 
 from . import fake_vllm
 from .conftest import make_request
-
-HAVE_VLLM = importlib.util.find_spec("vllm") is not None
-FAKE_LLM = f"{fake_vllm.__name__}:FakeLLM"
-# With vLLM importable, the engine stand-in receives vLLM's own SamplingParams.
-FAKE_SAMPLING = "vllm:SamplingParams" if HAVE_VLLM else f"{fake_vllm.__name__}:sampling_dict"
-
-
-def _param(params, name: str):
-    return getattr(params, name) if HAVE_VLLM else params[name]
-
-
-def _settings(**kw) -> VLLMSettings:
-    return VLLMSettings(**{"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw})
-
-
-def _sized_ref(width: int, height: int, tag: str = "") -> ImageRef:
-    return ImageRef(hashlib.sha256(f"{width}x{height}{tag}".encode()).hexdigest(), lambda: b"", width, height)
+from .fake_vllm import FAKE_LLM, FAKE_SAMPLING, HAVE_VLLM, fake_model, settings, sized_ref
 
 
 def _from_args(args: dict[str, str]) -> VLLMModel:
@@ -90,7 +68,7 @@ def test_model_args_are_typed_aliased_and_checked():
 
 
 def test_engine_kwargs():
-    s = _settings(min_pixels=3136, max_pixels=1003520, distributed_executor_backend="ray", tensor_parallel_size=4,
+    s = settings(min_pixels=3136, max_pixels=1003520, distributed_executor_backend="ray", tensor_parallel_size=4,
                   enable_prefix_caching=True, mm_processor_kwargs='{"fps": 1}', hf_overrides='{"a": 1}')
     kwargs = engine_kwargs(s, image_limit=10)
     assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
@@ -106,31 +84,31 @@ def test_engine_kwargs():
 
 def test_vision_tokens_follow_the_run_pixel_limits():
     # MMNeedle N=8 (2048 px) and N=4 (1024 px) stitched images; the rows count them uncapped.
-    request = make_request("a", ["q", _sized_ref(2048, 2048), _sized_ref(1024, 1024)], image_tokens=(5329, 1369))
-    assert vision_tokens(request, _settings()) == [5329, 1369]
+    request = make_request("a", ["q", sized_ref(2048, 2048), sized_ref(1024, 1024)], image_tokens=(5329, 1369))
+    assert vision_tokens(request, settings()) == [5329, 1369]
     # With Qwen2.5-VL's default cap, both become 35 x 35 = 1225 tokens (ecosystem.md §3.4 table).
-    assert vision_tokens(request, _settings(max_pixels=28 * 28 * 1280)) == [1225, 1225]
-    assert vision_tokens(request, _settings(min_pixels=3136)) == [1225, 1225]  # min alone: default cap
+    assert vision_tokens(request, settings(max_pixels=28 * 28 * 1280)) == [1225, 1225]
+    assert vision_tokens(request, settings(min_pixels=3136)) == [1225, 1225]  # min alone: default cap
     unknown = make_request("b", ["q", ImageRef("0" * 64, lambda: b"")], image_tokens=(777,))
-    assert vision_tokens(unknown, _settings(max_pixels=1000)) == [777]  # sizes unknown: the row's figure
+    assert vision_tokens(unknown, settings(max_pixels=1000)) == [777]  # sizes unknown: the row's figure
 
 
 def test_screening_rule_and_its_boundary():
-    s = _settings(max_model_len=1000, length_margin=64, image_overhead=2)
+    s = settings(max_model_len=1000, length_margin=64, image_overhead=2)
     gen = GenerationSettings(max_gen_toks=100)
     # 500 text + 2 x 115 vision + 2 x 2 markers + 64 margin = 798 prompt; + 100 = 898.
-    fits = make_request("f", ["q", _sized_ref(1, 1), _sized_ref(2, 2)], text_tokens=500, image_tokens=(115, 115 + 102),
+    fits = make_request("f", ["q", sized_ref(1, 1), sized_ref(2, 2)], text_tokens=500, image_tokens=(115, 115 + 102),
                         settings=gen)
     assert screen_request(fits, s, max_model_len=1000, image_limit=4) is None  # exactly 1000
-    over = make_request("o", ["q", _sized_ref(1, 1), _sized_ref(2, 2)], text_tokens=501, image_tokens=(115, 217),
+    over = make_request("o", ["q", sized_ref(1, 1), sized_ref(2, 2)], text_tokens=501, image_tokens=(115, 217),
                         settings=gen)
     reason = screen_request(over, s, max_model_len=1000, image_limit=4)
     assert reason == ("over_length: ~901 prompt tokens (text 501 + vision 332 + 4 image markers + 64 template margin)"
                       " + 100 to generate > max_model_len 1000")
-    many = make_request("m", ["q"] + [_sized_ref(i, i) for i in range(1, 4)], image_tokens=(1, 1, 1))
+    many = make_request("m", ["q"] + [sized_ref(i, i) for i in range(1, 4)], image_tokens=(1, 1, 1))
     assert screen_request(many, s, max_model_len=1000, image_limit=2).startswith(
         "too_many_images: 3 images > limit_mm_per_prompt=2 of the running engine")
-    capped = _settings(max_images=2)
+    capped = settings(max_images=2)
     assert "the model's cap max_images=2" in screen_request(many, capped, max_model_len=1000, image_limit=2)
 
 
@@ -188,204 +166,6 @@ def test_output_mapping_duck_typed():
     assert response.usage == {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
     empty = result_response(output_result(SimpleNamespace(outputs=[], prompt_token_ids=None)))
     assert empty.text is None and empty.error.startswith("engine_error")
-
-
-def _fake_model(**kw) -> VLLMModel:
-    return VLLMModel(_settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, pin_devices=False)
-
-
-def _answer_parts(text: str) -> str:
-    return text.split("|", 2)[2]
-
-
-def test_generate_screens_bisects_and_keeps_order(jpeg_red, png_blue):
-    from harness.api import ImageRef as Ref
-
-    broken = Ref(hashlib.sha256(b"broken").hexdigest(), lambda: b"\xff\xd8\xff garbage", 4, 4)
-    requests = [
-        make_request("ok1", ["one", jpeg_red], doc_id=0),
-        make_request("long", ["too long", jpeg_red, png_blue], text_tokens=5000, doc_id=1),
-        make_request("ok2", [png_blue, "two", jpeg_red, png_blue], doc_id=2),
-        make_request("rej", ["REJECT me"], doc_id=3),
-        make_request("bad_image", ["three", broken], doc_id=4),
-        make_request("pre", ["four", jpeg_red], prefix="Answer:", doc_id=5),
-        make_request("ok3", ["five"], doc_id=6),
-    ]
-    fake_vllm.CALLS.clear()
-    model = _fake_model()
-    model.observe(requests)
-    try:
-        responses = model.generate(requests)
-    finally:
-        model.close()
-    by_id = {r.sample_id: resp for r, resp in zip(requests, responses, strict=True)}
-    red, blue = requests[0].images[0].sha256[:8], requests[1].images[1].sha256[:8]
-    assert _answer_parts(by_id["ok1"].text) == f"user:one;img:{red}:16x12"
-    assert _answer_parts(by_id["ok2"].text) == f"img:{blue}:10x14;user:two;img:{red}:16x12;img:{blue}:10x14"
-    assert _answer_parts(by_id["ok3"].text) == "user:five"
-    assert _answer_parts(by_id["pre"].text) == f"user:four;img:{red}:16x12;assistant:Answer:"
-    assert by_id["long"].error.startswith("over_length: ~5196 prompt tokens")
-    assert by_id["rej"].error.startswith("engine_rejected: ValueError: The decoder prompt")
-    assert by_id["bad_image"].error.startswith("invalid_input: image does not decode")
-    assert by_id["ok1"].usage == {"prompt_tokens": 9, "completion_tokens": 3, "cached_tokens": 0, "total_tokens": 12}
-
-    # The engine: built once with the task's largest image count; the over-long prompt never reached it.
-    assert {id(c["kwargs"]) for c in fake_vllm.CALLS} == {id(fake_vllm.CALLS[0]["kwargs"])}
-    assert fake_vllm.CALLS[0]["kwargs"]["limit_mm_per_prompt"] == {"image": 3, "video": 0}
-    sent = [str(conv) for call in fake_vllm.CALLS for conv in call["conversations"]]
-    assert not any("too long" in s for s in sent)
-    prefix_calls = [c for c in fake_vllm.CALLS if c["continue_final_message"]]
-    assert len(prefix_calls) == 1 and not prefix_calls[0]["add_generation_prompt"]
-    assert len(prefix_calls[0]["conversations"]) == 1
-    assert all(_param(p, "max_tokens") == 16 and _param(p, "temperature") == 0.0
-               for c in fake_vllm.CALLS for p in c["sampling"])
-    # Bisection: the first call held ok1, ok2, rej, ok3 and was rejected; halves were tried again.
-    plain = [len(c["conversations"]) for c in fake_vllm.CALLS if not c["continue_final_message"]]
-    assert plain == [4, 2, 2, 1, 1]
-
-
-def test_engine_limit_and_chunks(jpeg_red):
-    model = _fake_model(chunk_size=3, chunk_tokens=10_000, max_images=4, max_model_len=20_000)
-    first = [make_request(f"a{i}", [f"x{i}", jpeg_red], doc_id=i, image_tokens=(3000,)) for i in range(7)]
-    chunks = list(model.batches(first))
-    # 3 requests per chunk, but at most 10,000 prompt tokens: 3 x 3001 fits, so chunks of 3, 3, 1.
-    assert [len(c) for c in chunks] == [3, 3, 1]
-    assert [r.sample_id for c in chunks for r in c] == [r.sample_id for r in first]  # doc order kept
-    try:
-        assert all(r.ok for r in model.generate(chunks[0]))
-        assert model.image_limit == 1
-        later = make_request("b", ["y", jpeg_red, jpeg_red])
-        (response,) = model.generate([later])
-        assert response.error.startswith("too_many_images: 2 images > limit_mm_per_prompt=1")
-        assert "max_images=N" in response.error
-    finally:
-        model.close()
-
-
-def test_replica_helpers():
-    assert replica_devices(0, 2, None) == "0,1" and replica_devices(1, 2, None) == "2,3"
-    assert replica_devices(1, 1, "4, 6,7") == "6"
-    with pytest.raises(ValueError, match="replica 1 needs 2 GPU"):
-        replica_devices(1, 2, "0,1,2")
-    shares = split_balanced([100, 1, 1, 1, 50, 50], 2)
-    assert sorted(i for s in shares for i in s) == list(range(6))
-    assert sorted(sum([100, 1, 1, 1, 50, 50][i] for i in s) for s in shares) == [101, 102]
-
-
-def test_data_parallel_replicas_match_a_single_engine(jpeg_red, png_blue, monkeypatch):
-    requests = [make_request(f"d{i}", [f"q{i}", jpeg_red if i % 2 else png_blue], doc_id=i,
-                             text_tokens=10 * (i + 1)) for i in range(6)]
-    single = _fake_model()
-    try:
-        expected = [_answer_parts(r.text) for r in single.generate(requests)]
-    finally:
-        single.close()
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
-    model = VLLMModel(_settings(data_parallel_size=2), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
-    try:
-        responses = model.generate(requests)
-        assert model.context_length == 2048
-    finally:
-        model.close()
-    assert [_answer_parts(r.text) for r in responses] == expected
-    replicas = {tuple(r.text.split("|")[:2]) for r in responses}
-    assert len(replicas) == 2 and {devices for _, devices in replicas} == {"4", "5"}
-
-
-def test_replica_that_fails_to_start_is_reported_once():
-    model = VLLMModel(_settings(pretrained="explode", data_parallel_size=2), llm_factory=FAKE_LLM,
-                      sampling_factory=FAKE_SAMPLING, pin_devices=False)
-    with pytest.raises(BackendFatalError, match=r"(?s)vllm replica \d failed during start.*cannot load model 'explode'"):
-        model.generate([make_request("x", ["q"])])
-    started = time.monotonic()
-    with pytest.raises(BackendFatalError, match="could not start"):  # no second attempt to load the model
-        model.generate([make_request("y", ["q"])])
-    assert time.monotonic() - started < 0.1
-    model.close()
-
-
-def test_in_process_engine_that_fails_to_start_is_reported_once():
-    model = _fake_model(pretrained="explode")
-    for _ in range(2):
-        with pytest.raises(BackendFatalError, match="could not start: RuntimeError: cannot load model 'explode'"):
-            model.generate([make_request("x", ["q"])])
-
-
-@pytest.mark.parametrize("fault, message", [("DIE", r"died \(exit code 3\) during generation"),
-                                            ("HANG", r"gave no answer within 1s during generation")])
-def test_replica_crash_or_hang_stops_the_run(fault, message):
-    model = VLLMModel(_settings(data_parallel_size=2, replica_timeout=1.0), llm_factory=FAKE_LLM,
-                      sampling_factory=FAKE_SAMPLING, pin_devices=False)
-    try:
-        assert model.generate([make_request("a", ["fine"]), make_request("b", ["fine too"], doc_id=1)])[0].ok
-        started = time.monotonic()
-        with pytest.raises(BackendFatalError, match=message):
-            model.generate([make_request("c", [f"{fault} now"]), make_request("d", ["fine"], doc_id=1)])
-        assert time.monotonic() - started < 10
-        with pytest.raises(BackendFatalError, match="stopped earlier"):
-            model.generate([make_request("e", ["fine"])])
-    finally:
-        model.close()
-
-
-@pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
-def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
-    import dataclasses
-    import inspect
-
-    arg_utils = pytest.importorskip("vllm.engine.arg_utils")  # needs more of vLLM's dependencies
-    from vllm.entrypoints.llm import LLM
-
-    s = _settings(max_pixels=1003520, min_pixels=3136, distributed_executor_backend="ray", enable_prefix_caching=True,
-                  max_num_seqs=64, max_num_batched_tokens=16384, mm_processor_cache_gb=4, hf_overrides='{"a": 1}',
-                  revision="main", tokenizer="t", chat_template="{{ messages }}")
-    kwargs = engine_kwargs(s, 10)
-    llm_params = set(inspect.signature(LLM.__init__).parameters)
-    engine_fields = {f.name for f in dataclasses.fields(arg_utils.EngineArgs)}
-    assert set(kwargs) <= engine_fields | llm_params
-    from vllm.config.multimodal import MultiModalConfig  # validates the limit the way the engine will
-
-    config = MultiModalConfig(limit_per_prompt=kwargs["limit_mm_per_prompt"], mm_processor_kwargs=kwargs["mm_processor_kwargs"])
-    assert (config.get_limit_per_prompt("image"), config.get_limit_per_prompt("video")) == (10, 0)
-    chat_params = set(inspect.signature(LLM.chat).parameters)
-    assert {"sampling_params", "use_tqdm", "chat_template_content_format", "add_generation_prompt",
-            "continue_final_message"} <= chat_params
-
-    # vLLM's own content-part parser reads our parts as text and PIL images, in order.
-    chat_message = pytest.importorskip("vllm.renderers.chat_utils.chat_message")
-    conversation = build_conversation(request_payload(make_request("v", ["a", jpeg_red, "b"]), default_seed=0))
-    parsed = [chat_message.parse_chat_message_content_mm_part(p) for p in conversation[0]["content"]]
-    assert [kind for kind, _ in parsed] == ["text", "image_pil", "text"]
-    assert parsed[0][1] == "a" and parsed[1][1].size == (16, 12)
-
-
-def test_run_that_forgets_close_still_exits(tmp_path):
-    """Replicas are not daemonic (vLLM starts processes of its own); an exit without close() must
-    still stop them instead of waiting on them forever."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    tests_dir = Path(fake_vllm.__file__).resolve().parents[1]
-    script = f"""
-import sys
-sys.path.insert(0, {str(tests_dir)!r})
-from {__name__.rsplit(".", 1)[0]}.conftest import make_request
-from harness.models.vllm_engine import VLLMModel, VLLMSettings
-model = VLLMModel(VLLMSettings(pretrained="m", max_model_len=2048, data_parallel_size=2, use_tqdm=False),
-                  llm_factory={FAKE_LLM!r}, sampling_factory={f"{fake_vllm.__name__}:sampling_dict"!r}, pin_devices=False)
-print(model.generate([make_request("a", ["hello"])])[0].text.split("|")[2])
-"""
-    import os
-
-    import harness
-
-    repo = str(Path(harness.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                            env=env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "user:hello"
 
 
 # --- wiring: aliases, and the runner with the engine stand-in ---------------------------------------
@@ -446,7 +226,7 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     max_model_len = longest + 8 + 20
     assert request.token_count + 8 < max_model_len
     fake_vllm.CALLS.clear()
-    model = _fake_model(max_model_len=max_model_len, length_margin=64)
+    model = fake_model(max_model_len=max_model_len, length_margin=64)
     out = tmp_path / "out"
     try:
         results = Runner(model, RunOptions(data_dir=mmneedle_dir, gen_kwargs=gen, output_dir=out, progress=False)).run(tasks)
