@@ -105,7 +105,7 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
-    """The manifest fields worth recording with results: hash, builder, seed, source, this config."""
+    """The manifest fields worth recording with results: hash, builder, seed, source, contract, this config."""
     if not manifest:
         return {}
 
@@ -119,6 +119,8 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
         info.update({k: v for k, v in scalars(request).items() if k in ("mode", "seed", "rows", "limit")})
         if isinstance(request.get("source"), dict):
             info["source"] = scalars(request["source"])
+    if isinstance(manifest.get("contract"), dict):
+        info["contract"] = scalars(manifest["contract"])  # image storage and token rule
     configs = manifest.get("configs")
     if isinstance(configs, dict) and config_name in configs:
         info["config"] = scalars(configs[config_name])

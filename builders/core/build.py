@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,13 +77,16 @@ class ImageTableWriter:
 
     def __init__(self, spool: Path) -> None:
         self._store = encoded_store(spool, 0)
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._store)
 
     def add(self, image: EncodedImage) -> None:
-        """Add an image; one already added (same sha256) is skipped."""
-        if image.sha256 not in self._store:
+        """Add an image; one already added (same sha256) is skipped. Safe to call from worker threads."""
+        with self._lock:
+            if image.sha256 in self._store:
+                return
             self._store.put(image.sha256, image)
 
     def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
@@ -143,6 +147,8 @@ class DatasetBuild:
     def config_writer(self, name: str, features: Features) -> ShardedParquetWriter:
         """The Parquet writer of one config; its features must carry the contract's columns."""
         assert self.staging is not None, "use DatasetBuild as a context manager"
+        if name == contract.IMAGE_TABLE_CONFIG or name in self._features:
+            raise ValueError(f"{self.info.name}: config name {name!r} is taken")
         contract.check_features(features, self.image_storage, f"{self.info.name} config {name}")
         self._features[name] = features
         return ShardedParquetWriter(self.staging, name, features, row_digest, shard_bytes=self.shard_bytes)

@@ -234,10 +234,12 @@ def image_table(location: str, revision: str | None = None, **load_kwargs: Any) 
     return _TABLES[key]
 
 
-def load_images(location: str | Path, row: Mapping[str, Any], revision: str | None = None) -> list[Any]:
+def load_images(location: str | Path, row: Mapping[str, Any], revision: str | None = None,
+                **load_kwargs: Any) -> list[Any]:
     """A row's images as PIL images, in prompt order, whatever the build's image storage.
 
-    `location` is the built folder or Hub repo the row was loaded from:
+    `location` is the built folder or Hub repo the row was loaded from (`load_kwargs`, e.g. `cache_dir`,
+    go to `datasets.load_dataset` when the image table is first read):
 
         ds = datasets.load_dataset("data/mmneedle", "m10_n4_k1", split="test")
         images = load_images("data/mmneedle", ds[0])
@@ -249,7 +251,7 @@ def load_images(location: str | Path, row: Mapping[str, Any], revision: str | No
     embedded = row.get(IMAGES)
     if embedded is not None:
         return [_as_pil(item) for item in embedded]
-    table = image_table(str(location), revision)
+    table = image_table(str(location), revision, **load_kwargs)
     out = []
     for sha in _hashes(row):
         image = Image.open(io.BytesIO(table.data(sha)))

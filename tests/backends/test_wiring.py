@@ -104,3 +104,22 @@ def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_di
     assert line == (f"harness: error: the model backend stopped: vllm replica 1 failed during generation: (details in "
                     f"{details}); finished samples are saved under {details.parent}, run the same command to resume")
     assert "CUDA error: an illegal memory access" in details.read_text()
+
+
+def test_every_backend_reads_model_args_with_one_parser():
+    from harness.models.args import settings_from_args
+    from harness.models.hf import HFSettings
+    from harness.models.openai_chat import OpenAIChatSettings
+    from harness.models.vllm_engine import VLLMSettings
+
+    cases = [(HFSettings, {"pretrained": "p"}, "trust_remote_code"),
+             (VLLMSettings, {"pretrained": "p"}, "enforce_eager"),
+             (OpenAIChatSettings, {"model": "m"}, "send_seed")]
+    for cls, required, flag in cases:
+        for text, value in (("true", True), ("on", True), ("1", True), ("yes", True), ("False", False), ("off", False),
+                            ("0", False), ("no", False)):
+            assert getattr(settings_from_args(cls, {**required, flag: text}, "b"), flag) is value, (cls, text)
+        with pytest.raises(ValueError, match=rf"b backend: model argument {flag}='maybe': expected true or false"):
+            settings_from_args(cls, {**required, flag: "maybe"}, "b")
+        with pytest.raises(ValueError, match=r"b backend: unknown model argument 'nope'; known: "):
+            settings_from_args(cls, {**required, "nope": "1"}, "b")

@@ -154,7 +154,8 @@ def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, to
     assert "images" not in rows.column_names
     embedded = datasets.load_dataset(str(toy_dir / "toy"), "pairs", split="test")
     for shared_row, embedded_row in zip(rows, embedded, strict=True):
-        assert _decoded(contract.load_images(shared, shared_row)) == _decoded(contract.load_images(toy_dir / "toy", embedded_row))
+        assert _decoded(contract.load_images(shared, shared_row)) == _decoded(contract.load_images(toy_dir / "toy",
+                                                                                                   embedded_row))
     table = datasets.load_dataset(str(shared), contract.IMAGE_TABLE_CONFIG, split="test")
     assert table["sha256"] == sorted(set(table["sha256"]))  # each image once, in sha256 order
     first = Image.open(io.BytesIO(contract.image_table(str(shared)).data(table[0]["sha256"])))
