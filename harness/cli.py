@@ -17,18 +17,28 @@ after removing its samples).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from harness.errors import DatasetMissingError, UserError, suggest
+from harness.errors import UserError
+from harness.run import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
-TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+# lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
+LIST_TASKS = {"list": ("groups", "tags", "tasks", "configs"), "list_groups": ("groups",), "list_tags": ("tags",),
+              "list_subtasks": ("tasks",)}
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        return package_version("mmlongeval")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def subcommand(name: str) -> Callable[[Callable[[list[str]], int]], Callable[[list[str]], int]]:
@@ -58,8 +68,10 @@ def run_parser() -> argparse.ArgumentParser:
                "(combine --shard runs). Example: harness --tasks "
                "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
     )
-    parser.add_argument("--tasks", required=True, help="comma-separated task, group or tag names, globs, or YAML paths")
-    parser.add_argument("--model", required=True, help="backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...)")
+    parser.add_argument("--tasks", required=True, help="comma-separated task, group, tag or dataset config names "
+                        "(<benchmark>_<config>: all its tasks), globs, or YAML paths; `list` prints them all")
+    parser.add_argument("--model", help="backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...); "
+                        "required unless --tasks list")
     parser.add_argument("--model_args", default="", help='k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"')
     parser.add_argument("--data_dir", type=Path, help="folder holding built datasets (default: $MMLONGEVAL_DATA_DIR, "
                         "then ~/.cache/mmlongeval/data, then the Hub)")
@@ -82,239 +94,45 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log_samples", action="store_true", help="also log prompts (<image> markers), image hashes "
                         "and targets per sample in samples_<task>.jsonl")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
+    parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
 
 
-def _json_arg(text: str, flag: str) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserError(f"{flag}: not valid JSON ({err}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise UserError(f"{flag}: expected a JSON object, got {text!r}")
-    return value
+def list_tasks(what: str, include_paths: list[Path]) -> int:
+    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`."""
+    from harness.task_index import TaskIndex, natural_key
 
-
-def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
-    """YAML paths given to --tasks are indexed like --include_path and replaced by their names."""
-    from harness.yaml_loader import load_config
-
-    resolved, extra = [], []
-    for name in names:
-        path = Path(name)
-        if name.endswith((".yaml", ".yml")) and path.is_file():
-            data = load_config(path)
-            extra.append(path)
-            resolved.append(str(data.get("group") or data.get("task")))
-        else:
-            resolved.append(name)
-    return resolved, include_paths + extra
-
-
-def resolve_model(name: str, model_args: str) -> tuple[str, dict[str, str], str | None]:
-    """(backend, arguments, alias) for --model/--model_args; an unknown name is an error with suggestions."""
-    from harness.models.aliases import ALIASES, resolve
-    from harness.models.args import parse_kv
-    from harness.models.registry import available_models
-
-    backend, args, alias = resolve(name, parse_kv(model_args))
-    if backend not in available_models():
-        raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
-    return backend, args, alias
-
-
-def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None) -> Any:
-    from harness.models.registry import get_model_class
-
-    try:
-        return get_model_class(backend).from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
-    except (ValueError, ImportError, OSError) as err:
-        raise UserError(f"model {name!r}: {err}") from None
-
-
-def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
-    """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
-    file in the output folder."""
-    text = str(err).strip() or type(err).__name__
-    first, _, rest = text.partition("\n")
-    message = f"the model backend stopped: {first}"
-    if rest.strip() and output_dir is not None:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        details = output_dir / "backend_error.log"
-        details.write_text(text + "\n")
-        message += f" (details in {details})"
-    if output_dir is not None:
-        message += f"; finished samples are saved under {output_dir}, run the same command to resume"
-    return message
-
-
-def _cache_stats(model: Any) -> dict[str, Any]:
-    from harness.cache import CachingModel
-
-    if not isinstance(model, CachingModel):
-        return {"cache": None}
-    return {"cache": str(model.cache.path), "cache_hits": model.cache_hits, "model_calls": model.model_calls,
-            "requests_sent": model.requests_sent}
-
-
-def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
-    """(batch size, shard, task names) of a run, or a UserError naming the bad flag."""
-    from harness.sharding import parse_shard
-
-    if args.batch_size is not None and args.batch_size < 1:
-        raise UserError("--batch_size must be at least 1")
-    if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
-        raise UserError("--max_batch_tokens must be at least 1")
-    try:
-        shard = parse_shard(args.shard)
-    except ValueError as err:
-        raise UserError(str(err)) from None
-    if args.log_samples and args.output_path is None:
-        raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
-    names = [n.strip() for n in args.tasks.split(",") if n.strip()]
-    if not names:
-        raise UserError("--tasks is empty")
-    return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
-
-
-def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
-                gen_kwargs: dict[str, Any]) -> list[Any]:
-    """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
-    from harness.task import Task
-
-    tasks = [Task(index.tasks[name], metadata) for name in names]
-    absent: list[DatasetMissingError] = []
-    for task in tasks:
-        try:
-            task.load(args.data_dir, args.limit)
-        except DatasetMissingError as err:
-            absent.append(err)
-        task.generation_settings(gen_kwargs, args.seed)
-    if absent:
-        raise UserError(DatasetMissingError.combined(absent))
-    return tasks
-
-
-def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
-                output_dir: Path | None) -> Any:
-    """The backend, behind the response cache when the run writes an output folder."""
-    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
-
-    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
-    if output_dir is None:
-        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
-    elif not args.no_cache and model.cache_responses:
-        try:
-            model = CachingModel(model, ResponseCache(output_dir / CACHE_FILENAME))
-        except ValueError as err:
-            model.close()
-            raise UserError(str(err)) from None
-    return model
-
-
-def run_command(argv: list[str]) -> int:
-    from harness.api import BackendFatalError
-    from harness.models.args import parse_kv, typed
-    from harness.redact import redact_mapping, redact_text, secret_values
-    from harness.results import build_results, model_folder_name, summary_table, write_results
-    from harness.runner import Runner, RunOptions
-    from harness.task_index import TaskIndex
-
-    args = run_parser().parse_args(argv)
-    if args.no_progress:
-        import datasets
-
-        datasets.disable_progress_bars()
-    batch_size, shard, names = _check_run_args(args)
-    backend, model_args, alias = resolve_model(args.model, args.model_args)
-    if args.max_batch_tokens and backend != "hf":
-        print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
-    names, include_paths = _resolve_task_names(names, list(args.include_path))
     index = TaskIndex(include_paths)
-    selection = index.select(names)
-    metadata = _json_arg(args.metadata, "--metadata")
-    gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
-    tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
-    output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
-    model = _open_model(args, backend, model_args, batch_size, output_dir)
-    options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=gen_kwargs,
-                         output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress, shard=shard)
-    secrets = secret_values(model_args)
-    started = time.time()
-    try:
-        task_results = Runner(model, options).run(tasks)
-    except KeyboardInterrupt:
-        where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
-        print(f"harness: interrupted{where}", file=sys.stderr)
-        return 130
-    except BackendFatalError as err:
-        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secrets)}", file=sys.stderr)
-        return 1
-    finally:
-        identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
-        model.close()
-    run_config = {
-        "model": backend, "alias": alias,
-        "model_name": alias or model_args.get("pretrained") or model_args.get("model") or backend,
-        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity), "batch_size": batch_size,
-        "max_batch_tokens": args.max_batch_tokens, "limit": args.limit, "seed": args.seed,
-        "shard": str(shard) if shard else None, "gen_kwargs": gen_kwargs, "metadata": metadata,
-        "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
-        "include_path": [str(p.resolve()) for p in include_paths], "log_samples": args.log_samples,
-        **stats, "backend_stats": backend_stats, "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
-    }
-    results = build_results(task_results, selection.groups, index.groups, run_config, started, time.time())
-    print(summary_table(results))
-    _report_run(task_results, stats, shard)
-    if output_dir is not None:
-        print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
+    sections = LIST_TASKS[what]
+    width = max([len(n) for n in index.all_names()] + [10]) + 2
+    if "groups" in sections:
+        print(f"Groups ({len(index.groups)}):")
+        for name, group in sorted(index.groups.items(), key=lambda item: natural_key(item[0])):
+            shown = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
+            print(f"  {name:<{width}}{len(group.task)} members: {shown}")
+    if "tags" in sections:
+        print(f"Tags ({len(index.tags)}):")
+        for name, members in sorted(index.tags.items(), key=lambda item: natural_key(item[0])):
+            print(f"  {name:<{width}}{len(members)} tasks")
+    if "tasks" in sections:
+        print(f"Tasks ({len(index.tasks)}):")
+        for name, config in sorted(index.tasks.items(), key=lambda item: natural_key(item[0])):
+            dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
+            print(f"  {name:<{width}}{dataset:<24}{config.source}")
+    if "configs" in sections:
+        configs = index.dataset_configs()
+        print(f"Dataset configs ({len(configs)}; `--tasks NAME` runs every task of one):")
+        for name, members in sorted(configs.items(), key=lambda item: natural_key(item[0])):
+            print(f"  {name:<{width}}{', '.join(members)}")
     return 0
-
-
-def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:
-    """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
-    for r in task_results:
-        if r.resumed:
-            print(f"harness: {r.task.name}: {r.resumed} samples resumed from the journal, {r.generated} generated now",
-                  file=sys.stderr)
-        refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
-        if refused or failed:
-            print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
-                  "the denominators; failed samples are tried again by a rerun)", file=sys.stderr)
-        if r.usage:
-            tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
-            print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
-    if stats.get("cache"):
-        print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
-              f"requests sent to the model", file=sys.stderr)
-    if shard is not None:
-        print(f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
-              "with `harness merge OUT SHARD_DIR...`", file=sys.stderr)
 
 
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    from harness.task_index import TaskIndex, natural_key
-
-    parser = argparse.ArgumentParser(prog="harness ls", description="List tasks, groups and tags.")
+    parser = argparse.ArgumentParser(prog="harness ls", description="List groups, tags, tasks and dataset configs.")
     parser.add_argument("--include_path", action="append", default=[], type=Path)
     args = parser.parse_args(argv)
-    index = TaskIndex(args.include_path)
-    width = max([len(n) for n in index.all_names()] + [10]) + 2
-    print(f"Groups ({len(index.groups)}):")
-    for name, group in sorted(index.groups.items(), key=lambda item: natural_key(item[0])):
-        shown = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
-        print(f"  {name:<{width}}{len(group.task)} members: {shown}")
-    print(f"Tags ({len(index.tags)}):")
-    for name, members in sorted(index.tags.items(), key=lambda item: natural_key(item[0])):
-        print(f"  {name:<{width}}{len(members)} tasks")
-    print(f"Tasks ({len(index.tasks)}):")
-    for name, config in sorted(index.tasks.items(), key=lambda item: natural_key(item[0])):
-        dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
-        print(f"  {name:<{width}}{dataset:<24}{config.source}")
-    return 0
+    return list_tasks("list", args.include_path)
 
 
 @subcommand("models")
@@ -373,7 +191,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return SUBCOMMANDS[argv[0]](argv[1:])
         if argv and argv[0] == "run":
             argv = argv[1:]
-        return run_command(argv)
+        parser = run_parser()
+        args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
+        if args.tasks in LIST_TASKS:
+            return list_tasks(args.tasks, args.include_path)
+        if args.model is None:
+            parser.error("the following arguments are required: --model")
+        from harness.run import run
+
+        return run(args, argv)
     except UserError as err:
         print(f"harness: error: {err}", file=sys.stderr)
         return 2

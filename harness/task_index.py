@@ -85,9 +85,21 @@ class TaskIndex:
     def all_names(self) -> set[str]:
         return set(self.tasks) | set(self.groups) | set(self.tags)
 
+    def dataset_configs(self) -> dict[str, list[str]]:
+        """`<benchmark>_<config>` -> the tasks reading that config (MMNeedle's `mmneedle_m10_n4_k1`: its
+        positives and negatives), for the names users type; task, group and tag names take precedence."""
+        configs: dict[str, list[str]] = {}
+        for name, config in self.tasks.items():
+            if config.dataset_name:
+                key = f"{Path(config.dataset_path).name}_{config.dataset_name}"
+                if key not in self.tasks and key not in self.groups and key not in self.tags:
+                    configs.setdefault(key, []).append(name)
+        return configs
+
     def select(self, names: Iterable[str]) -> Selection:
         """Expand task, group and tag names (and shell-style globs over them) to tasks to run."""
         selection = Selection()
+        dataset_configs = self.dataset_configs()
 
         def add_task(name: str) -> None:
             if name not in selection.tasks:
@@ -111,10 +123,14 @@ class TaskIndex:
             elif name in self.tags:
                 for member in self.tags[name]:
                     add_task(member)
+            elif name in dataset_configs:
+                for member in dataset_configs[name]:
+                    add_task(member)
             else:
                 matches = sorted(n for n in self.all_names() if fnmatch.fnmatchcase(n, name))
                 if not matches or not any(ch in name for ch in "*?["):
-                    raise UserError(suggest(name, self.all_names(), "task") + " (see `harness ls`)")
+                    raise UserError(suggest(name, self.all_names() | set(dataset_configs), "task")
+                                    + " (see `harness ls`)")
                 for match in matches:
                     expand(match, stack)
 

@@ -171,8 +171,8 @@ def test_output_mapping_duck_typed():
 # --- wiring: aliases, and the runner with the engine stand-in ---------------------------------------
 
 def test_every_alias_resolves_to_vllm_engine_arguments():
-    from harness.cli import resolve_model
     from harness.models.aliases import ALIASES
+    from harness.run import resolve_model
 
     backend, args, alias = resolve_model("qwen2.5-vl", "backend=vllm,tensor_parallel_size=2")
     assert (backend, alias) == ("vllm", "qwen2.5-vl")
@@ -192,7 +192,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
-    from harness.cli import make_model, resolve_model
+    from harness.run import make_model, resolve_model
 
     backend, args, _ = resolve_model("qwen2.5-vl", f"backend=openai,base_url={chat_server.base_url}")
     model = make_model("qwen2.5-vl", backend, args, 1, None)

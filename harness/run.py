@@ -1,0 +1,228 @@
+"""`harness --tasks ... --model ...`: one evaluation run, from its parsed arguments to the results file.
+
+The order matters to users: every argument and every task's data are checked before a model is loaded
+(so a typo costs seconds, not a model load), the run then screens and generates task by task, and the
+results are written once every task has finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.errors import DatasetMissingError, UserError, suggest
+
+TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+
+
+def _json_arg(text: str, flag: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UserError(f"{flag}: not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{flag}: expected a JSON object, got {text!r}")
+    return value
+
+
+def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
+    """YAML paths given to --tasks are indexed like --include_path and replaced by their names."""
+    from harness.yaml_loader import load_config
+
+    resolved, extra = [], []
+    for name in names:
+        path = Path(name)
+        if name.endswith((".yaml", ".yml")) and path.is_file():
+            data = load_config(path)
+            extra.append(path)
+            resolved.append(str(data.get("group") or data.get("task")))
+        else:
+            resolved.append(name)
+    return resolved, include_paths + extra
+
+
+def resolve_model(name: str, model_args: str) -> tuple[str, dict[str, str], str | None]:
+    """(backend, arguments, alias) for --model/--model_args; an unknown name is an error with suggestions."""
+    from harness.models.aliases import ALIASES, resolve
+    from harness.models.args import parse_kv
+    from harness.models.registry import available_models
+
+    backend, args, alias = resolve(name, parse_kv(model_args))
+    if backend not in available_models():
+        raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
+    return backend, args, alias
+
+
+def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None) -> Any:
+    from harness.models.registry import get_model_class
+
+    try:
+        return get_model_class(backend).from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+    except (ValueError, ImportError, OSError) as err:
+        raise UserError(f"model {name!r}: {err}") from None
+
+
+def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
+    """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
+    file in the output folder."""
+    text = str(err).strip() or type(err).__name__
+    first, _, rest = text.partition("\n")
+    message = f"the model backend stopped: {first}"
+    if rest.strip() and output_dir is not None:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        details = output_dir / "backend_error.log"
+        details.write_text(text + "\n")
+        message += f" (details in {details})"
+    if output_dir is not None:
+        message += f"; finished samples are saved under {output_dir}, run the same command to resume"
+    return message
+
+
+def _cache_stats(model: Any) -> dict[str, Any]:
+    from harness.cache import CachingModel
+
+    if not isinstance(model, CachingModel):
+        return {"cache": None}
+    return {"cache": str(model.cache.path), "cache_hits": model.cache_hits, "model_calls": model.model_calls,
+            "requests_sent": model.requests_sent}
+
+
+def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
+    """(batch size, shard, task names) of a run, or a UserError naming the bad flag."""
+    from harness.sharding import parse_shard
+
+    if args.batch_size is not None and args.batch_size < 1:
+        raise UserError("--batch_size must be at least 1")
+    if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
+        raise UserError("--max_batch_tokens must be at least 1")
+    try:
+        shard = parse_shard(args.shard)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    if args.log_samples and args.output_path is None:
+        raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
+    names = [n.strip() for n in args.tasks.split(",") if n.strip()]
+    if not names:
+        raise UserError("--tasks is empty")
+    return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
+
+
+def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
+                gen_kwargs: dict[str, Any]) -> list[Any]:
+    """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
+    from harness.task import Task
+
+    tasks = [Task(index.tasks[name], metadata) for name in names]
+    absent: list[DatasetMissingError] = []
+    for task in tasks:
+        try:
+            task.load(args.data_dir, args.limit)
+        except DatasetMissingError as err:
+            absent.append(err)
+        task.generation_settings(gen_kwargs, args.seed)
+    if absent:
+        raise UserError(DatasetMissingError.combined(absent))
+    return tasks
+
+
+def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
+                output_dir: Path | None) -> Any:
+    """The backend, behind the response cache when the run writes an output folder."""
+    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
+
+    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
+    if output_dir is None:
+        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
+    elif not args.no_cache and model.cache_responses:
+        try:
+            model = CachingModel(model, ResponseCache(output_dir / CACHE_FILENAME))
+        except ValueError as err:
+            model.close()
+            raise UserError(str(err)) from None
+    return model
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
+    from harness.api import BackendFatalError
+    from harness.models.args import parse_kv, typed
+    from harness.redact import redact_mapping, redact_text, secret_values
+    from harness.results import build_results, model_folder_name, summary_table, write_results
+    from harness.runner import Runner, RunOptions
+    from harness.task_index import TaskIndex
+
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    batch_size, shard, names = _check_run_args(args)
+    backend, model_args, alias = resolve_model(args.model, args.model_args)
+    if args.max_batch_tokens and backend != "hf":
+        print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
+    names, include_paths = _resolve_task_names(names, list(args.include_path))
+    index = TaskIndex(include_paths)
+    selection = index.select(names)
+    metadata = _json_arg(args.metadata, "--metadata")
+    gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
+    tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
+    output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
+    model = _open_model(args, backend, model_args, batch_size, output_dir)
+    options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=gen_kwargs,
+                         output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress, shard=shard)
+    secrets = secret_values(model_args)
+    started = time.time()
+    try:
+        task_results = Runner(model, options).run(tasks)
+    except KeyboardInterrupt:
+        where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
+        print(f"harness: interrupted{where}", file=sys.stderr)
+        return 130
+    except BackendFatalError as err:
+        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secrets)}", file=sys.stderr)
+        return 1
+    finally:
+        identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
+        model.close()
+    run_config = {
+        "model": backend, "alias": alias,
+        "model_name": alias or model_args.get("pretrained") or model_args.get("model") or backend,
+        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity), "batch_size": batch_size,
+        "max_batch_tokens": args.max_batch_tokens, "limit": args.limit, "seed": args.seed,
+        "shard": str(shard) if shard else None, "gen_kwargs": gen_kwargs, "metadata": metadata,
+        "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
+        "include_path": [str(p.resolve()) for p in include_paths], "log_samples": args.log_samples,
+        **stats, "backend_stats": backend_stats, "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
+    }
+    results = build_results(task_results, selection.groups, index.groups, run_config, started, time.time())
+    print(summary_table(results))
+    _report_run(task_results, stats, shard)
+    if output_dir is not None:
+        print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
+    return 0
+
+
+def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:
+    """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
+    for r in task_results:
+        if r.resumed:
+            print(f"harness: {r.task.name}: {r.resumed} samples resumed from the journal, {r.generated} generated now",
+                  file=sys.stderr)
+        refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
+        if refused or failed:
+            print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
+                  "the denominators; failed samples are tried again by a rerun)", file=sys.stderr)
+        if r.usage:
+            tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
+            print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
+    if stats.get("cache"):
+        print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
+              f"requests sent to the model", file=sys.stderr)
+    if shard is not None:
+        print(f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
+              "with `harness merge OUT SHARD_DIR...`", file=sys.stderr)

@@ -1,0 +1,36 @@
+"""The names users type: a dataset config runs all of its tasks, lm-eval's `--tasks list`, `--version`,
+and a `--help` that imports nothing heavy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir: Path, harness) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1", "--model", "constant", "--model_args", "answer=-1",
+                  "--data_dir", data_dir, "--output_path", tmp_path)
+    assert run.code == 0, run.err
+    assert set(run.results("constant")["results"]) == {"mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"}
+    typo = harness("--tasks", "mmneedle_m1_n2_k3", "--model", "constant", "--model_args", "answer=-1")
+    assert typo.code == 2 and "did you mean: mmneedle_m1_n2_k5, mmneedle_m1_n2_k2, mmneedle_m1_n2_k1," in typo.err
+
+
+def test_tasks_list_and_version(harness) -> None:
+    listed = harness("--tasks", "list")
+    assert listed.code == 0 and "Tasks (42):" in listed.out and "mmneedle_m10_n4_k1 " in listed.out
+    assert "Dataset configs (21;" in listed.out
+    groups = harness("--tasks", "list_groups")
+    assert groups.code == 0 and "mmneedle_k1" in groups.out and "Tasks (" not in groups.out
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("harness (mmlongeval) 0.")
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = ("import sys\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
+            "    assert e.code == 0\nheavy = [m for m in ('datasets', 'pandas', 'pyarrow', 'torch', 'PIL') if m in sys.modules]\n"
+            "print(','.join(heavy) or 'none')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "none"
