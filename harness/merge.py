@@ -324,20 +324,27 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> dict[str, Any]:
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
     an unsharded run does (nothing is generated), and write the results file of the whole run."""
+    from harness.lock import OutputLock
+
+    runs = [_shard_run(d) for d in shard_dirs]
+    _check_one_run(runs)
+    out_dir = out / runs[0].relative
+    if any(out_dir.resolve() == run.folder.resolve() for run in runs):
+        raise UserError(f"{out}: the merged output must not be one of the shard folders")
+    with OutputLock(out_dir, ["harness", "merge", *argv]):
+        return _merge_locked(runs, out_dir, argv)
+
+
+def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     from harness.results import build_results, summary_table, write_results
     from harness.runner import Runner, RunOptions
     from harness.sample_store import journal_name
     from harness.task import Task
     from harness.task_index import TaskIndex
 
-    runs = [_shard_run(d) for d in shard_dirs]
-    _check_one_run(runs)
     first = runs[0]
     config = first.results["config"]
     task_names = list(first.results["results"])
-    out_dir = out / first.relative
-    if any(out_dir.resolve() == run.folder.resolve() for run in runs):
-        raise UserError(f"{out}: the merged output must not be one of the shard folders")
     try:
         report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names)
     except MergeError as err:

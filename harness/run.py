@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -137,9 +138,7 @@ def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, st
     from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
 
     model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
-    if output_dir is None:
-        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
-    elif not args.no_cache and model.cache_responses:
+    if output_dir is not None and not args.no_cache and model.cache_responses:
         try:
             model = CachingModel(model, ResponseCache(output_dir / CACHE_FILENAME))
         except ValueError as err:
@@ -148,19 +147,38 @@ def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, st
     return model
 
 
-def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
-    from harness.api import BackendFatalError
+@dataclass
+class RunPlan:
+    """Everything a run needs, checked before a model is loaded."""
+
+    args: argparse.Namespace
+    argv: list[str]
+    backend: str
+    model_args: dict[str, str]
+    alias: str | None
+    batch_size: int
+    shard: Any
+    index: Any  # TaskIndex
+    selection: Any  # Selection
+    tasks: list[Any]
+    metadata: dict[str, Any]
+    gen_kwargs: dict[str, Any]
+    include_paths: list[Path]
+    output_dir: Path | None
+    secrets: list[str] = field(default_factory=list)
+
+    def redact(self, text: str) -> str:
+        from harness.redact import redact_text
+
+        return redact_text(text, self.secrets)
+
+
+def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     from harness.models.args import parse_kv, typed
-    from harness.redact import redact_mapping, redact_text, secret_values
-    from harness.results import build_results, model_folder_name, summary_table, write_results
-    from harness.runner import Runner, RunOptions
+    from harness.redact import secret_values
+    from harness.results import model_folder_name
     from harness.task_index import TaskIndex
 
-    if args.no_progress:
-        import datasets
-
-        datasets.disable_progress_bars()
     batch_size, shard, names = _check_run_args(args)
     backend, model_args, alias = resolve_model(args.model, args.model_args)
     if args.max_batch_tokens and backend != "hf":
@@ -172,39 +190,73 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
-    model = _open_model(args, backend, model_args, batch_size, output_dir)
-    options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=gen_kwargs,
-                         output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress, shard=shard)
-    secrets = secret_values(model_args)
+    return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
+                   gen_kwargs, include_paths, output_dir, secret_values(model_args))
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
+    from harness.lock import OutputLock
+
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    plan = plan_run(args, argv)
+    if plan.output_dir is None:
+        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
+        return _execute(plan)
+    with OutputLock(plan.output_dir, [plan.redact(a) for a in ["harness", *argv]]):
+        return _execute(plan)
+
+
+def _execute(plan: RunPlan) -> int:
+    from harness.api import BackendFatalError
+    from harness.results import build_results, summary_table, write_results
+    from harness.runner import Runner, RunOptions
+
+    args, output_dir = plan.args, plan.output_dir
+    model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
+    options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
+                         output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
+                         shard=plan.shard)
     started = time.time()
     try:
-        task_results = Runner(model, options).run(tasks)
+        task_results = Runner(model, options).run(plan.tasks)
     except KeyboardInterrupt:
         where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
         print(f"harness: interrupted{where}", file=sys.stderr)
         return 130
     except BackendFatalError as err:
-        print(f"harness: error: {redact_text(_stopped_message(err, output_dir), secrets)}", file=sys.stderr)
+        print(f"harness: error: {plan.redact(_stopped_message(err, output_dir))}", file=sys.stderr)
         return 1
     finally:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
         model.close()
-    run_config = {
-        "model": backend, "alias": alias,
-        "model_name": alias or model_args.get("pretrained") or model_args.get("model") or backend,
-        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity), "batch_size": batch_size,
-        "max_batch_tokens": args.max_batch_tokens, "limit": args.limit, "seed": args.seed,
-        "shard": str(shard) if shard else None, "gen_kwargs": gen_kwargs, "metadata": metadata,
-        "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
-        "include_path": [str(p.resolve()) for p in include_paths], "log_samples": args.log_samples,
-        **stats, "backend_stats": backend_stats, "argv": [redact_text(a, secrets) for a in ["harness", *argv]],
-    }
-    results = build_results(task_results, selection.groups, index.groups, run_config, started, time.time())
+    run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats})
+    results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
     print(summary_table(results))
-    _report_run(task_results, stats, shard)
+    _report_run(task_results, stats, plan.shard)
     if output_dir is not None:
         print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
     return 0
+
+
+def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    """The results' `config`: what was run, and how, with every secret redacted."""
+    from harness.redact import redact_mapping
+
+    args, model_args = plan.args, plan.model_args
+    return {
+        "model": plan.backend, "alias": plan.alias,
+        "model_name": plan.alias or model_args.get("pretrained") or model_args.get("model") or plan.backend,
+        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity),
+        "batch_size": plan.batch_size, "max_batch_tokens": args.max_batch_tokens, "limit": args.limit,
+        "seed": args.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
+        "metadata": plan.metadata, "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
+        "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
+        **stats, "argv": [plan.redact(a) for a in ["harness", *plan.argv]],
+    }
 
 
 def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:
