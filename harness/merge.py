@@ -34,7 +34,7 @@ from harness.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
 TASK_DOCS_KEY = "task_docs"
-JOURNAL_GLOB = "samples_*.jsonl"
+JOURNAL_GLOB = "journal_*.jsonl"
 
 
 class MergeError(ValueError):

@@ -277,6 +277,7 @@ class Runner:
             screened = self._screen_task(task, store, settings)
             self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending]))
             outcomes = sorted((store.outcomes[s] for s in screened.current if s in store.outcomes), key=lambda o: o.doc_id)
+            store.compact()
             counts = Counter(o.status for o in outcomes)
             values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
             return TaskResult(

@@ -1,10 +1,15 @@
-"""The per-task journal of finished samples: append-only JSONL, fsync'd after every batch.
+"""The per-task journal of finished samples, `journal_<task>.jsonl`: append-only JSONL, fsync'd as it grows.
 
-The first line is a header with the run fingerprint (model identity, generation settings, task
-config and version, dataset hash, and the shard of a `--shard i/n` run). A run started again with the
-same arguments reads the journal, skips every finished sample and appends the rest; a journal written
-by a different run is refused with the parts that differ, never mixed. A line cut short by a kill is
-dropped on reopening.
+The first line is a header with the run fingerprint (model identity, generation settings, task config and
+version, dataset hash, and the shard of a `--shard i/n` run). A run started again with the same arguments
+reads the journal, skips every finished sample and appends the rest; a journal written by a different run
+is refused with the parts that differ, never mixed. Reading never ends in a traceback:
+- a line cut short by a kill is dropped (a journal holding only a cut header is started afresh: nothing
+  was in it);
+- any other line that is not a sample record of this task (not JSON, not UTF-8, the wrong shape, a second
+  header) is reported once with its `file:line` and skipped: its sample is generated again;
+- a header that cannot be read in front of sample records is reported: those records are not trusted.
+When a task finishes, the journal is compacted: one line per sample (its latest record), in doc order.
 
 Some header parts only describe the run (`INFO_PARTS`: how many documents the task has under this
 `--limit`, which `harness merge` checks against): they are left out of the fingerprint, so raising
@@ -17,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +38,7 @@ INVALID_INPUT = "invalid_input"
 REFUSED = "refused"
 ERROR = "error"
 SCORED = frozenset({OK, EMPTY})
-# Errors (timeouts, decode failures, OOM) are tried again when the run is resumed; all else is final.
+# Errors (timeouts, provider failures, OOM) are tried again when the run is resumed; all else is final.
 FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
 STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
 # Header parts that describe a run without deciding whether its samples can be reused.
@@ -51,8 +57,17 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def _safe(task: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", task)
+
+
 def journal_name(task: str) -> str:
-    return "samples_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", task) + ".jsonl"
+    return f"journal_{_safe(task)}.jsonl"
+
+
+def legacy_journal_name(task: str) -> str:
+    """Where journals were written before they were named apart from lm-eval's `samples_*` files."""
+    return f"samples_{_safe(task)}.jsonl"
 
 
 @dataclass
@@ -63,6 +78,33 @@ class Outcome:
     status: str
     metrics: dict[str, Any] | None
     usage: dict[str, int] | None = None
+    input_sha256: str | None = None
+
+
+def record_problem(record: Any, task: str) -> str | None:
+    """Why a parsed journal line is not a sample record of `task`, or None."""
+    if not isinstance(record, dict):
+        return f"expected a JSON object, got {type(record).__name__}"
+    if record.get("type") == "header":
+        return "a second header"
+    if record.get("type") != "sample" or record.get("task") != task:
+        return f"not a sample record of task {task!r}"
+    if not isinstance(record.get("sample_id"), str) or not isinstance(record.get("doc_id"), int):
+        return "no string sample_id and integer doc_id"
+    if record.get("status") not in STATUSES:
+        return f"unknown status {record.get('status')!r}"
+    if record.get("metrics") is not None and not isinstance(record["metrics"], dict):
+        return "metrics is not an object"
+    return None
+
+
+def _outcome(record: dict[str, Any]) -> Outcome:
+    return Outcome(record["doc_id"], record["status"], record.get("metrics"), record.get("usage"),
+                   record.get("input_sha256"))
+
+
+def _warn(message: str) -> None:
+    print(f"harness: {message}", file=sys.stderr)
 
 
 class SampleStore:
@@ -72,58 +114,84 @@ class SampleStore:
         self.parts = parts
         self.fingerprint = fingerprint(parts)
         self.outcomes: dict[str, Outcome] = {}
+        self.records: dict[str, dict[str, Any]] = {}  # the latest record per sample, for compaction
+        self._lines = 0  # records in the file (superseded and skipped ones too)
         self._file = None
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size:
-            self._read_existing(path)
+        legacy = path.with_name(legacy_journal_name(task))
+        if not path.exists() and path.name != legacy.name and legacy.is_file() and _is_journal(legacy):
+            legacy.rename(path)
+        if path.exists() and path.stat().st_size and self._read_existing(path):
             self._file = path.open("a", encoding="utf-8")
         else:
             self._file = path.open("w", encoding="utf-8")
-            header = {"type": "header", "task": task, "fingerprint": self.fingerprint, "parts": parts}
-            self._file.write(json.dumps(header, default=str) + "\n")
+            self._file.write(json.dumps(self._header(), default=str) + "\n")
             self._sync()
 
-    def _read_existing(self, path: Path) -> None:
+    def _header(self) -> dict[str, Any]:
+        return {"type": "header", "task": self.task, "fingerprint": self.fingerprint, "parts": self.parts}
+
+    def _read_existing(self, path: Path) -> bool:
+        """Load a journal; False when it holds nothing but a header cut short (start it afresh)."""
         raw = path.read_bytes()
         if not raw.endswith(b"\n"):
             # The process was killed mid-line: drop the partial record, keep every whole one.
-            cut = raw.rfind(b"\n") + 1
+            raw = raw[: raw.rfind(b"\n") + 1]
             with path.open("r+b") as f:
-                f.truncate(cut)
-            raw = raw[:cut]
-        lines = raw.decode("utf-8").splitlines()
+                f.truncate(len(raw))
+        lines = raw.split(b"\n")[:-1]
         if not lines:
-            raise UserError(f"{path}: journal has no header line; delete it to start this task again")
-        header = json.loads(lines[0])
-        if header.get("type") != "header":
-            raise UserError(f"{path}: first line is not a journal header; delete the file to start again")
-        old = header.get("parts", {})
+            return False
+        header = self._check_header(path, lines[0], more=len(lines) > 1)
+        if header is None:
+            return False
+        for number, line in enumerate(lines[1:], start=2):
+            self._read_record(path, number, line)
+        if _canonical(header.get("parts", {})) != _canonical(self.parts):
+            # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
+            self._rewrite([json.dumps(self._header(), default=str), *(line.decode("utf-8", "replace") for line in lines[1:])])
+        return True
+
+    def _check_header(self, path: Path, line: bytes, more: bool) -> dict[str, Any] | None:
+        """The header, or None for an unreadable header with nothing behind it (started afresh)."""
+        try:
+            header = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            header, problem = {}, f"unreadable ({err})"
+        else:
+            problem = None if isinstance(header, dict) and header.get("type") == "header" else "not a journal header"
+        if problem and not more:
+            _warn(f"{path}:1: the journal's header is {problem} and no sample follows it: starting it afresh")
+            return None
+        if problem:
+            raise UserError(f"{path}:1: the journal's header is {problem}, so the sample records after it cannot be "
+                            "trusted; delete the file to start this task again")
         if header.get("fingerprint") != self.fingerprint:
-            mine = identity_parts(self.parts)
-            theirs = identity_parts(old)
+            mine, theirs = identity_parts(self.parts), identity_parts(header.get("parts") or {})
             differ = sorted(k for k in set(theirs) | set(mine) if _canonical(theirs.get(k)) != _canonical(mine.get(k)))
             raise UserError(
                 f"{path} holds samples of a different run (differs in: {', '.join(differ) or 'fingerprint'}); "
                 "refusing to mix them: use another --output_path, or delete the file to start this task again"
             )
-        for number, line in enumerate(lines[1:], start=2):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise UserError(f"{path}:{number}: unreadable journal line ({err}); delete the file to start again") from None
-            self.outcomes[record["sample_id"]] = Outcome(record["doc_id"], record["status"], record.get("metrics"),
-                                                         record.get("usage"))
-        if _canonical(old) != _canonical(self.parts):
-            # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
-            header = {"type": "header", "task": self.task, "fingerprint": self.fingerprint, "parts": self.parts}
-            tmp = path.with_name(path.name + ".tmp")
-            with tmp.open("w", encoding="utf-8") as f:
-                f.write("\n".join([json.dumps(header, default=str), *lines[1:]]) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(path)
+        return header
+
+    def _read_record(self, path: Path, number: int, line: bytes) -> None:
+        self._lines += 1
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            problem = f"not UTF-8 ({err.reason} at byte {err.start})"
+        except json.JSONDecodeError as err:
+            problem = f"not JSON ({err.msg} at column {err.colno})"
+        else:
+            problem = record_problem(record, self.task)
+        if problem:
+            _warn(f"{path}:{number}: skipped an unreadable journal line ({problem}); its sample runs again")
+            return
+        self.records[record["sample_id"]] = record
+        self.outcomes[record["sample_id"]] = _outcome(record)
 
     def is_done(self, sample_id: str, *, final_only: bool = True) -> bool:
         """Whether a sample is finished; with `final_only=False` any recorded outcome counts, errors
@@ -132,16 +200,38 @@ class SampleStore:
         return outcome is not None and (outcome.status in FINAL or not final_only)
 
     def add(self, records: Iterable[dict[str, Any]]) -> None:
-        """Append one batch of sample records and make them durable before returning."""
+        """Append sample records and make them durable before returning."""
         lines = []
         for record in records:
             record = {"type": "sample", "task": self.task, "fingerprint": self.fingerprint, **record}
-            self.outcomes[record["sample_id"]] = Outcome(record["doc_id"], record["status"], record.get("metrics"),
-                                                         record.get("usage"))
+            self.records[record["sample_id"]] = record
+            self.outcomes[record["sample_id"]] = _outcome(record)
             lines.append(json.dumps(record, default=str, ensure_ascii=False) + "\n")
         if self._file is not None and lines:
             self._file.write("".join(lines))
+            self._lines += len(lines)
             self._sync()
+
+    def compact(self) -> None:
+        """Rewrite the journal as one line per sample (its latest record), in doc order, when it holds
+        superseded or skipped lines (errors retried, unreadable lines)."""
+        if self.path is None or self._file is None or self._lines == len(self.records):
+            return
+        ordered = sorted(self.records.values(), key=lambda r: r["doc_id"])
+        self._file.close()
+        self._rewrite([json.dumps(self._header(), default=str),
+                       *(json.dumps(r, default=str, ensure_ascii=False) for r in ordered)])
+        self._lines = len(ordered)
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def _rewrite(self, lines: list[str]) -> None:
+        assert self.path is not None
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.path)
 
     def _sync(self) -> None:
         assert self._file is not None
@@ -152,3 +242,12 @@ class SampleStore:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _is_journal(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            first = json.loads(f.readline().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(first, dict) and first.get("type") == "header"

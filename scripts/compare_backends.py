@@ -5,7 +5,7 @@ per-sample answer agreement, metric differences, and samples/s of each.
         [--out comparison.md] [--json comparison.json] [--min_agreement 0.9]
 
 RUN_A / RUN_B are `--output_path` folders (or the model folders inside them); the newest
-`results_*.json` and the per-sample journals (`samples_<task>.jsonl`) found under each are read.
+`results_*.json` and the per-sample journals (`journal_<task>.jsonl`) found under each are read.
 Throughput is samples sent to the model divided by the run's time: `--seconds` (wall time measured by
 the caller) or else the results' `total_evaluation_time_seconds`, minus `--exclude` (e.g. vLLM's engine
 start-up, which the runner times as part of the first task). Samples sent are the results'
@@ -41,12 +41,12 @@ def load_run(folder: Path) -> Run:
         raise SystemExit(f"compare_backends: no results_*.json under {folder}")
     results = json.loads(files[-1].read_text())
     samples: dict[str, dict[str, dict[str, Any]]] = {}
-    for path in sorted(folder.rglob("samples_*.jsonl")):
+    for path in sorted(folder.rglob("journal_*.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
         if not lines:
             continue
         header = json.loads(lines[0])
-        records = samples.setdefault(header.get("task", path.stem.removeprefix("samples_")), {})
+        records = samples.setdefault(header.get("task", path.stem.removeprefix("journal_")), {})
         for line in lines[1:]:
             if line.strip():
                 record = json.loads(line)

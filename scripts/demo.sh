@@ -41,4 +41,4 @@ echo "== 3/4 evaluate the random baseline on the mmneedle group (and the constan
 
 echo "== 4/4 write the report"
 "$BIN/harness" report "$OUT/results"
-echo "demo: done. Report: $OUT/results/report.md (plots beside it); per-sample logs: $OUT/results/*/samples_*.jsonl"
+echo "demo: done. Report: $OUT/results/report.md (plots beside it); per-sample journals and logs: $OUT/results/*/journal_*.jsonl, samples_*.jsonl"

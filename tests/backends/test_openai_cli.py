@@ -92,7 +92,7 @@ def _newest_results(model_dir: Path) -> dict:
 
 
 def _records(model_dir: Path, task: str) -> list[dict]:
-    lines = (model_dir / f"samples_{task}.jsonl").read_text().splitlines()
+    lines = (model_dir / f"journal_{task}.jsonl").read_text().splitlines()
     return [json.loads(line) for line in lines[1:]]
 
 
@@ -112,7 +112,7 @@ def test_cached_rerun_makes_zero_model_calls_and_no_secret_is_written(mmneedle_d
         assert first["config"]["cache_hits"] == 0 and first["config"]["requests_sent"] == sent
 
         # The journals are gone (e.g. deleted after a task's YAML changed): the cache answers everything.
-        for journal in model_dir.glob("samples_*.jsonl"):
+        for journal in model_dir.glob("journal_*.jsonl"):
             journal.unlink()
         assert main(argv) == 0
         assert len(server.received) == sent  # not one request more
@@ -126,7 +126,7 @@ def test_cached_rerun_makes_zero_model_calls_and_no_secret_is_written(mmneedle_d
                     == {r["sample_id"]: r["response"] for r in first_records[task]})
 
         # --no_cache: the model is asked again.
-        for journal in model_dir.glob("samples_*.jsonl"):
+        for journal in model_dir.glob("journal_*.jsonl"):
             journal.unlink()
         assert main([*argv, "--no_cache"]) == 0
         assert len(server.received) == 2 * sent

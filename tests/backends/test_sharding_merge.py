@@ -172,7 +172,7 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
     # What three shard runs write, per the wiring: the same journal, split by doc_id % 3, "shard" in parts.
     shard_dirs = []
     for index in range(3):
-        for journal_path in full.rglob("samples_*.jsonl"):
+        for journal_path in full.rglob("journal_*.jsonl"):
             journal = read_journal(journal_path)
             records = [r for r in journal.records if Shard(index, 3).contains(r["doc_id"])]
             target = tmp_path / f"shard{index}" / journal_path.relative_to(full)
@@ -185,8 +185,8 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
     tasks = [Task(index.tasks[name], {}) for name in names]
     for task in tasks:
         task.load(mmneedle_dir, None)
-    (model_dir,) = [p.parent for p in merged.rglob("samples_*.jsonl")][:1]
-    identity = read_journal(next(model_dir.glob("samples_*.jsonl"))).parts["model"]
+    (model_dir,) = [p.parent for p in merged.rglob("journal_*.jsonl")][:1]
+    identity = read_journal(next(model_dir.glob("journal_*.jsonl"))).parts["model"]
     results = Runner(JournalOnlyModel(identity), RunOptions(data_dir=mmneedle_dir, output_dir=model_dir,
                                                              progress=False)).run(tasks)
     for result in results:

@@ -237,7 +237,7 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     first, second = results
     assert first.counts["ok"] == len(tasks[0]) and first.usage["prompt_tokens"] > 0
     assert second.counts["over_length"] > 0 and second.counts["error"] == 0
-    records = [json.loads(line) for line in (out / "samples_mmneedle_m10_n1_k1_neg.jsonl").read_text().splitlines()[1:]]
+    records = [json.loads(line) for line in (out / "journal_mmneedle_m10_n1_k1_neg.jsonl").read_text().splitlines()[1:]]
     over = [r for r in records if r["status"] == "over_length"]
     assert len(over) == second.counts["over_length"] and all(r["error"].startswith("over_length: ~") for r in over)
     sent = {len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])

@@ -142,7 +142,7 @@ class Run:
         return json.loads(files[-1].read_text())
 
     def samples(self, name: str, task: str) -> list[dict[str, Any]]:
-        lines = (self.model_dir(name) / f"samples_{task}.jsonl").read_text().splitlines()
+        lines = (self.model_dir(name) / f"journal_{task}.jsonl").read_text().splitlines()
         return [json.loads(line) for line in lines[1:]]
 
 

@@ -66,7 +66,7 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     assert f"is in use by another harness run (pid {first.pid} on " in line and "--output_path" in line
     _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
-    journal = [json.loads(line) for line in (out / "slow_test" / "samples_mmneedle_m1_n2_k1_neg.jsonl").open()]
+    journal = [json.loads(line) for line in (out / "slow_test" / "journal_mmneedle_m1_n2_k1_neg.jsonl").open()]
     samples = [r["sample_id"] for r in journal[1:]]
     assert len(samples) == len(set(samples)) == 12
 

@@ -26,7 +26,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, data_dir
             "--data_dir", str(data_dir), "--batch_size", "1", "--gen_kwargs", "max_gen_toks=200", "--no_progress"]
     name = str(tiny_llava).replace("/", "__")
     out = tmp_path / "killed"
-    journal = out / name / f"samples_{TASK}.jsonl"
+    journal = out / name / f"journal_{TASK}.jsonl"
 
     proc = subprocess.Popen([harness_script, *args, "--output_path", str(out)], env=script_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

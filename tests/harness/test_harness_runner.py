@@ -166,7 +166,7 @@ def test_log_samples_records_hashes_not_pixels(tmp_path: Path, data_dir: Path, r
         assert sample["response"] == "-1" and sample["status"] == "ok"
         assert set(sample["metrics"]) >= {"exact_acc", "individual_exact_acc"}
         assert sample["token_count"] == row["text_tokens"] + sum(row["image_tokens"])
-    journal = tmp_path / "constant" / "samples_mmneedle_m10_n1_k2_pos.jsonl"
+    journal = tmp_path / "constant" / "journal_mmneedle_m10_n1_k2_pos.jsonl"
     assert journal.stat().st_size < 4000 * len(samples)  # text only: no image bytes
 
 

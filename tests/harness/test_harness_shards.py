@@ -16,12 +16,12 @@ SAME = ("results", "groups", "group_subtasks", "n-samples", "breakdowns", "usage
 
 
 def _records(model_dir: Path, task: str) -> list[dict[str, Any]]:
-    lines = (model_dir / f"samples_{task}.jsonl").read_text().splitlines()
+    lines = (model_dir / f"journal_{task}.jsonl").read_text().splitlines()
     return sorted((json.loads(line) for line in lines[1:]), key=lambda r: r["doc_id"])
 
 
 def _header(model_dir: Path, task: str) -> dict[str, Any]:
-    return json.loads((model_dir / f"samples_{task}.jsonl").read_text().splitlines()[0])
+    return json.loads((model_dir / f"journal_{task}.jsonl").read_text().splitlines()[0])
 
 
 def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: str, tasks: list[str]):

@@ -86,7 +86,7 @@ def test_cached_hf_rerun_calls_the_model_zero_times(tmp_path: Path, data_dir: Pa
     answers = {s["sample_id"]: s["response"] for s in first.samples(name, task)}
     generate_calls.clear()
 
-    (tmp_path / name / f"samples_{task}.jsonl").unlink()  # no journal to resume from
+    (tmp_path / name / f"journal_{task}.jsonl").unlink()  # no journal to resume from
     again = harness(*args)
     assert again.code == 0, again.err
     assert generate_calls == []  # not one call reached the model

@@ -1,0 +1,86 @@
+"""The journal never ends a run in a traceback: unreadable lines are reported with file:line and their
+samples run again; a cut header is repaired; superseded records are compacted away."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.sample_store import SampleStore, journal_name
+
+TASK = "mmneedle_m1_n2_k1_neg"
+
+
+def _run(harness, data_dir: Path, out: Path):
+    return harness("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir,
+                   "--output_path", out)
+
+
+def test_unreadable_journal_lines_are_reported_and_run_again(tmp_path: Path, data_dir: Path, harness) -> None:
+    first = _run(harness, data_dir, tmp_path)
+    assert first.code == 0, first.err
+    journal = tmp_path / "constant" / journal_name(TASK)
+    lines = journal.read_bytes().splitlines(keepends=True)
+    header, records = lines[0], lines[1:]
+    damaged = [header, *records[:3], b'{"x": 1}\n', b"[1, 2]\n", b'{"type": "sample", "sample_id": "\xff\xfe"}\n',
+               header, b"not json at all\n", *records[5:]]  # records 3 and 4 are lost among the damage
+    journal.write_bytes(b"".join(damaged))
+    again = _run(harness, data_dir, tmp_path)
+    assert again.code == 0 and "Traceback" not in again.err, again.err
+    messages = [line for line in again.err.splitlines() if "skipped an unreadable journal line" in line]
+    assert [m.split(": skipped")[0].rsplit(":", 1)[1] for m in messages] == ["5", "6", "7", "8", "9"]
+    assert "(expected a JSON object, got list)" in messages[1] and "(not UTF-8" in messages[2]
+    assert "(a second header)" in messages[3] and "(not JSON" in messages[4]
+    assert "10 samples resumed from the journal, 2 generated now" in again.err
+    assert again.results("constant")["results"][TASK] == first.results("constant")["results"][TASK]
+    compacted = journal.read_text().splitlines()
+    assert len(compacted) == 1 + 12 and [json.loads(line)["doc_id"] for line in compacted[1:]] == list(range(12))
+    third = _run(harness, data_dir, tmp_path)
+    assert third.code == 0 and "skipped" not in third.err
+
+
+def test_a_cut_header_is_repaired_and_a_bad_one_is_reported(tmp_path: Path, data_dir: Path, harness) -> None:
+    journal = tmp_path / "constant" / journal_name(TASK)
+    journal.parent.mkdir(parents=True)
+    journal.write_text('{"type": "header", "task": "mmne')  # killed while writing the header
+    run = _run(harness, data_dir, tmp_path)
+    assert run.code == 0, run.err
+    assert "journal" not in run.err.replace(str(journal), "")  # repaired silently: nothing was lost
+    journal.write_text("garbage\n")
+    run = _run(harness, data_dir, tmp_path)
+    assert run.code == 0 and f"{journal}:1: the journal's header is unreadable" in run.err
+    assert "starting it afresh" in run.err
+    samples = journal.read_text().splitlines()[1:]
+    journal.write_text("garbage\n" + "\n".join(samples) + "\n")
+    run = _run(harness, data_dir, tmp_path)
+    assert run.code == 2 and f"{journal}:1: the journal's header is unreadable" in run.err
+    assert "cannot be trusted; delete the file" in run.err and "Traceback" not in run.err
+
+
+def test_compaction_keeps_the_latest_record_of_each_sample(tmp_path: Path) -> None:
+    path = tmp_path / journal_name("t")
+    store = SampleStore(path, "t", {"model": "m"})
+    store.add([{"doc_id": 1, "sample_id": "b", "status": "error"}, {"doc_id": 0, "sample_id": "a", "status": "ok"}])
+    store.add([{"doc_id": 1, "sample_id": "b", "status": "ok", "metrics": {"acc": 1.0}}])
+    assert len(path.read_text().splitlines()) == 4
+    store.compact()
+    store.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line.get("sample_id") for line in lines] == [None, "a", "b"] and lines[2]["status"] == "ok"
+    reopened = SampleStore(path, "t", {"model": "m"})
+    assert reopened.is_done("a") and reopened.is_done("b") and reopened.outcomes["b"].metrics == {"acc": 1.0}
+    reopened.close()
+    with pytest.raises(UserError, match="holds samples of a different run"):
+        SampleStore(path, "t", {"model": "other"})
+
+
+def test_a_journal_under_its_old_name_is_taken_over(tmp_path: Path, data_dir: Path, harness) -> None:
+    assert _run(harness, data_dir, tmp_path).code == 0
+    folder = tmp_path / "constant"
+    (folder / journal_name(TASK)).rename(folder / f"samples_{TASK}.jsonl")  # as runs before the rename wrote it
+    again = _run(harness, data_dir, tmp_path)
+    assert again.code == 0 and "12 samples resumed from the journal, 0 generated now" in again.err
+    assert (folder / journal_name(TASK)).is_file() and not (folder / f"samples_{TASK}.jsonl").exists()
