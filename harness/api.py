@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import io
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,27 @@ class GenerationSettings:
     top_p: float = 1.0
     until: tuple[str, ...] = ()
     seed: int | None = None
+
+    def __post_init__(self) -> None:
+        """Every setting checked when made, so a bad one stops the run before any sample, naming it."""
+
+        def number(value: Any) -> bool:
+            return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+        checks = (
+            ("max_gen_toks", isinstance(self.max_gen_toks, int) and not isinstance(self.max_gen_toks, bool)
+             and self.max_gen_toks >= 1, "a positive integer"),
+            ("temperature", number(self.temperature) and self.temperature >= 0, "a number >= 0"),
+            ("do_sample", isinstance(self.do_sample, bool), "true or false"),
+            ("top_p", number(self.top_p) and 0 < self.top_p <= 1, "a number in (0, 1]"),
+            ("until", isinstance(self.until, tuple) and all(isinstance(u, str) for u in self.until),
+             "a string or a list of strings"),
+            ("seed", self.seed is None or (isinstance(self.seed, int) and not isinstance(self.seed, bool)),
+             "an integer"),
+        )
+        for name, ok, expected in checks:
+            if not ok:
+                raise ValueError(f"{name}={getattr(self, name)!r}: expected {expected}")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> GenerationSettings:

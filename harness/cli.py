@@ -17,6 +17,7 @@ after removing its samples).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ def _limit(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of documents or a fraction, got {text!r}") from None
-    if value < 0 or (value >= 1 and value != int(value)):
+    if not math.isfinite(value) or value < 0 or (value >= 1 and value != int(value)):
         raise argparse.ArgumentTypeError(f"expected an integer >= 0 or a fraction in (0, 1), got {text!r}")
     return value
 
@@ -93,6 +94,9 @@ def run_parser() -> argparse.ArgumentParser:
                         "(OUTPUT_PATH/<model>/cache.sqlite3)")
     parser.add_argument("--log_samples", action="store_true", help="also log prompts (<image> markers), image hashes "
                         "and targets per sample in samples_<task>.jsonl")
+    parser.add_argument("--allow_failures", action="store_true", help="exit 0 even when some samples failed with "
+                        "errors (timeouts, provider errors): they are left out of the denominators either way, and "
+                        "a rerun of the same command tries them again")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser

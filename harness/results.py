@@ -119,6 +119,9 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "date": started,
         "total_evaluation_time_seconds": str(round(finished - started, 3)),
     }
+    failed = {r.task.name: r.counts.get("error", 0) for r in task_results if r.counts.get("error", 0)}
+    if failed:  # left out of the denominators: the scores are of the samples that did not fail
+        out["failed_samples"] = failed
     if run_config.get("shard"):
         out["partial"] = partial_note(task_results, str(run_config["shard"]))
     return out

@@ -114,6 +114,19 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
 
 
+def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
+    """--gen_kwargs checked on their own, before any task: the message names the flag, not a task."""
+    from harness.api import GenerationSettings
+
+    values = dict(gen_kwargs)
+    if "max_new_tokens" in values:
+        values["max_gen_toks"] = values.pop("max_new_tokens")
+    try:
+        GenerationSettings.from_dict(values)
+    except (TypeError, ValueError) as err:
+        raise UserError(f"--gen_kwargs {err}") from None
+
+
 def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
                 gen_kwargs: dict[str, Any]) -> list[Any]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
@@ -188,6 +201,7 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     selection = index.select(names)
     metadata = _json_arg(args.metadata, "--metadata")
     gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
+    _check_gen_kwargs(gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
@@ -239,6 +253,27 @@ def _execute(plan: RunPlan) -> int:
     _report_run(task_results, stats, plan.shard)
     if output_dir is not None:
         print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
+    return _exit_code(task_results, args.allow_failures)
+
+
+def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
+    """1 when nothing could be scored, or (unless allowed) when samples failed with errors; else 0."""
+    samples = sum(r.n_effective for r in task_results)
+    if samples and not sum(r.n_scored for r in task_results):
+        statuses: dict[str, int] = {}
+        for r in task_results:
+            for status, n in r.counts.items():
+                statuses[status] = statuses.get(status, 0) + n
+        shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
+        print(f"harness: error: no sample of this run was scored ({shown}); see the journals' error fields",
+              file=sys.stderr)
+        return 1
+    failed = sum(r.counts.get("error", 0) for r in task_results)
+    if failed and not allow_failures:
+        print(f"harness: error: {failed} sample(s) failed with errors and are left out of the scores above; run the "
+              "same command again to retry them, or pass --allow_failures to accept the run as it is",
+              file=sys.stderr)
+        return 1
     return 0
 
 

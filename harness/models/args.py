@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -92,8 +93,13 @@ def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
             if lowered in TRUE | FALSE:
                 return lowered in TRUE
             raise ValueError("expected true or false")
-        if kind in (int, float):
-            return kind(value)
+        if kind is int:
+            return int(value)
+        if kind is float:
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError("expected a finite number")
+            return number
         return value
     except ValueError as err:
         raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None

@@ -118,8 +118,9 @@ class HFModel(Model):
         for index, ref in enumerate(request.images):
             try:
                 image = ref.pil()
-            except Exception as err:
-                raise ValueError(f"image {index + 1} (sha256 {ref.sha256[:12]}) failed to decode: {err}") from None
+            except Exception as err:  # final: the same bytes would fail again on every rerun
+                raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) failed to decode: "
+                                 f"{type(err).__name__}: {err}") from None
             size = fit_within_pixels(image.width, image.height, self.max_pixels)
             if size != image.size:
                 image = image.resize(size, Image.Resampling.BICUBIC)

@@ -76,6 +76,8 @@ class OpenAIChatSettings:
     send_temperature: bool = True  # false for models that reject it (OpenAI's reasoning models)
 
     def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise ValueError(f"openai backend: timeout must be a positive number of seconds, got {self.timeout}")
         for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff"):
             value = getattr(self, name)
             if value < (1 if name == "concurrency" else 0):

@@ -158,7 +158,7 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
     model_dir = out / MODEL_DIR
     tasks = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"]
     try:
-        assert main(_argv(server, mmneedle_dir, out, tasks=tasks)) == 0
+        assert main(_argv(server, mmneedle_dir, out, tasks=tasks)) == 1  # failed samples: not a finished run
         first_sent = len(server.received)
         results = _newest_results(model_dir)
         failed = _records(model_dir, tasks[0])
@@ -177,6 +177,8 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         err = capsys.readouterr().err
         assert f"{tasks[1]}: 1 refused by the provider, 0 failed" in err
         assert f"{tasks[0]}: 0 refused by the provider, 3 failed" in err
+        assert "3 sample(s) failed with errors and are left out of the scores above" in err
+        assert results["failed_samples"] == {tasks[0]: 3}
 
         # A rerun sends the three failed samples again (not the refused one) and completes the task.
         assert main(_argv(server, mmneedle_dir, out, tasks=tasks)) == 0

@@ -65,7 +65,7 @@ def test_over_length_is_recorded_and_pixel_caps_count(tmp_path: Path, data_dir: 
     context = row["text_tokens"] + 64 + 8 + 40  # room for the capped image only
     run = harness("--tasks", f"{K1}_pos", "--model", "hf", *hf(tiny_llava, f"context_length={context}"),
                   "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=8", "--output_path", tmp_path / "a")
-    assert run.code == 0, run.err
+    assert run.code == 1 and "no sample of this run was scored (3 over_length)" in run.err, run.err
     samples = run.samples(name, f"{K1}_pos")
     assert [s["status"] for s in samples] == ["over_length"] * 3
     assert f"> context {context}" in samples[0]["error"] and "max_gen_toks 8" in samples[0]["error"]
@@ -103,11 +103,12 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, dat
                   "--batch_size", "2", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path / "out")
     assert run.code == 0, run.err
     samples = {s["doc_id"]: s for s in run.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")}
-    assert samples[1]["status"] == "error" and "image 1 (sha256" in samples[1]["error"]
+    # Final (invalid_input), not an error a rerun would retry: the same bytes fail again.
+    assert samples[1]["status"] == "invalid_input" and "image 1 (sha256" in samples[1]["error"]
     assert "failed to decode" in samples[1]["error"]
     assert [samples[i]["status"] for i in (0, 2, 3)] == ["ok", "ok", "ok"]
     entry = run.results(str(tiny_llava).replace("/", "__"))["results"][f"{K1}_pos"]
-    assert entry["n_error"] == 1 and entry["n_scored"] == 3
+    assert entry["n_invalid_input"] == 1 and entry["n_error"] == 0 and entry["n_scored"] == 3
 
 
 def test_hf_bad_checkpoint_is_a_clear_error(tmp_path: Path, data_dir: Path, harness) -> None:

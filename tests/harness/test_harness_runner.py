@@ -92,7 +92,7 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: 
         "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n")
     run = harness("--tasks", "no_space", "--model", "random", "--include_path", tmp_path / "t.yaml",
                   "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "3")
-    assert run.code == 0, run.err
+    assert run.code == 1 and "no sample of this run was scored (3 error)" in run.err, run.err
     entry = run.results("random")["results"]["no_space"]
     assert entry["n_error"] == 3 and entry["n_scored"] == 0 and entry["exact_match,none"] == "N/A"
     assert all("defines no answer space" in s["error"] for s in run.samples("random", "no_space"))
@@ -118,7 +118,7 @@ def test_placeholder_mismatch_is_recorded_per_row(tmp_path: Path, data_dir: Path
         "task: extra_placeholder\ndoc_to_text: \"{{prompt}}<image>\"\n")
     run = harness("--tasks", "extra_placeholder", "--model", "constant", "--model_args", "answer=-1",
                   "--include_path", tmp_path / "t.yaml", "--data_dir", data_dir, "--output_path", tmp_path / "o")
-    assert run.code == 0, run.err
+    assert run.code == 1 and "no sample of this run was scored (12 invalid_input)" in run.err, run.err
     samples = run.samples("constant", "extra_placeholder")
     assert len(samples) == 12 and all(s["status"] == "invalid_input" for s in samples)
     assert samples[0]["error"] == f"row {samples[0]['sample_id']}: prompt has 2 <image> placeholders but the row has 1 images"

@@ -1,0 +1,64 @@
+"""Every setting is checked before a sample runs, with a one-line message; a run that scored nothing, or
+left failed samples behind, does not exit 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+TASK = "mmneedle_m1_n2_k1_neg"
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--gen_kwargs", "max_gen_toks=abc", "--gen_kwargs max_gen_toks='abc': expected a positive integer"),
+    ("--gen_kwargs", "max_gen_toks=0", "--gen_kwargs max_gen_toks=0: expected a positive integer"),
+    ("--gen_kwargs", "max_gen_toks=-5", "--gen_kwargs max_gen_toks=-5: expected a positive integer"),
+    ("--gen_kwargs", "top_p=7", "--gen_kwargs top_p=7: expected a number in (0, 1]"),
+    ("--gen_kwargs", "temperature=hot", "--gen_kwargs temperature='hot': expected a number >= 0"),
+    ("--gen_kwargs", "temperature=nan", "--gen_kwargs temperature=nan: expected a number >= 0"),
+    ("--gen_kwargs", "do_sample=maybe", "--gen_kwargs do_sample='maybe': expected true or false"),
+])
+def test_bad_settings_stop_the_run_with_one_line(flag: str, value: str, message: str, data_dir: Path, harness) -> None:
+    run = harness("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir,
+                  flag, value)
+    assert run.code == 2 and "Traceback" not in run.err
+    (line,) = [line for line in run.err.splitlines() if "error:" in line]
+    assert line.endswith(message), line
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "2.5"])
+def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:  # argparse's usage error, as for any malformed flag
+        main(["--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", str(data_dir),
+              "--limit", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"harness: error: argument --limit: expected an integer >= 0 or a fraction in (0, 1), got {value!r}"
+
+
+@pytest.mark.parametrize(("model_args", "message"), [
+    ("model=m,base_url=http://127.0.0.1:9,timeout=nan", "openai backend: model argument timeout='nan': expected a finite number"),
+    ("model=m,base_url=http://127.0.0.1:9,timeout=0", "openai backend: timeout must be a positive number of seconds, got 0.0"),
+    ("model=m,base_url=http://127.0.0.1:9,concurrency=0", "openai backend: concurrency must be at least 1, got 0"),
+])
+def test_bad_model_args_stop_the_run_with_one_line(model_args: str, message: str, data_dir: Path, harness) -> None:
+    run = harness("--tasks", TASK, "--model", "openai", "--model_args", model_args, "--data_dir", data_dir)
+    assert run.code == 2 and "Traceback" not in run.err
+    (line,) = [line for line in run.err.splitlines() if "error:" in line]
+    assert line == f"harness: error: model 'openai': {message}"
+
+
+def test_failed_samples_make_the_exit_code_unless_allowed(tmp_path: Path, data_dir: Path, harness) -> None:
+    (tmp_path / "t.yaml").write_text(
+        "task: no_guess\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
+        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n")
+    args = ("--model", "random", "--include_path", tmp_path / "t.yaml", "--data_dir", data_dir, "--limit", "3",
+            "--output_path", tmp_path / "out")
+    both = harness("--tasks", f"no_guess,{TASK}", *args)  # errors in one task, scores in the other
+    assert both.code == 1 and "3 sample(s) failed with errors" in both.err and "--allow_failures" in both.err
+    assert both.results("random")["failed_samples"] == {"no_guess": 3}
+    allowed = harness("--tasks", f"no_guess,{TASK}", *args, "--allow_failures")
+    assert allowed.code == 0, allowed.err
