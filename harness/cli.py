@@ -205,7 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run(args, argv)
     except UserError as err:
-        print(f"harness: error: {err}", file=sys.stderr)
+        from harness.redact import scrub
+
+        print(f"harness: error: {scrub(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `harness ls | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

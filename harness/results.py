@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.groups import group_entries
+from harness.redact import scrub
 from harness.runner import TaskResult
 from harness.sample_store import STATUSES
 from harness.task_config import GroupConfig
@@ -132,7 +133,7 @@ def write_results(results: dict[str, Any], model_dir: Path) -> Path:
     stamp = datetime.now().isoformat().replace(":", "-")
     path = model_dir / f"results_{stamp}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+    tmp.write_text(scrub(json.dumps(results, indent=2, ensure_ascii=False, default=str)))
     tmp.replace(path)
     return path
 

@@ -72,13 +72,15 @@ def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, m
 def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
     """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
     file in the output folder."""
+    from harness.redact import scrub
+
     text = str(err).strip() or type(err).__name__
     first, _, rest = text.partition("\n")
     message = f"the model backend stopped: {first}"
     if rest.strip() and output_dir is not None:
         output_dir.mkdir(parents=True, exist_ok=True)
         details = output_dir / "backend_error.log"
-        details.write_text(text + "\n")
+        details.write_text(scrub(text) + "\n")
         message += f" (details in {details})"
     if output_dir is not None:
         message += f"; finished samples are saved under {output_dir}, run the same command to resume"
@@ -188,12 +190,14 @@ class RunPlan:
 
 def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     from harness.models.args import parse_kv, typed
-    from harness.redact import secret_values
+    from harness.redact import collect_secrets, register
     from harness.results import model_folder_name
     from harness.task_index import TaskIndex
 
     batch_size, shard, names = _check_run_args(args)
     backend, model_args, alias = resolve_model(args.model, args.model_args)
+    secrets = collect_secrets(model_args)
+    register(secrets)  # from here on, nothing the run writes or prints holds them
     if args.max_batch_tokens and backend != "hf":
         print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
     names, include_paths = _resolve_task_names(names, list(args.include_path))
@@ -205,23 +209,26 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
-                   gen_kwargs, include_paths, output_dir, secret_values(model_args))
+                   gen_kwargs, include_paths, output_dir, secrets)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
     from harness.lock import OutputLock
+    from harness.redact import scrubbed_output
 
     if args.no_progress:
         import datasets
 
         datasets.disable_progress_bars()
     plan = plan_run(args, argv)
-    if plan.output_dir is None:
-        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr)
-        return _execute(plan)
-    with OutputLock(plan.output_dir, [plan.redact(a) for a in ["harness", *argv]]):
-        return _execute(plan)
+    with scrubbed_output():
+        if plan.output_dir is None:
+            print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
+                  file=sys.stderr)
+            return _execute(plan)
+        with OutputLock(plan.output_dir, [plan.redact(a) for a in ["harness", *argv]]):
+            return _execute(plan)
 
 
 def _execute(plan: RunPlan) -> int:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.redact import scrub
 
 OK = "ok"
 EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
@@ -127,7 +128,7 @@ class SampleStore:
             self._file = path.open("a", encoding="utf-8")
         else:
             self._file = path.open("w", encoding="utf-8")
-            self._file.write(json.dumps(self._header(), default=str) + "\n")
+            self._file.write(scrub(json.dumps(self._header(), default=str)) + "\n")
             self._sync()
 
     def _header(self) -> dict[str, Any]:
@@ -206,7 +207,7 @@ class SampleStore:
             record = {"type": "sample", "task": self.task, "fingerprint": self.fingerprint, **record}
             self.records[record["sample_id"]] = record
             self.outcomes[record["sample_id"]] = _outcome(record)
-            lines.append(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+            lines.append(scrub(json.dumps(record, default=str, ensure_ascii=False)) + "\n")
         if self._file is not None and lines:
             self._file.write("".join(lines))
             self._lines += len(lines)
@@ -228,7 +229,7 @@ class SampleStore:
         assert self.path is not None
         tmp = self.path.with_name(self.path.name + ".tmp")
         with tmp.open("w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+            f.write(scrub("\n".join(lines)) + "\n")
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(self.path)

@@ -143,9 +143,11 @@ class OpenAIChatModel(Model):
     def identity(self) -> dict[str, Any]:
         s = self.settings
         parts = urlsplit(self.base_url)
+        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "openai",
-            "server": f"{parts.hostname}{parts.path}",
+            # The server's address, never its credentials: two servers answer differently.
+            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
             "served_model": s.model,
             "deployment": s.deployment if s.api_version else None,
             "api_version": s.api_version,

@@ -19,6 +19,7 @@ Scenarios (per sample, counting that sample's attempts):
     bad_request   400 (must not be retried)
     no_vision     400 saying the model does not accept images (a text-only model behind the server)
     auth          401
+    echo_key      400 whose error message quotes the request's Authorization header (a leaky proxy)
 
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
 first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
@@ -172,6 +173,8 @@ class ChatServer:
                                                "type": "BadRequestError", "code": 400}})
                 elif do == "auth":
                     self._send(401, {"error": {"message": "Incorrect API key provided"}})
+                elif do == "echo_key":
+                    self._send(400, {"error": {"message": f"rejected {record.headers.get('authorization')}"}})
                 else:
                     self._ok(record, sample)
 

@@ -226,7 +226,10 @@ def test_model_args_are_typed_and_checked(chat_server):
     assert (model.settings.concurrency, model.settings.timeout, model.context_length) == (4, 2.5, 128000)
     assert model.batch_size == 16  # 4 x concurrency per runner batch
     identity = model.identity()
-    assert identity["served_model"] == "test-vlm" and identity["server"] == "127.0.0.1/v1"
+    # The whole address (another port is another server), never credentials.
+    assert identity["served_model"] == "test-vlm" and identity["server"] == chat_server.base_url
+    other = OpenAIChatModel.from_args({"model": "test-vlm", "base_url": "http://u:pw-secret@127.0.0.1:1/v1"})
+    assert other.identity()["server"] == "http://127.0.0.1:1/v1" != identity["server"]
     assert "test-key" not in repr(identity) and "test-key" not in repr(model.settings)
     with pytest.raises(ValueError, match="unknown model argument 'temperature'"):
         _model(chat_server, temperature="0")

@@ -275,3 +275,36 @@ def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Pat
 
 def _images_in_any(body: dict) -> list[str]:
     return [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] == "image_url"]
+
+
+def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: Path, capsys, monkeypatch):
+    env_key, url_key = "sk-env-key-0123456789", "urlpass-9876543210"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    out = tmp_path / "results"
+    # A proxy that quotes the key it was sent in its error message (the first sample), then answers.
+    server = ChatServer(answer=lambda body: "-1", faults=["echo_key"])
+    server.start()
+    try:
+        argv = ["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "openai", "--model_args",
+                f"model=test-vlm,base_url={server.base_url},timeout=0.5,max_retries=0", "--data_dir", str(mmneedle_dir),
+                "--output_path", str(out), "--no_progress"]
+        assert main(argv) == 1  # the echoed sample failed
+        assert server.received[0].headers["authorization"] == f"Bearer {env_key}"
+        (journal,) = out.rglob("journal_*.jsonl")
+        records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+        assert [r["error"] for r in records if r["status"] == "error"] == [
+            "provider_error: HTTP 400: rejected Bearer <redacted>"]
+        # A key inside the URL: it reaches nothing written either.
+        with_url = f"http://reader:{url_key}@{server.base_url.split('://', 1)[1]}"
+        argv_url = [*argv[:5], f"model=test-vlm,base_url={with_url},timeout=0.5", *argv[6:], "--allow_failures"]
+        main(argv_url)
+    finally:
+        server.stop()
+    captured = capsys.readouterr()
+    for path in out.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert env_key.encode() not in data and url_key.encode() not in data, path
+    assert env_key not in captured.out + captured.err and url_key not in captured.out + captured.err
+    results = [json.loads(p.read_text()) for p in out.rglob("results_*.json")]
+    assert any("reader:<redacted>@" in json.dumps(r["config"]) for r in results)

@@ -123,3 +123,12 @@ def test_every_backend_reads_model_args_with_one_parser():
             settings_from_args(cls, {**required, flag: "maybe"}, "b")
         with pytest.raises(ValueError, match=r"b backend: unknown model argument 'nope'; known: "):
             settings_from_args(cls, {**required, "nope": "1"}, "b")
+
+
+def test_secrets_are_collected_by_name_url_and_environment():
+    from harness.redact import collect_secrets, url_credentials
+
+    assert url_credentials("http://user:pw-1234@host/v1 and https://tok-5678@h2") == ["pw-1234", "tok-5678"]
+    secrets = collect_secrets({"api_key": "sk-arg", "base_url": "http://me:pw-1234@host/v1", "model": "m"},
+                              environ={"OPENAI_API_KEY": "sk-env-12345", "HF_TOKEN": "short", "PATH": "/usr/bin:/bin"})
+    assert secrets == ["sk-env-12345", "pw-1234", "sk-arg"]  # longest first; short env values are left alone
