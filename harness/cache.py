@@ -28,8 +28,9 @@ CACHE_FILENAME = "cache.sqlite3"
 KEY_VERSION = 1  # bump when the key's content changes, so old entries stop matching
 
 
-def request_key_material(identity: Mapping[str, Any], request: Request) -> dict[str, Any]:
-    """What the key hashes (exposed for tests and for debugging a surprising miss)."""
+def input_material(request: Request) -> dict[str, Any]:
+    """What the model is shown: every message (role, text, each image's sha256, in order), the assistant
+    prefix and the generation settings."""
     messages = []
     for message in request.messages:
         parts: list[dict[str, str]] = []
@@ -41,19 +42,26 @@ def request_key_material(identity: Mapping[str, Any], request: Request) -> dict[
             else:  # a new part type must be keyed explicitly, never silently dropped
                 raise TypeError(f"cannot key content part of type {type(part).__name__}")
         messages.append({"role": message.role, "content": parts})
-    return {
-        "v": KEY_VERSION,
-        "model": dict(identity),
-        "messages": messages,
-        "assistant_prefix": request.assistant_prefix,
-        "settings": request.settings.to_dict(),
-    }
+    return {"messages": messages, "assistant_prefix": request.assistant_prefix, "settings": request.settings.to_dict()}
+
+
+def _sha256(material: Mapping[str, Any]) -> str:
+    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def input_sha256(request: Request) -> str:
+    """The hash of what the model is shown: a journalled answer is reused only for the same inputs."""
+    return _sha256(input_material(request))
+
+
+def request_key_material(identity: Mapping[str, Any], request: Request) -> dict[str, Any]:
+    """What the key hashes (exposed for tests and for debugging a surprising miss)."""
+    return {"v": KEY_VERSION, "model": dict(identity), **input_material(request)}
 
 
 def request_key(identity: Mapping[str, Any], request: Request) -> str:
-    material = request_key_material(identity, request)
-    canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return _sha256(request_key_material(identity, request))
 
 
 def is_cacheable_request(request: Request) -> bool:

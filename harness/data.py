@@ -26,6 +26,7 @@ from datasets import Image as ImageFeature
 
 from builders.core import contract
 from harness.errors import DatasetMissingError, UserError
+from harness.integrity import verify_build
 from harness.task_config import TaskConfig
 
 DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
@@ -172,8 +173,12 @@ def _load(config: TaskConfig, location: str, revision: str | None, manifest: dic
     kwargs = {k: v for k, v in config.dataset_kwargs.items() if k != "revision"}
     if revision:
         kwargs["revision"] = revision
-    if Path(location).is_dir() and "cache_dir" not in kwargs:
-        kwargs["cache_dir"] = str(local_cache_dir(Path(location)))
+    verified: list[dict[str, str]] = []
+    if Path(location).is_dir():
+        if manifest and config.dataset_name:
+            verified = verify_build(Path(location), manifest, [config.dataset_name])  # before reading a row
+        if "cache_dir" not in kwargs:
+            kwargs["cache_dir"] = str(local_cache_dir(Path(location)))
     try:
         builder = datasets.load_dataset_builder(location, config.dataset_name, **kwargs)
         features = builder.info.features
@@ -194,6 +199,8 @@ def _load(config: TaskConfig, location: str, revision: str | None, manifest: dic
         raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): "
                                     f"{type(err).__name__}: {err}") from None
     info = _manifest_info(manifest, config.dataset_name)
+    if verified:
+        info["verified_files"] = verified
     # This config's own content hash where the build records one (adding configs to a build must
     # not invalidate finished samples), else the build's, else the datasets fingerprint.
     config_info = info.get("config", {})

@@ -304,6 +304,9 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
 def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:
     """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
     for r in task_results:
+        if r.changed:
+            print(f"harness: {r.task.name}: {r.changed} journalled samples were answered for other inputs (their "
+                  "prompts or images changed since); they were generated again", file=sys.stderr)
         if r.resumed:
             print(f"harness: {r.task.name}: {r.resumed} samples resumed from the journal, {r.generated} generated now",
                   file=sys.stderr)

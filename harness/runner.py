@@ -24,6 +24,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from harness.api import BackendFatalError, GenerationSettings, Model, Request, Response
+from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
 from harness.prompts import prompt_text
@@ -74,6 +75,7 @@ class TaskResult:
     counts: dict[str, int]  # samples per status, over the evaluated documents
     n_effective: int
     resumed: int  # samples found finished in the journal
+    changed: int  # journalled samples whose inputs changed since, generated again
     generated: int  # samples sent to the model in this run
     seconds: float
     usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
@@ -137,6 +139,7 @@ class _Screened:
     current: dict[str, int] = field(default_factory=dict)  # sample id -> doc_id, every document of the run
     pending: list[tuple[int, int]] = field(default_factory=list)  # (prompt tokens, doc_id), long first
     resumed: int = 0  # finished in the journal already
+    changed: int = 0  # journalled for other inputs: generated again
 
 
 class LazyRequests(Sequence[Request]):
@@ -191,6 +194,7 @@ class Runner:
             "response": response.text,
             "finish_reason": response.finish_reason,
             "token_count": self.model.prompt_tokens(request),
+            "input_sha256": input_sha256(request),
         }
         if response.usage:
             record["usage"] = response.usage
@@ -229,10 +233,15 @@ class Runner:
                 raise UserError(f"task {task.name!r}: sample id {sample_id!r} appears twice "
                                 f"(docs {out.current[sample_id]} and {doc_id})")
             out.current[sample_id] = doc_id
+            request = None
             if store.is_done(sample_id, final_only=self.options.retry_errors):
-                out.resumed += 1
-                continue
-            request = task.build_request(doc_id, doc, settings)
+                recorded = store.outcomes[sample_id].input_sha256
+                request = task.build_request(doc_id, doc, settings) if recorded else None
+                if not isinstance(request, Request) or input_sha256(request) == recorded:
+                    out.resumed += 1
+                    continue
+                out.changed += 1  # answered for other inputs (the data changed under the journal): again
+            request = request or task.build_request(doc_id, doc, settings)
             if isinstance(request, RowProblem):
                 screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
                                  "error": request.reason, **self._log_fields(task, None, doc)})
@@ -241,7 +250,7 @@ class Runner:
             if problem:
                 screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
                                  "error": problem[1], "token_count": self.model.prompt_tokens(request),
-                                 **self._log_fields(task, request, doc)})
+                                 "input_sha256": input_sha256(request), **self._log_fields(task, request, doc)})
                 continue
             out.pending.append((self.model.prompt_tokens(request), doc_id))
         store.add(screened)
@@ -283,7 +292,8 @@ class Runner:
             return TaskResult(
                 task=task, settings=settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
                 breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
-                resumed=screened.resumed, generated=len(screened.pending), seconds=time.perf_counter() - started,
+                resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
+                seconds=time.perf_counter() - started,
                 usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task),
             )
         finally:

@@ -22,6 +22,7 @@ import jinja2
 from harness.api import GenerationSettings, ImageRef, Request
 from harness.data import ImageColumn, LoadedDataset, SharedImageColumn, load_task_dataset
 from harness.errors import TaskConfigError, UserError
+from harness.integrity import check_image_bytes
 from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.prompts import RowError, messages_from_chat, messages_from_prompt
 from harness.task_config import MetricSpec, TaskConfig
@@ -42,6 +43,10 @@ def _takes_metadata(func: Callable[..., Any]) -> bool:
 def call_hook(func: Callable[..., Any], *args: Any, metadata: dict[str, Any]) -> Any:
     """Call a task hook, passing the task's metadata when the hook accepts a `metadata` argument."""
     return func(*args, metadata=metadata) if _takes_metadata(func) else func(*args)
+
+
+def _read_checked(read: Callable[[int, int], bytes], doc_id: int, index: int, sha256: str) -> bytes:
+    return check_image_bytes(read(doc_id, index), sha256)
 
 
 @dataclass
@@ -164,9 +169,13 @@ class Task:
             hashes = hashes if isinstance(hashes, list) and len(hashes) == count and len(self._images) == 1 else None
             sizes = sizes if isinstance(sizes, list) and len(sizes) == count and len(self._images) == 1 else None
             for j in range(count):
-                sha = hashes[j] if hashes else hashlib.sha256(column.read(doc_id, j)).hexdigest()
                 width, height = (sizes[j][0], sizes[j][1]) if sizes else (None, None)
-                refs.append(ImageRef(sha, partial(column.read, doc_id, j), width, height))
+                if hashes:  # the row's declared hash keys caches and journals: its bytes must match it
+                    load = partial(_read_checked, column.read, doc_id, j, hashes[j])
+                    refs.append(ImageRef(hashes[j], load, width, height))
+                else:
+                    sha = hashlib.sha256(column.read(doc_id, j)).hexdigest()
+                    refs.append(ImageRef(sha, partial(column.read, doc_id, j), width, height))
         return refs
 
     def _hook_images(self, doc_id: int) -> list[bytes]:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import io
 import ipaddress
 import time
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+from PIL import Image
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 
@@ -34,10 +37,17 @@ def image_mime_type(data: bytes) -> str | None:
 
 
 def image_data_url(image: ImageRef) -> str:
+    """The image's own bytes as a data URL, once they are known to decode (a server might accept bytes
+    that no model can see, and the answer would be scored as if it had)."""
     data = image.data()
     mime = image_mime_type(data)
     if mime is None:
         raise ValueError(f"image {image.sha256[:12]}: unrecognised encoding (starts with {data[:8].hex()})")
+    try:
+        with Image.open(io.BytesIO(data)) as decoded:
+            decoded.load()
+    except Exception as err:  # Pillow raises OSError, SyntaxError, ValueError, ... for broken files
+        raise ValueError(f"image {image.sha256[:12]} does not decode: {type(err).__name__}: {err}") from None
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 

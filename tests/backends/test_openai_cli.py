@@ -237,20 +237,22 @@ def test_missing_api_key_is_a_user_error(mmneedle_dir: Path, tmp_path: Path, cap
         "harness: error: model 'openai': openai backend: no API key for https://api.openai.com/v1; set OPENAI_API_KEY")
 
 
-def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Path, tmp_path: Path, capsys):
+def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Path, tmp_path: Path, capsys,
+                                                              edit_build):
     import shutil
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     broken = tmp_path / "data"
     shutil.copytree(mmneedle_dir / "mmneedle", broken / "mmneedle")
-    (shard,) = (broken / "mmneedle" / "m1_n2_k1").glob("*.parquet")
-    table = pq.read_table(shard)
-    images = table.column("images").to_pylist()
-    images[1][0]["bytes"] = b"this is not an image"  # row 1: the second positive
-    field = table.schema.field("images")
-    pq.write_table(table.set_column(table.schema.get_field_index("images"), field, pa.array(images, type=field.type)), shard)
+
+    def damage_second(images):  # row 1: the second positive
+        images[1][0]["bytes"] = b"this is not an image"
+        return images
+
+    def hash_the_damage(hashes):  # a build that shipped the broken file as it is, hash and all
+        hashes[1] = [hashlib.sha256(b"this is not an image").hexdigest()]
+        return hashes
+
+    edit_build(broken / "mmneedle", "m1_n2_k1", images=damage_second, image_sha256=hash_the_damage)
 
     server = ChatServer(answer=lambda body: "-1")
     server.start()
