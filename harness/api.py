@@ -211,9 +211,18 @@ class Model(abc.ABC):
         """Told once before the run: the largest image count of any request of any of its tasks (an
         engine sized once for the whole run, e.g. vLLM's `limit_mm_per_prompt`, reads it)."""
 
+    @property
+    def token_rule(self) -> str:
+        """How `prompt_tokens` counts, recorded with the results."""
+        from builders.core.contract import TOKEN_RULE
+
+        cap = f", images scaled to max_pixels={self.max_pixels}" if self.max_pixels else ""
+        return f"the rows' text_tokens + each image by {TOKEN_RULE}{cap}"
+
     def prompt_tokens(self, request: Request) -> int:
         """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each
-        image's tokens under the contract's rule, after scaling to `max_pixels`."""
+        image's tokens under the contract's rule, after scaling to `max_pixels`. A backend that knows its
+        model's own count (its processor, its tokenizer) overrides this, and `token_rule` with it."""
         from harness.images import prompt_tokens
 
         return prompt_tokens(request, self.max_pixels)

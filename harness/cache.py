@@ -180,6 +180,10 @@ class CachingModel(Model):
     def prompt_tokens(self, request: Request) -> int:
         return self.model.prompt_tokens(request)
 
+    @property
+    def token_rule(self) -> str:  # type: ignore[override]
+        return self.model.token_rule
+
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         return self.model.batches(requests)
 

@@ -253,8 +253,9 @@ def _execute(plan: RunPlan) -> int:
         return 1
     finally:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
+        token_rule = model.token_rule
         model.close()
-    run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats})
+    run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, "token_counting": token_rule})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)

@@ -59,6 +59,23 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
     return kwargs
 
 
+def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
+    """(the image placeholder's token id, whether the processor tells how many tokens an image of a given
+    size becomes without seeing its pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
+    token = getattr(processor, "image_token", None)
+    token_id = getattr(processor, "image_token_id", None)
+    if token_id is None and isinstance(token, str):
+        token_id = tokenizer.convert_tokens_to_ids(token)
+    counter = getattr(processor, "_get_num_multimodal_tokens", None)
+    if token_id is None or not callable(counter):
+        return token_id, False
+    try:
+        counts = counter(image_sizes=[(56, 56)]).num_image_tokens
+    except Exception:  # a processor that needs more than sizes: fall back to the contract's rule
+        return token_id, False
+    return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
+
+
 @register_model("hf")
 class HFModel(Model):
     def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
@@ -93,6 +110,8 @@ class HFModel(Model):
         text_config = getattr(self.model.config, "text_config", self.model.config)
         self.context_length = settings.context_length or getattr(text_config, "max_position_embeddings", None)
         self.dtype = str(self.model.dtype).replace("torch.", "")
+        self._image_token_id, self._counts_images = _processor_image_counting(self.processor, self.tokenizer)
+        self._prompt_tokens: dict[tuple[str, int], int] = {}
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -111,6 +130,30 @@ class HFModel(Model):
             return super().batches(requests)
         return token_budget_batches(requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size,
                                     padded=True, cost=self.request_cost)
+
+    # ----------------------------------------------------------------------------- counting
+    @property
+    def token_rule(self) -> str:
+        if self._counts_images:
+            return (f"hf processor {type(self.processor).__name__}: the chat template's tokens, each image as the "
+                    "processor expands it (checked again on the real input_ids before generate)")
+        return super().token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt as this model sees it: the rendered chat template tokenized, each image placeholder
+        counted as the tokens the processor expands it to (at the size it is scaled to); the contract's
+        rule where the processor cannot say, or an image's size is unknown."""
+        sizes = [(i.width, i.height) for i in request.images]
+        if not self._counts_images or any(w is None or h is None for w, h in sizes):
+            return super().prompt_tokens(request)
+        key = (request.task, request.doc_id)
+        if key not in self._prompt_tokens:
+            ids = self.tokenizer(self._prompt(request)).input_ids
+            fitted = [fit_within_pixels(w, h, self.max_pixels) for w, h in sizes]  # type: ignore[arg-type]
+            image_tokens = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in fitted])
+            placeholders = ids.count(self._image_token_id)
+            self._prompt_tokens[key] = len(ids) - placeholders + sum(image_tokens.num_image_tokens)
+        return self._prompt_tokens[key]
 
     # ---------------------------------------------------------------------------- preparing
     def _images(self, request: Request) -> list[Image.Image]:
@@ -155,10 +198,21 @@ class HFModel(Model):
         return [r if r is not None else Response(None, error="no response") for r in responses]
 
     def _generate(self, items: list[tuple[int, str, list[Image.Image]]], settings: GenerationSettings) -> list[Response]:
-        torch = self.torch
         texts = [text for _, text, _ in items]
         images = [imgs for _, _, imgs in items]
         inputs = self.processor(text=texts, images=images if any(images) else None, padding=True, return_tensors="pt")
+        lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        over = [k for k, n in enumerate(lengths) if self.context_length and n + settings.max_gen_toks > self.context_length]
+        if over:  # the screen's count was short: what does not fit is never sent
+            kept = [item for k, item in enumerate(items) if k not in over]
+            fitted = iter(self._generate(kept, settings) if kept else [])
+            return [Response(None, error=f"over_length: {lengths[k]} prompt tokens (the processor's input_ids) + "
+                                         f"max_gen_toks {settings.max_gen_toks} > context {self.context_length}")
+                    if k in over else next(fitted) for k in range(len(items))]
+        return self._decode(inputs, settings)
+
+    def _decode(self, inputs: Any, settings: GenerationSettings) -> list[Response]:
+        torch = self.torch
         inputs = inputs.to(self.model.device)
         if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)

@@ -156,6 +156,10 @@ class OpenAIChatModel(Model):
             "continue_final_message": s.continue_final_message,
         }
 
+    @property
+    def token_rule(self) -> str:
+        return super().token_rule + " (an estimate: the server counts with its own processor)"
+
     def statistics(self) -> dict[str, Any]:
         return dict(self.stats)
 

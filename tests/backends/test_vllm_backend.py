@@ -18,6 +18,7 @@ from harness.models.vllm_engine import (
     VLLMSettings,
     build_conversation,
     engine_kwargs,
+    estimated_prompt_tokens,
     output_result,
     request_payload,
     result_response,
@@ -206,8 +207,8 @@ def test_alias_through_an_openai_compatible_server(chat_server):
 
 def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_dir, tmp_path):
     """Through the runner: the engine is built once with the largest image count of all tasks (the
-    first task has one image per row, the second ten), and the backend's own over-length screening,
-    stricter than the runner's, is recorded as `over_length`, never sent."""
+    first task has one image per row, the second ten), and the runner screens with the backend's own
+    count (its template margin included): over-length prompts are recorded as `over_length`, never sent."""
     import json
 
     from harness.runner import Runner, RunOptions
@@ -239,7 +240,11 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     assert second.counts["over_length"] > 0 and second.counts["error"] == 0
     records = [json.loads(line) for line in (out / "journal_mmneedle_m10_n1_k1_neg.jsonl").read_text().splitlines()[1:]]
     over = [r for r in records if r["status"] == "over_length"]
-    assert len(over) == second.counts["over_length"] and all(r["error"].startswith("over_length: ~") for r in over)
+    assert len(over) == second.counts["over_length"] and all(r["error"].endswith(f"> context {max_model_len}")
+                                                             for r in over)
+    assert all(r["token_count"] == estimated_prompt_tokens(tasks[1].build_request(r["doc_id"], tasks[1].doc(r["doc_id"]),
+                                                                                  settings0), model.settings)
+               for r in over)
     sent = {len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])
             for call in fake_vllm.CALLS for conv in call["conversations"]}
     assert sent <= {1, 10} and sum(len(c["conversations"]) for c in fake_vllm.CALLS) == len(tasks[0]) + second.counts["ok"]

@@ -39,7 +39,8 @@ def _corpus():
         yield f"{words} {i % 10 + 1}, {(i * 3) % 10 + 1}, {(i * 7) % 10 + 1}; -1\n"
 
 
-def build_tiny_llava(out_dir: Path) -> Path:
+def build_tiny_llava(out_dir: Path, image_size: int = 28) -> Path:
+    """`image_size` 336 gives LLaVA-1.5's shape: 576 tokens per image, whatever the image."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -62,13 +63,14 @@ def build_tiny_llava(out_dir: Path) -> Path:
     image_token_id = tokenizer.convert_tokens_to_ids("<image>")
 
     processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(size={"shortest_edge": 28}, crop_size={"height": 28, "width": 28}),
+        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
+                                           crop_size={"height": image_size, "width": image_size}),
         tokenizer=tokenizer, patch_size=14, vision_feature_select_strategy="default",
         chat_template=CHAT_TEMPLATE, image_token="<image>", num_additional_image_tokens=1,
     )
     config = LlavaConfig(
         vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=2, image_size=28, patch_size=14),
+                           num_attention_heads=2, image_size=image_size, patch_size=14),
         text_config=dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                          max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
@@ -113,6 +115,12 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_llava(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random LLaVA checkpoint saved with save_pretrained (see `build_tiny_llava`)."""
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llava_336(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny LLaVA with LLaVA-1.5's image shape: 336 px, 576 tokens per image."""
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava-336"), image_size=336)
 
 
 @pytest.fixture(scope="session")

@@ -55,28 +55,72 @@ def test_hf_batching_does_not_change_greedy_answers(tmp_path: Path, data_dir: Pa
     assert answers[0] == answers[1] and len(answers[0]) == 5
 
 
-def test_over_length_is_recorded_and_pixel_caps_count(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, rows) -> None:
-    # A 512x512 image is 324 vision tokens by the rows' rule; under max_pixels=224*224 it is 64.
+def test_over_length_is_counted_as_the_model_sees_the_prompt(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
+                                                             rows) -> None:
+    from transformers import AutoProcessor
+
+    # What the model sees of row 0: its chat prompt tokenized, the image placeholder expanded by the
+    # processor (the tiny LLaVA: 28 px crops, 4 tokens), whatever the rows' own rule says (324 here).
     row = rows("m1_n2_k1")[0]
     assert row["image_tokens"] == [324]
+    processor = AutoProcessor.from_pretrained(tiny_llava)
+    chat = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": row["prompt"].replace("<image>", "")}]}]
+    ids = processor.tokenizer(processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)).input_ids
+    seen = len(ids) - 1 + 4
+    assert seen == len(processor(text=processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False),
+                                 images=[rows("m1_n2_k1").with_format(None)[0]["images"][0]]).input_ids[0])
     name = str(tiny_llava).replace("/", "__")
-    context = row["text_tokens"] + 64 + 8 + 40  # room for the capped image only
-    run = harness("--tasks", f"{K1}_pos", "--model", "hf", *hf(tiny_llava, f"context_length={context}"),
-                  "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=8", "--output_path", tmp_path / "a")
-    assert run.code == 1 and "no sample of this run was scored (3 over_length)" in run.err, run.err
-    samples = run.samples(name, f"{K1}_pos")
-    assert [s["status"] for s in samples] == ["over_length"] * 3
-    assert f"> context {context}" in samples[0]["error"] and "max_gen_toks 8" in samples[0]["error"]
-    entry = run.results(name)["results"][f"{K1}_pos"]
-    assert entry["n_over_length"] == 3 and entry["n_scored"] == 0 and entry["exact_acc,none"] == "N/A"
+    args = ("--tasks", f"{K1}_pos", "--model", "hf", "--data_dir", data_dir, "--limit", "1", "--gen_kwargs",
+            "max_gen_toks=8")
+    short = harness(*args, *hf(tiny_llava, f"context_length={seen + 7}"), "--output_path", tmp_path / "a")
+    assert short.code == 1 and "no sample of this run was scored (1 over_length)" in short.err, short.err
+    (sample,) = short.samples(name, f"{K1}_pos")
+    assert sample["status"] == "over_length" and sample["token_count"] == seen
+    assert sample["error"] == f"{seen + 8} tokens (prompt {seen} + max_gen_toks 8) > context {seen + 7}"
+    assert short.results(name)["config"]["token_counting"].startswith("hf processor LlavaProcessor")
 
-    capped = harness("--tasks", f"{K1}_pos", "--model", "hf", *hf(tiny_llava, f"context_length={context},max_pixels=50176"),
-                     "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=8", "--output_path",
-                     tmp_path / "b", "--log_samples")
-    samples = {s["doc_id"]: s for s in capped.samples(name, f"{K1}_pos")}
-    assert [samples[i]["status"] for i in range(3)] == ["ok"] * 3
-    assert samples[0]["effective_image_sizes"] == [[224, 224]] and samples[0]["image_sizes"] == [[512, 512]]
-    assert samples[0]["token_count"] == row["text_tokens"] + 64
+    fits = harness(*args, *hf(tiny_llava, f"context_length={seen + 8},max_pixels=50176"), "--output_path",
+                   tmp_path / "b", "--log_samples")
+    assert fits.code == 0, fits.err
+    (sample,) = fits.samples(name, f"{K1}_pos")
+    assert sample["status"] == "ok" and sample["token_count"] == seen and sample["usage"]["prompt_tokens"] == seen
+    assert sample["effective_image_sizes"] == [[224, 224]] and sample["image_sizes"] == [[512, 512]]
+
+
+def test_a_576_token_image_model_is_screened_by_its_own_count(tmp_path: Path, data_dir: Path, tiny_llava_336: Path,
+                                                              harness, rows) -> None:
+    # Ten 256 px images are 81 tokens each by the rows' rule (about 940 tokens a row); a LLaVA-336-shaped
+    # processor makes each 576 (about 6,000): against a 2,048 context none of these rows may be sent.
+    assert rows("m10_n1_k2")[0]["image_tokens"] == [81] * 10
+    name = str(tiny_llava_336).replace("/", "__")
+    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "hf", *hf(tiny_llava_336, "context_length=2048"),
+                  "--data_dir", data_dir, "--limit", "3", "--output_path", tmp_path)
+    assert run.code == 1, run.err
+    samples = run.samples(name, "mmneedle_m10_n1_k2_pos")
+    assert [s["status"] for s in samples] == ["over_length"] * 3
+    assert all(10 * 576 < s["token_count"] < 10 * 576 + 1000 for s in samples)
+    assert "usage" not in samples[0]  # nothing reached the model
+
+
+def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
+    from harness.models.hf import HFModel
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    task = Task(TaskIndex().tasks[f"{K1}_pos"])
+    task.load(data_dir, 6)
+    settings = task.generation_settings({"max_gen_toks": 8}, 0)
+    model = HFModel.from_args({"pretrained": str(tiny_llava), "threads": "1"})
+    by_length = {model.prompt_tokens(r): r for r in (task.build_request(i, task.doc(i), settings) for i in range(6))}
+    short, long = by_length[min(by_length)], by_length[max(by_length)]
+    assert model.prompt_tokens(long) > model.prompt_tokens(short)  # captions differ in length
+    model.context_length = model.prompt_tokens(short) + 8
+    model._prompt_tokens[(long.task, long.doc_id)] = 0  # a screen that miscounted the long prompt
+    responses = model.generate([short, long])
+    model.close()
+    assert responses[0].ok
+    assert responses[1].error == (f"over_length: {max(by_length)} prompt tokens (the processor's input_ids) + "
+                                  f"max_gen_toks 8 > context {model.context_length}")
 
 
 def test_too_many_images_is_recorded_per_sample(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:

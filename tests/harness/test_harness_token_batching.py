@@ -17,7 +17,7 @@ TASK = "mmneedle_mixed_neg"
 
 @pytest.fixture
 def mixed_task(tmp_path: Path) -> Path:
-    """Negatives of m1_n2_k1 (one 512 px image, ~400 tokens) and m10_n1_k2 (ten 256 px images, ~900)."""
+    """Negatives of m1_n2_k1 (one image, a short prompt) and m10_n1_k2 (ten images, a longer prompt)."""
     template = Path(TaskIndex().tasks["mmneedle_m1_n2_k1_neg"].source).parent / "_neg.yaml"
     path = tmp_path / "mixed.yaml"
     path.write_text(f"include: {template}\ntask: {TASK}\ndataset_kwargs:\n  data_files:\n"
@@ -53,7 +53,8 @@ def test_token_budget_batches_respect_the_budget_and_keep_answers(tmp_path: Path
     assert len(generate_calls) == 24  # one request per call
 
     costs = [cost for batch in batches for _, cost in batch]
-    assert len(costs) == 24 and max(costs) > 2 * min(costs)  # a mixed-length task
+    # A mixed-length task, as the model counts it (its processor: 4 tokens per tiny-LLaVA image).
+    assert len(costs) == 24 and max(costs) > 1.8 * min(costs)
     for batch in batches:
         batch_costs = [cost for _, cost in batch]
         assert len(batch) * max(batch_costs) <= BUDGET  # padded size within the budget

@@ -13,13 +13,19 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from builders.core.contract import TOKEN_RULE
 from harness.api import BackendFatalError, Model, Request, Response
 from harness.batching import token_budget_batches
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.replicas import ReplicaPool
-from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
+from harness.models.vllm_engine.requests import (
+    estimated_prompt_tokens,
+    request_payload,
+    result_response,
+    screen_request,
+)
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 
 log = logging.getLogger(__name__)
@@ -85,6 +91,17 @@ class VLLMModel(Model):
                         "recorded as too_many_images (pass max_images=%d in --model_args)", self.image_limit,
                         max_images, max_images)
         self._images_seen = max(self._images_seen, max_images)
+
+    @property
+    def token_rule(self) -> str:
+        s = self.settings
+        return (f"the rows' text_tokens + each image by {TOKEN_RULE} with the run's pixel limits (min_pixels="
+                f"{s.min_pixels}, max_pixels={s.max_pixels}) + {s.image_overhead} marker tokens per image + "
+                f"{s.length_margin} tokens of chat template margin")
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The engine's own screen (`screen_request`): counted before anything reaches it."""
+        return estimated_prompt_tokens(request, self.settings)
 
     def statistics(self) -> dict[str, Any]:
         return {"engine_seconds": round(self.engine_seconds, 3)} if self.engine_seconds is not None else {}
