@@ -187,7 +187,8 @@ class Model(abc.ABC):
 
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
     "nothing to do": the attributes `context_length`, `max_images`, `max_pixels` and `batch_size`, and
-    the methods `prepare`, `prompt_tokens`, `batches`, `statistics`, `identity` and `close`.
+    the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
+    `identity` and `close`.
     """
 
     name: ClassVar[str] = "model"
@@ -206,6 +207,22 @@ class Model(abc.ABC):
     @abc.abstractmethod
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate for one batch; return one Response per request, in the same order."""
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """One batch's responses as they arrive, in chunks of (position, response): the runner journals each
+        chunk at once, so a kill loses none that arrived. The default is one chunk, when `generate` returns;
+        a backend whose answers arrive one by one (an API) yields each as it comes. A `BackendFatalError`
+        is raised after yielding what did arrive."""
+        try:
+            responses = self.generate(requests)
+        except BackendFatalError as err:
+            if err.responses is not None:
+                yield [(i, r) for i, r in enumerate(err.responses) if r is not None]
+            raise BackendFatalError(str(err)) from err
+        if len(responses) != len(requests):
+            raise RuntimeError(f"{type(self).__name__}.generate returned {len(responses)} responses for "
+                               f"{len(requests)} requests")
+        yield list(enumerate(responses))
 
     def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Told once before the run: the largest image count of any request of any of its tasks (an
@@ -244,3 +261,19 @@ class Model(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release engines, servers or GPU memory."""
+
+
+def collect(chunks: Iterator[list[tuple[int, Response]]], count: int) -> list[Response]:
+    """`generate` in terms of `stream`: every response in request order; a `BackendFatalError` carries those
+    that arrived (None for the rest)."""
+    responses: list[Response | None] = [None] * count
+    try:
+        for chunk in chunks:
+            for i, response in chunk:
+                responses[i] = response
+    except BackendFatalError as err:
+        raise BackendFatalError(str(err), responses if any(r is not None for r in responses) else err.responses) from err
+    missing = [i for i, r in enumerate(responses) if r is None]
+    if missing:
+        raise RuntimeError(f"the backend's stream gave no response for {len(missing)} of {count} requests")
+    return responses  # type: ignore[return-value]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.api import BackendFatalError, ImagePart, Model, Request, Response, TextPart
+from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 
 CACHE_FILENAME = "cache.sqlite3"
 KEY_VERSION = 1  # bump when the key's content changes, so old entries stop matching
@@ -197,39 +197,26 @@ class CachingModel(Model):
         return [request_key(self._identity, r) if is_cacheable_request(r) else None for r in requests]
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return collect(self.stream(requests), len(requests))
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """Cached responses first, in one chunk; then the model's, each chunk cached as it arrives (so a
+        failing call keeps what it did answer)."""
         keys = self.keys(requests)
         found = self.cache.get_many(k for k in keys if k is not None)
-        results: list[Response | None] = [found.get(k) if k is not None else None for k in keys]
-        missing = [i for i, r in enumerate(results) if r is None]
-        self.cache_hits += len(requests) - len(missing)
-        if missing:
-            try:
-                fresh: list[Response | None] = list(self.model.generate([requests[i] for i in missing]))
-            except BackendFatalError as err:
-                # Keep what the failing call did answer (cache it, hand it on with the hits), then stop.
-                self.model_calls += 1
-                if err.responses is None or len(err.responses) != len(missing):
-                    raise
-                self.requests_sent += sum(r is not None for r in err.responses)
-                self._store(missing, err.responses, keys, results)
-                raise BackendFatalError(str(err), results) from err
-            if len(fresh) != len(missing):
-                raise RuntimeError(
-                    f"{type(self.model).__name__}.generate returned {len(fresh)} responses for {len(missing)} requests"
-                )
-            self.model_calls += 1
-            self.requests_sent += len(missing)
-            self._store(missing, fresh, keys, results)
-        return results  # type: ignore[return-value]
-
-    def _store(self, positions: Sequence[int], fresh: Sequence[Response | None], keys: Sequence[str | None],
-               results: list[Response | None]) -> None:
-        to_store = []
-        for i, response in zip(positions, fresh, strict=True):
-            results[i] = response
-            if response is not None and keys[i] is not None:
-                to_store.append((keys[i], response))
-        self.cache.put_many(to_store)  # type: ignore[arg-type]
+        hits = [(i, found[k]) for i, k in enumerate(keys) if k is not None and k in found]
+        self.cache_hits += len(hits)
+        if hits:
+            yield hits
+        missing = [i for i, k in enumerate(keys) if k is None or k not in found]
+        if not missing:
+            return
+        self.model_calls += 1
+        for chunk in self.model.stream([requests[i] for i in missing]):
+            mapped = [(missing[j], response) for j, response in chunk]
+            self.requests_sent += len(mapped)
+            self.cache.put_many((keys[i], r) for i, r in mapped if keys[i] is not None)  # type: ignore[misc]
+            yield mapped
 
     def close(self) -> None:
         try:

@@ -258,20 +258,23 @@ class Runner:
         return out
 
     def _generate(self, task: Task, store: SampleStore, requests: LazyRequests) -> None:
-        """Generate batch by batch, journalling each batch's samples before the next starts."""
+        """Generate batch by batch, journalling responses as they arrive (a chunk at a time)."""
         bar = tqdm(total=len(requests), desc=task.name, unit="sample", disable=not self.options.progress,
                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
         with bar:
             for batch in self.model.batches(requests):
+                answered: set[int] = set()
                 try:
-                    responses = safe_generate(self.model, batch)
-                except BackendFatalError as err:
-                    if err.responses is not None and len(err.responses) == len(batch):
-                        store.add(self._finish(task, request, response)
-                                  for request, response in zip(batch, err.responses, strict=True) if response is not None)
-                    raise
-                store.add(self._finish(task, request, response) for request, response in zip(batch, responses, strict=True))
-                bar.update(len(batch))
+                    for chunk in self.model.stream(batch):
+                        store.add(self._finish(task, batch[i], response) for i, response in chunk)
+                        answered.update(i for i, _ in chunk)
+                        bar.update(len(chunk))
+                except BackendFatalError:
+                    raise  # it concerns every request: what arrived is journalled, the rest runs on resume
+                except Exception:  # a backend bug on one request must not fail its whole batch
+                    rest = [batch[k] for k in range(len(batch)) if k not in answered]
+                    store.add(self._finish(task, request, safe_generate(self.model, [request])[0]) for request in rest)
+                    bar.update(len(rest))
 
     def run_task(self, task: Task) -> TaskResult:
         started = time.perf_counter()

@@ -24,13 +24,13 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from harness.api import BackendFatalError, Model, Request, Response
+from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.args import settings_from_args
 from harness.models.openai_wire import (
     build_messages,
@@ -132,6 +132,7 @@ class OpenAIChatModel(Model):
         self.stats: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
         self._fatal: str | None = None
+        self._reached = False  # whether any request of this run got an HTTP answer
         self._client = None
         self._pool: ThreadPoolExecutor | None = None
 
@@ -230,7 +231,13 @@ class OpenAIChatModel(Model):
             except httpx.TransportError as err:
                 last = f"connection error: {type(err).__name__}: {err}"
                 unreachable = isinstance(err, httpx.ConnectError)
+                if unreachable and not self._reached:
+                    # Nothing of this run ever reached the server: a wrong address or a server that is
+                    # down, not a blip; say so now instead of after every retry's backoff.
+                    self._fatal = f"cannot connect to {self.url} ({last}); is the server running?"
+                    return Response(text=None, error=f"provider_error: {last}")
             else:
+                self._reached = True
                 unreachable = False
                 status = reply.status_code
                 try:
@@ -268,27 +275,30 @@ class OpenAIChatModel(Model):
         return Response(text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}")
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return collect(self.stream(requests), len(requests))
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """Each response as it arrives (the runner journals it at once: a killed run sends none again)."""
         if self._fatal:
             raise BackendFatalError(f"openai backend stopped: {self._fatal}")
         if not requests:
-            return []
+            return
         self._http()
         assert self._pool is not None
-        futures = [self._pool.submit(self._send, r) for r in requests]
-        results = []
-        for future in futures:
+        futures = {self._pool.submit(self._send, r): i for i, r in enumerate(requests)}
+        for future in as_completed(futures):
             try:
-                results.append(future.result())
+                response = future.result()
             except Exception as err:  # a bug in one sample's handling must not lose the batch
                 log.exception("openai: unexpected error")
-                results.append(Response(text=None, error=f"error: {type(err).__name__}: {err}"))
+                response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
+            if not (response.error or "").startswith("not_sent:"):
+                yield [(futures[future], response)]
         self._count("requests", len(requests))
         if self._fatal:
             # Stop now, not one batch later (a small run would otherwise end "successfully" with every
-            # sample failed); what this batch did get is handed over to be saved.
-            kept = [None if (r.error or "").startswith("not_sent:") else r for r in results]
-            raise BackendFatalError(f"openai backend stopped: {self._fatal}", kept)
-        return results
+            # sample failed); what this batch did get has been handed over already.
+            raise BackendFatalError(f"openai backend stopped: {self._fatal}")
 
     def close(self) -> None:
         if self._pool is not None:

@@ -13,6 +13,7 @@ from harness.models.openai_chat import OpenAIChatModel
 from harness.models.openai_wire import image_mime_type, parse_completion, retry_after_seconds
 from harness.models.registry import get_model_class
 
+from .chat_server import ChatServer
 from .conftest import make_request
 
 
@@ -259,6 +260,21 @@ def test_pure_helpers(jpeg_red, png_blue):
     assert parse_completion([1, 2]).error.startswith("malformed_response")
 
 
+def test_a_server_lost_mid_run_is_retried_before_the_run_stops():
+    server = ChatServer()
+    server.start()
+    model = OpenAIChatModel.from_args({"model": "m", "base_url": server.base_url, "max_retries": "2",
+                                       "backoff": "0.01", "concurrency": "1"})
+    try:
+        assert model.generate([make_request("a", ["#id=a"])])[0].ok
+        server.stop()  # the server goes away after answering
+        with pytest.raises(BackendFatalError, match="cannot connect"):
+            model.generate([make_request("b", ["#id=b"], doc_id=1)])
+        assert model.stats["attempts"] == 1 + 3 and model.stats["retries"] == 2  # a blip is retried
+    finally:
+        model.close()
+
+
 def test_unreachable_server_stops_the_run():
     import socket
 
@@ -271,7 +287,9 @@ def test_unreachable_server_stops_the_run():
         with pytest.raises(BackendFatalError, match="cannot connect") as failure:
             model.generate([make_request("a", ["x"]), make_request("b", ["y"], doc_id=1)])
         first, second = failure.value.responses
-        assert first.error.startswith("provider_error: gave up after 2 attempts: connection error: ConnectError")
+        # Nothing was ever reached: no retry and no backoff, the run stops at the first refusal.
+        assert first.error.startswith("provider_error: connection error: ConnectError")
+        assert model.stats["attempts"] == 1 and model.stats["retries"] == 0
         assert second is None  # never sent
         with pytest.raises(BackendFatalError, match="cannot connect"):
             model.generate([make_request("c", ["z"])])

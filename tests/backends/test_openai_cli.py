@@ -310,3 +310,38 @@ def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: 
     assert env_key not in captured.out + captured.err and url_key not in captured.out + captured.err
     results = [json.loads(p.read_text()) for p in out.rglob("results_*.json")]
     assert any("reader:<redacted>@" in json.dumps(r["config"]) for r in results)
+
+
+def test_a_killed_run_sends_nothing_twice_that_it_had_received(mmneedle_dir: Path, tmp_path: Path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    server = ChatServer(answer=lambda body: "-1", faults=["slow"] * 100)  # 0.2 s an answer
+    server.start()
+    out = tmp_path / "results"
+    task = "mmneedle_m1_n2_k1_neg"
+    argv = [sys.executable, "-m", "harness.cli", *_argv(server, mmneedle_dir, out, tasks=[task],
+                                                         model_args=",chunk_size=12,timeout=5")]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "c")}
+    journal = out / MODEL_DIR / f"journal_{task}.jsonl"
+    try:
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while (not journal.exists() or len(journal.read_text().splitlines()) < 1 + 2) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        journalled = len(journal.read_text().splitlines()) - 1
+        assert 2 <= journalled < LIMIT, "the kill must land inside the one batch of all the task's requests"
+        sent_before = len(server.received)
+        again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+    finally:
+        server.stop()
+    # Every answer journalled before the kill is kept: only the unjournalled samples were sent again.
+    assert len(server.received) - sent_before == LIMIT - journalled
+    assert f"{journalled} samples resumed from the journal" in again.stderr
