@@ -1,5 +1,5 @@
 """`harness report`: the markdown, where the numbers came from (data provenance and the warning that a
-synthetic or limited run is not the paper's), the cross-model table and the MMNeedle plots it links."""
+synthetic or limited run is not the paper's), the cross-model table and the MMNeedle figures it links."""
 
 from __future__ import annotations
 
@@ -45,25 +45,23 @@ def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harnes
     text = _report(harness, out)
     assert "## random" in text and "## constant" in text
     assert "| mmneedle_m1_n2_k1_neg | 1.0 | 12 | 0 | existence_acc | 1.0000 | 0.0000 |" in text  # constant -1
-    # the paper's layout: positives' existence/index/exact, negatives' existence, in percent
-    assert "| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 |" in text
-    for name in ("heatmap_random_mmneedle_m1_n2_k1_pos.png", "depth_random_k2.png", "heatmap_constant_mmneedle_m1_n2_k1_pos.png"):
+    # the paper's layout: positives' existence (format validity beside it)/index/exact, negatives' existence
+    assert ("| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 | "
+            "100.0 ± 0.0 |") in text
+    for name in ("mmneedle_cells_random.png", "mmneedle_depth_random.png", "mmneedle_cells_constant.png",
+                 "mmneedle_depth_constant.png"):
         assert f"]({name})" in text
         with Image.open(out / name) as image:
-            assert image.format == "PNG" and image.width > 300 and image.height > 300
-    # N = 1 has a single cell: no heat map for it
-    assert not list(out.glob("heatmap_*m10_n1*"))
-    # Several models: each task's first metric side by side, models by name, tasks in natural order.
+            assert image.format == "PNG" and image.width > 600 and image.height > 600
+    # Several models: their headline metrics side by side, models by name, tasks in the paper's order.
     across = text[text.index("## Across models"):text.index("## constant")]
     rows = [line for line in across.splitlines() if line.startswith("| mmneedle")]
     assert "| task | metric | constant | random |" in across
     assert rows == [
+        f"| mmneedle_m1_n2_k1_pos | exact_acc | 0.0000 ± 0.0000 | {_cell(random, 'mmneedle_m1_n2_k1_pos', 'exact_acc')} |",
         f"| mmneedle_m1_n2_k1_neg | existence_acc | 1.0000 ± 0.0000 | "
         f"{_cell(random, 'mmneedle_m1_n2_k1_neg', 'existence_acc')} |",
-        f"| mmneedle_m1_n2_k1_pos | existence_acc | 0.0000 ± 0.0000 | "
-        f"{_cell(random, 'mmneedle_m1_n2_k1_pos', 'existence_acc')} |",
-        f"| mmneedle_m10_n1_k2_pos | existence_acc | 0.0000 ± 0.0000 | "
-        f"{_cell(random, 'mmneedle_m10_n1_k2_pos', 'existence_acc')} |",
+        f"| mmneedle_m10_n1_k2_pos | exact_acc | 0.0000 ± 0.0000 | {_cell(random, 'mmneedle_m10_n1_k2_pos', 'exact_acc')} |",
     ]
 
 
@@ -84,6 +82,9 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     assert (f"| D1 | `{data_dir / 'mmneedle'}` (builders.mmneedle 1.0.0) | synthetic (`synthetic`, 10,000 images) | "
             f"regenerate | paper | 12 | 5 | 3 | 15 of 36 | `{content_hash}` |") in constant
     assert f"| mmneedle_m1_n2_k1_pos | D1 | 24 | 12 | 5 | {config_hash} |" in constant
+    caption = (f"*Data: synthetic source, regenerate build, build --limit 12, run --limit 5, {content_hash[:19]}. "
+               "NOT comparable with the paper's numbers.*")
+    assert caption in constant
 
     random = _part(text, "random")
     assert "| regenerate | paper | 12 | not recorded | 3 | 36 of 36 |" in random
@@ -91,7 +92,7 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     # The two models ran different numbers of samples: the cross-model table says so on every row.
     across = text[text.index("## Across models"):text.index("## constant")]
     assert [line.split(" | ")[0] for line in across.splitlines() if line.startswith("| mmneedle")] == [
-        "| mmneedle_m1_n2_k1_neg ‡", "| mmneedle_m1_n2_k1_pos ‡", "| mmneedle_m10_n1_k2_pos ‡"]
+        "| mmneedle_m1_n2_k1_pos ‡", "| mmneedle_m1_n2_k1_neg ‡", "| mmneedle_m10_n1_k2_pos ‡"]
 
 
 def _rewrite_datasets(model_dir: Path, change) -> None:
@@ -121,6 +122,7 @@ def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_pa
     text = _report(harness, out)
     assert ("> - the data's origin is not recorded (no build manifest), so comparability cannot be checked "
             "(3 of 3 tasks)") in text
+    assert "*Data: data origin not recorded. NOT comparable with the paper's numbers.*" in text
 
 
 def test_counters_are_the_bookkeeping_fields_only(tmp_path: Path, data_dir: Path, harness) -> None:
