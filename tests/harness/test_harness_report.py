@@ -79,7 +79,8 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
                    "> - a build capped by `--limit 12` (3 of 3 tasks)",
                    "> - a run with `--limit 5`, which evaluates only the first samples of each task (3 of 3 tasks)"):
         assert reason in constant
-    assert (f"| D1 | `{data_dir / 'mmneedle'}` (builders.mmneedle 1.0.0) | synthetic (`synthetic`, 10,000 images) | "
+    builder, images = f"{manifest['builder']} {manifest['builder_version']}", manifest["request"]["source"]["num_images"]
+    assert (f"| D1 | `{data_dir / 'mmneedle'}` ({builder}) | synthetic (`synthetic`, {images:,} images) | "
             f"regenerate | paper | 12 | 5 | 3 | 15 of 36 | `{content_hash}` |") in constant
     assert f"| mmneedle_m1_n2_k1_pos | D1 | 24 | 12 | 5 | {config_hash} |" in constant
     caption = (f"*Data: synthetic source, regenerate build, build --limit 12, run --limit 5, {content_hash[:19]}. "
