@@ -1,15 +1,19 @@
-"""`harness report RESULTS_DIR`: report.md with, per model, each benchmark's own section and a table of
-every metric, and where the numbers came from.
+"""`harness report RESULTS_DIR`: report.md with, per model, where its numbers came from (the data each
+task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a
+table of every metric; with several models, first a table of their headline metrics side by side.
 
 A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
 function `fn(model, data, out_dir) -> list[str]` that receives the model's name, a `ModelResults`
 holding only the tasks (and groups) that declare it, and the folder to write plots to, and returns
-markdown lines. Tasks are looked up in the installed task folders plus the `--include_path`s the
-results were produced with.
+markdown lines. The same module may define `headline_metrics(names) -> list[(name, metric)]`: the rows,
+in its order, that the cross-model table shows for those tasks and groups (without it: each one's first
+metric, in natural order). Tasks are looked up in the installed task folders plus the `--include_path`s
+the results were produced with.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import sys
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.provenance import TaskData, comparability_warning, provenance_line, provenance_section, task_data
 from harness.results import metric_items
 from harness.task_index import TaskIndex, natural_key
 from harness.yaml_loader import FunctionRef
@@ -38,6 +43,8 @@ class ModelResults:
     versions: dict[str, Any] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     include_paths: set[str] = field(default_factory=set)
+    # Task or group -> the whole results file its newest value came from (its run config, data, counts).
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
@@ -45,7 +52,27 @@ class ModelResults:
                             {k: v for k, v in self.groups.items() if k in groups},
                             {k: v for k, v in self.breakdowns.items() if k in tasks},
                             {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
-                            set(self.include_paths))
+                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups})
+
+    def counters(self, task: str) -> dict[str, int]:
+        """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
+        that knows where a results file keeps them."""
+        entry = self.results.get(task, {})
+        return {k: v for k, v in entry.items() if (k == "sample_len" or k.startswith("n_")) and isinstance(v, int)}
+
+    def task_data(self, task: str) -> TaskData:
+        """The data `task` ran on and its row counts, as its results file records them."""
+        source = self.sources.get(task, {})
+        return task_data(task, source.get("datasets", {}).get(task) or {}, source.get("config") or {},
+                         source.get("n-samples", {}).get(task) or {})
+
+    def data(self) -> list[TaskData]:
+        """Every task's data, in natural order."""
+        return [self.task_data(task) for task in sorted(self.results, key=natural_key)]
+
+    def provenance_line(self) -> str:
+        """One line for a figure: the data behind these results, and whether the paper's numbers compare."""
+        return provenance_line(self.data())
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -82,6 +109,7 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
         model.versions.update(data.get("versions", {}))
         model.files.append(str(path))
         model.include_paths.update(str(p) for p in config.get("include_path") or [])
+        model.sources.update(dict.fromkeys([*data.get("results", {}), *data.get("groups", {})], data))
     return models
 
 
@@ -94,10 +122,11 @@ def metric_table(data: ModelResults) -> list[str]:
     lines = ["### All metrics", "", "| Task | Version | n scored | excluded | Metric | Value | Stderr |",
              "|---|---|---|---|---|---|---|"]
     for task, entry in sorted(data.results.items(), key=lambda item: natural_key(item[0])):
-        excluded = entry.get("sample_len", 0) - entry.get("n_scored", 0)
+        counters = data.counters(task)
+        excluded = counters.get("sample_len", 0) - counters.get("n_scored", 0)
         first = True
         for metric, value, stderr in metric_items(entry):
-            head = (f"{task} | {data.versions.get(task, '')} | {entry.get('n_scored', '')} | {excluded}"
+            head = (f"{task} | {data.versions.get(task, '')} | {counters.get('n_scored', '')} | {excluded}"
                     if first else " | | | ")
             lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
             first = False
@@ -122,6 +151,86 @@ def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]
     return [(ref.resolve(), data.only(tasks, groups)) for ref, tasks, groups in hooks.values()]
 
 
+def _union(models: list[ModelResults]) -> ModelResults:
+    """Every task and group any of the models has (values of the last one), to find their hooks."""
+    union = ModelResults()
+    for data in models:
+        union.results.update(data.results)
+        union.groups.update(data.groups)
+        union.include_paths.update(data.include_paths)
+    return union
+
+
+def _first_metric(entry: dict[str, Any]) -> list[str]:
+    return [metric for metric, _, _ in metric_items(entry)][:1]
+
+
+def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
+    """(task or group, metric) rows of the cross-model table: each benchmark's `headline_metrics` in its
+    order, then the first metric of every task or group without one, in natural order."""
+    rows: list[tuple[str, str]] = []
+    covered: set[str] = set()
+    for section, part in benchmark_sections(data):
+        hook = getattr(inspect.getmodule(section), "headline_metrics", None)
+        if not callable(hook):
+            continue
+        names = [*part.results, *part.groups]
+        try:
+            rows += [(name, metric) for name, metric in hook(names)]
+        except Exception as err:  # a broken hook costs its rows their order, not the report
+            print(f"harness: {section.__module__}.headline_metrics failed: {type(err).__name__}: {err}", file=sys.stderr)
+            continue
+        covered.update(names)
+    for name in sorted((set(data.results) | set(data.groups)) - covered, key=natural_key):
+        rows += [(name, metric) for metric in _first_metric(data.results.get(name) or data.groups[name])]
+    return rows
+
+
+def _headline_cell(data: ModelResults, name: str, metric: str) -> str:
+    entry = data.results.get(name) or data.groups.get(name) or {}
+    if f"{metric},none" not in entry:
+        return ""
+    value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
+    return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
+
+
+def _data_differs(models: list[ModelResults], task: str) -> bool:
+    """Whether the models ran `task` on different data or different numbers of samples."""
+    used = {(d.origin, d.evaluated) for d in (m.task_data(task) for m in models if task in m.results)}
+    return len(used) > 1
+
+
+def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
+    """With several models: their headline metrics side by side, one column per model (sorted by name)."""
+    if len(models) < 2:
+        return []
+    names = sorted(models)
+    everyone = [models[name] for name in names]
+    lines = ["## Across models", "",
+             "Each task's headline metrics (value ± standard error), one column per model. ‡: the models ran "
+             "this task on different data or numbers of samples, so its values do not compare.", "",
+             "| task | metric | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for name, metric in headline_rows(_union(everyone)):
+        mark = " ‡" if _data_differs(everyone, name) else ""
+        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(_headline_cell(m, name, metric) for m in everyone) + " |")
+    return [*lines, ""]
+
+
+def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
+    """One model's part of the report: its data, each benchmark's section, every metric, its files."""
+    lines = [f"## {model}", "", *provenance_section(data.data())]
+    for section, part in benchmark_sections(data):
+        try:
+            lines += section(model, part, out_dir)
+        except Exception as err:  # one benchmark's broken section must not lose the whole report
+            failure = (f"report section {section.__module__}.{section.__name__} failed for {model}: "
+                       f"{type(err).__name__}: {err}")
+            print(f"harness: {failure}", file=sys.stderr)
+            lines += [f"*{failure}*", ""]
+    lines += metric_table(data)
+    return lines + ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
+
+
 def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     import matplotlib
 
@@ -134,18 +243,12 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     if partial:
         lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
                   "(combine them with `harness merge OUT SHARD_DIR...`).", ""]
+    if any(comparability_warning(data.data()) for data in models.values()):
+        lines += ["> **Warning:** some of these results ran on data that is synthetic, limited or of unrecorded "
+                  "origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
+    lines += cross_model_table(models)
     for model, data in sorted(models.items()):
-        lines += [f"## {model}", ""]
-        for section, part in benchmark_sections(data):
-            try:
-                lines += section(model, part, out_dir)
-            except Exception as err:  # one benchmark's broken section must not lose the whole report
-                failure = (f"report section {section.__module__}.{section.__name__} failed for {model}: "
-                           f"{type(err).__name__}: {err}")
-                print(f"harness: {failure}", file=sys.stderr)
-                lines += [f"*{failure}*", ""]
-        lines += metric_table(data)
-        lines += ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
+        lines += _model_part(model, data, out_dir)
     path = out_dir / "report.md"
     path.write_text("\n".join(lines))
     return path

@@ -1,33 +1,76 @@
 """MMNeedle's section of `harness report` (declared by every MMNeedle task: `report: !function report.section`).
 
 As in the paper: a table per config with the positives' existence / index / exact accuracies (and the
-individual accuracies for K > 1) beside the negatives' existence accuracy; a heat map of exact accuracy
-per needle cell (row, column), pooled over images, for each positive task with N > 1 (Fig. 2); and exact
-accuracy by needle depth (image index m) for the M = 10 configs (Fig. 5, computed per depth).
+individual accuracies for K > 1) beside the negatives' existence accuracy, with the share of answers in
+the requested format beside each existence (a model that emits garbage "finds" every needle). Then one
+figure per model with the heat map of exact accuracy per needle cell (row, column), pooled over images,
+for every positive config with N > 1 (Fig. 2), and one with exact accuracy by needle depth (image index m)
+for the M = 10 configs (Fig. 5, computed per depth). Configs are ordered everywhere as the paper's tables
+order them: by K, then N, then M. Figures are colour-blind safe and carry the data's provenance.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import textwrap
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
-# The paper's palette: red (0) -> amber -> green (1).
-PAPER_COLOURS = ["#F0496E", "#EBB839", "#0CD79F"]
+# Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
+COLOUR_MAP = "cividis"
+# Okabe & Ito's colour-blind-safe palette, for the depth curves (markers differ too).
+LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"]
+MARKERS = ["o", "s", "^", "D", "v", "P"]
+# Cells holding fewer needles than this are hatched: their accuracy rests on too few samples to read.
+TINY_CELL = 5
+
+
+def config_of(task: str) -> tuple[int, int, int, str] | None:
+    """(M, N, K, "pos" or "neg") of an MMNeedle task name."""
+    match = _CONFIG.match(task)
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3)), match.group(4)) if match else None
+
+
+def paper_order(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """The paper's tables go by K, then N (stitching), then M: 1x1 M=10, 2x2 M=1, 2x2 M=10, ..."""
+    return k, n, m
 
 
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
-    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.report.ModelResults`); plots are
+    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.report.ModelResults`); figures are
     written to `out_dir`."""
-    lines = table(data.results)
-    plots = _plots(model, data.breakdowns, out_dir)
+    lines = table(data)
+    caption = data.provenance_line()
+    plots = []
+    panels = cell_panels(data)
+    if panels:
+        name = f"mmneedle_cells_{_slug(model)}.png"
+        _save(cell_grid_figure(model, panels, caption), out_dir / name)
+        plots.append(("exact accuracy per needle cell, every config with N > 1", name))
+    series = depth_series(data.breakdowns)
+    if series:
+        name = f"mmneedle_depth_{_slug(model)}.png"
+        _save(depth_figure(model, series, caption), out_dir / name)
+        plots.append(("exact accuracy by needle depth, M = 10", name))
     if plots:
-        lines += ["### MMNeedle plots", ""]
+        lines += ["### MMNeedle figures", "", f"*{caption}*", ""]
         lines += [f"![{title}]({name})" for title, name in plots]
         lines.append("")
     return lines
+
+
+def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
+    """The cross-model table's rows: each config's exact accuracy on positives and existence accuracy on
+    negatives (the paper's hallucination measure), in the paper's order. Groups pool nothing."""
+    tasks = [(config_of(name), name) for name in names if config_of(name)]
+    tasks.sort(key=lambda item: (*paper_order(*item[0][:3]), item[0][3] == "neg"))
+    return [(name, "exact_acc" if config[3] == "pos" else "existence_acc") for config, name in tasks]
+
+
+# ---------------------------------------------------------------------------------------------- table
 
 
 def _value(entry: dict[str, Any] | None, metric: str) -> str:
@@ -39,99 +82,193 @@ def _value(entry: dict[str, Any] | None, metric: str) -> str:
     return f"{100 * value:.1f} ± {100 * stderr:.1f}" if isinstance(stderr, float) else f"{100 * value:.1f}"
 
 
-def table(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The paper's layout: per config, positives' existence/index/exact (and individual accuracies
-    for K > 1) and negatives' existence, in percent ± standard error."""
-    configs = sorted({m.group(1, 2, 3) for m in map(_CONFIG.match, results) if m},
-                     key=lambda c: (int(c[2]), int(c[0]), int(c[1])))
+def _scored(data: Any, task: str) -> str:
+    return str(data.counters(task).get("n_scored", "")) if task in data.results else ""
+
+
+def table(data: Any) -> list[str]:
+    """The paper's layout: per config, positives' existence (with the share of well-formed answers beside
+    it), index, exact (and individual accuracies for K > 1) and negatives' existence, in percent ± standard
+    error."""
+    configs = sorted({config_of(task)[:3] for task in data.results if config_of(task)}, key=lambda c: paper_order(*c))
     if not configs:
         return []
-    lines = ["| config | n pos | existence | index | exact | indiv. index | indiv. exact | n neg | existence (neg) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| config | n pos | existence | format valid | index | exact | indiv. index | indiv. exact | n neg | "
+             "existence (neg) | format valid (neg) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for m, n, k in configs:
-        pos = results.get(f"mmneedle_m{m}_n{n}_k{k}_pos")
-        neg = results.get(f"mmneedle_m{m}_n{n}_k{k}_neg")
-        cells = [f"M={m} N={n} K={k}", str(pos.get("n_scored", "")) if pos else "",
-                 *(_value(pos, x) for x in ("existence_acc", "index_acc", "exact_acc", "individual_index_acc",
-                                            "individual_exact_acc")),
-                 str(neg.get("n_scored", "")) if neg else "", _value(neg, "existence_acc")]
+        pos, neg = f"mmneedle_m{m}_n{n}_k{k}_pos", f"mmneedle_m{m}_n{n}_k{k}_neg"
+        cells = [f"M={m} N={n} K={k}", _scored(data, pos),
+                 *(_value(data.results.get(pos), x) for x in ("existence_acc", "format_valid_rate", "index_acc",
+                                                              "exact_acc", "individual_index_acc",
+                                                              "individual_exact_acc")),
+                 _scored(data, neg), _value(data.results.get(neg), "existence_acc"),
+                 _value(data.results.get(neg), "format_valid_rate")]
         lines.append("| " + " | ".join(cells) + " |")
     return ["### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)", "",
-            *lines, ""]
+            "*format valid*: answers in the requested format. A positive's existence counts every answer "
+            "other than \"-1\", malformed ones included: read it beside its format validity.", "", *lines, ""]
+
+
+# ------------------------------------------------------------------------------------- cell heat maps
+
+
+@dataclass
+class Panel:
+    """One positive config's heat map: exact accuracy and needle count per cell (row, column)."""
+
+    m: int
+    n: int
+    k: int
+    accuracy: list[list[float]]  # NaN where no needle was placed
+    needles: list[list[int]]
+    samples: str = ""  # the task's scored samples
+    exact: float | None = None  # the task's exact accuracy
+    tiny: list[tuple[int, int]] = field(default_factory=list)  # (row, column), 0-based, with 0 < n < TINY_CELL
+
+
+def panel(m: int, n: int, k: int, cells: dict[str, dict[str, float]]) -> Panel:
+    accuracy = [[math.nan] * n for _ in range(n)]
+    needles = [[0] * n for _ in range(n)]
+    for key, value in cells.items():
+        r, c = (int(x) - 1 for x in key.split(","))
+        accuracy[r][c], needles[r][c] = value["mean"], int(value["n"])
+    tiny = [(r, c) for r in range(n) for c in range(n) if 0 < needles[r][c] < TINY_CELL]
+    return Panel(m, n, k, accuracy, needles, tiny=tiny)
+
+
+def cell_panels(data: Any) -> list[Panel]:
+    """A panel for every positive config with N > 1 (N = 1 has a single cell), in the paper's order."""
+    panels = []
+    for task in data.results:
+        config = config_of(task)
+        if not config or config[3] != "pos" or config[1] == 1:
+            continue
+        one = panel(*config[:3], (data.breakdowns.get(task) or {}).get("exact_acc_by_cell") or {})
+        one.samples, one.exact = _scored(data, task), data.results[task].get("exact_acc,none")
+        panels.append(one)
+    return sorted(panels, key=lambda p: paper_order(p.m, p.n, p.k))
+
+
+def _hatch(r: int, c: int) -> list[list[tuple[float, float]]]:
+    """Diagonal strokes across two corners of cell (r, c), leaving its centre (the label) clear. Drawn in
+    data units, so every tiny cell gets the same marks whatever the cell's size on the page (matplotlib's
+    hatch patterns are laid in page units and miss small cells)."""
+    strokes = [((-0.5, 0.0), (0.0, -0.5)), ((-0.5, -0.25), (-0.25, -0.5)), ((0.0, 0.5), (0.5, 0.0)),
+               ((0.25, 0.5), (0.5, 0.25))]
+    return [[(c + x, r + y) for x, y in stroke] for stroke in strokes]
+
+
+def _draw_panel(ax: Any, one: Panel, cmap: Any) -> Any:
+    from matplotlib.collections import LineCollection
+
+    image = ax.imshow(one.accuracy, cmap=cmap, vmin=0, vmax=1)
+    ticks = range(one.n)
+    size = 8 if one.n <= 4 else 6.5
+    ax.set_xticks(ticks, [str(c + 1) for c in ticks], fontsize=size)
+    ax.set_yticks(ticks, [str(r + 1) for r in ticks], fontsize=size)
+    ax.set_xticks([x - 0.5 for x in range(1, one.n)], minor=True)
+    ax.set_yticks([y - 0.5 for y in range(1, one.n)], minor=True)
+    ax.grid(which="minor", color="#bbbbbb", linewidth=0.5)
+    ax.tick_params(which="minor", length=0)
+    for r in range(one.n):
+        for c in range(one.n):
+            if one.needles[r][c] == 0:
+                continue  # no needle placed here: the cell stays white
+            value = one.accuracy[r][c]
+            red, green, blue, _ = cmap(value)
+            colour = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
+            label = f"{100 * value:.0f}" + (f"\nn={one.needles[r][c]}" if one.n <= 4 else "")
+            ax.text(c, r, label, ha="center", va="center", fontsize=size, color=colour, zorder=3)
+            if (r, c) in one.tiny:
+                ax.add_collection(LineCollection(_hatch(r, c), colors=colour, linewidths=0.8, alpha=0.7))
+    exact = f"exact {100 * one.exact:.1f}%, " if isinstance(one.exact, float) and not math.isnan(one.exact) else ""
+    ax.set_title(f"M={one.m}, N={one.n}, K={one.k}\n{exact}n={one.samples}", fontsize=9)
+    return image
+
+
+def cell_grid_figure(model: str, panels: list[Panel], caption: str) -> Any:
+    """One figure for all configs: rows by K, columns by (N, M) as the paper orders them."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import PercentFormatter
+
+    ks = sorted({p.k for p in panels})
+    columns = sorted({(p.n, p.m) for p in panels})
+    fig, axes = plt.subplots(len(ks), len(columns), figsize=(1.2 + 3.0 * len(columns), 1.6 + 3.1 * len(ks)),
+                             squeeze=False, layout="constrained")
+    cmap = plt.get_cmap(COLOUR_MAP).with_extremes(bad="white")
+    by_place = {(p.k, p.n, p.m): p for p in panels}
+    image = None
+    for i, k in enumerate(ks):
+        for j, (n, m) in enumerate(columns):
+            ax = axes[i][j]
+            if (k, n, m) in by_place:
+                image = _draw_panel(ax, by_place[(k, n, m)], cmap)
+            else:
+                ax.axis("off")
+                ax.text(0.5, 0.5, f"M={m}, N={n}, K={k}\nnot run", ha="center", va="center", fontsize=9,
+                        transform=ax.transAxes)
+        axes[i][0].set_ylabel("row", fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("column", fontsize=8)
+    bar = fig.colorbar(image, ax=axes, label="exact accuracy", shrink=0.8)
+    bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    fig.suptitle(f"{model}: MMNeedle exact accuracy (%) per needle cell (row, column), pooled over image index m",
+                 fontsize=11)
+    key = (f"Rows: K needles; columns: N x N stitching, then M images. Cell: exact accuracy (%) of the needles "
+           f"placed there, n = needles (shown for N <= 4). Hatched corners: n < {TINY_CELL}. White: no needle placed there.")
+    fig.supxlabel("\n".join(textwrap.wrap(key, 150) + textwrap.wrap(caption, 150)), fontsize=8)
+    return fig
+
+
+# --------------------------------------------------------------------------------------- depth curves
+
+
+def depth_series(breakdowns: dict[str, Any]) -> dict[int, dict[tuple[int, int], dict[str, dict[str, float]]]]:
+    """K -> (M, N) -> exact accuracy by image index, for the positive configs with M > 1."""
+    series: dict[int, dict[tuple[int, int], dict[str, dict[str, float]]]] = {}
+    for task, breakdown in breakdowns.items():
+        config = config_of(task)
+        depths = (breakdown or {}).get("exact_acc_by_depth")
+        if config and config[3] == "pos" and config[0] > 1 and depths:
+            series.setdefault(config[2], {})[(config[0], config[1])] = depths
+    return series
+
+
+def depth_figure(model: str, series: dict[int, dict[tuple[int, int], Any]], caption: str, depths: int = 10) -> Any:
+    """One panel per K, one curve per config in the paper's order (colour and marker both tell them apart)."""
+    import matplotlib.pyplot as plt
+
+    ks = sorted(series)
+    fig, axes = plt.subplots(1, len(ks), figsize=(0.6 + 4.2 * len(ks), 4.6), squeeze=False, sharey=True,
+                             layout="constrained")
+    for ax, k in zip(axes[0], ks, strict=True):
+        configs = sorted(series[k], key=lambda mn: paper_order(mn[0], mn[1], k))
+        for i, (m, n) in enumerate(configs):
+            by_depth = series[k][(m, n)]
+            xs = sorted(int(x) for x in by_depth)
+            dodge = 0.08 * (i - (len(configs) - 1) / 2)  # curves that coincide (at 0, say) stay visible
+            ax.errorbar([x + dodge for x in xs], [by_depth[str(x)]["mean"] for x in xs],
+                        yerr=[by_depth[str(x)]["stderr"] for x in xs],
+                        marker=MARKERS[i % len(MARKERS)], color=LINE_COLOURS[i % len(LINE_COLOURS)], capsize=3,
+                        label=f"M={m}, N={n}")
+        ax.set_title(f"K={k}", fontsize=10)
+        ax.set_xlabel("needle depth: image index m")
+        ax.set_xticks(range(1, depths + 1))
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    axes[0][0].set_ylabel("exact accuracy (± standard error)")
+    fig.suptitle(f"{model}: MMNeedle exact accuracy by needle depth (positives)", fontsize=11)
+    fig.supxlabel("\n".join(textwrap.wrap(caption, 130)), fontsize=8)
+    return fig
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def heatmap(cells: dict[str, dict[str, float]], n: int, title: str, path: Path) -> None:
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import LinearSegmentedColormap
-
-    grid = [[math.nan] * n for _ in range(n)]
-    counts = [[0] * n for _ in range(n)]
-    for key, value in cells.items():
-        r, c = (int(x) for x in key.split(","))
-        grid[r - 1][c - 1] = value["mean"]
-        counts[r - 1][c - 1] = int(value["n"])
-    size = max(3.6, 1.2 + 0.6 * n)
-    fig, ax = plt.subplots(figsize=(size + 1.4, size + 0.4))
-    image = ax.imshow(grid, cmap=LinearSegmentedColormap.from_list("mmneedle", PAPER_COLOURS), vmin=0, vmax=1)
-    ax.set_xticks(range(n), [str(c) for c in range(1, n + 1)])
-    ax.set_yticks(range(n), [str(r) for r in range(1, n + 1)])
-    ax.set_xlabel("column")
-    ax.set_ylabel("row")
-    ax.set_title(title, fontsize=9)
-    for r in range(n):
-        for c in range(n):
-            label = "–" if counts[r][c] == 0 else f"{grid[r][c]:.2f}\nn={counts[r][c]}"
-            ax.text(c, r, label, ha="center", va="center", fontsize=7 if n <= 4 else 5)
-    fig.colorbar(image, ax=ax, label="exact accuracy", fraction=0.046, pad=0.04)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def depth_plot(series: dict[str, dict[str, dict[str, float]]], title: str, path: Path, depths: int = 10) -> None:
+def _save(fig: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4))
-    for label, by_depth in sorted(series.items()):
-        xs = sorted(int(k) for k in by_depth)
-        ys = [by_depth[str(x)]["mean"] for x in xs]
-        errors = [by_depth[str(x)]["stderr"] for x in xs]
-        ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=label)
-    ax.set_xlabel("needle depth: image index m")
-    ax.set_ylabel("exact accuracy")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xticks(range(1, depths + 1))
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=150)
     plt.close(fig)
-
-
-def _plots(model: str, breakdowns: dict[str, Any], out_dir: Path) -> list[tuple[str, str]]:
-    plots: list[tuple[str, str]] = []
-    depth_series: dict[int, dict[str, Any]] = {}
-    for task, breakdown in sorted(breakdowns.items()):
-        match = _CONFIG.match(task)
-        if not match or match.group(4) != "pos":
-            continue
-        m, n, k = (int(match.group(i)) for i in (1, 2, 3))
-        cells = breakdown.get("exact_acc_by_cell")
-        if cells and n > 1:
-            name = f"heatmap_{_slug(model)}_{task}.png"
-            title = f"{model}: {task}\nexact accuracy per needle cell (row, column), pooled over m"
-            heatmap(cells, n, title, out_dir / name)
-            plots.append((f"{task} heat map", name))
-        depths = breakdown.get("exact_acc_by_depth")
-        if depths and m > 1:
-            depth_series.setdefault(k, {})[f"M={m}, N={n}"] = depths
-    for k, series in sorted(depth_series.items()):
-        name = f"depth_{_slug(model)}_k{k}.png"
-        depth_plot(series, f"{model}: exact accuracy by needle depth (K={k}, positives)", out_dir / name)
-        plots.append((f"accuracy by depth, K={k}", name))
-    return plots
