@@ -25,6 +25,7 @@ from typing import Any
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 
 CACHE_FILENAME = "cache.sqlite3"
+CACHE_DIR_ENV = "MMLONGEVAL_CACHE_DIR"  # a cache shared by every output folder (keys name the model)
 KEY_VERSION = 1  # bump when the key's content changes, so old entries stop matching
 
 

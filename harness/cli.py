@@ -90,8 +90,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
     parser.add_argument("--output_path", type=Path, help="write results, the resumable sample journal and the "
                         "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)")
-    parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache "
-                        "(OUTPUT_PATH/<model>/cache.sqlite3)")
+    parser.add_argument("--cache_dir", type=Path, help="keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
+                        "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)")
+    parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache")
     parser.add_argument("--log_samples", action="store_true", help="also log prompts (<image> markers), image hashes "
                         "and targets per sample in samples_<task>.jsonl")
     parser.add_argument("--allow_failures", action="store_true", help="exit 0 even when some samples failed with "

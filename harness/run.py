@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -147,15 +148,29 @@ def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata
     return tasks
 
 
+def cache_path(args: argparse.Namespace, output_dir: Path | None) -> Path | None:
+    """Where the response cache lives: --cache_dir, else $MMLONGEVAL_CACHE_DIR, else beside the model's
+    journals in the output folder; None with --no_cache or nowhere to keep it."""
+    from harness.cache import CACHE_DIR_ENV, CACHE_FILENAME
+
+    if args.no_cache:
+        return None
+    folder = args.cache_dir or (Path(os.environ[CACHE_DIR_ENV]).expanduser() if os.environ.get(CACHE_DIR_ENV) else None)
+    if folder is not None:
+        return Path(folder) / CACHE_FILENAME
+    return output_dir / CACHE_FILENAME if output_dir is not None else None
+
+
 def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
                 output_dir: Path | None) -> Any:
-    """The backend, behind the response cache when the run writes an output folder."""
-    from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache
+    """The backend, behind the response cache when the run has one (`cache_path`)."""
+    from harness.cache import CachingModel, ResponseCache
 
     model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
-    if output_dir is not None and not args.no_cache and model.cache_responses:
+    path = cache_path(args, output_dir)
+    if path is not None and model.cache_responses:
         try:
-            model = CachingModel(model, ResponseCache(output_dir / CACHE_FILENAME))
+            model = CachingModel(model, ResponseCache(path))
         except ValueError as err:
             model.close()
             raise UserError(str(err)) from None

@@ -345,3 +345,23 @@ def test_a_killed_run_sends_nothing_twice_that_it_had_received(mmneedle_dir: Pat
     # Every answer journalled before the kill is kept: only the unjournalled samples were sent again.
     assert len(server.received) - sent_before == LIMIT - journalled
     assert f"{journalled} samples resumed from the journal" in again.stderr
+
+
+def test_a_cache_dir_outlives_output_folders(mmneedle_dir: Path, tmp_path: Path, monkeypatch):
+    server = ChatServer(answer=lambda body: "-1")
+    server.start()
+    cache = tmp_path / "shared-cache"
+    task = ["mmneedle_m1_n2_k1_neg"]
+    try:
+        assert main(_argv(server, mmneedle_dir, tmp_path / "a", "--cache_dir", str(cache), tasks=task)) == 0
+        sent = len(server.received)
+        assert sent == LIMIT and (cache / "cache.sqlite3").is_file()
+        assert main(_argv(server, mmneedle_dir, tmp_path / "b", "--cache_dir", str(cache), tasks=task)) == 0
+        monkeypatch.setenv("MMLONGEVAL_CACHE_DIR", str(cache))
+        assert main(_argv(server, mmneedle_dir, tmp_path / "c", tasks=task)) == 0
+        assert len(server.received) == sent  # new output folders, no new request
+        assert not (tmp_path / "c" / MODEL_DIR / "cache.sqlite3").exists()
+        config = _newest_results(tmp_path / "c" / MODEL_DIR)["config"]
+        assert config["cache"] == str(cache / "cache.sqlite3") and config["cache_hits"] == LIMIT
+    finally:
+        server.stop()
