@@ -74,8 +74,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...); "
                         "required unless --tasks list")
     parser.add_argument("--model_args", default="", help='k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"')
-    parser.add_argument("--data_dir", type=Path, help="folder holding built datasets (default: $MMLONGEVAL_DATA_DIR, "
-                        "then ~/.cache/mmlongeval/data, then the Hub)")
+    parser.add_argument("--data_dir", help="folder holding built datasets, or a pushed build on the Hub: "
+                        "hf://ORG/NAME@REVISION (default: $MMLONGEVAL_DATA_DIR, then ~/.cache/mmlongeval/data, then "
+                        "the task's metadata.hub_repo)")
     parser.add_argument("--include_path", action="append", default=[], type=Path,
                         help="extra folder (or YAML file) of tasks; may be repeated")
     parser.add_argument("--limit", type=_limit, help="first N documents of each task, or a fraction (testing only)")

@@ -26,6 +26,7 @@ from datasets import Image as ImageFeature
 
 from builders.core import contract
 from harness.errors import DatasetMissingError, UserError
+from harness.hub import fetch_build, parse_hub_location, snapshot_commit
 from harness.integrity import verify_build
 from harness.task_config import TaskConfig
 
@@ -36,11 +37,12 @@ DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
 @dataclass
 class LoadedDataset:
     dataset: datasets.Dataset  # the evaluated split, image columns undecoded
-    location: str  # local folder or Hub repo id
+    location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
     manifest: dict[str, Any] | None  # the build's `build_manifest.json`, when there is one
     fingerprint: str  # content hash when the build has one, else the datasets fingerprint
     info: dict[str, Any] = field(default_factory=dict)
+    folder: Path | None = None  # the folder the files were read from (a build, or a Hub snapshot)
 
     def describe(self) -> dict[str, Any]:
         """What the results file records about the data."""
@@ -54,19 +56,18 @@ class LoadedDataset:
         """A reader of one image column of `docs`: the rows' own bytes, or, for the contract's `images`
         column of a shared-storage build, the build's image table."""
         if column == contract.IMAGES and column not in docs.column_names and self.image_storage == contract.SHARED:
-            local = Path(self.location)
-            kwargs = {"cache_dir": str(local_cache_dir(local))} if local.is_dir() else {}
+            if self.folder is None:
+                raise UserError(f"{self.location}: a shared-storage build must be read from a folder")
             try:
-                table = contract.image_table(self.location, self.revision, **kwargs)
+                table = contract.image_table(str(self.folder), None, cache_dir=str(local_cache_dir(self.folder)))
             except Exception as err:  # a missing or unreadable image table: say where, not a traceback
                 raise UserError(f"{self.location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
                                 f"{type(err).__name__}: {err}") from None
             return SharedImageColumn(docs, table)
-        local = Path(self.location)
-        return ImageColumn(docs, column, local if local.is_dir() else None)
+        return ImageColumn(docs, column, self.folder)
 
 
-def missing(config: TaskConfig, root: Path, reason: str) -> DatasetMissingError:
+def missing(config: TaskConfig, root: Path | str, reason: str) -> DatasetMissingError:
     return DatasetMissingError(reason, builder_hint(config, root), builder_command=config.metadata.get("builder_command"),
                                dataset_name=config.dataset_name, data_dir=str(root))
 
@@ -129,29 +130,42 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
 
 
 def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None) -> LoadedDataset:
+    try:
+        hub = parse_hub_location(data_dir)
+        repo = hub.repo_for(config.dataset_path) if hub else None
+    except ValueError as err:
+        raise UserError(f"--data_dir {err}") from None
+    if hub is not None and repo is not None:
+        return _load_from_hub(config, repo, hub.revision, str(data_dir))
     root, explicit = local_root(data_dir)
     given = Path(config.dataset_path).expanduser()
     local = given if given.is_absolute() else root / config.dataset_path
     if local.is_dir():
-        return _load(config, str(local.resolve()), None, _read_manifest(local), root)
+        return _load(config, local.resolve(), _read_manifest(local), root, str(local.resolve()), None)
     hub_repo = config.metadata.get("hub_repo")
     if hub_repo and not explicit:
         revision = config.dataset_kwargs.get("revision") or config.metadata.get("hub_revision")
-        return _load(config, str(hub_repo), revision, _hub_manifest(str(hub_repo), revision), root)
+        return _load_from_hub(config, str(hub_repo), revision, str(root))
     looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
     env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"
     raise missing(config, root, f"task {config.task!r}: dataset {config.dataset_path!r} not found; "
                                 f"looked in {', '.join(looked)}{env_note}")
 
 
-def _hub_manifest(repo: str, revision: str | None) -> dict[str, Any] | None:
+def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str) -> LoadedDataset:
+    """A pushed build, fetched into the Hub cache (only what the task reads) and read as a local one."""
+    location = f"hf://{repo}" + (f"@{revision}" if revision else "")
     try:
-        from huggingface_hub import hf_hub_download
-
-        path = hf_hub_download(repo, contract.MANIFEST_NAME, repo_type="dataset", revision=revision)
-    except Exception:  # offline, or a repo without a manifest: record nothing rather than fail
-        return None
-    return json.loads(Path(path).read_text())
+        folder = fetch_build(repo, revision, config.dataset_name)
+        manifest = _read_manifest(folder)
+    except UserError:
+        raise
+    except Exception as err:  # offline without a cached snapshot, no such repo or revision, no network
+        raise missing(config, hint_dir, f"task {config.task!r}: cannot get {location}: "
+                                        f"{type(err).__name__}: {str(err).splitlines()[0]}") from None
+    loaded = _load(config, folder, manifest, Path(hint_dir), location, revision)
+    loaded.info["commit"] = snapshot_commit(folder)
+    return loaded
 
 
 def local_cache_dir(folder: Path) -> Path:
@@ -168,25 +182,22 @@ def local_cache_dir(folder: Path) -> Path:
     return Path(datasets.config.HF_DATASETS_CACHE) / "mmlongeval_local" / key
 
 
-def _load(config: TaskConfig, location: str, revision: str | None, manifest: dict[str, Any] | None,
-          root: Path) -> LoadedDataset:
+def _load(config: TaskConfig, folder: Path, manifest: dict[str, Any] | None, root: Path, location: str,
+          revision: str | None) -> LoadedDataset:
+    """Load one config's split from a local folder (a build, or a Hub snapshot), its files verified first."""
     kwargs = {k: v for k, v in config.dataset_kwargs.items() if k != "revision"}
-    if revision:
-        kwargs["revision"] = revision
     verified: list[dict[str, str]] = []
-    if Path(location).is_dir():
-        if manifest and config.dataset_name:
-            verified = verify_build(Path(location), manifest, [config.dataset_name])  # before reading a row
-        if "cache_dir" not in kwargs:
-            kwargs["cache_dir"] = str(local_cache_dir(Path(location)))
+    if manifest and config.dataset_name:
+        verified = verify_build(folder, manifest, [config.dataset_name])  # before reading a row
+    kwargs.setdefault("cache_dir", str(local_cache_dir(folder)))
     try:
-        builder = datasets.load_dataset_builder(location, config.dataset_name, **kwargs)
+        builder = datasets.load_dataset_builder(str(folder), config.dataset_name, **kwargs)
         features = builder.info.features
         # Without declared features nothing decodes either: images are read through Arrow
         # (`ImageColumn`) and documents are read without their image columns.
         if features is not None:
             kwargs["features"] = Features({k: _undecoded(v) for k, v in features.items()})
-        dataset = datasets.load_dataset(location, config.dataset_name, split=config.test_split, **kwargs)
+        dataset = datasets.load_dataset(str(folder), config.dataset_name, split=config.test_split, **kwargs)
     except ValueError as err:
         text = str(err)
         if "not found" in text.lower() or "unknown split" in text.lower() or "BuilderConfig" in text:
@@ -205,7 +216,7 @@ def _load(config: TaskConfig, location: str, revision: str | None, manifest: dic
     # not invalidate finished samples), else the build's, else the datasets fingerprint.
     config_info = info.get("config", {})
     fingerprint = str(config_info.get("content_sha256") or info.get("content_hash") or dataset._fingerprint)
-    return LoadedDataset(dataset, location, revision, manifest, fingerprint, info)
+    return LoadedDataset(dataset, location, revision, manifest, fingerprint, info, folder)
 
 
 class ImageColumn:

@@ -358,7 +358,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
         raise UserError(f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
                         "(were they given with --include_path from another folder?)")
     metadata = config.get("metadata") or {}
-    data_dir = Path(config["data_dir"]) if config.get("data_dir") else None
+    data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
     tasks = [Task(index.tasks[name], metadata) for name in task_names]
     for task in tasks:
         task.load(data_dir, config.get("limit"))

@@ -300,6 +300,15 @@ def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
     return 0
 
 
+def _data_dir_label(data_dir: str | None) -> str | None:
+    """--data_dir as the results record it: a local folder made absolute, a Hub location as given."""
+    from harness.hub import HUB_PREFIX
+
+    if data_dir is None or str(data_dir).startswith(HUB_PREFIX):
+        return data_dir
+    return str(Path(data_dir).expanduser().resolve())
+
+
 def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """The results' `config`: what was run, and how, with every secret redacted."""
     from harness.redact import redact_mapping
@@ -311,7 +320,7 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
         "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity),
         "batch_size": plan.batch_size, "max_batch_tokens": args.max_batch_tokens, "limit": args.limit,
         "seed": args.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
-        "metadata": plan.metadata, "data_dir": str(args.data_dir.resolve()) if args.data_dir else None,
+        "metadata": plan.metadata, "data_dir": _data_dir_label(args.data_dir),
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
         **stats, "argv": [plan.redact(a) for a in ["harness", *plan.argv]],
     }

@@ -51,7 +51,7 @@ ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MA
 
 @dataclass
 class RunOptions:
-    data_dir: Path | None = None
+    data_dir: Path | str | None = None
     limit: float | None = None
     seed: int | None = 0
     gen_kwargs: dict[str, Any] = field(default_factory=dict)

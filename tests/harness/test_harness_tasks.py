@@ -193,31 +193,6 @@ def test_help_mentions_subcommands() -> None:
     assert proc.returncode == 0 and "harness ls" in proc.stdout and "harness report" in proc.stdout
 
 
-def test_hub_fallback_uses_metadata_hub_repo(tmp_path: Path, data_dir: Path, harness, monkeypatch) -> None:
-    # No local build under the default cache: the task's metadata.hub_repo is loaded with
-    # load_dataset(repo, config). A local folder stands in for a Hub repo id here (offline).
-    monkeypatch.delenv("MMLONGEVAL_DATA_DIR", raising=False)
-    monkeypatch.setattr("harness.data.DEFAULT_DATA_DIR", tmp_path / "no_cache")
-    write(tmp_path / "t" / "t.yaml", f'''
-        task: from_hub
-        dataset_path: mmneedle_not_built_here
-        dataset_name: m1_n2_k1
-        doc_to_text: prompt
-        doc_to_visual: images
-        doc_to_target: answer
-        metric_list:
-          - metric: exact_match
-        metadata:
-          hub_repo: {data_dir / "mmneedle"}
-    ''')
-    run = harness("--tasks", "from_hub", "--model", "constant", "--model_args", "answer=-1", "--include_path",
-                  tmp_path / "t", "--output_path", tmp_path / "out", "--limit", "20")
-    assert run.code == 0, run.err
-    results = run.results("constant")
-    assert results["results"]["from_hub"]["exact_match,none"] == 8 / 20  # 12 positives, then 8 negatives
-    assert results["datasets"]["from_hub"]["location"] == str(data_dir / "mmneedle")
-
-
 def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) -> None:
     write(tmp_path / "t" / "utils.py", '''
         def messages(doc):

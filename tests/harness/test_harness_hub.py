@@ -1,0 +1,72 @@
+"""A pushed build read from the Hub, with no YAML edit: `--data_dir hf://ORG/NAME@REVISION`, or the task's
+`metadata.hub_repo` / `hub_revision`. No network here: the Hub cache holds the snapshot as
+`snapshot_download` writes it (`datasets--ORG--NAME/snapshots/<commit>/`, `refs/<revision>`), read with
+`HF_HUB_OFFLINE=1`, which is exactly what a machine that downloaded it once sees."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+TASK = "mmneedle_m1_n2_k1_neg"
+
+
+@pytest.fixture
+def hub_cache(tmp_path: Path, data_dir: Path) -> Path:
+    """A Hub cache holding acme/mmneedle at tag v1.0.0: the synthetic build as `builders push` uploads it."""
+    cache = tmp_path / "hub"
+    repo = cache / "datasets--acme--mmneedle"
+    shutil.copytree(data_dir / "mmneedle", repo / "snapshots" / COMMIT)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "v1.0.0").write_text(COMMIT)
+    return cache
+
+
+def _harness(harness_script: str, env: dict[str, str], *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([harness_script, *map(str, args), "--no_progress"], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_data_dir_names_a_hub_repo_and_revision(tmp_path: Path, hub_cache: Path, harness_script: str, script_env) -> None:
+    env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1"}
+    run = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
+                   "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path", tmp_path / "out")
+    assert run.returncode == 0, run.stderr
+    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
+    results = json.loads(results_file.read_text())
+    data = results["datasets"][TASK]
+    assert (data["location"], data["revision"], data["commit"]) == ("hf://acme/mmneedle@v1.0.0", "v1.0.0", COMMIT)
+    assert data["verified_files"] and results["config"]["data_dir"] == "hf://acme/mmneedle@v1.0.0"
+    assert results["results"][TASK]["existence_acc,none"] == 1.0
+
+    absent = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
+                      "--data_dir", "hf://acme/mmneedle@v9.9.9")
+    assert absent.returncode == 2 and "cannot get hf://acme/mmneedle@v9.9.9" in absent.stderr
+    assert "Traceback" not in absent.stderr
+    other = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
+                     "--data_dir", "hf://acme/mmlongbench")
+    assert other.returncode == 2 and "holds dataset 'mmlongbench', the task reads 'mmneedle'" in other.stderr
+
+
+def test_a_tasks_hub_repo_is_used_without_local_data(tmp_path: Path, hub_cache: Path, harness_script: str,
+                                                     script_env) -> None:
+    tasks = tmp_path / "t"
+    tasks.mkdir()
+    (tasks / "t.yaml").write_text(
+        "task: from_hub\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
+        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
+        "metadata:\n  hub_repo: acme/mmneedle\n  hub_revision: v1.0.0\n")
+    env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path / "home")}
+    run = _harness(harness_script, env, "--tasks", "from_hub", "--model", "constant", "--model_args", "answer=-1",
+                   "--include_path", tasks, "--output_path", tmp_path / "out", "--limit", "20")
+    assert run.returncode == 0, run.stderr
+    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
+    results = json.loads(results_file.read_text())
+    assert results["results"]["from_hub"]["exact_match,none"] == 8 / 20  # 12 positives, then 8 negatives
+    assert results["datasets"]["from_hub"]["location"] == "hf://acme/mmneedle@v1.0.0"
+    assert results["datasets"]["from_hub"]["commit"] == COMMIT
