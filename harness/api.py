@@ -198,6 +198,7 @@ class Model(abc.ABC):
     max_images: int | None = None  # per prompt, when the model has a cap
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`
+    chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
 
     @classmethod
     @abc.abstractmethod

@@ -171,6 +171,10 @@ class CachingModel(Model):
     def batch_size(self) -> int:  # type: ignore[override]
         return self.model.batch_size
 
+    @property
+    def chat_template(self) -> str | None:  # type: ignore[override]
+        return self.model.chat_template
+
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")

@@ -6,12 +6,13 @@ User mistakes end with a one-line `harness: error: ...` and exit code 2; a backe
 run (rejected API key, unreachable server, engine failure) ends with one line and exit code 1.
 
 Output layout, under `--output_path OUT`: `OUT/<model folder>/` (see `model_folder_name`) holds
-`samples_<task>.jsonl` (the resumable journal), `results_<time>.json`, and `cache.sqlite3`, the
-response cache. The cache lives beside the journals of that model, so every later run of the model
-into OUT reuses it: the journal already spares a rerun of the same command every model call, and the
-cache covers what a journal does not (a journal deleted or refused after a task's YAML changed, a task
-renamed or new but asking the same prompts, a group and its member tasks, an evaluation repeated
-after removing its samples).
+`journal_<task>.jsonl` (the resumable journal), `results_<date>.json` and, with `--log_samples`,
+`samples_<task>_<date>.jsonl` (both as lm-eval names and shapes them), `cache.sqlite3` (the response
+cache, unless `--cache_dir` puts it elsewhere) and `harness.lock` (one run at a time). The cache lives
+beside the journals of that model, so every later run of the model into OUT reuses it: the journal
+already spares a rerun of the same command every model call, and the cache covers what a journal does
+not (a journal deleted or refused after a task's YAML changed, a task renamed or new but asking the same
+prompts, a group and its member tasks, an evaluation repeated after removing its samples).
 """
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cache_dir", type=Path, help="keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
                         "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)")
     parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache")
-    parser.add_argument("--log_samples", action="store_true", help="also log prompts (<image> markers), image hashes "
-                        "and targets per sample in samples_<task>.jsonl")
+    parser.add_argument("--log_samples", action="store_true", help="also write samples_<task>_<date>.jsonl as lm-eval "
+                        "does: each sample's prompt (<image> markers), answer, target, metrics and image hashes")
     parser.add_argument("--allow_failures", action="store_true", help="exit 0 even when some samples failed with "
                         "errors (timeouts, provider errors): they are left out of the denominators either way, and "
                         "a rerun of the same command tries them again")

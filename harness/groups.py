@@ -11,8 +11,8 @@ own rule), and optionally `members:` (a subset of the group's members; default: 
   N/A (pandas' `mean(skipna=False)`, as MMLongBench aggregates).
 
 A `!function` receives the list of `MemberScore`s (missing members with `value` NaN) and returns a
-value, or a (value, stderr) pair. Every group entry records, per metric, the rule and which members it
-used and which were missing.
+value, or a (value, stderr) pair. The results record, per group and metric, the rule and which members it
+used and which were missing (`group_aggregation`, beside lm-eval's `groups`).
 """
 
 from __future__ import annotations
@@ -89,12 +89,11 @@ def _number(value: Any) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
-def member_score(name: str, entry: Mapping[str, Any] | None, metric: str) -> MemberScore:
+def member_score(name: str, entry: Mapping[str, Any] | None, metric: str, n_scored: int) -> MemberScore:
     """A member's score for `metric` from its results entry (task or group); N/A values read as NaN."""
     if not entry or f"{metric},none" not in entry:
         return MemberScore(name, math.nan, math.nan, 0)
-    return MemberScore(name, _number(entry[f"{metric},none"]), _number(entry.get(f"{metric}_stderr,none")),
-                       int(entry.get("n_scored", 0) or 0))
+    return MemberScore(name, _number(entry[f"{metric},none"]), _number(entry.get(f"{metric}_stderr,none")), n_scored)
 
 
 def aggregate(spec: Mapping[str, Any], scores: Sequence[MemberScore]) -> tuple[float, float]:
@@ -116,10 +115,16 @@ def _clean(value: float) -> float | str:
 
 
 def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, GroupConfig],
-                  results: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each selected group's entry; aggregates only where its YAML asks (`aggregate_metric_list`),
-    computed from direct members (tasks or already aggregated subgroups)."""
+                  results: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Mapping[str, int]],
+                  ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Each selected group's results entry (lm-eval's: alias and aggregated metrics, only where its YAML
+    asks in `aggregate_metric_list`, computed from direct members: tasks or already aggregated subgroups),
+    and how each was aggregated (`n_scored`, and per metric the rule and the members used and missed)."""
     out: dict[str, dict[str, Any]] = {}
+    how: dict[str, dict[str, Any]] = {}
+
+    def scored(name: str) -> int:
+        return int(how.get(name, {}).get("n_scored") or counts.get(name, {}).get("n_scored", 0) or 0)
 
     def entry(name: str) -> dict[str, Any]:
         if name in out:
@@ -132,7 +137,7 @@ def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, Gro
         for spec in config.aggregate_metric_list:
             metric = spec["metric"]
             named = list(spec.get("members") or members)
-            scores = [member_score(m, entry(m) if m in configs else results.get(m), metric) for m in named]
+            scores = [member_score(m, entry(m) if m in configs else results.get(m), metric, scored(m)) for m in named]
             mean_value, se = aggregate(spec, scores)
             value[f"{metric},none"] = _clean(mean_value)
             value[f"{metric}_stderr,none"] = _clean(se)
@@ -141,11 +146,10 @@ def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, Gro
             rules[metric] = {"rule": str(spec.get("aggregation", "mean")), "used": [s.name for s in used],
                              "missing": [s.name for s in scores if s.missing]}
         if rules:
-            value["n_scored"] = sum(used_n.values())
-            value["aggregation"] = rules
+            how[name] = {"n_scored": sum(used_n.values()), "rules": rules}
         out[name] = value
         return value
 
     for name in groups:
         entry(name)
-    return out
+    return out, how

@@ -56,8 +56,10 @@ class ModelResults:
 
     def counters(self, task: str) -> dict[str, int]:
         """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
-        that knows where a results file keeps them."""
-        entry = self.results.get(task, {})
+        that knows where a results file keeps them (`sample_counts`; inside `results[task]` in files written
+        before they moved out for lm-eval's tools)."""
+        source = self.sources.get(task, {})
+        entry = source.get("sample_counts", {}).get(task) or self.results.get(task, {})
         return {k: v for k, v in entry.items() if (k == "sample_len" or k.startswith("n_")) and isinstance(v, int)}
 
     def task_data(self, task: str) -> TaskData:

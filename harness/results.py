@@ -1,8 +1,12 @@
-"""The results file, shaped like lm-eval's (`lm_eval/result_schema.py`), and the terminal table.
+"""The results file, shaped like lm-eval's (`lm_eval/result_schema.py`) so its tools read it, and the
+terminal table.
 
-Per task: `"<metric>,none"` and `"<metric>_stderr,none"` values (no filters here, hence `none`),
-`alias`, `sample_len`, and how many samples were scored, excluded (refused, failed, over-length,
-too many images, invalid input) or empty. Breakdowns (per cell, per depth) go under `breakdowns`.
+`results[task]` holds what lm-eval's do: the `alias` and `"<metric>,none"` / `"<metric>_stderr,none"`
+values (no filters here, hence `none`). Our bookkeeping has keys of its own: `sample_counts[task]`
+(`sample_len`, `n_scored` and how many samples ended in each status: refused, failed, over-length, too
+many images, invalid input, empty), `group_aggregation[group]` (the rule of each aggregate and the
+members it used and missed), `breakdowns[task]` (per cell, per depth). Top-level `model_name`,
+`model_name_sanitized`, `chat_template` and `chat_template_sha` are where lm-eval records them.
 """
 
 from __future__ import annotations
@@ -80,10 +84,15 @@ def partial_note(task_results: list[TaskResult], shard: str) -> dict[str, Any]:
     }
 
 
+def sample_counts(result: TaskResult) -> dict[str, int]:
+    """How many samples a task had, scored, and ended in each status."""
+    counts = {"sample_len": result.n_effective, "n_scored": result.n_scored}
+    counts.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
+    return counts
+
+
 def task_entry(result: TaskResult) -> dict[str, Any]:
-    entry: dict[str, Any] = {"alias": result.task.config.task_alias or result.task.name,
-                             "sample_len": result.n_effective, "n_scored": result.n_scored}
-    entry.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
+    entry: dict[str, Any] = {"alias": result.task.config.task_alias or result.task.name}
     for metric, value in result.values.items():
         entry[f"{metric},none"] = _clean(value)
         entry[f"{metric}_stderr,none"] = _clean(result.stderrs.get(metric, math.nan))
@@ -93,6 +102,8 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
 def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
                   run_config: dict[str, Any], started: float, finished: float) -> dict[str, Any]:
     results = {r.task.name: task_entry(r) for r in task_results}
+    counts = {r.task.name: sample_counts(r) for r in task_results}
+    group_results, aggregation = group_entries(groups, group_configs, results, counts)
     configs = {}
     for r in task_results:
         config = r.task.config.to_dict()
@@ -101,8 +112,10 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         configs[r.task.name] = config
     out = {
         "results": results,
-        "groups": group_entries(groups, group_configs, results),
+        "groups": group_results,
         "group_subtasks": {name: list(members) for name, members in groups.items()},
+        "sample_counts": counts,
+        "group_aggregation": aggregation,
         "configs": configs,
         "versions": {r.task.name: r.task.config.version for r in task_results},
         "n-shot": {r.task.name: 0 for r in task_results},
@@ -115,6 +128,11 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "datasets": {r.task.name: r.task.data.describe() for r in task_results if r.task.data},
         "task_hashes": {r.task.name: r.fingerprint for r in task_results},
         "config": run_config,
+        "model_name": run_config.get("model_args", {}).get("pretrained") or run_config.get("model_args", {}).get("model")
+        or run_config.get("model_name"),
+        "model_name_sanitized": run_config.get("model_name_sanitized"),
+        "chat_template": run_config.get("chat_template"),
+        "chat_template_sha": run_config.get("chat_template_sha"),
         "package_versions": package_versions(),
         "git_hash": git_hash(),
         "date": started,
@@ -128,9 +146,10 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
     return out
 
 
-def write_results(results: dict[str, Any], model_dir: Path) -> Path:
+def write_results(results: dict[str, Any], model_dir: Path, date_id: str | None = None) -> Path:
+    """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's)."""
     model_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now().isoformat().replace(":", "-")
+    stamp = date_id or datetime.now().isoformat().replace(":", "-")
     path = model_dir / f"results_{stamp}.json"
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(scrub(json.dumps(results, indent=2, ensure_ascii=False, default=str)))
@@ -155,10 +174,11 @@ def summary_table(results: dict[str, Any]) -> str:
     lines = ["| Task | Version | n | Metric | Value |   | Stderr |", "|---|---|---|---|---|---|---|"]
     for name, entry in results["results"].items():
         version = results["versions"].get(name, "")
-        excluded = entry["sample_len"] - entry["n_scored"]
-        refused = entry.get("n_refused", 0)
-        n = f"{entry['n_scored']}" + (f" (+{excluded} excl." + (f", {refused} refused" if refused else "") + ")"
-                                      if excluded else "")
+        counts = results.get("sample_counts", {}).get(name, {})
+        excluded = counts.get("sample_len", 0) - counts.get("n_scored", 0)
+        refused = counts.get("n_refused", 0)
+        n = f"{counts.get('n_scored', '')}" + (f" (+{excluded} excl." + (f", {refused} refused" if refused else "")
+                                                + ")" if excluded else "")
         first = True
         for metric, value, stderr in metric_items(entry):
             lines.append(f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
@@ -166,10 +186,11 @@ def summary_table(results: dict[str, Any]) -> str:
             first = False
     for name, entry in results.get("groups", {}).items():
         members = results["group_subtasks"].get(name, [])
+        scored = results.get("group_aggregation", {}).get(name, {}).get("n_scored", "")
         metrics = [(k.split(",")[0], v) for k, v in entry.items() if "," in k and "_stderr," not in k]
         if not metrics:
             lines.append(f"| {name} (group) | | | reports its {len(members)} members, no pooled score | | | |")
         for metric, value in metrics:
             stderr = entry.get(f"{metric}_stderr,none", "N/A")
-            lines.append(f"| {name} (group) | | {entry.get('n_scored', '')} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} |")
+            lines.append(f"| {name} (group) | | {scored} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} |")
     return "\n".join(lines)

@@ -268,14 +268,14 @@ def _execute(plan: RunPlan) -> int:
         return 1
     finally:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
-        token_rule = model.token_rule
+        extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template)}
         model.close()
-    run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, "token_counting": token_rule})
+    run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
     if output_dir is not None:
-        print(f"harness: results written to {write_results(results, output_dir)}", file=sys.stderr)
+        print(f"harness: results written to {write_results(results, output_dir, options.date_id)}", file=sys.stderr)
     return _exit_code(task_results, args.allow_failures)
 
 
@@ -300,6 +300,14 @@ def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
     return 0
 
 
+def _chat_template(template: str | None) -> dict[str, str | None]:
+    """The chat template as lm-eval records it (`chat_template`, `chat_template_sha`)."""
+    import hashlib
+
+    sha = hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None
+    return {"chat_template": template, "chat_template_sha": sha}
+
+
 def _data_dir_label(data_dir: str | None) -> str | None:
     """--data_dir as the results record it: a local folder made absolute, a Hub location as given."""
     from harness.hub import HUB_PREFIX
@@ -312,11 +320,15 @@ def _data_dir_label(data_dir: str | None) -> str | None:
 def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """The results' `config`: what was run, and how, with every secret redacted."""
     from harness.redact import redact_mapping
+    from harness.results import sanitize_model_name
 
     args, model_args = plan.args, plan.model_args
     return {
         "model": plan.backend, "alias": plan.alias,
         "model_name": plan.alias or model_args.get("pretrained") or model_args.get("model") or plan.backend,
+        # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
+        "model_name_sanitized": sanitize_model_name(model_args.get("pretrained") or model_args.get("model")
+                                                    or plan.backend),
         "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity),
         "batch_size": plan.batch_size, "max_batch_tokens": args.max_batch_tokens, "limit": args.limit,
         "seed": args.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,

@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
+from harness.sample_log import sample_line, sample_log_name, write_sample_log
 from harness.sample_store import (
     EMPTY,
     ERROR,
@@ -62,6 +64,8 @@ class RunOptions:
     # False: take every sample recorded in the journal as it is, errors included, and generate only
     # what is missing (`harness merge` re-aggregating merged shard journals).
     retry_errors: bool = True
+    # Names this run's results and sample logs, as lm-eval's date_id does.
+    date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
 
 
 @dataclass
@@ -276,6 +280,13 @@ class Runner:
                     store.add(self._finish(task, request, safe_generate(self.model, [request])[0]) for request in rest)
                     bar.update(len(rest))
 
+    def _write_sample_log(self, task: Task, store: SampleStore, current: dict[str, int],
+                          settings: GenerationSettings) -> None:
+        assert self.options.output_dir is not None
+        ordered = sorted((store.records[s] for s in current if s in store.records), key=lambda r: r["doc_id"])
+        lines = (sample_line(record, task.doc(record["doc_id"]), settings.to_dict()) for record in ordered)
+        write_sample_log(self.options.output_dir / sample_log_name(task.name, self.options.date_id), lines)
+
     def run_task(self, task: Task) -> TaskResult:
         started = time.perf_counter()
         settings = task.generation_settings(self.options.gen_kwargs, self.options.seed)
@@ -290,6 +301,8 @@ class Runner:
             self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending]))
             outcomes = sorted((store.outcomes[s] for s in screened.current if s in store.outcomes), key=lambda o: o.doc_id)
             store.compact()
+            if self.options.log_samples and self.options.output_dir is not None:
+                self._write_sample_log(task, store, screened.current, settings)
             counts = Counter(o.status for o in outcomes)
             values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
             return TaskResult(

@@ -106,7 +106,8 @@ class HFModel(Model):
         template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
         if not template:
             raise ValueError(f"{settings.pretrained} has no chat template; this backend needs one to place images")
-        self.chat_template_sha256 = hashlib.sha256(str(template).encode()).hexdigest()
+        self.chat_template = str(template)
+        self.chat_template_sha256 = hashlib.sha256(self.chat_template.encode()).hexdigest()
         text_config = getattr(self.model.config, "text_config", self.model.config)
         self.context_length = settings.context_length or getattr(text_config, "max_position_embeddings", None)
         self.dtype = str(self.model.dtype).replace("torch.", "")

@@ -55,7 +55,7 @@ def test_harness_openai_end_to_end(mmneedle_dir: Path, tmp_path: Path, capsys):
     (results_file,) = sorted(out.rglob("results_*.json"))[:1]
     results = json.loads(results_file.read_text())
     for task in TASKS:
-        entry = results["results"][task]
+        entry = results["sample_counts"][task]
         assert entry["n_ok"] == LIMIT and entry["n_error"] == 0, entry
     budgets = {results["configs"][t]["generation_settings"]["max_gen_toks"] for t in TASKS}
     assert {r.body["max_tokens"] for r in server.received} == budgets
@@ -167,9 +167,9 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         assert errors[0] == "malformed_response: body is not JSON: '<html>gateway hiccup</html>'"
         assert errors[1].startswith("provider_error: HTTP 400: This model does not support image inputs")
         assert errors[2].startswith("provider_error: gave up after 2 attempts: timeout after 0.3s")
-        entry = results["results"][tasks[0]]
+        entry = {**results["results"][tasks[0]], **results["sample_counts"][tasks[0]]}
         assert entry["n_error"] == 3 and entry["n_scored"] == 0 and entry["existence_acc,none"] == "N/A"
-        refused = results["results"][tasks[1]]
+        refused = {**results["results"][tasks[1]], **results["sample_counts"][tasks[1]]}
         assert refused["n_refused"] == 1 and refused["n_ok"] == LIMIT - 1 and refused["existence_acc,none"] == 1.0
         # Token usage: the sum of what each sample's answer reported, refusals included.
         records = _records(model_dir, tasks[1])
@@ -183,7 +183,7 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         # A rerun sends the three failed samples again (not the refused one) and completes the task.
         assert main(_argv(server, mmneedle_dir, out, tasks=tasks)) == 0
         assert len(server.received) == first_sent + 3
-        rerun = _newest_results(model_dir)["results"]
+        rerun = _newest_results(model_dir)["sample_counts"]
         assert rerun[tasks[0]]["n_ok"] == LIMIT and rerun[tasks[1]]["n_refused"] == 1
         assert f"{tasks[1]}: {LIMIT} samples resumed from the journal, 0 generated now" in capsys.readouterr().err
     finally:
@@ -266,7 +266,7 @@ def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Pat
         assert len(server.received) == LIMIT - 1  # both outcomes are final: nothing is retried
     finally:
         server.stop()
-    results = _newest_results(out / MODEL_DIR)["results"]
+    results = _newest_results(out / MODEL_DIR)["sample_counts"]
     assert results[tasks[1]]["n_too_many_images"] == LIMIT and results[tasks[1]]["n_scored"] == 0
     assert results[tasks[0]]["n_invalid_input"] == 1 and results[tasks[0]]["n_ok"] == LIMIT - 1
     (bad,) = [r for r in _records(out / MODEL_DIR, tasks[0]) if r["status"] == "invalid_input"]

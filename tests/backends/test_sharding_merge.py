@@ -167,7 +167,8 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
                  "--data_dir", str(mmneedle_dir), "--output_path", str(full), "--no_progress"]) == 0
     capsys.readouterr()
     (results_file,) = full.rglob("results_*.json")
-    expected = json.loads(results_file.read_text())["results"]
+    full_results = json.loads(results_file.read_text())
+    expected = {task: {**entry, **full_results["sample_counts"][task]} for task, entry in full_results["results"].items()}
 
     # What three shard runs write, per the wiring: the same journal, split by doc_id % 3, "shard" in parts.
     shard_dirs = []

@@ -26,7 +26,8 @@ def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, to
     assert run.code == 0, run.err
     results = run.results("constant")["results"]
     # Colours of the six rows: blue, green, red, yellow, blue, green.
-    assert results["toy_colors"]["acc,none"] == pytest.approx(1 / 6) and results["toy_colors"]["n_scored"] == 6
+    assert results["toy_colors"]["acc,none"] == pytest.approx(1 / 6)
+    assert run.results("constant")["sample_counts"]["toy_colors"]["n_scored"] == 6
     assert results["toy_pairs"]["acc,none"] == 0.0
 
     run = harness("--tasks", "toy_colors,toy_pairs", "--model", "random", "--include_path", toy_tasks,
@@ -60,8 +61,8 @@ def test_groups_strict_mean_propagates_na_and_mean_leaves_it_out(tmp_path, toy_d
     groups = run.results("constant")["groups"]
     # colors: 0/6 say "no"; pairs: 5 of 6 pairs differ.
     assert groups["toy"]["acc,none"] == pytest.approx((0 + 5 / 6) / 2)
-    assert groups["toy"]["aggregation"]["acc"] == {"rule": "strict_mean", "used": ["toy_colors", "toy_pairs"],
-                                                   "missing": []}
+    assert run.results("constant")["group_aggregation"]["toy"]["rules"]["acc"] == {
+        "rule": "strict_mean", "used": ["toy_colors", "toy_pairs"], "missing": []}
 
     from harness.models.registry import _REGISTRY, register_model
 
@@ -73,12 +74,13 @@ def test_groups_strict_mean_propagates_na_and_mean_leaves_it_out(tmp_path, toy_d
         _REGISTRY.pop("test_one_image")
     assert run.code == 0, run.err
     data = run.results("test_one_image")
-    assert data["results"]["toy_pairs"]["acc,none"] == "N/A" and data["results"]["toy_pairs"]["n_too_many_images"] == 6
+    assert data["results"]["toy_pairs"]["acc,none"] == "N/A" and data["sample_counts"]["toy_pairs"]["n_too_many_images"] == 6
     strict, lenient = data["groups"]["toy"], data["groups"]["toy_lenient"]
-    assert strict["acc,none"] == "N/A" and strict["aggregation"]["acc"]["missing"] == ["toy_pairs"]
-    assert lenient["acc,none"] == 0.0 and lenient["aggregation"]["acc"] == {
+    how = data["group_aggregation"]
+    assert strict["acc,none"] == "N/A" and how["toy"]["rules"]["acc"]["missing"] == ["toy_pairs"]
+    assert lenient["acc,none"] == 0.0 and how["toy_lenient"]["rules"]["acc"] == {
         "rule": "mean", "used": ["toy_colors"], "missing": ["toy_pairs"]}
-    assert lenient["n_scored"] == 6
+    assert how["toy_lenient"]["n_scored"] == 6
 
 
 def test_group_rule_from_a_function_over_named_members(tmp_path, toy_dir, toy_tasks, harness) -> None:
@@ -108,11 +110,11 @@ def test_group_rule_from_a_function_over_named_members(tmp_path, toy_dir, toy_ta
                   "--include_path", toy_tasks, "--include_path", folder, "--data_dir", toy_dir,
                   "--output_path", tmp_path / "out")
     assert run.code == 0, run.err
-    groups = run.results("constant")["groups"]
+    groups, how = run.results("constant")["groups"], run.results("constant")["group_aggregation"]
     assert groups["toy_best"]["acc,none"] == pytest.approx(5 / 6)  # max(0, 5/6)
-    assert groups["toy_best"]["aggregation"]["acc"]["rule"] == "!function rules.best"
+    assert how["toy_best"]["rules"]["acc"]["rule"] == "!function rules.best"
     assert groups["toy_pairs_only"]["acc,none"] == pytest.approx(5 / 6)
-    assert groups["toy_pairs_only"]["aggregation"]["acc"]["used"] == ["toy_pairs"]
+    assert how["toy_pairs_only"]["rules"]["acc"]["used"] == ["toy_pairs"]
 
 
 def test_group_rules_on_member_scores() -> None:
@@ -121,12 +123,15 @@ def test_group_rules_on_member_scores() -> None:
     assert math.isnan(strict_mean([*scores, MemberScore("c", math.nan, math.nan, 0)])[0])
     config = GroupConfig("g", ["a", "b", "c"], Path("g.yaml"), aggregate_metric_list=[
         {"metric": "acc", "aggregation": "weighted_mean"}, {"metric": "f1", "aggregation": "strict_mean"}])
-    results = {"a": {"acc,none": 0.5, "acc_stderr,none": 0.1, "f1,none": 0.2, "n_scored": 10},
-               "b": {"acc,none": 1.0, "acc_stderr,none": "N/A", "f1,none": "N/A", "n_scored": 30}}
-    entry = group_entries({"g": ["a", "b", "c"]}, {"g": config}, results)["g"]
+    results = {"a": {"acc,none": 0.5, "acc_stderr,none": 0.1, "f1,none": 0.2},
+               "b": {"acc,none": 1.0, "acc_stderr,none": "N/A", "f1,none": "N/A"}}
+    counts = {"a": {"n_scored": 10}, "b": {"n_scored": 30}}
+    entries, how = group_entries({"g": ["a", "b", "c"]}, {"g": config}, results, counts)
+    entry = entries["g"]
     assert entry["acc,none"] == pytest.approx((0.5 * 10 + 1.0 * 30) / 40)
-    assert entry["aggregation"]["acc"] == {"rule": "weighted_mean", "used": ["a", "b"], "missing": ["c"]}
-    assert entry["f1,none"] == "N/A" and entry["aggregation"]["f1"]["missing"] == ["b", "c"]
+    assert how["g"]["rules"]["acc"] == {"rule": "weighted_mean", "used": ["a", "b"], "missing": ["c"]}
+    assert entry["f1,none"] == "N/A" and how["g"]["rules"]["f1"]["missing"] == ["b", "c"]
+    assert set(entry) == {"alias", "acc,none", "acc_stderr,none", "f1,none", "f1_stderr,none"}
 
 
 def test_unknown_group_aggregation_and_members_are_config_errors(tmp_path: Path) -> None:

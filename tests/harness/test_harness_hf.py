@@ -33,7 +33,7 @@ def test_hf_end_to_end(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness
     source = {r["id"]: r for r in rows("m1_n2_k1")} | {r["id"]: r for r in rows("m10_n1_k2")}
     for task in (f"{K1}_pos", f"{K1}_neg", "mmneedle_m10_n1_k2_pos"):
         samples = run.samples(name, task)
-        assert len(samples) == 4 and results["results"][task]["n_scored"] == 4
+        assert len(samples) == 4 and results["sample_counts"][task]["n_scored"] == 4
         for sample in samples:
             assert sample["status"] in ("ok", "empty") and isinstance(sample["response"], str)
             assert 0 < sample["usage"]["completion_tokens"] <= 8 and sample["finish_reason"] in ("stop", "length")
@@ -153,7 +153,7 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, dat
     assert samples[1]["status"] == "invalid_input" and "image 1 (sha256" in samples[1]["error"]
     assert "failed to decode" in samples[1]["error"]
     assert [samples[i]["status"] for i in (0, 2, 3)] == ["ok", "ok", "ok"]
-    entry = run.results(str(tiny_llava).replace("/", "__"))["results"][f"{K1}_pos"]
+    entry = run.results(str(tiny_llava).replace("/", "__"))["sample_counts"][f"{K1}_pos"]
     assert entry["n_invalid_input"] == 1 and entry["n_error"] == 0 and entry["n_scored"] == 3
 
 

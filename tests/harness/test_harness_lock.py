@@ -84,4 +84,4 @@ def test_a_killed_run_leaves_no_lock_behind(tmp_path: Path, data_dir: Path, scri
                            env=script_env, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     (results,) = (out / "slow_test").glob("results_*.json")
-    assert json.loads(results.read_text())["results"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
+    assert json.loads(results.read_text())["sample_counts"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12

@@ -23,12 +23,15 @@ def test_constant_minus_one_gives_the_known_scores(tmp_path: Path, data_dir: Pat
     run = harness("--tasks", f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_neg", "--model", "constant", "--model_args",
                   "answer=-1", "--data_dir", data_dir, "--output_path", tmp_path)
     assert run.code == 0, run.err
-    results = run.results("constant")["results"]
+    data = run.results("constant")
+    results = data["results"]
     pos, neg, neg2 = results[f"{K1}_pos"], results[f"{K1}_neg"], results["mmneedle_m10_n1_k2_neg"]
     assert pos["existence_acc,none"] == 0.0 and pos["index_acc,none"] == 0.0 and pos["exact_acc,none"] == 0.0
     assert neg["existence_acc,none"] == 1.0 and neg["hallucination_rate,none"] == 0.0
     assert neg2["existence_acc,none"] == 1.0  # "-1" is one of the five accepted K>1 negatives
-    assert pos["n_scored"] == pos["sample_len"] == 12 and pos["existence_acc_stderr,none"] == 0.0
+    counts = data["sample_counts"][f"{K1}_pos"]  # bookkeeping beside lm-eval's results, not inside them
+    assert counts["n_scored"] == counts["sample_len"] == 12 and pos["existence_acc_stderr,none"] == 0.0
+    assert set(pos) == {"alias"} | {k for k in pos if "," in k}
     assert "| mmneedle_m1_n2_k1_pos" in run.out and "existence_acc" in run.out
 
 
@@ -93,7 +96,8 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: 
     run = harness("--tasks", "no_space", "--model", "random", "--include_path", tmp_path / "t.yaml",
                   "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "3")
     assert run.code == 1 and "no sample of this run was scored (3 error)" in run.err, run.err
-    entry = run.results("random")["results"]["no_space"]
+    data = run.results("random")
+    entry = {**data["results"]["no_space"], **data["sample_counts"]["no_space"]}
     assert entry["n_error"] == 3 and entry["n_scored"] == 0 and entry["exact_match,none"] == "N/A"
     assert all("defines no answer space" in s["error"] for s in run.samples("random", "no_space"))
 
@@ -101,13 +105,14 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: 
 def test_empty_and_enormous_outputs(tmp_path: Path, data_dir: Path, harness) -> None:
     run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", "answer=", "--data_dir", data_dir,
                   "--output_path", tmp_path / "empty")
-    entry = run.results("constant")["results"][f"{K1}_pos"]
+    data = run.results("constant")
+    entry = {**data["results"][f"{K1}_pos"], **data["sample_counts"][f"{K1}_pos"]}
     # An empty answer is scored as the official code scores it: existence-correct on a positive.
     assert entry["n_empty"] == 12 and entry["n_scored"] == 12 and entry["existence_acc,none"] == 1.0
     huge = "1" * 30000  # > 64 * max_gen_toks + 1024 characters
     run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", f"answer={huge}",
                   "--data_dir", data_dir, "--output_path", tmp_path / "huge", "--limit", "2")
-    entry = run.results("constant")["results"][f"{K1}_pos"]
+    entry = run.results("constant")["sample_counts"][f"{K1}_pos"]
     assert entry["n_error"] == 2 and entry["n_scored"] == 0
     assert "enormous output: 30000 characters" in run.samples("constant", f"{K1}_pos")[0]["error"]
 

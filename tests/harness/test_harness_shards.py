@@ -56,7 +56,7 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
     assert "partial" not in got and got["config"]["shard"] is None
     assert [m["shard"] for m in got["config"]["merged_from"]] == ["0/3", "1/3", "2/3"]
     # Random guesses differ per sample, so a sample merged into the wrong place would show.
-    assert expected["results"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
+    assert expected["sample_counts"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
     for task in RANDOM_TASKS:
         assert _records(tmp_path / "merged" / "random", task) == _records(tmp_path / "full" / "random", task)
         assert _header(tmp_path / "merged" / "random", task) == _header(tmp_path / "full" / "random", task)

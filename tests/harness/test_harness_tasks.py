@@ -107,7 +107,7 @@ def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, da
     assert results["versions"]["probe_k1"] == 2.0
     assert results["group_subtasks"] == {"probe_all": ["probe_k1", "probe_k2"]}
     assert results["groups"]["probe_all"]["says_minus_one,none"] == 1.0
-    assert results["groups"]["probe_all"]["n_scored"] == 10
+    assert results["group_aggregation"]["probe_all"]["n_scored"] == 10
     assert results["configs"]["probe_k1"]["process_results"] == "!function utils.process_results"
     tagged = harness("--tasks", "probes", "--model", "constant", "--model_args", "answer=-1", "--include_path", tasks,
                      "--data_dir", data_dir, "--limit", "2")

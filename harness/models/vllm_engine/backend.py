@@ -56,15 +56,19 @@ class VLLMModel(Model):
             raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install 'mmlongeval[vllm]'")
         return cls(settings)
 
+    @property
+    def chat_template(self) -> str | None:  # type: ignore[override]
+        """The template given in --model_args (a file or the text itself); None: the model's own."""
+        text = self.settings.chat_template
+        if text is not None and os.path.isfile(text):
+            with open(text, encoding="utf-8") as f:
+                return f.read()
+        return text
+
     def identity(self) -> dict[str, Any]:
         s = self.settings
-        template = None
-        if s.chat_template is not None:
-            text = s.chat_template
-            if os.path.isfile(text):
-                with open(text, encoding="utf-8") as f:
-                    text = f.read()
-            template = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        text = self.chat_template
+        template = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
         try:
             from importlib.metadata import version
 

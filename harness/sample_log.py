@@ -1,0 +1,69 @@
+"""`--log_samples`: `samples_<task>_<date>.jsonl`, each sample as lm-eval writes it, so its tools read ours.
+
+lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_samples`): `doc_id`, `doc`,
+`target`, `arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`,
+`filtered_resps`, `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
+metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`. A value
+that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
+line has one type per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has
+finished, from its journal; the prompt shows each image as `<image>` and never holds pixels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.redact import scrub
+
+
+def hash_string(text: str) -> str:
+    """lm-eval's `hash_string`."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sample_log_name(task: str, date_id: str) -> str:
+    return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{date_id}.jsonl"
+
+
+def _value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    prompt = str(record.get("prompt") or "")
+    target = str(record.get("target") or "")
+    response = record.get("response")
+    metrics = record.get("metrics") or {}
+    line: dict[str, Any] = {
+        "doc_id": record["doc_id"],
+        "doc": dict(doc),
+        "target": target,
+        "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": dict(settings)}},
+        "resps": [[response]] if response is not None else [[]],
+        "filtered_resps": [response if response is not None else ""],
+        "filter": "none",
+        "metrics": sorted(metrics),
+        "doc_hash": hash_string(json.dumps(doc, indent=2, default=str, ensure_ascii=False)),
+        "prompt_hash": hash_string(prompt),
+        "target_hash": hash_string(target),
+    }
+    line.update({name: _value(value) for name, value in metrics.items()})
+    line.update({"sample_id": record["sample_id"], "status": record["status"], "error": record.get("error"),
+                 "image_sha256": record.get("image_sha256") or [], "token_count": record.get("token_count")})
+    return line
+
+
+def write_sample_log(path: Path, lines: Iterable[Mapping[str, Any]]) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(scrub(json.dumps(line, ensure_ascii=False, default=str)) + "\n")
+    tmp.replace(path)
+    return path
