@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,13 +68,26 @@ class LoadedDataset:
         return ImageColumn(docs, column, self.folder)
 
 
-def missing(config: TaskConfig, root: Path | str, reason: str) -> DatasetMissingError:
-    return DatasetMissingError(reason, builder_hint(config, root), builder_command=config.metadata.get("builder_command"),
+def missing(config: TaskConfig, root: Path | str, reason: str,
+            manifest: dict[str, Any] | None = None) -> DatasetMissingError:
+    template = build_command_template(config, manifest)
+    return DatasetMissingError(reason, builder_hint(template, config, root), builder_command=template,
                                dataset_name=config.dataset_name, data_dir=str(root))
 
 
-def builder_hint(config: TaskConfig, data_dir: Path | str) -> str:
+def build_command_template(config: TaskConfig, manifest: dict[str, Any] | None) -> str | None:
+    """How to build a missing config: the command that made the build already in place (its source, limit
+    and seed: the user's own), else the task's `metadata.builder_command`; `{dataset_name}` and
+    `{data_dir}` are filled in later."""
+    command = (manifest or {}).get(contract.BUILD_COMMAND)
+    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
+        escaped = shlex.join(command).replace("{", "{{").replace("}", "}}")
+        return escaped + " --configs {dataset_name} --out {data_dir}"
     template = config.metadata.get("builder_command")
+    return str(template) if template else None
+
+
+def builder_hint(template: str | None, config: TaskConfig, data_dir: Path | str) -> str:
     if not template:
         return ""
     command = str(template).format(dataset_name=config.dataset_name or "", data_dir=data_dir)
@@ -202,13 +216,14 @@ def _load(config: TaskConfig, folder: Path, manifest: dict[str, Any] | None, roo
         text = str(err)
         if "not found" in text.lower() or "unknown split" in text.lower() or "BuilderConfig" in text:
             raise missing(config, root, f"task {config.task!r}: {location} has no config {config.dataset_name!r} "
-                                        f"with split {config.test_split!r} ({text.splitlines()[0]})") from None
+                                        f"with split {config.test_split!r} ({text.splitlines()[0]})", manifest) from None
         raise UserError(f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {text}") from None
     except FileNotFoundError as err:
-        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {err}") from None
+        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {err}",
+                      manifest) from None
     except Exception as err:  # offline Hub, unreadable Parquet, ...: say what and where, not a traceback
         raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): "
-                                    f"{type(err).__name__}: {err}") from None
+                                    f"{type(err).__name__}: {err}", manifest) from None
     info = _manifest_info(manifest, config.dataset_name)
     if verified:
         info["verified_files"] = verified

@@ -147,6 +147,9 @@ def image_tokens(width: int, height: int, *, min_pixels: int = MIN_PIXELS, max_p
 
 MANIFEST_NAME = "build_manifest.json"
 MANIFEST_FORMAT = "mmlongeval-build/1"
+# The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
+# and --quiet (absent for a build made through the Python API): how to add configs to it.
+BUILD_COMMAND = "build_command"
 
 
 class ManifestError(ValueError):

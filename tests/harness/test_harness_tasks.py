@@ -268,3 +268,19 @@ def test_missing_configs_of_a_group_get_one_build_command(data_dir: Path, harnes
     assert "12 tasks have no data:" in run.err  # the build holds m1_n2_k1 only, of the K=1 configs
     assert (f"build them with: builders build mmneedle --source coco=COCO_DIR --configs m1_n4_k1 m1_n8_k1 "
             f"m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1 --out {data_dir}") in run.err
+
+
+def test_the_build_hint_repeats_the_users_own_build(tmp_path: Path, data_dir: Path, harness) -> None:
+    import json
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(data_dir / "mmneedle", root / "mmneedle")
+    manifest_path = root / "mmneedle" / "build_manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["build_command"] = ["builders", "build", "mmneedle", "--source", "coco=/my data/coco", "--limit", "12"]
+    manifest_path.write_text(json.dumps(manifest))
+    run = harness("--tasks", "mmneedle_m1_n4_k1,mmneedle_m1_n8_k1", "--model", "random", "--data_dir", root)
+    assert run.code == 2
+    assert (f"build them with: builders build mmneedle --source 'coco=/my data/coco' --limit 12 --configs m1_n4_k1 "
+            f"m1_n8_k1 --out {root}") in run.err
