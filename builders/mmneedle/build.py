@@ -30,14 +30,14 @@ from builders.core.parallel import run_parallel
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.writer import SHARD_BYTES, ConfigResult
-from builders.mmneedle.configs import NEGATIVE_ID_START, NeedleConfig, parse_configs
+from builders.mmneedle.configs import NeedleConfig, parse_configs
 from builders.mmneedle.images import TILE_SIZE, TileStore, stitch
 from builders.mmneedle.official import OfficialMetadata, OfficialPlanner
 from builders.mmneedle.plan import Planner, RegeneratePlanner
 from builders.mmneedle.rows import features, make_row
 from builders.mmneedle.sources import CaptionedImageSource, open_source
 
-BUILDER_VERSION = "1.0.0"
+BUILDER_VERSION = "1.1.0"  # 1.1: K > 1 positives follow the official sampler (distinct slots, not images)
 logger = logging.getLogger(__name__)
 DEFAULT_MEMORY_BUDGET_MB = 4096
 INFO = BuilderInfo(
@@ -184,9 +184,12 @@ class _Stages:
     def _shown_pool_images(self) -> list[tuple[int, str]]:
         shown: set[tuple[int, str]] = set()
         for cfg in self.cfgs:
-            for sample_id in cfg.sample_ids(self.full, self.limit):
+            for sample_id in self._ids(cfg):
                 shown.update((cfg.N, key) for key in self.planner.plan(cfg, sample_id).haystack)
         return sorted(shown)
+
+    def _ids(self, cfg: NeedleConfig) -> list[int]:
+        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg))
 
     def _decode(self, names: list[str], tiles: TileStore) -> None:
         run_parallel(names, lambda name: tiles.put(name, self.source.load_tile(name, TILE_SIZE)), self.num_proc,
@@ -209,12 +212,13 @@ class _Stages:
         run_parallel(shown, stitch_one, self.num_proc, "stitch+encode pool images", "img", self.progress, chunk=2)
 
     def _write(self, encoded: BudgetedStore[EncodedImage]) -> list[ConfigResult]:
-        total = sum(len(cfg.sample_ids(self.full, self.limit)) for cfg in self.cfgs)
+        total = sum(len(self._ids(cfg)) for cfg in self.cfgs)
         results = []
         with tqdm(total=total, desc="write rows", unit="row", disable=not self.progress, dynamic_ncols=True) as bar:
             for cfg in self.cfgs:
                 result = self._write_config(cfg, encoded, bar)
-                positives = sum(1 for i in cfg.sample_ids(self.full, self.limit) if i < NEGATIVE_ID_START)
+                split = self.planner.negative_start(cfg)
+                positives = sum(1 for i in self._ids(cfg) if i < split)
                 self.build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
                                                "negatives": result.num_rows - positives})
                 results.append(result)
@@ -225,13 +229,13 @@ class _Stages:
         embed = self.build.images is None
         with self.build.config_writer(cfg.name, features(self.build.image_storage)) as writer:
             bar.set_description(f"write {cfg.name}")
-            for sample_id in cfg.sample_ids(self.full, self.limit):
+            for sample_id in self._ids(cfg):
                 plan = self.planner.plan(cfg, sample_id)
                 images = [encoded.get((cfg.N, key)) for key in plan.haystack]
                 captions = [self.source.caption(name) for name in plan.needle_files]
                 if self.strip_captions:
                     captions = [caption.strip() for caption in captions]
-                row = make_row(cfg, plan, pool, images, captions, self.counter, embed)
+                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
                 writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
                 bar.update(1)
             return writer.close()

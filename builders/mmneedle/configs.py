@@ -8,8 +8,7 @@ from builders.core.benchmark import select_configs
 
 MN_PAIRS = ((1, 2), (1, 4), (1, 8), (10, 1), (10, 2), (10, 4), (10, 8))
 NEEDLE_COUNTS = (1, 2, 5)
-SAMPLES_PER_POLARITY = 5000  # ids 0-4999 positive, 5000-9999 negative
-NEGATIVE_ID_START = 5000
+NEGATIVE_ID_START = 5000  # ids 0-4999 positive, 5000-9999 negative, in a run of 10,000 samples
 POOL_SIZE = 10_000  # stitched images per N (Step 1)
 
 
@@ -32,20 +31,22 @@ class NeedleConfig:
         """Samples per polarity the paper evaluated: the first 1,000 (K=1) or 100 (K>1)."""
         return 1000 if self.K == 1 else 100
 
-    def in_paper_subset(self, sample_id: int) -> bool:
-        offset = sample_id - NEGATIVE_ID_START if sample_id >= NEGATIVE_ID_START else sample_id
+    def in_paper_subset(self, sample_id: int, negative_start: int = NEGATIVE_ID_START) -> bool:
+        offset = sample_id - negative_start if sample_id >= negative_start else sample_id
         return offset < self.paper_count
 
     def min_source_images(self) -> int:
         """A haystack can hold M*N*N distinct images, and K negatives must lie outside it."""
         return self.slots + self.K
 
-    def sample_ids(self, full: bool = False, limit: int | None = None) -> list[int]:
-        """Positives then negatives, in id order: the paper's subset, all 10,000, or the first L."""
-        per_polarity = SAMPLES_PER_POLARITY if full else self.paper_count
+    def sample_ids(self, full: bool = False, limit: int | None = None, negative_start: int = NEGATIVE_ID_START) -> list[int]:
+        """Positives then negatives, in id order: the paper's subset, all, or the first L of each. Ids below
+        `negative_start` are positives (the official scripts split a run of S samples at S / 2: 5,000 for
+        the released 10,000)."""
+        per_polarity = negative_start if full else min(self.paper_count, negative_start)
         if limit is not None:
             per_polarity = min(per_polarity, limit)
-        return list(range(per_polarity)) + list(range(NEGATIVE_ID_START, NEGATIVE_ID_START + per_polarity))
+        return list(range(per_polarity)) + list(range(negative_start, negative_start + per_polarity))
 
 
 CONFIGS: dict[str, NeedleConfig] = {

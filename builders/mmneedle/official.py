@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
-from builders.mmneedle.configs import NEGATIVE_ID_START, NeedleConfig
+from builders.mmneedle.configs import NeedleConfig
 from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
 
 
@@ -97,8 +97,20 @@ class OfficialMetadata:
             self._pools[N] = OfficialPool(N, self.pool_path(N))
         return self._pools[N]
 
-    def entry(self, cfg: NeedleConfig, sample_id: int) -> tuple[int, dict[str, Any]]:
-        """(position in the file, entry) of a sample id."""
+    def negative_start(self, cfg: NeedleConfig) -> int:
+        """The first negative id, read from the file: the official scripts split a run of S samples at S / 2
+        (5,000 for the released 10,000), so it is the smallest id whose locations are all -1."""
+        self._entries(cfg)
+        by_id = self._annotations[cfg.name]
+        negatives = [i for i, (_, entry) in by_id.items() if _is_negative(entry.get("index"))]
+        split = min(negatives) if negatives else max(by_id, default=-1) + 1
+        misplaced = sorted(i for i, (_, entry) in by_id.items() if i > split and not _is_negative(entry.get("index")))
+        if misplaced:
+            raise BuildError(f"{self.annotation_path(cfg)}: ids below {split} are positives and the rest negatives, "
+                             f"but id {misplaced[0]} (after the first negative) has a location")
+        return split
+
+    def _entries(self, cfg: NeedleConfig) -> None:
         if cfg.name not in self._annotations:
             path = self.annotation_path(cfg)
             doc = _load_json(path)
@@ -112,6 +124,10 @@ class OfficialMetadata:
                     )
                 by_id[entry["id"]] = (position, entry)
             self._annotations[cfg.name] = by_id
+
+    def entry(self, cfg: NeedleConfig, sample_id: int) -> tuple[int, dict[str, Any]]:
+        """(position in the file, entry) of a sample id."""
+        self._entries(cfg)
         by_id = self._annotations[cfg.name]
         if sample_id not in by_id:
             path = self.annotation_path(cfg)
@@ -130,6 +146,9 @@ class OfficialPlanner:
 
     def pool(self, N: int) -> OfficialPool:
         return self.metadata.pool(N)
+
+    def negative_start(self, cfg: NeedleConfig) -> int:
+        return self.metadata.negative_start(cfg)
 
     def plan(self, cfg: NeedleConfig, sample_id: int) -> RowPlan:
         path = self.metadata.annotation_path(cfg)
@@ -164,7 +183,8 @@ class OfficialPlanner:
                 raise BuildError(f"{where}: '{name}' should be {expected}")
         needles = tuple(_base(t) for t in fields["target"])
         triples = list(zip(fields["index"], fields["row"], fields["col"], strict=True))
-        positive = sample_id < NEGATIVE_ID_START
+        split = self.negative_start(cfg)
+        positive = sample_id < split
         grids = [pool.tiles(key) for key in haystack]
         if positive:
             for k, (index, row, col) in enumerate(triples):
@@ -180,13 +200,19 @@ class OfficialPlanner:
             return RowPlan(sample_id, True, haystack, needles, tuple(triples))
         if any(triple != NEGATIVE_LOCATION for triple in triples):
             raise BuildError(
-                f"{where}: a negative sample (id >= {NEGATIVE_ID_START}) should have index = row = col = -1"
+                f"{where}: a negative sample (id >= {split}) should have index = row = col = -1"
             )
         inside = {name for grid in grids for name in grid}
         for needle in needles:
             if needle in inside:
                 raise BuildError(f"{where}: negative needle {needle} is inside the haystack")
         return RowPlan(sample_id, False, haystack, needles, (NEGATIVE_LOCATION,) * cfg.K)
+
+
+def _is_negative(index: Any) -> bool:
+    """An entry's `index` (K = 1: an int; K > 1: a list) says "no needle": -1 everywhere."""
+    values = index if isinstance(index, list) else [index]
+    return bool(values) and all(v == -1 for v in values)
 
 
 def _load_json(path: Path) -> Any:

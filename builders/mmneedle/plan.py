@@ -44,6 +44,10 @@ class Planner(Protocol):
 
     def pool(self, N: int) -> Pool: ...
 
+    def negative_start(self, cfg: NeedleConfig) -> int:
+        """The first negative sample id of a config (positives are the ids below it)."""
+        ...
+
     def plan(self, cfg: NeedleConfig, sample_id: int) -> RowPlan: ...
 
 
@@ -92,6 +96,9 @@ class RegeneratePlanner:
         self.seed = seed
         self._pools: dict[int, RegeneratedPool] = {}
 
+    def negative_start(self, cfg: NeedleConfig) -> int:
+        return NEGATIVE_ID_START
+
     def pool(self, N: int) -> RegeneratedPool:
         if N not in self._pools:
             self._pools[N] = RegeneratedPool(N, self.names, self.seed)
@@ -114,28 +121,24 @@ class RegeneratePlanner:
 
     @staticmethod
     def _positive(cfg: NeedleConfig, sample_id: int, rng, haystack, grids) -> RowPlan:  # noqa: ANN001
-        # Step 3: a uniform slot j over all M*N*N sub-images -> (index, row, col). K needles take
-        # distinct slots holding distinct images (two slots can hold the same image when it
-        # repeats across stitched images: its caption would then be asked twice with two
-        # different answers). Only when every distinct image is taken (m1_n2_k5: 4 slots,
-        # 5 needles) may a needle repeat, as in the official sampler.
+        # Step 3, the official sampler's rule (sample_multiple_needles.py): a uniform slot j over all
+        # M*N*N sub-images -> (index, row, col); the K needles take distinct slots, unless every slot is
+        # taken already (m1_n2_k5: 4 slots, 5 needles). Two slots may hold the same image (it repeats
+        # across the stitched images of an M = 10 haystack): its caption is then asked twice, and
+        # `all_locations` lists every place it is.
         per_image = cfg.N * cfg.N
-        distinct = {name for grid in grids for name in grid}
         used_slots: set[int] = set()
-        used_names: set[str] = set()
         files: list[str] = []
         locations: list[tuple[int, int, int]] = []
         for _ in range(cfg.K):
             while True:
                 j = rng.randrange(cfg.slots)
-                index, cell = divmod(j, per_image)
-                name = grids[index][cell]
-                if len(used_names) >= len(distinct) or (j not in used_slots and name not in used_names):
+                if j not in used_slots or len(used_slots) >= cfg.slots:
                     break
             used_slots.add(j)
-            used_names.add(name)
+            index, cell = divmod(j, per_image)
             row, col = divmod(cell, cfg.N)
-            files.append(name)
+            files.append(grids[index][cell])
             locations.append((index, row, col))
         return RowPlan(sample_id, True, haystack, tuple(files), tuple(locations))
 

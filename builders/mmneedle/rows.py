@@ -65,7 +65,7 @@ def image_tokens_per_image(cfg: NeedleConfig) -> int:
 
 
 def make_row(cfg: NeedleConfig, plan: RowPlan, pool: Pool, images: Sequence[EncodedImage], captions: list[str],
-             counter: TextTokenCounter, embed_images: bool) -> dict[str, Any]:
+             counter: TextTokenCounter, embed_images: bool, negative_start: int) -> dict[str, Any]:
     """One row; `captions` are the K needles' captions, `images` the haystack's encoded images."""
     grids = [list(pool.tiles(key)) for key in plan.haystack]
     instruction = official_instruction(cfg.M, cfg.N, captions)
@@ -76,7 +76,7 @@ def make_row(cfg: NeedleConfig, plan: RowPlan, pool: Pool, images: Sequence[Enco
         "N": cfg.N,
         "K": cfg.K,
         "is_positive": plan.positive,
-        "in_paper_subset": cfg.in_paper_subset(plan.sample_id),
+        "in_paper_subset": cfg.in_paper_subset(plan.sample_id, negative_start),
     }
     if embed_images:
         row["images"] = [{"bytes": image.data, "path": f"{key}.jpg"} for image, key in zip(images, plan.haystack, strict=True)]

@@ -200,3 +200,25 @@ def test_official_mode_reports_missing_images(official: tuple[Path, Path], tmp_p
             limit=3,
             num_proc=1,
         )
+
+
+def test_metadata_of_a_smaller_run_splits_at_half_its_samples(official: tuple[Path, Path], tmp_path: Path) -> None:
+    """A run of 8 samples (the official scripts' N_SEQUENCES=8): ids 0-3 positive, 4-7 negative."""
+    coco, repo = official
+    meta = repo / "metadata_stitched"
+    small = [(i, s, m, r, c, t) for i, (_, s, m, r, c, t) in enumerate(
+        ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:]
+        + [(7, "COCO_val2014_stitched_0003.jpg", -1, -1, -1, 32)])]
+    entries = [{"id": i, "image_ids": [_stitched(2, s)], "index": m, "row": r, "col": c,
+                "target": f"val2014/{coco_file_name(t)}"} for i, s, m, r, c, t in small]
+    (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
+    out = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path, configs=["m1_n2_k1"], official_metadata=repo,
+                         full=True, num_proc=1)
+    rows = read_rows(out, "m1_n2_k1")
+    assert [(r["sample_id"], r["is_positive"]) for r in rows] == [(i, i < 4) for i in range(8)]
+    assert [r["answer"] for r in rows] == ["1, 2, 2", "1, 1, 2", "1, 2, 1", "1, 1, 1", "-1", "-1", "-1", "-1"]
+    manifest = json.loads((out / "build_manifest.json").read_text())["configs"]["m1_n2_k1"]
+    assert (manifest["positives"], manifest["negatives"]) == (4, 4)
+    limited = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"], official_metadata=repo,
+                             limit=2, num_proc=1)
+    assert [r["sample_id"] for r in read_rows(limited, "m1_n2_k1")] == [0, 1, 4, 5]
