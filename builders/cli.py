@@ -12,6 +12,7 @@ User mistakes end with exit code 2 and a one-line message naming the file or val
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -101,6 +102,14 @@ def _build(name: str, argv: list[str]) -> None:
         print(f'load with: datasets.load_dataset("{path.resolve()}", "{first}", split="test")')
 
 
+def describe_os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    what = exc.strerror or str(exc)
+    hint = {errno.ENOSPC: " (the disk is full)", errno.EROFS: " (a read-only file system)",
+            errno.EFBIG: " (over the file size limit)", errno.EDQUOT: " (over the disk quota)"}.get(exc.errno or 0, "")
+    return f"{where}{what}{hint}; the build stopped and left nothing that looks like a complete dataset"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -114,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             push(args.folder, args.repo, args.tag, private=args.private, dry_run=args.dry_run, token=args.token)
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a read-only or full disk, a folder without write permission: one line, not a traceback
+        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was left that looks like a complete dataset", file=sys.stderr)

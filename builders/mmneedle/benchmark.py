@@ -14,6 +14,7 @@ from builders.core.benchmark import BuildOptions
 from builders.mmneedle.build import DEFAULT_MEMORY_BUDGET_MB, build_mmneedle
 from builders.mmneedle.configs import CONFIGS
 from builders.mmneedle.rows import features
+from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE
 
 
 class MMNeedleBenchmark:
@@ -53,6 +54,11 @@ class MMNeedleBenchmark:
         )
         parser.add_argument("--strip-captions", action="store_true", help="strip white space around captions (default: raw)")
         parser.add_argument(
+            "--min-image-coverage", type=float, default=DEFAULT_MIN_COVERAGE, metavar="F",
+            help="coco=DIR: the share of the captioned images that must be in DIR/val2014 (default "
+            f"{DEFAULT_MIN_COVERAGE}); the missing ones are counted and named either way",
+        )
+        parser.add_argument(
             "--memory-budget-mb", type=int, default=DEFAULT_MEMORY_BUDGET_MB, metavar="MB",
             help="memory for decoded source images (256x256 tiles); beyond it they go to a temporary spill file "
             f"(default {DEFAULT_MEMORY_BUDGET_MB})",
@@ -74,6 +80,7 @@ class MMNeedleBenchmark:
             progress=options.progress,
             memory_budget_mb=args.memory_budget_mb,
             image_storage=options.image_storage,
+            min_image_coverage=args.min_image_coverage,
         )
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:

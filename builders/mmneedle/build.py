@@ -35,7 +35,7 @@ from builders.mmneedle.images import TILE_SIZE, TileStore, stitch
 from builders.mmneedle.official import OfficialMetadata, OfficialPlanner
 from builders.mmneedle.plan import Planner, RegeneratePlanner
 from builders.mmneedle.rows import features, make_row
-from builders.mmneedle.sources import CaptionedImageSource, open_source
+from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE, CaptionedImageSource, open_source
 
 BUILDER_VERSION = "1.1.0"  # 1.1: K > 1 positives follow the official sampler (distinct slots, not images)
 logger = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ def build_mmneedle(
     progress: bool = False,
     memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB,
     image_storage: str = contract.EMBEDDED,
+    min_image_coverage: float = DEFAULT_MIN_COVERAGE,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path:
     """Build the requested configs (default: all 21) into `out_dir/mmneedle` and return that path.
@@ -81,7 +82,9 @@ def build_mmneedle(
     """
     cfgs = parse_configs(configs)
     _check_options(limit, num_proc, seed, memory_budget_mb)
-    src = open_source(source, seed) if isinstance(source, str) else source
+    if not 0 <= min_image_coverage <= 1:
+        raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
+    src = open_source(source, seed, min_image_coverage) if isinstance(source, str) else source
     counter = make_text_counter(text_tokenizer)
     planner, official_files = _planner(src, cfgs, official_metadata, seed)
     request = {

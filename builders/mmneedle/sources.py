@@ -16,6 +16,7 @@ import abc
 import hashlib
 import json
 import os
+import sys
 from functools import cached_property
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from builders.mmneedle.synthetic import GENERATOR_VERSION, Scene, generate_scene
 COCO_CAPTIONS = Path("annotations") / "captions_val2014.json"
 COCO_IMAGES = Path("val2014")
 SYNTHETIC_DEFAULT_SIZE = 10_000
+DEFAULT_MIN_COVERAGE = 0.99  # of the captioned images, how many must be in the image folder
 
 
 class CaptionedImageSource(abc.ABC):
@@ -78,7 +80,7 @@ class CaptionedImageSource(abc.ABC):
 class CocoCaptionSource(CaptionedImageSource):
     kind = "coco"
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], min_coverage: float = DEFAULT_MIN_COVERAGE) -> None:
         self.root = Path(root)
         self.spec = f"coco={self.root}"
         self.captions_path = self.root / COCO_CAPTIONS
@@ -103,6 +105,24 @@ class CocoCaptionSource(CaptionedImageSource):
             )
         self._names = files
         self._captions = {name: file_to_caption[name] for name in files}
+        self.missing = sorted(set(file_to_caption) - set(files))  # captioned, but not in the folder
+        self._check_coverage(len(file_to_caption), min_coverage)
+
+    def _check_coverage(self, captioned: int, min_coverage: float) -> None:
+        """Captioned images absent from the image folder are said, never dropped silently; too many of them
+        (an incomplete download) stop the build."""
+        if not self.missing:
+            return
+        examples = ", ".join(self.missing[:3])
+        coverage = 1 - len(self.missing) / captioned
+        if coverage < min_coverage:
+            raise BuildError(
+                f"{len(self.missing)} of the {captioned} captioned images of {self.captions_path} are missing from "
+                f"{self.image_dir} (e.g. {examples}): {coverage:.1%} present, at least {min_coverage:.0%} expected; "
+                "complete the folder, or pass --min-image-coverage to build from what is there"
+            )
+        print(f"warning: {len(self.missing)} of the {captioned} captioned images are missing from {self.image_dir} "
+              f"(e.g. {examples}); building from the {len(self._names)} that are there", file=sys.stderr)
 
     @property
     def names(self) -> list[str]:
@@ -133,6 +153,9 @@ class CocoCaptionSource(CaptionedImageSource):
 
     def fingerprint(self) -> str:
         return self._fingerprint
+
+    def describe(self) -> dict[str, object]:
+        return {**super().describe(), "missing_images": len(self.missing)}
 
     @cached_property
     def _fingerprint(self) -> str:
@@ -224,13 +247,14 @@ class SyntheticCaptionSource(CaptionedImageSource):
         return {**super().describe(), "seed": self.seed, "generator": GENERATOR_VERSION}
 
 
-def open_source(spec: str, seed: int = 0) -> CaptionedImageSource:
-    """`synthetic`, `synthetic:COUNT` or `coco=DIR`."""
+def open_source(spec: str, seed: int = 0, min_coverage: float = DEFAULT_MIN_COVERAGE) -> CaptionedImageSource:
+    """`synthetic`, `synthetic:COUNT` or `coco=DIR` (which must hold at least `min_coverage` of the images its
+    captions name)."""
     if spec == "synthetic" or spec.startswith("synthetic:"):
         count_text = spec.partition(":")[2] or str(SYNTHETIC_DEFAULT_SIZE)
         if not count_text.isdigit() or int(count_text) < 1:
             raise BuildError(f"bad source {spec!r}: expected synthetic:COUNT with a positive COUNT")
         return SyntheticCaptionSource(seed=seed, num_images=int(count_text))
     if spec.startswith("coco="):
-        return CocoCaptionSource(spec[len("coco=") :])
+        return CocoCaptionSource(spec[len("coco=") :], min_coverage)
     raise BuildError(f"unknown source {spec!r}: expected 'synthetic', 'synthetic:COUNT' or 'coco=DIR'")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,57 @@ def test_push_rejects_bad_arguments_and_incomplete_folders(
         run(capsys, "push", str(tmp_path / "nowhere"), "--repo", "a/b", "--tag", "v1.0.0"),
         "dataset folder not found",
     )
+
+
+def test_missing_coco_images_are_counted_and_too_many_stop_the_build(capsys, tmp_path: Path) -> None:
+    coco = tmp_path / "coco"
+    write_coco(coco, count=48)
+    (coco / "val2014" / coco_file_name(7)).unlink()  # captioned, but not downloaded
+    build = ("build", "mmneedle", "--source", f"coco={coco}", "--configs", "m1_n2_k1", "--limit", "1",
+             "--num-proc", "1", "--quiet", "--out", str(tmp_path / "out"))
+    assert_user_error(run(capsys, *build), "1 of the 48 captioned images", coco_file_name(7), "97.9% present",
+                      "--min-image-coverage")
+    code, _, err = run(capsys, *build, "--min-image-coverage", "0.9")
+    assert code == 0
+    assert f"warning: 1 of the 48 captioned images are missing from {coco / 'val2014'}" in err
+    manifest = json.loads((tmp_path / "out" / "mmneedle" / "build_manifest.json").read_text())
+    assert manifest["request"]["source"]["missing_images"] == 1
+
+
+def _builders_in_subprocess(tmp_path: Path, out: Path, prelude: str) -> subprocess.CompletedProcess[str]:
+    script = (f"import sys\n{prelude}\nfrom builders.cli import main\n"
+              f"sys.exit(main(['build', 'mmneedle', '--configs', 'm10_n2_k1', '--limit', '4', '--num-proc', '1', "
+              f"'--quiet', '--out', {str(out)!r}]))\n")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    # A real write failure: the process may not grow a file past 300 kB (EFBIG, as a full disk's ENOSPC).
+    out = tmp_path / "out"
+    prelude = ("import resource, signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+               "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))")
+    result = _builders_in_subprocess(tmp_path, out, prelude)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "File too large (over the file size limit)" in line
+    assert "nothing that looks like a complete dataset" in line
+    assert list(out.iterdir()) == []  # no staging folder, no dataset
+
+
+def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    if os.geteuid() == 0:  # root writes through permission bits: make the folder immutable instead
+        if subprocess.run(["chattr", "+i", str(out)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available to make a folder read-only for root")
+    else:
+        out.chmod(0o555)
+    try:
+        result = _builders_in_subprocess(tmp_path, out, "")
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(out)], check=False)
+        out.chmod(0o755)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and str(out) in line and "Traceback" not in result.stderr
