@@ -30,8 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import RESULTS, write_section
+
 CONFIG = "m10_n8_k1"
-RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## MMNeedle build"
 
 
@@ -274,14 +275,6 @@ def make_coco(folder: Path, count: int) -> None:
     (folder / "annotations" / "captions_val2014.json").write_text(json.dumps(doc))
 
 
-def write_section(text: str) -> None:
-    current = RESULTS.read_text() if RESULTS.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        updated = pattern.sub(lambda _: text + "\n", current, count=1)
-    else:
-        updated = current.rstrip("\n") + "\n\n" + text
-    RESULTS.write_text(updated.rstrip("\n") + "\n")
 
 
 def main() -> None:
@@ -322,7 +315,7 @@ def main() -> None:
     text = run_all(args)
     print(text)
     if args.write_results:
-        write_section(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,10 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_file import write_section
+
 sys.path.insert(0, str(Path(__file__).parent))
 from build_mmneedle import make_coco  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## MMNeedle image storage, beside the official generator"
 OFFICIAL_FILES = ("sample_stitched_images.py", "sample_single_needle.py", "utils.py")
 
@@ -173,12 +173,6 @@ def report(args: argparse.Namespace, figures: dict[int, dict[str, dict]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str) -> None:
-    current = RESULTS.read_text() if RESULTS.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    updated = pattern.sub(lambda _: text + "\n", current, count=1) if pattern.search(current) else (
-        current.rstrip("\n") + "\n\n" + text)
-    RESULTS.write_text(updated.rstrip("\n") + "\n")
 
 
 def main() -> None:
@@ -209,7 +203,7 @@ def main() -> None:
     text = report(args, measure(args, coco))
     print(text)
     if args.write_results:
-        write_section(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":

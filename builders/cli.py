@@ -2,6 +2,7 @@
 
     builders list
     builders build mmneedle --source synthetic --limit 4 --out data/
+    builders build mmneedle --configs m10_n2_k1 --out data/   # adds a config to the build already there
     builders build mmneedle --help          # the options every build takes, then MMNeedle's own
     builders push data/mmneedle --repo ORG/mmneedle --tag v1.0.0 --dry-run
 
@@ -16,6 +17,7 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from builders.core import contract
 from builders.core.benchmark import Benchmark, BuildOptions, benchmark_names, load_benchmark, select_configs
@@ -63,8 +65,14 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
         f"'{contract.IMAGE_TABLE_CONFIG}' config, and rows name theirs by sha256 (default: {benchmark.default_image_storage})",
     )
     common.add_argument("--num-proc", type=int, default=2, help="worker threads (default 2)")
-    common.add_argument("--overwrite", action="store_true", help="replace OUT/<benchmark> even if it holds a different build")
-    common.add_argument("--quiet", action="store_true", help="no progress bars")
+    common.add_argument(
+        "--overwrite", action="store_true",
+        help="replace OUT/<benchmark> with exactly these configs, whatever it holds (without it, a folder holding the "
+        "same build with other configs gets the missing ones added, and a different build is an error)",
+    )
+    common.add_argument("--quiet", action="store_true", help="no plan, no progress bars")
+    common.add_argument("--dry-run", action="store_true",
+                        help="print the plan (rows, estimated size and time) and stop; nothing is written")
     benchmark.add_arguments(parser.add_argument_group(f"options of {benchmark.name}"))  # type: ignore[arg-type]
     return parser
 
@@ -79,27 +87,73 @@ def _list() -> None:
             print(f"  {config:<{max(width, 10)}}  {description}")
 
 
+# Options that say where and how fast to build, not what: left out of the recorded build command.
+NOT_IN_BUILD_COMMAND = frozenset({"help", "out", "configs", "overwrite", "quiet", "num_proc", "dry_run"})
+
+
+def recorded_command(name: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The argv that reproduces what this build holds: `builders build NAME` and every option that decides
+    the output and is not at its default, spelled out in full (whatever abbreviation the user typed)."""
+    argv = ["builders", "build", name]
+    for action in parser._actions:  # argparse keeps no public list of a parser's options
+        if not action.option_strings or action.dest in NOT_IN_BUILD_COMMAND:
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        option = max(action.option_strings, key=len)
+        if isinstance(action, argparse._StoreTrueAction):
+            argv.append(option)
+        else:
+            argv += [option, *(map(str, value) if isinstance(value, list) else [str(value)])]
+    return argv
+
+
 def _build(name: str, argv: list[str]) -> None:
     from builders.core.output import read_manifest
 
     benchmark = load_benchmark(name)
-    args = build_parser(benchmark).parse_args(argv)
+    parser = build_parser(benchmark)
+    args = parser.parse_args(argv)
     if args.num_proc < 1:
         raise BuildError(f"--num-proc must be at least 1, got {args.num_proc}")
     configs = select_configs(args.configs, benchmark.configs()) if args.configs else None
     options = BuildOptions(out_dir=args.out, configs=configs, image_storage=args.image_storage,
-                           num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet)
+                           num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet,
+                           dry_run=args.dry_run, command=recorded_command(name, parser, args))
+    target = Path(args.out) / name
+    before = (read_manifest(target) or {}) if target.is_dir() and not args.overwrite else {}
     path = benchmark.build(options, args)
+    if path is None:  # --dry-run: the plan was the output
+        return
     manifest = read_manifest(path) or {}
+    unchanged = _say_what_changed(before, manifest, path)
     for config, info in manifest.get("configs", {}).items():
         print(f"{config}: {benchmark.describe_config(config, info)}, {info['num_bytes']:,} bytes")
     table = manifest.get("image_table")
     if table:
         print(f"{contract.IMAGE_TABLE_CONFIG}: {table['images']} distinct images, {table['num_bytes']:,} bytes")
-    print(f"built {path} (content {manifest.get('content_hash')})")
+    print(f"{'unchanged' if unchanged else 'built'} {path} (content {manifest.get('content_hash')})")
     first = next(iter(manifest.get("configs", {})), None)
     if first is not None:
         print(f'load with: datasets.load_dataset("{path.resolve()}", "{first}", split="test")')
+
+
+def _say_what_changed(before: dict, after: dict, path: Path) -> bool:
+    """Say whether the build found the same build in place and added its missing configs to it; True when
+    it had nothing to do."""
+    if not before or before.get("request", {}).get("configs") is None:
+        return False
+    old, new = list(before.get("configs", {})), list(after.get("configs", {}))
+    if before == after:
+        print(f"nothing to build: {path} already holds these configs (pass --overwrite to rebuild them)",
+              file=sys.stderr)
+        return True
+    if set(old) < set(new):
+        added = [c for c in new if c not in old]
+        print(f"added {', '.join(added)} to the build in {path}; kept its {len(old)} other config(s) as they were",
+              file=sys.stderr)
+    return False
 
 
 def describe_os_error(exc: OSError) -> str:

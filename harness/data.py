@@ -121,7 +121,8 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
-    """The manifest fields worth recording with results: hash, builder, seed, source, contract, this config."""
+    """The manifest fields worth recording with results: hash, builder, seed, source, contract, caveats, this
+    config."""
     if not manifest:
         return {}
 
@@ -137,6 +138,8 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
             info["source"] = scalars(request["source"])
     if isinstance(manifest.get("contract"), dict):
         info["contract"] = scalars(manifest["contract"])  # image storage and token rule
+    if isinstance(manifest.get("caveats"), dict) and manifest["caveats"]:
+        info["caveats"] = {str(kind): str(text) for kind, text in manifest["caveats"].items()}  # synthetic, limited
     configs = manifest.get("configs")
     if isinstance(configs, dict) and config_name in configs:
         info["config"] = scalars(configs[config_name])

@@ -41,6 +41,7 @@ class DataOrigin:
     rows: str | None
     build_limit: int | None
     run_limit: str | None
+    caveats: tuple[tuple[str, str], ...] = ()  # the build's own (kind, text): `caveats` of its manifest
 
     @classmethod
     def of(cls, dataset: dict[str, Any], run: dict[str, Any]) -> DataOrigin:
@@ -51,7 +52,8 @@ class DataOrigin:
             builder = f"{builder} {dataset['builder_version']}"
         return cls(dataset.get("location"), dataset.get("revision"), dataset.get("content_hash"), builder,
                    source.get("kind"), source.get("spec"), source.get("num_images"), dataset.get("mode"),
-                   dataset.get("rows"), dataset.get("limit"), _limit_text(run.get("limit")))
+                   dataset.get("rows"), dataset.get("limit"), _limit_text(run.get("limit")),
+                   tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()))
 
     @property
     def recorded(self) -> bool:
@@ -72,6 +74,8 @@ class DataOrigin:
             out.append(f"build rows `{self.rows}`, not the subset the paper evaluated")
         if self.run_limit is not None:
             out.append(f"a run with `--limit {self.run_limit}`, which evaluates only the first samples of each task")
+        said = {"synthetic": self.source_kind == "synthetic", "limited": self.build_limit is not None}
+        out += [text for kind, text in self.caveats if not said.get(kind)]  # what only the build itself knew
         return out
 
     def short(self) -> str:

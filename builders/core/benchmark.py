@@ -31,7 +31,9 @@ class BuildOptions:
     image_storage: str = contract.EMBEDDED
     num_proc: int = 2
     overwrite: bool = False
-    progress: bool = True
+    progress: bool = True  # the plan and progress bars on stderr
+    dry_run: bool = False  # print the plan, build nothing, return None
+    command: list[str] | None = None  # the `builders build` argv to record in the manifest (`contract.BUILD_COMMAND`)
 
 
 @runtime_checkable
@@ -52,8 +54,9 @@ class Benchmark(Protocol):
         """Add the benchmark's own options to `builders build NAME`."""
         ...
 
-    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path:
-        """Build into `options.out_dir/<name>` and return that folder; user mistakes raise `BuildError`."""
+    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
+        """Build into `options.out_dir/<name>` and return that folder (None for `options.dry_run`, which only
+        prints the plan); user mistakes raise `BuildError`."""
         ...
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:

@@ -1,15 +1,18 @@
 """The steps every build shares: a staging folder, one Parquet writer per config, the image table of a
 shared-storage build, the content hash, the card and the manifest, then an atomic publish.
 
-    with DatasetBuild(out_dir, info, request, inputs=..., image_storage="embedded") as build:
-        with build.config_writer("cfg", features) as writer:
-            for row, nbytes in rows:
-                writer.write(row, nbytes)
-        build.add_config(writer.close(), {"extra": "manifest fields"})
+    with DatasetBuild(out_dir, info, {"configs": [...], ...}, inputs=..., image_storage="embedded") as build:
+        for config in build.pending:
+            with build.config_writer(config, features) as writer:
+                for row, nbytes in rows(config):
+                    writer.write(row, nbytes)
+            build.add_config(writer.close(), {"extra": "manifest fields"})
         path = build.publish(stats={...}, card_context={...})
 
 A benchmark brings its rows, features, request (what decides its output) and card template
-(`dataset_cards/<name>/card.md.jinja`); everything here is the same for every benchmark.
+(`dataset_cards/<name>/card.md.jinja`); everything here is the same for every benchmark. A folder that
+holds the same request with other configs is extended, not replaced (`builders.core.extend`): `pending`
+lists what is left to write.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,9 @@ from datasets import Features
 from builders.core import contract
 from builders.core.card import CardConfig, front_matter, render_card
 from builders.core.errors import BuildError
+from builders.core.extend import CONFIGS_KEY, BaseBuild, extends, ordered
 from builders.core.images import EncodedImage
-from builders.core.output import StagedOutput, environment
+from builders.core.output import StagedOutput, environment, read_manifest
 from builders.core.store import encoded_store
 from builders.core.writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
 
@@ -114,7 +118,9 @@ class DatasetBuild:
 
     def __init__(self, out_dir: str | Path, info: BuilderInfo, request: Mapping[str, Any], *,
                  inputs: Mapping[str, Any] | None = None, image_storage: str = contract.EMBEDDED,
-                 overwrite: bool = False, shard_bytes: int = SHARD_BYTES) -> None:
+                 overwrite: bool = False, shard_bytes: int = SHARD_BYTES, config_order: Sequence[str] | None = None,
+                 command: Sequence[str] | None = None, caveats: Mapping[str, str] | None = None,
+                 card: Mapping[str, Any] | None = None) -> None:
         try:
             contract.check_image_storage(image_storage)
         except ValueError as exc:
@@ -126,18 +132,53 @@ class DatasetBuild:
         self.request = json.loads(json.dumps({"benchmark": info.name, "builder_version": info.version, **request,
                                               "image_storage": image_storage}))
         self.inputs = dict(inputs or {})
+        self.config_order = config_order
+        self.command = list(command) if command is not None else None
+        self.caveats = dict(caveats or {})
+        self.card_fields = {**info.card, **(card or {})}
+        self.overwrite = overwrite
         self._staged = StagedOutput(Path(out_dir), info.name, self.request, overwrite)
         self._configs: dict[str, dict[str, Any]] = {}
         self._features: dict[str, Features] = {}
-        self._rows = 0
         self.staging: Path | None = None
         self.images: ImageTableWriter | None = None
+        self.base: BaseBuild | None = None  # the build in place that this one adds configs to
+        self._looked_for_base = False
+        # The configs this build must write: those of the request, less those the build in place holds.
+        self.pending: list[str] = list(self.request.get(CONFIGS_KEY) or [])
+
+    @property
+    def target(self) -> Path:
+        return self._staged.target
 
     def __enter__(self) -> DatasetBuild:
+        self.find_base()
         self.staging = self._staged.__enter__()
         if self.image_storage == contract.SHARED:
             self.images = ImageTableWriter(self.staging / ".image_table.spool")
+        if self.base is not None and self.pending:
+            for name, entry in self.base.configs.items():
+                self._features[name] = self.base.carry_config(name, self.staging)
+                self._configs[name] = entry
+            if self.images is not None:
+                self.base.carry_images(self.images.add)
         return self
+
+    def find_base(self) -> None:
+        """Extend the build in place when it differs from this one only in its configs: sets `base`, `pending`
+        and the request's configs (all the build will hold). Runs on entering; call it first to plan."""
+        if self._looked_for_base:
+            return
+        self._looked_for_base = True
+        existing = read_manifest(self.target) if self.target.is_dir() else None
+        if existing is None or self.overwrite or not extends(existing.get("request"), self.request):
+            return
+        self.base = BaseBuild(self.target, existing)
+        requested = self.request[CONFIGS_KEY]
+        self.pending = [name for name in requested if name not in self.base.configs]
+        self.request[CONFIGS_KEY] = ordered([*self.base.configs, *requested], self.config_order)
+        self._staged.request = self.request
+        self._staged.base_hash = self.base.content_hash
 
     def __exit__(self, *exc: object) -> None:
         if self.images is not None:
@@ -147,6 +188,9 @@ class DatasetBuild:
     def config_writer(self, name: str, features: Features) -> ShardedParquetWriter:
         """The Parquet writer of one config; its features must carry the contract's columns."""
         assert self.staging is not None, "use DatasetBuild as a context manager"
+        if self.base is not None and name in self.base.configs:
+            raise ValueError(f"{self.info.name}: config {name!r} is carried over from {self.target}; "
+                             "write only the configs in `build.pending`")
         if name == contract.IMAGE_TABLE_CONFIG or name in self._features:
             raise ValueError(f"{self.info.name}: config name {name!r} is taken")
         contract.check_features(features, self.image_storage, f"{self.info.name} config {name}")
@@ -156,11 +200,15 @@ class DatasetBuild:
     def add_config(self, result: ConfigResult, extra: Mapping[str, Any] | None = None) -> None:
         """Record a written config; `extra` holds the benchmark's own manifest fields for it."""
         self._configs[result.name] = {**(extra or {}), **files_entry(result)}
-        self._rows += result.num_rows
 
     def publish(self, stats: Mapping[str, Any] | None = None, card_context: Mapping[str, Any] | None = None) -> Path:
-        """Write the image table (shared storage), the card and the manifest, then move the folder into place."""
+        """Write the image table (shared storage), the card and the manifest, then move the folder into place.
+        A build that had nothing to add to the build in place leaves it untouched."""
         assert self.staging is not None, "use DatasetBuild as a context manager"
+        if self.base is not None and not self.pending:
+            return self.target
+        order = ordered([*self.request.get(CONFIGS_KEY, []), *self._configs], None)
+        self._configs = {name: self._configs[name] for name in order if name in self._configs}
         table = None
         if self.images is not None:
             table = self.images.write(self.staging, self.shard_bytes)
@@ -185,14 +233,24 @@ class DatasetBuild:
                          "image_placeholder": contract.IMAGE_PLACEHOLDER},
             "request": self.request,
             "inputs": self.inputs,
-            "environment": environment(),
-            "stats": dict(stats),
+            "caveats": self.caveats,
+            "environment": environment(),  # of the latest step
+            "stats": dict(stats),  # of the latest step
+            "steps": self._steps(stats),
             "configs": self._configs,
         }
+        if self.command is not None:
+            manifest[contract.BUILD_COMMAND] = self.command
         if table is not None:
             manifest["image_table"] = {"config": contract.IMAGE_TABLE_CONFIG, "images": table.num_rows,
                                        **files_entry(table)}
         return manifest
+
+    def _steps(self, stats: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """One entry per build that wrote configs into this folder: which, with what libraries."""
+        written = [name for name in self._configs if self.base is None or name not in self.base.configs]
+        step = {"configs": written, "environment": environment(), "stats": dict(stats)}
+        return [*(self.base.steps() if self.base is not None else []), step]
 
     def _card(self, manifest: dict[str, Any], table: ConfigResult | None, context: Mapping[str, Any]) -> str:
         configs = [CardConfig(name, self._features[name], info["rows"], info["num_bytes"])
@@ -200,5 +258,10 @@ class DatasetBuild:
         if table is not None:
             configs.append(CardConfig(table.name, Features(contract.image_table_features()), table.num_rows,
                                       table.num_bytes))
-        yaml_text = front_matter(configs, **self.info.card, size_categories=[size_category(self._rows)])
+        rows = sum(info["rows"] for info in self._configs.values())
+        card = dict(self.card_fields)
+        if self.caveats:  # flagged where the Hub and its search see it: the tags and a field of their own
+            card["tags"] = [*card.get("tags", []), *(kind for kind in self.caveats if kind not in card.get("tags", []))]
+            card["caveats"] = dict(self.caveats)
+        yaml_text = front_matter(configs, **card, size_categories=[size_category(rows)])
         return render_card(self.info.name, yaml_text, manifest=manifest, configs=manifest["configs"], **context)

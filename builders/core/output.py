@@ -4,7 +4,7 @@ complete (its manifest, `builders.core.contract`, written last).
 A failed or killed build never leaves a folder that looks complete: the dataset is assembled in
 `OUT/.<name>.tmp-<pid>-<random>` and renamed to `OUT/<name>` after its manifest is written. A
 target that already holds a different build (its manifest's `request` differs) is an error
-unless `overwrite`; rebuilding the same request replaces it.
+unless `overwrite`; a build that differs only in its configs extends it (`builders.core.extend`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def environment() -> dict[str, str]:
 
 def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     keys = sorted(set(old) | set(new))
+    if any(old.get(k) != new.get(k) for k in keys if k != "configs"):
+        keys = [k for k in keys if k != "configs"]  # configs alone can be added to a build: not the difference
     parts = [
         f"{k}: {json.dumps(old.get(k))} -> {json.dumps(new.get(k))}" for k in keys if old.get(k) != new.get(k)
     ]
@@ -62,6 +64,7 @@ class StagedOutput:
         self.target = self.out_dir / name
         self.request = request
         self.overwrite = overwrite
+        self.base_hash: str | None = None  # the content hash of the build in place that this one extends
         self.staging: Path | None = None
         self._committed = False
 
@@ -80,7 +83,11 @@ class StagedOutput:
                     f"{self.target} exists and holds no build manifest; remove it or pass --overwrite"
                 )
             return
+        if self.base_hash is not None and existing.get("content_hash") == self.base_hash:
+            return  # the build this one extends, still as it was
         if existing.get("request") != self.request and not self.overwrite:
+            if self.base_hash is not None:
+                raise BuildError(f"{self.target} changed while this build was extending it; run the build again")
             raise BuildError(
                 f"{self.target} already holds a different build ({describe_difference(existing.get('request', {}), self.request)}); "
                 "pass --overwrite to replace it"

@@ -11,12 +11,14 @@ or the README's `<config>/test-*` globs would pick them up.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.core.contract import MANIFEST_NAME, data_files
 from builders.core.errors import BuildError
+from builders.core.estimate import human_bytes
 from builders.core.output import read_manifest
 
 SEMVER_TAG = re.compile(
@@ -34,6 +36,7 @@ class PushPlan:
     private: bool
     files: list[tuple[str, int]]  # path in repo, bytes
     commit_message: str
+    caveats: dict[str, str] = field(default_factory=dict)  # the manifest's: synthetic, limited, ...
 
     @property
     def total_bytes(self) -> int:
@@ -67,7 +70,8 @@ def plan_push(folder: str | Path, repo: str, tag: str, private: bool = False) ->
         files.append((entry["path"], entry["num_bytes"]))
     files.append((MANIFEST_NAME, (folder / MANIFEST_NAME).stat().st_size))
     message = f"{manifest.get('benchmark', 'dataset')} {tag} (builder {manifest.get('builder_version', '?')}, content {manifest.get('content_hash', '?')[:19]})"
-    return PushPlan(folder, repo, tag, private, files, message)
+    caveats = manifest.get("caveats")
+    return PushPlan(folder, repo, tag, private, files, message, dict(caveats) if isinstance(caveats, dict) else {})
 
 
 def describe_plan(plan: PushPlan) -> list[str]:
@@ -78,11 +82,23 @@ def describe_plan(plan: PushPlan) -> list[str]:
         f"would push {plan.folder} to {constants.ENDPOINT}/datasets/{plan.repo} ({visibility}), then tag {plan.tag}"
     ]
     width = max(len(path) for path, _ in plan.files)
-    lines += [f"  {path:<{width}}  {_human(size):>10}" for path, size in plan.files]
+    lines += [f"  {path:<{width}}  {human_bytes(size):>10}" for path, size in plan.files]
     lines.append(
-        f"{len(plan.files)} files, {_human(plan.total_bytes)}; commit message: {plan.commit_message!r}"
+        f"{len(plan.files)} files, {human_bytes(plan.total_bytes)}; commit message: {plan.commit_message!r}"
     )
     lines.append(f"remote files matching {STALE_PATTERNS} that this build does not have would be deleted")
+    return lines
+
+
+def caveat_warnings(plan: PushPlan) -> list[str]:
+    """What a version tag would hide: a synthetic or limited build (its manifest's `caveats`) is not the paper's
+    data, and whoever loads the tag should know it before citing numbers on it."""
+    if not plan.caveats:
+        return []
+    lines = [f"warning: {plan.folder} is a {' and '.join(plan.caveats)} build; tagging it {plan.tag} publishes data "
+             "whose scores are not comparable with the paper's:"]
+    lines += [f"warning:   {kind}: {text}" for kind, text in plan.caveats.items()]
+    lines.append("warning: its card says so at the top and in its YAML (`caveats`, tags)")
     return lines
 
 
@@ -94,8 +110,11 @@ def push(
     dry_run: bool = False,
     token: str | None = None,
     echo: Callable[[str], None] = print,
+    warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> PushPlan:
     plan = plan_push(folder, repo, tag, private)
+    for line in caveat_warnings(plan):
+        warn(line)
     for line in describe_plan(plan):
         echo(line)
     if dry_run:
@@ -122,10 +141,3 @@ def push(
     echo(f"pushed {repo} at commit {commit.oid}, tagged {tag}")
     return plan
 
-
-def _human(size: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"

@@ -64,7 +64,7 @@ class MMNeedleBenchmark:
             f"(default {DEFAULT_MEMORY_BUDGET_MB})",
         )
 
-    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path:
+    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
         return build_mmneedle(
             source=args.source,
             out_dir=options.out_dir,
@@ -81,6 +81,8 @@ class MMNeedleBenchmark:
             memory_budget_mb=args.memory_budget_mb,
             image_storage=options.image_storage,
             min_image_coverage=args.min_image_coverage,
+            command=options.command,
+            dry_run=options.dry_run,
         )
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:

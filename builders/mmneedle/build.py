@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +27,14 @@ from tqdm import tqdm
 from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
+from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.writer import SHARD_BYTES, ConfigResult
-from builders.mmneedle.configs import NeedleConfig, parse_configs
+from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
+from builders.mmneedle.estimate import estimate_build
 from builders.mmneedle.images import TILE_SIZE, TileStore, stitch
 from builders.mmneedle.official import OfficialMetadata, OfficialPlanner
 from builders.mmneedle.plan import Planner, RegeneratePlanner
@@ -44,8 +48,7 @@ INFO = BuilderInfo(
     name="mmneedle",
     module="builders.mmneedle",
     version=BUILDER_VERSION,
-    card={
-        "license": "cc-by-4.0",
+    card={  # the licence comes from the source (`CaptionedImageSource.card_licence`)
         "pretty_name": "MMNeedle",
         "language": ["en"],
         "task_categories": ["visual-question-answering"],
@@ -72,22 +75,24 @@ def build_mmneedle(
     image_storage: str = contract.EMBEDDED,
     min_image_coverage: float = DEFAULT_MIN_COVERAGE,
     shard_bytes: int = SHARD_BYTES,
-) -> Path:
+    command: list[str] | None = None,
+    dry_run: bool = False,
+) -> Path | None:
     """Build the requested configs (default: all 21) into `out_dir/mmneedle` and return that path.
 
-    `source`: "synthetic", "synthetic:COUNT", "coco=DIR" or a source object. `official_metadata`:
-    the authors' `metadata_stitched/` folder (needs a COCO source). Rows per config: the paper's
-    evaluated subset, all 10,000 with `full`, at most `limit` per polarity with `limit`.
-    `image_storage`: "embedded" (each row holds its images) or "shared" (each pool image once).
+    `source`: "synthetic", "synthetic:COUNT", "coco=DIR" or a source object. `official_metadata`: the authors'
+    `metadata_stitched/` folder (needs a COCO source). Rows per config: the paper's evaluated subset, all
+    10,000 with `full`, at most `limit` per polarity with `limit`. `image_storage`: "embedded" (each row holds
+    its images) or "shared" (each pool image once). The same build already in `out_dir` gets the missing
+    configs added (unless `overwrite`). `command`: the `builders build` argv to record (how to add configs
+    later). With `progress` or `dry_run` the plan goes to stderr first; `dry_run` stops there (returns None).
     """
     cfgs = parse_configs(configs)
-    _check_options(limit, num_proc, seed, memory_budget_mb)
-    if not 0 <= min_image_coverage <= 1:
-        raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
+    _check_options(limit, num_proc, seed, memory_budget_mb, min_image_coverage)
     src = open_source(source, seed, min_image_coverage) if isinstance(source, str) else source
     counter = make_text_counter(text_tokenizer)
     planner, official_files = _planner(src, cfgs, official_metadata, seed)
-    request = {
+    request = {  # what decides the output: a folder built with another request is not replaced silently
         "mode": planner.mode,
         "seed": seed,
         "source": src.describe(),
@@ -100,14 +105,51 @@ def build_mmneedle(
         "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
     }
     inputs = {"source": src.spec, "official_metadata": str(official_metadata) if official_metadata is not None else None}
-    with DatasetBuild(out_dir, INFO, request, inputs=inputs, image_storage=image_storage, overwrite=overwrite,
-                      shard_bytes=shard_bytes) as build:
-        stages = _Stages(src, planner, cfgs, full, limit, counter, strip_captions, num_proc, progress, build)
-        stats = stages.run(memory_budget_mb * 1024 * 1024)
-        return build.publish(stats=stats)
+    build = DatasetBuild(out_dir, INFO, request, inputs=inputs, image_storage=image_storage, overwrite=overwrite,
+                         shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command, card=src.card_licence)
+    build.find_base()
+    build.caveats = _caveats(src, planner, [CONFIGS[name] for name in build.request["configs"]], full, limit)
+    pending = [cfg for cfg in cfgs if cfg.name in build.pending]
+    stages = _Stages(src, planner, pending, full, limit, counter, strip_captions, num_proc, progress, build)
+    if progress or dry_run:
+        _print_plan(build, stages, cfgs, num_proc)
+    if dry_run:
+        return None
+    with build:
+        stats = stages.run(memory_budget_mb * 1024 * 1024) if pending else {}
+        return build.publish(stats=stats, card_context={"licence": src.licence_note})
 
 
-def _check_options(limit: int | None, num_proc: int, seed: int, memory_budget_mb: int) -> None:
+def _print_plan(build: DatasetBuild, stages: _Stages, cfgs: list[NeedleConfig], num_proc: int) -> None:
+    if stages.cfgs:
+        print_plan(stages.estimate(len(build.base.configs) if build.base is not None else 0), num_proc)
+    else:
+        print(f"plan: nothing to build; {build.target} already holds {', '.join(c.name for c in cfgs)}",
+              file=sys.stderr)
+
+
+def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
+             limit: int | None) -> dict[str, str]:
+    """Why numbers on this build are not comparable with the paper's (recorded in the manifest and the card,
+    said by `builders push` and `harness report`)."""
+    caveats = {}
+    if src.kind == "synthetic":
+        caveats["synthetic"] = (f"synthetic images and captions drawn by the builder (source `{src.spec}`), "
+                                "not MS COCO: scores are not comparable with the paper's")
+    short = [cfg.name for cfg in cfgs
+             if len(cfg.sample_ids(full, limit, planner.negative_start(cfg))) < 2 * cfg.paper_count]
+    if short:
+        cap = f"`--limit {limit}`" if limit is not None else "official metadata with fewer samples"
+        which = "every config" if len(short) == len(cfgs) else f"configs {', '.join(short)}"
+        caveats["limited"] = (f"fewer rows than the paper evaluated ({cap}; {which}): "
+                              "scores are not comparable with the paper's")
+    return caveats
+
+
+def _check_options(limit: int | None, num_proc: int, seed: int, memory_budget_mb: int,
+                   min_image_coverage: float) -> None:
+    if not 0 <= min_image_coverage <= 1:
+        raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
     if limit is not None and limit < 1:
         raise BuildError(f"--limit must be at least 1, got {limit}")
     if num_proc < 1:
@@ -150,14 +192,26 @@ class _Stages:
         self.num_proc = num_proc
         self.progress = progress
         self.build = build
-        assert build.staging is not None
-        self.staging = build.staging
 
-    def run(self, memory_budget: int) -> dict[str, Any]:
+    @cached_property
+    def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
+        """The (N, key) of every pool image the rows show, and the source images those need."""
         clock = time.perf_counter()
         shown = self._shown_pool_images()
         tiles_needed = sorted({name for N, key in shown for name in self.planner.pool(N).tiles(key)})
-        clock = _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
+        _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
+        return shown, tiles_needed
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        shown, tiles_needed = self._shown
+        return estimate_build(self.source, self.planner, self.cfgs, self._ids, shown, len(tiles_needed),
+                              self.build.image_storage, self.num_proc, kept)
+
+    def run(self, memory_budget: int) -> dict[str, Any]:
+        assert self.build.staging is not None, "run inside the DatasetBuild"
+        self.staging = self.build.staging
+        shown, tiles_needed = self._shown
+        clock = time.perf_counter()
         # Tiles are read many times in random order: memory, up to the budget (then a spill file).
         tiles = TileStore(self.staging / ".tiles.spill", memory_budget)
         # Each encoded image is written once and read once per row that shows it: straight to a spool

@@ -37,6 +37,9 @@ class CaptionedImageSource(abc.ABC):
 
     kind: str
     spec: str  # how the user named it, e.g. "synthetic" or "coco=/data/coco"
+    # The dataset card's licence fields (`license`, `license_name`, `license_link`) and one sentence for its body.
+    card_licence: dict[str, str]
+    licence_note: str
 
     @property
     @abc.abstractmethod
@@ -79,6 +82,15 @@ class CaptionedImageSource(abc.ABC):
 
 class CocoCaptionSource(CaptionedImageSource):
     kind = "coco"
+    # The images stay under their Flickr owners' terms; only COCO's annotations are CC BY 4.0.
+    card_licence = {"license": "other", "license_name": "coco-terms-of-use",
+                    "license_link": "https://cocodataset.org/#termsofuse"}
+    licence_note = (
+        "The stitched images are made of MS COCO 2014 validation images, which COCO does not license: each "
+        "remains under the [Flickr terms of use](https://www.flickr.com/creativecommons/) of its owner "
+        "([COCO terms of use](https://cocodataset.org/#termsofuse)). The captions are COCO annotations, licensed "
+        "[CC BY 4.0](https://creativecommons.org/licenses/by/4.0/) by the COCO Consortium."
+    )
 
     def __init__(self, root: str | os.PathLike[str], min_coverage: float = DEFAULT_MIN_COVERAGE) -> None:
         self.root = Path(root)
@@ -205,6 +217,12 @@ class SyntheticCaptionSource(CaptionedImageSource):
     """`num_images` distinct drawn scenes named `synthetic_000000`, ... with exact captions."""
 
     kind = "synthetic"
+    card_licence = {"license": "cc0-1.0"}
+    licence_note = (
+        "The images and captions are synthetic, drawn by the builder's own generator from a seed, and dedicated "
+        "to the public domain ([CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)). They are a stand-in "
+        "for MS COCO: scores on them are not comparable with the paper's."
+    )
 
     def __init__(self, seed: int = 0, num_images: int = SYNTHETIC_DEFAULT_SIZE) -> None:
         if num_images < 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -53,18 +54,28 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     assert "--rows" in help_text and "--image-storage" in help_text and "--source" not in help_text
 
     data = tmp_path / "data"
-    built = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "colors,pairs",
+    built = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "pairs",
                 "--out", str(data))
     assert built.returncode == 0, built.stderr
-    assert "colors: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
-    manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
-    assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
-    assert (data / "toy" / "README.md").read_text().split("---\n")[-1].startswith("\n# Toy\n\nColoured squares (2 configs)")
+    assert "pairs: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
     bad = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data))
     assert bad.returncode == 2 and "unknown config(s) triangles; valid: colors, pairs" in bad.stderr
 
     ls = run(project_copy, tmp_path, "harness.cli", "ls")
     assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
+    # The harness names the missing config's build as the user's own, and that command adds it to the build.
+    missing = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--data_dir",
+                  str(data), "--output_path", str(tmp_path / "never"))
+    assert missing.returncode == 2
+    hint = missing.stderr.split("build it with: ")[1].splitlines()[0]
+    assert hint == f"builders build toy --rows 4 --configs colors --out {data}"
+    added = run(project_copy, tmp_path, "builders.cli", *shlex.split(hint)[1:])
+    assert added.returncode == 0 and "added colors to the build" in added.stderr, added.stderr
+    manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
+    assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
+    assert list(manifest["configs"]) == ["colors", "pairs"] and len(manifest["steps"]) == 2
+    assert (data / "toy" / "README.md").read_text().split("---\n")[-1].startswith("\n# Toy\n\nColoured squares (2 configs)")
+
     out = tmp_path / "results"
     evaluated = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--model_args",
                     "answer=no", "--data_dir", str(data), "--output_path", str(out), "--no_progress")

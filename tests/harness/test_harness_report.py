@@ -112,12 +112,19 @@ def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_pa
 
     def as_coco(datasets: dict[str, Any], task: str) -> None:  # the paper's rows of a COCO build, uncapped
         datasets[task].update(limit=None, source={"kind": "coco", "spec": "coco=/data/coco2014", "num_images": 40504})
+        assert set(datasets[task].pop("caveats")) == {"synthetic", "limited"}  # what the synthetic build said
 
     _rewrite_datasets(out / "constant", as_coco)
     text = _report(harness, out)
     assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | not recorded | not recorded | 3 |" in text
     assert "Not comparable" not in text and "**Warning:**" not in text and "NOT comparable" not in text
     assert "## Across models" not in text  # one model: nothing to set beside it
+
+    # A caveat only the build knew (no source kind or limit says it) is reported in the build's own words.
+    _rewrite_datasets(out / "constant", lambda datasets, task: datasets[task].update(
+        caveats={"partial": "questions of one language only"}))
+    text = _report(harness, out)
+    assert "> - questions of one language only (3 of 3 tasks)" in text
 
     _rewrite_datasets(out / "constant", lambda datasets, task: datasets.pop(task))
     text = _report(harness, out)

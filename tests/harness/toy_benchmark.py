@@ -67,13 +67,14 @@ def _rows(config: str, encoder: FileJpegEncoder, embed: bool, rows: int):
 
 
 def build_toy(out_dir: Path, image_storage: str = contract.EMBEDDED, *, rows: int = ROWS,
-              configs: list[str] | None = None, overwrite: bool = False) -> Path:
-    """Build `out_dir/toy` (both configs, or those named) and return it."""
+              configs: list[str] | None = None, overwrite: bool = False, command: list[str] | None = None) -> Path:
+    """Build `out_dir/toy` (both configs, or those named; added to a toy build already there) and return it."""
     encoder = FileJpegEncoder()
     try:
         with DatasetBuild(out_dir, INFO, {"rows": rows, "configs": configs or list(CONFIGS)},
-                          image_storage=image_storage, overwrite=overwrite) as build:
-            for config in configs or CONFIGS:
+                          image_storage=image_storage, overwrite=overwrite, config_order=list(CONFIGS),
+                          command=command) as build:
+            for config in build.pending:
                 with build.config_writer(config, features(image_storage)) as writer:
                     for row, images in _rows(config, encoder, build.images is None, rows):
                         if build.images is not None:
@@ -102,7 +103,7 @@ class ToyBenchmark:
 
     def build(self, options: Any, args: argparse.Namespace) -> Path:
         return build_toy(options.out_dir, options.image_storage, rows=args.rows, configs=options.configs,
-                         overwrite=options.overwrite)
+                         overwrite=options.overwrite, command=options.command)
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
         return f"{info['rows']} rows"
