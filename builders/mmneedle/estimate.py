@@ -3,6 +3,7 @@ stitched images made the way the build makes them (decode + resize each sub-imag
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -56,7 +57,7 @@ def estimate_build(source: CaptionedImageSource, planner: Planner, cfgs: list[Ne
     else:
         images = sum(rows[cfg.name] * cfg.M * image_bytes[cfg.N] for cfg in cfgs)
     num_bytes = images + ROW_BYTES * sum(rows.values())
-    per_tile = sum(tile_seconds) / len(tile_seconds) if tile_seconds else 0.0
+    per_tile = statistics.median(tile_seconds) if tile_seconds else 0.0  # the first decodes pay one-off setup
     compute = source_images * per_tile + sum(count * stitch_seconds[N] for N, count in per_grid.items())
     seconds = compute / num_proc + num_bytes / WRITE_BYTES_PER_SECOND
     stitched = ", ".join(f"{count:,} of {N}x{N}" for N, count in sorted(per_grid.items()))
