@@ -3,12 +3,13 @@
 mixed-length task.
 
 The task holds the negatives of two MMNeedle configs built by the synthetic builder: m1_n2_k1 (one
-512 px image, ~450 tokens with max_gen_toks by the rows' counting rule) and m10_n2_k1 (ten 512 px
-images, ~3,400 tokens), so prompt lengths differ ~7x. The model is the tests' tiny random LLaVA
-(tests/harness/conftest.py), one torch thread, 16 new tokens, greedy.
+image) and m10_n2_k1 (ten images). The model is the tests' tiny random LLaVA (tests/harness/conftest.py)
+with a 224 px vision tower: 257 tokens per image by its processor, which is what the `hf` backend counts
+(~390 tokens for the short prompts, ~2,700 for the long ones, ~7x apart); one torch thread, 16 new
+tokens, greedy.
 
 Compared at the same memory ceiling, a budget of B tokens per padded batch:
-* `budget`: `--max_batch_tokens B` (long prompts B // ~3,400 per batch, short ones B // ~450);
+* `budget`: `--max_batch_tokens B` (long prompts B // ~2,700 per batch, short ones B // ~390);
 * `fixed`: `--batch_size K` with K the largest fixed size whose batches of the longest prompts fit B
   (what one must pick without a token budget), and, for reference, larger fixed sizes that break the
   ceiling on long prompts.
@@ -53,26 +54,17 @@ def mixed_task(work: Path) -> Path:
     return path
 
 
+IMAGE_SIZE = 224  # 16 x 16 patches + 1: 257 tokens per image, so ten images fit the model's 4,096 positions
+
+
 def tiny_model(work: Path) -> Path:
     sys.path.insert(0, str(ROOT / "tests" / "harness"))
     from conftest import build_tiny_llava  # the tests' offline recipe
 
-    model_dir = work / "tiny-llava"
+    model_dir = work / f"tiny-llava-{IMAGE_SIZE}"
     if not (model_dir / "config.json").exists():
-        build_tiny_llava(model_dir)
+        build_tiny_llava(model_dir, image_size=IMAGE_SIZE)
     return model_dir
-
-
-def max_cost(data: Path) -> int:
-    """The largest padded-batch cost of one request of the task: prompt tokens + max_gen_toks (16)."""
-    import pyarrow.parquet as pq
-
-    costs = []
-    for config in CONFIGS:
-        for shard in (data / "mmneedle" / config).glob("*.parquet"):
-            table = pq.read_table(shard, columns=["is_positive", "text_tokens", "image_tokens"]).to_pylist()
-            costs += [r["text_tokens"] + sum(r["image_tokens"]) + 16 for r in table if not r["is_positive"]]
-    return max(costs)
 
 
 def run_variant(name: str, flags: list[str], work: Path, data: Path, task_yaml: Path, model: Path,
@@ -90,8 +82,10 @@ def run_variant(name: str, flags: list[str], work: Path, data: Path, task_yaml: 
     (model_dir,) = [p for p in out.iterdir() if p.is_dir()]
     (results_file,) = model_dir.glob("results_*.json")
     results = json.loads(results_file.read_text())
-    lines = (model_dir / f"samples_{TASK}.jsonl").read_text().splitlines()[1:]
+    lines = (model_dir / f"journal_{TASK}.jsonl").read_text().splitlines()[1:]
     records = [json.loads(line) for line in lines]
+    if any(r["status"] != "ok" for r in records):
+        raise SystemExit(f"{name}: not every sample was scored ok: {sorted({r['status'] for r in records})}")
     return {"eval_s": float(results["total_evaluation_time_seconds"]), "wall_s": wall, "samples": len(records),
             "answers": {r["sample_id"]: r["response"] for r in records},
             "tokens": sorted(r["token_count"] for r in records)}
@@ -112,11 +106,12 @@ def main() -> None:
     task_yaml = mixed_task(args.work)
     model = tiny_model(args.work)
 
-    longest = max_cost(data)
+    # A first pass (warms the caches) gives each request's cost as the backend counts it: prompt tokens + 16.
+    probe = run_variant("probe", ["--batch_size", "1"], args.work, data, task_yaml, model, env)
+    longest = probe["tokens"][-1] + 16
     fits = max(1, args.budget // longest)
     variants = {"budget": ["--max_batch_tokens", str(args.budget)], "fixed 1": ["--batch_size", "1"],
                 f"fixed {fits}": ["--batch_size", str(fits)], "fixed 8": ["--batch_size", "8"]}
-    run_variant("warmup", ["--batch_size", "1", "--limit", "2"], args.work, data, task_yaml, model, env)  # caches
     runs: dict[str, list[dict]] = {}
     for round_ in range(args.repeats):
         for name, flags in variants.items():

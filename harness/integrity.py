@@ -34,13 +34,6 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
-def file_sha256(path: Path, chunk: int = 8 * 1024 * 1024) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
 
 def _cache_path() -> Path:
     import datasets
@@ -94,7 +87,7 @@ def verify_build(folder: Path, manifest: Mapping[str, Any], configs: Iterable[st
             key = _stat_key(path)
             actual = cache.get(key)
             if actual is None:
-                actual = file_sha256(path)
+                actual = contract.file_sha256(path)
                 cache[key], changed = actual, True
             if actual != entry["sha256"]:
                 raise UserError(f"{path}: sha256 {actual[:16]}... does not match the build manifest's "

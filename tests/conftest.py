@@ -30,7 +30,28 @@ def rewrite_columns(dataset_dir: Path, config: str, **mutators: Callable[[list],
     manifest_path.write_text(json.dumps(manifest))
 
 
+def ship_broken_image(dataset_dir: Path, config: str, row: int, data: bytes) -> None:
+    """Give row `row`'s first image the bytes `data`, its declared sha256 and the manifest updated to match:
+    a build that shipped a broken file as it was, hash and all, so only decoding it can tell."""
+
+    def replace_bytes(images: list) -> list:
+        images[row][0]["bytes"] = data
+        return images
+
+    def declare_them(hashes: list) -> list:
+        hashes[row] = [hashlib.sha256(data).hexdigest(), *hashes[row][1:]]
+        return hashes
+
+    rewrite_columns(dataset_dir, config, images=replace_bytes, image_sha256=declare_them)
+
+
 @pytest.fixture
 def edit_build() -> Callable[..., None]:
     """`edit_build(dataset_dir, config, column=mutate, ...)`: see `rewrite_columns`."""
     return rewrite_columns
+
+
+@pytest.fixture
+def broken_image() -> Callable[..., None]:
+    """`broken_image(dataset_dir, config, row, data)`: see `ship_broken_image`."""
+    return ship_broken_image

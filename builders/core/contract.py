@@ -28,9 +28,11 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +182,18 @@ def manifest_image_storage(manifest: Mapping[str, Any] | None) -> str:
     """How a build stores its images (builds older than the field embed them)."""
     contract = (manifest or {}).get("contract")
     return str(contract.get("image_storage", EMBEDDED)) if isinstance(contract, Mapping) else EMBEDDED
+
+
+def file_sha256(path: str | Path, copy_to: str | Path | None = None, chunk: int = 8 * 1024 * 1024) -> str:
+    """The sha256 of a file, as the manifest lists it for each data file; `copy_to` also copies the file there
+    on the way (one read for both)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as reader, (open(copy_to, "wb") if copy_to is not None else nullcontext()) as writer:
+        while block := reader.read(chunk):
+            digest.update(block)
+            if writer is not None:
+                writer.write(block)
+    return digest.hexdigest()
 
 
 def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:

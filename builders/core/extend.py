@@ -11,10 +11,8 @@ the folder one build of all the configs would have made; only the manifest's `en
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -100,16 +98,11 @@ class BaseBuild:
 
     def _check(self, entry: Mapping[str, Any], path: Path, copy_to: Path | None = None) -> None:
         """Hash `path` (copying it to `copy_to` on the way) and compare with the manifest's sha256."""
-        digest = hashlib.sha256()
         try:
-            with open(path, "rb") as reader, (open(copy_to, "wb") if copy_to else nullcontext()) as writer:
-                while block := reader.read(8 * 1024 * 1024):
-                    digest.update(block)
-                    if writer is not None:
-                        writer.write(block)
+            actual = contract.file_sha256(path, copy_to)
         except FileNotFoundError:
             raise BuildError(f"{path} is missing from the build being extended; rebuild with --overwrite") from None
-        if digest.hexdigest() != entry.get("sha256"):
-            raise BuildError(f"{path} does not match its manifest (sha256 {digest.hexdigest()[:12]}..., expected "
+        if actual != entry.get("sha256"):
+            raise BuildError(f"{path} does not match its manifest (sha256 {actual[:12]}..., expected "
                              f"{str(entry.get('sha256'))[:12]}...): the build being extended is damaged; "
                              "rebuild with --overwrite")

@@ -27,6 +27,8 @@ from datasets import Features
 from datasets import config as datasets_config
 from datasets.arrow_writer import get_parquet_column_options
 
+from builders.core import contract
+
 ROW_GROUP_BYTES = 64 * 1024 * 1024
 SHARD_BYTES = 500 * 1000 * 1000
 MAX_ROWS_PER_GROUP = 1000
@@ -149,7 +151,7 @@ class ShardedParquetWriter:
             partial.rename(final)
             result.files.append(
                 WrittenFile(
-                    final.relative_to(self.dataset_dir).as_posix(), final.stat().st_size, file_sha256(final)
+                    final.relative_to(self.dataset_dir).as_posix(), final.stat().st_size, contract.file_sha256(final)
                 )
             )
         return result
@@ -199,10 +201,3 @@ def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType) 
         row_offsets.append(row_offsets[-1] + len(row))
     return pa.ListArray.from_arrays(pa.array(row_offsets, type=pa.int32()), struct, type=pa_type)
 
-
-def file_sha256(path: Path, chunk: int = 8 * 1024 * 1024) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()

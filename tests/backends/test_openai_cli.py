@@ -238,21 +238,13 @@ def test_missing_api_key_is_a_user_error(mmneedle_dir: Path, tmp_path: Path, cap
 
 
 def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Path, tmp_path: Path, capsys,
-                                                              edit_build):
+                                                              broken_image):
     import shutil
 
     broken = tmp_path / "data"
     shutil.copytree(mmneedle_dir / "mmneedle", broken / "mmneedle")
 
-    def damage_second(images):  # row 1: the second positive
-        images[1][0]["bytes"] = b"this is not an image"
-        return images
-
-    def hash_the_damage(hashes):  # a build that shipped the broken file as it is, hash and all
-        hashes[1] = [hashlib.sha256(b"this is not an image").hexdigest()]
-        return hashes
-
-    edit_build(broken / "mmneedle", "m1_n2_k1", images=damage_second, image_sha256=hash_the_damage)
+    broken_image(broken / "mmneedle", "m1_n2_k1", 1, b"this is not an image")  # row 1: the second positive
 
     server = ChatServer(answer=lambda body: "-1")
     server.start()

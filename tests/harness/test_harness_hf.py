@@ -132,19 +132,11 @@ def test_too_many_images_is_recorded_per_sample(tmp_path: Path, data_dir: Path, 
 
 
 def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
-                                                             edit_build) -> None:
+                                                             broken_image) -> None:
     broken = tmp_path / "data"
     shutil.copytree(data_dir / "mmneedle", broken / "mmneedle")
 
-    def damage_second(images):
-        images[1][0]["bytes"] = b"this is not a JPEG"
-        return images
-
-    def hash_the_damage(hashes):  # a build that shipped the broken file as it is, hash and all
-        hashes[1] = [hashlib.sha256(b"this is not a JPEG").hexdigest()]
-        return hashes
-
-    edit_build(broken / "mmneedle", "m1_n2_k1", images=damage_second, image_sha256=hash_the_damage)
+    broken_image(broken / "mmneedle", "m1_n2_k1", 1, b"this is not a JPEG")  # row 1: the second positive
     run = harness("--tasks", f"{K1}_pos", "--model", "hf", *hf(tiny_llava), "--data_dir", broken, "--limit", "4",
                   "--batch_size", "2", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path / "out")
     assert run.code == 0, run.err

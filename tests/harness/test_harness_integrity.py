@@ -3,10 +3,11 @@ row's hash (and that they decode before an API sees them), and journalled answer
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from harness.api import Model, Response
 from harness.sample_store import journal_name
@@ -82,26 +83,17 @@ def test_image_bytes_that_do_not_match_their_row_are_invalid_input(tmp_path: Pat
     assert {statuses[i][0] for i in range(2, 12)} == {"ok"}
 
 
-def test_openai_never_sends_an_image_that_does_not_decode(tmp_path: Path, data_dir: Path, harness, edit_build) -> None:
+def test_openai_never_sends_an_image_that_does_not_decode(tmp_path: Path, data_dir: Path, harness,
+                                                           broken_image) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from backends.chat_server import ChatServer
 
     root = _copy_build(data_dir, tmp_path)
-    broken = b""
-
-    def truncate_first(images):
-        nonlocal broken
-        broken = images[0][0]["bytes"][:200]  # a JPEG cut short: right magic number, no picture
-        images[0][0]["bytes"] = broken
-        return images
-
-    def hash_the_damage(hashes):  # a build that shipped the broken file as it is, hash and all
-        hashes[0] = [hashlib.sha256(broken).hexdigest()]
-        return hashes
-
-    edit_build(root / "mmneedle", "m1_n2_k1", images=truncate_first, image_sha256=hash_the_damage)
+    first = pq.read_table(next((root / "mmneedle" / "m1_n2_k1").glob("*.parquet"))).column("images")[0][0]
+    broken = first["bytes"].as_py()[:200]  # a JPEG cut short: right magic number, no picture
+    broken_image(root / "mmneedle", "m1_n2_k1", 0, broken)
     server = ChatServer(answer=lambda body: "-1")
     server.start()
     try:
