@@ -101,6 +101,9 @@ def run_parser() -> argparse.ArgumentParser:
                         "errors (timeouts, provider errors): they are left out of the denominators either way, and "
                         "a rerun of the same command tries them again")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
+    parser.add_argument("--screen_only", action="store_true", help="build every request and screen it as the run "
+                        "would (over_length, too_many_images, invalid input) under the model's limits, without "
+                        "loading the model; print the counts per task and write nothing")
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
 
@@ -156,8 +159,9 @@ def models_command(argv: list[str]) -> int:
     for name, alias in sorted(ALIASES.items()):
         settings = ",".join(f"{k}={v}" for k, v in alias.args.items())
         print(f"  {name:<{width}}{alias.backend:<6}{settings}")
-        if alias.note:
-            print(f"  {'':<{width}}      {alias.note}")
+        trained = f"trained on {alias.trained_context:,} tokens (informational, not a limit); " if alias.trained_context else ""
+        if alias.note or trained:
+            print(f"  {'':<{width}}      {trained}{alias.note}")
     return 0
 
 

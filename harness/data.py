@@ -22,6 +22,7 @@ from typing import Any
 
 import datasets
 import pyarrow as pa
+import pyarrow.parquet as pq
 from datasets import Features
 from datasets import Image as ImageFeature
 
@@ -207,14 +208,23 @@ def _load(config: TaskConfig, folder: Path, manifest: dict[str, Any] | None, roo
     if manifest and config.dataset_name:
         verified = verify_build(folder, manifest, [config.dataset_name])  # before reading a row
     kwargs.setdefault("cache_dir", str(local_cache_dir(folder)))
+    # The manifest's files of this split, read by the Parquet loader: the card is not parsed on every load.
+    files = (contract.split_files(folder, config.dataset_name, config.test_split)
+             if manifest and config.dataset_name and not {"data_files", "data_dir"} & set(kwargs) else None)
     try:
-        builder = datasets.load_dataset_builder(str(folder), config.dataset_name, **kwargs)
-        features = builder.info.features
+        if files:
+            features = Features.from_arrow_schema(pq.read_schema(files[0]))
+        else:
+            features = datasets.load_dataset_builder(str(folder), config.dataset_name, **kwargs).info.features
         # Without declared features nothing decodes either: images are read through Arrow
         # (`ImageColumn`) and documents are read without their image columns.
         if features is not None:
             kwargs["features"] = Features({k: _undecoded(v) for k, v in features.items()})
-        dataset = datasets.load_dataset(str(folder), config.dataset_name, split=config.test_split, **kwargs)
+        if files:
+            dataset = datasets.load_dataset("parquet", data_files={config.test_split: files}, split=config.test_split,
+                                            **kwargs)
+        else:
+            dataset = datasets.load_dataset(str(folder), config.dataset_name, split=config.test_split, **kwargs)
     except ValueError as err:
         text = str(err)
         if "not found" in text.lower() or "unknown split" in text.lower() or "BuilderConfig" in text:

@@ -218,6 +218,26 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
     return [*lines, ""]
 
 
+def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> list[str]:
+    """The benchmarks' optional `across_models(parts, out_dir) -> lines` hooks (beside `section` in the same
+    module), each given every model's part of the results it covers: e.g. one figure with every model."""
+    parts_of: dict[Callable[..., list[str]], dict[str, ModelResults]] = {}
+    for model, data in sorted(models.items()):
+        for section, part in benchmark_sections(data):
+            hook = getattr(inspect.getmodule(section), "across_models", None)
+            if callable(hook):
+                parts_of.setdefault(hook, {})[model] = part
+    lines: list[str] = []
+    for hook, parts in parts_of.items():
+        try:
+            lines += hook(parts, out_dir)
+        except Exception as err:  # a broken figure must not lose the report
+            failure = f"report hook {hook.__module__}.{hook.__name__} failed: {type(err).__name__}: {err}"
+            print(f"harness: {failure}", file=sys.stderr)
+            lines += [f"*{failure}*", ""]
+    return lines
+
+
 def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """One model's part of the report: its data, each benchmark's section, every metric, its files."""
     lines = [f"## {model}", "", *provenance_section(data.data())]
@@ -249,6 +269,7 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
         lines += ["> **Warning:** some of these results ran on data that is synthetic, limited or of unrecorded "
                   "origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
     lines += cross_model_table(models)
+    lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):
         lines += _model_part(model, data, out_dir)
     path = out_dir / "report.md"

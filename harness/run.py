@@ -237,6 +237,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
         datasets.disable_progress_bars()
     plan = plan_run(args, argv)
+    if args.screen_only:
+        return _screen_only(plan)
     with scrubbed_output():
         if plan.output_dir is None:
             print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
@@ -244,6 +246,19 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             return _execute(plan)
         with OutputLock(plan.output_dir, [plan.redact(a) for a in ["harness", *argv]]):
             return _execute(plan)
+
+
+def _screen_only(plan: RunPlan) -> int:
+    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
+    from harness.screen_only import ModelLimits, screen_table, screen_tasks
+
+    try:
+        model = ModelLimits(plan.backend, plan.model_args)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.args.seed, plan.shard)
+    print(plan.redact(screen_table(model, results)))
+    return 0
 
 
 def _execute(plan: RunPlan) -> int:
@@ -324,7 +339,7 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
 
     args, model_args = plan.args, plan.model_args
     return {
-        "model": plan.backend, "alias": plan.alias,
+        "model": plan.backend, "alias": plan.alias, "alias_info": _alias_info(plan.alias),
         "model_name": plan.alias or model_args.get("pretrained") or model_args.get("model") or plan.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
         "model_name_sanitized": sanitize_model_name(model_args.get("pretrained") or model_args.get("model")
@@ -336,6 +351,13 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
         **stats, "argv": [plan.redact(a) for a in ["harness", *plan.argv]],
     }
+
+
+def _alias_info(alias: str | None) -> dict[str, Any] | None:
+    """What the alias table says of the model beyond its arguments (its training window, its paper name)."""
+    from harness.models.aliases import ALIASES
+
+    return ALIASES[alias].describe() if alias in ALIASES else None
 
 
 def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> None:

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Backend parity check for someone with a GPU: the same checkpoint through the `hf` and `vllm`
-# backends on a small synthetic MMNeedle build; reports how often their answers agree, their metrics
+# backends on a small build of one benchmark; reports how often their answers agree, their metrics
 # side by side, and samples/s of each.
 #
 #   pip install -e '.[hf,vllm]'            # vLLM 0.33 pins torch 2.14 and transformers <5.21
 #   scripts/gpu_check.sh [CHECKPOINT] [WORKDIR]
+#   GPU_CHECK_BENCHMARK=mmlongbench scripts/gpu_check.sh   # one MMLongBench config, as the paper runs it
 #
 # CHECKPOINT defaults to Qwen/Qwen2.5-VL-3B-Instruct (downloaded by transformers/vLLM on first use);
 # WORKDIR defaults to a new temporary folder. Knobs (environment):
-#   GPU_CHECK_CONFIGS    MMNeedle configs, space-separated   (default: "m1_n2_k1 m10_n1_k1")
-#   GPU_CHECK_LIMIT      positives and negatives per config (default: 25)
-#   GPU_CHECK_MAX_PIXELS pixel cap given to both backends    (default: 1003520 = 1280 x 28 x 28)
-#   GPU_CHECK_CONTEXT    context length / vLLM max_model_len (default: 32768)
+#   GPU_CHECK_BENCHMARK  mmneedle (default) or mmlongbench
+#   GPU_CHECK_CONFIGS    the benchmark's configs, space-separated (default: "m1_n2_k1 m10_n1_k1";
+#                        mmlongbench: "niah_vh_single_8k")
+#   GPU_CHECK_SOURCE     mmlongbench: the release folder (default: fixture, the offline stand-in)
+#   GPU_CHECK_LIMIT      mmneedle: positives and negatives per config (default: 25)
+#   GPU_CHECK_MAX_PIXELS pixel cap given to both backends    (default: 1003520 = 1280 x 28 x 28;
+#                        mmlongbench: none, Qwen's processor defaults as in the paper)
+#   GPU_CHECK_CONTEXT    context length / vLLM max_model_len (default: 32768; mmlongbench: 139264)
 #   GPU_CHECK_HF_BATCH   hf --batch_size                     (default: 4)
 #   GPU_CHECK_HF_BATCH_TOKENS  hf --max_batch_tokens (token-budget batches, capped at GPU_CHECK_HF_BATCH
 #                        requests; default: unset, fixed-size batches)
@@ -27,10 +32,20 @@ set -euo pipefail
 
 CHECKPOINT="${1:-Qwen/Qwen2.5-VL-3B-Instruct}"
 WORKDIR="${2:-$(mktemp -d -t mmlongeval-gpu-check.XXXXXX)}"
-CONFIGS="${GPU_CHECK_CONFIGS:-m1_n2_k1 m10_n1_k1}"
+BENCHMARK="${GPU_CHECK_BENCHMARK:-mmneedle}"
+case "$BENCHMARK" in
+  mmneedle)
+    CONFIGS="${GPU_CHECK_CONFIGS:-m1_n2_k1 m10_n1_k1}"
+    MAX_PIXELS="${GPU_CHECK_MAX_PIXELS-1003520}"
+    CONTEXT="${GPU_CHECK_CONTEXT:-32768}" ;;
+  mmlongbench)
+    CONFIGS="${GPU_CHECK_CONFIGS:-niah_vh_single_8k}"
+    MAX_PIXELS="${GPU_CHECK_MAX_PIXELS-}"
+    CONTEXT="${GPU_CHECK_CONTEXT:-139264}" ;;
+  *) echo "gpu_check: GPU_CHECK_BENCHMARK must be mmneedle or mmlongbench, not '$BENCHMARK'" >&2; exit 2 ;;
+esac
 LIMIT="${GPU_CHECK_LIMIT:-25}"
-MAX_PIXELS="${GPU_CHECK_MAX_PIXELS:-1003520}"
-CONTEXT="${GPU_CHECK_CONTEXT:-32768}"
+PIXEL_ARG="${MAX_PIXELS:+,max_pixels=$MAX_PIXELS}"
 HF_BATCH="${GPU_CHECK_HF_BATCH:-4}"
 HF_BATCH_TOKENS="${GPU_CHECK_HF_BATCH_TOKENS:-}"
 MIN_AGREEMENT="${GPU_CHECK_MIN_AGREEMENT:-0.9}"
@@ -49,21 +64,27 @@ mkdir -p "$WORKDIR"
 rm -rf "$WORKDIR/hf" "$WORKDIR/vllm"  # this script's own run folders: no resumed samples in a timing
 echo "gpu_check: checkpoint $CHECKPOINT, work folder $WORKDIR" >&2
 
-# 1. A small synthetic build (no COCO needed); the same rows feed both backends.
-# shellcheck disable=SC2086  # CONFIGS is a space-separated list on purpose
-builders build mmneedle --source synthetic --configs $CONFIGS --limit "$LIMIT" --out "$WORKDIR/data" --quiet
-
+# 1. A small build (no download needed); the same rows feed both backends.
 TASKS=""
-for config in $CONFIGS; do
-  TASKS="${TASKS:+$TASKS,}mmneedle_${config}_pos,mmneedle_${config}_neg"
-done
+# shellcheck disable=SC2086  # CONFIGS is a space-separated list on purpose
+if [ "$BENCHMARK" = mmneedle ]; then
+  builders build mmneedle --source synthetic --configs $CONFIGS --limit "$LIMIT" --out "$WORKDIR/data" --quiet
+  for config in $CONFIGS; do
+    TASKS="${TASKS:+$TASKS,}mmneedle_${config}_pos,mmneedle_${config}_neg"
+  done
+else
+  builders build mmlongbench --source "${GPU_CHECK_SOURCE:-fixture}" --configs $CONFIGS --out "$WORKDIR/data" --quiet
+  for config in $CONFIGS; do
+    TASKS="${TASKS:+$TASKS,}mmlongbench_${config}"
+  done
+fi
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # 2. hf: the model loads before the runner's clock starts; wall time includes it, so it is excluded
 #    below using the results' own evaluation time instead of the wall time.
-HF_ARGS="pretrained=$CHECKPOINT,dtype=bfloat16,max_pixels=$MAX_PIXELS,context_length=$CONTEXT${GPU_CHECK_HF_ARGS:+,$GPU_CHECK_HF_ARGS}"
+HF_ARGS="pretrained=$CHECKPOINT,dtype=bfloat16$PIXEL_ARG,context_length=$CONTEXT${GPU_CHECK_HF_ARGS:+,$GPU_CHECK_HF_ARGS}"
 start=$(now)
 harness --tasks "$TASKS" --model hf --model_args "$HF_ARGS" --batch_size "$HF_BATCH" \
   ${HF_BATCH_TOKENS:+--max_batch_tokens "$HF_BATCH_TOKENS"} --no_cache \
@@ -72,7 +93,7 @@ HF_WALL=$(elapsed "$start" "$(now)")
 
 # 3. vllm: the engine starts inside the run (its image limit comes from the data); the backend prints
 #    how long that took, which is subtracted to get generation throughput.
-VLLM_ARGS="pretrained=$CHECKPOINT,max_pixels=$MAX_PIXELS,max_model_len=$CONTEXT,gpu_memory_utilization=0.85${GPU_CHECK_VLLM_ARGS:+,$GPU_CHECK_VLLM_ARGS}"
+VLLM_ARGS="pretrained=$CHECKPOINT$PIXEL_ARG,max_model_len=$CONTEXT,gpu_memory_utilization=0.85${GPU_CHECK_VLLM_ARGS:+,$GPU_CHECK_VLLM_ARGS}"
 start=$(now)
 harness --tasks "$TASKS" --model vllm --model_args "$VLLM_ARGS" --no_cache \
   --data_dir "$WORKDIR/data" --output_path "$WORKDIR/vllm" --log_samples 2>&1 | tee "$WORKDIR/vllm.log"

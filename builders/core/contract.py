@@ -196,6 +196,27 @@ def file_sha256(path: str | Path, copy_to: str | Path | None = None, chunk: int 
     return digest.hexdigest()
 
 
+def split_files(folder: str | Path, config: str, split: str) -> list[str] | None:
+    """The Parquet files of one config's split as the build manifest in `folder` lists them, or None when the
+    folder has no manifest listing them (then read it through its card, `load_dataset(folder, config)`).
+
+    Reading these with the `parquet` loader skips parsing the card's YAML, which `datasets` does on every
+    `load_dataset(folder, ...)` call and which takes seconds once a build has a hundred configs.
+    """
+    path = Path(folder) / MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    entry = manifest.get("image_table") if config == IMAGE_TABLE_CONFIG else manifest.get("configs", {}).get(config)
+    files = entry.get("files") if isinstance(entry, Mapping) else None
+    if not isinstance(files, list):
+        return None
+    chosen = [str(Path(folder) / f["path"]) for f in files
+              if isinstance(f, Mapping) and Path(str(f.get("path", ""))).name.startswith(f"{split}-")]
+    return chosen or None
+
+
 def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every data file a build consists of (`{"path", "num_bytes", "sha256"}`), configs then image table."""
     files = [entry for _, info in sorted(manifest.get("configs", {}).items()) for entry in info.get("files", [])]
@@ -222,10 +243,15 @@ class ImageTable:
 
         features = datasets.Features(image_table_features())
         features["image"] = datasets.Image(decode=False)
+        files = None if revision else split_files(location, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT)
         if revision:
             load_kwargs["revision"] = revision
-        dataset = datasets.load_dataset(location, IMAGE_TABLE_CONFIG, split=IMAGE_TABLE_SPLIT, features=features,
-                                        **load_kwargs)
+        if files:
+            dataset = datasets.load_dataset("parquet", data_files={IMAGE_TABLE_SPLIT: files}, split=IMAGE_TABLE_SPLIT,
+                                            features=features, **load_kwargs)
+        else:
+            dataset = datasets.load_dataset(location, IMAGE_TABLE_CONFIG, split=IMAGE_TABLE_SPLIT, features=features,
+                                            **load_kwargs)
         self.location = location
         self._table = dataset.with_format("arrow")
         self._row = {sha: i for i, sha in enumerate(dataset.data.column("sha256").to_pylist())}

@@ -2,15 +2,20 @@
 
 `--model qwen2.5-vl` resolves here; `--model_args` given on the command line override the alias's
 arguments (e.g. `--model qwen2.5-vl --model_args max_pixels=401408`), and `backend=vllm` switches
-the backend while keeping the checkpoint and limits. Context lengths are the text model's usable
-window as its model card states; pixel caps follow the settings each paper or model card uses.
+the backend while keeping the checkpoint and limits.
+
+Two lengths are kept apart. `context_length` (vLLM: `max_model_len`) is the hard limit the backend is
+given: prompts longer than it are screened out as `over_length`, never sent. `trained_context` is the window
+the model was trained on, as its model card or the MMLongBench paper (Table 10) states: information recorded
+in the results, never a limit, because the papers run inputs longer than the training window as they are
+(MMLongBench runs Qwen2.5-VL, trained on 32K, at 128K). Pixel caps are left at each processor's default
+unless the paper that evaluated the model changed them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from builders.core.contract import QWEN_DEFAULT_MAX_PIXELS
 from harness.errors import UserError
 
 
@@ -19,29 +24,43 @@ class Alias:
     backend: str
     args: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    trained_context: int | None = None  # informational: the training window (Table 10 of MMLongBench)
+    paper_name: str | None = None  # the model's name in the MMLongBench tables
+
+    def describe(self) -> dict[str, object]:
+        """What the results record about the alias, beside the arguments it resolved to."""
+        return {"trained_context": self.trained_context, "paper_name": self.paper_name, "note": self.note}
 
 
-QWEN_MAX_PIXELS = str(QWEN_DEFAULT_MAX_PIXELS)  # 1,003,520: 1,280 vision tokens per image
+# MMLongBench's 128K inputs (131,072 counted tokens, plus the chat template and up to 384 new tokens) fit
+# in the limit the official `vllm serve` line uses (--max-model-len 139264, with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).
+LONG_CONTEXT = "139264"
+
+
+def _qwen(checkpoint: str, note: str, paper_name: str) -> Alias:
+    # MMLongBench §6.3: Qwen's processor defaults (no max_pixels override: native resolution, the benchmark's
+    # own token counting), no truncation at any length, no YaRN.
+    return Alias("hf", {"pretrained": checkpoint, "context_length": LONG_CONTEXT}, note, 32768, paper_name)
+
 
 ALIASES: dict[str, Alias] = {
-    "qwen2.5-vl": Alias("hf", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "32768",
-                               "max_pixels": QWEN_MAX_PIXELS}, "Qwen2.5-VL 7B; 32K without YaRN"),
-    "qwen2.5-vl-3b": Alias("hf", {"pretrained": "Qwen/Qwen2.5-VL-3B-Instruct", "context_length": "32768",
-                                  "max_pixels": QWEN_MAX_PIXELS}, "Qwen2.5-VL 3B"),
-    "qwen2-vl": Alias("hf", {"pretrained": "Qwen/Qwen2-VL-7B-Instruct", "context_length": "32768",
-                             "max_pixels": QWEN_MAX_PIXELS}, "Qwen2-VL 7B"),
+    "qwen2.5-vl": _qwen("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL 7B; trained on 32K, run to 128K as in "
+                        "MMLongBench (no YaRN, default pixel limits)", "Qwen2.5-VL-7B"),
+    "qwen2.5-vl-3b": _qwen("Qwen/Qwen2.5-VL-3B-Instruct", "Qwen2.5-VL 3B", "Qwen2.5-VL-3B"),
+    "qwen2-vl": _qwen("Qwen/Qwen2-VL-7B-Instruct", "Qwen2-VL 7B", "Qwen2-VL-7B"),
     "llava-onevision": Alias("hf", {"pretrained": "llava-hf/llava-onevision-qwen2-7b-ov-hf", "context_length": "32768"},
-                             "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image"),
+                             "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (not evaluated by MMLongBench: "
+                             "its 64K/128K inputs exceed 500K tokens)", 32768),
     "llava-next-llama3": Alias("hf", {"pretrained": "llava-hf/llama3-llava-next-8b-hf", "context_length": "8192"},
-                               "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)"),
+                               "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)", 8192),
     "idefics2": Alias("hf", {"pretrained": "HuggingFaceM4/idefics2-8b", "context_length": "8192"},
-                      "IDEFICS2-8B (evaluated in the MMNeedle paper)"),
+                      "IDEFICS2-8B (evaluated in the MMNeedle paper)", 8192, "Idefics2-8B"),
     "idefics3": Alias("hf", {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", "context_length": "8192"},
-                      "Idefics3 8B"),
+                      "Idefics3 8B", 10240, "Idefics3-8B"),
     "internvl": Alias("hf", {"pretrained": "OpenGVLab/InternVL3-8B-hf", "context_length": "32768"},
-                      "InternVL3 8B, transformers-native checkpoint"),
+                      "InternVL3 8B, transformers-native checkpoint", 32768, "InternVL3-8B"),
     "gemma3": Alias("hf", {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
-                    "Gemma 3 12B instruction-tuned"),
+                    "Gemma 3 12B instruction-tuned", 131072, "Gemma3-12B"),
 }
 
 

@@ -78,3 +78,14 @@ def test_gpu_check_needs_a_gpu(tmp_path):
                 else "gpu_check: the 'harness' command is not installed")
     assert expected in result.stderr
     assert not (tmp_path / "work").exists()
+
+
+def test_gpu_check_names_an_unknown_benchmark(tmp_path):
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash")
+    env = {**os.environ, "GPU_CHECK_BENCHMARK": "mmlongbnech"}
+    result = subprocess.run([bash, str(ROOT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    assert "GPU_CHECK_BENCHMARK must be mmneedle or mmlongbench, not 'mmlongbnech'" in result.stderr

@@ -5,6 +5,7 @@ replicas) is in test_vllm_engines.py; the engine itself runs in scripts/gpu_chec
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 
 import pytest
@@ -179,17 +180,27 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     assert (backend, alias) == ("vllm", "qwen2.5-vl")
     settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
     kwargs = engine_kwargs(settings, image_limit=10)
-    assert kwargs["model"] == "Qwen/Qwen2.5-VL-7B-Instruct" and kwargs["max_model_len"] == 32768
-    assert kwargs["mm_processor_kwargs"] == {"max_pixels": 1280 * 28 * 28} and kwargs["tensor_parallel_size"] == 2
+    assert kwargs["model"] == "Qwen/Qwen2.5-VL-7B-Instruct" and kwargs["max_model_len"] == 139264
+    assert "mm_processor_kwargs" not in kwargs and kwargs["tensor_parallel_size"] == 2  # Qwen's own pixel limits
     assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
     model = VLLMModel(settings, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
-    assert (model.context_length, model.max_pixels) == (32768, 1280 * 28 * 28)  # what the runner screens with
+    assert (model.context_length, model.max_pixels) == (139264, None)  # what the runner screens with
     # Every alias's arguments are arguments the vllm backend knows (context_length -> max_model_len, ...).
     for name, entry in ALIASES.items():
         backend, args, _ = resolve_model(name, "backend=vllm")
         settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
         assert settings.pretrained == entry.args["pretrained"]
         assert settings.max_model_len == int(entry.args["context_length"]), name
+
+
+def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
+    from harness.models.vllm_engine import LocalEngine
+
+    monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
+    LocalEngine({"model": "m"}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in os.environ
+    LocalEngine({"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    assert os.environ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] == "1"  # as the official `vllm serve` line for 128K
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
@@ -200,7 +211,7 @@ def test_alias_through_an_openai_compatible_server(chat_server):
     try:
         # `vllm serve Qwen/Qwen2.5-VL-7B-Instruct` serves the checkpoint under its own name.
         assert model.identity()["served_model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
-        assert (model.context_length, model.max_pixels) == (32768, 1280 * 28 * 28)
+        assert (model.context_length, model.max_pixels) == (139264, None)
     finally:
         model.close()
 

@@ -68,7 +68,7 @@ def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness
     proc = subprocess.run([harness_script, "ls"], cwd=tmp_path, env=script_env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "Tasks (42):" in proc.stdout and "mmneedle_m10_n8_k5_pos" in proc.stdout
+    assert "Tasks (137):" in proc.stdout and "mmneedle_m10_n8_k5_pos" in proc.stdout
     assert "mmneedle_k1" in proc.stdout and "mmneedle_pos" in proc.stdout
 
 
@@ -222,10 +222,17 @@ def test_alias_resolution_and_overrides() -> None:
 
     backend, args, alias = resolve("qwen2.5-vl", {"max_pixels": "401408"})
     assert (backend, alias) == ("hf", "qwen2.5-vl")
-    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "32768", "max_pixels": "401408"}
+    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "139264", "max_pixels": "401408"}
     backend, args, _ = resolve("qwen2.5-vl", {"backend": "vllm"})
-    assert backend == "vllm" and "backend" not in args and args["max_pixels"] == str(1280 * 28 * 28)
+    # As MMLongBench runs it: Qwen's default pixel limits, and a hard limit that holds a 128K input.
+    assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
+    from harness.run import _alias_info
+
+    # The training window is recorded with the results, never used as a limit.
+    assert _alias_info("qwen2.5-vl") == {"trained_context": 32768, "paper_name": "Qwen2.5-VL-7B",
+                                         "note": _alias_info("qwen2.5-vl")["note"]}
+    assert _alias_info(None) is None
 
 
 def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,6 +25,10 @@ class LocalEngine:
 
     def __init__(self, kwargs: dict[str, Any], *, llm_factory: str = "vllm:LLM",
                  sampling_factory: str = "vllm:SamplingParams", decode_workers: int = 4) -> None:
+        if kwargs.get("max_model_len"):
+            # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
+            # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
+            os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
         self.llm = _load(llm_factory)(**kwargs)
         self.make_sampling = _load(sampling_factory)
         self.decode_workers = decode_workers

@@ -1,0 +1,57 @@
+"""`builders build mmlongbench`: MMLongBench's own options and its entry in `builders list`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from datasets import Features
+
+from builders.core import contract
+from builders.core.benchmark import BuildOptions
+from builders.mmlongbench.build import build_mmlongbench
+from builders.mmlongbench.leaves import CONFIGS
+from builders.mmlongbench.rows import features
+
+
+class MMLongBenchBenchmark:
+    name = "mmlongbench"
+    summary = "19 long-context datasets x 8K-128K tokens (VRAG, NIAH, ICL, Summ, DocVQA)"
+    # Hundreds of images per row, the same ones across depths and lengths: each is stored once.
+    default_image_storage = contract.SHARED
+
+    def configs(self) -> Mapping[str, str]:
+        return {name: f"{cfg.leaf.paper_name:<18} {cfg.length:>4}  {cfg.leaf.sample} ids"
+                + (f" x {cfg.leaf.variants} {cfg.leaf.needle}s" if cfg.leaf.variants > 1 else "")
+                for name, cfg in CONFIGS.items()}
+
+    def features(self, config: str, image_storage: str) -> Features:
+        return features(image_storage)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--source", default="fixture",
+            help="the authors' release: a folder holding mmlb_data/ (or mmlb_data.tar.gz) and mmlb_image/ (or the "
+            "image archives vrag.tar.gz, vh.tar.gz, mm-niah.tar.gz, icl.tar.gz, summ.tar.gz, docqa.tar.gz, read "
+            "without unpacking); or 'fixture' (default: a tiny offline stand-in in the same formats; "
+            "'fixture:archives' for the archive layout)",
+        )
+        parser.add_argument("--full", action="store_true",
+                            help="every row of each file (default: the sample the official code evaluates, "
+                            "100 ids per file, 50 per MM-NIAH file, with all their depths/permutations)")
+        parser.add_argument(
+            "--text-tokenizer", default="approx", metavar="SPEC",
+            help="'approx' (offline, default) or 'hf:<tokenizer.json>' (the paper counts with Llama-2's) for the "
+            "text_tokens column and the over-length check",
+        )
+
+    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
+        return build_mmlongbench(source=args.source, out_dir=options.out_dir, configs=options.configs,
+                                 full=args.full, text_tokenizer=args.text_tokenizer,
+                                 image_storage=options.image_storage, overwrite=options.overwrite,
+                                 progress=options.progress, command=options.command, dry_run=options.dry_run)
+
+    def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
+        return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"

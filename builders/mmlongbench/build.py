@@ -1,0 +1,265 @@
+"""`build_mmlongbench`: the authors' release -> one config per leaf and length, images stored once.
+
+Three stages, memory flat in rows: plan every requested config (the official sample, prompts assembled,
+spooled to a temporary file; no image read), read each distinct image once (bytes hashed, size from the
+header; from the folder or streamed from the archives), then write the rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from tqdm import tqdm
+
+from builders.core import contract
+from builders.core.benchmark import select_configs
+from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.errors import BuildError
+from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.images import EncodedImage
+from builders.core.store import BudgetedStore, encoded_store
+from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.writer import SHARD_BYTES
+from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
+from builders.mmlongbench.leaves import CLAIMS_FILES, CONFIGS, Config
+from builders.mmlongbench.plan import plan_config
+from builders.mmlongbench.release import Release, read_lines
+from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
+
+BUILDER_VERSION = "1.0.0"
+INFO = BuilderInfo(
+    name="mmlongbench", module="builders.mmlongbench", version=BUILDER_VERSION,
+    card={"license": "other", "pretty_name": "MMLongBench", "language": ["en"],
+          "task_categories": ["visual-question-answering", "image-text-to-text"],
+          "tags": ["long-context", "multimodal", "benchmark", "mmlongbench"]},
+)
+SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted ids, Dataset.shuffle(42), " \
+           "ICL draws in 8 forked map workers"
+RELEASE_LICENCE = (
+    "The release gathers public datasets under their own terms: Wikipedia passages (KILT, CC BY-SA), InfoSeek and "
+    "ViQuAE images, Visual Haystack (COCO) images, MM-NIAH/OBELICS web pages, Stanford Cars, Food-101, SUN397 and "
+    "iNaturalist 2021 images, GovReport and Multi-LexSum documents, MMLongBench-Doc, LongDocURL and SlideVQA pages; "
+    "the benchmark's code is MIT-licensed (EdinburghNLP/MMLongBench). Check each source's terms before "
+    "redistributing."
+)
+MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
+
+
+def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, str]]:
+    """`fixture` (written offline into `workdir`) or `release=DIR` / DIR -> (release, request id, caveats)."""
+    if source in ("fixture", "fixture:archives"):
+        root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
+        caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
+                  "nonsense text in the release's formats; scores on it are not comparable with the paper's")
+        return Release(root), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
+    folder = source.split("=", 1)[1] if source.startswith("release=") else source
+    return Release(folder), "release", {}
+
+
+def build_mmlongbench(
+    source: str = "fixture",
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    *,
+    full: bool = False,
+    text_tokenizer: str = "approx",
+    image_storage: str = contract.SHARED,
+    overwrite: bool = False,
+    progress: bool = False,
+    command: list[str] | None = None,
+    dry_run: bool = False,
+    shard_bytes: int = SHARD_BYTES,
+) -> Path | None:
+    """Build the requested configs (default: all 95) into `out_dir/mmlongbench` and return that path.
+
+    `source`: `fixture` (offline, `fixture:archives` for the archive layout) or the folder holding the release
+    (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
+    official code evaluates, or every row with `full`. A build already in `out_dir` with the same request
+    gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing.
+    """
+    cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
+    counter = make_text_counter(text_tokenizer)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".mmlongbench-work-", dir=out_dir) as work:
+        release, source_id, caveats = open_release(source, Path(work))
+        try:
+            request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
+                       "text_tokenizer": counter.name, "sampling": SAMPLING}
+            card = {"license": "cc0-1.0"} if caveats else {}
+            build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
+                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS),
+                                 command=command, caveats=caveats, card=card)
+            build.find_base()
+            pending = [CONFIGS[name] for name in build.pending]
+            stages = _Stages(release, pending, full, counter, Path(work), progress)
+            if progress or dry_run:
+                stages.print_plan(build)
+            if dry_run:
+                return None
+            with build:
+                stats = stages.run(build) if pending else {}
+                licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
+                return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
+        finally:
+            release.close()
+
+
+class _Stages:
+    def __init__(self, release: Release, cfgs: list[Config], full: bool, counter: TextTokenCounter, work: Path,
+                 progress: bool) -> None:
+        self.release = release
+        self.cfgs = cfgs
+        self.full = full
+        self.counter = counter
+        self.work = work
+        self.progress = progress
+        self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
+        self.needed: dict[str, str] = {}  # image path -> the first row naming it
+        self.info: dict[str, ImageInfo] = {}
+
+    # --------------------------------------------------------------------------------------- plan
+
+    def plan(self) -> None:
+        if self.plans or not self.cfgs:
+            return
+        self.release.fetch_text([cfg.file for cfg in self.cfgs]
+                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.cfgs if c.leaf.dataset in CLAIMS_FILES])
+        claims_cache: dict[str, dict[str, list[str]]] = {}
+        for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
+            claims = None
+            if cfg.leaf.dataset in CLAIMS_FILES:
+                name = CLAIMS_FILES[cfg.leaf.dataset]
+                if name not in claims_cache:
+                    claims_cache[name] = _read_claims(self.release.text_path(name), name)
+                claims = claims_cache[name]
+            spool = self.work / f"{cfg.name}.plan.jsonl"
+            count = 0
+            with open(spool, "w", encoding="utf-8") as out:
+                for row in plan_config(cfg, self.release.text_path(cfg.file), self.full, claims):
+                    for path in row.images:
+                        self.needed.setdefault(path, row.where or f"{cfg.file} row {row.id!r}")
+                    out.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+                    count += 1
+            self.plans[cfg.name] = (spool, count)
+
+    def print_plan(self, build: DatasetBuild) -> None:
+        if not self.cfgs:
+            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
+                  file=sys.stderr)
+            return
+        self.plan()
+        sizes = [self._size(path) for path in sorted(self.needed)]
+        image_bytes = sum(s for s in sizes if s is not None)
+        known = sum(1 for s in sizes if s is not None)
+        if known < len(sizes):  # archived images: their sizes are known only once streamed
+            image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
+        rows = sum(count for _, count in self.plans.values())
+        seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
+        kept = len(build.base.configs) if build.base is not None else 0
+        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + rows * 4000, seconds,
+                                 f"{len(self.needed):,} distinct images to read once", "from the release's file "
+                                 "sizes" if known else "image sizes unknown until the archives are read", kept)
+        print_plan(estimate, 1)
+
+    def _size(self, path: str) -> int | None:
+        if self.release.image_dir is not None and (self.release.image_dir / path).is_file():
+            return (self.release.image_dir / path).stat().st_size
+        return None
+
+    # ------------------------------------------------------------------------------------- images
+
+    def read_images(self, build: DatasetBuild, store: BudgetedStore[EncodedImage] | None) -> dict[str, Any]:
+        started = time.perf_counter()
+        total = 0
+
+        def on_image(path: str, data: bytes) -> None:
+            nonlocal total
+            try:
+                with Image.open(io.BytesIO(data)) as image:
+                    width, height = image.size
+            except Exception as exc:  # Pillow raises many types for a damaged file
+                raise BuildError(f"image {path} (needed by {self.needed[path]}) does not open: {exc}") from None
+            image_info = ImageInfo(hashlib.sha256(data).hexdigest(), width, height)
+            self.info[path] = image_info
+            encoded = EncodedImage(data, image_info.sha256, width, height)
+            total += len(data)
+            if build.images is not None:
+                build.images.add(encoded)
+            else:
+                assert store is not None
+                store.put(path, encoded)
+
+        with tqdm(total=len(self.needed), desc="read images", unit="img", disable=not self.progress) as bar:
+            missing = self.release.read_images(set(self.needed), on_image, bar.update)
+        if missing:
+            shown = sorted(missing)[:MAX_REPORTED]
+            named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
+            more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
+            raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
+        return {"distinct_images": len(self.info), "image_bytes": total,
+                "read_seconds": round(time.perf_counter() - started, 3)}
+
+    # -------------------------------------------------------------------------------------- write
+
+    def run(self, build: DatasetBuild) -> dict[str, Any]:
+        self.plan()
+        store = None if build.images is not None else encoded_store(self.work / "images.spool", 0)
+        try:
+            stats = self.read_images(build, store)
+            over_length: list[str] = []
+            for cfg in tqdm(self.cfgs, desc="write configs", unit="config", disable=not self.progress):
+                over_length += self._write(build, cfg, store)
+        finally:
+            if store is not None:
+                store.close()
+        if over_length:
+            print(f"warning: {len(over_length)} row(s) count more tokens than their length label under "
+                  f"{self.counter.name} + {contract.TOKEN_RULE}: " + "; ".join(over_length[:MAX_REPORTED])
+                  + (" ..." if len(over_length) > MAX_REPORTED else ""), file=sys.stderr)
+        return {**stats, "over_length_rows": len(over_length)}
+
+    def _write(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+        spool, count = self.plans[cfg.name]
+        over: list[str] = []
+        images_total = 0
+        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+            for _, line in read_lines(spool):
+                plan = PlannedRow.from_json(json.loads(line))
+                row = make_row(cfg, plan, self.info, self.counter)
+                tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
+                if tokens > cfg.tokens:
+                    over.append(f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "
+                                f"{sum(row[contract.IMAGE_TOKENS]):,} image tokens > {cfg.tokens:,}")
+                nbytes = len(plan.prompt)
+                if store is not None:
+                    encoded = [store.get(path) for path in plan.images]
+                    row[contract.IMAGES] = [{"bytes": e.data, "path": path} for e, path in zip(encoded, plan.images, strict=True)]
+                    nbytes += sum(len(e.data) for e in encoded)
+                images_total += len(plan.images)
+                writer.write(row, nbytes)
+            build.add_config(writer.close(), {
+                "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
+                "over_length_rows": len(over), "mean_images": round(images_total / count, 2) if count else 0.0,
+            })
+        return over
+
+
+def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
+    claims: dict[str, list[str]] = {}
+    for number, line in read_lines(path):
+        try:
+            item = json.loads(line)
+            claims[str(item["id"])] = [str(c) for c in item["claims"]]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BuildError(f"{name}:{number}: expected {{\"id\": ..., \"claims\": [...]}}") from None
+    return claims
+

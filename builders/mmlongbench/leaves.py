@@ -1,0 +1,106 @@
+"""MMLongBench's 19 leaf datasets, their release files and how the official code (commit 26197d2) reads them.
+
+A config is one leaf at one length: `{category}_{dataset}_{length}` (`icl_food101_128k`). The release
+(`mmlb_data/`) holds one file per leaf and length; `Leaf.file(k)` names it exactly as the official configs
+(`configs/*_all.yaml`) do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LENGTHS: dict[str, int] = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
+
+# Single-needle files test 6 depths and multi-needle files 3 permutations of each id (spec §2.6, App. D).
+DEPTHS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    category: str  # vrag | niah | icl | summ | docvqa
+    dataset: str  # our key: infoseek, vh_single, mmniah_ret_text, food101, ...
+    pattern: str  # the release file under mmlb_data/, `{k}` = 8, 16, 32, 64 or 128
+    loader: str  # the official loader this leaf goes through (data.py `load_*`)
+    sample: int  # the official max_test_samples: 100, or 50 for each MM-NIAH file
+    variants: int  # rows per id: 6 depths, 3 permutations, or 1
+    answer_prefix: str  # the official `system_template`, prefilled as the assistant turn
+    max_new_tokens: int  # the official generation_max_length
+    paper_name: str  # the dataset's name in the paper's tables (paper_results.csv)
+
+    @property
+    def name(self) -> str:
+        return f"{self.category}_{self.dataset}"
+
+    def file(self, length: str) -> str:
+        return self.pattern.format(k=LENGTHS[length] // 1024)
+
+    @property
+    def needle(self) -> str:
+        return {6: "depth", 3: "permutation"}.get(self.variants, "")
+
+
+def _leaf(category: str, dataset: str, pattern: str, loader: str, paper_name: str, *, sample: int = 100,
+          variants: int = 1, prefix: str = "Answer:", tokens: int = 128) -> Leaf:
+    return Leaf(category, dataset, pattern, loader, sample, variants, prefix, tokens, paper_name)
+
+
+LEAVES: tuple[Leaf, ...] = (
+    _leaf("vrag", "infoseek", "vrag/infoseek_K{k}_dep3.jsonl", "vrag", "InfoSeek", variants=3),
+    _leaf("vrag", "viquae", "vrag/viquae_K{k}_dep6.jsonl", "vrag", "ViQuAE", variants=6),
+    _leaf("niah", "vh_single", "NIAH/vh_single_test_1000_K{k}_dep6.jsonl", "vh", "VH-Single", variants=6),
+    _leaf("niah", "vh_multi", "NIAH/vh_multi_test_1000_K{k}_dep3.jsonl", "vh", "VH-Multi", variants=3),
+    _leaf("niah", "mmniah_ret_text", "NIAH/retrieval-text_test_K{k}_dep6.jsonl", "mmniah_text", "MM-NIAH-Ret (T)",
+          sample=50, variants=6),
+    _leaf("niah", "mmniah_ret_image", "NIAH/retrieval-image_test_K{k}_dep6.jsonl", "mmniah_image_mc",
+          "MM-NIAH-Ret (I)", sample=50, variants=6),
+    _leaf("niah", "mmniah_count_text", "NIAH/counting-text_test_K{k}_dep3.jsonl", "mmniah_text", "MM-NIAH-Count (T)",
+          sample=50, variants=3),
+    _leaf("niah", "mmniah_count_image", "NIAH/counting-image_test_K{k}_dep3.jsonl", "mmniah_image_count",
+          "MM-NIAH-Count (I)", sample=50, variants=3),
+    _leaf("niah", "mmniah_reason_text", "NIAH/reasoning-text_test_K{k}_dep3.jsonl", "mmniah_text",
+          "MM-NIAH-Reason (T)", sample=50, variants=3),
+    _leaf("niah", "mmniah_reason_image", "NIAH/reasoning-image_test_K{k}_dep6.jsonl", "mmniah_image_mc",
+          "MM-NIAH-Reason (I)", sample=50, variants=6),
+    _leaf("icl", "stanford_cars", "ICL/cars196_K{k}.json", "icl", "Stanford Cars", prefix="label:"),
+    _leaf("icl", "food101", "ICL/food101_K{k}.json", "icl", "Food101", prefix="label:"),
+    _leaf("icl", "sun397", "ICL/sun397_K{k}.json", "icl", "SUN397", prefix="label:"),
+    _leaf("icl", "inat2021", "ICL/inat2021_K{k}.json", "icl", "Inat2021", prefix="label:"),
+    _leaf("summ", "govreport", "summ/gov_K{k}.jsonl", "govreport", "GovReport", prefix="Summary:", tokens=384),
+    _leaf("summ", "multilexsum", "summ/lexsum_K{k}.jsonl", "multilexsum", "Multi-LexSum", prefix="Summary:",
+          tokens=384),
+    _leaf("docvqa", "mmlongbench_doc", "documentQA/mmlongdoc_K{k}.jsonl", "docqa", "MMLongBench-Doc"),
+    _leaf("docvqa", "longdocurl", "documentQA/longdocurl_K{k}.jsonl", "docqa", "LongDocURL"),
+    _leaf("docvqa", "slidevqa", "documentQA/slidevqa_K{k}.jsonl", "docqa", "SlideVQA"),
+)
+
+LEAF_BY_NAME: dict[str, Leaf] = {leaf.name: leaf for leaf in LEAVES}
+
+# The summarization judge's atomic claims, one jsonl per dataset ({"id", "claims"}), keyed by the row id.
+CLAIMS_FILES = {"govreport": "summ/gov_claims.jsonl", "multilexsum": "summ/lexsum_claims.jsonl"}
+
+# Which image archive of the release holds each category's images (scripts/download_image_data.sh).
+IMAGE_ARCHIVES = {"vrag": "vrag.tar.gz", "niah": ("vh.tar.gz", "mm-niah.tar.gz"), "icl": "icl.tar.gz",
+                  "summ": "summ.tar.gz", "docvqa": "docqa.tar.gz"}
+TEXT_ARCHIVE = "mmlb_data.tar.gz"
+
+
+@dataclass(frozen=True)
+class Config:
+    leaf: Leaf
+    length: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.leaf.name}_{self.length}"
+
+    @property
+    def tokens(self) -> int:
+        return LENGTHS[self.length]
+
+    @property
+    def file(self) -> str:
+        return self.leaf.file(self.length)
+
+
+# Canonical order: by length, then leaf as in the paper's tables (every 8k config first).
+CONFIGS: dict[str, Config] = {cfg.name: cfg for cfg in (Config(leaf, length) for length in LENGTHS for leaf in LEAVES)}

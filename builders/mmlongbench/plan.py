@@ -1,0 +1,141 @@
+"""A config's rows as the official loader would feed them to a model: sampled, in evaluation order, assembled.
+
+Reads the config's release file (two passes over a jsonl: ids first, then the sampled rows) and yields
+`PlannedRow`s without touching an image; each error names the file, the line and the row id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BuildError
+from builders.mmlongbench.leaves import Config
+from builders.mmlongbench.prompts import (
+    ASSEMBLERS,
+    Assembled,
+    RowFormatError,
+    assemble_icl,
+    check_placeholders,
+    gold_json,
+)
+from builders.mmlongbench.release import read_lines
+from builders.mmlongbench.rows import PlannedRow
+from builders.mmlongbench.sampling import icl_draws, sampled_ids, shuffled_indices
+
+SHUFFLED_LOADERS = frozenset({"govreport", "multilexsum", "docqa"})  # Dataset.shuffle(seed).select(n)
+
+
+def _parse(line: str, where: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BuildError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise BuildError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def _id_of(row: Mapping[str, Any], where: str) -> Any:
+    if "id" not in row:
+        raise BuildError(f"{where}: missing field 'id'")
+    value = row["id"]
+    if not isinstance(value, (str, int)):
+        raise BuildError(f"{where}: field 'id' should be a string or an integer, got {type(value).__name__}")
+    return value
+
+
+def plan_config(cfg: Config, path: Path, full: bool, claims: Mapping[str, list[str]] | None = None
+                ) -> Iterator[PlannedRow]:
+    """The config's rows in evaluation order (the official sample, or every row with `full`)."""
+    n = None if full else cfg.leaf.sample
+    if cfg.leaf.loader == "icl":
+        yield from _plan_icl(cfg, path, n)
+    elif cfg.leaf.loader in SHUFFLED_LOADERS:
+        yield from _plan_shuffled(cfg, path, n, claims)
+    else:
+        yield from _plan_by_ids(cfg, path, n)
+
+
+def _where(cfg: Config, number: int, row_id: Any = None) -> str:
+    return f"{cfg.file}:{number}" + (f" (id {row_id!r})" if row_id is not None else "")
+
+
+def _planned(cfg: Config, assembled: Assembled, where: str, row_id: str, source_id: str, eval_index: int,
+             variant: int = -1) -> PlannedRow:
+    check_placeholders(assembled, where)
+    return PlannedRow(id=row_id, source_id=source_id, eval_index=eval_index, prompt=assembled.prompt,
+                      images=assembled.images, answer=gold_json(assembled.answer),
+                      answer_format=assembled.answer_format, variant=variant, extras=assembled.extras,
+                      where=where)
+
+
+def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
+    ids = [_id_of(_parse(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path)]
+    try:
+        keep = sampled_ids(ids, n)
+    except TypeError:
+        raise BuildError(f"{cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
+    seen: dict[Any, int] = {}
+    assemble = ASSEMBLERS[cfg.leaf.loader]
+    eval_index = 0
+    for number, line in read_lines(path):
+        row = _parse(line, _where(cfg, number))
+        row_id = row["id"]
+        if keep is not None and row_id not in keep:
+            continue
+        variant = seen.get(row_id, 0)
+        seen[row_id] = variant + 1
+        if variant >= cfg.leaf.variants:
+            raise BuildError(f"{_where(cfg, number, row_id)}: more than {cfg.leaf.variants} rows share this id "
+                             f"(the file name says {cfg.leaf.variants} {cfg.leaf.needle}s per example)")
+        where = _where(cfg, number, row_id)
+        yield _planned(cfg, assemble(row, where), where, f"{row_id}#{variant}", str(row_id), eval_index, variant)
+        eval_index += 1
+
+
+def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, list[str]] | None
+                   ) -> Iterator[PlannedRow]:
+    count = sum(1 for _ in read_lines(path))
+    order = shuffled_indices(count, n)
+    position = {index: k for k, index in enumerate(order)}
+    chosen: dict[int, tuple[int, str]] = {}
+    for index, (number, line) in enumerate(read_lines(path)):
+        if index in position:
+            chosen[index] = (number, line)
+    assemble = ASSEMBLERS[cfg.leaf.loader]
+    for eval_index, index in enumerate(order):
+        number, line = chosen[index]
+        row = _parse(line, _where(cfg, number))
+        source_id = str(row.get("id", f"line{number}"))
+        where = _where(cfg, number, row.get("id"))
+        assembled = assemble(row, where)
+        if claims is not None:
+            if source_id not in claims:
+                raise BuildError(f"{where}: no claims for this id in the release's claims file")
+            assembled.extras["claims"] = claims[source_id]
+        yield _planned(cfg, assembled, where, source_id, source_id, eval_index)
+
+
+def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise BuildError(f"{cfg.file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or not data:
+        raise BuildError(f"{cfg.file}: expected {{domain: {{exemplar_list, test_example}}}}")
+    exemplar_sets, tests = {}, []
+    for domain, block in data.items():
+        if not isinstance(block, dict) or not isinstance(block.get("exemplar_list"), list) \
+                or not isinstance(block.get("test_example"), list) or not block["exemplar_list"]:
+            raise BuildError(f"{cfg.file}: domain {domain!r} needs a non-empty 'exemplar_list' and a 'test_example' list")
+        exemplar_sets[domain] = block["exemplar_list"]
+        tests += [(domain, (k, example)) for k, example in enumerate(block["test_example"])]
+    for eval_index, (domain, (k, example), shots) in enumerate(icl_draws(tests, exemplar_sets, n)):
+        where = f"{cfg.file} (domain {domain!r}, test_example {k})"
+        if not isinstance(example, dict):
+            raise RowFormatError(f"{where}: expected an object with 'image' and 'answer'")
+        source_id = f"{domain}/{k}"
+        yield _planned(cfg, assemble_icl(example, shots, where), where, source_id, source_id, eval_index)

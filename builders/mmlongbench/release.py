@@ -1,0 +1,171 @@
+"""The authors' release, read as they publish it (HF dataset `ZhaoweiWang/MMLongBench`).
+
+A release folder holds, side by side, either the extracted folders or the archives (or a mix):
+
+- text: `mmlb_data/` (the jsonl/json test files, `summ/*_claims.jsonl`) or `mmlb_data.tar.gz`;
+- images: `mmlb_image/` or the archives `vrag.tar.gz`, `vh.tar.gz`, `mm-niah.tar.gz`, `icl.tar.gz`,
+  `summ.tar.gz`, `docqa.tar.gz`, whose members extract into `mmlb_image/`.
+
+A test file names its images relative to `mmlb_image/` (the official `--image_file_root`). Archives are
+streamed once and only the members a build needs are read (nothing is unpacked to disk); text files
+inside `mmlb_data.tar.gz` are copied to a temporary folder for the build's two passes over them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from builders.core.errors import BuildError
+from builders.mmlongbench.leaves import TEXT_ARCHIVE
+
+TEXT_DIR = "mmlb_data"
+IMAGE_DIR = "mmlb_image"
+IMAGE_ARCHIVE_NAMES = ("vrag.tar.gz", "vh.tar.gz", "mm-niah.tar.gz", "icl.tar.gz", "summ.tar.gz", "docqa.tar.gz")
+
+
+def member_path(name: str, top: str) -> str:
+    """An archive member's path relative to the release folder `top` (`mmlb_image/x/y.jpg` -> `x/y.jpg`)."""
+    name = name.replace("\\", "/")
+    while name.startswith("./"):
+        name = name[2:]
+    prefix = top + "/"
+    return name[len(prefix):] if name.startswith(prefix) else name
+
+
+class Release:
+    """Where a build reads the release from; `close()` removes the temporary copies of archived text files."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise BuildError(f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
+                             f"{TEXT_ARCHIVE}, and mmlb_image/ or the image archives)")
+        self.text_dir = self.root / TEXT_DIR if (self.root / TEXT_DIR).is_dir() else None
+        self.text_archive = self.root / TEXT_ARCHIVE if (self.root / TEXT_ARCHIVE).is_file() else None
+        if self.text_dir is None and self.text_archive is None:
+            raise BuildError(f"{self.root} holds neither {TEXT_DIR}/ nor {TEXT_ARCHIVE}: point --source at the folder "
+                             "where the release was downloaded")
+        self.image_dir = self.root / IMAGE_DIR if (self.root / IMAGE_DIR).is_dir() else None
+        self.image_archives = [self.root / n for n in IMAGE_ARCHIVE_NAMES if (self.root / n).is_file()]
+        self._spool: Path | None = None
+        self._extracted: dict[str, Path] = {}
+
+    def describe(self) -> str:
+        parts = [f"{TEXT_DIR}/" if self.text_dir else TEXT_ARCHIVE]
+        if self.image_dir:
+            parts.append(f"{IMAGE_DIR}/")
+        parts += [p.name for p in self.image_archives]
+        return f"release {self.root} ({', '.join(parts)})"
+
+    def where_images(self) -> str:
+        places = ([str(self.image_dir)] if self.image_dir else []) + [str(p) for p in self.image_archives]
+        return ", ".join(places) or f"nowhere: {self.root} has no {IMAGE_DIR}/ and no image archive"
+
+    # ------------------------------------------------------------------------------------------ text
+
+    def fetch_text(self, relpaths: Iterable[str]) -> None:
+        """Make these text files readable by `text_path` (one pass over the text archive if there is one)."""
+        wanted = {p for p in relpaths if p not in self._extracted}
+        if self.text_dir is not None:
+            for rel in wanted:
+                self._extracted[rel] = self.text_dir / rel
+            return
+        if not wanted:
+            return
+        assert self.text_archive is not None
+        if self._spool is None:
+            self._spool = Path(tempfile.mkdtemp(prefix="mmlongbench-text-"))
+        with _open_tar(self.text_archive) as tar:
+            for member in tar:
+                rel = member_path(member.name, TEXT_DIR)
+                if rel in wanted and member.isfile():
+                    target = self._spool / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(target, "wb") as dst:  # type: ignore[union-attr]
+                        shutil.copyfileobj(src, dst)
+                    self._extracted[rel] = target
+        for rel in wanted - self._extracted.keys():
+            self._extracted[rel] = self._spool / rel  # absent: `text_path` says so
+
+    def text_path(self, relpath: str) -> Path:
+        self.fetch_text([relpath])
+        path = self._extracted[relpath]
+        if not path.is_file():
+            where = self.text_dir or self.text_archive
+            raise BuildError(f"{relpath} is not in {where}: this release lacks the file the official config reads")
+        return path
+
+    def has_text(self, relpath: str) -> bool:
+        self.fetch_text([relpath])
+        return self._extracted[relpath].is_file()
+
+    def close(self) -> None:
+        if self._spool is not None:
+            shutil.rmtree(self._spool, ignore_errors=True)
+            self._spool = None
+            self._extracted.clear()
+
+    # ---------------------------------------------------------------------------------------- images
+
+    def read_images(self, wanted: set[str], on_image: Callable[[str, bytes], None],
+                    progress: Callable[[int], None] | None = None) -> set[str]:
+        """Call `on_image(path, data)` once per wanted image path (relative to mmlb_image/); return the paths
+        found nowhere. The folder is read first; each archive is streamed once, for what is still missing."""
+        missing = set(wanted)
+        if self.image_dir is not None:
+            for rel in sorted(missing):
+                file = self.image_dir / rel
+                if file.is_file():
+                    on_image(rel, file.read_bytes())
+                    missing.discard(rel)
+                    if progress:
+                        progress(1)
+        for archive in self.image_archives:
+            if not missing:
+                break
+            with _open_tar(archive) as tar:
+                for member in tar:
+                    rel = member_path(member.name, IMAGE_DIR)
+                    if rel in missing and member.isfile():
+                        with tar.extractfile(member) as src:  # type: ignore[union-attr]
+                            on_image(rel, src.read())
+                        missing.discard(rel)
+                        if progress:
+                            progress(1)
+                        if not missing:
+                            break
+        return missing
+
+    def fingerprint(self, relpaths: Iterable[str]) -> dict[str, str]:
+        """sha256 of each text file the build reads (what decides the rows besides the images)."""
+        return {rel: _sha256(self.text_path(rel)) for rel in sorted(set(relpaths))}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _open_tar(path: Path) -> tarfile.TarFile:
+    try:
+        return tarfile.open(path, mode="r|*")  # a stream: one sequential pass, no seeking
+    except (tarfile.TarError, OSError) as exc:
+        raise BuildError(f"{path}: not a readable tar archive ({exc})") from None
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a jsonl file, blank lines skipped."""
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                yield number, line
+

@@ -1,0 +1,193 @@
+"""MMLongBench's section of `harness report` (declared by every MMLongBench task: `report: !function report.section`).
+
+For each model: the five categories and their average per length, as the paper's Figures 22-26 lay them
+out, with the paper's published number beside ours when the model is one the paper evaluated (matched by
+its checkpoint name: `Qwen/Qwen2.5-VL-7B-Instruct` is the paper's `Qwen2.5-VL-7B`); the per-dataset
+scores the same way; and a figure of score against length, one panel per category, with the paper's
+curve dashed beside ours. `across_models` draws every model of the results folder on one such figure.
+Scores are on the paper's 0-100 scale.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
+
+LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
+ROWS = [*CATEGORIES, AVERAGE]
+# The paper's table order: VRAG, NIAH (MM-NIAH text before image), ICL, Summ, DocVQA.
+DATASET_ORDER = [d for item in CATEGORIES.values() for member in item
+                 for d in (member if isinstance(member, tuple) else (member,))]
+LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def paper_model_for(*names: str) -> str | None:
+    """The paper's name of a model given its run name(s) (alias, checkpoint path or id), or None.
+
+    A checkpoint matches a paper model when, ignoring case and punctuation, its last path part starts with
+    the paper's name; the longest such name wins (`Qwen2-VL-72B-Instruct` is `Qwen2-VL-72B`, not `-7B`).
+    """
+    candidates = [_squash(Path(n.rstrip("/")).name) for n in names if n]
+    best: str | None = None
+    for paper in paper_models(load_paper_results()):
+        key = _squash(paper)
+        if any(c.startswith(key) for c in candidates) and (best is None or len(key) > len(_squash(best))):
+            best = paper
+    return best
+
+
+def _run_names(model: str, data: Any) -> list[str]:
+    names = [model.split(" (")[0]]
+    for source in data.sources.values():
+        args = source.get("config", {}).get("model_args")
+        if isinstance(args, dict):
+            names += [str(args.get("pretrained", ""))]
+        elif isinstance(args, str):
+            names += re.findall(r"pretrained=([^,]+)", args)
+    return names
+
+
+def _number(entry: dict[str, Any] | None, metric: str = "score") -> float | None:
+    value = (entry or {}).get(f"{metric},none")
+    return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def category_scores(data: Any) -> dict[tuple[str, str], float | None]:
+    """(category or Avg, length) -> our score where the run has that group (None: N/A)."""
+    out: dict[tuple[str, str], float | None] = {}
+    for length in LENGTHS:
+        for category in CATEGORIES:
+            name = f"mmlongbench_{category.lower()}_{length}"
+            if name in data.groups:
+                out[(category, length)] = _number(data.groups[name])
+        if f"mmlongbench_{length}" in data.groups:
+            out[(AVERAGE, length)] = _number(data.groups[f"mmlongbench_{length}"])
+    return out
+
+
+def dataset_scores(data: Any) -> dict[tuple[str, str], tuple[float | None, str]]:
+    """(dataset, length) -> (our paper-metric value, the metric) for every MMLongBench leaf task run."""
+    out: dict[tuple[str, str], tuple[float | None, str]] = {}
+    for task, entry in data.results.items():
+        match = re.fullmatch(r"mmlongbench_[a-z]+_(\w+)_(\d+k)", task)
+        if not match:
+            continue
+        metric = "score" if "score,none" in entry else "rougeLsum_f1"
+        out[(match.group(1), match.group(2))] = (_number(entry, metric), metric)
+    return out
+
+
+def _cell(ours: float | None, paper: float | None, has_paper: bool) -> str:
+    text = "N/A" if ours is None else f"{ours:.1f}"
+    if has_paper:
+        text += " (" + ("N/A" if paper is None else f"{paper:.1f}") + ")"
+    return text
+
+
+def section(model: str, data: Any, out_dir: Path) -> list[str]:
+    """Markdown lines for one model's MMLongBench tasks; the figure goes to `out_dir`."""
+    paper_model = paper_model_for(*_run_names(model, data))
+    published = load_paper_results() if paper_model else {}
+    ours = category_scores(data)
+    per_dataset = dataset_scores(data)
+    lengths = [length for length in LENGTHS if any(key[1] == length for key in [*ours, *per_dataset])]
+    lines = ["### MMLongBench", ""]
+    if paper_model:
+        lines += [f"Beside each score, in parentheses: the paper's for **{paper_model}** (Figures 22-26).", ""]
+    else:
+        lines += ["The paper did not evaluate this model (no published numbers to put beside these).", ""]
+    if ours:
+        lines += ["| category | " + " | ".join(lengths) + " |", "|---|" + "---|" * len(lengths)]
+        for row in ROWS:
+            cells = [_cell(ours.get((row, length)), published.get((paper_model, row, LENGTHS[length])),
+                           bool(paper_model)) if (row, length) in ours else "not run" for length in lengths]
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines += ["", "N/A: a member of the group is missing or N/A (Summ needs the judge's Fluency-F1).", ""]
+    if per_dataset:
+        lines += ["| dataset | metric | " + " | ".join(lengths) + " |", "|---|---|" + "---|" * len(lengths)]
+        for dataset in [d for d in DATASET_ORDER if any(key[0] == d for key in per_dataset)]:
+            metric = next(per_dataset[(dataset, length)][1] for length in lengths if (dataset, length) in per_dataset)
+            cells = []
+            for length in lengths:
+                value = per_dataset.get((dataset, length), (None, metric))[0]
+                paper = published.get((paper_model, dataset, LENGTHS[length])) if metric == "score" else None
+                cells.append(_cell(value, paper, bool(paper_model) and metric == "score")
+                             if (dataset, length) in per_dataset else "")
+            lines.append(f"| {dataset} | {metric} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if ours:
+        name = f"mmlongbench_length_{_slug(model)}.png"
+        series = {model: ours}
+        paper = {paper_model: {(row, length): published.get((paper_model, row, LENGTHS[length]))
+                               for row in ROWS for length in LENGTHS}} if paper_model else {}
+        _save(length_figure(series, paper, data.provenance_line()), out_dir / name)
+        lines += [f"![MMLongBench score against length, {model}]({name})", ""]
+    return lines
+
+
+def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
+    """Every model of the results folder on one score-against-length figure (with the paper's curves of the
+    models it evaluated)."""
+    series = {model: category_scores(data) for model, data in sorted(models.items())}
+    series = {m: s for m, s in series.items() if any(v is not None for v in s.values())}
+    if len(series) < 2:
+        return []
+    published = load_paper_results()
+    paper = {}
+    for model, data in sorted(models.items()):
+        name = paper_model_for(*_run_names(model, data))
+        if name:
+            paper[name] = {(row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS}
+    _save(length_figure(series, paper, "every model of this results folder"), out_dir / "mmlongbench_length_all.png")
+    return ["## MMLongBench across models", "", "![MMLongBench score against length, every model]"
+            "(mmlongbench_length_all.png)", ""]
+
+
+def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
+                  paper: dict[str, dict[tuple[str, str], float | None]], caption: str) -> Any:
+    """One panel per category (and Avg): score against length, ours solid, the paper's dashed."""
+    import matplotlib.pyplot as plt
+
+    fig, grid = plt.subplots(2, 3, figsize=(11, 7), sharey=True)
+    axes = list(grid.flat)
+    xs = list(range(len(LENGTHS)))
+    for ax, row in zip(axes, ROWS, strict=True):
+        for i, (model, scores) in enumerate(series.items()):
+            ys = [scores.get((row, length)) for length in LENGTHS]
+            ax.plot(xs, [math.nan if y is None else y for y in ys], marker=MARKERS[i % len(MARKERS)],
+                    color=LINE_COLOURS[i % len(LINE_COLOURS)], label=model)
+        for i, (model, scores) in enumerate(paper.items()):
+            ys = [scores.get((row, length)) for length in LENGTHS]
+            ax.plot(xs, [math.nan if y is None else y for y in ys], linestyle="--", marker=MARKERS[i % len(MARKERS)],
+                    color=LINE_COLOURS[(i + len(series)) % len(LINE_COLOURS)], alpha=0.8, label=f"{model} (paper)")
+        ax.set_title(row)
+        ax.set_xticks(xs, list(LENGTHS))
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+    for ax in (axes[0], axes[3]):
+        ax.set_ylabel("score (0-100)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))), fontsize=8, frameon=False)
+    fig.suptitle(caption, fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    return fig
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+
+
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,244 @@
+"""The MMLongBench builder on release-format fixtures: every config loads, each row shows exactly the images
+its release line names, token figures fit the length, archives equal folders, builds are deterministic, the
+official sample is the one kept, and bad input fails naming the file, the line and what was expected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+
+from builders.core import contract
+from builders.core.errors import BuildError
+from builders.mmlongbench.build import build_mmlongbench
+from builders.mmlongbench.fixture import write_fixture
+from builders.mmlongbench.leaves import CONFIGS, LEAF_BY_NAME, LENGTHS
+
+# Which release fields name a row's images, in prompt order, per official loader (data.py @26197d2).
+IMAGE_FIELDS = {"vrag": ("image",), "vh": ("ctxs",), "mmniah_text": ("image_list",),
+                "mmniah_image_count": ("image_list", "needle_image_list"),
+                "mmniah_image_mc": ("image_list", "choices_image"), "govreport": ("image_list",),
+                "multilexsum": ("image_list",), "docqa": ("page_list",)}
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_fixture(tmp_path_factory.mktemp("mmlb") / "release")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, release: Path) -> Path:
+    return build_mmlongbench(source=str(release), out_dir=tmp_path_factory.mktemp("mmlb_out"))
+
+
+def load(built: Path, config: str) -> datasets.Dataset:
+    """One config's rows from the manifest's files (the first test loads every config the user's way,
+    `load_dataset(folder, config)`, whose card parse costs a second per call)."""
+    files = contract.split_files(built, config, "test")
+    assert files, config
+    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
+
+
+def release_lines(release: Path, file: str) -> list[dict]:
+    return [json.loads(line) for line in (release / "mmlb_data" / file).read_text().splitlines() if line.strip()]
+
+
+def expected_images(release: Path, config: str) -> dict[str, list[str]]:
+    """Row id -> the sha256 of each image its release line names, read straight from the release."""
+    cfg = CONFIGS[config]
+    seen: dict[str, int] = defaultdict(int)
+    out = {}
+    for line in release_lines(release, cfg.file):
+        paths: list[str] = []
+        for key in IMAGE_FIELDS[cfg.leaf.loader]:
+            value = line[key]
+            paths += [value] if isinstance(value, str) else value
+        source_id = str(line["id"])
+        row_id = f"{source_id}#{seen[source_id]}" if cfg.leaf.variants > 1 else source_id
+        seen[source_id] += 1
+        out[row_id] = [sha((release / "mmlb_image" / p).read_bytes()) for p in paths]
+    return out
+
+
+def test_every_config_loads_and_each_row_shows_its_release_images(built: Path, release: Path) -> None:
+    assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*CONFIGS, contract.IMAGE_TABLE_CONFIG])
+    for config, cfg in CONFIGS.items():
+        rows = datasets.load_dataset(str(built), config, split="test")
+        assert len(rows) > 0, config
+        assert set(rows["length"]) == {cfg.tokens} and set(rows["dataset"]) == {cfg.leaf.dataset}
+        if cfg.leaf.loader == "icl":
+            continue  # the exemplars are drawn: test_icl_rows_show_exemplars_then_the_test_image
+        expected = expected_images(release, config)
+        assert sorted(rows["id"]) == sorted(expected), config  # the fixture has < 100 ids: all are kept
+        for row in rows:
+            assert row[contract.IMAGE_SHA256] == expected[row["id"]], (config, row["id"])
+            assert row["prompt"].count(contract.IMAGE_PLACEHOLDER) == row[contract.NUM_IMAGES]
+    row = datasets.load_dataset(str(built), "docvqa_slidevqa_16k", split="test")[0]
+    images = contract.load_images(str(built), row)
+    assert [list(im.size) for im in images] == row[contract.IMAGE_SIZES] and len(images) == row[contract.NUM_IMAGES]
+
+
+def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path) -> None:
+    for length in LENGTHS:
+        config = f"icl_food101_{length}"
+        data = json.loads((release / "mmlb_data" / CONFIGS[config].file).read_text())
+        (domain,) = data.values()
+        tests = {sha((release / "mmlb_image" / t["image"]).read_bytes()): t["answer"] for t in domain["test_example"]}
+        exemplars = {sha((release / "mmlb_image" / shot["image"]).read_bytes())
+                     for candidate in domain["exemplar_list"] for round_ in candidate for shot in round_}
+        rows = load(built, config)
+        assert len(rows) == len(domain["test_example"])
+        for row in rows:
+            *shots, test = row[contract.IMAGE_SHA256]
+            assert json.loads(row["answer"]) == tests[test]
+            assert set(shots) <= exemplars and len(shots) == sum(len(r) for r in domain["exemplar_list"][0])
+
+
+def test_token_figures_fit_each_rows_length(built: Path) -> None:
+    manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
+    for config, cfg in CONFIGS.items():
+        assert manifest["configs"][config]["over_length_rows"] == 0
+        rows = load(built, config).select_columns(
+            [contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES])
+        for row in rows:
+            assert 0 < row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS]) <= cfg.tokens
+            assert row[contract.IMAGE_TOKENS] == [contract.image_tokens(w, h) for w, h in row[contract.IMAGE_SIZES]]
+
+
+def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path) -> None:
+    expected = {"vrag": ("Answer:", 128), "niah": ("Answer:", 128), "icl": ("label:", 128),
+                "summ": ("Summary:", 384), "docvqa": ("Answer:", 128)}
+    for config in ("vrag_infoseek_8k", "niah_mmniah_count_image_32k", "icl_inat2021_8k", "summ_govreport_8k",
+                   "docvqa_longdocurl_64k", "niah_mmniah_ret_image_8k"):
+        row = load(built, config)[0]
+        assert (row["answer_prefix"], row["max_new_tokens"]) == expected[row["category"]]
+        gold = json.loads(row["answer"])
+        if config.startswith("vrag"):
+            assert gold == ["Paris", "City of Light"]
+        if "count_image" in config:
+            assert isinstance(gold, list) and all(isinstance(c, int) for c in gold)
+        if "ret_image" in config:
+            assert isinstance(gold, int) and row["prompt"].endswith("\nD. " + contract.IMAGE_PLACEHOLDER)
+        if config.startswith("summ"):
+            assert gold.startswith("Why GAO Did This Study:\n") and row["claims"]
+        if config.startswith("docvqa"):
+            assert row["answer_format"] in ("Integer", "Float", "String", "None", "List") and row["answer_pages"]
+    depth_rows = load(built, "niah_vh_single_8k")
+    assert sorted(set(depth_rows["depth"])) == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    assert depth_rows["eval_index"] == list(range(len(depth_rows)))
+
+
+def test_archives_read_in_place_give_the_same_rows_and_builds_are_byte_identical(tmp_path: Path) -> None:
+    configs = ["vrag_viquae_16k", "icl_sun397_8k", "docvqa_slidevqa_8k", "niah_vh_multi_32k"]
+    folders = build_mmlongbench(source="fixture", out_dir=tmp_path / "a", configs=configs)
+    again = build_mmlongbench(source="fixture", out_dir=tmp_path / "b", configs=configs)
+    archives = build_mmlongbench(source="fixture:archives", out_dir=tmp_path / "c", configs=configs)
+    assert not list((tmp_path / "c").rglob("mmlb_image"))  # nothing unpacked beside the build
+
+    def files(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): sha(p.read_bytes()) for p in sorted(root.rglob("*.parquet"))}
+
+    assert files(folders) == files(again) == files(archives) and len(files(folders)) == len(configs) + 1
+
+
+def write_release(root: Path, file: str, rows: list[dict]) -> None:
+    path = root / "mmlb_data" / file
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path, release: Path) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    image = "vrag/infoseek/entity_0.jpg"
+    vrag = [{"id": f"q{i:03d}", "question": " Where?", "answer": ["Paris"], "image": image,
+             "ctxs": [{"title": "T", "text": f"passage {i} {d}"}]} for i in range(150) for d in range(3)]
+    write_release(root, CONFIGS["vrag_infoseek_8k"].file, vrag)
+    page = "docqa/slidevqa/slidevqa-report-0000/slidevqa-report-0000-1-1024.jpg"
+    docs = [{"id": f"d{i}", "doc_name": f"d{i}", "page_list": [page], "question": f"q{i}", "answer": str(i),
+             "answer_format": "Integer", "ans_page_list": [1]} for i in range(150)]
+    write_release(root, CONFIGS["docvqa_slidevqa_8k"].file, docs)
+    out = build_mmlongbench(source=str(root), out_dir=tmp_path / "paper", configs=["vrag_infoseek_8k",
+                                                                                       "docvqa_slidevqa_8k"])
+    rows = load(out, "vrag_infoseek_8k")
+    kept = set(random.Random(42).sample(sorted({r["id"] for r in vrag}), 100))  # data.py: random.sample, seed 42
+    assert len(rows) == 300 and set(rows["source_id"]) == kept
+    in_file_order = [f"{r['id']}#{i % 3}" for i, r in enumerate(vrag) if r["id"] in kept]
+    assert rows["id"] == in_file_order
+    docs_rows = load(out, "docvqa_slidevqa_8k")
+    order = np.random.default_rng(42).permutation(150)[:100]  # Dataset.shuffle(seed=42).select(range(100))
+    assert docs_rows["source_id"] == [f"d{i}" for i in order]
+    full = build_mmlongbench(source=str(root), out_dir=tmp_path / "full", configs=["vrag_infoseek_8k"], full=True)
+    assert len(load(full, "vrag_infoseek_8k")) == 450
+
+
+@pytest.mark.parametrize("damage, expected", [
+    ("missing_image", ["1 image(s) not found", "vrag/infoseek/nowhere.jpg", "infoseek_K8_dep3.jsonl:2"]),
+    ("bad_json", ["infoseek_K8_dep3.jsonl:2", "JSON"]),
+    ("bad_gold", ["infoseek_K8_dep3.jsonl:1", "'answer' should be a string or a non-empty list of strings"]),
+])
+def test_bad_release_lines_fail_naming_file_line_and_what_was_expected(tmp_path: Path, release: Path, damage: str,
+                                                                      expected: list[str]) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    file = root / "mmlb_data" / CONFIGS["vrag_infoseek_8k"].file
+    lines = file.read_text().splitlines()
+    if damage == "missing_image":
+        row = json.loads(lines[1])
+        row["image"] = "vrag/infoseek/nowhere.jpg"
+        lines[1] = json.dumps(row)
+    elif damage == "bad_json":
+        lines[1] = lines[1][:40]
+    else:
+        row = json.loads(lines[0])
+        row["answer"] = []
+        lines[0] = json.dumps(row)
+    file.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BuildError) as error:
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["vrag_infoseek_8k"])
+    for text in expected:
+        assert text in str(error.value)
+    assert not (tmp_path / "out" / "mmlongbench").exists()
+
+
+def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(tmp_path: Path, release: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    file = CONFIGS["vrag_viquae_8k"].file
+    rows = release_lines(root, file)
+    rows[0]["ctxs"][0]["text"] = "word " * 12000
+    write_release(root, file, rows)
+    out = build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["vrag_viquae_8k"])
+    err = capsys.readouterr().err
+    assert "warning: 1 row(s) count more tokens than their length label" in err
+    assert f"vrag_viquae_8k {rows[0]['id']}#0:" in err
+    assert json.loads((out / contract.MANIFEST_NAME).read_text())["configs"]["vrag_viquae_8k"]["over_length_rows"] == 1
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "builders.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) -> None:
+    unknown = run_cli("build", "mmlongbench", "--configs", "icl_food101_256k", "--out", str(tmp_path))
+    assert unknown.returncode == 2 and "icl_food101_256k" in unknown.stderr
+    dry = run_cli("build", "mmlongbench", "--configs", "vrag_infoseek_8k", "summ_govreport_128k", "--dry-run",
+                  "--out", str(tmp_path / "dry"))
+    assert dry.returncode == 0, dry.stderr
+    assert "plan" in dry.stderr and not (tmp_path / "dry" / "mmlongbench").exists()
+    listed = run_cli("list")
+    assert "icl_food101_128k" in listed.stdout and "MMLongBench" in listed.stdout or "mmlongbench" in listed.stdout
+    assert LEAF_BY_NAME["icl_food101"].paper_name == "Food101"
