@@ -101,6 +101,11 @@ def run_parser() -> argparse.ArgumentParser:
                         "errors (timeouts, provider errors): they are left out of the denominators either way, and "
                         "a rerun of the same command tries them again")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
+    parser.add_argument("--judge_model", help="backend or alias that judges the tasks with a `judge:` block after "
+                        "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
+                        "it those tasks report only their own metrics")
+    parser.add_argument("--judge_args", default="", help="k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
+                        "base_url=...; the task names its paper's judge as the default `model`)")
     parser.add_argument("--screen_only", action="store_true", help="build every request and screen it as the run "
                         "would (over_length, too_many_images, invalid input) under the model's limits, without "
                         "loading the model; print the counts per task and write nothing")

@@ -27,7 +27,9 @@ _SECRET_NAME = re.compile(
     r"(api[_-]?key|secret|passw(or)?d|credential|bearer|authorization|(^|[_-])(key|token|auth)$)", re.IGNORECASE
 )
 _URL_CREDENTIALS = re.compile(r"[a-z][a-z0-9+.-]*://(?P<userinfo>[^/@\s]+)@", re.IGNORECASE)
-MIN_ENV_SECRET = 8  # shorter values of secret-named variables would blank out ordinary words
+# Shorter values are not scrubbed by value (a key "k" or "EMPTY", as `vllm serve` clients pass, would blank out
+# every such letter or word of the results); secret-named fields are still redacted by name, whatever their length.
+MIN_ENV_SECRET = 8
 
 
 def is_secret_name(name: str) -> bool:
@@ -100,7 +102,7 @@ _REGISTRY = _Registry()
 def register(secrets: Iterable[str]) -> None:
     """Add secrets that `scrub` removes from now on (longest first, so a secret containing another goes whole)."""
     with _REGISTRY.lock:
-        merged = set(_REGISTRY.secrets) | {s for s in secrets if s}
+        merged = set(_REGISTRY.secrets) | {s for s in secrets if len(s) >= MIN_ENV_SECRET}
         _REGISTRY.secrets = sorted(merged, key=lambda value: (-len(value), value))
 
 

@@ -88,6 +88,7 @@ def sample_counts(result: TaskResult) -> dict[str, int]:
     """How many samples a task had, scored, and ended in each status."""
     counts = {"sample_len": result.n_effective, "n_scored": result.n_scored}
     counts.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
+    counts.update(result.judge_counts)
     return counts
 
 

@@ -164,9 +164,13 @@ def cache_path(args: argparse.Namespace, output_dir: Path | None) -> Path | None
 def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
                 output_dir: Path | None) -> Any:
     """The backend, behind the response cache when the run has one (`cache_path`)."""
+    return _behind_cache(make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens), args,
+                         output_dir)
+
+
+def _behind_cache(model: Any, args: argparse.Namespace, output_dir: Path | None) -> Any:
     from harness.cache import CachingModel, ResponseCache
 
-    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
     path = cache_path(args, output_dir)
     if path is not None and model.cache_responses:
         try:
@@ -248,6 +252,30 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             return _execute(plan)
 
 
+def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
+    """The judge backend of `--judge_model` (behind the response cache), or None; a note when a task would
+    be judged but no judge was given."""
+    from harness.models.args import parse_kv
+
+    specs = [task.judge for task in plan.tasks if task.judge is not None]
+    if not specs:
+        return None
+    if not plan.args.judge_model:
+        names = [task.name for task in plan.tasks if task.judge is not None]
+        print(f"harness: {len(names)} task(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) are scored "
+              f"by a judge after generation: without --judge_model their judge metrics "
+              f"({', '.join(specs[0].metrics)}) stay absent", file=sys.stderr)
+        return None
+    backend, args, _ = resolve_model(plan.args.judge_model, plan.args.judge_args)
+    judge_args = parse_kv(plan.args.judge_args)
+    if backend == "openai" and "model" not in judge_args and specs[0].model:
+        args = {**args, "model": specs[0].model}  # the paper's judge, unless told otherwise
+    from harness.redact import collect_secrets, register
+
+    register(collect_secrets(args))
+    return _behind_cache(make_model(plan.args.judge_model, backend, args, 1, None), plan.args, output_dir)
+
+
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
     from harness.screen_only import ModelLimits, screen_table, screen_tasks
@@ -268,9 +296,10 @@ def _execute(plan: RunPlan) -> int:
 
     args, output_dir = plan.args, plan.output_dir
     model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
+    judge = _open_judge(plan, output_dir)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
-                         shard=plan.shard)
+                         shard=plan.shard, judge=judge)
     started = time.time()
     try:
         task_results = Runner(model, options).run(plan.tasks)
@@ -285,6 +314,11 @@ def _execute(plan: RunPlan) -> int:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
         extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template)}
         model.close()
+        if judge is not None:
+            from harness.redact import redact_mapping
+
+            extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge)}
+            judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
     print(summary_table(results))

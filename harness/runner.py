@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ from harness.api import BackendFatalError, GenerationSettings, Model, Request, R
 from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
+from harness.judge import FAILED as JUDGE_FAILED
+from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
 from harness.sample_log import sample_line, sample_log_name, write_sample_log
@@ -41,6 +43,7 @@ from harness.sample_store import (
     SCORED,
     STATUSES,
     TOO_MANY_IMAGES,
+    Outcome,
     SampleStore,
     journal_name,
 )
@@ -64,6 +67,8 @@ class RunOptions:
     # False: take every sample recorded in the journal as it is, errors included, and generate only
     # what is missing (`harness merge` re-aggregating merged shard journals).
     retry_errors: bool = True
+    # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
+    judge: Model | None = None
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
 
@@ -84,6 +89,7 @@ class TaskResult:
     seconds: float
     usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
     task_docs: int = 0  # documents of the task before sharding
+    judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
 
     @property
     def n_scored(self) -> int:
@@ -299,7 +305,11 @@ class Runner:
         try:
             screened = self._screen_task(task, store, settings)
             self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending]))
-            outcomes = sorted((store.outcomes[s] for s in screened.current if s in store.outcomes), key=lambda o: o.doc_id)
+            current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
+            outcomes = [store.outcomes[s] for s in current]
+            judge_counts: dict[str, int] = {}
+            if task.judge is not None and self.options.judge is not None:
+                outcomes, judge_counts = self._judge(task, store, current)
             store.compact()
             if self.options.log_samples and self.options.output_dir is not None:
                 self._write_sample_log(task, store, screened.current, settings)
@@ -310,10 +320,33 @@ class Runner:
                 breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
                 resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
                 seconds=time.perf_counter() - started,
-                usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task),
+                usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
             )
         finally:
             store.close()
+
+    def _judge(self, task: Task, store: SampleStore, current: list[str]) -> tuple[list[Outcome], dict[str, int]]:
+        """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,
+        the response cache the judge's replies, `judge_<task>.jsonl` what it decided)."""
+        assert task.judge is not None and self.options.judge is not None
+        scored = [s for s in current if store.outcomes[s].status in SCORED]
+        samples = [(s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
+                   for s in scored]
+        judged = judge_samples(task.judge, task.name, self.options.judge, samples, self.options.progress)
+        by_sample = {j.sample_id: j for j in judged}
+        outcomes = []
+        for s in current:
+            outcome = store.outcomes[s]
+            extra = by_sample[s].metrics if s in by_sample else {}
+            outcomes.append(replace(outcome, metrics={**(outcome.metrics or {}), **extra}) if extra else outcome)
+        if self.options.output_dir is not None:
+            write_judge_log(self.options.output_dir / judge_log_name(task.name), judged)
+        failed = [j for j in judged if j.status == JUDGE_FAILED]
+        if failed:
+            print(f"harness: {task.name}: the judge failed on {len(failed)} sample(s) (first: {failed[0].sample_id}: "
+                  f"{failed[0].error}); they are left out of the judge metrics; run the same command again to judge "
+                  "them (judged samples come from the cache)", file=sys.stderr)
+        return outcomes, judge_counts(judged)
 
     def run(self, tasks: Sequence[Task]) -> list[TaskResult]:
         # An engine sized once for the whole run (vLLM's limit_mm_per_prompt), not for its first task.

@@ -23,6 +23,7 @@ from harness.api import GenerationSettings, ImageRef, Request
 from harness.data import ImageColumn, LoadedDataset, SharedImageColumn, load_task_dataset
 from harness.errors import TaskConfigError, UserError
 from harness.integrity import check_image_bytes
+from harness.judge import JudgeSpec
 from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.prompts import RowError, messages_from_chat, messages_from_prompt
 from harness.task_config import MetricSpec, TaskConfig
@@ -69,10 +70,17 @@ class Task:
             value = getattr(config, key)
             if isinstance(value, FunctionRef):
                 self.hooks[key] = value.resolve()
+        self.judge: JudgeSpec | None = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {self.name!r}") \
+            if config.judge else None
+        judged = set(self.judge.metrics) if self.judge else set()
+        undeclared = judged - {m.metric for m in config.metric_list}
+        if undeclared:
+            raise TaskConfigError(f"{config.source}:1: task {self.name!r}: judge metrics {sorted(undeclared)} are not "
+                                  "in `metric_list`")
         self.aggregations: dict[str, Callable[..., Any]] = {}
         for spec in config.metric_list:
             self.aggregations[spec.metric] = self._aggregation(spec)
-            if "process_results" not in self.hooks and spec.metric not in SAMPLE_METRICS:
+            if "process_results" not in self.hooks and spec.metric not in set(SAMPLE_METRICS) | judged:
                 raise TaskConfigError(
                     f"{config.source}:1: task {self.name!r}: metric {spec.metric!r} needs `process_results` "
                     f"(built-in sample metrics: {', '.join(SAMPLE_METRICS)})"
@@ -260,7 +268,10 @@ class Task:
 
     # --------------------------------------------------------------------------------- scoring
     def score(self, doc: dict[str, Any], response: str) -> dict[str, Any]:
-        names = [m.metric for m in self.config.metric_list]
+        """The sample's metrics from `process_results` (or the built-in ones): every metric of `metric_list`
+        except the judge's, which join later (`harness.judge`)."""
+        judged = set(self.judge.metrics) if self.judge else set()
+        names = [m.metric for m in self.config.metric_list if m.metric not in judged]
         if "process_results" in self.hooks:
             out = call_hook(self.hooks["process_results"], doc, [response], metadata=self.metadata)
             if not isinstance(out, dict) or set(out) != set(names):
@@ -279,7 +290,11 @@ class Task:
         stderrs: dict[str, float] = {}
         breakdowns: dict[str, Any] = {}
         for spec in self.config.metric_list:
-            column = [row[spec.metric] for row in metric_rows]
+            # A judge metric is missing where the judge did not run or gave no verdict (left out, as the
+            # official judge leaves such rows out); without any value the metric is absent, not 0.
+            column = [row[spec.metric] for row in metric_rows if spec.metric in row]
+            if not column and self.judge and spec.metric in self.judge.metrics:
+                continue
             result = self.aggregations[spec.metric](column)
             if isinstance(result, dict):
                 breakdowns[spec.metric] = result
@@ -298,6 +313,7 @@ class Task:
         config = self.config.to_dict()
         config.pop("source", None)
         config.pop("report", None)  # presentation only
+        config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
         digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
         return {

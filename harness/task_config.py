@@ -57,6 +57,9 @@ class TaskConfig:
     metadata: dict[str, Any] = field(default_factory=dict)
     # The benchmark's section of `harness report` (presentation only: not part of the task's identity).
     report: FunctionRef | None = None
+    # Judging after generation by a second model (`harness.judge`): not part of the task's identity either,
+    # since it never changes what the model is asked.
+    judge: dict[str, Any] = field(default_factory=dict)
 
     @property
     def version(self) -> Any:
@@ -85,6 +88,7 @@ class TaskConfig:
 
     def function_refs(self) -> list[FunctionRef]:
         refs = [v for v in vars(self).values() if isinstance(v, FunctionRef)]
+        refs += [v for v in self.judge.values() if isinstance(v, FunctionRef)]
         refs += [m.aggregation for m in self.metric_list if isinstance(m.aggregation, FunctionRef)]
         return refs
 

@@ -33,8 +33,14 @@ class ApproxTokenCounter:
 
     name = "approx-v1"
     _PIECES = re.compile(r"[^\W\d_]+|\d|\S")
+    # ASCII text (almost all of it): letter runs cut into pieces of at most 6 and every other non-space
+    # character are exactly the rule's tokens, counted by the regex engine alone (a 128K-token prompt in
+    # milliseconds, where the loop below takes a Python step per word).
+    _ASCII_TOKENS = re.compile(r"[A-Za-z]{1,6}|[^A-Za-z\s]")
 
     def count(self, text: str) -> int:
+        if text.isascii():
+            return len(self._ASCII_TOKENS.findall(text))
         total = 0
         for piece in self._PIECES.findall(text):
             total += -(-len(piece) // 6) if piece[0].isalpha() else 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from datasets import Features, List, Value
@@ -72,6 +73,16 @@ class ImageInfo:
     width: int
     height: int
 
+    @property
+    def tokens(self) -> int:
+        return _image_tokens(self.width, self.height)
+
+
+@lru_cache(maxsize=65536)
+def _image_tokens(width: int, height: int) -> int:
+    # Rows name an image hundreds of times (every depth, every length): its tokens are worked out once.
+    return contract.image_tokens(width, height)
+
 
 def make_row(cfg: Config, plan: PlannedRow, info: Mapping[str, ImageInfo], counter: TextTokenCounter) -> dict[str, Any]:
     leaf = cfg.leaf
@@ -99,5 +110,5 @@ def make_row(cfg: Config, plan: PlannedRow, info: Mapping[str, ImageInfo], count
         contract.IMAGE_SIZES: [[im.width, im.height] for im in shown],
         contract.NUM_IMAGES: len(shown),
         contract.TEXT_TOKENS: counter.count(plan.prompt.replace(contract.IMAGE_PLACEHOLDER, "")),
-        contract.IMAGE_TOKENS: [contract.image_tokens(im.width, im.height) for im in shown],
+        contract.IMAGE_TOKENS: [im.tokens for im in shown],
     }

@@ -97,3 +97,27 @@ def random_answer(doc: dict[str, Any], rng: random.Random) -> str:
     words = _WORD.findall(prompt.replace("<image>", " ")) or ["unknown"]
     count = 60 if metric == "fluency_f1" else 3
     return " " + " ".join(rng.choice(words) for _ in range(count))
+
+
+# ------------------------------------------------------------------------- summarization judge
+# The official `scripts/eval_gpt4_summ.py` asks fluency, then recall, then precision, and skips a row at the
+# first reply without JSON; the harness asks in the same order and stops the same way (`harness.judge`).
+
+
+def judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:
+    """The three judge prompts of one summary, in the official order."""
+    summary = scoring.summary_for_judge(response, doc["answer_prefix"])
+    prompts = scoring.judge_prompts(doc["dataset"], summary, _gold(doc), doc["claims"] or [])
+    return {stage: prompts[stage] for stage in ("fluency", "recall", "precision")}
+
+
+def judge_parse(reply: str) -> dict[str, Any] | None:
+    return scoring.parse_judge_json(reply)
+
+
+def judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Fluency-F1 (0-100) from the three verdicts; a verdict without its field raises KeyError (the official
+    script stops there; the harness records the sample as unjudged)."""
+    value = 100.0 * scoring.fluency_f1(verdicts["fluency"], verdicts["recall"], verdicts["precision"],
+                                       len(doc["claims"] or []))
+    return {"fluency_f1": value, "score": value}

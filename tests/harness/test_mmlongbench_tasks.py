@@ -48,7 +48,9 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
     summ = leaves["mmlongbench_summ_govreport_128k"]
     assert summ.generation_kwargs["max_gen_toks"] == 384 and leaves["mmlongbench_icl_food101_8k"].generation_kwargs[
         "max_gen_toks"] == 128
-    assert [m.metric for m in summ.metric_list] == ["rougeLsum_f1"]  # never reported as Fluency-F1
+    # ROUGE under its own name; Fluency-F1 (and the task's `score`) only from the judge.
+    assert [m.metric for m in summ.metric_list] == ["rougeLsum_f1", "fluency_f1", "score"]
+    assert summ.judge["metrics"] == ["fluency_f1", "score"]
 
 
 def gold_response(row: dict) -> str:

@@ -1,0 +1,162 @@
+"""Judging after generation: a task whose YAML has a `judge:` block has its scored answers read by a second
+model (`--judge_model`), and the judge's metrics join the task's before aggregation.
+
+    judge:
+      prompts: !function utils.judge_prompts   # (doc, response) -> {stage: prompt}, asked stage by stage
+      parse: !function utils.judge_parse       # reply -> the parsed verdict, or None: judging stops there
+      score: !function utils.judge_score       # (doc, response, {stage: verdict}) -> {metric: value}
+      metrics: [fluency_f1, score]             # what `score` returns (also in `metric_list`)
+      model: gpt-4o-2024-11-20                 # the paper's judge: the judge backend's default `model`
+      generation_kwargs: {temperature: 0.1, max_gen_toks: 4096}
+
+Stages run in the order `prompts` gives them, all samples of a stage at once (one batch stream through the
+judge backend and its response cache), and a sample whose reply does not parse is not asked the next stage:
+the official MMLongBench judge skips such a row (`continue`), so it counts in no mean. Each sample's
+outcome goes to `judge_<task>.jsonl` beside the journal (stage reached, replies, verdicts, metrics, or the
+error); the judge's replies are cached, so a rerun after a kill asks only what it lacks. Without
+`--judge_model` the judge metrics are absent and the task reports only its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from harness.api import GenerationSettings, Message, Model, Request, TextPart
+from harness.errors import TaskConfigError
+from harness.yaml_loader import FunctionRef
+
+JUDGED = "judged"
+UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
+FAILED = "error"  # the judge backend failed on a stage (asked again on a rerun)
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    prompts: Callable[..., dict[str, str]]
+    parse: Callable[[str], Any]
+    score: Callable[..., dict[str, float]]
+    metrics: tuple[str, ...]
+    model: str | None
+    settings: GenerationSettings
+
+    @classmethod
+    def from_config(cls, block: dict[str, Any], where: str) -> JudgeSpec:
+        hooks = {}
+        for key in ("prompts", "parse", "score"):
+            ref = block.get(key)
+            if not isinstance(ref, FunctionRef):
+                raise TaskConfigError(f"{where}: `judge.{key}` must be a `!function module.fn`")
+            hooks[key] = ref.resolve()
+        metrics = block.get("metrics")
+        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+            raise TaskConfigError(f"{where}: `judge.metrics` must list the metric names `judge.score` returns")
+        unknown = sorted(set(block) - {"prompts", "parse", "score", "metrics", "model", "generation_kwargs"})
+        if unknown:
+            raise TaskConfigError(f"{where}: unknown `judge` key(s) {unknown}")
+        try:
+            settings = GenerationSettings.from_dict(dict(block.get("generation_kwargs") or {}))
+        except (TypeError, ValueError) as err:
+            raise TaskConfigError(f"{where}: `judge.generation_kwargs`: {err}") from None
+        model = block.get("model")
+        return cls(hooks["prompts"], hooks["parse"], hooks["score"], tuple(metrics),
+                   str(model) if model else None, settings)
+
+
+@dataclass
+class JudgedSample:
+    sample_id: str
+    doc_id: int
+    status: str = JUDGED
+    stage: str = ""  # the last stage asked
+    replies: dict[str, str] = field(default_factory=dict)
+    verdicts: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, {}, "")}
+
+
+def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequence[tuple[str, int, dict[str, Any], str]],
+                  progress: bool = True) -> list[JudgedSample]:
+    """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order."""
+    from harness.runner import safe_generate
+
+    outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
+    prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
+    stages = list(prompts[0]) if prompts else []
+    for k, asked in enumerate(prompts):
+        if list(asked) != stages:
+            raise TaskConfigError(f"task {task_name!r}: judge.prompts gave stages {list(asked)} for sample "
+                                  f"{samples[k][0]!r} and {stages} for the first")
+    alive = list(range(len(samples)))
+    bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
+    with bar:
+        for stage in stages:
+            requests = [Request(task=f"{task_name}:judge", doc_id=outcomes[i].doc_id,
+                                sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
+                                messages=(Message("user", (TextPart(prompts[i][stage]),)),), settings=spec.settings,
+                                text_tokens=0, image_tokens=()) for i in alive]
+            replies = []
+            for batch in judge.batches(requests):
+                replies += safe_generate(judge, batch)
+                bar.update(len(batch))
+            still = []
+            for i, reply in zip(alive, replies, strict=True):
+                outcome = outcomes[i]
+                outcome.stage = stage
+                if not reply.ok:
+                    outcome.status, outcome.error = FAILED, reply.error or ("refused" if reply.refused else "no reply")
+                    continue
+                outcome.replies[stage] = reply.text or ""
+                verdict = spec.parse(reply.text or "")
+                if verdict is None:
+                    outcome.status = UNPARSED
+                    continue
+                outcome.verdicts[stage] = verdict
+                still.append(i)
+            remaining = len(stages) - stages.index(stage) - 1
+            bar.total -= remaining * (len(alive) - len(still))  # a dropped sample is asked nothing more
+            bar.refresh()
+            alive = still
+    for i in alive:
+        _, _, doc, response = samples[i]
+        outcome = outcomes[i]
+        try:
+            metrics = spec.score(doc, response, outcome.verdicts)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:  # a verdict without the expected fields
+            outcome.status, outcome.error = UNPARSED, f"{type(err).__name__}: {err}"
+            continue
+        if set(metrics) != set(spec.metrics):
+            raise TaskConfigError(f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
+                                  f"declares {sorted(spec.metrics)}")
+        outcome.metrics = {k: float(v) for k, v in metrics.items()}
+    return outcomes
+
+
+def judge_log_name(task: str) -> str:
+    from harness.sample_store import journal_name
+
+    return "judge_" + journal_name(task).removeprefix("journal_")
+
+
+def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:
+    """`judge_<task>.jsonl`: every judged sample's outcome, replaced as a whole each run (the replies are in
+    the response cache; this file is for reading)."""
+    tmp = path.with_suffix(".jsonl.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        for outcome in outcomes:
+            handle.write(json.dumps(outcome.to_json(), ensure_ascii=False, default=str) + "\n")
+    tmp.replace(path)
+
+
+def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:
+    return {"n_judged": sum(o.status == JUDGED for o in outcomes),
+            "n_judge_unparsed": sum(o.status == UNPARSED for o in outcomes),
+            "n_judge_error": sum(o.status == FAILED for o in outcomes)}
