@@ -131,6 +131,8 @@ class Request:
     image_tokens: tuple[int, ...]  # precomputed per image, 14x14 patches with 2x2 merge
     assistant_prefix: str = ""
     random_answer: Callable[[random.Random], str] | None = field(default=None, repr=False, compare=False)
+    # Processor settings for this request only (a model's input policy on some tasks, `harness.input_policy`).
+    processor_kwargs: tuple[tuple[str, Any], ...] = ()
 
     @property
     def images(self) -> list[ImageRef]:

@@ -43,7 +43,11 @@ def input_material(request: Request) -> dict[str, Any]:
             else:  # a new part type must be keyed explicitly, never silently dropped
                 raise TypeError(f"cannot key content part of type {type(part).__name__}")
         messages.append({"role": message.role, "content": parts})
-    return {"messages": messages, "assistant_prefix": request.assistant_prefix, "settings": request.settings.to_dict()}
+    material = {"messages": messages, "assistant_prefix": request.assistant_prefix,
+                "settings": request.settings.to_dict()}
+    if request.processor_kwargs:  # only when given: every key made before they existed stays valid
+        material["processor_kwargs"] = dict(request.processor_kwargs)
+    return material
 
 
 def _sha256(material: Mapping[str, Any]) -> str:

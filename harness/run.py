@@ -252,6 +252,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             return _execute(plan)
 
 
+def run_policies(plan: RunPlan) -> Any:
+    """The alias's input policies for this run's tasks (`harness.input_policy`; none for a plain backend)."""
+    from harness.input_policy import RunPolicies
+    from harness.models.aliases import ALIASES
+
+    alias = ALIASES.get(plan.alias or "")
+    if alias is None:
+        return RunPolicies()
+    return RunPolicies({task.name: policy for task in plan.tasks if (policy := alias.policy_for(task.name))})
+
+
 def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
     """The judge backend of `--judge_model` (behind the response cache), or None; a note when a task would
     be judged but no judge was given."""
@@ -284,8 +295,12 @@ def _screen_only(plan: RunPlan) -> int:
         model = ModelLimits(plan.backend, plan.model_args)
     except ValueError as err:
         raise UserError(str(err)) from None
-    results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.args.seed, plan.shard)
+    policies = run_policies(plan)
+    results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.args.seed, plan.shard,
+                           policies if policies.by_task else None)
     print(plan.redact(screen_table(model, results)))
+    for task, described in policies.describe().items():
+        print(f"input policy of {plan.alias} on {task}: {described}")
     return 0
 
 
@@ -297,9 +312,10 @@ def _execute(plan: RunPlan) -> int:
     args, output_dir = plan.args, plan.output_dir
     model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
     judge = _open_judge(plan, output_dir)
+    policies = run_policies(plan)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
-                         shard=plan.shard, judge=judge)
+                         shard=plan.shard, judge=judge, policies=policies if policies.by_task else None)
     started = time.time()
     try:
         task_results = Runner(model, options).run(plan.tasks)
@@ -312,7 +328,8 @@ def _execute(plan: RunPlan) -> int:
         return 1
     finally:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
-        extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template)}
+        extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template),
+                 "input_policies": policies.describe()}
         model.close()
         if judge is not None:
             from harness.redact import redact_mapping

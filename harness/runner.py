@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -67,6 +67,8 @@ class RunOptions:
     # False: take every sample recorded in the journal as it is, errors included, and generate only
     # what is missing (`harness merge` re-aggregating merged shard journals).
     retry_errors: bool = True
+    # The model's input policies on some tasks (`harness.input_policy`), applied to every request built.
+    policies: Callable[[Request], Request] | None = None
     # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
     judge: Model | None = None
     # Names this run's results and sample logs, as lm-eval's date_id does.
@@ -156,10 +158,12 @@ class LazyRequests(Sequence[Request]):
     """A task's pending requests in run order, each built from its row only when asked for, so
     memory holds one batch of requests at a time, not one request per sample."""
 
-    def __init__(self, task: Task, settings: GenerationSettings, doc_ids: list[int]) -> None:
+    def __init__(self, task: Task, settings: GenerationSettings, doc_ids: list[int],
+                 policy: Callable[[Request], Request] | None = None) -> None:
         self.task = task
         self.settings = settings
         self.doc_ids = doc_ids
+        self.policy = policy
 
     def __len__(self) -> int:
         return len(self.doc_ids)
@@ -170,7 +174,7 @@ class LazyRequests(Sequence[Request]):
         doc_id = self.doc_ids[index]
         request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
         assert isinstance(request, Request), request  # it was built once already, while screening
-        return request
+        return self.policy(request) if self.policy else request
 
 
 class Runner:
@@ -228,6 +232,15 @@ class Runner:
         record.update(self._log_fields(task, request, doc))
         return record
 
+    def _build(self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
+        request = task.build_request(doc_id, doc, settings)
+        if isinstance(request, Request) and self.options.policies is not None:
+            try:
+                return self.options.policies(request)
+            except (ValueError, OSError) as err:
+                return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: input policy: {err}")
+        return request
+
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
         """Every document of this run (its shard): resumed from the journal, recorded as failing the
         screen (written at once), or pending generation."""
@@ -246,12 +259,12 @@ class Runner:
             request = None
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
-                request = task.build_request(doc_id, doc, settings) if recorded else None
+                request = self._build(task, doc_id, doc, settings) if recorded else None
                 if not isinstance(request, Request) or input_sha256(request) == recorded:
                     out.resumed += 1
                     continue
                 out.changed += 1  # answered for other inputs (the data changed under the journal): again
-            request = request or task.build_request(doc_id, doc, settings)
+            request = request or self._build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
                 screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
                                  "error": request.reason, **self._log_fields(task, None, doc)})
@@ -304,7 +317,8 @@ class Runner:
         store = SampleStore(path, task.name, parts)
         try:
             screened = self._screen_task(task, store, settings)
-            self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending]))
+            self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending],
+                                                     self.options.policies))
             current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
             outcomes = [store.outcomes[s] for s in current]
             judge_counts: dict[str, int] = {}

@@ -12,7 +12,7 @@ processor when it runs, so for other models the figures here are an estimate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,7 @@ class ScreenedTask:
 
 
 def screen_tasks(model: ModelLimits, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int,
-                 shard: Any = None) -> list[ScreenedTask]:
+                 shard: Any = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
     """Every request of every task (its shard) through the runner's screen."""
     out = []
     for task in tasks:
@@ -80,6 +80,8 @@ def screen_tasks(model: ModelLimits, tasks: Sequence[Any], gen_kwargs: dict[str,
                 continue
             result.samples += 1
             request = task.build_request(doc_id, doc, settings)
+            if isinstance(request, Request) and policies is not None:
+                request = policies(request)
             if isinstance(request, RowProblem):
                 result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
                 result.first_problem = result.first_problem or request.reason

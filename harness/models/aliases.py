@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.errors import UserError
+from harness.input_policy import InputPolicy, TaskRule
 
 
 @dataclass(frozen=True)
@@ -26,15 +27,59 @@ class Alias:
     note: str = ""
     trained_context: int | None = None  # informational: the training window (Table 10 of MMLongBench)
     paper_name: str | None = None  # the model's name in the MMLongBench tables
+    rules: tuple[TaskRule, ...] = ()  # input policies on some tasks, as the papers ran this model
+
+    def policy_for(self, task: str) -> InputPolicy:
+        from harness.input_policy import policy_for
+
+        return policy_for(task, self.rules)
 
     def describe(self) -> dict[str, object]:
         """What the results record about the alias, beside the arguments it resolved to."""
-        return {"trained_context": self.trained_context, "paper_name": self.paper_name, "note": self.note}
+        return {"trained_context": self.trained_context, "paper_name": self.paper_name, "note": self.note,
+                "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules]}
 
 
 # MMLongBench's 128K inputs (131,072 counted tokens, plus the chat template and up to 384 new tokens) fit
 # in the limit the official `vllm serve` line uses (--max-model-len 139264, with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).
 LONG_CONTEXT = "139264"
+
+
+# MMLongBench §6.3 (its run scripts at 26197d2): what the official evaluation changed for some model families
+# on the natural-image tasks (VRAG, NIAH, ICL), mostly at 64K and 128K.
+MMLB_NATURAL = ("mmlongbench_vrag_*", "mmlongbench_niah_*", "mmlongbench_icl_*")
+MMLB_DOCUMENTS = ("mmlongbench_summ_*", "mmlongbench_docvqa_*")
+
+
+def _at(patterns: tuple[str, ...], *lengths: str) -> tuple[str, ...]:
+    return tuple(f"{p}_{length}" for p in patterns for length in lengths)
+
+
+def _rule(tasks: tuple[str, ...], why: str, **policy: object) -> TaskRule:
+    return TaskRule(tasks, InputPolicy.of(**policy), why)  # type: ignore[arg-type]
+
+
+INTERNVL_RULES = (
+    _rule(("mmlongbench_*",), "official InternVL wrapper: dynamic tiling with max_num = 4 tiles",
+          processor_kwargs={"max_patches": 4}),
+    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (one tile per image) and the last 400 "
+          "images at 64K/128K", keep_last_images=400, processor_kwargs={"max_patches": 1}),
+)
+GEMMA3_RULES = (
+    _rule(("mmlongbench_niah_vh_*_128k", "mmlongbench_icl_*_128k"), "run_eval.sh: max_image_num 400 on VH and ICL "
+          "at 128K", keep_last_images=400),
+)
+IDEFICS2_RULES = (
+    _rule(MMLB_NATURAL, "run_eval.sh: do_image_splitting False on natural images",
+          processor_kwargs={"do_image_splitting": False}),
+)
+IDEFICS3_RULES = (
+    _rule(("mmlongbench_*",), "official Idefics3 wrapper: processor do_resize=False (no upscaling to 1456 px)",
+          processor_kwargs={"do_resize": False}),
+    _rule(MMLB_NATURAL, "run_eval.sh: do_image_splitting False on natural images",
+          processor_kwargs={"do_image_splitting": False}),
+    _rule(MMLB_DOCUMENTS, "run_eval.sh: image_resize 0.5 on document pages", image_scale=0.5),
+)
 
 
 def _qwen(checkpoint: str, note: str, paper_name: str) -> Alias:
@@ -54,13 +99,13 @@ ALIASES: dict[str, Alias] = {
     "llava-next-llama3": Alias("hf", {"pretrained": "llava-hf/llama3-llava-next-8b-hf", "context_length": "8192"},
                                "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)", 8192),
     "idefics2": Alias("hf", {"pretrained": "HuggingFaceM4/idefics2-8b", "context_length": "8192"},
-                      "IDEFICS2-8B (evaluated in the MMNeedle paper)", 8192, "Idefics2-8B"),
+                      "IDEFICS2-8B (evaluated in the MMNeedle paper)", 8192, "Idefics2-8B", IDEFICS2_RULES),
     "idefics3": Alias("hf", {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", "context_length": "8192"},
-                      "Idefics3 8B", 10240, "Idefics3-8B"),
+                      "Idefics3 8B", 10240, "Idefics3-8B", IDEFICS3_RULES),
     "internvl": Alias("hf", {"pretrained": "OpenGVLab/InternVL3-8B-hf", "context_length": "32768"},
-                      "InternVL3 8B, transformers-native checkpoint", 32768, "InternVL3-8B"),
+                      "InternVL3 8B, transformers-native checkpoint", 32768, "InternVL3-8B", INTERNVL_RULES),
     "gemma3": Alias("hf", {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
-                    "Gemma 3 12B instruction-tuned", 131072, "Gemma3-12B"),
+                    "Gemma 3 12B instruction-tuned", 131072, "Gemma3-12B", GEMMA3_RULES),
 }
 
 

@@ -151,7 +151,8 @@ class HFModel(Model):
         if key not in self._prompt_tokens:
             ids = self.tokenizer(self._prompt(request)).input_ids
             fitted = [fit_within_pixels(w, h, self.max_pixels) for w, h in sizes]  # type: ignore[arg-type]
-            image_tokens = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in fitted])
+            image_tokens = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in fitted],
+                                                                     **dict(request.processor_kwargs))
             placeholders = ids.count(self._image_token_id)
             self._prompt_tokens[key] = len(ids) - placeholders + sum(image_tokens.num_image_tokens)
         return self._prompt_tokens[key]
@@ -190,23 +191,26 @@ class HFModel(Model):
             except Exception as err:
                 responses[i] = Response(None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}")
         # Requests of one task share settings; group anyway so a mixed batch stays correct.
-        groups: dict[GenerationSettings, list[tuple[int, str, list[Image.Image]]]] = {}
+        groups: dict[tuple[GenerationSettings, tuple[tuple[str, Any], ...]], list[tuple[int, str, list[Image.Image]]]] = {}
         for item in prepared:
-            groups.setdefault(requests[item[0]].settings, []).append(item)
-        for settings, items in groups.items():
-            for (i, _, _), response in zip(items, self._generate(items, settings), strict=True):
+            request = requests[item[0]]
+            groups.setdefault((request.settings, request.processor_kwargs), []).append(item)
+        for (settings, processor_kwargs), items in groups.items():
+            for (i, _, _), response in zip(items, self._generate(items, settings, dict(processor_kwargs)), strict=True):
                 responses[i] = response
         return [r if r is not None else Response(None, error="no response") for r in responses]
 
-    def _generate(self, items: list[tuple[int, str, list[Image.Image]]], settings: GenerationSettings) -> list[Response]:
+    def _generate(self, items: list[tuple[int, str, list[Image.Image]]], settings: GenerationSettings,
+                  processor_kwargs: dict[str, Any] | None = None) -> list[Response]:
         texts = [text for _, text, _ in items]
         images = [imgs for _, _, imgs in items]
-        inputs = self.processor(text=texts, images=images if any(images) else None, padding=True, return_tensors="pt")
+        inputs = self.processor(text=texts, images=images if any(images) else None, padding=True, return_tensors="pt",
+                                **(processor_kwargs or {}))
         lengths = inputs["attention_mask"].sum(dim=1).tolist()
         over = [k for k, n in enumerate(lengths) if self.context_length and n + settings.max_gen_toks > self.context_length]
         if over:  # the screen's count was short: what does not fit is never sent
             kept = [item for k, item in enumerate(items) if k not in over]
-            fitted = iter(self._generate(kept, settings) if kept else [])
+            fitted = iter(self._generate(kept, settings, processor_kwargs) if kept else [])
             return [Response(None, error=f"over_length: {lengths[k]} prompt tokens (the processor's input_ids) + "
                                          f"max_gen_toks {settings.max_gen_toks} > context {self.context_length}")
                     if k in over else next(fitted) for k in range(len(items))]

@@ -231,7 +231,7 @@ def test_alias_resolution_and_overrides() -> None:
 
     # The training window is recorded with the results, never used as a limit.
     assert _alias_info("qwen2.5-vl") == {"trained_context": 32768, "paper_name": "Qwen2.5-VL-7B",
-                                         "note": _alias_info("qwen2.5-vl")["note"]}
+                                         "note": _alias_info("qwen2.5-vl")["note"], "rules": []}
     assert _alias_info(None) is None
 
 

@@ -159,7 +159,8 @@ class VLLMModel(Model):
         if max_len is None:
             raise RuntimeError("vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args")
         responses: list[Response | None] = [None] * len(requests)
-        groups: dict[bool, list[tuple[int, dict[str, Any]]]] = {False: [], True: []}
+        # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call.
+        groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
             reason = screen_request(request, self.settings, max_model_len=max_len, image_limit=self.image_limit)
             if reason is not None:
@@ -170,16 +171,16 @@ class VLLMModel(Model):
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue
-            groups[bool(request.assistant_prefix)].append((i, payload))
-        for continue_final, members in groups.items():
-            if not members:
-                continue
+            groups.setdefault((bool(request.assistant_prefix), request.processor_kwargs), []).append((i, payload))
+        for (continue_final, processor_kwargs), members in sorted(groups.items(), key=lambda item: repr(item[0])):
             options = {
                 "use_tqdm": self.settings.use_tqdm,
                 "chat_template_content_format": self.settings.chat_template_content_format,
                 "add_generation_prompt": not continue_final,
                 "continue_final_message": continue_final,
             }
+            if processor_kwargs:  # over the engine's own mm_processor_kwargs for these requests
+                options["mm_processor_kwargs"] = {**self.settings.processor_kwargs(), **dict(processor_kwargs)}
             results = engine.run([p for _, p in members], options)
             for (i, _), result in zip(members, results, strict=True):
                 responses[i] = result_response(result)

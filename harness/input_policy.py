@@ -1,0 +1,154 @@
+"""Per-model input settings for some tasks: what a paper changed about the inputs of one model on some of
+its tasks (MMLongBench §6.3: keep only the last N images at 64K/128K, halve every image's sides, use one
+tile per image). An alias carries them as rules (`harness.models.aliases`), each naming the tasks it applies
+to by glob; the runner applies a task's policy to each request it builds, before the screen, so the
+screen, the cache, the journal and the backend all see the request the model is given. The results
+record every policy a run applied (`config.input_policies`).
+
+- `keep_last_images: N`: the earliest images of a prompt beyond the last N are dropped with their places in
+  the text, which is otherwise untouched (the official `truncate_images`).
+- `image_scale: s`: every image is resized to `round(s * side)` per side (LANCZOS) before the model sees it;
+  its token figure is recounted at that size. The resized image is PNG-encoded (lossless); its identity in
+  caches and journals is derived from the original's sha256 and the scale.
+- `processor_kwargs`: passed to the model's processor for these requests (`hf`: the processor call; `vllm`:
+  `LLM.chat(mm_processor_kwargs=...)`), e.g. `{"max_patches": 1}` for one InternVL tile per image.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+from builders.core.contract import image_tokens
+from harness.api import ImagePart, ImageRef, Message, Request
+
+
+@dataclass(frozen=True)
+class InputPolicy:
+    keep_last_images: int | None = None
+    image_scale: float | None = None
+    processor_kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.keep_last_images is not None and self.keep_last_images < 1:
+            raise ValueError(f"keep_last_images must be at least 1, got {self.keep_last_images}")
+        if self.image_scale is not None and not 0 < self.image_scale <= 1:
+            raise ValueError(f"image_scale must be in (0, 1], got {self.image_scale}")
+
+    @classmethod
+    def of(cls, keep_last_images: int | None = None, image_scale: float | None = None,
+           processor_kwargs: Mapping[str, Any] | None = None) -> InputPolicy:
+        return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())))
+
+    def merged(self, other: InputPolicy) -> InputPolicy:
+        """`other`'s settings over these (a later rule refines an earlier one)."""
+        return InputPolicy(other.keep_last_images if other.keep_last_images is not None else self.keep_last_images,
+                           other.image_scale if other.image_scale is not None else self.image_scale,
+                           tuple(sorted({**dict(self.processor_kwargs), **dict(other.processor_kwargs)}.items())))
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.keep_last_images is not None:
+            out["keep_last_images"] = self.keep_last_images
+        if self.image_scale is not None:
+            out["image_scale"] = self.image_scale
+        if self.processor_kwargs:
+            out["processor_kwargs"] = dict(self.processor_kwargs)
+        return out
+
+    def __bool__(self) -> bool:
+        return bool(self.describe())
+
+
+@dataclass(frozen=True)
+class TaskRule:
+    """Tasks (globs over task names) and the input policy a paper used for them."""
+
+    tasks: tuple[str, ...]
+    policy: InputPolicy
+    why: str = ""
+
+    def matches(self, task: str) -> bool:
+        return any(fnmatch.fnmatchcase(task, pattern) for pattern in self.tasks)
+
+
+def policy_for(task: str, rules: Sequence[TaskRule]) -> InputPolicy:
+    """Every matching rule's settings, later rules over earlier ones."""
+    policy = InputPolicy()
+    for rule in rules:
+        if rule.matches(task):
+            policy = policy.merged(rule.policy)
+    return policy
+
+
+def _scaled_png(load: Any, size: tuple[int, int]) -> bytes:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(load())) as image:
+        image.load()
+        resized = image.convert("RGB").resize(size, Image.Resampling.LANCZOS)
+    out = io.BytesIO()
+    resized.save(out, format="PNG")
+    return out.getvalue()
+
+
+def _scaled(ref: ImageRef, scale: float) -> ImageRef:
+    if ref.width is None or ref.height is None:
+        raise ValueError(f"image {ref.sha256[:12]}: its size is unknown, so it cannot be scaled by {scale}")
+    size = (max(1, round(ref.width * scale)), max(1, round(ref.height * scale)))
+    sha = hashlib.sha256(f"{ref.sha256}|scale={scale}|lanczos|png".encode()).hexdigest()
+    return ImageRef(sha, partial(_scaled_png, ref.load, size), size[0], size[1])
+
+
+def apply_policy(request: Request, policy: InputPolicy) -> Request:
+    """The request as the policy has the model see it (the same object when the policy changes nothing)."""
+    if not policy:
+        return request
+    messages = list(request.messages)
+    tokens = list(request.image_tokens)
+    if policy.keep_last_images is not None and len(tokens) > policy.keep_last_images:
+        drop = len(tokens) - policy.keep_last_images
+        seen = 0
+        kept_messages = []
+        for message in messages:
+            parts = []
+            for part in message.content:
+                if isinstance(part, ImagePart):
+                    seen += 1
+                    if seen <= drop:
+                        continue
+                parts.append(part)
+            kept_messages.append(Message(message.role, tuple(parts)))
+        messages = kept_messages
+        tokens = tokens[drop:]
+    if policy.image_scale is not None:
+        scaled_messages = []
+        for message in messages:
+            parts = [ImagePart(_scaled(p.image, policy.image_scale)) if isinstance(p, ImagePart) else p
+                     for p in message.content]
+            scaled_messages.append(Message(message.role, tuple(parts)))
+        messages = scaled_messages
+        refs = [p.image for m in messages for p in m.content if isinstance(p, ImagePart)]
+        tokens = [image_tokens(r.width, r.height) if r.width and r.height else t  # type: ignore[arg-type]
+                  for r, t in zip(refs, tokens, strict=True)]
+    return replace(request, messages=tuple(messages), image_tokens=tuple(tokens),
+                   processor_kwargs=policy.processor_kwargs or request.processor_kwargs)
+
+
+@dataclass
+class RunPolicies:
+    """The policies of one run: task name -> policy (absent: none)."""
+
+    by_task: dict[str, InputPolicy] = field(default_factory=dict)
+
+    def __call__(self, request: Request) -> Request:
+        policy = self.by_task.get(request.task)
+        return apply_policy(request, policy) if policy else request
+
+    def describe(self) -> dict[str, dict[str, Any]]:
+        return {task: policy.describe() for task, policy in sorted(self.by_task.items()) if policy}

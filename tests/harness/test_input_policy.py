@@ -1,0 +1,100 @@
+"""Input policies: the per-model, per-task input settings of a paper (keep the last N images, halve the images,
+processor settings), applied to the requests a run builds, screened, cached and recorded as applied."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from builders.core.contract import image_tokens
+from builders.mmlongbench.build import build_mmlongbench
+from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
+from harness.cache import input_material
+from harness.input_policy import InputPolicy, TaskRule, apply_policy, policy_for
+from harness.models import aliases
+
+
+def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), colour).save(out, format="PNG")
+    return out.getvalue()
+
+
+def request_with(images: list[bytes]) -> Request:
+    parts: list = [TextPart("Look:")]
+    for k, data in enumerate(images):
+        parts += [ImagePart(ImageRef(f"sha{k}", lambda data=data: data, *Image.open(io.BytesIO(data)).size)),
+                  TextPart(f"after image {k}.")]
+    return Request(task="t", doc_id=0, sample_id="s", messages=(Message("user", tuple(parts)),),
+                   settings=GenerationSettings(), text_tokens=9, image_tokens=tuple(range(10, 10 + len(images))))
+
+
+def test_keep_last_images_drops_the_earliest_with_their_places_and_keeps_the_text() -> None:
+    request = request_with([png(8, 8, (k * 40, 0, 0)) for k in range(5)])
+    kept = apply_policy(request, InputPolicy.of(keep_last_images=2))
+    assert [i.sha256 for i in kept.images] == ["sha3", "sha4"] and kept.image_tokens == (13, 14)
+    texts = [p.text for p in kept.messages[0].content if isinstance(p, TextPart)]
+    assert texts == ["Look:"] + [f"after image {k}." for k in range(5)]
+    assert apply_policy(request, InputPolicy.of(keep_last_images=9)) == request
+    assert apply_policy(request, InputPolicy()) is request
+
+
+def test_image_scale_resizes_recounts_and_keys_the_derived_image() -> None:
+    request = request_with([png(1000, 560, (200, 10, 10))])
+    scaled = apply_policy(request, InputPolicy.of(image_scale=0.5, processor_kwargs={"max_patches": 1}))
+    (ref,) = scaled.images
+    assert (ref.width, ref.height) == (500, 280)
+    assert Image.open(io.BytesIO(ref.load())).size == (500, 280)
+    assert scaled.image_tokens == (image_tokens(500, 280),) and request.image_tokens == (10,)
+    assert ref.sha256 != "sha0" and ref.sha256 == apply_policy(request, InputPolicy.of(image_scale=0.5)).images[0].sha256
+    # The cache and the journal key what the model is shown, processor settings included.
+    assert input_material(scaled)["processor_kwargs"] == {"max_patches": 1}
+    assert "processor_kwargs" not in input_material(request)
+
+
+def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper() -> None:
+    rules = (TaskRule(("mmlongbench_*",), InputPolicy.of(processor_kwargs={"max_patches": 4})),
+             TaskRule(("mmlongbench_icl_*_128k",), InputPolicy.of(keep_last_images=400, processor_kwargs={"max_patches": 1})))
+    assert policy_for("mmlongbench_icl_food101_128k", rules) == InputPolicy.of(400, None, {"max_patches": 1})
+    assert policy_for("mmlongbench_icl_food101_8k", rules) == InputPolicy.of(processor_kwargs={"max_patches": 4})
+    assert not policy_for("mmneedle_m10_n8_k1_pos", rules)
+    internvl = aliases.ALIASES["internvl"]
+    assert internvl.policy_for("mmlongbench_niah_vh_single_64k").keep_last_images == 400
+    assert internvl.policy_for("mmlongbench_docvqa_slidevqa_128k").keep_last_images is None
+    assert aliases.ALIASES["gemma3"].policy_for("mmlongbench_icl_sun397_128k").keep_last_images == 400
+    assert aliases.ALIASES["gemma3"].policy_for("mmlongbench_vrag_infoseek_128k").keep_last_images is None
+    assert aliases.ALIASES["idefics3"].policy_for("mmlongbench_summ_govreport_8k").image_scale == 0.5
+    assert not aliases.ALIASES["qwen2.5-vl"].policy_for("mmlongbench_icl_food101_128k")  # no override for Qwen
+
+
+@pytest.fixture(scope="module")
+def vh_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("vh")
+    build_mmlongbench(source="fixture", out_dir=root, configs=["niah_vh_single_8k"])
+    return root
+
+
+def test_a_run_applies_its_aliases_policy_and_records_it(vh_dir: Path, tmp_path: Path, harness, monkeypatch) -> None:
+    rule = TaskRule(("mmlongbench_niah_vh_*",), InputPolicy.of(keep_last_images=2), "a test of the mechanism")
+    monkeypatch.setitem(aliases.ALIASES, "yes-sayer", aliases.Alias("constant", {"answer": "Yes"}, rules=(rule,)))
+    out = tmp_path / "out"
+    run = harness("--tasks", "mmlongbench_niah_vh_single_8k", "--model", "yes-sayer", "--data_dir", vh_dir,
+                  "--output_path", out, "--log_samples")
+    assert run.code == 0, run.err
+    (results_file,) = (out / "constant").glob("results_*.json")
+    results = json.loads(results_file.read_text())
+    assert results["config"]["input_policies"] == {"mmlongbench_niah_vh_single_8k": {"keep_last_images": 2}}
+    (log,) = (out / "constant").glob("samples_mmlongbench_niah_vh_single_8k_*.jsonl")
+    samples = [json.loads(line) for line in log.read_text().splitlines()]
+    files = sorted((vh_dir / "mmlongbench" / "niah_vh_single_8k").glob("*.parquet"))
+    table = pq.read_table(files).to_pylist()
+    rows = {row["id"]: row for row in table}
+    assert len(samples) == len(rows)
+    for sample in samples:  # the model saw the last 2 of each row's images, in order
+        assert sample["image_sha256"] == rows[sample["doc"]["id"]]["image_sha256"][-2:]
+    assert results["config"]["alias_info"]["rules"][0]["keep_last_images"] == 2
