@@ -270,6 +270,8 @@ def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
 
     specs = [task.judge for task in plan.tasks if task.judge is not None]
     if not specs:
+        if plan.args.judge_model or plan.args.judge_args:
+            print("harness: --judge_model/--judge_args ignored: no selected task is scored by a judge", file=sys.stderr)
         return None
     if not plan.args.judge_model:
         names = [task.name for task in plan.tasks if task.judge is not None]

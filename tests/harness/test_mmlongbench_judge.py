@@ -125,3 +125,11 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
     # First run: 3 fluency calls (one failed), then recall and precision of 2 samples. The rerun asks only the
     # failed sample, whose fluency prompt ("x") is the others' and comes from the cache: its recall and precision.
     assert second.code == 0 and calls == 3 + 2 * 2 + 2
+
+
+def test_a_judge_for_tasks_without_one_is_named_as_ignored(tmp_path: Path, harness) -> None:
+    build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=["vrag_infoseek_8k"])
+    run = harness("--tasks", "mmlongbench_vrag_infoseek_8k", "--model", "random", "--data_dir", tmp_path / "data",
+                  "--judge_model", "openai")
+    assert run.code == 0, run.err
+    assert "--judge_model/--judge_args ignored: no selected task is scored by a judge" in run.err
