@@ -8,7 +8,9 @@
 #   GPU_CHECK_BENCHMARK=mmlongbench scripts/gpu_check.sh   # one MMLongBench config, as the paper runs it
 #
 # CHECKPOINT defaults to Qwen/Qwen2.5-VL-3B-Instruct (downloaded by transformers/vLLM on first use);
-# WORKDIR defaults to a new temporary folder. Knobs (environment):
+# `tiny-qwen` writes a tiny random Qwen2.5-VL (scripts/make_tiny_qwen.py) for a machine with no hub access:
+# its answers are noise, but every code path of the backends runs, and the token counts are checked
+# (scripts/check_token_counting.py). WORKDIR defaults to a new temporary folder. Knobs (environment):
 #   GPU_CHECK_BENCHMARK  mmneedle (default) or mmlongbench
 #   GPU_CHECK_CONFIGS    the benchmark's configs, space-separated (default: "m1_n2_k1 m10_n1_k1";
 #                        mmlongbench: "niah_vh_single_8k")
@@ -22,6 +24,8 @@
 #                        requests; default: unset, fixed-size batches)
 #   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend
 #   GPU_CHECK_MIN_AGREEMENT  fail (exit 1) below this answer agreement (default: 0.9)
+#   GPU_CHECK_BACKENDS   which backends run                 (default: "hf vllm"; "hf" alone skips vLLM and
+#                        the comparison, for a machine without vLLM)
 #   PYTHON               interpreter for the comparison     (default: python)
 # Greedy decoding on both sides; small numeric differences between the two engines (kernels, bf16)
 # can still flip a few answers, hence an agreement threshold rather than identity.
@@ -50,6 +54,7 @@ HF_BATCH="${GPU_CHECK_HF_BATCH:-4}"
 HF_BATCH_TOKENS="${GPU_CHECK_HF_BATCH_TOKENS:-}"
 MIN_AGREEMENT="${GPU_CHECK_MIN_AGREEMENT:-0.9}"
 PYTHON="${PYTHON:-python}"
+BACKENDS="${GPU_CHECK_BACKENDS:-hf vllm}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "gpu_check: $*" >&2; exit 2; }
@@ -58,9 +63,15 @@ command -v harness >/dev/null || die "the 'harness' command is not installed (pi
 command -v builders >/dev/null || die "the 'builders' command is not installed (pip install -e .)"
 command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidia-smi sees no GPU"
-"$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')"
+case " $BACKENDS " in
+  *" vllm "*) "$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')" ;;
+esac
 
 mkdir -p "$WORKDIR"
+if [ "$CHECKPOINT" = tiny-qwen ]; then
+  CHECKPOINT="$WORKDIR/tiny-qwen"
+  [ -f "$CHECKPOINT/config.json" ] || "$PYTHON" "$HERE/make_tiny_qwen.py" "$CHECKPOINT" --context "$CONTEXT" >&2
+fi
 rm -rf "$WORKDIR/hf" "$WORKDIR/vllm"  # this script's own run folders: no resumed samples in a timing
 echo "gpu_check: checkpoint $CHECKPOINT, work folder $WORKDIR" >&2
 
@@ -79,10 +90,14 @@ else
   done
 fi
 
+# 2. The screen's count against the input_ids the processor builds, sample by sample (no generation).
+"$PYTHON" "$HERE/check_token_counting.py" --tasks "$TASKS" --model_args "pretrained=$CHECKPOINT$PIXEL_ARG,context_length=$CONTEXT" \
+  --data_dir "$WORKDIR/data" | tee "$WORKDIR/token_counting.md"
+
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-# 2. hf: the model loads before the runner's clock starts; wall time includes it, so it is excluded
+# 3. hf: the model loads before the runner's clock starts; wall time includes it, so it is excluded
 #    below using the results' own evaluation time instead of the wall time.
 HF_ARGS="pretrained=$CHECKPOINT,dtype=bfloat16$PIXEL_ARG,context_length=$CONTEXT${GPU_CHECK_HF_ARGS:+,$GPU_CHECK_HF_ARGS}"
 start=$(now)
@@ -90,8 +105,12 @@ harness --tasks "$TASKS" --model hf --model_args "$HF_ARGS" --batch_size "$HF_BA
   ${HF_BATCH_TOKENS:+--max_batch_tokens "$HF_BATCH_TOKENS"} --no_cache \
   --data_dir "$WORKDIR/data" --output_path "$WORKDIR/hf" --log_samples 2>&1 | tee "$WORKDIR/hf.log"
 HF_WALL=$(elapsed "$start" "$(now)")
+if [ "$BACKENDS" = hf ]; then
+  echo "gpu_check: hf only; wall time ${HF_WALL}s; results in $WORKDIR/hf" >&2
+  exit 0
+fi
 
-# 3. vllm: the engine starts inside the run (its image limit comes from the data); the backend prints
+# 4. vllm: the engine starts inside the run (its image limit comes from the data); the backend prints
 #    how long that took, which is subtracted to get generation throughput.
 VLLM_ARGS="pretrained=$CHECKPOINT$PIXEL_ARG,max_model_len=$CONTEXT,gpu_memory_utilization=0.85${GPU_CHECK_VLLM_ARGS:+,$GPU_CHECK_VLLM_ARGS}"
 start=$(now)
@@ -103,7 +122,7 @@ ENGINE_SECONDS="${ENGINE_SECONDS:-0}"
 
 echo "gpu_check: wall time hf ${HF_WALL}s, vllm ${VLLM_WALL}s (engine start-up ${ENGINE_SECONDS}s)" >&2
 
-# 4. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up).
+# 5. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up).
 "$PYTHON" "$HERE/compare_backends.py" "$WORKDIR/hf" "$WORKDIR/vllm" --labels hf vllm \
   --exclude 0 "$ENGINE_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
   --min_agreement "$MIN_AGREEMENT"
