@@ -9,7 +9,8 @@ One `ShardedParquetWriter` per config writes `<config>/test-00000-of-0000N.parqu
   PLAIN-encoded (JPEG does not compress), other columns snappy + dictionary, content-defined
   chunking (so the Hub's Xet storage dedupes repeated images) and a page index.
 Nothing depends on time or on the order in which workers finished, so the same rows give
-byte-identical files.
+byte-identical files. Each file's sha256 (listed in the manifest) is computed from the bytes as they are
+written, not by reading the file back.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ import pyarrow.parquet as pq
 from datasets import Features
 from datasets import config as datasets_config
 from datasets.arrow_writer import get_parquet_column_options
-
-from builders.core import contract
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024
 SHARD_BYTES = 500 * 1000 * 1000
@@ -51,6 +50,34 @@ class ConfigResult:
     @property
     def num_bytes(self) -> int:
         return sum(f.num_bytes for f in self.files)
+
+
+class HashingFile:
+    """A binary file that hashes what is written to it: the Parquet writer's sink, so that a written file's
+    sha256 costs no second read of it."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = open(path, "wb")  # noqa: SIM115 - closed by close(), called by the Parquet writer
+        self._digest = hashlib.sha256()
+        self.closed = False
+
+    def write(self, data: bytes | memoryview) -> int:
+        self._digest.update(data)
+        return self._file.write(data)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+            self.closed = True
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 class ShardedParquetWriter:
@@ -79,6 +106,7 @@ class ShardedParquetWriter:
         self._rows: list[dict[str, Any]] = []
         self._rows_bytes = 0
         self._shard_paths: list[Path] = []
+        self._shard_sinks: list[HashingFile] = []
         self._writer: pq.ParquetWriter | None = None
         self._shard_written = 0
         self.num_rows = 0
@@ -88,9 +116,21 @@ class ShardedParquetWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._close_shard()
+
+    def _open_shard(self, **options: Any) -> None:
+        path = self.dataset_dir / self.config / f"{self.split}-{len(self._shard_paths):05d}.partial"
+        sink = HashingFile(path)
+        self._shard_paths.append(path)
+        self._shard_sinks.append(sink)
+        self._writer = pq.ParquetWriter(sink, self.schema, **options)
+
+    def _close_shard(self) -> None:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        if self._shard_sinks:
+            self._shard_sinks[-1].close()
 
     def write(self, row: dict[str, Any], nbytes: int) -> None:
         """Add one row; `nbytes` is its approximate size (mostly its image bytes)."""
@@ -110,15 +150,9 @@ class ShardedParquetWriter:
             return
         table = rows_to_table(self._rows, self.schema)
         if self._writer is None:
-            path = self.dataset_dir / self.config / f"{self.split}-{len(self._shard_paths):05d}.partial"
-            self._shard_paths.append(path)
-            self._writer = pq.ParquetWriter(
-                path,
-                self.schema,
-                use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
-                write_page_index=True,
-                **self._options,
-            )
+            self._open_shard(use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
+                             write_page_index=True, **self._options)
+            assert self._writer is not None
             self._writer.add_key_value_metadata(
                 {"content_defined_chunking": json.dumps(datasets_config.DEFAULT_CDC_OPTIONS)}
             )
@@ -128,31 +162,22 @@ class ShardedParquetWriter:
         self._rows = []
         self._rows_bytes = 0
         if self._shard_written >= self._shard_bytes:
-            self._writer.close()
-            self._writer = None
+            self._close_shard()
 
     def close(self) -> ConfigResult:
         """Flush, close and give the shards their final `-of-N` names."""
         self._flush()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self._close_shard()
         if not self._shard_paths:  # no rows: still write one (empty) shard so the config loads
-            self._writer = pq.ParquetWriter(
-                self.dataset_dir / self.config / f"{self.split}-00000.partial", self.schema
-            )
-            self._shard_paths.append(self.dataset_dir / self.config / f"{self.split}-00000.partial")
-            self._writer.close()
-            self._writer = None
+            self._open_shard()
+            self._close_shard()
         total = len(self._shard_paths)
         result = ConfigResult(self.config, self.num_rows, content_sha256=self._content.hexdigest())
-        for i, partial in enumerate(self._shard_paths):
+        for i, (partial, sink) in enumerate(zip(self._shard_paths, self._shard_sinks, strict=True)):
             final = partial.with_name(f"{self.split}-{i:05d}-of-{total:05d}.parquet")
             partial.rename(final)
             result.files.append(
-                WrittenFile(
-                    final.relative_to(self.dataset_dir).as_posix(), final.stat().st_size, contract.file_sha256(final)
-                )
+                WrittenFile(final.relative_to(self.dataset_dir).as_posix(), final.stat().st_size, sink.hexdigest())
             )
         return result
 
@@ -160,30 +185,39 @@ class ShardedParquetWriter:
 def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     """Rows to an Arrow table of `schema`.
 
-    Columns of embedded images (`list<struct<bytes, path>>`) are assembled from one joined byte
+    Image columns (`struct<bytes, path>`, and lists of them) are assembled from one joined byte
     buffer and offsets: about 5x faster than `Table.from_pylist`, whose per-value appends (and
     buffer regrowth) dominate a build's write stage when rows carry megabytes of JPEG.
     """
     columns = []
     for column in schema:
         values = [row[column.name] for row in rows]
-        if _is_image_list(column.type):
+        if _is_image(column.type):
+            columns.append(_image_array(values, column.type))
+        elif pa.types.is_list(column.type) and _is_image(column.type.value_type):
             columns.append(_image_list_array(values, column.type))
         else:
             columns.append(pa.array(values, type=column.type))
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _is_image_list(pa_type: pa.DataType) -> bool:
-    if not pa.types.is_list(pa_type) or not pa.types.is_struct(pa_type.value_type):
-        return False
-    struct = pa_type.value_type
-    return [f.name for f in struct] == ["bytes", "path"] and pa.types.is_binary(struct.field("bytes").type)
+def _is_image(pa_type: pa.DataType) -> bool:
+    return (pa.types.is_struct(pa_type) and [f.name for f in pa_type] == ["bytes", "path"]
+            and pa.types.is_binary(pa_type.field("bytes").type))
 
 
 def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType) -> pa.Array:
-    images = [image for row in values for image in row]
+    struct = _image_array([image for row in values for image in row], pa_type.value_type)
+    row_offsets = [0]
+    for row in values:
+        row_offsets.append(row_offsets[-1] + len(row))
+    return pa.ListArray.from_arrays(pa.array(row_offsets, type=pa.int32()), struct, type=pa_type)
+
+
+def _image_array(images: list[dict[str, Any]], pa_type: pa.StructType) -> pa.Array:
     data = [image["bytes"] for image in images]
+    if any(blob is None for blob in data):  # images by path only: nothing to join
+        return pa.array(images, type=pa_type)
     byte_offsets = [0]
     for blob in data:
         byte_offsets.append(byte_offsets[-1] + len(blob))
@@ -195,9 +229,5 @@ def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType) 
         [None, pa.array(byte_offsets, type=pa.int32()).buffers()[1], pa.py_buffer(b"".join(data))],
     )
     paths = pa.array([image["path"] for image in images], type=pa.string())
-    struct = pa.StructArray.from_arrays([blobs, paths], fields=list(pa_type.value_type))
-    row_offsets = [0]
-    for row in values:
-        row_offsets.append(row_offsets[-1] + len(row))
-    return pa.ListArray.from_arrays(pa.array(row_offsets, type=pa.int32()), struct, type=pa_type)
+    return pa.StructArray.from_arrays([blobs, paths], fields=list(pa_type))
 
