@@ -82,6 +82,31 @@ IDEFICS3_RULES = (
 )
 
 
+OVIS2_RULES = (
+    _rule(("mmlongbench_*",), "official Ovis2 wrapper: max_partition = 4 (transformers' Ovis2 processor: "
+          "crop_to_patches with max_patches = 4)", processor_kwargs={"crop_to_patches": True, "max_patches": 4}),
+    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (a real LANCZOS resize) and the last "
+          "400 images at 64K/128K", image_scale=0.5, keep_last_images=400),
+)
+PHI3_RULES = (
+    _rule(("mmlongbench_*",), "official Phi-3/3.5-vision wrapper: num_crops = 4", processor_kwargs={"num_crops": 4}),
+    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (whose only effect is num_crops = 1) and "
+          "the last 400 images at 64K/128K", keep_last_images=400, processor_kwargs={"num_crops": 1}),
+)
+PHI4_RULES = (
+    _rule(("mmlongbench_*",), "official Phi-4-multimodal wrapper: dynamic_hd = 4", processor_kwargs={"dynamic_hd": 4}),
+    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (whose only effect is dynamic_hd = 1) and "
+          "the last 300 images at 64K/128K", keep_last_images=300, processor_kwargs={"dynamic_hd": 1}),
+)
+PIXTRAL_RULES = (
+    _rule(("mmlongbench_*",), "paper and run_eval.sh: every image resized to 0.5x per side (LANCZOS), all tasks",
+          image_scale=0.5),
+)
+GPT4O_RULES = (
+    _rule(MMLB_NATURAL, "run_eval.sh: image_detail low on natural images", processor_kwargs={"image_detail": "low"}),
+)
+
+
 def _qwen(checkpoint: str, note: str, paper_name: str) -> Alias:
     # MMLongBench §6.3: Qwen's processor defaults (no max_pixels override: native resolution, the benchmark's
     # own token counting), no truncation at any length, no YaRN.
@@ -106,6 +131,24 @@ ALIASES: dict[str, Alias] = {
                       "InternVL3 8B, transformers-native checkpoint", 32768, "InternVL3-8B", INTERNVL_RULES),
     "gemma3": Alias("hf", {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
                     "Gemma 3 12B instruction-tuned", 131072, "Gemma3-12B", GEMMA3_RULES),
+    # Ovis2 through transformers' own Ovis2 classes (the authors' AIDC-AI checkpoints need remote code that
+    # registers no image-text-to-text model; vLLM's Ovis fixes max_partition at 9, not the official 4).
+    "ovis2": Alias("hf", {"pretrained": "thisisiron/Ovis2-2B-hf", "context_length": LONG_CONTEXT},
+                   "Ovis2 2B, the transformers-native conversion; trained on 32K, run to 128K as in MMLongBench",
+                   32768, "Ovis2-2B", OVIS2_RULES),
+    # Phi-3.5-vision and Phi-4-multimodal load only as remote code for causal LMs, which vLLM serves natively.
+    "phi3.5-vision": Alias("vllm", {"pretrained": "microsoft/Phi-3.5-vision-instruct", "trust_remote_code": "true",
+                                    "max_model_len": LONG_CONTEXT},
+                           "Phi-3.5-vision 4.2B through vLLM", 131072, "Phi-3.5-Vision", PHI3_RULES),
+    "phi4-multimodal": Alias("vllm", {"pretrained": "microsoft/Phi-4-multimodal-instruct", "trust_remote_code": "true",
+                                      "max_model_len": LONG_CONTEXT},
+                             "Phi-4-multimodal 5.6B through vLLM (vision only)", 131072, "Phi-4-Multimodal",
+                             PHI4_RULES),
+    "pixtral": Alias("hf", {"pretrained": "mistral-community/pixtral-12b", "context_length": LONG_CONTEXT},
+                     "Pixtral 12B (transformers' LLaVA conversion); images at half size on every MMLongBench task",
+                     131072, "Pixtral-12B", PIXTRAL_RULES),
+    "gpt-4o": Alias("openai", {"model": "gpt-4o-2024-11-20"}, "GPT-4o as MMLongBench ran it (detail low on "
+                    "natural images); key from OPENAI_API_KEY", 128000, "GPT-4o", GPT4O_RULES),
 }
 
 

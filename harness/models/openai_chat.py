@@ -166,11 +166,24 @@ class OpenAIChatModel(Model):
 
     # -- payloads ---------------------------------------------------------------------------------
 
+    def _image_detail(self, request: Request) -> str | None:
+        """The request's image detail: an alias's input policy may set it for some tasks (MMLongBench ran
+        GPT-4o with `detail: low` on natural images), the only processor setting an API takes."""
+        kwargs = dict(request.processor_kwargs)
+        unknown = sorted(set(kwargs) - {"image_detail"})
+        if unknown:
+            raise ValueError(f"processor setting(s) {', '.join(unknown)} have no meaning for an API model; "
+                             "the openai backend takes image_detail only")
+        detail = kwargs.get("image_detail", self.settings.image_detail)
+        if detail not in (None, "low", "high", "auto"):
+            raise ValueError(f"image_detail must be low, high or auto, got {detail!r}")
+        return detail
+
     def payload(self, request: Request) -> dict[str, Any]:
         s = request.settings
         body: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": build_messages(request, self.settings.image_detail),
+            "messages": build_messages(request, self._image_detail(request)),
             self.token_param: s.max_gen_toks,
         }
         if self.settings.send_temperature:

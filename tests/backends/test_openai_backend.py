@@ -295,3 +295,31 @@ def test_unreachable_server_stops_the_run():
             model.generate([make_request("c", ["z"])])
     finally:
         model.close()
+
+
+def test_an_input_policy_sets_image_detail_per_request(chat_server, jpeg_red):
+    """MMLongBench ran GPT-4o with detail low on natural images only: the alias's policy travels in the
+    request's processor settings; anything else there has no meaning for an API and fails its sample."""
+    from dataclasses import replace
+
+    from harness.input_policy import InputPolicy, apply_policy
+    from harness.models import aliases
+
+    model = _model(chat_server, image_detail="high")
+    gpt4o = aliases.ALIASES["gpt-4o"]
+    natural = apply_policy(make_request("n", ["#id=n #do=ok", jpeg_red]),
+                           gpt4o.policy_for("mmlongbench_niah_vh_single_128k"))
+    document = apply_policy(make_request("d", ["#id=d #do=ok", jpeg_red], doc_id=1),
+                            gpt4o.policy_for("mmlongbench_docvqa_slidevqa_128k"))
+    tiles = replace(make_request("t", ["#id=t #do=ok", jpeg_red], doc_id=2),
+                    processor_kwargs=InputPolicy.of(processor_kwargs={"max_patches": 1}).processor_kwargs)
+    try:
+        responses = model.generate([natural, document, tiles])
+    finally:
+        model.close()
+    assert [r.text for r in responses[:2]] == ["answer:n", "answer:d"]
+    details = {sid: [p["image_url"]["detail"] for p in chat_server.for_sample(sid)[0].body["messages"][-1]["content"]
+                     if p["type"] == "image_url"] for sid in ("n", "d")}
+    assert details == {"n": ["low"], "d": ["high"]}
+    assert responses[2].error.startswith("invalid_input: processor setting(s) max_patches have no meaning")
+    assert "t" not in chat_server.attempts

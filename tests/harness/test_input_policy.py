@@ -70,6 +70,23 @@ def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper()
     assert aliases.ALIASES["gemma3"].policy_for("mmlongbench_vrag_infoseek_128k").keep_last_images is None
     assert aliases.ALIASES["idefics3"].policy_for("mmlongbench_summ_govreport_8k").image_scale == 0.5
     assert not aliases.ALIASES["qwen2.5-vl"].policy_for("mmlongbench_icl_food101_128k")  # no override for Qwen
+    ovis2 = aliases.ALIASES["ovis2"]
+    assert ovis2.policy_for("mmlongbench_icl_food101_64k") == InputPolicy.of(
+        400, 0.5, {"crop_to_patches": True, "max_patches": 4})
+    assert ovis2.policy_for("mmlongbench_summ_govreport_128k") == InputPolicy.of(
+        processor_kwargs={"crop_to_patches": True, "max_patches": 4})
+    phi3 = aliases.ALIASES["phi3.5-vision"]
+    assert phi3.policy_for("mmlongbench_vrag_infoseek_128k") == InputPolicy.of(400, None, {"num_crops": 1})
+    assert phi3.policy_for("mmlongbench_vrag_infoseek_32k") == InputPolicy.of(processor_kwargs={"num_crops": 4})
+    phi4 = aliases.ALIASES["phi4-multimodal"]
+    assert phi4.policy_for("mmlongbench_niah_vh_multi_64k") == InputPolicy.of(300, None, {"dynamic_hd": 1})
+    assert phi4.policy_for("mmlongbench_docvqa_slidevqa_128k") == InputPolicy.of(processor_kwargs={"dynamic_hd": 4})
+    pixtral = aliases.ALIASES["pixtral"]
+    assert {pixtral.policy_for(f"mmlongbench_{t}").image_scale for t in ("summ_govreport_8k", "icl_sun397_128k")} == {0.5}
+    assert not pixtral.policy_for("mmneedle_m10_n8_k1_pos")
+    gpt4o = aliases.ALIASES["gpt-4o"]
+    assert dict(gpt4o.policy_for("mmlongbench_niah_vh_single_8k").processor_kwargs) == {"image_detail": "low"}
+    assert not gpt4o.policy_for("mmlongbench_summ_govreport_8k")
 
 
 @pytest.fixture(scope="module")
