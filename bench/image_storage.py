@@ -44,18 +44,26 @@ def folder_bytes(folder: Path) -> int:
 
 
 # RUSAGE_CHILDREN keeps the largest child ever waited for, so each command runs under a wrapper
-# process of its own that reports the peak RSS of that one command.
+# process of its own that reports the peak RSS (and the CPU seconds) of that one command.
 _WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_maxrss, r.ru_utime + r.ru_stime)")
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stderr) of one command in a fresh process."""
+    wall, peak, _, stderr = timed_cpu(command, cwd, env)
+    return wall, peak, stderr
+
+
+def timed_cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
+    """(wall seconds, peak RSS MB, CPU seconds (user + system), stderr) of one command in a fresh process.
+    CPU seconds do not count time spent waiting for a core that other processes hold."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, *command], cwd=cwd, env=env, check=True,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
-    return wall, int(proc.stdout.strip().splitlines()[-1]) / 1024, proc.stderr
+    rss, cpu = proc.stdout.strip().splitlines()[-1].split()
+    return wall, int(rss) / 1024, float(cpu), proc.stderr
 
 
 def official_setup(official: Path, coco: Path, pool: int, rows: int, work: Path) -> None:

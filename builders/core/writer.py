@@ -105,6 +105,7 @@ class ShardedParquetWriter:
         self._shard_bytes = shard_bytes
         self._rows: list[dict[str, Any]] = []
         self._rows_bytes = 0
+        self._image_bytes: dict[str, ImageByteBuffer] = {}  # one per image column
         self._shard_paths: list[Path] = []
         self._shard_sinks: list[HashingFile] = []
         self._writer: pq.ParquetWriter | None = None
@@ -148,7 +149,7 @@ class ShardedParquetWriter:
     def _flush(self) -> None:
         if not self._rows:
             return
-        table = rows_to_table(self._rows, self.schema)
+        table = rows_to_table(self._rows, self.schema, self._image_bytes)
         if self._writer is None:
             self._open_shard(use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
                              write_page_index=True, **self._options)
@@ -182,20 +183,44 @@ class ShardedParquetWriter:
         return result
 
 
-def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+class ImageByteBuffer:
+    """One writable buffer that an image column's bytes in a row group are copied into, reused from one row
+    group to the next: a fresh 64 MB allocation per row group costs more in page faults than the copy itself
+    (4x, measured in bench/build_mmlongbench.py's store-once floor). A table built on it is valid until the
+    next `take`; the writer writes each table before building the next, and keeps one buffer per column."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def take(self, blobs: list[bytes]) -> pa.Buffer:
+        total = sum(len(blob) for blob in blobs)
+        if len(self._data) < total:  # a new buffer, never a resize: a table may still export the old one
+            self._data = bytearray(-(-total // (1 << 20)) << 20)  # whole MB: row groups of similar sizes fit
+        view = memoryview(self._data)
+        at = 0
+        for blob in blobs:
+            view[at:at + len(blob)] = blob
+            at += len(blob)
+        return pa.py_buffer(view[:total])
+
+
+def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema,
+                  image_bytes: dict[str, ImageByteBuffer] | None = None) -> pa.Table:
     """Rows to an Arrow table of `schema`.
 
-    Image columns (`struct<bytes, path>`, and lists of them) are assembled from one joined byte
-    buffer and offsets: about 5x faster than `Table.from_pylist`, whose per-value appends (and
-    buffer regrowth) dominate a build's write stage when rows carry megabytes of JPEG.
+    Image columns (`struct<bytes, path>`, and lists of them) are assembled from one byte buffer per column
+    (reused from `image_bytes`, keyed by column name, or new ones) and offsets: about 5x faster than
+    `Table.from_pylist`, whose per-value appends (and buffer regrowth) dominate a build's write stage when
+    rows carry megabytes of JPEG.
     """
     columns = []
     for column in schema:
         values = [row[column.name] for row in rows]
+        buffer = image_bytes.setdefault(column.name, ImageByteBuffer()) if image_bytes is not None else None
         if _is_image(column.type):
-            columns.append(_image_array(values, column.type))
+            columns.append(_image_array(values, column.type, buffer))
         elif pa.types.is_list(column.type) and _is_image(column.type.value_type):
-            columns.append(_image_list_array(values, column.type))
+            columns.append(_image_list_array(values, column.type, buffer))
         else:
             columns.append(pa.array(values, type=column.type))
     return pa.Table.from_arrays(columns, schema=schema)
@@ -206,15 +231,16 @@ def _is_image(pa_type: pa.DataType) -> bool:
             and pa.types.is_binary(pa_type.field("bytes").type))
 
 
-def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType) -> pa.Array:
-    struct = _image_array([image for row in values for image in row], pa_type.value_type)
+def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType,
+                      image_bytes: ImageByteBuffer | None) -> pa.Array:
+    struct = _image_array([image for row in values for image in row], pa_type.value_type, image_bytes)
     row_offsets = [0]
     for row in values:
         row_offsets.append(row_offsets[-1] + len(row))
     return pa.ListArray.from_arrays(pa.array(row_offsets, type=pa.int32()), struct, type=pa_type)
 
 
-def _image_array(images: list[dict[str, Any]], pa_type: pa.StructType) -> pa.Array:
+def _image_array(images: list[dict[str, Any]], pa_type: pa.StructType, image_bytes: ImageByteBuffer | None) -> pa.Array:
     data = [image["bytes"] for image in images]
     if any(blob is None for blob in data):  # images by path only: nothing to join
         return pa.array(images, type=pa_type)
@@ -226,7 +252,8 @@ def _image_array(images: list[dict[str, Any]], pa_type: pa.StructType) -> pa.Arr
     blobs = pa.Array.from_buffers(
         pa.binary(),
         len(data),
-        [None, pa.array(byte_offsets, type=pa.int32()).buffers()[1], pa.py_buffer(b"".join(data))],
+        [None, pa.array(byte_offsets, type=pa.int32()).buffers()[1],
+         image_bytes.take(data) if image_bytes is not None else pa.py_buffer(b"".join(data))],
     )
     paths = pa.array([image["path"] for image in images], type=pa.string())
     return pa.StructArray.from_arrays([blobs, paths], fields=list(pa_type))

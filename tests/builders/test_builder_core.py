@@ -138,3 +138,26 @@ def test_rows_to_table_matches_pyarrow() -> None:
         },
     ]
     assert rows_to_table(rows, schema).equals(pa.Table.from_pylist(rows, schema=schema))
+
+
+def test_image_bytes_survive_the_reused_row_group_buffer(tmp_path: Path) -> None:
+    """The writer copies each row group's image bytes into one buffer it reuses for the next row group:
+    every row group read back holds its own images, for an image column and a list of images."""
+    import pyarrow.parquet as pq
+    from datasets import Features, Image, List, Value
+
+    from builders.core.writer import ShardedParquetWriter
+
+    features = Features({"id": Value("string"), "image": Image(), "images": List(Image())})
+    rows = [{"id": str(i), "image": {"bytes": bytes([i]) * (300 + 97 * i), "path": None},
+             "images": [{"bytes": bytes([i, k]) * (50 + i), "path": f"{i}_{k}.jpg"} for k in range(i % 3)]}
+            for i in range(40)]
+    with ShardedParquetWriter(tmp_path, "cfg", features, lambda row: row["id"].encode(), row_group_bytes=2000) as writer:
+        for row in rows:
+            writer.write(row, len(row["image"]["bytes"]))
+        result = writer.close()
+    (written,) = result.files
+    parquet = pq.ParquetFile(tmp_path / written.path)
+    assert parquet.metadata.num_row_groups > 10
+    assert parquet.read().to_pylist() == rows
+    assert written.sha256 == hashlib.sha256((tmp_path / written.path).read_bytes()).hexdigest()
