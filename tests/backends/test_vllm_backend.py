@@ -189,8 +189,9 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     for name, entry in ALIASES.items():
         backend, args, _ = resolve_model(name, "backend=vllm")
         settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
-        assert settings.pretrained == entry.args["pretrained"]
-        assert settings.max_model_len == int(entry.args["context_length"]), name
+        assert settings.pretrained == entry.args.get("pretrained", entry.args.get("model")), name
+        limit = entry.args.get("context_length", entry.args.get("max_model_len"))
+        assert settings.max_model_len == (int(limit) if limit else None), name
 
 
 def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
