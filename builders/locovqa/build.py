@@ -124,9 +124,11 @@ def build_locovqa(
                    for task, spec in lister_specs.items()}
         try:
             request = {
-                "source": "synthetic" if synthetic else "files",
-                "fixture": f"v{FIXTURE_VERSION}" if synthetic else None,
+                "source": {"kind": "synthetic" if synthetic else "files",
+                           "spec": " ".join(source or ["synthetic"]),
+                           "fixture": f"v{FIXTURE_VERSION}" if synthetic else None},
                 "sources": sources.describe(),
+                "rows": "all" if limit is None else "limit",
                 "configs": [cfg.name for cfg in cfgs],
                 "seed": seed, "limit": limit, "mnist_samples": samples,
                 "entity_listers": {task: lister.describe() for task, lister in listers.items()},

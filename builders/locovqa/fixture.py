@@ -28,8 +28,8 @@ from builders.locovqa.mmstar import LETTERS
 from builders.mmneedle.synthetic import SHAPES, SIZES, Scene, generate_scenes
 
 FIXTURE_VERSION = "1"
-VQA_IMAGES = 120  # OK-VQA-like questions, one per scene (the in-distribution pool)
-MMSTAR_IMAGES = 120
+VQA_IMAGES = 300  # OK-VQA-like questions, one per scene (the in-distribution pool: big enough for 35 distractors)
+MMSTAR_IMAGES = 300
 OOD_IMAGES = 80
 MNIST_PER_DIGIT = 20
 MMSTAR_SOURCES = ("SEEDBench_IMG", "MMBench", "MMMU", "MathVista", "ScienceQA", "AI2D")
