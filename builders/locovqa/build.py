@@ -112,13 +112,14 @@ def build_locovqa(
     tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".locovqa-work-", dir=out_dir) as work:
-        lister_specs = _lister_specs(entity_lister, tasks, synthetic)
         if synthetic:
             written = write_fixture(Path(work) / "fixture", seed)
             paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
+        sources = Sources.open(paths, tasks, ood_split)
+        lister_specs = _lister_specs(entity_lister, sources.tasks(), tasks, synthetic)
+        if synthetic:
             lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
                             for t, s in lister_specs.items()}
-        sources = Sources.open(paths, tasks, ood_split)
         listers = {task: make_lister(spec, coco_instances=sources.coco_instances, lister_args=entity_lister_args,
                                      cache=Path(entity_cache) if entity_cache else None, where=f" for {task}")
                    for task, spec in lister_specs.items()}
@@ -184,8 +185,10 @@ def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int,
         raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
 
 
-def _lister_specs(values: list[str] | None, tasks: list[str], synthetic: bool) -> dict[str, str]:
-    """The entity lister of each in-distribution task from `--entity-lister` (SPEC or TASK=SPEC)."""
+def _lister_specs(values: list[str] | None, available: list[str], requested: list[str],
+                  synthetic: bool) -> dict[str, str]:
+    """The entity lister of each in-distribution task the sources can build, from `--entity-lister` (SPEC or
+    TASK=SPEC); MMStar has no default, and is an error only when its configs are requested."""
     specs: dict[str, str] = {}
     for value in values or []:
         task, sep, spec = value.partition("=")
@@ -194,16 +197,14 @@ def _lister_specs(values: list[str] | None, tasks: list[str], synthetic: bool) -
         else:
             specs.update(okvqa=value, mmstar=value)
     out = {}
-    for task in ("okvqa", "mmstar"):
-        if task not in tasks:
-            continue
+    for task in available:
         if task in specs:
             out[task] = specs[task]
         elif task == "okvqa":
             out[task] = "coco"
         elif synthetic:
             out[task] = "fixture"  # the stand-in ships MMStar's entity lists as a cache file
-        else:
+        elif task in requested:
             raise BuildError("MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
                              "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
                              "earlier) or mmstar=none (no collision filter)")

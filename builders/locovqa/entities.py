@@ -112,7 +112,7 @@ class TableLister(Lister):
 
     def describe(self) -> dict[str, Any]:
         digest = hashlib.sha256(json.dumps(sorted((k, list(v)) for k, v in self.table.items())).encode())
-        return {"name": self.name, "from": self.where, "sha256": digest.hexdigest()}
+        return {"name": self.name, "from": Path(self.where).name, "sha256": digest.hexdigest()}
 
     def list(self, images: Sequence[SourceImage]) -> dict[str, Entities]:
         out: dict[str, Entities] = {}

@@ -75,16 +75,22 @@ class Sources:
 
     @classmethod
     def open(cls, paths: Mapping[str, str], tasks: Sequence[str], ood_split: str) -> Sources:
+        """Every source named (not only those `tasks` need): the build request records them all, so that it does
+        not depend on which configs a build holds and a later build can add configs to it."""
         require(paths, tasks)
         out = cls(coco_dir=Path(paths["coco"]) if "coco" in paths else None)
-        if "okvqa" in tasks:
+        if "okvqa" in paths and "coco" in paths:
             out.okvqa = OkVqaSource(paths["okvqa"], paths["coco"])
-        if "mmstar" in tasks:
+        if "mmstar" in paths:
             out.mmstar = MmstarSource(paths["mmstar"])
-        if "mnist" in tasks or "needle" in tasks:
+        if "mnist" in paths and "coco" in paths:
             out.mnist = MnistSource(paths["mnist"])
             out.ood = CocoImagePool(paths["coco"], ood_split)
         return out
+
+    def tasks(self) -> list[str]:
+        """The in-distribution tasks these sources can build (each needs an entity lister)."""
+        return [name for name, source in (("okvqa", self.okvqa), ("mmstar", self.mmstar)) if source is not None]
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records of each source read: sizes and content fingerprints."""
