@@ -1,6 +1,6 @@
-"""LoCoVQA's VLM entity lister through a real harness backend (`openai`, against the loopback chat server): the
+"""LoCoVQA through a real harness backend (`openai`, against the loopback chat server): the VLM entity lister (the
 paper's query with one image per request, the answers parsed into entities that drive the collision filter,
-appended to the entity cache and reused by the next build."""
+appended to the entity cache and reused by the next build), and refusals scored as the paper scores them."""
 
 from __future__ import annotations
 
@@ -61,3 +61,28 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
         assert shown[position] and all(not s & shown[position] for i, s in enumerate(shown) if i != position)
     parquet = lambda folder: sorted(p.read_bytes() for p in folder.rglob("*.parquet"))  # noqa: E731
     assert parquet(first) == parquet(second)
+
+
+def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) -> None:
+    """LoCoVQA scores refusals as failures (Appendix D): the provider's refusal is an empty, wrong answer and a
+    non-response, not a sample left out (the harness's default, `refusals: exclude`)."""
+    from harness.cli import main
+    from harness.report import load_results
+
+    build_locovqa(["synthetic"], tmp_path / "data", ["needle_cmp_1"], limit=3, cell_size=16)
+    server = ChatServer(answer=lambda body: "7", faults=["refuse"])
+    server.start()
+    try:
+        code = main(["--tasks", "locovqa_needle_cmp_1", "--model", "openai", "--model_args",
+                     f"model=test-vlm,base_url={server.base_url},api_key=sk-test,concurrency=1", "--data_dir",
+                     str(tmp_path / "data"), "--output_path", str(tmp_path / "out"), "--no_progress"])
+    finally:
+        server.stop()
+    assert code == 0
+    (model,) = load_results(tmp_path / "out").values()
+    counts = model.counters("locovqa_needle_cmp_1")
+    assert counts["n_scored"] == 3 and counts["n_empty"] == 1 and counts.get("n_refused", 0) == 0
+    assert model.results["locovqa_needle_cmp_1"]["non_response,none"] == 1.0
+    journal = (next((tmp_path / "out").iterdir()) / "journal_locovqa_needle_cmp_1.jsonl").read_text().splitlines()
+    refused = [json.loads(line) for line in journal[1:] if "refusal" in json.loads(line)]
+    assert len(refused) == 1 and refused[0]["status"] == "empty" and refused[0]["metrics"]["accuracy"] == 0.0
