@@ -227,7 +227,55 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
             cells.append((found.label() + (" †" if curve.below_chance else "")) if found and curve else "")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     _save(decay_figure(curves, "every model of this results folder"), out_dir / "locovqa_decay.png")
-    return [*lines, "", "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+    return [*lines, "", *paper_table({m: models[m] for m in curves}),
+            "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+
+
+PAPER_MODELS = {  # the paper's model -> squashed name fragments of its checkpoints and API names
+    "LLaVA-1.5": ("llava15", "llavav15"), "LLaVA-1.6": ("llava16", "llavav16", "llavanext"),
+    "Moondream2": ("moondream2",), "PaliGemma": ("paligemma",), "Mantis": ("mantis",),
+    "GPT-4V": ("gpt4v", "gpt4vision", "gpt4turbo"), "Gemini 1.0": ("gemini10", "geminiprovision"),
+    "Gemini 1.5": ("gemini15",)}
+
+
+def paper_r2() -> dict[tuple[str, str, str], str]:
+    """(series, paper model, mode) -> the r² as Tables 2-3 print it (`paper_r2.csv`)."""
+    import csv
+
+    with open(Path(__file__).with_name("paper_r2.csv"), encoding="utf-8") as handle:
+        return {(r["series"], r["model"], r["mode"]): r["r2_printed"] for r in csv.DictReader(handle)}
+
+
+def paper_model_for(model: str, data: Any) -> str | None:
+    """The paper's name of a run's model, from its name or checkpoint (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5)."""
+    from tasks.mmlongbench.report import _run_names
+
+    squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in _run_names(model, data)]
+    return next((paper for paper, keys in PAPER_MODELS.items() if any(k in s for k in keys for s in squashed)), None)
+
+
+def paper_table(models: dict[str, Any]) -> list[str]:
+    """The paper's r² beside ours for each model of the folder that the paper evaluated."""
+    published = paper_r2()
+    lines = []
+    for model, data in sorted(models.items()):
+        paper = paper_model_for(model, data)
+        if paper is None:
+            continue
+        ours = {(c.row, c.mode): c for c in series(data)}
+        modes = sorted({mode for (_, m, mode) in published if m == paper}, key=MODES.index)
+        lines += [f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3).", "",
+                  "| series | " + " | ".join(f"{mode} ours | {mode} paper" for mode in modes) + " |",
+                  "|---|" + "---|" * (2 * len(modes))]
+        for row in dict.fromkeys(r for (r, m, _) in published if m == paper):
+            cells = []
+            for mode in modes:
+                curve = ours.get((row, mode))
+                found = fit(curve.xs, curve.ys, "exp") if curve else None
+                cells += [found.label() if found else "", published.get((row, paper, mode), "")]
+            lines.append(f"| {row} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
 def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:

@@ -82,3 +82,16 @@ def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, 
                  "--data_dir", str(offline_build), "--output_path", str(tmp_path / "r"), "--no_progress"]) == 0
     data = load_results(tmp_path / "r")["random"]
     assert data.counters("locovqa_needle_int_3")["n_scored"] == 6
+
+
+def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: Path) -> None:
+    models = load_results(two_models)
+    assert report.paper_model_for("llava-hf/llava-1.5-7b-hf", models["random"]) == "LLaVA-1.5"
+    assert report.paper_model_for("random", models["random"]) is None
+    published = report.paper_r2()
+    assert published[("MMStar", "LLaVA-1.5", "cmp")] == ".924***"
+    assert published[("MMMU", "PaliGemma", "cmp")] == ".923↓"
+    assert ("Haystack-9", "Gemini 1.0", "cmp") not in published  # "-" in Table 3
+    lines = report.paper_table({"llava-hf/llava-1.5-7b-hf": models["random"]})
+    assert lines[0].startswith("**llava-hf/llava-1.5-7b-hf** is the paper's LLaVA-1.5")
+    assert "| MMStar | " in "\n".join(lines) and ".924***" in "\n".join(lines)
