@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
+from tasks.mmlongbench.report import LINE_COLOURS, MARKERS, _run_names, _save, _slug
 
 LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")
 MODES = ("cmp", "int")
@@ -31,8 +32,6 @@ SERIES = [("MMStar", "mmstar", "accuracy", None), *[(name, "mmstar", "accuracy_b
 PANELS = [("OK-VQA", "OK-VQA exact match"), ("BERT", "OK-VQA BERTScore (MiniLM cos)"), ("ROUGE", "OK-VQA ROUGE-L"),
           ("MMStar", "MMStar"), ("MMBench", "MMStar: MMBench"), ("MNIST", "MNIST transcription"),
           ("Needle", "Needle")]
-LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -248,8 +247,6 @@ def paper_r2() -> dict[tuple[str, str, str], str]:
 
 def paper_model_for(model: str, data: Any) -> str | None:
     """The paper's name of a run's model, from its name or checkpoint (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5)."""
-    from tasks.mmlongbench.report import _run_names
-
     squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in _run_names(model, data)]
     return next((paper for paper, keys in PAPER_MODELS.items() if any(k in s for k in keys for s in squashed)), None)
 
@@ -342,14 +339,3 @@ def needle_figure(depths: dict[str, dict[int, list[float | None]]], caption: str
     fig.suptitle(caption, fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.92))
     return fig
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
-
-
-def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
