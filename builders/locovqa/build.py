@@ -269,10 +269,11 @@ def _print_plan(build: DatasetBuild, planned: _Planned, cell_size: int, num_proc
     pixels = sum((p.cfg.grid_side * cell_size) ** 2 for plans in planned.plans.values() for p in plans
                  if p.cfg.mode == "cmp")
     keys = {k for plans in planned.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context}
-    # Grids: ~0.12 bytes per pixel at JPEG quality 75 and ~25 Mpx/s composed and encoded per worker
-    # (bench/build_locovqa.py); interleaved images ~150 kB each as released.
-    estimate = BuildEstimate(list(planned.plans), rows, pixels * 0.12 + len(keys) * 150e3,
-                             pixels / 25e6 / num_proc + len(keys) * 0.002,
+    # Grids of COCO-sized photos: ~0.065 bytes per grid pixel at JPEG quality 75, ~150 Mpx/s composed, encoded and
+    # written, whatever the threads on a shared 2-core machine (bench/build_locovqa.py); interleaved images ~150 kB
+    # each as released, ~2 ms each to read and hash.
+    estimate = BuildEstimate(list(planned.plans), rows, pixels * 0.065 + len(keys) * 150e3,
+                             2 + pixels / 150e6 + len(keys) * 0.002,
                              f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
                              "rates measured in bench/build_locovqa.py",
                              len(build.base.configs) if build.base is not None else 0)
@@ -304,7 +305,7 @@ def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, so
 
         run_parallel(cmp_plans, grid, num_proc, "compose grids", "grid", progress, chunk=2)
         cells.close()
-        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key, cell_size, encoder())), num_proc,
+        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key, cell_size)), num_proc,
                      "read interleaved images", "img", progress, chunk=16)
         written = 0
         for cfg in tqdm(pending, desc="write configs", unit="config", disable=not progress):

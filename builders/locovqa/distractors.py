@@ -50,22 +50,13 @@ class DistractorStream:
         self.filtered = filtered
         self.strict_pairwise = strict_pairwise
         self.max_resamples = max_resamples
+        self.available = len(set(pool) - {exclude})  # candidates there are
         self.order: list[str] = []  # the candidate order, drawn as far as needed
         self._drawn: set[str] = set()
         self.cursor = 0  # the next candidate to examine
         self.walk = Walk()
         self._run = 0  # collisions in a row at the current slot
         self._taken: set[str] = set()  # entities of the accepted distractors (strict_pairwise)
-
-    @property
-    def available(self) -> int:
-        return len(self.pool) - (1 if self.exclude in self._pool_set else 0)
-
-    @property
-    def _pool_set(self) -> frozenset[str]:
-        if not hasattr(self, "_set"):
-            self._set = frozenset(self.pool)
-        return self._set
 
     def candidate(self, i: int) -> str | None:
         """The i-th candidate of the order (None past the pool's end): drawn uniformly without replacement."""
@@ -102,7 +93,9 @@ class DistractorStream:
                                 f"{self.available}")
                 return []
             if not self.filtered:
-                self._accept(key, frozenset())
+                self.cursor += 1
+                walk.accepted.append(key)
+                walk.resamples.append(0)
                 continue
             listed = entities(key)
             if listed is None:
@@ -124,11 +117,6 @@ class DistractorStream:
             walk.resamples.append(self._run)
             self._run = 0
         return []
-
-    def _accept(self, key: str, listed: frozenset[str]) -> None:
-        self.cursor += 1
-        self.walk.accepted.append(key)
-        self.walk.resamples.append(0)
 
     def _unlisted_ahead(self, entities: Callable[[str], Entities | None], needed: int) -> list[str]:
         out = []

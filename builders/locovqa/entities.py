@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,7 +263,3 @@ def make_lister(spec: str, *, coco_instances: Path | None, lister_args: str = ""
     if spec.startswith("vlm:") and len(spec) > 4:
         return VlmLister(spec[4:], lister_args, cache)
     raise BuildError(f"unknown entity lister {spec!r}: expected none, coco, cache:FILE or vlm:MODEL")
-
-
-def warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)

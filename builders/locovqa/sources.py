@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
-from builders.core.images import EncodedImage, FileJpegEncoder
+from builders.core.images import EncodedImage
 from builders.locovqa.coco import CocoImagePool
 from builders.locovqa.compose import fit_cell, render_digit
 from builders.locovqa.images import SourceImage, decode
@@ -137,7 +137,7 @@ class Sources:
             return self.digit_image(key, size)
         return fit_cell(decode(self.image(key), draft_size=size), size)
 
-    def original(self, key: str, size: int, encoder: FileJpegEncoder) -> EncodedImage:
+    def original(self, key: str, size: int) -> EncodedImage:
         """What an interleaved context shows for `key`: the source's bytes as released, or a digit's canvas
         (`size` square) encoded as PNG (sharp strokes, lossless, the same bytes every time)."""
         if key.startswith("digit/"):
