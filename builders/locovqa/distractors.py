@@ -108,8 +108,9 @@ class DistractorStream:
             if listed & content or (self.strict_pairwise and listed & self._taken):
                 self._run += 1
                 if self._run > self.max_resamples:
+                    with_what = "the content image or another distractor" if self.strict_pairwise else "the content image"
                     walk.failure = (f"distractor {len(walk.accepted) + 1}: {self.max_resamples} resamples in a row "
-                                    "all collided with the content image")
+                                    f"all collided with {with_what}")
                     return []
                 continue
             self._taken |= listed

@@ -267,3 +267,33 @@ def test_missing_sources_and_listers_are_named(tmp_path: Path, sources) -> None:
     (bad / "train-labels-idx1-ubyte").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x00")
     with pytest.raises(BuildError, match=r"train-images-idx3-ubyte: IDX magic number 2049, expected 2051"):
         build_locovqa([f"mnist={bad}", f"coco={sources['coco']}"], tmp_path, ["needle_cmp_1"])
+
+
+def test_strict_pairwise_keeps_distractors_apart_and_the_subset_pool_stays_in_its_benchmark(sources,
+                                                                                            tmp_path: Path) -> None:
+    # Five shapes in all: three images pairwise apart are rare, so some items fail (recorded) and some do not.
+    folder = build_locovqa(_source_args(sources), tmp_path, ["okvqa_int_3", "mmstar_int_4"], limit=6,
+                           strict_pairwise=True, max_resamples=500, mmstar_pool="subset",
+                           entity_lister=[f"mmstar=cache:{sources['mmstar_entities']}"])
+    listed = coco_entities(sources)
+    built_rows = rows(folder, "okvqa_int_3")
+    assert len(built_rows) + read_manifest(folder)["configs"]["okvqa_int_3"]["failed_rows"] == 6
+    for row in built_rows:
+        shown = [listed[k] for k in row["context_ids"]]
+        assert all(not shown[i] & shown[j] for i in range(3) for j in range(i + 1, 3)), row["id"]
+    subset_of = {f"mmstar/{r['index']}": r["meta_info"]["source"] for r in pq.read_table(sources["mmstar"]).to_pylist()}
+    for row in rows(folder, "mmstar_int_4"):
+        assert len({subset_of[k] for k in row["context_ids"]}) == 1
+
+
+def test_entity_answers_parse_and_fold() -> None:
+    from builders.locovqa.entities import normalise, parse_entities
+
+    assert parse_entities("Cake, Candles, Cupcake, Sandwiches, Dessert Tray") == [
+        "Cake", "Candles", "Cupcake", "Sandwiches", "Dessert Tray"]
+    assert parse_entities("Here are the entities:\n1. **Oranges**: a pile\n2) Leaves\n- Branches\n* Water Droplets") == [
+        "Oranges", "Leaves", "Branches", "Water Droplets"]
+    assert len(parse_entities("a; b; c; d; e; f; g")) == 5  # at most 5, as asked
+    assert entity_set(["Oranges", "the orange ", "Boxes", "Traffic Lights", "Glass", "Berries"]) == {
+        "orange", "box", "traffic light", "glass", "berry"}
+    assert normalise("Bus") == "bus" and normalise("Winnie-the-Pooh") == "winnie-the-pooh"
