@@ -26,7 +26,7 @@ from builders.locovqa.okvqa import VqaItem
 
 SUBSETS = ("seedbench", "mmbench", "mmmu", "mathvista", "scienceqa", "ai2d")
 LETTERS = "ABCDEF"
-_OPTION = re.compile(r"(?:^|[\s,(])([A-F])\s*[:.)]\s*")
+_OPTION = re.compile(r"(?:^|[\s,])([A-F]):\s*")  # the release writes "Options: A: ..., B: ..."
 
 
 def subset_of(source: str) -> str:
@@ -70,9 +70,10 @@ class MmstarSource:
                 raise BuildError(f"{where}: index {item_id} appears twice")
             answer = str(rec["answer"]).strip().upper()
             choices = rec["choices"] or options_in_question(str(rec["question"]))
-            if answer not in LETTERS[: max(len(choices), 1)] or len(answer) != 1:
+            # Options that cannot be read apart leave `choices` empty: the scorer then reads any letter A-F.
+            if len(answer) != 1 or answer not in (LETTERS[: len(choices)] if choices else LETTERS):
                 raise BuildError(f"{where}: answer {rec['answer']!r} is not the letter of one of its "
-                                 f"{len(choices)} options")
+                                 f"{len(choices) or 'A-F'} options")
             if not rec["image"]:
                 raise BuildError(f"{where}: no image bytes (question {item_id})")
             self._images[key] = rec["image"]
