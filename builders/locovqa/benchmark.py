@@ -41,7 +41,7 @@ class LocoVqaBenchmark:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
-            "--source", action="append", metavar="SPEC",
+            "--source", action="extend", nargs="+", metavar="SPEC",
             help="'synthetic' (default: the offline stand-in, drawn in the sources' formats) or, repeated, "
             "okvqa=DIR (OK-VQA's OpenEnded_mscoco_val2014_questions.json and mscoco_val2014_annotations.json), "
             "coco=DIR (val2014/ images, annotations/instances_val2014.json, val2017/ distractors), "
@@ -56,7 +56,7 @@ class LocoVqaBenchmark:
                             help=f"cmp: the side of a grid cell in pixels (default {DEFAULT_CELL_SIZE}); also the "
                             "digit canvas")
         parser.add_argument(
-            "--entity-lister", action="append", metavar="[TASK=]SPEC",
+            "--entity-lister", action="extend", nargs="+", metavar="[TASK=]SPEC",
             help="the collision filter's entity lister, for okvqa and mmstar or one of them (TASK=SPEC): none, "
             "coco (COCO instance annotations; OK-VQA's default), cache:FILE (lists made earlier), vlm:MODEL (any "
             "harness backend or alias asked 'Please list at most 5 entities in this image')")

@@ -172,11 +172,17 @@ def test_the_same_request_gives_byte_identical_parquet(sources, tmp_path: Path) 
     assert build(tmp_path / "a") == build(tmp_path / "b")
 
 
-def test_a_config_of_any_length_builds_from_the_command_line(tmp_path: Path, capsys) -> None:
+def test_a_config_of_any_length_builds_from_the_command_line(tmp_path: Path, sources, capsys) -> None:
     code = builders_main(["build", "locovqa", "--out", str(tmp_path), "--configs", "needle_cmp_2,okvqa_int_3",
-                          "--limit", "1", "--cell-size", "16", "--quiet"])
+                          "--limit", "1", "--cell-size", "16", "--quiet", "--source", f"okvqa={sources['okvqa']}",
+                          "--source", f"coco={sources['coco']}", f"mnist={sources['mnist']}"])
     assert code == 0, capsys.readouterr().err
     assert len(rows(tmp_path / "locovqa", "needle_cmp_2")) == 2
+    # The recorded command rebuilds the same thing: the harness's hint for a missing config repeats it.
+    command = read_manifest(tmp_path / "locovqa")["build_command"]
+    assert command[:3] == ["builders", "build", "locovqa"] and "--source" in command
+    assert builders_main([*command[1:], "--out", str(tmp_path), "--configs", "needle_int_2", "--quiet"]) == 0
+    assert read_manifest(tmp_path / "locovqa")["request"]["configs"] == ["okvqa_int_3", "needle_cmp_2", "needle_int_2"]
     assert builders_main(["build", "locovqa", "--out", str(tmp_path), "--configs", "okvqa_cmp_0"]) == 2
     assert "unknown config(s) okvqa_cmp_0" in capsys.readouterr().err
 
