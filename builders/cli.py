@@ -117,7 +117,8 @@ def _build(name: str, argv: list[str]) -> None:
     args = parser.parse_args(argv)
     if args.num_proc < 1:
         raise BuildError(f"--num-proc must be at least 1, got {args.num_proc}")
-    configs = select_configs(args.configs, benchmark.configs()) if args.configs else None
+    configs = (select_configs(args.configs, benchmark.configs(), getattr(benchmark, "accepts_config", None))
+               if args.configs else None)
     options = BuildOptions(out_dir=args.out, configs=configs, image_storage=args.image_storage,
                            num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet,
                            dry_run=args.dry_run, command=recorded_command(name, parser, args))

@@ -212,6 +212,9 @@ class Runner:
         }
         if response.usage:
             record["usage"] = response.usage
+        if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
+            record.update(response="", refusal=response.error or "refused by the provider")
+            response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
         if response.refused:
             record.update(status=REFUSED, error=response.error or "refused by the provider")

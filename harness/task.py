@@ -314,6 +314,8 @@ class Task:
         config.pop("source", None)
         config.pop("report", None)  # presentation only
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
+        if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
+            config.pop("refusals")
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
         digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
         return {

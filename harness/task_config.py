@@ -23,6 +23,9 @@ _UNSUPPORTED = {
 _ALIASES = {"doc_to_image": "doc_to_visual", "gen_prefix": "assistant_prefix"}
 
 
+REFUSAL_POLICIES = ("exclude", "empty")
+
+
 @dataclass
 class MetricSpec:
     metric: str
@@ -51,6 +54,9 @@ class TaskConfig:
     system_prompt: str | None = None
     assistant_prefix: str | None = None
     random_answer: FunctionRef | None = None  # hook (doc, rng) -> a guess, for the random baseline
+    # A provider's refusal: `exclude`d from the denominators and counted (most papers), or scored as the empty
+    # answer it is (`empty`: LoCoVQA counts refusals as failures and empty strings as non-responses).
+    refusals: str = "exclude"
     process_results: FunctionRef | None = None
     metric_list: list[MetricSpec] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
@@ -139,6 +145,9 @@ def parse_task(data: YamlDict) -> TaskConfig:
     for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages"):
         if values.get(hook) is not None:
             _function_or_none(data, hook)
+    if values.get("refusals", "exclude") not in REFUSAL_POLICIES:
+        raise TaskConfigError(f"{data.where('refusals')}: `refusals` must be one of {', '.join(REFUSAL_POLICIES)}, "
+                              f"got {values['refusals']!r}")
     tag = values.get("tag", [])
     values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
     for key in ("metadata", "generation_kwargs", "dataset_kwargs"):

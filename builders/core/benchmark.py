@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -64,18 +64,23 @@ class Benchmark(Protocol):
         ...
 
 
-def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str]) -> list[str]:
+def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str],
+                   accepts: Callable[[str], bool] | None = None) -> list[str]:
     """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every
-    config) -> the selected names in canonical order; unknown names are a `BuildError` listing the valid ones."""
+    config) -> the selected names in canonical order; unknown names are a `BuildError` listing the valid ones.
+
+    `accepts` (a benchmark's optional `accepts_config`) admits names outside `known`: parametric configs such
+    as LoCoVQA's `okvqa_cmp_7` (any context length); they follow the known ones, in the order given."""
     if not names:
         return list(known)
     wanted = [part.strip().lower() for item in names for part in item.split(",") if part.strip()]
     if "all" in wanted:
         return list(known)
-    unknown = [name for name in wanted if name not in known]
+    extra = [name for name in dict.fromkeys(wanted) if name not in known and accepts is not None and accepts(name)]
+    unknown = [name for name in wanted if name not in known and name not in extra]
     if unknown:
         raise BuildError(f"unknown config(s) {', '.join(unknown)}; valid: {', '.join(known)}")
-    return [name for name in known if name in wanted]
+    return [name for name in known if name in wanted] + extra
 
 
 def benchmark_names() -> list[str]:

@@ -1,0 +1,348 @@
+"""`build_locovqa`: sources -> one config per task, mode and context length.
+
+Stages, memory flat in rows: open the sources (or write the offline stand-in), plan every row of the pending
+configs (entity lists asked in batches for the collision filter; no pixel), then
+1. cmp: fit each distinct context image into a cell once (decoded at reduced JPEG scale), compose and encode
+   each row's grid, on worker threads;
+2. int: read each distinct context image's bytes once (digits drawn once);
+3. write the rows config by config. With shared image storage every distinct image is stored once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from builders.core import contract
+from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.errors import BuildError
+from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
+from builders.core.parallel import run_parallel
+from builders.core.store import encoded_store
+from builders.core.tokens import make_text_counter
+from builders.core.writer import SHARD_BYTES
+from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
+from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
+from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES
+from builders.locovqa.entities import Lister, make_lister
+from builders.locovqa.fixture import FIXTURE_VERSION, write_fixture
+from builders.locovqa.plan import (
+    Failure,
+    RowPlan,
+    choose_items,
+    needle_digits,
+    plan_mnist,
+    plan_needle,
+    plan_vqa,
+)
+from builders.locovqa.rows import features, make_row
+from builders.locovqa.sources import Sources, parse_source_args
+from builders.mmneedle.images import TileStore
+
+BUILDER_VERSION = "1.0.0"
+DEFAULT_MNIST_SAMPLES = 200  # per length and digit count (spec §1.5 recommendation)
+SYNTHETIC_LIMIT = 4
+DEFAULT_MEMORY_BUDGET_MB = 2048
+MAX_LISTED_FAILURES = 50
+INFO = BuilderInfo(
+    name="locovqa", module="builders.locovqa", version=BUILDER_VERSION,
+    card={"pretty_name": "LoCoVQA", "language": ["en"],
+          "task_categories": ["visual-question-answering", "image-text-to-text"],
+          "tags": ["long-context", "multimodal", "distractors", "locovqa", "mmlongeval"]},
+)
+LICENCES = {
+    "okvqa": "OK-VQA questions and answers: CC BY 4.0 (Marino et al.); its images are MS COCO's",
+    "coco": "MS COCO images remain under their Flickr owners' terms ([COCO terms](https://cocodataset.org/#termsofuse))",
+    "mmstar": "MMStar: its authors' release terms, and those of its six source benchmarks",
+    "mnist": "MNIST: CC BY-SA 3.0 (LeCun, Cortes and Burges)",
+}
+
+
+def build_locovqa(
+    source: list[str] | None = None,
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+    mnist_samples: int | None = None,
+    cell_size: int = DEFAULT_CELL_SIZE,
+    entity_lister: list[str] | None = None,
+    entity_lister_args: str = "",
+    entity_cache: str | os.PathLike[str] | None = None,
+    strict_pairwise: bool = False,
+    max_resamples: int = DEFAULT_MAX_RESAMPLES,
+    mmstar_pool: str = "dataset",
+    ood_split: str = "val2017",
+    text_tokenizer: str = "approx",
+    image_storage: str = contract.SHARED,
+    num_proc: int = 2,
+    overwrite: bool = False,
+    progress: bool = False,
+    memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB,
+    command: list[str] | None = None,
+    dry_run: bool = False,
+    shard_bytes: int = SHARD_BYTES,
+) -> Path | None:
+    """Build the requested configs (default: every task and mode at lengths 1, 4, 9, 16, 25, 36) into
+    `out_dir/locovqa` and return that path (None with `dry_run`).
+
+    `source`: `["synthetic"]` (default, offline) or `["okvqa=DIR", "coco=DIR", "mmstar=FILE", "mnist=DIR"]`.
+    `limit`: at most this many OK-VQA / MMStar questions, MNIST contexts per length and digit count, needle
+    digits. `entity_lister`: `SPEC` for every in-distribution task or `TASK=SPEC` (`none`, `coco`, `cache:FILE`,
+    `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named.
+    """
+    cfgs = parse_configs(configs)
+    _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool)
+    paths = parse_source_args(source)
+    synthetic = "synthetic" in paths
+    if synthetic and limit is None:
+        limit = SYNTHETIC_LIMIT
+    samples = mnist_samples or (limit if limit is not None else DEFAULT_MNIST_SAMPLES)
+    counter = make_text_counter(text_tokenizer)
+    tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".locovqa-work-", dir=out_dir) as work:
+        if synthetic:
+            written = write_fixture(Path(work) / "fixture", seed)
+            paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
+        sources = Sources.open(paths, tasks, ood_split)
+        lister_specs = _lister_specs(entity_lister, sources.tasks(), tasks, synthetic)
+        if synthetic:
+            lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
+                            for t, s in lister_specs.items()}
+        listers = {task: make_lister(spec, coco_instances=sources.coco_instances, lister_args=entity_lister_args,
+                                     cache=Path(entity_cache) if entity_cache else None, where=f" for {task}")
+                   for task, spec in lister_specs.items()}
+        try:
+            request = {
+                "source": {"kind": "synthetic" if synthetic else "files",
+                           "spec": " ".join(source or ["synthetic"]),
+                           "fixture": f"v{FIXTURE_VERSION}" if synthetic else None},
+                "sources": sources.describe(),
+                "rows": "all" if limit is None else "limit",
+                "configs": [cfg.name for cfg in cfgs],
+                "seed": seed, "limit": limit, "mnist_samples": samples,
+                "entity_listers": {task: lister.describe() for task, lister in listers.items()},
+                "strict_pairwise": strict_pairwise, "max_resamples": max_resamples, "mmstar_pool": mmstar_pool,
+                "ood_split": ood_split, "text_tokenizer": counter.name,
+                "images": {"cell_size": cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
+                           "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
+                           "int": "source bytes as released; digits as PNG"},
+            }
+            caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
+                       "sources' formats; scores on it are not comparable with the paper's"} if synthetic else {}
+            card = {"license": "cc0-1.0"} if synthetic else {"license": "other"}
+            build = DatasetBuild(out_dir, INFO, request, inputs={"source": list(source or ["synthetic"])},
+                                 image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                                 config_order=list(CONFIGS), command=command, caveats=caveats, card=card)
+            build.find_base()
+            pending = [cfg for cfg in cfgs if cfg.name in build.pending]
+            planned = _plan(pending, sources, listers, seed, limit, samples, strict_pairwise, max_resamples,
+                            mmstar_pool)
+            if planned.failures:
+                _warn_failures(planned.failures)
+                build.caveats["limited"] = (f"{len(planned.failures)} row(s) could not be built (the manifest lists "
+                                            "them per config): fewer rows than asked for")
+            if progress or dry_run:
+                _print_plan(build, planned, cell_size, num_proc)
+            if dry_run:
+                return None
+            with build:
+                stats = _write(build, pending, planned, sources, cell_size, counter, listers, num_proc, progress,
+                               memory_budget_mb * 1024 * 1024, Path(work)) if pending else {}
+                licence = ("Offline stand-in: drawn by the builder, CC0." if synthetic else
+                           "; ".join(LICENCES[name] for name in paths if name in LICENCES) + ".")
+                return build.publish(stats=stats, card_context={"licence": licence, "cell_size": cell_size})
+        finally:
+            for lister in listers.values():
+                lister.close()
+
+
+def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
+                   seed: int, mmstar_pool: str) -> None:
+    for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples)):
+        if value is not None and value < 1:
+            raise BuildError(f"{name} must be at least 1, got {value}")
+    if cell_size < 8:
+        raise BuildError(f"--cell-size must be at least 8 pixels, got {cell_size}")
+    if max_resamples < 0:
+        raise BuildError(f"--max-resamples must be at least 0, got {max_resamples}")
+    if num_proc < 1:
+        raise BuildError(f"--num-proc must be at least 1, got {num_proc}")
+    if seed < 0:
+        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
+    if mmstar_pool not in ("dataset", "subset"):
+        raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
+
+
+def _lister_specs(values: list[str] | None, available: list[str], requested: list[str],
+                  synthetic: bool) -> dict[str, str]:
+    """The entity lister of each in-distribution task the sources can build, from `--entity-lister` (SPEC or
+    TASK=SPEC); MMStar has no default, and is an error only when its configs are requested."""
+    specs: dict[str, str] = {}
+    for value in values or []:
+        task, sep, spec = value.partition("=")
+        if sep and task in ("okvqa", "mmstar"):
+            specs[task] = spec
+        else:
+            specs.update(okvqa=value, mmstar=value)
+    out = {}
+    for task in available:
+        if task in specs:
+            out[task] = specs[task]
+        elif task == "okvqa":
+            out[task] = "coco"
+        elif synthetic:
+            out[task] = "fixture"  # the stand-in ships MMStar's entity lists as a cache file
+        elif task in requested:
+            raise BuildError("MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
+                             "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
+                             "earlier) or mmstar=none (no collision filter)")
+    return out
+
+
+class _Planned:
+    def __init__(self) -> None:
+        self.plans: dict[str, list[RowPlan]] = defaultdict(list)
+        self.failures: list[Failure] = []
+        self.stats: dict[str, Any] = {}
+
+
+def _plan(cfgs: list[LocoConfig], sources: Sources, listers: dict[str, Lister], seed: int, limit: int | None,
+          samples: int, strict_pairwise: bool, max_resamples: int, mmstar_pool: str) -> _Planned:
+    out = _Planned()
+    by_task: dict[str, list[LocoConfig]] = defaultdict(list)
+    for cfg in cfgs:
+        by_task[cfg.task].append(cfg)
+    for task, task_cfgs in by_task.items():
+        if task in ("okvqa", "mmstar"):
+            source = sources.okvqa if task == "okvqa" else sources.mmstar
+            assert source is not None
+            items = choose_items(source.items, limit, seed, task)
+            pool = source.pool
+            by_subset: dict[str, list[str]] = defaultdict(list)
+            for item in source.items:
+                by_subset[item.subset].append(item.image)
+            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if mmstar_pool == "subset" and task == "mmstar" \
+                else (lambda item, p=pool: p)
+            plans, failures, stats = plan_vqa(task, task_cfgs, items, pools, sources.image, listers[task], seed,
+                                              strict_pairwise=strict_pairwise, max_resamples=max_resamples)
+            out.stats[task] = {**stats, "items": len(items)}
+        elif task == "mnist":
+            assert sources.mnist is not None and sources.ood is not None
+            plans, failures, digits = plan_mnist(task_cfgs, samples, sources.mnist.labels, sources.ood.pool, seed)
+            sources.digits.update(digits)
+        else:
+            assert sources.mnist is not None and sources.ood is not None
+            chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
+            sources.digits.update({d.key: d for d in chosen})
+            plans, failures = plan_needle(task_cfgs, chosen, sources.ood.pool, seed)
+        for plan in plans:
+            out.plans[plan.cfg.name].append(plan)
+        out.failures += failures
+    return out
+
+
+def _warn_failures(failures: list[Failure]) -> None:
+    shown = "; ".join(f"{f.config} item {f.item_id}: {f.reason}" for f in failures[:3])
+    more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+    print(f"warning: {len(failures)} row(s) could not be built and are left out, listed in the manifest: "
+          f"{shown}{more}", file=sys.stderr)
+
+
+def _print_plan(build: DatasetBuild, planned: _Planned, cell_size: int, num_proc: int) -> None:
+    rows = sum(len(p) for p in planned.plans.values())
+    if not rows:
+        print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
+              file=sys.stderr)
+        return
+    pixels = sum((p.cfg.grid_side * cell_size) ** 2 for plans in planned.plans.values() for p in plans
+                 if p.cfg.mode == "cmp")
+    keys = {k for plans in planned.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context}
+    # Grids of COCO-sized photos: ~0.065 bytes per grid pixel at JPEG quality 75, ~150 Mpx/s composed, encoded and
+    # written, whatever the threads on a shared 2-core machine (bench/build_locovqa.py); interleaved images ~150 kB
+    # each as released, ~2 ms each to read and hash.
+    estimate = BuildEstimate(list(planned.plans), rows, pixels * 0.065 + len(keys) * 150e3,
+                             2 + pixels / 150e6 + len(keys) * 0.002,
+                             f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
+                             "rates measured in bench/build_locovqa.py",
+                             len(build.base.configs) if build.base is not None else 0)
+    print_plan(estimate, num_proc)
+
+
+def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, sources: Sources, cell_size: int, counter: Any,
+           listers: dict[str, Lister], num_proc: int, progress: bool, budget: int, work: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    cmp_plans = [p for plans in planned.plans.values() for p in plans if p.cfg.mode == "cmp"]
+    int_keys = sorted({k for plans in planned.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context})
+    cell_keys = sorted({k for p in cmp_plans for k in p.context})
+    encoded = encoded_store(work / "images.spool", 0)
+    cells = TileStore(work / "cells.spill", budget)
+    local = threading.local()
+
+    def encoder() -> FileJpegEncoder:
+        if not hasattr(local, "encoder"):
+            local.encoder = FileJpegEncoder()
+        return local.encoder
+
+    try:
+        run_parallel(cell_keys, lambda key: cells.put(key, sources.cell(key, cell_size)), num_proc,
+                     "fit images into cells", "img", progress, chunk=16)
+
+        def grid(plan: RowPlan) -> None:
+            image = compose((cells.get(key) for key in plan.context), plan.cfg.grid_side, cell_size)
+            encoded.put(plan.row_id, encoder().encode(image))
+
+        run_parallel(cmp_plans, grid, num_proc, "compose grids", "grid", progress, chunk=2)
+        cells.close()
+        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key, cell_size)), num_proc,
+                     "read interleaved images", "img", progress, chunk=16)
+        written = 0
+        for cfg in tqdm(pending, desc="write configs", unit="config", disable=not progress):
+            written += _write_config(build, cfg, planned.plans.get(cfg.name, []), planned.failures, encoded,
+                                     cell_size, counter, listers)
+    finally:
+        cells.close()
+        encoded.close()
+    return {"rows": written, "failed_rows": len(planned.failures), "cells_fitted": len(cell_keys),
+            "grids_composed": len(cmp_plans), "interleaved_images": len(int_keys), "planning": planned.stats,
+            "write_seconds": round(time.perf_counter() - started, 3)}
+
+
+def _write_config(build: DatasetBuild, cfg: LocoConfig, plans: list[RowPlan], failures: list[Failure], encoded: Any,
+                  cell_size: int, counter: Any, listers: dict[str, Lister]) -> int:
+    name = cfg.name
+    mine = [f for f in failures if f.config == name]
+    if not plans:
+        reasons = "; ".join(f"item {f.item_id}: {f.reason}" for f in mine[:3]) or "no items"
+        raise BuildError(f"config {name}: no row could be built ({len(mine)} failed: {reasons})")
+    lister = listers[cfg.task].name if cfg.task in listers else ""
+    embed = build.images is None
+    with build.config_writer(name, features(build.image_storage)) as writer:
+        for plan in plans:
+            keys = [plan.row_id] if cfg.mode == "cmp" else plan.context
+            images: list[EncodedImage] = [encoded.get(key) for key in keys]
+            if build.images is not None:
+                for image in images:
+                    build.images.add(image)
+            paths = [f"{plan.row_id}.jpg"] if cfg.mode == "cmp" else plan.context
+            embedded = [{"bytes": im.data, "path": path} for im, path in zip(images, paths, strict=True)] if embed else None
+            row = make_row(plan, images, cell_size, lister, counter, embedded)
+            writer.write(row, (sum(len(im.data) for im in images) if embed else 0) + 2048)
+        build.add_config(writer.close(), {
+            "task": cfg.task, "mode": cfg.mode, "context_length": cfg.length,
+            "failed_rows": len(mine),
+            "failures": [{"item_id": f.item_id, "reason": f.reason} for f in mine[:MAX_LISTED_FAILURES]],
+            "resamples": sum(p.n_resamples for p in plans),
+        })
+    return len(plans)

@@ -1,0 +1,97 @@
+"""LoCoVQA end to end on the offline build: `harness --tasks locovqa --model random` runs every task, the random
+guesses score at chance, and `harness report` fits and draws accuracy against length for every model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders.locovqa import CONFIGS, build_locovqa
+from harness.report import load_results
+from harness.task_index import TaskIndex
+from tasks.locovqa import report
+
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks" / "locovqa"
+
+
+@pytest.fixture(scope="module")
+def offline_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("locovqa_data")
+    build_locovqa(["synthetic"], root, None, limit=2, cell_size=16, num_proc=2)
+    return root
+
+
+@pytest.fixture(scope="module")
+def two_models(offline_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harness.cli import main
+
+    out = tmp_path_factory.mktemp("locovqa_results")
+    assert main(["--tasks", "locovqa", "--model", "random", "--data_dir", str(offline_build), "--output_path",
+                 str(out), "--no_progress"]) == 0
+    assert main(["--tasks", "locovqa_mmstar,locovqa_needle", "--model", "constant", "--model_args", "answer=A",
+                 "--data_dir", str(offline_build), "--output_path", str(out), "--no_progress"]) == 0
+    return out
+
+
+def test_task_leaves_cover_exactly_the_builders_configs() -> None:
+    index = TaskIndex()
+    leaves = {t.dataset_name for name, t in index.tasks.items() if name.startswith("locovqa_")}
+    assert leaves == set(CONFIGS)
+    assert index.groups["locovqa"].task == ["locovqa_okvqa", "locovqa_mmstar", "locovqa_mnist", "locovqa_needle"]
+
+
+def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
+    data = load_results(two_models)["random"]
+    assert len([t for t in data.results if report.LEAF.match(t)]) == len(CONFIGS)
+    for name, entry in data.results.items():
+        assert data.counters(name)["n_scored"] == data.counters(name)["sample_len"] > 0, name
+        if "_okvqa_" in name:  # a word of the question is never the gold colour
+            assert entry["exact_match,none"] == 0.0 and 0 < entry["bertscore_minilm_cos,none"] < 1
+        if "_mmstar_" in name:
+            assert entry["chance,none"] == pytest.approx(0.25) and entry["non_template,none"] == 0
+
+
+def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> None:
+    from harness.report import write_report
+
+    path = write_report(two_models, tmp_path)
+    text = path.read_text()
+    across = text.split("## LoCoVQA across models")[1].split("## ")[0]
+    header = next(line for line in across.splitlines() if line.startswith("| series |"))
+    assert header == "| series | constant (c) | constant (i) | random (c) | random (i) |"
+    assert any(line.startswith("| MMStar | ") for line in across.splitlines())
+    assert any(line.startswith("| Haystack-9 | ") for line in across.splitlines())
+    assert (tmp_path / "locovqa_decay.png").stat().st_size > 10_000
+    assert (tmp_path / "locovqa_needle_random.png").is_file()
+    assert "| series | cmp exp | cmp log | cmp exp_offset | int exp | int log | int exp_offset |" in text
+    figure = report.decay_figure({m: report.series(d) for m, d in load_results(two_models).items()}, "test")
+    lines = {line.get_label() for ax in figure.axes for line in ax.get_lines()}
+    assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "Random"} <= lines
+
+
+def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, tmp_path: Path) -> None:
+    from harness.cli import main
+
+    build_locovqa(["synthetic"], offline_build, ["needle_int_3"], limit=2, cell_size=16)
+    subprocess.run([sys.executable, str(TASKS_DIR / "_make_yamls.py"), "--lengths", "3", "--out", str(tmp_path / "t")],
+                   check=True)
+    assert main(["--tasks", "locovqa_needle_int_3", "--include_path", str(tmp_path / "t"), "--model", "random",
+                 "--data_dir", str(offline_build), "--output_path", str(tmp_path / "r"), "--no_progress"]) == 0
+    data = load_results(tmp_path / "r")["random"]
+    assert data.counters("locovqa_needle_int_3")["n_scored"] == 6
+
+
+def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: Path) -> None:
+    models = load_results(two_models)
+    assert report.paper_model_for("llava-hf/llava-1.5-7b-hf", models["random"]) == "LLaVA-1.5"
+    assert report.paper_model_for("random", models["random"]) is None
+    published = report.paper_r2()
+    assert published[("MMStar", "LLaVA-1.5", "cmp")] == ".924***"
+    assert published[("MMMU", "PaliGemma", "cmp")] == ".923↓"
+    assert ("Haystack-9", "Gemini 1.0", "cmp") not in published  # "-" in Table 3
+    lines = report.paper_table({"llava-hf/llava-1.5-7b-hf": models["random"]})
+    assert lines[0].startswith("**llava-hf/llava-1.5-7b-hf** is the paper's LLaVA-1.5")
+    assert "| MMStar | " in "\n".join(lines) and ".924***" in "\n".join(lines)
