@@ -13,7 +13,7 @@ def write_section(title: str, text: str, results: Path = RESULTS) -> None:
     current = results.read_text() if results.exists() else "# Benchmarks\n"
     pattern = re.compile(rf"^{re.escape(title)}\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(current):
-        updated = pattern.sub(lambda _: text + "\n", current, count=1)
+        updated = pattern.sub(lambda _: text.rstrip("\n") + "\n\n", current, count=1)
     else:
         updated = current.rstrip("\n") + "\n\n" + text
     results.write_text(updated.rstrip("\n") + "\n")
