@@ -1,0 +1,117 @@
+"""Task-declared truncation: what a benchmark does with a request that does not fit the model.
+
+By default a request with more tokens than the model's context, or more images than it takes, is recorded
+as `over_length` / `too_many_images` and never sent. A benchmark whose paper cuts such inputs instead (MileBench:
+keep the instruction and the question, drop context text and images from the left) names its rule in its task
+YAML, `truncation: !function module.fn`. The runner then calls, for each request that fails the screen,
+
+    fn(doc, budget) -> Truncated | None
+
+with `budget` saying what the prompt may take (`Budget`: its tokens, the model's cost of each of the row's
+images, its image cap; the model's count of the request with and without its images gives the images' cost and
+what the model counts beyond the rows' text figure, reserved up front). The hook returns the prompt to send instead (`<image>` per image
+kept), which of the row's images it keeps, its text tokens by the rows' counter and what it dropped (recorded
+per sample), or None when nothing fits. The runner rebuilds the request, counts it the model's own way and, if
+the model's count (chat template, processor-expanded images) still exceeds the context, lowers the budget by
+the excess and asks again. A truncated request is screened, cached, journalled and sent like any other; its
+record says what was dropped (`truncation`), and `--screen_only` shows the same decisions.
+
+A task with `truncation` renders its prompt with `doc_to_text` (one user turn, after an optional system
+prompt). A model input policy that already dropped images (`keep_last_images`) is applied first; truncation
+then does not apply to that request (the hook's row figures would no longer match it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harness.api import ImagePart, Message, Model, Request, TextPart
+from harness.images import image_costs
+from harness.prompts import messages_from_prompt
+
+ATTEMPTS = 8  # budget corrections before a request is left as it was (each one drops at least a token more)
+OVER_LENGTH = "over_length"
+
+Screen = Callable[[Request, Model, bool], "tuple[str, str] | None"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    tokens: int | None  # what the prompt's text (by the rows' counter) and images may take; None: no limit
+    image_tokens: tuple[int, ...]  # the model's cost of each of the row's images
+    max_images: int | None  # the most images the model takes; None: no cap
+
+
+@dataclass(frozen=True)
+class Truncated:
+    prompt: str  # the prompt to send, `<image>` per kept image
+    images: tuple[int, ...]  # the row's images kept (indices into the request's images), in prompt order
+    text_tokens: int  # the prompt's text tokens by the rows' counter
+    record: Mapping[str, Any] = field(default_factory=dict)  # what was dropped, for the sample's record
+
+
+def _system_text(messages: tuple[Message, ...]) -> str | None:
+    if messages and messages[0].role == "system":
+        return "".join(p.text for p in messages[0].content if isinstance(p, TextPart))
+    return None
+
+
+def _rebuilt(request: Request, cut: Truncated, record: dict[str, Any]) -> Request:
+    refs = request.images
+    kept = [refs[i] for i in cut.images]
+    messages = messages_from_prompt(cut.prompt, kept, _system_text(request.messages))
+    return replace(request, messages=messages, text_tokens=cut.text_tokens,
+                   image_tokens=tuple(request.image_tokens[i] for i in cut.images), truncation=record)
+
+
+def _model_costs(request: Request, model: Model) -> tuple[tuple[int, ...], int]:
+    """(each image's tokens as the model counts them, the tokens it counts beyond the rows' text figure).
+
+    The model counts the request once as it is and once without its images; the difference is shared among the
+    images in proportion to their row figures (under the model's pixel cap). So a processor that expands every
+    image to 576 tokens charges 576 per image, and a chat template's tokens are reserved up front.
+    """
+    text_only = replace(request, image_tokens=(), messages=tuple(
+        Message(m.role, tuple(p for p in m.content if not isinstance(p, ImagePart))) for m in request.messages))
+    with_images, without = model.prompt_tokens(request), model.prompt_tokens(text_only)
+    figures = image_costs(request, model.max_pixels)
+    spent = max(0, with_images - without)
+    total = sum(figures)
+    costs = tuple(math.ceil(spent * f / total) if total else math.ceil(spent / len(figures)) for f in figures)
+    return costs, max(0, without - request.text_tokens)
+
+
+def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., Truncated | None], rule: str,
+                 model: Model, check_tokens: bool, screen: Screen) -> Request:
+    """The request as the task's truncation rule makes it fit `model`; unchanged when it fits already, when the
+    rule cannot make it fit, or when an input policy changed its images."""
+    if screen(request, model, check_tokens) is None:
+        return request
+    row_images = doc.get("num_images")
+    if isinstance(row_images, int) and row_images != len(request.images):
+        return request
+    costs, overhead = _model_costs(request, model) if request.images else ((), 0)
+    gen = request.settings.max_gen_toks
+    before = model.prompt_tokens(request)
+    tokens = None
+    if check_tokens and model.context_length is not None:
+        tokens = model.context_length - gen - overhead
+    for _ in range(ATTEMPTS):
+        cut = hook(doc, Budget(tokens, costs, model.max_images))
+        if cut is None:
+            return request
+        record = {"rule": rule, **cut.record, "images_kept": len(cut.images),
+                  "images_dropped": len(request.images) - len(cut.images), "prompt_tokens_before": before}
+        candidate = _rebuilt(request, cut, record)
+        problem = screen(candidate, model, check_tokens)
+        after = model.prompt_tokens(candidate)
+        if problem is None:
+            record["prompt_tokens_after"] = after
+            return candidate
+        if problem[0] != OVER_LENGTH or tokens is None or model.context_length is None:
+            return request
+        tokens -= max(1, after + gen - model.context_length)
+    return request
