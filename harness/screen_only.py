@@ -107,13 +107,13 @@ def screen_table(model: ModelLimits, results: Sequence[ScreenedTask]) -> str:
     images = f"{model.max_images:,}" if model.max_images else "none"
     lines = [f"Screen only ({model.backend}): context limit {limit} tokens, image cap {images}; "
              f"counted as {model.token_rule}.", "",
-             "| task | samples | would be sent | truncated to fit | over_length | too_many_images | invalid_input | "
-             "longest prompt + max_gen_toks | most images |",
+             "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
+             "max_gen_toks | most images | truncated to fit |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.truncated} | {r.statuses.get(OVER_LENGTH, 0)} | "
+        lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
                      f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get('invalid_input', 0)} | {r.longest:,} | "
-                     f"{r.most_images} |")
+                     f"{r.most_images} | {r.truncated} |")
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
     lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]
