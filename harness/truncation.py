@@ -9,9 +9,9 @@ YAML, `truncation: !function module.fn`. The runner then calls, for each request
 
 with `budget` saying what the prompt may take (`Budget`: its tokens, the model's cost of each of the row's
 images, its image cap; the model's count of the request with and without its images gives the images' cost and
-what the model counts beyond the rows' text figure, reserved up front). The hook returns the prompt to send instead (`<image>` per image
-kept), which of the row's images it keeps, its text tokens by the rows' counter and what it dropped (recorded
-per sample), or None when nothing fits. The runner rebuilds the request, counts it the model's own way and, if
+what the model counts beyond the rows' text figure, reserved up front). The hook returns the prompt to send
+instead (`<image>` per image kept), which of the row's images it keeps, its text tokens by the rows' counter and
+what it dropped (recorded per sample), or None when nothing fits. The runner rebuilds the request, counts it the model's own way and, if
 the model's count (chat template, processor-expanded images) still exceeds the context, lowers the budget by
 the excess and asks again. A truncated request is screened, cached, journalled and sent like any other; its
 record says what was dropped (`truncation`), and `--screen_only` shows the same decisions.
@@ -31,9 +31,9 @@ from typing import Any
 from harness.api import ImagePart, Message, Model, Request, TextPart
 from harness.images import image_costs
 from harness.prompts import messages_from_prompt
+from harness.sample_store import OVER_LENGTH
 
 ATTEMPTS = 8  # budget corrections before a request is left as it was (each one drops at least a token more)
-OVER_LENGTH = "over_length"
 
 Screen = Callable[[Request, Model, bool], "tuple[str, str] | None"]
 

@@ -3,7 +3,9 @@
 # load one config back with `datasets`, evaluate the `random` baseline on every MMNeedle task (and the
 # constant "-1" answer on the single-needle ones, for contrast); build MMLongBench from its offline fixture
 # (all 95 configs, a few rows each, images stored once), run the random baseline on its 8K tasks and screen
-# the 128K ones for Qwen2.5-VL without loading it; write the report.
+# the 128K ones for Qwen2.5-VL without loading it; build MileBench from its offline fixture, run the random
+# baseline on Table 2's set and screen two subsets for a short context (the paper's left truncation); write the
+# report.
 # Usage: bash scripts/demo.sh OUT_DIR      (about a minute on 2 CPU cores, fully offline)
 set -euo pipefail
 
@@ -45,6 +47,13 @@ echo "== 4/5 MMLongBench: build the offline fixture, run the random baseline at 
 "$BIN/builders" build mmlongbench --source fixture --out "$OUT/data" --quiet --overwrite
 "$BIN/harness" --tasks mmlongbench_8k --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress
 "$BIN/harness" --tasks mmlongbench_128k --model qwen2.5-vl --data_dir "$OUT/data" --screen_only --no_progress | tail -n 3
+
+echo "== 4b/5 MileBench: build the offline fixture (29 subsets x 3 sets), run the random baseline on Table 2's set,"
+echo "        screen it for a 4,096-token LLaVA-1.5 (the paper's left truncation)"
+"$BIN/builders" build milebench --source fixture --out "$OUT/data" --quiet --overwrite
+"$BIN/harness" --tasks milebench --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress > /dev/null
+"$BIN/harness" --tasks milebench_image_needle,milebench_text_needle --model hf \
+  --model_args context_length=600 --data_dir "$OUT/data" --screen_only --no_progress | tail -n 6
 
 echo "== 5/5 write the report"
 "$BIN/harness" report "$OUT/results"

@@ -40,11 +40,7 @@ def features(image_storage: str = contract.SHARED) -> Features:
         "instruction_tokens": Value("int32"),  # tokens of the instruction, by the build's text counter
         "context_tokens": List(Value("int32")),  # tokens of each text piece of `context` around its images
     }
-    if contract.IMAGES in c:
-        columns[contract.IMAGES] = c[contract.IMAGES]
-    for key in (contract.IMAGE_SHA256, contract.IMAGE_SIZES, contract.NUM_IMAGES, contract.TEXT_TOKENS,
-                contract.IMAGE_TOKENS):
-        columns[key] = c[key]
+    columns.update((key, feature) for key, feature in c.items() if key != contract.ID)  # the contract's, in its order
     return Features(columns)
 
 
