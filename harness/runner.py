@@ -245,7 +245,12 @@ class Runner:
                 request = self.options.policies(request)
             except (ValueError, OSError) as err:
                 return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: input policy: {err}")
-        return self._fit(task, doc, request) if isinstance(request, Request) else request
+        if not isinstance(request, Request):
+            return request
+        try:
+            return self._fit(task, doc, request)
+        except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
 
     def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
         """The request cut by the task's truncation rule where it does not fit the model (`harness.truncation`)."""

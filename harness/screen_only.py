@@ -89,8 +89,13 @@ def screen_tasks(model: ModelLimits, tasks: Sequence[Any], gen_kwargs: dict[str,
                 result.first_problem = result.first_problem or request.reason
                 continue
             if "truncation" in task.hooks:
-                request = fit_to_model(request, doc, task.hooks["truncation"], str(task.config.truncation), model,
-                                       check_tokens, _screen)
+                try:
+                    request = fit_to_model(request, doc, task.hooks["truncation"], str(task.config.truncation), model,
+                                           check_tokens, _screen)
+                except (ValueError, KeyError) as err:  # as the runner records it: invalid_input
+                    result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
+                    result.first_problem = result.first_problem or f"{request.sample_id}: truncation: {err}"
+                    continue
                 result.truncated += request.truncation is not None
             result.longest = max(result.longest, model.prompt_tokens(request) + settings.max_gen_toks)
             result.most_images = max(result.most_images, len(request.images))

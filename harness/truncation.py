@@ -7,9 +7,10 @@ YAML, `truncation: !function module.fn`. The runner then calls, for each request
 
     fn(doc, budget) -> Truncated | None
 
-with `budget` saying what the prompt may take (`Budget`: its tokens, the model's cost of each of the row's
-images, its image cap; the model's count of the request with and without its images gives the images' cost and
-what the model counts beyond the rows' text figure, reserved up front). The hook returns the prompt to send
+with `budget` saying what the prompt may take, in the rows' units (`Budget`: its tokens, the model's cost of each
+of the row's images, its image cap). The model counts the request as it is, without its images and without
+anything: that gives each image's cost, its chat template's tokens (reserved up front) and how its tokenizer
+compares with the rows' text counter (`model_count`). The hook returns the prompt to send
 instead (`<image>` per image kept), which of the row's images it keeps, its text tokens by the rows' counter and
 what it dropped (recorded per sample), or None when nothing fits. The runner rebuilds the request, counts it the model's own way and, if
 the model's count (chat template, processor-expanded images) still exceeds the context, lowers the budget by
@@ -28,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.api import ImagePart, Message, Model, Request, TextPart
+from harness.api import Message, Model, Request, TextPart
 from harness.images import image_costs
 from harness.prompts import messages_from_prompt
 from harness.sample_store import OVER_LENGTH
@@ -40,8 +41,8 @@ Screen = Callable[[Request, Model, bool], "tuple[str, str] | None"]
 
 @dataclass(frozen=True)
 class Budget:
-    tokens: int | None  # what the prompt's text (by the rows' counter) and images may take; None: no limit
-    image_tokens: tuple[int, ...]  # the model's cost of each of the row's images
+    tokens: int | None  # what the prompt's text and images may take, in the rows' text units; None: no limit
+    image_tokens: tuple[int, ...]  # the model's cost of each of the row's images, in the same units
     max_images: int | None  # the most images the model takes; None: no cap
 
 
@@ -67,21 +68,39 @@ def _rebuilt(request: Request, cut: Truncated, record: dict[str, Any]) -> Reques
                    image_tokens=tuple(request.image_tokens[i] for i in cut.images), truncation=record)
 
 
-def _model_costs(request: Request, model: Model) -> tuple[tuple[int, ...], int]:
-    """(each image's tokens as the model counts them, the tokens it counts beyond the rows' text figure).
+@dataclass(frozen=True)
+class ModelCount:
+    """How the model counts a request, in the rows' units: its chat template's own tokens (`fixed`), how many of
+    its tokens one of the rows' text tokens is (`scale`), and each image's tokens."""
 
-    The model counts the request once as it is and once without its images; the difference is shared among the
-    images in proportion to their row figures (under the model's pixel cap). So a processor that expands every
-    image to 576 tokens charges 576 per image, and a chat template's tokens are reserved up front.
-    """
-    text_only = replace(request, image_tokens=(), messages=tuple(
-        Message(m.role, tuple(p for p in m.content if not isinstance(p, ImagePart))) for m in request.messages))
-    with_images, without = model.prompt_tokens(request), model.prompt_tokens(text_only)
+    fixed: int
+    scale: float
+    image_tokens: tuple[int, ...]
+
+    def budget(self, tokens: int) -> int:
+        """`tokens` of the model as the rows count them."""
+        return math.floor((tokens - self.fixed) / self.scale)
+
+
+def model_count(request: Request, model: Model) -> ModelCount:
+    """The model counts the request as it is, without its images, and with neither images nor text: the
+    differences give what an image costs (shared among the images in proportion to their row figures, under the
+    model's pixel cap), what its template adds, and how its tokenizer compares with the rows' text counter. So a
+    processor that expands every image to 576 tokens charges 576 per image."""
+    def without(keep_text: bool) -> Request:
+        messages = tuple(Message(m.role, tuple(p for p in m.content if isinstance(p, TextPart) and keep_text))
+                         for m in request.messages)
+        return replace(request, messages=messages, image_tokens=(),
+                       text_tokens=request.text_tokens if keep_text else 0)
+
+    whole, text, fixed = (model.prompt_tokens(request), model.prompt_tokens(without(True)),
+                          model.prompt_tokens(without(False)))
+    scale = (text - fixed) / request.text_tokens if request.text_tokens and text > fixed else 1.0
     figures = image_costs(request, model.max_pixels)
-    spent = max(0, with_images - without)
-    total = sum(figures)
-    costs = tuple(math.ceil(spent * f / total) if total else math.ceil(spent / len(figures)) for f in figures)
-    return costs, max(0, without - request.text_tokens)
+    spent, total = max(0, whole - text), sum(figures)
+    costs = tuple(math.ceil(spent * f / total / scale) if total else math.ceil(spent / len(figures) / scale)
+                  for f in figures)
+    return ModelCount(fixed, scale, costs)
 
 
 def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., Truncated | None], rule: str,
@@ -93,14 +112,14 @@ def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., T
     row_images = doc.get("num_images")
     if isinstance(row_images, int) and row_images != len(request.images):
         return request
-    costs, overhead = _model_costs(request, model) if request.images else ((), 0)
+    count = model_count(request, model)
     gen = request.settings.max_gen_toks
     before = model.prompt_tokens(request)
     tokens = None
     if check_tokens and model.context_length is not None:
-        tokens = model.context_length - gen - overhead
+        tokens = count.budget(model.context_length - gen)
     for _ in range(ATTEMPTS):
-        cut = hook(doc, Budget(tokens, costs, model.max_images))
+        cut = hook(doc, Budget(tokens, count.image_tokens, model.max_images))
         if cut is None:
             return request
         record = {"rule": rule, **cut.record, "images_kept": len(cut.images),
@@ -113,5 +132,5 @@ def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., T
             return candidate
         if problem[0] != OVER_LENGTH or tokens is None or model.context_length is None:
             return request
-        tokens -= max(1, after + gen - model.context_length)
+        tokens -= max(1, math.ceil((after + gen - model.context_length) / count.scale))
     return request

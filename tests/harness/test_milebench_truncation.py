@@ -149,3 +149,19 @@ def test_screen_only_shows_the_cuts_and_what_cannot_fit(harness, needle_dir: Pat
     (line,) = [line for line in tight.out.splitlines() if line.startswith("| milebench_tqa |")]
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:4] == ["3", "0", "3"] and cells[8] == "0"
+
+
+def test_a_row_without_the_figures_the_rule_reads_fails_alone(tmp_path: Path, tiny_llava: Path, harness,
+                                                              edit_build) -> None:
+    """A row whose `context_tokens` do not match its context is recorded `invalid_input`, naming the row; the other
+    rows are cut and answered."""
+    build_milebench(source="fixture", out_dir=tmp_path / "data", configs=["tqa"])
+    edit_build(tmp_path / "data" / "milebench", "tqa", context_tokens=lambda values: [[1], *values[1:]])
+    run = harness("--tasks", "milebench_tqa", "--model", "hf", "--model_args",
+                  f"pretrained={tiny_llava},threads=1,context_length=120", "--gen_kwargs", "max_gen_toks=4",
+                  "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--allow_failures")
+    assert run.code == 0, run.err
+    samples = run.samples(str(tiny_llava).replace("/", "__"), "milebench_tqa")
+    assert samples[0]["status"] == "invalid_input"
+    assert "row TQA/0: truncation: row 'TQA/0': 1 context_tokens for 3 text pieces" in samples[0]["error"]
+    assert [s["status"] for s in samples[1:]] == ["ok", "ok"] and all(s["truncation"] for s in samples[1:])
