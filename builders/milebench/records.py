@@ -9,6 +9,7 @@ image count outside what the context places.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +110,8 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
     combined = cfg.mode == COMBINED
     assembled = assemble(instructions[instruction_id], context, options, len(paths), lettered=cfg.subset.lettered,
                          combined=combined, where=where)
-    source = [f"images/{p}" for p in paths]
+    # Paths are joined to the subset's `images/` folder, as the official `os.path.join(img_dir, p)` does.
+    source = [posixpath.normpath(f"images/{p}") for p in paths]
     row = PlannedRow(id=f"{cfg.subset.name}/{sample_id}", sample_id=sample_id, instruction_id=instruction_id,
                      instruction=assembled.instruction, context=assembled.context, prompt=assembled.prompt,
                      choices=options or [], answer=answer, answer_index=answer_index, source_images=source,
@@ -120,7 +122,7 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
             if not isinstance(released, list) or len(released) != 1 or not isinstance(released[0], str):
                 raise BuildError(f"{where}: {COMBINED_FIELD} must name exactly one image (the official code supports "
                                  f"one combined image per sample), got {released!r}"[:400])
-            row.images = [f"{COMBINED_FOLDER}/{released[0]}"]
+            row.images = [posixpath.normpath(f"{COMBINED_FOLDER}/{released[0]}")]
             row.combined_from_release = True
         else:
             row.images = list(source)  # the grid is built from them

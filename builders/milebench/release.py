@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import posixpath
 import tarfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ def member_key(name: str) -> Key | None:
     parts = [p for p in name.split("/") if p not in ("", ".")]
     for i, part in enumerate(parts[:-1]):
         if part in SUBSET_BY_NAME:
-            return part, "/".join(parts[i + 1:])
+            return part, posixpath.normpath("/".join(parts[i + 1:]))
     return None
 
 
