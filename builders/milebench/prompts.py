@@ -45,6 +45,7 @@ class Assembled:
     context: str  # what follows the instruction: `<image>` per image (interleaved) or `<Image i>` references
     prompt: str  # the whole user message, `<image>` marking each image in order
     images: tuple[int, ...]  # indices into the record's `images_path` of the images sent, in prompt order
+    question: str  # the context after its last image (the question and the choice list): what truncation keeps
 
 
 def assemble(instruction: str, context: str, choices: Sequence[str] | None, num_images: int, *, lettered: bool,
@@ -55,11 +56,11 @@ def assemble(instruction: str, context: str, choices: Sequence[str] | None, num_
                          "use to mark images")
     if choices is not None:
         context += choice_block(choices, lettered)
+    pieces = replace_references(context, num_images, IMAGE_PLACEHOLDER).split(IMAGE_PLACEHOLDER)
     if combined:
         text = replace_references(context, num_images, None)
         prompt = f"{IMAGE_PLACEHOLDER}\n{instruction}\n{text}"
-        return Assembled(instruction, text, prompt, ())
-    pieces = replace_references(context, num_images, IMAGE_PLACEHOLDER).split(IMAGE_PLACEHOLDER)
+        return Assembled(instruction, text, prompt, (), pieces[-1])
     places = len(pieces) - 1
     if places > num_images:
         raise BuildError(f"{where}: the context places {places} images but images_path lists {num_images}; the "
@@ -68,7 +69,7 @@ def assemble(instruction: str, context: str, choices: Sequence[str] | None, num_
     text = IMAGE_PLACEHOLDER.join(pieces)
     if kept > places:  # an image left over after the first piece: it stands before the context
         text = IMAGE_PLACEHOLDER + text
-    return Assembled(instruction, text, f"{instruction}\n{text}", tuple(range(num_images - kept, num_images)))
+    return Assembled(instruction, text, f"{instruction}\n{text}", tuple(range(num_images - kept, num_images)), pieces[-1])
 
 
 def segments(context: str) -> list[str]:

@@ -37,6 +37,7 @@ class PlannedRow:
     instruction: str
     context: str
     prompt: str
+    question: str
     choices: list[str]
     answer: str
     answer_index: int  # multiple choice: the gold's option (the official `choice_list.index`); else -1
@@ -114,7 +115,7 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
     source = [posixpath.normpath(f"images/{p}") for p in paths]
     row = PlannedRow(id=f"{cfg.subset.name}/{sample_id}", sample_id=sample_id, instruction_id=instruction_id,
                      instruction=assembled.instruction, context=assembled.context, prompt=assembled.prompt,
-                     choices=options or [], answer=answer, answer_index=answer_index, source_images=source,
+                     question=assembled.question, choices=options or [], answer=answer, answer_index=answer_index, source_images=source,
                      images=[source[i] for i in assembled.images], where=where)
     if combined:
         released = instance.get(COMBINED_FIELD)

@@ -31,6 +31,7 @@ def features(image_storage: str = contract.SHARED) -> Features:
         "instruction": Value("string"),
         "context": Value("string"),  # what follows the instruction; `<image>` per image (interleaved)
         "prompt": Value("string"),  # the official user message before truncation; `<image>` marks each image
+        "question": Value("string"),  # the context after its last image: the question and the choice list
         "choices": List(Value("string")),  # the release's choice_list ([] without one)
         "answer": Value("string"),  # the gold (`response`)
         "answer_index": Value("int32"),  # multiple choice: the gold's option (0-based); else -1
@@ -60,6 +61,7 @@ def make_row(cfg: Config, plan: PlannedRow, shown: Sequence[EncodedImage], count
         "instruction": plan.instruction,
         "context": plan.context,
         "prompt": plan.prompt,
+        "question": plan.question,
         "choices": plan.choices,
         "answer": plan.answer,
         "answer_index": plan.answer_index,

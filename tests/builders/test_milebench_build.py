@@ -96,11 +96,13 @@ def test_prompts_are_assembled_as_the_official_dataset_class(built: Path, releas
     expected = f"{meta['task_instruction'][record['task_instruction_id']]}\n{context}\nChoice list: {choices}\nYour answer is: "
     row = load(built, "webqa")[0]
     assert row["prompt"] == expected and row["answer_index"] == instance["choice_list"].index(record["response"])
+    assert row["question"] == expected.rsplit("<image>", 1)[1] and row["question"].startswith("\nQuestion: ")
     # GPR1200's options carry no letters; combined prompts start with the grid and name images `<Image i> `.
     assert "\nChoice list: \nimage1\nimage2\n" in load(built, "gpr1200")[0]["prompt"]
     combined = load(built, "webqa_combined")[0]
     assert combined["prompt"].startswith(f"<image>\n{row['instruction']}\n") and "<Image 1> " in combined["prompt"]
     assert combined["prompt"].count("<image>") == 1 and "{image#" not in combined["prompt"]
+    assert combined["prompt"].endswith(combined["question"]) and combined["question"] == row["question"]
     # Four images, two placed: the first is dropped, the second goes before the context.
     quirk = load(built, "action_localization")[1]
     assert quirk["context"].startswith("<image>") and quirk["num_images"] == 3 and quirk["source_num_images"] == 4

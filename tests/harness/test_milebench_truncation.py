@@ -126,7 +126,10 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(tmp_path: 
     (log,) = (tmp_path / name).glob("samples_milebench_image_needle_*.jsonl")
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     prompt = logged[2]["arguments"]["gen_args_0"]["arg_0"]
-    assert prompt.startswith("Based on the provided images") and prompt.rstrip().endswith("number?")
+    files = contract.split_files(needle_dir / "milebench", "image_needle", "test")
+    row = datasets.load_dataset("parquet", data_files={"test": files}, split="test")[2]
+    assert prompt.startswith(row["instruction"] + "\n") and prompt.endswith(row["question"])
+    assert row["question"].rstrip().endswith("number?")
     assert prompt.count("<image>") == cut["images_kept"] and json.loads(logged[2]["truncation"]) == cut
     # The same command resumes every sample from the journal: the cut is the same request each time.
     again = harness(*args)
