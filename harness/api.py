@@ -133,6 +133,8 @@ class Request:
     random_answer: Callable[[random.Random], str] | None = field(default=None, repr=False, compare=False)
     # Processor settings for this request only (a model's input policy on some tasks, `harness.input_policy`).
     processor_kwargs: tuple[tuple[str, Any], ...] = ()
+    # What the task's truncation rule dropped to make the request fit (`harness.truncation`); None: untruncated.
+    truncation: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def images(self) -> list[ImageRef]:

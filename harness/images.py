@@ -26,12 +26,21 @@ def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[
     return new_w, new_h
 
 
+def image_costs(request: Request, max_pixels: int | None) -> list[int]:
+    """Each image's tokens by the rows' rule: the row's figure, or with a pixel cap and known sizes, the tokens
+    at the size the image is scaled down to."""
+    images = request.images
+    if not max_pixels or any(i.width is None or i.height is None for i in images):
+        return list(request.image_tokens)
+    return [image_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)  # type: ignore[arg-type]
+            for i in images]
+
+
 def prompt_tokens(request: Request, max_pixels: int | None) -> int:
     """Prompt tokens by the rows' counting rule; with a pixel cap and known image sizes, each image is
-    counted at the size it is scaled down to (never more than the row's own figure)."""
+    counted at the size it is scaled down to (never more than the row's own figures)."""
     images = request.images
     if not max_pixels or any(i.width is None or i.height is None for i in images):
         return request.token_count
-    counted = sum(image_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)  # type: ignore[arg-type]
-                  for i in images)
+    counted = sum(image_costs(request, max_pixels))
     return request.text_tokens + min(counted, sum(request.image_tokens) or counted)

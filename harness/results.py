@@ -89,6 +89,8 @@ def sample_counts(result: TaskResult) -> dict[str, int]:
     counts = {"sample_len": result.n_effective, "n_scored": result.n_scored}
     counts.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
     counts.update(result.judge_counts)
+    if result.truncated:  # only tasks with a truncation rule cut samples (`harness.truncation`)
+        counts["n_truncated"] = result.truncated
     return counts
 
 

@@ -2,7 +2,9 @@
 
 Before any generation every request is checked against the model: more images than the model
 takes, or more tokens (the row's text + vision tokens, plus `max_gen_toks`) than its context,
-is recorded per sample as `too_many_images` / `over_length` — never truncated or dropped silently.
+is recorded per sample as `too_many_images` / `over_length` — never truncated or dropped silently,
+unless the task declares its paper's truncation rule (`truncation:`, `harness.truncation`): then the
+request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once);
 results are aggregated in document order whatever the order of generation.
 
@@ -49,6 +51,7 @@ from harness.sample_store import (
 )
 from harness.sharding import Shard
 from harness.task import RowProblem, Task
+from harness.truncation import fit_to_model
 
 # A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
 ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
@@ -91,6 +94,7 @@ class TaskResult:
     seconds: float
     usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
     task_docs: int = 0  # documents of the task before sharding
+    truncated: int = 0  # samples the task's truncation rule cut to fit the model
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
 
     @property
@@ -212,6 +216,8 @@ class Runner:
         }
         if response.usage:
             record["usage"] = response.usage
+        if request.truncation:
+            record["truncation"] = request.truncation
         if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
             record.update(response="", refusal=response.error or "refused by the provider")
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
@@ -239,10 +245,29 @@ class Runner:
         request = task.build_request(doc_id, doc, settings)
         if isinstance(request, Request) and self.options.policies is not None:
             try:
-                return self.options.policies(request)
+                request = self.options.policies(request)
             except (ValueError, OSError) as err:
                 return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: input policy: {err}")
-        return request
+        if not isinstance(request, Request):
+            return request
+        try:
+            return self._fit(task, doc, request)
+        except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
+
+    def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
+        """The request cut by the task's truncation rule where it does not fit the model (`harness.truncation`)."""
+        hook = task.hooks.get("truncation")
+        if hook is None:
+            return request
+        return fit_to_model(request, doc, hook, str(task.config.truncation), self.model, task.has_token_figures, _screen)
+
+    def _prepared(self, task: Task) -> Callable[[Request], Request] | None:
+        """What `LazyRequests` applies to each request it builds again: the input policies, then the truncation."""
+        policies = self.options.policies
+        if "truncation" not in task.hooks:
+            return policies
+        return lambda request: self._fit(task, task.doc(request.doc_id), policies(request) if policies else request)
 
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
         """Every document of this run (its shard): resumed from the journal, recorded as failing the
@@ -321,7 +346,7 @@ class Runner:
         try:
             screened = self._screen_task(task, store, settings)
             self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending],
-                                                     self.options.policies))
+                                                     self._prepared(task)))
             current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
             outcomes = [store.outcomes[s] for s in current]
             judge_counts: dict[str, int] = {}
@@ -338,6 +363,7 @@ class Runner:
                 resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
                 seconds=time.perf_counter() - started,
                 usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
+                truncated=sum(1 for s in current if store.records.get(s, {}).get("truncation")),
             )
         finally:
             store.close()

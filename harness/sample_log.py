@@ -57,6 +57,8 @@ def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Map
     line.update({name: _value(value) for name, value in metrics.items()})
     line.update({"sample_id": record["sample_id"], "status": record["status"], "error": record.get("error"),
                  "image_sha256": record.get("image_sha256") or [], "token_count": record.get("token_count")})
+    if record.get("truncation"):
+        line["truncation"] = _value(record["truncation"])
     return line
 
 

@@ -20,6 +20,7 @@ from harness.api import Model, Request, Response
 from harness.runner import _screen
 from harness.sample_store import OVER_LENGTH, TOO_MANY_IMAGES
 from harness.task import RowProblem
+from harness.truncation import fit_to_model
 
 
 def _int_arg(args: dict[str, str], *names: str) -> int | None:
@@ -59,6 +60,7 @@ class ScreenedTask:
     samples: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     longest: int = 0  # the longest prompt plus max_gen_toks, in counted tokens
+    truncated: int = 0  # requests the task's truncation rule cut to fit (`harness.truncation`)
     most_images: int = 0
     first_problem: str = ""
 
@@ -86,6 +88,15 @@ def screen_tasks(model: ModelLimits, tasks: Sequence[Any], gen_kwargs: dict[str,
                 result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
                 result.first_problem = result.first_problem or request.reason
                 continue
+            if "truncation" in task.hooks:
+                try:
+                    request = fit_to_model(request, doc, task.hooks["truncation"], str(task.config.truncation), model,
+                                           check_tokens, _screen)
+                except (ValueError, KeyError) as err:  # as the runner records it: invalid_input
+                    result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
+                    result.first_problem = result.first_problem or f"{request.sample_id}: truncation: {err}"
+                    continue
+                result.truncated += request.truncation is not None
             result.longest = max(result.longest, model.prompt_tokens(request) + settings.max_gen_toks)
             result.most_images = max(result.most_images, len(request.images))
             problem = _screen(request, model, check_tokens)
@@ -101,12 +112,13 @@ def screen_table(model: ModelLimits, results: Sequence[ScreenedTask]) -> str:
     images = f"{model.max_images:,}" if model.max_images else "none"
     lines = [f"Screen only ({model.backend}): context limit {limit} tokens, image cap {images}; "
              f"counted as {model.token_rule}.", "",
-             "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + max_gen_toks | most images |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
+             "max_gen_toks | most images | truncated to fit |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
                      f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get('invalid_input', 0)} | {r.longest:,} | "
-                     f"{r.most_images} |")
+                     f"{r.most_images} | {r.truncated} |")
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
     lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]

@@ -66,7 +66,7 @@ class Task:
         self.metadata = {**config.metadata, **(metadata or {})}
         self.hooks: dict[str, Callable[..., Any]] = {}
         for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
-                    "random_answer", "process_results"):
+                    "random_answer", "process_results", "truncation"):
             value = getattr(config, key)
             if isinstance(value, FunctionRef):
                 self.hooks[key] = value.resolve()

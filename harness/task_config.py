@@ -66,6 +66,8 @@ class TaskConfig:
     # Judging after generation by a second model (`harness.judge`): not part of the task's identity either,
     # since it never changes what the model is asked.
     judge: dict[str, Any] = field(default_factory=dict)
+    # What to do with a request that does not fit the model (`harness.truncation`); None: record it over-length.
+    truncation: FunctionRef | None = None
 
     @property
     def version(self) -> Any:
@@ -142,7 +144,10 @@ def parse_task(data: YamlDict) -> TaskConfig:
         raise TaskConfigError(f"{data.where('num_fewshot')}: few-shot prompting is not supported")
     if "doc_to_text" not in values and "doc_to_messages" not in values:
         raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
-    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages"):
+    if values.get("truncation") is not None and "doc_to_messages" in values:
+        raise TaskConfigError(f"{data.where('truncation')}: `truncation` rewrites the `doc_to_text` prompt; a task "
+                              "with `doc_to_messages` cannot have it")
+    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages", "truncation"):
         if values.get(hook) is not None:
             _function_or_none(data, hook)
     if values.get("refusals", "exclude") not in REFUSAL_POLICIES:

@@ -3,8 +3,9 @@
 # load one config back with `datasets`, evaluate the `random` baseline on every MMNeedle task (and the
 # constant "-1" answer on the single-needle ones, for contrast); build MMLongBench from its offline fixture
 # (all 95 configs, a few rows each, images stored once), run the random baseline on its 8K tasks and screen
-# the 128K ones for Qwen2.5-VL without loading it; build LoCoVQA's offline stand-in and run the random baseline
-# on its 48 tasks; write the report (LoCoVQA's decay fits and curves included).
+# the 128K ones for Qwen2.5-VL without loading it; build MileBench from its offline fixture, run the random
+# baseline on Table 2's set and screen two subsets for a short context (the paper's left truncation); build
+# LoCoVQA's offline stand-in and run the random baseline on its 48 tasks; write the report.
 # Usage: bash scripts/demo.sh OUT_DIR      (about a minute on 2 CPU cores, fully offline)
 set -euo pipefail
 
@@ -19,10 +20,10 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 
-echo "== 1/6 build the synthetic MMNeedle grid (21 configs) into $OUT/data"
+echo "== 1/7 build the synthetic MMNeedle grid (21 configs) into $OUT/data"
 "$BIN/builders" build mmneedle --source synthetic --limit 20 --out "$OUT/data" --quiet --overwrite
 
-echo "== 2/6 load a config back with datasets.load_dataset"
+echo "== 2/7 load a config back with datasets.load_dataset"
 "$BIN/python" - "$OUT/data/mmneedle" <<'PY'
 import sys
 
@@ -37,20 +38,27 @@ print(f"row {row['id']}: {row['num_images']} images of {row['image_sizes'][0][0]
 print("prompt:", row["prompt"].replace("<image>" * row["num_images"], f"<image> x {row['num_images']} ")[:400])
 PY
 
-echo "== 3/6 evaluate the random baseline on the mmneedle group (and the constant answer -1 on mmneedle_k1)"
+echo "== 3/7 evaluate the random baseline on the mmneedle group (and the constant answer -1 on mmneedle_k1)"
 "$BIN/harness" --tasks mmneedle --model random --data_dir "$OUT/data" --output_path "$OUT/results" --log_samples --no_progress
 "$BIN/harness" --tasks mmneedle_k1 --model constant --model_args answer=-1 --data_dir "$OUT/data" \
   --output_path "$OUT/results" --no_progress > /dev/null
 
-echo "== 4/6 MMLongBench: build the offline fixture, run the random baseline at 8K, screen 128K for qwen2.5-vl"
+echo "== 4/7 MMLongBench: build the offline fixture, run the random baseline at 8K, screen 128K for qwen2.5-vl"
 "$BIN/builders" build mmlongbench --source fixture --out "$OUT/data" --quiet --overwrite
 "$BIN/harness" --tasks mmlongbench_8k --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress
 "$BIN/harness" --tasks mmlongbench_128k --model qwen2.5-vl --data_dir "$OUT/data" --screen_only --no_progress | tail -n 3
 
-echo "== 5/6 LoCoVQA: build the offline stand-in (48 configs, 2 items each), run the random baseline on every task"
+echo "== 5/7 MileBench: build the offline fixture (29 subsets x 3 sets), run the random baseline on Table 2's set,"
+echo "        screen the needles for a 600-token context (the paper's left truncation cuts what does not fit)"
+"$BIN/builders" build milebench --source fixture --out "$OUT/data" --quiet --overwrite | tail -n 2
+"$BIN/harness" --tasks milebench --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress > /dev/null
+"$BIN/harness" --tasks milebench_image_needle,milebench_text_needle --model hf \
+  --model_args context_length=600 --data_dir "$OUT/data" --screen_only --no_progress | tail -n 7
+
+echo "== 6/7 LoCoVQA: build the offline stand-in (48 configs, 2 items each), run the random baseline on every task"
 "$BIN/builders" build locovqa --limit 2 --cell-size 112 --out "$OUT/data" --quiet --overwrite
 "$BIN/harness" --tasks locovqa --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress > /dev/null
 
-echo "== 6/6 write the report"
+echo "== 7/7 write the report"
 "$BIN/harness" report "$OUT/results"
 echo "demo: done. Report: $OUT/results/report.md (plots beside it); per-sample journals and logs: $OUT/results/*/journal_*.jsonl, samples_*.jsonl"

@@ -112,7 +112,7 @@ class HFModel(Model):
         self.context_length = settings.context_length or getattr(text_config, "max_position_embeddings", None)
         self.dtype = str(self.model.dtype).replace("torch.", "")
         self._image_token_id, self._counts_images = _processor_image_counting(self.processor, self.tokenizer)
-        self._prompt_tokens: dict[tuple[str, int], int] = {}
+        self._prompt_tokens: dict[tuple[str, int, int, int], int] = {}
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -147,7 +147,8 @@ class HFModel(Model):
         sizes = [(i.width, i.height) for i in request.images]
         if not self._counts_images or any(w is None or h is None for w, h in sizes):
             return super().prompt_tokens(request)
-        key = (request.task, request.doc_id)
+        # A truncated request (`harness.truncation`) is another prompt of the same document: its figures tell them apart.
+        key = (request.task, request.doc_id, len(sizes), request.text_tokens)
         if key not in self._prompt_tokens:
             ids = self.tokenizer(self._prompt(request)).input_ids
             fitted = [fit_within_pixels(w, h, self.max_pixels) for w, h in sizes]  # type: ignore[arg-type]

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.task_index import TaskIndex
+
 
 def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir: Path, harness) -> None:
     run = harness("--tasks", "mmneedle_m1_n2_k1", "--model", "constant", "--model_args", "answer=-1",
@@ -18,8 +20,6 @@ def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir
 
 
 def test_tasks_list_and_version(harness) -> None:
-    from harness.task_index import TaskIndex
-
     listed = harness("--tasks", "list")
     total = len(TaskIndex().tasks)  # every benchmark's leaves: the count grows as benchmarks are added
     assert listed.code == 0 and f"Tasks ({total}):" in listed.out and "mmneedle_m10_n4_k1 " in listed.out

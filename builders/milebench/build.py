@@ -1,0 +1,312 @@
+"""`build_milebench`: the authors' release -> one config per subset and presentation, images stored once.
+
+Three stages, memory flat in rows: read the annotation files and plan every requested config's rows (prompts
+assembled, records checked; from archives, the images met on the way are kept), read each needed image once
+(bytes hashed, size from the header), then write the rows, building the Combined-image Set's grids where the
+release does not hold them (on worker threads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from tqdm import tqdm
+
+from builders.core import contract
+from builders.core.benchmark import select_configs
+from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.errors import BuildError
+from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.images import EncodedImage, FileJpegEncoder
+from builders.core.parallel import run_parallel
+from builders.core.store import BudgetedStore, encoded_store
+from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.writer import SHARD_BYTES
+from builders.milebench.combine import combine, font_id
+from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
+from builders.milebench.records import COMBINED_FOLDER, PlannedRow, plan_file
+from builders.milebench.release import Key, Release
+from builders.milebench.rows import features, make_row
+from builders.milebench.subsets import COMBINED, CONFIGS, Config
+
+BUILDER_VERSION = "1.0.0"
+INFO = BuilderInfo(
+    name="milebench", module="builders.milebench", version=BUILDER_VERSION,
+    card={"license": "other", "pretty_name": "MileBench", "language": ["en"],
+          "task_categories": ["visual-question-answering", "image-text-to-text"],
+          "tags": ["long-context", "multimodal", "multi-image", "benchmark", "milebench"]},
+)
+COMBINED_MODES = ("auto", "build")
+RELEASE_LICENCE = (
+    "The authors state two licences for the data: `cc-by-2.0` on the Hugging Face dataset page and CC BY-NC 4.0 on "
+    "the code repository's badge (its README says CC BY); the images come from the source datasets of Table 6 "
+    "under their own terms. Treat it as non-commercial unless the authors say otherwise. The evaluation code is "
+    "Apache-2.0 (MileBench/MileBench)."
+)
+MEMORY_BUDGET = 256 * 1024 * 1024  # source images kept in memory before they spill to the work folder
+MAX_REPORTED = 5
+READ_BYTES_PER_SECOND = 200e6  # read + hash (bench/build_milebench.py)
+GRID_TILE_SECONDS = 0.012  # one tile: decode, resize to 800 x 800, caption (bench/build_milebench.py)
+
+
+def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, str]]:
+    """`fixture` (written offline into `workdir`; `fixture:archives` as the part archives) or the release folder."""
+    if source in ("fixture", "fixture:archives"):
+        root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
+        caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
+                  "made-up text in the release's formats; scores on it are not comparable with the paper's")
+        return Release(root), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
+    folder = source.split("=", 1)[1] if source.startswith("release=") else source
+    return Release(folder), "release", {}
+
+
+def build_milebench(
+    source: str = "fixture",
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    *,
+    text_tokenizer: str = "approx",
+    combined_images: str = "auto",
+    image_storage: str = contract.SHARED,
+    overwrite: bool = False,
+    progress: bool = False,
+    command: list[str] | None = None,
+    dry_run: bool = False,
+    num_proc: int = 2,
+    shard_bytes: int = SHARD_BYTES,
+) -> Path | None:
+    """Build the requested configs (default: all 87) into `out_dir/milebench` and return that path.
+
+    `source`: `fixture` (offline; `fixture:archives` for the archive layout) or the release (subset folders or
+    `MileBench_part*.tar.gz`). `combined_images`: `auto` takes the release's grid where a record names one and
+    builds the others as `combine_images.py` does; `build` builds every grid. A build already in `out_dir` with
+    the same request gets the missing configs added (unless `overwrite`); `dry_run` prints the plan only.
+    """
+    if combined_images not in COMBINED_MODES:
+        raise BuildError(f"--combined-images must be one of {', '.join(COMBINED_MODES)}, got {combined_images!r}")
+    cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
+    counter = make_text_counter(text_tokenizer)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".milebench-work-", dir=out_dir) as work:
+        release, source_id, caveats = open_release(source, Path(work))
+        request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "text_tokenizer": counter.name,
+                   "combined_images": combined_images, "caption_font": font_id()}
+        build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
+                             overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command,
+                             caveats=caveats, card={"license": "cc0-1.0"} if caveats else {})
+        build.find_base()
+        stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, Path(work),
+                         progress, num_proc)
+        try:
+            stages.plan()
+            if progress or dry_run:
+                stages.print_plan(build)
+            if dry_run:
+                return None
+            with build:
+                stats = stages.run(build) if stages.cfgs else {}
+                licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
+                return build.publish(stats=stats, card_context={"licence": licence, "font": font_id()})
+        finally:
+            stages.close()
+
+
+class _Stages:
+    def __init__(self, release: Release, cfgs: list[Config], counter: TextTokenCounter, combined_images: str,
+                 work: Path, progress: bool, num_proc: int) -> None:
+        self.release = release
+        self.cfgs = cfgs
+        self.counter = counter
+        self.use_released_grids = combined_images == "auto"
+        self.progress = progress
+        self.num_proc = max(1, num_proc)
+        self.store: BudgetedStore[EncodedImage] = encoded_store(work / "sources.spool", MEMORY_BUDGET)
+        self.grids: BudgetedStore[EncodedImage] = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
+        self.plans: dict[str, list[PlannedRow]] = {}
+        self.fingerprints: dict[str, str] = {}  # config -> sha256 of its annotation file
+        self.needed: dict[Key, str] = {}  # file -> the first record naming it
+        self.read_bytes = 0
+        self._local = threading.local()
+
+    def close(self) -> None:
+        self.store.close()
+        self.grids.close()
+
+    # -------------------------------------------------------------------------------------------- plan
+
+    def _folders_wanted(self) -> dict[str, set[str]]:
+        """Subset -> the folders of it this build reads (`images`, and the release's grids for `auto`)."""
+        wanted: dict[str, set[str]] = {}
+        for cfg in self.cfgs:
+            folders = wanted.setdefault(cfg.subset.name, set())
+            folders.add("images")
+            if cfg.mode == COMBINED and self.use_released_grids:
+                folders.add(COMBINED_FOLDER)
+        return wanted
+
+    def plan(self) -> None:
+        # The official gold lookup decides which multiple-choice records are valid.
+        from tasks.milebench.scoring import gold_index
+
+        folders = self._folders_wanted()
+        files = {(cfg.subset.name, cfg.release_file) for cfg in self.cfgs}
+        texts = self.release.read_annotations(
+            files, early=self._keep, early_wanted=lambda key: key[1].split("/", 1)[0] in folders.get(key[0], ()))
+        for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
+            key = (cfg.subset.name, cfg.release_file)
+            if key not in texts:
+                raise BuildError(f"{self.release.where(key)} is not in the {self.release.describe()}: config "
+                                 f"{cfg.name} reads it")
+            rows = plan_file(texts[key].content, cfg, f"{cfg.subset.name}/{cfg.release_file}", gold_index)
+            if cfg.mode == COMBINED and not self.use_released_grids:
+                for row in rows:
+                    row.images, row.combined_from_release = list(row.source_images), False
+            self.plans[cfg.name] = rows
+            self.fingerprints[cfg.name] = texts[key].sha256
+            for row in rows:
+                for rel in row.images:
+                    self.needed.setdefault((cfg.subset.name, rel), row.where)
+
+    def print_plan(self, build: DatasetBuild) -> None:
+        if not self.cfgs:
+            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
+                  file=sys.stderr)
+            return
+        rows = sum(len(plans) for plans in self.plans.values())
+        sizes = [self._size(key) for key in self.needed]
+        known = [s for s in sizes if s is not None]
+        image_bytes = sum(known) / max(len(known), 1) * len(sizes) if known else 0.0
+        tiles = sum(len(r.source_images) for c in self.cfgs for r in self.plans[c.name]
+                    if c.mode == COMBINED and not r.combined_from_release)
+        grids = sum(1 for c in self.cfgs for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release)
+        seconds = image_bytes / READ_BYTES_PER_SECOND + tiles * GRID_TILE_SECONDS / self.num_proc + rows * 0.002
+        kept = len(build.base.configs) if build.base is not None else 0
+        work = f"{len(self.needed):,} distinct files to read once" + (f", {grids:,} grids of {tiles:,} tiles to build"
+                                                                      if grids else "")
+        basis = "from the release's file sizes" if known else "image sizes unknown until the archives are read"
+        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
+                                 seconds, work, basis, kept)
+        print_plan(estimate, self.num_proc)
+
+    def _size(self, key: Key) -> int | None:
+        if key in self.store:
+            return len(self.store.get(key).data)
+        subset, rel = key
+        path = self.release.folders.get(subset)
+        if path is not None and (path / rel).is_file():
+            return (path / rel).stat().st_size
+        return None
+
+    # ------------------------------------------------------------------------------------------ images
+
+    def _keep(self, key: Key, data: bytes) -> None:
+        """Hash an image file and keep it (its size is read from the header; an unreadable one is 0 x 0 and fails
+        only if a row shows it)."""
+        if key in self.store:
+            return
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+        except Exception:  # Pillow raises many types for a damaged file
+            width = height = 0
+        self.store.put(key, EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height))
+        self.read_bytes += len(data)
+
+    def read_images(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        wanted = {key for key in self.needed if key not in self.store}
+        with tqdm(total=len(wanted), desc="read images", unit="img", disable=not self.progress) as bar:
+            missing = self.release.read_images(wanted, self._keep, bar.update)
+        if missing:
+            shown = sorted(missing)[:MAX_REPORTED]
+            named = "; ".join(f"{self.release.where(key)} (needed by {self.needed[key]})" for key in shown)
+            more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
+            raise BuildError(f"{len(missing)} image(s) not found in the {self.release.describe()}: {named}{more}")
+        for key in sorted(self.needed):
+            if self.store.get(key).width == 0:
+                raise BuildError(f"image {self.release.where(key)} (needed by {self.needed[key]}) does not open")
+        return {"distinct_files": len(self.needed), "read_bytes": self.read_bytes,
+                "read_seconds": round(time.perf_counter() - started, 3)}
+
+    def image(self, subset: str, rel: str) -> EncodedImage:
+        return self.store.get((subset, rel))
+
+    # ------------------------------------------------------------------------------------------- grids
+
+    def _encoder(self) -> FileJpegEncoder:
+        if not hasattr(self._local, "encoder"):
+            self._local.encoder = FileJpegEncoder()
+        return self._local.encoder
+
+    def _build_grid(self, item: tuple[Config, PlannedRow]) -> None:
+        cfg, row = item
+        images = []
+        for rel in row.source_images:
+            try:
+                image = Image.open(io.BytesIO(self.image(cfg.subset.name, rel).data))
+                image.load()
+            except Exception as exc:
+                raise BuildError(f"image {self.release.where((cfg.subset.name, rel))} (needed by {row.where}) does "
+                                 f"not decode: {exc}") from None
+            images.append(image)
+        self.grids.put((cfg.name, row.id), self._encoder().encode(combine(images)))
+
+    def build_grids(self, cfg: Config) -> int:
+        todo = [(cfg, row) for row in self.plans[cfg.name] if not row.combined_from_release]
+        run_parallel(todo, self._build_grid, self.num_proc, f"grids {cfg.name}", "grid", self.progress, chunk=1)
+        return len(todo)
+
+    # -------------------------------------------------------------------------------------------- write
+
+    def shown(self, cfg: Config, row: PlannedRow) -> tuple[list[EncodedImage], list[str], str]:
+        """The row's images as shown, their paths in the dataset, and where a combined grid came from."""
+        if cfg.mode == COMBINED and not row.combined_from_release:
+            return [self.grids.get((cfg.name, row.id))], [f"{cfg.subset.name}/combined_built/{row.sample_id}-0.jpg"], \
+                "built"
+        images = [self.image(cfg.subset.name, rel) for rel in row.images]
+        return images, [f"{cfg.subset.name}/{rel}" for rel in row.images], "release" if row.combined_from_release else ""
+
+    def write(self, build: DatasetBuild, cfg: Config) -> int:
+        built = self.build_grids(cfg) if cfg.mode == COMBINED else 0
+        levels: Counter[str] = Counter()
+        shown_total = 0
+        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+            for plan in self.plans[cfg.name]:
+                images, paths, grid_source = self.shown(cfg, plan)
+                row = make_row(cfg, plan, images, self.counter, grid_source)
+                if build.images is not None:
+                    for image in images:
+                        build.images.add(image)
+                else:
+                    row[contract.IMAGES] = [{"bytes": im.data, "path": p} for im, p in zip(images, paths, strict=True)]
+                writer.write(row, sum(len(im.data) for im in images))
+                levels[plan.level] += 1
+                shown_total += len(images)
+            rows = len(self.plans[cfg.name])
+            extra = {"subset": cfg.subset.name, "task_id": cfg.subset.task_id, "mode": cfg.mode, "split": cfg.split,
+                     "release_file": f"{cfg.subset.name}/{cfg.release_file}",
+                     "annotation_sha256": self.fingerprints[cfg.name], "levels": dict(sorted(levels.items())),
+                     "mean_images": round(shown_total / rows, 2) if rows else 0}
+            if cfg.mode == COMBINED:
+                extra["combined_images"] = {"release": rows - built, "built": built}
+            build.add_config(writer.close(), extra)
+        return built
+
+    def run(self, build: DatasetBuild) -> dict[str, Any]:
+        stats = self.read_images()
+        started = time.perf_counter()
+        built = 0
+        for cfg in tqdm(self.cfgs, desc="write configs", unit="config", disable=not self.progress):
+            built += self.write(build, cfg)
+        return {**stats, "grids_built": built, "write_seconds": round(time.perf_counter() - started, 3)}
+

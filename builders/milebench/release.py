@@ -1,0 +1,165 @@
+"""Reading the authors' release: the subset folders, or the six `MileBench_part{0..5}.tar.gz` read in place.
+
+The release (Hugging Face `FreedomIntelligence/MileBench`) unpacks to one folder per subset:
+`<Name>/<Name>.json` (the test set), `<Name>/<Name>-adv.json` (the adversarial set), `<Name>/images/...` (the
+files `images_path` names, relative to `images/`) and `<Name>/combined_1_images/...` (the Combined-image Set's
+grids, named by `combined_1_images`). `--source` may point at the folder holding the subset folders, at its
+parent (holding `MileBench/`), or at the folder holding the part archives; a subset found unpacked is read
+from its folder, the others from the archives.
+
+Archives are streamed (one sequential pass each, never unpacked): their annotation files are read in the
+first pass, and the images met in that pass are handed to the builder at once (it keeps those it may need),
+so an archive is read a second time only for images that pass did not offer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import posixpath
+import tarfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BuildError
+from builders.milebench.subsets import SUBSET_BY_NAME
+
+ARCHIVE_PATTERN = "MileBench_part*.tar.gz"
+RELEASE_FOLDER = "MileBench"
+
+# A file of the release: (subset name, path inside the subset's folder), e.g. ("ALFRED", "images/0/1.jpg").
+Key = tuple[str, str]
+OnImage = Callable[[Key, bytes], None]
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One parsed annotation file: `{"meta_data": {...}, "data": [...]}`, its sha256 and where it was read."""
+
+    content: dict[str, Any]
+    sha256: str
+    where: str
+
+
+def member_key(name: str) -> Key | None:
+    """An archive member's (subset, path inside it), wherever the subset folder sits in the archive."""
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    for i, part in enumerate(parts[:-1]):
+        if part in SUBSET_BY_NAME:
+            return part, posixpath.normpath("/".join(parts[i + 1:]))
+    return None
+
+
+class Release:
+    """Where each subset of a release is, and reading its files."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise BuildError(f"release folder not found: {self.root} (expected the folder holding the subset folders "
+                             f"or {ARCHIVE_PATTERN})")
+        folder = self.root / RELEASE_FOLDER if (self.root / RELEASE_FOLDER).is_dir() else self.root
+        self.folders = {name: folder / name for name in SUBSET_BY_NAME if (folder / name).is_dir()}
+        self.archives = sorted(self.root.glob(ARCHIVE_PATTERN))
+        if not self.folders and not self.archives:
+            raise BuildError(f"{self.root} holds no MileBench subset folder (ActionLocalization/, ...) and no "
+                             f"{ARCHIVE_PATTERN}: point --source at the downloaded release")
+
+    def describe(self) -> str:
+        parts = [f"{len(self.folders)} subset folder(s)"] if self.folders else []
+        parts += [p.name for p in self.archives]
+        return f"release {self.root} ({', '.join(parts)})"
+
+    def where(self, key: Key) -> str:
+        """A file's location for messages: its path, or the archives it was looked for in."""
+        subset, rel = key
+        if subset in self.folders:
+            return str(self.folders[subset] / rel)
+        return f"{subset}/{rel} in {', '.join(p.name for p in self.archives) or 'no archive'}"
+
+    # ------------------------------------------------------------------------------------- annotations
+
+    def read_annotations(self, keys: Iterable[Key], early: OnImage | None = None,
+                         early_wanted: Callable[[Key], bool] | None = None) -> dict[Key, Annotation]:
+        """The parsed annotation files; a file the release lacks is absent from the result.
+
+        Archive passes offer every image member for which `early_wanted(key)` holds to `early(key, data)`.
+        """
+        wanted = set(keys)
+        out: dict[Key, Annotation] = {}
+        for key in sorted(wanted):
+            subset, rel = key
+            if subset in self.folders and (self.folders[subset] / rel).is_file():
+                out[key] = parse_annotation((self.folders[subset] / rel).read_bytes(), str(self.folders[subset] / rel))
+        rest = wanted - out.keys()
+        if rest and self.archives:
+            for archive in self.archives:
+                for key, member, data in _members(archive):
+                    if key in rest:
+                        out[key] = parse_annotation(data(), f"{archive.name}:{member}")
+                    elif early is not None and early_wanted is not None and early_wanted(key):
+                        early(key, data())
+        return out
+
+    # ------------------------------------------------------------------------------------------ images
+
+    def read_images(self, wanted: set[Key], on_image: OnImage, progress: Callable[[int], None] | None = None) -> set[Key]:
+        """`on_image(key, data)` once per wanted file; returns the files found nowhere."""
+        missing = set(wanted)
+        for key in sorted(missing):
+            subset, rel = key
+            if subset in self.folders:
+                path = self.folders[subset] / rel
+                if path.is_file():
+                    on_image(key, path.read_bytes())
+                    missing.discard(key)
+                    if progress:
+                        progress(1)
+        for archive in self.archives:
+            if not missing:
+                break
+            for key, _, data in _members(archive):
+                if key in missing:
+                    on_image(key, data())
+                    missing.discard(key)
+                    if progress:
+                        progress(1)
+                    if not missing:
+                        break
+        return missing
+
+
+def _members(archive: Path) -> Iterator[tuple[Key, str, Callable[[], bytes]]]:
+    """(key, member name, read) for each file of an archive that belongs to a subset, in archive order."""
+    try:
+        with tarfile.open(archive, mode="r|*") as tar:  # a stream: one sequential pass, no seeking
+            for member in tar:
+                if not member.isfile():
+                    continue
+                key = member_key(member.name)
+                if key is None:
+                    continue
+
+                def read(member: tarfile.TarInfo = member) -> bytes:
+                    handle = tar.extractfile(member)
+                    assert handle is not None
+                    return handle.read()
+
+                yield key, member.name, read
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise BuildError(f"{archive}: not a readable tar archive ({exc})") from None
+
+
+def parse_annotation(data: bytes, where: str) -> Annotation:
+    """An annotation file: `{"meta_data": {...}, "data": [...]}`; anything else is a BuildError naming it."""
+    try:
+        parsed = json.load(io.BytesIO(data))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BuildError(f"{where}: not valid JSON ({exc})") from None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("meta_data"), dict) \
+            or not isinstance(parsed.get("data"), list):
+        raise BuildError(f"{where}: expected an object with 'meta_data' (an object) and 'data' (a list of records)")
+    return Annotation(parsed, hashlib.sha256(data).hexdigest(), where)

@@ -1,0 +1,178 @@
+"""MileBench's section of `harness report` (declared by every MileBench task and group: `report: !function
+report.section`).
+
+For each model: Table 2's layout (the 12 task columns, Overall Real., Overall Diag.) with a row per set the run
+covers (the test set, the Combined-image Set, the adversarial set) and, when the model is one the paper evaluated
+(matched by its checkpoint or API model name: `llava-hf/llava-1.5-7b-hf` is the paper's LLaVA-1.5-7B), the
+paper's row beneath; the image-count levels; Table 3's contamination check when both the test and the adversarial
+set ran; and every subset's score with the samples the left truncation cut. Scores are on the paper's 0-100 scale.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from builders.milebench.subsets import LEVELS, SUBSETS, TASK_IDS
+from tasks.milebench.aggregation import (
+    COLUMNS,
+    OVERALL_DIAGNOSTIC,
+    OVERALL_REALISTIC,
+    load_paper_contamination,
+    load_paper_results,
+)
+
+SETS = {"": "test", "_combined": "combined", "_adv": "adversarial"}
+# API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
+# its text names, and the usual Hub ports of the open models).
+PAPER_NAMES = {
+    "gpt-4-turbo-2024-04-09": "GPT-4V", "gpt-4-vision-preview": "GPT-4V", "gpt-4o-2024-05-13": "GPT-4o",
+    "gemini-1.0-pro-vision-001": "Gemini 1.0", "gemini-1.5-pro-latest": "Gemini 1.5",
+    "claude-3-opus-20240229": "Claude 3 Opus", "llava-v1.6-vicuna-7b-hf": "LLaVA-1.6-7B",
+    "llava-v1.6-vicuna-13b-hf": "LLaVA-1.6-13B", "llava-v1.6-vicuna-7b": "LLaVA-1.6-7B",
+    "llava-v1.6-vicuna-13b": "LLaVA-1.6-13B", "llava-v1.5-7b": "LLaVA-1.5-7B", "llava-v1.5-13b": "LLaVA-1.5-13B",
+    "vila-7b": "VILA", "yi-vl-6b": "Yi-VL", "openflamingo-9b-vitl-mpt7b": "Open flamingo",
+    "mantis-bakllava-7b": "Mantis", "mantis-8b-siglip-llama3": "Mantis", "lwm-text-chat-1m": "LWM*",
+}
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def paper_model_for(*names: str) -> str | None:
+    """The paper's name of a model given its run names (alias, checkpoint, API model), or None.
+
+    A name matches when its last path part is one of `PAPER_NAMES`, or equals a paper model's name ignoring case,
+    punctuation and a trailing `-hf` (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5-7B, `Qwen/Qwen-VL-Chat` Qwen-VL-Chat).
+    """
+    known = {_squash(k): v for k, v in PAPER_NAMES.items()}
+    papers = {_squash(m): m for m in load_paper_results() if m != "Random"}
+    for name in names:
+        last = _squash(Path(name.rstrip("/")).name) if name else ""
+        if not last:
+            continue
+        if last in known:
+            return known[last]
+        for key in (last, last.removesuffix("hf")):
+            if key in papers:
+                return papers[key]
+    return None
+
+
+def run_names(model: str, data: Any) -> list[str]:
+    """The model's name in the report and the checkpoints / API models its results files record."""
+    names = [model.split(" (")[0]]
+    for source in data.sources.values():
+        args = source.get("config", {}).get("model_args")
+        if isinstance(args, dict):
+            names += [str(args.get(key, "")) for key in ("pretrained", "model")]
+    return names
+
+
+def _number(entry: dict[str, Any] | None, metric: str = "score") -> float | None:
+    value = (entry or {}).get(f"{metric},none")
+    return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def _cell(value: float | None) -> str:
+    return "N/A" if value is None else f"{value:.1f}"
+
+
+def table2_rows(data: Any) -> dict[str, dict[str, float | None]]:
+    """Set ("", "_combined", "_adv") -> Table 2 column -> our score, for the sets the run has groups of."""
+    out: dict[str, dict[str, float | None]] = {}
+    for suffix in SETS:
+        row: dict[str, float | None] = {}
+        for task_id in TASK_IDS:
+            name = f"milebench{suffix}_{task_id.replace('-', '').lower()}"
+            if name in data.groups:
+                row[task_id] = _number(data.groups[name])
+        for column, name in ((OVERALL_REALISTIC, "realistic"), (OVERALL_DIAGNOSTIC, "diagnostic")):
+            if f"milebench{suffix}_{name}" in data.groups:
+                row[column] = _number(data.groups[f"milebench{suffix}_{name}"])
+        if row:
+            out[suffix] = row
+    return out
+
+
+def _subset_task(key: str, suffix: str) -> str:
+    return f"milebench_{key}{suffix}"
+
+
+def section(model: str, data: Any, out_dir: Path) -> list[str]:
+    """Markdown lines for one model's MileBench tasks."""
+    paper_model = paper_model_for(*run_names(model, data))
+    lines = ["### MileBench", ""]
+    rows = table2_rows(data)
+    if rows:
+        lines += ["Table 2's layout (0-100); N/A: a member of the group is missing or N/A.", "",
+                  "| | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
+        for suffix, row in rows.items():
+            lines.append(f"| {model} ({SETS[suffix]}) | " + " | ".join(_cell(row[c]) if c in row else "not run"
+                                                                        for c in COLUMNS) + " |")
+        if paper_model:
+            paper = load_paper_results()[paper_model]
+            lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
+        lines.append("")
+        lines += ([f"The paper's row is its Table 2 for **{paper_model}** (the test set)."] if paper_model else
+                  ["The paper did not evaluate this model (no published row to put beside it)."]) + [""]
+    levels = {suffix: {level: _number(data.groups.get(f"milebench{suffix}_{level.lower()}"), f"score_{level.lower()}")
+                       for level in LEVELS} for suffix in SETS
+              if any(f"milebench{suffix}_{level.lower()}" in data.groups for level in LEVELS)}
+    if levels:
+        lines += ["| image-count level (mean over subsets) | " + " | ".join(LEVELS) + " |", "|---|---|---|---|"]
+        lines += [f"| {SETS[s]} | " + " | ".join(_cell(v.get(level)) for level in LEVELS) + " |" for s, v in levels.items()]
+        lines.append("")
+    if "" in rows and "_adv" in rows:
+        regular, adv = rows[""].get(OVERALL_REALISTIC), rows["_adv"].get(OVERALL_REALISTIC)
+        delta = None if regular is None or adv is None else regular - adv
+        lines += ["Contamination check (Table 3): Overall Real. on the test set and on the adversarial set.", "",
+                  "| | Regular | ADV | Δ |", "|---|---|---|---|", f"| {model} | {_cell(regular)} | {_cell(adv)} | "
+                  f"{_cell(delta)} |"]
+        published = load_paper_contamination().get(paper_model or "")
+        if published:
+            lines.append(f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | "
+                         f"{published['delta']:.1f} |")
+        lines.append("")
+    lines += _subset_table(data)
+    return lines
+
+
+def _subset_table(data: Any) -> list[str]:
+    present = [s for s in SETS if any(_subset_task(sub.key, s) in data.results for sub in SUBSETS)]
+    if not present:
+        return []
+    lines = ["| subset | task | metric | " + " | ".join(SETS[s] for s in present) + " |",
+             "|---|---|---|" + "---|" * len(present)]
+    truncated = 0
+    for subset in SUBSETS:
+        cells = []
+        for suffix in present:
+            task = _subset_task(subset.key, suffix)
+            if task not in data.results:
+                cells.append("")
+                continue
+            counters = data.counters(task)
+            cut = counters.get("n_truncated", 0)
+            truncated += cut
+            cells.append(_cell(_number(data.results[task])) + (f" ({cut} cut)" if cut else ""))
+        if any(cells):
+            metric = "ROUGE-L" if subset.family == "rouge_l" else "accuracy"
+            lines.append(f"| {subset.name} | {subset.task_id} | {metric} | " + " | ".join(cells) + " |")
+    lines += ["", f"{truncated} sample(s) were cut to fit the model's context by the paper's left truncation "
+              "(each sample's record in `journal_<task>.jsonl` says what was dropped)." if truncated else
+              "No sample needed truncating.", ""]
+    return lines
+
+
+def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
+    """The rows MileBench adds to the table of several models: Overall Real. and Overall Diag. of each set."""
+    rows = []
+    for suffix in SETS:
+        for name in (f"milebench{suffix}_realistic", f"milebench{suffix}_diagnostic"):
+            if name in names:
+                rows.append((name, "score"))
+    return rows
