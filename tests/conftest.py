@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def import_script(name: str) -> ModuleType:
+    """A module of `scripts/` (not a package), imported by name."""
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
+@pytest.fixture
+def script_module() -> Callable[[str], ModuleType]:
+    """`script_module("compare_backends")`: a module of `scripts/`."""
+    return import_script
 
 
 def rewrite_columns(dataset_dir: Path, config: str, **mutators: Callable[[list], list]) -> None:

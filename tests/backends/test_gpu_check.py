@@ -20,13 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
 
 
-def _compare_module():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import compare_backends
-    finally:
-        sys.path.pop(0)
-    return compare_backends
 
 
 def _run(data: Path, out: Path, answer: str) -> Path:
@@ -36,8 +29,8 @@ def _run(data: Path, out: Path, answer: str) -> Path:
     return out
 
 
-def test_compare_backends_on_two_runs(mmneedle_dir, tmp_path, capsys):
-    compare = _compare_module()
+def test_compare_backends_on_two_runs(mmneedle_dir, tmp_path, capsys, script_module):
+    compare = script_module("compare_backends")
     never = _run(mmneedle_dir, tmp_path / "a", "-1")
     same = _run(mmneedle_dir, tmp_path / "b", "-1")
     other = _run(mmneedle_dir, tmp_path / "c", "1, 1, 1")

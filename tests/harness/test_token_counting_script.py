@@ -3,24 +3,12 @@ backend's screen count equals the processor's real input_ids for every sample.""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _script():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import check_token_counting
-    finally:
-        sys.path.pop(0)
-    return check_token_counting
-
-
-def test_the_hf_screen_counts_what_the_processor_builds(data_dir: Path, tiny_llava: Path, capsys):
+def test_the_hf_screen_counts_what_the_processor_builds(data_dir: Path, tiny_llava: Path, capsys, script_module):
     tasks = "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_neg"
-    code = _script().main(["--tasks", tasks, "--model_args", f"pretrained={tiny_llava},threads=1",
+    code = script_module("check_token_counting").main(["--tasks", tasks, "--model_args", f"pretrained={tiny_llava},threads=1",
                            "--data_dir", str(data_dir), "--limit", "2"])
     out = capsys.readouterr().out
     assert code == 0, out
