@@ -39,8 +39,5 @@ def image_costs(request: Request, max_pixels: int | None) -> list[int]:
 def prompt_tokens(request: Request, max_pixels: int | None) -> int:
     """Prompt tokens by the rows' counting rule; with a pixel cap and known image sizes, each image is
     counted at the size it is scaled down to (never more than the row's own figures)."""
-    images = request.images
-    if not max_pixels or any(i.width is None or i.height is None for i in images):
-        return request.token_count
     counted = sum(image_costs(request, max_pixels))
     return request.text_tokens + min(counted, sum(request.image_tokens) or counted)
