@@ -22,10 +22,11 @@ from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, ImagePart, Model, Request, Response
+from harness.api import GenerationSettings, Model, Request, Response
 from harness.batching import token_budget_batches
 from harness.images import fit_within_pixels
 from harness.models.args import settings_from_args
+from harness.models.hf_counting import ProcessorCount
 from harness.models.registry import register_model
 
 
@@ -59,28 +60,11 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
     return kwargs
 
 
-def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
-    """(the image placeholder's token id, whether the processor tells how many tokens an image of a given
-    size becomes without seeing its pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
-    token = getattr(processor, "image_token", None)
-    token_id = getattr(processor, "image_token_id", None)
-    if token_id is None and isinstance(token, str):
-        token_id = tokenizer.convert_tokens_to_ids(token)
-    counter = getattr(processor, "_get_num_multimodal_tokens", None)
-    if token_id is None or not callable(counter):
-        return token_id, False
-    try:
-        counts = counter(image_sizes=[(56, 56)]).num_image_tokens
-    except Exception:  # a processor that needs more than sizes: fall back to the contract's rule
-        return token_id, False
-    return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
-
-
 @register_model("hf")
 class HFModel(Model):
     def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
         import torch
-        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers import AutoModelForImageTextToText
 
         if settings.threads:
             torch.set_num_threads(settings.threads)
@@ -93,26 +77,22 @@ class HFModel(Model):
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.processor = AutoProcessor.from_pretrained(settings.pretrained, revision=settings.revision,
-                                                       trust_remote_code=settings.trust_remote_code)
+        # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
+        self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
+                                         trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels)
+        self.processor = self.count.processor
         self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
         self.model.eval()
         if not settings.device_map:
             self.model.to(self.device)
-        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        self.tokenizer = self.count.tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        template = getattr(self.processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
-        if not template:
-            raise ValueError(f"{settings.pretrained} has no chat template; this backend needs one to place images")
-        self.chat_template = str(template)
+        self.chat_template = self.count.chat_template
         self.chat_template_sha256 = hashlib.sha256(self.chat_template.encode()).hexdigest()
-        text_config = getattr(self.model.config, "text_config", self.model.config)
-        self.context_length = settings.context_length or getattr(text_config, "max_position_embeddings", None)
+        self.context_length = settings.context_length or self.count.context_length
         self.dtype = str(self.model.dtype).replace("torch.", "")
-        self._image_token_id, self._counts_images = _processor_image_counting(self.processor, self.tokenizer)
-        self._prompt_tokens: dict[tuple[str, int, int, int], int] = {}
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -135,28 +115,12 @@ class HFModel(Model):
     # ----------------------------------------------------------------------------- counting
     @property
     def token_rule(self) -> str:
-        if self._counts_images:
-            return (f"hf processor {type(self.processor).__name__}: the chat template's tokens, each image as the "
-                    "processor expands it (checked again on the real input_ids before generate)")
-        return super().token_rule
+        return self.count.token_rule
 
     def prompt_tokens(self, request: Request) -> int:
-        """The prompt as this model sees it: the rendered chat template tokenized, each image placeholder
-        counted as the tokens the processor expands it to (at the size it is scaled to); the contract's
-        rule where the processor cannot say, or an image's size is unknown."""
-        sizes = [(i.width, i.height) for i in request.images]
-        if not self._counts_images or any(w is None or h is None for w, h in sizes):
-            return super().prompt_tokens(request)
-        # A truncated request (`harness.truncation`) is another prompt of the same document: its figures tell them apart.
-        key = (request.task, request.doc_id, len(sizes), request.text_tokens)
-        if key not in self._prompt_tokens:
-            ids = self.tokenizer(self._prompt(request)).input_ids
-            fitted = [fit_within_pixels(w, h, self.max_pixels) for w, h in sizes]  # type: ignore[arg-type]
-            image_tokens = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in fitted],
-                                                                     **dict(request.processor_kwargs))
-            placeholders = ids.count(self._image_token_id)
-            self._prompt_tokens[key] = len(ids) - placeholders + sum(image_tokens.num_image_tokens)
-        return self._prompt_tokens[key]
+        """The prompt as this model sees it (`ProcessorCount`: the chat template tokenized, each image as the
+        processor expands it at the size it is scaled to)."""
+        return self.count.prompt_tokens(request)
 
     # ---------------------------------------------------------------------------- preparing
     def _images(self, request: Request) -> list[Image.Image]:
@@ -174,13 +138,7 @@ class HFModel(Model):
         return images
 
     def _prompt(self, request: Request) -> str:
-        chat = []
-        for message in request.messages:
-            parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                     for p in message.content]
-            chat.append({"role": message.role, "content": parts})
-        prompt = self.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-        return prompt + request.assistant_prefix
+        return self.count.render(request)
 
     # --------------------------------------------------------------------------- generating
     def generate(self, requests: Sequence[Request]) -> list[Response]:

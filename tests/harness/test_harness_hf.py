@@ -115,7 +115,8 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
     short, long = by_length[min(by_length)], by_length[max(by_length)]
     assert model.prompt_tokens(long) > model.prompt_tokens(short)  # captions differ in length
     model.context_length = model.prompt_tokens(short) + 8
-    model._prompt_tokens[(long.task, long.doc_id)] = 0  # a screen that miscounted the long prompt
+    model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens)] = 0  # a screen that miscounted it
+    assert model.prompt_tokens(long) == 0
     responses = model.generate([short, long])
     model.close()
     assert responses[0].ok

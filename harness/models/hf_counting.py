@@ -1,0 +1,125 @@
+"""How the `hf` backend counts a prompt, from what counting needs and nothing more: the checkpoint's processor
+(tokenizer, chat template, image processor) and its config, never its weights.
+
+The backend counts with it when it runs (its over-length screen, its token-budget batches, MileBench's left
+truncation), and `--screen_only` loads the same two things from a local folder or the local Hub cache, offline,
+to count before a GPU is booked: one code path, so the screen and the run decide every sample alike. A prompt is
+the rendered chat template tokenized, each image placeholder counted as the tokens the processor expands it to
+at the size the image is scaled to (`max_pixels`). Where the processor cannot tell an image's tokens from its
+size, the image is estimated by its model family's rule (`harness.models.families`) and the count says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.api import ImagePart, Request
+from harness.images import fit_within_pixels, image_costs
+from harness.images import prompt_tokens as rows_prompt_tokens
+from harness.models.families import family_of
+
+
+def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
+    """(the image placeholder's token id, whether the processor tells how many tokens an image of a given
+    size becomes without seeing its pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
+    token = getattr(processor, "image_token", None)
+    token_id = getattr(processor, "image_token_id", None)
+    if token_id is None and isinstance(token, str):
+        token_id = tokenizer.convert_tokens_to_ids(token)
+    counter = getattr(processor, "_get_num_multimodal_tokens", None)
+    if token_id is None or not callable(counter):
+        return token_id, False
+    try:
+        counts = counter(image_sizes=[(56, 56)]).num_image_tokens
+    except Exception:  # a processor that needs more than sizes: its family's estimate instead
+        return token_id, False
+    return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
+
+
+def default_context_length(config: Any) -> int | None:
+    """The context an `hf` run gets when none is given: the text model's `max_position_embeddings`."""
+    text_config = getattr(config, "text_config", None) or config
+    return getattr(text_config, "max_position_embeddings", None)
+
+
+class ProcessorCount:
+    """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
+
+    def __init__(self, processor: Any, config: Any, *, name: str, max_pixels: int | None = None) -> None:
+        self.processor = processor
+        self.tokenizer = getattr(processor, "tokenizer", processor)
+        template = getattr(processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        if not template:
+            raise ValueError(f"{name} has no chat template; the hf backend needs one to place images")
+        self.chat_template = str(template)
+        self.name = name
+        self.max_pixels = max_pixels
+        self.context_length = default_context_length(config)
+        self.family = family_of(getattr(config, "model_type", None), name)
+        self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)
+        self._counted: dict[tuple[str, int, int, int], int] = {}
+
+    @classmethod
+    def load(cls, pretrained: str, *, revision: str | None = None, trust_remote_code: bool = False,
+             max_pixels: int | None = None, offline: bool = False) -> ProcessorCount:
+        """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
+        folder or the local Hub cache, never the network."""
+        from transformers import AutoConfig, AutoProcessor
+
+        kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+        if offline:
+            kwargs["local_files_only"] = True
+        config = AutoConfig.from_pretrained(pretrained, **kwargs)
+        processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
+        return cls(processor, config, name=pretrained, max_pixels=max_pixels)
+
+    @property
+    def token_rule(self) -> str:
+        kind = type(self.processor).__name__
+        if self.counts_images:
+            return (f"hf processor {kind}: the chat template's tokens, each image as the processor expands it "
+                    "(checked again on the real input_ids before generate)")
+        rule = self.family.rule if self.family else "the rows' rule"
+        return (f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
+                "cannot tell an image's tokens from its size; the real input_ids are checked before generate)")
+
+    def render(self, request: Request) -> str:
+        """The prompt text the processor is given: the chat template, an image marker where each image goes."""
+        chat = []
+        for message in request.messages:
+            parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                     for p in message.content]
+            chat.append({"role": message.role, "content": parts})
+        prompt = self.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        return prompt + request.assistant_prefix
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is what the processor will build for this request (else an estimate)."""
+        images = request.images
+        return not images or (self.counts_images and all(i.width is not None and i.height is not None for i in images))
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt's tokens as the model sees them; the rows' rule where an image's size or the image
+        placeholder is unknown."""
+        images = request.images
+        if any(i.width is None or i.height is None for i in images) or (images and self._image_token_id is None):
+            return rows_prompt_tokens(request, self.max_pixels)
+        # A truncated request (`harness.truncation`) is another prompt of the same document: its figures tell them apart.
+        key = (request.task, request.doc_id, len(images), request.text_tokens)
+        if key not in self._counted:
+            ids = self.tokenizer(self.render(request)).input_ids
+            placeholders = ids.count(self._image_token_id) if images else 0
+            self._counted[key] = len(ids) - placeholders + sum(self._image_tokens(request))
+        return self._counted[key]
+
+    def _image_tokens(self, request: Request) -> list[int]:
+        sizes = [fit_within_pixels(i.width, i.height, self.max_pixels) for i in request.images]  # type: ignore[arg-type]
+        settings = dict(request.processor_kwargs)
+        if not sizes:
+            return []
+        if self.counts_images:
+            counted = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in sizes], **settings)
+            return list(counted.num_image_tokens)
+        if self.family is not None:
+            return [self.family.image_tokens(w, h, settings) for w, h in sizes]
+        return image_costs(request, self.max_pixels)
