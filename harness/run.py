@@ -291,11 +291,11 @@ def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
 
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
-    from harness.screen_only import ModelLimits, screen_table, screen_tasks
+    from harness.screen_only import screen_model, screen_table, screen_tasks
 
     try:
-        model = ModelLimits(plan.backend, plan.model_args)
-    except ValueError as err:
+        model = screen_model(plan.backend, plan.model_args)
+    except (ValueError, ImportError) as err:
         raise UserError(str(err)) from None
     policies = run_policies(plan)
     results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.args.seed, plan.shard,

@@ -1,134 +1,273 @@
-"""`harness ... --screen_only`: what the run's screen would decide for every request, without loading the model.
+"""`harness ... --screen_only`: what the run would decide for every request, without loading the model.
 
 A long-context run is worth checking before a GPU is booked: which samples would be recorded `over_length`
 or `too_many_images` under the limits the model is given (`context_length` / `max_model_len`, `max_images`,
-`max_pixels`, from `--model_args` and the alias), and how long the longest prompts are. The requests are
-built exactly as the run builds them (prompt, images, generation settings) and screened by the runner's own
-rule; the model is never loaded, so prompts are counted by the rows' figures (text tokens by the build's
-counter, each image by the contract's Qwen2-VL rule under `max_pixels`). That is what `vllm` and `openai`
-screen with, and for Qwen2-VL/Qwen2.5-VL what their processor counts; `hf` counts with the model's own
-processor when it runs, so for other models the figures here are an estimate.
+`max_pixels`, from `--model_args` and the alias), which ones the task's truncation rule would cut, and how long
+the longest prompts are. Requests are built, cut and screened by the runner's own code (`Runner._build`,
+`runner._screen`); only the model is replaced, by a stand-in that counts each prompt the way the run's backend
+will, with nothing loaded that counting does not need:
+
+- `hf`: the checkpoint's processor and config, from a local folder or the local Hub cache, offline, never the
+  weights; counted by `ProcessorCount`, the very code the backend counts with when it runs (exact). A checkpoint
+  that is not available offline is counted by its family's rule (`harness.models.families`): an estimate.
+- `vllm`: the backend's own screen (`VLLMModel.prompt_tokens`, the same function the run calls); the engine counts
+  for itself, so an estimate of what it will see.
+- `openai`: the API model's family rule: an estimate (the server counts for itself).
+- any other backend (the baselines): the backend itself, which loads nothing.
+
+The table says per task whether its counts are exact or estimates, and an estimate names its rule; no model is
+silently counted by another's rule.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import Model, Request, Response
-from harness.runner import _screen
-from harness.sample_store import OVER_LENGTH, TOO_MANY_IMAGES
+from harness.models.args import settings_from_args
+from harness.models.families import Family, estimated_prompt_tokens, family_of
+from harness.runner import Runner, RunOptions, _screen
+from harness.sample_store import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES
 from harness.task import RowProblem
-from harness.truncation import fit_to_model
+
+SENT = "sent"  # a verdict: the run would send the request to the model
 
 
-def _int_arg(args: dict[str, str], *names: str) -> int | None:
-    for name in names:
-        value = args.get(name)
-        if value not in (None, ""):
-            try:
-                return int(value)
-            except ValueError:
-                raise ValueError(f"--model_args {name}={value!r}: expected an integer") from None
-    return None
-
-
-class ModelLimits(Model):
-    """The limits a backend is given in its `--model_args`, standing in for it during a screen-only pass."""
+class ScreenModel(Model):
+    """Stands in for the run's backend during a screen-only pass: its limits and its way of counting a prompt."""
 
     name = "screen-only"
     cache_responses = False
 
-    def __init__(self, backend: str, args: dict[str, str]) -> None:
+    def __init__(self, backend: str, checkpoint: str | None, *, count: Callable[[Request], int], rule: str,
+                 exact: Callable[[Request], bool] = lambda request: False, estimate: str = "",
+                 context_length: int | None = None, context_note: str = "", max_images: int | None = None,
+                 max_pixels: int | None = None) -> None:
         self.backend = backend
-        self.context_length = _int_arg(args, "context_length", "max_model_len")
-        self.max_images = _int_arg(args, "max_images", "limit_mm_per_prompt")
-        self.max_pixels = _int_arg(args, "max_pixels")
+        self.checkpoint = checkpoint
+        self._count = count
+        self._exact = exact
+        self.rule = rule
+        self.estimate = estimate  # why a count is an estimate, when it is
+        self.context_length = context_length
+        self.context_note = context_note  # where the limit comes from, or why it is not known
+        self.max_images = max_images
+        self.max_pixels = max_pixels
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        return cls(args.get("backend", "hf"), args)
+        raise TypeError("a screen-only stand-in is made by `screen_model(backend, args)`")
+
+    @property
+    def token_rule(self) -> str:
+        return self.rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        return self._count(request)
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is the model's own count of this request (else an estimate)."""
+        return self._exact(request)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         raise RuntimeError("a screen-only pass generates nothing")
+
+
+def _first_line(err: BaseException, limit: int = 200) -> str:
+    text = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _by_family(backend: str, name: str | None, family: Family | None, why: str, *, settings: Mapping[str, Any] | None = None,
+               context_length: int | None = None, context_note: str = "", max_images: int | None = None,
+               max_pixels: int | None = None) -> ScreenModel:
+    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
+    from builders.core.contract import TOKEN_RULE
+
+    if family is not None:
+        rule = f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}"
+    else:
+        rule = (f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
+                f"for {name or 'an unnamed model'}")
+    return ScreenModel(backend, name, count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
+                       rule=rule, estimate=why, context_length=context_length, context_note=context_note,
+                       max_images=max_images, max_pixels=max_pixels)
+
+
+def _hf(args: dict[str, str]) -> ScreenModel:
+    from harness.models.hf import HFSettings
+    from harness.models.hf_counting import ProcessorCount
+
+    # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
+    settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
+    limits = {"max_images": settings.max_images, "max_pixels": settings.max_pixels}
+    unknown_context = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
+    if not settings.pretrained:
+        return _by_family("hf", None, None, "no checkpoint named (pretrained=...)", context_length=settings.context_length,
+                          context_note=unknown_context, **limits)
+    try:
+        count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
+                                    trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
+                                    offline=True)
+    except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
+        why = (f"the processor and config of {settings.pretrained} could not be loaded offline (from a local folder "
+               f"or the local Hub cache): {type(err).__name__}: {_first_line(err)}")
+        return _by_family("hf", settings.pretrained, family_of(settings.pretrained), why,
+                          context_length=settings.context_length, context_note=unknown_context, **limits)
+    estimate = "" if count.counts_images else f"{type(count.processor).__name__} cannot tell an image's tokens from its size"
+    return ScreenModel("hf", settings.pretrained, count=count.prompt_tokens, exact=count.exact, rule=count.token_rule,
+                       estimate=estimate, context_length=settings.context_length or count.context_length,
+                       context_note="" if settings.context_length else "the checkpoint's max_position_embeddings",
+                       **limits)
+
+
+def _vllm(args: dict[str, str]) -> ScreenModel:
+    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings
+
+    settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
+    backend = VLLMModel(settings)  # its engine is built on the first generate, never here
+    family = family_of(settings.pretrained)
+    engine = (f"; for the {family.name} family the engine's processor counts {family.rule}"
+              if family is not None and family.name != "Qwen2-VL" else "")
+    why = ("the vllm backend screens by its own estimate, counted here as the run counts it; the engine counts the "
+           f"prompt itself{engine}")
+    return ScreenModel("vllm", settings.pretrained, count=backend.prompt_tokens, rule=backend.token_rule, estimate=why,
+                       context_length=settings.max_model_len,
+                       context_note="" if settings.max_model_len else "vLLM derives one from the model config",
+                       max_images=settings.max_images, max_pixels=settings.max_pixels)
+
+
+def _api(args: dict[str, str]) -> ScreenModel:
+    from harness.models.openai_chat import OpenAIChatSettings
+
+    settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
+    detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
+    return _by_family("openai", settings.model, family_of(settings.model),
+                      f"{settings.model} is an API model: its server counts the prompt", settings=detail,
+                      context_length=settings.context_length,
+                      context_note="" if settings.context_length else "pass context_length=N to screen against one",
+                      max_images=settings.max_images, max_pixels=settings.max_pixels)
+
+
+def _itself(backend: str, args: dict[str, str]) -> ScreenModel:
+    from harness.models.registry import get_model_class
+
+    model = get_model_class(backend).from_args(args)  # a baseline: nothing to load
+    return ScreenModel(backend, None, count=model.prompt_tokens, exact=lambda r: True,
+                       rule=f"{model.token_rule}, as the run counts", context_length=model.context_length,
+                       max_images=model.max_images, max_pixels=model.max_pixels)
+
+
+def screen_model(backend: str, args: dict[str, str]) -> ScreenModel:
+    """The stand-in for `backend` given `--model_args` `args`; a `ValueError` names a bad argument."""
+    makers = {"hf": _hf, "vllm": _vllm, "openai": _api}
+    return makers[backend](args) if backend in makers else _itself(backend, args)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the run would do with one sample."""
+
+    sample_id: str
+    status: str  # SENT, or the status the run records instead: over_length, too_many_images, invalid_input
+    reason: str = ""
+    prompt_tokens: int | None = None  # as the run counts the request it would send (None: no request)
+    images: int = 0
+    truncation: dict[str, Any] | None = None  # what the task's truncation rule dropped, as the run records it
+    exact: bool = False  # whether `prompt_tokens` is the model's own count
+
+
+def screen_task(model: ScreenModel, task: Any, gen_kwargs: dict[str, Any], seed: int | None, shard: Any = None,
+                policies: Callable[[Request], Request] | None = None) -> Iterator[Verdict]:
+    """Every request of the task (its shard), built, cut and screened as the runner does."""
+    runner = Runner(model, RunOptions(policies=policies))  # its own request building: input policies, truncation
+    settings = task.generation_settings(gen_kwargs, seed)
+    for doc_id, doc in task.iter_docs():
+        if shard is not None and not shard.contains(doc_id):
+            continue
+        request = runner._build(task, doc_id, doc, settings)
+        if isinstance(request, RowProblem):
+            yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
+            continue
+        problem = _screen(request, model, task.has_token_figures)
+        yield Verdict(request.sample_id, problem[0] if problem else SENT, problem[1] if problem else "",
+                      model.prompt_tokens(request), len(request.images), request.truncation, model.exact(request))
 
 
 @dataclass
 class ScreenedTask:
     task: str
     samples: int = 0
-    statuses: dict[str, int] = field(default_factory=dict)
+    statuses: dict[str, int] = field(default_factory=dict)  # samples per status other than SENT
     longest: int = 0  # the longest prompt plus max_gen_toks, in counted tokens
     truncated: int = 0  # requests the task's truncation rule cut to fit (`harness.truncation`)
     most_images: int = 0
+    counted: int = 0  # requests counted
+    exact: int = 0  # of them, counted as the model itself counts
     first_problem: str = ""
 
     @property
     def sent(self) -> int:
         return self.samples - sum(self.statuses.values())
 
+    @property
+    def counting(self) -> str:
+        if not self.counted:
+            return "-"
+        if self.exact == self.counted:
+            return "exact"
+        return "estimate" if not self.exact else f"exact for {self.exact} of {self.counted}"
 
-def screen_tasks(model: ModelLimits, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int,
+
+def screen_tasks(model: ScreenModel, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int | None,
                  shard: Any = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
-    """Every request of every task (its shard) through the runner's screen."""
+    """Every task's verdicts, summed up."""
     out = []
     for task in tasks:
-        settings = task.generation_settings(gen_kwargs, seed)
+        max_gen_toks = task.generation_settings(gen_kwargs, seed).max_gen_toks
         result = ScreenedTask(task.name)
-        check_tokens = task.has_token_figures
-        for doc_id, doc in task.iter_docs():
-            if shard is not None and not shard.contains(doc_id):
-                continue
+        for verdict in screen_task(model, task, gen_kwargs, seed, shard, policies):
             result.samples += 1
-            request = task.build_request(doc_id, doc, settings)
-            if isinstance(request, Request) and policies is not None:
-                request = policies(request)
-            if isinstance(request, RowProblem):
-                result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
-                result.first_problem = result.first_problem or request.reason
+            if verdict.status != SENT:
+                result.statuses[verdict.status] = result.statuses.get(verdict.status, 0) + 1
+                result.first_problem = result.first_problem or (
+                    verdict.reason if verdict.status == INVALID_INPUT else f"{verdict.sample_id}: {verdict.reason}")
+            if verdict.prompt_tokens is None:
                 continue
-            if "truncation" in task.hooks:
-                try:
-                    request = fit_to_model(request, doc, task.hooks["truncation"], str(task.config.truncation), model,
-                                           check_tokens, _screen)
-                except (ValueError, KeyError) as err:  # as the runner records it: invalid_input
-                    result.statuses["invalid_input"] = result.statuses.get("invalid_input", 0) + 1
-                    result.first_problem = result.first_problem or f"{request.sample_id}: truncation: {err}"
-                    continue
-                result.truncated += request.truncation is not None
-            result.longest = max(result.longest, model.prompt_tokens(request) + settings.max_gen_toks)
-            result.most_images = max(result.most_images, len(request.images))
-            problem = _screen(request, model, check_tokens)
-            if problem:
-                result.statuses[problem[0]] = result.statuses.get(problem[0], 0) + 1
-                result.first_problem = result.first_problem or f"{request.sample_id}: {problem[1]}"
+            result.counted += 1
+            result.exact += verdict.exact
+            result.truncated += verdict.truncation is not None
+            result.longest = max(result.longest, verdict.prompt_tokens + max_gen_toks)
+            result.most_images = max(result.most_images, verdict.images)
         out.append(result)
     return out
 
 
-def screen_table(model: ModelLimits, results: Sequence[ScreenedTask]) -> str:
-    limit = f"{model.context_length:,}" if model.context_length else "none given"
+def screen_table(model: ScreenModel, results: Sequence[ScreenedTask]) -> str:
+    limit = f"{model.context_length:,} tokens" if model.context_length else "none given"
+    if model.context_note:
+        limit += f" ({model.context_note})"
     images = f"{model.max_images:,}" if model.max_images else "none"
-    lines = [f"Screen only ({model.backend}): context limit {limit} tokens, image cap {images}; "
-             f"counted as {model.token_rule}.", "",
+    name = f" {model.checkpoint}" if model.checkpoint else ""
+    lines = [f"Screen only ({model.backend}{name}): context limit {limit}, image cap {images}.",
+             f"Counted as {model.token_rule}.", "",
              "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
-             "max_gen_toks | most images | truncated to fit |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "max_gen_toks | most images | truncated to fit | counted |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
-                     f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get('invalid_input', 0)} | {r.longest:,} | "
-                     f"{r.most_images} | {r.truncated} |")
+                     f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get(INVALID_INPUT, 0)} | {r.longest:,} | "
+                     f"{r.most_images} | {r.truncated} | {r.counting} |")
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
     lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]
     for r in results:
         if r.first_problem:
             lines.append(f"- {r.task}: first screened sample: {r.first_problem}")
-    if model.context_length is None:
-        lines.append("No context limit was given (context_length=N / max_model_len=N): the backend's own default "
-                     "applies when it loads, and is not known without loading it.")
-    if model.backend == "hf":
-        lines.append("hf counts each prompt with the model's processor when it runs: for Qwen2-VL/Qwen2.5-VL that is "
-                     "the rule above; for other models these figures are an estimate.")
+    if any(r.exact < r.counted for r in results):
+        lines.append(f"Counts marked estimate are not the model's own: {model.estimate or 'an image of unknown size'}. "
+                     "The run may decide otherwise where an estimate is off.")
     return "\n".join(lines)

@@ -39,19 +39,11 @@ def _corpus():
         yield f"{words} {i % 10 + 1}, {(i * 3) % 10 + 1}, {(i * 7) % 10 + 1}; -1\n"
 
 
-def build_tiny_llava(out_dir: Path, image_size: int = 28) -> Path:
-    """`image_size` 336 gives LLaVA-1.5's shape: 576 tokens per image, whatever the image."""
-    import torch
+def tiny_tokenizer(extra_special: tuple[str, ...] = ("<image>",)):
+    """A byte-level BPE tokenizer trained in memory on a few prompt words, with `extra_special` tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import (
-        CLIPImageProcessor,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        PreTrainedTokenizerFast,
-    )
+    from transformers import PreTrainedTokenizerFast
 
-    torch.manual_seed(0)
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
@@ -59,7 +51,17 @@ def build_tiny_llava(out_dir: Path, image_size: int = 28) -> Path:
         vocab_size=300, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False))
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
-    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    tokenizer.add_special_tokens({"additional_special_tokens": list(extra_special)})
+    return tokenizer
+
+
+def build_tiny_llava(out_dir: Path, image_size: int = 28) -> Path:
+    """`image_size` 336 gives LLaVA-1.5's shape: 576 tokens per image, whatever the image."""
+    import torch
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+
+    torch.manual_seed(0)
+    tokenizer = tiny_tokenizer()
     image_token_id = tokenizer.convert_tokens_to_ids("<image>")
 
     processor = LlavaProcessor(
