@@ -3,9 +3,9 @@
 sample three counts of the prompt:
 
 * `rows`: the rows' figures (text tokens by the build's counter + each image under the contract's
-  Qwen2-VL rule), what `vllm`, `openai` and `--screen_only` screen with;
+  Qwen2-VL rule), what `vllm` and `openai` screen with;
 * `screen`: the `hf` backend's own count (`HFModel.prompt_tokens`: the chat template tokenized, each image
-  as the processor says it expands), what an `hf` run screens with;
+  as the processor says it expands), what an `hf` run and its `--screen_only` screen with;
 * `actual`: the length of the `input_ids` the processor really builds from the prompt and the decoded images.
 
 Also compares, image by image, the contract's vision-token rule with the processor's count at the image's
