@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
+from harness.errors import OutputError
+from harness.output_files import reporting
+from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"
 CACHE_DIR_ENV = "MMLONGEVAL_CACHE_DIR"  # a cache shared by every output folder (keys name the model)
@@ -80,11 +83,9 @@ def is_cacheable_response(response: Response) -> bool:
 
 
 def _encode(response: Response) -> str:
-    return json.dumps(
-        {"text": response.text, "error": response.error, "refused": response.refused,
-         "finish_reason": response.finish_reason, "usage": response.usage},
-        ensure_ascii=False,
-    )
+    """The stored form of a response, scrubbed of secrets (a server may quote the key in an error or a refusal)."""
+    return dumps({"text": response.text, "error": response.error, "refused": response.refused,
+                  "finish_reason": response.finish_reason, "usage": response.usage}, ensure_ascii=False)
 
 
 def _decode(payload: str) -> Response:
@@ -98,7 +99,8 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with reporting(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False)
@@ -109,6 +111,8 @@ class ResponseCache:
                 " key TEXT PRIMARY KEY, response TEXT NOT NULL, created REAL NOT NULL)"
             )
             self._db.commit()
+        except sqlite3.OperationalError as err:  # cannot be opened or written: a read-only or full disk
+            raise OutputError(self.path, err) from None
         except sqlite3.DatabaseError as err:
             raise ValueError(f"{self.path}: not a usable response cache ({err}); delete it or pass another path") from None
 
@@ -128,8 +132,12 @@ class ResponseCache:
         """Store responses (uncacheable ones are skipped); returns how many were stored."""
         rows = [(key, _encode(resp), time.time()) for key, resp in items if is_cacheable_response(resp)]
         if rows:
-            with self._lock, self._db:
-                self._db.executemany("INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)", rows)
+            try:
+                with self._lock, self._db:
+                    self._db.executemany("INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
+                                         rows)
+            except sqlite3.OperationalError as err:  # a full disk, or one made read-only under the run
+                raise OutputError(self.path, err) from None
         return len(rows)
 
     def __len__(self) -> int:

@@ -3,7 +3,8 @@
 
 Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
 User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
-run (rejected API key, unreachable server, engine failure) ends with one line and exit code 1.
+run (rejected API key, unreachable server, engine failure) or an output that cannot be written (a read-only
+or full disk: the line names the file and the system's reason) ends with one line and exit code 1.
 
 Output layout, under `--output_path OUT`: `OUT/<model folder>/` (see `model_folder_name`) holds
 `journal_<task>.jsonl` (the resumable journal), `results_<date>.json` and, with `--log_samples`,
@@ -56,8 +57,10 @@ def _limit(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of documents or a fraction, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 documents would evaluate nothing; give N >= 1 or a fraction in (0, 1)")
     if not math.isfinite(value) or value < 0 or (value >= 1 and value != int(value)):
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0 or a fraction in (0, 1), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or a fraction in (0, 1), got {text!r}")
     return value
 
 
@@ -80,7 +83,8 @@ def run_parser() -> argparse.ArgumentParser:
                         "the task's metadata.hub_repo)")
     parser.add_argument("--include_path", action="append", default=[], type=Path,
                         help="extra folder (or YAML file) of tasks; may be repeated")
-    parser.add_argument("--limit", type=_limit, help="first N documents of each task, or a fraction (testing only)")
+    parser.add_argument("--limit", type=_limit, help="first N documents (N >= 1) of each task, or a fraction in (0, 1) "
+                        "(testing only); --limit 0 is refused, as it would score nothing")
     parser.add_argument("--batch_size", type=int, help="requests per model call (default 1; with --max_batch_tokens "
                         f"the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE})")
     parser.add_argument("--max_batch_tokens", type=int, help="hf: batch by the rows' token counts, at most this many "
@@ -97,9 +101,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache")
     parser.add_argument("--log_samples", action="store_true", help="also write samples_<task>_<date>.jsonl as lm-eval "
                         "does: each sample's prompt (<image> markers), answer, target, metrics and image hashes")
-    parser.add_argument("--allow_failures", action="store_true", help="exit 0 even when some samples failed with "
-                        "errors (timeouts, provider errors): they are left out of the denominators either way, and "
-                        "a rerun of the same command tries them again")
+    parser.add_argument("--allow_failures", action="store_true", help="exit 0 even when some samples or judge calls "
+                        "failed with errors (timeouts, provider errors): they are left out of the denominators either "
+                        "way, and a rerun of the same command tries them again")
     parser.add_argument("--no_progress", action="store_true", help="no progress bar")
     parser.add_argument("--judge_model", help="backend or alias that judges the tasks with a `judge:` block after "
                         "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
@@ -220,10 +224,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         from harness.redact import scrub
 
         print(f"harness: error: {scrub(str(err))}", file=sys.stderr)
-        return 2
+        return getattr(err, "exit_code", 2)
     except BrokenPipeError:  # `harness ls | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as err:
+        if err.filename is None:  # no file to name: not an input or output problem the user can act on
+            raise
+        from harness.redact import scrub
+
+        print(f"harness: error: {scrub(f'{err.filename}: {err.strerror or err}')}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Errors the CLI turns into a one-line message and exit code 2 (user mistakes, bad input files)."""
+"""Errors the CLI turns into a one-line message: exit code 2 for user mistakes and bad input files, 1 for an
+output that cannot be written."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ from collections.abc import Iterable
 
 class UserError(Exception):
     """A mistake in arguments, task files or data that the user can fix; no traceback is shown."""
+
+
+class OutputError(UserError):
+    """A file the run must write cannot be written (a read-only or full disk, `ulimit -f`): one line naming the
+    file and the system's reason, exit code 1 (`harness.output_files`)."""
+
+    exit_code = 1
+
+    def __init__(self, path: object, err: BaseException) -> None:
+        where = getattr(err, "filename", None) or path
+        reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+        super().__init__(f"cannot write {where}: {reason}")
+        self.path = where
 
 
 class TaskConfigError(UserError):

@@ -19,7 +19,6 @@ error); the judge's replies are cached, so a rerun after a kill asks only what i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,8 @@ from tqdm.auto import tqdm
 
 from harness.api import GenerationSettings, Message, Model, Request, TextPart
 from harness.errors import TaskConfigError
+from harness.output_files import write_lines
+from harness.redact import dumps
 from harness.yaml_loader import FunctionRef
 
 JUDGED = "judged"
@@ -149,11 +150,7 @@ def judge_log_name(task: str) -> str:
 def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:
     """`judge_<task>.jsonl`: every judged sample's outcome, replaced as a whole each run (the replies are in
     the response cache; this file is for reading)."""
-    tmp = path.with_suffix(".jsonl.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        for outcome in outcomes:
-            handle.write(json.dumps(outcome.to_json(), ensure_ascii=False, default=str) + "\n")
-    tmp.replace(path)
+    write_lines(path, (dumps(outcome.to_json(), ensure_ascii=False) for outcome in outcomes))
 
 
 def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:

@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 
 from harness.api import Model, Request, Response
 from harness.errors import UserError
+from harness.output_files import write_lines
+from harness.redact import dumps
 from harness.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
@@ -64,28 +66,33 @@ def _canonical(value: Any) -> str:
 
 
 def read_journal(path: Path) -> ShardJournal:
-    """Read a journal; a sample recorded twice keeps its last record (as a resumed run does)."""
-    lines = path.read_bytes().decode("utf-8").splitlines()
-    if not lines:
+    """Read a journal; a sample recorded twice keeps its last record (as a resumed run does). A record that
+    cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.sample_store`'s checks)
+    is reported with its `file:line` and left out, so the merge finds its sample missing and names the shard to
+    run again; running it generates that sample anew."""
+    from harness.sample_store import parse_line, record_problem
+
+    raw = path.read_bytes()
+    if not raw.strip():
         raise MergeError(f"{path}: empty journal")
-    try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError as err:
-        raise MergeError(f"{path}:1: unreadable header ({err})") from None
-    if header.get("type") != "header" or "task" not in header:
-        raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task)")
+    lines = raw.split(b"\n")
+    header, problem = parse_line(lines[0])
+    if problem:
+        raise MergeError(f"{path}:1: unreadable header ({problem})")
+    if not (isinstance(header, dict) and header.get("type") == "header" and isinstance(header.get("task"), str)
+            and isinstance(header.get("parts") or {}, dict)):
+        raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task and its parts)")
     latest: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise MergeError(f"{path}:{number}: unreadable record ({err}); was this shard killed? run it again to finish") from None
-        for required in ("sample_id", "doc_id"):
-            if required not in record:
-                raise MergeError(f"{path}:{number}: record without {required!r}")
-        latest[str(record["sample_id"])] = record
+        record, problem = parse_line(line)
+        problem = problem or record_problem(record, header["task"])
+        if problem:
+            print(f"harness: {path}:{number}: skipped an unreadable journal line ({problem}); run that shard again "
+                  "to generate its sample anew", file=sys.stderr)
+            continue
+        latest[record["sample_id"]] = record
     return ShardJournal(str(path), header["task"], dict(header.get("parts") or {}), list(latest.values()))
 
 
@@ -192,13 +199,8 @@ def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequ
     from harness.sample_store import fingerprint
 
     digest = fingerprint(dict(parts))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(json.dumps({"type": "header", "task": task, "fingerprint": digest, "parts": dict(parts)}, default=str) + "\n")
-        for record in records:
-            f.write(json.dumps({**record, "fingerprint": digest}, default=str, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    header = dumps({"type": "header", "task": task, "fingerprint": digest, "parts": dict(parts)})
+    write_lines(path, [header, *(dumps({**record, "fingerprint": digest}, ensure_ascii=False) for record in records)])
 
 
 def merge_dirs(shard_dirs: Sequence[str | Path], out_dir: str | Path, *, shard_key: str = SHARD_KEY,
@@ -285,10 +287,13 @@ def _shard_run(folder: Path) -> ShardRun:
                         "name the model folder of the run to merge")
     newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
     try:
-        results = json.loads(newest.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise UserError(f"{newest}: unreadable results file ({err})") from None
-    if not (results.get("config") or {}).get("shard"):
+        results = json.loads(newest.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as err:  # ValueError: not UTF-8 or not JSON
+        raise UserError(f"{newest}: unreadable results file ({type(err).__name__}: {err})") from None
+    if not (isinstance(results, dict) and isinstance(results.get("config"), dict)
+            and isinstance(results.get("results"), dict)):
+        raise UserError(f"{newest}: not a results file (expected an object with `results` and `config`)")
+    if not results["config"].get("shard"):
         raise UserError(f"{newest}: not the results of a --shard run")
     return ShardRun(parents[0], parents[0].relative_to(folder), newest, results)
 
@@ -362,7 +367,10 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     tasks = [Task(index.tasks[name], metadata) for name in task_names]
     for task in tasks:
         task.load(data_dir, config.get("limit"))
-    identity = read_journal(out_dir / journal_name(task_names[0])).parts["model"]
+    merged_journal = out_dir / journal_name(task_names[0])
+    identity = read_journal(merged_journal).parts.get("model")
+    if not isinstance(identity, dict):
+        raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
     options = RunOptions(data_dir=data_dir, limit=config.get("limit"), seed=config.get("seed"),
                          gen_kwargs=config.get("gen_kwargs") or {}, output_dir=out_dir, progress=False, retry_errors=False)
     started = time.time()

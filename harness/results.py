@@ -11,7 +11,6 @@ members it used and missed), `breakdowns[task]` (per cell, per depth). Top-level
 
 from __future__ import annotations
 
-import json
 import math
 import platform
 import re
@@ -23,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.groups import group_entries
-from harness.redact import scrub
+from harness.output_files import write_text
+from harness.redact import dumps
 from harness.runner import TaskResult
 from harness.sample_store import STATUSES
 from harness.task_config import GroupConfig
@@ -151,13 +151,8 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
 
 def write_results(results: dict[str, Any], model_dir: Path, date_id: str | None = None) -> Path:
     """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's)."""
-    model_dir.mkdir(parents=True, exist_ok=True)
     stamp = date_id or datetime.now().isoformat().replace(":", "-")
-    path = model_dir / f"results_{stamp}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(scrub(json.dumps(results, indent=2, ensure_ascii=False, default=str)))
-    tmp.replace(path)
-    return path
+    return write_text(model_dir / f"results_{stamp}.json", dumps(results, indent=2, ensure_ascii=False))
 
 
 def _fmt(value: Any) -> str:

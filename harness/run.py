@@ -49,13 +49,13 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def resolve_model(name: str, model_args: str) -> tuple[str, dict[str, str], str | None]:
+def resolve_model(name: str, model_args: str, flag: str = "--model_args") -> tuple[str, dict[str, str], str | None]:
     """(backend, arguments, alias) for --model/--model_args; an unknown name is an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
     from harness.models.args import parse_kv
     from harness.models.registry import available_models
 
-    backend, args, alias = resolve(name, parse_kv(model_args))
+    backend, args, alias = resolve(name, parse_kv(model_args, flag))
     if backend not in available_models():
         raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
     return backend, args, alias
@@ -67,21 +67,31 @@ def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, m
     try:
         return get_model_class(backend).from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     except (ValueError, ImportError, OSError) as err:
-        raise UserError(f"model {name!r}: {err}") from None
+        raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
+
+
+def _switched_alias_note(name: str, backend: str) -> str:
+    """Why an alias's own arguments reached a backend that does not take them (`backend=` switched it)."""
+    from harness.models.aliases import ALIASES
+
+    alias = ALIASES.get(name)
+    if alias is None or alias.backend == backend:
+        return ""
+    given = ",".join(f"{k}={v}" for k, v in alias.args.items())
+    return (f" (the alias {name} sets {given} for the {alias.backend} backend, and backend={backend} passes them to "
+            f"{backend}; to run {backend}, give --model {backend} with its own --model_args)")
 
 
 def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
     """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
     file in the output folder."""
-    from harness.redact import scrub
+    from harness.output_files import write_text
 
     text = str(err).strip() or type(err).__name__
     first, _, rest = text.partition("\n")
     message = f"the model backend stopped: {first}"
     if rest.strip() and output_dir is not None:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        details = output_dir / "backend_error.log"
-        details.write_text(scrub(text) + "\n")
+        details = write_text(output_dir / "backend_error.log", text)
         message += f" (details in {details})"
     if output_dir is not None:
         message += f"; finished samples are saved under {output_dir}, run the same command to resume"
@@ -175,9 +185,11 @@ def _behind_cache(model: Any, args: argparse.Namespace, output_dir: Path | None)
     if path is not None and model.cache_responses:
         try:
             model = CachingModel(model, ResponseCache(path))
-        except ValueError as err:
+        except BaseException as err:  # an unusable cache, or one that cannot be written: close what was opened
             model.close()
-            raise UserError(str(err)) from None
+            if isinstance(err, ValueError):
+                raise UserError(str(err)) from None
+            raise
     return model
 
 
@@ -200,11 +212,13 @@ class RunPlan:
     include_paths: list[Path]
     output_dir: Path | None
     secrets: list[str] = field(default_factory=list)
+    judge: tuple[str, dict[str, str]] | None = None  # the judge's (backend, arguments) of --judge_model
 
-    def redact(self, text: str) -> str:
-        from harness.redact import redact_text
+    def command(self) -> list[str]:
+        """The command line as the lock file and the results record it: every secret redacted."""
+        from harness.redact import redact_command
 
-        return redact_text(text, self.secrets)
+        return redact_command(["harness", *self.argv], self.secrets)
 
 
 def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
@@ -213,10 +227,16 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     from harness.results import model_folder_name
     from harness.task_index import TaskIndex
 
+    # Every secret of the run (model and judge arguments, the environment) is known before anything is written.
+    judge_args = parse_kv(args.judge_args, "--judge_args")
+    secrets = collect_secrets({"model": parse_kv(args.model_args), "judge": judge_args})
+    register(secrets)  # from here on, nothing the run writes or prints holds them
     batch_size, shard, names = _check_run_args(args)
     backend, model_args, alias = resolve_model(args.model, args.model_args)
-    secrets = collect_secrets(model_args)
-    register(secrets)  # from here on, nothing the run writes or prints holds them
+    judge = None
+    if args.judge_model:
+        judge_backend, resolved_judge_args, _ = resolve_model(args.judge_model, args.judge_args, "--judge_args")
+        judge = (judge_backend, resolved_judge_args)
     if args.max_batch_tokens and backend != "hf":
         print(f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way", file=sys.stderr)
     names, include_paths = _resolve_task_names(names, list(args.include_path))
@@ -228,7 +248,7 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
-                   gen_kwargs, include_paths, output_dir, secrets)
+                   gen_kwargs, include_paths, output_dir, secrets, judge)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -240,15 +260,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         import datasets
 
         datasets.disable_progress_bars()
-    plan = plan_run(args, argv)
-    if args.screen_only:
-        return _screen_only(plan)
     with scrubbed_output():
+        plan = plan_run(args, argv)
+        if args.screen_only:
+            return _screen_only(plan)
         if plan.output_dir is None:
             print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
                   file=sys.stderr)
             return _execute(plan)
-        with OutputLock(plan.output_dir, [plan.redact(a) for a in ["harness", *argv]]):
+        # Held from before the model is loaded until the results are written; released (its file removed)
+        # however the run ends, a failed start included.
+        with OutputLock(plan.output_dir, plan.command(), plan.secrets):
             return _execute(plan)
 
 
@@ -279,13 +301,10 @@ def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
               f"by a judge after generation: without --judge_model their judge metrics "
               f"({', '.join(specs[0].metrics)}) stay absent", file=sys.stderr)
         return None
-    backend, args, _ = resolve_model(plan.args.judge_model, plan.args.judge_args)
-    judge_args = parse_kv(plan.args.judge_args)
-    if backend == "openai" and "model" not in judge_args and specs[0].model:
+    assert plan.judge is not None
+    backend, args = plan.judge
+    if backend == "openai" and "model" not in parse_kv(plan.args.judge_args, "--judge_args") and specs[0].model:
         args = {**args, "model": specs[0].model}  # the paper's judge, unless told otherwise
-    from harness.redact import collect_secrets, register
-
-    register(collect_secrets(args))
     return _behind_cache(make_model(plan.args.judge_model, backend, args, 1, None), plan.args, output_dir)
 
 
@@ -300,7 +319,7 @@ def _screen_only(plan: RunPlan) -> int:
     policies = run_policies(plan)
     results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.args.seed, plan.shard,
                            policies if policies.by_task else None)
-    print(plan.redact(screen_table(model, results)))
+    print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in policies.describe().items():
         print(f"input policy of {plan.alias} on {task}: {described}")
     return 0
@@ -313,7 +332,11 @@ def _execute(plan: RunPlan) -> int:
 
     args, output_dir = plan.args, plan.output_dir
     model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
-    judge = _open_judge(plan, output_dir)
+    try:
+        judge = _open_judge(plan, output_dir)
+    except BaseException:
+        model.close()
+        raise
     policies = run_policies(plan)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
@@ -326,7 +349,7 @@ def _execute(plan: RunPlan) -> int:
         print(f"harness: interrupted{where}", file=sys.stderr)
         return 130
     except BackendFatalError as err:
-        print(f"harness: error: {plan.redact(_stopped_message(err, output_dir))}", file=sys.stderr)
+        print(f"harness: error: {_stopped_message(err, output_dir)}", file=sys.stderr)
         return 1
     finally:
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
@@ -348,7 +371,8 @@ def _execute(plan: RunPlan) -> int:
 
 
 def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
-    """1 when nothing could be scored, or (unless allowed) when samples failed with errors; else 0."""
+    """1 when nothing could be scored or the judge answered nothing, or (unless allowed) when samples or judge
+    calls failed with errors; else 0."""
     samples = sum(r.n_effective for r in task_results)
     if samples and not sum(r.n_scored for r in task_results):
         statuses: dict[str, int] = {}
@@ -359,11 +383,21 @@ def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
         print(f"harness: error: no sample of this run was scored ({shown}); see the journals' error fields",
               file=sys.stderr)
         return 1
-    failed = sum(r.counts.get("error", 0) for r in task_results)
-    if failed and not allow_failures:
-        print(f"harness: error: {failed} sample(s) failed with errors and are left out of the scores above; run the "
-              "same command again to retry them, or pass --allow_failures to accept the run as it is",
+    judge_failed = sum(r.judge_counts.get("n_judge_error", 0) for r in task_results)
+    judge_answered = sum(r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0)
+                         for r in task_results)
+    if judge_failed and not judge_answered:
+        print(f"harness: error: every judge call of this run failed ({judge_failed} sample(s)), so no judge metric "
+              "was scored; see the error fields of judge_<task>.jsonl, then run the same command again",
               file=sys.stderr)
+        return 1
+    failed = sum(r.counts.get("error", 0) for r in task_results)
+    if (failed or judge_failed) and not allow_failures:
+        what = [f"{failed} sample(s) failed with errors and are left out of the scores above"] if failed else []
+        if judge_failed:
+            what.append(f"the judge failed on {judge_failed} sample(s), left out of the judge metrics above")
+        print(f"harness: error: {'; '.join(what)}; run the same command again to retry them, or pass "
+              "--allow_failures to accept the run as it is", file=sys.stderr)
         return 1
     return 0
 
@@ -402,7 +436,7 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
         "seed": args.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
         "metadata": plan.metadata, "data_dir": _data_dir_label(args.data_dir),
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
-        **stats, "argv": [plan.redact(a) for a in ["harness", *plan.argv]],
+        **stats, "argv": plan.command(),
     }
 
 

@@ -142,8 +142,8 @@ def safe_generate(model: Model, batch: Sequence[Request]) -> list[Response]:
         if len(responses) != len(batch):
             raise RuntimeError(f"backend returned {len(responses)} responses for {len(batch)} requests")
         return responses
-    except BackendFatalError:
-        raise  # it concerns every request: retrying them one by one would only repeat it
+    except (BackendFatalError, UserError):
+        raise  # it concerns every request (a stopped backend, a full disk): retrying them one by one would repeat it
     except Exception as err:
         if len(batch) == 1:
             return [Response(None, error=f"{type(err).__name__}: {err}")]
@@ -320,7 +320,7 @@ class Runner:
                         store.add(self._finish(task, batch[i], response) for i, response in chunk)
                         answered.update(i for i, _ in chunk)
                         bar.update(len(chunk))
-                except BackendFatalError:
+                except (BackendFatalError, UserError):
                     raise  # it concerns every request: what arrived is journalled, the rest runs on resume
                 except Exception:  # a backend bug on one request must not fail its whole batch
                     rest = [batch[k] for k in range(len(batch)) if k not in answered]

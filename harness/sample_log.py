@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.redact import scrub
+from harness.output_files import write_lines
+from harness.redact import dumps
 
 
 def hash_string(text: str) -> str:
@@ -63,9 +64,4 @@ def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Map
 
 
 def write_sample_log(path: Path, lines: Iterable[Mapping[str, Any]]) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(scrub(json.dumps(line, ensure_ascii=False, default=str)) + "\n")
-    tmp.replace(path)
-    return path
+    return write_lines(path, (dumps(line, ensure_ascii=False) for line in lines))

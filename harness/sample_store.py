@@ -26,10 +26,11 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from harness.errors import UserError
-from harness.redact import scrub
+from harness.errors import TaskConfigError, UserError
+from harness.output_files import reporting, write_lines
+from harness.redact import dumps, scrub
 
 OK = "ok"
 EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
@@ -82,20 +83,69 @@ class Outcome:
     input_sha256: str | None = None
 
 
+def parse_line(line: bytes) -> tuple[Any, str | None]:
+    """(the JSON value of one journal line, None), or (None, why it cannot be read). Never raises: a line
+    nested too deeply for the parser is as unreadable as one that is not JSON."""
+    try:
+        return json.loads(line.decode("utf-8")), None
+    except UnicodeDecodeError as err:
+        return None, f"not UTF-8 ({err.reason} at byte {err.start})"
+    except json.JSONDecodeError as err:
+        return None, f"not JSON ({err.msg} at column {err.colno})"
+    except RecursionError:
+        return None, "nested too deeply to read"
+
+
+def _is_number(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float)
+
+
+def metric_value_problem(value: Any) -> str | None:
+    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
+    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
+    if _is_number(value):
+        return None
+    if isinstance(value, list):
+        if all(_is_number(item) for item in value):
+            return None
+        if all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str | int | float)
+               and not isinstance(item[0], bool) and _is_number(item[1]) for item in value):
+            return None
+        return "a list of other than numbers or [key, number] pairs"
+    return f"a {type(value).__name__}"
+
+
+# Optional fields of a sample record, by the type the harness reads them as.
+_OPTIONAL_TEXT = ("response", "error", "input_sha256")
+
+
 def record_problem(record: Any, task: str) -> str | None:
-    """Why a parsed journal line is not a sample record of `task`, or None."""
+    """Why a parsed journal line is not a sample record of `task` the harness can use, or None."""
     if not isinstance(record, dict):
         return f"expected a JSON object, got {type(record).__name__}"
     if record.get("type") == "header":
         return "a second header"
     if record.get("type") != "sample" or record.get("task") != task:
         return f"not a sample record of task {task!r}"
-    if not isinstance(record.get("sample_id"), str) or not isinstance(record.get("doc_id"), int):
+    doc_id = record.get("doc_id")
+    if not isinstance(record.get("sample_id"), str) or not isinstance(doc_id, int) or isinstance(doc_id, bool):
         return "no string sample_id and integer doc_id"
     if record.get("status") not in STATUSES:
         return f"unknown status {record.get('status')!r}"
-    if record.get("metrics") is not None and not isinstance(record["metrics"], dict):
-        return "metrics is not an object"
+    for name in _OPTIONAL_TEXT:
+        if record.get(name) is not None and not isinstance(record[name], str):
+            return f"{name} is a {type(record[name]).__name__}, not a string"
+    metrics = record.get("metrics")
+    if metrics is not None:
+        if not isinstance(metrics, dict):
+            return f"metrics is a {type(metrics).__name__}, not an object"
+        for name, value in metrics.items():
+            problem = metric_value_problem(value)
+            if problem:
+                return f"metrics.{name} is {problem}, not a number, a list of numbers or a list of [key, number] pairs"
+    usage = record.get("usage")
+    if usage is not None and not (isinstance(usage, dict) and all(_is_number(v) for v in usage.values())):
+        return "usage is not an object of token counts"
     return None
 
 
@@ -117,19 +167,19 @@ class SampleStore:
         self.outcomes: dict[str, Outcome] = {}
         self.records: dict[str, dict[str, Any]] = {}  # the latest record per sample, for compaction
         self._lines = 0  # records in the file (superseded and skipped ones too)
-        self._file = None
+        self._file: TextIO | None = None
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        legacy = path.with_name(legacy_journal_name(task))
-        if not path.exists() and path.name != legacy.name and legacy.is_file() and _is_journal(legacy):
-            legacy.rename(path)
-        if path.exists() and path.stat().st_size and self._read_existing(path):
-            self._file = path.open("a", encoding="utf-8")
-        else:
+        with reporting(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            legacy = path.with_name(legacy_journal_name(task))
+            if not path.exists() and path.name != legacy.name and legacy.is_file() and _is_journal(legacy):
+                legacy.rename(path)
+            if path.exists() and path.stat().st_size and self._read_existing(path):
+                self._file = path.open("a", encoding="utf-8")
+                return
             self._file = path.open("w", encoding="utf-8")
-            self._file.write(scrub(json.dumps(self._header(), default=str)) + "\n")
-            self._sync()
+        self._append([dumps(self._header())])
 
     def _header(self) -> dict[str, Any]:
         return {"type": "header", "task": self.task, "fingerprint": self.fingerprint, "parts": self.parts}
@@ -152,17 +202,20 @@ class SampleStore:
             self._read_record(path, number, line)
         if _canonical(header.get("parts", {})) != _canonical(self.parts):
             # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
-            self._rewrite([json.dumps(self._header(), default=str), *(line.decode("utf-8", "replace") for line in lines[1:])])
+            write_lines(path, [dumps(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
         return True
 
     def _check_header(self, path: Path, line: bytes, more: bool) -> dict[str, Any] | None:
         """The header, or None for an unreadable header with nothing behind it (started afresh)."""
-        try:
-            header = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            header, problem = {}, f"unreadable ({err})"
+        header, unreadable = parse_line(line)
+        if unreadable:
+            header, problem = {}, f"unreadable ({unreadable})"
+        elif not (isinstance(header, dict) and header.get("type") == "header"):
+            problem = "not a journal header"
+        elif not isinstance(header.get("parts") or {}, dict):
+            problem = "a header whose parts are not an object"
         else:
-            problem = None if isinstance(header, dict) and header.get("type") == "header" else "not a journal header"
+            problem = None
         if problem and not more:
             _warn(f"{path}:1: the journal's header is {problem} and no sample follows it: starting it afresh")
             return None
@@ -180,13 +233,8 @@ class SampleStore:
 
     def _read_record(self, path: Path, number: int, line: bytes) -> None:
         self._lines += 1
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as err:
-            problem = f"not UTF-8 ({err.reason} at byte {err.start})"
-        except json.JSONDecodeError as err:
-            problem = f"not JSON ({err.msg} at column {err.colno})"
-        else:
+        record, problem = parse_line(line)
+        if problem is None:
             problem = record_problem(record, self.task)
         if problem:
             _warn(f"{path}:{number}: skipped an unreadable journal line ({problem}); its sample runs again")
@@ -201,17 +249,29 @@ class SampleStore:
         return outcome is not None and (outcome.status in FINAL or not final_only)
 
     def add(self, records: Iterable[dict[str, Any]]) -> None:
-        """Append sample records and make them durable before returning."""
+        """Append sample records and make them durable before returning. A record that would not be read back
+        (a scorer's metric of a shape no aggregation reads) stops the run, naming the task and the sample."""
         lines = []
         for record in records:
             record = {"type": "sample", "task": self.task, "fingerprint": self.fingerprint, **record}
+            line = dumps(record, ensure_ascii=False)
+            problem = record_problem(json.loads(line), self.task)
+            if problem:
+                raise TaskConfigError(f"task {self.task!r}: sample {record.get('sample_id')!r} cannot be journalled: "
+                                      f"{problem}")
             self.records[record["sample_id"]] = record
             self.outcomes[record["sample_id"]] = _outcome(record)
-            lines.append(scrub(json.dumps(record, default=str, ensure_ascii=False)) + "\n")
+            lines.append(line)
         if self._file is not None and lines:
-            self._file.write("".join(lines))
+            self._append(lines)
             self._lines += len(lines)
-            self._sync()
+
+    def _append(self, lines: list[str]) -> None:
+        assert self._file is not None and self.path is not None
+        with reporting(self.path):
+            self._file.write("".join(scrub(line) + "\n" for line in lines))
+            self._file.flush()
+            os.fsync(self._file.fileno())
 
     def compact(self) -> None:
         """Rewrite the journal as one line per sample (its latest record), in doc order, when it holds
@@ -219,36 +279,27 @@ class SampleStore:
         if self.path is None or self._file is None or self._lines == len(self.records):
             return
         ordered = sorted(self.records.values(), key=lambda r: r["doc_id"])
-        self._file.close()
-        self._rewrite([json.dumps(self._header(), default=str),
-                       *(json.dumps(r, default=str, ensure_ascii=False) for r in ordered)])
+        self.close()
+        write_lines(self.path, [dumps(self._header()), *(dumps(r, ensure_ascii=False) for r in ordered)])
         self._lines = len(ordered)
-        self._file = self.path.open("a", encoding="utf-8")
-
-    def _rewrite(self, lines: list[str]) -> None:
-        assert self.path is not None
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(scrub("\n".join(lines)) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
-
-    def _sync(self) -> None:
-        assert self._file is not None
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        with reporting(self.path):
+            self._file = self.path.open("a", encoding="utf-8")
 
     def close(self) -> None:
+        """Close the journal. Every record was made durable by `add`; bytes a failed write left buffered belong
+        to records that were never journalled (they run again), so a second failure to write them is not news."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            handle, self._file = self._file, None
+            try:
+                handle.close()
+            except OSError:
+                pass
 
 
 def _is_journal(path: Path) -> bool:
     try:
         with path.open("rb") as f:
-            first = json.loads(f.readline().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            first, problem = parse_line(f.readline())
+    except OSError:
         return False
-    return isinstance(first, dict) and first.get("type") == "header"
+    return problem is None and isinstance(first, dict) and first.get("type") == "header"

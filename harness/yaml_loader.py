@@ -131,6 +131,10 @@ def load_yaml_file(path: Path) -> YamlDict:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise TaskConfigError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        line = err.object[: err.start].count(b"\n") + 1
+        raise TaskConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                              f"{err.start}); task and group files must be saved as UTF-8") from None
     try:
         data = yaml.load(text, Loader=_make_loader(path))  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as err:
@@ -140,6 +144,8 @@ def load_yaml_file(path: Path) -> YamlDict:
         raise TaskConfigError(f"{path}:{line}: malformed YAML: {problem}") from None
     except yaml.YAMLError as err:
         raise TaskConfigError(f"{path}: malformed YAML: {err}") from None
+    except RecursionError:
+        raise TaskConfigError(f"{path}: malformed YAML: nested too deeply to read") from None
     if data is None:
         data = YamlDict()
         data.source = path

@@ -1,8 +1,10 @@
 """`--model_args` and `--gen_kwargs` strings, and the one parser every backend builds its settings with.
 
-`k=v,k2=v2`, with quotes for values holding commas. A backend declares its arguments as a dataclass;
-`settings_from_args` converts each string by the field's annotation (int, float, bool, str, or
-`X | None`), rejects unknown names (listing the known ones) and missing required ones.
+`k=v,k2=v2`, with quotes for values holding commas; a key given twice is refused (which one was meant?).
+A backend declares its arguments as a dataclass; `settings_from_args` converts each string by the field's
+annotation (int, float, bool, str, or `X | None`), rejects unknown names (listing the known ones) and
+missing required ones, and numbers below the field's minimum: 0 for every number (no backend takes a
+negative count, size, length or time), or what the field declares with `at_least(n)`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, TypeVar
 from harness.errors import UserError
 
 S = TypeVar("S")
+MINIMUM = "minimum"  # field metadata: the smallest value a numeric model argument takes (default 0)
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"0", "false", "no", "off"})
 
@@ -61,8 +64,16 @@ def parse_kv(text: str | None, flag: str = "--model_args") -> dict[str, str]:
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
-        out[key.strip()] = value
+        key = key.strip()
+        if key in out:  # the values are not shown: one of them may be a key
+            raise UserError(f"{flag}: {key!r} is given twice; give each argument once")
+        out[key] = value
     return out
+
+
+def at_least(minimum: int | float, default: Any = None) -> Any:
+    """A settings field whose numeric model argument must be at least `minimum` (e.g. a context length)."""
+    return dataclasses.field(default=default, metadata={MINIMUM: minimum})
 
 
 def typed(value: str) -> Any:
@@ -105,11 +116,19 @@ def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
         raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None
 
 
+def check_minimum(value: Any, minimum: int | float, name: str, backend: str) -> Any:
+    """`value`, or a `ValueError` naming the argument when it is a number below `minimum`."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < minimum:
+        need = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+        raise ValueError(f"{backend} backend: model argument {name}={value!r}: {need}")
+    return value
+
+
 def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
                        aliases: Mapping[str, str] | None = None) -> S:
     """Build the settings dataclass `cls` from `--model_args` strings; raise `ValueError` naming the argument."""
     hints = typing.get_type_hints(cls)
-    known = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    known = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     values: dict[str, Any] = {}
     for raw_name, raw in args.items():
         name = (aliases or {}).get(raw_name, raw_name)
@@ -117,7 +136,8 @@ def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
             raise ValueError(f"{backend} backend: unknown model argument {raw_name!r}; known: {', '.join(sorted(known))}")
         if name in values:
             raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
-        values[name] = convert(raw, hints[name], raw_name, backend) if isinstance(raw, str) else raw
+        value = convert(raw, hints[name], raw_name, backend) if isinstance(raw, str) else raw
+        values[name] = check_minimum(value, known[name].metadata.get(MINIMUM, 0), raw_name, backend)
     try:
         return cls(**values)
     except TypeError as err:  # a required argument is missing

@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
-from harness.models.args import settings_from_args
+from harness.models.args import at_least, settings_from_args
 from harness.models.openai_wire import (
     build_messages,
     error_message,
@@ -65,12 +65,12 @@ class OpenAIChatSettings:
     token_param: str = "auto"  # "max_tokens" | "max_completion_tokens" | "auto" (the latter for api.openai.com)
     api_version: str | None = None  # set for Azure OpenAI (deployment URLs, `api-key` header)
     deployment: str | None = None  # Azure deployment name, default: model
-    context_length: int | None = None
-    max_images: int | None = None
+    context_length: int | None = at_least(1)
+    max_images: int | None = at_least(1)
     # The server's pixel cap per image (e.g. `vllm serve --mm-processor-kwargs`), used only to count
     # vision tokens when screening prompts against context_length; nothing is resized here.
-    max_pixels: int | None = None
-    chunk_size: int | None = None  # requests per runner batch; default max(batch_size, 4 * concurrency)
+    max_pixels: int | None = at_least(1)
+    chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
     continue_final_message: bool = False  # send vLLM's prefill flags when a request has an assistant prefix
     send_seed: bool = True
     send_temperature: bool = True  # false for models that reject it (OpenAI's reasoning models)

@@ -20,6 +20,10 @@ Scenarios (per sample, counting that sample's attempts):
     no_vision     400 saying the model does not accept images (a text-only model behind the server)
     auth          401
     echo_key      400 whose error message quotes the request's Authorization header (a leaky proxy)
+    echo_key_refused  400 with a content_filter code, its message quoting the Authorization header (a refusal,
+                  which the response cache keeps)
+    echo_key_once 1st attempt: 500 quoting the Authorization header (logged as a retry); then ok
+    echo_key_answer   200 whose answer quotes the Authorization header (a leaky gateway)
 
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
 first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
@@ -175,6 +179,13 @@ class ChatServer:
                     self._send(401, {"error": {"message": "Incorrect API key provided"}})
                 elif do == "echo_key":
                     self._send(400, {"error": {"message": f"rejected {record.headers.get('authorization')}"}})
+                elif do == "echo_key_refused":
+                    self._send(400, {"error": {"message": f"filtered for {record.headers.get('authorization')}",
+                                               "code": "content_filter"}})
+                elif do == "echo_key_once" and attempt == 1:
+                    self._send(500, {"error": {"message": f"upstream refused {record.headers.get('authorization')}"}})
+                elif do == "echo_key_answer":
+                    self._ok(record, sample, content=f"you sent {record.headers.get('authorization')}")
                 else:
                     self._ok(record, sample)
 

@@ -81,8 +81,10 @@ MODEL_DIR = "openai__test-vlm"  # <output_path>/<backend>__<served model>
 
 
 def _argv(server: ChatServer, data: Path, out: Path, *extra: str, tasks: list[str] = TASKS, model_args: str = "") -> list[str]:
-    args = (f"model=test-vlm,base_url={server.base_url},api_key={SECRET},timeout=0.3,backoff=0.01,max_retries=1,"
-            f"concurrency=1{model_args}")
+    settings = {"model": "test-vlm", "base_url": server.base_url, "api_key": SECRET, "timeout": "0.3", "backoff": "0.01",
+                "max_retries": "1", "concurrency": "1"}
+    settings.update(item.split("=", 1) for item in model_args.split(",") if item)  # a key may be given once only
+    args = ",".join(f"{k}={v}" for k, v in settings.items())
     return ["--tasks", ",".join(tasks), "--model", "openai", "--model_args", args, "--data_dir", str(data),
             "--output_path", str(out), "--no_progress", *extra]
 

@@ -112,7 +112,7 @@ def test_merge_refuses_what_is_not_one_complete_run(tmp_path):
         merge_dirs(shards, shards[0])
 
 
-def test_merge_detects_misplaced_duplicate_and_missing_samples(tmp_path):
+def test_merge_detects_misplaced_duplicate_and_missing_samples(tmp_path, capsys):
     task = "mmneedle_m1_n2_k1"
     shards = [_run(tmp_path / f"s{i}", Shard(i, 2), tasks={task: 6}) for i in range(2)]
     journal = shards[1] / "counting" / journal_name(task)
@@ -133,9 +133,14 @@ def test_merge_detects_misplaced_duplicate_and_missing_samples(tmp_path):
     with pytest.raises(MergeError, match=r"hold 5 samples, the task has 6 \(samples missing per shard: \{'1/2': 1\}\)"):
         merge_dirs(shards, tmp_path / "m3")
 
+    # A record cut short by a kill is reported with its file:line and left out (its sample would run again).
     journal.write_text(original + '{"doc_id": 7, "sample_')
-    with pytest.raises(MergeError, match=r":5: unreadable record"):
-        merge_dirs(shards, tmp_path / "m4")
+    assert merge_dirs(shards, tmp_path / "m4").tasks == {task: 6}
+    assert f"{journal}:5: skipped an unreadable journal line (not JSON" in capsys.readouterr().err
+    journal.write_text(original.replace('"status": "ok"', '"status": "ok", "usage": "many"', 1))
+    with pytest.raises(MergeError, match=r"hold 5 samples, the task has 6 \(samples missing per shard: \{'1/2': 1\}\)"):
+        merge_dirs(shards, tmp_path / "m5")
+    assert f"{journal}:2: skipped an unreadable journal line (usage is not an object" in capsys.readouterr().err
 
 
 def test_merge_needs_journals(tmp_path):

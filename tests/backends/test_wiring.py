@@ -3,6 +3,7 @@ redaction, and the response cache when a backend stops the run mid-batch."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 
 import pytest
@@ -130,5 +131,43 @@ def test_secrets_are_collected_by_name_url_and_environment():
 
     assert url_credentials("http://user:pw-1234@host/v1 and https://tok-5678@h2") == ["pw-1234", "tok-5678"]
     secrets = collect_secrets({"api_key": "sk-arg", "base_url": "http://me:pw-1234@host/v1", "model": "m"},
-                              environ={"OPENAI_API_KEY": "sk-env-12345", "HF_TOKEN": "short", "PATH": "/usr/bin:/bin"})
-    assert secrets == ["sk-env-12345", "pw-1234", "sk-arg"]  # longest first; short env values are left alone
+                              environ={"OPENAI_API_KEY": "sk-env-12345", "HF_TOKEN": "short", "PATH": "/usr/bin:/bin",
+                                       "HTTPS_PROXY": "http://proxy:px-999999@gw:3128"})
+    # Longest first; short env values are left alone. A URL's credentials count with the basic-auth token an
+    # HTTP client makes of them (`Authorization: Basic base64(user:password)`), from arguments and environment.
+    assert secrets == [base64.b64encode(b"proxy:px-999999").decode(), "bWU6cHctMTIzNA==", "sk-env-12345",
+                       "px-999999", "pw-1234", "sk-arg"]
+    assert base64.b64decode("bWU6cHctMTIzNA==") == b"me:pw-1234"
+    assert url_credentials("https://h/v1?api-key=q-key-1&model=m") == ["q-key-1"]  # a secret-named query parameter
+
+
+def test_a_secret_is_scrubbed_in_every_encoding_a_run_writes():
+    import json
+    from urllib.parse import quote
+
+    from harness.redact import collect_secrets, dumps, register, scrub
+
+    user, key = "reader", 'k3y/with"odd\\chars+é'
+    register(collect_secrets({"base_url": f"http://{user}:{quote(key, safe='')}@host/v1"}, environ={}))
+    basic = base64.b64encode(f"{user}:{key}".encode()).decode()
+    nested = json.dumps({"error": json.dumps({"message": f"bad key {key}"})})  # a JSON body inside a JSON record
+    forms = [key, quote(key, safe=""), basic, f"Basic {basic}", json.dumps(key), json.dumps(key, ensure_ascii=False),
+             nested, repr(key), base64.b64encode(key.encode()).decode()]
+    for form in forms:
+        assert REDACTED in scrub(f"<{form}>"), form
+        for text in (scrub(f"<{form}>"), dumps({"error": form}), dumps({"error": form}, ensure_ascii=False)):
+            for encoded in (key, quote(key, safe=""), json.dumps(key)[1:-1], basic):
+                assert encoded not in text, (form, text)
+    assert json.loads(dumps({"error": f"HTTP 401: rejected {key}"})) == {"error": f"HTTP 401: rejected {REDACTED}"}
+
+
+def test_a_command_line_is_redacted_by_name_whatever_the_secret_length():
+    from harness.redact import redact_command
+
+    argv = ["harness", "--model_args", "model=m,api_key=k1,base_url=http://u:p2@h/v1?token=t3", "--judge_args=key=k4",
+            "--tasks", "t"]
+    assert redact_command(argv) == ["harness", "--model_args", f"model=m,api_key={REDACTED},base_url=http://u:{REDACTED}"
+                                    f"@h/v1?token={REDACTED}", f"--judge_args=key={REDACTED}", "--tasks", "t"]
+    # The results' model_args: a URL's credentials where they stand, however short (only they: "pw" stays in /pwd).
+    assert redact_mapping({"base_url": "http://u:pw@h/v1/pwd?key=q&a=1", "model": "m"}) == {
+        "base_url": f"http://u:{REDACTED}@h/v1/pwd?key={REDACTED}&a=1", "model": "m"}

@@ -84,3 +84,53 @@ def test_a_journal_under_its_old_name_is_taken_over(tmp_path: Path, data_dir: Pa
     again = _run(harness, data_dir, tmp_path)
     assert again.code == 0 and "12 samples resumed from the journal, 0 generated now" in again.err
     assert (folder / journal_name(TASK)).is_file() and not (folder / f"samples_{TASK}.jsonl").exists()
+
+
+POS = "mmneedle_m1_n2_k1_pos"  # its records carry a breakdown (`exact_acc_by_cell`) among their metrics
+
+
+def _wrong_shapes(records: list[bytes]) -> list[bytes]:
+    """Records 0-5 given the wrong shape, in the ways a damaged or hand-edited journal has them."""
+    parsed = [json.loads(line) for line in records]
+    parsed[0]["metrics"]["exact_acc_by_cell"] = "x"  # a string where [key, value] pairs belong
+    parsed[1]["usage"] = "lots"  # a string where token counts belong
+    parsed[2]["metrics"] = "m"
+    parsed[3]["metrics"]["existence_acc"] = {"a": 1}
+    parsed[4]["response"] = ["not", "text"]
+    shaped = [(json.dumps(r) + "\n").encode() for r in parsed[:5]]
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"  # beyond the JSON parser's recursion limit
+    return [*shaped, deep, *records[6:]]
+
+
+def test_records_of_the_wrong_shape_are_reported_and_run_again(tmp_path: Path, data_dir: Path, harness) -> None:
+    args = ("--tasks", POS, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    first = harness(*args)
+    assert first.code == 0, first.err
+    journal = tmp_path / "random" / journal_name(POS)
+    header, *records = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(header + b"".join(_wrong_shapes(records)))
+    again = harness(*args)
+    assert again.code == 0 and "Traceback" not in again.err, again.err
+    messages = [line for line in again.err.splitlines() if "skipped an unreadable journal line" in line]
+    assert [m.split(": skipped")[0] for m in messages] == [f"harness: {journal}:{n}" for n in range(2, 8)]
+    assert "(metrics.exact_acc_by_cell is a str, not a number, a list of numbers or a list of [key, number] pairs)" in messages[0]
+    assert "(usage is not an object of token counts)" in messages[1]
+    assert "(metrics is a str, not an object)" in messages[2] and "(metrics.existence_acc is a dict," in messages[3]
+    assert "(response is a list, not a string)" in messages[4] and "(nested too deeply to read)" in messages[5]
+    assert "6 samples resumed from the journal, 6 generated now" in again.err
+    assert again.results("random")["results"] == first.results("random")["results"]
+    assert again.results("random")["breakdowns"] == first.results("random")["breakdowns"]
+
+
+def test_a_scorer_whose_metrics_could_not_be_read_back_stops_the_run(tmp_path: Path, data_dir: Path, harness) -> None:
+    """What the reader refuses, the writer refuses too: otherwise the sample would run again on every resume."""
+    (tmp_path / "utils.py").write_text("def score(doc, results):\n    return {'acc': 'yes'}\n")
+    (tmp_path / "t.yaml").write_text(
+        "task: says_yes\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
+        "doc_to_target: answer\nprocess_results: !function utils.score\nmetric_list:\n  - metric: acc\n")
+    run = harness("--tasks", "says_yes", "--include_path", tmp_path / "t.yaml", "--model", "constant", "--model_args",
+                  "answer=-1", "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "1")
+    assert run.code == 2 and "Traceback" not in run.err
+    assert run.err.strip().splitlines()[-1] == (
+        "harness: error: task 'says_yes': sample 'm1_n2_k1-00000' cannot be journalled: metrics.acc is a str, not a "
+        "number, a list of numbers or a list of [key, number] pairs")

@@ -116,3 +116,29 @@ def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_di
     header = _header(tmp_path / "random", task)
     assert header["parts"]["task_docs"] == 9 and header["fingerprint"] == fingerprint
     assert len(_records(tmp_path / "random", task)) == 9
+
+
+def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(tmp_path: Path, data_dir: Path,
+                                                                              harness) -> None:
+    task = "mmneedle_m1_n2_k1_pos"
+    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir)
+    full = harness(*args, "--output_path", tmp_path / "full")
+    for index in (0, 1):
+        assert harness(*args, "--shard", f"{index}/2", "--output_path", tmp_path / f"s{index}").code == 0
+    journal = tmp_path / "s0" / "random" / f"journal_{task}.jsonl"
+    header, first, second, *rest = journal.read_bytes().splitlines(keepends=True)
+    record = json.loads(first)
+    record["metrics"]["exact_acc_by_cell"] = "x"
+    journal.write_bytes(header + (json.dumps(record) + "\n").encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+                        + b"".join(rest))
+    merged = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
+    assert merged.code == 2 and "Traceback" not in merged.err
+    assert f"{journal}:2: skipped an unreadable journal line (metrics.exact_acc_by_cell is a str" in merged.err
+    assert f"{journal}:3: skipped an unreadable journal line (nested too deeply to read)" in merged.err
+    assert "samples missing per shard: {'0/2': 2}); finish those shards, then merge again" in merged.err
+    again = harness(*args, "--shard", "0/2", "--output_path", tmp_path / "s0")  # the same command: those two run
+    assert again.code == 0 and "4 samples resumed from the journal, 2 generated now" in again.err
+    merged = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
+    assert merged.code == 0, merged.err
+    got = json.loads(sorted((tmp_path / "m" / "random").glob("results_*.json"))[-1].read_text())
+    assert got["results"] == full.results("random")["results"]

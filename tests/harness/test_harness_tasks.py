@@ -123,6 +123,21 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path, harness) -> None:
     assert "Traceback" not in run.err
 
 
+def test_a_task_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path, data_dir: Path, harness) -> None:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    (folder / "good.yaml").write_text("task: fine\ndataset_path: mmneedle\ndoc_to_text: prompt\n")
+    bad = folder / "latin1.yaml"
+    bad.write_bytes("task: caf\u00e9\ndataset_path: mmneedle\n# r\u00e9sum\u00e9\n".encode("latin-1"))
+    expected = (f"harness: error: {bad}:1: not UTF-8 text (byte 0xe9 at offset 9); task and group files must be "
+                "saved as UTF-8")
+    for args in (("ls", "--include_path", folder), ("--tasks", "fine", "--model", "random", "--include_path", folder,
+                                                   "--data_dir", data_dir), ("--tasks", bad, "--model", "random")):
+        run = harness(*args)
+        assert run.code == 2 and "Traceback" not in run.err, args
+        assert run.err.strip().splitlines() == [expected], args
+
+
 def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, harness) -> None:
     folder = tmp_path / "t"
     write(folder / "utils.py", "def something_else(doc, results):\n    return {}\n")

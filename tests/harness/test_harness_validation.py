@@ -36,19 +36,59 @@ def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.
               "--limit", value])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[-1] == f"harness: error: argument --limit: expected an integer >= 0 or a fraction in (0, 1), got {value!r}"
+    assert err.splitlines()[-1] == f"harness: error: argument --limit: expected an integer >= 1 or a fraction in (0, 1), got {value!r}"
+
+
+def test_limit_zero_is_refused_as_it_would_score_nothing(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main, run_parser
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", str(data_dir),
+              "--limit", "0"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == ("harness: error: argument --limit: 0 documents would evaluate "
+                                                        "nothing; give N >= 1 or a fraction in (0, 1)")
+    assert "--limit 0 is refused" in " ".join(run_parser().format_help().split())
 
 
 @pytest.mark.parametrize(("model_args", "message"), [
     ("model=m,base_url=http://127.0.0.1:9,timeout=nan", "openai backend: model argument timeout='nan': expected a finite number"),
     ("model=m,base_url=http://127.0.0.1:9,timeout=0", "openai backend: timeout must be a positive number of seconds, got 0.0"),
     ("model=m,base_url=http://127.0.0.1:9,concurrency=0", "openai backend: concurrency must be at least 1, got 0"),
+    ("model=m,base_url=http://127.0.0.1:9,context_length=-1",
+     "openai backend: model argument context_length=-1: must be at least 1"),
+    ("model=m,base_url=http://127.0.0.1:9,max_images=0", "openai backend: model argument max_images=0: must be at least 1"),
+    ("model=m,base_url=http://127.0.0.1:9,max_retries=-2",
+     "openai backend: model argument max_retries=-2: must not be negative"),
 ])
 def test_bad_model_args_stop_the_run_with_one_line(model_args: str, message: str, data_dir: Path, harness) -> None:
     run = harness("--tasks", TASK, "--model", "openai", "--model_args", model_args, "--data_dir", data_dir)
     assert run.code == 2 and "Traceback" not in run.err
     (line,) = [line for line in run.err.splitlines() if "error:" in line]
     assert line == f"harness: error: model 'openai': {message}"
+
+
+@pytest.mark.parametrize(("model", "model_args", "message"), [
+    ("hf", "pretrained=/nowhere,context_length=-1", "model 'hf': hf backend: model argument context_length=-1: must not "
+     "be negative"),
+    ("random", "seed=-3", "model 'random': random backend: model argument seed=-3: must not be negative"),
+    ("random", "seed=1,seed=2", "--model_args: 'seed' is given twice; give each argument once"),
+])
+def test_negative_numbers_and_repeated_keys_in_model_args_are_refused(model: str, model_args: str, message: str,
+                                                                      tmp_path: Path, data_dir: Path, harness) -> None:
+    run = harness("--tasks", TASK, "--model", model, "--model_args", model_args, "--data_dir", data_dir,
+                  "--output_path", tmp_path / "out")
+    assert run.code == 2 and "Traceback" not in run.err
+    (line,) = [line for line in run.err.splitlines() if "error:" in line]
+    assert line == f"harness: error: {message}"
+    assert not (tmp_path / "out").exists()  # refused before anything was written (or left behind)
+
+
+def test_a_judge_argument_given_twice_is_refused_naming_its_flag(data_dir: Path, harness) -> None:
+    run = harness("--tasks", TASK, "--model", "random", "--data_dir", data_dir, "--judge_model", "openai",
+                  "--judge_args", "model=a,model=b")
+    assert run.code == 2
+    assert run.err.strip().splitlines()[-1] == "harness: error: --judge_args: 'model' is given twice; give each argument once"
 
 
 def test_failed_samples_make_the_exit_code_unless_allowed(tmp_path: Path, data_dir: Path, harness) -> None:

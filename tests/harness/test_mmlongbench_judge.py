@@ -113,8 +113,10 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
                 "--data_dir", summ_dir, "--output_path", tmp_path / "o", "--judge_model", "openai",
                 "--judge_args", f"base_url={server.base_url},api_key=a-long-test-key")
         first = harness(*args)
-        assert first.code == 0, first.err
-        assert "the judge failed on 1 sample(s)" in first.err
+        # A failed judge call is a failed sample: exit 1 unless --allow_failures, as README says.
+        assert first.code == 1, first.err
+        assert "the judge failed on 1 sample(s), left out of the judge metrics above" in first.err
+        assert "--allow_failures" in first.err
         second = harness(*args)
         calls = len(server.received)
     finally:
@@ -133,3 +135,49 @@ def test_a_judge_for_tasks_without_one_is_named_as_ignored(tmp_path: Path, harne
                   "--judge_model", "openai")
     assert run.code == 0, run.err
     assert "--judge_model/--judge_args ignored: no selected task is scored by a judge" in run.err
+
+
+def _judge_summaries(harness, summ_dir: Path, out: Path, faults: list[str], judge_args: str = "api_key=a-long-test-key"):
+    """(run, server): the GovReport summaries (the constant summary "x") judged through a server that answers
+    the first judge calls with `faults`, failed samples allowed."""
+    server = ChatServer(answer=judge_reply, faults=faults)
+    server.start()
+    try:
+        run = harness("--tasks", "mmlongbench_summ_govreport_8k", "--model", "constant", "--model_args", "answer=x",
+                      "--data_dir", summ_dir, "--output_path", out, "--judge_model", "openai",
+                      "--judge_args", f"base_url={server.base_url},{judge_args}", "--allow_failures")
+    finally:
+        server.stop()
+    return run, server
+
+
+def test_a_run_in_which_every_judge_call_failed_exits_1(summ_dir: Path, tmp_path: Path, harness) -> None:
+    # The 3 summaries' first judge calls get a 400.
+    run, _ = _judge_summaries(harness, summ_dir, tmp_path / "o", ["bad_request"] * 3)
+    assert run.code == 1  # not even --allow_failures accepts a run whose judge answered nothing
+    assert ("harness: error: every judge call of this run failed (3 sample(s)), so no judge metric was scored"
+            in run.err)
+    counts = run.results("constant")["sample_counts"]["mmlongbench_summ_govreport_8k"]
+    assert (counts["n_judged"], counts["n_judge_error"]) == (0, 3)
+
+
+def test_a_key_the_judge_server_quotes_back_is_in_neither_the_judge_log_nor_the_cache(
+        summ_dir: Path, tmp_path: Path, harness) -> None:
+    import base64
+    from urllib.parse import quote
+
+    key = "sk-judge+key/0123456789"
+    # The first judge calls: an error, a refusal and a reply (kept by the cache), each quoting the key.
+    run, server = _judge_summaries(harness, summ_dir, tmp_path / "o", ["echo_key", "echo_key_refused", "echo_key_answer"],
+                                   f"api_key={key},concurrency=1")
+    assert {r.headers["authorization"] for r in server.received} == {f"Bearer {key}"}
+    folder = tmp_path / "o" / "constant"
+    log, cache = folder / "judge_mmlongbench_summ_govreport_8k.jsonl", folder / "cache.sqlite3"
+    outcomes = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(o["status"] for o in outcomes) == ["error", "error", "unparsed"]
+    assert all("<redacted>" in (o.get("error") or o["replies"]["fluency"]) for o in outcomes)
+    assert b"you sent Bearer <redacted>" in cache.read_bytes()  # the reply, kept for a rerun
+    forms = [key, quote(key, safe=""), json.dumps(key)[1:-1], base64.b64encode(key.encode()).decode()]
+    for path in [p for p in folder.rglob("*") if p.is_file()]:
+        assert not any(form.encode() in path.read_bytes() for form in forms), path
+    assert not any(form in run.err + run.out for form in forms)
