@@ -25,7 +25,7 @@ from PIL import Image
 from harness.api import GenerationSettings, Model, Request, Response
 from harness.batching import token_budget_batches
 from harness.images import fit_within_pixels
-from harness.models.args import settings_from_args
+from harness.models.args import at_least, settings_from_args
 from harness.models.hf_counting import ProcessorCount
 from harness.models.registry import register_model
 
@@ -37,11 +37,11 @@ class HFSettings:
     dtype: str = "auto"
     device: str | None = None  # default: cuda when available, else cpu
     device_map: str | None = None
-    max_pixels: int | None = None  # images larger than this area are scaled down first
+    max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
     trust_remote_code: bool = False
-    threads: int | None = None  # torch CPU threads
-    context_length: int | None = None  # default: the text model's max_position_embeddings
-    max_images: int | None = None
+    threads: int | None = at_least(1)  # torch CPU threads
+    context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
+    max_images: int | None = at_least(1)
     attn_implementation: str | None = None
 
 

@@ -69,8 +69,10 @@ def test_bad_model_args_stop_the_run_with_one_line(model_args: str, message: str
 
 
 @pytest.mark.parametrize(("model", "model_args", "message"), [
-    ("hf", "pretrained=/nowhere,context_length=-1", "model 'hf': hf backend: model argument context_length=-1: must not "
-     "be negative"),
+    ("hf", "pretrained=/nowhere,context_length=-1", "model 'hf': hf backend: model argument context_length=-1: must be "
+     "at least 1"),
+    ("hf", "pretrained=/nowhere,context_length=0", "model 'hf': hf backend: model argument context_length=0: must be "
+     "at least 1"),
     ("random", "seed=-3", "model 'random': random backend: model argument seed=-3: must not be negative"),
     ("random", "seed=1,seed=2", "--model_args: 'seed' is given twice; give each argument once"),
 ])
@@ -82,6 +84,10 @@ def test_negative_numbers_and_repeated_keys_in_model_args_are_refused(model: str
     (line,) = [line for line in run.err.splitlines() if "error:" in line]
     assert line == f"harness: error: {message}"
     assert not (tmp_path / "out").exists()  # refused before anything was written (or left behind)
+    screen = harness("--tasks", TASK, "--model", model, "--model_args", model_args, "--data_dir", data_dir,
+                     "--screen_only")
+    assert screen.code == 2 and "Traceback" not in screen.err, screen.err
+    assert screen.err.strip().splitlines()[-1].endswith(message.removeprefix(f"model '{model}': ")), screen.err
 
 
 def test_a_judge_argument_given_twice_is_refused_naming_its_flag(data_dir: Path, harness) -> None:
