@@ -12,8 +12,15 @@ from datasets import Features
 from builders.core import contract
 from builders.core.benchmark import BuildOptions
 from builders.mmlongbench.build import build_mmlongbench
-from builders.mmlongbench.leaves import ALL_CONFIGS
+from builders.mmlongbench.leaves import ALL_CONFIGS, Leaf
+from builders.mmlongbench.plan import FIRST_ROW_LOADERS
 from builders.mmlongbench.rows import features
+
+
+def _rows_per_id(leaf: Leaf) -> str:
+    if leaf.loader in FIRST_ROW_LOADERS:
+        return ", the first row of each"
+    return f" x {leaf.variants} {leaf.needle}s" if leaf.variants > 1 else ""
 
 
 class MMLongBenchBenchmark:
@@ -23,8 +30,8 @@ class MMLongBenchBenchmark:
     default_image_storage = contract.SHARED
 
     def configs(self) -> Mapping[str, str]:
-        return {name: f"{cfg.leaf.paper_name:<18} {cfg.length:>4}  {cfg.leaf.sample} ids"
-                + (f" x {cfg.leaf.variants} {cfg.leaf.needle}s" if cfg.leaf.variants > 1 else "")
+        width = max(len(cfg.leaf.paper_name) for cfg in ALL_CONFIGS.values())
+        return {name: f"{cfg.leaf.paper_name:<{width}} {cfg.length:>4}  {cfg.leaf.sample} ids" + _rows_per_id(cfg.leaf)
                 for name, cfg in ALL_CONFIGS.items()}
 
     def features(self, config: str, image_storage: str) -> Features:
