@@ -2,10 +2,11 @@
 # `make demo`: build a small synthetic MMNeedle (all 21 configs, 20 positives + 20 negatives each),
 # load one config back with `datasets`, evaluate the `random` baseline on every MMNeedle task (and the
 # constant "-1" answer on the single-needle ones, for contrast); build MMLongBench from its offline fixture
-# (all 95 configs, a few rows each, images stored once), run the random baseline on its 8K tasks and screen
-# the 128K ones for Qwen2.5-VL without loading it; build MileBench from its offline fixture, run the random
-# baseline on Table 2's set and screen two subsets for a short context (the paper's left truncation); build
-# LoCoVQA's offline stand-in and run the random baseline on its 48 tasks; write the report.
+# (all 95 configs and the 25 ablation configs, a few rows each, images stored once), run the random baseline on
+# its 8K tasks and on the ablation sets, and screen the 128K ones for Qwen2.5-VL without loading it; build
+# MileBench from its offline fixture, run the random baseline on Table 2's set and screen two subsets for a
+# short context (the paper's left truncation); build LoCoVQA's offline stand-in and run the random baseline on
+# its 48 tasks; write the report.
 # Usage: bash scripts/demo.sh OUT_DIR      (about a minute on 2 CPU cores, fully offline)
 set -euo pipefail
 
@@ -43,9 +44,12 @@ echo "== 3/7 evaluate the random baseline on the mmneedle group (and the constan
 "$BIN/harness" --tasks mmneedle_k1 --model constant --model_args answer=-1 --data_dir "$OUT/data" \
   --output_path "$OUT/results" --no_progress > /dev/null
 
-echo "== 4/7 MMLongBench: build the offline fixture, run the random baseline at 8K, screen 128K for qwen2.5-vl"
+echo "== 4/7 MMLongBench: build the offline fixture, run the random baseline at 8K and on the ablation sets,"
+echo "        screen 128K for qwen2.5-vl"
 "$BIN/builders" build mmlongbench --source fixture --out "$OUT/data" --quiet --overwrite
 "$BIN/harness" --tasks mmlongbench_8k --model random --data_dir "$OUT/data" --output_path "$OUT/results" --no_progress
+"$BIN/harness" --tasks mmlongbench_ablation --model random --data_dir "$OUT/data" --output_path "$OUT/results" \
+  --no_progress > /dev/null
 "$BIN/harness" --tasks mmlongbench_128k --model qwen2.5-vl --data_dir "$OUT/data" --screen_only --no_progress | tail -n 3
 
 echo "== 5/7 MileBench: build the offline fixture (29 subsets x 3 sets), run the random baseline on Table 2's set,"

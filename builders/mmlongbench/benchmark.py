@@ -12,20 +12,27 @@ from datasets import Features
 from builders.core import contract
 from builders.core.benchmark import BuildOptions
 from builders.mmlongbench.build import build_mmlongbench
-from builders.mmlongbench.leaves import CONFIGS
+from builders.mmlongbench.leaves import ALL_CONFIGS, Leaf
+from builders.mmlongbench.plan import FIRST_ROW_LOADERS
 from builders.mmlongbench.rows import features
+
+
+def _rows_per_id(leaf: Leaf) -> str:
+    if leaf.loader in FIRST_ROW_LOADERS:
+        return ", the first row of each"
+    return f" x {leaf.variants} {leaf.needle}s" if leaf.variants > 1 else ""
 
 
 class MMLongBenchBenchmark:
     name = "mmlongbench"
-    summary = "19 long-context datasets x 8K-128K tokens (VRAG, NIAH, ICL, Summ, DocVQA)"
+    summary = "19 long-context datasets x 8K-128K tokens (VRAG, NIAH, ICL, Summ, DocVQA), and the ablation sets"
     # Hundreds of images per row, the same ones across depths and lengths: each is stored once.
     default_image_storage = contract.SHARED
 
     def configs(self) -> Mapping[str, str]:
-        return {name: f"{cfg.leaf.paper_name:<18} {cfg.length:>4}  {cfg.leaf.sample} ids"
-                + (f" x {cfg.leaf.variants} {cfg.leaf.needle}s" if cfg.leaf.variants > 1 else "")
-                for name, cfg in CONFIGS.items()}
+        width = max(len(cfg.leaf.paper_name) for cfg in ALL_CONFIGS.values())
+        return {name: f"{cfg.leaf.paper_name:<{width}} {cfg.length:>4}  {cfg.leaf.sample} ids" + _rows_per_id(cfg.leaf)
+                for name, cfg in ALL_CONFIGS.items()}
 
     def features(self, config: str, image_storage: str) -> Features:
         return features(image_storage)

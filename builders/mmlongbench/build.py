@@ -29,21 +29,24 @@ from builders.core.images import EncodedImage
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.writer import SHARD_BYTES
+from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
-from builders.mmlongbench.leaves import CLAIMS_FILES, CONFIGS, Config
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, Config
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 
-BUILDER_VERSION = "1.0.0"
+BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
 INFO = BuilderInfo(
     name="mmlongbench", module="builders.mmlongbench", version=BUILDER_VERSION,
     card={"license": "other", "pretty_name": "MMLongBench", "language": ["en"],
           "task_categories": ["visual-question-answering", "image-text-to-text"],
           "tags": ["long-context", "multimodal", "benchmark", "mmlongbench"]},
 )
-SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted ids, Dataset.shuffle(42), " \
-           "ICL draws in 8 forked map workers"
+SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted ids, Dataset.shuffle(42); " \
+           "each ICL row's exemplar set and shot order drawn as the official loader draws them, from a seed of " \
+           "(42, config, row id) (the official draws, made in forked workers that reseed from OS entropy, cannot be " \
+           "reproduced)"
 RELEASE_LICENCE = (
     "The release gathers public datasets under their own terms: Wikipedia passages (KILT, CC BY-SA), InfoSeek and "
     "ViQuAE images, Visual Haystack (COCO) images, MM-NIAH/OBELICS web pages, Stanford Cars, Food-101, SUN397 and "
@@ -79,27 +82,30 @@ def build_mmlongbench(
     dry_run: bool = False,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path | None:
-    """Build the requested configs (default: all 95) into `out_dir/mmlongbench` and return that path.
+    """Build the requested configs (default: the 95 and every ablation config the release can give) into
+    `out_dir/mmlongbench` and return that path.
 
     `source`: `fixture` (offline, `fixture:archives` for the archive layout) or the folder holding the release
     (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
     official code evaluates, or every row with `full`. A build already in `out_dir` with the same request
     gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing.
     """
-    cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
+    cfgs = [ALL_CONFIGS[name] for name in select_configs(configs, ALL_CONFIGS)]
     counter = make_text_counter(text_tokenizer)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".mmlongbench-work-", dir=out_dir) as work:
         release, source_id, caveats = open_release(source, Path(work))
         try:
+            if _asks_for_everything(configs):
+                cfgs = _without_unavailable_ablations(cfgs, release)
             request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
                        "text_tokenizer": counter.name, "sampling": SAMPLING}
             card = {"license": "cc0-1.0"} if caveats else {}
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS),
+                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(ALL_CONFIGS),
                                  command=command, caveats=caveats, card=card)
             build.find_base()
-            pending = [CONFIGS[name] for name in build.pending]
+            pending = [ALL_CONFIGS[name] for name in build.pending]
             stages = _Stages(release, pending, full, counter, Path(work), progress)
             if progress or dry_run:
                 stages.print_plan(build)
@@ -111,6 +117,22 @@ def build_mmlongbench(
                 return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
         finally:
             release.close()
+
+
+def _asks_for_everything(configs: list[str] | None) -> bool:
+    return not configs or "all" in {part.strip().lower() for item in configs for part in item.split(",")}
+
+
+def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list[Config]:
+    """A default build's configs less the ablation configs the release cannot give (said on stderr): the
+    published release need not hold their files, and a benchmark build must not fail for an analysis set."""
+    reasons = {cfg.name: unavailable(release, cfg) for cfg in cfgs if cfg.name in ABLATION_CONFIGS}
+    skipped = {name: why for name, why in reasons.items() if why}
+    if skipped:
+        print(f"note: {len(skipped)} ablation config(s) left out, the release cannot give them: "
+              + "; ".join(f"{name} ({why})" for name, why in list(skipped.items())[:MAX_REPORTED])
+              + (" ..." if len(skipped) > MAX_REPORTED else ""), file=sys.stderr)
+    return [cfg for cfg in cfgs if cfg.name not in skipped]
 
 
 class _Stages:

@@ -2,7 +2,7 @@
 
 Every leaf at every length gets a test file shaped as the official loaders read it (field names, image
 paths relative to `mmlb_image/`, depth/permutation rows sharing an id, the ICL exemplar sets, the claims
-files), with a few small drawn images. Longer lengths hold more items, and images recur across rows and
+files; the ablation sets' extra fields and files), with a few small drawn images. Longer lengths hold more items, and images recur across rows and
 lengths as in the real release. With `archives=True` the release is written as the published archives
 (`mmlb_data.tar.gz`, `vrag.tar.gz`, ...) instead of folders. The content is nonsense: scores on it say
 that the pipeline runs, nothing about a model.
@@ -19,10 +19,10 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
-from builders.mmlongbench.leaves import CLAIMS_FILES, LEAVES, LENGTHS, Leaf
+from builders.mmlongbench.leaves import ABLATION_LEAVES, CLAIMS_FILES, LEAF_BY_NAME, LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 
-FIXTURE_VERSION = "1"
+FIXTURE_VERSION = "2"
 IDS_PER_FILE = 3
 ICL_CLASSES = 3
 WORDS = ("harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon "
@@ -64,12 +64,16 @@ def _text(seed: int, words: int = 12) -> str:
 def _rows_vrag(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
     rows = []
     for base in range(IDS_PER_FILE):
+        gold = {"doc_id": f"{leaf.dataset}-{base}-gold", "title": f"Gold {base}",
+                "text": f"The entity {base} lives in Paris. " + _text(base)}
         for variant in range(leaf.variants):
-            ctxs = [{"title": f"Entity {base}-{k}", "text": _text(base + k)} for k in range(n + 1)]
-            ctxs.insert(variant % (n + 2), {"title": f"Gold {base}", "text": f"The entity {base} lives in Paris. "
-                                            + _text(base)})
+            ctxs = [{"doc_id": f"{leaf.dataset}-{base}-{k}", "title": f"Entity {base}-{k}", "text": _text(base + k)}
+                    for k in range(n + 1)]
+            ctxs.insert(variant % (n + 2), gold)
+            # `original_question` (the entity named: the `triviaqa` ablation) and `positive_ctxs` (`occ_vrag`).
             rows.append({"id": f"{leaf.dataset}_{base}", "question": f" Where does entity {base} live?",
-                         "answer": ["Paris", "City of Light"], "ctxs": ctxs,
+                         "original_question": f"Where does Entity {base} live?",
+                         "answer": ["Paris", "City of Light"], "ctxs": ctxs, "positive_ctxs": [gold],
                          "image": images.natural(f"vrag/{leaf.dataset}/entity_{base}.jpg")})
     return rows
 
@@ -167,8 +171,26 @@ def _rows_docqa(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
     return rows
 
 
+def _rows_text_haystack(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
+    """Image-needle retrieval rows with the haystack's text removed (the ablation's name for it)."""
+    rows = _rows_mmniah(leaf, n, images)
+    for row in rows:
+        row["ctxs"] = [c for c in row["ctxs"] if c["text"] == "<image>"]
+    return rows
+
+
+def _rows_text_doc(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
+    """MMLongBench-Doc's rows with each page's OCR text beside its path (`text_mmlongdoc_K*.jsonl`)."""
+    rows = _rows_docqa(LEAF_BY_NAME["docvqa_mmlongbench_doc"], n, images)
+    for row in rows:
+        row["page_text_list"] = [f"Page {p}. " + _text(p + len(row["doc_name"]), 15) for p in range(len(row["page_list"]))]
+    return rows
+
+
 _ROWS = {"vrag": _rows_vrag, "vh": _rows_vh, "mmniah_text": _rows_mmniah, "mmniah_image_count": _rows_mmniah,
-         "mmniah_image_mc": _rows_mmniah, "govreport": _rows_summ, "multilexsum": _rows_summ, "docqa": _rows_docqa}
+         "mmniah_image_mc": _rows_mmniah, "govreport": _rows_summ, "multilexsum": _rows_summ, "docqa": _rows_docqa,
+         "text_docqa": _rows_text_doc}
+_ABLATION_ROWS = {"text_haystack_ret_image": _rows_text_haystack}
 
 
 def fixture_files() -> tuple[dict[str, bytes], dict[str, bytes]]:
@@ -177,11 +199,13 @@ def fixture_files() -> tuple[dict[str, bytes], dict[str, bytes]]:
     texts: dict[str, bytes] = {}
     for index, length in enumerate(LENGTHS):
         n = index + 1
-        for leaf in LEAVES:
+        for leaf in (*LEAVES, *ABLATION_LEAVES):
+            if leaf.file(length) in texts:
+                continue  # an ablation reading a main file (triviaqa and occ_vrag read the VRAG files)
             if leaf.loader == "icl":
                 texts[leaf.file(length)] = json.dumps(_icl(leaf, n, images), indent=1).encode()
             else:
-                rows = _ROWS[leaf.loader](leaf, n, images)
+                rows = _ABLATION_ROWS.get(leaf.dataset, _ROWS[leaf.loader])(leaf, n, images)
                 texts[leaf.file(length)] = "".join(json.dumps(r) + "\n" for r in rows).encode()
     for leaf in LEAVES:
         if leaf.dataset in CLAIMS_FILES:

@@ -1,8 +1,10 @@
-"""MMLongBench's 19 leaf datasets, their release files and how the official code (commit 26197d2) reads them.
+"""MMLongBench's 19 leaf datasets, its ablation sets, their release files and how the official code (commit
+26197d2) reads them.
 
 A config is one leaf at one length: `{category}_{dataset}_{length}` (`icl_food101_128k`). The release
 (`mmlb_data/`) holds one file per leaf and length; `Leaf.file(k)` names it exactly as the official configs
-(`configs/*_all.yaml`) do.
+(`configs/*_all.yaml`) do. The ablation sets (`ablation_*`, apart from the 95 main configs) are the inputs of
+the paper's error analyses, which `data.py` `load_data` dispatches by dataset name.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Leaf:
     variants: int  # rows per id: 6 depths, 3 permutations, or 1
     answer_prefix: str  # the official `system_template`, prefilled as the assistant turn
     max_new_tokens: int  # the official generation_max_length
-    paper_name: str  # the dataset's name in the paper's tables (paper_results.csv)
+    paper_name: str  # the dataset's name in the paper's tables (paper_results.csv), or what an ablation is
 
     @property
     def name(self) -> str:
@@ -73,7 +75,28 @@ LEAVES: tuple[Leaf, ...] = (
     _leaf("docvqa", "slidevqa", "documentQA/slidevqa_K{k}.jsonl", "docqa", "SlideVQA"),
 )
 
-LEAF_BY_NAME: dict[str, Leaf] = {leaf.name: leaf for leaf in LEAVES}
+# The ablation sets, by the dataset name `load_data` dispatches on. `triviaqa` and `text_doc` are the inputs of the
+# paper's Figures 10 and 9 (configs/text_rag_all.yaml, text_docqa_all.yaml); `occ_vrag` and
+# `text-haystack_retrieval-image` have a loader but no official config, so which file they read is ours to say:
+# the VRAG files for `occ_vrag` (its loader needs their gold passages), and for the text-haystack set a file named
+# like its image-needle sibling, with that sibling's sample of 50 ids.
+ABLATION_LEAVES: tuple[Leaf, ...] = (
+    _leaf("ablation", "triviaqa", "vrag/viquae_K{k}_dep6.jsonl", "text_rag", "ViQuAE, entity named (text only)",
+          variants=6),
+    _leaf("ablation", "occ_vrag_infoseek", "vrag/infoseek_K{k}_dep3.jsonl", "vrag_occlusion",
+          "InfoSeek, gold passages removed", variants=3),
+    _leaf("ablation", "occ_vrag_viquae", "vrag/viquae_K{k}_dep6.jsonl", "vrag_occlusion",
+          "ViQuAE, gold passages removed", variants=6),
+    _leaf("ablation", "text_haystack_ret_image", "NIAH/text-haystack_retrieval-image_test_K{k}_dep6.jsonl",
+          "mmniah_image_mc", "MM-NIAH-Ret (I), other text removed", sample=50, variants=6),
+    _leaf("ablation", "text_doc", "documentQA/text_mmlongdoc_K{k}.jsonl", "text_docqa",
+          "MMLongBench-Doc, OCR text"),
+)
+# The official dataset name of each ablation (what `load_data` matches), for the docs and the report.
+OFFICIAL_ABLATION_NAMES = {"triviaqa": "triviaqa", "occ_vrag_infoseek": "occ_vrag", "occ_vrag_viquae": "occ_vrag",
+                           "text_haystack_ret_image": "text-haystack_retrieval-image", "text_doc": "text_doc"}
+
+LEAF_BY_NAME: dict[str, Leaf] = {leaf.name: leaf for leaf in (*LEAVES, *ABLATION_LEAVES)}
 
 # The summarization judge's atomic claims, one jsonl per dataset ({"id", "claims"}), keyed by the row id.
 CLAIMS_FILES = {"govreport": "summ/gov_claims.jsonl", "multilexsum": "summ/lexsum_claims.jsonl"}
@@ -102,5 +125,11 @@ class Config:
         return self.leaf.file(self.length)
 
 
-# Canonical order: by length, then leaf as in the paper's tables (every 8k config first).
-CONFIGS: dict[str, Config] = {cfg.name: cfg for cfg in (Config(leaf, length) for length in LENGTHS for leaf in LEAVES)}
+def _configs(leaves: tuple[Leaf, ...]) -> dict[str, Config]:
+    return {cfg.name: cfg for cfg in (Config(leaf, length) for length in LENGTHS for leaf in leaves)}
+
+
+# Canonical order: by length, then leaf as in the paper's tables (every 8k config first); the ablations after.
+CONFIGS: dict[str, Config] = _configs(LEAVES)  # the benchmark: 95 configs
+ABLATION_CONFIGS: dict[str, Config] = _configs(ABLATION_LEAVES)
+ALL_CONFIGS: dict[str, Config] = {**CONFIGS, **ABLATION_CONFIGS}

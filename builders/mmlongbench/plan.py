@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.mmlongbench.ablations import ABLATION_ASSEMBLERS
 from builders.mmlongbench.leaves import Config
 from builders.mmlongbench.prompts import (
     ASSEMBLERS,
@@ -25,7 +26,11 @@ from builders.mmlongbench.release import read_lines
 from builders.mmlongbench.rows import PlannedRow
 from builders.mmlongbench.sampling import icl_draws, sampled_ids, shuffled_indices
 
-SHUFFLED_LOADERS = frozenset({"govreport", "multilexsum", "docqa"})  # Dataset.shuffle(seed).select(n)
+SHUFFLED_LOADERS = frozenset({"govreport", "multilexsum", "docqa", "text_docqa"})  # Dataset.shuffle(seed).select(n)
+# `load_vrag_occlusion` keeps one row per sampled id (pandas `drop_duplicates(subset=["id"], keep="first")`), and
+# its gold passages are gone, so the row has no needle position.
+FIRST_ROW_LOADERS = frozenset({"vrag_occlusion"})
+LOADERS = {**ASSEMBLERS, **ABLATION_ASSEMBLERS}
 
 
 def _parse(line: str, where: str) -> dict[str, Any]:
@@ -79,7 +84,8 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
     except TypeError:
         raise BuildError(f"{cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
     seen: dict[Any, int] = {}
-    assemble = ASSEMBLERS[cfg.leaf.loader]
+    assemble = LOADERS[cfg.leaf.loader]
+    first_only = cfg.leaf.loader in FIRST_ROW_LOADERS
     eval_index = 0
     for number, line in read_lines(path):
         row = _parse(line, _where(cfg, number))
@@ -91,8 +97,11 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
         if variant >= cfg.leaf.variants:
             raise BuildError(f"{_where(cfg, number, row_id)}: more than {cfg.leaf.variants} rows share this id "
                              f"(the file name says {cfg.leaf.variants} {cfg.leaf.needle}s per example)")
+        if first_only and keep is not None and variant > 0:
+            continue
         where = _where(cfg, number, row_id)
-        yield _planned(cfg, assemble(row, where), where, f"{row_id}#{variant}", str(row_id), eval_index, variant)
+        yield _planned(cfg, assemble(row, where), where, f"{row_id}#{variant}", str(row_id), eval_index,
+                       -1 if first_only else variant)
         eval_index += 1
 
 
@@ -105,7 +114,7 @@ def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, 
     for index, (number, line) in enumerate(read_lines(path)):
         if index in position:
             chosen[index] = (number, line)
-    assemble = ASSEMBLERS[cfg.leaf.loader]
+    assemble = LOADERS[cfg.leaf.loader]
     for eval_index, index in enumerate(order):
         number, line = chosen[index]
         row = _parse(line, _where(cfg, number))
@@ -132,10 +141,9 @@ def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
                 or not isinstance(block.get("test_example"), list) or not block["exemplar_list"]:
             raise BuildError(f"{cfg.file}: domain {domain!r} needs a non-empty 'exemplar_list' and a 'test_example' list")
         exemplar_sets[domain] = block["exemplar_list"]
-        tests += [(domain, (k, example)) for k, example in enumerate(block["test_example"])]
-    for eval_index, (domain, (k, example), shots) in enumerate(icl_draws(tests, exemplar_sets, n)):
-        where = f"{cfg.file} (domain {domain!r}, test_example {k})"
+        tests += [(f"{domain}/{k}", domain, example) for k, example in enumerate(block["test_example"])]
+    for eval_index, (source_id, domain, example, shots) in enumerate(icl_draws(tests, exemplar_sets, n, cfg.name)):
+        where = f"{cfg.file} (domain {domain!r}, test_example {source_id.rsplit('/', 1)[1]})"
         if not isinstance(example, dict):
             raise RowFormatError(f"{where}: expected an object with 'image' and 'answer'")
-        source_id = f"{domain}/{k}"
         yield _planned(cfg, assemble_icl(example, shots, where), where, source_id, source_id, eval_index)

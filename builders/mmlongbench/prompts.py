@@ -16,19 +16,19 @@ from typing import Any
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
 
-_ANSWER_FORMAT = "Write your answer in the following format:\nAnswer: [answer]\n\n{context}\n\nQuestion: {question}"
+ANSWER_FORMAT = "Write your answer in the following format:\nAnswer: [answer]\n\n{context}\n\nQuestion: {question}"
 
 USER_TEMPLATES: dict[str, str] = {
     "vrag": "Use the given documents to write a concise and short answer to the question about the entity shown in "
-            "the image. " + _ANSWER_FORMAT,
+            "the image. " + ANSWER_FORMAT,
     "vh": "You are given a set of images. Please answer the question in Yes or No based on the given images. "
-          + _ANSWER_FORMAT,
+          + ANSWER_FORMAT,
     "mmniah_text": "You are given interleaved text and images. Please answer the question based on the given text and "
-                   "images. " + _ANSWER_FORMAT,
+                   "images. " + ANSWER_FORMAT,
     "mmniah_image_count": "You are given interleaved text and images. Please answer the question based on the given "
-                          "text and images. " + _ANSWER_FORMAT,
+                          "text and images. " + ANSWER_FORMAT,
     "mmniah_image_mc": "You are given interleaved text and images. Please answer the question with the option's letter "
-                       "(A, B, etc.) based on the given text and images. " + _ANSWER_FORMAT,
+                       "(A, B, etc.) based on the given text and images. " + ANSWER_FORMAT,
     "icl": "You need to recognize entities in images. Use the provided mapping from the image to label to assign a "
            "label to the test image. Only output \"label: {{label}}\" and nothing else.\n\nTraining examples:\n"
            "{context}\n\nNow classify this image: {question}",
@@ -43,12 +43,13 @@ USER_TEMPLATES: dict[str, str] = {
                    "Legal documents:\n{context}\n\nNow please summarize the case.",
     "docqa": "You are given a document with text and images, and a question. Answer the question as concisely as you "
              "can, using a single phrase or sentence if possible. If the question cannot be answered based on the "
-             "information in the article, write 'Not answerable.' " + _ANSWER_FORMAT,
+             "information in the article, write 'Not answerable.' " + ANSWER_FORMAT,
 }
 
 PASSAGE_TEMPLATE = "Document (Title: {title}): {text}"
 ICL_ITEM_TEMPLATE = IMAGE_PLACEHOLDER + "\nlabel: {label}"
 PAGE_TEMPLATE = "Document {doc_id:.15} (page {page_id}): " + IMAGE_PLACEHOLDER
+TEXT_PAGE_TEMPLATE = "Document {doc_id:.15} (page {page_id}): \n{page_text}"  # load_text_doc_qa
 DOCQA_QUESTION = "Based on Document {doc_id:.15}, answer the following question. "
 
 
@@ -110,7 +111,11 @@ def _fill(loader: str, context: str, question: str) -> str:
 
 
 def _passages(row: Mapping[str, Any], where: str, template: str | None) -> str:
-    ctxs = field_of(row, "ctxs", where, list)
+    return join_passages(field_of(row, "ctxs", where, list), where, template)
+
+
+def join_passages(ctxs: list[Any], where: str, template: str | None) -> str:
+    """Passages joined by a blank line, each through `template` (title and text) or as its bare text."""
     try:
         return "\n\n".join(template.format(**c) if template else c["text"] for c in ctxs)
     except (KeyError, TypeError) as exc:
@@ -172,15 +177,21 @@ def assemble_icl(example: Mapping[str, Any], exemplars: list[Mapping[str, Any]],
     return Assembled(_fill("icl", context, IMAGE_PLACEHOLDER), images, gold_of(example, where, "label"))
 
 
-def page_label(path: str, split_index: int) -> str:
+def page_label(path: str, split_index: int, text: str | None = None) -> str:
     """The official page label of an image path: the folder names the document, the text after "page" the
-    page (`split("page")[1]` for summarization, `[-1]` for DocVQA, as the official loaders differ)."""
-    return PAGE_TEMPLATE.format(doc_id=path.split("/")[-2], page_id=path.split("page")[split_index].split(".")[0])
+    page (`split("page")[1]` for summarization, `[-1]` for DocVQA, as the official loaders differ); followed
+    by the page's image, or by its OCR text (`text`, the `text_doc` ablation)."""
+    doc_id, page_id = path.split("/")[-2], path.split("page")[split_index].split(".")[0]
+    if text is None:
+        return PAGE_TEMPLATE.format(doc_id=doc_id, page_id=page_id)
+    return TEXT_PAGE_TEMPLATE.format(doc_id=doc_id, page_id=page_id, page_text=text)
 
 
-def _pages(paths: list[str], split_index: int, where: str) -> str:
+def pages_context(paths: list[str], split_index: int, where: str, texts: list[str] | None = None) -> str:
+    """The pages' labels joined by a blank line (with their OCR texts when given, one per page)."""
     try:
-        return "\n\n".join(page_label(p, split_index) for p in paths)
+        return "\n\n".join(page_label(p, split_index, None if texts is None else texts[k])
+                            for k, p in enumerate(paths))
     except IndexError:
         raise RowFormatError(f"{where}: page paths should look like DOC/..page<N>.<ext> (got {paths[:3]}...)") from None
 
@@ -192,16 +203,25 @@ def assemble_govreport(row: Mapping[str, Any], where: str) -> Assembled:
                                 for aspect in field_of(row, "summary", where, list))
     except (KeyError, TypeError) as exc:
         raise RowFormatError(f"{where}: 'summary' should be a list of {{section_title, paragraphs}} ({exc!r})") from None
-    return Assembled(_fill("govreport", _pages(images, 1, where), ""), images, reference)
+    return Assembled(_fill("govreport", pages_context(images, 1, where), ""), images, reference)
 
 
 def assemble_multilexsum(row: Mapping[str, Any], where: str) -> Assembled:
     images = _strings(row, "image_list", where)
-    return Assembled(_fill("multilexsum", _pages(images, 1, where), ""), images, field_of(row, "summary", where, str))
+    return Assembled(_fill("multilexsum", pages_context(images, 1, where), ""), images, field_of(row, "summary", where, str))
 
 
-def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:
-    pages = _strings(row, "page_list", where)
+@dataclass
+class DocQuestion:
+    """What a DocVQA row asks and expects, whatever form its pages take (images, or OCR text in the ablation)."""
+
+    question: str  # with the official "Based on Document {doc_id:.15}, ..." prefix
+    answer: Any
+    answer_format: str
+    extras: dict[str, Any]
+
+
+def doc_question(row: Mapping[str, Any], where: str) -> DocQuestion:
     doc_name = str(field_of(row, "doc_name", where))
     question = DOCQA_QUESTION.format(doc_id=doc_name) + field_of(row, "question", where, str)
     answer = field_of(row, "answer", where)
@@ -210,8 +230,15 @@ def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:
         raise RowFormatError(f"{where}: field 'answer_format' should be one of {', '.join(DOCQA_FORMATS)}, "
                              f"got {answer_format!r}")
     answer_pages = row.get("ans_page_list") or []
-    return Assembled(_fill("docqa", _pages(pages, -1, where), question), pages, answer, answer_format,
-                     {"doc_name": doc_name, "answer_pages": [int(p) for p in answer_pages]})
+    return DocQuestion(question, answer, answer_format,
+                       {"doc_name": doc_name, "answer_pages": [int(p) for p in answer_pages]})
+
+
+def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:
+    pages = _strings(row, "page_list", where)
+    asked = doc_question(row, where)
+    return Assembled(_fill("docqa", pages_context(pages, -1, where), asked.question), pages, asked.answer,
+                     asked.answer_format, asked.extras)
 
 
 ASSEMBLERS = {

@@ -6,11 +6,13 @@
 - NIAH and VRAG files: `random.sample(sorted(set(ids)), n)`, then every row of a sampled id, in file order;
 - Summarization and DocVQA files: `datasets.Dataset.shuffle(seed=42).select(range(n))`, i.e. the first n of
   `np.random.default_rng(42).permutation(len(rows))`, in that order;
-- ICL files: `random.shuffle` of the (domain, test example) list, the first n kept; then each row draws an
-  exemplar set with `random.choice` and shuffles its demonstration rounds in place with `random.shuffle`,
-  inside `datasets.map(num_proc=preprocessing_num_workers=8)`. That map forks 8 workers over contiguous
-  shards, so each shard starts from the same random state (the one after the shuffle) and its own copy of
-  the exemplar sets, whose in-place shuffles carry over to the shard's later rows. `icl_draws` replays that.
+- ICL files: `random.shuffle` of the (domain, test example) list, the first n kept. Each row then draws
+  an exemplar set with `random.choice` and shuffles its demonstration rounds with `random.shuffle`, but
+  inside `datasets.map(num_proc=preprocessing_num_workers=8)`: Python's `random` reseeds itself in every
+  forked worker (`os.register_at_fork`), so those draws come from OS entropy and no run, the authors'
+  included, can be reproduced. `icl_draws` keeps the official procedure and distribution (the domain's
+  exemplar sets, one chosen uniformly, each round shuffled uniformly) and draws each row independently
+  from a seed derived from (build seed, config, row id): deterministic, and no two rows share a stream.
 
 With `full`, the official code's `max_test_samples=None` path: every row in file order, no shuffle
 (ICL rows still draw their exemplars as above).
@@ -18,7 +20,7 @@ With `full`, the official code's `max_test_samples=None` path: every row in file
 
 from __future__ import annotations
 
-import copy
+import hashlib
 import random
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -26,7 +28,6 @@ from typing import Any
 import numpy as np
 
 OFFICIAL_SEED = 42
-OFFICIAL_MAP_WORKERS = 8  # arguments.py --preprocessing_num_workers default; run_eval.sh never sets it
 
 
 def sampled_ids(ids: Sequence[Hashable], n: int | None, seed: int = OFFICIAL_SEED) -> set[Hashable] | None:
@@ -45,42 +46,34 @@ def shuffled_indices(count: int, n: int | None, seed: int = OFFICIAL_SEED) -> li
     return [int(i) for i in permutation[: min(n, count)]]
 
 
-def contiguous_shards(count: int, shards: int) -> list[range]:
-    """`datasets.Dataset.shard(num_shards, index, contiguous=True)` for every index, as `map(num_proc)` splits."""
-    shards = max(1, min(shards, count))
-    div, mod = divmod(count, shards)
-    out = []
-    start = 0
-    for index in range(shards):
-        size = div + (1 if index < mod else 0)
-        out.append(range(start, start + size))
-        start += size
-    return out
+def row_seed(seed: int, config: str, row_id: str) -> int:
+    """A row's own seed: a hash of (build seed, config, row id), so a row's draw depends on nothing else."""
+    digest = hashlib.sha256(f"{seed}\x00{config}\x00{row_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
-def icl_draws(test_examples: list[tuple[str, Any]], exemplar_sets: dict[str, list[list[list[Any]]]],
-              n: int | None, seed: int = OFFICIAL_SEED,
-              workers: int = OFFICIAL_MAP_WORKERS) -> list[tuple[str, Any, list[Any]]]:
-    """The ICL rows in evaluation order: (domain, test example, the exemplars in shot order).
+ICLTest = tuple[str, str, Any]  # (row id, domain, test example)
 
-    `test_examples` are (domain, example) in file order; `exemplar_sets[domain]` the domain's candidate
-    exemplar sets, each a list of demonstration rounds (lists of exemplars).
+
+def icl_draws(tests: list[ICLTest], exemplar_sets: dict[str, list[list[list[Any]]]], n: int | None, config: str,
+              seed: int = OFFICIAL_SEED) -> list[tuple[str, str, Any, list[Any]]]:
+    """The ICL rows in evaluation order: (row id, domain, test example, the exemplars in shot order).
+
+    `tests` are in file order; `exemplar_sets[domain]` the domain's candidate exemplar sets, each a list of
+    demonstration rounds (lists of exemplars). The evaluation sample is the official one (seed `seed`); each
+    row's exemplar set and shot order come from its own `row_seed`.
     """
-    rng = random.Random(seed)
-    examples = list(test_examples)
+    examples = list(tests)
     if n is not None:
-        rng.shuffle(examples)
+        random.Random(seed).shuffle(examples)
         examples = examples[: min(n, len(examples))]
-    state = rng.getstate()
-    rows: list[tuple[str, Any, list[Any]]] = []
-    for shard in contiguous_shards(len(examples), workers):
-        worker_rng = random.Random()
-        worker_rng.setstate(state)  # a forked worker inherits the parent's state...
-        worker_sets = copy.deepcopy(exemplar_sets)  # ...and its own copy of the lists it shuffles in place
-        for index in shard:
-            domain, example = examples[index]
-            chosen = worker_rng.choice(worker_sets[domain])
-            for demo_round in chosen:
-                worker_rng.shuffle(demo_round)
-            rows.append((domain, example, [item for demo_round in chosen for item in demo_round]))
+    rows: list[tuple[str, str, Any, list[Any]]] = []
+    for row_id, domain, example in examples:
+        rng = random.Random(row_seed(seed, config, row_id))
+        shots: list[Any] = []
+        for demo_round in rng.choice(exemplar_sets[domain]):
+            demo_round = list(demo_round)  # the release's lists stay as read: each row starts from them
+            rng.shuffle(demo_round)
+            shots += demo_round
+        rows.append((row_id, domain, example, shots))
     return rows

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +31,16 @@ def _squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-def paper_model_for(*names: str) -> str | None:
+def paper_model_for(*names: str, models: Iterable[str] | None = None) -> str | None:
     """The paper's name of a model given its run name(s) (alias, checkpoint path or id), or None.
 
-    A checkpoint matches a paper model when, ignoring case and punctuation, its last path part starts with
-    the paper's name; the longest such name wins (`Qwen2-VL-72B-Instruct` is `Qwen2-VL-72B`, not `-7B`).
+    A checkpoint matches a paper model (one of `models`, default the 46 of Figures 22-26) when, ignoring case
+    and punctuation, its last path part starts with the paper's name; the longest such name wins
+    (`Qwen2-VL-72B-Instruct` is `Qwen2-VL-72B`, not `-7B`).
     """
     candidates = [_squash(Path(n.rstrip("/")).name) for n in names if n]
     best: str | None = None
-    for paper in paper_models(load_paper_results()):
+    for paper in paper_models(load_paper_results()) if models is None else models:
         key = _squash(paper)
         if any(c.startswith(key) for c in candidates) and (best is None or len(key) > len(_squash(best))):
             best = paper

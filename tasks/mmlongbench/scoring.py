@@ -51,6 +51,12 @@ METRIC_OF_DATASET: dict[str, str] = {
     "mmlongbench_doc": "docvqa_score",
     "longdocurl": "docvqa_score",
     "slidevqa": "docvqa_score",
+    # The ablation sets: each loader's post-process in `data.py` is the main one it derives from.
+    "triviaqa": "sub_em",
+    "occ_vrag_infoseek": "sub_em",
+    "occ_vrag_viquae": "sub_em",
+    "text_haystack_ret_image": "mc_acc",
+    "text_doc": "docvqa_score",
 }
 VH_ROW_METRIC = "vh_acc"
 SUMM_FALLBACK_METRIC = "rougeLsum_f1"

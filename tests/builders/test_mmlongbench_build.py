@@ -1,16 +1,21 @@
 """The MMLongBench builder on release-format fixtures: every config loads, each row shows exactly the images
 its release line names, token figures fit the length, archives equal folders, builds are deterministic, the
-official sample is the one kept, and bad input fails naming the file, the line and what was expected."""
+official sample is the one kept, ICL rows draw their shots independently with the official distribution, the
+ablation sets read the release as the official ablation loaders do, and bad input fails naming the file, the
+line and what was expected."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
+import re
 import shutil
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
+from itertools import combinations
 from pathlib import Path
 
 import datasets
@@ -21,13 +26,14 @@ from builders.core import contract
 from builders.core.errors import BuildError
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.fixture import write_fixture
-from builders.mmlongbench.leaves import CONFIGS, LEAF_BY_NAME, LENGTHS
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CONFIGS, LEAF_BY_NAME, LENGTHS
+from builders.mmlongbench.plan import plan_config
 
 # Which release fields name a row's images, in prompt order, per official loader (data.py @26197d2).
 IMAGE_FIELDS = {"vrag": ("image",), "vh": ("ctxs",), "mmniah_text": ("image_list",),
                 "mmniah_image_count": ("image_list", "needle_image_list"),
                 "mmniah_image_mc": ("image_list", "choices_image"), "govreport": ("image_list",),
-                "multilexsum": ("image_list",), "docqa": ("page_list",)}
+                "multilexsum": ("image_list",), "docqa": ("page_list",), "text_rag": (), "text_docqa": ()}
 
 
 def sha(data: bytes) -> str:
@@ -58,7 +64,7 @@ def release_lines(release: Path, file: str) -> list[dict]:
 
 def expected_images(release: Path, config: str) -> dict[str, list[str]]:
     """Row id -> the sha256 of each image its release line names, read straight from the release."""
-    cfg = CONFIGS[config]
+    cfg = ALL_CONFIGS[config]
     seen: dict[str, int] = defaultdict(int)
     out = {}
     for line in release_lines(release, cfg.file):
@@ -74,9 +80,13 @@ def expected_images(release: Path, config: str) -> dict[str, list[str]]:
 
 
 def test_every_config_loads_and_each_row_shows_its_release_images(built: Path, release: Path) -> None:
-    assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*CONFIGS, contract.IMAGE_TABLE_CONFIG])
-    for config, cfg in CONFIGS.items():
-        rows = datasets.load_dataset(str(built), config, split="test")
+    # A default build of the fixture: the 95 configs and every ablation config.
+    assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*ALL_CONFIGS, contract.IMAGE_TABLE_CONFIG])
+    for config, cfg in ALL_CONFIGS.items():
+        if cfg.leaf.loader == "vrag_occlusion":
+            continue  # one row per id: test_ablation_sets_read_the_release_as_the_official_ablation_loaders
+        # The user's way for the benchmark's configs; the manifest's files for the ablations (a card parse each).
+        rows = datasets.load_dataset(str(built), config, split="test") if config in CONFIGS else load(built, config)
         assert len(rows) > 0, config
         assert set(rows["length"]) == {cfg.tokens} and set(rows["dataset"]) == {cfg.leaf.dataset}
         if cfg.leaf.loader == "icl":
@@ -107,9 +117,66 @@ def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path)
             assert set(shots) <= exemplars and len(shots) == sum(len(r) for r in domain["exemplar_list"][0])
 
 
+def test_icl_rows_repeat_shot_sequences_no_more_than_independent_draws_would(built: Path, release: Path) -> None:
+    """Identical shot sequences within a config only as often as chance makes them. (Replaying the official
+    8 forked workers from one state, as before, gave every row of a domain here the same sequence.)"""
+    observed, expected = 0, 0.0
+    for config, cfg in CONFIGS.items():
+        if cfg.leaf.loader != "icl":
+            continue
+        data = json.loads((release / "mmlb_data" / cfg.file).read_text())
+        by_domain: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for row in load(built, config):
+            by_domain[row["source_id"].split("/")[0]].append(tuple(row[contract.IMAGE_SHA256][:-1]))
+        for domain, sequences in by_domain.items():
+            sets = data[domain]["exemplar_list"]  # distinct sets, each round a permutation of distinct shots
+            possible = len(sets) * math.prod(math.factorial(len(r)) for r in sets[0])
+            expected += math.comb(len(sequences), 2) / possible
+            observed += sum(a == b for a, b in combinations(sequences, 2))
+    assert observed <= expected + 3 * math.sqrt(expected) + 1, (observed, expected)
+
+
+def write_icl_file(path: Path, tests: int, classes: int = 5, rounds: int = 2, sets: int = 3) -> Path:
+    """An ICL release file in the official layout: one domain, `sets` exemplar sets of `rounds` rounds, each
+    round one shot per class (image names say set, round and class)."""
+    def shot(s: int, r: int, label: int) -> dict:
+        return {"image": f"icl/x/set{s}_round{r}_class{label}.jpg", "id": label}
+
+    data = {"all": {"exemplar_list": [[[shot(s, r, c) for c in range(classes)] for r in range(rounds)]
+                                      for s in range(sets)],
+                    "test_example": [{"image": f"icl/x/test{t}.jpg", "answer": t % classes} for t in range(tests)]}}
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_icl_draws_follow_the_official_distribution_row_by_row(tmp_path: Path) -> None:
+    cfg = CONFIGS["icl_food101_8k"]
+    file = write_icl_file(tmp_path / "icl.json", 600)
+    rows = list(plan_config(cfg, file, full=True))
+    labels = [re.findall(r"label: (\d+)", row.prompt) for row in rows]
+    assert all(sorted(seq[:5]) == sorted(seq[5:]) == list("01234") for seq in labels)  # one shot per class a round
+    # Each label equally likely at each of the 10 positions: chi-square over 40 degrees of freedom, p = 0.001.
+    chi2 = sum((Counter(seq[pos] for seq in labels)[str(c)] - 120) ** 2 / 120 for pos in range(10) for c in range(5))
+    assert chi2 < 73.4, chi2
+    # Each exemplar set equally likely (2 degrees of freedom, p = 0.001).
+    chosen = Counter(row.images[0].split("_")[0] for row in rows)
+    assert len(chosen) == 3 and sum((n - 200) ** 2 / 200 for n in chosen.values()) < 13.8, chosen
+    # 3 x 120 x 120 possible sequences: about 4 pairs of the 600 rows coincide by chance.
+    assert len({tuple(row.images[:-1]) for row in rows}) >= 600 - 15
+    # The official sample (seed 42: the first 100 of the shuffled test examples) shows each row drawn as in the
+    # full file: a row's draw is its own, whatever else is drawn, and the build is deterministic.
+    sampled = list(plan_config(cfg, file, full=False))
+    order = list(range(600))
+    random.Random(42).shuffle(order)
+    assert [row.source_id for row in sampled] == [f"all/{k}" for k in order[:100]]
+    by_id = {row.source_id: row.images for row in rows}
+    assert all(row.images == by_id[row.source_id] for row in sampled)
+    assert [row.images for row in plan_config(cfg, file, full=True)] == [row.images for row in rows]
+
+
 def test_token_figures_fit_each_rows_length(built: Path) -> None:
     manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
-    for config, cfg in CONFIGS.items():
+    for config, cfg in ALL_CONFIGS.items():
         assert manifest["configs"][config]["over_length_rows"] == 0
         rows = load(built, config).select_columns(
             [contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES])
@@ -139,6 +206,64 @@ def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path
     depth_rows = load(built, "niah_vh_single_8k")
     assert sorted(set(depth_rows["depth"])) == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert depth_rows["eval_index"] == list(range(len(depth_rows)))
+
+
+def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: Path, release: Path) -> None:
+    for length in LENGTHS:
+        # triviaqa: the ViQuAE rows (same sample, same depths) asking the original question, no image.
+        viquae_file = CONFIGS[f"vrag_viquae_{length}"].file
+        trivia = load(built, f"ablation_triviaqa_{length}")
+        assert trivia["id"] == load(built, f"vrag_viquae_{length}")["id"]
+        for row, line in zip(trivia, release_lines(release, viquae_file), strict=True):  # < 100 ids: all kept
+            assert row["num_images"] == 0 and contract.IMAGE_PLACEHOLDER not in row["prompt"]
+            assert "question about a named entity." in row["prompt"]
+            assert row["prompt"].endswith("\n\nQuestion: " + line["original_question"])
+            assert json.loads(row["answer"]) == line["answer"] and row["depth"] is not None
+        # occ_vrag: the first row of each id, its gold passages gone, the image kept; no needle left to place.
+        for dataset in ("infoseek", "viquae"):
+            file = CONFIGS[f"vrag_{dataset}_{length}"].file
+            first = {line["id"]: line for line in reversed(release_lines(release, file))}
+            occluded = load(built, f"ablation_occ_vrag_{dataset}_{length}")
+            assert occluded["id"] == [f"{i}#0" for i in dict.fromkeys(line["id"] for line in release_lines(release, file))]
+            for row in occluded:
+                line = first[row["source_id"]]
+                gold = {c["doc_id"] for c in line["positive_ctxs"]}
+                kept = [f"Document (Title: {c['title']}): {c['text']}" for c in line["ctxs"] if c["doc_id"] not in gold]
+                assert len(kept) < len(line["ctxs"]) and "\n\n".join(kept) + "\n\nQuestion: <image>" in row["prompt"]
+                assert row[contract.IMAGE_SHA256] == [sha((release / "mmlb_image" / line["image"]).read_bytes())]
+                assert (row["needle"], row["needle_position"], row["depth"]) == ("", -1, None)
+        # text_doc: MMLongBench-Doc's sample in its order, each page's OCR text where its image was.
+        text_doc = load(built, f"ablation_text_doc_{length}")
+        assert text_doc["source_id"] == load(built, f"docvqa_mmlongbench_doc_{length}")["source_id"]
+        lines = {line["id"]: line for line in release_lines(release, ABLATION_CONFIGS[f"ablation_text_doc_{length}"].file)}
+        for row in text_doc:
+            line = lines[row["source_id"]]
+            pages = [f"Document {line['doc_name'][:15]} (page {path.split('page')[-1].split('.')[0]}): \n{text}"
+                     for path, text in zip(line["page_list"], line["page_text_list"], strict=True)]
+            assert row["prompt"].startswith("You are given a document, and a question.") and row["num_images"] == 0
+            assert "\n\n".join(pages) + f"\n\nQuestion: Based on Document {line['doc_name'][:15]}, " in row["prompt"]
+            assert (json.loads(row["answer"]), row["answer_format"]) == (line["answer"], line["answer_format"])
+
+
+def test_a_default_build_leaves_out_the_ablations_a_release_lacks_and_a_named_one_fails(
+        tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    for file in (root / "mmlb_data" / "documentQA").glob("text_mmlongdoc_*.jsonl"):
+        file.unlink()
+    viquae = CONFIGS["vrag_viquae_8k"].file
+    write_release(root, viquae, [{k: v for k, v in r.items() if k != "original_question"}
+                                 for r in release_lines(root, viquae)])
+    assert build_mmlongbench(source=str(root), out_dir=tmp_path / "plan", dry_run=True) is None
+    err = capsys.readouterr().err
+    assert "note: 6 ablation config(s) left out, the release cannot give them: ablation_triviaqa_8k " \
+           "(vrag/viquae_K8_dep6.jsonl rows have no 'original_question'); ablation_text_doc_8k " \
+           "(documentQA/text_mmlongdoc_K8.jsonl is not in the release)" in err
+    with pytest.raises(BuildError, match="text_mmlongdoc_K8.jsonl is not in .*the file the official config reads"):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "named", configs=["ablation_text_doc_8k"])
+    with pytest.raises(BuildError, match=r"vrag/viquae_K8_dep6.jsonl:1 \(id 'viquae_0'\): missing field "
+                                         r"'original_question'"):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "named", configs=["ablation_triviaqa_8k"])
 
 
 def test_archives_read_in_place_give_the_same_rows_and_builds_are_byte_identical(tmp_path: Path) -> None:

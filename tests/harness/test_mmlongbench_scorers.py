@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from builders.mmlongbench.leaves import ABLATION_LEAVES, LEAVES
 from tasks.mmlongbench import scoring
 
 # ------------------------------------------------------------------------------- parse_output
@@ -538,9 +539,11 @@ def test_judge_prompts_are_filled_as_official() -> None:
 def test_metric_of_dataset() -> None:
     allowed = {"sub_em", "vh_acc", "vh_acc_folded", "count_acc", "mc_acc", "cls_acc", "fluency_f1",
                "rougeLsum_f1", "docvqa_score"}
-    assert len(scoring.METRIC_OF_DATASET) == 19 and set(scoring.METRIC_OF_DATASET.values()) <= allowed
+    datasets = {leaf.dataset for leaf in (*LEAVES, *ABLATION_LEAVES)}  # 19 and the 5 ablation sets
+    assert set(scoring.METRIC_OF_DATASET) == datasets and set(scoring.METRIC_OF_DATASET.values()) <= allowed
     expected = {"mmniah_ret_text": "sub_em", "mmniah_ret_image": "mc_acc", "mmniah_reason_text": "sub_em",
                 "mmniah_reason_image": "mc_acc", "mmniah_count_text": "count_acc", "mmniah_count_image": "count_acc",
                 "vh_single": "vh_acc_folded", "inat2021": "cls_acc", "multilexsum": "fluency_f1",
-                "slidevqa": "docvqa_score", "viquae": "sub_em"}
+                "slidevqa": "docvqa_score", "viquae": "sub_em", "triviaqa": "sub_em", "occ_vrag_viquae": "sub_em",
+                "text_haystack_ret_image": "mc_acc", "text_doc": "docvqa_score"}
     assert {k: scoring.METRIC_OF_DATASET[k] for k in expected} == expected

@@ -1,6 +1,7 @@
 """MMLongBench tasks on a fixture build: the leaves cover the builder's configs, every row scores through its
-dataset's official scorer, the YAML groups aggregate as the paper does (`aggregation.category_scores`), and
-`harness --tasks mmlongbench_8k --model random|constant` runs end to end and reports."""
+dataset's official scorer, the YAML groups aggregate as the paper does (`aggregation.category_scores`),
+`harness --tasks mmlongbench_8k --model random|constant` and `--tasks mmlongbench_ablation` run end to end and
+report, the ablations beside the paper's Figures 9-10."""
 
 from __future__ import annotations
 
@@ -14,17 +15,18 @@ import pytest
 
 from builders.core import contract
 from builders.mmlongbench.build import build_mmlongbench
-from builders.mmlongbench.leaves import CONFIGS, LENGTHS
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CONFIGS, LENGTHS
 from harness.task_index import TaskIndex
-from tasks.mmlongbench import aggregation, report, utils
+from tasks.mmlongbench import ablation_report, aggregation, report, scoring, utils
 
 CONFIGS_8K = [name for name in CONFIGS if name.endswith("_8k")]
+ABLATIONS_8K = [name for name in ABLATION_CONFIGS if name.endswith("_8k")]
 
 
 @pytest.fixture(scope="module")
 def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mmlb_data")
-    build_mmlongbench(source="fixture", out_dir=root, configs=[*CONFIGS_8K, "vrag_infoseek_16k"])
+    build_mmlongbench(source="fixture", out_dir=root, configs=[*CONFIGS_8K, "vrag_infoseek_16k", *ABLATION_CONFIGS])
     return root
 
 
@@ -36,8 +38,16 @@ def rows_of(mmlb_dir: Path, config: str) -> datasets.Dataset:
 def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
     index = TaskIndex()
     leaves = {name: cfg for name, cfg in index.tasks.items() if cfg.dataset_path == "mmlongbench"}
-    assert {cfg.dataset_name for cfg in leaves.values()} == set(CONFIGS)
-    assert set(leaves) == {f"mmlongbench_{name}" for name in CONFIGS}
+    assert {cfg.dataset_name for cfg in leaves.values()} == set(ALL_CONFIGS)
+    assert set(leaves) == {f"mmlongbench_{name}" for name in ALL_CONFIGS}
+    # The ablations: their own groups (no pooled score) and report section, apart from the paper's groups.
+    assert index.groups["mmlongbench_ablation"].task == [f"mmlongbench_ablation_{length}" for length in LENGTHS]
+    assert index.groups["mmlongbench_ablation_8k"].task == [f"mmlongbench_{name}" for name in ABLATIONS_8K]
+    assert not index.groups["mmlongbench_ablation_8k"].aggregate_metric_list
+    assert {leaves[f"mmlongbench_{name}"].report.spec for name in ABLATION_CONFIGS} == {"ablation_report.section"}
+    assert leaves["mmlongbench_vrag_viquae_8k"].report.spec == "report.section"
+    assert not any("ablation" in task for group in index.groups.values() if group.group.startswith("mmlongbench_")
+                   and "ablation" not in group.group for task in group.task)
     for length in LENGTHS:
         top = index.groups[f"mmlongbench_{length}"]
         assert top.task == [f"mmlongbench_{c}_{length}" for c in ("vrag", "niah", "icl", "summ", "docvqa")]
@@ -56,8 +66,7 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
 def gold_response(row: dict) -> str:
     """What a model answering the gold perfectly would generate after the prefilled prefix."""
     gold = json.loads(row["answer"])
-    dataset = row["dataset"]
-    if dataset.startswith("mmniah") and dataset.endswith(("ret_image", "reason_image")):
+    if scoring.METRIC_OF_DATASET[row["dataset"]] == "mc_acc":
         return f" {'ABCDEFGHIJ'[gold]}"
     if isinstance(gold, list) and gold and isinstance(gold[0], int):
         return " " + json.dumps(gold)
@@ -67,7 +76,7 @@ def gold_response(row: dict) -> str:
 
 
 def test_every_8k_dataset_scores_100_for_its_gold_and_0_for_nonsense(mmlb_dir: Path) -> None:
-    for config in CONFIGS_8K:
+    for config in [*CONFIGS_8K, *ABLATIONS_8K]:
         for row in rows_of(mmlb_dir, config):
             right = utils.process_results(row, [gold_response(row)])
             wrong = utils.process_results(row, [" zebra"])
@@ -95,7 +104,7 @@ def test_vh_uses_the_row_index_default_and_reports_the_fold() -> None:
 
 def test_random_answers_have_the_form_each_scorer_reads(mmlb_dir: Path) -> None:
     rng = random.Random(0)
-    for config in CONFIGS_8K:
+    for config in [*CONFIGS_8K, *ABLATIONS_8K]:
         row = rows_of(mmlb_dir, config)[0]
         guess = utils.random_answer(row, rng)
         dataset = row["dataset"]
@@ -116,15 +125,22 @@ def _score(entry: dict) -> float | None:
     return None if value in (None, "N/A") else float(value)
 
 
-def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: Path, tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    run = harness("--tasks", "mmlongbench_8k", "--model", "random", "--data_dir", mmlb_dir, "--output_path", out)
+def random_run(harness, tasks: str, data_dir: Path, out: Path, configs: list[str]) -> dict:
+    """`harness --tasks TASKS --model random`: the results file, checked to hold a task per config, every
+    sample scored."""
+    run = harness("--tasks", tasks, "--model", "random", "--data_dir", data_dir, "--output_path", out)
     assert run.code == 0, run.err
     (results_file,) = (out / "random").glob("results_*.json")
     results = json.loads(results_file.read_text())
-    assert set(results["results"]) == {f"mmlongbench_{c}" for c in CONFIGS_8K}
+    assert set(results["results"]) == {f"mmlongbench_{c}" for c in configs}
     for task, counts in results["sample_counts"].items():
         assert counts["n_scored"] == counts["sample_len"] > 0, task
+    return results
+
+
+def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    results = random_run(harness, "mmlongbench_8k", mmlb_dir, out, CONFIGS_8K)
     # Dataset scores as the paper's tables hold them (Summ has no Fluency-F1 without the judge) ...
     by_dataset = {}
     for config in CONFIGS_8K:
@@ -189,6 +205,39 @@ def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> 
     paper_vrag = published[("Qwen2.5-VL-7B", "VRAG", 131072)]
     assert any(line == f"| VRAG | 70.0 ({paper_vrag:.1f}) |" for line in lines), lines
     assert not math.isnan(paper_vrag) and "Qwen2.5-VL-7B" in "\n".join(lines)
+
+
+def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mmlb_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    results = random_run(harness, "mmlongbench_ablation", mmlb_dir, out, list(ABLATION_CONFIGS))
+    assert harness("report", out).code == 0
+    text = (out / "report.md").read_text()
+    section = text[text.index("### MMLongBench ablations"):]
+    assert "The paper reports no ablation numbers for this model." in section
+    triviaqa = results["results"]["mmlongbench_ablation_triviaqa_8k"]["score,none"]
+    assert f"| triviaqa | `triviaqa`: ViQuAE, entity named (text only) | sub_em | {triviaqa:.1f} |" in section
+    assert "| text_doc | `text_doc`: MMLongBench-Doc, OCR text | docvqa_score |" in section
+    assert "### MMLongBench\n" not in text  # the benchmark's own section: only for its own tasks
+
+
+def test_the_papers_ablation_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
+    from harness.report import ModelResults
+
+    data = ModelResults(results={"mmlongbench_ablation_triviaqa_8k": {"score,none": 61.0},
+                                 "mmlongbench_ablation_text_doc_128k": {"score,none": 20.0},
+                                 "mmlongbench_ablation_occ_vrag_viquae_8k": {"score,none": 12.5}})
+    published = ablation_report.load_ablation_results()
+    assert len(published) == 50  # Figures 9 (MMLB-Doc, All) and 10: 10 rows x 5 lengths
+    vlm = "\n".join(ablation_report.section("Qwen/Qwen2.5-VL-7B-Instruct", data, tmp_path))
+    assert published[("Qwen2.5-VL-7B", "triviaqa", 8192)] == ("w/ name", 70.8)
+    assert "| triviaqa | `triviaqa`: ViQuAE, entity named (text only) (paper: w/ name, Figure 10) | sub_em | 61.0 (70.8) |  |" in vlm
+    assert "| text_doc | `text_doc`: MMLongBench-Doc, OCR text (paper: w/ OCR, Figure 9) | docvqa_score |  | 20.0 (21.1) |" in vlm
+    # The same model on the images, as each figure shows it (Figures 23 and 26).
+    assert "| ↳ paper, on the images | ViQuAE, Qwen2.5-VL-7B | | (54.8) | (22.5) |" in vlm
+    assert "| occ_vrag_viquae | `occ_vrag`: ViQuAE, gold passages removed | sub_em | 12.5 |  |" in vlm
+    llm = "\n".join(ablation_report.section("Qwen/Qwen2.5-32B-Instruct", data, tmp_path))
+    assert "(paper: w/ LLM, Figure 10) | sub_em | 61.0 (86.0) |" in llm and "on the images" not in llm
+    assert "no ablation numbers" in "\n".join(ablation_report.section("Qwen/Qwen2-VL-7B-Instruct", data, tmp_path))
 
 
 def test_qwen25_vl_at_128k_is_screened_as_the_paper_ran_it(harness, tmp_path: Path) -> None:
