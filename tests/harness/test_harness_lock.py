@@ -29,6 +29,10 @@ SLOW_BACKEND = textwrap.dedent('''
             return cls()
 
         def generate(self, requests):
+            hold = os.environ.get("SLOW_TEST_HOLD")  # a file: the run waits while it exists (at most 120 s)
+            deadline = time.monotonic() + 120
+            while hold and os.path.exists(hold) and time.monotonic() < deadline:
+                time.sleep(0.05)
             time.sleep(float(os.environ.get("SLOW_TEST_SECONDS", "0.25")))
             return [Response("-1") for _ in requests]
 
@@ -56,7 +60,9 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
     out = tmp_path / "out"
-    script_env = {**script_env, "SLOW_TEST_SECONDS": "1"}  # 12 s: still running when the second run has started
+    hold = tmp_path / "hold"  # the first run holds its lock until the second has been answered, however slow the machine
+    hold.touch()
+    script_env = {**script_env, "SLOW_TEST_HOLD": str(hold)}
     first = _start(script, "mmneedle_m1_n2_k1_neg", data_dir, out, script_env)
     holder = _wait_for_lock(out / "slow_test" / "harness.lock", first)
     assert holder["pid"] == first.pid
@@ -67,6 +73,8 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     (line,) = [line for line in second.stderr.splitlines() if line.startswith("harness: error")]
     assert f"is in use by another harness run (pid {first.pid}: harness --tasks mmneedle_m1_n2_k1_neg " in line
     assert "--output_path" in line
+    assert first.poll() is None  # the refusal came while the first run was still running
+    hold.unlink()
     _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     journal = [json.loads(line) for line in (out / "slow_test" / "journal_mmneedle_m1_n2_k1_neg.jsonl").open()]
