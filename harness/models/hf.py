@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from harness.batching import token_budget_batches
 from harness.images import fit_within_pixels
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+from harness.round_trip import sent_messages
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,11 @@ class HFModel(Model):
             self._prompt_tokens[key] = len(ids) - placeholders + sum(image_tokens.num_image_tokens)
         return self._prompt_tokens[key]
 
+    def text_round_trip(self) -> Callable[[str], str]:
+        """Encode without special tokens, decode with the tokenizer's defaults (`harness.round_trip`)."""
+        tokenizer = self.tokenizer
+        return lambda text: tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids)
+
     # ---------------------------------------------------------------------------- preparing
     def _images(self, request: Request) -> list[Image.Image]:
         images = []
@@ -175,7 +181,7 @@ class HFModel(Model):
 
     def _prompt(self, request: Request) -> str:
         chat = []
-        for message in request.messages:
+        for message in sent_messages(request, self.text_round_trip())[0]:  # a task's text round trip applied
             parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                      for p in message.content]
             chat.append({"role": message.role, "content": parts})
