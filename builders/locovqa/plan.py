@@ -220,13 +220,13 @@ def plan_needle(cfgs: Sequence[LocoConfig], digits: Sequence[Digit], coco_pool: 
             stream = DistractorStream(coco_pool, None, derive_rng(seed, "needle-haystack", digit.label), False)
             stream.extend(cfg.length - 1, None, lambda key: None)
             hay = stream.walk.distractors(cfg.length - 1)
-            framed = _framed([digit], [sizes(key) for key in hay], cfg.mode, cell)[0] if hay is not None else digit
+            if hay is None:
+                failures += [Failure(cfg.name, f"g{digit.label}-p{p:02d}", stream.walk.failure or "no distractors")
+                             for p in range(cfg.length)]
+                continue
+            framed = _framed([digit], [sizes(key) for key in hay], cfg.mode, cell)[0]
             drawn[framed.key] = framed
             for p in range(cfg.length):
-                item_id = f"g{digit.label}-p{p:02d}"
-                if hay is None:
-                    failures.append(Failure(cfg.name, item_id, stream.walk.failure or "no distractors"))
-                    continue
-                plans.append(RowPlan(cfg, item_id, [*hay[:p], framed.key, *hay[p:]], [p], "", str(digit.label),
-                                     [str(digit.label)], digits=[digit.label]))
+                plans.append(RowPlan(cfg, f"g{digit.label}-p{p:02d}", [*hay[:p], framed.key, *hay[p:]], [p], "",
+                                     str(digit.label), [str(digit.label)], digits=[digit.label]))
     return plans, failures, drawn
