@@ -114,6 +114,15 @@ class GenerationSettings:
 
 
 @dataclass(frozen=True)
+class TextRoundTrip:
+    """A task's rule for re-decoding a prompt's text with the model's tokenizer, bound to one row
+    (`harness.round_trip`): `apply(prompt, decode_encode)` gives the prompt to send."""
+
+    rule: str  # the task's hook as its YAML names it (keys caches and journals)
+    apply: Callable[[str, Callable[[str], str]], str] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
 class Request:
     """One sample to generate for. `messages` holds the whole chat, images in prompt order.
 
@@ -135,6 +144,8 @@ class Request:
     processor_kwargs: tuple[tuple[str, Any], ...] = ()
     # What the task's truncation rule dropped to make the request fit (`harness.truncation`); None: untruncated.
     truncation: dict[str, Any] | None = field(default=None, compare=False)
+    # The task's re-decoding of this request's prompt by the model's tokenizer (`harness.round_trip`); None: none.
+    text_round_trip: TextRoundTrip | None = None
 
     @property
     def images(self) -> list[ImageRef]:
@@ -192,7 +203,7 @@ class Model(abc.ABC):
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
     "nothing to do": the attributes `context_length`, `max_images`, `max_pixels` and `batch_size`, and
     the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
-    `identity` and `close`.
+    `identity`, `text_round_trip` and `close`.
     """
 
     name: ClassVar[str] = "model"
@@ -228,6 +239,11 @@ class Model(abc.ABC):
             raise RuntimeError(f"{type(self).__name__}.generate returned {len(responses)} responses for "
                                f"{len(requests)} requests")
         yield list(enumerate(responses))
+
+    def text_round_trip(self) -> Callable[[str], str] | None:
+        """The model tokenizer's encode (no special tokens) then decode of a text, for a task that re-decodes its
+        prompt as its paper's code did (`harness.round_trip`); None: no tokenizer at hand."""
+        return None
 
     def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Told once before the run: the largest image count of any request of any of its tasks (an

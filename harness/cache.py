@@ -18,7 +18,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,8 @@ def input_material(request: Request) -> dict[str, Any]:
                 "settings": request.settings.to_dict()}
     if request.processor_kwargs:  # only when given: every key made before they existed stays valid
         material["processor_kwargs"] = dict(request.processor_kwargs)
+    if request.text_round_trip is not None:  # the model's tokenizer re-decodes the text (`harness.round_trip`)
+        material["text_round_trip"] = request.text_round_trip.rule
     return material
 
 
@@ -196,6 +198,9 @@ class CachingModel(Model):
 
     def prompt_tokens(self, request: Request) -> int:
         return self.model.prompt_tokens(request)
+
+    def text_round_trip(self) -> Callable[[str], str] | None:
+        return self.model.text_round_trip()
 
     @property
     def token_rule(self) -> str:  # type: ignore[override]

@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from harness.api import BackendFatalError, GenerationSettings, Model, Request, Response
+from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
 from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
@@ -34,6 +34,8 @@ from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
+from harness.round_trip import check as check_round_trip
+from harness.round_trip import sent_messages
 from harness.sample_log import sample_line, sample_log_name, write_sample_log
 from harness.sample_store import (
     EMPTY,
@@ -192,7 +194,7 @@ class Runner:
         fields: dict[str, Any] = {"target": task.target(doc)}
         if request is not None:
             max_pixels = self.model.max_pixels
-            fields["prompt"] = prompt_text(request.messages)
+            fields["prompt"] = prompt_text(self._sent(request)[0])  # as sent: after any text round trip
             if request.assistant_prefix:
                 fields["assistant_prefix"] = request.assistant_prefix
             fields["image_sha256"] = [i.sha256 for i in request.images]
@@ -218,6 +220,9 @@ class Runner:
             record["usage"] = response.usage
         if request.truncation:
             record["truncation"] = request.truncation
+        round_trip = self._sent(request)[1]
+        if round_trip:
+            record["text_round_trip"] = round_trip
         if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
             record.update(response="", refusal=response.error or "refused by the provider")
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
@@ -251,9 +256,18 @@ class Runner:
         if not isinstance(request, Request):
             return request
         try:
-            return self._fit(task, doc, request)
+            request = self._fit(task, doc, request)
         except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
+        try:
+            check_round_trip(request)
+        except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
+        return request
+
+    def _sent(self, request: Request) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
+        """The messages the backend sends for `request` and what its text round trip did (`harness.round_trip`)."""
+        return sent_messages(request, self.model.text_round_trip() if request.text_round_trip else None)
 
     def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
         """The request cut by the task's truncation rule where it does not fit the model (`harness.truncation`)."""

@@ -60,6 +60,8 @@ def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Map
                  "image_sha256": record.get("image_sha256") or [], "token_count": record.get("token_count")})
     if record.get("truncation"):
         line["truncation"] = _value(record["truncation"])
+    if record.get("text_round_trip"):
+        line["text_round_trip"] = _value(record["text_round_trip"])
     return line
 
 

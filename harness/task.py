@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 import jinja2
 
-from harness.api import GenerationSettings, ImageRef, Request
+from harness.api import GenerationSettings, ImageRef, Request, TextRoundTrip
 from harness.data import ImageColumn, LoadedDataset, SharedImageColumn, load_task_dataset
 from harness.errors import TaskConfigError, UserError
 from harness.integrity import check_image_bytes
@@ -66,7 +66,7 @@ class Task:
         self.metadata = {**config.metadata, **(metadata or {})}
         self.hooks: dict[str, Callable[..., Any]] = {}
         for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
-                    "random_answer", "process_results", "truncation"):
+                    "random_answer", "process_results", "truncation", "text_round_trip"):
             value = getattr(config, key)
             if isinstance(value, FunctionRef):
                 self.hooks[key] = value.resolve()
@@ -247,6 +247,8 @@ class Task:
             assistant_prefix=self._render("assistant_prefix", self.config.assistant_prefix, doc) or "",
             random_answer=partial(call_hook, self.hooks["random_answer"], doc, metadata=self.metadata)
             if "random_answer" in self.hooks else None,
+            text_round_trip=TextRoundTrip(str(self.config.text_round_trip), partial(self.hooks["text_round_trip"], doc))
+            if "text_round_trip" in self.hooks else None,
         )
 
     def max_num_images(self) -> int | None:

@@ -68,6 +68,8 @@ class TaskConfig:
     judge: dict[str, Any] = field(default_factory=dict)
     # What to do with a request that does not fit the model (`harness.truncation`); None: record it over-length.
     truncation: FunctionRef | None = None
+    # Prompt text re-decoded by the model's tokenizer, as the paper's code did (`harness.round_trip`).
+    text_round_trip: FunctionRef | None = None
 
     @property
     def version(self) -> Any:
@@ -144,10 +146,12 @@ def parse_task(data: YamlDict) -> TaskConfig:
         raise TaskConfigError(f"{data.where('num_fewshot')}: few-shot prompting is not supported")
     if "doc_to_text" not in values and "doc_to_messages" not in values:
         raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
-    if values.get("truncation") is not None and "doc_to_messages" in values:
-        raise TaskConfigError(f"{data.where('truncation')}: `truncation` rewrites the `doc_to_text` prompt; a task "
-                              "with `doc_to_messages` cannot have it")
-    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages", "truncation"):
+    for rewrite in ("truncation", "text_round_trip"):
+        if values.get(rewrite) is not None and "doc_to_messages" in values:
+            raise TaskConfigError(f"{data.where(rewrite)}: `{rewrite}` rewrites the `doc_to_text` prompt; a task "
+                                  "with `doc_to_messages` cannot have it")
+    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages", "truncation",
+                 "text_round_trip"):
         if values.get(hook) is not None:
             _function_or_none(data, hook)
     if values.get("refusals", "exclude") not in REFUSAL_POLICIES:

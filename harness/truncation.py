@@ -90,7 +90,7 @@ def model_count(request: Request, model: Model) -> ModelCount:
     def without(keep_text: bool) -> Request:
         messages = tuple(Message(m.role, tuple(p for p in m.content if isinstance(p, TextPart) and keep_text))
                          for m in request.messages)
-        return replace(request, messages=messages, image_tokens=(),
+        return replace(request, messages=messages, image_tokens=(), text_round_trip=None,  # not a prompt of the row
                        text_tokens=request.text_tokens if keep_text else 0)
 
     whole, text, fixed = (model.prompt_tokens(request), model.prompt_tokens(without(True)),

@@ -75,3 +75,23 @@ def edit_build() -> Callable[..., None]:
 def broken_image() -> Callable[..., None]:
     """`broken_image(dataset_dir, config, row, data)`: see `ship_broken_image`."""
     return ship_broken_image
+
+
+@pytest.fixture(scope="session")
+def sentencepiece() -> Callable[[], object]:
+    """`sentencepiece()`: a SentencePiece BPE tokenizer (a `tokenizers.Tokenizer`) trained in memory on every
+    printable character: `▁` for spaces, one prepended to every text and dropped again on decoding, as LLaVA-1.5's
+    Llama tokenizer does, so that a text's leading space does not survive encoding and decoding."""
+    import string
+
+    from tokenizers.implementations import SentencePieceBPETokenizer
+
+    corpus = ["Based on the provided images, answer the question. Describe the change: Choice list: \nA. one\n"] * 20
+
+    def make() -> object:
+        sp = SentencePieceBPETokenizer()
+        sp.train_from_iterator(corpus, vocab_size=300, special_tokens=["<pad>", "<s>", "</s>", "<image>", "<unk>"],
+                               initial_alphabet=list(string.printable), show_progress=False)
+        return sp._tokenizer
+
+    return make

@@ -48,7 +48,8 @@ from builders.locovqa.rows import features, make_row
 from builders.locovqa.sources import Sources, parse_source_args
 from builders.mmneedle.images import TileStore
 
-BUILDER_VERSION = "1.0.0"
+BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images (the paper's reference); an image
+# whose entities are unknown is never a distractor
 DEFAULT_MNIST_SAMPLES = 200  # per length and digit count (spec §1.5 recommendation)
 SYNTHETIC_LIMIT = 4
 DEFAULT_MEMORY_BUDGET_MB = 2048
@@ -137,7 +138,9 @@ def build_locovqa(
                 "ood_split": ood_split, "text_tokenizer": counter.name,
                 "images": {"cell_size": cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
                            "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
-                           "int": "source bytes as released; digits as PNG"},
+                           "int": "source bytes as released; digits as PNG",
+                           "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
+                                     "canvas as tall; cmp: its height in the cell, canvas the cell)"},
             }
             caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
                        "sources' formats; scores on it are not comparable with the paper's"} if synthetic else {}
@@ -148,7 +151,7 @@ def build_locovqa(
             build.find_base()
             pending = [cfg for cfg in cfgs if cfg.name in build.pending]
             planned = _plan(pending, sources, listers, seed, limit, samples, strict_pairwise, max_resamples,
-                            mmstar_pool)
+                            mmstar_pool, cell_size)
             if planned.failures:
                 _warn_failures(planned.failures)
                 build.caveats["limited"] = (f"{len(planned.failures)} row(s) could not be built (the manifest lists "
@@ -219,7 +222,7 @@ class _Planned:
 
 
 def _plan(cfgs: list[LocoConfig], sources: Sources, listers: dict[str, Lister], seed: int, limit: int | None,
-          samples: int, strict_pairwise: bool, max_resamples: int, mmstar_pool: str) -> _Planned:
+          samples: int, strict_pairwise: bool, max_resamples: int, mmstar_pool: str, cell_size: int) -> _Planned:
     out = _Planned()
     by_task: dict[str, list[LocoConfig]] = defaultdict(list)
     for cfg in cfgs:
@@ -240,13 +243,14 @@ def _plan(cfgs: list[LocoConfig], sources: Sources, listers: dict[str, Lister], 
             out.stats[task] = {**stats, "items": len(items)}
         elif task == "mnist":
             assert sources.mnist is not None and sources.ood is not None
-            plans, failures, digits = plan_mnist(task_cfgs, samples, sources.mnist.labels, sources.ood.pool, seed)
+            plans, failures, digits = plan_mnist(task_cfgs, samples, sources.mnist.labels, sources.ood.pool, seed,
+                                                 sources.size, cell_size)
             sources.digits.update(digits)
         else:
             assert sources.mnist is not None and sources.ood is not None
             chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
-            sources.digits.update({d.key: d for d in chosen})
-            plans, failures = plan_needle(task_cfgs, chosen, sources.ood.pool, seed)
+            plans, failures, digits = plan_needle(task_cfgs, chosen, sources.ood.pool, seed, sources.size, cell_size)
+            sources.digits.update(digits)
         for plan in plans:
             out.plans[plan.cfg.name].append(plan)
         out.failures += failures
@@ -305,7 +309,7 @@ def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, so
 
         run_parallel(cmp_plans, grid, num_proc, "compose grids", "grid", progress, chunk=2)
         cells.close()
-        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key, cell_size)), num_proc,
+        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key)), num_proc,
                      "read interleaved images", "img", progress, chunk=16)
         written = 0
         for cfg in tqdm(pending, desc="write configs", unit="config", disable=not progress):

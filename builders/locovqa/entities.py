@@ -2,7 +2,8 @@
 
 The paper asks GPT-4 "Please list at most 5 entities in this image" for every context image and treats two
 images that share an entity as a collision. A lister here returns, per image, its entities or why it could
-not list them (a per-image failure, never a silent empty list):
+not list them (a per-image failure, never a silent empty list: an image with no entity listed, such as a COCO
+image without instance annotations, is unlisted too, since it could never be found to collide):
 
 - `none`: no lists; the filter is off (recorded as such);
 - `coco`: COCO instance annotations (`COCO_DIR/annotations/instances_val2014.json`): the category names an
@@ -63,6 +64,14 @@ def entity_set(entities: Sequence[str]) -> frozenset[str]:
     return frozenset(e for e in (normalise(x) for x in entities) if e)
 
 
+def listed_entities(entities: Sequence[str], where: str) -> Entities:
+    """An image's entity set, or `Unlisted` when none is known: an empty list (a COCO image without instance
+    annotations, an empty answer) says nothing about what the image shows, and an empty set would never
+    collide, so such an image would always pass the filter."""
+    found = entity_set(entities)
+    return found if found else Unlisted(f"{where} lists no entity for it (its entities are unknown)")
+
+
 _BULLET = re.compile(r"^\s*(?:\d+\s*[.):]|[-*\u2022])\s*")
 
 
@@ -117,8 +126,9 @@ class TableLister(Lister):
         out: dict[str, Entities] = {}
         for image in images:
             file = image.key.split("/", 1)[-1]
-            listed = self.table.get(file)
-            out[image.key] = entity_set(listed) if listed is not None else Unlisted(f"{file} is not in {self.where}")
+            entries = self.table.get(file)
+            out[image.key] = (listed_entities(entries, f"{self.where} ({file})") if entries is not None
+                              else Unlisted(f"{file} is not in {self.where}"))
         return out
 
 
@@ -162,8 +172,8 @@ class CacheLister(Lister):
         for image in images:
             sha = hashlib.sha256(image.read()).hexdigest()
             entry = self.entries.get(sha)
-            out[image.key] = (entity_set(entry["entities"]) if entry is not None
-                              else Unlisted(f"no entry for sha256 {sha[:12]}... in {self.path}"))
+            out[image.key] = (listed_entities(entry["entities"], f"{self.path} (sha256 {sha[:12]}...)")
+                              if entry is not None else Unlisted(f"no entry for sha256 {sha[:12]}... in {self.path}"))
         return out
 
 
@@ -210,7 +220,7 @@ class VlmLister(Lister):
             encoded = image.encoded()
             cached = self._cached(encoded.sha256)
             if cached is not None:
-                out[image.key] = entity_set(cached)
+                out[image.key] = listed_entities(cached, f"{self.name} (cached)")
                 continue
             ref = ImageRef(encoded.sha256, (lambda data=encoded.data: data), encoded.width, encoded.height)
             messages = (Message("user", (ImagePart(ref), TextPart(QUERY))),)
@@ -232,7 +242,7 @@ class VlmLister(Lister):
                 out[request.sample_id] = Unlisted(f"{self.name} failed: {response.error or 'no text'}")
                 continue
             entities = parse_entities(response.text)
-            out[request.sample_id] = entity_set(entities)
+            out[request.sample_id] = listed_entities(entities, self.name)
             entry = {"sha256": sha, "entities": entities, "lister": self.name, "raw": response.text}
             self.entries[sha] = entry
             new_lines.append(json.dumps(entry, ensure_ascii=False))

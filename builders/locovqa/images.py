@@ -26,6 +26,11 @@ class SourceImage:
     key: str
     read: Callable[[], bytes]
 
+    def size(self) -> tuple[int, int]:
+        """(width, height) from the image's header, without decoding its pixels."""
+        encoded = self.encoded()
+        return encoded.width, encoded.height
+
     def encoded(self) -> EncodedImage:
         """The source's own bytes, unchanged (interleaved rows pass them as released), with sha256 and size."""
         data = self.read()

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import colorsys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from builders.core.sampling import derive_rng
+from builders.locovqa.compose import fitted_size
 from builders.locovqa.configs import LocoConfig
 from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES, DistractorStream
-from builders.locovqa.entities import Entities, Lister
+from builders.locovqa.entities import Entities, Lister, Unlisted
 from builders.locovqa.images import SourceImage
 from builders.locovqa.okvqa import VqaItem
 
@@ -27,19 +28,46 @@ NEEDLE_PALETTE = {"red": (220, 30, 30), "green": (30, 150, 50), "blue": (30, 70,
 
 @dataclass(frozen=True)
 class Digit:
-    """One coloured MNIST digit on its canvas: the image index and how it is drawn."""
+    """One coloured MNIST digit on its canvas: the image index and how it is drawn. `height` is drawn once per
+    digit; `reference` and `canvas` come from the row that shows it (`digit_frame`)."""
 
     index: int
     label: int
     colour: tuple[int, int, int]
-    height: float  # fraction of the canvas
+    height: float  # the strokes' height, as a fraction of `reference`
     x: float
     y: float
+    reference: int = 0  # pixels: the tallest other context image of the row, as the row shows it
+    canvas: int = 0  # pixels: the side of the square the digit is drawn on
+
+    @property
+    def stroke_height(self) -> int:
+        return max(1, round(self.height * self.reference))
 
     @property
     def key(self) -> str:
         r, g, b = self.colour
-        return f"digit/{self.index}/{r:02x}{g:02x}{b:02x}/{self.height:.4f}/{self.x:.4f}/{self.y:.4f}"
+        return (f"digit/{self.index}/{r:02x}{g:02x}{b:02x}/{self.height:.4f}/{self.x:.4f}/{self.y:.4f}/"
+                f"{self.reference}/{self.canvas}")
+
+
+def digit_frame(others: Sequence[tuple[int, int]], mode: str, cell: int) -> tuple[int, int]:
+    """(reference height, canvas side) of a row's digits, from the (width, height) of its other context images.
+
+    The paper sizes each digit at "between 1/6 and 1/2 of the maximum height of other context images" (§3.2.1):
+    the reference is the tallest of them as the row shows them. int: their own heights, and the digit's canvas
+    as tall as the tallest; cmp: their heights fitted into a cell, and the canvas the cell. A row without another
+    image (the needle at length 1, a context of digits only) takes the cell for both.
+    """
+    if mode == "cmp":
+        return max((fitted_size(w, h, cell)[1] for w, h in others), default=cell), cell
+    tallest = max((h for _, h in others), default=cell)
+    return tallest, tallest
+
+
+def _framed(digits: Sequence[Digit], others: Sequence[tuple[int, int]], mode: str, cell: int) -> list[Digit]:
+    reference, canvas = digit_frame(others, mode, cell)
+    return [replace(d, reference=reference, canvas=canvas) for d in digits]
 
 
 @dataclass
@@ -118,8 +146,11 @@ def plan_vqa(task: str, cfgs: Sequence[LocoConfig], items: Sequence[VqaItem], po
             plans.append(RowPlan(cfg, item.item_id, [*distractors[:p], item.image, *distractors[p:]], [p],
                                  item.question, item.answer, list(item.answers), list(item.choices), item.subset,
                                  n_resamples=walk.resampled(cfg.length - 1)))
+    # Unlisted images (no entity known, the lister failed) are never distractors and fail their item as content.
     stats = {"listing_rounds": rounds, "images_listed": len(listed),
              "images_unlisted": sum(1 for v in listed.values() if not isinstance(v, frozenset)),
+             "distractors_skipped_unlisted": sum(s.walk.unlisted for s in streams.values()),
+             "items_content_unlisted": sum(1 for item in items if isinstance(listed.get(item.image), Unlisted)),
              "resamples": sum(s.walk.resampled(longest - 1) for s in streams.values())}
     return plans, failures, stats
 
@@ -135,9 +166,11 @@ def _digit(rng, index: int, label: int, colour: tuple[int, int, int]) -> Digit:
 
 
 def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int], coco_pool: Sequence[str],
-               seed: int) -> tuple[list[RowPlan], list[Failure], dict[Digit | str, Digit]]:
+               seed: int, sizes: Callable[[str], tuple[int, int]],
+               cell: int) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
     """Transcription rows: per length n and digit count d (1..min(8, n)), `samples` contexts of d coloured
-    training digits among n - d COCO images; digits may repeat (Figure 3: [6, 6, 1, 0])."""
+    training digits among n - d COCO images; digits may repeat (Figure 3: [6, 6, 1, 0]). Each digit is sized
+    against the row's COCO images (`digit_frame`; `sizes` gives an image's width and height)."""
     plans, failures, digits = [], [], {}
     for cfg in cfgs:
         for d in cfg.digit_counts:
@@ -156,11 +189,11 @@ def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int], 
                     continue
                 slots = sorted(derive_rng(seed, "mnist-positions", d, k, cfg.length).sample(range(cfg.length), d))
                 context, placed, rest = [], {}, iter(hay)
-                for slot, digit in zip(slots, drawn, strict=True):
+                for slot, digit in zip(slots, _framed(drawn, [sizes(key) for key in hay], cfg.mode, cell), strict=True):
                     placed[slot] = digit
                 for pos in range(cfg.length):
                     context.append(placed[pos].key if pos in placed else next(rest))
-                for digit in drawn:
+                for digit in placed.values():
                     digits[digit.key] = digit
                 gold = [placed[s].label for s in slots]  # in context order
                 plans.append(RowPlan(cfg, item_id, context, slots, "", ", ".join(map(str, gold)),
@@ -176,21 +209,24 @@ def needle_digits(by_label: dict[int, list[int]], seed: int) -> list[Digit]:
     return [_digit(rng, by_label[g][rng.randrange(len(by_label[g]))], g, colours[g]) for g in range(10)]
 
 
-def plan_needle(cfgs: Sequence[LocoConfig], digits: Sequence[Digit], coco_pool: Sequence[str],
-                seed: int) -> tuple[list[RowPlan], list[Failure]]:
+def plan_needle(cfgs: Sequence[LocoConfig], digits: Sequence[Digit], coco_pool: Sequence[str], seed: int,
+                sizes: Callable[[str], tuple[int, int]],
+                cell: int) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
     """Needle rows: each digit at each position of each length, among the same n - 1 COCO images (the digit's
-    haystack, fixed per digit so that only the position changes along a length)."""
-    plans, failures = [], []
+    haystack, fixed per digit so that only the position changes along a length), sized against them."""
+    plans, failures, drawn = [], [], {}
     for cfg in cfgs:
         for digit in digits:
             stream = DistractorStream(coco_pool, None, derive_rng(seed, "needle-haystack", digit.label), False)
             stream.extend(cfg.length - 1, None, lambda key: None)
             hay = stream.walk.distractors(cfg.length - 1)
+            if hay is None:
+                failures += [Failure(cfg.name, f"g{digit.label}-p{p:02d}", stream.walk.failure or "no distractors")
+                             for p in range(cfg.length)]
+                continue
+            framed = _framed([digit], [sizes(key) for key in hay], cfg.mode, cell)[0]
+            drawn[framed.key] = framed
             for p in range(cfg.length):
-                item_id = f"g{digit.label}-p{p:02d}"
-                if hay is None:
-                    failures.append(Failure(cfg.name, item_id, stream.walk.failure or "no distractors"))
-                    continue
-                plans.append(RowPlan(cfg, item_id, [*hay[:p], digit.key, *hay[p:]], [p], "", str(digit.label),
-                                     [str(digit.label)], digits=[digit.label]))
-    return plans, failures
+                plans.append(RowPlan(cfg, f"g{digit.label}-p{p:02d}", [*hay[:p], framed.key, *hay[p:]], [p], "",
+                                     str(digit.label), [str(digit.label)], digits=[digit.label]))
+    return plans, failures, drawn

@@ -72,6 +72,7 @@ class Sources:
     ood: CocoImagePool | None = None
     coco_dir: Path | None = None
     digits: dict[str, Digit] = field(default_factory=dict)  # filled by the planners
+    _sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, paths: Mapping[str, str], tasks: Sequence[str], ood_split: str) -> Sources:
@@ -126,22 +127,30 @@ class Sources:
             return self.ood.image(key)
         raise BuildError(f"no source holds image {key}")
 
-    def digit_image(self, key: str, size: int):
+    def size(self, key: str) -> tuple[int, int]:
+        """(width, height) of the image of `key` (read once: digits are sized against the images beside them)."""
+        if key not in self._sizes:
+            self._sizes[key] = self.image(key).size()
+        return self._sizes[key]
+
+    def digit_image(self, key: str):
+        """A digit on its canvas, as its plan sized it (`plan.digit_frame`)."""
         digit = self.digits[key]
         assert self.mnist is not None
-        return render_digit(self.mnist.pixels(digit.index), digit.colour, digit.height, digit.x, digit.y, size)
+        return render_digit(self.mnist.pixels(digit.index), digit.colour, digit.stroke_height, digit.x, digit.y,
+                            digit.canvas)
 
     def cell(self, key: str, size: int):
-        """The image of `key` fitted into a `size` cell (a digit is drawn at that size)."""
+        """The image of `key` fitted into a `size` cell (a digit's canvas is the cell already)."""
         if key.startswith("digit/"):
-            return self.digit_image(key, size)
+            return fit_cell(self.digit_image(key), size)
         return fit_cell(decode(self.image(key), draft_size=size), size)
 
-    def original(self, key: str, size: int) -> EncodedImage:
+    def original(self, key: str) -> EncodedImage:
         """What an interleaved context shows for `key`: the source's bytes as released, or a digit's canvas
-        (`size` square) encoded as PNG (sharp strokes, lossless, the same bytes every time)."""
+        encoded as PNG (sharp strokes, lossless, the same bytes every time)."""
         if key.startswith("digit/"):
-            return png(self.digit_image(key, size))
+            return png(self.digit_image(key))
         return self.image(key).encoded()
 
 

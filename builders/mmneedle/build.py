@@ -137,7 +137,8 @@ def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfi
         caveats["synthetic"] = (f"synthetic images and captions drawn by the builder (source `{src.spec}`), "
                                 "not MS COCO: scores are not comparable with the paper's")
     short = [cfg.name for cfg in cfgs
-             if len(cfg.sample_ids(full, limit, planner.negative_start(cfg))) < 2 * cfg.paper_count]
+             if len(cfg.sample_ids(full, limit, planner.negative_start(cfg), planner.sample_end(cfg)))
+             < 2 * cfg.paper_count]
     if short:
         cap = f"`--limit {limit}`" if limit is not None else "official metadata with fewer samples"
         which = "every config" if len(short) == len(cfgs) else f"configs {', '.join(short)}"
@@ -246,7 +247,7 @@ class _Stages:
         return sorted(shown)
 
     def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg))
+        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
 
     def _decode(self, names: list[str], tiles: TileStore) -> None:
         run_parallel(names, lambda name: tiles.put(name, self.source.load_tile(name, TILE_SIZE)), self.num_proc,

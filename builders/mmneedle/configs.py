@@ -9,6 +9,7 @@ from builders.core.benchmark import select_configs
 MN_PAIRS = ((1, 2), (1, 4), (1, 8), (10, 1), (10, 2), (10, 4), (10, 8))
 NEEDLE_COUNTS = (1, 2, 5)
 NEGATIVE_ID_START = 5000  # ids 0-4999 positive, 5000-9999 negative, in a run of 10,000 samples
+SAMPLE_COUNT = 10_000  # samples per config in the released run (one past the last id)
 POOL_SIZE = 10_000  # stitched images per N (Step 1)
 
 
@@ -39,14 +40,17 @@ class NeedleConfig:
         """A haystack can hold M*N*N distinct images, and K negatives must lie outside it."""
         return self.slots + self.K
 
-    def sample_ids(self, full: bool = False, limit: int | None = None, negative_start: int = NEGATIVE_ID_START) -> list[int]:
+    def sample_ids(self, full: bool = False, limit: int | None = None, negative_start: int = NEGATIVE_ID_START,
+                   end: int = SAMPLE_COUNT) -> list[int]:
         """Positives then negatives, in id order: the paper's subset, all, or the first L of each. Ids below
-        `negative_start` are positives (the official scripts split a run of S samples at S / 2: 5,000 for
-        the released 10,000)."""
-        per_polarity = negative_start if full else min(self.paper_count, negative_start)
+        `negative_start` are positives, ids from it to `end` (exclusive) negatives. The official generator makes
+        sample i a positive when i < S / 2, so a run of S samples has ceil(S / 2) positives and floor(S / 2)
+        negatives (5,000 each for the released 10,000; 101 and 100 for 201): each side keeps its own count."""
+        sides = [negative_start, max(0, end - negative_start)]
+        counts = [side if full else min(self.paper_count, side) for side in sides]
         if limit is not None:
-            per_polarity = min(per_polarity, limit)
-        return list(range(per_polarity)) + list(range(negative_start, negative_start + per_polarity))
+            counts = [min(count, limit) for count in counts]
+        return list(range(counts[0])) + list(range(negative_start, negative_start + counts[1]))
 
 
 CONFIGS: dict[str, NeedleConfig] = {

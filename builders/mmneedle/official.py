@@ -6,7 +6,8 @@ Files, as in `metadata_stitched/` of Wang-ML-Lab/multimodal-needle-in-a-haystack
 - annotations `annotations_{M}_{N}_{N}.json` (K = 1) and `{K}_annotations_{M}_{N}_{N}.json`
   (K = 2, 5): a list of `{"id", "image_ids": ["images_stitched/{N}_{N}/COCO_val2014_stitched_….jpg", …],
   "index", "row", "col", "target"}` with 0-based index/row/col, -1 for negatives; for K > 1 the
-  last four are lists of length K in caption order. Ids 0-4999 are positives, 5000-9999 negatives.
+  last four are lists of length K in caption order. Ids 0-4999 are positives, 5000-9999 negatives (a run of
+  S samples: ids below S / 2 positive, so an odd S has one positive more than negatives).
 Only base names matter: `val2014/X.jpg` is the source image `X.jpg`, a stitched path is keyed by
 its file name without `.jpg`.
 """
@@ -110,6 +111,11 @@ class OfficialMetadata:
                              f"but id {misplaced[0]} (after the first negative) has a location")
         return split
 
+    def sample_end(self, cfg: NeedleConfig) -> int:
+        """One past the file's last sample id: a run of S samples ends at S, whatever its split."""
+        self._entries(cfg)
+        return max(self._annotations[cfg.name], default=-1) + 1
+
     def _entries(self, cfg: NeedleConfig) -> None:
         if cfg.name not in self._annotations:
             path = self.annotation_path(cfg)
@@ -149,6 +155,9 @@ class OfficialPlanner:
 
     def negative_start(self, cfg: NeedleConfig) -> int:
         return self.metadata.negative_start(cfg)
+
+    def sample_end(self, cfg: NeedleConfig) -> int:
+        return self.metadata.sample_end(cfg)
 
     def plan(self, cfg: NeedleConfig, sample_id: int) -> RowPlan:
         path = self.metadata.annotation_path(cfg)

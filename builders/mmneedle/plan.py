@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from builders.core.sampling import derive_rng, sample_excluding
-from builders.mmneedle.configs import NEGATIVE_ID_START, POOL_SIZE, NeedleConfig
+from builders.mmneedle.configs import NEGATIVE_ID_START, POOL_SIZE, SAMPLE_COUNT, NeedleConfig
 
 NEGATIVE_LOCATION = (-1, -1, -1)
 
@@ -46,6 +46,10 @@ class Planner(Protocol):
 
     def negative_start(self, cfg: NeedleConfig) -> int:
         """The first negative sample id of a config (positives are the ids below it)."""
+        ...
+
+    def sample_end(self, cfg: NeedleConfig) -> int:
+        """One past the last sample id of a config (negatives are the ids from `negative_start` to it)."""
         ...
 
     def plan(self, cfg: NeedleConfig, sample_id: int) -> RowPlan: ...
@@ -98,6 +102,9 @@ class RegeneratePlanner:
 
     def negative_start(self, cfg: NeedleConfig) -> int:
         return NEGATIVE_ID_START
+
+    def sample_end(self, cfg: NeedleConfig) -> int:
+        return SAMPLE_COUNT
 
     def pool(self, N: int) -> RegeneratedPool:
         if N not in self._pools:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,6 +121,9 @@ class HFModel(Model):
         """The prompt as this model sees it (`ProcessorCount`: the chat template tokenized, each image as the
         processor expands it at the size it is scaled to)."""
         return self.count.prompt_tokens(request)
+
+    def text_round_trip(self) -> Callable[[str], str]:
+        return self.count.decode_encode
 
     # ---------------------------------------------------------------------------- preparing
     def _images(self, request: Request) -> list[Image.Image]:

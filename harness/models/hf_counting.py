@@ -17,6 +17,7 @@ from harness.api import ImagePart, Request
 from harness.images import fit_within_pixels, image_costs
 from harness.images import prompt_tokens as rows_prompt_tokens
 from harness.models.families import family_of
+from harness.round_trip import sent_messages
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
@@ -83,10 +84,15 @@ class ProcessorCount:
         return (f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
                 "cannot tell an image's tokens from its size; the real input_ids are checked before generate)")
 
+    def decode_encode(self, text: str) -> str:
+        """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.round_trip`)."""
+        return self.tokenizer.decode(self.tokenizer(text, add_special_tokens=False).input_ids)
+
     def render(self, request: Request) -> str:
-        """The prompt text the processor is given: the chat template, an image marker where each image goes."""
+        """The prompt text the processor is given: the chat template, an image marker where each image goes, after
+        the task's text round trip where it asks for one (so the screen counts what the run sends)."""
         chat = []
-        for message in request.messages:
+        for message in sent_messages(request, self.decode_encode)[0]:
             parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                      for p in message.content]
             chat.append({"role": message.role, "content": parts})

@@ -11,7 +11,9 @@ so, and so does this hook, piece by piece on the row's figures:
   the walk stops at the first piece or image that does not fit, so everything before it is dropped;
 - if the question alone does not fit, only its tail is kept (the official code keeps its last tokens; here the
   tail is cut in proportion to its characters, since the model's tokenizer is not at hand) and no image;
-- combined: the grid always goes first and is charged first; the context is one piece.
+- combined: the grid always goes first and is charged first; the context is one piece;
+- the prompt is assembled as the official worker sends it (`official_prompt.final_prompt`: adjacent images on
+  lines of their own).
 
 Departures, all because the harness screens with the model's own count: the budget reserves `max_gen_toks` and
 what the model counts beyond the rows' figures (the official budget is the context length less the instruction,
@@ -25,8 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from builders.core.contract import IMAGE_PLACEHOLDER
 from harness.truncation import Budget, Truncated
+from tasks.milebench.official_prompt import final_prompt, pieces
 
 
 def _tail(text: str, keep_tokens: int, tokens: int) -> str:
@@ -39,10 +41,10 @@ def _tail(text: str, keep_tokens: int, tokens: int) -> str:
 def truncate_left(doc: dict[str, Any], budget: Budget) -> Truncated | None:
     instruction = doc["instruction"]
     combined = doc["mode"] == "combined"
-    pieces = [doc["context"]] if combined else doc["context"].split(IMAGE_PLACEHOLDER)
+    texts = pieces(doc)
     piece_tokens = list(doc["context_tokens"])
-    if len(piece_tokens) != len(pieces):
-        raise ValueError(f"row {doc.get('id')!r}: {len(piece_tokens)} context_tokens for {len(pieces)} text pieces")
+    if len(piece_tokens) != len(texts):
+        raise ValueError(f"row {doc.get('id')!r}: {len(piece_tokens)} context_tokens for {len(texts)} text pieces")
     costs = list(budget.image_tokens)
     available = math.inf if budget.tokens is None else budget.tokens - int(doc["instruction_tokens"])
     if combined:
@@ -56,7 +58,7 @@ def truncate_left(doc: dict[str, Any], budget: Budget) -> Truncated | None:
     text_kept = 0
     starts_with_image = False
     question_cut = False
-    for piece, tokens in zip(reversed(pieces), reversed(piece_tokens), strict=True):
+    for piece, tokens in zip(reversed(texts), reversed(piece_tokens), strict=True):
         if tokens + used > available:
             if not kept_pieces:  # the question alone is too long: its tail
                 kept_pieces.insert(0, _tail(piece, int(available - used), tokens))
@@ -75,11 +77,7 @@ def truncate_left(doc: dict[str, Any], budget: Budget) -> Truncated | None:
         starts_with_image = True
         kept_images.insert(0, left.pop())
         used += costs[kept_images[0]]
-    text = IMAGE_PLACEHOLDER.join(kept_pieces)
-    if combined:
-        prompt, images = f"{IMAGE_PLACEHOLDER}\n{instruction}\n{text}", tuple(range(len(costs)))
-    else:
-        prompt = f"{instruction}\n{IMAGE_PLACEHOLDER if starts_with_image else ''}{text}"
-        images = tuple(kept_images)
+    prompt = final_prompt(instruction, kept_pieces, starts_with_image=starts_with_image, combined=combined)
+    images = tuple(range(len(costs))) if combined else tuple(kept_images)
     record = {"context_tokens_dropped": sum(piece_tokens) - text_kept, "question_cut": question_cut}
     return Truncated(prompt, images, int(doc["instruction_tokens"]) + text_kept, record)

@@ -79,6 +79,9 @@ def official_multi(response: str, answer: str, k: int) -> dict[str, Any]:
     - individual: over the first min(K, #parts) positions, how many index fields / whole parts
       match, and that count of compared positions (the official denominator: a truncated
       answer shrinks it instead of counting missing needles wrong).
+    - first: the first part's index field / the whole first part against the first needle's
+      (`first_index_match`, `first_exact_match`); the answer always has a first part, so every
+      sample counts, and `"1, 2, 3;4, 5, 6"` (one part) is first-index right against `"1, 2, 3; ..."`.
     """
     pred = official_normalize(response)
     negative = answer == "; ".join([NEGATIVE] * k) or answer == NEGATIVE
@@ -97,6 +100,8 @@ def official_multi(response: str, answer: str, k: int) -> dict[str, Any]:
         "individual_index": sum(gt_index[i] == pred_index[i] for i in range(compared)),
         "individual_exact": sum(gt_split[i] == pred_split[i] for i in range(compared)),
         "compared": compared,
+        "first_index": gt_index[0] == pred_index[0],
+        "first_exact": gt_split[0] == pred_split[0],
         "parts": pred_split,
     }
 
@@ -219,7 +224,8 @@ def _official(response: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def process_results_pos(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-    """Metrics of one positive sample; K > 1 adds the individual accuracies (ratio of sums)."""
+    """Metrics of one positive sample; K > 1 adds the individual accuracies (ratio of sums) and the
+    first needle's index and exact accuracy (means), as `evaluate_multi.py` computes them."""
     response = results[0]
     k = int(doc["K"])
     official = _official(response, doc)
@@ -245,6 +251,8 @@ def process_results_pos(doc: dict[str, Any], results: list[str]) -> dict[str, An
     if k > 1:
         out["individual_index_acc"] = [official["individual_index"], official["compared"]]
         out["individual_exact_acc"] = [official["individual_exact"], official["compared"]]
+        out["first_index_acc"] = float(official["first_index"])
+        out["first_exact_acc"] = float(official["first_exact"])
         out["lenient_individual_exact_acc"] = lenient["individual_exact"]
     return out
 

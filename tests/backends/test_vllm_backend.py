@@ -260,3 +260,53 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     sent = {len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])
             for call in fake_vllm.CALLS for conv in call["conversations"]}
     assert sent <= {1, 10} and sum(len(c["conversations"]) for c in fake_vllm.CALLS) == len(tasks[0]) + second.counts["ok"]
+
+
+def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_path):
+    """MileBench re-decodes every context piece with the model's tokenizer (`harness.round_trip`): the backend loads
+    the engine's tokenizer (here `tokenizer=`, a SentencePiece one, which drops a piece's leading space) and the
+    engine receives the re-decoded text; the journal records it, and its input hash is the task's prompt."""
+    import json
+
+    import datasets
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    from builders.core import contract
+    from builders.milebench.build import build_milebench
+    from harness.cache import input_sha256
+    from harness.runner import Runner, RunOptions
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    data = tmp_path / "data"
+    build_milebench(source="fixture", out_dir=data, configs=["clevr_change"])
+    tokenizer_dir = tmp_path / "tokenizer"
+    PreTrainedTokenizerFast(tokenizer_object=sentencepiece(), bos_token="<s>", eos_token="</s>").save_pretrained(
+        tokenizer_dir)
+    task = Task(TaskIndex([]).tasks["milebench_clevr_change"])
+    task.load(data)
+    model = fake_model(tokenizer=str(tokenizer_dir), max_model_len=4096)
+    out = tmp_path / "out"
+    try:
+        (result,) = Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 4}, output_dir=out,
+                                             progress=False)).run([task])
+    finally:
+        model.close()
+    assert result.counts["ok"] == 3
+    rows = datasets.load_dataset("parquet", data_files={"test": contract.split_files(data / "milebench", "clevr_change",
+                                                                                     "test")}, split="test")
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    question = tokenizer.decode(tokenizer(" Describe the change:", add_special_tokens=False).input_ids)
+    assert question == "Describe the change:"
+    records = [json.loads(line) for line in (out / "journal_milebench_clevr_change.jsonl").read_text().splitlines()[1:]]
+    settings0 = task.generation_settings({"max_gen_toks": 4}, 0)
+    for record in records:
+        row = rows[record["doc_id"]]
+        # The stand-in engine answers with what it received: each text part after "user:".
+        texts = "".join(p.removeprefix("user:") for p in record["response"].split("|", 2)[2].split(";")
+                        if p.startswith("user:"))
+        # "<image>\n<image>\n" or "<image>\n<image>\n<image>" (the worker's line breaks) before the question
+        assert texts == row["instruction"] + "\n\n\n" + question
+        assert record["text_round_trip"]["changed"] is True
+        request = task.build_request(record["doc_id"], task.doc(record["doc_id"]), settings0)
+        assert record["input_sha256"] == input_sha256(request)  # the task's prompt, not the re-decoded one

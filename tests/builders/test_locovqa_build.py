@@ -162,6 +162,80 @@ def test_needle_visits_every_position_with_one_haystack_per_digit(built: Path) -
         assert [r["needle_depth"] for r in digit_rows] == pytest.approx([p / 8 for p in range(9)])
 
 
+# COCO-sized distractors (the sizes the issue measured with): a digit is sized against the tallest of them.
+COCO_SIZES = [(640, 480), (480, 640), (640, 427)]
+
+
+@pytest.fixture(scope="module")
+def coco_sized(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """MNIST from the stand-in; `coco/val2017` of twelve plain photos at COCO's common sizes."""
+    val2017 = tmp_path_factory.mktemp("coco_sized") / "coco" / "val2017"
+    val2017.mkdir(parents=True)
+    for i in range(12):
+        size = COCO_SIZES[i % len(COCO_SIZES)]
+        Image.new("RGB", size, (60 + 15 * i, 120, 200 - 10 * i)).save(val2017 / f"{i:012d}.jpg", quality=90)
+    return [f"mnist={sources['mnist']}", f"coco={val2017.parent}"]
+
+
+def _ink_height(pixels: np.ndarray, background: int, threshold: int) -> int:
+    """Rows of `pixels` (H x W x 3) holding a pixel at least `threshold` away from the `background` grey level."""
+    far = np.abs(pixels.astype(int) - background).max(axis=2) >= threshold
+    found = np.flatnonzero(far.any(axis=1))
+    return int(found[-1] - found[0] + 1) if found.size else 0
+
+
+def test_digits_are_sized_against_the_tallest_other_context_image(coco_sized: list[str], tmp_path: Path) -> None:
+    """Paper §3.2.1: digits are resized "to between 1/6 and 1/2 of the maximum height of other context images".
+    int: the strokes (not the 28 x 28 box) against the tallest other image as released; cmp: against the tallest
+    other image as fitted into its cell (measured in the grid). Without another image: the cell."""
+    cell = 192
+    folder = build_locovqa(coco_sized, tmp_path, ["mnist_int_9", "mnist_cmp_9", "needle_int_1", "needle_cmp_1"],
+                           limit=2, cell_size=cell, num_proc=1)
+    ratios = []
+    for row in rows(folder, "mnist_int_9"):
+        images = load_images(folder, row)
+        others = [h for i, (_, h) in enumerate(row["image_sizes"]) if i not in row["content_positions"]]
+        tallest = max(others) if others else cell
+        for position in row["content_positions"]:
+            digit = np.asarray(images[position])
+            assert digit.shape[:2] == (tallest, tallest)  # the canvas is as tall as the tallest other image
+            ratios.append(_ink_height(digit, 255, 1) / tallest)
+            assert 1 / 6 - 2 / tallest <= ratios[-1] <= 1 / 2 + 2 / tallest, (row["id"], ratios[-1])
+    assert len(ratios) == 2 * sum(range(1, 9)) and min(ratios) < 0.25 and max(ratios) > 0.42
+    for row in rows(folder, "mnist_cmp_9"):
+        pixels = np.asarray(load_images(folder, row)[0])
+        cells = {p: pixels[(p // 3) * cell:(p // 3 + 1) * cell, (p % 3) * cell:(p % 3 + 1) * cell] for p in range(9)}
+        others = [_ink_height(cells[p], 0, 40) for p in range(9) if p not in row["content_positions"]]
+        tallest = max(others) if others else cell
+        assert not others or min(abs(tallest - h) for h in (cell, cell * 427 / 640, cell * 480 / 640)) <= 1
+        for position in row["content_positions"]:
+            ratio = _ink_height(cells[position], 255, 60) / tallest
+            assert 1 / 6 - 3 / tallest <= ratio <= 1 / 2 + 3 / tallest, (row["id"], ratio)
+    for config in ("needle_int_1", "needle_cmp_1"):
+        for row in rows(folder, config):
+            (digit,) = load_images(folder, row)
+            assert digit.size == (cell, cell)
+            assert 1 / 6 - 3 / cell <= _ink_height(np.asarray(digit), 255, 60) / cell <= 1 / 2 + 3 / cell
+
+
+def test_an_image_without_listed_entities_is_never_a_distractor(tmp_path: Path) -> None:
+    """COCO's instance annotations list nothing for some images: their entities are unknown, so they could never
+    be found to collide (an empty set meets nothing). They are left out as distractors, fail their own item, and
+    the manifest counts them. Here only the cat and the dog image are listed."""
+    args = _tiny_okvqa(tmp_path, 10, [["cat"], ["dog"]] + [[]] * 8)
+    folder = build_locovqa(args, tmp_path / "out", ["okvqa_int_2"])
+    cat, dog = (f"coco2014/COCO_val2014_{i:012d}.jpg" for i in (1, 2))
+    contexts = {r["item_id"]: r["context_ids"] for r in rows(folder, "okvqa_int_2")}
+    assert set(contexts) == {"100", "101"} and set(contexts["100"]) == set(contexts["101"]) == {cat, dog}
+    manifest = read_manifest(folder)
+    reasons = {f["item_id"]: f["reason"] for f in manifest["configs"]["okvqa_int_2"]["failures"]}
+    assert sorted(reasons) == [str(i) for i in range(102, 110)]
+    assert all("lists no entity for it (its entities are unknown)" in r for r in reasons.values())
+    planning = manifest["stats"]["planning"]["okvqa"]
+    assert planning["images_unlisted"] == 8 and planning["items_content_unlisted"] == 8
+    assert planning["distractors_skipped_unlisted"] >= 1  # 8 of the 9 candidates each item walks are unlisted
+
+
 def test_the_same_request_gives_byte_identical_parquet(sources, tmp_path: Path) -> None:
     def build(out: Path) -> dict[str, str]:
         folder = build_locovqa(_source_args(sources), out, ["okvqa_int_4", "mnist_cmp_4"], limit=2, cell_size=32,

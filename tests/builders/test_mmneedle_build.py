@@ -196,6 +196,10 @@ def test_paper_subset_and_full_ids() -> None:
     assert k5.sample_ids() == list(range(100)) + list(range(5000, 5100))
     assert k5.sample_ids(full=True) == list(range(10000))
     assert k1.sample_ids(full=True, limit=2) == [0, 1, 5000, 5001]
+    # A run of 201 samples (101 positives, 100 negatives): each side keeps its own count.
+    assert k1.sample_ids(full=True, negative_start=101, end=201) == list(range(201))
+    assert k5.sample_ids(negative_start=101, end=201) == list(range(100)) + list(range(101, 201))
+    assert k1.sample_ids(limit=100, negative_start=101, end=201) == list(range(100)) + list(range(101, 201))
     assert k1.in_paper_subset(999) and not k1.in_paper_subset(1000) and k1.in_paper_subset(5999)
     assert k5.in_paper_subset(5099) and not k5.in_paper_subset(5100) and not k5.in_paper_subset(100)
     assert len(CONFIGS) == 21 and k1.min_source_images() == 641

@@ -224,3 +224,27 @@ def test_metadata_of_a_smaller_run_splits_at_half_its_samples(official: tuple[Pa
     limited = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"], official_metadata=repo,
                              limit=2, num_proc=1)
     assert [r["sample_id"] for r in read_rows(limited, "m1_n2_k1")] == [0, 1, 4, 5]
+
+
+def test_metadata_of_an_odd_run_keeps_each_sides_own_count(official: tuple[Path, Path], tmp_path: Path) -> None:
+    """A run of 7 samples, as the official generator makes it (sample i positive when i < 7 / 2): ids 0-3
+    positive, 4-6 negative. `--full` and the default subset take 4 + 3 rows; taking as many negatives as
+    positives asked for id 7, which the file does not hold."""
+    coco, repo = official
+    meta = repo / "metadata_stitched"
+    odd = [(i, s, m, r, c, t) for i, (_, s, m, r, c, t) in enumerate(
+        ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:])]
+    entries = [{"id": i, "image_ids": [_stitched(2, s)], "index": m, "row": r, "col": c,
+                "target": f"val2014/{coco_file_name(t)}"} for i, s, m, r, c, t in odd]
+    (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
+    for name, options in (("full", {"full": True}), ("paper", {})):
+        out = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / name, configs=["m1_n2_k1"],
+                             official_metadata=repo, num_proc=1, **options)
+        rows = read_rows(out, "m1_n2_k1")
+        assert [(r["sample_id"], r["is_positive"], r["in_paper_subset"]) for r in rows] == [
+            (i, i < 4, True) for i in range(7)]
+        manifest = json.loads((out / "build_manifest.json").read_text())["configs"]["m1_n2_k1"]
+        assert (manifest["positives"], manifest["negatives"]) == (4, 3)
+    limited = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"],
+                             official_metadata=repo, limit=2, num_proc=1)
+    assert [r["sample_id"] for r in read_rows(limited, "m1_n2_k1")] == [0, 1, 4, 5]

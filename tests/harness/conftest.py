@@ -39,8 +39,9 @@ def _corpus():
         yield f"{words} {i % 10 + 1}, {(i * 3) % 10 + 1}, {(i * 7) % 10 + 1}; -1\n"
 
 
-def tiny_tokenizer(extra_special: tuple[str, ...] = ("<image>",)):
-    """A byte-level BPE tokenizer trained in memory on a few prompt words, with `extra_special` tokens."""
+def tiny_tokenizer(extra_special: tuple[str, ...] = ("<image>",), text_tokenizer: Any = None):
+    """A byte-level BPE tokenizer trained in memory on a few prompt words, with `extra_special` tokens;
+    `text_tokenizer` (a `tokenizers.Tokenizer`) replaces the trained BPE."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -50,18 +51,20 @@ def tiny_tokenizer(extra_special: tuple[str, ...] = ("<image>",)):
     bpe.train_from_iterator(_corpus(), trainer=trainers.BpeTrainer(
         vocab_size=300, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    chosen = bpe if text_tokenizer is None else text_tokenizer
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=chosen, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     tokenizer.add_special_tokens({"additional_special_tokens": list(extra_special)})
     return tokenizer
 
 
-def build_tiny_llava(out_dir: Path, image_size: int = 28) -> Path:
-    """`image_size` 336 gives LLaVA-1.5's shape: 576 tokens per image, whatever the image."""
+def build_tiny_llava(out_dir: Path, image_size: int = 28, text_tokenizer: Any = None) -> Path:
+    """`image_size` 336 gives LLaVA-1.5's shape: 576 tokens per image, whatever the image; `text_tokenizer` (a
+    `tokenizers.Tokenizer`) replaces the byte-level BPE trained here."""
     import torch
     from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
 
     torch.manual_seed(0)
-    tokenizer = tiny_tokenizer()
+    tokenizer = tiny_tokenizer(text_tokenizer=text_tokenizer)
     image_token_id = tokenizer.convert_tokens_to_ids("<image>")
 
     processor = LlavaProcessor(
@@ -123,6 +126,12 @@ def tiny_llava(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_llava_336(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny LLaVA with LLaVA-1.5's image shape: 336 px, 576 tokens per image."""
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava-336"), image_size=336)
+
+
+@pytest.fixture(scope="session")
+def tiny_llava_sp(tmp_path_factory: pytest.TempPathFactory, sentencepiece) -> Path:
+    """The tiny LLaVA with a SentencePiece tokenizer (as LLaVA-1.5's, whose whitespace a re-decoding changes)."""
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava-sp"), text_tokenizer=sentencepiece())
 
 
 @pytest.fixture(scope="session")

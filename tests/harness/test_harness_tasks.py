@@ -162,6 +162,13 @@ def test_unknown_task_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
         TaskIndex([path], include_defaults=False)
 
 
+@pytest.mark.parametrize("key", ["truncation", "text_round_trip"])
+def test_a_prompt_rewriting_hook_needs_doc_to_text(tmp_path: Path, key: str) -> None:
+    path = write(tmp_path / "t.yaml", f"task: x\ndataset_path: d\ndoc_to_messages: !function u.m\n{key}: !function u.f\n")
+    with pytest.raises(TaskConfigError, match=rf"{path}:4: `{key}` rewrites the `doc_to_text` prompt"):
+        TaskIndex([path], include_defaults=False)
+
+
 def test_include_cycle_and_missing_include(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml", "include: b.yaml\ntask: a\n")
     write(tmp_path / "b.yaml", "include: a.yaml\n")

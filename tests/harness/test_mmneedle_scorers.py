@@ -90,6 +90,46 @@ def test_two_needles_positive(response, existence, index, exact, indiv_index, in
     assert (out["individual_index"], out["individual_exact"], out["compared"]) == (indiv_index, indiv_exact, compared)
 
 
+# evaluate_multi.py's first_index_match / first_exact_match: the answer's first "; "-part against the first
+# needle, whatever the other parts say (cases chosen where they differ from the all-needle metrics).
+@pytest.mark.parametrize(
+    ("response", "first_index", "first_exact"),
+    [
+        ("1, 2, 8; 10, 3, 5", True, True),
+        ("1, 2, 8", True, True),  # truncated after the first needle: all-needle index and exact fail
+        ("1, 2, 8; 9, 9, 9", True, True),
+        ("1, 2, 7; 10, 3, 5", True, False),
+        ("1, 2, 8;10, 3, 5", True, False),  # one part: its index field is still "1"
+        (" 1, 2, 8 ;  4, 4, 4.", True, True),  # normalized and stripped as the official code does
+        ("1,2,8; 10, 3, 5", False, False),  # no ", ": the index field is the whole part
+        ("10, 3, 5; 1, 2, 8", False, False),  # the needles in the wrong order
+        ("-1; 10, 3, 5", False, False),
+        ("", False, False),
+    ],
+)
+def test_first_needle_index_and_exact(response: str, first_index: bool, first_exact: bool) -> None:
+    out = utils.official_multi(response, GT2, 2)
+    assert (out["first_index"], out["first_exact"]) == (first_index, first_exact)
+    metrics = utils.process_results_pos(pos_doc(GT2), [response])
+    assert (metrics["first_index_acc"], metrics["first_exact_acc"]) == (float(first_index), float(first_exact))
+
+
+def test_first_needle_metrics_come_beside_the_others_in_a_run(tmp_path, data_dir, rows, harness) -> None:
+    """A constant answer through the runner: the K = 2 positives' results carry first_index_acc and
+    first_exact_acc, the share of rows whose first needle the answer's first part names (index / whole)."""
+    golds = [r["answer"] for r in rows("m10_n1_k2") if r["is_positive"] and r["in_paper_subset"]]
+    guess = golds[0].split("; ")[0] + "; -1"  # the first needle of row 0, and never a second one
+    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "constant", "--model_args", f'answer="{guess}"',
+                  "--data_dir", data_dir, "--output_path", tmp_path)
+    assert run.code == 0, run.err
+    entry = run.results("constant")["results"]["mmneedle_m10_n1_k2_pos"]
+    firsts = [g.split("; ")[0] for g in golds]
+    assert entry["first_exact_acc,none"] == pytest.approx(sum(f == guess.split("; ")[0] for f in firsts) / len(golds))
+    assert entry["first_index_acc,none"] == pytest.approx(
+        sum(f.split(", ")[0] == guess.split(", ")[0] for f in firsts) / len(golds))
+    assert entry["first_exact_acc,none"] > 0 and entry["exact_acc,none"] == 0.0
+
+
 @pytest.mark.parametrize("response", ["-1", "-1; -1", "-1, -1", "-1, -1, -1; -1, -1, -1", "-1-1", "-1; -1.", " -1, -1\n"])
 def test_two_needles_each_accepted_negative_string(response: str) -> None:
     assert utils.official_multi(response, "-1; -1", 2)["existence"] is True

@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from builders.core.contract import TOKEN_RULE
@@ -47,6 +47,7 @@ class VLLMModel(Model):
         self._startup_error: str | None = None
         self._images_seen = 0
         self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
+        self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
@@ -107,6 +108,24 @@ class VLLMModel(Model):
         """The engine's own screen (`screen_request`): counted before anything reaches it."""
         return estimated_prompt_tokens(request, self.settings)
 
+    def text_round_trip(self) -> Callable[[str], str]:
+        """Encode without special tokens, decode with the tokenizer's defaults (`harness.round_trip`), by the
+        tokenizer the engine loads (`tokenizer` or the checkpoint's), read here once: the engine may run in
+        other processes."""
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            s = self.settings
+            try:
+                self._tokenizer = AutoTokenizer.from_pretrained(
+                    s.tokenizer or s.pretrained, revision=s.revision if s.tokenizer is None else None,
+                    trust_remote_code=s.trust_remote_code)
+            except Exception as err:  # every request of such a task needs it
+                raise BackendFatalError(f"vllm: the tokenizer of {s.tokenizer or s.pretrained} could not be loaded to "
+                                        f"re-decode a task's text: {type(err).__name__}: {err}") from err
+        tokenizer = self._tokenizer
+        return lambda text: tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids)
+
     def statistics(self) -> dict[str, Any]:
         return {"engine_seconds": round(self.engine_seconds, 3)} if self.engine_seconds is not None else {}
 
@@ -159,6 +178,7 @@ class VLLMModel(Model):
         if max_len is None:
             raise RuntimeError("vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args")
         responses: list[Response | None] = [None] * len(requests)
+        round_trip = self.text_round_trip() if any(r.text_round_trip is not None for r in requests) else None
         # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call.
         groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
@@ -167,7 +187,7 @@ class VLLMModel(Model):
                 responses[i] = Response(text=None, error=reason)
                 continue
             try:
-                payload = request_payload(request, self.settings.seed)
+                payload = request_payload(request, self.settings.seed, round_trip)
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue

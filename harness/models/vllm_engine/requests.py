@@ -11,6 +11,7 @@ from typing import Any
 from builders.core.contract import MIN_PIXELS, QWEN_DEFAULT_MAX_PIXELS, image_tokens
 from harness.api import GenerationSettings, ImagePart, Request, Response, TextPart
 from harness.models.vllm_engine.settings import VLLMSettings
+from harness.round_trip import sent_messages
 
 
 def vision_tokens(request: Request, settings: VLLMSettings) -> list[int]:
@@ -71,11 +72,13 @@ def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any
     }
 
 
-def request_payload(request: Request, default_seed: int) -> dict[str, Any]:
+def request_payload(request: Request, default_seed: int, decode_encode: Callable[[str], str] | None = None
+                    ) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
-    replica needs, in-process or in a worker process."""
+    replica needs, in-process or in a worker process; its text re-decoded by `decode_encode` (the engine's
+    tokenizer) where the task asks for it (`harness.round_trip`)."""
     messages = []
-    for message in request.messages:
+    for message in sent_messages(request, decode_encode)[0]:
         parts: list[tuple] = []
         for part in message.content:
             if isinstance(part, TextPart):

@@ -1,0 +1,55 @@
+"""Task-declared text round trip: prompt text re-decoded by the model's own tokenizer, as a paper's inference code
+does before it sends a prompt.
+
+MileBench's official code tokenizes every text piece of its context and decodes it again, truncated or not; with a
+SentencePiece tokenizer that can change whitespace. A task that reproduces such a step names it in its YAML,
+`text_round_trip: !function module.fn`, with
+
+    fn(doc, prompt, decode_encode) -> the prompt to send
+
+where `prompt` is the request's user turn (`<image>` per image, in order; after any truncation) and `decode_encode`
+the model tokenizer's encode (no special tokens) then decode of one text (`Model.text_round_trip`). Each request
+carries the rule bound to its row (`Request.text_round_trip`); a backend that has its tokenizer at hand (`hf`,
+`vllm`) sends `sent_messages` instead of the request's own, so its count of the prompt and what it generates from
+see the same text. The request itself, and so the cache key, the journal's input hash and `harness merge`, stay the
+task's prompt plus the rule's name (the round trip is a function of them and the model). The runner checks each
+rule on its request before anything is sent (a prompt the rule does not know is `invalid_input`) and records per
+sample what the round trip changed (`text_round_trip` in the journal and the sample log, whose prompt is the one
+sent). Backends without a tokenizer (`openai`, the baselines, `--screen_only`'s limits) send the prompt as it is,
+and nothing is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from builders.core.contract import IMAGE_PLACEHOLDER
+from harness.api import ImagePart, Message, Request
+from harness.prompts import messages_from_prompt
+
+
+def user_prompt(request: Request) -> str:
+    """The request's last turn, `<image>` where each image goes."""
+    return "".join(IMAGE_PLACEHOLDER if isinstance(p, ImagePart) else p.text for p in request.messages[-1].content)
+
+
+def check(request: Request) -> None:
+    """Raise ValueError when the request's rule does not know its prompt (a decoding that changes nothing)."""
+    if request.text_round_trip is not None:
+        request.text_round_trip.apply(user_prompt(request), lambda text: text)
+
+
+def sent_messages(request: Request, decode_encode: Callable[[str], str] | None
+                  ) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
+    """The messages to send for `request` through a tokenizer's `decode_encode`, and the record of what the round
+    trip did; the request's own messages and None where it asks for none or no tokenizer is at hand."""
+    if request.text_round_trip is None or decode_encode is None:
+        return request.messages, None
+    prompt = user_prompt(request)
+    sent = request.text_round_trip.apply(prompt, decode_encode)
+    record = {"rule": request.text_round_trip.rule, "changed": sent != prompt, "chars_before": len(prompt),
+              "chars_after": len(sent)}
+    if sent == prompt:
+        return request.messages, record
+    return request.messages[:-1] + messages_from_prompt(sent, request.images), record
