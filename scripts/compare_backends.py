@@ -1,5 +1,6 @@
 """Compare two harness runs of the same tasks (e.g. the `hf` and `vllm` backends on one checkpoint):
-per-sample answer agreement, metric differences, and samples/s of each.
+per-sample answer agreement, metric differences, samples/s of each, and the prompt tokens each backend screened
+with against those its engine reported (the journals' `token_count` and `usage.prompt_tokens`), sample by sample.
 
     python scripts/compare_backends.py RUN_A RUN_B --labels hf vllm [--seconds 120 95] [--exclude 0 70]
         [--out comparison.md] [--json comparison.json] [--min_agreement 0.9]
@@ -99,6 +100,55 @@ def compare(a: Run, b: Run) -> dict[str, Any]:
     }
 
 
+def _reported(record: dict[str, Any]) -> int | None:
+    value = (record.get("usage") or {}).get("prompt_tokens")
+    return value if isinstance(value, int) else None
+
+
+def token_counts(a: Run, b: Run) -> dict[str, Any]:
+    """Sample by sample, per task: each run's screen count (the journal's `token_count`, what the backend
+    screened the prompt with) against the prompt length its engine reported (`usage.prompt_tokens`; vLLM's
+    `len(prompt_token_ids)`, the hf backend's `input_ids`), and A's screen against B's engine."""
+    per_task: dict[str, Any] = {}
+    for task in sorted(set(a.samples) & set(b.samples)):
+        rows = []
+        for sid in sorted(set(a.samples[task]) & set(b.samples[task])):
+            ra, rb = a.samples[task][sid], b.samples[task][sid]
+            if None in (ra.get("token_count"), rb.get("token_count"), _reported(ra), _reported(rb)):
+                continue
+            rows.append((ra["token_count"], _reported(ra), rb["token_count"], _reported(rb)))
+        if not rows:
+            continue
+        per_task[task] = {
+            "samples": len(rows),
+            "a_screen_eq_a_engine": sum(sa == ea for sa, ea, _, _ in rows),
+            "b_screen_eq_b_engine": sum(sb == eb for _, _, sb, eb in rows),
+            "b_screen_ge_b_engine": sum(sb >= eb for _, _, sb, eb in rows),
+            "a_screen_eq_b_engine": sum(sa == eb for sa, _, _, eb in rows),
+            "b_screen_minus_engine": [min(sb - eb for _, _, sb, eb in rows), max(sb - eb for _, _, sb, eb in rows)],
+            "b_engine_tokens": [min(eb for *_, eb in rows), max(eb for *_, eb in rows)],
+        }
+    return per_task
+
+
+def render_tokens(tokens: dict[str, Any], labels: tuple[str, str]) -> list[str]:
+    a, b = labels
+    if not tokens:
+        return []
+    lines = ["", f"Prompt tokens, sample by sample: each backend's screen count against the prompt length its engine "
+             f"reported, and {a}'s screen against {b}'s engine.", "",
+             f"| task | samples | {b} engine tokens | {a} screen = {a} engine | {a} screen = {b} engine | "
+             f"{b} screen = {b} engine | {b} screen >= {b} engine | {b} screen - {b} engine |",
+             "|---|---|---|---|---|---|---|---|"]
+    for task, t in tokens.items():
+        lo, hi = t["b_engine_tokens"]
+        dlo, dhi = t["b_screen_minus_engine"]
+        lines.append(f"| {task} | {t['samples']} | {lo:,}-{hi:,} | {t['a_screen_eq_a_engine']} | "
+                     f"{t['a_screen_eq_b_engine']} | {t['b_screen_eq_b_engine']} | {t['b_screen_ge_b_engine']} | "
+                     f"{dlo:+,} to {dhi:+,} |")
+    return lines
+
+
 def generated_samples(run: Run) -> int:
     return sum(1 for records in run.samples.values() for r in records.values() if r.get("status") in GENERATED)
 
@@ -128,6 +178,7 @@ def render(summary: dict[str, Any], labels: tuple[str, str], speeds: tuple[dict[
         lines.append(f"| {task} | same answer | {entry['same_answer']}/{entry['answered_by_both']} | | |")
         for name, m in entry["metrics"].items():
             lines.append(f"| | {name} | {m['a']:.4f} | {m['b']:.4f} | {m['diff']:+.4f} |")
+    lines += render_tokens(summary.get("tokens", {}), labels)
     differing = [(t, d) for t, e in summary["tasks"].items() for d in e["differing"]]
     if differing:
         lines += ["", "First differing answers:", ""]
@@ -151,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     run_a, run_b = load_run(args.run_a), load_run(args.run_b)
     summary = compare(run_a, run_b)
     summary["same_answers"] = sum(e["same_answer"] for e in summary["tasks"].values())
+    summary["tokens"] = token_counts(run_a, run_b)
     seconds = args.seconds or [None, None]
     speeds = (throughput(run_a, seconds[0], args.exclude[0]), throughput(run_b, seconds[1], args.exclude[1]))
     report = render(summary, (args.labels[0], args.labels[1]), speeds)

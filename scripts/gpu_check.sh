@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Backend parity check for someone with a GPU: the same checkpoint through the `hf` and `vllm`
 # backends on a small build of one benchmark; reports how often their answers agree, their metrics
-# side by side, and samples/s of each.
+# side by side, samples/s of each (and of a bare LLM.generate loop), and each screen's prompt tokens against
+# the prompt length each engine reported, sample by sample.
 #
 #   pip install -e '.[hf,vllm]'            # vLLM 0.33 pins torch 2.14 and transformers <5.21
+#   # or, offline on torch 2.11 (vLLM 0.25.0 pins it): wheels carried by scripts/carry_wheels.py, the checkout on
+#   # PYTHONPATH; without flashinfer, VLLM_USE_FLASHINFER_SAMPLER=0 (bench/RESULTS.md, "vLLM 0.25.0 on an H100")
 #   scripts/gpu_check.sh [CHECKPOINT] [WORKDIR]
 #   GPU_CHECK_BENCHMARK=mmlongbench scripts/gpu_check.sh   # one MMLongBench config, as the paper runs it
 #
@@ -24,9 +27,12 @@
 #                        requests; default: unset, fixed-size batches)
 #   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend
 #   GPU_CHECK_MIN_AGREEMENT  fail (exit 1) below this answer agreement (default: 0.9)
-#   GPU_CHECK_BACKENDS   which backends run                 (default: "hf vllm"; "hf" alone skips vLLM and
-#                        the comparison, for a machine without vLLM)
+#   GPU_CHECK_BACKENDS   which backends run                 (default: "hf vllm"; "hf" alone skips vLLM, for a
+#                        machine without vLLM; "vllm" alone reuses an hf run already in WORKDIR for the comparison)
+#   GPU_CHECK_BARE       1 (default): after the vllm run, the same requests through a bare LLM.generate loop
+#                        (scripts/vllm_bare_loop.py): samples/s of both, same answers, same prompt lengths; 0: skip
 #   PYTHON               interpreter for the comparison     (default: python)
+# Without an installed `harness`/`builders` command (a checkout on PYTHONPATH), they run through $PYTHON.
 # Greedy decoding on both sides; small numeric differences between the two engines (kernels, bf16)
 # can still flip a few answers, hence an agreement threshold rather than identity.
 # Both runs start from empty output folders with --no_cache, so every sample is generated (no answer
@@ -59,20 +65,28 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "gpu_check: $*" >&2; exit 2; }
 
-command -v harness >/dev/null || die "the 'harness' command is not installed (pip install -e '.[hf,vllm]')"
-command -v builders >/dev/null || die "the 'builders' command is not installed (pip install -e .)"
+for cli in harness builders; do
+  if ! command -v "$cli" >/dev/null; then
+    "$PYTHON" -c "import $cli.cli" 2>/dev/null || die "the '$cli' command is not installed (pip install -e '.[hf,vllm]')"
+    eval "$cli() { \"\$PYTHON\" -c 'import sys; from $cli.cli import main; sys.exit(main())' \"\$@\"; }"
+  fi
+done
+runs() { case " $BACKENDS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+runs hf || runs vllm || die "GPU_CHECK_BACKENDS must name hf, vllm or both, not '$BACKENDS'"
 command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidia-smi sees no GPU"
-case " $BACKENDS " in
-  *" vllm "*) "$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')" ;;
-esac
+if runs vllm; then
+  "$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')"
+fi
 
 mkdir -p "$WORKDIR"
 if [ "$CHECKPOINT" = tiny-qwen ]; then
   CHECKPOINT="$WORKDIR/tiny-qwen"
   [ -f "$CHECKPOINT/config.json" ] || "$PYTHON" "$HERE/make_tiny_qwen.py" "$CHECKPOINT" --context "$CONTEXT" >&2
 fi
-rm -rf "$WORKDIR/hf" "$WORKDIR/vllm"  # this script's own run folders: no resumed samples in a timing
+for backend in hf vllm; do  # this script's own run folders: no resumed samples in a timing
+  if runs "$backend"; then rm -rf "${WORKDIR:?}/$backend"; fi
+done
 echo "gpu_check: checkpoint $CHECKPOINT, work folder $WORKDIR" >&2
 
 # 1. A small build (no download needed); the same rows feed both backends.
@@ -91,8 +105,10 @@ else
 fi
 
 # 2. The screen's count against the input_ids the processor builds, sample by sample (no generation).
-"$PYTHON" "$HERE/check_token_counting.py" --tasks "$TASKS" --model_args "pretrained=$CHECKPOINT$PIXEL_ARG,context_length=$CONTEXT" \
-  --data_dir "$WORKDIR/data" | tee "$WORKDIR/token_counting.md"
+if runs hf; then
+  "$PYTHON" "$HERE/check_token_counting.py" --tasks "$TASKS" --model_args "pretrained=$CHECKPOINT$PIXEL_ARG,context_length=$CONTEXT" \
+    --data_dir "$WORKDIR/data" | tee "$WORKDIR/token_counting.md"
+fi
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
@@ -100,13 +116,14 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # 3. hf: the model loads before the runner's clock starts; wall time includes it, so it is excluded
 #    below using the results' own evaluation time instead of the wall time.
 HF_ARGS="pretrained=$CHECKPOINT,dtype=bfloat16$PIXEL_ARG,context_length=$CONTEXT${GPU_CHECK_HF_ARGS:+,$GPU_CHECK_HF_ARGS}"
-start=$(now)
-harness --tasks "$TASKS" --model hf --model_args "$HF_ARGS" --batch_size "$HF_BATCH" \
-  ${HF_BATCH_TOKENS:+--max_batch_tokens "$HF_BATCH_TOKENS"} --no_cache \
-  --data_dir "$WORKDIR/data" --output_path "$WORKDIR/hf" --log_samples 2>&1 | tee "$WORKDIR/hf.log"
-HF_WALL=$(elapsed "$start" "$(now)")
-if [ "$BACKENDS" = hf ]; then
-  echo "gpu_check: hf only; wall time ${HF_WALL}s; results in $WORKDIR/hf" >&2
+if runs hf; then
+  start=$(now)
+  harness --tasks "$TASKS" --model hf --model_args "$HF_ARGS" --batch_size "$HF_BATCH" \
+    ${HF_BATCH_TOKENS:+--max_batch_tokens "$HF_BATCH_TOKENS"} --no_cache \
+    --data_dir "$WORKDIR/data" --output_path "$WORKDIR/hf" --log_samples 2>&1 | tee "$WORKDIR/hf.log"
+  echo "gpu_check: hf wall time $(elapsed "$start" "$(now)")s; results in $WORKDIR/hf" >&2
+fi
+if ! runs vllm; then
   exit 0
 fi
 
@@ -119,11 +136,20 @@ harness --tasks "$TASKS" --model vllm --model_args "$VLLM_ARGS" --no_cache \
 VLLM_WALL=$(elapsed "$start" "$(now)")
 ENGINE_SECONDS=$(sed -n 's/.*vllm engine ready in \([0-9.]*\) s.*/\1/p' "$WORKDIR/vllm.log" | head -n 1)
 ENGINE_SECONDS="${ENGINE_SECONDS:-0}"
+echo "gpu_check: vllm wall time ${VLLM_WALL}s (engine start-up ${ENGINE_SECONDS}s)" >&2
 
-echo "gpu_check: wall time hf ${HF_WALL}s, vllm ${VLLM_WALL}s (engine start-up ${ENGINE_SECONDS}s)" >&2
+# 5. The same requests through a bare LLM.generate loop: the backend's samples/s against it, and whether both
+#    got the same answers and vLLM counted the same prompt lengths.
+if [ "${GPU_CHECK_BARE:-1}" = 1 ]; then
+  "$PYTHON" "$HERE/vllm_bare_loop.py" --tasks "$TASKS" --model_args "$VLLM_ARGS" --data_dir "$WORKDIR/data" \
+    --ours "$WORKDIR/vllm" --ours_exclude "$ENGINE_SECONDS" --json "$WORKDIR/bare.json" --out "$WORKDIR/bare.md"
+fi
 
-# 5. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up).
-"$PYTHON" "$HERE/compare_backends.py" "$WORKDIR/hf" "$WORKDIR/vllm" --labels hf vllm \
-  --exclude 0 "$ENGINE_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
-  --min_agreement "$MIN_AGREEMENT"
-echo "gpu_check: report in $WORKDIR/comparison.md" >&2
+# 6. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up), and each
+#    backend's screen count against the prompt length its engine reported, sample by sample.
+if [ -d "$WORKDIR/hf" ]; then
+  "$PYTHON" "$HERE/compare_backends.py" "$WORKDIR/hf" "$WORKDIR/vllm" --labels hf vllm \
+    --exclude 0 "$ENGINE_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
+    --min_agreement "$MIN_AGREEMENT"
+  echo "gpu_check: report in $WORKDIR/comparison.md" >&2
+fi

@@ -67,10 +67,32 @@ def test_gpu_check_needs_a_gpu(tmp_path):
     result = subprocess.run([bash, str(ROOT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
                             capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 2
-    expected = ("gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" if (bin_dir / "harness").exists()
+    # Without the installed command, the checkout's module (python -c 'from harness.cli import main') does.
+    runnable = (bin_dir / "harness").exists() or subprocess.run(
+        ["python", "-c", "import harness.cli, builders.cli"], env=env, capture_output=True).returncode == 0
+    expected = ("gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" if runnable
                 else "gpu_check: the 'harness' command is not installed")
     assert expected in result.stderr
     assert not (tmp_path / "work").exists()
+
+
+def test_gpu_check_runs_the_checkout_without_installed_commands(tmp_path):
+    """On a GPU machine with no network the package is not installed: with the checkout on PYTHONPATH and
+    no `harness`/`builders` on PATH, the script runs them through $PYTHON (here it stops at nvidia-smi)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    if shutil.which("nvidia-smi", path=env["PATH"]) or shutil.which("harness", path=env["PATH"]):
+        pytest.skip("this machine has nvidia-smi or an installed harness in /usr/bin")
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    assert "gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" in result.stderr
+    env["GPU_CHECK_BACKENDS"] = "openai"
+    result = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert "GPU_CHECK_BACKENDS must name hf, vllm or both, not 'openai'" in result.stderr
 
 
 def test_gpu_check_names_an_unknown_benchmark(tmp_path):
@@ -82,3 +104,124 @@ def test_gpu_check_names_an_unknown_benchmark(tmp_path):
                             capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 2
     assert "GPU_CHECK_BENCHMARK must be mmneedle or mmlongbench, not 'mmlongbnech'" in result.stderr
+
+
+def _wheel(folder: Path, name: str, payload: bytes) -> Path:
+    """A real, installable wheel of one module holding `payload`."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}/__init__.py": b"DATA = " + repr(payload).encode() + b"\n",
+             f"{name}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n".encode(),
+             f"{name}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+              for path, data in files.items()]
+    files[f"{name}-0.1.dist-info/RECORD"] = ("\n".join([*record, f"{name}-0.1.dist-info/RECORD,,"]) + "\n").encode()
+    path = folder / f"{name}-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:  # stored: the pieces split real bytes
+        for member, data in files.items():
+            zf.writestr(member, data)
+    return path
+
+
+def test_carry_wheels_pack_stash_install(tmp_path, capsys, script_module):
+    """Wheels split into checked pieces here, stashed one transfer at a time there, joined and installed;
+    a damaged piece or a missing one stops with a message naming it."""
+    carry = script_module("carry_wheels")
+    index = tmp_path / "index"
+    index.mkdir()
+    payloads = {"tinya": os.urandom(40_000), "tinyb": os.urandom(5_000)}
+    for name, payload in payloads.items():
+        _wheel(index, name, payload)
+    requirements = tmp_path / "req.txt"
+    requirements.write_text("# two wheels\ntinyb==0.1\ntinya==0.1  # the larger\n")
+    out = tmp_path / "out"
+    assert carry.main(["pack", str(requirements), "--out", str(out), "--piece-mib", "0.1",
+                       "--find-links", str(index)]) == 0
+    folders = sorted(p for p in out.iterdir() if p.name.isdigit())
+    assert [f.name for f in folders] == ["01", "02"]
+    manifests = {(f / "manifest.json").read_text() for f in folders}
+    assert len(manifests) == 1  # every transfer folder carries the whole manifest
+    manifest = json.loads(manifests.pop())
+    assert [w["name"] for w in manifest["wheels"]] == ["tinya-0.1-py3-none-any.whl", "tinyb-0.1-py3-none-any.whl"]
+    assert all(p["size"] <= 0.1 * 2**20 for p in manifest["pieces"])
+    assert sum(p["size"] for p in manifest["pieces"]) == manifest["bundle"]["size"]
+
+    # There: the first transfer arrives damaged and is refused; sent again, it is held.
+    hold, target = tmp_path / "hold", tmp_path / "site"
+    sent = tmp_path / "sent"
+    shutil.copytree(folders[0], sent / "01")
+    piece = sent / "01" / "wheels.tar.part01"
+    piece.write_bytes(piece.read_bytes()[:-1] + b"\0")
+    capsys.readouterr()
+    assert carry.main(["stash", str(sent / "01"), "--into", str(hold)]) == 2
+    assert f"{piece}: size or sha256 differs from the manifest" in capsys.readouterr().err
+    shutil.rmtree(sent / "01")
+    shutil.copytree(folders[0], sent / "01")
+    assert carry.main(["stash", str(sent / "01"), "--into", str(hold)]) == 0
+    assert not (sent / "01" / "wheels.tar.part01").exists()  # moved out of the transfer folder
+    assert carry.main(["install", str(hold), "--target", str(target), "--quiet"]) == 2
+    assert "pieces still missing: wheels.tar.part02" in capsys.readouterr().err
+    shutil.copytree(folders[1], sent / "02")
+    assert carry.main(["stash", str(sent / "02"), "--into", str(hold)]) == 0
+    assert carry.main(["install", str(hold), "--target", str(target), "--quiet"]) == 0
+    for name, payload in payloads.items():
+        namespace: dict = {}
+        exec((target / name / "__init__.py").read_text(), namespace)
+        assert namespace["DATA"] == payload
+
+
+def test_carry_wheels_refuses_unpinned_requirements(tmp_path, capsys, script_module):
+    carry = script_module("carry_wheels")
+    requirements = tmp_path / "req.txt"
+    requirements.write_text("vllm==0.25.0\npydantic>=2\n")
+    assert carry.main(["pack", str(requirements), "--out", str(tmp_path / "out")]) == 2
+    assert f"{requirements}:2: expected one pinned requirement 'name==version', got 'pydantic>=2'" in capsys.readouterr().err
+
+
+def test_compare_backends_counts_prompt_tokens_sample_by_sample(script_module):
+    """Each side's screen count (`token_count`) against its engine's `usage.prompt_tokens`, and A's screen
+    against B's engine; samples without a reported length are left out."""
+    compare = script_module("compare_backends")
+
+    def run(records):
+        return compare.Run(Path("."), {}, {"t": {sid: {"sample_id": sid, **r} for sid, r in records.items()}})
+
+    hf = run({"1": {"token_count": 700, "usage": {"prompt_tokens": 700}},
+              "2": {"token_count": 712, "usage": {"prompt_tokens": 712}},
+              "3": {"token_count": 650}})
+    vllm = run({"1": {"token_count": 540, "usage": {"prompt_tokens": 700}},
+                "2": {"token_count": 760, "usage": {"prompt_tokens": 712}},
+                "3": {"token_count": 600, "usage": {"prompt_tokens": 650}}})
+    tokens = compare.token_counts(hf, vllm)
+    assert tokens == {"t": {"samples": 2, "a_screen_eq_a_engine": 2, "b_screen_eq_b_engine": 0,
+                            "b_screen_ge_b_engine": 1, "a_screen_eq_b_engine": 2,
+                            "b_screen_minus_engine": [-160, 48], "b_engine_tokens": [700, 712]}}
+    table = "\n".join(compare.render_tokens(tokens, ("hf", "vllm")))
+    assert "| t | 2 | 700-712 | 2 | 2 | 0 | 1 | -160 to +48 |" in table
+
+
+def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module):
+    """The bare loop's requests are the ones `harness --model vllm` sends, as transformers chats with the
+    images in place; beside a run of the same tasks it counts same answers and prompt lengths."""
+    bare = script_module("vllm_bare_loop")
+    settings, requests = bare.planned_requests(["--tasks", TASKS, "--model_args", "pretrained=ckpt,max_model_len=4096",
+                                                "--data_dir", str(mmneedle_dir)])
+    assert settings.pretrained == "ckpt" and settings.max_model_len == 4096
+    assert len(requests) == 2 * MMNEEDLE_LIMIT
+    chat = bare.chat_messages(requests[0])
+    assert [p["type"] for p in chat[-1]["content"]] == ["image"] * requests[0].num_images + ["text"]
+    assert chat[-1]["content"][-1]["text"].startswith("Given 1 image")
+
+    ours = _run(mmneedle_dir, tmp_path / "ours", "-1")
+    result = {"samples": [{"task": r.task, "sample_id": r.sample_id, "response": "-1" if i else "1, 1, 1",
+                           "prompt_tokens": 5} for i, r in enumerate(requests)],
+              "prepare_seconds": 0.5, "generate_seconds": 1.5, "one_call_seconds": 1.0, "screened_out": 0,
+              "engine_seconds": 3.0}
+    comparison = bare.against_ours(result, ours, exclude=0.0)
+    assert comparison["compared"] == len(requests)
+    assert comparison["same_answer"] == len(requests) - 1  # the constant answered -1 everywhere
+    assert comparison["same_prompt_tokens"] == 0  # the constant backend reports no prompt length
+    assert comparison["bare"]["samples_per_s"] == len(requests) / 2.0
+    assert f"Same answer: {len(requests) - 1}/{len(requests)}" in bare.render({"bare": result, "comparison": comparison})

@@ -158,6 +158,20 @@ def test_replica_crash_or_hang_stops_the_run(fault, message):
         model.close()
 
 
+def content_part_parser():
+    """vLLM's parser of one chat content part: 0.33 keeps it in `vllm.renderers.chat_utils`, 0.25 (the
+    version run on a GPU, bench/RESULTS.md) in `vllm.entrypoints.chat_utils`."""
+    import importlib
+
+    for module, name in (("vllm.renderers.chat_utils.chat_message", "parse_chat_message_content_mm_part"),
+                         ("vllm.entrypoints.chat_utils", "_parse_chat_message_content_mm_part")):
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    pytest.skip("no content-part parser in this vLLM")
+
+
 @pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
 def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
     import dataclasses
@@ -182,9 +196,8 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
             "continue_final_message"} <= chat_params
 
     # vLLM's own content-part parser reads our parts as text and PIL images, in order.
-    chat_message = pytest.importorskip("vllm.renderers.chat_utils.chat_message")
     conversation = build_conversation(request_payload(make_request("v", ["a", jpeg_red, "b"]), default_seed=0))
-    parsed = [chat_message.parse_chat_message_content_mm_part(p) for p in conversation[0]["content"]]
+    parsed = [content_part_parser()(p) for p in conversation[0]["content"]]
     assert [kind for kind, _ in parsed] == ["text", "image_pil", "text"]
     assert parsed[0][1] == "a" and parsed[1][1].size == (16, 12)
 

@@ -1,0 +1,229 @@
+#!/usr/bin/env python
+"""The reference for the `vllm` backend's throughput: the requests a harness run sends, through bare
+`vllm.LLM.generate` calls (prompts rendered with the checkpoint's own chat template, images decoded to PIL),
+with the engine and sampling settings the backend would use. Timed twice on one engine: one call per task, in
+task order, as the runner calls the backend (the reference), then, with the caches reset, every task in one
+call (what batching across tasks could reach). Beside our run of the same tasks (`--ours`), it reports samples/s
+of both, whether each sample got the same answer, and whether vLLM saw the same prompt length
+(`len(output.prompt_token_ids)`) both ways.
+
+    python scripts/vllm_bare_loop.py --tasks T1,T2 --model_args pretrained=CKPT,max_model_len=N --data_dir DATA \
+        --json bare.json [--ours RUN_DIR --ours_exclude ENGINE_SECONDS] [--out bare.md]
+
+Any `harness` run option is accepted; the requests are planned as `harness --model vllm` plans them and screened
+by the backend's own rule (`screen_request`), so both sides generate for the same samples. Timed: decoding the
+images, rendering the prompts and `LLM.generate`; not timed: the engine start and reading the rows. Our side's
+time is its results' evaluation time less the engine start, which also holds reading and checking the rows,
+scoring, journalling and the engine's shutdown. Needs vLLM and a GPU (scripts/gpu_check.sh runs it after the
+backend's run).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.api import ImagePart, Request, TextPart
+from harness.cli import run_parser
+from harness.models.args import settings_from_args
+from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
+from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.run import plan_run, run_policies
+from harness.task import RowProblem
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare_backends import load_run, throughput  # noqa: E402
+
+
+def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
+    args = run_parser().parse_args(["--model", "vllm", *argv])
+    plan = plan_run(args, argv)
+    policies = run_policies(plan)
+    settings = settings_from_args(VLLMSettings, plan.model_args, "vllm", aliases=ARG_ALIASES)
+    requests = []
+    for task in plan.tasks:
+        generation = task.generation_settings(plan.gen_kwargs, args.seed)
+        for doc_id, doc in task.iter_docs():
+            request = task.build_request(doc_id, doc, generation)
+            if isinstance(request, RowProblem):
+                continue
+            requests.append(policies(request) if policies is not None else request)
+    return settings, requests
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The request as a transformers chat (images as `{"type": "image"}` parts, in order)."""
+    messages = []
+    for message in request.messages:
+        content = []
+        for part in message.content:
+            if isinstance(part, TextPart):
+                if part.text:
+                    content.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                content.append({"type": "image"})
+        messages.append({"role": message.role, "content": content})
+    if request.assistant_prefix:
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": request.assistant_prefix}]})
+    return messages
+
+
+def decode(data: bytes) -> Any:
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
+    from transformers import AutoProcessor
+    from vllm import LLM, SamplingParams
+
+    image_limit = max([r.num_images for r in requests] + [1])
+    if settings.max_images is not None:
+        image_limit = min(image_limit, settings.max_images)
+    if settings.max_model_len:
+        os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # as the backend's engine does
+    started = time.perf_counter()
+    llm = LLM(**engine_kwargs(settings, image_limit))
+    engine_seconds = time.perf_counter() - started
+    max_len = llm.llm_engine.model_config.max_model_len
+    sent = [r for r in requests
+            if screen_request(r, settings, max_model_len=max_len, image_limit=image_limit) is None]
+    processor = AutoProcessor.from_pretrained(settings.pretrained, revision=settings.revision)
+    template = settings.chat_template
+    if template is not None and os.path.isfile(template):
+        template = Path(template).read_text(encoding="utf-8")
+
+    def prepare(batch: list[Request]) -> tuple[list[dict[str, Any]], list[Any]]:
+        inputs = []
+        for request in batch:
+            prompt = processor.apply_chat_template(chat_messages(request), chat_template=template, tokenize=False,
+                                                   add_generation_prompt=not request.assistant_prefix,
+                                                   continue_final_message=bool(request.assistant_prefix))
+            item: dict[str, Any] = {"prompt": prompt}
+            if request.images:
+                item["multi_modal_data"] = {"image": [decode(i.data()) for i in request.images]}
+            if request.processor_kwargs:
+                item["mm_processor_kwargs"] = dict(request.processor_kwargs)
+            inputs.append(item)
+        return inputs, [SamplingParams(**sampling_kwargs(r.settings, settings.seed)) for r in batch]
+
+    def reset() -> None:  # no prefix or processor cache carried from one timing into the next
+        for name in ("reset_prefix_cache", "reset_mm_cache"):
+            if callable(getattr(llm, name, None)):
+                getattr(llm, name)()
+
+    # As the runner calls the backend: one generate call per task, in task order.
+    tasks: dict[str, list[Request]] = {}
+    for request in sent:
+        tasks.setdefault(request.task, []).append(request)
+    prepare_seconds = generate_seconds = 0.0
+    outputs = []
+    for batch in tasks.values():
+        start = time.perf_counter()
+        inputs, params = prepare(batch)
+        prepared = time.perf_counter()
+        outputs += llm.generate(inputs, sampling_params=params, use_tqdm=False)
+        prepare_seconds += prepared - start
+        generate_seconds += time.perf_counter() - prepared
+    sent = [r for batch in tasks.values() for r in batch]
+    # Every task in one call: what a runner batching across tasks could reach.
+    reset()
+    start = time.perf_counter()
+    inputs, params = prepare(sent)
+    llm.generate(inputs, sampling_params=params, use_tqdm=False)
+    one_call_seconds = time.perf_counter() - start
+    samples = [{"task": r.task, "sample_id": r.sample_id, "response": o.outputs[0].text,
+                "prompt_tokens": len(o.prompt_token_ids), "completion_tokens": len(o.outputs[0].token_ids)}
+               for r, o in zip(sent, outputs, strict=True)]
+    shutdown = getattr(getattr(llm.llm_engine, "engine_core", None), "shutdown", None)
+    if callable(shutdown):  # frees the GPU for the next run in this process
+        shutdown()
+    return {"engine_seconds": engine_seconds, "prepare_seconds": prepare_seconds, "generate_seconds": generate_seconds,
+            "one_call_seconds": one_call_seconds,
+            "samples": samples, "screened_out": len(requests) - len(sent), "image_limit": image_limit,
+            "max_model_len": max_len}
+
+
+def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[str, Any]:
+    """Our run of the same tasks beside the bare loop: samples/s, same answers, same prompt lengths."""
+    ours = load_run(ours_dir)
+    speed = throughput(ours, exclude=exclude)
+    n = len(bare["samples"])
+    bare_seconds = bare["prepare_seconds"] + bare["generate_seconds"]
+    compared = same_answer = same_length = 0
+    differing = []
+    for sample in bare["samples"]:
+        record = ours.samples.get(sample["task"], {}).get(sample["sample_id"])
+        if record is None or not isinstance(record.get("response"), str):
+            continue
+        compared += 1
+        same_answer += record["response"].strip() == sample["response"].strip()
+        reported = (record.get("usage") or {}).get("prompt_tokens")
+        same_length += reported == sample["prompt_tokens"]
+        if reported != sample["prompt_tokens"] and len(differing) < 10:
+            differing.append({"task": sample["task"], "sample_id": sample["sample_id"], "ours": reported,
+                              "bare": sample["prompt_tokens"]})
+    bare_rate = n / bare_seconds if bare_seconds > 0 else float("nan")
+    return {"ours": speed, "bare": {"samples": n, "seconds": bare_seconds, "samples_per_s": bare_rate,
+                                    "generate_only_samples_per_s": n / bare["generate_seconds"],
+                                    "one_call_samples_per_s": n / bare["one_call_seconds"]},
+            "ratio": speed["samples_per_s"] / bare_rate if bare_rate else float("nan"),
+            "compared": compared, "same_answer": same_answer, "same_prompt_tokens": same_length,
+            "differing_prompt_tokens": differing}
+
+
+def render(result: dict[str, Any]) -> str:
+    b, c = result["bare"], result.get("comparison")
+    lines = ["# The vllm backend against a bare LLM.generate loop", "",
+             f"Bare loop: {len(b['samples'])} samples ({b['screened_out']} screened out), engine start "
+             f"{b['engine_seconds']:.1f} s, images + prompts {b['prepare_seconds']:.2f} s, generate "
+             f"{b['generate_seconds']:.2f} s."]
+    if c is not None:
+        lines += ["", "| | samples | seconds | samples/s |", "|---|---|---|---|",
+                  f"| ours (vllm backend) | {c['ours']['samples']} | {c['ours']['seconds']:.2f} | "
+                  f"{c['ours']['samples_per_s']:.2f} |",
+                  f"| bare LLM.generate | {c['bare']['samples']} | {c['bare']['seconds']:.2f} | "
+                  f"{c['bare']['samples_per_s']:.2f} |", "",
+                  f"Ours / bare: {c['ratio']:.1%} of the bare loop's throughput (generate alone: "
+                  f"{c['bare']['generate_only_samples_per_s']:.2f} samples/s; all tasks in one call: "
+                  f"{c['bare']['one_call_samples_per_s']:.2f} samples/s). Same answer: {c['same_answer']}/"
+                  f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}."]
+        lines += [f"- {d['task']} {d['sample_id']}: ours {d['ours']} bare {d['bare']}" for d in c["differing_prompt_tokens"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    own = {"--json": None, "--ours": None, "--ours_exclude": "0", "--out": None}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in own and i + 1 < len(argv):
+            own[argv[i]] = argv[i + 1]
+            i += 2
+        else:
+            rest.append(argv[i])
+            i += 1
+    settings, requests = planned_requests(rest)
+    bare = run_bare(settings, requests)
+    result: dict[str, Any] = {"bare": bare}
+    if own["--ours"]:
+        result["comparison"] = against_ours(bare, Path(own["--ours"]), float(own["--ours_exclude"] or 0))
+    report = render(result)
+    print(report, end="")
+    if own["--out"]:
+        Path(own["--out"]).write_text(report)
+    if own["--json"]:
+        Path(own["--json"]).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
