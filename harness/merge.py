@@ -361,7 +361,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
     tasks = [Task(index.tasks[name], metadata) for name in task_names]
     for task in tasks:
-        task.load(data_dir, config.get("limit"))
+        task.load(data_dir, config.get("limit"), bool(config.get("trust_unverified_data")))
     identity = read_journal(out_dir / journal_name(task_names[0])).parts["model"]
     options = RunOptions(data_dir=data_dir, limit=config.get("limit"), seed=config.get("seed"),
                          gen_kwargs=config.get("gen_kwargs") or {}, output_dir=out_dir, progress=False, retry_errors=False)

@@ -228,33 +228,84 @@ def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------- reading images
 
-_TABLES: dict[tuple[str, str | None], ImageTable] = {}
+# Row groups of image bytes kept in memory per column reader (a row group is at most 64 MB as the builders
+# write them): rows read in order, or rows that share images, are served from memory.
+ROW_GROUP_CACHE_BYTES = 512 * 1024 * 1024
+
+
+class ParquetColumn:
+    """One column of a split stored as Parquet files, read a row group at a time when one of its rows is asked
+    for: the column's bytes are never all in memory, and nothing is converted or copied to disk.
+
+    `files` are opened `pyarrow.parquet.ParquetFile`s (memory-mapped by whoever opened them); `before_read(i)`
+    is called before a row group of `files[i]` is read (the harness checks there that the file is still the
+    one it verified). Safe to share between threads (a backend may read images from several).
+    """
+
+    def __init__(self, files: Sequence[Any], column: str, budget_bytes: int = ROW_GROUP_CACHE_BYTES,
+                 before_read: Any = None) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.column = column
+        self._files = list(files)
+        self._budget = budget_bytes
+        self._before_read = before_read
+        self._starts: list[int] = []  # first row of each row group, over all files
+        self._groups: list[tuple[int, int]] = []  # (file, row group)
+        rows = 0
+        for i, file in enumerate(self._files):
+            for group in range(file.metadata.num_row_groups):
+                self._starts.append(rows)
+                self._groups.append((i, group))
+                rows += file.metadata.row_group(group).num_rows
+        self.num_rows = rows
+        self._cache: OrderedDict[int, Any] = OrderedDict()
+        self._cached_bytes = 0
+        self._lock = threading.Lock()
+
+    def cell(self, row: int) -> Any:
+        """The value of `row` as a pyarrow scalar."""
+        import bisect
+
+        if not 0 <= row < self.num_rows:
+            raise IndexError(f"row {row} of {self.num_rows}")
+        group = bisect.bisect_right(self._starts, row) - 1
+        return self._group(group)[row - self._starts[group]]
+
+    def _group(self, group: int) -> Any:
+        with self._lock:
+            if group in self._cache:
+                self._cache.move_to_end(group)
+                return self._cache[group]
+            file, index = self._groups[group]
+            if self._before_read is not None:
+                self._before_read(file)
+            values = self._files[file].read_row_group(index, columns=[self.column]).column(0)
+            self._cache[group] = values
+            self._cached_bytes += values.nbytes
+            while self._cached_bytes > self._budget and len(self._cache) > 1:
+                _, dropped = self._cache.popitem(last=False)
+                self._cached_bytes -= dropped.nbytes
+            return values
 
 
 class ImageTable:
     """The image table of a shared-storage build, read lazily: sha256 -> encoded bytes.
 
-    Only the sha256 column is read up front (to index it); an image's bytes are copied out of the
-    memory-mapped Arrow table when asked for.
+    Only the sha256 column is read up front (to index it); an image's bytes are read from its Parquet file's
+    row group when asked for (`ParquetColumn`).
     """
 
-    def __init__(self, location: str, revision: str | None = None, **load_kwargs: Any) -> None:
-        import datasets
-
-        features = datasets.Features(image_table_features())
-        features["image"] = datasets.Image(decode=False)
-        files = None if revision else split_files(location, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT)
-        if revision:
-            load_kwargs["revision"] = revision
-        if files:
-            dataset = datasets.load_dataset("parquet", data_files={IMAGE_TABLE_SPLIT: files}, split=IMAGE_TABLE_SPLIT,
-                                            features=features, **load_kwargs)
-        else:
-            dataset = datasets.load_dataset(location, IMAGE_TABLE_CONFIG, split=IMAGE_TABLE_SPLIT, features=features,
-                                            **load_kwargs)
+    def __init__(self, files: Sequence[Any], location: str, before_read: Any = None) -> None:
         self.location = location
-        self._table = dataset.with_format("arrow")
-        self._row = {sha: i for i, sha in enumerate(dataset.data.column("sha256").to_pylist())}
+        self._row: dict[str, int] = {}
+        for file in files:
+            for sha in file.read(columns=["sha256"]).column(0).to_pylist():
+                self._row.setdefault(sha, len(self._row))
+        self._images = ParquetColumn(files, "image", before_read=before_read)
+        if self._images.num_rows != len(self._row):
+            raise ValueError(f"the image table of {location} lists an image twice")
 
     def __len__(self) -> int:
         return len(self._row)
@@ -266,14 +317,36 @@ class ImageTable:
         """The encoded bytes of the image with this sha256; KeyError naming it when the table lacks it."""
         if sha256 not in self._row:
             raise KeyError(f"image {sha256} is not in the image table of {self.location}")
-        return self._table[self._row[sha256]].column("image")[0]["bytes"].as_py()
+        return self._images.cell(self._row[sha256])["bytes"].as_py()
+
+
+_TABLES: dict[tuple[str, str | None], ImageTable] = {}
+
+
+def _image_table_files(location: str, revision: str | None, load_kwargs: Mapping[str, Any]) -> list[str]:
+    """The image table's Parquet files of a local build folder, or of a Hub repo (downloaded into the Hub cache:
+    `load_kwargs` go to `huggingface_hub.snapshot_download`)."""
+    folder = Path(location)
+    if revision is not None or not folder.is_dir():
+        from huggingface_hub import snapshot_download
+
+        folder = Path(snapshot_download(location, repo_type="dataset", revision=revision,
+                                        allow_patterns=[MANIFEST_NAME, f"{IMAGE_TABLE_CONFIG}/*"], **load_kwargs))
+    files = split_files(folder, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT) or sorted(
+        str(p) for p in (folder / IMAGE_TABLE_CONFIG).glob(f"{IMAGE_TABLE_SPLIT}-*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"{location} has no image table ({IMAGE_TABLE_CONFIG}/{IMAGE_TABLE_SPLIT}-*.parquet)")
+    return files
 
 
 def image_table(location: str, revision: str | None = None, **load_kwargs: Any) -> ImageTable:
-    """One `ImageTable` per (location, revision) per process."""
+    """One `ImageTable` per (location, revision) per process, its files memory-mapped."""
+    import pyarrow.parquet as pq
+
     key = (str(location), revision)
     if key not in _TABLES:
-        _TABLES[key] = ImageTable(str(location), revision, **load_kwargs)
+        files = _image_table_files(str(location), revision, load_kwargs)
+        _TABLES[key] = ImageTable([pq.ParquetFile(f, memory_map=True) for f in files], str(location))
     return _TABLES[key]
 
 
@@ -281,8 +354,8 @@ def load_images(location: str | Path, row: Mapping[str, Any], revision: str | No
                 **load_kwargs: Any) -> list[Any]:
     """A row's images as PIL images, in prompt order, whatever the build's image storage.
 
-    `location` is the built folder or Hub repo the row was loaded from (`load_kwargs`, e.g. `cache_dir`,
-    go to `datasets.load_dataset` when the image table is first read):
+    `location` is the built folder or Hub repo the row was loaded from (for a Hub repo, `load_kwargs`, e.g.
+    `cache_dir`, go to `huggingface_hub.snapshot_download` when the image table is first read):
 
         ds = datasets.load_dataset("data/mmneedle", "m10_n4_k1", split="test")
         images = load_images("data/mmneedle", ds[0])
