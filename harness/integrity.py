@@ -115,9 +115,9 @@ class DataFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = open(path, "rb")  # noqa: SIM115 - kept open while the run reads from the mapping
-        self._stat = os.fstat(self._file.fileno())
-        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
+        with open(path, "rb") as file:  # the mapping keeps the file (its inode) for as long as it is read
+            self._stat = os.fstat(file.fileno())
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
         self.size = self._stat.st_size
         self.sha256 = ""
 
@@ -134,15 +134,27 @@ class DataFile:
         self.sha256 = known[key]
         return self.sha256
 
+    def unchanged(self) -> bool:
+        """Whether the file at this path is still the one hashed, untouched."""
+        try:
+            return _identity(self.path, os.stat(self.path)) == _identity(self.path, self._stat)
+        except OSError:
+            return False
+
     def check_unchanged(self, _: Any = None) -> None:
         """ValueError when the file was written to since it was hashed (its bytes are no longer verified). A file
-        replaced or removed on disk is not: the mapping still holds the hashed bytes (only its link count, and
-        with it its change time, moved)."""
-        now, then = os.fstat(self._file.fileno()), self._stat
-        relinked = now.st_nlink != then.st_nlink
-        if (now.st_size, now.st_mtime_ns) != (then.st_size, then.st_mtime_ns) or (
-                now.st_ctime_ns != then.st_ctime_ns and not relinked):
+        replaced or removed on disk is not: the mapping still holds the inode that was hashed."""
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return
+        if (now.st_dev, now.st_ino) == (self._stat.st_dev, self._stat.st_ino) and not self.unchanged():
             raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+
+    @property
+    def mapping(self) -> mmap.mmap | None:
+        """The file's bytes, memory-mapped (None for an empty file)."""
+        return self._map
 
     def parquet(self) -> Any:
         """The file as a `pyarrow.parquet.ParquetFile` reading the mapped bytes (no copy of the file)."""
@@ -154,6 +166,11 @@ class DataFile:
         return pq.ParquetFile(pa.BufferReader(pa.py_buffer(self._map)))
 
 
+# The files this process has open, by path: the tasks of one build (a config's positives and negatives, every
+# config's image table) share one mapping of each file, as long as it is unchanged.
+_OPEN: dict[Path, DataFile] = {}
+
+
 def open_files(paths: list[Path]) -> list[DataFile]:
     """Open, map and hash `paths` (hashes remembered across runs by each file's identity)."""
     cache = hash_cache_path()
@@ -162,10 +179,12 @@ def open_files(paths: list[Path]) -> list[DataFile]:
         before = len(known)
         files = []
         for path in paths:
-            try:
-                file = DataFile(path)
-            except OSError as err:
-                raise UserError(f"{path}: cannot read it: {err.strerror or err}") from None
+            file = _OPEN.get(path)
+            if file is None or not file.unchanged():
+                try:
+                    file = _OPEN[path] = DataFile(path)
+                except OSError as err:
+                    raise UserError(f"{path}: cannot read it: {err.strerror or err}") from None
             file.hash(known)
             files.append(file)
         if len(known) != before:

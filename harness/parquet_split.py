@@ -89,11 +89,21 @@ class SplitFiles:
             self._counts[column] = counts
         return self._counts[column][row]
 
-    def cell(self, column: str, row: int) -> Any:
+    def _reader(self, column: str) -> contract.ParquetColumn:
         if column not in self._readers:
-            self._readers[column] = contract.ParquetColumn(self.parquet, column,
-                                                           before_read=lambda i: self.files[i].check_unchanged())
-        return self._readers[column].cell(row)
+            self._readers[column] = contract.ParquetColumn(
+                self.parquet, column, before_read=lambda i: self.files[i].check_unchanged(),
+                maps=[f.mapping for f in self.files])
+        return self._readers[column]
+
+    def cell(self, column: str, row: int) -> Any:
+        return self._reader(column).cell(row)
+
+    def image_bytes(self, column: str, row: int, index: int) -> bytes | None:
+        """The bytes of image `index` of `row` (read straight from the mapping where the file stores them
+        plainly); None for an image stored by path."""
+        listed = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
+        return self._reader(column).image_bytes(row, index if listed else None)
 
 
 def source_rows(docs: datasets.Dataset, task: str) -> list[int]:
@@ -130,10 +140,10 @@ class ImageColumn:
 
     def read(self, doc_id: int, index: int) -> bytes:
         row = self._rows[doc_id]
-        cell = self._split.cell(self.column, row)
-        item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
-        data = item["bytes"].as_py() if "bytes" in item.type.names else None
+        data = self._split.image_bytes(self.column, row, index)
         if data is None:
+            cell = self._split.cell(self.column, row)
+            item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
             path = item["path"].as_py() if "path" in item.type.names else None
             if not path or self.folder is None:
                 raise ValueError(f"image {index} of row {row} has neither bytes nor a path")
@@ -169,7 +179,7 @@ def image_table(files: list[DataFile], location: str) -> contract.ImageTable:
     """The image table of a shared-storage build, from its opened (and hashed) files."""
     try:
         return contract.ImageTable([f.parquet() for f in files], location,
-                                   before_read=lambda i: files[i].check_unchanged())
+                                   before_read=lambda i: files[i].check_unchanged(), maps=[f.mapping for f in files])
     except (pa.ArrowException, ValueError, KeyError, OSError) as err:
         raise UserError(f"{location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
                         f"{type(err).__name__}: {err}") from None

@@ -193,7 +193,7 @@ def test_rows_and_images_are_read_from_the_bytes_that_were_hashed(tmp_path: Path
     split = SplitFiles([file], str(root))
     rows = split.rows("test")
     assert len(rows) == pq.read_metadata(pa_buffer(original)).num_rows == 24
-    assert split.cell("images", 5).as_py()[0]["bytes"] == pq.read_table(pa_buffer(original)).column("images")[5][0][
+    assert split.image_bytes("images", 5, 0) == pq.read_table(pa_buffer(original)).column("images")[5][0][
         "bytes"].as_py()
 
     (file,) = open_files([shard])
@@ -201,7 +201,7 @@ def test_rows_and_images_are_read_from_the_bytes_that_were_hashed(tmp_path: Path
     with open(shard, "r+b") as handle:  # written in place once hashed: its images are no longer read
         handle.write(b"PAR1")
     with pytest.raises(ValueError, match="changed while the run read it"):
-        split.cell("images", 0)
+        split.image_bytes("images", 0, 0)
 
 
 def pa_buffer(data: bytes):
