@@ -66,25 +66,26 @@ class LoadedDataset:
 
     def image_column(self, docs: datasets.Dataset, column: str, task: str) -> ImageColumn | SharedImageColumn:
         """A reader of one image column of `docs`: the rows' own bytes, or, for the contract's `images`
-        column of a shared-storage build, the build's image table."""
-        if column == contract.IMAGES and column not in self.image_columns and (
-                self.image_storage == contract.SHARED or not self.verified):
-            return SharedImageColumn(docs, self._image_table())
+        column of a shared-storage build (or unverified data with an image table), the build's image table."""
+        if column == contract.IMAGES and column not in self.image_columns and self.folder is not None:
+            table = self.folder / contract.IMAGE_TABLE_CONFIG
+            if self.image_storage == contract.SHARED or (not self.verified and table.is_dir()):
+                return SharedImageColumn(docs, self._image_table())
         assert self.split is not None
         return ImageColumn(self.split, column, source_rows(docs, task), self.folder, self.allowed)
 
     def _image_table(self) -> contract.ImageTable:
-        if self.folder is None:
-            raise UserError(f"{self.location}: a shared-storage build must be read from a folder")
-        if self.verified and self.manifest is not None:
+        assert self.folder is not None
+        if self.manifest is not None and self.manifest.get("image_table"):
             files = verify_files(self.folder, self.manifest["image_table"]["files"],
                                  self.folder / contract.MANIFEST_NAME, self.allowed)
         else:
-            files = open_files(sorted((self.folder / contract.IMAGE_TABLE_CONFIG).glob(
-                f"{contract.IMAGE_TABLE_SPLIT}-*.parquet")))
+            names = sorted(p.relative_to(self.folder).as_posix() for p in (self.folder / contract.IMAGE_TABLE_CONFIG)
+                           .glob(f"{contract.IMAGE_TABLE_SPLIT}-*.parquet"))
+            files = open_files([_inside(self.folder, name, self.allowed) for name in names])
             if not files:
                 raise UserError(f"{self.location}: the rows name their images by {contract.IMAGE_SHA256!r} but "
-                                f"there is no image table ({contract.IMAGE_TABLE_CONFIG}/)")
+                                f"its image table ({contract.IMAGE_TABLE_CONFIG}/) holds no Parquet file")
         key = (str(self.folder), tuple(f.sha256 for f in files))
         if key not in _IMAGE_TABLES:
             _IMAGE_TABLES[key] = image_table(files, self.location)
@@ -246,38 +247,43 @@ def _manifest_entries(config: TaskConfig, folder: Path, manifest: dict[str, Any]
     return chosen
 
 
+def _refused(location: str, problem: str) -> UserError:
+    return UserError(f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
+                     f"{TRUST_FLAG} to read it unverified")
+
+
 def _load(config: TaskConfig, folder: Path, root: Path, location: str, revision: str | None,
           trust_unverified: bool, allowed: Path | None = None) -> LoadedDataset:
     """Load one config's split from a local folder (a build, or a Hub snapshot): the files it reads verified
     against the manifest, then read from the very bytes that were hashed."""
     manifest, problem = read_checked_manifest(folder)
     if problem and not trust_unverified:
-        raise UserError(f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
-                        f"{TRUST_FLAG} to read it unverified")
+        raise _refused(location, problem)
     patterns = config.dataset_kwargs.get("data_files")
-    if patterns is not None:
+    entries: list[dict[str, Any]] | None = None  # the manifest's entries of the files read, when it lists them all
+    if patterns is not None:  # the task names its files: each must be one the manifest lists
         paths = _pattern_paths(folder, patterns, config.test_split, allowed)
         listed = {folder / f["path"]: f for f in contract.data_files(manifest)} if manifest else {}
         unlisted = [p for p in paths if p not in listed]
-        if manifest and unlisted and not trust_unverified:
-            raise UserError(f"{location}: cannot verify this data: the build manifest does not list {unlisted[0]}; "
-                            f"pass {TRUST_FLAG} to read it unverified")
-        entries = [listed[p] for p in paths] if manifest and not unlisted else None
-        problem = problem or (f"the build manifest does not list {unlisted[0]}" if unlisted else None)
+        if manifest and unlisted:
+            problem = f"the build manifest does not list {unlisted[0]}"
+            if not trust_unverified:
+                raise _refused(location, problem)
+        elif manifest:
+            entries = [listed[p] for p in paths]
     elif manifest is not None:
         entries = _manifest_entries(config, folder, manifest, root, location)
-        paths = []
+        paths = [folder / f["path"] for f in entries]
     else:
-        entries, paths = None, _card_paths(config, folder, allowed)
-    if entries is not None:
-        files = verify_files(folder, entries, folder / contract.MANIFEST_NAME, allowed)  # before a row is read
-        names = [f["path"] for f in entries]
-    elif paths:
-        files = open_files(paths)
-        names = [Path(os.path.relpath(p, folder)).as_posix() for p in paths]
-    else:
+        paths = _card_paths(config, folder, allowed)
+    if not paths:
         raise missing(config, root, f"task {config.task!r}: {location} has no data files for config "
                                     f"{config.dataset_name!r}, split {config.test_split!r}", manifest)
+    if entries is not None:
+        files = verify_files(folder, entries, folder / contract.MANIFEST_NAME, allowed)  # before a row is read
+    else:
+        files = open_files(paths)
+    names = [Path(os.path.relpath(p, folder)).as_posix() for p in paths]
     return _loaded(config, folder, location, revision, manifest, files, names, problem, allowed)
 
 

@@ -56,10 +56,10 @@ def check_image_decodes(data: bytes, sha256: str) -> None:
 
 def image_problem(image: Any) -> str | None:
     """Why an image (`harness.api.ImageRef`) must not be shown to a model or named in a cache key: its bytes do
-    not hash to its sha256, do not decode, or cannot be read; None when they are sound."""
+    not hash to the sha256 its row declares (`load` checks them: `harness.task`; an input policy's scaled image
+    checks its source's), do not decode, or cannot be read; None when they are sound."""
     try:
-        data = check_image_bytes(image.data(), image.sha256)
-        check_image_decodes(data, image.sha256)
+        check_image_decodes(image.data(), image.sha256)
     except (ValueError, KeyError, OSError) as err:
         return str(err)
     return None

@@ -331,3 +331,35 @@ def test_the_response_cache_answers_only_for_verified_images(tmp_path: Path, dat
     assert {samples[i]["status"] for i in range(3, 12)} == {"ok"}
     config = again.results("test_reads_images_cached")["config"]
     assert (config["cache_hits"], config["requests_sent"]) == (9, 0)  # the others from the cache, nothing sent
+
+
+def test_an_input_policys_scaled_images_are_checked_through_their_source(tmp_path: Path, data_dir: Path, harness,
+                                                                         edit_build, monkeypatch) -> None:
+    """A scaled image's key names its source's sha256 and the scale; its source's bytes are what is checked."""
+    from harness.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+    from harness.models.registry import _REGISTRY, register_model
+
+    root = _copy_build(data_dir, tmp_path)
+    rule = TaskRule((TASK,), InputPolicy.of(image_scale=0.5), "a test of the mechanism")
+    monkeypatch.setitem(aliases.ALIASES, "half-size", aliases.Alias("test_reads_images_cached", {}, rules=(rule,)))
+    register_model("test_reads_images_cached")(ReadsImagesCached)
+    args = ("--tasks", TASK, "--model", "half-size", "--data_dir", root, "--cache_dir", tmp_path / "c")
+    try:
+        first = harness(*args, "--output_path", tmp_path / "first")
+        assert first.code == 0, first.err
+        assert {s["status"] for s in first.samples("test_reads_images_cached", TASK)} == {"ok"}
+
+        def swap_first_two(images):
+            images[0], images[1] = images[1], images[0]
+            return images
+
+        edit_build(root / "mmneedle", "m1_n2_k1", images=swap_first_two)
+        again = harness(*args, "--output_path", tmp_path / "again")
+    finally:
+        _REGISTRY.pop("test_reads_images_cached")
+    assert again.code == 0, again.err
+    statuses = [s["status"] for s in sorted(again.samples("test_reads_images_cached", TASK), key=lambda s: s["doc_id"])]
+    assert statuses == ["invalid_input"] * 2 + ["ok"] * 10
+    config = again.results("test_reads_images_cached")["config"]
+    assert (config["cache_hits"], config["requests_sent"]) == (10, 0)
