@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
+from harness.integrity import image_problem
 from harness.output_files import reporting
 from harness.redact import dumps
 
@@ -223,14 +224,21 @@ class CachingModel(Model):
 
     def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Cached responses first, in one chunk; then the model's, each chunk cached as it arrives (so a
-        failing call keeps what it did answer)."""
-        keys = self.keys(requests)
-        found = self.cache.get_many(k for k in keys if k is not None)
-        hits = [(i, found[k]) for i, k in enumerate(keys) if k is not None and k in found]
+        failing call keeps what it did answer). Before its key is made, a cacheable request's images are
+        verified (their bytes hash to the sha256 the key names, and decode): one that fails is answered
+        `invalid_input` at once, never looked up or sent."""
+        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r)
+                   and (problem := next(filter(None, map(image_problem, r.images)), None))}
+        if unsound:
+            yield [(i, Response(None, error=f"invalid_input: {problem}")) for i, problem in unsound.items()]
+        sound = [i for i in range(len(requests)) if i not in unsound]
+        keys = dict(zip(sound, self.keys([requests[i] for i in sound]), strict=True))
+        found = self.cache.get_many(k for k in keys.values() if k is not None)
+        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found]
         self.cache_hits += len(hits)
         if hits:
             yield hits
-        missing = [i for i, k in enumerate(keys) if k is None or k not in found]
+        missing = [i for i, k in keys.items() if k is None or k not in found]
         if not missing:
             return
         self.model_calls += 1

@@ -81,6 +81,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data_dir", help="folder holding built datasets, or a pushed build on the Hub: "
                         "hf://ORG/NAME@REVISION (default: $MMLONGEVAL_DATA_DIR, then ~/.cache/mmlongeval/data, then "
                         "the task's metadata.hub_repo)")
+    parser.add_argument("--trust_unverified_data", action="store_true", help="read data that cannot be verified (no "
+                        "build manifest, a malformed one, files it does not list) instead of refusing it; the "
+                        "results and the report then say \"unverified\"")
     parser.add_argument("--include_path", action="append", default=[], type=Path,
                         help="extra folder (or YAML file) of tasks; may be repeated")
     parser.add_argument("--limit", type=_limit, help="first N documents (N >= 1) of each task, or a fraction in (0, 1) "

@@ -1,50 +1,56 @@
-"""Find and load a task's dataset without decoding a single image.
+"""Find a task's dataset, verify its files and load its rows without reading a single image.
 
 Where `dataset_path` is looked up, in order: `--data_dir DIR` (or, without the flag, the environment
 variable `MMLONGEVAL_DATA_DIR`) as `DIR/<dataset_path>`; else the default cache
 `~/.cache/mmlongeval/data/<dataset_path>`; else the Hub repo named by the task's `metadata.hub_repo`.
 A folder given explicitly is the only local place searched, so a typo never silently reads another
-build. Image columns are loaded as `Image(decode=False)`: rows carry encoded bytes, and the runner
-reads one image's bytes only when its batch runs (`ImageColumn`). A build that stores its images once
-(`builders.core.contract`, shared image storage) is read the same way through its image table
-(`SharedImageColumn`).
+build.
+
+A build is read only when its manifest has the right shape (`harness.manifest_shape`) and lists every file the
+task reads; each file is opened, hashed and checked against the manifest, then read from the same memory
+mapping (`harness.integrity`, `harness.parquet_split`). Data that cannot be verified this way (no manifest, a
+malformed one, a file it does not list) is refused unless the run passes `--trust_unverified_data`; then its
+files are still hashed, and the results say "unverified".
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
-from datasets import Features
-from datasets import Image as ImageFeature
 
 from builders.core import contract
 from harness.errors import DatasetMissingError, UserError
 from harness.hub import fetch_build, parse_hub_location, snapshot_commit
-from harness.integrity import verify_build
+from harness.integrity import DataFile, open_files, resolve_inside, verify_files
+from harness.manifest_shape import read_checked_manifest
+from harness.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
 from harness.task_config import TaskConfig
 
 DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
 DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
+TRUST_FLAG = "--trust_unverified_data"
+VERIFIED, UNVERIFIED = "verified", "unverified"
 
 
 @dataclass
 class LoadedDataset:
-    dataset: datasets.Dataset  # the evaluated split, image columns undecoded
+    dataset: datasets.Dataset  # the evaluated split's rows, image columns left out, with their source row
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
-    manifest: dict[str, Any] | None  # the build's `build_manifest.json`, when there is one
-    fingerprint: str  # content hash when the build has one, else the datasets fingerprint
+    manifest: dict[str, Any] | None  # the build's `build_manifest.json`, when it has one of the right shape
+    fingerprint: str  # the config's (or build's) content hash, else a hash of the files read
     info: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None  # the folder the files were read from (a build, or a Hub snapshot)
+    split: SplitFiles | None = None  # the opened files the rows came from, for their images
+    allowed: Path | None = None  # where paths of the folder may lead (a Hub snapshot's links: its repo cache)
+    verified: bool = True  # every file read was checked against the manifest
 
     def describe(self) -> dict[str, Any]:
         """What the results file records about the data."""
@@ -54,19 +60,40 @@ class LoadedDataset:
     def image_storage(self) -> str:
         return contract.manifest_image_storage(self.manifest)
 
-    def image_column(self, docs: datasets.Dataset, column: str) -> ImageColumn | SharedImageColumn:
+    @property
+    def image_columns(self) -> list[str]:
+        return self.split.image_columns if self.split is not None else []
+
+    def image_column(self, docs: datasets.Dataset, column: str, task: str) -> ImageColumn | SharedImageColumn:
         """A reader of one image column of `docs`: the rows' own bytes, or, for the contract's `images`
-        column of a shared-storage build, the build's image table."""
-        if column == contract.IMAGES and column not in docs.column_names and self.image_storage == contract.SHARED:
-            if self.folder is None:
-                raise UserError(f"{self.location}: a shared-storage build must be read from a folder")
-            try:
-                table = contract.image_table(str(self.folder), None, cache_dir=str(local_cache_dir(self.folder)))
-            except Exception as err:  # a missing or unreadable image table: say where, not a traceback
-                raise UserError(f"{self.location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
-                                f"{type(err).__name__}: {err}") from None
-            return SharedImageColumn(docs, table)
-        return ImageColumn(docs, column, self.folder)
+        column of a shared-storage build (or unverified data with an image table), the build's image table."""
+        if column == contract.IMAGES and column not in self.image_columns and self.folder is not None:
+            table = self.folder / contract.IMAGE_TABLE_CONFIG
+            if self.image_storage == contract.SHARED or (not self.verified and table.is_dir()):
+                return SharedImageColumn(docs, self._image_table())
+        assert self.split is not None
+        return ImageColumn(self.split, column, source_rows(docs, task), self.folder, self.allowed)
+
+    def _image_table(self) -> contract.ImageTable:
+        assert self.folder is not None
+        if self.manifest is not None and self.manifest.get("image_table"):
+            files = verify_files(self.folder, self.manifest["image_table"]["files"],
+                                 self.folder / contract.MANIFEST_NAME, self.allowed)
+        else:
+            names = sorted(p.relative_to(self.folder).as_posix() for p in (self.folder / contract.IMAGE_TABLE_CONFIG)
+                           .glob(f"{contract.IMAGE_TABLE_SPLIT}-*.parquet"))
+            files = open_files([_inside(self.folder, name, self.allowed) for name in names])
+            if not files:
+                raise UserError(f"{self.location}: the rows name their images by {contract.IMAGE_SHA256!r} but "
+                                f"its image table ({contract.IMAGE_TABLE_CONFIG}/) holds no Parquet file")
+        key = (str(self.folder), tuple(f.sha256 for f in files))
+        if key not in _IMAGE_TABLES:
+            _IMAGE_TABLES[key] = image_table(files, self.location)
+        return _IMAGE_TABLES[key]
+
+
+# One index per image table (by its files' hashes) per process: the tasks of one build share it.
+_IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], contract.ImageTable] = {}
 
 
 def missing(config: TaskConfig, root: Path | str, reason: str,
@@ -104,23 +131,6 @@ def local_root(data_dir: Path | str | None) -> tuple[Path, bool]:
     return DEFAULT_DATA_DIR.expanduser(), False
 
 
-def _undecoded(feature: Any) -> Any:
-    if isinstance(feature, ImageFeature):
-        return ImageFeature(mode=feature.mode, decode=False)
-    if isinstance(feature, datasets.List | datasets.LargeList):
-        return type(feature)(_undecoded(feature.feature), **({"length": feature.length} if isinstance(feature, datasets.List) else {}))
-    if isinstance(feature, dict):
-        return type(feature)({k: _undecoded(v) for k, v in feature.items()})
-    return feature
-
-
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    try:
-        return contract.read_manifest(folder)
-    except contract.ManifestError as err:
-        raise UserError(str(err)) from None
-
-
 def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
     """The manifest fields worth recording with results: hash, builder, seed, source, contract, caveats, this
     config."""
@@ -147,157 +157,151 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
     return info
 
 
-def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None) -> LoadedDataset:
+def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
+                      trust_unverified: bool = False) -> LoadedDataset:
     try:
         hub = parse_hub_location(data_dir)
         repo = hub.repo_for(config.dataset_path) if hub else None
     except ValueError as err:
         raise UserError(f"--data_dir {err}") from None
     if hub is not None and repo is not None:
-        return _load_from_hub(config, repo, hub.revision, str(data_dir))
+        return _load_from_hub(config, repo, hub.revision, str(data_dir), trust_unverified)
     root, explicit = local_root(data_dir)
     given = Path(config.dataset_path).expanduser()
     local = given if given.is_absolute() else root / config.dataset_path
     if local.is_dir():
-        return _load(config, local.resolve(), _read_manifest(local), root, str(local.resolve()), None)
+        return _load(config, local.resolve(), root, str(local.resolve()), None, trust_unverified)
     hub_repo = config.metadata.get("hub_repo")
     if hub_repo and not explicit:
         revision = config.dataset_kwargs.get("revision") or config.metadata.get("hub_revision")
-        return _load_from_hub(config, str(hub_repo), revision, str(root))
+        return _load_from_hub(config, str(hub_repo), revision, str(root), trust_unverified)
     looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
     env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"
     raise missing(config, root, f"task {config.task!r}: dataset {config.dataset_path!r} not found; "
                                 f"looked in {', '.join(looked)}{env_note}")
 
 
-def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str) -> LoadedDataset:
-    """A pushed build, fetched into the Hub cache (only what the task reads) and read as a local one."""
+def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str,
+                   trust_unverified: bool) -> LoadedDataset:
+    """A pushed build, fetched into the Hub cache (only what the task reads) and read as a local one: its files
+    are verified against the manifest pushed with them (`harness.hub` says what that proves)."""
     location = f"hf://{repo}" + (f"@{revision}" if revision else "")
     try:
         folder = fetch_build(repo, revision, config.dataset_name)
-        manifest = _read_manifest(folder)
-    except UserError:
-        raise
     except Exception as err:  # offline without a cached snapshot, no such repo or revision, no network
         raise missing(config, hint_dir, f"task {config.task!r}: cannot get {location}: "
                                         f"{type(err).__name__}: {str(err).splitlines()[0]}") from None
-    loaded = _load(config, folder, manifest, Path(hint_dir), location, revision)
+    # A snapshot's files are links into the repo's blob store, beside `snapshots/`.
+    allowed = folder.parent.parent if snapshot_commit(folder) else None
+    loaded = _load(config, folder, Path(hint_dir), location, revision, trust_unverified, allowed)
     loaded.info["commit"] = snapshot_commit(folder)
     return loaded
 
 
-def local_cache_dir(folder: Path) -> Path:
-    """An Arrow cache folder of its own for one local build.
+def _pattern_paths(folder: Path, patterns: Any, split: str, allowed: Path | None) -> list[Path]:
+    """The files a task's `dataset_kwargs.data_files` name for `split` (globs relative to the folder)."""
+    if isinstance(patterns, dict):
+        patterns = patterns.get(split, [])
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns or [])
+    paths: list[Path] = []
+    for pattern in patterns:
+        if not isinstance(pattern, str) or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise UserError(f"dataset_kwargs.data_files: {pattern!r} is not a pattern inside {folder}")
+        for path in sorted(folder.glob(pattern)):
+            paths.append(_inside(folder, str(path.relative_to(folder)), allowed))
+    return paths
 
-    `datasets` keys the cache of a local folder on its README metadata only, so two builds with
-    the same card (a rebuild in place, a copy with a changed shard) would share one cache and the
-    second would silently read the first's rows. Keying on every data file's size and mtime
-    makes a changed build convert afresh.
-    """
-    stats = sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
-                   for p in folder.rglob("*") if p.is_file())
-    key = hashlib.sha256(json.dumps([str(folder.resolve()), stats]).encode()).hexdigest()[:16]
-    return Path(datasets.config.HF_DATASETS_CACHE) / "mmlongeval_local" / key
 
-
-def _load(config: TaskConfig, folder: Path, manifest: dict[str, Any] | None, root: Path, location: str,
-          revision: str | None) -> LoadedDataset:
-    """Load one config's split from a local folder (a build, or a Hub snapshot), its files verified first."""
-    kwargs = {k: v for k, v in config.dataset_kwargs.items() if k != "revision"}
-    verified: list[dict[str, str]] = []
-    if manifest and config.dataset_name:
-        verified = verify_build(folder, manifest, [config.dataset_name])  # before reading a row
-    kwargs.setdefault("cache_dir", str(local_cache_dir(folder)))
-    # The manifest's files of this split, read by the Parquet loader: the card is not parsed on every load.
-    files = (contract.split_files(folder, config.dataset_name, config.test_split)
-             if manifest and config.dataset_name and not {"data_files", "data_dir"} & set(kwargs) else None)
+def _inside(folder: Path, relative: str, allowed: Path | None) -> Path:
+    """`folder / relative`, as named (a Hub snapshot's link, not its blob), once it is known to stay inside."""
     try:
-        if files:
-            features = Features.from_arrow_schema(pq.read_schema(files[0]))
-        else:
-            features = datasets.load_dataset_builder(str(folder), config.dataset_name, **kwargs).info.features
-        # Without declared features nothing decodes either: images are read through Arrow
-        # (`ImageColumn`) and documents are read without their image columns.
-        if features is not None:
-            kwargs["features"] = Features({k: _undecoded(v) for k, v in features.items()})
-        if files:
-            dataset = datasets.load_dataset("parquet", data_files={config.test_split: files}, split=config.test_split,
-                                            **kwargs)
-        else:
-            dataset = datasets.load_dataset(str(folder), config.dataset_name, split=config.test_split, **kwargs)
+        resolve_inside(folder, relative, allowed)
     except ValueError as err:
-        text = str(err)
-        if "not found" in text.lower() or "unknown split" in text.lower() or "BuilderConfig" in text:
-            raise missing(config, root, f"task {config.task!r}: {location} has no config {config.dataset_name!r} "
-                                        f"with split {config.test_split!r} ({text.splitlines()[0]})", manifest) from None
-        raise UserError(f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {text}") from None
-    except FileNotFoundError as err:
-        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): {err}",
-                      manifest) from None
-    except Exception as err:  # offline Hub, unreadable Parquet, ...: say what and where, not a traceback
-        raise missing(config, root, f"task {config.task!r}: cannot load {location} ({config.dataset_name}): "
-                                    f"{type(err).__name__}: {err}", manifest) from None
+        raise UserError(f"{folder}: data file {err}") from None
+    return folder / relative
+
+
+def _card_paths(config: TaskConfig, folder: Path, allowed: Path | None) -> list[Path]:
+    """The files `datasets` would read for the split (the card's `configs:`, or its default layout): how data
+    without a usable manifest is found. Its lock files go to a folder of their own, removed after."""
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            builder = datasets.load_dataset_builder(str(folder), config.dataset_name, cache_dir=scratch)
+            files = (builder.config.data_files or {}).get(config.test_split)
+        except Exception as err:  # no such config or split, no data files, an unreadable card
+            raise UserError(f"task {config.task!r}: {folder} has no config {config.dataset_name!r} with split "
+                            f"{config.test_split!r} ({type(err).__name__}: {str(err).splitlines()[0]})") from None
+    return [_inside(folder, os.path.relpath(str(file), folder), allowed) for file in files or []]
+
+
+def _manifest_entries(config: TaskConfig, folder: Path, manifest: dict[str, Any], root: Path,
+                      location: str) -> list[dict[str, Any]]:
+    """The manifest's files of the task's config and split."""
+    entry = manifest["configs"].get(config.dataset_name)
+    chosen = [f for f in (entry or {}).get("files", []) if Path(f["path"]).name.startswith(f"{config.test_split}-")]
+    if not chosen:
+        held = "config" if entry is None else "split"
+        raise missing(config, root, f"task {config.task!r}: {location} has no {held} {config.dataset_name!r}"
+                                    f"{'' if entry is None else f' / {config.test_split!r}'} "
+                                    f"(its build manifest lists {', '.join(sorted(manifest['configs']))})", manifest)
+    return chosen
+
+
+def _refused(location: str, problem: str) -> UserError:
+    return UserError(f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
+                     f"{TRUST_FLAG} to read it unverified")
+
+
+def _load(config: TaskConfig, folder: Path, root: Path, location: str, revision: str | None,
+          trust_unverified: bool, allowed: Path | None = None) -> LoadedDataset:
+    """Load one config's split from a local folder (a build, or a Hub snapshot): the files it reads verified
+    against the manifest, then read from the very bytes that were hashed."""
+    manifest, problem = read_checked_manifest(folder)
+    if problem and not trust_unverified:
+        raise _refused(location, problem)
+    patterns = config.dataset_kwargs.get("data_files")
+    entries: list[dict[str, Any]] | None = None  # the manifest's entries of the files read, when it lists them all
+    if patterns is not None:  # the task names its files: each must be one the manifest lists
+        paths = _pattern_paths(folder, patterns, config.test_split, allowed)
+        listed = {folder / f["path"]: f for f in contract.data_files(manifest)} if manifest else {}
+        unlisted = [p for p in paths if p not in listed]
+        if manifest and unlisted:
+            problem = f"the build manifest does not list {unlisted[0]}"
+            if not trust_unverified:
+                raise _refused(location, problem)
+        elif manifest:
+            entries = [listed[p] for p in paths]
+    elif manifest is not None:
+        entries = _manifest_entries(config, folder, manifest, root, location)
+        paths = [folder / f["path"] for f in entries]
+    else:
+        paths = _card_paths(config, folder, allowed)
+    if not paths:
+        raise missing(config, root, f"task {config.task!r}: {location} has no data files for config "
+                                    f"{config.dataset_name!r}, split {config.test_split!r}", manifest)
+    if entries is not None:
+        files = verify_files(folder, entries, folder / contract.MANIFEST_NAME, allowed)  # before a row is read
+    else:
+        files = open_files(paths)
+    names = [Path(os.path.relpath(p, folder)).as_posix() for p in paths]
+    return _loaded(config, folder, location, revision, manifest, files, names, problem, allowed)
+
+
+def _loaded(config: TaskConfig, folder: Path, location: str, revision: str | None, manifest: dict[str, Any] | None,
+            files: list[DataFile], names: list[str], problem: str | None, allowed: Path | None) -> LoadedDataset:
+    read = [{"path": name, "sha256": f.sha256} for name, f in zip(names, files, strict=True)]
     info = _manifest_info(manifest, config.dataset_name)
-    if verified:
-        info["verified_files"] = verified
+    if problem is None:
+        info.update(verification=VERIFIED, verified_files=read)
+    else:
+        info.update(verification=UNVERIFIED, unverified_reason=problem, unverified_files=read)
     # This config's own content hash where the build records one (adding configs to a build must
-    # not invalidate finished samples), else the build's, else the datasets fingerprint.
+    # not invalidate finished samples), else the build's, else a hash of the files read.
     config_info = info.get("config", {})
-    fingerprint = str(config_info.get("content_sha256") or info.get("content_hash") or dataset._fingerprint)
-    return LoadedDataset(dataset, location, revision, manifest, fingerprint, info, folder)
-
-
-class ImageColumn:
-    """Reads one encoded image of one row on demand, straight from the memory-mapped Arrow table.
-
-    Only the bytes of the asked-for image are copied out; nothing is decoded here.
-    """
-
-    def __init__(self, dataset: datasets.Dataset, column: str, base_dir: Path | None = None) -> None:
-        if column not in dataset.column_names:
-            raise UserError(f"image column {column!r} not in the dataset (columns: {', '.join(dataset.column_names)})")
-        self._table = dataset.select_columns([column]).with_format("arrow")
-        self.column = column
-        self.base_dir = base_dir
-
-    def _cell(self, row: int) -> Any:
-        return self._table[row].column(0)[0]
-
-    def count(self, row: int) -> int:
-        cell = self._cell(row)
-        if not cell.is_valid:
-            return 0
-        return len(cell) if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else 1
-
-    def read(self, row: int, index: int) -> bytes:
-        cell = self._cell(row)
-        item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
-        data = item["bytes"].as_py() if "bytes" in item.type.names else None
-        if data is None:
-            path = item["path"].as_py() if "path" in item.type.names else None
-            if not path:
-                raise ValueError(f"image {index} of row {row} has neither bytes nor a path")
-            file = Path(path) if Path(path).is_absolute() or self.base_dir is None else self.base_dir / path
-            data = file.read_bytes()
-        return data
-
-
-class SharedImageColumn:
-    """The images of rows that name theirs by `image_sha256`, read from the build's image table on demand."""
-
-    def __init__(self, dataset: datasets.Dataset, table: contract.ImageTable) -> None:
-        if contract.IMAGE_SHA256 not in dataset.column_names:
-            raise UserError(f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
-                            f"(columns: {', '.join(dataset.column_names)})")
-        self._hashes = dataset.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
-        self._table = table
-        self.column = contract.IMAGES
-
-    def _row(self, row: int) -> list[str]:
-        return self._hashes[row].column(0)[0].as_py() or []
-
-    def count(self, row: int) -> int:
-        return len(self._row(row))
-
-    def read(self, row: int, index: int) -> bytes:
-        return self._table.data(self._row(row)[index])
+    files_hash = "files:" + hashlib.sha256(" ".join(f.sha256 for f in files).encode()).hexdigest()
+    fingerprint = str(config_info.get("content_sha256") or info.get("content_hash") or files_hash)
+    if problem is not None:
+        fingerprint = files_hash  # what was read, since no manifest vouches for it
+    split = SplitFiles(files, location)
+    return LoadedDataset(split.rows(fingerprint), location, revision, manifest, fingerprint, info, folder, split,
+                         allowed, problem is None)

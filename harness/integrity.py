@@ -1,24 +1,31 @@
-"""Verify what the harness reads: a build's data files against its manifest, an image's bytes against
-the hash its row declares.
+"""Verify what the harness reads: a build's data files against its manifest, an image's bytes against the hash
+its row declares (and that they decode).
 
-Each Parquet file a task reads is hashed once and compared with the sha256 its build's manifest records;
-the result is remembered by the file's path, size and modification time (in the datasets cache folder),
-so a file is hashed again only after it changed. A file that differs stops the run, naming it.
+Each Parquet file a task reads is opened once and memory-mapped (`DataFile`); its sha256 is computed from that
+mapping, so the bytes hashed are the bytes the rows are then read from (a file replaced on disk afterwards is
+not what the run reads; one changed in place is noticed before its next read). A file's sha256 is remembered by
+its identity (device, inode, size, modification and change times) in `file_hashes.json` under the harness's
+cache folder (`$MMLONGEVAL_HASH_CACHE`, default `~/.cache/mmlongeval/file_hashes.json`): writing to a file moves
+its change time, which no user can set back, so a file is hashed again after any change.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import mmap
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from builders.core import contract
 from harness.errors import UserError
 
+HASH_CACHE_ENV = "MMLONGEVAL_HASH_CACHE"
+DEFAULT_HASH_CACHE = Path("~/.cache/mmlongeval/file_hashes.json")
+_HASH_BLOCK = 8 * 1024 * 1024
 _LOCK = threading.Lock()
 
 
@@ -34,65 +41,174 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
+def check_image_decodes(data: bytes, sha256: str) -> None:
+    """Raise `ImageIntegrityError` unless the bytes decode to a picture. A JPEG is decoded at its smallest DCT
+    scale (`draft`): every byte of it is still read, so a cut-short file fails, at a fraction of the cost."""
+    from PIL import Image
 
-def _cache_path() -> Path:
-    import datasets
-
-    return Path(datasets.config.HF_DATASETS_CACHE) / "mmlongeval_verified.json"
-
-
-def _stat_key(path: Path) -> str:
-    stat = path.stat()
-    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.draft(image.mode, (1, 1))
+            image.load()
+    except Exception as err:  # Pillow raises many types for broken files
+        raise ImageIntegrityError(f"image {sha256[:12]} does not decode: {type(err).__name__}: {err}") from None
 
 
-def _load_cache(cache: Path) -> dict[str, str]:
+def image_problem(image: Any) -> str | None:
+    """Why an image (`harness.api.ImageRef`) must not be shown to a model or named in a cache key: its bytes do
+    not hash to the sha256 its row declares (`load` checks them: `harness.task`; an input policy's scaled image
+    checks its source's), do not decode, or cannot be read; None when they are sound."""
+    try:
+        check_image_decodes(image.data(), image.sha256)
+    except (ValueError, KeyError, OSError) as err:
+        return str(err)
+    return None
+
+
+# ----------------------------------------------------------------------------------- paths
+
+
+def resolve_inside(root: Path, relative: str, allowed: Path | None = None) -> Path:
+    """`root / relative`, resolved, when it stays inside `allowed` (default: `root`) after following links;
+    else ValueError. `relative` must be a plain relative path (no `..`, not absolute)."""
+    parts = Path(relative).parts
+    if not relative or Path(relative).is_absolute() or ".." in parts or "\\" in relative:
+        raise ValueError(f"{relative!r} is not a relative path inside the folder")
+    path = (root / relative).resolve()
+    if not path.is_relative_to((allowed or root).resolve()):
+        raise ValueError(f"{relative!r} leads outside the folder (to {path})")
+    return path
+
+
+# ------------------------------------------------------------------------------ data files
+
+
+def hash_cache_path() -> Path:
+    return Path(os.environ.get(HASH_CACHE_ENV) or DEFAULT_HASH_CACHE).expanduser()
+
+
+def _identity(path: Path, stat: os.stat_result) -> str:
+    return f"{path}|{stat.st_dev}|{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}"
+
+
+def _load_hashes(cache: Path) -> dict[str, str]:
     try:
         value = json.loads(cache.read_text())
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def _save_cache(cache: Path, entries: Mapping[str, str]) -> None:
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(entries, sort_keys=True))
-    tmp.replace(cache)
+def _save_hashes(cache: Path, entries: Mapping[str, str]) -> None:
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(entries, sort_keys=True))
+        tmp.replace(cache)
+    except OSError:  # a read-only home: the files are hashed again next time, nothing else is lost
+        pass
 
 
-def build_files(manifest: Mapping[str, Any], configs: Iterable[str]) -> list[dict[str, Any]]:
-    """The manifest's file entries of the given configs, and of the image table of a shared-storage build."""
-    files: list[dict[str, Any]] = []
-    for name in configs:
-        info = manifest.get("configs", {}).get(name)
-        if isinstance(info, Mapping):
-            files += list(info.get("files", []))
-    if contract.manifest_image_storage(manifest) == contract.SHARED:
-        files += list((manifest.get("image_table") or {}).get("files", []))
+class DataFile:
+    """One data file, opened and memory-mapped once: its sha256 is that of the mapped bytes, and its rows are
+    read from the same mapping (`parquet()`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        with open(path, "rb") as file:  # the mapping keeps the file (its inode) for as long as it is read
+            self._stat = os.fstat(file.fileno())
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
+        self.size = self._stat.st_size
+        self.sha256 = ""
+
+    def hash(self, known: dict[str, str]) -> str:
+        """The mapped bytes' sha256 (taken from `known` when this very file was hashed before); records it."""
+        key = _identity(self.path, self._stat)
+        if key not in known:
+            digest = hashlib.sha256()
+            view = memoryview(self._map) if self._map is not None else memoryview(b"")
+            for start in range(0, len(view), _HASH_BLOCK):
+                digest.update(view[start:start + _HASH_BLOCK])
+            view.release()
+            known[key] = digest.hexdigest()
+        self.sha256 = known[key]
+        return self.sha256
+
+    def unchanged(self) -> bool:
+        """Whether the file at this path is still the one hashed, untouched."""
+        try:
+            return _identity(self.path, os.stat(self.path)) == _identity(self.path, self._stat)
+        except OSError:
+            return False
+
+    def check_unchanged(self, _: Any = None) -> None:
+        """ValueError when the file was written to since it was hashed (its bytes are no longer verified). A file
+        replaced or removed on disk is not: the mapping still holds the inode that was hashed."""
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return
+        if (now.st_dev, now.st_ino) == (self._stat.st_dev, self._stat.st_ino) and not self.unchanged():
+            raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+
+    @property
+    def mapping(self) -> mmap.mmap | None:
+        """The file's bytes, memory-mapped (None for an empty file)."""
+        return self._map
+
+    def parquet(self) -> Any:
+        """The file as a `pyarrow.parquet.ParquetFile` reading the mapped bytes (no copy of the file)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._map is None:
+            raise ValueError(f"{self.path} is empty, not a Parquet file")
+        return pq.ParquetFile(pa.BufferReader(pa.py_buffer(self._map)))
+
+
+# The files this process has open, by path: the tasks of one build (a config's positives and negatives, every
+# config's image table) share one mapping of each file, as long as it is unchanged.
+_OPEN: dict[Path, DataFile] = {}
+
+
+def open_files(paths: list[Path]) -> list[DataFile]:
+    """Open, map and hash `paths` (hashes remembered across runs by each file's identity)."""
+    cache = hash_cache_path()
+    with _LOCK:
+        known = _load_hashes(cache)
+        before = len(known)
+        files = []
+        for path in paths:
+            file = _OPEN.get(path)
+            if file is None or not file.unchanged():
+                try:
+                    file = _OPEN[path] = DataFile(path)
+                except OSError as err:
+                    raise UserError(f"{path}: cannot read it: {err.strerror or err}") from None
+            file.hash(known)
+            files.append(file)
+        if len(known) != before:
+            _save_hashes(cache, known)
     return files
 
 
-def verify_build(folder: Path, manifest: Mapping[str, Any], configs: Iterable[str]) -> list[dict[str, str]]:
-    """Check every file of `configs` against the manifest; return what was verified (path, sha256)."""
-    cache_path = _cache_path()
-    with _LOCK:
-        cache = _load_cache(cache_path)
-        changed = False
-        verified = []
-        for entry in build_files(manifest, configs):
-            path = folder / entry["path"]
-            if not path.is_file():
-                raise UserError(f"{path}: missing; the build manifest {folder / contract.MANIFEST_NAME} lists it")
-            key = _stat_key(path)
-            actual = cache.get(key)
-            if actual is None:
-                actual = contract.file_sha256(path)
-                cache[key], changed = actual, True
-            if actual != entry["sha256"]:
-                raise UserError(f"{path}: sha256 {actual[:16]}... does not match the build manifest's "
-                                f"{entry['sha256'][:16]}...: the file changed after the build; rebuild it or restore it")
-            verified.append({"path": entry["path"], "sha256": actual})
-        if changed:
-            _save_cache(cache_path, cache)
-    return verified
+def verify_files(folder: Path, entries: list[Mapping[str, Any]], manifest_path: Path,
+                 allowed: Path | None = None) -> list[DataFile]:
+    """Open the manifest's file `entries` (paths inside `folder`, or `allowed` for a Hub snapshot's links) and
+    check each against its sha256 and size: a file that differs stops the run, naming it."""
+    paths = []
+    for entry in entries:
+        try:
+            path = resolve_inside(folder, entry["path"], allowed)
+        except ValueError as err:
+            raise UserError(f"{manifest_path}: file {err}") from None
+        if not path.is_file():
+            raise UserError(f"{folder / entry['path']}: missing; the build manifest {manifest_path} lists it")
+        paths.append(path)
+    files = open_files(paths)
+    for file, entry in zip(files, entries, strict=True):
+        if file.sha256 != entry["sha256"] or file.size != entry["num_bytes"]:
+            raise UserError(f"{folder / entry['path']}: sha256 {file.sha256[:16]}... ({file.size} bytes) does not match "
+                            f"the build manifest's {entry['sha256'][:16]}... ({entry['num_bytes']} bytes): the file "
+                            "changed after the build; rebuild it or restore it")
+    return files

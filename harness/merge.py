@@ -366,7 +366,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
     tasks = [Task(index.tasks[name], metadata) for name in task_names]
     for task in tasks:
-        task.load(data_dir, config.get("limit"))
+        task.load(data_dir, config.get("limit"), bool(config.get("trust_unverified_data")))
     merged_journal = out_dir / journal_name(task_names[0])
     identity = read_journal(merged_journal).parts.get("model")
     if not isinstance(identity, dict):

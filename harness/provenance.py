@@ -42,6 +42,7 @@ class DataOrigin:
     build_limit: int | None
     run_limit: str | None
     caveats: tuple[tuple[str, str], ...] = ()  # the build's own (kind, text): `caveats` of its manifest
+    unverified: str | None = None  # why the data could not be verified (read with --trust_unverified_data)
 
     @classmethod
     def of(cls, dataset: dict[str, Any], run: dict[str, Any]) -> DataOrigin:
@@ -53,7 +54,8 @@ class DataOrigin:
         return cls(dataset.get("location"), dataset.get("revision"), dataset.get("content_hash"), builder,
                    source.get("kind"), source.get("spec"), source.get("num_images"), dataset.get("mode"),
                    dataset.get("rows"), dataset.get("limit"), _limit_text(run.get("limit")),
-                   tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()))
+                   tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()),
+                   str(dataset.get("unverified_reason")) if dataset.get("verification") == "unverified" else None)
 
     @property
     def recorded(self) -> bool:
@@ -63,9 +65,11 @@ class DataOrigin:
 
     def concerns(self) -> list[str]:
         """Why numbers on this data are not comparable with the paper's; empty when nothing says so."""
+        unverified = [f"unverified data ({self.unverified}), read with --trust_unverified_data"] if self.unverified else []
         if not self.recorded:
-            return ["the data's origin is not recorded (no build manifest), so comparability cannot be checked"]
-        out = []
+            return [*unverified, "the data's origin is not recorded (no build manifest), so comparability cannot be "
+                                 "checked"]
+        out = unverified
         if self.source_kind == "synthetic":
             out.append(f"synthetic images (source `{self.source_spec or 'synthetic'}`), not the paper's")
         if self.build_limit is not None:
@@ -81,8 +85,9 @@ class DataOrigin:
     def short(self) -> str:
         """One phrase for a figure's caption."""
         if not self.recorded:
-            return "data origin not recorded"
-        parts = [f"{self.source_kind or 'unknown'} source"]
+            return "unverified data, origin not recorded" if self.unverified else "data origin not recorded"
+        parts = ["unverified"] if self.unverified else []
+        parts.append(f"{self.source_kind or 'unknown'} source")
         if self.mode:
             parts.append(f"{self.mode} build")
         if self.build_limit is not None:
@@ -102,7 +107,7 @@ def _cell(value: Any) -> str:
 
 def _data_cell(origin: DataOrigin) -> str:
     where = f"`{origin.location}`" + (f" @ `{origin.revision}`" if origin.revision else "") if origin.location else UNKNOWN
-    return where + (f" ({origin.builder})" if origin.builder else "")
+    return where + (f" ({origin.builder})" if origin.builder else "") + (" **unverified**" if origin.unverified else "")
 
 
 def _source_cell(origin: DataOrigin) -> str:

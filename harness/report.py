@@ -266,8 +266,8 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
         lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
                   "(combine them with `harness merge OUT SHARD_DIR...`).", ""]
     if any(comparability_warning(data.data()) for data in models.values()):
-        lines += ["> **Warning:** some of these results ran on data that is synthetic, limited or of unrecorded "
-                  "origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
+        lines += ["> **Warning:** some of these results ran on data that is synthetic, limited, unverified or of "
+                  "unrecorded origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
     lines += cross_model_table(models)
     lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):

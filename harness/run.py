@@ -149,7 +149,7 @@ def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata
     absent: list[DatasetMissingError] = []
     for task in tasks:
         try:
-            task.load(args.data_dir, args.limit)
+            task.load(args.data_dir, args.limit, args.trust_unverified_data)
         except DatasetMissingError as err:
             absent.append(err)
         task.generation_settings(gen_kwargs, args.seed)
@@ -435,6 +435,7 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
         "batch_size": plan.batch_size, "max_batch_tokens": args.max_batch_tokens, "limit": args.limit,
         "seed": args.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
         "metadata": plan.metadata, "data_dir": _data_dir_label(args.data_dir),
+        "trust_unverified_data": args.trust_unverified_data,
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
         **stats, "argv": plan.command(),
     }

@@ -1,7 +1,7 @@
 """A task at run time: its documents, the requests built from them, and per-sample scoring.
 
 Documents are read without their image columns; each request's images are `ImageRef`s whose `load`
-copies one image's bytes out of the Arrow table when the batch that holds it runs.
+copies one image's bytes out of its Parquet row group when the batch that holds it runs.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ import datasets
 import jinja2
 
 from harness.api import GenerationSettings, ImageRef, Request, TextRoundTrip
-from harness.data import ImageColumn, LoadedDataset, SharedImageColumn, load_task_dataset
+from harness.data import LoadedDataset, load_task_dataset
 from harness.errors import TaskConfigError, UserError
 from harness.integrity import check_image_bytes
 from harness.judge import JudgeSpec
 from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
+from harness.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
 from harness.prompts import RowError, messages_from_chat, messages_from_prompt
 from harness.task_config import MetricSpec, TaskConfig
 from harness.yaml_loader import FunctionRef
@@ -91,6 +92,7 @@ class Task:
         self.docs: datasets.Dataset | None = None
         self.n_original = 0
         self._images: list[ImageColumn | SharedImageColumn] = []
+        self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
         self._doc_view: datasets.Dataset | None = None
 
     def _aggregation(self, spec: MetricSpec) -> Callable[..., Any]:
@@ -104,9 +106,11 @@ class Task:
         return AGGREGATIONS[spec.aggregation]
 
     # ----------------------------------------------------------------------------------- data
-    def load(self, data_dir: Path | str | None = None, limit: float | None = None) -> None:
-        """Load the split, apply `process_docs`, then `--limit` (first N docs, or a fraction)."""
-        self.data = load_task_dataset(self.config, data_dir)
+    def load(self, data_dir: Path | str | None = None, limit: float | None = None,
+             trust_unverified: bool = False) -> None:
+        """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
+        `--limit` (first N docs, or a fraction)."""
+        self.data = load_task_dataset(self.config, data_dir, trust_unverified)
         docs = self.data.dataset
         if "process_docs" in self.hooks:
             try:
@@ -120,13 +124,12 @@ class Task:
             count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
             docs = docs.select(range(min(count, len(docs))))
         self.docs = docs
+        self._hook_columns = None
         visual = self.config.doc_to_visual
         columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
-        self._images = [self.data.image_column(docs, c) for c in columns]
-        image_columns = set(columns) | {
-            name for name, feature in docs.features.items() if "Image(" in repr(feature)
-        }
-        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in image_columns])
+        self._images = [self.data.image_column(docs, c, self.name) for c in columns]
+        hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
+        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
 
     def __len__(self) -> int:
         return 0 if self.docs is None else len(self.docs)
@@ -187,8 +190,9 @@ class Task:
         return refs
 
     def _hook_images(self, doc_id: int) -> list[bytes]:
-        assert self.docs is not None
-        images = call_hook(self.hooks["doc_to_visual"], self.docs[doc_id], metadata=self.metadata) or []
+        assert self.docs is not None and self.data is not None
+        doc = {**self.doc(doc_id), **self._image_cells(doc_id)}
+        images = call_hook(self.hooks["doc_to_visual"], doc, metadata=self.metadata) or []
         out = []
         for image in images:
             if isinstance(image, bytes):
@@ -204,6 +208,13 @@ class Task:
                 image.save(buffer, format="PNG")
                 out.append(buffer.getvalue())
         return out
+
+    def _image_cells(self, doc_id: int) -> dict[str, Any]:
+        """The document's image columns as `Image(decode=False)` gives them, for a `doc_to_visual` hook."""
+        assert self.docs is not None and self.data is not None
+        if self._hook_columns is None:
+            self._hook_columns = [self.data.image_column(self.docs, c, self.name) for c in self.data.image_columns]
+        return {column.column: column.value(doc_id) for column in self._hook_columns}
 
     def _hook_image(self, doc_id: int, index: int) -> bytes:
         return self._hook_images(doc_id)[index]

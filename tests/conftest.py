@@ -26,6 +26,22 @@ def import_script(name: str) -> ModuleType:
         sys.path.pop(0)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def isolated_hash_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Keep the harness's remembered file hashes (`harness.integrity`) out of the user's ~/.cache."""
+    import os
+
+    from harness.integrity import HASH_CACHE_ENV
+
+    previous = os.environ.get(HASH_CACHE_ENV)
+    os.environ[HASH_CACHE_ENV] = str(tmp_path_factory.mktemp("hash_cache") / "file_hashes.json")
+    yield
+    if previous is None:
+        os.environ.pop(HASH_CACHE_ENV, None)
+    else:
+        os.environ[HASH_CACHE_ENV] = previous
+
+
 @pytest.fixture
 def script_module() -> Callable[[str], ModuleType]:
     """`script_module("compare_backends")`: a module of `scripts/`."""

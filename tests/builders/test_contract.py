@@ -49,3 +49,53 @@ def test_manifest_reader(tmp_path: Path) -> None:
     # A build written before the manifest recorded its image storage embeds its images.
     assert contract.manifest_image_storage(manifest) == "embedded"
     assert contract.manifest_image_storage({"contract": {"image_storage": "shared"}}) == "shared"
+
+
+def _mapped(path: Path):
+    import mmap
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with open(path, "rb") as file:
+        mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    return pq.ParquetFile(pa.BufferReader(pa.py_buffer(mapping))), mapping
+
+
+def test_parquet_column_reads_each_image_from_the_mapping_or_else_its_row_group(tmp_path: Path) -> None:
+    """Image bytes as the builders write them (uncompressed, PLAIN) are read one image at a time from the file's
+    mapping; the same images compressed are read through their row group; both give every image's own bytes."""
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from datasets import Image, List
+    from datasets.arrow_writer import get_parquet_column_options
+
+    rng = random.Random(0)
+    prefix = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(40)  # every image starts alike, as JPEGs do
+    pool = [prefix + rng.randbytes(rng.randrange(0, 3000)) for _ in range(12)]
+    rows = [{"id": str(i), "images": [rng.choice(pool) for _ in range(rng.randrange(0, 4))],
+             "image": rng.choice(pool) if i % 5 else None} for i in range(60)]
+    features = Features({"id": Value("string"), "images": List(Image()), "image": Image()})
+    table = pa.Table.from_pylist([{"id": r["id"], "images": [{"bytes": b, "path": None} for b in r["images"]],
+                                   "image": None if r["image"] is None else {"bytes": r["image"], "path": None}}
+                                  for r in rows], schema=features.arrow_schema)
+    shard = tmp_path / "plain.parquet"  # with the options the builders' writer uses (`builders.core.writer`)
+    pq.write_table(table, shard, row_group_size=15, write_page_index=True,
+                   **get_parquet_column_options(features, features.arrow_schema))
+    compressed = tmp_path / "compressed.parquet"
+    pq.write_table(table, compressed, compression="snappy", row_group_size=25)
+
+    for path, plain in ((shard, True), (compressed, False)):
+        file, mapping = _mapped(path)
+        assert file.metadata.num_row_groups > 1
+        listed = contract.ParquetColumn([file], "images", maps=[mapping])
+        single = contract.ParquetColumn([file], "image", maps=[mapping])
+        for i, row in enumerate(rows):
+            assert [listed.image_bytes(i, k) for k in range(len(row["images"]))] == row["images"]
+            assert single.image_bytes(i) == row["image"]
+        with pytest.raises(IndexError):
+            listed.image_bytes(0, len(rows[0]["images"]))
+        assert all((located is not None) == plain for located in listed._located.values())
+        assert listed._cache if not plain else not listed._cache  # row groups held only where bytes are not plain

@@ -70,3 +70,56 @@ def test_a_tasks_hub_repo_is_used_without_local_data(tmp_path: Path, hub_cache: 
     assert results["results"]["from_hub"]["exact_match,none"] == 8 / 20  # 12 positives, then 8 negatives
     assert results["datasets"]["from_hub"]["location"] == "hf://acme/mmneedle@v1.0.0"
     assert results["datasets"]["from_hub"]["commit"] == COMMIT
+
+
+def _linked_snapshot(cache: Path, build: Path, repo: str) -> Path:
+    """A Hub cache laid out as `snapshot_download` writes it: each file a link into the repo's `blobs/`."""
+    import hashlib
+
+    root = cache / f"datasets--acme--{repo}"
+    snapshot = root / "snapshots" / COMMIT
+    for file in sorted(p for p in build.rglob("*") if p.is_file()):
+        blob = root / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(file.read_bytes())
+        link = snapshot / file.relative_to(build)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../" * len(link.relative_to(root).parts[:-1])) / "blobs" / blob.name)
+    (root / "refs").mkdir()
+    (root / "refs" / "v1.0.0").write_text(COMMIT)
+    return snapshot
+
+
+def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest_is_refused(
+        tmp_path: Path, data_dir: Path, harness_script: str, script_env) -> None:
+    cache = tmp_path / "hub"
+    _linked_snapshot(cache, data_dir / "mmneedle", "mmneedle")
+    unbuilt = tmp_path / "unbuilt"
+    shutil.copytree(data_dir / "mmneedle", unbuilt)
+    (unbuilt / "build_manifest.json").unlink()  # a Hub dataset that is not one of our builds
+    _linked_snapshot(cache, unbuilt, "mmneedle2")
+    env = {**script_env, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1")
+    run = _harness(harness_script, env, *args, "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path",
+                   tmp_path / "out")
+    assert run.returncode == 0, run.stderr
+    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
+    data = json.loads(results_file.read_text())["datasets"][TASK]
+    manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
+    assert data["verification"] == "verified" and data["verified_files"] == [
+        {"path": f["path"], "sha256": f["sha256"]} for f in manifest["configs"]["m1_n2_k1"]["files"]]
+
+    tasks = tmp_path / "t"
+    tasks.mkdir()
+    (tasks / "t.yaml").write_text(
+        "task: other_hub\ndataset_path: mmneedle2\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\n"
+        "doc_to_visual: images\ndoc_to_target: answer\nmetric_list:\n  - metric: exact_match\n")
+    other = ("--tasks", "other_hub", "--include_path", tasks, "--model", "constant", "--model_args", "answer=-1",
+             "--data_dir", "hf://acme/mmneedle2@v1.0.0")
+    refused = _harness(harness_script, env, *other)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "hf://acme/mmneedle2@v1.0.0: cannot verify this data: no build manifest" in refused.stderr
+    trusted = _harness(harness_script, env, *other, "--trust_unverified_data", "--output_path", tmp_path / "out2")
+    assert trusted.returncode == 0, trusted.stderr
+    (results_file,) = (tmp_path / "out2" / "constant").glob("results_*.json")
+    assert json.loads(results_file.read_text())["datasets"]["other_hub"]["verification"] == "unverified"

@@ -284,10 +284,15 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
         metric_list:
           - metric: exact_match
     ''')
-    run = harness("--tasks", "colours", "--model", "constant", "--model_args", "answer=red", "--include_path",
-                  tmp_path / "t", "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--log_samples")
+    args = ("--tasks", "colours", "--model", "constant", "--model_args", "answer=red", "--include_path",
+            tmp_path / "t", "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--log_samples")
+    refused = harness(*args)  # no build manifest: nothing to verify its files against
+    assert refused.code == 2 and len(refused.err.splitlines()) == 1
+    assert f"{tmp_path / 'data' / 'colours'}: cannot verify this data: no build manifest" in refused.err
+    run = harness(*args, "--trust_unverified_data")
     assert run.code == 0, run.err
     assert run.results("constant")["results"]["colours"]["exact_match,none"] == 2 / 3
+    assert run.results("constant")["datasets"]["colours"]["verification"] == "unverified"
     samples = run.samples("constant", "colours")
     assert [s["image_sha256"] for s in samples] == [[hashlib.sha256(png(c)).hexdigest()] for c in ("red", "blue", "red")]
 

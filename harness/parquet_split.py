@@ -1,0 +1,185 @@
+"""One split's rows, read with pyarrow from the data files the harness opened and hashed (`harness.integrity`):
+no `datasets` Arrow cache, no second copy of a file.
+
+The rows' text and number columns are read at once, as `datasets` features decode them (`datasets.Dataset` over
+the table read here); image columns are not: their bytes are read from the file's row group when a request's
+batch runs (`ImageColumn`, through `builders.core.contract.ParquetColumn`), and how many images each row holds
+comes from the image structs' `path` leaf, without a byte of the images. A build that stores its images once is
+read the same way through its image table (`SharedImageColumn`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
+from datasets import Features
+
+from builders.core import contract
+from harness.errors import UserError
+from harness.integrity import DataFile, resolve_inside
+
+# Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
+# document finds its images; dropped from what the hooks render and score.
+SOURCE_ROW = "__source_row__"
+
+
+def is_image_feature(feature: Any) -> bool:
+    """An `Image()` feature, or a list of them (the contract's `images`)."""
+    return "Image(" in repr(feature)
+
+
+def _image_leaf(schema: Any, column: str) -> str:
+    """The cheapest leaf of an image column (its `path`), whose levels still say how many images a row has."""
+    leaves = [schema.column(i).path for i in range(len(schema)) if schema.column(i).path.startswith(f"{column}.")]
+    return next((leaf for leaf in leaves if leaf.endswith(".path")), leaves[0] if leaves else column)
+
+
+class SplitFiles:
+    """The opened Parquet files of one split: their rows without image columns as a `datasets.Dataset`, and
+    readers of the image columns."""
+
+    def __init__(self, files: list[DataFile], location: str) -> None:
+        self.files = files
+        self.location = location
+        try:
+            self.parquet = [f.parquet() for f in files]
+            schema = self.parquet[0].schema_arrow
+        except (pa.ArrowException, ValueError, OSError) as err:
+            raise UserError(f"{location}: cannot read {files[0].path} as Parquet: {err}") from None
+        for file, pf in zip(files[1:], self.parquet[1:], strict=True):
+            if not pf.schema_arrow.equals(schema):
+                raise UserError(f"{location}: {file.path} has other columns than {files[0].path}")
+        self.features = Features.from_arrow_schema(schema)
+        self.image_columns = [name for name, feature in self.features.items() if is_image_feature(feature)]
+        self._counts: dict[str, list[int]] = {}
+        self._readers: dict[str, contract.ParquetColumn] = {}
+
+    def rows(self, fingerprint: str) -> datasets.Dataset:
+        """Every row, image columns left out, with its `SOURCE_ROW`."""
+        names = [n for n in self.features if n not in self.image_columns]
+        try:
+            tables = [pf.read(columns=names, use_threads=False) for pf in self.parquet]
+        except (pa.ArrowException, OSError) as err:
+            raise UserError(f"{self.location}: cannot read its rows: {err}") from None
+        for file in self.files:  # the rows came from the hashed bytes, not from a file rewritten meanwhile
+            try:
+                file.check_unchanged()
+            except ValueError as err:
+                raise UserError(str(err)) from None
+        table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        table = table.append_column(SOURCE_ROW, pa.array(range(table.num_rows), type=pa.int64()))
+        features = Features({**{n: self.features[n] for n in names}, SOURCE_ROW: datasets.Value("int64")})
+        table = table.replace_schema_metadata(None)
+        return datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=features),
+                                fingerprint=fingerprint)
+
+    def count(self, column: str, row: int) -> int:
+        if column not in self._counts:
+            counts: list[int] = []
+            for pf in self.parquet:
+                values = pf.read(columns=[_image_leaf(pf.schema, column)], use_threads=False).column(0)
+                if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+                    counts += pc.fill_null(pc.list_value_length(values), 0).to_pylist()
+                else:
+                    counts += pc.cast(values.is_valid(), pa.int8()).to_pylist()
+            self._counts[column] = counts
+        return self._counts[column][row]
+
+    def _reader(self, column: str) -> contract.ParquetColumn:
+        if column not in self._readers:
+            self._readers[column] = contract.ParquetColumn(
+                self.parquet, column, before_read=lambda i: self.files[i].check_unchanged(),
+                maps=[f.mapping for f in self.files])
+        return self._readers[column]
+
+    def cell(self, column: str, row: int) -> Any:
+        return self._reader(column).cell(row)
+
+    def image_bytes(self, column: str, row: int, index: int) -> bytes | None:
+        """The bytes of image `index` of `row` (read straight from the mapping where the file stores them
+        plainly); None for an image stored by path."""
+        listed = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
+        return self._reader(column).image_bytes(row, index if listed else None)
+
+
+def source_rows(docs: datasets.Dataset, task: str) -> list[int]:
+    if SOURCE_ROW not in docs.column_names:
+        raise UserError(f"task {task!r}: process_docs dropped the column {SOURCE_ROW!r}, which finds each "
+                        "document's images; keep it")
+    return docs[SOURCE_ROW]
+
+
+class ImageColumn:
+    """Reads one encoded image of one document on demand, from its row group of the memory-mapped file.
+
+    Only the bytes of the asked-for image are copied out; nothing is decoded here. An image stored by path
+    (no bytes) is read from that path only inside the data folder.
+    """
+
+    def __init__(self, split: SplitFiles, column: str, rows: list[int], folder: Path | None,
+                 allowed: Path | None = None) -> None:
+        if column not in split.image_columns:
+            names = ", ".join(split.features)
+            raise UserError(f"image column {column!r} not in the dataset (columns: {names})")
+        self._split = split
+        self._rows = rows
+        self.column = column
+        self.folder = folder
+        self.allowed = allowed
+
+    def count(self, doc_id: int) -> int:
+        return self._split.count(self.column, self._rows[doc_id])
+
+    def value(self, doc_id: int) -> Any:
+        """The cell as `Image(decode=False)` gives it (`{"bytes", "path"}`, or a list of them)."""
+        return self._split.cell(self.column, self._rows[doc_id]).as_py()
+
+    def read(self, doc_id: int, index: int) -> bytes:
+        row = self._rows[doc_id]
+        data = self._split.image_bytes(self.column, row, index)
+        if data is None:
+            cell = self._split.cell(self.column, row)
+            item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
+            path = item["path"].as_py() if "path" in item.type.names else None
+            if not path or self.folder is None:
+                raise ValueError(f"image {index} of row {row} has neither bytes nor a path")
+            data = resolve_inside(self.folder, path, self.allowed).read_bytes()
+        return data
+
+
+class SharedImageColumn:
+    """The images of rows that name theirs by `image_sha256`, read from the build's image table on demand."""
+
+    def __init__(self, docs: datasets.Dataset, table: contract.ImageTable) -> None:
+        if contract.IMAGE_SHA256 not in docs.column_names:
+            raise UserError(f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
+                            f"(columns: {', '.join(docs.column_names)})")
+        self._hashes = docs.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
+        self._table = table
+        self.column = contract.IMAGES
+
+    def _row(self, doc_id: int) -> list[str]:
+        return self._hashes[doc_id].column(0)[0].as_py() or []
+
+    def count(self, doc_id: int) -> int:
+        return len(self._row(doc_id))
+
+    def value(self, doc_id: int) -> Any:
+        return [{"bytes": self.read(doc_id, i), "path": None} for i in range(self.count(doc_id))]
+
+    def read(self, doc_id: int, index: int) -> bytes:
+        return self._table.data(self._row(doc_id)[index])
+
+
+def image_table(files: list[DataFile], location: str) -> contract.ImageTable:
+    """The image table of a shared-storage build, from its opened (and hashed) files."""
+    try:
+        return contract.ImageTable([f.parquet() for f in files], location,
+                                   before_read=lambda i: files[i].check_unchanged(), maps=[f.mapping for f in files])
+    except (pa.ArrowException, ValueError, KeyError, OSError) as err:
+        raise UserError(f"{location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
+                        f"{type(err).__name__}: {err}") from None
