@@ -100,13 +100,16 @@ def _load_hashes(cache: Path) -> dict[str, str]:
 
 
 def _save_hashes(cache: Path, entries: Mapping[str, str]) -> None:
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(entries, sort_keys=True))
         tmp.replace(cache)
-    except OSError:  # a read-only home: the files are hashed again next time, nothing else is lost
-        pass
+    except OSError:  # a read-only or full home: the files are hashed again next time, nothing else is lost
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 class DataFile:
