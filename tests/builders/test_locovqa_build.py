@@ -306,11 +306,15 @@ def test_a_memory_budget_below_one_megabyte_is_a_usage_error(tmp_path: Path, cap
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_tsv_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
+def test_a_tsv_or_entity_cache_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
     tsv = tmp_path / "MMStar.tsv"
     tsv.write_bytes("index\tquestion\tanswer\timage\n1\tQuelle caf\u00e9?\tA\tAAAA\n".encode("latin-1"))
     with pytest.raises(BuildError, match=rf"^{tsv}: not UTF-8 text \(invalid continuation byte\)"):
         build_locovqa([f"mmstar={tsv}"], tmp_path / "out", ["mmstar_int_1"], entity_lister=["none"])
+    cache = tmp_path / "entities.jsonl"
+    cache.write_bytes('{"sha256": "ab", "entities": ["caf\u00e9"]}\n'.encode("latin-1"))
+    with pytest.raises(BuildError, match=rf"^{cache}: not UTF-8 text \(invalid continuation byte at byte 34\)"):
+        build_locovqa(None, tmp_path / "out", ["okvqa_int_1"], entity_lister=[f"cache:{cache}"])
 
 
 def test_missing_sources_and_listers_are_named(tmp_path: Path, sources) -> None:
