@@ -64,6 +64,17 @@ class Benchmark(Protocol):
         ...
 
 
+def positive_int(text: str) -> int:
+    """An argparse `type` for counts and sizes that must be at least 1: anything else is a usage error (exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str],
                    accepts: Callable[[str], bool] | None = None) -> list[str]:
     """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every

@@ -157,6 +157,8 @@ class DatasetBuild:
         if self.image_storage == contract.SHARED:
             self.images = ImageTableWriter(self.staging / ".image_table.spool")
         if self.base is not None and self.pending:
+            for kind, text in (self.base.manifest.get("caveats") or {}).items():
+                self.add_caveat(kind, str(text))  # the configs carried over keep what limits them
             for name, entry in self.base.configs.items():
                 self._features[name] = self.base.carry_config(name, self.staging)
                 self._configs[name] = entry
@@ -185,6 +187,14 @@ class DatasetBuild:
             self.images.close()
         self._staged.__exit__(*exc)
 
+    def add_caveat(self, kind: str, text: str) -> None:
+        """Flag the build (`synthetic`, `limited`, ...); a second text for a kind already flagged is added to it."""
+        held = self.caveats.get(kind)
+        if held is None:
+            self.caveats[kind] = text
+        elif text not in held:
+            self.caveats[kind] = f"{held}; {text}"
+
     def config_writer(self, name: str, features: Features) -> ShardedParquetWriter:
         """The Parquet writer of one config; its features must carry the contract's columns."""
         assert self.staging is not None, "use DatasetBuild as a context manager"
@@ -198,7 +208,10 @@ class DatasetBuild:
         return ShardedParquetWriter(self.staging, name, features, row_digest, shard_bytes=self.shard_bytes)
 
     def add_config(self, result: ConfigResult, extra: Mapping[str, Any] | None = None) -> None:
-        """Record a written config; `extra` holds the benchmark's own manifest fields for it."""
+        """Record a written config; `extra` holds the benchmark's own manifest fields for it. A config without
+        rows is an error: a release file that yields none is not a dataset."""
+        if result.num_rows == 0:
+            raise BuildError(f"{self.info.name}: config {result.name} has no rows; its source holds none")
         self._configs[result.name] = {**(extra or {}), **files_entry(result)}
 
     def publish(self, stats: Mapping[str, Any] | None = None, card_context: Mapping[str, Any] | None = None) -> Path:

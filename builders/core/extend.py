@@ -22,6 +22,7 @@ from datasets import Features
 from builders.core import contract
 from builders.core.errors import BuildError
 from builders.core.images import EncodedImage
+from builders.core.release_paths import relative_name, release_path
 
 CONFIGS_KEY = "configs"  # the request field that lists a build's configs; every other field must match
 
@@ -54,6 +55,11 @@ class BaseBuild:
         self.configs: dict[str, dict[str, Any]] = dict(manifest.get("configs") or {})
 
     @property
+    def _where(self) -> str:
+        """Where a file path of the base comes from, for messages: the paths its manifest lists stay inside it."""
+        return f"{self.folder / contract.MANIFEST_NAME}: file"
+
+    @property
     def content_hash(self) -> str | None:
         return self.manifest.get("content_hash")
 
@@ -69,7 +75,7 @@ class BaseBuild:
         """Copy config `name`'s files into `staging`, checking each against the manifest; its features."""
         features = None
         for entry in self.configs[name].get("files", []):
-            target = staging / entry["path"]
+            target = staging / relative_name(entry.get("path"), self._where)
             target.parent.mkdir(parents=True, exist_ok=True)
             self._copy_checked(entry, target)
             if features is None:
@@ -85,14 +91,14 @@ class BaseBuild:
         if not isinstance(table, Mapping):
             return
         for entry in table.get("files", []):
-            path = self.folder / entry["path"]
+            path = release_path(self.folder, entry.get("path"), self._where)
             self._check(entry, path)
             for batch in pq.ParquetFile(path).iter_batches(columns=["sha256", "image", "width", "height"]):
                 for row in batch.to_pylist():
                     add(EncodedImage(row["image"]["bytes"], row["sha256"], row["width"], row["height"]))
 
     def _copy_checked(self, entry: Mapping[str, Any], target: Path) -> None:
-        source = self.folder / entry["path"]
+        source = release_path(self.folder, entry.get("path"), self._where)
         self._check(entry, source, copy_to=target)
         shutil.copystat(source, target)
 

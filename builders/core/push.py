@@ -20,6 +20,7 @@ from builders.core.contract import MANIFEST_NAME, data_files
 from builders.core.errors import BuildError
 from builders.core.estimate import human_bytes
 from builders.core.output import read_manifest
+from builders.core.release_paths import release_path
 
 SEMVER_TAG = re.compile(
     r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
@@ -57,9 +58,12 @@ def plan_push(folder: str | Path, repo: str, tag: str, private: bool = False) ->
         raise BuildError(f"{folder} is not a complete build: {MANIFEST_NAME} is missing")
     if not (folder / "README.md").is_file():
         raise BuildError(f"{folder} is not a complete build: README.md is missing")
-    files: list[tuple[str, int]] = [("README.md", (folder / "README.md").stat().st_size)]
+    # Every file that would be uploaded is inside the folder: a link in a build made elsewhere must not publish
+    # a file of this machine.
+    where = f"{folder / MANIFEST_NAME}: file"
+    files: list[tuple[str, int]] = [("README.md", release_path(folder, "README.md", where).stat().st_size)]
     for entry in data_files(manifest):
-        path = folder / entry["path"]
+        path = release_path(folder, entry.get("path"), where)
         if not path.is_file():
             raise BuildError(f"{folder} is not a complete build: {entry['path']} is missing")
         if path.stat().st_size != entry["num_bytes"]:
@@ -68,7 +72,7 @@ def plan_push(folder: str | Path, repo: str, tag: str, private: bool = False) ->
                 f"the manifest says {entry['num_bytes']}"
             )
         files.append((entry["path"], entry["num_bytes"]))
-    files.append((MANIFEST_NAME, (folder / MANIFEST_NAME).stat().st_size))
+    files.append((MANIFEST_NAME, release_path(folder, MANIFEST_NAME, where).stat().st_size))
     message = f"{manifest.get('benchmark', 'dataset')} {tag} (builder {manifest.get('builder_version', '?')}, content {manifest.get('content_hash', '?')[:19]})"
     caveats = manifest.get("caveats")
     return PushPlan(folder, repo, tag, private, files, message, dict(caveats) if isinstance(caveats, dict) else {})

@@ -10,7 +10,7 @@ from typing import Any
 from datasets import Features
 
 from builders.core import contract
-from builders.core.benchmark import BuildOptions
+from builders.core.benchmark import BuildOptions, positive_int
 from builders.locovqa.build import (
     DEFAULT_MEMORY_BUDGET_MB,
     DEFAULT_MNIST_SAMPLES,
@@ -75,7 +75,7 @@ class LocoVqaBenchmark:
                             help="the COCO image folder the MNIST tasks draw distractors from (default val2017)")
         parser.add_argument("--text-tokenizer", default="approx", metavar="SPEC",
                             help="'approx' (offline, default) or 'hf:<tokenizer.json>' for the text_tokens column")
-        parser.add_argument("--memory-budget-mb", type=int, default=DEFAULT_MEMORY_BUDGET_MB, metavar="MB",
+        parser.add_argument("--memory-budget-mb", type=positive_int, default=DEFAULT_MEMORY_BUDGET_MB, metavar="MB",
                             help=f"memory for fitted cells before they spill to disk (default {DEFAULT_MEMORY_BUDGET_MB})")
 
     def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:

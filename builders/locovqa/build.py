@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -29,6 +28,7 @@ from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.store import encoded_store
 from builders.core.tokens import make_text_counter
+from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
@@ -103,7 +103,7 @@ def build_locovqa(
     `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named.
     """
     cfgs = parse_configs(configs)
-    _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool)
+    _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool, memory_budget_mb)
     paths = parse_source_args(source)
     synthetic = "synthetic" in paths
     if synthetic and limit is None:
@@ -111,10 +111,9 @@ def build_locovqa(
     samples = mnist_samples or (limit if limit is not None else DEFAULT_MNIST_SAMPLES)
     counter = make_text_counter(text_tokenizer)
     tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".locovqa-work-", dir=out_dir) as work:
+    with build_workspace(out_dir, INFO.name) as work:
         if synthetic:
-            written = write_fixture(Path(work) / "fixture", seed)
+            written = write_fixture(work / "fixture", seed)
             paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
         sources = Sources.open(paths, tasks, ood_split)
         lister_specs = _lister_specs(entity_lister, sources.tasks(), tasks, synthetic)
@@ -154,15 +153,15 @@ def build_locovqa(
                             mmstar_pool, cell_size)
             if planned.failures:
                 _warn_failures(planned.failures)
-                build.caveats["limited"] = (f"{len(planned.failures)} row(s) could not be built (the manifest lists "
-                                            "them per config): fewer rows than asked for")
+                build.add_caveat("limited", f"{len(planned.failures)} row(s) could not be built (the manifest lists "
+                                 "them per config): fewer rows than asked for")
             if progress or dry_run:
                 _print_plan(build, planned, cell_size, num_proc)
             if dry_run:
                 return None
             with build:
                 stats = _write(build, pending, planned, sources, cell_size, counter, listers, num_proc, progress,
-                               memory_budget_mb * 1024 * 1024, Path(work)) if pending else {}
+                               memory_budget_mb * 1024 * 1024, work) if pending else {}
                 licence = ("Offline stand-in: drawn by the builder, CC0." if synthetic else
                            "; ".join(LICENCES[name] for name in paths if name in LICENCES) + ".")
                 return build.publish(stats=stats, card_context={"licence": licence, "cell_size": cell_size})
@@ -172,8 +171,8 @@ def build_locovqa(
 
 
 def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
-                   seed: int, mmstar_pool: str) -> None:
-    for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples)):
+                   seed: int, mmstar_pool: str, memory_budget_mb: int) -> None:
+    for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples), ("--memory-budget-mb", memory_budget_mb)):
         if value is not None and value < 1:
             raise BuildError(f"{name} must be at least 1, got {value}")
     if cell_size < 8:

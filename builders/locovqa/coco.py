@@ -6,11 +6,11 @@ image shows (an offline entity lister for OK-VQA's COCO images, `entities.py`).
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.locovqa.images import SourceImage, file_image
 
 DEFAULT_OOD_SPLIT = "val2017"
@@ -25,14 +25,14 @@ class CocoImagePool:
         if not self.dir.is_dir():
             raise BuildError(f"COCO image folder not found: {self.dir} (out-of-distribution distractors; "
                              "--ood-split names another folder of COCO_DIR)")
-        with os.scandir(self.dir) as entries:
-            self.files = sorted(e.name for e in entries if e.name.lower().endswith(".jpg") and e.is_file())
+        self.files = release_files(self.dir, ".jpg")
+        self._images = ReleaseFolder(self.dir)
         if not self.files:
             raise BuildError(f"no .jpg images in {self.dir}")
         self.pool = [f"coco-{split}/{name}" for name in self.files]
 
     def image(self, key: str) -> SourceImage:
-        return file_image(key, self.dir / key.split("/", 1)[1])
+        return file_image(key, self._images.path(key.split("/", 1)[1], f"{self.dir}: image {key}"))
 
     def fingerprint_parts(self) -> list[str]:
         return [f"{name}\t{(self.dir / name).stat().st_size}" for name in self.files]
@@ -42,7 +42,7 @@ def instance_entities(path: Path, top: int = 5) -> dict[str, list[str]]:
     """`instances_<split>.json` -> file name -> the names of the categories it shows, largest total area first,
     at most `top` (the paper's lister names "at most 5 entities"); an image without annotations shows none."""
     try:
-        doc = json.loads(path.read_bytes())
+        doc = json.loads(release_path(path.parent, path.name, str(path)).read_bytes())
     except FileNotFoundError:
         raise BuildError(f"COCO instance annotations not found: {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -137,7 +137,11 @@ def read_cache(path: Path) -> dict[str, dict[str, Any]]:
     entries: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return entries
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BuildError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from PIL import Image
 
 from builders.core.errors import BuildError
+from builders.core.image_check import image_size
 from builders.core.images import EncodedImage
 
 
@@ -25,6 +26,7 @@ class SourceImage:
 
     key: str
     read: Callable[[], bytes]
+    where: str = ""  # the file it is read from, for messages
 
     def size(self) -> tuple[int, int]:
         """(width, height) from the image's header, without decoding its pixels."""
@@ -32,13 +34,13 @@ class SourceImage:
         return encoded.width, encoded.height
 
     def encoded(self) -> EncodedImage:
-        """The source's own bytes, unchanged (interleaved rows pass them as released), with sha256 and size."""
+        """The source's own bytes, unchanged (interleaved rows pass them as released), with sha256 and size; a
+        damaged image (a JPEG cut short included: `builders.core.image_check`) is a `BuildError` naming it."""
         data = self.read()
         try:
-            with Image.open(io.BytesIO(data)) as image:
-                width, height = image.size
-        except Exception as exc:  # Pillow raises many types for a damaged file
-            raise BuildError(f"image {self.key} does not open: {exc}") from None
+            width, height = image_size(data)
+        except ValueError as exc:
+            raise BuildError(f"image {self.key}{f' ({self.where})' if self.where else ''} is damaged ({exc})") from None
         return EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height)
 
 
@@ -49,7 +51,7 @@ def file_image(key: str, path: Path) -> SourceImage:
         except FileNotFoundError:
             raise BuildError(f"missing image: {path} (image {key})") from None
 
-    return SourceImage(key, read)
+    return SourceImage(key, read, str(path))
 
 
 def bytes_image(key: str, data: bytes) -> SourceImage:
@@ -68,4 +70,5 @@ def decode(image: SourceImage, draft_size: int | None = None) -> Image.Image:
     except BuildError:
         raise
     except Exception as exc:
-        raise BuildError(f"image {image.key} does not decode: {exc}") from None
+        where = f" ({image.where})" if image.where else ""
+        raise BuildError(f"image {image.key}{where} does not decode: {exc}") from None

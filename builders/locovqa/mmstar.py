@@ -105,6 +105,13 @@ class MmstarSource:
         return out
 
     def _read_tsv(self) -> list[tuple[str, dict[str, Any]]]:
+        try:
+            return self._tsv_records()
+        except UnicodeDecodeError as exc:
+            raise BuildError(f"{self.path}: not UTF-8 text ({exc.reason}); VLMEvalKit writes MMStar.tsv in UTF-8") \
+                from None
+
+    def _tsv_records(self) -> list[tuple[str, dict[str, Any]]]:
         csv.field_size_limit(sys.maxsize)  # base64 images are far longer than csv's default field limit
         out = []
         with open(self.path, encoding="utf-8", newline="") as handle:

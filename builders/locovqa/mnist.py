@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import release_path
 
 IMAGES = "train-images-idx3-ubyte"
 LABELS = "train-labels-idx1-ubyte"
@@ -21,8 +22,9 @@ LABELS = "train-labels-idx1-ubyte"
 
 def _find(folder: Path, stem: str) -> Path:
     for name in (stem, stem + ".gz", stem.replace("-idx", ".idx")):
-        if (folder / name).is_file():
-            return folder / name
+        path = release_path(folder, name, f"MNIST file {folder / name}")
+        if path.is_file():
+            return path
     raise BuildError(f"MNIST file not found: {folder / stem} (or {stem}.gz)")
 
 

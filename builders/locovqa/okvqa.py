@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import ReleaseFolder, release_path
 from builders.locovqa.images import SourceImage, file_image
 
 QUESTIONS = "OpenEnded_mscoco_val2014_questions.json"
@@ -43,13 +44,14 @@ def coco2014_key(image_id: int) -> str:
     return f"coco2014/COCO_val2014_{image_id:012d}.jpg"
 
 
-def _load_json(path: Path, what: str) -> Any:
+def _load_json(folder: Path, name: str, what: str) -> Any:
+    path = release_path(folder, name, f"OK-VQA {what} {folder / name}")
     if not path.is_file():
-        raise BuildError(f"OK-VQA {what} not found: {path}")
+        raise BuildError(f"OK-VQA {what} not found: {folder / name}")
     try:
         return json.loads(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BuildError(f"malformed OK-VQA {what} {path}: not valid JSON ({exc})") from None
+        raise BuildError(f"malformed OK-VQA {what} {folder / name}: not valid JSON ({exc})") from None
 
 
 class OkVqaSource:
@@ -60,8 +62,9 @@ class OkVqaSource:
     def __init__(self, okvqa_dir: str | Path, coco_dir: str | Path) -> None:
         self.dir = Path(okvqa_dir)
         self.image_dir = Path(coco_dir) / COCO_VAL2014
-        questions = _load_json(self.dir / QUESTIONS, "question file")
-        annotations = _load_json(self.dir / ANNOTATIONS, "annotation file")
+        self._images = ReleaseFolder(self.image_dir)  # every image read stays inside it
+        questions = _load_json(self.dir, QUESTIONS, "question file")
+        annotations = _load_json(self.dir, ANNOTATIONS, "annotation file")
         if not isinstance(questions, dict) or not isinstance(questions.get("questions"), list):
             raise BuildError(f"malformed OK-VQA question file {self.dir / QUESTIONS}: expected {{\"questions\": [...]}}")
         if not isinstance(annotations, dict) or not isinstance(annotations.get("annotations"), list):
@@ -93,7 +96,8 @@ class OkVqaSource:
         self._check_images()
 
     def _path(self, key: str) -> Path:
-        return self.image_dir / key.split("/", 1)[1]
+        """The file of image `key`, inside the COCO image folder (`builders.core.release_paths`)."""
+        return self._images.path(key.split("/", 1)[1], f"{self.image_dir}: image {key}")
 
     def _check_images(self) -> None:
         """Every question's image must be there: a missing one is an error naming the question ids."""

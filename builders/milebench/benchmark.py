@@ -11,6 +11,7 @@ from datasets import Features
 
 from builders.core import contract
 from builders.core.benchmark import BuildOptions
+from builders.core.image_check import add_skip_option
 from builders.milebench.build import COMBINED_MODES, build_milebench
 from builders.milebench.rows import features
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS
@@ -50,13 +51,14 @@ class MileBenchBenchmark:
             help="'approx' (offline, default) or 'hf:<tokenizer.json>' (the paper counts with Llama-2's) for the "
             "token columns the harness truncates by",
         )
+        add_skip_option(parser)
 
     def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
         return build_milebench(source=args.source, out_dir=options.out_dir, configs=options.configs,
                                text_tokenizer=args.text_tokenizer, combined_images=args.combined_images,
                                image_storage=options.image_storage, overwrite=options.overwrite,
                                progress=options.progress, command=options.command, dry_run=options.dry_run,
-                               num_proc=options.num_proc)
+                               num_proc=options.num_proc, skip_bad_images=args.skip_bad_images)
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
         return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"

@@ -2,7 +2,7 @@
 
 Three stages, memory flat in rows: read the annotation files and plan every requested config's rows (prompts
 assembled, records checked; from archives, the images met on the way are kept), read each needed image once
-(bytes hashed, size from the header), then write the rows, building the Combined-image Set's grids where the
+(bytes hashed, size from the header, checked whole: `builders.core.image_check`), then write the rows, building the Combined-image Set's grids where the
 release does not hold them (on worker threads).
 """
 
@@ -12,7 +12,6 @@ import hashlib
 import io
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -27,10 +26,12 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
@@ -83,6 +84,7 @@ def build_milebench(
     command: list[str] | None = None,
     dry_run: bool = False,
     num_proc: int = 2,
+    skip_bad_images: bool = False,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path | None:
     """Build the requested configs (default: all 87) into `out_dir/milebench` and return that path.
@@ -90,23 +92,26 @@ def build_milebench(
     `source`: `fixture` (offline; `fixture:archives` for the archive layout) or the release (subset folders or
     `MileBench_part*.tar.gz`). `combined_images`: `auto` takes the release's grid where a record names one and
     builds the others as `combine_images.py` does; `build` builds every grid. A build already in `out_dir` with
-    the same request gets the missing configs added (unless `overwrite`); `dry_run` prints the plan only.
+    the same request gets the missing configs added (unless `overwrite`); `dry_run` prints the plan only. A damaged
+    image stops the build, or, with `skip_bad_images`, the records showing it are left out, listed in the manifest,
+    and the build is flagged `limited`.
     """
     if combined_images not in COMBINED_MODES:
         raise BuildError(f"--combined-images must be one of {', '.join(COMBINED_MODES)}, got {combined_images!r}")
     cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
     counter = make_text_counter(text_tokenizer)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".milebench-work-", dir=out_dir) as work:
-        release, source_id, caveats = open_release(source, Path(work))
+    with build_workspace(out_dir, INFO.name) as work:
+        release, source_id, caveats = open_release(source, work)
         request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "text_tokenizer": counter.name,
                    "combined_images": combined_images, "caption_font": font_id()}
+        if skip_bad_images:
+            request["skip_bad_images"] = True
         build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
                              overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command,
                              caveats=caveats, card={"license": "cc0-1.0"} if caveats else {})
         build.find_base()
-        stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, Path(work),
-                         progress, num_proc)
+        stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, work,
+                         progress, num_proc, DamagedImages(skip_bad_images))
         try:
             stages.plan()
             if progress or dry_run:
@@ -115,6 +120,8 @@ def build_milebench(
                 return None
             with build:
                 stats = stages.run(build) if stages.cfgs else {}
+                if (limited := stages.damaged.caveat()) is not None:
+                    build.add_caveat("limited", limited)
                 licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "font": font_id()})
         finally:
@@ -123,13 +130,14 @@ def build_milebench(
 
 class _Stages:
     def __init__(self, release: Release, cfgs: list[Config], counter: TextTokenCounter, combined_images: str,
-                 work: Path, progress: bool, num_proc: int) -> None:
+                 work: Path, progress: bool, num_proc: int, damaged: DamagedImages) -> None:
         self.release = release
         self.cfgs = cfgs
         self.counter = counter
         self.use_released_grids = combined_images == "auto"
         self.progress = progress
         self.num_proc = max(1, num_proc)
+        self.damaged = damaged
         self.store: BudgetedStore[EncodedImage] = encoded_store(work / "sources.spool", MEMORY_BUDGET)
         self.grids: BudgetedStore[EncodedImage] = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
         self.plans: dict[str, list[PlannedRow]] = {}
@@ -210,8 +218,8 @@ class _Stages:
     # ------------------------------------------------------------------------------------------ images
 
     def _keep(self, key: Key, data: bytes) -> None:
-        """Hash an image file and keep it (its size is read from the header; an unreadable one is 0 x 0 and fails
-        only if a row shows it)."""
+        """Hash an image file and keep it (its size is read from the header, 0 x 0 for an unreadable one; whether it
+        is whole is checked in `read_images`, for the files a row shows)."""
         if key in self.store:
             return
         try:
@@ -226,17 +234,30 @@ class _Stages:
         started = time.perf_counter()
         wanted = {key for key in self.needed if key not in self.store}
         with tqdm(total=len(wanted), desc="read images", unit="img", disable=not self.progress) as bar:
-            missing = self.release.read_images(wanted, self._keep, bar.update)
+            missing = self.release.read_images({key: self.needed[key] for key in wanted}, self._keep, bar.update)
         if missing:
             shown = sorted(missing)[:MAX_REPORTED]
             named = "; ".join(f"{self.release.where(key)} (needed by {self.needed[key]})" for key in shown)
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in the {self.release.describe()}: {named}{more}")
-        for key in sorted(self.needed):
-            if self.store.get(key).width == 0:
-                raise BuildError(f"image {self.release.where(key)} (needed by {self.needed[key]}) does not open")
+        for key in sorted(self.needed):  # each needed file checked whole once, the others never decoded
+            self.damaged.size(key, self.store.get(key).data, f"{self.release.where(key)} (needed by {self.needed[key]})")
+        self._leave_out_damaged()
         return {"distinct_files": len(self.needed), "read_bytes": self.read_bytes,
-                "read_seconds": round(time.perf_counter() - started, 3)}
+                "damaged_images": len(self.damaged.reasons), "read_seconds": round(time.perf_counter() - started, 3)}
+
+    def _leave_out_damaged(self) -> None:
+        """Drop the planned rows that show a damaged image, or whose grid is built from one (`row.images`)."""
+        for cfg in self.cfgs:
+            kept = []
+            for row in self.plans[cfg.name]:
+                reason = self.damaged.reason((cfg.subset.name, rel) for rel in row.images)
+                if reason is None:
+                    kept.append(row)
+                else:
+                    self.damaged.leave_out(cfg.name, row.id, reason)
+            self.damaged.check_config(cfg.name, len(kept))
+            self.plans[cfg.name] = kept
 
     def image(self, subset: str, rel: str) -> EncodedImage:
         return self.store.get((subset, rel))
@@ -299,6 +320,7 @@ class _Stages:
                      "mean_images": round(shown_total / rows, 2) if rows else 0}
             if cfg.mode == COMBINED:
                 extra["combined_images"] = {"release": rows - built, "built": built}
+            extra.update(self.damaged.manifest_fields(cfg.name))
             build.add_config(writer.close(), extra)
         return built
 

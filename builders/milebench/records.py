@@ -9,12 +9,12 @@ image count outside what the context places.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import relative_name
 from builders.milebench.prompts import assemble
 from builders.milebench.subsets import (
     COMBINED,
@@ -111,8 +111,9 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
     combined = cfg.mode == COMBINED
     assembled = assemble(instructions[instruction_id], context, options, len(paths), lettered=cfg.subset.lettered,
                          combined=combined, where=where)
-    # Paths are joined to the subset's `images/` folder, as the official `os.path.join(img_dir, p)` does.
-    source = [posixpath.normpath(f"images/{p}") for p in paths]
+    # Paths are joined to the subset's `images/` folder, as the official `os.path.join(img_dir, p)` does, and must
+    # stay inside it (that join would take an absolute path, or `../`, anywhere on the machine).
+    source = [f"images/{relative_name(p, f'{where}: task_instance.images_path')}" for p in paths]
     row = PlannedRow(id=f"{cfg.subset.name}/{sample_id}", sample_id=sample_id, instruction_id=instruction_id,
                      instruction=assembled.instruction, context=assembled.context, prompt=assembled.prompt,
                      question=assembled.question, choices=options or [], answer=answer, answer_index=answer_index, source_images=source,
@@ -123,7 +124,7 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
             if not isinstance(released, list) or len(released) != 1 or not isinstance(released[0], str):
                 raise BuildError(f"{where}: {COMBINED_FIELD} must name exactly one image (the official code supports "
                                  f"one combined image per sample), got {released!r}"[:400])
-            row.images = [posixpath.normpath(f"{COMBINED_FOLDER}/{released[0]}")]
+            row.images = [f"{COMBINED_FOLDER}/{relative_name(released[0], f'{where}: {COMBINED_FIELD}')}"]
             row.combined_from_release = True
         else:
             row.images = list(source)  # the grid is built from them
@@ -133,6 +134,8 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
 def plan_file(annotation: Mapping[str, Any], cfg: Config, file: str, gold_index: Any) -> list[PlannedRow]:
     """Every record of one annotation file, in file order; sample ids must be unique."""
     instructions = check_meta(annotation["meta_data"], cfg, f"{file} meta_data")
+    if not annotation["data"]:
+        raise BuildError(f"{file}: 'data' holds no records (config {cfg.name} reads it)")
     rows = [plan_record(record, i, cfg, instructions, file, gold_index) for i, record in enumerate(annotation["data"])]
     seen: dict[int, str] = {}
     for row in rows:

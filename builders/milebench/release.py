@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import posixpath
-import tarfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_archive import archive_files
+from builders.core.release_paths import ReleaseFolder
 from builders.milebench.subsets import SUBSET_BY_NAME
 
 ARCHIVE_PATTERN = "MileBench_part*.tar.gz"
@@ -45,11 +45,12 @@ class Annotation:
 
 
 def member_key(name: str) -> Key | None:
-    """An archive member's (subset, path inside it), wherever the subset folder sits in the archive."""
-    parts = [p for p in name.split("/") if p not in ("", ".")]
+    """An archive member's (subset, path inside it), wherever the subset folder sits in the archive; `name` is
+    normalised and inside the archive (`builders.core.release_archive`)."""
+    parts = name.split("/")
     for i, part in enumerate(parts[:-1]):
         if part in SUBSET_BY_NAME:
-            return part, posixpath.normpath("/".join(parts[i + 1:]))
+            return part, "/".join(parts[i + 1:])
     return None
 
 
@@ -63,6 +64,7 @@ class Release:
                              f"or {ARCHIVE_PATTERN})")
         folder = self.root / RELEASE_FOLDER if (self.root / RELEASE_FOLDER).is_dir() else self.root
         self.folders = {name: folder / name for name in SUBSET_BY_NAME if (folder / name).is_dir()}
+        self._resolved = {name: ReleaseFolder(path) for name, path in self.folders.items()}  # files stay inside
         self.archives = sorted(self.root.glob(ARCHIVE_PATTERN))
         if not self.folders and not self.archives:
             raise BuildError(f"{self.root} holds no MileBench subset folder (ActionLocalization/, ...) and no "
@@ -92,8 +94,10 @@ class Release:
         out: dict[Key, Annotation] = {}
         for key in sorted(wanted):
             subset, rel = key
-            if subset in self.folders and (self.folders[subset] / rel).is_file():
-                out[key] = parse_annotation((self.folders[subset] / rel).read_bytes(), str(self.folders[subset] / rel))
+            if subset in self.folders:
+                path = self._resolved[subset].path(rel, f"{self.folders[subset]}: annotation file")
+                if path.is_file():
+                    out[key] = parse_annotation(path.read_bytes(), str(self.folders[subset] / rel))
         rest = wanted - out.keys()
         if rest and self.archives:
             for archive in self.archives:
@@ -106,13 +110,15 @@ class Release:
 
     # ------------------------------------------------------------------------------------------ images
 
-    def read_images(self, wanted: set[Key], on_image: OnImage, progress: Callable[[int], None] | None = None) -> set[Key]:
-        """`on_image(key, data)` once per wanted file; returns the files found nowhere."""
+    def read_images(self, wanted: Mapping[Key, str], on_image: OnImage,
+                    progress: Callable[[int], None] | None = None) -> set[Key]:
+        """`on_image(key, data)` once per wanted file (mapped to the record that names it, for messages); returns
+        the files found nowhere. A path leading out of its subset folder through a symbolic link is a `BuildError`."""
         missing = set(wanted)
         for key in sorted(missing):
             subset, rel = key
             if subset in self.folders:
-                path = self.folders[subset] / rel
+                path = self._resolved[subset].path(rel, f"{wanted[key]}: image")
                 if path.is_file():
                     on_image(key, path.read_bytes())
                     missing.discard(key)
@@ -134,23 +140,10 @@ class Release:
 
 def _members(archive: Path) -> Iterator[tuple[Key, str, Callable[[], bytes]]]:
     """(key, member name, read) for each file of an archive that belongs to a subset, in archive order."""
-    try:
-        with tarfile.open(archive, mode="r|*") as tar:  # a stream: one sequential pass, no seeking
-            for member in tar:
-                if not member.isfile():
-                    continue
-                key = member_key(member.name)
-                if key is None:
-                    continue
-
-                def read(member: tarfile.TarInfo = member) -> bytes:
-                    handle = tar.extractfile(member)
-                    assert handle is not None
-                    return handle.read()
-
-                yield key, member.name, read
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BuildError(f"{archive}: not a readable tar archive ({exc})") from None
+    for member in archive_files(archive):
+        key = member_key(member.name)
+        if key is not None:
+            yield key, member.name, member.read
 
 
 def parse_annotation(data: bytes, where: str) -> Annotation:

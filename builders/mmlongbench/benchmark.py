@@ -11,6 +11,7 @@ from datasets import Features
 
 from builders.core import contract
 from builders.core.benchmark import BuildOptions
+from builders.core.image_check import add_skip_option
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.leaves import ALL_CONFIGS, Leaf
 from builders.mmlongbench.plan import FIRST_ROW_LOADERS
@@ -53,12 +54,14 @@ class MMLongBenchBenchmark:
             help="'approx' (offline, default) or 'hf:<tokenizer.json>' (the paper counts with Llama-2's) for the "
             "text_tokens column and the over-length check",
         )
+        add_skip_option(parser)
 
     def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
         return build_mmlongbench(source=args.source, out_dir=options.out_dir, configs=options.configs,
                                  full=args.full, text_tokenizer=args.text_tokenizer,
                                  image_storage=options.image_storage, overwrite=options.overwrite,
-                                 progress=options.progress, command=options.command, dry_run=options.dry_run)
+                                 progress=options.progress, command=options.command, dry_run=options.dry_run,
+                                 skip_bad_images=args.skip_bad_images)
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
         return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"

@@ -2,22 +2,20 @@
 
 Three stages, memory flat in rows: plan every requested config (the official sample, prompts assembled,
 spooled to a temporary file; no image read), read each distinct image once (bytes hashed, size from the
-header; from the folder or streamed from the archives), then write the rows.
+header, checked whole: `builders.core.image_check`; from the folder or streamed from the archives), then write the
+rows.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
@@ -25,9 +23,11 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
@@ -63,9 +63,9 @@ def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, st
         root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
         caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
                   "nonsense text in the release's formats; scores on it are not comparable with the paper's")
-        return Release(root), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
+        return Release(root, workdir), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
     folder = source.split("=", 1)[1] if source.startswith("release=") else source
-    return Release(folder), "release", {}
+    return Release(folder, workdir), "release", {}
 
 
 def build_mmlongbench(
@@ -80,6 +80,7 @@ def build_mmlongbench(
     progress: bool = False,
     command: list[str] | None = None,
     dry_run: bool = False,
+    skip_bad_images: bool = False,
     shard_bytes: int = SHARD_BYTES,
 ) -> Path | None:
     """Build the requested configs (default: the 95 and every ablation config the release can give) into
@@ -88,31 +89,36 @@ def build_mmlongbench(
     `source`: `fixture` (offline, `fixture:archives` for the archive layout) or the folder holding the release
     (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
     official code evaluates, or every row with `full`. A build already in `out_dir` with the same request
-    gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing.
+    gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing. A damaged
+    image stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest,
+    and the build is flagged `limited`.
     """
     cfgs = [ALL_CONFIGS[name] for name in select_configs(configs, ALL_CONFIGS)]
     counter = make_text_counter(text_tokenizer)
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".mmlongbench-work-", dir=out_dir) as work:
-        release, source_id, caveats = open_release(source, Path(work))
+    with build_workspace(out_dir, INFO.name) as work:
+        release, source_id, caveats = open_release(source, work)
         try:
             if _asks_for_everything(configs):
                 cfgs = _without_unavailable_ablations(cfgs, release)
             request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
                        "text_tokenizer": counter.name, "sampling": SAMPLING}
+            if skip_bad_images:
+                request["skip_bad_images"] = True
             card = {"license": "cc0-1.0"} if caveats else {}
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
                                  overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(ALL_CONFIGS),
                                  command=command, caveats=caveats, card=card)
             build.find_base()
             pending = [ALL_CONFIGS[name] for name in build.pending]
-            stages = _Stages(release, pending, full, counter, Path(work), progress)
+            stages = _Stages(release, pending, full, counter, work, progress, DamagedImages(skip_bad_images))
             if progress or dry_run:
                 stages.print_plan(build)
             if dry_run:
                 return None
             with build:
                 stats = stages.run(build) if pending else {}
+                if (limited := stages.damaged.caveat()) is not None:
+                    build.add_caveat("limited", limited)
                 licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
         finally:
@@ -137,13 +143,14 @@ def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list
 
 class _Stages:
     def __init__(self, release: Release, cfgs: list[Config], full: bool, counter: TextTokenCounter, work: Path,
-                 progress: bool) -> None:
+                 progress: bool, damaged: DamagedImages) -> None:
         self.release = release
         self.cfgs = cfgs
         self.full = full
         self.counter = counter
         self.work = work
         self.progress = progress
+        self.damaged = damaged
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
         self.info: dict[str, ImageInfo] = {}
@@ -205,11 +212,10 @@ class _Stages:
 
         def on_image(path: str, data: bytes) -> None:
             nonlocal total
-            try:
-                with Image.open(io.BytesIO(data)) as image:
-                    width, height = image.size
-            except Exception as exc:  # Pillow raises many types for a damaged file
-                raise BuildError(f"image {path} (needed by {self.needed[path]}) does not open: {exc}") from None
+            size = self.damaged.size(path, data, f"{path} (needed by {self.needed[path]})")
+            if size is None:
+                return  # skipped: the rows showing it are left out
+            width, height = size
             image_info = ImageInfo(hashlib.sha256(data).hexdigest(), width, height)
             self.info[path] = image_info
             encoded = EncodedImage(data, image_info.sha256, width, height)
@@ -221,13 +227,13 @@ class _Stages:
                 store.put(path, encoded)
 
         with tqdm(total=len(self.needed), desc="read images", unit="img", disable=not self.progress) as bar:
-            missing = self.release.read_images(set(self.needed), on_image, bar.update)
+            missing = self.release.read_images(self.needed, on_image, bar.update)
         if missing:
             shown = sorted(missing)[:MAX_REPORTED]
             named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
-        return {"distinct_images": len(self.info), "image_bytes": total,
+        return {"distinct_images": len(self.info), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
                 "read_seconds": round(time.perf_counter() - started, 3)}
 
     # -------------------------------------------------------------------------------------- write
@@ -250,12 +256,16 @@ class _Stages:
         return {**stats, "over_length_rows": len(over_length)}
 
     def _write(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
-        spool, count = self.plans[cfg.name]
+        spool, _ = self.plans[cfg.name]
         over: list[str] = []
-        images_total = 0
+        images_total = count = 0
         with build.config_writer(cfg.name, features(build.image_storage)) as writer:
             for _, line in read_lines(spool):
                 plan = PlannedRow.from_json(json.loads(line))
+                if (reason := self.damaged.reason(plan.images)) is not None:
+                    self.damaged.leave_out(cfg.name, plan.id, reason)
+                    continue
+                count += 1
                 row = make_row(cfg, plan, self.info, self.counter)
                 tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
                 if tokens > cfg.tokens:
@@ -268,16 +278,18 @@ class _Stages:
                     nbytes += sum(len(e.data) for e in encoded)
                 images_total += len(plan.images)
                 writer.write(row, nbytes)
+            self.damaged.check_config(cfg.name, count)
             build.add_config(writer.close(), {
                 "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
                 "over_length_rows": len(over), "mean_images": round(images_total / count, 2) if count else 0.0,
+                **self.damaged.manifest_fields(cfg.name),
             })
         return over
 
 
 def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
     claims: dict[str, list[str]] = {}
-    for number, line in read_lines(path):
+    for number, line in read_lines(path, name):
         try:
             item = json.loads(line)
             claims[str(item["id"])] = [str(c) for c in item["claims"]]

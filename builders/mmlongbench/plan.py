@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import relative_name
 from builders.mmlongbench.ablations import ABLATION_ASSEMBLERS
 from builders.mmlongbench.leaves import Config
 from builders.mmlongbench.prompts import (
@@ -54,14 +55,21 @@ def _id_of(row: Mapping[str, Any], where: str) -> Any:
 
 def plan_config(cfg: Config, path: Path, full: bool, claims: Mapping[str, list[str]] | None = None
                 ) -> Iterator[PlannedRow]:
-    """The config's rows in evaluation order (the official sample, or every row with `full`)."""
+    """The config's rows in evaluation order (the official sample, or every row with `full`); a file without
+    rows is an error, not an empty config."""
     n = None if full else cfg.leaf.sample
     if cfg.leaf.loader == "icl":
-        yield from _plan_icl(cfg, path, n)
+        rows = _plan_icl(cfg, path, n)
     elif cfg.leaf.loader in SHUFFLED_LOADERS:
-        yield from _plan_shuffled(cfg, path, n, claims)
+        rows = _plan_shuffled(cfg, path, n, claims)
     else:
-        yield from _plan_by_ids(cfg, path, n)
+        rows = _plan_by_ids(cfg, path, n)
+    planned = 0
+    for row in rows:
+        planned += 1
+        yield row
+    if not planned:
+        raise BuildError(f"{cfg.file}: the release file holds no rows (config {cfg.name} reads it)")
 
 
 def _where(cfg: Config, number: int, row_id: Any = None) -> str:
@@ -71,6 +79,8 @@ def _where(cfg: Config, number: int, row_id: Any = None) -> str:
 def _planned(cfg: Config, assembled: Assembled, where: str, row_id: str, source_id: str, eval_index: int,
              variant: int = -1) -> PlannedRow:
     check_placeholders(assembled, where)
+    for image in assembled.images:  # relative to mmlb_image/, which they must not leave
+        relative_name(image, f"{where}: image")
     return PlannedRow(id=row_id, source_id=source_id, eval_index=eval_index, prompt=assembled.prompt,
                       images=assembled.images, answer=gold_json(assembled.answer),
                       answer_format=assembled.answer_format, variant=variant, extras=assembled.extras,
@@ -78,7 +88,7 @@ def _planned(cfg: Config, assembled: Assembled, where: str, row_id: str, source_
 
 
 def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
-    ids = [_id_of(_parse(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path)]
+    ids = [_id_of(_parse(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)]
     try:
         keep = sampled_ids(ids, n)
     except TypeError:
@@ -87,7 +97,7 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
     assemble = LOADERS[cfg.leaf.loader]
     first_only = cfg.leaf.loader in FIRST_ROW_LOADERS
     eval_index = 0
-    for number, line in read_lines(path):
+    for number, line in read_lines(path, cfg.file):
         row = _parse(line, _where(cfg, number))
         row_id = row["id"]
         if keep is not None and row_id not in keep:
@@ -107,11 +117,11 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
 
 def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, list[str]] | None
                    ) -> Iterator[PlannedRow]:
-    count = sum(1 for _ in read_lines(path))
+    count = sum(1 for _ in read_lines(path, cfg.file))
     order = shuffled_indices(count, n)
     position = {index: k for k, index in enumerate(order)}
     chosen: dict[int, tuple[int, str]] = {}
-    for index, (number, line) in enumerate(read_lines(path)):
+    for index, (number, line) in enumerate(read_lines(path, cfg.file)):
         if index in position:
             chosen[index] = (number, line)
     assemble = LOADERS[cfg.leaf.loader]
@@ -133,6 +143,8 @@ def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise BuildError(f"{cfg.file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except UnicodeDecodeError as exc:
+        raise BuildError(f"{cfg.file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if not isinstance(data, dict) or not data:
         raise BuildError(f"{cfg.file}: expected {{domain: {{exemplar_list, test_example}}}}")
     exemplar_sets, tests = {}, []

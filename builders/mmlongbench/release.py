@@ -16,12 +16,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tarfile
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.release_archive import archive_files
+from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.leaves import TEXT_ARCHIVE
 
 TEXT_DIR = "mmlb_data"
@@ -30,10 +31,9 @@ IMAGE_ARCHIVE_NAMES = ("vrag.tar.gz", "vh.tar.gz", "mm-niah.tar.gz", "icl.tar.gz
 
 
 def member_path(name: str, top: str) -> str:
-    """An archive member's path relative to the release folder `top` (`mmlb_image/x/y.jpg` -> `x/y.jpg`)."""
+    """An archive member's path (normalised, `builders.core.release_archive`) relative to the release folder `top`
+    (`mmlb_image/x/y.jpg` -> `x/y.jpg`)."""
     name = name.replace("\\", "/")
-    while name.startswith("./"):
-        name = name[2:]
     prefix = top + "/"
     return name[len(prefix):] if name.startswith(prefix) else name
 
@@ -41,8 +41,9 @@ def member_path(name: str, top: str) -> str:
 class Release:
     """Where a build reads the release from; `close()` removes the temporary copies of archived text files."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], work: Path | None = None) -> None:
         self.root = Path(root)
+        self.work = work  # where copies of archived text files go (the system's temporary folder if None)
         if not self.root.is_dir():
             raise BuildError(f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
                              f"{TEXT_ARCHIVE}, and mmlb_image/ or the image archives)")
@@ -74,22 +75,21 @@ class Release:
         wanted = {p for p in relpaths if p not in self._extracted}
         if self.text_dir is not None:
             for rel in wanted:
-                self._extracted[rel] = self.text_dir / rel
+                self._extracted[rel] = release_path(self.text_dir, rel, f"{self.text_dir}: {rel}")
             return
         if not wanted:
             return
         assert self.text_archive is not None
         if self._spool is None:
-            self._spool = Path(tempfile.mkdtemp(prefix="mmlongbench-text-"))
-        with _open_tar(self.text_archive) as tar:
-            for member in tar:
-                rel = member_path(member.name, TEXT_DIR)
-                if rel in wanted and member.isfile():
-                    target = self._spool / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    with tar.extractfile(member) as src, open(target, "wb") as dst:  # type: ignore[union-attr]
-                        shutil.copyfileobj(src, dst)
-                    self._extracted[rel] = target
+            self._spool = Path(tempfile.mkdtemp(prefix="mmlongbench-text-", dir=self.work))
+        for member in archive_files(self.text_archive):
+            rel = member_path(member.name, TEXT_DIR)
+            if rel in wanted:
+                target = self._spool / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(target, "wb") as dst:
+                    member.copy_to(dst)
+                self._extracted[rel] = target
         for rel in wanted - self._extracted.keys():
             self._extracted[rel] = self._spool / rel  # absent: `text_path` says so
 
@@ -113,14 +113,16 @@ class Release:
 
     # ---------------------------------------------------------------------------------------- images
 
-    def read_images(self, wanted: set[str], on_image: Callable[[str, bytes], None],
+    def read_images(self, wanted: Mapping[str, str], on_image: Callable[[str, bytes], None],
                     progress: Callable[[int], None] | None = None) -> set[str]:
-        """Call `on_image(path, data)` once per wanted image path (relative to mmlb_image/); return the paths
-        found nowhere. The folder is read first; each archive is streamed once, for what is still missing."""
+        """Call `on_image(path, data)` once per wanted image path (relative to mmlb_image/; mapped to the row that
+        names it, for messages); return the paths found nowhere. The folder is read first (a path leading out of
+        it through a symbolic link is a `BuildError`); each archive is streamed once, for what is still missing."""
         missing = set(wanted)
         if self.image_dir is not None:
+            folder = ReleaseFolder(self.image_dir)
             for rel in sorted(missing):
-                file = self.image_dir / rel
+                file = folder.path(rel, f"{wanted[rel]}: image")
                 if file.is_file():
                     on_image(rel, file.read_bytes())
                     missing.discard(rel)
@@ -129,17 +131,15 @@ class Release:
         for archive in self.image_archives:
             if not missing:
                 break
-            with _open_tar(archive) as tar:
-                for member in tar:
-                    rel = member_path(member.name, IMAGE_DIR)
-                    if rel in missing and member.isfile():
-                        with tar.extractfile(member) as src:  # type: ignore[union-attr]
-                            on_image(rel, src.read())
-                        missing.discard(rel)
-                        if progress:
-                            progress(1)
-                        if not missing:
-                            break
+            for member in archive_files(archive):
+                rel = member_path(member.name, IMAGE_DIR)
+                if rel in missing:
+                    on_image(rel, member.read())
+                    missing.discard(rel)
+                    if progress:
+                        progress(1)
+                    if not missing:
+                        break
         return missing
 
     def fingerprint(self, relpaths: Iterable[str]) -> dict[str, str]:
@@ -155,17 +155,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _open_tar(path: Path) -> tarfile.TarFile:
-    try:
-        return tarfile.open(path, mode="r|*")  # a stream: one sequential pass, no seeking
-    except (tarfile.TarError, OSError) as exc:
-        raise BuildError(f"{path}: not a readable tar archive ({exc})") from None
-
-
-def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line) of a jsonl file, blank lines skipped."""
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
+def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) of a jsonl file, blank lines skipped; a line that is not UTF-8 is a
+    `BuildError` naming the file (`name`, as messages call it) and the line."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BuildError(f"{name or path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start} of "
+                                 "the line)") from None
             if line.strip():
                 yield number, line
-

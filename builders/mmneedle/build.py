@@ -32,6 +32,7 @@ from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.workspace import build_lock
 from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
@@ -115,7 +116,7 @@ def build_mmneedle(
         _print_plan(build, stages, cfgs, num_proc)
     if dry_run:
         return None
-    with build:
+    with build_lock(Path(out_dir), INFO.name), build:  # no work folder: its spills live in the staging folder
         stats = stages.run(memory_budget_mb * 1024 * 1024) if pending else {}
         return build.publish(stats=stats, card_context={"licence": src.licence_note})
 

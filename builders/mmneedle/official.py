@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import release_path
 from builders.mmneedle.configs import NeedleConfig
 from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
 
@@ -74,12 +75,16 @@ class OfficialMetadata:
         self._pools: dict[int, OfficialPool] = {}
         self._annotations: dict[str, dict[int, tuple[int, dict[str, Any]]]] = {}
 
+    def _file(self, name: str) -> Path:
+        """A metadata file, inside the metadata folder (`builders.core.release_paths`)."""
+        return release_path(self.folder, name, f"{self.folder}: {name}")
+
     def pool_path(self, N: int) -> Path:
-        return self.folder / f"{N}_{N}.json"
+        return self._file(f"{N}_{N}.json")
 
     def annotation_path(self, cfg: NeedleConfig) -> Path:
         name = f"annotations_{cfg.M}_{cfg.N}_{cfg.N}.json"
-        return self.folder / (name if cfg.K == 1 else f"{cfg.K}_{name}")
+        return self._file(name if cfg.K == 1 else f"{cfg.K}_{name}")
 
     def files_for(self, configs: list[NeedleConfig]) -> list[Path]:
         paths = {self.pool_path(cfg.N) for cfg in configs} | {self.annotation_path(cfg) for cfg in configs}

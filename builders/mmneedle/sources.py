@@ -23,10 +23,12 @@ from pathlib import Path
 from PIL import Image
 
 from builders.core.errors import BuildError
+from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
 from builders.mmneedle.synthetic import GENERATOR_VERSION, Scene, generate_scenes
 
-COCO_CAPTIONS = Path("annotations") / "captions_val2014.json"
+COCO_ANNOTATIONS = "annotations"
+COCO_CAPTIONS = Path(COCO_ANNOTATIONS) / "captions_val2014.json"
 COCO_IMAGES = Path("val2014")
 SYNTHETIC_DEFAULT_SIZE = 10_000
 DEFAULT_MIN_COVERAGE = 0.99  # of the captioned images, how many must be in the image folder
@@ -103,10 +105,11 @@ class CocoCaptionSource(CaptionedImageSource):
             raise BuildError(f"caption file not found: {self.captions_path} (expected COCO 2014 layout)")
         if not self.image_dir.is_dir():
             raise BuildError(f"image folder not found: {self.image_dir} (expected COCO 2014 layout)")
-        self._caption_bytes = self.captions_path.read_bytes()
+        self._caption_bytes = release_path(self.root / COCO_ANNOTATIONS, COCO_CAPTIONS.name,
+                                           str(self.captions_path)).read_bytes()
         file_to_caption = parse_coco_captions(self._caption_bytes, self.captions_path)
-        with os.scandir(self.image_dir) as entries:
-            files = sorted(e.name for e in entries if e.name.lower().endswith(".jpg") and e.is_file())
+        files = release_files(self.image_dir, ".jpg")
+        self._images = ReleaseFolder(self.image_dir)
         if not files:
             raise BuildError(f"no .jpg images in {self.image_dir}")
         uncaptioned = [name for name in files if name not in file_to_caption]
@@ -147,7 +150,8 @@ class CocoCaptionSource(CaptionedImageSource):
             raise BuildError(f"image {name} is not in {self.image_dir}") from None
 
     def path(self, name: str) -> Path:
-        return self.image_dir / name
+        """The file of image `name`, inside the image folder (`builders.core.release_paths`)."""
+        return self._images.path(name, f"{self.image_dir}: image {name!r}")
 
     def load_image(self, name: str) -> Image.Image:
         path = self.path(name)

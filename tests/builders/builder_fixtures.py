@@ -1,14 +1,24 @@
-"""Helpers for the builder tests: a tiny COCO-format folder made on the spot, row readers."""
+"""Helpers for the builder tests: a tiny COCO-format folder made on the spot, row readers, and the broken or
+hostile release files of issue 17 (a truncated JPEG, an archive member leading out, a file outside every release)."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import random
+import re
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 from PIL import Image
+
+from builders.core.errors import BuildError
 
 COCO_IMAGES = 48
 SYNTH_CONFIGS = [
@@ -74,3 +84,60 @@ def read_rows(dataset_dir: Path, config: str) -> list[dict]:
 
 def decode(image: dict) -> Image.Image:
     return Image.open(io.BytesIO(image["bytes"])).convert("RGB")
+
+
+def outside_jpeg(folder: Path) -> Path:
+    """A valid JPEG outside any release, which no build may read: `folder/outside.jpg`."""
+    path = folder / "outside.jpg"
+    Image.new("RGB", (24, 16), (200, 30, 90)).save(path, quality=90)
+    return path
+
+
+def write_truncated_jpeg(path: Path) -> None:
+    """A photo-sized JPEG cut in half, as an interrupted download leaves it: its header is whole (Pillow opens it
+    and reports its size), its image data stops midway."""
+    rng = random.Random(7)
+    image = Image.new("RGB", (320, 240))
+    image.putdata([(rng.randrange(256), rng.randrange(256), rng.randrange(256)) for _ in range(320 * 240)])
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=90)
+    data = buffer.getvalue()
+    path.write_bytes(data[: len(data) // 2])
+    assert Image.open(path).size == (320, 240)  # the header alone passes
+
+
+def cut_in_half(path: Path) -> None:
+    """Truncate a file to half its bytes, as an interrupted download leaves it."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def add_tar_member(archive: Path, name: str, data: bytes) -> None:
+    """Append a member called `name` (any name, `../x` included) to a gzipped tar archive."""
+    with gzip.open(archive, "rb") as handle:
+        members = handle.read()
+    buffer = io.BytesIO(members)
+    with tarfile.open(fileobj=buffer, mode="a") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with gzip.open(archive, "wb") as handle:
+        handle.write(buffer.getvalue())
+
+
+def check_archive_edges(archive: Path, member: str, build: Callable[[], object], argv: list[str], out: Path) -> None:
+    """What a hostile or broken archive of a release does to a build (issue 17): a member `member` leading out of
+    the archive stops `build()` with a `BuildError` naming the archive and the member; the archive cut in half
+    stops the CLI (`builders ARGV`) with one line naming it, exit 2. Nothing is left in `out`."""
+    whole = archive.read_bytes()
+    add_tar_member(archive, member, b"\xff\xd8 bytes")
+    with pytest.raises(BuildError, match=rf"{re.escape(archive.name)}: member {re.escape(repr(member))}: path .* "
+                                         "leads out of the release"):
+        build()
+    archive.write_bytes(whole)
+    cut_in_half(archive)
+    result = subprocess.run([sys.executable, "-m", "builders.cli", *argv], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: {archive}: not a readable tar archive, damaged or cut short")
+    assert list(out.iterdir()) == []

@@ -1,8 +1,10 @@
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from builder_fixtures import COCO_IMAGES, coco_file_name, write_coco
+from builder_fixtures import COCO_IMAGES, coco_file_name, outside_jpeg, write_coco, write_truncated_jpeg
 from PIL import Image
 
 from builders.core.errors import BuildError
@@ -85,6 +87,53 @@ def test_unreadable_image_is_named(tmp_path: Path) -> None:
     source = CocoCaptionSource(root)
     with pytest.raises(BuildError, match=f"unreadable image: .*{coco_file_name(2)}"):
         source.load_tile(coco_file_name(2))
+
+
+def _build_coco(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "builders.cli", "build", "mmneedle", "--source", f"coco={root}",
+                           "--configs", "m1_n2_k1", "--limit", "2", "--quiet", "--num-proc", "1", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_coco_file_linked_out_of_its_folder_stops_the_build_naming_it(tmp_path: Path) -> None:
+    root = tmp_path / "coco"
+    write_coco(root, count=6)
+    linked = root / "val2014" / coco_file_name(3)
+    linked.unlink()
+    linked.symlink_to(outside_jpeg(tmp_path))
+    result = _build_coco(root, tmp_path / "out")
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: {root / 'val2014'}: entry {coco_file_name(3)}: path '{coco_file_name(3)}' leads out of "
+        f"{root / 'val2014'} through a symbolic link (to {tmp_path / 'outside.jpg'})"]
+    assert not (tmp_path / "out").exists()  # stopped before anything was written
+    linked.unlink()
+    write_coco(tmp_path / "other", count=6)
+    captions = root / "annotations" / "captions_val2014.json"
+    captions.unlink()
+    captions.symlink_to(tmp_path / "other" / "annotations" / "captions_val2014.json")
+    with pytest.raises(BuildError, match=r"captions_val2014\.json: path 'captions_val2014\.json' leads out of "
+                                         r".*annotations through a symbolic link"):
+        CocoCaptionSource(root)
+    # The folders themselves may be links: a COCO kept elsewhere.
+    (tmp_path / "linked").mkdir()
+    for folder in ("val2014", "annotations"):
+        (tmp_path / "linked" / folder).symlink_to(tmp_path / "other" / folder)
+    assert len(CocoCaptionSource(tmp_path / "linked")) == 6
+
+
+def test_a_truncated_coco_jpeg_stops_the_build_naming_it(tmp_path: Path) -> None:
+    root = tmp_path / "coco"
+    write_coco(root, count=6)
+    for i in range(6):
+        write_truncated_jpeg(root / "val2014" / coco_file_name(i))
+    with pytest.raises(BuildError, match=rf"unreadable image: .*{coco_file_name(2)} \(image file is truncated"):
+        CocoCaptionSource(root).load_tile(coco_file_name(2))
+    result = _build_coco(root, tmp_path / "out")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: unreadable image: {root / 'val2014'}/COCO_val2014_") and "truncated" in line
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_synthetic_source_is_deterministic_and_distinct() -> None:

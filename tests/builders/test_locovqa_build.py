@@ -16,6 +16,7 @@ import datasets
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from builder_fixtures import outside_jpeg, write_truncated_jpeg
 from PIL import Image
 
 from builders.cli import main as builders_main
@@ -334,6 +335,60 @@ def test_a_resample_cap_and_a_lister_without_entries_fail_items_with_their_reaso
     with pytest.raises(BuildError, match=r"config okvqa_int_2: no row could be built .*the content image was not "
                                          r"listed: no entry for sha256"):
         build_locovqa(args, tmp_path / "out2", ["okvqa_int_2"], entity_lister=[f"cache:{empty}"])
+
+
+def _link_out(path: Path, outside: Path) -> None:
+    path.unlink()
+    path.symlink_to(outside)
+
+
+def test_a_source_file_linked_out_of_its_folder_is_an_error_naming_it(tmp_path: Path) -> None:
+    args = _tiny_okvqa(tmp_path / "a", 4, [["cat"], ["dog"], ["car"], ["bus"]])
+    outside = outside_jpeg(tmp_path)
+    _link_out(tmp_path / "a/coco/val2014/COCO_val2014_000000000002.jpg", outside)
+    with pytest.raises(BuildError, match=r"val2014: image coco2014/COCO_val2014_000000000002\.jpg: path "
+                                         r"'COCO_val2014_000000000002\.jpg' leads out of .*val2014 through a symbolic "
+                                         r"link \(to .*outside\.jpg\)"):
+        build_locovqa(args, tmp_path / "out", ["okvqa_int_2"])
+    sources = write_fixture(tmp_path / "b")
+    pool = sources["coco"] / "val2017"
+    _link_out(pool / sorted(p.name for p in pool.iterdir())[3], outside)
+    with pytest.raises(BuildError, match=r"val2017: entry \d+\.jpg: path '\d+\.jpg' leads out of .*val2017 through a "
+                                         r"symbolic link"):
+        build_locovqa([f"mnist={sources['mnist']}", f"coco={sources['coco']}"], tmp_path / "out", ["needle_int_2"])
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("config", ["okvqa_int_2", "okvqa_cmp_2"])
+def test_a_truncated_jpeg_is_an_error_naming_it_in_both_modes(tmp_path: Path, config: str) -> None:
+    args = _tiny_okvqa(tmp_path, 4, [["cat"], ["dog"], ["car"], ["bus"]])
+    for name in sorted((tmp_path / "coco/val2014").iterdir()):
+        write_truncated_jpeg(name)  # every image, so the row's context surely shows one
+    with pytest.raises(BuildError, match=r"image coco2014/COCO_val2014_\d+\.jpg \(.*val2014/COCO_val2014_\d+\.jpg\) "
+                                         r"(is damaged \(cut short|does not decode: image file is truncated)"):
+        build_locovqa(args, tmp_path / "out", [config])
+
+
+def test_a_memory_budget_below_one_megabyte_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    for value in ("-1", "0"):
+        with pytest.raises(SystemExit) as stopped:
+            builders_main(["build", "locovqa", "--out", str(tmp_path), "--memory-budget-mb", value])
+        assert stopped.value.code == 2
+        assert f"argument --memory-budget-mb: must be at least 1, got {value}" in capsys.readouterr().err
+    with pytest.raises(BuildError, match="--memory-budget-mb must be at least 1, got -1"):
+        build_locovqa(None, tmp_path, ["needle_cmp_1"], memory_budget_mb=-1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tsv_or_entity_cache_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
+    tsv = tmp_path / "MMStar.tsv"
+    tsv.write_bytes("index\tquestion\tanswer\timage\n1\tQuelle caf\u00e9?\tA\tAAAA\n".encode("latin-1"))
+    with pytest.raises(BuildError, match=rf"^{tsv}: not UTF-8 text \(invalid continuation byte\)"):
+        build_locovqa([f"mmstar={tsv}"], tmp_path / "out", ["mmstar_int_1"], entity_lister=["none"])
+    cache = tmp_path / "entities.jsonl"
+    cache.write_bytes('{"sha256": "ab", "entities": ["caf\u00e9"]}\n'.encode("latin-1"))
+    with pytest.raises(BuildError, match=rf"^{cache}: not UTF-8 text \(invalid continuation byte at byte 34\)"):
+        build_locovqa(None, tmp_path / "out", ["okvqa_int_1"], entity_lister=[f"cache:{cache}"])
 
 
 def test_missing_sources_and_listers_are_named(tmp_path: Path, sources) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
+from builder_fixtures import check_archive_edges, outside_jpeg, write_truncated_jpeg
 from PIL import Image
 
 from builders.core import contract
@@ -235,8 +236,35 @@ DAMAGES = {
                              lambda d: d["data"][0]["task_instance"].pop("images_path")),
         r"record 0 \(sample_id 0\): 'images_path' must be a list of image paths, got None"),
     "damaged image": (lambda root: (root / "MileBench/ActionLocalization/images/0/1.jpg").write_bytes(b"not an image"),
-                      r"image .*ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) does not open"),
+                      r"image .*ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged"),
+    # Issue 17: what a hostile or broken release did.
+    "path out through ..": (
+        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
+                             lambda d: d["data"][0]["task_instance"]["images_path"].__setitem__(0, "../../../outside.jpg")),
+        r"ActionLocalization\.json record 0 \(sample_id 0\): task_instance\.images_path: path '\.\./\.\./\.\./outside\.jpg' "
+        r"leads out of the release"),
+    "absolute path": (
+        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
+                             lambda d: d["data"][1]["task_instance"]["images_path"].__setitem__(0, "/etc/hostname")),
+        r"record 1 \(sample_id 1\): task_instance\.images_path: path '/etc/hostname' is absolute"),
+    "symlink out": (
+        lambda root: _link_out(root / "MileBench/ActionLocalization/images/0/1.jpg"),
+        r"ActionLocalization\.json record 0 \(sample_id 0\): image: path 'images/0/1\.jpg' leads out of .*ActionLocalization "
+        r"through a symbolic link \(to .*outside\.jpg\)"),
+    "truncated jpeg": (lambda root: write_truncated_jpeg(root / "MileBench/ActionLocalization/images/0/1.jpg"),
+                       r"ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged \(cut short"),
+    "no records": (lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json", lambda d: d.update(data=[])),
+                   r"ActionLocalization/ActionLocalization\.json: 'data' holds no records"),
+    "not utf-8": (lambda root: (root / "MileBench/ActionLocalization/ActionLocalization.json").write_bytes(
+        b'{"meta_data": {"task_instruction": ["caf\xe9"]}, "data": []}'),
+                  r"ActionLocalization/ActionLocalization\.json: not valid JSON \('utf-8' codec can't decode"),
 }
+
+
+def _link_out(path: Path) -> None:
+    """Replace a release file by a symbolic link to a file outside the release."""
+    path.unlink()
+    path.symlink_to(outside_jpeg(path.parents[5]))
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
@@ -248,7 +276,56 @@ def test_bad_release_input_fails_naming_file_record_and_what_was_expected(tmp_pa
     make(copy)
     with pytest.raises(BuildError, match=message):
         build_milebench(source=str(copy), out_dir=tmp_path / "out", configs=["action_localization"])
-    assert not (tmp_path / "out" / "milebench").exists()
+    assert list((tmp_path / "out").iterdir()) == []  # no dataset, no work folder, no lock: nothing was stored
+
+
+def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
+    copy = tmp_path / "release"
+    shutil.copytree(release / "MileBench" / "ActionLocalization", copy / "MileBench" / "ActionLocalization")
+    outside = outside_jpeg(tmp_path)
+    _damage(copy, "ActionLocalization", "ActionLocalization.json",
+            lambda d: d["data"][2]["task_instance"]["images_path"].__setitem__(0, str(outside)))
+    result = subprocess.run([sys.executable, "-m", "builders.cli", "build", "milebench", "--source", str(copy),
+                             "--configs", "action_localization", "--out", str(tmp_path / "out"), "--quiet"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: ActionLocalization/ActionLocalization.json record 2 (sample_id 2): "
+        f"task_instance.images_path: path '{outside}' is absolute; a release names its files relative to its own "
+        "folders"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
+    archives = write_fixture(tmp_path / "archives", archives=True)
+    out = tmp_path / "out"
+    check_archive_edges(
+        archives / "MileBench_part0.tar.gz", "MileBench/ActionLocalization/images/../../../../outside.jpg",
+        lambda: build_milebench(source=str(archives), out_dir=out, configs=["action_localization"]),
+        ["build", "milebench", "--source", str(archives), "--configs", "action_localization", "--out", str(out),
+         "--quiet"], out)
+
+
+def test_skipping_bad_images_leaves_out_their_records_lists_them_and_flags_the_build(tmp_path: Path,
+                                                                                   release: Path) -> None:
+    copy = tmp_path / "release"
+    for subset in ("ActionLocalization", "ALFRED"):
+        shutil.copytree(release / "MileBench" / subset, copy / "MileBench" / subset)
+    write_truncated_jpeg(copy / "MileBench/ActionLocalization/images/0/1.jpg")  # record 0's
+    configs = ["action_localization", "alfred"]
+    whole = build_milebench(source=str(release), out_dir=tmp_path / "whole", configs=configs)
+    out = build_milebench(source=str(copy), out_dir=tmp_path / "out", configs=configs, skip_bad_images=True)
+    manifest = contract.read_manifest(out)
+    entry = manifest["configs"]["action_localization"]
+    assert entry["skipped_rows"] == 1 and [row["id"] for row in entry["skipped"]] == ["ActionLocalization/0"]
+    assert "ActionLocalization/images/0/1.jpg" in entry["skipped"][0]["reason"]
+    assert load(out, "action_localization")["id"] == load(whole, "action_localization")["id"][1:]
+    assert "skipped_rows" not in manifest["configs"]["alfred"]
+    assert load(out, "alfred")["id"] == load(whole, "alfred")["id"]
+    assert "1 row(s) left out because an image they show is damaged" in manifest["caveats"]["limited"]
+    assert manifest["request"]["skip_bad_images"] is True
+    card = (out / "README.md").read_text()
+    assert "- limited" in card  # the card's tags
 
 
 def test_an_unknown_subset_or_a_missing_one_is_named(tmp_path: Path, release: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
+from builder_fixtures import check_archive_edges, outside_jpeg, write_truncated_jpeg
 
 from builders.core import contract
 from builders.core.errors import BuildError
@@ -336,6 +337,115 @@ def test_bad_release_lines_fail_naming_file_line_and_what_was_expected(tmp_path:
     for text in expected:
         assert text in str(error.value)
     assert not (tmp_path / "out" / "mmlongbench").exists()
+
+
+def _set_image(root: Path, line: int, value: str) -> None:
+    file = CONFIGS["vrag_infoseek_8k"].file
+    rows = release_lines(root, file)
+    rows[line]["image"] = value
+    write_release(root, file, rows)
+
+
+def _link_out(path: Path) -> None:
+    """Replace a release file by a symbolic link to a file outside the release."""
+    path.unlink()
+    path.symlink_to(outside_jpeg(path.parents[4]))
+
+
+def _latin1_line(path: Path, index: int) -> None:
+    """Re-encode one line of a jsonl file in Latin-1 (an 'é' in it), as an editor on another system might."""
+    lines = path.read_text().splitlines()
+    lines[index] = lines[index].replace("Paris", "Paris, café")
+    path.write_bytes(b"".join((line.encode("latin-1") if i == index else line.encode()) + b"\n"
+                              for i, line in enumerate(lines)))
+
+
+INFOSEEK = "vrag/infoseek_K8_dep3.jsonl"
+# Issue 17: what a hostile or broken release did (each built with exit 0, or stopped with a traceback).
+HOSTILE = {
+    "path out through ..": (lambda root: _set_image(root, 0, "../../outside.jpg"),
+                            rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path '\.\./\.\./outside\.jpg' leads out of the "
+                            r"release \(through '\.\.'\)"),
+    "absolute path": (lambda root: _set_image(root, 2, "/etc/hostname"),
+                      rf"{INFOSEEK}:3 \(id 'infoseek_0'\): image: path '/etc/hostname' is absolute"),
+    "symlink out": (lambda root: _link_out(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
+                    rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path 'vrag/infoseek/entity_0\.jpg' leads out of "
+                    r".*mmlb_image through a symbolic link \(to .*outside\.jpg\)"),
+    "truncated jpeg": (lambda root: write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
+                       rf"image vrag/infoseek/entity_0\.jpg \(needed by {INFOSEEK}:1 \(id 'infoseek_0'\)\) is damaged "
+                       r"\(cut short: no end-of-image marker after its image data\); pass --skip-bad-images"),
+    "not utf-8": (lambda root: _latin1_line(root / "mmlb_data" / INFOSEEK, 1),
+                  rf"{INFOSEEK}:2: not UTF-8 text \(invalid continuation byte at byte \d+ of the line\)"),
+    "empty file": (lambda root: (root / "mmlb_data" / INFOSEEK).write_bytes(b""),
+                   rf"{INFOSEEK}: the release file holds no rows \(config vrag_infoseek_8k reads it\)"),
+    "non-utf-8 claims": (lambda root: (root / "mmlb_data/summ/gov_claims.jsonl").write_bytes(b'{"id": "\xff"}\n'),
+                         r"summ/gov_claims\.jsonl:1: not UTF-8 text"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(HOSTILE))
+def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(tmp_path: Path, release: Path,
+                                                                            damage: str) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    make, message = HOSTILE[damage]
+    make(root)
+    configs = ["summ_govreport_8k"] if "claims" in damage else ["vrag_infoseek_8k"]
+    with pytest.raises(BuildError, match=message):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=configs)
+    assert list((tmp_path / "out").iterdir()) == []  # no dataset, no work folder, no lock: nothing was stored
+
+
+def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    _set_image(root, 1, "../../outside.jpg")
+    outside_jpeg(tmp_path)  # the file the path names is there to be read
+    result = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k", "--quiet",
+                     "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
+                                          "leads out of the release (through '..')"]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
+    root = write_fixture(tmp_path / "archives", archives=True)
+    out = tmp_path / "out"
+    check_archive_edges(  # the text archive: read to its end, so a member anywhere in it is met
+        root / "mmlb_data.tar.gz", "mmlb_data/../../outside.jsonl",
+        lambda: build_mmlongbench(source=str(root), out_dir=out, configs=["vrag_infoseek_8k"]),
+        ["build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k", "--quiet", "--out", str(out)],
+        out)
+
+
+def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_build(tmp_path: Path,
+                                                                                 release: Path) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_1.jpg")
+    shown = [f"{r['id']}" for r in release_lines(root, INFOSEEK) if r["image"] == "vrag/infoseek/entity_1.jpg"]
+    assert shown
+    result = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k",
+                     "vrag_viquae_8k", "--skip-bad-images", "--quiet", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "mmlongbench"
+    manifest = contract.read_manifest(out)
+    entry = manifest["configs"]["vrag_infoseek_8k"]
+    left_out = [row["id"] for row in entry["skipped"]]
+    assert entry["skipped_rows"] == len(left_out) == len(shown) and {i.split("#")[0] for i in left_out} == set(shown)
+    assert all("vrag/infoseek/entity_1.jpg" in row["reason"] and "cut short" in row["reason"]
+               for row in entry["skipped"])
+    rows = load(out, "vrag_infoseek_8k")
+    assert not set(rows["id"]) & set(left_out) and len(rows) + len(left_out) == len(release_lines(root, INFOSEEK))
+    assert "skipped_rows" not in manifest["configs"]["vrag_viquae_8k"]
+    assert f"{len(left_out)} row(s) left out because an image they show is damaged" in manifest["caveats"]["limited"]
+    assert "--skip-bad-images" in manifest[contract.BUILD_COMMAND]
+    # Adding a config keeps the caveat of the configs carried over.
+    added = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "icl_food101_8k", "--skip-bad-images",
+                    "--quiet", "--out", str(tmp_path / "out"))
+    assert added.returncode == 0, added.stderr
+    assert contract.read_manifest(out)["caveats"]["limited"] == manifest["caveats"]["limited"]
 
 
 def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(tmp_path: Path, release: Path,
