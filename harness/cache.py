@@ -227,8 +227,8 @@ class CachingModel(Model):
         failing call keeps what it did answer). Before its key is made, a cacheable request's images are
         verified (their bytes hash to the sha256 the key names, and decode): one that fails is answered
         `invalid_input` at once, never looked up or sent."""
-        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r)
-                   and (problem := next(filter(None, map(image_problem, r.images)), None))}
+        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r) and (problem := next(
+                   filter(None, (image_problem(image, k) for k, image in enumerate(r.images, start=1))), None))}
         if unsound:
             yield [(i, Response(None, error=f"invalid_input: {problem}")) for i, problem in unsound.items()]
         sound = [i for i in range(len(requests)) if i not in unsound]

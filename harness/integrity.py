@@ -41,7 +41,7 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
-def check_image_decodes(data: bytes, sha256: str) -> None:
+def check_image_decodes(data: bytes) -> None:
     """Raise `ImageIntegrityError` unless the bytes decode to a picture. A JPEG is decoded at its smallest DCT
     scale (`draft`): every byte of it is still read, so a cut-short file fails, at a fraction of the cost."""
     from PIL import Image
@@ -51,17 +51,21 @@ def check_image_decodes(data: bytes, sha256: str) -> None:
             image.draft(image.mode, (1, 1))
             image.load()
     except Exception as err:  # Pillow raises many types for broken files
-        raise ImageIntegrityError(f"image {sha256[:12]} does not decode: {type(err).__name__}: {err}") from None
+        raise ImageIntegrityError(f"{type(err).__name__}: {err}") from None
 
 
-def image_problem(image: Any) -> str | None:
-    """Why an image (`harness.api.ImageRef`) must not be shown to a model or named in a cache key: its bytes do
-    not hash to the sha256 its row declares (`load` checks them: `harness.task`; an input policy's scaled image
-    checks its source's), do not decode, or cannot be read; None when they are sound."""
+def image_problem(image: Any, position: int) -> str | None:
+    """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
+    a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.task`; an input
+    policy's scaled image checks its source's), cannot be read, or do not decode; None when they are sound."""
     try:
-        check_image_decodes(image.data(), image.sha256)
+        data = image.data()
     except (ValueError, KeyError, OSError) as err:
         return str(err)
+    try:
+        check_image_decodes(data)
+    except ImageIntegrityError as err:
+        return f"image {position} (sha256 {image.sha256[:12]}) does not decode: {err}"
     return None
 
 
