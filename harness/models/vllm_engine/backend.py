@@ -117,7 +117,7 @@ class VLLMModel(Model):
     def text_round_trip(self) -> Callable[[str], str]:
         """Encode without special tokens, decode with the tokenizer's defaults (`harness.round_trip`), by the
         tokenizer the engine loads (`tokenizer` or the checkpoint's), read here once: the engine may run in
-        other processes."""
+        other processes. The count's processor holds the checkpoint's own, so it is loaded again only for `tokenizer`."""
         counted = self.count.decode_encode()
         if counted is not None:
             return counted
