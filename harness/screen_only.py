@@ -10,8 +10,9 @@ will, with nothing loaded that counting does not need:
 - `hf`: the checkpoint's processor and config, from a local folder or the local Hub cache, offline, never the
   weights; counted by `ProcessorCount`, the very code the backend counts with when it runs (exact). A checkpoint
   that is not available offline is counted by its family's rule (`harness.models.families`): an estimate.
-- `vllm`: the backend's own screen (`VLLMModel.prompt_tokens`, the same function the run calls); the engine counts
-  for itself, so an estimate of what it will see.
+- `vllm`: the backend's own count (`VLLMModel.prompt_tokens`, the same function the run screens with): the
+  checkpoint's hf processor, as vLLM counts, loaded offline like `hf`'s (exact); where it cannot be loaded
+  offline, the family's rule plus the backend's `length_margin` (an estimate).
 - `openai`: the API model's family rule: an estimate (the server counts for itself).
 - any other backend (the baselines): the backend itself, which loads nothing.
 
@@ -75,11 +76,6 @@ class ScreenModel(Model):
         raise RuntimeError("a screen-only pass generates nothing")
 
 
-def _first_line(err: BaseException, limit: int = 200) -> str:
-    text = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _by_family(backend: str, name: str | None, family: Family | None, why: str, *, settings: Mapping[str, Any] | None = None,
                context_length: int | None = None, context_note: str = "", max_images: int | None = None,
                max_pixels: int | None = None) -> ScreenModel:
@@ -98,7 +94,7 @@ def _by_family(backend: str, name: str | None, family: Family | None, why: str, 
 
 def _hf(args: dict[str, str]) -> ScreenModel:
     from harness.models.hf import HFSettings
-    from harness.models.hf_counting import ProcessorCount
+    from harness.models.hf_counting import ProcessorCount, load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
@@ -112,13 +108,11 @@ def _hf(args: dict[str, str]) -> ScreenModel:
                                     trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
                                     offline=True)
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
-        why = (f"the processor and config of {settings.pretrained} could not be loaded offline (from a local folder "
-               f"or the local Hub cache): {type(err).__name__}: {_first_line(err)}")
+        why = load_failure(settings.pretrained, err, offline=True)
         return _by_family("hf", settings.pretrained, family_of(settings.pretrained), why,
                           context_length=settings.context_length, context_note=unknown_context, **limits)
-    estimate = "" if count.counts_images else f"{type(count.processor).__name__} cannot tell an image's tokens from its size"
     return ScreenModel("hf", settings.pretrained, count=count.prompt_tokens, exact=count.exact, rule=count.token_rule,
-                       estimate=estimate, context_length=settings.context_length or count.context_length,
+                       estimate=count.estimated, context_length=settings.context_length or count.context_length,
                        context_note="" if settings.context_length else "the checkpoint's max_position_embeddings",
                        **limits)
 
@@ -128,14 +122,17 @@ def _vllm(args: dict[str, str]) -> ScreenModel:
     from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings
 
     settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
-    backend = VLLMModel(settings)  # its engine is built on the first generate, never here
-    family = family_of(settings.pretrained)
-    engine = (f"; for the {family.name} family the engine's processor counts {family.rule}"
-              if family is not None and family.name != "Qwen2-VL" else "")
-    why = ("the vllm backend screens by its own estimate, counted here as the run counts it; the engine counts the "
-           f"prompt itself{engine}")
-    return ScreenModel("vllm", settings.pretrained, count=backend.prompt_tokens, rule=backend.token_rule, estimate=why,
-                       context_length=settings.max_model_len,
+    # The backend's own count, the run's code path; its engine is built on the first generate, never here.
+    backend = VLLMModel(settings, count_online=False)
+    count = backend.count
+    if count.processor is None:
+        estimate = count.unavailable
+    elif settings.tokenizer is not None:
+        estimate = f"the engine tokenizes with tokenizer={settings.tokenizer}, counted with the checkpoint's own"
+    else:
+        estimate = count.processor.estimated
+    return ScreenModel("vllm", settings.pretrained, count=backend.prompt_tokens, exact=backend.exact,
+                       rule=backend.token_rule, estimate=estimate, context_length=settings.max_model_len,
                        context_note="" if settings.max_model_len else "vLLM derives one from the model config",
                        max_images=settings.max_images, max_pixels=settings.max_pixels)
 

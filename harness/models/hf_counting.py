@@ -11,6 +11,7 @@ size, the image is estimated by its model family's rule (`harness.models.familie
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from harness.api import ImagePart, Request
@@ -37,6 +38,14 @@ def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | Non
     return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
 
 
+def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
+    """Why `ProcessorCount.load` failed, in one line (an exception's first line, cut at 200 characters)."""
+    text = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
+    text = text if len(text) <= 200 else text[:197] + "..."
+    where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"
+    return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"
+
+
 def default_context_length(config: Any) -> int | None:
     """The context an `hf` run gets when none is given: the text model's `max_position_embeddings`."""
     text_config = getattr(config, "text_config", None) or config
@@ -46,15 +55,19 @@ def default_context_length(config: Any) -> int | None:
 class ProcessorCount:
     """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
 
-    def __init__(self, processor: Any, config: Any, *, name: str, max_pixels: int | None = None) -> None:
+    def __init__(self, processor: Any, config: Any, *, name: str, max_pixels: int | None = None,
+                 processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None) -> None:
         self.processor = processor
         self.tokenizer = getattr(processor, "tokenizer", processor)
-        template = getattr(processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        template = (chat_template or getattr(processor, "chat_template", None)
+                    or getattr(self.tokenizer, "chat_template", None))
         if not template:
             raise ValueError(f"{name} has no chat template; the hf backend needs one to place images")
         self.chat_template = str(template)
         self.name = name
         self.max_pixels = max_pixels
+        # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
+        self.processor_kwargs = dict(processor_kwargs or {})
         self.context_length = default_context_length(config)
         self.family = family_of(getattr(config, "model_type", None), name)
         self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)
@@ -62,7 +75,8 @@ class ProcessorCount:
 
     @classmethod
     def load(cls, pretrained: str, *, revision: str | None = None, trust_remote_code: bool = False,
-             max_pixels: int | None = None, offline: bool = False) -> ProcessorCount:
+             max_pixels: int | None = None, offline: bool = False,
+             processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network."""
         from transformers import AutoConfig, AutoProcessor
@@ -72,7 +86,8 @@ class ProcessorCount:
             kwargs["local_files_only"] = True
         config = AutoConfig.from_pretrained(pretrained, **kwargs)
         processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
-        return cls(processor, config, name=pretrained, max_pixels=max_pixels)
+        return cls(processor, config, name=pretrained, max_pixels=max_pixels, processor_kwargs=processor_kwargs,
+                   chat_template=chat_template)
 
     @property
     def token_rule(self) -> str:
@@ -83,6 +98,11 @@ class ProcessorCount:
         rule = self.family.rule if self.family else "the rows' rule"
         return (f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
                 "cannot tell an image's tokens from its size; the real input_ids are checked before generate)")
+
+    @property
+    def estimated(self) -> str:
+        """Why its image counts are estimates, or "" where the processor counts each image itself."""
+        return "" if self.counts_images else f"{type(self.processor).__name__} cannot tell an image's tokens from its size"
 
     def decode_encode(self, text: str) -> str:
         """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.round_trip`)."""
@@ -96,7 +116,8 @@ class ProcessorCount:
             parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                      for p in message.content]
             chat.append({"role": message.role, "content": parts})
-        prompt = self.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        prompt = self.processor.apply_chat_template(chat, chat_template=self.chat_template, add_generation_prompt=True,
+                                                    tokenize=False)
         return prompt + request.assistant_prefix
 
     def exact(self, request: Request) -> bool:
@@ -120,7 +141,7 @@ class ProcessorCount:
 
     def _image_tokens(self, request: Request) -> list[int]:
         sizes = [fit_within_pixels(i.width, i.height, self.max_pixels) for i in request.images]  # type: ignore[arg-type]
-        settings = dict(request.processor_kwargs)
+        settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}
         if not sizes:
             return []
         if self.counts_images:

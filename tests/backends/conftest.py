@@ -72,6 +72,16 @@ def make_request(
     )
 
 
+@pytest.fixture(autouse=True)
+def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Hub: a backend that looks a checkpoint up there (the vllm backend's count) fails at once, not after the
+    retries an unreachable network costs; child processes inherit it."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+
+
 @pytest.fixture(scope="session")
 def jpeg_red() -> bytes:
     return encode_image((200, 30, 30), (16, 12), "JPEG")

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.api import GenerationSettings, ImageRef
+from harness.api import GenerationSettings
 from harness.models.args import settings_from_args
 from harness.models.registry import get_model_class
 from harness.models.vllm_engine import (
@@ -19,13 +19,11 @@ from harness.models.vllm_engine import (
     VLLMSettings,
     build_conversation,
     engine_kwargs,
-    estimated_prompt_tokens,
     output_result,
     request_payload,
     result_response,
     sampling_kwargs,
     screen_request,
-    vision_tokens,
 )
 
 from . import fake_vllm
@@ -63,8 +61,15 @@ def test_model_args_are_typed_aliased_and_checked():
         _from_args({"pretrained": "x", "batch": "3"})
     with pytest.raises(ValueError, match="hf_overrides must be a JSON object"):
         _from_args({"pretrained": "x", "hf_overrides": "yarn"})
-    with pytest.raises(ValueError, match="tensor_parallel_size must be at least 1"):
+    with pytest.raises(ValueError, match="tp=0: must be at least 1"):
         _from_args({"pretrained": "x", "tp": "0"})
+    for name in ("max_model_len", "max_images", "max_pixels", "min_pixels", "pipeline_parallel_size",
+                 "data_parallel_size", "max_num_seqs", "max_num_batched_tokens", "chunk_size", "chunk_tokens",
+                 "decode_workers"):
+        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
+            _from_args({"pretrained": "x", name: "0"})
+        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):  # made in code, not parsed
+            VLLMSettings(pretrained="x", **{name: 0})
     with pytest.raises(ValueError, match="pretrained"):
         _from_args({"max_model_len": "10"})
 
@@ -84,34 +89,35 @@ def test_engine_kwargs():
     assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching"} & set(plain)
 
 
-def test_vision_tokens_follow_the_run_pixel_limits():
+def test_a_checkpoint_whose_processor_cannot_be_loaded_is_estimated_by_its_family():
+    """No processor to count with (not in a local folder or the Hub cache, no Hub here): Qwen2.5-VL's family rule under
+    the run's pixel limits, markers included, plus the template margin, and the rule says it is an estimate."""
     # MMNeedle N=8 (2048 px) and N=4 (1024 px) stitched images; the rows count them uncapped.
-    request = make_request("a", ["q", sized_ref(2048, 2048), sized_ref(1024, 1024)], image_tokens=(5329, 1369))
-    assert vision_tokens(request, settings()) == [5329, 1369]
-    # With Qwen2.5-VL's default cap, both become 35 x 35 = 1225 tokens (ecosystem.md §3.4 table).
-    assert vision_tokens(request, settings(max_pixels=28 * 28 * 1280)) == [1225, 1225]
-    assert vision_tokens(request, settings(min_pixels=3136)) == [1225, 1225]  # min alone: default cap
-    unknown = make_request("b", ["q", ImageRef("0" * 64, lambda: b"")], image_tokens=(777,))
-    assert vision_tokens(unknown, settings(max_pixels=1000)) == [777]  # sizes unknown: the row's figure
+    request = make_request("a", ["q", sized_ref(2048, 2048), sized_ref(1024, 1024)], text_tokens=10,
+                           image_tokens=(5329, 1369))
+    qwen = fake_model(pretrained="Qwen/Qwen2.5-VL-7B-Instruct", max_pixels=28 * 28 * 1280, length_margin=64)
+    # With Qwen2.5-VL's default cap, both become 35 x 35 = 1225 tokens (ecosystem.md §3.4 table), + 2 markers each.
+    assert qwen.prompt_tokens(request) == 10 + 2 * (1225 + 2) + 64 and not qwen.exact(request)
+    assert qwen.token_rule.startswith("an estimate: the rows' text_tokens + each image by the Qwen2-VL family's rule")
+    assert "Qwen/Qwen2.5-VL-7B-Instruct could not be loaded" in qwen.token_rule
+    unknown = fake_model(pretrained="org/unknown-vlm", length_margin=0)
+    assert unknown.prompt_tokens(request) == 10 + 5329 + 1369  # the rows' own figures, said so
+    assert "no family rule is known for org/unknown-vlm" in unknown.token_rule
 
 
 def test_screening_rule_and_its_boundary():
-    s = settings(max_model_len=1000, length_margin=64, image_overhead=2)
+    s = settings(max_model_len=1000)
     gen = GenerationSettings(max_gen_toks=100)
-    # 500 text + 2 x 115 vision + 2 x 2 markers + 64 margin = 798 prompt; + 100 = 898.
-    fits = make_request("f", ["q", sized_ref(1, 1), sized_ref(2, 2)], text_tokens=500, image_tokens=(115, 115 + 102),
-                        settings=gen)
-    assert screen_request(fits, s, max_model_len=1000, image_limit=4) is None  # exactly 1000
-    over = make_request("o", ["q", sized_ref(1, 1), sized_ref(2, 2)], text_tokens=501, image_tokens=(115, 217),
-                        settings=gen)
-    reason = screen_request(over, s, max_model_len=1000, image_limit=4)
-    assert reason == ("over_length: ~901 prompt tokens (text 501 + vision 332 + 4 image markers + 64 template margin)"
-                      " + 100 to generate > max_model_len 1000")
+    fits = make_request("f", ["q", sized_ref(1, 1), sized_ref(2, 2)], settings=gen)
+    assert screen_request(fits, s, prompt_tokens=900, max_model_len=1000, image_limit=4) is None  # exactly 1000
+    reason = screen_request(fits, s, prompt_tokens=901, max_model_len=1000, image_limit=4)
+    assert reason == "over_length: 901 prompt tokens + 100 to generate > max_model_len 1000"
     many = make_request("m", ["q"] + [sized_ref(i, i) for i in range(1, 4)], image_tokens=(1, 1, 1))
-    assert screen_request(many, s, max_model_len=1000, image_limit=2).startswith(
+    assert screen_request(many, s, prompt_tokens=1, max_model_len=1000, image_limit=2).startswith(
         "too_many_images: 3 images > limit_mm_per_prompt=2 of the running engine")
     capped = settings(max_images=2)
-    assert "the model's cap max_images=2" in screen_request(many, capped, max_model_len=1000, image_limit=2)
+    assert "the model's cap max_images=2" in screen_request(many, capped, prompt_tokens=1, max_model_len=1000,
+                                                            image_limit=2)
 
 
 def test_sampling_kwargs_are_explicit():
@@ -254,8 +260,8 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     over = [r for r in records if r["status"] == "over_length"]
     assert len(over) == second.counts["over_length"] and all(r["error"].endswith(f"> context {max_model_len}")
                                                              for r in over)
-    assert all(r["token_count"] == estimated_prompt_tokens(tasks[1].build_request(r["doc_id"], tasks[1].doc(r["doc_id"]),
-                                                                                  settings0), model.settings)
+    assert all(r["token_count"] == model.prompt_tokens(tasks[1].build_request(r["doc_id"], tasks[1].doc(r["doc_id"]),
+                                                                              settings0))
                for r in over)
     sent = {len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])
             for call in fake_vllm.CALLS for conv in call["conversations"]}

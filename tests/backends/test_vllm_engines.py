@@ -54,7 +54,7 @@ def test_generate_screens_bisects_and_keeps_order(jpeg_red, png_blue):
     assert _answer_parts(by_id["ok2"].text) == f"img:{blue}:10x14;user:two;img:{red}:16x12;img:{blue}:10x14"
     assert _answer_parts(by_id["ok3"].text) == "user:five"
     assert _answer_parts(by_id["pre"].text) == f"user:four;img:{red}:16x12;assistant:Answer:"
-    assert by_id["long"].error.startswith("over_length: ~5196 prompt tokens")
+    assert by_id["long"].error.startswith("over_length: 5192 prompt tokens")  # the rows' rule + 64 margin
     assert by_id["rej"].error.startswith("engine_rejected: ValueError: The decoder prompt")
     assert by_id["bad_image"].error.startswith("invalid_input: image does not decode")
     assert by_id["ok1"].usage == {"prompt_tokens": 9, "completion_tokens": 3, "cached_tokens": 0, "total_tokens": 12}

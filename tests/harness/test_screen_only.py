@@ -9,8 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from transformers import AutoProcessor
 
 from builders.milebench.build import build_milebench
+from harness.api import ImagePart
 from harness.cli import run_parser
 from harness.run import plan_run, run_policies
 from harness.screen_only import SENT, Verdict, screen_model, screen_task
@@ -159,17 +161,59 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data
     assert table_row(unknown.out, "mmneedle_m10_n1_k2_pos")[6] == f"{max(rows_rule):,}"
 
 
-def test_vllm_is_screened_by_its_own_count_labelled_an_estimate(data_dir: Path, rows, harness) -> None:
+def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Path, needle_dir: Path,
+                                                                    tiny_llava_336: Path, harness) -> None:
+    """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
+    real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
+    --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
+    from harness.models.vllm_engine import VLLMModel, VLLMSettings
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), max_model_len=2048), count_online=False)
+    processor = AutoProcessor.from_pretrained(tiny_llava_336)
+    task = Task(TaskIndex().tasks["mmneedle_m10_n1_k2_pos"])
+    task.load(data_dir, 3)
+    for doc_id, doc in task.iter_docs():
+        request = task.build_request(doc_id, doc, task.generation_settings({}))
+        (message,) = request.messages
+        chat = [{"role": "user", "content": [{"type": "image"} if isinstance(p, ImagePart) else
+                                             {"type": "text", "text": p.text} for p in message.content]}]
+        text = processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        inputs = processor(text=[text], images=[i.pil() for i in request.images])
+        assert model.prompt_tokens(request) == len(inputs["input_ids"][0]) > 10 * 576 and model.exact(request)
+    assert model.token_rule.startswith("hf processor LlavaProcessor") and "as vLLM counts it" in model.token_rule
+
+    for data, tasks in ((data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos"), (needle_dir, "milebench_image_needle")):
+        args = ("--tasks", tasks, "--data_dir", data, "--limit", "3", "--gen_kwargs", "max_gen_toks=4")
+        by_hf = verdicts(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=2048")
+        by_vllm = verdicts(*args, "--model", "vllm", "--model_args", f"pretrained={tiny_llava_336},max_model_len=2048")
+        assert by_vllm.keys() == by_hf.keys()
+        for key, verdict in by_vllm.items():
+            hf = by_hf[key]
+            assert (verdict.status, verdict.prompt_tokens, verdict.truncation) == (hf.status, hf.prompt_tokens,
+                                                                                 hf.truncation), key
+            assert verdict.exact and hf.exact
+    table = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
+                    f"pretrained={tiny_llava_336},max_model_len=2048", "--data_dir", data_dir, "--limit", "3",
+                    "--screen_only")
+    assert table.code == 0, table.err
+    assert table_row(table.out, "mmneedle_m10_n1_k2_pos")[9] == "exact" and "estimate" not in table.out
+
+
+def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family(data_dir: Path, rows, harness,
+                                                                                 empty_hub_cache: Path) -> None:
     run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
                   "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192", "--data_dir", data_dir, "--limit", "3",
                   "--gen_kwargs", "max_gen_toks=8", "--screen_only")
     assert run.code == 0, run.err
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
-    # VLLMSettings' defaults: 2 marker tokens per image, 64 tokens of template margin (the run's own screen).
-    needed = max(d["text_tokens"] + sum(d["image_tokens"]) + 2 * 10 + 64 + 8 for d in docs)
+    # The LLaVA-1.5 rule, 576 per image, + VLLMSettings' default length_margin of 64 template tokens.
+    needed = max(d["text_tokens"] + 10 * 576 + 64 + 8 for d in docs)
     cells = table_row(run.out, "mmneedle_m10_n1_k2_pos")
     assert cells[6] == f"{needed:,}" and cells[9] == "estimate"
-    assert "for the LLaVA-1.5 family the engine's processor counts 576 tokens per image" in run.out
+    assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in run.out
+    assert "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline" in run.out
 
 
 def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp_path: Path, data_dir: Path, harness,

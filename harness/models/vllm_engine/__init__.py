@@ -12,7 +12,9 @@
   and explicit `SamplingParams` per request (vLLM's default is `max_tokens=16` plus the model's
   generation_config; `generation_config="vllm"` is also set so nothing model-specific leaks in).
 * A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
-  (`screen_request`) and recorded as `over_length` without reaching the engine. If the engine still
+  (`screen_request`) and recorded as `over_length` without reaching the engine. It is counted as vLLM
+  counts it, by the checkpoint's own hf processor, loaded without weights (`counting`), or, where that
+  cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
 * `data_parallel_size=D` runs D independent engine replicas in worker processes, each on its own
   `tensor_parallel_size * pipeline_parallel_size` GPUs, and splits each chunk between them (vLLM's own
@@ -21,8 +23,8 @@
   node with `--shard i/n` and `harness merge`.
 
 vLLM is imported only when an engine is built, so this package imports without it. Its modules:
-`settings` (the `--model_args` and the engine's arguments), `requests` (screening, payloads, sampling,
-output mapping: pure functions), `engines` (one `vllm.LLM` in this process), `replicas` (data-parallel
+`settings` (the `--model_args` and the engine's arguments), `counting` (the prompt as vLLM counts it),
+`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process), `replicas` (data-parallel
 engine processes) and `backend` (the registered `VLLMModel`).
 """
 
@@ -32,19 +34,17 @@ from harness.models.vllm_engine.replicas import ReplicaPool, replica_devices, sp
 from harness.models.vllm_engine.requests import (
     build_conversation,
     decode_image,
-    estimated_prompt_tokens,
     is_request_error,
     output_result,
     request_payload,
     result_response,
     sampling_kwargs,
     screen_request,
-    vision_tokens,
 )
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 
 __all__ = [
     "ARG_ALIASES", "LocalEngine", "ReplicaPool", "VLLMModel", "VLLMSettings", "build_conversation", "decode_image",
-    "engine_kwargs", "estimated_prompt_tokens", "is_request_error", "output_result", "replica_devices",
-    "request_payload", "result_response", "sampling_kwargs", "screen_request", "split_balanced", "vision_tokens",
+    "engine_kwargs", "is_request_error", "output_result", "replica_devices",
+    "request_payload", "result_response", "sampling_kwargs", "screen_request", "split_balanced",
 ]

@@ -13,19 +13,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from builders.core.contract import TOKEN_RULE
 from harness.api import BackendFatalError, Model, Request, Response
 from harness.batching import token_budget_batches
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.replicas import ReplicaPool
-from harness.models.vllm_engine.requests import (
-    estimated_prompt_tokens,
-    request_payload,
-    result_response,
-    screen_request,
-)
+from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 
 log = logging.getLogger(__name__)
@@ -34,7 +29,8 @@ log = logging.getLogger(__name__)
 @register_model("vllm")
 class VLLMModel(Model):
     def __init__(self, settings: VLLMSettings, *, llm_factory: str = "vllm:LLM",
-                 sampling_factory: str = "vllm:SamplingParams", pin_devices: bool = True) -> None:
+                 sampling_factory: str = "vllm:SamplingParams", pin_devices: bool = True,
+                 count_online: bool = True) -> None:
         self.settings = settings
         self.context_length = settings.max_model_len
         self.max_images = settings.max_images
@@ -48,6 +44,8 @@ class VLLMModel(Model):
         self._images_seen = 0
         self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
         self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
+        self._count: EngineCount | None = None  # loaded on the first count, without building the engine
+        self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
@@ -98,20 +96,31 @@ class VLLMModel(Model):
         self._images_seen = max(self._images_seen, max_images)
 
     @property
+    def count(self) -> EngineCount:
+        """How this backend counts a prompt (`counting`): the checkpoint's processor, loaded once on first use."""
+        if self._count is None:
+            self._count = EngineCount(self.settings, self.chat_template, online=self._count_online)
+        return self._count
+
+    @property
     def token_rule(self) -> str:
-        s = self.settings
-        return (f"the rows' text_tokens + each image by {TOKEN_RULE} with the run's pixel limits (min_pixels="
-                f"{s.min_pixels}, max_pixels={s.max_pixels}) + {s.image_overhead} marker tokens per image + "
-                f"{s.length_margin} tokens of chat template margin")
+        return self.count.token_rule
 
     def prompt_tokens(self, request: Request) -> int:
-        """The engine's own screen (`screen_request`): counted before anything reaches it."""
-        return estimated_prompt_tokens(request, self.settings)
+        """The prompt as vLLM will count it (`counting`), before anything reaches the engine."""
+        return self.count.prompt_tokens(request)
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is vLLM's own count of this request (else an estimate)."""
+        return self.count.exact(request)
 
     def text_round_trip(self) -> Callable[[str], str]:
         """Encode without special tokens, decode with the tokenizer's defaults (`harness.round_trip`), by the
         tokenizer the engine loads (`tokenizer` or the checkpoint's), read here once: the engine may run in
-        other processes."""
+        other processes. The count's processor holds the checkpoint's own, so it is loaded again only for `tokenizer`."""
+        counted = self.count.decode_encode()
+        if counted is not None:
+            return counted
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
@@ -182,7 +191,8 @@ class VLLMModel(Model):
         # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call.
         groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
-            reason = screen_request(request, self.settings, max_model_len=max_len, image_limit=self.image_limit)
+            reason = screen_request(request, self.settings, prompt_tokens=self.prompt_tokens(request),
+                                    max_model_len=max_len, image_limit=self.image_limit)
             if reason is not None:
                 responses[i] = Response(text=None, error=reason)
                 continue

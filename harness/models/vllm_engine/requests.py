@@ -8,53 +8,28 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from builders.core.contract import MIN_PIXELS, QWEN_DEFAULT_MAX_PIXELS, image_tokens
 from harness.api import GenerationSettings, ImagePart, Request, Response, TextPart
 from harness.models.vllm_engine.settings import VLLMSettings
 from harness.round_trip import sent_messages
 
 
-def vision_tokens(request: Request, settings: VLLMSettings) -> list[int]:
-    """Per-image vision tokens: the row's figures, or, when the run sets pixel limits and the image
-    sizes are known, the same 28-px rule applied with those limits (the rows count full resolution)."""
-    if settings.max_pixels is None and settings.min_pixels is None:
-        return list(request.image_tokens)
-    images = request.images
-    if len(images) != len(request.image_tokens) or any(i.width is None or i.height is None for i in images):
-        return list(request.image_tokens)
-    # min_pixels alone keeps the processor's default cap.
-    lo = settings.min_pixels if settings.min_pixels is not None else MIN_PIXELS
-    hi = settings.max_pixels if settings.max_pixels is not None else QWEN_DEFAULT_MAX_PIXELS
-    return [image_tokens(int(i.width), int(i.height), min_pixels=lo, max_pixels=hi) for i in images]  # type: ignore[arg-type]
-
-
-def estimated_prompt_tokens(request: Request, settings: VLLMSettings) -> int:
-    return (request.text_tokens + sum(vision_tokens(request, settings))
-            + settings.image_overhead * request.num_images + settings.length_margin)
-
-
-def screen_request(request: Request, settings: VLLMSettings, *, max_model_len: int, image_limit: int) -> str | None:
+def screen_request(request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int,
+                   image_limit: int) -> str | None:
     """Why a request must not reach the engine (an error string), or None.
 
-    Rule (conservative): text tokens + vision tokens + `image_overhead` per image + `length_margin`
-    for the chat template + `max_gen_toks` must fit in `max_model_len`. vLLM itself rejects a prompt
-    of `max_model_len` tokens or more, which would abort the whole call, and a prompt that leaves no
-    room for the answer would be cut short silently; the margin absorbs the template's tokens and
-    small differences between the builder's text tokenizer and the model's.
+    Its prompt, counted as vLLM counts it (`counting.EngineCount`), + `max_gen_toks` must fit in `max_model_len`:
+    vLLM rejects a longer prompt, which would abort the whole call, and a prompt that leaves no room for the answer
+    would be cut short silently.
     """
     if request.num_images > image_limit:
         cap = settings.max_images
         why = f"the model's cap max_images={cap}" if cap is not None and request.num_images > cap else (
             f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)")
         return f"too_many_images: {request.num_images} images > {why}"
-    prompt = estimated_prompt_tokens(request, settings)
-    need = prompt + request.settings.max_gen_toks
+    need = prompt_tokens + request.settings.max_gen_toks
     if need > max_model_len:
-        return (
-            f"over_length: ~{prompt} prompt tokens (text {request.text_tokens} + vision {sum(vision_tokens(request, settings))}"
-            f" + {settings.image_overhead * request.num_images} image markers + {settings.length_margin} template margin)"
-            f" + {request.settings.max_gen_toks} to generate > max_model_len {max_model_len}"
-        )
+        return (f"over_length: {prompt_tokens} prompt tokens + {request.settings.max_gen_toks} to generate > "
+                f"max_model_len {max_model_len}")
     return None
 
 

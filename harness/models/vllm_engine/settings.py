@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from harness.models.args import MINIMUM, at_least, check_minimum
 
 
 @dataclass(frozen=True)
@@ -12,14 +15,14 @@ class VLLMSettings:
     pretrained: str
     revision: str | None = None
     tokenizer: str | None = None
-    max_model_len: int | None = None  # default: what vLLM derives from the model config
-    max_images: int | None = None  # the model's image cap per prompt; limit_mm_per_prompt never exceeds it
-    max_pixels: int | None = None  # mm_processor_kwargs (Qwen-VL style pixel limits)
-    min_pixels: int | None = None
+    max_model_len: int | None = at_least(1)  # default: what vLLM derives from the model config
+    max_images: int | None = at_least(1)  # the model's image cap per prompt; limit_mm_per_prompt never exceeds it
+    max_pixels: int | None = at_least(1)  # mm_processor_kwargs (Qwen-VL style pixel limits)
+    min_pixels: int | None = at_least(1)
     mm_processor_kwargs: str | None = None  # extra processor kwargs as a JSON object
-    tensor_parallel_size: int = 1
-    pipeline_parallel_size: int = 1
-    data_parallel_size: int = 1
+    tensor_parallel_size: int = at_least(1, 1)
+    pipeline_parallel_size: int = at_least(1, 1)
+    data_parallel_size: int = at_least(1, 1)
     distributed_executor_backend: str | None = None  # "ray" for an engine spanning nodes; "mp"
     gpu_memory_utilization: float = 0.9
     enable_prefix_caching: bool | None = None  # None: vLLM's default (on)
@@ -29,28 +32,25 @@ class VLLMSettings:
     chat_template: str | None = None  # a Jinja file or string; default: the model's own
     chat_template_content_format: str = "auto"
     generation_config: str = "vllm"  # "vllm": neutral defaults; "auto": the model's generation_config.json
-    max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = at_least(1)
+    max_num_batched_tokens: int | None = at_least(1)
     mm_processor_cache_gb: float | None = None
     enforce_eager: bool = False
     hf_overrides: str | None = None  # JSON object, e.g. YaRN rope scaling for long contexts
-    chunk_size: int = 1024  # requests per engine call (the runner saves after each)
-    chunk_tokens: int = 2_000_000  # prompt tokens per engine call (~1.5 GP of decoded images)
-    length_margin: int = 64  # tokens the chat template and system prompt may add, for screening
-    image_overhead: int = 2  # tokens per image beyond its vision tokens (<|vision_start|>, <|vision_end|>)
-    decode_workers: int = 4  # threads decoding images before an engine call
+    chunk_size: int = at_least(1, 1024)  # requests per engine call (the runner saves after each)
+    chunk_tokens: int = at_least(1, 2_000_000)  # prompt tokens per engine call (~1.5 GP of decoded images)
+    # Tokens the chat template may add, counted only where the processor cannot be loaded (`counting`).
+    length_margin: int = 64
+    decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
     replica_timeout: float = 7200.0  # seconds a data-parallel replica may take for one chunk
     use_tqdm: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "chunk_size",
-                     "chunk_tokens", "decode_workers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"vllm backend: {name} must be at least 1, got {getattr(self, name)}")
+        for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
+            if MINIMUM in f.metadata:
+                check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, "vllm")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError(f"vllm backend: gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
-        if self.max_images is not None and self.max_images < 1:
-            raise ValueError(f"vllm backend: max_images must be at least 1, got {self.max_images}")
         for name in ("mm_processor_kwargs", "hf_overrides"):
             value = getattr(self, name)
             if value is not None:

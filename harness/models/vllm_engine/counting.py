@@ -1,0 +1,83 @@
+"""How the vllm backend counts a prompt before it reaches the engine: as vLLM will.
+
+vLLM renders the chat template with the checkpoint's tokenizer and expands each image placeholder by the
+checkpoint's hf processor (with the engine's `mm_processor_kwargs`), so the backend counts with that processor too
+(`ProcessorCount`, loaded without weights from the checkpoint, revision and `trust_remote_code` the engine gets;
+from a local folder or the local Hub cache first, and only then from the Hub). The prompt vLLM receives is not
+pre-scaled (vLLM's processor applies `max_pixels` itself), so no size cap is applied before the processor counts.
+
+Where the processor cannot be loaded, the prompt is estimated by the model family's rule
+(`harness.models.families`: the rows' text tokens + each image by the family's rule, markers included) plus
+`length_margin` tokens for the chat template, which such a count does not see; without a family, by the rows' own
+rule, said so. Either way `token_rule` says which.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from builders.core.contract import TOKEN_RULE
+from harness.api import Request
+from harness.models.families import Family, estimated_prompt_tokens, family_of
+from harness.models.hf_counting import ProcessorCount, load_failure
+from harness.models.vllm_engine.settings import VLLMSettings
+
+log = logging.getLogger(__name__)
+
+
+def load_processor_count(settings: VLLMSettings, chat_template: str | None, *,
+                         online: bool) -> tuple[ProcessorCount | None, str]:
+    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not."""
+    why = ""
+    for offline in (True, False) if online else (True,):
+        try:
+            count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
+                                        trust_remote_code=settings.trust_remote_code, offline=offline,
+                                        processor_kwargs=settings.processor_kwargs(), chat_template=chat_template)
+        except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
+            why = load_failure(settings.pretrained, err, offline=offline)
+            continue
+        return count, ""
+    return None, why
+
+
+class EngineCount:
+    """The vllm backend's count of a request: its checkpoint's processor, or its family's estimate (see module doc)."""
+
+    def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
+        self.settings = settings
+        self.processor, self.unavailable = load_processor_count(settings, chat_template, online=online)
+        self.family: Family | None = family_of(settings.pretrained)
+        if self.processor is None:
+            log.warning("vllm: %s; prompts are estimated: %s", self.unavailable, self.token_rule)
+
+    @property
+    def token_rule(self) -> str:
+        if self.processor is not None:
+            other = (f"; an estimate: the engine tokenizes with tokenizer={self.settings.tokenizer}, counted here with "
+                     "the checkpoint's own" if self.settings.tokenizer is not None else "")
+            return f"{self.processor.token_rule}, as vLLM counts it{other}"
+        if self.family is not None:
+            images = f"each image by the {self.family.name} family's rule: {self.family.rule}"
+        else:
+            images = (f"each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
+                      f"{self.settings.pretrained}")
+        return (f"an estimate: the rows' text_tokens + {images} + length_margin={self.settings.length_margin} tokens "
+                f"of chat template ({self.unavailable})")
+
+    def prompt_tokens(self, request: Request) -> int:
+        if self.processor is not None:
+            return self.processor.prompt_tokens(request)
+        s = self.settings
+        return estimated_prompt_tokens(request, self.family, s.max_pixels, s.processor_kwargs()) + s.length_margin
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is what vLLM's processor will count (else an estimate)."""
+        return self.processor is not None and self.settings.tokenizer is None and self.processor.exact(request)
+
+    def decode_encode(self) -> Any:
+        """The processor tokenizer's round trip, when it is the engine's tokenizer (no `tokenizer=` override)."""
+        if self.processor is None or self.settings.tokenizer is not None:
+            return None
+        return self.processor.decode_encode
