@@ -108,3 +108,16 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
     (line,) = _error_lines(run.stderr)
     assert line.startswith(f"harness: error: cannot write {cache / 'cache.sqlite3'}: ")  # then SQLite's reason
     assert not out.exists()  # the run never started: its lock and the folders it made are gone
+
+
+def test_a_hash_cache_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    cache = tmp_path / "hashes" / "file_hashes.json"
+    entries = {f"/data/file-{i}.parquet|1|2|3|4|5": "0" * 64 for i in range(100)}  # ~10 KB, past the limit below
+    script = ("import sys; from pathlib import Path; from harness.integrity import _save_hashes; "
+              f"_save_hashes(Path({str(cache)!r}), {entries!r}); print('saved')")
+    run = subprocess.run([sys.executable, "-c", script], preexec_fn=_file_size_limit(1024), capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.strip() == "saved", run.stderr  # a cache it cannot keep is no error
+    assert sorted(p.name for p in cache.parent.iterdir()) == []  # neither the cache nor a half-written temporary
+    again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and json.loads(cache.read_text()) == entries
