@@ -209,6 +209,9 @@ class Model(abc.ABC):
     name: ClassVar[str] = "model"
     # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
     cache_responses: ClassVar[bool] = True
+    # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
+    # engine that schedules its own batches (vLLM), where one call per task leaves the GPU with each task's tail.
+    generates_across_tasks: ClassVar[bool] = False
     context_length: int | None = None  # max prompt + generation tokens, when known
     max_images: int | None = None  # per prompt, when the model has a cap
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting

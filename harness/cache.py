@@ -190,6 +190,10 @@ class CachingModel(Model):
     def chat_template(self) -> str | None:  # type: ignore[override]
         return self.model.chat_template
 
+    @property
+    def generates_across_tasks(self) -> bool:  # type: ignore[override]
+        return self.model.generates_across_tasks
+
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")

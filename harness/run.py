@@ -352,6 +352,7 @@ def _execute(plan: RunPlan) -> int:
         print(f"harness: error: {_stopped_message(err, output_dir)}", file=sys.stderr)
         return 1
     finally:
+        finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), _cache_stats(model), model.statistics()
         extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template),
                  "input_policies": policies.describe()}
@@ -362,7 +363,7 @@ def _execute(plan: RunPlan) -> int:
             extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge)}
             judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
-    results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
+    results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, finished)
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
     if output_dir is not None:

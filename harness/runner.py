@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import sys
 import time
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +186,38 @@ class LazyRequests(Sequence[Request]):
         return self.policy(request) if self.policy else request
 
 
+class ChainedRequests(Sequence[Request]):
+    """Several tasks' `LazyRequests` end to end: one sequence for the model, each request built when asked for."""
+
+    def __init__(self, parts: Sequence[LazyRequests]) -> None:
+        self.parts = list(parts)
+        self.ends = list(accumulate(len(part) for part in self.parts))
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        part = bisect_right(self.ends, index)
+        return self.parts[part][index - (self.ends[part - 1] if part else 0)]
+
+
+@dataclass
+class _TaskRun:
+    """A task between its screen and its result: its journal is open, its pending documents known."""
+
+    task: Task
+    settings: GenerationSettings
+    store: SampleStore
+    screened: _Screened
+    started: float
+
+
 class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
@@ -322,24 +357,32 @@ class Runner:
         out.pending.sort(key=lambda item: (-item[0], item[1]))
         return out
 
-    def _generate(self, task: Task, store: SampleStore, requests: LazyRequests) -> None:
-        """Generate batch by batch, journalling responses as they arrive (a chunk at a time)."""
-        bar = tqdm(total=len(requests), desc=task.name, unit="sample", disable=not self.options.progress,
+    def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
+        """Generate batch by batch, journalling responses as they arrive (a chunk at a time), each in its own
+        task's journal (`runs` by task name: one task, or every task of the run when the model takes them together)."""
+        bar = tqdm(total=len(requests), desc=desc, unit="sample", disable=not self.options.progress,
                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
         with bar:
             for batch in self.model.batches(requests):
                 answered: set[int] = set()
                 try:
                     for chunk in self.model.stream(batch):
-                        store.add(self._finish(task, batch[i], response) for i, response in chunk)
+                        self._journal(runs, [(batch[i], response) for i, response in chunk])
                         answered.update(i for i, _ in chunk)
                         bar.update(len(chunk))
                 except (BackendFatalError, UserError):
                     raise  # it concerns every request: what arrived is journalled, the rest runs on resume
                 except Exception:  # a backend bug on one request must not fail its whole batch
                     rest = [batch[k] for k in range(len(batch)) if k not in answered]
-                    store.add(self._finish(task, request, safe_generate(self.model, [request])[0]) for request in rest)
+                    self._journal(runs, [(request, safe_generate(self.model, [request])[0]) for request in rest])
                     bar.update(len(rest))
+
+    def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
+        by_task: dict[str, list[dict[str, Any]]] = {}
+        for request, response in answers:
+            by_task.setdefault(request.task, []).append(self._finish(runs[request.task].task, request, response))
+        for name, records in by_task.items():
+            runs[name].store.add(records)
 
     def _write_sample_log(self, task: Task, store: SampleStore, current: dict[str, int],
                           settings: GenerationSettings) -> None:
@@ -348,7 +391,8 @@ class Runner:
         lines = (sample_line(record, task.doc(record["doc_id"]), settings.to_dict()) for record in ordered)
         write_sample_log(self.options.output_dir / sample_log_name(task.name, self.options.date_id), lines)
 
-    def run_task(self, task: Task) -> TaskResult:
+    def _open_task(self, task: Task) -> _TaskRun:
+        """A task's journal, opened, and its documents screened (what is resumed, failed the screen, or pending)."""
         started = time.perf_counter()
         settings = task.generation_settings(self.options.gen_kwargs, self.options.seed)
         parts: dict[str, Any] = {"model": redact_mapping(self.model.identity()), "generation": settings.to_dict(),
@@ -358,29 +402,59 @@ class Runner:
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts)
         try:
-            screened = self._screen_task(task, store, settings)
-            self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending],
-                                                     self._prepared(task)))
-            current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
-            outcomes = [store.outcomes[s] for s in current]
-            judge_counts: dict[str, int] = {}
-            if task.judge is not None and self.options.judge is not None:
-                outcomes, judge_counts = self._judge(task, store, current)
-            store.compact()
-            if self.options.log_samples and self.options.output_dir is not None:
-                self._write_sample_log(task, store, screened.current, settings)
-            counts = Counter(o.status for o in outcomes)
-            values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
-            return TaskResult(
-                task=task, settings=settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
-                breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
-                resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
-                seconds=time.perf_counter() - started,
-                usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
-                truncated=sum(1 for s in current if store.records.get(s, {}).get("truncation")),
-            )
-        finally:
+            return _TaskRun(task, settings, store, self._screen_task(task, store, settings), started)
+        except BaseException:
             store.close()
+            raise
+
+    def _pending(self, run: _TaskRun) -> LazyRequests:
+        return LazyRequests(run.task, run.settings, [doc_id for _, doc_id in run.screened.pending],
+                            self._prepared(run.task))
+
+    def _task_result(self, run: _TaskRun) -> TaskResult:
+        """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
+        task, store, screened = run.task, run.store, run.screened
+        current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
+        outcomes = [store.outcomes[s] for s in current]
+        judge_counts: dict[str, int] = {}
+        if task.judge is not None and self.options.judge is not None:
+            outcomes, judge_counts = self._judge(task, store, current)
+        store.compact()
+        if self.options.log_samples and self.options.output_dir is not None:
+            self._write_sample_log(task, store, screened.current, run.settings)
+        counts = Counter(o.status for o in outcomes)
+        values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
+        return TaskResult(
+            task=task, settings=run.settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
+            breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
+            resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
+            seconds=time.perf_counter() - run.started,
+            usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
+            truncated=sum(1 for s in current if store.records.get(s, {}).get("truncation")),
+        )
+
+    def run_task(self, task: Task) -> TaskResult:
+        run = self._open_task(task)
+        try:
+            self._generate({task.name: run}, self._pending(run), task.name)
+            return self._task_result(run)
+        finally:
+            run.store.close()
+
+    def run_together(self, tasks: Sequence[Task]) -> list[TaskResult]:
+        """Every task screened first, then all their pending requests through the model as one sequence (in task
+        order, each task's long first), so an engine that schedules its own batches (vLLM) is never left with one
+        task's tail; each answer still goes to its task's journal as its chunk arrives. Requests are built from
+        their rows a batch at a time, as `LazyRequests` does."""
+        with ExitStack() as stack:
+            runs: dict[str, _TaskRun] = {}
+            for task in tasks:
+                run = self._open_task(task)
+                stack.callback(run.store.close)
+                runs[task.name] = run
+            self._generate(runs, ChainedRequests([self._pending(run) for run in runs.values()]),
+                           f"{len(tasks)} tasks")
+            return [self._task_result(run) for run in runs.values()]
 
     def _judge(self, task: Task, store: SampleStore, current: list[str]) -> tuple[list[Outcome], dict[str, int]]:
         """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,
@@ -410,4 +484,6 @@ class Runner:
         counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
         if counts:
             self.model.prepare(max(counts))
+        if self.model.generates_across_tasks and len({task.name for task in tasks}) == len(tasks) > 1:
+            return self.run_together(tasks)
         return [self.run_task(task) for task in tasks]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from harness.api import BackendFatalError, Model, Request, Response
-from harness.batching import token_budget_batches
+from harness.batching import plan_batches
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.models.vllm_engine.counting import EngineCount
@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 @register_model("vllm")
 class VLLMModel(Model):
+    # vLLM schedules its own batches: given every task's requests at once it keeps the GPU full across tasks
+    # (one call per task left it decoding each task's tail alone).
+    generates_across_tasks = True
+
     def __init__(self, settings: VLLMSettings, *, llm_factory: str = "vllm:LLM",
                  sampling_factory: str = "vllm:SamplingParams", pin_devices: bool = True,
                  count_online: bool = True) -> None:
@@ -45,6 +49,7 @@ class VLLMModel(Model):
         self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
         self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
         self._count: EngineCount | None = None  # loaded on the first count, without building the engine
+        self.count_seconds: float | None = None  # how long loading the count took (set-up, like the engine's start)
         self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
 
     @classmethod
@@ -99,7 +104,11 @@ class VLLMModel(Model):
     def count(self) -> EngineCount:
         """How this backend counts a prompt (`counting`): the checkpoint's processor, loaded once on first use."""
         if self._count is None:
+            started = time.perf_counter()
             self._count = EngineCount(self.settings, self.chat_template, online=self._count_online)
+            self.count_seconds = time.perf_counter() - started
+            # Set-up, not evaluation: scripts/gpu_check.sh reads this line, as it reads the engine's.
+            print(f"harness: vllm prompt count ready in {self.count_seconds:.1f} s", file=sys.stderr, flush=True)
         return self._count
 
     @property
@@ -136,13 +145,21 @@ class VLLMModel(Model):
         return lambda text: tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids)
 
     def statistics(self) -> dict[str, Any]:
-        return {"engine_seconds": round(self.engine_seconds, 3)} if self.engine_seconds is not None else {}
+        seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds}
+        return {key: round(value, 3) for key, value in seconds.items() if value is not None}
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        self.observe(requests)
-        return token_budget_batches(requests, max_batch_tokens=self.settings.chunk_tokens,
-                                    max_batch_size=self.settings.chunk_size, padded=False, sort_long_first=False,
-                                    cost=lambda r: r.token_count)
+        """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; settings
+        may mix (each request has its own `SamplingParams`), so every task of a run can share a chunk."""
+        costs, images = [], []
+        for request in requests:  # each request built once here (the runner's requests are built from their rows)
+            costs.append(request.token_count)
+            images.append(request.num_images)
+        if images:
+            self.prepare(max(images))
+        for batch in plan_batches(costs, max_batch_tokens=self.settings.chunk_tokens,
+                                  max_batch_size=self.settings.chunk_size, padded=False, sort_long_first=False):
+            yield [requests[i] for i in batch.indices]
 
     def _ensure_engine(self) -> LocalEngine | ReplicaPool:
         if self._startup_error is not None:
