@@ -127,29 +127,30 @@ if ! runs vllm; then
   exit 0
 fi
 
-# 4. vllm: the engine starts inside the run (its image limit comes from the data); the backend prints
-#    how long that took, which is subtracted to get generation throughput.
+# 4. vllm: the engine starts inside the run (its image limit comes from the data) and the prompt count's processor
+#    loads on the first screen; the backend prints how long each took, subtracted to get generation throughput.
 VLLM_ARGS="pretrained=$CHECKPOINT$PIXEL_ARG,max_model_len=$CONTEXT,gpu_memory_utilization=0.85${GPU_CHECK_VLLM_ARGS:+,$GPU_CHECK_VLLM_ARGS}"
 start=$(now)
 harness --tasks "$TASKS" --model vllm --model_args "$VLLM_ARGS" --no_cache \
   --data_dir "$WORKDIR/data" --output_path "$WORKDIR/vllm" --log_samples 2>&1 | tee "$WORKDIR/vllm.log"
 VLLM_WALL=$(elapsed "$start" "$(now)")
 ENGINE_SECONDS=$(sed -n 's/.*vllm engine ready in \([0-9.]*\) s.*/\1/p' "$WORKDIR/vllm.log" | head -n 1)
-ENGINE_SECONDS="${ENGINE_SECONDS:-0}"
-echo "gpu_check: vllm wall time ${VLLM_WALL}s (engine start-up ${ENGINE_SECONDS}s)" >&2
+COUNT_SECONDS=$(sed -n 's/.*vllm prompt count ready in \([0-9.]*\) s.*/\1/p' "$WORKDIR/vllm.log" | head -n 1)
+SETUP_SECONDS=$(awk -v e="${ENGINE_SECONDS:-0}" -v c="${COUNT_SECONDS:-0}" 'BEGIN { printf "%.1f", e + c }')
+echo "gpu_check: vllm wall time ${VLLM_WALL}s (set-up ${SETUP_SECONDS}s: engine start and prompt count)" >&2
 
 # 5. The same requests through a bare LLM.generate loop: the backend's samples/s against it, and whether both
 #    got the same answers and vLLM counted the same prompt lengths.
 if [ "${GPU_CHECK_BARE:-1}" = 1 ]; then
   "$PYTHON" "$HERE/vllm_bare_loop.py" --tasks "$TASKS" --model_args "$VLLM_ARGS" --data_dir "$WORKDIR/data" \
-    --ours "$WORKDIR/vllm" --ours_exclude "$ENGINE_SECONDS" --json "$WORKDIR/bare.json" --out "$WORKDIR/bare.md"
+    --ours "$WORKDIR/vllm" --ours_exclude "$SETUP_SECONDS" --json "$WORKDIR/bare.json" --out "$WORKDIR/bare.md"
 fi
 
 # 6. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up), and each
 #    backend's screen count against the prompt length its engine reported, sample by sample.
 if [ -d "$WORKDIR/hf" ]; then
   "$PYTHON" "$HERE/compare_backends.py" "$WORKDIR/hf" "$WORKDIR/vllm" --labels hf vllm \
-    --exclude 0 "$ENGINE_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
+    --exclude 0 "$SETUP_SECONDS" --out "$WORKDIR/comparison.md" --json "$WORKDIR/comparison.json" \
     --min_agreement "$MIN_AGREEMENT"
   echo "gpu_check: report in $WORKDIR/comparison.md" >&2
 fi

@@ -3,18 +3,21 @@
 `vllm.LLM.generate` calls (prompts rendered with the checkpoint's own chat template, images decoded to PIL),
 with the engine and sampling settings the backend would use. Timed twice on one engine: one call per task, in
 task order, as the runner calls the backend (the reference), then, with the caches reset, every task in one
-call (what batching across tasks could reach). Beside our run of the same tasks (`--ours`), it reports samples/s
-of both, whether each sample got the same answer, and whether vLLM saw the same prompt length
-(`len(output.prompt_token_ids)`) both ways.
+call (as the runner now gives a vllm backend every task's requests together). Beside our run of the same tasks
+(`--ours`), it reports samples/s of both, whether each sample got the same answer, whether vLLM saw the same prompt
+length (`len(output.prompt_token_ids)`) both ways, and, sample by sample, the backend's screen count (its processor
+count, `counting.EngineCount`) against that length: here for every sample sent, from our run's journal for ours.
 
     python scripts/vllm_bare_loop.py --tasks T1,T2 --model_args pretrained=CKPT,max_model_len=N --data_dir DATA \
         --json bare.json [--ours RUN_DIR --ours_exclude ENGINE_SECONDS] [--out bare.md]
 
 Any `harness` run option is accepted; the requests are planned as `harness --model vllm` plans them and screened
-by the backend's own rule (`screen_request`), so both sides generate for the same samples. Timed: decoding the
-images, rendering the prompts and `LLM.generate`; not timed: the engine start and reading the rows. Our side's
-time is its results' evaluation time less the engine start, which also holds reading and checking the rows,
-scoring, journalling and the engine's shutdown. Needs vLLM and a GPU (scripts/gpu_check.sh runs it after the
+by the backend's own rule (`screen_request` with its count), so both sides generate for the same samples. Timed:
+reading and decoding the images, rendering the prompts and `LLM.generate`; not timed: the engine start, loading the
+processor and reading the rows. Our side's time is its results' evaluation time (which ends before the engine's
+shutdown) less `--ours_exclude` (its set-up: the engine start and the count's processor load, which
+scripts/gpu_check.sh reads from the run's log); it also holds screening, building the requests from the rows,
+scoring and journalling. Needs vLLM and a GPU (scripts/gpu_check.sh runs it after the
 backend's run).
 """
 
@@ -31,6 +34,7 @@ from typing import Any
 from harness.api import ImagePart, Request, TextPart
 from harness.cli import run_parser
 from harness.models.args import settings_from_args
+from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 from harness.run import plan_run, run_policies
@@ -94,12 +98,16 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
     llm = LLM(**engine_kwargs(settings, image_limit))
     engine_seconds = time.perf_counter() - started
     max_len = llm.llm_engine.model_config.max_model_len
-    sent = [r for r in requests
-            if screen_request(r, settings, max_model_len=max_len, image_limit=image_limit) is None]
     processor = AutoProcessor.from_pretrained(settings.pretrained, revision=settings.revision)
     template = settings.chat_template
     if template is not None and os.path.isfile(template):
         template = Path(template).read_text(encoding="utf-8")
+    # The backend's own screen (its processor count): both sides generate for the same samples, and each
+    # sample's count is set beside the prompt length vLLM reports for it.
+    count = EngineCount(settings, template, online=False)
+    screen_tokens = {id(r): count.prompt_tokens(r) for r in requests}
+    sent = [r for r in requests if screen_request(r, settings, prompt_tokens=screen_tokens[id(r)], max_model_len=max_len,
+                                                  image_limit=image_limit) is None]
 
     def prepare(batch: list[Request]) -> tuple[list[dict[str, Any]], list[Any]]:
         inputs = []
@@ -141,14 +149,18 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
     llm.generate(inputs, sampling_params=params, use_tqdm=False)
     one_call_seconds = time.perf_counter() - start
     samples = [{"task": r.task, "sample_id": r.sample_id, "response": o.outputs[0].text,
-                "prompt_tokens": len(o.prompt_token_ids), "completion_tokens": len(o.outputs[0].token_ids)}
+                "prompt_tokens": len(o.prompt_token_ids), "screen_tokens": screen_tokens[id(r)],
+                "completion_tokens": len(o.outputs[0].token_ids)}
                for r, o in zip(sent, outputs, strict=True)]
     shutdown = getattr(getattr(llm.llm_engine, "engine_core", None), "shutdown", None)
     if callable(shutdown):  # frees the GPU for the next run in this process
         shutdown()
+    kept = {id(r) for r in sent}
+    screened_out = [{"task": r.task, "sample_id": r.sample_id, "screen_tokens": screen_tokens[id(r)]}
+                    for r in requests if id(r) not in kept]
     return {"engine_seconds": engine_seconds, "prepare_seconds": prepare_seconds, "generate_seconds": generate_seconds,
-            "one_call_seconds": one_call_seconds,
-            "samples": samples, "screened_out": len(requests) - len(sent), "image_limit": image_limit,
+            "one_call_seconds": one_call_seconds, "token_rule": count.token_rule,
+            "samples": samples, "screened_out": screened_out, "image_limit": image_limit,
             "max_model_len": max_len}
 
 
@@ -158,7 +170,7 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
     speed = throughput(ours, exclude=exclude)
     n = len(bare["samples"])
     bare_seconds = bare["prepare_seconds"] + bare["generate_seconds"]
-    compared = same_answer = same_length = 0
+    compared = same_answer = same_length = screen_equal = 0
     differing = []
     for sample in bare["samples"]:
         record = ours.samples.get(sample["task"], {}).get(sample["sample_id"])
@@ -168,34 +180,65 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
         same_answer += record["response"].strip() == sample["response"].strip()
         reported = (record.get("usage") or {}).get("prompt_tokens")
         same_length += reported == sample["prompt_tokens"]
+        screen_equal += record.get("token_count") == reported
         if reported != sample["prompt_tokens"] and len(differing) < 10:
             differing.append({"task": sample["task"], "sample_id": sample["sample_id"], "ours": reported,
                               "bare": sample["prompt_tokens"]})
     bare_rate = n / bare_seconds if bare_seconds > 0 else float("nan")
+    one_call_rate = n / bare["one_call_seconds"]
     return {"ours": speed, "bare": {"samples": n, "seconds": bare_seconds, "samples_per_s": bare_rate,
                                     "generate_only_samples_per_s": n / bare["generate_seconds"],
-                                    "one_call_samples_per_s": n / bare["one_call_seconds"]},
+                                    "one_call_samples_per_s": one_call_rate},
             "ratio": speed["samples_per_s"] / bare_rate if bare_rate else float("nan"),
+            "ratio_one_call": speed["samples_per_s"] / one_call_rate,
             "compared": compared, "same_answer": same_answer, "same_prompt_tokens": same_length,
+            "ours_screen_equals_engine": screen_equal,
             "differing_prompt_tokens": differing}
+
+
+def screen_against_engine(bare: dict[str, Any]) -> dict[str, Any]:
+    """The backend's screen count of each sample against the prompt length vLLM reported for it."""
+    samples = bare["samples"]
+    differing = [s for s in samples if s["screen_tokens"] != s["prompt_tokens"]]
+    by_task: dict[str, dict[str, int]] = {}
+    for s in samples:
+        entry = by_task.setdefault(s["task"], {"samples": 0, "equal": 0, "min": s["prompt_tokens"], "max": 0})
+        entry["samples"] += 1
+        entry["equal"] += s["screen_tokens"] == s["prompt_tokens"]
+        entry["min"], entry["max"] = min(entry["min"], s["prompt_tokens"]), max(entry["max"], s["prompt_tokens"])
+    return {"samples": len(samples), "equal": len(samples) - len(differing), "tasks": by_task,
+            "differing": [{k: s[k] for k in ("task", "sample_id", "screen_tokens", "prompt_tokens")}
+                          for s in differing[:20]]}
 
 
 def render(result: dict[str, Any]) -> str:
     b, c = result["bare"], result.get("comparison")
+    screen = screen_against_engine(b)
     lines = ["# The vllm backend against a bare LLM.generate loop", "",
-             f"Bare loop: {len(b['samples'])} samples ({b['screened_out']} screened out), engine start "
+             f"Bare loop: {len(b['samples'])} samples ({len(b['screened_out'])} screened out), engine start "
              f"{b['engine_seconds']:.1f} s, images + prompts {b['prepare_seconds']:.2f} s, generate "
-             f"{b['generate_seconds']:.2f} s."]
+             f"{b['generate_seconds']:.2f} s; all tasks in one call {b['one_call_seconds']:.2f} s.", "",
+             f"Screen count ({b['token_rule']}) against vLLM's `len(prompt_token_ids)`: {screen['equal']}/"
+             f"{screen['samples']} equal.", "", "| task | samples | equal | vLLM's prompt tokens |", "|---|---|---|---|"]
+    lines += [f"| {task} | {t['samples']} | {t['equal']} | {t['min']:,}-{t['max']:,} |" for task, t in screen["tasks"].items()]
+    lines += [f"- {d['task']} {d['sample_id']}: screen {d['screen_tokens']} vLLM {d['prompt_tokens']}"
+              for d in screen["differing"]]
+    lines += [f"- screened out (never sent): {d['task']} {d['sample_id']}: screen {d['screen_tokens']} tokens"
+              for d in b["screened_out"][:20]]
     if c is not None:
         lines += ["", "| | samples | seconds | samples/s |", "|---|---|---|---|",
                   f"| ours (vllm backend) | {c['ours']['samples']} | {c['ours']['seconds']:.2f} | "
                   f"{c['ours']['samples_per_s']:.2f} |",
-                  f"| bare LLM.generate | {c['bare']['samples']} | {c['bare']['seconds']:.2f} | "
+                  f"| bare, one LLM.generate per task | {c['bare']['samples']} | {c['bare']['seconds']:.2f} | "
                   f"{c['bare']['samples_per_s']:.2f} |", "",
-                  f"Ours / bare: {c['ratio']:.1%} of the bare loop's throughput (generate alone: "
-                  f"{c['bare']['generate_only_samples_per_s']:.2f} samples/s; all tasks in one call: "
-                  f"{c['bare']['one_call_samples_per_s']:.2f} samples/s). Same answer: {c['same_answer']}/"
-                  f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}."]
+                  f"| bare, all tasks in one call | {c['bare']['samples']} | {b['one_call_seconds']:.2f} | "
+                  f"{c['bare']['one_call_samples_per_s']:.2f} |", "",
+                  f"Ours / bare: {c['ratio']:.1%} of the per-task loop's throughput, {c['ratio_one_call']:.1%} of the "
+                  f"one call's (generate alone, per task: {c['bare']['generate_only_samples_per_s']:.2f} samples/s). "
+                  f"Same answer: {c['same_answer']}/"
+                  f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}; our run's "
+                  f"screen count (journal `token_count`) equal to the length vLLM reported to it: "
+                  f"{c['ours_screen_equals_engine']}/{c['compared']}."]
         lines += [f"- {d['task']} {d['sample_id']}: ours {d['ours']} bare {d['bare']}" for d in c["differing_prompt_tokens"]]
     return "\n".join(lines) + "\n"
 

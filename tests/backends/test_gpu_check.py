@@ -216,12 +216,22 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
 
     ours = _run(mmneedle_dir, tmp_path / "ours", "-1")
     result = {"samples": [{"task": r.task, "sample_id": r.sample_id, "response": "-1" if i else "1, 1, 1",
-                           "prompt_tokens": 5} for i, r in enumerate(requests)],
-              "prepare_seconds": 0.5, "generate_seconds": 1.5, "one_call_seconds": 1.0, "screened_out": 0,
-              "engine_seconds": 3.0}
+                           "prompt_tokens": 5, "screen_tokens": 5 + (i == 3)} for i, r in enumerate(requests)],
+              "prepare_seconds": 0.5, "generate_seconds": 1.5, "one_call_seconds": 1.0, "engine_seconds": 3.0,
+              "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}], "token_rule": "rule"}
     comparison = bare.against_ours(result, ours, exclude=0.0)
     assert comparison["compared"] == len(requests)
     assert comparison["same_answer"] == len(requests) - 1  # the constant answered -1 everywhere
     assert comparison["same_prompt_tokens"] == 0  # the constant backend reports no prompt length
+    assert comparison["ours_screen_equals_engine"] == 0  # ... so no screen count equals it
     assert comparison["bare"]["samples_per_s"] == len(requests) / 2.0
-    assert f"Same answer: {len(requests) - 1}/{len(requests)}" in bare.render({"bare": result, "comparison": comparison})
+    assert comparison["bare"]["one_call_samples_per_s"] == len(requests) / 1.0
+    assert comparison["ratio_one_call"] == comparison["ratio"] / 2  # the one call took half the per-task time
+    screen = bare.screen_against_engine(result)
+    assert (screen["samples"], screen["equal"]) == (len(requests), len(requests) - 1)
+    assert screen["differing"] == [{"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6,
+                                    "prompt_tokens": 5}]
+    report = bare.render({"bare": result, "comparison": comparison})
+    assert f"Same answer: {len(requests) - 1}/{len(requests)}" in report
+    assert f"Screen count (rule) against vLLM's `len(prompt_token_ids)`: {len(requests) - 1}/{len(requests)}" in report
+    assert "screened out (never sent): t 9: screen 140000 tokens" in report
