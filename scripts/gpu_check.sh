@@ -31,6 +31,7 @@
 #                        machine without vLLM; "vllm" alone reuses an hf run already in WORKDIR for the comparison)
 #   GPU_CHECK_BARE       1 (default): after the vllm run, the same requests through a bare LLM.generate loop
 #                        (scripts/vllm_bare_loop.py): samples/s of both, same answers, same prompt lengths; 0: skip
+#   GPU_CHECK_REUSE_DATA 1: keep a build already in WORKDIR/data (built for the same configs) instead of building again
 #   PYTHON               interpreter for the comparison     (default: python)
 # Without an installed `harness`/`builders` command (a checkout on PYTHONPATH), they run through $PYTHON.
 # Greedy decoding on both sides; small numeric differences between the two engines (kernels, bf16)
@@ -92,13 +93,18 @@ echo "gpu_check: checkpoint $CHECKPOINT, work folder $WORKDIR" >&2
 # 1. A small build (no download needed); the same rows feed both backends.
 TASKS=""
 # shellcheck disable=SC2086  # CONFIGS is a space-separated list on purpose
-if [ "$BENCHMARK" = mmneedle ]; then
+if [ "${GPU_CHECK_REUSE_DATA:-0}" = 1 ] && [ -d "$WORKDIR/data" ]; then
+  echo "gpu_check: reusing the build in $WORKDIR/data" >&2
+elif [ "$BENCHMARK" = mmneedle ]; then
   builders build mmneedle --source synthetic --configs $CONFIGS --limit "$LIMIT" --out "$WORKDIR/data" --quiet
+else
+  builders build mmlongbench --source "${GPU_CHECK_SOURCE:-fixture}" --configs $CONFIGS --out "$WORKDIR/data" --quiet
+fi
+if [ "$BENCHMARK" = mmneedle ]; then
   for config in $CONFIGS; do
     TASKS="${TASKS:+$TASKS,}mmneedle_${config}_pos,mmneedle_${config}_neg"
   done
 else
-  builders build mmlongbench --source "${GPU_CHECK_SOURCE:-fixture}" --configs $CONFIGS --out "$WORKDIR/data" --quiet
   for config in $CONFIGS; do
     TASKS="${TASKS:+$TASKS,}mmlongbench_${config}"
   done
