@@ -146,8 +146,10 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
     reset()
     start = time.perf_counter()
     inputs, params = prepare(sent)
-    llm.generate(inputs, sampling_params=params, use_tqdm=False)
+    one_call = llm.generate(inputs, sampling_params=params, use_tqdm=False)
     one_call_seconds = time.perf_counter() - start
+    # With random weights answers end at different lengths run to run: the tokens generated say how much work each did.
+    one_call_tokens = sum(len(o.outputs[0].token_ids) for o in one_call)
     samples = [{"task": r.task, "sample_id": r.sample_id, "response": o.outputs[0].text,
                 "prompt_tokens": len(o.prompt_token_ids), "screen_tokens": screen_tokens[id(r)],
                 "completion_tokens": len(o.outputs[0].token_ids)}
@@ -159,7 +161,8 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
     screened_out = [{"task": r.task, "sample_id": r.sample_id, "screen_tokens": screen_tokens[id(r)]}
                     for r in requests if id(r) not in kept]
     return {"engine_seconds": engine_seconds, "prepare_seconds": prepare_seconds, "generate_seconds": generate_seconds,
-            "one_call_seconds": one_call_seconds, "token_rule": count.token_rule,
+            "one_call_seconds": one_call_seconds, "one_call_completion_tokens": one_call_tokens,
+            "token_rule": count.token_rule,
             "samples": samples, "screened_out": screened_out, "image_limit": image_limit,
             "max_model_len": max_len}
 
@@ -186,7 +189,12 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
                               "bare": sample["prompt_tokens"]})
     bare_rate = n / bare_seconds if bare_seconds > 0 else float("nan")
     one_call_rate = n / bare["one_call_seconds"]
-    return {"ours": speed, "bare": {"samples": n, "seconds": bare_seconds, "samples_per_s": bare_rate,
+    ours_tokens = sum((r.get("usage") or {}).get("completion_tokens", 0) for t in ours.samples.values()
+                      for r in t.values())
+    completion = {"ours": ours_tokens, "bare_per_task": sum(s["completion_tokens"] for s in bare["samples"]),
+                  "bare_one_call": bare.get("one_call_completion_tokens")}
+    return {"ours": speed, "completion_tokens": completion,
+            "bare": {"samples": n, "seconds": bare_seconds, "samples_per_s": bare_rate,
                                     "generate_only_samples_per_s": n / bare["generate_seconds"],
                                     "one_call_samples_per_s": one_call_rate},
             "ratio": speed["samples_per_s"] / bare_rate if bare_rate else float("nan"),
@@ -230,9 +238,12 @@ def render(result: dict[str, Any]) -> str:
                   f"| ours (vllm backend) | {c['ours']['samples']} | {c['ours']['seconds']:.2f} | "
                   f"{c['ours']['samples_per_s']:.2f} |",
                   f"| bare, one LLM.generate per task | {c['bare']['samples']} | {c['bare']['seconds']:.2f} | "
-                  f"{c['bare']['samples_per_s']:.2f} |", "",
+                  f"{c['bare']['samples_per_s']:.2f} |",
                   f"| bare, all tasks in one call | {c['bare']['samples']} | {b['one_call_seconds']:.2f} | "
                   f"{c['bare']['one_call_samples_per_s']:.2f} |", "",
+                  f"Tokens generated: ours {c['completion_tokens']['ours']}, bare per task "
+                  f"{c['completion_tokens']['bare_per_task']}, bare in one call {c['completion_tokens']['bare_one_call']}.",
+                  "",
                   f"Ours / bare: {c['ratio']:.1%} of the per-task loop's throughput, {c['ratio_one_call']:.1%} of the "
                   f"one call's (generate alone, per task: {c['bare']['generate_only_samples_per_s']:.2f} samples/s). "
                   f"Same answer: {c['same_answer']}/"

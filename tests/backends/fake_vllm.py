@@ -63,6 +63,24 @@ class FakeLLM:
         return outputs
 
 
+    def generate(self, prompts, sampling_params, *, use_tqdm):
+        """`LLM.generate` on rendered prompts: the answer names the prompt's last words and each image's size;
+        the prompt length is its whitespace-separated words (vLLM would tokenize it)."""
+        assert len(prompts) == len(sampling_params)
+        CALLS.append({"kwargs": self.kwargs, "prompts": prompts, "sampling": sampling_params})
+        outputs = []
+        for prompt, params in zip(prompts, sampling_params, strict=True):
+            if "REJECT" in prompt["prompt"]:
+                raise ValueError("The decoder prompt (length 99999) is longer than the maximum model length")
+            images = (prompt.get("multi_modal_data") or {}).get("image", [])
+            text = f"{os.getpid()}|{prompt['prompt'].split()[-1]}|" + ";".join(f"img:{i.size[0]}x{i.size[1]}" for i in images)
+            max_tokens = params.max_tokens if hasattr(params, "max_tokens") else params["max_tokens"]
+            completion = SimpleNamespace(text=text, token_ids=list(range(min(3, max_tokens))), finish_reason="stop")
+            outputs.append(SimpleNamespace(outputs=[completion], prompt_token_ids=[1] * len(prompt["prompt"].split()),
+                                           num_cached_tokens=0))
+        return outputs
+
+
 def sampling_dict(**kwargs: Any) -> dict[str, Any]:
     """Stands in for `vllm.SamplingParams` where vLLM is not installed."""
     return dict(kwargs)

@@ -216,7 +216,8 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
 
     ours = _run(mmneedle_dir, tmp_path / "ours", "-1")
     result = {"samples": [{"task": r.task, "sample_id": r.sample_id, "response": "-1" if i else "1, 1, 1",
-                           "prompt_tokens": 5, "screen_tokens": 5 + (i == 3)} for i, r in enumerate(requests)],
+                           "prompt_tokens": 5, "screen_tokens": 5 + (i == 3), "completion_tokens": 2}
+                          for i, r in enumerate(requests)], "one_call_completion_tokens": 7,
               "prepare_seconds": 0.5, "generate_seconds": 1.5, "one_call_seconds": 1.0, "engine_seconds": 3.0,
               "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}], "token_rule": "rule"}
     comparison = bare.against_ours(result, ours, exclude=0.0)
@@ -227,6 +228,7 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     assert comparison["bare"]["samples_per_s"] == len(requests) / 2.0
     assert comparison["bare"]["one_call_samples_per_s"] == len(requests) / 1.0
     assert comparison["ratio_one_call"] == comparison["ratio"] / 2  # the one call took half the per-task time
+    assert comparison["completion_tokens"] == {"ours": 0, "bare_per_task": 2 * len(requests), "bare_one_call": 7}
     screen = bare.screen_against_engine(result)
     assert (screen["samples"], screen["equal"]) == (len(requests), len(requests) - 1)
     assert screen["differing"] == [{"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6,

@@ -15,6 +15,7 @@ from harness.task import Task
 from harness.task_index import TaskIndex
 
 from . import fake_vllm
+from .fake_vllm import FAKE_LLM as FAKE_LLM_SPEC
 from .fake_vllm import FAKE_SAMPLING, FakeLLM, fake_model
 
 TASKS = ("mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k1_neg")
@@ -90,3 +91,40 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     assert [r.generated for r in results] == [0, sizes[1] - 2, sizes[2]]
     assert sum(len(call["conversations"]) for call in fake_vllm.CALLS) == sizes[1] - 2 + sizes[2]
     assert all(r.counts["ok"] == len(r.task) for r in results)
+
+
+def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_processor_renders_it(
+        tmp_path, jpeg_red, png_blue):
+    """Where the backend counts with the checkpoint's processor, it renders the prompt with it too and calls
+    `LLM.generate` (vLLM's `LLM.chat` would parse and render every conversation again); the images follow in
+    prompt order. Without the processor (an estimate), conversations go to `LLM.chat` as before."""
+    from harness.models.vllm_engine import VLLMModel
+    from tests.harness.conftest import build_tiny_llava
+
+    from .conftest import make_request
+
+    checkpoint = build_tiny_llava(tmp_path / "llava")
+    requests = [make_request("a", ["first", jpeg_red, "then", png_blue, "which?"], doc_id=0),
+                make_request("b", ["only text"], doc_id=1, prefix="Answer:")]
+    model = VLLMModel(fake_vllm.settings(pretrained=str(checkpoint), max_model_len=4096), llm_factory=FAKE_LLM_SPEC,
+                      sampling_factory=FAKE_SAMPLING, pin_devices=False, count_online=False)
+    fake_vllm.CALLS.clear()
+    try:
+        responses = model.generate(requests)
+    finally:
+        model.close()
+    assert all(r.ok for r in responses), responses
+    (call,) = fake_vllm.CALLS
+    assert "conversations" not in call
+    assert [p["prompt"] for p in call["prompts"]] == [model.count.processor.render(r) for r in requests]
+    assert call["prompts"][1]["prompt"].endswith("Answer:")
+    assert [i.size for i in call["prompts"][0]["multi_modal_data"]["image"]] == [(16, 12), (10, 14)]
+    assert "multi_modal_data" not in call["prompts"][1]
+
+    estimated = fake_model(max_model_len=4096)  # its checkpoint cannot be loaded: the engine renders
+    fake_vllm.CALLS.clear()
+    try:
+        assert all(r.ok for r in estimated.generate(requests))
+    finally:
+        estimated.close()
+    assert [len(c["conversations"]) for c in fake_vllm.CALLS] == [1, 1]  # one LLM.chat per chat flag

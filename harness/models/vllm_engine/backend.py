@@ -205,7 +205,8 @@ class VLLMModel(Model):
             raise RuntimeError("vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args")
         responses: list[Response | None] = [None] * len(requests)
         round_trip = self.text_round_trip() if any(r.text_round_trip is not None for r in requests) else None
-        # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call.
+        # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call;
+        # prompts rendered here (`EngineCount.render`) go to LLM.generate, their prefill already in the text.
         groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
             reason = screen_request(request, self.settings, prompt_tokens=self.prompt_tokens(request),
@@ -214,11 +215,13 @@ class VLLMModel(Model):
                 responses[i] = Response(text=None, error=reason)
                 continue
             try:
-                payload = request_payload(request, self.settings.seed, round_trip)
+                payload = request_payload(request, self.settings.seed, round_trip, self.count.render(request))
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue
-            groups.setdefault((bool(request.assistant_prefix), request.processor_kwargs), []).append((i, payload))
+            # A rendered prompt holds its chat flags already: every one shares a call.
+            continue_final = bool(request.assistant_prefix) and payload["prompt"] is None
+            groups.setdefault((continue_final, request.processor_kwargs), []).append((i, payload))
         for (continue_final, processor_kwargs), members in sorted(groups.items(), key=lambda item: repr(item[0])):
             options = {
                 "use_tqdm": self.settings.use_tqdm,

@@ -76,6 +76,13 @@ class EngineCount:
         """Whether `prompt_tokens` is what vLLM's processor will count (else an estimate)."""
         return self.processor is not None and self.settings.tokenizer is None and self.processor.exact(request)
 
+    def render(self, request: Request) -> str | None:
+        """The prompt text vLLM's chat would render for `request` (the processor's chat template), where this count
+        is the engine's own (its processor, no `tokenizer=` override); else None: the engine renders it."""
+        if self.processor is None or self.settings.tokenizer is not None:
+            return None
+        return self.processor.render(request)
+
     def decode_encode(self) -> Any:
         """The processor tokenizer's round trip, when it is the engine's tokenizer (no `tokenizer=` override)."""
         if self.processor is None or self.settings.tokenizer is not None:

@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from harness.models.vllm_engine.requests import build_conversation, is_request_error, output_result
+from harness.models.vllm_engine.requests import (
+    build_conversation,
+    engine_prompt,
+    is_request_error,
+    output_result,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +41,16 @@ class LocalEngine:
         self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
 
     def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
-        """Generate for payloads that share `options` (chat flags); one result dict per payload."""
+        """Generate for payloads that share `options` (chat flags); one result dict per payload. Payloads the
+        backend rendered (`prompt`) go to `LLM.generate` as they are, the others to `LLM.chat` as conversations."""
         results: list[dict[str, Any] | None] = [None] * len(payloads)
         conversations: list[Any] = [None] * len(payloads)
+        rendered = bool(payloads) and all(p.get("prompt") is not None for p in payloads)
 
         def convert(i: int) -> None:
             try:
-                conversations[i] = build_conversation(payloads[i])
+                conversations[i] = (engine_prompt(payloads[i], options.get("mm_processor_kwargs")) if rendered
+                                    else build_conversation(payloads[i]))
             except Exception as err:  # an undecodable image fails its sample only
                 results[i] = {"error": f"invalid_input: image does not decode: {type(err).__name__}: {err}"}
 
@@ -61,8 +69,12 @@ class LocalEngine:
             if not indices:
                 return
             try:
-                outputs = self.llm.chat([conversations[i] for i in indices], sampling_params=[params[i] for i in indices],
-                                        **options)
+                if rendered:
+                    outputs = self.llm.generate([conversations[i] for i in indices],
+                                                sampling_params=[params[i] for i in indices], use_tqdm=options["use_tqdm"])
+                else:
+                    outputs = self.llm.chat([conversations[i] for i in indices],
+                                            sampling_params=[params[i] for i in indices], **options)
             except Exception as err:
                 if not is_request_error(err):
                     raise
