@@ -103,9 +103,9 @@ def build_conversation(payload: dict[str, Any], decode: Callable[[bytes], Any] =
 
 def engine_prompt(payload: dict[str, Any], mm_processor_kwargs: dict[str, Any] | None = None,
                   decode: Callable[[bytes], Any] = decode_image) -> dict[str, Any]:
-    """`LLM.generate`'s input for a rendered payload: its prompt text and its images in prompt order. vLLM's
-    `LLM.chat` would parse and render each conversation again (measured on an H100: half the time of the engine
-    call on MMNeedle, bench/RESULTS.md); the backend has rendered it already, with the same template."""
+    """`LLM.generate`'s input for a rendered payload: its prompt text and its images in prompt order. The backend
+    has rendered it already, with the template `LLM.chat` would apply to the conversation (bench/RESULTS.md, the H100
+    follow-up: our throughput against a bare `LLM.generate` loop on each path)."""
     item: dict[str, Any] = {"prompt": payload["prompt"]}
     images = [decode(part[2]) for message in payload["messages"] for part in message["parts"] if part[0] == "image"]
     if images:
