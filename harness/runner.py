@@ -6,7 +6,9 @@ is recorded per sample as `too_many_images` / `over_length` — never truncated 
 unless the task declares its paper's truncation rule (`truncation:`, `harness.truncation`): then the
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once);
-results are aggregated in document order whatever the order of generation.
+results are aggregated in document order whatever the order of generation. A backend that schedules its own
+batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
+task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
 
 With `--shard i/n` a task runs only its documents with `doc_id % n == i` (`harness.sharding`); the
 journal header records the shard and how many documents the whole task has, which `harness merge`
