@@ -88,7 +88,7 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     assert caption in constant
 
     random = _part(text, "random")
-    assert "| regenerate | paper | 12 | not recorded | 3 | 36 of 36 |" in random
+    assert "| regenerate | paper | 12 | none | 3 | 36 of 36 |" in random  # recorded: the run had no --limit
     assert "> - a build capped by `--limit 12` (3 of 3 tasks)" in random and "a run with `--limit" not in random
     # The two models ran different numbers of samples: the cross-model table says so on every row.
     across = text[text.index("## Across models"):text.index("## constant")]
@@ -116,7 +116,7 @@ def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_pa
 
     _rewrite_datasets(out / "constant", as_coco)
     text = _report(harness, out)
-    assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | not recorded | not recorded | 3 |" in text
+    assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | none | none | 3 |" in text
     assert "Not comparable" not in text and "**Warning:**" not in text and "NOT comparable" not in text
     assert "## Across models" not in text  # one model: nothing to set beside it
 
