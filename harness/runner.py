@@ -32,6 +32,7 @@ from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.progress import OverallProgress
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
 from harness.round_trip import check as check_round_trip
@@ -187,6 +188,8 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
+        # The bar over every task of `run` (with several tasks) and the index of the task running now.
+        self._overall: tuple[OverallProgress, int] | None = None
 
     def _log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> dict[str, Any]:
         if not self.options.log_samples:
@@ -334,12 +337,14 @@ class Runner:
                         store.add(self._finish(task, batch[i], response) for i, response in chunk)
                         answered.update(i for i, _ in chunk)
                         bar.update(len(chunk))
+                        self._advance_overall(len(chunk))
                 except (BackendFatalError, UserError):
                     raise  # it concerns every request: what arrived is journalled, the rest runs on resume
                 except Exception:  # a backend bug on one request must not fail its whole batch
                     rest = [batch[k] for k in range(len(batch)) if k not in answered]
                     store.add(self._finish(task, request, safe_generate(self.model, [request])[0]) for request in rest)
                     bar.update(len(rest))
+                    self._advance_overall(len(rest))
 
     def _write_sample_log(self, task: Task, store: SampleStore, current: dict[str, int],
                           settings: GenerationSettings) -> None:
@@ -359,6 +364,9 @@ class Runner:
         store = SampleStore(path, task.name, parts)
         try:
             screened = self._screen_task(task, store, settings)
+            if self._overall is not None:
+                overall, index = self._overall
+                overall.screened(index, len(screened.pending))
             self._generate(task, store, LazyRequests(task, settings, [doc_id for _, doc_id in screened.pending],
                                                      self._prepared(task)))
             current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
@@ -410,4 +418,24 @@ class Runner:
         counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
         if counts:
             self.model.prepare(max(counts))
-        return [self.run_task(task) for task in tasks]
+        if len(tasks) < 2:
+            return [self.run_task(task) for task in tasks]
+        overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
+        results = []
+        try:
+            for index, task in enumerate(tasks):
+                self._overall = (overall, index)
+                results.append(self.run_task(task))
+        finally:
+            self._overall = None
+            overall.close()
+        return results
+
+    def _documents(self, task: Task) -> int:
+        """The documents of `task` this run evaluates (its shard's)."""
+        shard = self.options.shard
+        return len(task) if shard is None else sum(1 for doc_id in range(len(task)) if shard.contains(doc_id))
+
+    def _advance_overall(self, samples: int) -> None:
+        if self._overall is not None:
+            self._overall[0].update(samples)
