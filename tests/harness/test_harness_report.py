@@ -8,22 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
+from report_runs import evaluate as _evaluate
+from report_runs import report_text as _report
 
 from harness.report import load_results
-
-TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg,mmneedle_m10_n1_k2_pos"
-
-
-def _evaluate(harness, out: Path, data_dir: Path, model: str, *args: Any, tasks: str = TASKS) -> dict[str, Any]:
-    run = harness("--tasks", tasks, "--model", model, *args, "--data_dir", data_dir, "--output_path", out)
-    assert run.code == 0, run.err
-    return run.results(model)
-
-
-def _report(harness, out: Path) -> str:
-    report = harness("report", out)
-    assert report.code == 0, report.err
-    return (out / "report.md").read_text()
 
 
 def _part(text: str, model: str) -> str:

@@ -74,7 +74,7 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
 
 def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(two_models: Path,
                                                                                  tmp_path: Path) -> None:
-    from svg_text import svg_texts
+    from report_runs import svg_texts
 
     from harness.report import write_report
 

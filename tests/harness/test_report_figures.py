@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PIL import Image
-from svg_text import svg_texts
+from report_runs import svg_texts
 
 from harness.report import load_results
 

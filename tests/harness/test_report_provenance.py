@@ -7,26 +7,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
-from svg_text import svg_texts
+from report_runs import evaluate, svg_texts
+from report_runs import report_text as _report
 
 from builders.core.contract import read_manifest
 
 TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
-
-
-def _evaluate(harness, out: Path, data_dir: Path, model: str, *args: str, tasks: str = TASKS) -> dict[str, Any]:
-    run = harness("--tasks", tasks, "--model", model, *args, "--data_dir", data_dir, "--output_path", out)
-    assert run.code == 0, run.err
-    return run.results(model)
-
-
-def _report(harness, out: Path) -> str:
-    report = harness("report", out)
-    assert report.code == 0, report.err
-    return (out / "report.md").read_text()
 
 
 def _run_block(text: str, model: str) -> str:
@@ -40,9 +28,9 @@ def _run_block(text: str, model: str) -> str:
 
 def test_the_report_opens_with_each_runs_provenance(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
-    random = _evaluate(harness, out, data_dir, "random", "--gen_kwargs", "temperature=0.5")
-    constant = _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "5",
-                         "--seed", "7")
+    random = evaluate(harness, out, data_dir, "random", "--gen_kwargs", "temperature=0.5", tasks=TASKS)
+    constant = evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "5", "--seed", "7",
+                        tasks=TASKS)
     text = _report(harness, out)
     # The opening comes first, before any warning, table or model section.
     assert text.index("## Provenance\n") < min(text.index(heading) for heading in ("> **Warning", "## random\n"))
@@ -76,7 +64,7 @@ def test_the_report_opens_with_each_runs_provenance(tmp_path: Path, data_dir: Pa
 def test_an_older_results_file_with_a_secret_is_redacted_in_the_opening(tmp_path: Path, data_dir: Path,
                                                                        harness) -> None:
     out = tmp_path / "results"
-    _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
+    evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", tasks=TASKS)
     (path,) = (out / "constant").glob("results_*.json")
     results = json.loads(path.read_text())  # as a version that did not redact would have written it
     secret = "sk-provenance-0123456789"
@@ -103,7 +91,7 @@ def mmlb_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_fixture_build_names_its_source_in_the_table_and_the_figure(tmp_path: Path, mmlb_data: Path,
                                                                       harness) -> None:
     out = tmp_path / "results"
-    _evaluate(harness, out, mmlb_data, "random", tasks="mmlongbench_vrag_8k")
+    evaluate(harness, out, mmlb_data, "random", tasks="mmlongbench_vrag_8k")
     text = _report(harness, out)
     manifest = read_manifest(mmlb_data / "mmlongbench")
     spec = manifest["request"]["source"]
