@@ -144,7 +144,7 @@ def main() -> None:
         "reduced DCT scale (`draft`) close to the cell size instead of in full. A second worker thread bought "
         "nothing measurable here (the other engineers' jobs left about one core). The grids are "
         f"{pixels / 1e6:,.0f} Mpx; the build's Parquet is {size / 1e6:.1f} MB ({size / pixels:.3f} bytes per grid "
-        "pixel: the figure the build's plan scales from).", ""])
+        "pixel on these COCO-sized photos; the build's plan measures its own: `bench/build_plan_locovqa.py`).", ""])
     print(text)
     if args.write_results:
         write_section(SECTION, text)

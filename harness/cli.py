@@ -168,12 +168,14 @@ def models_command(argv: list[str]) -> int:
         print(f"  {name}")
     print("Aliases (--model NAME; --model_args override; backend=... switches backend):")
     width = max(len(n) for n in ALIASES) + 2
+    # Wide enough for the longest backend name and a space ("openai" once ran into its settings).
+    backend_width = max(len(alias.backend) for alias in ALIASES.values()) + 2
     for name, alias in sorted(ALIASES.items()):
         settings = ",".join(f"{k}={v}" for k, v in alias.args.items())
-        print(f"  {name:<{width}}{alias.backend:<6}{settings}")
+        print(f"  {name:<{width}}{alias.backend:<{backend_width}}{settings}")
         trained = f"trained on {alias.trained_context:,} tokens (informational, not a limit); " if alias.trained_context else ""
         if alias.note or trained:
-            print(f"  {'':<{width}}      {trained}{alias.note}")
+            print(f"  {'':<{width}}{'':<{backend_width}}{trained}{alias.note}")
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import tempfile
 from dataclasses import dataclass, field
@@ -147,6 +148,8 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
         info.update({k: v for k, v in scalars(request).items() if k in ("mode", "seed", "rows", "limit")})
         if isinstance(request.get("source"), dict):
             info["source"] = scalars(request["source"])
+        elif isinstance(request.get("source"), str):  # MMLongBench and MileBench: "fixture-v2", "release"
+            info["source"] = {"kind": re.sub(r"-v\d+$", "", request["source"]), "spec": request["source"]}
     if isinstance(manifest.get("contract"), dict):
         info["contract"] = scalars(manifest["contract"])  # image storage and token rule
     if isinstance(manifest.get("caveats"), dict) and manifest["caveats"]:

@@ -15,12 +15,17 @@ from typing import Any
 # The paper's own rows: what a build without `--full` or `--limit` holds.
 PAPER_ROWS = "paper"
 UNKNOWN = "not recorded"
+NONE = "none"  # recorded, and there was none (a run without --limit)
 
 
-def _limit_text(limit: Any) -> str | None:
-    """A run's `--limit` (a count, or a fraction below 1) as the user typed it."""
-    if limit is None:
+def limit_text(run: dict[str, Any]) -> str | None:
+    """A run's `--limit` (a count, or a fraction below 1) as the user typed it; `NONE` for a run without one, None
+    where the run config does not say (results of older versions)."""
+    if "limit" not in run:
         return None
+    limit = run["limit"]
+    if limit is None:
+        return NONE
     if isinstance(limit, float) and limit.is_integer():
         return str(int(limit))
     return str(limit)
@@ -40,7 +45,7 @@ class DataOrigin:
     mode: str | None
     rows: str | None
     build_limit: int | None
-    run_limit: str | None
+    run_limit: str | None  # `NONE`: the run had no --limit; None: not recorded
     caveats: tuple[tuple[str, str], ...] = ()  # the build's own (kind, text): `caveats` of its manifest
     unverified: str | None = None  # why the data could not be verified (read with --trust_unverified_data)
 
@@ -53,7 +58,7 @@ class DataOrigin:
             builder = f"{builder} {dataset['builder_version']}"
         return cls(dataset.get("location"), dataset.get("revision"), dataset.get("content_hash"), builder,
                    source.get("kind"), source.get("spec"), source.get("num_images"), dataset.get("mode"),
-                   dataset.get("rows"), dataset.get("limit"), _limit_text(run.get("limit")),
+                   dataset.get("rows"), dataset.get("limit"), limit_text(run),
                    tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()),
                    str(dataset.get("unverified_reason")) if dataset.get("verification") == "unverified" else None)
 
@@ -62,6 +67,16 @@ class DataOrigin:
         """Whether the results say what the data was (a build's manifest); old results or data without a
         manifest do not."""
         return self.content_hash is not None or self.source_kind is not None
+
+    @property
+    def limited_run(self) -> bool:
+        return self.run_limit not in (None, NONE)
+
+    def build_limit_text(self) -> str:
+        """The build's `--limit`; `NONE` where its manifest is recorded and holds none."""
+        if self.build_limit is not None:
+            return str(self.build_limit)
+        return NONE if self.recorded else UNKNOWN
 
     def concerns(self) -> list[str]:
         """Why numbers on this data are not comparable with the paper's; empty when nothing says so."""
@@ -76,7 +91,7 @@ class DataOrigin:
             out.append(f"a build capped by `--limit {self.build_limit}`")
         if self.rows is not None and self.rows != PAPER_ROWS:
             out.append(f"build rows `{self.rows}`, not the subset the paper evaluated")
-        if self.run_limit is not None:
+        if self.limited_run:
             out.append(f"a run with `--limit {self.run_limit}`, which evaluates only the first samples of each task")
         said = {"synthetic": self.source_kind == "synthetic", "limited": self.build_limit is not None}
         out += [text for kind, text in self.caveats if not said.get(kind)]  # what only the build itself knew
@@ -87,14 +102,14 @@ class DataOrigin:
         if not self.recorded:
             return "unverified data, origin not recorded" if self.unverified else "data origin not recorded"
         parts = ["unverified"] if self.unverified else []
-        parts.append(f"{self.source_kind or 'unknown'} source")
+        parts.append(f"{self.source_kind} source" if self.source_kind else "source not recorded")
         if self.mode:
             parts.append(f"{self.mode} build")
         if self.build_limit is not None:
             parts.append(f"build --limit {self.build_limit}")
         if self.rows is not None and self.rows != PAPER_ROWS:
             parts.append(f"rows {self.rows}")
-        if self.run_limit is not None:
+        if self.limited_run:
             parts.append(f"run --limit {self.run_limit}")
         if self.content_hash:
             parts.append(self.content_hash[:19])  # "sha256:" and 12 hex digits
@@ -173,7 +188,7 @@ def provenance_section(tasks: list[TaskData]) -> list[str]:
     for origin, entries in groups.items():
         lines.append(" | ".join([
             f"| {labels[origin]}", _data_cell(origin), _source_cell(origin), _cell(origin.mode), _cell(origin.rows),
-            _cell(origin.build_limit), _cell(origin.run_limit), str(len(entries)),
+            origin.build_limit_text(), _cell(origin.run_limit), str(len(entries)),
             f"{_sum(e.evaluated for e in entries)} of {_sum(e.rows for e in entries)}",
             f"`{origin.content_hash}`" if origin.content_hash else UNKNOWN]) + " |")
     lines += ["", "<details><summary>Each task's data and row counts</summary>", "",
@@ -196,3 +211,9 @@ def provenance_line(tasks: list[TaskData]) -> str:
     if any(origin.concerns() for origin in origins):
         text += ". NOT comparable with the paper's numbers"
     return text + "."
+
+
+def data_caption(parts: Iterable[Any]) -> str:
+    """`provenance_line` over several models' results (each a `harness.report.ModelResults`, or anything with
+    `data() -> list[TaskData]`): the caption of a figure that draws them all."""
+    return provenance_line([entry for part in parts for entry in part.data()])

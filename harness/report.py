@@ -25,6 +25,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.provenance import TaskData, comparability_warning, provenance_line, provenance_section, task_data
 from harness.results import metric_items
+from harness.run_provenance import provenance_opening
 from harness.task_index import TaskIndex, natural_key
 from harness.yaml_loader import FunctionRef
 
@@ -45,6 +46,7 @@ class ModelResults:
     include_paths: set[str] = field(default_factory=set)
     # Task or group -> the whole results file its newest value came from (its run config, data, counts).
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (path, contents) of every file read
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
@@ -71,6 +73,15 @@ class ModelResults:
     def data(self) -> list[TaskData]:
         """Every task's data, in natural order."""
         return [self.task_data(task) for task in sorted(self.results, key=natural_key)]
+
+    def shown_runs(self) -> list[tuple[str, dict[str, Any], list[str]]]:
+        """The runs whose values these results show, oldest first: (results file, its contents, its tasks shown)."""
+        shown = []
+        for path, run in self.runs:
+            tasks = sorted((task for task in self.results if self.sources.get(task) is run), key=natural_key)
+            if tasks:
+                shown.append((path, run, tasks))
+        return shown
 
     def provenance_line(self) -> str:
         """One line for a figure: the data behind these results, and whether the paper's numbers compare."""
@@ -110,6 +121,7 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
         model.breakdowns.update(data.get("breakdowns", {}))
         model.versions.update(data.get("versions", {}))
         model.files.append(str(path))
+        model.runs.append((str(path), data))
         model.include_paths.update(str(p) for p in config.get("include_path") or [])
         model.sources.update(dict.fromkeys([*data.get("results", {}), *data.get("groups", {})], data))
     return models
@@ -261,6 +273,7 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
     lines = ["# Evaluation report", "", f"Results read from `{results_dir}`.", ""]
+    lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     partial = partial_results(results_dir)
     if partial:
         lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "

@@ -143,16 +143,20 @@ def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
 def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
                 gen_kwargs: dict[str, Any]) -> list[Any]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
+    from harness.progress import LOADING, bar, datasets_quiet
     from harness.task import Task
 
     tasks = [Task(index.tasks[name], metadata) for name in names]
     absent: list[DatasetMissingError] = []
-    for task in tasks:
-        try:
-            task.load(args.data_dir, args.limit, args.trust_unverified_data)
-        except DatasetMissingError as err:
-            absent.append(err)
-        task.generation_settings(gen_kwargs, args.seed)
+    # One bar over the tasks, in place of what `datasets` would print per split.
+    with datasets_quiet(), bar(len(tasks), LOADING, "task", not args.no_progress and len(tasks) > 1) as loading:
+        for task in tasks:
+            try:
+                task.load(args.data_dir, args.limit, args.trust_unverified_data)
+            except DatasetMissingError as err:
+                absent.append(err)
+            task.generation_settings(gen_kwargs, args.seed)
+            loading.update()
     if absent:
         raise UserError(DatasetMissingError.combined(absent))
     return tasks

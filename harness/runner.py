@@ -37,6 +37,7 @@ from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.progress import OverallProgress
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
 from harness.round_trip import check as check_round_trip
@@ -224,6 +225,8 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
+        # The bar over every task of `run` (with several tasks) and the index of the task running now.
+        self._overall: tuple[OverallProgress, int] | None = None
 
     def _log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> dict[str, Any]:
         if not self.options.log_samples:
@@ -372,12 +375,14 @@ class Runner:
                         self._journal(runs, [(batch[i], response) for i, response in chunk])
                         answered.update(i for i, _ in chunk)
                         bar.update(len(chunk))
+                        self._advance_overall(len(chunk))
                 except (BackendFatalError, UserError):
                     raise  # it concerns every request: what arrived is journalled, the rest runs on resume
                 except Exception:  # a backend bug on one request must not fail its whole batch
                     rest = [batch[k] for k in range(len(batch)) if k not in answered]
                     self._journal(runs, [(request, safe_generate(self.model, [request])[0]) for request in rest])
                     bar.update(len(rest))
+                    self._advance_overall(len(rest))
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[dict[str, Any]]] = {}
@@ -404,7 +409,11 @@ class Runner:
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts)
         try:
-            return _TaskRun(task, settings, store, self._screen_task(task, store, settings), started)
+            screened = self._screen_task(task, store, settings)
+            if self._overall is not None:
+                overall, index = self._overall
+                overall.screened(index, len(screened.pending))
+            return _TaskRun(task, settings, store, screened, started)
         except BaseException:
             store.close()
             raise
@@ -443,14 +452,16 @@ class Runner:
         finally:
             run.store.close()
 
-    def run_together(self, tasks: Sequence[Task]) -> list[TaskResult]:
+    def run_together(self, tasks: Sequence[Task], overall: OverallProgress | None = None) -> list[TaskResult]:
         """Every task screened first, then all their pending requests through the model as one sequence (in task
         order, each task's long first), so an engine that schedules its own batches (vLLM) is never left with one
         task's tail; each answer still goes to its task's journal as its chunk arrives. Requests are built from
         their rows a batch at a time, as `LazyRequests` does."""
         with ExitStack() as stack:
             runs: dict[str, _TaskRun] = {}
-            for task in tasks:
+            for index, task in enumerate(tasks):
+                if overall is not None:
+                    self._overall = (overall, index)
                 run = self._open_task(task)
                 stack.callback(run.store.close)
                 runs[task.name] = run
@@ -486,6 +497,26 @@ class Runner:
         counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
         if counts:
             self.model.prepare(max(counts))
-        if self.model.generates_across_tasks and len({task.name for task in tasks}) == len(tasks) > 1:
-            return self.run_together(tasks)
-        return [self.run_task(task) for task in tasks]
+        if len(tasks) < 2:
+            return [self.run_task(task) for task in tasks]
+        overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
+        try:
+            if self.model.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
+                return self.run_together(tasks, overall)
+            results = []
+            for index, task in enumerate(tasks):
+                self._overall = (overall, index)
+                results.append(self.run_task(task))
+            return results
+        finally:
+            self._overall = None
+            overall.close()
+
+    def _documents(self, task: Task) -> int:
+        """The documents of `task` this run evaluates (its shard's)."""
+        shard = self.options.shard
+        return len(task) if shard is None else sum(1 for doc_id in range(len(task)) if shard.contains(doc_id))
+
+    def _advance_overall(self, samples: int) -> None:
+        if self._overall is not None:
+            self._overall[0].update(samples)

@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import secrets
+import shlex
 import shutil
 from importlib import metadata
 from pathlib import Path
@@ -51,8 +52,22 @@ def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     parts = [
         f"{k}: {json.dumps(old.get(k))} -> {json.dumps(new.get(k))}" for k in keys if old.get(k) != new.get(k)
     ]
-    text = "; ".join(parts)
+    # Short differences first (`limit: 2 -> null`), so the cut below never hides one behind a long setting.
+    text = "; ".join(sorted(parts, key=len))
     return text if len(text) < 400 else text[:400] + "..."
+
+
+def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: Path) -> str:
+    """The command that adds this request's configs to the build in place, with the flags that build recorded
+    (`contract.BUILD_COMMAND`); empty when it recorded none (a build made through the Python API)."""
+    command = existing.get(contract.BUILD_COMMAND)
+    configs = request.get("configs")
+    if not (isinstance(command, list) and command and all(isinstance(part, str) for part in command)):
+        return ""
+    if not (isinstance(configs, list) and configs and all(isinstance(name, str) for name in configs)):
+        return ""
+    added = [*command, "--configs", ",".join(configs), "--out", str(out_dir)]
+    return f"to add configs to it, repeat the flags it was built with: {shlex.join(added)}; or "
 
 
 class StagedOutput:
@@ -88,10 +103,10 @@ class StagedOutput:
         if existing.get("request") != self.request and not self.overwrite:
             if self.base_hash is not None:
                 raise BuildError(f"{self.target} changed while this build was extending it; run the build again")
-            raise BuildError(
-                f"{self.target} already holds a different build ({describe_difference(existing.get('request', {}), self.request)}); "
-                "pass --overwrite to replace it"
-            )
+            difference = describe_difference(existing.get("request", {}), self.request)
+            hint = same_build_hint(existing, self.request, self.out_dir)
+            raise BuildError(f"{self.target} already holds a different build ({difference}); {hint}"
+                             "pass --overwrite to replace it")
 
     def __enter__(self) -> Path:
         self.check_target()

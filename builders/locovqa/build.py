@@ -23,7 +23,7 @@ from tqdm import tqdm
 from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import print_plan
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.store import encoded_store
@@ -34,6 +34,7 @@ from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGR
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
 from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES
 from builders.locovqa.entities import Lister, make_lister
+from builders.locovqa.estimate import estimate_build
 from builders.locovqa.fixture import FIXTURE_VERSION, write_fixture
 from builders.locovqa.plan import (
     Failure,
@@ -156,7 +157,7 @@ def build_locovqa(
                 build.add_caveat("limited", f"{len(planned.failures)} row(s) could not be built (the manifest lists "
                                  "them per config): fewer rows than asked for")
             if progress or dry_run:
-                _print_plan(build, planned, cell_size, num_proc)
+                _print_plan(build, planned, sources, cell_size, num_proc)
             if dry_run:
                 return None
             with build:
@@ -263,24 +264,14 @@ def _warn_failures(failures: list[Failure]) -> None:
           f"{shown}{more}", file=sys.stderr)
 
 
-def _print_plan(build: DatasetBuild, planned: _Planned, cell_size: int, num_proc: int) -> None:
+def _print_plan(build: DatasetBuild, planned: _Planned, sources: Sources, cell_size: int, num_proc: int) -> None:
     rows = sum(len(p) for p in planned.plans.values())
     if not rows:
         print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
               file=sys.stderr)
         return
-    pixels = sum((p.cfg.grid_side * cell_size) ** 2 for plans in planned.plans.values() for p in plans
-                 if p.cfg.mode == "cmp")
-    keys = {k for plans in planned.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context}
-    # Grids of COCO-sized photos: ~0.065 bytes per grid pixel at JPEG quality 75, ~150 Mpx/s composed, encoded and
-    # written, whatever the threads on a shared 2-core machine (bench/build_locovqa.py); interleaved images ~150 kB
-    # each as released, ~2 ms each to read and hash.
-    estimate = BuildEstimate(list(planned.plans), rows, pixels * 0.065 + len(keys) * 150e3,
-                             2 + pixels / 150e6 + len(keys) * 0.002,
-                             f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
-                             "rates measured in bench/build_locovqa.py",
-                             len(build.base.configs) if build.base is not None else 0)
-    print_plan(estimate, num_proc)
+    kept = len(build.base.configs) if build.base is not None else 0
+    print_plan(estimate_build(planned.plans, sources.cell, sources.original, cell_size, kept), num_proc)
 
 
 def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, sources: Sources, cell_size: int, counter: Any,

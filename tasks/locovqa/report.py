@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.provenance import data_caption
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
 from tasks.mmlongbench.report import LINE_COLOURS, MARKERS, _run_names, _save, _slug
 
@@ -29,9 +31,14 @@ SERIES = [("MMStar", "mmstar", "accuracy", None), *[(name, "mmstar", "accuracy_b
           ("OK-VQA", "okvqa", "exact_match", None), ("BERT", "okvqa", "bertscore_minilm_cos", None),
           ("ROUGE", "okvqa", "rougeL_f1", None), ("MNIST", "mnist", "accuracy", None),
           ("Needle", "needle", "accuracy", None)]
-PANELS = [("OK-VQA", "OK-VQA exact match"), ("BERT", "OK-VQA BERTScore (MiniLM cos)"), ("ROUGE", "OK-VQA ROUGE-L"),
-          ("MMStar", "MMStar"), ("MMBench", "MMStar: MMBench"), ("MNIST", "MNIST transcription"),
-          ("Needle", "Needle")]
+# (row, panel title, what its y axis is)
+PANELS = [("OK-VQA", "OK-VQA exact match", "exact match"),
+          ("BERT", "OK-VQA BERTScore (MiniLM cos)", "BERTScore (MiniLM cosine)"),
+          ("ROUGE", "OK-VQA ROUGE-L", "ROUGE-L F1"), ("MMStar", "MMStar", "accuracy"),
+          ("MMBench", "MMStar: MMBench", "accuracy"), ("MNIST", "MNIST transcription", "accuracy"),
+          ("Needle", "Needle", "accuracy")]
+# The random baseline's line; not "random", the name of the `random` model's own curves.
+CHANCE_LABEL = "chance"
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -225,7 +232,8 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
             found = fit(curve.xs, curve.ys, "exp") if curve else None
             cells.append((found.label() + (" †" if curve.below_chance else "")) if found and curve else "")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    _save(decay_figure(curves, "every model of this results folder"), out_dir / "locovqa_decay.png")
+    caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
+    _save(decay_figure(curves, caption), out_dir / "locovqa_decay.png")
     return [*lines, "", *paper_table({m: models[m] for m in curves}),
             "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
 
@@ -275,21 +283,28 @@ def paper_table(models: dict[str, Any]) -> list[str]:
     return lines
 
 
+def series_colour(model_index: int, mode: str) -> str:
+    """A colour per model and mode: cmp and int of one model are told apart by colour as well as by line style."""
+    return LINE_COLOURS[(2 * model_index + MODES.index(mode)) % len(LINE_COLOURS)]
+
+
 def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
-    """Figure 1: accuracy against context length per panel, every model (cmp solid, int dashed), its fitted
-    exponential (thin) and the random baseline (dotted)."""
+    """Figure 1: accuracy against context length per panel, every model and mode (cmp solid, int dashed, each its
+    own colour), its fitted exponential (thin) and the random baseline (dotted, "chance"); each panel's y axis
+    names its metric."""
     import matplotlib.pyplot as plt
 
-    panels = [(row, title) for row, title in PANELS if any(c.row == row for cs in curves.values() for c in cs)]
+    panels = [(row, title, metric) for row, title, metric in PANELS
+              if any(c.row == row for cs in curves.values() for c in cs)]
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig, grid = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
     axes = list(grid.flat)
-    for ax, (row, title) in zip(axes, panels, strict=False):
+    for ax, (row, title, metric) in zip(axes, panels, strict=False):
         chance_drawn = False
         for i, (model, model_curves) in enumerate(curves.items()):
             for curve in (c for c in model_curves if c.row == row):
-                colour = LINE_COLOURS[i % len(LINE_COLOURS)]
+                colour = series_colour(i, curve.mode)
                 style = "-" if curve.mode == "cmp" else "--"
                 ax.plot(curve.xs, curve.ys, style, marker=MARKERS[i % len(MARKERS)], color=colour,
                         label=f"{model} ({curve.mode})")
@@ -298,11 +313,11 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
                     grid_x = [min(curve.xs) + k * (max(curve.xs) - min(curve.xs)) / 50 for k in range(51)]
                     ax.plot(grid_x, [found.predict(x) for x in grid_x], style, color=colour, linewidth=0.8, alpha=0.6)
                 if not chance_drawn and curve.chance:
-                    ax.plot(curve.xs, curve.chance, ":", color="black", label="Random")
+                    ax.plot(curve.xs, curve.chance, ":", color="black", label=CHANCE_LABEL)
                     chance_drawn = True
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("visual context length")
-        ax.set_ylabel("accuracy")
+        ax.set_ylabel(metric)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
     for ax in axes[len(panels):]:
@@ -314,8 +329,8 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
             labels[lab] = lab
     fig.legend(list(handles.values()), list(labels), loc="lower center", ncol=min(4, max(1, len(labels))),
                fontsize=8, frameon=False)
-    fig.suptitle(caption + "; thin lines: the fitted exponential", fontsize=8)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.suptitle("\n".join(textwrap.wrap(caption + " Thin lines: the fitted exponential.", 150)), fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.93))
     return fig
 
 

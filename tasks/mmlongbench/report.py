@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness.figures import save_figure
+from harness.provenance import data_caption
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
 
 LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
@@ -149,7 +152,8 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
         name = paper_model_for(*_run_names(model, data))
         if name:
             paper[name] = {(row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS}
-    _save(length_figure(series, paper, "every model of this results folder"), out_dir / "mmlongbench_length_all.png")
+    caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
+    _save(length_figure(series, paper, caption), out_dir / "mmlongbench_length_all.png")
     return ["## MMLongBench across models", "", "![MMLongBench score against length, every model]"
             "(mmlongbench_length_all.png)", ""]
 
@@ -179,8 +183,8 @@ def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
         ax.set_ylabel("score (0-100)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))), fontsize=8, frameon=False)
-    fig.suptitle(caption, fontsize=8)
-    fig.tight_layout(rect=(0, 0.07, 1, 0.95))
+    fig.suptitle("\n".join(textwrap.wrap(caption, 150)), fontsize=8)
+    fig.tight_layout(rect=(0, 0.07, 1, 0.94))
     return fig
 
 
@@ -189,7 +193,4 @@ def _slug(text: str) -> str:
 
 
 def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)  # and an SVG beside it

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.figures import save_figure
+
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
 # Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
 COLOUR_MAP = "cividis"
@@ -268,7 +270,4 @@ def _slug(text: str) -> str:
 
 
 def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    save_figure(fig, path, dpi=150)  # and an SVG beside it

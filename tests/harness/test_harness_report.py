@@ -8,22 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
+from report_runs import evaluate as _evaluate
+from report_runs import report_text as _report
 
 from harness.report import load_results
-
-TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg,mmneedle_m10_n1_k2_pos"
-
-
-def _evaluate(harness, out: Path, data_dir: Path, model: str, *args: Any, tasks: str = TASKS) -> dict[str, Any]:
-    run = harness("--tasks", tasks, "--model", model, *args, "--data_dir", data_dir, "--output_path", out)
-    assert run.code == 0, run.err
-    return run.results(model)
-
-
-def _report(harness, out: Path) -> str:
-    report = harness("report", out)
-    assert report.code == 0, report.err
-    return (out / "report.md").read_text()
 
 
 def _part(text: str, model: str) -> str:
@@ -88,7 +76,7 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     assert caption in constant
 
     random = _part(text, "random")
-    assert "| regenerate | paper | 12 | not recorded | 3 | 36 of 36 |" in random
+    assert "| regenerate | paper | 12 | none | 3 | 36 of 36 |" in random  # recorded: the run had no --limit
     assert "> - a build capped by `--limit 12` (3 of 3 tasks)" in random and "a run with `--limit" not in random
     # The two models ran different numbers of samples: the cross-model table says so on every row.
     across = text[text.index("## Across models"):text.index("## constant")]
@@ -116,7 +104,7 @@ def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_pa
 
     _rewrite_datasets(out / "constant", as_coco)
     text = _report(harness, out)
-    assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | not recorded | not recorded | 3 |" in text
+    assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | none | none | 3 |" in text
     assert "Not comparable" not in text and "**Warning:**" not in text and "NOT comparable" not in text
     assert "## Across models" not in text  # one model: nothing to set beside it
 

@@ -69,7 +69,33 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
     assert "| series | cmp exp | cmp log | cmp exp_offset | int exp | int log | int exp_offset |" in text
     figure = report.decay_figure({m: report.series(d) for m, d in load_results(two_models).items()}, "test")
     lines = {line.get_label() for ax in figure.axes for line in ax.get_lines()}
-    assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "Random"} <= lines
+    assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "chance"} <= lines
+
+
+def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(two_models: Path,
+                                                                                 tmp_path: Path) -> None:
+    from report_runs import svg_texts
+
+    from harness.report import write_report
+
+    models = load_results(two_models)
+    figure = report.decay_figure({m: report.series(d) for m, d in models.items()}, "caption")
+    (legend,) = figure.legends
+    labels = [text.get_text() for text in legend.get_texts()]
+    assert len(labels) == len(set(labels)) and "chance" in labels and "Random" not in labels
+    colours = {line.get_label(): line.get_color() for ax in figure.axes for line in ax.get_lines()}
+    assert colours["random (cmp)"] != colours["random (int)"] and colours["constant (cmp)"] != colours["constant (int)"]
+    assert len({colours[f"{m} ({mode})"] for m in ("random", "constant") for mode in ("cmp", "int")}) == 4
+    ylabels = {ax.get_title(): ax.get_ylabel() for ax in figure.axes if ax.get_title()}
+    assert ylabels["OK-VQA BERTScore (MiniLM cos)"] == "BERTScore (MiniLM cosine)"
+    assert ylabels["OK-VQA ROUGE-L"] == "ROUGE-L F1" and ylabels["OK-VQA exact match"] == "exact match"
+    assert ylabels["MMStar"] == "accuracy"
+
+    write_report(two_models, tmp_path)
+    texts = " ".join(svg_texts(tmp_path / "locovqa_decay.svg"))
+    build = models["random"].task_data("locovqa_needle_cmp_1").origin
+    assert "Data: synthetic source" in texts and build.content_hash[:19] in texts  # what data, which build
+    assert "chance" in texts and "ROUGE-L F1" in texts
 
 
 def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, tmp_path: Path) -> None:

@@ -1,0 +1,68 @@
+"""The size a LoCoVQA build will take, measured on a few of its own images before the long stages.
+
+Bytes per grid pixel and bytes per interleaved image differ tenfold between COCO photos and the drawn
+stand-in (and with the cell size), so fixed rates misjudge one or the other: a few grids are composed and
+encoded and a few interleaved images read, evenly spread over the plan, and the rest scaled from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from builders.core.estimate import BuildEstimate
+from builders.core.images import FileJpegEncoder
+from builders.locovqa.compose import compose
+from builders.locovqa.plan import RowPlan
+
+SAMPLE_GRIDS = 4
+SAMPLE_IMAGES = 16
+# Besides the images, as the synthetic build writes them: a row's own columns (ids, prompt, answers, token
+# figures) ~85 bytes, a config's Parquet file ~14 kB at any size (schema and features), the card and manifest.
+ROW_BYTES = 100
+CONFIG_BYTES = 14_000
+BUILD_BYTES = 20_000
+# ~150 Mpx/s composed, encoded and written on a shared 2-core machine (bench/build_locovqa.py); ~2 ms to read and
+# hash an interleaved image.
+GRID_PIXELS_PER_SECOND = 150e6
+IMAGE_SECONDS = 0.002
+
+
+def spread(items: Sequence[Any], count: int) -> list[Any]:
+    """At most `count` of `items`, evenly spaced (the first included): a sample that is the same every time."""
+    if len(items) <= count:
+        return list(items)
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
+def _grid_bytes_per_pixel(plans: Sequence[RowPlan], cell: Callable[[str, int], Any], cell_size: int) -> float:
+    encoder = FileJpegEncoder()
+    try:
+        encoded = pixels = 0
+        for plan in spread(plans, SAMPLE_GRIDS):
+            image = compose((cell(key, cell_size) for key in plan.context), plan.cfg.grid_side, cell_size)
+            encoded += len(encoder.encode(image).data)
+            pixels += image.width * image.height
+        return encoded / pixels
+    finally:
+        encoder.close()
+
+
+def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], Any], original: Callable[[str], Any],
+                   cell_size: int, kept: int) -> BuildEstimate:
+    """`plans` per config; `cell(key, size)` and `original(key)` are the build's own image paths (the sources' cell
+    fitting and interleaved bytes), so that the sample costs what the build will."""
+    rows = [plan for config in plans.values() for plan in config]
+    grids = [plan for plan in rows if plan.cfg.mode == "cmp"]
+    pixels = sum((plan.cfg.grid_side * cell_size) ** 2 for plan in grids)
+    keys = sorted({key for plan in rows if plan.cfg.mode == "int" for key in plan.context})
+    grid_bytes = pixels * _grid_bytes_per_pixel(grids, cell, cell_size) if grids else 0.0
+    sample = spread(keys, SAMPLE_IMAGES)
+    image_bytes = sum(len(original(key).data) for key in sample) / len(sample) * len(keys) if keys else 0.0
+    size = grid_bytes + image_bytes + len(rows) * ROW_BYTES + len(plans) * CONFIG_BYTES + BUILD_BYTES
+    seconds = 2 + pixels / GRID_PIXELS_PER_SECOND + len(keys) * IMAGE_SECONDS
+    return BuildEstimate(list(plans), len(rows), size, seconds,
+                         f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
+                         f"sizes measured on {min(len(grids), SAMPLE_GRIDS)} grid(s) and {len(sample)} image(s) of "
+                         "this build, rates in bench/build_locovqa.py", kept)
