@@ -45,6 +45,7 @@ class ModelResults:
     include_paths: set[str] = field(default_factory=set)
     # Task or group -> the whole results file its newest value came from (its run config, data, counts).
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    references: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its chance level, ...
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
@@ -52,7 +53,15 @@ class ModelResults:
                             {k: v for k, v in self.groups.items() if k in groups},
                             {k: v for k, v in self.breakdowns.items() if k in tasks},
                             {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
-                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups})
+                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups},
+                            {k: v for k, v in self.references.items() if k in tasks})
+
+    def reference(self, task: str, name: str) -> Any:
+        """A task's reference level (`chance`): under `references`, or among its metrics in files written before
+        it moved out of them for lm-eval's tools."""
+        if name in self.references.get(task, {}):
+            return self.references[task][name]
+        return self.results.get(task, {}).get(f"{name},none")
 
     def counters(self, task: str) -> dict[str, int]:
         """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
@@ -108,6 +117,7 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
         model.results.update(data.get("results", {}))
         model.groups.update(data.get("groups", {}))
         model.breakdowns.update(data.get("breakdowns", {}))
+        model.references.update(data.get("references", {}))
         model.versions.update(data.get("versions", {}))
         model.files.append(str(path))
         model.include_paths.update(str(p) for p in config.get("include_path") or [])
