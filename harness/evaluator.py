@@ -32,7 +32,8 @@ class EvaluationError(RuntimeError):
 
 
 def _kv(values: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={v}" for k, v in values.items())
+    """`k=v,...` as `--model_args` reads it: a value holding a comma quoted."""
+    return ",".join(f'{k}="{v}"' if "," in str(v) else f"{k}={v}" for k, v in values.items())
 
 
 def to_argv(**kwargs: Any) -> list[str]:
