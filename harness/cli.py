@@ -125,15 +125,7 @@ def run_parser() -> argparse.ArgumentParser:
 def _batch_size(text: str) -> int | str:
     """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
     out-of-memory, so N changes nothing)."""
-    if text == "auto" or text.startswith("auto:"):
-        return "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or auto, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1 or auto, got {text!r}")
-    return value
+    return "auto" if text == "auto" or text.startswith("auto:") else _positive_int(text, " or auto")
 
 
 def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
@@ -161,13 +153,10 @@ def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
                        "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+def _positive_int(text: str, alternatives: str = "") -> int:
+    value = int(text) if text.strip().isdigit() else 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r}")
     return value
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from harness.errors import DatasetMissingError, UserError, suggest
 
 TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+VERBOSITY_LOGGERS = ("transformers", "datasets", "huggingface_hub", "vllm", "httpx")  # what --verbosity sets
 
 
 def _json_arg(text: str, flag: str) -> dict[str, Any]:
@@ -112,9 +113,8 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     from harness.sharding import parse_shard
 
     _check_lm_eval_flags(args)
-    if args.batch_size == "auto":
-        return args.max_batch_size, *_check_run_args(argparse.Namespace(**{**vars(args), "batch_size": None}))[1:]
-    if args.batch_size is not None and args.batch_size < 1:
+    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.auto_batch`)
+    if not auto and args.batch_size is not None and args.batch_size < 1:
         raise UserError("--batch_size must be at least 1")
     if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
         raise UserError("--max_batch_tokens must be at least 1")
@@ -127,6 +127,8 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
     if not names:
         raise UserError("--tasks is empty")
+    if auto:
+        return args.max_batch_size, shard, names
     return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
 
 
@@ -143,7 +145,8 @@ def _check_lm_eval_flags(args: argparse.Namespace) -> None:
         import logging
 
         logging.basicConfig(level=args.verbosity)
-        logging.getLogger().setLevel(args.verbosity)
+        for name in ("", *VERBOSITY_LOGGERS):  # each library sets its own logger's level: set theirs too
+            logging.getLogger(name).setLevel(args.verbosity)
 
 
 def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:

@@ -137,13 +137,15 @@ def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_di
         harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--verbosity", "LOUD")
     import logging
 
-    before = logging.getLogger().level
+    loggers = [logging.getLogger(name) for name in ("", "transformers", "datasets")]
+    before = [logger.level for logger in loggers]
     try:
         run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "1",
                       "--verbosity", "error")
-        assert run.code == 0 and logging.getLogger().level == logging.ERROR
+        assert run.code == 0 and [logger.level for logger in loggers] == [logging.ERROR] * 3
     finally:
-        logging.getLogger().setLevel(before)
+        for logger, level in zip(loggers, before, strict=True):
+            logger.setLevel(level)
 
 
 def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_token(
