@@ -406,8 +406,9 @@ def _execute(plan: RunPlan) -> int:
             judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, time.time())
-    if args.predict_only:
-        results["predict_only"] = PREDICT_ONLY_NOTE
+    if args.predict_only:  # nothing scored: no group has a score either
+        results.update(predict_only=PREDICT_ONLY_NOTE, group_aggregation={},
+                       groups={name: {"alias": entry["alias"]} for name, entry in results["groups"].items()})
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
     plan.results = results

@@ -28,6 +28,18 @@ def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The random baseline's results on two LoCoVQA configs (MMStar: chance 1/4; the needle: 1/10)."""
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("locovqa")
+    build_locovqa(["synthetic"], root / "data", ["mmstar_cmp_1", "needle_int_4"], limit=2, cell_size=16, num_proc=1)
+    assert main(["--tasks", "locovqa_mmstar_cmp_1,locovqa_needle_int_4", "--model", "random", "--data_dir",
+                 str(root / "data"), "--output_path", str(root / "out"), "--no_progress"]) == 0
+    return root / "out"
+
+
 def results_file(folder: Path) -> dict:
     return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())
 
@@ -45,7 +57,7 @@ def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_late
     predicted = results_file(tmp_path / "random")
     assert "not scored" in predicted["predict_only"] and predicted["config"]["predict_only"] is True
     assert predicted["config"]["batch_size"] == "auto" and predicted["config"]["batch_sizes"] == []
-    assert all(set(entry) == {"alias"} for entry in predicted["results"].values())
+    assert all(set(entry) == {"alias"} for entry in [*predicted["results"].values(), *predicted["groups"].values()])
     journal = run.samples("random", "mmneedle_m1_n2_k1_pos")
     assert journal and all("metrics" not in record and record["response"] for record in journal)
     assert len(list((tmp_path / "random").glob("samples_mmneedle_*.jsonl"))) == 14  # lm-eval: implies --log_samples
@@ -70,7 +82,7 @@ def test_predict_only_needs_an_output_path_and_a_bad_batch_size_is_named(harness
 
 
 def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness, needle_dir: Path,
-                                                                         tmp_path: Path) -> None:
+                                                                         locovqa_run: Path, tmp_path: Path) -> None:
     make_table = pytest.importorskip("lm_eval.utils").make_table
     assert harness("--tasks", "mmneedle", "--model", "random", "--data_dir", needle_dir, "--output_path",
                    tmp_path).code == 0
@@ -83,17 +95,26 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness
     assert float(rows[0][6]) == pytest.approx(
         results["groups"]["mmneedle"][f"{rows[0][4]},none"], abs=1e-4)
 
-    locovqa = tmp_path / "locovqa"
-    build_locovqa(["synthetic"], locovqa, ["mmstar_cmp_1", "needle_int_4"], limit=2, cell_size=16, num_proc=1)
-    out = tmp_path / "locovqa_out"
-    assert harness("--tasks", "locovqa_mmstar_cmp_1,locovqa_needle_int_4", "--model", "random", "--data_dir", locovqa,
-                   "--output_path", out).code == 0
-    results = results_file(out / "random")
+    results = results_file(locovqa_run / "random")
     metrics = {row[4] for row in table_rows(make_table(results))}
     assert "accuracy" in metrics and "chance" not in metrics
     assert results["references"] == {"locovqa_mmstar_cmp_1": {"chance": pytest.approx(0.25)},
                                      "locovqa_needle_int_4": {"chance": pytest.approx(0.1)}}
     assert "chance" not in results["higher_is_better"]["locovqa_mmstar_cmp_1"]
+
+
+def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
+    from harness.report import load_results
+    from tasks.locovqa import report
+
+    results = results_file(locovqa_run / "random")
+    for task, levels in results.pop("references").items():  # as written before `references`: among the metrics
+        results["results"][task].update({f"{name},none": value for name, value in levels.items()})
+    (tmp_path / "random").mkdir()
+    (tmp_path / "random" / "results_old.json").write_text(json.dumps(results))
+    old, new = (report.series(load_results(folder)["random"]) for folder in (tmp_path, locovqa_run))
+    assert [c.chance for c in old] == [c.chance for c in new]
+    assert {round(c.chance[0], 9) for c in new} == {0.1, 0.25}
 
 
 def test_system_instruction_is_the_first_system_text_recorded_and_written_out(harness, data_dir: Path,
