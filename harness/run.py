@@ -127,9 +127,8 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
     if not names:
         raise UserError("--tasks is empty")
-    if auto:
-        return args.max_batch_size, shard, names
-    return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
+    chosen = None if auto else args.batch_size  # auto: each backend starts from its default, hf then searches
+    return chosen or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
 
 
 def _check_lm_eval_flags(args: argparse.Namespace) -> None:
@@ -198,7 +197,7 @@ def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, st
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`cache_path`)."""
     model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
-    if args.batch_size == "auto" and (why := model.fit_batch_size(batch_size)):
+    if args.batch_size == "auto" and (why := model.fit_batch_size(args.max_batch_size)):
         print(f"harness: --batch_size auto: {why}", file=sys.stderr)
     return _behind_cache(model, args, output_dir)
 
