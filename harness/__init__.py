@@ -1,0 +1,16 @@
+"""mmlongeval's evaluation harness: `harness --tasks ... --model ...`, or from Python `simple_evaluate(...)`
+(`harness.evaluator`). Nothing is imported until asked for, so `harness --help` stays instant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["evaluate", "simple_evaluate"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from harness import evaluator
+
+        return getattr(evaluator, name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")

@@ -203,7 +203,7 @@ class Model(abc.ABC):
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
     "nothing to do": the attributes `context_length`, `max_images`, `max_pixels` and `batch_size`, and
     the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
-    `identity`, `text_round_trip` and `close`.
+    `identity`, `text_round_trip`, `fit_batch_size` and `close`.
     """
 
     name: ClassVar[str] = "model"
@@ -247,6 +247,12 @@ class Model(abc.ABC):
         """The model tokenizer's encode (no special tokens) then decode of a text, for a task that re-decodes its
         prompt as its paper's code did (`harness.round_trip`); None: no tokenizer at hand."""
         return None
+
+    def fit_batch_size(self, start: int) -> str | None:
+        """`--batch_size auto`: search for the largest batch that fits in device memory, from `start` requests down
+        (`harness.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
+        return (f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
+                "baselines compute nothing), so it batches as it always does")
 
     def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Told once before the run: the largest image count of any request of any of its tasks (an

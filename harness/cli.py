@@ -88,8 +88,9 @@ def run_parser() -> argparse.ArgumentParser:
                         help="extra folder (or YAML file) of tasks; may be repeated")
     parser.add_argument("--limit", type=_limit, help="first N documents (N >= 1) of each task, or a fraction in (0, 1) "
                         "(testing only); --limit 0 is refused, as it would score nothing")
-    parser.add_argument("--batch_size", type=int, help="requests per model call (default 1; with --max_batch_tokens "
-                        f"the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE})")
+    parser.add_argument("--batch_size", type=_batch_size, help="requests per model call (default 1; with "
+                        f"--max_batch_tokens the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE}); `auto`: "
+                        "the largest that fits in device memory, from --max_batch_size down (hf; recorded in the results)")
     parser.add_argument("--max_batch_tokens", type=int, help="hf: batch by the rows' token counts, at most this many "
                         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first")
     parser.add_argument("--shard", help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
@@ -116,8 +117,47 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screen_only", action="store_true", help="build every request and screen it as the run "
                         "would (over_length, too_many_images, invalid input) under the model's limits, without "
                         "loading the model; print the counts per task and write nothing")
+    add_lm_eval_flags(parser)
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
+
+
+def _batch_size(text: str) -> int | str:
+    """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
+    out-of-memory, so N changes nothing)."""
+    return "auto" if text == "auto" or text.startswith("auto:") else _positive_int(text, " or auto")
+
+
+def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
+    """The lm-eval flags its users type every day, with what each means here."""
+    from harness.auto_batch import DEFAULT_START
+
+    group = parser.add_argument_group("lm-eval's flags")
+    group.add_argument("--max_batch_size", type=_positive_int, default=DEFAULT_START,
+                       help=f"where --batch_size auto starts its search (default {DEFAULT_START})")
+    group.add_argument("--predict_only", action="store_true", help="generate and journal the answers without "
+                       "scoring them (implies --log_samples; needs --output_path); the results say so, and a later run "
+                       "without the flag scores the journalled answers without generating again")
+    group.add_argument("--apply_chat_template", nargs="?", const=True, default=False, metavar="TEMPLATE",
+                       help="accepted for lm-eval's command lines: every backend always renders the model's own chat "
+                       "template (a template name other than the model's is refused)")
+    group.add_argument("--system_instruction", help="text for a system turn before every prompt (before a task's own "
+                       "system prompt); recorded in the results and part of the response cache's key")
+    group.add_argument("-w", "--write_out", action="store_true", help="print the first rendered prompts of each task "
+                       "(<image> marks each image) before generating")
+    group.add_argument("-v", "--verbosity", type=str.upper, choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+                       help="log level of the libraries (transformers, datasets, vllm, httpx); the harness's own "
+                       "`harness:` lines are always printed")
+    group.add_argument("--hf_hub_log_args", default="", help="lm-eval's k=v list to upload the results to a Hub "
+                       "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
+                       "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)")
+
+
+def _positive_int(text: str, alternatives: str = "") -> int:
+    value = int(text) if text.strip().isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r}")
+    return value
 
 
 def list_tasks(what: str, include_paths: list[Path]) -> int:

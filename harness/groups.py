@@ -1,8 +1,10 @@
 """Group scores: how a group's `aggregate_metric_list` combines its members' scores.
 
 An entry names a metric, an aggregation (a registered name, or `!function module.fn` for a benchmark's
-own rule), and optionally `members:` (a subset of the group's members; default: all of them) and
-`weight_by_size` (lm-eval's flag, for `mean`). Registered aggregations:
+own rule), and optionally `members:` (a subset of the group's members; default: all of them),
+`weight_by_size` (lm-eval's flag, for `mean`) and `as:` (the name the group writes the aggregate under,
+default the metric's: one group can then pool one metric over different members, as MMNeedle's
+positives and negatives). Registered aggregations:
 
 - `mean`: lm-eval's: the mean of the members that have a value, leaving out N/A ones; weighted by
   `n_scored` when `weight_by_size: true`.
@@ -135,16 +137,17 @@ def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, Gro
         used_n: dict[str, int] = {}
         rules: dict[str, Any] = {}
         for spec in config.aggregate_metric_list:
-            metric = spec["metric"]
+            metric, written = spec["metric"], spec.get("as", spec["metric"])
             named = list(spec.get("members") or members)
             scores = [member_score(m, entry(m) if m in configs else results.get(m), metric, scored(m)) for m in named]
             mean_value, se = aggregate(spec, scores)
-            value[f"{metric},none"] = _clean(mean_value)
-            value[f"{metric}_stderr,none"] = _clean(se)
+            value[f"{written},none"] = _clean(mean_value)
+            value[f"{written}_stderr,none"] = _clean(se)
             used = [s for s in scores if not s.missing]
             used_n.update({s.name: s.n for s in used})
-            rules[metric] = {"rule": str(spec.get("aggregation", "mean")), "used": [s.name for s in used],
-                             "missing": [s.name for s in scores if s.missing]}
+            rules[written] = {"metric": metric} if written != metric else {}
+            rules[written] |= {"rule": str(spec.get("aggregation", "mean")), "used": [s.name for s in used],
+                              "missing": [s.name for s in scores if s.missing]}
         if rules:
             how[name] = {"n_scored": sum(used_n.values()), "rules": rules}
         out[name] = value

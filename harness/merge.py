@@ -269,7 +269,7 @@ class ShardRun:
 
 # What every shard of one run must share (their journals' headers are checked again by merge_dirs).
 SHARD_RUN_KEYS = ("model", "alias", "model_args", "model_identity", "limit", "seed", "gen_kwargs", "metadata",
-                  "data_dir", "include_path")
+                  "data_dir", "include_path", "system_instruction")
 # Per-shard bookkeeping, not part of the merged run's description.
 SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "requests_sent", "backend_stats")
 
@@ -364,7 +364,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
                         "(were they given with --include_path from another folder?)")
     metadata = config.get("metadata") or {}
     data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
-    tasks = [Task(index.tasks[name], metadata) for name in task_names]
+    tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
     for task in tasks:
         task.load(data_dir, config.get("limit"), bool(config.get("trust_unverified_data")))
     merged_journal = out_dir / journal_name(task_names[0])

@@ -42,6 +42,21 @@ def messages_from_prompt(text: str, images: Sequence[ImageRef], system: str | No
     return tuple(messages)
 
 
+def with_system_instruction(messages: tuple[Message, ...], instruction: str | None) -> tuple[Message, ...]:
+    """`--system_instruction`, as lm-eval places it: the system turn starts with it, before the task's own system
+    text (a blank line between them); a chat without a system turn gets one."""
+    if not instruction:
+        return messages
+    if messages and messages[0].role == "system":
+        first, rest = messages[0].content[:1], messages[0].content[1:]
+        if first and isinstance(first[0], TextPart):  # one text part, as the task's own system turn has
+            first = (TextPart(f"{instruction}\n\n{first[0].text}"),)
+        else:
+            first = (TextPart(f"{instruction}\n\n"), *first)
+        return (Message("system", (*first, *rest)), *messages[1:])
+    return (Message("system", (TextPart(instruction),)), *messages)
+
+
 def messages_from_chat(chat: Sequence[dict[str, Any]], images: Sequence[ImageRef]) -> tuple[Message, ...]:
     """`doc_to_messages` output: `[{"role", "content": str | [{"type": "text"|"image", ...}]}]`.
 

@@ -47,6 +47,7 @@ class ModelResults:
     # Task or group -> the whole results file its newest value came from (its run config, data, counts).
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
     runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (path, contents) of every file read
+    references: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its chance level, ...
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
@@ -54,7 +55,15 @@ class ModelResults:
                             {k: v for k, v in self.groups.items() if k in groups},
                             {k: v for k, v in self.breakdowns.items() if k in tasks},
                             {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
-                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups})
+                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups},
+                            {k: v for k, v in self.references.items() if k in tasks})
+
+    def reference(self, task: str, name: str) -> Any:
+        """A task's reference level (`chance`): under `references`, or among its metrics in files written before
+        it moved out of them for lm-eval's tools."""
+        if name in self.references.get(task, {}):
+            return self.references[task][name]
+        return self.results.get(task, {}).get(f"{name},none")
 
     def counters(self, task: str) -> dict[str, int]:
         """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
@@ -119,6 +128,7 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
         model.results.update(data.get("results", {}))
         model.groups.update(data.get("groups", {}))
         model.breakdowns.update(data.get("breakdowns", {}))
+        model.references.update(data.get("references", {}))
         model.versions.update(data.get("versions", {}))
         model.files.append(str(path))
         model.runs.append((str(path), data))

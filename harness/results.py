@@ -5,7 +5,8 @@ terminal table.
 values (no filters here, hence `none`). Our bookkeeping has keys of its own: `sample_counts[task]`
 (`sample_len`, `n_scored` and how many samples ended in each status: refused, failed, over-length, too
 many images, invalid input, empty), `group_aggregation[group]` (the rule of each aggregate and the
-members it used and missed), `breakdowns[task]` (per cell, per depth). Top-level `model_name`,
+members it used and missed), `breakdowns[task]` (per cell, per depth), `references[task]` (levels to
+compare with, such as a task's chance: constants, not metrics). Top-level `model_name`,
 `model_name_sanitized`, `chat_template` and `chat_template_sha` are where lm-eval records them.
 """
 
@@ -96,10 +97,19 @@ def sample_counts(result: TaskResult) -> dict[str, int]:
 
 def task_entry(result: TaskResult) -> dict[str, Any]:
     entry: dict[str, Any] = {"alias": result.task.config.task_alias or result.task.name}
+    references = result.task.reference_metrics()
     for metric, value in result.values.items():
+        if metric in references:
+            continue
         entry[f"{metric},none"] = _clean(value)
         entry[f"{metric}_stderr,none"] = _clean(result.stderrs.get(metric, math.nan))
     return entry
+
+
+def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
+    """A task's reference levels (its chance), kept apart from its metrics (`MetricSpec.reference`)."""
+    names = result.task.reference_metrics()
+    return result.task.name, {m: _clean(v) for m, v in result.values.items() if m in names}
 
 
 def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
@@ -120,11 +130,14 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "sample_counts": counts,
         "group_aggregation": aggregation,
         "configs": configs,
-        "versions": {r.task.name: r.task.config.version for r in task_results},
+        "versions": {**{r.task.name: r.task.config.version for r in task_results},
+                     **{name: group_configs[name].metadata["version"] for name in groups
+                        if name in group_configs and "version" in group_configs[name].metadata}},
         "n-shot": {r.task.name: 0 for r in task_results},
         "higher_is_better": {r.task.name: r.task.higher_is_better() for r in task_results},
         "n-samples": {r.task.name: {"original": r.task.n_original, "effective": r.n_effective} for r in task_results},
         "breakdowns": {r.task.name: r.breakdowns for r in task_results if r.breakdowns},
+        "references": {name: values for name, values in map(references, task_results) if values},
         # Tokens the recorded answers took, as the backend reported them (answers served from the
         # journal or the response cache count what they cost when generated).
         "usage": {r.task.name: r.usage for r in task_results if r.usage},

@@ -19,6 +19,7 @@ from typing import Any
 from harness.errors import DatasetMissingError, UserError, suggest
 
 TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+VERBOSITY_LOGGERS = ("transformers", "datasets", "huggingface_hub", "vllm", "httpx")  # what --verbosity sets
 
 
 def _json_arg(text: str, flag: str) -> dict[str, Any]:
@@ -111,7 +112,9 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     """(batch size, shard, task names) of a run, or a UserError naming the bad flag."""
     from harness.sharding import parse_shard
 
-    if args.batch_size is not None and args.batch_size < 1:
+    _check_lm_eval_flags(args)
+    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.auto_batch`)
+    if not auto and args.batch_size is not None and args.batch_size < 1:
         raise UserError("--batch_size must be at least 1")
     if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
         raise UserError("--max_batch_tokens must be at least 1")
@@ -124,7 +127,25 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     names = [n.strip() for n in args.tasks.split(",") if n.strip()]
     if not names:
         raise UserError("--tasks is empty")
-    return args.batch_size or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
+    chosen = None if auto else args.batch_size  # auto: each backend starts from its default, hf then searches
+    return chosen or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1), shard, names
+
+
+def _check_lm_eval_flags(args: argparse.Namespace) -> None:
+    """lm-eval's flags (`harness.cli.add_lm_eval_flags`) checked, and their implications applied, as lm-eval does."""
+    if args.predict_only:
+        if args.output_path is None:
+            raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
+        args.log_samples = True  # as lm-eval: the answers are what a prediction-only run is for
+    if isinstance(args.apply_chat_template, str):
+        raise UserError(f"--apply_chat_template {args.apply_chat_template}: every backend renders the model's own chat "
+                        "template; a named template is not supported (give the flag without a name)")
+    if args.verbosity:
+        import logging
+
+        logging.basicConfig(level=args.verbosity)
+        for name in ("", *VERBOSITY_LOGGERS):  # each library sets its own logger's level: set theirs too
+            logging.getLogger(name).setLevel(args.verbosity)
 
 
 def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
@@ -146,7 +167,7 @@ def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata
     from harness.progress import LOADING, bar, datasets_quiet
     from harness.task import Task
 
-    tasks = [Task(index.tasks[name], metadata) for name in names]
+    tasks = [Task(index.tasks[name], metadata, args.system_instruction) for name in names]
     absent: list[DatasetMissingError] = []
     # One bar over the tasks, in place of what `datasets` would print per split.
     with datasets_quiet(), bar(len(tasks), LOADING, "task", not args.no_progress and len(tasks) > 1) as loading:
@@ -177,9 +198,12 @@ def cache_path(args: argparse.Namespace, output_dir: Path | None) -> Path | None
 
 def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, str], batch_size: int,
                 output_dir: Path | None) -> Any:
-    """The backend, behind the response cache when the run has one (`cache_path`)."""
-    return _behind_cache(make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens), args,
-                         output_dir)
+    """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
+    run has one (`cache_path`)."""
+    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
+    if args.batch_size == "auto" and (why := model.fit_batch_size(args.max_batch_size)):
+        print(f"harness: --batch_size auto: {why}", file=sys.stderr)
+    return _behind_cache(model, args, output_dir)
 
 
 def _behind_cache(model: Any, args: argparse.Namespace, output_dir: Path | None) -> Any:
@@ -217,6 +241,8 @@ class RunPlan:
     output_dir: Path | None
     secrets: list[str] = field(default_factory=list)
     judge: tuple[str, dict[str, str]] | None = None  # the judge's (backend, arguments) of --judge_model
+    hub: Any = None  # where --hf_hub_log_args uploads the results (`harness.hub_upload.HubTarget`)
+    results: dict[str, Any] | None = None  # the results, once the run has written them
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -226,16 +252,21 @@ class RunPlan:
 
 
 def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
+    from harness.hub_upload import parse_hub_target
     from harness.models.args import parse_kv, typed
     from harness.redact import collect_secrets, register
     from harness.results import model_folder_name
     from harness.task_index import TaskIndex
 
-    # Every secret of the run (model and judge arguments, the environment) is known before anything is written.
+    # Every secret of the run (model, judge and upload arguments, the environment) is known before anything is written.
     judge_args = parse_kv(args.judge_args, "--judge_args")
-    secrets = collect_secrets({"model": parse_kv(args.model_args), "judge": judge_args})
+    secrets = collect_secrets({"model": parse_kv(args.model_args), "judge": judge_args,
+                               "hub": parse_kv(args.hf_hub_log_args, "--hf_hub_log_args")})
     register(secrets)  # from here on, nothing the run writes or prints holds them
     batch_size, shard, names = _check_run_args(args)
+    hub = parse_hub_target(args.hf_hub_log_args)
+    if hub is not None and args.output_path is None:
+        raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
     backend, model_args, alias = resolve_model(args.model, args.model_args)
     judge = None
     if args.judge_model:
@@ -252,11 +283,17 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
-                   gen_kwargs, include_paths, output_dir, secrets, judge)
+                   gen_kwargs, include_paths, output_dir, secrets, judge, hub)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
+    return run_with_results(args, argv)[0]
+
+
+def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, dict[str, Any] | None]:
+    """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
+    the Python API's entry (`harness.evaluator`)."""
     from harness.lock import OutputLock
     from harness.redact import scrubbed_output
 
@@ -267,15 +304,15 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     with scrubbed_output():
         plan = plan_run(args, argv)
         if args.screen_only:
-            return _screen_only(plan)
+            return _screen_only(plan), None
         if plan.output_dir is None:
             print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
                   file=sys.stderr)
-            return _execute(plan)
+            return _execute(plan), plan.results
         # Held from before the model is loaded until the results are written; released (its file removed)
         # however the run ends, a failed start included.
         with OutputLock(plan.output_dir, plan.command(), plan.secrets):
-            return _execute(plan)
+            return _execute(plan), plan.results
 
 
 def run_policies(plan: RunPlan) -> Any:
@@ -337,14 +374,19 @@ def _execute(plan: RunPlan) -> int:
     args, output_dir = plan.args, plan.output_dir
     model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
     try:
-        judge = _open_judge(plan, output_dir)
+        judge = None if args.predict_only else _open_judge(plan, output_dir)
     except BaseException:
         model.close()
         raise
     policies = run_policies(plan)
+    if args.write_out:
+        from harness.write_out import write_out
+
+        write_out(plan.tasks, plan.gen_kwargs, args.seed)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
-                         shard=plan.shard, judge=judge, policies=policies if policies.by_task else None)
+                         shard=plan.shard, judge=judge, policies=policies if policies.by_task else None,
+                         score=not args.predict_only)
     started = time.time()
     try:
         task_results = Runner(model, options).run(plan.tasks)
@@ -368,11 +410,35 @@ def _execute(plan: RunPlan) -> int:
             judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, finished)
+    if args.predict_only:  # nothing scored: no group has a score either
+        results.update(predict_only=PREDICT_ONLY_NOTE, group_aggregation={},
+                       groups={name: {"alias": entry["alias"]} for name, entry in results["groups"].items()})
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
+    plan.results = results
     if output_dir is not None:
-        print(f"harness: results written to {write_results(results, output_dir, options.date_id)}", file=sys.stderr)
+        path = write_results(results, output_dir, options.date_id)
+        print(f"harness: results written to {path}", file=sys.stderr)
+        if args.predict_only:
+            print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
+        if plan.hub is not None:
+            _upload(plan, path, options.date_id)
     return _exit_code(task_results, args.allow_failures)
+
+
+PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
+                     "--predict_only scores them without generating again")
+
+
+def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
+    """--hf_hub_log_args: the results file, and with push_samples_to_hub the run's sample logs, to the Hub."""
+    from harness.hub_upload import upload_results
+
+    assert plan.output_dir is not None
+    files = [results_file]
+    if plan.hub.push_samples:
+        files += sorted(plan.output_dir.glob(f"samples_*_{date_id}.jsonl"))
+    print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
 
 
 def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
@@ -442,8 +508,19 @@ def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) 
         "metadata": plan.metadata, "data_dir": _data_dir_label(args.data_dir),
         "trust_unverified_data": args.trust_unverified_data,
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": args.log_samples,
-        **stats, "argv": plan.command(),
+        **_lm_eval_settings(args, stats.get("backend_stats") or {}), **stats, "argv": plan.command(),
     }
+
+
+def _lm_eval_settings(args: argparse.Namespace, backend_stats: dict[str, Any]) -> dict[str, Any]:
+    """What lm-eval's flags did: `batch_size: auto` with the size that fit (`batch_sizes`, as lm-eval records it),
+    `predict_only`, the system instruction."""
+    searched = backend_stats.get("auto_batch") if args.batch_size == "auto" else None
+    settings: dict[str, Any] = {"predict_only": args.predict_only, "system_instruction": args.system_instruction}
+    if args.batch_size == "auto":
+        settings.update(batch_size="auto", max_batch_size=args.max_batch_size,
+                        batch_sizes=[searched["chosen"]] if searched else [])
+    return settings
 
 
 def _alias_info(alias: str | None) -> dict[str, Any] | None:

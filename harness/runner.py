@@ -82,6 +82,9 @@ class RunOptions:
     policies: Callable[[Request], Request] | None = None
     # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
     judge: Model | None = None
+    # False (`--predict_only`): answers are journalled unscored, and nothing is aggregated; a later run that scores
+    # scores the journalled answers without generating them again.
+    score: bool = True
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
 
@@ -277,14 +280,26 @@ class Runner:
                           error=f"enormous output: {len(text)} characters (limit {max_response_chars(request.settings)})")
         else:
             record["status"] = EMPTY if not text.strip() else OK
-            try:
-                record["metrics"] = task.score(doc, text)
-            except TaskConfigError:
-                raise
-            except Exception as err:  # a hook that fails on one odd answer must not end the run
-                record.update(status=ERROR, error=f"scoring failed: {type(err).__name__}: {err}")
+            if self.options.score:
+                self._score(task, doc, record)
         record.update(self._log_fields(task, request, doc))
         return record
+
+    @staticmethod
+    def _score(task: Task, doc: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+        """The record with its answer's metrics, or failed with the scorer's error."""
+        try:
+            record["metrics"] = task.score(doc, record["response"])
+        except TaskConfigError:
+            raise
+        except Exception as err:  # a hook that fails on one odd answer must not end the run
+            record.update(status=ERROR, error=f"scoring failed: {type(err).__name__}: {err}")
+        return record
+
+    def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> None:
+        """Answers a `--predict_only` run journalled without metrics, scored now (nothing is generated again)."""
+        unscored = [s for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None]
+        store.add(self._score(task, task.doc(store.outcomes[s].doc_id), dict(store.records[s])) for s in unscored)
 
     def _build(self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
         request = task.build_request(doc_id, doc, settings)
@@ -426,15 +441,18 @@ class Runner:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
         task, store, screened = run.task, run.store, run.screened
         current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
+        if self.options.score:
+            self._score_unscored(task, store, current)
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
-        if task.judge is not None and self.options.judge is not None:
+        if task.judge is not None and self.options.judge is not None and self.options.score:
             outcomes, judge_counts = self._judge(task, store, current)
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
         counts = Counter(o.status for o in outcomes)
-        values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
+        values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None]) \
+            if self.options.score else ({}, {}, {})
         return TaskResult(
             task=task, settings=run.settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
             breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),

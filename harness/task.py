@@ -26,7 +26,7 @@ from harness.integrity import check_image_bytes
 from harness.judge import JudgeSpec
 from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
-from harness.prompts import RowError, messages_from_chat, messages_from_prompt
+from harness.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
 from harness.task_config import MetricSpec, TaskConfig
 from harness.yaml_loader import FunctionRef
 
@@ -61,10 +61,12 @@ class RowProblem:
 
 
 class Task:
-    def __init__(self, config: TaskConfig, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(self, config: TaskConfig, metadata: dict[str, Any] | None = None,
+                 system_instruction: str | None = None) -> None:
         self.config = config
         self.name = config.task
         self.metadata = {**config.metadata, **(metadata or {})}
+        self.system_instruction = system_instruction  # --system_instruction: the system turn of every request
         self.hooks: dict[str, Callable[..., Any]] = {}
         for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
                     "random_answer", "process_results", "truncation", "text_round_trip"):
@@ -241,6 +243,7 @@ class Task:
             else:
                 text = self._render("doc_to_text", self.config.doc_to_text, doc) or ""
                 messages = messages_from_prompt(text, images, system)
+            messages = with_system_instruction(messages, self.system_instruction)
         except (RowError, ValueError, KeyError, OSError) as err:
             return RowProblem(doc_id, sample_id, f"row {sample_id}: {err}")
         text_tokens = doc.get("text_tokens")
@@ -318,7 +321,11 @@ class Task:
         return values, stderrs, breakdowns
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {m.metric: m.higher_is_better for m in self.config.metric_list}
+        return {m.metric: m.higher_is_better for m in self.config.metric_list if not m.reference}
+
+    def reference_metrics(self) -> set[str]:
+        """The `metric_list` entries that are reference levels (chance), not scores (`MetricSpec.reference`)."""
+        return {m.metric for m in self.config.metric_list if m.reference}
 
     # ----------------------------------------------------------------------------- identity
     def identity(self) -> dict[str, Any]:

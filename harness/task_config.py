@@ -33,6 +33,12 @@ class MetricSpec:
     higher_is_better: bool = True
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def reference(self) -> bool:
+        """`reference: true`: a level to compare scores with (a task's chance), not a score itself; the results
+        keep it under `references`, where lm-eval's tools do not take it for a metric."""
+        return bool(self.kwargs.get("reference"))
+
 
 @dataclass
 class TaskConfig:
@@ -186,7 +192,7 @@ def _function_or_none(data: YamlDict, key: str) -> FunctionRef | None:
     return value
 
 
-AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_list")
+AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_list", "as")
 
 
 def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
@@ -204,6 +210,8 @@ def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
                               "or !function module.fn)")
     if entry.get("filter_list", "none") not in ("none", ["none"]):
         raise TaskConfigError(f"{where}: only `filter_list: none` is supported (this harness has no filters)")
+    if "as" in entry and not (isinstance(entry["as"], str) and entry["as"]):
+        raise TaskConfigError(f"{where}: `as` must be the name the group writes this aggregate under")
     named = entry.get("members")
     if named is not None:
         if not isinstance(named, list) or not all(isinstance(m, str) for m in named):

@@ -9,6 +9,8 @@ Batches: `--batch_size B` requests each, in the runner's long-first order; or, w
 `--max_batch_tokens N`, by the rows' precomputed token counts (`harness.batching`): a batch never holds
 more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
 (the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
+`--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
+(`harness.auto_batch`); the size that fit is recorded in the results.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from harness.api import GenerationSettings, Model, Request, Response
+from harness.auto_batch import FittingBatchSize
 from harness.batching import token_budget_batches
 from harness.images import fit_within_pixels
 from harness.models.args import at_least, settings_from_args
@@ -76,6 +80,7 @@ class HFModel(Model):
         self.max_images = settings.max_images
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
+        self.fitting: FittingBatchSize | None = None  # --batch_size auto
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
         self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
@@ -107,10 +112,21 @@ class HFModel(Model):
         return self.prompt_tokens(request) + request.settings.max_gen_toks
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        if not self.max_batch_tokens:
-            return super().batches(requests)
-        return token_budget_batches(requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size,
-                                    padded=True, cost=self.request_cost)
+        batches = super().batches(requests) if not self.max_batch_tokens else token_budget_batches(
+            requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size, padded=True,
+            cost=self.request_cost)
+        if self.fitting is None:
+            return batches
+        fitting = self.fitting
+        return (piece for batch in batches for piece in fitting.split(batch))
+
+    def fit_batch_size(self, start: int) -> str | None:
+        self.fitting = FittingBatchSize(start)
+        self.batch_size = start
+        return None
+
+    def statistics(self) -> dict[str, Any]:
+        return {"auto_batch": self.fitting.describe()} if self.fitting else {}
 
     # ----------------------------------------------------------------------------- counting
     @property
@@ -158,7 +174,9 @@ class HFModel(Model):
             request = requests[item[0]]
             groups.setdefault((request.settings, request.processor_kwargs), []).append(item)
         for (settings, processor_kwargs), items in groups.items():
-            for (i, _, _), response in zip(items, self._generate(items, settings, dict(processor_kwargs)), strict=True):
+            run = partial(self._generate, settings=settings, processor_kwargs=dict(processor_kwargs))
+            answers = self.fitting.run(run, items) if self.fitting else run(items)
+            for (i, _, _), response in zip(items, answers, strict=True):
                 responses[i] = response
         return [r if r is not None else Response(None, error="no response") for r in responses]
 

@@ -61,7 +61,10 @@ class Series:
 
 
 def _value(entry: dict[str, Any], metric: str) -> float | None:
-    value = entry.get(f"{metric},none")
+    return _number(entry.get(f"{metric},none"))
+
+
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
 
 
@@ -84,7 +87,7 @@ def series(data: Any) -> list[Series]:
             curve = Series(row, mode)
             for length, name in sorted(found.get((task, mode), {}).items()):
                 entry = data.results[name]
-                chance = _value(entry, "chance") or 0.0
+                chance = _number(data.reference(name, "chance")) or 0.0
                 if subset is None:
                     value = _value(entry, metric)
                 else:

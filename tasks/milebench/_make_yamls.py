@@ -76,9 +76,15 @@ def main() -> None:
             group(f"milebench{suffix}_{level.lower()}", leaves,
                   f"{level} images on {what}: the mean over subsets of their {level} rows (subsets without any left "
                   "out).", f"aggregate_metric_list:\n  - metric: {metric}\n    aggregation: mean\n")
-        group(f"milebench{suffix}", [f"milebench{suffix}_realistic", f"milebench{suffix}_diagnostic",
-                                     *(f"milebench{suffix}_{level.lower()}" for level in LEVELS)],
-              f"MileBench on {what}: Overall Real., Overall Diag. and the image-count levels side by side.", "")
+        # Table 2's columns written as the set's own metrics (each the value of the one member that has it), so
+        # lm-eval's group table shows them on the set's row.
+        side_by_side = [("realistic", "score", "overall_realistic"), ("diagnostic", "score", "overall_diagnostic"),
+                        *((level.lower(), f"score_{level.lower()}", f"score_{level.lower()}") for level in LEVELS)]
+        group(f"milebench{suffix}", [f"milebench{suffix}_{part}" for part, _, _ in side_by_side],
+              f"MileBench on {what}: Overall Real., Overall Diag. and the image-count levels side by side.",
+              "aggregate_metric_list:\n" + "".join(
+                  f"  - metric: {metric}\n    aggregation: strict_mean\n    members: [milebench{suffix}_{part}]\n"
+                  + (f"    as: {written}\n" if written != metric else "") for part, metric, written in side_by_side))
     group("milebench_all", [f"milebench{suffix}" for suffix in SETS],
           "MileBench: the test set, the Combined-image Set and the adversarial set.", "")
 

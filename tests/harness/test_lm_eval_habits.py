@@ -1,0 +1,258 @@
+"""What an lm-eval user types works here: its flags (`--batch_size auto`, `--predict_only`, `--system_instruction`,
+`--write_out`, `--apply_chat_template`, `--verbosity`, `--hf_hub_log_args`), its Python API (`simple_evaluate`), and
+its `make_table` on our results (scored top groups, no constant among the metrics)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builders.locovqa import build_locovqa
+from builders.mmneedle import build_mmneedle
+from harness import simple_evaluate
+from harness.auto_batch import FittingBatchSize, is_out_of_memory
+from harness.errors import UserError
+
+K1_POSITIVES = ["m1_n2_k1", "m1_n4_k1", "m1_n8_k1", "m10_n1_k1", "m10_n2_k1", "m10_n4_k1", "m10_n8_k1"]
+
+
+@pytest.fixture(scope="module")
+def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every MMNeedle config, one positive and one negative each (the real builder, synthetic source)."""
+    root = tmp_path_factory.mktemp("mmneedle_all")
+    build_mmneedle(source="synthetic", out_dir=root, configs=None, limit=1, seed=0, num_proc=1)
+    return root
+
+
+@pytest.fixture(scope="module")
+def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The random baseline's results on two LoCoVQA configs (MMStar: chance 1/4; the needle: 1/10)."""
+    from harness.cli import main
+
+    root = tmp_path_factory.mktemp("locovqa")
+    build_locovqa(["synthetic"], root / "data", ["mmstar_cmp_1", "needle_int_4"], limit=2, cell_size=16, num_proc=1)
+    assert main(["--tasks", "locovqa_mmstar_cmp_1,locovqa_needle_int_4", "--model", "random", "--data_dir",
+                 str(root / "data"), "--output_path", str(root / "out"), "--no_progress"]) == 0
+    return root / "out"
+
+
+def results_file(folder: Path) -> dict:
+    return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())
+
+
+def table_rows(table: str) -> list[list[str]]:
+    return [[cell.strip() for cell in line.split("|")[1:-1]] for line in table.splitlines()[2:] if line.strip()]
+
+
+def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_later_run_scores(
+        harness, needle_dir: Path, tmp_path: Path) -> None:
+    run = harness("--tasks", "mmneedle_k1", "--model", "random", "--batch_size", "auto", "--predict_only",
+                  "--data_dir", needle_dir, "--output_path", tmp_path)
+    assert run.code == 0, run.err
+    assert "--batch_size auto: random pads no batch in device memory" in run.err
+    predicted = results_file(tmp_path / "random")
+    assert "not scored" in predicted["predict_only"] and predicted["config"]["predict_only"] is True
+    assert predicted["config"]["batch_size"] == "auto" and predicted["config"]["batch_sizes"] == []
+    assert all(set(entry) == {"alias"} for entry in [*predicted["results"].values(), *predicted["groups"].values()])
+    journal = run.samples("random", "mmneedle_m1_n2_k1_pos")
+    assert journal and all("metrics" not in record and record["response"] for record in journal)
+    assert len(list((tmp_path / "random").glob("samples_mmneedle_*.jsonl"))) == 14  # lm-eval: implies --log_samples
+
+    scored = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", needle_dir, "--output_path", tmp_path)
+    assert scored.code == 0, scored.err
+    assert "1 samples resumed from the journal, 0 generated now" in scored.err
+    results = results_file(tmp_path / "random")
+    assert "predict_only" not in results
+    exact = [results["results"][f"mmneedle_{c}_pos"]["exact_acc,none"] for c in K1_POSITIVES]
+    assert results["groups"]["mmneedle_k1"]["exact_acc_pos,none"] == pytest.approx(sum(exact) / len(exact))
+    answers = {r["sample_id"]: r["response"] for r in journal}
+    assert {r["sample_id"]: r["response"] for r in scored.samples("random", "mmneedle_m1_n2_k1_pos")} == answers
+
+
+def test_predict_only_needs_an_output_path_and_a_bad_batch_size_is_named(harness, needle_dir: Path) -> None:
+    run = harness("--tasks", "mmneedle_k1", "--model", "random", "--predict_only", "--data_dir", needle_dir)
+    assert run.code == 2 and "--predict_only needs --output_path" in run.err
+    with pytest.raises(SystemExit) as exit:
+        harness("--tasks", "mmneedle_k1", "--model", "random", "--batch_size", "big")
+    assert exit.value.code == 2
+
+
+def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness, needle_dir: Path,
+                                                                         locovqa_run: Path, tmp_path: Path) -> None:
+    make_table = pytest.importorskip("lm_eval.utils").make_table
+    assert harness("--tasks", "mmneedle", "--model", "random", "--data_dir", needle_dir, "--output_path",
+                   tmp_path).code == 0
+    results = results_file(tmp_path / "random")
+    rows = table_rows(make_table(results, "groups"))
+    assert rows[0][0] == "mmneedle" and rows[0][4] in ("exact_acc_pos", "existence_acc_neg")
+    top = {row[4] for row in rows[:2]}
+    assert top == {"exact_acc_pos", "existence_acc_neg"}
+    assert [row[0] for row in rows if row[0]] == ["mmneedle", "- mmneedle_k1", "- mmneedle_k2", "- mmneedle_k5"]
+    assert float(rows[0][6]) == pytest.approx(
+        results["groups"]["mmneedle"][f"{rows[0][4]},none"], abs=1e-4)
+
+    results = results_file(locovqa_run / "random")
+    metrics = {row[4] for row in table_rows(make_table(results))}
+    assert "accuracy" in metrics and "chance" not in metrics
+    assert results["references"] == {"locovqa_mmstar_cmp_1": {"chance": pytest.approx(0.25)},
+                                     "locovqa_needle_int_4": {"chance": pytest.approx(0.1)}}
+    assert "chance" not in results["higher_is_better"]["locovqa_mmstar_cmp_1"]
+
+
+def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
+    from harness.report import load_results
+    from tasks.locovqa import report
+
+    results = results_file(locovqa_run / "random")
+    for task, levels in results.pop("references").items():  # as written before `references`: among the metrics
+        results["results"][task].update({f"{name},none": value for name, value in levels.items()})
+    (tmp_path / "random").mkdir()
+    (tmp_path / "random" / "results_old.json").write_text(json.dumps(results))
+    old, new = (report.series(load_results(folder)["random"]) for folder in (tmp_path, locovqa_run))
+    assert [c.chance for c in old] == [c.chance for c in new]
+    assert {round(c.chance[0], 9) for c in new} == {0.1, 0.25}
+
+
+def test_system_instruction_is_the_first_system_text_recorded_and_written_out(harness, data_dir: Path,
+                                                                              tmp_path: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "2",
+                  "--system_instruction", "Think step by step.", "--write_out", "--apply_chat_template",
+                  "--output_path", tmp_path, "--log_samples")
+    assert run.code == 0, run.err
+    assert run.err.count("--- mmneedle_m1_n2_k1_pos, document ") == 2
+    assert "[system] Think step by step.\n[user] <image>Given 1 image" in run.err
+    results = results_file(tmp_path / "random")
+    assert results["config"]["system_instruction"] == "Think step by step."
+    (log,) = (tmp_path / "random").glob("samples_*.jsonl")
+    prompt = json.loads(log.read_text().splitlines()[0])["arguments"]["gen_args_0"]["arg_0"]
+    assert prompt.startswith("[system] Think step by step.\n[user] <image>")
+
+
+def test_system_instruction_comes_before_a_tasks_system_prompt_and_keys_the_cache(data_dir: Path) -> None:
+    from harness.cache import request_key
+    from harness.prompts import with_system_instruction
+    from harness.task import Task
+    from harness.task_index import TaskIndex
+
+    config = TaskIndex().tasks["mmneedle_m1_n2_k1_pos"]
+    plain, instructed = Task(config), Task(config, system_instruction="Be brief.")
+    for task in (plain, instructed):
+        task.load(data_dir, 1)
+    settings = plain.generation_settings()
+    first, second = (t.build_request(0, t.doc(0), settings) for t in (plain, instructed))
+    assert [m.role for m in second.messages] == ["system", "user"] and second.messages[1] == first.messages[0]
+    assert request_key({"model": "m"}, first) != request_key({"model": "m"}, second)
+    merged = with_system_instruction(with_system_instruction(first.messages, "Task rules."), "Be brief.")
+    assert merged[0].content[0].text == "Be brief.\n\nTask rules." and len(merged[0].content) == 1
+
+
+def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_dir: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
+                  "--apply_chat_template", "chatml")
+    assert run.code == 2 and "a named template is not supported" in run.err
+    with pytest.raises(SystemExit):
+        harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--verbosity", "LOUD")
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("", "transformers", "datasets")]
+    before = [logger.level for logger in loggers]
+    try:
+        run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "1",
+                      "--verbosity", "error")
+        assert run.code == 0 and [logger.level for logger in loggers] == [logging.ERROR] * 3
+    finally:
+        for logger, level in zip(loggers, before, strict=True):
+            logger.setLevel(level)
+
+
+def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_token(
+        harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    token = "hf_uploadtokenvalue12345"
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "1",
+                  "--output_path", tmp_path, "--hf_hub_log_args",
+                  f"hub_results_org=ORG,results_repo_name=evals,push_results_to_hub=True,token={token}")
+    assert run.code == 1
+    (line,) = [line for line in run.err.splitlines() if "error" in line]
+    assert line.startswith("harness: error: results not uploaded to https://huggingface.co/datasets/ORG/evals: ")
+    assert f"they are saved in {tmp_path / 'random'}" in line
+    assert results_file(tmp_path / "random")["results"]
+    written = "".join(p.read_text(errors="replace") for p in (tmp_path / "random").iterdir() if p.is_file())
+    assert token not in written + run.err + run.out
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("hub_results_org=ORG,push_results=True", "did you mean"),
+    ("push_results_to_hub=True", "hub_results_org=ORG is needed"),
+    ("hub_results_org=ORG,push_results_to_hub=maybe", "expected True or False"),
+])
+def test_hub_log_args_are_checked_before_the_run(harness, data_dir: Path, tmp_path: Path, value: str,
+                                                 message: str) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
+                  "--output_path", tmp_path, "--hf_hub_log_args", value)
+    assert run.code == 2 and message in run.err and not (tmp_path / "random").exists()
+
+
+def test_fitting_batch_size_halves_on_out_of_memory_and_keeps_the_order() -> None:
+    import torch
+
+    calls: list[int] = []
+
+    def generate(piece: list[int]) -> list[int]:
+        calls.append(len(piece))
+        if len(piece) > 3:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return [10 * x for x in piece]
+
+    fitting = FittingBatchSize(8)
+    assert fitting.run(generate, list(range(11))) == [10 * x for x in range(11)]
+    assert calls[:3] == [8, 4, 2] and fitting.describe() == {"start": 8, "chosen": 2, "halvings": 2}
+    assert [len(b) for b in fitting.split(list(range(5)))] == [2, 2, 1]
+    assert is_out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 GB"))
+    assert not is_out_of_memory(ValueError("invalid_input: image 1"))
+
+    def broken(piece: list[int]) -> list[int]:
+        raise ValueError("a bug, not memory")
+
+    with pytest.raises(ValueError):
+        FittingBatchSize(4).run(broken, [1, 2])
+
+
+def test_batch_size_auto_on_hf_records_the_size_that_fit(harness, data_dir: Path, tiny_llava: Path,
+                                                         tmp_path: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",
+                  "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=2", "--batch_size", "auto",
+                  "--max_batch_size", "2", "--output_path", tmp_path)
+    assert run.code == 0, run.err
+    config = results_file(tmp_path / str(tiny_llava).replace("/", "__"))["config"]
+    assert config["batch_size"] == "auto" and config["max_batch_size"] == 2 and config["batch_sizes"] == [2]
+    assert config["backend_stats"]["auto_batch"] == {"start": 2, "chosen": 2, "halvings": 0}
+
+
+def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: Path) -> None:
+    results = simple_evaluate(tasks=["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"], model="random",
+                              data_dir=data_dir, limit=2, output_path=tmp_path, no_progress=True, seed=3)
+    assert results == json.loads(json.dumps(results_file(tmp_path / "random")))
+    assert results["config"]["argv"][:3] == ["harness", "--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"]
+    assert results["config"]["seed"] == 3 and results["config"]["limit"] == 2
+    again = simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="constant", model_args={"answer": "1, 1, 1"},
+                            data_dir=data_dir, limit=2, no_progress=True)
+    assert again["results"]["mmneedle_m1_n2_k1_pos"]["existence_acc,none"] == 1.0
+    with pytest.raises(UserError, match="mmneedle_m1_n2_k1_pso"):
+        simple_evaluate(tasks="mmneedle_m1_n2_k1_pso", model="random", data_dir=data_dir, no_progress=True)
+    with pytest.raises(UserError, match="batch_size"):
+        simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="random", batch_size="big")
+
+
+def test_importing_the_api_loads_nothing_heavy() -> None:
+    code = ("import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
+            "print(sorted(m for m in ('harness.run', 'datasets', 'torch', 'harness.runner') if m in sys.modules))")
+    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.run' in sys.modules)"],
+                            capture_output=True, text=True, check=True)
+    assert before.stdout.strip() == "False"
+    after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert after.stdout.strip() == "[]"
