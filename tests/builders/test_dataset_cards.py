@@ -208,3 +208,12 @@ def test_a_release_builds_card_names_its_licences_with_links(benchmark: str, tmp
         assert "from the source files named below" in body and meta["license_link"] == "https://cocodataset.org/#termsofuse"
     else:
         assert "from the authors' release ([" in body
+
+
+def test_a_coco_builds_card_says_it_was_built_from_coco_and_links_coco_terms(coco_build: Path) -> None:
+    readme = (coco_build / "README.md").read_text(encoding="utf-8")
+    meta = front_matter(readme)
+    assert meta["license"] == "other" and meta["license_link"] == "https://cocodataset.org/#termsofuse"
+    body = " ".join(readme.split())
+    assert "(`builders build mmneedle`) from MS COCO 2014 validation images and captions," in body
+    assert "synthetic" not in body.split("## Load")[0].split("# MMNeedle", 1)[1]
