@@ -52,8 +52,9 @@ class DatasetMissingError(UserError):
             return str(errors[0])
         hub = [e for e in errors if isinstance(e, HubUnavailableError)]
         local = [e for e in errors if not isinstance(e, HubUnavailableError)]
-        lines = list(dict.fromkeys(f"cannot get {e.location} (read by {sum(h.reason == e.reason for h in hub)} "
-                                   f"tasks): {e.why}" for e in hub))
+        readers = {e.reason: sum(h.reason == e.reason for h in hub) for e in hub}
+        lines = list(dict.fromkeys(f"cannot get {e.location} (read by {readers[e.reason]} task"
+                                   f"{'' if readers[e.reason] == 1 else 's'}): {e.why}" for e in hub))
         if local:
             lines += [f"{len(local)} tasks have no data:"] + [f"  {e.reason}" for e in local]
         for group, lead, tail in ((local, "build them with: ", ""),
