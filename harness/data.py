@@ -27,8 +27,15 @@ from typing import Any
 import datasets
 
 from builders.core import contract
-from harness.errors import DatasetMissingError, UserError
-from harness.hub import fetch_build, parse_hub_location, snapshot_commit
+from harness.errors import DatasetMissingError, HubUnavailableError, UserError
+from harness.hub import (
+    LOCAL_DATA_DIR,
+    fetch_build,
+    looks_like_repo_id,
+    parse_hub_location,
+    snapshot_commit,
+    why_unavailable,
+)
 from harness.integrity import DataFile, open_files, resolve_inside, verify_files
 from harness.manifest_shape import read_checked_manifest
 from harness.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
@@ -169,6 +176,9 @@ def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
         raise UserError(f"--data_dir {err}") from None
     if hub is not None and repo is not None:
         return _load_from_hub(config, repo, hub.revision, str(data_dir), trust_unverified)
+    if data_dir is not None and looks_like_repo_id(data_dir):
+        raise UserError(f"--data_dir {data_dir}: no such folder; for the Hub dataset repo {data_dir} write "
+                        f"--data_dir hf://{data_dir} (hf://{data_dir}@v1.0.0 for a tag or commit)")
     root, explicit = local_root(data_dir)
     given = Path(config.dataset_path).expanduser()
     local = given if given.is_absolute() else root / config.dataset_path
@@ -192,11 +202,14 @@ def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir
     try:
         folder = fetch_build(repo, revision, config.dataset_name)
     except Exception as err:  # offline without a cached snapshot, no such repo or revision, no network
-        raise missing(config, hint_dir, f"task {config.task!r}: cannot get {location}: "
-                                        f"{type(err).__name__}: {str(err).splitlines()[0]}") from None
+        raise HubUnavailableError(location, why_unavailable(repo, revision, err), data_dir=LOCAL_DATA_DIR,
+                                  builder_command=build_command_template(config, None),
+                                  dataset_name=config.dataset_name) from None
     # A snapshot's files are links into the repo's blob store, beside `snapshots/`.
     allowed = folder.parent.parent if snapshot_commit(folder) else None
-    loaded = _load(config, folder, Path(hint_dir), location, revision, trust_unverified, allowed)
+    # A config the pushed build lacks is built here, not "--out hf://...".
+    hint_root = Path(LOCAL_DATA_DIR) if parse_hub_location(hint_dir) else Path(hint_dir)
+    loaded = _load(config, folder, hint_root, location, revision, trust_unverified, allowed)
     loaded.info["commit"] = snapshot_commit(folder)
     return loaded
 

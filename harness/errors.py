@@ -46,19 +46,46 @@ class DatasetMissingError(UserError):
 
     @staticmethod
     def combined(errors: list[DatasetMissingError]) -> str:
-        """One message for every task whose data is missing, with one build command per builder."""
+        """One message for every task whose data is missing, with one build command per builder; a Hub build
+        that cannot be had is named once, however many tasks read it."""
         if len(errors) == 1:
             return str(errors[0])
-        lines = [f"{len(errors)} tasks have no data:"] + [f"  {e.reason}" for e in errors]
-        commands: dict[tuple[str, str], list[str]] = {}
-        for e in errors:
-            if e.builder_command and e.dataset_name:
-                names = commands.setdefault((e.builder_command, e.data_dir or "DATA_DIR"), [])
-                if e.dataset_name not in names:
-                    names.append(e.dataset_name)
-        for (template, data_dir), names in commands.items():
-            lines.append("build them with: " + template.format(dataset_name=" ".join(names), data_dir=data_dir))
+        hub = [e for e in errors if isinstance(e, HubUnavailableError)]
+        local = [e for e in errors if not isinstance(e, HubUnavailableError)]
+        readers = {e.reason: sum(h.reason == e.reason for h in hub) for e in hub}
+        lines = list(dict.fromkeys(f"cannot get {e.location} (read by {readers[e.reason]} task"
+                                   f"{'' if readers[e.reason] == 1 else 's'}): {e.why}" for e in hub))
+        if local:
+            lines += [f"{len(local)} tasks have no data:"] + [f"  {e.reason}" for e in local]
+        for group, lead, tail in ((local, "build them with: ", ""),
+                                  (hub, "or build them here: ", ", and pass --data_dir {data_dir}")):
+            commands: dict[tuple[str, str], list[str]] = {}
+            for e in group:
+                if e.builder_command and e.dataset_name:
+                    names = commands.setdefault((e.builder_command, e.data_dir or "DATA_DIR"), [])
+                    if e.dataset_name not in names:
+                        names.append(e.dataset_name)
+            for (template, data_dir), names in commands.items():
+                lines.append(lead + template.format(dataset_name=" ".join(names), data_dir=data_dir)
+                             + tail.format(data_dir=data_dir))
         return "\n".join(lines)
+
+
+class HubUnavailableError(DatasetMissingError):
+    """A Hub build (`--data_dir hf://...`) that cannot be fetched: offline, no network, no such repo or
+    revision. `reason` is the same for every task that reads it, so the run says it once; the hint builds the
+    data locally instead (`data_dir` is that local folder)."""
+
+    def __init__(self, location: str, why: str, *, builder_command: str | None, dataset_name: str | None,
+                 data_dir: str) -> None:
+        hint = ""
+        if builder_command:
+            command = builder_command.format(dataset_name=dataset_name or "", data_dir=data_dir)
+            hint = f"; or build it here: {command}, and pass --data_dir {data_dir}"
+        super().__init__(f"cannot get {location}: {why}", hint, builder_command=builder_command,
+                         dataset_name=dataset_name, data_dir=data_dir)
+        self.location = location
+        self.why = why
 
 
 def suggest(name: str, known: Iterable[str], what: str) -> str:

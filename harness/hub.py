@@ -19,40 +19,14 @@ local build is found and no `--data_dir` was given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from builders.core import contract
 
-HUB_PREFIX = "hf://"
-
-
-@dataclass(frozen=True)
-class HubLocation:
-    org: str
-    name: str | None  # None: the repo is named after each task's dataset_path
-    revision: str | None
-
-    def repo_for(self, dataset_path: str) -> str:
-        benchmark = Path(dataset_path).name
-        if self.name is not None and self.name != benchmark:
-            raise ValueError(f"{self}: holds dataset {self.name!r}, the task reads {benchmark!r}")
-        return f"{self.org}/{self.name or benchmark}"
-
-    def __str__(self) -> str:
-        return f"{HUB_PREFIX}{self.org}{'/' + self.name if self.name else ''}{'@' + self.revision if self.revision else ''}"
-
-
-def parse_hub_location(text: str | Path | None) -> HubLocation | None:
-    """`hf://ORG[/NAME][@REVISION]` -> its parts; anything else -> None (a local folder)."""
-    if text is None or not str(text).startswith(HUB_PREFIX):
-        return None
-    body = str(text)[len(HUB_PREFIX) :]
-    path, _, revision = body.partition("@")
-    parts = [p for p in path.split("/") if p]
-    if not 1 <= len(parts) <= 2 or (revision == "" and "@" in body):
-        raise ValueError(f"{text!r}: expected hf://ORG/NAME@REVISION (or hf://ORG[@REVISION])")
-    return HubLocation(parts[0], parts[1] if len(parts) == 2 else None, revision or None)
+# `hf://` strings are parsed by the contract, so that `load_images` reads them as `--data_dir` does.
+HUB_PREFIX = contract.HUB_PREFIX
+HubLocation = contract.HubLocation
+parse_hub_location = contract.parse_hub_location
 
 
 def fetch_build(repo: str, revision: str | None, config: str | None) -> Path:
@@ -78,3 +52,40 @@ def fetch_build(repo: str, revision: str | None, config: str | None) -> Path:
 def snapshot_commit(folder: Path) -> str | None:
     """The commit a snapshot folder holds (`.../snapshots/<commit>`), or None for another folder."""
     return folder.name if folder.parent.name == "snapshots" and len(folder.name) == 40 else None
+
+
+LOCAL_DATA_DIR = "data"  # where the hints for a Hub build that cannot be had build it instead
+
+
+def why_unavailable(repo: str, revision: str | None, err: BaseException) -> str:
+    """Why `snapshot_download` could not give `repo` at `revision`, in words a user can act on."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    if isinstance(err, LocalEntryNotFoundError | OSError) and constants.HF_HUB_OFFLINE:
+        return ("the local Hub cache does not hold it and HF_HUB_OFFLINE=1 forbids downloading it (unset "
+                "HF_HUB_OFFLINE on a machine with network to download it once)")
+    if isinstance(err, LocalEntryNotFoundError):
+        return ("the Hub cannot be reached (no network?) and the local Hub cache does not hold it (download it once "
+                "where there is network, or set HF_HUB_OFFLINE=1 to use a cached copy)")
+    if isinstance(err, GatedRepoError):
+        return f"{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
+    if isinstance(err, RevisionNotFoundError):
+        return f"{repo} has no revision {revision!r} (a tag, branch or commit)"
+    if isinstance(err, RepositoryNotFoundError):
+        return (f"there is no dataset repo {repo} on the Hub, or it is private (log in with `hf auth login` or set "
+                "HF_TOKEN)")
+    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+
+
+def looks_like_repo_id(data_dir: str | Path) -> bool:
+    """`ORG/NAME` that is no folder here, not even in part: most likely a Hub repo id written without `hf://`."""
+    text = str(data_dir)
+    parts = text.split("/")
+    return (len(parts) == 2 and all(parts) and not text.startswith((".", "~")) and not Path(text).exists()
+            and not Path(parts[0]).exists())

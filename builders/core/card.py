@@ -54,6 +54,13 @@ def _template_text(name: str) -> str:
 
 
 DEFAULT_TEMPLATE = "_default.md.jinja"
+# What every card's snippets need: the `datasets` that reads a build (pyproject's pin; a test holds them equal), and
+# the placeholder for the repo id, which a build cannot know (`builders push` names it later).
+DATASETS_REQUIREMENT = "datasets>=5.2"
+REPO_PLACEHOLDER = "ORG/NAME"
+# A build from a builder's own offline fixture: everything in it was drawn by the builder.
+FIXTURE_CARD_LICENCE = {"license": "cc0-1.0"}
+FIXTURE_LICENCE = "Offline fixture: drawn by the builder, [CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)."
 
 
 def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:
@@ -66,6 +73,7 @@ def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    environment.globals.update(datasets_requirement=DATASETS_REQUIREMENT, repo_placeholder=REPO_PLACEHOLDER)
     name = f"{benchmark}/card.md.jinja"
     if not resources.files("dataset_cards").joinpath(benchmark, "card.md.jinja").is_file():
         name = DEFAULT_TEMPLATE

@@ -21,6 +21,9 @@ stored once, in the config `IMAGE_TABLE_CONFIG` (columns `IMAGE_TABLE_FEATURES`,
 a row names its images by `image_sha256`. `load_images(folder_or_repo, row)` returns a row's PIL images
 in either mode.
 
+**Hub locations.** `hf://ORG/NAME@REVISION` names a pushed build (`parse_hub_location`): `load_images` and the
+harness's `--data_dir` read the same strings the same way.
+
 **Manifest.** `build_manifest.json` (`MANIFEST_NAME`, format `MANIFEST_FORMAT`) says what a folder holds:
 per config its rows, files (path, bytes, sha256) and content hash; the build's content hash; and under
 `contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
@@ -33,6 +36,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +147,42 @@ def image_tokens(width: int, height: int, *, min_pixels: int = MIN_PIXELS, max_p
     """Vision tokens of one `width` x `height` image under `TOKEN_RULE`, with the given pixel limits."""
     h_bar, w_bar = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels)
     return (h_bar // PATCH_FACTOR) * (w_bar // PATCH_FACTOR)
+
+
+# ---------------------------------------------------------------------------- Hub locations
+
+HUB_PREFIX = "hf://"
+
+
+@dataclass(frozen=True)
+class HubLocation:
+    """`hf://ORG/NAME@REVISION` in parts; `name` None: `hf://ORG`, a repo per benchmark (`ORG/<benchmark>`)."""
+
+    org: str
+    name: str | None
+    revision: str | None
+
+    def repo_for(self, dataset_path: str) -> str:
+        benchmark = Path(dataset_path).name
+        if self.name is not None and self.name != benchmark:
+            raise ValueError(f"{self}: holds dataset {self.name!r}, the task reads {benchmark!r}")
+        return f"{self.org}/{self.name or benchmark}"
+
+    def __str__(self) -> str:
+        return f"{HUB_PREFIX}{self.org}{'/' + self.name if self.name else ''}{'@' + self.revision if self.revision else ''}"
+
+
+def parse_hub_location(text: str | Path | None) -> HubLocation | None:
+    """`hf://ORG[/NAME][@REVISION]` -> its parts; anything else -> None (a local folder). ValueError for an
+    `hf://` string of another shape."""
+    if text is None or not str(text).startswith(HUB_PREFIX):
+        return None
+    body = str(text)[len(HUB_PREFIX):]
+    path, _, revision = body.partition("@")
+    parts = [p for p in path.split("/") if p]
+    if not 1 <= len(parts) <= 2 or (revision == "" and "@" in body):
+        raise ValueError(f"{text!r}: expected hf://ORG/NAME@REVISION (or hf://ORG[@REVISION])")
+    return HubLocation(parts[0], parts[1] if len(parts) == 2 else None, revision or None)
 
 
 # ------------------------------------------------------------------------------- the manifest
@@ -425,14 +465,28 @@ class ImageTable:
 _TABLES: dict[tuple[str, str | None], ImageTable] = {}
 
 
+def _hub_repo(location: str, revision: str | None) -> tuple[str, str | None] | None:
+    """(repo id, revision) when `location` names a Hub repo (`hf://ORG/NAME[@REVISION]`, or `ORG/NAME` with a
+    revision or that is not a local folder), None for a local folder. A revision given twice must agree."""
+    hub = parse_hub_location(location)
+    if hub is None:
+        return None if revision is None and Path(location).is_dir() else (location, revision)
+    if hub.name is None:
+        raise ValueError(f"{location!r}: name the dataset repo, hf://ORG/NAME[@REVISION]")
+    if hub.revision is not None and revision is not None and hub.revision != revision:
+        raise ValueError(f"{location!r} names revision {hub.revision!r}, revision={revision!r} another")
+    return f"{hub.org}/{hub.name}", hub.revision or revision
+
+
 def _image_table_files(location: str, revision: str | None, load_kwargs: Mapping[str, Any]) -> list[str]:
     """The image table's Parquet files of a local build folder, or of a Hub repo (downloaded into the Hub cache:
     `load_kwargs` go to `huggingface_hub.snapshot_download`)."""
     folder = Path(location)
-    if revision is not None or not folder.is_dir():
+    repo = _hub_repo(location, revision)
+    if repo is not None:
         from huggingface_hub import snapshot_download
 
-        folder = Path(snapshot_download(location, repo_type="dataset", revision=revision,
+        folder = Path(snapshot_download(repo[0], repo_type="dataset", revision=repo[1],
                                         allow_patterns=[MANIFEST_NAME, f"{IMAGE_TABLE_CONFIG}/*"], **load_kwargs))
     files = split_files(folder, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT) or sorted(
         str(p) for p in (folder / IMAGE_TABLE_CONFIG).glob(f"{IMAGE_TABLE_SPLIT}-*.parquet"))
@@ -463,11 +517,13 @@ def load_images(location: str | Path, row: Mapping[str, Any], revision: str | No
                 **load_kwargs: Any) -> list[Any]:
     """A row's images as PIL images, in prompt order, whatever the build's image storage.
 
-    `location` is the built folder or Hub repo the row was loaded from (for a Hub repo, `load_kwargs`, e.g.
-    `cache_dir`, go to `huggingface_hub.snapshot_download` when the image table is first read):
+    `location` is the built folder or Hub repo the row was loaded from: a folder, `ORG/NAME`, or
+    `hf://ORG/NAME@REVISION` as `--data_dir` takes it (for a Hub repo, `load_kwargs`, e.g. `cache_dir`, go to
+    `huggingface_hub.snapshot_download` when the image table is first read):
 
         ds = datasets.load_dataset("data/mmneedle", "m10_n4_k1", split="test")
         images = load_images("data/mmneedle", ds[0])
+        images = load_images("hf://ORG/mmlongbench@v1.0.0", row)
     """
     import io
 

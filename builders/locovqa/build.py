@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import print_plan
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
@@ -62,11 +63,23 @@ INFO = BuilderInfo(
           "tags": ["long-context", "multimodal", "distractors", "locovqa", "mmlongeval"]},
 )
 LICENCES = {
-    "okvqa": "OK-VQA questions and answers: CC BY 4.0 (Marino et al.); its images are MS COCO's",
+    "okvqa": "[OK-VQA](https://okvqa.allenai.org/) questions and answers: [CC BY 4.0]"
+             "(https://creativecommons.org/licenses/by/4.0/) (Marino et al.); its images are MS COCO's",
     "coco": "MS COCO images remain under their Flickr owners' terms ([COCO terms](https://cocodataset.org/#termsofuse))",
-    "mmstar": "MMStar: its authors' release terms, and those of its six source benchmarks",
-    "mnist": "MNIST: CC BY-SA 3.0 (LeCun, Cortes and Burges)",
+    "mmstar": "MMStar: its authors' release terms ([Lin-Chen/MMStar](https://huggingface.co/datasets/Lin-Chen/MMStar)), "
+              "and those of its six source benchmarks",
+    "mnist": "MNIST: [CC BY-SA 3.0](https://creativecommons.org/licenses/by-sa/3.0/) (LeCun, Cortes and Burges)",
 }
+# The card's one licence link for a build from the real sources: the most restrictive terms it carries, COCO's for
+# any build with COCO images (every task but MMStar shows them), else MMStar's.
+LICENCE_LINKS = {"coco": "https://cocodataset.org/#termsofuse", "okvqa": "https://cocodataset.org/#termsofuse",
+                 "mmstar": "https://huggingface.co/datasets/Lin-Chen/MMStar"}
+
+
+def card_licence(sources: list[str]) -> dict[str, str]:
+    """The card's licence fields for a build from `sources` (the names of `--source NAME=...`)."""
+    link = next((LICENCE_LINKS[name] for name in LICENCE_LINKS if name in sources), LICENCE_LINKS["coco"])
+    return {"license": "other", "license_name": "locovqa-sources", "license_link": link}
 
 
 def build_locovqa(
@@ -144,7 +157,7 @@ def build_locovqa(
             }
             caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
                        "sources' formats; scores on it are not comparable with the paper's"} if synthetic else {}
-            card = {"license": "cc0-1.0"} if synthetic else {"license": "other"}
+            card = FIXTURE_CARD_LICENCE if synthetic else card_licence(list(paths))
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": list(source or ["synthetic"])},
                                  image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
                                  config_order=list(CONFIGS), command=command, caveats=caveats, card=card)
@@ -163,7 +176,7 @@ def build_locovqa(
             with build:
                 stats = _write(build, pending, planned, sources, cell_size, counter, listers, num_proc, progress,
                                memory_budget_mb * 1024 * 1024, work) if pending else {}
-                licence = ("Offline stand-in: drawn by the builder, CC0." if synthetic else
+                licence = (FIXTURE_LICENCE if synthetic else
                            "; ".join(LICENCES[name] for name in paths if name in LICENCES) + ".")
                 return build.publish(stats=stats, card_context={"licence": licence, "cell_size": cell_size})
         finally:

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.image_check import DamagedImages
@@ -43,16 +44,21 @@ from builders.milebench.subsets import COMBINED, CONFIGS, Config
 BUILDER_VERSION = "1.0.0"
 INFO = BuilderInfo(
     name="milebench", module="builders.milebench", version=BUILDER_VERSION,
-    card={"license": "other", "pretty_name": "MileBench", "language": ["en"],
+    card={"pretty_name": "MileBench", "language": ["en"],
           "task_categories": ["visual-question-answering", "image-text-to-text"],
           "tags": ["long-context", "multimodal", "multi-image", "benchmark", "milebench"]},
 )
 COMBINED_MODES = ("auto", "build")
+# The card's licence fields: the authors state two licences (below), so the card names neither alone.
+RELEASE_CARD_LICENCE = {"license": "other", "license_name": "milebench-data",
+                        "license_link": "https://huggingface.co/datasets/FreedomIntelligence/MileBench"}
 RELEASE_LICENCE = (
-    "The authors state two licences for the data: `cc-by-2.0` on the Hugging Face dataset page and CC BY-NC 4.0 on "
-    "the code repository's badge (its README says CC BY); the images come from the source datasets of Table 6 "
-    "under their own terms. Treat it as non-commercial unless the authors say otherwise. The evaluation code is "
-    "Apache-2.0 (MileBench/MileBench)."
+    "The authors state two licences for the data: [CC BY 2.0](https://creativecommons.org/licenses/by/2.0/) "
+    "(`cc-by-2.0`) on the [Hugging Face dataset page](https://huggingface.co/datasets/FreedomIntelligence/MileBench) "
+    "and [CC BY-NC 4.0](https://creativecommons.org/licenses/by-nc/4.0/) on the [code repository]"
+    "(https://github.com/MileBench/MileBench)'s badge (its README says CC BY); the images come from the source "
+    "datasets of Table 6 (see the Citation section) under their own terms. Treat it as non-commercial unless the "
+    "authors say otherwise. The evaluation code is Apache-2.0 (MileBench/MileBench)."
 )
 MEMORY_BUDGET = 256 * 1024 * 1024  # source images kept in memory before they spill to the work folder
 MAX_REPORTED = 5
@@ -108,7 +114,7 @@ def build_milebench(
             request["skip_bad_images"] = True
         build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
                              overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command,
-                             caveats=caveats, card={"license": "cc0-1.0"} if caveats else {})
+                             caveats=caveats, card=FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE)
         build.find_base()
         stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, work,
                          progress, num_proc, DamagedImages(skip_bad_images))
@@ -122,7 +128,7 @@ def build_milebench(
                 stats = stages.run(build) if stages.cfgs else {}
                 if (limited := stages.damaged.caveat()) is not None:
                     build.add_caveat("limited", limited)
-                licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
+                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "font": font_id()})
         finally:
             stages.close()

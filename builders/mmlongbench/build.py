@@ -21,6 +21,7 @@ from tqdm import tqdm
 from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.image_check import DamagedImages
@@ -39,7 +40,7 @@ from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
 INFO = BuilderInfo(
     name="mmlongbench", module="builders.mmlongbench", version=BUILDER_VERSION,
-    card={"license": "other", "pretty_name": "MMLongBench", "language": ["en"],
+    card={"pretty_name": "MMLongBench", "language": ["en"],
           "task_categories": ["visual-question-answering", "image-text-to-text"],
           "tags": ["long-context", "multimodal", "benchmark", "mmlongbench"]},
 )
@@ -47,12 +48,20 @@ SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted 
            "each ICL row's exemplar set and shot order drawn as the official loader draws them, from a seed of " \
            "(42, config, row id) (the official draws, made in forked workers that reseed from OS entropy, cannot be " \
            "reproduced)"
+# The card's licence fields: a release build is the authors' gathering of sources under their own terms.
+RELEASE_CARD_LICENCE = {"license": "other", "license_name": "mmlongbench-sources",
+                        "license_link": "https://huggingface.co/datasets/ZhaoweiWang/MMLongBench"}
 RELEASE_LICENCE = (
-    "The release gathers public datasets under their own terms: Wikipedia passages (KILT, CC BY-SA), InfoSeek and "
-    "ViQuAE images, Visual Haystack (COCO) images, MM-NIAH/OBELICS web pages, Stanford Cars, Food-101, SUN397 and "
-    "iNaturalist 2021 images, GovReport and Multi-LexSum documents, MMLongBench-Doc, LongDocURL and SlideVQA pages; "
-    "the benchmark's code is MIT-licensed (EdinburghNLP/MMLongBench). Check each source's terms before "
-    "redistributing."
+    "The release gathers public datasets, each under its own terms, and the authors' terms of use cover the whole "
+    "(the [dataset page](https://huggingface.co/datasets/ZhaoweiWang/MMLongBench) and the [code repository]"
+    "(https://github.com/EdinburghNLP/MMLongBench)'s \"Misuse for malicious purposes\"). Known terms of its sources: "
+    "the Wikipedia passages (KILT's 2019 dump) are [CC BY-SA 3.0](https://creativecommons.org/licenses/by-sa/3.0/); "
+    "Visual Haystack's images are MS COCO images, under their Flickr owners' terms ([COCO terms of use]"
+    "(https://cocodataset.org/#termsofuse)); MM-NIAH's web pages come from [OBELICS]"
+    "(https://huggingface.co/datasets/HuggingFaceM4/OBELICS) (CC BY 4.0); InfoSeek, ViQuAE, Stanford Cars, Food-101, "
+    "SUN397, iNaturalist 2021, GovReport, Multi-LexSum, MMLongBench-Doc, LongDocURL and SlideVQA are under the terms "
+    "their authors publish with them (see the Citation section). The benchmark's code is MIT-licensed. Check each "
+    "source's terms before redistributing."
 )
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
@@ -104,7 +113,7 @@ def build_mmlongbench(
                        "text_tokenizer": counter.name, "sampling": SAMPLING}
             if skip_bad_images:
                 request["skip_bad_images"] = True
-            card = {"license": "cc0-1.0"} if caveats else {}
+            card = FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
                                  overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(ALL_CONFIGS),
                                  command=command, caveats=caveats, card=card)
@@ -119,7 +128,7 @@ def build_mmlongbench(
                 stats = stages.run(build) if pending else {}
                 if (limited := stages.damaged.caveat()) is not None:
                     build.add_caveat("limited", limited)
-                licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
+                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
         finally:
             release.close()

@@ -123,3 +123,43 @@ def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest
     assert trusted.returncode == 0, trusted.stderr
     (results_file,) = (tmp_path / "out2" / "constant").glob("results_*.json")
     assert json.loads(results_file.read_text())["datasets"]["other_hub"]["verification"] == "unverified"
+
+
+def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
+        tmp_path: Path, harness_script: str, script_env) -> None:
+    """Offline (HF_HUB_OFFLINE=1) or without network, with an empty Hub cache: one message for the run, whatever
+    the number of tasks, saying why and how to build the data here instead (never `--out hf://...`)."""
+    empty = {**script_env, "HF_HUB_CACHE": str(tmp_path / "empty_hub")}
+    args = ("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", "hf://acme/mmneedle@v1.0.0")
+    offline = _harness(harness_script, empty, *args)
+    assert offline.returncode == 2 and "Traceback" not in offline.stderr
+    assert offline.stderr.count("cannot get hf://acme/mmneedle@v1.0.0") == 1
+    assert "(read by 14 tasks)" in offline.stderr and "HF_HUB_OFFLINE" in offline.stderr
+    assert "--out hf://" not in offline.stderr and "tasks have no data" not in offline.stderr
+    (hint,) = [line for line in offline.stderr.splitlines() if "builders build" in line]
+    assert hint.startswith("or build them here: builders build mmneedle ") and "--configs m1_n2_k1 m1_n4_k1" in hint
+    assert hint.endswith("--out data (or --source synthetic for the offline stand-in), and pass --data_dir data")
+
+    # No network: a Hub address nothing answers at (a closed local port), offline mode off.
+    unreachable = {**empty, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9"}
+    one_task = _harness(harness_script, unreachable, "--tasks", TASK, "--model", "random",
+                        "--data_dir", "hf://acme/mmneedle@v1.0.0")
+    assert one_task.returncode == 2 and "Traceback" not in one_task.stderr
+    assert "cannot get hf://acme/mmneedle@v1.0.0: the Hub cannot be reached (no network?)" in one_task.stderr
+    assert "HF_HUB_OFFLINE=1 forbids" not in one_task.stderr
+    assert "or build it here: builders build mmneedle --source coco=COCO_DIR --configs m1_n2_k1 --out data" \
+        in one_task.stderr and "--out hf://" not in one_task.stderr
+
+
+def test_a_data_dir_that_looks_like_a_repo_id_is_answered_with_hf_prefix(
+        tmp_path: Path, harness_script: str, script_env) -> None:
+    args = [harness_script, "--tasks", "mmneedle_k1", "--model", "random", "--no_progress"]
+    run = subprocess.run([*args, "--data_dir", "acme/mmneedle"], env=script_env, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.count("write --data_dir hf://acme/mmneedle") == 1 and "no such folder" in run.stderr
+    # A folder that is there, or a path into one, is a folder: no Hub hint, the usual missing-data message.
+    (tmp_path / "acme").mkdir()
+    local = subprocess.run([*args, "--data_dir", "acme/mmneedle"], env=script_env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert local.returncode == 2 and "hf://" not in local.stderr and "tasks have no data" in local.stderr
