@@ -8,9 +8,9 @@ from builder_fixtures import COCO_IMAGES, coco_file_name, outside_jpeg, write_co
 from PIL import Image
 
 from builders.core.errors import BuildError
+from builders.core.synthetic_scenes import CELL_PHRASES, COLOURS
 from builders.mmneedle.images import TILE_SIZE
 from builders.mmneedle.sources import CocoCaptionSource, SyntheticCaptionSource, open_source
-from builders.mmneedle.synthetic import CELL_PHRASES, COLOURS
 
 
 def test_coco_source_picks_last_caption_per_image(coco_dir: Path, coco_captions: dict[str, str]) -> None:

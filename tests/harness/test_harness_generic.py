@@ -15,7 +15,8 @@ from PIL import Image
 from builders.core import contract
 from harness.api import Model, Response
 from harness.errors import TaskConfigError
-from harness.groups import MemberScore, group_entries, strict_mean
+from harness.group_rules import MemberScore, strict_mean
+from harness.groups import group_entries
 from harness.task_config import GroupConfig
 from harness.task_index import TaskIndex
 
