@@ -25,6 +25,7 @@ from harness.image_asker import BackendImageAsker
 from .chat_server import ChatServer
 
 
+@pytest.mark.slow  # two LoCoVQA builds through a backend
 def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     sources = write_fixture(tmp_path / "src")
     doc = json.loads((sources["coco"] / "annotations" / "instances_val2014.json").read_text())
@@ -71,6 +72,7 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     assert parquet(first) == parquet(second)
 
 
+@pytest.mark.slow  # a build and a harness run end to end
 def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) -> None:
     """LoCoVQA scores refusals as failures (Appendix D): the provider's refusal is an empty, wrong answer and a
     non-response, not a sample left out (the harness's default, `refusals: exclude`)."""
