@@ -149,6 +149,7 @@ def _decoded(images) -> list[bytes]:
     return [im.convert("RGB").tobytes() for im in images]
 
 
+@pytest.mark.slow  # a tiny LLaVA runs on both storages through the harness command
 def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, toy_shared_dir, toy_tasks, tiny_llava,
                                                            harness) -> None:
     shared = toy_shared_dir / "toy"
