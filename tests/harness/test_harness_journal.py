@@ -19,6 +19,7 @@ def _run(harness, data_dir: Path, out: Path):
                    "--output_path", out)
 
 
+@pytest.mark.slow  # harness runs end to end
 def test_unreadable_journal_lines_are_reported_and_run_again(tmp_path: Path, data_dir: Path, harness) -> None:
     first = _run(harness, data_dir, tmp_path)
     assert first.code == 0, first.err

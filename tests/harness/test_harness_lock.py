@@ -56,6 +56,7 @@ def _wait_for_lock(lock: Path, proc: subprocess.Popen) -> dict:
     pytest.fail("the first run never took the lock")
 
 
+@pytest.mark.slow  # runs in child processes
 def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Path, script_env) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
