@@ -43,6 +43,7 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
     assert index.groups["locovqa"].task == ["locovqa_okvqa", "locovqa_mmstar", "locovqa_mnist", "locovqa_needle"]
 
 
+@pytest.mark.slow
 def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
     data = load_results(two_models)["random"]
     assert len([t for t in data.results if report.LEAF.match(t)]) == len(CONFIGS)
@@ -54,6 +55,7 @@ def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
             assert entry["chance,none"] == pytest.approx(0.25) and entry["non_template,none"] == 0
 
 
+@pytest.mark.slow
 def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> None:
     from harness.report import write_report
 
@@ -72,6 +74,7 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
     assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "Random"} <= lines
 
 
+@pytest.mark.slow
 def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, tmp_path: Path) -> None:
     from harness.cli import main
 
