@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 VLLM_STAMP := $(VENV)/.vllm-classes
 DEMO_DIR ?= demo_out
 
-.PHONY: install test lint demo bench clean
+.PHONY: install test test-fast lint demo bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: $(STAMP)
 
 test: $(STAMP) $(VLLM_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q
+
+# The edit loop: every test but those marked slow (end-to-end builds and runs); `make test` still runs them all.
+test-fast: $(STAMP) $(VLLM_STAMP) lint
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -m "not slow"
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

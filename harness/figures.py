@@ -1,10 +1,34 @@
-"""A report figure written twice: the PNG the markdown shows, and an SVG beside it for papers and reviews
-(vector, its text kept as text so that captions, labels and legends can be searched and edited)."""
+"""What the benchmarks' report sections share in their figures: the line colours and markers, a file name for a
+model, the names a model ran under (to match it with a paper's model), and saving a figure twice: the PNG the
+markdown shows, and an SVG beside it for papers and reviews (vector, its text kept as text so that captions, labels
+and legends can be searched and edited)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+
+# Okabe-Ito: colour-blind-safe
+LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+
+def run_names(model: str, data: Any) -> list[str]:
+    """The model's name in the results and each checkpoint it ran (`pretrained=`), for matching with a paper's
+    model names."""
+    names = [model.split(" (")[0]]
+    for source in data.sources.values():
+        args = source.get("config", {}).get("model_args")
+        if isinstance(args, dict):
+            names += [str(args.get("pretrained", ""))]
+        elif isinstance(args, str):
+            names += re.findall(r"pretrained=([^,]+)", args)
+    return names
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
 
 
 def vector_path(png: Path) -> Path:
@@ -12,7 +36,7 @@ def vector_path(png: Path) -> Path:
     return png.with_suffix(".svg")
 
 
-def save_figure(fig: Any, png: Path, dpi: int) -> None:
+def save_figure(fig: Any, png: Path, dpi: int = 110) -> None:
     """Write `fig` to `png` and, as SVG, to `vector_path(png)`; then close it (a report draws many)."""
     import matplotlib
     import matplotlib.pyplot as plt

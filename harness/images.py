@@ -4,9 +4,26 @@ runner (screening, logs) and the backends (resizing, batching)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Protocol
 
 from builders.core.contract import image_tokens
-from harness.api import Request
+
+
+class _Sized(Protocol):
+    width: int | None
+    height: int | None
+
+
+class TokenFigures(Protocol):
+    """What counting needs of a request (`harness.api.Request` has it): not the request type itself, which
+    would make this module and `harness.api`, whose default count is this module's, import each other."""
+
+    text_tokens: int
+    image_tokens: Sequence[int]
+
+    @property
+    def images(self) -> Sequence[_Sized]: ...
 
 
 def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[int, int]:
@@ -26,7 +43,7 @@ def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[
     return new_w, new_h
 
 
-def image_costs(request: Request, max_pixels: int | None) -> list[int]:
+def image_costs(request: TokenFigures, max_pixels: int | None) -> list[int]:
     """Each image's tokens by the rows' rule: the row's figure, or with a pixel cap and known sizes, the tokens
     at the size the image is scaled down to."""
     images = request.images
@@ -36,7 +53,7 @@ def image_costs(request: Request, max_pixels: int | None) -> list[int]:
             for i in images]
 
 
-def prompt_tokens(request: Request, max_pixels: int | None) -> int:
+def prompt_tokens(request: TokenFigures, max_pixels: int | None) -> int:
     """Prompt tokens by the rows' counting rule; with a pixel cap and known image sizes, each image is
     counted at the size it is scaled down to (never more than the row's own figures)."""
     counted = sum(image_costs(request, max_pixels))

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from harness.api import GenerationSettings, Message, Model, Request, TextPart
 from harness.errors import TaskConfigError
+from harness.generation import safe_generate
 from harness.output_files import write_lines
 from harness.redact import dumps
 from harness.yaml_loader import FunctionRef
@@ -87,8 +88,6 @@ class JudgedSample:
 def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequence[tuple[str, int, dict[str, Any], str]],
                   progress: bool = True) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order."""
-    from harness.runner import safe_generate
-
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []

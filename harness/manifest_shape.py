@@ -4,9 +4,10 @@ in one line, never a KeyError or TypeError later."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from builders.core import contract
@@ -28,8 +29,8 @@ def _check_file(entry: Any, where: str) -> None:
     path = entry.get("path")
     if not isinstance(path, str) or not path:
         raise ManifestShapeError(f"{where}.path: expected a relative path, got {path!r:.60}")
-    parts = PurePosixPath(path).parts
-    if path.startswith("/") or "\\" in path or ".." in parts or ":" in path.split("/")[0]:
+    # Builders write each path normalised, with "/" only: anything else is not one of theirs.
+    if contract.relative_path_problem(path, "build folder") or path != posixpath.normpath(path) or "\\" in path:
         raise ManifestShapeError(f"{where}.path: {path!r:.80} is not a path inside the build folder")
     if not isinstance(entry.get("sha256"), str) or not _SHA256.fullmatch(entry["sha256"]):
         raise ManifestShapeError(f"{where}.sha256: expected 64 lowercase hex digits, got {entry.get('sha256')!r:.80}")

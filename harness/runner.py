@@ -34,6 +34,7 @@ from tqdm.auto import tqdm
 from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
 from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
+from harness.generation import safe_generate
 from harness.images import fit_within_pixels
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
@@ -143,22 +144,6 @@ def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
             if isinstance(value, int) and not isinstance(value, bool):
                 total[key] += value
     return dict(sorted(total.items()))
-
-
-def safe_generate(model: Model, batch: Sequence[Request]) -> list[Response]:
-    """A batch's responses; a backend exception is retried one request at a time, so one bad
-    sample fails alone and the rest of the batch still gets answers."""
-    try:
-        responses = model.generate(batch)
-        if len(responses) != len(batch):
-            raise RuntimeError(f"backend returned {len(responses)} responses for {len(batch)} requests")
-        return responses
-    except (BackendFatalError, UserError):
-        raise  # it concerns every request (a stopped backend, a full disk): retrying them one by one would repeat it
-    except Exception as err:
-        if len(batch) == 1:
-            return [Response(None, error=f"{type(err).__name__}: {err}")]
-        return [safe_generate(model, [request])[0] for request in batch]
 
 
 @dataclass

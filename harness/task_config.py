@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import TaskConfigError, suggest
+from harness.group_rules import GROUP_AGGREGATIONS
 from harness.yaml_loader import FunctionRef, YamlDict
 
 # lm-eval keys with no meaning here (few-shot, log-likelihood, filters): named so the error says why.
@@ -197,8 +198,6 @@ AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_
 
 def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
     """One `aggregate_metric_list` entry: a metric, a known aggregation or `!function`, named members."""
-    from harness.groups import GROUP_AGGREGATIONS
-
     if not isinstance(entry, dict) or "metric" not in entry:
         raise TaskConfigError(f"{where}: each `aggregate_metric_list` entry needs `metric:`")
     for key in entry:

@@ -8,6 +8,7 @@ Unlike lm-eval, a malformed file is an error, not a task that silently disappear
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -26,10 +27,12 @@ def natural_key(name: str) -> list[Any]:
 
 
 def default_tasks_dir() -> Path:
-    """The `tasks/` folder of the installed distribution (works from a wheel, not only a checkout)."""
-    import tasks
-
-    return Path(tasks.__file__).resolve().parent
+    """The `tasks/` folder of the installed distribution (works from a wheel, not only a checkout): found, not
+    imported, since the harness reads the folder's YAML and imports a task's hooks only when the task asks."""
+    spec = importlib.util.find_spec("tasks")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the `tasks` package of this distribution is not installed")
+    return Path(spec.origin).resolve().parent
 
 
 @dataclass

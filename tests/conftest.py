@@ -111,3 +111,33 @@ def sentencepiece() -> Callable[[], object]:
         return sp._tokenizer
 
     return make
+
+
+class _CardYamlParsedOnce:
+    """`yaml` as `huggingface_hub.repocard` uses it, with `safe_load` remembered by the text it parsed: a card is
+    parsed once per test session, not once per `load_dataset(folder, config)` (87 MileBench configs loaded the
+    user's way spent ~0.7 s each in the pure-Python YAML parser). Each caller gets its own deep copy, so the
+    loads see exactly what a fresh parse gives them."""
+
+    def __init__(self, yaml_module: ModuleType) -> None:
+        self._yaml = yaml_module
+        self._parsed: dict[str, object] = {}
+
+    def safe_load(self, text: str) -> object:
+        import copy
+
+        if text not in self._parsed:
+            self._parsed[text] = self._yaml.safe_load(text)
+        return copy.deepcopy(self._parsed[text])
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._yaml, name)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def card_yaml_parsed_once() -> object:
+    from huggingface_hub import repocard
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repocard, "yaml", _CardYamlParsedOnce(repocard.yaml))
+        yield repocard.yaml

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import posixpath
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -192,6 +193,26 @@ MANIFEST_FORMAT = "mmlongeval-build/1"
 # The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
 # and --quiet (absent for a build made through the Python API): how to add configs to it.
 BUILD_COMMAND = "build_command"
+
+
+def relative_path_problem(name: object, folder: str = "release") -> str | None:
+    """Why `name` is not a file path relative to a `folder` that stays inside it, judged by its letters alone
+    (absolute, a `..` leading out after normalisation, a NUL byte, empty), or None: the rule both a builder
+    reading the paths a release names and the harness reading the paths a manifest names apply. A backslash is a
+    separator to whoever made the files on Windows, so the path is judged both ways."""
+    if not isinstance(name, str) or not name:
+        return f"expected a relative file path, got {name!r}"
+    if "\x00" in name:
+        return f"path {name!r} holds a NUL byte"
+    for spelling in {name, name.replace("\\", "/")}:
+        if spelling.startswith("/") or (len(spelling) > 1 and spelling[1] == ":" and spelling[0].isalpha()):
+            return f"path {name!r} is absolute; a {folder} names its files relative to its own folders"
+        normal = posixpath.normpath(spelling)
+        if normal == ".." or normal.startswith("../"):
+            return f"path {name!r} leads out of the {folder} (through '..')"
+    if posixpath.normpath(name) == ".":
+        return f"expected a file path, got {name!r}"
+    return None
 
 
 class ManifestError(ValueError):

@@ -21,28 +21,17 @@ import posixpath
 import stat
 from pathlib import Path
 
+from builders.core.contract import relative_path_problem
 from builders.core.errors import BuildError
 
 
 def relative_name(name: object, where: str) -> str:
     """`name`, a path a release gives relative to some base, normalised (POSIX separators, no `.`/`..` steps);
     an absolute or escaping one is a `BuildError` naming `where` (the file and line it came from) and the path."""
-    if not isinstance(name, str) or not name:
-        raise BuildError(f"{where}: expected a relative file path, got {name!r}"[:400])
-    if "\x00" in name:
-        raise BuildError(f"{where}: path {name!r} holds a NUL byte"[:400])
-    # A backslash is a separator for whoever made the release on Windows: judge the path both ways.
-    for spelling in {name, name.replace("\\", "/")}:
-        if spelling.startswith("/") or (len(spelling) > 1 and spelling[1] == ":" and spelling[0].isalpha()):
-            raise BuildError(f"{where}: path {name!r} is absolute; a release names its files relative to its "
-                             "own folders"[:400])
-        normal = posixpath.normpath(spelling)
-        if normal == ".." or normal.startswith("../"):
-            raise BuildError(f"{where}: path {name!r} leads out of the release (through '..')"[:400])
-    normal = posixpath.normpath(name)
-    if normal == ".":
-        raise BuildError(f"{where}: expected a file path, got {name!r}"[:400])
-    return normal
+    problem = relative_path_problem(name)
+    if problem is not None:
+        raise BuildError(f"{where}: {problem}"[:400])
+    return posixpath.normpath(name)  # type: ignore[arg-type]
 
 
 def release_path(base: Path, name: str, where: str) -> Path:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from PIL import Image
+
 from builders.core.images import EncodedImage
 
 V = TypeVar("V")
@@ -98,3 +100,30 @@ def encoded_store(spill_path: Path, budget_bytes: int) -> BudgetedStore[EncodedI
         from_bytes=lambda data, meta: EncodedImage(data, *meta),  # type: ignore[misc]
         spill_meta=lambda enc: (enc.sha256, enc.width, enc.height),
     )
+
+
+class TileStore(BudgetedStore[Image.Image]):
+    """Decoded RGB tiles (MMNeedle's sub-images, LoCoVQA's grid cells): Pillow images in memory (Pillow uses 4 bytes per RGB pixel), raw RGB
+    bytes on disk."""
+
+    def __init__(self, spill_path: Path, budget_bytes: int) -> None:
+        super().__init__(
+            spill_path,
+            budget_bytes,
+            size_in_memory=lambda im: im.width * im.height * 4,
+            to_bytes=lambda im: im.tobytes(),
+            from_bytes=lambda data, size: Image.frombytes("RGB", size, data),  # type: ignore[arg-type]
+            spill_meta=lambda im: im.size,
+        )
+
+    def get_into(self, key: Hashable, scratch: Image.Image) -> Image.Image:
+        """The tile, or for a spilled one `scratch` refilled with it: no new image is allocated
+        (allocating and page-faulting a tile costs more than reading it back). The result is
+        only valid until `scratch` is refilled."""
+        value = self._memory.get(key)
+        if value is not None:
+            return value
+        offset, length, size = self._spilled[key]
+        assert self._fd is not None and scratch.size == size and scratch.mode == "RGB"
+        scratch.frombytes(os.pread(self._fd, length, offset))
+        return scratch

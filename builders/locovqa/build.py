@@ -25,9 +25,10 @@ from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import print_plan
+from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.store import encoded_store
+from builders.core.store import TileStore, encoded_store
 from builders.core.tokens import make_text_counter
 from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
@@ -48,7 +49,6 @@ from builders.locovqa.plan import (
 )
 from builders.locovqa.rows import features, make_row
 from builders.locovqa.sources import Sources, parse_source_args
-from builders.mmneedle.images import TileStore
 
 BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images (the paper's reference); an image
 # whose entities are unknown is never a distractor
@@ -94,6 +94,7 @@ def build_locovqa(
     entity_lister: list[str] | None = None,
     entity_lister_args: str = "",
     entity_cache: str | os.PathLike[str] | None = None,
+    asker_factory: AskerFactory | None = None,
     strict_pairwise: bool = False,
     max_resamples: int = DEFAULT_MAX_RESAMPLES,
     mmstar_pool: str = "dataset",
@@ -114,7 +115,8 @@ def build_locovqa(
     `source`: `["synthetic"]` (default, offline) or `["okvqa=DIR", "coco=DIR", "mmstar=FILE", "mnist=DIR"]`.
     `limit`: at most this many OK-VQA / MMStar questions, MNIST contexts per length and digit count, needle
     digits. `entity_lister`: `SPEC` for every in-distribution task or `TASK=SPEC` (`none`, `coco`, `cache:FILE`,
-    `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named.
+    `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named. `asker_factory`: what
+    `vlm:MODEL` asks through (default: the installed harness's backends, `builders.core.image_questions`).
     """
     cfgs = parse_configs(configs)
     _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool, memory_budget_mb)
@@ -135,7 +137,8 @@ def build_locovqa(
             lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
                             for t, s in lister_specs.items()}
         listers = {task: make_lister(spec, coco_instances=sources.coco_instances, lister_args=entity_lister_args,
-                                     cache=Path(entity_cache) if entity_cache else None, where=f" for {task}")
+                                     cache=Path(entity_cache) if entity_cache else None, where=f" for {task}",
+                                     asker_factory=asker_factory)
                    for task, spec in lister_specs.items()}
         try:
             request = {

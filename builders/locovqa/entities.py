@@ -11,7 +11,8 @@ image without instance annotations, is unlisted too, since it could never be fou
 - `cache:FILE`: lists made earlier (JSON lines `{"sha256", "entities"}`, keyed by the image bytes' sha256),
   e.g. by a VLM run or shipped with a source;
 - `vlm:MODEL`: any `harness` backend or alias (`--entity-lister-args` are its `--model_args`) asked the
-  paper's query, one image per request; its answers are parsed into entities and appended to
+  paper's query, one image per request (through `builders.core.image_questions`: the builder never imports the
+  harness); its answers are parsed into entities and appended to
   `--entity-cache`, so a rebuild asks nothing again.
 """
 
@@ -26,6 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.image_questions import (
+    ENTRY_POINT_GROUP,
+    AskerFactory,
+    ImageQuestion,
+    installed_asker_factory,
+)
 from builders.locovqa.images import SourceImage
 
 QUERY = "Please list at most 5 entities in this image"  # Appendix C / Figure 8, verbatim
@@ -182,22 +189,23 @@ class CacheLister(Lister):
 
 
 class VlmLister(Lister):
-    """The paper's lister: a vision-language model asked `QUERY` about each image, through any harness backend."""
+    """The paper's lister: a vision-language model asked `QUERY` about each image, through any harness backend
+    (`asker_factory`, by default the one the installed harness registers)."""
 
     enabled = True
 
     def __init__(self, model: str, model_args: str = "", cache: Path | None = None, batch_size: int = 8,
-                 max_gen_toks: int = 64) -> None:
-        from harness.errors import UserError
-        from harness.run import make_model, resolve_model
-
+                 max_gen_toks: int = 64, asker_factory: AskerFactory | None = None) -> None:
+        factory = asker_factory or installed_asker_factory()
+        if factory is None:
+            raise BuildError(f"entity lister vlm:{model}: no model backend is installed to ask (the harness registers "
+                             f"its backends under the entry point group {ENTRY_POINT_GROUP}: pip install -e .)")
         try:
-            backend, args, _ = resolve_model(model, model_args)
-            self.model = make_model(model, backend, args, batch_size, None)
-        except UserError as err:
+            self.asker = factory(model, model_args, batch_size)
+        except ValueError as err:
             raise BuildError(f"entity lister vlm:{model}: {err}") from None
         self.spec = model
-        self.identity = self.model.identity()
+        self.identity = self.asker.identity()
         self.name = f"vlm:{model}"
         self.cache = cache
         self.max_gen_toks = max_gen_toks
@@ -205,50 +213,35 @@ class VlmLister(Lister):
         self.asked = 0
 
     def describe(self) -> dict[str, Any]:
-        from harness.redact import redact_mapping
-
-        return {"name": self.name, "model": redact_mapping(self.identity), "query": QUERY,
-                "max_gen_toks": self.max_gen_toks}
+        return {"name": self.name, "model": self.identity, "query": QUERY, "max_gen_toks": self.max_gen_toks}
 
     def _cached(self, sha: str) -> list[str] | None:
         entry = self.entries.get(sha)
         return entry["entities"] if entry is not None and entry.get("lister") == self.name else None
 
     def list(self, images: Sequence[SourceImage]) -> dict[str, Entities]:
-        from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart, collect
-        from harness.runner import safe_generate
-
         out: dict[str, Entities] = {}
-        requests, shas = [], []
+        questions = []
         for image in images:
             encoded = image.encoded()
             cached = self._cached(encoded.sha256)
             if cached is not None:
                 out[image.key] = listed_entities(cached, f"{self.name} (cached)")
                 continue
-            ref = ImageRef(encoded.sha256, (lambda data=encoded.data: data), encoded.width, encoded.height)
-            messages = (Message("user", (ImagePart(ref), TextPart(QUERY))),)
-            requests.append(Request("locovqa_entities", len(requests), image.key, messages,
-                                    GenerationSettings(max_gen_toks=self.max_gen_toks), 0, (0,)))
-            shas.append(encoded.sha256)
-        if not requests:
+            questions.append(ImageQuestion(image.key, encoded.sha256, encoded.data, encoded.width, encoded.height))
+        if not questions:
             return out
-        responses = []
-        for batch in self.model.batches(requests):
-            try:
-                responses += collect(self.model.stream(batch), len(batch))
-            except Exception:  # one bad request must not fail the rest: ask them one by one
-                responses += safe_generate(self.model, batch)
-        self.asked += len(requests)
+        responses = self.asker.ask(questions, QUERY, self.max_gen_toks, "locovqa_entities")
+        self.asked += len(questions)
         new_lines = []
-        for request, sha, response in zip(requests, shas, responses, strict=True):
+        for question, response in zip(questions, responses, strict=True):
             if not response.ok or response.text is None:
-                out[request.sample_id] = Unlisted(f"{self.name} failed: {response.error or 'no text'}")
+                out[question.key] = Unlisted(f"{self.name} failed: {response.error or 'no text'}")
                 continue
             entities = parse_entities(response.text)
-            out[request.sample_id] = listed_entities(entities, self.name)
-            entry = {"sha256": sha, "entities": entities, "lister": self.name, "raw": response.text}
-            self.entries[sha] = entry
+            out[question.key] = listed_entities(entities, self.name)
+            entry = {"sha256": question.sha256, "entities": entities, "lister": self.name, "raw": response.text}
+            self.entries[question.sha256] = entry
             new_lines.append(json.dumps(entry, ensure_ascii=False))
         if self.cache is not None and new_lines:
             self.cache.parent.mkdir(parents=True, exist_ok=True)
@@ -257,11 +250,11 @@ class VlmLister(Lister):
         return out
 
     def close(self) -> None:
-        self.model.close()
+        self.asker.close()
 
 
 def make_lister(spec: str, *, coco_instances: Path | None, lister_args: str = "", cache: Path | None = None,
-                where: str = "") -> Lister:
+                where: str = "", asker_factory: AskerFactory | None = None) -> Lister:
     """`none`, `coco`, `cache:FILE` or `vlm:MODEL`."""
     if spec == "none":
         return Lister()
@@ -275,5 +268,5 @@ def make_lister(spec: str, *, coco_instances: Path | None, lister_args: str = ""
     if spec.startswith("cache:") and len(spec) > 6:
         return CacheLister(Path(spec[6:]))
     if spec.startswith("vlm:") and len(spec) > 4:
-        return VlmLister(spec[4:], lister_args, cache)
+        return VlmLister(spec[4:], lister_args, cache, asker_factory=asker_factory)
     raise BuildError(f"unknown entity lister {spec!r}: expected none, coco, cache:FILE or vlm:MODEL")

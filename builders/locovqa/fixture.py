@@ -24,8 +24,8 @@ from PIL import Image, ImageDraw
 
 from builders.core.images import FileJpegEncoder
 from builders.core.sampling import derive_rng
+from builders.core.synthetic_scenes import SHAPES, SIZES, Scene, generate_scenes
 from builders.locovqa.mmstar import LETTERS
-from builders.mmneedle.synthetic import SHAPES, SIZES, Scene, generate_scenes
 
 FIXTURE_VERSION = "1"
 VQA_IMAGES = 300  # OK-VQA-like questions, one per scene (the in-distribution pool: big enough for 35 distractors)

@@ -36,6 +36,7 @@ from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
+from builders.milebench.gold import gold_index
 from builders.milebench.records import COMBINED_FOLDER, PlannedRow, plan_file
 from builders.milebench.release import Key, Release
 from builders.milebench.rows import features, make_row
@@ -169,9 +170,6 @@ class _Stages:
         return wanted
 
     def plan(self) -> None:
-        # The official gold lookup decides which multiple-choice records are valid.
-        from tasks.milebench.scoring import gold_index
-
         folders = self._folders_wanted()
         files = {(cfg.subset.name, cfg.release_file) for cfg in self.cfgs}
         texts = self.release.read_annotations(
@@ -181,6 +179,7 @@ class _Stages:
             if key not in texts:
                 raise BuildError(f"{self.release.where(key)} is not in the {self.release.describe()}: config "
                                  f"{cfg.name} reads it")
+            # The official gold lookup decides which multiple-choice records are valid.
             rows = plan_file(texts[key].content, cfg, f"{cfg.subset.name}/{cfg.release_file}", gold_index)
             if cfg.mode == COMBINED and not self.use_released_grids:
                 for row in rows:

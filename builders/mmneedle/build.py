@@ -30,13 +30,13 @@ from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.store import BudgetedStore, encoded_store
+from builders.core.store import BudgetedStore, TileStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.workspace import build_lock
 from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
-from builders.mmneedle.images import TILE_SIZE, TileStore, stitch
+from builders.mmneedle.images import TILE_SIZE, stitch
 from builders.mmneedle.official import OfficialMetadata, OfficialPlanner
 from builders.mmneedle.plan import Planner, RegeneratePlanner
 from builders.mmneedle.rows import features, make_row

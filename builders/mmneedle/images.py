@@ -1,4 +1,5 @@
-"""MMNeedle's image operations: sub-image resize, N x N stitching, and the store of decoded tiles.
+"""MMNeedle's image operations: sub-image resize and N x N stitching (the decoded tiles wait in
+`builders.core.store.TileStore`, which LoCoVQA's grid cells share).
 
 They follow the released MMNeedle code: every source image is resized to exactly 256 x 256 with a
 plain `Image.resize` (aspect ratio not preserved, Pillow's bicubic filter, the image's own mode),
@@ -8,14 +9,12 @@ Pillow's defaults (`builders.core.images.JPEG_SETTINGS`, spec A18).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from PIL import Image
 
 from builders.core.errors import BuildError
-from builders.core.store import BudgetedStore
 
 TILE_SIZE = 256
 
@@ -65,30 +64,3 @@ def stitch(
     if pasted != n * n:
         raise ValueError(f"stitching {n}x{n} needs {n * n} tiles, got {pasted}")
     return canvas
-
-
-class TileStore(BudgetedStore[Image.Image]):
-    """Resized RGB tiles: Pillow images in memory (Pillow uses 4 bytes per RGB pixel), raw RGB
-    bytes on disk."""
-
-    def __init__(self, spill_path: Path, budget_bytes: int) -> None:
-        super().__init__(
-            spill_path,
-            budget_bytes,
-            size_in_memory=lambda im: im.width * im.height * 4,
-            to_bytes=lambda im: im.tobytes(),
-            from_bytes=lambda data, size: Image.frombytes("RGB", size, data),  # type: ignore[arg-type]
-            spill_meta=lambda im: im.size,
-        )
-
-    def get_into(self, key: Hashable, scratch: Image.Image) -> Image.Image:
-        """The tile, or for a spilled one `scratch` refilled with it: no new image is allocated
-        (allocating and page-faulting a tile costs more than reading it back). The result is
-        only valid until `scratch` is refilled."""
-        value = self._memory.get(key)
-        if value is not None:
-            return value
-        offset, length, size = self._spilled[key]
-        assert self._fd is not None and scratch.size == size and scratch.mode == "RGB"
-        scratch.frombytes(os.pread(self._fd, length, offset))
-        return scratch

@@ -24,8 +24,8 @@ from PIL import Image
 
 from builders.core.errors import BuildError
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
+from builders.core.synthetic_scenes import GENERATOR_VERSION, Scene, generate_scenes
 from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
-from builders.mmneedle.synthetic import GENERATOR_VERSION, Scene, generate_scenes
 
 COCO_ANNOTATIONS = "annotations"
 COCO_CAPTIONS = Path(COCO_ANNOTATIONS) / "captions_val2014.json"

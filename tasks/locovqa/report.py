@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
 from harness.provenance import data_caption
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
-from tasks.mmlongbench.report import LINE_COLOURS, MARKERS, _run_names, _save, _slug
 
 LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")
 MODES = ("cmp", "int")
@@ -209,8 +209,8 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                   "beyond their score).", "", *errors]
     depths = needle_depths(data)
     if depths:
-        name = f"locovqa_needle_{_slug(model)}.png"
-        _save(needle_figure(depths, data.provenance_line()), out_dir / name)
+        name = f"locovqa_needle_{slug(model)}.png"
+        save_figure(needle_figure(depths, data.provenance_line()), out_dir / name)
         lines += [f"![LoCoVQA needle accuracy by depth and length, {model}]({name})", ""]
     return lines
 
@@ -236,7 +236,7 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
             cells.append((found.label() + (" †" if curve.below_chance else "")) if found and curve else "")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
-    _save(decay_figure(curves, caption), out_dir / "locovqa_decay.png")
+    save_figure(decay_figure(curves, caption), out_dir / "locovqa_decay.png")
     return [*lines, "", *paper_table({m: models[m] for m in curves}),
             "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
 
@@ -258,7 +258,7 @@ def paper_r2() -> dict[tuple[str, str, str], str]:
 
 def paper_model_for(model: str, data: Any) -> str | None:
     """The paper's name of a run's model, from its name or checkpoint (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5)."""
-    squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in _run_names(model, data)]
+    squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in run_names(model, data)]
     return next((paper for paper, keys in PAPER_MODELS.items() if any(k in s for k in keys for s in squashed)), None)
 
 

@@ -36,33 +36,12 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 
+from builders.milebench.gold import gold_index, process
+
 OFFICIAL_COMMIT = "9583e1f"
 
-_PUNCTUATION = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!")
-_COMMA_BETWEEN_DIGITS = re.compile(r"(\d)(\,)(\d)")
-_PERIOD = re.compile(r"(?!<=\d)(\.)(?!\d)")
-PERIODS_REMOVED_AT_MOST = int(re.UNICODE)  # the flag's value, 32, is what the official call passes as `count`
 _REGEX_SPECIALS = ("\\", ".", "^", "$", "*", "+", "?", "{", "}", "[", "]", "|", "(", ")")
 EMPTY_ANSWER_OPTION = "C"
-
-
-def punctuation(text: str) -> str:
-    """The official `processPunctuation`."""
-    out = text
-    digits_comma = _COMMA_BETWEEN_DIGITS.search(text) is not None
-    for mark in _PUNCTUATION:
-        if digits_comma or mark + " " in text or " " + mark in text:
-            out = out.replace(mark, "")
-        else:
-            out = out.replace(mark, " ")
-    return _PERIOD.sub("", out, count=PERIODS_REMOVED_AT_MOST)
-
-
-def process(text: str) -> str:
-    """The official normalisation of answers, golds and options (`Eval.process`)."""
-    text = text.replace("\n", " ").replace("\t", " ").strip()
-    text = punctuation(text)
-    return text.strip("'").strip('"').strip().lower()
 
 
 def option_key(index: int) -> str:
@@ -103,14 +82,6 @@ def match_choice(text: str, options: Mapping[str, str]) -> str:
     except Exception:  # official: any exception (a pattern that does not compile) returns the answer itself
         return text
     return "".join(char.upper() for char in text if char.upper() in options)
-
-
-def gold_index(answer: str, choices: Sequence[str]) -> int | None:
-    """The gold's option as the official scorer finds it (the first processed option equal to the processed
-    gold), or None when there is none (where the official scorer's assertion fails)."""
-    processed = [process(str(c)) for c in choices]
-    gold = process(str(answer))
-    return processed.index(gold) if gold in processed else None
 
 
 def multiple_choice(response: str, answer: str, choices: Sequence[str]) -> tuple[int, str]:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from builders.mmlongbench.leaves import ABLATION_LEAVES, OFFICIAL_ABLATION_NAMES
+from harness.figures import run_names
 from tasks.mmlongbench.aggregation import load_paper_results
-from tasks.mmlongbench.report import LENGTHS, _cell, _number, _run_names, paper_model_for
+from tasks.mmlongbench.report import LENGTHS, _cell, _number, paper_model_for
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET
 
 PAPER_ABLATION_CSV = Path(__file__).with_name("paper_ablation_results.csv")
@@ -56,7 +57,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     if not ours:
         return []
     published = load_ablation_results()
-    names = _run_names(model, data)
+    names = run_names(model, data)
     paper_model = paper_model_for(*names, models=dict.fromkeys(m for m, _, _ in published))
     main_model = paper_model_for(*names)
     lengths = [length for length in LENGTHS if any(key[1] == length for key in ours)]

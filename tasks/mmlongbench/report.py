@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.figures import save_figure
+from harness.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
 from harness.provenance import data_caption
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
 
@@ -26,8 +26,6 @@ ROWS = [*CATEGORIES, AVERAGE]
 # The paper's table order: VRAG, NIAH (MM-NIAH text before image), ICL, Summ, DocVQA.
 DATASET_ORDER = [d for item in CATEGORIES.values() for member in item
                  for d in (member if isinstance(member, tuple) else (member,))]
-LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 
 
 def _squash(name: str) -> str:
@@ -48,17 +46,6 @@ def paper_model_for(*names: str, models: Iterable[str] | None = None) -> str | N
         if any(c.startswith(key) for c in candidates) and (best is None or len(key) > len(_squash(best))):
             best = paper
     return best
-
-
-def _run_names(model: str, data: Any) -> list[str]:
-    names = [model.split(" (")[0]]
-    for source in data.sources.values():
-        args = source.get("config", {}).get("model_args")
-        if isinstance(args, dict):
-            names += [str(args.get("pretrained", ""))]
-        elif isinstance(args, str):
-            names += re.findall(r"pretrained=([^,]+)", args)
-    return names
 
 
 def _number(entry: dict[str, Any] | None, metric: str = "score") -> float | None:
@@ -100,7 +87,7 @@ def _cell(ours: float | None, paper: float | None, has_paper: bool) -> str:
 
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMLongBench tasks; the figure goes to `out_dir`."""
-    paper_model = paper_model_for(*_run_names(model, data))
+    paper_model = paper_model_for(*run_names(model, data))
     published = load_paper_results() if paper_model else {}
     ours = category_scores(data)
     per_dataset = dataset_scores(data)
@@ -130,11 +117,11 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
             lines.append(f"| {dataset} | {metric} | " + " | ".join(cells) + " |")
         lines.append("")
     if ours:
-        name = f"mmlongbench_length_{_slug(model)}.png"
+        name = f"mmlongbench_length_{slug(model)}.png"
         series = {model: ours}
         paper = {paper_model: {(row, length): published.get((paper_model, row, LENGTHS[length]))
                                for row in ROWS for length in LENGTHS}} if paper_model else {}
-        _save(length_figure(series, paper, data.provenance_line()), out_dir / name)
+        save_figure(length_figure(series, paper, data.provenance_line()), out_dir / name)
         lines += [f"![MMLongBench score against length, {model}]({name})", ""]
     return lines
 
@@ -149,11 +136,11 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
     published = load_paper_results()
     paper = {}
     for model, data in sorted(models.items()):
-        name = paper_model_for(*_run_names(model, data))
+        name = paper_model_for(*run_names(model, data))
         if name:
             paper[name] = {(row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS}
     caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
-    _save(length_figure(series, paper, caption), out_dir / "mmlongbench_length_all.png")
+    save_figure(length_figure(series, paper, caption), out_dir / "mmlongbench_length_all.png")
     return ["## MMLongBench across models", "", "![MMLongBench score against length, every model]"
             "(mmlongbench_length_all.png)", ""]
 
@@ -186,11 +173,3 @@ def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
     fig.suptitle("\n".join(textwrap.wrap(caption, 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
     return fig
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
-
-
-def _save(fig: Any, path: Path) -> None:
-    save_figure(fig, path, dpi=110)  # and an SVG beside it

@@ -29,6 +29,7 @@ def _run(data: Path, out: Path, answer: str) -> Path:
     return out
 
 
+@pytest.mark.slow  # two harness runs end to end
 def test_compare_backends_on_two_runs(mmneedle_dir, tmp_path, capsys, script_module):
     compare = script_module("compare_backends")
     never = _run(mmneedle_dir, tmp_path / "a", "-1")
@@ -125,6 +126,7 @@ def _wheel(folder: Path, name: str, payload: bytes) -> Path:
     return path
 
 
+@pytest.mark.slow  # pip in a child process
 def test_carry_wheels_pack_stash_install(tmp_path, capsys, script_module):
     """Wheels split into checked pieces here, stashed one transfer at a time there, joined and installed;
     a damaged piece or a missing one stops with a message naming it."""
@@ -172,6 +174,7 @@ def test_carry_wheels_pack_stash_install(tmp_path, capsys, script_module):
         assert namespace["DATA"] == payload
 
 
+@pytest.mark.slow  # pip in a child process
 def test_carry_wheels_refuses_unpinned_requirements(tmp_path, capsys, script_module):
     carry = script_module("carry_wheels")
     requirements = tmp_path / "req.txt"
@@ -202,6 +205,7 @@ def test_compare_backends_counts_prompt_tokens_sample_by_sample(script_module):
     assert "| t | 2 | 700-712 | 2 | 2 | 0 | 1 | -160 to +48 |" in table
 
 
+@pytest.mark.slow  # a harness run end to end beside the bare loop's requests
 def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module):
     """The bare loop's requests are the ones `harness --model vllm` sends, as transformers chats with the
     images in place; beside a run of the same tasks it counts same answers and prompt lengths."""

@@ -6,19 +6,26 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib
 import json
+import tomllib
 from pathlib import Path
 
 import datasets
+import pytest
 
 from builders.core.contract import read_manifest
+from builders.core.errors import BuildError
+from builders.core.image_questions import ENTRY_POINT_GROUP
 from builders.locovqa import build_locovqa
-from builders.locovqa.entities import QUERY, entity_set
+from builders.locovqa.entities import QUERY, entity_set, make_lister
 from builders.locovqa.fixture import write_fixture
+from harness.image_asker import BackendImageAsker
 
 from .chat_server import ChatServer
 
 
+@pytest.mark.slow  # two LoCoVQA builds through a backend
 def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     sources = write_fixture(tmp_path / "src")
     doc = json.loads((sources["coco"] / "annotations" / "instances_val2014.json").read_text())
@@ -39,7 +46,9 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     server.start()
     cache = tmp_path / "entities.jsonl"
     try:
+        # The installed harness registers this factory as an entry point; a checkout on PYTHONPATH may not have it.
         args = dict(entity_lister=["okvqa=vlm:openai"], entity_cache=cache, limit=3, cell_size=16,
+                    asker_factory=BackendImageAsker,
                     entity_lister_args=f"model=test-vlm,base_url={server.base_url},api_key=sk-test,max_retries=0")
         first = build_locovqa([f"okvqa={sources['okvqa']}", f"coco={sources['coco']}"], tmp_path / "a",
                               ["okvqa_int_9"], **args)
@@ -63,6 +72,7 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     assert parquet(first) == parquet(second)
 
 
+@pytest.mark.slow  # a build and a harness run end to end
 def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) -> None:
     """LoCoVQA scores refusals as failures (Appendix D): the provider's refusal is an empty, wrong answer and a
     non-response, not a sample left out (the harness's default, `refusals: exclude`)."""
@@ -86,3 +96,13 @@ def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) 
     journal = (next((tmp_path / "out").iterdir()) / "journal_locovqa_needle_cmp_1.jsonl").read_text().splitlines()
     refused = [json.loads(line) for line in journal[1:] if "refusal" in json.loads(line)]
     assert len(refused) == 1 and refused[0]["status"] == "empty" and refused[0]["metrics"]["accuracy"] == 0.0
+
+
+def test_the_builders_find_the_harness_backends_through_an_entry_point() -> None:
+    """The builders never import the harness: the package declares the harness's asker under the group the
+    builders read (`builders.core.image_questions`), and a model the harness cannot make is one line."""
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    module, _, name = project["entry-points"][ENTRY_POINT_GROUP]["harness"].partition(":")
+    assert getattr(importlib.import_module(module), name) is BackendImageAsker
+    with pytest.raises(BuildError, match=r"^entity lister vlm:no-such-model: .*no-such-model"):
+        make_lister("vlm:no-such-model", coco_instances=None, asker_factory=BackendImageAsker)

@@ -9,11 +9,14 @@ import json
 from pathlib import Path
 
 import datasets
+import pytest
 
 from harness.cli import main
 
 from .chat_server import ChatServer
 from .conftest import MMNEEDLE_LIMIT as LIMIT
+
+pytestmark = pytest.mark.slow  # harness runs end to end through the CLI against a chat server
 
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k1_neg"]
 

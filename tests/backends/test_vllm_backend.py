@@ -89,6 +89,7 @@ def test_engine_kwargs():
     assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching"} & set(plain)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_whose_processor_cannot_be_loaded_is_estimated_by_its_family():
     """No processor to count with (not in a local folder or the Hub cache, no Hub here): Qwen2.5-VL's family rule under
     the run's pixel limits, markers included, plus the template margin, and the rule says it is an estimate."""
@@ -128,6 +129,7 @@ def test_sampling_kwargs_are_explicit():
     assert (sampled["temperature"], sampled["top_p"], sampled["seed"]) == (0.6, 0.8, 3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
 def test_sampling_params_accepted_by_vllm():
     from vllm import SamplingParams

@@ -102,6 +102,7 @@ def test_replica_helpers():
     assert sorted(sum([100, 1, 1, 1, 50, 50][i] for i in s) for s in shares) == [101, 102]
 
 
+@pytest.mark.slow  # data-parallel replicas are child processes
 def test_data_parallel_replicas_match_a_single_engine(jpeg_red, png_blue, monkeypatch):
     requests = [make_request(f"d{i}", [f"q{i}", jpeg_red if i % 2 else png_blue], doc_id=i,
                              text_tokens=10 * (i + 1)) for i in range(6)]
@@ -141,6 +142,7 @@ def test_in_process_engine_that_fails_to_start_is_reported_once():
             model.generate([make_request("x", ["q"])])
 
 
+@pytest.mark.slow  # data-parallel replicas are child processes
 @pytest.mark.parametrize("fault, message", [("DIE", r"died \(exit code 3\) during generation"),
                                             ("HANG", r"gave no answer within 1s during generation")])
 def test_replica_crash_or_hang_stops_the_run(fault, message):
@@ -202,6 +204,7 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
     assert parsed[0][1] == "a" and parsed[1][1].size == (16, 12)
 
 
+@pytest.mark.slow  # a run in a child process
 def test_run_that_forgets_close_still_exits(tmp_path):
     """Replicas are not daemonic (vLLM starts processes of its own); an exit without close() must
     still stop them instead of waiting on them forever."""

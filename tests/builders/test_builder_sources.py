@@ -8,9 +8,9 @@ from builder_fixtures import COCO_IMAGES, coco_file_name, outside_jpeg, write_co
 from PIL import Image
 
 from builders.core.errors import BuildError
+from builders.core.synthetic_scenes import CELL_PHRASES, COLOURS
 from builders.mmneedle.images import TILE_SIZE
 from builders.mmneedle.sources import CocoCaptionSource, SyntheticCaptionSource, open_source
-from builders.mmneedle.synthetic import CELL_PHRASES, COLOURS
 
 
 def test_coco_source_picks_last_caption_per_image(coco_dir: Path, coco_captions: dict[str, str]) -> None:
@@ -95,6 +95,7 @@ def _build_coco(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_coco_file_linked_out_of_its_folder_stops_the_build_naming_it(tmp_path: Path) -> None:
     root = tmp_path / "coco"
     write_coco(root, count=6)
@@ -122,6 +123,7 @@ def test_a_coco_file_linked_out_of_its_folder_stops_the_build_naming_it(tmp_path
     assert len(CocoCaptionSource(tmp_path / "linked")) == 6
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_truncated_coco_jpeg_stops_the_build_naming_it(tmp_path: Path) -> None:
     root = tmp_path / "coco"
     write_coco(root, count=6)

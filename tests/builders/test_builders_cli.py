@@ -102,6 +102,7 @@ def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp
     assert_user_error(run(capsys, *build, "--limit", "0"), "--limit must be at least 1")
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_console_script_exit_code(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "builders.cli", "build", "mmneedle", "--configs", "nope", "--out", str(tmp_path)],
@@ -205,6 +206,7 @@ def _builders_in_subprocess(tmp_path: Path, out: Path, prelude: str) -> subproce
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     # A real write failure: the process may not grow a file past 300 kB (EFBIG, as a full disk's ENOSPC).
     out = tmp_path / "out"
@@ -218,6 +220,7 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     assert list(out.iterdir()) == []  # no staging folder, no dataset
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()

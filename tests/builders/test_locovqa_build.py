@@ -185,6 +185,7 @@ def _ink_height(pixels: np.ndarray, background: int, threshold: int) -> int:
     return int(found[-1] - found[0] + 1) if found.size else 0
 
 
+@pytest.mark.slow
 def test_digits_are_sized_against_the_tallest_other_context_image(coco_sized: list[str], tmp_path: Path) -> None:
     """Paper §3.2.1: digits are resized "to between 1/6 and 1/2 of the maximum height of other context images".
     int: the strokes (not the 28 x 28 box) against the tallest other image as released; cmp: against the tallest

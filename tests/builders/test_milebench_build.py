@@ -60,6 +60,7 @@ def file_sha(release: Path, subset: str, rel: str) -> str:
     return sha((release / "MileBench" / subset / rel).read_bytes())
 
 
+@pytest.mark.slow
 def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code_sends(built: Path,
                                                                                         release: Path) -> None:
     assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*CONFIGS, contract.IMAGE_TABLE_CONFIG])
@@ -88,6 +89,7 @@ def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code
     assert len(contract.load_images(built, row)) == row["num_images"] == 32
 
 
+@pytest.mark.slow
 def test_prompts_are_assembled_as_the_official_dataset_class(built: Path, release: Path) -> None:
     record = annotation(release, "webqa")["data"][0]
     meta = annotation(release, "webqa")["meta_data"]
@@ -114,6 +116,7 @@ def test_prompts_are_assembled_as_the_official_dataset_class(built: Path, releas
     assert adv["choices"] != row["choices"] and adv["answer"] == row["answer"] and adv["split"] == ADV
 
 
+@pytest.mark.slow
 def test_token_columns_count_what_the_truncation_walks(built: Path) -> None:
     counter = ApproxTokenCounter()
     for config in ("action_localization", "image_needle", "tqa_combined", "clevr_change"):
@@ -134,6 +137,7 @@ def _tile_mask(text: str) -> np.ndarray:
     return mask
 
 
+@pytest.mark.slow
 def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -> None:
     """IEdit's Medium record: 7 images (one a PNG with a transparent strip) in a 3 x 3 grid of 800-px tiles."""
     record = annotation(release, "iedit_combined")["data"][2]
@@ -165,6 +169,7 @@ def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -
     assert exact[1600:, 800:].max() == 0
 
 
+@pytest.mark.slow
 def test_the_releases_grids_are_used_as_they_are_unless_asked_to_build(tmp_path: Path, built: Path) -> None:
     assert set(load(built, "alfred_combined")["combined_image"]) == {"release"}
     rebuilt = build_milebench(source="fixture", out_dir=tmp_path, configs=["alfred_combined"], combined_images="build")
@@ -279,6 +284,7 @@ def test_bad_release_input_fails_naming_file_record_and_what_was_expected(tmp_pa
     assert list((tmp_path / "out").iterdir()) == []  # no dataset, no work folder, no lock: nothing was stored
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
     copy = tmp_path / "release"
     shutil.copytree(release / "MileBench" / "ActionLocalization", copy / "MileBench" / "ActionLocalization")
@@ -296,6 +302,7 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
     archives = write_fixture(tmp_path / "archives", archives=True)
     out = tmp_path / "out"
@@ -337,6 +344,7 @@ def test_an_unknown_subset_or_a_missing_one_is_named(tmp_path: Path, release: Pa
         build_milebench(source=str(only), out_dir=tmp_path / "o", configs=["webqa"])
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_cli_plans_without_writing_and_names_bad_options(tmp_path: Path) -> None:
     builders = str(Path(sys.executable).parent / "builders")
     plan = subprocess.run([builders, "build", "milebench", "--source", "fixture", "--configs", "alfred,alfred_combined",

@@ -80,6 +80,7 @@ def expected_images(release: Path, config: str) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_config_loads_and_each_row_shows_its_release_images(built: Path, release: Path) -> None:
     # A default build of the fixture: the 95 configs and every ablation config.
     assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*ALL_CONFIGS, contract.IMAGE_TABLE_CONFIG])
@@ -102,6 +103,7 @@ def test_every_config_loads_and_each_row_shows_its_release_images(built: Path, r
     assert [list(im.size) for im in images] == row[contract.IMAGE_SIZES] and len(images) == row[contract.NUM_IMAGES]
 
 
+@pytest.mark.slow
 def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path) -> None:
     for length in LENGTHS:
         config = f"icl_food101_{length}"
@@ -118,6 +120,7 @@ def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path)
             assert set(shots) <= exemplars and len(shots) == sum(len(r) for r in domain["exemplar_list"][0])
 
 
+@pytest.mark.slow
 def test_icl_rows_repeat_shot_sequences_no_more_than_independent_draws_would(built: Path, release: Path) -> None:
     """Identical shot sequences within a config only as often as chance makes them. (Replaying the official
     8 forked workers from one state, as before, gave every row of a domain here the same sequence.)"""
@@ -175,6 +178,7 @@ def test_icl_draws_follow_the_official_distribution_row_by_row(tmp_path: Path) -
     assert [row.images for row in plan_config(cfg, file, full=True)] == [row.images for row in rows]
 
 
+@pytest.mark.slow
 def test_token_figures_fit_each_rows_length(built: Path) -> None:
     manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
     for config, cfg in ALL_CONFIGS.items():
@@ -186,6 +190,7 @@ def test_token_figures_fit_each_rows_length(built: Path) -> None:
             assert row[contract.IMAGE_TOKENS] == [contract.image_tokens(w, h) for w, h in row[contract.IMAGE_SIZES]]
 
 
+@pytest.mark.slow
 def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path) -> None:
     expected = {"vrag": ("Answer:", 128), "niah": ("Answer:", 128), "icl": ("label:", 128),
                 "summ": ("Summary:", 384), "docvqa": ("Answer:", 128)}
@@ -209,6 +214,7 @@ def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path
     assert depth_rows["eval_index"] == list(range(len(depth_rows)))
 
 
+@pytest.mark.slow
 def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: Path, release: Path) -> None:
     for length in LENGTHS:
         # triviaqa: the ViQuAE rows (same sample, same depths) asking the original question, no image.
@@ -396,6 +402,7 @@ def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(tmp_
     assert list((tmp_path / "out").iterdir()) == []  # no dataset, no work folder, no lock: nothing was stored
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
@@ -409,6 +416,7 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
     root = write_fixture(tmp_path / "archives", archives=True)
     out = tmp_path / "out"
@@ -419,6 +427,7 @@ def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_erro
         out)
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_build(tmp_path: Path,
                                                                                  release: Path) -> None:
     root = tmp_path / "release"
@@ -467,6 +476,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "builders.cli", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow  # the builders command in a child process
 def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) -> None:
     unknown = run_cli("build", "mmlongbench", "--configs", "icl_food101_256k", "--out", str(tmp_path))
     assert unknown.returncode == 2 and "icl_food101_256k" in unknown.stderr

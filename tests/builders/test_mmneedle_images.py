@@ -4,7 +4,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from builders.mmneedle.images import TileStore, resize_tile, stitch
+from builders.core.store import TileStore
+from builders.mmneedle.images import resize_tile, stitch
 
 
 def test_stitch_places_tiles_row_major() -> None:

@@ -209,6 +209,7 @@ def test_a_count_option_below_one_is_a_usage_error() -> None:
 # ---------------------------------------------------------------------------------- lock and leftovers
 
 
+@pytest.mark.slow  # builds in child processes
 @pytest.mark.parametrize("benchmark, options", [("mmlongbench", ["--configs", "vrag_infoseek_8k"]),
                                                 ("mmneedle", ["--source", "synthetic:200", "--limit", "2", "--configs", "m1_n2_k1"])])
 def test_a_second_build_into_the_same_output_stops_naming_the_first(tmp_path: Path, benchmark: str,
@@ -237,6 +238,7 @@ KILL_DURING_PUBLISH = (
 )
 
 
+@pytest.mark.slow  # builds in child processes, one killed
 @pytest.mark.parametrize("benchmark, configs", [("mmlongbench", "vrag_infoseek_8k"),
                                                 ("milebench", "action_localization"),
                                                 ("locovqa", "okvqa_int_2")])

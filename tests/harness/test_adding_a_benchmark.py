@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from toy_benchmark import CARD_TEMPLATE, write_toy_tasks
 
+pytestmark = pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
+
 PROJECT = Path(__file__).resolve().parents[2]
 PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
 

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.task_index import TaskIndex
 
 
+@pytest.mark.slow  # harness runs end to end
 def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir: Path, harness) -> None:
     run = harness("--tasks", "mmneedle_m1_n2_k1", "--model", "constant", "--model_args", "answer=-1",
                   "--data_dir", data_dir, "--output_path", tmp_path)

@@ -15,7 +15,8 @@ from PIL import Image
 from builders.core import contract
 from harness.api import Model, Response
 from harness.errors import TaskConfigError
-from harness.groups import MemberScore, group_entries, strict_mean
+from harness.group_rules import MemberScore, strict_mean
+from harness.groups import group_entries
 from harness.task_config import GroupConfig
 from harness.task_index import TaskIndex
 
@@ -148,6 +149,7 @@ def _decoded(images) -> list[bytes]:
     return [im.convert("RGB").tobytes() for im in images]
 
 
+@pytest.mark.slow  # a tiny LLaVA runs on both storages through the harness command
 def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, toy_shared_dir, toy_tasks, tiny_llava,
                                                            harness) -> None:
     shared = toy_shared_dir / "toy"

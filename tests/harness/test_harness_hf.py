@@ -11,6 +11,8 @@ import pytest
 
 from tasks.mmneedle import utils
 
+pytestmark = pytest.mark.slow  # a tiny LLaVA generates through the harness command
+
 K1 = "mmneedle_m1_n2_k1"
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # harness runs in child processes against a local Hub
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TASK = "mmneedle_m1_n2_k1_neg"
 

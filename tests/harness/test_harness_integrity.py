@@ -244,6 +244,7 @@ def _configs_list(manifest: dict) -> None:
     (_outside, "configs.m1_n2_k1.files[0].path: '../../outside.parquet' is not a path inside the build folder"),
     (_configs_list, "configs: expected an object naming each config"),
 ])
+@pytest.mark.slow  # two harness runs a case
 def test_unverifiable_data_is_refused_in_one_line_unless_trusted(tmp_path: Path, data_dir: Path, harness,
                                                                  damage, said: str) -> None:
     root = _copy_build(data_dir, tmp_path)

@@ -19,6 +19,7 @@ def _run(harness, data_dir: Path, out: Path):
                    "--output_path", out)
 
 
+@pytest.mark.slow  # harness runs end to end
 def test_unreadable_journal_lines_are_reported_and_run_again(tmp_path: Path, data_dir: Path, harness) -> None:
     first = _run(harness, data_dir, tmp_path)
     assert first.code == 0, first.err
@@ -42,6 +43,7 @@ def test_unreadable_journal_lines_are_reported_and_run_again(tmp_path: Path, dat
     assert third.code == 0 and "skipped" not in third.err
 
 
+@pytest.mark.slow
 def test_a_cut_header_is_repaired_and_a_bad_one_is_reported(tmp_path: Path, data_dir: Path, harness) -> None:
     journal = tmp_path / "constant" / journal_name(TASK)
     journal.parent.mkdir(parents=True)

@@ -56,6 +56,7 @@ def _wait_for_lock(lock: Path, proc: subprocess.Popen) -> dict:
     pytest.fail("the first run never took the lock")
 
 
+@pytest.mark.slow  # runs in child processes
 def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Path, script_env) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
@@ -82,6 +83,7 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     assert len(samples) == len(set(samples)) == 12
 
 
+@pytest.mark.slow  # runs in child processes
 def test_a_killed_run_leaves_no_lock_behind(tmp_path: Path, data_dir: Path, script_env) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
@@ -101,6 +103,7 @@ def test_a_killed_run_leaves_no_lock_behind(tmp_path: Path, data_dir: Path, scri
 JUDGE_KEY = "sk-judge-0123456789abcdef"
 
 
+@pytest.mark.slow  # runs in child processes
 def test_the_lock_holds_a_pid_and_a_redacted_command_line_even_after_kill_9(tmp_path: Path, data_dir: Path,
                                                                           script_env) -> None:
     script = tmp_path / "slow.py"

@@ -43,6 +43,7 @@ def _error_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("harness: error")]
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(tmp_path: Path, data_dir: Path,
                                                                            script_env) -> None:
     # A run with room to spare: its file sizes (and the datasets cache the others reuse without writing).
@@ -84,6 +85,7 @@ def _read_only_mounts_work(where: Path) -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path: Path, data_dir: Path, script_env) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -95,6 +97,7 @@ def test_a_read_only_output_folder_is_one_line_naming_it(tmp_path: Path, data_di
     assert _error_lines(run.stderr) == [f"harness: error: cannot write {out / 'random'}: Read-only file system"]
 
 
+@pytest.mark.slow
 def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, data_dir: Path, script_env) -> None:
     out, cache = tmp_path / "out", tmp_path / "cache"
     warm = _harness(data_dir, tmp_path / "warm", script_env)  # fills the datasets cache, which the limit would stop

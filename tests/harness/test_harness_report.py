@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 from report_runs import evaluate as _evaluate
 from report_runs import report_text as _report
@@ -26,6 +27,7 @@ def _cell(results: dict[str, Any], task: str, metric: str) -> str:
     return f"{entry[f'{metric},none']:.4f} ± {entry[f'{metric}_stderr,none']:.4f}"
 
 
+@pytest.mark.slow
 def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
     random = _evaluate(harness, out, data_dir, "random")
@@ -53,6 +55,7 @@ def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harnes
     ]
 
 
+@pytest.mark.slow
 def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
     _evaluate(harness, out, data_dir, "random")

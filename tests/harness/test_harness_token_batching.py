@@ -39,6 +39,7 @@ def generate_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[str, int]
     return calls
 
 
+@pytest.mark.slow
 def test_token_budget_batches_respect_the_budget_and_keep_answers(tmp_path: Path, data_dir: Path, tiny_llava: Path,
                                                                   mixed_task: Path, harness, generate_calls) -> None:
     name = str(tiny_llava).replace("/", "__")
@@ -74,6 +75,7 @@ def test_token_budget_batches_respect_the_budget_and_keep_answers(tmp_path: Path
     assert budget.results(name)["results"] == fixed.results(name)["results"]
 
 
+@pytest.mark.slow
 def test_cached_hf_rerun_calls_the_model_zero_times(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
                                                     generate_calls) -> None:
     name = str(tiny_llava).replace("/", "__")

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import datasets
+import pytest
 from lm_eval.utils import (
     get_file_datetime,
     get_file_task_name,
@@ -20,6 +21,7 @@ from lm_eval.utils import (
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m10_n1_k2_pos"]
 
 
+@pytest.mark.slow
 def test_lm_eval_reads_our_results_and_sample_logs(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
     run = harness("--tasks", ",".join(TASKS), "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",
                   "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path,

@@ -43,6 +43,7 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
     assert index.groups["locovqa"].task == ["locovqa_okvqa", "locovqa_mmstar", "locovqa_mnist", "locovqa_needle"]
 
 
+@pytest.mark.slow
 def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
     data = load_results(two_models)["random"]
     assert len([t for t in data.results if report.LEAF.match(t)]) == len(CONFIGS)
@@ -55,6 +56,7 @@ def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
         assert "chance,none" not in entry  # a constant, kept apart from the metrics (`references`)
 
 
+@pytest.mark.slow
 def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> None:
     from harness.report import write_report
 
@@ -99,6 +101,7 @@ def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data
     assert "chance" in texts and "ROUGE-L F1" in texts
 
 
+@pytest.mark.slow
 def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, tmp_path: Path) -> None:
     from harness.cli import main
 

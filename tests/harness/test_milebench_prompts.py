@@ -142,6 +142,7 @@ def _expected(row: dict, tokenizer) -> str:
     return f"{row['instruction']}\n{markers}{question}"
 
 
+@pytest.mark.slow  # a tiny LLaVA runs
 def test_hf_sends_the_re_decoded_prompt_and_records_it(harness, clevr_dir: Path, tiny_llava_sp: Path,
                                                       tmp_path: Path) -> None:
     args = ("--tasks", "milebench_clevr_change,milebench_clevr_change_combined", "--model", "hf", "--model_args",

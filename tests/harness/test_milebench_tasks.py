@@ -60,6 +60,7 @@ def gold_response(row: dict) -> str:
     return row["answer"]
 
 
+@pytest.mark.slow
 def test_every_subset_scores_100_for_its_gold_and_0_for_nonsense(milebench_dir: Path) -> None:
     for config in TEST_CONFIGS:
         for row in rows_of(milebench_dir, config):
@@ -107,6 +108,7 @@ def _score(entry: dict, metric: str = "score") -> float | None:
     return None if value in (None, "N/A") else float(value)
 
 
+@pytest.mark.slow
 def test_random_run_end_to_end_groups_aggregate_as_table_2(harness, milebench_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = harness("--tasks", "milebench", "--model", "random", "--data_dir", milebench_dir, "--output_path", out)

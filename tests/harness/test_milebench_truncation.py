@@ -103,6 +103,7 @@ def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow  # a tiny LLaVA runs
 def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(tmp_path: Path, needle_dir: Path,
                                                                       tiny_llava_336: Path, harness) -> None:
     """LLaVA-1.5's shape (576 tokens per image, counted by its processor) at 4,096 tokens: the 32-image row cannot

@@ -46,6 +46,7 @@ def judge_reply(body: dict[str, Any]) -> str:
     return '{"precision": 1, "sentence_count": 4}'
 
 
+@pytest.mark.slow  # harness runs end to end
 def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(summ_dir: Path, tmp_path: Path,
                                                                               harness) -> None:
     server = ChatServer(answer=judge_reply)

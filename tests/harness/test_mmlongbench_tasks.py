@@ -75,6 +75,7 @@ def gold_response(row: dict) -> str:
     return f" {gold}"
 
 
+@pytest.mark.slow
 def test_every_8k_dataset_scores_100_for_its_gold_and_0_for_nonsense(mmlb_dir: Path) -> None:
     for config in [*CONFIGS_8K, *ABLATIONS_8K]:
         for row in rows_of(mmlb_dir, config):
@@ -138,6 +139,7 @@ def random_run(harness, tasks: str, data_dir: Path, out: Path, configs: list[str
     return results
 
 
+@pytest.mark.slow
 def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     results = random_run(harness, "mmlongbench_8k", mmlb_dir, out, CONFIGS_8K)
@@ -207,6 +209,7 @@ def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> 
     assert not math.isnan(paper_vrag) and "Qwen2.5-VL-7B" in "\n".join(lines)
 
 
+@pytest.mark.slow
 def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mmlb_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     results = random_run(harness, "mmlongbench_ablation", mmlb_dir, out, list(ABLATION_CONFIGS))

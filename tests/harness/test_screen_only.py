@@ -55,6 +55,7 @@ def table_row(out: str, task: str) -> list[str]:
     return [cell.strip() for cell in line.strip("|").split("|")]
 
 
+@pytest.mark.slow  # screens, then runs a tiny LLaVA
 def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: Path, needle_dir: Path,
                                                       tiny_llava_336: Path, harness) -> None:
     """576 tokens per image against 2,048: ten-image rows are over length (the issue's case: the old screen said
@@ -92,6 +93,7 @@ def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: 
     assert "estimate" not in table.out
 
 
+@pytest.mark.slow  # tiny LLaVA processors
 def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path, data_dir: Path, tiny_llava_336: Path,
                                                                   harness, monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub
@@ -161,6 +163,7 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data
     assert table_row(unknown.out, "mmneedle_m10_n1_k2_pos")[6] == f"{max(rows_rule):,}"
 
 
+@pytest.mark.slow  # tiny LLaVA processors
 def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Path, needle_dir: Path,
                                                                     tiny_llava_336: Path, harness) -> None:
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's

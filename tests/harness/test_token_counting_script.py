@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # the script counts with a tiny LLaVA's processor
+
 
 def test_the_hf_screen_counts_what_the_processor_builds(data_dir: Path, tiny_llava: Path, capsys, script_module):
     tasks = "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_neg"

@@ -1,0 +1,190 @@
+"""The layers of the tree point one way, and no module imports itself back (DESIGN.md, "Layers").
+
+    builders/core  <-  builders/<benchmark>         (benchmarks never import each other)
+    builders.core.contract  <-  harness            (the only part of the builders the harness sees)
+    harness, builders.core.contract, builders/<same benchmark>  <-  tasks/<benchmark>
+
+Every `import` counts, wherever it stands: a lazy import inside a function is still a dependency (it runs the
+first time the function does, and an import cycle through it works only by the order modules happen to load),
+and so is one under `if TYPE_CHECKING:` (whoever reads the module must read the other to follow it).
+The graph is read from the source with `ast`, so a module that cannot be imported here is checked too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERED = ("builders", "harness", "tasks")
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """Dotted name -> file, for every module of the layered packages under `root`."""
+    modules = {}
+    for top in LAYERED:
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _imported_names(name: str, path: Path) -> Iterator[tuple[str, int]]:
+    """(dotted name as written, resolved against the package for relative imports; line) of every import."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno  # `from pkg import module` names the module
+
+
+def import_graph(root: Path) -> dict[str, dict[str, int]]:
+    """Module -> {module of the tree it imports: first line}; a name inside a module counts as the module."""
+    modules = module_names(root)
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        edges = graph.setdefault(name, {})
+        for target, line in _imported_names(name, path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                edges.setdefault(target, line)
+    return graph
+
+
+def _layer(module: str, modules: dict[str, Path]) -> tuple[str, str]:
+    """(top package, sub-package or "") of a module: ("builders", "mmneedle"), ("builders", "core"),
+    ("tasks", "milebench"), ("builders", "") for `builders.cli`."""
+    top, _, rest = module.partition(".")
+    part = rest.split(".")[0]
+    package = f"{top}.{part}"
+    is_package = bool(part) and (  # task folders have no __init__.py
+        any(m.startswith(package + ".") for m in modules) or modules[package].name == "__init__.py")
+    return top, part if is_package else ""
+
+
+def _allowed(source: str, target: str, modules: dict[str, Path]) -> bool:
+    (top, part), (to_top, to_part) = _layer(source, modules), _layer(target, modules)
+    if top == "harness":
+        return to_top == "harness" or target == "builders.core.contract"
+    if top == "builders":
+        if to_top != "builders":
+            return False
+        if part in ("core", ""):  # builders/core and the CLI know benchmarks only through the registry
+            return to_part in ("core", "")
+        return to_part in ("core", "", part)
+    # tasks/<benchmark>: its own hooks, the harness, the contract, and its own benchmark's builder package
+    if to_top == "tasks":
+        return to_part in ("", part)
+    return to_top == "harness" or target == "builders.core.contract" or (to_top == "builders" and to_part == part)
+
+
+def layer_violations(root: Path) -> list[str]:
+    modules = module_names(root)
+    graph = import_graph(root)
+    return [f"{modules[source].relative_to(root)}:{line}: {source} imports {target}"
+            for source, edges in graph.items() for target, line in edges.items() if not _allowed(source, target, modules)]
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def test_layers_point_one_way() -> None:
+    assert layer_violations(ROOT) == []
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert import_cycles(ROOT) == []
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
+     "builders/core/a.py:1: builders.core.a imports builders.mmneedle"),
+    ({"builders/locovqa/e.py": "def f():\n    from harness.run import make_model\n", "harness/run.py": ""},
+     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.run"),
+    ({"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
+     "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images"),
+    ({"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},
+     "harness/m.py:1: harness.m imports builders.core.release_paths"),
+    ({"tasks/milebench/s.py": "from ..mmneedle import utils\n", "tasks/mmneedle/utils.py": ""},
+     "tasks/milebench/s.py:1: tasks.milebench.s imports tasks.mmneedle.utils"),
+    ({"builders/milebench/b.py": "from tasks.milebench.scoring import g\n", "tasks/milebench/scoring.py": ""},
+     "builders/milebench/b.py:1: builders.milebench.b imports tasks.milebench.scoring"),
+])
+def test_the_layer_check_names_an_import_against_the_direction(tmp_path: Path, files: dict[str, str],
+                                                                expected: str) -> None:
+    assert layer_violations(_tree(tmp_path, files)) == [expected]
+
+
+def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "builders/core/contract.py": "", "builders/core/store.py": "from builders.core import contract\n",
+        "builders/milebench/gold.py": "from builders.core.store import s\n",
+        "harness/data.py": "from builders.core import contract\nfrom harness import cache\n", "harness/cache.py": "",
+        "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.data import d\n"
+                                      "from . import utils\nfrom builders.core.contract import X\n",
+        "tasks/milebench/utils.py": "",
+    })
+    assert layer_violations(root) == []
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "harness/api.py": "def f():\n    from harness.images import g\n",
+        "harness/images.py": "from harness.api import Request\n",
+        "harness/judge.py": "from harness.runner import r\n", "harness/runner.py": "from harness.task import t\n",
+        "harness/task.py": "import harness.judge\n", "harness/leaf.py": "from harness.api import x\n",
+    })
+    assert import_cycles(root) == [["harness.api", "harness.images"], ["harness.judge", "harness.runner", "harness.task"]]
