@@ -32,7 +32,7 @@ from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
 from builders.mmlongbench.full_fixture import FULL_FIXTURE_VERSION, write_full_source
-from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, LEAVES, LENGTHS, Config
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, LEAVES, Config
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
@@ -72,9 +72,8 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
         ids = DEFAULT_FULL_IDS if fixture_ids is None else fixture_ids
         if ids < 1:
             raise BuildError(f"--fixture-ids should be at least 1, got {ids}")
-        leaves, lengths = _full_scope(cfgs or list(ALL_CONFIGS.values()))
-        root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter, leaves=leaves,
-                                 lengths=lengths)
+        root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter,
+                                 only=_full_files(cfgs or list(ALL_CONFIGS.values())))
         caveat = (f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
                   "file): drawn photos and pages, and passages of random words, filling each row to its length; "
                   "scores on it are not comparable with the paper's")
@@ -88,13 +87,11 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
     return Release(folder, workdir), "release", {}
 
 
-def _full_scope(cfgs: list[Config]) -> tuple[list[str], dict[str, int]]:
-    """The leaves and lengths whose files these configs read (an ablation reading a main leaf's file counts as
-    that leaf; the others have no file in the length-true fixture)."""
+def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
+    """The (leaf, length) files these configs read (an ablation reading a main leaf's file counts as that leaf;
+    the others have no file in the length-true fixture)."""
     by_pattern = {leaf.pattern: leaf.name for leaf in LEAVES}
-    leaves = sorted({by_pattern[cfg.leaf.pattern] for cfg in cfgs if cfg.leaf.pattern in by_pattern})
-    lengths = {length: LENGTHS[length] for length in LENGTHS if any(cfg.length == length for cfg in cfgs)}
-    return leaves, lengths
+    return {(by_pattern[cfg.leaf.pattern], cfg.length) for cfg in cfgs if cfg.leaf.pattern in by_pattern}
 
 
 def build_mmlongbench(

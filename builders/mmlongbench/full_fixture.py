@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count, permutations
 from pathlib import Path
@@ -75,23 +75,24 @@ def _name(rng: random.Random, parts: int = 3) -> str:
 
 
 def _passage(rng: random.Random, words: int = 100) -> str:
-    out, sentence = [], 0
-    for _ in range(words):
-        word = rng.choice(WORDS)
-        out.append(word.capitalize() if sentence == 0 else word)
-        sentence += 1
-        if sentence >= rng.randint(8, 18):
-            out[-1] += "."
-            sentence = 0
-    return " ".join(out).rstrip(".") + "."
+    """`words` words in sentences of 8 to 18."""
+    out = rng.choices(WORDS, k=words)
+    start = 0
+    while start < words:
+        out[start] = out[start].capitalize()
+        start += rng.randint(8, 18)
+        out[min(start, words) - 1] += "."
+    return " ".join(out)
 
 
 @dataclass
 class _Source:
-    """The images drawn so far (path -> how to draw it) and the token counts the filling needs."""
+    """The images named so far (path -> how to draw it), those the rows show, and the token counts the filling
+    needs."""
 
     counter: TextTokenCounter
     images: dict[str, tuple[str, int, int, bool]] = field(default_factory=dict)
+    shown: set[str] = field(default_factory=set)  # what the files name: the images to draw
     claimed_ids: dict[str, list[str]] = field(default_factory=dict)  # summarization ids, for the claims files
     _text_cache: dict[str, int] = field(default_factory=dict)
     _streams: dict[str, _Stream] = field(default_factory=dict)
@@ -118,8 +119,11 @@ class _Source:
             self._text_cache[text] = self.counter.count(text)
         return self._text_cache[text]
 
-    def counted(self, prompt: str, images: Sequence[str]) -> int:
-        """The row's length as the builder counts it (`rows.make_row`): prompt text + image tokens."""
+    def counted(self, prompt: str, images: Sequence[str], shown: bool = False) -> int:
+        """The row's length as the builder counts it (`rows.make_row`): prompt text + image tokens; `shown`: the
+        row goes into a file, so its images are drawn."""
+        if shown:
+            self.shown.update(images)
         return self.counter.count(prompt.replace(IMAGE_PLACEHOLDER, "")) + sum(self.image_tokens(p) for p in images)
 
     def draw(self, path: str) -> bytes:
@@ -330,7 +334,7 @@ def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int) -> dict[s
             for exemplars in sets:
                 flat = [item for rnd in exemplars for item in rnd]
                 assembled = assemble_icl(test, flat, where)
-                _check(src, where, tokens, src.counted(assembled.prompt, assembled.images),
+                _check(src, where, tokens, src.counted(assembled.prompt, assembled.images, shown=True),
                        max(cost(item) for item in shots))
     return data
 
@@ -441,15 +445,15 @@ def _docqa(src: _Source, leaf: Leaf, tokens: int, base: int) -> list[_Row]:
 # ------------------------------------------------------------------------------------------------ plumbing
 
 
-def _counted(src: _Source, leaf: Leaf, row: _Row) -> int:
+def _counted(src: _Source, leaf: Leaf, row: _Row, shown: bool = False) -> int:
     assembled = ASSEMBLERS[leaf.loader](row, leaf.name)
-    return src.counted(assembled.prompt, assembled.images)
+    return src.counted(assembled.prompt, assembled.images, shown)
 
 
 def _checked(src: _Source, leaf: Leaf, tokens: int, rows: list[_Row], unit: int, exhausted: bool = False
              ) -> list[_Row]:
     for row in rows:
-        _check(src, f"{leaf.name} {row['id']}", tokens, _counted(src, leaf, row), unit, exhausted)
+        _check(src, f"{leaf.name} {row['id']}", tokens, _counted(src, leaf, row, shown=True), unit, exhausted)
     return rows
 
 
@@ -460,15 +464,18 @@ _ROW_WRITERS: dict[str, Callable[[_Source, Leaf, int, int], list[_Row]]] = {
 
 
 def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
-                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None
-                      ) -> tuple[dict[str, bytes], _Source]:
-    """(text files under mmlb_data/ by relative path, the images they name, not yet drawn)."""
+                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
+                      only: Collection[tuple[str, str]] | None = None) -> tuple[dict[str, bytes], _Source]:
+    """(text files under mmlb_data/ by relative path, the source whose `shown` images they name, not yet
+    drawn)."""
     lengths = dict(LENGTHS if lengths is None else lengths)
     chosen = _leaves(leaves)
     src = _Source(counter or ApproxTokenCounter())
     texts: dict[str, bytes] = {}
     for length, tokens in lengths.items():
         for leaf in chosen:
+            if only is not None and (leaf.name, length) not in only:
+                continue
             name = leaf.pattern.format(k=tokens // 1024)
             if leaf.loader == "icl":
                 texts[name] = json.dumps(_icl(src, leaf, length, tokens, ids_per_file), indent=1).encode()
@@ -476,7 +483,7 @@ def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None =
             rows = [row for base in range(ids_per_file) for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, base)]
             texts[name] = "".join(json.dumps(row) + "\n" for row in rows).encode()
     for leaf in chosen:
-        if leaf.dataset in CLAIMS_FILES:
+        if leaf.dataset in CLAIMS_FILES and any(leaf.pattern.format(k=t // 1024) in texts for t in lengths.values()):
             rng = random.Random(full_images.seed_of(f"{leaf.name}/claims"))
             ids = [f"{leaf.dataset}_{doc}" for doc in _summ_docs(leaf, ids_per_file)]
             texts[CLAIMS_FILES[leaf.dataset]] = "".join(
@@ -496,23 +503,25 @@ def _leaves(names: Iterable[str] | None) -> list[Leaf]:
 
 
 def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
-                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None) -> Path:
+                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
+                      only: Collection[tuple[str, str]] | None = None) -> Path:
     """Write the length-true release into `root` (`mmlb_data/`, `mmlb_image/`) and return `root`.
 
     `ids_per_file`: ids per leaf file (ICL: test examples per domain); `lengths`: label -> tokens (default the
     paper's five, 8K-128K; files are named `K{tokens // 1024}` as the release names them); `leaves`: leaf names
     (`niah_vh_single`, ...; default all 19); `counter`: the text counter the rows must fit under (default the
-    builder's `approx`).
+    builder's `approx`); `only`: (leaf, length) pairs, to write just those files of leaves x lengths. A file's
+    bytes do not depend on which others are written.
     """
     if ids_per_file < 1:
         raise ValueError(f"ids_per_file should be at least 1, got {ids_per_file}")
     root = Path(root)
-    texts, src = full_source_files(ids_per_file, lengths, leaves, counter)
+    texts, src = full_source_files(ids_per_file, lengths, leaves, counter, only)
     for rel, data in texts.items():
         path = root / TEXT_DIR / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-    for rel in sorted(src.images):
+    for rel in sorted(src.shown):
         path = root / IMAGE_DIR / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(src.draw(rel))
