@@ -93,7 +93,6 @@ class _Source:
     counter: TextTokenCounter
     images: dict[str, tuple[str, int, int, bool]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # what the files name: the images to draw
-    claimed_ids: dict[str, list[str]] = field(default_factory=dict)  # summarization ids, for the claims files
     _text_cache: dict[str, int] = field(default_factory=dict)
     _streams: dict[str, _Stream] = field(default_factory=dict)
 
@@ -152,8 +151,8 @@ def _fit(budget: int, costs: Iterable[int]) -> int:
 class _Stream:
     """An id's units, made on first use and kept, so every length and depth of the id shows the same ones."""
 
-    def __init__(self, make: Callable[[int], Any], cost: Callable[[Any], int], limit: int | None = None) -> None:
-        self._make, self._cost, self.limit = make, cost, limit
+    def __init__(self, make: Callable[[int], Any], cost: Callable[[Any], int]) -> None:
+        self._make, self._cost = make, cost
         self._items: list[Any] = []
 
     def __getitem__(self, k: int) -> Any:
@@ -162,10 +161,7 @@ class _Stream:
         return self._items[k]
 
     def costs(self) -> Iterator[int]:
-        k = 0
-        while self.limit is None or k < self.limit:
-            yield self._cost(self[k])
-            k += 1
+        return (self._cost(self[k]) for k in count())
 
     def take(self, budget: int) -> list[Any]:
         return [self[k] for k in range(_fit(budget, self.costs()))]
@@ -173,8 +169,8 @@ class _Stream:
 
 def needle_positions(count: int, needles: int, variant: int, variants: int) -> list[int]:
     """Where an id's needles go among `count` haystack units: a single needle at depth DEPTHS[variant]; several,
-    for permutation `variant`, one in each of `needles` equal stretches, at a third of the way in plus a third per
-    permutation (so the permutations move every needle)."""
+    for permutation `variant` of `variants`, the j-th in the j-th of `needles` equal stretches, (variant + 0.5) /
+    variants of the way through it (so each permutation moves every needle)."""
     if variants == len(DEPTHS) and needles == 1:
         return [round(DEPTHS[variant] * count)]
     return [round(count * (j + (variant + 0.5) / variants) / needles) for j in range(needles)]
@@ -196,7 +192,7 @@ class _LengthError(RuntimeError):
     """A row the generator made does not fit its label as the builder counts it: a bug here, not bad input."""
 
 
-def _check(src: _Source, where: str, tokens: int, counted: int, unit: int, exhausted: bool = False) -> None:
+def _check(where: str, tokens: int, counted: int, unit: int, exhausted: bool = False) -> None:
     if counted > tokens or (counted <= tokens - unit and not exhausted):
         raise _LengthError(f"{where}: {counted:,} counted tokens, expected within {unit:,} under {tokens:,}")
 
@@ -334,7 +330,7 @@ def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int) -> dict[s
             for exemplars in sets:
                 flat = [item for rnd in exemplars for item in rnd]
                 assembled = assemble_icl(test, flat, where)
-                _check(src, where, tokens, src.counted(assembled.prompt, assembled.images, shown=True),
+                _check(where, tokens, src.counted(assembled.prompt, assembled.images, shown=True),
                        max(cost(item) for item in shots))
     return data
 
@@ -453,7 +449,7 @@ def _counted(src: _Source, leaf: Leaf, row: _Row, shown: bool = False) -> int:
 def _checked(src: _Source, leaf: Leaf, tokens: int, rows: list[_Row], unit: int, exhausted: bool = False
              ) -> list[_Row]:
     for row in rows:
-        _check(src, f"{leaf.name} {row['id']}", tokens, _counted(src, leaf, row, shown=True), unit, exhausted)
+        _check(f"{leaf.name} {row['id']}", tokens, _counted(src, leaf, row, shown=True), unit, exhausted)
     return rows
 
 

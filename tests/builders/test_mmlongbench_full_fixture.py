@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -130,6 +131,19 @@ def test_same_arguments_write_the_same_bytes(tmp_path: Path) -> None:
     second = write_full_source(tmp_path / "b", ids_per_file=2, lengths={"8k": 8192}, leaves=leaves)
     assert tree(first) == tree(second)
     assert len(tree(first)) > 20
+
+
+def test_a_rebuild_of_some_configs_gives_the_same_files_and_rows(built: Path, tmp_path: Path) -> None:
+    """Same arguments, same bytes: the release files and the rows (which name their images by sha256), whichever
+    other configs the build holds."""
+    some = ["niah_mmniah_count_image_8k", "icl_inat2021_8k", "docvqa_slidevqa_8k", "summ_multilexsum_8k"]
+    again = build_mmlongbench(source="fixture:full", out_dir=tmp_path, configs=some, fixture_ids=2)
+    assert again is not None
+    first, second = (json.loads((b / contract.MANIFEST_NAME).read_text()) for b in (built, again))
+    assert second["request"]["source"] == first["request"]["source"] == "fixture-full-v1-ids2"
+    for config in some:
+        for key in ("file_sha256", "content_sha256"):
+            assert second["configs"][config][key] == first["configs"][config][key], (config, key)
 
 
 def test_fixture_ids_belongs_to_the_full_fixture(tmp_path: Path) -> None:
