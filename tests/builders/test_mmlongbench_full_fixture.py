@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from builders.cli import main
 from builders.core import contract
-from builders.core.errors import BuildError
 from builders.core.tokens import ApproxTokenCounter
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.full_fixture import write_full_source
@@ -146,8 +146,12 @@ def test_a_rebuild_of_some_configs_gives_the_same_files_and_rows(built: Path, tm
             assert second["configs"][config][key] == first["configs"][config][key], (config, key)
 
 
-def test_fixture_ids_belongs_to_the_full_fixture(tmp_path: Path) -> None:
-    with pytest.raises(BuildError, match="--fixture-ids sets the ids per file of --source fixture:full"):
-        build_mmlongbench(source="fixture", out_dir=tmp_path, configs=["vrag_infoseek_8k"], fixture_ids=2)
-    with pytest.raises(BuildError, match="at least 1"):
-        build_mmlongbench(source="fixture:full", out_dir=tmp_path, configs=["vrag_infoseek_8k"], fixture_ids=0)
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--source", "fixture", "--fixture-ids", "2"], "--fixture-ids sets the ids per file of --source fixture:full"),
+    (["--source", "fixture:full", "--fixture-ids", "0"], "--fixture-ids should be at least 1, got 0"),
+])
+def test_a_misused_fixture_ids_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
+                                           expected: str) -> None:
+    code = main(["build", "mmlongbench", *argv, "--configs", "vrag_infoseek_8k", "--out", str(tmp_path)])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and expected in lines[0], lines
