@@ -500,14 +500,16 @@ def _leaves(names: Iterable[str] | None) -> list[Leaf]:
 
 def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
                       leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
-                      only: Collection[tuple[str, str]] | None = None) -> Path:
+                      only: Collection[tuple[str, str]] | None = None, reuse_images: bool = False) -> Path:
     """Write the length-true release into `root` (`mmlb_data/`, `mmlb_image/`) and return `root`.
 
     `ids_per_file`: ids per leaf file (ICL: test examples per domain); `lengths`: label -> tokens (default the
     paper's five, 8K-128K; files are named `K{tokens // 1024}` as the release names them); `leaves`: leaf names
     (`niah_vh_single`, ...; default all 19); `counter`: the text counter the rows must fit under (default the
     builder's `approx`); `only`: (leaf, length) pairs, to write just those files of leaves x lengths. A file's
-    bytes do not depend on which others are written.
+    bytes do not depend on which others are written. `reuse_images`: keep an image file already in
+    `root/mmlb_image/` rather than draw it again (an image's path fixes its bytes, so a folder this function
+    filled before, for other ids or lengths, can be shared; `mmlb_image` may be a link to it).
     """
     if ids_per_file < 1:
         raise ValueError(f"ids_per_file should be at least 1, got {ids_per_file}")
@@ -519,6 +521,8 @@ def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mappi
         path.write_bytes(data)
     for rel in sorted(src.shown):
         path = root / IMAGE_DIR / rel
+        if reuse_images and path.is_file():
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(src.draw(rel))
     return root
