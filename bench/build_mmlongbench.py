@@ -4,7 +4,7 @@
 The release itself cannot be downloaded here, so the script writes one in its formats with the length-true
 fixture (`builders.mmlongbench.full_fixture`, what `--source fixture:full` builds): for every length, the files
 of VH-Single (6 depths), VH-Multi (3 permutations) and MM-NIAH-Ret (T) (6 depths, 100-word passages with an image
-every 12), with `--ids` ids each. A row holds as many COCO-sized JPEGs (640 x 480 or 640 x 427, noise-textured so
+every 15), with `--ids` ids each. A row holds as many COCO-sized JPEGs (640 x 480 or 640 x 427, noise-textured so
 they do not compress away) as fill its length (VH at 128K: 355, the paper's Table 3 has ~368). Each id has a
 haystack of its own, shown at all its depths and, growing, at every length, as in the release: images recur
 across rows, and distinct images grow with ids.

@@ -48,7 +48,7 @@ SLIDE_SIZE = (1024, 768)
 CARTOON_SIDE = 224
 # The paper's classes per ICL row (§2.3); a length past 128K keeps 50 unless the caller's schedule says otherwise.
 ICL_CLASSES = {"8k": 5, "16k": 10, "32k": 20, "64k": 40, "128k": 50}
-MMNIAH_IMAGE_EVERY = 13  # one OBELICS image per 12 passages: Table 3's ~59 images in a 128K text-needle row
+MMNIAH_IMAGE_EVERY = 16  # one OBELICS image per 15 passages: Table 3's ~59 images in a 128K text-needle row
 WORDS = (
     "the of and to in a is that for it as was with be by on not he this are or his from at which but have an they "
     "you were her she there been one all we their has would when if so no will more what up out into year people "
