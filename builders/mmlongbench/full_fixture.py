@@ -208,6 +208,7 @@ def _vrag(src: _Source, leaf: Leaf, tokens: int, base: int) -> list[_Row]:
     row: _Row = {"id": f"{leaf.dataset}_{base}", "question": " Where is the castle in this picture?",
                  "original_question": f"Where is {entity}?", "answer": [city, f"{city} town"],
                  "image": src.photo(f"vrag/{leaf.dataset}/{base:04d}.jpg"), "positive_ctxs": golds}
+
     def negative(k: int) -> dict[str, str]:
         passage_rng = random.Random(full_images.seed_of(f"{leaf.name}/{base}/{k}"))
         return {"doc_id": f"{leaf.dataset}-{base}-{k}", "title": _name(passage_rng, 2), "text": _passage(passage_rng)}
