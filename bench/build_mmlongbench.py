@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -140,7 +141,8 @@ def measure(work: Path, ids: int, repeats: int) -> dict[str, float]:
             "on_disk": folder_bytes(build), "distinct_image_bytes": distinct_bytes, "text_bytes": text,
             "wall_s": wall, "cpu_s": cpu, "floor_s": floor, "floor_cpu_s": floor_cpu, "store_once_s": store_wall,
             "store_once_cpu_s": store_cpu, "peak_rss_mb": peak, "read_names": len(names),
-            "vh_128k_images": manifest["configs"]["niah_vh_single_128k"]["mean_images"]}
+            "vh_128k_images": manifest["configs"]["niah_vh_single_128k"]["mean_images"],
+            "load_average": os.getloadavg()[1]}
 
 
 def section(results: list[dict[str, float]], command: str) -> str:
@@ -178,6 +180,9 @@ def section(results: list[dict[str, float]], command: str) -> str:
               "prompt, spools the plan, reads every image's header, spools the images to sort them by sha256, writes "
               "the rows and starts an interpreter; the text work grows with rows, the image work with distinct "
               "images."]
+    loads = ", ".join(f"{r['load_average']:.1f}" for r in results)
+    lines.append(f"- Load average (5 minutes) at the end of each --ids run: {loads}, on 2 vCPU. Well above 2, other "
+                 "processes held the cores, and CPU seconds run high too (shared caches).")
     if len(results) >= 2:
         first, last = results[0], results[-1]
         added = last["distinct_images"] - first["distinct_images"]
