@@ -1,12 +1,13 @@
 #!/usr/bin/env python
 """Benchmark: `builders build mmlongbench` on a release-shaped source at the paper's scale of images per row.
 
-The release itself cannot be downloaded here, so the script writes one in its formats: for every length, the
-files of VH-Single (6 depths), VH-Multi (3 permutations) and MM-NIAH-Ret (T) (6 depths, 100-word passages
-interleaved with images), with `--ids` ids each. A row holds as many 640 x 480 JPEGs (COCO-sized, noise-textured
-so they do not compress away) as fill its length (VH at 128K: ~318, the paper's Table 3 has ~370). Each id has
-a haystack of its own, shown at all its depths and, growing, at every length, as in the release: images
-recur across rows, and distinct images grow with ids.
+The release itself cannot be downloaded here, so the script writes one in its formats with the length-true
+fixture (`builders.mmlongbench.full_fixture`, what `--source fixture:full` builds): for every length, the files
+of VH-Single (6 depths), VH-Multi (3 permutations) and MM-NIAH-Ret (T) (6 depths, 100-word passages with an image
+every 15), with `--ids` ids each. A row holds as many COCO-sized JPEGs (640 x 480 or 640 x 427, noise-textured so
+they do not compress away) as fill its length (VH at 128K: 355, the paper's Table 3 has ~368). Each id has a
+haystack of its own, shown at all its depths and, growing, at every length, as in the release: images recur
+across rows, and distinct images grow with ids.
 
 Measured, for each `--ids`:
 * size: the build's bytes on disk (row Parquet + image table) against the floor of storing each distinct
@@ -27,7 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
+import os
 import resource
 import sys
 import tempfile
@@ -35,10 +36,8 @@ import time
 from pathlib import Path
 
 import datasets
-import numpy as np
 import pyarrow.parquet as pq
 from datasets.arrow_writer import get_parquet_column_options
-from PIL import Image
 from results_file import write_section
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -48,69 +47,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from builders.core import contract  # noqa: E402
 from builders.core.writer import ROW_GROUP_BYTES, HashingFile, rows_to_table  # noqa: E402
-from builders.mmlongbench.leaves import CONFIGS, LENGTHS  # noqa: E402
+from builders.mmlongbench.full_fixture import write_full_source  # noqa: E402
+from builders.mmlongbench.leaves import LENGTHS  # noqa: E402
 
 SECTION = "## MMLongBench build: size and throughput"
 LEAVES = ("niah_vh_single", "niah_vh_multi", "niah_mmniah_ret_text")
-WIDTH, HEIGHT = 640, 480  # a COCO photo: 23 x 17 blocks of 28 px after rounding, 391 tokens
-TOKENS_PER_IMAGE = 391
-PASSAGE_TOKENS = 140  # a 100-word passage under the approximate counter, roughly
-WORDS = ("harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon marble "
-         "prairie saffron thunder cobalt lagoon").split()
-
-
-def draw(path: Path, seed: int) -> None:
-    """A photo-sized JPEG that does not compress away: a colour field plus noise (~100 kB)."""
-    rng = np.random.default_rng(seed)
-    xs = np.linspace(0, 255, WIDTH, dtype=np.float32)
-    ys = np.linspace(0, 255, HEIGHT, dtype=np.float32)
-    field = (xs[None, :, None] * rng.random(3) + ys[:, None, None] * rng.random(3)) / 2
-    noise = rng.normal(0, 10, (HEIGHT, WIDTH, 3)).astype(np.float32)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.clip(field + noise, 0, 255).astype(np.uint8)).save(path, quality=85)
-
-
-def haystack(images: Path, leaf: str, base: int, count: int) -> list[str]:
-    """The first `count` images of one id's own haystack, drawn on first use. As in the release, an id's
-    rows share their images across depths and lengths (a longer length shows more of the same haystack)."""
-    names = []
-    for k in range(count):
-        name = f"bench/{leaf}/{base:03d}/{k:03d}.jpg"
-        if not (images / name).exists():
-            draw(images / name, hash((leaf, base, k)) % 2**32)
-        names.append(name)
-    return names
-
-
-def _passage(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(100))
-
-
-def write_release(folder: Path, images: Path, ids: int) -> None:
-    rng = random.Random(0)
-    for length, tokens in LENGTHS.items():
-        budget = int(tokens * 0.95)
-        for leaf in LEAVES:
-            cfg = CONFIGS[f"{leaf}_{length}"]
-            lines = []
-            for base in range(ids):
-                for variant in range(cfg.leaf.variants):
-                    if leaf.startswith("niah_vh"):
-                        shown = haystack(images, leaf, base, budget // TOKENS_PER_IMAGE)
-                        lines.append({"id": f"{leaf}_{base}", "question": "For the image with a cat, is there a dog?",
-                                      "answer": "Yes" if base % 2 else "No", "ctxs": shown})
-                    else:
-                        pairs = budget // (PASSAGE_TOKENS + TOKENS_PER_IMAGE)
-                        ctxs = []
-                        for _ in range(pairs):
-                            ctxs += [{"text": _passage(rng)}, {"text": "<image>"}]
-                        ctxs.insert(variant % len(ctxs), {"text": f"The secret word is copper-{base}."})
-                        lines.append({"id": f"{leaf}_{base}", "question": "What is the secret word?",
-                                      "answer": f"copper-{base}", "ctxs": ctxs,
-                                      "image_list": haystack(images, leaf, base, pairs)})
-            path = folder / "mmlb_data" / cfg.file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+SIZE_IN_TABLE = (640, 480)  # the floor writes a width and height per image, as the table does; the value costs nothing
 
 
 def _cpu() -> float:
@@ -146,7 +88,8 @@ def store_once_floor(folder: Path, names: set[str], out: Path, repeats: int) -> 
             rows, size = [], 0
             for sha in sorted(paths):
                 data = paths[sha].read_bytes()
-                rows.append({"sha256": sha, "image": {"bytes": data, "path": None}, "width": WIDTH, "height": HEIGHT})
+                rows.append({"sha256": sha, "image": {"bytes": data, "path": None}, "width": SIZE_IN_TABLE[0],
+                             "height": SIZE_IN_TABLE[1]})
                 size += len(data)
                 if size >= ROW_GROUP_BYTES:
                     writer.write_table(rows_to_table(rows, features.arrow_schema, image_bytes))
@@ -162,13 +105,13 @@ def store_once_floor(folder: Path, names: set[str], out: Path, repeats: int) -> 
 
 def measure(work: Path, ids: int, repeats: int) -> dict[str, float]:
     release = work / f"release_{ids}"
-    images = work / "images"
     if not (release / "mmlb_data").exists():
-        release.mkdir(parents=True, exist_ok=True)
+        images = work / "images"  # one image folder for every --ids: an id's images are the same whatever --ids
         images.mkdir(parents=True, exist_ok=True)
+        release.mkdir(parents=True, exist_ok=True)
         if not (release / "mmlb_image").exists():
-            (release / "mmlb_image").symlink_to(images.resolve())  # one image folder for every --ids
-        write_release(release, images, ids)
+            (release / "mmlb_image").symlink_to(images.resolve())
+        write_full_source(release, ids_per_file=ids, leaves=LEAVES, reuse_images=True)
     out = work / f"out_{ids}"
     configs = [f"{leaf}_{length}" for length in LENGTHS for leaf in LEAVES]
     command = [str(Path(sys.executable).parent / "builders"), "build", "mmlongbench", "--source", str(release),
@@ -197,14 +140,17 @@ def measure(work: Path, ids: int, repeats: int) -> dict[str, float]:
     return {"ids": ids, "rows": rows, "image_references": references, "distinct_images": table["images"],
             "on_disk": folder_bytes(build), "distinct_image_bytes": distinct_bytes, "text_bytes": text,
             "wall_s": wall, "cpu_s": cpu, "floor_s": floor, "floor_cpu_s": floor_cpu, "store_once_s": store_wall,
-            "store_once_cpu_s": store_cpu, "peak_rss_mb": peak, "read_names": len(names)}
+            "store_once_cpu_s": store_cpu, "peak_rss_mb": peak, "read_names": len(names),
+            "vh_128k_images": manifest["configs"]["niah_vh_single_128k"]["mean_images"],
+            "load_average": os.getloadavg()[1]}
 
 
 def section(results: list[dict[str, float]], command: str) -> str:
     lines = [SECTION, "",
-             "Release-shaped source written by the script: at each length, VH-Single, VH-Multi and MM-NIAH-Ret (T) "
-             "files whose rows are filled to their length with 640 x 480 JPEGs (~100 kB, 391 tokens; VH 128K: "
-             f"{int(131072 * 0.95) // TOKENS_PER_IMAGE} images per row, Table 3 of the paper has ~370) and 100-word "
+             "Release-shaped source written by the length-true fixture (`write_full_source`, what `--source "
+             "fixture:full` builds): at each length, VH-Single, VH-Multi and MM-NIAH-Ret (T) files whose rows are "
+             "filled to their length with COCO-sized JPEGs (640 x 480 or 640 x 427, ~70 kB, 391 or 345 tokens; VH 128K: "
+             f"{results[0]['vh_128k_images']:.0f} images per row, Table 3 of the paper has ~368) and 100-word "
              "passages. Each id has its own haystack, shown again at every depth and, growing, at every length, as "
              "in the release; distinct images therefore grow with ids. 15 configs; 2 vCPU shared with other work, "
              "so times are the best of the repeats and CPU seconds (user + system) are given beside wall seconds.", "",
@@ -234,6 +180,9 @@ def section(results: list[dict[str, float]], command: str) -> str:
               "prompt, spools the plan, reads every image's header, spools the images to sort them by sha256, writes "
               "the rows and starts an interpreter; the text work grows with rows, the image work with distinct "
               "images."]
+    loads = ", ".join(f"{r['load_average']:.1f}" for r in results)
+    lines.append(f"- Load average (5 minutes) at the end of each --ids run: {loads}, on 2 vCPU. Well above 2, other "
+                 "processes held the cores, and CPU seconds run high too (shared caches).")
     if len(results) >= 2:
         first, last = results[0], results[-1]
         added = last["distinct_images"] - first["distinct_images"]
@@ -256,7 +205,9 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench_mmlb_"))
     work.mkdir(parents=True, exist_ok=True)
-    results = [measure(work, ids, args.repeats) for ids in args.ids]
+    # The most ids first: it draws every image the others show (an id's images do not depend on --ids).
+    results = sorted((measure(work, ids, args.repeats) for ids in sorted(args.ids, reverse=True)),
+                     key=lambda r: r["ids"])
     command = ".venv/bin/python bench/build_mmlongbench.py --ids " + " ".join(map(str, args.ids)) + \
         f" --repeats {args.repeats}" + (" --write-results" if args.write_results else "")
     text = section(results, command)

@@ -44,8 +44,12 @@ class MMLongBenchBenchmark:
             help="the authors' release: a folder holding mmlb_data/ (or mmlb_data.tar.gz) and mmlb_image/ (or the "
             "image archives vrag.tar.gz, vh.tar.gz, mm-niah.tar.gz, icl.tar.gz, summ.tar.gz, docqa.tar.gz, read "
             "without unpacking); or 'fixture' (default: a tiny offline stand-in in the same formats; "
-            "'fixture:archives' for the archive layout)",
+            "'fixture:archives' for the archive layout); or 'fixture:full' (offline, in the same formats, every row "
+            "filled to its length with photos, pages and passages: builders/mmlongbench/full_fixture.py)",
         )
+        parser.add_argument("--fixture-ids", type=int, metavar="N",
+                            help="ids per release file of --source fixture:full (default 1; ICL: test images per "
+                            "domain); each id brings its depths or permutations")
         parser.add_argument("--full", action="store_true",
                             help="every row of each file (default: the sample the official code evaluates, "
                             "100 ids per file, 50 per MM-NIAH file, with all their depths/permutations)")
@@ -61,7 +65,7 @@ class MMLongBenchBenchmark:
                                  full=args.full, text_tokenizer=args.text_tokenizer,
                                  image_storage=options.image_storage, overwrite=options.overwrite,
                                  progress=options.progress, command=options.command, dry_run=options.dry_run,
-                                 skip_bad_images=args.skip_bad_images)
+                                 skip_bad_images=args.skip_bad_images, fixture_ids=args.fixture_ids)
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
         return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"

@@ -32,7 +32,8 @@ from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
-from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, Config
+from builders.mmlongbench.full_fixture import FULL_FIXTURE_VERSION, write_full_source
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, LEAVES, Config
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
@@ -63,11 +64,29 @@ RELEASE_LICENCE = (
     "their authors publish with them (see the Citation section). The benchmark's code is MIT-licensed. Check each "
     "source's terms before redistributing."
 )
+FULL_SOURCE = "fixture:full"
+DEFAULT_FULL_IDS = 1
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
 
-def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, str]]:
-    """`fixture` (written offline into `workdir`) or `release=DIR` / DIR -> (release, request id, caveats)."""
+def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = None,
+                 fixture_ids: int | None = None, cfgs: list[Config] | None = None
+                 ) -> tuple[Release, str, dict[str, str]]:
+    """`fixture`, `fixture:full` (written offline into `workdir`) or `release=DIR` / DIR -> (release, request id,
+    caveats). `fixture_ids`: ids per file of `fixture:full`, whose rows fit their lengths under `counter`; it
+    writes only the files `cfgs` read (each file is the same whichever others are written)."""
+    if fixture_ids is not None and source != FULL_SOURCE:
+        raise BuildError(f"--fixture-ids sets the ids per file of --source {FULL_SOURCE}, not of --source {source}")
+    if source == FULL_SOURCE:
+        ids = DEFAULT_FULL_IDS if fixture_ids is None else fixture_ids
+        if ids < 1:
+            raise BuildError(f"--fixture-ids should be at least 1, got {ids}")
+        root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter,
+                                 only=_full_files(cfgs or list(ALL_CONFIGS.values())))
+        caveat = (f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
+                  "file): drawn photos and pages, and passages of random words, filling each row to its length; "
+                  "scores on it are not comparable with the paper's")
+        return Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}", {"synthetic": caveat}
     if source in ("fixture", "fixture:archives"):
         root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
         caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
@@ -75,6 +94,13 @@ def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, st
         return Release(root, workdir), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
     folder = source.split("=", 1)[1] if source.startswith("release=") else source
     return Release(folder, workdir), "release", {}
+
+
+def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
+    """The (leaf, length) files these configs read (an ablation reading a main leaf's file counts as that leaf;
+    the others have no file in the length-true fixture)."""
+    by_pattern = {leaf.pattern: leaf.name for leaf in LEAVES}
+    return {(by_pattern[cfg.leaf.pattern], cfg.length) for cfg in cfgs if cfg.leaf.pattern in by_pattern}
 
 
 def build_mmlongbench(
@@ -91,12 +117,14 @@ def build_mmlongbench(
     dry_run: bool = False,
     skip_bad_images: bool = False,
     shard_bytes: int = SHARD_BYTES,
+    fixture_ids: int | None = None,
 ) -> Path | None:
     """Build the requested configs (default: the 95 and every ablation config the release can give) into
     `out_dir/mmlongbench` and return that path.
 
-    `source`: `fixture` (offline, `fixture:archives` for the archive layout) or the folder holding the release
-    (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
+    `source`: `fixture` (offline, `fixture:archives` for the archive layout), `fixture:full` (offline, rows
+    filled to their lengths, `fixture_ids` ids per file) or the folder holding the release (`mmlb_data/` or
+    `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
     official code evaluates, or every row with `full`. A build already in `out_dir` with the same request
     gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing. A damaged
     image stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest,
@@ -105,7 +133,7 @@ def build_mmlongbench(
     cfgs = [ALL_CONFIGS[name] for name in select_configs(configs, ALL_CONFIGS)]
     counter = make_text_counter(text_tokenizer)
     with build_workspace(out_dir, INFO.name) as work:
-        release, source_id, caveats = open_release(source, work)
+        release, source_id, caveats = open_release(source, work, counter, fixture_ids, cfgs)
         try:
             if _asks_for_everything(configs):
                 cfgs = _without_unavailable_ablations(cfgs, release)
