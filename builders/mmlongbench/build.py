@@ -30,9 +30,11 @@ from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
+from builders.mmlongbench.extend import ImageSizes, extended_file
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
-from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, Config
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, BUILDABLE_CONFIGS, CLAIMS_FILES, Config
 from builders.mmlongbench.plan import plan_config
+from builders.mmlongbench.pools import Pools
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 
@@ -93,23 +95,24 @@ def build_mmlongbench(
     image stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest,
     and the build is flagged `limited`.
     """
-    cfgs = [ALL_CONFIGS[name] for name in select_configs(configs, ALL_CONFIGS)]
+    cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
     counter = make_text_counter(text_tokenizer)
     with build_workspace(out_dir, INFO.name) as work:
         release, source_id, caveats = open_release(source, work)
         try:
             if _asks_for_everything(configs):
-                cfgs = _without_unavailable_ablations(cfgs, release)
+                # The lengths past 128K are ours and large: built only when named.
+                cfgs = _without_unavailable_ablations([cfg for cfg in cfgs if not cfg.extended], release)
             request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
                        "text_tokenizer": counter.name, "sampling": SAMPLING}
             if skip_bad_images:
                 request["skip_bad_images"] = True
             card = {"license": "cc0-1.0"} if caveats else {}
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(ALL_CONFIGS),
+                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(BUILDABLE_CONFIGS),
                                  command=command, caveats=caveats, card=card)
             build.find_base()
-            pending = [ALL_CONFIGS[name] for name in build.pending]
+            pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
             stages = _Stages(release, pending, full, counter, work, progress, DamagedImages(skip_bad_images))
             if progress or dry_run:
                 stages.print_plan(build)
@@ -154,6 +157,7 @@ class _Stages:
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
         self.info: dict[str, ImageInfo] = {}
+        self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew (for the manifest)
 
     # --------------------------------------------------------------------------------------- plan
 
@@ -163,6 +167,7 @@ class _Stages:
         self.release.fetch_text([cfg.file for cfg in self.cfgs]
                                 + [CLAIMS_FILES[c.leaf.dataset] for c in self.cfgs if c.leaf.dataset in CLAIMS_FILES])
         claims_cache: dict[str, dict[str, list[str]]] = {}
+        sizes, pools = ImageSizes(self.release), dict[str, Pools]()
         for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
             claims = None
             if cfg.leaf.dataset in CLAIMS_FILES:
@@ -172,8 +177,13 @@ class _Stages:
                 claims = claims_cache[name]
             spool = self.work / f"{cfg.name}.plan.jsonl"
             count = 0
+            source, full = self.release.text_path(cfg.file), self.full
+            if cfg.extended:
+                source, self.grown[cfg.name] = extended_file(cfg, self.release, self.counter, sizes, pools,
+                                                             self.work, self.full)
+                full = self.full or cfg.leaf.loader != "icl"  # the grown file holds just the sample, in order
             with open(spool, "w", encoding="utf-8") as out:
-                for row in plan_config(cfg, self.release.text_path(cfg.file), self.full, claims):
+                for row in plan_config(cfg, source, full, claims):
                     for path in row.images:
                         self.needed.setdefault(path, row.where or f"{cfg.file} row {row.id!r}")
                     out.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
@@ -282,6 +292,7 @@ class _Stages:
             build.add_config(writer.close(), {
                 "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
                 "over_length_rows": len(over), "mean_images": round(images_total / count, 2) if count else 0.0,
+                **({"grown_from": cfg.leaf.file("128k"), **self.grown[cfg.name]} if cfg.name in self.grown else {}),
                 **self.damaged.manifest_fields(cfg.name),
             })
         return over

@@ -1,0 +1,263 @@
+"""The release's own pools, which the configs past 128K draw their extra haystack from (`extend`).
+
+Each pool is gathered from every release file of a leaf family (all lengths), deduplicated, in file order:
+
+- VRAG: every 100-word passage of the VRAG files (by `doc_id`, else title and text);
+- VH: per anchor object (the X of "For the image with X, is there ...?"), the images known not to contain it:
+  those a row with that anchor shows as a negative. The release does not label needles, so a row's needles are
+  found from its id's depth/permutation rows, where only the needles move: an image that is missing from one of
+  them, or out of order between two of them (not on a longest common ordering), may be a needle and is never
+  pooled;
+- MM-NIAH: OBELICS passages and images of the haystacks, less whatever may be a needle (found as for VH: a
+  passage holding a text needle differs between the depth rows, an image needle moves) and less every image of
+  the image-counting files (their answers count the needle pasted into each image);
+- DocVQA: every document's pages, by the document's folder (the id its page labels show), in page order;
+- ICL: per class of the 128K file, every exemplar image the release shows with that class: labels are integers
+  drawn per file, so another file's class joins a 128K class through an exemplar image the two share; test
+  images never join a pool.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from builders.core.errors import BuildError
+from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
+from builders.mmlongbench.release import Release, read_lines
+
+ANCHOR = re.compile(r"for the image with (?:an? |the )?(.+?)\s*,", re.IGNORECASE)
+PAGE_NUMBER = re.compile(r"(\d+)(?!.*\d)")
+
+
+def family(leaf: Leaf) -> list[Leaf]:
+    """The leaves whose files share one pool with `leaf` (VH-Single and VH-Multi draw from one COCO pool)."""
+    kind = _kind(leaf)
+    return [other for other in LEAVES if _kind(other) == kind and (kind != "icl" or other.dataset == leaf.dataset)]
+
+
+def _kind(leaf: Leaf) -> str:
+    return "mmniah" if leaf.loader.startswith("mmniah") else leaf.loader
+
+
+def family_files(leaf: Leaf) -> list[str]:
+    return sorted({other.file(length) for other in family(leaf) for length in LENGTHS})
+
+
+def jsonl_rows(release: Release, relpath: str) -> Iterator[dict[str, Any]]:
+    for number, line in read_lines(release.text_path(relpath), relpath):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise BuildError(f"{relpath}:{number}: not a JSON object ({exc.msg})") from None
+        if isinstance(row, dict):
+            yield row
+
+
+def passage_key(passage: Any) -> Hashable:
+    if isinstance(passage, dict):
+        return passage.get("doc_id") or (str(passage.get("title")), str(passage.get("text")))
+    return json.dumps(passage, sort_keys=True)
+
+
+def moved(sequences: Sequence[Sequence[Hashable]]) -> set[Hashable]:
+    """The items that may be needles among an id's depth/permutation rows: missing from one of them, or off a
+    longest common ordering of two of them (negatives keep their order; needles move)."""
+    if len(sequences) < 2:
+        return set()  # one row shows nothing about where its needle is: `pool_safe` leaves it all out
+    common = set(sequences[0]).intersection(*map(set, sequences[1:]))
+    out = {item for seq in sequences for item in seq if item not in common}
+    for a in range(len(sequences)):
+        for b in range(a + 1, len(sequences)):
+            place = {item: k for k, item in enumerate(sequences[a]) if item in common}
+            order = [item for item in sequences[b] if item in place]
+            out |= set(order) - _longest_increasing(order, place)
+    return out
+
+
+def _longest_increasing(items: list[Hashable], place: dict[Hashable, int]) -> set[Hashable]:
+    """Items on one longest subsequence whose places in the other row increase (patience sorting)."""
+    tails: list[int] = []
+    tail_at: list[int] = []
+    parent = [-1] * len(items)
+    for k, item in enumerate(items):
+        at = bisect.bisect_left(tails, place[item])
+        if at == len(tails):
+            tails.append(place[item])
+            tail_at.append(k)
+        else:
+            tails[at] = place[item]
+            tail_at[at] = k
+        parent[k] = tail_at[at - 1] if at else -1
+    keep: set[Hashable] = set()
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        keep.add(items[k])
+        k = parent[k]
+    return keep
+
+
+def pool_safe(rows_by_id: dict[Any, list[Sequence[Hashable]]]) -> Iterator[Hashable]:
+    """Items of ids with at least two depth/permutation rows that no comparison shows moving, in file order."""
+    for sequences in rows_by_id.values():
+        if len(sequences) < 2:
+            continue
+        suspect = moved(sequences)
+        for item in sequences[0]:
+            if item not in suspect:
+                yield item
+
+
+def anchor_of(question: str, where: str) -> str:
+    found = ANCHOR.search(question)
+    if found is None:
+        raise BuildError(f"{where}: cannot find the anchor object in the question {question[:80]!r} (expected "
+                         "'For the image with X, ...'): the VH pool is kept per anchor")
+    return found.group(1).strip().lower()
+
+
+@dataclass
+class Pools:
+    """One leaf family's pools, gathered once per build and shared by its 256K, 512K and 1M configs."""
+
+    passages: list[Any] = field(default_factory=list)  # VRAG passages, MM-NIAH text units
+    images: list[str] = field(default_factory=list)  # MM-NIAH images
+    by_anchor: dict[str, list[str]] = field(default_factory=dict)  # VH negatives
+    documents: dict[str, list[str]] = field(default_factory=dict)  # DocVQA folder -> pages
+    classes: dict[tuple[str, Any], list[str]] = field(default_factory=dict)  # ICL (domain, 128K label) -> images
+    test_images: set[str] = field(default_factory=set)
+
+
+def gather(leaf: Leaf, release: Release, base_file: str) -> Pools:
+    files = family_files(leaf)
+    release.fetch_text(files)
+    present = [f for f in files if release.has_text(f)]
+    pools = Pools()
+    if leaf.loader == "vrag":
+        seen: set[Hashable] = set()
+        for relpath in present:
+            for row in jsonl_rows(release, relpath):
+                for passage in row.get("ctxs") or []:
+                    if (key := passage_key(passage)) not in seen:
+                        seen.add(key)
+                        pools.passages.append(passage)
+    elif leaf.loader == "vh":
+        _gather_vh(release, present, pools)
+    elif leaf.loader.startswith("mmniah"):
+        _gather_mmniah(release, present, pools)
+    elif leaf.loader == "docqa":
+        for relpath in present:
+            for row in jsonl_rows(release, relpath):
+                for page in row.get("page_list") or []:
+                    if isinstance(page, str):
+                        pages = pools.documents.setdefault(page.rsplit("/", 1)[0], [])
+                        if page not in pages:
+                            pages.append(page)
+        for pages in pools.documents.values():
+            pages.sort(key=_page_order)
+    elif leaf.loader == "icl":
+        _gather_icl(release, present, base_file, pools)
+    return pools
+
+
+def _page_order(path: str) -> tuple[int, str]:
+    found = PAGE_NUMBER.search(path.rsplit("/", 1)[-1].split("-1024")[0])
+    return (int(found.group(1)) if found else 0, path)
+
+
+def _variant_rows(release: Release, relpath: str) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(first row, all rows) of each id of a file, ids in file order."""
+    by_id: dict[Any, list[dict[str, Any]]] = {}
+    for row in jsonl_rows(release, relpath):
+        by_id.setdefault(json.dumps(row.get("id")), []).append(row)
+    for rows in by_id.values():
+        yield rows[0], rows
+
+
+def _gather_vh(release: Release, files: Iterable[str], pools: Pools) -> None:
+    for relpath in files:
+        for first, rows in _variant_rows(release, relpath):
+            anchor = anchor_of(str(first.get("question", "")), f"{relpath} (id {first.get('id')!r})")
+            pool = pools.by_anchor.setdefault(anchor, [])
+            for image in pool_safe({0: [list(r.get("ctxs") or []) for r in rows]}):
+                if isinstance(image, str) and image not in pool:
+                    pool.append(image)
+
+
+def niah_units(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """A MM-NIAH haystack as units in order: ("text", passage) or ("image", path), each image after the passage
+    whose `<image>` it fills."""
+    images = iter(row.get("image_list") or [])
+    units: list[tuple[str, str]] = []
+    for ctx in row.get("ctxs") or []:
+        text = str(ctx.get("text", "")) if isinstance(ctx, dict) else str(ctx)
+        units.append(("text", text))
+        units += [("image", str(next(images, ""))) for _ in range(text.count("<image>"))]
+    return units
+
+
+def _gather_mmniah(release: Release, files: Iterable[str], pools: Pools) -> None:
+    seen: set[str] = set()
+    for relpath in files:
+        counting_images = "counting-image" in relpath
+        for _, rows in _variant_rows(release, relpath):
+            for kind, value in pool_safe({0: [niah_units(r) for r in rows]}):
+                if kind == "image" and counting_images:
+                    continue  # each counts the pasted needle: never a clean haystack image
+                if "<image>" in value or value in seen or not value:
+                    continue  # a passage holding an image place would bring an image the pool cannot vouch for
+                seen.add(value)
+                (pools.images if kind == "image" else pools.passages).append(value)
+
+
+def _gather_icl(release: Release, files: list[str], base_file: str, pools: Pools) -> None:
+    data = {relpath: _icl_file(release, relpath) for relpath in files}
+    class_of_image: dict[str, tuple[str, Any]] = {}
+    for domain, block in data[base_file].items():
+        for exemplar_set in block.get("exemplar_list", []):
+            for demo_round in exemplar_set:
+                for item in demo_round:
+                    key = (domain, item["id"])
+                    class_of_image.setdefault(item["image"], key)
+                    pool = pools.classes.setdefault(key, [])
+                    if item["image"] not in pool:
+                        pool.append(item["image"])
+    for block in (b for d in data.values() for b in d.values()):
+        pools.test_images |= {t.get("image") for t in block.get("test_example", []) if isinstance(t, dict)}
+    for relpath in files:
+        if relpath == base_file:
+            continue
+        for domain, block in data[relpath].items():
+            members: dict[Any, list[str]] = {}
+            for exemplar_set in block.get("exemplar_list", []):
+                for demo_round in exemplar_set:
+                    for item in demo_round:
+                        members.setdefault(item["id"], []).append(item["image"])
+            for images in members.values():
+                joined = next((class_of_image[i] for i in images if i in class_of_image and
+                               class_of_image[i][0] == domain), None)
+                if joined is not None:
+                    pool = pools.classes[joined]
+                    pool += [i for i in dict.fromkeys(images) if i not in pool]
+    for key, pool in pools.classes.items():
+        pools.classes[key] = [i for i in pool if i not in pools.test_images]
+
+
+def _icl_file(release: Release, relpath: str) -> dict[str, Any]:
+    path: Path = release.text_path(relpath)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for block in data.values():
+            for exemplar_set in block["exemplar_list"]:
+                for demo_round in exemplar_set:
+                    for item in demo_round:
+                        item["image"], item["id"]  # noqa: B018 - checked here so the join can index them
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError) as exc:
+        raise BuildError(f"{relpath}: expected {{domain: {{exemplar_list: [[[{{image, id}}]]], test_example}}}} "
+                         f"({type(exc).__name__}: {exc})") from None
+    return data
