@@ -38,8 +38,8 @@ from builders.core.contract import IMAGE_PLACEHOLDER, image_tokens
 from builders.core.errors import BuildError
 from builders.core.tokens import TextTokenCounter
 from builders.mmlongbench.leaves import Config
-from builders.mmlongbench.pools import Pools, anchor_of, gather, jsonl_rows, niah_units, passage_key
-from builders.mmlongbench.prompts import ASSEMBLERS, PASSAGE_TEMPLATE, assemble_icl
+from builders.mmlongbench.pools import Pools, anchor_of, family, gather, jsonl_rows, niah_units, passage_key
+from builders.mmlongbench.prompts import ASSEMBLERS, PASSAGE_TEMPLATE, Assembled, assemble_icl
 from builders.mmlongbench.release import Release
 from builders.mmlongbench.sampling import OFFICIAL_SEED, row_seed, sampled_ids, shuffled_indices
 
@@ -243,11 +243,14 @@ class Extender:
         assemble = ASSEMBLERS[self.cfg.leaf.loader]
 
         def measure(row: dict[str, Any]) -> int:
-            assembled = assemble(row, where)
-            self.sizes.fetch({i: where for i in assembled.images})
-            return (self.counter.count(assembled.prompt.replace(IMAGE_PLACEHOLDER, ""))
-                    + sum(self.sizes.tokens(i) for i in assembled.images))
+            return self._tokens(assemble(row, where), where)
         return measure
+
+    def _tokens(self, assembled: Assembled, where: str) -> int:
+        """A row's tokens as the build counts them: its text by the build's counter, its images by their size."""
+        self.sizes.fetch({i: where for i in assembled.images})
+        return (self.counter.count(assembled.prompt.replace(IMAGE_PLACEHOLDER, ""))
+                + sum(self.sizes.tokens(i) for i in assembled.images))
 
     # ------------------------------------------------------------------ files
 
@@ -290,10 +293,7 @@ class Extender:
 
                 def measure(candidate: dict[str, Any], where: str = where, widest: dict[str, Any] = widest) -> int:
                     shots = [item for demo_round in candidate["rounds"] for item in demo_round]
-                    assembled = assemble_icl(widest, shots, where)
-                    self.sizes.fetch({i: where for i in assembled.images})
-                    return (self.counter.count(assembled.prompt.replace(IMAGE_PLACEHOLDER, ""))
-                            + sum(self.sizes.tokens(i) for i in assembled.images))
+                    return self._tokens(assemble_icl(widest, shots, where), where)
 
                 block["exemplar_list"][s] = self.fit(growth, where, self.cfg.tokens, measure)["rounds"]
         return data
@@ -370,9 +370,7 @@ def _contains(text: str, needle: str) -> bool:
 def extended_file(cfg: Config, release: Release, counter: TextTokenCounter, sizes: ImageSizes,
                   pools: dict[str, Pools], work: Path, full: bool) -> tuple[Path, dict[str, int]]:
     """Write an extended config's release-format file into `work`; (its path, manifest counts)."""
-    family_key = cfg.leaf.loader if cfg.leaf.loader != "icl" else f"icl:{cfg.leaf.dataset}"
-    if family_key.startswith("mmniah"):
-        family_key = "mmniah"
+    family_key = ",".join(leaf.name for leaf in family(cfg.leaf))
     if family_key not in pools:
         pools[family_key] = gather(cfg.leaf, release, cfg.file)
     extender = Extender(cfg, release, counter, sizes, pools[family_key])

@@ -33,7 +33,10 @@ _Writer = Callable[[str, bytes], None]
 
 def _image(path: str, width: int, height: int, seed: int, fmt: str) -> bytes:
     image = Image.new("RGB", (width, height), ((seed * 67) % 256, (seed * 131) % 256, (seed * 29) % 256))
-    ImageDraw.Draw(image).rectangle([4, 4, width // 2, height // 2], fill=((seed * 13) % 256, 255 - seed % 256, 90))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([4, 4, width // 2, height // 2], fill=((seed * 13) % 256, 255 - seed % 256, 90))
+    if seed >= 256:  # the colours repeat every 256 images: a mark of the cycle keeps every image distinct
+        draw.rectangle([width - 12, height - 12, width - 4, height - 4], fill=(seed // 256 * 40 % 256, 0, 200))
     out = io.BytesIO()
     image.save(out, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
     return out.getvalue()

@@ -6,12 +6,11 @@ Each pool is gathered from every release file of a leaf family (all lengths), de
 - VH: per anchor object (the X of "For the image with X, is there ...?"), the images known not to contain it:
   those a row with that anchor shows as a negative. The release does not label needles, so a row's needles are
   found from its id's depth/permutation rows, where only the needles move: an image that is missing from one of
-  them, or out of order between two of them (not on a longest common ordering), may be a needle and is never
-  pooled;
+  them, or has other neighbours in one than in another, may be a needle (or stand beside one) and is never pooled;
 - MM-NIAH: OBELICS passages and images of the haystacks, less whatever may be a needle (found as for VH: a
   passage holding a text needle differs between the depth rows, an image needle moves) and less every image of
   the image-counting files (their answers count the needle pasted into each image);
-- DocVQA: every document's pages, by the document's folder (the id its page labels show), in page order;
+- DocVQA: every document's pages of the dataset, by the document's folder (the id its page labels show), in page order;
 - ICL: per class of the 128K file, every exemplar image the release shows with that class: labels are integers
   drawn per file, so another file's class joins a 128K class through an exemplar image the two share; test
   images never join a pool.
@@ -19,7 +18,6 @@ Each pool is gathered from every release file of a leaf family (all lengths), de
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -36,9 +34,11 @@ PAGE_NUMBER = re.compile(r"(\d+)(?!.*\d)")
 
 
 def family(leaf: Leaf) -> list[Leaf]:
-    """The leaves whose files share one pool with `leaf` (VH-Single and VH-Multi draw from one COCO pool)."""
+    """The leaves whose files share one pool with `leaf`: VH-Single and VH-Multi draw from one COCO pool, the six
+    MM-NIAH files from one OBELICS pool, the VRAG files from one passage pool; ICL and DocVQA keep to their dataset."""
     kind = _kind(leaf)
-    return [other for other in LEAVES if _kind(other) == kind and (kind != "icl" or other.dataset == leaf.dataset)]
+    own_dataset = kind in ("icl", "docqa")  # classes and documents stay within their dataset
+    return [other for other in LEAVES if _kind(other) == kind and (not own_dataset or other.dataset == leaf.dataset)]
 
 
 def _kind(leaf: Leaf) -> str:
@@ -66,40 +66,20 @@ def passage_key(passage: Any) -> Hashable:
 
 
 def moved(sequences: Sequence[Sequence[Hashable]]) -> set[Hashable]:
-    """The items that may be needles among an id's depth/permutation rows: missing from one of them, or off a
-    longest common ordering of two of them (negatives keep their order; needles move)."""
+    """The items that may be needles among an id's depth/permutation rows: missing from one of them, or with other
+    neighbours in one than in another. Negatives keep their order and only needles move, so this finds every needle
+    that moves, and also the negatives beside a needle (left out too: the pool only needs to be safe)."""
     if len(sequences) < 2:
         return set()  # one row shows nothing about where its needle is: `pool_safe` leaves it all out
     common = set(sequences[0]).intersection(*map(set, sequences[1:]))
     out = {item for seq in sequences for item in seq if item not in common}
-    for a in range(len(sequences)):
-        for b in range(a + 1, len(sequences)):
-            place = {item: k for k, item in enumerate(sequences[a]) if item in common}
-            order = [item for item in sequences[b] if item in place]
-            out |= set(order) - _longest_increasing(order, place)
+    around: dict[Hashable, tuple[Any, Any]] = {}
+    for seq in sequences:
+        for k, item in enumerate(seq):
+            neighbours = (seq[k - 1] if k else None, seq[k + 1] if k + 1 < len(seq) else None)
+            if around.setdefault(item, neighbours) != neighbours:
+                out.add(item)
     return out
-
-
-def _longest_increasing(items: list[Hashable], place: dict[Hashable, int]) -> set[Hashable]:
-    """Items on one longest subsequence whose places in the other row increase (patience sorting)."""
-    tails: list[int] = []
-    tail_at: list[int] = []
-    parent = [-1] * len(items)
-    for k, item in enumerate(items):
-        at = bisect.bisect_left(tails, place[item])
-        if at == len(tails):
-            tails.append(place[item])
-            tail_at.append(k)
-        else:
-            tails[at] = place[item]
-            tail_at[at] = k
-        parent[k] = tail_at[at - 1] if at else -1
-    keep: set[Hashable] = set()
-    k = tail_at[-1] if tail_at else -1
-    while k >= 0:
-        keep.add(items[k])
-        k = parent[k]
-    return keep
 
 
 def pool_safe(rows_by_id: dict[Any, list[Sequence[Hashable]]]) -> Iterator[Hashable]:
