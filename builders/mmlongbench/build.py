@@ -56,6 +56,9 @@ RELEASE_LICENCE = (
     "the benchmark's code is MIT-licensed (EdinburghNLP/MMLongBench). Check each source's terms before "
     "redistributing."
 )
+OURS_CAVEAT = ("the 256K, 512K and 1M configs are ours, not the paper's (MMLongBench stops at 128K): each row is its "
+               "128K row grown from the release's own pools under the paper's length-control rules "
+               "(builders/mmlongbench/extend.py); no published score exists at these lengths")
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
 
@@ -122,6 +125,8 @@ def build_mmlongbench(
                 stats = stages.run(build) if pending else {}
                 if (limited := stages.damaged.caveat()) is not None:
                     build.add_caveat("limited", limited)
+                if any(cfg.extended for cfg in pending):
+                    build.add_caveat("ours", OURS_CAVEAT)
                 licence = "Offline fixture: drawn by the builder, CC0." if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
         finally:

@@ -73,6 +73,7 @@ def test_the_lengths_past_128k_are_configs_of_every_leaf_but_summarization() -> 
 
 def test_grown_rows_are_the_128k_rows_longer_within_their_length(built: Path, release: Path) -> None:
     manifest = contract.read_manifest(built)
+    assert "ours, not the paper's" in manifest["caveats"]["ours"] and "not the paper's" in (built / "README.md").read_text()
     for leaf in LEAVES_GROWN:
         base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
         longer = {}
