@@ -38,7 +38,15 @@ from builders.core.contract import IMAGE_PLACEHOLDER, image_tokens
 from builders.core.errors import BuildError
 from builders.core.tokens import TextTokenCounter
 from builders.mmlongbench.leaves import Config
-from builders.mmlongbench.pools import Pools, anchor_of, family, gather, jsonl_rows, niah_units, passage_key
+from builders.mmlongbench.pools import (
+    Pools,
+    anchor_of,
+    family,
+    gather,
+    niah_units,
+    numbered_rows,
+    passage_key,
+)
 from builders.mmlongbench.prompts import ASSEMBLERS, PASSAGE_TEMPLATE, Assembled, assemble_icl
 from builders.mmlongbench.release import Release
 from builders.mmlongbench.sampling import OFFICIAL_SEED, row_seed, sampled_ids, shuffled_indices
@@ -262,8 +270,14 @@ class Extender:
             out.write_text(json.dumps(self._icl()), encoding="utf-8")
             return out
         grow = {"vrag": self._vrag, "vh": self._vh, "docqa": self._docqa}.get(self.cfg.leaf.loader, self._mmniah)
+        rows = self._base_rows(full)
+        assemble = ASSEMBLERS[self.cfg.leaf.loader]
+        # Every size in one pass (an archived release is streamed once, not once per row).
+        self.sizes.fetch({path: self.cfg.file for path in self.pools.image_paths()}
+                         | {path: f"{self.cfg.file}:{n}" for n, row in rows
+                            for path in assemble(row, f"{self.cfg.file}:{n} (id {row['id']!r})").images})
         with open(out, "w", encoding="utf-8") as fh:
-            for number, row in self._base_rows(full):
+            for number, row in rows:
                 where = f"{self.cfg.file}:{number} (id {row.get('id')!r}, grown to {self.cfg.length})"
                 key = f"{row.get('id')}#{number}"
                 grown = self.fit(grow(row, where, key), where, self.cfg.tokens, self._measure(where))
@@ -271,16 +285,20 @@ class Extender:
         return out
 
     def _base_rows(self, full: bool) -> list[tuple[int, dict[str, Any]]]:
-        rows = [(n, {**r, "id": r.get("id", f"line{n}")}) for n, r in enumerate(jsonl_rows(self.release,
-                                                                                             self.cfg.file), 1)]
+        # A row without an id is named by its line, as planning names it.
+        rows = [(n, {**r, "id": r.get("id", f"line{n}")}) for n, r in numbered_rows(self.release, self.cfg.file)]
         n = None if full else self.cfg.leaf.sample
         if self.cfg.leaf.loader in SHUFFLED:
             return [rows[i] for i in shuffled_indices(len(rows), n)]
-        keep = sampled_ids([r["id"] for _, r in rows], n)
+        try:
+            keep = sampled_ids([r["id"] for _, r in rows], n)
+        except TypeError:
+            raise BuildError(f"{self.cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
         return [(k, r) for k, r in rows if keep is None or r["id"] in keep]
 
     def _icl(self) -> dict[str, Any]:
         data = json.loads(self.release.text_path(self.cfg.file).read_text(encoding="utf-8"))
+        self.sizes.fetch({path: self.cfg.file for path in self.pools.image_paths()})
         for domain, block in data.items():
             tests = [t for t in block.get("test_example", []) if isinstance(t, dict) and "image" in t]
             self.sizes.fetch({t["image"]: f"{self.cfg.file} (domain {domain!r})" for t in tests})

@@ -49,14 +49,20 @@ def family_files(leaf: Leaf) -> list[str]:
     return sorted({other.file(length) for other in family(leaf) for length in LENGTHS})
 
 
-def jsonl_rows(release: Release, relpath: str) -> Iterator[dict[str, Any]]:
+def numbered_rows(release: Release, relpath: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of a release jsonl file; a line that is not a JSON object is a `BuildError` naming it."""
     for number, line in read_lines(release.text_path(relpath), relpath):
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise BuildError(f"{relpath}:{number}: not a JSON object ({exc.msg})") from None
-        if isinstance(row, dict):
-            yield row
+        if not isinstance(row, dict):
+            raise BuildError(f"{relpath}:{number}: expected a JSON object, got {type(row).__name__}")
+        yield number, row
+
+
+def jsonl_rows(release: Release, relpath: str) -> Iterator[dict[str, Any]]:
+    return (row for _, row in numbered_rows(release, relpath))
 
 
 def passage_key(passage: Any) -> Hashable:
@@ -111,6 +117,11 @@ class Pools:
     documents: dict[str, list[str]] = field(default_factory=dict)  # DocVQA folder -> pages
     classes: dict[tuple[str, Any], list[str]] = field(default_factory=dict)  # ICL (domain, 128K label) -> images
     test_images: set[str] = field(default_factory=set)
+
+    def image_paths(self) -> set[str]:
+        """Every image a row may be grown with (their sizes are read in one pass over the release)."""
+        groups = [self.images, *self.by_anchor.values(), *self.documents.values(), *self.classes.values()]
+        return {path for group in groups for path in group}
 
 
 def gather(leaf: Leaf, release: Release, base_file: str) -> Pools:

@@ -246,3 +246,11 @@ def test_needles_are_the_items_that_move_between_depth_rows() -> None:
     assert moved([[1, 2, "X"], [1, 2]]) == {"X", 2}  # missing from a row: maybe a needle
     assert all(leaf.name in {c.leaf.name for c in EXTENDED_CONFIGS.values()} for leaf in LEAVES
                if leaf.category != "summ")
+
+
+def test_an_archived_release_grows_the_same_rows(built: Path, tmp_path: Path) -> None:
+    configs = ["niah_vh_multi_256k", "docvqa_slidevqa_256k", "icl_inat2021_256k"]
+    archived = build_mmlongbench(source="fixture:archives", out_dir=tmp_path, configs=configs)
+    folder, archive = contract.read_manifest(built), contract.read_manifest(archived)
+    for config in configs:
+        assert archive["configs"][config]["content_sha256"] == folder["configs"][config]["content_sha256"]
