@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -90,6 +91,7 @@ def write_release(root: Path, tests: int) -> None:
 
 def measure(work: Path, tests: int, env: dict[str, str]) -> dict:
     release, data, out = work / "release", work / f"data_{tests}", work / f"out_{tests}"  # images drawn once
+    shutil.rmtree(out, ignore_errors=True)  # a results file per run: only this one's
     write_release(release, tests)
     configs = ",".join(f"{LEAF}_{length}" for length in LENGTHS)
     build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", "--source", str(release), "--configs",

@@ -39,6 +39,7 @@ from builders.core.errors import BuildError
 from builders.core.tokens import TextTokenCounter
 from builders.mmlongbench.leaves import Config
 from builders.mmlongbench.pools import (
+    NiahUnit,
     Pools,
     anchor_of,
     family,
@@ -167,44 +168,38 @@ class Extender:
 
     def _mmniah(self, row: dict[str, Any], where: str, key: str) -> Growth:
         units = niah_units(row)
-        images = [v for kind, v in units if kind == "image"]
-        if len(images) != len(row.get("image_list") or []):
+        images = [image for _, shown in units for image in shown]
+        if len(images) != len(row.get("image_list") or []) or not all(images):
             raise BuildError(f"{where}: its ctxs hold {len(images)} <image> places but image_list names "
                              f"{len(row.get('image_list') or [])} images")
         counts = row.get("answer") if self.cfg.leaf.loader == "mmniah_image_count" else None
         if counts is not None and (not isinstance(counts, list) or len(counts) != len(images)):
             raise BuildError(f"{where}: an image-counting answer should give one count per haystack image "
                              f"({len(images)}), to add a 0 for each image added")
-        shown = {v for _, v in units}
+        shown = {text for text, _ in units} | set(images)
         rng = self._rng(key)
         passages = [p for p in self.pools.passages if p not in shown]
         pictures = [p for p in self.pools.images if p not in shown]
         rng.shuffle(passages)
         rng.shuffle(pictures)
-        extra = _interleave(passages, pictures, sum(1 for k, _ in units if k == "text"), len(images))
+        passage_count = sum(1 for text, imgs in units if not imgs)
+        extra = _interleave(passages, pictures, passage_count, len(images))
+        added = set(pictures)
 
         def build(k: int) -> dict[str, Any]:
-            grown = stretch(units, extra[:k])
             ctxs, image_list, answer = [], [], []
             old = iter(counts or [])
-            for kind, value in grown:
-                if kind == "text":
-                    ctxs.append({"text": value})
-                elif (kind, value) in extra_set:
-                    ctxs.append({"text": IMAGE_PLACEHOLDER})
-                    image_list.append(value)
-                    answer.append(0)
-                else:
-                    image_list.append(value)
-                    answer.append(next(old, 0))
+            for text, imgs in stretch(units, extra[:k]):
+                ctxs.append({"text": text})
+                image_list += imgs
+                if counts is not None:
+                    answer += [0 if image in added else next(old) for image in imgs]
             out = {**row, "ctxs": ctxs, "image_list": image_list}
             if counts is not None:
                 out["answer"] = answer
             return out
 
-        extra_set = {(k, v) for k, v in extra if k == "image"}
-        return Growth(extra, build, lambda u: (u[1] if u[0] == "text" else "") + "\n\n",
-                      lambda u: [u[1]] if u[0] == "image" else [])
+        return Growth(extra, build, lambda u: u[0] + "\n\n", lambda u: list(u[1]))
 
     def _docqa(self, row: dict[str, Any], where: str, key: str) -> Growth:
         pages = list(row.get("page_list") or [])
@@ -342,19 +337,19 @@ class Extender:
         return Growth(units, build, lambda u: f"<image>\nlabel: {u[1]['id']}\n\n", lambda u: [u[1]["image"]])
 
 
-def _interleave(passages: list[str], pictures: list[str], n_text: int, n_images: int) -> list[tuple[str, str]]:
+def _interleave(passages: list[str], pictures: list[str], n_text: int, n_images: int) -> list[NiahUnit]:
     """Pool passages and images merged at the row's own ratio (an image after every n_text / n_images passages)."""
     if not pictures or not n_images:
-        return [("text", p) for p in passages]
+        return [(p, ()) for p in passages]
     every = max(1.0, n_text / n_images)
-    out: list[tuple[str, str]] = []
+    out: list[NiahUnit] = []
     images = iter(pictures)
     owed = 0.0
     for passage in passages:
-        out.append(("text", passage))
+        out.append((passage, ()))
         owed += 1
         if owed >= every and (image := next(images, None)) is not None:
-            out.append(("image", image))
+            out.append((IMAGE_PLACEHOLDER, (image,)))
             owed -= every
     return out
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
 from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.release import Release, read_lines
@@ -180,15 +181,16 @@ def _gather_vh(release: Release, files: Iterable[str], pools: Pools) -> None:
                     pool.append(image)
 
 
-def niah_units(row: dict[str, Any]) -> list[tuple[str, str]]:
-    """A MM-NIAH haystack as units in order: ("text", passage) or ("image", path), each image after the passage
-    whose `<image>` it fills."""
+NiahUnit = tuple[str, tuple[str, ...]]  # a haystack entry's text and the images its `<image>` places show
+
+
+def niah_units(row: dict[str, Any]) -> list[NiahUnit]:
+    """A MM-NIAH haystack as units in order: each `ctxs` entry with the images of `image_list` its places take."""
     images = iter(row.get("image_list") or [])
-    units: list[tuple[str, str]] = []
+    units: list[NiahUnit] = []
     for ctx in row.get("ctxs") or []:
         text = str(ctx.get("text", "")) if isinstance(ctx, dict) else str(ctx)
-        units.append(("text", text))
-        units += [("image", str(next(images, ""))) for _ in range(text.count("<image>"))]
+        units.append((text, tuple(str(next(images, "")) for _ in range(text.count(IMAGE_PLACEHOLDER)))))
     return units
 
 
@@ -197,13 +199,14 @@ def _gather_mmniah(release: Release, files: Iterable[str], pools: Pools) -> None
     for relpath in files:
         counting_images = "counting-image" in relpath
         for _, rows in _variant_rows(release, relpath):
-            for kind, value in pool_safe({0: [niah_units(r) for r in rows]}):
-                if kind == "image" and counting_images:
-                    continue  # each counts the pasted needle: never a clean haystack image
-                if "<image>" in value or value in seen or not value:
-                    continue  # a passage holding an image place would bring an image the pool cannot vouch for
-                seen.add(value)
-                (pools.images if kind == "image" else pools.passages).append(value)
+            for text, images in pool_safe({0: [niah_units(r) for r in rows]}):
+                if not images and text and IMAGE_PLACEHOLDER not in text and text not in seen:
+                    seen.add(text)
+                    pools.passages.append(text)
+                elif text.strip() == IMAGE_PLACEHOLDER and images[0] and images[0] not in seen and not counting_images:
+                    # (an image-counting file's images each show the pasted needle: never a clean haystack image)
+                    seen.add(images[0])
+                    pools.images.append(images[0])
 
 
 def _gather_icl(release: Release, files: list[str], base_file: str, pools: Pools) -> None:

@@ -254,3 +254,17 @@ def test_an_archived_release_grows_the_same_rows(built: Path, tmp_path: Path) ->
     folder, archive = contract.read_manifest(built), contract.read_manifest(archived)
     for config in configs:
         assert archive["configs"][config]["content_sha256"] == folder["configs"][config]["content_sha256"]
+
+
+def segments(row: dict) -> list[tuple[str, tuple[str, ...]]]:
+    """A prompt's blank-line-separated pieces, each with the images its `<image>` places show."""
+    images = iter(row[contract.IMAGE_SHA256])
+    return [(piece, tuple(next(images) for _ in range(piece.count("<image>")))) for piece in row["prompt"].split("\n\n")]
+
+
+def test_mmniah_keeps_each_passage_with_its_images(built: Path) -> None:
+    for leaf in ("niah_mmniah_ret_text", "niah_mmniah_count_image"):
+        base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
+        for row in load(built, f"{leaf}_1m"):
+            grown, old = segments(row), segments(base[row["id"]])
+            assert is_subsequence(old, grown) and len(grown) > len(old), (leaf, row["id"])
