@@ -122,6 +122,7 @@ class Extender:
         self.short = 0  # rows (ICL: exemplar sets) whose pool ran out before their length
         self.grown = 0
         self._bm25: Any = None
+        self._lowered: list[str] = []  # the VRAG pool's passages, lower-cased once for the answer/entity filter
 
     def _rng(self, key: str) -> random.Random:
         return random.Random(row_seed(OFFICIAL_SEED, self.cfg.leaf.name, key))
@@ -137,12 +138,14 @@ class Extender:
         banned = [a for a in answers if a.strip()] + entities
         query = " ".join([*entities, str(row.get("original_question") or row.get("question") or "")])
         shown = {passage_key(c) for c in ctxs}
-        ranked = [p for p in self._ranked(query) if passage_key(p) not in shown
-                  and not any(_contains(_passage_text(p), b) for b in banned)]
+        banned = [b.strip().lower() for b in banned if b.strip()]
+        ranked = [self.pools.passages[i] for i in self._ranked(query) if passage_key(self.pools.passages[i]) not in shown
+                  and not any(b in self._lowered[i] for b in banned)]
         return Growth(ranked, lambda k: {**row, "ctxs": stretch(ctxs, ranked[:k])},
                       lambda p: PASSAGE_TEMPLATE.format(**p) + "\n\n", lambda p: [])
 
-    def _ranked(self, query: str) -> list[Any]:
+    def _ranked(self, query: str) -> list[int]:
+        """The pool's passages (their indices) by BM25 score for `query`, best first."""
         try:
             import bm25s
         except ImportError:
@@ -151,18 +154,20 @@ class Extender:
         if not corpus:
             return []
         if self._bm25 is None:
+            texts = [_passage_text(p) for p in corpus]
+            self._lowered = [t.lower() for t in texts]
             self._bm25 = bm25s.BM25()
-            self._bm25.index(bm25s.tokenize([_passage_text(p) for p in corpus], stopwords="en", show_progress=False),
-                             show_progress=False)
+            self._bm25.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
         words = bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
         scores = self._bm25.get_scores(words) if words else np.zeros(len(corpus))
         # Best first; ties keep the pool's order, so the ranking is deterministic.
-        return [corpus[int(i)] for i in np.lexsort((np.arange(len(corpus)), -np.asarray(scores)))]
+        return [int(i) for i in np.lexsort((np.arange(len(corpus)), -np.asarray(scores)))]
 
     def _vh(self, row: dict[str, Any], where: str, key: str) -> Growth:
         ctxs = list(row.get("ctxs") or [])
         pool = self.pools.by_anchor.get(anchor_of(str(row.get("question", "")), where), [])
-        extra = [i for i in pool if i not in set(ctxs)]
+        shown = set(ctxs)
+        extra = [i for i in pool if i not in shown]
         self._rng(key).shuffle(extra)
         return Growth(extra, lambda k: {**row, "ctxs": stretch(ctxs, extra[:k])}, lambda i: "\n", lambda i: [i])
 
@@ -219,27 +224,31 @@ class Extender:
 
     def fit(self, growth: Growth, where: str, limit: int,
             measure: Callable[[dict[str, Any]], int]) -> dict[str, Any]:
-        """The row with as many units as fit in `limit` (counted as the build counts: text + image tokens)."""
+        """The row with as many units as fit in `limit` (counted as the build counts: text + image tokens): units
+        are costed one by one until the next would not fit, then the whole row is counted and cut back if needed."""
         self.sizes.fetch({i: where for u in growth.units for i in growth.unit_images(u)})
         total = measure(growth.build(0))
-        costs = [self.counter.count(growth.unit_text(u).replace(IMAGE_PLACEHOLDER, ""))
-                 + sum(self.sizes.tokens(i) for i in growth.unit_images(u)) for u in growth.units]
-        k = 0
-        while k < len(costs) and total + costs[k] <= limit:
-            total += costs[k]
-            k += 1
-        mean_cost = max(1.0, sum(costs[:k]) / k) if k else 1.0
+        costs: list[int] = []
+        for unit in growth.units:
+            cost = (self.counter.count(growth.unit_text(unit).replace(IMAGE_PLACEHOLDER, ""))
+                    + sum(self.sizes.tokens(i) for i in growth.unit_images(unit)))
+            if total + cost > limit:
+                break
+            total += cost
+            costs.append(cost)
+        k = len(costs)
+        mean_cost = max(1.0, sum(costs) / k) if k else 1.0
         while True:
             row = growth.build(k)
             tokens = measure(row)
             if tokens <= limit or k == 0:
                 break
             k = max(0, k - max(1, math.ceil((tokens - limit) / mean_cost)))
-        self.grown += 1
-        if k == len(growth.units) and limit - tokens > (max(costs) if costs else 0):
-            self.short += 1
         if tokens > limit:
             raise BuildError(f"{where}: the 128K row alone counts {tokens:,} tokens, over {limit:,}")
+        self.grown += 1
+        if k == len(growth.units) and limit - tokens > max(costs, default=0):
+            self.short += 1  # the pool ran out well before the length
         return row
 
     def _measure(self, where: str) -> Callable[[dict[str, Any]], int]:

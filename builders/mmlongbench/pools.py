@@ -89,15 +89,13 @@ def moved(sequences: Sequence[Sequence[Hashable]]) -> set[Hashable]:
     return out
 
 
-def pool_safe(rows_by_id: dict[Any, list[Sequence[Hashable]]]) -> Iterator[Hashable]:
-    """Items of ids with at least two depth/permutation rows that no comparison shows moving, in file order."""
-    for sequences in rows_by_id.values():
-        if len(sequences) < 2:
-            continue
-        suspect = moved(sequences)
-        for item in sequences[0]:
-            if item not in suspect:
-                yield item
+def pool_safe(sequences: Sequence[Sequence[Hashable]]) -> Iterator[Hashable]:
+    """The items of one id's depth/permutation rows that no comparison shows moving, in order; none from a lone
+    row."""
+    if len(sequences) < 2:
+        return
+    suspect = moved(sequences)
+    yield from (item for item in sequences[0] if item not in suspect)
 
 
 def anchor_of(question: str, where: str) -> str:
@@ -162,22 +160,28 @@ def _page_order(path: str) -> tuple[int, str]:
     return (int(found.group(1)) if found else 0, path)
 
 
-def _variant_rows(release: Release, relpath: str) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """(first row, all rows) of each id of a file, ids in file order."""
-    by_id: dict[Any, list[dict[str, Any]]] = {}
+def _variant_rows(release: Release, relpath: str) -> Iterator[list[dict[str, Any]]]:
+    """The rows of each id of a file, run by run (the release writes an id's depth rows one after another; an id
+    met again later is a run of its own). One run at a time in memory: a 128K VH file holds ~2 million paths."""
+    run: list[dict[str, Any]] = []
     for row in jsonl_rows(release, relpath):
-        by_id.setdefault(json.dumps(row.get("id")), []).append(row)
-    for rows in by_id.values():
-        yield rows[0], rows
+        if run and row.get("id") != run[0].get("id"):
+            yield run
+            run = []
+        run.append(row)
+    if run:
+        yield run
 
 
 def _gather_vh(release: Release, files: Iterable[str], pools: Pools) -> None:
+    seen: dict[str, set[str]] = {}
     for relpath in files:
-        for first, rows in _variant_rows(release, relpath):
-            anchor = anchor_of(str(first.get("question", "")), f"{relpath} (id {first.get('id')!r})")
-            pool = pools.by_anchor.setdefault(anchor, [])
-            for image in pool_safe({0: [list(r.get("ctxs") or []) for r in rows]}):
-                if isinstance(image, str) and image not in pool:
+        for rows in _variant_rows(release, relpath):
+            anchor = anchor_of(str(rows[0].get("question", "")), f"{relpath} (id {rows[0].get('id')!r})")
+            pool, known = pools.by_anchor.setdefault(anchor, []), seen.setdefault(anchor, set())
+            for image in pool_safe([list(r.get("ctxs") or []) for r in rows]):
+                if isinstance(image, str) and image not in known:
+                    known.add(image)
                     pool.append(image)
 
 
@@ -198,8 +202,8 @@ def _gather_mmniah(release: Release, files: Iterable[str], pools: Pools) -> None
     seen: set[str] = set()
     for relpath in files:
         counting_images = "counting-image" in relpath
-        for _, rows in _variant_rows(release, relpath):
-            for text, images in pool_safe({0: [niah_units(r) for r in rows]}):
+        for rows in _variant_rows(release, relpath):
+            for text, images in pool_safe([niah_units(r) for r in rows]):
                 if not images and text and IMAGE_PLACEHOLDER not in text and text not in seen:
                     seen.add(text)
                     pools.passages.append(text)
