@@ -28,6 +28,7 @@ from typing import Any
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
 from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
+from builders.mmlongbench.plan import parse_row
 from builders.mmlongbench.release import Release, read_lines
 
 ANCHOR = re.compile(r"for the image with (?:an? |the )?(.+?)\s*,", re.IGNORECASE)
@@ -53,13 +54,7 @@ def family_files(leaf: Leaf) -> list[str]:
 def numbered_rows(release: Release, relpath: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, row) of a release jsonl file; a line that is not a JSON object is a `BuildError` naming it."""
     for number, line in read_lines(release.text_path(relpath), relpath):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BuildError(f"{relpath}:{number}: not a JSON object ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise BuildError(f"{relpath}:{number}: expected a JSON object, got {type(row).__name__}")
-        yield number, row
+        yield number, parse_row(line, f"{relpath}:{number}")
 
 
 def jsonl_rows(release: Release, relpath: str) -> Iterator[dict[str, Any]]:
