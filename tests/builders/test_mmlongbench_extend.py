@@ -268,3 +268,12 @@ def test_mmniah_keeps_each_passage_with_its_images(built: Path) -> None:
         for row in load(built, f"{leaf}_1m"):
             grown, old = segments(row), segments(base[row["id"]])
             assert is_subsequence(old, grown) and len(grown) > len(old), (leaf, row["id"])
+
+
+def test_a_bad_line_in_a_pool_file_is_an_error_naming_it(tmp_path: Path, release: Path) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    file = CONFIGS["niah_vh_multi_64k"].file
+    (root / "mmlb_data" / file).write_text('{"id": "x", "ctxs": [}\n')
+    with pytest.raises(BuildError, match=r"vh_multi_test_1000_K64_dep3.jsonl:1: not a JSON object"):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["niah_vh_single_256k"])
