@@ -31,10 +31,12 @@ from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
+from builders.mmlongbench.extend import ImageSizes, extended_file
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
 from builders.mmlongbench.full_fixture import FULL_FIXTURE_VERSION, write_full_source
-from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CLAIMS_FILES, LEAVES, Config
+from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, BUILDABLE_CONFIGS, CLAIMS_FILES, LEAVES, Config
 from builders.mmlongbench.plan import plan_config
+from builders.mmlongbench.pools import Pools
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 
@@ -66,6 +68,9 @@ RELEASE_LICENCE = (
 )
 FULL_SOURCE = "fixture:full"
 DEFAULT_FULL_IDS = 1
+OURS_CAVEAT = ("the 256K, 512K and 1M configs are ours, not the paper's (MMLongBench stops at 128K): each row is its "
+               "128K row grown from the release's own pools under the paper's length-control rules "
+               "(builders/mmlongbench/extend.py); no published score exists at these lengths")
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
 
@@ -130,23 +135,24 @@ def build_mmlongbench(
     image stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest,
     and the build is flagged `limited`.
     """
-    cfgs = [ALL_CONFIGS[name] for name in select_configs(configs, ALL_CONFIGS)]
+    cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
     counter = make_text_counter(text_tokenizer)
     with build_workspace(out_dir, INFO.name) as work:
         release, source_id, caveats = open_release(source, work, counter, fixture_ids, cfgs)
         try:
             if _asks_for_everything(configs):
-                cfgs = _without_unavailable_ablations(cfgs, release)
+                # The lengths past 128K are ours and large: built only when named.
+                cfgs = _without_unavailable_ablations([cfg for cfg in cfgs if not cfg.extended], release)
             request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
                        "text_tokenizer": counter.name, "sampling": SAMPLING}
             if skip_bad_images:
                 request["skip_bad_images"] = True
             card = FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE
             build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(ALL_CONFIGS),
+                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(BUILDABLE_CONFIGS),
                                  command=command, caveats=caveats, card=card)
             build.find_base()
-            pending = [ALL_CONFIGS[name] for name in build.pending]
+            pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
             stages = _Stages(release, pending, full, counter, work, progress, DamagedImages(skip_bad_images))
             if progress or dry_run:
                 stages.print_plan(build)
@@ -156,6 +162,8 @@ def build_mmlongbench(
                 stats = stages.run(build) if pending else {}
                 if (limited := stages.damaged.caveat()) is not None:
                     build.add_caveat("limited", limited)
+                if any(cfg.extended for cfg in pending):
+                    build.add_caveat("ours", OURS_CAVEAT)
                 licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
                 return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
         finally:
@@ -191,6 +199,7 @@ class _Stages:
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
         self.info: dict[str, ImageInfo] = {}
+        self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew (for the manifest)
 
     # --------------------------------------------------------------------------------------- plan
 
@@ -200,6 +209,7 @@ class _Stages:
         self.release.fetch_text([cfg.file for cfg in self.cfgs]
                                 + [CLAIMS_FILES[c.leaf.dataset] for c in self.cfgs if c.leaf.dataset in CLAIMS_FILES])
         claims_cache: dict[str, dict[str, list[str]]] = {}
+        sizes, pools = ImageSizes(self.release), dict[str, Pools]()
         for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
             claims = None
             if cfg.leaf.dataset in CLAIMS_FILES:
@@ -209,8 +219,13 @@ class _Stages:
                 claims = claims_cache[name]
             spool = self.work / f"{cfg.name}.plan.jsonl"
             count = 0
+            source, full = self.release.text_path(cfg.file), self.full
+            if cfg.extended:
+                source, self.grown[cfg.name] = extended_file(cfg, self.release, self.counter, sizes, pools,
+                                                             self.work, self.full)
+                full = self.full or cfg.leaf.loader != "icl"  # the grown file holds just the sample, in order
             with open(spool, "w", encoding="utf-8") as out:
-                for row in plan_config(cfg, self.release.text_path(cfg.file), self.full, claims):
+                for row in plan_config(cfg, source, full, claims):
                     for path in row.images:
                         self.needed.setdefault(path, row.where or f"{cfg.file} row {row.id!r}")
                     out.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
@@ -319,6 +334,7 @@ class _Stages:
             build.add_config(writer.close(), {
                 "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
                 "over_length_rows": len(over), "mean_images": round(images_total / count, 2) if count else 0.0,
+                **({"grown_from": cfg.leaf.file("128k"), **self.grown[cfg.name]} if cfg.name in self.grown else {}),
                 **self.damaged.manifest_fields(cfg.name),
             })
         return over

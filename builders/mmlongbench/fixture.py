@@ -22,7 +22,7 @@ from PIL import Image, ImageDraw
 from builders.mmlongbench.leaves import ABLATION_LEAVES, CLAIMS_FILES, LEAF_BY_NAME, LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 
-FIXTURE_VERSION = "2"
+FIXTURE_VERSION = "3"  # 3: the shorter ICL files show exemplars the 128K file lacks
 IDS_PER_FILE = 3
 ICL_CLASSES = 3
 WORDS = ("harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon "
@@ -33,7 +33,10 @@ _Writer = Callable[[str, bytes], None]
 
 def _image(path: str, width: int, height: int, seed: int, fmt: str) -> bytes:
     image = Image.new("RGB", (width, height), ((seed * 67) % 256, (seed * 131) % 256, (seed * 29) % 256))
-    ImageDraw.Draw(image).rectangle([4, 4, width // 2, height // 2], fill=((seed * 13) % 256, 255 - seed % 256, 90))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([4, 4, width // 2, height // 2], fill=((seed * 13) % 256, 255 - seed % 256, 90))
+    if seed >= 256:  # the colours repeat every 256 images: a mark of the cycle keeps every image distinct
+        draw.rectangle([width - 12, height - 12, width - 4, height - 4], fill=(seed // 256 * 40 % 256, 0, 200))
     out = io.BytesIO()
     image.save(out, format=fmt, **({"quality": 90} if fmt == "JPEG" else {}))
     return out.getvalue()
@@ -124,14 +127,17 @@ def _rows_mmniah(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
     return rows
 
 
-def _icl(leaf: Leaf, n: int, images: _Images) -> dict[str, Any]:
+def _icl(leaf: Leaf, n: int, images: _Images, fresh: int = 0) -> dict[str, Any]:
+    """`fresh`: where the second exemplar set's images are numbered from (0: the same images as the first set), so
+    that the shorter files give each class exemplars the 128K file lacks: the pool the longer configs grow from."""
     domains = ("Birds", "Plants") if leaf.dataset == "inat2021" else ("all",)
     data: dict[str, Any] = {}
     for domain in domains:
         def shot(label: int, k: int, domain: str = domain) -> dict[str, Any]:
             return {"image": images.natural(f"icl/{leaf.dataset}/{domain}/class{label}_{k}.jpg"), "id": label}
 
-        sets = [[[shot(label, (s + r) % 4) for label in range(ICL_CLASSES)] for r in range(n)] for s in range(2)]
+        sets = [[[shot(label, (s + r) % 4 + (fresh if s else 0)) for label in range(ICL_CLASSES)] for r in range(n)]
+                for s in range(2)]
         tests = [{"image": images.natural(f"icl/{leaf.dataset}/{domain}/test_{t}.jpg"), "answer": t % ICL_CLASSES}
                  for t in range(IDS_PER_FILE + 1)]
         data[domain] = {"exemplar_list": sets, "test_example": tests}
@@ -203,7 +209,8 @@ def fixture_files() -> tuple[dict[str, bytes], dict[str, bytes]]:
             if leaf.file(length) in texts:
                 continue  # an ablation reading a main file (triviaqa and occ_vrag read the VRAG files)
             if leaf.loader == "icl":
-                texts[leaf.file(length)] = json.dumps(_icl(leaf, n, images), indent=1).encode()
+                fresh = 4 * (len(LENGTHS) - n)  # 128K: none; shorter files: images of their own
+                texts[leaf.file(length)] = json.dumps(_icl(leaf, n, images, fresh), indent=1).encode()
             else:
                 rows = _ABLATION_ROWS.get(leaf.dataset, _ROWS[leaf.loader])(leaf, n, images)
                 texts[leaf.file(length)] = "".join(json.dumps(r) + "\n" for r in rows).encode()

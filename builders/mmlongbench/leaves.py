@@ -12,6 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 LENGTHS: dict[str, int] = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
+# Ours, not the paper's: each row is the 128K row (same id, depth or permutation) with its haystack grown from the
+# release's own pools under the paper's length-control rules (`builders.mmlongbench.extend`).
+EXTENDED_LENGTHS: dict[str, int] = {"256k": 262144, "512k": 524288, "1m": 1048576}
+BASE_LENGTH = "128k"  # the release's longest file, which every extended config grows
+ALL_LENGTHS: dict[str, int] = {**LENGTHS, **EXTENDED_LENGTHS}
 
 # Single-needle files test 6 depths and multi-needle files 3 permutations of each id (spec §2.6, App. D).
 DEPTHS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -118,18 +123,31 @@ class Config:
 
     @property
     def tokens(self) -> int:
-        return LENGTHS[self.length]
+        return ALL_LENGTHS[self.length]
+
+    @property
+    def extended(self) -> bool:
+        return self.length in EXTENDED_LENGTHS
 
     @property
     def file(self) -> str:
-        return self.leaf.file(self.length)
+        """The release file the config reads: its own, or the 128K file an extended config grows."""
+        return self.leaf.file(BASE_LENGTH if self.extended else self.length)
 
 
-def _configs(leaves: tuple[Leaf, ...]) -> dict[str, Config]:
-    return {cfg.name: cfg for cfg in (Config(leaf, length) for length in LENGTHS for leaf in leaves)}
+def _configs(leaves: tuple[Leaf, ...], lengths: dict[str, int] = LENGTHS) -> dict[str, Config]:
+    return {cfg.name: cfg for cfg in (Config(leaf, length) for length in lengths for leaf in leaves)}
+
+
+# Summarization has no config past 128K: its rows are documents truncated from the end, the release holds each
+# document only up to its 128K row, and the paper dropped every document longer than 128K + 24K tokens, so no
+# released document can fill 256K.
+EXTENDED_LEAVES: tuple[Leaf, ...] = tuple(leaf for leaf in LEAVES if leaf.category != "summ")
 
 
 # Canonical order: by length, then leaf as in the paper's tables (every 8k config first); the ablations after.
 CONFIGS: dict[str, Config] = _configs(LEAVES)  # the benchmark: 95 configs
 ABLATION_CONFIGS: dict[str, Config] = _configs(ABLATION_LEAVES)
-ALL_CONFIGS: dict[str, Config] = {**CONFIGS, **ABLATION_CONFIGS}
+ALL_CONFIGS: dict[str, Config] = {**CONFIGS, **ABLATION_CONFIGS}  # what a build makes by default
+EXTENDED_CONFIGS: dict[str, Config] = _configs(EXTENDED_LEAVES, EXTENDED_LENGTHS)  # built only when named
+BUILDABLE_CONFIGS: dict[str, Config] = {**ALL_CONFIGS, **EXTENDED_CONFIGS}

@@ -34,7 +34,8 @@ FIRST_ROW_LOADERS = frozenset({"vrag_occlusion"})
 LOADERS = {**ASSEMBLERS, **ABLATION_ASSEMBLERS}
 
 
-def _parse(line: str, where: str) -> dict[str, Any]:
+def parse_row(line: str, where: str) -> dict[str, Any]:
+    """A release jsonl line as its JSON object; anything else is a `BuildError` naming `where`."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -88,7 +89,7 @@ def _planned(cfg: Config, assembled: Assembled, where: str, row_id: str, source_
 
 
 def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
-    ids = [_id_of(_parse(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)]
+    ids = [_id_of(parse_row(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)]
     try:
         keep = sampled_ids(ids, n)
     except TypeError:
@@ -98,7 +99,7 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
     first_only = cfg.leaf.loader in FIRST_ROW_LOADERS
     eval_index = 0
     for number, line in read_lines(path, cfg.file):
-        row = _parse(line, _where(cfg, number))
+        row = parse_row(line, _where(cfg, number))
         row_id = row["id"]
         if keep is not None and row_id not in keep:
             continue
@@ -127,7 +128,7 @@ def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, 
     assemble = LOADERS[cfg.leaf.loader]
     for eval_index, index in enumerate(order):
         number, line = chosen[index]
-        row = _parse(line, _where(cfg, number))
+        row = parse_row(line, _where(cfg, number))
         source_id = str(row.get("id", f"line{number}"))
         where = _where(cfg, number, row.get("id"))
         assembled = assemble(row, where)

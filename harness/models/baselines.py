@@ -46,6 +46,8 @@ class ConstantModel(Model):
 @dataclass(frozen=True)
 class RandomSettings:
     seed: int | None = None
+    # A hard limit to screen against, as a real model's (e.g. 131072: what a 128K model records past 128K).
+    context_length: int | None = None
 
 
 @register_model("random")
@@ -56,13 +58,15 @@ class RandomModel(Model):
 
     cache_responses = False
 
-    def __init__(self, seed: int | None = None, batch_size: int = 1) -> None:
+    def __init__(self, seed: int | None = None, batch_size: int = 1, context_length: int | None = None) -> None:
         self.seed = seed
         self.batch_size = batch_size
+        self.context_length = context_length
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        return cls(settings_from_args(RandomSettings, args, "random").seed, batch_size)
+        settings = settings_from_args(RandomSettings, args, "random")
+        return cls(settings.seed, batch_size, settings.context_length)
 
     def _rng(self, request: Request) -> random.Random:
         seed = self.seed if self.seed is not None else (request.settings.seed or 0)
@@ -80,4 +84,5 @@ class RandomModel(Model):
         return responses
 
     def identity(self) -> dict[str, Any]:
-        return {"model": "random", "seed": self.seed}
+        limit = {"context_length": self.context_length} if self.context_length is not None else {}
+        return {"model": "random", "seed": self.seed, **limit}

@@ -14,6 +14,7 @@ length and overall groups are N/A, as the paper's aggregation makes any group wi
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections.abc import Sequence
@@ -63,7 +64,10 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]
 
 
 def vh_folded(values: Sequence[float]) -> float:
-    """The reported VH number of a task: its mean accuracy (0-100) folded at 50 (`scoring.fold_at_50`)."""
+    """The reported VH number of a task: its mean accuracy (0-100) folded at 50 (`scoring.fold_at_50`); N/A (NaN)
+    when no row was scored (every one over the model's length, say), as the harness's own `mean` gives."""
+    if not values:
+        return math.nan
     return scoring.vh_reported_accuracy([v / 100.0 for v in values])
 
 

@@ -478,8 +478,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow  # the builders command in a child process
 def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) -> None:
-    unknown = run_cli("build", "mmlongbench", "--configs", "icl_food101_256k", "--out", str(tmp_path))
-    assert unknown.returncode == 2 and "icl_food101_256k" in unknown.stderr
+    unknown = run_cli("build", "mmlongbench", "--configs", "summ_govreport_256k", "--out", str(tmp_path))
+    assert unknown.returncode == 2 and "summ_govreport_256k" in unknown.stderr
     dry = run_cli("build", "mmlongbench", "--configs", "vrag_infoseek_8k", "summ_govreport_128k", "--dry-run",
                   "--out", str(tmp_path / "dry"))
     assert dry.returncode == 0, dry.stderr
