@@ -30,6 +30,7 @@ from harness.api import BackendFatalError, GenerationSettings, Message, Model, R
 from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
 from harness.images import fit_within_pixels
+from harness.integrity import release_mapped_pages
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.prompts import prompt_text
@@ -340,6 +341,7 @@ class Runner:
                     rest = [batch[k] for k in range(len(batch)) if k not in answered]
                     store.add(self._finish(task, request, safe_generate(self.model, [request])[0]) for request in rest)
                     bar.update(len(rest))
+                release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
 
     def _write_sample_log(self, task: Task, store: SampleStore, current: dict[str, int],
                           settings: GenerationSettings) -> None:
