@@ -412,4 +412,8 @@ class Runner:
         counts = [n for n in (task.max_num_images() for task in tasks) if n is not None]
         if counts:
             self.model.prepare(max(counts))
-        return [self.run_task(task) for task in tasks]
+        return [self._run_task_rows(task) for task in tasks]
+
+    def _run_task_rows(self, task: Task) -> TaskResult:
+        with task.rows():  # one task's rows in memory at a time (`Task.unload`)
+            return self.run_task(task)
