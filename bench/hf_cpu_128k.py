@@ -1,13 +1,14 @@
 #!/usr/bin/env python
 """Benchmark: the `hf` backend on one VH-Single and one ICL Food101 row of MMLongBench's true 128K length, on the
-CPU, with the tiny random Qwen2.5-VL of `scripts/make_tiny_qwen.py` (issue 19, section 2).
+CPU, with a tiny random checkpoint: the Qwen2.5-VL of `scripts/make_tiny_qwen.py` (issue 19, section 2), or the
+tests' tiny LLaVA where Qwen's processor cannot be built.
 
 It checks that each image goes through the processor once per request (the image processor's calls are counted:
 images processed against images sent) and records where the time goes: the processor (chat template, tokenizer,
 image resizing and patching), the model's `generate`, and the rest of the run (the harness: reading, screening,
 building requests, journalling), with the backend's decoding of each image to PIL apart. The rows are written by `bench/true_length.py`'s writers (640 x 480 JPEGs for VH,
 392 x 392 for ICL) and built with the real builder. Qwen's processor needs torchvision, which this project's CPU
-environment lacks; the figures in `bench/RESULTS.md` were taken on the GPU machine's CPU (`device=cpu`).
+environment lacks (NOTES.md); there, `tests/harness/conftest.py`'s `build_tiny_llava` makes a checkpoint that runs.
 
     python bench/hf_cpu_128k.py --model TINY_QWEN_DIR --work W [--threads 8] [--json OUT.json]
     python bench/hf_cpu_128k.py --render OUT.json --write-results      # the section, from a run's figures
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from results_file import write_section
+from results_file import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -98,19 +99,19 @@ def measure(model_dir: Path, work: Path, threads: int) -> dict[str, Any]:
             "decode_s": decode.seconds,
             "run_s": finished - loaded, "load_s": loaded - started, "threads": threads,
             "torch": torch.__version__, "transformers": transformers.__version__, "cpu": platform.processor() or
-            platform.machine(), "cpus": os.cpu_count()}
+            platform.machine(), "cpus": os.cpu_count(), "processor": type(processor._inner).__name__,
+            "model_type": model.model.config.model_type}
 
 
 def section(r: dict[str, Any], command: str) -> str:
     sent = sum(row["images"] for row in r["rows"])
     rest = r["run_s"] - r["processor_s"] - r["generate_s"] - r["decode_s"]
     lines = [SECTION, "",
-             f"`hf` backend, `device=cpu`, float32, {r['threads']} torch threads, on the GPU machine's CPU "
-             f"({r['cpus']} cores; torch {r['torch']}, transformers {r['transformers']}): Qwen's processor needs "
-             "torchvision, which the development machine cannot install. Model: `scripts/make_tiny_qwen.py` (2 layers, "
-             "random weights, Qwen2.5-VL's own processor classes at their default pixel limits). Rows: one "
-             "VH-Single and one ICL Food101 row at 128K from `bench/true_length.py`'s release-shaped writers, built "
-             "by the builder; 8 new tokens; batch size 1.", "", f"```\n{command}\n```", "",
+             f"`hf` backend, `device=cpu`, float32, {r['threads']} torch threads, {r['cpus']} cores (torch {r['torch']}, "
+             f"transformers {r['transformers']}). Checkpoint: tiny, random weights, model type `{r['model_type']}`, "
+             f"processor `{r['processor']}`. Rows: one VH-Single and one ICL Food101 row at 128K written by "
+             "`bench/true_length.py` (release-shaped) and built by the builder; 8 new tokens; batch size 1.", "",
+             f"```\n{command}\n```", "",
              "| task | images | status | seconds in the runner |", "|---|---|---|---|"]
     for row in r["rows"]:
         lines.append(f"| {row['task']} | {row['images']} | {row['counts']} | {row['seconds']:.1f} |")
@@ -144,11 +145,8 @@ def main() -> None:
         figures = measure(args.model, args.work.resolve(), args.threads)
         if args.json:
             args.json.write_text(json.dumps(figures, indent=1))
-    command = f"python bench/hf_cpu_128k.py --model TINY_QWEN --work W --threads {figures['threads']}"
-    text = section(figures, command)
-    print(text)
-    if args.write_results:
-        write_section(SECTION, text)
+    command = f"python bench/hf_cpu_128k.py --model TINY_CHECKPOINT --work W --threads {figures['threads']}"
+    publish(SECTION, section(figures, command), args.write_results)
 
 
 if __name__ == "__main__":

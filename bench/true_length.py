@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from results_file import write_section
+from results_file import publish
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -251,10 +251,7 @@ def main() -> None:
         (f" --source {args.source}" if args.source != "release" else "") + \
         (" --fixture-args " + " ".join(args.fixture_args) if args.fixture_args else "") + \
         (" --baseline BASE" if args.baseline else "") + (" --write-results" if args.write_results else "")
-    text = section(results, command, args.source)
-    print(text)
-    if args.write_results:
-        write_section(SECTION, text)
+    publish(SECTION, section(results, command, args.source), args.write_results)
 
 
 if __name__ == "__main__":
