@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
-SECTION = "## MMLongBench at true length: the screen, baselines and memory per 128K row"
+SECTION = "## MMLongBench at true length: the screen, baselines and memory per 128K row"  # then `: SOURCE`
 RELEASE_TASKS = ("mmlongbench_niah_vh_single_128k", "mmlongbench_niah_vh_multi_128k",
                  "mmlongbench_niah_mmniah_ret_text_128k", "mmlongbench_icl_food101_128k")
 RELEASE_CONFIGS = tuple(t.removeprefix("mmlongbench_") for t in RELEASE_TASKS)
@@ -98,7 +98,7 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
     """The data folder of `ids` ids per file, built once, and the tasks to run on it."""
     data = work / f"data_{ids}"
     builders = [sys.executable, "-c", "from builders.cli import main; main()", "build", "mmlongbench"]
-    if source == "release":
+    if source == "release":  # the three leaves `write_release` writes, and ICL Food101
         from build_mmlongbench import write_release
 
         from builders.mmlongbench.leaves import CONFIGS
@@ -117,7 +117,11 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
                  env, ROOT)
         return data, list(RELEASE_TASKS)
     if not (data / "mmlongbench").exists():
-        measured([*builders, "--source", source, *fixture_args, "--out", str(data), "--quiet"], env, ROOT)
+        from builders.mmlongbench.leaves import LEAVES
+
+        configs = [f"{leaf.name}_128k" for leaf in LEAVES]  # the 19 leaves of `mmlongbench_128k`
+        measured([*builders, "--source", source, "--fixture-ids", str(ids), *fixture_args, "--configs", *configs,
+                  "--out", str(data), "--quiet"], env, ROOT)
     return data, ["mmlongbench_128k"]
 
 
@@ -185,10 +189,39 @@ def per_row_images(data: Path, tasks: list[str]) -> dict[str, float]:
             "check_ms": statistics.median(check_ms), "decode_ms": statistics.median(decode_ms)}
 
 
+QWEN_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+              r"""\s*[\r\n]+|\s+(?!\S)|\s+""")  # Qwen2's pre-tokenizer
+QWEN_TEMPLATE_TOKENS = 21  # Qwen2.5-VL's default system turn and the user and assistant role markers
+
+
+def qwen_text_check(data: Path, configs: list[str], vocab: Path) -> list[dict[str, Any]]:
+    """Each config's first row: its `text_tokens` (the build's approx-v1 counter) against Qwen's own byte-level BPE
+    (the ranks of `qwen.tiktoken`, e.g. from the dashscope wheel; needs `tiktoken`), placeholders left out and
+    Qwen2.5-VL's template added: how far the family estimate's text part is from what Qwen counts."""
+    import base64
+
+    import pyarrow.parquet as pq
+    import tiktoken
+
+    ranks = {base64.b64decode(token): int(rank) for token, rank in
+             (line.split() for line in vocab.read_text().splitlines() if line)}
+    qwen = tiktoken.Encoding("qwen", pat_str=QWEN_SPLIT, mergeable_ranks=ranks, special_tokens={})
+    out = []
+    for config in configs:
+        first = sorted((data / "mmlongbench" / config).glob("*.parquet"))[0]
+        row = pq.read_table(first, columns=["prompt", "text_tokens"]).slice(0, 1).to_pylist()[0]
+        text = row["prompt"].replace("<image>", "")
+        out.append({"config": config, "rows": row["text_tokens"],
+                    "qwen": len(qwen.encode(text, disallowed_special=())) + QWEN_TEMPLATE_TOKENS})
+    return out
+
+
 def section(results: list[dict[str, Any]], command: str, source: str) -> str:
-    lines = [SECTION, "",
-             f"Source: `{source}` (see the script's docstring); {'VH-Single, VH-Multi, MM-NIAH-Ret (T) and ICL Food101' if source == 'release' else 'every 128K leaf'} "
-             "at 128K, rows of ~95% of 131,072 tokens under the paper's counting. Each command in a fresh process with a "
+    lines = [f"{SECTION}: {source}", "",
+             f"Source: `{source}` (see the script's docstring): " + (
+                 "VH-Single, VH-Multi, MM-NIAH-Ret (T) and ICL Food101 at 128K, rows of ~95% of 131,072 tokens"
+                 if source == "release" else "all 19 leaves at 128K, each row within one unit of its length")
+             + " under the paper's counting. Each command in a fresh process with a "
              "fresh hash cache (it hashes every file it reads); peak RSS from `wait4`. 2 vCPU shared with other "
              "developers' work: wall times are noisy, CPU seconds less so.", "", f"```\n{command}\n```", "",
              "| checkout | ids per file | rows | command | wall s | CPU s | evaluation s | peak RSS MiB |",
@@ -204,6 +237,13 @@ def section(results: list[dict[str, Any]], command: str, source: str) -> str:
         lines += ["", "The screen's verdicts (this branch, most ids): " + ours[-1]["screen"]["total"], "",
                   "| task | prompt tokens (min-max) |", "|---|---|"]
         lines += [f"| {task} | {span} |" for task, span in ours[-1]["screen"]["ranges"].items()]
+    if ours and ours[-1].get("qwen_text"):
+        lines += ["", "Text tokens of each config's first row: the rows' figure (approx-v1, what the Qwen2-VL family "
+                  "estimate adds the images to) against Qwen's own BPE (`--qwen-vocab`, placeholders out, Qwen2.5-VL's "
+                  f"{QWEN_TEMPLATE_TOKENS} template tokens in):", "",
+                  "| config | rows' text_tokens | Qwen BPE + template | difference |", "|---|---|---|---|"]
+        lines += [f"| {c['config']} | {c['rows']:,} | {c['qwen']:,} | {c['qwen'] - c['rows']:+,} |"
+                  for c in ours[-1]["qwen_text"]]
     if len(ours) >= 2:
         first, last = ours[0], ours[-1]
         added = last["rows"] - first["rows"]
@@ -226,12 +266,14 @@ def main() -> None:
     parser.add_argument("--source", default="release", help="release (written here) or fixture:full")
     parser.add_argument("--fixture-args", nargs="*", default=[], help="more `builders build` arguments for a fixture")
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same commands from")
+    parser.add_argument("--builder", type=Path, help="the checkout whose builder builds the data (default: this one)")
     parser.add_argument("--work", type=Path)
+    parser.add_argument("--qwen-vocab", type=Path, help="qwen.tiktoken: check the rows' text counts against Qwen's BPE")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     work = (args.work or Path(tempfile.mkdtemp(prefix="bench_true_"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str((args.builder or ROOT).resolve())}
     results = []
     for ids in args.ids:
         data, tasks = build(work, ids, args.source, args.fixture_args, env)
@@ -243,6 +285,9 @@ def main() -> None:
             entry = {"label": label, "ids": ids, "rows": rows, "runs": runs, "screen": summary}
             if label == "this branch":
                 entry["images"] = per_row_images(data, tasks)
+            if label == "this branch" and args.qwen_vocab:
+                entry["qwen_text"] = qwen_text_check(data, [t.removeprefix("mmlongbench_") for t in tasks],
+                                                     args.qwen_vocab)
             results.append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "runs"} |
                              {"runs": {n: {k: v for k, v in r.items() if k not in ("stdout", "stderr")}
@@ -250,8 +295,9 @@ def main() -> None:
     command = ".venv/bin/python bench/true_length.py --ids " + " ".join(map(str, args.ids)) + \
         (f" --source {args.source}" if args.source != "release" else "") + \
         (" --fixture-args " + " ".join(args.fixture_args) if args.fixture_args else "") + \
-        (" --baseline BASE" if args.baseline else "") + (" --write-results" if args.write_results else "")
-    publish(SECTION, section(results, command, args.source), args.write_results)
+        (" --builder FULL" if args.builder else "") + (" --baseline BASE" if args.baseline else "") + (" --qwen-vocab qwen.tiktoken" if args.qwen_vocab else "") + \
+        (" --write-results" if args.write_results else "")
+    publish(f"{SECTION}: {args.source}", section(results, command, args.source), args.write_results)
 
 
 if __name__ == "__main__":
