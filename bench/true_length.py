@@ -155,9 +155,10 @@ def screen_summary(stdout: str) -> dict[str, Any]:
     return {"ranges": ranges, "total": total}
 
 
-def per_row_images(data: Path, tasks: list[str]) -> dict[str, float]:
+def per_row_images(data: Path, tasks: list[str], per_task: int = 2) -> dict[str, float]:
     """Median CPU ms per row: building its request (`Task.build_request`), reading + verifying + decode-checking its
-    images (`image_problem`), and decoding them whole to RGB; with images per row."""
+    images (`image_problem`), and decoding them whole to RGB; with images per row. The first `per_task` rows of
+    each task."""
     from harness.integrity import image_problem, release_mapped_pages
     from harness.task import Task
     from harness.task_index import TaskIndex
@@ -170,6 +171,8 @@ def per_row_images(data: Path, tasks: list[str]) -> dict[str, float]:
         task.load(data)
         settings = task.generation_settings({}, 0)
         for doc_id, doc in task.iter_docs():
+            if doc_id >= per_task:
+                break
             start = time.process_time()
             request = task.build_request(doc_id, doc, settings)
             built = time.process_time()
