@@ -125,6 +125,12 @@ def section(r: dict[str, Any], command: str) -> str:
                           ("the rest of the run (rows, screen, requests, journal)", rest)):
         lines.append(f"| {name} | {seconds:.1f} | {100 * seconds / r['run_s']:.0f} % |")
     lines += ["", f"Model load: {r['load_s']:.1f} s (not in the run's time)."]
+    if "qwen" not in r["model_type"]:
+        lines += ["", "This checkpoint is not Qwen's: Qwen2.5-VL's processor cannot be built without torchvision, which "
+                  "this machine cannot install (NOTES.md), and the GPU machine runs the lead's checkout, not this branch. "
+                  "Its processor shrinks every image to 28 x 28 px (4 tokens), so the model sees a few thousand tokens, "
+                  "not 125K: the processor's and the decoding's shares are what carries over (every image is decoded "
+                  "and resized once per request by any processor), the model's share is far below a real one's."]
     return "\n".join(lines)
 
 
