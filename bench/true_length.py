@@ -39,6 +39,7 @@ from results_file import publish
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
+from builders.mmlongbench.leaves import LEAVES  # noqa: E402
 
 SECTION = "## MMLongBench at true length: the screen, baselines and memory per 128K row"  # then `: SOURCE`
 RELEASE_TASKS = ("mmlongbench_niah_vh_single_128k", "mmlongbench_niah_vh_multi_128k",
@@ -130,8 +131,6 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
                  env, ROOT)
         return data, list(RELEASE_TASKS)
     if not (data / "mmlongbench").exists():
-        from builders.mmlongbench.leaves import LEAVES
-
         configs = [f"{leaf.name}_128k" for leaf in LEAVES]  # the 19 leaves of `mmlongbench_128k`
         measured([*builders, "--source", source, "--fixture-ids", str(ids), *fixture_args, "--configs", *configs,
                   "--out", str(data), "--quiet"], env, ROOT)
@@ -270,7 +269,7 @@ def section(results: list[dict[str, Any]], command: str, source: str) -> str:
             cpu = (b["cpu_s"] - a["cpu_s"]) / added * 1000
             mem = (b["peak_mib"] - a["peak_mib"]) / added
             lines.append(f"- {name}: {cpu:.0f} ms of CPU, {mem:+.2f} MiB of peak RSS")
-        rows = last["images"]
+        rows = first["images"]
         lines += ["", f"Per 128K row, in process, CPU time (median over {rows['rows']} rows, {rows['images']:.0f} images each): "
                   f"building the request {rows['build_ms']:.1f} ms; reading, hash-checking and decode-checking its "
                   f"images {rows['check_ms']:.0f} ms; decoding them whole to RGB {rows['decode_ms']:.0f} ms."]
@@ -300,11 +299,11 @@ def main() -> None:
             summary = screen_summary(runs["screen"]["stdout"])
             rows = int(summary["total"].split(" of ")[1].split()[0])
             entry = {"label": label, "ids": ids, "rows": rows, "runs": runs, "screen": summary}
-            if label == "this branch":
+            if label == "this branch" and ids == args.ids[0]:
                 entry["images"] = per_row_images(data, tasks)
             if label == "this branch" and args.qwen_vocab:
-                entry["qwen_text"] = qwen_text_check(data, [t.removeprefix("mmlongbench_") for t in tasks],
-                                                     args.qwen_vocab)
+                configs = RELEASE_CONFIGS if args.source == "release" else [f"{leaf.name}_128k" for leaf in LEAVES]
+                entry["qwen_text"] = qwen_text_check(data, list(configs), args.qwen_vocab)
             results.append(entry)
             print(json.dumps({k: v for k, v in entry.items() if k != "runs"} |
                              {"runs": {n: {k: v for k, v in r.items() if k not in ("stdout", "stderr")}
