@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 
-SECTION = "## The hf backend on 128K rows on a CPU (tiny random Qwen2.5-VL)"
+SECTION = "## The hf backend on 128K rows on a CPU (tiny random checkpoint)"
 TASKS = ("mmlongbench_niah_vh_single_128k", "mmlongbench_icl_food101_128k")
 
 
