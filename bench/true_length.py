@@ -132,8 +132,9 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
         return data, list(RELEASE_TASKS)
     if not (data / "mmlongbench").exists():
         configs = [f"{leaf.name}_128k" for leaf in LEAVES]  # the 19 leaves of `mmlongbench_128k`
+        # Run from the builder's checkout: `python -c` puts the working folder ahead of PYTHONPATH.
         measured([*builders, "--source", source, "--fixture-ids", str(ids), *fixture_args, "--configs", *configs,
-                  "--out", str(data), "--quiet"], env, ROOT)
+                  "--out", str(data), "--quiet"], env, Path(env["PYTHONPATH"].split(os.pathsep)[0]))
     return data, ["mmlongbench_128k"]
 
 
@@ -285,8 +286,16 @@ def main() -> None:
     parser.add_argument("--builder", type=Path, help="the checkout whose builder builds the data (default: this one)")
     parser.add_argument("--work", type=Path)
     parser.add_argument("--qwen-vocab", type=Path, help="qwen.tiktoken: check the rows' text counts against Qwen's BPE")
+    parser.add_argument("--render", type=Path, nargs="+", help="logs of earlier runs: their figures, one section")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
+    if args.render:  # the JSON lines the runs printed, e.g. one run per id count
+        results = [json.loads(line) for log in args.render for line in log.read_text().splitlines()
+                   if line.startswith("{")]
+        command = f".venv/bin/python bench/true_length.py --ids {' '.join(str(r['ids']) for r in results)} " \
+                  f"--source {args.source}"
+        publish(f"{SECTION}: {args.source}", section(results, command, args.source), args.write_results)
+        return
     work = (args.work or Path(tempfile.mkdtemp(prefix="bench_true_"))).resolve()
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str((args.builder or ROOT).resolve())}
