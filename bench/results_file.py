@@ -17,3 +17,10 @@ def write_section(title: str, text: str, results: Path = RESULTS) -> None:
     else:
         updated = current.rstrip("\n") + "\n\n" + text
     results.write_text(updated.rstrip("\n") + "\n")
+
+
+def publish(title: str, text: str, write: bool) -> None:
+    """Print a benchmark's section, and with `write` (its `--write-results`) put it into RESULTS.md."""
+    print(text)
+    if write:
+        write_section(title, text)

@@ -177,6 +177,7 @@ def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata
             except DatasetMissingError as err:
                 absent.append(err)
             task.generation_settings(gen_kwargs, args.seed)
+            task.unload()  # checked; its rows are read again when it runs
             loading.update()
     if absent:
         raise UserError(DatasetMissingError.combined(absent))

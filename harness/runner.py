@@ -36,6 +36,7 @@ from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
 from harness.generation import safe_generate
 from harness.images import fit_within_pixels
+from harness.integrity import release_mapped_pages
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.progress import OverallProgress
@@ -383,6 +384,7 @@ class Runner:
                     self._journal(runs, [(request, safe_generate(self.model, [request])[0]) for request in rest])
                     bar.update(len(rest))
                     self._advance_overall(len(rest))
+                release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[dict[str, Any]]] = {}
@@ -465,6 +467,7 @@ class Runner:
             for index, task in enumerate(tasks):
                 if overall is not None:
                     self._overall = (overall, index)
+                stack.enter_context(task.rows())  # every task's rows at once: their requests run interleaved
                 run = self._open_task(task)
                 stack.callback(run.store.close)
                 runs[task.name] = run
@@ -501,7 +504,7 @@ class Runner:
         if counts:
             self.model.prepare(max(counts))
         if len(tasks) < 2:
-            return [self.run_task(task) for task in tasks]
+            return [self._run_task_rows(task) for task in tasks]
         overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
         try:
             if self.model.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
@@ -509,7 +512,7 @@ class Runner:
             results = []
             for index, task in enumerate(tasks):
                 self._overall = (overall, index)
-                results.append(self.run_task(task))
+                results.append(self._run_task_rows(task))
             return results
         finally:
             self._overall = None
@@ -523,3 +526,7 @@ class Runner:
     def _advance_overall(self, samples: int) -> None:
         if self._overall is not None:
             self._overall[0].update(samples)
+
+    def _run_task_rows(self, task: Task) -> TaskResult:
+        with task.rows():  # one task's rows in memory at a time (`Task.unload`)
+            return self.run_task(task)

@@ -200,6 +200,8 @@ class ScreenedTask:
     samples: int = 0
     statuses: dict[str, int] = field(default_factory=dict)  # samples per status other than SENT
     longest: int = 0  # the longest prompt plus max_gen_toks, in counted tokens
+    shortest_prompt: int | None = None  # the token range of the prompts counted, max_gen_toks not included
+    longest_prompt: int = 0
     truncated: int = 0  # requests the task's truncation rule cut to fit (`harness.truncation`)
     most_images: int = 0
     counted: int = 0  # requests counted
@@ -218,27 +220,41 @@ class ScreenedTask:
             return "exact"
         return "estimate" if not self.exact else f"exact for {self.exact} of {self.counted}"
 
+    @property
+    def token_range(self) -> str:
+        if self.shortest_prompt is None:
+            return "-"
+        return f"{self.shortest_prompt:,}-{self.longest_prompt:,}"
+
+    def add(self, verdict: Verdict, max_gen_toks: int) -> None:
+        """One sample's verdict into the sums; nothing of it is kept."""
+        self.samples += 1
+        if verdict.status != SENT:
+            self.statuses[verdict.status] = self.statuses.get(verdict.status, 0) + 1
+            self.first_problem = self.first_problem or (
+                verdict.reason if verdict.status == INVALID_INPUT else f"{verdict.sample_id}: {verdict.reason}")
+        if verdict.prompt_tokens is None:
+            return
+        self.counted += 1
+        self.exact += verdict.exact
+        self.truncated += verdict.truncation is not None
+        self.longest = max(self.longest, verdict.prompt_tokens + max_gen_toks)
+        self.shortest_prompt = min(self.shortest_prompt if self.shortest_prompt is not None else verdict.prompt_tokens,
+                                   verdict.prompt_tokens)
+        self.longest_prompt = max(self.longest_prompt, verdict.prompt_tokens)
+        self.most_images = max(self.most_images, verdict.images)
+
 
 def screen_tasks(model: ScreenModel, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int | None,
                  shard: Any = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
-    """Every task's verdicts, summed up."""
+    """Every task's verdicts, summed up as they come: memory holds one task's rows and one request at a time."""
     out = []
     for task in tasks:
         max_gen_toks = task.generation_settings(gen_kwargs, seed).max_gen_toks
         result = ScreenedTask(task.name)
-        for verdict in screen_task(model, task, gen_kwargs, seed, shard, policies):
-            result.samples += 1
-            if verdict.status != SENT:
-                result.statuses[verdict.status] = result.statuses.get(verdict.status, 0) + 1
-                result.first_problem = result.first_problem or (
-                    verdict.reason if verdict.status == INVALID_INPUT else f"{verdict.sample_id}: {verdict.reason}")
-            if verdict.prompt_tokens is None:
-                continue
-            result.counted += 1
-            result.exact += verdict.exact
-            result.truncated += verdict.truncation is not None
-            result.longest = max(result.longest, verdict.prompt_tokens + max_gen_toks)
-            result.most_images = max(result.most_images, verdict.images)
+        with task.rows():  # read again for this task only where the run let go of them (`Task.unload`)
+            for verdict in screen_task(model, task, gen_kwargs, seed, shard, policies):
+                result.add(verdict, max_gen_toks)
         out.append(result)
     return out
 
@@ -252,12 +268,12 @@ def screen_table(model: ScreenModel, results: Sequence[ScreenedTask]) -> str:
     lines = [f"Screen only ({model.backend}{name}): context limit {limit}, image cap {images}.",
              f"Counted as {model.token_rule}.", "",
              "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
-             "max_gen_toks | most images | truncated to fit | counted |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "max_gen_toks | most images | truncated to fit | counted | prompt tokens (min-max) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
                      f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get(INVALID_INPUT, 0)} | {r.longest:,} | "
-                     f"{r.most_images} | {r.truncated} | {r.counting} |")
+                     f"{r.most_images} | {r.truncated} | {r.counting} | {r.token_range} |")
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
     lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]

@@ -11,7 +11,8 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,10 @@ class Task:
         self._images: list[ImageColumn | SharedImageColumn] = []
         self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
         self._doc_view: datasets.Dataset | None = None
+        self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
+        self._docs_count = 0
+        self._most_images: int | None = None
+        self._token_figures = False
 
     def _aggregation(self, spec: MetricSpec) -> Callable[..., Any]:
         if isinstance(spec.aggregation, FunctionRef):
@@ -132,15 +137,50 @@ class Task:
         self._images = [self.data.image_column(docs, c, self.name) for c in columns]
         hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
         self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
+        self._loaded_with = (data_dir, limit, trust_unverified)
+        self._docs_count = len(docs)
+        self._most_images = self._count_most_images()
+        self._token_figures = "text_tokens" in docs.column_names and "image_tokens" in docs.column_names
+
+    def unload(self) -> None:
+        """Let go of the rows, keeping what is known of them (how many, the most images of one, the data's
+        description); they are read again, verified again, when next asked for. A run loads every task up front to
+        check its data, then holds the rows of the task it is running only (`rows`), so that its memory does not
+        grow with the rows of all its tasks."""
+        if self.data is not None:
+            self.data = replace(self.data, dataset=None, split=None)  # type: ignore[arg-type]
+        self.docs = self._doc_view = None
+        self._images, self._hook_columns = [], None
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what it freed unless told
+
+    @contextmanager
+    def rows(self) -> Iterator[None]:
+        """The rows for the span of the block: read again where `unload` let go of them, and let go of again after."""
+        if self._doc_view is not None or self._loaded_with is None:
+            yield
+            return
+        self._reload()
+        try:
+            yield
+        finally:
+            self.unload()
+
+    def _reload(self) -> None:
+        if self._doc_view is None and self._loaded_with is not None:
+            self.load(*self._loaded_with)
 
     def __len__(self) -> int:
-        return 0 if self.docs is None else len(self.docs)
+        return self._docs_count
 
     def doc(self, doc_id: int) -> dict[str, Any]:
+        self._reload()
         assert self._doc_view is not None, "load() first"
         return self._doc_view[doc_id]
 
     def iter_docs(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        self._reload()
         assert self._doc_view is not None, "load() first"
         yield from enumerate(self._doc_view)
 
@@ -268,7 +308,10 @@ class Task:
     def max_num_images(self) -> int | None:
         """The largest image count of any evaluated document, without decoding an image: the rows'
         `num_images` column, else the image columns' list lengths; None when a `doc_to_visual` hook
-        decides (it would have to run for every row)."""
+        decides (it would have to run for every row). Counted when the rows are loaded."""
+        return self._most_images if self._loaded_with is not None else None
+
+    def _count_most_images(self) -> int | None:
         if self.docs is None or len(self.docs) == 0:
             return 0 if self.docs is not None else None
         if "num_images" in self.docs.column_names and not isinstance(self.config.doc_to_visual, FunctionRef):
@@ -280,7 +323,7 @@ class Task:
     @property
     def has_token_figures(self) -> bool:
         """Whether rows carry the builder's token counts, so context limits can be checked."""
-        return self.docs is not None and "text_tokens" in self.docs.column_names and "image_tokens" in self.docs.column_names
+        return self._token_figures
 
     # --------------------------------------------------------------------------------- scoring
     def score(self, doc: dict[str, Any], response: str) -> dict[str, Any]:

@@ -34,7 +34,14 @@ from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import ImageSizes, extended_file
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
 from builders.mmlongbench.full_fixture import FULL_FIXTURE_VERSION, write_full_source
-from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, BUILDABLE_CONFIGS, CLAIMS_FILES, LEAVES, Config
+from builders.mmlongbench.leaves import (
+    ABLATION_CONFIGS,
+    ALL_CONFIGS,
+    BUILDABLE_CONFIGS,
+    CLAIMS_FILES,
+    LEAVES,
+    Config,
+)
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.pools import Pools
 from builders.mmlongbench.release import Release, read_lines

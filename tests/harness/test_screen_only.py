@@ -132,7 +132,7 @@ def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(needle_di
     cells = table_row(estimated.out, "milebench_image_needle")
     assert cells[9] == "estimate" and cells[8] == "1" and int(cells[6].replace(",", "")) <= 4096
     exact = harness(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=4096")
-    assert table_row(exact.out, "milebench_image_needle")[8:] == ["1", "exact"]
+    assert table_row(exact.out, "milebench_image_needle")[8:10] == ["1", "exact"]
 
     by_family = verdicts(*args[:-1], "--model", "hf", "--model_args",
                          "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096")
@@ -155,6 +155,8 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data
     cells = table_row(run.out, "mmneedle_m10_n1_k2_pos")
     assert int(cells[6].replace(",", "")) == max(needed) and cells[9] == "estimate"
     assert cells[3] == str(sum(n > 2600 for n in needed))
+    prompts = [n - 8 for n in needed]  # each task's token range: its prompts, max_gen_toks left out
+    assert cells[10] == f"{min(prompts):,}-{max(prompts):,}" and min(prompts) < max(prompts)
 
     unknown = harness(*args, "--model", "openai", "--model_args", "model=mystery-vlm")
     assert unknown.code == 0, unknown.err
