@@ -40,10 +40,11 @@ from builders.mmlongbench.leaves import (
     BUILDABLE_CONFIGS,
     CLAIMS_FILES,
     LEAVES,
+    LENGTHS,
     Config,
 )
 from builders.mmlongbench.plan import plan_config
-from builders.mmlongbench.pools import Pools
+from builders.mmlongbench.pools import Pools, family
 from builders.mmlongbench.release import Release, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 
@@ -110,9 +111,16 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
 
 def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
     """The (leaf, length) files these configs read (an ablation reading a main leaf's file counts as that leaf;
-    the others have no file in the length-true fixture)."""
+    the others have no file in the length-true fixture). A config past 128K grows its 128K file from its leaf
+    family's pools, which are gathered from the family's files at every paper length."""
     by_pattern = {leaf.pattern: leaf.name for leaf in LEAVES}
-    return {(by_pattern[cfg.leaf.pattern], cfg.length) for cfg in cfgs if cfg.leaf.pattern in by_pattern}
+    files = set()
+    for cfg in cfgs:
+        if cfg.extended:
+            files |= {(member.name, length) for member in family(cfg.leaf) for length in LENGTHS}
+        elif cfg.leaf.pattern in by_pattern:
+            files.add((by_pattern[cfg.leaf.pattern], cfg.length))
+    return files
 
 
 def build_mmlongbench(
