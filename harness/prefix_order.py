@@ -48,7 +48,7 @@ def prompt_key(request: Request) -> PromptKey:
 def shared_tokens(a: PromptKey, b: PromptKey) -> int:
     """Weight of the parts two keys have in common from the start."""
     total = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         total += x[1]
