@@ -13,6 +13,7 @@ from typing import Any
 from harness.api import Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+from harness.prefix_order import check_order
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ class ConstantModel(Model):
 @dataclass(frozen=True)
 class RandomSettings:
     seed: int | None = None
+    request_order: str = "length"  # answers never depend on it; "cache" exercises that order
+
+    def __post_init__(self) -> None:
+        check_order(self.request_order, "random")
 
 
 @register_model("random")
@@ -62,7 +67,10 @@ class RandomModel(Model):
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        return cls(settings_from_args(RandomSettings, args, "random").seed, batch_size)
+        settings = settings_from_args(RandomSettings, args, "random")
+        model = cls(settings.seed, batch_size)
+        model.request_order = settings.request_order
+        return model
 
     def _rng(self, request: Request) -> random.Random:
         seed = self.seed if self.seed is not None else (request.settings.seed or 0)
