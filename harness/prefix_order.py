@@ -3,14 +3,16 @@
 vLLM keeps the KV of full token blocks keyed by the tokens before them (images by their content hash), so a
 prefill is saved only when a request that shares its prefix ran shortly before and its blocks are still held.
 The rows of one haystack (an id at several needle depths or permutations, and at several lengths, where a
-longer length shows more of the same haystack) share long prefixes; a long-first order scatters them.
+longer length shows more of the same haystack) share long prefixes. Long first, task by task, keeps one length's
+rows of an id together only where their token counts tie, and runs its lengths tasks apart, the cache evicted between.
 
 `prompt_key(request)` describes a prompt as the sequence of its parts (a text part by a hash of its text, an
 image by its sha256), each with a rough token weight; it reads only what every `Request` carries (messages,
 image sha256s, per-image token figures), no field of a particular benchmark. `cache_order` sorts keys so that
 requests sharing a prefix are adjacent (trie order), cuts that sequence into groups wherever neighbours share
-less than `min_shared` tokens and less than half the shorter prompt, runs the groups long first (by their longest request, so an out-of-memory still
-shows early), and within a group runs each time the request that shares most with one already run.
+less than `min_shared` tokens and less than half the shorter prompt, runs the groups long first (by their longest
+request, so an out-of-memory still shows early), and within a group runs each time the request that shares most
+with one already run.
 The order decides only when a request runs: answers and results files do not depend on it.
 """
 

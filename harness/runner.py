@@ -382,6 +382,8 @@ class Runner:
         if self.model.request_order == "cache":
             out.pending = [out.pending[i] for i in cache_order([t for t, _ in out.pending],
                                                               [out.keys[d] for _, d in out.pending])]
+            if not self.model.generates_across_tasks:
+                out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)
         return out
 
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
@@ -484,6 +486,8 @@ class Runner:
                 pending = [(tokens, run.screened.keys[doc_id]) for run in runs.values()
                            for tokens, doc_id in run.screened.pending]
                 requests = OrderedRequests(requests, cache_order([t for t, _ in pending], [k for _, k in pending]))
+            for run in runs.values():
+                run.screened.keys.clear()
             self._generate(runs, requests, f"{len(tasks)} tasks")
             return [self._task_result(run) for run in runs.values()]
 
