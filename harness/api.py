@@ -217,6 +217,9 @@ class Model(abc.ABC):
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`
     chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
+    # The order pending requests run in (`harness.prefix_order`): "length", long first; "cache", requests sharing a
+    # prompt prefix together, for an engine with a prefix cache. It never changes an answer.
+    request_order: str = "length"
 
     @classmethod
     @abc.abstractmethod

@@ -194,6 +194,10 @@ class CachingModel(Model):
     def generates_across_tasks(self) -> bool:  # type: ignore[override]
         return self.model.generates_across_tasks
 
+    @property
+    def request_order(self) -> str:  # type: ignore[override]
+        return self.model.request_order
+
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")

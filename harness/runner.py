@@ -5,7 +5,9 @@ takes, or more tokens (the row's text + vision tokens, plus `max_gen_toks`) than
 is recorded per sample as `too_many_images` / `over_length` — never truncated or dropped silently,
 unless the task declares its paper's truncation rule (`truncation:`, `harness.truncation`): then the
 request is cut as that rule says and its record states what was dropped.
-Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once);
+Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
+model whose `request_order` is "cache" (vLLM's default), those sharing a prompt prefix together, groups long first
+(`harness.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
@@ -39,6 +41,7 @@ from harness.images import fit_within_pixels
 from harness.integrity import release_mapped_pages
 from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.prefix_order import PromptKey, cache_order, prompt_key
 from harness.progress import OverallProgress
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
@@ -150,7 +153,8 @@ def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
 @dataclass
 class _Screened:
     current: dict[str, int] = field(default_factory=dict)  # sample id -> doc_id, every document of the run
-    pending: list[tuple[int, int]] = field(default_factory=list)  # (prompt tokens, doc_id), long first
+    pending: list[tuple[int, int]] = field(default_factory=list)  # (prompt tokens, doc_id), in run order
+    keys: dict[int, PromptKey] = field(default_factory=dict)  # doc_id -> its prompt's parts, for the cache order
     resumed: int = 0  # finished in the journal already
     changed: int = 0  # journalled for other inputs: generated again
 
@@ -176,6 +180,22 @@ class LazyRequests(Sequence[Request]):
         request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
         assert isinstance(request, Request), request  # it was built once already, while screening
         return self.policy(request) if self.policy else request
+
+
+class OrderedRequests(Sequence[Request]):
+    """Requests taken from `source` in the order of `order` (positions into it), each built when asked for."""
+
+    def __init__(self, source: Sequence[Request], order: Sequence[int]) -> None:
+        self.source = source
+        self.order = list(order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self.source[self.order[index]]
 
 
 class ChainedRequests(Sequence[Request]):
@@ -359,8 +379,15 @@ class Runner:
                                  "input_sha256": input_sha256(request), **self._log_fields(task, request, doc)})
                 continue
             out.pending.append((self.model.prompt_tokens(request), doc_id))
+            if self.model.request_order == "cache":
+                out.keys[doc_id] = prompt_key(request)
         store.add(screened)
         out.pending.sort(key=lambda item: (-item[0], item[1]))
+        if self.model.request_order == "cache":
+            out.pending = [out.pending[i] for i in cache_order([t for t, _ in out.pending],
+                                                              [out.keys[d] for _, d in out.pending])]
+            if not self.model.generates_across_tasks:
+                out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)
         return out
 
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
@@ -471,8 +498,14 @@ class Runner:
                 run = self._open_task(task)
                 stack.callback(run.store.close)
                 runs[task.name] = run
-            self._generate(runs, ChainedRequests([self._pending(run) for run in runs.values()]),
-                           f"{len(tasks)} tasks")
+            requests: Sequence[Request] = ChainedRequests([self._pending(run) for run in runs.values()])
+            if self.model.request_order == "cache" and len(runs) > 1:  # a haystack shown by several tasks (lengths)
+                pending = [(tokens, run.screened.keys[doc_id]) for run in runs.values()
+                           for tokens, doc_id in run.screened.pending]
+                requests = OrderedRequests(requests, cache_order([t for t, _ in pending], [k for _, k in pending]))
+            for run in runs.values():
+                run.screened.keys.clear()
+            self._generate(runs, requests, f"{len(tasks)} tasks")
             return [self._task_result(run) for run in runs.values()]
 
     def _judge(self, task: Task, store: SampleStore, current: list[str]) -> tuple[list[Outcome], dict[str, int]]:

@@ -13,6 +13,7 @@ from typing import Any
 from harness.api import Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+from harness.prefix_order import check_order
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class RandomSettings:
     seed: int | None = None
     # A hard limit to screen against, as a real model's (e.g. 131072: what a 128K model records past 128K).
     context_length: int | None = None
+    request_order: str = "length"  # answers never depend on it; "cache" exercises that order
+
+    def __post_init__(self) -> None:
+        check_order(self.request_order, "random")
 
 
 @register_model("random")
@@ -66,7 +71,9 @@ class RandomModel(Model):
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         settings = settings_from_args(RandomSettings, args, "random")
-        return cls(settings.seed, batch_size, settings.context_length)
+        model = cls(settings.seed, batch_size, settings.context_length)
+        model.request_order = settings.request_order
+        return model
 
     def _rng(self, request: Request) -> random.Random:
         seed = self.seed if self.seed is not None else (request.settings.seed or 0)

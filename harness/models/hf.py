@@ -32,6 +32,7 @@ from harness.images import fit_within_pixels
 from harness.models.args import at_least, settings_from_args
 from harness.models.hf_counting import ProcessorCount
 from harness.models.registry import register_model
+from harness.prefix_order import check_order
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class HFSettings:
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
+    request_order: str = "length"  # "cache": requests sharing a prompt prefix together (`harness.prefix_order`)
+
+    def __post_init__(self) -> None:
+        check_order(self.request_order, "hf")
 
 
 def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
@@ -81,6 +86,7 @@ class HFModel(Model):
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.fitting: FittingBatchSize | None = None  # --batch_size auto
+        self.request_order = settings.request_order
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
         self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
@@ -114,7 +120,7 @@ class HFModel(Model):
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         batches = super().batches(requests) if not self.max_batch_tokens else token_budget_batches(
             requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size, padded=True,
-            cost=self.request_cost)
+            cost=self.request_cost, sort_long_first=self.request_order == "length")  # else the runner's cache order
         if self.fitting is None:
             return batches
         fitting = self.fitting

@@ -78,7 +78,8 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     sizes = [len(task) for task in load_tasks(mmneedle_dir)]
     chunk = sizes[0] + 2  # the first chunk ends inside the second task
     out = tmp_path / "out"
-    stopped = VLLMModel(fake_vllm.settings(max_model_len=32768, chunk_size=chunk),
+    # Tasks in turn (request_order=length), so the first chunk ends inside the second task as counted here.
+    stopped = VLLMModel(fake_vllm.settings(max_model_len=32768, chunk_size=chunk, request_order="length"),
                         llm_factory=f"{__name__}:StoppedLLM", sampling_factory=FAKE_SAMPLING, pin_devices=False)
     with pytest.raises(KeyboardInterrupt):
         run(stopped, mmneedle_dir, out)
@@ -86,7 +87,7 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     assert len(journal(out, TASKS[0])) == sizes[0] and len(journal(out, TASKS[1])) == 2
     assert journal(out, TASKS[2]) == []  # opened and screened, nothing generated yet
 
-    results = run(fake_model(max_model_len=32768, chunk_size=chunk), mmneedle_dir, out)
+    results = run(fake_model(max_model_len=32768, chunk_size=chunk, request_order="length"), mmneedle_dir, out)
     assert [r.resumed for r in results] == [sizes[0], 2, 0]
     assert [r.generated for r in results] == [0, sizes[1] - 2, sizes[2]]
     assert sum(len(call["conversations"]) for call in fake_vllm.CALLS) == sizes[1] - 2 + sizes[2]

@@ -39,6 +39,7 @@ class VLLMModel(Model):
         self.context_length = settings.max_model_len
         self.max_images = settings.max_images
         self.max_pixels = settings.max_pixels  # the runner re-counts vision tokens under this cap
+        self.request_order = settings.request_order
         self.engine_seconds: float | None = None
         self._factories = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
                            "decode_workers": settings.decode_workers}

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.models.args import MINIMUM, at_least, check_minimum
+from harness.prefix_order import check_order
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,11 @@ class VLLMSettings:
     decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
     replica_timeout: float = 7200.0  # seconds a data-parallel replica may take for one chunk
     use_tqdm: bool = True
+    # Requests sharing a prompt prefix run together so vLLM's prefix cache serves their prefill; "length": long first.
+    request_order: str = "cache"
 
     def __post_init__(self) -> None:
+        check_order(self.request_order, "vllm")
         for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
             if MINIMUM in f.metadata:
                 check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, "vllm")

@@ -1,0 +1,106 @@
+"""A request order for a prefix cache: requests that share a prompt prefix run one after another.
+
+vLLM keeps the KV of full token blocks keyed by the tokens before them (images by their content hash), so a
+prefill is saved only when a request that shares its prefix ran shortly before and its blocks are still held.
+The rows of one haystack (an id at several needle depths or permutations, and at several lengths, where a
+longer length shows more of the same haystack) share long prefixes. Long first, task by task, keeps one length's
+rows of an id together only where their token counts tie, and runs its lengths tasks apart, the cache evicted between.
+
+`prompt_key(request)` describes a prompt as the sequence of its parts (a text part by a hash of its text, an
+image by its sha256), each with a rough token weight; it reads only what every `Request` carries (messages,
+image sha256s, per-image token figures), no field of a particular benchmark. `cache_order` sorts keys so that
+requests sharing a prefix are adjacent (trie order), cuts that sequence into groups wherever neighbours share
+less than `min_shared` tokens and less than half the shorter prompt, runs the groups long first (by their longest
+request, so an out-of-memory still shows early), and within a group runs each time the request that shares most
+with one already run.
+The order decides only when a request runs: answers and results files do not depend on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from harness.api import ImagePart, Request
+
+# Neighbours sharing fewer prompt tokens than this, and less than half the shorter prompt, are not kept together.
+MIN_SHARED_TOKENS = 1024
+CHARS_PER_TOKEN = 4  # a text part's weight only groups requests; it never reaches a model or a result
+
+PromptKey = tuple[tuple[int, int], ...]  # (part hash, part tokens) per part, in prompt order
+
+
+def _text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+
+
+def prompt_key(request: Request) -> PromptKey:
+    """The prompt's parts in order as (hash, tokens): messages' roles, text parts, images (by sha256)."""
+    parts: list[tuple[int, int]] = []
+    image_tokens = iter(request.image_tokens)
+    for message in request.messages:
+        parts.append((_text_hash("\x00role:" + message.role), 1))
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                parts.append((_text_hash("\x00image:" + part.image.sha256), max(1, next(image_tokens, 1))))
+            else:
+                parts.append((_text_hash(part.text), max(1, len(part.text) // CHARS_PER_TOKEN)))
+    return tuple(parts)
+
+
+def shared_tokens(a: PromptKey, b: PromptKey) -> int:
+    """Weight of the parts two keys have in common from the start."""
+    total = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        total += x[1]
+    return total
+
+
+def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared: int = MIN_SHARED_TOKENS) -> list[int]:
+    """Positions of the requests (given by their prompt tokens and keys) in the order to run them."""
+    if len(tokens) != len(keys):
+        raise ValueError(f"{len(tokens)} token counts for {len(keys)} keys")
+    trie = sorted(range(len(keys)), key=lambda i: (keys[i], i))
+    weight = [sum(w for _, w in key) for key in keys]
+    groups: list[list[int]] = []
+    neighbour_share: dict[int, int] = {i: 0 for i in trie}  # most any neighbour in trie order shares with i
+    for position, i in enumerate(trie):
+        if position:
+            previous = trie[position - 1]
+            shared = shared_tokens(keys[previous], keys[i])
+            neighbour_share[i] = max(neighbour_share[i], shared)
+            neighbour_share[previous] = max(neighbour_share[previous], shared)
+            if shared >= min(min_shared, min(weight[previous], weight[i]) // 2):
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    ordered = [_extending(group, tokens, keys, neighbour_share) for group in groups]
+    ordered.sort(key=lambda group: (-max(tokens[i] for i in group), min(group)))
+    return [i for group in ordered for i in group]
+
+
+def _extending(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], neighbour_share: dict[int, int]) -> list[int]:
+    """A group in run order: first the request the others reuse most, then each time the one that shares most with
+    a request already run (ties long first, then by position). Groups are one haystack's rows: a few dozen at most."""
+    rest = sorted(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))
+    order = [rest.pop(0)]
+    best = {i: shared_tokens(keys[order[0]], keys[i]) for i in rest}
+    while rest:
+        pick = min(rest, key=lambda i: (-best[i], -tokens[i], i))
+        rest.remove(pick)
+        order.append(pick)
+        for i in rest:
+            best[i] = max(best[i], shared_tokens(keys[pick], keys[i]))
+    return order
+
+
+ORDERS = ("length", "cache")
+
+
+def check_order(value: str, backend: str) -> str:
+    """A backend's `request_order` model arg, checked when its settings are made."""
+    if value not in ORDERS:
+        raise ValueError(f"{backend} backend: request_order must be one of {', '.join(ORDERS)}, got {value!r}")
+    return value
