@@ -3,9 +3,10 @@
 128K length (issue 19, section 2): what the screen decides, the harness's own time per 128K row, and its peak memory
 at two id counts (memory must not grow with rows).
 
-The source is release-shaped and length-true: `--source release` writes it with `bench/build_mmlongbench.py`'s
-`write_release` (VH-Single, VH-Multi and MM-NIAH-Ret (T), 640 x 480 JPEGs and 100-word passages filling each row to
-~95% of 128K under the paper's counting) and ICL Food101 rows (`write_icl_release`); `--source fixture:full` builds
+The source is release-shaped and length-true: `--source release` writes four of its leaves at 128K here with the
+length-true fixture's generator (`builders.mmlongbench.full_fixture.write_full_source`: VH-Single, VH-Multi,
+MM-NIAH-Ret (T) and ICL Food101; until the fixture landed, with `bench/build_mmlongbench.py`'s own writer and a
+hand-made ICL file, which the figures in bench/RESULTS.md marked "release" were taken with); `--source fixture:full` builds
 the builder's own length-true fixture (all 19 leaves) where the checkout has it, with `--fixture-args` passed to `builders build`. For each `--ids` count, each
 command runs in a fresh process with a fresh hash cache (so each one hashes every file it reads, as a first run
 does), and is measured by the kernel (`wait4`: CPU; the process's own VmHWM: peak RSS):
@@ -45,37 +46,6 @@ SECTION = "## MMLongBench at true length: the screen, baselines and memory per 1
 RELEASE_TASKS = ("mmlongbench_niah_vh_single_128k", "mmlongbench_niah_vh_multi_128k",
                  "mmlongbench_niah_mmniah_ret_text_128k", "mmlongbench_icl_food101_128k")
 RELEASE_CONFIGS = tuple(t.removeprefix("mmlongbench_") for t in RELEASE_TASKS)
-ICL_CLASSES = 101  # Food101's classes: one demonstration of each per round
-ICL_SIDE = 392  # px: 14 x 14 blocks of 28 px, 196 tokens, as Table 3's ~650 images per 128K ICL row imply
-
-
-def write_icl_release(folder: Path, images: Path, ids: int) -> None:
-    """Food101 at 128K in the release's ICL format ({domain: {exemplar_list, test_example}}): one exemplar set of
-    as many rounds of the 101 classes (392 x 392 JPEGs) as fill ~95% of 131,072 tokens, and `ids` test images.
-    A stand-in until the builder's own length-true fixture has ICL rows."""
-    from build_mmlongbench import draw
-    from PIL import Image
-
-    from builders.core.contract import image_tokens
-    from builders.mmlongbench.leaves import CONFIGS
-
-    per_shot = image_tokens(ICL_SIDE, ICL_SIDE) + 6  # the image and "\nlabel: N\n\n", roughly
-    rounds = int(131072 * 0.95) // (per_shot * ICL_CLASSES)
-
-    def picture(name: str, seed: int) -> str:
-        if not (images / name).exists():
-            draw(images / name, seed)  # a COCO-sized noise photo, cut to the ICL size
-            with Image.open(images / name) as photo:
-                photo.crop((0, 0, ICL_SIDE, ICL_SIDE)).save(images / name, quality=85)
-        return name
-
-    exemplars = [[{"image": picture(f"bench/icl/food101/r{r:02d}_c{c:03d}.jpg", 10_000 + r * 1000 + c), "id": c}
-                  for c in range(ICL_CLASSES)] for r in range(rounds)]
-    tests = [{"image": picture(f"bench/icl/food101/test_{t:03d}.jpg", 90_000 + t), "answer": t % ICL_CLASSES}
-             for t in range(ids)]
-    path = folder / "mmlb_data" / CONFIGS["icl_food101_128k"].file
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"all": {"exemplar_list": [exemplars], "test_example": tests}}))
 
 
 def measured(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
@@ -112,20 +82,17 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
     """The data folder of `ids` ids per file, built once, and the tasks to run on it."""
     data = work / f"data_{ids}"
     builders = [sys.executable, "-c", "from builders.cli import main; main()", "build", "mmlongbench"]
-    if source == "release":  # the three leaves `write_release` writes, and ICL Food101
-        from build_mmlongbench import write_release
-
-        from builders.mmlongbench.leaves import CONFIGS
+    if source == "release":  # four leaves of the length-true fixture at 128K, written here
+        from builders.mmlongbench.full_fixture import write_full_source
 
         release, images = work / f"release_{ids}", work / "images"
         images.mkdir(parents=True, exist_ok=True)
         release.mkdir(parents=True, exist_ok=True)
         if not (release / "mmlb_image").exists():
             (release / "mmlb_image").symlink_to(images.resolve())  # one image folder for every --ids
-        if not (release / "mmlb_data" / CONFIGS["niah_vh_single_128k"].file).exists():
-            write_release(release, images, ids)
-        if not (release / "mmlb_data" / CONFIGS["icl_food101_128k"].file).exists():
-            write_icl_release(release, images, ids)
+        if not (release / "mmlb_data").exists():
+            write_full_source(release, ids_per_file=ids, lengths={"128k": 131072},
+                              leaves=[c.removesuffix("_128k") for c in RELEASE_CONFIGS], reuse_images=True)
         # Configs already built are kept as they are; missing ones are added.
         measured([*builders, "--source", str(release), "--configs", *RELEASE_CONFIGS, "--out", str(data), "--quiet"],
                  env, ROOT)
