@@ -19,9 +19,9 @@ Orders: `dataset` (tasks in turn, rows in dataset order), `length` (what the run
 long first, tasks in turn), `cache` (`harness.prefix_order.cache_order` over every task's requests together,
 as `Runner.run_together` hands them to vLLM).
 
-Sources: `--data DIR --tasks ...` (a built data dir), or `--mmlongbench-ids N` (builds the release-shaped
-MMLongBench NIAH source of bench/build_mmlongbench.py: VH-Single, VH-Multi, MM-NIAH-Ret (T) at 8K-128K, each
-id one haystack shown at every depth and growing with length).
+Sources: `--data DIR --tasks ...` (a built data dir), or `--mmlongbench-ids N` (builds the length-true MMLongBench
+fixture, `--source fixture:full`, of `--categories` (default niah) at 8K-128K: each id one haystack shown at every
+depth and growing with length, as in the release).
 
     .venv/bin/python bench/prefix_cache.py --mmlongbench-ids 2 --work /tmp/pc [--write-results]
     .venv/bin/python bench/prefix_cache.py --data DIR --tasks mmneedle_m10_n2_k1_neg ... [--label NAME]
@@ -200,18 +200,17 @@ def table(prompts: Sequence[Prompt], block: int, capacity: int) -> list[str]:
     return lines
 
 
-def build_mmlongbench(work: Path, ids: int) -> tuple[Path, list[str]]:
-    """The release-shaped NIAH source of bench/build_mmlongbench.py, built with `builders build mmlongbench`."""
-    from build_mmlongbench import LEAVES, write_release
+def build_mmlongbench(work: Path, ids: int, categories: Sequence[str]) -> tuple[Path, list[str]]:
+    """The length-true fixture (`builders build mmlongbench --source fixture:full`) of the leaves of `categories` at
+    8K-128K, `ids` ids per file."""
+    from builders.mmlongbench.leaves import LEAVES, LENGTHS
 
-    from builders.mmlongbench.leaves import LENGTHS
-
-    release, out = work / f"release_{ids}", work / f"data_{ids}"
-    configs = [f"{leaf}_{length}" for length in LENGTHS for leaf in LEAVES]
+    out = work / f"data_{ids}_{'_'.join(categories)}"
+    configs = [f"{leaf.name}_{length}" for length in LENGTHS for leaf in LEAVES if leaf.category in categories]
     if not (out / "mmlongbench").is_dir():
-        write_release(release, release / "mmlb_image", ids)
-        subprocess.run([str(Path(sys.executable).parent / "builders"), "build", "mmlongbench", "--source",
-                        str(release), "--configs", *configs, "--out", str(out), "--overwrite", "--quiet"], check=True)
+        subprocess.run([sys.executable, "-c", "from builders.cli import main; main()", "build", "mmlongbench",
+                        "--source", "fixture:full", "--fixture-ids", str(ids), "--configs", ",".join(configs),
+                        "--out", str(out), "--overwrite", "--quiet"], check=True)
     return out, [f"mmlongbench_{c}" for c in configs]
 
 
@@ -219,13 +218,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, help="a built data dir (with --tasks)")
     parser.add_argument("--tasks", nargs="*", default=[])
-    parser.add_argument("--mmlongbench-ids", type=int, help="build the release-shaped MMLongBench NIAH source")
+    parser.add_argument("--mmlongbench-ids", type=int, help="build the length-true MMLongBench fixture, N ids per file")
+    parser.add_argument("--categories", nargs="+", default=["niah"], help="its categories (vrag niah icl summ docvqa)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/prefix_cache"))
     parser.add_argument("--block", type=int, default=BLOCK_TOKENS)
     parser.add_argument("--capacity", type=int, default=H100_KV_TOKENS, help="cache size in tokens")
     args = parser.parse_args()
     if args.mmlongbench_ids:
-        data, tasks = build_mmlongbench(args.work, args.mmlongbench_ids)
+        data, tasks = build_mmlongbench(args.work, args.mmlongbench_ids, args.categories)
     elif args.data and args.tasks:
         data, tasks = args.data, args.tasks
     else:
