@@ -22,7 +22,8 @@ from harness.redact import redact_command, redact_mapping
 SHOWN = {"model", "alias", "alias_info", "model_name", "model_name_sanitized", "model_args", "model_identity",
          "batch_size", "max_batch_tokens", "limit", "seed", "shard", "gen_kwargs", "data_dir", "token_counting",
          "chat_template", "chat_template_sha", "input_policies", "judge", "argv", "metadata", "include_path",
-         "log_samples", "cache", "backend_stats", "trust_unverified_data"}
+         "log_samples", "cache", "backend_stats", "trust_unverified_data", "max_batch_size", "batch_sizes",
+         "predict_only", "system_instruction"}
 TASKS_NAMED = 3  # tasks named beside a count before "..."
 
 
@@ -106,7 +107,11 @@ def _settings(run: dict[str, Any]) -> list[str]:
     lines = [f"- **seed**: {_text(run.get('seed'))}; **--gen_kwargs**: `{_text(run.get('gen_kwargs'))}`; "
              f"**--limit**: {limit_text(run) or UNKNOWN}; **shard**: {_text(run.get('shard'))}",
              f"- **batching**: batch size {_text(run.get('batch_size'))}, max batch tokens "
-             f"{_text(run.get('max_batch_tokens'))}",
+             f"{_text(run.get('max_batch_tokens'))}"
+             + (f" (auto from {_text(run.get('max_batch_size'))}: chose {_text(run.get('batch_sizes'))})"
+                if run.get("batch_size") == "auto" else ""),
+             f"- **system instruction**: {_text(run.get('system_instruction'))}; **predict only**: "
+             f"{_text(run.get('predict_only'))}",
              f"- **prompts**: token counting `{_text(run.get('token_counting'))}`; chat template sha256 "
              f"`{_text(run.get('chat_template_sha'))}`; input policies `{_text(run.get('input_policies'))}`"]
     others = {key: value for key, value in sorted(run.items()) if key not in SHOWN}

@@ -203,7 +203,7 @@ def test_bad_arguments_exit_2_without_traceback(harness, data_dir: Path) -> None
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "constant", "--data_dir", data_dir)
     assert run.code == 2 and "constant needs the answer" in run.err
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--model_args", "sed=1", "--data_dir", data_dir)
-    assert run.code == 2 and "unknown model argument 'sed'; known: seed" in run.err
+    assert run.code == 2 and "unknown model argument 'sed'; known: " in run.err and "seed" in run.err
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--gen_kwargs", "max_tokens=5",
                   "--data_dir", data_dir)
     assert run.code == 2 and "max_tokens" in run.err
