@@ -31,8 +31,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
 from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
@@ -43,6 +41,7 @@ from harness.judge import FAILED as JUDGE_FAILED
 from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.prefix_order import PromptKey, cache_order, prompt_key
 from harness.progress import OverallProgress
+from harness.progress import bar as progress_bar
 from harness.prompts import prompt_text
 from harness.redact import redact_mapping
 from harness.round_trip import check as check_round_trip
@@ -393,9 +392,7 @@ class Runner:
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
         """Generate batch by batch, journalling responses as they arrive (a chunk at a time), each in its own
         task's journal (`runs` by task name: one task, or every task of the run when the model takes them together)."""
-        bar = tqdm(total=len(requests), desc=desc, unit="sample", disable=not self.options.progress,
-                   file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
-        with bar:
+        with progress_bar(len(requests), desc, "sample", self.options.progress) as bar:
             for batch in self.model.batches(requests):
                 answered: set[int] = set()
                 try:
