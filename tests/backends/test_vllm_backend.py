@@ -65,7 +65,7 @@ def test_model_args_are_typed_aliased_and_checked():
         _from_args({"pretrained": "x", "tp": "0"})
     for name in ("max_model_len", "max_images", "max_pixels", "min_pixels", "pipeline_parallel_size",
                  "data_parallel_size", "max_num_seqs", "max_num_batched_tokens", "chunk_size", "chunk_tokens",
-                 "decode_workers"):
+                 "decode_workers", "num_gpu_blocks_override"):
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
             _from_args({"pretrained": "x", name: "0"})
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):  # made in code, not parsed
@@ -76,8 +76,10 @@ def test_model_args_are_typed_aliased_and_checked():
 
 def test_engine_kwargs():
     s = settings(min_pixels=3136, max_pixels=1003520, distributed_executor_backend="ray", tensor_parallel_size=4,
-                  enable_prefix_caching=True, mm_processor_kwargs='{"fps": 1}', hf_overrides='{"a": 1}')
+                  enable_prefix_caching=True, mm_processor_kwargs='{"fps": 1}', hf_overrides='{"a": 1}',
+                  num_gpu_blocks_override=54953)
     kwargs = engine_kwargs(s, image_limit=10)
+    assert kwargs["num_gpu_blocks_override"] == 54953  # a 7B model's KV cache on an H100, in 16-token blocks
     assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
     assert kwargs["mm_processor_kwargs"] == {"fps": 1, "min_pixels": 3136, "max_pixels": 1003520}
     assert kwargs["max_model_len"] == 2048 and kwargs["tensor_parallel_size"] == 4
@@ -86,7 +88,8 @@ def test_engine_kwargs():
     assert "data_parallel_size" not in kwargs  # replicas are ours; LLM(data_parallel_size>1) refuses
     plain = engine_kwargs(VLLMSettings(pretrained="m"), image_limit=0)
     assert plain["limit_mm_per_prompt"] == {"image": 1, "video": 0}
-    assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching"} & set(plain)
+    assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching",
+                "num_gpu_blocks_override"} & set(plain)
 
 
 @pytest.mark.slow

@@ -72,6 +72,10 @@ def test_generate_screens_bisects_and_keeps_order(jpeg_red, png_blue):
     # Bisection: the first call held ok1, ok2, rej, ok3 and was rejected; halves were tried again.
     plain = [len(c["conversations"]) for c in fake_vllm.CALLS if not c["continue_final_message"]]
     assert plain == [4, 2, 2, 1, 1]
+    # Where the time went: one engine call per group of chat flags (the bisection inside it is the same call), the
+    # over-long request never sent, the undecodable image sent and failed there.
+    stats = model.statistics()
+    assert (stats["engine_calls"], stats["engine_requests"]) == (2, 6) and stats["engine_call_seconds"] > 0
 
 
 def test_engine_limit_and_chunks(jpeg_red):
@@ -184,7 +188,7 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
 
     s = settings(max_pixels=1003520, min_pixels=3136, distributed_executor_backend="ray", enable_prefix_caching=True,
                   max_num_seqs=64, max_num_batched_tokens=16384, mm_processor_cache_gb=4, hf_overrides='{"a": 1}',
-                  revision="main", tokenizer="t", chat_template="{{ messages }}")
+                  revision="main", tokenizer="t", chat_template="{{ messages }}", num_gpu_blocks_override=64)
     kwargs = engine_kwargs(s, 10)
     llm_params = set(inspect.signature(LLM.__init__).parameters)
     engine_fields = {f.name for f in dataclasses.fields(arg_utils.EngineArgs)}

@@ -52,6 +52,11 @@ class VLLMModel(Model):
         self._count: EngineCount | None = None  # loaded on the first count, without building the engine
         self.count_seconds: float | None = None  # how long loading the count took (set-up, like the engine's start)
         self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
+        # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made,
+        # requests sent in them, seconds inside them (image decoding and vLLM's own processing and generation).
+        self.engine_calls = 0
+        self.engine_requests = 0
+        self.engine_call_seconds = 0.0
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
@@ -146,8 +151,10 @@ class VLLMModel(Model):
         return lambda text: tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids)
 
     def statistics(self) -> dict[str, Any]:
-        seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds}
-        return {key: round(value, 3) for key, value in seconds.items() if value is not None}
+        seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds,
+                   "engine_call_seconds": self.engine_call_seconds if self.engine_calls else None}
+        calls = {"engine_calls": self.engine_calls, "engine_requests": self.engine_requests} if self.engine_calls else {}
+        return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls}
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; settings
@@ -232,7 +239,11 @@ class VLLMModel(Model):
             }
             if processor_kwargs:  # over the engine's own mm_processor_kwargs for these requests
                 options["mm_processor_kwargs"] = {**self.settings.processor_kwargs(), **dict(processor_kwargs)}
+            started = time.perf_counter()
             results = engine.run([p for _, p in members], options)
+            self.engine_call_seconds += time.perf_counter() - started
+            self.engine_calls += 1
+            self.engine_requests += len(members)
             for (i, _), result in zip(members, results, strict=True):
                 responses[i] = result_response(result)
         return responses  # type: ignore[return-value]

@@ -27,6 +27,8 @@ class VLLMSettings:
     distributed_executor_backend: str | None = None  # "ray" for an engine spanning nodes; "mp"
     gpu_memory_utilization: float = 0.9
     enable_prefix_caching: bool | None = None  # None: vLLM's default (on)
+    # KV-cache blocks, overriding what vLLM sizes from free memory: a small model given a larger model's cache size.
+    num_gpu_blocks_override: int | None = at_least(1)
     seed: int = 0
     dtype: str = "auto"
     trust_remote_code: bool = False
@@ -99,6 +101,7 @@ def engine_kwargs(settings: VLLMSettings, image_limit: int) -> dict[str, Any]:
         "max_model_len": s.max_model_len,
         "distributed_executor_backend": s.distributed_executor_backend,
         "enable_prefix_caching": s.enable_prefix_caching,
+        "num_gpu_blocks_override": s.num_gpu_blocks_override,
         "chat_template": s.chat_template,
         "max_num_seqs": s.max_num_seqs,
         "max_num_batched_tokens": s.max_num_batched_tokens,
