@@ -1,15 +1,18 @@
 #!/usr/bin/env python
 """The reference for the `vllm` backend's throughput: the requests a harness run sends, through bare
 `vllm.LLM.generate` calls (prompts rendered with the checkpoint's own chat template, images decoded to PIL),
-with the engine and sampling settings the backend would use. Timed twice on one engine: one call per task, in
-task order, as the runner calls the backend (the reference), then, with the caches reset, every task in one
-call (as the runner now gives a vllm backend every task's requests together). Beside our run of the same tasks
+with the engine and sampling settings the backend would use. Timed in passes on one engine (`--passes`, in the order
+given, caches reset before each; default `per_task,one_call`): `per_task` one call per task, in task order, as the
+runner once called the backend; `one_call` every task together in dataset order (task by task, rows in dataset
+order), cut into the backend's engine calls (`chunk_size`, `chunk_tokens`), as the runner gives a vllm backend every
+task's requests; a pass named twice shows what running on a fresh engine costs against a warm one. Beside our run of the same tasks
 (`--ours`), it reports samples/s of both, whether each sample got the same answer, whether vLLM saw the same prompt
-length (`len(output.prompt_token_ids)`) both ways, and, sample by sample, the backend's screen count (its processor
+length (`len(output.prompt_token_ids)`) both ways, how many prompt tokens vLLM's prefix cache served
+(`num_cached_tokens`) and how many tokens each side generated, and, sample by sample, the backend's screen count (its processor
 count, `counting.EngineCount`) against that length: here for every sample sent, from our run's journal for ours.
 
     python scripts/vllm_bare_loop.py --tasks T1,T2 --model_args pretrained=CKPT,max_model_len=N --data_dir DATA \
-        --json bare.json [--ours RUN_DIR --ours_exclude ENGINE_SECONDS] [--out bare.md]
+        --json bare.json [--ours RUN_DIR --ours_exclude ENGINE_SECONDS] [--out bare.md] [--passes one_call,per_task]
 
 Any `harness` run option is accepted; the requests are planned as `harness --model vllm` plans them and screened
 by the backend's own rule (`screen_request` with its count), so both sides generate for the same samples. Timed:
@@ -28,10 +31,12 @@ import json
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
+from harness.batching import plan_batches
 from harness.cli import run_parser
 from harness.models.args import settings_from_args
 from harness.models.vllm_engine.counting import EngineCount
@@ -42,6 +47,10 @@ from harness.task import RowProblem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402
+
+# Each pass runs every sent request once, caches reset first; `--passes` names them in the order to run.
+PASS_NAMES = {"per_task": "one call per task", "one_call": "dataset order, the backend's chunks"}
+PASSES = ("per_task", "one_call")
 
 
 def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
@@ -85,7 +94,7 @@ def decode(data: bytes) -> Any:
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
-def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
+def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[str] = PASSES) -> dict[str, Any]:
     from transformers import AutoProcessor
     from vllm import LLM, SamplingParams
 
@@ -128,31 +137,44 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
             if callable(getattr(llm, name, None)):
                 getattr(llm, name)()
 
-    # As the runner calls the backend: one generate call per task, in task order.
     tasks: dict[str, list[Request]] = {}
     for request in sent:
         tasks.setdefault(request.task, []).append(request)
-    prepare_seconds = generate_seconds = 0.0
-    outputs = []
-    for batch in tasks.values():
-        start = time.perf_counter()
-        inputs, params = prepare(batch)
-        prepared = time.perf_counter()
-        outputs += llm.generate(inputs, sampling_params=params, use_tqdm=False)
-        prepare_seconds += prepared - start
-        generate_seconds += time.perf_counter() - prepared
-    sent = [r for batch in tasks.values() for r in batch]
-    # Every task in one call: what a runner batching across tasks could reach.
-    reset()
-    start = time.perf_counter()
-    inputs, params = prepare(sent)
-    one_call = llm.generate(inputs, sampling_params=params, use_tqdm=False)
-    one_call_seconds = time.perf_counter() - start
-    # With random weights answers end at different lengths run to run: the tokens generated say how much work each did.
-    one_call_tokens = sum(len(o.outputs[0].token_ids) for o in one_call)
+    sent = [r for batch in tasks.values() for r in batch]  # task order, each task's rows in dataset order
+    # The backend's engine calls: at most chunk_size requests and chunk_tokens prompt tokens (by the rows' figures).
+    chunks = [[sent[i] for i in batch.indices] for batch in plan_batches(
+        [r.token_count for r in sent], max_batch_tokens=settings.chunk_tokens, max_batch_size=settings.chunk_size,
+        padded=False, sort_long_first=False)]
+
+    def timed(name: str) -> tuple[dict[str, Any], list[Any]]:
+        """One pass over every sent request, caches reset first: `per_task` one generate call per task, in task
+        order (as the runner once called the backend); `one_call` in dataset order, in the backend's chunks."""
+        reset()
+        prepare_seconds = generate_seconds = 0.0
+        outputs: list[Any] = []
+        calls = list(tasks.values()) if name == "per_task" else chunks
+        for batch in calls:
+            start = time.perf_counter()
+            inputs, params = prepare(batch)
+            prepared = time.perf_counter()
+            outputs += llm.generate(inputs, sampling_params=params, use_tqdm=False)
+            prepare_seconds += prepared - start
+            generate_seconds += time.perf_counter() - prepared
+        # With random weights answers end at different lengths run to run: the tokens generated say how much work
+        # each pass did; vLLM's num_cached_tokens (prompt tokens its prefix cache served) what its prefill skipped.
+        return {"name": name, "seconds": prepare_seconds + generate_seconds, "prepare_seconds": prepare_seconds,
+                "generate_seconds": generate_seconds, "engine_calls": len(calls),
+                "prompt_tokens": sum(len(o.prompt_token_ids) for o in outputs),
+                "cached_tokens": sum(getattr(o, "num_cached_tokens", None) or 0 for o in outputs),
+                "completion_tokens": sum(len(o.outputs[0].token_ids) for o in outputs)}, outputs
+
+    runs = [timed(name) for name in passes]
+    # The samples (answers, lengths) of the per-task pass where it ran (the reference), else of the first pass.
+    reference = next((i for i, name in enumerate(passes) if name == "per_task"), 0)
+    outputs = runs[reference][1]
     samples = [{"task": r.task, "sample_id": r.sample_id, "response": o.outputs[0].text,
                 "prompt_tokens": len(o.prompt_token_ids), "screen_tokens": screen_tokens[id(r)],
-                "completion_tokens": len(o.outputs[0].token_ids)}
+                "completion_tokens": len(o.outputs[0].token_ids), "cached_tokens": getattr(o, "num_cached_tokens", None)}
                for r, o in zip(sent, outputs, strict=True)]
     shutdown = getattr(getattr(llm.llm_engine, "engine_core", None), "shutdown", None)
     if callable(shutdown):  # frees the GPU for the next run in this process
@@ -160,19 +182,26 @@ def run_bare(settings: VLLMSettings, requests: list[Request]) -> dict[str, Any]:
     kept = {id(r) for r in sent}
     screened_out = [{"task": r.task, "sample_id": r.sample_id, "screen_tokens": screen_tokens[id(r)]}
                     for r in requests if id(r) not in kept]
-    return {"engine_seconds": engine_seconds, "prepare_seconds": prepare_seconds, "generate_seconds": generate_seconds,
-            "one_call_seconds": one_call_seconds, "one_call_completion_tokens": one_call_tokens,
+    passes_run = [run for run, _ in runs]
+    per_task = next((run for run in passes_run if run["name"] == "per_task"), None)
+    one_call = [run for run in passes_run if run["name"] == "one_call"]
+    return {"engine_seconds": engine_seconds, "passes": passes_run,
+            "prepare_seconds": per_task["prepare_seconds"] if per_task else None,
+            "generate_seconds": per_task["generate_seconds"] if per_task else None,
+            # the last one-call pass: with a per-task pass before it, on an engine that has run every request once
+            "one_call_seconds": one_call[-1]["seconds"] if one_call else None,
+            "one_call_completion_tokens": one_call[-1]["completion_tokens"] if one_call else None,
             "token_rule": count.token_rule,
             "samples": samples, "screened_out": screened_out, "image_limit": image_limit,
             "max_model_len": max_len}
 
 
 def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[str, Any]:
-    """Our run of the same tasks beside the bare loop: samples/s, same answers, same prompt lengths."""
+    """Our run of the same tasks beside each pass of the bare loop: samples/s, same answers, same prompt lengths,
+    prompt tokens vLLM's prefix cache served and tokens generated on each side."""
     ours = load_run(ours_dir)
     speed = throughput(ours, exclude=exclude)
     n = len(bare["samples"])
-    bare_seconds = bare["prepare_seconds"] + bare["generate_seconds"]
     compared = same_answer = same_length = screen_equal = 0
     differing = []
     for sample in bare["samples"]:
@@ -187,21 +216,17 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
         if reported != sample["prompt_tokens"] and len(differing) < 10:
             differing.append({"task": sample["task"], "sample_id": sample["sample_id"], "ours": reported,
                               "bare": sample["prompt_tokens"]})
-    bare_rate = n / bare_seconds if bare_seconds > 0 else float("nan")
-    one_call_rate = n / bare["one_call_seconds"]
-    ours_tokens = sum((r.get("usage") or {}).get("completion_tokens", 0) for t in ours.samples.values()
-                      for r in t.values())
-    completion = {"ours": ours_tokens, "bare_per_task": sum(s["completion_tokens"] for s in bare["samples"]),
-                  "bare_one_call": bare.get("one_call_completion_tokens")}
-    return {"ours": speed, "completion_tokens": completion,
-            "bare": {"samples": n, "seconds": bare_seconds, "samples_per_s": bare_rate,
-                                    "generate_only_samples_per_s": n / bare["generate_seconds"],
-                                    "one_call_samples_per_s": one_call_rate},
-            "ratio": speed["samples_per_s"] / bare_rate if bare_rate else float("nan"),
-            "ratio_one_call": speed["samples_per_s"] / one_call_rate,
+    usages = [r.get("usage") or {} for t in ours.samples.values() for r in t.values()]
+    ours_work = {key: sum(u.get(key) or 0 for u in usages) for key in ("prompt_tokens", "cached_tokens", "completion_tokens")}
+    passes = [{**run, "samples_per_s": n / run["seconds"] if run["seconds"] > 0 else float("nan")}
+              for run in bare["passes"]]
+    for run in passes:
+        run["ours_ratio"] = speed["samples_per_s"] / run["samples_per_s"]
+    engine = {k: v for k, v in (ours.results.get("config", {}).get("backend_stats") or {}).items()
+              if k in ("engine_calls", "engine_requests", "engine_call_seconds")}  # where our time went
+    return {"ours": {**speed, **ours_work, **engine}, "passes": passes,
             "compared": compared, "same_answer": same_answer, "same_prompt_tokens": same_length,
-            "ours_screen_equals_engine": screen_equal,
-            "differing_prompt_tokens": differing}
+            "ours_screen_equals_engine": screen_equal, "differing_prompt_tokens": differing}
 
 
 def screen_against_engine(bare: dict[str, Any]) -> dict[str, Any]:
@@ -219,13 +244,18 @@ def screen_against_engine(bare: dict[str, Any]) -> dict[str, Any]:
                           for s in differing[:20]]}
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{part:,} ({part / whole:.1%})" if whole else f"{part:,}"
+
+
 def render(result: dict[str, Any]) -> str:
     b, c = result["bare"], result.get("comparison")
     screen = screen_against_engine(b)
     lines = ["# The vllm backend against a bare LLM.generate loop", "",
              f"Bare loop: {len(b['samples'])} samples ({len(b['screened_out'])} screened out), engine start "
-             f"{b['engine_seconds']:.1f} s, images + prompts {b['prepare_seconds']:.2f} s, generate "
-             f"{b['generate_seconds']:.2f} s; all tasks in one call {b['one_call_seconds']:.2f} s.", "",
+             f"{b['engine_seconds']:.1f} s; passes, in the order run: "
+             + "; ".join(f"{PASS_NAMES[run['name']]} {run['seconds']:.2f} s (images + prompts {run['prepare_seconds']:.2f} s, "
+                         f"generate {run['generate_seconds']:.2f} s)" for run in b["passes"]) + ".", "",
              f"Screen count ({b['token_rule']}) against vLLM's `len(prompt_token_ids)`: {screen['equal']}/"
              f"{screen['samples']} equal.", "", "| task | samples | equal | vLLM's prompt tokens |", "|---|---|---|---|"]
     lines += [f"| {task} | {t['samples']} | {t['equal']} | {t['min']:,}-{t['max']:,} |" for task, t in screen["tasks"].items()]
@@ -234,19 +264,18 @@ def render(result: dict[str, Any]) -> str:
     lines += [f"- screened out (never sent): {d['task']} {d['sample_id']}: screen {d['screen_tokens']} tokens"
               for d in b["screened_out"][:20]]
     if c is not None:
-        lines += ["", "| | samples | seconds | samples/s |", "|---|---|---|---|",
-                  f"| ours (vllm backend) | {c['ours']['samples']} | {c['ours']['seconds']:.2f} | "
-                  f"{c['ours']['samples_per_s']:.2f} |",
-                  f"| bare, one LLM.generate per task | {c['bare']['samples']} | {c['bare']['seconds']:.2f} | "
-                  f"{c['bare']['samples_per_s']:.2f} |",
-                  f"| bare, all tasks in one call | {c['bare']['samples']} | {b['one_call_seconds']:.2f} | "
-                  f"{c['bare']['one_call_samples_per_s']:.2f} |", "",
-                  f"Tokens generated: ours {c['completion_tokens']['ours']}, bare per task "
-                  f"{c['completion_tokens']['bare_per_task']}, bare in one call {c['completion_tokens']['bare_one_call']}.",
-                  "",
-                  f"Ours / bare: {c['ratio']:.1%} of the per-task loop's throughput, {c['ratio_one_call']:.1%} of the "
-                  f"one call's (generate alone, per task: {c['bare']['generate_only_samples_per_s']:.2f} samples/s). "
-                  f"Same answer: {c['same_answer']}/"
+        o = c["ours"]
+        lines += ["", "| | engine calls | samples | seconds | samples/s | ours / it | prompt tokens | served by the prefix "
+                  "cache | tokens generated |", "|---|---|---|---|---|---|---|---|---|",
+                  f"| ours (vllm backend) | {o.get('engine_calls', '')} | {o['samples']} | {o['seconds']:.2f} | "
+                  f"{o['samples_per_s']:.2f} | | {o['prompt_tokens']:,} | {_share(o['cached_tokens'], o['prompt_tokens'])} "
+                  f"| {o['completion_tokens']:,} |"]
+        for number, run in enumerate(c["passes"], 1):
+            lines.append(f"| bare pass {number}: {PASS_NAMES[run['name']]} | {run['engine_calls']} | {len(b['samples'])} | "
+                         f"{run['seconds']:.2f} (generate {run['generate_seconds']:.2f}) | {run['samples_per_s']:.2f} | "
+                         f"{run['ours_ratio']:.1%} | {run['prompt_tokens']:,} | "
+                         f"{_share(run['cached_tokens'], run['prompt_tokens'])} | {run['completion_tokens']:,} |")
+        lines += ["", f"Same answer: {c['same_answer']}/"
                   f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}; our run's "
                   f"screen count (journal `token_count`) equal to the length vLLM reported to it: "
                   f"{c['ours_screen_equals_engine']}/{c['compared']}."]
@@ -255,7 +284,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    own = {"--json": None, "--ours": None, "--ours_exclude": "0", "--out": None}
+    own = {"--json": None, "--ours": None, "--ours_exclude": "0", "--out": None, "--passes": ",".join(PASSES)}
     rest: list[str] = []
     i = 0
     while i < len(argv):
@@ -265,8 +294,14 @@ def main(argv: list[str]) -> int:
         else:
             rest.append(argv[i])
             i += 1
+    passes = [name for name in (own["--passes"] or "").split(",") if name]
+    unknown = [name for name in passes if name not in PASS_NAMES]
+    if not passes or unknown:
+        print(f"vllm_bare_loop: --passes takes a comma-separated list of {', '.join(PASS_NAMES)}, got "
+              f"{own['--passes']!r}", file=sys.stderr)
+        return 2
     settings, requests = planned_requests(rest)
-    bare = run_bare(settings, requests)
+    bare = run_bare(settings, requests, passes)
     result: dict[str, Any] = {"bare": bare}
     if own["--ours"]:
         result["comparison"] = against_ours(bare, Path(own["--ours"]), float(own["--ours_exclude"] or 0))

@@ -221,18 +221,26 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     ours = _run(mmneedle_dir, tmp_path / "ours", "-1")
     result = {"samples": [{"task": r.task, "sample_id": r.sample_id, "response": "-1" if i else "1, 1, 1",
                            "prompt_tokens": 5, "screen_tokens": 5 + (i == 3), "completion_tokens": 2}
-                          for i, r in enumerate(requests)], "one_call_completion_tokens": 7,
-              "prepare_seconds": 0.5, "generate_seconds": 1.5, "one_call_seconds": 1.0, "engine_seconds": 3.0,
-              "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}], "token_rule": "rule"}
+                          for i, r in enumerate(requests)],
+              "passes": [{"name": "per_task", "seconds": 2.0, "prepare_seconds": 0.5, "generate_seconds": 1.5,
+                          "engine_calls": 2, "prompt_tokens": 5 * len(requests), "cached_tokens": 0,
+                          "completion_tokens": 2 * len(requests)},
+                         {"name": "one_call", "seconds": 1.0, "prepare_seconds": 0.25, "generate_seconds": 0.75,
+                          "engine_calls": 1, "prompt_tokens": 5 * len(requests), "cached_tokens": 16,
+                          "completion_tokens": 7}],
+              "engine_seconds": 3.0, "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}],
+              "token_rule": "rule"}
     comparison = bare.against_ours(result, ours, exclude=0.0)
     assert comparison["compared"] == len(requests)
     assert comparison["same_answer"] == len(requests) - 1  # the constant answered -1 everywhere
     assert comparison["same_prompt_tokens"] == 0  # the constant backend reports no prompt length
     assert comparison["ours_screen_equals_engine"] == 0  # ... so no screen count equals it
-    assert comparison["bare"]["samples_per_s"] == len(requests) / 2.0
-    assert comparison["bare"]["one_call_samples_per_s"] == len(requests) / 1.0
-    assert comparison["ratio_one_call"] == comparison["ratio"] / 2  # the one call took half the per-task time
-    assert comparison["completion_tokens"] == {"ours": 0, "bare_per_task": 2 * len(requests), "bare_one_call": 7}
+    per_task, one_call = comparison["passes"]
+    assert (per_task["samples_per_s"], one_call["samples_per_s"]) == (len(requests) / 2.0, len(requests) / 1.0)
+    assert one_call["ours_ratio"] == per_task["ours_ratio"] / 2  # the one call took half the per-task time
+    ours_side = comparison["ours"]
+    assert (ours_side["prompt_tokens"], ours_side["cached_tokens"], ours_side["completion_tokens"]) == (0, 0, 0)
+    assert "engine_calls" not in ours_side  # the constant backend makes no engine call to count
     screen = bare.screen_against_engine(result)
     assert (screen["samples"], screen["equal"]) == (len(requests), len(requests) - 1)
     assert screen["differing"] == [{"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6,
@@ -241,3 +249,33 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     assert f"Same answer: {len(requests) - 1}/{len(requests)}" in report
     assert f"Screen count (rule) against vLLM's `len(prompt_token_ids)`: {len(requests) - 1}/{len(requests)}" in report
     assert "screened out (never sent): t 9: screen 140000 tokens" in report
+    assert (f"| bare pass 2: dataset order, the backend's chunks | 1 | {len(requests)} | 1.00 (generate 0.75) | "
+            f"{len(requests):.2f} |") in report
+    assert f"| {5 * len(requests):,} | 16 ({16 / (5 * len(requests)):.1%}) | 7 |" in report
+
+
+def test_prefix_cache_measured_sets_orders_side_by_side_by_length(script_module):
+    """Runs of the same requests in two orders: time less each run's own set-up (its results' backend_stats), and
+    the prompt tokens vLLM's prefix cache served by length; samples that never reached the engine are left out."""
+    measured = script_module("prefix_cache_measured")
+    compare = script_module("compare_backends")
+
+    def run(seconds, engine_seconds, cached):
+        results = {"total_evaluation_time_seconds": str(seconds), "config": {
+            "requests_sent": 3, "backend_stats": {"engine_seconds": engine_seconds, "count_seconds": 1.0, "engine_calls": 2}}}
+        samples = {"mmlongbench_niah_vh_single_8k": {
+                       "a": {"sample_id": "a", "usage": {"prompt_tokens": 100, "cached_tokens": cached}},
+                       "b": {"sample_id": "b", "usage": {"prompt_tokens": 100, "cached_tokens": 0}}},
+                   "mmlongbench_niah_vh_single_128k": {
+                       "c": {"sample_id": "c", "usage": {"prompt_tokens": 1000, "cached_tokens": 10 * cached}},
+                       "d": {"sample_id": "d", "status": "over_length"}}}
+        return measured.measured_run(compare.Run(Path("."), results, samples))
+
+    cache, length = run(31.0, 20.0, 50), run(41.0, 30.0, 0)
+    assert cache["set_up_seconds"] == 21.0 and cache["speed"]["seconds"] == 10.0 and cache["speed"]["samples_per_s"] == 0.3
+    assert cache["served"]["8k"] == {"samples": 2, "prompt_tokens": 200, "cached_tokens": 50}
+    assert cache["served"]["all"] == {"samples": 3, "prompt_tokens": 1200, "cached_tokens": 550}
+    report = measured.render({"cache": cache, "length": length})
+    assert "| cache | 3 | 2 | 10.00 | 21.0 | 0.300 | 550 of 1,200 (45.8%) |" in report
+    assert "| 128k | 500 of 1,000 (50.0%) | 0 of 1,000 (0.0%) |" in report
+    assert report.index("| 8k |") < report.index("| 128k |")  # lengths in order, not as strings sort
