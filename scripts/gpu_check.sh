@@ -31,6 +31,7 @@
 #                        machine without vLLM; "vllm" alone reuses an hf run already in WORKDIR for the comparison)
 #   GPU_CHECK_BARE       1 (default): after the vllm run, the same requests through a bare LLM.generate loop
 #                        (scripts/vllm_bare_loop.py): samples/s of both, same answers, same prompt lengths; 0: skip
+#   GPU_CHECK_BARE_PASSES  the bare loop's passes, in order (default: per_task,one_call; see vllm_bare_loop.py)
 #   GPU_CHECK_REUSE_DATA 1: keep a build already in WORKDIR/data (built for the same configs) instead of building again
 #   PYTHON               interpreter for the comparison     (default: python)
 # Without an installed `harness`/`builders` command (a checkout on PYTHONPATH), they run through $PYTHON.
@@ -149,7 +150,8 @@ echo "gpu_check: vllm wall time ${VLLM_WALL}s (set-up ${SETUP_SECONDS}s: engine 
 #    got the same answers and vLLM counted the same prompt lengths.
 if [ "${GPU_CHECK_BARE:-1}" = 1 ]; then
   "$PYTHON" "$HERE/vllm_bare_loop.py" --tasks "$TASKS" --model_args "$VLLM_ARGS" --data_dir "$WORKDIR/data" \
-    --ours "$WORKDIR/vllm" --ours_exclude "$SETUP_SECONDS" --json "$WORKDIR/bare.json" --out "$WORKDIR/bare.md"
+    --ours "$WORKDIR/vllm" --ours_exclude "$SETUP_SECONDS" --json "$WORKDIR/bare.json" --out "$WORKDIR/bare.md" \
+    --passes "${GPU_CHECK_BARE_PASSES:-per_task,one_call}"
 fi
 
 # 6. Agreement, metrics, samples/s (evaluation time from each results file; vLLM minus its start-up), and each
