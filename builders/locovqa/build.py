@@ -24,13 +24,13 @@ from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild
 from builders.core.store import TileStore, encoded_store
 from builders.core.tokens import make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
@@ -118,73 +118,110 @@ def build_locovqa(
     `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named. `asker_factory`: what
     `vlm:MODEL` asks through (default: the installed harness's backends, `builders.core.image_questions`).
     """
-    cfgs = parse_configs(configs)
-    _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool, memory_budget_mb)
-    paths = parse_source_args(source)
-    synthetic = "synthetic" in paths
-    if synthetic and limit is None:
-        limit = SYNTHETIC_LIMIT
-    samples = mnist_samples or (limit if limit is not None else DEFAULT_MNIST_SAMPLES)
-    counter = make_text_counter(text_tokenizer)
-    tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
-    with build_workspace(out_dir, INFO.name) as work:
-        if synthetic:
-            written = write_fixture(work / "fixture", seed)
-            paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
-        sources = Sources.open(paths, tasks, ood_split)
-        lister_specs = _lister_specs(entity_lister, sources.tasks(), tasks, synthetic)
-        if synthetic:
+    job = LocoVqaBuild(source, parse_configs(configs), seed, limit, mnist_samples, cell_size, entity_lister,
+                       entity_lister_args, entity_cache, asker_factory, strict_pairwise, max_resamples, mmstar_pool,
+                       ood_split, text_tokenizer, num_proc, progress, memory_budget_mb)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
+
+
+class LocoVqaBuild(BenchmarkBuild):
+    """LoCoVQA's parts: the sources (or the offline stand-in), the entity listers, the row plans, the writes."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+
+    def __init__(self, source: list[str] | None, cfgs: list[LocoConfig], seed: int, limit: int | None,
+                 mnist_samples: int | None, cell_size: int, entity_lister: list[str] | None, entity_lister_args: str,
+                 entity_cache: str | os.PathLike[str] | None, asker_factory: AskerFactory | None,
+                 strict_pairwise: bool, max_resamples: int, mmstar_pool: str, ood_split: str, text_tokenizer: str,
+                 num_proc: int, progress: bool, memory_budget_mb: int) -> None:
+        _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool, memory_budget_mb)
+        self.source, self.cfgs, self.seed, self.cell_size = source, cfgs, seed, cell_size
+        self.entity_lister, self.entity_lister_args, self.asker_factory = entity_lister, entity_lister_args, asker_factory
+        self.entity_cache = Path(entity_cache) if entity_cache else None
+        self.strict_pairwise, self.max_resamples, self.mmstar_pool = strict_pairwise, max_resamples, mmstar_pool
+        self.ood_split, self.workers, self.progress = ood_split, num_proc, progress
+        self.budget = memory_budget_mb * 1024 * 1024
+        self.paths = parse_source_args(source)
+        self.synthetic = "synthetic" in self.paths
+        self.limit = SYNTHETIC_LIMIT if self.synthetic and limit is None else limit
+        self.samples = mnist_samples or (self.limit if self.limit is not None else DEFAULT_MNIST_SAMPLES)
+        self.counter = make_text_counter(text_tokenizer)
+        self.tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
+        self.listers: dict[str, Lister] = {}
+
+    def open_source(self, work: Path | None) -> None:
+        assert work is not None
+        self.work = work
+        if self.synthetic:
+            written = write_fixture(work / "fixture", self.seed)
+            self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
+        self.sources = Sources.open(self.paths, self.tasks, self.ood_split)
+        lister_specs = _lister_specs(self.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
+        if self.synthetic:
             lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
                             for t, s in lister_specs.items()}
-        listers = {task: make_lister(spec, coco_instances=sources.coco_instances, lister_args=entity_lister_args,
-                                     cache=Path(entity_cache) if entity_cache else None, where=f" for {task}",
-                                     asker_factory=asker_factory)
-                   for task, spec in lister_specs.items()}
-        try:
-            request = {
-                "source": {"kind": "synthetic" if synthetic else "files",
-                           "spec": " ".join(source or ["synthetic"]),
-                           "fixture": f"v{FIXTURE_VERSION}" if synthetic else None},
-                "sources": sources.describe(),
-                "rows": "all" if limit is None else "limit",
-                "configs": [cfg.name for cfg in cfgs],
-                "seed": seed, "limit": limit, "mnist_samples": samples,
-                "entity_listers": {task: lister.describe() for task, lister in listers.items()},
-                "strict_pairwise": strict_pairwise, "max_resamples": max_resamples, "mmstar_pool": mmstar_pool,
-                "ood_split": ood_split, "text_tokenizer": counter.name,
-                "images": {"cell_size": cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
-                           "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
-                           "int": "source bytes as released; digits as PNG",
-                           "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
-                                     "canvas as tall; cmp: its height in the cell, canvas the cell)"},
-            }
-            caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
-                       "sources' formats; scores on it are not comparable with the paper's"} if synthetic else {}
-            card = FIXTURE_CARD_LICENCE if synthetic else card_licence(list(paths))
-            build = DatasetBuild(out_dir, INFO, request, inputs={"source": list(source or ["synthetic"])},
-                                 image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                                 config_order=list(CONFIGS), command=command, caveats=caveats, card=card)
-            build.find_base()
-            pending = [cfg for cfg in cfgs if cfg.name in build.pending]
-            planned = _plan(pending, sources, listers, seed, limit, samples, strict_pairwise, max_resamples,
-                            mmstar_pool, cell_size)
-            if planned.failures:
-                _warn_failures(planned.failures)
-                build.add_caveat("limited", f"{len(planned.failures)} row(s) could not be built (the manifest lists "
-                                 "them per config): fewer rows than asked for")
-            if progress or dry_run:
-                _print_plan(build, planned, sources, cell_size, num_proc)
-            if dry_run:
-                return None
-            with build:
-                stats = _write(build, pending, planned, sources, cell_size, counter, listers, num_proc, progress,
-                               memory_budget_mb * 1024 * 1024, work) if pending else {}
-                licence = (FIXTURE_LICENCE if synthetic else
-                           "; ".join(LICENCES[name] for name in paths if name in LICENCES) + ".")
-                return build.publish(stats=stats, card_context={"licence": licence, "cell_size": cell_size})
-        finally:
-            for lister in listers.values():
-                lister.close()
+        for task, spec in lister_specs.items():
+            self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
+                                             lister_args=self.entity_lister_args, cache=self.entity_cache,
+                                             where=f" for {task}", asker_factory=self.asker_factory)
+
+    def request(self) -> dict[str, Any]:
+        return {
+            "source": {"kind": "synthetic" if self.synthetic else "files",
+                       "spec": " ".join(self.source or ["synthetic"]),
+                       "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None},
+            "sources": self.sources.describe(),
+            "rows": "all" if self.limit is None else "limit",
+            "configs": [cfg.name for cfg in self.cfgs],
+            "seed": self.seed, "limit": self.limit, "mnist_samples": self.samples,
+            "entity_listers": {task: lister.describe() for task, lister in self.listers.items()},
+            "strict_pairwise": self.strict_pairwise, "max_resamples": self.max_resamples,
+            "mmstar_pool": self.mmstar_pool, "ood_split": self.ood_split, "text_tokenizer": self.counter.name,
+            "images": {"cell_size": self.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
+                       "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
+                       "int": "source bytes as released; digits as PNG",
+                       "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
+                                 "canvas as tall; cmp: its height in the cell, canvas the cell)"},
+        }
+
+    def inputs(self) -> dict[str, Any]:
+        return {"source": list(self.source or ["synthetic"])}
+
+    def caveats(self) -> dict[str, str]:
+        return {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
+                "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
+
+    def card(self) -> dict[str, Any]:
+        return FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
+
+    def plan(self, build: DatasetBuild) -> None:
+        self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        self.planned = _plan(self.pending, self.sources, self.listers, self.seed, self.limit, self.samples,
+                             self.strict_pairwise, self.max_resamples, self.mmstar_pool, self.cell_size)
+        if self.planned.failures:
+            _warn_failures(self.planned.failures)
+            build.add_caveat("limited", f"{len(self.planned.failures)} row(s) could not be built (the manifest lists "
+                             "them per config): fewer rows than asked for")
+
+    def estimate(self, kept: int) -> BuildEstimate | None:
+        if not any(self.planned.plans.values()):
+            return None
+        return estimate_build(self.planned.plans, self.sources.cell, self.sources.original, self.cell_size, kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        return _write(build, self.pending, self.planned, self.sources, self.cell_size, self.counter, self.listers,
+                      self.workers, self.progress, self.budget, self.work)
+
+    def card_context(self) -> dict[str, Any]:
+        licence = (FIXTURE_LICENCE if self.synthetic else
+                   "; ".join(LICENCES[name] for name in self.paths if name in LICENCES) + ".")
+        return {"licence": licence, "cell_size": self.cell_size}
+
+    def close(self) -> None:
+        for lister in self.listers.values():
+            lister.close()
 
 
 def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
@@ -278,16 +315,6 @@ def _warn_failures(failures: list[Failure]) -> None:
     more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
     print(f"warning: {len(failures)} row(s) could not be built and are left out, listed in the manifest: "
           f"{shown}{more}", file=sys.stderr)
-
-
-def _print_plan(build: DatasetBuild, planned: _Planned, sources: Sources, cell_size: int, num_proc: int) -> None:
-    rows = sum(len(p) for p in planned.plans.values())
-    if not rows:
-        print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-              file=sys.stderr)
-        return
-    kept = len(build.base.configs) if build.base is not None else 0
-    print_plan(estimate_build(planned.plans, sources.cell, sources.original, cell_size, kept), num_proc)
 
 
 def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, sources: Sources, cell_size: int, counter: Any,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import sys
 import threading
 import time
 from collections import Counter
@@ -26,13 +25,13 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
@@ -106,33 +105,71 @@ def build_milebench(
     if combined_images not in COMBINED_MODES:
         raise BuildError(f"--combined-images must be one of {', '.join(COMBINED_MODES)}, got {combined_images!r}")
     cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
-    counter = make_text_counter(text_tokenizer)
-    with build_workspace(out_dir, INFO.name) as work:
-        release, source_id, caveats = open_release(source, work)
-        request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "text_tokenizer": counter.name,
-                   "combined_images": combined_images, "caption_font": font_id()}
-        if skip_bad_images:
+    job = MileBenchBuild(source, cfgs, make_text_counter(text_tokenizer), combined_images, progress, num_proc,
+                         skip_bad_images)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
+
+
+class MileBenchBuild(BenchmarkBuild):
+    """MileBench's parts: the release (or a fixture written offline), its annotation files, the stages."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+
+    def __init__(self, source: str, cfgs: list[Config], counter: TextTokenCounter, combined_images: str,
+                 progress: bool, num_proc: int, skip_bad_images: bool) -> None:
+        self.source, self.cfgs, self.counter, self.combined_images = source, cfgs, counter, combined_images
+        self.progress, self.workers, self.skip_bad_images = progress, num_proc, skip_bad_images
+        self.stages: _Stages | None = None
+
+    def open_source(self, work: Path | None) -> None:
+        assert work is not None
+        self.work = work
+        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work)
+
+    def request(self) -> dict[str, Any]:
+        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                   "text_tokenizer": self.counter.name, "combined_images": self.combined_images,
+                   "caption_font": font_id()}
+        if self.skip_bad_images:
             request["skip_bad_images"] = True
-        build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                             overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command,
-                             caveats=caveats, card=FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE)
-        build.find_base()
-        stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, work,
-                         progress, num_proc, DamagedImages(skip_bad_images))
-        try:
-            stages.plan()
-            if progress or dry_run:
-                stages.print_plan(build)
-            if dry_run:
-                return None
-            with build:
-                stats = stages.run(build) if stages.cfgs else {}
-                if (limited := stages.damaged.caveat()) is not None:
-                    build.add_caveat("limited", limited)
-                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
-                return build.publish(stats=stats, card_context={"licence": licence, "font": font_id()})
-        finally:
-            stages.close()
+        return request
+
+    def inputs(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+    def caveats(self) -> dict[str, str]:
+        return self.fixture_caveats
+
+    def card(self) -> dict[str, Any]:
+        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+
+    def plan(self, build: DatasetBuild) -> None:
+        self.stages = _Stages(self.release, [CONFIGS[name] for name in build.pending], self.counter,
+                              self.combined_images, self.work, self.progress, self.workers,
+                              DamagedImages(self.skip_bad_images))
+        self.stages.plan()
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        assert self.stages is not None
+        return self.stages.estimate(kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        assert self.stages is not None
+        return self.stages.run(build)
+
+    def after_write(self, build: DatasetBuild) -> None:
+        assert self.stages is not None
+        if (limited := self.stages.damaged.caveat()) is not None:
+            build.add_caveat("limited", limited)
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "font": font_id()}
+
+    def close(self) -> None:
+        if self.stages is not None:
+            self.stages.close()
 
 
 class _Stages:
@@ -190,11 +227,7 @@ class _Stages:
                 for rel in row.images:
                     self.needed.setdefault((cfg.subset.name, rel), row.where)
 
-    def print_plan(self, build: DatasetBuild) -> None:
-        if not self.cfgs:
-            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-                  file=sys.stderr)
-            return
+    def estimate(self, kept: int) -> BuildEstimate:
         rows = sum(len(plans) for plans in self.plans.values())
         sizes = [self._size(key) for key in self.needed]
         known = [s for s in sizes if s is not None]
@@ -203,13 +236,11 @@ class _Stages:
                     if c.mode == COMBINED and not r.combined_from_release)
         grids = sum(1 for c in self.cfgs for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release)
         seconds = image_bytes / READ_BYTES_PER_SECOND + tiles * GRID_TILE_SECONDS / self.num_proc + rows * 0.002
-        kept = len(build.base.configs) if build.base is not None else 0
         work = f"{len(self.needed):,} distinct files to read once" + (f", {grids:,} grids of {tiles:,} tiles to build"
                                                                       if grids else "")
         basis = "from the release's file sizes" if known else "image sizes unknown until the archives are read"
-        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
-                                 seconds, work, basis, kept)
-        print_plan(estimate, self.num_proc)
+        return BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
+                             seconds, work, basis, kept)
 
     def _size(self, key: Key) -> int | None:
         if key in self.store:

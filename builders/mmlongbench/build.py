@@ -23,12 +23,12 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
+from builders.core.skeleton import BenchmarkBuild
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import ImageSizes, extended_file
@@ -151,38 +151,73 @@ def build_mmlongbench(
     and the build is flagged `limited`.
     """
     cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
-    counter = make_text_counter(text_tokenizer)
-    with build_workspace(out_dir, INFO.name) as work:
-        release, source_id, caveats = open_release(source, work, counter, fixture_ids, cfgs)
-        try:
-            if _asks_for_everything(configs):
-                # The lengths past 128K are ours and large: built only when named.
-                cfgs = _without_unavailable_ablations([cfg for cfg in cfgs if not cfg.extended], release)
-            request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
-                       "text_tokenizer": counter.name, "sampling": SAMPLING}
-            if skip_bad_images:
-                request["skip_bad_images"] = True
-            card = FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE
-            build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(BUILDABLE_CONFIGS),
-                                 command=command, caveats=caveats, card=card)
-            build.find_base()
-            pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
-            stages = _Stages(release, pending, full, counter, work, progress, DamagedImages(skip_bad_images))
-            if progress or dry_run:
-                stages.print_plan(build)
-            if dry_run:
-                return None
-            with build:
-                stats = stages.run(build) if pending else {}
-                if (limited := stages.damaged.caveat()) is not None:
-                    build.add_caveat("limited", limited)
-                if any(cfg.extended for cfg in pending):
-                    build.add_caveat("ours", OURS_CAVEAT)
-                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
-                return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
-        finally:
-            release.close()
+    job = MMLongBenchBuild(source, cfgs, _asks_for_everything(configs), full, make_text_counter(text_tokenizer),
+                           progress, skip_bad_images, fixture_ids)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
+
+
+class MMLongBenchBuild(BenchmarkBuild):
+    """MMLongBench's parts: the release (or a fixture written offline), the official sample, the stages."""
+
+    info = INFO
+    config_order = list(BUILDABLE_CONFIGS)
+
+    def __init__(self, source: str, cfgs: list[Config], everything: bool, full: bool, counter: TextTokenCounter,
+                 progress: bool, skip_bad_images: bool, fixture_ids: int | None) -> None:
+        self.source, self.cfgs, self.everything, self.full, self.counter = source, cfgs, everything, full, counter
+        self.progress, self.skip_bad_images, self.fixture_ids = progress, skip_bad_images, fixture_ids
+        self.release: Release | None = None
+
+    def open_source(self, work: Path | None) -> None:
+        assert work is not None
+        self.work = work
+        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
+                                                                          self.fixture_ids, self.cfgs)
+        if self.everything:
+            # The lengths past 128K are ours and large: built only when named.
+            self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
+
+    def request(self) -> dict[str, Any]:
+        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                   "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING}
+        if self.skip_bad_images:
+            request["skip_bad_images"] = True
+        return request
+
+    def inputs(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+    def caveats(self) -> dict[str, str]:
+        return self.fixture_caveats
+
+    def card(self) -> dict[str, Any]:
+        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+
+    def plan(self, build: DatasetBuild) -> None:
+        assert self.release is not None
+        self.stages = _Stages(self.release, [BUILDABLE_CONFIGS[name] for name in build.pending], self.full,
+                              self.counter, self.work, self.progress, DamagedImages(self.skip_bad_images))
+        self.stages.plan()
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        return self.stages.estimate(kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        return self.stages.run(build)
+
+    def after_write(self, build: DatasetBuild) -> None:
+        if (limited := self.stages.damaged.caveat()) is not None:
+            build.add_caveat("limited", limited)
+        if any(cfg.extended for cfg in self.stages.cfgs):
+            build.add_caveat("ours", OURS_CAVEAT)
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}
+
+    def close(self) -> None:
+        if self.release is not None:
+            self.release.close()
 
 
 def _asks_for_everything(configs: list[str] | None) -> bool:
@@ -247,11 +282,7 @@ class _Stages:
                     count += 1
             self.plans[cfg.name] = (spool, count)
 
-    def print_plan(self, build: DatasetBuild) -> None:
-        if not self.cfgs:
-            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-                  file=sys.stderr)
-            return
+    def estimate(self, kept: int) -> BuildEstimate:
         self.plan()
         sizes = [self._size(path) for path in sorted(self.needed)]
         image_bytes = sum(s for s in sizes if s is not None)
@@ -260,11 +291,9 @@ class _Stages:
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
         rows = sum(count for _, count in self.plans.values())
         seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
-        kept = len(build.base.configs) if build.base is not None else 0
-        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + rows * 4000, seconds,
-                                 f"{len(self.needed):,} distinct images to read once", "from the release's file "
-                                 "sizes" if known else "image sizes unknown until the archives are read", kept)
-        print_plan(estimate, 1)
+        return BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + rows * 4000, seconds,
+                             f"{len(self.needed):,} distinct images to read once", "from the release's file "
+                             "sizes" if known else "image sizes unknown until the archives are read", kept)
 
     def _size(self, path: str) -> int | None:
         if self.release.image_dir is not None and (self.release.image_dir / path).is_file():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import time
 from functools import cached_property
@@ -27,12 +26,12 @@ from tqdm import tqdm
 from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild
 from builders.core.store import BudgetedStore, TileStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_lock
 from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
@@ -88,45 +87,75 @@ def build_mmneedle(
     configs added (unless `overwrite`). `command`: the `builders build` argv to record (how to add configs
     later). With `progress` or `dry_run` the plan goes to stderr first; `dry_run` stops there (returns None).
     """
-    cfgs = parse_configs(configs)
-    _check_options(limit, num_proc, seed, memory_budget_mb, min_image_coverage)
-    src = open_source(source, seed, min_image_coverage) if isinstance(source, str) else source
-    counter = make_text_counter(text_tokenizer)
-    planner, official_files = _planner(src, cfgs, official_metadata, seed)
-    request = {  # what decides the output: a folder built with another request is not replaced silently
-        "mode": planner.mode,
-        "seed": seed,
-        "source": src.describe(),
-        "official_metadata": official_files,
-        "configs": [cfg.name for cfg in cfgs],
-        "rows": "full" if full else "paper",
-        "limit": limit,
-        "strip_captions": strip_captions,
-        "text_tokenizer": counter.name,
-        "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
-    }
-    inputs = {"source": src.spec, "official_metadata": str(official_metadata) if official_metadata is not None else None}
-    build = DatasetBuild(out_dir, INFO, request, inputs=inputs, image_storage=image_storage, overwrite=overwrite,
-                         shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command, card=src.card_licence)
-    build.find_base()
-    build.caveats = _caveats(src, planner, [CONFIGS[name] for name in build.request["configs"]], full, limit)
-    pending = [cfg for cfg in cfgs if cfg.name in build.pending]
-    stages = _Stages(src, planner, pending, full, limit, counter, strip_captions, num_proc, progress, build)
-    if progress or dry_run:
-        _print_plan(build, stages, cfgs, num_proc)
-    if dry_run:
-        return None
-    with build_lock(Path(out_dir), INFO.name), build:  # no work folder: its spills live in the staging folder
-        stats = stages.run(memory_budget_mb * 1024 * 1024) if pending else {}
-        return build.publish(stats=stats, card_context={"licence": src.licence_note})
+    job = MMNeedleBuild(source, parse_configs(configs), official_metadata, full, limit, seed, num_proc,
+                        text_tokenizer, strip_captions, progress, memory_budget_mb, min_image_coverage)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
 
 
-def _print_plan(build: DatasetBuild, stages: _Stages, cfgs: list[NeedleConfig], num_proc: int) -> None:
-    if stages.cfgs:
-        print_plan(stages.estimate(len(build.base.configs) if build.base is not None else 0), num_proc)
-    else:
-        print(f"plan: nothing to build; {build.target} already holds {', '.join(c.name for c in cfgs)}",
-              file=sys.stderr)
+class MMNeedleBuild(BenchmarkBuild):
+    """MMNeedle's parts: a captioned image source, a planner (regenerated or the authors' metadata), the stages."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+    uses_work_folder = False  # its spills live in the staging folder
+
+    def __init__(self, source: str | CaptionedImageSource, cfgs: list[NeedleConfig],
+                 official_metadata: str | os.PathLike[str] | None, full: bool, limit: int | None, seed: int,
+                 num_proc: int, text_tokenizer: str, strip_captions: bool, progress: bool, memory_budget_mb: int,
+                 min_image_coverage: float) -> None:
+        self.source, self.cfgs, self.official_metadata = source, cfgs, official_metadata
+        self.full, self.limit, self.seed, self.workers = full, limit, seed, num_proc
+        self.text_tokenizer, self.strip_captions, self.progress = text_tokenizer, strip_captions, progress
+        self.memory_budget_mb, self.min_image_coverage = memory_budget_mb, min_image_coverage
+
+    def open_source(self, work: Path | None) -> None:
+        _check_options(self.limit, self.workers, self.seed, self.memory_budget_mb, self.min_image_coverage)
+        source = self.source
+        self.src = open_source(source, self.seed, self.min_image_coverage) if isinstance(source, str) else source
+        self.counter = make_text_counter(self.text_tokenizer)
+        self.planner, self.official_files = _planner(self.src, self.cfgs, self.official_metadata, self.seed)
+
+    def request(self) -> dict[str, Any]:
+        return {
+            "mode": self.planner.mode,
+            "seed": self.seed,
+            "source": self.src.describe(),
+            "official_metadata": self.official_files,
+            "configs": [cfg.name for cfg in self.cfgs],
+            "rows": "full" if self.full else "paper",
+            "limit": self.limit,
+            "strip_captions": self.strip_captions,
+            "text_tokenizer": self.counter.name,
+            "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
+        }
+
+    def inputs(self) -> dict[str, Any]:
+        metadata = self.official_metadata
+        return {"source": self.src.spec, "official_metadata": str(metadata) if metadata is not None else None}
+
+    def card(self) -> dict[str, Any]:
+        return dict(self.src.card_licence)
+
+    def plan(self, build: DatasetBuild) -> None:
+        # Over every config the folder will hold, those carried over included.
+        build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
+                                 self.full, self.limit)
+        pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        self.stages = _Stages(self.src, self.planner, pending, self.full, self.limit, self.counter,
+                              self.strip_captions, self.workers, self.progress, build)
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        return self.stages.estimate(kept)
+
+    def held_configs(self, build: DatasetBuild) -> list[str]:
+        return [cfg.name for cfg in self.cfgs]
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        return self.stages.run(self.memory_budget_mb * 1024 * 1024)
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": self.src.licence_note}
 
 
 def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
