@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -152,72 +153,9 @@ def build_mmlongbench(
     """
     cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
     job = MMLongBenchBuild(source, cfgs, _asks_for_everything(configs), full, make_text_counter(text_tokenizer),
-                           progress, skip_bad_images, fixture_ids)
+                           progress, DamagedImages(skip_bad_images), fixture_ids)
     return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
                    command=command, progress=progress, dry_run=dry_run)
-
-
-class MMLongBenchBuild(BenchmarkBuild):
-    """MMLongBench's parts: the release (or a fixture written offline), the official sample, the stages."""
-
-    info = INFO
-    config_order = list(BUILDABLE_CONFIGS)
-
-    def __init__(self, source: str, cfgs: list[Config], everything: bool, full: bool, counter: TextTokenCounter,
-                 progress: bool, skip_bad_images: bool, fixture_ids: int | None) -> None:
-        self.source, self.cfgs, self.everything, self.full, self.counter = source, cfgs, everything, full, counter
-        self.progress, self.skip_bad_images, self.fixture_ids = progress, skip_bad_images, fixture_ids
-        self.release: Release | None = None
-
-    def open_source(self, work: Path | None) -> None:
-        assert work is not None
-        self.work = work
-        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
-                                                                          self.fixture_ids, self.cfgs)
-        if self.everything:
-            # The lengths past 128K are ours and large: built only when named.
-            self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
-
-    def request(self) -> dict[str, Any]:
-        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                   "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING}
-        if self.skip_bad_images:
-            request["skip_bad_images"] = True
-        return request
-
-    def inputs(self) -> dict[str, Any]:
-        return {"source": self.source}
-
-    def caveats(self) -> dict[str, str]:
-        return self.fixture_caveats
-
-    def card(self) -> dict[str, Any]:
-        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
-
-    def plan(self, build: DatasetBuild) -> None:
-        assert self.release is not None
-        self.stages = _Stages(self.release, [BUILDABLE_CONFIGS[name] for name in build.pending], self.full,
-                              self.counter, self.work, self.progress, DamagedImages(self.skip_bad_images))
-        self.stages.plan()
-
-    def estimate(self, kept: int) -> BuildEstimate:
-        return self.stages.estimate(kept)
-
-    def write(self, build: DatasetBuild) -> dict[str, Any]:
-        return self.stages.run(build)
-
-    def after_write(self, build: DatasetBuild) -> None:
-        if (limited := self.stages.damaged.caveat()) is not None:
-            build.add_caveat("limited", limited)
-        if any(cfg.extended for cfg in self.stages.cfgs):
-            build.add_caveat("ours", OURS_CAVEAT)
-
-    def card_context(self) -> dict[str, Any]:
-        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}
-
-    def close(self) -> None:
-        if self.release is not None:
-            self.release.close()
 
 
 def _asks_for_everything(configs: list[str] | None) -> bool:
@@ -236,31 +174,76 @@ def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list
     return [cfg for cfg in cfgs if cfg.name not in skipped]
 
 
-class _Stages:
-    def __init__(self, release: Release, cfgs: list[Config], full: bool, counter: TextTokenCounter, work: Path,
-                 progress: bool, damaged: DamagedImages) -> None:
-        self.release = release
-        self.cfgs = cfgs
-        self.full = full
-        self.counter = counter
+@dataclass
+class MMLongBenchBuild(BenchmarkBuild):
+    """MMLongBench's parts: the release (or a fixture written offline); the plan, memory flat in rows (the
+    official sample, prompts assembled, spooled to the work folder; no image read); each distinct image read
+    once; the rows."""
+
+    info = INFO
+    config_order = list(BUILDABLE_CONFIGS)
+
+    source: str
+    cfgs: list[Config]  # requested
+    everything: bool  # no config named: the default set (no extended lengths, no ablation the release lacks)
+    full: bool
+    counter: TextTokenCounter
+    progress: bool
+    damaged: DamagedImages
+    fixture_ids: int | None
+    release: Release | None = None
+    pending: list[Config] = field(default_factory=list)
+    plans: dict[str, tuple[Path, int]] = field(default_factory=dict)  # config -> (spooled planned rows, row count)
+    needed: dict[str, str] = field(default_factory=dict)  # image path -> the first row naming it
+    images: dict[str, ImageInfo] = field(default_factory=dict)
+    grown: dict[str, dict[str, int]] = field(default_factory=dict)  # extended config -> how its rows grew
+
+    # -------------------------------------------------------------------------------------- source
+
+    def open_source(self, work: Path | None) -> None:
+        assert work is not None
         self.work = work
-        self.progress = progress
-        self.damaged = damaged
-        self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
-        self.needed: dict[str, str] = {}  # image path -> the first row naming it
-        self.info: dict[str, ImageInfo] = {}
-        self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew (for the manifest)
+        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
+                                                                          self.fixture_ids, self.cfgs)
+        if self.everything:
+            # The lengths past 128K are ours and large: built only when named.
+            self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
 
-    # --------------------------------------------------------------------------------------- plan
+    def request(self) -> dict[str, Any]:
+        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                   "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING}
+        if self.damaged.skip:
+            request["skip_bad_images"] = True
+        return request
 
-    def plan(self) -> None:
-        if self.plans or not self.cfgs:
+    def inputs(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+    def caveats(self) -> dict[str, str]:
+        return self.fixture_caveats
+
+    def card(self) -> dict[str, Any]:
+        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}
+
+    def close(self) -> None:
+        if self.release is not None:
+            self.release.close()
+
+    # ---------------------------------------------------------------------------------------- plan
+
+    def plan(self, build: DatasetBuild) -> None:
+        assert self.release is not None
+        self.pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
+        if not self.pending:
             return
-        self.release.fetch_text([cfg.file for cfg in self.cfgs]
-                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.cfgs if c.leaf.dataset in CLAIMS_FILES])
+        self.release.fetch_text([cfg.file for cfg in self.pending]
+                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.pending if c.leaf.dataset in CLAIMS_FILES])
         claims_cache: dict[str, dict[str, list[str]]] = {}
         sizes, pools = ImageSizes(self.release), dict[str, Pools]()
-        for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
+        for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
             claims = None
             if cfg.leaf.dataset in CLAIMS_FILES:
                 name = CLAIMS_FILES[cfg.leaf.dataset]
@@ -283,7 +266,6 @@ class _Stages:
             self.plans[cfg.name] = (spool, count)
 
     def estimate(self, kept: int) -> BuildEstimate:
-        self.plan()
         sizes = [self._size(path) for path in sorted(self.needed)]
         image_bytes = sum(s for s in sizes if s is not None)
         known = sum(1 for s in sizes if s is not None)
@@ -291,18 +273,20 @@ class _Stages:
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
         rows = sum(count for _, count in self.plans.values())
         seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
-        return BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + rows * 4000, seconds,
+        return BuildEstimate([c.name for c in self.pending], rows, image_bytes + rows * 4000, seconds,
                              f"{len(self.needed):,} distinct images to read once", "from the release's file "
                              "sizes" if known else "image sizes unknown until the archives are read", kept)
 
     def _size(self, path: str) -> int | None:
+        assert self.release is not None
         if self.release.image_dir is not None and (self.release.image_dir / path).is_file():
             return (self.release.image_dir / path).stat().st_size
         return None
 
-    # ------------------------------------------------------------------------------------- images
+    # -------------------------------------------------------------------------------------- images
 
     def read_images(self, build: DatasetBuild, store: BudgetedStore[EncodedImage] | None) -> dict[str, Any]:
+        assert self.release is not None
         started = time.perf_counter()
         total = 0
 
@@ -313,7 +297,7 @@ class _Stages:
                 return  # skipped: the rows showing it are left out
             width, height = size
             image_info = ImageInfo(hashlib.sha256(data).hexdigest(), width, height)
-            self.info[path] = image_info
+            self.images[path] = image_info
             encoded = EncodedImage(data, image_info.sha256, width, height)
             total += len(data)
             if build.images is not None:
@@ -329,19 +313,18 @@ class _Stages:
             named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
-        return {"distinct_images": len(self.info), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
+        return {"distinct_images": len(self.images), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
                 "read_seconds": round(time.perf_counter() - started, 3)}
 
-    # -------------------------------------------------------------------------------------- write
+    # --------------------------------------------------------------------------------------- write
 
-    def run(self, build: DatasetBuild) -> dict[str, Any]:
-        self.plan()
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
         store = None if build.images is not None else encoded_store(self.work / "images.spool", 0)
         try:
             stats = self.read_images(build, store)
             over_length: list[str] = []
-            for cfg in tqdm(self.cfgs, desc="write configs", unit="config", disable=not self.progress):
-                over_length += self._write(build, cfg, store)
+            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
+                over_length += self._write_config(build, cfg, store)
         finally:
             if store is not None:
                 store.close()
@@ -351,7 +334,14 @@ class _Stages:
                   + (" ..." if len(over_length) > MAX_REPORTED else ""), file=sys.stderr)
         return {**stats, "over_length_rows": len(over_length)}
 
-    def _write(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+    def after_write(self, build: DatasetBuild) -> None:
+        if (limited := self.damaged.caveat()) is not None:
+            build.add_caveat("limited", limited)
+        if any(cfg.extended for cfg in self.pending):
+            build.add_caveat("ours", OURS_CAVEAT)
+
+    def _write_config(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+        assert self.release is not None
         spool, _ = self.plans[cfg.name]
         over: list[str] = []
         images_total = count = 0
@@ -362,7 +352,7 @@ class _Stages:
                     self.damaged.leave_out(cfg.name, plan.id, reason)
                     continue
                 count += 1
-                row = make_row(cfg, plan, self.info, self.counter)
+                row = make_row(cfg, plan, self.images, self.counter)
                 tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
                 if tokens > cfg.tokens:
                     over.append(f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "

@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.skeleton import BenchmarkBuild
 from builders.core.store import BudgetedStore, TileStore, encoded_store
-from builders.core.tokens import TextTokenCounter, make_text_counter
+from builders.core.tokens import make_text_counter
 from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
@@ -93,21 +94,30 @@ def build_mmneedle(
                    command=command, progress=progress, dry_run=dry_run)
 
 
+@dataclass
 class MMNeedleBuild(BenchmarkBuild):
-    """MMNeedle's parts: a captioned image source, a planner (regenerated or the authors' metadata), the stages."""
+    """MMNeedle's parts: a captioned image source, a planner (regenerated, or the authors' metadata), and the
+    stages of the module's docstring."""
 
     info = INFO
     config_order = list(CONFIGS)
     uses_work_folder = False  # its spills live in the staging folder
 
-    def __init__(self, source: str | CaptionedImageSource, cfgs: list[NeedleConfig],
-                 official_metadata: str | os.PathLike[str] | None, full: bool, limit: int | None, seed: int,
-                 num_proc: int, text_tokenizer: str, strip_captions: bool, progress: bool, memory_budget_mb: int,
-                 min_image_coverage: float) -> None:
-        self.source, self.cfgs, self.official_metadata = source, cfgs, official_metadata
-        self.full, self.limit, self.seed, self.workers = full, limit, seed, num_proc
-        self.text_tokenizer, self.strip_captions, self.progress = text_tokenizer, strip_captions, progress
-        self.memory_budget_mb, self.min_image_coverage = memory_budget_mb, min_image_coverage
+    source: str | CaptionedImageSource
+    cfgs: list[NeedleConfig]  # requested
+    official_metadata: str | os.PathLike[str] | None
+    full: bool
+    limit: int | None
+    seed: int
+    num_proc: int
+    text_tokenizer: str
+    strip_captions: bool
+    progress: bool
+    memory_budget_mb: int
+    min_image_coverage: float
+
+    def __post_init__(self) -> None:
+        self.workers = self.num_proc
 
     def open_source(self, work: Path | None) -> None:
         _check_options(self.limit, self.workers, self.seed, self.memory_budget_mb, self.min_image_coverage)
@@ -137,25 +147,124 @@ class MMNeedleBuild(BenchmarkBuild):
     def card(self) -> dict[str, Any]:
         return dict(self.src.card_licence)
 
-    def plan(self, build: DatasetBuild) -> None:
-        # Over every config the folder will hold, those carried over included.
-        build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
-                                 self.full, self.limit)
-        pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
-        self.stages = _Stages(self.src, self.planner, pending, self.full, self.limit, self.counter,
-                              self.strip_captions, self.workers, self.progress, build)
-
-    def estimate(self, kept: int) -> BuildEstimate:
-        return self.stages.estimate(kept)
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": self.src.licence_note}
 
     def held_configs(self, build: DatasetBuild) -> list[str]:
         return [cfg.name for cfg in self.cfgs]
 
-    def write(self, build: DatasetBuild) -> dict[str, Any]:
-        return self.stages.run(self.memory_budget_mb * 1024 * 1024)
+    def plan(self, build: DatasetBuild) -> None:
+        # Over every config the folder will hold, those carried over included.
+        build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
+                                 self.full, self.limit)
+        self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        self.image_storage = build.image_storage
 
-    def card_context(self) -> dict[str, Any]:
-        return {"licence": self.src.licence_note}
+    @cached_property
+    def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
+        """The (N, key) of every pool image the rows show, and the source images those need."""
+        clock = time.perf_counter()
+        shown = self._shown_pool_images()
+        tiles_needed = sorted({name for N, key in shown for name in self.planner.pool(N).tiles(key)})
+        _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
+        return shown, tiles_needed
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        shown, tiles_needed = self._shown
+        return estimate_build(self.src, self.planner, self.pending, self._ids, shown, len(tiles_needed),
+                              self.image_storage, self.workers, kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        assert build.staging is not None, "run inside the DatasetBuild"
+        self.staging = build.staging
+        memory_budget = self.memory_budget_mb * 1024 * 1024
+        shown, tiles_needed = self._shown
+        clock = time.perf_counter()
+        # Tiles are read many times in random order: memory, up to the budget (then a spill file).
+        tiles = TileStore(self.staging / ".tiles.spill", memory_budget)
+        # Each encoded image is written once and read once per row that shows it: straight to a spool
+        # file (page cache), so memory does not grow with the number of stitched images.
+        encoded = encoded_store(self.staging / ".images.spool", 0)
+        try:
+            self._decode(tiles_needed, tiles)
+            clock = _log_stage("decode+resize", clock, f"{tiles.spilled_bytes} bytes spilled")
+            self._stitch(shown, tiles, encoded)
+            clock = _log_stage("stitch+encode", clock, f"{encoded.spilled_bytes} bytes spilled")
+            tiles.close()
+            if build.images is not None:
+                for key in shown:
+                    build.images.add(encoded.get(key))
+            results = self._write(build, encoded)
+            _log_stage("write", clock, f"{sum(r.num_bytes for r in results)} bytes")
+        finally:
+            tiles.close()
+            encoded.close()
+        return {
+            "source_images_decoded": len(tiles_needed),
+            "stitched_images_encoded": {
+                f"{N}x{N}": sum(1 for n, _ in shown if n == N) for N in sorted({n for n, _ in shown})
+            },
+        }
+
+    def _shown_pool_images(self) -> list[tuple[int, str]]:
+        shown: set[tuple[int, str]] = set()
+        for cfg in self.pending:
+            for sample_id in self._ids(cfg):
+                shown.update((cfg.N, key) for key in self.planner.plan(cfg, sample_id).haystack)
+        return sorted(shown)
+
+    def _ids(self, cfg: NeedleConfig) -> list[int]:
+        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
+
+    def _decode(self, names: list[str], tiles: TileStore) -> None:
+        run_parallel(names, lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)), self.workers,
+                     "decode+resize source images", "img", self.progress, chunk=16)
+
+    def _stitch(self, shown: list[tuple[int, str]], tiles: TileStore, encoded: BudgetedStore[EncodedImage]) -> None:
+        workspace = threading.local()  # per worker thread: JPEG encoder, canvases, scratch tile
+
+        def stitch_one(item: tuple[int, str]) -> None:
+            N, key = item
+            if not hasattr(workspace, "encoder"):
+                workspace.encoder, workspace.canvases = FileJpegEncoder(), {}
+                workspace.scratch = Image.new("RGB", (TILE_SIZE, TILE_SIZE))
+            grid = (tiles.get_into(name, workspace.scratch) for name in self.planner.pool(N).tiles(key))
+            image = stitch(grid, N, canvas=workspace.canvases.get(N))
+            if N > 1:
+                workspace.canvases[N] = image
+            encoded.put(item, workspace.encoder.encode(image))
+
+        run_parallel(shown, stitch_one, self.workers, "stitch+encode pool images", "img", self.progress, chunk=2)
+
+    def _write(self, build: DatasetBuild, encoded: BudgetedStore[EncodedImage]) -> list[ConfigResult]:
+        total = sum(len(self._ids(cfg)) for cfg in self.pending)
+        results = []
+        with tqdm(total=total, desc="write rows", unit="row", disable=not self.progress, dynamic_ncols=True) as bar:
+            for cfg in self.pending:
+                result = self._write_config(build, cfg, encoded, bar)
+                split = self.planner.negative_start(cfg)
+                positives = sum(1 for i in self._ids(cfg) if i < split)
+                build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
+                                               "negatives": result.num_rows - positives})
+                results.append(result)
+        return results
+
+    def _write_config(self, build: DatasetBuild, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage],
+                      bar: tqdm) -> ConfigResult:
+        pool = self.planner.pool(cfg.N)
+        embed = build.images is None
+        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+            bar.set_description(f"write {cfg.name}")
+            for sample_id in self._ids(cfg):
+                plan = self.planner.plan(cfg, sample_id)
+                images = [encoded.get((cfg.N, key)) for key in plan.haystack]
+                captions = [self.src.caption(name) for name in plan.needle_files]
+                if self.strip_captions:
+                    captions = [caption.strip() for caption in captions]
+                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
+                writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
+                bar.update(1)
+            return writer.close()
 
 
 def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
@@ -207,126 +316,6 @@ def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metad
                 f"(a haystack of {cfg.M}x{cfg.N}x{cfg.N} = {cfg.slots} sub-images plus {cfg.K} negative needle(s) outside it)"
             )
     return RegeneratePlanner(src.names, seed), None
-
-
-class _Stages:
-    def __init__(self, source: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
-                 limit: int | None, counter: TextTokenCounter, strip_captions: bool, num_proc: int, progress: bool,
-                 build: DatasetBuild) -> None:
-        self.source = source
-        self.planner = planner
-        self.cfgs = cfgs
-        self.full = full
-        self.limit = limit
-        self.counter = counter
-        self.strip_captions = strip_captions
-        self.num_proc = num_proc
-        self.progress = progress
-        self.build = build
-
-    @cached_property
-    def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
-        """The (N, key) of every pool image the rows show, and the source images those need."""
-        clock = time.perf_counter()
-        shown = self._shown_pool_images()
-        tiles_needed = sorted({name for N, key in shown for name in self.planner.pool(N).tiles(key)})
-        _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
-        return shown, tiles_needed
-
-    def estimate(self, kept: int) -> BuildEstimate:
-        shown, tiles_needed = self._shown
-        return estimate_build(self.source, self.planner, self.cfgs, self._ids, shown, len(tiles_needed),
-                              self.build.image_storage, self.num_proc, kept)
-
-    def run(self, memory_budget: int) -> dict[str, Any]:
-        assert self.build.staging is not None, "run inside the DatasetBuild"
-        self.staging = self.build.staging
-        shown, tiles_needed = self._shown
-        clock = time.perf_counter()
-        # Tiles are read many times in random order: memory, up to the budget (then a spill file).
-        tiles = TileStore(self.staging / ".tiles.spill", memory_budget)
-        # Each encoded image is written once and read once per row that shows it: straight to a spool
-        # file (page cache), so memory does not grow with the number of stitched images.
-        encoded = encoded_store(self.staging / ".images.spool", 0)
-        try:
-            self._decode(tiles_needed, tiles)
-            clock = _log_stage("decode+resize", clock, f"{tiles.spilled_bytes} bytes spilled")
-            self._stitch(shown, tiles, encoded)
-            clock = _log_stage("stitch+encode", clock, f"{encoded.spilled_bytes} bytes spilled")
-            tiles.close()
-            if self.build.images is not None:
-                for key in shown:
-                    self.build.images.add(encoded.get(key))
-            results = self._write(encoded)
-            _log_stage("write", clock, f"{sum(r.num_bytes for r in results)} bytes")
-        finally:
-            tiles.close()
-            encoded.close()
-        return {
-            "source_images_decoded": len(tiles_needed),
-            "stitched_images_encoded": {
-                f"{N}x{N}": sum(1 for n, _ in shown if n == N) for N in sorted({n for n, _ in shown})
-            },
-        }
-
-    def _shown_pool_images(self) -> list[tuple[int, str]]:
-        shown: set[tuple[int, str]] = set()
-        for cfg in self.cfgs:
-            for sample_id in self._ids(cfg):
-                shown.update((cfg.N, key) for key in self.planner.plan(cfg, sample_id).haystack)
-        return sorted(shown)
-
-    def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
-
-    def _decode(self, names: list[str], tiles: TileStore) -> None:
-        run_parallel(names, lambda name: tiles.put(name, self.source.load_tile(name, TILE_SIZE)), self.num_proc,
-                     "decode+resize source images", "img", self.progress, chunk=16)
-
-    def _stitch(self, shown: list[tuple[int, str]], tiles: TileStore, encoded: BudgetedStore[EncodedImage]) -> None:
-        workspace = threading.local()  # per worker thread: JPEG encoder, canvases, scratch tile
-
-        def stitch_one(item: tuple[int, str]) -> None:
-            N, key = item
-            if not hasattr(workspace, "encoder"):
-                workspace.encoder, workspace.canvases = FileJpegEncoder(), {}
-                workspace.scratch = Image.new("RGB", (TILE_SIZE, TILE_SIZE))
-            grid = (tiles.get_into(name, workspace.scratch) for name in self.planner.pool(N).tiles(key))
-            image = stitch(grid, N, canvas=workspace.canvases.get(N))
-            if N > 1:
-                workspace.canvases[N] = image
-            encoded.put(item, workspace.encoder.encode(image))
-
-        run_parallel(shown, stitch_one, self.num_proc, "stitch+encode pool images", "img", self.progress, chunk=2)
-
-    def _write(self, encoded: BudgetedStore[EncodedImage]) -> list[ConfigResult]:
-        total = sum(len(self._ids(cfg)) for cfg in self.cfgs)
-        results = []
-        with tqdm(total=total, desc="write rows", unit="row", disable=not self.progress, dynamic_ncols=True) as bar:
-            for cfg in self.cfgs:
-                result = self._write_config(cfg, encoded, bar)
-                split = self.planner.negative_start(cfg)
-                positives = sum(1 for i in self._ids(cfg) if i < split)
-                self.build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
-                                               "negatives": result.num_rows - positives})
-                results.append(result)
-        return results
-
-    def _write_config(self, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage], bar: tqdm) -> ConfigResult:
-        pool = self.planner.pool(cfg.N)
-        embed = self.build.images is None
-        with self.build.config_writer(cfg.name, features(self.build.image_storage)) as writer:
-            bar.set_description(f"write {cfg.name}")
-            for sample_id in self._ids(cfg):
-                plan = self.planner.plan(cfg, sample_id)
-                images = [encoded.get((cfg.N, key)) for key in plan.haystack]
-                captions = [self.source.caption(name) for name in plan.needle_files]
-                if self.strip_captions:
-                    captions = [caption.strip() for caption in captions]
-                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
-                writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
-                bar.update(1)
-            return writer.close()
 
 
 def _log_stage(stage: str, since: float, detail: str) -> float:
