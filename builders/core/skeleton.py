@@ -7,7 +7,7 @@ and examples).
         info = INFO                                   # a `BuilderInfo`
         config_order = list(CONFIGS)
 
-        def open_source(self, work): ...               # read the source (an offline fixture is written into `work`)
+        def open_source(self, work): ...               # read the source (a fixture goes into `work`): OpenedSource
         def request(self): ...                         # everything that decides the output, "configs" included
         def plan(self, build): ...                     # plan the rows of `build.pending` (no pixels)
         def estimate(self, kept): ...                  # a `BuildEstimate` of the planned work
@@ -27,6 +27,7 @@ import os
 import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,17 @@ from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.extend import CONFIGS_KEY
 from builders.core.workspace import build_lock, build_workspace
 from builders.core.writer import SHARD_BYTES
+
+
+@dataclass(frozen=True)
+class OpenedSource:
+    """What an opened source tells the build: where it was read from (`inputs`, recorded in the manifest, not
+    compared), why scores on it are not the paper's (`caveats`: `synthetic`, ...) and the card's fields that
+    depend on it (its licence)."""
+
+    inputs: dict[str, Any] = field(default_factory=dict)
+    caveats: dict[str, str] = field(default_factory=dict)
+    card: dict[str, Any] = field(default_factory=dict)
 
 
 class BenchmarkBuild:
@@ -50,9 +62,9 @@ class BenchmarkBuild:
 
     # ------------------------------------------------------------------------------------- the parts
 
-    def open_source(self, work: Path | None) -> None:
-        """Check the options and open the source (an offline fixture is written into `work`); user mistakes
-        raise `BuildError`. Runs first, inside the work folder."""
+    def open_source(self, work: Path | None) -> OpenedSource:
+        """Open the source (an offline fixture is written into `work`) and say what it tells the build; user
+        mistakes raise `BuildError`. Runs first, inside the work folder."""
         raise NotImplementedError
 
     def request(self) -> dict[str, Any]:
@@ -75,18 +87,6 @@ class BenchmarkBuild:
         raise NotImplementedError
 
     # ------------------------------------------------------------ what a benchmark may add (defaults: nothing)
-
-    def inputs(self) -> dict[str, Any]:
-        """Where the source was read from (recorded in the manifest, not compared)."""
-        return {}
-
-    def caveats(self) -> dict[str, str]:
-        """Why scores on this build are not the paper's, known once the source is open (`synthetic`, ...)."""
-        return {}
-
-    def card(self) -> dict[str, Any]:
-        """The card's fields that depend on the source (its licence)."""
-        return {}
 
     def after_write(self, build: DatasetBuild) -> None:
         """Flag what only writing showed (`build.add_caveat`), before the publish."""
@@ -112,10 +112,10 @@ class BenchmarkBuild:
         out = Path(out_dir)
         with build_workspace(out, self.info.name) if self.uses_work_folder else nullcontext(None) as work:
             try:
-                self.open_source(work)
-                build = DatasetBuild(out, self.info, self.request(), inputs=self.inputs(), image_storage=image_storage,
+                source = self.open_source(work)
+                build = DatasetBuild(out, self.info, self.request(), inputs=source.inputs, image_storage=image_storage,
                                      overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(self.config_order),
-                                     command=command, caveats=self.caveats(), card=self.card())
+                                     command=command, caveats=source.caveats, card=source.card)
                 build.find_base()
                 self.plan(build)
                 if progress or dry_run:

@@ -22,6 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from builders.core import contract
+from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
@@ -29,7 +30,7 @@ from builders.core.estimate import BuildEstimate
 from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import TileStore, encoded_store
 from builders.core.tokens import make_text_counter
 from builders.core.writer import SHARD_BYTES
@@ -171,7 +172,7 @@ class LocoVqaBuild(BenchmarkBuild):
 
     # ---------------------------------------------------------------------------------------- source
 
-    def open_source(self, work: Path | None) -> None:
+    def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         self.work = work
         if self.synthetic:
@@ -187,6 +188,10 @@ class LocoVqaBuild(BenchmarkBuild):
             self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
                                              lister_args=self.entity_lister_args, cache=cache, where=f" for {task}",
                                              asker_factory=self.asker_factory)
+        caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
+                   "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
+        card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
+        return OpenedSource({"source": list(self.source or ["synthetic"])}, caveats, card)
 
     def request(self) -> dict[str, Any]:
         return {
@@ -206,16 +211,6 @@ class LocoVqaBuild(BenchmarkBuild):
                        "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
                                  "canvas as tall; cmp: its height in the cell, canvas the cell)"},
         }
-
-    def inputs(self) -> dict[str, Any]:
-        return {"source": list(self.source or ["synthetic"])}
-
-    def caveats(self) -> dict[str, str]:
-        return {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
-                "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
-
-    def card(self) -> dict[str, Any]:
-        return FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
 
     def card_context(self) -> dict[str, Any]:
         licence = (FIXTURE_LICENCE if self.synthetic else
@@ -346,16 +341,11 @@ class LocoVqaBuild(BenchmarkBuild):
 def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
                    seed: int, mmstar_pool: str, memory_budget_mb: int) -> None:
     for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples), ("--memory-budget-mb", memory_budget_mb)):
-        if value is not None and value < 1:
-            raise BuildError(f"{name} must be at least 1, got {value}")
-    if cell_size < 8:
-        raise BuildError(f"--cell-size must be at least 8 pixels, got {cell_size}")
-    if max_resamples < 0:
-        raise BuildError(f"--max-resamples must be at least 0, got {max_resamples}")
-    if num_proc < 1:
-        raise BuildError(f"--num-proc must be at least 1, got {num_proc}")
-    if seed < 0:
-        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
+        check_at_least(name, value, 1)
+    check_at_least("--cell-size", cell_size, 8, " pixels")
+    check_at_least("--max-resamples", max_resamples, 0)
+    check_at_least("--num-proc", num_proc, 1)
+    check_seed(seed)
     if mmstar_pool not in ("dataset", "subset"):
         raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
 

@@ -30,7 +30,7 @@ from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.writer import SHARD_BYTES
@@ -142,29 +142,19 @@ class MileBenchBuild(BenchmarkBuild):
 
     # ------------------------------------------------------------------------------------------ source
 
-    def open_source(self, work: Path | None) -> None:
+    def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         self.release, self.source_id, self.fixture_caveats = open_release(self.source, work)
         self.store = encoded_store(work / "sources.spool", MEMORY_BUDGET)
         self.grids = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
         self.stores += [self.store, self.grids]
+        card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
-        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                   "text_tokenizer": self.counter.name, "combined_images": self.combined_images,
-                   "caption_font": font_id()}
-        if self.damaged.skip:
-            request["skip_bad_images"] = True
-        return request
-
-    def inputs(self) -> dict[str, Any]:
-        return {"source": self.source}
-
-    def caveats(self) -> dict[str, str]:
-        return self.fixture_caveats
-
-    def card(self) -> dict[str, Any]:
-        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                "text_tokenizer": self.counter.name, "combined_images": self.combined_images,
+                "caption_font": font_id(), **self.damaged.request()}
 
     def after_write(self, build: DatasetBuild) -> None:
         if (limited := self.damaged.caveat()) is not None:

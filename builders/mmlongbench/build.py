@@ -27,7 +27,7 @@ from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
-from builders.core.skeleton import BenchmarkBuild
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.writer import SHARD_BYTES
@@ -200,7 +200,7 @@ class MMLongBenchBuild(BenchmarkBuild):
 
     # -------------------------------------------------------------------------------------- source
 
-    def open_source(self, work: Path | None) -> None:
+    def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         self.work = work
         self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
@@ -208,22 +208,13 @@ class MMLongBenchBuild(BenchmarkBuild):
         if self.everything:
             # The lengths past 128K are ours and large: built only when named.
             self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
+        card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
-        request = {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                   "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING}
-        if self.damaged.skip:
-            request["skip_bad_images"] = True
-        return request
-
-    def inputs(self) -> dict[str, Any]:
-        return {"source": self.source}
-
-    def caveats(self) -> dict[str, str]:
-        return self.fixture_caveats
-
-    def card(self) -> dict[str, Any]:
-        return FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING,
+                **self.damaged.request()}
 
     def card_context(self) -> dict[str, Any]:
         return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}

@@ -25,12 +25,13 @@ from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
+from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, TileStore, encoded_store
 from builders.core.tokens import make_text_counter
 from builders.core.writer import SHARD_BYTES, ConfigResult
@@ -119,12 +120,15 @@ class MMNeedleBuild(BenchmarkBuild):
     def __post_init__(self) -> None:
         self.workers = self.num_proc
 
-    def open_source(self, work: Path | None) -> None:
+    def open_source(self, work: Path | None) -> OpenedSource:
         _check_options(self.limit, self.workers, self.seed, self.memory_budget_mb, self.min_image_coverage)
         source = self.source
         self.src = open_source(source, self.seed, self.min_image_coverage) if isinstance(source, str) else source
         self.counter = make_text_counter(self.text_tokenizer)
         self.planner, self.official_files = _planner(self.src, self.cfgs, self.official_metadata, self.seed)
+        metadata = self.official_metadata
+        inputs = {"source": self.src.spec, "official_metadata": str(metadata) if metadata is not None else None}
+        return OpenedSource(inputs, card=dict(self.src.card_licence))
 
     def request(self) -> dict[str, Any]:
         return {
@@ -139,13 +143,6 @@ class MMNeedleBuild(BenchmarkBuild):
             "text_tokenizer": self.counter.name,
             "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
         }
-
-    def inputs(self) -> dict[str, Any]:
-        metadata = self.official_metadata
-        return {"source": self.src.spec, "official_metadata": str(metadata) if metadata is not None else None}
-
-    def card(self) -> dict[str, Any]:
-        return dict(self.src.card_licence)
 
     def card_context(self) -> dict[str, Any]:
         return {"licence": self.src.licence_note}
@@ -290,14 +287,10 @@ def _check_options(limit: int | None, num_proc: int, seed: int, memory_budget_mb
                    min_image_coverage: float) -> None:
     if not 0 <= min_image_coverage <= 1:
         raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
-    if limit is not None and limit < 1:
-        raise BuildError(f"--limit must be at least 1, got {limit}")
-    if num_proc < 1:
-        raise BuildError(f"--num-proc must be at least 1, got {num_proc}")
-    if seed < 0:
-        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
-    if memory_budget_mb < 0:
-        raise BuildError(f"--memory-budget-mb must be at least 0, got {memory_budget_mb}")
+    check_at_least("--limit", limit, 1)
+    check_at_least("--num-proc", num_proc, 1)
+    check_seed(seed)
+    check_at_least("--memory-budget-mb", memory_budget_mb, 0)
 
 
 def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metadata: str | os.PathLike[str] | None,
