@@ -148,7 +148,7 @@ class MMNeedleBuild(BenchmarkBuild):
         return {"licence": self.src.licence_note}
 
     def held_configs(self, build: DatasetBuild) -> list[str]:
-        return [cfg.name for cfg in self.cfgs]
+        return [cfg.name for cfg in self.cfgs]  # those asked for, as MMNeedle's plan has always named them
 
     def plan(self, build: DatasetBuild) -> None:
         # Over every config the folder will hold, those carried over included.
