@@ -75,6 +75,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def check_at_least(option: str, value: int | float | None, minimum: int, unit: str = "") -> None:
+    """A build option given to the Python API (the CLI's `positive_int` catches most first): below `minimum` is a
+    user mistake naming the option; None is "not given"."""
+    if value is not None and value < minimum:
+        raise BuildError(f"{option} must be at least {minimum}{unit}, got {value}")
+
+
+def check_seed(seed: int) -> None:
+    if seed < 0:
+        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
+
+
 def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str],
                    accepts: Callable[[str], bool] | None = None) -> list[str]:
     """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every

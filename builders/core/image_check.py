@@ -94,6 +94,10 @@ class DamagedImages:
         self.reasons: dict[Hashable, str] = {}  # image key -> what is wrong with it
         self.skipped: dict[str, list[dict[str, str]]] = defaultdict(list)  # config -> rows left out
 
+    def request(self) -> dict[str, bool]:
+        """What skipping adds to the build's request (it decides the output); nothing when not skipping."""
+        return {"skip_bad_images": True} if self.skip else {}
+
     def size(self, key: Hashable, data: bytes, name: str) -> tuple[int, int] | None:
         """The image's (width, height); a damaged one is a `BuildError` naming `name` (the image and the row
         that needs it), or, when skipping, remembered and None."""

@@ -15,22 +15,24 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from builders.core import contract
+from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import TileStore, encoded_store
 from builders.core.tokens import make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
@@ -118,88 +120,232 @@ def build_locovqa(
     `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named. `asker_factory`: what
     `vlm:MODEL` asks through (default: the installed harness's backends, `builders.core.image_questions`).
     """
-    cfgs = parse_configs(configs)
-    _check_options(limit, mnist_samples, cell_size, max_resamples, num_proc, seed, mmstar_pool, memory_budget_mb)
-    paths = parse_source_args(source)
-    synthetic = "synthetic" in paths
-    if synthetic and limit is None:
-        limit = SYNTHETIC_LIMIT
-    samples = mnist_samples or (limit if limit is not None else DEFAULT_MNIST_SAMPLES)
-    counter = make_text_counter(text_tokenizer)
-    tasks = [t for t in TASKS if any(c.task == t for c in cfgs)]
-    with build_workspace(out_dir, INFO.name) as work:
-        if synthetic:
-            written = write_fixture(work / "fixture", seed)
-            paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
-        sources = Sources.open(paths, tasks, ood_split)
-        lister_specs = _lister_specs(entity_lister, sources.tasks(), tasks, synthetic)
-        if synthetic:
+    job = LocoVqaBuild(source, parse_configs(configs), seed, limit, mnist_samples, cell_size, entity_lister,
+                       entity_lister_args, entity_cache, asker_factory, strict_pairwise, max_resamples, mmstar_pool,
+                       ood_split, text_tokenizer, num_proc, progress, memory_budget_mb)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
+
+
+@dataclass
+class LocoVqaBuild(BenchmarkBuild):
+    """LoCoVQA's parts: the sources (or the offline stand-in) and entity listers, the row plans (entity lists asked
+    in batches for the collision filter; no pixel), and the stages of the module's docstring."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+
+    source: list[str] | None
+    cfgs: list[LocoConfig]  # requested
+    seed: int
+    limit: int | None
+    mnist_samples: int | None
+    cell_size: int
+    entity_lister: list[str] | None
+    entity_lister_args: str
+    entity_cache: str | os.PathLike[str] | None
+    asker_factory: AskerFactory | None
+    strict_pairwise: bool
+    max_resamples: int
+    mmstar_pool: str
+    ood_split: str
+    text_tokenizer: str
+    num_proc: int
+    progress: bool
+    memory_budget_mb: int
+    listers: dict[str, Lister] = field(default_factory=dict)
+    plans: dict[str, list[RowPlan]] = field(default_factory=lambda: defaultdict(list))
+    failures: list[Failure] = field(default_factory=list)
+    planning: dict[str, Any] = field(default_factory=dict)  # per task, for the manifest's stats
+
+    def __post_init__(self) -> None:
+        _check_options(self.limit, self.mnist_samples, self.cell_size, self.max_resamples, self.num_proc, self.seed,
+                       self.mmstar_pool, self.memory_budget_mb)
+        self.workers = self.num_proc
+        self.paths = parse_source_args(self.source)
+        self.synthetic = "synthetic" in self.paths
+        if self.synthetic and self.limit is None:
+            self.limit = SYNTHETIC_LIMIT
+        self.samples = self.mnist_samples or (self.limit if self.limit is not None else DEFAULT_MNIST_SAMPLES)
+        self.counter = make_text_counter(self.text_tokenizer)
+        self.tasks = [t for t in TASKS if any(c.task == t for c in self.cfgs)]
+
+    # ---------------------------------------------------------------------------------------- source
+
+    def open_source(self, work: Path | None) -> OpenedSource:
+        assert work is not None
+        self.work = work
+        if self.synthetic:
+            written = write_fixture(work / "fixture", self.seed)
+            self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
+        self.sources = Sources.open(self.paths, self.tasks, self.ood_split)
+        lister_specs = _lister_specs(self.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
+        if self.synthetic:
             lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
                             for t, s in lister_specs.items()}
-        listers = {task: make_lister(spec, coco_instances=sources.coco_instances, lister_args=entity_lister_args,
-                                     cache=Path(entity_cache) if entity_cache else None, where=f" for {task}",
-                                     asker_factory=asker_factory)
-                   for task, spec in lister_specs.items()}
+        cache = Path(self.entity_cache) if self.entity_cache else None
+        for task, spec in lister_specs.items():
+            self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
+                                             lister_args=self.entity_lister_args, cache=cache, where=f" for {task}",
+                                             asker_factory=self.asker_factory)
+        caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
+                   "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
+        card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
+        return OpenedSource({"source": list(self.source or ["synthetic"])}, caveats, card)
+
+    def request(self) -> dict[str, Any]:
+        return {
+            "source": {"kind": "synthetic" if self.synthetic else "files",
+                       "spec": " ".join(self.source or ["synthetic"]),
+                       "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None},
+            "sources": self.sources.describe(),
+            "rows": "all" if self.limit is None else "limit",
+            "configs": [cfg.name for cfg in self.cfgs],
+            "seed": self.seed, "limit": self.limit, "mnist_samples": self.samples,
+            "entity_listers": {task: lister.describe() for task, lister in self.listers.items()},
+            "strict_pairwise": self.strict_pairwise, "max_resamples": self.max_resamples,
+            "mmstar_pool": self.mmstar_pool, "ood_split": self.ood_split, "text_tokenizer": self.counter.name,
+            "images": {"cell_size": self.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
+                       "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
+                       "int": "source bytes as released; digits as PNG",
+                       "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
+                                 "canvas as tall; cmp: its height in the cell, canvas the cell)"},
+        }
+
+    def card_context(self) -> dict[str, Any]:
+        licence = (FIXTURE_LICENCE if self.synthetic else
+                   "; ".join(LICENCES[name] for name in self.paths if name in LICENCES) + ".")
+        return {"licence": licence, "cell_size": self.cell_size}
+
+    def close(self) -> None:
+        for lister in self.listers.values():
+            lister.close()
+
+    # ------------------------------------------------------------------------------------------ plan
+
+    def plan(self, build: DatasetBuild) -> None:
+        self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        by_task: dict[str, list[LocoConfig]] = defaultdict(list)
+        for cfg in self.pending:
+            by_task[cfg.task].append(cfg)
+        for task, task_cfgs in by_task.items():
+            plans, failures = self._plan_task(task, task_cfgs)
+            for plan in plans:
+                self.plans[plan.cfg.name].append(plan)
+            self.failures += failures
+        if self.failures:
+            _warn_failures(self.failures)
+            build.add_caveat("limited", f"{len(self.failures)} row(s) could not be built (the manifest lists them "
+                             "per config): fewer rows than asked for")
+
+    def _plan_task(self, task: str, cfgs: list[LocoConfig]) -> tuple[list[RowPlan], list[Failure]]:
+        sources, seed, limit = self.sources, self.seed, self.limit
+        if task in ("okvqa", "mmstar"):
+            source = sources.okvqa if task == "okvqa" else sources.mmstar
+            assert source is not None
+            items = choose_items(source.items, limit, seed, task)
+            pool = source.pool
+            by_subset: dict[str, list[str]] = defaultdict(list)
+            for item in source.items:
+                by_subset[item.subset].append(item.image)
+            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if self.mmstar_pool == "subset" \
+                and task == "mmstar" else (lambda item, p=pool: p)
+            plans, failures, stats = plan_vqa(task, cfgs, items, pools, sources.image, self.listers[task], seed,
+                                              strict_pairwise=self.strict_pairwise, max_resamples=self.max_resamples)
+            self.planning[task] = {**stats, "items": len(items)}
+            return plans, failures
+        assert sources.mnist is not None and sources.ood is not None
+        if task == "mnist":
+            plans, failures, digits = plan_mnist(cfgs, self.samples, sources.mnist.labels, sources.ood.pool, seed,
+                                                 sources.size, self.cell_size)
+        else:
+            chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
+            plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, self.cell_size)
+        sources.digits.update(digits)
+        return plans, failures
+
+    def estimate(self, kept: int) -> BuildEstimate | None:
+        if not any(self.plans.values()):
+            return None
+        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.cell_size, kept)
+
+    # ----------------------------------------------------------------------------------------- write
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        started = time.perf_counter()
+        sources, cell_size, progress = self.sources, self.cell_size, self.progress
+        cmp_plans = [p for plans in self.plans.values() for p in plans if p.cfg.mode == "cmp"]
+        int_keys = sorted({k for plans in self.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context})
+        cell_keys = sorted({k for p in cmp_plans for k in p.context})
+        encoded = encoded_store(self.work / "images.spool", 0)
+        cells = TileStore(self.work / "cells.spill", self.memory_budget_mb * 1024 * 1024)
+        local = threading.local()
+
+        def encoder() -> FileJpegEncoder:
+            if not hasattr(local, "encoder"):
+                local.encoder = FileJpegEncoder()
+            return local.encoder
+
         try:
-            request = {
-                "source": {"kind": "synthetic" if synthetic else "files",
-                           "spec": " ".join(source or ["synthetic"]),
-                           "fixture": f"v{FIXTURE_VERSION}" if synthetic else None},
-                "sources": sources.describe(),
-                "rows": "all" if limit is None else "limit",
-                "configs": [cfg.name for cfg in cfgs],
-                "seed": seed, "limit": limit, "mnist_samples": samples,
-                "entity_listers": {task: lister.describe() for task, lister in listers.items()},
-                "strict_pairwise": strict_pairwise, "max_resamples": max_resamples, "mmstar_pool": mmstar_pool,
-                "ood_split": ood_split, "text_tokenizer": counter.name,
-                "images": {"cell_size": cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
-                           "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
-                           "int": "source bytes as released; digits as PNG",
-                           "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
-                                     "canvas as tall; cmp: its height in the cell, canvas the cell)"},
-            }
-            caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
-                       "sources' formats; scores on it are not comparable with the paper's"} if synthetic else {}
-            card = FIXTURE_CARD_LICENCE if synthetic else card_licence(list(paths))
-            build = DatasetBuild(out_dir, INFO, request, inputs={"source": list(source or ["synthetic"])},
-                                 image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                                 config_order=list(CONFIGS), command=command, caveats=caveats, card=card)
-            build.find_base()
-            pending = [cfg for cfg in cfgs if cfg.name in build.pending]
-            planned = _plan(pending, sources, listers, seed, limit, samples, strict_pairwise, max_resamples,
-                            mmstar_pool, cell_size)
-            if planned.failures:
-                _warn_failures(planned.failures)
-                build.add_caveat("limited", f"{len(planned.failures)} row(s) could not be built (the manifest lists "
-                                 "them per config): fewer rows than asked for")
-            if progress or dry_run:
-                _print_plan(build, planned, sources, cell_size, num_proc)
-            if dry_run:
-                return None
-            with build:
-                stats = _write(build, pending, planned, sources, cell_size, counter, listers, num_proc, progress,
-                               memory_budget_mb * 1024 * 1024, work) if pending else {}
-                licence = (FIXTURE_LICENCE if synthetic else
-                           "; ".join(LICENCES[name] for name in paths if name in LICENCES) + ".")
-                return build.publish(stats=stats, card_context={"licence": licence, "cell_size": cell_size})
+            run_parallel(cell_keys, lambda key: cells.put(key, sources.cell(key, cell_size)), self.workers,
+                         "fit images into cells", "img", progress, chunk=16)
+
+            def grid(plan: RowPlan) -> None:
+                image = compose((cells.get(key) for key in plan.context), plan.cfg.grid_side, cell_size)
+                encoded.put(plan.row_id, encoder().encode(image))
+
+            run_parallel(cmp_plans, grid, self.workers, "compose grids", "grid", progress, chunk=2)
+            cells.close()
+            run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key)), self.workers,
+                         "read interleaved images", "img", progress, chunk=16)
+            written = 0
+            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not progress):
+                written += self._write_config(build, cfg, encoded)
         finally:
-            for lister in listers.values():
-                lister.close()
+            cells.close()
+            encoded.close()
+        return {"rows": written, "failed_rows": len(self.failures), "cells_fitted": len(cell_keys),
+                "grids_composed": len(cmp_plans), "interleaved_images": len(int_keys), "planning": self.planning,
+                "write_seconds": round(time.perf_counter() - started, 3)}
+
+    def _write_config(self, build: DatasetBuild, cfg: LocoConfig, encoded: Any) -> int:
+        name = cfg.name
+        plans = self.plans.get(name, [])
+        mine = [f for f in self.failures if f.config == name]
+        if not plans:
+            reasons = "; ".join(f"item {f.item_id}: {f.reason}" for f in mine[:3]) or "no items"
+            raise BuildError(f"config {name}: no row could be built ({len(mine)} failed: {reasons})")
+        lister = self.listers[cfg.task].name if cfg.task in self.listers else ""
+        embed = build.images is None
+        with build.config_writer(name, features(build.image_storage)) as writer:
+            for plan in plans:
+                keys = [plan.row_id] if cfg.mode == "cmp" else plan.context
+                images: list[EncodedImage] = [encoded.get(key) for key in keys]
+                if build.images is not None:
+                    for image in images:
+                        build.images.add(image)
+                paths = [f"{plan.row_id}.jpg"] if cfg.mode == "cmp" else plan.context
+                embedded = [{"bytes": im.data, "path": path} for im, path in zip(images, paths, strict=True)] \
+                    if embed else None
+                row = make_row(plan, images, self.cell_size, lister, self.counter, embedded)
+                writer.write(row, (sum(len(im.data) for im in images) if embed else 0) + 2048)
+            build.add_config(writer.close(), {
+                "task": cfg.task, "mode": cfg.mode, "context_length": cfg.length,
+                "failed_rows": len(mine),
+                "failures": [{"item_id": f.item_id, "reason": f.reason} for f in mine[:MAX_LISTED_FAILURES]],
+                "resamples": sum(p.n_resamples for p in plans),
+            })
+        return len(plans)
 
 
 def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
                    seed: int, mmstar_pool: str, memory_budget_mb: int) -> None:
     for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples), ("--memory-budget-mb", memory_budget_mb)):
-        if value is not None and value < 1:
-            raise BuildError(f"{name} must be at least 1, got {value}")
-    if cell_size < 8:
-        raise BuildError(f"--cell-size must be at least 8 pixels, got {cell_size}")
-    if max_resamples < 0:
-        raise BuildError(f"--max-resamples must be at least 0, got {max_resamples}")
-    if num_proc < 1:
-        raise BuildError(f"--num-proc must be at least 1, got {num_proc}")
-    if seed < 0:
-        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
+        check_at_least(name, value, 1)
+    check_at_least("--cell-size", cell_size, 8, " pixels")
+    check_at_least("--max-resamples", max_resamples, 0)
+    check_at_least("--num-proc", num_proc, 1)
+    check_seed(seed)
     if mmstar_pool not in ("dataset", "subset"):
         raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
 
@@ -230,129 +376,8 @@ def _lister_specs(values: list[str] | None, available: list[str], requested: lis
     return out
 
 
-class _Planned:
-    def __init__(self) -> None:
-        self.plans: dict[str, list[RowPlan]] = defaultdict(list)
-        self.failures: list[Failure] = []
-        self.stats: dict[str, Any] = {}
-
-
-def _plan(cfgs: list[LocoConfig], sources: Sources, listers: dict[str, Lister], seed: int, limit: int | None,
-          samples: int, strict_pairwise: bool, max_resamples: int, mmstar_pool: str, cell_size: int) -> _Planned:
-    out = _Planned()
-    by_task: dict[str, list[LocoConfig]] = defaultdict(list)
-    for cfg in cfgs:
-        by_task[cfg.task].append(cfg)
-    for task, task_cfgs in by_task.items():
-        if task in ("okvqa", "mmstar"):
-            source = sources.okvqa if task == "okvqa" else sources.mmstar
-            assert source is not None
-            items = choose_items(source.items, limit, seed, task)
-            pool = source.pool
-            by_subset: dict[str, list[str]] = defaultdict(list)
-            for item in source.items:
-                by_subset[item.subset].append(item.image)
-            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if mmstar_pool == "subset" and task == "mmstar" \
-                else (lambda item, p=pool: p)
-            plans, failures, stats = plan_vqa(task, task_cfgs, items, pools, sources.image, listers[task], seed,
-                                              strict_pairwise=strict_pairwise, max_resamples=max_resamples)
-            out.stats[task] = {**stats, "items": len(items)}
-        elif task == "mnist":
-            assert sources.mnist is not None and sources.ood is not None
-            plans, failures, digits = plan_mnist(task_cfgs, samples, sources.mnist.labels, sources.ood.pool, seed,
-                                                 sources.size, cell_size)
-            sources.digits.update(digits)
-        else:
-            assert sources.mnist is not None and sources.ood is not None
-            chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
-            plans, failures, digits = plan_needle(task_cfgs, chosen, sources.ood.pool, seed, sources.size, cell_size)
-            sources.digits.update(digits)
-        for plan in plans:
-            out.plans[plan.cfg.name].append(plan)
-        out.failures += failures
-    return out
-
-
 def _warn_failures(failures: list[Failure]) -> None:
     shown = "; ".join(f"{f.config} item {f.item_id}: {f.reason}" for f in failures[:3])
     more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
     print(f"warning: {len(failures)} row(s) could not be built and are left out, listed in the manifest: "
           f"{shown}{more}", file=sys.stderr)
-
-
-def _print_plan(build: DatasetBuild, planned: _Planned, sources: Sources, cell_size: int, num_proc: int) -> None:
-    rows = sum(len(p) for p in planned.plans.values())
-    if not rows:
-        print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-              file=sys.stderr)
-        return
-    kept = len(build.base.configs) if build.base is not None else 0
-    print_plan(estimate_build(planned.plans, sources.cell, sources.original, cell_size, kept), num_proc)
-
-
-def _write(build: DatasetBuild, pending: list[LocoConfig], planned: _Planned, sources: Sources, cell_size: int, counter: Any,
-           listers: dict[str, Lister], num_proc: int, progress: bool, budget: int, work: Path) -> dict[str, Any]:
-    started = time.perf_counter()
-    cmp_plans = [p for plans in planned.plans.values() for p in plans if p.cfg.mode == "cmp"]
-    int_keys = sorted({k for plans in planned.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context})
-    cell_keys = sorted({k for p in cmp_plans for k in p.context})
-    encoded = encoded_store(work / "images.spool", 0)
-    cells = TileStore(work / "cells.spill", budget)
-    local = threading.local()
-
-    def encoder() -> FileJpegEncoder:
-        if not hasattr(local, "encoder"):
-            local.encoder = FileJpegEncoder()
-        return local.encoder
-
-    try:
-        run_parallel(cell_keys, lambda key: cells.put(key, sources.cell(key, cell_size)), num_proc,
-                     "fit images into cells", "img", progress, chunk=16)
-
-        def grid(plan: RowPlan) -> None:
-            image = compose((cells.get(key) for key in plan.context), plan.cfg.grid_side, cell_size)
-            encoded.put(plan.row_id, encoder().encode(image))
-
-        run_parallel(cmp_plans, grid, num_proc, "compose grids", "grid", progress, chunk=2)
-        cells.close()
-        run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key)), num_proc,
-                     "read interleaved images", "img", progress, chunk=16)
-        written = 0
-        for cfg in tqdm(pending, desc="write configs", unit="config", disable=not progress):
-            written += _write_config(build, cfg, planned.plans.get(cfg.name, []), planned.failures, encoded,
-                                     cell_size, counter, listers)
-    finally:
-        cells.close()
-        encoded.close()
-    return {"rows": written, "failed_rows": len(planned.failures), "cells_fitted": len(cell_keys),
-            "grids_composed": len(cmp_plans), "interleaved_images": len(int_keys), "planning": planned.stats,
-            "write_seconds": round(time.perf_counter() - started, 3)}
-
-
-def _write_config(build: DatasetBuild, cfg: LocoConfig, plans: list[RowPlan], failures: list[Failure], encoded: Any,
-                  cell_size: int, counter: Any, listers: dict[str, Lister]) -> int:
-    name = cfg.name
-    mine = [f for f in failures if f.config == name]
-    if not plans:
-        reasons = "; ".join(f"item {f.item_id}: {f.reason}" for f in mine[:3]) or "no items"
-        raise BuildError(f"config {name}: no row could be built ({len(mine)} failed: {reasons})")
-    lister = listers[cfg.task].name if cfg.task in listers else ""
-    embed = build.images is None
-    with build.config_writer(name, features(build.image_storage)) as writer:
-        for plan in plans:
-            keys = [plan.row_id] if cfg.mode == "cmp" else plan.context
-            images: list[EncodedImage] = [encoded.get(key) for key in keys]
-            if build.images is not None:
-                for image in images:
-                    build.images.add(image)
-            paths = [f"{plan.row_id}.jpg"] if cfg.mode == "cmp" else plan.context
-            embedded = [{"bytes": im.data, "path": path} for im, path in zip(images, paths, strict=True)] if embed else None
-            row = make_row(plan, images, cell_size, lister, counter, embedded)
-            writer.write(row, (sum(len(im.data) for im in images) if embed else 0) + 2048)
-        build.add_config(writer.close(), {
-            "task": cfg.task, "mode": cfg.mode, "context_length": cfg.length,
-            "failed_rows": len(mine),
-            "failures": [{"item_id": f.item_id, "reason": f.reason} for f in mine[:MAX_LISTED_FAILURES]],
-            "resamples": sum(p.n_resamples for p in plans),
-        })
-    return len(plans)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +26,13 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
@@ -106,75 +106,86 @@ def build_milebench(
     if combined_images not in COMBINED_MODES:
         raise BuildError(f"--combined-images must be one of {', '.join(COMBINED_MODES)}, got {combined_images!r}")
     cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
-    counter = make_text_counter(text_tokenizer)
-    with build_workspace(out_dir, INFO.name) as work:
-        release, source_id, caveats = open_release(source, work)
-        request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "text_tokenizer": counter.name,
-                   "combined_images": combined_images, "caption_font": font_id()}
-        if skip_bad_images:
-            request["skip_bad_images"] = True
-        build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                             overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command,
-                             caveats=caveats, card=FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE)
-        build.find_base()
-        stages = _Stages(release, [CONFIGS[name] for name in build.pending], counter, combined_images, work,
-                         progress, num_proc, DamagedImages(skip_bad_images))
-        try:
-            stages.plan()
-            if progress or dry_run:
-                stages.print_plan(build)
-            if dry_run:
-                return None
-            with build:
-                stats = stages.run(build) if stages.cfgs else {}
-                if (limited := stages.damaged.caveat()) is not None:
-                    build.add_caveat("limited", limited)
-                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
-                return build.publish(stats=stats, card_context={"licence": licence, "font": font_id()})
-        finally:
-            stages.close()
+    job = MileBenchBuild(source, cfgs, make_text_counter(text_tokenizer), combined_images, progress, num_proc,
+                         DamagedImages(skip_bad_images))
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
 
 
-class _Stages:
-    def __init__(self, release: Release, cfgs: list[Config], counter: TextTokenCounter, combined_images: str,
-                 work: Path, progress: bool, num_proc: int, damaged: DamagedImages) -> None:
-        self.release = release
-        self.cfgs = cfgs
-        self.counter = counter
-        self.use_released_grids = combined_images == "auto"
-        self.progress = progress
-        self.num_proc = max(1, num_proc)
-        self.damaged = damaged
-        self.store: BudgetedStore[EncodedImage] = encoded_store(work / "sources.spool", MEMORY_BUDGET)
-        self.grids: BudgetedStore[EncodedImage] = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
-        self.plans: dict[str, list[PlannedRow]] = {}
-        self.fingerprints: dict[str, str] = {}  # config -> sha256 of its annotation file
-        self.needed: dict[Key, str] = {}  # file -> the first record naming it
-        self.read_bytes = 0
+@dataclass
+class MileBenchBuild(BenchmarkBuild):
+    """MileBench's parts: the release (or a fixture written offline); the plan, memory flat in rows (annotation
+    files read, prompts assembled, records checked; from archives, the images met on the way are kept); each
+    needed image read once; the rows, with the Combined-image Set's grids built where the release lacks them."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+
+    source: str
+    cfgs: list[Config]  # requested
+    counter: TextTokenCounter
+    combined_images: str
+    progress: bool
+    num_proc: int
+    damaged: DamagedImages
+    pending: list[Config] = field(default_factory=list)
+    plans: dict[str, list[PlannedRow]] = field(default_factory=dict)
+    fingerprints: dict[str, str] = field(default_factory=dict)  # config -> sha256 of its annotation file
+    needed: dict[Key, str] = field(default_factory=dict)  # file -> the first record naming it
+    read_bytes: int = 0
+    stores: list[BudgetedStore[EncodedImage]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.use_released_grids = self.combined_images == "auto"
+        self.workers = max(1, self.num_proc)
         self._local = threading.local()
 
+    # ------------------------------------------------------------------------------------------ source
+
+    def open_source(self, work: Path | None) -> OpenedSource:
+        assert work is not None
+        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work)
+        self.store = encoded_store(work / "sources.spool", MEMORY_BUDGET)
+        self.grids = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
+        self.stores += [self.store, self.grids]
+        card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
+
+    def request(self) -> dict[str, Any]:
+        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                "text_tokenizer": self.counter.name, "combined_images": self.combined_images,
+                "caption_font": font_id(), **self.damaged.request()}
+
+    def after_write(self, build: DatasetBuild) -> None:
+        if (limited := self.damaged.caveat()) is not None:
+            build.add_caveat("limited", limited)
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "font": font_id()}
+
     def close(self) -> None:
-        self.store.close()
-        self.grids.close()
+        for store in self.stores:
+            store.close()
 
     # -------------------------------------------------------------------------------------------- plan
 
     def _folders_wanted(self) -> dict[str, set[str]]:
         """Subset -> the folders of it this build reads (`images`, and the release's grids for `auto`)."""
         wanted: dict[str, set[str]] = {}
-        for cfg in self.cfgs:
+        for cfg in self.pending:
             folders = wanted.setdefault(cfg.subset.name, set())
             folders.add("images")
             if cfg.mode == COMBINED and self.use_released_grids:
                 folders.add(COMBINED_FOLDER)
         return wanted
 
-    def plan(self) -> None:
+    def plan(self, build: DatasetBuild) -> None:
+        self.pending = [CONFIGS[name] for name in build.pending]
         folders = self._folders_wanted()
-        files = {(cfg.subset.name, cfg.release_file) for cfg in self.cfgs}
+        files = {(cfg.subset.name, cfg.release_file) for cfg in self.pending}
         texts = self.release.read_annotations(
             files, early=self._keep, early_wanted=lambda key: key[1].split("/", 1)[0] in folders.get(key[0], ()))
-        for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
+        for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
             key = (cfg.subset.name, cfg.release_file)
             if key not in texts:
                 raise BuildError(f"{self.release.where(key)} is not in the {self.release.describe()}: config "
@@ -190,26 +201,20 @@ class _Stages:
                 for rel in row.images:
                     self.needed.setdefault((cfg.subset.name, rel), row.where)
 
-    def print_plan(self, build: DatasetBuild) -> None:
-        if not self.cfgs:
-            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-                  file=sys.stderr)
-            return
+    def estimate(self, kept: int) -> BuildEstimate:
         rows = sum(len(plans) for plans in self.plans.values())
         sizes = [self._size(key) for key in self.needed]
         known = [s for s in sizes if s is not None]
         image_bytes = sum(known) / max(len(known), 1) * len(sizes) if known else 0.0
-        tiles = sum(len(r.source_images) for c in self.cfgs for r in self.plans[c.name]
+        tiles = sum(len(r.source_images) for c in self.pending for r in self.plans[c.name]
                     if c.mode == COMBINED and not r.combined_from_release)
-        grids = sum(1 for c in self.cfgs for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release)
-        seconds = image_bytes / READ_BYTES_PER_SECOND + tiles * GRID_TILE_SECONDS / self.num_proc + rows * 0.002
-        kept = len(build.base.configs) if build.base is not None else 0
+        grids = sum(1 for c in self.pending for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release)
+        seconds = image_bytes / READ_BYTES_PER_SECOND + tiles * GRID_TILE_SECONDS / self.workers + rows * 0.002
         work = f"{len(self.needed):,} distinct files to read once" + (f", {grids:,} grids of {tiles:,} tiles to build"
                                                                       if grids else "")
         basis = "from the release's file sizes" if known else "image sizes unknown until the archives are read"
-        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
-                                 seconds, work, basis, kept)
-        print_plan(estimate, self.num_proc)
+        return BuildEstimate([c.name for c in self.pending], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
+                             seconds, work, basis, kept)
 
     def _size(self, key: Key) -> int | None:
         if key in self.store:
@@ -253,7 +258,7 @@ class _Stages:
 
     def _leave_out_damaged(self) -> None:
         """Drop the planned rows that show a damaged image, or whose grid is built from one (`row.images`)."""
-        for cfg in self.cfgs:
+        for cfg in self.pending:
             kept = []
             for row in self.plans[cfg.name]:
                 reason = self.damaged.reason((cfg.subset.name, rel) for rel in row.images)
@@ -289,7 +294,7 @@ class _Stages:
 
     def build_grids(self, cfg: Config) -> int:
         todo = [(cfg, row) for row in self.plans[cfg.name] if not row.combined_from_release]
-        run_parallel(todo, self._build_grid, self.num_proc, f"grids {cfg.name}", "grid", self.progress, chunk=1)
+        run_parallel(todo, self._build_grid, self.workers, f"grids {cfg.name}", "grid", self.progress, chunk=1)
         return len(todo)
 
     # -------------------------------------------------------------------------------------------- write
@@ -302,7 +307,7 @@ class _Stages:
         images = [self.image(cfg.subset.name, rel) for rel in row.images]
         return images, [f"{cfg.subset.name}/{rel}" for rel in row.images], "release" if row.combined_from_release else ""
 
-    def write(self, build: DatasetBuild, cfg: Config) -> int:
+    def _write_config(self, build: DatasetBuild, cfg: Config) -> int:
         built = self.build_grids(cfg) if cfg.mode == COMBINED else 0
         levels: Counter[str] = Counter()
         shown_total = 0
@@ -329,11 +334,11 @@ class _Stages:
             build.add_config(writer.close(), extra)
         return built
 
-    def run(self, build: DatasetBuild) -> dict[str, Any]:
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
         stats = self.read_images()
         started = time.perf_counter()
         built = 0
-        for cfg in tqdm(self.cfgs, desc="write configs", unit="config", disable=not self.progress):
-            built += self.write(build, cfg)
+        for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
+            built += self._write_config(build, cfg)
         return {**stats, "grids_built": built, "write_seconds": round(time.perf_counter() - started, 3)}
 

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,12 @@ from builders.core.benchmark import select_configs
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_workspace
 from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import ImageSizes, extended_file
@@ -151,38 +152,10 @@ def build_mmlongbench(
     and the build is flagged `limited`.
     """
     cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
-    counter = make_text_counter(text_tokenizer)
-    with build_workspace(out_dir, INFO.name) as work:
-        release, source_id, caveats = open_release(source, work, counter, fixture_ids, cfgs)
-        try:
-            if _asks_for_everything(configs):
-                # The lengths past 128K are ours and large: built only when named.
-                cfgs = _without_unavailable_ablations([cfg for cfg in cfgs if not cfg.extended], release)
-            request = {"source": source_id, "configs": [cfg.name for cfg in cfgs], "rows": "full" if full else "paper",
-                       "text_tokenizer": counter.name, "sampling": SAMPLING}
-            if skip_bad_images:
-                request["skip_bad_images"] = True
-            card = FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE
-            build = DatasetBuild(out_dir, INFO, request, inputs={"source": source}, image_storage=image_storage,
-                                 overwrite=overwrite, shard_bytes=shard_bytes, config_order=list(BUILDABLE_CONFIGS),
-                                 command=command, caveats=caveats, card=card)
-            build.find_base()
-            pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
-            stages = _Stages(release, pending, full, counter, work, progress, DamagedImages(skip_bad_images))
-            if progress or dry_run:
-                stages.print_plan(build)
-            if dry_run:
-                return None
-            with build:
-                stats = stages.run(build) if pending else {}
-                if (limited := stages.damaged.caveat()) is not None:
-                    build.add_caveat("limited", limited)
-                if any(cfg.extended for cfg in pending):
-                    build.add_caveat("ours", OURS_CAVEAT)
-                licence = FIXTURE_LICENCE if caveats else RELEASE_LICENCE
-                return build.publish(stats=stats, card_context={"licence": licence, "sampling": SAMPLING})
-        finally:
-            release.close()
+    job = MMLongBenchBuild(source, cfgs, _asks_for_everything(configs), full, make_text_counter(text_tokenizer),
+                           progress, DamagedImages(skip_bad_images), fixture_ids)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
 
 
 def _asks_for_everything(configs: list[str] | None) -> bool:
@@ -201,31 +174,67 @@ def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list
     return [cfg for cfg in cfgs if cfg.name not in skipped]
 
 
-class _Stages:
-    def __init__(self, release: Release, cfgs: list[Config], full: bool, counter: TextTokenCounter, work: Path,
-                 progress: bool, damaged: DamagedImages) -> None:
-        self.release = release
-        self.cfgs = cfgs
-        self.full = full
-        self.counter = counter
+@dataclass
+class MMLongBenchBuild(BenchmarkBuild):
+    """MMLongBench's parts: the release (or a fixture written offline); the plan, memory flat in rows (the
+    official sample, prompts assembled, spooled to the work folder; no image read); each distinct image read
+    once; the rows."""
+
+    info = INFO
+    config_order = list(BUILDABLE_CONFIGS)
+
+    source: str
+    cfgs: list[Config]  # requested
+    everything: bool  # no config named: the default set (no extended lengths, no ablation the release lacks)
+    full: bool
+    counter: TextTokenCounter
+    progress: bool
+    damaged: DamagedImages
+    fixture_ids: int | None
+    release: Release | None = None
+    pending: list[Config] = field(default_factory=list)
+    plans: dict[str, tuple[Path, int]] = field(default_factory=dict)  # config -> (spooled planned rows, row count)
+    needed: dict[str, str] = field(default_factory=dict)  # image path -> the first row naming it
+    images: dict[str, ImageInfo] = field(default_factory=dict)
+    grown: dict[str, dict[str, int]] = field(default_factory=dict)  # extended config -> how its rows grew
+
+    # -------------------------------------------------------------------------------------- source
+
+    def open_source(self, work: Path | None) -> OpenedSource:
+        assert work is not None
         self.work = work
-        self.progress = progress
-        self.damaged = damaged
-        self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
-        self.needed: dict[str, str] = {}  # image path -> the first row naming it
-        self.info: dict[str, ImageInfo] = {}
-        self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew (for the manifest)
+        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
+                                                                          self.fixture_ids, self.cfgs)
+        if self.everything:
+            # The lengths past 128K are ours and large: built only when named.
+            self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
+        card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
+        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
 
-    # --------------------------------------------------------------------------------------- plan
+    def request(self) -> dict[str, Any]:
+        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
+                "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING,
+                **self.damaged.request()}
 
-    def plan(self) -> None:
-        if self.plans or not self.cfgs:
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}
+
+    def close(self) -> None:
+        if self.release is not None:
+            self.release.close()
+
+    # ---------------------------------------------------------------------------------------- plan
+
+    def plan(self, build: DatasetBuild) -> None:
+        assert self.release is not None
+        self.pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
+        if not self.pending:
             return
-        self.release.fetch_text([cfg.file for cfg in self.cfgs]
-                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.cfgs if c.leaf.dataset in CLAIMS_FILES])
+        self.release.fetch_text([cfg.file for cfg in self.pending]
+                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.pending if c.leaf.dataset in CLAIMS_FILES])
         claims_cache: dict[str, dict[str, list[str]]] = {}
         sizes, pools = ImageSizes(self.release), dict[str, Pools]()
-        for cfg in tqdm(self.cfgs, desc="plan rows", unit="config", disable=not self.progress):
+        for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
             claims = None
             if cfg.leaf.dataset in CLAIMS_FILES:
                 name = CLAIMS_FILES[cfg.leaf.dataset]
@@ -247,12 +256,7 @@ class _Stages:
                     count += 1
             self.plans[cfg.name] = (spool, count)
 
-    def print_plan(self, build: DatasetBuild) -> None:
-        if not self.cfgs:
-            print(f"plan: nothing to build; {build.target} already holds {', '.join(build.request['configs'])}",
-                  file=sys.stderr)
-            return
-        self.plan()
+    def estimate(self, kept: int) -> BuildEstimate:
         sizes = [self._size(path) for path in sorted(self.needed)]
         image_bytes = sum(s for s in sizes if s is not None)
         known = sum(1 for s in sizes if s is not None)
@@ -260,20 +264,20 @@ class _Stages:
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
         rows = sum(count for _, count in self.plans.values())
         seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
-        kept = len(build.base.configs) if build.base is not None else 0
-        estimate = BuildEstimate([c.name for c in self.cfgs], rows, image_bytes + rows * 4000, seconds,
-                                 f"{len(self.needed):,} distinct images to read once", "from the release's file "
-                                 "sizes" if known else "image sizes unknown until the archives are read", kept)
-        print_plan(estimate, 1)
+        return BuildEstimate([c.name for c in self.pending], rows, image_bytes + rows * 4000, seconds,
+                             f"{len(self.needed):,} distinct images to read once", "from the release's file "
+                             "sizes" if known else "image sizes unknown until the archives are read", kept)
 
     def _size(self, path: str) -> int | None:
+        assert self.release is not None
         if self.release.image_dir is not None and (self.release.image_dir / path).is_file():
             return (self.release.image_dir / path).stat().st_size
         return None
 
-    # ------------------------------------------------------------------------------------- images
+    # -------------------------------------------------------------------------------------- images
 
     def read_images(self, build: DatasetBuild, store: BudgetedStore[EncodedImage] | None) -> dict[str, Any]:
+        assert self.release is not None
         started = time.perf_counter()
         total = 0
 
@@ -284,7 +288,7 @@ class _Stages:
                 return  # skipped: the rows showing it are left out
             width, height = size
             image_info = ImageInfo(hashlib.sha256(data).hexdigest(), width, height)
-            self.info[path] = image_info
+            self.images[path] = image_info
             encoded = EncodedImage(data, image_info.sha256, width, height)
             total += len(data)
             if build.images is not None:
@@ -300,19 +304,18 @@ class _Stages:
             named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
-        return {"distinct_images": len(self.info), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
+        return {"distinct_images": len(self.images), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
                 "read_seconds": round(time.perf_counter() - started, 3)}
 
-    # -------------------------------------------------------------------------------------- write
+    # --------------------------------------------------------------------------------------- write
 
-    def run(self, build: DatasetBuild) -> dict[str, Any]:
-        self.plan()
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
         store = None if build.images is not None else encoded_store(self.work / "images.spool", 0)
         try:
             stats = self.read_images(build, store)
             over_length: list[str] = []
-            for cfg in tqdm(self.cfgs, desc="write configs", unit="config", disable=not self.progress):
-                over_length += self._write(build, cfg, store)
+            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
+                over_length += self._write_config(build, cfg, store)
         finally:
             if store is not None:
                 store.close()
@@ -322,7 +325,14 @@ class _Stages:
                   + (" ..." if len(over_length) > MAX_REPORTED else ""), file=sys.stderr)
         return {**stats, "over_length_rows": len(over_length)}
 
-    def _write(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+    def after_write(self, build: DatasetBuild) -> None:
+        if (limited := self.damaged.caveat()) is not None:
+            build.add_caveat("limited", limited)
+        if any(cfg.extended for cfg in self.pending):
+            build.add_caveat("ours", OURS_CAVEAT)
+
+    def _write_config(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+        assert self.release is not None
         spool, _ = self.plans[cfg.name]
         over: list[str] = []
         images_total = count = 0
@@ -333,7 +343,7 @@ class _Stages:
                     self.damaged.leave_out(cfg.name, plan.id, reason)
                     continue
                 count += 1
-                row = make_row(cfg, plan, self.info, self.counter)
+                row = make_row(cfg, plan, self.images, self.counter)
                 tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
                 if tokens > cfg.tokens:
                     over.append(f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import time
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,14 +25,15 @@ from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
+from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate, print_plan
+from builders.core.estimate import BuildEstimate
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, TileStore, encoded_store
-from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.workspace import build_lock
+from builders.core.tokens import make_text_counter
 from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
@@ -88,45 +89,179 @@ def build_mmneedle(
     configs added (unless `overwrite`). `command`: the `builders build` argv to record (how to add configs
     later). With `progress` or `dry_run` the plan goes to stderr first; `dry_run` stops there (returns None).
     """
-    cfgs = parse_configs(configs)
-    _check_options(limit, num_proc, seed, memory_budget_mb, min_image_coverage)
-    src = open_source(source, seed, min_image_coverage) if isinstance(source, str) else source
-    counter = make_text_counter(text_tokenizer)
-    planner, official_files = _planner(src, cfgs, official_metadata, seed)
-    request = {  # what decides the output: a folder built with another request is not replaced silently
-        "mode": planner.mode,
-        "seed": seed,
-        "source": src.describe(),
-        "official_metadata": official_files,
-        "configs": [cfg.name for cfg in cfgs],
-        "rows": "full" if full else "paper",
-        "limit": limit,
-        "strip_captions": strip_captions,
-        "text_tokenizer": counter.name,
-        "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
-    }
-    inputs = {"source": src.spec, "official_metadata": str(official_metadata) if official_metadata is not None else None}
-    build = DatasetBuild(out_dir, INFO, request, inputs=inputs, image_storage=image_storage, overwrite=overwrite,
-                         shard_bytes=shard_bytes, config_order=list(CONFIGS), command=command, card=src.card_licence)
-    build.find_base()
-    build.caveats = _caveats(src, planner, [CONFIGS[name] for name in build.request["configs"]], full, limit)
-    pending = [cfg for cfg in cfgs if cfg.name in build.pending]
-    stages = _Stages(src, planner, pending, full, limit, counter, strip_captions, num_proc, progress, build)
-    if progress or dry_run:
-        _print_plan(build, stages, cfgs, num_proc)
-    if dry_run:
-        return None
-    with build_lock(Path(out_dir), INFO.name), build:  # no work folder: its spills live in the staging folder
-        stats = stages.run(memory_budget_mb * 1024 * 1024) if pending else {}
-        return build.publish(stats=stats, card_context={"licence": src.licence_note})
+    job = MMNeedleBuild(source, parse_configs(configs), official_metadata, full, limit, seed, num_proc,
+                        text_tokenizer, strip_captions, progress, memory_budget_mb, min_image_coverage)
+    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
+                   command=command, progress=progress, dry_run=dry_run)
 
 
-def _print_plan(build: DatasetBuild, stages: _Stages, cfgs: list[NeedleConfig], num_proc: int) -> None:
-    if stages.cfgs:
-        print_plan(stages.estimate(len(build.base.configs) if build.base is not None else 0), num_proc)
-    else:
-        print(f"plan: nothing to build; {build.target} already holds {', '.join(c.name for c in cfgs)}",
-              file=sys.stderr)
+@dataclass
+class MMNeedleBuild(BenchmarkBuild):
+    """MMNeedle's parts: a captioned image source, a planner (regenerated, or the authors' metadata), and the
+    stages of the module's docstring."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+    uses_work_folder = False  # its spills live in the staging folder
+
+    source: str | CaptionedImageSource
+    cfgs: list[NeedleConfig]  # requested
+    official_metadata: str | os.PathLike[str] | None
+    full: bool
+    limit: int | None
+    seed: int
+    num_proc: int
+    text_tokenizer: str
+    strip_captions: bool
+    progress: bool
+    memory_budget_mb: int
+    min_image_coverage: float
+
+    def __post_init__(self) -> None:
+        self.workers = self.num_proc
+
+    def open_source(self, work: Path | None) -> OpenedSource:
+        _check_options(self.limit, self.workers, self.seed, self.memory_budget_mb, self.min_image_coverage)
+        source = self.source
+        self.src = open_source(source, self.seed, self.min_image_coverage) if isinstance(source, str) else source
+        self.counter = make_text_counter(self.text_tokenizer)
+        self.planner, self.official_files = _planner(self.src, self.cfgs, self.official_metadata, self.seed)
+        metadata = self.official_metadata
+        inputs = {"source": self.src.spec, "official_metadata": str(metadata) if metadata is not None else None}
+        return OpenedSource(inputs, card=dict(self.src.card_licence))
+
+    def request(self) -> dict[str, Any]:
+        return {
+            "mode": self.planner.mode,
+            "seed": self.seed,
+            "source": self.src.describe(),
+            "official_metadata": self.official_files,
+            "configs": [cfg.name for cfg in self.cfgs],
+            "rows": "full" if self.full else "paper",
+            "limit": self.limit,
+            "strip_captions": self.strip_captions,
+            "text_tokenizer": self.counter.name,
+            "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
+        }
+
+    def card_context(self) -> dict[str, Any]:
+        return {"licence": self.src.licence_note}
+
+    def held_configs(self, build: DatasetBuild) -> list[str]:
+        return [cfg.name for cfg in self.cfgs]  # those asked for, as MMNeedle's plan has always named them
+
+    def plan(self, build: DatasetBuild) -> None:
+        # Over every config the folder will hold, those carried over included.
+        build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
+                                 self.full, self.limit)
+        self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        self.image_storage = build.image_storage
+
+    @cached_property
+    def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
+        """The (N, key) of every pool image the rows show, and the source images those need."""
+        clock = time.perf_counter()
+        shown = self._shown_pool_images()
+        tiles_needed = sorted({name for N, key in shown for name in self.planner.pool(N).tiles(key)})
+        _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
+        return shown, tiles_needed
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        shown, tiles_needed = self._shown
+        return estimate_build(self.src, self.planner, self.pending, self._ids, shown, len(tiles_needed),
+                              self.image_storage, self.workers, kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        assert build.staging is not None, "run inside the DatasetBuild"
+        self.staging = build.staging
+        memory_budget = self.memory_budget_mb * 1024 * 1024
+        shown, tiles_needed = self._shown
+        clock = time.perf_counter()
+        # Tiles are read many times in random order: memory, up to the budget (then a spill file).
+        tiles = TileStore(self.staging / ".tiles.spill", memory_budget)
+        # Each encoded image is written once and read once per row that shows it: straight to a spool
+        # file (page cache), so memory does not grow with the number of stitched images.
+        encoded = encoded_store(self.staging / ".images.spool", 0)
+        try:
+            self._decode(tiles_needed, tiles)
+            clock = _log_stage("decode+resize", clock, f"{tiles.spilled_bytes} bytes spilled")
+            self._stitch(shown, tiles, encoded)
+            clock = _log_stage("stitch+encode", clock, f"{encoded.spilled_bytes} bytes spilled")
+            tiles.close()
+            if build.images is not None:
+                for key in shown:
+                    build.images.add(encoded.get(key))
+            results = self._write(build, encoded)
+            _log_stage("write", clock, f"{sum(r.num_bytes for r in results)} bytes")
+        finally:
+            tiles.close()
+            encoded.close()
+        return {
+            "source_images_decoded": len(tiles_needed),
+            "stitched_images_encoded": {
+                f"{N}x{N}": sum(1 for n, _ in shown if n == N) for N in sorted({n for n, _ in shown})
+            },
+        }
+
+    def _shown_pool_images(self) -> list[tuple[int, str]]:
+        shown: set[tuple[int, str]] = set()
+        for cfg in self.pending:
+            for sample_id in self._ids(cfg):
+                shown.update((cfg.N, key) for key in self.planner.plan(cfg, sample_id).haystack)
+        return sorted(shown)
+
+    def _ids(self, cfg: NeedleConfig) -> list[int]:
+        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
+
+    def _decode(self, names: list[str], tiles: TileStore) -> None:
+        run_parallel(names, lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)), self.workers,
+                     "decode+resize source images", "img", self.progress, chunk=16)
+
+    def _stitch(self, shown: list[tuple[int, str]], tiles: TileStore, encoded: BudgetedStore[EncodedImage]) -> None:
+        workspace = threading.local()  # per worker thread: JPEG encoder, canvases, scratch tile
+
+        def stitch_one(item: tuple[int, str]) -> None:
+            N, key = item
+            if not hasattr(workspace, "encoder"):
+                workspace.encoder, workspace.canvases = FileJpegEncoder(), {}
+                workspace.scratch = Image.new("RGB", (TILE_SIZE, TILE_SIZE))
+            grid = (tiles.get_into(name, workspace.scratch) for name in self.planner.pool(N).tiles(key))
+            image = stitch(grid, N, canvas=workspace.canvases.get(N))
+            if N > 1:
+                workspace.canvases[N] = image
+            encoded.put(item, workspace.encoder.encode(image))
+
+        run_parallel(shown, stitch_one, self.workers, "stitch+encode pool images", "img", self.progress, chunk=2)
+
+    def _write(self, build: DatasetBuild, encoded: BudgetedStore[EncodedImage]) -> list[ConfigResult]:
+        total = sum(len(self._ids(cfg)) for cfg in self.pending)
+        results = []
+        with tqdm(total=total, desc="write rows", unit="row", disable=not self.progress, dynamic_ncols=True) as bar:
+            for cfg in self.pending:
+                result = self._write_config(build, cfg, encoded, bar)
+                split = self.planner.negative_start(cfg)
+                positives = sum(1 for i in self._ids(cfg) if i < split)
+                build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
+                                               "negatives": result.num_rows - positives})
+                results.append(result)
+        return results
+
+    def _write_config(self, build: DatasetBuild, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage],
+                      bar: tqdm) -> ConfigResult:
+        pool = self.planner.pool(cfg.N)
+        embed = build.images is None
+        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+            bar.set_description(f"write {cfg.name}")
+            for sample_id in self._ids(cfg):
+                plan = self.planner.plan(cfg, sample_id)
+                images = [encoded.get((cfg.N, key)) for key in plan.haystack]
+                captions = [self.src.caption(name) for name in plan.needle_files]
+                if self.strip_captions:
+                    captions = [caption.strip() for caption in captions]
+                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
+                writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
+                bar.update(1)
+            return writer.close()
 
 
 def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
@@ -152,14 +287,10 @@ def _check_options(limit: int | None, num_proc: int, seed: int, memory_budget_mb
                    min_image_coverage: float) -> None:
     if not 0 <= min_image_coverage <= 1:
         raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
-    if limit is not None and limit < 1:
-        raise BuildError(f"--limit must be at least 1, got {limit}")
-    if num_proc < 1:
-        raise BuildError(f"--num-proc must be at least 1, got {num_proc}")
-    if seed < 0:
-        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
-    if memory_budget_mb < 0:
-        raise BuildError(f"--memory-budget-mb must be at least 0, got {memory_budget_mb}")
+    check_at_least("--limit", limit, 1)
+    check_at_least("--num-proc", num_proc, 1)
+    check_seed(seed)
+    check_at_least("--memory-budget-mb", memory_budget_mb, 0)
 
 
 def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metadata: str | os.PathLike[str] | None,
@@ -178,126 +309,6 @@ def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metad
                 f"(a haystack of {cfg.M}x{cfg.N}x{cfg.N} = {cfg.slots} sub-images plus {cfg.K} negative needle(s) outside it)"
             )
     return RegeneratePlanner(src.names, seed), None
-
-
-class _Stages:
-    def __init__(self, source: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
-                 limit: int | None, counter: TextTokenCounter, strip_captions: bool, num_proc: int, progress: bool,
-                 build: DatasetBuild) -> None:
-        self.source = source
-        self.planner = planner
-        self.cfgs = cfgs
-        self.full = full
-        self.limit = limit
-        self.counter = counter
-        self.strip_captions = strip_captions
-        self.num_proc = num_proc
-        self.progress = progress
-        self.build = build
-
-    @cached_property
-    def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
-        """The (N, key) of every pool image the rows show, and the source images those need."""
-        clock = time.perf_counter()
-        shown = self._shown_pool_images()
-        tiles_needed = sorted({name for N, key in shown for name in self.planner.pool(N).tiles(key)})
-        _log_stage("plan", clock, f"{len(shown)} pool images, {len(tiles_needed)} source images")
-        return shown, tiles_needed
-
-    def estimate(self, kept: int) -> BuildEstimate:
-        shown, tiles_needed = self._shown
-        return estimate_build(self.source, self.planner, self.cfgs, self._ids, shown, len(tiles_needed),
-                              self.build.image_storage, self.num_proc, kept)
-
-    def run(self, memory_budget: int) -> dict[str, Any]:
-        assert self.build.staging is not None, "run inside the DatasetBuild"
-        self.staging = self.build.staging
-        shown, tiles_needed = self._shown
-        clock = time.perf_counter()
-        # Tiles are read many times in random order: memory, up to the budget (then a spill file).
-        tiles = TileStore(self.staging / ".tiles.spill", memory_budget)
-        # Each encoded image is written once and read once per row that shows it: straight to a spool
-        # file (page cache), so memory does not grow with the number of stitched images.
-        encoded = encoded_store(self.staging / ".images.spool", 0)
-        try:
-            self._decode(tiles_needed, tiles)
-            clock = _log_stage("decode+resize", clock, f"{tiles.spilled_bytes} bytes spilled")
-            self._stitch(shown, tiles, encoded)
-            clock = _log_stage("stitch+encode", clock, f"{encoded.spilled_bytes} bytes spilled")
-            tiles.close()
-            if self.build.images is not None:
-                for key in shown:
-                    self.build.images.add(encoded.get(key))
-            results = self._write(encoded)
-            _log_stage("write", clock, f"{sum(r.num_bytes for r in results)} bytes")
-        finally:
-            tiles.close()
-            encoded.close()
-        return {
-            "source_images_decoded": len(tiles_needed),
-            "stitched_images_encoded": {
-                f"{N}x{N}": sum(1 for n, _ in shown if n == N) for N in sorted({n for n, _ in shown})
-            },
-        }
-
-    def _shown_pool_images(self) -> list[tuple[int, str]]:
-        shown: set[tuple[int, str]] = set()
-        for cfg in self.cfgs:
-            for sample_id in self._ids(cfg):
-                shown.update((cfg.N, key) for key in self.planner.plan(cfg, sample_id).haystack)
-        return sorted(shown)
-
-    def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
-
-    def _decode(self, names: list[str], tiles: TileStore) -> None:
-        run_parallel(names, lambda name: tiles.put(name, self.source.load_tile(name, TILE_SIZE)), self.num_proc,
-                     "decode+resize source images", "img", self.progress, chunk=16)
-
-    def _stitch(self, shown: list[tuple[int, str]], tiles: TileStore, encoded: BudgetedStore[EncodedImage]) -> None:
-        workspace = threading.local()  # per worker thread: JPEG encoder, canvases, scratch tile
-
-        def stitch_one(item: tuple[int, str]) -> None:
-            N, key = item
-            if not hasattr(workspace, "encoder"):
-                workspace.encoder, workspace.canvases = FileJpegEncoder(), {}
-                workspace.scratch = Image.new("RGB", (TILE_SIZE, TILE_SIZE))
-            grid = (tiles.get_into(name, workspace.scratch) for name in self.planner.pool(N).tiles(key))
-            image = stitch(grid, N, canvas=workspace.canvases.get(N))
-            if N > 1:
-                workspace.canvases[N] = image
-            encoded.put(item, workspace.encoder.encode(image))
-
-        run_parallel(shown, stitch_one, self.num_proc, "stitch+encode pool images", "img", self.progress, chunk=2)
-
-    def _write(self, encoded: BudgetedStore[EncodedImage]) -> list[ConfigResult]:
-        total = sum(len(self._ids(cfg)) for cfg in self.cfgs)
-        results = []
-        with tqdm(total=total, desc="write rows", unit="row", disable=not self.progress, dynamic_ncols=True) as bar:
-            for cfg in self.cfgs:
-                result = self._write_config(cfg, encoded, bar)
-                split = self.planner.negative_start(cfg)
-                positives = sum(1 for i in self._ids(cfg) if i < split)
-                self.build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
-                                               "negatives": result.num_rows - positives})
-                results.append(result)
-        return results
-
-    def _write_config(self, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage], bar: tqdm) -> ConfigResult:
-        pool = self.planner.pool(cfg.N)
-        embed = self.build.images is None
-        with self.build.config_writer(cfg.name, features(self.build.image_storage)) as writer:
-            bar.set_description(f"write {cfg.name}")
-            for sample_id in self._ids(cfg):
-                plan = self.planner.plan(cfg, sample_id)
-                images = [encoded.get((cfg.N, key)) for key in plan.haystack]
-                captions = [self.source.caption(name) for name in plan.needle_files]
-                if self.strip_captions:
-                    captions = [caption.strip() for caption in captions]
-                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
-                writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
-                bar.update(1)
-            return writer.close()
 
 
 def _log_stage(stage: str, since: float, detail: str) -> float:

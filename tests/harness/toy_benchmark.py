@@ -1,8 +1,8 @@
 """A tiny benchmark that belongs to no paper, so the harness is tested without any benchmark's code.
 
-`build_toy` writes a dataset through the builders' shared core (`DatasetBuild`, the data contract):
-config `colors` (one square per row: "What colour is the square?") and config `pairs` (two squares:
-"Are the two squares the same colour?"), embedded or with shared image storage. `write_toy_tasks`
+`build_toy` writes a dataset through the builders' shared core (the build skeleton `BenchmarkBuild`, the
+data contract): config `colors` (one square per row: "What colour is the square?") and config `pairs` (two
+squares: "Are the two squares the same colour?"), embedded or with shared image storage. `write_toy_tasks`
 writes its task folder: a template, two tasks, two groups, and `utils.py` with the scorer and the
 random baseline's hook.
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ from PIL import Image
 
 from builders.core import contract
 from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.estimate import BuildEstimate
 from builders.core.images import FileJpegEncoder
+from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.tokens import ApproxTokenCounter
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 160, 50), "blue": (30, 70, 220), "yellow": (245, 215, 30)}
@@ -69,22 +72,50 @@ def _rows(config: str, encoder: FileJpegEncoder, embed: bool, rows: int):
 def build_toy(out_dir: Path, image_storage: str = contract.EMBEDDED, *, rows: int = ROWS,
               configs: list[str] | None = None, overwrite: bool = False, command: list[str] | None = None) -> Path:
     """Build `out_dir/toy` (both configs, or those named; added to a toy build already there) and return it."""
-    encoder = FileJpegEncoder()
-    try:
-        with DatasetBuild(out_dir, INFO, {"rows": rows, "configs": configs or list(CONFIGS)},
-                          image_storage=image_storage, overwrite=overwrite, config_order=list(CONFIGS),
-                          command=command) as build:
-            for config in build.pending:
-                with build.config_writer(config, features(image_storage)) as writer:
-                    for row, images in _rows(config, encoder, build.images is None, rows):
+    path = ToyBuild(rows, configs or list(CONFIGS)).run(out_dir, image_storage=image_storage, overwrite=overwrite,
+                                                        command=command)
+    assert path is not None
+    return path
+
+
+@dataclass
+class ToyBuild(BenchmarkBuild):
+    """The toy's parts for the build skeleton: no source to read, nothing to plan, rows drawn as they are written."""
+
+    info = INFO
+    config_order = list(CONFIGS)
+    uses_work_folder = False
+
+    rows: int
+    configs: list[str]
+
+    def open_source(self, work: Path | None) -> OpenedSource:
+        return OpenedSource()
+
+    def request(self) -> dict[str, Any]:
+        return {"rows": self.rows, "configs": self.configs}
+
+    def plan(self, build: DatasetBuild) -> None:
+        self.pending = list(build.pending)
+
+    def estimate(self, kept: int) -> BuildEstimate:
+        rows = self.rows * len(self.pending)
+        return BuildEstimate(self.pending, rows, rows * 2000, 1, "squares to draw", "a guess", kept)
+
+    def write(self, build: DatasetBuild) -> dict[str, Any]:
+        encoder = FileJpegEncoder()
+        try:
+            for config in self.pending:
+                with build.config_writer(config, features(build.image_storage)) as writer:
+                    for row, images in _rows(config, encoder, build.images is None, self.rows):
                         if build.images is not None:
                             for image in images:
                                 build.images.add(image)
                         writer.write(row, sum(len(im.data) for im in images))
                     build.add_config(writer.close())
-            return build.publish()
-    finally:
-        encoder.close()
+        finally:
+            encoder.close()
+        return {}
 
 
 class ToyBenchmark:
