@@ -144,7 +144,7 @@ PLAIN_LOOP = textwrap.dedent("""
 
 def hf_vs_plain(work: Path, data: Path, limit: int, env: dict[str, str]) -> dict:
     sys.path.insert(0, str(ROOT / "tests" / "harness"))
-    from conftest import build_tiny_llava  # the tests' offline recipe
+    from tiny_llava import build_tiny_llava  # the tests' offline recipe
 
     model_dir = work / "tiny-llava"
     if not (model_dir / "config.json").exists():

@@ -8,7 +8,7 @@ images processed against images sent) and records where the time goes: the proce
 image resizing and patching), the model's `generate`, and the rest of the run (the harness: reading, screening,
 building requests, journalling), with the backend's decoding of each image to PIL apart. The rows are written by `bench/true_length.py`'s writers (640 x 480 JPEGs for VH,
 392 x 392 for ICL) and built with the real builder. Qwen's processor needs torchvision, which this project's CPU
-environment lacks (NOTES.md); there, `tests/harness/conftest.py`'s `build_tiny_llava` makes a checkpoint that runs.
+environment lacks (NOTES.md); there, `tests/harness/tiny_llava.py`'s `build_tiny_llava` makes a checkpoint that runs.
 
     python bench/hf_cpu_128k.py --model TINY_QWEN_DIR --work W [--threads 8] [--json OUT.json]
     python bench/hf_cpu_128k.py --render OUT.json --write-results      # the section, from a run's figures

@@ -100,7 +100,7 @@ def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_proc
     `LLM.generate` (vLLM's `LLM.chat` would parse and render every conversation again); the images follow in
     prompt order. Without the processor (an estimate), conversations go to `LLM.chat` as before."""
     from harness.models.vllm_engine import VLLMModel
-    from tests.harness.conftest import build_tiny_llava
+    from tests.harness.tiny_llava import build_tiny_llava
 
     from .conftest import make_request
 

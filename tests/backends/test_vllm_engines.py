@@ -211,7 +211,12 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
 @pytest.mark.slow  # a run in a child process
 def test_run_that_forgets_close_still_exits(tmp_path):
     """Replicas are not daemonic (vLLM starts processes of its own); an exit without close() must
-    still stop them instead of waiting on them forever."""
+    still stop them instead of waiting on them forever.
+
+    Two clocks, because the child's start (importing the harness and transformers, two spawned replicas doing the
+    same) costs ~10 s of CPU, a minute of wall time on a busy 2-core machine: the answer may take as long as it
+    needs (10 minutes at most), and the exit after it, which is what this tests, gets as long as the start took
+    (30 s at least). A missing atexit hook hangs for ever, so it still fails."""
     import subprocess
     import sys
     from pathlib import Path
@@ -224,7 +229,7 @@ from {__name__.rsplit(".", 1)[0]}.conftest import make_request
 from harness.models.vllm_engine import VLLMModel, VLLMSettings
 model = VLLMModel(VLLMSettings(pretrained="m", max_model_len=2048, data_parallel_size=2, use_tqdm=False),
                   llm_factory={FAKE_LLM!r}, sampling_factory={f"{fake_vllm.__name__}:sampling_dict"!r}, pin_devices=False)
-print(model.generate([make_request("a", ["hello"])])[0].text.split("|")[2])
+print(model.generate([make_request("a", ["hello"])])[0].text.split("|")[2], flush=True)
 """
     import os
 
@@ -232,7 +237,22 @@ print(model.generate([make_request("a", ["hello"])])[0].text.split("|")[2])
 
     repo = str(Path(harness.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                            env=env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "user:hello"
+    import select
+
+    stderr = tmp_path / "stderr.txt"
+    with stderr.open("w") as err, subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                                   stderr=err, text=True, cwd=tmp_path, env=env) as child:
+        try:
+            started = time.monotonic()
+            answered, _, _ = select.select([child.stdout], [], [], 600)
+            assert answered, f"no answer within 600 s: {stderr.read_text()}"
+            answer = child.stdout.readline()
+            start_took = time.monotonic() - started
+            try:
+                code = child.wait(timeout=max(30.0, start_took))
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"answered after {start_took:.0f} s, then did not exit within as long again")
+        finally:
+            child.kill()
+    assert code == 0, stderr.read_text()
+    assert answer.strip() == "user:hello"

@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 TASK = "mmneedle_m10_n1_k2_pos"
 
 
@@ -20,6 +22,7 @@ def sample_lines(journal: Path) -> list[dict]:
     return [json.loads(line) for line in lines[1:] if line.endswith("}")]
 
 
+@pytest.mark.slow  # two harness runs in child processes (one killed) and a third in process, a tiny LLaVA: ~46 s of CPU
 def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, data_dir: Path, tiny_llava: Path,
                                                         harness_script: str, script_env: dict, harness) -> None:
     args = ["--tasks", TASK, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",

@@ -227,7 +227,7 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp
     each image is estimated by the Idefics2 rule, and the table says `estimate`; the rule restates the processor's
     expansion, so the estimate is within a token per image (a space the processor adds after an image) of the
     input_ids it really builds."""
-    from conftest import CHAT_TEMPLATE, tiny_tokenizer
+    from tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
     from transformers import Idefics2Config, Idefics2ImageProcessorPil, Idefics2Processor
 
     from harness.models.hf_counting import ProcessorCount
@@ -274,7 +274,7 @@ def test_every_alias_has_its_family_rule() -> None:
 
 
 def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(tiny_llava_336: Path) -> None:
-    from conftest import tiny_tokenizer
+    from tiny_llava import tiny_tokenizer
     from transformers import AutoProcessor, LlavaNextImageProcessorPil, LlavaNextProcessor
 
     from harness.models.families import family_of
