@@ -14,7 +14,13 @@ labels). Then, for each `--tests` (rows per config):
   (every request built, screened, journalled and sent; the random baseline decodes no image): wall time and peak
   RSS, which must stay flat as rows double.
 
+With `--every-leaf`, instead: `builders build mmlongbench --source fixture:full --fixture-ids N` of every config
+past 128K (`leaves.EXTENDED_CONFIGS`, every leaf but Summarization's, with their 128K configs beside them), and
+per leaf and length the images per row against the same linear extrapolation of Table 3 and the least and most
+counted tokens of a row against its length (its own section of RESULTS.md).
+
     .venv/bin/python bench/mmlongbench_past_128k.py [--tests 2 4] [--work DIR] [--write-results]
+    .venv/bin/python bench/mmlongbench_past_128k.py --every-leaf [--fixture-ids 1] [--work DIR] [--write-results]
 """
 
 from __future__ import annotations
@@ -35,11 +41,14 @@ from results_file import write_section  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from mmlongbench_full_fixture import TABLE_3  # noqa: E402
+
 from builders.core import contract  # noqa: E402
-from builders.mmlongbench.leaves import BUILDABLE_CONFIGS  # noqa: E402
+from builders.mmlongbench.leaves import BUILDABLE_CONFIGS, EXTENDED_LEAVES, EXTENDED_LENGTHS  # noqa: E402
 
 BIN = Path(sys.executable).parent
 SECTION = "## MMLongBench past 128K: a 1M ICL row"
+EVERY_LEAF_SECTION = "## MMLongBench past 128K: images per row for every leaf (fixture:full)"
 LEAF = "icl_stanford_cars"
 LENGTHS = ("128k", "256k", "512k", "1m")
 CLASSES, ROUNDS_128K, SETS_64K, ROUNDS_64K = 50, 13, 20, 6
@@ -48,9 +57,9 @@ TABLE3 = (324.0, 628.8)  # Stanford Cars at 64K and 128K
 TOKENS = {"128k": 131072, "256k": 262144, "512k": 524288, "1m": 1048576}
 
 
-def extrapolated(length: str) -> float:
-    """Table 3's mean at `length` on the line through its 64K and 128K means."""
-    low, high = TABLE3
+def extrapolated(length: str, means: tuple[float, float] = TABLE3) -> float:
+    """Table 3's mean at `length` on the line through its 64K and 128K means (`means`)."""
+    low, high = means
     return high + (high - low) * (TOKENS[length] - 131072) / 65536
 
 
@@ -137,20 +146,78 @@ def report(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def config_rows(built: Path, config: str) -> dict:
+    """Images per row and each row's counted tokens (text + image, as the builder counts them) of one config."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(contract.split_files(built, config, "test"),
+                         columns=[contract.NUM_IMAGES, contract.TEXT_TOKENS, contract.IMAGE_TOKENS]).to_pylist()
+    return {"rows": len(rows), "images": sum(r[contract.NUM_IMAGES] for r in rows) / len(rows),
+            "tokens": [r[contract.TEXT_TOKENS] + sum(r[contract.IMAGE_TOKENS]) for r in rows]}
+
+
+def measure_every_leaf(work: Path, ids: int, env: dict[str, str]) -> dict:
+    data = work / f"every_leaf_{ids}"
+    configs = [f"{leaf.name}_{length}" for leaf in EXTENDED_LEAVES for length in ("128k", *EXTENDED_LENGTHS)]
+    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", "--source", "fixture:full",
+                                "--fixture-ids", str(ids), "--configs", ",".join(configs), "--out", str(data),
+                                "--overwrite", "--quiet"], env)
+    built = data / "mmlongbench"
+    manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
+    return {"ids": ids, "build_s": build_s, "build_mb": build_mb, "stats": manifest.get("stats", {}),
+            "configs": {config: config_rows(built, config) for config in configs}}
+
+
+def report_every_leaf(result: dict) -> str:
+    lengths = ("128k", *EXTENDED_LENGTHS)
+    lines = [EVERY_LEAF_SECTION, "",
+             f"`builders build mmlongbench --source fixture:full --fixture-ids {result['ids']}` of the "
+             f"{len(EXTENDED_LEAVES) * len(EXTENDED_LENGTHS)} configs past 128K and their {len(EXTENDED_LEAVES)} 128K "
+             f"configs: {result['build_s']:.0f} s wall, peak RSS {result['build_mb']:.0f} MiB (fixture written and "
+             "built; 2 shared vCPU).", "",
+             f"```\n.venv/bin/python bench/mmlongbench_past_128k.py --every-leaf --fixture-ids {result['ids']}\n```", "",
+             "Images per row: ours / Table 3 on the line through its 64K and 128K means (at 128K: Table 3 itself). "
+             "Fill: the least and the most counted tokens of a row (text, approx-v1, + image tokens), as a share of "
+             "the length.", "",
+             "| leaf | rows | " + " | ".join(f"{k} images / Table 3" for k in lengths) + " | fill past 128K, min-max |",
+             "|---|---|" + "---|" * (len(lengths) + 1)]
+    for leaf in EXTENDED_LEAVES:
+        cells, fills = [], []
+        for length in lengths:
+            cell = result["configs"][f"{leaf.name}_{length}"]
+            paper = extrapolated(length, TABLE_3[leaf.name][3:5])
+            cells.append(f"{cell['images']:,.1f} / {paper:,.1f}")
+            if length != "128k":
+                fills += [t / TOKENS[length] for t in cell["tokens"]]
+        rows = result["configs"][f"{leaf.name}_1m"]["rows"]
+        lines.append(f"| {leaf.paper_name} | {rows} | " + " | ".join(cells) + f" | {min(fills):.2%}-{max(fills):.2%} |")
+    over = [f"{c} ({max(r['tokens']):,})" for c, r in result["configs"].items()
+            if max(r["tokens"]) > TOKENS[c.rsplit("_", 1)[1]]]
+    lines += ["", "Rows over their length: " + (", ".join(over) if over else "none") + ". Manifest stats: "
+              + json.dumps(result["stats"], sort_keys=True) + "."]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tests", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--every-leaf", action="store_true", help="every leaf past 128K, from --source fixture:full")
+    parser.add_argument("--fixture-ids", type=int, default=1, help="ids per file of fixture:full (--every-leaf)")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="mmlb_past_128k_"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
            "HF_DATASETS_CACHE": str(work / "hf_cache"), "HF_HUB_OFFLINE": "1"}
-    results = [measure(work, tests, env) for tests in args.tests]
-    text = report(results)
+    if args.every_leaf:
+        result = measure_every_leaf(work, args.fixture_ids, env)
+        (work / "every_leaf.json").write_text(json.dumps(result))
+        title, text = EVERY_LEAF_SECTION, report_every_leaf(result)
+    else:
+        title, text = SECTION, report([measure(work, tests, env) for tests in args.tests])
     print(text)
     if args.write_results:
-        write_section(SECTION, text)
+        write_section(title, text)
 
 
 if __name__ == "__main__":
