@@ -1,5 +1,6 @@
-"""The cache order (`harness.prefix_order`): requests sharing a prompt prefix run together, groups long first, and
-the order never changes an answer or a results file (the `random` and tiny `hf` models, both orders)."""
+"""The cache order (`harness.prefix_order`): the longest request first, then requests sharing a prompt prefix
+together, each group short to long, and the order never changes an answer or a results file (the `random` and tiny
+`hf` models, both orders)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from builders.mmlongbench import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
+from harness.models.baselines import RandomModel
 from harness.prefix_order import cache_order, prompt_key
 
 NIAH = ("niah_vh_single_8k", "niah_vh_multi_8k", "niah_mmniah_ret_text_8k")
@@ -51,10 +53,36 @@ def test_rows_of_one_haystack_run_together_and_long_first() -> None:
     assert not contiguous(rows, length_first, "aa")
 
 
+def test_a_haystack_grows_short_to_long_after_the_longest_request() -> None:
+    # One id at three lengths (a longer length shows more of the same haystack), three depths each, listed long
+    # first as a dataset sorted by length would, and an unrelated row longer than all of them.
+    rows = []
+    for images in (64, 40, 24):
+        rows += [request(len(rows), "aa", images, depth) for depth in (images // 2, images, 3 * images // 4)]
+    rows.append(request(len(rows), "zz", 70, 0))
+    keys = [prompt_key(r) for r in rows]
+    order = cache_order([r.token_count for r in rows], keys)
+    assert order[0] == len(rows) - 1  # the longest request of the run first, so an out-of-memory shows at once
+    # Then the haystack short to long, each length extending the shorter one's prefix: first the row whose needle
+    # comes last (its whole haystack cached), then the rows that reuse most of it.
+    shape = [(len(rows[i].image_tokens) - 1, int(rows[i].sample_id.split("#")[1])) for i in order[1:]]
+    assert shape == [(24, 24), (24, 18), (24, 12), (40, 40), (40, 30), (40, 20), (64, 64), (64, 48), (64, 32)]
+    # The order before (grow=False) ran the group from its longest length, so that length reused nothing shorter.
+    old = [len(rows[i].image_tokens) - 1 for i in cache_order([r.token_count for r in rows], keys, grow=False)]
+    assert old[:2] == [70, 64]
+
+
 def test_no_shared_prefix_keeps_the_long_first_order() -> None:
     rows = [request(i, f"h{i}", 5 + i % 3, 5 + i % 3) for i in range(7)]
     length_first = sorted(range(len(rows)), key=lambda i: (-rows[i].token_count, i))
     assert cache_order([r.token_count for r in rows], [prompt_key(r) for r in rows]) == length_first
+
+
+def test_the_random_model_takes_its_order_in_its_constructor() -> None:
+    assert RandomModel.from_args({"request_order": "cache"}).request_order == "cache"
+    assert RandomModel(seed=1).request_order == "length"
+    with pytest.raises(ValueError, match="random backend: request_order must be one of length, cache, got 'x'"):
+        RandomModel(request_order="x")
 
 
 def test_cache_order_rejects_mismatched_inputs() -> None:
