@@ -30,6 +30,7 @@ from harness.api import ImagePart, Request
 # Neighbours sharing fewer prompt tokens than this, and less than half the shorter prompt, are not kept together.
 MIN_SHARED_TOKENS = 1024
 CHARS_PER_TOKEN = 4  # a text part's weight only groups requests; it never reaches a model or a result
+TEXT_CHUNK_CHARS = 4096  # ~1K tokens: a text part is keyed in chunks of about this size (`_chunks`)
 
 PromptKey = tuple[tuple[int, int], ...]  # (part hash, part tokens) per part, in prompt order
 
@@ -39,7 +40,8 @@ def _text_hash(text: str) -> int:
 
 
 def prompt_key(request: Request) -> PromptKey:
-    """The prompt's parts in order as (hash, tokens): messages' roles, text parts, images (by sha256)."""
+    """The prompt's parts in order as (hash, tokens): messages' roles, text parts in chunks of whole paragraphs
+    (`_chunks`), images (by sha256)."""
     parts: list[tuple[int, int]] = []
     image_tokens = iter(request.image_tokens)
     for message in request.messages:
@@ -48,8 +50,22 @@ def prompt_key(request: Request) -> PromptKey:
             if isinstance(part, ImagePart):
                 parts.append((_text_hash("\x00image:" + part.image.sha256), max(1, next(image_tokens, 1))))
             else:
-                parts.append((_text_hash(part.text), max(1, len(part.text) // CHARS_PER_TOKEN)))
+                parts += [(_text_hash(text), max(1, len(text) // CHARS_PER_TOKEN)) for text in _chunks(part.text)]
     return tuple(parts)
+
+
+def _chunks(text: str) -> list[str]:
+    """A text cut after the first paragraph end (blank line) past each `TEXT_CHUNK_CHARS`: two texts that share their
+    first passages share their first chunks, so a haystack of passages with no image between them (VRAG's) still
+    shows the prefix its rows share; chunks rather than single passages keep a 128K prompt's key to ~100 parts."""
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        end = text.find("\n\n", start + TEXT_CHUNK_CHARS)
+        end = len(text) if end < 0 else end + 2
+        chunks.append(text[start:end])
+        start = end
+    return chunks or [text]
 
 
 def shared_tokens(a: PromptKey, b: PromptKey) -> int:

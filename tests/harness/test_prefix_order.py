@@ -12,7 +12,7 @@ import pytest
 from builders.mmlongbench import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
 from harness.models.baselines import RandomModel
-from harness.prefix_order import cache_order, prompt_key
+from harness.prefix_order import CHARS_PER_TOKEN, TEXT_CHUNK_CHARS, cache_order, prompt_key, shared_tokens
 
 NIAH = ("niah_vh_single_8k", "niah_vh_multi_8k", "niah_mmniah_ret_text_8k")
 TASKS = ",".join(f"mmlongbench_{c}" for c in NIAH)
@@ -70,6 +70,32 @@ def test_a_haystack_grows_short_to_long_after_the_longest_request() -> None:
     # The order before (grow=False) ran the group from its longest length, so that length reused nothing shorter.
     old = [len(rows[i].image_tokens) - 1 for i in cache_order([r.token_count for r in rows], keys, grow=False)]
     assert old[:2] == [70, 64]
+
+
+def text_request(doc_id: int, haystack: str, passages: int, depth: int) -> Request:
+    """A text-only needle row (VRAG's shape): one text part, passages joined by blank lines, the needle passage
+    after `depth` of them, the question image last."""
+    texts = [f"Document {haystack}{k}: " + f"{haystack} words {k} " * 40 for k in range(passages)]
+    texts.insert(depth, "Document gold: the castle stands in Velmor. " * 10)
+    parts = (TextPart("Use the documents.\n\n" + "\n\n".join(texts) + "\n\nQuestion: "),
+             ImagePart(ImageRef("q".ljust(64, "0"), lambda: b"")), TextPart(" Where is it?"))
+    return Request("t", doc_id, f"{haystack}#{depth}", (Message("user", parts),), GenerationSettings(),
+                   text_tokens=passages * 100, image_tokens=(100,))
+
+
+def test_rows_sharing_text_passages_run_together() -> None:
+    # A text part is keyed by chunks of whole passages, so rows whose haystack is one long text (no image between
+    # passages) are seen to share it: each id's depths run together though the dataset interleaves the ids.
+    rows: list[Request] = []
+    for depth in (30, 60, 45):
+        rows += [text_request(len(rows) + k, haystack, 60, depth) for k, haystack in enumerate(("aa", "bb"))]
+    keys = [prompt_key(r) for r in rows]
+    assert len(keys[0]) > 5  # role, image, question and the context text cut into chunks
+    order = cache_order([r.token_count for r in rows], keys)
+    for haystack in ("aa", "bb"):
+        assert contiguous(rows, order, haystack), [rows[i].sample_id for i in order]
+    # Two depths of one id are keyed alike up to the chunk holding the earlier needle (30 passages, ~13,600 chars).
+    assert 2 * TEXT_CHUNK_CHARS // CHARS_PER_TOKEN < shared_tokens(keys[0], keys[2]) < 13_600 // CHARS_PER_TOKEN
 
 
 def test_no_shared_prefix_keeps_the_long_first_order() -> None:
