@@ -18,7 +18,7 @@ that prefills several at once shares less, so these figures are an upper bound f
 Orders: `dataset` (tasks in turn, rows in dataset order), `length` (the runner without the cache order: each task
 long first, tasks in turn), `cache` (`harness.prefix_order.cache_order` over every task's requests together,
 as `Runner.run_together` hands them to vLLM: the longest request first, then each group of requests sharing a prefix
-short to long), and `cache, long first (old)` (`cache_order(..., grow=False)`, the cache order before: each group
+short to long), and `cache, grow=False` (`cache_order(..., grow=False)`, the group order before: each group
 from its longest length down).
 
 Sources: `--data DIR --tasks ...` (a built data dir), or `--mmlongbench-ids N` (builds the length-true MMLongBench
@@ -168,7 +168,7 @@ def orders(prompts: Sequence[Prompt]) -> dict[str, list[int]]:
     return {
         "dataset": list(range(len(prompts))),
         "length": [i for t in tasks for i in sorted(by_task[t], key=lambda i: (-prompts[i].tokens, prompts[i].doc_id))],
-        "cache, long first (old)": cache_order(tokens, keys, grow=False),
+        "cache, grow=False": cache_order(tokens, keys, grow=False),
         "cache": cache_order(tokens, keys),
     }
 
