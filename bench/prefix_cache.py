@@ -15,9 +15,11 @@ outlives its tail). Requests prefill one after another: vLLM's scheduler gives r
 token budget first, so with long prompts a request's prefill ends before the next one's starts; an engine
 that prefills several at once shares less, so these figures are an upper bound for each order.
 
-Orders: `dataset` (tasks in turn, rows in dataset order), `length` (what the runner does today: each task
+Orders: `dataset` (tasks in turn, rows in dataset order), `length` (the runner without the cache order: each task
 long first, tasks in turn), `cache` (`harness.prefix_order.cache_order` over every task's requests together,
-as `Runner.run_together` hands them to vLLM).
+as `Runner.run_together` hands them to vLLM: the longest request first, then each group of requests sharing a prefix
+short to long), and `cache, grow=False` (`cache_order(..., grow=False)`, the group order before: each group
+from its longest length down).
 
 Sources: `--data DIR --tasks ...` (a built data dir), or `--mmlongbench-ids N` (builds the length-true MMLongBench
 fixture, `--source fixture:full`, of `--categories` (default niah) at 8K-128K: each id one haystack shown at every
@@ -162,10 +164,12 @@ def load_prompts(data: Path, tasks: Sequence[str], block: int) -> list[Prompt]:
 def orders(prompts: Sequence[Prompt]) -> dict[str, list[int]]:
     tasks = list(dict.fromkeys(p.task for p in prompts))
     by_task = {t: [i for i, p in enumerate(prompts) if p.task == t] for t in tasks}
+    tokens, keys = [p.tokens for p in prompts], [p.key for p in prompts]
     return {
         "dataset": list(range(len(prompts))),
         "length": [i for t in tasks for i in sorted(by_task[t], key=lambda i: (-prompts[i].tokens, prompts[i].doc_id))],
-        "cache": cache_order([p.tokens for p in prompts], [p.key for p in prompts]),
+        "cache, grow=False": cache_order(tokens, keys, grow=False),
+        "cache": cache_order(tokens, keys),
     }
 
 
@@ -180,24 +184,34 @@ def simulate(prompts: Sequence[Prompt], order: Sequence[int], block: int, capaci
     return tallies
 
 
+def _rows(results: dict[str, dict[str, Tally]], groups: dict[str, list[str]], rows: dict[str, int]) -> list[str]:
+    """One line per group of tasks: rows, prefill tokens, then tokens served (and the ratio) in each order."""
+    lines = []
+    for name, tasks in groups.items():
+        sums = {order: Tally(sum(tallies[t].prefill for t in tasks), sum(tallies[t].cached for t in tasks))
+                for order, tallies in results.items()}
+        first = next(iter(sums.values()))
+        cells = " | ".join(f"{t.cached:,} ({t.ratio:.1%})" for t in sums.values())
+        lines.append(f"| {name} | {sum(rows[t] for t in tasks)} | {first.prefill:,} | {cells} |")
+    return lines
+
+
 def table(prompts: Sequence[Prompt], block: int, capacity: int) -> list[str]:
+    """Per task, then per length (a task named ..._<N>k) where there are several, then the total."""
     results = {name: simulate(prompts, order, block, capacity) for name, order in orders(prompts).items()}
     tasks = list(dict.fromkeys(p.task for p in prompts))
-    lines = ["| task | rows | prefill tokens | cached: dataset order | cached: length order (today) | "
-             "cached: cache order |", "|---|---:|---:|---:|---:|---:|"]
-    totals = {name: Tally() for name in results}
+    rows = {t: sum(1 for p in prompts if p.task == t) for t in tasks}
+    header = ["| task | rows | prefill tokens | " + " | ".join(f"cached: {name} order" for name in results) + " |",
+              "|---|---:|---:|" + "---:|" * len(results)]
+    by_length: dict[str, list[str]] = {}
     for task in tasks:
-        cells = []
-        for name, tallies in results.items():
-            t = tallies[task]
-            totals[name].prefill += t.prefill
-            totals[name].cached += t.cached
-            cells.append(f"{t.cached:,} ({t.ratio:.0%})")
-        rows = sum(1 for p in prompts if p.task == task)
-        lines.append(f"| {task} | {rows} | {results['dataset'][task].prefill:,} | " + " | ".join(cells) + " |")
-    cells = [f"{t.cached:,} ({t.ratio:.0%})" for t in totals.values()]
-    lines.append(f"| **total** | {len(prompts)} | {totals['dataset'].prefill:,} | " + " | ".join(cells) + " |")
-    return lines
+        length = re.search(r"_(\d+k)$", task)
+        if length:
+            by_length.setdefault(length.group(1), []).append(task)
+    lines = header + _rows(results, {t: [t] for t in tasks}, rows)
+    if len(by_length) > 1:
+        lines += _rows(results, {f"**{length}**": names for length, names in by_length.items()}, rows)
+    return lines + _rows(results, {"**total**": tasks}, rows)
 
 
 def build_mmlongbench(work: Path, ids: int, categories: Sequence[str]) -> tuple[Path, list[str]]:

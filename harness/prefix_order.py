@@ -10,9 +10,13 @@ rows of an id together only where their token counts tie, and runs its lengths t
 image by its sha256), each with a rough token weight; it reads only what every `Request` carries (messages,
 image sha256s, per-image token figures), no field of a particular benchmark. `cache_order` sorts keys so that
 requests sharing a prefix are adjacent (trie order), cuts that sequence into groups wherever neighbours share
-less than `min_shared` tokens and less than half the shorter prompt, runs the groups long first (by their longest
-request, so an out-of-memory still shows early), and within a group runs each time the request that shares most
-with one already run.
+less than `min_shared` tokens and less than half the shorter prompt, and runs the groups long first (by their
+longest request). Within a group each request extends what the cache holds: each time the request with the fewest
+tokens not shared with one already run, so a haystack grows short to long (8K, then 16K, ..., each length's rows
+reusing the shorter one's prefix) and the rows of one length follow the one whose haystack they share. The single
+longest request of the run goes first of all, so an out-of-memory still shows at once. (`grow=False`, the order
+before this one: each group from its most shared request, then the one sharing most, ties long first, so a group
+ran long to short and its longest length reused nothing of the shorter ones.)
 The order decides only when a request runs: answers and results files do not depend on it.
 """
 
@@ -26,6 +30,7 @@ from harness.api import ImagePart, Request
 # Neighbours sharing fewer prompt tokens than this, and less than half the shorter prompt, are not kept together.
 MIN_SHARED_TOKENS = 1024
 CHARS_PER_TOKEN = 4  # a text part's weight only groups requests; it never reaches a model or a result
+TEXT_CHUNK_CHARS = 4096  # ~1K tokens: a text part is keyed in chunks of about this size (`_chunks`)
 
 PromptKey = tuple[tuple[int, int], ...]  # (part hash, part tokens) per part, in prompt order
 
@@ -35,7 +40,8 @@ def _text_hash(text: str) -> int:
 
 
 def prompt_key(request: Request) -> PromptKey:
-    """The prompt's parts in order as (hash, tokens): messages' roles, text parts, images (by sha256)."""
+    """The prompt's parts in order as (hash, tokens): messages' roles, text parts in chunks of whole paragraphs
+    (`_chunks`), images (by sha256)."""
     parts: list[tuple[int, int]] = []
     image_tokens = iter(request.image_tokens)
     for message in request.messages:
@@ -44,8 +50,22 @@ def prompt_key(request: Request) -> PromptKey:
             if isinstance(part, ImagePart):
                 parts.append((_text_hash("\x00image:" + part.image.sha256), max(1, next(image_tokens, 1))))
             else:
-                parts.append((_text_hash(part.text), max(1, len(part.text) // CHARS_PER_TOKEN)))
+                parts += [(_text_hash(text), max(1, len(text) // CHARS_PER_TOKEN)) for text in _chunks(part.text)]
     return tuple(parts)
+
+
+def _chunks(text: str) -> list[str]:
+    """A text cut after the first paragraph end (blank line) past each `TEXT_CHUNK_CHARS`: two texts that share their
+    first passages share their first chunks, so a haystack of passages with no image between them (VRAG's) still
+    shows the prefix its rows share; chunks rather than single passages keep a 128K prompt's key to ~100 parts."""
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        end = text.find("\n\n", start + TEXT_CHUNK_CHARS)
+        end = len(text) if end < 0 else end + 2
+        chunks.append(text[start:end])
+        start = end
+    return chunks or [text]
 
 
 def shared_tokens(a: PromptKey, b: PromptKey) -> int:
@@ -58,10 +78,13 @@ def shared_tokens(a: PromptKey, b: PromptKey) -> int:
     return total
 
 
-def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared: int = MIN_SHARED_TOKENS) -> list[int]:
+def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared: int = MIN_SHARED_TOKENS,
+                grow: bool = True) -> list[int]:
     """Positions of the requests (given by their prompt tokens and keys) in the order to run them."""
     if len(tokens) != len(keys):
         raise ValueError(f"{len(tokens)} token counts for {len(keys)} keys")
+    if not keys:
+        return []
     trie = sorted(range(len(keys)), key=lambda i: (keys[i], i))
     weight = [sum(w for _, w in key) for key in keys]
     groups: list[list[int]] = []
@@ -76,14 +99,36 @@ def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared:
                 groups[-1].append(i)
                 continue
         groups.append([i])
-    ordered = [_extending(group, tokens, keys, neighbour_share) for group in groups]
+    within = _growing if grow else _extending
+    ordered = [within(group, tokens, keys, weight, neighbour_share) for group in groups]
     ordered.sort(key=lambda group: (-max(tokens[i] for i in group), min(group)))
-    return [i for group in ordered for i in group]
+    run = [i for group in ordered for i in group]
+    if not grow:
+        return run
+    longest = min(range(len(tokens)), key=lambda i: (-tokens[i], i))
+    return [longest] + [i for i in run if i != longest]
 
 
-def _extending(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], neighbour_share: dict[int, int]) -> list[int]:
-    """A group in run order: first the request the others reuse most, then each time the one that shares most with
-    a request already run (ties long first, then by position). Groups are one haystack's rows: a few dozen at most."""
+def _growing(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],
+             neighbour_share: dict[int, int]) -> list[int]:
+    """A group in run order, each request the one with the fewest tokens not shared with a request already run
+    (ties: fewer tokens, then the one others reuse most, then position): short to long, each extending the cache."""
+    rest = list(group)
+    best = dict.fromkeys(rest, 0)
+    order: list[int] = []
+    while rest:
+        pick = min(rest, key=lambda i: (weight[i] - best[i], tokens[i], -neighbour_share[i], i))
+        rest.remove(pick)
+        order.append(pick)
+        for i in rest:
+            best[i] = max(best[i], shared_tokens(keys[pick], keys[i]))
+    return order
+
+
+def _extending(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],
+               neighbour_share: dict[int, int]) -> list[int]:
+    """The order before `_growing`: first the request the others reuse most, then each time the one that shares
+    most with a request already run (ties long first, then by position)."""
     rest = sorted(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))
     order = [rest.pop(0)]
     best = {i: shared_tokens(keys[order[0]], keys[i]) for i in rest}

@@ -6,8 +6,8 @@ is recorded per sample as `too_many_images` / `over_length` — never truncated 
 unless the task declares its paper's truncation rule (`truncation:`, `harness.truncation`): then the
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
-model whose `request_order` is "cache" (vLLM's default), those sharing a prompt prefix together, groups long first
-(`harness.prefix_order`), across tasks when they run together;
+model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
+together, each group short to long (`harness.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.

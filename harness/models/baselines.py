@@ -63,17 +63,17 @@ class RandomModel(Model):
 
     cache_responses = False
 
-    def __init__(self, seed: int | None = None, batch_size: int = 1, context_length: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, batch_size: int = 1, context_length: int | None = None,
+                 request_order: str = "length") -> None:
         self.seed = seed
         self.batch_size = batch_size
         self.context_length = context_length
+        self.request_order = check_order(request_order, "random")
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         settings = settings_from_args(RandomSettings, args, "random")
-        model = cls(settings.seed, batch_size, settings.context_length)
-        model.request_order = settings.request_order
-        return model
+        return cls(settings.seed, batch_size, settings.context_length, settings.request_order)
 
     def _rng(self, request: Request) -> random.Random:
         seed = self.seed if self.seed is not None else (request.settings.seed or 0)

@@ -1,5 +1,6 @@
-"""The cache order (`harness.prefix_order`): requests sharing a prompt prefix run together, groups long first, and
-the order never changes an answer or a results file (the `random` and tiny `hf` models, both orders)."""
+"""The cache order (`harness.prefix_order`): the longest request first, then requests sharing a prompt prefix
+together, each group short to long, and the order never changes an answer or a results file (the `random` and tiny
+`hf` models, both orders)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from builders.mmlongbench import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
-from harness.prefix_order import cache_order, prompt_key
+from harness.models.baselines import RandomModel
+from harness.prefix_order import CHARS_PER_TOKEN, TEXT_CHUNK_CHARS, cache_order, prompt_key, shared_tokens
 
 NIAH = ("niah_vh_single_8k", "niah_vh_multi_8k", "niah_mmniah_ret_text_8k")
 TASKS = ",".join(f"mmlongbench_{c}" for c in NIAH)
@@ -51,10 +53,62 @@ def test_rows_of_one_haystack_run_together_and_long_first() -> None:
     assert not contiguous(rows, length_first, "aa")
 
 
+def test_a_haystack_grows_short_to_long_after_the_longest_request() -> None:
+    # One id at three lengths (a longer length shows more of the same haystack), three depths each, listed long
+    # first as a dataset sorted by length would, and an unrelated row longer than all of them.
+    rows = []
+    for images in (64, 40, 24):
+        rows += [request(len(rows), "aa", images, depth) for depth in (images // 2, images, 3 * images // 4)]
+    rows.append(request(len(rows), "zz", 70, 0))
+    keys = [prompt_key(r) for r in rows]
+    order = cache_order([r.token_count for r in rows], keys)
+    assert order[0] == len(rows) - 1  # the longest request of the run first, so an out-of-memory shows at once
+    # Then the haystack short to long, each length extending the shorter one's prefix: first the row whose needle
+    # comes last (its whole haystack cached), then the rows that reuse most of it.
+    shape = [(len(rows[i].image_tokens) - 1, int(rows[i].sample_id.split("#")[1])) for i in order[1:]]
+    assert shape == [(24, 24), (24, 18), (24, 12), (40, 40), (40, 30), (40, 20), (64, 64), (64, 48), (64, 32)]
+    # The order before (grow=False) ran the group from its longest length, so that length reused nothing shorter.
+    old = [len(rows[i].image_tokens) - 1 for i in cache_order([r.token_count for r in rows], keys, grow=False)]
+    assert old[:2] == [70, 64]
+
+
+def text_request(doc_id: int, haystack: str, passages: int, depth: int) -> Request:
+    """A text-only needle row (VRAG's shape): one text part, passages joined by blank lines, the needle passage
+    after `depth` of them, the question image last."""
+    texts = [f"Document {haystack}{k}: " + f"{haystack} words {k} " * 40 for k in range(passages)]
+    texts.insert(depth, "Document gold: the castle stands in Velmor. " * 10)
+    parts = (TextPart("Use the documents.\n\n" + "\n\n".join(texts) + "\n\nQuestion: "),
+             ImagePart(ImageRef("q".ljust(64, "0"), lambda: b"")), TextPart(" Where is it?"))
+    return Request("t", doc_id, f"{haystack}#{depth}", (Message("user", parts),), GenerationSettings(),
+                   text_tokens=passages * 100, image_tokens=(100,))
+
+
+def test_rows_sharing_text_passages_run_together() -> None:
+    # A text part is keyed by chunks of whole passages, so rows whose haystack is one long text (no image between
+    # passages) are seen to share it: each id's depths run together though the dataset interleaves the ids.
+    rows: list[Request] = []
+    for depth in (30, 60, 45):
+        rows += [text_request(len(rows) + k, haystack, 60, depth) for k, haystack in enumerate(("aa", "bb"))]
+    keys = [prompt_key(r) for r in rows]
+    assert len(keys[0]) > 5  # role, image, question and the context text cut into chunks
+    order = cache_order([r.token_count for r in rows], keys)
+    for haystack in ("aa", "bb"):
+        assert contiguous(rows, order, haystack), [rows[i].sample_id for i in order]
+    # Two depths of one id are keyed alike up to the chunk holding the earlier needle (30 passages, ~13,600 chars).
+    assert 2 * TEXT_CHUNK_CHARS // CHARS_PER_TOKEN < shared_tokens(keys[0], keys[2]) < 13_600 // CHARS_PER_TOKEN
+
+
 def test_no_shared_prefix_keeps_the_long_first_order() -> None:
     rows = [request(i, f"h{i}", 5 + i % 3, 5 + i % 3) for i in range(7)]
     length_first = sorted(range(len(rows)), key=lambda i: (-rows[i].token_count, i))
     assert cache_order([r.token_count for r in rows], [prompt_key(r) for r in rows]) == length_first
+
+
+def test_the_random_model_takes_its_order_in_its_constructor() -> None:
+    assert RandomModel.from_args({"request_order": "cache"}).request_order == "cache"
+    assert RandomModel(seed=1).request_order == "length"
+    with pytest.raises(ValueError, match="random backend: request_order must be one of length, cache, got 'x'"):
+        RandomModel(request_order="x")
 
 
 def test_cache_order_rejects_mismatched_inputs() -> None:
