@@ -47,8 +47,8 @@ def child(tree: Path, data: Path, benchmark: str, images: bool) -> None:
 
     sys.path.insert(0, str(tree))
     started = time.perf_counter()
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.running.task import Task
 
     imported = time.perf_counter()
     index = TaskIndex()

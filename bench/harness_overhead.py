@@ -198,9 +198,9 @@ def backend_ab(data: Path, model_dir: Path, n: int = 48, repeats: int = 3) -> di
     import torch
     from PIL import Image
 
+    from harness.config.task_index import TaskIndex
     from harness.models.hf import HFModel
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.running.task import Task
 
     torch.set_num_threads(1)
     task = Task(TaskIndex().tasks["mmneedle_m10_n2_k1_pos"])

@@ -60,10 +60,10 @@ def measure(model_dir: Path, work: Path, threads: int) -> dict[str, Any]:
     import transformers
     from true_length import build
 
+    from harness.config.task_index import TaskIndex
     from harness.models.hf import HFModel
-    from harness.runner import Runner, RunOptions
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.task import Task
 
     data, _ = build(work, 1, "release", [], dict(os.environ))  # PYTHONPATH: this checkout and its carried wheels
     index = TaskIndex([])

@@ -140,9 +140,9 @@ def per_row_images(data: Path, tasks: list[str], per_task: int = 2) -> dict[str,
     """Median CPU ms per row: building its request (`Task.build_request`), reading + verifying + decode-checking its
     images (`image_problem`), and decoding them whole to RGB; with images per row. The first `per_task` rows of
     each task."""
-    from harness.integrity import image_problem, release_mapped_pages
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.inputs.integrity import image_problem, release_mapped_pages
+    from harness.running.task import Task
 
     index = TaskIndex([])
     names = [n for name in tasks for n in (index.select([name]).tasks)]

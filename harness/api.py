@@ -116,7 +116,7 @@ class GenerationSettings:
 @dataclass(frozen=True)
 class TextRoundTrip:
     """A task's rule for re-decoding a prompt's text with the model's tokenizer, bound to one row
-    (`harness.round_trip`): `apply(prompt, decode_encode)` gives the prompt to send."""
+    (`harness.inputs.round_trip`): `apply(prompt, decode_encode)` gives the prompt to send."""
 
     rule: str  # the task's hook as its YAML names it (keys caches and journals)
     apply: Callable[[str, Callable[[str], str]], str] = field(repr=False, compare=False)
@@ -140,11 +140,11 @@ class Request:
     image_tokens: tuple[int, ...]  # precomputed per image, 14x14 patches with 2x2 merge
     assistant_prefix: str = ""
     random_answer: Callable[[random.Random], str] | None = field(default=None, repr=False, compare=False)
-    # Processor settings for this request only (a model's input policy on some tasks, `harness.input_policy`).
+    # Processor settings for this request only (a model's input policy on some tasks, `harness.inputs.input_policy`).
     processor_kwargs: tuple[tuple[str, Any], ...] = ()
-    # What the task's truncation rule dropped to make the request fit (`harness.truncation`); None: untruncated.
+    # What the task's truncation rule dropped to make the request fit (`harness.inputs.truncation`); None: untruncated.
     truncation: dict[str, Any] | None = field(default=None, compare=False)
-    # The task's re-decoding of this request's prompt by the model's tokenizer (`harness.round_trip`); None: none.
+    # The task's re-decoding of this request's prompt by the model's tokenizer (`harness.inputs.round_trip`); None: none.
     text_round_trip: TextRoundTrip | None = None
 
     @property
@@ -217,7 +217,7 @@ class Model(abc.ABC):
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`
     chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
-    # The order pending requests run in (`harness.prefix_order`): "length", long first; "cache", requests sharing a
+    # The order pending requests run in (`harness.running.prefix_order`): "length", long first; "cache", requests sharing a
     # prompt prefix together, for an engine with a prefix cache. It never changes an answer.
     request_order: str = "length"
 
@@ -248,12 +248,12 @@ class Model(abc.ABC):
 
     def text_round_trip(self) -> Callable[[str], str] | None:
         """The model tokenizer's encode (no special tokens) then decode of a text, for a task that re-decodes its
-        prompt as its paper's code did (`harness.round_trip`); None: no tokenizer at hand."""
+        prompt as its paper's code did (`harness.inputs.round_trip`); None: no tokenizer at hand."""
         return None
 
     def fit_batch_size(self, start: int) -> str | None:
         """`--batch_size auto`: search for the largest batch that fits in device memory, from `start` requests down
-        (`harness.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
+        (`harness.running.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
         return (f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
                 "baselines compute nothing), so it batches as it always does")
 
@@ -273,7 +273,7 @@ class Model(abc.ABC):
         """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each
         image's tokens under the contract's rule, after scaling to `max_pixels`. A backend that knows its
         model's own count (its processor, its tokenizer) overrides this, and `token_rule` with it."""
-        from harness.images import prompt_tokens
+        from harness.inputs.images import prompt_tokens
 
         return prompt_tokens(request, self.max_pixels)
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.run import TOKEN_BUDGET_BATCH_SIZE
+from harness.running.run import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
@@ -130,7 +130,7 @@ def _batch_size(text: str) -> int | str:
 
 def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The lm-eval flags its users type every day, with what each means here."""
-    from harness.auto_batch import DEFAULT_START
+    from harness.running.auto_batch import DEFAULT_START
 
     group = parser.add_argument_group("lm-eval's flags")
     group.add_argument("--max_batch_size", type=_positive_int, default=DEFAULT_START,
@@ -162,7 +162,7 @@ def _positive_int(text: str, alternatives: str = "") -> int:
 
 def list_tasks(what: str, include_paths: list[Path]) -> int:
     """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`."""
-    from harness.task_index import TaskIndex, natural_key
+    from harness.config.task_index import TaskIndex, natural_key
 
     index = TaskIndex(include_paths)
     sections = LIST_TASKS[what]
@@ -231,14 +231,14 @@ def merge_command(argv: list[str]) -> int:
     parser.add_argument("out", type=Path, help="output folder of the merged run (used like --output_path)")
     parser.add_argument("shard_dirs", type=Path, nargs="+", help="every shard's --output_path (or its model folder)")
     args = parser.parse_args(argv)
-    from harness.merge import merge_shards
+    from harness.outputs.merge import merge_shards
 
     return merge_shards(args.out, args.shard_dirs, argv)
 
 
 @subcommand("report")
 def report_command(argv: list[str]) -> int:
-    from harness.report import write_report
+    from harness.outputs.report import write_report
 
     parser = argparse.ArgumentParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
@@ -262,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return list_tasks(args.tasks, args.include_path)
         if args.model is None:
             parser.error("the following arguments are required: --model")
-        from harness.run import run
+        from harness.running.run import run
 
         return run(args, argv)
     except UserError as err:

@@ -64,7 +64,7 @@ def to_argv(**kwargs: Any) -> list[str]:
 def simple_evaluate(**kwargs: Any) -> dict[str, Any]:
     """Run `harness` with these arguments (`harness --help` lists them); the results dict it writes."""
     from harness.cli import run_parser
-    from harness.run import run_with_results
+    from harness.running.run import run_with_results
 
     argv = to_argv(**kwargs)
     message = io.StringIO()

@@ -9,9 +9,9 @@ from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, Response, TextPart, collect
 from harness.errors import UserError
-from harness.generation import safe_generate
 from harness.redact import redact_mapping
-from harness.run import make_model, resolve_model
+from harness.running.generation import safe_generate
+from harness.running.run import make_model, resolve_model
 
 
 class BackendImageAsker:

@@ -23,10 +23,10 @@ from collections import Counter
 
 from builders.core import contract
 from harness.cli import run_parser
-from harness.images import prompt_tokens as rows_prompt_tokens
+from harness.inputs.images import prompt_tokens as rows_prompt_tokens
 from harness.models.hf import HFModel
-from harness.run import plan_run, run_policies
-from harness.task import RowProblem
+from harness.running.run import plan_run, run_policies
+from harness.running.task import RowProblem
 
 
 def main(argv: list[str]) -> int:

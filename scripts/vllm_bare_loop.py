@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
-from harness.batching import plan_batches
 from harness.cli import run_parser
 from harness.models.args import settings_from_args
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
-from harness.run import plan_run, run_policies
-from harness.task import RowProblem
+from harness.running.batching import plan_batches
+from harness.running.run import plan_run, run_policies
+from harness.running.task import RowProblem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402

@@ -28,10 +28,10 @@ def import_script(name: str) -> ModuleType:
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_hash_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Keep the harness's remembered file hashes (`harness.integrity`) out of the user's ~/.cache."""
+    """Keep the harness's remembered file hashes (`harness.inputs.integrity`) out of the user's ~/.cache."""
     import os
 
-    from harness.integrity import HASH_CACHE_ENV
+    from harness.inputs.integrity import HASH_CACHE_ENV
 
     previous = os.environ.get(HASH_CACHE_ENV)
     os.environ[HASH_CACHE_ENV] = str(tmp_path_factory.mktemp("hash_cache") / "file_hashes.json")

@@ -152,8 +152,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(("files", "expected"), [
     ({"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
      "builders/core/a.py:1: builders.core.a imports builders.mmneedle"),
-    ({"builders/locovqa/e.py": "def f():\n    from harness.run import make_model\n", "harness/run.py": ""},
-     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.run"),
+    ({"builders/locovqa/e.py": "def f():\n    from harness.running.run import make_model\n", "harness/running/run.py": ""},
+     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.running.run"),
     ({"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
      "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images"),
     ({"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},
@@ -172,8 +172,8 @@ def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
     root = _tree(tmp_path, {
         "builders/core/contract.py": "", "builders/core/store.py": "from builders.core import contract\n",
         "builders/milebench/gold.py": "from builders.core.store import s\n",
-        "harness/data.py": "from builders.core import contract\nfrom harness import cache\n", "harness/cache.py": "",
-        "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.data import d\n"
+        "harness/inputs/data.py": "from builders.core import contract\nfrom harness.running import cache\n", "harness/running/cache.py": "",
+        "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.inputs.data import d\n"
                                       "from . import utils\nfrom builders.core.contract import X\n",
         "tasks/milebench/utils.py": "",
     })
@@ -182,9 +182,9 @@ def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
 
 def test_the_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
     root = _tree(tmp_path, {
-        "harness/api.py": "def f():\n    from harness.images import g\n",
-        "harness/images.py": "from harness.api import Request\n",
-        "harness/judge.py": "from harness.runner import r\n", "harness/runner.py": "from harness.task import t\n",
-        "harness/task.py": "import harness.judge\n", "harness/leaf.py": "from harness.api import x\n",
+        "harness/api.py": "def f():\n    from harness.inputs.images import g\n",
+        "harness/inputs/images.py": "from harness.api import Request\n",
+        "harness/running/judge.py": "from harness.running.runner import r\n", "harness/running/runner.py": "from harness.running.task import t\n",
+        "harness/running/task.py": "import harness.running.judge\n", "harness/leaf.py": "from harness.api import x\n",
     })
-    assert import_cycles(root) == [["harness.api", "harness.images"], ["harness.judge", "harness.runner", "harness.task"]]
+    assert import_cycles(root) == [["harness.api", "harness.inputs.images"], ["harness.running.judge", "harness.running.runner", "harness.running.task"]]

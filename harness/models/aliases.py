@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.errors import UserError
-from harness.input_policy import InputPolicy, TaskRule
+from harness.inputs.input_policy import InputPolicy, TaskRule
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Alias:
     rules: tuple[TaskRule, ...] = ()  # input policies on some tasks, as the papers ran this model
 
     def policy_for(self, task: str) -> InputPolicy:
-        from harness.input_policy import policy_for
+        from harness.inputs.input_policy import policy_for
 
         return policy_for(task, self.rules)
 

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.api import ImagePart, Request
-from harness.images import fit_within_pixels, image_costs
-from harness.images import prompt_tokens as rows_prompt_tokens
+from harness.inputs.images import fit_within_pixels, image_costs
+from harness.inputs.images import prompt_tokens as rows_prompt_tokens
+from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
-from harness.round_trip import sent_messages
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
@@ -105,7 +105,7 @@ class ProcessorCount:
         return "" if self.counts_images else f"{type(self.processor).__name__} cannot tell an image's tokens from its size"
 
     def decode_encode(self, text: str) -> str:
-        """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.round_trip`)."""
+        """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.inputs.round_trip`)."""
         return self.tokenizer.decode(self.tokenizer(text, add_special_tokens=False).input_ids)
 
     def render(self, request: Request) -> str:
@@ -131,7 +131,7 @@ class ProcessorCount:
         images = request.images
         if any(i.width is None or i.height is None for i in images) or (images and self._image_token_id is None):
             return rows_prompt_tokens(request, self.max_pixels)
-        # A truncated request (`harness.truncation`) is another prompt of the same document: its figures tell them apart.
+        # A truncated request (`harness.inputs.truncation`) is another prompt of the same document: its figures tell them apart.
         key = (request.task, request.doc_id, len(images), request.text_tokens)
         if key not in self._counted:
             ids = self.tokenizer(self.render(request)).input_ids

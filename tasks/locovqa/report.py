@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
-from harness.provenance import data_caption
+from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
+from harness.outputs.provenance import data_caption
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
 
 LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")

@@ -5,7 +5,7 @@ builder's `prompt` and the left truncation:
   images) with the model's tokenizer and decodes it again, truncated or not, before it joins the pieces; with a
   SentencePiece tokenizer this can change whitespace (a piece's leading space, for one). The instruction is
   joined as it is. `round_trip` (the task's `text_round_trip` hook) does the same where the harness has the
-  model's tokenizer (`harness.round_trip`);
+  model's tokenizer (`harness.inputs.round_trip`);
 - the LLaVA worker (`workers/model_workers.py`, the only worker the repository ships) then puts two adjacent image
   markers on lines of their own, "for the special cases in CLEVR-Change": `<image><image>` becomes
   `<image>\\n<image>\\n` (`str.replace`, so three in a row become `<image>\\n<image>\\n<image>`).

@@ -1,5 +1,5 @@
 """MileBench's rule for inputs longer than the model's context (`truncation:` of every MileBench task; the harness
-calls it for each request that does not fit, `harness.truncation`).
+calls it for each request that does not fit, `harness.inputs.truncation`).
 
 The paper (§4): "we keep the instruction, and truncate the interleaved image-text question from left so as to
 keep the question of a sample". The official `MileBenchDataset.__getitem__` (MileBench/MileBench @9583e1f) does it
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from harness.truncation import Budget, Truncated
+from harness.inputs.truncation import Budget, Truncated
 from tasks.milebench.official_prompt import final_prompt, pieces
 
 

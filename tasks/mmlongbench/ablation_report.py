@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.mmlongbench.leaves import ABLATION_LEAVES, OFFICIAL_ABLATION_NAMES
-from harness.figures import run_names
+from harness.outputs.figures import run_names
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.report import LENGTHS, _cell, _number, paper_model_for
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
-from harness.provenance import data_caption
+from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
+from harness.outputs.provenance import data_caption
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
 
 LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.figures import save_figure
+from harness.outputs.figures import save_figure
 
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
 # Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
@@ -42,7 +42,7 @@ def paper_order(m: int, n: int, k: int) -> tuple[int, int, int]:
 
 
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
-    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.report.ModelResults`); figures are
+    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.report.ModelResults`); figures are
     written to `out_dir`."""
     lines = table(data)
     caption = data.provenance_line()

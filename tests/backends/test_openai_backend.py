@@ -302,7 +302,7 @@ def test_an_input_policy_sets_image_detail_per_request(chat_server, jpeg_red):
     request's processor settings; anything else there has no meaning for an API and fails its sample."""
     from dataclasses import replace
 
-    from harness.input_policy import InputPolicy, apply_policy
+    from harness.inputs.input_policy import InputPolicy, apply_policy
     from harness.models import aliases
 
     model = _model(chat_server, image_detail="high")

@@ -267,7 +267,7 @@ def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Pat
     assert results[tasks[1]]["n_too_many_images"] == LIMIT and results[tasks[1]]["n_scored"] == 0
     assert results[tasks[0]]["n_invalid_input"] == 1 and results[tasks[0]]["n_ok"] == LIMIT - 1
     (bad,) = [r for r in _records(out / MODEL_DIR, tasks[0]) if r["status"] == "invalid_input"]
-    # Caught before the response cache is consulted (harness.cache), so before the backend's own check.
+    # Caught before the response cache is consulted (harness.running.cache), so before the backend's own check.
     assert bad["doc_id"] == 1 and bad["error"].startswith("invalid_input: image ") and "does not decode" in bad["error"]
     capped = _records(out / MODEL_DIR, tasks[1])[0]
     assert capped["error"] == "10 images; the model takes at most 5"

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.api import GenerationSettings, ImagePart, Message, Model, Request, Response, TextPart
-from harness.cache import CACHE_FILENAME, CachingModel, ResponseCache, request_key
 from harness.models.openai_chat import OpenAIChatModel
+from harness.running.cache import CACHE_FILENAME, CachingModel, ResponseCache, request_key
 
 from .conftest import image_ref, make_request
 
@@ -137,7 +137,7 @@ def test_cache_survives_a_killed_process(tmp_path):
     script = textwrap.dedent(f"""
         import os
         from harness.api import Response
-        from harness.cache import ResponseCache
+        from harness.running.cache import ResponseCache
         cache = ResponseCache({str(path)!r})
         cache.put_many([("k1", Response(text="one", usage={{"prompt_tokens": 3}})), ("k2", Response(text=None, error="boom"))])
         os._exit(9)  # killed: no close, no cleanup

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.merge import MergeError, merge_dirs, read_journal
-from harness.sample_store import SampleStore, journal_name
-from harness.sharding import Shard, parse_shard, shard_sizes
+from harness.outputs.merge import MergeError, merge_dirs, read_journal
+from harness.running.sample_store import SampleStore, journal_name
+from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 
 def test_parse_shard():
@@ -161,10 +161,10 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
     """The route `harness merge` takes: shard journals -> merge_dirs -> the runner over the merged
     folder with a JournalOnlyModel (nothing generated) -> the unsharded run's metrics and counts."""
     from harness.cli import main
-    from harness.merge import JournalOnlyModel, write_journal
-    from harness.runner import Runner, RunOptions
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.outputs.merge import JournalOnlyModel, write_journal
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.task import Task
 
     names = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"]
     full = tmp_path / "full"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner import Runner, RunOptions
-from harness.task import Task
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
+from harness.running.runner import Runner, RunOptions
+from harness.running.task import Task
 
 from . import fake_vllm
 from .fake_vllm import FAKE_LLM as FAKE_LLM_SPEC

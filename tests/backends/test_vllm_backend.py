@@ -185,7 +185,7 @@ def test_output_mapping_duck_typed():
 
 def test_every_alias_resolves_to_vllm_engine_arguments():
     from harness.models.aliases import ALIASES
-    from harness.run import resolve_model
+    from harness.running.run import resolve_model
 
     backend, args, alias = resolve_model("qwen2.5-vl", "backend=vllm,tensor_parallel_size=2")
     assert (backend, alias) == ("vllm", "qwen2.5-vl")
@@ -216,7 +216,7 @@ def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
-    from harness.run import make_model, resolve_model
+    from harness.running.run import make_model, resolve_model
 
     backend, args, _ = resolve_model("qwen2.5-vl", f"backend=openai,base_url={chat_server.base_url}")
     model = make_model("qwen2.5-vl", backend, args, 1, None)
@@ -234,9 +234,9 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     count (its template margin included): over-length prompts are recorded as `over_length`, never sent."""
     import json
 
-    from harness.runner import Runner, RunOptions
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.task import Task
 
     index = TaskIndex([])
     tasks = [Task(index.tasks[name]) for name in ("mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k1_neg")]
@@ -274,7 +274,7 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
 
 
 def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_path):
-    """MileBench re-decodes every context piece with the model's tokenizer (`harness.round_trip`): the backend loads
+    """MileBench re-decodes every context piece with the model's tokenizer (`harness.inputs.round_trip`): the backend loads
     the engine's tokenizer (here `tokenizer=`, a SentencePiece one, which drops a piece's leading space) and the
     engine receives the re-decoded text; the journal records it, and its input hash is the task's prompt."""
     import json
@@ -284,10 +284,10 @@ def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_p
 
     from builders.core import contract
     from builders.milebench.build import build_milebench
-    from harness.cache import input_sha256
-    from harness.runner import Runner, RunOptions
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.running.cache import input_sha256
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.task import Task
 
     data = tmp_path / "data"
     build_milebench(source="fixture", out_dir=data, configs=["clevr_change"])

@@ -1,4 +1,4 @@
-"""The vllm backend runs requests in the cache order by default (`harness.prefix_order`), across every task of the
+"""The vllm backend runs requests in the cache order by default (`harness.running.prefix_order`), across every task of the
 run, with prefix caching left on; `request_order=length` turns the order off. Either way the same answers reach the
 same journals. The engine is `fake_vllm.FakeLLM` (its answer spells what it was sent)."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from builders.mmlongbench import build_mmlongbench
+from harness.config.task_index import TaskIndex
 from harness.models.vllm_engine import VLLMModel
 from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
-from harness.runner import Runner, RunOptions
-from harness.task import Task
-from harness.task_index import TaskIndex
+from harness.running.runner import Runner, RunOptions
+from harness.running.task import Task
 
 from . import fake_vllm
 from .fake_vllm import FAKE_LLM, FAKE_SAMPLING, settings

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 import pytest
 
 from harness.api import BackendFatalError, Model, Request, Response
-from harness.cache import CachingModel, ResponseCache
+from harness.outputs.results import model_folder_name
 from harness.redact import REDACTED, is_secret_name, redact_mapping, redact_text, secret_values
-from harness.results import model_folder_name
+from harness.running.cache import CachingModel, ResponseCache
 
 from .conftest import make_request
 

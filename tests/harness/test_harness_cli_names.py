@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
 
 
 @pytest.mark.slow  # harness runs end to end

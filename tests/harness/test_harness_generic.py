@@ -14,11 +14,11 @@ from PIL import Image
 
 from builders.core import contract
 from harness.api import Model, Response
+from harness.config.group_rules import MemberScore, strict_mean
+from harness.config.task_config import GroupConfig
+from harness.config.task_index import TaskIndex
 from harness.errors import TaskConfigError
-from harness.group_rules import MemberScore, strict_mean
-from harness.groups import group_entries
-from harness.task_config import GroupConfig
-from harness.task_index import TaskIndex
+from harness.outputs.groups import group_entries
 
 
 def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:

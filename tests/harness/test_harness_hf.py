@@ -105,9 +105,9 @@ def test_a_576_token_image_model_is_screened_by_its_own_count(tmp_path: Path, da
 
 
 def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
+    from harness.config.task_index import TaskIndex
     from harness.models.hf import HFModel
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.running.task import Task
 
     task = Task(TaskIndex().tasks[f"{K1}_pos"])
     task.load(data_dir, 6)
@@ -146,7 +146,7 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, dat
     samples = {s["doc_id"]: s for s in run.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")}
     # Final (invalid_input), not an error a rerun would retry: the same bytes fail again.
     assert samples[1]["status"] == "invalid_input" and "image 1 (sha256" in samples[1]["error"]
-    assert "does not decode" in samples[1]["error"]  # found before the response cache is consulted (harness.cache)
+    assert "does not decode" in samples[1]["error"]  # found before the response cache is consulted (harness.running.cache)
     assert [samples[i]["status"] for i in (0, 2, 3)] == ["ok", "ok", "ok"]
     entry = run.results(str(tiny_llava).replace("/", "__"))["sample_counts"][f"{K1}_pos"]
     assert entry["n_invalid_input"] == 1 and entry["n_error"] == 0 and entry["n_scored"] == 3
@@ -161,11 +161,11 @@ def test_hf_bad_checkpoint_is_a_clear_error(tmp_path: Path, data_dir: Path, harn
 
 
 def test_system_prompt_and_assistant_prefill_reach_the_chat_template(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
+    from harness.config.task_config import parse_task
+    from harness.config.task_index import TaskIndex
+    from harness.config.yaml_loader import load_config
     from harness.models.hf import HFModel
-    from harness.task import Task
-    from harness.task_config import parse_task
-    from harness.task_index import TaskIndex
-    from harness.yaml_loader import load_config
+    from harness.running.task import Task
 
     base = TaskIndex().tasks[f"{K1}_pos"].source
     (tmp_path / "t.yaml").write_text(f"include: {base}\ntask: prefilled\nsystem_prompt: Be brief.\nassistant_prefix: 'Answer:'\n")

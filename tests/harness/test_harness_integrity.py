@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.api import Model, Response
-from harness.sample_store import journal_name
+from harness.running.sample_store import journal_name
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
@@ -179,8 +179,8 @@ def test_rows_and_images_are_read_from_the_bytes_that_were_hashed(tmp_path: Path
     import hashlib
     import os
 
-    from harness.integrity import open_files
-    from harness.parquet_split import SplitFiles
+    from harness.inputs.integrity import open_files
+    from harness.inputs.parquet_split import SplitFiles
 
     root = _copy_build(data_dir, tmp_path)
     (shard,) = (root / "mmneedle" / "m1_n2_k1").glob("*.parquet")
@@ -337,7 +337,7 @@ def test_the_response_cache_answers_only_for_verified_images(tmp_path: Path, dat
 def test_an_input_policys_scaled_images_are_checked_through_their_source(tmp_path: Path, data_dir: Path, harness,
                                                                          edit_build, monkeypatch) -> None:
     """A scaled image's key names its source's sha256 and the scale; its source's bytes are what is checked."""
-    from harness.input_policy import InputPolicy, TaskRule
+    from harness.inputs.input_policy import InputPolicy, TaskRule
     from harness.models import aliases
     from harness.models.registry import _REGISTRY, register_model
 

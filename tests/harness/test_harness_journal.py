@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.sample_store import SampleStore, journal_name
+from harness.running.sample_store import SampleStore, journal_name
 
 TASK = "mmneedle_m1_n2_k1_neg"
 

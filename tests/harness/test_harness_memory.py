@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import Model, Request, Response
-from harness.integrity import open_files
+from harness.inputs.integrity import open_files
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's /proc/self/smaps")
 
@@ -58,9 +58,9 @@ class ImageReader(Model):
 
 
 def test_a_run_holds_the_images_of_one_batch_not_of_every_row(data_dir: Path) -> None:
-    from harness.runner import Runner, RunOptions
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.task import Task
 
     task = Task(TaskIndex([]).tasks["mmneedle_m10_n1_k2_pos"])
     task.load(data_dir)
@@ -100,9 +100,9 @@ class RowsWatcher(Model):
 
 def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) -> None:
     from harness.cli import run_parser
-    from harness.run import plan_run
-    from harness.runner import Runner, RunOptions
-    from harness.screen_only import ScreenModel, screen_tasks
+    from harness.running.run import plan_run
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.screen_only import ScreenModel, screen_tasks
 
     argv = ["--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_pos", "--model", "constant", "--model_args",
             "answer=1", "--data_dir", str(data_dir)]

@@ -116,7 +116,7 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
 def test_a_hash_cache_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
     cache = tmp_path / "hashes" / "file_hashes.json"
     entries = {f"/data/file-{i}.parquet|1|2|3|4|5": "0" * 64 for i in range(100)}  # ~10 KB, past the limit below
-    script = ("import sys; from pathlib import Path; from harness.integrity import _save_hashes; "
+    script = ("import sys; from pathlib import Path; from harness.inputs.integrity import _save_hashes; "
               f"_save_hashes(Path({str(cache)!r}), {entries!r}); print('saved')")
     run = subprocess.run([sys.executable, "-c", script], preexec_fn=_file_size_limit(1024), capture_output=True,
                          text=True, timeout=60)

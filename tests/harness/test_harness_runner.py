@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.api import ImagePart, TextPart
-from harness.prompts import prompt_text
-from harness.task import Task
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
+from harness.inputs.prompts import prompt_text
+from harness.running.task import Task
 
 K1 = "mmneedle_m1_n2_k1"
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.sharding import Shard
+from harness.running.sharding import Shard
 
 RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
 # Everything of a results file that is about the evaluation, not about when or how it ran.

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.task_index import TaskIndex, default_tasks_dir
+from harness.config.yaml_loader import load_config
 from harness.errors import TaskConfigError
-from harness.task_index import TaskIndex, default_tasks_dir
-from harness.yaml_loader import load_config
 
 
 def write(path: Path, text: str) -> Path:
@@ -250,7 +250,7 @@ def test_alias_resolution_and_overrides() -> None:
     # As MMLongBench runs it: Qwen's default pixel limits, and a hard limit that holds a 128K input.
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
-    from harness.run import _alias_info
+    from harness.running.run import _alias_info
 
     # The training window is recorded with the results, never used as a limit.
     assert _alias_info("qwen2.5-vl") == {"trained_context": 32768, "paper_name": "Qwen2.5-VL-7B",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.task_index import TaskIndex
 from harness.models.hf import HFModel
-from harness.task_index import TaskIndex
 
 BUDGET = 2400
 TASK = "mmneedle_mixed_neg"

@@ -14,9 +14,9 @@ from PIL import Image
 from builders.core.contract import image_tokens
 from builders.mmlongbench.build import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
-from harness.cache import input_material
-from harness.input_policy import InputPolicy, TaskRule, apply_policy, policy_for
+from harness.inputs.input_policy import InputPolicy, TaskRule, apply_policy, policy_for
 from harness.models import aliases
+from harness.running.cache import input_material
 
 
 def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from builders.locovqa import CONFIGS, build_locovqa
-from harness.report import load_results
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
+from harness.outputs.report import load_results
 from tasks.locovqa import report
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks" / "locovqa"
@@ -58,7 +58,7 @@ def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
 
 @pytest.mark.slow
 def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> None:
-    from harness.report import write_report
+    from harness.outputs.report import write_report
 
     path = write_report(two_models, tmp_path)
     text = path.read_text()
@@ -79,7 +79,7 @@ def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data
                                                                                  tmp_path: Path) -> None:
     from report_runs import svg_texts
 
-    from harness.report import write_report
+    from harness.outputs.report import write_report
 
     models = load_results(two_models)
     figure = report.decay_figure({m: report.series(d) for m, d in models.items()}, "caption")

@@ -15,7 +15,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from builders.core import contract
 from builders.milebench.build import build_milebench
-from harness.truncation import Budget
+from harness.inputs.truncation import Budget
 from tasks.milebench import official_prompt
 from tasks.milebench.truncation import truncate_left
 

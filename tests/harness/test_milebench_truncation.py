@@ -13,7 +13,7 @@ import pytest
 
 from builders.core import contract
 from builders.milebench.build import build_milebench
-from harness.truncation import Budget
+from harness.inputs.truncation import Budget
 from tasks.milebench.truncation import truncate_left
 
 INSTRUCTION = "Answer from the images."

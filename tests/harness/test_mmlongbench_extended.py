@@ -15,7 +15,7 @@ from PIL import Image
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.fixture import write_fixture
 from builders.mmlongbench.leaves import CONFIGS, EXTENDED_CONFIGS, EXTENDED_LENGTHS, LENGTHS
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
 
 NIAH_256K = [name for name, cfg in EXTENDED_CONFIGS.items() if cfg.length == "256k" and cfg.leaf.category == "niah"]
 

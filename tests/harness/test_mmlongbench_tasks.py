@@ -16,7 +16,7 @@ import pytest
 from builders.core import contract
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.leaves import ABLATION_CONFIGS, BUILDABLE_CONFIGS, CONFIGS, LENGTHS
-from harness.task_index import TaskIndex
+from harness.config.task_index import TaskIndex
 from tasks.mmlongbench import ablation_report, aggregation, report, scoring, utils
 
 CONFIGS_8K = [name for name in CONFIGS if name.endswith("_8k")]
@@ -197,7 +197,7 @@ def test_a_checkpoint_is_matched_to_the_papers_model_name() -> None:
 
 
 def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.report import ModelResults
+    from harness.outputs.report import ModelResults
 
     scores = {"VRAG": 70.0, "NIAH": 40.0, "ICL": 55.0, "Summ": 20.0, "DocVQA": 30.0}
     data = ModelResults(groups={**{f"mmlongbench_{c.lower()}_128k": {"score,none": v} for c, v in scores.items()},
@@ -224,7 +224,7 @@ def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mml
 
 
 def test_the_papers_ablation_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.report import ModelResults
+    from harness.outputs.report import ModelResults
 
     data = ModelResults(results={"mmlongbench_ablation_triviaqa_8k": {"score,none": 61.0},
                                  "mmlongbench_ablation_text_doc_128k": {"score,none": 20.0},

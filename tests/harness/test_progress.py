@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.cli import main
-from harness.progress import LOADING, OVERALL, datasets_quiet
+from harness.running.progress import LOADING, OVERALL, datasets_quiet
 
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos"]
 

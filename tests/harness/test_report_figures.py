@@ -8,7 +8,7 @@ from pathlib import Path
 from PIL import Image
 from report_runs import svg_texts
 
-from harness.report import load_results
+from harness.outputs.report import load_results
 
 
 def test_each_png_has_an_svg_beside_it_with_its_caption_as_text(tmp_path: Path, data_dir: Path, harness) -> None:

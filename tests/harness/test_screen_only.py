@@ -14,8 +14,8 @@ from transformers import AutoProcessor
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
 from harness.cli import run_parser
-from harness.run import plan_run, run_policies
-from harness.screen_only import SENT, Verdict, screen_model, screen_task
+from harness.running.run import plan_run, run_policies
+from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
 
 RUN_STATUSES = {"ok": SENT, "empty": SENT}  # what the run records for a sample it sent
 
@@ -171,9 +171,9 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Pat
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
     real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
     --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
+    from harness.config.task_index import TaskIndex
     from harness.models.vllm_engine import VLLMModel, VLLMSettings
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.running.task import Task
 
     model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), max_model_len=2048), count_online=False)
     processor = AutoProcessor.from_pretrained(tiny_llava_336)
@@ -230,9 +230,9 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp
     from tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
     from transformers import Idefics2Config, Idefics2ImageProcessorPil, Idefics2Processor
 
+    from harness.config.task_index import TaskIndex
     from harness.models.hf_counting import ProcessorCount
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.running.task import Task
 
     checkpoint = tmp_path / "idefics2"
     tokenizer = tiny_tokenizer(("<image>", "<fake_token_around_image>", "<end_of_utterance>"))

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from harness.api import BackendFatalError, Model, Request, Response
-from harness.batching import plan_batches
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.models.vllm_engine.counting import EngineCount
@@ -22,6 +21,7 @@ from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.replicas import ReplicaPool
 from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.running.batching import plan_batches
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class VLLMModel(Model):
         return self.count.exact(request)
 
     def text_round_trip(self) -> Callable[[str], str]:
-        """Encode without special tokens, decode with the tokenizer's defaults (`harness.round_trip`), by the
+        """Encode without special tokens, decode with the tokenizer's defaults (`harness.inputs.round_trip`), by the
         tokenizer the engine loads (`tokenizer` or the checkpoint's), read here once: the engine may run in
         other processes. The count's processor holds the checkpoint's own, so it is loaded again only for `tokenizer`."""
         counted = self.count.decode_encode()

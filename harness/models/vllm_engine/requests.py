@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, Request, Response, TextPart
+from harness.inputs.round_trip import sent_messages
 from harness.models.vllm_engine.settings import VLLMSettings
-from harness.round_trip import sent_messages
 
 
 def screen_request(request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int,
@@ -51,7 +51,7 @@ def request_payload(request: Request, default_seed: int, decode_encode: Callable
                     prompt: str | None = None) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text re-decoded by `decode_encode` (the engine's
-    tokenizer) where the task asks for it (`harness.round_trip`). `prompt`: the request already rendered with the
+    tokenizer) where the task asks for it (`harness.inputs.round_trip`). `prompt`: the request already rendered with the
     checkpoint's chat template (`counting.EngineCount.render`), which the engine then takes as it is."""
     messages = []
     for message in sent_messages(request, decode_encode)[0]:

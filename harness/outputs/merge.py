@@ -2,13 +2,13 @@
 unsharded run would have written, so the runner's normal aggregation gives the same results JSON
 (`merge_shards`, the command, checks the shards' results files, merges, then re-aggregates).
 
-A shard's journal (`harness.sample_store`: a header line with the run's `parts`, then one record per
+A shard's journal (`harness.running.sample_store`: a header line with the run's `parts`, then one record per
 sample, a later record of a sample replacing an earlier one) must carry its shard in
 `parts["shard"]` ("i/n"). Merging checks, and refuses with a message naming the files:
 
 * every shard 0..n-1 is present exactly once, all with the same n;
 * all shards ran the same thing: their `parts` agree on everything but the shard;
-* every record sits in the shard its doc_id belongs to (`harness.sharding`), and no (task,
+* every record sits in the shard its doc_id belongs to (`harness.running.sharding`), and no (task,
   sample_id) or (task, doc_id) appears twice;
 * when the parts record how many documents the unsharded task has (`parts["task_docs"]`), none is
   missing; records of documents beyond that count (left in a shard's folder by an earlier run of
@@ -32,7 +32,7 @@ from harness.api import Model, Request, Response
 from harness.errors import UserError
 from harness.output_files import write_lines
 from harness.redact import dumps
-from harness.sharding import Shard, parse_shard, shard_sizes
+from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
 TASK_DOCS_KEY = "task_docs"
@@ -67,10 +67,10 @@ def _canonical(value: Any) -> str:
 
 def read_journal(path: Path) -> ShardJournal:
     """Read a journal; a sample recorded twice keeps its last record (as a resumed run does). A record that
-    cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.sample_store`'s checks)
+    cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.running.sample_store`'s checks)
     is reported with its `file:line` and left out, so the merge finds its sample missing and names the shard to
     run again; running it generates that sample anew."""
-    from harness.sample_store import parse_line, record_problem
+    from harness.running.sample_store import parse_line, record_problem
 
     raw = path.read_bytes()
     if not raw.strip():
@@ -195,8 +195,8 @@ def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
 
 
 def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> None:
-    """Write a journal in `harness.sample_store`'s format (header fingerprint recomputed)."""
-    from harness.sample_store import fingerprint
+    """Write a journal in `harness.running.sample_store`'s format (header fingerprint recomputed)."""
+    from harness.running.sample_store import fingerprint
 
     digest = fingerprint(dict(parts))
     header = dumps({"type": "header", "task": task, "fingerprint": digest, "parts": dict(parts)})
@@ -329,7 +329,7 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> dict[str, Any]:
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
     an unsharded run does (nothing is generated), and write the results file of the whole run."""
-    from harness.lock import OutputLock
+    from harness.running.lock import OutputLock
 
     runs = [_shard_run(d) for d in shard_dirs]
     _check_one_run(runs)
@@ -341,11 +341,11 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
 
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
-    from harness.results import build_results, summary_table, write_results
-    from harness.runner import Runner, RunOptions
-    from harness.sample_store import journal_name
-    from harness.task import Task
-    from harness.task_index import TaskIndex
+    from harness.config.task_index import TaskIndex
+    from harness.outputs.results import build_results, summary_table, write_results
+    from harness.running.runner import Runner, RunOptions
+    from harness.running.sample_store import journal_name
+    from harness.running.task import Task
 
     first = runs[0]
     config = first.results["config"]

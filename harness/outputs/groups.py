@@ -1,7 +1,7 @@
 """Group scores: how a group's `aggregate_metric_list` combines its members' scores.
 
 An entry names a metric, an aggregation (a registered name, or `!function module.fn` for a benchmark's
-own rule, `harness.group_rules`), and optionally `members:` (a subset of the group's members; default: all of them),
+own rule, `harness.config.group_rules`), and optionally `members:` (a subset of the group's members; default: all of them),
 `weight_by_size` (lm-eval's flag, for `mean`) and `as:` (the name the group writes the aggregate under,
 default the metric's: one group can then pool one metric over different members, as MMNeedle's
 positives and negatives). Registered aggregations:
@@ -23,9 +23,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
-from harness.task_config import GroupConfig
-from harness.yaml_loader import FunctionRef
+from harness.config.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
+from harness.config.task_config import GroupConfig
+from harness.config.yaml_loader import FunctionRef
 
 
 def _number(value: Any) -> float:

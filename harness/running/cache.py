@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
-from harness.integrity import image_problem
+from harness.inputs.integrity import image_problem
 from harness.output_files import reporting
 from harness.redact import dumps
 
@@ -51,7 +51,7 @@ def input_material(request: Request) -> dict[str, Any]:
                 "settings": request.settings.to_dict()}
     if request.processor_kwargs:  # only when given: every key made before they existed stays valid
         material["processor_kwargs"] = dict(request.processor_kwargs)
-    if request.text_round_trip is not None:  # the model's tokenizer re-decodes the text (`harness.round_trip`)
+    if request.text_round_trip is not None:  # the model's tokenizer re-decodes the text (`harness.inputs.round_trip`)
         material["text_round_trip"] = request.text_round_trip.rule
     return material
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import Any, TextIO
 
-from harness.prompts import prompt_text
-from harness.task import RowProblem, Task
+from harness.inputs.prompts import prompt_text
+from harness.running.task import RowProblem, Task
 
 DOCS_PER_TASK = 2
 

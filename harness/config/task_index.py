@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
+from harness.config.yaml_loader import load_config
 from harness.errors import TaskConfigError, UserError, suggest
-from harness.task_config import GroupConfig, TaskConfig, parse_group, parse_task
-from harness.yaml_loader import load_config
 
 
 def natural_key(name: str) -> list[Any]:

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.api import Message, Model, Request, TextPart
-from harness.images import image_costs
-from harness.prompts import messages_from_prompt
-from harness.sample_store import OVER_LENGTH
+from harness.inputs.images import image_costs
+from harness.inputs.prompts import messages_from_prompt
+from harness.running.sample_store import OVER_LENGTH
 
 ATTEMPTS = 8  # budget corrections before a request is left as it was (each one drops at least a token more)
 

@@ -22,12 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config.task_index import TaskIndex, natural_key
+from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
-from harness.provenance import TaskData, comparability_warning, provenance_line, provenance_section, task_data
-from harness.results import metric_items
-from harness.run_provenance import provenance_opening
-from harness.task_index import TaskIndex, natural_key
-from harness.yaml_loader import FunctionRef
+from harness.outputs.provenance import (
+    TaskData,
+    comparability_warning,
+    provenance_line,
+    provenance_section,
+    task_data,
+)
+from harness.outputs.results import metric_items
+from harness.outputs.run_provenance import provenance_opening
 
 # Backends whose results are labelled with the model name alone; others add "(backend)", so the
 # same checkpoint through hf and vllm gets two sections.

@@ -26,7 +26,7 @@ from typing import Any
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from harness.api import ImagePart, Message, Request
-from harness.prompts import messages_from_prompt
+from harness.inputs.prompts import messages_from_prompt
 
 
 def user_prompt(request: Request) -> str:

@@ -29,9 +29,9 @@ from typing import Any
 from harness.api import Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.families import Family, estimated_prompt_tokens, family_of
-from harness.runner import Runner, RunOptions, _screen
-from harness.sample_store import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES
-from harness.task import RowProblem
+from harness.running.runner import Runner, RunOptions, _screen
+from harness.running.sample_store import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES
+from harness.running.task import RowProblem
 
 SENT = "sent"  # a verdict: the run would send the request to the model
 
@@ -202,7 +202,7 @@ class ScreenedTask:
     longest: int = 0  # the longest prompt plus max_gen_toks, in counted tokens
     shortest_prompt: int | None = None  # the token range of the prompts counted, max_gen_toks not included
     longest_prompt: int = 0
-    truncated: int = 0  # requests the task's truncation rule cut to fit (`harness.truncation`)
+    truncated: int = 0  # requests the task's truncation rule cut to fit (`harness.inputs.truncation`)
     most_images: int = 0
     counted: int = 0  # requests counted
     exact: int = 0  # of them, counted as the model itself counts

@@ -22,12 +22,12 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
-from harness.groups import group_entries
+from harness.config.task_config import GroupConfig
 from harness.output_files import write_text
+from harness.outputs.groups import group_entries
 from harness.redact import dumps
-from harness.runner import TaskResult
-from harness.sample_store import STATUSES
-from harness.task_config import GroupConfig
+from harness.running.runner import TaskResult
+from harness.running.sample_store import STATUSES
 
 PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
             "tokenizers", "vllm", "httpx")
@@ -90,7 +90,7 @@ def sample_counts(result: TaskResult) -> dict[str, int]:
     counts = {"sample_len": result.n_effective, "n_scored": result.n_scored}
     counts.update({f"n_{status}": result.counts.get(status, 0) for status in STATUSES})
     counts.update(result.judge_counts)
-    if result.truncated:  # only tasks with a truncation rule cut samples (`harness.truncation`)
+    if result.truncated:  # only tasks with a truncation rule cut samples (`harness.inputs.truncation`)
         counts["n_truncated"] = result.truncated
     return counts
 

@@ -3,16 +3,16 @@
 Before any generation every request is checked against the model: more images than the model
 takes, or more tokens (the row's text + vision tokens, plus `max_gen_toks`) than its context,
 is recorded per sample as `too_many_images` / `over_length` — never truncated or dropped silently,
-unless the task declares its paper's truncation rule (`truncation:`, `harness.truncation`): then the
+unless the task declares its paper's truncation rule (`truncation:`, `harness.inputs.truncation`): then the
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
 model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
-together, each group short to long (`harness.prefix_order`), across tasks when they run together;
+together, each group short to long (`harness.running.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
 
-With `--shard i/n` a task runs only its documents with `doc_id % n == i` (`harness.sharding`); the
+With `--shard i/n` a task runs only its documents with `doc_id % n == i` (`harness.running.sharding`); the
 journal header records the shard and how many documents the whole task has, which `harness merge`
 checks. A `BackendFatalError` stops the run after saving what the failing batch finished.
 """
@@ -32,22 +32,23 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
-from harness.cache import input_sha256
 from harness.errors import TaskConfigError, UserError
-from harness.generation import safe_generate
-from harness.images import fit_within_pixels
-from harness.integrity import release_mapped_pages
-from harness.judge import FAILED as JUDGE_FAILED
-from harness.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
-from harness.prefix_order import PromptKey, cache_order, prompt_key
-from harness.progress import OverallProgress
-from harness.progress import bar as progress_bar
-from harness.prompts import prompt_text
+from harness.inputs.images import fit_within_pixels
+from harness.inputs.integrity import release_mapped_pages
+from harness.inputs.prompts import prompt_text
+from harness.inputs.round_trip import check as check_round_trip
+from harness.inputs.round_trip import sent_messages
+from harness.inputs.truncation import fit_to_model
+from harness.outputs.sample_log import sample_line, sample_log_name, write_sample_log
 from harness.redact import redact_mapping
-from harness.round_trip import check as check_round_trip
-from harness.round_trip import sent_messages
-from harness.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.sample_store import (
+from harness.running.cache import input_sha256
+from harness.running.generation import safe_generate
+from harness.running.judge import FAILED as JUDGE_FAILED
+from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.running.prefix_order import PromptKey, cache_order, prompt_key
+from harness.running.progress import OverallProgress
+from harness.running.progress import bar as progress_bar
+from harness.running.sample_store import (
     EMPTY,
     ERROR,
     INVALID_INPUT,
@@ -61,9 +62,8 @@ from harness.sample_store import (
     SampleStore,
     journal_name,
 )
-from harness.sharding import Shard
-from harness.task import RowProblem, Task
-from harness.truncation import fit_to_model
+from harness.running.sharding import Shard
+from harness.running.task import RowProblem, Task
 
 # A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
 ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
@@ -82,7 +82,7 @@ class RunOptions:
     # False: take every sample recorded in the journal as it is, errors included, and generate only
     # what is missing (`harness merge` re-aggregating merged shard journals).
     retry_errors: bool = True
-    # The model's input policies on some tasks (`harness.input_policy`), applied to every request built.
+    # The model's input policies on some tasks (`harness.inputs.input_policy`), applied to every request built.
     policies: Callable[[Request], Request] | None = None
     # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
     judge: Model | None = None
@@ -326,11 +326,11 @@ class Runner:
         return request
 
     def _sent(self, request: Request) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
-        """The messages the backend sends for `request` and what its text round trip did (`harness.round_trip`)."""
+        """The messages the backend sends for `request` and what its text round trip did (`harness.inputs.round_trip`)."""
         return sent_messages(request, self.model.text_round_trip() if request.text_round_trip else None)
 
     def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
-        """The request cut by the task's truncation rule where it does not fit the model (`harness.truncation`)."""
+        """The request cut by the task's truncation rule where it does not fit the model (`harness.inputs.truncation`)."""
         hook = task.hooks.get("truncation")
         if hook is None:
             return request

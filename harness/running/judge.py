@@ -27,11 +27,11 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from harness.api import GenerationSettings, Message, Model, Request, TextPart
+from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
-from harness.generation import safe_generate
 from harness.output_files import write_lines
 from harness.redact import dumps
-from harness.yaml_loader import FunctionRef
+from harness.running.generation import safe_generate
 
 JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
@@ -141,7 +141,7 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
 
 
 def judge_log_name(task: str) -> str:
-    from harness.sample_store import journal_name
+    from harness.running.sample_store import journal_name
 
     return "judge_" + journal_name(task).removeprefix("journal_")
 

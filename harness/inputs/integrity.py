@@ -56,7 +56,7 @@ def check_image_decodes(data: bytes) -> None:
 
 def image_problem(image: Any, position: int) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
-    a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.task`; an input
+    a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
     policy's scaled image checks its source's), cannot be read, or do not decode; None when they are sound."""
     try:
         data = image.data()

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config.group_rules import GROUP_AGGREGATIONS
+from harness.config.yaml_loader import FunctionRef, YamlDict
 from harness.errors import TaskConfigError, suggest
-from harness.group_rules import GROUP_AGGREGATIONS
-from harness.yaml_loader import FunctionRef, YamlDict
 
 # lm-eval keys with no meaning here (few-shot, log-likelihood, filters): named so the error says why.
 _UNSUPPORTED = {
@@ -70,12 +70,12 @@ class TaskConfig:
     metadata: dict[str, Any] = field(default_factory=dict)
     # The benchmark's section of `harness report` (presentation only: not part of the task's identity).
     report: FunctionRef | None = None
-    # Judging after generation by a second model (`harness.judge`): not part of the task's identity either,
+    # Judging after generation by a second model (`harness.running.judge`): not part of the task's identity either,
     # since it never changes what the model is asked.
     judge: dict[str, Any] = field(default_factory=dict)
-    # What to do with a request that does not fit the model (`harness.truncation`); None: record it over-length.
+    # What to do with a request that does not fit the model (`harness.inputs.truncation`); None: record it over-length.
     truncation: FunctionRef | None = None
-    # Prompt text re-decoded by the model's tokenizer, as the paper's code did (`harness.round_trip`).
+    # Prompt text re-decoded by the model's tokenizer, as the paper's code did (`harness.inputs.round_trip`).
     text_round_trip: FunctionRef | None = None
 
     @property

@@ -36,7 +36,7 @@ def _json_arg(text: str, flag: str) -> dict[str, Any]:
 
 def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
     """YAML paths given to --tasks are indexed like --include_path and replaced by their names."""
-    from harness.yaml_loader import load_config
+    from harness.config.yaml_loader import load_config
 
     resolved, extra = [], []
     for name in names:
@@ -100,7 +100,7 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 
 
 def _cache_stats(model: Any) -> dict[str, Any]:
-    from harness.cache import CachingModel
+    from harness.running.cache import CachingModel
 
     if not isinstance(model, CachingModel):
         return {"cache": None}
@@ -110,10 +110,10 @@ def _cache_stats(model: Any) -> dict[str, Any]:
 
 def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     """(batch size, shard, task names) of a run, or a UserError naming the bad flag."""
-    from harness.sharding import parse_shard
+    from harness.running.sharding import parse_shard
 
     _check_lm_eval_flags(args)
-    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.auto_batch`)
+    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.running.auto_batch`)
     if not auto and args.batch_size is not None and args.batch_size < 1:
         raise UserError("--batch_size must be at least 1")
     if args.max_batch_tokens is not None and args.max_batch_tokens < 1:
@@ -164,8 +164,8 @@ def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
 def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
                 gen_kwargs: dict[str, Any]) -> list[Any]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
-    from harness.progress import LOADING, bar, datasets_quiet
-    from harness.task import Task
+    from harness.running.progress import LOADING, bar, datasets_quiet
+    from harness.running.task import Task
 
     tasks = [Task(index.tasks[name], metadata, args.system_instruction) for name in names]
     absent: list[DatasetMissingError] = []
@@ -187,7 +187,7 @@ def _load_tasks(index: Any, names: list[str], args: argparse.Namespace, metadata
 def cache_path(args: argparse.Namespace, output_dir: Path | None) -> Path | None:
     """Where the response cache lives: --cache_dir, else $MMLONGEVAL_CACHE_DIR, else beside the model's
     journals in the output folder; None with --no_cache or nowhere to keep it."""
-    from harness.cache import CACHE_DIR_ENV, CACHE_FILENAME
+    from harness.running.cache import CACHE_DIR_ENV, CACHE_FILENAME
 
     if args.no_cache:
         return None
@@ -208,7 +208,7 @@ def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, st
 
 
 def _behind_cache(model: Any, args: argparse.Namespace, output_dir: Path | None) -> Any:
-    from harness.cache import CachingModel, ResponseCache
+    from harness.running.cache import CachingModel, ResponseCache
 
     path = cache_path(args, output_dir)
     if path is not None and model.cache_responses:
@@ -242,7 +242,7 @@ class RunPlan:
     output_dir: Path | None
     secrets: list[str] = field(default_factory=list)
     judge: tuple[str, dict[str, str]] | None = None  # the judge's (backend, arguments) of --judge_model
-    hub: Any = None  # where --hf_hub_log_args uploads the results (`harness.hub_upload.HubTarget`)
+    hub: Any = None  # where --hf_hub_log_args uploads the results (`harness.outputs.hub_upload.HubTarget`)
     results: dict[str, Any] | None = None  # the results, once the run has written them
 
     def command(self) -> list[str]:
@@ -253,11 +253,11 @@ class RunPlan:
 
 
 def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
-    from harness.hub_upload import parse_hub_target
+    from harness.config.task_index import TaskIndex
     from harness.models.args import parse_kv, typed
+    from harness.outputs.hub_upload import parse_hub_target
+    from harness.outputs.results import model_folder_name
     from harness.redact import collect_secrets, register
-    from harness.results import model_folder_name
-    from harness.task_index import TaskIndex
 
     # Every secret of the run (model, judge and upload arguments, the environment) is known before anything is written.
     judge_args = parse_kv(args.judge_args, "--judge_args")
@@ -295,8 +295,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, dict[str, Any] | None]:
     """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
     the Python API's entry (`harness.evaluator`)."""
-    from harness.lock import OutputLock
     from harness.redact import scrubbed_output
+    from harness.running.lock import OutputLock
 
     if args.no_progress:
         import datasets
@@ -317,8 +317,8 @@ def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, di
 
 
 def run_policies(plan: RunPlan) -> Any:
-    """The alias's input policies for this run's tasks (`harness.input_policy`; none for a plain backend)."""
-    from harness.input_policy import RunPolicies
+    """The alias's input policies for this run's tasks (`harness.inputs.input_policy`; none for a plain backend)."""
+    from harness.inputs.input_policy import RunPolicies
     from harness.models.aliases import ALIASES
 
     alias = ALIASES.get(plan.alias or "")
@@ -352,7 +352,7 @@ def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
 
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
-    from harness.screen_only import screen_model, screen_table, screen_tasks
+    from harness.running.screen_only import screen_model, screen_table, screen_tasks
 
     try:
         model = screen_model(plan.backend, plan.model_args)
@@ -369,8 +369,8 @@ def _screen_only(plan: RunPlan) -> int:
 
 def _execute(plan: RunPlan) -> int:
     from harness.api import BackendFatalError
-    from harness.results import build_results, summary_table, write_results
-    from harness.runner import Runner, RunOptions
+    from harness.outputs.results import build_results, summary_table, write_results
+    from harness.running.runner import Runner, RunOptions
 
     args, output_dir = plan.args, plan.output_dir
     model = _open_model(args, plan.backend, plan.model_args, plan.batch_size, output_dir)
@@ -381,7 +381,7 @@ def _execute(plan: RunPlan) -> int:
         raise
     policies = run_policies(plan)
     if args.write_out:
-        from harness.write_out import write_out
+        from harness.running.write_out import write_out
 
         write_out(plan.tasks, plan.gen_kwargs, args.seed)
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
@@ -433,7 +433,7 @@ PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no m
 
 def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
     """--hf_hub_log_args: the results file, and with push_samples_to_hub the run's sample logs, to the Hub."""
-    from harness.hub_upload import upload_results
+    from harness.outputs.hub_upload import upload_results
 
     assert plan.output_dir is not None
     files = [results_file]
@@ -484,7 +484,7 @@ def _chat_template(template: str | None) -> dict[str, str | None]:
 
 def _data_dir_label(data_dir: str | None) -> str | None:
     """--data_dir as the results record it: a local folder made absolute, a Hub location as given."""
-    from harness.hub import HUB_PREFIX
+    from harness.inputs.hub import HUB_PREFIX
 
     if data_dir is None or str(data_dir).startswith(HUB_PREFIX):
         return data_dir
@@ -493,8 +493,8 @@ def _data_dir_label(data_dir: str | None) -> str | None:
 
 def _run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """The results' `config`: what was run, and how, with every secret redacted."""
+    from harness.outputs.results import sanitize_model_name
     from harness.redact import redact_mapping
-    from harness.results import sanitize_model_name
 
     args, model_args = plan.args, plan.model_args
     return {

@@ -21,15 +21,15 @@ import datasets
 import jinja2
 
 from harness.api import GenerationSettings, ImageRef, Request, TextRoundTrip
-from harness.data import LoadedDataset, load_task_dataset
+from harness.config.task_config import MetricSpec, TaskConfig
+from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError, UserError
-from harness.integrity import check_image_bytes
-from harness.judge import JudgeSpec
-from harness.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
-from harness.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
-from harness.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
-from harness.task_config import MetricSpec, TaskConfig
-from harness.yaml_loader import FunctionRef
+from harness.inputs.data import LoadedDataset, load_task_dataset
+from harness.inputs.integrity import check_image_bytes
+from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
+from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
+from harness.outputs.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
+from harness.running.judge import JudgeSpec
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML
 
@@ -328,7 +328,7 @@ class Task:
     # --------------------------------------------------------------------------------- scoring
     def score(self, doc: dict[str, Any], response: str) -> dict[str, Any]:
         """The sample's metrics from `process_results` (or the built-in ones): every metric of `metric_list`
-        except the judge's, which join later (`harness.judge`)."""
+        except the judge's, which join later (`harness.running.judge`)."""
         judged = set(self.judge.metrics) if self.judge else set()
         names = [m.metric for m in self.config.metric_list if m.metric not in judged]
         if "process_results" in self.hooks:

@@ -1,4 +1,4 @@
-"""One split's rows, read with pyarrow from the data files the harness opened and hashed (`harness.integrity`):
+"""One split's rows, read with pyarrow from the data files the harness opened and hashed (`harness.inputs.integrity`):
 no `datasets` Arrow cache, no second copy of a file.
 
 The rows' text and number columns are read at once, as `datasets` features decode them (`datasets.Dataset` over
@@ -20,7 +20,7 @@ from datasets import Features
 
 from builders.core import contract
 from harness.errors import UserError
-from harness.integrity import DataFile, resolve_inside
+from harness.inputs.integrity import DataFile, resolve_inside
 
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
 # document finds its images; dropped from what the hooks render and score.

@@ -6,9 +6,9 @@ variable `MMLONGEVAL_DATA_DIR`) as `DIR/<dataset_path>`; else the default cache
 A folder given explicitly is the only local place searched, so a typo never silently reads another
 build.
 
-A build is read only when its manifest has the right shape (`harness.manifest_shape`) and lists every file the
+A build is read only when its manifest has the right shape (`harness.inputs.manifest_shape`) and lists every file the
 task reads; each file is opened, hashed and checked against the manifest, then read from the same memory
-mapping (`harness.integrity`, `harness.parquet_split`). Data that cannot be verified this way (no manifest, a
+mapping (`harness.inputs.integrity`, `harness.inputs.parquet_split`). Data that cannot be verified this way (no manifest, a
 malformed one, a file it does not list) is refused unless the run passes `--trust_unverified_data`; then its
 files are still hashed, and the results say "unverified".
 """
@@ -27,8 +27,9 @@ from typing import Any
 import datasets
 
 from builders.core import contract
+from harness.config.task_config import TaskConfig
 from harness.errors import DatasetMissingError, HubUnavailableError, UserError
-from harness.hub import (
+from harness.inputs.hub import (
     LOCAL_DATA_DIR,
     fetch_build,
     looks_like_repo_id,
@@ -36,10 +37,9 @@ from harness.hub import (
     snapshot_commit,
     why_unavailable,
 )
-from harness.integrity import DataFile, open_files, resolve_inside, verify_files
-from harness.manifest_shape import read_checked_manifest
-from harness.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
-from harness.task_config import TaskConfig
+from harness.inputs.integrity import DataFile, open_files, resolve_inside, verify_files
+from harness.inputs.manifest_shape import read_checked_manifest
+from harness.inputs.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
 
 DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
 DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
@@ -197,7 +197,7 @@ def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
 def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str,
                    trust_unverified: bool) -> LoadedDataset:
     """A pushed build, fetched into the Hub cache (only what the task reads) and read as a local one: its files
-    are verified against the manifest pushed with them (`harness.hub` says what that proves)."""
+    are verified against the manifest pushed with them (`harness.inputs.hub` says what that proves)."""
     location = f"hf://{repo}" + (f"@{revision}" if revision else "")
     try:
         folder = fetch_build(repo, revision, config.dataset_name)
