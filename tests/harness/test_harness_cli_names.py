@@ -33,6 +33,15 @@ def test_tasks_list_and_version(harness) -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("harness (mmlongeval) 0.")
 
 
+def test_python_dash_m_harness_is_the_harness_command() -> None:
+    by_module = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True,
+                               timeout=60)
+    by_cli = subprocess.run([sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True,
+                            timeout=60)
+    assert by_module.returncode == 0, by_module.stderr
+    assert by_module.stdout == by_cli.stdout and by_module.stdout.startswith("harness (mmlongeval) 0.")
+
+
 def test_help_imports_nothing_heavy() -> None:
     code = ("import sys\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
             "    assert e.code == 0\nheavy = [m for m in ('datasets', 'pandas', 'pyarrow', 'torch', 'PIL') if m in sys.modules]\n"
