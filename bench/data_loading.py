@@ -47,8 +47,12 @@ def child(tree: Path, data: Path, benchmark: str, images: bool) -> None:
 
     sys.path.insert(0, str(tree))
     started = time.perf_counter()
-    from harness.config.task_index import TaskIndex
-    from harness.running.task import Task
+    try:
+        from harness.config.task_index import TaskIndex
+        from harness.running.task import Task
+    except ModuleNotFoundError:  # a baseline revision from before harness/ was grouped into subpackages
+        from harness.task import Task
+        from harness.task_index import TaskIndex
 
     imported = time.perf_counter()
     index = TaskIndex()
