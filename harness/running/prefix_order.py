@@ -23,7 +23,7 @@ The order decides only when a request runs: answers and results files do not dep
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from harness.api import ImagePart, Request
 
@@ -113,27 +113,24 @@ def _growing(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey],
              neighbour_share: dict[int, int]) -> list[int]:
     """A group in run order, each request the one with the fewest tokens not shared with a request already run
     (ties: fewer tokens, then the one others reuse most, then position): short to long, each extending the cache."""
-    rest = list(group)
-    best = dict.fromkeys(rest, 0)
-    order: list[int] = []
-    while rest:
-        pick = min(rest, key=lambda i: (weight[i] - best[i], tokens[i], -neighbour_share[i], i))
-        rest.remove(pick)
-        order.append(pick)
-        for i in rest:
-            best[i] = max(best[i], shared_tokens(keys[pick], keys[i]))
-    return order
+    return _greedily(group, keys, lambda i, shared: (weight[i] - shared, tokens[i], -neighbour_share[i], i))
 
 
 def _extending(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],
                neighbour_share: dict[int, int]) -> list[int]:
     """The order before `_growing`: first the request the others reuse most, then each time the one that shares
     most with a request already run (ties long first, then by position)."""
-    rest = sorted(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))
-    order = [rest.pop(0)]
-    best = {i: shared_tokens(keys[order[0]], keys[i]) for i in rest}
+    first = min(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))
+    return _greedily(group, keys, lambda i, shared: (i != first, -shared, -tokens[i], i))
+
+
+def _greedily(group: list[int], keys: Sequence[PromptKey], rank: Callable[[int, int], tuple]) -> list[int]:
+    """Each time the request `rank(position, tokens shared with one already run)` puts first."""
+    rest = list(group)
+    best = dict.fromkeys(rest, 0)
+    order: list[int] = []
     while rest:
-        pick = min(rest, key=lambda i: (-best[i], -tokens[i], i))
+        pick = min(rest, key=lambda i: rank(i, best[i]))
         rest.remove(pick)
         order.append(pick)
         for i in rest:
