@@ -95,12 +95,17 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
         ids = DEFAULT_FULL_IDS if fixture_ids is None else fixture_ids
         if ids < 1:
             raise BuildError(f"--fixture-ids should be at least 1, got {ids}")
+        cfgs = cfgs or list(ALL_CONFIGS.values())
+        pools = _pool_tokens(cfgs)
         root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter,
-                                 only=_full_files(cfgs or list(ALL_CONFIGS.values())))
+                                 only=_full_files(cfgs), pools=pools)
         caveat = (f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
                   "file): drawn photos and pages, and passages of random words, filling each row to its length; "
                   "scores on it are not comparable with the paper's")
-        return Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}", {"synthetic": caveat}
+        # The pools change the files they go in: a build with them is another source.
+        pooled = f"-pools{max(pools.values()) // 1024}k" if pools else ""
+        return (Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}{pooled}",
+                {"synthetic": caveat})
     if source in ("fixture", "fixture:archives"):
         root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
         caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
@@ -122,6 +127,16 @@ def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
         elif cfg.leaf.pattern in by_pattern:
             files.add((by_pattern[cfg.leaf.pattern], cfg.length))
     return files
+
+
+def _pool_tokens(cfgs: list[Config]) -> dict[str, int]:
+    """Leaf -> the longest length past 128K that a config of its family grows to: the pool fixture:full writes."""
+    pools: dict[str, int] = {}
+    for cfg in cfgs:
+        if cfg.extended:
+            for member in family(cfg.leaf):
+                pools[member.name] = max(pools.get(member.name, 0), cfg.tokens)
+    return pools
 
 
 def build_mmlongbench(

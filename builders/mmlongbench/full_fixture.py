@@ -21,11 +21,21 @@ What it draws, and why (spec §2.7, §3.4):
 As in the release, a longer length shows more of the same stream, and the depths (or permutations) of one id
 share one haystack with the needle inserted into it: the units before the needle are the same at every depth,
 so a prompt cache can reuse them. Same arguments, same bytes.
+
+Pools past 128K (`pools`: leaf -> the longest length its family's configs past 128K need). The 256K-1M configs
+grow each 128K row from what the family's other files show (`pools.py`), and one id per file shows too little.
+Only when asked, the files then carry more, sized for that length (`pool_ids`, with a margin for what `pools.py`
+leaves out near needles): VRAG, VH, MM-NIAH and DocVQA get pool ids in their 64K file (ids POOL_BASE,
+POOL_BASE + POOL_STRIDE, ...: new passages, haystack images, OBELICS units and documents; 64K, as the longest
+file that is not itself a row to grow); ICL gets more exemplar sets in its 128K file (the same 50 classes and
+rounds, fresh exemplars: the unseen exemplars the extended class schedule draws). Pool ids' and sets' images are
+flat colour fields at the realistic sizes (`full_images.flat`): only their pixel sizes are counted.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +47,7 @@ from builders.core.contract import IMAGE_PLACEHOLDER, image_tokens
 from builders.core.tokens import ApproxTokenCounter, TextTokenCounter
 from builders.mmlongbench import full_images
 from builders.mmlongbench.leaves import CLAIMS_FILES, DEPTHS, LEAVES, LENGTHS, Leaf
+from builders.mmlongbench.pools import family
 from builders.mmlongbench.prompts import ASSEMBLERS, PASSAGE_TEMPLATE, assemble_icl, page_label
 from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 
@@ -63,6 +74,10 @@ WORDS = (
     "among form important often things early river north market harbour railway council village museum church "
     "castle bridge station island valley mountain library garden festival century population district"
 ).split()
+POOL_BASE = 10_000  # pool ids' numbers start past any --fixture-ids, so their names never meet a regular id's
+POOL_STRIDE = 100  # DocVQA pads id b with documents x{b}, x{b+1}, ...: pool ids this far apart share none
+POOL_FILE = "64k"  # the file that carries the pool ids (ICL: its 128K file carries the pool sets)
+POOL_MARGIN = 1.25  # pool material per token needed: room for what `pools.py` leaves out near needles
 COUNTED = "lanterns"  # the counting needles' word, not in WORDS
 SYLLABLES = ("vel", "mor", "an", "tri", "sel", "dor", "ka", "len", "bri", "os", "thal", "ru", "mes", "quin", "zor")
 
@@ -93,6 +108,7 @@ class _Source:
     counter: TextTokenCounter
     images: dict[str, tuple[str, int, int, bool]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # what the files name: the images to draw
+    flat: bool = False  # while set, photos, pages and slides named are drawn flat (pool ids and sets)
     _text_cache: dict[str, int] = field(default_factory=dict)
     _streams: dict[str, _Stream] = field(default_factory=dict)
 
@@ -103,6 +119,8 @@ class _Source:
         return self._streams[key]
 
     def image(self, path: str, kind: str, size: tuple[int, int], mark: bool = False) -> str:
+        if self.flat and kind != "cartoon":
+            kind = "flat"
         self.images.setdefault(path, (kind, size[0], size[1], mark))
         return path
 
@@ -134,6 +152,8 @@ class _Source:
             return full_images.page(width, height, seed)
         if kind == "slide":
             return full_images.slide(width, height, seed)
+        if kind == "flat":
+            return full_images.flat(width, height, seed, "PNG" if path.endswith(".png") else "JPEG")
         return full_images.cartoon(width, seed)
 
 
@@ -300,10 +320,11 @@ def _mmniah(src: _Source, leaf: Leaf, tokens: int, base: int) -> list[_Row]:
     return _checked(src, leaf, tokens, rows, max(cost(item) for item in [*haystack, *needles]))
 
 
-def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int) -> dict[str, Any]:
+def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int, pool_sets: int = 0) -> dict[str, Any]:
     """`{domain: {exemplar_list, test_example}}`: two exemplar sets of the same rounds (one exemplar per class,
     the last round cut short where the next exemplar would not fit), so whichever set a row draws, it counts the
-    same; `ids` test examples per domain."""
+    same; `ids` test examples per domain. `pool_sets`: more sets of the same shape, each of fresh (flat)
+    exemplars, `pool/set{s}/...`: the unseen exemplars per class that the configs past 128K add rounds from."""
     classes = ICL_CLASSES.get(length, max(ICL_CLASSES.values()))
     size = ICL_PHOTO_SIZES[leaf.dataset]
     data: dict[str, Any] = {}
@@ -312,19 +333,25 @@ def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int) -> dict[s
         tests = [{"image": src.image(f"{root}/test_{t:04d}.jpg", "photo", size), "answer": t % classes}
                  for t in range(ids)]
 
-        def shot(k: int, root: str = root) -> dict[str, Any]:  # the k-th demonstration: round k // classes
-            return {"image": src.image(f"{root}/class{k % classes:02d}_{k // classes:03d}.jpg", "photo", size),
+        def shot(k: int, folder: str = root) -> dict[str, Any]:  # the k-th demonstration: round k // classes
+            return {"image": src.image(f"{folder}/class{k % classes:02d}_{k // classes:03d}.jpg", "photo", size),
                     "id": k % classes}
 
         def cost(item: dict[str, Any]) -> int:
             return src.text_tokens(f"label: {item['id']}") + src.image_tokens(item["image"])
 
+        def rounds_of(folder: str, budget: int) -> list[list[dict[str, Any]]]:
+            shots = _Stream(lambda k: shot(k, folder), cost).take(budget)
+            return [shots[r:r + classes] for r in range(0, len(shots), classes)]
+
         fixed = src.counted(assemble_icl(tests[0], [], root).prompt, [tests[0]["image"]])
-        shots = _Stream(shot, cost).take(tokens - fixed)
-        rounds = [shots[r:r + classes] for r in range(0, len(shots), classes)]
+        rounds = rounds_of(root, tokens - fixed)
         # The second set holds the same rounds in another order (the short one moved), so the two sets differ as
         # the release's do and count the same.
         sets = [rounds, rounds[1:] + rounds[:1]]
+        src.flat = True
+        sets += [rounds_of(f"{root}/pool/set{s:02d}", tokens - fixed) for s in range(pool_sets)]
+        src.flat = False
         data[domain] = {"exemplar_list": sets, "test_example": tests}
         where = f"{leaf.file(length) if length in LENGTHS else leaf.name} ({domain})"
         for test in tests:
@@ -332,7 +359,7 @@ def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int) -> dict[s
                 flat = [item for rnd in exemplars for item in rnd]
                 assembled = assemble_icl(test, flat, where)
                 _check(where, tokens, src.counted(assembled.prompt, assembled.images, shown=True),
-                       max(cost(item) for item in shots))
+                       max(cost(item) for item in flat))
     return data
 
 
@@ -460,11 +487,20 @@ _ROW_WRITERS: dict[str, Callable[[_Source, Leaf, int, int], list[_Row]]] = {
 }
 
 
+def pool_ids(tokens: int, members: int, per_id: int) -> int:
+    """Pool ids (ICL: exemplar sets) of about `per_id` tokens each, over a family of `members` leaves, that give
+    a 128K row `tokens` to grow to, with POOL_MARGIN; 0 at 128K and below."""
+    need = tokens - LENGTHS["128k"]
+    return math.ceil(need * POOL_MARGIN / (per_id * members)) + 1 if need > 0 else 0
+
+
 def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
                       leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
-                      only: Collection[tuple[str, str]] | None = None) -> tuple[dict[str, bytes], _Source]:
+                      only: Collection[tuple[str, str]] | None = None, pools: Mapping[str, int] | None = None
+                      ) -> tuple[dict[str, bytes], _Source]:
     """(text files under mmlb_data/ by relative path, the source whose `shown` images they name, not yet
     drawn)."""
+    pools = pools or {}
     lengths = dict(LENGTHS if lengths is None else lengths)
     chosen = _leaves(leaves)
     src = _Source(counter or ApproxTokenCounter())
@@ -474,10 +510,17 @@ def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None =
             if only is not None and (leaf.name, length) not in only:
                 continue
             name = leaf.pattern.format(k=tokens // 1024)
+            pool = pools.get(leaf.name, 0)
             if leaf.loader == "icl":
-                texts[name] = json.dumps(_icl(src, leaf, length, tokens, ids_per_file), indent=1).encode()
+                sets = pool_ids(pool, 1, LENGTHS["128k"]) if length == "128k" else 0
+                texts[name] = json.dumps(_icl(src, leaf, length, tokens, ids_per_file, sets), indent=1).encode()
                 continue
             rows = [row for base in range(ids_per_file) for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, base)]
+            if length == POOL_FILE:
+                src.flat = True
+                rows += [row for i in range(pool_ids(pool, len(family(leaf)), tokens))
+                         for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, POOL_BASE + POOL_STRIDE * i)]
+                src.flat = False
             texts[name] = "".join(json.dumps(row) + "\n" for row in rows).encode()
     for leaf in chosen:
         if leaf.dataset in CLAIMS_FILES and any(leaf.pattern.format(k=t // 1024) in texts for t in lengths.values()):
@@ -501,7 +544,8 @@ def _leaves(names: Iterable[str] | None) -> list[Leaf]:
 
 def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
                       leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
-                      only: Collection[tuple[str, str]] | None = None, reuse_images: bool = False) -> Path:
+                      only: Collection[tuple[str, str]] | None = None, reuse_images: bool = False,
+                      pools: Mapping[str, int] | None = None) -> Path:
     """Write the length-true release into `root` (`mmlb_data/`, `mmlb_image/`) and return `root`.
 
     `ids_per_file`: ids per leaf file (ICL: test examples per domain); `lengths`: label -> tokens (default the
@@ -510,12 +554,14 @@ def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mappi
     builder's `approx`); `only`: (leaf, length) pairs, to write just those files of leaves x lengths. A file's
     bytes do not depend on which others are written. `reuse_images`: keep an image file already in
     `root/mmlb_image/` rather than draw it again (an image's path fixes its bytes, so a folder this function
-    filled before, for other ids or lengths, can be shared; `mmlb_image` may be a link to it).
+    filled before, for other ids or lengths, can be shared; `mmlb_image` may be a link to it). `pools`: leaf ->
+    the longest length past 128K (tokens) its family's configs grow to: its 64K file (ICL: 128K file) then also
+    carries the pool they grow from (see the module's doc), which changes those files; without it, none.
     """
     if ids_per_file < 1:
         raise ValueError(f"ids_per_file should be at least 1, got {ids_per_file}")
     root = Path(root)
-    texts, src = full_source_files(ids_per_file, lengths, leaves, counter, only)
+    texts, src = full_source_files(ids_per_file, lengths, leaves, counter, only, pools)
     for rel, data in texts.items():
         path = root / TEXT_DIR / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -103,3 +103,16 @@ def slide(width: int, height: int, seed: int) -> bytes:
     draw.rectangle([0, 0, width, height // 6], fill=band)
     _text_lines(draw, rng, (width // 12, height // 4, width * 11 // 12, height * 9 // 10), 30, 70)
     return _encode(image, "JPEG")
+
+
+def flat(width: int, height: int, seed: int, fmt: str) -> bytes:
+    """A flat colour field with one small block placed by the seed (distinct bytes per seed at a few kB): the
+    pools past 128K need thousands of images, and only their pixel sizes are counted. PNG pages are grey-scale,
+    as `page` draws them."""
+    rng = np.random.default_rng(seed)
+    mode = "L" if fmt == "PNG" else "RGB"
+    colour, block = (rng.integers(0, 256, 3).tolist() for _ in range(2))
+    image = Image.new(mode, (width, height), colour[0] if mode == "L" else tuple(colour))
+    x, y = int(rng.integers(0, width - 32)), int(rng.integers(0, height - 32))
+    image.paste(block[0] if mode == "L" else tuple(block), (x, y, x + 32, y + 32))
+    return _encode(image, fmt)
