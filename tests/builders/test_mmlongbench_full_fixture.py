@@ -17,7 +17,7 @@ from builders.cli import main
 from builders.core import contract
 from builders.core.tokens import ApproxTokenCounter
 from builders.mmlongbench.build import build_mmlongbench
-from builders.mmlongbench.full_fixture import write_full_source
+from builders.mmlongbench.full_fixture import full_source_files, pool_ids, write_full_source
 from builders.mmlongbench.leaves import CONFIGS, LEAVES
 
 CONFIGS_8K = [f"{leaf.name}_8k" for leaf in LEAVES]
@@ -155,3 +155,59 @@ def test_a_misused_fixture_ids_is_one_line(capsys: pytest.CaptureFixture[str], t
     code = main(["build", "mmlongbench", *argv, "--configs", "vrag_infoseek_8k", "--out", str(tmp_path)])
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and expected in lines[0], lines
+
+
+# One leaf of each family past 128K, at 256K: each grows from the pool fixture:full writes for it.
+PAST_128K = ["vrag_infoseek_256k", "niah_vh_multi_256k", "niah_mmniah_ret_image_256k", "icl_food101_256k",
+             "docvqa_longdocurl_256k"]
+
+
+@pytest.fixture(scope="module")
+def built_past_128k(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    built = build_mmlongbench(source="fixture:full", out_dir=tmp_path_factory.mktemp("past"), configs=PAST_128K,
+                              fixture_ids=1)
+    assert built is not None
+    return built
+
+
+@pytest.mark.parametrize("config", PAST_128K)
+def test_past_128k_every_row_fills_its_length_within_one_unit(built_past_128k: Path, config: str) -> None:
+    """With one id per file, the pool reaches 256K: no row (ICL: exemplar set) stops short, and every row is
+    within its length and within one unit of it (its 128K row alone is half of it)."""
+    counter = ApproxTokenCounter()
+    manifest = json.loads((built_past_128k / contract.MANIFEST_NAME).read_text())
+    assert manifest["request"]["source"] == "fixture-full-v1-ids1-pools256k"
+    entry = manifest["configs"][config]
+    short = "exemplar_sets_short_of_length" if config.startswith("icl") else "rows_short_of_length"
+    assert entry[short] == 0 and entry["over_length_rows"] == 0, entry
+    data = rows(built_past_128k, config)
+    assert len(data) == CONFIGS[config.replace("_256k", "_8k")].leaf.variants
+    for row in data:
+        unit = unit_tokens(row, counter)
+        assert unit <= 2600, (config, row["id"], unit)
+        assert row["length"] == 262144 and row["length"] - unit < counted(row) <= row["length"], \
+            (config, row["id"], counted(row), unit)
+
+
+def test_the_pool_is_written_only_when_asked() -> None:
+    """Without `pools` the files are today's; with them the 64K file keeps its ids' rows and adds pool ids (flat
+    images), and the ICL 128K file keeps its two exemplar sets and adds sets of exemplars none of the others show."""
+    vh = {"niah_vh_single": 262144}
+    plain, _ = full_source_files(lengths={"64k": 65536}, leaves=["niah_vh_single"])
+    pooled, src = full_source_files(lengths={"64k": 65536}, leaves=["niah_vh_single"], pools=vh)
+    (name,) = plain
+    assert pooled[name].startswith(plain[name]) and len(pooled[name]) > 2 * len(plain[name])
+    ids = [json.loads(line)["id"] for line in pooled[name].decode().splitlines()]
+    pool = sorted(set(ids) - {"vh_single_0"})
+    assert len(pool) == pool_ids(262144, 2, 65536) >= 2 and all(int(i.rsplit("_")[-1]) >= 10_000 for i in pool), ids
+    assert {src.images[p][0] for p in src.shown if "/10000/" in p} == {"flat"}
+
+    icl_plain, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"])
+    icl_pooled, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"],
+                                      pools={"icl_food101": 262144})
+    (icl_name,) = icl_plain
+    before, after = (json.loads(d[icl_name])["all"]["exemplar_list"] for d in (icl_plain, icl_pooled))
+    assert after[:2] == before and len(after) == 2 + pool_ids(262144, 1, 131072) >= 3
+    images = [{item["image"] for demo_round in exemplar_set for item in demo_round} for exemplar_set in after[1:]]
+    assert sum(map(len, images)) == len(set().union(*images))  # each pool set's exemplars are its own
+    assert [len(s) for s in after[2:]] == [len(before[0])] * (len(after) - 2)  # same rounds: each counts the same
