@@ -38,6 +38,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import count, permutations
 from pathlib import Path
@@ -108,7 +109,7 @@ class _Source:
     counter: TextTokenCounter
     images: dict[str, tuple[str, int, int, bool]] = field(default_factory=dict)
     shown: set[str] = field(default_factory=set)  # what the files name: the images to draw
-    flat: bool = False  # while set, photos, pages and slides named are drawn flat (pool ids and sets)
+    flat: bool = False  # set by `drawn_flat`
     _text_cache: dict[str, int] = field(default_factory=dict)
     _streams: dict[str, _Stream] = field(default_factory=dict)
 
@@ -117,6 +118,15 @@ class _Source:
         if key not in self._streams:
             self._streams[key] = make()
         return self._streams[key]
+
+    @contextmanager
+    def drawn_flat(self) -> Iterator[None]:
+        """Within it, the photos, pages and slides named are drawn flat (`full_images.flat`): pool ids and sets."""
+        self.flat = True
+        try:
+            yield
+        finally:
+            self.flat = False
 
     def image(self, path: str, kind: str, size: tuple[int, int], mark: bool = False) -> str:
         if self.flat and kind != "cartoon":
@@ -349,9 +359,8 @@ def _icl(src: _Source, leaf: Leaf, length: str, tokens: int, ids: int, pool_sets
         # The second set holds the same rounds in another order (the short one moved), so the two sets differ as
         # the release's do and count the same.
         sets = [rounds, rounds[1:] + rounds[:1]]
-        src.flat = True
-        sets += [rounds_of(f"{root}/pool/set{s:02d}", tokens - fixed) for s in range(pool_sets)]
-        src.flat = False
+        with src.drawn_flat():
+            sets += [rounds_of(f"{root}/pool/set{s:02d}", tokens - fixed) for s in range(pool_sets)]
         data[domain] = {"exemplar_list": sets, "test_example": tests}
         where = f"{leaf.file(length) if length in LENGTHS else leaf.name} ({domain})"
         for test in tests:
@@ -517,10 +526,9 @@ def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None =
                 continue
             rows = [row for base in range(ids_per_file) for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, base)]
             if length == POOL_FILE:
-                src.flat = True
-                rows += [row for i in range(pool_ids(pool, len(family(leaf)), tokens))
-                         for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, POOL_BASE + POOL_STRIDE * i)]
-                src.flat = False
+                with src.drawn_flat():
+                    rows += [row for i in range(pool_ids(pool, len(family(leaf)), tokens))
+                             for row in _ROW_WRITERS[leaf.loader](src, leaf, tokens, POOL_BASE + POOL_STRIDE * i)]
             texts[name] = "".join(json.dumps(row) + "\n" for row in rows).encode()
     for leaf in chosen:
         if leaf.dataset in CLAIMS_FILES and any(leaf.pattern.format(k=t // 1024) in texts for t in lengths.values()):
