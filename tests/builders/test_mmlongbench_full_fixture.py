@@ -201,6 +201,7 @@ def test_the_pool_is_written_only_when_asked() -> None:
     pool = sorted(set(ids) - {"vh_single_0"})
     assert len(pool) == pool_ids(262144, 2, 65536) >= 2 and all(int(i.rsplit("_")[-1]) >= 10_000 for i in pool), ids
     assert {src.images[p][0] for p in src.shown if "/10000/" in p} == {"flat"}
+    assert full_source_files(lengths={"64k": 65536}, leaves=["niah_vh_single"], pools=vh)[0] == pooled  # same bytes
 
     icl_plain, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"])
     icl_pooled, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"],
