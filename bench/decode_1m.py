@@ -73,6 +73,35 @@ def timed(owner: Any, names: tuple[str, ...]) -> Iterator[dict[str, float]]:
             setattr(owner, name, inner)
 
 
+def _status_mib(field: str) -> float:
+    """A `/proc/self/status` memory figure (VmRSS: now, VmHWM: the peak so far) in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
+
+
+@contextmanager
+def pixel_memory(backend: type) -> Iterator[dict[str, float]]:
+    """The process's peak RSS before the backend decodes its first request's images (reading, screening and
+    building requests: no pixel held), and its largest RSS with one request's images decoded, while open."""
+    memory = {"before_decoding_mb": 0.0, "one_request_decoded_mb": 0.0}
+    images = backend._images
+
+    def measured(model: Any, request: Any) -> Any:
+        if not memory["before_decoding_mb"]:
+            memory["before_decoding_mb"] = _status_mib("VmHWM")
+        decoded = images(model, request)
+        memory["one_request_decoded_mb"] = max(memory["one_request_decoded_mb"], _status_mib("VmRSS"))
+        return decoded
+
+    backend._images = measured
+    try:
+        yield memory
+    finally:
+        backend._images = images
+
+
 def child(data: Path, model: Path, out: Path, task: str, threads: int, report: Path) -> None:
     """One harness run, in this process, traced and timed; its figures written to `report`."""
     import harness.running.cache as cache
@@ -83,15 +112,16 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
             f"pretrained={model},device=cpu,dtype=float32,threads={threads},context_length=4000000",
             "--data_dir", str(data), "--output_path", str(out), "--cache_dir", str(out / "cache"),
             "--gen_kwargs", "max_gen_toks=8", "--no_progress"]
-    with traced(HFModel) as trace, timed(HFModel, ("_images", "_generate", "_decode")) as backend, \
-            timed(cache, ("image_problem",)) as checks:
+    with traced(HFModel) as trace, pixel_memory(HFModel) as memory, \
+            timed(HFModel, ("_images", "_generate", "_decode")) as backend, timed(cache, ("image_problem",)) as checks:
         start = time.perf_counter()
         code = main(argv)
         wall = time.perf_counter() - start
     if code != 0:
         raise SystemExit(f"harness exited {code}: {' '.join(argv)}")
     (results,) = out.glob("*/results_*.json")
-    counts = json.loads(results.read_text())["sample_counts"][task]
+    written = json.loads(results.read_text())
+    counts = written["sample_counts"][task]
     per_image = Counter()  # decodes of one image in one batch (a request: batch size 1)
     for _, index, sha in trace.decodes:
         if index is not None:
@@ -99,14 +129,14 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
     sent = sum(len(images) for _, images in trace.batches)
     first_batch = trace.batches[0][0] if trace.batches else None
     report.write_text(json.dumps({
-        "counts": counts, "wall_s": wall, "batches": len(trace.batches),
+        "counts": counts, "prompt_tokens": written["usage"][task]["prompt_tokens"], "wall_s": wall, "batches": len(trace.batches),
         "images_per_batch": [len(images) for _, images in trace.batches],
         "decodes": len(trace.decodes), "misplaced": trace.misplaced(),
         "before_first_batch": sum(1 for _, index, _ in trace.decodes if index is None),
         "decodes_per_image": sorted(Counter(per_image.values()).items()),
         "images_sent_not_decoded": sent - len(per_image), "first_batch_s": first_batch,
         "decode_s": backend["_images"] + checks["image_problem"], "check_s": checks["image_problem"],
-        "processor_s": backend["_generate"] - backend["_decode"], "model_s": backend["_decode"]}))
+        "processor_s": backend["_generate"] - backend["_decode"], "model_s": backend["_decode"], **memory}))
 
 
 def measure(work: Path, length: str, tests: int, model: Path, threads: int, env: dict[str, str]) -> dict[str, Any]:
@@ -140,13 +170,17 @@ def section(results: list[dict[str, Any]], length: str, threads: int, command: s
              f"{high['tests']} rows; the harness command in a fresh process per row count, every PIL decode traced "
              "(`tests/harness/decode_trace.py`).", "", f"```\n{command}\n```", "",
              "| rows | statuses | decodes before the first batch | outside their batch | decodes per image per request "
-             "| peak RSS (MiB) | process (s) | first batch handed out at (s after the command started) |", "|---|---|---|---|---|---|---|---|"]
+             "| RSS peak before the backend decodes (MiB) | RSS with one request decoded (MiB) | peak RSS (MiB) | process (s) "
+             "| first batch handed out at (s after the command started) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         statuses = {k: v for k, v in r["counts"].items() if k not in ("sample_len", "n_scored") and v}
         per_image = ", ".join(f"{n} x {count:,} images" for n, count in r["decodes_per_image"])
         lines.append(f"| {r['tests']} | {statuses} | {r['before_first_batch']} | {len(r['misplaced'])} | {per_image} "
-                     f"| {r['peak_mb']:,.0f} | {r['process_s']:.1f} | {r['first_batch_s']:.1f} |")
-    lines += ["", f"Peak RSS growth per row: {per_row_mb:+.1f} MiB ({low['peak_mb']:,.0f} -> {high['peak_mb']:,.0f} "
+                     f"| {r.get('before_decoding_mb', 0):,.0f} | {r.get('one_request_decoded_mb', 0):,.0f} | {r['peak_mb']:,.0f} | {r['process_s']:.1f} | {r['first_batch_s']:.1f} |")
+    lines += ["", f"Prompt tokens per row as the tiny LLaVA's processor makes them: "
+              f"{high['prompt_tokens'] / high['tests']:,.0f} (the row's {TOKENS[length]:,}-token length is Qwen-style "
+              "counting, 196 tokens per exemplar; this checkpoint gives an image 4).", "",
+              f"Peak RSS growth per row: {per_row_mb:+.1f} MiB ({low['peak_mb']:,.0f} -> {high['peak_mb']:,.0f} "
               f"MiB from {low['tests']} to {high['tests']} rows).", "",
               "Where the time goes, seconds (the whole command, start-up and model load in the rest; then the "
               "difference between the two row counts per row: one more row's cost):", "",
