@@ -178,8 +178,8 @@ def section(results: list[dict[str, Any]], length: str, threads: int, command: s
         lines.append(f"| {r['tests']} | {statuses} | {r['before_first_batch']} | {len(r['misplaced'])} | {per_image} "
                      f"| {r.get('before_decoding_mb', 0):,.0f} | {r.get('one_request_decoded_mb', 0):,.0f} | {r['peak_mb']:,.0f} | {r['process_s']:.1f} | {r['first_batch_s']:.1f} |")
     lines += ["", f"Prompt tokens per row as the tiny LLaVA's processor makes them: "
-              f"{high['prompt_tokens'] / high['tests']:,.0f} (the row's {TOKENS[length]:,}-token length is Qwen-style "
-              "counting, 196 tokens per exemplar; this checkpoint gives an image 4).", "",
+              f"{high['prompt_tokens'] / high['tests']:,.0f} (the row's {TOKENS[length]:,}-token length is counted the paper's way, "
+              "196 tokens per exemplar; this checkpoint gives an image 4).", "",
               f"Peak RSS growth per row: {per_row_mb:+.1f} MiB ({low['peak_mb']:,.0f} -> {high['peak_mb']:,.0f} "
               f"MiB from {low['tests']} to {high['tests']} rows).", "",
               "Where the time goes, seconds (the whole command, start-up and model load in the rest; then the "
