@@ -5,7 +5,7 @@ turns encoded bytes into pixels, a JPEG's reduced draft decode included) with th
 and each batch the backend hands the runner (its `batches`, as the batch is given out), with the sha256 of every
 image its requests hold. `DecodeTrace.misplaced()` names every decode that did not happen while the batch holding
 its image was the one being sent: before the first batch (reading, screening, building requests) or while
-another batch was. Used by the regression test and by `bench/decode_timing.py` on 1M rows.
+another batch was. Used by the regression test and by `bench/decode_1m.py` on 1M rows.
 """
 
 from __future__ import annotations
