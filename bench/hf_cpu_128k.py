@@ -1,22 +1,25 @@
 #!/usr/bin/env python
 """Benchmark: the `hf` backend on one VH-Single and one ICL Food101 row of MMLongBench's true 128K length, on the
-CPU, with a tiny random checkpoint: the Qwen2.5-VL of `scripts/make_tiny_qwen.py` (issue 19, section 2), or the
-tests' tiny LLaVA where Qwen's processor cannot be built.
+CPU, with a tiny random checkpoint: the Qwen2.5-VL of `scripts/make_tiny_qwen.py` (issue 19, section 2).
 
 It checks that each image goes through the processor once per request (the image processor's calls are counted:
 images processed against images sent) and records where the time goes: the processor (chat template, tokenizer,
 image resizing and patching), the model's `generate`, and the rest of the run (the harness: reading, screening,
 building requests, journalling), with the backend's decoding of each image to PIL apart. The rows are written by `bench/true_length.py`'s writers (640 x 480 JPEGs for VH,
-392 x 392 for ICL) and built with the real builder. Qwen's processor needs torchvision, which this project's CPU
-environment lacks (NOTES.md); there, `tests/harness/tiny_llava.py`'s `build_tiny_llava` makes a checkpoint that runs.
+392 x 392 for ICL) and built with the real builder. Qwen's whole processor needs torchvision, which the project's
+`.venv` lacks; there the backend runs with `processor=image_only` (Qwen's processor class and its image processor
+on the PIL backend, no video processor: `harness/models/hf_image_only.py`), the default of `--processor` where
+torchvision cannot be imported.
 
-    python bench/hf_cpu_128k.py --model TINY_QWEN_DIR --work W [--threads 8] [--json OUT.json]
+    python scripts/make_tiny_qwen.py TINY_QWEN_DIR
+    python bench/hf_cpu_128k.py --model TINY_QWEN_DIR --work W [--threads 8] [--processor auto|image_only] [--json OUT.json]
     python bench/hf_cpu_128k.py --render OUT.json --write-results      # the section, from a run's figures
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -55,7 +58,7 @@ class Timed:
         return getattr(self._inner, name)
 
 
-def measure(model_dir: Path, work: Path, threads: int) -> dict[str, Any]:
+def measure(model_dir: Path, work: Path, threads: int, processor_choice: str) -> dict[str, Any]:
     import torch
     import transformers
     from true_length import build
@@ -72,7 +75,7 @@ def measure(model_dir: Path, work: Path, threads: int) -> dict[str, Any]:
         task.load(data, 1)  # one row of each
     started = time.perf_counter()
     model = HFModel.from_args({"pretrained": str(model_dir), "device": "cpu", "dtype": "float32",
-                               "context_length": "139264", "threads": str(threads)})
+                               "context_length": "139264", "threads": str(threads), "processor": processor_choice})
     loaded = time.perf_counter()
     image_processor = model.processor.image_processor
     processed: list[int] = []
@@ -100,6 +103,7 @@ def measure(model_dir: Path, work: Path, threads: int) -> dict[str, Any]:
             "run_s": finished - loaded, "load_s": loaded - started, "threads": threads,
             "torch": torch.__version__, "transformers": transformers.__version__, "cpu": platform.processor() or
             platform.machine(), "cpus": os.cpu_count(), "processor": type(processor._inner).__name__,
+            "image_processor": type(image_processor).__name__, "processor_choice": processor_choice,
             "model_type": model.model.config.model_type}
 
 
@@ -109,7 +113,8 @@ def section(r: dict[str, Any], command: str) -> str:
     lines = [SECTION, "",
              f"`hf` backend, `device=cpu`, float32, {r['threads']} torch threads, {r['cpus']} cores (torch {r['torch']}, "
              f"transformers {r['transformers']}). Checkpoint: tiny, random weights, model type `{r['model_type']}`, "
-             f"processor `{r['processor']}`. Rows: one VH-Single and one ICL Food101 row at 128K written by "
+             f"processor `{r['processor']}` with `{r.get('image_processor', '?')}` "
+             f"(`processor={r.get('processor_choice', 'auto')}`). Rows: one VH-Single and one ICL Food101 row at 128K written by "
              "`bench/true_length.py` (release-shaped) and built by the builder; 8 new tokens; batch size 1.", "",
              f"```\n{command}\n```", "",
              "| task | images | status | seconds in the runner |", "|---|---|---|---|"]
@@ -139,6 +144,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path)
     parser.add_argument("--work", type=Path)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--processor", choices=("auto", "image_only"),
+                        default="auto" if importlib.util.find_spec("torchvision") else "image_only",
+                        help="the hf backend's processor= (default: image_only where torchvision is missing)")
     parser.add_argument("--json", type=Path, help="where to write the figures")
     parser.add_argument("--render", type=Path, help="a figures file to write the section from")
     parser.add_argument("--write-results", action="store_true")
@@ -148,10 +156,11 @@ def main() -> None:
     else:
         if args.model is None or args.work is None:
             parser.error("--model and --work are needed to measure")
-        figures = measure(args.model, args.work.resolve(), args.threads)
+        figures = measure(args.model, args.work.resolve(), args.threads, args.processor)
         if args.json:
             args.json.write_text(json.dumps(figures, indent=1))
-    command = f"python bench/hf_cpu_128k.py --model TINY_CHECKPOINT --work W --threads {figures['threads']}"
+    command = (f"python bench/hf_cpu_128k.py --model TINY_CHECKPOINT --work W --threads {figures['threads']} "
+               f"--processor {figures.get('processor_choice', 'auto')}")
     publish(SECTION, section(figures, command), args.write_results)
 
 

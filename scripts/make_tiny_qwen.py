@@ -9,13 +9,15 @@ left padding and generation on a GPU (`scripts/gpu_check.sh tiny-qwen`).
 
     python scripts/make_tiny_qwen.py OUT_DIR [--context 139264]
 
-Needs torch, transformers and torchvision (Qwen's processor insists on its video processor, which
-needs torchvision).
+Needs torch and transformers. With torchvision it writes Qwen's whole processor (which insists on its video
+processor, which needs torchvision); without, the processor's parts (tokenizer, chat template, the image
+processor's config), which the `hf` backend loads with `--model_args processor=image_only`.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from pathlib import Path
 
 # The tokens Qwen2.5-VL's processor and chat template use.
@@ -48,9 +50,6 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
         PreTrainedTokenizerFast,
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
-        Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
     )
 
     torch.manual_seed(seed)
@@ -65,8 +64,6 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIALS[1:]})
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIALS}
 
-    processor = Qwen2_5_VLProcessor(image_processor=Qwen2VLImageProcessor(), tokenizer=tokenizer,
-                                    video_processor=Qwen2VLVideoProcessor(), chat_template=CHAT_TEMPLATE)
     config = Qwen2_5_VLConfig(
         text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
@@ -84,7 +81,17 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
-    processor.save_pretrained(out_dir)
+    if importlib.util.find_spec("torchvision"):
+        from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor
+
+        Qwen2_5_VLProcessor(image_processor=Qwen2VLImageProcessor(), tokenizer=tokenizer,
+                            video_processor=Qwen2VLVideoProcessor(), chat_template=CHAT_TEMPLATE).save_pretrained(out_dir)
+    else:  # the same parts, as Qwen2_5_VLProcessor would have written them but for its video processor
+        from transformers import Qwen2VLImageProcessorPil
+
+        tokenizer.chat_template = CHAT_TEMPLATE
+        tokenizer.save_pretrained(out_dir)
+        Qwen2VLImageProcessorPil().save_pretrained(out_dir)  # saved as Qwen2VLImageProcessor, its default backend
     return out_dir
 
 

@@ -49,9 +49,12 @@ class HFSettings:
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
     request_order: str = "length"  # "cache": requests sharing a prompt prefix together (`harness.running.prefix_order`)
+    processor: str = "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
+        if self.processor not in ("auto", "image_only"):
+            raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
 
 
 def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
@@ -90,7 +93,8 @@ class HFModel(Model):
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
         self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
-                                         trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels)
+                                         trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
+                                         image_only=settings.processor == "image_only")
         self.processor = self.count.processor
         self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
         self.model.eval()

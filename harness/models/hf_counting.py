@@ -76,16 +76,23 @@ class ProcessorCount:
     @classmethod
     def load(cls, pretrained: str, *, revision: str | None = None, trust_remote_code: bool = False,
              max_pixels: int | None = None, offline: bool = False,
-             processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None) -> ProcessorCount:
+             processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None,
+             image_only: bool = False) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
-        folder or the local Hub cache, never the network."""
+        folder or the local Hub cache, never the network; `image_only`: the processor built without its video
+        processor (`harness.models.hf_image_only`)."""
         from transformers import AutoConfig, AutoProcessor
 
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if offline:
             kwargs["local_files_only"] = True
         config = AutoConfig.from_pretrained(pretrained, **kwargs)
-        processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
+        if image_only:
+            from harness.models.hf_image_only import load_image_only_processor
+
+            processor = load_image_only_processor(pretrained, config, **kwargs)
+        else:
+            processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
         return cls(processor, config, name=pretrained, max_pixels=max_pixels, processor_kwargs=processor_kwargs,
                    chat_template=chat_template)
 

@@ -106,7 +106,7 @@ def _hf(args: dict[str, str]) -> ScreenModel:
     try:
         count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
                                     trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
-                                    offline=True)
+                                    offline=True, image_only=settings.processor == "image_only")
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
         return _by_family("hf", settings.pretrained, family_of(settings.pretrained), why,

@@ -1,0 +1,48 @@
+"""A checkpoint's processor built from its parts without the video processor: the `hf` backend's
+`processor=image_only`, for machines without torchvision.
+
+transformers 5 builds Qwen2-VL-family processors (Qwen2-VL, Qwen2.5-VL) only with a video processor, and
+every video processor needs torchvision, whose only x86_64 CPU-usable wheels here are multi-GB CUDA builds
+(bench/RESULTS.md, section "The hf backend on 128K rows on a CPU"). The images need none of it: the image
+processor has a PIL/numpy backend (`backend="pil"`), and the processor's own class places and expands the image
+tokens. So the same processor class is built with its video attribute left out, from the checkpoint's
+tokenizer (with its chat template) and its image processor on the PIL backend. Requests with videos cannot be
+sent through it; this harness sends none.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+# The leading parameters a processor class must take for its video processor to be left out (Qwen2-VL's layout).
+_PARTS = ("image_processor", "tokenizer", "video_processor")
+
+
+def without_video(processor_class: type) -> type:
+    """A subclass of `processor_class` whose constructor takes no video processor (transformers reads a
+    processor's parts from its constructor's parameters, so the video part is then neither required nor checked)."""
+    params = [p for p in inspect.signature(processor_class.__init__).parameters if p != "self"]
+    if tuple(params[:3]) != _PARTS:
+        raise ValueError(f"processor=image_only: {processor_class.__name__} takes {params[:3]}, not {list(_PARTS)} "
+                         "first; only a Qwen2-VL-style processor can be built without its video processor")
+
+    def __init__(self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None,
+                 **kwargs: Any) -> None:
+        processor_class.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
+
+    return type(f"{processor_class.__name__}ImageOnly", (processor_class,), {"__init__": __init__})
+
+
+def load_image_only_processor(pretrained: str, config: Any, **kwargs: Any) -> Any:
+    """`pretrained`'s processor (the class its config maps to) with its tokenizer and its PIL image processor,
+    without a video processor; `kwargs`: `from_pretrained` arguments (revision, local_files_only, ...)."""
+    from transformers import AutoImageProcessor, AutoTokenizer
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING
+
+    if type(config) not in PROCESSOR_MAPPING:
+        raise ValueError(f"processor=image_only: transformers maps no processor class to {type(config).__name__}")
+    image_only = without_video(PROCESSOR_MAPPING[type(config)])
+    tokenizer = AutoTokenizer.from_pretrained(pretrained, **kwargs)
+    image_processor = AutoImageProcessor.from_pretrained(pretrained, backend="pil", **kwargs)
+    return image_only(image_processor=image_processor, tokenizer=tokenizer, chat_template=tokenizer.chat_template)
