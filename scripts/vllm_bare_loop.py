@@ -4,8 +4,10 @@
 with the engine and sampling settings the backend would use. Timed in passes on one engine (`--passes`, in the order
 given, caches reset before each; default `per_task,one_call`): `per_task` one call per task, in task order, as the
 runner once called the backend; `one_call` every task together in dataset order (task by task, rows in dataset
-order), cut into the backend's engine calls (`chunk_size`, `chunk_tokens`), as the runner gives a vllm backend every
-task's requests; a pass named twice shows what running on a fresh engine costs against a warm one. Beside our run of the same tasks
+order), cut into the backend's engine calls (`chunk_size`, `chunk_tokens`); `backend_order` every task together in
+the order a harness run hands the backend its requests (`engine_order`: each task long first, then with
+`request_order=cache` the prefix-cache order), in the same chunks: what our run sends, request by request; a pass
+named twice shows what running on a fresh engine costs against a warm one. Beside our run of the same tasks
 (`--ours`), it reports samples/s of both, whether each sample got the same answer, whether vLLM saw the same prompt
 length (`len(output.prompt_token_ids)`) both ways, how many prompt tokens vLLM's prefix cache served
 (`num_cached_tokens`) and how many tokens each side generated, and, sample by sample, the backend's screen count (its processor
@@ -42,6 +44,7 @@ from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 from harness.running.batching import plan_batches
+from harness.running.prefix_order import cache_order, prompt_key
 from harness.running.run import plan_run, run_policies
 from harness.running.task import RowProblem
 
@@ -49,7 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402
 
 # Each pass runs every sent request once, caches reset first; `--passes` names them in the order to run.
-PASS_NAMES = {"per_task": "one call per task", "one_call": "dataset order, the backend's chunks"}
+PASS_NAMES = {"per_task": "one call per task", "one_call": "dataset order, the backend's chunks",
+              "backend_order": "the backend's order and chunks"}
 PASSES = ("per_task", "one_call")
 
 
@@ -69,8 +73,29 @@ def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
     return settings, requests
 
 
+def engine_order(requests: Sequence[Request], tokens: Sequence[int], request_order: str) -> list[int]:
+    """Indices of `requests` (in task order, rows in dataset order; `tokens` their screen counts) in the order a
+    harness run hands them to the vllm backend (`Runner.run_together`): each task's long first (ties by row), then,
+    with `request_order=cache`, each task's in the cache order and every task's together in it again
+    (`harness.running.prefix_order`)."""
+    tasks: dict[str, list[int]] = {}
+    for i, request in enumerate(requests):
+        tasks.setdefault(request.task, []).append(i)
+
+    def cached(indices: list[int]) -> list[int]:
+        order = cache_order([tokens[i] for i in indices], [prompt_key(requests[i]) for i in indices])
+        return [indices[j] for j in order]
+
+    ordered: list[int] = []
+    for indices in tasks.values():
+        indices = sorted(indices, key=lambda i: (-tokens[i], requests[i].doc_id))
+        ordered += cached(indices) if request_order == "cache" else indices
+    return cached(ordered) if request_order == "cache" and len(tasks) > 1 else ordered
+
+
 def chat_messages(request: Request) -> list[dict[str, Any]]:
-    """The request as a transformers chat (images as `{"type": "image"}` parts, in order)."""
+    """The request as a transformers chat (images as `{"type": "image"}` parts, in order), without its assistant
+    prefix, which goes after the generation prompt (`bare_prompt`)."""
     messages = []
     for message in request.messages:
         content = []
@@ -81,9 +106,15 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
             elif isinstance(part, ImagePart):
                 content.append({"type": "image"})
         messages.append({"role": message.role, "content": content})
-    if request.assistant_prefix:
-        messages.append({"role": "assistant", "content": [{"type": "text", "text": request.assistant_prefix}]})
     return messages
+
+
+def bare_prompt(processor: Any, request: Request, template: str | None) -> str:
+    """The prompt text: the chat template with its generation prompt, then the assistant prefix, as the harness
+    renders a prefill (`harness.api.Request`). A template's own final assistant turn (`continue_final_message`) can
+    differ from that, e.g. by a space after the role, so our run and this loop would send different prompts."""
+    return processor.apply_chat_template(chat_messages(request), chat_template=template, tokenize=False,
+                                         add_generation_prompt=True) + request.assistant_prefix
 
 
 def decode(data: bytes) -> Any:
@@ -121,10 +152,7 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     def prepare(batch: list[Request]) -> tuple[list[dict[str, Any]], list[Any]]:
         inputs = []
         for request in batch:
-            prompt = processor.apply_chat_template(chat_messages(request), chat_template=template, tokenize=False,
-                                                   add_generation_prompt=not request.assistant_prefix,
-                                                   continue_final_message=bool(request.assistant_prefix))
-            item: dict[str, Any] = {"prompt": prompt}
+            item: dict[str, Any] = {"prompt": bare_prompt(processor, request, template)}
             if request.images:
                 item["multi_modal_data"] = {"image": [decode(i.data()) for i in request.images]}
             if request.processor_kwargs:
@@ -142,24 +170,33 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
         tasks.setdefault(request.task, []).append(request)
     sent = [r for batch in tasks.values() for r in batch]  # task order, each task's rows in dataset order
     # The backend's engine calls: at most chunk_size requests and chunk_tokens prompt tokens (by the rows' figures).
-    chunks = [[sent[i] for i in batch.indices] for batch in plan_batches(
-        [r.token_count for r in sent], max_batch_tokens=settings.chunk_tokens, max_batch_size=settings.chunk_size,
-        padded=False, sort_long_first=False)]
+    def chunked(ordered: list[Request]) -> list[list[Request]]:
+        return [[ordered[i] for i in batch.indices] for batch in plan_batches(
+            [r.token_count for r in ordered], max_batch_tokens=settings.chunk_tokens,
+            max_batch_size=settings.chunk_size, padded=False, sort_long_first=False)]
+
+    order = engine_order(sent, [screen_tokens[id(r)] for r in sent], settings.request_order)
+    calls_of = {"per_task": list(tasks.values()), "one_call": chunked(sent),
+                "backend_order": chunked([sent[i] for i in order])}
 
     def timed(name: str) -> tuple[dict[str, Any], list[Any]]:
         """One pass over every sent request, caches reset first: `per_task` one generate call per task, in task
-        order (as the runner once called the backend); `one_call` in dataset order, in the backend's chunks."""
+        order (as the runner once called the backend); `one_call` in dataset order, `backend_order` in our run's
+        order, both in the backend's chunks. Outputs come back in `sent`'s order."""
         reset()
         prepare_seconds = generate_seconds = 0.0
-        outputs: list[Any] = []
-        calls = list(tasks.values()) if name == "per_task" else chunks
+        answered: dict[int, Any] = {}
+        calls = calls_of[name]
         for batch in calls:
             start = time.perf_counter()
             inputs, params = prepare(batch)
             prepared = time.perf_counter()
-            outputs += llm.generate(inputs, sampling_params=params, use_tqdm=False)
+            # use_tqdm as the backend passes it: both sides pay for the same progress bars
+            results = llm.generate(inputs, sampling_params=params, use_tqdm=settings.use_tqdm)
+            answered.update((id(r), o) for r, o in zip(batch, results, strict=True))
             prepare_seconds += prepared - start
             generate_seconds += time.perf_counter() - prepared
+        outputs = [answered[id(r)] for r in sent]
         # With random weights answers end at different lengths run to run: the tokens generated say how much work
         # each pass did; vLLM's num_cached_tokens (prompt tokens its prefix cache served) what its prefill skipped.
         return {"name": name, "seconds": prepare_seconds + generate_seconds, "prepare_seconds": prepare_seconds,

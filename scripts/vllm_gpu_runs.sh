@@ -11,13 +11,18 @@
 # Without STEPs, every step runs, in this order:
 #   prepare: tiny_needle tiny_mmlb8k tiny_mmlb128k build_needle build_mmlb8k release build_mmlb128k tiny_prefix
 #            build_prefix
-#   run:     needle mmlb128k screen128k mmlb8k prefix_cache prefix_length prefix_bare prefix_report
+#   run:     needle mmlb128k screen128k mmlb8k mmlb8k_caches prefix_cache prefix_length prefix_bare prefix_report
 #
 # needle, mmlb8k, mmlb128k: scripts/gpu_check.sh with the vllm backend, then the bare loop (MMLongBench 8K: its passes
 # one call, per task, one call again, so the first pass starts on a fresh engine as our run does). The 128K check runs
 # at max_model_len=262144, so vLLM takes and reports every row, MM-NIAH-Ret (T) included, whose prompts pass 139,264
 # tokens; screen128k (`harness --screen_only`) then shows the screen at 139,264 setting those rows aside by the same
 # count.
+# mmlb8k_caches (issue 21's 8K gap, bench/RESULTS.md): the 8K check twice on one set of compile caches that starts
+# empty (VLLM_CACHE_ROOT, where vLLM also keeps the Triton kernels it compiles while generating; Triton's, Inductor's
+# and CUDA's own), each time ours, then the bare loop's `backend_order` pass (what our run sends, on a fresh engine)
+# and `one_call`: first ours on cold caches beside a bare loop on the caches ours has just filled (the third machine's
+# footing), then both on warm caches. Reports in W/mmlb8k/cold and W/mmlb8k/warm (vllm.log, bare.md, bare.json).
 # prefix_*: the 40 NIAH configs (`--source fixture:full --fixture-ids 1`, bench/prefix_cache.py's set, 180 rows) in
 # one harness run each with request_order=cache (the default) and request_order=length, then the bare loop in dataset
 # order (one pass, the backend's chunks); every engine at max_model_len=$PREFIX_CONTEXT (the tiny tokenizer counts
@@ -65,6 +70,18 @@ set_up() {  # the engine start and the count's load a run's log reports (what gp
        END { printf "%.1f", e + c }' "$1"
 }
 
+caches_cold_then_warm() {  # the 8K check on empty, then on filled, compile caches under W/caches8k (mmlb8k_caches)
+  local run caches="$W/caches8k"
+  rm -rf "$caches"
+  for run in cold warm; do
+    VLLM_CACHE_ROOT="$caches/vllm" TRITON_CACHE_DIR="$caches/triton" TORCHINDUCTOR_CACHE_DIR="$caches/inductor" \
+      CUDA_CACHE_PATH="$caches/cuda" GPU_CHECK_BENCHMARK=mmlongbench GPU_CHECK_CONFIGS="$MMLB8K" \
+      GPU_CHECK_BARE_PASSES=backend_order,one_call bash "$HERE/gpu_check.sh" tiny-qwen "$W/mmlb8k" || return
+    rm -rf "${W:?}/mmlb8k/$run" && mkdir -p "$W/mmlb8k/$run"
+    mv "$W/mmlb8k/vllm" "$W/mmlb8k/vllm.log" "$W/mmlb8k/bare.json" "$W/mmlb8k/bare.md" "$W/mmlb8k/$run/"
+  done
+}
+
 mkdir -p "$W/needle" "$W/mmlb8k" "$W/mmlb128k" "$W/prefix"
 case "$STEP" in
   prepare)
@@ -95,6 +112,7 @@ from build_mmlongbench import write_release; r = Path('$W/release'); write_relea
       --model_args "pretrained=$W/mmlb128k/tiny-qwen,max_model_len=139264"
     step mmlb8k env GPU_CHECK_BENCHMARK=mmlongbench GPU_CHECK_CONFIGS="$MMLB8K" GPU_CHECK_BARE_PASSES=one_call,per_task,one_call \
       bash "$HERE/gpu_check.sh" tiny-qwen "$W/mmlb8k"
+    step mmlb8k_caches caches_cold_then_warm
     tasks=""
     for config in $(niah_configs); do tasks="${tasks:+$tasks,}mmlongbench_$config"; done
     for order in cache length; do

@@ -67,7 +67,7 @@ class FakeLLM:
         """`LLM.generate` on rendered prompts: the answer names the prompt's last words and each image's size;
         the prompt length is its whitespace-separated words (vLLM would tokenize it)."""
         assert len(prompts) == len(sampling_params)
-        CALLS.append({"kwargs": self.kwargs, "prompts": prompts, "sampling": sampling_params})
+        CALLS.append({"kwargs": self.kwargs, "prompts": prompts, "sampling": sampling_params, "use_tqdm": use_tqdm})
         outputs = []
         for prompt, params in zip(prompts, sampling_params, strict=True):
             if "REJECT" in prompt["prompt"]:

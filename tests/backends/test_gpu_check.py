@@ -3,6 +3,7 @@ and the GPU check's refusal to run without a GPU."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import pytest
 
 from harness.cli import main
 
+from . import fake_vllm
 from .conftest import MMNEEDLE_LIMIT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,6 +254,49 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     assert (f"| bare pass 2: dataset order, the backend's chunks | 1 | {len(requests)} | 1.00 (generate 0.75) | "
             f"{len(requests):.2f} |") in report
     assert f"| {5 * len(requests):,} | 16 ({16 / (5 * len(requests)):.1%}) | 7 |" in report
+
+
+def _sent(call: dict) -> tuple:
+    """What one `LLM.generate` call was handed, image pixels included: the progress flag, then per request its prompt,
+    its images (size, mode, a hash of the pixels), its processor kwargs and its `SamplingParams`."""
+    return call["use_tqdm"], [
+        (p["prompt"], [(i.size, i.mode, hashlib.sha256(i.tobytes()).hexdigest())
+                       for i in (p.get("multi_modal_data") or {}).get("image", [])],
+         p.get("mm_processor_kwargs"), repr(params))
+        for p, params in zip(call["prompts"], call["sampling"], strict=True)]
+
+
+@pytest.mark.slow  # a fixture build, a tiny checkpoint, a harness run and the bare loop, on vLLM's recording stand-in
+def test_the_bare_loop_sends_generate_what_our_run_sends_request_by_request(tmp_path, script_module, monkeypatch):
+    """The issue 21 gap (bench/RESULTS.md, the 8K rerun): the bare loop's `backend_order` pass hands `LLM.generate`
+    exactly what a harness run of the vllm backend hands it (prompt text, image pixels, sizes and modes, sampling
+    parameters, progress flag), in the same calls and order; its `one_call` pass the same requests in dataset order,
+    which the backend's cache order changes on these rows."""
+    vllm = pytest.importorskip("vllm")
+    from builders.mmlongbench import build_mmlongbench
+    from tests.harness.tiny_llava import build_tiny_llava
+
+    checkpoint = build_tiny_llava(tmp_path / "llava", image_size=336)  # renders: the backend calls LLM.generate
+    configs = ("niah_vh_single_8k", "niah_mmniah_ret_image_8k")
+    build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=list(configs))
+    args = ["--tasks", ",".join(f"mmlongbench_{c}" for c in configs), "--data_dir", str(tmp_path / "data"),
+            "--model_args", f"pretrained={checkpoint},max_model_len=32768"]
+    monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)  # both sides build their engine from vllm.LLM
+    fake_vllm.CALLS.clear()
+    assert main(["--model", "vllm", *args, "--no_cache", "--no_progress", "--output_path", str(tmp_path / "ours")]) == 0
+    ours = [_sent(call) for call in fake_vllm.CALLS]
+
+    bare = script_module("vllm_bare_loop")
+    settings, requests = bare.planned_requests(args)
+    fake_vllm.CALLS.clear()
+    result = bare.run_bare(settings, requests, ["backend_order", "one_call"])
+    backend_order, dataset_order = [_sent(call) for call in fake_vllm.CALLS]
+    assert len(ours) == 1 and len(ours[0][1]) == len(requests) == 36 and all(p[1] for p in ours[0][1])
+    assert [backend_order] == ours
+    assert dataset_order[0] == ours[0][0] and sorted(dataset_order[1]) == sorted(ours[0][1])
+    assert dataset_order[1] != ours[0][1]  # the cache order runs these rows in another order
+    assert [run["name"] for run in result["passes"]] == ["backend_order", "one_call"]
+    assert [s["sample_id"] for s in result["samples"]] == [r.sample_id for r in requests]  # answers back in row order
 
 
 def test_prefix_cache_measured_sets_orders_side_by_side_by_length(script_module):
