@@ -118,6 +118,7 @@ def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path
     assert screen(weightless) == whole and screen("tiny-org/llava-336") == whole
 
 
+@pytest.mark.slow  # screens twice, the second time with a 336 px tiny LLaVA built for it
 def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(needle_dir: Path, tiny_llava_336: Path, harness,
                                                                        empty_hub_cache: Path) -> None:
     """The README's example: MileBench's 32-image needle row for llava-1.5-7b at 4,096 tokens. Not in the local
