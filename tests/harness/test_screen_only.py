@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from transformers import AutoProcessor
 
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
@@ -172,6 +171,8 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Pat
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
     real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
     --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
+    from transformers import AutoProcessor
+
     from harness.config.task_index import TaskIndex
     from harness.models.vllm_engine import VLLMModel, VLLMSettings
     from harness.running.task import Task
