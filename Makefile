@@ -29,8 +29,10 @@ test: $(STAMP) $(VLLM_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q
 
 # The edit loop: every test but those marked slow (end-to-end builds and runs); `make test` still runs them all.
+# Two pytest-xdist workers, a test module per worker at a time (`loadscope`: a module's fixtures are built once).
+TEST_WORKERS ?= 2
 test-fast: $(STAMP) $(VLLM_STAMP) lint
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -m "not slow"
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist loadscope
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

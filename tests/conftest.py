@@ -42,6 +42,19 @@ def isolated_hash_cache(tmp_path_factory: pytest.TempPathFactory):
         os.environ[HASH_CACHE_ENV] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Keep the datasets Arrow cache of the tests out of the user's ~/.cache, and out of one another's way: each
+    pytest-xdist worker has its own base temp folder, so its own cache."""
+    import datasets
+
+    cache = tmp_path_factory.mktemp("hf_datasets_cache")
+    previous = datasets.config.HF_DATASETS_CACHE
+    datasets.config.HF_DATASETS_CACHE = cache
+    yield cache
+    datasets.config.HF_DATASETS_CACHE = previous
+
+
 @pytest.fixture
 def script_module() -> Callable[[str], ModuleType]:
     """`script_module("compare_backends")`: a module of `scripts/`."""

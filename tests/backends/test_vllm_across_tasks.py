@@ -53,6 +53,7 @@ def run(model, data: Path, out: Path):
         model.close()
 
 
+@pytest.mark.slow  # two runs of every MMNeedle task
 def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_per_task(mmneedle_dir, tmp_path):
     together = run(fake_model(max_model_len=32768), mmneedle_dir, tmp_path / "together")
     calls = [len(call["conversations"]) for call in fake_vllm.CALLS]

@@ -88,6 +88,7 @@ def mmlb_fixture_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
                              configs=["niah_vh_single_8k", "niah_vh_single_16k"])
 
 
+@pytest.mark.slow  # the card's recipe in a child process
 def test_the_card_recipe_gives_a_niah_vh_single_8k_rows_images_with_datasets_alone(
         mmlb_fixture_build: Path, tmp_path: Path) -> None:
     readme = (mmlb_fixture_build / "README.md").read_text(encoding="utf-8")
@@ -104,6 +105,7 @@ def test_the_card_recipe_gives_a_niah_vh_single_8k_rows_images_with_datasets_alo
     assert images[3] == first  # load_images, once the project is installed
 
 
+@pytest.mark.slow  # the card's recipe in a child process
 def test_an_embedded_build_card_gives_the_rows_images_with_datasets_alone(tmp_path: Path) -> None:
     built = build_mmneedle(source="synthetic", out_dir=tmp_path / "data", configs=["m1_n2_k1"], limit=1, num_proc=1)
     blocks, images = run_card(built, tmp_path)

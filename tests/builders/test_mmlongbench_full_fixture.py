@@ -62,6 +62,7 @@ def unit_tokens(row: dict, counter: ApproxTokenCounter) -> int:
 
 
 @pytest.mark.parametrize("config", [*CONFIGS_8K, LONG])
+@pytest.mark.slow  # the module's fixture:full build
 def test_every_row_fills_its_length_within_one_unit(built: Path, config: str) -> None:
     counter = ApproxTokenCounter()
     data = rows(built, config)
@@ -85,6 +86,7 @@ def _before(row: dict, needle: str, is_image: bool) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize("config", ["niah_vh_single_8k", LONG, "vrag_viquae_8k", "niah_mmniah_ret_text_8k",
                                     "niah_mmniah_ret_image_8k", "niah_mmniah_reason_image_8k"])
+@pytest.mark.slow  # the module's fixture:full build
 def test_depths_share_the_context_before_the_needle(built: Path, config: str) -> None:
     """What precedes the needle at one depth begins the row at every deeper depth (a prompt cache reuses it),
     and depth 0 opens the context with the needle."""
@@ -111,6 +113,7 @@ def test_depths_share_the_context_before_the_needle(built: Path, config: str) ->
                 [round(r["depth"] * haystack) for r in same_id]
 
 
+@pytest.mark.slow  # the module's fixture:full build
 def test_a_longer_length_shows_more_of_the_same_haystack(built: Path) -> None:
     short, long = rows(built, "niah_vh_single_8k"), rows(built, LONG)
     for source_id in {r["source_id"] for r in short}:
@@ -133,6 +136,7 @@ def test_same_arguments_write_the_same_bytes(tmp_path: Path) -> None:
     assert len(tree(first)) > 20
 
 
+@pytest.mark.slow  # the module's fixture:full build and a second one
 def test_a_rebuild_of_some_configs_gives_the_same_files_and_rows(built: Path, tmp_path: Path) -> None:
     """Same arguments, same bytes: the release files and the rows (which name their images by sha256), whichever
     other configs the build holds."""

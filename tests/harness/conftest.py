@@ -22,16 +22,6 @@ CONFIGS = ["m1_n2_k1", "m10_n1_k2", "m1_n2_k5"]
 LIMIT = 12  # positives and negatives per config
 
 
-@pytest.fixture(scope="session", autouse=True)
-def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Keep the datasets Arrow cache of these tests out of the user's ~/.cache."""
-    cache = tmp_path_factory.mktemp("hf_datasets_cache")
-    previous = datasets.config.HF_DATASETS_CACHE
-    datasets.config.HF_DATASETS_CACHE = cache
-    yield cache
-    datasets.config.HF_DATASETS_CACHE = previous
-
-
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A `--data_dir` holding `mmneedle/` built by the real builder from its synthetic source."""

@@ -96,6 +96,7 @@ def _rewrite_datasets(model_dir: Path, change) -> None:
     path.write_text(json.dumps(results))
 
 
+@pytest.mark.slow  # a run and three reports
 def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_path: Path, data_dir: Path,
                                                                          harness) -> None:
     out = tmp_path / "results"
@@ -134,6 +135,7 @@ def test_counters_are_the_bookkeeping_fields_only(tmp_path: Path, data_dir: Path
     assert counters["sample_len"] == counters["n_scored"] == 4 and counters["n_error"] == 0
 
 
+@pytest.mark.slow  # two runs and a report
 def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:
     """A benchmark without `headline_metrics`: each task's and group's first metric, in natural order."""
     out = tmp_path / "results"

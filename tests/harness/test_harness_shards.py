@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.running.sharding import Shard
 
 RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
@@ -45,6 +47,7 @@ def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: s
     return full, merged
 
 
+@pytest.mark.slow  # three runs and a merge
 def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, harness) -> None:
     args = ("--tasks", ",".join(RANDOM_TASKS), "--model", "random", "--data_dir", data_dir, "--seed", "5",
             "--batch_size", "2")
@@ -68,6 +71,7 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
     assert "| mmneedle_m1_n2_k1_pos | 1.0 | 12 | 0 | existence_acc |" in text
 
 
+@pytest.mark.slow  # a tiny LLaVA's three runs and a merge
 def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
     task = "mmneedle_m10_n1_k2_neg"
     args = ("--tasks", task, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1", "--data_dir",

@@ -64,6 +64,7 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
         assert name == f"mmneedle_{config.dataset_name}_{name.rsplit('_', 1)[1]}"
 
 
+@pytest.mark.slow  # the console script in a child process
 def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness_script: str, script_env) -> None:
     proc = subprocess.run([harness_script, "ls"], cwd=tmp_path, env=script_env,
                           capture_output=True, text=True, timeout=120)

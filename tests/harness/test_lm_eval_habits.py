@@ -48,6 +48,7 @@ def table_rows(table: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.split("|")[1:-1]] for line in table.splitlines()[2:] if line.strip()]
 
 
+@pytest.mark.slow  # two runs of every k1 config
 def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_later_run_scores(
         harness, needle_dir: Path, tmp_path: Path) -> None:
     run = harness("--tasks", "mmneedle_k1", "--model", "random", "--batch_size", "auto", "--predict_only",

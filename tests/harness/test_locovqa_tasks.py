@@ -75,6 +75,7 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
     assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "chance"} <= lines
 
 
+@pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
 def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(two_models: Path,
                                                                                  tmp_path: Path) -> None:
     from report_runs import svg_texts
@@ -114,6 +115,7 @@ def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, 
     assert data.counters("locovqa_needle_int_3")["n_scored"] == 6
 
 
+@pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
 def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: Path) -> None:
     models = load_results(two_models)
     assert report.paper_model_for("llava-hf/llava-1.5-7b-hf", models["random"]) == "LLaVA-1.5"

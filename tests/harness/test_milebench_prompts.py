@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import datasets
 import pytest
-from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from builders.core import contract
 from builders.milebench.build import build_milebench
 from harness.inputs.truncation import Budget
 from tasks.milebench import official_prompt
 from tasks.milebench.truncation import truncate_left
+
+if TYPE_CHECKING:  # transformers costs seconds to import: only the tests that use it pay, not collection
+    from transformers import PreTrainedTokenizerFast
 
 INSTRUCTION = "Say what changed."
 
@@ -38,6 +41,8 @@ def rows_of(root: Path, config: str) -> datasets.Dataset:
 
 @pytest.fixture(scope="module")
 def sp_tokenizer(sentencepiece) -> PreTrainedTokenizerFast:
+    from transformers import PreTrainedTokenizerFast
+
     return PreTrainedTokenizerFast(tokenizer_object=sentencepiece(), bos_token="<s>", eos_token="</s>")
 
 
@@ -151,6 +156,8 @@ def test_hf_sends_the_re_decoded_prompt_and_records_it(harness, clevr_dir: Path,
     run = harness(*args)
     assert run.code == 0, run.err
     name = str(tiny_llava_sp).replace("/", "__")
+    from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(tiny_llava_sp)
     rows = rows_of(clevr_dir, "clevr_change")
     (log,) = (tmp_path / name).glob("samples_milebench_clevr_change_2*.jsonl")

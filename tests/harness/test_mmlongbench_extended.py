@@ -37,6 +37,7 @@ def test_the_lengths_past_128k_have_their_own_groups_and_leave_the_papers_alone(
     assert all(f"mmlongbench_{length} " in listed.out for length in EXTENDED_LENGTHS)
 
 
+@pytest.mark.slow  # a build and a run of every length past 128K
 def test_random_runs_mmlongbench_256k_end_to_end(harness, tmp_path: Path) -> None:
     pytest.importorskip("bm25s")  # VRAG ranks its hard negatives with it
     configs = [name for name, cfg in EXTENDED_CONFIGS.items() if cfg.length == "256k"]
@@ -58,6 +59,7 @@ def _jpeg(side: int, shade: int) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow  # a build and a run past 128K
 def test_a_model_shorter_than_a_grown_row_records_over_length_and_its_groups_are_na(harness, tmp_path: Path) -> None:
     """A VH-Single 128K row of 51 images of 2,500 tokens (~127,500 tokens) grows to ~145,000 at 256K with the
     anchor's negatives of another file: a 139,264-token model takes the 128K row and not the 256K one."""

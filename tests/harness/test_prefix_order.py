@@ -159,10 +159,12 @@ def assert_same_results_in_another_order(out: dict) -> None:
     assert moved  # the orders differ (journals are written in generation order)
 
 
+@pytest.mark.slow  # a run in each order
 def test_random_answers_and_results_do_not_depend_on_the_order(harness, tmp_path: Path, mmlb_dir: Path) -> None:
     assert_same_results_in_another_order(runs_in_both_orders(harness, tmp_path, mmlb_dir, ["--model", "random"], "random"))
 
 
+@pytest.mark.slow  # a tiny LLaVA's run in each order
 def test_hf_greedy_answers_do_not_depend_on_the_order(harness, tmp_path: Path, mmlb_dir: Path, tiny_llava: Path) -> None:
     out = runs_in_both_orders(harness, tmp_path, mmlb_dir, ["--model", "hf", "--batch_size", "4"],
                               str(tiny_llava).replace("/", "__"), f"pretrained={tiny_llava},threads=1")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from report_runs import svg_texts
 
 from harness.outputs.report import load_results
 
 
+@pytest.mark.slow  # a run and a report drawing every figure
 def test_each_png_has_an_svg_beside_it_with_its_caption_as_text(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
     run = harness("--tasks", "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir",

@@ -26,6 +26,7 @@ def _run_block(text: str, model: str) -> str:
     return opening[start:] if end < 0 else opening[start:end]
 
 
+@pytest.mark.slow  # two runs and a report
 def test_the_report_opens_with_each_runs_provenance(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
     random = evaluate(harness, out, data_dir, "random", "--gen_kwargs", "temperature=0.5", tasks=TASKS)
@@ -88,6 +89,7 @@ def mmlb_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow  # a run and a report with figures
 def test_a_fixture_build_names_its_source_in_the_table_and_the_figure(tmp_path: Path, mmlb_data: Path,
                                                                       harness) -> None:
     out = tmp_path / "results"

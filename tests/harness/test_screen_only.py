@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from transformers import AutoProcessor
 
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
@@ -118,6 +117,7 @@ def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path
     assert screen(weightless) == whole and screen("tiny-org/llava-336") == whole
 
 
+@pytest.mark.slow  # screens twice, the second time with a 336 px tiny LLaVA built for it
 def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(needle_dir: Path, tiny_llava_336: Path, harness,
                                                                        empty_hub_cache: Path) -> None:
     """The README's example: MileBench's 32-image needle row for llava-1.5-7b at 4,096 tokens. Not in the local
@@ -171,6 +171,8 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Pat
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
     real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
     --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
+    from transformers import AutoProcessor
+
     from harness.config.task_index import TaskIndex
     from harness.models.vllm_engine import VLLMModel, VLLMSettings
     from harness.running.task import Task
