@@ -3,8 +3,9 @@
 (issue 19: "the harness reads, screens and sends a 1M ICL row with memory flat in rows and without decoding an image
 before its batch runs").
 
-The rows are `bench/mmlongbench_past_128k.py`'s own length-true Stanford Cars source (400 x 400 JPEG exemplars, 196
-tokens each under the paper's counting), built with the real builder into `icl_stanford_cars_1m` (or `--length`).
+The rows are the builder's length-true `--source fixture:full` (or, `--source bench`,
+`bench/mmlongbench_past_128k.py`'s own Stanford Cars source: 400 x 400 JPEG exemplars, 196 tokens each under the
+paper's counting), built with the real builder into `icl_stanford_cars_1m` (or `--length`).
 For each `--tests` (rows), a fresh process runs the harness command (`--model hf`, tiny LLaVA from
 `tests/harness/tiny_llava.py`, CPU, batch size 1) in-process under `tests/harness/decode_trace.py`'s tracer, and
 records:
@@ -17,7 +18,7 @@ records:
   `_decode`), the model (`HFModel._decode`: `generate` and detokenizing) and the rest of the run (reading, screening,
   building requests, journal, scoring).
 
-    .venv/bin/python bench/decode_1m.py [--tests 1 3] [--length 1m] [--threads 2] [--work DIR]
+    .venv/bin/python bench/decode_1m.py [--source fixture:full|bench] [--tests 1 3] [--length 1m] [--threads 2] [--work DIR]
 
 Prints a markdown block for bench/RESULTS.md's section "MMLongBench past 128K: when images are decoded, and memory
 per 1M row" (the section is hand-written; paste it there).
@@ -139,19 +140,24 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
         "processor_s": backend["_generate"] - backend["_decode"], "model_s": backend["_decode"], **memory}))
 
 
-def measure(work: Path, length: str, tests: int, model: Path, threads: int, env: dict[str, str]) -> dict[str, Any]:
+def measure(work: Path, source: str, length: str, tests: int, model: Path, threads: int,
+            env: dict[str, str]) -> dict[str, Any]:
     release, data, out = work / "release", work / f"data_{tests}", work / f"out_{tests}"
     shutil.rmtree(out, ignore_errors=True)  # a fresh journal and response cache: nothing answered before
-    write_release(release, tests)  # images drawn once; the test examples are the rows
     config = f"{LEAF}_{length}"
-    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", "--source", str(release), "--configs",
+    if source == "fixture:full":  # one row per id: --fixture-ids sets the row count
+        source_args = ["--source", "fixture:full", "--fixture-ids", str(tests)]
+    else:
+        write_release(release, tests)  # images drawn once; the test examples are the rows
+        source_args = ["--source", str(release)]
+    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", *source_args, "--configs",
                                 config, "--out", str(data), "--overwrite", "--quiet"], env)
     figures = work / f"figures_{tests}.json"
     wall, peak_mb, _ = run([sys.executable, __file__, "--child", str(data), str(model), str(out), f"mmlongbench_{config}",
                             str(threads), str(figures)], env)
     result = json.loads(figures.read_text())
     assert result["counts"]["sample_len"] == tests, result["counts"]
-    return {**result, "tests": tests, "build_s": build_s, "process_s": wall, "peak_mb": peak_mb}
+    return {**result, "source": source, "tests": tests, "build_s": build_s, "process_s": wall, "peak_mb": peak_mb}
 
 
 def _parts(r: dict[str, Any]) -> tuple[float, float, float, float, float]:
@@ -165,8 +171,8 @@ def section(results: list[dict[str, Any]], length: str, threads: int, command: s
     per_row_mb = (high["peak_mb"] - low["peak_mb"]) / (high["tests"] - low["tests"])
     lines = [f"**A {length.upper()} ICL row through the `hf` backend** (tiny LLaVA of `tests/harness/tiny_llava.py`: "
              f"28 px, 4 image tokens; CPU, float32, {threads} torch threads, batch size 1, 8 new tokens). Rows: "
-             f"`{LEAF}_{length}` built from `bench/mmlongbench_past_128k.py`'s own source "
-             f"({low['images_per_batch'][0]:,} images per row, 400 x 400 JPEG), at {low['tests']} and "
+             f"`{LEAF}_{length}` built from {_SOURCES[low.get('source', 'bench')]} "
+             f"({low['images_per_batch'][0]:,} images per row), at {low['tests']} and "
              f"{high['tests']} rows; the harness command in a fresh process per row count, every PIL decode traced "
              "(`tests/harness/decode_trace.py`).", "", f"```\n{command}\n```", "",
              "| rows | statuses | decodes before the first batch | outside their batch | decodes per image per request "
@@ -207,6 +213,8 @@ def main() -> None:
     parser.add_argument("--tests", type=int, nargs=2, default=[1, 3], help="the two row counts")
     parser.add_argument("--length", choices=sorted(TOKENS), default="1m", help="the ICL config's length")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--source", choices=["bench", "fixture:full"], default="fixture:full",
+                        help="the rows: the builder's length-true fixture, or bench/mmlongbench_past_128k.py's source")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--render", type=Path, help="a run's decode_1m.json: print its block again, measuring nothing")
     args = parser.parse_args()
@@ -222,14 +230,19 @@ def main() -> None:
     model = work / "tiny_llava"
     if not (model / "config.json").is_file():
         build_tiny_llava(model)
-    results = [measure(work, args.length, tests, model, args.threads, env) for tests in sorted(args.tests)]
+    results = [measure(work, args.source, args.length, tests, model, args.threads, env) for tests in sorted(args.tests)]
     (work / "decode_1m.json").write_text(json.dumps(results, indent=1))
     print(section(results, args.length, args.threads, _command(sorted(args.tests), args)))
 
 
+_SOURCES = {"fixture:full": "the builder's length-true fixture (`--source fixture:full --fixture-ids` rows, drawn "
+                            "photos, flat pool exemplars)",
+            "bench": "`bench/mmlongbench_past_128k.py`'s own source (400 x 400 JPEG exemplars)"}
+
+
 def _command(tests: list[int], args: argparse.Namespace) -> str:
-    return (f".venv/bin/python bench/decode_1m.py --tests {' '.join(map(str, tests))} --length {args.length} "
-            f"--threads {args.threads}")
+    return (f".venv/bin/python bench/decode_1m.py --source {args.source} --tests {' '.join(map(str, tests))} "
+            f"--length {args.length} --threads {args.threads}")
 
 
 if __name__ == "__main__":
