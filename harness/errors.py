@@ -33,13 +33,16 @@ class DatasetMissingError(UserError):
 
     `reason` is the message without the build hint; `builder_command` (a template with
     `{dataset_name}` and `{data_dir}`), `dataset_name` and `data_dir` let the CLI name one build
-    command for every missing config of a run.
+    command for every missing config of a run. `held` is (the build's location, the configs its manifest
+    lists), said once for all the tasks of a run that read that build.
     """
 
     def __init__(self, reason: str, hint: str = "", *, builder_command: str | None = None,
-                 dataset_name: str | None = None, data_dir: str | None = None) -> None:
-        super().__init__(reason + hint)
+                 dataset_name: str | None = None, data_dir: str | None = None,
+                 held: tuple[str, str] | None = None) -> None:
+        super().__init__(reason + (f" (its build manifest lists {held[1]})" if held else "") + hint)
         self.reason = reason
+        self.held = held
         self.builder_command = builder_command
         self.dataset_name = dataset_name
         self.data_dir = data_dir
@@ -57,6 +60,8 @@ class DatasetMissingError(UserError):
                                    f"{'' if readers[e.reason] == 1 else 's'}): {e.why}" for e in hub))
         if local:
             lines += [f"{len(local)} tasks have no data:"] + [f"  {e.reason}" for e in local]
+            lines += [f"the build manifest of {location} lists: {configs}"
+                      for location, configs in dict.fromkeys(e.held for e in local if e.held)]
         for group, lead, tail in ((local, "build them with: ", ""),
                                   (hub, "or build them here: ", ", and pass --data_dir {data_dir}")):
             commands: dict[tuple[str, str], list[str]] = {}

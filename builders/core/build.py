@@ -137,7 +137,7 @@ class DatasetBuild:
         self.caveats = dict(caveats or {})
         self.card_fields = {**info.card, **(card or {})}
         self.overwrite = overwrite
-        self._staged = StagedOutput(Path(out_dir), info.name, self.request, overwrite)
+        self._staged = StagedOutput(Path(out_dir), info.name, self.request, overwrite, self.command)
         self._configs: dict[str, dict[str, Any]] = {}
         self._features: dict[str, Features] = {}
         self.staging: Path | None = None

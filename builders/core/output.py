@@ -57,28 +57,43 @@ def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     return text if len(text) < 400 else text[:400] + "..."
 
 
-def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: Path) -> str:
+def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: Path,
+                    command: list[str] | None = None) -> str:
     """The command that adds this request's configs to the build in place, with the flags that build recorded
-    (`contract.BUILD_COMMAND`); empty when it recorded none (a build made through the Python API)."""
-    command = existing.get(contract.BUILD_COMMAND)
+    (`contract.BUILD_COMMAND`); empty when it recorded none (a build made through the Python API).
+
+    Where this build's flags are already those (`command`), repeating them cannot help: the source itself
+    depends on which configs are asked (MMLongBench's `fixture:full` writes pools for configs past 128K), so
+    the hint is to build the two sets of configs together, replacing the build in place."""
+    recorded = existing.get(contract.BUILD_COMMAND)
     configs = request.get("configs")
-    if not (isinstance(command, list) and command and all(isinstance(part, str) for part in command)):
+    if not (isinstance(recorded, list) and recorded and all(isinstance(part, str) for part in recorded)):
         return ""
     if not (isinstance(configs, list) and configs and all(isinstance(name, str) for name in configs)):
         return ""
-    added = [*command, "--configs", ",".join(configs), "--out", str(out_dir)]
+    if command is not None and list(command) == recorded:
+        held = existing.get("request", {}).get("configs")
+        held = [name for name in held if isinstance(name, str)] if isinstance(held, list) else []
+        together = [*recorded, "--configs", ",".join(dict.fromkeys([*held, *configs])), "--out", str(out_dir),
+                    "--overwrite"]
+        return ("it was built with these same flags, but with these configs they give another source: to keep "
+                f"its configs and add these, build all together: {shlex.join(together)}; or build these into "
+                "another --out; or ")
+    added = [*recorded, "--configs", ",".join(configs), "--out", str(out_dir)]
     return f"to add configs to it, repeat the flags it was built with: {shlex.join(added)}; or "
 
 
 class StagedOutput:
     """Context manager yielding a temporary folder that becomes `out_dir/name` on `commit()`."""
 
-    def __init__(self, out_dir: Path, name: str, request: dict[str, Any], overwrite: bool = False) -> None:
+    def __init__(self, out_dir: Path, name: str, request: dict[str, Any], overwrite: bool = False,
+                 command: list[str] | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.name = name
         self.target = self.out_dir / name
         self.request = request
         self.overwrite = overwrite
+        self.command = command  # this build's recorded flags (`contract.BUILD_COMMAND`), for the hint
         self.base_hash: str | None = None  # the content hash of the build in place that this one extends
         self.staging: Path | None = None
         self._committed = False
@@ -104,7 +119,7 @@ class StagedOutput:
             if self.base_hash is not None:
                 raise BuildError(f"{self.target} changed while this build was extending it; run the build again")
             difference = describe_difference(existing.get("request", {}), self.request)
-            hint = same_build_hint(existing, self.request, self.out_dir)
+            hint = same_build_hint(existing, self.request, self.out_dir, self.command)
             raise BuildError(f"{self.target} already holds a different build ({difference}); {hint}"
                              "pass --overwrite to replace it")
 

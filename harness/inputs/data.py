@@ -104,11 +104,11 @@ class LoadedDataset:
 _IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], contract.ImageTable] = {}
 
 
-def missing(config: TaskConfig, root: Path | str, reason: str,
-            manifest: dict[str, Any] | None = None) -> DatasetMissingError:
+def missing(config: TaskConfig, root: Path | str, reason: str, manifest: dict[str, Any] | None = None,
+            held: tuple[str, str] | None = None) -> DatasetMissingError:
     template = build_command_template(config, manifest)
     return DatasetMissingError(reason, builder_hint(template, config, root), builder_command=template,
-                               dataset_name=config.dataset_name, data_dir=str(root))
+                               dataset_name=config.dataset_name, data_dir=str(root), held=held)
 
 
 def build_command_template(config: TaskConfig, manifest: dict[str, Any] | None) -> str | None:
@@ -258,8 +258,8 @@ def _manifest_entries(config: TaskConfig, folder: Path, manifest: dict[str, Any]
     if not chosen:
         held = "config" if entry is None else "split"
         raise missing(config, root, f"task {config.task!r}: {location} has no {held} {config.dataset_name!r}"
-                                    f"{'' if entry is None else f' / {config.test_split!r}'} "
-                                    f"(its build manifest lists {', '.join(sorted(manifest['configs']))})", manifest)
+                                    f"{'' if entry is None else f' / {config.test_split!r}'}", manifest,
+                      held=(location, ", ".join(sorted(manifest["configs"]))))
     return chosen
 
 

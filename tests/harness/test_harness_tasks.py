@@ -302,6 +302,8 @@ def test_missing_configs_of_a_group_get_one_build_command(data_dir: Path, harnes
     run = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", data_dir)
     assert run.code == 2
     assert "12 tasks have no data:" in run.err  # the build holds m1_n2_k1 only, of the K=1 configs
+    assert run.err.count("build manifest") == 1  # what the build holds, said once and not per task
+    assert f"the build manifest of {data_dir / 'mmneedle'} lists: " in run.err
     assert (f"build them with: builders build mmneedle --source coco=COCO_DIR --configs m1_n4_k1 m1_n8_k1 "
             f"m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1 --out {data_dir}") in run.err
 
