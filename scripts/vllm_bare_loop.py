@@ -44,7 +44,7 @@ from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 from harness.running.batching import plan_batches
-from harness.running.prefix_order import cache_order, prompt_key
+from harness.running.prefix_order import cache_order, prompt_key, task_order
 from harness.running.run import plan_run, run_policies
 from harness.running.task import RowProblem
 
@@ -75,22 +75,19 @@ def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
 
 def engine_order(requests: Sequence[Request], tokens: Sequence[int], request_order: str) -> list[int]:
     """Indices of `requests` (in task order, rows in dataset order; `tokens` their screen counts) in the order a
-    harness run hands them to the vllm backend (`Runner.run_together`): each task's long first (ties by row), then,
-    with `request_order=cache`, each task's in the cache order and every task's together in it again
-    (`harness.running.prefix_order`)."""
-    tasks: dict[str, list[int]] = {}
+    harness run hands them to the vllm backend: each task's in `task_order`, then, with `request_order=cache`,
+    every task's together in the cache order again (`Runner.run_together`)."""
+    tasks: dict[str, dict[int, int]] = {}  # task -> doc id -> index
     for i, request in enumerate(requests):
-        tasks.setdefault(request.task, []).append(i)
-
-    def cached(indices: list[int]) -> list[int]:
-        order = cache_order([tokens[i] for i in indices], [prompt_key(requests[i]) for i in indices])
-        return [indices[j] for j in order]
-
+        tasks.setdefault(request.task, {})[request.doc_id] = i
+    cached = request_order == "cache"
     ordered: list[int] = []
     for indices in tasks.values():
-        indices = sorted(indices, key=lambda i: (-tokens[i], requests[i].doc_id))
-        ordered += cached(indices) if request_order == "cache" else indices
-    return cached(ordered) if request_order == "cache" and len(tasks) > 1 else ordered
+        keys = {doc: prompt_key(requests[i]) for doc, i in indices.items()} if cached else None
+        ordered += [indices[doc] for _, doc in task_order([(tokens[i], doc) for doc, i in indices.items()], keys)]
+    if not (cached and len(tasks) > 1):
+        return ordered
+    return [ordered[j] for j in cache_order([tokens[i] for i in ordered], [prompt_key(requests[i]) for i in ordered])]
 
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:

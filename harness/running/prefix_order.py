@@ -23,7 +23,7 @@ The order decides only when a request runs: answers and results files do not dep
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from harness.api import ImagePart, Request
 
@@ -107,6 +107,16 @@ def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared:
         return run
     longest = min(range(len(tokens)), key=lambda i: (-tokens[i], i))
     return [longest] + [i for i in run if i != longest]
+
+
+def task_order(pending: Sequence[tuple[int, int]], keys: Mapping[int, PromptKey] | None = None
+               ) -> list[tuple[int, int]]:
+    """One task's (prompt tokens, doc id) in the order its requests run: long first, ties by doc id, so an
+    out-of-memory shows at once; given the prompts' keys by doc id (`request_order=cache`), in the cache order."""
+    ordered = sorted(pending, key=lambda item: (-item[0], item[1]))
+    if keys is None:
+        return ordered
+    return [ordered[i] for i in cache_order([t for t, _ in ordered], [keys[d] for _, d in ordered])]
 
 
 def _growing(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],

@@ -45,7 +45,7 @@ from harness.running.cache import input_sha256
 from harness.running.generation import safe_generate
 from harness.running.judge import FAILED as JUDGE_FAILED
 from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
-from harness.running.prefix_order import PromptKey, cache_order, prompt_key
+from harness.running.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.sample_store import (
@@ -381,12 +381,9 @@ class Runner:
             if self.model.request_order == "cache":
                 out.keys[doc_id] = prompt_key(request)
         store.add(screened)
-        out.pending.sort(key=lambda item: (-item[0], item[1]))
-        if self.model.request_order == "cache":
-            out.pending = [out.pending[i] for i in cache_order([t for t, _ in out.pending],
-                                                              [out.keys[d] for _, d in out.pending])]
-            if not self.model.generates_across_tasks:
-                out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)
+        out.pending = task_order(out.pending, out.keys if self.model.request_order == "cache" else None)
+        if not self.model.generates_across_tasks:
+            out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)
         return out
 
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
