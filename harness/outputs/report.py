@@ -57,12 +57,15 @@ class ModelResults:
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
-        return ModelResults({k: v for k, v in self.results.items() if k in tasks},
-                            {k: v for k, v in self.groups.items() if k in groups},
-                            {k: v for k, v in self.breakdowns.items() if k in tasks},
-                            {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
-                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups},
-                            {k: v for k, v in self.references.items() if k in tasks})
+        # By keyword: `references` once went positionally into `runs`, and every section read chance as 0.
+        return ModelResults(results={k: v for k, v in self.results.items() if k in tasks},
+                            groups={k: v for k, v in self.groups.items() if k in groups},
+                            breakdowns={k: v for k, v in self.breakdowns.items() if k in tasks},
+                            versions={k: v for k, v in self.versions.items() if k in tasks},
+                            files=list(self.files), include_paths=set(self.include_paths),
+                            sources={k: v for k, v in self.sources.items() if k in tasks | groups},
+                            runs=list(self.runs),
+                            references={k: v for k, v in self.references.items() if k in tasks})
 
     def reference(self, task: str, name: str) -> Any:
         """A task's reference level (`chance`): under `references`, or among its metrics in files written before
