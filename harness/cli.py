@@ -243,8 +243,11 @@ def report_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
     parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
+    parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
+    parser.add_argument("--jobs", type=_positive_int, help="processes drawing the figures (default: one per CPU); "
+                        "a figure unchanged since the last report into the same folder is not drawn again")
     args = parser.parse_args(argv)
-    path = write_report(args.results_dir, args.out)
+    path = write_report(args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs)
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0
 

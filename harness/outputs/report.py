@@ -13,6 +13,7 @@ the results were produced with.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -25,6 +26,7 @@ from typing import Any
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
+from harness.outputs.figure_batch import figure_batch
 from harness.outputs.provenance import (
     TaskData,
     comparability_warning,
@@ -172,7 +174,7 @@ Section = Callable[[str, ModelResults, Path], list[str]]
 def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
     """The report hooks declared by the tasks and groups in `data`, each with the results it covers, in
     the order first met."""
-    index = TaskIndex(sorted(p for p in data.include_paths if Path(p).exists()))
+    index = _task_index(tuple(sorted(p for p in data.include_paths if Path(p).exists())))
     hooks: dict[tuple[str, str], tuple[FunctionRef, set[str], set[str]]] = {}
     for names, configs, is_task in ((data.results, index.tasks, True), (data.groups, index.groups, False)):
         for name in sorted(names, key=natural_key):
@@ -182,6 +184,12 @@ def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]
                 _, tasks, groups = hooks.setdefault(key, (ref, set(), set()))
                 (tasks if is_task else groups).add(name)
     return [(ref.resolve(), data.only(tasks, groups)) for ref, tasks, groups in hooks.values()]
+
+
+@functools.lru_cache(maxsize=8)
+def _task_index(include_paths: tuple[str, ...]) -> TaskIndex:
+    """The task index of these include paths, read once per report (every model's sections look hooks up in it)."""
+    return TaskIndex(list(include_paths))
 
 
 def _union(models: list[ModelResults]) -> ModelResults:
@@ -284,14 +292,34 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     return lines + ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
 
 
-def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
+def write_report(results_dir: Path, out_dir: Path | None = None, figures: bool = True,
+                 workers: int | None = None) -> Path:
+    """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
+    linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
+    figure whose content has not changed since the last report into `out_dir` is not drawn again."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
     out_dir = out_dir or results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
+    _task_index.cache_clear()  # task folders may have changed since an earlier report in this process
+    with figure_batch(out_dir, figures, workers) as batch:
+        lines = _report_lines(results_dir, models, out_dir, figures)
+    failures, _ = batch.finish()
+    for failure in failures:
+        print(f"harness: {failure}", file=sys.stderr)
+    if failures:
+        lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
+    path = out_dir / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:
     lines = ["# Evaluation report", "", f"Results read from `{results_dir}`.", ""]
+    if not figures:
+        lines += ["No figures: written with `--no_figures`.", ""]
     lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     partial = partial_results(results_dir)
     if partial:
@@ -304,6 +332,4 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):
         lines += _model_part(model, data, out_dir)
-    path = out_dir / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return lines

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
+from harness.outputs.figure_batch import figure
+from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, slug
 from harness.outputs.provenance import data_caption
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
 
@@ -210,8 +211,8 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     depths = needle_depths(data)
     if depths:
         name = f"locovqa_needle_{slug(model)}.png"
-        save_figure(needle_figure(depths, data.provenance_line()), out_dir / name)
-        lines += [f"![LoCoVQA needle accuracy by depth and length, {model}]({name})", ""]
+        if figure(out_dir / name, needle_figure, depths, data.provenance_line()):
+            lines += [f"![LoCoVQA needle accuracy by depth and length, {model}]({name})", ""]
     return lines
 
 
@@ -236,9 +237,10 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
             cells.append((found.label() + (" †" if curve.below_chance else "")) if found and curve else "")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
-    save_figure(decay_figure(curves, caption), out_dir / "locovqa_decay.png")
-    return [*lines, "", *paper_table({m: models[m] for m in curves}),
-            "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+    lines += ["", *paper_table({m: models[m] for m in curves})]
+    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption):
+        lines += ["![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+    return lines
 
 
 PAPER_MODELS = {  # the paper's model -> squashed name fragments of its checkpoints and API names

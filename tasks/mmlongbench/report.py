@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
+from harness.outputs.figure_batch import figure
+from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, slug
 from harness.outputs.provenance import data_caption
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
 
@@ -121,8 +122,8 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
         series = {model: ours}
         paper = {paper_model: {(row, length): published.get((paper_model, row, LENGTHS[length]))
                                for row in ROWS for length in LENGTHS}} if paper_model else {}
-        save_figure(length_figure(series, paper, data.provenance_line()), out_dir / name)
-        lines += [f"![MMLongBench score against length, {model}]({name})", ""]
+        if figure(out_dir / name, length_figure, series, paper, data.provenance_line()):
+            lines += [f"![MMLongBench score against length, {model}]({name})", ""]
     return lines
 
 
@@ -140,7 +141,8 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
         if name:
             paper[name] = {(row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS}
     caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
-    save_figure(length_figure(series, paper, caption), out_dir / "mmlongbench_length_all.png")
+    if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption):
+        return []
     return ["## MMLongBench across models", "", "![MMLongBench score against length, every model]"
             "(mmlongbench_length_all.png)", ""]
 

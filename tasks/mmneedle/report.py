@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.figures import save_figure
+from harness.outputs.figure_batch import figure
 
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
 # Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
@@ -28,6 +28,7 @@ LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 # Cells holding fewer needles than this are hatched: their accuracy rests on too few samples to read.
 TINY_CELL = 5
+DPI = 150  # the heat maps' cell labels stay legible
 
 
 def config_of(task: str) -> tuple[int, int, int, str] | None:
@@ -50,13 +51,13 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     panels = cell_panels(data)
     if panels:
         name = f"mmneedle_cells_{_slug(model)}.png"
-        _save(cell_grid_figure(model, panels, caption), out_dir / name)
-        plots.append(("exact accuracy per needle cell, every config with N > 1", name))
+        if figure(out_dir / name, cell_grid_figure, model, panels, caption, dpi=DPI):
+            plots.append(("exact accuracy per needle cell, every config with N > 1", name))
     series = depth_series(data.breakdowns)
     if series:
         name = f"mmneedle_depth_{_slug(model)}.png"
-        _save(depth_figure(model, series, caption), out_dir / name)
-        plots.append(("exact accuracy by needle depth, M = 10", name))
+        if figure(out_dir / name, depth_figure, model, series, caption, dpi=DPI):
+            plots.append(("exact accuracy by needle depth, M = 10", name))
     if plots:
         lines += ["### MMNeedle figures", "", f"*{caption}*", ""]
         lines += [f"![{title}]({name})" for title, name in plots]
@@ -268,6 +269,3 @@ def depth_figure(model: str, series: dict[int, dict[tuple[int, int], Any]], capt
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
-
-def _save(fig: Any, path: Path) -> None:
-    save_figure(fig, path, dpi=150)  # and an SVG beside it
