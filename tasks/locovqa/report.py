@@ -359,3 +359,8 @@ def needle_figure(depths: dict[str, dict[int, list[float | None]]], caption: str
     fig.suptitle(caption, fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.92))
     return fig
+
+
+# `harness view`: the sample table's axes (build columns).
+SAMPLE_AXES = [("task", "task"), ("mode", "mode"), ("length", "context_length"), ("needle depth", "needle_depth"),
+               ("subset", "subset")]

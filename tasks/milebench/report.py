@@ -176,3 +176,14 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
+
+
+# `harness view`: the sample table's axes (build columns, and the set the task's name says).
+SAMPLE_AXES = [("subset", "subset"), ("task", "task_id"), ("level", "image_quantity_level"), ("images", "num_images")]
+
+
+def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The build's columns, and the set: the test set, the Combined-image Set or the adversarial set."""
+    rows = len(next(iter(columns.values()), []))
+    chosen = next((name for suffix, name in SETS.items() if suffix and task.endswith(suffix)), SETS[""])
+    return {"set": [chosen] * rows, **{label: columns.get(column, [None] * rows) for label, column in SAMPLE_AXES}}

@@ -175,3 +175,8 @@ def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
     fig.suptitle("\n".join(textwrap.wrap(caption, 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
     return fig
+
+
+# `harness view`: the sample table's axes (build columns).
+SAMPLE_AXES = [("category", "category"), ("dataset", "dataset"), ("length", "length"), ("depth", "depth"),
+               ("needle position", "needle_position"), ("images", "num_images")]
