@@ -178,7 +178,7 @@ class Viewer:
                           "value": float(index.metrics[metric][row]) if metric else None,
                           "tokens": index.tokens[row], "answer": _excerpt(record.get("response")),
                           "error": _excerpt(record.get("error")),
-                          "axes": {label: ", ".join(column[row]) for label, column in axes.items()}})
+                          "axes": {label: "; ".join(column[row]) for label, column in axes.items()}})
         choices = {label: sorted({m for members in column for m in members}, key=_natural) for label, column in axes.items()}
         state = {"model": run.model, "task": run.task, "show": show, "metric": metric, "sort": sort,
                  "desc": "1" if descending else "", "low": params.get("low", ""), "high": params.get("high", ""),
