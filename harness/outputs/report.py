@@ -174,7 +174,7 @@ Section = Callable[[str, ModelResults, Path], list[str]]
 def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
     """The report hooks declared by the tasks and groups in `data`, each with the results it covers, in
     the order first met."""
-    index = _task_index(tuple(sorted(p for p in data.include_paths if Path(p).exists())))
+    index = task_index(tuple(sorted(p for p in data.include_paths if Path(p).exists())))
     hooks: dict[tuple[str, str], tuple[FunctionRef, set[str], set[str]]] = {}
     for names, configs, is_task in ((data.results, index.tasks, True), (data.groups, index.groups, False)):
         for name in sorted(names, key=natural_key):
@@ -187,8 +187,9 @@ def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]
 
 
 @functools.lru_cache(maxsize=8)
-def _task_index(include_paths: tuple[str, ...]) -> TaskIndex:
-    """The task index of these include paths, read once per report (every model's sections look hooks up in it)."""
+def task_index(include_paths: tuple[str, ...]) -> TaskIndex:
+    """The task index of these include paths, read once per report or viewer (every model's sections look hooks
+    up in it)."""
     return TaskIndex(list(include_paths))
 
 
@@ -303,7 +304,7 @@ def write_report(results_dir: Path, out_dir: Path | None = None, figures: bool =
     out_dir = out_dir or results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
-    _task_index.cache_clear()  # task folders may have changed since an earlier report in this process
+    task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch:
         lines = _report_lines(results_dir, models, out_dir, figures)
     failures, _ = batch.finish()

@@ -161,7 +161,7 @@ class Viewer:
         metric = params.get("metric") or self.catalog.primary_metric(run.model, run.task) or (metrics[0] if metrics else "")
         metric = metric if metric in index.metrics else (metrics[0] if metrics else "")
         show = params.get("show", "all") if params.get("show", "all") in SHOWS else "all"
-        axes = data.axes(index.doc_ids)
+        axes = data.axes()
         wanted = {key[3:]: value for key, value in params.items() if key.startswith("ax.") and value}
         low, high = _float(params.get("low")), _float(params.get("high"))
         rows = index.select(show, metric, low, high, axes, wanted)
@@ -178,7 +178,8 @@ class Viewer:
                           "value": float(index.metrics[metric][row]) if metric else None,
                           "tokens": index.tokens[row], "answer": _excerpt(record.get("response")),
                           "error": _excerpt(record.get("error")),
-                          "axes": {label: "; ".join(column[row]) for label, column in axes.items()}})
+                          "axes": {label: "; ".join(_of_doc(per_doc, int(index.doc_ids[row])))
+                                   for label, per_doc in axes.items()}})
         choices = {label: sorted({m for members in column for m in members}, key=_natural) for label, column in axes.items()}
         state = {"model": run.model, "task": run.task, "show": show, "metric": metric, "sort": sort,
                  "desc": "1" if descending else "", "low": params.get("low", ""), "high": params.get("high", ""),
@@ -261,6 +262,10 @@ class Viewer:
             return self.not_found("no such image")
         headers = dict(SECURITY_HEADERS, **{"Cache-Control": "private, max-age=3600"})
         return Response(found[0], media_type=found[1], headers=headers)
+
+
+def _of_doc(per_doc: list[tuple[str, ...]], doc_id: int) -> tuple[str, ...]:
+    return per_doc[doc_id] if 0 <= doc_id < len(per_doc) else ()
 
 
 def _float(text: str | None) -> float | None:

@@ -25,6 +25,7 @@ class TaskRun:
     run: dict[str, Any]  # the whole results file
     journal: Path
     hooks: Any  # the benchmark's report module (its viewer hooks), or None
+    include_paths: tuple[str, ...] = ()  # where the model's runs found tasks besides the installed ones
 
     @property
     def entry(self) -> dict[str, Any]:
@@ -73,7 +74,8 @@ class Catalog:
         path = next((Path(p) for p, contents in data.runs if contents is run), None)
         if path is None:
             return None
-        return TaskRun(model, task, path, run, path.parent / journal_name(task), self.hooks[model].get(task))
+        include = tuple(sorted(p for p in data.include_paths if Path(p).exists()))
+        return TaskRun(model, task, path, run, path.parent / journal_name(task), self.hooks[model].get(task), include)
 
     def models_with(self, task: str) -> list[str]:
         return [m for m in self.model_names() if task in self.models[m].results]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import mmap
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +71,8 @@ class SampleIndex:
                high: float | None = None, axes: dict[str, list[tuple[str, ...]]] | None = None,
                wanted: dict[str, str] | None = None) -> np.ndarray:
         """The rows that pass the filters: a status or verdict (`SHOWS`), `metric` within [low, high], and for each
-        axis in `wanted` its value (a sample with several values, such as K needles' cells, passes on any)."""
+        axis in `wanted` its value. `axes` holds each axis's values per document (a document with several, such as
+        K needles' cells, passes on any)."""
         keep = np.ones(len(self), bool)
         statuses = np.asarray(self.statuses, dtype=object)
         scored = np.isin(statuses, list(SCORED))
@@ -88,32 +89,41 @@ class SampleIndex:
         if high is not None:
             keep &= values <= high
         for label, value in (wanted or {}).items():
-            column = (axes or {}).get(label)
-            if column is not None:
-                keep &= np.fromiter((value in members for members in column), bool, len(self))
+            per_doc = (axes or {}).get(label)
+            if per_doc is not None:
+                hit = np.fromiter((value in members for members in per_doc), bool, len(per_doc))
+                keep &= self._by_doc(hit, False)
         return np.flatnonzero(keep)
+
+    def _by_doc(self, per_doc: np.ndarray, missing: Any) -> np.ndarray:
+        """A value per row from one per document (`missing` for a doc id the data does not have)."""
+        inside = (self.doc_ids >= 0) & (self.doc_ids < len(per_doc))
+        if not len(per_doc):
+            return np.full(len(self), missing)
+        return np.where(inside, per_doc[np.clip(self.doc_ids, 0, len(per_doc) - 1)], missing)
 
     def order(self, rows: np.ndarray, key: str, descending: bool,
               axes: dict[str, list[tuple[str, ...]]] | None = None) -> np.ndarray:
         """`rows` sorted by a column (`doc`, `sample`, `status`, `tokens`, a metric, or an axis), stably; rows
         without a value last either way."""
-        if key in self.metrics or key == "tokens":
-            values = (self.metrics[key] if key in self.metrics else self.tokens)[rows]
+        if key in self.metrics or key == "tokens" or key in (axes or {}):
+            if key in (axes or {}):
+                per_doc = axes[key]  # type: ignore[index]
+                ranks = np.empty(len(per_doc), np.float64)
+                ranks[sorted(range(len(per_doc)), key=lambda d: _axis_sort_key(per_doc[d]))] = np.arange(len(per_doc))
+                ranks[[d for d, members in enumerate(per_doc) if not members]] = math.nan
+                values = self._by_doc(ranks, math.nan)[rows]
+            else:
+                values = (self.metrics[key] if key in self.metrics else self.tokens)[rows]
             missing = np.isnan(values)
             sortable = np.where(missing, 0.0, -values if descending else values)
             return rows[np.lexsort((sortable, missing))]
-        if key in (axes or {}):
-            column = axes[key]  # type: ignore[index]
-            texts = [_axis_sort_key(column[i]) for i in rows]
-        elif key == "sample":
-            texts = [self.sample_ids[i] for i in rows]
-        elif key == "status":
-            texts = [self.statuses[i] for i in rows]
-        else:
-            ordered = rows[np.argsort(self.doc_ids[rows], kind="stable")]
-            return ordered[::-1] if descending else ordered
-        ordered = [rows[i] for i in sorted(range(len(rows)), key=lambda i: texts[i], reverse=descending)]
-        return np.asarray(ordered, dtype=np.int64)
+        if key in ("sample", "status"):
+            texts = self.sample_ids if key == "sample" else self.statuses
+            ordered = sorted(rows.tolist(), key=lambda i: texts[i], reverse=descending)
+            return np.asarray(ordered, dtype=np.int64)
+        ordered = rows[np.argsort(self.doc_ids[rows], kind="stable")]
+        return ordered[::-1] if descending else ordered
 
 
 def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
@@ -188,31 +198,34 @@ def _columns_by_arrow(data: Any, end: int, metrics: list[str], lines: int) -> di
     return out
 
 
-def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics: list[str]) -> dict[str, list[Any]]:
-    """The same fields, one line at a time (a journal Arrow refuses); unreadable lines give a row of Nones."""
-    out: dict[str, list[Any]] = {name: [] for name in ("type", "task", "doc_id", "sample_id", "status",
-                                                       "token_count", "truncated")}
+def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics: list[str]) -> dict[str, Any]:
+    """The same fields, one line at a time (a journal Arrow refuses); a line that is no JSON object gives Nones,
+    a field of the wrong type None."""
+    names = ("type", "task", "doc_id", "sample_id", "status", "token_count")
+    out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated")}
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for start, length in zip(starts, lengths, strict=True):
         record, _ = parse_line(bytes(data[start:start + length]))
         record = record if isinstance(record, dict) else {}
-        for name in ("type", "task", "doc_id", "sample_id", "status", "token_count"):
-            out[name].append(record.get(name))
+        for name in ("type", "task", "sample_id", "status"):
+            out[name].append(record.get(name) if isinstance(record.get(name), str) else None)
+        for name in ("doc_id", "token_count"):
+            value = record.get(name)
+            out[name].append(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
         out["truncated"].append(record.get("truncation") is not None)
         scores = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
         for name in metrics:
             value = scores.get(name)
             values[name].append(float(value) if isinstance(value, int | float) and not isinstance(value, bool)
                                 else math.nan)
+    columns: dict[str, Any] = dict(out)
     for name in metrics:
-        out[f"metric:{name}"] = np.asarray(values[name], np.float64)  # type: ignore[assignment]
-    return out
+        columns[f"metric:{name}"] = np.asarray(values[name], np.float64)
+    return columns
 
 
-def _valid(columns: dict[str, list[Any]], row: int, task: str) -> bool:
-    doc_id = columns["doc_id"][row]
-    return (columns["type"][row] == "sample" and columns["task"][row] == task and isinstance(columns["sample_id"][row], str)
-            and isinstance(doc_id, int) and not isinstance(doc_id, bool) and columns["status"][row] in STATUSES)
+def _numbers(values: list[Any]) -> np.ndarray:
+    return np.asarray([math.nan if v is None else v for v in values], np.float64)
 
 
 def build_index(path: Path, task: str) -> SampleIndex:
@@ -231,25 +244,24 @@ def build_index(path: Path, task: str) -> SampleIndex:
         columns = _columns_by_arrow(data, end, metrics, len(starts))
         if columns is None:
             columns = _columns_by_line(data, starts, lengths, metrics)
-    latest: dict[str, int] = {}
-    skipped = 0
-    for row in range(len(starts)):
-        if _valid(columns, row, task):
-            latest.pop(columns["sample_id"][row], None)  # the latest record counts, in its own place
-            latest[columns["sample_id"][row]] = row
-        elif columns["type"][row] != "header":
-            skipped += 1
-    rows = np.fromiter(sorted(latest.values(), key=lambda r: columns["doc_id"][r]), np.int64, len(latest))
-    index.sample_ids = [columns["sample_id"][r] for r in rows]
-    index.doc_ids = np.asarray([columns["doc_id"][r] for r in rows], np.int64)
-    index.statuses = [columns["status"][r] for r in rows]
-    tokens = columns["token_count"]
-    index.tokens = np.asarray([t if isinstance(t, int | float) else math.nan for t in (tokens[r] for r in rows)],
-                              np.float64)
-    index.truncated = np.asarray([bool(columns["truncated"][r]) for r in rows], bool)
+    kinds = np.asarray(columns["type"], dtype=object)
+    doc_ids = _numbers(columns["doc_id"])
+    valid = ((kinds == "sample") & (np.asarray(columns["task"], dtype=object) == task)
+             & np.asarray([isinstance(s, str) for s in columns["sample_id"]], bool)
+             & ~np.isnan(doc_ids) & (doc_ids == np.floor(doc_ids))
+             & np.isin(np.asarray(columns["status"], dtype=object), list(STATUSES)))
+    sample_ids = columns["sample_id"]
+    latest = {sample_ids[row]: row for row in np.flatnonzero(valid).tolist()}  # a later record replaces an earlier
+    rows = np.fromiter(latest.values(), np.int64, len(latest))
+    rows = rows[np.argsort(doc_ids[rows], kind="stable")]
+    index.sample_ids = [sample_ids[r] for r in rows.tolist()]
+    index.doc_ids = doc_ids[rows].astype(np.int64)
+    index.statuses = [columns["status"][r] for r in rows.tolist()]
+    index.tokens = _numbers(columns["token_count"])[rows]
+    index.truncated = np.asarray(columns["truncated"], bool)[rows]
     index.metrics = {name: np.asarray(columns[f"metric:{name}"], np.float64)[rows] for name in metrics}
     index.offsets, index.lengths = starts[rows], lengths[rows]
-    index.skipped = skipped
+    index.skipped = int(np.count_nonzero(~valid & (kinds != "header")))
     return index
 
 
@@ -264,9 +276,9 @@ def axis_members(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
-def axis_column(values: Sequence[Any], doc_ids: Iterable[int]) -> list[tuple[str, ...]]:
-    """An axis per index row (by its doc id) from the value per document."""
-    return [axis_members(values[d]) if 0 <= d < len(values) else () for d in doc_ids]
+def axis_values(values: Sequence[Any]) -> list[tuple[str, ...]]:
+    """An axis's values per document as the filter matches them."""
+    return [axis_members(value) for value in values]
 
 
 def dumps_record(record: dict[str, Any]) -> str:

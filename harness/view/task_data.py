@@ -17,12 +17,12 @@ from typing import Any
 
 from builders.core.contract import parse_hub_location
 from harness.api import GenerationSettings, ImagePart, TextPart
-from harness.config.task_index import TaskIndex
 from harness.errors import UserError
+from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun, hook
-from harness.view.sample_index import axis_column
+from harness.view.sample_index import axis_values
 
 SHA256_HEX = frozenset("0123456789abcdef")
 
@@ -129,7 +129,7 @@ class TaskData:
         self.data_dir = data_dir  # `harness view --data_dir`: where builds are looked up instead
         self._task: Task | None = None
         self._problem: str | None = None
-        self._axes: dict[str, list[Any]] | None = None
+        self._axes: dict[str, list[tuple[str, ...]]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -152,8 +152,7 @@ class TaskData:
         return self._problem
 
     def _load(self) -> Task:
-        include = [p for p in self.config.get("include_path") or [] if Path(p).exists()]
-        config = TaskIndex(include).tasks.get(self.run.task)
+        config = task_index(self.run.include_paths).tasks.get(self.run.task)
         if config is None:
             raise UserError(f"task {self.run.task!r} is not among the installed tasks or the run's --include_path")
         recorded = (self.run.run.get("datasets") or {}).get(self.run.task) or {}
@@ -171,9 +170,9 @@ class TaskData:
         task.load(data_dir, None, trust)
         return task
 
-    def axes(self, doc_ids: Any) -> dict[str, list[tuple[str, ...]]]:
-        """The benchmark's axes (`SAMPLE_AXES` / `sample_axes` of its report module) per index row; the image count
-        when it declares none; nothing when the data cannot be read."""
+    def axes(self) -> dict[str, list[tuple[str, ...]]]:
+        """The benchmark's axes (`SAMPLE_AXES` / `sample_axes` of its report module), each a tuple of values per
+        document; the image count when it declares none; nothing when the data cannot be read. Read once."""
         if self._axes is None:
             task = self.task()
             self._axes = {}
@@ -184,11 +183,10 @@ class TaskData:
                 wanted = [column for _, column in declared if column in docs.column_names]
                 columns = docs.select_columns(wanted).to_dict() if wanted else {}
                 derive = hook(module, "sample_axes")
-                if callable(derive):
-                    self._axes = dict(derive(self.run.task, columns))
-                else:
-                    self._axes = {label: columns[column] for label, column in declared if column in columns}
-        return {label: axis_column(values, doc_ids) for label, values in self._axes.items()}
+                found = dict(derive(self.run.task, columns)) if callable(derive) else \
+                    {label: columns[column] for label, column in declared if column in columns}
+                self._axes = {label: axis_values(values) for label, values in found.items()}
+        return self._axes
 
     def settings(self, header: dict[str, Any] | None) -> GenerationSettings:
         generation = ((header or {}).get("parts") or {}).get("generation")
