@@ -49,7 +49,9 @@ def markdown_html(text: str) -> str:
 
 def _number(value: Any) -> str:
     if isinstance(value, float):
-        return "N/A" if math.isnan(value) else f"{value:.4g}"
+        if math.isnan(value):
+            return "N/A"
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
     return "" if value is None else str(value)
 
 

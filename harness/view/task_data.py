@@ -203,6 +203,8 @@ class TaskData:
         """The sample's prompt: rebuilt from the verified data (its images served from there), checked against the
         journal's hash of what was sent; the journal's own copy (`--log_samples`) where the task truncated it."""
         task = self.task()
+        if not isinstance(record.get("prompt"), str):  # no copy in the journal: the sample log's, if any
+            record = {**self._sample_log_fields(doc_id), **record}
         logged = record.get("prompt")
         if task is None or task.docs is None or not 0 <= doc_id < len(task):
             problem = self.problem or f"document {doc_id} is not in the data"
@@ -240,6 +242,26 @@ class TaskData:
             return cut
         return prompt
 
+    def _sample_log_fields(self, doc_id: int) -> dict[str, Any]:
+        """The prompt, target and image hashes of `doc_id` in the task's lm-eval sample log (`--log_samples`)."""
+        log = self.run.samples_log()
+        if log is None:
+            return {}
+        start = f'{{"doc_id": {doc_id},'.encode()
+        try:
+            with open(log, "rb") as handle:
+                line = next((line for line in handle if line.startswith(start)), None)
+            entry = json.loads(line.decode("utf-8")) if line else None
+        except (OSError, UnicodeDecodeError, ValueError):
+            return {}
+        if not isinstance(entry, dict):
+            return {}
+        prompt = (((entry.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0"))
+        doc = entry.get("doc") if isinstance(entry.get("doc"), dict) else {}
+        fields = {"prompt": prompt, "target": entry.get("target"), "image_sha256": doc.get("image_sha256"),
+                  "logged_in": log.name}
+        return {k: v for k, v in fields.items() if v is not None}
+
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
         """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""
         text = str(record.get("prompt") or "")
@@ -253,7 +275,8 @@ class TaskData:
                 sha = hashes[i] if i < len(hashes) else ""
                 turn.parts.append(Part("image", sha256=sha, index=i))
         gold = record.get("target") if isinstance(record.get("target"), str) else None
-        return Prompt([turn], "the journal (--log_samples)", None, gold, problem)
+        where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
+        return Prompt([turn], where, None, gold, problem)
 
     def doc(self, doc_id: int) -> dict[str, Any] | None:
         task = self.task()
