@@ -14,7 +14,8 @@ CPU is user + system of the report's process and its workers (`os.wait4` counts 
 --check, every output folder's report.md (the results path normalised) and figures must be byte-identical with the
 first `before` folder's, the cold ones all the same bytes.
 
-Usage: .venv/bin/python bench/report_time.py RESULTS_DIR --before /tmp/old_checkout [--rounds 3] [--check]
+Usage: .venv/bin/python bench/report_time.py RESULTS_DIR --before /tmp/old_checkout [--after /tmp/new_checkout]
+       [--rounds 3] [--check]       (a checkout: `git archive COMMIT | tar -x -C DIR`)
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path)
     parser.add_argument("--before", type=Path, required=True, help="checkout of the older code")
+    parser.add_argument("--after", type=Path, default=ROOT, help="checkout of the newer code (default: this one)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--check", action="store_true", help="check byte-identity of every folder with `before`")
     args = parser.parse_args()
@@ -68,9 +70,9 @@ def main() -> None:
     times: dict[str, list[tuple[float, float]]] = {}
     for i in range(args.rounds):
         for variant, checkout, flags, out in (
-                ("before", args.before, (), work / f"before{i}"), ("cold", ROOT, (), work / f"cold{i}"),
-                ("warm", ROOT, (), work / f"cold{i}"), ("no_figures", ROOT, ("--no_figures",), work / f"nofig{i}"),
-                ("serial", ROOT, ("--jobs", "1"), work / f"serial{i}")):
+                ("before", args.before, (), work / f"before{i}"), ("cold", args.after, (), work / f"cold{i}"),
+                ("warm", args.after, (), work / f"cold{i}"), ("no_figures", args.after, ("--no_figures",), work / f"nofig{i}"),
+                ("serial", args.after, ("--jobs", "1"), work / f"serial{i}")):
             times.setdefault(variant, []).append(report(checkout, args.results, out, *flags))
             print(f"round {i + 1} {variant}: wall {times[variant][-1][0]:.2f} s, CPU {times[variant][-1][1]:.2f} s",
                   flush=True)

@@ -37,6 +37,7 @@ from harness.outputs.provenance import (
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
 
+PERCENT = 100  # the one scale of the numbers the report sets side by side
 # Backends whose results are labelled with the model name alone; others add "(backend)", so the
 # same checkpoint through hf and vllm gets two sections.
 PLAIN_BACKENDS = ("hf", "constant", "random", None)
@@ -228,12 +229,43 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     return rows
 
 
-def _headline_cell(data: ModelResults, name: str, metric: str) -> str:
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def scales(data: ModelResults) -> dict[str, int]:
+    """Task or group -> the scale its benchmark records scores on: its report module's `SCALE` (1: proportions,
+    100: the papers' percentages), for the tasks and groups whose benchmark declares one."""
+    out: dict[str, int] = {}
+    for section, part in benchmark_sections(data):
+        scale = getattr(inspect.getmodule(section), "SCALE", None)
+        if scale in (1, 100):
+            out.update(dict.fromkeys([*part.results, *part.groups], scale))
+    return out
+
+
+def _row_scale(models: list[ModelResults], name: str, metric: str, declared: dict[str, int]) -> int | None:
+    """The scale of one row: its benchmark's, else 1 when every value lies in [0, 1] (a proportion); None: the
+    values are no proportions (shown as recorded)."""
+    if name in declared:
+        return declared[name]
+    values = [_number((m.results.get(name) or m.groups.get(name) or {}).get(f"{metric},none")) for m in models]
+    return 1 if all(v is None or 0 <= v <= 1 for v in values) else None
+
+
+def _headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
+    """Value ± standard error, as a percentage (0-100) when the row's scale is known, else as recorded."""
     entry = data.results.get(name) or data.groups.get(name) or {}
     if f"{metric},none" not in entry:
         return ""
     value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
-    return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
+    if scale is None or _number(value) is None:
+        return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
+    factor = PERCENT / scale
+    shown = f"{_number(value) * factor:.1f}"  # type: ignore[operator]
+    return shown + (f" ± {_number(stderr) * factor:.1f}" if _number(stderr) is not None else "")  # type: ignore[operator]
 
 
 def _data_differs(models: list[ModelResults], task: str) -> bool:
@@ -242,19 +274,52 @@ def _data_differs(models: list[ModelResults], task: str) -> bool:
     return len(used) > 1
 
 
+SCALE_NOTE = ("Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
+              "scores as they are; value ± standard error.")
+
+
 def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
     """With several models: their headline metrics side by side, one column per model (sorted by name)."""
     if len(models) < 2:
         return []
     names = sorted(models)
     everyone = [models[name] for name in names]
+    union = _union(everyone)
+    declared = scales(union)
     lines = ["## Across models", "",
-             "Each task's headline metrics (value ± standard error), one column per model. ‡: the models ran "
-             "this task on different data or numbers of samples, so its values do not compare.", "",
-             "| task | metric | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for name, metric in headline_rows(_union(everyone)):
-        mark = " ‡" if _data_differs(everyone, name) else ""
-        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(_headline_cell(m, name, metric) for m in everyone) + " |")
+             f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
+             "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
+             "recorded.", "",
+             "| task | metric (0-100) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for name, metric in headline_rows(union):
+        scale = _row_scale(everyone, name, metric, declared)
+        mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
+        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(_headline_cell(m, name, metric, scale)
+                                                                  for m in everyone) + " |")
+    return [*lines, ""]
+
+
+def summary(models: dict[str, ModelResults]) -> list[str]:
+    """One screen of numbers, one column per model: tasks run, samples scored and not, and every group's headline
+    metric that has a value (the benchmarks' top-line numbers), on one scale."""
+    names = sorted(models)
+    everyone = [models[name] for name in names]
+    union = _union(everyone)
+    declared = scales(union)
+    lines = ["## Summary", "", f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several "
+             "models, in *Across models*).", "", "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    counters = [[m.counters(task) for task in m.results] for m in everyone]
+    lines.append("| tasks run | " + " | ".join(f"{len(m.results):,}" for m in everyone) + " |")
+    lines.append("| samples scored | " + " | ".join(f"{sum(c.get('n_scored', 0) for c in cs):,}" for cs in counters)
+                 + " |")
+    lines.append("| samples not scored (errors, over length, refused, invalid) | " + " | ".join(
+        f"{sum(c.get('sample_len', 0) - c.get('n_scored', 0) for c in cs):,}" for cs in counters) + " |")
+    for name, metric in headline_rows(union):
+        if name not in union.groups:
+            continue
+        cells = [_headline_cell(m, name, metric, _row_scale(everyone, name, metric, declared)) for m in everyone]
+        if any(cell and cell != "N/A" for cell in cells):
+            lines.append(f"| {name} · {metric} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
@@ -321,7 +386,6 @@ def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: P
     lines = ["# Evaluation report", "", f"Results read from `{results_dir}`.", ""]
     if not figures:
         lines += ["No figures: written with `--no_figures`.", ""]
-    lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     partial = partial_results(results_dir)
     if partial:
         lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
@@ -329,6 +393,8 @@ def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: P
     if any(comparability_warning(data.data()) for data in models.values()):
         lines += ["> **Warning:** some of these results ran on data that is synthetic, limited, unverified or of "
                   "unrecorded origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
+    lines += summary(models)
+    lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     lines += cross_model_table(models)
     lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):

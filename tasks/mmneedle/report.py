@@ -20,6 +20,8 @@ from typing import Any
 
 from harness.outputs.figure_batch import figure
 
+SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
+
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
 # Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
 COLOUR_MAP = "cividis"
