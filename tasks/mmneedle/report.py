@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.outputs.figure_batch import figure
+from harness.outputs.figures import run_names
+from harness.outputs.verdict import compare, data_problem, explanation, tally
 
 SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 
@@ -47,7 +49,7 @@ def paper_order(m: int, n: int, k: int) -> tuple[int, int, int]:
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.report.ModelResults`); figures are
     written to `out_dir`."""
-    lines = table(data)
+    lines = table(data) + beside_paper(model, data)
     caption = data.provenance_line()
     plots = []
     panels = cell_panels(data)
@@ -112,6 +114,72 @@ def table(data: Any) -> list[str]:
     return ["### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)", "",
             "*format valid*: answers in the requested format. A positive's existence counts every answer "
             "other than \"-1\", malformed ones included: read it beside its format validity.", "", *lines, ""]
+
+
+# ------------------------------------------------------------------------------------ beside the paper
+
+# The paper's model -> squashed fragments of the checkpoints and API names it ran as (the most specific first).
+PAPER_MODELS = {
+    "GPT-4o": ("gpt4o",), "GPT-4V": ("gpt4vision", "gpt4turbo", "gpt4v"),
+    "Gemini Pro 1.5": ("gemini15",), "Gemini Pro 1.0": ("gemini10", "geminiprovision"),
+    "Claude 3 Opus": ("claude3opus",), "CogVLM2-Llama-3": ("cogvlm2llama3",), "CogVLM-17B": ("cogvlmchat", "cogvlm17b"),
+    "IDEFICS2-8B": ("idefics28b",), "Fuyu-8B": ("fuyu8b",), "LLaVA-Llama-3": ("llavallama3", "llama3llavanext"),
+    "InstructBLIP-Vicuna-13B": ("instructblipvicuna13b",), "InstructBLIP-Flan-T5-XXL": ("instructblipflant5xxl",),
+    "mPLUG-Owl-v2": ("mplugowl2", "mplugowlv2"),
+}
+# The samples behind each published number: "K=1 evaluated on first 1000 pos/neg, K=2/5 on first 100 pos/neg".
+PAPER_SAMPLES = {1: 1000, 2: 100, 5: 100}
+
+
+def paper_model_for(model: str, data: Any) -> str | None:
+    """The paper's name of a run's model, from its name or checkpoint (`HuggingFaceM4/idefics2-8b` is IDEFICS2-8B)."""
+    squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in run_names(model, data)]
+    return next((paper for paper, keys in PAPER_MODELS.items() if any(k in n for k in keys for n in squashed)), None)
+
+
+def load_paper_results() -> dict[tuple[str, int, int, int, str, str], float | None]:
+    """(model, M, N, K, "positive" | "negative", metric) -> the published % (`paper_results.csv`: Tables 2-5 and
+    8-16; None where the paper prints "-")."""
+    import csv
+
+    with open(Path(__file__).with_name("paper_results.csv"), encoding="utf-8") as handle:
+        return {(r["model"], int(r["M"]), int(r["N"]), int(r["K"]), r["samples"], r["metric"]):
+                (float(r["value"]) if r["value"] else None) for r in csv.DictReader(handle)}
+
+
+def beside_paper(model: str, data: Any) -> list[str]:
+    """Our exact accuracy (positives) and existence accuracy (negatives) beside the paper's for its model, with the
+    verdict per cell and the count per table."""
+    paper_model = paper_model_for(model, data)
+    configs = sorted({config_of(task)[:3] for task in data.results if config_of(task)}, key=lambda c: paper_order(*c))
+    if paper_model is None or not configs:
+        return []
+    published = load_paper_results()
+    problem = data_problem(data.data())
+    lines = [f"### MMNeedle beside the paper's {paper_model} (%)", "",
+             f"Ours, then the paper's (Tables 2-5, 8-12) in parentheses, then the verdict: {explanation()} The paper's "
+             "samples: the first 1000 positives or negatives per config for K = 1, 100 for K = 2 and 5.", "",
+             "| config | exact (positives) | existence (negatives) |", "|---|---|---|"]
+    verdicts = []
+    for m, n, k in configs:
+        cells = []
+        for kind, metric, paper_metric in (("pos", "exact_acc", "Exact"), ("neg", "existence_acc", "Existence")):
+            entry = data.results.get(f"mmneedle_m{m}_n{n}_k{k}_{kind}")
+            paper = published.get((paper_model, m, n, k, "positive" if kind == "pos" else "negative", paper_metric))
+            if entry is None:
+                cells.append("not run")
+                continue
+            ours, stderr = (_percent(entry.get(f"{metric}{suffix},none")) for suffix in ("", "_stderr"))
+            found = compare(ours, stderr, paper, PAPER_SAMPLES.get(k), 100, problem)
+            verdicts.append(found)
+            cells.append(("N/A" if ours is None else f"{ours:.1f}") + " (" + ("-" if paper is None else f"{paper:.1f}")
+                         + f") {found.mark}")
+        lines.append(f"| M={m} N={n} K={k} | " + " | ".join(cells) + " |")
+    return [*lines, "", tally(verdicts), ""]
+
+
+def _percent(value: Any) -> float | None:
+    return 100 * float(value) if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value) else None
 
 
 # ------------------------------------------------------------------------------------- cell heat maps

@@ -109,3 +109,24 @@ def test_locovqa_r2_beside_the_papers(accuracies: tuple[float, ...], mark: str) 
     assert (locovqa.fit_r(found) < 0) == (mark == "✓") and math.isclose(locovqa.printed_r(".924***"), -math.sqrt(.924))
     assert any(line.startswith(f"Verdict beside the paper: ✓ agree {int(mark == '✓')} · ✗ disagree {int(mark == '✗')}")
                for line in lines)
+
+
+def test_mmneedle_beside_the_papers_tables() -> None:
+    from tasks.mmneedle import report as mmneedle
+
+    paper = mmneedle.load_paper_results()
+    exact, existence = (paper[("IDEFICS2-8B", 1, 2, 1, kind, metric)]
+                        for kind, metric in (("positive", "Exact"), ("negative", "Existence")))
+    results = {"mmneedle_m1_n2_k1_pos": {"exact_acc,none": exact / 100 + 0.01, "exact_acc_stderr,none": 0.015},
+               "mmneedle_m1_n2_k1_neg": {"existence_acc,none": existence / 100 - 0.3, "existence_acc_stderr,none": 0.01},
+               "mmneedle_m10_n1_k2_pos": {"exact_acc,none": 0.5, "exact_acc_stderr,none": 0.05}}
+    data = ModelResults(results=results, sources=_sources(list(results)))
+    assert mmneedle.paper_model_for("HuggingFaceM4/idefics2-8b", data) == "IDEFICS2-8B"
+    assert mmneedle.paper_model_for("THUDM/cogvlm2-llama3-chat-19B", data) == "CogVLM2-Llama-3"
+    lines = mmneedle.beside_paper("HuggingFaceM4/idefics2-8b", data)
+    assert lines[0] == "### MMNeedle beside the paper's IDEFICS2-8B (%)"
+    k2 = paper[("IDEFICS2-8B", 10, 1, 2, "positive", "Exact")]
+    assert f"| M=1 N=2 K=1 | {exact + 1:.1f} ({exact:.1f}) ✓ | {existence - 30:.1f} ({existence:.1f}) ✗ |" in lines
+    assert k2 == 0.0 and "| M=10 N=1 K=2 | 50.0 (0.0) ✗ | not run |" in lines  # 50 ± 5 is not 0 over 100 samples
+    assert lines[-2] == "Verdict beside the paper: ✓ agree 1 · ✗ disagree 2 · – not comparable 0."
+    assert mmneedle.beside_paper("random", data) == []  # not a model the paper evaluated
