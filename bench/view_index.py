@@ -14,7 +14,9 @@ Then, in one process, through the app's own request handling (Starlette's test c
 
 Each figure is the median of --repeat runs (the first page: each in a fresh app). Wall and CPU time of the process.
 
-Usage: .venv/bin/python bench/view_index.py [DEMO_RESULTS] [--samples 100000] [--repeat 3]
+With --compact the records lose what `--log_samples` adds (prompt, target, image hashes): a run's usual journal.
+
+Usage: .venv/bin/python bench/view_index.py [DEMO_RESULTS] [--samples 100000] [--repeat 3] [--compact]
 """
 
 from __future__ import annotations
@@ -30,7 +32,10 @@ from pathlib import Path
 TASK, MODEL = "mmneedle_m10_n2_k1_pos", "random"
 
 
-def grow(results: Path, samples: int) -> tuple[Path, int, str]:
+LOGGED = ("prompt", "target", "image_sha256", "image_sizes", "effective_image_sizes", "assistant_prefix")
+
+
+def grow(results: Path, samples: int, compact: bool = False) -> tuple[Path, int, str]:
     """A copy of the results folder whose journal of TASK holds `samples` samples; its size in bytes; a sample id."""
     work = Path(tempfile.mkdtemp(prefix="view_index_")) / "results"
     shutil.copytree(results, work, ignore=shutil.ignore_patterns("*.png", "*.svg", "samples_*"))
@@ -42,6 +47,8 @@ def grow(results: Path, samples: int) -> tuple[Path, int, str]:
         out.write(header + "\n")
         for i in range(samples):
             record = dict(records[i % rows], sample_id=f"{records[i % rows]['sample_id']}-{i:06d}")
+            if compact:  # as a run without --log_samples writes it
+                record = {k: v for k, v in record.items() if k not in LOGGED}
             out.write(json.dumps(record) + "\n")
     return work, journal.stat().st_size, f"{records[1]['sample_id']}-{1:06d}"
 
@@ -57,12 +64,13 @@ def main() -> None:
     parser.add_argument("results", type=Path, nargs="?", default=Path("demo_out/results"))
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--compact", action="store_true", help="the journal of a run without --log_samples")
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
     from harness.view.app import create_app
 
-    work, size, sample_id = grow(args.results, args.samples)
+    work, size, sample_id = grow(args.results, args.samples, args.compact)
     print(f"journal: {args.samples:,} samples, {size / 1e6:.0f} MB")
     table = {"model": MODEL, "task": TASK}
     times: dict[str, list[tuple[float, float]]] = {}

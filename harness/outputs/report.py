@@ -1,14 +1,16 @@
-"""`harness report RESULTS_DIR`: report.md with, per model, where its numbers came from (the data each
-task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a
-table of every metric; with several models, first a table of their headline metrics side by side.
+"""`harness report RESULTS_DIR`: report.md that opens with one screen of numbers (`summary`: per model its tasks,
+samples scored and not, and every group's headline metric, on one 0-100 scale), then the runs' provenance, with
+several models a table of their headline metrics side by side, and per model where its numbers came from (the data
+each task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a table
+of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
 A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
 function `fn(model, data, out_dir) -> list[str]` that receives the model's name, a `ModelResults`
 holding only the tasks (and groups) that declare it, and the folder to write plots to, and returns
 markdown lines. The same module may define `headline_metrics(names) -> list[(name, metric)]`: the rows,
 in its order, that the cross-model table shows for those tasks and groups (without it: each one's first
-metric, in natural order). Tasks are looked up in the installed task folders plus the `--include_path`s
-the results were produced with.
+metric, in natural order), and `SCALE` (1: its scores are proportions, 100: a paper's 0-100 scores). Tasks are
+looked up in the installed task folders plus the `--include_path`s the results were produced with.
 """
 
 from __future__ import annotations
