@@ -248,7 +248,7 @@ def scales(data: ModelResults) -> dict[str, int]:
     return out
 
 
-def _row_scale(models: list[ModelResults], name: str, metric: str, declared: dict[str, int]) -> int | None:
+def row_scale(models: list[ModelResults], name: str, metric: str, declared: dict[str, int]) -> int | None:
     """The scale of one row: its benchmark's, else 1 when every value lies in [0, 1] (a proportion); None: the
     values are no proportions (shown as recorded)."""
     if name in declared:
@@ -257,7 +257,7 @@ def _row_scale(models: list[ModelResults], name: str, metric: str, declared: dic
     return 1 if all(v is None or 0 <= v <= 1 for v in values) else None
 
 
-def _headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
+def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
     """Value ± standard error, as a percentage (0-100) when the row's scale is known, else as recorded."""
     entry = data.results.get(name) or data.groups.get(name) or {}
     if f"{metric},none" not in entry:
@@ -294,9 +294,9 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
              "recorded.", "",
              "| task | metric (0-100) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     for name, metric in headline_rows(union):
-        scale = _row_scale(everyone, name, metric, declared)
+        scale = row_scale(everyone, name, metric, declared)
         mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
-        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(_headline_cell(m, name, metric, scale)
+        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(headline_cell(m, name, metric, scale)
                                                                   for m in everyone) + " |")
     return [*lines, ""]
 
@@ -319,7 +319,7 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
     for name, metric in headline_rows(union):
         if name not in union.groups:
             continue
-        cells = [_headline_cell(m, name, metric, _row_scale(everyone, name, metric, declared)) for m in everyone]
+        cells = [headline_cell(m, name, metric, row_scale(everyone, name, metric, declared)) for m in everyone]
         if any(cell and cell != "N/A" for cell in cells):
             lines.append(f"| {name} · {metric} | " + " | ".join(cells) + " |")
     return [*lines, ""]

@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from harness.outputs.report import headline_cell, row_scale, scales
 from harness.outputs.run_provenance import run_section
 from harness.view.catalog import Catalog, TaskRun, hook
 from harness.view.safe_files import SERVED, inside
@@ -105,14 +106,13 @@ class Viewer:
         for model in self.catalog.model_names():
             data = self.catalog.models[model]
             rows = []
+            declared = scales(data)
             for name, metric in self.catalog.headline[model]:
-                entry = data.results.get(name) or data.groups.get(name) or {}
                 counters = data.counters(name) if name in data.results else {}
-                rows.append({"name": name, "metric": metric, "value": entry.get(f"{metric},none"),
-                             "stderr": entry.get(f"{metric}_stderr,none"), "task": name in data.results,
-                             "n": counters.get("n_scored"), "failed": sum(v for k, v in counters.items()
-                                                                          if k in ("n_error", "n_over_length", "n_refused",
-                                                                                   "n_invalid_input", "n_too_many_images"))})
+                scale = row_scale([data], name, metric, declared)
+                rows.append({"name": name, "metric": metric, "value": headline_cell(data, name, metric, scale),
+                             "scale": scale, "task": name in data.results, "n": counters.get("n_scored"),
+                             "failed": counters.get("sample_len", 0) - counters.get("n_scored", 0) if counters else 0})
             runs = [{"number": i, "path": Path(path).relative_to(self.results_dir).as_posix()
                      if Path(path).is_relative_to(self.results_dir) else path, "date": run.get("date"),
                      "tasks": len(run.get("results", {})), "command": " ".join(map(str, (run.get("config") or {})
