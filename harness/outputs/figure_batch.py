@@ -8,7 +8,8 @@ figure, saved as `png` and as the SVG beside it (`figures.save_figure`'s setting
   resolution and matplotlib's version. A figure whose files' names and keys match the last report's (its
   `.report_figures.json` beside the figures) and whose bytes are still those written is left as it is;
 - hands every other distinct figure once to a worker process forked from the report's (matplotlib and the
-  data already loaded) as soon as a section asks for it, so figures are drawn while the report's text is still
+  data already loaded; in a process running other threads, or without fork, they are drawn in process) as soon as
+  a section asks for it, so figures are drawn while the report's text is still
   being written; two figures of the same content are drawn once and copied. A figure's PNG and SVG are drawn in one
   job, PNG first, as `save_figure` does: a constrained layout drawn for the PNG places the SVG's axes, so drawing
   the SVG alone would change its bytes. The bytes are those of drawing in process;
@@ -30,6 +31,7 @@ import os
 import pickle
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -96,7 +98,10 @@ def _write(job: Job) -> str | None:
 
 
 def _forking() -> bool:
-    return sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+    """Whether workers can be forked safely: on Linux, from a process running no other Python thread (a thread
+    holding a lock at the fork, such as a server's, would leave the worker's copy of that lock held forever)."""
+    return (sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1)
 
 
 @dataclass
