@@ -1,5 +1,5 @@
 """`harness`: evaluate models on tasks (`harness --tasks ... --model ...`), and the subcommands
-`harness ls`, `harness models`, `harness report DIR` and `harness merge OUT SHARD_DIR...`.
+`harness ls`, `harness models`, `harness report DIR`, `harness view DIR` and `harness merge OUT SHARD_DIR...`.
 
 Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
 User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
@@ -69,7 +69,8 @@ def run_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
-               "`harness report RESULTS_DIR` (markdown table and plots), `harness merge OUT SHARD_DIR...` "
+               "`harness report RESULTS_DIR` (markdown table and plots), `harness view RESULTS_DIR` (a local web page "
+               "over runs, samples and their images), `harness merge OUT SHARD_DIR...` "
                "(combine --shard runs). Example: harness --tasks "
                "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
     )
@@ -243,10 +244,20 @@ def report_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
     parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
+    parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
+    parser.add_argument("--jobs", type=_positive_int, help="processes drawing the figures (default: one per CPU); "
+                        "a figure unchanged since the last report into the same folder is not drawn again")
     args = parser.parse_args(argv)
-    path = write_report(args.results_dir, args.out)
+    path = write_report(args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs)
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0
+
+
+@subcommand("view")
+def view_command(argv: list[str]) -> int:
+    from harness.view.server import main as serve
+
+    return serve(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
