@@ -111,7 +111,7 @@ def sized_ref(width: int, height: int, tag: str = ""):
 
 
 def fake_model(**kw):
-    """A vllm backend over `FakeLLM`, its replicas (if any) not pinned to GPUs."""
+    """A vllm backend over `FakeLLM`."""
     from harness.models.vllm_engine import VLLMModel
 
-    return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, pin_devices=False)
+    return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
