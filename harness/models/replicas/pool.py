@@ -41,6 +41,7 @@ WINDOW_REQUESTS = 2048  # requests per window at most (whole batches): how many 
 START_TIMEOUT = 3600.0  # seconds for every replica to load its model
 CLOSE_TIMEOUT = 60.0  # seconds replicas get to shut their engines down at the end
 STATISTICS_TIMEOUT = 30.0
+RESTART_POLL = 0.2  # seconds between asking a restarting replica whether it is back
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -355,8 +356,13 @@ class RayPool(Model):
         return list(responses) if responses is not None and len(responses) == len(unit.positions) else None
 
     def _revived(self, slot: _Slot) -> None:
+        ray = self.cluster.ray
         try:
-            slot.info = {**slot.info, **self.cluster.ray.get(slot.probe)}
+            slot.info = {**slot.info, **ray.get(slot.probe)}
+        except ray.exceptions.ActorUnavailableError:  # still restarting: ask again in a moment
+            time.sleep(RESTART_POLL)
+            slot.probe = slot.actor.ready.remote()
+            return
         except Exception as err:
             raise BackendFatalError(f"{self.backend} {slot.where} died and could not be restarted: "
                                     f"{cause_line(err)}") from None
