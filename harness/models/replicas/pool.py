@@ -414,7 +414,9 @@ class RayPool(Model):
             return
         ray = cluster.ray
         if slots and ray.is_initialized():
-            closing = [slot.actor.close.remote() for slot in slots]
+            # Idle replicas shut their engines down; one still holding a batch (the run stopped: a hung or failing
+            # replica, an interrupt) would answer it first, so it is killed at once.
+            closing = [slot.actor.close.remote() for slot in slots if not slot.busy and slot.probe is None]
             try:
                 ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT)
             except Exception:  # a dead replica has nothing to close
