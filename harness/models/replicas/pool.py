@@ -220,9 +220,12 @@ class RayPool(Model):
         ray = self.cluster.ray
         per_replica: list[Any] = []
         for slot in self.slots:
+            if slot.busy or slot.probe is not None:  # the run stopped while it held a batch, or restarted
+                per_replica.append({"unavailable": "holding a batch or restarting when the run ended"})
+                continue
             try:
                 per_replica.append(ray.get(slot.actor.statistics.remote(), timeout=STATISTICS_TIMEOUT))
-            except Exception as err:  # a dead or hung replica: the run's record says so
+            except Exception as err:  # a dead replica: the run's record says so
                 per_replica.append({"unavailable": cause_line(err)})
         record = {
             "data_parallel_size": self.size, "ray": self.cluster.describe(), "reserved_per_replica": self.resources,
