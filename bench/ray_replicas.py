@@ -136,6 +136,11 @@ def overhead(data: Path, repeats: int, scratch: Path) -> dict[str, Any]:
             "wall_ray_s": median(ray, "wall"), "startup_ray_s": median(ray, "wall") - median(ray, "eval"),
             "cpu_in_process_s": median(one, "cpu"), "cpu_ray_s": median(ray, "cpu"), "runs": {"in_process": one, "ray": ray},
         }
+    # The extra evaluation seconds as a fixed part (per run) and a part per batch, from the two batch sizes.
+    small, large = table["batch_size_1"], table["batch_size_10"]
+    extra = {key: row["eval_ray_s"] - row["eval_in_process_s"] for key, row in (("small", small), ("large", large))}
+    per_batch = (extra["small"] - extra["large"]) / (small["batches"] - large["batches"])
+    table["split"] = {"per_batch_ms": 1000 * per_batch, "fixed_s": extra["small"] - per_batch * small["batches"]}
     return table
 
 

@@ -48,9 +48,5 @@ def build_model(backend: str, args: dict[str, str], *, batch_size: int = 1, max_
     # The driver's copy counts, screens and batches requests as the backend does, without its weights.
     front = getattr(cls, "without_weights", cls.from_args)(backend_args, batch_size=batch_size,
                                                            max_batch_tokens=max_batch_tokens)
-    try:
-        return RayPool(front, backend, backend_args, settings, batch_size=batch_size,
-                       max_batch_tokens=max_batch_tokens, address=ray_address, build=build)  # type: ignore[arg-type]
-    except BaseException:
-        front.close()
-        raise
+    return RayPool(front, backend, backend_args, settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                   address=ray_address, build=build)  # type: ignore[arg-type]  # closes the front if it fails

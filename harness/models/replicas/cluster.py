@@ -62,7 +62,8 @@ def connect(address: str | None, cpus_needed: float) -> Cluster:
             ray.init(address=address, **options)
     except (ConnectionError, RuntimeError, ValueError) as err:
         where = f"--ray {address}" if address else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')}"
-        raise UserError(f"{where}: cannot join the Ray cluster: {str(err).splitlines()[0] if str(err) else err!r}") from None
+        reason = (str(err).splitlines() or [type(err).__name__])[0].strip("'\" ")
+        raise UserError(f"{where}: cannot join the Ray cluster: {reason}") from None
     return Cluster(ray, owned=local, address=LOCAL if local else _address(ray), nodes=_nodes(ray))
 
 

@@ -45,6 +45,14 @@ RESTART_POLL = 0.2  # seconds between asking a restarting replica whether it is 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
+class _Stopped(Exception):
+    """A replica's backend stopped the run (`BackendFatalError`); `finished`: the batch's answers it did finish."""
+
+    def __init__(self, message: str, finished: Sequence[Response | None] | None) -> None:
+        super().__init__(message)
+        self.finished = finished
+
+
 class ReplicaError(UserError):
     """A replica that could not start, or replicas that do not hold the same model: the run stops before a sample."""
 
@@ -99,9 +107,10 @@ class RayPool(Model):
         self.batches_rerun = 0
         self.restarts = 0
         self.slots: list[_Slot] = []
+        self._closed = False
         wanted = replica_resources(backend, front, 0.0)  # CPUs, where no GPU: what a local cluster must offer
-        self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
         try:
+            self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
             self.resources = replica_resources(backend, front, self.cluster.resources().get("GPU", 0.0))
             self._check_room()
             self._start(args, batch_size, max_batch_tokens, build)
@@ -300,7 +309,12 @@ class RayPool(Model):
             unit, slot = holding.pop(ref)
             slot.busy -= 1
             slot.since = time.monotonic()
-            responses = self._answers(ref, unit, slot, pending)
+            try:
+                responses = self._answers(ref, unit, slot, pending)
+            except _Stopped as stopped:  # what the failing batch did answer is journalled first
+                if stopped.finished:
+                    yield [(unit.positions[i], r) for i, r in enumerate(stopped.finished) if r is not None]
+                raise BackendFatalError(str(stopped)) from None
             if responses is None:
                 continue
             self.batches_run += 1
@@ -346,17 +360,13 @@ class RayPool(Model):
         except ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             message = str(cause).strip() if isinstance(cause, BackendFatalError | UserError) else cause_line(err)
-            raise BackendFatalError(f"{self.backend} {slot.where}: {message}",
-                                    self._mapped(unit, getattr(cause, "responses", None))) from None
+            finished = getattr(cause, "responses", None)
+            raise _Stopped(f"{self.backend} {slot.where}: {message}",
+                           finished if finished is not None and len(finished) == len(unit.positions) else None) from None
         if len(responses) != len(unit.positions):
             raise BackendFatalError(f"{self.backend} {slot.where} returned {len(responses)} responses for "
                                     f"{len(unit.positions)} requests")
         return responses
-
-    @staticmethod
-    def _mapped(unit: _Unit, responses: Sequence[Response | None] | None) -> list[Response | None] | None:
-        """A failing batch's finished responses, by the stream's positions (`BackendFatalError.responses`)."""
-        return list(responses) if responses is not None and len(responses) == len(unit.positions) else None
 
     def _revived(self, slot: _Slot) -> None:
         ray = self.cluster.ray
@@ -395,11 +405,12 @@ class RayPool(Model):
         if files not in self._readable:
             ray = self.cluster.ray
             reasons = []
-            for slot in self.slots:
+            asked = [(slot, slot.actor.unreadable.remote(files)) for slot in self.slots if slot.probe is None]
+            for slot, answer in asked:  # (a replica restarting now is not asked)
                 try:
-                    reason = ray.get(slot.actor.unreadable.remote(files))
-                except Exception as err:  # a replica that died meanwhile: ask again with the next build
-                    reason = f"not asked: {cause_line(err)}"
+                    reason = ray.get(answer)
+                except Exception as err:  # a replica that died meanwhile: this build's images travel as bytes
+                    reason = f"no answer: {cause_line(err)}"
                 if reason:
                     reasons.append(f"{slot.where}: {reason}")
             if reasons and self.settings.replica_data == "read":
@@ -411,7 +422,11 @@ class RayPool(Model):
 
     # ---------------------------------------------------------------------------------------- closing
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         slots, self.slots = self.slots, []
+        self.front.close()
         cluster = getattr(self, "cluster", None)
         if cluster is None:
             return
