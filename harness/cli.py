@@ -96,6 +96,11 @@ def run_parser() -> argparse.ArgumentParser:
                         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first")
     parser.add_argument("--shard", help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
                         "schedulers; combine the shards' output folders with `harness merge`")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help="where the replicas of "
+                        "--model_args data_parallel_size=D run, as Ray actors: without ADDRESS a Ray instance started on "
+                        "this machine for the run (also the default with D > 1, unless $RAY_ADDRESS is set); `auto` the "
+                        "cluster `ray start` runs here; or a cluster's address (needs: pip install -e '.[ray]'; see "
+                        "docs/scaling.md)")
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling and the random baseline (default 0)")
     parser.add_argument("--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0")
     parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
