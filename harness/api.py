@@ -212,6 +212,11 @@ class Model(abc.ABC):
     # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
     # engine that schedules its own batches (vLLM), where one call per task leaves the GPU with each task's tail.
     generates_across_tasks: ClassVar[bool] = False
+    # Whether it decodes every image itself, in this process and in the batch that sends it, and answers
+    # `invalid_input` for one that does not decode (hf): the check before the response cache then verifies the
+    # bytes only (`harness.inputs.integrity.image_problem`), so each image is decoded once per request. A key for
+    # bytes that do not decode can hold no answer of such a backend: it never answered them.
+    decodes_images: ClassVar[bool] = False
     context_length: int | None = None  # max prompt + generation tokens, when known
     max_images: int | None = None  # per prompt, when the model has a cap
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting

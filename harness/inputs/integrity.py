@@ -54,14 +54,18 @@ def check_image_decodes(data: bytes) -> None:
         raise ImageIntegrityError(f"{type(err).__name__}: {err}") from None
 
 
-def image_problem(image: Any, position: int) -> str | None:
+def image_problem(image: Any, position: int, *, decode: bool = True) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
     a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
-    policy's scaled image checks its source's), cannot be read, or do not decode; None when they are sound."""
+    policy's scaled image checks its source's), cannot be read, or (with `decode`) do not decode; None when they are
+    sound. `decode=False` for a backend that decodes each image itself and refuses one that fails
+    (`harness.api.Model.decodes_images`): the bytes are checked here and decoded once, by the backend."""
     try:
         data = image.data()
     except (ValueError, KeyError, OSError) as err:
         return str(err)
+    if not decode:
+        return None
     try:
         check_image_decodes(data)
     except ImageIntegrityError as err:

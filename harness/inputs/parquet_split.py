@@ -57,6 +57,7 @@ class SplitFiles:
         self.image_columns = [name for name, feature in self.features.items() if is_image_feature(feature)]
         self._counts: dict[str, list[int]] = {}
         self._readers: dict[str, contract.ParquetColumn] = {}
+        self._listed: dict[str, bool] = {}
 
     def rows(self, fingerprint: str) -> datasets.Dataset:
         """Every row, image columns left out, with its `SOURCE_ROW`."""
@@ -102,15 +103,18 @@ class SplitFiles:
     def image_bytes(self, column: str, row: int, index: int) -> bytes | None:
         """The bytes of image `index` of `row` (read straight from the mapping where the file stores them
         plainly); None for an image stored by path."""
-        listed = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
-        return self._reader(column).image_bytes(row, index if listed else None)
+        if column not in self._listed:  # `schema_arrow` builds the schema again on every call
+            self._listed[column] = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
+        return self._reader(column).image_bytes(row, index if self._listed[column] else None)
 
 
-def source_rows(docs: datasets.Dataset, task: str) -> list[int]:
+def source_rows(docs: datasets.Dataset, task: str) -> Any:
+    """Each document's row in the split's files, as one int64 array (read once: a `datasets` column looked up
+    document by document costs tens of microseconds per image read)."""
     if SOURCE_ROW not in docs.column_names:
         raise UserError(f"task {task!r}: process_docs dropped the column {SOURCE_ROW!r}, which finds each "
                         "document's images; keep it")
-    return docs[SOURCE_ROW]
+    return docs.with_format("arrow")[SOURCE_ROW].to_numpy()
 
 
 class ImageColumn:
@@ -120,7 +124,7 @@ class ImageColumn:
     (no bytes) is read from that path only inside the data folder.
     """
 
-    def __init__(self, split: SplitFiles, column: str, rows: list[int], folder: Path | None,
+    def __init__(self, split: SplitFiles, column: str, rows: Any, folder: Path | None,
                  allowed: Path | None = None) -> None:
         if column not in split.image_columns:
             names = ", ".join(split.features)
@@ -137,17 +141,17 @@ class ImageColumn:
 
     def source_row(self, doc_id: int) -> int:
         """The document's row in the split's files."""
-        return self._rows[doc_id]
+        return int(self._rows[doc_id])
 
     def count(self, doc_id: int) -> int:
-        return self._split.count(self.column, self._rows[doc_id])
+        return self._split.count(self.column, int(self._rows[doc_id]))
 
     def value(self, doc_id: int) -> Any:
         """The cell as `Image(decode=False)` gives it (`{"bytes", "path"}`, or a list of them)."""
-        return self._split.cell(self.column, self._rows[doc_id]).as_py()
+        return self._split.cell(self.column, int(self._rows[doc_id])).as_py()
 
     def read(self, doc_id: int, index: int) -> bytes:
-        row = self._rows[doc_id]
+        row = int(self._rows[doc_id])
         data = self._split.image_bytes(self.column, row, index)
         if data is None:
             cell = self._split.cell(self.column, row)
@@ -172,9 +176,13 @@ class SharedImageColumn:
         self.column = contract.IMAGES
         self.files = files  # the image table's opened files (where another process finds its images: `build_images`)
         self.location = location
+        self._last: tuple[int, list[str]] = (-1, [])  # the row read last: its images are read one after another
 
     def _row(self, doc_id: int) -> list[str]:
-        return self._hashes[doc_id].column(0)[0].as_py() or []
+        last = self._last
+        if last[0] != doc_id:
+            last = self._last = (doc_id, self._hashes[doc_id].column(0)[0].as_py() or [])
+        return last[1]
 
     def count(self, doc_id: int) -> int:
         return len(self._row(doc_id))

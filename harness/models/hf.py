@@ -74,6 +74,8 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
 
 @register_model("hf")
 class HFModel(Model):
+    decodes_images = True  # `_images`: once per image, in its batch; one that fails is the request's invalid_input
+
     def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None,
                  load_weights: bool = True) -> None:
         import torch
@@ -169,7 +171,7 @@ class HFModel(Model):
             try:
                 image = ref.pil()
             except Exception as err:  # final: the same bytes would fail again on every rerun
-                raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) failed to decode: "
+                raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
                                  f"{type(err).__name__}: {err}") from None
             size = fit_within_pixels(image.width, image.height, self.max_pixels)
             if size != image.size:

@@ -198,6 +198,10 @@ class CachingModel(Model):
     def request_order(self) -> str:  # type: ignore[override]
         return self.model.request_order
 
+    @property
+    def decodes_images(self) -> bool:  # type: ignore[override]
+        return self.model.decodes_images
+
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")
@@ -233,10 +237,13 @@ class CachingModel(Model):
     def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Cached responses first, in one chunk; then the model's, each chunk cached as it arrives (so a
         failing call keeps what it did answer). Before its key is made, a cacheable request's images are
-        verified (their bytes hash to the sha256 the key names, and decode): one that fails is answered
-        `invalid_input` at once, never looked up or sent."""
+        verified (their bytes hash to the sha256 the key names, and decode, unless the backend decodes them
+        itself in the batch: `Model.decodes_images`): one that fails is answered `invalid_input` at once, never
+        looked up or sent."""
+        decode = not self.model.decodes_images
         unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r) and (problem := next(
-                   filter(None, (image_problem(image, k) for k, image in enumerate(r.images, start=1))), None))}
+                   filter(None, (image_problem(image, k, decode=decode) for k, image in enumerate(r.images, start=1))),
+                   None))}
         if unsound:
             yield [(i, Response(None, error=f"invalid_input: {problem}")) for i, problem in unsound.items()]
         sound = [i for i in range(len(requests)) if i not in unsound]

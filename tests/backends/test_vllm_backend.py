@@ -156,6 +156,38 @@ def test_conversation_keeps_parts_in_order(jpeg_red, png_blue):
 
 
 @pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
+def test_rendered_prompts_name_each_image_by_its_sha256_for_vllms_caches(jpeg_red, png_blue):
+    """Issue 33: `LLM.generate`'s input carries each image's `image_sha256` as its `multi_modal_uuids` entry, so
+    the engine hashes no pixels and an image recurring across rows finds its cache entries; checked with vLLM's own
+    prompt type, data parser and multimodal hashing (the processor and prefix caches' keys), on the CPU."""
+    from vllm.inputs.llm import TextPrompt
+    from vllm.multimodal.parse import MultiModalDataParser
+    from vllm.multimodal.processing.inputs import ProcessorInputs
+    from vllm.renderers.base import parse_mm_uuids
+
+    from harness.models.vllm_engine.requests import engine_prompt
+
+    first = make_request("a", [jpeg_red, "one", png_blue, "two"])
+    second = make_request("b", [png_blue, "three", jpeg_red], doc_id=1)  # the same images, another row and order
+    prompts = [engine_prompt({**request_payload(r, default_seed=0), "prompt": "p"}) for r in (first, second)]
+    assert set(prompts[0]) <= TextPrompt.__required_keys__ | TextPrompt.__optional_keys__
+    assert [p["multi_modal_uuids"] for p in prompts] == [{"image": [i.sha256 for i in r.images]} for r in (first, second)]
+
+    def engine_hashes(prompt, **kwargs):
+        items = MultiModalDataParser().parse_mm_data(prompt["multi_modal_data"])
+        inputs = ProcessorInputs([1], items, parse_mm_uuids(prompt["multi_modal_uuids"]), **kwargs)
+        return inputs.get_mm_hashes("m", "sha256")["image"]
+
+    red, blue = first.images[0].sha256, first.images[1].sha256
+    assert engine_hashes(prompts[0]) == [red, blue] and engine_hashes(prompts[1]) == [blue, red]  # no pixels hashed
+    # Processor settings are folded into the id by vLLM: still one id per image, whatever row shows it.
+    scaled = [engine_hashes(p, hf_processor_mm_kwargs={"max_pixels": 1024}) for p in prompts]
+    assert scaled[0] == scaled[1][::-1] and scaled[0][0] != red and len(set(scaled[0])) == 2
+    assert "multi_modal_uuids" not in engine_prompt({**request_payload(make_request("t", ["text"]), default_seed=0),
+                                                     "prompt": "p"})
+
+
+@pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
 def test_output_mapping_with_vllm_classes():
     from vllm.outputs import CompletionOutput, RequestOutput
 

@@ -5,7 +5,8 @@ turns encoded bytes into pixels, a JPEG's reduced draft decode included) with th
 and each batch the backend hands the runner (its `batches`, as the batch is given out), with the sha256 of every
 image its requests hold. `DecodeTrace.misplaced()` names every decode that did not happen while the batch holding
 its image was the one being sent: before the first batch (reading, screening, building requests) or while
-another batch was. Used by the regression test and by `bench/decode_1m.py` on 1M rows.
+another batch was; `DecodeTrace.extra_decodes()` names every image of a batch decoded more times than the batch's
+requests hold it (each image once per request). Used by the regression tests and by `bench/decode_1m.py` on 1M rows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import io
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,9 +29,11 @@ class DecodeTrace:
     # (seconds since start, batch index or None before the first batch, sha256 of the decoded bytes)
     decodes: list[tuple[float, int | None, str]] = field(default_factory=list)
     batches: list[tuple[float, frozenset[str]]] = field(default_factory=list)  # (seconds, its images' sha256)
+    held: list[Counter[str]] = field(default_factory=list)  # per batch: how many of its requests' images are each sha256
 
-    def batch(self, images: frozenset[str]) -> None:
-        self.batches.append((time.perf_counter() - self.started, images))
+    def batch(self, images: Sequence[str]) -> None:
+        self.batches.append((time.perf_counter() - self.started, frozenset(images)))
+        self.held.append(Counter(images))
 
     def decode(self, sha256: str) -> None:
         self.decodes.append((time.perf_counter() - self.started, len(self.batches) - 1 if self.batches else None,
@@ -43,6 +47,15 @@ class DecodeTrace:
                 out.append(f"{sha[:12]} decoded at {seconds:.3f} s, before the first batch")
             elif sha not in self.batches[index][1]:
                 out.append(f"{sha[:12]} decoded at {seconds:.3f} s, while batch {index} (which does not hold it) ran")
+        return out
+
+    def extra_decodes(self) -> list[str]:
+        """Every image decoded more often in a batch than that batch's requests hold it, described."""
+        out = []
+        for index, held in enumerate(self.held):
+            decoded = Counter(sha for _, i, sha in self.decodes if i == index)
+            out.extend(f"{sha[:12]} decoded {count} times in batch {index}, which holds it {held[sha]} time(s)"
+                       for sha, count in decoded.items() if count > held[sha])
         return out
 
     def per_batch(self) -> list[dict[str, Any]]:
@@ -74,7 +87,7 @@ def traced(backend: type) -> Iterator[DecodeTrace]:
 
     def traced_batches(model: Any, requests: Sequence[Any]) -> Iterator[list[Any]]:
         for batch in batches(model, requests):
-            trace.batch(frozenset(ref.sha256 for request in batch for ref in request.images))
+            trace.batch([ref.sha256 for request in batch for ref in request.images])
             yield batch
 
     ImageFile.ImageFile.load = traced_load  # type: ignore[method-assign]

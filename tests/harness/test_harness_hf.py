@@ -146,7 +146,9 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, dat
     samples = {s["doc_id"]: s for s in run.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")}
     # Final (invalid_input), not an error a rerun would retry: the same bytes fail again.
     assert samples[1]["status"] == "invalid_input" and "image 1 (sha256" in samples[1]["error"]
-    assert "does not decode" in samples[1]["error"]  # found before the response cache is consulted (harness.running.cache)
+    # Found by the backend's one decode of it, in its batch (`Model.decodes_images`): the check before the response
+    # cache verifies its bytes only, and no answer of this backend can be cached for bytes it never decoded.
+    assert "does not decode" in samples[1]["error"]
     assert [samples[i]["status"] for i in (0, 2, 3)] == ["ok", "ok", "ok"]
     entry = run.results(str(tiny_llava).replace("/", "__"))["sample_counts"][f"{K1}_pos"]
     assert entry["n_invalid_input"] == 1 and entry["n_error"] == 0 and entry["n_scored"] == 3

@@ -203,6 +203,10 @@ class RayPool(Model):
         return self.front.cache_responses
 
     @property
+    def decodes_images(self) -> bool:  # type: ignore[override]
+        return self.front.decodes_images
+
+    @property
     def token_rule(self) -> str:
         return self.front.token_rule
 

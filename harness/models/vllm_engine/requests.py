@@ -105,11 +105,16 @@ def engine_prompt(payload: dict[str, Any], mm_processor_kwargs: dict[str, Any] |
                   decode: Callable[[bytes], Any] = decode_image) -> dict[str, Any]:
     """`LLM.generate`'s input for a rendered payload: its prompt text and its images in prompt order. The backend
     has rendered it already, with the template `LLM.chat` would apply to the conversation (bench/RESULTS.md, the H100
-    follow-up: our throughput against a bare `LLM.generate` loop on each path)."""
+    follow-up: our throughput against a bare `LLM.generate` loop on each path).
+
+    Each image goes with its `image_sha256` as its `multi_modal_uuids` entry (as `LLM.chat` parts carry it as their
+    `uuid`): the engine then hashes no pixels, and an image that recurs across rows, depths and lengths finds its
+    processor-cache and prefix-cache entries under the same id (vLLM folds `mm_processor_kwargs` into the id itself)."""
     item: dict[str, Any] = {"prompt": payload["prompt"]}
-    images = [decode(part[2]) for message in payload["messages"] for part in message["parts"] if part[0] == "image"]
-    if images:
-        item["multi_modal_data"] = {"image": images}
+    parts = [part for message in payload["messages"] for part in message["parts"] if part[0] == "image"]
+    if parts:
+        item["multi_modal_data"] = {"image": [decode(part[2]) for part in parts]}
+        item["multi_modal_uuids"] = {"image": [part[1] for part in parts]}
     if mm_processor_kwargs:
         item["mm_processor_kwargs"] = mm_processor_kwargs
     return item
