@@ -141,3 +141,52 @@ def test_a_hub_source_of_the_python_api_is_a_build_error(tmp_path: Path, offline
 
     with pytest.raises(BuildError, match="not in the Hub cache"):
         build_mmlongbench(source="hf://ZhaoweiWang/MMLongBench", out_dir=tmp_path, configs=["niah_vh_single_8k"])
+
+
+# -------------------------------------------------------------------------------------------- MileBench
+
+
+@pytest.fixture(scope="module")
+def milebench_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from builders.milebench.fixture import write_fixture
+
+    root = write_fixture(tmp_path_factory.mktemp("milebench_hub") / "release", archives=True)
+    return {p.name: p for p in sorted(root.glob("MileBench_part*.tar.gz"))}
+
+
+def test_milebench_builds_offline_from_the_hub_cache_as_from_a_folder(
+        tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path]) -> None:
+    from builders.milebench.release import HUB_RELEASE
+
+    assert HUB_RELEASE.pinned
+    fill_hub_cache(offline_hub, "FreedomIntelligence/MileBench", milebench_hub_files, revision=HUB_RELEASE.revision,
+                   commit=HUB_RELEASE.revision)
+    configs = "action_localization,gpr1200_adv"
+    assert build("milebench", "--source", "hf://FreedomIntelligence/MileBench", "--configs", configs,
+                 "--out", str(tmp_path / "hub_out")) == 0
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for name, path in milebench_hub_files.items():
+        shutil.copy(path, folder / name)
+    assert build("milebench", "--source", str(folder), "--configs", configs, "--out", str(tmp_path / "dir_out")) == 0
+    hub, local = manifest(tmp_path / "hub_out" / "milebench"), manifest(tmp_path / "dir_out" / "milebench")
+    assert hub["content_hash"] == local["content_hash"]
+    assert hub["inputs"]["hub"] == {"repo": "FreedomIntelligence/MileBench", "revision": HUB_RELEASE.revision,
+                                    "commit": HUB_RELEASE.revision,
+                                    "files": ["MileBench_part0.tar.gz", "MileBench_part1.tar.gz"]}
+
+
+@pytest.mark.parametrize("config", ["action_localization", "text_needle_combined", "spot_the_diff_adv"])
+def test_milebench_fetches_exactly_the_part_a_config_reads(
+        tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path], config: str) -> None:
+    from builders.milebench.release import hub_files
+    from builders.milebench.subsets import CONFIGS
+
+    (part,) = [f.names[0] for f in hub_files([CONFIGS[config]])]
+    others = {n: p for n, p in milebench_hub_files.items() if n != part}
+    fill_hub_cache(offline_hub, "FreedomIntelligence/MileBench", {part: milebench_hub_files[part]}, revision="only")
+    assert build("milebench", "--source", "hf://FreedomIntelligence/MileBench@only", "--configs", config,
+                 "--out", str(tmp_path / "a")) == 0
+    fill_hub_cache(offline_hub, "FreedomIntelligence/MileBench", others, revision="others", commit="f" * 40)
+    assert build("milebench", "--source", "hf://FreedomIntelligence/MileBench@others", "--configs", config,
+                 "--out", str(tmp_path / "b")) == 2
