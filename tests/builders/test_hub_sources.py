@@ -190,3 +190,70 @@ def test_milebench_fetches_exactly_the_part_a_config_reads(
     fill_hub_cache(offline_hub, "FreedomIntelligence/MileBench", others, revision="others", commit="f" * 40)
     assert build("milebench", "--source", "hf://FreedomIntelligence/MileBench@others", "--configs", config,
                  "--out", str(tmp_path / "b")) == 2
+
+
+# ---------------------------------------------------------------------------------------------- LoCoVQA
+
+
+@pytest.fixture(scope="module")
+def locovqa_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from builders.locovqa.fixture import write_fixture
+
+    return write_fixture(tmp_path_factory.mktemp("locovqa_hub"))
+
+
+def mnist_parquet(folder: Path) -> bytes:
+    """The fixture's IDX digits as `ylecun/mnist` publishes MNIST: one Parquet file, each image a PNG."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    from builders.locovqa.mnist import read_idx
+
+    pixels = read_idx(folder / "train-images-idx3-ubyte.gz", 2051, 3)
+    labels = read_idx(folder / "train-labels-idx1-ubyte.gz", 2049, 1)
+    pngs = []
+    for digit in pixels:
+        buffer = io.BytesIO()
+        Image.fromarray(digit, mode="L").save(buffer, format="PNG")
+        pngs.append({"bytes": buffer.getvalue(), "path": None})
+    out = io.BytesIO()
+    pq.write_table(pa.table({"image": pngs, "label": pa.array(labels.astype("int64"))}), out)
+    return out.getvalue()
+
+
+def test_locovqa_mmstar_and_mnist_build_offline_from_the_hub_cache_as_from_their_files(
+        tmp_path: Path, offline_hub: Path, locovqa_sources: dict[str, Path]) -> None:
+    from builders.locovqa.mnist import HUB_PARQUET
+    from builders.locovqa.sources import HUB_SOURCES
+
+    mmstar, mnist = HUB_SOURCES["mmstar"][0], HUB_SOURCES["mnist"][0]
+    assert mmstar.pinned and mnist.pinned
+    fill_hub_cache(offline_hub, mmstar.repo, {"mmstar.parquet": locovqa_sources["mmstar"]},
+                   revision=mmstar.revision, commit=mmstar.revision)
+    fill_hub_cache(offline_hub, mnist.repo, {HUB_PARQUET: mnist_parquet(locovqa_sources["mnist"])},
+                   revision=mnist.revision, commit=mnist.revision)
+    lister = ["--entity-lister", f"mmstar=cache:{locovqa_sources['mmstar_entities']}"]
+    common = ["--configs", "mmstar_cmp_4,mnist_int_4", "--limit", "2", *lister]
+    coco = f"coco={locovqa_sources['coco']}"
+    assert build("locovqa", "--source", "mmstar=hf://Lin-Chen/MMStar", "mnist=hf://ylecun/mnist", coco, *common,
+                 "--out", str(tmp_path / "hub_out")) == 0
+    assert build("locovqa", "--source", f"mmstar={locovqa_sources['mmstar']}", f"mnist={locovqa_sources['mnist']}",
+                 coco, *common, "--out", str(tmp_path / "dir_out")) == 0
+    hub, local = manifest(tmp_path / "hub_out" / "locovqa"), manifest(tmp_path / "dir_out" / "locovqa")
+    assert hub["content_hash"] == local["content_hash"]
+    assert hub["inputs"]["hub"] == {
+        "mmstar": {"repo": "Lin-Chen/MMStar", "revision": mmstar.revision, "commit": mmstar.revision,
+                   "files": ["mmstar.parquet"]},
+        "mnist": {"repo": "ylecun/mnist", "revision": mnist.revision, "commit": mnist.revision, "files": [HUB_PARQUET]}}
+
+
+@pytest.mark.parametrize(("name", "where"), [("okvqa", "https://okvqa.allenai.org/download.html"),
+                                             ("coco", "https://cocodataset.org/#download")])
+def test_locovqa_sources_not_on_the_hub_say_where_to_get_them_and_the_layout(
+        tmp_path: Path, offline_hub: Path, capsys: pytest.CaptureFixture, name: str, where: str) -> None:
+    assert build("locovqa", "--source", f"{name}=hf://someone/{name}", "mmstar=x", "--out", str(tmp_path)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and where in err and f"--source {name}=DIR, where DIR holds" in err
