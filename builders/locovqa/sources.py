@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
-from builders.core.hub_source import HubFile, HubRelease, fetch_release, is_hub_source, not_on_hub, parse_hub_source
+from builders.core.hub_source import (
+    HubFile,
+    HubRelease,
+    fetch_release,
+    is_hub_source,
+    not_on_hub,
+    parse_hub_source,
+)
 from builders.core.images import EncodedImage
 from builders.locovqa.coco import CocoImagePool
 from builders.locovqa.compose import fit_cell, render_digit

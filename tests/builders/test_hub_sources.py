@@ -257,3 +257,44 @@ def test_locovqa_sources_not_on_the_hub_say_where_to_get_them_and_the_layout(
     assert build("locovqa", "--source", f"{name}=hf://someone/{name}", "mmstar=x", "--out", str(tmp_path)) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and where in err and f"--source {name}=DIR, where DIR holds" in err
+
+
+# --------------------------------------------------------------------------------------------- MMNeedle
+
+
+def test_mmneedle_official_metadata_from_the_hub_builds_as_from_the_folder_and_takes_out_only_what_it_reads(
+        tmp_path: Path, offline_hub: Path) -> None:
+    """The metadata zip is one file (fetched whole); of it, only the pool and annotation files of the asked configs
+    are taken out, and the build equals the one from the metadata folder."""
+    import zipfile
+
+    from builder_fixtures import write_coco
+    from test_mmneedle_official import write_metadata
+
+    coco = tmp_path / "coco"
+    write_coco(coco, count=50)
+    meta = write_metadata(tmp_path / "repo") / "metadata_stitched"
+    archive = tmp_path / "metadata_stitched.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for file in sorted(meta.iterdir()):
+            zipped.write(file, f"metadata_stitched/{file.name}")
+    fill_hub_cache(offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": archive})
+    common = ["--source", f"coco={coco}", "--configs", "m1_n2_k1", "--limit", "3"]
+    assert build("mmneedle", *common, "--official-metadata", "hf://Wang-ML-Lab/MMNeedle",
+                 "--out", str(tmp_path / "hub_out")) == 0
+    assert build("mmneedle", *common, "--official-metadata", str(meta), "--out", str(tmp_path / "dir_out")) == 0
+    hub, local = manifest(tmp_path / "hub_out" / "mmneedle"), manifest(tmp_path / "dir_out" / "mmneedle")
+    assert hub["content_hash"] == local["content_hash"]
+    assert sorted(hub["request"]["official_metadata"]) == ["2_2.json", "annotations_1_2_2.json"]
+    assert hub["inputs"]["hub"] == {"repo": "Wang-ML-Lab/MMNeedle", "revision": "main", "commit": COMMIT,
+                                    "files": ["data/metadata_stitched.zip"]}
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("coco=hf://someone/coco", "download it from https://cocodataset.org/#download"),
+    ("hf://Wang-ML-Lab/MMNeedle", "--source coco=DIR --official-metadata hf://Wang-ML-Lab/MMNeedle")])
+def test_mmneedle_coco_is_not_on_the_hub_and_the_error_says_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture, source: str, expected: str) -> None:
+    assert build("mmneedle", "--source", source, "--out", str(tmp_path)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and expected in err and "val2014/*.jpg and annotations/captions_val2014.json" in err
