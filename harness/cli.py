@@ -160,41 +160,69 @@ def _positive_int(text: str, alternatives: str = "") -> int:
     return value
 
 
-def list_tasks(what: str, include_paths: list[Path]) -> int:
-    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`."""
+def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None) -> int:
+    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`; with `pattern`,
+    only the names holding it (or matching it, as a glob)."""
     from harness.config.task_index import TaskIndex, natural_key
 
     index = TaskIndex(include_paths)
     sections = LIST_TASKS[what]
     width = max([len(n) for n in index.all_names()] + [10]) + 2
+
+    def shown(items: dict) -> list:
+        return sorted(((n, v) for n, v in items.items() if _matches(n, pattern)), key=lambda item: natural_key(item[0]))
+
     if "groups" in sections:
-        print(f"Groups ({len(index.groups)}):")
-        for name, group in sorted(index.groups.items(), key=lambda item: natural_key(item[0])):
-            shown = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
-            print(f"  {name:<{width}}{len(group.task)} members: {shown}")
+        groups = shown(index.groups)
+        print(f"Groups ({len(groups)}):")
+        for name, group in groups:
+            members = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
+            print(f"  {name:<{width}}{len(group.task)} members: {members}")
     if "tags" in sections:
-        print(f"Tags ({len(index.tags)}):")
-        for name, members in sorted(index.tags.items(), key=lambda item: natural_key(item[0])):
+        tags = shown(index.tags)
+        print(f"Tags ({len(tags)}):")
+        for name, members in tags:
             print(f"  {name:<{width}}{len(members)} tasks")
     if "tasks" in sections:
-        print(f"Tasks ({len(index.tasks)}):")
-        for name, config in sorted(index.tasks.items(), key=lambda item: natural_key(item[0])):
+        tasks = shown(index.tasks)
+        print(f"Tasks ({len(tasks)}):")
+        for name, config in tasks:
             dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
             print(f"  {name:<{width}}{dataset:<24}{config.source}")
     if "configs" in sections:
-        configs = index.dataset_configs()
+        configs = shown(index.dataset_configs())
         print(f"Dataset configs ({len(configs)}; `--tasks NAME` runs every task of one):")
-        for name, members in sorted(configs.items(), key=lambda item: natural_key(item[0])):
+        for name, members in configs:
             print(f"  {name:<{width}}{', '.join(members)}")
     return 0
 
 
+def _matches(name: str, pattern: str | None) -> bool:
+    from fnmatch import fnmatchcase
+
+    return pattern is None or pattern in name or fnmatchcase(name, pattern)
+
+
+# `harness ls tasks|groups|tags|configs`: one section of the index (lmms-eval's `--tasks list_groups` and kin).
+LS_SECTIONS = {"tasks": "list_subtasks", "groups": "list_groups", "tags": "list_tags", "configs": "list_configs"}
+LIST_TASKS["list_configs"] = ("configs",)
+
+
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="harness ls", description="List groups, tags, tasks and dataset configs.")
+    parser = argparse.ArgumentParser(
+        prog="harness ls", description="List groups, tags, tasks and dataset configs.",
+        epilog="Examples: harness ls mmlongbench (every name holding it); harness ls tasks 'milebench_*_adv'; "
+               "harness ls groups")
+    parser.add_argument("words", nargs="*", metavar="[tasks|groups|tags|configs] [FILTER]",
+                        help="one section only, and/or only the names holding FILTER (or matching it, a glob)")
     parser.add_argument("--include_path", action="append", default=[], type=Path)
     args = parser.parse_args(argv)
-    return list_tasks("list", args.include_path)
+    words = list(args.words)
+    section = LS_SECTIONS[words.pop(0)] if words and words[0] in LS_SECTIONS else "list"
+    if len(words) > 1:
+        parser.error(f"one filter at most, got {' '.join(words)!r}")
+    return list_tasks(section, args.include_path, words[0] if words else None)
 
 
 @subcommand("models")
