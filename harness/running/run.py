@@ -282,6 +282,11 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
     _check_gen_kwargs(gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
+    if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
+        from harness.requirements import check_requirements, run_needs
+
+        check_requirements(run_needs(backend, args.model, judge and (judge[0], args.judge_model), tasks,
+                                     scoring=not args.predict_only))
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
                    gen_kwargs, include_paths, output_dir, secrets, judge, hub)
@@ -424,7 +429,7 @@ def _execute(plan: RunPlan) -> int:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, path, options.date_id)
-    return _exit_code(task_results, args.allow_failures)
+    return _exit_code(task_results, args.allow_failures, output_dir)
 
 
 PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
@@ -442,7 +447,7 @@ def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
     print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
 
 
-def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
+def _exit_code(task_results: list[Any], allow_failures: bool, output_dir: Path | None = None) -> int:
     """1 when nothing could be scored or the judge answered nothing, or (unless allowed) when samples or judge
     calls failed with errors; else 0."""
     samples = sum(r.n_effective for r in task_results)
@@ -452,8 +457,9 @@ def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
             for status, n in r.counts.items():
                 statuses[status] = statuses.get(status, 0) + n
         shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
-        print(f"harness: error: no sample of this run was scored ({shown}); see the journals' error fields",
-              file=sys.stderr)
+        where = (f"see the error fields of the journals in {output_dir}" if output_dir is not None else
+                 "run again with --output_path to keep each sample's error in its journal")
+        print(f"harness: error: no sample of this run was scored ({shown}); {where}", file=sys.stderr)
         return 1
     judge_failed = sum(r.judge_counts.get("n_judge_error", 0) for r in task_results)
     judge_answered = sum(r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0)

@@ -1,11 +1,17 @@
 """Issue 31's dead ends, each as a newcomer met it: every stop is one line in seconds that says what to do.
 
 - item 4: `--data_dir data/mmneedle` (the folder `builders build` printed) and a `--data_dir` that does not exist;
+- item 5: a package the run needs and that is not installed (the backend's, a scorer's) is named, with the extra
+  that brings it, before the first sample (a module is "not installed" here as Python's import system has it:
+  `sys.modules[name] = None` makes `import name` fail and `find_spec` return None);
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import pytest
 
 
 def test_a_data_dir_naming_a_build_folder_says_once_to_pass_its_parent(harness, data_dir: Path) -> None:
@@ -24,3 +30,43 @@ def test_a_data_dir_that_does_not_exist_is_one_line_for_every_task(harness, tmp_
     assert line.startswith(f"harness: error: --data_dir {tmp_path / 'nowhere'}: no such folder (read by 14 tasks); "
                            "build them with: builders build mmneedle")
     assert f"--out {tmp_path / 'nowhere'}" in line
+
+
+@pytest.fixture(scope="module")
+def locovqa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from builders.locovqa import build_locovqa
+
+    root = tmp_path_factory.mktemp("locovqa_data")
+    build_locovqa(["synthetic"], root, ["okvqa_cmp_1"], limit=2, cell_size=16, num_proc=1)
+    return root
+
+
+def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
+        harness, locovqa_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    out = tmp_path / "out"
+    run = harness("--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out)
+    assert run.code == 2
+    assert run.err.strip() == ("harness: error: the scorer of locovqa_okvqa_cmp_1 needs the locovqa extra "
+                               "(sentence_transformers not installed): pip install -e '.[locovqa]' (checked before "
+                               "the first sample: nothing was run)")
+    assert not list(out.rglob("journal_*.jsonl"))
+    monkeypatch.delitem(sys.modules, "sentence_transformers")
+    assert harness("--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir,
+                   "--output_path", out).code == 0
+
+
+def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
+        harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
+    assert run.code == 2
+    assert run.err.strip() == ("harness: error: --model qwen2.5-vl needs the hf extra (torch not installed): "
+                               "pip install -e '.[hf]' (checked before the first sample: nothing was run)")
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "openai", "--data_dir", data_dir)
+    assert run.code == 2 and "--model openai needs the openai extra (httpx not installed): pip install -e '.[openai]'" \
+        in run.err
+    # The screen loads no model: it runs without the extra.
+    assert harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir,
+                   "--screen_only").code == 0
