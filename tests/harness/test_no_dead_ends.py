@@ -4,6 +4,8 @@
 - item 5: a package the run needs and that is not installed (the backend's, a scorer's) is named, with the extra
   that brings it, before the first sample (a module is "not installed" here as Python's import system has it:
   `sys.modules[name] = None` makes `import name` fail and `find_spec` return None);
+- item 6: a checkpoint not available offline is one line naming it, `hf download ID`, and what `--screen_only`
+  needs, asked of the Hub cache before `from_pretrained` (which retried for most of a minute);
 """
 
 from __future__ import annotations
@@ -70,3 +72,22 @@ def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
     # The screen loads no model: it runs without the extra.
     assert harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir,
                    "--screen_only").code == 0
+
+
+def test_a_checkpoint_not_available_offline_is_one_line_naming_it_and_how_to_get_it(
+        harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty_hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
+    assert run.code == 2
+    (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
+    assert line == ("harness: error: model 'qwen2.5-vl': checkpoint Qwen/Qwen2.5-VL-7B-Instruct is not in the Hub "
+                    f"cache ({tmp_path / 'empty_hub'}) and HF_HUB_OFFLINE=1 forbids downloading it: download it once "
+                    "with `hf download Qwen/Qwen2.5-VL-7B-Instruct`; --screen_only needs only its config and processor: "
+                    '`hf download Qwen/Qwen2.5-VL-7B-Instruct --exclude "*.safetensors" --exclude "*.bin"`')
+    assert "Retrying" not in run.err
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", "pretrained=./no/such/model",
+                  "--data_dir", data_dir)
+    assert run.code == 2 and "checkpoint ./no/such/model: no such folder, and not a Hub model id" in run.err
