@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import UserError
+from harness.lm_eval_flags import SeedsAction, add_compat_flags
 from harness.running.run import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
@@ -95,10 +96,11 @@ def run_parser() -> argparse.ArgumentParser:
                         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first")
     parser.add_argument("--shard", help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
                         "schedulers; combine the shards' output folders with `harness merge`")
-    parser.add_argument("--seed", type=int, default=0, help="seed for sampling and the random baseline (default 0)")
+    parser.add_argument("--seed", action=SeedsAction, default=0, help="seed for sampling and the random baseline "
+                        "(default 0); lm-eval's four, random,numpy,torch,fewshot (0,1234,1234,1234), are taken too")
     parser.add_argument("--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0")
     parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
-    parser.add_argument("--output_path", type=Path, help="write results, the resumable sample journal and the "
+    parser.add_argument("-o", "--output_path", type=Path, help="write results, the resumable sample journal and the "
                         "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)")
     parser.add_argument("--cache_dir", type=Path, help="keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
                         "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)")
@@ -151,6 +153,7 @@ def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--hf_hub_log_args", default="", help="lm-eval's k=v list to upload the results to a Hub "
                        "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
                        "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)")
+    add_compat_flags(group)  # --device, --num_fewshot, --wandb_args, ... (`harness.lm_eval_flags`)
 
 
 def _positive_int(text: str, alternatives: str = "") -> int:
@@ -277,6 +280,16 @@ def report_command(argv: list[str]) -> int:
     return 0
 
 
+def unknown_command(name: str) -> str:
+    """`unknown command 'lss'; did you mean ls?` over the subcommands (`run` too)."""
+    import difflib
+
+    known = sorted([*SUBCOMMANDS, "run"])
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"did you mean {' / '.join(close)}?" if close else f"the commands are {', '.join(known)}"
+    return f"unknown command {name!r}; {hint} (a run is `harness --tasks ... --model ...`)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -284,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return SUBCOMMANDS[argv[0]](argv[1:])
         if argv and argv[0] == "run":
             argv = argv[1:]
+        elif argv and not argv[0].startswith("-"):  # `harness lss`: a subcommand mistyped, not a run's flags
+            raise UserError(unknown_command(argv[0]))
         parser = run_parser()
         args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:
