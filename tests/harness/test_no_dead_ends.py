@@ -9,6 +9,9 @@
 - item 7: lm-eval's and lmms-eval's everyday flags, `harness ls` with a section and a filter, a mistyped
   subcommand, `push_samples_to_hub` without `--log_samples`, a resumed run's one summary line, and lm-eval's
   top-level results keys; `--wandb_args` logs to Weights & Biases (offline mode);
+- item 8: `simple_evaluate` has named, typed parameters and a docstring (a notebook's completion shows them), and
+  prints nothing on stdout unless asked;
+- item 9: `python -m builders`, as `python -m harness`.
 """
 
 from __future__ import annotations
@@ -213,3 +216,40 @@ def test_wandb_args_without_wandb_name_the_extra(harness, data_dir: Path, monkey
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
                   "--wandb_args", "project=x")
     assert run.code == 2 and "pip install -e '.[wandb]'" in run.err
+
+
+def test_simple_evaluate_has_named_typed_parameters_and_is_quiet_on_stdout(
+        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import inspect
+
+    from harness import simple_evaluate
+
+    parameters = inspect.signature(simple_evaluate).parameters
+    for name in ("tasks", "model", "model_args", "data_dir", "output_path", "limit", "batch_size", "device", "seed",
+                 "gen_kwargs", "log_samples", "num_fewshot", "verbose"):
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY and parameters[name].annotation != \
+            inspect.Parameter.empty, name
+        assert f"{name}:" in simple_evaluate.__doc__ or name in ("tasks", "model"), name
+    assert "Args:" in simple_evaluate.__doc__ and "Raises:" in simple_evaluate.__doc__
+    capsys.readouterr()
+    results = simple_evaluate(tasks=["mmneedle_m1_n2_k1_pos"], model="random", data_dir=data_dir, limit=2,
+                              seed=[5, 1234, 1234, 1234], no_progress=True)
+    assert capsys.readouterr().out == ""
+    assert results["config"]["random_seed"] == 5 and results["config"]["numpy_seed"] == 1234
+    simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="random", data_dir=data_dir, limit=2, no_progress=True,
+                    verbose=True)
+    assert "exact_acc" in capsys.readouterr().out
+
+
+def test_python_m_builders_is_the_builders_command(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    listed = subprocess.run([sys.executable, "-m", "builders", "list"], capture_output=True, text=True, env=env,
+                            cwd=tmp_path, timeout=120)
+    assert listed.returncode == 0 and listed.stdout.startswith("locovqa: 48 configs")
+    head = subprocess.run(f"{sys.executable} -m builders list | head -n 1", shell=True, capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=120)
+    assert head.stdout.startswith("locovqa:") and head.stderr == ""  # the reader leaving is not an error
