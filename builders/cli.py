@@ -179,14 +179,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `builders list | head`: the reader left; not an error (an OSError: caught first)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except OSError as exc:  # a read-only or full disk, a folder without write permission: one line, not a traceback
         print(f"error: {describe_os_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was left that looks like a complete dataset", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `builders list | head`: the reader left; not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness.errors import UserError
+from harness.lm_eval_flags import SeedsAction, add_compat_flags
 from harness.running.run import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
@@ -101,10 +102,11 @@ def run_parser() -> argparse.ArgumentParser:
                         "this machine for the run (also the default with D > 1, unless $RAY_ADDRESS is set); `auto` the "
                         "cluster `ray start` runs here; or a cluster's address (needs: pip install -e '.[ray]'; see "
                         "docs/scaling.md)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for sampling and the random baseline (default 0)")
+    parser.add_argument("--seed", action=SeedsAction, default=0, help="seed for sampling and the random baseline "
+                        "(default 0); lm-eval's four, random,numpy,torch,fewshot (0,1234,1234,1234), are taken too")
     parser.add_argument("--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0")
     parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
-    parser.add_argument("--output_path", type=Path, help="write results, the resumable sample journal and the "
+    parser.add_argument("-o", "--output_path", type=Path, help="write results, the resumable sample journal and the "
                         "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)")
     parser.add_argument("--cache_dir", type=Path, help="keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
                         "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)")
@@ -157,6 +159,7 @@ def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--hf_hub_log_args", default="", help="lm-eval's k=v list to upload the results to a Hub "
                        "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
                        "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)")
+    add_compat_flags(group)  # --device, --num_fewshot, --wandb_args, ... (`harness.lm_eval_flags`)
 
 
 def _positive_int(text: str, alternatives: str = "") -> int:
@@ -166,41 +169,69 @@ def _positive_int(text: str, alternatives: str = "") -> int:
     return value
 
 
-def list_tasks(what: str, include_paths: list[Path]) -> int:
-    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`."""
+def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None) -> int:
+    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`; with `pattern`,
+    only the names holding it (or matching it, as a glob)."""
     from harness.config.task_index import TaskIndex, natural_key
 
     index = TaskIndex(include_paths)
     sections = LIST_TASKS[what]
     width = max([len(n) for n in index.all_names()] + [10]) + 2
+
+    def shown(items: dict) -> list:
+        return sorted(((n, v) for n, v in items.items() if _matches(n, pattern)), key=lambda item: natural_key(item[0]))
+
     if "groups" in sections:
-        print(f"Groups ({len(index.groups)}):")
-        for name, group in sorted(index.groups.items(), key=lambda item: natural_key(item[0])):
-            shown = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
-            print(f"  {name:<{width}}{len(group.task)} members: {shown}")
+        groups = shown(index.groups)
+        print(f"Groups ({len(groups)}):")
+        for name, group in groups:
+            members = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
+            print(f"  {name:<{width}}{len(group.task)} members: {members}")
     if "tags" in sections:
-        print(f"Tags ({len(index.tags)}):")
-        for name, members in sorted(index.tags.items(), key=lambda item: natural_key(item[0])):
+        tags = shown(index.tags)
+        print(f"Tags ({len(tags)}):")
+        for name, members in tags:
             print(f"  {name:<{width}}{len(members)} tasks")
     if "tasks" in sections:
-        print(f"Tasks ({len(index.tasks)}):")
-        for name, config in sorted(index.tasks.items(), key=lambda item: natural_key(item[0])):
+        tasks = shown(index.tasks)
+        print(f"Tasks ({len(tasks)}):")
+        for name, config in tasks:
             dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
             print(f"  {name:<{width}}{dataset:<24}{config.source}")
     if "configs" in sections:
-        configs = index.dataset_configs()
+        configs = shown(index.dataset_configs())
         print(f"Dataset configs ({len(configs)}; `--tasks NAME` runs every task of one):")
-        for name, members in sorted(configs.items(), key=lambda item: natural_key(item[0])):
+        for name, members in configs:
             print(f"  {name:<{width}}{', '.join(members)}")
     return 0
 
 
+def _matches(name: str, pattern: str | None) -> bool:
+    from fnmatch import fnmatchcase
+
+    return pattern is None or pattern in name or fnmatchcase(name, pattern)
+
+
+# `harness ls tasks|groups|tags|configs`: one section of the index (lmms-eval's `--tasks list_groups` and kin).
+LS_SECTIONS = {"tasks": "list_subtasks", "groups": "list_groups", "tags": "list_tags", "configs": "list_configs"}
+LIST_TASKS["list_configs"] = ("configs",)
+
+
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="harness ls", description="List groups, tags, tasks and dataset configs.")
+    parser = argparse.ArgumentParser(
+        prog="harness ls", description="List groups, tags, tasks and dataset configs.",
+        epilog="Examples: harness ls mmlongbench (every name holding it); harness ls tasks 'milebench_*_adv'; "
+               "harness ls groups")
+    parser.add_argument("words", nargs="*", metavar="[tasks|groups|tags|configs] [FILTER]",
+                        help="one section only, and/or only the names holding FILTER (or matching it, a glob)")
     parser.add_argument("--include_path", action="append", default=[], type=Path)
     args = parser.parse_args(argv)
-    return list_tasks("list", args.include_path)
+    words = list(args.words)
+    section = LS_SECTIONS[words.pop(0)] if words and words[0] in LS_SECTIONS else "list"
+    if len(words) > 1:
+        parser.error(f"one filter at most, got {' '.join(words)!r}")
+    return list_tasks(section, args.include_path, words[0] if words else None)
 
 
 @subcommand("models")
@@ -258,6 +289,16 @@ def report_command(argv: list[str]) -> int:
     return 0
 
 
+def unknown_command(name: str) -> str:
+    """`unknown command 'lss'; did you mean ls?` over the subcommands (`run` too)."""
+    import difflib
+
+    known = sorted([*SUBCOMMANDS, "run"])
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"did you mean {' / '.join(close)}?" if close else f"the commands are {', '.join(known)}"
+    return f"unknown command {name!r}; {hint} (a run is `harness --tasks ... --model ...`)"
+
+
 @subcommand("view")
 def view_command(argv: list[str]) -> int:
     from harness.view.server import main as serve
@@ -272,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return SUBCOMMANDS[argv[0]](argv[1:])
         if argv and argv[0] == "run":
             argv = argv[1:]
+        elif argv and not argv[0].startswith("-"):  # `harness lss`: a subcommand mistyped, not a run's flags
+            raise UserError(unknown_command(argv[0]))
         parser = run_parser()
         args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:

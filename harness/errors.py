@@ -58,8 +58,13 @@ class DatasetMissingError(UserError):
         readers = {e.reason: sum(h.reason == e.reason for h in hub) for e in hub}
         lines = list(dict.fromkeys(f"cannot get {e.location} (read by {readers[e.reason]} task"
                                    f"{'' if readers[e.reason] == 1 else 's'}): {e.why}" for e in hub))
-        if local:
-            lines += [f"{len(local)} tasks have no data:"] + [f"  {e.reason}" for e in local]
+        shared = not hub and len({e.reason for e in local}) == 1  # a --data_dir that does not exist: one line
+        if shared:
+            lines.append(f"{local[0].reason} (read by {len(local)} tasks)")
+        elif local:
+            counts = {reason: sum(e.reason == reason for e in local) for reason in dict.fromkeys(e.reason for e in local)}
+            lines += [f"{len(local)} tasks have no data:"] + [
+                f"  {reason}" + (f" ({n} tasks)" if n > 1 else "") for reason, n in counts.items()]
             lines += [f"the build manifest of {location} lists: {configs}"
                       for location, configs in dict.fromkeys(e.held for e in local if e.held)]
         for group, lead, tail in ((local, "build them with: ", ""),
@@ -73,7 +78,7 @@ class DatasetMissingError(UserError):
             for (template, data_dir), names in commands.items():
                 lines.append(lead + template.format(dataset_name=" ".join(names), data_dir=data_dir)
                              + tail.format(data_dir=data_dir))
-        return "\n".join(lines)
+        return ("; ".join(lines) if shared else "\n".join(lines))
 
 
 class HubUnavailableError(DatasetMissingError):

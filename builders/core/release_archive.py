@@ -1,4 +1,5 @@
-"""A release's tar archive, streamed: one sequential pass, nothing unpacked, every member name checked.
+"""A release's tar archive, streamed: one sequential pass, nothing unpacked, every member name checked (a zip
+archive, `zip_files`, is read the same way, member by member).
 
     for member in archive_files(path):
         if member.name in wanted:
@@ -14,7 +15,9 @@ inside one.
 from __future__ import annotations
 
 import posixpath
+import stat
 import tarfile
+import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -83,3 +86,22 @@ def member_name(member: tarfile.TarInfo, archive: str) -> str:
     elif member.islnk():  # relative to the archive's root
         relative_name(member.linkname, f"{where} (a hard link)")
     return name
+
+
+def zip_files(archive: Path) -> Iterator[ArchiveFile]:
+    """The regular files of a zip archive, in its directory's order; names checked as for a tar archive, links
+    and folders left out (a link member cannot lead anywhere then)."""
+    where = str(archive)
+
+    def guard(step: Callable[[], T]) -> T:
+        try:
+            return step()
+        except (zipfile.BadZipFile, *DAMAGED) as exc:
+            raise BuildError(f"{where}: not a readable zip archive, damaged or cut short ({exc})") from None
+
+    with guard(lambda: zipfile.ZipFile(archive)) as zipped:
+        for info in guard(zipped.infolist):
+            name = relative_name(info.filename, f"{where}: member {info.filename!r}")
+            if info.is_dir() or stat.S_ISLNK(info.external_attr >> 16):
+                continue
+            yield ArchiveFile(name, lambda info=info: zipped.open(info), guard)

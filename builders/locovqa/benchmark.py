@@ -45,7 +45,9 @@ class LocoVqaBenchmark:
             help="'synthetic' (default: the offline stand-in, drawn in the sources' formats) or, repeated, "
             "okvqa=DIR (OK-VQA's OpenEnded_mscoco_val2014_questions.json and mscoco_val2014_annotations.json), "
             "coco=DIR (val2014/ images, annotations/instances_val2014.json, val2017/ distractors), "
-            "mmstar=FILE (mmstar.parquet or MMStar.tsv), mnist=DIR (train-*-idx*-ubyte[.gz])")
+            "mmstar=FILE (mmstar.parquet or MMStar.tsv) or mmstar=hf://Lin-Chen/MMStar, mnist=DIR "
+            "(train-*-idx*-ubyte[.gz]) or mnist=hf://ylecun/mnist (the Hub sources download into the Hub cache; "
+            "OK-VQA and COCO are not on the Hub)")
         parser.add_argument("--limit", type=int, metavar="L",
                             help="at most L OK-VQA and MMStar questions (drawn at random), L MNIST contexts per "
                             f"length and digit count, L needle digits (default: all; synthetic {SYNTHETIC_LIMIT})")

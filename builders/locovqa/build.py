@@ -50,7 +50,7 @@ from builders.locovqa.plan import (
     plan_vqa,
 )
 from builders.locovqa.rows import features, make_row
-from builders.locovqa.sources import Sources, parse_source_args
+from builders.locovqa.sources import Sources, parse_source_args, resolve_hub_sources
 
 BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images (the paper's reference); an image
 # whose entities are unknown is never a distractor
@@ -178,6 +178,7 @@ class LocoVqaBuild(BenchmarkBuild):
         if self.synthetic:
             written = write_fixture(work / "fixture", self.seed)
             self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
+        self.paths, hub = resolve_hub_sources(self.paths, self.progress)
         self.sources = Sources.open(self.paths, self.tasks, self.ood_split)
         lister_specs = _lister_specs(self.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
         if self.synthetic:
@@ -191,7 +192,10 @@ class LocoVqaBuild(BenchmarkBuild):
         caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
                    "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
         card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
-        return OpenedSource({"source": list(self.source or ["synthetic"])}, caveats, card)
+        inputs: dict[str, Any] = {"source": list(self.source or ["synthetic"])}
+        if hub:
+            inputs["hub"] = hub
+        return OpenedSource(inputs, caveats, card)
 
     def request(self) -> dict[str, Any]:
         return {

@@ -1,8 +1,10 @@
-"""MNIST (LeCun et al., 1998) in its standard IDX files: the training set's images and labels (spec §1.5:
-"digits from the MNIST training set of around 60K images"), gzipped or not.
+"""MNIST (LeCun et al., 1998): the training set's images and labels (spec §1.5: "digits from the MNIST training
+set of around 60K images"), in its standard IDX files, gzipped or not, or as the Hub release `ylecun/mnist`
+publishes them (one Parquet file, each image a PNG):
 
     MNIST_DIR/train-images-idx3-ubyte[.gz]   magic 2051, count, rows, cols, then uint8 pixels
     MNIST_DIR/train-labels-idx1-ubyte[.gz]   magic 2049, count, then uint8 labels
+    MNIST_FILE = .../mnist/train-00000-of-00001.parquet   columns image {bytes: PNG, path}, label (int)
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from builders.core.release_paths import release_path
 
 IMAGES = "train-images-idx3-ubyte"
 LABELS = "train-labels-idx1-ubyte"
+HUB_PARQUET = "mnist/train-00000-of-00001.parquet"  # ylecun/mnist since its conversion to Parquet (77f3279)
 
 
 def _find(folder: Path, stem: str) -> Path:
@@ -52,17 +55,49 @@ def read_idx(path: Path, magic: int, dims: int) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
+def read_parquet(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(pixels N x 28 x 28 uint8, labels N uint8) of the Hub release's Parquet; a row that is not a 28 x 28
+    grey-scale PNG with a digit label is a `BuildError` naming the file and the row."""
+    import io
+
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    try:
+        table = pq.read_table(path, columns=["image", "label"])
+    except Exception as exc:  # pyarrow's errors for a damaged or foreign file have no common base
+        raise BuildError(f"{path}: not a readable MNIST Parquet file with columns image and label ({exc})") from None
+    images = np.empty((table.num_rows, 28, 28), dtype=np.uint8)
+    labels = np.empty(table.num_rows, dtype=np.uint8)
+    for i, (image, label) in enumerate(zip(table.column("image").to_pylist(), table.column("label").to_pylist(),
+                                           strict=True)):
+        try:
+            with Image.open(io.BytesIO(image["bytes"])) as decoded:
+                pixels = np.asarray(decoded.convert("L"))
+        except Exception:  # Pillow raises many types for bytes that are not an image
+            pixels = None
+        if pixels is None or pixels.shape != (28, 28) or label not in range(10):
+            raise BuildError(f"{path}: row {i} is not a 28 x 28 digit image with a label 0-9")
+        images[i], labels[i] = pixels, label
+    return images, labels
+
+
 class MnistSource:
     name = "mnist"
 
     def __init__(self, folder: str | Path) -> None:
         self.dir = Path(folder)
-        if not self.dir.is_dir():
-            raise BuildError(f"MNIST folder not found: {self.dir}")
-        self.images_path = _find(self.dir, IMAGES)
-        self.labels_path = _find(self.dir, LABELS)
-        self.images = read_idx(self.images_path, 2051, 3)
-        self.labels = read_idx(self.labels_path, 2049, 1)
+        if self.dir.suffix == ".parquet" and self.dir.is_file():  # the Hub release's file, named as the source
+            self.images_path = self.labels_path = self.dir
+            self.images, self.labels = read_parquet(self.dir)
+        elif not self.dir.is_dir():
+            raise BuildError(f"MNIST folder not found: {self.dir} (expected the IDX files train-images-idx3-ubyte"
+                             f"[.gz] and train-labels-idx1-ubyte[.gz], or the Hub release's {HUB_PARQUET})")
+        else:
+            self.images_path = _find(self.dir, IMAGES)
+            self.labels_path = _find(self.dir, LABELS)
+            self.images = read_idx(self.images_path, 2051, 3)
+            self.labels = read_idx(self.labels_path, 2049, 1)
         if len(self.images) != len(self.labels):
             raise BuildError(f"{self.images_path} holds {len(self.images)} images but {self.labels_path} "
                              f"{len(self.labels)} labels")
@@ -78,4 +113,4 @@ class MnistSource:
         return int(self.labels[index])
 
     def fingerprint_parts(self) -> list[Path]:
-        return [self.images_path, self.labels_path]
+        return list(dict.fromkeys([self.images_path, self.labels_path]))

@@ -4,6 +4,11 @@
 source is named: `okvqa=DIR` (OK-VQA's JSON files), `coco=DIR` (COCO: `val2014/` for OK-VQA's images and
 `annotations/instances_val2014.json` for the `coco` entity lister, `val2017/` for out-of-distribution
 distractors), `mmstar=FILE` (Parquet or TSV), `mnist=DIR` (IDX files).
+
+MMStar and MNIST are on the Hub: `mmstar=hf://Lin-Chen/MMStar` and `mnist=hf://ylecun/mnist` (each `@REVISION`
+optional) download the one file the build reads into the Hub cache (`resolve_hub_sources`). OK-VQA and COCO are
+not (their terms keep them on their own sites): `okvqa=hf://...` or `coco=hf://...` says where to get them and the
+folder layout expected.
 """
 
 from __future__ import annotations
@@ -15,12 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.hub_source import (
+    HubFile,
+    HubRelease,
+    fetch_release,
+    is_hub_source,
+    not_on_hub,
+    parse_hub_source,
+)
 from builders.core.images import EncodedImage
 from builders.locovqa.coco import CocoImagePool
 from builders.locovqa.compose import fit_cell, render_digit
 from builders.locovqa.images import SourceImage, decode
 from builders.locovqa.mmstar import MmstarSource
-from builders.locovqa.mnist import MnistSource
+from builders.locovqa.mnist import HUB_PARQUET, MnistSource
 from builders.locovqa.okvqa import OkVqaSource
 from builders.locovqa.plan import Digit
 
@@ -42,6 +55,41 @@ def parse_source_args(values: Sequence[str] | None) -> dict[str, str]:
             raise BuildError(f"--source {name}= is given twice")
         out[name] = path
     return out
+
+
+# The sources on the Hub: the release, the revision read by default, and the one file a build reads of it.
+HUB_SOURCES: dict[str, tuple[HubRelease, HubFile]] = {
+    "mmstar": (HubRelease("Lin-Chen/MMStar", "92ee365d91e33a0a5c0b93b5f6e1ef63e420c511",
+                          "the commit that added MMStar.tsv beside the mmstar.parquet of the first upload"),
+               HubFile(("mmstar.parquet",), "MMStar's questions and images")),
+    "mnist": (HubRelease("ylecun/mnist", "77f3279092a1c1579b2250db8eafed0ad422088c",
+                         "the commit that converted MNIST to Parquet"),
+              HubFile((HUB_PARQUET,), "MNIST's training set")),
+}
+# Where to get the sources that are not on the Hub, and the layout `NAME=DIR` expects.
+NOT_ON_HUB = {
+    "okvqa": ("https://okvqa.allenai.org/download.html (the val2014 questions and annotations)",
+              "OpenEnded_mscoco_val2014_questions.json and mscoco_val2014_annotations.json"),
+    "coco": ("https://cocodataset.org/#download (2014 Val images, 2017 Val images, 2014 Train/Val annotations)",
+             "val2014/COCO_val2014_*.jpg, annotations/instances_val2014.json and, for the MNIST tasks' "
+             "distractors, val2017/*.jpg"),
+}
+
+
+def resolve_hub_sources(paths: Mapping[str, str], progress: bool = True) -> tuple[dict[str, str], dict[str, Any]]:
+    """Each `NAME=hf://ORG/NAME[@REVISION]` replaced by the local file or folder it downloads to (the Hub cache);
+    returns the paths and, per name, the repo, revision, commit and files the manifest records."""
+    out, records = dict(paths), {}
+    for name, value in paths.items():
+        if not is_hub_source(value):
+            continue
+        if name in NOT_ON_HUB:
+            raise not_on_hub(name, value, *NOT_ON_HUB[name])
+        official, file = HUB_SOURCES[name]
+        fetched = fetch_release(parse_hub_source(value), official, [file], progress=progress)
+        out[name] = str(fetched.folder / fetched.files[0])  # the file itself: a link into the cache's blobs/
+        records[name] = fetched.record()
+    return out, records
 
 
 def require(paths: Mapping[str, str], tasks: Sequence[str]) -> None:

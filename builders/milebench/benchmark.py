@@ -37,7 +37,9 @@ class MileBenchBenchmark:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--source", default="fixture",
-            help="the authors' release: the folder holding the subset folders (ActionLocalization/, ...) or "
+            help="the authors' release: 'hf://FreedomIntelligence/MileBench[@REVISION]' (downloads the part archives "
+            "holding the asked configs' subsets into the Hub cache; HF_HUB_OFFLINE=1 reads the cache only), or the "
+            "folder holding the subset folders (ActionLocalization/, ...) or "
             "MileBench/, or the six MileBench_part*.tar.gz (read without unpacking); or 'fixture' (default: a tiny "
             "offline stand-in in the same layout; 'fixture:archives' for the archive layout)",
         )

@@ -27,6 +27,7 @@ from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
+from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
@@ -38,7 +39,7 @@ from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
 from builders.milebench.gold import gold_index
 from builders.milebench.records import COMBINED_FOLDER, PlannedRow, plan_file
-from builders.milebench.release import Key, Release
+from builders.milebench.release import HUB_RELEASE, Key, Release, hub_files
 from builders.milebench.rows import features, make_row
 from builders.milebench.subsets import COMBINED, CONFIGS, Config
 
@@ -144,12 +145,18 @@ class MileBenchBuild(BenchmarkBuild):
 
     def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
-        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work)
+        inputs: dict[str, Any] = {"source": self.source}
+        source = self.source
+        if is_hub_source(source):
+            hub = fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress)
+            inputs["hub"] = hub.record()
+            source = str(hub.folder)
+        self.release, self.source_id, self.fixture_caveats = open_release(source, work)
         self.store = encoded_store(work / "sources.spool", MEMORY_BUDGET)
         self.grids = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)
         self.stores += [self.store, self.grids]
         card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
-        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
+        return OpenedSource(inputs, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
         return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],

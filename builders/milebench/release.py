@@ -10,6 +10,9 @@ from its folder, the others from the archives.
 Archives are streamed (one sequential pass each, never unpacked): their annotation files are read in the
 first pass, and the images met in that pass are handed to the builder at once (it keeps those it may need),
 so an archive is read a second time only for images that pass did not offer.
+
+`--source hf://FreedomIntelligence/MileBench[@REVISION]` downloads only the part archives holding the asked configs'
+subsets (`hub_files`) into the Hub cache, and reads the snapshot folder as a release folder.
 """
 
 from __future__ import annotations
@@ -23,12 +26,22 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
 from builders.core.release_paths import ReleaseFolder
-from builders.milebench.subsets import SUBSET_BY_NAME
+from builders.milebench.subsets import SUBSET_BY_NAME, Config
 
 ARCHIVE_PATTERN = "MileBench_part*.tar.gz"
 RELEASE_FOLDER = "MileBench"
+# The commit that added the six part archives (sha256 and sizes in its LFS pointers), found in the repo's history.
+HUB_RELEASE = HubRelease("FreedomIntelligence/MileBench", "a97b35fe11413b6dea4c3cdcc97ca3b181cfaa9d",
+                         "the commit that uploaded MileBench_part0..5.tar.gz")
+
+
+def hub_files(cfgs: Iterable[Config]) -> list[HubFile]:
+    """The part archives holding these configs' subsets (`Subset.archive`), in part order."""
+    parts = sorted({cfg.subset.archive for cfg in cfgs})
+    return [HubFile((f"MileBench_part{k}.tar.gz",), f"part {k} of the release") for k in parts]
 
 # A file of the release: (subset name, path inside the subset's folder), e.g. ("ALFRED", "images/0/1.jpg").
 Key = tuple[str, str]

@@ -42,9 +42,11 @@ class MMLongBenchBenchmark:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument(
             "--source", default="fixture",
-            help="the authors' release: a folder holding mmlb_data/ (or mmlb_data.tar.gz) and mmlb_image/ (or the "
-            "image archives vrag.tar.gz, vh.tar.gz, mm-niah.tar.gz, icl.tar.gz, summ.tar.gz, docqa.tar.gz, read "
-            "without unpacking); or 'fixture' (default: a tiny offline stand-in in the same formats; "
+            help="the authors' release: 'hf://ZhaoweiWang/MMLongBench[@REVISION]' (downloads the text archive and "
+            "the image archives the asked configs read into the Hub cache; HF_HUB_OFFLINE=1 reads the cache only), "
+            "or a folder holding mmlb_data/ (or 0_mmlb_data.tar.gz) and mmlb_image/ (or the image archives "
+            "1_vrag_image.tar.gz, 2_vh_image.tar.gz, 2_mm-niah_image.tar.gz, 3_icl_image.tar.gz, 4_summ_image.tar.gz, "
+            "5_docqa_image.tar.gz, or their older names vrag.tar.gz, ...; read without unpacking); or 'fixture' (default: a tiny offline stand-in in the same formats; "
             "'fixture:archives' for the archive layout); or 'fixture:full' (offline, in the same formats, every row "
             "filled to its length with photos, pages and passages: builders/mmlongbench/full_fixture.py)",
         )

@@ -25,6 +25,7 @@ from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
+from builders.core.hub_source import FetchedRelease, fetch_release, is_hub_source, parse_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
 from builders.core.skeleton import BenchmarkBuild, OpenedSource
@@ -46,7 +47,7 @@ from builders.mmlongbench.leaves import (
 )
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.pools import Pools, family
-from builders.mmlongbench.release import Release, read_lines
+from builders.mmlongbench.release import HUB_RELEASE, Release, hub_files, read_lines
 from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
 
 BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
@@ -113,6 +114,11 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
         return Release(root, workdir), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
     folder = source.split("=", 1)[1] if source.startswith("release=") else source
     return Release(folder, workdir), "release", {}
+
+
+def fetch_hub_release(source: str, cfgs: list[Config], progress: bool = True) -> FetchedRelease:
+    """`hf://ORG/NAME[@REVISION]`: the release files these configs read, downloaded into the Hub cache."""
+    return fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(cfgs), progress=progress)
 
 
 def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
@@ -218,13 +224,20 @@ class MMLongBenchBuild(BenchmarkBuild):
     def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         self.work = work
-        self.release, self.source_id, self.fixture_caveats = open_release(self.source, work, self.counter,
+        inputs: dict[str, Any] = {"source": self.source}
+        source = self.source
+        if is_hub_source(source):
+            hub = fetch_hub_release(source, [c for c in self.cfgs if not (self.everything and c.extended)],
+                                    self.progress)
+            inputs["hub"] = hub.record()
+            source = str(hub.folder)
+        self.release, self.source_id, self.fixture_caveats = open_release(source, work, self.counter,
                                                                           self.fixture_ids, self.cfgs)
         if self.everything:
             # The lengths past 128K are ours and large: built only when named.
             self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
         card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
-        return OpenedSource({"source": self.source}, self.fixture_caveats, card)
+        return OpenedSource(inputs, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
         return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],

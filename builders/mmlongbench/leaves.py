@@ -106,10 +106,23 @@ LEAF_BY_NAME: dict[str, Leaf] = {leaf.name: leaf for leaf in (*LEAVES, *ABLATION
 # The summarization judge's atomic claims, one jsonl per dataset ({"id", "claims"}), keyed by the row id.
 CLAIMS_FILES = {"govreport": "summ/gov_claims.jsonl", "multilexsum": "summ/lexsum_claims.jsonl"}
 
-# Which image archive of the release holds each category's images (scripts/download_image_data.sh).
-IMAGE_ARCHIVES = {"vrag": "vrag.tar.gz", "niah": ("vh.tar.gz", "mm-niah.tar.gz"), "icl": "icl.tar.gz",
-                  "summ": "summ.tar.gz", "docvqa": "docqa.tar.gz"}
-TEXT_ARCHIVE = "mmlb_data.tar.gz"
+# The release's archives, under each name it has been published as: the Hub repo's current names first
+# (`0_mmlb_data.tar.gz`, `1_vrag_image.tar.gz`, ...: scripts/download_text_data.sh at 479edae), then those of the
+# code's first download scripts (`mmlb_data.tar.gz`, `vrag.tar.gz`, ...: at 26197d2). Each image archive extracts
+# into `mmlb_image/<its folder>/`.
+TEXT_ARCHIVES = ("0_mmlb_data.tar.gz", "mmlb_data.tar.gz")
+TEXT_ARCHIVE = TEXT_ARCHIVES[-1]
+IMAGE_ARCHIVES: dict[str, tuple[str, str]] = {
+    "vrag": ("1_vrag_image.tar.gz", "vrag.tar.gz"), "vh": ("2_vh_image.tar.gz", "vh.tar.gz"),
+    "mm-niah": ("2_mm-niah_image.tar.gz", "mm-niah.tar.gz"), "icl": ("3_icl_image.tar.gz", "icl.tar.gz"),
+    "summ": ("4_summ_image.tar.gz", "summ.tar.gz"), "docqa": ("5_docqa_image.tar.gz", "docqa.tar.gz"),
+}
+# The image folder (and so the archive) each loader's rows show images from; None: the text-only ablations.
+LOADER_IMAGES: dict[str, str | None] = {
+    "vrag": "vrag", "vrag_occlusion": "vrag", "vh": "vh", "mmniah_text": "mm-niah", "mmniah_image_mc": "mm-niah",
+    "mmniah_image_count": "mm-niah", "icl": "icl", "govreport": "summ", "multilexsum": "summ", "docqa": "docqa",
+    "text_rag": None, "text_docqa": None,
+}
 
 
 @dataclass(frozen=True)

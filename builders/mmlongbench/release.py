@@ -2,9 +2,14 @@
 
 A release folder holds, side by side, either the extracted folders or the archives (or a mix):
 
-- text: `mmlb_data/` (the jsonl/json test files, `summ/*_claims.jsonl`) or `mmlb_data.tar.gz`;
-- images: `mmlb_image/` or the archives `vrag.tar.gz`, `vh.tar.gz`, `mm-niah.tar.gz`, `icl.tar.gz`,
-  `summ.tar.gz`, `docqa.tar.gz`, whose members extract into `mmlb_image/`.
+- text: `mmlb_data/` (the jsonl/json test files, `summ/*_claims.jsonl`) or `0_mmlb_data.tar.gz` (the Hub's
+  name today; `mmlb_data.tar.gz` before);
+- images: `mmlb_image/` or the archives `1_vrag_image.tar.gz`, `2_vh_image.tar.gz`, `2_mm-niah_image.tar.gz`,
+  `3_icl_image.tar.gz`, `4_summ_image.tar.gz`, `5_docqa_image.tar.gz` (before: `vrag.tar.gz`, `vh.tar.gz`, ...),
+  whose members extract into `mmlb_image/`.
+
+`--source hf://ZhaoweiWang/MMLongBench[@REVISION]` downloads the text archive and only the image archives the asked
+configs read (`hub_files`) into the Hub cache, and reads the snapshot folder as a release folder.
 
 A test file names its images relative to `mmlb_image/` (the official `--image_file_root`). Archives are
 streamed once and only the members a build needs are read (nothing is unpacked to disk); text files
@@ -21,13 +26,27 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
 from builders.core.release_paths import ReleaseFolder, release_path
-from builders.mmlongbench.leaves import TEXT_ARCHIVE
+from builders.mmlongbench.leaves import IMAGE_ARCHIVES, LOADER_IMAGES, TEXT_ARCHIVE, TEXT_ARCHIVES, Config
 
 TEXT_DIR = "mmlb_data"
 IMAGE_DIR = "mmlb_image"
-IMAGE_ARCHIVE_NAMES = ("vrag.tar.gz", "vh.tar.gz", "mm-niah.tar.gz", "icl.tar.gz", "summ.tar.gz", "docqa.tar.gz")
+IMAGE_ARCHIVE_NAMES = tuple(name for names in IMAGE_ARCHIVES.values() for name in names)
+
+# No commit of the dataset repo could be found from here (its history pages are not indexed; the duplicate
+# junhaoki/MMLongBench@8f12f60 shows today's file names): `main` is read, and the manifest records the commit it was.
+HUB_RELEASE = HubRelease("ZhaoweiWang/MMLongBench", "main",
+                         "not pinned: no commit of the dataset repo could be found; the manifest records the one read")
+
+
+def hub_files(cfgs: Iterable[Config]) -> list[HubFile]:
+    """The release files these configs read: the text archive, and the image archive of each config's images
+    (a config past 128K grows from its leaf family's pools, whose images are in the same archive)."""
+    folders = {LOADER_IMAGES[cfg.leaf.loader] for cfg in cfgs}
+    files = [HubFile(TEXT_ARCHIVES, "the test files (mmlb_data)")]
+    return files + [HubFile(IMAGE_ARCHIVES[f], f"the {f} images") for f in IMAGE_ARCHIVES if f in folders]
 
 
 def member_path(name: str, top: str) -> str:
@@ -46,19 +65,19 @@ class Release:
         self.work = work  # where copies of archived text files go (the system's temporary folder if None)
         if not self.root.is_dir():
             raise BuildError(f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
-                             f"{TEXT_ARCHIVE}, and mmlb_image/ or the image archives)")
+                             f"{' or '.join(TEXT_ARCHIVES)}, and mmlb_image/ or the image archives)")
         self.text_dir = self.root / TEXT_DIR if (self.root / TEXT_DIR).is_dir() else None
-        self.text_archive = self.root / TEXT_ARCHIVE if (self.root / TEXT_ARCHIVE).is_file() else None
+        self.text_archive = next((self.root / n for n in TEXT_ARCHIVES if (self.root / n).is_file()), None)
         if self.text_dir is None and self.text_archive is None:
-            raise BuildError(f"{self.root} holds neither {TEXT_DIR}/ nor {TEXT_ARCHIVE}: point --source at the folder "
-                             "where the release was downloaded")
+            raise BuildError(f"{self.root} holds neither {TEXT_DIR}/ nor {' nor '.join(TEXT_ARCHIVES)}: point --source "
+                             "at the folder where the release was downloaded")
         self.image_dir = self.root / IMAGE_DIR if (self.root / IMAGE_DIR).is_dir() else None
         self.image_archives = [self.root / n for n in IMAGE_ARCHIVE_NAMES if (self.root / n).is_file()]
         self._spool: Path | None = None
         self._extracted: dict[str, Path] = {}
 
     def describe(self) -> str:
-        parts = [f"{TEXT_DIR}/" if self.text_dir else TEXT_ARCHIVE]
+        parts = [f"{TEXT_DIR}/" if self.text_dir else (self.text_archive or Path(TEXT_ARCHIVE)).name]
         if self.image_dir:
             parts.append(f"{IMAGE_DIR}/")
         parts += [p.name for p in self.image_archives]

@@ -39,7 +39,9 @@ class MMNeedleBenchmark:
         )
         parser.add_argument(
             "--official-metadata", metavar="DIR",
-            help="rebuild the paper's exact samples from the authors' metadata_stitched/ folder (needs --source coco=DIR)",
+            help="rebuild the paper's exact samples from the authors' metadata_stitched/ folder, or from their Hub "
+            "release, hf://Wang-ML-Lab/MMNeedle[@REVISION] (its metadata zip, into the Hub cache); needs "
+            "--source coco=DIR",
         )
         parser.add_argument("--full", action="store_true", help="all 5,000 positives + 5,000 negatives per config")
         parser.add_argument(

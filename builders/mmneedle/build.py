@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -29,6 +31,7 @@ from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
+from builders.core.hub_source import is_hub_source
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
 from builders.core.skeleton import BenchmarkBuild, OpenedSource
@@ -38,7 +41,7 @@ from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
 from builders.mmneedle.images import TILE_SIZE, stitch
-from builders.mmneedle.official import OfficialMetadata, OfficialPlanner
+from builders.mmneedle.official import OfficialMetadata, OfficialPlanner, hub_metadata
 from builders.mmneedle.plan import Planner, RegeneratePlanner
 from builders.mmneedle.rows import features, make_row
 from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE, CaptionedImageSource, open_source
@@ -125,10 +128,20 @@ class MMNeedleBuild(BenchmarkBuild):
         source = self.source
         self.src = open_source(source, self.seed, self.min_image_coverage) if isinstance(source, str) else source
         self.counter = make_text_counter(self.text_tokenizer)
-        self.planner, self.official_files = _planner(self.src, self.cfgs, self.official_metadata, self.seed)
         metadata = self.official_metadata
-        inputs = {"source": self.src.spec, "official_metadata": str(metadata) if metadata is not None else None}
+        inputs: dict[str, Any] = {"source": self.src.spec,
+                                  "official_metadata": str(metadata) if metadata is not None else None}
+        folder = metadata
+        if is_hub_source(metadata) and self.src.kind == "coco":
+            self._unpacked = Path(tempfile.mkdtemp(prefix="mmneedle-metadata-"))
+            folder, fetched = hub_metadata(str(metadata), self.cfgs, self._unpacked, self.progress)
+            inputs["hub"] = fetched.record()
+        self.planner, self.official_files = _planner(self.src, self.cfgs, folder, self.seed)
         return OpenedSource(inputs, card=dict(self.src.card_licence))
+
+    def close(self) -> None:
+        if getattr(self, "_unpacked", None) is not None:
+            shutil.rmtree(self._unpacked, ignore_errors=True)
 
     def request(self) -> dict[str, Any]:
         return {

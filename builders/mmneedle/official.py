@@ -10,6 +10,10 @@ Files, as in `metadata_stitched/` of Wang-ML-Lab/multimodal-needle-in-a-haystack
   S samples: ids below S / 2 positive, so an odd S has one positive more than negatives).
 Only base names matter: `val2014/X.jpg` is the source image `X.jpg`, a stitched path is keyed by
 its file name without `.jpg`.
+
+`--official-metadata hf://Wang-ML-Lab/MMNeedle[@REVISION]` reads the same files from the authors' Hub release
+(`data/metadata_stitched.zip`, downloaded whole into the Hub cache: it is one file), taking out only the pool and
+annotation files the asked configs read (`hub_metadata`).
 """
 
 from __future__ import annotations
@@ -20,9 +24,39 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.hub_source import FetchedRelease, HubFile, HubRelease, fetch_release, parse_hub_source
+from builders.core.release_archive import zip_files
 from builders.core.release_paths import release_path
 from builders.mmneedle.configs import NeedleConfig
 from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
+
+# The authors' Hub release (its builder script in the code repository, commit 7016404, names these files); no
+# commit of the dataset repo could be found from here.
+HUB_RELEASE = HubRelease("Wang-ML-Lab/MMNeedle", "main",
+                         "not pinned: no commit of the dataset repo could be found; the manifest records the one read")
+HUB_METADATA = HubFile(("data/metadata_stitched.zip",), "the official metadata (metadata_stitched/)")
+
+
+def metadata_names(cfg: NeedleConfig) -> tuple[str, str]:
+    """(pool file, annotation file) a config reads."""
+    name = f"annotations_{cfg.M}_{cfg.N}_{cfg.N}.json"
+    return f"{cfg.N}_{cfg.N}.json", name if cfg.K == 1 else f"{cfg.K}_{name}"
+
+
+def hub_metadata(source: str, configs: list[NeedleConfig], target: Path,
+                 progress: bool = True) -> tuple[Path, FetchedRelease]:
+    """The metadata zip of `source` (`hf://ORG/NAME[@REVISION]`) fetched, and the files `configs` read taken out of
+    it into `target` (wherever the zip keeps them: at its top or under `metadata_stitched/`)."""
+    fetched = fetch_release(parse_hub_source(source), HUB_RELEASE, [HUB_METADATA], progress=progress)
+    archive = fetched.folder / fetched.files[0]
+    wanted = {name for cfg in configs for name in metadata_names(cfg)}
+    target.mkdir(parents=True, exist_ok=True)
+    for member in zip_files(archive):
+        base = member.name.rsplit("/", 1)[-1]
+        if base in wanted and member.name in (base, f"metadata_stitched/{base}"):
+            with open(target / base, "wb") as out:
+                member.copy_to(out)
+    return target, fetched
 
 
 def _base(path: str) -> str:
@@ -83,8 +117,7 @@ class OfficialMetadata:
         return self._file(f"{N}_{N}.json")
 
     def annotation_path(self, cfg: NeedleConfig) -> Path:
-        name = f"annotations_{cfg.M}_{cfg.N}_{cfg.N}.json"
-        return self._file(name if cfg.K == 1 else f"{cfg.K}_{name}")
+        return self._file(metadata_names(cfg)[1])
 
     def files_for(self, configs: list[NeedleConfig]) -> list[Path]:
         paths = {self.pool_path(cfg.N) for cfg in configs} | {self.annotation_path(cfg) for cfg in configs}

@@ -23,6 +23,7 @@ from pathlib import Path
 from PIL import Image
 
 from builders.core.errors import BuildError
+from builders.core.hub_source import is_hub_source, not_on_hub
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.core.synthetic_scenes import GENERATOR_VERSION, Scene, generate_scenes
 from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
@@ -30,6 +31,8 @@ from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
 COCO_ANNOTATIONS = "annotations"
 COCO_CAPTIONS = Path(COCO_ANNOTATIONS) / "captions_val2014.json"
 COCO_IMAGES = Path("val2014")
+COCO_DOWNLOAD = "https://cocodataset.org/#download (2014 Val images, 2014 Train/Val annotations)"
+COCO_LAYOUT = "val2014/*.jpg and annotations/captions_val2014.json"
 SYNTHETIC_DEFAULT_SIZE = 10_000
 DEFAULT_MIN_COVERAGE = 0.99  # of the captioned images, how many must be in the image folder
 
@@ -277,6 +280,12 @@ def open_source(spec: str, seed: int = 0, min_coverage: float = DEFAULT_MIN_COVE
         if not count_text.isdigit() or int(count_text) < 1:
             raise BuildError(f"bad source {spec!r}: expected synthetic:COUNT with a positive COUNT")
         return SyntheticCaptionSource(seed=seed, num_images=int(count_text))
+    if spec.startswith("coco=") and is_hub_source(spec[len("coco="):]):
+        raise not_on_hub("coco", spec[len("coco="):], COCO_DOWNLOAD, COCO_LAYOUT)
     if spec.startswith("coco="):
         return CocoCaptionSource(spec[len("coco=") :], min_coverage)
+    if is_hub_source(spec):
+        raise BuildError(f"--source {spec}: MMNeedle's builder stitches its images from COCO, which is not on the Hub; "
+                         "the authors' Hub release gives the paper's samples: --source coco=DIR --official-metadata "
+                         f"hf://Wang-ML-Lab/MMNeedle (COCO from {COCO_DOWNLOAD}; DIR holds {COCO_LAYOUT})")
     raise BuildError(f"unknown source {spec!r}: expected 'synthetic', 'synthetic:COUNT' or 'coco=DIR'")

@@ -16,6 +16,7 @@ files are still hashed, and the results say "unverified".
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -190,10 +191,30 @@ def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
     if hub_repo and not explicit:
         revision = config.dataset_kwargs.get("revision") or config.metadata.get("hub_revision")
         return _load_from_hub(config, str(hub_repo), revision, str(root), trust_unverified)
+    build = _build_in(root)
+    if explicit and build is not None:  # `--data_dir data/mmneedle`: the folder `builders build` printed
+        raise UserError(f"--data_dir {root} is a {build} build (it holds {contract.MANIFEST_NAME}); --data_dir takes "
+                        f"the folder holding the builds: use --data_dir {root.parent}")
+    if explicit and not root.exists():  # the same for every task: said once (`DatasetMissingError.combined`)
+        raise missing(config, root, f"--data_dir {root}: no such folder")
     looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
     env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"
     raise missing(config, root, f"task {config.task!r}: dataset {config.dataset_path!r} not found; "
                                 f"looked in {', '.join(looked)}{env_note}")
+
+
+def _build_in(folder: Path) -> str | None:
+    """The benchmark a build folder holds (its manifest's `builder`, else the folder's name), or None for a folder
+    that is not a build."""
+    manifest_path = folder / contract.MANIFEST_NAME
+    if not manifest_path.is_file():
+        return None
+    try:
+        manifest = json.loads(manifest_path.read_bytes())
+    except (OSError, ValueError):
+        manifest = None
+    builder = manifest.get("builder") if isinstance(manifest, dict) else None
+    return builder.rpartition(".")[2] if isinstance(builder, str) and builder else folder.name  # builders.mmneedle
 
 
 def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str,

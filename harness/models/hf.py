@@ -28,6 +28,7 @@ from PIL import Image
 from harness.api import GenerationSettings, Model, Request, Response
 from harness.inputs.images import fit_within_pixels
 from harness.models.args import at_least, settings_from_args
+from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.registry import register_model
 from harness.running.auto_batch import FittingBatchSize
@@ -119,8 +120,9 @@ class HFModel(Model):
                   load_weights: bool = True) -> Model:
         if "pretrained" not in args:
             raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
-        return cls(settings_from_args(HFSettings, args, "hf"), batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                   load_weights=load_weights)
+        settings = settings_from_args(HFSettings, args, "hf")
+        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
+        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     @classmethod
     def without_weights(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:

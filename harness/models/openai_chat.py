@@ -92,7 +92,7 @@ class OpenAIChatSettings:
 class OpenAIChatModel(Model):
     def __init__(self, settings: OpenAIChatSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("httpx") is None:
-            raise ImportError("the openai backend needs httpx: pip install 'mmlongeval[openai]'")
+            raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
         self.settings = settings
         azure = settings.api_version is not None
         base_url = (settings.base_url or (os.environ.get("AZURE_OPENAI_ENDPOINT") if azure else None)

@@ -12,6 +12,7 @@ compare with, such as a task's chance: constants, not metrics). Top-level `model
 
 from __future__ import annotations
 
+import hashlib
 import math
 import platform
 import re
@@ -153,6 +154,14 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "git_hash": git_hash(),
         "date": started,
         "total_evaluation_time_seconds": str(round(finished - started, 3)),
+        # lm-eval's other top-level keys (its EvaluationTracker's), where ours differ.
+        "start_time": started,
+        "end_time": finished,
+        "model_source": run_config.get("model"),
+        "system_instruction": run_config.get("system_instruction"),
+        "system_instruction_sha": hashlib.sha256(run_config["system_instruction"].encode("utf-8")).hexdigest()
+        if run_config.get("system_instruction") else None,
+        "fewshot_as_multiturn": False,
     }
     failed = {r.task.name: r.counts.get("error", 0) for r in task_results if r.counts.get("error", 0)}
     if failed:  # left out of the denominators: the scores are of the samples that did not fail

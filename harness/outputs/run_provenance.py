@@ -23,7 +23,11 @@ SHOWN = {"model", "alias", "alias_info", "model_name", "model_name_sanitized", "
          "batch_size", "max_batch_tokens", "limit", "seed", "shard", "gen_kwargs", "data_dir", "token_counting",
          "chat_template", "chat_template_sha", "input_policies", "judge", "argv", "metadata", "include_path",
          "log_samples", "cache", "backend_stats", "trust_unverified_data", "max_batch_size", "batch_sizes",
-         "predict_only", "system_instruction"}
+         "predict_only", "system_instruction",
+         # lm-eval's flags (`harness.lm_eval_flags.recorded`): one line of their own when any is set
+         "random_seed", "numpy_seed", "torch_seed", "fewshot_seed", "bootstrap_iters", "device", "use_cache",
+         "num_fewshot", "log_samples_suffix"}
+LM_EVAL_FLAGS = ("device", "use_cache", "bootstrap_iters", "num_fewshot", "log_samples_suffix")
 TASKS_NAMED = 3  # tasks named beside a count before "..."
 
 
@@ -114,6 +118,10 @@ def _settings(run: dict[str, Any]) -> list[str]:
              f"{_text(run.get('predict_only'))}",
              f"- **prompts**: token counting `{_text(run.get('token_counting'))}`; chat template sha256 "
              f"`{_text(run.get('chat_template_sha'))}`; input policies `{_text(run.get('input_policies'))}`"]
+    seeds = [run.get(k) for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")]
+    flags = {key: run[key] for key in LM_EVAL_FLAGS if run.get(key)}
+    if flags or (any(v is not None for v in seeds) and any(v != run.get("seed") for v in seeds)):
+        lines.append(f"- **lm-eval's flags**: seeds (random, numpy, torch, fewshot) {_text(seeds)}; `{_text(flags)}`")
     others = {key: value for key, value in sorted(run.items()) if key not in SHOWN}
     if others:
         lines.append(f"- **other run settings**: `{_text(redact_mapping(others))}`")

@@ -27,8 +27,9 @@ def hash_string(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def sample_log_name(task: str, date_id: str) -> str:
-    return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{date_id}.jsonl"
+def sample_log_name(task: str, date_id: str, suffix: str | None = None) -> str:
+    """`samples_<task>_<date>.jsonl`, or with lmms-eval's `--log_samples_suffix`, `samples_<task>_<suffix>_<date>`."""
+    return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
 
 
 def _value(value: Any) -> Any:

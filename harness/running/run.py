@@ -272,6 +272,12 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     if hub is not None and args.output_path is None:
         raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
     backend, model_args, alias = resolve_model(args.model, args.model_args)
+    from harness.lm_eval_flags import apply_compat_flags
+
+    model_args = apply_compat_flags(args, backend, model_args)
+    if hub is not None and hub.push_samples and not args.log_samples:
+        raise UserError("--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
+                        "writes: add --log_samples (or drop push_samples_to_hub)")
     judge = None
     if args.judge_model:
         judge_backend, resolved_judge_args, _ = resolve_model(args.judge_model, args.judge_args, "--judge_args")
@@ -285,6 +291,11 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     gen_kwargs = {k: typed(v) for k, v in parse_kv(args.gen_kwargs, "--gen_kwargs").items()}
     _check_gen_kwargs(gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args, metadata, gen_kwargs)
+    if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
+        from harness.requirements import check_requirements, run_needs
+
+        check_requirements(run_needs(backend, args.model, judge and (judge[0], args.judge_model), tasks,
+                                     scoring=not args.predict_only))
     output_dir = args.output_path / model_folder_name(backend, model_args) if args.output_path else None
     return RunPlan(args, argv, backend, model_args, alias, batch_size, shard, index, selection, tasks, metadata,
                    gen_kwargs, include_paths, output_dir, secrets, judge, hub)
@@ -391,7 +402,7 @@ def _execute(plan: RunPlan) -> int:
     options = RunOptions(data_dir=args.data_dir, limit=args.limit, seed=args.seed, gen_kwargs=plan.gen_kwargs,
                          output_dir=output_dir, log_samples=args.log_samples, progress=not args.no_progress,
                          shard=plan.shard, judge=judge, policies=policies if policies.by_task else None,
-                         score=not args.predict_only)
+                         score=not args.predict_only, log_samples_suffix=args.log_samples_suffix)
     started = time.time()
     try:
         task_results = Runner(model, options).run(plan.tasks)
@@ -428,11 +439,23 @@ def _execute(plan: RunPlan) -> int:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, path, options.date_id)
-    return _exit_code(task_results, args.allow_failures)
+    if args.wandb_args:
+        _log_to_wandb(args, results)
+    return _exit_code(task_results, args.allow_failures, output_dir)
 
 
 PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
                      "--predict_only scores them without generating again")
+
+
+def _log_to_wandb(args: argparse.Namespace, results: dict[str, Any]) -> None:
+    """--wandb_args: the results to Weights & Biases (`harness.outputs.wandb_log`), after they are saved."""
+    from harness.models.args import parse_kv, typed
+    from harness.outputs.wandb_log import log_results
+
+    init = {k: typed(v) for k, v in parse_kv(args.wandb_args, "--wandb_args").items()}
+    config = {k: typed(v) for k, v in parse_kv(args.wandb_config_args, "--wandb_config_args").items()}
+    print(f"harness: results logged to Weights & Biases: {log_results(results, init, config)}", file=sys.stderr)
 
 
 def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
@@ -446,7 +469,7 @@ def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
     print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
 
 
-def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
+def _exit_code(task_results: list[Any], allow_failures: bool, output_dir: Path | None = None) -> int:
     """1 when nothing could be scored or the judge answered nothing, or (unless allowed) when samples or judge
     calls failed with errors; else 0."""
     samples = sum(r.n_effective for r in task_results)
@@ -456,8 +479,9 @@ def _exit_code(task_results: list[Any], allow_failures: bool) -> int:
             for status, n in r.counts.items():
                 statuses[status] = statuses.get(status, 0) + n
         shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
-        print(f"harness: error: no sample of this run was scored ({shown}); see the journals' error fields",
-              file=sys.stderr)
+        where = (f"see the error fields of the journals in {output_dir}" if output_dir is not None else
+                 "run again with --output_path to keep each sample's error in its journal")
+        print(f"harness: error: no sample of this run was scored ({shown}); {where}", file=sys.stderr)
         return 1
     judge_failed = sum(r.judge_counts.get("n_judge_error", 0) for r in task_results)
     judge_answered = sum(r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0)
@@ -521,7 +545,10 @@ def _lm_eval_settings(args: argparse.Namespace, backend_stats: dict[str, Any]) -
     """What lm-eval's flags did: `batch_size: auto` with the size that fit (`batch_sizes`, as lm-eval records it),
     `predict_only`, the system instruction."""
     searched = backend_stats.get("auto_batch") if args.batch_size == "auto" else None
-    settings: dict[str, Any] = {"predict_only": args.predict_only, "system_instruction": args.system_instruction}
+    from harness.lm_eval_flags import recorded
+
+    settings: dict[str, Any] = {"predict_only": args.predict_only, "system_instruction": args.system_instruction,
+                                **recorded(args)}
     if args.batch_size == "auto":
         settings.update(batch_size="auto", max_batch_size=args.max_batch_size,
                         batch_sizes=[searched["chosen"]] if searched else [])
@@ -541,9 +568,6 @@ def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> N
         if r.changed:
             print(f"harness: {r.task.name}: {r.changed} journalled samples were answered for other inputs (their "
                   "prompts or images changed since); they were generated again", file=sys.stderr)
-        if r.resumed:
-            print(f"harness: {r.task.name}: {r.resumed} samples resumed from the journal, {r.generated} generated now",
-                  file=sys.stderr)
         refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
         if refused or failed:
             print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
@@ -551,6 +575,12 @@ def _report_run(task_results: list[Any], stats: dict[str, Any], shard: Any) -> N
         if r.usage:
             tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
             print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
+    resumed = [r for r in task_results if r.resumed]
+    if resumed:  # one line for the run, however many tasks it resumed
+        which = f"{resumed[0].task.name}: " if len(task_results) == 1 else ""
+        tasks = f" ({len(resumed)} of {len(task_results)} tasks)" if len(task_results) > 1 else ""
+        print(f"harness: {which}{sum(r.resumed for r in resumed)} samples resumed from the journal, "
+              f"{sum(r.generated for r in task_results)} generated now{tasks}", file=sys.stderr)
     if stats.get("cache"):
         print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
               f"requests sent to the model", file=sys.stderr)

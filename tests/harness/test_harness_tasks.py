@@ -188,6 +188,7 @@ def test_unknown_task_and_model_suggest_names(harness, data_dir: Path) -> None:
 
 
 def test_missing_dataset_names_the_builder_command(tmp_path: Path, harness) -> None:
+    (tmp_path / "empty").mkdir()
     run = harness("--tasks", "mmneedle_m10_n4_k1_pos", "--model", "random", "--data_dir", tmp_path / "empty")
     assert run.code == 2
     assert "dataset 'mmneedle' not found" in run.err

@@ -65,7 +65,7 @@ def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_late
 
     scored = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", needle_dir, "--output_path", tmp_path)
     assert scored.code == 0, scored.err
-    assert "1 samples resumed from the journal, 0 generated now" in scored.err
+    assert "harness: 14 samples resumed from the journal, 0 generated now (14 of 14 tasks)" in scored.err  # one line
     results = results_file(tmp_path / "random")
     assert "predict_only" not in results
     exact = [results["results"][f"mmneedle_{c}_pos"]["exact_acc,none"] for c in K1_POSITIVES]

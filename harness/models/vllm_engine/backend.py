@@ -60,7 +60,7 @@ class VLLMModel(Model):
         # batch_size/max_batch_tokens are for padded backends; vLLM schedules its own batches.
         settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
         if importlib.util.find_spec("vllm") is None:
-            raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install 'mmlongeval[vllm]'")
+            raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install -e '.[vllm]'")
         return cls(settings)
 
     @property

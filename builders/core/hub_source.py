@@ -1,0 +1,206 @@
+"""An official release on the Hugging Face Hub as a build's source: `--source hf://ORG/NAME[@REVISION]`.
+
+A benchmark names its release (`HubRelease`: the repo, the revision we pin, why) and, per build, the files the
+asked configs read (`HubFile`s, each under the names the release has published it as). `fetch_release` lists
+the repo at that revision, picks each file's name, downloads only those files with `huggingface_hub`
+(resumable, into the Hub cache, `HF_HUB_OFFLINE=1` honoured: then only the cache is read) and returns the
+snapshot folder, which the benchmark then reads exactly as a release folder: the same path containment,
+archive streaming and image checks (the snapshot's files are links into the cache's `blobs/`, which the
+release readers accept for the files and archives they look for by name).
+
+    release = fetch_release(parse_hub_source("hf://ZhaoweiWang/MMLongBench"), OFFICIAL, [TEXT, VH_IMAGES])
+    Release(release.folder)                    # as from a folder
+    inputs["hub"] = release.record()           # repo, revision, commit and files, for the manifest
+
+A source that is not on the Hub (COCO, OK-VQA: their licences leave them on their own sites) is answered by
+`not_on_hub`: where to get it and the folder layout `--source` expects.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from builders.core import contract
+from builders.core.errors import BuildError
+
+HUB_PREFIX = contract.HUB_PREFIX
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class HubRelease:
+    """A benchmark's official release on the Hub and the revision a build reads by default."""
+
+    repo: str
+    revision: str  # a commit where one could be found, else a branch (`pinned` False)
+    note: str  # where the revision comes from, or why none is pinned (for the docs and `--help`)
+
+    @property
+    def pinned(self) -> bool:
+        return bool(COMMIT.match(self.revision))
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file a build reads, under every name the release has published it as (the first present wins)."""
+
+    names: tuple[str, ...]
+    what: str  # for messages: "the text files", "the VRAG images", ...
+
+
+@dataclass(frozen=True)
+class FetchedRelease:
+    """The snapshot folder holding the files fetched, and what the manifest records of them."""
+
+    folder: Path
+    repo: str
+    revision: str
+    commit: str
+    files: tuple[str, ...]
+
+    def record(self) -> dict[str, Any]:
+        return {"repo": self.repo, "revision": self.revision, "commit": self.commit, "files": list(self.files)}
+
+
+def is_hub_source(text: str | os.PathLike[str] | None) -> bool:
+    return text is not None and str(text).startswith(HUB_PREFIX)
+
+
+def parse_hub_source(text: str) -> contract.HubLocation:
+    """`hf://ORG/NAME[@REVISION]` -> its parts; any other shape is a `BuildError` saying the expected one."""
+    try:
+        location = contract.parse_hub_location(text)
+    except ValueError:
+        location = None
+    if location is None or location.name is None:
+        raise BuildError(f"--source {text!r}: expected hf://ORG/NAME or hf://ORG/NAME@REVISION (a Hub dataset repo)")
+    return location
+
+
+def not_on_hub(source: str, value: str, where: str, layout: str) -> BuildError:
+    """The error for `NAME=hf://...` where NAME's data is not on the Hub: where to get it, the layout expected."""
+    return BuildError(f"--source {source}={value}: {source} is not published on the Hugging Face Hub by its authors "
+                      f"(its terms keep it on their site); download it from {where} and pass --source {source}=DIR, "
+                      f"where DIR holds {layout}")
+
+
+def fetch_release(location: contract.HubLocation, official: HubRelease, wanted: Sequence[HubFile], *,
+                  cache_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> FetchedRelease:
+    """Download the `wanted` files of `location` (the official release's pinned revision unless the location
+    names one) into the Hub cache, and return the snapshot folder holding them."""
+    repo = f"{location.org}/{location.name}"
+    revision = location.revision or (official.revision if repo == official.repo else "main")
+    commit, listed = _listing(repo, revision, cache_dir)
+    names = list(dict.fromkeys(_choose(file, listed, repo, commit) for file in wanted))
+    folder = None
+    for name in names:
+        folder = _download(repo, name, commit, cache_dir, progress)
+    if folder is None:  # nothing wanted: the snapshot folder itself
+        folder = _cache_root(repo, cache_dir) / "snapshots" / commit
+    return FetchedRelease(folder, repo, revision, commit, tuple(names))
+
+
+# ------------------------------------------------------------------------------------------ the parts
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _cache_root(repo: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+    from huggingface_hub import constants
+    from huggingface_hub.file_download import repo_folder_name
+
+    return Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
+
+
+def _listing(repo: str, revision: str, cache_dir: str | os.PathLike[str] | None) -> tuple[str, set[str]]:
+    """(commit, the repo's file names) at `revision`: from the Hub, or, offline or when the Hub cannot be
+    reached, from the Hub cache (then only the files already downloaded are known)."""
+    if not _offline():
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import (
+            GatedRepoError,
+            HfHubHTTPError,
+            RepositoryNotFoundError,
+            RevisionNotFoundError,
+        )
+
+        try:
+            info = HfApi().dataset_info(repo, revision=revision)
+        except GatedRepoError:
+            raise BuildError(f"hf://{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) "
+                             "or set HF_TOKEN") from None
+        except RevisionNotFoundError:
+            raise BuildError(f"hf://{repo} has no revision {revision!r} (a tag, branch or commit)") from None
+        except RepositoryNotFoundError:
+            raise BuildError(f"hf://{repo}: no such dataset repo on the Hub (or it is private: log in with "
+                             "`hf auth login`)") from None
+        except (HfHubHTTPError, OSError) as exc:  # no network: the cache may still hold it
+            cached = _cached_listing(repo, revision, cache_dir)
+            if cached is None:
+                raise BuildError(f"hf://{repo}@{revision}: the Hub cannot be reached ({type(exc).__name__}) and the "
+                                 f"Hub cache ({_cache_root(repo, cache_dir)}) does not hold it; download it once "
+                                 "where there is network") from None
+            return cached
+        assert info.sha is not None
+        return info.sha, {s.rfilename for s in info.siblings or []}
+    cached = _cached_listing(repo, revision, cache_dir)
+    if cached is None:
+        raise BuildError(f"hf://{repo}@{revision} is not in the Hub cache ({_cache_root(repo, cache_dir)}) and "
+                         "HF_HUB_OFFLINE=1 forbids downloading it: unset HF_HUB_OFFLINE on a machine with network "
+                         "to download it once")
+    return cached
+
+
+def _cached_listing(repo: str, revision: str, cache_dir: str | os.PathLike[str] | None) -> tuple[str, set[str]] | None:
+    """The Hub cache's snapshot of `repo` at `revision` (a commit, or a ref the cache recorded), as
+    `huggingface_hub` lays it out: `refs/<revision>` holds the commit, `snapshots/<commit>/` the files."""
+    root = _cache_root(repo, cache_dir)
+    commit = revision if COMMIT.match(revision) else None
+    ref = root / "refs" / revision
+    if commit is None and ref.is_file():
+        commit = ref.read_text(encoding="utf-8").strip()
+    if commit is None or not (root / "snapshots" / commit).is_dir():
+        return None
+    snapshot = root / "snapshots" / commit
+    names = {p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()}
+    return commit, names
+
+
+def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
+    for name in file.names:
+        if name in listed:
+            return name
+    if _offline():
+        return file.names[0]  # not downloaded yet: `_download` says how to get it
+    raise BuildError(f"hf://{repo}@{commit[:12]} has no file {' or '.join(file.names)} ({file.what}): the release's "
+                     "layout changed; download it and pass --source DIR, or name a revision that has it "
+                     "(hf://ORG/NAME@REVISION)")
+
+
+def _download(repo: str, name: str, commit: str, cache_dir: str | os.PathLike[str] | None, progress: bool) -> Path:
+    """One file into the Hub cache (a partial download resumes); returns its snapshot folder."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    if progress and not _offline():
+        print(f"hub: hf://{repo}@{commit[:12]}: {name}", file=sys.stderr)
+    try:
+        path = Path(hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir))
+    except LocalEntryNotFoundError:
+        how = ("HF_HUB_OFFLINE=1 forbids downloading it" if _offline() else "the Hub cannot be reached")
+        raise BuildError(f"hf://{repo}@{commit[:12]}: {name} is not in the Hub cache and {how}; download it once "
+                         f"with `hf download {repo} {name} --repo-type dataset --revision {commit}`") from None
+    except (HfHubHTTPError, OSError) as exc:
+        raise BuildError(f"hf://{repo}@{commit[:12]}: downloading {name} failed ({exc}); run the build again to "
+                         "resume it") from None
+    return path.parents[len(Path(name).parts) - 1]

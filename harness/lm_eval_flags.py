@@ -1,0 +1,133 @@
+"""The lm-eval and lmms-eval flags their users type every day beyond those `harness.cli.add_lm_eval_flags` has
+always taken: each does here what it does there, or, where it cannot mean anything here, is accepted and said so in
+one line (never a usage error on a command line copied from lm-eval):
+
+    --device cuda:0            the hf backend's `device` (vllm, openai and the baselines place themselves)
+    -o DIR                     --output_path
+    --log_samples_suffix S     the sample logs are named samples_<task>_<S>_<date>.jsonl (lmms-eval's suffix)
+    --num_fewshot 0            every task here is zero-shot as its paper ran it: 0 is accepted, another number refused
+    --trust_remote_code        trust_remote_code=true for the hf and vllm backends' checkpoint
+    --use_cache DIR            the response cache in DIR (lm-eval's sqlite cache: --cache_dir here)
+    --bootstrap_iters N        recorded; the standard errors here are the analytic ones (N changes nothing)
+    --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
+    --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from harness.errors import UserError
+
+SEED_NAMES = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+DEVICE_BACKENDS = ("hf",)  # backends that take a `device` model argument
+REMOTE_CODE_BACKENDS = ("hf", "vllm")
+
+
+class SeedsAction(argparse.Action):
+    """`--seed 0` or lm-eval's `--seed 0,1234,1234,1234` (a seed may be `None`): `seed` is the first (the one every
+    draw here uses), `seeds` all four (an omitted one is the first). A malformed value is a one-line `UserError`
+    (argparse lets it through to the CLI's handler)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parts = [p.strip() for p in str(values).split(",")]
+        if not 1 <= len(parts) <= 4:
+            raise UserError(f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {values!r}")
+        seeds: list[int | None] = []
+        for part in parts:
+            if part == "None":
+                seeds.append(None)
+            elif part.lstrip("-").isdigit():
+                seeds.append(int(part))
+            else:
+                raise UserError(f"--seed: expected integers (or None), got {values!r}")
+        if seeds[0] is None:
+            raise UserError("--seed: the first seed (sampling and the random baseline) cannot be None")
+        seeds += [seeds[0]] * (4 - len(seeds))
+        namespace.seed = seeds[0]
+        namespace.seeds = seeds
+
+
+def add_compat_flags(group: argparse._ArgumentGroup) -> None:
+    """The flags of the module's docstring, in `harness --help`'s lm-eval group."""
+    group.add_argument("--device", help="hf: the device to load the model on (cuda:0, cpu; as --model_args device=...); "
+                       "vllm, openai and the baselines place themselves")
+    group.add_argument("--log_samples_suffix", metavar="SUFFIX", help="lmms-eval's: name the sample logs "
+                       "samples_<task>_<SUFFIX>_<date>.jsonl")
+    group.add_argument("--num_fewshot", type=int, metavar="N", help="accepted as 0 only: every task here is "
+                       "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)")
+    group.add_argument("--trust_remote_code", action="store_true", help="trust_remote_code=true for the checkpoint "
+                       "of the hf and vllm backends")
+    group.add_argument("--use_cache", metavar="DIR", help="lm-eval's response cache: here the cache in "
+                       "DIR/cache.sqlite3 (as --cache_dir DIR)")
+    group.add_argument("--bootstrap_iters", type=int, metavar="N", help="recorded in the results; the standard "
+                       "errors here are analytic, so N changes nothing")
+    group.add_argument("--wandb_args", default="", metavar="K=V,...", help="log the results to Weights & Biases as "
+                       "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra")
+    group.add_argument("--wandb_config_args", default="", metavar="K=V,...", help="extra values for the W&B run's "
+                       "config, as lm-eval's")
+
+
+def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[str, str]) -> dict[str, str]:
+    """Check the flags and apply what each means to this run (its backend's arguments, the cache folder, the seeds);
+    returns the backend's arguments. Says in one line what a flag changes nothing for."""
+    if args.num_fewshot not in (None, 0):
+        raise UserError(f"--num_fewshot {args.num_fewshot}: the tasks here are zero-shot, as their papers evaluate "
+                        "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
+                        "accepted")
+    if args.bootstrap_iters is not None and args.bootstrap_iters < 0:
+        raise UserError(f"--bootstrap_iters must be 0 or more, got {args.bootstrap_iters}")
+    if args.log_samples_suffix is not None and not args.log_samples_suffix.replace("-", "").replace("_", "").isalnum():
+        raise UserError(f"--log_samples_suffix {args.log_samples_suffix!r}: letters, digits, - and _ only (it is part "
+                        "of a file name)")
+    model_args = dict(model_args)
+    if args.device:
+        if backend in DEVICE_BACKENDS:
+            model_args.setdefault("device", args.device)
+        else:
+            print(f"harness: --device {args.device}: the {backend} backend places itself; the flag changes nothing",
+                  file=sys.stderr)
+    if args.trust_remote_code:
+        if backend in REMOTE_CODE_BACKENDS:
+            model_args.setdefault("trust_remote_code", "true")
+        else:
+            print(f"harness: --trust_remote_code: the {backend} backend runs no checkpoint code; the flag changes "
+                  "nothing", file=sys.stderr)
+    if args.use_cache:
+        if args.cache_dir is not None and str(args.cache_dir) != args.use_cache:
+            raise UserError(f"--use_cache {args.use_cache} and --cache_dir {args.cache_dir} name two caches: give one")
+        from pathlib import Path
+
+        args.cache_dir = Path(args.use_cache)
+    if args.wandb_args:
+        from harness.outputs.wandb_log import check_wandb
+
+        check_wandb()
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None:
+        _seed_libraries(seeds)
+    return model_args
+
+
+def _seed_libraries(seeds: list[int | None]) -> None:
+    """NumPy's and torch's global seeds, as lm-eval sets them (the draws here use their own seeded generators)."""
+    import random
+
+    random.seed(seeds[0])
+    if seeds[1] is not None:
+        import numpy as np
+
+        np.random.seed(seeds[1])
+    if seeds[2] is not None and "torch" in sys.modules:  # a backend that uses torch has imported it
+        sys.modules["torch"].manual_seed(seeds[2])
+
+
+def recorded(args: argparse.Namespace) -> dict[str, Any]:
+    """What the results' `config` records of these flags, under lm-eval's keys."""
+    seeds = getattr(args, "seeds", None) or [args.seed] * 4
+    return {**dict(zip(SEED_NAMES, seeds, strict=True)), "bootstrap_iters": args.bootstrap_iters,
+            "device": args.device, "use_cache": args.use_cache, "num_fewshot": args.num_fewshot or 0,
+            "log_samples_suffix": args.log_samples_suffix}

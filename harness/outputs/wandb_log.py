@@ -1,0 +1,87 @@
+"""`--wandb_args`: a run's results logged to Weights & Biases, as lm-eval's `WandbLogger` logs them: the run's
+config (the task configs and the command's settings), each task's and group's metrics as `<task>/<metric>`, the
+results table (`evaluation/eval_results`, `evaluation/group_eval_results`) and the results file as an artifact.
+
+What is logged is the results as written (every secret already redacted); wandb's own collection of the command
+line, the code and the git state is turned off, since a command line may hold a key. `mode=offline` (or
+WANDB_MODE=offline) writes the run under WANDB_DIR to `wandb sync` later.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError
+
+TABLE_COLUMNS = ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
+
+
+def check_wandb() -> None:
+    if importlib.util.find_spec("wandb") is None:
+        raise UserError("--wandb_args logs to Weights & Biases, which is not installed: pip install -e '.[wandb]'")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def metric_rows(entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_shot: dict[str, Any]) -> list[list[Any]]:
+    """The results table's rows: one per task (or group) and scored metric, its stderr beside it."""
+    rows = []
+    for task, entry in entries.items():
+        for key, value in entry.items():
+            if "," not in key or key.split(",")[0].endswith("_stderr") or not _number(value):
+                continue
+            metric, _, filt = key.partition(",")
+            stderr = entry.get(f"{metric}_stderr,{filt}")
+            rows.append([task, versions.get(task), filt, n_shot.get(task, 0), metric, value,
+                         stderr if _number(stderr) else None])
+    return rows
+
+
+def summary(results: dict[str, Any]) -> dict[str, float]:
+    """`<task>/<metric>` for every scored metric of the tasks and groups (lm-eval drops the `,none` filter)."""
+    out = {}
+    for section in ("results", "groups"):
+        for task, entry in results.get(section, {}).items():
+            for key, value in entry.items():
+                if "," in key and _number(value):
+                    metric, _, filt = key.partition(",")
+                    out[f"{task}/{metric}" + ("" if filt == "none" else f",{filt}")] = value
+    return out
+
+
+def log_results(results: dict[str, Any], init_args: dict[str, Any], config_args: dict[str, Any]) -> str:
+    """Log `results` to a W&B run (the one already open, else one `wandb.init(**init_args)` opens); returns where
+    it went (the run's folder, or its URL online)."""
+    import wandb
+
+    init_args = dict(init_args)
+    step = init_args.pop("step", None)
+    settings = wandb.Settings(x_disable_meta=True, x_disable_stats=True, disable_code=True, disable_git=True)
+    run = wandb.run or wandb.init(settings=settings, **init_args)
+    run.config.update({"task_configs": results.get("configs", {}), "cli_configs": results.get("config", {}),
+                       **config_args}, allow_val_change=True)
+    metrics = summary(results)
+    tables = {"evaluation/eval_results": metric_rows(results.get("results", {}), results.get("versions", {}),
+                                                     results.get("n-shot", {}))}
+    if results.get("groups"):
+        tables["evaluation/group_eval_results"] = metric_rows(results["groups"], results.get("versions", {}), {})
+    logged: dict[str, Any] = {**metrics, **{name: wandb.Table(columns=TABLE_COLUMNS, data=rows)
+                                            for name, rows in tables.items()}}
+    run.log(logged, step=int(step) if step is not None else None)
+    for key, value in metrics.items():
+        run.summary[key] = value
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "results.json"
+        path.write_text(json.dumps(results, indent=2, default=str, ensure_ascii=False), encoding="utf-8")
+        artifact = wandb.Artifact("results", type="eval_results")
+        artifact.add_file(str(path))
+        run.log_artifact(artifact)
+        where = getattr(run, "url", None) or run.dir
+        run.finish()
+    return str(where)

