@@ -172,6 +172,26 @@ def _redact_pairs(text: str) -> str:
     return redact_urls(re.sub(r"(?P<lead>^|,)(?P<key>[^=,]+)=(?P<value>\"[^\"]*\"|'[^']*'|[^,]*)", pair, text))
 
 
+def redact_pairs(text: str) -> str:
+    """A `k=v,k2=v2` string (`--model_args`) fit for a message: every secret-named value and URL credential replaced."""
+    return _redact_pairs(text)
+
+
+def command_line_secrets(argv: Iterable[str]) -> list[str]:
+    """Every secret a command line holds, found before any of it is parsed (so that not even a message about a
+    typo in it shows one): secret-named `key=value` values anywhere in an argument (quoted or not, as
+    `--model_args` and `--judge_args` carry them), URL credentials and the basic-auth tokens they become."""
+    found: set[str] = set()
+    for arg in map(str, argv):
+        for match in re.finditer(r"(?:^|[,\s])(?P<key>[^=,\s]+)=(?P<value>\"[^\"]*\"?|'[^']*'?|[^,\s]*)", arg):
+            if is_secret_name(match["key"].lstrip("-")):
+                value = match["value"]
+                found |= {value, value.strip("\"'")}
+        found.update(url_credentials(arg))
+        found.update(basic_auth_tokens(arg))
+    return _longest_first(f for f in found if f)
+
+
 def _redact_arg(arg: str) -> str:
     flag, sep, rest = arg.partition("=") if arg.startswith("-") else ("", "", arg)  # --model_args=k=v,...
     return flag + sep + _redact_pairs(rest) if sep else _redact_pairs(arg)

@@ -235,6 +235,9 @@ def parse_group(data: YamlDict) -> GroupConfig:
     aggregates = data.get("aggregate_metric_list") or []
     if isinstance(aggregates, dict):
         aggregates = [aggregates]
+    if not isinstance(aggregates, list):
+        raise TaskConfigError(f"{data.where('aggregate_metric_list')}: `aggregate_metric_list` must be a list of "
+                              f"mappings (metric, aggregation, ...), got {type(aggregates).__name__}")
     for entry in aggregates:
         _check_aggregate(entry, list(members), data.where("aggregate_metric_list"))
     return GroupConfig(

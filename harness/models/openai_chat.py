@@ -40,6 +40,7 @@ from harness.models.openai_wire import (
     retry_after_seconds,
 )
 from harness.models.registry import register_model
+from harness.redact import redact_urls
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,12 @@ class OpenAIChatModel(Model):
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"openai backend: base_url {self.base_url!r} is not an http(s) URL")
+            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} is not an http(s) URL")
+        try:
+            parts.port  # noqa: B018 - urllib checks the port only when asked: ask now, not mid-run
+        except ValueError:
+            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
+                             "number up to 65535 after the host)") from None
         api_key = settings.api_key or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None) or os.environ.get("OPENAI_API_KEY")
         if not api_key and not is_loopback(self.base_url):
             var = "AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY"

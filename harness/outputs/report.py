@@ -33,6 +33,7 @@ from harness.outputs.provenance import (
     task_data,
 )
 from harness.outputs.results import metric_items
+from harness.outputs.results_shape import results_file_problem
 from harness.outputs.run_provenance import provenance_opening
 
 # Backends whose results are labelled with the model name alone; others add "(backend)", so the
@@ -104,10 +105,23 @@ class ModelResults:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """A results file, parsed and checked to have the shape the report reads (`results_shape`), or a
+    `UserError` naming the file and what was expected."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise UserError(f"{path}: unreadable results file ({err})") from None
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as err:
+        raise UserError(f"{path}: unreadable results file ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not a results file: not UTF-8 ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path}: not a results file: not JSON ({err.msg} at line {err.lineno} column {err.colno})") \
+            from None
+    except RecursionError:
+        raise UserError(f"{path}: not a results file: nested too deeply to read") from None
+    problem = results_file_problem(data)
+    if problem:
+        raise UserError(f"{path}: not a results file the report can read: {problem}")
+    return data
 
 
 def partial_results(results_dir: Path) -> list[Path]:
@@ -122,8 +136,9 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
     if not files:
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
     models: dict[str, ModelResults] = {}
-    for path in sorted(files, key=lambda p: _read(p).get("date", 0)):
-        data = _read(path)
+    read = {path: _read(path) for path in files}
+    for path in sorted(files, key=lambda p: read[p].get("date") or 0):
+        data = read[path]
         if "partial" in data:
             continue
         config = data.get("config", {})

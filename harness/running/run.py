@@ -27,10 +27,12 @@ def _json_arg(text: str, flag: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserError(f"{flag}: not valid JSON ({err}): {text!r}") from None
+    except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
+        raise UserError(f"{flag}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise UserError(f"{flag}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(value, dict):
-        raise UserError(f"{flag}: expected a JSON object, got {text!r}")
+        raise UserError(f"{flag}: expected a JSON object, got {type(value).__name__}")
     return value
 
 

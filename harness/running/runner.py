@@ -430,7 +430,7 @@ class Runner:
         if self.options.shard is not None:
             parts["shard"] = str(self.options.shard)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
-        store = SampleStore(path, task.name, parts)
+        store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:
             screened = self._screen_task(task, store, settings)
             if self._overall is not None:
