@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.output_files import LinkRefused, create_exclusive
 
 HASH_CACHE_ENV = "MMLONGEVAL_HASH_CACHE"
 DEFAULT_HASH_CACHE = Path("~/.cache/mmlongeval/file_hashes.json")
@@ -107,9 +108,10 @@ def _save_hashes(cache: Path, entries: Mapping[str, str]) -> None:
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(entries, sort_keys=True))
+        with os.fdopen(create_exclusive(tmp), "w", encoding="utf-8") as handle:  # never through a planted link
+            handle.write(json.dumps(entries, sort_keys=True))
         tmp.replace(cache)
-    except OSError:  # a read-only or full home: the files are hashed again next time, nothing else is lost
+    except (OSError, LinkRefused):  # a read-only or full home: the files are hashed again next time
         try:
             tmp.unlink(missing_ok=True)
         except OSError:

@@ -25,6 +25,7 @@ from typing import Any
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
+from harness.output_files import write_text
 from harness.outputs.provenance import (
     TaskData,
     comparability_warning,
@@ -316,6 +317,4 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):
         lines += _model_part(model, data, out_dir)
-    path = out_dir / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md

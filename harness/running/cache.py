@@ -25,7 +25,7 @@ from typing import Any
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
 from harness.inputs.integrity import image_problem
-from harness.output_files import reporting
+from harness.output_files import refuse_link, reporting
 from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"
@@ -104,6 +104,10 @@ class ResponseCache:
         self.path = Path(path)
         with reporting(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        # SQLite follows links and cannot be told not to from Python: a link planted at the file or at one of
+        # its side files (write-ahead log, shared memory, rollback journal) is refused before it opens them.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            refuse_link(self.path.with_name(self.path.name + suffix))
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.errors import TaskConfigError, UserError
-from harness.output_files import reporting, write_lines
+from harness.output_files import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
 from harness.outputs.metrics import sample_value_problem
 from harness.redact import dumps, scrub
 
@@ -180,13 +180,15 @@ class SampleStore:
             return
         with reporting(path):
             path.parent.mkdir(parents=True, exist_ok=True)
+            refuse_link(path)  # a link planted here would have its target truncated and written
             legacy = path.with_name(legacy_journal_name(task))
-            if not path.exists() and path.name != legacy.name and legacy.is_file() and _is_journal(legacy):
+            if not path.exists() and path.name != legacy.name and legacy.is_file() and not legacy.is_symlink() \
+                    and _is_journal(legacy):
                 legacy.rename(path)
             if path.exists() and path.stat().st_size and self._read_existing(path):
-                self._file = path.open("a", encoding="utf-8")
+                self._file = open_text(path, "a")
                 return
-            self._file = path.open("w", encoding="utf-8")
+            self._file = open_text(path, "w")
         self._append([dumps(self._header())])
 
     def _header(self) -> dict[str, Any]:
@@ -194,12 +196,15 @@ class SampleStore:
 
     def _read_existing(self, path: Path) -> bool:
         """Load a journal; False when it holds nothing but a header cut short (start it afresh)."""
-        raw = path.read_bytes()
+        raw = read_bytes(path)
         if not raw.endswith(b"\n"):
             # The process was killed mid-line: drop the partial record, keep every whole one.
             raw = raw[: raw.rfind(b"\n") + 1]
-            with path.open("r+b") as f:
-                f.truncate(len(raw))
+            fd = open_no_follow(path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, len(raw))
+            finally:
+                os.close(fd)
         lines = raw.split(b"\n")[:-1]
         if not lines:
             return False
@@ -291,7 +296,7 @@ class SampleStore:
         write_lines(self.path, [dumps(self._header()), *(dumps(r, ensure_ascii=False) for r in ordered)])
         self._lines = len(ordered)
         with reporting(self.path):
-            self._file = self.path.open("a", encoding="utf-8")
+            self._file = open_text(self.path, "a")
 
     def close(self) -> None:
         """Close the journal. Every record was made durable by `add`; bytes a failed write left buffered belong
