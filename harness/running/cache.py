@@ -81,8 +81,14 @@ def is_cacheable_request(request: Request) -> bool:
     return not sampled or s.seed is not None
 
 
-def is_cacheable_response(response: Response) -> bool:
-    return response.refused or (response.error is None and response.text is not None)
+def is_cacheable_response(response: Response, request: Request | None = None) -> bool:
+    """A refusal, or an answer the runner accepts: never an error, and never an answer longer than the request's
+    settings allow (the runner refuses it as an error to try again; served from the cache it never would be)."""
+    if response.refused:
+        return True
+    if response.error is not None or response.text is None:
+        return False
+    return request is None or len(response.text) <= request.settings.max_response_chars
 
 
 def _encode(response: Response) -> str:
@@ -138,6 +144,9 @@ class ResponseCache:
     def put_many(self, items: Iterable[tuple[str, Response]]) -> int:
         """Store responses (uncacheable ones are skipped); returns how many were stored."""
         rows = [(key, _encode(resp), time.time()) for key, resp in items if is_cacheable_response(resp)]
+        return self._insert(rows)
+
+    def _insert(self, rows: list[tuple[str, str, float]]) -> int:
         if rows:
             try:
                 with self._lock, self._db:
@@ -246,18 +255,22 @@ class CachingModel(Model):
         sound = [i for i in range(len(requests)) if i not in unsound]
         keys = dict(zip(sound, self.keys([requests[i] for i in sound]), strict=True))
         found = self.cache.get_many(k for k in keys.values() if k is not None)
-        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found]
+        # A stored answer the runner would refuse (kept by an older version) is a miss: it is asked again, and replaced.
+        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found
+                and is_cacheable_response(found[k], requests[i])]
+        answered = {i for i, _ in hits}
         self.cache_hits += len(hits)
         if hits:
             yield hits
-        missing = [i for i, k in keys.items() if k is None or k not in found]
+        missing = [i for i in keys if i not in answered]
         if not missing:
             return
         self.model_calls += 1
         for chunk in self.model.stream([requests[i] for i in missing]):
             mapped = [(missing[j], response) for j, response in chunk]
             self.requests_sent += len(mapped)
-            self.cache.put_many((keys[i], r) for i, r in mapped if keys[i] is not None)  # type: ignore[misc]
+            self.cache.put_many((keys[i], r) for i, r in mapped  # type: ignore[misc]
+                                if keys[i] is not None and is_cacheable_response(r, requests[i]))
             yield mapped
 
     def close(self) -> None:

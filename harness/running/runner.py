@@ -118,8 +118,8 @@ class TaskResult:
 
 
 def max_response_chars(settings: GenerationSettings) -> int:
-    """Longest answer accepted as an answer: far above what max_gen_toks tokens can spell."""
-    return 64 * settings.max_gen_toks + 1024
+    """Longest answer accepted as an answer (`GenerationSettings.max_response_chars`)."""
+    return settings.max_response_chars
 
 
 def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
