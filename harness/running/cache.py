@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -97,10 +98,20 @@ def _encode(response: Response) -> str:
                   "finish_reason": response.finish_reason, "usage": response.usage}, ensure_ascii=False)
 
 
-def _decode(payload: str) -> Response:
-    data = json.loads(payload)
-    return Response(text=data["text"], error=data["error"], refused=bool(data["refused"]),
-                    finish_reason=data["finish_reason"], usage=dict(data["usage"]))
+def _decode(payload: Any) -> Response | None:
+    """A stored response, or None for a row that is not one (damaged, or written by something else): a miss."""
+    try:
+        data = json.loads(payload) if isinstance(payload, str | bytes) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    text, error, finish, usage = data.get("text"), data.get("error"), data.get("finish_reason"), data.get("usage")
+    if not (all(v is None or isinstance(v, str) for v in (text, error, finish)) and isinstance(data.get("refused"), bool)
+            and (usage is None or (isinstance(usage, dict) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in usage.values())))):
+        return None
+    return Response(text=text, error=error, refused=data["refused"], finish_reason=finish, usage=dict(usage or {}))
 
 
 class ResponseCache:
@@ -108,6 +119,7 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.damaged = 0  # rows read that were not a stored response
         with reporting(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # SQLite follows links and cannot be told not to from Python: a link planted at the file or at one of
@@ -138,7 +150,14 @@ class ResponseCache:
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk)
                 for key, payload in rows:
-                    found[key] = _decode(payload)
+                    response = _decode(payload)
+                    if response is None:  # asked again, and the row replaced by the new answer
+                        self.damaged += 1
+                        if self.damaged == 1:
+                            print(f"harness: {self.path}: a damaged response-cache row is a miss: its request is sent "
+                                  "again and the row replaced", file=sys.stderr)
+                        continue
+                    found[key] = response
         return found
 
     def put_many(self, items: Iterable[tuple[str, Response]]) -> int:
