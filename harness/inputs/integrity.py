@@ -61,7 +61,7 @@ def image_problem(image: Any, position: int) -> str | None:
     policy's scaled image checks its source's), cannot be read, or do not decode; None when they are sound."""
     try:
         data = image.data()
-    except (ValueError, KeyError, OSError) as err:
+    except (ValueError, KeyError) as err:  # an OSError (the disk failed to read) is not the bytes' fault: raised
         return str(err)
     try:
         check_image_decodes(data)
@@ -129,20 +129,24 @@ class DataFile:
             self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
         self.size = self._stat.st_size
         self.sha256 = ""
+        self._check_lock = threading.Lock()
 
     def hash(self, known: dict[str, str]) -> str:
         """The mapped bytes' sha256 (taken from `known` when this very file was hashed before); records it."""
         key = _identity(self.path, self._stat)
         if key not in known:
-            digest = hashlib.sha256()
-            view = memoryview(self._map) if self._map is not None else memoryview(b"")
-            for start in range(0, len(view), _HASH_BLOCK):
-                digest.update(view[start:start + _HASH_BLOCK])
-                self._release(start, _HASH_BLOCK)
-            view.release()
-            known[key] = digest.hexdigest()
+            known[key] = self._digest()
         self.sha256 = known[key]
         return self.sha256
+
+    def _digest(self) -> str:
+        digest = hashlib.sha256()
+        view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        for start in range(0, len(view), _HASH_BLOCK):
+            digest.update(view[start:start + _HASH_BLOCK])
+            self._release(start, _HASH_BLOCK)
+        view.release()
+        return digest.hexdigest()
 
     def _release(self, start: int = 0, length: int | None = None) -> None:
         """Drop the process's hold on the mapped pages of `start:start+length` (all by default). They stay in the
@@ -163,14 +167,25 @@ class DataFile:
             return False
 
     def check_unchanged(self, _: Any = None) -> None:
-        """ValueError when the file was written to since it was hashed (its bytes are no longer verified). A file
-        replaced or removed on disk is not: the mapping still holds the inode that was hashed."""
+        """ValueError when the file's bytes changed since they were hashed (they are no longer verified). A file
+        replaced or removed on disk is not: the mapping still holds the inode that was hashed. A change of its
+        metadata alone (`chmod`, a hard link, `touch`: a new ctime or mtime) has the mapped bytes hashed again,
+        once: the same bytes are verified as before and the run goes on."""
         try:
             now = os.stat(self.path)
         except OSError:
             return
-        if (now.st_dev, now.st_ino) == (self._stat.st_dev, self._stat.st_ino) and not self.unchanged():
-            raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+        if (now.st_dev, now.st_ino) != (self._stat.st_dev, self._stat.st_ino) or self._same_identity(now):
+            return
+        with self._check_lock:
+            if self._same_identity(now):  # another thread has just verified it again
+                return
+            if now.st_size != self.size or self._digest() != self.sha256:
+                raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+            self._stat = now
+
+    def _same_identity(self, now: os.stat_result) -> bool:
+        return _identity(self.path, now) == _identity(self.path, self._stat)
 
     @property
     def mapping(self) -> mmap.mmap | None:

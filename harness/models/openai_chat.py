@@ -246,7 +246,9 @@ class OpenAIChatModel(Model):
             return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={self.max_images}")
         try:
             body = self.payload(request)
-        except (ValueError, TypeError, OSError) as err:
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
             return Response(text=None, error=f"invalid_input: {err}")
         client = self._http()
         cap = self.response_cap(request)

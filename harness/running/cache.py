@@ -184,6 +184,19 @@ class ResponseCache:
             self._db.close()
 
 
+def _images_problem(request: Request) -> str | None:
+    """The error of a request whose images fail their check: `invalid_input` (final) for bytes that do not hash or
+    decode, a plain error (tried again on resume) for an image the disk failed to read."""
+    for position, image in enumerate(request.images, start=1):
+        try:
+            problem = image_problem(image, position)
+        except OSError as err:
+            return f"error: image {position} could not be read ({err.strerror or err}); tried again on resume"
+        if problem:
+            return f"invalid_input: {problem}"
+    return None
+
+
 class CachingModel(Model):
     """Wraps a backend: cached responses come from the cache, only misses reach the model.
 
@@ -267,10 +280,9 @@ class CachingModel(Model):
         failing call keeps what it did answer). Before its key is made, a cacheable request's images are
         verified (their bytes hash to the sha256 the key names, and decode): one that fails is answered
         `invalid_input` at once, never looked up or sent."""
-        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r) and (problem := next(
-                   filter(None, (image_problem(image, k) for k, image in enumerate(r.images, start=1))), None))}
+        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r) and (problem := _images_problem(r))}
         if unsound:
-            yield [(i, Response(None, error=f"invalid_input: {problem}")) for i, problem in unsound.items()]
+            yield [(i, Response(None, error=problem)) for i, problem in unsound.items()]
         sound = [i for i in range(len(requests)) if i not in unsound]
         keys = dict(zip(sound, self.keys([requests[i] for i in sound]), strict=True))
         found = self.cache.get_many(k for k in keys.values() if k is not None)
