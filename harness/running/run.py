@@ -409,7 +409,9 @@ def _execute(plan: RunPlan) -> int:
         if judge is not None:
             from harness.redact import redact_mapping
 
-            extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge)}
+            extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge),
+                              "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks
+                                                  if task.judge is not None}}
             judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, finished)
