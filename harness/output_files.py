@@ -59,7 +59,7 @@ def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
 def open_text(path: Path, mode: str) -> Any:
     """A text file opened without following a link: mode `w` (truncate or create), `a` (append or create)."""
     flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
-    return os.fdopen(open_no_follow(path, flags), mode, encoding="utf-8")
+    return os.fdopen(open_no_follow(path, flags), mode, encoding="utf-8", errors="backslashreplace")
 
 
 def read_bytes(path: Path) -> bytes:
@@ -102,7 +102,7 @@ def write_lines(path: Path, lines: Iterable[str]) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = create_exclusive(tmp)
             created = True
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:  # a lone surrogate
                 for line in lines:
                     handle.write(scrub(line) + "\n")
                 handle.flush()

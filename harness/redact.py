@@ -236,10 +236,17 @@ def scrub(text: str) -> str:
     return pattern.sub(REDACTED, text) if pattern is not None else text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
-    """`json.dumps(value, **kwargs)` (`default=str`), scrubbed: how every JSON the harness writes is made."""
+    """`json.dumps(value, **kwargs)` (`default=str`), scrubbed: how every JSON the harness writes is made. A lone
+    surrogate (a server's `"\\ud800"`, a journal's) stays the JSON escape it came as, so the text encodes as UTF-8."""
     kwargs.setdefault("default", str)
-    return scrub(json.dumps(value, **kwargs))
+    text = json.dumps(value, **kwargs)
+    if not kwargs.get("ensure_ascii", True):
+        text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    return scrub(text)
 
 
 class ScrubbingStream(io.TextIOBase):
