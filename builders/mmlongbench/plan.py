@@ -40,6 +40,8 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise BuildError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise BuildError(f"{where}: not a JSON object (nested too deeply to read)") from None
     if not isinstance(row, dict):
         raise BuildError(f"{where}: expected a JSON object, got {type(row).__name__}")
     return row
@@ -163,6 +165,8 @@ def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise BuildError(f"{cfg.file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise BuildError(f"{cfg.file}: not valid JSON (nested too deeply to read)") from None
     except UnicodeDecodeError as exc:
         raise BuildError(f"{cfg.file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if not isinstance(data, dict) or not data:
