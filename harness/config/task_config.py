@@ -235,9 +235,11 @@ def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
         if key not in AGGREGATE_KEYS:
             raise TaskConfigError(f"{where}: {suggest(str(key), set(AGGREGATE_KEYS), 'aggregate key')}")
     rule = entry.get("aggregation", "mean")
-    if not isinstance(rule, FunctionRef) and rule not in GROUP_AGGREGATIONS:
+    if not isinstance(rule, FunctionRef) and (not isinstance(rule, str) or rule not in GROUP_AGGREGATIONS):
         raise TaskConfigError(f"{where}: unknown group aggregation {rule!r} (known: {', '.join(GROUP_AGGREGATIONS)}, "
                               "or !function module.fn)")
+    if not isinstance(entry["metric"], str):
+        raise TaskConfigError(f"{where}: an `aggregate_metric_list` entry's `metric` must be a name, got {entry['metric']!r:.40}")
     if entry.get("filter_list", "none") not in ("none", ["none"]):
         raise TaskConfigError(f"{where}: only `filter_list: none` is supported (this harness has no filters)")
     if "as" in entry and not (isinstance(entry["as"], str) and entry["as"]):

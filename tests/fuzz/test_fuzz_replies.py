@@ -135,7 +135,9 @@ def test_any_bytes_from_a_server_end_each_attempt_within_its_bound(raw_server: R
     finally:
         model.close()
     assert isinstance(response, Response) and (response.ok or response.error or response.refused)
-    assert time.monotonic() - started < 2 * 0.5 + 2  # two attempts of 0.5 s, a backoff, and room
+    # Two attempts of 0.5 s each and a backoff: well within this, however slowly the bytes come (a byte a second
+    # held a request for minutes before), with room for a machine busy with other work.
+    assert time.monotonic() - started < 2 * 0.5 + 5
 
 
 JUDGE_REPLY = st.one_of(st.text(alphabet='{}`"json:1 \n', max_size=9000), st.text(max_size=200),
