@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 FUZZ = os.environ.get("MMLONGEVAL_FUZZ") == "1"
-_COUNT = {"inputs": 0}
+_COUNT: Counter[str] = Counter()  # generated inputs per test
 
 settings.register_profile(
     "mmlongeval", database=None, deadline=None, derandomize=not FUZZ, print_blob=True,
@@ -35,13 +36,16 @@ def budget(fuzz: int, ci: int) -> Any:
 
 
 def counted() -> None:
-    """Called once per generated input (the session's total is printed at its end)."""
-    _COUNT["inputs"] += 1
+    """Called once per generated input (the session's total, and each test's, are printed at its end)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    _COUNT[test.rsplit("/", 1)[-1]] += 1
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _COUNT["inputs"]:
-        terminalreporter.write_line(f"fuzz: {_COUNT['inputs']} generated inputs "
+    if _COUNT:
+        for test, count in sorted(_COUNT.items()):
+            terminalreporter.write_line(f"fuzz: {count:6,} {test}")
+        terminalreporter.write_line(f"fuzz: {sum(_COUNT.values())} generated inputs "
                                     f"({'make fuzz' if FUZZ else 'the make test budget'})")
 
 
