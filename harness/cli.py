@@ -1,5 +1,5 @@
 """`harness`: evaluate models on tasks (`harness --tasks ... --model ...`), and the subcommands
-`harness ls`, `harness models`, `harness report DIR` and `harness merge OUT SHARD_DIR...`.
+`harness ls`, `harness models`, `harness report DIR`, `harness view DIR` and `harness merge OUT SHARD_DIR...`.
 
 Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
 User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
@@ -69,7 +69,8 @@ def run_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
-               "`harness report RESULTS_DIR` (markdown table and plots), `harness merge OUT SHARD_DIR...` "
+               "`harness report RESULTS_DIR` (markdown table and plots), `harness view RESULTS_DIR` (a local web page "
+               "over runs, samples and their images), `harness merge OUT SHARD_DIR...` "
                "(combine --shard runs). Example: harness --tasks "
                "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
     )
@@ -95,6 +96,11 @@ def run_parser() -> argparse.ArgumentParser:
                         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first")
     parser.add_argument("--shard", help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
                         "schedulers; combine the shards' output folders with `harness merge`")
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS", help="where the replicas of "
+                        "--model_args data_parallel_size=D run, as Ray actors: without ADDRESS a Ray instance started on "
+                        "this machine for the run (also the default with D > 1, unless $RAY_ADDRESS is set); `auto` the "
+                        "cluster `ray start` runs here; or a cluster's address (needs: pip install -e '.[ray]'; see "
+                        "docs/scaling.md)")
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling and the random baseline (default 0)")
     parser.add_argument("--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0")
     parser.add_argument("--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'')
@@ -243,10 +249,20 @@ def report_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
     parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
+    parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
+    parser.add_argument("--jobs", type=_positive_int, help="processes drawing the figures (default: one per CPU); "
+                        "a figure unchanged since the last report into the same folder is not drawn again")
     args = parser.parse_args(argv)
-    path = write_report(args.results_dir, args.out)
+    path = write_report(args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs)
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0
+
+
+@subcommand("view")
+def view_command(argv: list[str]) -> int:
+    from harness.view.server import main as serve
+
+    return serve(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,7 +6,7 @@ import hashlib
 import importlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -53,6 +53,31 @@ def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     datasets.config.HF_DATASETS_CACHE = cache
     yield cache
     datasets.config.HF_DATASETS_CACHE = previous
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
+    """A local Ray cluster for the tests of model replicas (`harness.models.replicas`), started once per session (per
+    pytest-xdist worker) with 4 logical CPUs. Its workers import this tree and the tests' helper modules
+    (`backends.fake_vllm`) through PYTHONPATH, and share the session's hash cache. A run in this process joins it (and
+    leaves it running)."""
+    import logging
+    import os
+
+    ray = pytest.importorskip("ray")  # installed by `make test` (the `ray` extra)
+    root = Path(__file__).resolve().parents[1]
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), *([previous] if previous else [])])
+    try:
+        ray.init(address="local", num_cpus=4, include_dashboard=False, logging_level=logging.ERROR,
+                 log_to_driver=False, namespace="mmlongeval-tests")
+    finally:
+        if previous is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = previous
+    yield ray
+    ray.shutdown()
 
 
 @pytest.fixture

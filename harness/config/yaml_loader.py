@@ -83,6 +83,13 @@ class FunctionRef:
 
 
 _MODULES: dict[tuple[str, float], ModuleType] = {}
+HOOK_MODULE_PREFIX = "harness_task_hooks_"  # the names of hook modules loaded from a task folder's files
+
+
+def hook_in_file(path: str, name: str) -> Callable[..., Any]:
+    """The function `name` of the hook module at `path`, loaded as `FunctionRef.resolve` loads it (a Ray replica
+    calling a hook the driver loaded from a task folder: `harness.models.replicas.wire`)."""
+    return getattr(_load_module_file(Path(path)), name)
 
 
 def _load_module_file(path: Path) -> ModuleType:
@@ -90,7 +97,7 @@ def _load_module_file(path: Path) -> ModuleType:
     key = (str(path), path.stat().st_mtime)
     if key not in _MODULES:
         # A unique, stable module name per file: two task folders may both have a `utils.py`.
-        name = "harness_task_hooks_" + hashlib.sha1(str(path).encode()).hexdigest()[:12] + "_" + path.stem
+        name = HOOK_MODULE_PREFIX + hashlib.sha1(str(path).encode()).hexdigest()[:12] + "_" + path.stem
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

@@ -78,11 +78,13 @@ class LoadedDataset:
         if column == contract.IMAGES and column not in self.image_columns and self.folder is not None:
             table = self.folder / contract.IMAGE_TABLE_CONFIG
             if self.image_storage == contract.SHARED or (not self.verified and table.is_dir()):
-                return SharedImageColumn(docs, self._image_table())
+                images, files = self._image_table()
+                return SharedImageColumn(docs, images, files, self.location)
         assert self.split is not None
         return ImageColumn(self.split, column, source_rows(docs, task), self.folder, self.allowed)
 
-    def _image_table(self) -> contract.ImageTable:
+    def _image_table(self) -> tuple[contract.ImageTable, list[DataFile]]:
+        """The build's image table, and the files it reads."""
         assert self.folder is not None
         if self.manifest is not None and self.manifest.get("image_table"):
             files = verify_files(self.folder, self.manifest["image_table"]["files"],
@@ -96,12 +98,12 @@ class LoadedDataset:
                                 f"its image table ({contract.IMAGE_TABLE_CONFIG}/) holds no Parquet file")
         key = (str(self.folder), tuple(f.sha256 for f in files))
         if key not in _IMAGE_TABLES:
-            _IMAGE_TABLES[key] = image_table(files, self.location)
+            _IMAGE_TABLES[key] = image_table(files, self.location), files
         return _IMAGE_TABLES[key]
 
 
 # One index per image table (by its files' hashes) per process: the tasks of one build share it.
-_IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], contract.ImageTable] = {}
+_IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], tuple[contract.ImageTable, list[DataFile]]] = {}
 
 
 def missing(config: TaskConfig, root: Path | str, reason: str, manifest: dict[str, Any] | None = None,

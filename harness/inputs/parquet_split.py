@@ -20,7 +20,7 @@ from datasets import Features
 
 from builders.core import contract
 from harness.errors import UserError
-from harness.inputs.integrity import DataFile, resolve_inside
+from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
 
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
 # document finds its images; dropped from what the hooks render and score.
@@ -131,6 +131,14 @@ class ImageColumn:
         self.folder = folder
         self.allowed = allowed
 
+    @property
+    def split(self) -> SplitFiles:
+        return self._split
+
+    def source_row(self, doc_id: int) -> int:
+        """The document's row in the split's files."""
+        return self._rows[doc_id]
+
     def count(self, doc_id: int) -> int:
         return self._split.count(self.column, self._rows[doc_id])
 
@@ -154,13 +162,16 @@ class ImageColumn:
 class SharedImageColumn:
     """The images of rows that name theirs by `image_sha256`, read from the build's image table on demand."""
 
-    def __init__(self, docs: datasets.Dataset, table: contract.ImageTable) -> None:
+    def __init__(self, docs: datasets.Dataset, table: contract.ImageTable, files: list[DataFile] | None = None,
+                 location: str = "") -> None:
         if contract.IMAGE_SHA256 not in docs.column_names:
             raise UserError(f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
                             f"(columns: {', '.join(docs.column_names)})")
         self._hashes = docs.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
         self._table = table
         self.column = contract.IMAGES
+        self.files = files  # the image table's opened files (where another process finds its images: `build_images`)
+        self.location = location
 
     def _row(self, doc_id: int) -> list[str]:
         return self._hashes[doc_id].column(0)[0].as_py() or []
@@ -173,6 +184,24 @@ class SharedImageColumn:
 
     def read(self, doc_id: int, index: int) -> bytes:
         return self._table.data(self._row(doc_id)[index])
+
+
+class RowImage:
+    """The load of one image of one document (`harness.api.ImageRef.load`): its bytes from the column, checked against
+    the sha256 its row declares where it declares one. A class, not a closure, so that a Ray pool can tell where the
+    bytes lie (`harness.inputs.build_images.locate`) and let its replicas read them themselves."""
+
+    __slots__ = ("column", "doc_id", "index", "declared")
+
+    def __init__(self, column: ImageColumn | SharedImageColumn, doc_id: int, index: int, declared: str | None) -> None:
+        self.column = column
+        self.doc_id = doc_id
+        self.index = index
+        self.declared = declared
+
+    def __call__(self) -> bytes:
+        data = self.column.read(self.doc_id, self.index)
+        return check_image_bytes(data, self.declared) if self.declared is not None else data
 
 
 def image_table(files: list[DataFile], location: str) -> contract.ImageTable:

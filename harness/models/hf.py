@@ -74,7 +74,8 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
 
 @register_model("hf")
 class HFModel(Model):
-    def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None) -> None:
+    def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None,
+                 load_weights: bool = True) -> None:
         import torch
         from transformers import AutoModelForImageTextToText
 
@@ -96,10 +97,12 @@ class HFModel(Model):
                                          trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
                                          image_only=settings.processor == "image_only")
         self.processor = self.count.processor
-        self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
-        self.model.eval()
-        if not settings.device_map:
-            self.model.to(self.device)
+        self.model = None  # without weights: a Ray pool's driver, which counts and batches (`without_weights`)
+        if load_weights:
+            self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
+            self.model.eval()
+            if not settings.device_map:
+                self.model.to(self.device)
         self.tokenizer = self.count.tokenizer
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -107,13 +110,21 @@ class HFModel(Model):
         self.chat_template = self.count.chat_template
         self.chat_template_sha256 = hashlib.sha256(self.chat_template.encode()).hexdigest()
         self.context_length = settings.context_length or self.count.context_length
-        self.dtype = str(self.model.dtype).replace("torch.", "")
+        self.dtype = str(self.model.dtype).replace("torch.", "") if self.model is not None else settings.dtype
 
     @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None,
+                  load_weights: bool = True) -> Model:
         if "pretrained" not in args:
             raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
-        return cls(settings_from_args(HFSettings, args, "hf"), batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+        return cls(settings_from_args(HFSettings, args, "hf"), batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                   load_weights=load_weights)
+
+    @classmethod
+    def without_weights(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        """The backend as a Ray pool's driver holds it (`harness.models.replicas`): its processor and config, to count,
+        screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
+        return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
 
     # ----------------------------------------------------------------------------- batching
     def request_cost(self, request: Request) -> int:

@@ -36,15 +36,27 @@ def vector_path(png: Path) -> Path:
     return png.with_suffix(".svg")
 
 
-def save_figure(fig: Any, png: Path, dpi: int = 110) -> None:
-    """Write `fig` to `png` and, as SVG, to `vector_path(png)`; then close it (a report draws many)."""
-    import matplotlib
+PNG_DPI = 110
+
+
+def save_figure(fig: Any, png: Path, dpi: int = PNG_DPI) -> None:
+    """Write `fig` to `png` and, as SVG, to `vector_path(png)`; then close it (a report draws many). A report
+    section asks for its figures through `harness.outputs.figure_batch.figure` instead (drawn once, in parallel)."""
     import matplotlib.pyplot as plt
 
     try:
-        fig.savefig(png, dpi=dpi)
-        # A fixed hash salt and no date keep the SVG the same bytes for the same figure.
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mmlongeval"}):
-            fig.savefig(vector_path(png), format="svg", metadata={"Date": None})
+        _save(fig, png, "png", dpi)
+        _save(fig, vector_path(png), "svg", dpi)
     finally:
         plt.close(fig)
+
+
+def _save(fig: Any, path: Path, fmt: str, dpi: int) -> None:
+    import matplotlib
+
+    if fmt == "png":
+        fig.savefig(path, format="png", dpi=dpi)
+        return
+    # A fixed hash salt and no date keep the SVG the same bytes for the same figure.
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mmlongeval"}):
+        fig.savefig(path, format="svg", metadata={"Date": None})

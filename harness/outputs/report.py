@@ -1,18 +1,21 @@
-"""`harness report RESULTS_DIR`: report.md with, per model, where its numbers came from (the data each
-task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a
-table of every metric; with several models, first a table of their headline metrics side by side.
+"""`harness report RESULTS_DIR`: report.md that opens with one screen of numbers (`summary`: per model its tasks,
+samples scored and not, and every group's headline metric, on one 0-100 scale), then the runs' provenance, with
+several models a table of their headline metrics side by side, and per model where its numbers came from (the data
+each task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a table
+of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
 A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
 function `fn(model, data, out_dir) -> list[str]` that receives the model's name, a `ModelResults`
 holding only the tasks (and groups) that declare it, and the folder to write plots to, and returns
 markdown lines. The same module may define `headline_metrics(names) -> list[(name, metric)]`: the rows,
 in its order, that the cross-model table shows for those tasks and groups (without it: each one's first
-metric, in natural order). Tasks are looked up in the installed task folders plus the `--include_path`s
-the results were produced with.
+metric, in natural order), and `SCALE` (1: its scores are proportions, 100: a paper's 0-100 scores). Tasks are
+looked up in the installed task folders plus the `--include_path`s the results were produced with.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -26,6 +29,7 @@ from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
 from harness.output_files import write_text
+from harness.outputs.figure_batch import figure_batch
 from harness.outputs.provenance import (
     TaskData,
     comparability_warning,
@@ -37,6 +41,7 @@ from harness.outputs.results import metric_items
 from harness.outputs.results_shape import results_file_problem
 from harness.outputs.run_provenance import provenance_opening
 
+PERCENT = 100  # the one scale of the numbers the report sets side by side
 # Backends whose results are labelled with the model name alone; others add "(backend)", so the
 # same checkpoint through hf and vllm gets two sections.
 PLAIN_BACKENDS = ("hf", "constant", "random", None)
@@ -59,12 +64,15 @@ class ModelResults:
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
-        return ModelResults({k: v for k, v in self.results.items() if k in tasks},
-                            {k: v for k, v in self.groups.items() if k in groups},
-                            {k: v for k, v in self.breakdowns.items() if k in tasks},
-                            {k: v for k, v in self.versions.items() if k in tasks}, list(self.files),
-                            set(self.include_paths), {k: v for k, v in self.sources.items() if k in tasks | groups},
-                            {k: v for k, v in self.references.items() if k in tasks})
+        # By keyword: `references` once went positionally into `runs`, and every section read chance as 0.
+        return ModelResults(results={k: v for k, v in self.results.items() if k in tasks},
+                            groups={k: v for k, v in self.groups.items() if k in groups},
+                            breakdowns={k: v for k, v in self.breakdowns.items() if k in tasks},
+                            versions={k: v for k, v in self.versions.items() if k in tasks},
+                            files=list(self.files), include_paths=set(self.include_paths),
+                            sources={k: v for k, v in self.sources.items() if k in tasks | groups},
+                            runs=list(self.runs),
+                            references={k: v for k, v in self.references.items() if k in tasks})
 
     def reference(self, task: str, name: str) -> Any:
         """A task's reference level (`chance`): under `references`, or among its metrics in files written before
@@ -185,7 +193,7 @@ Section = Callable[[str, ModelResults, Path], list[str]]
 def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
     """The report hooks declared by the tasks and groups in `data`, each with the results it covers, in
     the order first met."""
-    index = TaskIndex(sorted(p for p in data.include_paths if Path(p).exists()))
+    index = task_index(tuple(sorted(p for p in data.include_paths if Path(p).exists())))
     hooks: dict[tuple[str, str], tuple[FunctionRef, set[str], set[str]]] = {}
     for names, configs, is_task in ((data.results, index.tasks, True), (data.groups, index.groups, False)):
         for name in sorted(names, key=natural_key):
@@ -195,6 +203,13 @@ def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]
                 _, tasks, groups = hooks.setdefault(key, (ref, set(), set()))
                 (tasks if is_task else groups).add(name)
     return [(ref.resolve(), data.only(tasks, groups)) for ref, tasks, groups in hooks.values()]
+
+
+@functools.lru_cache(maxsize=8)
+def task_index(include_paths: tuple[str, ...]) -> TaskIndex:
+    """The task index of these include paths, read once per report or viewer (every model's sections look hooks
+    up in it)."""
+    return TaskIndex(list(include_paths))
 
 
 def _union(models: list[ModelResults]) -> ModelResults:
@@ -232,12 +247,43 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     return rows
 
 
-def _headline_cell(data: ModelResults, name: str, metric: str) -> str:
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def scales(data: ModelResults) -> dict[str, int]:
+    """Task or group -> the scale its benchmark records scores on: its report module's `SCALE` (1: proportions,
+    100: the papers' percentages), for the tasks and groups whose benchmark declares one."""
+    out: dict[str, int] = {}
+    for section, part in benchmark_sections(data):
+        scale = getattr(inspect.getmodule(section), "SCALE", None)
+        if scale in (1, 100):
+            out.update(dict.fromkeys([*part.results, *part.groups], scale))
+    return out
+
+
+def row_scale(models: list[ModelResults], name: str, metric: str, declared: dict[str, int]) -> int | None:
+    """The scale of one row: its benchmark's, else 1 when every value lies in [0, 1] (a proportion); None: the
+    values are no proportions (shown as recorded)."""
+    if name in declared:
+        return declared[name]
+    values = [_number((m.results.get(name) or m.groups.get(name) or {}).get(f"{metric},none")) for m in models]
+    return 1 if all(v is None or 0 <= v <= 1 for v in values) else None
+
+
+def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
+    """Value ± standard error, as a percentage (0-100) when the row's scale is known, else as recorded."""
     entry = data.results.get(name) or data.groups.get(name) or {}
     if f"{metric},none" not in entry:
         return ""
     value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
-    return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
+    if scale is None or _number(value) is None:
+        return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
+    factor = PERCENT / scale
+    shown = f"{_number(value) * factor:.1f}"  # type: ignore[operator]
+    return shown + (f" ± {_number(stderr) * factor:.1f}" if _number(stderr) is not None else "")  # type: ignore[operator]
 
 
 def _data_differs(models: list[ModelResults], task: str) -> bool:
@@ -246,19 +292,52 @@ def _data_differs(models: list[ModelResults], task: str) -> bool:
     return len(used) > 1
 
 
+SCALE_NOTE = ("Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
+              "scores as they are; value ± standard error.")
+
+
 def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
     """With several models: their headline metrics side by side, one column per model (sorted by name)."""
     if len(models) < 2:
         return []
     names = sorted(models)
     everyone = [models[name] for name in names]
+    union = _union(everyone)
+    declared = scales(union)
     lines = ["## Across models", "",
-             "Each task's headline metrics (value ± standard error), one column per model. ‡: the models ran "
-             "this task on different data or numbers of samples, so its values do not compare.", "",
-             "| task | metric | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for name, metric in headline_rows(_union(everyone)):
-        mark = " ‡" if _data_differs(everyone, name) else ""
-        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(_headline_cell(m, name, metric) for m in everyone) + " |")
+             f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
+             "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
+             "recorded.", "",
+             "| task | metric (0-100) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for name, metric in headline_rows(union):
+        scale = row_scale(everyone, name, metric, declared)
+        mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
+        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(headline_cell(m, name, metric, scale)
+                                                                  for m in everyone) + " |")
+    return [*lines, ""]
+
+
+def summary(models: dict[str, ModelResults]) -> list[str]:
+    """One screen of numbers, one column per model: tasks run, samples scored and not, and every group's headline
+    metric that has a value (the benchmarks' top-line numbers), on one scale."""
+    names = sorted(models)
+    everyone = [models[name] for name in names]
+    union = _union(everyone)
+    declared = scales(union)
+    lines = ["## Summary", "", f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several "
+             "models, in *Across models*).", "", "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    counters = [[m.counters(task) for task in m.results] for m in everyone]
+    lines.append("| tasks run | " + " | ".join(f"{len(m.results):,}" for m in everyone) + " |")
+    lines.append("| samples scored | " + " | ".join(f"{sum(c.get('n_scored', 0) for c in cs):,}" for cs in counters)
+                 + " |")
+    lines.append("| samples not scored (errors, over length, refused, invalid) | " + " | ".join(
+        f"{sum(c.get('sample_len', 0) - c.get('n_scored', 0) for c in cs):,}" for cs in counters) + " |")
+    for name, metric in headline_rows(union):
+        if name not in union.groups:
+            continue
+        cells = [headline_cell(m, name, metric, row_scale(everyone, name, metric, declared)) for m in everyone]
+        if any(cell and cell != "N/A" for cell in cells):
+            lines.append(f"| {name} · {metric} | " + " | ".join(cells) + " |")
     return [*lines, ""]
 
 
@@ -297,15 +376,32 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     return lines + ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
 
 
-def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
+def write_report(results_dir: Path, out_dir: Path | None = None, figures: bool = True,
+                 workers: int | None = None) -> Path:
+    """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
+    linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
+    figure whose content has not changed since the last report into `out_dir` is not drawn again."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
     out_dir = out_dir or results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
+    task_index.cache_clear()  # task folders may have changed since an earlier report in this process
+    with figure_batch(out_dir, figures, workers) as batch:
+        lines = _report_lines(results_dir, models, out_dir, figures)
+    failures, _ = batch.finish()
+    for failure in failures:
+        print(f"harness: {failure}", file=sys.stderr)
+    if failures:
+        lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
+    return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
+
+
+def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:
     lines = ["# Evaluation report", "", f"Results read from `{results_dir}`.", ""]
-    lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
+    if not figures:
+        lines += ["No figures: written with `--no_figures`.", ""]
     partial = partial_results(results_dir)
     if partial:
         lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
@@ -313,8 +409,10 @@ def write_report(results_dir: Path, out_dir: Path | None = None) -> Path:
     if any(comparability_warning(data.data()) for data in models.values()):
         lines += ["> **Warning:** some of these results ran on data that is synthetic, limited, unverified or of "
                   "unrecorded origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
+    lines += summary(models)
+    lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     lines += cross_model_table(models)
     lines += across_model_sections(models, out_dir)
     for model, data in sorted(models.items()):
         lines += _model_part(model, data, out_dir)
-    return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
+    return lines

@@ -64,11 +64,14 @@ def resolve_model(name: str, model_args: str, flag: str = "--model_args") -> tup
     return backend, args, alias
 
 
-def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None) -> Any:
-    from harness.models.registry import get_model_class
+def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None,
+               ray_address: str | None = None) -> Any:
+    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
+    from harness.models.replicas import build_model
 
     try:
-        return get_model_class(backend).from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+        return build_model(backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                           ray_address=ray_address)
     except (ValueError, ImportError, OSError) as err:
         raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
 
@@ -203,7 +206,7 @@ def _open_model(args: argparse.Namespace, backend: str, model_args: dict[str, st
                 output_dir: Path | None) -> Any:
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`cache_path`)."""
-    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens)
+    model = make_model(args.model, backend, model_args, batch_size, args.max_batch_tokens, getattr(args, "ray", None))
     if args.batch_size == "auto" and (why := model.fit_batch_size(args.max_batch_size)):
         print(f"harness: --batch_size auto: {why}", file=sys.stderr)
     return _behind_cache(model, args, output_dir)
@@ -354,10 +357,11 @@ def _open_judge(plan: RunPlan, output_dir: Path | None) -> Any:
 
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
+    from harness.models.replicas.settings import split_pool_args
     from harness.running.screen_only import screen_model, screen_table, screen_tasks
 
     try:
-        model = screen_model(plan.backend, plan.model_args)
+        model = screen_model(plan.backend, split_pool_args(plan.backend, plan.model_args)[1])  # replicas count alike
     except (ValueError, ImportError) as err:
         raise UserError(str(err)) from None
     policies = run_policies(plan)

@@ -25,8 +25,7 @@ from harness.config.task_config import MetricSpec, TaskConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError, UserError
 from harness.inputs.data import LoadedDataset, load_task_dataset
-from harness.inputs.integrity import check_image_bytes
-from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
+from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, RowImage, SharedImageColumn
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
 from harness.outputs.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.running.judge import JudgeSpec
@@ -46,10 +45,6 @@ def _takes_metadata(func: Callable[..., Any]) -> bool:
 def call_hook(func: Callable[..., Any], *args: Any, metadata: dict[str, Any]) -> Any:
     """Call a task hook, passing the task's metadata when the hook accepts a `metadata` argument."""
     return func(*args, metadata=metadata) if _takes_metadata(func) else func(*args)
-
-
-def _read_checked(read: Callable[[int, int], bytes], doc_id: int, index: int, sha256: str) -> bytes:
-    return check_image_bytes(read(doc_id, index), sha256)
 
 
 @dataclass
@@ -224,11 +219,10 @@ class Task:
             for j in range(count):
                 width, height = (sizes[j][0], sizes[j][1]) if sizes else (None, None)
                 if hashes:  # the row's declared hash keys caches and journals: its bytes must match it
-                    load = partial(_read_checked, column.read, doc_id, j, hashes[j])
-                    refs.append(ImageRef(hashes[j], load, width, height))
+                    refs.append(ImageRef(hashes[j], RowImage(column, doc_id, j, hashes[j]), width, height))
                 else:
-                    sha = hashlib.sha256(column.read(doc_id, j)).hexdigest()
-                    refs.append(ImageRef(sha, partial(column.read, doc_id, j), width, height))
+                    load = RowImage(column, doc_id, j, None)
+                    refs.append(ImageRef(hashlib.sha256(load()).hexdigest(), load, width, height))
         return refs
 
     def _hook_images(self, doc_id: int) -> list[bytes]:

@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, save_figure, slug
+from harness.outputs.figure_batch import figure
+from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, slug
 from harness.outputs.provenance import data_caption
+from harness.outputs.verdict import compare_correlation, data_problem, explanation, tally
 from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
+
+SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 
 LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")
 MODES = ("cmp", "int")
@@ -210,8 +214,8 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     depths = needle_depths(data)
     if depths:
         name = f"locovqa_needle_{slug(model)}.png"
-        save_figure(needle_figure(depths, data.provenance_line()), out_dir / name)
-        lines += [f"![LoCoVQA needle accuracy by depth and length, {model}]({name})", ""]
+        if figure(out_dir / name, needle_figure, model, depths, data.provenance_line()):
+            lines += [f"![LoCoVQA needle accuracy by depth and length, {model}]({name})", ""]
     return lines
 
 
@@ -236,9 +240,10 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
             cells.append((found.label() + (" †" if curve.below_chance else "")) if found and curve else "")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
-    save_figure(decay_figure(curves, caption), out_dir / "locovqa_decay.png")
-    return [*lines, "", *paper_table({m: models[m] for m in curves}),
-            "![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+    lines += ["", *paper_table({m: models[m] for m in curves})]
+    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption):
+        lines += ["![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
+    return lines
 
 
 PAPER_MODELS = {  # the paper's model -> squashed name fragments of its checkpoints and API names
@@ -262,27 +267,52 @@ def paper_model_for(model: str, data: Any) -> str | None:
     return next((paper for paper, keys in PAPER_MODELS.items() if any(k in s for k in keys for s in squashed)), None)
 
 
+def printed_r(text: str) -> float | None:
+    """The signed r of an r² as Tables 2-3 print it (`.924***`, `.923↓`: ↓ accuracy rises with length)."""
+    match = re.match(r"^\s*(1\.000|\d*\.\d+)(↓?)", text or "")
+    if not match:
+        return None
+    return math.sqrt(float(match.group(1))) * (1 if match.group(2) else -1)
+
+
+def fit_r(found: Fit | None) -> float | None:
+    if found is None or math.isnan(found.r2):
+        return None
+    return math.sqrt(max(found.r2, 0.0)) * (1 if found.rising else -1)
+
+
 def paper_table(models: dict[str, Any]) -> list[str]:
-    """The paper's r² beside ours for each model of the folder that the paper evaluated."""
+    """The paper's r² beside ours for each model of the folder that the paper evaluated, with the verdict on the
+    two correlations (Fisher's z; the paper's fit taken over as many lengths as ours)."""
     published = paper_r2()
     lines = []
     for model, data in sorted(models.items()):
         paper = paper_model_for(model, data)
         if paper is None:
             continue
+        problem = data_problem(data.data())
         ours = {(c.row, c.mode): c for c in series(data)}
         modes = sorted({mode for (_, m, mode) in published if m == paper}, key=MODES.index)
-        lines += [f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3).", "",
+        lines += [f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3), then the "
+                  f"verdict on the two correlations: {explanation()}", "",
                   "| series | " + " | ".join(f"{mode} ours | {mode} paper" for mode in modes) + " |",
                   "|---|" + "---|" * (2 * len(modes))]
+        verdicts = []
         for row in dict.fromkeys(r for (r, m, _) in published if m == paper):
             cells = []
             for mode in modes:
                 curve = ours.get((row, mode))
                 found = fit(curve.xs, curve.ys, "exp") if curve else None
-                cells += [found.label() if found else "", published.get((row, paper, mode), "")]
+                printed = published.get((row, paper, mode), "")
+                mark = ""
+                if printed:
+                    points = len(curve.xs) if curve else 0
+                    verdict = compare_correlation(fit_r(found), points, printed_r(printed), points, problem)
+                    verdicts.append(verdict)
+                    mark = f" {verdict.mark}"
+                cells += [found.label() if found else "", printed + mark]
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += ["", tally(verdicts), ""]
     return lines
 
 
@@ -337,23 +367,33 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
     return fig
 
 
-def needle_figure(depths: dict[str, dict[int, list[float | None]]], caption: str) -> Any:
-    """Figure 7: needle accuracy by depth (rows, 0% = first image / top-left) and context length (columns)."""
+def needle_figure(model: str, depths: dict[str, dict[int, list[float | None]]], caption: str) -> Any:
+    """Figure 7: one model's needle accuracy by depth (rows, 0% = first image / top-left) and context length
+    (columns); a cell no needle fell in stays white, and the figure says so."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     modes = [m for m in MODES if m in depths]
-    fig, axes = plt.subplots(1, len(modes), figsize=(4.5 * len(modes), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(modes), figsize=(4.5 * len(modes), 4.0), squeeze=False)
+    colours = plt.get_cmap("cividis").with_extremes(bad="white")
     for ax, mode in zip(axes[0], modes, strict=True):
         lengths = sorted(depths[mode])
         grid = np.array([[math.nan if v is None else v for v in depths[mode][n]] for n in lengths]).T
-        shown = ax.imshow(grid, cmap="cividis", vmin=0, vmax=1, aspect="auto")
+        shown = ax.imshow(grid, cmap=colours, vmin=0, vmax=1, aspect="auto")
         ax.set_xticks(range(len(lengths)), [str(n) for n in lengths])
         ax.set_yticks(range(len(DEPTHS)), [f"{int(d * 100)}%" for d in DEPTHS])
         ax.set_xlabel("visual context length")
         ax.set_ylabel("needle depth")
         ax.set_title(f"needle ({mode})", fontsize=9)
         fig.colorbar(shown, ax=ax, label="accuracy")
-    fig.suptitle(caption, fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.92))
+    key = ("White: no needle at that depth for that length (a context of n images has only n positions, binned to "
+           "the nearest depth).")
+    title = f"{model}: LoCoVQA needle accuracy by depth and context length"
+    fig.suptitle("\n".join([title, *textwrap.wrap(key, 110), *textwrap.wrap(caption, 110)]), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.84))
     return fig
+
+
+# `harness view`: the sample table's axes (build columns).
+SAMPLE_AXES = [("task", "task"), ("mode", "mode"), ("length", "context_length"), ("needle depth", "needle_depth"),
+               ("subset", "subset")]

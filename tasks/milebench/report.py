@@ -15,7 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from builders.milebench.subsets import LEVELS, SUBSETS, TASK_IDS
+from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
+from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.milebench.aggregation import (
     COLUMNS,
     OVERALL_DIAGNOSTIC,
@@ -23,6 +24,8 @@ from tasks.milebench.aggregation import (
     load_paper_contamination,
     load_paper_results,
 )
+
+SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 
 SETS = {"": "test", "_combined": "combined", "_adv": "adversarial"}
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
@@ -98,6 +101,18 @@ def table2_rows(data: Any) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def paper_samples(column: str) -> int:
+    """The paper's samples behind a Table 2 column: its subsets' (Table 6), all realistic or diagnostic ones for
+    the Overall columns."""
+    tasks = {OVERALL_REALISTIC: REALISTIC_TASKS, OVERALL_DIAGNOSTIC: DIAGNOSTIC_TASKS}.get(column, (column,))
+    return sum(s.samples for s in SUBSETS if s.task_id in tasks)
+
+
+def _column_stderr(data: Any, suffix: str, column: str) -> float | None:
+    name = {OVERALL_REALISTIC: "realistic", OVERALL_DIAGNOSTIC: "diagnostic"}.get(column, column.replace("-", "").lower())
+    return _number(data.groups.get(f"milebench{suffix}_{name}"), "score_stderr")
+
+
 def _subset_task(key: str, suffix: str) -> str:
     return f"milebench_{key}{suffix}"
 
@@ -105,6 +120,7 @@ def _subset_task(key: str, suffix: str) -> str:
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MileBench tasks."""
     paper_model = paper_model_for(*run_names(model, data))
+    problem = data_problem(data.data())
     lines = ["### MileBench", ""]
     rows = table2_rows(data)
     if rows:
@@ -113,12 +129,20 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
         for suffix, row in rows.items():
             lines.append(f"| {model} ({SETS[suffix]}) | " + " | ".join(_cell(row[c]) if c in row else "not run"
                                                                         for c in COLUMNS) + " |")
+        verdicts: list[Verdict] = []
         if paper_model:
             paper = load_paper_results()[paper_model]
             lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
+            if "" in rows:
+                verdicts = [compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100,
+                                    problem) for c in COLUMNS]
+                lines.append("| verdict (test set) | " + " | ".join(v.mark for v in verdicts) + " |")
         lines.append("")
-        lines += ([f"The paper's row is its Table 2 for **{paper_model}** (the test set)."] if paper_model else
-                  ["The paper did not evaluate this model (no published row to put beside it)."]) + [""]
+        lines += ([f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
+                   f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."] if paper_model
+                  else ["The paper did not evaluate this model (no published row to put beside it)."]) + [""]
+        if verdicts:
+            lines += [tally(verdicts), ""]
     levels = {suffix: {level: _number(data.groups.get(f"milebench{suffix}_{level.lower()}"), f"score_{level.lower()}")
                        for level in LEVELS} for suffix in SETS
               if any(f"milebench{suffix}_{level.lower()}" in data.groups for level in LEVELS)}
@@ -136,6 +160,10 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
         if published:
             lines.append(f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | "
                          f"{published['delta']:.1f} |")
+            pair = [compare(value, _column_stderr(data, suffix, OVERALL_REALISTIC), published[key],
+                            paper_samples(OVERALL_REALISTIC), 100, problem)
+                    for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))]
+            lines += [f"| verdict | {pair[0].mark} | {pair[1].mark} | |", "", tally(pair)]
         lines.append("")
     lines += _subset_table(data)
     return lines
@@ -176,3 +204,14 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
+
+
+# `harness view`: the sample table's axes (build columns, and the set the task's name says).
+SAMPLE_AXES = [("subset", "subset"), ("task", "task_id"), ("level", "image_quantity_level"), ("images", "num_images")]
+
+
+def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """The build's columns, and the set: the test set, the Combined-image Set or the adversarial set."""
+    rows = len(next(iter(columns.values()), []))
+    chosen = next((name for suffix, name in SETS.items() if suffix and task.endswith(suffix)), SETS[""])
+    return {"set": [chosen] * rows, **{label: columns.get(column, [None] * rows) for label, column in SAMPLE_AXES}}

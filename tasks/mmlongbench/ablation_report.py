@@ -21,6 +21,8 @@ from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.report import LENGTHS, _cell, _number, paper_model_for
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET
 
+SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
+
 PAPER_ABLATION_CSV = Path(__file__).with_name("paper_ablation_results.csv")
 # Each ablation the paper reports, with the main dataset whose image-input score its figure shows beside it.
 IMAGE_COUNTERPART = {"triviaqa": ("viquae", "ViQuAE"), "text_doc": ("mmlongbench_doc", "MMLongBench-Doc")}

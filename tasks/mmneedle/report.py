@@ -18,7 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.figures import save_figure
+from harness.outputs.figure_batch import figure
+from harness.outputs.figures import run_names
+from harness.outputs.verdict import compare, data_problem, explanation, tally
+
+SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 
 _CONFIG = re.compile(r"mmneedle_m(\d+)_n(\d+)_k(\d+)_(pos|neg)$")
 # Perceptually uniform and readable with any colour-vision deficiency; white stays free for empty cells.
@@ -28,6 +32,7 @@ LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00"
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 # Cells holding fewer needles than this are hatched: their accuracy rests on too few samples to read.
 TINY_CELL = 5
+DPI = 150  # the heat maps' cell labels stay legible
 
 
 def config_of(task: str) -> tuple[int, int, int, str] | None:
@@ -44,19 +49,19 @@ def paper_order(m: int, n: int, k: int) -> tuple[int, int, int]:
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.report.ModelResults`); figures are
     written to `out_dir`."""
-    lines = table(data)
+    lines = table(data) + beside_paper(model, data)
     caption = data.provenance_line()
     plots = []
     panels = cell_panels(data)
     if panels:
         name = f"mmneedle_cells_{_slug(model)}.png"
-        _save(cell_grid_figure(model, panels, caption), out_dir / name)
-        plots.append(("exact accuracy per needle cell, every config with N > 1", name))
+        if figure(out_dir / name, cell_grid_figure, model, panels, caption, dpi=DPI):
+            plots.append(("exact accuracy per needle cell, every config with N > 1", name))
     series = depth_series(data.breakdowns)
     if series:
         name = f"mmneedle_depth_{_slug(model)}.png"
-        _save(depth_figure(model, series, caption), out_dir / name)
-        plots.append(("exact accuracy by needle depth, M = 10", name))
+        if figure(out_dir / name, depth_figure, model, series, caption, dpi=DPI):
+            plots.append(("exact accuracy by needle depth, M = 10", name))
     if plots:
         lines += ["### MMNeedle figures", "", f"*{caption}*", ""]
         lines += [f"![{title}]({name})" for title, name in plots]
@@ -109,6 +114,72 @@ def table(data: Any) -> list[str]:
     return ["### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)", "",
             "*format valid*: answers in the requested format. A positive's existence counts every answer "
             "other than \"-1\", malformed ones included: read it beside its format validity.", "", *lines, ""]
+
+
+# ------------------------------------------------------------------------------------ beside the paper
+
+# The paper's model -> squashed fragments of the checkpoints and API names it ran as (the most specific first).
+PAPER_MODELS = {
+    "GPT-4o": ("gpt4o",), "GPT-4V": ("gpt4vision", "gpt4turbo", "gpt4v"),
+    "Gemini Pro 1.5": ("gemini15",), "Gemini Pro 1.0": ("gemini10", "geminiprovision"),
+    "Claude 3 Opus": ("claude3opus",), "CogVLM2-Llama-3": ("cogvlm2llama3",), "CogVLM-17B": ("cogvlmchat", "cogvlm17b"),
+    "IDEFICS2-8B": ("idefics28b",), "Fuyu-8B": ("fuyu8b",), "LLaVA-Llama-3": ("llavallama3", "llama3llavanext"),
+    "InstructBLIP-Vicuna-13B": ("instructblipvicuna13b",), "InstructBLIP-Flan-T5-XXL": ("instructblipflant5xxl",),
+    "mPLUG-Owl-v2": ("mplugowl2", "mplugowlv2"),
+}
+# The samples behind each published number: "K=1 evaluated on first 1000 pos/neg, K=2/5 on first 100 pos/neg".
+PAPER_SAMPLES = {1: 1000, 2: 100, 5: 100}
+
+
+def paper_model_for(model: str, data: Any) -> str | None:
+    """The paper's name of a run's model, from its name or checkpoint (`HuggingFaceM4/idefics2-8b` is IDEFICS2-8B)."""
+    squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in run_names(model, data)]
+    return next((paper for paper, keys in PAPER_MODELS.items() if any(k in n for k in keys for n in squashed)), None)
+
+
+def load_paper_results() -> dict[tuple[str, int, int, int, str, str], float | None]:
+    """(model, M, N, K, "positive" | "negative", metric) -> the published % (`paper_results.csv`: Tables 2-5 and
+    8-16; None where the paper prints "-")."""
+    import csv
+
+    with open(Path(__file__).with_name("paper_results.csv"), encoding="utf-8") as handle:
+        return {(r["model"], int(r["M"]), int(r["N"]), int(r["K"]), r["samples"], r["metric"]):
+                (float(r["value"]) if r["value"] else None) for r in csv.DictReader(handle)}
+
+
+def beside_paper(model: str, data: Any) -> list[str]:
+    """Our exact accuracy (positives) and existence accuracy (negatives) beside the paper's for its model, with the
+    verdict per cell and the count per table."""
+    paper_model = paper_model_for(model, data)
+    configs = sorted({config_of(task)[:3] for task in data.results if config_of(task)}, key=lambda c: paper_order(*c))
+    if paper_model is None or not configs:
+        return []
+    published = load_paper_results()
+    problem = data_problem(data.data())
+    lines = [f"### MMNeedle beside the paper's {paper_model} (%)", "",
+             f"Ours, then the paper's (Tables 2-5, 8-12) in parentheses, then the verdict: {explanation()} The paper's "
+             "samples: the first 1000 positives or negatives per config for K = 1, 100 for K = 2 and 5.", "",
+             "| config | exact (positives) | existence (negatives) |", "|---|---|---|"]
+    verdicts = []
+    for m, n, k in configs:
+        cells = []
+        for kind, metric, paper_metric in (("pos", "exact_acc", "Exact"), ("neg", "existence_acc", "Existence")):
+            entry = data.results.get(f"mmneedle_m{m}_n{n}_k{k}_{kind}")
+            paper = published.get((paper_model, m, n, k, "positive" if kind == "pos" else "negative", paper_metric))
+            if entry is None:
+                cells.append("not run")
+                continue
+            ours, stderr = (_percent(entry.get(f"{metric}{suffix},none")) for suffix in ("", "_stderr"))
+            found = compare(ours, stderr, paper, PAPER_SAMPLES.get(k), 100, problem)
+            verdicts.append(found)
+            cells.append(("N/A" if ours is None else f"{ours:.1f}") + " (" + ("-" if paper is None else f"{paper:.1f}")
+                         + f") {found.mark}")
+        lines.append(f"| M={m} N={n} K={k} | " + " | ".join(cells) + " |")
+    return [*lines, "", tally(verdicts), ""]
+
+
+def _percent(value: Any) -> float | None:
+    return 100 * float(value) if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value) else None
 
 
 # ------------------------------------------------------------------------------------- cell heat maps
@@ -269,5 +340,38 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-def _save(fig: Any, path: Path) -> None:
-    save_figure(fig, path, dpi=150)  # and an SVG beside it
+
+# ------------------------------------------------------------------------------------- the viewer's hooks
+
+# `harness view`: the sample table's axes (build columns), and which results breakdown each axis indexes, so that a
+# cell of the heat map opens the samples whose needle lies in it.
+SAMPLE_AXES = [("M", "M"), ("N", "N"), ("K", "K"), ("depth", "needle_index"), ("row", "needle_row"),
+               ("col", "needle_col")]
+SAMPLE_CELLS = {"exact_acc_by_cell": "cell", "exact_acc_by_depth": "depth"}
+_GUESS = re.compile(r"(\d+)\s*,\s*(\d+)\s*,\s*(\d+)")
+
+
+def _needles(values: Any) -> list[int]:
+    return [int(v) for v in (values if isinstance(values, list) else [values]) if isinstance(v, int) and v > 0]
+
+
+def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """M, N, K; each needle's depth (image index m), row, column and cell "row,col" (a negative has none)."""
+    depth, rows, cols = (columns.get(c, []) for c in ("needle_index", "needle_row", "needle_col"))
+    cells = [[f"{r},{c}" for r, c in zip(_needles(rs), _needles(cs), strict=False)] for rs, cs in zip(rows, cols, strict=True)]
+    return {"M": columns.get("M", []), "N": columns.get("N", []), "K": columns.get("K", []),
+            "depth": [_needles(d) for d in depth], "cell": cells, "row": [_needles(r) for r in rows],
+            "col": [_needles(c) for c in cols]}
+
+
+def sample_marks(doc: dict[str, Any], response: Any) -> list[dict[str, Any]]:
+    """The cells to outline on the stitched images: each needle's (gold) and each "m, r, c" the answer names
+    (guess), with the image (0-based), row and column (1-based) and the grid's N."""
+    n, m = int(doc.get("N") or 1), int(doc.get("M") or 1)
+    marks = [{"kind": "gold", "image": i - 1, "row": r, "col": c, "n": n}
+             for i, r, c in zip(_needles(doc.get("needle_index")), _needles(doc.get("needle_row")),
+                                _needles(doc.get("needle_col")), strict=False)]
+    for index, row, col in (tuple(int(x) for x in found) for found in _GUESS.findall(str(response or ""))):
+        if 1 <= index <= m and 1 <= row <= n and 1 <= col <= n:
+            marks.append({"kind": "guess", "image": index - 1, "row": row, "col": col, "n": n})
+    return marks

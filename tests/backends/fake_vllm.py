@@ -5,8 +5,9 @@ test_vllm_backend.py).
 
 Its answer describes what it received: `"<pid>|<CUDA_VISIBLE_DEVICES>|<message summaries>"`, where
 an image is `img:<uuid[:8]>:<w>x<h>`. A conversation whose text contains REJECT makes the whole call
-raise `ValueError`, as vLLM's validation does; DIE ends the process, HANG blocks for 30 s; a model
-named "explode" fails to load.
+raise `ValueError`, as vLLM's validation does; DIE ends the process, HANG blocks for 30 s, KILL_ONCE:PATH kills its
+process (SIGKILL, as `kill -9`) unless the file PATH exists, which it then creates; a model named "explode" fails to
+load.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import signal
 import time
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -51,6 +54,11 @@ class FakeLLM:
                             os._exit(3)  # a replica process that crashes (e.g. a CUDA fault)
                         if "HANG" in part["text"]:
                             time.sleep(30)  # a replica that stops answering
+                        if "KILL_ONCE:" in part["text"]:
+                            marker = Path(part["text"].split("KILL_ONCE:", 1)[1].split()[0])
+                            if not marker.exists():
+                                marker.touch()
+                                os.kill(os.getpid(), signal.SIGKILL)
                         pieces.append(f"{message['role']}:{part['text']}")
                     else:
                         image = part["image_pil"]
@@ -111,7 +119,19 @@ def sized_ref(width: int, height: int, tag: str = ""):
 
 
 def fake_model(**kw):
-    """A vllm backend over `FakeLLM`, its replicas (if any) not pinned to GPUs."""
+    """A vllm backend over `FakeLLM`."""
     from harness.models.vllm_engine import VLLMModel
 
-    return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, pin_devices=False)
+    return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+
+
+def fake_replica(backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None):
+    """How a Ray replica builds its backend (`harness.models.replicas.actor.Build`): the vllm backend over `FakeLLM`,
+    from the run's model arguments as `VLLMModel.from_args` reads them."""
+    from harness.models.args import settings_from_args
+    from harness.models.vllm_engine import ARG_ALIASES, VLLMModel, VLLMSettings
+
+    assert backend == "vllm"
+    defaults = {"pretrained": "tiny/qwen-vl", "max_model_len": "2048", "use_tqdm": "false"}
+    return VLLMModel(settings_from_args(VLLMSettings, {**defaults, **args}, "vllm", aliases=ARG_ALIASES),
+                     llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)

@@ -81,7 +81,7 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     out = tmp_path / "out"
     # Tasks in turn (request_order=length), so the first chunk ends inside the second task as counted here.
     stopped = VLLMModel(fake_vllm.settings(max_model_len=32768, chunk_size=chunk, request_order="length"),
-                        llm_factory=f"{__name__}:StoppedLLM", sampling_factory=FAKE_SAMPLING, pin_devices=False)
+                        llm_factory=f"{__name__}:StoppedLLM", sampling_factory=FAKE_SAMPLING)
     with pytest.raises(KeyboardInterrupt):
         run(stopped, mmneedle_dir, out)
     assert [len(call["conversations"]) for call in fake_vllm.CALLS] == [chunk]
@@ -109,7 +109,7 @@ def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_proc
     requests = [make_request("a", ["first", jpeg_red, "then", png_blue, "which?"], doc_id=0),
                 make_request("b", ["only text"], doc_id=1, prefix="Answer:")]
     model = VLLMModel(fake_vllm.settings(pretrained=str(checkpoint), max_model_len=4096), llm_factory=FAKE_LLM_SPEC,
-                      sampling_factory=FAKE_SAMPLING, pin_devices=False, count_online=False)
+                      sampling_factory=FAKE_SAMPLING, count_online=False)
     fake_vllm.CALLS.clear()
     try:
         responses = model.generate(requests)

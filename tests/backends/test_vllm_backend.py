@@ -64,7 +64,7 @@ def test_model_args_are_typed_aliased_and_checked():
     with pytest.raises(ValueError, match="tp=0: must be at least 1"):
         _from_args({"pretrained": "x", "tp": "0"})
     for name in ("max_model_len", "max_images", "max_pixels", "min_pixels", "pipeline_parallel_size",
-                 "data_parallel_size", "max_num_seqs", "max_num_batched_tokens", "chunk_size", "chunk_tokens",
+                 "max_num_seqs", "max_num_batched_tokens", "chunk_size", "chunk_tokens",
                  "decode_workers", "num_gpu_blocks_override"):
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
             _from_args({"pretrained": "x", name: "0"})
@@ -85,7 +85,7 @@ def test_engine_kwargs():
     assert kwargs["max_model_len"] == 2048 and kwargs["tensor_parallel_size"] == 4
     assert kwargs["distributed_executor_backend"] == "ray" and kwargs["enable_prefix_caching"] is True
     assert kwargs["generation_config"] == "vllm" and kwargs["hf_overrides"] == {"a": 1}
-    assert "data_parallel_size" not in kwargs  # replicas are ours; LLM(data_parallel_size>1) refuses
+    assert "data_parallel_size" not in kwargs  # replicas are the Ray pool's; LLM(data_parallel_size>1) refuses
     plain = engine_kwargs(VLLMSettings(pretrained="m"), image_limit=0)
     assert plain["limit_mm_per_prompt"] == {"image": 1, "video": 0}
     assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching",

@@ -1,27 +1,23 @@
 """The code around the vLLM engine, with `fake_vllm.FakeLLM` in its place: screening and bisection of a
-rejected call inside `generate`, the image limit and chunking, data-parallel replica processes and their
-failures. The engine itself runs in scripts/gpu_check.sh."""
+rejected call inside `generate`, the image limit and chunking. Its replicas on Ray: test_vllm_replicas.py. The
+engine itself runs in scripts/gpu_check.sh."""
 
 from __future__ import annotations
 
 import hashlib
-import time
 
 import pytest
 
 from harness.api import BackendFatalError
 from harness.models.vllm_engine import (
-    VLLMModel,
     build_conversation,
     engine_kwargs,
-    replica_devices,
     request_payload,
-    split_balanced,
 )
 
 from . import fake_vllm
 from .conftest import make_request
-from .fake_vllm import FAKE_LLM, FAKE_SAMPLING, HAVE_VLLM, fake_model, param, settings
+from .fake_vllm import HAVE_VLLM, fake_model, param, settings
 
 
 def _answer_parts(text: str) -> str:
@@ -96,72 +92,11 @@ def test_engine_limit_and_chunks(jpeg_red):
         model.close()
 
 
-def test_replica_helpers():
-    assert replica_devices(0, 2, None) == "0,1" and replica_devices(1, 2, None) == "2,3"
-    assert replica_devices(1, 1, "4, 6,7") == "6"
-    with pytest.raises(ValueError, match="replica 1 needs 2 GPU"):
-        replica_devices(1, 2, "0,1,2")
-    shares = split_balanced([100, 1, 1, 1, 50, 50], 2)
-    assert sorted(i for s in shares for i in s) == list(range(6))
-    assert sorted(sum([100, 1, 1, 1, 50, 50][i] for i in s) for s in shares) == [101, 102]
-
-
-@pytest.mark.slow  # data-parallel replicas are child processes
-def test_data_parallel_replicas_match_a_single_engine(jpeg_red, png_blue, monkeypatch):
-    requests = [make_request(f"d{i}", [f"q{i}", jpeg_red if i % 2 else png_blue], doc_id=i,
-                             text_tokens=10 * (i + 1)) for i in range(6)]
-    single = fake_model()
-    try:
-        expected = [_answer_parts(r.text) for r in single.generate(requests)]
-    finally:
-        single.close()
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
-    model = VLLMModel(settings(data_parallel_size=2), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
-    try:
-        responses = model.generate(requests)
-        assert model.context_length == 2048
-    finally:
-        model.close()
-    assert [_answer_parts(r.text) for r in responses] == expected
-    replicas = {tuple(r.text.split("|")[:2]) for r in responses}
-    assert len(replicas) == 2 and {devices for _, devices in replicas} == {"4", "5"}
-
-
-def test_replica_that_fails_to_start_is_reported_once():
-    model = VLLMModel(settings(pretrained="explode", data_parallel_size=2), llm_factory=FAKE_LLM,
-                      sampling_factory=FAKE_SAMPLING, pin_devices=False)
-    with pytest.raises(BackendFatalError, match=r"(?s)vllm replica \d failed during start.*cannot load model 'explode'"):
-        model.generate([make_request("x", ["q"])])
-    started = time.monotonic()
-    with pytest.raises(BackendFatalError, match="could not start"):  # no second attempt to load the model
-        model.generate([make_request("y", ["q"])])
-    assert time.monotonic() - started < 0.1
-    model.close()
-
-
 def test_in_process_engine_that_fails_to_start_is_reported_once():
     model = fake_model(pretrained="explode")
     for _ in range(2):
         with pytest.raises(BackendFatalError, match="could not start: RuntimeError: cannot load model 'explode'"):
             model.generate([make_request("x", ["q"])])
-
-
-@pytest.mark.slow  # data-parallel replicas are child processes
-@pytest.mark.parametrize("fault, message", [("DIE", r"died \(exit code 3\) during generation"),
-                                            ("HANG", r"gave no answer within 1s during generation")])
-def test_replica_crash_or_hang_stops_the_run(fault, message):
-    model = VLLMModel(settings(data_parallel_size=2, replica_timeout=1.0), llm_factory=FAKE_LLM,
-                      sampling_factory=FAKE_SAMPLING, pin_devices=False)
-    try:
-        assert model.generate([make_request("a", ["fine"]), make_request("b", ["fine too"], doc_id=1)])[0].ok
-        started = time.monotonic()
-        with pytest.raises(BackendFatalError, match=message):
-            model.generate([make_request("c", [f"{fault} now"]), make_request("d", ["fine"], doc_id=1)])
-        assert time.monotonic() - started < 10
-        with pytest.raises(BackendFatalError, match="stopped earlier"):
-            model.generate([make_request("e", ["fine"])])
-    finally:
-        model.close()
 
 
 def content_part_parser():
@@ -206,53 +141,3 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
     parsed = [content_part_parser()(p) for p in conversation[0]["content"]]
     assert [kind for kind, _ in parsed] == ["text", "image_pil", "text"]
     assert parsed[0][1] == "a" and parsed[1][1].size == (16, 12)
-
-
-@pytest.mark.slow  # a run in a child process
-def test_run_that_forgets_close_still_exits(tmp_path):
-    """Replicas are not daemonic (vLLM starts processes of its own); an exit without close() must
-    still stop them instead of waiting on them forever.
-
-    Two clocks, because the child's start (importing the harness and transformers, two spawned replicas doing the
-    same) costs ~10 s of CPU, a minute of wall time on a busy 2-core machine: the answer may take as long as it
-    needs (10 minutes at most), and the exit after it, which is what this tests, gets as long as the start took
-    (30 s at least). A missing atexit hook hangs for ever, so it still fails."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    tests_dir = Path(fake_vllm.__file__).resolve().parents[1]
-    script = f"""
-import sys
-sys.path.insert(0, {str(tests_dir)!r})
-from {__name__.rsplit(".", 1)[0]}.conftest import make_request
-from harness.models.vllm_engine import VLLMModel, VLLMSettings
-model = VLLMModel(VLLMSettings(pretrained="m", max_model_len=2048, data_parallel_size=2, use_tqdm=False),
-                  llm_factory={FAKE_LLM!r}, sampling_factory={f"{fake_vllm.__name__}:sampling_dict"!r}, pin_devices=False)
-print(model.generate([make_request("a", ["hello"])])[0].text.split("|")[2], flush=True)
-"""
-    import os
-
-    import harness
-
-    repo = str(Path(harness.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")])}
-    import select
-
-    stderr = tmp_path / "stderr.txt"
-    with stderr.open("w") as err, subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                                                   stderr=err, text=True, cwd=tmp_path, env=env) as child:
-        try:
-            started = time.monotonic()
-            answered, _, _ = select.select([child.stdout], [], [], 600)
-            assert answered, f"no answer within 600 s: {stderr.read_text()}"
-            answer = child.stdout.readline()
-            start_took = time.monotonic() - started
-            try:
-                code = child.wait(timeout=max(30.0, start_took))
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"answered after {start_took:.0f} s, then did not exit within as long again")
-        finally:
-            child.kill()
-    assert code == 0, stderr.read_text()
-    assert answer.strip() == "user:hello"

@@ -24,7 +24,7 @@ def _part(text: str, model: str) -> str:
 
 def _cell(results: dict[str, Any], task: str, metric: str) -> str:
     entry = results["results"][task]
-    return f"{entry[f'{metric},none']:.4f} ± {entry[f'{metric}_stderr,none']:.4f}"
+    return f"{100 * entry[f'{metric},none']:.1f} ± {100 * entry[f'{metric}_stderr,none']:.1f}"  # one scale: percent
 
 
 @pytest.mark.slow
@@ -46,12 +46,12 @@ def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harnes
     # Several models: their headline metrics side by side, models by name, tasks in the paper's order.
     across = text[text.index("## Across models"):text.index("## constant")]
     rows = [line for line in across.splitlines() if line.startswith("| mmneedle")]
-    assert "| task | metric | constant | random |" in across
+    assert "| task | metric (0-100) | constant | random |" in across
     assert rows == [
-        f"| mmneedle_m1_n2_k1_pos | exact_acc | 0.0000 ± 0.0000 | {_cell(random, 'mmneedle_m1_n2_k1_pos', 'exact_acc')} |",
-        f"| mmneedle_m1_n2_k1_neg | existence_acc | 1.0000 ± 0.0000 | "
+        f"| mmneedle_m1_n2_k1_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m1_n2_k1_pos', 'exact_acc')} |",
+        f"| mmneedle_m1_n2_k1_neg | existence_acc | 100.0 ± 0.0 | "
         f"{_cell(random, 'mmneedle_m1_n2_k1_neg', 'existence_acc')} |",
-        f"| mmneedle_m10_n1_k2_pos | exact_acc | 0.0000 ± 0.0000 | {_cell(random, 'mmneedle_m10_n1_k2_pos', 'exact_acc')} |",
+        f"| mmneedle_m10_n1_k2_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m10_n1_k2_pos', 'exact_acc')} |",
     ]
 
 
@@ -148,9 +148,9 @@ def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Pat
     across = text[text.index("## Across models"):text.index("## constant")]
     rows = [line for line in across.splitlines() if line.startswith("| toy")]
 
-    def cell(data, name: str) -> str:
+    def cell(data, name: str) -> str:  # a benchmark that declares no scale: proportions shown as percentages
         entry = data.results.get(name) or data.groups[name]
-        return f"{entry['acc,none']:.4f} ± {entry['acc_stderr,none']:.4f}"
+        return f"{100 * entry['acc,none']:.1f} ± {100 * entry['acc_stderr,none']:.1f}"
 
     assert rows == [f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"
                     for name in ("toy", "toy_colors", "toy_pairs")]

@@ -33,8 +33,9 @@ def test_the_report_opens_with_each_runs_provenance(tmp_path: Path, data_dir: Pa
     constant = evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "5", "--seed", "7",
                         tasks=TASKS)
     text = _report(harness, out)
-    # The opening comes first, before any warning, table or model section.
-    assert text.index("## Provenance\n") < min(text.index(heading) for heading in ("> **Warning", "## random\n"))
+    # The warning and one screen of numbers come first, then the runs' provenance, then the tables and each model.
+    assert text.index("> **Warning") < text.index("## Summary\n") < text.index("## Provenance\n")
+    assert text.index("## Provenance\n") < min(text.index(heading) for heading in ("## Across models", "## random\n"))
     manifest = read_manifest(data_dir / "mmneedle")
 
     for model, results in (("random", random), ("constant", constant)):

@@ -16,21 +16,20 @@
   counts it, by the checkpoint's own hf processor, loaded without weights (`counting`), or, where that
   cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
-* `data_parallel_size=D` runs D independent engine replicas in worker processes, each on its own
-  `tensor_parallel_size * pipeline_parallel_size` GPUs, and splits each chunk between them (vLLM's own
-  `LLM(data_parallel_size>1)` refuses single-process use). Several nodes: one engine spanning nodes
-  with `distributed_executor_backend=ray` (Ray cluster started first), or one harness process per
-  node with `--shard i/n` and `harness merge`.
+* `data_parallel_size=D` runs D replicas of this backend as Ray actors, on one node or many, each on its own
+  `tensor_parallel_size * pipeline_parallel_size` GPUs, each chunk divided between them
+  (`harness.models.replicas`; vLLM's own `LLM(data_parallel_size>1)` refuses single-process use). One engine
+  spanning nodes: `distributed_executor_backend=ray`; without Ray: one harness process per node with
+  `--shard i/n`, then `harness merge` (docs/scaling.md).
 
 vLLM is imported only when an engine is built, so this package imports without it. Its modules:
 `settings` (the `--model_args` and the engine's arguments), `counting` (the prompt as vLLM counts it),
-`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process), `replicas` (data-parallel
-engine processes) and `backend` (the registered `VLLMModel`).
+`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process)
+and `backend` (the registered `VLLMModel`).
 """
 
 from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.engines import LocalEngine
-from harness.models.vllm_engine.replicas import ReplicaPool, replica_devices, split_balanced
 from harness.models.vllm_engine.requests import (
     build_conversation,
     decode_image,
@@ -44,7 +43,6 @@ from harness.models.vllm_engine.requests import (
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 
 __all__ = [
-    "ARG_ALIASES", "LocalEngine", "ReplicaPool", "VLLMModel", "VLLMSettings", "build_conversation", "decode_image",
-    "engine_kwargs", "is_request_error", "output_result", "replica_devices",
-    "request_payload", "result_response", "sampling_kwargs", "screen_request", "split_balanced",
+    "ARG_ALIASES", "LocalEngine", "VLLMModel", "VLLMSettings", "build_conversation", "decode_image", "engine_kwargs",
+    "is_request_error", "output_result", "request_payload", "result_response", "sampling_kwargs", "screen_request",
 ]

@@ -1,5 +1,5 @@
-"""The registered `vllm` backend: builds its engine (one `LocalEngine`, or a `ReplicaPool`) on first use,
-screens every request before it reaches the engine, and groups requests by their chat flags."""
+"""The registered `vllm` backend: builds its engine (one `LocalEngine`) on first use, screens every request before
+it reaches the engine, and groups requests by their chat flags. Replicas of it: `harness.models.replicas`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
-from harness.models.vllm_engine.replicas import ReplicaPool
 from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 from harness.running.batching import plan_batches
@@ -33,8 +32,7 @@ class VLLMModel(Model):
     generates_across_tasks = True
 
     def __init__(self, settings: VLLMSettings, *, llm_factory: str = "vllm:LLM",
-                 sampling_factory: str = "vllm:SamplingParams", pin_devices: bool = True,
-                 count_online: bool = True) -> None:
+                 sampling_factory: str = "vllm:SamplingParams", count_online: bool = True) -> None:
         self.settings = settings
         self.context_length = settings.max_model_len
         self.max_images = settings.max_images
@@ -43,8 +41,7 @@ class VLLMModel(Model):
         self.engine_seconds: float | None = None
         self._factories = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
                            "decode_workers": settings.decode_workers}
-        self._pin_devices = pin_devices
-        self._engine: LocalEngine | ReplicaPool | None = None
+        self._engine: LocalEngine | None = None
         self._startup_error: str | None = None
         self._images_seen = 0
         self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
@@ -169,7 +166,7 @@ class VLLMModel(Model):
                                   max_batch_size=self.settings.chunk_size, padded=False, sort_long_first=False):
             yield [requests[i] for i in batch.indices]
 
-    def _ensure_engine(self) -> LocalEngine | ReplicaPool:
+    def _ensure_engine(self) -> LocalEngine:
         if self._startup_error is not None:
             # Never load the model again for every remaining batch (or every request, when the
             # runner retries a failed batch one request at a time).
@@ -182,13 +179,7 @@ class VLLMModel(Model):
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             started = time.perf_counter()
             try:
-                if self.settings.data_parallel_size > 1:
-                    self._engine = ReplicaPool(
-                        self.settings.data_parallel_size, kwargs,
-                        gpus_per_replica=self.settings.tensor_parallel_size * self.settings.pipeline_parallel_size,
-                        timeout=self.settings.replica_timeout, factories=self._factories, pin_devices=self._pin_devices)
-                else:
-                    self._engine = LocalEngine(kwargs, **self._factories)
+                self._engine = LocalEngine(kwargs, **self._factories)
             except Exception as err:
                 self._startup_error = f"{type(err).__name__}: {err}"
                 raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}") from err
@@ -198,7 +189,7 @@ class VLLMModel(Model):
             # The runner times the first task with the engine's start-up in it; say how long that took
             # (scripts/gpu_check.sh reads this line to report generation throughput alone).
             print(f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
-                  f"{self.image_limit}, max_model_len={self.context_length}, replicas={self.settings.data_parallel_size})",
+                  f"{self.image_limit}, max_model_len={self.context_length})",
                   file=sys.stderr, flush=True)
         return self._engine
 

@@ -23,7 +23,6 @@ class VLLMSettings:
     mm_processor_kwargs: str | None = None  # extra processor kwargs as a JSON object
     tensor_parallel_size: int = at_least(1, 1)
     pipeline_parallel_size: int = at_least(1, 1)
-    data_parallel_size: int = at_least(1, 1)
     distributed_executor_backend: str | None = None  # "ray" for an engine spanning nodes; "mp"
     gpu_memory_utilization: float = 0.9
     enable_prefix_caching: bool | None = None  # None: vLLM's default (on)
@@ -45,7 +44,6 @@ class VLLMSettings:
     # Tokens the chat template may add, counted only where the processor cannot be loaded (`counting`).
     length_margin: int = 64
     decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
-    replica_timeout: float = 7200.0  # seconds a data-parallel replica may take for one chunk
     use_tqdm: bool = True
     # Requests sharing a prompt prefix run together so vLLM's prefix cache serves their prefill; "length": long first.
     request_order: str = "cache"
@@ -77,11 +75,11 @@ class VLLMSettings:
 
 
 ARG_ALIASES = {"model": "pretrained", "context_length": "max_model_len", "limit_mm_per_prompt": "max_images",
-               "tp": "tensor_parallel_size", "dp": "data_parallel_size"}
+               "tp": "tensor_parallel_size"}  # dp: data_parallel_size, the replicas' (`harness.models.replicas`)
 
 
 def engine_kwargs(settings: VLLMSettings, image_limit: int) -> dict[str, Any]:
-    """Keyword arguments for `vllm.LLM(...)` (one replica; data parallelism is ours, see module doc)."""
+    """Keyword arguments for `vllm.LLM(...)` (one replica; data parallelism is the Ray pool's, see module doc)."""
     s = settings
     kwargs: dict[str, Any] = {
         "model": s.pretrained,

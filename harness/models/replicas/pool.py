@@ -1,0 +1,448 @@
+"""`RayPool`: `data_parallel_size` replicas of a backend as Ray actors, one `Model` to the runner.
+
+The driver keeps the backend without its weights (`front`: hf's processor and config, vLLM's settings and prompt
+count): the runner screens, counts and orders requests with it as it would with the backend itself, and the batches
+are the backend's own (`front.batches`), so a replica answers exactly the batches a single process would have run.
+The pool hands those batches to free replicas in the runner's order (longest first), each replica holding at most
+`DEPTH`; a backend that schedules its own batches (vLLM: `generates_across_tasks`) has each of its chunks divided
+between the replicas instead, the requests sharing a prompt prefix kept on one replica (`shares`). `stream` yields
+each batch's answers as they return, so the runner journals them as today.
+
+Faults: a replica whose process dies (killed, out of memory, a crash) is restarted by Ray (`replica_restarts`
+times); the batches it held run again, on it or another replica, and their answers are yielded once, when a replica
+returns them; nothing is yielded twice or lost. A replica that cannot start, or stops answering for
+`replica_timeout` seconds, or whose backend stops the run (`BackendFatalError`), stops the run with one line naming
+it. The driver killed: the run's journal resumes it as for a single process (the replicas die with the driver's job).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.api import BackendFatalError, Model, Request, Response, collect
+from harness.errors import UserError
+from harness.inputs.build_images import BuildFiles
+from harness.inputs.integrity import release_mapped_pages
+from harness.models.replicas.actor import Build, Replica, ReplicaState
+from harness.models.replicas.cluster import Cluster, connect
+from harness.models.replicas.settings import PoolSettings, replica_resources
+from harness.models.replicas.shares import split_shares
+from harness.models.replicas.wire import Wire
+
+DEPTH = 2  # batches a replica holds at once: the next waits on the replica while it answers one, so it never idles
+WINDOW_BATCHES = 16  # batches per window (`batches`), per replica
+WINDOW_REQUESTS = 2048  # requests per window at most (whole batches): how many a window holds built at once
+START_TIMEOUT = 3600.0  # seconds for every replica to load its model
+CLOSE_TIMEOUT = 60.0  # seconds replicas get to shut their engines down at the end
+STATISTICS_TIMEOUT = 30.0
+RESTART_POLL = 0.2  # seconds between asking a restarting replica whether it is back
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class _Stopped(Exception):
+    """A replica's backend stopped the run (`BackendFatalError`); `finished`: the batch's answers it did finish."""
+
+    def __init__(self, message: str, finished: Sequence[Response | None] | None) -> None:
+        super().__init__(message)
+        self.finished = finished
+
+
+class ReplicaError(UserError):
+    """A replica that could not start, or replicas that do not hold the same model: the run stops before a sample."""
+
+    exit_code = 1
+
+
+@dataclass
+class _Unit:
+    """A batch for one replica: positions into the requests of one `stream` call."""
+
+    positions: list[int]
+    tries: int = 0  # replicas that died holding it
+
+
+@dataclass
+class _Slot:
+    """The driver's view of one replica."""
+
+    rank: int
+    actor: Any
+    info: dict[str, Any]
+    busy: int = 0  # batches it holds
+    since: float = 0.0  # when it last answered, or was given work while holding none
+    probe: Any = None  # a `ready` call after its process died: it gets no work until that returns
+    probe_since: float = 0.0
+
+    @property
+    def where(self) -> str:
+        return f"replica {self.rank} on {self.info.get('node', '?')}"
+
+
+def cause_line(err: BaseException) -> str:
+    """The last line of a Ray error (the exception a replica raised), without Ray's colours."""
+    text = _ANSI.sub("", str(getattr(err, "error_msg", None) or err))
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= set("^~")]
+    return lines[-1] if lines else type(err).__name__
+
+
+class RayPool(Model):
+    def __init__(self, front: Model, backend: str, args: dict[str, str], settings: PoolSettings, *, batch_size: int = 1,
+                 max_batch_tokens: int | None = None, address: str | None = None, build: Build | None = None) -> None:
+        self.front = front
+        self.name = front.name
+        self.backend = backend
+        self.settings = settings
+        self.size = settings.data_parallel_size
+        self._max_images = 0
+        self._fit_start: int | None = None
+        self._unit_of: dict[int, tuple[Request, int]] = {}  # the current window's requests -> their batch
+        self._readable: dict[BuildFiles, bool] = {}
+        self.batches_run = 0
+        self.batches_rerun = 0
+        self.restarts = 0
+        self.slots: list[_Slot] = []
+        self._closed = False
+        wanted = replica_resources(backend, front, 0.0)  # CPUs, where no GPU: what a local cluster must offer
+        try:
+            self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
+            self.resources = replica_resources(backend, front, self.cluster.resources().get("GPU", 0.0))
+            self._check_room()
+            self._start(args, batch_size, max_batch_tokens, build)
+        except BaseException:
+            self.close()
+            raise
+        readable = None if settings.replica_data == "ship" else self._reads
+        keep_random_answer = backend == "random"  # the one backend that reads a request's `random_answer`
+        self.wire = Wire(front.text_round_trip, keep_random_answer, readable)
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        raise TypeError("a pool is built by `harness.models.replicas.build_model`")
+
+    # ---------------------------------------------------------------------------------------- starting
+    def _check_room(self) -> None:
+        """A cluster too small for the replicas stops the run at once (Ray would wait for room for ever)."""
+        total = self.cluster.resources()
+        for kind, key in (("GPU", "num_gpus"), ("CPU", "num_cpus")):
+            need = self.resources[key] * self.size
+            if need and total.get(kind, 0.0) < need:
+                raise ReplicaError(f"data_parallel_size={self.size} needs {need:g} {kind}s ({self.resources[key]:g} per "
+                                   f"{self.backend} replica); the Ray cluster ({self.cluster.address}) has "
+                                   f"{total.get(kind, 0.0):g}")
+
+    def _start(self, args: dict[str, str], batch_size: int, max_batch_tokens: int | None, build: Build | None) -> None:
+        ray = self.cluster.ray
+        remote = ray.remote(Replica).options(**self.resources, max_restarts=self.settings.replica_restarts,
+                                             max_task_retries=0, scheduling_strategy="SPREAD")
+        actors = [remote.remote(rank, self.backend, args, batch_size, max_batch_tokens, build) for rank in range(self.size)]
+        self.slots = [_Slot(rank, actor, {}) for rank, actor in enumerate(actors)]
+        waiting = {slot.actor.ready.remote(): slot for slot in self.slots}
+        deadline = time.monotonic() + START_TIMEOUT
+        while waiting:
+            done, _ = ray.wait(list(waiting), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+            if not done:
+                slot = next(iter(waiting.values()))
+                raise ReplicaError(f"{self.backend} replica {slot.rank} of {self.size} did not start within "
+                                   f"{START_TIMEOUT:g} s")
+            slot = waiting.pop(done[0])
+            try:
+                slot.info = ray.get(done[0])
+            except Exception as err:
+                raise ReplicaError(f"{self.backend} replica {slot.rank} of {self.size} could not start: "
+                                   f"{cause_line(err)}") from None
+        first = self.slots[0].info["identity"]
+        for slot in self.slots[1:]:
+            if slot.info["identity"] != first:
+                differ = sorted(k for k in set(first) | set(slot.info["identity"])
+                                if first.get(k) != slot.info["identity"].get(k))
+                raise ReplicaError(f"{self.backend} {slot.where} holds another model than replica 0 on "
+                                   f"{self.slots[0].info['node']} ({', '.join(differ)} differ): every node must see "
+                                   "the same checkpoint and versions")
+        placed = ", ".join(f"{s.rank}@{s.info['node']}" + (f" GPU {','.join(s.info['gpus'])}" if s.info["gpus"] else "")
+                           for s in self.slots)
+        print(f"harness: {self.size} {self.backend} replicas ready on Ray ({self.cluster.address}): {placed}",
+              file=sys.stderr, flush=True)
+
+    # ------------------------------------------------------------------------- what the runner reads
+    @property
+    def context_length(self) -> int | None:  # type: ignore[override]
+        return self.front.context_length
+
+    @property
+    def max_images(self) -> int | None:  # type: ignore[override]
+        return self.front.max_images
+
+    @property
+    def max_pixels(self) -> int | None:  # type: ignore[override]
+        return self.front.max_pixels
+
+    @property
+    def batch_size(self) -> int:  # type: ignore[override]
+        return self.front.batch_size
+
+    @property
+    def chat_template(self) -> str | None:  # type: ignore[override]
+        return self.front.chat_template
+
+    @property
+    def request_order(self) -> str:  # type: ignore[override]
+        return self.front.request_order
+
+    @property
+    def generates_across_tasks(self) -> bool:  # type: ignore[override]
+        return self.front.generates_across_tasks
+
+    @property
+    def cache_responses(self) -> bool:  # type: ignore[override]
+        return self.front.cache_responses
+
+    @property
+    def token_rule(self) -> str:
+        return self.front.token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        return self.front.prompt_tokens(request)
+
+    def text_round_trip(self) -> Callable[[str], str] | None:
+        return self.front.text_round_trip()
+
+    def prepare(self, max_images: int) -> None:
+        self._max_images = max(self._max_images, max_images)
+        self.front.prepare(max_images)
+
+    def fit_batch_size(self, start: int) -> str | None:
+        why = self.front.fit_batch_size(start)
+        if why is None:  # each replica searches its own (its own device), from the same start
+            self._fit_start = start
+        return why
+
+    def identity(self) -> dict[str, Any]:
+        return self.slots[0].info["identity"]
+
+    def statistics(self) -> dict[str, Any]:
+        ray = self.cluster.ray
+        per_replica: list[Any] = []
+        for slot in self.slots:
+            if slot.busy or slot.probe is not None:  # the run stopped while it held a batch, or restarted
+                per_replica.append({"unavailable": "holding a batch or restarting when the run ended"})
+                continue
+            try:
+                per_replica.append(ray.get(slot.actor.statistics.remote(), timeout=STATISTICS_TIMEOUT))
+            except Exception as err:  # a dead replica: the run's record says so
+                per_replica.append({"unavailable": cause_line(err)})
+        record = {
+            "data_parallel_size": self.size, "ray": self.cluster.describe(), "reserved_per_replica": self.resources,
+            "placement": [{"rank": s.rank, "node": s.info.get("node"), "gpus": s.info.get("gpus")} for s in self.slots],
+            "images": self.wire.counts.describe(), "batches": self.batches_run, "batches_rerun": self.batches_rerun,
+            "replica_restarts": self.restarts, "backend_stats": per_replica,
+        }
+        return {**self.front.statistics(), "replicas": record}
+
+    # ---------------------------------------------------------------------------------------- batches
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        """The backend's batches, several at a time (a window): the runner hands a window to `stream` (through the
+        response cache, which takes out what it holds), whose replicas answer its batches side by side. A window
+        ends after `WINDOW_BATCHES` batches per replica or `WINDOW_REQUESTS` requests, so that only so many requests
+        are built at once; its replicas wait on its last batch before the next window starts."""
+        window: list[list[Request]] = []
+        count = 0
+        for batch in self.front.batches(requests):
+            window.append(batch)
+            count += len(batch)
+            if len(window) >= WINDOW_BATCHES * self.size or count >= WINDOW_REQUESTS:
+                yield self._window(window)
+                window, count = [], 0
+        if window:
+            yield self._window(window)
+        self._unit_of = {}
+
+    def _window(self, batches: list[list[Request]]) -> list[Request]:
+        # By identity: the cache passes on the window's own request objects, less those it answered.
+        self._unit_of = {id(r): (r, key) for key, batch in enumerate(batches) for r in batch}
+        return [r for batch in batches for r in batch]
+
+    def _units(self, requests: Sequence[Request]) -> list[_Unit]:
+        """The batches of `requests` as the backend made them (a window's, less what the cache answered), or made
+        now (a `generate` call); an engine's batch divided into shares, one per replica."""
+        keys = [self._unit_of.get(id(r)) for r in requests]
+        groups: dict[int, list[int]] = {}
+        if all(key is not None and key[0] is r for key, r in zip(keys, requests, strict=True)):
+            for position, key in enumerate(keys):
+                groups.setdefault(key[1], []).append(position)  # type: ignore[index]
+            units = list(groups.values())
+        else:
+            where = {id(r): i for i, r in enumerate(requests)}
+            units = [[where[id(r)] for r in batch] for batch in self.front.batches(list(requests))]
+        if not self.front.generates_across_tasks:
+            return [_Unit(positions) for positions in units]
+        return [_Unit([unit[i] for i in share]) for unit in units
+                for share in split_shares([requests[p] for p in unit], self.size)]
+
+    # ------------------------------------------------------------------------------------- generating
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return collect(self.stream(requests), len(requests))
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """Each batch's answers as a replica returns them; a batch whose replica died runs again."""
+        ray = self.cluster.ray
+        pending = deque(self._units(requests))
+        holding: dict[Any, tuple[_Unit, _Slot]] = {}
+        while pending or holding:
+            self._hand_out(requests, pending, holding)
+            probes = {slot.probe: slot for slot in self.slots if slot.probe is not None}
+            if not holding and not probes:
+                raise BackendFatalError(f"no {self.backend} replica is left to answer {len(pending)} batches")
+            done, _ = ray.wait([*holding, *probes], num_returns=1, timeout=self._wait_seconds())
+            if not done:
+                self._check_silence()
+                continue
+            ref = done[0]
+            if ref in probes:
+                self._revived(probes[ref])
+                continue
+            unit, slot = holding.pop(ref)
+            slot.busy -= 1
+            slot.since = time.monotonic()
+            try:
+                responses = self._answers(ref, unit, slot, pending)
+            except _Stopped as stopped:  # what the failing batch did answer is journalled first
+                if stopped.finished:
+                    yield [(unit.positions[i], r) for i, r in enumerate(stopped.finished) if r is not None]
+                raise BackendFatalError(str(stopped)) from None
+            if responses is None:
+                continue
+            self.batches_run += 1
+            yield [(position, response) for position, response in zip(unit.positions, responses, strict=True)]
+            release_mapped_pages()  # images the driver read for this batch (shipped, or checked by the cache)
+
+    def _hand_out(self, requests: Sequence[Request], pending: deque[_Unit], holding: dict[Any, tuple[_Unit, _Slot]]) -> None:
+        """Pending batches to replicas with room, the least busy first."""
+        while pending:
+            free = [s for s in self.slots if s.probe is None and s.busy < DEPTH]
+            if not free:
+                return
+            slot = min(free, key=lambda s: (s.busy, s.rank))
+            unit = pending.popleft()
+            batch = [requests[p] for p in unit.positions]
+            state = ReplicaState(max(self._max_images, max((r.num_images for r in batch), default=0)), self._fit_start)
+            ref = slot.actor.run.remote(self.wire.batch(batch), state)
+            if not slot.busy:
+                slot.since = time.monotonic()
+            slot.busy += 1
+            holding[ref] = (unit, slot)
+
+    def _answers(self, ref: Any, unit: _Unit, slot: _Slot, pending: deque[_Unit]) -> list[Response] | None:
+        """A batch's responses; None when its replica died holding it (it is queued again, first)."""
+        ray = self.cluster.ray
+        try:
+            responses = ray.get(ref)
+        except ray.exceptions.RayActorError as err:
+            if getattr(err, "_actor_init_failed", False):
+                raise BackendFatalError(f"{self.backend} {slot.where} could not start again: {cause_line(err)}") from None
+            unit.tries += 1
+            if unit.tries > self.settings.replica_restarts:
+                raise BackendFatalError(f"{self.backend} replicas died {unit.tries} times running the same batch "
+                                        f"({len(unit.positions)} requests): {cause_line(err)}") from None
+            self.batches_rerun += 1
+            pending.appendleft(unit)
+            if slot.probe is None:  # its first lost batch: the process died; wait for Ray to restart it
+                self.restarts += 1
+                print(f"harness: {self.backend} {slot.where} died ({cause_line(err)[:160]}); Ray restarts it and its "
+                      "batches run again", file=sys.stderr, flush=True)
+                slot.probe, slot.probe_since = slot.actor.ready.remote(), time.monotonic()
+            return None
+        except ray.exceptions.RayTaskError as err:
+            cause = getattr(err, "cause", None)
+            message = str(cause).strip() if isinstance(cause, BackendFatalError | UserError) else cause_line(err)
+            finished = getattr(cause, "responses", None)
+            raise _Stopped(f"{self.backend} {slot.where}: {message}",
+                           finished if finished is not None and len(finished) == len(unit.positions) else None) from None
+        if len(responses) != len(unit.positions):
+            raise BackendFatalError(f"{self.backend} {slot.where} returned {len(responses)} responses for "
+                                    f"{len(unit.positions)} requests")
+        return responses
+
+    def _revived(self, slot: _Slot) -> None:
+        ray = self.cluster.ray
+        try:
+            slot.info = {**slot.info, **ray.get(slot.probe)}
+        except ray.exceptions.ActorUnavailableError:  # still restarting: ask again in a moment
+            time.sleep(RESTART_POLL)
+            slot.probe = slot.actor.ready.remote()
+            return
+        except Exception as err:
+            raise BackendFatalError(f"{self.backend} {slot.where} died and could not be restarted: "
+                                    f"{cause_line(err)}") from None
+        slot.probe = None
+        slot.since = time.monotonic()
+
+    def _wait_seconds(self) -> float:
+        now = time.monotonic()
+        deadlines = [s.since + self.settings.replica_timeout for s in self.slots if s.busy]
+        deadlines += [s.probe_since + self.settings.replica_timeout for s in self.slots if s.probe is not None]
+        return max(0.1, min(deadlines, default=now + 60.0) - now)
+
+    def _check_silence(self) -> None:
+        now = time.monotonic()
+        for slot in self.slots:
+            if slot.busy and now - slot.since > self.settings.replica_timeout:
+                raise BackendFatalError(f"{self.backend} {slot.where} gave no answer within "
+                                        f"{self.settings.replica_timeout:g} s (replica_timeout); every replica stopped")
+            if slot.probe is not None and now - slot.probe_since > self.settings.replica_timeout:
+                raise BackendFatalError(f"{self.backend} {slot.where} died and was not back within "
+                                        f"{self.settings.replica_timeout:g} s (replica_timeout)")
+
+    # ----------------------------------------------------------------------------------------- images
+    def _reads(self, files: BuildFiles) -> bool:
+        """Whether every replica reads `files` itself (asked once per build); where one cannot, the build's images
+        travel through the object store (`replica_data=read` stops the run instead)."""
+        if files not in self._readable:
+            ray = self.cluster.ray
+            reasons = []
+            asked = [(slot, slot.actor.unreadable.remote(files)) for slot in self.slots if slot.probe is None]
+            for slot, answer in asked:  # (a replica restarting now is not asked)
+                try:
+                    reason = ray.get(answer)
+                except Exception as err:  # a replica that died meanwhile: this build's images travel as bytes
+                    reason = f"no answer: {cause_line(err)}"
+                if reason:
+                    reasons.append(f"{slot.where}: {reason}")
+            if reasons and self.settings.replica_data == "read":
+                raise BackendFatalError(f"replica_data=read: {reasons[0]}")
+            if reasons:
+                self.wire.counts.why_shipped[files.location] = reasons[0]
+            self._readable[files] = not reasons
+        return self._readable[files]
+
+    # ---------------------------------------------------------------------------------------- closing
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        slots, self.slots = self.slots, []
+        self.front.close()
+        cluster = getattr(self, "cluster", None)
+        if cluster is None:
+            return
+        ray = cluster.ray
+        if slots and ray.is_initialized():
+            # Idle replicas shut their engines down; one still holding a batch (the run stopped: a hung or failing
+            # replica, an interrupt) would answer it first, so it is killed at once.
+            closing = [slot.actor.close.remote() for slot in slots if not slot.busy and slot.probe is None]
+            try:
+                ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT)
+            except Exception:  # a dead replica has nothing to close
+                pass
+            for slot in slots:
+                try:
+                    ray.kill(slot.actor, no_restart=True)
+                except Exception:
+                    pass
+        cluster.close()
+

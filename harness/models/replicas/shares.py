@@ -1,0 +1,42 @@
+"""How a pool divides one batch of an engine that schedules its own batches (vLLM) between its replicas: the
+requests that share a prompt prefix stay together (their replica's prefix cache serves them), and the shares are
+balanced by prompt tokens, the longest groups placed first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.api import Request
+from harness.running.prefix_order import MIN_SHARED_TOKENS, PromptKey, prompt_key, shared_tokens
+
+
+def prefix_groups(requests: Sequence[Request]) -> list[list[int]]:
+    """Positions of `requests` in runs of neighbours that share a prompt prefix (the rule `prefix_order.cache_order`
+    groups by: at least `MIN_SHARED_TOKENS`, or half the shorter prompt)."""
+    groups: list[list[int]] = []
+    previous: tuple[PromptKey, int] | None = None
+    for i, request in enumerate(requests):
+        key = prompt_key(request)
+        weight = sum(w for _, w in key)
+        if previous is not None and shared_tokens(previous[0], key) >= min(MIN_SHARED_TOKENS, min(previous[1], weight) // 2):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+        previous = (key, weight)
+    return groups
+
+
+def split_shares(requests: Sequence[Request], parts: int) -> list[list[int]]:
+    """Positions of `requests` in at most `parts` shares, whole prefix groups each, of similar prompt tokens; the
+    heaviest share first, each in the batch's order."""
+    groups = prefix_groups(requests)
+    costs = [sum(requests[i].token_count for i in group) for group in groups]
+    parts = max(1, min(parts, len(groups)))
+    loads = [0] * parts
+    shares: list[list[int]] = [[] for _ in range(parts)]
+    for g in sorted(range(len(groups)), key=lambda g: (-costs[g], g)):
+        target = min(range(parts), key=lambda p: (loads[p], p))
+        shares[target] += groups[g]
+        loads[target] += costs[g]
+    order = sorted(range(parts), key=lambda p: (-loads[p], p))
+    return [sorted(shares[p]) for p in order if shares[p]]

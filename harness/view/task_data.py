@@ -1,0 +1,302 @@
+"""A task's data as the run read it: the build its results file records (`datasets[task]`: a local folder or
+`hf://`), loaded through the harness's own verified path (`harness.running.task.Task.load`: the manifest's hashes,
+`process_docs`, the rows without their images), so that a sample's prompt and images are those the model was
+sent, rebuilt from verified bytes. Nothing here writes a file."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from builders.core.contract import parse_hub_location
+from harness.api import GenerationSettings, ImagePart, TextPart
+from harness.errors import UserError
+from harness.outputs.report import task_index
+from harness.running.cache import input_sha256
+from harness.running.task import RowProblem, Task
+from harness.view.catalog import TaskRun, hook
+from harness.view.sample_index import axis_values
+
+SHA256_HEX = frozenset("0123456789abcdef")
+
+
+def is_sha256(text: str) -> bool:
+    return len(text) == 64 and set(text) <= SHA256_HEX
+
+
+@dataclass
+class Part:
+    """One piece of a turn as the viewer shows it: text, or an image by its content hash."""
+
+    kind: str  # "text" | "image"
+    text: str = ""
+    sha256: str = ""
+    index: int = 0  # the image's place in the prompt (0-based)
+    size: tuple[int, int] | None = None
+
+
+@dataclass
+class Turn:
+    role: str
+    parts: list[Part] = field(default_factory=list)
+
+
+@dataclass
+class Prompt:
+    """A sample's prompt, where it came from, and whether it is byte for byte what the model was sent."""
+
+    turns: list[Turn]
+    source: str  # what the turns were read from
+    matches: bool | None  # its inputs hash to the journal's `input_sha256` (None: nothing to compare)
+    gold: str | None = None
+    problem: str | None = None  # why the data could not give the prompt
+
+
+class ImageStore:
+    """The images the viewer may serve: only those of prompts it rebuilt from verified builds, by content hash.
+    Each read is checked against its hash; thumbnails are kept in a small LRU."""
+
+    def __init__(self, thumbs: int = 512) -> None:
+        self._loaders: dict[str, Callable[[], bytes]] = {}
+        self._thumbs: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
+        self._limit = thumbs
+        self._lock = threading.Lock()
+
+    def register(self, sha256: str, load: Callable[[], bytes]) -> None:
+        with self._lock:
+            self._loaders.setdefault(sha256, load)
+
+    def __contains__(self, sha256: str) -> bool:
+        return sha256 in self._loaders
+
+    def original(self, sha256: str) -> bytes | None:
+        load = self._loaders.get(sha256)
+        if load is None:
+            return None
+        try:
+            data = load()
+        except (OSError, ValueError, KeyError):  # the build changed under the viewer: its check refused the bytes
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha256 else None
+
+    def thumbnail(self, sha256: str, size: int) -> tuple[bytes, str] | None:
+        """(bytes, media type) of the image shrunk to fit `size` pixels, as PNG (JPEG for photos)."""
+        key = (sha256, size)
+        with self._lock:
+            if key in self._thumbs:
+                self._thumbs.move_to_end(key)
+                return self._thumbs[key]
+        data = self.original(sha256)
+        if data is None:
+            return None
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                image.thumbnail((size, size))
+                out = io.BytesIO()
+                photo = image.format == "JPEG"
+                image.convert("RGB").save(out, format="JPEG" if photo else "PNG", quality=85)
+        except (OSError, UnidentifiedImageError, ValueError):
+            return None
+        found = (out.getvalue(), "image/jpeg" if photo else "image/png")
+        with self._lock:
+            self._thumbs[key] = found
+            while len(self._thumbs) > self._limit:
+                self._thumbs.popitem(last=False)
+        return found
+
+
+def media_type(data: bytes) -> str | None:
+    """The image type of encoded bytes by their signature; None for anything else (never served)."""
+    signatures = {b"\xff\xd8\xff": "image/jpeg", b"\x89PNG\r\n\x1a\n": "image/png", b"GIF87a": "image/gif",
+                  b"GIF89a": "image/gif", b"BM": "image/bmp"}
+    for signature, kind in signatures.items():
+        if data.startswith(signature):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+class TaskData:
+    """One task run's documents, read once, on first use, from the verified build its results file names."""
+
+    def __init__(self, run: TaskRun, images: ImageStore, data_dir: str | None = None) -> None:
+        self.run = run
+        self.images = images
+        self.data_dir = data_dir  # `harness view --data_dir`: where builds are looked up instead
+        self._task: Task | None = None
+        self._problem: str | None = None
+        self._axes: dict[str, list[tuple[str, ...]]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.run.run.get("config") or {}
+
+    def task(self) -> Task | None:
+        """The loaded task, or None (then `problem` says why)."""
+        with self._lock:
+            if self._task is None and self._problem is None:
+                try:
+                    self._task = self._load()
+                except Exception as err:  # whatever keeps the data from being read is said on the page, not a 500
+                    self._problem = str(err) if isinstance(err, UserError) else f"{type(err).__name__}: {err}"
+            return self._task
+
+    @property
+    def problem(self) -> str | None:
+        self.task()
+        return self._problem
+
+    def _load(self) -> Task:
+        config = task_index(self.run.include_paths).tasks.get(self.run.task)
+        if config is None:
+            raise UserError(f"task {self.run.task!r} is not among the installed tasks or the run's --include_path")
+        recorded = (self.run.run.get("datasets") or {}).get(self.run.task) or {}
+        location = str(recorded.get("location") or "")
+        data_dir: str | None = self.data_dir
+        if data_dir is None and parse_hub_location(location):
+            data_dir = location
+        elif data_dir is None and location:
+            config = replace(config, dataset_path=location)  # the very folder the run read
+        elif data_dir is None:
+            data_dir = self.config.get("data_dir")
+        metadata = self.config.get("metadata") if isinstance(self.config.get("metadata"), dict) else {}
+        task = Task(config, metadata, self.config.get("system_instruction"))
+        trust = bool(self.config.get("trust_unverified_data")) or recorded.get("verification") == "unverified"
+        task.load(data_dir, None, trust)
+        return task
+
+    def axes(self) -> dict[str, list[tuple[str, ...]]]:
+        """The benchmark's axes (`SAMPLE_AXES` / `sample_axes` of its report module), each a tuple of values per
+        document; the image count when it declares none; nothing when the data cannot be read. Read once."""
+        if self._axes is None:
+            task = self.task()
+            self._axes = {}
+            if task is not None and task.docs is not None:
+                module = self.run.hooks
+                declared = hook(module, "SAMPLE_AXES") or [("images", "num_images")]
+                docs = task.docs
+                wanted = [column for _, column in declared if column in docs.column_names]
+                columns = docs.select_columns(wanted).to_dict() if wanted else {}
+                derive = hook(module, "sample_axes")
+                found = dict(derive(self.run.task, columns)) if callable(derive) else \
+                    {label: columns[column] for label, column in declared if column in columns}
+                self._axes = {label: axis_values(values) for label, values in found.items()}
+        return self._axes
+
+    def settings(self, header: dict[str, Any] | None) -> GenerationSettings:
+        generation = ((header or {}).get("parts") or {}).get("generation")
+        task = self.task()
+        if isinstance(generation, dict):
+            try:
+                return GenerationSettings.from_dict(generation)
+            except (TypeError, ValueError):
+                pass
+        assert task is not None
+        return task.generation_settings(self.config.get("gen_kwargs") or {}, self.config.get("seed"))
+
+    def prompt(self, doc_id: int, record: dict[str, Any], header: dict[str, Any] | None) -> Prompt:
+        """The sample's prompt: rebuilt from the verified data (its images served from there), checked against the
+        journal's hash of what was sent; the journal's own copy (`--log_samples`) where the task truncated it."""
+        task = self.task()
+        if not isinstance(record.get("prompt"), str):  # no copy in the journal: the sample log's, if any
+            record = {**self._sample_log_fields(doc_id), **record}
+        logged = record.get("prompt")
+        if task is None or task.docs is None or not 0 <= doc_id < len(task):
+            problem = self.problem or f"document {doc_id} is not in the data"
+            return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
+        doc = task.doc(doc_id)
+        if task.sample_id(doc_id, doc) != record.get("sample_id"):
+            problem = (f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
+                       f"{record.get('sample_id')!r}: the build changed since the run")
+            return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
+        request = task.build_request(doc_id, doc, self.settings(header))
+        if isinstance(request, RowProblem):
+            return Prompt([], "", None, task.target(doc), request.reason)
+        turns = []
+        position = 0
+        for message in request.messages:
+            turn = Turn(message.role)
+            for part in message.content:
+                if isinstance(part, TextPart):
+                    turn.parts.append(Part("text", part.text))
+                elif isinstance(part, ImagePart):
+                    self.images.register(part.image.sha256, part.image.load)
+                    size = (part.image.width, part.image.height) if part.image.width else None
+                    turn.parts.append(Part("image", sha256=part.image.sha256, index=position, size=size))
+                    position += 1
+            turns.append(turn)
+        recorded = record.get("input_sha256")
+        matches = None if not isinstance(recorded, str) else input_sha256(request) == recorded
+        source = "rebuilt from the verified build " + str(self.run.run.get("datasets", {}).get(self.run.task, {})
+                                                          .get("location", ""))
+        prompt = Prompt(turns, source, matches, task.target(doc))
+        if record.get("truncation") and isinstance(logged, str):  # what was sent: the truncated prompt
+            cut = self._logged(record, None)
+            cut.gold, cut.matches = prompt.gold, None
+            cut.source = "the journal (as sent, after the task's truncation; images matched by hash)"
+            return cut
+        return prompt
+
+    def _sample_log_fields(self, doc_id: int) -> dict[str, Any]:
+        """The prompt, target and image hashes of `doc_id` in the task's lm-eval sample log (`--log_samples`)."""
+        log = self.run.samples_log()
+        if log is None:
+            return {}
+        start = f'{{"doc_id": {doc_id},'.encode()
+        try:
+            with open(log, "rb") as handle:
+                line = next((line for line in handle if line.startswith(start)), None)
+            entry = json.loads(line.decode("utf-8")) if line else None
+        except (OSError, UnicodeDecodeError, ValueError):
+            return {}
+        if not isinstance(entry, dict):
+            return {}
+        prompt = (((entry.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0"))
+        doc = entry.get("doc") if isinstance(entry.get("doc"), dict) else {}
+        fields = {"prompt": prompt, "target": entry.get("target"), "image_sha256": doc.get("image_sha256"),
+                  "logged_in": log.name}
+        return {k: v for k, v in fields.items() if v is not None}
+
+    def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
+        """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""
+        text = str(record.get("prompt") or "")
+        hashes = [h for h in record.get("image_sha256") or [] if isinstance(h, str)]
+        turn = Turn("user")
+        pieces = text.split("<image>")
+        for i, piece in enumerate(pieces):
+            if piece:
+                turn.parts.append(Part("text", piece))
+            if i < len(pieces) - 1:
+                sha = hashes[i] if i < len(hashes) else ""
+                turn.parts.append(Part("image", sha256=sha, index=i))
+        gold = record.get("target") if isinstance(record.get("target"), str) else None
+        where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
+        return Prompt([turn], where, None, gold, problem)
+
+    def doc(self, doc_id: int) -> dict[str, Any] | None:
+        task = self.task()
+        if task is None or task.docs is None or not 0 <= doc_id < len(task):
+            return None
+        return task.doc(doc_id)
+
+
+def header_of(journal: Path) -> dict[str, Any] | None:
+    """The journal's header (its first line), or None."""
+    try:
+        with open(journal, "rb") as handle:
+            first = handle.readline()
+        value = json.loads(first.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "header" else None

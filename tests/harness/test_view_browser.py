@@ -1,0 +1,167 @@
+"""`harness view` in a real browser (Debian's chromium, driven by selenium through chromedriver; nothing downloaded):
+a small demo-like run (MMNeedle, the random baseline and a constant answer holding HTML), filtered to its wrong
+answers, one sample opened: every thumbnail decodes, the hostile answer shows as characters and runs nothing, the
+gold cell is outlined. Screenshots of each page go to the test's tmp folder. Paths out of the results folder and
+images the viewer did not rebuild are answered 404, and nothing is written into the results folder."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
+TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_pos"
+
+pytestmark = [
+    pytest.mark.slow,  # a run, a server and a browser
+    pytest.mark.skipif(not (CHROMIUM.exists() and DRIVER.exists()),
+                       reason=f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
+                              "apt-get install -y --no-install-recommends chromium chromium-driver"),
+]
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    out = tmp_path_factory.mktemp("view_results")
+    for model in (["random", "--log_samples"], ["constant", "--model_args", f"answer={HOSTILE}"]):
+        assert main(["--tasks", TASKS, "--model", *model, "--data_dir", str(data_dir), "--output_path", str(out),
+                     "--no_progress"]) == 0
+    assert main(["report", str(out), "--jobs", "1"]) == 0
+    secret = tmp_path_factory.mktemp("outside") / "secret.png"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\n not for the viewer")
+    (out / "link_out.png").symlink_to(secret)  # a link leading out of the results folder
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(results: Path) -> Iterator[str]:
+    import uvicorn
+
+    from harness.view.app import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(results), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    profile = tmp_path_factory.mktemp("chromium_profile")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,2200"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def _status(host: str, path: str) -> int:
+    """The status of a GET for `path` sent as written (no client normalising `..` away)."""
+    connection = http.client.HTTPConnection(host, timeout=30)
+    connection.putrequest("GET", path, skip_accept_encoding=True)
+    connection.endheaders()
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+def _all_thumbnails_decoded(driver) -> bool:
+    return bool(driver.execute_script(
+        "const images = [...document.querySelectorAll('img.thumb')];"
+        "images.forEach((image) => image.scrollIntoView());"
+        "return images.length > 0 && images.every((image) => image.complete && image.naturalWidth > 0);"))
+
+
+def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(results: Path, server: str, browser,
+                                                                       tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    before = _files(results)
+    wait = WebDriverWait(browser, 60)
+    browser.get(f"http://{server}/")
+    assert "random" in browser.page_source and "constant" in browser.page_source
+    browser.save_screenshot(str(tmp_path / "1_runs.png"))
+
+    # The constant model's answer holds HTML; its samples, filtered to the wrong ones.
+    links = browser.find_elements(By.CSS_SELECTOR, "a.samples-link")
+    link = next(a for a in links if "model=constant" in a.get_attribute("href")
+                and "mmneedle_m1_n2_k1_pos" in a.get_attribute("href"))
+    link.click()
+    wait.until(lambda d: d.find_elements(By.ID, "samples"))
+    total = browser.find_element(By.ID, "count").text
+    Select(browser.find_element(By.ID, "show")).select_by_value("wrong")  # submits the filter (view.js)
+    wait.until(lambda d: "show=wrong" in d.current_url)
+    count = browser.find_element(By.ID, "count").text
+    assert count.startswith("12 of 12 samples"), (total, count)  # a constant HTML answer is never right
+    answers = [cell.text for cell in browser.find_elements(By.CSS_SELECTOR, "td.answer")]
+    assert answers and all(answer == HOSTILE for answer in answers)  # shown as the characters it is
+    assert browser.execute_script("return window.pwned === undefined")
+    assert not browser.find_elements(By.CSS_SELECTOR, "td.answer img, td.answer script")
+    browser.save_screenshot(str(tmp_path / "2_wrong_answers.png"))
+
+    browser.find_elements(By.CSS_SELECTOR, "a.sample-link")[0].click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "img.thumb"))
+    wait.until(_all_thumbnails_decoded)
+    assert browser.find_element(By.CSS_SELECTOR, "pre.response").text == HOSTILE
+    assert browser.execute_script("return window.pwned === undefined")
+    assert browser.find_elements(By.ID, "inputs-match")  # the prompt rebuilt from the data is what was sent
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.overlay rect.mark-gold")  # the needle's cell outlined
+    browser.save_screenshot(str(tmp_path / "3_sample.png"))
+
+    # The same sample beside the random baseline's answer.
+    Select(browser.find_element(By.ID, "vs")).select_by_value("random")
+    wait.until(lambda d: "vs=random" in d.current_url)
+    wait.until(_all_thumbnails_decoded)
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".answer-card")) == 2
+    browser.save_screenshot(str(tmp_path / "4_side_by_side.png"))
+
+    # A heat-map cell of a ten-image config opens the samples of its depth.
+    browser.get(f"http://{server}/samples?model=random&task=mmneedle_m10_n1_k2_pos")
+    cell = browser.find_elements(By.CSS_SELECTOR, "table.heat td a")[0]
+    cell.click()
+    wait.until(lambda d: "ax.depth=" in d.current_url or "ax.cell=" in d.current_url)
+    assert browser.find_elements(By.CSS_SELECTOR, "table.heat td.selected")
+    browser.save_screenshot(str(tmp_path / "5_heat_map_cell.png"))
+
+    for path in ("/report/../../../../etc/passwd", "/report/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/report//etc/passwd",
+                 "/report/..%2f..%2f..%2fetc%2fpasswd", f"/report/{'../' * 3}{results.name}/report.md",
+                 "/report/link_out.png", "/report/random/" + next((results / "random").glob("results_*.json")).name,
+                 "/image/" + "ab" * 32, "/image/../../etc/passwd", "/static/../app.py", "/static/%2e%2e/app.py"):
+        assert _status(server, path) == 404, path
+    assert _status(server, "/report/mmneedle_cells_random.png") == 200
+    assert _files(results) == before  # nothing written into the results folder
+    assert len(list(tmp_path.glob("*.png"))) == 5 and all(os.path.getsize(p) > 5_000 for p in tmp_path.glob("*.png"))
