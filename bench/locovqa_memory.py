@@ -32,7 +32,7 @@ def run(code: Path, configs: str, rows: int, extra: list[str]) -> dict[str, str]
         env = {**os.environ, "PYTHONPATH": str(code)}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True, check=True)  # cwd: not the checkout
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
