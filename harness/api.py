@@ -112,6 +112,12 @@ class GenerationSettings:
     def to_dict(self) -> dict[str, Any]:
         return {f: (list(v) if isinstance(v, tuple) else v) for f, v in self.__dict__.items()}
 
+    @property
+    def max_response_chars(self) -> int:
+        """Longest answer accepted as an answer: far above what max_gen_toks tokens can spell. A longer one is an
+        error (tried again on resume), and is never cached."""
+        return 64 * self.max_gen_toks + 1024
+
 
 @dataclass(frozen=True)
 class TextRoundTrip:

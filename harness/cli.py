@@ -308,6 +308,14 @@ def view_command(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from harness.redact import command_line_secrets, register, scrubbed_output
+
+    register(command_line_secrets(argv))  # before any parsing: no message about a typo shows a key (argparse's too)
+    with scrubbed_output():
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             return SUBCOMMANDS[argv[0]](argv[1:])

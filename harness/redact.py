@@ -172,6 +172,26 @@ def _redact_pairs(text: str) -> str:
     return redact_urls(re.sub(r"(?P<lead>^|,)(?P<key>[^=,]+)=(?P<value>\"[^\"]*\"|'[^']*'|[^,]*)", pair, text))
 
 
+def redact_pairs(text: str) -> str:
+    """A `k=v,k2=v2` string (`--model_args`) fit for a message: every secret-named value and URL credential replaced."""
+    return _redact_pairs(text)
+
+
+def command_line_secrets(argv: Iterable[str]) -> list[str]:
+    """Every secret a command line holds, found before any of it is parsed (so that not even a message about a
+    typo in it shows one): secret-named `key=value` values anywhere in an argument (quoted or not, as
+    `--model_args` and `--judge_args` carry them), URL credentials and the basic-auth tokens they become."""
+    found: set[str] = set()
+    for arg in map(str, argv):
+        for match in re.finditer(r"(?:^|[,\s])(?P<key>[^=,\s]+)=(?P<value>\"[^\"]*\"?|'[^']*'?|[^,\s]*)", arg):
+            if is_secret_name(match["key"].lstrip("-")):
+                value = match["value"]
+                found |= {value, value.strip("\"'")}
+        found.update(url_credentials(arg))
+        found.update(basic_auth_tokens(arg))
+    return _longest_first(f for f in found if f)
+
+
 def _redact_arg(arg: str) -> str:
     flag, sep, rest = arg.partition("=") if arg.startswith("-") else ("", "", arg)  # --model_args=k=v,...
     return flag + sep + _redact_pairs(rest) if sep else _redact_pairs(arg)
@@ -216,10 +236,17 @@ def scrub(text: str) -> str:
     return pattern.sub(REDACTED, text) if pattern is not None else text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: Any, **kwargs: Any) -> str:
-    """`json.dumps(value, **kwargs)` (`default=str`), scrubbed: how every JSON the harness writes is made."""
+    """`json.dumps(value, **kwargs)` (`default=str`), scrubbed: how every JSON the harness writes is made. A lone
+    surrogate (a server's `"\\ud800"`, a journal's) stays the JSON escape it came as, so the text encodes as UTF-8."""
     kwargs.setdefault("default", str)
-    return scrub(json.dumps(value, **kwargs))
+    text = json.dumps(value, **kwargs)
+    if not kwargs.get("ensure_ascii", True):
+        text = _SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    return scrub(text)
 
 
 class ScrubbingStream(io.TextIOBase):

@@ -226,7 +226,7 @@ def read_manifest(folder: str | Path) -> dict[str, Any] | None:
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
@@ -267,7 +267,7 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
     path = Path(folder) / MANIFEST_NAME
     try:
         manifest = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     entry = manifest.get("image_table") if config == IMAGE_TABLE_CONFIG else manifest.get("configs", {}).get(config)
     files = entry.get("files") if isinstance(entry, Mapping) else None

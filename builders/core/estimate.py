@@ -24,11 +24,16 @@ class BuildEstimate:
     work: str  # the benchmark's own words for the work, e.g. "1,200 source images to decode"
     basis: str  # what the figures were scaled from, e.g. "measured on 6 sample images"
     kept: int = 0  # configs carried over from the build in place
+    peak_memory: float | None = None  # the build process's most resident memory, where the benchmark works it out
+    scratch_bytes: float | None = None  # temporary files while it builds (spools, spills), besides the output
 
     def text(self, workers: int) -> str:
         kept = f", keeping {self.kept} built config(s)" if self.kept else ""
+        extra = "".join([f", peak memory about {human_bytes(self.peak_memory)}" if self.peak_memory else "",
+                         f", {human_bytes(self.scratch_bytes)} of temporary disk"
+                         if self.scratch_bytes is not None else ""])
         return (f"plan: {len(self.configs)} config(s){kept}, {self.rows:,} rows ({self.work}); about "
-                f"{human_bytes(self.num_bytes)} and {human_duration(self.seconds)} on {workers} worker(s) "
+                f"{human_bytes(self.num_bytes)} and {human_duration(self.seconds)} on {workers} worker(s){extra} "
                 f"({self.basis}; a rough guide)")
 
 

@@ -79,6 +79,14 @@ class BudgetedStore(Generic[V]):
         assert self._fd is not None
         return self._from_bytes(os.pread(self._fd, length, offset), meta)
 
+    def discard(self, key: Hashable) -> None:
+        """Forget `key` (its last reader is done): its memory is freed at once; spilled bytes stay in the file."""
+        with self._lock:
+            value = self._memory.pop(key, None)
+            if value is not None:
+                self.memory_bytes -= self._size_in_memory(value)
+            self._spilled.pop(key, None)
+
     def close(self) -> None:
         """Drop everything and delete the spill file."""
         self._memory.clear()

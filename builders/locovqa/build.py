@@ -10,15 +10,18 @@ configs (entity lists asked in batches for the collision filter; no pixel), then
 
 from __future__ import annotations
 
+import math
 import os
+import shutil
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
@@ -26,7 +29,7 @@ from builders.core.benchmark import check_at_least, check_seed
 from builders.core.build import BuilderInfo, DatasetBuild
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.errors import BuildError
-from builders.core.estimate import BuildEstimate
+from builders.core.estimate import BuildEstimate, human_bytes
 from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
@@ -38,7 +41,7 @@ from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGR
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
 from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES
 from builders.locovqa.entities import Lister, make_lister
-from builders.locovqa.estimate import estimate_build
+from builders.locovqa.estimate import estimate_build, grid_working_set
 from builders.locovqa.fixture import FIXTURE_VERSION, write_fixture
 from builders.locovqa.plan import (
     Failure,
@@ -57,6 +60,7 @@ BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images 
 DEFAULT_MNIST_SAMPLES = 200  # per length and digit count (spec §1.5 recommendation)
 SYNTHETIC_LIMIT = 4
 DEFAULT_MEMORY_BUDGET_MB = 2048
+JPEG_MAX_SIDE = 65_500  # libjpeg's largest image side
 MAX_LISTED_FAILURES = 50
 INFO = BuilderInfo(
     name="locovqa", module="builders.locovqa", version=BUILDER_VERSION,
@@ -161,6 +165,7 @@ class LocoVqaBuild(BenchmarkBuild):
     def __post_init__(self) -> None:
         _check_options(self.limit, self.mnist_samples, self.cell_size, self.max_resamples, self.num_proc, self.seed,
                        self.mmstar_pool, self.memory_budget_mb)
+        _check_grids(self.cfgs, self.cell_size, self.num_proc, self.memory_budget_mb)
         self.workers = self.num_proc
         self.paths = parse_source_args(self.source)
         self.synthetic = "synthetic" in self.paths
@@ -271,11 +276,26 @@ class LocoVqaBuild(BenchmarkBuild):
     def estimate(self, kept: int) -> BuildEstimate | None:
         if not any(self.plans.values()):
             return None
-        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.cell_size, kept)
+        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.cell_size, kept,
+                              self.workers, self.memory_budget_mb * 1e6)
+
+    def _check_disk(self, build: DatasetBuild) -> None:
+        """Refuse, before the long stages, a build whose temporary files and output will not fit the disk."""
+        estimate = self.estimate(0)
+        if estimate is None:
+            return
+        need = (estimate.scratch_bytes or 0) + estimate.num_bytes
+        free = shutil.disk_usage(self.work).free
+        if need > free:
+            raise BuildError(f"this build needs about {human_bytes(need)} of disk under {self.work.parent} "
+                             f"({human_bytes(estimate.scratch_bytes or 0)} of temporary files, "
+                             f"{human_bytes(estimate.num_bytes)} of output) and {human_bytes(free)} is free: free "
+                             "some, or build fewer configs or rows at a time")
 
     # ----------------------------------------------------------------------------------------- write
 
     def write(self, build: DatasetBuild) -> dict[str, Any]:
+        self._check_disk(build)
         started = time.perf_counter()
         sources, cell_size, progress = self.sources, self.cell_size, self.progress
         cmp_plans = [p for plans in self.plans.values() for p in plans if p.cfg.mode == "cmp"]
@@ -290,12 +310,30 @@ class LocoVqaBuild(BenchmarkBuild):
                 local.encoder = FileJpegEncoder()
             return local.encoder
 
+        # A cell shown by several grids is fitted once and kept (within the memory budget, spilled beyond it) until
+        # its last grid is composed; a cell shown once (every digit of a transcription row) is fitted when its grid
+        # is composed and kept nowhere: memory stays flat in rows instead of growing to the budget.
+        uses = Counter(key for plan in cmp_plans for key in plan.context)
+        shared = [key for key in cell_keys if uses[key] > 1]
+        remaining, counting = dict(uses), threading.Lock()
+
+        def cell(key: str) -> Any:
+            if uses[key] == 1:
+                return sources.cell(key, cell_size)
+            image = cells.get(key)
+            with counting:
+                remaining[key] -= 1
+                last = remaining[key] == 0
+            if last:
+                cells.discard(key)
+            return image
+
         try:
-            run_parallel(cell_keys, lambda key: cells.put(key, sources.cell(key, cell_size)), self.workers,
+            run_parallel(shared, lambda key: cells.put(key, sources.cell(key, cell_size)), self.workers,
                          "fit images into cells", "img", progress, chunk=16)
 
             def grid(plan: RowPlan) -> None:
-                image = compose((cells.get(key) for key in plan.context), plan.cfg.grid_side, cell_size)
+                image = compose((cell(key) for key in plan.context), plan.cfg.grid_side, cell_size)
                 encoded.put(plan.row_id, encoder().encode(image))
 
             run_parallel(cmp_plans, grid, self.workers, "compose grids", "grid", progress, chunk=2)
@@ -352,6 +390,27 @@ def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int,
     check_seed(seed)
     if mmstar_pool not in ("dataset", "subset"):
         raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
+
+
+def _check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_budget_mb: int) -> None:
+    """The largest grid the configs compose fits what Pillow opens without a decompression-bomb error and what JPEG
+    holds (65,500 px a side), and the workers' grids fit the memory budget: refused before any work, in one line."""
+    grids = [cfg for cfg in cfgs if cfg.mode == "cmp"]
+    if not grids:
+        return
+    largest = max(grids, key=lambda cfg: cfg.grid_side)
+    side = largest.grid_side * cell_size
+    limit = min(JPEG_MAX_SIDE, math.isqrt(Image.MAX_IMAGE_PIXELS))
+    if side > limit:
+        raise BuildError(f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
+                         f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
+                         f"opens at most {Image.MAX_IMAGE_PIXELS:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
+                         f"give --cell-size {limit // largest.grid_side} or less for these configs")
+    need = workers * grid_working_set(largest.grid_side, cell_size)
+    if need > memory_budget_mb * 1e6:
+        raise BuildError(f"--cell-size {cell_size}: composing the {side:,} px grids of {largest.name} on {workers} "
+                         f"worker(s) needs about {human_bytes(need)} of memory, over --memory-budget-mb "
+                         f"{memory_budget_mb}: lower --cell-size or --num-proc, or raise the budget")
 
 
 def _lister_specs(values: list[str] | None, available: list[str], requested: list[str],

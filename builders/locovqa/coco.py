@@ -45,7 +45,7 @@ def instance_entities(path: Path, top: int = 5) -> dict[str, list[str]]:
         doc = json.loads(release_path(path.parent, path.name, str(path)).read_bytes())
     except FileNotFoundError:
         raise BuildError(f"COCO instance annotations not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise BuildError(f"malformed COCO instance annotations {path}: {exc}") from None
     try:
         names = {int(c["id"]): str(c["name"]) for c in doc["categories"]}

@@ -156,7 +156,7 @@ def read_cache(path: Path) -> dict[str, dict[str, Any]]:
             sha = str(entry["sha256"])
             if not isinstance(entry["entities"], list):
                 raise TypeError("entities is not a list")
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
             raise BuildError(f"{path}:{number}: expected {{\"sha256\": ..., \"entities\": [...]}} ({exc})") from None
         entries[sha] = entry
     return entries

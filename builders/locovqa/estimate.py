@@ -7,6 +7,7 @@ encoded and a few interleaved images read, evenly spread over the plan, and the 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,10 +50,25 @@ def _grid_bytes_per_pixel(plans: Sequence[RowPlan], cell: Callable[[str, int], A
         encoder.close()
 
 
+# The build process before any image (Python, pyarrow, datasets, Pillow) ~195 MB resident, and ~3 kB per row
+# (its plan, the spool's index): measured, bench/RESULTS.md "LoCoVQA build memory".
+BASE_MEMORY = 195e6
+ROW_MEMORY = 3_000
+
+
+def grid_working_set(side: int, cell_size: int) -> float:
+    """Memory one worker holds while it composes and encodes one grid: the canvas (Pillow keeps 4 bytes per RGB
+    pixel) and about as much again for the encoder's buffers and the cells being pasted."""
+    return 2 * 4 * float(side * cell_size) ** 2
+
+
 def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], Any], original: Callable[[str], Any],
-                   cell_size: int, kept: int) -> BuildEstimate:
+                   cell_size: int, kept: int, workers: int = 1, memory_budget: float = float("inf")) -> BuildEstimate:
     """`plans` per config; `cell(key, size)` and `original(key)` are the build's own image paths (the sources' cell
-    fitting and interleaved bytes), so that the sample costs what the build will."""
+    fitting and interleaved bytes), so that the sample costs what the build will. The peak memory and temporary
+    disk follow the write stage (`LocoVqaBuild.write`): cells shown by several grids kept within `memory_budget`
+    and spilled beyond it, each worker's grid, and every encoded image spooled to disk until the configs are
+    written."""
     rows = [plan for config in plans.values() for plan in config]
     grids = [plan for plan in rows if plan.cfg.mode == "cmp"]
     pixels = sum((plan.cfg.grid_side * cell_size) ** 2 for plan in grids)
@@ -62,7 +78,13 @@ def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], A
     image_bytes = sum(len(original(key).data) for key in sample) / len(sample) * len(keys) if keys else 0.0
     size = grid_bytes + image_bytes + len(rows) * ROW_BYTES + len(plans) * CONFIG_BYTES + BUILD_BYTES
     seconds = 2 + pixels / GRID_PIXELS_PER_SECOND + len(keys) * IMAGE_SECONDS
+    uses = Counter(key for plan in grids for key in plan.context)
+    shared_cells = sum(1 for n in uses.values() if n > 1) * 4.0 * cell_size * cell_size
+    largest = max((plan.cfg.grid_side for plan in grids), default=0)
+    peak = BASE_MEMORY + len(rows) * ROW_MEMORY + min(shared_cells, memory_budget) + \
+        min(workers, max(len(grids), 1)) * grid_working_set(largest, cell_size)
+    scratch = grid_bytes + image_bytes + max(0.0, shared_cells - memory_budget)
     return BuildEstimate(list(plans), len(rows), size, seconds,
                          f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
                          f"sizes measured on {min(len(grids), SAMPLE_GRIDS)} grid(s) and {len(sample)} image(s) of "
-                         "this build, rates in bench/build_locovqa.py", kept)
+                         "this build, rates in bench/build_locovqa.py", kept, peak_memory=peak, scratch_bytes=scratch)

@@ -50,7 +50,7 @@ def _load_json(folder: Path, name: str, what: str) -> Any:
         raise BuildError(f"OK-VQA {what} not found: {folder / name}")
     try:
         return json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise BuildError(f"malformed OK-VQA {what} {folder / name}: not valid JSON ({exc})") from None
 
 

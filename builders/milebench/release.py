@@ -163,7 +163,7 @@ def parse_annotation(data: bytes, where: str) -> Annotation:
     """An annotation file: `{"meta_data": {...}, "data": [...]}`; anything else is a BuildError naming it."""
     try:
         parsed = json.load(io.BytesIO(data))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BuildError(f"{where}: not valid JSON ({exc})") from None
     if not isinstance(parsed, dict) or not isinstance(parsed.get("meta_data"), dict) \
             or not isinstance(parsed.get("data"), list):

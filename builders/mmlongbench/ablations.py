@@ -112,7 +112,7 @@ def unavailable(release: Release, cfg: Config) -> str | None:
     first = next((line for _, line in read_lines(path)), None)
     try:
         row = json.loads(first) if first is not None else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None  # planning names the bad line
     if not isinstance(row, dict):
         return None

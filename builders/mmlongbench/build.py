@@ -399,7 +399,7 @@ def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
         try:
             item = json.loads(line)
             claims[str(item["id"])] = [str(c) for c in item["claims"]]
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
             raise BuildError(f"{name}:{number}: expected {{\"id\": ..., \"claims\": [...]}}") from None
     return claims
 

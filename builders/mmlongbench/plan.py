@@ -40,6 +40,8 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise BuildError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise BuildError(f"{where}: not a JSON object (nested too deeply to read)") from None
     if not isinstance(row, dict):
         raise BuildError(f"{where}: expected a JSON object, got {type(row).__name__}")
     return row
@@ -139,11 +141,32 @@ def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, 
         yield _planned(cfg, assembled, where, source_id, source_id, eval_index)
 
 
+def check_exemplar_list(sets: list[Any], where: str) -> list[list[list[dict[str, Any]]]]:
+    """An ICL domain's `exemplar_list` as the official loader reads it: sets of demonstration rounds, each a list
+    of `{image, id}` exemplars (an image path and a class id). `where` is "file (domain 'x'"."""
+    for s, exemplar_set in enumerate(sets):
+        if not isinstance(exemplar_set, list):
+            raise RowFormatError(f"{where}, exemplar_list[{s}]): expected a list of demonstration rounds, "
+                                 f"got {json.dumps(exemplar_set)[:80]}")
+        for r, demo_round in enumerate(exemplar_set):
+            if not isinstance(demo_round, list):
+                raise RowFormatError(f"{where}, exemplar_list[{s}][{r}]): expected a list of exemplars "
+                                     f"({{image, id}}), got {json.dumps(demo_round)[:80]}")
+            for k, item in enumerate(demo_round):
+                if not (isinstance(item, dict) and isinstance(item.get("image"), str)
+                        and isinstance(item.get("id"), str | int) and not isinstance(item.get("id"), bool)):
+                    raise RowFormatError(f"{where}, exemplar_list[{s}][{r}][{k}]): expected an exemplar "
+                                         f"{{\"image\": path, \"id\": class id}}, got {json.dumps(item)[:80]}")
+    return sets
+
+
 def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise BuildError(f"{cfg.file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise BuildError(f"{cfg.file}: not valid JSON (nested too deeply to read)") from None
     except UnicodeDecodeError as exc:
         raise BuildError(f"{cfg.file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if not isinstance(data, dict) or not data:
@@ -153,10 +176,10 @@ def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
         if not isinstance(block, dict) or not isinstance(block.get("exemplar_list"), list) \
                 or not isinstance(block.get("test_example"), list) or not block["exemplar_list"]:
             raise BuildError(f"{cfg.file}: domain {domain!r} needs a non-empty 'exemplar_list' and a 'test_example' list")
-        exemplar_sets[domain] = block["exemplar_list"]
+        exemplar_sets[domain] = check_exemplar_list(block["exemplar_list"], f"{cfg.file} (domain {domain!r}")
         tests += [(f"{domain}/{k}", domain, example) for k, example in enumerate(block["test_example"])]
     for eval_index, (source_id, domain, example, shots) in enumerate(icl_draws(tests, exemplar_sets, n, cfg.name)):
         where = f"{cfg.file} (domain {domain!r}, test_example {source_id.rsplit('/', 1)[1]})"
         if not isinstance(example, dict):
-            raise RowFormatError(f"{where}: expected an object with 'image' and 'answer'")
+            raise RowFormatError(f"{where}: expected an object with 'image' and 'answer', got {json.dumps(example)[:80]}")
         yield _planned(cfg, assemble_icl(example, shots, where), where, source_id, source_id, eval_index)

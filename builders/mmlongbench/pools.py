@@ -250,7 +250,7 @@ def _icl_file(release: Release, relpath: str) -> dict[str, Any]:
                 for demo_round in exemplar_set:
                     for item in demo_round:
                         item["image"], item["id"]  # noqa: B018 - checked here so the join can index them
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError, RecursionError) as exc:
         raise BuildError(f"{relpath}: expected {{domain: {{exemplar_list: [[[{{image, id}}]]], test_example}}}} "
                          f"({type(exc).__name__}: {exc})") from None
     return data

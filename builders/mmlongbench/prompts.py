@@ -229,9 +229,18 @@ def doc_question(row: Mapping[str, Any], where: str) -> DocQuestion:
     if answer_format not in DOCQA_FORMATS:
         raise RowFormatError(f"{where}: field 'answer_format' should be one of {', '.join(DOCQA_FORMATS)}, "
                              f"got {answer_format!r}")
-    answer_pages = row.get("ans_page_list") or []
     return DocQuestion(question, answer, answer_format,
-                       {"doc_name": doc_name, "answer_pages": [int(p) for p in answer_pages]})
+                       {"doc_name": doc_name, "answer_pages": answer_pages(row, where)})
+
+
+def answer_pages(row: Mapping[str, Any], where: str) -> list[int]:
+    """`ans_page_list`: a list of page numbers (integers, or integers written as text); absent or null is none."""
+    pages = row.get("ans_page_list") or []
+    if isinstance(pages, list):
+        numbers = [int(p) if isinstance(p, str) and p.strip().isdecimal() else p for p in pages]
+        if all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 2**31 for p in numbers):
+            return numbers
+    raise RowFormatError(f"{where}: field 'ans_page_list' should be a list of page numbers, got {json.dumps(pages)[:80]}")
 
 
 def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:

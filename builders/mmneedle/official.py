@@ -267,7 +267,7 @@ def _load_json(path: Path) -> Any:
         raise BuildError(f"official metadata file not found: {path}")
     try:
         return json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise BuildError(f"malformed metadata file {path}: not valid JSON ({exc})") from None
 
 

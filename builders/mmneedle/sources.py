@@ -191,7 +191,7 @@ def parse_coco_captions(data: bytes, path: Path) -> dict[str, str]:
     """file_name -> caption, the last annotation of each image winning (official rule)."""
     try:
         doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise BuildError(f"malformed caption file {path}: not valid JSON ({exc})") from None
     if (
         not isinstance(doc, dict)
@@ -203,14 +203,14 @@ def parse_coco_captions(data: bytes, path: Path) -> dict[str, str]:
         )
     last_caption: dict[object, str] = {}
     for i, ann in enumerate(doc["annotations"]):
-        if not isinstance(ann, dict) or "image_id" not in ann or not isinstance(ann.get("caption"), str):
+        if not isinstance(ann, dict) or not isinstance(ann.get("image_id"), int | str) or not isinstance(ann.get("caption"), str):
             raise BuildError(
                 f"malformed caption file {path}: annotations[{i}] should be an object with 'image_id' and a string 'caption'"
             )
         last_caption[ann["image_id"]] = ann["caption"]
     file_to_caption: dict[str, str] = {}
     for i, image in enumerate(doc["images"]):
-        if not isinstance(image, dict) or "id" not in image or not isinstance(image.get("file_name"), str):
+        if not isinstance(image, dict) or not isinstance(image.get("id"), int | str) or not isinstance(image.get("file_name"), str):
             raise BuildError(
                 f"malformed caption file {path}: images[{i}] should be an object with 'id' and a string 'file_name'"
             )

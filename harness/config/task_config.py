@@ -25,6 +25,24 @@ _ALIASES = {"doc_to_image": "doc_to_visual", "gen_prefix": "assistant_prefix"}
 
 
 REFUSAL_POLICIES = ("exclude", "empty")
+_TEXT_OR_HOOK = (str, FunctionRef, type(None))
+# The type of each task key that is not checked elsewhere (hooks, mappings and `metric_list` are), and its words.
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "dataset_path": ((str,), "a string"),
+    "dataset_name": ((str, type(None)), "a string"),
+    "test_split": ((str,), "a string"),
+    "task_alias": ((str, type(None)), "a string"),
+    "output_type": ((str,), "a string"),
+    "num_fewshot": ((int,), "an integer"),
+    "doc_to_text": (_TEXT_OR_HOOK, "a column name, a template or `!function module.fn`"),
+    "doc_to_target": (_TEXT_OR_HOOK, "a column name, a template or `!function module.fn`"),
+    "doc_to_visual": ((str, list, FunctionRef, type(None)), "a column name, a list of them or `!function module.fn`"),
+    "system_prompt": ((str, type(None)), "a string"),
+    "assistant_prefix": ((str, type(None)), "a string"),
+    "refusals": ((str,), "a string"),
+    "judge": ((dict, type(None)), "a mapping"),
+    "tag": ((str, list, type(None)), "a name or a list of names"),
+}
 
 
 @dataclass
@@ -145,6 +163,14 @@ def parse_task(data: YamlDict) -> TaskConfig:
         if required not in values:
             raise TaskConfigError(f"{data.where()}: task file has no `{required}`")
     _expect(data, "task", str, "a string")
+    for name, (kinds, what) in _FIELD_TYPES.items():
+        key = next((k for k in data if _ALIASES.get(k, k) == name), None)
+        if key is not None and not isinstance(data[key], kinds):
+            raise TaskConfigError(f"{data.where(key)}: `{key}` must be {what}, got {type(data[key]).__name__}: "
+                                  f"{str(data[key])[:60]}")
+    visual = values.get("doc_to_visual")
+    if isinstance(visual, list) and not all(isinstance(v, str) for v in visual):
+        raise TaskConfigError(f"{data.where('doc_to_visual')}: `doc_to_visual` must list column names (strings)")
     if values.get("output_type", "generate_until") != "generate_until":
         raise TaskConfigError(
             f"{data.where('output_type')}: only `output_type: generate_until` is supported (got {values['output_type']!r})"
@@ -166,6 +192,8 @@ def parse_task(data: YamlDict) -> TaskConfig:
                               f"got {values['refusals']!r}")
     tag = values.get("tag", [])
     values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
+    if not all(isinstance(t, str) for t in values["tag"]):
+        raise TaskConfigError(f"{data.where('tag')}: `tag` must be a name or a list of names")
     for key in ("metadata", "generation_kwargs", "dataset_kwargs"):
         if key in data and data[key] is not None:
             _expect(data, key, dict, "a mapping")
@@ -178,6 +206,9 @@ def parse_task(data: YamlDict) -> TaskConfig:
         if not isinstance(entry, dict) or "metric" not in entry:
             raise TaskConfigError(f"{data.where('metric_list')}: each `metric_list` entry needs `metric:` ({entry!r})")
         extra = {k: v for k, v in entry.items() if k not in ("metric", "aggregation", "higher_is_better")}
+        if not isinstance(entry["metric"], str) or not isinstance(entry.get("aggregation", "mean"), str | FunctionRef):
+            raise TaskConfigError(f"{data.where('metric_list')}: a `metric_list` entry's `metric` must be a name and its "
+                                  f"`aggregation` a name or `!function module.fn` ({str(entry)[:80]})")
         metrics.append(
             MetricSpec(str(entry["metric"]), entry.get("aggregation", "mean"),
                        bool(entry.get("higher_is_better", True)), extra)
@@ -204,9 +235,11 @@ def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
         if key not in AGGREGATE_KEYS:
             raise TaskConfigError(f"{where}: {suggest(str(key), set(AGGREGATE_KEYS), 'aggregate key')}")
     rule = entry.get("aggregation", "mean")
-    if not isinstance(rule, FunctionRef) and rule not in GROUP_AGGREGATIONS:
+    if not isinstance(rule, FunctionRef) and (not isinstance(rule, str) or rule not in GROUP_AGGREGATIONS):
         raise TaskConfigError(f"{where}: unknown group aggregation {rule!r} (known: {', '.join(GROUP_AGGREGATIONS)}, "
                               "or !function module.fn)")
+    if not isinstance(entry["metric"], str):
+        raise TaskConfigError(f"{where}: an `aggregate_metric_list` entry's `metric` must be a name, got {entry['metric']!r:.40}")
     if entry.get("filter_list", "none") not in ("none", ["none"]):
         raise TaskConfigError(f"{where}: only `filter_list: none` is supported (this harness has no filters)")
     if "as" in entry and not (isinstance(entry["as"], str) and entry["as"]):
@@ -235,8 +268,15 @@ def parse_group(data: YamlDict) -> GroupConfig:
     aggregates = data.get("aggregate_metric_list") or []
     if isinstance(aggregates, dict):
         aggregates = [aggregates]
+    if not isinstance(aggregates, list):
+        raise TaskConfigError(f"{data.where('aggregate_metric_list')}: `aggregate_metric_list` must be a list of "
+                              f"mappings (metric, aggregation, ...), got {type(aggregates).__name__}")
     for entry in aggregates:
         _check_aggregate(entry, list(members), data.where("aggregate_metric_list"))
+    if data.get("metadata") is not None:
+        _expect(data, "metadata", dict, "a mapping")
+    if data.get("group_alias") is not None:
+        _expect(data, "group_alias", str, "a string")
     return GroupConfig(
         group=data["group"], task=list(members), source=Path(str(data.source)),
         group_alias=data.get("group_alias"), aggregate_metric_list=list(aggregates),

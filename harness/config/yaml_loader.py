@@ -120,6 +120,9 @@ def _make_loader(path: Path) -> type:
         result.source = path
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, list | dict | set):  # a `? [1, 2]` complex key: no task or group key is one
+                raise TaskConfigError(f"{path}:{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}: a key "
+                                      f"must be a name, not a {type(key).__name__} ({str(key)[:40]})")
             result[key] = loader.construct_object(value_node, deep=True)
             result.lines[key] = f"{path}:{key_node.start_mark.line + 1}"
         return result
@@ -172,9 +175,14 @@ def load_config(path: Path, _stack: tuple[Path, ...] = ()) -> YamlDict:
     if includes is None:
         return data
     include_where = data.where("include")
+    if isinstance(includes, str):
+        includes = [includes]
+    if not (isinstance(includes, list) and all(isinstance(name, str) and name for name in includes)):
+        raise TaskConfigError(f"{include_where}: `include` must be a file name or a list of file names, "
+                              f"got {str(includes)[:80]}")
     merged = YamlDict()
     merged.source = path
-    for name in [includes] if isinstance(includes, str) else list(includes):
+    for name in includes:
         target = Path(str(name))
         if not target.is_absolute():
             target = path.parent / target

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.output_files import LinkRefused, create_exclusive
 
 HASH_CACHE_ENV = "MMLONGEVAL_HASH_CACHE"
 DEFAULT_HASH_CACHE = Path("~/.cache/mmlongeval/file_hashes.json")
@@ -62,7 +63,7 @@ def image_problem(image: Any, position: int, *, decode: bool = True) -> str | No
     (`harness.api.Model.decodes_images`): the bytes are checked here and decoded once, by the backend."""
     try:
         data = image.data()
-    except (ValueError, KeyError, OSError) as err:
+    except (ValueError, KeyError) as err:  # an OSError (the disk failed to read) is not the bytes' fault: raised
         return str(err)
     if not decode:
         return None
@@ -111,9 +112,10 @@ def _save_hashes(cache: Path, entries: Mapping[str, str]) -> None:
     tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(entries, sort_keys=True))
+        with os.fdopen(create_exclusive(tmp), "w", encoding="utf-8") as handle:  # never through a planted link
+            handle.write(json.dumps(entries, sort_keys=True))
         tmp.replace(cache)
-    except OSError:  # a read-only or full home: the files are hashed again next time, nothing else is lost
+    except (OSError, LinkRefused):  # a read-only or full home: the files are hashed again next time
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
@@ -131,20 +133,24 @@ class DataFile:
             self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
         self.size = self._stat.st_size
         self.sha256 = ""
+        self._check_lock = threading.Lock()
 
     def hash(self, known: dict[str, str]) -> str:
         """The mapped bytes' sha256 (taken from `known` when this very file was hashed before); records it."""
         key = _identity(self.path, self._stat)
         if key not in known:
-            digest = hashlib.sha256()
-            view = memoryview(self._map) if self._map is not None else memoryview(b"")
-            for start in range(0, len(view), _HASH_BLOCK):
-                digest.update(view[start:start + _HASH_BLOCK])
-                self._release(start, _HASH_BLOCK)
-            view.release()
-            known[key] = digest.hexdigest()
+            known[key] = self._digest()
         self.sha256 = known[key]
         return self.sha256
+
+    def _digest(self) -> str:
+        digest = hashlib.sha256()
+        view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        for start in range(0, len(view), _HASH_BLOCK):
+            digest.update(view[start:start + _HASH_BLOCK])
+            self._release(start, _HASH_BLOCK)
+        view.release()
+        return digest.hexdigest()
 
     def _release(self, start: int = 0, length: int | None = None) -> None:
         """Drop the process's hold on the mapped pages of `start:start+length` (all by default). They stay in the
@@ -165,14 +171,25 @@ class DataFile:
             return False
 
     def check_unchanged(self, _: Any = None) -> None:
-        """ValueError when the file was written to since it was hashed (its bytes are no longer verified). A file
-        replaced or removed on disk is not: the mapping still holds the inode that was hashed."""
+        """ValueError when the file's bytes changed since they were hashed (they are no longer verified). A file
+        replaced or removed on disk is not: the mapping still holds the inode that was hashed. A change of its
+        metadata alone (`chmod`, a hard link, `touch`: a new ctime or mtime) has the mapped bytes hashed again,
+        once: the same bytes are verified as before and the run goes on."""
         try:
             now = os.stat(self.path)
         except OSError:
             return
-        if (now.st_dev, now.st_ino) == (self._stat.st_dev, self._stat.st_ino) and not self.unchanged():
-            raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+        if (now.st_dev, now.st_ino) != (self._stat.st_dev, self._stat.st_ino) or self._same_identity(now):
+            return
+        with self._check_lock:
+            if self._same_identity(now):  # another thread has just verified it again
+                return
+            if now.st_size != self.size or self._digest() != self.sha256:
+                raise ValueError(f"{self.path} changed while the run read it; its rows are no longer the verified ones")
+            self._stat = now
+
+    def _same_identity(self, now: os.stat_result) -> bool:
+        return _identity(self.path, now) == _identity(self.path, self._stat)
 
     @property
     def mapping(self) -> mmap.mmap | None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from harness.errors import UserError
+from harness.redact import is_secret_name
 
 S = TypeVar("S")
 MINIMUM = "minimum"  # field metadata: the smallest value a numeric model argument takes (default 0)
@@ -25,15 +26,15 @@ FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def _split_fields(text: str, flag: str) -> list[str]:
-    """Split on commas outside single or double quotes."""
-    fields, current, quote = [], [], ""
-    for char in text:
+    """Split on commas outside single or double quotes. Errors never quote the text: it may hold a key."""
+    fields, current, quote, opened = [], [], "", 0
+    for position, char in enumerate(text):
         if quote:
             current.append(char)
             if char == quote:
                 quote = ""
         elif char in "\"'":
-            quote = char
+            quote, opened = char, position
             current.append(char)
         elif char == ",":
             fields.append("".join(current))
@@ -41,7 +42,7 @@ def _split_fields(text: str, flag: str) -> list[str]:
         else:
             current.append(char)
     if quote:
-        raise UserError(f"{flag}: unbalanced {quote} in {text!r}")
+        raise UserError(f"{flag}: unbalanced {quote}: the quote opened at character {opened + 1} is never closed")
     fields.append("".join(current))
     return fields
 
@@ -54,12 +55,16 @@ def parse_kv(text: str | None, flag: str = "--model_args") -> dict[str, str]:
     if not text or not text.strip():
         return {}
     out: dict[str, str] = {}
-    for field in _split_fields(text, flag):
+    fields = _split_fields(text, flag)
+    for number, field in enumerate(fields, start=1):
         if not field.strip():
             continue
         key, sep, value = field.partition("=")
         if not sep or not key.strip():
-            raise UserError(f"{flag}: expected key=value, got {field!r} in {text!r} "
+            # The field is not shown: a key pasted without its name (or after a stray comma) would be.
+            after = f" (after {', '.join(out)})" if out else ""
+            raise UserError(f"{flag}: expected key=value, but field {number} of {len(fields)}{after} has "
+                            f"{'no name before its =' if sep else 'no ='} "
                             '(quote values holding commas: answer="1, 2, 3")')
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
@@ -113,6 +118,8 @@ def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
             return number
         return value
     except ValueError as err:
+        if is_secret_name(name):  # its value is not shown, whatever its type
+            raise ValueError(f"{backend} backend: model argument {name}: not a valid {kind.__name__}") from None
         raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None
 
 

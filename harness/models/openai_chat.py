@@ -36,10 +36,12 @@ from harness.models.openai_wire import (
     build_messages,
     error_message,
     is_loopback,
+    parse_body,
     parse_completion,
     retry_after_seconds,
 )
 from harness.models.registry import register_model
+from harness.redact import redact_urls
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,10 @@ class OpenAIChatSettings:
     base_url: str | None = None  # default: $OPENAI_BASE_URL, else the OpenAI API
     api_key: str | None = field(default=None, repr=False)  # default: $OPENAI_API_KEY ($AZURE_OPENAI_API_KEY)
     concurrency: int = 8
-    timeout: float = 120.0  # seconds per attempt
+    timeout: float = 120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow the server
+    # The most an answer's body may hold; default 8 bytes per character of the longest answer the request's
+    # max_gen_toks allows (`GenerationSettings.max_response_chars`), plus 64 KiB. Over it: refused unread.
+    max_response_bytes: int | None = at_least(1)
     max_retries: int = 6
     backoff: float = 1.0  # first retry delay (seconds); doubles each attempt, with jitter
     max_backoff: float = 60.0
@@ -100,7 +105,12 @@ class OpenAIChatModel(Model):
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"openai backend: base_url {self.base_url!r} is not an http(s) URL")
+            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} is not an http(s) URL")
+        try:
+            parts.port  # noqa: B018 - urllib checks the port only when asked: ask now, not mid-run
+        except ValueError:
+            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
+                             "number up to 65535 after the host)") from None
         api_key = settings.api_key or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None) or os.environ.get("OPENAI_API_KEY")
         if not api_key and not is_loopback(self.base_url):
             var = "AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY"
@@ -205,8 +215,11 @@ class OpenAIChatModel(Model):
         if self._client is None:
             import httpx
 
+            from harness.models.http_deadline import deadline_transport
+
             limits = httpx.Limits(max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency)
-            self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout), limits=limits)
+            self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout), limits=limits,
+                                        transport=deadline_transport(limits))
             self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="openai")
         return self._client
 
@@ -218,8 +231,14 @@ class OpenAIChatModel(Model):
         delay = min(self.settings.max_backoff, self.settings.backoff * (2 ** attempt))
         return delay * random.uniform(0.5, 1.0)
 
+    def response_cap(self, request: Request) -> int:
+        """The most bytes the answer to `request` may hold (`max_response_bytes`)."""
+        return self.settings.max_response_bytes or 8 * request.settings.max_response_chars + 65536
+
     def _send(self, request: Request) -> Response:
         import httpx
+
+        from harness.models.http_deadline import BodyTooLarge, deadline, read_capped
 
         if self._fatal:
             return Response(text=None, error=f"not_sent: {self._fatal}")
@@ -227,9 +246,13 @@ class OpenAIChatModel(Model):
             return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={self.max_images}")
         try:
             body = self.payload(request)
-        except (ValueError, TypeError, OSError) as err:
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
             return Response(text=None, error=f"invalid_input: {err}")
         client = self._http()
+        cap = self.response_cap(request)
+        headers = {**self._headers, "Accept-Encoding": "identity"}
         last = "no attempt made"
         unreachable = False
         for attempt in range(self.settings.max_retries + 1):
@@ -238,7 +261,13 @@ class OpenAIChatModel(Model):
             self._count("attempts")
             wait: float | None = None
             try:
-                reply = client.post(self.url, json=body, headers=self._headers, params=self._params)
+                # The whole attempt, however slowly the server sends its headers or body, ends at the timeout.
+                with deadline(self.settings.timeout), client.stream("POST", self.url, json=body, headers=headers,
+                                                                     params=self._params) as reply:
+                    raw = read_capped(reply, cap)
+            except (BodyTooLarge, ValueError) as err:  # ValueError: a body compressed in a way not asked for
+                self._reached = True
+                return Response(text=None, error=f"malformed_response: {err}; not read, not cached")
             except httpx.TimeoutException as err:
                 last, unreachable = f"timeout after {self.settings.timeout:g}s ({type(err).__name__})", False
             except httpx.TransportError as err:
@@ -253,18 +282,15 @@ class OpenAIChatModel(Model):
                 self._reached = True
                 unreachable = False
                 status = reply.status_code
-                try:
-                    data = reply.json()
-                except ValueError:
-                    data = None
+                data, unreadable = parse_body(raw)
                 if status == 200:
                     if data is None:
-                        return Response(text=None, error=f"malformed_response: body is not JSON: {reply.text[:200]!r}")
+                        return Response(text=None, error=f"malformed_response: {unreadable}")
                     response = parse_completion(data)
                     if response.refused:
                         self._count("refusals")
                     return response
-                message, code = error_message(data if data is not None else reply.text)
+                message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
                 if status in RETRY_STATUSES:
                     last = f"HTTP {status}: {message}"
                     wait = retry_after_seconds(reply.headers)

@@ -8,6 +8,7 @@ import base64
 import email.utils
 import io
 import ipaddress
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -80,9 +81,22 @@ def build_messages(request: Request, image_detail: str | None = None) -> list[di
 
 # --- response parsing (pure) ---------------------------------------------------------------------
 
-def _flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
+def parse_body(raw: bytes) -> tuple[Any, str | None]:
+    """(a response body's JSON value, None), or (None, why it is not JSON): never an exception, whatever the
+    bytes (not UTF-8, not JSON, nested deeper than the parser goes)."""
+    try:
+        return json.loads(raw.decode("utf-8")), None
+    except UnicodeDecodeError as err:
+        return None, f"body is not UTF-8 ({err.reason} at byte {err.start})"
+    except ValueError:
+        return None, f"body is not JSON: {raw[:200].decode('utf-8', 'replace')!r}"
+    except RecursionError:
+        return None, "body is JSON nested too deeply to read"
+
+
+def _flatten_usage(usage: Any, prefix: str = "", depth: int = 0) -> dict[str, int]:
     out: dict[str, int] = {}
-    if not isinstance(usage, Mapping):
+    if not isinstance(usage, Mapping) or depth > 4:  # token counts nest a level or two; deeper is not usage
         return out
     for key, value in usage.items():
         if isinstance(value, bool):
@@ -90,7 +104,7 @@ def _flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
         if isinstance(value, int):
             out[prefix + str(key)] = value
         elif isinstance(value, Mapping):
-            out.update(_flatten_usage(value, f"{prefix}{key}."))
+            out.update(_flatten_usage(value, f"{prefix}{key}.", depth + 1))
     return out
 
 
@@ -109,7 +123,15 @@ def _content_text(content: Any) -> str | None:
 
 
 def error_message(body: Any) -> tuple[str, str | None]:
-    """(message, code) from an OpenAI-style error body, or its text."""
+    """(message, code) from an OpenAI-style error body, or its text; at most 500 characters of each."""
+    try:
+        message, code = _error_message(body)
+    except RecursionError:
+        return "an error body nested too deeply to read", None
+    return message[:500], (code[:500] if code is not None else None)
+
+
+def _error_message(body: Any) -> tuple[str, str | None]:
     if isinstance(body, Mapping):
         error = body.get("error", body)
         if isinstance(error, Mapping):
@@ -156,7 +178,9 @@ def parse_completion(body: Any) -> Response:
                                 finish_reason=finish_reason, usage=usage)
         return Response(text=text, finish_reason=finish_reason, usage=usage)
     except (ValueError, TypeError, AttributeError) as err:
-        return Response(text=None, error=f"malformed_response: {err}")
+        return Response(text=None, error=f"malformed_response: {str(err)[:300]}")
+    except RecursionError:  # a value nested too deeply to print or walk
+        return Response(text=None, error="malformed_response: a value nested too deeply to read")
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:

@@ -25,7 +25,8 @@ def mean_stderr(values: Sequence[float]) -> float:
     if n == 0:
         return math.nan
     m = mean(values)
-    variance = sum((v - m) ** 2 for v in values) / n
+    # `d * d`, not `d ** 2`: a difference past 1e154 squares to inf instead of raising OverflowError.
+    variance = sum((v - m) * (v - m) for v in values) / n
     return math.sqrt(variance / n)
 
 
@@ -62,6 +63,48 @@ def mean_by_key(values: Sequence[Sequence[Sequence[Any]]]) -> dict[str, dict[str
         for key, value in pairs:
             groups.setdefault(str(key), []).append(float(value))
     return {k: {"mean": mean(v), "n": len(v), "stderr": mean_stderr(v)} for k, v in groups.items()}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float)
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value)
+
+
+def _is_breakdown(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(
+        isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_number(p[1]) for p in value)
+
+
+# What one sample's value must be for each built-in aggregation: (test, the words an error says it expected).
+# A journal line whose value has another shape is not used (`harness.running.sample_store`): its sample runs again.
+SAMPLE_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "mean": (_is_number, "a number"),
+    "sum": (_is_number, "a number"),
+    "ratio_of_sums": (_is_pair, "a [numerator, denominator] pair of numbers"),
+    "mean_by_key": (_is_breakdown, "a list of [key, number] pairs"),
+}
+
+
+def sample_value_problem(aggregation: str, value: Any) -> str | None:
+    """Why `value` cannot be one sample's value of a metric aggregated by the built-in `aggregation`, or None
+    (None too for an aggregation of a task's own, whose shape only its function knows)."""
+    shape = SAMPLE_SHAPES.get(aggregation)
+    if shape is None or shape[0](value):
+        return None
+    return f"expected {shape[1]} (aggregation {aggregation}), got {_describe(value)}"
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object",
+            type(None): "null"}.get(type(value), type(value).__name__)
+    return kind
 
 
 AGGREGATIONS: dict[str, Aggregation] = {

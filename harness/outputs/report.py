@@ -28,6 +28,7 @@ from typing import Any
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
+from harness.output_files import write_text
 from harness.outputs.figure_batch import figure_batch
 from harness.outputs.provenance import (
     TaskData,
@@ -37,6 +38,7 @@ from harness.outputs.provenance import (
     task_data,
 )
 from harness.outputs.results import metric_items
+from harness.outputs.results_shape import results_file_problem
 from harness.outputs.run_provenance import provenance_opening
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
@@ -112,10 +114,23 @@ class ModelResults:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """A results file, parsed and checked to have the shape the report reads (`results_shape`), or a
+    `UserError` naming the file and what was expected."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise UserError(f"{path}: unreadable results file ({err})") from None
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as err:
+        raise UserError(f"{path}: unreadable results file ({err.strerror or err})") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not a results file: not UTF-8 ({err.reason} at byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise UserError(f"{path}: not a results file: not JSON ({err.msg} at line {err.lineno} column {err.colno})") \
+            from None
+    except RecursionError:
+        raise UserError(f"{path}: not a results file: nested too deeply to read") from None
+    problem = results_file_problem(data)
+    if problem:
+        raise UserError(f"{path}: not a results file the report can read: {problem}")
+    return data
 
 
 def partial_results(results_dir: Path) -> list[Path]:
@@ -130,8 +145,9 @@ def load_results(results_dir: Path) -> dict[str, ModelResults]:
     if not files:
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
     models: dict[str, ModelResults] = {}
-    for path in sorted(files, key=lambda p: _read(p).get("date", 0)):
-        data = _read(path)
+    read = {path: _read(path) for path in files}
+    for path in sorted(files, key=lambda p: read[p].get("date") or 0):
+        data = read[path]
         if "partial" in data:
             continue
         config = data.get("config", {})
@@ -379,9 +395,7 @@ def write_report(results_dir: Path, out_dir: Path | None = None, figures: bool =
         print(f"harness: {failure}", file=sys.stderr)
     if failures:
         lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
-    path = out_dir / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
 
 
 def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:

@@ -74,7 +74,10 @@ def git_hash() -> str | None:
 
 
 def _clean(value: float) -> float | str:
-    return "N/A" if isinstance(value, float) and math.isnan(value) else value
+    """NaN as "N/A" (lm-eval's habit), an infinity as "inf" / "-inf": the file stays strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "N/A" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
 
 
 def partial_note(task_results: list[TaskResult], shard: str) -> dict[str, Any]:
@@ -171,10 +174,22 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
     return out
 
 
+def _strict(value: Any) -> Any:
+    """`value` with every NaN or infinity (a breakdown's, a group's) written as `_clean` writes it."""
+    if isinstance(value, float):
+        return _clean(value)
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
+
+
 def write_results(results: dict[str, Any], model_dir: Path, date_id: str | None = None) -> Path:
-    """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's)."""
+    """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's): strict JSON, which
+    every reader parses (no NaN or Infinity tokens)."""
     stamp = date_id or datetime.now().isoformat().replace(":", "-")
-    return write_text(model_dir / f"results_{stamp}.json", dumps(results, indent=2, ensure_ascii=False))
+    return write_text(model_dir / f"results_{stamp}.json", dumps(_strict(results), indent=2, ensure_ascii=False))
 
 
 def _fmt(value: Any) -> str:

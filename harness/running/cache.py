@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
 from harness.inputs.integrity import image_problem
-from harness.output_files import reporting
+from harness.output_files import refuse_link, reporting
 from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"
@@ -81,8 +82,14 @@ def is_cacheable_request(request: Request) -> bool:
     return not sampled or s.seed is not None
 
 
-def is_cacheable_response(response: Response) -> bool:
-    return response.refused or (response.error is None and response.text is not None)
+def is_cacheable_response(response: Response, request: Request | None = None) -> bool:
+    """A refusal, or an answer the runner accepts: never an error, and never an answer longer than the request's
+    settings allow (the runner refuses it as an error to try again; served from the cache it never would be)."""
+    if response.refused:
+        return True
+    if response.error is not None or response.text is None:
+        return False
+    return request is None or len(response.text) <= request.settings.max_response_chars
 
 
 def _encode(response: Response) -> str:
@@ -91,10 +98,20 @@ def _encode(response: Response) -> str:
                   "finish_reason": response.finish_reason, "usage": response.usage}, ensure_ascii=False)
 
 
-def _decode(payload: str) -> Response:
-    data = json.loads(payload)
-    return Response(text=data["text"], error=data["error"], refused=bool(data["refused"]),
-                    finish_reason=data["finish_reason"], usage=dict(data["usage"]))
+def _decode(payload: Any) -> Response | None:
+    """A stored response, or None for a row that is not one (damaged, or written by something else): a miss."""
+    try:
+        data = json.loads(payload) if isinstance(payload, str | bytes) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    text, error, finish, usage = data.get("text"), data.get("error"), data.get("finish_reason"), data.get("usage")
+    if not (all(v is None or isinstance(v, str) for v in (text, error, finish)) and isinstance(data.get("refused"), bool)
+            and (usage is None or (isinstance(usage, dict) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in usage.values())))):
+        return None
+    return Response(text=text, error=error, refused=data["refused"], finish_reason=finish, usage=dict(usage or {}))
 
 
 class ResponseCache:
@@ -102,8 +119,13 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.damaged = 0  # rows read that were not a stored response
         with reporting(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        # SQLite follows links and cannot be told not to from Python: a link planted at the file or at one of
+        # its side files (write-ahead log, shared memory, rollback journal) is refused before it opens them.
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            refuse_link(self.path.with_name(self.path.name + suffix))
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False)
@@ -128,12 +150,22 @@ class ResponseCache:
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(f"SELECT key, response FROM responses WHERE key IN ({marks})", chunk)
                 for key, payload in rows:
-                    found[key] = _decode(payload)
+                    response = _decode(payload)
+                    if response is None:  # asked again, and the row replaced by the new answer
+                        self.damaged += 1
+                        if self.damaged == 1:
+                            print(f"harness: {self.path}: a damaged response-cache row is a miss: its request is sent "
+                                  "again and the row replaced", file=sys.stderr)
+                        continue
+                    found[key] = response
         return found
 
     def put_many(self, items: Iterable[tuple[str, Response]]) -> int:
         """Store responses (uncacheable ones are skipped); returns how many were stored."""
         rows = [(key, _encode(resp), time.time()) for key, resp in items if is_cacheable_response(resp)]
+        return self._insert(rows)
+
+    def _insert(self, rows: list[tuple[str, str, float]]) -> int:
         if rows:
             try:
                 with self._lock, self._db:
@@ -150,6 +182,19 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _images_problem(request: Request, *, decode: bool) -> str | None:
+    """The error of a request whose images fail their check: `invalid_input` (final) for bytes that do not hash or
+    (with `decode`) decode, a plain error (tried again on resume) for an image the disk failed to read."""
+    for position, image in enumerate(request.images, start=1):
+        try:
+            problem = image_problem(image, position, decode=decode)
+        except OSError as err:
+            return f"error: image {position} could not be read ({err.strerror or err}); tried again on resume"
+        if problem:
+            return f"invalid_input: {problem}"
+    return None
 
 
 class CachingModel(Model):
@@ -241,26 +286,29 @@ class CachingModel(Model):
         itself in the batch: `Model.decodes_images`): one that fails is answered `invalid_input` at once, never
         looked up or sent."""
         decode = not self.model.decodes_images
-        unsound = {i: problem for i, r in enumerate(requests) if is_cacheable_request(r) and (problem := next(
-                   filter(None, (image_problem(image, k, decode=decode) for k, image in enumerate(r.images, start=1))),
-                   None))}
+        unsound = {i: problem for i, r in enumerate(requests)
+                   if is_cacheable_request(r) and (problem := _images_problem(r, decode=decode))}
         if unsound:
-            yield [(i, Response(None, error=f"invalid_input: {problem}")) for i, problem in unsound.items()]
+            yield [(i, Response(None, error=problem)) for i, problem in unsound.items()]
         sound = [i for i in range(len(requests)) if i not in unsound]
         keys = dict(zip(sound, self.keys([requests[i] for i in sound]), strict=True))
         found = self.cache.get_many(k for k in keys.values() if k is not None)
-        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found]
+        # A stored answer the runner would refuse (kept by an older version) is a miss: it is asked again, and replaced.
+        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found
+                and is_cacheable_response(found[k], requests[i])]
+        answered = {i for i, _ in hits}
         self.cache_hits += len(hits)
         if hits:
             yield hits
-        missing = [i for i, k in keys.items() if k is None or k not in found]
+        missing = [i for i in keys if i not in answered]
         if not missing:
             return
         self.model_calls += 1
         for chunk in self.model.stream([requests[i] for i in missing]):
             mapped = [(missing[j], response) for j, response in chunk]
             self.requests_sent += len(mapped)
-            self.cache.put_many((keys[i], r) for i, r in mapped if keys[i] is not None)  # type: ignore[misc]
+            self.cache.put_many((keys[i], r) for i, r in mapped  # type: ignore[misc]
+                                if keys[i] is not None and is_cacheable_response(r, requests[i]))
             yield mapped
 
     def close(self) -> None:

@@ -10,11 +10,17 @@ model (`--judge_model`), and the judge's metrics join the task's before aggregat
       generation_kwargs: {temperature: 0.1, max_gen_toks: 4096}
 
 Stages run in the order `prompts` gives them, all samples of a stage at once (one batch stream through the
-judge backend and its response cache), and a sample whose reply does not parse is not asked the next stage:
+judge backend and its response cache; a prompt that several samples share, as identical answers make it, is
+sent once), and a sample whose reply does not parse is not asked the next stage:
 the official MMLongBench judge skips such a row (`continue`), so it counts in no mean. Each sample's
 outcome goes to `judge_<task>.jsonl` beside the journal (stage reached, replies, verdicts, metrics, or the
 error); the judge's replies are cached, so a rerun after a kill asks only what it lacks. Without
 `--judge_model` the judge metrics are absent and the task reports only its own.
+
+A reply longer than `max_reply_chars` (default `DEFAULT_MAX_REPLY_CHARS`, or the block's own `max_reply_chars:`) is
+not parsed: it counts as a reply without a verdict. Official parsers are kept as they are, quirks included, and
+some are quadratic in the reply's length (MMLongBench's non-greedy brace search: 200 KB of `{` ran over 300 s);
+the cap keeps one hostile or runaway reply from stalling a run, and the results record it (`config.judge`).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from harness.running.generation import safe_generate
 JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
 FAILED = "error"  # the judge backend failed on a stage (asked again on a rerun)
+DEFAULT_MAX_REPLY_CHARS = 8192  # far above the paper's judge replies (a few hundred words and a JSON object)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class JudgeSpec:
     metrics: tuple[str, ...]
     model: str | None
     settings: GenerationSettings
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
 
     @classmethod
     def from_config(cls, block: dict[str, Any], where: str) -> JudgeSpec:
@@ -58,7 +66,8 @@ class JudgeSpec:
         metrics = block.get("metrics")
         if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
             raise TaskConfigError(f"{where}: `judge.metrics` must list the metric names `judge.score` returns")
-        unknown = sorted(set(block) - {"prompts", "parse", "score", "metrics", "model", "generation_kwargs"})
+        unknown = sorted(set(block) - {"prompts", "parse", "score", "metrics", "model", "generation_kwargs",
+                                       "max_reply_chars"})
         if unknown:
             raise TaskConfigError(f"{where}: unknown `judge` key(s) {unknown}")
         try:
@@ -66,8 +75,11 @@ class JudgeSpec:
         except (TypeError, ValueError) as err:
             raise TaskConfigError(f"{where}: `judge.generation_kwargs`: {err}") from None
         model = block.get("model")
+        cap = block.get("max_reply_chars", DEFAULT_MAX_REPLY_CHARS)
+        if not (isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1):
+            raise TaskConfigError(f"{where}: `judge.max_reply_chars` must be a positive integer, got {cap!r}")
         return cls(hooks["prompts"], hooks["parse"], hooks["score"], tuple(metrics),
-                   str(model) if model else None, settings)
+                   str(model) if model else None, settings, cap)
 
 
 @dataclass
@@ -99,14 +111,22 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
     bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
     with bar:
         for stage in stages:
-            requests = [Request(task=f"{task_name}:judge", doc_id=outcomes[i].doc_id,
-                                sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
-                                messages=(Message("user", (TextPart(prompts[i][stage]),)),), settings=spec.settings,
-                                text_tokens=0, image_tokens=()) for i in alive]
-            replies = []
+            # One request per distinct prompt: samples with the same answer (and document) share their judge's reply.
+            asked: dict[str, int] = {}
+            requests: list[Request] = []
+            for i in alive:
+                if prompts[i][stage] not in asked:
+                    asked[prompts[i][stage]] = len(requests)
+                    requests.append(Request(task=f"{task_name}:judge", doc_id=outcomes[i].doc_id,
+                                            sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
+                                            messages=(Message("user", (TextPart(prompts[i][stage]),)),),
+                                            settings=spec.settings, text_tokens=0, image_tokens=()))
+            bar.total -= len(alive) - len(requests)
+            answers = []
             for batch in judge.batches(requests):
-                replies += safe_generate(judge, batch)
+                answers += safe_generate(judge, batch)
                 bar.update(len(batch))
+            replies = [answers[asked[prompts[i][stage]]] for i in alive]
             still = []
             for i, reply in zip(alive, replies, strict=True):
                 outcome = outcomes[i]
@@ -114,8 +134,15 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
                 if not reply.ok:
                     outcome.status, outcome.error = FAILED, reply.error or ("refused" if reply.refused else "no reply")
                     continue
-                outcome.replies[stage] = reply.text or ""
-                verdict = spec.parse(reply.text or "")
+                text = reply.text or ""
+                if len(text) > spec.max_reply_chars:  # never handed to a parser that may be quadratic in it
+                    outcome.replies[stage] = text[:2000]
+                    outcome.status = UNPARSED
+                    outcome.error = (f"the {stage} reply has {len(text)} characters, over the judge's cap of "
+                                     f"{spec.max_reply_chars} (judge.max_reply_chars): not parsed")
+                    continue
+                outcome.replies[stage] = text
+                verdict = spec.parse(text)
                 if verdict is None:
                     outcome.status = UNPARSED
                     continue

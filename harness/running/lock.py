@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.output_files import reporting
+from harness.output_files import LinkRefused, open_no_follow, reporting
 from harness.redact import redact_command
 
 LOCK_NAME = "harness.lock"
@@ -52,7 +52,11 @@ class OutputLock:
         """A descriptor of the lock file holding the lock. The lock file is removed on release, so a lock taken
         on a file that has been removed (or replaced) since it was opened is no lock: try again."""
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:  # never through a link planted in its place: the link's target would be truncated
+                fd = open_no_follow(self.path, os.O_RDWR | os.O_CREAT)
+            except LinkRefused:
+                self._remove_made()
+                raise
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

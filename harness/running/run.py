@@ -27,10 +27,12 @@ def _json_arg(text: str, flag: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserError(f"{flag}: not valid JSON ({err}): {text!r}") from None
+    except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
+        raise UserError(f"{flag}: not valid JSON ({err})") from None
+    except RecursionError:
+        raise UserError(f"{flag}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(value, dict):
-        raise UserError(f"{flag}: expected a JSON object, got {text!r}")
+        raise UserError(f"{flag}: expected a JSON object, got {type(value).__name__}")
     return value
 
 
@@ -422,7 +424,9 @@ def _execute(plan: RunPlan) -> int:
         if judge is not None:
             from harness.redact import redact_mapping
 
-            extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge)}
+            extra["judge"] = {"model": redact_mapping(judge.identity()), **_cache_stats(judge),
+                              "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks
+                                                  if task.judge is not None}}
             judge.close()
     run_config = _run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, run_config, started, finished)

@@ -119,8 +119,8 @@ class TaskResult:
 
 
 def max_response_chars(settings: GenerationSettings) -> int:
-    """Longest answer accepted as an answer: far above what max_gen_toks tokens can spell."""
-    return 64 * settings.max_gen_toks + 1024
+    """Longest answer accepted as an answer (`GenerationSettings.max_response_chars`)."""
+    return settings.max_response_chars
 
 
 def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
@@ -431,7 +431,7 @@ class Runner:
         if self.options.shard is not None:
             parts["shard"] = str(self.options.shard)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
-        store = SampleStore(path, task.name, parts)
+        store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:
             screened = self._screen_task(task, store, settings)
             if self._overall is not None:

@@ -23,13 +23,14 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from harness.errors import TaskConfigError, UserError
-from harness.output_files import reporting, write_lines
+from harness.output_files import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
+from harness.outputs.metrics import sample_value_problem
 from harness.redact import dumps, scrub
 
 OK = "ok"
@@ -119,8 +120,10 @@ def metric_value_problem(value: Any) -> str | None:
 _OPTIONAL_TEXT = ("response", "error", "input_sha256")
 
 
-def record_problem(record: Any, task: str) -> str | None:
-    """Why a parsed journal line is not a sample record of `task` the harness can use, or None."""
+def record_problem(record: Any, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
+    """Why a parsed journal line is not a sample record of `task` the harness can use, or None. `aggregations`
+    (metric -> the name of its built-in aggregation) also checks each metric's value has the shape its
+    aggregation reads: a breakdown's pairs, a ratio's pair, a mean's number."""
     if not isinstance(record, dict):
         return f"expected a JSON object, got {type(record).__name__}"
     if record.get("type") == "header":
@@ -143,6 +146,9 @@ def record_problem(record: Any, task: str) -> str | None:
             problem = metric_value_problem(value)
             if problem:
                 return f"metrics.{name} is {problem}, not a number, a list of numbers or a list of [key, number] pairs"
+            problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
+            if problem:
+                return f"metrics.{name}: {problem}"
     usage = record.get("usage")
     if usage is not None and not (isinstance(usage, dict) and all(_is_number(v) for v in usage.values())):
         return "usage is not an object of token counts"
@@ -159,9 +165,11 @@ def _warn(message: str) -> None:
 
 
 class SampleStore:
-    def __init__(self, path: Path | None, task: str, parts: dict[str, Any]) -> None:
+    def __init__(self, path: Path | None, task: str, parts: dict[str, Any],
+                 aggregations: Mapping[str, str] | None = None) -> None:
         self.path = path
         self.task = task
+        self.aggregations = dict(aggregations or {})  # metric -> built-in aggregation (`record_problem`)
         self.parts = parts
         self.fingerprint = fingerprint(parts)
         self.outcomes: dict[str, Outcome] = {}
@@ -172,13 +180,15 @@ class SampleStore:
             return
         with reporting(path):
             path.parent.mkdir(parents=True, exist_ok=True)
+            refuse_link(path)  # a link planted here would have its target truncated and written
             legacy = path.with_name(legacy_journal_name(task))
-            if not path.exists() and path.name != legacy.name and legacy.is_file() and _is_journal(legacy):
+            if not path.exists() and path.name != legacy.name and legacy.is_file() and not legacy.is_symlink() \
+                    and _is_journal(legacy):
                 legacy.rename(path)
             if path.exists() and path.stat().st_size and self._read_existing(path):
-                self._file = path.open("a", encoding="utf-8")
+                self._file = open_text(path, "a")
                 return
-            self._file = path.open("w", encoding="utf-8")
+            self._file = open_text(path, "w")
         self._append([dumps(self._header())])
 
     def _header(self) -> dict[str, Any]:
@@ -186,12 +196,15 @@ class SampleStore:
 
     def _read_existing(self, path: Path) -> bool:
         """Load a journal; False when it holds nothing but a header cut short (start it afresh)."""
-        raw = path.read_bytes()
+        raw = read_bytes(path)
         if not raw.endswith(b"\n"):
             # The process was killed mid-line: drop the partial record, keep every whole one.
             raw = raw[: raw.rfind(b"\n") + 1]
-            with path.open("r+b") as f:
-                f.truncate(len(raw))
+            fd = open_no_follow(path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, len(raw))
+            finally:
+                os.close(fd)
         lines = raw.split(b"\n")[:-1]
         if not lines:
             return False
@@ -235,7 +248,7 @@ class SampleStore:
         self._lines += 1
         record, problem = parse_line(line)
         if problem is None:
-            problem = record_problem(record, self.task)
+            problem = record_problem(record, self.task, self.aggregations)
         if problem:
             _warn(f"{path}:{number}: skipped an unreadable journal line ({problem}); its sample runs again")
             return
@@ -255,7 +268,7 @@ class SampleStore:
         for record in records:
             record = {"type": "sample", "task": self.task, "fingerprint": self.fingerprint, **record}
             line = dumps(record, ensure_ascii=False)
-            problem = record_problem(json.loads(line), self.task)
+            problem = record_problem(json.loads(line), self.task, self.aggregations)
             if problem:
                 raise TaskConfigError(f"task {self.task!r}: sample {record.get('sample_id')!r} cannot be journalled: "
                                       f"{problem}")
@@ -283,7 +296,7 @@ class SampleStore:
         write_lines(self.path, [dumps(self._header()), *(dumps(r, ensure_ascii=False) for r in ordered)])
         self._lines = len(ordered)
         with reporting(self.path):
-            self._file = self.path.open("a", encoding="utf-8")
+            self._file = open_text(self.path, "a")
 
     def close(self) -> None:
         """Close the journal. Every record was made durable by `add`; bytes a failed write left buffered belong

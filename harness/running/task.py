@@ -337,6 +337,18 @@ class Task:
         target = self.target(doc)
         return {name: SAMPLE_METRICS[name](target, response) for name in names}
 
+    def builtin_aggregations(self) -> dict[str, str]:
+        """metric -> the name of its built-in aggregation (the shape its journalled values must have)."""
+        return {spec.metric: spec.aggregation for spec in self.config.metric_list if isinstance(spec.aggregation, str)}
+
+    def _aggregate_one(self, spec: MetricSpec, column: list[Any]) -> Any:
+        """One metric's aggregate; a task's own aggregation that fails on the values is one line naming it."""
+        try:
+            return self.aggregations[spec.metric](column)
+        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as err:
+            raise UserError(f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} failed on "
+                            f"{len(column)} sample values ({type(err).__name__}: {err})") from None
+
     def aggregate(self, metric_rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
         """Aggregate scored samples' metrics: (values, stderrs, breakdowns)."""
         values: dict[str, float] = {}
@@ -348,11 +360,15 @@ class Task:
             column = [row[spec.metric] for row in metric_rows if spec.metric in row]
             if not column and self.judge and spec.metric in self.judge.metrics:
                 continue
-            result = self.aggregations[spec.metric](column)
+            result = self._aggregate_one(spec, column)
             if isinstance(result, dict):
                 breakdowns[spec.metric] = result
                 continue
-            values[spec.metric] = float(result)
+            try:
+                values[spec.metric] = float(result)
+            except (TypeError, ValueError):
+                raise UserError(f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} returned "
+                                f"{type(result).__name__}, not a number or a mapping") from None
             stderr = STDERRS.get(spec.aggregation) if isinstance(spec.aggregation, str) else None
             stderrs[spec.metric] = float(stderr(column)) if stderr else math.nan
         return values, stderrs, breakdowns

@@ -24,6 +24,12 @@ Scenarios (per sample, counting that sample's attempts):
                   which the response cache keeps)
     echo_key_once 1st attempt: 500 quoting the Authorization header (logged as a retry); then ok
     echo_key_answer   200 whose answer quotes the Authorization header (a leaky gateway)
+    trickle_headers   sends its status line and headers one byte every `trickle` seconds (a stalled server)
+    trickle_body      sends its headers, then its body one byte every `trickle` seconds
+    huge          200 whose answer is `huge_bytes` of text (an enormous answer)
+    huge_unsized  the same, without Content-Length (sent until the client hangs up)
+    deep          200 whose body is JSON nested `deep` levels deep
+    deep_error    400 whose error body is nested `deep` levels deep
 
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
 first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
@@ -67,9 +73,13 @@ class Received:
 
 
 class ChatServer:
-    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None, faults: list[str] | None = None) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None, faults: list[str] | None = None,
+                 *, trickle: float = 1.0, huge_bytes: int = 100_000_000, deep: int = 5000) -> None:
         self.answer = answer
         self.faults = list(faults or [])
+        self.trickle = trickle
+        self.huge_bytes = huge_bytes
+        self.deep = deep
         self.received: list[Received] = []
         self.attempts: dict[str, int] = {}
         self.in_flight = 0
@@ -143,8 +153,49 @@ class ChatServer:
                               "completion_tokens_details": {"reasoning_tokens": 0}},
                 })
 
+            def _trickle(self, data: bytes) -> None:
+                for k in range(len(data)):
+                    if server._stopping.wait(server.trickle):
+                        return
+                    self.wfile.write(data[k:k + 1])
+                    self.wfile.flush()
+
+            def _completion(self, text: str) -> bytes:
+                return json.dumps({"id": "x", "object": "chat.completion", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).encode()
+
             def _answer(self, record: Received, do: str, sample: str, attempt: int) -> None:
-                if do == "ok":
+                if do == "trickle_headers":
+                    body = self._completion(f"answer:{sample}")
+                    self._trickle(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+                                  f"\r\n\r\n".encode() + body)
+                elif do == "trickle_body":
+                    body = self._completion(f"answer:{sample}")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    self._trickle(body)
+                elif do in ("huge", "huge_unsized"):
+                    head, tail = self._completion("\x00").split(b"\\u0000")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    if do == "huge":
+                        self.send_header("Content-Length", str(len(head) + server.huge_bytes + len(tail)))
+                    else:
+                        self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(head)
+                    block = b"x" * 65536
+                    for start in range(0, server.huge_bytes, len(block)):
+                        self.wfile.write(block[: min(len(block), server.huge_bytes - start)])
+                    self.wfile.write(tail)
+                elif do == "deep":
+                    self._send(200, b"[" * server.deep + b"]" * server.deep)
+                elif do == "deep_error":
+                    self._send(400, b'{"error": ' + b"[" * server.deep + b"]" * server.deep + b"}")
+                elif do == "ok":
                     self._ok(record, sample)
                 elif do == "slow":
                     server._stopping.wait(0.2)

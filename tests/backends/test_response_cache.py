@@ -173,3 +173,33 @@ def test_cached_openai_rerun_sends_nothing(tmp_path, chat_server, jpeg_red):
     assert _run(second, requests) == answers
     second.close()
     assert len(chat_server.received) == 4 and second.model_calls == 0
+
+
+DAMAGED_ROWS = ["5", "[1, 2]", "not json", "null", '{"text": 5, "error": null, "refused": false}',
+                '{"text": ["a"], "error": null, "refused": false, "finish_reason": null, "usage": {}}',
+                '{"text": "t", "error": null, "refused": false, "finish_reason": null, "usage": {"n": "many"}}',
+                "[" * 5000 + "]" * 5000]
+
+
+def test_a_damaged_cache_row_is_a_miss_asked_again_and_replaced(tmp_path, capsys):
+    """Issue 30, item 9: a row whose text is a number or a list gave a traceback, and a row that is not JSON failed
+    every sample on every rerun."""
+    import sqlite3
+
+    requests = [make_request(f"s{i}", [f"question {i}"], doc_id=i) for i in range(len(DAMAGED_ROWS) + 1)]
+    first = CachingModel(CountingModel(), ResponseCache(tmp_path / CACHE_FILENAME))
+    expected = _run(first, requests)
+    keys = first.keys(requests)
+    first.close()
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        for key, payload in zip(keys, DAMAGED_ROWS, strict=False):  # the last request's row stays sound
+            db.execute("UPDATE responses SET response = ? WHERE key = ?", (payload, key))
+    backend = CountingModel()
+    again = CachingModel(backend, ResponseCache(tmp_path / CACHE_FILENAME))
+    assert _run(again, requests) == expected
+    assert backend.seen == [f"s{i}" for i in range(len(DAMAGED_ROWS))] and again.cache_hits == 1
+    again.close()
+    assert capsys.readouterr().err.count("a damaged response-cache row is a miss") == 1
+    third = CachingModel(CountingModel(), ResponseCache(tmp_path / CACHE_FILENAME))  # the rows were replaced
+    assert _run(third, requests) == expected and third.cache_hits == len(requests) and third.model.calls == 0
+    third.close()

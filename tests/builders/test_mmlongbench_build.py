@@ -402,6 +402,50 @@ def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(tmp_
     assert list((tmp_path / "out").iterdir()) == []  # no dataset, no work folder, no lock: nothing was stored
 
 
+def _set_icl(root: Path, change) -> None:
+    path = root / "mmlb_data" / CONFIGS["icl_stanford_cars_8k"].file
+    data = json.loads(path.read_text())
+    change(data["all"])
+    path.write_text(json.dumps(data))
+
+
+def _set_pages(root: Path, value: object) -> None:
+    file = CONFIGS["docvqa_slidevqa_8k"].file
+    rows = release_lines(root, file)
+    rows[0]["ans_page_list"] = value
+    write_release(root, file, rows)
+
+
+SLIDEVQA, CARS = "documentQA/slidevqa_K8.jsonl:1 \\(id 'slidevqa-report-0000'\\)", "ICL/cars196_K8.json \\(domain 'all'"
+# Issue 30: release rows of the wrong shape that ended in a traceback (or, for a string of digits, in made-up pages).
+WRONG_SHAPE = {
+    "ans_page_list a string": ("docvqa_slidevqa_8k", lambda root: _set_pages(root, "12"),
+                               rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \"12\"$"),
+    "ans_page_list of words": ("docvqa_slidevqa_8k", lambda root: _set_pages(root, ["two"]),
+                               rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \[\"two\"\]$"),
+    "exemplar set a number": ("icl_stanford_cars_8k", lambda root: _set_icl(root, lambda d: d["exemplar_list"].__setitem__(0, 5)),
+                              rf"^{CARS}, exemplar_list\[0\]\): expected a list of demonstration rounds, got 5$"),
+    "exemplar a number": ("icl_stanford_cars_8k",
+                          lambda root: _set_icl(root, lambda d: d["exemplar_list"][0][0].__setitem__(1, 7)),
+                          rf"^{CARS}, exemplar_list\[0\]\[0\]\[1\]\): expected an exemplar {{\"image\": path, "
+                          r"\"id\": class id}, got 7$"),
+    "test example a number": ("icl_stanford_cars_8k", lambda root: _set_icl(root, lambda d: d["test_example"].__setitem__(0, 3)),
+                              rf"^{CARS}, test_example 0\): expected an object with 'image' and 'answer', got 3$"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(WRONG_SHAPE))
+def test_a_release_row_of_the_wrong_shape_is_one_error_naming_file_row_and_expected(tmp_path: Path, release: Path,
+                                                                                   damage: str) -> None:
+    root = tmp_path / "release"
+    shutil.copytree(release, root)
+    config, make, message = WRONG_SHAPE[damage]
+    make(root)
+    with pytest.raises(BuildError, match=message):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=[config])
+    assert list((tmp_path / "out").iterdir()) == []
+
+
 @pytest.mark.slow  # the builders command in a child process
 def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
     root = tmp_path / "release"

@@ -107,7 +107,8 @@ def test_without_a_judge_the_task_reports_rouge_only_and_says_why(summ_dir: Path
 
 def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(summ_dir: Path, tmp_path: Path,
                                                                                  harness) -> None:
-    server = ChatServer(answer=judge_reply, faults=["bad_request"])  # the first judge call gets a 400
+    # The three summaries are alike ("x"), so their fluency prompt is one call; the first recall call gets a 400.
+    server = ChatServer(answer=judge_reply, faults=["ok", "bad_request"])
     server.start()
     try:
         args = ("--tasks", "mmlongbench_summ_govreport_8k", "--model", "constant", "--model_args", "answer=x",
@@ -125,9 +126,10 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
     files = sorted((tmp_path / "o" / "constant").glob("results_*.json"))
     counts = [json.loads(f.read_text())["sample_counts"]["mmlongbench_summ_govreport_8k"] for f in files]
     assert [(c["n_judged"], c["n_judge_error"]) for c in counts] == [(2, 1), (3, 0)]
-    # First run: 3 fluency calls (one failed), then recall and precision of 2 samples. The rerun asks only the
-    # failed sample, whose fluency prompt ("x") is the others' and comes from the cache: its recall and precision.
-    assert second.code == 0 and calls == 3 + 2 * 2 + 2
+    # First run: 1 fluency call (the three samples share its prompt: issue 30 sends it once), 3 recall calls (one
+    # failed), 2 precision calls. The rerun asks only the failed sample, whose fluency reply comes from the cache:
+    # its recall and precision.
+    assert second.code == 0 and calls == 1 + 3 + 2 + 2
 
 
 def test_a_judge_for_tasks_without_one_is_named_as_ignored(tmp_path: Path, harness) -> None:
@@ -168,15 +170,16 @@ def test_a_key_the_judge_server_quotes_back_is_in_neither_the_judge_log_nor_the_
     from urllib.parse import quote
 
     key = "sk-judge+key/0123456789"
-    # The first judge calls: an error, a refusal and a reply (kept by the cache), each quoting the key.
-    run, server = _judge_summaries(harness, summ_dir, tmp_path / "o", ["echo_key", "echo_key_refused", "echo_key_answer"],
-                                   f"api_key={key},concurrency=1")
+    # The three recall calls (after the one fluency call the alike summaries share): an error, a refusal and a reply
+    # (kept by the cache), each quoting the key.
+    run, server = _judge_summaries(harness, summ_dir, tmp_path / "o",
+                                   ["ok", "echo_key", "echo_key_refused", "echo_key_answer"], f"api_key={key},concurrency=1")
     assert {r.headers["authorization"] for r in server.received} == {f"Bearer {key}"}
     folder = tmp_path / "o" / "constant"
     log, cache = folder / "judge_mmlongbench_summ_govreport_8k.jsonl", folder / "cache.sqlite3"
     outcomes = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted(o["status"] for o in outcomes) == ["error", "error", "unparsed"]
-    assert all("<redacted>" in (o.get("error") or o["replies"]["fluency"]) for o in outcomes)
+    assert all("<redacted>" in (o.get("error") or o["replies"]["recall"]) for o in outcomes)
     assert b"you sent Bearer <redacted>" in cache.read_bytes()  # the reply, kept for a rerun
     forms = [key, quote(key, safe=""), json.dumps(key)[1:-1], base64.b64encode(key.encode()).decode()]
     for path in [p for p in folder.rglob("*") if p.is_file()]:

@@ -1,0 +1,140 @@
+"""The fuzz suite (issue 30): property-based tests over every surface a user or a server can feed the project,
+each failing on a traceback, on a hang past its bound, or on a key in any output.
+
+Two budgets (`hypothesis` settings chosen here, not per machine): by default, as part of `make test`, a few dozen
+examples per surface, drawn deterministically (`derandomize`), so the suite costs seconds and never flakes;
+`make fuzz` (MMLONGEVAL_FUZZ=1) draws fresh examples, ten thousand and more in all. Every generated input is
+counted, and the total is printed at the end of the session (`fuzz: N generated inputs`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+FUZZ = os.environ.get("MMLONGEVAL_FUZZ") == "1"
+_COUNT: Counter[str] = Counter()  # generated inputs per test
+
+settings.register_profile(
+    "mmlongeval", database=None, deadline=None, derandomize=not FUZZ, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+                           HealthCheck.function_scoped_fixture, HealthCheck.large_base_example])
+settings.load_profile("mmlongeval")
+
+
+def budget(fuzz: int, ci: int) -> Any:
+    """`@budget(fuzz=..., ci=...)`: how many examples a surface gets under `make fuzz` and under `make test`."""
+    return settings(max_examples=fuzz if FUZZ else ci)
+
+
+def counted() -> None:
+    """Called once per generated input (the session's total, and each test's, are printed at its end)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    _COUNT[test.rsplit("/", 1)[-1]] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _COUNT:
+        for test, count in sorted(_COUNT.items()):
+            terminalreporter.write_line(f"fuzz: {count:6,} {test}")
+        terminalreporter.write_line(f"fuzz: {sum(_COUNT.values())} generated inputs "
+                                    f"({'make fuzz' if FUZZ else 'the make test budget'})")
+
+
+class Hang(Exception):
+    """An input that was still being handled past its bound."""
+
+
+@contextmanager
+def bounded(seconds: float, what: str) -> Iterator[None]:
+    """Fail with `Hang` if the block runs longer than `seconds` (a timer signal interrupts it)."""
+    def expire(signum: int, frame: Any) -> None:
+        raise Hang(f"{what}: still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# --- strategies ------------------------------------------------------------------------------------------------
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
+                    st.sampled_from([0, -1, 1e308, -1e308, 2**63, "", "N/A", "inf", "\udcff", "\x00", "a" * 300]),
+                    st.text(max_size=20))
+JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                     st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                    max_leaves=12)
+
+
+def deep(depth: int, opener: str = "[") -> str:
+    closer = {"[": "]", "{": "}"}[opener]
+    if opener == "{":
+        return '{"a":' * depth + "1" + "}" * depth
+    return opener * depth + closer * depth
+
+
+@st.composite
+def mutated(draw: Callable[..., Any], value: Any) -> Any:
+    """`value` (a JSON document) with one to three places replaced by arbitrary JSON, or deleted."""
+    import copy
+
+    value = copy.deepcopy(value)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = list(_paths(value))
+        if not paths:
+            return draw(JSON)
+        path = draw(st.sampled_from(paths))
+        if not path:
+            value = draw(JSON)
+            continue
+        parent = value
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and draw(st.booleans()) and draw(st.booleans()):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = draw(st.one_of(JSON, st.just(_nested(draw(st.integers(50, 400))))))
+    return value
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+@pytest.fixture(scope="session")
+def toy_build(tmp_path_factory: pytest.TempPathFactory):
+    """A toy build (the benchmark-neutral dataset of tests/harness/toy_benchmark.py) and its task folder."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+    from toy_benchmark import build_toy, write_toy_tasks
+
+    root = tmp_path_factory.mktemp("fuzz_toy")
+    build_toy(root / "data")
+    return root / "data", write_toy_tasks(root / "tasks")

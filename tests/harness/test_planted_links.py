@@ -1,0 +1,87 @@
+"""Issue 30, item 3: a symbolic link planted in an output folder, where the run writes a file of its own (the lock,
+a journal, the temporary file a journal or the judge log is rewritten through, the response cache), is refused
+with one line, and the file it points to is left as it was. Before the fix the run truncated and overwrote it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.output_files import write_lines
+from harness.running.sample_store import journal_name
+
+PRECIOUS = b"the user's own file: not the harness's to write\n"
+
+
+def _run(harness, toy_dir: Path, toy_tasks: Path, out: Path, *extra: str):
+    return harness("--tasks", "toy_colors", "--include_path", toy_tasks, "--model", "constant", "--model_args",
+                   "answer=red", "--data_dir", toy_dir, "--output_path", out, *extra)
+
+
+def _plant(link: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "precious.txt"
+    target.write_bytes(PRECIOUS)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    return target
+
+
+def _damage_one_line(journal: Path) -> None:
+    """A journal that is compacted (rewritten through its temporary file) when the run ends."""
+    header, first, *rest = journal.read_text().splitlines()
+    journal.write_text("\n".join([header, first, "not json", *rest]) + "\n")
+
+
+PLANTED = {  # name of the link in the model folder -> what to do before the run that meets it
+    "the lock": ("harness.lock", None),
+    "a journal": (journal_name("toy_colors"), None),
+    "a journal's temporary file": (journal_name("toy_colors") + ".tmp", _damage_one_line),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLANTED))
+def test_a_link_planted_where_the_run_writes_is_refused_and_its_target_untouched(
+        tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, case: str) -> None:
+    name, prepare = PLANTED[case]
+    out = tmp_path / "out"
+    if prepare is not None:
+        first = _run(harness, toy_dir, toy_tasks, out)
+        assert first.code == 0, first.err
+        prepare(out / "constant" / journal_name("toy_colors"))
+    link = out / "constant" / name
+    target = _plant(link, tmp_path)
+    run = _run(harness, toy_dir, toy_tasks, out)
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    assert run.err.strip().splitlines()[-1] == (
+        f"harness: error: {link} is a symbolic link (to {target}): the harness writes this file itself and never "
+        "through a link; remove the link, or give another --output_path")
+    assert target.read_bytes() == PRECIOUS and link.is_symlink()
+    link.unlink()
+    again = _run(harness, toy_dir, toy_tasks, out)  # without the link, the same command runs
+    assert again.code == 0, again.err
+    assert target.read_bytes() == PRECIOUS
+
+
+def test_a_whole_file_writer_never_writes_through_a_link_at_its_temporary_file(tmp_path: Path) -> None:
+    """The writer behind results, sample logs and the judge log (`judge_<task>.jsonl.tmp` is written by it)."""
+    target = _plant(tmp_path / "judge_t.jsonl.tmp", tmp_path)
+    with pytest.raises(UserError, match="judge_t.jsonl.tmp is a symbolic link"):
+        write_lines(tmp_path / "judge_t.jsonl", [json.dumps({"sample_id": "s"})])
+    assert target.read_bytes() == PRECIOUS and not (tmp_path / "judge_t.jsonl").exists()
+    (tmp_path / "judge_t.jsonl.tmp").unlink()
+    (tmp_path / "judge_t.jsonl.tmp").write_text("left by a killed run")  # a plain leftover is replaced
+    write_lines(tmp_path / "judge_t.jsonl", ["{}"])
+    assert (tmp_path / "judge_t.jsonl").read_text() == "{}\n" and not (tmp_path / "judge_t.jsonl.tmp").exists()
+
+
+@pytest.mark.parametrize("name", ["cache.sqlite3", "cache.sqlite3-wal", "cache.sqlite3-shm"])
+def test_a_link_at_the_response_cache_or_its_side_files_is_refused(tmp_path: Path, name: str) -> None:
+    from harness.running.cache import ResponseCache
+
+    target = _plant(tmp_path / "model" / name, tmp_path)
+    with pytest.raises(UserError, match=f"^{tmp_path / 'model' / name} is a symbolic link"):
+        ResponseCache(tmp_path / "model" / "cache.sqlite3")
+    assert target.read_bytes() == PRECIOUS
