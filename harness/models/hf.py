@@ -1,7 +1,8 @@
 """`hf`: a transformers vision-language model (`AutoModelForImageTextToText` + `AutoProcessor`).
 
-Each request's images are decoded once, in its batch (on `image_threads` threads: PIL's decode and resize
-release the GIL), scaled down to `max_pixels` if given, and passed with the chat-template prompt to the
+Each request's images are decoded once, in its batch (on `image_threads` threads where asked: PIL's decode and
+resize release the GIL), scaled down to `max_pixels` if given, then to the size the processor scales them to where
+that is proven to change nothing (`harness.models.hf_presize`), and passed with the chat-template prompt to the
 processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
 position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
 the model supports it).
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,7 +50,9 @@ class HFSettings:
     max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
     trust_remote_code: bool = False
     threads: int | None = at_least(1)  # torch CPU threads
-    image_threads: int | None = at_least(1)  # threads decoding a batch's images; default: the CPUs, at most 4
+    # Threads decoding and scaling a batch's images. Default 1: on the shared 2-core machine more cost CPU and did not
+    # shorten the run (bench/RESULTS.md, issue 33); where cores are idle and images large, 2-4 may pay.
+    image_threads: int = at_least(1, default=1)
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
@@ -99,7 +101,7 @@ class HFModel(Model):
         self.max_batch_tokens = max_batch_tokens
         self.fitting: FittingBatchSize | None = None  # --batch_size auto
         self.request_order = settings.request_order
-        self.image_threads = settings.image_threads or min(4, os.cpu_count() or 1)
+        self.image_threads = settings.image_threads
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
