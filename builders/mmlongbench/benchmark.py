@@ -48,7 +48,7 @@ class MMLongBenchBenchmark:
             "1_vrag_image.tar.gz, 2_vh_image.tar.gz, 2_mm-niah_image.tar.gz, 3_icl_image.tar.gz, 4_summ_image.tar.gz, "
             "5_docqa_image.tar.gz, or their older names vrag.tar.gz, ...; read without unpacking); or 'fixture' (default: a tiny offline stand-in in the same formats; "
             "'fixture:archives' for the archive layout); or 'fixture:full' (offline, in the same formats, every row "
-            "filled to its length with photos, pages and passages: builders/mmlongbench/full_fixture.py)",
+            "filled to its length with photos, pages and passages: builders/mmlongbench/full_fixture/)",
         )
         parser.add_argument("--fixture-ids", type=int, metavar="N",
                             help="ids per release file of --source fixture:full (default 1; ICL: test images per "
