@@ -110,7 +110,7 @@ def recorded_command(name: str, parser: argparse.ArgumentParser, args: argparse.
 
 
 def _build(name: str, argv: list[str]) -> None:
-    from builders.core.output import read_manifest
+    from builders.core.staging import read_manifest
 
     benchmark = load_benchmark(name)
     parser = build_parser(benchmark)

@@ -26,17 +26,17 @@ from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import check_at_least, check_seed
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, human_bytes
 from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
+from builders.core.parquet_writer import SHARD_BYTES
 from builders.core.store import TileStore, encoded_store
 from builders.core.tokens import make_text_counter
-from builders.core.writer import SHARD_BYTES
 from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
 from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES

@@ -23,18 +23,18 @@ from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import select_configs
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
+from builders.core.parquet_writer import SHARD_BYTES
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
 from builders.milebench.gold import gold_index

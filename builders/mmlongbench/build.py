@@ -21,17 +21,17 @@ from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import select_configs
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import FetchedRelease, fetch_release, is_hub_source, parse_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
+from builders.core.parquet_writer import SHARD_BYTES
 from builders.core.store import BudgetedStore, encoded_store
 from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.writer import SHARD_BYTES
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import ImageSizes, extended_file
 from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture

@@ -28,16 +28,16 @@ from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import check_at_least, check_seed
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import is_hub_source
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
+from builders.core.parquet_writer import SHARD_BYTES, ConfigResult
 from builders.core.store import BudgetedStore, TileStore, encoded_store
 from builders.core.tokens import make_text_counter
-from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
 from builders.mmneedle.images import TILE_SIZE, stitch

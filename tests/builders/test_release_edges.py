@@ -18,12 +18,12 @@ from PIL import Image
 
 from builders.core import contract
 from builders.core.benchmark import positive_int
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.image_check import DamagedImages, image_size
 from builders.core.release_archive import archive_files
 from builders.core.release_paths import relative_name, release_files, release_path
-from builders.core.workspace import build_lock, build_workspace
+from builders.core.work_folder import build_lock, work_folder
 
 # ------------------------------------------------------------------------------------------------ paths
 
@@ -226,14 +226,14 @@ def test_a_second_build_into_the_same_output_stops_naming_the_first(tmp_path: Pa
         with build_lock(tmp_path, "locovqa"):  # another benchmark's lock is another file
             pass
     assert list(tmp_path.iterdir()) == []  # the lock file goes with the build
-    with build_workspace(tmp_path, benchmark) as work:
+    with work_folder(tmp_path, benchmark) as work:
         assert work.parent == tmp_path and work.name.startswith(f".{benchmark}-work-{os.getpid()}-")
     assert list(tmp_path.iterdir()) == []
 
 
 KILL_DURING_PUBLISH = (
     "import os, signal\n"
-    "from builders.core.build import DatasetBuild\n"
+    "from builders.core.dataset_build import DatasetBuild\n"
     "DatasetBuild.publish = lambda self, **kw: os.kill(os.getpid(), signal.SIGKILL)\n"
 )
 

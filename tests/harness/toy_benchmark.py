@@ -24,10 +24,10 @@ from datasets import Features, Value
 from PIL import Image
 
 from builders.core import contract
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import BuildEstimate
 from builders.core.images import FileJpegEncoder
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.tokens import ApproxTokenCounter
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 160, 50), "blue": (30, 70, 220), "yellow": (245, 215, 30)}

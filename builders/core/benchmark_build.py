@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from builders.core import contract
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.base_build import CONFIGS_KEY
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import BuildEstimate, print_plan
-from builders.core.extend import CONFIGS_KEY
-from builders.core.workspace import build_lock, build_workspace
-from builders.core.writer import SHARD_BYTES
+from builders.core.parquet_writer import SHARD_BYTES
+from builders.core.work_folder import build_lock, work_folder
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class BenchmarkBuild:
     info: BuilderInfo
     config_order: Sequence[str]  # every config in canonical order: the manifest and card list them so
     workers = 1  # the worker threads of the long stages, as the plan states them
-    # A work folder (`builders.core.workspace`) for the offline fixture and spools; without one the build holds
+    # A work folder (`builders.core.work_folder`) for the offline fixture and spools; without one the build holds
     # only the lock, from the staging on (its spills live in the staging folder).
     uses_work_folder = True
 
@@ -110,7 +110,7 @@ class BenchmarkBuild:
         """Build into `out_dir/<info.name>` and return that folder; with `dry_run`, print the plan and return None.
         A build already there with the same request gets the missing configs added (unless `overwrite`)."""
         out = Path(out_dir)
-        with build_workspace(out, self.info.name) if self.uses_work_folder else nullcontext(None) as work:
+        with work_folder(out, self.info.name) if self.uses_work_folder else nullcontext(None) as work:
             try:
                 source = self.open_source(work)
                 build = DatasetBuild(out, self.info, self.request(), inputs=source.inputs, image_storage=image_storage,

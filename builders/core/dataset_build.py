@@ -11,7 +11,7 @@ shared-storage build, the content hash, the card and the manifest, then an atomi
 
 A benchmark brings its rows, features, request (what decides its output) and card template
 (`dataset_cards/<name>/card.md.jinja`); everything here is the same for every benchmark. A folder that
-holds the same request with other configs is extended, not replaced (`builders.core.extend`): `pending`
+holds the same request with other configs is extended, not replaced (`builders.core.base_build`): `pending`
 lists what is left to write.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +27,12 @@ from typing import Any
 from datasets import Features
 
 from builders.core import contract
+from builders.core.base_build import CONFIGS_KEY, BaseBuild, extends, ordered
 from builders.core.card import CardConfig, front_matter, render_card
 from builders.core.errors import BuildError
-from builders.core.extend import CONFIGS_KEY, BaseBuild, extends, ordered
-from builders.core.images import EncodedImage
-from builders.core.output import StagedOutput, environment, read_manifest
-from builders.core.store import encoded_store
-from builders.core.writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
+from builders.core.image_table_writer import ImageTableWriter
+from builders.core.parquet_writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
+from builders.core.staging import StagedOutput, environment, read_manifest
 
 
 @dataclass(frozen=True)
@@ -72,44 +70,6 @@ def files_entry(result: ConfigResult) -> dict[str, Any]:
         "content_sha256": result.content_sha256,
         "files": [{"path": f.path, "num_bytes": f.num_bytes, "sha256": f.sha256} for f in result.files],
     }
-
-
-class ImageTableWriter:
-    """Collects the distinct images of a shared-storage build, then writes them once, sorted by sha256
-    (so the table does not depend on the order in which workers finished). The bytes wait in a spool
-    file (page cache), not in memory."""
-
-    def __init__(self, spool: Path) -> None:
-        self._store = encoded_store(spool, 0)
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def add(self, image: EncodedImage) -> None:
-        """Add an image; one already added (same sha256) is skipped. Safe to call from worker threads."""
-        with self._lock:
-            if image.sha256 in self._store:
-                return
-            self._store.put(image.sha256, image)
-
-    def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
-        features = Features(contract.image_table_features())
-        with ShardedParquetWriter(dataset_dir, contract.IMAGE_TABLE_CONFIG, features, _image_digest,
-                                  split=contract.IMAGE_TABLE_SPLIT, shard_bytes=shard_bytes) as writer:
-            for sha in sorted(self._store.keys()):  # type: ignore[type-var]
-                image = self._store.get(sha)
-                writer.write({"sha256": sha, "image": {"bytes": image.data, "path": None},
-                              "width": image.width, "height": image.height}, len(image.data))
-            return writer.close()
-
-    def close(self) -> None:
-        self._store.close()
-
-
-def _image_digest(row: Mapping[str, Any]) -> bytes:
-    """An image table row's identity: its sha256 (which covers the bytes) and size."""
-    return f"{row['sha256']} {row['width']} {row['height']}\n".encode()
 
 
 class DatasetBuild:
