@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +32,10 @@ from builders.core.base_build import CONFIGS_KEY, BaseBuild, extends, ordered
 from builders.core.card import CardConfig, front_matter, render_card
 from builders.core.errors import BuildError
 from builders.core.image_table_writer import ImageTableWriter
+from builders.core.images import EncodedImage
 from builders.core.parquet_writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
 from builders.core.staging import StagedOutput, environment, read_manifest
+from builders.core.store import BudgetedStore, encoded_store
 
 
 @dataclass(frozen=True)
@@ -101,9 +104,11 @@ class DatasetBuild:
         self._configs: dict[str, dict[str, Any]] = {}
         self._features: dict[str, Features] = {}
         self.staging: Path | None = None
-        self.images: ImageTableWriter | None = None
+        self.images: ImageTableWriter | None = None  # shared storage: the image table
+        self._kept: BudgetedStore[EncodedImage] | None = None  # embedded storage: the images rows show by reference
         self.base: BaseBuild | None = None  # the build in place that this one adds configs to
         self._looked_for_base = False
+        self._keeping = threading.Lock()
         # The configs this build must write: those of the request, less those the build in place holds.
         self.pending: list[str] = list(self.request.get(CONFIGS_KEY) or [])
 
@@ -145,7 +150,30 @@ class DatasetBuild:
     def __exit__(self, *exc: object) -> None:
         if self.images is not None:
             self.images.close()
+        if self._kept is not None:
+            self._kept.close()
         self._staged.__exit__(*exc)
+
+    def keep_image(self, image: EncodedImage) -> None:
+        """Hold an image for the rows that show it by reference (`contract_rows.ImageRef`): in the image table
+        (shared storage) or, for the rows to embed it, in a spool file. An image held already is skipped. Safe to
+        call from worker threads."""
+        if self.images is not None:
+            self.images.add(image)
+            return
+        assert self.staging is not None, "use DatasetBuild as a context manager"
+        with self._keeping:
+            if self._kept is None:
+                self._kept = encoded_store(self.staging / ".kept_images.spool", 0)
+            if image.sha256 not in self._kept:
+                self._kept.put(image.sha256, image)
+
+    def kept_image(self, sha256: str) -> EncodedImage:
+        """An image given to `keep_image`."""
+        if self.images is not None:
+            return self.images.get(sha256)
+        assert self._kept is not None, "no image was kept"
+        return self._kept.get(sha256)
 
     def add_caveat(self, kind: str, text: str) -> None:
         """Flag the build (`synthetic`, `limited`, ...); a second text for a kind already flagged is added to it."""
@@ -183,9 +211,11 @@ class DatasetBuild:
         order = ordered([*self.request.get(CONFIGS_KEY, []), *self._configs], None)
         self._configs = {name: self._configs[name] for name in order if name in self._configs}
         table = None
+        if self._kept is not None:
+            self._kept.close()  # the spool must not be published with the data
         if self.images is not None:
             table = self.images.write(self.staging, self.shard_bytes)
-            self.images.close()  # the spool must not be published with the data
+            self.images.close()
         manifest = self._manifest(table, stats or {})
         (self.staging / "README.md").write_text(self._card(manifest, table, card_context or {}), encoding="utf-8")
         contract.write_manifest(self.staging, manifest)  # last: a folder with a manifest is complete

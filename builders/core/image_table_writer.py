@@ -34,6 +34,9 @@ class ImageTableWriter:
                 return
             self._store.put(image.sha256, image)
 
+    def get(self, sha256: str) -> EncodedImage:
+        return self._store.get(sha256)
+
     def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
         features = Features(contract.image_table_features())
         with ShardedParquetWriter(dataset_dir, contract.IMAGE_TABLE_CONFIG, features, _image_digest,

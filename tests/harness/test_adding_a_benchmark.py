@@ -1,6 +1,6 @@
 """A new benchmark is one builder package, one task folder and one card template: add the toy benchmark
-(`toy_benchmark.py`) to a copy of the project as exactly those files, and `builders` and `harness` pick
-it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
+(`toy_builder.py`, and the task folder and card of `toy_benchmark.py`) to a copy of the project as exactly those
+files, and `builders` and `harness` pick it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     before = {p.relative_to(root) for p in root.rglob("*")}
     added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
     added[0].parent.mkdir()
-    shutil.copy(Path(__file__).with_name("toy_benchmark.py"), added[0])
+    shutil.copy(Path(__file__).with_name("toy_builder.py"), added[0])
     added[1].parent.mkdir()
     added[1].write_text(CARD_TEMPLATE)
     write_toy_tasks(root / "tasks" / "toy")
