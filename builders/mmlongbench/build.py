@@ -32,7 +32,8 @@ from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
 from builders.core.options import RunOptions
 from builders.mmlongbench.ablations import unavailable
-from builders.mmlongbench.extend import ImageSizes, extended_file
+from builders.mmlongbench.extend import extended_file
+from builders.mmlongbench.image_sizes import ImageSizes
 from builders.mmlongbench.leaves import (
     ABLATION_CONFIGS,
     BUILDABLE_CONFIGS,
