@@ -140,8 +140,8 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
         cache = Path(self.options.entity_cache) if self.options.entity_cache else None
         for task, spec in lister_specs.items():
             self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
-                                             lister_args=self.options.entity_lister_args, cache=cache, where=f" for {task}",
-                                             asker_factory=self.options.asker_factory)
+                                             lister_args=self.options.entity_lister_args, cache=cache,
+                                             where=f" for {task}", asker_factory=self.options.asker_factory)
         caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
                    "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
         card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
@@ -151,18 +151,19 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
         return OpenedSource(inputs, caveats, card)
 
     def request(self) -> dict[str, Any]:
+        options = self.options
         return {
             "source": {"kind": "synthetic" if self.synthetic else "files",
-                       "spec": " ".join(self.options.source or ["synthetic"]),
+                       "spec": " ".join(options.source or ["synthetic"]),
                        "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None},
             "sources": self.sources.describe(),
             "rows": "all" if self.limit is None else "limit",
             "configs": [cfg.name for cfg in self.cfgs],
-            "seed": self.options.seed, "limit": self.limit, "mnist_samples": self.samples,
+            "seed": options.seed, "limit": self.limit, "mnist_samples": self.samples,
             "entity_listers": {task: lister.describe() for task, lister in self.listers.items()},
-            "strict_pairwise": self.options.strict_pairwise, "max_resamples": self.options.max_resamples,
-            "mmstar_pool": self.options.mmstar_pool, "ood_split": self.options.ood_split, "text_tokenizer": self.counter.name,
-            "images": {"cell_size": self.options.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
+            "strict_pairwise": options.strict_pairwise, "max_resamples": options.max_resamples,
+            "mmstar_pool": options.mmstar_pool, "ood_split": options.ood_split, "text_tokenizer": self.counter.name,
+            "images": {"cell_size": options.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
                        "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
                        "int": "source bytes as released; digits as PNG",
                        "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
@@ -196,7 +197,7 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
                              "per config): fewer rows than asked for")
 
     def _plan_task(self, task: str, cfgs: list[LocoConfig]) -> tuple[list[RowPlan], list[Failure]]:
-        sources, seed, limit = self.sources, self.options.seed, self.limit
+        sources, seed, limit, options = self.sources, self.options.seed, self.limit, self.options
         if task in ("okvqa", "mmstar"):
             source = sources.okvqa if task == "okvqa" else sources.mmstar
             assert source is not None
@@ -205,19 +206,19 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
             by_subset: dict[str, list[str]] = defaultdict(list)
             for item in source.items:
                 by_subset[item.subset].append(item.image)
-            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if self.options.mmstar_pool == "subset" \
+            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if options.mmstar_pool == "subset" \
                 and task == "mmstar" else (lambda item, p=pool: p)
             plans, failures, stats = plan_vqa(task, cfgs, items, pools, sources.image, self.listers[task], seed,
-                                              strict_pairwise=self.options.strict_pairwise, max_resamples=self.options.max_resamples)
+                                              strict_pairwise=options.strict_pairwise, max_resamples=options.max_resamples)
             self.planning[task] = {**stats, "items": len(items)}
             return plans, failures
         assert sources.mnist is not None and sources.ood is not None
         if task == "mnist":
             plans, failures, digits = plan_mnist(cfgs, self.samples, sources.mnist.labels, sources.ood.pool, seed,
-                                                 sources.size, self.options.cell_size)
+                                                 sources.size, options.cell_size)
         else:
             chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
-            plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, self.options.cell_size)
+            plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, options.cell_size)
         sources.digits.update(digits)
         return plans, failures
 

@@ -148,7 +148,8 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
 
     def request(self) -> dict[str, Any]:
         return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                "rows": "full" if self.options.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING,
+                "rows": "full" if self.options.full else "paper", "text_tokenizer": self.counter.name,
+                "sampling": SAMPLING,
                 **self.damaged.request()}
 
     def card_context(self) -> dict[str, Any]:

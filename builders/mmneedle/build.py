@@ -195,7 +195,8 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
         return sorted(shown)
 
     def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.options.full, self.options.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
+        return cfg.sample_ids(self.options.full, self.options.limit, self.planner.negative_start(cfg),
+                              self.planner.sample_end(cfg))
 
     def _decode(self, names: list[str], tiles: TileStore) -> None:
         run_parallel(names, lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)), self.workers,

@@ -31,8 +31,8 @@ from builders.mmlongbench.pools import family
 from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 
 ROW_WRITERS: dict[str, Callable[[FixtureSource, Leaf, int, int], list[Row]]] = {
-    "vrag": vrag_rows, "vh": vh_rows, "mmniah_text": mmniah_rows, "mmniah_image_count": mmniah_rows, "mmniah_image_mc": mmniah_rows,
-    "govreport": summ_rows, "multilexsum": summ_rows, "docqa": docqa_rows,
+    "vrag": vrag_rows, "vh": vh_rows, "mmniah_text": mmniah_rows, "mmniah_image_count": mmniah_rows,
+    "mmniah_image_mc": mmniah_rows, "govreport": summ_rows, "multilexsum": summ_rows, "docqa": docqa_rows,
 }
 
 
