@@ -11,10 +11,12 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from builders.core.benchmark_build import BenchmarkBuild
 from builders.core.errors import BuildError
+
+if TYPE_CHECKING:  # the registry itself imports no build code: `builders list` and `push` start fast
+    from builders.core.benchmark_build import BenchmarkBuild
 
 NOT_BENCHMARKS = frozenset({"core"})
 

@@ -41,6 +41,7 @@ from builders.core.contract_rows import RowWriter
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import BuildEstimate, print_plan
 from builders.core.options import RUN_OPTIONS, BenchmarkOptions, RunOptions
+from builders.core.parquet_writer import SHARD_BYTES
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.work_folder import build_lock, work_folder
 
@@ -151,7 +152,8 @@ class BenchmarkBuild(Generic[OptionsT]):
                 source = self.open_source(work)
                 build = DatasetBuild(out, self.info, self.request(), inputs=source.inputs,
                                      image_storage=self.image_storage, overwrite=run.overwrite,
-                                     shard_bytes=run.shard_bytes, config_order=list(self.config_order),
+                                     shard_bytes=SHARD_BYTES if run.shard_bytes is None else run.shard_bytes,
+                                     config_order=list(self.config_order),
                                      command=run.command, caveats=source.caveats, card=source.card)
                 build.find_base()
                 self.plan(build)

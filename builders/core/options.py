@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 
 from builders.core import contract
 from builders.core.errors import BuildError
-from builders.core.parquet_writer import SHARD_BYTES
 
 FLAG = "flag"  # the field metadata key of an option's flag
 Check = Callable[[Any], str | None]  # a value -> what is wrong with it (said after the flag's name), or None
@@ -162,7 +161,7 @@ class RunOptions:
     progress: bool = False  # the plan and progress bars on stderr
     dry_run: bool = False  # print the plan, write nothing
     command: list[str] | None = None  # the `builders build` argv to record in the manifest (`contract.BUILD_COMMAND`)
-    shard_bytes: int = SHARD_BYTES
+    shard_bytes: int | None = None  # a shard's size budget; None: the Parquet writer's (`parquet_writer.SHARD_BYTES`)
 
     def __post_init__(self) -> None:
         if self.num_proc < 1:
