@@ -46,7 +46,7 @@ from image_storage import folder_bytes, timed_cpu  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from builders.core import contract  # noqa: E402
-from builders.core.writer import ROW_GROUP_BYTES, HashingFile, rows_to_table  # noqa: E402
+from builders.core.parquet_writer import ROW_GROUP_BYTES, HashingFile, rows_to_table  # noqa: E402
 from builders.mmlongbench.full_fixture import write_full_source  # noqa: E402
 from builders.mmlongbench.leaves import LENGTHS  # noqa: E402
 

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from builders.core import contract
-from builders.core.benchmark import Benchmark, BuildOptions, benchmark_names, load_benchmark, select_configs
+from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
 from builders.core.errors import BuildError
+from builders.core.options import add_flags, add_run_flags, options_from_args, run_options_from_args
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,29 +52,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
-    """`builders build NAME`'s options: those every build takes, then the benchmark's own."""
+    """`builders build NAME`'s options: those every build takes, then the benchmark's own (its options' fields)."""
     parser = argparse.ArgumentParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
-    common = parser.add_argument_group("options of every build")
-    common.add_argument("--out", required=True, metavar="DIR", help="output folder; the dataset goes to DIR/<benchmark>")
-    common.add_argument(
-        "--configs", nargs="+", metavar="NAME",
-        help=f"configs to build, comma- or space-separated (default: all {len(benchmark.configs())}; see `builders list`)",
-    )
-    common.add_argument(
-        "--image-storage", choices=contract.IMAGE_STORAGES, default=benchmark.default_image_storage,
-        help="embedded: every row holds its images' bytes; shared: each distinct image is stored once, in the "
-        f"'{contract.IMAGE_TABLE_CONFIG}' config, and rows name theirs by sha256 (default: {benchmark.default_image_storage})",
-    )
-    common.add_argument("--num-proc", type=int, default=2, help="worker threads (default 2)")
-    common.add_argument(
-        "--overwrite", action="store_true",
-        help="replace OUT/<benchmark> with exactly these configs, whatever it holds (without it, a folder holding the "
-        "same build with other configs gets the missing ones added, and a different build is an error)",
-    )
-    common.add_argument("--quiet", action="store_true", help="no plan, no progress bars")
-    common.add_argument("--dry-run", action="store_true",
-                        help="print the plan (rows, estimated size and time) and stop; nothing is written")
-    benchmark.add_arguments(parser.add_argument_group(f"options of {benchmark.name}"))  # type: ignore[arg-type]
+    add_run_flags(parser, benchmark.default_image_storage, len(benchmark.configs()))
+    add_flags(parser.add_argument_group(f"options of {benchmark.name}"), benchmark.build_class.Options)
     return parser
 
 
@@ -110,21 +92,17 @@ def recorded_command(name: str, parser: argparse.ArgumentParser, args: argparse.
 
 
 def _build(name: str, argv: list[str]) -> None:
-    from builders.core.output import read_manifest
+    from builders.core.staging import read_manifest
 
     benchmark = load_benchmark(name)
     parser = build_parser(benchmark)
     args = parser.parse_args(argv)
-    if args.num_proc < 1:
-        raise BuildError(f"--num-proc must be at least 1, got {args.num_proc}")
-    configs = (select_configs(args.configs, benchmark.configs(), getattr(benchmark, "accepts_config", None))
-               if args.configs else None)
-    options = BuildOptions(out_dir=args.out, configs=configs, image_storage=args.image_storage,
-                           num_proc=args.num_proc, overwrite=args.overwrite, progress=not args.quiet,
-                           dry_run=args.dry_run, command=recorded_command(name, parser, args))
+    run = run_options_from_args(args, recorded_command(name, parser, args))
+    configs = select_configs(args.configs, benchmark.configs(), benchmark.accepts_config) if args.configs else None
+    options = options_from_args(benchmark.build_class.Options, args)
     target = Path(args.out) / name
     before = (read_manifest(target) or {}) if target.is_dir() and not args.overwrite else {}
-    path = benchmark.build(options, args)
+    path = benchmark.build_class(options, configs, run).run(args.out)
     if path is None:  # --dry-run: the plan was the output
         return
     manifest = read_manifest(path) or {}

@@ -1,90 +1,55 @@
 """What `builders` needs of a benchmark, and where it finds them.
 
-A benchmark is a package `builders/<name>/` whose `__init__` exposes `BENCHMARK`, an object with the
-attributes and methods of `Benchmark`. Packages are found by listing the `builders` folder (nothing is
-imported until a benchmark is asked for), the way `datasets` keeps its packaged builders and lm-eval
-its models: adding a benchmark adds a folder and edits nothing here.
+A benchmark is a package `builders/<name>/` whose `__init__` exposes `BENCHMARK`, a `Benchmark`. Packages are
+found by listing the `builders` folder (nothing is imported until a benchmark is asked for), the way `datasets`
+keeps its packaged builders and lm-eval its models: adding a benchmark adds a folder and edits nothing here.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
-from builders.core import contract
 from builders.core.errors import BuildError
+
+if TYPE_CHECKING:  # the registry itself imports no build code: `builders list` and `push` start fast
+    from builders.core.benchmark_build import BenchmarkBuild
 
 NOT_BENCHMARKS = frozenset({"core"})
 
 
+def rows_built(info: Mapping[str, Any]) -> str:
+    return f"{info['rows']} rows"
+
+
 @dataclass(frozen=True)
-class BuildOptions:
-    """The options every benchmark's build takes (its own come in its `argparse.Namespace`)."""
+class Benchmark:
+    """What `builders` knows of a benchmark: its build (whose options dataclass makes its flags), one line for
+    `builders list`, its configs, and what `builders build` says of a built config."""
 
-    out_dir: Path
-    configs: list[str] | None = None  # known config names, in canonical order; None = every config
-    image_storage: str = contract.EMBEDDED
-    num_proc: int = 2
-    overwrite: bool = False
-    progress: bool = True  # the plan and progress bars on stderr
-    dry_run: bool = False  # print the plan, build nothing, return None
-    command: list[str] | None = None  # the `builders build` argv to record in the manifest (`contract.BUILD_COMMAND`)
-
-
-@runtime_checkable
-class Benchmark(Protocol):
-    name: str  # the folder name under OUT/ and in `builders build NAME`
+    build_class: type[BenchmarkBuild[Any]]
     summary: str  # one line for `builders list`
-    default_image_storage: str
+    config_lines: Mapping[str, str]  # config name -> one line describing it, in canonical order
+    describe: Callable[[Mapping[str, Any]], str] = rows_built  # a built config, from its manifest entry
+    # Names outside `config_lines` that are configs too (parametric ones: LoCoVQA's `okvqa_cmp_7`).
+    accepts_config: Callable[[str], bool] | None = None
+
+    @property
+    def name(self) -> str:  # the folder name under OUT/ and in `builders build NAME`
+        return self.build_class.info.name
+
+    @property
+    def default_image_storage(self) -> str:
+        return self.build_class.default_image_storage
 
     def configs(self) -> Mapping[str, str]:
-        """Config name -> one line describing it, in canonical order."""
-        ...
-
-    def features(self, config: str, image_storage: str) -> Any:
-        """The `datasets.Features` of a config's rows (they include the contract's columns)."""
-        ...
-
-    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """Add the benchmark's own options to `builders build NAME`."""
-        ...
-
-    def build(self, options: BuildOptions, args: argparse.Namespace) -> Path | None:
-        """Build into `options.out_dir/<name>` and return that folder (None for `options.dry_run`, which only
-        prints the plan); user mistakes raise `BuildError`."""
-        ...
+        return self.config_lines
 
     def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
-        """What `builders build` prints about a built config, from its manifest entry (e.g. "4 rows")."""
-        ...
-
-
-def positive_int(text: str) -> int:
-    """An argparse `type` for counts and sizes that must be at least 1: anything else is a usage error (exit 2)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def check_at_least(option: str, value: int | float | None, minimum: int, unit: str = "") -> None:
-    """A build option given to the Python API (the CLI's `positive_int` catches most first): below `minimum` is a
-    user mistake naming the option; None is "not given"."""
-    if value is not None and value < minimum:
-        raise BuildError(f"{option} must be at least {minimum}{unit}, got {value}")
-
-
-def check_seed(seed: int) -> None:
-    if seed < 0:
-        raise BuildError(f"--seed must be a non-negative integer, got {seed}")
+        return self.describe(info)
 
 
 def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str],
@@ -120,7 +85,7 @@ def load_benchmark(name: str) -> Benchmark:
     module = importlib.import_module(f"builders.{name}")
     benchmark = getattr(module, "BENCHMARK", None)
     if not isinstance(benchmark, Benchmark):
-        raise TypeError(f"builders.{name} must expose BENCHMARK with the attributes of builders.core.benchmark.Benchmark")
+        raise TypeError(f"builders.{name} must expose BENCHMARK, a builders.core.benchmark.Benchmark")
     if benchmark.name != name:
         raise TypeError(f"builders.{name}.BENCHMARK is named {benchmark.name!r}; it must be named after its folder")
     return benchmark

@@ -11,13 +11,12 @@ cheapest check that catches a file cut short:
 - any other format (rare in releases): a full decode.
 
 `DamagedImages` decides what a damaged image does to a build: stop it with a `BuildError` naming the image and
-the row that needs it, or, with `skip` (`--skip-bad-images`), leave out every row that shows it, list those rows
-in the manifest and flag the build `limited`.
+the row that needs it, or, with `skip` (`--skip-bad-images`, `builders.core.options.skip_bad_images_option`),
+leave out every row that shows it, list those rows in the manifest and flag the build `limited`.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 from collections import defaultdict
 from collections.abc import Hashable, Iterable
@@ -31,13 +30,6 @@ SKIP_OPTION = "--skip-bad-images"
 MAX_LISTED = 50  # skipped rows listed per config in the manifest (all are counted)
 _EOI = b"\xff\xd9"
 _STANDALONE = frozenset({0x01, 0xD8, *range(0xD0, 0xD8)})  # markers without a length field
-
-
-def add_skip_option(parser: argparse.ArgumentParser) -> None:
-    """The option of the builders that can leave out the rows a damaged image spoils."""
-    parser.add_argument(SKIP_OPTION, action="store_true",
-                        help="leave out the rows that show a damaged image (listed in the manifest; the build is "
-                        "flagged 'limited') instead of stopping at the first damaged image")
 
 
 def image_size(data: bytes) -> tuple[int, int]:

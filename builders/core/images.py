@@ -50,3 +50,9 @@ class FileJpegEncoder:
 
     def close(self) -> None:
         self._file.close()
+
+    def __enter__(self) -> FileJpegEncoder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -19,8 +19,8 @@ from pathlib import Path
 from builders.core.contract import MANIFEST_NAME, data_files
 from builders.core.errors import BuildError
 from builders.core.estimate import human_bytes
-from builders.core.output import read_manifest
 from builders.core.release_paths import release_path
+from builders.core.staging import read_manifest
 
 SEMVER_TAG = re.compile(
     r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"

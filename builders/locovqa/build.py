@@ -10,39 +10,34 @@ configs (entity lists asked in batches for the collision filter; no pixel), then
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from datasets import Features
 from tqdm import tqdm
 
 from builders.core import contract
-from builders.core.benchmark import check_at_least, check_seed
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, human_bytes
-from builders.core.image_questions import AskerFactory
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
+from builders.core.options import RunOptions
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import TileStore, encoded_store
-from builders.core.tokens import make_text_counter
-from builders.core.writer import SHARD_BYTES
-from builders.locovqa.compose import BACKGROUND, DEFAULT_CELL_SIZE, DIGIT_BACKGROUND, compose
+from builders.locovqa.compose import BACKGROUND, DIGIT_BACKGROUND, compose
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
-from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES
 from builders.locovqa.entities import Lister, make_lister
-from builders.locovqa.estimate import estimate_build, grid_working_set
+from builders.locovqa.estimate import check_grids, estimate_build
 from builders.locovqa.fixture import FIXTURE_VERSION, write_fixture
+from builders.locovqa.options import DEFAULT_MNIST_SAMPLES, SYNTHETIC_LIMIT, LocoVqaOptions
 from builders.locovqa.plan import (
     Failure,
     RowPlan,
@@ -52,15 +47,11 @@ from builders.locovqa.plan import (
     plan_needle,
     plan_vqa,
 )
-from builders.locovqa.rows import features, make_row
+from builders.locovqa.rows import features, make_row, question_text
 from builders.locovqa.sources import Sources, parse_source_args, resolve_hub_sources
 
 BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images (the paper's reference); an image
 # whose entities are unknown is never a distractor
-DEFAULT_MNIST_SAMPLES = 200  # per length and digit count (spec §1.5 recommendation)
-SYNTHETIC_LIMIT = 4
-DEFAULT_MEMORY_BUDGET_MB = 2048
-JPEG_MAX_SIDE = 65_500  # libjpeg's largest image side
 MAX_LISTED_FAILURES = 50
 INFO = BuilderInfo(
     name="locovqa", module="builders.locovqa", version=BUILDER_VERSION,
@@ -88,92 +79,49 @@ def card_licence(sources: list[str]) -> dict[str, str]:
     return {"license": "other", "license_name": "locovqa-sources", "license_link": link}
 
 
-def build_locovqa(
-    source: list[str] | None = None,
-    out_dir: str | os.PathLike[str] = "data",
-    configs: list[str] | None = None,
-    *,
-    seed: int = 0,
-    limit: int | None = None,
-    mnist_samples: int | None = None,
-    cell_size: int = DEFAULT_CELL_SIZE,
-    entity_lister: list[str] | None = None,
-    entity_lister_args: str = "",
-    entity_cache: str | os.PathLike[str] | None = None,
-    asker_factory: AskerFactory | None = None,
-    strict_pairwise: bool = False,
-    max_resamples: int = DEFAULT_MAX_RESAMPLES,
-    mmstar_pool: str = "dataset",
-    ood_split: str = "val2017",
-    text_tokenizer: str = "approx",
-    image_storage: str = contract.SHARED,
-    num_proc: int = 2,
-    overwrite: bool = False,
-    progress: bool = False,
-    memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB,
-    command: list[str] | None = None,
-    dry_run: bool = False,
-    shard_bytes: int = SHARD_BYTES,
-) -> Path | None:
+def build_locovqa(source: list[str] | None = None, out_dir: str | os.PathLike[str] = "data",
+                  configs: list[str] | None = None, **options: Any) -> Path | None:
     """Build the requested configs (default: every task and mode at lengths 1, 4, 9, 16, 25, 36) into
     `out_dir/locovqa` and return that path (None with `dry_run`).
 
-    `source`: `["synthetic"]` (default, offline) or `["okvqa=DIR", "coco=DIR", "mmstar=FILE", "mnist=DIR"]`.
-    `limit`: at most this many OK-VQA / MMStar questions, MNIST contexts per length and digit count, needle
-    digits. `entity_lister`: `SPEC` for every in-distribution task or `TASK=SPEC` (`none`, `coco`, `cache:FILE`,
-    `vlm:MODEL`); by default OK-VQA uses COCO's annotations and MMStar needs one named. `asker_factory`: what
-    `vlm:MODEL` asks through (default: the installed harness's backends, `builders.core.image_questions`).
+    `source`: `["synthetic"]` (None: the default, offline) or `["okvqa=DIR", "coco=DIR", "mmstar=FILE",
+    "mnist=DIR"]`. `options`: the fields of `LocoVqaOptions` (`limit`: at most this many OK-VQA / MMStar questions,
+    MNIST contexts per length and digit count, needle digits; `entity_lister`: `SPEC` for every in-distribution
+    task or `TASK=SPEC` (`none`, `coco`, `cache:FILE`, `vlm:MODEL`), by default OK-VQA uses COCO's annotations and
+    MMStar needs one named; `asker_factory`: what `vlm:MODEL` asks through) and of `RunOptions`.
     """
-    job = LocoVqaBuild(source, parse_configs(configs), seed, limit, mnist_samples, cell_size, entity_lister,
-                       entity_lister_args, entity_cache, asker_factory, strict_pairwise, max_resamples, mmstar_pool,
-                       ood_split, text_tokenizer, num_proc, progress, memory_budget_mb)
-    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                   command=command, progress=progress, dry_run=dry_run)
+    options["source"] = source
+    return LocoVqaBuild.build(out_dir, configs, **options)
 
 
-@dataclass
-class LocoVqaBuild(BenchmarkBuild):
+class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     """LoCoVQA's parts: the sources (or the offline stand-in) and entity listers, the row plans (entity lists asked
     in batches for the collision filter; no pixel), and the stages of the module's docstring."""
 
     info = INFO
+    Options = LocoVqaOptions
     config_order = list(CONFIGS)
+    # Interleaved contexts show the same pool images in row after row and length after length: stored once.
+    default_image_storage = contract.SHARED
+    parallel = True
 
-    source: list[str] | None
-    cfgs: list[LocoConfig]  # requested
-    seed: int
-    limit: int | None
-    mnist_samples: int | None
-    cell_size: int
-    entity_lister: list[str] | None
-    entity_lister_args: str
-    entity_cache: str | os.PathLike[str] | None
-    asker_factory: AskerFactory | None
-    strict_pairwise: bool
-    max_resamples: int
-    mmstar_pool: str
-    ood_split: str
-    text_tokenizer: str
-    num_proc: int
-    progress: bool
-    memory_budget_mb: int
-    listers: dict[str, Lister] = field(default_factory=dict)
-    plans: dict[str, list[RowPlan]] = field(default_factory=lambda: defaultdict(list))
-    failures: list[Failure] = field(default_factory=list)
-    planning: dict[str, Any] = field(default_factory=dict)  # per task, for the manifest's stats
-
-    def __post_init__(self) -> None:
-        _check_options(self.limit, self.mnist_samples, self.cell_size, self.max_resamples, self.num_proc, self.seed,
-                       self.mmstar_pool, self.memory_budget_mb)
-        _check_grids(self.cfgs, self.cell_size, self.num_proc, self.memory_budget_mb)
-        self.workers = self.num_proc
-        self.paths = parse_source_args(self.source)
+    def __init__(self, options: LocoVqaOptions, configs: list[str] | None = None, run: RunOptions | None = None
+                 ) -> None:
+        super().__init__(options, configs, run)
+        self.cfgs = parse_configs(self.asked_configs)  # requested
+        check_grids(self.cfgs, options.cell_size, self.workers, options.memory_budget_mb)
+        self.paths = parse_source_args(options.source)
         self.synthetic = "synthetic" in self.paths
-        if self.synthetic and self.limit is None:
-            self.limit = SYNTHETIC_LIMIT
-        self.samples = self.mnist_samples or (self.limit if self.limit is not None else DEFAULT_MNIST_SAMPLES)
-        self.counter = make_text_counter(self.text_tokenizer)
+        self.limit = SYNTHETIC_LIMIT if self.synthetic and options.limit is None else options.limit
+        self.samples = options.mnist_samples or (self.limit if self.limit is not None else DEFAULT_MNIST_SAMPLES)
         self.tasks = [t for t in TASKS if any(c.task == t for c in self.cfgs)]
+        self.listers: dict[str, Lister] = {}
+        self.plans: dict[str, list[RowPlan]] = defaultdict(list)
+        self.failures: list[Failure] = []
+        self.planning: dict[str, Any] = {}  # per task, for the manifest's stats
+
+    def features(self, image_storage: str) -> Features:
+        return features(image_storage)
 
     # ---------------------------------------------------------------------------------------- source
 
@@ -181,40 +129,41 @@ class LocoVqaBuild(BenchmarkBuild):
         assert work is not None
         self.work = work
         if self.synthetic:
-            written = write_fixture(work / "fixture", self.seed)
+            written = write_fixture(work / "fixture", self.options.seed)
             self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
         self.paths, hub = resolve_hub_sources(self.paths, self.progress)
-        self.sources = Sources.open(self.paths, self.tasks, self.ood_split)
-        lister_specs = _lister_specs(self.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
+        self.sources = Sources.open(self.paths, self.tasks, self.options.ood_split)
+        lister_specs = _lister_specs(self.options.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
         if self.synthetic:
             lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
                             for t, s in lister_specs.items()}
-        cache = Path(self.entity_cache) if self.entity_cache else None
+        cache = Path(self.options.entity_cache) if self.options.entity_cache else None
         for task, spec in lister_specs.items():
             self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
-                                             lister_args=self.entity_lister_args, cache=cache, where=f" for {task}",
-                                             asker_factory=self.asker_factory)
+                                             lister_args=self.options.entity_lister_args, cache=cache,
+                                             where=f" for {task}", asker_factory=self.options.asker_factory)
         caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
                    "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
         card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
-        inputs: dict[str, Any] = {"source": list(self.source or ["synthetic"])}
+        inputs: dict[str, Any] = {"source": list(self.options.source or ["synthetic"])}
         if hub:
             inputs["hub"] = hub
         return OpenedSource(inputs, caveats, card)
 
     def request(self) -> dict[str, Any]:
+        options = self.options
         return {
             "source": {"kind": "synthetic" if self.synthetic else "files",
-                       "spec": " ".join(self.source or ["synthetic"]),
+                       "spec": " ".join(options.source or ["synthetic"]),
                        "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None},
             "sources": self.sources.describe(),
             "rows": "all" if self.limit is None else "limit",
             "configs": [cfg.name for cfg in self.cfgs],
-            "seed": self.seed, "limit": self.limit, "mnist_samples": self.samples,
+            "seed": options.seed, "limit": self.limit, "mnist_samples": self.samples,
             "entity_listers": {task: lister.describe() for task, lister in self.listers.items()},
-            "strict_pairwise": self.strict_pairwise, "max_resamples": self.max_resamples,
-            "mmstar_pool": self.mmstar_pool, "ood_split": self.ood_split, "text_tokenizer": self.counter.name,
-            "images": {"cell_size": self.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
+            "strict_pairwise": options.strict_pairwise, "max_resamples": options.max_resamples,
+            "mmstar_pool": options.mmstar_pool, "ood_split": options.ood_split, "text_tokenizer": self.counter.name,
+            "images": {"cell_size": options.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
                        "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
                        "int": "source bytes as released; digits as PNG",
                        "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
@@ -224,7 +173,7 @@ class LocoVqaBuild(BenchmarkBuild):
     def card_context(self) -> dict[str, Any]:
         licence = (FIXTURE_LICENCE if self.synthetic else
                    "; ".join(LICENCES[name] for name in self.paths if name in LICENCES) + ".")
-        return {"licence": licence, "cell_size": self.cell_size}
+        return {"licence": licence, "cell_size": self.options.cell_size}
 
     def close(self) -> None:
         for lister in self.listers.values():
@@ -248,7 +197,7 @@ class LocoVqaBuild(BenchmarkBuild):
                              "per config): fewer rows than asked for")
 
     def _plan_task(self, task: str, cfgs: list[LocoConfig]) -> tuple[list[RowPlan], list[Failure]]:
-        sources, seed, limit = self.sources, self.seed, self.limit
+        sources, seed, limit, options = self.sources, self.options.seed, self.limit, self.options
         if task in ("okvqa", "mmstar"):
             source = sources.okvqa if task == "okvqa" else sources.mmstar
             assert source is not None
@@ -257,27 +206,27 @@ class LocoVqaBuild(BenchmarkBuild):
             by_subset: dict[str, list[str]] = defaultdict(list)
             for item in source.items:
                 by_subset[item.subset].append(item.image)
-            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if self.mmstar_pool == "subset" \
+            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if options.mmstar_pool == "subset" \
                 and task == "mmstar" else (lambda item, p=pool: p)
             plans, failures, stats = plan_vqa(task, cfgs, items, pools, sources.image, self.listers[task], seed,
-                                              strict_pairwise=self.strict_pairwise, max_resamples=self.max_resamples)
+                                              strict_pairwise=options.strict_pairwise, max_resamples=options.max_resamples)
             self.planning[task] = {**stats, "items": len(items)}
             return plans, failures
         assert sources.mnist is not None and sources.ood is not None
         if task == "mnist":
             plans, failures, digits = plan_mnist(cfgs, self.samples, sources.mnist.labels, sources.ood.pool, seed,
-                                                 sources.size, self.cell_size)
+                                                 sources.size, options.cell_size)
         else:
             chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
-            plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, self.cell_size)
+            plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, options.cell_size)
         sources.digits.update(digits)
         return plans, failures
 
     def estimate(self, kept: int) -> BuildEstimate | None:
         if not any(self.plans.values()):
             return None
-        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.cell_size, kept,
-                              self.workers, self.memory_budget_mb * 1e6)
+        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.options.cell_size, kept,
+                              self.workers, self.options.memory_budget_mb * 1e6)
 
     def _check_disk(self, build: DatasetBuild) -> None:
         """Refuse, before the long stages, a build whose temporary files and output will not fit the disk."""
@@ -297,12 +246,12 @@ class LocoVqaBuild(BenchmarkBuild):
     def write(self, build: DatasetBuild) -> dict[str, Any]:
         self._check_disk(build)
         started = time.perf_counter()
-        sources, cell_size, progress = self.sources, self.cell_size, self.progress
+        sources, cell_size, progress = self.sources, self.options.cell_size, self.progress
         cmp_plans = [p for plans in self.plans.values() for p in plans if p.cfg.mode == "cmp"]
         int_keys = sorted({k for plans in self.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context})
         cell_keys = sorted({k for p in cmp_plans for k in p.context})
         encoded = encoded_store(self.work / "images.spool", 0)
-        cells = TileStore(self.work / "cells.spill", self.memory_budget_mb * 1024 * 1024)
+        cells = TileStore(self.work / "cells.spill", self.options.memory_budget_mb * 1024 * 1024)
         local = threading.local()
 
         def encoder() -> FileJpegEncoder:
@@ -358,19 +307,14 @@ class LocoVqaBuild(BenchmarkBuild):
             reasons = "; ".join(f"item {f.item_id}: {f.reason}" for f in mine[:3]) or "no items"
             raise BuildError(f"config {name}: no row could be built ({len(mine)} failed: {reasons})")
         lister = self.listers[cfg.task].name if cfg.task in self.listers else ""
-        embed = build.images is None
-        with build.config_writer(name, features(build.image_storage)) as writer:
+        with self.rows(build, name) as writer:
             for plan in plans:
                 keys = [plan.row_id] if cfg.mode == "cmp" else plan.context
                 images: list[EncodedImage] = [encoded.get(key) for key in keys]
-                if build.images is not None:
-                    for image in images:
-                        build.images.add(image)
                 paths = [f"{plan.row_id}.jpg"] if cfg.mode == "cmp" else plan.context
-                embedded = [{"bytes": im.data, "path": path} for im, path in zip(images, paths, strict=True)] \
-                    if embed else None
-                row = make_row(plan, images, self.cell_size, lister, self.counter, embedded)
-                writer.write(row, (sum(len(im.data) for im in images) if embed else 0) + 2048)
+                text = question_text(plan)
+                writer.write(make_row(plan, len(images), text, self.options.cell_size, lister), images, paths,
+                             counted_text=text, other_bytes=2048)
             build.add_config(writer.close(), {
                 "task": cfg.task, "mode": cfg.mode, "context_length": cfg.length,
                 "failed_rows": len(mine),
@@ -378,39 +322,6 @@ class LocoVqaBuild(BenchmarkBuild):
                 "resamples": sum(p.n_resamples for p in plans),
             })
         return len(plans)
-
-
-def _check_options(limit: int | None, mnist_samples: int | None, cell_size: int, max_resamples: int, num_proc: int,
-                   seed: int, mmstar_pool: str, memory_budget_mb: int) -> None:
-    for name, value in (("--limit", limit), ("--mnist-samples", mnist_samples), ("--memory-budget-mb", memory_budget_mb)):
-        check_at_least(name, value, 1)
-    check_at_least("--cell-size", cell_size, 8, " pixels")
-    check_at_least("--max-resamples", max_resamples, 0)
-    check_at_least("--num-proc", num_proc, 1)
-    check_seed(seed)
-    if mmstar_pool not in ("dataset", "subset"):
-        raise BuildError(f"--mmstar-pool must be dataset or subset, got {mmstar_pool!r}")
-
-
-def _check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_budget_mb: int) -> None:
-    """The largest grid the configs compose fits what Pillow opens without a decompression-bomb error and what JPEG
-    holds (65,500 px a side), and the workers' grids fit the memory budget: refused before any work, in one line."""
-    grids = [cfg for cfg in cfgs if cfg.mode == "cmp"]
-    if not grids:
-        return
-    largest = max(grids, key=lambda cfg: cfg.grid_side)
-    side = largest.grid_side * cell_size
-    limit = min(JPEG_MAX_SIDE, math.isqrt(Image.MAX_IMAGE_PIXELS))
-    if side > limit:
-        raise BuildError(f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
-                         f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
-                         f"opens at most {Image.MAX_IMAGE_PIXELS:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
-                         f"give --cell-size {limit // largest.grid_side} or less for these configs")
-    need = workers * grid_working_set(largest.grid_side, cell_size)
-    if need > memory_budget_mb * 1e6:
-        raise BuildError(f"--cell-size {cell_size}: composing the {side:,} px grids of {largest.name} on {workers} "
-                         f"worker(s) needs about {human_bytes(need)} of memory, over --memory-budget-mb "
-                         f"{memory_budget_mb}: lower --cell-size or --num-proc, or raise the budget")
 
 
 def _lister_specs(values: list[str] | None, available: list[str], requested: list[str],

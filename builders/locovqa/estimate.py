@@ -7,13 +7,18 @@ encoded and a few interleaved images read, evenly spread over the plan, and the 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from builders.core.estimate import BuildEstimate
+from PIL import Image
+
+from builders.core.errors import BuildError
+from builders.core.estimate import BuildEstimate, human_bytes
 from builders.core.images import FileJpegEncoder
 from builders.locovqa.compose import compose
+from builders.locovqa.configs import LocoConfig
 from builders.locovqa.plan import RowPlan
 
 SAMPLE_GRIDS = 4
@@ -27,6 +32,7 @@ BUILD_BYTES = 20_000
 # hash an interleaved image.
 GRID_PIXELS_PER_SECOND = 150e6
 IMAGE_SECONDS = 0.002
+JPEG_MAX_SIDE = 65_500  # libjpeg's largest image side
 
 
 def spread(items: Sequence[Any], count: int) -> list[Any]:
@@ -88,3 +94,24 @@ def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], A
                          f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
                          f"sizes measured on {min(len(grids), SAMPLE_GRIDS)} grid(s) and {len(sample)} image(s) of "
                          "this build, rates in bench/build_locovqa.py", kept, peak_memory=peak, scratch_bytes=scratch)
+
+
+def check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_budget_mb: int) -> None:
+    """The largest grid the configs compose fits what Pillow opens without a decompression-bomb error and what JPEG
+    holds (65,500 px a side), and the workers' grids fit the memory budget: refused before any work, in one line."""
+    grids = [cfg for cfg in cfgs if cfg.mode == "cmp"]
+    if not grids:
+        return
+    largest = max(grids, key=lambda cfg: cfg.grid_side)
+    side = largest.grid_side * cell_size
+    limit = min(JPEG_MAX_SIDE, math.isqrt(Image.MAX_IMAGE_PIXELS))
+    if side > limit:
+        raise BuildError(f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
+                         f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
+                         f"opens at most {Image.MAX_IMAGE_PIXELS:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
+                         f"give --cell-size {limit // largest.grid_side} or less for these configs")
+    need = workers * grid_working_set(largest.grid_side, cell_size)
+    if need > memory_budget_mb * 1e6:
+        raise BuildError(f"--cell-size {cell_size}: composing the {side:,} px grids of {largest.name} on {workers} "
+                         f"worker(s) needs about {human_bytes(need)} of memory, over --memory-budget-mb "
+                         f"{memory_budget_mb}: lower --cell-size or --num-proc, or raise the budget")

@@ -14,30 +14,30 @@ import os
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasets import Features
 from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import select_configs
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
+from builders.core.options import RunOptions
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
 from builders.core.store import BudgetedStore, encoded_store
-from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.writer import SHARD_BYTES
 from builders.milebench.combine import combine, font_id
 from builders.milebench.fixture import FIXTURE_VERSION, write_fixture
 from builders.milebench.gold import gold_index
+from builders.milebench.options import MileBenchOptions
 from builders.milebench.records import COMBINED_FOLDER, PlannedRow, plan_file
 from builders.milebench.release import HUB_RELEASE, Key, Release, hub_files
 from builders.milebench.rows import features, make_row
@@ -50,7 +50,6 @@ INFO = BuilderInfo(
           "task_categories": ["visual-question-answering", "image-text-to-text"],
           "tags": ["long-context", "multimodal", "multi-image", "benchmark", "milebench"]},
 )
-COMBINED_MODES = ("auto", "build")
 # The card's licence fields: the authors state two licences (below), so the card names neither alone.
 RELEASE_CARD_LICENCE = {"license": "other", "license_name": "milebench-data",
                         "license_link": "https://huggingface.co/datasets/FreedomIntelligence/MileBench"}
@@ -79,74 +78,58 @@ def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, st
     return Release(folder), "release", {}
 
 
-def build_milebench(
-    source: str = "fixture",
-    out_dir: str | os.PathLike[str] = "data",
-    configs: list[str] | None = None,
-    *,
-    text_tokenizer: str = "approx",
-    combined_images: str = "auto",
-    image_storage: str = contract.SHARED,
-    overwrite: bool = False,
-    progress: bool = False,
-    command: list[str] | None = None,
-    dry_run: bool = False,
-    num_proc: int = 2,
-    skip_bad_images: bool = False,
-    shard_bytes: int = SHARD_BYTES,
-) -> Path | None:
+def build_milebench(source: str | None = None, out_dir: str | os.PathLike[str] = "data",
+                    configs: list[str] | None = None, **options: Any) -> Path | None:
     """Build the requested configs (default: all 87) into `out_dir/milebench` and return that path.
 
-    `source`: `fixture` (offline; `fixture:archives` for the archive layout) or the release (subset folders or
-    `MileBench_part*.tar.gz`). `combined_images`: `auto` takes the release's grid where a record names one and
-    builds the others as `combine_images.py` does; `build` builds every grid. A build already in `out_dir` with
-    the same request gets the missing configs added (unless `overwrite`); `dry_run` prints the plan only. A damaged
-    image stops the build, or, with `skip_bad_images`, the records showing it are left out, listed in the manifest,
-    and the build is flagged `limited`.
+    `source`: `fixture` (None: the default; offline, `fixture:archives` for the archive layout) or the release
+    (subset folders or `MileBench_part*.tar.gz`). `options`: the fields of `MileBenchOptions` (`combined_images`:
+    `auto` takes the release's grid where a record names one and builds the others as `combine_images.py` does,
+    `build` builds every grid; a damaged image stops the build, or, with `skip_bad_images`, the records showing it
+    are left out, listed in the manifest, and the build is flagged `limited`) and of `RunOptions` (a build already in
+    `out_dir` with the same request gets the missing configs added unless `overwrite`; `dry_run` prints the plan
+    only).
     """
-    if combined_images not in COMBINED_MODES:
-        raise BuildError(f"--combined-images must be one of {', '.join(COMBINED_MODES)}, got {combined_images!r}")
-    cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]
-    job = MileBenchBuild(source, cfgs, make_text_counter(text_tokenizer), combined_images, progress, num_proc,
-                         DamagedImages(skip_bad_images))
-    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                   command=command, progress=progress, dry_run=dry_run)
+    if source is not None:
+        options["source"] = source
+    return MileBenchBuild.build(out_dir, configs, **options)
 
 
-@dataclass
-class MileBenchBuild(BenchmarkBuild):
+class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
     """MileBench's parts: the release (or a fixture written offline); the plan, memory flat in rows (annotation
     files read, prompts assembled, records checked; from archives, the images met on the way are kept); each
     needed image read once; the rows, with the Combined-image Set's grids built where the release lacks them."""
 
     info = INFO
+    Options = MileBenchOptions
     config_order = list(CONFIGS)
+    # The adversarial set shows the test set's images again, and needle haystacks share a pool: stored once.
+    default_image_storage = contract.SHARED
+    parallel = True
 
-    source: str
-    cfgs: list[Config]  # requested
-    counter: TextTokenCounter
-    combined_images: str
-    progress: bool
-    num_proc: int
-    damaged: DamagedImages
-    pending: list[Config] = field(default_factory=list)
-    plans: dict[str, list[PlannedRow]] = field(default_factory=dict)
-    fingerprints: dict[str, str] = field(default_factory=dict)  # config -> sha256 of its annotation file
-    needed: dict[Key, str] = field(default_factory=dict)  # file -> the first record naming it
-    read_bytes: int = 0
-    stores: list[BudgetedStore[EncodedImage]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.use_released_grids = self.combined_images == "auto"
-        self.workers = max(1, self.num_proc)
+    def __init__(self, options: MileBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+                 ) -> None:
+        super().__init__(options, configs, run)
+        self.cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]  # requested
+        self.damaged = DamagedImages(options.skip_bad_images)
+        self.use_released_grids = options.combined_images == "auto"
+        self.pending: list[Config] = []
+        self.plans: dict[str, list[PlannedRow]] = {}
+        self.fingerprints: dict[str, str] = {}  # config -> its annotation file's sha256
+        self.needed: dict[Key, str] = {}  # file -> the first record naming it
+        self.read_bytes = 0
+        self.stores: list[BudgetedStore[EncodedImage]] = []
         self._local = threading.local()
+
+    def features(self, image_storage: str) -> Features:
+        return features(image_storage)
 
     # ------------------------------------------------------------------------------------------ source
 
     def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
-        inputs: dict[str, Any] = {"source": self.source}
-        source = self.source
+        inputs: dict[str, Any] = {"source": self.options.source}
+        source = self.options.source
         if is_hub_source(source):
             hub = fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress)
             inputs["hub"] = hub.record()
@@ -160,7 +143,7 @@ class MileBenchBuild(BenchmarkBuild):
 
     def request(self) -> dict[str, Any]:
         return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                "text_tokenizer": self.counter.name, "combined_images": self.combined_images,
+                "text_tokenizer": self.counter.name, "combined_images": self.options.combined_images,
                 "caption_font": font_id(), **self.damaged.request()}
 
     def after_write(self, build: DatasetBuild) -> None:
@@ -318,16 +301,13 @@ class MileBenchBuild(BenchmarkBuild):
         built = self.build_grids(cfg) if cfg.mode == COMBINED else 0
         levels: Counter[str] = Counter()
         shown_total = 0
-        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+        with self.rows(build, cfg.name) as writer:
             for plan in self.plans[cfg.name]:
                 images, paths, grid_source = self.shown(cfg, plan)
-                row = make_row(cfg, plan, images, self.counter, grid_source)
-                if build.images is not None:
-                    for image in images:
-                        build.images.add(image)
-                else:
-                    row[contract.IMAGES] = [{"bytes": im.data, "path": p} for im, p in zip(images, paths, strict=True)]
-                writer.write(row, sum(len(im.data) for im in images))
+                # MileBench's row groups have always been cut by the bytes of the images a row shows, stored in it
+                # or not: kept, so that builds stay byte-identical.
+                shared_bytes = 0 if writer.embeds else sum(len(im.data) for im in images)
+                writer.write(make_row(cfg, plan, self.counter, grid_source), images, paths, other_bytes=shared_bytes)
                 levels[plan.level] += 1
                 shown_total += len(images)
             rows = len(self.plans[cfg.name])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from datasets import Features, List, Value
 
 from builders.core import contract
-from builders.core.images import EncodedImage
+from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLUMNS, row_features
 from builders.core.tokens import TextTokenCounter
 from builders.milebench.prompts import segments
 from builders.milebench.records import PlannedRow
@@ -17,36 +16,35 @@ from builders.milebench.subsets import COMBINED, Config
 
 def features(image_storage: str = contract.SHARED) -> Features:
     """The columns of every MileBench config; `images` only when the rows embed them."""
-    c = contract.row_features(image_storage)
-    columns: dict[str, Any] = {
-        "id": c[contract.ID],  # `<Subset>/<sample_id>`
-        "sample_id": Value("int32"),
-        "subset": Value("string"),  # the release's name, e.g. CLEVR-Change
-        "task_id": Value("string"),  # T-1 ... I-1 (Table 2's columns)
-        "category": Value("string"),  # Realistic Temporal | Realistic Semantic | Diagnostic
-        "mode": Value("string"),  # interleaved | combined
-        "split": Value("string"),  # test | adv
-        "metric": Value("string"),  # multiple_choice | rouge_l | needle | substring (the official dispatch)
-        "instruction_id": Value("int32"),
-        "instruction": Value("string"),
-        "context": Value("string"),  # what follows the instruction; `<image>` per image (interleaved)
-        "prompt": Value("string"),  # the official user message before truncation; `<image>` marks each image
-        "question": Value("string"),  # the context after its last image: the question and the choice list
-        "choices": List(Value("string")),  # the release's choice_list ([] without one)
-        "answer": Value("string"),  # the gold (`response`)
-        "answer_index": Value("int32"),  # multiple choice: the gold's option (0-based); else -1
-        "image_quantity_level": Value("string"),  # Few | Medium | Many, from the record's image count
-        "source_num_images": Value("int32"),  # the record's images (images_path)
-        "combined_image": Value("string"),  # combined rows: "release" (the authors' grid) or "built"; else ""
-        "instruction_tokens": Value("int32"),  # tokens of the instruction, by the build's text counter
-        "context_tokens": List(Value("int32")),  # tokens of each text piece of `context` around its images
-    }
-    columns.update((key, feature) for key, feature in c.items() if key != contract.ID)  # the contract's, in its order
-    return Features(columns)
+    return row_features(
+        image_storage,
+        {"sample_id": Value("int32"),
+         "subset": Value("string"),  # the release's name, e.g. CLEVR-Change
+         "task_id": Value("string"),  # T-1 ... I-1 (Table 2's columns)
+         "category": Value("string"),  # Realistic Temporal | Realistic Semantic | Diagnostic
+         "mode": Value("string"),  # interleaved | combined
+         "split": Value("string"),  # test | adv
+         "metric": Value("string"),  # multiple_choice | rouge_l | needle | substring (the official dispatch)
+         "instruction_id": Value("int32"),
+         "instruction": Value("string"),
+         "context": Value("string")},  # what follows the instruction; `<image>` per image (interleaved)
+        PROMPT_COLUMN,  # the official user message before truncation; `<image>` marks each image
+        {"question": Value("string"),  # the context after its last image: the question and the choice list
+         "choices": List(Value("string")),  # the release's choice_list ([] without one)
+         "answer": Value("string"),  # the gold (`response`)
+         "answer_index": Value("int32"),  # multiple choice: the gold's option (0-based); else -1
+         "image_quantity_level": Value("string"),  # Few | Medium | Many, from the record's image count
+         "source_num_images": Value("int32"),  # the record's images (images_path)
+         "combined_image": Value("string"),  # combined rows: "release" (the authors' grid) or "built"; else ""
+         "instruction_tokens": Value("int32"),  # tokens of the instruction, by the build's text counter
+         "context_tokens": List(Value("int32"))},  # tokens of each text piece of `context` around its images
+        IMAGE_COLUMNS,
+        TOKEN_COLUMNS,
+    )
 
 
-def make_row(cfg: Config, plan: PlannedRow, shown: Sequence[EncodedImage], counter: TextTokenCounter,
-             combined_image: str = "") -> dict[str, Any]:
+def make_row(cfg: Config, plan: PlannedRow, counter: TextTokenCounter, combined_image: str = "") -> dict[str, Any]:
+    """One row's own columns (`id` and `prompt` among them)."""
     subset = cfg.subset
     return {
         "id": plan.id,
@@ -70,9 +68,4 @@ def make_row(cfg: Config, plan: PlannedRow, shown: Sequence[EncodedImage], count
         "combined_image": combined_image if cfg.mode == COMBINED else "",
         "instruction_tokens": counter.count(plan.instruction),
         "context_tokens": [counter.count(piece) for piece in segments(plan.context)],
-        contract.IMAGE_SHA256: [im.sha256 for im in shown],
-        contract.IMAGE_SIZES: [[im.width, im.height] for im in shown],
-        contract.NUM_IMAGES: len(shown),
-        contract.TEXT_TOKENS: counter.count(plan.prompt.replace(contract.IMAGE_PLACEHOLDER, "")),
-        contract.IMAGE_TOKENS: [contract.image_tokens(im.width, im.height) for im in shown],
     }

@@ -13,42 +13,39 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datasets import Features
 from tqdm import tqdm
 
 from builders.core import contract
 from builders.core.benchmark import select_configs
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.contract_rows import ImageRef
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
-from builders.core.hub_source import FetchedRelease, fetch_release, is_hub_source, parse_hub_source
+from builders.core.hub_source import is_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
-from builders.core.store import BudgetedStore, encoded_store
-from builders.core.tokens import TextTokenCounter, make_text_counter
-from builders.core.writer import SHARD_BYTES
+from builders.core.options import RunOptions
 from builders.mmlongbench.ablations import unavailable
-from builders.mmlongbench.extend import ImageSizes, extended_file
-from builders.mmlongbench.fixture import FIXTURE_VERSION, write_fixture
-from builders.mmlongbench.full_fixture import FULL_FIXTURE_VERSION, write_full_source
+from builders.mmlongbench.extend import extended_file
+from builders.mmlongbench.image_sizes import ImageSizes
 from builders.mmlongbench.leaves import (
     ABLATION_CONFIGS,
-    ALL_CONFIGS,
     BUILDABLE_CONFIGS,
     CLAIMS_FILES,
-    LEAVES,
-    LENGTHS,
     Config,
 )
+from builders.mmlongbench.options import MMLongBenchOptions
 from builders.mmlongbench.plan import plan_config
-from builders.mmlongbench.pools import Pools, family
-from builders.mmlongbench.release import HUB_RELEASE, Release, hub_files, read_lines
-from builders.mmlongbench.rows import ImageInfo, PlannedRow, features, make_row
+from builders.mmlongbench.pools import Pools
+from builders.mmlongbench.release import Release, read_lines
+from builders.mmlongbench.rows import PlannedRow, features, make_row
+from builders.mmlongbench.source import RELEASE_CARD_LICENCE, RELEASE_LICENCE, fetch_hub_release, open_release
 
 BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
 INFO = BuilderInfo(
@@ -61,122 +58,28 @@ SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted 
            "each ICL row's exemplar set and shot order drawn as the official loader draws them, from a seed of " \
            "(42, config, row id) (the official draws, made in forked workers that reseed from OS entropy, cannot be " \
            "reproduced)"
-# The card's licence fields: a release build is the authors' gathering of sources under their own terms.
-RELEASE_CARD_LICENCE = {"license": "other", "license_name": "mmlongbench-sources",
-                        "license_link": "https://huggingface.co/datasets/ZhaoweiWang/MMLongBench"}
-RELEASE_LICENCE = (
-    "The release gathers public datasets, each under its own terms, and the authors' terms of use cover the whole "
-    "(the [dataset page](https://huggingface.co/datasets/ZhaoweiWang/MMLongBench) and the [code repository]"
-    "(https://github.com/EdinburghNLP/MMLongBench)'s \"Misuse for malicious purposes\"). Known terms of its sources: "
-    "the Wikipedia passages (KILT's 2019 dump) are [CC BY-SA 3.0](https://creativecommons.org/licenses/by-sa/3.0/); "
-    "Visual Haystack's images are MS COCO images, under their Flickr owners' terms ([COCO terms of use]"
-    "(https://cocodataset.org/#termsofuse)); MM-NIAH's web pages come from [OBELICS]"
-    "(https://huggingface.co/datasets/HuggingFaceM4/OBELICS) (CC BY 4.0); InfoSeek, ViQuAE, Stanford Cars, Food-101, "
-    "SUN397, iNaturalist 2021, GovReport, Multi-LexSum, MMLongBench-Doc, LongDocURL and SlideVQA are under the terms "
-    "their authors publish with them (see the Citation section). The benchmark's code is MIT-licensed. Check each "
-    "source's terms before redistributing."
-)
-FULL_SOURCE = "fixture:full"
-DEFAULT_FULL_IDS = 1
 OURS_CAVEAT = ("the 256K, 512K and 1M configs are ours, not the paper's (MMLongBench stops at 128K): each row is its "
                "128K row grown from the release's own pools under the paper's length-control rules "
                "(builders/mmlongbench/extend.py); no published score exists at these lengths")
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
 
-def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = None,
-                 fixture_ids: int | None = None, cfgs: list[Config] | None = None
-                 ) -> tuple[Release, str, dict[str, str]]:
-    """`fixture`, `fixture:full` (written offline into `workdir`) or `release=DIR` / DIR -> (release, request id,
-    caveats). `fixture_ids`: ids per file of `fixture:full`, whose rows fit their lengths under `counter`; it
-    writes only the files `cfgs` read (each file is the same whichever others are written)."""
-    if fixture_ids is not None and source != FULL_SOURCE:
-        raise BuildError(f"--fixture-ids sets the ids per file of --source {FULL_SOURCE}, not of --source {source}")
-    if source == FULL_SOURCE:
-        ids = DEFAULT_FULL_IDS if fixture_ids is None else fixture_ids
-        if ids < 1:
-            raise BuildError(f"--fixture-ids should be at least 1, got {ids}")
-        cfgs = cfgs or list(ALL_CONFIGS.values())
-        pools = _pool_tokens(cfgs)
-        root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter,
-                                 only=_full_files(cfgs), pools=pools)
-        caveat = (f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
-                  "file): drawn photos and pages, and passages of random words, filling each row to its length; "
-                  "scores on it are not comparable with the paper's")
-        # The pools change the files they go in: a build with them is another source.
-        pooled = f"-pools{max(pools.values()) // 1024}k" if pools else ""
-        return (Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}{pooled}",
-                {"synthetic": caveat})
-    if source in ("fixture", "fixture:archives"):
-        root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
-        caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
-                  "nonsense text in the release's formats; scores on it are not comparable with the paper's")
-        return Release(root, workdir), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
-    folder = source.split("=", 1)[1] if source.startswith("release=") else source
-    return Release(folder, workdir), "release", {}
-
-
-def fetch_hub_release(source: str, cfgs: list[Config], progress: bool = True) -> FetchedRelease:
-    """`hf://ORG/NAME[@REVISION]`: the release files these configs read, downloaded into the Hub cache."""
-    return fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(cfgs), progress=progress)
-
-
-def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:
-    """The (leaf, length) files these configs read (an ablation reading a main leaf's file counts as that leaf;
-    the others have no file in the length-true fixture). A config past 128K grows its 128K file from its leaf
-    family's pools, which are gathered from the family's files at every paper length."""
-    by_pattern = {leaf.pattern: leaf.name for leaf in LEAVES}
-    files = set()
-    for cfg in cfgs:
-        if cfg.extended:
-            files |= {(member.name, length) for member in family(cfg.leaf) for length in LENGTHS}
-        elif cfg.leaf.pattern in by_pattern:
-            files.add((by_pattern[cfg.leaf.pattern], cfg.length))
-    return files
-
-
-def _pool_tokens(cfgs: list[Config]) -> dict[str, int]:
-    """Leaf -> the longest length past 128K that a config of its family grows to: the pool fixture:full writes."""
-    pools: dict[str, int] = {}
-    for cfg in cfgs:
-        if cfg.extended:
-            for member in family(cfg.leaf):
-                pools[member.name] = max(pools.get(member.name, 0), cfg.tokens)
-    return pools
-
-
-def build_mmlongbench(
-    source: str = "fixture",
-    out_dir: str | os.PathLike[str] = "data",
-    configs: list[str] | None = None,
-    *,
-    full: bool = False,
-    text_tokenizer: str = "approx",
-    image_storage: str = contract.SHARED,
-    overwrite: bool = False,
-    progress: bool = False,
-    command: list[str] | None = None,
-    dry_run: bool = False,
-    skip_bad_images: bool = False,
-    shard_bytes: int = SHARD_BYTES,
-    fixture_ids: int | None = None,
-) -> Path | None:
+def build_mmlongbench(source: str | None = None, out_dir: str | os.PathLike[str] = "data",
+                      configs: list[str] | None = None, **options: Any) -> Path | None:
     """Build the requested configs (default: the 95 and every ablation config the release can give) into
     `out_dir/mmlongbench` and return that path.
 
-    `source`: `fixture` (offline, `fixture:archives` for the archive layout), `fixture:full` (offline, rows
-    filled to their lengths, `fixture_ids` ids per file) or the folder holding the release (`mmlb_data/` or
-    `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). Rows: the sample the
-    official code evaluates, or every row with `full`. A build already in `out_dir` with the same request
-    gets the missing configs added (unless `overwrite`); `dry_run` prints the plan and builds nothing. A damaged
-    image stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest,
-    and the build is flagged `limited`.
+    `source`: `fixture` (None: the default; offline, `fixture:archives` for the archive layout), `fixture:full`
+    (offline, rows filled to their lengths, `fixture_ids` ids per file) or the folder holding the release
+    (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). `options`: the fields of
+    `MMLongBenchOptions` (rows: the sample the official code evaluates, or every row with `full`; a damaged image
+    stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest, and the
+    build is flagged `limited`) and of `RunOptions` (a build already in `out_dir` with the same request gets the
+    missing configs added unless `overwrite`; `dry_run` prints the plan and builds nothing).
     """
-    cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]
-    job = MMLongBenchBuild(source, cfgs, _asks_for_everything(configs), full, make_text_counter(text_tokenizer),
-                           progress, DamagedImages(skip_bad_images), fixture_ids)
-    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                   command=command, progress=progress, dry_run=dry_run)
+    if source is not None:
+        options["source"] = source
+    return MMLongBenchBuild.build(out_dir, configs, **options)
 
 
 def _asks_for_everything(configs: list[str] | None) -> bool:
@@ -195,44 +98,48 @@ def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list
     return [cfg for cfg in cfgs if cfg.name not in skipped]
 
 
-@dataclass
-class MMLongBenchBuild(BenchmarkBuild):
+class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
     """MMLongBench's parts: the release (or a fixture written offline); the plan, memory flat in rows (the
     official sample, prompts assembled, spooled to the work folder; no image read); each distinct image read
     once; the rows."""
 
     info = INFO
+    Options = MMLongBenchOptions
     config_order = list(BUILDABLE_CONFIGS)
+    # Hundreds of images per row, the same ones across depths and lengths: each is stored once.
+    default_image_storage = contract.SHARED
 
-    source: str
-    cfgs: list[Config]  # requested
-    everything: bool  # no config named: the default set (no extended lengths, no ablation the release lacks)
-    full: bool
-    counter: TextTokenCounter
-    progress: bool
-    damaged: DamagedImages
-    fixture_ids: int | None
-    release: Release | None = None
-    pending: list[Config] = field(default_factory=list)
-    plans: dict[str, tuple[Path, int]] = field(default_factory=dict)  # config -> (spooled planned rows, row count)
-    needed: dict[str, str] = field(default_factory=dict)  # image path -> the first row naming it
-    images: dict[str, ImageInfo] = field(default_factory=dict)
-    grown: dict[str, dict[str, int]] = field(default_factory=dict)  # extended config -> how its rows grew
+    def __init__(self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+                 ) -> None:
+        super().__init__(options, configs, run)
+        self.cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]  # requested
+        # No config named: the default set (no extended lengths, no ablation the release lacks).
+        self.everything = _asks_for_everything(configs)
+        self.damaged = DamagedImages(options.skip_bad_images)
+        self.release: Release | None = None
+        self.pending: list[Config] = []
+        self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
+        self.needed: dict[str, str] = {}  # image path -> the first row naming it
+        self.images: dict[str, ImageRef] = {}
+        self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew
+
+    def features(self, image_storage: str) -> Features:
+        return features(image_storage)
 
     # -------------------------------------------------------------------------------------- source
 
     def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         self.work = work
-        inputs: dict[str, Any] = {"source": self.source}
-        source = self.source
+        inputs: dict[str, Any] = {"source": self.options.source}
+        source = self.options.source
         if is_hub_source(source):
             hub = fetch_hub_release(source, [c for c in self.cfgs if not (self.everything and c.extended)],
                                     self.progress)
             inputs["hub"] = hub.record()
             source = str(hub.folder)
         self.release, self.source_id, self.fixture_caveats = open_release(source, work, self.counter,
-                                                                          self.fixture_ids, self.cfgs)
+                                                                          self.options.fixture_ids, self.cfgs)
         if self.everything:
             # The lengths past 128K are ours and large: built only when named.
             self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
@@ -241,7 +148,8 @@ class MMLongBenchBuild(BenchmarkBuild):
 
     def request(self) -> dict[str, Any]:
         return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                "rows": "full" if self.full else "paper", "text_tokenizer": self.counter.name, "sampling": SAMPLING,
+                "rows": "full" if self.options.full else "paper", "text_tokenizer": self.counter.name,
+                "sampling": SAMPLING,
                 **self.damaged.request()}
 
     def card_context(self) -> dict[str, Any]:
@@ -271,11 +179,11 @@ class MMLongBenchBuild(BenchmarkBuild):
                 claims = claims_cache[name]
             spool = self.work / f"{cfg.name}.plan.jsonl"
             count = 0
-            source, full = self.release.text_path(cfg.file), self.full
+            source, full = self.release.text_path(cfg.file), self.options.full
             if cfg.extended:
                 source, self.grown[cfg.name] = extended_file(cfg, self.release, self.counter, sizes, pools,
-                                                             self.work, self.full)
-                full = self.full or cfg.leaf.loader != "icl"  # the grown file holds just the sample, in order
+                                                             self.work, self.options.full)
+                full = self.options.full or cfg.leaf.loader != "icl"  # the grown file holds just the sample, in order
             with open(spool, "w", encoding="utf-8") as out:
                 for row in plan_config(cfg, source, full, claims):
                     for path in row.images:
@@ -304,7 +212,7 @@ class MMLongBenchBuild(BenchmarkBuild):
 
     # -------------------------------------------------------------------------------------- images
 
-    def read_images(self, build: DatasetBuild, store: BudgetedStore[EncodedImage] | None) -> dict[str, Any]:
+    def read_images(self, build: DatasetBuild) -> dict[str, Any]:
         assert self.release is not None
         started = time.perf_counter()
         total = 0
@@ -315,15 +223,10 @@ class MMLongBenchBuild(BenchmarkBuild):
             if size is None:
                 return  # skipped: the rows showing it are left out
             width, height = size
-            image_info = ImageInfo(hashlib.sha256(data).hexdigest(), width, height)
-            self.images[path] = image_info
-            encoded = EncodedImage(data, image_info.sha256, width, height)
+            encoded = EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height)
+            self.images[path] = ImageRef(encoded.sha256, width, height)
             total += len(data)
-            if build.images is not None:
-                build.images.add(encoded)
-            else:
-                assert store is not None
-                store.put(path, encoded)
+            build.keep_image(encoded)  # the rows show it by reference
 
         with tqdm(total=len(self.needed), desc="read images", unit="img", disable=not self.progress) as bar:
             missing = self.release.read_images(self.needed, on_image, bar.update)
@@ -338,15 +241,10 @@ class MMLongBenchBuild(BenchmarkBuild):
     # --------------------------------------------------------------------------------------- write
 
     def write(self, build: DatasetBuild) -> dict[str, Any]:
-        store = None if build.images is not None else encoded_store(self.work / "images.spool", 0)
-        try:
-            stats = self.read_images(build, store)
-            over_length: list[str] = []
-            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
-                over_length += self._write_config(build, cfg, store)
-        finally:
-            if store is not None:
-                store.close()
+        stats = self.read_images(build)
+        over_length: list[str] = []
+        for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
+            over_length += self._write_config(build, cfg)
         if over_length:
             print(f"warning: {len(over_length)} row(s) count more tokens than their length label under "
                   f"{self.counter.name} + {contract.TOKEN_RULE}: " + "; ".join(over_length[:MAX_REPORTED])
@@ -359,30 +257,25 @@ class MMLongBenchBuild(BenchmarkBuild):
         if any(cfg.extended for cfg in self.pending):
             build.add_caveat("ours", OURS_CAVEAT)
 
-    def _write_config(self, build: DatasetBuild, cfg: Config, store: BudgetedStore[EncodedImage] | None) -> list[str]:
+    def _write_config(self, build: DatasetBuild, cfg: Config) -> list[str]:
         assert self.release is not None
         spool, _ = self.plans[cfg.name]
         over: list[str] = []
         images_total = count = 0
-        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+        with self.rows(build, cfg.name) as writer:
             for _, line in read_lines(spool):
                 plan = PlannedRow.from_json(json.loads(line))
                 if (reason := self.damaged.reason(plan.images)) is not None:
                     self.damaged.leave_out(cfg.name, plan.id, reason)
                     continue
                 count += 1
-                row = make_row(cfg, plan, self.images, self.counter)
+                row = writer.write(make_row(cfg, plan), [self.images[path] for path in plan.images], plan.images,
+                                   other_bytes=len(plan.prompt))
                 tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
                 if tokens > cfg.tokens:
                     over.append(f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "
                                 f"{sum(row[contract.IMAGE_TOKENS]):,} image tokens > {cfg.tokens:,}")
-                nbytes = len(plan.prompt)
-                if store is not None:
-                    encoded = [store.get(path) for path in plan.images]
-                    row[contract.IMAGES] = [{"bytes": e.data, "path": path} for e, path in zip(encoded, plan.images, strict=True)]
-                    nbytes += sum(len(e.data) for e in encoded)
                 images_total += len(plan.images)
-                writer.write(row, nbytes)
             self.damaged.check_config(cfg.name, count)
             build.add_config(writer.close(), {
                 "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),

@@ -4,44 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from datasets import Features, List, Value
 
 from builders.core import contract
-from builders.core.tokens import TextTokenCounter
+from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLUMNS, row_features
 from builders.mmlongbench.leaves import DEPTHS, Config
 
 
 def features(image_storage: str = contract.SHARED) -> Features:
     """The columns of every MMLongBench config; `images` only when the rows embed them."""
-    c = contract.row_features(image_storage)
-    columns: dict[str, Any] = {
-        "id": c[contract.ID],
-        "source_id": Value("string"),  # the release's id; the depth/permutation rows of one example share it
-        "eval_index": Value("int32"),  # the row's place in the official evaluation order of its file
-        "category": Value("string"),
-        "dataset": Value("string"),
-        "length": Value("int32"),  # the length label L in tokens (8192 ... 131072)
-        "prompt": Value("string"),  # the official user message; <image> marks each image in order
-        "answer_prefix": Value("string"),  # prefilled as the assistant turn, prepended to the output
-        "max_new_tokens": Value("int32"),
-        "answer": Value("string"),  # the gold as JSON, exactly as the official scorer receives it
-        "answer_format": Value("string"),  # DocVQA: Integer, Float, String, List or None
-        "needle": Value("string"),  # "depth", "permutation" or ""
-        "needle_position": Value("int32"),  # which of the id's 6 depths / 3 permutations; -1 without
-        "depth": Value("float32"),  # 0.0 (start) ... 1.0 (end) for single-needle rows, else null
-        "doc_name": Value("string"),
-        "answer_pages": List(Value("int32")),  # DocVQA: the answer's pages in the original document
-        "claims": List(Value("string")),  # summarization: the judge's atomic claims of the reference
-    }
-    if contract.IMAGES in c:
-        columns[contract.IMAGES] = c[contract.IMAGES]
-    for key in (contract.IMAGE_SHA256, contract.IMAGE_SIZES, contract.NUM_IMAGES, contract.TEXT_TOKENS,
-                contract.IMAGE_TOKENS):
-        columns[key] = c[key]
-    return Features(columns)
+    return row_features(
+        image_storage,
+        {"source_id": Value("string"),  # the release's id; the depth/permutation rows of one example share it
+         "eval_index": Value("int32"),  # the row's place in the official evaluation order of its file
+         "category": Value("string"),
+         "dataset": Value("string"),
+         "length": Value("int32")},  # the length label L in tokens (8192 ... 131072)
+        PROMPT_COLUMN,  # the official user message; <image> marks each image in order
+        {"answer_prefix": Value("string"),  # prefilled as the assistant turn, prepended to the output
+         "max_new_tokens": Value("int32"),
+         "answer": Value("string"),  # the gold as JSON, exactly as the official scorer receives it
+         "answer_format": Value("string"),  # DocVQA: Integer, Float, String, List or None
+         "needle": Value("string"),  # "depth", "permutation" or ""
+         "needle_position": Value("int32"),  # which of the id's 6 depths / 3 permutations; -1 without
+         "depth": Value("float32"),  # 0.0 (start) ... 1.0 (end) for single-needle rows, else null
+         "doc_name": Value("string"),
+         "answer_pages": List(Value("int32")),  # DocVQA: the answer's pages in the original document
+         "claims": List(Value("string"))},  # summarization: the judge's atomic claims of the reference
+        IMAGE_COLUMNS,
+        TOKEN_COLUMNS,
+    )
 
 
 @dataclass
@@ -67,26 +61,9 @@ class PlannedRow:
         return cls(**data)
 
 
-@dataclass(frozen=True)
-class ImageInfo:
-    sha256: str
-    width: int
-    height: int
-
-    @property
-    def tokens(self) -> int:
-        return _image_tokens(self.width, self.height)
-
-
-@lru_cache(maxsize=65536)
-def _image_tokens(width: int, height: int) -> int:
-    # Rows name an image hundreds of times (every depth, every length): its tokens are worked out once.
-    return contract.image_tokens(width, height)
-
-
-def make_row(cfg: Config, plan: PlannedRow, info: Mapping[str, ImageInfo], counter: TextTokenCounter) -> dict[str, Any]:
+def make_row(cfg: Config, plan: PlannedRow) -> dict[str, Any]:
+    """One row's own columns (`id` and `prompt` among them; the images are `plan.images`)."""
     leaf = cfg.leaf
-    shown = [info[path] for path in plan.images]
     needle = leaf.needle if plan.variant >= 0 else ""
     return {
         "id": plan.id,
@@ -106,9 +83,4 @@ def make_row(cfg: Config, plan: PlannedRow, info: Mapping[str, ImageInfo], count
         "doc_name": plan.extras.get("doc_name", ""),
         "answer_pages": plan.extras.get("answer_pages", []),
         "claims": plan.extras.get("claims", []),
-        contract.IMAGE_SHA256: [im.sha256 for im in shown],
-        contract.IMAGE_SIZES: [[im.width, im.height] for im in shown],
-        contract.NUM_IMAGES: len(shown),
-        contract.TEXT_TOKENS: counter.count(plan.prompt.replace(contract.IMAGE_PLACEHOLDER, "")),
-        contract.IMAGE_TOKENS: [im.tokens for im in shown],
     }

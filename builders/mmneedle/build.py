@@ -18,37 +18,37 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from datasets import Features
 from PIL import Image
 from tqdm import tqdm
 
 from builders.core import contract
-from builders.core.benchmark import check_at_least, check_seed
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import is_hub_source
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
+from builders.core.options import RunOptions
 from builders.core.parallel import run_parallel
-from builders.core.skeleton import BenchmarkBuild, OpenedSource
+from builders.core.parquet_writer import ConfigResult
 from builders.core.store import BudgetedStore, TileStore, encoded_store
-from builders.core.tokens import make_text_counter
-from builders.core.writer import SHARD_BYTES, ConfigResult
 from builders.mmneedle.configs import CONFIGS, NeedleConfig, parse_configs
 from builders.mmneedle.estimate import estimate_build
 from builders.mmneedle.images import TILE_SIZE, stitch
 from builders.mmneedle.official import OfficialMetadata, OfficialPlanner, hub_metadata
+from builders.mmneedle.options import MMNeedleOptions
 from builders.mmneedle.plan import Planner, RegeneratePlanner
+from builders.mmneedle.prompts import official_instruction
 from builders.mmneedle.rows import features, make_row
-from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE, CaptionedImageSource, open_source
+from builders.mmneedle.sources import CaptionedImageSource, open_source
 
 BUILDER_VERSION = "1.1.0"  # 1.1: K > 1 positives follow the official sampler (distinct slots, not images)
 logger = logging.getLogger(__name__)
-DEFAULT_MEMORY_BUDGET_MB = 4096
 INFO = BuilderInfo(
     name="mmneedle",
     module="builders.mmneedle",
@@ -62,73 +62,48 @@ INFO = BuilderInfo(
 )
 
 
-def build_mmneedle(
-    source: str | CaptionedImageSource = "synthetic",
-    out_dir: str | os.PathLike[str] = "data",
-    configs: list[str] | None = None,
-    *,
-    official_metadata: str | os.PathLike[str] | None = None,
-    full: bool = False,
-    limit: int | None = None,
-    seed: int = 0,
-    num_proc: int = 2,
-    text_tokenizer: str = "approx",
-    strip_captions: bool = False,
-    overwrite: bool = False,
-    progress: bool = False,
-    memory_budget_mb: int = DEFAULT_MEMORY_BUDGET_MB,
-    image_storage: str = contract.EMBEDDED,
-    min_image_coverage: float = DEFAULT_MIN_COVERAGE,
-    shard_bytes: int = SHARD_BYTES,
-    command: list[str] | None = None,
-    dry_run: bool = False,
-) -> Path | None:
+def build_mmneedle(source: str | CaptionedImageSource | None = None, out_dir: str | os.PathLike[str] = "data",
+                   configs: list[str] | None = None, **options: Any) -> Path | None:
     """Build the requested configs (default: all 21) into `out_dir/mmneedle` and return that path.
 
-    `source`: "synthetic", "synthetic:COUNT", "coco=DIR" or a source object. `official_metadata`: the authors'
-    `metadata_stitched/` folder (needs a COCO source). Rows per config: the paper's evaluated subset, all
-    10,000 with `full`, at most `limit` per polarity with `limit`. `image_storage`: "embedded" (each row holds
-    its images) or "shared" (each pool image once). The same build already in `out_dir` gets the missing
-    configs added (unless `overwrite`). `command`: the `builders build` argv to record (how to add configs
-    later). With `progress` or `dry_run` the plan goes to stderr first; `dry_run` stops there (returns None).
+    `source`: "synthetic" (None: the default), "synthetic:COUNT", "coco=DIR" or a source object. `options`: the
+    fields of `MMNeedleOptions` (`official_metadata`: the authors' `metadata_stitched/` folder, which needs a COCO
+    source; rows per config: the paper's evaluated subset, all 10,000 with `full`, at most `limit` per polarity)
+    and of `RunOptions` (`image_storage`: "embedded", each row holds its images, or "shared", each pool image once;
+    the same build already in `out_dir` gets the missing configs added unless `overwrite`; `command`: the
+    `builders build` argv to record; with `progress` or `dry_run` the plan goes to stderr first, and `dry_run`
+    stops there and returns None).
     """
-    job = MMNeedleBuild(source, parse_configs(configs), official_metadata, full, limit, seed, num_proc,
-                        text_tokenizer, strip_captions, progress, memory_budget_mb, min_image_coverage)
-    return job.run(out_dir, image_storage=image_storage, overwrite=overwrite, shard_bytes=shard_bytes,
-                   command=command, progress=progress, dry_run=dry_run)
+    if source is not None:
+        options["source"] = source
+    return MMNeedleBuild.build(out_dir, configs, **options)
 
 
-@dataclass
-class MMNeedleBuild(BenchmarkBuild):
+class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
     """MMNeedle's parts: a captioned image source, a planner (regenerated, or the authors' metadata), and the
     stages of the module's docstring."""
 
     info = INFO
+    Options = MMNeedleOptions
     config_order = list(CONFIGS)
+    default_image_storage = contract.EMBEDDED  # what `load_dataset(repo, "m10_n4_k1")` users expect
+    parallel = True
     uses_work_folder = False  # its spills live in the staging folder
 
-    source: str | CaptionedImageSource
-    cfgs: list[NeedleConfig]  # requested
-    official_metadata: str | os.PathLike[str] | None
-    full: bool
-    limit: int | None
-    seed: int
-    num_proc: int
-    text_tokenizer: str
-    strip_captions: bool
-    progress: bool
-    memory_budget_mb: int
-    min_image_coverage: float
+    def __init__(self, options: MMNeedleOptions, configs: list[str] | None = None, run: RunOptions | None = None
+                 ) -> None:
+        super().__init__(options, configs, run)
+        self.cfgs = parse_configs(self.asked_configs)  # requested
+        self._unpacked: Path | None = None
 
-    def __post_init__(self) -> None:
-        self.workers = self.num_proc
+    def features(self, image_storage: str) -> Features:
+        return features(image_storage)
 
     def open_source(self, work: Path | None) -> OpenedSource:
-        _check_options(self.limit, self.workers, self.seed, self.memory_budget_mb, self.min_image_coverage)
-        source = self.source
-        self.src = open_source(source, self.seed, self.min_image_coverage) if isinstance(source, str) else source
-        self.counter = make_text_counter(self.text_tokenizer)
-        metadata = self.official_metadata
+        source = self.options.source
+        self.src = (open_source(source, self.options.seed, self.options.min_image_coverage) if isinstance(source, str)
+                    else source)
+        metadata = self.options.official_metadata
         inputs: dict[str, Any] = {"source": self.src.spec,
                                   "official_metadata": str(metadata) if metadata is not None else None}
         folder = metadata
@@ -136,23 +111,23 @@ class MMNeedleBuild(BenchmarkBuild):
             self._unpacked = Path(tempfile.mkdtemp(prefix="mmneedle-metadata-"))
             folder, fetched = hub_metadata(str(metadata), self.cfgs, self._unpacked, self.progress)
             inputs["hub"] = fetched.record()
-        self.planner, self.official_files = _planner(self.src, self.cfgs, folder, self.seed)
+        self.planner, self.official_files = _planner(self.src, self.cfgs, folder, self.options.seed)
         return OpenedSource(inputs, card=dict(self.src.card_licence))
 
     def close(self) -> None:
-        if getattr(self, "_unpacked", None) is not None:
+        if self._unpacked is not None:
             shutil.rmtree(self._unpacked, ignore_errors=True)
 
     def request(self) -> dict[str, Any]:
         return {
             "mode": self.planner.mode,
-            "seed": self.seed,
+            "seed": self.options.seed,
             "source": self.src.describe(),
             "official_metadata": self.official_files,
             "configs": [cfg.name for cfg in self.cfgs],
-            "rows": "full" if self.full else "paper",
-            "limit": self.limit,
-            "strip_captions": self.strip_captions,
+            "rows": "full" if self.options.full else "paper",
+            "limit": self.options.limit,
+            "strip_captions": self.options.strip_captions,
             "text_tokenizer": self.counter.name,
             "images": {"tile_size": TILE_SIZE, "resize": "bicubic, aspect not preserved", "jpeg": JPEG_SETTINGS},
         }
@@ -166,9 +141,8 @@ class MMNeedleBuild(BenchmarkBuild):
     def plan(self, build: DatasetBuild) -> None:
         # Over every config the folder will hold, those carried over included.
         build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
-                                 self.full, self.limit)
+                                 self.options.full, self.options.limit)
         self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
-        self.image_storage = build.image_storage
 
     @cached_property
     def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
@@ -187,7 +161,7 @@ class MMNeedleBuild(BenchmarkBuild):
     def write(self, build: DatasetBuild) -> dict[str, Any]:
         assert build.staging is not None, "run inside the DatasetBuild"
         self.staging = build.staging
-        memory_budget = self.memory_budget_mb * 1024 * 1024
+        memory_budget = self.options.memory_budget_mb * 1024 * 1024
         shown, tiles_needed = self._shown
         clock = time.perf_counter()
         # Tiles are read many times in random order: memory, up to the budget (then a spill file).
@@ -201,9 +175,6 @@ class MMNeedleBuild(BenchmarkBuild):
             self._stitch(shown, tiles, encoded)
             clock = _log_stage("stitch+encode", clock, f"{encoded.spilled_bytes} bytes spilled")
             tiles.close()
-            if build.images is not None:
-                for key in shown:
-                    build.images.add(encoded.get(key))
             results = self._write(build, encoded)
             _log_stage("write", clock, f"{sum(r.num_bytes for r in results)} bytes")
         finally:
@@ -224,7 +195,8 @@ class MMNeedleBuild(BenchmarkBuild):
         return sorted(shown)
 
     def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.full, self.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg))
+        return cfg.sample_ids(self.options.full, self.options.limit, self.planner.negative_start(cfg),
+                              self.planner.sample_end(cfg))
 
     def _decode(self, names: list[str], tiles: TileStore) -> None:
         run_parallel(names, lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)), self.workers,
@@ -262,17 +234,17 @@ class MMNeedleBuild(BenchmarkBuild):
     def _write_config(self, build: DatasetBuild, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage],
                       bar: tqdm) -> ConfigResult:
         pool = self.planner.pool(cfg.N)
-        embed = build.images is None
-        with build.config_writer(cfg.name, features(build.image_storage)) as writer:
+        with self.rows(build, cfg.name) as writer:
             bar.set_description(f"write {cfg.name}")
             for sample_id in self._ids(cfg):
                 plan = self.planner.plan(cfg, sample_id)
-                images = [encoded.get((cfg.N, key)) for key in plan.haystack]
                 captions = [self.src.caption(name) for name in plan.needle_files]
-                if self.strip_captions:
+                if self.options.strip_captions:
                     captions = [caption.strip() for caption in captions]
-                row = make_row(cfg, plan, pool, images, captions, self.counter, embed, self.planner.negative_start(cfg))
-                writer.write(row, (sum(len(image.data) for image in images) if embed else 0) + 1024)
+                instruction = official_instruction(cfg.M, cfg.N, captions)
+                row = make_row(cfg, plan, pool, captions, instruction, self.planner.negative_start(cfg))
+                writer.write(row, [encoded.get((cfg.N, key)) for key in plan.haystack],
+                             [f"{key}.jpg" for key in plan.haystack], counted_text=instruction, other_bytes=1024)
                 bar.update(1)
             return writer.close()
 
@@ -294,16 +266,6 @@ def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfi
         caveats["limited"] = (f"fewer rows than the paper evaluated ({cap}; {which}): "
                               "scores are not comparable with the paper's")
     return caveats
-
-
-def _check_options(limit: int | None, num_proc: int, seed: int, memory_budget_mb: int,
-                   min_image_coverage: float) -> None:
-    if not 0 <= min_image_coverage <= 1:
-        raise BuildError(f"--min-image-coverage must be between 0 and 1, got {min_image_coverage}")
-    check_at_least("--limit", limit, 1)
-    check_at_least("--num-proc", num_proc, 1)
-    check_seed(seed)
-    check_at_least("--memory-budget-mb", memory_budget_mb, 0)
 
 
 def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metadata: str | os.PathLike[str] | None,

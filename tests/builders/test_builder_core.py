@@ -116,7 +116,7 @@ def test_hf_counter_loads_a_tokenizer_file(tmp_path: Path) -> None:
 def test_rows_to_table_matches_pyarrow() -> None:
     import pyarrow as pa
 
-    from builders.core.writer import rows_to_table
+    from builders.core.parquet_writer import rows_to_table
     from builders.mmneedle import FEATURES
 
     schema = pa.schema(
@@ -146,7 +146,7 @@ def test_image_bytes_survive_the_reused_row_group_buffer(tmp_path: Path) -> None
     import pyarrow.parquet as pq
     from datasets import Features, Image, List, Value
 
-    from builders.core.writer import ShardedParquetWriter
+    from builders.core.parquet_writer import ShardedParquetWriter
 
     features = Features({"id": Value("string"), "image": Image(), "images": List(Image())})
     rows = [{"id": str(i), "image": {"bytes": bytes([i]) * (300 + 97 * i), "path": None},

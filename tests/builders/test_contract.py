@@ -81,7 +81,7 @@ def test_parquet_column_reads_each_image_from_the_mapping_or_else_its_row_group(
     table = pa.Table.from_pylist([{"id": r["id"], "images": [{"bytes": b, "path": None} for b in r["images"]],
                                    "image": None if r["image"] is None else {"bytes": r["image"], "path": None}}
                                   for r in rows], schema=features.arrow_schema)
-    shard = tmp_path / "plain.parquet"  # with the options the builders' writer uses (`builders.core.writer`)
+    shard = tmp_path / "plain.parquet"  # with the options the builders' writer uses (`builders.core.parquet_writer`)
     pq.write_table(table, shard, row_group_size=15, write_page_index=True,
                    **get_parquet_column_options(features, features.arrow_schema))
     compressed = tmp_path / "compressed.parquet"

@@ -48,7 +48,7 @@ def test_same_inputs_give_byte_identical_builds(tmp_path: Path) -> None:
 
 
 def test_shards_split_by_byte_budget(tmp_path: Path) -> None:
-    from builders.core import writer
+    from builders.core import parquet_writer
 
     small = build_mmneedle(
         source="synthetic", out_dir=tmp_path, configs=["m10_n2_k1"], limit=4, num_proc=1, shard_bytes=1
@@ -57,7 +57,7 @@ def test_shards_split_by_byte_budget(tmp_path: Path) -> None:
     assert len(shards) == 8  # one row group per shard at this budget, all named -of-00008
     assert all(s.name.endswith("-of-00008.parquet") for s in shards)
     assert [r["sample_id"] for r in read_rows(small, "m10_n2_k1")] == [0, 1, 2, 3, 5000, 5001, 5002, 5003]
-    assert writer.SHARD_BYTES == 500 * 1000 * 1000
+    assert parquet_writer.SHARD_BYTES == 500 * 1000 * 1000
 
 
 def test_rebuild_same_is_fine_different_needs_overwrite(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import io
 import subprocess
 import sys
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,13 +18,21 @@ from builder_fixtures import cut_in_half, outside_jpeg, write_truncated_jpeg
 from PIL import Image
 
 from builders.core import contract
-from builders.core.benchmark import positive_int
-from builders.core.build import BuilderInfo, DatasetBuild
+from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.image_check import DamagedImages, image_size
+from builders.core.options import (
+    BenchmarkOptions,
+    RunOptions,
+    add_flags,
+    limit_option,
+    option,
+    options_from_args,
+    seed_option,
+)
 from builders.core.release_archive import archive_files
 from builders.core.release_paths import relative_name, release_files, release_path
-from builders.core.workspace import build_lock, build_workspace
+from builders.core.work_folder import build_lock, work_folder
 
 # ------------------------------------------------------------------------------------------------ paths
 
@@ -198,12 +207,32 @@ def test_a_config_without_rows_is_an_error_and_caveats_add_up(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_count_option_below_one_is_a_usage_error() -> None:
-    assert positive_int("2048") == 2048
-    for text, message in (("-1", "must be at least 1, got -1"), ("0", "must be at least 1, got 0"),
-                          ("lots", "expected a whole number")):
-        with pytest.raises(argparse.ArgumentTypeError, match=message):
-            positive_int(text)
+@dataclass(frozen=True, kw_only=True)
+class SomeOptions(BenchmarkOptions):
+    source: list[str] | None = option(None, "where the rows come from", metavar="SPEC")
+    limit: int | None = limit_option("rows per config")
+    full: bool = option(False, "every row")
+    pool: str = option("dataset", "which pool", choices=("dataset", "subset"))
+    seed: int = seed_option()
+
+
+def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_given(capsys) -> None:
+    parser = argparse.ArgumentParser(prog="builders build some")
+    add_flags(parser, SomeOptions)
+    args = parser.parse_args(["--source", "a", "b", "--source", "c", "--limit", "3", "--full", "--seed", "7"])
+    assert options_from_args(SomeOptions, args) == SomeOptions(source=["a", "b", "c"], limit=3, full=True, seed=7)
+    assert options_from_args(SomeOptions, parser.parse_args([])) == SomeOptions()
+    parser.print_help()
+    assert "--limit L" in capsys.readouterr().out
+    for given, message in (({"limit": 0}, "--limit must be at least 1, got 0"),
+                           ({"seed": -1}, "--seed must be a non-negative integer, got -1"),
+                           ({"pool": "x"}, "--pool must be one of dataset, subset, got 'x'")):
+        with pytest.raises(BuildError, match=message):
+            SomeOptions(**given)  # the Python API
+    with pytest.raises(BuildError, match="--limit must be at least 1, got 0"):
+        options_from_args(SomeOptions, parser.parse_args(["--limit", "0"]))  # the command line
+    with pytest.raises(BuildError, match="--num-proc must be at least 1, got 0"):
+        RunOptions(num_proc=0)
 
 
 # ---------------------------------------------------------------------------------- lock and leftovers
@@ -226,14 +255,14 @@ def test_a_second_build_into_the_same_output_stops_naming_the_first(tmp_path: Pa
         with build_lock(tmp_path, "locovqa"):  # another benchmark's lock is another file
             pass
     assert list(tmp_path.iterdir()) == []  # the lock file goes with the build
-    with build_workspace(tmp_path, benchmark) as work:
+    with work_folder(tmp_path, benchmark) as work:
         assert work.parent == tmp_path and work.name.startswith(f".{benchmark}-work-{os.getpid()}-")
     assert list(tmp_path.iterdir()) == []
 
 
 KILL_DURING_PUBLISH = (
     "import os, signal\n"
-    "from builders.core.build import DatasetBuild\n"
+    "from builders.core.dataset_build import DatasetBuild\n"
     "DatasetBuild.publish = lambda self, **kw: os.kill(os.getpid(), signal.SIGKILL)\n"
 )
 

@@ -1,11 +1,13 @@
 """A new benchmark is one builder package, one task folder and one card template: add the toy benchmark
-(`toy_benchmark.py`) to a copy of the project as exactly those files, and `builders` and `harness` pick
-it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
+(`toy_builder.py`, and the task folder and card of `toy_benchmark.py`) to a copy of the project as exactly those
+files, and `builders` and `harness` pick it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -14,8 +16,6 @@ from pathlib import Path
 
 import pytest
 from toy_benchmark import CARD_TEMPLATE, write_toy_tasks
-
-pytestmark = pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
 
 PROJECT = Path(__file__).resolve().parents[2]
 PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
@@ -30,7 +30,7 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     before = {p.relative_to(root) for p in root.rglob("*")}
     added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
     added[0].parent.mkdir()
-    shutil.copy(Path(__file__).with_name("toy_benchmark.py"), added[0])
+    shutil.copy(Path(__file__).with_name("toy_builder.py"), added[0])
     added[1].parent.mkdir()
     added[1].write_text(CARD_TEMPLATE)
     write_toy_tasks(root / "tasks" / "toy")
@@ -47,6 +47,7 @@ def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[s
                           timeout=300, check=False)
 
 
+@pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
 def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: Path) -> None:
     listed = run(project_copy, tmp_path, "builders.cli", "list")
     assert listed.returncode == 0, listed.stderr
@@ -90,3 +91,22 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     report = run(project_copy, tmp_path, "harness.cli", "report", str(out))
     assert report.returncode == 0, report.stderr
     assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
+
+
+def code_lines(source: str) -> int:
+    """Lines of code: not blank, not a comment, not part of a docstring."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    return sum(1 for number, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in docstrings)
+
+
+def test_the_guide_shows_the_toy_builder_as_it_is_and_it_is_short() -> None:
+    builder = Path(__file__).with_name("toy_builder.py").read_text()
+    guide = (PROJECT / "docs" / "ADDING_A_BENCHMARK.md").read_text()
+    assert builder in re.findall(r"^```python\n(.*?)^```", guide, flags=re.S | re.M)
+    assert code_lines(builder) <= 60

@@ -4,7 +4,7 @@ complete (its manifest, `builders.core.contract`, written last).
 A failed or killed build never leaves a folder that looks complete: the dataset is assembled in
 `OUT/.<name>.tmp-<pid>-<random>` and renamed to `OUT/<name>` after its manifest is written. A
 target that already holds a different build (its manifest's `request` differs) is an error
-unless `overwrite`; a build that differs only in its configs extends it (`builders.core.extend`).
+unless `overwrite`; a build that differs only in its configs extends it (`builders.core.base_build`).
 """
 
 from __future__ import annotations

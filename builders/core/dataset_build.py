@@ -11,7 +11,7 @@ shared-storage build, the content hash, the card and the manifest, then an atomi
 
 A benchmark brings its rows, features, request (what decides its output) and card template
 (`dataset_cards/<name>/card.md.jinja`); everything here is the same for every benchmark. A folder that
-holds the same request with other configs is extended, not replaced (`builders.core.extend`): `pending`
+holds the same request with other configs is extended, not replaced (`builders.core.base_build`): `pending`
 lists what is left to write.
 """
 
@@ -28,13 +28,14 @@ from typing import Any
 from datasets import Features
 
 from builders.core import contract
+from builders.core.base_build import CONFIGS_KEY, BaseBuild, extends, ordered
 from builders.core.card import CardConfig, front_matter, render_card
 from builders.core.errors import BuildError
-from builders.core.extend import CONFIGS_KEY, BaseBuild, extends, ordered
+from builders.core.image_table_writer import ImageTableWriter
 from builders.core.images import EncodedImage
-from builders.core.output import StagedOutput, environment, read_manifest
-from builders.core.store import encoded_store
-from builders.core.writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
+from builders.core.parquet_writer import SHARD_BYTES, ConfigResult, ShardedParquetWriter
+from builders.core.staging import StagedOutput, environment, read_manifest
+from builders.core.store import BudgetedStore, encoded_store
 
 
 @dataclass(frozen=True)
@@ -74,44 +75,6 @@ def files_entry(result: ConfigResult) -> dict[str, Any]:
     }
 
 
-class ImageTableWriter:
-    """Collects the distinct images of a shared-storage build, then writes them once, sorted by sha256
-    (so the table does not depend on the order in which workers finished). The bytes wait in a spool
-    file (page cache), not in memory."""
-
-    def __init__(self, spool: Path) -> None:
-        self._store = encoded_store(spool, 0)
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def add(self, image: EncodedImage) -> None:
-        """Add an image; one already added (same sha256) is skipped. Safe to call from worker threads."""
-        with self._lock:
-            if image.sha256 in self._store:
-                return
-            self._store.put(image.sha256, image)
-
-    def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
-        features = Features(contract.image_table_features())
-        with ShardedParquetWriter(dataset_dir, contract.IMAGE_TABLE_CONFIG, features, _image_digest,
-                                  split=contract.IMAGE_TABLE_SPLIT, shard_bytes=shard_bytes) as writer:
-            for sha in sorted(self._store.keys()):  # type: ignore[type-var]
-                image = self._store.get(sha)
-                writer.write({"sha256": sha, "image": {"bytes": image.data, "path": None},
-                              "width": image.width, "height": image.height}, len(image.data))
-            return writer.close()
-
-    def close(self) -> None:
-        self._store.close()
-
-
-def _image_digest(row: Mapping[str, Any]) -> bytes:
-    """An image table row's identity: its sha256 (which covers the bytes) and size."""
-    return f"{row['sha256']} {row['width']} {row['height']}\n".encode()
-
-
 class DatasetBuild:
     """One build into `out_dir/<info.name>`: use as a context manager; nothing is visible at the target
     until `publish()` succeeds, and a failure or kill leaves no folder that looks complete."""
@@ -141,9 +104,11 @@ class DatasetBuild:
         self._configs: dict[str, dict[str, Any]] = {}
         self._features: dict[str, Features] = {}
         self.staging: Path | None = None
-        self.images: ImageTableWriter | None = None
+        self.images: ImageTableWriter | None = None  # shared storage: the image table
+        self._kept: BudgetedStore[EncodedImage] | None = None  # embedded storage: the images rows show by reference
         self.base: BaseBuild | None = None  # the build in place that this one adds configs to
         self._looked_for_base = False
+        self._keeping = threading.Lock()
         # The configs this build must write: those of the request, less those the build in place holds.
         self.pending: list[str] = list(self.request.get(CONFIGS_KEY) or [])
 
@@ -185,7 +150,30 @@ class DatasetBuild:
     def __exit__(self, *exc: object) -> None:
         if self.images is not None:
             self.images.close()
+        if self._kept is not None:
+            self._kept.close()
         self._staged.__exit__(*exc)
+
+    def keep_image(self, image: EncodedImage) -> None:
+        """Hold an image for the rows that show it by reference (`contract_rows.ImageRef`): in the image table
+        (shared storage) or, for the rows to embed it, in a spool file. An image held already is skipped. Safe to
+        call from worker threads."""
+        if self.images is not None:
+            self.images.add(image)
+            return
+        assert self.staging is not None, "use DatasetBuild as a context manager"
+        with self._keeping:
+            if self._kept is None:
+                self._kept = encoded_store(self.staging / ".kept_images.spool", 0)
+            if image.sha256 not in self._kept:
+                self._kept.put(image.sha256, image)
+
+    def kept_image(self, sha256: str) -> EncodedImage:
+        """An image given to `keep_image`."""
+        if self.images is not None:
+            return self.images.get(sha256)
+        assert self._kept is not None, "no image was kept"
+        return self._kept.get(sha256)
 
     def add_caveat(self, kind: str, text: str) -> None:
         """Flag the build (`synthetic`, `limited`, ...); a second text for a kind already flagged is added to it."""
@@ -223,9 +211,11 @@ class DatasetBuild:
         order = ordered([*self.request.get(CONFIGS_KEY, []), *self._configs], None)
         self._configs = {name: self._configs[name] for name in order if name in self._configs}
         table = None
+        if self._kept is not None:
+            self._kept.close()  # the spool must not be published with the data
         if self.images is not None:
             table = self.images.write(self.staging, self.shard_bytes)
-            self.images.close()  # the spool must not be published with the data
+            self.images.close()
         manifest = self._manifest(table, stats or {})
         (self.staging / "README.md").write_text(self._card(manifest, table, card_context or {}), encoding="utf-8")
         contract.write_manifest(self.staging, manifest)  # last: a folder with a manifest is complete

@@ -1,6 +1,6 @@
 """A build's work folder in its output folder, and the lock that makes a killed build's leftovers safe to remove.
 
-    with build_workspace(out_dir, "mmlongbench") as work:
+    with work_folder(out_dir, "mmlongbench") as work:
         ...  # spools, the offline fixture, copies of archived text files
 
 A build of NAME into OUT holds `OUT/.NAME.lock` while it works. The lock is `flock`: the system releases it when
@@ -78,7 +78,7 @@ def remove_leftovers(out_dir: Path, name: str) -> list[Path]:
 
 
 @contextmanager
-def build_workspace(out_dir: str | os.PathLike[str], name: str) -> Iterator[Path]:
+def work_folder(out_dir: str | os.PathLike[str], name: str) -> Iterator[Path]:
     """Hold the lock of NAME in OUT, remove what killed builds left there, and yield a fresh work folder
     (`OUT/.NAME-work-<pid>-<random>`), removed on the way out."""
     out = Path(out_dir)

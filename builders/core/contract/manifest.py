@@ -1,0 +1,113 @@
+"""The build manifest (`build_manifest.json`): what a built folder holds, per config its rows, files (path, bytes,
+sha256) and content hash; the build's content hash; the image storage and token rule its rows follow. A folder with
+a manifest is complete."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from collections.abc import Mapping
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG
+
+MANIFEST_NAME = "build_manifest.json"
+MANIFEST_FORMAT = "mmlongeval-build/1"
+# The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
+# and --quiet (absent for a build made through the Python API): how to add configs to it.
+BUILD_COMMAND = "build_command"
+
+
+def relative_path_problem(name: object, folder: str = "release") -> str | None:
+    """Why `name` is not a file path relative to a `folder` that stays inside it, judged by its letters alone
+    (absolute, a `..` leading out after normalisation, a NUL byte, empty), or None: the rule both a builder
+    reading the paths a release names and the harness reading the paths a manifest names apply. A backslash is a
+    separator to whoever made the files on Windows, so the path is judged both ways."""
+    if not isinstance(name, str) or not name:
+        return f"expected a relative file path, got {name!r}"
+    if "\x00" in name:
+        return f"path {name!r} holds a NUL byte"
+    for spelling in {name, name.replace("\\", "/")}:
+        if spelling.startswith("/") or (len(spelling) > 1 and spelling[1] == ":" and spelling[0].isalpha()):
+            return f"path {name!r} is absolute; a {folder} names its files relative to its own folders"
+        normal = posixpath.normpath(spelling)
+        if normal == ".." or normal.startswith("../"):
+            return f"path {name!r} leads out of the {folder} (through '..')"
+    if posixpath.normpath(name) == ".":
+        return f"expected a file path, got {name!r}"
+    return None
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read or is not one of this project's; the message names the file."""
+
+
+def read_manifest(folder: str | Path) -> dict[str, Any] | None:
+    """The folder's manifest, or None when it has none (an incomplete build, or not a build)."""
+    path = Path(folder) / MANIFEST_NAME
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
+    return manifest
+
+
+def write_manifest(folder: str | Path, manifest: Mapping[str, Any]) -> Path:
+    path = Path(folder) / MANIFEST_NAME
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def manifest_image_storage(manifest: Mapping[str, Any] | None) -> str:
+    """How a build stores its images (builds older than the field embed them)."""
+    contract = (manifest or {}).get("contract")
+    return str(contract.get("image_storage", EMBEDDED)) if isinstance(contract, Mapping) else EMBEDDED
+
+
+def file_sha256(path: str | Path, copy_to: str | Path | None = None, chunk: int = 8 * 1024 * 1024) -> str:
+    """The sha256 of a file, as the manifest lists it for each data file; `copy_to` also copies the file there
+    on the way (one read for both)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as reader, (open(copy_to, "wb") if copy_to is not None else nullcontext()) as writer:
+        while block := reader.read(chunk):
+            digest.update(block)
+            if writer is not None:
+                writer.write(block)
+    return digest.hexdigest()
+
+
+def split_files(folder: str | Path, config: str, split: str) -> list[str] | None:
+    """The Parquet files of one config's split as the build manifest in `folder` lists them, or None when the
+    folder has no manifest listing them (then read it through its card, `load_dataset(folder, config)`).
+
+    Reading these with the `parquet` loader skips parsing the card's YAML, which `datasets` does on every
+    `load_dataset(folder, ...)` call and which takes seconds once a build has a hundred configs.
+    """
+    path = Path(folder) / MANIFEST_NAME
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    entry = manifest.get("image_table") if config == IMAGE_TABLE_CONFIG else manifest.get("configs", {}).get(config)
+    files = entry.get("files") if isinstance(entry, Mapping) else None
+    if not isinstance(files, list):
+        return None
+    chosen = [str(Path(folder) / f["path"]) for f in files
+              if isinstance(f, Mapping) and Path(str(f.get("path", ""))).name.startswith(f"{split}-")]
+    return chosen or None
+
+
+def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every data file a build consists of (`{"path", "num_bytes", "sha256"}`), configs then image table."""
+    files = [entry for _, info in sorted(manifest.get("configs", {}).items()) for entry in info.get("files", [])]
+    table = manifest.get("image_table")
+    if isinstance(table, Mapping):
+        files += list(table.get("files", []))
+    return files
