@@ -55,9 +55,12 @@ def main(argv: list[str]) -> int:
             actual = int(inputs["input_ids"].shape[1])
             screen = model.prompt_tokens(request)
             rows = rows_prompt_tokens(request, model.max_pixels)
+            # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
+            # (`harness.models.hf_presize`, proven to give the same pixels), whose sizes say nothing of the rule.
+            sizes = [(ref.width or im.width, ref.height or im.height) for ref, im in zip(request.images, images, strict=True)]
             counted = model.processor._get_num_multimodal_tokens(
-                image_sizes=[(im.height, im.width) for im in images], **dict(request.processor_kwargs)).num_image_tokens
-            rule = [contract.image_tokens(im.width, im.height) for im in images]
+                image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)).num_image_tokens
+            rule = [contract.image_tokens(w, h) for w, h in sizes]
             tally["samples"] += 1
             tally["images"] += len(images)
             tally["rows_equal"] += rows == actual
