@@ -138,7 +138,7 @@ def _batch_size(text: str) -> int | str:
 
 def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The lm-eval flags its users type every day, with what each means here."""
-    from harness.running.auto_batch import DEFAULT_START
+    from harness.models.scheduling.auto_batch import DEFAULT_START
 
     group = parser.add_argument_group("lm-eval's flags")
     group.add_argument("--max_batch_size", type=_positive_int, default=DEFAULT_START,

@@ -9,8 +9,8 @@ from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, Response, TextPart, collect
 from harness.errors import UserError
+from harness.models.generation import safe_generate
 from harness.redact import redact_mapping
-from harness.running.generation import safe_generate
 from harness.running.run import make_model, resolve_model
 
 

@@ -23,8 +23,8 @@ from collections import Counter
 
 from builders.core import contract
 from harness.cli import run_parser
-from harness.inputs.images import prompt_tokens as rows_prompt_tokens
 from harness.models.hf import HFModel
+from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.running.run import plan_run, run_policies
 from harness.running.task import RowProblem
 

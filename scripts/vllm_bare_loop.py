@@ -40,11 +40,11 @@ from typing import Any
 from harness.api import ImagePart, Request, TextPart
 from harness.cli import run_parser
 from harness.models.args import settings_from_args
+from harness.models.scheduling.batching import plan_batches
+from harness.models.scheduling.prefix_order import cache_order, prompt_key, task_order
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
-from harness.running.batching import plan_batches
-from harness.running.prefix_order import cache_order, prompt_key, task_order
 from harness.running.run import plan_run, run_policies
 from harness.running.task import RowProblem
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from harness.api import Model, Request, Response
 from harness.errors import UserError
-from harness.output_files import write_lines
+from harness.file_writing import write_lines
 from harness.redact import dumps
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 

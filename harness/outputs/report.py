@@ -28,7 +28,7 @@ from typing import Any
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
-from harness.output_files import write_text
+from harness.file_writing import write_text
 from harness.outputs.figure_batch import figure_batch
 from harness.outputs.provenance import (
     TaskData,

@@ -23,12 +23,12 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
-from harness.output_files import write_text
+from harness.file_writing import write_text
 from harness.outputs.groups import group_entries
 from harness.redact import dumps
 from harness.running.runner import TaskResult
-from harness.running.sample_store import STATUSES
 
 PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
             "tokenizers", "vllm", "httpx")

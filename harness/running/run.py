@@ -91,7 +91,7 @@ def _switched_alias_note(name: str, backend: str) -> str:
 def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
     """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
     file in the output folder."""
-    from harness.output_files import write_text
+    from harness.file_writing import write_text
 
     text = str(err).strip() or type(err).__name__
     first, _, rest = text.partition("\n")
@@ -118,7 +118,7 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Any, list[str]]:
     from harness.running.sharding import parse_shard
 
     _check_lm_eval_flags(args)
-    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.running.auto_batch`)
+    auto = args.batch_size == "auto"  # searched from --max_batch_size down (`harness.models.scheduling.auto_batch`)
     if not auto and args.batch_size is not None and args.batch_size < 1:
         raise UserError("--batch_size must be at least 1")
     if args.max_batch_tokens is not None and args.max_batch_tokens < 1:

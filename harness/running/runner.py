@@ -7,7 +7,7 @@ unless the task declares its paper's truncation rule (`truncation:`, `harness.in
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
 model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
-together, each group short to long (`harness.running.prefix_order`), across tasks when they run together;
+together, each group short to long (`harness.models.scheduling.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
@@ -31,24 +31,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
-from harness.errors import TaskConfigError, UserError
-from harness.inputs.images import fit_within_pixels
-from harness.inputs.integrity import release_mapped_pages
-from harness.inputs.prompts import prompt_text
-from harness.inputs.round_trip import check as check_round_trip
-from harness.inputs.round_trip import sent_messages
-from harness.inputs.truncation import fit_to_model
-from harness.outputs.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.redact import redact_mapping
-from harness.running.cache import input_sha256
-from harness.running.generation import safe_generate
-from harness.running.judge import FAILED as JUDGE_FAILED
-from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
-from harness.running.prefix_order import PromptKey, cache_order, prompt_key, task_order
-from harness.running.progress import OverallProgress
-from harness.running.progress import bar as progress_bar
-from harness.running.sample_store import (
+from harness.api import (
     EMPTY,
     ERROR,
     INVALID_INPUT,
@@ -58,15 +41,33 @@ from harness.running.sample_store import (
     SCORED,
     STATUSES,
     TOO_MANY_IMAGES,
-    Outcome,
-    SampleStore,
-    journal_name,
+    BackendFatalError,
+    GenerationSettings,
+    Message,
+    Model,
+    Request,
+    Response,
+    error_status,
 )
+from harness.errors import TaskConfigError, UserError
+from harness.inputs.integrity import release_mapped_pages
+from harness.inputs.prompts import prompt_text
+from harness.inputs.round_trip import check as check_round_trip
+from harness.inputs.round_trip import sent_messages
+from harness.inputs.truncation import fit_to_model
+from harness.models.generation import safe_generate
+from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
+from harness.redact import redact_mapping
+from harness.row_tokens import fit_within_pixels
+from harness.running.cache import input_sha256
+from harness.running.judge import FAILED as JUDGE_FAILED
+from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.running.progress import OverallProgress
+from harness.running.progress import bar as progress_bar
+from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
+from harness.running.sample_store import Outcome, SampleStore, journal_name
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
-
-# A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
-ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
 
 
 @dataclass
@@ -135,10 +136,6 @@ def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, st
                 f"{request.settings.max_gen_toks}) > context {model.context_length}"
             )
     return None
-
-
-def error_status(error: str) -> str:
-    return next((status for prefix, status in ERROR_STATUS_PREFIXES.items() if error.startswith(prefix)), ERROR)
 
 
 def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:

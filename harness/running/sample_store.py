@@ -28,22 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.api import FINAL, STATUSES
 from harness.errors import TaskConfigError, UserError
-from harness.output_files import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
-from harness.outputs.metrics import sample_value_problem
+from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
 from harness.redact import dumps, scrub
+from harness.running.metrics import sample_value_problem
 
-OK = "ok"
-EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
-OVER_LENGTH = "over_length"
-TOO_MANY_IMAGES = "too_many_images"
-INVALID_INPUT = "invalid_input"
-REFUSED = "refused"
-ERROR = "error"
-SCORED = frozenset({OK, EMPTY})
-# Errors (timeouts, provider failures, OOM) are tried again when the run is resumed; all else is final.
-FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
-STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
 # Header parts that describe a run without deciding whether its samples can be reused.
 INFO_PARTS = frozenset({"task_docs"})
 

@@ -26,11 +26,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.api import Model, Request, Response
+from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.families import Family, estimated_prompt_tokens, family_of
 from harness.running.runner import Runner, RunOptions, _screen
-from harness.running.sample_store import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES
 from harness.running.task import RowProblem
 
 SENT = "sent"  # a verdict: the run would send the request to the model

@@ -15,7 +15,7 @@ from builders.locovqa import build_locovqa
 from builders.mmneedle import build_mmneedle
 from harness import simple_evaluate
 from harness.errors import UserError
-from harness.running.auto_batch import FittingBatchSize, is_out_of_memory
+from harness.models.scheduling.auto_batch import FittingBatchSize, is_out_of_memory
 
 K1_POSITIVES = ["m1_n2_k1", "m1_n4_k1", "m1_n8_k1", "m10_n1_k1", "m10_n2_k1", "m10_n4_k1", "m10_n8_k1"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.output_files import write_lines
+from harness.file_writing import write_lines
 from harness.running.sample_store import journal_name
 
 PRECIOUS = b"the user's own file: not the harness's to write\n"

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.output_files import write_lines
+from harness.file_writing import write_lines
 from harness.redact import dumps
 
 
