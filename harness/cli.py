@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.lm_eval_flags import SeedsAction, add_compat_flags
-from harness.running.run import TOKEN_BUDGET_BATCH_SIZE
+from harness.run_plan import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
@@ -329,7 +329,7 @@ def _main(argv: list[str]) -> int:
             return list_tasks(args.tasks, args.include_path)
         if args.model is None:
             parser.error("the following arguments are required: --model")
-        from harness.running.run import run
+        from harness.execute import run
 
         return run(args, argv)
     except UserError as err:

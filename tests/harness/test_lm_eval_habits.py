@@ -251,8 +251,8 @@ def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: P
 
 def test_importing_the_api_loads_nothing_heavy() -> None:
     code = ("import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
-            "print(sorted(m for m in ('harness.running.run', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))")
-    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.running.run' in sys.modules)"],
+            "print(sorted(m for m in ('harness.execute', 'harness.run_plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))")
+    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.execute' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert before.stdout.strip() == "False"
     after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
