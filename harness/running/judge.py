@@ -168,7 +168,7 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
 
 
 def judge_log_name(task: str) -> str:
-    from harness.running.sample_store import journal_name
+    from harness.running.journal import journal_name
 
     return "judge_" + journal_name(task).removeprefix("journal_")
 

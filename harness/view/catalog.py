@@ -12,7 +12,7 @@ from typing import Any
 from harness.config.task_index import natural_key
 from harness.outputs.report import ModelResults, benchmark_sections, headline_rows, load_results
 from harness.outputs.results import metric_items
-from harness.running.sample_store import journal_name
+from harness.running.journal import journal_name
 
 
 @dataclass(frozen=True)

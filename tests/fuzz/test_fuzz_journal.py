@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from harness.api import SCORED
 from harness.errors import UserError
 from harness.outputs.results import _strict
+from harness.running.journal import fingerprint
 from harness.running.metrics import AGGREGATIONS, STDERRS
-from harness.running.sample_store import SampleStore, fingerprint
+from harness.running.sample_store import SampleStore
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated
 

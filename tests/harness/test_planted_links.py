@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import UserError
 from harness.file_writing import write_lines
-from harness.running.sample_store import journal_name
+from harness.running.journal import journal_name
 
 PRECIOUS = b"the user's own file: not the harness's to write\n"
 
