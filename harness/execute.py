@@ -173,7 +173,8 @@ def _screen_only(plan: RunPlan) -> int:
 
 def _execute(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
     from harness.api import BackendFatalError
-    from harness.outputs.results import build_results, summary_table, write_results
+    from harness.outputs.results import build_results, summary_table
+    from harness.outputs.results_file import write_results
     from harness.run_config import cache_stats, run_config
     from harness.running.runner import Runner, RunOptions
 

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from harness.api import Model, Request, Response
 from harness.errors import UserError
 from harness.file_writing import write_lines
+from harness.outputs.results_file import RESULTS_GLOB, ResultsFile, read_results_file, write_results
 from harness.running.journal import (
     SampleRecord,
     canonical,
@@ -267,7 +268,7 @@ class ShardRun:
     folder: Path  # the model folder holding the shard's journals and results
     relative: Path  # that folder relative to the folder named on the command line
     results_file: Path
-    results: dict[str, Any]
+    results: ResultsFile
 
 
 # What every shard of one run must share (their journals' headers are checked again by merge_dirs).
@@ -280,7 +281,7 @@ SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "reque
 def _shard_run(folder: Path) -> ShardRun:
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
-    files = sorted(folder.rglob("results_*.json"))
+    files = sorted(folder.rglob(RESULTS_GLOB))
     if not files:
         raise UserError(f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, "
                         "then merge")
@@ -289,12 +290,8 @@ def _shard_run(folder: Path) -> ShardRun:
         raise UserError(f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
                         "name the model folder of the run to merge")
     newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
-    try:
-        results = json.loads(newest.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as err:  # ValueError: not UTF-8 or not JSON
-        raise UserError(f"{newest}: unreadable results file ({type(err).__name__}: {err})") from None
-    if not (isinstance(results, dict) and isinstance(results.get("config"), dict)
-            and isinstance(results.get("results"), dict)):
+    results = read_results_file(newest)
+    if not (isinstance(results.get("config"), dict) and isinstance(results.get("results"), dict)):
         raise UserError(f"{newest}: not a results file (expected an object with `results` and `config`)")
     if not results["config"].get("shard"):
         raise UserError(f"{newest}: not the results of a --shard run")
@@ -345,7 +342,7 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     from harness.config.task_index import TaskIndex
-    from harness.outputs.results import build_results, summary_table, write_results
+    from harness.outputs.results import build_results, summary_table
     from harness.running.runner import Runner, RunOptions
     from harness.running.task import Task
 

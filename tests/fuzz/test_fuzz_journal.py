@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from harness.api import SCORED
 from harness.errors import UserError
-from harness.outputs.results import _strict
+from harness.outputs.results_file import _strict
 from harness.running.journal import fingerprint
 from harness.running.metrics import AGGREGATIONS, STDERRS
 from harness.running.sample_store import SampleStore

@@ -105,7 +105,7 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness
 
 
 def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
-    from harness.outputs.report import load_results
+    from harness.outputs.model_results import load_results
     from tasks.locovqa import report
 
     results = results_file(locovqa_run / "random")
