@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
     from harness.running.runner import TaskResult
+    from harness.running.sharding import Shard
 
 PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
                      "--predict_only scores them without generating again")
@@ -296,7 +297,7 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
     return 0
 
 
-def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Any) -> None:
+def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Shard | None) -> None:
     """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
     for r in task_results:
         if r.changed:

@@ -176,8 +176,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(("files", "expected"), [
     ({"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
      "builders/core/a.py:1: builders.core.a imports builders.mmneedle"),
-    ({"builders/locovqa/e.py": "def f():\n    from harness.running.run import make_model\n", "harness/running/run.py": ""},
-     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.running.run"),
+    ({"builders/locovqa/e.py": "def f():\n    from harness.execute import make_model\n", "harness/execute.py": ""},
+     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.execute"),
     ({"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
      "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images"),
     ({"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},

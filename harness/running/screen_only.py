@@ -31,7 +31,8 @@ from harness.models.args import settings_from_args
 from harness.models.families import Family, estimated_prompt_tokens, family_of
 from harness.running.runner import Runner, RunOptions
 from harness.running.sample_records import screen
-from harness.running.task import RowProblem
+from harness.running.sharding import Shard
+from harness.running.task import RowProblem, Task
 
 SENT = "sent"  # a verdict: the run would send the request to the model
 
@@ -245,8 +246,8 @@ class ScreenedTask:
         self.most_images = max(self.most_images, verdict.images)
 
 
-def screen_tasks(model: ScreenModel, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int | None,
-                 shard: Any = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
+def screen_tasks(model: ScreenModel, tasks: Sequence[Task], gen_kwargs: dict[str, Any], seed: int | None,
+                 shard: Shard | None = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
     """Every task's verdicts, summed up as they come: memory holds one task's rows and one request at a time."""
     out = []
     for task in tasks:
