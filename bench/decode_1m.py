@@ -14,7 +14,7 @@ records:
   hold the image runs (both must be 0), and decodes per image per request;
 * the process's peak RSS (the parent's `wait4`), so the growth per row is the slope between two row counts;
 * where each row's time goes: decoding (the cache layer's integrity check, `integrity.image_problem`, and the
-  backend's `_images`, each with the bytes read and sha256-checked), the processor (`HFModel._generate` less
+  backend's `_batch_images`, each with the bytes read and sha256-checked), the processor (`HFModel._generate` less
   `_decode`), the model (`HFModel._decode`: `generate` and detokenizing) and the rest of the run (reading, screening,
   building requests, journal, scoring).
 
@@ -87,20 +87,20 @@ def pixel_memory(backend: type) -> Iterator[dict[str, float]]:
     """The process's peak RSS before the backend decodes its first request's images (reading, screening and
     building requests: no pixel held), and its largest RSS with one request's images decoded, while open."""
     memory = {"before_decoding_mb": 0.0, "one_request_decoded_mb": 0.0}
-    images = backend._images
+    images = backend._batch_images  # one request per batch here (no --batch_size)
 
-    def measured(model: Any, request: Any) -> Any:
+    def measured(model: Any, requests: Any) -> Any:
         if not memory["before_decoding_mb"]:
             memory["before_decoding_mb"] = _status_mib("VmHWM")
-        decoded = images(model, request)
+        decoded = images(model, requests)
         memory["one_request_decoded_mb"] = max(memory["one_request_decoded_mb"], _status_mib("VmRSS"))
         return decoded
 
-    backend._images = measured
+    backend._batch_images = measured
     try:
         yield memory
     finally:
-        backend._images = images
+        backend._batch_images = images
 
 
 def child(data: Path, model: Path, out: Path, task: str, threads: int, report: Path) -> None:
@@ -114,7 +114,7 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
             "--data_dir", str(data), "--output_path", str(out), "--cache_dir", str(out / "cache"),
             "--gen_kwargs", "max_gen_toks=8", "--no_progress"]
     with traced(HFModel) as trace, pixel_memory(HFModel) as memory, \
-            timed(HFModel, ("_images", "_generate", "_decode")) as backend, timed(cache, ("image_problem",)) as checks:
+            timed(HFModel, ("_batch_images", "_generate", "_decode")) as backend, timed(cache, ("image_problem",)) as checks:
         start = time.perf_counter()
         code = main(argv)
         wall = time.perf_counter() - start
@@ -136,7 +136,7 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
         "before_first_batch": sum(1 for _, index, _ in trace.decodes if index is None),
         "decodes_per_image": sorted(Counter(per_image.values()).items()),
         "images_sent_not_decoded": sent - len(per_image), "first_batch_s": first_batch,
-        "decode_s": backend["_images"] + checks["image_problem"], "check_s": checks["image_problem"],
+        "decode_s": backend["_batch_images"] + checks["image_problem"], "check_s": checks["image_problem"],
         "processor_s": backend["_generate"] - backend["_decode"], "model_s": backend["_decode"], **memory}))
 
 

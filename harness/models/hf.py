@@ -1,9 +1,11 @@
 """`hf`: a transformers vision-language model (`AutoModelForImageTextToText` + `AutoProcessor`).
 
-Each request's images are decoded once, scaled down to `max_pixels` if given, and passed with the
-chat-template prompt to the processor; a batch is left-padded and decoded greedily (or sampled, if
-the task asks). Only the last position's logits are computed during prefill (transformers'
-`logits_to_keep`, which `generate` uses where the model supports it).
+Each request's images are decoded once, in its batch (on `image_threads` threads where asked: PIL's decode and
+resize release the GIL), scaled down to `max_pixels` if given, then to the size the processor scales them to where
+that is proven to change nothing (`harness.models.hf_presize`), and passed with the chat-template prompt to the
+processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
+position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
+the model supports it).
 
 Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
 `--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,6 +32,7 @@ from harness.api import GenerationSettings, Model, Request, Response
 from harness.models.args import at_least, settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
+from harness.models.hf_presize import ProcessorScale
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
@@ -46,6 +50,9 @@ class HFSettings:
     max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
     trust_remote_code: bool = False
     threads: int | None = at_least(1)  # torch CPU threads
+    # Threads decoding and scaling a batch's images. Default 1: on the shared 2-core machine more cost CPU and did not
+    # shorten the run (bench/RESULTS.md, issue 33); where cores are idle and images large, 2-4 may pay.
+    image_threads: int = at_least(1, default=1)
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
@@ -75,7 +82,7 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
 
 @register_model("hf")
 class HFModel(Model):
-    decodes_images = True  # `_images`: once per image, in its batch; one that fails is the request's invalid_input
+    decodes_images = True  # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
 
     def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None,
                  load_weights: bool = True) -> None:
@@ -94,12 +101,15 @@ class HFModel(Model):
         self.max_batch_tokens = max_batch_tokens
         self.fitting: FittingBatchSize | None = None  # --batch_size auto
         self.request_order = settings.request_order
+        self.image_threads = settings.image_threads
+        self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
         self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
                                          trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
                                          image_only=settings.processor == "image_only")
         self.processor = self.count.processor
+        self.scale_first = ProcessorScale(self.processor)  # each image at the processor's size, in the image threads
         self.model = None  # without weights: a Ray pool's driver, which counts and batches (`without_weights`)
         if load_weights:
             self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
@@ -167,18 +177,52 @@ class HFModel(Model):
         return self.count.decode_encode
 
     # ---------------------------------------------------------------------------- preparing
+    def _image(self, index: int, ref: Any, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
+        """Image `index` of a request, decoded (a ValueError naming it where it does not decode), scaled down to
+        `max_pixels`, then to the size the processor scales it to (where that is proven to change nothing)."""
+        try:
+            image = ref.pil()
+        except Exception as err:  # final: the same bytes would fail again on every rerun
+            raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
+                             f"{type(err).__name__}: {err}") from None
+        size = fit_within_pixels(image.width, image.height, self.max_pixels)
+        if size != image.size:
+            image = image.resize(size, Image.Resampling.BICUBIC)
+        return self.scale_first(image, processor_kwargs)
+
+    def _image_or_error(self, job: tuple[int, int, Any, tuple[tuple[str, Any], ...]]) -> Image.Image | Exception:
+        _, index, ref, processor_kwargs = job
+        try:
+            return self._image(index, ref, processor_kwargs)
+        except Exception as err:
+            return err
+
+    def _batch_images(self, requests: Sequence[Request]) -> list[list[Image.Image] | Exception]:
+        """Each request's images, decoded in this batch, once each; a request whose image fails gets the first
+        failure (in image order) instead. Decoded on `image_threads` threads where the batch has several images."""
+        jobs = [(i, index, ref, request.processor_kwargs) for i, request in enumerate(requests)
+                for index, ref in enumerate(request.images)]
+        if self.image_threads > 1 and len(jobs) > 1:
+            if self._image_pool is None:
+                self._image_pool = ThreadPoolExecutor(self.image_threads, thread_name_prefix="hf-images")
+            decoded = list(self._image_pool.map(self._image_or_error, jobs))
+        else:
+            decoded = [self._image_or_error(job) for job in jobs]
+        images: list[list[Image.Image] | Exception] = [[] for _ in requests]
+        for (i, _, _, _), image in zip(jobs, decoded, strict=True):
+            held = images[i]
+            if isinstance(held, list):  # else an earlier image of the request failed
+                if isinstance(image, Exception):
+                    images[i] = image
+                else:
+                    held.append(image)
+        return images
+
     def _images(self, request: Request) -> list[Image.Image]:
-        images = []
-        for index, ref in enumerate(request.images):
-            try:
-                image = ref.pil()
-            except Exception as err:  # final: the same bytes would fail again on every rerun
-                raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
-                                 f"{type(err).__name__}: {err}") from None
-            size = fit_within_pixels(image.width, image.height, self.max_pixels)
-            if size != image.size:
-                image = image.resize(size, Image.Resampling.BICUBIC)
-            images.append(image)
+        """One request's images as its batch gives them to the processor."""
+        (images,) = self._batch_images([request])
+        if isinstance(images, Exception):
+            raise images
         return images
 
     def _prompt(self, request: Request) -> str:
@@ -188,9 +232,13 @@ class HFModel(Model):
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
         prepared: list[tuple[int, str, list[Image.Image]]] = []
+        batch_images = self._batch_images(requests)
         for i, request in enumerate(requests):
             try:
-                prepared.append((i, self._prompt(request), self._images(request)))
+                prompt, images = self._prompt(request), batch_images[i]
+                if isinstance(images, Exception):
+                    raise images
+                prepared.append((i, prompt, images))
             except Exception as err:
                 responses[i] = Response(None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}")
         # Requests of one task share settings; group anyway so a mixed batch stays correct.
@@ -278,6 +326,8 @@ class HFModel(Model):
         return identity
 
     def close(self) -> None:
+        if self._image_pool is not None:
+            self._image_pool.shutdown()
         del self.model
         if self.torch.cuda.is_available():
             self.torch.cuda.empty_cache()

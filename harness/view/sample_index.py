@@ -272,8 +272,8 @@ def axis_members(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, list | tuple):
         return tuple(m for item in value for m in axis_members(item))
-    if isinstance(value, float) and value.is_integer():
-        return (str(int(value)),)
+    if isinstance(value, float):  # float32 columns (depths) read back as 0.20000000298023224: shown as 0.2
+        return (str(int(value)),) if value.is_integer() else (f"{value:.6g}",)
     return (str(value),)
 
 

@@ -99,6 +99,7 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            _counted = False  # whether this request is counted in `in_flight`
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
@@ -121,11 +122,19 @@ class ChatServer:
                     do = record.tags.get("do")
                     if do is None:
                         do, attempt = (server.faults.pop(0), 1) if server.faults else ("ok", attempt)
+                self._counted = True
                 try:
                     self._answer(record, do, sample, attempt)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
+                    self._done()
+
+            def _done(self) -> None:
+                """The request leaves `in_flight` before its answer's last byte goes out: the client may send its next
+                request as soon as it has read this one, before this thread gets to run again (a loaded machine)."""
+                if self._counted:
+                    self._counted = False
                     with server._lock:
                         server.in_flight -= 1
 
@@ -138,6 +147,7 @@ class ChatServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
+                self._done()
                 self.wfile.write(data)
 
             def _ok(self, record: Received, sample: str, **message: Any) -> None:

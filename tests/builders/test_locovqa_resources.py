@@ -20,10 +20,12 @@ import pytest
 from builders.core.errors import BuildError
 from builders.locovqa import build_locovqa
 
-# The build, then the child's own peak resident memory (RUSAGE_CHILDREN would give the largest of every child yet).
-BUILD = ("import resource, sys; from builders.locovqa import build_locovqa; "
+# The build, then the child's own peak resident memory in KiB. Not `ru_maxrss`: Linux keeps it across `execve`, so a
+# child forked from a large pytest process (the whole suite in one process, as CI runs it) reports the parent's size.
+# `VmHWM` belongs to the memory map, which `execve` replaces.
+BUILD = ("import re, sys; from builders.locovqa import build_locovqa; "
          "build_locovqa(source=['synthetic'], out_dir=sys.argv[1], configs=['mnist_cmp_1'], mnist_samples=1500); "
-         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+         "print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1))")
 
 
 @pytest.mark.slow  # a build of 1,500 grids in a child process

@@ -160,8 +160,8 @@ def test_a_data_dir_that_looks_like_a_repo_id_is_answered_with_hf_prefix(
                          text=True, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.count("write --data_dir hf://acme/mmneedle") == 1 and "no such folder" in run.stderr
-    # A folder that is there, or a path into one, is a folder: no Hub hint, the usual missing-data message.
-    (tmp_path / "acme").mkdir()
+    # A folder that is there is a folder: no Hub hint, the usual missing-data message.
+    (tmp_path / "acme" / "mmneedle").mkdir(parents=True)
     local = subprocess.run([*args, "--data_dir", "acme/mmneedle"], env=script_env, cwd=tmp_path,
                            capture_output=True, text=True, timeout=300)
     assert local.returncode == 2 and "hf://" not in local.stderr and "tasks have no data" in local.stderr

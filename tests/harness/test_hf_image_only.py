@@ -43,6 +43,7 @@ def test_qwen_runs_without_a_video_processor_and_counts_as_it_sends(tiny_qwen: P
     assert type(model.processor).__name__ == "Qwen2_5_VLProcessorImageOnly"
     assert type(model.processor.image_processor).__name__ == "Qwen2VLImageProcessorPil"
     assert model.count.counts_images  # each image counted from its size, as the processor expands it
+    assert model.scale_first.rule is None  # Qwen's pixel bounds: its images reach its processor as decoded
     image_pad = model.tokenizer.convert_tokens_to_ids("<|image_pad|>")
     for request in requests:
         pil = model._images(request)

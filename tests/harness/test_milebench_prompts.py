@@ -174,4 +174,4 @@ def test_hf_sends_the_re_decoded_prompt_and_records_it(harness, clevr_dir: Path,
     assert all(s["text_round_trip"]["changed"] is False for s in combined)  # "<Image 1> ..." has no leading space
     # The prompt sent is the request's identity: the same command resumes every sample.
     again = harness(*args)
-    assert again.code == 0 and "3 samples resumed from the journal, 0 generated now" in again.err
+    assert again.code == 0 and "6 samples resumed from the journal, 0 generated now (2 of 2 tasks)" in again.err

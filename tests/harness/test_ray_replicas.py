@@ -23,6 +23,7 @@ import pytest
 # What differs between a run in one process and a run on replicas: how it was asked for and when it ran.
 POOL_ARGS = ("data_parallel_size", "replica_data")
 RUN_FIELDS = (("config", "argv"), ("config", "cache"), ("config", "backend_stats", "replicas"), ("date",),
+              ("start_time",), ("end_time",),
               ("total_evaluation_time_seconds",),
               ("config", "model_calls"))  # the cache counts calls to the model: a pool takes a window of batches each
 TASKS = "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_neg,toy_pairs"

@@ -155,3 +155,13 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
 def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["view", str(tmp_path / "missing")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"harness: error: {tmp_path / 'missing'}: no such folder"]
+
+
+def test_an_axis_value_reads_as_the_user_wrote_it() -> None:
+    """A depth stored as float32 comes back as 0.20000000298023224; the filter shows and matches it as 0.2."""
+    import numpy as np
+
+    from harness.view.sample_index import axis_members
+
+    assert axis_members(float(np.float32(0.2))) == ("0.2",)
+    assert axis_members(3.0) == ("3",) and axis_members([0.5, "text", None]) == ("0.5", "text")
