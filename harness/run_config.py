@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.api import Model
+    from harness.outputs.results_file import RunConfig
     from harness.run_plan import RunPlan
 
 
@@ -30,13 +31,13 @@ def _data_dir_label(data_dir: str | None) -> str | None:
     return str(Path(data_dir).expanduser().resolve())
 
 
-def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> RunConfig:
     """The results' `config`: what was run, and how, with every secret redacted."""
     from harness.outputs.results import sanitize_model_name
     from harness.redact import redact_mapping
 
     model_args = plan.model.args
-    return {
+    return {  # type: ignore[typeddict-item]  # the statistics are the model's to say
         "model": plan.model.backend, "alias": plan.model.alias, "alias_info": alias_info(plan.model.alias),
         "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.

@@ -31,7 +31,13 @@ from typing import Any, ClassVar
 from harness.api import Model, Request, Response
 from harness.errors import UserError
 from harness.file_writing import write_lines
-from harness.outputs.results_file import RESULTS_GLOB, ResultsFile, read_results_file, write_results
+from harness.outputs.results_file import (
+    RESULTS_GLOB,
+    ResultsFile,
+    RunConfig,
+    read_results_file,
+    write_results,
+)
 from harness.running.journal import (
     SampleRecord,
     canonical,
@@ -312,7 +318,7 @@ def _check_one_run(runs: list[ShardRun]) -> None:
                             f"(they differ in: {', '.join(differ)})")
 
 
-def _merged_config(runs: list[ShardRun], argv: list[str]) -> dict[str, Any]:
+def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     """The merged run's `config`: the shards' shared settings, their counters summed, where each came from."""
     merged = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
     merged["shard"] = None

@@ -25,7 +25,7 @@ from typing import Any
 from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
 from harness.outputs.groups import group_entries
-from harness.outputs.results_file import ResultsFile, strict_number
+from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
 from harness.running.runner import TaskResult
 
 PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
@@ -108,7 +108,7 @@ def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
 
 
 def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
-                  run_config: dict[str, Any], started: float, finished: float) -> ResultsFile:
+                  run_config: RunConfig, started: float, finished: float) -> ResultsFile:
     results = {r.task.name: task_entry(r) for r in task_results}
     counts = {r.task.name: sample_counts(r) for r in task_results}
     group_results, aggregation = group_entries(groups, group_configs, results, counts)

@@ -19,6 +19,55 @@ from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
 
+class RunConfig(TypedDict, total=False):
+    """The results' `config`: what the run ran and how (`harness.run_config.run_config` makes it; `harness merge`
+    makes a merged run's from its shards'), every secret redacted."""
+
+    model: str  # the backend
+    alias: str | None
+    alias_info: dict[str, Any] | None
+    model_name: str
+    model_name_sanitized: str
+    model_args: dict[str, str]
+    model_identity: dict[str, Any]
+    batch_size: int | str  # "auto": searched, the size that fit in `batch_sizes`
+    max_batch_tokens: int | None
+    limit: float | None
+    seed: int
+    shard: str | None
+    gen_kwargs: dict[str, Any]
+    metadata: dict[str, Any]
+    data_dir: str | None
+    trust_unverified_data: bool
+    include_path: list[str]
+    log_samples: bool
+    predict_only: bool
+    system_instruction: str | None
+    random_seed: int | None  # lm-eval's four seeds, and its other flags (`harness.lm_eval_flags.CompatFlags`)
+    numpy_seed: int | None
+    torch_seed: int | None
+    fewshot_seed: int | None
+    bootstrap_iters: int | None
+    device: str | None
+    use_cache: str | None
+    num_fewshot: int
+    log_samples_suffix: str | None
+    max_batch_size: int
+    batch_sizes: list[int]
+    cache: str | None  # the response cache's file, and what it spared
+    cache_hits: int | None
+    model_calls: int | None
+    requests_sent: int | None
+    backend_stats: dict[str, Any]
+    token_counting: str
+    chat_template: str | None
+    chat_template_sha: str | None
+    input_policies: dict[str, dict[str, Any]]
+    judge: dict[str, Any]
+    argv: list[str]  # the command line, redacted
+    merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line
+
+
 # Functional syntax: lm-eval's `n-shot` and `n-samples` are no Python names.
 ResultsFile = TypedDict("ResultsFile", {
     "results": dict[str, dict[str, Any]],  # task -> alias and "<metric>,none" / "<metric>_stderr,none" values
@@ -36,7 +85,7 @@ ResultsFile = TypedDict("ResultsFile", {
     "usage": dict[str, dict[str, int]],
     "datasets": dict[str, dict[str, Any]],  # task -> the data it ran on
     "task_hashes": dict[str, str],
-    "config": dict[str, Any],  # the run: `harness.run_config.run_config`, or `harness merge`'s
+    "config": RunConfig,
     "model_name": str | None,
     "model_name_sanitized": str | None,
     "chat_template": str | None,
