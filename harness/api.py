@@ -21,6 +21,28 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
+from harness.row_tokens import prompt_tokens as rows_prompt_tokens
+
+# A sample's status, as its journal record keeps it (`harness.running.journal`).
+OK = "ok"
+EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
+OVER_LENGTH = "over_length"
+TOO_MANY_IMAGES = "too_many_images"
+INVALID_INPUT = "invalid_input"
+REFUSED = "refused"
+ERROR = "error"
+SCORED = frozenset({OK, EMPTY})
+# Errors (timeouts, provider failures, OOM) are tried again when the run is resumed; all else is final.
+FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
+STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
+# A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
+ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
+
+
+def error_status(error: str) -> str:
+    """The status a backend's per-sample error is recorded with (see the module's docstring)."""
+    return next((status for prefix, status in ERROR_STATUS_PREFIXES.items() if error.startswith(prefix)), ERROR)
+
 
 @dataclass(frozen=True)
 class ImageRef:
@@ -228,7 +250,7 @@ class Model(abc.ABC):
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`
     chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
-    # The order pending requests run in (`harness.running.prefix_order`): "length", long first; "cache", requests sharing a
+    # The order pending requests run in (`harness.models.scheduling.prefix_order`): "length", long first; "cache", requests sharing a
     # prompt prefix together, for an engine with a prefix cache. It never changes an answer.
     request_order: str = "length"
 
@@ -264,7 +286,7 @@ class Model(abc.ABC):
 
     def fit_batch_size(self, start: int) -> str | None:
         """`--batch_size auto`: search for the largest batch that fits in device memory, from `start` requests down
-        (`harness.running.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
+        (`harness.models.scheduling.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
         return (f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
                 "baselines compute nothing), so it batches as it always does")
 
@@ -284,9 +306,7 @@ class Model(abc.ABC):
         """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each
         image's tokens under the contract's rule, after scaling to `max_pixels`. A backend that knows its
         model's own count (its processor, its tokenizer) overrides this, and `token_rule` with it."""
-        from harness.inputs.images import prompt_tokens
-
-        return prompt_tokens(request, self.max_pixels)
+        return rows_prompt_tokens(request, self.max_pixels)
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Split a task's pending requests into batches; the runner saves after each one."""

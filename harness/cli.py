@@ -27,7 +27,7 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.lm_eval_flags import SeedsAction, add_compat_flags
-from harness.running.run import TOKEN_BUDGET_BATCH_SIZE
+from harness.run_plan import TOKEN_BUDGET_BATCH_SIZE
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
@@ -138,7 +138,7 @@ def _batch_size(text: str) -> int | str:
 
 def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The lm-eval flags its users type every day, with what each means here."""
-    from harness.running.auto_batch import DEFAULT_START
+    from harness.models.scheduling.auto_batch import DEFAULT_START
 
     group = parser.add_argument_group("lm-eval's flags")
     group.add_argument("--max_batch_size", type=_positive_int, default=DEFAULT_START,
@@ -329,7 +329,7 @@ def _main(argv: list[str]) -> int:
             return list_tasks(args.tasks, args.include_path)
         if args.model is None:
             parser.error("the following arguments are required: --model")
-        from harness.running.run import run
+        from harness.execute import run
 
         return run(args, argv)
     except UserError as err:

@@ -13,7 +13,7 @@ class UserError(Exception):
 
 class OutputError(UserError):
     """A file the run must write cannot be written (a read-only or full disk, `ulimit -f`): one line naming the
-    file and the system's reason, exit code 1 (`harness.output_files`)."""
+    file and the system's reason, exit code 1 (`harness.file_writing`)."""
 
     exit_code = 1
 

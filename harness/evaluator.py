@@ -149,7 +149,7 @@ def simple_evaluate(
     bare flag, False and None leave a flag out.
     """
     from harness.cli import run_parser
-    from harness.running.run import run_with_results
+    from harness.execute import run_with_results
 
     named = {k: v for k, v in locals().items() if k not in ("flags", "verbose", "run_parser", "run_with_results")}
     argv = to_argv(**named, **flags)

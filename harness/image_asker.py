@@ -9,16 +9,18 @@ from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, Response, TextPart, collect
 from harness.errors import UserError
+from harness.execute import make_model
+from harness.models.args import parse_kv
+from harness.models.generation import safe_generate
 from harness.redact import redact_mapping
-from harness.running.generation import safe_generate
-from harness.running.run import make_model, resolve_model
+from harness.run_plan import resolve_model
 
 
 class BackendImageAsker:
     def __init__(self, model: str, model_args: str = "", batch_size: int = 8) -> None:
         try:
-            backend, args, _ = resolve_model(model, model_args)
-            self.model = make_model(model, backend, args, batch_size, None)
+            choice = resolve_model(model, parse_kv(model_args))
+            self.model = make_model(model, choice.backend, choice.args, batch_size, None)
         except UserError as err:
             raise ValueError(str(err)) from None
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import UserError
@@ -72,8 +73,9 @@ def add_compat_flags(group: argparse._ArgumentGroup) -> None:
 
 
 def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[str, str]) -> dict[str, str]:
-    """Check the flags and apply what each means to this run (its backend's arguments, the cache folder, the seeds);
-    returns the backend's arguments. Says in one line what a flag changes nothing for."""
+    """Check the flags and apply what each means to this run (its backend's arguments, the seeds); returns the
+    backend's arguments (`--use_cache` names the cache folder: `harness.run_plan`). Says in one line what a flag
+    changes nothing for."""
     if args.num_fewshot not in (None, 0):
         raise UserError(f"--num_fewshot {args.num_fewshot}: the tasks here are zero-shot, as their papers evaluate "
                         "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
@@ -96,12 +98,8 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
         else:
             print(f"harness: --trust_remote_code: the {backend} backend runs no checkpoint code; the flag changes "
                   "nothing", file=sys.stderr)
-    if args.use_cache:
-        if args.cache_dir is not None and str(args.cache_dir) != args.use_cache:
-            raise UserError(f"--use_cache {args.use_cache} and --cache_dir {args.cache_dir} name two caches: give one")
-        from pathlib import Path
-
-        args.cache_dir = Path(args.use_cache)
+    if args.use_cache and args.cache_dir is not None and str(args.cache_dir) != args.use_cache:
+        raise UserError(f"--use_cache {args.use_cache} and --cache_dir {args.cache_dir} name two caches: give one")
     if args.wandb_args:
         from harness.outputs.wandb_log import check_wandb
 
@@ -125,9 +123,25 @@ def _seed_libraries(seeds: list[int | None]) -> None:
         sys.modules["torch"].manual_seed(seeds[2])
 
 
-def recorded(args: argparse.Namespace) -> dict[str, Any]:
-    """What the results' `config` records of these flags, under lm-eval's keys."""
-    seeds = getattr(args, "seeds", None) or [args.seed] * 4
-    return {**dict(zip(SEED_NAMES, seeds, strict=True)), "bootstrap_iters": args.bootstrap_iters,
-            "device": args.device, "use_cache": args.use_cache, "num_fewshot": args.num_fewshot or 0,
-            "log_samples_suffix": args.log_samples_suffix}
+@dataclass(frozen=True)
+class CompatFlags:
+    """What these flags set for a run, as its plan keeps them (`harness.run_plan.RunPlan.compat`)."""
+
+    seeds: tuple[int | None, ...]  # lm-eval's four: random, numpy, torch, fewshot
+    bootstrap_iters: int | None
+    device: str | None
+    use_cache: str | None
+    num_fewshot: int | None
+    log_samples_suffix: str | None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> CompatFlags:
+        seeds = getattr(args, "seeds", None) or [args.seed] * 4
+        return cls(tuple(seeds), args.bootstrap_iters, args.device, args.use_cache, args.num_fewshot,
+                   args.log_samples_suffix)
+
+    def recorded(self) -> dict[str, Any]:
+        """What the results' `config` records of these flags, under lm-eval's keys."""
+        return {**dict(zip(SEED_NAMES, self.seeds, strict=True)), "bootstrap_iters": self.bootstrap_iters,
+                "device": self.device, "use_cache": self.use_cache, "num_fewshot": self.num_fewshot or 0,
+                "log_samples_suffix": self.log_samples_suffix}

@@ -23,9 +23,10 @@ from collections import Counter
 
 from builders.core import contract
 from harness.cli import run_parser
-from harness.inputs.images import prompt_tokens as rows_prompt_tokens
+from harness.execute import run_policies
 from harness.models.hf import HFModel
-from harness.running.run import plan_run, run_policies
+from harness.row_tokens import prompt_tokens as rows_prompt_tokens
+from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 
 
@@ -33,13 +34,13 @@ def main(argv: list[str]) -> int:
     args = run_parser().parse_args(["--model", "hf", *argv])
     plan = plan_run(args, argv)
     policies = run_policies(plan)
-    model = HFModel.from_args(plan.model_args)
+    model = HFModel.from_args(plan.model.args)
     assert isinstance(model, HFModel)
     lines = ["| task | samples | images | rows = actual | screen = actual | max abs(rows - actual) | "
              "image rule = processor |", "|---|---|---|---|---|---|---|"]
     mismatched = 0
     for task in plan.tasks:
-        settings = task.generation_settings(plan.gen_kwargs, args.seed)
+        settings = task.generation_settings(plan.gen_kwargs, plan.seed)
         tally: Counter[str] = Counter()
         worst = 0
         for doc_id, doc in task.iter_docs():
@@ -72,7 +73,7 @@ def main(argv: list[str]) -> int:
                 print(f"{task.name} {request.sample_id}: screen {screen} != actual {actual}", file=sys.stderr)
         lines.append(f"| {task.name} | {tally['samples']} | {tally['images']} | {tally['rows_equal']} | "
                      f"{tally['screen_equal']} | {worst} | {tally['images_equal']} of {tally['images']} |")
-    print(f"checkpoint {plan.model_args['pretrained']}: processor {type(model.processor).__name__}, "
+    print(f"checkpoint {plan.model.args['pretrained']}: processor {type(model.processor).__name__}, "
           f"counting rule: {model.token_rule}")
     print("\n".join(lines))
     model.close()

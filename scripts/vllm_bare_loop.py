@@ -39,13 +39,14 @@ from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
 from harness.cli import run_parser
+from harness.execute import run_policies
 from harness.models.args import settings_from_args
+from harness.models.scheduling.batching import plan_batches
+from harness.models.scheduling.prefix_order import cache_order, prompt_key, task_order
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
-from harness.running.batching import plan_batches
-from harness.running.prefix_order import cache_order, prompt_key, task_order
-from harness.running.run import plan_run, run_policies
+from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,10 +62,10 @@ def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
     args = run_parser().parse_args(["--model", "vllm", *argv])
     plan = plan_run(args, argv)
     policies = run_policies(plan)
-    settings = settings_from_args(VLLMSettings, plan.model_args, "vllm", aliases=ARG_ALIASES)
+    settings = settings_from_args(VLLMSettings, plan.model.args, "vllm", aliases=ARG_ALIASES)
     requests = []
     for task in plan.tasks:
-        generation = task.generation_settings(plan.gen_kwargs, args.seed)
+        generation = task.generation_settings(plan.gen_kwargs, plan.seed)
         for doc_id, doc in task.iter_docs():
             request = task.build_request(doc_id, doc, generation)
             if isinstance(request, RowProblem):

@@ -4,6 +4,18 @@
     builders.core.contract  <-  harness            (the only part of the builders the harness sees)
     harness, builders.core.contract, builders/<same benchmark>  <-  tasks/<benchmark>
 
+Inside the harness, one order, lowest first (`HARNESS_LAYERS`; a module may import its own layer and those below):
+
+    base      harness.api (the request/response contract and the sample statuses), errors, redact, file_writing,
+              row_tokens: what every layer uses, importing nothing of the harness above them
+    config    task and group YAML read into typed configs, the task index
+    inputs    a task's data found, verified and read; rows made into what a model is sent
+    models    the backends, their registry and arguments, and how they batch and order requests (`models.scheduling`)
+    running   one task's requests, the loop that screens, generates, scores and journals them, what serves it
+    outputs   results files, group aggregation, `harness report`, `harness merge`, uploads
+    top       the ways in: the CLI, the Python API, a run's plan and its execution, the image asker, `harness view`,
+              and any top-level module not named in `BASE_MODULES`
+
 Every `import` counts, wherever it stands: a lazy import inside a function is still a dependency (it runs the
 first time the function does, and an import cycle through it works only by the order modules happen to load),
 and so is one under `if TYPE_CHECKING:` (whoever reads the module must read the other to follow it).
@@ -20,6 +32,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERED = ("builders", "harness", "tasks")
+HARNESS_LAYERS = ("base", "config", "inputs", "models", "running", "outputs", "top")
+BASE_MODULES = frozenset({"api", "errors", "redact", "file_writing", "row_tokens"})  # harness.<name>: the base layer
 
 
 def module_names(root: Path) -> dict[str, Path]:
@@ -74,10 +88,20 @@ def _layer(module: str, modules: dict[str, Path]) -> tuple[str, str]:
     return top, part if is_package else ""
 
 
+def harness_layer(module: str) -> str:
+    """The layer of a harness module (`HARNESS_LAYERS`): its sub-package's, `base` for `BASE_MODULES`, else `top`."""
+    part = module.split(".")[1] if "." in module else ""
+    if part in HARNESS_LAYERS[1:-1]:
+        return part
+    return "base" if part in BASE_MODULES else "top"
+
+
 def _allowed(source: str, target: str, modules: dict[str, Path]) -> bool:
     (top, part), (to_top, to_part) = _layer(source, modules), _layer(target, modules)
     if top == "harness":
-        return to_top == "harness" or target == "builders.core.contract"
+        if to_top == "harness":
+            return HARNESS_LAYERS.index(harness_layer(target)) <= HARNESS_LAYERS.index(harness_layer(source))
+        return target == "builders.core.contract"
     if top == "builders":
         if to_top != "builders":
             return False
@@ -152,8 +176,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize(("files", "expected"), [
     ({"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
      "builders/core/a.py:1: builders.core.a imports builders.mmneedle"),
-    ({"builders/locovqa/e.py": "def f():\n    from harness.running.run import make_model\n", "harness/running/run.py": ""},
-     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.running.run"),
+    ({"builders/locovqa/e.py": "def f():\n    from harness.execute import make_model\n", "harness/execute.py": ""},
+     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.execute"),
     ({"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
      "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images"),
     ({"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},
@@ -162,6 +186,19 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
      "tasks/milebench/s.py:1: tasks.milebench.s imports tasks.mmneedle.utils"),
     ({"builders/milebench/b.py": "from tasks.milebench.scoring import g\n", "tasks/milebench/scoring.py": ""},
      "builders/milebench/b.py:1: builders.milebench.b imports tasks.milebench.scoring"),
+    # Inside the harness: a lower layer never imports a higher one, lazily or not.
+    ({"harness/models/hf.py": "def f():\n    from harness.running.batching import b\n", "harness/running/batching.py": ""},
+     "harness/models/hf.py:2: harness.models.hf imports harness.running.batching"),
+    ({"harness/running/runner.py": "from harness.outputs.sample_log import s\n", "harness/outputs/sample_log.py": ""},
+     "harness/running/runner.py:1: harness.running.runner imports harness.outputs.sample_log"),
+    ({"harness/inputs/truncation.py": "from harness.running.sample_store import OK\n", "harness/running/sample_store.py": ""},
+     "harness/inputs/truncation.py:1: harness.inputs.truncation imports harness.running.sample_store"),
+    ({"harness/api.py": "def f():\n    from harness.inputs.images import g\n", "harness/inputs/images.py": ""},
+     "harness/api.py:2: harness.api imports harness.inputs.images"),
+    ({"harness/outputs/results.py": "from harness.cli import c\n", "harness/cli.py": ""},
+     "harness/outputs/results.py:1: harness.outputs.results imports harness.cli"),
+    ({"harness/config/task_index.py": "from harness.view.app import a\n", "harness/view/app.py": ""},
+     "harness/config/task_index.py:1: harness.config.task_index imports harness.view.app"),
 ])
 def test_the_layer_check_names_an_import_against_the_direction(tmp_path: Path, files: dict[str, str],
                                                                 expected: str) -> None:
@@ -172,7 +209,11 @@ def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
     root = _tree(tmp_path, {
         "builders/core/contract.py": "", "builders/core/store.py": "from builders.core import contract\n",
         "builders/milebench/gold.py": "from builders.core.store import s\n",
-        "harness/inputs/data.py": "from builders.core import contract\nfrom harness.running import cache\n", "harness/running/cache.py": "",
+        "harness/inputs/data.py": "from builders.core import contract\nfrom harness.config import task_config\n",
+        "harness/config/task_config.py": "from harness.errors import E\n", "harness/errors.py": "",
+        "harness/running/runner.py": "from harness.models.scheduling import prefix_order\nfrom harness.api import OK\n",
+        "harness/models/scheduling/prefix_order.py": "", "harness/api.py": "from harness.row_tokens import t\n",
+        "harness/row_tokens.py": "", "harness/cli.py": "from harness.outputs import report\n", "harness/outputs/report.py": "",
         "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.inputs.data import d\n"
                                       "from . import utils\nfrom builders.core.contract import X\n",
         "tasks/milebench/utils.py": "",

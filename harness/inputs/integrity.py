@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.output_files import LinkRefused, create_exclusive
+from harness.file_writing import LinkRefused, create_exclusive
 
 HASH_CACHE_ENV = "MMLONGEVAL_HASH_CACHE"
 DEFAULT_HASH_CACHE = Path("~/.cache/mmlongeval/file_hashes.json")

@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from harness.api import Message, Model, Request, TextPart
-from harness.inputs.images import image_costs
+from harness.api import OVER_LENGTH, Message, Model, Request, TextPart
 from harness.inputs.prompts import messages_from_prompt
-from harness.running.sample_store import OVER_LENGTH
+from harness.row_tokens import image_costs
 
 ATTEMPTS = 8  # budget corrections before a request is left as it was (each one drops at least a token more)
 

@@ -13,7 +13,7 @@ from typing import Any
 from harness.api import Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
-from harness.running.prefix_order import check_order
+from harness.models.scheduling.prefix_order import check_order
 
 
 @dataclass(frozen=True)

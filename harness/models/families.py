@@ -18,8 +18,8 @@ from typing import Any
 from builders.core.contract import MAX_PIXELS, MIN_PIXELS, TOKEN_RULE
 from builders.core.contract import image_tokens as qwen_image_tokens
 from harness.api import Request
-from harness.inputs.images import fit_within_pixels
-from harness.inputs.images import prompt_tokens as rows_prompt_tokens
+from harness.row_tokens import fit_within_pixels
+from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
 # (width, height, processor settings of the request: an alias's input policy, `image_detail`, ...) -> tokens
 ImageRule = Callable[[int, int, Mapping[str, Any]], int]

@@ -8,11 +8,11 @@ position's logits are computed during prefill (transformers' `logits_to_keep`, w
 the model supports it).
 
 Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
-`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.running.batching`): a batch never holds
+`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
 more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
 (the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
 `--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
-(`harness.running.auto_batch`); the size that fit is recorded in the results.
+(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results.
 """
 
 from __future__ import annotations
@@ -29,15 +29,15 @@ from typing import Any
 from PIL import Image
 
 from harness.api import GenerationSettings, Model, Request, Response
-from harness.inputs.images import fit_within_pixels
 from harness.models.args import at_least, settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.hf_presize import ProcessorScale
 from harness.models.registry import register_model
-from harness.running.auto_batch import FittingBatchSize
-from harness.running.batching import token_budget_batches
-from harness.running.prefix_order import check_order
+from harness.models.scheduling.auto_batch import FittingBatchSize
+from harness.models.scheduling.batching import token_budget_batches
+from harness.models.scheduling.prefix_order import check_order
+from harness.row_tokens import fit_within_pixels
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ class HFSettings:
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
-    request_order: str = "length"  # "cache": requests sharing a prompt prefix together (`harness.running.prefix_order`)
+    request_order: str = "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
     processor: str = "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
 
     def __post_init__(self) -> None:

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.api import ImagePart, Request
-from harness.inputs.images import fit_within_pixels, image_costs
-from harness.inputs.images import prompt_tokens as rows_prompt_tokens
 from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
+from harness.row_tokens import fit_within_pixels, image_costs
+from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:

@@ -48,13 +48,9 @@ def _flag(args: dict[str, str], key: str, default: bool) -> bool:
     raise UserError(f"--hf_hub_log_args {key}={value!r}: expected True or False")
 
 
-def parse_hub_target(text: str) -> HubTarget | None:
-    """The upload `--hf_hub_log_args` asks for, or None when it asks for none."""
-    from harness.models.args import parse_kv
-
-    if not text:
-        return None
-    args = parse_kv(text, "--hf_hub_log_args")
+def parse_hub_target(args: dict[str, str]) -> HubTarget | None:
+    """The upload `--hf_hub_log_args` (parsed: `harness.models.args.parse_kv`) asks for, or None when it asks for
+    none."""
     for key in args:
         if key not in KEYS + IGNORED_KEYS:
             raise UserError(f"--hf_hub_log_args: {suggest(key, set(KEYS + IGNORED_KEYS), 'key')}")

@@ -2,7 +2,7 @@
 unsharded run would have written, so the runner's normal aggregation gives the same results JSON
 (`merge_shards`, the command, checks the shards' results files, merges, then re-aggregates).
 
-A shard's journal (`harness.running.sample_store`: a header line with the run's `parts`, then one record per
+A shard's journal (`harness.running.journal`: a header line with the run's `parts`, then one record per
 sample, a later record of a sample replacing an earlier one) must carry its shard in
 `parts["shard"]` ("i/n"). Merging checks, and refuses with a message naming the files:
 
@@ -30,8 +30,25 @@ from typing import Any, ClassVar
 
 from harness.api import Model, Request, Response
 from harness.errors import UserError
-from harness.output_files import write_lines
-from harness.redact import dumps
+from harness.file_writing import write_lines
+from harness.outputs.results_file import (
+    RESULTS_GLOB,
+    ResultsFile,
+    RunConfig,
+    read_results_file,
+    write_results,
+)
+from harness.running.journal import (
+    SampleRecord,
+    canonical,
+    header_line,
+    journal_name,
+    make_header,
+    parse_line,
+    record_line,
+    record_problem,
+    stamped,
+)
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
@@ -50,7 +67,7 @@ class ShardJournal:
     source: str  # where it came from, for messages
     task: str
     parts: dict[str, Any]
-    records: list[dict[str, Any]]
+    records: list[SampleRecord]
     relpath: str = ""  # path inside the shard's output folder
 
 
@@ -61,17 +78,11 @@ class MergeReport:
     shards: int = 0
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
 def read_journal(path: Path) -> ShardJournal:
     """Read a journal; a sample recorded twice keeps its last record (as a resumed run does). A record that
     cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.running.sample_store`'s checks)
     is reported with its `file:line` and left out, so the merge finds its sample missing and names the shard to
     run again; running it generates that sample anew."""
-    from harness.running.sample_store import parse_line, record_problem
-
     raw = path.read_bytes()
     if not raw.strip():
         raise MergeError(f"{path}: empty journal")
@@ -82,7 +93,7 @@ def read_journal(path: Path) -> ShardJournal:
     if not (isinstance(header, dict) and header.get("type") == "header" and isinstance(header.get("task"), str)
             and isinstance(header.get("parts") or {}, dict)):
         raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task and its parts)")
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, SampleRecord] = {}
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
@@ -131,8 +142,8 @@ def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[st
     unsharded = {k: v for k, v in base.parts.items() if k != shard_key}
     for index in range(1, len(shards)):
         other = {k: v for k, v in shards[index].parts.items() if k != shard_key}
-        if _canonical(other) != _canonical(unsharded):
-            differ = sorted(k for k in set(other) | set(unsharded) if _canonical(other.get(k)) != _canonical(unsharded.get(k)))
+        if canonical(other) != canonical(unsharded):
+            differ = sorted(k for k in set(other) | set(unsharded) if canonical(other.get(k)) != canonical(unsharded.get(k)))
             raise MergeError(
                 f"task {base.task!r}: {shards[index].source} and {base.source} are not shards of the same run "
                 f"(they differ in: {', '.join(differ)})"
@@ -141,7 +152,7 @@ def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[st
 
 
 def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY,
-                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[SampleRecord]]:
     """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
     if not journals:
         raise MergeError("nothing to merge")
@@ -152,7 +163,7 @@ def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_K
     expected = unsharded.get(task_docs_key)
     by_sample: dict[str, str] = {}
     by_doc: dict[int, str] = {}
-    merged: list[dict[str, Any]] = []
+    merged: list[SampleRecord] = []
     kept: dict[int, int] = {}
     for index in range(count):
         journal = shards[index]
@@ -194,13 +205,12 @@ def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
     return found
 
 
-def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequence[dict[str, Any]]) -> None:
-    """Write a journal in `harness.running.sample_store`'s format (header fingerprint recomputed)."""
-    from harness.running.sample_store import fingerprint
-
-    digest = fingerprint(dict(parts))
-    header = dumps({"type": "header", "task": task, "fingerprint": digest, "parts": dict(parts)})
-    write_lines(path, [header, *(dumps({**record, "fingerprint": digest}, ensure_ascii=False) for record in records)])
+def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequence[SampleRecord]) -> None:
+    """Write a journal in `harness.running.journal`'s format (header fingerprint recomputed)."""
+    first = make_header(task, dict(parts))
+    digest = first["fingerprint"]
+    write_lines(path, [header_line(first), *(record_line(stamped(task, digest, {**record, "fingerprint": digest}))
+                                             for record in records)])
 
 
 def merge_dirs(shard_dirs: Sequence[str | Path], out_dir: str | Path, *, shard_key: str = SHARD_KEY,
@@ -264,7 +274,7 @@ class ShardRun:
     folder: Path  # the model folder holding the shard's journals and results
     relative: Path  # that folder relative to the folder named on the command line
     results_file: Path
-    results: dict[str, Any]
+    results: ResultsFile
 
 
 # What every shard of one run must share (their journals' headers are checked again by merge_dirs).
@@ -277,7 +287,7 @@ SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "reque
 def _shard_run(folder: Path) -> ShardRun:
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder")
-    files = sorted(folder.rglob("results_*.json"))
+    files = sorted(folder.rglob(RESULTS_GLOB))
     if not files:
         raise UserError(f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, "
                         "then merge")
@@ -286,12 +296,8 @@ def _shard_run(folder: Path) -> ShardRun:
         raise UserError(f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
                         "name the model folder of the run to merge")
     newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
-    try:
-        results = json.loads(newest.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as err:  # ValueError: not UTF-8 or not JSON
-        raise UserError(f"{newest}: unreadable results file ({type(err).__name__}: {err})") from None
-    if not (isinstance(results, dict) and isinstance(results.get("config"), dict)
-            and isinstance(results.get("results"), dict)):
+    results = read_results_file(newest)
+    if not (isinstance(results.get("config"), dict) and isinstance(results.get("results"), dict)):
         raise UserError(f"{newest}: not a results file (expected an object with `results` and `config`)")
     if not results["config"].get("shard"):
         raise UserError(f"{newest}: not the results of a --shard run")
@@ -312,7 +318,7 @@ def _check_one_run(runs: list[ShardRun]) -> None:
                             f"(they differ in: {', '.join(differ)})")
 
 
-def _merged_config(runs: list[ShardRun], argv: list[str]) -> dict[str, Any]:
+def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     """The merged run's `config`: the shards' shared settings, their counters summed, where each came from."""
     merged = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
     merged["shard"] = None
@@ -342,9 +348,8 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     from harness.config.task_index import TaskIndex
-    from harness.outputs.results import build_results, summary_table, write_results
+    from harness.outputs.results import build_results, summary_table
     from harness.running.runner import Runner, RunOptions
-    from harness.running.sample_store import journal_name
     from harness.running.task import Task
 
     first = runs[0]

@@ -214,6 +214,6 @@ def provenance_line(tasks: list[TaskData]) -> str:
 
 
 def data_caption(parts: Iterable[Any]) -> str:
-    """`provenance_line` over several models' results (each a `harness.outputs.report.ModelResults`, or anything with
+    """`provenance_line` over several models' results (each a `harness.outputs.model_results.ModelResults`, or anything with
     `data() -> list[TaskData]`): the caption of a figure that draws them all."""
     return provenance_line([entry for part in parts for entry in part.data()])

@@ -17,154 +17,25 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
-from harness.errors import UserError
-from harness.output_files import write_text
+from harness.file_writing import write_text
 from harness.outputs.figure_batch import figure_batch
+from harness.outputs.model_results import ModelResults, load_results, partial_results
 from harness.outputs.provenance import (
-    TaskData,
     comparability_warning,
-    provenance_line,
     provenance_section,
-    task_data,
 )
 from harness.outputs.results import metric_items
-from harness.outputs.results_shape import results_file_problem
 from harness.outputs.run_provenance import provenance_opening
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
-# Backends whose results are labelled with the model name alone; others add "(backend)", so the
-# same checkpoint through hf and vllm gets two sections.
-PLAIN_BACKENDS = ("hf", "constant", "random", None)
-
-
-@dataclass
-class ModelResults:
-    """Every task's newest results for one model, across the results files found."""
-
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
-    breakdowns: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, Any] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
-    include_paths: set[str] = field(default_factory=set)
-    # Task or group -> the whole results file its newest value came from (its run config, data, counts).
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)
-    runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (path, contents) of every file read
-    references: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its chance level, ...
-
-    def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
-        """The part of these results a benchmark's section gets."""
-        # By keyword: `references` once went positionally into `runs`, and every section read chance as 0.
-        return ModelResults(results={k: v for k, v in self.results.items() if k in tasks},
-                            groups={k: v for k, v in self.groups.items() if k in groups},
-                            breakdowns={k: v for k, v in self.breakdowns.items() if k in tasks},
-                            versions={k: v for k, v in self.versions.items() if k in tasks},
-                            files=list(self.files), include_paths=set(self.include_paths),
-                            sources={k: v for k, v in self.sources.items() if k in tasks | groups},
-                            runs=list(self.runs),
-                            references={k: v for k, v in self.references.items() if k in tasks})
-
-    def reference(self, task: str, name: str) -> Any:
-        """A task's reference level (`chance`): under `references`, or among its metrics in files written before
-        it moved out of them for lm-eval's tools."""
-        if name in self.references.get(task, {}):
-            return self.references[task][name]
-        return self.results.get(task, {}).get(f"{name},none")
-
-    def counters(self, task: str) -> dict[str, int]:
-        """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
-        that knows where a results file keeps them (`sample_counts`; inside `results[task]` in files written
-        before they moved out for lm-eval's tools)."""
-        source = self.sources.get(task, {})
-        entry = source.get("sample_counts", {}).get(task) or self.results.get(task, {})
-        return {k: v for k, v in entry.items() if (k == "sample_len" or k.startswith("n_")) and isinstance(v, int)}
-
-    def task_data(self, task: str) -> TaskData:
-        """The data `task` ran on and its row counts, as its results file records them."""
-        source = self.sources.get(task, {})
-        return task_data(task, source.get("datasets", {}).get(task) or {}, source.get("config") or {},
-                         source.get("n-samples", {}).get(task) or {})
-
-    def data(self) -> list[TaskData]:
-        """Every task's data, in natural order."""
-        return [self.task_data(task) for task in sorted(self.results, key=natural_key)]
-
-    def shown_runs(self) -> list[tuple[str, dict[str, Any], list[str]]]:
-        """The runs whose values these results show, oldest first: (results file, its contents, its tasks shown)."""
-        shown = []
-        for path, run in self.runs:
-            tasks = sorted((task for task in self.results if self.sources.get(task) is run), key=natural_key)
-            if tasks:
-                shown.append((path, run, tasks))
-        return shown
-
-    def provenance_line(self) -> str:
-        """One line for a figure: the data behind these results, and whether the paper's numbers compare."""
-        return provenance_line(self.data())
-
-
-def _read(path: Path) -> dict[str, Any]:
-    """A results file, parsed and checked to have the shape the report reads (`results_shape`), or a
-    `UserError` naming the file and what was expected."""
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except OSError as err:
-        raise UserError(f"{path}: unreadable results file ({err.strerror or err})") from None
-    except UnicodeDecodeError as err:
-        raise UserError(f"{path}: not a results file: not UTF-8 ({err.reason} at byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise UserError(f"{path}: not a results file: not JSON ({err.msg} at line {err.lineno} column {err.colno})") \
-            from None
-    except RecursionError:
-        raise UserError(f"{path}: not a results file: nested too deeply to read") from None
-    problem = results_file_problem(data)
-    if problem:
-        raise UserError(f"{path}: not a results file the report can read: {problem}")
-    return data
-
-
-def partial_results(results_dir: Path) -> list[Path]:
-    """Results files of `--shard` runs: each covers one shard only, so the report leaves them out."""
-    return [p for p in sorted(results_dir.rglob("results_*.json")) if "partial" in _read(p)]
-
-
-def load_results(results_dir: Path) -> dict[str, ModelResults]:
-    """Per model name: the newest value of each task over all results files found (recursively),
-    leaving out the partial results of `--shard` runs (`harness merge` combines those)."""
-    files = sorted(results_dir.rglob("results_*.json"))
-    if not files:
-        raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
-    models: dict[str, ModelResults] = {}
-    read = {path: _read(path) for path in files}
-    for path in sorted(files, key=lambda p: read[p].get("date") or 0):
-        data = read[path]
-        if "partial" in data:
-            continue
-        config = data.get("config", {})
-        name = config.get("model_name") or path.parent.name
-        if config.get("model") not in PLAIN_BACKENDS:
-            name = f"{name} ({config['model']})"
-        model = models.setdefault(name, ModelResults())
-        model.results.update(data.get("results", {}))
-        model.groups.update(data.get("groups", {}))
-        model.breakdowns.update(data.get("breakdowns", {}))
-        model.references.update(data.get("references", {}))
-        model.versions.update(data.get("versions", {}))
-        model.files.append(str(path))
-        model.runs.append((str(path), data))
-        model.include_paths.update(str(p) for p in config.get("include_path") or [])
-        model.sources.update(dict.fromkeys([*data.get("results", {}), *data.get("groups", {})], data))
-    return models
 
 
 def _fmt(value: Any) -> str:

@@ -18,17 +18,15 @@ import platform
 import re
 import subprocess
 from collections.abc import Iterator
-from datetime import datetime
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
-from harness.output_files import write_text
 from harness.outputs.groups import group_entries
-from harness.redact import dumps
+from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
 from harness.running.runner import TaskResult
-from harness.running.sample_store import STATUSES
 
 PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
             "tokenizers", "vllm", "httpx")
@@ -73,13 +71,6 @@ def git_hash() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _clean(value: float) -> float | str:
-    """NaN as "N/A" (lm-eval's habit), an infinity as "inf" / "-inf": the file stays strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "N/A" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
-
-
 def partial_note(task_results: list[TaskResult], shard: str) -> dict[str, Any]:
     return {
         "shard": shard,
@@ -105,19 +96,19 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
     for metric, value in result.values.items():
         if metric in references:
             continue
-        entry[f"{metric},none"] = _clean(value)
-        entry[f"{metric}_stderr,none"] = _clean(result.stderrs.get(metric, math.nan))
+        entry[f"{metric},none"] = strict_number(value)
+        entry[f"{metric}_stderr,none"] = strict_number(result.stderrs.get(metric, math.nan))
     return entry
 
 
 def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
     """A task's reference levels (its chance), kept apart from its metrics (`MetricSpec.reference`)."""
     names = result.task.reference_metrics()
-    return result.task.name, {m: _clean(v) for m, v in result.values.items() if m in names}
+    return result.task.name, {m: strict_number(v) for m, v in result.values.items() if m in names}
 
 
 def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
-                  run_config: dict[str, Any], started: float, finished: float) -> dict[str, Any]:
+                  run_config: RunConfig, started: float, finished: float) -> ResultsFile:
     results = {r.task.name: task_entry(r) for r in task_results}
     counts = {r.task.name: sample_counts(r) for r in task_results}
     group_results, aggregation = group_entries(groups, group_configs, results, counts)
@@ -127,7 +118,7 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         config["metadata"] = r.task.metadata
         config["generation_settings"] = r.settings.to_dict()
         configs[r.task.name] = config
-    out = {
+    out: ResultsFile = {
         "results": results,
         "groups": group_results,
         "group_subtasks": {name: list(members) for name, members in groups.items()},
@@ -174,24 +165,6 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
     return out
 
 
-def _strict(value: Any) -> Any:
-    """`value` with every NaN or infinity (a breakdown's, a group's) written as `_clean` writes it."""
-    if isinstance(value, float):
-        return _clean(value)
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
-    return value
-
-
-def write_results(results: dict[str, Any], model_dir: Path, date_id: str | None = None) -> Path:
-    """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's): strict JSON, which
-    every reader parses (no NaN or Infinity tokens)."""
-    stamp = date_id or datetime.now().isoformat().replace(":", "-")
-    return write_text(model_dir / f"results_{stamp}.json", dumps(_strict(results), indent=2, ensure_ascii=False))
-
-
 def _fmt(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
@@ -204,7 +177,7 @@ def metric_items(entry: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
             yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 
-def summary_table(results: dict[str, Any]) -> str:
+def summary_table(results: ResultsFile) -> str:
     """A markdown table like lm-eval's: one row per task and metric, then groups."""
     lines = ["| Task | Version | n | Metric | Value |   | Stderr |", "|---|---|---|---|---|---|---|"]
     for name, entry in results["results"].items():

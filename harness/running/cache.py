@@ -25,8 +25,8 @@ from typing import Any
 
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
+from harness.file_writing import refuse_link, reporting
 from harness.inputs.integrity import image_problem
-from harness.output_files import refuse_link, reporting
 from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"

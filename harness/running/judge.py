@@ -35,9 +35,9 @@ from tqdm.auto import tqdm
 from harness.api import GenerationSettings, Message, Model, Request, TextPart
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
-from harness.output_files import write_lines
+from harness.file_writing import write_lines
+from harness.models.generation import safe_generate
 from harness.redact import dumps
-from harness.running.generation import safe_generate
 
 JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
@@ -168,7 +168,7 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
 
 
 def judge_log_name(task: str) -> str:
-    from harness.running.sample_store import journal_name
+    from harness.running.journal import journal_name
 
     return "judge_" + journal_name(task).removeprefix("journal_")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.output_files import LinkRefused, open_no_follow, reporting
+from harness.file_writing import LinkRefused, open_no_follow, reporting
 from harness.redact import redact_command
 
 LOCK_NAME = "harness.lock"

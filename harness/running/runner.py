@@ -7,7 +7,7 @@ unless the task declares its paper's truncation rule (`truncation:`, `harness.in
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
 model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
-together, each group short to long (`harness.running.prefix_order`), across tasks when they run together;
+together, each group short to long (`harness.models.scheduling.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
@@ -21,52 +21,44 @@ from __future__ import annotations
 
 import sys
 import time
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from harness.api import BackendFatalError, GenerationSettings, Message, Model, Request, Response
-from harness.errors import TaskConfigError, UserError
-from harness.inputs.images import fit_within_pixels
-from harness.inputs.integrity import release_mapped_pages
-from harness.inputs.prompts import prompt_text
-from harness.inputs.round_trip import check as check_round_trip
-from harness.inputs.round_trip import sent_messages
-from harness.inputs.truncation import fit_to_model
-from harness.outputs.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.redact import redact_mapping
-from harness.running.cache import input_sha256
-from harness.running.generation import safe_generate
-from harness.running.judge import FAILED as JUDGE_FAILED
-from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
-from harness.running.prefix_order import PromptKey, cache_order, prompt_key, task_order
-from harness.running.progress import OverallProgress
-from harness.running.progress import bar as progress_bar
-from harness.running.sample_store import (
+from harness.api import (
     EMPTY,
-    ERROR,
-    INVALID_INPUT,
     OK,
-    OVER_LENGTH,
-    REFUSED,
     SCORED,
     STATUSES,
-    TOO_MANY_IMAGES,
-    Outcome,
-    SampleStore,
-    journal_name,
+    BackendFatalError,
+    GenerationSettings,
+    Model,
+    Request,
+    Response,
 )
+from harness.errors import UserError
+from harness.inputs.integrity import release_mapped_pages
+from harness.inputs.round_trip import check as check_round_trip
+from harness.inputs.truncation import fit_to_model
+from harness.models.generation import safe_generate
+from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
+from harness.redact import redact_mapping
+from harness.running.cache import input_sha256
+from harness.running.journal import journal_name
+from harness.running.judge import FAILED as JUDGE_FAILED
+from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.running.progress import OverallProgress
+from harness.running.progress import bar as progress_bar
+from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
+from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
+from harness.running.sample_records import RecordBuilder, screen, sum_usage
+from harness.running.sample_store import Outcome, SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
-
-# A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
-ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
 
 
 @dataclass
@@ -118,38 +110,6 @@ class TaskResult:
         return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)
 
 
-def max_response_chars(settings: GenerationSettings) -> int:
-    """Longest answer accepted as an answer (`GenerationSettings.max_response_chars`)."""
-    return settings.max_response_chars
-
-
-def _screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
-    images = len(request.images)
-    if model.max_images is not None and images > model.max_images:
-        return TOO_MANY_IMAGES, f"{images} images; the model takes at most {model.max_images}"
-    if check_tokens and model.context_length is not None:
-        needed = model.prompt_tokens(request) + request.settings.max_gen_toks
-        if needed > model.context_length:
-            return OVER_LENGTH, (
-                f"{needed} tokens (prompt {needed - request.settings.max_gen_toks} + max_gen_toks "
-                f"{request.settings.max_gen_toks}) > context {model.context_length}"
-            )
-    return None
-
-
-def error_status(error: str) -> str:
-    return next((status for prefix, status in ERROR_STATUS_PREFIXES.items() if error.startswith(prefix)), ERROR)
-
-
-def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
-    total: Counter[str] = Counter()
-    for usage in usages:
-        for key, value in (usage or {}).items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                total[key] += value
-    return dict(sorted(total.items()))
-
-
 @dataclass
 class _Screened:
     current: dict[str, int] = field(default_factory=dict)  # sample id -> doc_id, every document of the run
@@ -157,66 +117,6 @@ class _Screened:
     keys: dict[int, PromptKey] = field(default_factory=dict)  # doc_id -> its prompt's parts, for the cache order
     resumed: int = 0  # finished in the journal already
     changed: int = 0  # journalled for other inputs: generated again
-
-
-class LazyRequests(Sequence[Request]):
-    """A task's pending requests in run order, each built from its row only when asked for, so
-    memory holds one batch of requests at a time, not one request per sample."""
-
-    def __init__(self, task: Task, settings: GenerationSettings, doc_ids: list[int],
-                 policy: Callable[[Request], Request] | None = None) -> None:
-        self.task = task
-        self.settings = settings
-        self.doc_ids = doc_ids
-        self.policy = policy
-
-    def __len__(self) -> int:
-        return len(self.doc_ids)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        doc_id = self.doc_ids[index]
-        request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
-        assert isinstance(request, Request), request  # it was built once already, while screening
-        return self.policy(request) if self.policy else request
-
-
-class OrderedRequests(Sequence[Request]):
-    """Requests taken from `source` in the order of `order` (positions into it), each built when asked for."""
-
-    def __init__(self, source: Sequence[Request], order: Sequence[int]) -> None:
-        self.source = source
-        self.order = list(order)
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        return self.source[self.order[index]]
-
-
-class ChainedRequests(Sequence[Request]):
-    """Several tasks' `LazyRequests` end to end: one sequence for the model, each request built when asked for."""
-
-    def __init__(self, parts: Sequence[LazyRequests]) -> None:
-        self.parts = list(parts)
-        self.ends = list(accumulate(len(part) for part in self.parts))
-
-    def __len__(self) -> int:
-        return self.ends[-1] if self.ends else 0
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        part = bisect_right(self.ends, index)
-        return self.parts[part][index - (self.ends[part - 1] if part else 0)]
 
 
 @dataclass
@@ -234,78 +134,14 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
+        self.records = RecordBuilder(model, options.log_samples, options.score)
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
-
-    def _log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> dict[str, Any]:
-        if not self.options.log_samples:
-            return {}
-        fields: dict[str, Any] = {"target": task.target(doc)}
-        if request is not None:
-            max_pixels = self.model.max_pixels
-            fields["prompt"] = prompt_text(self._sent(request)[0])  # as sent: after any text round trip
-            if request.assistant_prefix:
-                fields["assistant_prefix"] = request.assistant_prefix
-            fields["image_sha256"] = [i.sha256 for i in request.images]
-            fields["image_sizes"] = [[i.width, i.height] for i in request.images]
-            if max_pixels:
-                fields["effective_image_sizes"] = [
-                    list(fit_within_pixels(i.width, i.height, max_pixels)) if i.width and i.height else None
-                    for i in request.images
-                ]
-        return fields
-
-    def _finish(self, task: Task, request: Request, response: Response) -> dict[str, Any]:
-        doc = task.doc(request.doc_id)
-        record: dict[str, Any] = {
-            "doc_id": request.doc_id,
-            "sample_id": request.sample_id,
-            "response": response.text,
-            "finish_reason": response.finish_reason,
-            "token_count": self.model.prompt_tokens(request),
-            "input_sha256": input_sha256(request),
-        }
-        if response.usage:
-            record["usage"] = response.usage
-        if request.truncation:
-            record["truncation"] = request.truncation
-        round_trip = self._sent(request)[1]
-        if round_trip:
-            record["text_round_trip"] = round_trip
-        if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
-            record.update(response="", refusal=response.error or "refused by the provider")
-            response = Response("", finish_reason=response.finish_reason, usage=response.usage)
-        text = response.text
-        if response.refused:
-            record.update(status=REFUSED, error=response.error or "refused by the provider")
-        elif not response.ok or text is None:
-            error = response.error or "the backend returned no text"
-            record.update(status=error_status(error), error=error)
-        elif len(text) > max_response_chars(request.settings):
-            record.update(status=ERROR, response=text[:2000],
-                          error=f"enormous output: {len(text)} characters (limit {max_response_chars(request.settings)})")
-        else:
-            record["status"] = EMPTY if not text.strip() else OK
-            if self.options.score:
-                self._score(task, doc, record)
-        record.update(self._log_fields(task, request, doc))
-        return record
-
-    @staticmethod
-    def _score(task: Task, doc: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-        """The record with its answer's metrics, or failed with the scorer's error."""
-        try:
-            record["metrics"] = task.score(doc, record["response"])
-        except TaskConfigError:
-            raise
-        except Exception as err:  # a hook that fails on one odd answer must not end the run
-            record.update(status=ERROR, error=f"scoring failed: {type(err).__name__}: {err}")
-        return record
 
     def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> None:
         """Answers a `--predict_only` run journalled without metrics, scored now (nothing is generated again)."""
         unscored = [s for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None]
-        store.add(self._score(task, task.doc(store.outcomes[s].doc_id), dict(store.records[s])) for s in unscored)
+        store.add(self.records.score(task, task.doc(store.outcomes[s].doc_id), dict(store.records[s])) for s in unscored)
 
     def _build(self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
         request = task.build_request(doc_id, doc, settings)
@@ -326,16 +162,12 @@ class Runner:
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
         return request
 
-    def _sent(self, request: Request) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
-        """The messages the backend sends for `request` and what its text round trip did (`harness.inputs.round_trip`)."""
-        return sent_messages(request, self.model.text_round_trip() if request.text_round_trip else None)
-
     def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
         """The request cut by the task's truncation rule where it does not fit the model (`harness.inputs.truncation`)."""
         hook = task.hooks.get("truncation")
         if hook is None:
             return request
-        return fit_to_model(request, doc, hook, str(task.config.truncation), self.model, task.has_token_figures, _screen)
+        return fit_to_model(request, doc, hook, str(task.config.truncation), self.model, task.has_token_figures, screen)
 
     def _prepared(self, task: Task) -> Callable[[Request], Request] | None:
         """What `LazyRequests` applies to each request it builds again: the input policies, then the truncation."""
@@ -369,14 +201,11 @@ class Runner:
                 out.changed += 1  # answered for other inputs (the data changed under the journal): again
             request = request or self._build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
-                screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT,
-                                 "error": request.reason, **self._log_fields(task, None, doc)})
+                screened.append(self.records.invalid(task, doc_id, sample_id, request.reason, doc))
                 continue
-            problem = _screen(request, self.model, check_tokens)
+            problem = screen(request, self.model, check_tokens)
             if problem:
-                screened.append({"doc_id": doc_id, "sample_id": sample_id, "status": problem[0],
-                                 "error": problem[1], "token_count": self.model.prompt_tokens(request),
-                                 "input_sha256": input_sha256(request), **self._log_fields(task, request, doc)})
+                screened.append(self.records.screened_out(task, doc_id, sample_id, request, problem, doc))
                 continue
             out.pending.append((self.model.prompt_tokens(request), doc_id))
             if self.model.request_order == "cache":
@@ -411,7 +240,7 @@ class Runner:
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[dict[str, Any]]] = {}
         for request, response in answers:
-            by_task.setdefault(request.task, []).append(self._finish(runs[request.task].task, request, response))
+            by_task.setdefault(request.task, []).append(self.records.answered(runs[request.task].task, request, response))
         for name, records in by_task.items():
             runs[name].store.add(records)
 

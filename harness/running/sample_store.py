@@ -11,66 +11,40 @@ is refused with the parts that differ, never mixed. Reading never ends in a trac
 - a header that cannot be read in front of sample records is reported: those records are not trusted.
 When a task finishes, the journal is compacted: one line per sample (its latest record), in doc order.
 
-Some header parts only describe the run (`INFO_PARTS`: how many documents the task has under this
-`--limit`, which `harness merge` checks against): they are left out of the fingerprint, so raising
-`--limit` still resumes, and the header is brought up to date when they change.
+Some header parts only describe the run (`harness.running.journal.INFO_PARTS`: how many documents the task has
+under this `--limit`, which `harness merge` checks against): they are left out of the fingerprint, so raising
+`--limit` still resumes, and the header is brought up to date when they change. The lines' format is
+`harness.running.journal`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.api import FINAL
 from harness.errors import TaskConfigError, UserError
-from harness.output_files import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
-from harness.outputs.metrics import sample_value_problem
-from harness.redact import dumps, scrub
-
-OK = "ok"
-EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
-OVER_LENGTH = "over_length"
-TOO_MANY_IMAGES = "too_many_images"
-INVALID_INPUT = "invalid_input"
-REFUSED = "refused"
-ERROR = "error"
-SCORED = frozenset({OK, EMPTY})
-# Errors (timeouts, provider failures, OOM) are tried again when the run is resumed; all else is final.
-FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
-STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
-# Header parts that describe a run without deciding whether its samples can be reused.
-INFO_PARTS = frozenset({"task_docs"})
-
-
-def identity_parts(parts: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in parts.items() if k not in INFO_PARTS}
-
-
-def fingerprint(parts: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _safe(task: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", task)
-
-
-def journal_name(task: str) -> str:
-    return f"journal_{_safe(task)}.jsonl"
-
-
-def legacy_journal_name(task: str) -> str:
-    """Where journals were written before they were named apart from lm-eval's `samples_*` files."""
-    return f"samples_{_safe(task)}.jsonl"
+from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
+from harness.redact import scrub
+from harness.running.journal import (
+    JournalHeader,
+    SampleRecord,
+    canonical,
+    fingerprint,
+    header_line,
+    identity_parts,
+    legacy_journal_name,
+    make_header,
+    parse_line,
+    record_line,
+    record_problem,
+    stamped,
+)
 
 
 @dataclass
@@ -84,78 +58,7 @@ class Outcome:
     input_sha256: str | None = None
 
 
-def parse_line(line: bytes) -> tuple[Any, str | None]:
-    """(the JSON value of one journal line, None), or (None, why it cannot be read). Never raises: a line
-    nested too deeply for the parser is as unreadable as one that is not JSON."""
-    try:
-        return json.loads(line.decode("utf-8")), None
-    except UnicodeDecodeError as err:
-        return None, f"not UTF-8 ({err.reason} at byte {err.start})"
-    except json.JSONDecodeError as err:
-        return None, f"not JSON ({err.msg} at column {err.colno})"
-    except RecursionError:
-        return None, "nested too deeply to read"
-
-
-def _is_number(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float)
-
-
-def metric_value_problem(value: Any) -> str | None:
-    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
-    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
-    if _is_number(value):
-        return None
-    if isinstance(value, list):
-        if all(_is_number(item) for item in value):
-            return None
-        if all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str | int | float)
-               and not isinstance(item[0], bool) and _is_number(item[1]) for item in value):
-            return None
-        return "a list of other than numbers or [key, number] pairs"
-    return f"a {type(value).__name__}"
-
-
-# Optional fields of a sample record, by the type the harness reads them as.
-_OPTIONAL_TEXT = ("response", "error", "input_sha256")
-
-
-def record_problem(record: Any, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
-    """Why a parsed journal line is not a sample record of `task` the harness can use, or None. `aggregations`
-    (metric -> the name of its built-in aggregation) also checks each metric's value has the shape its
-    aggregation reads: a breakdown's pairs, a ratio's pair, a mean's number."""
-    if not isinstance(record, dict):
-        return f"expected a JSON object, got {type(record).__name__}"
-    if record.get("type") == "header":
-        return "a second header"
-    if record.get("type") != "sample" or record.get("task") != task:
-        return f"not a sample record of task {task!r}"
-    doc_id = record.get("doc_id")
-    if not isinstance(record.get("sample_id"), str) or not isinstance(doc_id, int) or isinstance(doc_id, bool):
-        return "no string sample_id and integer doc_id"
-    if record.get("status") not in STATUSES:
-        return f"unknown status {record.get('status')!r}"
-    for name in _OPTIONAL_TEXT:
-        if record.get(name) is not None and not isinstance(record[name], str):
-            return f"{name} is a {type(record[name]).__name__}, not a string"
-    metrics = record.get("metrics")
-    if metrics is not None:
-        if not isinstance(metrics, dict):
-            return f"metrics is a {type(metrics).__name__}, not an object"
-        for name, value in metrics.items():
-            problem = metric_value_problem(value)
-            if problem:
-                return f"metrics.{name} is {problem}, not a number, a list of numbers or a list of [key, number] pairs"
-            problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
-            if problem:
-                return f"metrics.{name}: {problem}"
-    usage = record.get("usage")
-    if usage is not None and not (isinstance(usage, dict) and all(_is_number(v) for v in usage.values())):
-        return "usage is not an object of token counts"
-    return None
-
-
-def _outcome(record: dict[str, Any]) -> Outcome:
+def _outcome(record: SampleRecord) -> Outcome:
     return Outcome(record["doc_id"], record["status"], record.get("metrics"), record.get("usage"),
                    record.get("input_sha256"))
 
@@ -173,7 +76,7 @@ class SampleStore:
         self.parts = parts
         self.fingerprint = fingerprint(parts)
         self.outcomes: dict[str, Outcome] = {}
-        self.records: dict[str, dict[str, Any]] = {}  # the latest record per sample, for compaction
+        self.records: dict[str, SampleRecord] = {}  # the latest record per sample, for compaction
         self._lines = 0  # records in the file (superseded and skipped ones too)
         self._file: TextIO | None = None
         if path is None:
@@ -189,10 +92,10 @@ class SampleStore:
                 self._file = open_text(path, "a")
                 return
             self._file = open_text(path, "w")
-        self._append([dumps(self._header())])
+        self._append([header_line(self._header())])
 
-    def _header(self) -> dict[str, Any]:
-        return {"type": "header", "task": self.task, "fingerprint": self.fingerprint, "parts": self.parts}
+    def _header(self) -> JournalHeader:
+        return make_header(self.task, self.parts)
 
     def _read_existing(self, path: Path) -> bool:
         """Load a journal; False when it holds nothing but a header cut short (start it afresh)."""
@@ -213,9 +116,9 @@ class SampleStore:
             return False
         for number, line in enumerate(lines[1:], start=2):
             self._read_record(path, number, line)
-        if _canonical(header.get("parts", {})) != _canonical(self.parts):
+        if canonical(header.get("parts", {})) != canonical(self.parts):
             # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
-            write_lines(path, [dumps(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
+            write_lines(path, [header_line(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
         return True
 
     def _check_header(self, path: Path, line: bytes, more: bool) -> dict[str, Any] | None:
@@ -237,7 +140,7 @@ class SampleStore:
                             "trusted; delete the file to start this task again")
         if header.get("fingerprint") != self.fingerprint:
             mine, theirs = identity_parts(self.parts), identity_parts(header.get("parts") or {})
-            differ = sorted(k for k in set(theirs) | set(mine) if _canonical(theirs.get(k)) != _canonical(mine.get(k)))
+            differ = sorted(k for k in set(theirs) | set(mine) if canonical(theirs.get(k)) != canonical(mine.get(k)))
             raise UserError(
                 f"{path} holds samples of a different run (differs in: {', '.join(differ) or 'fingerprint'}); "
                 "refusing to mix them: use another --output_path, or delete the file to start this task again"
@@ -261,13 +164,13 @@ class SampleStore:
         outcome = self.outcomes.get(sample_id)
         return outcome is not None and (outcome.status in FINAL or not final_only)
 
-    def add(self, records: Iterable[dict[str, Any]]) -> None:
+    def add(self, records: Iterable[SampleRecord]) -> None:
         """Append sample records and make them durable before returning. A record that would not be read back
         (a scorer's metric of a shape no aggregation reads) stops the run, naming the task and the sample."""
         lines = []
         for record in records:
-            record = {"type": "sample", "task": self.task, "fingerprint": self.fingerprint, **record}
-            line = dumps(record, ensure_ascii=False)
+            record = stamped(self.task, self.fingerprint, record)
+            line = record_line(record)
             problem = record_problem(json.loads(line), self.task, self.aggregations)
             if problem:
                 raise TaskConfigError(f"task {self.task!r}: sample {record.get('sample_id')!r} cannot be journalled: "
@@ -293,7 +196,7 @@ class SampleStore:
             return
         ordered = sorted(self.records.values(), key=lambda r: r["doc_id"])
         self.close()
-        write_lines(self.path, [dumps(self._header()), *(dumps(r, ensure_ascii=False) for r in ordered)])
+        write_lines(self.path, [header_line(self._header()), *(record_line(r) for r in ordered)])
         self._lines = len(ordered)
         with reporting(self.path):
             self._file = open_text(self.path, "a")

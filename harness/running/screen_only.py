@@ -4,7 +4,7 @@ A long-context run is worth checking before a GPU is booked: which samples would
 or `too_many_images` under the limits the model is given (`context_length` / `max_model_len`, `max_images`,
 `max_pixels`, from `--model_args` and the alias), which ones the task's truncation rule would cut, and how long
 the longest prompts are. Requests are built, cut and screened by the runner's own code (`Runner._build`,
-`runner._screen`); only the model is replaced, by a stand-in that counts each prompt the way the run's backend
+`sample_records.screen`); only the model is replaced, by a stand-in that counts each prompt the way the run's backend
 will, with nothing loaded that counting does not need:
 
 - `hf`: the checkpoint's processor and config, from a local folder or the local Hub cache, offline, never the
@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.api import Model, Request, Response
+from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.families import Family, estimated_prompt_tokens, family_of
-from harness.running.runner import Runner, RunOptions, _screen
-from harness.running.sample_store import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES
-from harness.running.task import RowProblem
+from harness.running.runner import Runner, RunOptions
+from harness.running.sample_records import screen
+from harness.running.sharding import Shard
+from harness.running.task import RowProblem, Task
 
 SENT = "sent"  # a verdict: the run would send the request to the model
 
@@ -189,7 +190,7 @@ def screen_task(model: ScreenModel, task: Any, gen_kwargs: dict[str, Any], seed:
         if isinstance(request, RowProblem):
             yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
             continue
-        problem = _screen(request, model, task.has_token_figures)
+        problem = screen(request, model, task.has_token_figures)
         yield Verdict(request.sample_id, problem[0] if problem else SENT, problem[1] if problem else "",
                       model.prompt_tokens(request), len(request.images), request.truncation, model.exact(request))
 
@@ -245,8 +246,8 @@ class ScreenedTask:
         self.most_images = max(self.most_images, verdict.images)
 
 
-def screen_tasks(model: ScreenModel, tasks: Sequence[Any], gen_kwargs: dict[str, Any], seed: int | None,
-                 shard: Any = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
+def screen_tasks(model: ScreenModel, tasks: Sequence[Task], gen_kwargs: dict[str, Any], seed: int | None,
+                 shard: Shard | None = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
     """Every task's verdicts, summed up as they come: memory holds one task's rows and one request at a time."""
     out = []
     for task in tasks:

@@ -27,8 +27,8 @@ from harness.errors import TaskConfigError, UserError
 from harness.inputs.data import LoadedDataset, load_task_dataset
 from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, RowImage, SharedImageColumn
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
-from harness.outputs.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 from harness.running.judge import JudgeSpec
+from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML
 

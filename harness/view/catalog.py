@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.config.task_index import natural_key
-from harness.outputs.report import ModelResults, benchmark_sections, headline_rows, load_results
+from harness.outputs.model_results import ModelResults, load_results
+from harness.outputs.report import benchmark_sections, headline_rows
 from harness.outputs.results import metric_items
-from harness.running.sample_store import journal_name
+from harness.running.journal import journal_name
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class TaskRun:
 
 
 class Catalog:
-    """Every model and task of a results folder, read once (`harness.outputs.report.load_results`)."""
+    """Every model and task of a results folder, read once (`harness.outputs.model_results.load_results`)."""
 
     def __init__(self, results_dir: Path) -> None:
         self.results_dir = results_dir

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.running.sample_store import SCORED, STATUSES, parse_line, record_problem
+from harness.api import SCORED, STATUSES
+from harness.running.journal import parse_line, record_problem
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.

@@ -47,7 +47,7 @@ def paper_order(m: int, n: int, k: int) -> tuple[int, int, int]:
 
 
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
-    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.report.ModelResults`); figures are
+    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.model_results.ModelResults`); figures are
     written to `out_dir`."""
     lines = table(data) + beside_paper(model, data)
     caption = data.provenance_line()

@@ -77,7 +77,7 @@ def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) 
     """LoCoVQA scores refusals as failures (Appendix D): the provider's refusal is an empty, wrong answer and a
     non-response, not a sample left out (the harness's default, `refusals: exclude`)."""
     from harness.cli import main
-    from harness.outputs.report import load_results
+    from harness.outputs.model_results import load_results
 
     build_locovqa(["synthetic"], tmp_path / "data", ["needle_cmp_1"], limit=3, cell_size=16)
     server = ChatServer(answer=lambda body: "7", faults=["refuse"])

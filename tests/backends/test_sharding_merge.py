@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.outputs.merge import MergeError, merge_dirs, read_journal
-from harness.running.sample_store import SampleStore, journal_name
+from harness.running.journal import journal_name
+from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from harness.api import GenerationSettings
-from harness.running.batching import Batch, plan_batches, request_cost, token_budget_batches
+from harness.models.scheduling.batching import Batch, plan_batches, request_cost, token_budget_batches
 
 from .conftest import make_request
 

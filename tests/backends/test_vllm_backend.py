@@ -217,9 +217,10 @@ def test_output_mapping_duck_typed():
 
 def test_every_alias_resolves_to_vllm_engine_arguments():
     from harness.models.aliases import ALIASES
-    from harness.running.run import resolve_model
+    from harness.run_plan import resolve_model
 
-    backend, args, alias = resolve_model("qwen2.5-vl", "backend=vllm,tensor_parallel_size=2")
+    choice = resolve_model("qwen2.5-vl", {"backend": "vllm", "tensor_parallel_size": "2"})
+    backend, args, alias = choice.backend, choice.args, choice.alias
     assert (backend, alias) == ("vllm", "qwen2.5-vl")
     settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
     kwargs = engine_kwargs(settings, image_limit=10)
@@ -230,7 +231,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     assert (model.context_length, model.max_pixels) == (139264, None)  # what the runner screens with
     # Every alias's arguments are arguments the vllm backend knows (context_length -> max_model_len, ...).
     for name, entry in ALIASES.items():
-        backend, args, _ = resolve_model(name, "backend=vllm")
+        args = resolve_model(name, {"backend": "vllm"}).args
         settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
         assert settings.pretrained == entry.args.get("pretrained", entry.args.get("model")), name
         limit = entry.args.get("context_length", entry.args.get("max_model_len"))
@@ -248,10 +249,11 @@ def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
-    from harness.running.run import make_model, resolve_model
+    from harness.execute import make_model
+    from harness.run_plan import resolve_model
 
-    backend, args, _ = resolve_model("qwen2.5-vl", f"backend=openai,base_url={chat_server.base_url}")
-    model = make_model("qwen2.5-vl", backend, args, 1, None)
+    choice = resolve_model("qwen2.5-vl", {"backend": "openai", "base_url": chat_server.base_url})
+    model = make_model("qwen2.5-vl", choice.backend, choice.args, 1, None)
     try:
         # `vllm serve Qwen/Qwen2.5-VL-7B-Instruct` serves the checkpoint under its own name.
         assert model.identity()["served_model"] == "Qwen/Qwen2.5-VL-7B-Instruct"

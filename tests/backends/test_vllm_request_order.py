@@ -1,4 +1,4 @@
-"""The vllm backend runs requests in the cache order by default (`harness.running.prefix_order`), across every task of the
+"""The vllm backend runs requests in the cache order by default (`harness.models.scheduling.prefix_order`), across every task of the
 run, with prefix caching left on; `request_order=length` turns the order off. Either way the same answers reach the
 same journals. The engine is `fake_vllm.FakeLLM` (its answer spells what it was sent)."""
 

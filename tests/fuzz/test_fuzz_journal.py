@@ -11,10 +11,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.api import SCORED
 from harness.errors import UserError
-from harness.outputs.metrics import AGGREGATIONS, STDERRS
-from harness.outputs.results import _strict
-from harness.running.sample_store import SCORED, SampleStore, fingerprint
+from harness.outputs.results_file import _strict
+from harness.running.journal import fingerprint
+from harness.running.metrics import AGGREGATIONS, STDERRS
+from harness.running.sample_store import SampleStore
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.errors import UserError
-from harness.outputs.report import load_results, write_report
+from harness.outputs.model_results import load_results
+from harness.outputs.report import write_report
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated
 

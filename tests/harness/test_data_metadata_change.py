@@ -74,9 +74,9 @@ def test_an_image_the_disk_fails_to_read_is_an_error_tried_again_not_invalid_inp
 
     from backends.conftest import encode_image, image_ref, make_request
 
+    from harness.api import error_status
     from harness.models.registry import get_model_class
     from harness.running.cache import CACHE_FILENAME, CachingModel, ResponseCache
-    from harness.running.runner import error_status
 
     sound = image_ref(encode_image((1, 2, 3), (8, 8), "JPEG"))  # its sha256 and size; loading it is what fails
 

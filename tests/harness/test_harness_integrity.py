@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.api import Model, Response
-from harness.running.sample_store import journal_name
+from harness.running.journal import journal_name
 
 TASK = "mmneedle_m1_n2_k1_pos"
 

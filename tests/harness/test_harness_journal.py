@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.running.sample_store import SampleStore, journal_name
+from harness.running.journal import journal_name
+from harness.running.sample_store import SampleStore
 
 TASK = "mmneedle_m1_n2_k1_neg"
 

@@ -12,7 +12,7 @@ from PIL import Image
 from report_runs import evaluate as _evaluate
 from report_runs import report_text as _report
 
-from harness.outputs.report import load_results
+from harness.outputs.model_results import load_results
 
 
 def _part(text: str, model: str) -> str:

@@ -252,7 +252,7 @@ def test_alias_resolution_and_overrides() -> None:
     # As MMLongBench runs it: Qwen's default pixel limits, and a hard limit that holds a 128K input.
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
-    from harness.running.run import _alias_info
+    from harness.run_config import alias_info as _alias_info
 
     # The training window is recorded with the results, never used as a limit.
     assert _alias_info("qwen2.5-vl") == {"trained_context": 32768, "paper_name": "Qwen2.5-VL-7B",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.running.sample_store import journal_name
+from harness.running.journal import journal_name
 
 TASK = "toy_shapes"
 

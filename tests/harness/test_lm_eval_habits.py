@@ -15,7 +15,7 @@ from builders.locovqa import build_locovqa
 from builders.mmneedle import build_mmneedle
 from harness import simple_evaluate
 from harness.errors import UserError
-from harness.running.auto_batch import FittingBatchSize, is_out_of_memory
+from harness.models.scheduling.auto_batch import FittingBatchSize, is_out_of_memory
 
 K1_POSITIVES = ["m1_n2_k1", "m1_n4_k1", "m1_n8_k1", "m10_n1_k1", "m10_n2_k1", "m10_n4_k1", "m10_n8_k1"]
 
@@ -105,7 +105,7 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness
 
 
 def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
-    from harness.outputs.report import load_results
+    from harness.outputs.model_results import load_results
     from tasks.locovqa import report
 
     results = results_file(locovqa_run / "random")
@@ -251,8 +251,8 @@ def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: P
 
 def test_importing_the_api_loads_nothing_heavy() -> None:
     code = ("import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
-            "print(sorted(m for m in ('harness.running.run', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))")
-    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.running.run' in sys.modules)"],
+            "print(sorted(m for m in ('harness.execute', 'harness.run_plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))")
+    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.execute' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert before.stdout.strip() == "False"
     after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,7 +11,7 @@ import pytest
 
 from builders.locovqa import CONFIGS, build_locovqa
 from harness.config.task_index import TaskIndex
-from harness.outputs.report import load_results
+from harness.outputs.model_results import load_results
 from tasks.locovqa import report
 
 TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks" / "locovqa"

@@ -16,7 +16,7 @@ from builders.core import contract
 from builders.milebench.build import build_milebench
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS, LEVELS, SUBSETS, TASK_IDS
 from harness.config.task_index import TaskIndex
-from harness.outputs.report import ModelResults
+from harness.outputs.model_results import ModelResults
 from tasks.milebench import aggregation, report, scoring, utils
 
 TEST_CONFIGS = [name for name, cfg in CONFIGS.items() if cfg.mode != COMBINED and cfg.split != ADV]

@@ -197,7 +197,7 @@ def test_a_checkpoint_is_matched_to_the_papers_model_name() -> None:
 
 
 def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.outputs.report import ModelResults
+    from harness.outputs.model_results import ModelResults
 
     scores = {"VRAG": 70.0, "NIAH": 40.0, "ICL": 55.0, "Summ": 20.0, "DocVQA": 30.0}
     data = ModelResults(groups={**{f"mmlongbench_{c.lower()}_128k": {"score,none": v} for c, v in scores.items()},
@@ -225,7 +225,7 @@ def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mml
 
 
 def test_the_papers_ablation_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.outputs.report import ModelResults
+    from harness.outputs.model_results import ModelResults
 
     data = ModelResults(results={"mmlongbench_ablation_triviaqa_8k": {"score,none": 61.0},
                                  "mmlongbench_ablation_text_doc_128k": {"score,none": 20.0},

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.output_files import write_lines
-from harness.running.sample_store import journal_name
+from harness.file_writing import write_lines
+from harness.running.journal import journal_name
 
 PRECIOUS = b"the user's own file: not the harness's to write\n"
 

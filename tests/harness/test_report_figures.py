@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from report_runs import svg_texts
 
-from harness.outputs.report import load_results
+from harness.outputs.model_results import load_results
 
 
 @pytest.mark.slow  # a run and a report drawing every figure

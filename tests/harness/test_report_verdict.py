@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.outputs import verdict
-from harness.outputs.report import ModelResults
+from harness.outputs.model_results import ModelResults
 from tasks.locovqa import report as locovqa
 from tasks.milebench import report as milebench
 from tasks.milebench.aggregation import load_paper_results as milebench_paper

@@ -13,7 +13,8 @@ import pytest
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
 from harness.cli import run_parser
-from harness.running.run import plan_run, run_policies
+from harness.execute import run_policies
+from harness.run_plan import plan_run
 from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
 
 RUN_STATUSES = {"ok": SENT, "empty": SENT}  # what the run records for a sample it sent
@@ -42,11 +43,11 @@ def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
     """(task, sample id) -> the screen's verdict, for a `harness ... --screen_only` command line."""
     args = [str(a) for a in argv]
     plan = plan_run(run_parser().parse_args(args), args)
-    model = screen_model(plan.backend, plan.model_args)
+    model = screen_model(plan.model.backend, plan.model.args)
     policies = run_policies(plan)
     chosen = policies if policies.by_task else None
     return {(task.name, v.sample_id): v for task in plan.tasks
-            for v in screen_task(model, task, plan.gen_kwargs, plan.args.seed, plan.shard, chosen)}
+            for v in screen_task(model, task, plan.gen_kwargs, plan.seed, plan.shard, chosen)}
 
 
 def table_row(out: str, task: str) -> list[str]:

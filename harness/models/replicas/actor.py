@@ -14,7 +14,7 @@ from typing import Any
 from harness.api import Model, Request, Response
 from harness.inputs.build_images import BuildFiles, unreadable
 from harness.inputs.integrity import release_mapped_pages
-from harness.running.generation import safe_generate
+from harness.models.generation import safe_generate
 
 # Builds a replica's backend: (backend name, its --model_args, batch size, max batch tokens) -> Model.
 Build = Callable[[str, dict[str, str], int, int | None], Model]

@@ -17,7 +17,6 @@ it. The driver killed: the run's journal resumes it as for a single process (the
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections import deque
@@ -29,8 +28,9 @@ from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.errors import UserError
 from harness.inputs.build_images import BuildFiles
 from harness.inputs.integrity import release_mapped_pages
-from harness.models.replicas.actor import Build, Replica, ReplicaState
+from harness.models.replicas.actor import Build, ReplicaState
 from harness.models.replicas.cluster import Cluster, connect
+from harness.models.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
 from harness.models.replicas.settings import PoolSettings, replica_resources
 from harness.models.replicas.shares import split_shares
 from harness.models.replicas.wire import Wire
@@ -38,11 +38,9 @@ from harness.models.replicas.wire import Wire
 DEPTH = 2  # batches a replica holds at once: the next waits on the replica while it answers one, so it never idles
 WINDOW_BATCHES = 16  # batches per window (`batches`), per replica
 WINDOW_REQUESTS = 2048  # requests per window at most (whole batches): how many a window holds built at once
-START_TIMEOUT = 3600.0  # seconds for every replica to load its model
 CLOSE_TIMEOUT = 60.0  # seconds replicas get to shut their engines down at the end
 STATISTICS_TIMEOUT = 30.0
 RESTART_POLL = 0.2  # seconds between asking a restarting replica whether it is back
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class _Stopped(Exception):
@@ -53,42 +51,12 @@ class _Stopped(Exception):
         self.finished = finished
 
 
-class ReplicaError(UserError):
-    """A replica that could not start, or replicas that do not hold the same model: the run stops before a sample."""
-
-    exit_code = 1
-
-
 @dataclass
 class _Unit:
     """A batch for one replica: positions into the requests of one `stream` call."""
 
     positions: list[int]
     tries: int = 0  # replicas that died holding it
-
-
-@dataclass
-class _Slot:
-    """The driver's view of one replica."""
-
-    rank: int
-    actor: Any
-    info: dict[str, Any]
-    busy: int = 0  # batches it holds
-    since: float = 0.0  # when it last answered, or was given work while holding none
-    probe: Any = None  # a `ready` call after its process died: it gets no work until that returns
-    probe_since: float = 0.0
-
-    @property
-    def where(self) -> str:
-        return f"replica {self.rank} on {self.info.get('node', '?')}"
-
-
-def cause_line(err: BaseException) -> str:
-    """The last line of a Ray error (the exception a replica raised), without Ray's colours."""
-    text = _ANSI.sub("", str(getattr(err, "error_msg", None) or err))
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not set(line.strip()) <= set("^~")]
-    return lines[-1] if lines else type(err).__name__
 
 
 class RayPool(Model):
@@ -106,14 +74,16 @@ class RayPool(Model):
         self.batches_run = 0
         self.batches_rerun = 0
         self.restarts = 0
-        self.slots: list[_Slot] = []
+        self.slots: list[Slot] = []
         self._closed = False
         wanted = replica_resources(backend, front, 0.0)  # CPUs, where no GPU: what a local cluster must offer
         try:
             self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
             self.resources = replica_resources(backend, front, self.cluster.resources().get("GPU", 0.0))
-            self._check_room()
-            self._start(args, batch_size, max_batch_tokens, build)
+            check_room(self.cluster, self.resources, self.size, backend)
+            self.slots = launch(self.cluster, backend, args, settings, self.resources, batch_size, max_batch_tokens,
+                                build)
+            wait_ready(self.cluster, self.slots, backend)
         except BaseException:
             self.close()
             raise
@@ -124,50 +94,6 @@ class RayPool(Model):
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("a pool is built by `harness.models.replicas.build_model`")
-
-    # ---------------------------------------------------------------------------------------- starting
-    def _check_room(self) -> None:
-        """A cluster too small for the replicas stops the run at once (Ray would wait for room for ever)."""
-        total = self.cluster.resources()
-        for kind, key in (("GPU", "num_gpus"), ("CPU", "num_cpus")):
-            need = self.resources[key] * self.size
-            if need and total.get(kind, 0.0) < need:
-                raise ReplicaError(f"data_parallel_size={self.size} needs {need:g} {kind}s ({self.resources[key]:g} per "
-                                   f"{self.backend} replica); the Ray cluster ({self.cluster.address}) has "
-                                   f"{total.get(kind, 0.0):g}")
-
-    def _start(self, args: dict[str, str], batch_size: int, max_batch_tokens: int | None, build: Build | None) -> None:
-        ray = self.cluster.ray
-        remote = ray.remote(Replica).options(**self.resources, max_restarts=self.settings.replica_restarts,
-                                             max_task_retries=0, scheduling_strategy="SPREAD")
-        actors = [remote.remote(rank, self.backend, args, batch_size, max_batch_tokens, build) for rank in range(self.size)]
-        self.slots = [_Slot(rank, actor, {}) for rank, actor in enumerate(actors)]
-        waiting = {slot.actor.ready.remote(): slot for slot in self.slots}
-        deadline = time.monotonic() + START_TIMEOUT
-        while waiting:
-            done, _ = ray.wait(list(waiting), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
-            if not done:
-                slot = next(iter(waiting.values()))
-                raise ReplicaError(f"{self.backend} replica {slot.rank} of {self.size} did not start within "
-                                   f"{START_TIMEOUT:g} s")
-            slot = waiting.pop(done[0])
-            try:
-                slot.info = ray.get(done[0])
-            except Exception as err:
-                raise ReplicaError(f"{self.backend} replica {slot.rank} of {self.size} could not start: "
-                                   f"{cause_line(err)}") from None
-        first = self.slots[0].info["identity"]
-        for slot in self.slots[1:]:
-            if slot.info["identity"] != first:
-                differ = sorted(k for k in set(first) | set(slot.info["identity"])
-                                if first.get(k) != slot.info["identity"].get(k))
-                raise ReplicaError(f"{self.backend} {slot.where} holds another model than replica 0 on "
-                                   f"{self.slots[0].info['node']} ({', '.join(differ)} differ): every node must see "
-                                   "the same checkpoint and versions")
-        placed = ", ".join(f"{s.rank}@{s.info['node']}" + (f" GPU {','.join(s.info['gpus'])}" if s.info["gpus"] else "")
-                           for s in self.slots)
-        print(f"harness: {self.size} {self.backend} replicas ready on Ray ({self.cluster.address}): {placed}",
-              file=sys.stderr, flush=True)
 
     # ------------------------------------------------------------------------- what the runner reads
     @property
@@ -296,7 +222,7 @@ class RayPool(Model):
         """Each batch's answers as a replica returns them; a batch whose replica died runs again."""
         ray = self.cluster.ray
         pending = deque(self._units(requests))
-        holding: dict[Any, tuple[_Unit, _Slot]] = {}
+        holding: dict[Any, tuple[_Unit, Slot]] = {}
         while pending or holding:
             self._hand_out(requests, pending, holding)
             probes = {slot.probe: slot for slot in self.slots if slot.probe is not None}
@@ -325,7 +251,7 @@ class RayPool(Model):
             yield [(position, response) for position, response in zip(unit.positions, responses, strict=True)]
             release_mapped_pages()  # images the driver read for this batch (shipped, or checked by the cache)
 
-    def _hand_out(self, requests: Sequence[Request], pending: deque[_Unit], holding: dict[Any, tuple[_Unit, _Slot]]) -> None:
+    def _hand_out(self, requests: Sequence[Request], pending: deque[_Unit], holding: dict[Any, tuple[_Unit, Slot]]) -> None:
         """Pending batches to replicas with room, the least busy first."""
         while pending:
             free = [s for s in self.slots if s.probe is None and s.busy < DEPTH]
@@ -341,7 +267,7 @@ class RayPool(Model):
             slot.busy += 1
             holding[ref] = (unit, slot)
 
-    def _answers(self, ref: Any, unit: _Unit, slot: _Slot, pending: deque[_Unit]) -> list[Response] | None:
+    def _answers(self, ref: Any, unit: _Unit, slot: Slot, pending: deque[_Unit]) -> list[Response] | None:
         """A batch's responses; None when its replica died holding it (it is queued again, first)."""
         ray = self.cluster.ray
         try:
@@ -372,7 +298,7 @@ class RayPool(Model):
                                     f"{len(unit.positions)} requests")
         return responses
 
-    def _revived(self, slot: _Slot) -> None:
+    def _revived(self, slot: Slot) -> None:
         ray = self.cluster.ray
         try:
             slot.info = {**slot.info, **ray.get(slot.probe)}

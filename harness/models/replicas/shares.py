@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.api import Request
-from harness.running.prefix_order import MIN_SHARED_TOKENS, PromptKey, prompt_key, shared_tokens
+from harness.models.scheduling.prefix_order import MIN_SHARED_TOKENS, PromptKey, prompt_key, shared_tokens
 
 
 def prefix_groups(requests: Sequence[Request]) -> list[list[int]]:

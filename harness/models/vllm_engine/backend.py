@@ -16,11 +16,11 @@ from typing import Any
 from harness.api import BackendFatalError, Model, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
+from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
-from harness.running.batching import plan_batches
 
 log = logging.getLogger(__name__)
 

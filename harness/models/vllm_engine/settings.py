@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.models.args import MINIMUM, at_least, check_minimum
-from harness.running.prefix_order import check_order
+from harness.models.scheduling.prefix_order import check_order
 
 
 @dataclass(frozen=True)

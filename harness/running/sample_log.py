@@ -16,10 +16,35 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
-from harness.output_files import write_lines
+from harness.file_writing import write_lines
 from harness.redact import dumps
+from harness.running.journal import SampleRecord
+
+
+class SampleLogLine(TypedDict):
+    """A line of a sample log: lm-eval's fields, then ours. Each metric's value sits beside them under its own
+    name, which a TypedDict cannot declare: `sample_line` adds them."""
+
+    doc_id: int
+    doc: dict[str, Any]
+    target: str
+    arguments: dict[str, dict[str, Any]]  # {"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}
+    resps: list[list[str | None]]
+    filtered_resps: list[str]
+    filter: str
+    metrics: list[str]  # the names
+    doc_hash: str
+    prompt_hash: str
+    target_hash: str
+    sample_id: str
+    status: str
+    error: str | None
+    image_sha256: list[str]
+    token_count: int | None
+    truncation: NotRequired[str]  # JSON text, as every value that is not a number
+    text_round_trip: NotRequired[str]
 
 
 def hash_string(text: str) -> str:
@@ -38,12 +63,13 @@ def _value(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False)
 
 
-def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+def sample_line(record: SampleRecord, doc: Mapping[str, Any], settings: Mapping[str, Any]) -> SampleLogLine:
+    """The sample log's line of a journal record (`harness.running.journal.SampleRecord`) and its document."""
     prompt = str(record.get("prompt") or "")
     target = str(record.get("target") or "")
     response = record.get("response")
     metrics = record.get("metrics") or {}
-    line: dict[str, Any] = {
+    line: SampleLogLine = {  # type: ignore[typeddict-item]  # ours follow lm-eval's, each metric beside them
         "doc_id": record["doc_id"],
         "doc": dict(doc),
         "target": target,
@@ -56,7 +82,7 @@ def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Map
         "prompt_hash": hash_string(prompt),
         "target_hash": hash_string(target),
     }
-    line.update({name: _value(value) for name, value in metrics.items()})
+    line.update({name: _value(value) for name, value in metrics.items()})  # type: ignore[typeddict-item]
     line.update({"sample_id": record["sample_id"], "status": record["status"], "error": record.get("error"),
                  "image_sha256": record.get("image_sha256") or [], "token_count": record.get("token_count")})
     if record.get("truncation"):
@@ -66,5 +92,5 @@ def sample_line(record: Mapping[str, Any], doc: Mapping[str, Any], settings: Map
     return line
 
 
-def write_sample_log(path: Path, lines: Iterable[Mapping[str, Any]]) -> Path:
+def write_sample_log(path: Path, lines: Iterable[SampleLogLine]) -> Path:
     return write_lines(path, (dumps(line, ensure_ascii=False) for line in lines))

@@ -1,5 +1,5 @@
-"""Generation that survives one bad request: shared by the runner, the judge and anything else asking a model
-(apart from the runner, so that the judge, which the runner calls, need not import it back)."""
+"""Generation that survives one bad request: shared by the runner, the judge, a replica and anything else asking
+a model."""
 
 from __future__ import annotations
 

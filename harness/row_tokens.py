@@ -1,5 +1,6 @@
 """Image sizing and token counting by the data contract's rule (`builders.core.contract`), shared by the
-runner (screening, logs) and the backends (resizing, batching)."""
+request contract (`harness.api.Model.prompt_tokens`, the default count), the inputs (truncation), the backends
+(resizing, batching) and the runner (screening, logs): a base module, importing nothing of the harness."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ class _Sized(Protocol):
 
 
 class TokenFigures(Protocol):
-    """What counting needs of a request (`harness.api.Request` has it): not the request type itself, which
-    would make this module and `harness.api`, whose default count is this module's, import each other."""
+    """What counting needs of a request (`harness.api.Request` has it): not the request type itself, since
+    `harness.api`, whose default count is this module's, sits above it."""
 
     text_tokens: int
     image_tokens: Sequence[int]

@@ -1,0 +1,324 @@
+"""`harness --tasks ... --model ...`: one evaluation run executed from its plan (`harness.run_plan`), as lm-eval's
+`evaluator.py` sits above its models and tasks: the model (and judge) opened behind the response cache, every task
+screened, generated, scored and journalled by the runner, and the results written once every task has finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import UserError
+from harness.run_plan import RunPlan, plan_run
+
+if TYPE_CHECKING:
+    from harness.api import Model
+    from harness.inputs.input_policy import RunPolicies
+    from harness.running.runner import TaskResult
+    from harness.running.sharding import Shard
+
+PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
+                     "--predict_only scores them without generating again")
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
+    return run_with_results(args, argv)[0]
+
+
+def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, dict[str, Any] | None]:
+    """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
+    the Python API's entry (`harness.evaluator`). The arguments become the run's plan here, and only the plan
+    goes on."""
+    from harness.redact import scrubbed_output
+
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()
+    with scrubbed_output():
+        return execute_plan(plan_run(args, argv))
+
+
+def execute_plan(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
+    """The run `plan` describes: its exit code and its results (None where it wrote none)."""
+    from harness.running.lock import OutputLock
+
+    if plan.screen_only:
+        return _screen_only(plan), None
+    if plan.output_dir is None:
+        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
+              file=sys.stderr)
+        return _execute(plan)
+    # Held from before the model is loaded until the results are written; released (its file removed)
+    # however the run ends, a failed start included.
+    with OutputLock(plan.output_dir, plan.command(), plan.secrets):
+        return _execute(plan)
+
+
+def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None,
+               ray_address: str | None = None) -> Model:
+    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
+    from harness.models.replicas import build_model
+
+    try:
+        return build_model(backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+                           ray_address=ray_address)
+    except (ValueError, ImportError, OSError) as err:
+        raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
+
+
+def _switched_alias_note(name: str, backend: str) -> str:
+    """Why an alias's own arguments reached a backend that does not take them (`backend=` switched it)."""
+    from harness.models.aliases import ALIASES
+
+    alias = ALIASES.get(name)
+    if alias is None or alias.backend == backend:
+        return ""
+    given = ",".join(f"{k}={v}" for k, v in alias.args.items())
+    return (f" (the alias {name} sets {given} for the {alias.backend} backend, and backend={backend} passes them to "
+            f"{backend}; to run {backend}, give --model {backend} with its own --model_args)")
+
+
+def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
+    """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
+    file in the output folder."""
+    from harness.file_writing import write_text
+
+    text = str(err).strip() or type(err).__name__
+    first, _, rest = text.partition("\n")
+    message = f"the model backend stopped: {first}"
+    if rest.strip() and output_dir is not None:
+        details = write_text(output_dir / "backend_error.log", text)
+        message += f" (details in {details})"
+    if output_dir is not None:
+        message += f"; finished samples are saved under {output_dir}, run the same command to resume"
+    return message
+
+
+def _open_model(plan: RunPlan) -> Model:
+    """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
+    run has one (`harness.run_plan.cache_path`)."""
+    model = make_model(plan.model.name, plan.model.backend, plan.model.args, plan.batch_size, plan.max_batch_tokens,
+                       plan.ray_address)
+    if plan.auto_batch and (why := model.fit_batch_size(plan.max_batch_size)):
+        print(f"harness: --batch_size auto: {why}", file=sys.stderr)
+    return _behind_cache(model, plan.cache)
+
+
+def _behind_cache(model: Model, path: Path | None) -> Model:
+    from harness.running.cache import CachingModel, ResponseCache
+
+    if path is not None and model.cache_responses:
+        try:
+            model = CachingModel(model, ResponseCache(path))
+        except BaseException as err:  # an unusable cache, or one that cannot be written: close what was opened
+            model.close()
+            if isinstance(err, ValueError):
+                raise UserError(str(err)) from None
+            raise
+    return model
+
+
+def run_policies(plan: RunPlan) -> RunPolicies:
+    """The alias's input policies for this run's tasks (`harness.inputs.input_policy`; none for a plain backend)."""
+    from harness.inputs.input_policy import RunPolicies
+    from harness.models.aliases import ALIASES
+
+    alias = ALIASES.get(plan.model.alias or "")
+    if alias is None:
+        return RunPolicies()
+    return RunPolicies({task.name: policy for task in plan.tasks if (policy := alias.policy_for(task.name))})
+
+
+def _open_judge(plan: RunPlan) -> Model | None:
+    """The judge backend of `--judge_model` (behind the response cache), or None; a note when a task would
+    be judged but no judge was given."""
+    specs = [task.judge for task in plan.tasks if task.judge is not None]
+    if not specs:
+        if plan.judge_flags_given:
+            print("harness: --judge_model/--judge_args ignored: no selected task is scored by a judge", file=sys.stderr)
+        return None
+    if plan.judge is None:
+        names = [task.name for task in plan.tasks if task.judge is not None]
+        print(f"harness: {len(names)} task(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) are scored "
+              f"by a judge after generation: without --judge_model their judge metrics "
+              f"({', '.join(specs[0].metrics)}) stay absent", file=sys.stderr)
+        return None
+    args = plan.judge.args
+    if plan.judge.backend == "openai" and "model" not in plan.judge.given and specs[0].model:
+        args = {**args, "model": specs[0].model}  # the paper's judge, unless told otherwise
+    return _behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)
+
+
+def _screen_only(plan: RunPlan) -> int:
+    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
+    from harness.models.replicas.settings import split_pool_args
+    from harness.running.screen_only import screen_model, screen_table, screen_tasks
+
+    try:  # replicas count alike
+        model = screen_model(plan.model.backend, split_pool_args(plan.model.backend, plan.model.args)[1])
+    except (ValueError, ImportError) as err:
+        raise UserError(str(err)) from None
+    policies = run_policies(plan)
+    results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.seed, plan.shard,
+                           policies if policies.by_task else None)
+    print(screen_table(model, results))  # scrubbed as all output is (`run`)
+    for task, described in policies.describe().items():
+        print(f"input policy of {plan.model.alias} on {task}: {described}")
+    return 0
+
+
+def _execute(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
+    from harness.api import BackendFatalError
+    from harness.outputs.results import build_results, summary_table
+    from harness.outputs.results_file import write_results
+    from harness.run_config import cache_stats, run_config
+    from harness.running.runner import Runner, RunOptions
+
+    output_dir = plan.output_dir
+    model = _open_model(plan)
+    try:
+        judge = None if plan.predict_only else _open_judge(plan)
+    except BaseException:
+        model.close()
+        raise
+    policies = run_policies(plan)
+    if plan.write_out:
+        from harness.running.write_out import write_out
+
+        write_out(plan.tasks, plan.gen_kwargs, plan.seed)
+    options = RunOptions(data_dir=plan.data_dir, limit=plan.limit, seed=plan.seed, gen_kwargs=plan.gen_kwargs,
+                         output_dir=output_dir, log_samples=plan.log_samples, progress=plan.progress,
+                         shard=plan.shard, judge=judge, policies=policies if policies.by_task else None,
+                         score=not plan.predict_only, log_samples_suffix=plan.compat.log_samples_suffix)
+    started = time.time()
+    try:
+        task_results = Runner(model, options).run(plan.tasks)
+    except KeyboardInterrupt:
+        where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
+        print(f"harness: interrupted{where}", file=sys.stderr)
+        return 130, None
+    except BackendFatalError as err:
+        print(f"harness: error: {_stopped_message(err, output_dir)}", file=sys.stderr)
+        return 1, None
+    finally:
+        finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
+        identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
+        extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template),
+                 "input_policies": policies.describe()}
+        model.close()
+        if judge is not None:
+            from harness.redact import redact_mapping
+
+            extra["judge"] = {"model": redact_mapping(judge.identity()), **cache_stats(judge),
+                              "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks
+                                                  if task.judge is not None}}
+            judge.close()
+    config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
+    results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
+    if plan.predict_only:  # nothing scored: no group has a score either
+        results.update(predict_only=PREDICT_ONLY_NOTE, group_aggregation={},
+                       groups={name: {"alias": entry["alias"]} for name, entry in results["groups"].items()})
+    print(summary_table(results))
+    _report_run(task_results, stats, plan.shard)
+    if output_dir is not None:
+        path = write_results(results, output_dir, options.date_id)
+        print(f"harness: results written to {path}", file=sys.stderr)
+        if plan.predict_only:
+            print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
+        if plan.hub is not None:
+            _upload(plan, path, options.date_id)
+    if plan.wandb is not None:
+        _log_to_wandb(plan.wandb, results)
+    return _exit_code(task_results, plan.allow_failures, output_dir), results
+
+
+def _chat_template(template: str | None) -> dict[str, str | None]:
+    """The chat template as lm-eval records it (`chat_template`, `chat_template_sha`)."""
+    import hashlib
+
+    sha = hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None
+    return {"chat_template": template, "chat_template_sha": sha}
+
+
+def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: dict[str, Any]) -> None:
+    """--wandb_args: the results to Weights & Biases (`harness.outputs.wandb_log`), after they are saved."""
+    from harness.outputs.wandb_log import log_results
+
+    init, config = wandb
+    print(f"harness: results logged to Weights & Biases: {log_results(results, init, config)}", file=sys.stderr)
+
+
+def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
+    """--hf_hub_log_args: the results file, and with push_samples_to_hub the run's sample logs, to the Hub."""
+    from harness.outputs.hub_upload import upload_results
+
+    assert plan.output_dir is not None and plan.hub is not None
+    files = [results_file]
+    if plan.hub.push_samples:
+        files += sorted(plan.output_dir.glob(f"samples_*_{date_id}.jsonl"))
+    print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
+
+
+def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir: Path | None = None) -> int:
+    """1 when nothing could be scored or the judge answered nothing, or (unless allowed) when samples or judge
+    calls failed with errors; else 0."""
+    samples = sum(r.n_effective for r in task_results)
+    if samples and not sum(r.n_scored for r in task_results):
+        statuses: dict[str, int] = {}
+        for r in task_results:
+            for status, n in r.counts.items():
+                statuses[status] = statuses.get(status, 0) + n
+        shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
+        where = (f"see the error fields of the journals in {output_dir}" if output_dir is not None else
+                 "run again with --output_path to keep each sample's error in its journal")
+        print(f"harness: error: no sample of this run was scored ({shown}); {where}", file=sys.stderr)
+        return 1
+    judge_failed = sum(r.judge_counts.get("n_judge_error", 0) for r in task_results)
+    judge_answered = sum(r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0)
+                         for r in task_results)
+    if judge_failed and not judge_answered:
+        print(f"harness: error: every judge call of this run failed ({judge_failed} sample(s)), so no judge metric "
+              "was scored; see the error fields of judge_<task>.jsonl, then run the same command again",
+              file=sys.stderr)
+        return 1
+    failed = sum(r.counts.get("error", 0) for r in task_results)
+    if (failed or judge_failed) and not allow_failures:
+        what = [f"{failed} sample(s) failed with errors and are left out of the scores above"] if failed else []
+        if judge_failed:
+            what.append(f"the judge failed on {judge_failed} sample(s), left out of the judge metrics above")
+        print(f"harness: error: {'; '.join(what)}; run the same command again to retry them, or pass "
+              "--allow_failures to accept the run as it is", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Shard | None) -> None:
+    """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
+    for r in task_results:
+        if r.changed:
+            print(f"harness: {r.task.name}: {r.changed} journalled samples were answered for other inputs (their "
+                  "prompts or images changed since); they were generated again", file=sys.stderr)
+        refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
+        if refused or failed:
+            print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
+                  "the denominators; failed samples are tried again by a rerun)", file=sys.stderr)
+        if r.usage:
+            tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
+            print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
+    resumed = [r for r in task_results if r.resumed]
+    if resumed:  # one line for the run, however many tasks it resumed
+        which = f"{resumed[0].task.name}: " if len(task_results) == 1 else ""
+        tasks = f" ({len(resumed)} of {len(task_results)} tasks)" if len(task_results) > 1 else ""
+        print(f"harness: {which}{sum(r.resumed for r in resumed)} samples resumed from the journal, "
+              f"{sum(r.generated for r in task_results)} generated now{tasks}", file=sys.stderr)
+    if stats.get("cache"):
+        print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
+              f"requests sent to the model", file=sys.stderr)
+    if shard is not None:
+        print(f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
+              "with `harness merge OUT SHARD_DIR...`", file=sys.stderr)

@@ -1,0 +1,72 @@
+"""The results' `config` (lm-eval's key): what a run ran, and how, from its plan (`harness.run_plan`) and what its
+model said of itself, with every secret redacted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.api import Model
+    from harness.outputs.results_file import RunConfig
+    from harness.run_plan import RunPlan
+
+
+def cache_stats(model: Model) -> dict[str, Any]:
+    """Where the response cache in front of `model` lives and what it spared (`cache: None` without one)."""
+    from harness.running.cache import CachingModel
+
+    if not isinstance(model, CachingModel):
+        return {"cache": None}
+    return {"cache": str(model.cache.path), "cache_hits": model.cache_hits, "model_calls": model.model_calls,
+            "requests_sent": model.requests_sent}
+
+
+def _data_dir_label(data_dir: str | None) -> str | None:
+    """--data_dir as the results record it: a local folder made absolute, a Hub location as given."""
+    from harness.inputs.hub import HUB_PREFIX
+
+    if data_dir is None or str(data_dir).startswith(HUB_PREFIX):
+        return data_dir
+    return str(Path(data_dir).expanduser().resolve())
+
+
+def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> RunConfig:
+    """The results' `config`: what was run, and how, with every secret redacted."""
+    from harness.outputs.results import sanitize_model_name
+    from harness.redact import redact_mapping
+
+    model_args = plan.model.args
+    return {  # type: ignore[typeddict-item]  # the statistics are the model's to say
+        "model": plan.model.backend, "alias": plan.model.alias, "alias_info": alias_info(plan.model.alias),
+        "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
+        # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
+        "model_name_sanitized": sanitize_model_name(model_args.get("pretrained") or model_args.get("model")
+                                                    or plan.model.backend),
+        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity),
+        "batch_size": plan.batch_size, "max_batch_tokens": plan.max_batch_tokens, "limit": plan.limit,
+        "seed": plan.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
+        "metadata": plan.metadata, "data_dir": _data_dir_label(plan.data_dir),
+        "trust_unverified_data": plan.trust_unverified_data,
+        "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": plan.log_samples,
+        **_lm_eval_settings(plan, stats.get("backend_stats") or {}), **stats, "argv": plan.command(),
+    }
+
+
+def _lm_eval_settings(plan: RunPlan, backend_stats: dict[str, Any]) -> dict[str, Any]:
+    """What lm-eval's flags did: `batch_size: auto` with the size that fit (`batch_sizes`, as lm-eval records it),
+    `predict_only`, the system instruction."""
+    searched = backend_stats.get("auto_batch") if plan.auto_batch else None
+    settings: dict[str, Any] = {"predict_only": plan.predict_only, "system_instruction": plan.system_instruction,
+                                **plan.compat.recorded()}
+    if plan.auto_batch:
+        settings.update(batch_size="auto", max_batch_size=plan.max_batch_size,
+                        batch_sizes=[searched["chosen"]] if searched else [])
+    return settings
+
+
+def alias_info(alias: str | None) -> dict[str, Any] | None:
+    """What the alias table says of the model beyond its arguments (its training window, its paper name)."""
+    from harness.models.aliases import ALIASES
+
+    return ALIASES[alias].describe() if alias in ALIASES else None

@@ -1,0 +1,176 @@
+"""The journal's format, `journal_<task>.jsonl`: a header line (`JournalHeader`), then one line per sample record
+(`SampleRecord`), as JSON. Every journal line is made (`header_line`, `record_line`) and checked when read
+(`parse_line`, `record_problem`) here: by the store that appends and resumes a run's journals
+(`harness.running.sample_store`), by `harness merge` and by `harness view`.
+
+The header's `fingerprint` digests its `parts` (model identity, generation settings, task config and version, dataset
+hash, and the shard of a `--shard i/n` run), less the parts that only describe the run (`INFO_PARTS`); every record
+carries the fingerprint of the run that wrote it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, Required, TypedDict
+
+from harness.api import STATUSES
+from harness.redact import dumps
+from harness.running.metrics import sample_value_problem
+
+# Header parts that describe a run without deciding whether its samples can be reused.
+INFO_PARTS = frozenset({"task_docs"})
+
+
+class JournalHeader(TypedDict):
+    """A journal's first line."""
+
+    type: Literal["header"]
+    task: str
+    fingerprint: str
+    parts: dict[str, Any]  # what the run was: model, generation, task, task_docs, shard
+
+
+class SampleRecord(TypedDict, total=False):
+    """One sample's line: its outcome, and with `--log_samples` what it was asked (`harness.running.sample_records`
+    builds it; a later record of a sample replaces an earlier one)."""
+
+    type: Literal["sample"]
+    task: str
+    fingerprint: str
+    doc_id: Required[int]
+    sample_id: Required[str]
+    response: str | None  # the answer (cut to 2,000 characters when it was enormous)
+    finish_reason: str | None
+    token_count: int  # the prompt's tokens as the model counts them
+    input_sha256: str  # of everything sent: a changed prompt or image is generated again
+    usage: dict[str, int]  # token usage, as the backend reported it
+    truncation: dict[str, Any]  # what the task's truncation rule dropped
+    text_round_trip: dict[str, Any]  # what the tokenizer's round trip changed
+    refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
+    status: Required[str]  # one of `harness.api.STATUSES`
+    error: str
+    metrics: dict[str, Any]  # the scorer's values (absent until scored: `--predict_only`)
+    # --log_samples: what was asked
+    target: str
+    prompt: str  # as sent, each image an `<image>` marker
+    assistant_prefix: str
+    image_sha256: list[str]
+    image_sizes: list[list[int]]
+    effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
+
+
+def identity_parts(parts: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in parts.items() if k not in INFO_PARTS}
+
+
+def fingerprint(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _safe(task: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", task)
+
+
+def journal_name(task: str) -> str:
+    return f"journal_{_safe(task)}.jsonl"
+
+
+def legacy_journal_name(task: str) -> str:
+    """Where journals were written before they were named apart from lm-eval's `samples_*` files."""
+    return f"samples_{_safe(task)}.jsonl"
+
+
+def make_header(task: str, parts: dict[str, Any]) -> JournalHeader:
+    return {"type": "header", "task": task, "fingerprint": fingerprint(parts), "parts": parts}
+
+
+def stamped(task: str, digest: str, record: Mapping[str, Any]) -> SampleRecord:
+    """`record` as a line of the journal of `task` whose fingerprint is `digest` (a record read back keeps its own
+    marks, a record merged from shards is given the merged run's: `harness.outputs.merge`)."""
+    return {"type": "sample", "task": task, "fingerprint": digest, **record}  # type: ignore[typeddict-item]
+
+
+def header_line(header: JournalHeader) -> str:
+    return dumps(header)
+
+
+def record_line(record: SampleRecord) -> str:
+    return dumps(record, ensure_ascii=False)
+
+
+def parse_line(line: bytes) -> tuple[Any, str | None]:
+    """(the JSON value of one journal line, None), or (None, why it cannot be read). Never raises: a line
+    nested too deeply for the parser is as unreadable as one that is not JSON."""
+    try:
+        return json.loads(line.decode("utf-8")), None
+    except UnicodeDecodeError as err:
+        return None, f"not UTF-8 ({err.reason} at byte {err.start})"
+    except json.JSONDecodeError as err:
+        return None, f"not JSON ({err.msg} at column {err.colno})"
+    except RecursionError:
+        return None, "nested too deeply to read"
+
+
+def _is_number(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float)
+
+
+def metric_value_problem(value: Any) -> str | None:
+    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
+    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
+    if _is_number(value):
+        return None
+    if isinstance(value, list):
+        if all(_is_number(item) for item in value):
+            return None
+        if all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str | int | float)
+               and not isinstance(item[0], bool) and _is_number(item[1]) for item in value):
+            return None
+        return "a list of other than numbers or [key, number] pairs"
+    return f"a {type(value).__name__}"
+
+
+# Optional fields of a sample record, by the type the harness reads them as.
+_OPTIONAL_TEXT = ("response", "error", "input_sha256")
+
+
+def record_problem(record: Any, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
+    """Why a parsed journal line is not a sample record of `task` the harness can use, or None. `aggregations`
+    (metric -> the name of its built-in aggregation) also checks each metric's value has the shape its
+    aggregation reads: a breakdown's pairs, a ratio's pair, a mean's number."""
+    if not isinstance(record, dict):
+        return f"expected a JSON object, got {type(record).__name__}"
+    if record.get("type") == "header":
+        return "a second header"
+    if record.get("type") != "sample" or record.get("task") != task:
+        return f"not a sample record of task {task!r}"
+    doc_id = record.get("doc_id")
+    if not isinstance(record.get("sample_id"), str) or not isinstance(doc_id, int) or isinstance(doc_id, bool):
+        return "no string sample_id and integer doc_id"
+    if record.get("status") not in STATUSES:
+        return f"unknown status {record.get('status')!r}"
+    for name in _OPTIONAL_TEXT:
+        if record.get(name) is not None and not isinstance(record[name], str):
+            return f"{name} is a {type(record[name]).__name__}, not a string"
+    metrics = record.get("metrics")
+    if metrics is not None:
+        if not isinstance(metrics, dict):
+            return f"metrics is a {type(metrics).__name__}, not an object"
+        for name, value in metrics.items():
+            problem = metric_value_problem(value)
+            if problem:
+                return f"metrics.{name} is {problem}, not a number, a list of numbers or a list of [key, number] pairs"
+            problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
+            if problem:
+                return f"metrics.{name}: {problem}"
+    usage = record.get("usage")
+    if usage is not None and not (isinstance(usage, dict) and all(_is_number(v) for v in usage.values())):
+        return "usage is not an object of token counts"
+    return None
