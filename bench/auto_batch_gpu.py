@@ -55,7 +55,7 @@ def main() -> None:
     import torch
 
     from harness.models.hf import HFModel
-    from tests.harness.tiny_llava import build_tiny_llava
+    from tests.support.tiny_llava import build_tiny_llava
 
     if not torch.cuda.is_available():
         raise SystemExit("bench/auto_batch_gpu.py needs a CUDA GPU (a CPU has no device memory to run out of)")

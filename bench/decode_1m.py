@@ -7,7 +7,7 @@ The rows are the builder's length-true `--source fixture:full` (or, `--source be
 `bench/mmlongbench_past_128k.py`'s own Stanford Cars source: 400 x 400 JPEG exemplars, 196 tokens each under the
 paper's counting), built with the real builder into `icl_stanford_cars_1m` (or `--length`).
 For each `--tests` (rows), a fresh process runs the harness command (`--model hf`, tiny LLaVA from
-`tests/harness/tiny_llava.py`, CPU, batch size 1) in-process under `tests/harness/decode_trace.py`'s tracer, and
+`tests/support/tiny_llava.py`, CPU, batch size 1) in-process under `tests/support/decode_trace.py`'s tracer, and
 records:
 
 * every PIL decode set against the batch being sent: decodes before the first batch or while a batch that does not
@@ -42,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(ROOT / "tests" / "harness"))  # the tests' tracer and tiny checkpoint, not a copy
+sys.path.insert(0, str(ROOT / "tests" / "support"))  # the tests' tracer and tiny checkpoint, not a copy
 from decode_trace import traced  # noqa: E402
 from harness_overhead import run  # noqa: E402
 from mmlongbench_past_128k import LEAF, TOKENS, write_release  # noqa: E402
@@ -169,12 +169,12 @@ def _parts(r: dict[str, Any]) -> tuple[float, float, float, float, float]:
 def section(results: list[dict[str, Any]], length: str, threads: int, command: str) -> str:
     low, high = results[0], results[-1]
     per_row_mb = (high["peak_mb"] - low["peak_mb"]) / (high["tests"] - low["tests"])
-    lines = [f"**A {length.upper()} ICL row through the `hf` backend** (tiny LLaVA of `tests/harness/tiny_llava.py`: "
+    lines = [f"**A {length.upper()} ICL row through the `hf` backend** (tiny LLaVA of `tests/support/tiny_llava.py`: "
              f"28 px, 4 image tokens; CPU, float32, {threads} torch threads, batch size 1, 8 new tokens). Rows: "
              f"`{LEAF}_{length}` built from {_SOURCES[low.get('source', 'bench')]} "
              f"({low['images_per_batch'][0]:,} images per row), at {low['tests']} and "
              f"{high['tests']} rows; the harness command in a fresh process per row count, every PIL decode traced "
-             "(`tests/harness/decode_trace.py`).", "", f"```\n{command}\n```", "",
+             "(`tests/support/decode_trace.py`).", "", f"```\n{command}\n```", "",
              "| rows | statuses | decodes before the first batch | outside their batch | decodes per image per request "
              "| RSS peak before the backend decodes (MiB) | RSS with one request decoded (MiB) | peak RSS (MiB) | process (s) "
              "| first batch handed out at (s after the command started) |", "|---|---|---|---|---|---|---|---|---|---|"]

@@ -143,7 +143,7 @@ PLAIN_LOOP = textwrap.dedent("""
 
 
 def hf_vs_plain(work: Path, data: Path, limit: int, env: dict[str, str]) -> dict:
-    sys.path.insert(0, str(ROOT / "tests" / "harness"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from tiny_llava import build_tiny_llava  # the tests' offline recipe
 
     model_dir = work / "tiny-llava"

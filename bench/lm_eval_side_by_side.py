@@ -3,7 +3,7 @@
 
 The setting of PERFORMANCE.md ("Evaluating, beside lm-eval in one run"): a synthetic MMNeedle build of
 `m10_n2_k1` (`--limit 50`: 50 positive + 50 negative rows, 10 JPEG images of 512 x 512 each), the tests' tiny
-random LLaVA (`tests/harness/tiny_llava.py`), 16 new tokens, greedy, the chat template, torch on one thread
+random LLaVA (`tests/support/tiny_llava.py`), 16 new tokens, greedy, the chat template, torch on one thread
 (`OMP_NUM_THREADS=1`, and `threads=1` for ours), offline. Each tool runs in a virtualenv of its own that this
 script builds under `--work` (kept between invocations; ours gets this checkout reinstalled every time):
 
@@ -115,7 +115,7 @@ def prepare(work: Path, limit: int, env: dict[str, str]) -> dict[str, Path]:
     if not (model / "config.json").is_file():
         sh([str(ours), "-c", "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
             "from tiny_llava import build_tiny_llava; build_tiny_llava(Path(sys.argv[2]))",
-            str(ROOT / "tests" / "harness"), str(model)], env=env)
+            str(ROOT / "tests" / "support"), str(model)], env=env)
     tasks = work / f"lmeval_tasks_{limit}"
     tasks.mkdir(exist_ok=True)
     files = sorted((data / "mmneedle" / CONFIG).glob("*.parquet"))

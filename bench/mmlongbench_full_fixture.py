@@ -128,7 +128,7 @@ def section(result: dict, command: str) -> str:
     lines += ["", "Notes:",
               "- Every row counts at most its label and less than one unit short of it (a passage, an image, a "
               "demonstration, a page): the generator checks each row through the official assembler, and "
-              "`tests/builders/test_mmlongbench_full_fixture.py` checks the built rows.",
+              "`tests/builders/mmlongbench/test_mmlongbench_full_fixture.py` checks the built rows.",
               "- Where the counts differ from Table 3, the cause is what the fixture draws: one or two image sizes per "
               "leaf (VH and MM-NIAH photos 640 x 480 / 640 x 427, 391 / 345 tokens; the release's photos vary in "
               "size) and, in MM-NIAH, one image per 15 passages (the release's web pages vary). Summarization and DocVQA pages are US Letter at 144 DPI (2,508 tokens), so an 8K row holds "

@@ -6,7 +6,7 @@ per batch with `random`, and the bytes a 128K MMLongBench row costs to send to a
 Parts (`--parts`, default all):
 
 * `throughput`: the same 100 rows of 10 images (MMNeedle m10_n1_k1, positives and negatives, synthetic, built
-  here) through the tiny LLaVA of the tests (`tests/harness/tiny_llava.py`, `max_gen_toks=16`, batch size 1) in
+  here) through the tiny LLaVA of the tests (`tests/support/tiny_llava.py`, `max_gen_toks=16`, batch size 1) in
   one process and on 2 Ray replicas (a local Ray instance started by the run, `--ray`): samples/s over the
   evaluation (the results' `total_evaluation_time_seconds`: from the first request to the last answer), the run's
   wall time, and the CPU seconds of the whole process tree (driver, Ray's own processes, replicas).
@@ -49,7 +49,7 @@ def build_rows(folder: Path) -> Path:
 
 
 def build_model(folder: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "tests" / "harness"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from tiny_llava import build_tiny_llava
 
     return folder if (folder / "config.json").is_file() else build_tiny_llava(folder)

@@ -3,7 +3,7 @@
 mixed-length task.
 
 The task holds the negatives of two MMNeedle configs built by the synthetic builder: m1_n2_k1 (one
-image) and m10_n2_k1 (ten images). The model is the tests' tiny random LLaVA (tests/harness/tiny_llava.py)
+image) and m10_n2_k1 (ten images). The model is the tests' tiny random LLaVA (tests/support/tiny_llava.py)
 with a 224 px vision tower: 257 tokens per image by its processor, which is what the `hf` backend counts
 (~390 tokens for the short prompts, ~2,700 for the long ones, ~7x apart); one torch thread, 16 new
 tokens, greedy.
@@ -58,7 +58,7 @@ IMAGE_SIZE = 224  # 16 x 16 patches + 1: 257 tokens per image, so ten images fit
 
 
 def tiny_model(work: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "tests" / "harness"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from tiny_llava import build_tiny_llava  # the tests' offline recipe
 
     model_dir = work / f"tiny-llava-{IMAGE_SIZE}"

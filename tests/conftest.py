@@ -1,4 +1,5 @@
-"""Fixtures shared by every test folder."""
+"""Fixtures shared by every test folder: those defined here, and the plugins below (the harness's builds, models
+and runner; the backends' images and chat server), which every folder's tests use wherever they live."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+pytest_plugins = ["tests.support.harness_fixtures", "tests.support.backend_fixtures"]
 
 
 def import_script(name: str) -> ModuleType:
@@ -59,7 +62,7 @@ def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
     """A local Ray cluster for the tests of model replicas (`harness.models.replicas`), started once per session (per
     pytest-xdist worker) with 4 logical CPUs. Its workers import this tree and the tests' helper modules
-    (`backends.fake_vllm`) through PYTHONPATH, and share the session's hash cache. A run in this process joins it (and
+    (`tests.support.fake_vllm`) through PYTHONPATH, and share the session's hash cache. A run in this process joins it (and
     leaves it running)."""
     import logging
     import os
@@ -67,7 +70,7 @@ def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
     ray = pytest.importorskip("ray")  # installed by `make test` (the `ray` extra)
     root = Path(__file__).resolve().parents[1]
     previous = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests"), *([previous] if previous else [])])
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(root), *([previous] if previous else [])])
     try:
         ray.init(address="local", num_cpus=4, include_dashboard=False, logging_level=logging.ERROR,
                  log_to_driver=False, namespace="mmlongeval-tests")
@@ -78,6 +81,16 @@ def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
             os.environ["PYTHONPATH"] = previous
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Hub, in every test (as `make test` runs them): a backend that looks a checkpoint up there (the vllm
+    backend's count) fails at once, not after the retries an unreachable network costs; child processes inherit it."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
 
 
 @pytest.fixture

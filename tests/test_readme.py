@@ -63,13 +63,9 @@ def test_the_readme_is_short_and_its_links_lead_to_files() -> None:
 
 @pytest.mark.slow
 def test_every_offline_command_of_the_readme_runs(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "tests" / "builders"))
-    try:
-        from hub_cache import fill_hub_cache
-    finally:
-        sys.path.pop(0)
     from builders.mmlongbench.fixture import write_fixture
     from builders.mmlongbench.leaves import IMAGE_ARCHIVES, TEXT_ARCHIVES
+    from tests.support.hub_cache import fill_hub_cache
 
     release = write_fixture(tmp_path / "release", archives=True)
     files = {TEXT_ARCHIVES[0]: release / TEXT_ARCHIVES[1]}

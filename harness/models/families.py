@@ -5,7 +5,7 @@ offline or for an API model, and the `hf` backend for a processor that cannot co
 Each rule restates its family's published image handling (patch size, tiling, tokens per tile, markers) from the
 size alone; the result is an estimate and is always labelled as one. A family is found by a fragment of the
 checkpoint's (or API model's) name, or by its transformers `model_type`; the aliases' checkpoints all have one
-(`tests/harness/test_screen_only.py`).
+(`tests/harness/running/test_screen_only.py`).
 """
 
 from __future__ import annotations

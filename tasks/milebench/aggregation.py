@@ -2,7 +2,7 @@
 
 The official `score.py` writes one score per subset and no averages; the paper's Table 2 shows, per model, 12 task
 scores and two overall scores. The rule that reproduces its rows (spec §3.2, checked against every row in
-`tests/harness/test_milebench_tasks.py`): Overall Real. is the unweighted mean of the nine realistic task scores
+`tests/tasks/milebench/test_milebench_tasks.py`): Overall Real. is the unweighted mean of the nine realistic task scores
 (T-1 ... S-5) and Overall Diag. the mean of N-1, N-2 and I-1. A task score is the unweighted mean of its subsets'
 scores (the paper's per-subset table, App. C.3, is not public, so this step cannot be checked). Exceptions the
 paper's own numbers show, left as published: GPT-4V's and GPT-4o's Overall Diag. (99.4) is the mean of N-1 and N-2

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builder_fixtures import (
+
+from builders.mmneedle import build_mmneedle
+from tests.support.builder_fixtures import (
     COCO_CONFIGS,
     COCO_IMAGES,
     SYNTH_CONFIGS,
@@ -13,8 +15,6 @@ from builder_fixtures import (
     expected_caption,
     write_coco,
 )
-
-from builders.mmneedle import build_mmneedle
 
 
 @pytest.fixture(scope="session")

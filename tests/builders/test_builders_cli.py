@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from builder_fixtures import coco_file_name, write_coco
 
 from builders.cli import main
+from tests.support.builder_fixtures import coco_file_name, write_coco
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -128,12 +128,8 @@ def _paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
 
 @pytest.fixture(scope="session")
 def toy_build(tmp_path_factory: pytest.TempPathFactory):
-    """A toy build (the benchmark-neutral dataset of tests/harness/toy_benchmark.py) and its task folder."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
-    from toy_benchmark import build_toy, write_toy_tasks
+    """A toy build (the benchmark-neutral dataset of tests/support/toy_benchmark.py) and its task folder."""
+    from tests.support.toy_benchmark import build_toy, write_toy_tasks
 
     root = tmp_path_factory.mktemp("fuzz_toy")
     build_toy(root / "data")

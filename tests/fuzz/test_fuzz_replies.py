@@ -11,7 +11,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from backends.conftest import make_request
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from harness.models.openai_wire import error_message, parse_body, parse_completi
 from harness.models.registry import get_model_class
 from harness.running.judge import JudgeSpec, judge_samples
 from tasks.mmlongbench.scoring import parse_judge_json
+from tests.support.model_requests import make_request
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import PROJECT
+
 
 def test_a_data_dir_naming_a_build_folder_says_once_to_pass_its_parent(harness, data_dir: Path) -> None:
     run = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", data_dir / "mmneedle")
@@ -245,7 +247,7 @@ def test_python_m_builders_is_the_builders_command(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    root = Path(__file__).resolve().parents[2]
+    root = PROJECT
     env = {**os.environ, "PYTHONPATH": str(root)}
     listed = subprocess.run([sys.executable, "-m", "builders", "list"], capture_output=True, text=True, env=env,
                             cwd=tmp_path, timeout=120)

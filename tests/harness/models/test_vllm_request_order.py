@@ -1,0 +1,69 @@
+"""The vllm backend runs requests in the cache order by default (`harness.models.scheduling.prefix_order`), across every task of the
+run, with prefix caching left on; `request_order=length` turns the order off. Either way the same answers reach the
+same journals. The engine is `fake_vllm.FakeLLM` (its answer spells what it was sent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from builders.mmlongbench import build_mmlongbench
+from harness.config.task_index import TaskIndex
+from harness.models.vllm_engine import VLLMModel
+from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
+from harness.running.runner import Runner, RunOptions
+from harness.running.task import Task
+from tests.support import fake_vllm
+from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, settings
+
+CONFIGS = ("niah_vh_single_8k", "niah_vh_multi_8k")
+
+
+def test_the_cache_order_is_the_default_and_prefix_caching_stays_on() -> None:
+    settings = VLLMSettings(pretrained="m")
+    assert settings.request_order == "cache"
+    assert "enable_prefix_caching" not in engine_kwargs(settings, image_limit=1)  # vLLM's default: on
+    assert VLLMSettings(pretrained="m", request_order="length").request_order == "length"
+    with pytest.raises(ValueError, match="vllm backend: request_order must be one of length, cache, got 'fast'"):
+        VLLMSettings(pretrained="m", request_order="fast")
+
+
+@pytest.fixture(scope="module")
+def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mmlb_niah")
+    build_mmlongbench(source="fixture", out_dir=root, configs=list(CONFIGS))
+    return root
+
+
+def run(order: str, data: Path, out: Path) -> tuple[list[str], dict[str, list]]:
+    """(sample ids in the order the engine got them, {task: sorted (sample id, response, metrics)})."""
+    index = TaskIndex([])
+    tasks = [Task(index.tasks[f"mmlongbench_{c}"]) for c in CONFIGS]
+    for task in tasks:
+        task.load(data)
+    model = VLLMModel(settings(max_model_len=32768, request_order=order), llm_factory=FAKE_LLM,
+                      sampling_factory=FAKE_SAMPLING, count_online=False)  # no Hub here
+    fake_vllm.CALLS.clear()
+    try:
+        Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 8}, output_dir=out, progress=False)).run(tasks)
+    finally:
+        model.close()
+    journals = {}
+    for task in tasks:
+        lines = (out / f"journal_{task.name}.jsonl").read_text().splitlines()[1:]
+        journals[task.name] = sorted((r["sample_id"], r["response"], r["metrics"]) for r in map(json.loads, lines))
+    sent = [conversation for call in fake_vllm.CALLS for conversation in call["conversations"]]
+    return [summary(conversation) for conversation in sent], journals
+
+
+def summary(conversation: list[dict]) -> str:
+    return "|".join(p.get("text") or p["uuid"] for message in conversation for p in message["content"])
+
+
+def test_the_engine_gets_another_order_and_the_journals_hold_the_same_answers(mmlb_dir: Path, tmp_path: Path) -> None:
+    cache_sent, cache_journals = run("cache", mmlb_dir, tmp_path / "cache")
+    length_sent, length_journals = run("length", mmlb_dir, tmp_path / "length")
+    assert cache_journals == length_journals and all(cache_journals.values())
+    assert sorted(cache_sent) == sorted(length_sent) and cache_sent != length_sent

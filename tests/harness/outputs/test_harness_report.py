@@ -1,0 +1,161 @@
+"""`harness report`: the markdown, where the numbers came from (data provenance and the warning that a
+synthetic or limited run is not the paper's), the cross-model table and the MMNeedle figures it links."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from harness.outputs.model_results import load_results
+from tests.support.report_runs import evaluate as _evaluate
+from tests.support.report_runs import report_text as _report
+
+
+def _part(text: str, model: str) -> str:
+    """One model's part of the report (from its heading to the next model's)."""
+    start = text.index(f"## {model}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def _cell(results: dict[str, Any], task: str, metric: str) -> str:
+    entry = results["results"][task]
+    return f"{100 * entry[f'{metric},none']:.1f} ± {100 * entry[f'{metric}_stderr,none']:.1f}"  # one scale: percent
+
+
+@pytest.mark.slow
+def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harness) -> None:
+    out = tmp_path / "results"
+    random = _evaluate(harness, out, data_dir, "random")
+    _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
+    text = _report(harness, out)
+    assert "## random" in text and "## constant" in text
+    assert "| mmneedle_m1_n2_k1_neg | 1.0 | 12 | 0 | existence_acc | 1.0000 | 0.0000 |" in text  # constant -1
+    # the paper's layout: positives' existence (format validity beside it)/index/exact, negatives' existence
+    assert ("| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 | "
+            "100.0 ± 0.0 |") in text
+    for name in ("mmneedle_cells_random.png", "mmneedle_depth_random.png", "mmneedle_cells_constant.png",
+                 "mmneedle_depth_constant.png"):
+        assert f"]({name})" in text
+        with Image.open(out / name) as image:
+            assert image.format == "PNG" and image.width > 600 and image.height > 600
+    # Several models: their headline metrics side by side, models by name, tasks in the paper's order.
+    across = text[text.index("## Across models"):text.index("## constant")]
+    rows = [line for line in across.splitlines() if line.startswith("| mmneedle")]
+    assert "| task | metric (0-100) | constant | random |" in across
+    assert rows == [
+        f"| mmneedle_m1_n2_k1_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m1_n2_k1_pos', 'exact_acc')} |",
+        f"| mmneedle_m1_n2_k1_neg | existence_acc | 100.0 ± 0.0 | "
+        f"{_cell(random, 'mmneedle_m1_n2_k1_neg', 'existence_acc')} |",
+        f"| mmneedle_m10_n1_k2_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m10_n1_k2_pos', 'exact_acc')} |",
+    ]
+
+
+@pytest.mark.slow
+def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_dir: Path, harness) -> None:
+    out = tmp_path / "results"
+    _evaluate(harness, out, data_dir, "random")
+    _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "5")
+    text = _report(harness, out)
+    manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
+    content_hash, config_hash = manifest["content_hash"], manifest["configs"]["m1_n2_k1"]["content_sha256"]
+    assert "> **Warning:** some of these results ran on data that is synthetic, limited" in text
+
+    constant = _part(text, "constant")
+    for reason in ("> - synthetic images (source `synthetic`), not the paper's (3 of 3 tasks)",
+                   "> - a build capped by `--limit 12` (3 of 3 tasks)",
+                   "> - a run with `--limit 5`, which evaluates only the first samples of each task (3 of 3 tasks)"):
+        assert reason in constant
+    builder, images = f"{manifest['builder']} {manifest['builder_version']}", manifest["request"]["source"]["num_images"]
+    assert (f"| D1 | `{data_dir / 'mmneedle'}` ({builder}) | synthetic (`synthetic`, {images:,} images) | "
+            f"regenerate | paper | 12 | 5 | 3 | 15 of 36 | `{content_hash}` |") in constant
+    assert f"| mmneedle_m1_n2_k1_pos | D1 | 24 | 12 | 5 | {config_hash} |" in constant
+    caption = (f"*Data: synthetic source, regenerate build, build --limit 12, run --limit 5, {content_hash[:19]}. "
+               "NOT comparable with the paper's numbers.*")
+    assert caption in constant
+
+    random = _part(text, "random")
+    assert "| regenerate | paper | 12 | none | 3 | 36 of 36 |" in random  # recorded: the run had no --limit
+    assert "> - a build capped by `--limit 12` (3 of 3 tasks)" in random and "a run with `--limit" not in random
+    # The two models ran different numbers of samples: the cross-model table says so on every row.
+    across = text[text.index("## Across models"):text.index("## constant")]
+    assert [line.split(" | ")[0] for line in across.splitlines() if line.startswith("| mmneedle")] == [
+        "| mmneedle_m1_n2_k1_pos ‡", "| mmneedle_m1_n2_k1_neg ‡", "| mmneedle_m10_n1_k2_pos ‡"]
+
+
+def _rewrite_datasets(model_dir: Path, change) -> None:
+    """Edit what a real results file records about its data (stands for a build this test cannot afford)."""
+    path = next(model_dir.glob("results_*.json"))
+    results = json.loads(path.read_text())
+    for task in list(results["datasets"]):
+        change(results["datasets"], task)
+    path.write_text(json.dumps(results))
+
+
+@pytest.mark.slow  # a run and three reports
+def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_path: Path, data_dir: Path,
+                                                                         harness) -> None:
+    out = tmp_path / "results"
+    _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
+
+    def as_coco(datasets: dict[str, Any], task: str) -> None:  # the paper's rows of a COCO build, uncapped
+        datasets[task].update(limit=None, source={"kind": "coco", "spec": "coco=/data/coco2014", "num_images": 40504})
+        assert set(datasets[task].pop("caveats")) == {"synthetic", "limited"}  # what the synthetic build said
+
+    _rewrite_datasets(out / "constant", as_coco)
+    text = _report(harness, out)
+    assert "| coco (`coco=/data/coco2014`, 40,504 images) | regenerate | paper | none | none | 3 |" in text
+    assert "Not comparable" not in text and "**Warning:**" not in text and "NOT comparable" not in text
+    assert "## Across models" not in text  # one model: nothing to set beside it
+
+    # A caveat only the build knew (no source kind or limit says it) is reported in the build's own words.
+    _rewrite_datasets(out / "constant", lambda datasets, task: datasets[task].update(
+        caveats={"partial": "questions of one language only"}))
+    text = _report(harness, out)
+    assert "> - questions of one language only (3 of 3 tasks)" in text
+
+    _rewrite_datasets(out / "constant", lambda datasets, task: datasets.pop(task))
+    text = _report(harness, out)
+    assert ("> - the data's origin is not recorded (no build manifest), so comparability cannot be checked "
+            "(3 of 3 tasks)") in text
+    assert "*Data: data origin not recorded. NOT comparable with the paper's numbers.*" in text
+
+
+def test_counters_are_the_bookkeeping_fields_only(tmp_path: Path, data_dir: Path, harness) -> None:
+    out = tmp_path / "results"
+    results = _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "4")
+    data = load_results(out)["constant"]
+    entry = results["sample_counts"]["mmneedle_m1_n2_k1_neg"]
+    counters = data.counters("mmneedle_m1_n2_k1_neg")
+    assert counters == entry and not any(k.startswith("n_") for k in results["results"]["mmneedle_m1_n2_k1_neg"])
+    assert counters["sample_len"] == counters["n_scored"] == 4 and counters["n_error"] == 0
+
+
+@pytest.mark.slow  # two runs and a report
+def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:
+    """A benchmark without `headline_metrics`: each task's and group's first metric, in natural order."""
+    out = tmp_path / "results"
+    args = ("--include_path", toy_tasks, "--data_dir", toy_dir, "--output_path", out)
+    for model, extra in (("random", ()), ("constant", ("--model_args", "answer=red"))):
+        run = harness("--tasks", "toy,toy_colors", "--model", model, *extra, *args)
+        assert run.code == 0, run.err
+    random, constant = (load_results(out)[m] for m in ("random", "constant"))
+    text = _report(harness, out)
+    across = text[text.index("## Across models"):text.index("## constant")]
+    rows = [line for line in across.splitlines() if line.startswith("| toy")]
+
+    def cell(data, name: str) -> str:  # a benchmark that declares no scale: proportions shown as percentages
+        entry = data.results.get(name) or data.groups[name]
+        return f"{100 * entry['acc,none']:.1f} ± {100 * entry['acc_stderr,none']:.1f}"
+
+    assert rows == [f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"
+                    for name in ("toy", "toy_colors", "toy_pairs")]
+
+
+def test_report_on_a_folder_without_results(tmp_path: Path, harness) -> None:
+    run = harness("report", tmp_path)
+    assert run.code == 2 and "no results_*.json" in run.err

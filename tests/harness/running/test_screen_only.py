@@ -1,0 +1,299 @@
+"""`--screen_only` tells the truth for every model: an `hf` checkpoint available offline (a local folder or the local
+Hub cache) is counted by its own processor, without its weights, exactly as the run counts it, so the screen and the
+run decide every sample alike; anything else (a checkpoint not available offline, an API model) is counted by its
+family's rule and every such count is labelled an estimate."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from builders.milebench.build import build_milebench
+from harness.api import ImagePart
+from harness.cli import run_parser
+from harness.execute import run_policies
+from harness.run_plan import plan_run
+from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
+
+RUN_STATUSES = {"ok": SENT, "empty": SENT}  # what the run records for a sample it sent
+
+
+@pytest.fixture(scope="module")
+def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """MileBench's needle fixture: three rows, the last with 32 images (the README's screening example)."""
+    root = tmp_path_factory.mktemp("milebench_needle")
+    build_milebench(source="fixture", out_dir=root, configs=["image_needle"])
+    return root
+
+
+@pytest.fixture
+def empty_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A local Hub cache holding nothing (whatever the machine's own cache holds)."""
+    import huggingface_hub
+
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
+    return cache
+
+
+def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
+    """(task, sample id) -> the screen's verdict, for a `harness ... --screen_only` command line."""
+    args = [str(a) for a in argv]
+    plan = plan_run(run_parser().parse_args(args), args)
+    model = screen_model(plan.model.backend, plan.model.args)
+    policies = run_policies(plan)
+    chosen = policies if policies.by_task else None
+    return {(task.name, v.sample_id): v for task in plan.tasks
+            for v in screen_task(model, task, plan.gen_kwargs, plan.seed, plan.shard, chosen)}
+
+
+def table_row(out: str, task: str) -> list[str]:
+    (line,) = [line for line in out.splitlines() if line.startswith(f"| {task} |")]
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+@pytest.mark.slow  # screens, then runs a tiny LLaVA
+def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: Path, needle_dir: Path,
+                                                      tiny_llava_336: Path, harness) -> None:
+    """576 tokens per image against 2,048: ten-image rows are over length (the issue's case: the old screen said
+    "3 of 3 would be sent, longest 1,241"), one-image rows are sent, MileBench's 2-32-image rows are cut from the
+    left; the screen and the real run agree on every verdict, count and cut."""
+    model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava_336},threads=1,context_length=2048",
+             "--gen_kwargs", "max_gen_toks=4")
+    cases = [(data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", ("--limit", "3")),
+             (needle_dir, "milebench_image_needle", ())]
+    name = str(tiny_llava_336).replace("/", "__")
+    seen = set()
+    for data, tasks, limit in cases:
+        argv = ("--tasks", tasks, *model, "--data_dir", data, *limit)
+        screened = verdicts(*argv)
+        run = harness(*argv, "--output_path", tmp_path / tasks)
+        assert run.code in (0, 1), run.err  # 1: a task with every sample over length scores none
+        for task in tasks.split(","):
+            for sample in run.samples(name, task):
+                verdict = screened.pop((task, sample["sample_id"]))
+                assert verdict.status == RUN_STATUSES.get(sample["status"], sample["status"]), (verdict, sample)
+                assert verdict.prompt_tokens == sample["token_count"] and verdict.exact
+                assert verdict.truncation == sample.get("truncation")
+                if verdict.status == SENT:  # the processor's real input_ids, as the model got them
+                    assert sample["usage"]["prompt_tokens"] == verdict.prompt_tokens
+                seen.add((task, verdict.status, verdict.truncation is not None))
+        assert not screened  # nothing screened that the run did not record
+    assert seen >= {("mmneedle_m10_n1_k2_pos", "over_length", False), ("mmneedle_m1_n2_k1_pos", SENT, False),
+                    ("milebench_image_needle", SENT, True)}
+
+    table = harness("--tasks", "mmneedle_m10_n1_k2_pos", *model, "--data_dir", data_dir, "--limit", "3", "--screen_only")
+    assert table.code == 0, table.err
+    cells = table_row(table.out, "mmneedle_m10_n1_k2_pos")
+    assert cells[1:5] == ["3", "0", "3", "0"] and int(cells[6].replace(",", "")) > 10 * 576 and cells[9] == "exact"
+    assert "0 of 3 samples would be sent" in table.out and "Counted as hf processor LlavaProcessor" in table.out
+    assert "estimate" not in table.out
+
+
+@pytest.mark.slow  # tiny LLaVA processors
+def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path, data_dir: Path, tiny_llava_336: Path,
+                                                                  harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub
+
+    weightless = tmp_path / "weightless"
+    shutil.copytree(tiny_llava_336, weightless, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    snapshot = tmp_path / "hub" / "models--tiny-org--llava-336" / "snapshots" / ("0" * 40)
+    shutil.copytree(weightless, snapshot)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+
+    def screen(checkpoint: object) -> str:
+        run = harness("--tasks", "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
+                      f"pretrained={checkpoint},context_length=2048", "--data_dir", data_dir, "--limit", "3",
+                      "--screen_only")
+        assert run.code == 0, run.err
+        return run.out.split("\n", 1)[1]  # the table, after the line naming the checkpoint
+
+    whole = screen(tiny_llava_336)
+    assert "| mmneedle_m1_n2_k1_pos | 3 | 3 | 0 |" in whole and "| exact |" in whole
+    assert screen(weightless) == whole and screen("tiny-org/llava-336") == whole
+
+
+@pytest.mark.slow  # screens twice, the second time with a 336 px tiny LLaVA built for it
+def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(needle_dir: Path, tiny_llava_336: Path, harness,
+                                                                       empty_hub_cache: Path) -> None:
+    """The README's example: MileBench's 32-image needle row for llava-1.5-7b at 4,096 tokens. Not in the local
+    cache, it is counted by the LLaVA-1.5 rule (576 per image), labelled an estimate naming why; the row is cut to
+    fit, as the exact count of a local 576-token checkpoint cuts it (the old screen cut nothing)."""
+    args = ("--tasks", "milebench_image_needle", "--data_dir", needle_dir, "--gen_kwargs", "max_gen_toks=4", "--screen_only")
+    estimated = harness(*args, "--model", "hf", "--model_args", "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096")
+    assert estimated.code == 0, estimated.err
+    assert ("the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline (from a local folder or "
+            "the local Hub cache)") in estimated.out
+    assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in estimated.out
+    cells = table_row(estimated.out, "milebench_image_needle")
+    assert cells[9] == "estimate" and cells[8] == "1" and int(cells[6].replace(",", "")) <= 4096
+    exact = harness(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=4096")
+    assert table_row(exact.out, "milebench_image_needle")[8:10] == ["1", "exact"]
+
+    by_family = verdicts(*args[:-1], "--model", "hf", "--model_args",
+                         "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096")
+    cut = by_family[("milebench_image_needle", "ImageNeedleInAHaystack/2")]
+    assert cut.truncation is not None and cut.truncation["images_kept"] + cut.truncation["images_dropped"] == 32
+    assert cut.truncation["prompt_tokens_before"] > 32 * 576 and not cut.exact
+
+
+def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data_dir: Path, rows, harness,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a screen sends nothing: no key needed
+    args = ("--tasks", "mmneedle_m10_n1_k2_pos", "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=8",
+            "--screen_only")
+    run = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
+    assert run.code == 0, run.err
+    assert "gpt-4o-2024-11-20 is an API model" in run.out and "GPT-4o family's rule" in run.out
+    docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
+    # 256-px images at detail high: one 512-px tile each, 85 + 170 tokens.
+    needed = [d["text_tokens"] + 10 * 255 + 8 for d in docs]
+    cells = table_row(run.out, "mmneedle_m10_n1_k2_pos")
+    assert int(cells[6].replace(",", "")) == max(needed) and cells[9] == "estimate"
+    assert cells[3] == str(sum(n > 2600 for n in needed))
+    prompts = [n - 8 for n in needed]  # each task's token range: its prompts, max_gen_toks left out
+    assert cells[10] == f"{min(prompts):,}-{max(prompts):,}" and min(prompts) < max(prompts)
+
+    unknown = harness(*args, "--model", "openai", "--model_args", "model=mystery-vlm")
+    assert unknown.code == 0, unknown.err
+    assert "no family rule is known for mystery-vlm" in unknown.out and "mystery-vlm is an API model" in unknown.out
+    rows_rule = [d["text_tokens"] + sum(d["image_tokens"]) + 8 for d in docs]
+    assert table_row(unknown.out, "mmneedle_m10_n1_k2_pos")[6] == f"{max(rows_rule):,}"
+
+
+@pytest.mark.slow  # tiny LLaVA processors
+def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Path, needle_dir: Path,
+                                                                    tiny_llava_336: Path, harness) -> None:
+    """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
+    real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
+    --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
+    from transformers import AutoProcessor
+
+    from harness.config.task_index import TaskIndex
+    from harness.models.vllm_engine import VLLMModel, VLLMSettings
+    from harness.running.task import Task
+
+    model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), max_model_len=2048), count_online=False)
+    processor = AutoProcessor.from_pretrained(tiny_llava_336)
+    task = Task(TaskIndex().tasks["mmneedle_m10_n1_k2_pos"])
+    task.load(data_dir, 3)
+    for doc_id, doc in task.iter_docs():
+        request = task.build_request(doc_id, doc, task.generation_settings({}))
+        (message,) = request.messages
+        chat = [{"role": "user", "content": [{"type": "image"} if isinstance(p, ImagePart) else
+                                             {"type": "text", "text": p.text} for p in message.content]}]
+        text = processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        inputs = processor(text=[text], images=[i.pil() for i in request.images])
+        assert model.prompt_tokens(request) == len(inputs["input_ids"][0]) > 10 * 576 and model.exact(request)
+    assert model.token_rule.startswith("hf processor LlavaProcessor") and "as vLLM counts it" in model.token_rule
+
+    for data, tasks in ((data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos"), (needle_dir, "milebench_image_needle")):
+        args = ("--tasks", tasks, "--data_dir", data, "--limit", "3", "--gen_kwargs", "max_gen_toks=4")
+        by_hf = verdicts(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=2048")
+        by_vllm = verdicts(*args, "--model", "vllm", "--model_args", f"pretrained={tiny_llava_336},max_model_len=2048")
+        assert by_vllm.keys() == by_hf.keys()
+        for key, verdict in by_vllm.items():
+            hf = by_hf[key]
+            assert (verdict.status, verdict.prompt_tokens, verdict.truncation) == (hf.status, hf.prompt_tokens,
+                                                                                 hf.truncation), key
+            assert verdict.exact and hf.exact
+    table = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
+                    f"pretrained={tiny_llava_336},max_model_len=2048", "--data_dir", data_dir, "--limit", "3",
+                    "--screen_only")
+    assert table.code == 0, table.err
+    assert table_row(table.out, "mmneedle_m10_n1_k2_pos")[9] == "exact" and "estimate" not in table.out
+
+
+def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family(data_dir: Path, rows, harness,
+                                                                                 empty_hub_cache: Path) -> None:
+    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
+                  "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192", "--data_dir", data_dir, "--limit", "3",
+                  "--gen_kwargs", "max_gen_toks=8", "--screen_only")
+    assert run.code == 0, run.err
+    docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
+    # The LLaVA-1.5 rule, 576 per image, + VLLMSettings' default length_margin of 64 template tokens.
+    needed = max(d["text_tokens"] + 10 * 576 + 64 + 8 for d in docs)
+    cells = table_row(run.out, "mmneedle_m10_n1_k2_pos")
+    assert cells[6] == f"{needed:,}" and cells[9] == "estimate"
+    assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in run.out
+    assert "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline" in run.out
+
+
+def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp_path: Path, data_dir: Path, harness,
+                                                                             rows) -> None:
+    """Idefics2's processor has no size-only count: the chat template is still tokenized by the model's tokenizer,
+    each image is estimated by the Idefics2 rule, and the table says `estimate`; the rule restates the processor's
+    expansion, so the estimate is within a token per image (a space the processor adds after an image) of the
+    input_ids it really builds."""
+    from transformers import Idefics2Config, Idefics2ImageProcessorPil, Idefics2Processor
+
+    from harness.config.task_index import TaskIndex
+    from harness.models.hf_counting import ProcessorCount
+    from harness.running.task import Task
+    from tests.support.tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
+
+    checkpoint = tmp_path / "idefics2"
+    tokenizer = tiny_tokenizer(("<image>", "<fake_token_around_image>", "<end_of_utterance>"))
+    processor = Idefics2Processor(image_processor=Idefics2ImageProcessorPil(do_image_splitting=True), tokenizer=tokenizer,
+                                  image_seq_len=64, chat_template=CHAT_TEMPLATE)
+    processor.save_pretrained(checkpoint)
+    Idefics2Config().save_pretrained(checkpoint)  # the config alone: no weights
+
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={checkpoint}",
+                  "--data_dir", data_dir, "--limit", "2", "--screen_only")
+    assert run.code == 0, run.err
+    assert table_row(run.out, "mmneedle_m1_n2_k1_pos")[9] == "estimate"
+    assert "each image estimated by 64 tokens per crop" in run.out and "Idefics2Processor cannot tell" in run.out
+
+    count = ProcessorCount.load(str(checkpoint), offline=True)
+    task = Task(TaskIndex().tasks["mmneedle_m1_n2_k1_pos"])
+    task.load(data_dir, 2)
+    for doc_id, doc in task.iter_docs():
+        request = task.build_request(doc_id, doc, task.generation_settings({}))
+        inputs = count.processor(text=[count.render(request)], images=[[i.pil() for i in request.images]])
+        actual = len(inputs["input_ids"][0])
+        assert actual - len(request.images) <= count.prompt_tokens(request) <= actual and not count.exact(request)
+
+
+def test_every_alias_has_its_family_rule() -> None:
+    from harness.models.aliases import ALIASES
+    from harness.models.families import family_of
+
+    expected = {"qwen2.5-vl": "Qwen2-VL", "qwen2.5-vl-3b": "Qwen2-VL", "qwen2-vl": "Qwen2-VL",
+                "llava-onevision": "LLaVA-OneVision", "llava-next-llama3": "LLaVA-NeXT", "idefics2": "Idefics2",
+                "idefics3": "Idefics3", "internvl": "InternVL", "gemma3": "Gemma 3", "ovis2": "Ovis2",
+                "phi3.5-vision": "Phi-3.5-vision", "phi4-multimodal": "Phi-4-multimodal", "pixtral": "Pixtral",
+                "gpt-4o": "GPT-4o"}
+    found = {}
+    for name, alias in ALIASES.items():
+        family = family_of(alias.args.get("pretrained") or alias.args.get("model"))
+        found[name] = family.name if family else None
+    assert found == expected
+
+
+def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(tiny_llava_336: Path) -> None:
+    from transformers import AutoProcessor, LlavaNextImageProcessorPil, LlavaNextProcessor
+
+    from harness.models.families import family_of
+    from tests.support.tiny_llava import tiny_tokenizer
+
+    sizes = [(256, 256), (1000, 1000), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (1008, 336)]
+    next_processor = LlavaNextProcessor(
+        image_processor=LlavaNextImageProcessorPil(size={"shortest_edge": 336}, crop_size={"height": 336, "width": 336}),
+        tokenizer=tiny_tokenizer(), patch_size=14, vision_feature_select_strategy="default",
+        num_additional_image_tokens=1, image_token="<image>")
+    llava_processor = AutoProcessor.from_pretrained(tiny_llava_336)
+    for processor, family in ((next_processor, family_of("llava-hf/llama3-llava-next-8b-hf")),
+                              (llava_processor, family_of("llava-hf/llava-1.5-7b-hf"))):
+        counted = processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in sizes]).num_image_tokens
+        assert [family.image_tokens(w, h, {}) for w, h in sizes] == counted
+    assert len(set(counted)) == 1 and counted[0] == 576  # LLaVA-1.5: whatever the image
+
+    gpt4o = family_of("gpt-4o-2024-11-20")  # OpenAI's examples: 1024 x 1024 high is 765, 2048 x 4096 is 1105
+    assert [gpt4o.image_tokens(w, h, {}) for w, h in ((1024, 1024), (2048, 4096), (128, 128))] == [765, 1105, 255]
+    assert gpt4o.image_tokens(2048, 4096, {"image_detail": "low"}) == 85

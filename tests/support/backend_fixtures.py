@@ -1,0 +1,56 @@
+"""Fixtures for the backend, batching, cache, sharding and merge tests (a pytest plugin of `tests/conftest.py`):
+tiny encoded images made with Pillow, a chat-completions server on loopback, a small MMNeedle build."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.chat_server import ChatServer
+from tests.support.model_requests import encode_image
+
+
+@pytest.fixture(scope="session")
+def jpeg_red() -> bytes:
+    return encode_image((200, 30, 30), (16, 12), "JPEG")
+
+
+@pytest.fixture(scope="session")
+def png_blue() -> bytes:
+    return encode_image((20, 40, 220), (10, 14), "PNG")
+
+
+@pytest.fixture(scope="session")
+def jpeg_green() -> bytes:
+    return encode_image((30, 180, 60), (20, 20), "JPEG")
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    server = ChatServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+MMNEEDLE_LIMIT = 3  # positives and negatives per config in `mmneedle_dir`
+
+
+@pytest.fixture(scope="session")
+def mmneedle_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A `--data_dir` with a synthetic MMNeedle build (m1_n2_k1, m10_n1_k1) by the real builder."""
+    import datasets
+
+    from builders.mmneedle import build_mmneedle
+
+    previous = datasets.config.HF_DATASETS_CACHE
+    datasets.config.HF_DATASETS_CACHE = tmp_path_factory.mktemp("hf_datasets_cache")  # not ~/.cache
+    root = tmp_path_factory.mktemp("data")
+    build_mmneedle(source="synthetic", out_dir=root, configs=["m1_n2_k1", "m10_n1_k1"], limit=MMNEEDLE_LIMIT,
+                   seed=0, num_proc=1)
+    yield root
+    datasets.config.HF_DATASETS_CACHE = previous

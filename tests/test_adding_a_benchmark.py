@@ -1,0 +1,114 @@
+"""A new benchmark is one builder package, one task folder and one card template: add the toy benchmark
+(`toy_builder.py`, and the task folder and card of `toy_benchmark.py`) to a copy of the project as exactly those
+files, and `builders` and `harness` pick it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import PROJECT
+from tests.support.toy_benchmark import CARD_TEMPLATE, write_toy_tasks
+
+PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
+TOY_BUILDER = PROJECT / "tests" / "support" / "toy_builder.py"
+
+
+@pytest.fixture(scope="module")
+def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's packages copied, then the toy benchmark's own files added; nothing else touched."""
+    root = tmp_path_factory.mktemp("project")
+    for package in PACKAGES:
+        shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(root) for p in root.rglob("*")}
+    added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
+    added[0].parent.mkdir()
+    shutil.copy(TOY_BUILDER, added[0])
+    added[1].parent.mkdir()
+    added[1].write_text(CARD_TEMPLATE)
+    write_toy_tasks(root / "tasks" / "toy")
+    after = {p.relative_to(root) for p in root.rglob("*")}
+    new = {p for p in after - before if not p.suffix == ""}
+    assert before <= after and {p.parts[:2] for p in new} == {("builders", "toy"), ("tasks", "toy"), ("dataset_cards", "toy")}
+    return root
+
+
+def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_DATASETS_CACHE": str(tmp_path / "hf_cache")}
+    return subprocess.run([sys.executable, "-m", *argv], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+@pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
+def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: Path) -> None:
+    listed = run(project_copy, tmp_path, "builders.cli", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy: 2 configs (coloured squares, for tests)" in listed.stdout and "mmneedle: 21 configs" in listed.stdout
+
+    help_text = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--help").stdout
+    assert "--rows" in help_text and "--image-storage" in help_text and "--source" not in help_text
+
+    data = tmp_path / "data"
+    built = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "pairs",
+                "--out", str(data))
+    assert built.returncode == 0, built.stderr
+    assert "pairs: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
+    bad = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data))
+    assert bad.returncode == 2 and "unknown config(s) triangles; valid: colors, pairs" in bad.stderr
+
+    ls = run(project_copy, tmp_path, "harness.cli", "ls")
+    assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
+    # The harness names the missing config's build as the user's own, and that command adds it to the build.
+    missing = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--data_dir",
+                  str(data), "--output_path", str(tmp_path / "never"))
+    assert missing.returncode == 2
+    hint = missing.stderr.split("build it with: ")[1].splitlines()[0]
+    assert hint == f"builders build toy --rows 4 --configs colors --out {data}"
+    added = run(project_copy, tmp_path, "builders.cli", *shlex.split(hint)[1:])
+    assert added.returncode == 0 and "added colors to the build" in added.stderr, added.stderr
+    manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
+    assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
+    assert list(manifest["configs"]) == ["colors", "pairs"] and len(manifest["steps"]) == 2
+    assert (data / "toy" / "README.md").read_text().split("---\n")[-1].startswith("\n# Toy\n\nColoured squares (2 configs)")
+
+    out = tmp_path / "results"
+    evaluated = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--model_args",
+                    "answer=no", "--data_dir", str(data), "--output_path", str(out), "--no_progress")
+    assert evaluated.returncode == 0, evaluated.stderr
+    (results_file,) = (out / "constant").glob("results_*.json")
+    results = json.loads(results_file.read_text())
+    # colors: no row says "no"; pairs of 4 rows: rows 1-3 show two colours.
+    assert results["results"]["toy_pairs"]["acc,none"] == 0.75 and results["results"]["toy_colors"]["acc,none"] == 0.0
+    assert results["groups"]["toy"]["acc,none"] == 0.375
+    report = run(project_copy, tmp_path, "harness.cli", "report", str(out))
+    assert report.returncode == 0, report.stderr
+    assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
+
+
+def code_lines(source: str) -> int:
+    """Lines of code: not blank, not a comment, not part of a docstring."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    return sum(1 for number, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and number not in docstrings)
+
+
+def test_the_guide_shows_the_toy_builder_as_it_is_and_it_is_short() -> None:
+    builder = TOY_BUILDER.read_text()
+    guide = (PROJECT / "docs" / "ADDING_A_BENCHMARK.md").read_text()
+    assert builder in re.findall(r"^```python\n(.*?)^```", guide, flags=re.S | re.M)
+    assert code_lines(builder) <= 60
