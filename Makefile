@@ -22,8 +22,10 @@ $(VLLM_STAMP): $(STAMP) requirements/vllm-classes.txt
 	$(PY) -m pip install -q --no-deps vllm==0.33.0
 	touch $(VLLM_STAMP)
 
+# mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: $(STAMP) $(VLLM_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q

@@ -234,7 +234,7 @@ class Model(abc.ABC):
     `identity`, `text_round_trip`, `fit_batch_size` and `close`.
     """
 
-    name: ClassVar[str] = "model"
+    name: str = "model"  # the registered name (a wrapper of a backend takes the backend's)
     # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
     cache_responses: ClassVar[bool] = True
     # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
@@ -340,4 +340,4 @@ def collect(chunks: Iterator[list[tuple[int, Response]]], count: int) -> list[Re
     missing = [i for i, r in enumerate(responses) if r is None]
     if missing:
         raise RuntimeError(f"the backend's stream gave no response for {len(missing)} of {count} requests")
-    return responses  # type: ignore[return-value]
+    return [r for r in responses if r is not None]  # every one, as checked above

@@ -19,9 +19,12 @@ import io
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import UserError
+
+if TYPE_CHECKING:
+    from harness.outputs.results_file import ResultsFile
 
 
 class EvaluationError(RuntimeError):
@@ -101,7 +104,7 @@ def simple_evaluate(
     no_progress: bool = False,
     verbose: bool = False,
     **flags: Any,
-) -> dict[str, Any]:
+) -> ResultsFile:
     """Evaluate `model` on `tasks` as `harness --tasks ... --model ...` does, and return the results dict it
     writes (lm-eval's shape: `results`, `groups`, `configs`, `versions`, `n-shot`, `config`, ...).
 
@@ -170,7 +173,7 @@ def simple_evaluate(
     return results
 
 
-def evaluate(**kwargs: Any) -> dict[str, Any]:
+def evaluate(**kwargs: Any) -> ResultsFile:
     """lm-eval's second entry point. lm-eval's `evaluate` takes a model object and a task dict built beforehand;
     here a model is loaded from its name by every run, so `evaluate` is `simple_evaluate` (see its parameters),
     for code written against lm-eval's names."""

@@ -17,6 +17,7 @@ from harness.run_plan import RunPlan, plan_run
 if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
+    from harness.outputs.results_file import ResultsFile
     from harness.running.runner import TaskResult
     from harness.running.sharding import Shard
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     return run_with_results(args, argv)[0]
 
 
-def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, dict[str, Any] | None]:
+def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, ResultsFile | None]:
     """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
     the Python API's entry (`harness.evaluator`). The arguments become the run's plan here, and only the plan
     goes on."""
@@ -43,7 +44,7 @@ def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, di
         return execute_plan(plan_run(args, argv))
 
 
-def execute_plan(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
+def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     """The run `plan` describes: its exit code and its results (None where it wrote none)."""
     from harness.running.lock import OutputLock
 
@@ -172,7 +173,7 @@ def _screen_only(plan: RunPlan) -> int:
     return 0
 
 
-def _execute(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
+def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.api import BackendFatalError
     from harness.outputs.results import build_results, summary_table
     from harness.outputs.results_file import write_results
@@ -221,8 +222,9 @@ def _execute(plan: RunPlan) -> tuple[int, dict[str, Any] | None]:
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
     if plan.predict_only:  # nothing scored: no group has a score either
-        results.update(predict_only=PREDICT_ONLY_NOTE, group_aggregation={},
-                       groups={name: {"alias": entry["alias"]} for name, entry in results["groups"].items()})
+        results["predict_only"] = PREDICT_ONLY_NOTE
+        results["group_aggregation"] = {}
+        results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
     if output_dir is not None:
@@ -245,7 +247,7 @@ def _chat_template(template: str | None) -> dict[str, str | None]:
     return {"chat_template": template, "chat_template_sha": sha}
 
 
-def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: dict[str, Any]) -> None:
+def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: ResultsFile) -> None:
     """--wandb_args: the results to Weights & Biases (`harness.outputs.wandb_log`), after they are saved."""
     from harness.outputs.wandb_log import log_results
 

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 from harness.errors import OutputError, UserError
 from harness.redact import scrub
@@ -56,7 +56,7 @@ def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
         raise
 
 
-def open_text(path: Path, mode: str) -> TextIO:
+def open_text(path: Path, mode: Literal["w", "a"]) -> TextIO:
     """A text file opened without following a link: mode `w` (truncate or create), `a` (append or create)."""
     flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
     return os.fdopen(open_no_follow(path, flags), mode, encoding="utf-8", errors="backslashreplace")

@@ -4,7 +4,7 @@ per request, for a build step (LoCoVQA's entity lister). Registered as the entry
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, Response, TextPart, collect
@@ -29,9 +29,9 @@ class BackendImageAsker:
 
     def ask(self, questions: Sequence[Any], query: str, max_new_tokens: int, task: str) -> list[Response]:
         """`questions`: `builders.core.image_questions.ImageQuestion`s (key, sha256, data, width, height)."""
-        requests = []
+        requests: list[Request] = []
         for question in questions:
-            ref = ImageRef(question.sha256, (lambda data=question.data: data), question.width, question.height)
+            ref = ImageRef(question.sha256, _loader(question.data), question.width, question.height)
             messages = (Message("user", (ImagePart(ref), TextPart(query))),)
             requests.append(Request(task, len(requests), question.key, messages,
                                     GenerationSettings(max_gen_toks=max_new_tokens), 0, (0,)))
@@ -45,3 +45,7 @@ class BackendImageAsker:
 
     def close(self) -> None:
         self.model.close()
+
+
+def _loader(data: bytes) -> Callable[[], bytes]:
+    return lambda: data

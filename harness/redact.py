@@ -269,7 +269,7 @@ class ScrubbingStream(io.TextIOBase):
         return self.inner.fileno()
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # the wrapped stream's, over TextIOBase's attribute
         return getattr(self.inner, "encoding", "utf-8")
 
 
@@ -289,7 +289,7 @@ def scrubbed_output() -> Iterator[None]:
                 pass
         return record
 
-    sys.stdout, sys.stderr = ScrubbingStream(saved[0]), ScrubbingStream(saved[1])  # type: ignore[assignment]
+    sys.stdout, sys.stderr = ScrubbingStream(saved[0]), ScrubbingStream(saved[1])
     logging.setLogRecordFactory(scrubbed_record)
     try:
         yield

@@ -12,16 +12,22 @@ from builders.core.contract import image_tokens
 
 
 class _Sized(Protocol):
-    width: int | None
-    height: int | None
+    @property
+    def width(self) -> int | None: ...
+
+    @property
+    def height(self) -> int | None: ...
 
 
 class TokenFigures(Protocol):
     """What counting needs of a request (`harness.api.Request` has it): not the request type itself, since
     `harness.api`, whose default count is this module's, sits above it."""
 
-    text_tokens: int
-    image_tokens: Sequence[int]
+    @property
+    def text_tokens(self) -> int: ...
+
+    @property
+    def image_tokens(self) -> Sequence[int]: ...
 
     @property
     def images(self) -> Sequence[_Sized]: ...
@@ -47,11 +53,18 @@ def fit_within_pixels(width: int, height: int, max_pixels: int | None) -> tuple[
 def image_costs(request: TokenFigures, max_pixels: int | None) -> list[int]:
     """Each image's tokens by the rows' rule: the row's figure, or with a pixel cap and known sizes, the tokens
     at the size the image is scaled down to."""
-    images = request.images
-    if not max_pixels or any(i.width is None or i.height is None for i in images):
+    sizes = known_sizes(request.images)
+    if not max_pixels or sizes is None:
         return list(request.image_tokens)
-    return [image_tokens(*fit_within_pixels(i.width, i.height, max_pixels), max_pixels=max_pixels)  # type: ignore[arg-type]
-            for i in images]
+    return [image_tokens(*fit_within_pixels(width, height, max_pixels), max_pixels=max_pixels)
+            for width, height in sizes]
+
+
+def known_sizes(images: Sequence[_Sized]) -> list[tuple[int, int]] | None:
+    """Each image's (width, height), or None where any image's size is unknown."""
+    sizes = [(i.width, i.height) for i in images]
+    known = [(width, height) for width, height in sizes if width is not None and height is not None]
+    return known if len(known) == len(sizes) else None
 
 
 def prompt_tokens(request: TokenFigures, max_pixels: int | None) -> int:

@@ -37,7 +37,7 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
     from harness.redact import redact_mapping
 
     model_args = plan.model.args
-    return {  # type: ignore[typeddict-item]  # the statistics are the model's to say
+    return {
         "model": plan.model.backend, "alias": plan.model.alias, "alias_info": alias_info(plan.model.alias),
         "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
@@ -49,7 +49,8 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
         "metadata": plan.metadata, "data_dir": _data_dir_label(plan.data_dir),
         "trust_unverified_data": plan.trust_unverified_data,
         "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": plan.log_samples,
-        **_lm_eval_settings(plan, stats.get("backend_stats") or {}), **stats, "argv": plan.command(),
+        **_lm_eval_settings(plan, stats.get("backend_stats") or {}), **stats,  # type: ignore[typeddict-item]  # the model's statistics
+        "argv": plan.command(),
     }
 
 

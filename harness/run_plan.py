@@ -265,7 +265,7 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
         from harness.requirements import check_requirements, run_needs
 
-        check_requirements(run_needs(model.backend, model.name, judge and (judge.backend, judge.name), tasks,
+        check_requirements(run_needs(model.backend, model.name, (judge.backend, judge.name) if judge else None, tasks,
                                      scoring=not args.predict_only))
     output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir

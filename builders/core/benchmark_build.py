@@ -87,6 +87,7 @@ class BenchmarkBuild(Generic[OptionsT]):
         """Build `configs` (None: the default set) into `out_dir/<info.name>` and return that folder (None with
         `dry_run`); `options`: the fields of `cls.Options` and of `RunOptions`, by name."""
         run = RunOptions(**{name: options.pop(name) for name in list(options) if name in RUN_OPTIONS})
+        # `Options` is the subclass's OptionsT, which a ClassVar cannot name (mypy: a plain BenchmarkOptions)
         return cls(cls.Options(**options), configs, run).run(out_dir)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------------------------- the parts

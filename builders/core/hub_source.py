@@ -91,7 +91,7 @@ def not_on_hub(source: str, value: str, where: str, layout: str) -> BuildError:
 
 
 def fetch_release(location: contract.HubLocation, official: HubRelease, wanted: Sequence[HubFile], *,
-                  cache_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> FetchedRelease:
+                  cache_dir: str | Path | None = None, progress: bool = True) -> FetchedRelease:
     """Download the `wanted` files of `location` (the official release's pinned revision unless the location
     names one) into the Hub cache, and return the snapshot folder holding them."""
     repo = f"{location.org}/{location.name}"
@@ -115,14 +115,14 @@ def _offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
-def _cache_root(repo: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+def _cache_root(repo: str, cache_dir: str | Path | None) -> Path:
     from huggingface_hub import constants
     from huggingface_hub.file_download import repo_folder_name
 
     return Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
 
 
-def _listing(repo: str, revision: str, cache_dir: str | os.PathLike[str] | None) -> tuple[str, set[str]]:
+def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]]:
     """(commit, the repo's file names) at `revision`: from the Hub, or, offline or when the Hub cannot be
     reached, from the Hub cache (then only the files already downloaded are known)."""
     if not _offline():
@@ -161,7 +161,7 @@ def _listing(repo: str, revision: str, cache_dir: str | os.PathLike[str] | None)
     return cached
 
 
-def _cached_listing(repo: str, revision: str, cache_dir: str | os.PathLike[str] | None) -> tuple[str, set[str]] | None:
+def _cached_listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]] | None:
     """The Hub cache's snapshot of `repo` at `revision` (a commit, or a ref the cache recorded), as
     `huggingface_hub` lays it out: `refs/<revision>` holds the commit, `snapshots/<commit>/` the files."""
     root = _cache_root(repo, cache_dir)
@@ -187,7 +187,7 @@ def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
                      "(hf://ORG/NAME@REVISION)")
 
 
-def _download(repo: str, name: str, commit: str, cache_dir: str | os.PathLike[str] | None, progress: bool) -> Path:
+def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> Path:
     """One file into the Hub cache (a partial download resumes); returns its snapshot folder."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError

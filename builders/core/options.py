@@ -121,8 +121,9 @@ def _flag_kind(annotation: Any) -> tuple[type, bool]:
     return annotation, False
 
 
-def _parser(kind: type) -> type | None:
-    return None if kind is str else kind  # argparse keeps text as it is
+def _parser(kind: type) -> dict[str, Any]:
+    """argparse's `type=` for a field's type: none for text, which argparse keeps as it is."""
+    return {} if kind is str else {"type": kind}
 
 
 def add_flags(group: argparse._ActionsContainer, options: type[BenchmarkOptions]) -> None:
@@ -137,10 +138,10 @@ def add_flags(group: argparse._ActionsContainer, options: type[BenchmarkOptions]
         if kind is bool:
             group.add_argument(flag_name(item), action="store_true", help=flag.help)
         elif many:
-            group.add_argument(flag_name(item), action="extend", nargs="+", type=_parser(kind), metavar=flag.metavar,
+            group.add_argument(flag_name(item), action="extend", nargs="+", **_parser(kind), metavar=flag.metavar,
                                help=flag.help)
         else:
-            group.add_argument(flag_name(item), type=_parser(kind), default=default, metavar=flag.metavar,
+            group.add_argument(flag_name(item), **_parser(kind), default=default, metavar=flag.metavar,
                                choices=flag.choices, help=flag.help)
 
 

@@ -14,6 +14,7 @@ inside one.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import stat
 import tarfile
@@ -104,4 +105,4 @@ def zip_files(archive: Path) -> Iterator[ArchiveFile]:
             name = relative_name(info.filename, f"{where}: member {info.filename!r}")
             if info.is_dir() or stat.S_ISLNK(info.external_attr >> 16):
                 continue
-            yield ArchiveFile(name, lambda info=info: zipped.open(info), guard)
+            yield ArchiveFile(name, functools.partial(zipped.open, info), guard)

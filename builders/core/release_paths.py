@@ -20,6 +20,7 @@ import os
 import posixpath
 import stat
 from pathlib import Path
+from typing import cast
 
 from builders.core.contract import relative_path_problem
 from builders.core.errors import BuildError
@@ -31,10 +32,10 @@ def relative_name(name: object, where: str) -> str:
     problem = relative_path_problem(name)
     if problem is not None:
         raise BuildError(f"{where}: {problem}"[:400])
-    return posixpath.normpath(name)  # type: ignore[arg-type]
+    return posixpath.normpath(cast(str, name))  # no problem found: a str
 
 
-def release_path(base: Path, name: str, where: str) -> Path:
+def release_path(base: Path, name: object, where: str) -> Path:
     """The file `name` names under `base`, symbolic links followed; it must stay under `base` (itself resolved,
     so a base kept elsewhere behind a link is fine). Returns the resolved path, which is what is then read."""
     return ReleaseFolder(base).path(name, where)
@@ -50,8 +51,9 @@ class ReleaseFolder:
         self.root = os.path.realpath(base)
         self._inside = self.root.rstrip(os.sep) + os.sep
 
-    def path(self, name: str, where: str) -> Path:
-        """`release_path(base, name, where)`."""
+    def path(self, name: object, where: str) -> Path:
+        """`release_path(base, name, where)`; `name` as a release gives it (anything but a safe relative path is an
+        error)."""
         rel = relative_name(name, where)
         current = self.root
         for part in rel.split("/"):

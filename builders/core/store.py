@@ -105,7 +105,7 @@ def encoded_store(spill_path: Path, budget_bytes: int) -> BudgetedStore[EncodedI
         budget_bytes,
         size_in_memory=lambda enc: len(enc.data),
         to_bytes=lambda enc: enc.data,
-        from_bytes=lambda data, meta: EncodedImage(data, *meta),  # type: ignore[misc]
+        from_bytes=lambda data, meta: EncodedImage(data, *meta),  # type: ignore[misc]  # meta: spill_meta's triple
         spill_meta=lambda enc: (enc.sha256, enc.width, enc.height),
     )
 
@@ -120,7 +120,7 @@ class TileStore(BudgetedStore[Image.Image]):
             budget_bytes,
             size_in_memory=lambda im: im.width * im.height * 4,
             to_bytes=lambda im: im.tobytes(),
-            from_bytes=lambda data, size: Image.frombytes("RGB", size, data),  # type: ignore[arg-type]
+            from_bytes=lambda data, size: Image.frombytes("RGB", size, data),  # type: ignore[arg-type]  # spill_meta's size
             spill_meta=lambda im: im.size,
         )
 

@@ -120,7 +120,7 @@ class DistractorStream:
         return []
 
     def _unlisted_ahead(self, entities: Callable[[str], Entities | None], needed: int) -> list[str]:
-        out = []
+        out: list[str] = []
         i = self.cursor
         while len(out) < needed + LOOKAHEAD:
             key = self.candidate(i)

@@ -104,11 +104,12 @@ def check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_bud
         return
     largest = max(grids, key=lambda cfg: cfg.grid_side)
     side = largest.grid_side * cell_size
-    limit = min(JPEG_MAX_SIDE, math.isqrt(Image.MAX_IMAGE_PIXELS))
+    pillow_pixels = Image.MAX_IMAGE_PIXELS or JPEG_MAX_SIDE**2  # None: Pillow checks no size
+    limit = min(JPEG_MAX_SIDE, math.isqrt(pillow_pixels))
     if side > limit:
         raise BuildError(f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
                          f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
-                         f"opens at most {Image.MAX_IMAGE_PIXELS:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
+                         f"opens at most {pillow_pixels:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
                          f"give --cell-size {limit // largest.grid_side} or less for these configs")
     need = workers * grid_working_set(largest.grid_side, cell_size)
     if need > memory_budget_mb * 1e6:

@@ -18,6 +18,7 @@ import gzip
 import json
 import struct
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -106,7 +107,10 @@ def write_fixture(root: Path, seed: int = 0) -> dict[str, Path]:
     (coco / "val2014").mkdir(parents=True, exist_ok=True)
     (coco / "val2017").mkdir(parents=True, exist_ok=True)
     (coco / "annotations").mkdir(parents=True, exist_ok=True)
-    images, annotations, questions, answers = [], [], [], []
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    questions: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
     rng = derive_rng(seed, "fixture-questions")
     for i, scene in enumerate(vqa):
         image_id = 1000 + i

@@ -10,6 +10,7 @@ from __future__ import annotations
 import colorsys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from builders.core.sampling import derive_rng
 from builders.locovqa.compose import fitted_size
@@ -18,6 +19,9 @@ from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES, DistractorStream
 from builders.locovqa.entities import Entities, Lister, Unlisted
 from builders.locovqa.images import SourceImage
 from builders.locovqa.okvqa import VqaItem
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The needle task's ten digits each get one of these (spec §1.6: "blue 3, green 7"); the transcription task's
 # digits get any saturated hue.
@@ -165,7 +169,7 @@ def _digit(rng, index: int, label: int, colour: tuple[int, int, int]) -> Digit:
                  round(rng.random(), 4))
 
 
-def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int], coco_pool: Sequence[str],
+def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int] | np.ndarray, coco_pool: Sequence[str],
                seed: int, sizes: Callable[[str], tuple[int, int]],
                cell: int) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
     """Transcription rows: per length n and digit count d (1..min(8, n)), `samples` contexts of d coloured

@@ -54,8 +54,9 @@ def grid_shape(count: int) -> tuple[int, int]:
     return columns, math.ceil(count / columns)
 
 
-def caption_layout(text: str) -> tuple[tuple[int, int], tuple[int, int, int, int]]:
-    """Where a tile's caption goes: the text's anchor and the black box (left, top, right, bottom)."""
+def caption_layout(text: str) -> tuple[tuple[float, float], tuple[float, float, float, float]]:
+    """Where a tile's caption goes: the text's anchor and the black box (left, top, right, bottom): whole pixels
+    from the TrueType font's box, which Pillow types as floats for all fonts."""
     left, top, right, bottom = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox((0, 0), text, font=caption_font())
     width, height = right - left, bottom - top
     x, y = (TILE_SIDE - width) // 2, TILE_SIDE - height

@@ -124,7 +124,7 @@ class Release:
     # ------------------------------------------------------------------------------------------ images
 
     def read_images(self, wanted: Mapping[Key, str], on_image: OnImage,
-                    progress: Callable[[int], None] | None = None) -> set[Key]:
+                    progress: Callable[[int], object] | None = None) -> set[Key]:
         """`on_image(key, data)` once per wanted file (mapped to the record that names it, for messages); returns
         the files found nowhere. A path leading out of its subset folder through a symbolic link is a `BuildError`."""
         missing = set(wanted)

@@ -194,7 +194,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
 
     def estimate(self, kept: int) -> BuildEstimate:
         sizes = [self._size(path) for path in sorted(self.needed)]
-        image_bytes = sum(s for s in sizes if s is not None)
+        image_bytes: float = sum(s for s in sizes if s is not None)
         known = sum(1 for s in sizes if s is not None)
         if known < len(sizes):  # archived images: their sizes are known only once streamed
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0

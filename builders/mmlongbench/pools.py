@@ -23,13 +23,15 @@ import re
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
 from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.plan import parse_row
 from builders.mmlongbench.release import Release, read_lines
+
+Item = TypeVar("Item", bound=Hashable)  # a unit of a row (a passage, an image, a (text, images) pair)
 
 ANCHOR = re.compile(r"for the image with (?:an? |the )?(.+?)\s*,", re.IGNORECASE)
 PAGE_NUMBER = re.compile(r"(\d+)(?!.*\d)")
@@ -84,7 +86,7 @@ def moved(sequences: Sequence[Sequence[Hashable]]) -> set[Hashable]:
     return out
 
 
-def pool_safe(sequences: Sequence[Sequence[Hashable]]) -> Iterator[Hashable]:
+def pool_safe(sequences: Sequence[Sequence[Item]]) -> Iterator[Item]:
     """The items of one id's depth/permutation rows that no comparison shows moving, in order; none from a lone
     row."""
     if len(sequences) < 2:
@@ -110,7 +112,7 @@ class Pools:
     by_anchor: dict[str, list[str]] = field(default_factory=dict)  # VH negatives
     documents: dict[str, list[str]] = field(default_factory=dict)  # DocVQA folder -> pages
     classes: dict[tuple[str, Any], list[str]] = field(default_factory=dict)  # ICL (domain, 128K label) -> images
-    test_images: set[str] = field(default_factory=set)
+    test_images: set[str | None] = field(default_factory=set)  # a test example without an image gives None
 
     def image_paths(self) -> set[str]:
         """Every image a row may be grown with (their sizes are read in one pass over the release)."""

@@ -9,7 +9,7 @@ assistant turn and prepends it to the output before scoring, as the official cod
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +168,7 @@ def assemble_mmniah_image_mc(row: Mapping[str, Any], where: str) -> Assembled:
                      _strings(row, "image_list", where) + choices, gold_of(row, where, "index"))
 
 
-def assemble_icl(example: Mapping[str, Any], exemplars: list[Mapping[str, Any]], where: str) -> Assembled:
+def assemble_icl(example: Mapping[str, Any], exemplars: Sequence[Mapping[str, Any]], where: str) -> Assembled:
     try:
         context = "\n\n".join(ICL_ITEM_TEMPLATE.format(label=item["id"]) for item in exemplars)
         images = [item["image"] for item in exemplars] + [field_of(example, "image", where, str)]

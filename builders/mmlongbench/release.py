@@ -133,7 +133,7 @@ class Release:
     # ---------------------------------------------------------------------------------------- images
 
     def read_images(self, wanted: Mapping[str, str], on_image: Callable[[str, bytes], None],
-                    progress: Callable[[int], None] | None = None) -> set[str]:
+                    progress: Callable[[int], object] | None = None) -> set[str]:
         """Call `on_image(path, data)` once per wanted image path (relative to mmlb_image/; mapped to the row that
         names it, for messages); return the paths found nowhere. The folder is read first (a path leading out of
         it through a symbolic link is a `BuildError`); each archive is streamed once, for what is still missing."""

@@ -34,7 +34,7 @@ def sampled_ids(ids: Sequence[Hashable], n: int | None, seed: int = OFFICIAL_SEE
     """The ids `random.sample(sorted(set(ids)), min(n, #ids))` keeps after `random.seed(seed)`; None = all."""
     if n is None:
         return None
-    keys = sorted(set(ids))  # type: ignore[type-var]
+    keys = sorted(set(ids))  # type: ignore[type-var]  # one release's ids: all str or all int, which sort
     return set(random.Random(seed).sample(keys, min(n, len(keys))))
 
 

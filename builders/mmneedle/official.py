@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class OfficialPool:
 class OfficialMetadata:
     """The released metadata folder (`metadata_stitched/` itself or a folder containing it)."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
         folder = Path(folder)
         if (folder / "metadata_stitched").is_dir():
             folder = folder / "metadata_stitched"
@@ -215,7 +216,7 @@ class OfficialPlanner:
             if key not in pool:
                 raise BuildError(f"{where}: stitched image {key}.jpg is not in {pool.path}")
 
-        fields = {name: entry.get(name) for name in ("index", "row", "col", "target")}
+        fields: dict[str, Any] = {name: entry.get(name) for name in ("index", "row", "col", "target")}
         if cfg.K == 1:
             fields = {name: [value] for name, value in fields.items()}
         for name, value in fields.items():
@@ -275,7 +276,8 @@ def _ranges(ids: list[int]) -> str:
     if not ids:
         return "none"
     parts, start, prev = [], ids[0], ids[0]
-    for value in ids[1:] + [None]:  # type: ignore[list-item]
+    values: list[int | None] = [*ids[1:], None]
+    for value in values:
         if value is not None and value == prev + 1:
             prev = value
             continue

@@ -65,8 +65,9 @@ class TaskIndex:
         for path in files:
             data = load_config(path)
             if "group" in data:
-                config: TaskConfig | GroupConfig = parse_group(data)
-                name = config.group
+                group = parse_group(data)
+                config: TaskConfig | GroupConfig = group
+                name = group.group
             elif isinstance(data.get("task"), str):
                 config = parse_task(data)
                 name = config.task

@@ -16,13 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from harness.errors import TaskConfigError
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    _BaseLoader = yaml.SafeLoader
+else:  # libyaml's loader where PyYAML was built with it: the same documents, parsed faster
+    _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlDict(dict):
@@ -112,7 +115,7 @@ def _load_module_file(path: Path) -> ModuleType:
 
 
 def _make_loader(path: Path) -> type:
-    class Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    class Loader(_BaseLoader):
         pass
 
     def construct_mapping(loader: Any, node: yaml.MappingNode) -> YamlDict:
@@ -149,9 +152,9 @@ def load_yaml_file(path: Path) -> YamlDict:
         data = yaml.load(text, Loader=_make_loader(path))  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        line = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
+        where = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
         problem = " ".join(p for p in (err.context, err.problem) if p)
-        raise TaskConfigError(f"{path}:{line}: malformed YAML: {problem}") from None
+        raise TaskConfigError(f"{path}:{where}: malformed YAML: {problem}") from None
     except yaml.YAMLError as err:
         raise TaskConfigError(f"{path}: malformed YAML: {err}") from None
     except RecursionError:

@@ -134,7 +134,7 @@ def apply_policy(request: Request, policy: InputPolicy) -> Request:
             scaled_messages.append(Message(message.role, tuple(parts)))
         messages = scaled_messages
         refs = [p.image for m in messages for p in m.content if isinstance(p, ImagePart)]
-        tokens = [image_tokens(r.width, r.height) if r.width and r.height else t  # type: ignore[arg-type]
+        tokens = [image_tokens(r.width, r.height) if r.width and r.height else t
                   for r, t in zip(refs, tokens, strict=True)]
     return replace(request, messages=tuple(messages), image_tokens=tuple(tokens),
                    processor_kwargs=policy.processor_kwargs or request.processor_kwargs)

@@ -17,7 +17,7 @@ import json
 import mmap
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +241,7 @@ def release_mapped_pages() -> None:
         file._release()
 
 
-def verify_files(folder: Path, entries: list[Mapping[str, Any]], manifest_path: Path,
+def verify_files(folder: Path, entries: Sequence[Mapping[str, Any]], manifest_path: Path,
                  allowed: Path | None = None) -> list[DataFile]:
     """Open the manifest's file `entries` (paths inside `folder`, or `allowed` for a Hub snapshot's links) and
     check each against its sha256 and size: a file that differs stops the run, naming it."""

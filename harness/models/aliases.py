@@ -15,6 +15,7 @@ unless the paper that evaluated the model changed them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy, TaskRule
@@ -55,8 +56,8 @@ def _at(patterns: tuple[str, ...], *lengths: str) -> tuple[str, ...]:
     return tuple(f"{p}_{length}" for p in patterns for length in lengths)
 
 
-def _rule(tasks: tuple[str, ...], why: str, **policy: object) -> TaskRule:
-    return TaskRule(tasks, InputPolicy.of(**policy), why)  # type: ignore[arg-type]
+def _rule(tasks: tuple[str, ...], why: str, **policy: Any) -> TaskRule:  # policy: InputPolicy.of's keywords
+    return TaskRule(tasks, InputPolicy.of(**policy), why)
 
 
 INTERNVL_RULES = (

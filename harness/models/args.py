@@ -14,12 +14,15 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 from harness.errors import UserError
 from harness.redact import is_secret_name
 
-S = TypeVar("S")
+S = TypeVar("S", bound="DataclassInstance")  # a backend's settings dataclass
 MINIMUM = "minimum"  # field metadata: the smallest value a numeric model argument takes (default 0)
 TRUE = frozenset({"1", "true", "yes", "on"})
 FALSE = frozenset({"0", "false", "no", "off"})
@@ -135,7 +138,7 @@ def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
                        aliases: Mapping[str, str] | None = None) -> S:
     """Build the settings dataclass `cls` from `--model_args` strings; raise `ValueError` naming the argument."""
     hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    known = {f.name: f for f in dataclasses.fields(cls) if f.init}
     values: dict[str, Any] = {}
     for raw_name, raw in args.items():
         name = (aliases or {}).get(raw_name, raw_name)

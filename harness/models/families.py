@@ -18,7 +18,7 @@ from typing import Any
 from builders.core.contract import MAX_PIXELS, MIN_PIXELS, TOKEN_RULE
 from builders.core.contract import image_tokens as qwen_image_tokens
 from harness.api import Request
-from harness.row_tokens import fit_within_pixels
+from harness.row_tokens import fit_within_pixels, known_sizes
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
 # (width, height, processor settings of the request: an alias's input policy, `image_detail`, ...) -> tokens
@@ -196,9 +196,9 @@ def estimated_prompt_tokens(request: Request, family: Family | None, max_pixels:
     """A request by its family's rule: the rows' text tokens (the build's tokenizer, no chat template) + each image
     at the size it is scaled to (`max_pixels`), with the request's processor settings over `settings`; the rows'
     own rule where there is no family or an image's size is unknown."""
-    images = request.images
-    if family is None or any(i.width is None or i.height is None for i in images):
+    known = known_sizes(request.images)
+    if family is None or known is None:
         return rows_prompt_tokens(request, max_pixels)
     given = {**(settings or {}), **dict(request.processor_kwargs)}
-    sizes = [fit_within_pixels(i.width, i.height, max_pixels) for i in images]  # type: ignore[arg-type]
+    sizes = [fit_within_pixels(width, height, max_pixels) for width, height in known]
     return request.text_tokens + sum(family.image_tokens(width, height, given) for width, height in sizes)

@@ -110,7 +110,9 @@ class HFModel(Model):
                                          image_only=settings.processor == "image_only")
         self.processor = self.count.processor
         self.scale_first = ProcessorScale(self.processor)  # each image at the processor's size, in the image threads
-        self.model = None  # without weights: a Ray pool's driver, which counts and batches (`without_weights`)
+        # None without weights: a Ray pool's driver, which counts and batches (`without_weights`). Any: transformers
+        # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
+        self.model: Any = None
         if load_weights:
             self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
             self.model.eval()

@@ -147,6 +147,7 @@ class ProcessorCount:
         return self._counted[key]
 
     def _image_tokens(self, request: Request) -> list[int]:
+        # Sizes as the rows record them; fit_within_pixels hands an unknown one (None, a hook's image) back as given.
         sizes = [fit_within_pixels(i.width, i.height, self.max_pixels) for i in request.images]  # type: ignore[arg-type]
         settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}
         if not sizes:

@@ -19,7 +19,7 @@ from typing import Any
 _PARTS = ("image_processor", "tokenizer", "video_processor")
 
 
-def without_video(processor_class: type) -> type:
+def without_video(processor_class: type[Any]) -> type:
     """A subclass of `processor_class` whose constructor takes no video processor (transformers reads a
     processor's parts from its constructor's parameters, so the video part is then neither required nor checked)."""
     params = [p for p in inspect.signature(processor_class.__init__).parameters if p != "self"]
@@ -42,7 +42,8 @@ def load_image_only_processor(pretrained: str, config: Any, **kwargs: Any) -> An
 
     if type(config) not in PROCESSOR_MAPPING:
         raise ValueError(f"processor=image_only: transformers maps no processor class to {type(config).__name__}")
-    image_only = without_video(PROCESSOR_MAPPING[type(config)])
+    # transformers types the mapping's values as (slow, fast) pairs, as its tokenizer mapping's; a processor's is a class
+    image_only = without_video(PROCESSOR_MAPPING[type(config)])  # type: ignore[arg-type]
     tokenizer = AutoTokenizer.from_pretrained(pretrained, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(pretrained, backend="pil", **kwargs)
     return image_only(image_processor=image_processor, tokenizer=tokenizer, chat_template=tokenizer.chat_template)

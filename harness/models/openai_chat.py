@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
@@ -42,6 +42,9 @@ from harness.models.openai_wire import (
 )
 from harness.models.registry import register_model
 from harness.redact import redact_urls
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +146,7 @@ class OpenAIChatModel(Model):
         self._stats_lock = threading.Lock()
         self._fatal: str | None = None
         self._reached = False  # whether any request of this run got an HTTP answer
-        self._client = None
+        self._client: httpx.Client | None = None
         self._pool: ThreadPoolExecutor | None = None
 
     @classmethod

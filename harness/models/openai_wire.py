@@ -59,7 +59,7 @@ def build_messages(request: Request, image_detail: str | None = None) -> list[di
         has_image = any(isinstance(p, ImagePart) for p in message.content)
         if not has_image and message.role in ("system", "assistant"):
             # Plain strings: some servers accept part lists only in user turns.
-            out.append({"role": message.role, "content": "".join(p.text for p in message.content)})
+            out.append({"role": message.role, "content": "".join(p.text for p in message.content if isinstance(p, TextPart))})
             continue
         parts: list[dict[str, Any]] = []
         for part in message.content:
@@ -151,8 +151,8 @@ def parse_completion(body: Any) -> Response:
         if not isinstance(body, Mapping):
             raise ValueError(f"body is {type(body).__name__}, not an object")
         if "error" in body and not body.get("choices"):
-            message, _ = error_message(body)
-            return Response(text=None, error=f"provider_error: {message}")
+            problem, _ = error_message(body)
+            return Response(text=None, error=f"provider_error: {problem}")
         choices = body.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             raise ValueError("no choices")

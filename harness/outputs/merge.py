@@ -26,7 +26,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, cast
 
 from harness.api import Model, Request, Response
 from harness.errors import UserError
@@ -250,7 +250,7 @@ class JournalOnlyModel(Model):
     its identity is the one recorded in the journals' headers (so they match and every finished
     sample is taken from them); a sample the shards left unfinished gets an error, never a new answer."""
 
-    name: ClassVar[str] = "merged"
+    name = "merged"
 
     def __init__(self, identity: Mapping[str, Any]) -> None:
         self._identity = dict(identity)
@@ -320,7 +320,7 @@ def _check_one_run(runs: list[ShardRun]) -> None:
 
 def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     """The merged run's `config`: the shards' shared settings, their counters summed, where each came from."""
-    merged = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
+    merged: dict[str, Any] = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
     merged["shard"] = None
     for key in ("cache_hits", "model_calls", "requests_sent"):
         values = [run.results["config"].get(key) for run in runs]
@@ -329,7 +329,7 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
                               "results": str(run.results_file.resolve()), "argv": run.results["config"].get("argv")}
                              for run in runs]
     merged["argv"] = ["harness", "merge", *argv]
-    return merged
+    return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
 
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:

@@ -3,6 +3,7 @@ value, the run it came from and the data it ran on, what `harness report` and `h
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,13 +56,13 @@ class ModelResults:
         """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
         that knows where a results file keeps them (`sample_counts`; inside `results[task]` in files written
         before they moved out for lm-eval's tools)."""
-        source = self.sources.get(task, {})
+        source: Mapping[str, Any] = self.sources.get(task, {})
         entry = source.get("sample_counts", {}).get(task) or self.results.get(task, {})
         return {k: v for k, v in entry.items() if (k == "sample_len" or k.startswith("n_")) and isinstance(v, int)}
 
     def task_data(self, task: str) -> TaskData:
         """The data `task` ran on and its row counts, as its results file records them."""
-        source = self.sources.get(task, {})
+        source: Mapping[str, Any] = self.sources.get(task, {})
         return task_data(task, source.get("datasets", {}).get(task) or {}, source.get("config") or {},
                          source.get("n-samples", {}).get(task) or {})
 

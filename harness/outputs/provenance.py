@@ -8,7 +8,7 @@ figures carry `provenance_line`); it reads only what results files record under 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ UNKNOWN = "not recorded"
 NONE = "none"  # recorded, and there was none (a run without --limit)
 
 
-def limit_text(run: dict[str, Any]) -> str | None:
+def limit_text(run: Mapping[str, Any]) -> str | None:
     """A run's `--limit` (a count, or a fraction below 1) as the user typed it; `NONE` for a run without one, None
     where the run config does not say (results of older versions)."""
     if "limit" not in run:
@@ -50,7 +50,7 @@ class DataOrigin:
     unverified: str | None = None  # why the data could not be verified (read with --trust_unverified_data)
 
     @classmethod
-    def of(cls, dataset: dict[str, Any], run: dict[str, Any]) -> DataOrigin:
+    def of(cls, dataset: Mapping[str, Any], run: Mapping[str, Any]) -> DataOrigin:
         """From a results file's `datasets[task]` and its run `config`."""
         source = dataset.get("source") or {}
         builder = dataset.get("builder")
@@ -144,7 +144,7 @@ class TaskData:
     config_sha256: str | None  # the build config's content hash
 
 
-def task_data(task: str, dataset: dict[str, Any], run: dict[str, Any], n_samples: dict[str, Any]) -> TaskData:
+def task_data(task: str, dataset: Mapping[str, Any], run: Mapping[str, Any], n_samples: Mapping[str, Any]) -> TaskData:
     config = dataset.get("config") or {}
     return TaskData(task, DataOrigin.of(dataset, run), config.get("rows"), n_samples.get("original"),
                     n_samples.get("effective"), config.get("content_sha256"))
@@ -158,8 +158,9 @@ def _by_origin(tasks: Iterable[TaskData]) -> dict[DataOrigin, list[TaskData]]:
 
 
 def _sum(values: Iterable[int | None]) -> str:
-    values = list(values)
-    return UNKNOWN if any(v is None for v in values) else f"{sum(values):,}"  # type: ignore[arg-type]
+    listed = list(values)
+    known = [v for v in listed if v is not None]
+    return UNKNOWN if len(known) < len(listed) else f"{sum(known):,}"
 
 
 def comparability_warning(tasks: list[TaskData]) -> list[str]:

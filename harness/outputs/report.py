@@ -150,11 +150,12 @@ def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None 
     if f"{metric},none" not in entry:
         return ""
     value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
-    if scale is None or _number(value) is None:
+    number, error = _number(value), _number(stderr)
+    if scale is None or number is None:
         return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
     factor = PERCENT / scale
-    shown = f"{_number(value) * factor:.1f}"  # type: ignore[operator]
-    return shown + (f" ± {_number(stderr) * factor:.1f}" if _number(stderr) is not None else "")  # type: ignore[operator]
+    shown = f"{number * factor:.1f}"
+    return shown + (f" ± {error * factor:.1f}" if error is not None else "")
 
 
 def _data_differs(models: list[ModelResults], task: str) -> bool:

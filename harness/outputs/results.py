@@ -153,8 +153,8 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "end_time": finished,
         "model_source": run_config.get("model"),
         "system_instruction": run_config.get("system_instruction"),
-        "system_instruction_sha": hashlib.sha256(run_config["system_instruction"].encode("utf-8")).hexdigest()
-        if run_config.get("system_instruction") else None,
+        "system_instruction_sha": hashlib.sha256(instruction.encode("utf-8")).hexdigest()
+        if (instruction := run_config.get("system_instruction")) else None,
         "fewshot_as_multiturn": False,
     }
     failed = {r.task.name: r.counts.get("error", 0) for r in task_results if r.counts.get("error", 0)}

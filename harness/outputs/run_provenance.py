@@ -10,7 +10,7 @@ edited by hand may hold what no report should repeat.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ def _named(tasks: list[str]) -> str:
     return f"{len(tasks)} task(s): {shown}"
 
 
-def _date(results: dict[str, Any]) -> str:
+def _date(results: Mapping[str, Any]) -> str:
     stamp = results.get("date")
     if not isinstance(stamp, int | float):
         return UNKNOWN
@@ -66,7 +66,7 @@ def _by_value(per_task: Iterable[tuple[str, Any]]) -> list[tuple[str, list[str]]
     return list(groups.items())
 
 
-def _generation(results: dict[str, Any], tasks: list[str]) -> list[str]:
+def _generation(results: Mapping[str, Any], tasks: list[str]) -> list[str]:
     """Each distinct generation setting of the run's tasks (the task's own, the run's --gen_kwargs and seed
     applied), with the tasks that used it."""
     configs = results.get("configs", {})
@@ -74,7 +74,7 @@ def _generation(results: dict[str, Any], tasks: list[str]) -> list[str]:
     return [f"  - `{text}`: {_named(names)}" for text, names in _by_value(settings)]
 
 
-def _data(results: dict[str, Any], tasks: list[str]) -> list[str]:
+def _data(results: Mapping[str, Any], tasks: list[str]) -> list[str]:
     """Each build the run read, with its source and content hash, and the tasks that read it."""
     run = results.get("config") or {}
     entries = results.get("datasets") or {}
@@ -128,13 +128,13 @@ def _settings(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _code(results: dict[str, Any]) -> str:
+def _code(results: Mapping[str, Any]) -> str:
     versions = results.get("package_versions") or {}
     packages = ", ".join(f"{name} {version}" for name, version in versions.items()) or UNKNOWN
     return f"- **code**: commit `{_text(results.get('git_hash'))}`; packages: {packages}"
 
 
-def run_section(path: str, results: dict[str, Any], tasks: list[str], number: int, count: int) -> list[str]:
+def run_section(path: str, results: Mapping[str, Any], tasks: list[str], number: int, count: int) -> list[str]:
     """One run: what it was asked, how the model was set up, the code, and the data it read."""
     run = results.get("config") or {}
     argv = run.get("argv")
@@ -145,7 +145,7 @@ def run_section(path: str, results: dict[str, Any], tasks: list[str], number: in
             _code(results), "- **data**:", *_data(results, tasks), ""]
 
 
-def provenance_opening(runs_by_model: dict[str, list[tuple[str, dict[str, Any], list[str]]]]) -> list[str]:
+def provenance_opening(runs_by_model: Mapping[str, Sequence[tuple[str, Mapping[str, Any], list[str]]]]) -> list[str]:
     """`## Provenance`: per model (by name), each run as (results file, its contents, the tasks and groups whose
     shown values it holds)."""
     lines = ["## Provenance", "",

@@ -18,6 +18,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.outputs.provenance import TaskData
 
 Z95 = 1.96
 AGREE, DISAGREE, NOT_COMPARABLE = "agree", "disagree", "not comparable"
@@ -92,12 +96,12 @@ def explanation() -> str:
             "✗ does not, – not comparable.")
 
 
-def data_problem(tasks: Iterable[object]) -> str | None:
+def data_problem(tasks: Iterable[TaskData]) -> str | None:
     """Why these tasks' data is not the paper's (`TaskData`s of `harness.outputs.provenance`), in short, or None."""
     tasks = list(tasks)
     if not tasks:
         return "the data's origin is not recorded"
-    concerns = [c for t in tasks for c in t.origin.concerns()]  # type: ignore[attr-defined]
+    concerns = [c for t in tasks for c in t.origin.concerns()]
     if not concerns:
         return None
     first = concerns[0]

@@ -12,12 +12,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
 
-TABLE_COLUMNS = ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
+TABLE_COLUMNS: list[str | int] = ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
 
 
 def check_wandb() -> None:
@@ -43,7 +44,7 @@ def metric_rows(entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_
     return rows
 
 
-def summary(results: dict[str, Any]) -> dict[str, float]:
+def summary(results: Mapping[str, Any]) -> dict[str, float]:
     """`<task>/<metric>` for every scored metric of the tasks and groups (lm-eval drops the `,none` filter)."""
     out = {}
     for section in ("results", "groups"):
@@ -55,7 +56,7 @@ def summary(results: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def log_results(results: dict[str, Any], init_args: dict[str, Any], config_args: dict[str, Any]) -> str:
+def log_results(results: Mapping[str, Any], init_args: dict[str, Any], config_args: dict[str, Any]) -> str:
     """Log `results` to a W&B run (the one already open, else one `wandb.init(**init_args)` opens); returns where
     it went (the run's folder, or its URL online)."""
     import wandb

@@ -214,7 +214,8 @@ class CachingModel(Model):
         self.cache_hits = 0
         self._identity = model.identity()
 
-    # Everything the runner reads from a model (`harness.api.Model`) is the wrapped backend's.
+    # Everything the runner reads from a model (`harness.api.Model`) is the wrapped backend's: read-only properties
+    # over `Model`'s attributes, which mypy calls an incompatible override (`# type: ignore[override]` on each).
     @property
     def context_length(self) -> int | None:  # type: ignore[override]
         return self.model.context_length
@@ -261,7 +262,7 @@ class CachingModel(Model):
         return self.model.text_round_trip()
 
     @property
-    def token_rule(self) -> str:  # type: ignore[override]
+    def token_rule(self) -> str:
         return self.model.token_rule
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
@@ -307,8 +308,8 @@ class CachingModel(Model):
         for chunk in self.model.stream([requests[i] for i in missing]):
             mapped = [(missing[j], response) for j, response in chunk]
             self.requests_sent += len(mapped)
-            self.cache.put_many((keys[i], r) for i, r in mapped  # type: ignore[misc]
-                                if keys[i] is not None and is_cacheable_response(r, requests[i]))
+            self.cache.put_many((key, r) for i, r in mapped
+                                if (key := keys[i]) is not None and is_cacheable_response(r, requests[i]))
             yield mapped
 
     def close(self) -> None:

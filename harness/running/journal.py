@@ -58,7 +58,7 @@ class SampleRecord(TypedDict, total=False):
     prompt: str  # as sent, each image an `<image>` marker
     assistant_prefix: str
     image_sha256: list[str]
-    image_sizes: list[list[int]]
+    image_sizes: list[list[int | None]]  # None: a size the row does not record
     effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
 
 
@@ -94,6 +94,7 @@ def make_header(task: str, parts: dict[str, Any]) -> JournalHeader:
 def stamped(task: str, digest: str, record: Mapping[str, Any]) -> SampleRecord:
     """`record` as a line of the journal of `task` whose fingerprint is `digest` (a record read back keeps its own
     marks, a record merged from shards is given the merged run's: `harness.outputs.merge`)."""
+    # the record's own keys, checked where it was read (`record_problem`) or made (`harness.running.sample_records`)
     return {"type": "sample", "task": task, "fingerprint": digest, **record}  # type: ignore[typeddict-item]
 
 

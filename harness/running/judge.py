@@ -103,9 +103,9 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
-    for k, asked in enumerate(prompts):
-        if list(asked) != stages:
-            raise TaskConfigError(f"task {task_name!r}: judge.prompts gave stages {list(asked)} for sample "
+    for k, sample_prompts in enumerate(prompts):
+        if list(sample_prompts) != stages:
+            raise TaskConfigError(f"task {task_name!r}: judge.prompts gave stages {list(sample_prompts)} for sample "
                                   f"{samples[k][0]!r} and {stages} for the first")
     alive = list(range(len(samples)))
     bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
@@ -121,7 +121,7 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
                                             sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
                                             messages=(Message("user", (TextPart(prompts[i][stage]),)),),
                                             settings=spec.settings, text_tokens=0, image_tokens=()))
-            bar.total -= len(alive) - len(requests)
+            bar.total = (bar.total or 0) - (len(alive) - len(requests))
             answers = []
             for batch in judge.batches(requests):
                 answers += safe_generate(judge, batch)

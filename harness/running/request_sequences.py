@@ -25,7 +25,7 @@ class LazyRequests(Sequence[Request]):
     def __len__(self) -> int:
         return len(self.doc_ids)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         doc_id = self.doc_ids[index]
@@ -44,7 +44,7 @@ class OrderedRequests(Sequence[Request]):
     def __len__(self) -> int:
         return len(self.order)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return self.source[self.order[index]]
@@ -60,7 +60,7 @@ class ChainedRequests(Sequence[Request]):
     def __len__(self) -> int:
         return self.ends[-1] if self.ends else 0
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:

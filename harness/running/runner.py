@@ -48,7 +48,7 @@ from harness.models.generation import safe_generate
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
 from harness.running.cache import input_sha256
-from harness.running.journal import journal_name
+from harness.running.journal import SampleRecord, journal_name
 from harness.running.judge import FAILED as JUDGE_FAILED
 from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.running.progress import OverallProgress
@@ -141,7 +141,7 @@ class Runner:
     def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> None:
         """Answers a `--predict_only` run journalled without metrics, scored now (nothing is generated again)."""
         unscored = [s for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None]
-        store.add(self.records.score(task, task.doc(store.outcomes[s].doc_id), dict(store.records[s])) for s in unscored)
+        store.add(self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored)
 
     def _build(self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
         request = task.build_request(doc_id, doc, settings)
@@ -181,7 +181,7 @@ class Runner:
         screen (written at once), or pending generation."""
         shard = self.options.shard
         out = _Screened()
-        screened: list[dict[str, Any]] = []
+        screened: list[SampleRecord] = []
         check_tokens = task.has_token_figures
         for doc_id, doc in task.iter_docs():
             if shard is not None and not shard.contains(doc_id):
@@ -238,7 +238,7 @@ class Runner:
                 release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
-        by_task: dict[str, list[dict[str, Any]]] = {}
+        by_task: dict[str, list[SampleRecord]] = {}
         for request, response in answers:
             by_task.setdefault(request.task, []).append(self.records.answered(runs[request.task].task, request, response))
         for name, records in by_task.items():
@@ -297,7 +297,7 @@ class Runner:
             resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
             seconds=time.perf_counter() - run.started,
             usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
-            truncated=sum(1 for s in current if store.records.get(s, {}).get("truncation")),
+            truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 
     def run_task(self, task: Task) -> TaskResult:

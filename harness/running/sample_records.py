@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from harness.api import (
     EMPTY,
@@ -56,6 +56,17 @@ def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
+class LoggedFields(TypedDict, total=False):
+    """What `--log_samples` adds to a sample's record (the `SampleRecord` fields of the same names)."""
+
+    target: str
+    prompt: str
+    assistant_prefix: str
+    image_sha256: list[str]
+    image_sizes: list[list[int | None]]
+    effective_image_sizes: list[list[int] | None]
+
+
 class RecordBuilder:
     """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
     sample was asked under `--log_samples`."""
@@ -84,53 +95,58 @@ class RecordBuilder:
         if round_trip:
             record["text_round_trip"] = round_trip
         if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
-            record.update(response="", refusal=response.error or "refused by the provider")
+            record["response"] = ""
+            record["refusal"] = response.error or "refused by the provider"
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
         limit = request.settings.max_response_chars  # the longest answer accepted as an answer
         if response.refused:
-            record.update(status=REFUSED, error=response.error or "refused by the provider")
+            record["status"] = REFUSED
+            record["error"] = response.error or "refused by the provider"
         elif not response.ok or text is None:
             error = response.error or "the backend returned no text"
-            record.update(status=error_status(error), error=error)
+            record["status"] = error_status(error)
+            record["error"] = error
         elif len(text) > limit:
-            record.update(status=ERROR, response=text[:2000],
-                          error=f"enormous output: {len(text)} characters (limit {limit})")
+            record["status"] = ERROR
+            record["response"] = text[:2000]
+            record["error"] = f"enormous output: {len(text)} characters (limit {limit})"
         else:
             record["status"] = EMPTY if not text.strip() else OK
             if self.scoring:
                 self.score(task, doc, record)
-        record.update(self.log_fields(task, request, doc))  # type: ignore[typeddict-item]
+        record.update(self.log_fields(task, request, doc))
         return record
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: dict[str, Any]) -> SampleRecord:
         """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
         return {"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT, "error": reason,
-                **self.log_fields(task, None, doc)}  # type: ignore[typeddict-item]
+                **self.log_fields(task, None, doc)}
 
     def screened_out(self, task: Task, doc_id: int, sample_id: str, request: Request, problem: tuple[str, str],
                      doc: dict[str, Any]) -> SampleRecord:
         """The record of a request the screen kept from the model (`screen`)."""
         return {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1],
                 "token_count": self.model.prompt_tokens(request), "input_sha256": input_sha256(request),
-                **self.log_fields(task, request, doc)}  # type: ignore[typeddict-item]
+                **self.log_fields(task, request, doc)}
 
     @staticmethod
     def score(task: Task, doc: dict[str, Any], record: SampleRecord) -> SampleRecord:
         """The record with its answer's metrics, or failed with the scorer's error."""
         try:
-            record["metrics"] = task.score(doc, record["response"])
+            record["metrics"] = task.score(doc, cast(str, record["response"]))  # a status scored has its answer
         except TaskConfigError:
             raise
         except Exception as err:  # a hook that fails on one odd answer must not end the run
-            record.update(status=ERROR, error=f"scoring failed: {type(err).__name__}: {err}")
+            record["status"] = ERROR
+            record["error"] = f"scoring failed: {type(err).__name__}: {err}"
         return record
 
-    def log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> dict[str, Any]:
+    def log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> LoggedFields:
         """What `--log_samples` keeps of a sample in its record: its target and, when it was asked, what it was asked."""
         if not self.log_samples:
             return {}
-        fields: dict[str, Any] = {"target": task.target(doc)}
+        fields: LoggedFields = {"target": task.target(doc)}
         if request is not None:
             max_pixels = self.model.max_pixels
             fields["prompt"] = prompt_text(self.sent(request)[0])  # as sent: after any text round trip

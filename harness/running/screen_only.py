@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Model, Request, Response
 from harness.models.args import settings_from_args
@@ -93,13 +93,18 @@ def _by_family(backend: str, name: str | None, family: Family | None, why: str, 
                        max_images=max_images, max_pixels=max_pixels)
 
 
+class _Limits(TypedDict):
+    max_images: int | None
+    max_pixels: int | None
+
+
 def _hf(args: dict[str, str]) -> ScreenModel:
     from harness.models.hf import HFSettings
     from harness.models.hf_counting import ProcessorCount, load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
-    limits = {"max_images": settings.max_images, "max_pixels": settings.max_pixels}
+    limits = _Limits(max_images=settings.max_images, max_pixels=settings.max_pixels)
     unknown_context = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
     if not settings.pretrained:
         return _by_family("hf", None, None, "no checkpoint named (pretrained=...)", context_length=settings.context_length,

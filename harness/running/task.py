@@ -143,7 +143,7 @@ class Task:
         check its data, then holds the rows of the task it is running only (`rows`), so that its memory does not
         grow with the rows of all its tasks."""
         if self.data is not None:
-            self.data = replace(self.data, dataset=None, split=None)  # type: ignore[arg-type]
+            self.data = replace(self.data, dataset=None, split=None)
         self.docs = self._doc_view = None
         self._images, self._hook_columns = [], None
         import pyarrow as pa

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ class TaskRun:
     model: str
     task: str
     results_file: Path
-    run: dict[str, Any]  # the whole results file
+    run: Mapping[str, Any]  # the whole results file
     journal: Path
     hooks: Any  # the benchmark's report module (its viewer hooks), or None
     include_paths: tuple[str, ...] = ()  # where the model's runs found tasks besides the installed ones
@@ -71,7 +72,7 @@ class Catalog:
         data = self.models.get(model)
         if data is None or task not in data.results:
             return None
-        run = data.sources.get(task, {})
+        run: Mapping[str, Any] = data.sources.get(task, {})
         path = next((Path(p) for p, contents in data.runs if contents is run), None)
         if path is None:
             return None

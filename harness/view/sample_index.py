@@ -109,7 +109,7 @@ class SampleIndex:
         without a value last either way."""
         if key in self.metrics or key == "tokens" or key in (axes or {}):
             if key in (axes or {}):
-                per_doc = axes[key]  # type: ignore[index]
+                per_doc = (axes or {})[key]
                 ranks = np.empty(len(per_doc), np.float64)
                 ranks[sorted(range(len(per_doc)), key=lambda d: _axis_sort_key(per_doc[d]))] = np.arange(len(per_doc))
                 ranks[[d for d, members in enumerate(per_doc) if not members]] = math.nan
@@ -123,8 +123,8 @@ class SampleIndex:
             texts = self.sample_ids if key == "sample" else self.statuses
             ordered = sorted(rows.tolist(), key=lambda i: texts[i], reverse=descending)
             return np.asarray(ordered, dtype=np.int64)
-        ordered = rows[np.argsort(self.doc_ids[rows], kind="stable")]
-        return ordered[::-1] if descending else ordered
+        by_doc = rows[np.argsort(self.doc_ids[rows], kind="stable")]
+        return by_doc[::-1] if descending else by_doc
 
 
 def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
@@ -214,7 +214,8 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
             value = record.get(name)
             out[name].append(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
         out["truncated"].append(record.get("truncation") is not None)
-        scores = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+        scores = record.get("metrics")
+        scores = scores if isinstance(scores, dict) else {}
         for name in metrics:
             value = scores.get(name)
             values[name].append(float(value) if isinstance(value, int | float) and not isinstance(value, bool)

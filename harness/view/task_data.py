@@ -232,7 +232,8 @@ class TaskData:
                     turn.parts.append(Part("text", part.text))
                 elif isinstance(part, ImagePart):
                     self.images.register(part.image.sha256, part.image.load)
-                    size = (part.image.width, part.image.height) if part.image.width else None
+                    width, height = part.image.width, part.image.height
+                    size = (width, height) if width and height else None
                     turn.parts.append(Part("image", sha256=part.image.sha256, index=position, size=size))
                     position += 1
             turns.append(turn)
@@ -263,7 +264,8 @@ class TaskData:
         if not isinstance(entry, dict):
             return {}
         prompt = (((entry.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0"))
-        doc = entry.get("doc") if isinstance(entry.get("doc"), dict) else {}
+        doc = entry.get("doc")
+        doc = doc if isinstance(doc, dict) else {}
         fields = {"prompt": prompt, "target": entry.get("target"), "image_sha256": doc.get("image_sha256"),
                   "logged_in": log.name}
         return {k: v for k, v in fields.items() if v is not None}

@@ -178,6 +178,11 @@ def error_table(data: Any) -> list[str]:
     return [*lines, ""] if len(lines) > 2 else []
 
 
+def _nearest_depth(depth: float) -> int:
+    """The index of the depth in `DEPTHS` nearest `depth` (the first of two as near)."""
+    return min(range(len(DEPTHS)), key=lambda i: abs(DEPTHS[i] - depth))
+
+
 def needle_depths(data: Any) -> dict[str, dict[int, list[float | None]]]:
     """mode -> length -> accuracy at depths 0%, 25%, 50%, 75%, 100% (positions binned to the nearest)."""
     out: dict[str, dict[int, list[float | None]]] = {}
@@ -189,8 +194,7 @@ def needle_depths(data: Any) -> dict[str, dict[int, list[float | None]]]:
             bins: dict[int, list[tuple[float, int]]] = {}
             for position, cell in positions.items():
                 depth = int(position) / (length - 1) if length > 1 else 0.0
-                nearest = min(range(len(DEPTHS)), key=lambda i, d=depth: abs(DEPTHS[i] - d))
-                bins.setdefault(nearest, []).append((cell["mean"] * cell["n"], cell["n"]))
+                bins.setdefault(_nearest_depth(depth), []).append((cell["mean"] * cell["n"], cell["n"]))
             out.setdefault(mode, {})[length] = [
                 sum(s for s, _ in bins[i]) / sum(n for _, n in bins[i]) if i in bins else None for i in range(len(DEPTHS))]
     return out
@@ -355,7 +359,8 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
         ax.grid(alpha=0.3)
     for ax in axes[len(panels):]:
         ax.axis("off")
-    handles, labels = {}, {}
+    handles: dict[str, Any] = {}
+    labels: dict[str, str] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)

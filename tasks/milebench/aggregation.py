@@ -28,9 +28,10 @@ PAPER_CONTAMINATION_CSV = Path(__file__).with_name("paper_contamination.csv")
 
 def mean_or_none(values: list[float | None]) -> float | None:
     """Unweighted mean; None if any value is None."""
-    if not values or any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if not values or len(known) < len(values):
         return None
-    return math.fsum(values) / len(values)  # type: ignore[arg-type]
+    return math.fsum(known) / len(known)
 
 
 def table2_row(subset_scores: Mapping[str, float | None]) -> dict[str, float | None]:

@@ -21,13 +21,13 @@ from tasks.milebench import scoring
 LEVEL_METRICS = {"Few": "score_few", "Medium": "score_medium", "Many": "score_many"}
 
 
-def row_scores(doc: dict[str, Any], response: str) -> dict[str, float]:
+def row_scores(doc: dict[str, Any], response: str) -> dict[str, float | None]:
     """The official decision on one row, on the 0-100 scale, under the metric names of its family."""
     family = doc["metric"]
     if family == "multiple_choice":
         correct, _ = scoring.multiple_choice(response, doc["answer"], doc["choices"])
         value = 100.0 * correct
-        out = {"accuracy": value,
+        out: dict[str, float | None] = {"accuracy": value,
                "accuracy_empty_is_wrong": 100.0 * scoring.multiple_choice_empty_is_wrong(response, doc["answer"],
                                                                                           doc["choices"])}
     elif family == "rouge_l":

@@ -43,6 +43,11 @@ def load_ablation_results(path: Path | str | None = None) -> AblationResults:
     return results
 
 
+def _paper_score(published: AblationResults, key: tuple[str, str, int]) -> float | None:
+    entry = published.get(key)
+    return entry[1] if entry is not None else None
+
+
 def ablation_scores(data: Any) -> dict[tuple[str, str], float | None]:
     """(ablation, length) -> our score for every ablation task run."""
     out: dict[tuple[str, str], float | None] = {}
@@ -62,6 +67,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     names = run_names(model, data)
     paper_model = paper_model_for(*names, models=dict.fromkeys(m for m, _, _ in published))
     main_model = paper_model_for(*names)
+    paper_key = paper_model or ""  # no published model is named "": nothing beside a model the paper did not run
     lengths = [length for length in LENGTHS if any(key[1] == length for key in ours)]
     lines = ["### MMLongBench ablations", ""]
     if paper_model:
@@ -75,9 +81,9 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
         dataset = leaf.dataset
         if not any(key[0] == dataset for key in ours):
             continue
-        settings = {published[(paper_model, dataset, LENGTHS[length])][0] for length in lengths
-                    if (paper_model, dataset, LENGTHS[length]) in published}
-        cells = [_cell(ours[(dataset, length)], published.get((paper_model, dataset, LENGTHS[length]), ("", None))[1],
+        settings = {published[(paper_key, dataset, LENGTHS[length])][0] for length in lengths
+                    if (paper_key, dataset, LENGTHS[length]) in published}
+        cells = [_cell(ours[(dataset, length)], _paper_score(published, (paper_key, dataset, LENGTHS[length])),
                        bool(settings)) if (dataset, length) in ours else "" for length in lengths]
         official = f"`{OFFICIAL_ABLATION_NAMES[dataset]}`: {leaf.paper_name}"
         if settings:

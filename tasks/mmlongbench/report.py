@@ -133,13 +133,15 @@ def category_stderrs(data: Any) -> dict[tuple[str, str], float | None]:
 def no_summ_average(values: dict[tuple[str, str], float | None], length: str) -> float | None:
     """The mean of VRAG, NIAH, ICL and DocVQA at one length, where all four have a value."""
     found = [values.get((c, length)) for c in CATEGORIES if c != "Summ"]
-    return None if any(v is None for v in found) else sum(found) / len(found)  # type: ignore[arg-type]
+    known = [v for v in found if v is not None]
+    return None if len(known) < len(found) else sum(known) / len(known)
 
 
 def section(model: str, data: Any, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMLongBench tasks; the figure goes to `out_dir`."""
     paper_model = paper_model_for(*run_names(model, data))
     published = load_paper_results() if paper_model else {}
+    paper_key = paper_model or ""  # without a paper model nothing is published to look up
     ours = category_scores(data)
     errors = category_stderrs(data)
     per_dataset = dataset_scores(data)
@@ -165,7 +167,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                 if (row, length) not in ours:
                     cells.append("not run")
                     continue
-                paper = published.get((paper_model, row, LENGTHS[length]))
+                paper = published.get((paper_key, row, LENGTHS[length]))
                 verdict = compare(ours[(row, length)], errors.get((row, length)), paper, paper_samples(row), 100,
                                   problem) if paper_model else None
                 verdicts += [verdict] if verdict else []
@@ -177,10 +179,11 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                 if length not in no_summ:
                     cells.append("")
                     continue
-                paper = no_summ_average({(c, length): published.get((paper_model, c, LENGTHS[length]))
+                paper = no_summ_average({(c, length): published.get((paper_key, c, LENGTHS[length]))
                                          for c in CATEGORIES}, length)
                 se = [errors.get((c, length)) for c in CATEGORIES if c != "Summ"]
-                stderr = None if any(e is None for e in se) else math.sqrt(sum(e * e for e in se)) / len(se)  # type: ignore[operator]
+                known = [e for e in se if e is not None]
+                stderr = None if len(known) < len(se) else math.sqrt(sum(e * e for e in known)) / len(known)
                 verdict = compare(no_summ[length], stderr, paper, paper_samples(NO_SUMM), 100, problem) \
                     if paper_model else None
                 verdicts += [verdict] if verdict else []
@@ -204,7 +207,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                     cells.append("")
                     continue
                 value = per_dataset[(dataset, length)][0]
-                paper = published.get((paper_model, dataset, LENGTHS[length])) if metric == "score" else None
+                paper = published.get((paper_key, dataset, LENGTHS[length])) if metric == "score" else None
                 verdict = None
                 if paper_model and metric == "score":
                     entry = data.results.get(f"mmlongbench_{_category_of(dataset)}_{dataset}_{length}")
@@ -218,9 +221,9 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     if ours:
         name = f"mmlongbench_length_{slug(model)}.png"
         series = {model: ours}
-        paper = {paper_model: {(row, length): published.get((paper_model, row, LENGTHS[length]))
-                               for row in ROWS for length in LENGTHS}} if paper_model else {}
-        if figure(out_dir / name, length_figure, series, paper, data.provenance_line()):
+        paper_series = {paper_model: {(row, length): published.get((paper_key, row, LENGTHS[length]))
+                                      for row in ROWS for length in LENGTHS}} if paper_model else {}
+        if figure(out_dir / name, length_figure, series, paper_series, data.provenance_line()):
             lines += [f"![MMLongBench score against length, {model}]({name})", ""]
     return lines
 

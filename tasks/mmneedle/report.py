@@ -72,7 +72,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
 def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
     """The cross-model table's rows: each config's exact accuracy on positives and existence accuracy on
     negatives (the paper's hallucination measure), in the paper's order. Groups pool nothing."""
-    tasks = [(config_of(name), name) for name in names if config_of(name)]
+    tasks = [(parsed, name) for name in names if (parsed := config_of(name))]
     tasks.sort(key=lambda item: (*paper_order(*item[0][:3]), item[0][3] == "neg"))
     return [(name, "exact_acc" if config[3] == "pos" else "existence_acc") for config, name in tasks]
 
@@ -97,7 +97,7 @@ def table(data: Any) -> list[str]:
     """The paper's layout: per config, positives' existence (with the share of well-formed answers beside
     it), index, exact (and individual accuracies for K > 1) and negatives' existence, in percent ± standard
     error."""
-    configs = sorted({config_of(task)[:3] for task in data.results if config_of(task)}, key=lambda c: paper_order(*c))
+    configs = sorted({parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c))
     if not configs:
         return []
     lines = ["| config | n pos | existence | format valid | index | exact | indiv. index | indiv. exact | n neg | "
@@ -151,7 +151,7 @@ def beside_paper(model: str, data: Any) -> list[str]:
     """Our exact accuracy (positives) and existence accuracy (negatives) beside the paper's for its model, with the
     verdict per cell and the count per table."""
     paper_model = paper_model_for(model, data)
-    configs = sorted({config_of(task)[:3] for task in data.results if config_of(task)}, key=lambda c: paper_order(*c))
+    configs = sorted({parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c))
     if paper_model is None or not configs:
         return []
     published = load_paper_results()
@@ -270,7 +270,7 @@ def cell_grid_figure(model: str, panels: list[Panel], caption: str) -> Any:
                              squeeze=False, layout="constrained")
     cmap = plt.get_cmap(COLOUR_MAP).with_extremes(bad="white")
     by_place = {(p.k, p.n, p.m): p for p in panels}
-    image = None
+    image: Any = None  # the last panel's: the colour bar's scale
     for i, k in enumerate(ks):
         for j, (n, m) in enumerate(columns):
             ax = axes[i][j]

@@ -25,7 +25,7 @@ def icl_file(src: FixtureSource, leaf: Leaf, length: str, tokens: int, ids: int,
     data: dict[str, Any] = {}
     for domain in ("Birds", "Plants") if leaf.dataset == "inat2021" else ("all",):
         root = f"icl/{leaf.dataset}/{domain}"
-        tests = [{"image": src.image(f"{root}/test_{t:04d}.jpg", "photo", size), "answer": t % classes}
+        tests: list[dict[str, Any]] = [{"image": src.image(f"{root}/test_{t:04d}.jpg", "photo", size), "answer": t % classes}
                  for t in range(ids)]
 
         def shot(k: int, folder: str = root) -> dict[str, Any]:  # the k-th demonstration: round k // classes

@@ -17,16 +17,20 @@ batch divided between replicas), `actor` (one replica) and `pool` (the `Model` t
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from harness.api import Model
 from harness.models.replicas.settings import split_pool_args
+
+if TYPE_CHECKING:
+    from harness.models.replicas.actor import Build
 
 # A server schedules its own requests: replicas of a client would only multiply the load on it.
 NOT_REPLICATED = {"openai": "the openai backend sends requests to a server, which schedules them itself"}
 
 
 def build_model(backend: str, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None,
-                ray_address: str | None = None, build: object = None) -> Model:
+                ray_address: str | None = None, build: Build | None = None) -> Model:
     """The backend of `--model` with its `--model_args`: in this process, or (`data_parallel_size` > 1) a pool of its
     replicas on Ray. `build` (tests): how a replica builds its backend, in place of the registry's `from_args`."""
     from harness.models.registry import get_model_class
@@ -49,4 +53,4 @@ def build_model(backend: str, args: dict[str, str], *, batch_size: int = 1, max_
     front = getattr(cls, "without_weights", cls.from_args)(backend_args, batch_size=batch_size,
                                                            max_batch_tokens=max_batch_tokens)
     return RayPool(front, backend, backend_args, settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                   address=ray_address, build=build)  # type: ignore[arg-type]  # closes the front if it fails
+                   address=ray_address, build=build)  # closes the front if it fails

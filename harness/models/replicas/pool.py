@@ -96,6 +96,8 @@ class RayPool(Model):
         raise TypeError("a pool is built by `harness.models.replicas.build_model`")
 
     # ------------------------------------------------------------------------- what the runner reads
+    # The front's, read through: read-only properties over `Model`'s attributes, which mypy calls an incompatible
+    # override (`# type: ignore[override]` on each).
     @property
     def context_length(self) -> int | None:  # type: ignore[override]
         return self.front.context_length
@@ -202,9 +204,10 @@ class RayPool(Model):
         now (a `generate` call); an engine's batch divided into shares, one per replica."""
         keys = [self._unit_of.get(id(r)) for r in requests]
         groups: dict[int, list[int]] = {}
-        if all(key is not None and key[0] is r for key, r in zip(keys, requests, strict=True)):
-            for position, key in enumerate(keys):
-                groups.setdefault(key[1], []).append(position)  # type: ignore[index]
+        known = [key for key, r in zip(keys, requests, strict=True) if key is not None and key[0] is r]
+        if len(known) == len(keys):
+            for position, key in enumerate(known):
+                groups.setdefault(key[1], []).append(position)
             units = list(groups.values())
         else:
             where = {id(r): i for i, r in enumerate(requests)}

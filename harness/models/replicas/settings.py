@@ -41,7 +41,7 @@ def split_pool_args(backend: str, args: Mapping[str, str]) -> tuple[PoolSettings
 def replica_resources(backend: str, front: Any, cluster_gpus: float) -> dict[str, float]:
     """What one replica reserves: its GPUs (`tensor_parallel_size * pipeline_parallel_size` for vLLM, 1 for hf unless
     told `device=cpu`), or, on a cluster without GPUs, one CPU (hf: its `threads`)."""
-    settings = getattr(front, "settings", None)
+    settings: Any = getattr(front, "settings", None)  # the backend's own settings class
     gpus = 0
     if backend == "vllm":
         gpus = settings.tensor_parallel_size * settings.pipeline_parallel_size

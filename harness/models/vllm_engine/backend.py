@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, Request, Response
 from harness.models.args import settings_from_args
@@ -39,7 +39,7 @@ class VLLMModel(Model):
         self.max_pixels = settings.max_pixels  # the runner re-counts vision tokens under this cap
         self.request_order = settings.request_order
         self.engine_seconds: float | None = None
-        self._factories = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
+        self._factories: dict[str, Any] = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
                            "decode_workers": settings.decode_workers}
         self._engine: LocalEngine | None = None
         self._startup_error: str | None = None
@@ -64,7 +64,7 @@ class VLLMModel(Model):
         return cls(settings)
 
     @property
-    def chat_template(self) -> str | None:  # type: ignore[override]
+    def chat_template(self) -> str | None:  # type: ignore[override]  # a property over Model's attribute
         """The template given in --model_args (a file or the text itself); None: the model's own."""
         text = self.settings.chat_template
         if text is not None and os.path.isfile(text):
@@ -237,7 +237,7 @@ class VLLMModel(Model):
             self.engine_requests += len(members)
             for (i, _), result in zip(members, results, strict=True):
                 responses[i] = result_response(result)
-        return responses  # type: ignore[return-value]
+        return cast(list[Response], responses)  # every position filled: each request is in one group
 
     def close(self) -> None:
         engine, self._engine = self._engine, None

@@ -119,8 +119,8 @@ def docvqa_score_parsed(gold: Any, prediction: str, answer_format: str) -> float
         return float(int(whole) in predicted)
     if answer_format == "Float":
         target = float(docvqa_clean(str(gold)))
-        predicted = docvqa_numbers(docvqa_clean(str(prediction)))
-        return float(any(_percent_tolerant_close(target, n) for n in predicted))
+        numbers = docvqa_numbers(docvqa_clean(str(prediction)))
+        return float(any(_percent_tolerant_close(target, n) for n in numbers))
     if answer_format in ("String", "None"):
         if docvqa_needs_exact_match(gold):
             return float(gold in prediction)
