@@ -25,6 +25,7 @@ $(VLLM_STAMP): $(STAMP) requirements/vllm-classes.txt
 # mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
 test: $(STAMP) $(VLLM_STAMP) lint

@@ -37,8 +37,9 @@ def requests(count: int) -> list[Request]:
         data = [image_bytes(n * IMAGES_PER_REQUEST + k) for k in range(IMAGES_PER_REQUEST)]
         refs = [ImageRef(hashlib.sha256(d).hexdigest(), load=lambda d=d: d, width=64, height=64) for d in data]
         messages = messages_from_prompt("<image>" * IMAGES_PER_REQUEST + f"Which image is red? {n}", refs)
-        out.append(Request("bench", n, str(n), messages, GenerationSettings(max_gen_toks=4), 10,
-                           (576,) * IMAGES_PER_REQUEST))
+        out.append(
+            Request("bench", n, str(n), messages, GenerationSettings(max_gen_toks=4), 10, (576,) * IMAGES_PER_REQUEST)
+        )
     return out
 
 
@@ -72,8 +73,10 @@ def main() -> None:
     fitted = answers(model, batch)
     seconds = time.perf_counter() - started
     peak = torch.cuda.max_memory_allocated() / 2**30
-    print(f"{torch.cuda.get_device_name(0)}, memory capped at {budget:.1f} GiB; {args.requests} requests x "
-          f"{IMAGES_PER_REQUEST} images ({model.prompt_tokens(batch[0])} prompt tokens each)")
+    print(
+        f"{torch.cuda.get_device_name(0)}, memory capped at {budget:.1f} GiB; {args.requests} requests x "
+        f"{IMAGES_PER_REQUEST} images ({model.prompt_tokens(batch[0])} prompt tokens each)"
+    )
     print(f"--batch_size auto: {model.statistics()['auto_batch']}; {seconds:.1f} s; peak {peak:.1f} GiB")
     model.close()
 

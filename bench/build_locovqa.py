@@ -55,8 +55,15 @@ def write_source(root: Path, questions: int) -> list[str]:
         qs.append({"image_id": image_id, "question": f"What is shown in picture {i}?", "question_id": image_id})
         answers.append({"question_id": image_id, "image_id": image_id, "answers": [{"answer": "a photo"}] * 10})
     (root / "coco" / "annotations").mkdir(parents=True)
-    (root / "coco" / "annotations" / "instances_val2014.json").write_text(json.dumps(
-        {"images": images, "annotations": anns, "categories": [{"id": k + 1, "name": c} for k, c in enumerate(CATEGORIES)]}))
+    (root / "coco" / "annotations" / "instances_val2014.json").write_text(
+        json.dumps(
+            {
+                "images": images,
+                "annotations": anns,
+                "categories": [{"id": k + 1, "name": c} for k, c in enumerate(CATEGORIES)],
+            }
+        )
+    )
     (root / "okvqa").mkdir()
     (root / "okvqa" / "OpenEnded_mscoco_val2014_questions.json").write_text(json.dumps({"questions": qs}))
     (root / "okvqa" / "mscoco_val2014_annotations.json").write_text(json.dumps({"annotations": answers}))
@@ -64,9 +71,22 @@ def write_source(root: Path, questions: int) -> list[str]:
 
 
 def ours(sources: list[str], out: Path, threads: int = 2) -> float:
-    command = [str(ROOT / ".venv" / "bin" / "builders"), "build", "locovqa", *sum((["--source", s] for s in sources), []),
-               "--configs", ",".join(CONFIGS), "--cell-size", str(CELL), "--out", str(out), "--overwrite", "--quiet",
-               "--num-proc", str(threads)]
+    command = [
+        str(ROOT / ".venv" / "bin" / "builders"),
+        "build",
+        "locovqa",
+        *sum((["--source", s] for s in sources), []),
+        "--configs",
+        ",".join(CONFIGS),
+        "--cell-size",
+        str(CELL),
+        "--out",
+        str(out),
+        "--overwrite",
+        "--quiet",
+        "--num-proc",
+        str(threads),
+    ]
     start = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -77,8 +97,12 @@ def grids(build: Path) -> list[tuple[list[str], int]]:
 
     out = []
     for config in CONFIGS:
-        ds = datasets.load_dataset("parquet", data_files=sorted(str(p) for p in (build / config).glob("*.parquet")),
-                                   split="train", columns=["context_ids", "context_length"])
+        ds = datasets.load_dataset(
+            "parquet",
+            data_files=sorted(str(p) for p in (build / config).glob("*.parquet")),
+            split="train",
+            columns=["context_ids", "context_length"],
+        )
         out += [(row["context_ids"], row["context_length"]) for row in ds]
     return out
 
@@ -119,32 +143,44 @@ def main() -> None:
             size = sum(p.stat().st_size for p in (work / "out" / "locovqa").rglob("*.parquet"))
             times["ours1"].append(ours(sources, work / "out", threads=1))
             times["plain"].append(plain_pil(rows, work / "src" / "coco"))
-            print(f"round {k + 1}: ours {times['ours'][-1]:.1f} s, 1 thread {times['ours1'][-1]:.1f} s, "
-                  f"plain PIL {times['plain'][-1]:.1f} s", file=sys.stderr)
+            print(
+                f"round {k + 1}: ours {times['ours'][-1]:.1f} s, 1 thread {times['ours1'][-1]:.1f} s, "
+                f"plain PIL {times['plain'][-1]:.1f} s",
+                file=sys.stderr,
+            )
     count = len(rows)
     med = {name: statistics.median(values) for name, values in times.items()}
     cells = sum(n for _, n in rows)
     pixels = sum(CELL * CELL * math.ceil(math.sqrt(n)) ** 2 for _, n in rows)
-    text = "\n".join([
-        SECTION, "",
-        f"`bench/build_locovqa.py --questions {args.questions} --rounds {args.rounds}`: {args.questions} questions on "
-        f"COCO-sized photos (640 x 480 JPEG, ~100 kB), the 6 default cmp lengths: {count} grids of "
-        f"{CELL}-px cells, {cells} cells in all. Medians of {args.rounds} interleaved rounds on the shared 2-core "
-        "machine (other engineers' jobs ran beside it).", "",
-        "| | wall s (median) | all rounds | grids/s |", "|---|---|---|---|",
-        f"| `builders build locovqa` (whole process: plan, filter, compose, encode, Parquet, card; 2 threads) | "
-        f"{med['ours']:.1f} | {', '.join(f'{t:.1f}' for t in times['ours'])} | {count / med['ours']:.1f} |",
-        f"| the same build, 1 thread (`--num-proc 1`) | {med['ours1']:.1f} | "
-        f"{', '.join(f'{t:.1f}' for t in times['ours1'])} | {count / med['ours1']:.1f} |",
-        f"| plain PIL (decode, fit, paste, encode each grid; 1 thread; nothing written) | {med['plain']:.1f} | "
-        f"{', '.join(f'{t:.1f}' for t in times['plain'])} | {count / med['plain']:.1f} |", "",
-        f"Ours is **{med['plain'] / med['ours']:.1f}x** the plain loop's throughput while also writing the dataset. "
-        "Where it comes from: each distinct photo is decoded and fitted once per build (not once per grid it "
-        "appears in: here every photo appears in ~" + f"{cells / args.questions:.0f} cells), JPEGs are decoded at a "
-        "reduced DCT scale (`draft`) close to the cell size instead of in full. A second worker thread bought "
-        "nothing measurable here (the other engineers' jobs left about one core). The grids are "
-        f"{pixels / 1e6:,.0f} Mpx; the build's Parquet is {size / 1e6:.1f} MB ({size / pixels:.3f} bytes per grid "
-        "pixel on these COCO-sized photos; the build's plan measures its own: `bench/build_plan_locovqa.py`).", ""])
+    text = "\n".join(
+        [
+            SECTION,
+            "",
+            f"`bench/build_locovqa.py --questions {args.questions} --rounds {args.rounds}`: {args.questions} questions on "
+            f"COCO-sized photos (640 x 480 JPEG, ~100 kB), the 6 default cmp lengths: {count} grids of "
+            f"{CELL}-px cells, {cells} cells in all. Medians of {args.rounds} interleaved rounds on the shared 2-core "
+            "machine (other engineers' jobs ran beside it).",
+            "",
+            "| | wall s (median) | all rounds | grids/s |",
+            "|---|---|---|---|",
+            f"| `builders build locovqa` (whole process: plan, filter, compose, encode, Parquet, card; 2 threads) | "
+            f"{med['ours']:.1f} | {', '.join(f'{t:.1f}' for t in times['ours'])} | {count / med['ours']:.1f} |",
+            f"| the same build, 1 thread (`--num-proc 1`) | {med['ours1']:.1f} | "
+            f"{', '.join(f'{t:.1f}' for t in times['ours1'])} | {count / med['ours1']:.1f} |",
+            f"| plain PIL (decode, fit, paste, encode each grid; 1 thread; nothing written) | {med['plain']:.1f} | "
+            f"{', '.join(f'{t:.1f}' for t in times['plain'])} | {count / med['plain']:.1f} |",
+            "",
+            f"Ours is **{med['plain'] / med['ours']:.1f}x** the plain loop's throughput while also writing the dataset. "
+            "Where it comes from: each distinct photo is decoded and fitted once per build (not once per grid it "
+            "appears in: here every photo appears in ~"
+            + f"{cells / args.questions:.0f} cells), JPEGs are decoded at a "
+            "reduced DCT scale (`draft`) close to the cell size instead of in full. A second worker thread bought "
+            "nothing measurable here (the other engineers' jobs left about one core). The grids are "
+            f"{pixels / 1e6:,.0f} Mpx; the build's Parquet is {size / 1e6:.1f} MB ({size / pixels:.3f} bytes per grid "
+            "pixel on these COCO-sized photos; the build's plan measures its own: `bench/build_plan_locovqa.py`).",
+            "",
+        ]
+    )
     print(text)
     if args.write_results:
         write_section(SECTION, text)

@@ -150,9 +150,7 @@ def bench_source(args: argparse.Namespace, source: str) -> list[str]:
         rows.append((limit, {k: best(v) for k, v in runs.items()}))
     budget_run = None
     if args.budget_demo:
-        budget_run = best(
-            [measure("build", args.limits[-1], source, num_proc=2, memory_budget_mb=args.budget_demo)]
-        )
+        budget_run = best([measure("build", args.limits[-1], source, num_proc=2, memory_budget_mb=args.budget_demo)])
     return report_source(args, source, rows, budget_run)
 
 
@@ -207,9 +205,7 @@ def report_source(args: argparse.Namespace, source: str, rows: list, budget_run:
                 + " | ".join(f"{times[s]:.2f}" if s in times else "-" for s in stages)
                 + " |"
             )
-    walls = "; ".join(
-        f"{2 * limit} rows {name} {result[name]['walls']}" for limit, result in rows for name, _ in names
-    )
+    walls = "; ".join(f"{2 * limit} rows {name} {result[name]['walls']}" for limit, result in rows for name, _ in names)
     return [*lines, "", f"All runs' wall times (s): {walls}", ""]
 
 
@@ -233,7 +229,9 @@ Notes:
 
 
 def run_all(args: argparse.Namespace) -> str:
-    command = f".venv/bin/python bench/build_mmneedle.py --limits {' '.join(map(str, args.limits))} --repeats {args.repeats}"
+    command = (
+        f".venv/bin/python bench/build_mmneedle.py --limits {' '.join(map(str, args.limits))} --repeats {args.repeats}"
+    )
     command += f" --budget-demo {args.budget_demo} --sources {' '.join(args.sources)}"
     if args.make_coco:
         command += f" --make-coco {args.make_coco}"
@@ -275,20 +273,12 @@ def make_coco(folder: Path, count: int) -> None:
     (folder / "annotations" / "captions_val2014.json").write_text(json.dumps(doc))
 
 
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--limits", type=int, nargs=2, default=[50, 200], help="rows per polarity of the two runs"
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--limits", type=int, nargs=2, default=[50, 200], help="rows per polarity of the two runs")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--sources", nargs="+", default=["synthetic"], help="'synthetic' and/or 'coco=DIR'")
-    parser.add_argument(
-        "--make-coco", metavar="DIR", help="first create a COCO-format folder of 10,000 images in DIR"
-    )
+    parser.add_argument("--make-coco", metavar="DIR", help="first create a COCO-format folder of 10,000 images in DIR")
     parser.add_argument("--source", default="synthetic", help=argparse.SUPPRESS)  # for child runs
     parser.add_argument(
         "--budget-demo",

@@ -40,22 +40,38 @@ UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "s": 1, "min": 60, "h": 3600}
 
 
 def builders(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "builders.cli", "build", "mmneedle", *argv],
-                          capture_output=True, text=True, check=True)
+    return subprocess.run(
+        [sys.executable, "-m", "builders.cli", "build", "mmneedle", *argv], capture_output=True, text=True, check=True
+    )
 
 
 def measure(source: str, configs: str, limit: int, storage: str, workdir: Path) -> dict:
     out = workdir / "out"
-    argv = ["--source", source, "--configs", configs, "--limit", str(limit), "--image-storage", storage,
-            "--out", str(out), "--overwrite"]
+    argv = [
+        "--source",
+        source,
+        "--configs",
+        configs,
+        "--limit",
+        str(limit),
+        "--image-storage",
+        storage,
+        "--out",
+        str(out),
+        "--overwrite",
+    ]
     plan = PLAN.search(builders(*argv, "--dry-run").stderr)
     assert plan, "no plan line"
     start = time.perf_counter()
     builders(*argv, "--quiet")
     wall = time.perf_counter() - start
     built = sum(p.stat().st_size for p in (out / "mmneedle").rglob("*.parquet"))
-    return {"planned_bytes": float(plan[1]) * UNITS[plan[2]], "planned_s": float(plan[3]) * UNITS[plan[4]],
-            "bytes": built, "wall_s": wall}
+    return {
+        "planned_bytes": float(plan[1]) * UNITS[plan[2]],
+        "planned_s": float(plan[3]) * UNITS[plan[4]],
+        "bytes": built,
+        "wall_s": wall,
+    }
 
 
 def run_all(coco: Path) -> str:
@@ -69,27 +85,36 @@ def run_all(coco: Path) -> str:
             rows.append(
                 f"| {source} | {which} | {limit} + {limit} | {storage} | {r['planned_bytes'] / 1e6:.1f} | "
                 f"{r['bytes'] / 1e6:.1f} | {r['planned_bytes'] / r['bytes']:.2f} | {r['planned_s']:.0f} | "
-                f"{r['wall_s']:.1f} | {r['planned_s'] / r['wall_s']:.2f} |")
-    return "\n".join([
-        SECTION,
-        "",
-        "Command: `.venv/bin/python bench/build_plan.py --write-results` (a few minutes). The plan is what "
-        "`builders build ... --dry-run` prints (scaled from a few stitched images made on the spot); the build is "
-        "the same command without `--dry-run`, 2 worker threads, timed as a whole process. "
-        f"{os.cpu_count()} vCPU, shared with other work.",
-        "",
-        "| source | configs | rows per config | storage | planned MB | built MB | ratio | planned s | built s | ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-    ])
+                f"{r['wall_s']:.1f} | {r['planned_s'] / r['wall_s']:.2f} |"
+            )
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            "Command: `.venv/bin/python bench/build_plan.py --write-results` (a few minutes). The plan is what "
+            "`builders build ... --dry-run` prints (scaled from a few stitched images made on the spot); the build is "
+            "the same command without `--dry-run`, 2 worker threads, timed as a whole process. "
+            f"{os.cpu_count()} vCPU, shared with other work.",
+            "",
+            "| source | configs | rows per config | storage | planned MB | built MB | ratio | planned s | built s | ratio |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--coco", type=Path, default=Path(".scratch/bench_coco"),
-                        help="the COCO-format folder to make (once) and build from (default .scratch/bench_coco)")
-    parser.add_argument("--write-results", action="store_true", help=f"replace the '{SECTION}' section of {RESULTS.name}")
+    parser.add_argument(
+        "--coco",
+        type=Path,
+        default=Path(".scratch/bench_coco"),
+        help="the COCO-format folder to make (once) and build from (default .scratch/bench_coco)",
+    )
+    parser.add_argument(
+        "--write-results", action="store_true", help=f"replace the '{SECTION}' section of {RESULTS.name}"
+    )
     args = parser.parse_args()
     make_coco(args.coco, 10_000)
     text = run_all(args.coco.resolve())

@@ -48,15 +48,23 @@ def run_all() -> str:
             planned, built = measure(flags, Path(tmp))
             print(f"{' '.join(flags)}: planned {planned:.0f}, built {built}", file=sys.stderr)
             rows.append(f"| `{' '.join(flags)}` | {planned / 1e6:.3f} | {built / 1e6:.3f} | {planned / built:.2f} |")
-    return "\n".join([
-        SECTION, "",
-        "Command: `.venv/bin/python bench/build_plan_locovqa.py --write-results` (about a minute). The offline "
-        "stand-in (`--source synthetic`, the default); planned: the size `builders build locovqa ... --dry-run` "
-        "prints, measured on 4 grids and 16 interleaved images of the build; built: every file of the folder the same "
-        "command then writes (Parquet, card, manifest). Before it measured (fixed rates for COCO photos) the plan "
-        "said 49.6 MB for the first case's 6.1 MB and 165.7 MB for the default stand-in's 44.7 MB (`--limit 4`); "
-        "issue 20 saw 2.4 MB for a 188 kB build.", "",
-        "| flags | planned MB | built MB | ratio |", "|---|---|---|---|", *rows, ""])
+    return "\n".join(
+        [
+            SECTION,
+            "",
+            "Command: `.venv/bin/python bench/build_plan_locovqa.py --write-results` (about a minute). The offline "
+            "stand-in (`--source synthetic`, the default); planned: the size `builders build locovqa ... --dry-run` "
+            "prints, measured on 4 grids and 16 interleaved images of the build; built: every file of the folder the same "
+            "command then writes (Parquet, card, manifest). Before it measured (fixed rates for COCO photos) the plan "
+            "said 49.6 MB for the first case's 6.1 MB and 165.7 MB for the default stand-in's 44.7 MB (`--limit 4`); "
+            "issue 20 saw 2.4 MB for a 188 kB build.",
+            "",
+            "| flags | planned MB | built MB | ratio |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
 
 
 def main() -> None:

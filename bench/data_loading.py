@@ -57,7 +57,9 @@ def child(tree: Path, data: Path, benchmark: str, images: bool) -> None:
     imported = time.perf_counter()
     index = TaskIndex()
     built = json.loads((data / benchmark / "build_manifest.json").read_text())["configs"]
-    names = sorted(n for n, c in index.tasks.items() if Path(c.dataset_path).name == benchmark and c.dataset_name in built)
+    names = sorted(
+        n for n, c in index.tasks.items() if Path(c.dataset_path).name == benchmark and c.dataset_name in built
+    )
     tasks = [Task(index.tasks[name]) for name in names]
     for task in tasks:
         task.load(data)
@@ -75,9 +77,20 @@ def child(tree: Path, data: Path, benchmark: str, images: bool) -> None:
                     ref.data()
                 image_seconds += time.perf_counter() - start
                 count += len(refs)
-    print(json.dumps({"tasks": len(tasks), "imports_s": imported - started, "load_s": loaded - imported,
-                      "rows": sum(len(t) for t in tasks), "images": count, "image_read_s": image_seconds,
-                      "digest": digest.hexdigest(), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {
+                "tasks": len(tasks),
+                "imports_s": imported - started,
+                "load_s": loaded - imported,
+                "rows": sum(len(t) for t in tasks),
+                "images": count,
+                "image_read_s": image_seconds,
+                "digest": digest.hexdigest(),
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
 
 
 def folder_bytes(path: Path) -> int:
@@ -88,8 +101,24 @@ def folder_bytes(path: Path) -> int:
 
 def build(data: Path, benchmark: str, source: str, *extra: str) -> Path:
     if not (data / benchmark / "build_manifest.json").exists():
-        subprocess.run([sys.executable, "-m", "builders.cli", "build", benchmark, "--source", source, *extra, "--out",
-                        str(data), "--quiet"], cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "builders.cli",
+                "build",
+                benchmark,
+                "--source",
+                source,
+                *extra,
+                "--out",
+                str(data),
+                "--quiet",
+            ],
+            cwd=ROOT,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
     return data
 
 
@@ -111,8 +140,9 @@ def baseline_tree(work: Path, revision: str) -> Path:
     tree = work / f"tree-{revision}"
     if not (tree / "harness").is_dir():
         tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", revision, "harness", "builders", "tasks"], cwd=ROOT, check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", revision, "harness", "builders", "tasks"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
         archive_path = work / f"{revision}.tar"
         archive_path.write_bytes(archive)
         with tarfile.open(archive_path) as tar:
@@ -121,13 +151,24 @@ def baseline_tree(work: Path, revision: str) -> Path:
 
 
 def run(tree: Path, data: Path, benchmark: str, caches: Path, images: bool) -> dict:
-    env = {**os.environ, "HF_DATASETS_CACHE": str(caches / "hf_datasets"), "HF_DATASETS_OFFLINE": "1",
-           "HF_HUB_OFFLINE": "1", "MMLONGEVAL_HASH_CACHE": str(caches / "file_hashes.json"), "PYTHONPATH": str(tree)}
+    env = {
+        **os.environ,
+        "HF_DATASETS_CACHE": str(caches / "hf_datasets"),
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "MMLONGEVAL_HASH_CACHE": str(caches / "file_hashes.json"),
+        "PYTHONPATH": str(tree),
+    }
     env.pop("MMLONGEVAL_DATA_DIR", None)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--child", str(tree), str(data), benchmark]
-                          + (["--images"] if images else []), cwd=tree, env=env, check=True, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(tree), str(data), benchmark] + (["--images"] if images else []),
+        cwd=tree,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     figures = json.loads(proc.stdout.strip().splitlines()[-1])
     figures["process_s"] = time.perf_counter() - start
     return figures
@@ -157,22 +198,30 @@ def main() -> None:
         return
     work = args.work.resolve()
     sys.path.insert(0, str(ROOT))
-    datasets_ = {"MileBench fixture": ("milebench", build(work / "data", "milebench", "fixture")),
-                 "MMLongBench fixture": ("mmlongbench", build(work / "data", "mmlongbench", "fixture")),
-                 f"MMLongBench release-shaped, --ids {args.ids}": ("mmlongbench", release_shaped(work, args.ids))}
-    trees = {f"before ({args.baseline}, Arrow cache)": baseline_tree(work, args.baseline),
-             "after (Parquet read in place)": ROOT}
+    datasets_ = {
+        "MileBench fixture": ("milebench", build(work / "data", "milebench", "fixture")),
+        "MMLongBench fixture": ("mmlongbench", build(work / "data", "mmlongbench", "fixture")),
+        f"MMLongBench release-shaped, --ids {args.ids}": ("mmlongbench", release_shaped(work, args.ids)),
+    }
+    trees = {
+        f"before ({args.baseline}, Arrow cache)": baseline_tree(work, args.baseline),
+        "after (Parquet read in place)": ROOT,
+    }
     results: dict[tuple[str, str], list[dict]] = {}
     for round_ in range(args.rounds):  # variants interleaved: the machine is shared
         for name, (benchmark, data) in datasets_.items():
             for label, tree in trees.items():
                 results.setdefault((name, label), []).append(
-                    measure(tree, data, benchmark, work, f"{label.split()[0]}-{name.split()[-1]}", round_))
+                    measure(tree, data, benchmark, work, f"{label.split()[0]}-{name.split()[-1]}", round_)
+                )
     lines = table(results, {name: data / benchmark for name, (benchmark, data) in datasets_.items()})
     print("\n".join(lines))
     if args.write_results:
-        command = (".venv/bin/python bench/data_loading.py" + (f" --ids {args.ids}" if args.ids != 8 else "")
-                   + (f" --rounds {args.rounds}" if args.rounds != 3 else ""))
+        command = (
+            ".venv/bin/python bench/data_loading.py"
+            + (f" --ids {args.ids}" if args.ids != 8 else "")
+            + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
+        )
         write_section(SECTION, "\n".join([SECTION, "", intro(command), "", *lines, "", *notes()]) + "\n")
 
 
@@ -186,29 +235,44 @@ def table(results: dict[tuple[str, str], list[dict]], builds: dict[str, Path]) -
             values.append(value)
         return statistics.median(values)
 
-    lines = ["| data | tasks | build on disk MB | harness | cold load s | warm load s | disk written MB | "
-             "images read | image read ms each | peak RSS MB (warm) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| data | tasks | build on disk MB | harness | cold load s | warm load s | disk written MB | "
+        "images read | image read ms each | peak RSS MB (warm) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (name, label), runs in results.items():
         digests = {r["warm"]["digest"] for (n, _), rs in results.items() if n == name for r in rs}
         assert len(digests) == 1, f"{name}: the variants read different documents or image hashes"
         images = runs[0]["warm"]["images"]
-        lines.append(" | ".join([
-            f"| {name}", str(runs[0]["cold"]["tasks"]), f"{folder_bytes(builds[name]) / 1e6:.1f}", label,
-            f"{median(runs, 'cold', 'load_s'):.2f}", f"{median(runs, 'warm', 'load_s'):.2f}",
-            f"{median(runs, 'disk') / 1e6:.2f}", f"{images:,}",
-            f"{1000 * median(runs, 'warm', 'image_read_s') / max(images, 1):.3f}",
-            f"{median(runs, 'warm', 'peak_rss_mb'):.0f}"]) + " |")
+        lines.append(
+            " | ".join(
+                [
+                    f"| {name}",
+                    str(runs[0]["cold"]["tasks"]),
+                    f"{folder_bytes(builds[name]) / 1e6:.1f}",
+                    label,
+                    f"{median(runs, 'cold', 'load_s'):.2f}",
+                    f"{median(runs, 'warm', 'load_s'):.2f}",
+                    f"{median(runs, 'disk') / 1e6:.2f}",
+                    f"{images:,}",
+                    f"{1000 * median(runs, 'warm', 'image_read_s') / max(images, 1):.3f}",
+                    f"{median(runs, 'warm', 'peak_rss_mb'):.0f}",
+                ]
+            )
+            + " |"
+        )
     return lines
 
 
 def intro(command: str) -> str:
-    return ("Every task of a benchmark loaded by the harness (`Task.load`: find the build, verify its files against "
-            "the manifest, read the rows), in a fresh process with empty caches (cold), then again in a new process "
-            "with the caches the first left (warm); in the warm process every image of every document is then read "
-            "as a batch reads it (bytes checked against the row's `image_sha256`). Load times exclude the "
-            "interpreter start and imports; medians of the rounds, variants interleaved, on the 2-core machine "
-            f"shared with other work. Both variants read the same documents and image hashes (checked).\n\n```\n{command}\n```")
+    return (
+        "Every task of a benchmark loaded by the harness (`Task.load`: find the build, verify its files against "
+        "the manifest, read the rows), in a fresh process with empty caches (cold), then again in a new process "
+        "with the caches the first left (warm); in the warm process every image of every document is then read "
+        "as a batch reads it (bytes checked against the row's `image_sha256`). Load times exclude the "
+        "interpreter start and imports; medians of the rounds, variants interleaved, on the 2-core machine "
+        f"shared with other work. Both variants read the same documents and image hashes (checked).\n\n```\n{command}\n```"
+    )
 
 
 def notes() -> list[str]:

@@ -63,6 +63,7 @@ def timed(owner: Any, names: tuple[str, ...]) -> Iterator[dict[str, float]]:
                 return inner(*args, **kwargs)
             finally:
                 seconds[name] += time.perf_counter() - start
+
         return timed_call
 
     for name, inner in originals.items():
@@ -109,12 +110,29 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
     from harness.cli import main
     from harness.models.hf import HFModel
 
-    argv = ["--tasks", task, "--model", "hf", "--model_args",
-            f"pretrained={model},device=cpu,dtype=float32,threads={threads},context_length=4000000",
-            "--data_dir", str(data), "--output_path", str(out), "--cache_dir", str(out / "cache"),
-            "--gen_kwargs", "max_gen_toks=8", "--no_progress"]
-    with traced(HFModel) as trace, pixel_memory(HFModel) as memory, \
-            timed(HFModel, ("_batch_images", "_generate", "_decode")) as backend, timed(cache, ("image_problem",)) as checks:
+    argv = [
+        "--tasks",
+        task,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={model},device=cpu,dtype=float32,threads={threads},context_length=4000000",
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(out),
+        "--cache_dir",
+        str(out / "cache"),
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--no_progress",
+    ]
+    with (
+        traced(HFModel) as trace,
+        pixel_memory(HFModel) as memory,
+        timed(HFModel, ("_batch_images", "_generate", "_decode")) as backend,
+        timed(cache, ("image_problem",)) as checks,
+    ):
         start = time.perf_counter()
         code = main(argv)
         wall = time.perf_counter() - start
@@ -129,19 +147,33 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
             per_image[(index, sha)] += 1
     sent = sum(len(images) for _, images in trace.batches)
     first_batch = trace.batches[0][0] if trace.batches else None
-    report.write_text(json.dumps({
-        "counts": counts, "prompt_tokens": written["usage"][task]["prompt_tokens"], "wall_s": wall, "batches": len(trace.batches),
-        "images_per_batch": [len(images) for _, images in trace.batches],
-        "decodes": len(trace.decodes), "misplaced": trace.misplaced(),
-        "before_first_batch": sum(1 for _, index, _ in trace.decodes if index is None),
-        "decodes_per_image": sorted(Counter(per_image.values()).items()),
-        "images_sent_not_decoded": sent - len(per_image), "first_batch_s": first_batch,
-        "decode_s": backend["_batch_images"] + checks["image_problem"], "check_s": checks["image_problem"],
-        "processor_s": backend["_generate"] - backend["_decode"], "model_s": backend["_decode"], **memory}))
+    report.write_text(
+        json.dumps(
+            {
+                "counts": counts,
+                "prompt_tokens": written["usage"][task]["prompt_tokens"],
+                "wall_s": wall,
+                "batches": len(trace.batches),
+                "images_per_batch": [len(images) for _, images in trace.batches],
+                "decodes": len(trace.decodes),
+                "misplaced": trace.misplaced(),
+                "before_first_batch": sum(1 for _, index, _ in trace.decodes if index is None),
+                "decodes_per_image": sorted(Counter(per_image.values()).items()),
+                "images_sent_not_decoded": sent - len(per_image),
+                "first_batch_s": first_batch,
+                "decode_s": backend["_batch_images"] + checks["image_problem"],
+                "check_s": checks["image_problem"],
+                "processor_s": backend["_generate"] - backend["_decode"],
+                "model_s": backend["_decode"],
+                **memory,
+            }
+        )
+    )
 
 
-def measure(work: Path, source: str, length: str, tests: int, model: Path, threads: int,
-            env: dict[str, str]) -> dict[str, Any]:
+def measure(
+    work: Path, source: str, length: str, tests: int, model: Path, threads: int, env: dict[str, str]
+) -> dict[str, Any]:
     release, data, out = work / "release", work / f"data_{tests}", work / f"out_{tests}"
     shutil.rmtree(out, ignore_errors=True)  # a fresh journal and response cache: nothing answered before
     config = f"{LEAF}_{length}"
@@ -150,11 +182,36 @@ def measure(work: Path, source: str, length: str, tests: int, model: Path, threa
     else:
         write_release(release, tests)  # images drawn once; the test examples are the rows
         source_args = ["--source", str(release)]
-    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", *source_args, "--configs",
-                                config, "--out", str(data), "--overwrite", "--quiet"], env)
+    build_s, build_mb, _ = run(
+        [
+            str(BIN / "builders"),
+            "build",
+            "mmlongbench",
+            *source_args,
+            "--configs",
+            config,
+            "--out",
+            str(data),
+            "--overwrite",
+            "--quiet",
+        ],
+        env,
+    )
     figures = work / f"figures_{tests}.json"
-    wall, peak_mb, _ = run([sys.executable, __file__, "--child", str(data), str(model), str(out), f"mmlongbench_{config}",
-                            str(threads), str(figures)], env)
+    wall, peak_mb, _ = run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            str(data),
+            str(model),
+            str(out),
+            f"mmlongbench_{config}",
+            str(threads),
+            str(figures),
+        ],
+        env,
+    )
     result = json.loads(figures.read_text())
     assert result["counts"]["sample_len"] == tests, result["counts"]
     return {**result, "source": source, "tests": tests, "build_s": build_s, "process_s": wall, "peak_mb": peak_mb}
@@ -169,38 +226,57 @@ def _parts(r: dict[str, Any]) -> tuple[float, float, float, float, float]:
 def section(results: list[dict[str, Any]], length: str, threads: int, command: str) -> str:
     low, high = results[0], results[-1]
     per_row_mb = (high["peak_mb"] - low["peak_mb"]) / (high["tests"] - low["tests"])
-    lines = [f"**A {length.upper()} ICL row through the `hf` backend** (tiny LLaVA of `tests/support/tiny_llava.py`: "
-             f"28 px, 4 image tokens; CPU, float32, {threads} torch threads, batch size 1, 8 new tokens). Rows: "
-             f"`{LEAF}_{length}` built from {_SOURCES[low.get('source', 'bench')]} "
-             f"({low['images_per_batch'][0]:,} images per row), at {low['tests']} and "
-             f"{high['tests']} rows; the harness command in a fresh process per row count, every PIL decode traced "
-             "(`tests/support/decode_trace.py`).", "", f"```\n{command}\n```", "",
-             "| rows | statuses | decodes before the first batch | outside their batch | decodes per image per request "
-             "| RSS peak before the backend decodes (MiB) | RSS with one request decoded (MiB) | peak RSS (MiB) | process (s) "
-             "| first batch handed out at (s after the command started) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"**A {length.upper()} ICL row through the `hf` backend** (tiny LLaVA of `tests/support/tiny_llava.py`: "
+        f"28 px, 4 image tokens; CPU, float32, {threads} torch threads, batch size 1, 8 new tokens). Rows: "
+        f"`{LEAF}_{length}` built from {_SOURCES[low.get('source', 'bench')]} "
+        f"({low['images_per_batch'][0]:,} images per row), at {low['tests']} and "
+        f"{high['tests']} rows; the harness command in a fresh process per row count, every PIL decode traced "
+        "(`tests/support/decode_trace.py`).",
+        "",
+        f"```\n{command}\n```",
+        "",
+        "| rows | statuses | decodes before the first batch | outside their batch | decodes per image per request "
+        "| RSS peak before the backend decodes (MiB) | RSS with one request decoded (MiB) | peak RSS (MiB) | process (s) "
+        "| first batch handed out at (s after the command started) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         statuses = {k: v for k, v in r["counts"].items() if k not in ("sample_len", "n_scored") and v}
         per_image = ", ".join(f"{n} x {count:,} images" for n, count in r["decodes_per_image"])
-        lines.append(f"| {r['tests']} | {statuses} | {r['before_first_batch']} | {len(r['misplaced'])} | {per_image} "
-                     f"| {r.get('before_decoding_mb', 0):,.0f} | {r.get('one_request_decoded_mb', 0):,.0f} | {r['peak_mb']:,.0f} | {r['process_s']:.1f} | {r['first_batch_s']:.1f} |")
-    lines += ["", f"Prompt tokens per row as the tiny LLaVA's processor makes them: "
-              f"{high['prompt_tokens'] / high['tests']:,.0f} (the row's {TOKENS[length]:,}-token length is counted the paper's way, "
-              "196 tokens per exemplar; this checkpoint gives an image 4).", "",
-              f"Peak RSS growth per row: {per_row_mb:+.1f} MiB ({low['peak_mb']:,.0f} -> {high['peak_mb']:,.0f} "
-              f"MiB from {low['tests']} to {high['tests']} rows).", "",
-              "Where the time goes, seconds (the whole command, start-up and model load in the rest; then the "
-              "difference between the two row counts per row: one more row's cost):", "",
-              "| rows | decoding: check + full | processor | model | rest of the run | command |",
-              "|---|---|---|---|---|---|"]
+        lines.append(
+            f"| {r['tests']} | {statuses} | {r['before_first_batch']} | {len(r['misplaced'])} | {per_image} "
+            f"| {r.get('before_decoding_mb', 0):,.0f} | {r.get('one_request_decoded_mb', 0):,.0f} | {r['peak_mb']:,.0f} | {r['process_s']:.1f} | {r['first_batch_s']:.1f} |"
+        )
+    lines += [
+        "",
+        f"Prompt tokens per row as the tiny LLaVA's processor makes them: "
+        f"{high['prompt_tokens'] / high['tests']:,.0f} (the row's {TOKENS[length]:,}-token length is counted the paper's way, "
+        "196 tokens per exemplar; this checkpoint gives an image 4).",
+        "",
+        f"Peak RSS growth per row: {per_row_mb:+.1f} MiB ({low['peak_mb']:,.0f} -> {high['peak_mb']:,.0f} "
+        f"MiB from {low['tests']} to {high['tests']} rows).",
+        "",
+        "Where the time goes, seconds (the whole command, start-up and model load in the rest; then the "
+        "difference between the two row counts per row: one more row's cost):",
+        "",
+        "| rows | decoding: check + full | processor | model | rest of the run | command |",
+        "|---|---|---|---|---|---|",
+    ]
     parts = [_parts(r) for r in results]
     for r, (check, full, processor, model, rest) in zip(results, parts, strict=True):
-        lines.append(f"| {r['tests']} | {check:.1f} + {full:.1f} | {processor:.1f} | {model:.1f} | {rest:.1f} | "
-                     f"{r['wall_s']:.1f} |")
+        lines.append(
+            f"| {r['tests']} | {check:.1f} + {full:.1f} | {processor:.1f} | {model:.1f} | {rest:.1f} | "
+            f"{r['wall_s']:.1f} |"
+        )
     rows = high["tests"] - low["tests"]
     slope = [(b - a) / rows for a, b in zip(parts[0], parts[-1], strict=True)]
     total = sum(slope)
-    lines.append(f"| per row | {slope[0]:.1f} + {slope[1]:.1f} ({100 * (slope[0] + slope[1]) / total:.0f} %) | "
-                 + " | ".join(f"{s:.1f} ({100 * s / total:.0f} %)" for s in slope[2:]) + f" | {total:.1f} |")
+    lines.append(
+        f"| per row | {slope[0]:.1f} + {slope[1]:.1f} ({100 * (slope[0] + slope[1]) / total:.0f} %) | "
+        + " | ".join(f"{s:.1f} ({100 * s / total:.0f} %)" for s in slope[2:])
+        + f" | {total:.1f} |"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -213,8 +289,12 @@ def main() -> None:
     parser.add_argument("--tests", type=int, nargs=2, default=[1, 3], help="the two row counts")
     parser.add_argument("--length", choices=sorted(TOKENS), default="1m", help="the ICL config's length")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--source", choices=["bench", "fixture:full"], default="fixture:full",
-                        help="the rows: the builder's length-true fixture, or bench/mmlongbench_past_128k.py's source")
+    parser.add_argument(
+        "--source",
+        choices=["bench", "fixture:full"],
+        default="fixture:full",
+        help="the rows: the builder's length-true fixture, or bench/mmlongbench_past_128k.py's source",
+    )
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--render", type=Path, help="a run's decode_1m.json: print its block again, measuring nothing")
     args = parser.parse_args()
@@ -223,8 +303,13 @@ def main() -> None:
         print(section(results, args.length, args.threads, _command([r["tests"] for r in results], args)))
         return
     work = (args.work or Path(tempfile.mkdtemp(prefix="decode_1m_"))).resolve()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "HF_DATASETS_CACHE": str(work / "hf_cache"), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "HF_DATASETS_CACHE": str(work / "hf_cache"),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
     from tiny_llava import build_tiny_llava
 
     model = work / "tiny_llava"
@@ -235,14 +320,18 @@ def main() -> None:
     print(section(results, args.length, args.threads, _command(sorted(args.tests), args)))
 
 
-_SOURCES = {"fixture:full": "the builder's length-true fixture (`--source fixture:full --fixture-ids` rows, drawn "
-                            "photos, flat pool exemplars)",
-            "bench": "`bench/mmlongbench_past_128k.py`'s own source (400 x 400 JPEG exemplars)"}
+_SOURCES = {
+    "fixture:full": "the builder's length-true fixture (`--source fixture:full --fixture-ids` rows, drawn "
+    "photos, flat pool exemplars)",
+    "bench": "`bench/mmlongbench_past_128k.py`'s own source (400 x 400 JPEG exemplars)",
+}
 
 
 def _command(tests: list[int], args: argparse.Namespace) -> str:
-    return (f".venv/bin/python bench/decode_1m.py --source {args.source} --tests {' '.join(map(str, tests))} "
-            f"--length {args.length} --threads {args.threads}")
+    return (
+        f".venv/bin/python bench/decode_1m.py --source {args.source} --tests {' '.join(map(str, tests))} "
+        f"--length {args.length} --threads {args.threads}"
+    )
 
 
 if __name__ == "__main__":

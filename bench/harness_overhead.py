@@ -70,9 +70,7 @@ def build(work: Path, config: str, limit: int, env: dict[str, str]) -> Path:
     return data
 
 
-def overhead(
-    work: Path, data: Path, limit: int, env: dict[str, str], log_samples: bool, repeats: int = 3
-) -> dict:
+def overhead(work: Path, data: Path, limit: int, env: dict[str, str], log_samples: bool, repeats: int = 3) -> dict:
     """Per sample count: median wall time, median evaluation time (the results file's
     `total_evaluation_time_seconds`: the runner alone, after imports and dataset loading) and peak RSS."""
     results = {}
@@ -257,12 +255,8 @@ def main() -> None:
     parser.add_argument(
         "--limit", type=int, default=250, help="positives (and negatives) per config at the larger count"
     )
-    parser.add_argument(
-        "--hf", action="store_true", help="also compare the hf backend with a plain transformers loop"
-    )
-    parser.add_argument(
-        "--hf_limit", type=int, default=100, help="positives (and negatives) for the --hf comparison"
-    )
+    parser.add_argument("--hf", action="store_true", help="also compare the hf backend with a plain transformers loop")
+    parser.add_argument("--hf_limit", type=int, default=100, help="positives (and negatives) for the --hf comparison")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     env = dict(

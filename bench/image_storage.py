@@ -45,8 +45,10 @@ def folder_bytes(folder: Path) -> int:
 
 # RUSAGE_CHILDREN keeps the largest child ever waited for, so each command runs under a wrapper
 # process of its own that reports the peak RSS (and the CPU seconds) of that one command.
-_WRAPPER = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_maxrss, r.ru_utime + r.ru_stime)")
+_WRAPPER = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+    "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_maxrss, r.ru_utime + r.ru_stime)"
+)
 
 
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, str]:
@@ -59,8 +61,9 @@ def timed_cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None) 
     """(wall seconds, peak RSS MB, CPU seconds (user + system), stderr) of one command in a fresh process.
     CPU seconds do not count time spent waiting for a core that other processes hold."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _WRAPPER, *command], cwd=cwd, env=env, check=True,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *command], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    )
     wall = time.perf_counter() - start
     rss, cpu = proc.stdout.strip().splitlines()[-1].split()
     return wall, int(rss) / 1024, float(cpu), proc.stderr
@@ -76,10 +79,14 @@ def official_setup(official: Path, coco: Path, pool: int, rows: int, work: Path)
     (work / "val2014").symlink_to(coco / "val2014")
     stitched = (work / "sample_stitched_images.py").read_text()
     stitched = stitched.replace("N_COL = N_ROW = 2", "N_COL = N_ROW = 8").replace("N_IMG = 10000", f"N_IMG = {pool}")
-    stitched = stitched.replace("\n    load_image_paths('val2014')\n", "\n    image_paths = load_image_paths('val2014')\n")
+    stitched = stitched.replace(
+        "\n    load_image_paths('val2014')\n", "\n    image_paths = load_image_paths('val2014')\n"
+    )
     (work / "sample_stitched_images.py").write_text(stitched)
     single = (work / "sample_single_needle.py").read_text()
-    single = single.replace("N_SEQUENCES = 10000", f"N_SEQUENCES = {rows}").replace("N_ROW = N_COL = 1", "N_ROW = N_COL = 8")
+    single = single.replace("N_SEQUENCES = 10000", f"N_SEQUENCES = {rows}").replace(
+        "N_ROW = N_COL = 1", "N_ROW = N_COL = 8"
+    )
     (work / "sample_single_needle.py").write_text(single)
 
 
@@ -91,8 +98,14 @@ def run_official(args: argparse.Namespace, coco: Path, rows: int) -> dict:
         rows_wall, rows_rss, _ = timed([sys.executable, "sample_single_needle.py"], work)
         size = folder_bytes(work / "images_stitched") + folder_bytes(work / "metadata_stitched")
         images = len(list((work / "images_stitched" / "8_8").iterdir()))
-    return {"wall_s": pool_wall + rows_wall, "pool_s": pool_wall, "rows_s": rows_wall, "bytes": size,
-            "images": images, "peak_rss_mb": max(pool_rss, rows_rss)}
+    return {
+        "wall_s": pool_wall + rows_wall,
+        "pool_s": pool_wall,
+        "rows_s": rows_wall,
+        "bytes": size,
+        "images": images,
+        "peak_rss_mb": max(pool_rss, rows_rss),
+    }
 
 
 def child_build(args: argparse.Namespace) -> None:
@@ -103,24 +116,51 @@ def child_build(args: argparse.Namespace) -> None:
     plan.POOL_SIZE = args.pool  # the constant the official run changes too
     out = Path(args.workdir) / f"ours-{os.getpid()}"
     start = time.perf_counter()
-    path = build_mmneedle(source=f"coco={args.coco}", out_dir=out, configs=["m10_n8_k1"], limit=args.rows // 2,
-                          num_proc=args.num_proc, image_storage=args.storage, overwrite=True)
+    path = build_mmneedle(
+        source=f"coco={args.coco}",
+        out_dir=out,
+        configs=["m10_n8_k1"],
+        limit=args.rows // 2,
+        num_proc=args.num_proc,
+        image_storage=args.storage,
+        overwrite=True,
+    )
     build_s = time.perf_counter() - start
     manifest = json.loads((path / "build_manifest.json").read_text())
     table = manifest.get("image_table")
-    print(json.dumps({  # on stderr: the wrapper of `timed` keeps stdout for the peak RSS
-        "build_s": build_s,
-        "bytes": folder_bytes(path),
-        "rows_bytes": manifest["configs"]["m10_n8_k1"]["num_bytes"],
-        "table_bytes": table["num_bytes"] if table else 0,
-        "images": sum(manifest["stats"]["stitched_images_encoded"].values()),
-    }), file=sys.stderr)
+    print(
+        json.dumps(
+            {  # on stderr: the wrapper of `timed` keeps stdout for the peak RSS
+                "build_s": build_s,
+                "bytes": folder_bytes(path),
+                "rows_bytes": manifest["configs"]["m10_n8_k1"]["num_bytes"],
+                "table_bytes": table["num_bytes"] if table else 0,
+                "images": sum(manifest["stats"]["stitched_images_encoded"].values()),
+            }
+        ),
+        file=sys.stderr,
+    )
     shutil.rmtree(out)
 
 
 def run_ours(args: argparse.Namespace, coco: Path, rows: int, storage: str) -> dict:
-    command = [sys.executable, __file__, "--child", "--coco", str(coco), "--rows", str(rows), "--pool", str(args.pool),
-               "--storage", storage, "--num-proc", str(args.num_proc), "--workdir", str(args.workdir)]
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--coco",
+        str(coco),
+        "--rows",
+        str(rows),
+        "--pool",
+        str(args.pool),
+        "--storage",
+        storage,
+        "--num-proc",
+        str(args.num_proc),
+        "--workdir",
+        str(args.workdir),
+    ]
     wall, peak, stderr = timed(command, Path.cwd(), {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     figures = json.loads(stderr.strip().splitlines()[-1])
     return {**figures, "wall_s": wall, "peak_rss_mb": peak}
@@ -142,32 +182,53 @@ def measure(args: argparse.Namespace, coco: Path) -> dict[int, dict[str, dict]]:
             runs["embedded"].append(run_ours(args, coco, rows, "embedded"))
             runs["shared"].append(run_ours(args, coco, rows, "shared"))
         figures[rows] = {kind: best(r) for kind, r in runs.items()}
-        print(f"rows {rows}: " + ", ".join(f"{k} {v['wall_s']:.1f} s {v['bytes'] / 1e6:.0f} MB"
-                                            for k, v in figures[rows].items()), file=sys.stderr)
+        print(
+            f"rows {rows}: "
+            + ", ".join(f"{k} {v['wall_s']:.1f} s {v['bytes'] / 1e6:.0f} MB" for k, v in figures[rows].items()),
+            file=sys.stderr,
+        )
     return figures
 
 
 def report(args: argparse.Namespace, figures: dict[int, dict[str, dict]]) -> str:
-    lines = [SECTION, "",
-             f"COCO-format fixture of {args.images} JPEGs (640 x 480), a pool of {args.pool} stitched 8 x 8 images "
-             "(2048 x 2048 JPEG), rows of M = 10 images (half positive); 2 vCPU, best of "
-             f"{args.repeats} interleaved runs, whole-process wall time.", "",
-             "```", f".venv/bin/python bench/image_storage.py --official OFFICIAL_CHECKOUT --images {args.images} "
-             f"--pool {args.pool} --rows {' '.join(map(str, args.rows))} --repeats {args.repeats} --write-results", "```",
-             "", "| rows | run | wall s | vs official | on disk MB | of which rows MB | images stored | "
-             "size / distinct images | peak RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        SECTION,
+        "",
+        f"COCO-format fixture of {args.images} JPEGs (640 x 480), a pool of {args.pool} stitched 8 x 8 images "
+        "(2048 x 2048 JPEG), rows of M = 10 images (half positive); 2 vCPU, best of "
+        f"{args.repeats} interleaved runs, whole-process wall time.",
+        "",
+        "```",
+        f".venv/bin/python bench/image_storage.py --official OFFICIAL_CHECKOUT --images {args.images} "
+        f"--pool {args.pool} --rows {' '.join(map(str, args.rows))} --repeats {args.repeats} --write-results",
+        "```",
+        "",
+        "| rows | run | wall s | vs official | on disk MB | of which rows MB | images stored | "
+        "size / distinct images | peak RSS MB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for rows, kinds in figures.items():
         official = kinds["official"]
         distinct = kinds["shared"]["table_bytes"]
         for kind in ("official", "embedded", "shared"):
             f = kinds[kind]
             stored = f["images"] if kind != "embedded" else rows * 10
-            rows_mb = "-" if kind == "official" else f"{(f['rows_bytes'] if kind == 'shared' else f['bytes']) / 1e6:.1f}"
+            rows_mb = (
+                "-" if kind == "official" else f"{(f['rows_bytes'] if kind == 'shared' else f['bytes']) / 1e6:.1f}"
+            )
             speed = "1.00x" if kind == "official" else f"{official['wall_s'] / f['wall_s']:.2f}x faster"
-            lines.append(f"| {rows} | {kind} | {f['wall_s']:.1f} | {speed} | {f['bytes'] / 1e6:.1f} | {rows_mb} | "
-                         f"{stored} | {f['bytes'] / distinct:.2f} | {f['peak_rss_mb']:.0f} |")
-    lines += ["", "All runs' wall times (s): " + "; ".join(f"{rows} rows {kind} {f['all_walls']}" for rows, kinds
-                                                        in figures.items() for kind, f in kinds.items()), ""]
+            lines.append(
+                f"| {rows} | {kind} | {f['wall_s']:.1f} | {speed} | {f['bytes'] / 1e6:.1f} | {rows_mb} | "
+                f"{stored} | {f['bytes'] / distinct:.2f} | {f['peak_rss_mb']:.0f} |"
+            )
+    lines += [
+        "",
+        "All runs' wall times (s): "
+        + "; ".join(
+            f"{rows} rows {kind} {f['all_walls']}" for rows, kinds in figures.items() for kind, f in kinds.items()
+        ),
+        "",
+    ]
     lines += [
         "Notes:",
         "- official: the pool script writes each stitched image once as a JPEG file (its wall time is most of the",
@@ -179,8 +240,6 @@ def report(args: argparse.Namespace, figures: dict[int, dict[str, dict]]) -> str
         "  distinct images' bytes however many rows show them.",
     ]
     return "\n".join(lines) + "\n"
-
-
 
 
 def main() -> None:

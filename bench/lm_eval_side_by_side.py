@@ -93,8 +93,12 @@ def venv(path: Path, packages: list[list[str]]) -> Path:
 
 
 def version_in(python: Path, package: str) -> str:
-    out = subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [str(python), "-c", f"import importlib.metadata as m; print(m.version({package!r}))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip()
 
 
@@ -109,30 +113,83 @@ def prepare(work: Path, limit: int, env: dict[str, str]) -> dict[str, Path]:
     lm_eval = venv(work / "venv-lmeval", [[TORCH], [LM_EVAL, *shared]])
     data = work / f"data_{limit}"
     if not (data / "mmneedle" / CONFIG).is_dir():
-        sh([str(ours.parent / "builders"), "build", "mmneedle", "--source", "synthetic", "--configs", CONFIG,
-            "--limit", str(limit), "--out", str(data), "--quiet", "--overwrite"], env=env)
+        sh(
+            [
+                str(ours.parent / "builders"),
+                "build",
+                "mmneedle",
+                "--source",
+                "synthetic",
+                "--configs",
+                CONFIG,
+                "--limit",
+                str(limit),
+                "--out",
+                str(data),
+                "--quiet",
+                "--overwrite",
+            ],
+            env=env,
+        )
     model = work / "tiny-llava"
     if not (model / "config.json").is_file():
-        sh([str(ours), "-c", "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
-            "from tiny_llava import build_tiny_llava; build_tiny_llava(Path(sys.argv[2]))",
-            str(ROOT / "tests" / "support"), str(model)], env=env)
+        sh(
+            [
+                str(ours),
+                "-c",
+                "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+                "from tiny_llava import build_tiny_llava; build_tiny_llava(Path(sys.argv[2]))",
+                str(ROOT / "tests" / "support"),
+                str(model),
+            ],
+            env=env,
+        )
     tasks = work / f"lmeval_tasks_{limit}"
     tasks.mkdir(exist_ok=True)
     files = sorted((data / "mmneedle" / CONFIG).glob("*.parquet"))
     (tasks / "mmneedle_side_by_side.yaml").write_text(
-        LM_EVAL_YAML.format(files=json.dumps([str(f) for f in files]), max_gen_toks=MAX_GEN_TOKS))
+        LM_EVAL_YAML.format(files=json.dumps([str(f) for f in files]), max_gen_toks=MAX_GEN_TOKS)
+    )
     (tasks / "utils.py").write_text(LM_EVAL_UTILS)
     return {"ours": ours, "lm_eval": lm_eval, "data": data, "model": model, "tasks": tasks}
 
 
 def command(tool: str, batch: int, setup: dict[str, Path], out: Path) -> list[str]:
     if tool == "ours":
-        return [str(setup["ours"].parent / "harness"), "--tasks", OURS_TASKS, "--model", "hf", "--model_args",
-                f"pretrained={setup['model']},threads=1", "--data_dir", str(setup["data"]), "--batch_size", str(batch),
-                "--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}", "--output_path", str(out), "--no_progress"]
-    return [str(setup["lm_eval"].parent / "lm_eval"), "--model", "hf-multimodal", "--model_args",
-            f"pretrained={setup['model']},dtype=float32", "--tasks", "mmneedle_side_by_side", "--include_path",
-            str(setup["tasks"]), "--batch_size", str(batch), "--apply_chat_template", "--output_path", str(out)]
+        return [
+            str(setup["ours"].parent / "harness"),
+            "--tasks",
+            OURS_TASKS,
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={setup['model']},threads=1",
+            "--data_dir",
+            str(setup["data"]),
+            "--batch_size",
+            str(batch),
+            "--gen_kwargs",
+            f"max_gen_toks={MAX_GEN_TOKS}",
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ]
+    return [
+        str(setup["lm_eval"].parent / "lm_eval"),
+        "--model",
+        "hf-multimodal",
+        "--model_args",
+        f"pretrained={setup['model']},dtype=float32",
+        "--tasks",
+        "mmneedle_side_by_side",
+        "--include_path",
+        str(setup["tasks"]),
+        "--batch_size",
+        str(batch),
+        "--apply_chat_template",
+        "--output_path",
+        str(out),
+    ]
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
@@ -162,17 +219,23 @@ def median(runs: list[dict[str, float]], key: str) -> float:
 
 
 def report(runs: dict[tuple[str, int], list[dict[str, float]]], batches: list[int], rows: int) -> str:
-    lines = [f"{rows} rows of {CONFIG}, {MAX_GEN_TOKS} new tokens; medians of {len(runs[('ours', batches[0])])} "
-             "interleaved rounds (wall / CPU user+sys), peak RSS the largest", "",
-             "| batch | lm-eval wall | ours wall | ratio per round (wall) | lm-eval CPU | ours CPU | ratio (CPU) "
-             "| peak RSS lm-eval / ours |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{rows} rows of {CONFIG}, {MAX_GEN_TOKS} new tokens; medians of {len(runs[('ours', batches[0])])} "
+        "interleaved rounds (wall / CPU user+sys), peak RSS the largest",
+        "",
+        "| batch | lm-eval wall | ours wall | ratio per round (wall) | lm-eval CPU | ours CPU | ratio (CPU) "
+        "| peak RSS lm-eval / ours |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for b in batches:
         lm, ours = runs[("lm_eval", b)], runs[("ours", b)]
         per_round = " / ".join(f"{x['wall_s'] / y['wall_s']:.1f}x" for x, y in zip(lm, ours, strict=True))
-        lines.append(f"| {b} | {median(lm, 'wall_s'):.1f} s | {median(ours, 'wall_s'):.1f} s | {per_round} | "
-                     f"{median(lm, 'cpu_s'):.1f} s | {median(ours, 'cpu_s'):.1f} s | "
-                     f"{median(lm, 'cpu_s') / median(ours, 'cpu_s'):.1f}x | "
-                     f"{max(r['peak_rss_mib'] for r in lm):,.0f} / {max(r['peak_rss_mib'] for r in ours):,.0f} MiB |")
+        lines.append(
+            f"| {b} | {median(lm, 'wall_s'):.1f} s | {median(ours, 'wall_s'):.1f} s | {per_round} | "
+            f"{median(lm, 'cpu_s'):.1f} s | {median(ours, 'cpu_s'):.1f} s | "
+            f"{median(lm, 'cpu_s') / median(ours, 'cpu_s'):.1f}x | "
+            f"{max(r['peak_rss_mib'] for r in lm):,.0f} / {max(r['peak_rss_mib'] for r in ours):,.0f} MiB |"
+        )
     if len(batches) > 1:
         small, large = batches[0], batches[-1]
         for key in ("wall_s", "cpu_s"):
@@ -195,9 +258,17 @@ def main() -> None:
         args.limit, args.rounds = 12, 1
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-               HF_DATASETS_CACHE=str(work / "hf_datasets_cache"), MMLONGEVAL_HASH_CACHE=str(work / "file_hashes.json"))
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+        HF_DATASETS_CACHE=str(work / "hf_datasets_cache"),
+        MMLONGEVAL_HASH_CACHE=str(work / "file_hashes.json"),
+    )
     env.pop("PYTHONPATH", None)  # each tool runs from its own virtualenv, never from a checkout on the path
     setup = prepare(work, args.limit, env)
     tools = ["lm_eval", "ours"]
@@ -211,15 +282,27 @@ def main() -> None:
             for tool in order:
                 figures = run_once(tool, batch, setup, work, env)
                 runs.setdefault((tool, batch), []).append(figures)
-                print(f"round {index + 1} batch {batch} {tool}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()),
-                      flush=True)
+                print(
+                    f"round {index + 1} batch {batch} {tool}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()),
+                    flush=True,
+                )
     table = report(runs, args.batches, 2 * args.limit)
     print("\n" + table)
-    (work / "side_by_side.json").write_text(json.dumps(
-        {"rows": 2 * args.limit, "rounds": args.rounds, "machine": f"{os.cpu_count()} CPUs",
-         "versions": {"transformers": version_in(setup["ours"], "transformers"),
-                      "lm_eval": version_in(setup["lm_eval"], "lm_eval")},
-         "runs": {f"{tool} b{b}": v for (tool, b), v in runs.items()}}, indent=2))
+    (work / "side_by_side.json").write_text(
+        json.dumps(
+            {
+                "rows": 2 * args.limit,
+                "rounds": args.rounds,
+                "machine": f"{os.cpu_count()} CPUs",
+                "versions": {
+                    "transformers": version_in(setup["ours"], "transformers"),
+                    "lm_eval": version_in(setup["lm_eval"], "lm_eval"),
+                },
+                "runs": {f"{tool} b{b}": v for (tool, b), v in runs.items()},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,18 +21,36 @@ import time
 from pathlib import Path
 
 # The build in the child, then its own peak resident memory (RUSAGE_CHILDREN would give the largest of all children).
-CHILD = ("import resource, sys\nfrom builders.cli import main\ncode = main(sys.argv[1:])\n"
-         "print(f'maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)\nsys.exit(code)")
+CHILD = (
+    "import resource, sys\nfrom builders.cli import main\ncode = main(sys.argv[1:])\n"
+    "print(f'maxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)\nsys.exit(code)"
+)
 
 
 def run(code: Path, configs: str, rows: int, extra: list[str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-c", CHILD, "build", "locovqa", "--source", "synthetic", "--configs", configs,
-                   "--mnist-samples", str(rows), "--out", out, *extra]
+        command = [
+            sys.executable,
+            "-c",
+            CHILD,
+            "build",
+            "locovqa",
+            "--source",
+            "synthetic",
+            "--configs",
+            configs,
+            "--mnist-samples",
+            str(rows),
+            "--out",
+            out,
+            *extra,
+        ]
         env = {**os.environ, "PYTHONPATH": str(code)}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True, check=True)  # cwd: not the checkout
+        done = subprocess.run(
+            command, env=env, cwd=out, capture_output=True, text=True, check=True
+        )  # cwd: not the checkout
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
@@ -40,9 +58,14 @@ def run(code: Path, configs: str, rows: int, extra: list[str]) -> dict[str, str]
     planned = re.search(r"peak memory about ([\d.]+ \w+)", plan)
     scratch = re.search(r"([\d.]+ \w+) of temporary disk", plan)
     peak_kib = int(re.search(r"maxrss=(\d+)", done.stderr)[1])
-    return {"planned peak": planned[1] if planned else "(not planned)", "measured peak": f"{peak_kib / 1024:.0f} MiB",
-            "planned temporary disk": scratch[1] if scratch else "(not planned)", "output": f"{size / 1e6:.1f} MB",
-            "wall": f"{wall:.1f} s", "cpu": f"{after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime:.1f} s"}
+    return {
+        "planned peak": planned[1] if planned else "(not planned)",
+        "measured peak": f"{peak_kib / 1024:.0f} MiB",
+        "planned temporary disk": scratch[1] if scratch else "(not planned)",
+        "output": f"{size / 1e6:.1f} MB",
+        "wall": f"{wall:.1f} s",
+        "cpu": f"{after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime:.1f} s",
+    }
 
 
 def main() -> None:

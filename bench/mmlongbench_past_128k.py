@@ -88,8 +88,10 @@ def write_release(root: Path, tests: int) -> None:
         return {"image": image(f"icl/cars/class{label:02d}/{k:03d}.jpg"), "id": label}
 
     rounds_128k = [[item(label, r) for label in range(CLASSES)] for r in range(ROUNDS_128K)]
-    sets_64k = [[[item(label, ROUNDS_128K + s * ROUNDS_64K + r) for label in range(CLASSES)]
-                 for r in range(ROUNDS_64K)] for s in range(SETS_64K)]
+    sets_64k = [
+        [[item(label, ROUNDS_128K + s * ROUNDS_64K + r) for label in range(CLASSES)] for r in range(ROUNDS_64K)]
+        for s in range(SETS_64K)
+    ]
     sets_64k[0][0] = rounds_128k[0]  # one round both files show: it joins their labels
     test_examples = [{"image": image(f"icl/cars/test/{t:03d}.jpg"), "answer": t % CLASSES} for t in range(tests)]
     for length, sets in (("128k", [rounds_128k]), ("64k", sets_64k)):
@@ -103,19 +105,36 @@ def measure(work: Path, tests: int, env: dict[str, str]) -> dict:
     shutil.rmtree(out, ignore_errors=True)  # a results file per run: only this one's
     write_release(release, tests)
     configs = ",".join(f"{LEAF}_{length}" for length in LENGTHS)
-    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", "--source", str(release), "--configs",
-                                configs, "--out", str(data), "--overwrite", "--quiet"], env)
+    build_s, build_mb, _ = run(
+        [
+            str(BIN / "builders"),
+            "build",
+            "mmlongbench",
+            "--source",
+            str(release),
+            "--configs",
+            configs,
+            "--out",
+            str(data),
+            "--overwrite",
+            "--quiet",
+        ],
+        env,
+    )
     built = data / "mmlongbench"
     per_length = {}
     import pyarrow.parquet as pq
 
     for length in LENGTHS:
-        table = pq.read_table(contract.split_files(built, f"{LEAF}_{length}", "test"),
-                              columns=[contract.NUM_IMAGES, contract.TEXT_TOKENS, contract.IMAGE_TOKENS])
+        table = pq.read_table(
+            contract.split_files(built, f"{LEAF}_{length}", "test"),
+            columns=[contract.NUM_IMAGES, contract.TEXT_TOKENS, contract.IMAGE_TOKENS],
+        )
         rows = table.to_pylist()
         per_length[length] = {
             "images": sum(r[contract.NUM_IMAGES] for r in rows) / len(rows),
-            "tokens": [r[contract.TEXT_TOKENS] + sum(r[contract.IMAGE_TOKENS]) for r in rows]}
+            "tokens": [r[contract.TEXT_TOKENS] + sum(r[contract.IMAGE_TOKENS]) for r in rows],
+        }
     task = f"mmlongbench_{LEAF}_1m"
     common = ["--tasks", task, "--data_dir", str(data), "--no_progress"]
     screen_s, screen_mb, _ = run([str(BIN / "harness"), *common, "--model", "qwen2.5-vl", "--screen_only"], env)
@@ -123,26 +142,48 @@ def measure(work: Path, tests: int, env: dict[str, str]) -> dict:
     (results,) = (out / "random").glob("results_*.json")
     counts = json.loads(results.read_text())["sample_counts"][task]
     assert counts["n_scored"] == counts["sample_len"] == tests, counts
-    return {"tests": tests, "build_s": build_s, "build_mb": build_mb, "per_length": per_length,
-            "screen_s": screen_s, "screen_mb": screen_mb, "random_s": random_s, "random_mb": random_mb}
+    return {
+        "tests": tests,
+        "build_s": build_s,
+        "build_mb": build_mb,
+        "per_length": per_length,
+        "screen_s": screen_s,
+        "screen_mb": screen_mb,
+        "random_s": random_s,
+        "random_mb": random_mb,
+    }
 
 
 def report(results: list[dict]) -> str:
     first = results[0]
-    lines = [SECTION, "", "`bench/mmlongbench_past_128k.py` (" + ", ".join(f"--tests {r['tests']}" for r in results)
-             + "): a length-true Stanford Cars source (400 x 400 exemplars, 196 tokens each), approximate text "
-             "counter. Images per row against the line through Table 3's 64K and 128K means:", "",
-             "| length | images per row (ours) | Table 3, extrapolated | counted tokens per row (min-max) | limit |",
-             "|---|---|---|---|---|"]
+    lines = [
+        SECTION,
+        "",
+        "`bench/mmlongbench_past_128k.py` ("
+        + ", ".join(f"--tests {r['tests']}" for r in results)
+        + "): a length-true Stanford Cars source (400 x 400 exemplars, 196 tokens each), approximate text "
+        "counter. Images per row against the line through Table 3's 64K and 128K means:",
+        "",
+        "| length | images per row (ours) | Table 3, extrapolated | counted tokens per row (min-max) | limit |",
+        "|---|---|---|---|---|",
+    ]
     for length in LENGTHS:
         cell = first["per_length"][length]
-        lines.append(f"| {length} | {cell['images']:,.1f} | {extrapolated(length):,.1f} | "
-                     f"{min(cell['tokens']):,}-{max(cell['tokens']):,} | {TOKENS[length]:,} |")
-    lines += ["", "| rows per config | build 128K-1M (s, peak MiB) | `--screen_only` 1M (s, peak MiB) | "
-              "`--model random` 1M (s, peak MiB) |", "|---|---|---|---|"]
+        lines.append(
+            f"| {length} | {cell['images']:,.1f} | {extrapolated(length):,.1f} | "
+            f"{min(cell['tokens']):,}-{max(cell['tokens']):,} | {TOKENS[length]:,} |"
+        )
+    lines += [
+        "",
+        "| rows per config | build 128K-1M (s, peak MiB) | `--screen_only` 1M (s, peak MiB) | "
+        "`--model random` 1M (s, peak MiB) |",
+        "|---|---|---|---|",
+    ]
     for r in results:
-        lines.append(f"| {r['tests']} | {r['build_s']:.1f}, {r['build_mb']:.0f} | {r['screen_s']:.1f}, "
-                     f"{r['screen_mb']:.0f} | {r['random_s']:.1f}, {r['random_mb']:.0f} |")
+        lines.append(
+            f"| {r['tests']} | {r['build_s']:.1f}, {r['build_mb']:.0f} | {r['screen_s']:.1f}, "
+            f"{r['screen_mb']:.0f} | {r['random_s']:.1f}, {r['random_mb']:.0f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -150,37 +191,68 @@ def config_rows(built: Path, config: str) -> dict:
     """Images per row and each row's counted tokens (text + image, as the builder counts them) of one config."""
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(contract.split_files(built, config, "test"),
-                         columns=[contract.NUM_IMAGES, contract.TEXT_TOKENS, contract.IMAGE_TOKENS]).to_pylist()
-    return {"rows": len(rows), "images": sum(r[contract.NUM_IMAGES] for r in rows) / len(rows),
-            "tokens": [r[contract.TEXT_TOKENS] + sum(r[contract.IMAGE_TOKENS]) for r in rows]}
+    rows = pq.read_table(
+        contract.split_files(built, config, "test"),
+        columns=[contract.NUM_IMAGES, contract.TEXT_TOKENS, contract.IMAGE_TOKENS],
+    ).to_pylist()
+    return {
+        "rows": len(rows),
+        "images": sum(r[contract.NUM_IMAGES] for r in rows) / len(rows),
+        "tokens": [r[contract.TEXT_TOKENS] + sum(r[contract.IMAGE_TOKENS]) for r in rows],
+    }
 
 
 def measure_every_leaf(work: Path, ids: int, env: dict[str, str]) -> dict:
     data = work / f"every_leaf_{ids}"
     configs = [f"{leaf.name}_{length}" for leaf in EXTENDED_LEAVES for length in ("128k", *EXTENDED_LENGTHS)]
-    build_s, build_mb, _ = run([str(BIN / "builders"), "build", "mmlongbench", "--source", "fixture:full",
-                                "--fixture-ids", str(ids), "--configs", ",".join(configs), "--out", str(data),
-                                "--overwrite", "--quiet"], env)
+    build_s, build_mb, _ = run(
+        [
+            str(BIN / "builders"),
+            "build",
+            "mmlongbench",
+            "--source",
+            "fixture:full",
+            "--fixture-ids",
+            str(ids),
+            "--configs",
+            ",".join(configs),
+            "--out",
+            str(data),
+            "--overwrite",
+            "--quiet",
+        ],
+        env,
+    )
     built = data / "mmlongbench"
     manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
-    return {"ids": ids, "build_s": build_s, "build_mb": build_mb, "stats": manifest.get("stats", {}),
-            "configs": {config: config_rows(built, config) for config in configs}}
+    return {
+        "ids": ids,
+        "build_s": build_s,
+        "build_mb": build_mb,
+        "stats": manifest.get("stats", {}),
+        "configs": {config: config_rows(built, config) for config in configs},
+    }
 
 
 def report_every_leaf(result: dict) -> str:
     lengths = ("128k", *EXTENDED_LENGTHS)
-    lines = [EVERY_LEAF_SECTION, "",
-             f"`builders build mmlongbench --source fixture:full --fixture-ids {result['ids']}` of the "
-             f"{len(EXTENDED_LEAVES) * len(EXTENDED_LENGTHS)} configs past 128K and their {len(EXTENDED_LEAVES)} 128K "
-             f"configs: {result['build_s']:.0f} s wall, peak RSS {result['build_mb']:.0f} MiB (fixture written and "
-             "built; 2 shared vCPU).", "",
-             f"```\n.venv/bin/python bench/mmlongbench_past_128k.py --every-leaf --fixture-ids {result['ids']}\n```", "",
-             "Images per row: ours / Table 3 on the line through its 64K and 128K means (at 128K: Table 3 itself). "
-             "Fill: the least and the most counted tokens of a row (text, approx-v1, + image tokens), as a share of "
-             "the length.", "",
-             "| leaf | rows | " + " | ".join(f"{k} images / Table 3" for k in lengths) + " | fill past 128K, min-max |",
-             "|---|---|" + "---|" * (len(lengths) + 1)]
+    lines = [
+        EVERY_LEAF_SECTION,
+        "",
+        f"`builders build mmlongbench --source fixture:full --fixture-ids {result['ids']}` of the "
+        f"{len(EXTENDED_LEAVES) * len(EXTENDED_LENGTHS)} configs past 128K and their {len(EXTENDED_LEAVES)} 128K "
+        f"configs: {result['build_s']:.0f} s wall, peak RSS {result['build_mb']:.0f} MiB (fixture written and "
+        "built; 2 shared vCPU).",
+        "",
+        f"```\n.venv/bin/python bench/mmlongbench_past_128k.py --every-leaf --fixture-ids {result['ids']}\n```",
+        "",
+        "Images per row: ours / Table 3 on the line through its 64K and 128K means (at 128K: Table 3 itself). "
+        "Fill: the least and the most counted tokens of a row (text, approx-v1, + image tokens), as a share of "
+        "the length.",
+        "",
+        "| leaf | rows | " + " | ".join(f"{k} images / Table 3" for k in lengths) + " | fill past 128K, min-max |",
+        "|---|---|" + "---|" * (len(lengths) + 1),
+    ]
     for leaf in EXTENDED_LEAVES:
         cells, fills = [], []
         for length in lengths:
@@ -191,10 +263,19 @@ def report_every_leaf(result: dict) -> str:
                 fills += [t / TOKENS[length] for t in cell["tokens"]]
         rows = result["configs"][f"{leaf.name}_1m"]["rows"]
         lines.append(f"| {leaf.paper_name} | {rows} | " + " | ".join(cells) + f" | {min(fills):.2%}-{max(fills):.2%} |")
-    over = [f"{c} ({max(r['tokens']):,})" for c, r in result["configs"].items()
-            if max(r["tokens"]) > TOKENS[c.rsplit("_", 1)[1]]]
-    lines += ["", "Rows over their length: " + (", ".join(over) if over else "none") + ". Manifest stats: "
-              + json.dumps(result["stats"], sort_keys=True) + "."]
+    over = [
+        f"{c} ({max(r['tokens']):,})"
+        for c, r in result["configs"].items()
+        if max(r["tokens"]) > TOKENS[c.rsplit("_", 1)[1]]
+    ]
+    lines += [
+        "",
+        "Rows over their length: "
+        + (", ".join(over) if over else "none")
+        + ". Manifest stats: "
+        + json.dumps(result["stats"], sort_keys=True)
+        + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -207,8 +288,12 @@ def main() -> None:
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="mmlb_past_128k_"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "HF_DATASETS_CACHE": str(work / "hf_cache"), "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "HF_DATASETS_CACHE": str(work / "hf_cache"),
+        "HF_HUB_OFFLINE": "1",
+    }
     if args.every_leaf:
         result = measure_every_leaf(work, args.fixture_ids, env)
         (work / "every_leaf.json").write_text(json.dumps(result))

@@ -113,7 +113,7 @@ class PrefixCache:
             hit += 1
         if hit * self.block >= total:  # at least the last token is computed
             hit -= 1
-        for h in reversed(hashes[:self.max_blocks]):  # released tail first: the prefix is the most recent
+        for h in reversed(hashes[: self.max_blocks]):  # released tail first: the prefix is the most recent
             self.blocks[h] = None
             self.blocks.move_to_end(h)
         while len(self.blocks) > self.max_blocks:
@@ -188,8 +188,10 @@ def _rows(results: dict[str, dict[str, Tally]], groups: dict[str, list[str]], ro
     """One line per group of tasks: rows, prefill tokens, then tokens served (and the ratio) in each order."""
     lines = []
     for name, tasks in groups.items():
-        sums = {order: Tally(sum(tallies[t].prefill for t in tasks), sum(tallies[t].cached for t in tasks))
-                for order, tallies in results.items()}
+        sums = {
+            order: Tally(sum(tallies[t].prefill for t in tasks), sum(tallies[t].cached for t in tasks))
+            for order, tallies in results.items()
+        }
         first = next(iter(sums.values()))
         cells = " | ".join(f"{t.cached:,} ({t.ratio:.1%})" for t in sums.values())
         lines.append(f"| {name} | {sum(rows[t] for t in tasks)} | {first.prefill:,} | {cells} |")
@@ -201,8 +203,10 @@ def table(prompts: Sequence[Prompt], block: int, capacity: int) -> list[str]:
     results = {name: simulate(prompts, order, block, capacity) for name, order in orders(prompts).items()}
     tasks = list(dict.fromkeys(p.task for p in prompts))
     rows = {t: sum(1 for p in prompts if p.task == t) for t in tasks}
-    header = ["| task | rows | prefill tokens | " + " | ".join(f"cached: {name} order" for name in results) + " |",
-              "|---|---:|---:|" + "---:|" * len(results)]
+    header = [
+        "| task | rows | prefill tokens | " + " | ".join(f"cached: {name} order" for name in results) + " |",
+        "|---|---:|---:|" + "---:|" * len(results),
+    ]
     by_length: dict[str, list[str]] = {}
     for task in tasks:
         length = re.search(r"_(\d+k)$", task)
@@ -222,9 +226,26 @@ def build_mmlongbench(work: Path, ids: int, categories: Sequence[str]) -> tuple[
     out = work / f"data_{ids}_{'_'.join(categories)}"
     configs = [f"{leaf.name}_{length}" for length in LENGTHS for leaf in LEAVES if leaf.category in categories]
     if not (out / "mmlongbench").is_dir():
-        subprocess.run([sys.executable, "-c", "from builders.cli import main; main()", "build", "mmlongbench",
-                        "--source", "fixture:full", "--fixture-ids", str(ids), "--configs", ",".join(configs),
-                        "--out", str(out), "--overwrite", "--quiet"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from builders.cli import main; main()",
+                "build",
+                "mmlongbench",
+                "--source",
+                "fixture:full",
+                "--fixture-ids",
+                str(ids),
+                "--configs",
+                ",".join(configs),
+                "--out",
+                str(out),
+                "--overwrite",
+                "--quiet",
+            ],
+            check=True,
+        )
     return out, [f"mmlongbench_{c}" for c in configs]
 
 
@@ -245,8 +266,10 @@ def main() -> None:
     else:
         parser.error("give --mmlongbench-ids N, or --data DIR --tasks ...")
     prompts = load_prompts(data, tasks, args.block)
-    print(f"block {args.block} tokens, capacity {args.capacity:,} tokens; simulated tokens per prompt: "
-          f"{min(p.length for p in prompts):,}-{max(p.length for p in prompts):,}")
+    print(
+        f"block {args.block} tokens, capacity {args.capacity:,} tokens; simulated tokens per prompt: "
+        f"{min(p.length for p in prompts):,}-{max(p.length for p in prompts):,}"
+    )
     print("\n".join(table(prompts, args.block, args.capacity)))
 
 

@@ -38,8 +38,10 @@ def main() -> None:
     if not (data / "mmneedle" / "build_manifest.json").is_file():
         build_mmneedle(source="synthetic", out_dir=data, configs=["m1_n2_k1"], limit=50, seed=0, num_proc=1)
     python = sys.executable
-    imports = {code: statistics.median(seconds([python, "-c", code]) for _ in range(5))
-               for code in ("import harness", "from harness import simple_evaluate", "pass")}
+    imports = {
+        code: statistics.median(seconds([python, "-c", code]) for _ in range(5))
+        for code in ("import harness", "from harness import simple_evaluate", "pass")
+    }
 
     from harness import simple_evaluate
 
@@ -48,14 +50,34 @@ def main() -> None:
         started = time.perf_counter()
         simple_evaluate(tasks=TASKS, model="random", seed=seed, data_dir=data, no_progress=True)
         in_process.append(time.perf_counter() - started)
-    by_command = [seconds([python, "-c", "import sys; from harness.cli import main; sys.exit(main())", "--tasks", TASKS,
-                           "--model", "random", "--seed", str(seed), "--data_dir", str(data), "--no_progress"])
-                  for seed in range(args.seeds)]
-    print(f"interpreter start: {imports['pass']:.3f} s; import harness: {imports['import harness']:.3f} s; "
-          f"from harness import simple_evaluate: {imports['from harness import simple_evaluate']:.3f} s")
-    print(f"{args.seeds} runs of {TASKS} (100 rows), random baseline: simple_evaluate median "
-          f"{statistics.median(in_process):.3f} s a run (first {in_process[0]:.3f} s); a harness process per run "
-          f"median {statistics.median(by_command):.3f} s")
+    by_command = [
+        seconds(
+            [
+                python,
+                "-c",
+                "import sys; from harness.cli import main; sys.exit(main())",
+                "--tasks",
+                TASKS,
+                "--model",
+                "random",
+                "--seed",
+                str(seed),
+                "--data_dir",
+                str(data),
+                "--no_progress",
+            ]
+        )
+        for seed in range(args.seeds)
+    ]
+    print(
+        f"interpreter start: {imports['pass']:.3f} s; import harness: {imports['import harness']:.3f} s; "
+        f"from harness import simple_evaluate: {imports['from harness import simple_evaluate']:.3f} s"
+    )
+    print(
+        f"{args.seeds} runs of {TASKS} (100 rows), random baseline: simple_evaluate median "
+        f"{statistics.median(in_process):.3f} s a run (first {in_process[0]:.3f} s); a harness process per run "
+        f"median {statistics.median(by_command):.3f} s"
+    )
 
 
 if __name__ == "__main__":

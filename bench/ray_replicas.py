@@ -61,8 +61,13 @@ def measured(argv: list[str], out: Path) -> dict[str, Any]:
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "harness", *argv, "--output_path", str(out), "--no_progress"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harness", *argv, "--output_path", str(out), "--no_progress"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     cpu: dict[int, float] = {}
     root = psutil.Process(child.pid)
     while child.poll() is None:
@@ -83,8 +88,14 @@ def measured(argv: list[str], out: Path) -> dict[str, Any]:
     results = json.loads(sorted(out.rglob("results_*.json"))[-1].read_text())
     samples = sum(c["effective"] for c in results["n-samples"].values()) if "n-samples" in results else None
     replicas = results["config"].get("backend_stats", {}).get("replicas", {})
-    return {"wall": wall, "cpu": sum(cpu.values()), "eval": float(results["total_evaluation_time_seconds"]),
-            "samples": samples, "batches": replicas.get("batches"), "images": replicas.get("images")}
+    return {
+        "wall": wall,
+        "cpu": sum(cpu.values()),
+        "eval": float(results["total_evaluation_time_seconds"]),
+        "samples": samples,
+        "batches": replicas.get("batches"),
+        "images": replicas.get("images"),
+    }
 
 
 def runs(variants: dict[str, list[str]], repeats: int, scratch: Path) -> dict[str, list[dict[str, Any]]]:
@@ -93,8 +104,11 @@ def runs(variants: dict[str, list[str]], repeats: int, scratch: Path) -> dict[st
         for name, argv in variants.items():  # interleaved: the machine's load falls on every variant alike
             result = measured(argv, scratch / f"{name}-{round_}")
             out[name].append(result)
-            print(f"  {name} round {round_}: wall {result['wall']:.1f} s, eval {result['eval']:.2f} s, "
-                  f"cpu {result['cpu']:.1f} s", flush=True)
+            print(
+                f"  {name} round {round_}: wall {result['wall']:.1f} s, eval {result['eval']:.2f} s, "
+                f"cpu {result['cpu']:.1f} s",
+                flush=True,
+            )
     return out
 
 
@@ -105,15 +119,26 @@ def median(values: list[dict[str, Any]], key: str) -> float:
 def throughput(data: Path, model: Path, repeats: int, scratch: Path) -> dict[str, Any]:
     common = ["--tasks", ROWS_TASKS, "--data_dir", str(data), "--gen_kwargs", "max_gen_toks=16", "--no_cache"]
     args = f"pretrained={model},threads=1"
-    found = runs({"hf_1_in_process": ["--model", "hf", "--model_args", args, *common],
-                  "hf_2_ray_replicas": ["--model", "hf", "--model_args", f"{args},data_parallel_size=2", "--ray",
-                                        *common]}, repeats, scratch)
+    found = runs(
+        {
+            "hf_1_in_process": ["--model", "hf", "--model_args", args, *common],
+            "hf_2_ray_replicas": ["--model", "hf", "--model_args", f"{args},data_parallel_size=2", "--ray", *common],
+        },
+        repeats,
+        scratch,
+    )
     table = {}
     for name, values in found.items():
         samples = values[0]["samples"] or 100
-        table[name] = {"samples": samples, "eval_s": median(values, "eval"), "wall_s": median(values, "wall"),
-                       "cpu_s": median(values, "cpu"), "samples_per_s_eval": samples / median(values, "eval"),
-                       "samples_per_s_wall": samples / median(values, "wall"), "runs": values}
+        table[name] = {
+            "samples": samples,
+            "eval_s": median(values, "eval"),
+            "wall_s": median(values, "wall"),
+            "cpu_s": median(values, "cpu"),
+            "samples_per_s_eval": samples / median(values, "eval"),
+            "samples_per_s_wall": samples / median(values, "wall"),
+            "runs": values,
+        }
     return table
 
 
@@ -122,8 +147,14 @@ def overhead(data: Path, repeats: int, scratch: Path) -> dict[str, Any]:
     for batch in (1, 10):
         common = ["--tasks", ROWS_TASKS, "--data_dir", str(data), "--batch_size", str(batch)]
         variants[f"random_b{batch}_in_process"] = ["--model", "random", *common]
-        variants[f"random_b{batch}_2_ray_replicas"] = ["--model", "random", "--model_args", "data_parallel_size=2",
-                                                       "--ray", *common]
+        variants[f"random_b{batch}_2_ray_replicas"] = [
+            "--model",
+            "random",
+            "--model_args",
+            "data_parallel_size=2",
+            "--ray",
+            *common,
+        ]
     found = runs(variants, repeats, scratch)
     table = {}
     for batch in (1, 10):
@@ -131,10 +162,16 @@ def overhead(data: Path, repeats: int, scratch: Path) -> dict[str, Any]:
         batches = ray[0]["batches"]
         extra = median(ray, "eval") - median(one, "eval")
         table[f"batch_size_{batch}"] = {
-            "batches": batches, "eval_in_process_s": median(one, "eval"), "eval_ray_s": median(ray, "eval"),
-            "overhead_per_batch_ms": 1000 * extra / batches, "wall_in_process_s": median(one, "wall"),
-            "wall_ray_s": median(ray, "wall"), "startup_ray_s": median(ray, "wall") - median(ray, "eval"),
-            "cpu_in_process_s": median(one, "cpu"), "cpu_ray_s": median(ray, "cpu"), "runs": {"in_process": one, "ray": ray},
+            "batches": batches,
+            "eval_in_process_s": median(one, "eval"),
+            "eval_ray_s": median(ray, "eval"),
+            "overhead_per_batch_ms": 1000 * extra / batches,
+            "wall_in_process_s": median(one, "wall"),
+            "wall_ray_s": median(ray, "wall"),
+            "startup_ray_s": median(ray, "wall") - median(ray, "eval"),
+            "cpu_in_process_s": median(one, "cpu"),
+            "cpu_ray_s": median(ray, "cpu"),
+            "runs": {"in_process": one, "ray": ray},
         }
     # The extra evaluation seconds as a fixed part (per run) and a part per batch, from the two batch sizes.
     small, large = table["batch_size_1"], table["batch_size_10"]
@@ -169,17 +206,37 @@ def row_bytes(data: Path, limit: int) -> dict[str, Any]:
                 continue
             read = Wire(lambda: None, False, lambda files: True)
             ship = Wire(lambda: None, False, None)
-            sizes = {"read": len(cloudpickle.dumps(read.batch([request]))),
-                     "ship": len(cloudpickle.dumps(ship.batch([request])))}
+            sizes = {
+                "read": len(cloudpickle.dumps(read.batch([request]))),
+                "ship": len(cloudpickle.dumps(ship.batch([request]))),
+            }
             images = request.images
             pixels = sum((i.width or 0) * (i.height or 0) * 3 for i in images)
             text = sum(len(p.text.encode()) for m in request.messages for p in m.content if hasattr(p, "text"))
-            rows.append({"task": name, "doc_id": doc_id, "images": len(images), "text_bytes": text,
-                         "image_bytes": ship.counts.shipped_bytes, "read_route_bytes": sizes["read"],
-                         "ship_route_bytes": sizes["ship"], "decoded_pixel_bytes": pixels})
+            rows.append(
+                {
+                    "task": name,
+                    "doc_id": doc_id,
+                    "images": len(images),
+                    "text_bytes": text,
+                    "image_bytes": ship.counts.shipped_bytes,
+                    "read_route_bytes": sizes["read"],
+                    "ship_route_bytes": sizes["ship"],
+                    "decoded_pixel_bytes": pixels,
+                }
+            )
         task.unload()
-    summary = {key: statistics.median(r[key] for r in rows) for key in
-               ("images", "text_bytes", "image_bytes", "read_route_bytes", "ship_route_bytes", "decoded_pixel_bytes")}
+    summary = {
+        key: statistics.median(r[key] for r in rows)
+        for key in (
+            "images",
+            "text_bytes",
+            "image_bytes",
+            "read_route_bytes",
+            "ship_route_bytes",
+            "decoded_pixel_bytes",
+        )
+    }
     summary["rows"] = len(rows)
     summary["max_images"] = max(r["images"] for r in rows)
     widest = max(rows, key=lambda r: r["images"])
@@ -191,8 +248,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="folder for the JSON figures (and scratch runs)")
     parser.add_argument("--parts", default="throughput,overhead,bytes")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--mmlongbench", type=Path, default=Path("/work/demo_ref/data"),
-                        help="a --data_dir holding an MMLongBench build with 128K configs")
+    parser.add_argument(
+        "--mmlongbench",
+        type=Path,
+        default=Path("/work/demo_ref/data"),
+        help="a --data_dir holding an MMLongBench build with 128K configs",
+    )
     parser.add_argument("--rows_per_task", type=int, default=2)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -216,8 +277,12 @@ def main() -> None:
         for name, row in figures.get(part, {}).items():
             print(part, name, {k: round(v, 3) if isinstance(v, float) else v for k, v in row.items() if k != "runs"})
     if "bytes" in figures:
-        print("bytes", figures["bytes"]["median_per_row"], "widest:",
-              {k: v for k, v in figures["bytes"]["row_with_most_images"].items()})
+        print(
+            "bytes",
+            figures["bytes"]["median_per_row"],
+            "widest:",
+            {k: v for k, v in figures["bytes"]["row_with_most_images"].items()},
+        )
 
 
 if __name__ == "__main__":

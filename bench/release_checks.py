@@ -77,9 +77,15 @@ def decode(data: bytes) -> None:
 
 def steps(file: Path, data: bytes, base: Path, rel: str) -> dict[str, Callable[[], object]]:
     folder = ReleaseFolder(base)
-    return {"read": file.read_bytes, "sha256": lambda: hashlib.sha256(data).digest(), "header": lambda: header(data),
-            "image_size": lambda: image_size(data), "full decode": lambda: decode(data),
-            "folder path": lambda: folder.path(rel, "bench"), "release_path": lambda: release_path(base, rel, "bench")}
+    return {
+        "read": file.read_bytes,
+        "sha256": lambda: hashlib.sha256(data).digest(),
+        "header": lambda: header(data),
+        "image_size": lambda: image_size(data),
+        "full decode": lambda: decode(data),
+        "folder path": lambda: folder.path(rel, "bench"),
+        "release_path": lambda: release_path(base, rel, "bench"),
+    }
 
 
 def measure(work: Path, repeats: int) -> list[dict[str, object]]:
@@ -96,16 +102,28 @@ def measure(work: Path, repeats: int) -> list[dict[str, object]]:
 
 def section(rows: list[dict[str, object]], command: str) -> str:
     columns = ["image", "kB", "read", "sha256", "header", "image_size", "full decode", "folder path", "release_path"]
-    lines = [SECTION, "", "CPU milliseconds per image, best of the repeats (`bench/release_checks.py`); 2 vCPU shared "
-             "with other work.", "", "```", command, "```", "",
-             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines = [
+        SECTION,
+        "",
+        "CPU milliseconds per image, best of the repeats (`bench/release_checks.py`); 2 vCPU shared with other work.",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
     lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
-    lines += ["", "Notes:",
-              "- The checks a build adds per distinct image are `folder path` (a file read from a folder; a file read "
-              "from an archive is not resolved, its member name is checked as text) and `image_size` instead of "
-              "`header`; a full decode is what checking by decoding would have cost.",
-              "- `release_path` resolves the folder too (`os.path.realpath`, one `lstat` per level of the whole "
-              "path, in Python): for the few single files a build reads (annotation files, a manifest's files)."]
+    lines += [
+        "",
+        "Notes:",
+        "- The checks a build adds per distinct image are `folder path` (a file read from a folder; a file read "
+        "from an archive is not resolved, its member name is checked as text) and `image_size` instead of "
+        "`header`; a full decode is what checking by decoding would have cost.",
+        "- `release_path` resolves the folder too (`os.path.realpath`, one `lstat` per level of the whole "
+        "path, in Python): for the few single files a build reads (annotation files, a manifest's files).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -116,8 +134,9 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_release_checks_") as work:
         rows = measure(Path(work), args.repeats)
-    command = f".venv/bin/python bench/release_checks.py --repeats {args.repeats}" + \
-        (" --write-results" if args.write_results else "")
+    command = f".venv/bin/python bench/release_checks.py --repeats {args.repeats}" + (
+        " --write-results" if args.write_results else ""
+    )
     text = section(rows, command)
     print(text)
     if args.write_results:

@@ -49,7 +49,9 @@ def report(checkout: Path, results: Path, out: Path, *flags: str) -> tuple[float
 def same_output(a: Path, b: Path) -> list[str]:
     """What differs between two report folders: report.md with each folder's path replaced, every figure."""
     differs = []
-    if a.joinpath("report.md").read_text().replace(str(a), "OUT") != b.joinpath("report.md").read_text().replace(str(b), "OUT"):
+    if a.joinpath("report.md").read_text().replace(str(a), "OUT") != b.joinpath("report.md").read_text().replace(
+        str(b), "OUT"
+    ):
         differs.append("report.md")
     figures = sorted(p.name for p in a.iterdir() if p.suffix in (".png", ".svg"))
     if figures != sorted(p.name for p in b.iterdir() if p.suffix in (".png", ".svg")):
@@ -70,16 +72,23 @@ def main() -> None:
     times: dict[str, list[tuple[float, float]]] = {}
     for i in range(args.rounds):
         for variant, checkout, flags, out in (
-                ("before", args.before, (), work / f"before{i}"), ("cold", args.after, (), work / f"cold{i}"),
-                ("warm", args.after, (), work / f"cold{i}"), ("no_figures", args.after, ("--no_figures",), work / f"nofig{i}"),
-                ("serial", args.after, ("--jobs", "1"), work / f"serial{i}")):
+            ("before", args.before, (), work / f"before{i}"),
+            ("cold", args.after, (), work / f"cold{i}"),
+            ("warm", args.after, (), work / f"cold{i}"),
+            ("no_figures", args.after, ("--no_figures",), work / f"nofig{i}"),
+            ("serial", args.after, ("--jobs", "1"), work / f"serial{i}"),
+        ):
             times.setdefault(variant, []).append(report(checkout, args.results, out, *flags))
-            print(f"round {i + 1} {variant}: wall {times[variant][-1][0]:.2f} s, CPU {times[variant][-1][1]:.2f} s",
-                  flush=True)
+            print(
+                f"round {i + 1} {variant}: wall {times[variant][-1][0]:.2f} s, CPU {times[variant][-1][1]:.2f} s",
+                flush=True,
+            )
     print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the end; median of {args.rounds}:")
     print("| variant | wall (s) | CPU (s) |\n|---|---|---|")
     for variant, runs in times.items():
-        print(f"| {variant} | {statistics.median(w for w, _ in runs):.2f} | {statistics.median(c for _, c in runs):.2f} |")
+        print(
+            f"| {variant} | {statistics.median(w for w, _ in runs):.2f} | {statistics.median(c for _, c in runs):.2f} |"
+        )
     if args.check:
         reference = work / "before0"
         for i in range(args.rounds):

@@ -41,8 +41,25 @@ TASK = "mmneedle_mixed_neg"
 def build(work: Path, limit: int, env: dict[str, str]) -> Path:
     data = work / f"data_{limit}"
     if not all((data / "mmneedle" / c).is_dir() for c in CONFIGS):
-        subprocess.run([str(BIN / "builders"), "build", "mmneedle", "--source", "synthetic", "--configs", *CONFIGS,
-                        "--limit", str(limit), "--out", str(data), "--quiet", "--overwrite"], env=env, check=True)
+        subprocess.run(
+            [
+                str(BIN / "builders"),
+                "build",
+                "mmneedle",
+                "--source",
+                "synthetic",
+                "--configs",
+                *CONFIGS,
+                "--limit",
+                str(limit),
+                "--out",
+                str(data),
+                "--quiet",
+                "--overwrite",
+            ],
+            env=env,
+            check=True,
+        )
     return data
 
 
@@ -67,13 +84,31 @@ def tiny_model(work: Path) -> Path:
     return model_dir
 
 
-def run_variant(name: str, flags: list[str], work: Path, data: Path, task_yaml: Path, model: Path,
-                env: dict[str, str]) -> dict:
+def run_variant(
+    name: str, flags: list[str], work: Path, data: Path, task_yaml: Path, model: Path, env: dict[str, str]
+) -> dict:
     out = work / f"out_{name}"
     subprocess.run(["rm", "-rf", str(out)], check=True)
-    cmd = [str(BIN / "harness"), "--tasks", TASK, "--include_path", str(task_yaml), "--model", "hf", "--model_args",
-           f"pretrained={model},threads=1", "--data_dir", str(data), "--gen_kwargs", "max_gen_toks=16",
-           "--output_path", str(out), "--no_cache", "--no_progress", *flags]
+    cmd = [
+        str(BIN / "harness"),
+        "--tasks",
+        TASK,
+        "--include_path",
+        str(task_yaml),
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={model},threads=1",
+        "--data_dir",
+        str(data),
+        "--gen_kwargs",
+        "max_gen_toks=16",
+        "--output_path",
+        str(out),
+        "--no_cache",
+        "--no_progress",
+        *flags,
+    ]
     started = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -86,9 +121,13 @@ def run_variant(name: str, flags: list[str], work: Path, data: Path, task_yaml: 
     records = [json.loads(line) for line in lines]
     if any(r["status"] != "ok" for r in records):
         raise SystemExit(f"{name}: not every sample was scored ok: {sorted({r['status'] for r in records})}")
-    return {"eval_s": float(results["total_evaluation_time_seconds"]), "wall_s": wall, "samples": len(records),
-            "answers": {r["sample_id"]: r["response"] for r in records},
-            "tokens": sorted(r["token_count"] for r in records)}
+    return {
+        "eval_s": float(results["total_evaluation_time_seconds"]),
+        "wall_s": wall,
+        "samples": len(records),
+        "answers": {r["sample_id"]: r["response"] for r in records},
+        "tokens": sorted(r["token_count"] for r in records),
+    }
 
 
 def main() -> None:
@@ -99,8 +138,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "TOKENIZERS_PARALLELISM": "false", "HF_DATASETS_CACHE": str(args.work / "hf_cache")}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_DATASETS_CACHE": str(args.work / "hf_cache"),
+    }
     env.pop("MMLONGEVAL_DATA_DIR", None)
     data = build(args.work, args.limit, env)
     task_yaml = mixed_task(args.work)
@@ -110,24 +155,35 @@ def main() -> None:
     probe = run_variant("probe", ["--batch_size", "1"], args.work, data, task_yaml, model, env)
     longest = probe["tokens"][-1] + 16
     fits = max(1, args.budget // longest)
-    variants = {"budget": ["--max_batch_tokens", str(args.budget)], "fixed 1": ["--batch_size", "1"],
-                f"fixed {fits}": ["--batch_size", str(fits)], "fixed 8": ["--batch_size", "8"]}
+    variants = {
+        "budget": ["--max_batch_tokens", str(args.budget)],
+        "fixed 1": ["--batch_size", "1"],
+        f"fixed {fits}": ["--batch_size", str(fits)],
+        "fixed 8": ["--batch_size", "8"],
+    }
     runs: dict[str, list[dict]] = {}
     for round_ in range(args.repeats):
         for name, flags in variants.items():
             runs.setdefault(name, []).append(
-                run_variant(name.replace(" ", ""), flags, args.work, data, task_yaml, model, env))
+                run_variant(name.replace(" ", ""), flags, args.work, data, task_yaml, model, env)
+            )
         print(f"round {round_ + 1}/{args.repeats} done", file=sys.stderr)
 
     answers = runs["fixed 1"][0]["answers"]
     tokens = runs["fixed 1"][0]["tokens"]
-    summary = {"budget": args.budget, "samples": len(answers), "prompt_tokens_min": tokens[0],
-               "prompt_tokens_max": tokens[-1], "variants": {}}
+    summary = {
+        "budget": args.budget,
+        "samples": len(answers),
+        "prompt_tokens_min": tokens[0],
+        "prompt_tokens_max": tokens[-1],
+        "variants": {},
+    }
     for name, results in runs.items():
         assert all(r["answers"] == answers for r in results), f"{name}: answers differ from batch size 1"
         eval_s = statistics.median(r["eval_s"] for r in results)
         summary["variants"][name] = {
-            "eval_s": round(eval_s, 2), "samples_per_s": round(len(answers) / eval_s, 2),
+            "eval_s": round(eval_s, 2),
+            "samples_per_s": round(len(answers) / eval_s, 2),
             "wall_s": round(statistics.median(r["wall_s"] for r in results), 2),
             "all_eval_s": [round(r["eval_s"], 2) for r in results],
         }

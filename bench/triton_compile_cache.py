@@ -25,8 +25,15 @@ import tempfile
 import time
 from pathlib import Path
 
-CONSTANTS = {"BLOCK_K": 32, "IS_SEQLEN_OFFSETS_TENSOR": False, "IS_VARLEN": False, "INTERLEAVED": False,
-             "CONJUGATE": False, "BLOCK_M": 8, "CU_SEQLENS": None}
+CONSTANTS = {
+    "BLOCK_K": 32,
+    "IS_SEQLEN_OFFSETS_TENSOR": False,
+    "IS_VARLEN": False,
+    "INTERLEAVED": False,
+    "CONJUGATE": False,
+    "BLOCK_M": 8,
+    "CU_SEQLENS": None,
+}
 POINTERS = ("OUT", "X", "COS", "SIN")
 
 
@@ -61,8 +68,9 @@ def compile_rotary(rotary: Path, seqlen_divisible: bool) -> float:
             if seqlen_divisible and name in ("seqlen", "seqlen_ro"):
                 attrs[(i,)] = [["tt.divisibility", 16]]
     started = time.perf_counter()
-    triton_compile(ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs=attrs),
-                   target=GPUTarget("cuda", 90, 32))
+    triton_compile(
+        ASTSource(fn=kernel, signature=signature, constexprs=constants, attrs=attrs), target=GPUTarget("cuda", 90, 32)
+    )
     return time.perf_counter() - started
 
 
@@ -72,8 +80,13 @@ def child(rotary: Path) -> dict[str, float]:
 
 def one_process(rotary: Path, cache: Path) -> dict[str, float]:
     env = {"TRITON_CACHE_DIR": str(cache), "TRITON_DEFAULT_FP_FUSION": "1"}
-    out = subprocess.run([sys.executable, __file__, "--child", "--rotary", str(rotary)], env={**os.environ, **env},
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", "--rotary", str(rotary)],
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

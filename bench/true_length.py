@@ -43,8 +43,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 from builders.mmlongbench.leaves import LEAVES  # noqa: E402
 
 SECTION = "## MMLongBench at true length: the screen, baselines and memory per 128K row"  # then `: SOURCE`
-RELEASE_TASKS = ("mmlongbench_niah_vh_single_128k", "mmlongbench_niah_vh_multi_128k",
-                 "mmlongbench_niah_mmniah_ret_text_128k", "mmlongbench_icl_food101_128k")
+RELEASE_TASKS = (
+    "mmlongbench_niah_vh_single_128k",
+    "mmlongbench_niah_vh_multi_128k",
+    "mmlongbench_niah_mmniah_ret_text_128k",
+    "mmlongbench_icl_food101_128k",
+)
 RELEASE_CONFIGS = tuple(t.removeprefix("mmlongbench_") for t in RELEASE_TASKS)
 
 
@@ -61,8 +65,13 @@ def measured(command: list[str], env: dict[str, str], cwd: Path) -> dict[str, An
         stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}:\n{stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024,
-            "stdout": stdout, "stderr": stderr}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_mib": usage.ru_maxrss / 1024,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
 
 
 # The harness's own peak: its VmHWM, written as it exits. Not `wait4`'s ru_maxrss, which Linux carries over from the
@@ -75,7 +84,8 @@ HARNESS_REPORTING_PEAK = (
     f"    sys.stderr.write('\\n{PEAK_MARK} ' + hwm + '\\n')\n"
     "atexit.register(peak)\n"
     "from harness.cli import main\n"
-    "main()\n")
+    "main()\n"
+)
 
 
 def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[str, str]) -> tuple[Path, list[str]]:
@@ -91,32 +101,69 @@ def build(work: Path, ids: int, source: str, fixture_args: list[str], env: dict[
         if not (release / "mmlb_image").exists():
             (release / "mmlb_image").symlink_to(images.resolve())  # one image folder for every --ids
         if not (release / "mmlb_data").exists():
-            write_full_source(release, ids_per_file=ids, lengths={"128k": 131072},
-                              leaves=[c.removesuffix("_128k") for c in RELEASE_CONFIGS], reuse_images=True)
+            write_full_source(
+                release,
+                ids_per_file=ids,
+                lengths={"128k": 131072},
+                leaves=[c.removesuffix("_128k") for c in RELEASE_CONFIGS],
+                reuse_images=True,
+            )
         # Configs already built are kept as they are; missing ones are added.
-        measured([*builders, "--source", str(release), "--configs", *RELEASE_CONFIGS, "--out", str(data), "--quiet"],
-                 env, ROOT)
+        measured(
+            [*builders, "--source", str(release), "--configs", *RELEASE_CONFIGS, "--out", str(data), "--quiet"],
+            env,
+            ROOT,
+        )
         return data, list(RELEASE_TASKS)
     if not (data / "mmlongbench").exists():
         configs = [f"{leaf.name}_128k" for leaf in LEAVES]  # the 19 leaves of `mmlongbench_128k`
         # Run from the builder's checkout: `python -c` puts the working folder ahead of PYTHONPATH.
-        measured([*builders, "--source", source, "--fixture-ids", str(ids), *fixture_args, "--configs", *configs,
-                  "--out", str(data), "--quiet"], env, Path(env["PYTHONPATH"].split(os.pathsep)[0]))
+        measured(
+            [
+                *builders,
+                "--source",
+                source,
+                "--fixture-ids",
+                str(ids),
+                *fixture_args,
+                "--configs",
+                *configs,
+                "--out",
+                str(data),
+                "--quiet",
+            ],
+            env,
+            Path(env["PYTHONPATH"].split(os.pathsep)[0]),
+        )
     return data, ["mmlongbench_128k"]
 
 
 def harness_runs(checkout: Path, data: Path, tasks: list[str], work: Path, label: str) -> dict[str, Any]:
     """The screen and the two baselines from `checkout`, each with a fresh hash cache."""
-    harness = [sys.executable, "-c", HARNESS_REPORTING_PEAK, "--tasks", ",".join(tasks),
-               "--data_dir", str(data), "--no_progress"]
+    harness = [
+        sys.executable,
+        "-c",
+        HARNESS_REPORTING_PEAK,
+        "--tasks",
+        ",".join(tasks),
+        "--data_dir",
+        str(data),
+        "--no_progress",
+    ]
     out: dict[str, Any] = {}
-    for name, extra in (("screen", ["--model", "qwen2.5-vl", "--screen_only"]),
-                        ("random", ["--model", "random"]),
-                        ("constant", ["--model", "constant", "--model_args", "answer=Yes"])):
+    for name, extra in (
+        ("screen", ["--model", "qwen2.5-vl", "--screen_only"]),
+        ("random", ["--model", "random"]),
+        ("constant", ["--model", "constant", "--model_args", "answer=Yes"]),
+    ):
         results = work / f"results_{label}_{name}"
         subprocess.run(["rm", "-rf", str(results)], check=True)
-        env = {**os.environ, "PYTHONPATH": str(checkout), "HF_HUB_OFFLINE": "1",
-               "MMLONGEVAL_HASH_CACHE": str(work / f"hashes_{label}_{name}.json")}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(checkout),
+            "HF_HUB_OFFLINE": "1",
+            "MMLONGEVAL_HASH_CACHE": str(work / f"hashes_{label}_{name}.json"),
+        }
         Path(env["MMLONGEVAL_HASH_CACHE"]).unlink(missing_ok=True)
         command = harness + extra + ([] if name == "screen" else ["--output_path", str(results)])
         run = measured(command, env, checkout)
@@ -169,12 +216,19 @@ def per_row_images(data: Path, tasks: list[str], per_task: int = 2) -> dict[str,
             decode_ms.append(1000 * (decoded - checked))
             images.append(len(request.images))
         task.unload()
-    return {"rows": len(images), "images": statistics.median(images), "build_ms": statistics.median(build_ms),
-            "check_ms": statistics.median(check_ms), "decode_ms": statistics.median(decode_ms)}
+    return {
+        "rows": len(images),
+        "images": statistics.median(images),
+        "build_ms": statistics.median(build_ms),
+        "check_ms": statistics.median(check_ms),
+        "decode_ms": statistics.median(decode_ms),
+    }
 
 
-QWEN_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
-              r"""\s*[\r\n]+|\s+(?!\S)|\s+""")  # Qwen2's pre-tokenizer
+QWEN_SPLIT = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+    r"""\s*[\r\n]+|\s+(?!\S)|\s+"""
+)  # Qwen2's pre-tokenizer
 QWEN_TEMPLATE_TOKENS = 21  # Qwen2.5-VL's default system turn and the user and assistant role markers
 
 
@@ -187,47 +241,77 @@ def qwen_text_check(data: Path, configs: list[str], vocab: Path) -> list[dict[st
     import pyarrow.parquet as pq
     import tiktoken
 
-    ranks = {base64.b64decode(token): int(rank) for token, rank in
-             (line.split() for line in vocab.read_text().splitlines() if line)}
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in vocab.read_text().splitlines() if line)
+    }
     qwen = tiktoken.Encoding("qwen", pat_str=QWEN_SPLIT, mergeable_ranks=ranks, special_tokens={})
     out = []
     for config in configs:
         first = sorted((data / "mmlongbench" / config).glob("*.parquet"))[0]
         row = pq.read_table(first, columns=["prompt", "text_tokens"]).slice(0, 1).to_pylist()[0]
         text = row["prompt"].replace("<image>", "")
-        out.append({"config": config, "rows": row["text_tokens"],
-                    "qwen": len(qwen.encode(text, disallowed_special=())) + QWEN_TEMPLATE_TOKENS})
+        out.append(
+            {
+                "config": config,
+                "rows": row["text_tokens"],
+                "qwen": len(qwen.encode(text, disallowed_special=())) + QWEN_TEMPLATE_TOKENS,
+            }
+        )
     return out
 
 
 def section(results: list[dict[str, Any]], command: str, source: str) -> str:
-    lines = [f"{SECTION}: {source}", "",
-             f"Source: `{source}` (see the script's docstring): " + (
-                 "VH-Single, VH-Multi, MM-NIAH-Ret (T) and ICL Food101 at 128K, rows of ~95% of 131,072 tokens"
-                 if source == "release" else "all 19 leaves at 128K, each row within one unit of its length")
-             + " under the paper's counting. Each command in a fresh process with a "
-             "fresh hash cache (it hashes every file it reads); peak RSS: the harness process's own VmHWM. 2 vCPU shared with other "
-             "developers' work: wall times are noisy, CPU seconds less so.", "", f"```\n{command}\n```", "",
-             "| checkout | ids per file | rows | command | wall s | CPU s | evaluation s | peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"{SECTION}: {source}",
+        "",
+        f"Source: `{source}` (see the script's docstring): "
+        + (
+            "VH-Single, VH-Multi, MM-NIAH-Ret (T) and ICL Food101 at 128K, rows of ~95% of 131,072 tokens"
+            if source == "release"
+            else "all 19 leaves at 128K, each row within one unit of its length"
+        )
+        + " under the paper's counting. Each command in a fresh process with a "
+        "fresh hash cache (it hashes every file it reads); peak RSS: the harness process's own VmHWM. 2 vCPU shared with other "
+        "developers' work: wall times are noisy, CPU seconds less so.",
+        "",
+        f"```\n{command}\n```",
+        "",
+        "| checkout | ids per file | rows | command | wall s | CPU s | evaluation s | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         for name in ("screen", "random", "constant"):
             run = r["runs"][name]
             evaluation = f"{run['eval_s']:.2f}" if "eval_s" in run else "-"
-            lines.append(f"| {r['label']} | {r['ids']} | {r['rows']} | {name} | {run['wall_s']:.1f} | "
-                         f"{run['cpu_s']:.1f} | {evaluation} | {run['peak_mib']:.0f} |")
+            lines.append(
+                f"| {r['label']} | {r['ids']} | {r['rows']} | {name} | {run['wall_s']:.1f} | "
+                f"{run['cpu_s']:.1f} | {evaluation} | {run['peak_mib']:.0f} |"
+            )
     ours = [r for r in results if r["label"] == "this branch"]
     if ours:
-        lines += ["", "The screen's verdicts (this branch, most ids): " + ours[-1]["screen"]["total"], "",
-                  "| task | prompt tokens (min-max) |", "|---|---|"]
+        lines += [
+            "",
+            "The screen's verdicts (this branch, most ids): " + ours[-1]["screen"]["total"],
+            "",
+            "| task | prompt tokens (min-max) |",
+            "|---|---|",
+        ]
         lines += [f"| {task} | {span} |" for task, span in ours[-1]["screen"]["ranges"].items()]
     if ours and ours[-1].get("qwen_text"):
-        lines += ["", "Text tokens of each config's first row: the rows' figure (approx-v1, what the Qwen2-VL family "
-                  "estimate adds the images to) against Qwen's own BPE (`--qwen-vocab`, placeholders out, Qwen2.5-VL's "
-                  f"{QWEN_TEMPLATE_TOKENS} template tokens in):", "",
-                  "| config | rows' text_tokens | Qwen BPE + template | difference |", "|---|---|---|---|"]
-        lines += [f"| {c['config']} | {c['rows']:,} | {c['qwen']:,} | {c['qwen'] - c['rows']:+,} |"
-                  for c in ours[-1]["qwen_text"]]
+        lines += [
+            "",
+            "Text tokens of each config's first row: the rows' figure (approx-v1, what the Qwen2-VL family "
+            "estimate adds the images to) against Qwen's own BPE (`--qwen-vocab`, placeholders out, Qwen2.5-VL's "
+            f"{QWEN_TEMPLATE_TOKENS} template tokens in):",
+            "",
+            "| config | rows' text_tokens | Qwen BPE + template | difference |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {c['config']} | {c['rows']:,} | {c['qwen']:,} | {c['qwen'] - c['rows']:+,} |"
+            for c in ours[-1]["qwen_text"]
+        ]
     if len(ours) >= 2:
         first, last = ours[0], ours[-1]
         added = last["rows"] - first["rows"]
@@ -238,9 +322,12 @@ def section(results: list[dict[str, Any]], command: str, source: str) -> str:
             mem = (b["peak_mib"] - a["peak_mib"]) / added
             lines.append(f"- {name}: {cpu:.0f} ms of CPU, {mem:+.2f} MiB of peak RSS")
         rows = first["images"]
-        lines += ["", f"Per 128K row, in process, CPU time (median over {rows['rows']} rows, {rows['images']:.0f} images each): "
-                  f"building the request {rows['build_ms']:.1f} ms; reading, hash-checking and decode-checking its "
-                  f"images {rows['check_ms']:.0f} ms; decoding them whole to RGB {rows['decode_ms']:.0f} ms."]
+        lines += [
+            "",
+            f"Per 128K row, in process, CPU time (median over {rows['rows']} rows, {rows['images']:.0f} images each): "
+            f"building the request {rows['build_ms']:.1f} ms; reading, hash-checking and decode-checking its "
+            f"images {rows['check_ms']:.0f} ms; decoding them whole to RGB {rows['decode_ms']:.0f} ms.",
+        ]
     return "\n".join(lines)
 
 
@@ -257,10 +344,13 @@ def main() -> None:
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     if args.render:  # the JSON lines the runs printed, e.g. one run per id count
-        results = [json.loads(line) for log in args.render for line in log.read_text().splitlines()
-                   if line.startswith("{")]
-        command = f".venv/bin/python bench/true_length.py --ids {' '.join(str(r['ids']) for r in results)} " \
-                  f"--source {args.source}"
+        results = [
+            json.loads(line) for log in args.render for line in log.read_text().splitlines() if line.startswith("{")
+        ]
+        command = (
+            f".venv/bin/python bench/true_length.py --ids {' '.join(str(r['ids']) for r in results)} "
+            f"--source {args.source}"
+        )
         publish(f"{SECTION}: {args.source}", section(results, command, args.source), args.write_results)
         return
     work = (args.work or Path(tempfile.mkdtemp(prefix="bench_true_"))).resolve()
@@ -281,14 +371,28 @@ def main() -> None:
                 configs = RELEASE_CONFIGS if args.source == "release" else [f"{leaf.name}_128k" for leaf in LEAVES]
                 entry["qwen_text"] = qwen_text_check(data, list(configs), args.qwen_vocab)
             results.append(entry)
-            print(json.dumps({k: v for k, v in entry.items() if k != "runs"} |
-                             {"runs": {n: {k: v for k, v in r.items() if k not in ("stdout", "stderr")}
-                                       for n, r in runs.items()}}, default=str), flush=True)
-    command = ".venv/bin/python bench/true_length.py --ids " + " ".join(map(str, args.ids)) + \
-        (f" --source {args.source}" if args.source != "release" else "") + \
-        (" --fixture-args " + " ".join(args.fixture_args) if args.fixture_args else "") + \
-        (" --builder FULL" if args.builder else "") + (" --baseline BASE" if args.baseline else "") + (" --qwen-vocab qwen.tiktoken" if args.qwen_vocab else "") + \
-        (" --write-results" if args.write_results else "")
+            print(
+                json.dumps(
+                    {k: v for k, v in entry.items() if k != "runs"}
+                    | {
+                        "runs": {
+                            n: {k: v for k, v in r.items() if k not in ("stdout", "stderr")} for n, r in runs.items()
+                        }
+                    },
+                    default=str,
+                ),
+                flush=True,
+            )
+    command = (
+        ".venv/bin/python bench/true_length.py --ids "
+        + " ".join(map(str, args.ids))
+        + (f" --source {args.source}" if args.source != "release" else "")
+        + (" --fixture-args " + " ".join(args.fixture_args) if args.fixture_args else "")
+        + (" --builder FULL" if args.builder else "")
+        + (" --baseline BASE" if args.baseline else "")
+        + (" --qwen-vocab qwen.tiktoken" if args.qwen_vocab else "")
+        + (" --write-results" if args.write_results else "")
+    )
     publish(f"{SECTION}: {args.source}", section(results, command, args.source), args.write_results)
 
 

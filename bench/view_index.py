@@ -76,9 +76,12 @@ def main() -> None:
     times: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.repeat):
         client = TestClient(create_app(work))
-        for name, params in (("first page", table), ("again", table),
-                             ("wrong, by tokens", {**table, "show": "wrong", "sort": "tokens", "desc": "1"}),
-                             ("page 1000", {**table, "page": "1000"})):
+        for name, params in (
+            ("first page", table),
+            ("again", table),
+            ("wrong, by tokens", {**table, "show": "wrong", "sort": "tokens", "desc": "1"}),
+            ("page 1000", {**table, "page": "1000"}),
+        ):
             wall, cpu, response = timed(lambda p=params, c=client: c.get("/samples", params=p))
             assert response.status_code == 200 and f"of {args.samples} samples" in response.text, response.text[:500]
             times.setdefault(name, []).append((wall, cpu))

@@ -125,21 +125,28 @@ def _say_what_changed(before: dict, after: dict, path: Path) -> bool:
         return False
     old, new = list(before.get("configs", {})), list(after.get("configs", {}))
     if before == after:
-        print(f"nothing to build: {path} already holds these configs (pass --overwrite to rebuild them)",
-              file=sys.stderr)
+        print(
+            f"nothing to build: {path} already holds these configs (pass --overwrite to rebuild them)", file=sys.stderr
+        )
         return True
     if set(old) < set(new):
         added = [c for c in new if c not in old]
-        print(f"added {', '.join(added)} to the build in {path}; kept its {len(old)} other config(s) as they were",
-              file=sys.stderr)
+        print(
+            f"added {', '.join(added)} to the build in {path}; kept its {len(old)} other config(s) as they were",
+            file=sys.stderr,
+        )
     return False
 
 
 def describe_os_error(exc: OSError) -> str:
     where = f"{exc.filename}: " if exc.filename else ""
     what = exc.strerror or str(exc)
-    hint = {errno.ENOSPC: " (the disk is full)", errno.EROFS: " (a read-only file system)",
-            errno.EFBIG: " (over the file size limit)", errno.EDQUOT: " (over the disk quota)"}.get(exc.errno or 0, "")
+    hint = {
+        errno.ENOSPC: " (the disk is full)",
+        errno.EROFS: " (a read-only file system)",
+        errno.EFBIG: " (over the file size limit)",
+        errno.EDQUOT: " (over the disk quota)",
+    }.get(exc.errno or 0, "")
     return f"{where}{what}{hint}; the build stopped and left nothing that looks like a complete dataset"
 
 

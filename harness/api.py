@@ -36,7 +36,11 @@ SCORED = frozenset({OK, EMPTY})
 FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
 STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
 # A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
-ERROR_STATUS_PREFIXES = {"over_length:": OVER_LENGTH, "too_many_images:": TOO_MANY_IMAGES, "invalid_input:": INVALID_INPUT}
+ERROR_STATUS_PREFIXES = {
+    "over_length:": OVER_LENGTH,
+    "too_many_images:": TOO_MANY_IMAGES,
+    "invalid_input:": INVALID_INPUT,
+}
 
 
 def error_status(error: str) -> str:
@@ -105,15 +109,26 @@ class GenerationSettings:
             return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
         checks = (
-            ("max_gen_toks", isinstance(self.max_gen_toks, int) and not isinstance(self.max_gen_toks, bool)
-             and self.max_gen_toks >= 1, "a positive integer"),
+            (
+                "max_gen_toks",
+                isinstance(self.max_gen_toks, int)
+                and not isinstance(self.max_gen_toks, bool)
+                and self.max_gen_toks >= 1,
+                "a positive integer",
+            ),
             ("temperature", number(self.temperature) and self.temperature >= 0, "a number >= 0"),
             ("do_sample", isinstance(self.do_sample, bool), "true or false"),
             ("top_p", number(self.top_p) and 0 < self.top_p <= 1, "a number in (0, 1]"),
-            ("until", isinstance(self.until, tuple) and all(isinstance(u, str) for u in self.until),
-             "a string or a list of strings"),
-            ("seed", self.seed is None or (isinstance(self.seed, int) and not isinstance(self.seed, bool)),
-             "an integer"),
+            (
+                "until",
+                isinstance(self.until, tuple) and all(isinstance(u, str) for u in self.until),
+                "a string or a list of strings",
+            ),
+            (
+                "seed",
+                self.seed is None or (isinstance(self.seed, int) and not isinstance(self.seed, bool)),
+                "an integer",
+            ),
         )
         for name, ok, expected in checks:
             if not ok:
@@ -256,8 +271,7 @@ class Model(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        ...
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model: ...
 
     @abc.abstractmethod
     def generate(self, requests: Sequence[Request]) -> list[Response]:
@@ -275,8 +289,9 @@ class Model(abc.ABC):
                 yield [(i, r) for i, r in enumerate(err.responses) if r is not None]
             raise BackendFatalError(str(err)) from err
         if len(responses) != len(requests):
-            raise RuntimeError(f"{type(self).__name__}.generate returned {len(responses)} responses for "
-                               f"{len(requests)} requests")
+            raise RuntimeError(
+                f"{type(self).__name__}.generate returned {len(responses)} responses for {len(requests)} requests"
+            )
         yield list(enumerate(responses))
 
     def text_round_trip(self) -> Callable[[str], str] | None:
@@ -287,8 +302,10 @@ class Model(abc.ABC):
     def fit_batch_size(self, start: int) -> str | None:
         """`--batch_size auto`: search for the largest batch that fits in device memory, from `start` requests down
         (`harness.models.scheduling.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
-        return (f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
-                "baselines compute nothing), so it batches as it always does")
+        return (
+            f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
+            "baselines compute nothing), so it batches as it always does"
+        )
 
     def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Told once before the run: the largest image count of any request of any of its tasks (an
@@ -336,7 +353,9 @@ def collect(chunks: Iterator[list[tuple[int, Response]]], count: int) -> list[Re
             for i, response in chunk:
                 responses[i] = response
     except BackendFatalError as err:
-        raise BackendFatalError(str(err), responses if any(r is not None for r in responses) else err.responses) from err
+        raise BackendFatalError(
+            str(err), responses if any(r is not None for r in responses) else err.responses
+        ) from err
     missing = [i for i, r in enumerate(responses) if r is None]
     if missing:
         raise RuntimeError(f"the backend's stream gave no response for {len(missing)} of {count} requests")

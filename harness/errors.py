@@ -37,9 +37,16 @@ class DatasetMissingError(UserError):
     lists), said once for all the tasks of a run that read that build.
     """
 
-    def __init__(self, reason: str, hint: str = "", *, builder_command: str | None = None,
-                 dataset_name: str | None = None, data_dir: str | None = None,
-                 held: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        hint: str = "",
+        *,
+        builder_command: str | None = None,
+        dataset_name: str | None = None,
+        data_dir: str | None = None,
+        held: tuple[str, str] | None = None,
+    ) -> None:
         super().__init__(reason + (f" (its build manifest lists {held[1]})" if held else "") + hint)
         self.reason = reason
         self.held = held
@@ -56,19 +63,31 @@ class DatasetMissingError(UserError):
         hub = [e for e in errors if isinstance(e, HubUnavailableError)]
         local = [e for e in errors if not isinstance(e, HubUnavailableError)]
         readers = {e.reason: sum(h.reason == e.reason for h in hub) for e in hub}
-        lines = list(dict.fromkeys(f"cannot get {e.location} (read by {readers[e.reason]} task"
-                                   f"{'' if readers[e.reason] == 1 else 's'}): {e.why}" for e in hub))
+        lines = list(
+            dict.fromkeys(
+                f"cannot get {e.location} (read by {readers[e.reason]} task"
+                f"{'' if readers[e.reason] == 1 else 's'}): {e.why}"
+                for e in hub
+            )
+        )
         shared = not hub and len({e.reason for e in local}) == 1  # a --data_dir that does not exist: one line
         if shared:
             lines.append(f"{local[0].reason} (read by {len(local)} tasks)")
         elif local:
-            counts = {reason: sum(e.reason == reason for e in local) for reason in dict.fromkeys(e.reason for e in local)}
+            counts = {
+                reason: sum(e.reason == reason for e in local) for reason in dict.fromkeys(e.reason for e in local)
+            }
             lines += [f"{len(local)} tasks have no data:"] + [
-                f"  {reason}" + (f" ({n} tasks)" if n > 1 else "") for reason, n in counts.items()]
-            lines += [f"the build manifest of {location} lists: {configs}"
-                      for location, configs in dict.fromkeys(e.held for e in local if e.held)]
-        for group, lead, tail in ((local, "build them with: ", ""),
-                                  (hub, "or build them here: ", ", and pass --data_dir {data_dir}")):
+                f"  {reason}" + (f" ({n} tasks)" if n > 1 else "") for reason, n in counts.items()
+            ]
+            lines += [
+                f"the build manifest of {location} lists: {configs}"
+                for location, configs in dict.fromkeys(e.held for e in local if e.held)
+            ]
+        for group, lead, tail in (
+            (local, "build them with: ", ""),
+            (hub, "or build them here: ", ", and pass --data_dir {data_dir}"),
+        ):
             commands: dict[tuple[str, str], list[str]] = {}
             for e in group:
                 if e.builder_command and e.dataset_name:
@@ -76,9 +95,12 @@ class DatasetMissingError(UserError):
                     if e.dataset_name not in names:
                         names.append(e.dataset_name)
             for (template, data_dir), names in commands.items():
-                lines.append(lead + template.format(dataset_name=" ".join(names), data_dir=data_dir)
-                             + tail.format(data_dir=data_dir))
-        return ("; ".join(lines) if shared else "\n".join(lines))
+                lines.append(
+                    lead
+                    + template.format(dataset_name=" ".join(names), data_dir=data_dir)
+                    + tail.format(data_dir=data_dir)
+                )
+        return "; ".join(lines) if shared else "\n".join(lines)
 
 
 class HubUnavailableError(DatasetMissingError):
@@ -86,14 +108,20 @@ class HubUnavailableError(DatasetMissingError):
     revision. `reason` is the same for every task that reads it, so the run says it once; the hint builds the
     data locally instead (`data_dir` is that local folder)."""
 
-    def __init__(self, location: str, why: str, *, builder_command: str | None, dataset_name: str | None,
-                 data_dir: str) -> None:
+    def __init__(
+        self, location: str, why: str, *, builder_command: str | None, dataset_name: str | None, data_dir: str
+    ) -> None:
         hint = ""
         if builder_command:
             command = builder_command.format(dataset_name=dataset_name or "", data_dir=data_dir)
             hint = f"; or build it here: {command}, and pass --data_dir {data_dir}"
-        super().__init__(f"cannot get {location}: {why}", hint, builder_command=builder_command,
-                         dataset_name=dataset_name, data_dir=data_dir)
+        super().__init__(
+            f"cannot get {location}: {why}",
+            hint,
+            builder_command=builder_command,
+            dataset_name=dataset_name,
+            data_dir=data_dir,
+        )
         self.location = location
         self.why = why
 

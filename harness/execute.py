@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from harness.running.runner import TaskResult
     from harness.running.sharding import Shard
 
-PREDICT_ONLY_NOTE = ("the answers are generated and journalled, not scored (no metrics); the same command without "
-                     "--predict_only scores them without generating again")
+PREDICT_ONLY_NOTE = (
+    "the answers are generated and journalled, not scored (no metrics); the same command without "
+    "--predict_only scores them without generating again"
+)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -51,8 +53,9 @@ def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     if plan.screen_only:
         return _screen_only(plan), None
     if plan.output_dir is None:
-        print("harness: no --output_path: results are printed only, and an interrupted run cannot resume",
-              file=sys.stderr)
+        print(
+            "harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr
+        )
         return _execute(plan)
     # Held from before the model is loaded until the results are written; released (its file removed)
     # however the run ends, a failed start included.
@@ -60,14 +63,21 @@ def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         return _execute(plan)
 
 
-def make_model(name: str, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None,
-               ray_address: str | None = None) -> Model:
+def make_model(
+    name: str,
+    backend: str,
+    args: dict[str, str],
+    batch_size: int,
+    max_batch_tokens: int | None,
+    ray_address: str | None = None,
+) -> Model:
     """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
     from harness.models.replicas import build_model
 
     try:
-        return build_model(backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                           ray_address=ray_address)
+        return build_model(
+            backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, ray_address=ray_address
+        )
     except (ValueError, ImportError, OSError) as err:
         raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
 
@@ -80,8 +90,10 @@ def _switched_alias_note(name: str, backend: str) -> str:
     if alias is None or alias.backend == backend:
         return ""
     given = ",".join(f"{k}={v}" for k, v in alias.args.items())
-    return (f" (the alias {name} sets {given} for the {alias.backend} backend, and backend={backend} passes them to "
-            f"{backend}; to run {backend}, give --model {backend} with its own --model_args)")
+    return (
+        f" (the alias {name} sets {given} for the {alias.backend} backend, and backend={backend} passes them to "
+        f"{backend}; to run {backend}, give --model {backend} with its own --model_args)"
+    )
 
 
 def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
@@ -103,8 +115,9 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 def _open_model(plan: RunPlan) -> Model:
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`harness.run_plan.cache_path`)."""
-    model = make_model(plan.model.name, plan.model.backend, plan.model.args, plan.batch_size, plan.max_batch_tokens,
-                       plan.ray_address)
+    model = make_model(
+        plan.model.name, plan.model.backend, plan.model.args, plan.batch_size, plan.max_batch_tokens, plan.ray_address
+    )
     if plan.auto_batch and (why := model.fit_batch_size(plan.max_batch_size)):
         print(f"harness: --batch_size auto: {why}", file=sys.stderr)
     return _behind_cache(model, plan.cache)
@@ -145,9 +158,12 @@ def _open_judge(plan: RunPlan) -> Model | None:
         return None
     if plan.judge is None:
         names = [task.name for task in plan.tasks if task.judge is not None]
-        print(f"harness: {len(names)} task(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) are scored "
-              f"by a judge after generation: without --judge_model their judge metrics "
-              f"({', '.join(specs[0].metrics)}) stay absent", file=sys.stderr)
+        print(
+            f"harness: {len(names)} task(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) are scored "
+            f"by a judge after generation: without --judge_model their judge metrics "
+            f"({', '.join(specs[0].metrics)}) stay absent",
+            file=sys.stderr,
+        )
         return None
     args = plan.judge.args
     if plan.judge.backend == "openai" and "model" not in plan.judge.given and specs[0].model:
@@ -165,8 +181,9 @@ def _screen_only(plan: RunPlan) -> int:
     except (ValueError, ImportError) as err:
         raise UserError(str(err)) from None
     policies = run_policies(plan)
-    results = screen_tasks(model, plan.tasks, plan.gen_kwargs, plan.seed, plan.shard,
-                           policies if policies.by_task else None)
+    results = screen_tasks(
+        model, plan.tasks, plan.gen_kwargs, plan.seed, plan.shard, policies if policies.by_task else None
+    )
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in policies.describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
@@ -192,10 +209,20 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         from harness.running.write_out import write_out
 
         write_out(plan.tasks, plan.gen_kwargs, plan.seed)
-    options = RunOptions(data_dir=plan.data_dir, limit=plan.limit, seed=plan.seed, gen_kwargs=plan.gen_kwargs,
-                         output_dir=output_dir, log_samples=plan.log_samples, progress=plan.progress,
-                         shard=plan.shard, judge=judge, policies=policies if policies.by_task else None,
-                         score=not plan.predict_only, log_samples_suffix=plan.compat.log_samples_suffix)
+    options = RunOptions(
+        data_dir=plan.data_dir,
+        limit=plan.limit,
+        seed=plan.seed,
+        gen_kwargs=plan.gen_kwargs,
+        output_dir=output_dir,
+        log_samples=plan.log_samples,
+        progress=plan.progress,
+        shard=plan.shard,
+        judge=judge,
+        policies=policies if policies.by_task else None,
+        score=not plan.predict_only,
+        log_samples_suffix=plan.compat.log_samples_suffix,
+    )
     started = time.time()
     try:
         task_results = Runner(model, options).run(plan.tasks)
@@ -209,15 +236,22 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     finally:
         finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
-        extra = {"token_counting": model.token_rule, **_chat_template(model.chat_template),
-                 "input_policies": policies.describe()}
+        extra = {
+            "token_counting": model.token_rule,
+            **_chat_template(model.chat_template),
+            "input_policies": policies.describe(),
+        }
         model.close()
         if judge is not None:
             from harness.redact import redact_mapping
 
-            extra["judge"] = {"model": redact_mapping(judge.identity()), **cache_stats(judge),
-                              "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks
-                                                  if task.judge is not None}}
+            extra["judge"] = {
+                "model": redact_mapping(judge.identity()),
+                **cache_stats(judge),
+                "max_reply_chars": {
+                    task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None
+                },
+            }
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
@@ -276,25 +310,34 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
             for status, n in r.counts.items():
                 statuses[status] = statuses.get(status, 0) + n
         shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
-        where = (f"see the error fields of the journals in {output_dir}" if output_dir is not None else
-                 "run again with --output_path to keep each sample's error in its journal")
+        where = (
+            f"see the error fields of the journals in {output_dir}"
+            if output_dir is not None
+            else "run again with --output_path to keep each sample's error in its journal"
+        )
         print(f"harness: error: no sample of this run was scored ({shown}); {where}", file=sys.stderr)
         return 1
     judge_failed = sum(r.judge_counts.get("n_judge_error", 0) for r in task_results)
-    judge_answered = sum(r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0)
-                         for r in task_results)
+    judge_answered = sum(
+        r.judge_counts.get("n_judged", 0) + r.judge_counts.get("n_judge_unparsed", 0) for r in task_results
+    )
     if judge_failed and not judge_answered:
-        print(f"harness: error: every judge call of this run failed ({judge_failed} sample(s)), so no judge metric "
-              "was scored; see the error fields of judge_<task>.jsonl, then run the same command again",
-              file=sys.stderr)
+        print(
+            f"harness: error: every judge call of this run failed ({judge_failed} sample(s)), so no judge metric "
+            "was scored; see the error fields of judge_<task>.jsonl, then run the same command again",
+            file=sys.stderr,
+        )
         return 1
     failed = sum(r.counts.get("error", 0) for r in task_results)
     if (failed or judge_failed) and not allow_failures:
         what = [f"{failed} sample(s) failed with errors and are left out of the scores above"] if failed else []
         if judge_failed:
             what.append(f"the judge failed on {judge_failed} sample(s), left out of the judge metrics above")
-        print(f"harness: error: {'; '.join(what)}; run the same command again to retry them, or pass "
-              "--allow_failures to accept the run as it is", file=sys.stderr)
+        print(
+            f"harness: error: {'; '.join(what)}; run the same command again to retry them, or pass "
+            "--allow_failures to accept the run as it is",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -303,12 +346,18 @@ def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Sh
     """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
     for r in task_results:
         if r.changed:
-            print(f"harness: {r.task.name}: {r.changed} journalled samples were answered for other inputs (their "
-                  "prompts or images changed since); they were generated again", file=sys.stderr)
+            print(
+                f"harness: {r.task.name}: {r.changed} journalled samples were answered for other inputs (their "
+                "prompts or images changed since); they were generated again",
+                file=sys.stderr,
+            )
         refused, failed = r.counts.get("refused", 0), r.counts.get("error", 0)
         if refused or failed:
-            print(f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
-                  "the denominators; failed samples are tried again by a rerun)", file=sys.stderr)
+            print(
+                f"harness: {r.task.name}: {refused} refused by the provider, {failed} failed (both excluded from "
+                "the denominators; failed samples are tried again by a rerun)",
+                file=sys.stderr,
+            )
         if r.usage:
             tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
             print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)
@@ -316,11 +365,20 @@ def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Sh
     if resumed:  # one line for the run, however many tasks it resumed
         which = f"{resumed[0].task.name}: " if len(task_results) == 1 else ""
         tasks = f" ({len(resumed)} of {len(task_results)} tasks)" if len(task_results) > 1 else ""
-        print(f"harness: {which}{sum(r.resumed for r in resumed)} samples resumed from the journal, "
-              f"{sum(r.generated for r in task_results)} generated now{tasks}", file=sys.stderr)
+        print(
+            f"harness: {which}{sum(r.resumed for r in resumed)} samples resumed from the journal, "
+            f"{sum(r.generated for r in task_results)} generated now{tasks}",
+            file=sys.stderr,
+        )
     if stats.get("cache"):
-        print(f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
-              f"requests sent to the model", file=sys.stderr)
+        print(
+            f"harness: response cache {stats['cache']}: {stats['cache_hits']} hits, {stats['requests_sent']} "
+            f"requests sent to the model",
+            file=sys.stderr,
+        )
     if shard is not None:
-        print(f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
-              "with `harness merge OUT SHARD_DIR...`", file=sys.stderr)
+        print(
+            f"harness: shard {shard}: these results cover only this shard's documents; combine every shard "
+            "with `harness merge OUT SHARD_DIR...`",
+            file=sys.stderr,
+        )

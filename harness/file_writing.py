@@ -35,8 +35,10 @@ class LinkRefused(UserError):
             target = f" (to {os.readlink(path)})"
         except OSError:
             target = ""
-        super().__init__(f"{path} is a symbolic link{target}: the harness writes this file itself and never "
-                         "through a link; remove the link, or give another --output_path")
+        super().__init__(
+            f"{path} is a symbolic link{target}: the harness writes this file itself and never "
+            "through a link; remove the link, or give another --output_path"
+        )
         self.path = path
 
 

@@ -33,8 +33,17 @@ class BackendImageAsker:
         for question in questions:
             ref = ImageRef(question.sha256, _loader(question.data), question.width, question.height)
             messages = (Message("user", (ImagePart(ref), TextPart(query))),)
-            requests.append(Request(task, len(requests), question.key, messages,
-                                    GenerationSettings(max_gen_toks=max_new_tokens), 0, (0,)))
+            requests.append(
+                Request(
+                    task,
+                    len(requests),
+                    question.key,
+                    messages,
+                    GenerationSettings(max_gen_toks=max_new_tokens),
+                    0,
+                    (0,),
+                )
+            )
         responses: list[Response] = []
         for batch in self.model.batches(requests):
             try:

@@ -32,8 +32,13 @@ class SeedsAction(argparse.Action):
     draw here uses), `seeds` all four (an omitted one is the first). A malformed value is a one-line `UserError`
     (argparse lets it through to the CLI's handler)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         parts = [p.strip() for p in str(values).split(",")]
         if not 1 <= len(parts) <= 4:
             raise UserError(f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {values!r}")
@@ -54,22 +59,49 @@ class SeedsAction(argparse.Action):
 
 def add_compat_flags(group: argparse._ArgumentGroup) -> None:
     """The flags of the module's docstring, in `harness --help`'s lm-eval group."""
-    group.add_argument("--device", help="hf: the device to load the model on (cuda:0, cpu; as --model_args device=...); "
-                       "vllm, openai and the baselines place themselves")
-    group.add_argument("--log_samples_suffix", metavar="SUFFIX", help="lmms-eval's: name the sample logs "
-                       "samples_<task>_<SUFFIX>_<date>.jsonl")
-    group.add_argument("--num_fewshot", type=int, metavar="N", help="accepted as 0 only: every task here is "
-                       "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)")
-    group.add_argument("--trust_remote_code", action="store_true", help="trust_remote_code=true for the checkpoint "
-                       "of the hf and vllm backends")
-    group.add_argument("--use_cache", metavar="DIR", help="lm-eval's response cache: here the cache in "
-                       "DIR/cache.sqlite3 (as --cache_dir DIR)")
-    group.add_argument("--bootstrap_iters", type=int, metavar="N", help="recorded in the results; the standard "
-                       "errors here are analytic, so N changes nothing")
-    group.add_argument("--wandb_args", default="", metavar="K=V,...", help="log the results to Weights & Biases as "
-                       "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra")
-    group.add_argument("--wandb_config_args", default="", metavar="K=V,...", help="extra values for the W&B run's "
-                       "config, as lm-eval's")
+    group.add_argument(
+        "--device",
+        help="hf: the device to load the model on (cuda:0, cpu; as --model_args device=...); "
+        "vllm, openai and the baselines place themselves",
+    )
+    group.add_argument(
+        "--log_samples_suffix",
+        metavar="SUFFIX",
+        help="lmms-eval's: name the sample logs samples_<task>_<SUFFIX>_<date>.jsonl",
+    )
+    group.add_argument(
+        "--num_fewshot",
+        type=int,
+        metavar="N",
+        help="accepted as 0 only: every task here is "
+        "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)",
+    )
+    group.add_argument(
+        "--trust_remote_code",
+        action="store_true",
+        help="trust_remote_code=true for the checkpoint of the hf and vllm backends",
+    )
+    group.add_argument(
+        "--use_cache",
+        metavar="DIR",
+        help="lm-eval's response cache: here the cache in DIR/cache.sqlite3 (as --cache_dir DIR)",
+    )
+    group.add_argument(
+        "--bootstrap_iters",
+        type=int,
+        metavar="N",
+        help="recorded in the results; the standard errors here are analytic, so N changes nothing",
+    )
+    group.add_argument(
+        "--wandb_args",
+        default="",
+        metavar="K=V,...",
+        help="log the results to Weights & Biases as "
+        "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra",
+    )
+    group.add_argument(
+        "--wandb_config_args", default="", metavar="K=V,...", help="extra values for the W&B run's config, as lm-eval's"
+    )
 
 
 def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[str, str]) -> dict[str, str]:
@@ -77,27 +109,36 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
     backend's arguments (`--use_cache` names the cache folder: `harness.run_plan`). Says in one line what a flag
     changes nothing for."""
     if args.num_fewshot not in (None, 0):
-        raise UserError(f"--num_fewshot {args.num_fewshot}: the tasks here are zero-shot, as their papers evaluate "
-                        "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
-                        "accepted")
+        raise UserError(
+            f"--num_fewshot {args.num_fewshot}: the tasks here are zero-shot, as their papers evaluate "
+            "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
+            "accepted"
+        )
     if args.bootstrap_iters is not None and args.bootstrap_iters < 0:
         raise UserError(f"--bootstrap_iters must be 0 or more, got {args.bootstrap_iters}")
     if args.log_samples_suffix is not None and not args.log_samples_suffix.replace("-", "").replace("_", "").isalnum():
-        raise UserError(f"--log_samples_suffix {args.log_samples_suffix!r}: letters, digits, - and _ only (it is part "
-                        "of a file name)")
+        raise UserError(
+            f"--log_samples_suffix {args.log_samples_suffix!r}: letters, digits, - and _ only (it is part "
+            "of a file name)"
+        )
     model_args = dict(model_args)
     if args.device:
         if backend in DEVICE_BACKENDS:
             model_args.setdefault("device", args.device)
         else:
-            print(f"harness: --device {args.device}: the {backend} backend places itself; the flag changes nothing",
-                  file=sys.stderr)
+            print(
+                f"harness: --device {args.device}: the {backend} backend places itself; the flag changes nothing",
+                file=sys.stderr,
+            )
     if args.trust_remote_code:
         if backend in REMOTE_CODE_BACKENDS:
             model_args.setdefault("trust_remote_code", "true")
         else:
-            print(f"harness: --trust_remote_code: the {backend} backend runs no checkpoint code; the flag changes "
-                  "nothing", file=sys.stderr)
+            print(
+                f"harness: --trust_remote_code: the {backend} backend runs no checkpoint code; the flag changes "
+                "nothing",
+                file=sys.stderr,
+            )
     if args.use_cache and args.cache_dir is not None and str(args.cache_dir) != args.use_cache:
         raise UserError(f"--use_cache {args.use_cache} and --cache_dir {args.cache_dir} name two caches: give one")
     if args.wandb_args:
@@ -137,11 +178,17 @@ class CompatFlags:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> CompatFlags:
         seeds = getattr(args, "seeds", None) or [args.seed] * 4
-        return cls(tuple(seeds), args.bootstrap_iters, args.device, args.use_cache, args.num_fewshot,
-                   args.log_samples_suffix)
+        return cls(
+            tuple(seeds), args.bootstrap_iters, args.device, args.use_cache, args.num_fewshot, args.log_samples_suffix
+        )
 
     def recorded(self) -> dict[str, Any]:
         """What the results' `config` records of these flags, under lm-eval's keys."""
-        return {**dict(zip(SEED_NAMES, self.seeds, strict=True)), "bootstrap_iters": self.bootstrap_iters,
-                "device": self.device, "use_cache": self.use_cache, "num_fewshot": self.num_fewshot or 0,
-                "log_samples_suffix": self.log_samples_suffix}
+        return {
+            **dict(zip(SEED_NAMES, self.seeds, strict=True)),
+            "bootstrap_iters": self.bootstrap_iters,
+            "device": self.device,
+            "use_cache": self.use_cache,
+            "num_fewshot": self.num_fewshot or 0,
+            "log_samples_suffix": self.log_samples_suffix,
+        }

@@ -151,6 +151,7 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
 def redact_urls(text: str) -> str:
     """`text` with the credentials of every URL in it replaced where they stand (`http://user:<redacted>@host`,
     `?api-key=<redacted>`), whatever their length."""
+
     def userinfo(match: re.Match[str]) -> str:
         user, colon, _ = match["userinfo"].partition(":")
         return f"{match['scheme']}{user}{colon}{REDACTED}@" if colon else f"{match['scheme']}{REDACTED}@"
@@ -166,6 +167,7 @@ def redact_urls(text: str) -> str:
 
 def _redact_pairs(text: str) -> str:
     """`k=v,k2=v2` with every secret-named key's value replaced, and every URL's credentials."""
+
     def pair(match: re.Match[str]) -> str:
         return match[0] if not is_secret_name(match["key"].strip()) else f"{match['lead']}{match['key']}={REDACTED}"
 

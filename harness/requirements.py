@@ -59,14 +59,17 @@ def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]]) -> None:
         if tasks:
             shown = ", ".join(tasks[:3]) + (f", ... ({len(tasks)} tasks)" if len(tasks) > 3 else "")
             parts.append(f"the scorer{'s' if len(tasks) > 1 else ''} of {shown}")
-        problems.append(f"{' and '.join(parts)} need{'s' if len(parts) == 1 and len(tasks) < 2 else ''} the {extra} "
-                        f"extra ({', '.join(missing)} not installed): {install_command(extra)}")
+        problems.append(
+            f"{' and '.join(parts)} need{'s' if len(parts) == 1 and len(tasks) < 2 else ''} the {extra} "
+            f"extra ({', '.join(missing)} not installed): {install_command(extra)}"
+        )
     if problems:
         raise UserError("; ".join(problems) + " (checked before the first sample: nothing was run)")
 
 
-def run_needs(backend: str, model: str, judge: tuple[str, str] | None, tasks: Iterable[object],
-              scoring: bool = True) -> list[tuple[str, tuple[str, str]]]:
+def run_needs(
+    backend: str, model: str, judge: tuple[str, str] | None, tasks: Iterable[object], scoring: bool = True
+) -> list[tuple[str, tuple[str, str]]]:
     """What a run needs: its backend's extra, its judge's (backend, name) when a task is judged, and, when it scores,
     each task's `metadata.requires` (`tasks`: `harness.running.task.Task`s)."""
     needs: list[tuple[str, tuple[str, str]]] = []

@@ -56,8 +56,9 @@ def image_costs(request: TokenFigures, max_pixels: int | None) -> list[int]:
     sizes = known_sizes(request.images)
     if not max_pixels or sizes is None:
         return list(request.image_tokens)
-    return [image_tokens(*fit_within_pixels(width, height, max_pixels), max_pixels=max_pixels)
-            for width, height in sizes]
+    return [
+        image_tokens(*fit_within_pixels(width, height, max_pixels), max_pixels=max_pixels) for width, height in sizes
+    ]
 
 
 def known_sizes(images: Sequence[_Sized]) -> list[tuple[int, int]] | None:

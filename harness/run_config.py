@@ -18,8 +18,12 @@ def cache_stats(model: Model) -> dict[str, Any]:
 
     if not isinstance(model, CachingModel):
         return {"cache": None}
-    return {"cache": str(model.cache.path), "cache_hits": model.cache_hits, "model_calls": model.model_calls,
-            "requests_sent": model.requests_sent}
+    return {
+        "cache": str(model.cache.path),
+        "cache_hits": model.cache_hits,
+        "model_calls": model.model_calls,
+        "requests_sent": model.requests_sent,
+    }
 
 
 def _data_dir_label(data_dir: str | None) -> str | None:
@@ -38,18 +42,29 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
 
     model_args = plan.model.args
     return {
-        "model": plan.model.backend, "alias": plan.model.alias, "alias_info": alias_info(plan.model.alias),
+        "model": plan.model.backend,
+        "alias": plan.model.alias,
+        "alias_info": alias_info(plan.model.alias),
         "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
-        "model_name_sanitized": sanitize_model_name(model_args.get("pretrained") or model_args.get("model")
-                                                    or plan.model.backend),
-        "model_args": redact_mapping(model_args), "model_identity": redact_mapping(identity),
-        "batch_size": plan.batch_size, "max_batch_tokens": plan.max_batch_tokens, "limit": plan.limit,
-        "seed": plan.seed, "shard": str(plan.shard) if plan.shard else None, "gen_kwargs": plan.gen_kwargs,
-        "metadata": plan.metadata, "data_dir": _data_dir_label(plan.data_dir),
+        "model_name_sanitized": sanitize_model_name(
+            model_args.get("pretrained") or model_args.get("model") or plan.model.backend
+        ),
+        "model_args": redact_mapping(model_args),
+        "model_identity": redact_mapping(identity),
+        "batch_size": plan.batch_size,
+        "max_batch_tokens": plan.max_batch_tokens,
+        "limit": plan.limit,
+        "seed": plan.seed,
+        "shard": str(plan.shard) if plan.shard else None,
+        "gen_kwargs": plan.gen_kwargs,
+        "metadata": plan.metadata,
+        "data_dir": _data_dir_label(plan.data_dir),
         "trust_unverified_data": plan.trust_unverified_data,
-        "include_path": [str(p.resolve()) for p in plan.include_paths], "log_samples": plan.log_samples,
-        **_lm_eval_settings(plan, stats.get("backend_stats") or {}), **stats,  # type: ignore[typeddict-item]  # the model's statistics
+        "include_path": [str(p.resolve()) for p in plan.include_paths],
+        "log_samples": plan.log_samples,
+        **_lm_eval_settings(plan, stats.get("backend_stats") or {}),
+        **stats,  # type: ignore[typeddict-item]  # the model's statistics
         "argv": plan.command(),
     }
 
@@ -58,11 +73,15 @@ def _lm_eval_settings(plan: RunPlan, backend_stats: dict[str, Any]) -> dict[str,
     """What lm-eval's flags did: `batch_size: auto` with the size that fit (`batch_sizes`, as lm-eval records it),
     `predict_only`, the system instruction."""
     searched = backend_stats.get("auto_batch") if plan.auto_batch else None
-    settings: dict[str, Any] = {"predict_only": plan.predict_only, "system_instruction": plan.system_instruction,
-                                **plan.compat.recorded()}
+    settings: dict[str, Any] = {
+        "predict_only": plan.predict_only,
+        "system_instruction": plan.system_instruction,
+        **plan.compat.recorded(),
+    }
     if plan.auto_batch:
-        settings.update(batch_size="auto", max_batch_size=plan.max_batch_size,
-                        batch_sizes=[searched["chosen"]] if searched else [])
+        settings.update(
+            batch_size="auto", max_batch_size=plan.max_batch_size, batch_sizes=[searched["chosen"]] if searched else []
+        )
     return settings
 
 

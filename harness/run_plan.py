@@ -156,8 +156,10 @@ def _check_lm_eval_flags(args: argparse.Namespace) -> None:
     if args.predict_only and args.output_path is None:
         raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
     if isinstance(args.apply_chat_template, str):
-        raise UserError(f"--apply_chat_template {args.apply_chat_template}: every backend renders the model's own chat "
-                        "template; a named template is not supported (give the flag without a name)")
+        raise UserError(
+            f"--apply_chat_template {args.apply_chat_template}: every backend renders the model's own chat "
+            "template; a named template is not supported (give the flag without a name)"
+        )
     if args.verbosity:
         import logging
 
@@ -179,8 +181,9 @@ def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
         raise UserError(f"--gen_kwargs {err}") from None
 
 
-def _load_tasks(index: TaskIndex, names: list[str], args: argparse.Namespace, metadata: dict[str, Any],
-                gen_kwargs: dict[str, Any]) -> list[Task]:
+def _load_tasks(
+    index: TaskIndex, names: list[str], args: argparse.Namespace, metadata: dict[str, Any], gen_kwargs: dict[str, Any]
+) -> list[Task]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
     from harness.running.progress import LOADING, bar, datasets_quiet
     from harness.running.task import Task
@@ -244,17 +247,25 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     if hub is not None and args.output_path is None:
         raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
     model = resolve_model(args.model, model_given)
-    model = ModelChoice(model.name, model.backend, apply_compat_flags(args, model.backend, model.args), model.alias,
-                        model.given)
-    wandb = (_typed_kv(args.wandb_args, "--wandb_args"), _typed_kv(args.wandb_config_args, "--wandb_config_args")) \
-        if args.wandb_args else None
+    model = ModelChoice(
+        model.name, model.backend, apply_compat_flags(args, model.backend, model.args), model.alias, model.given
+    )
+    wandb = (
+        (_typed_kv(args.wandb_args, "--wandb_args"), _typed_kv(args.wandb_config_args, "--wandb_config_args"))
+        if args.wandb_args
+        else None
+    )
     if hub is not None and hub.push_samples and not log_samples:
-        raise UserError("--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
-                        "writes: add --log_samples (or drop push_samples_to_hub)")
+        raise UserError(
+            "--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
+            "writes: add --log_samples (or drop push_samples_to_hub)"
+        )
     judge = resolve_model(args.judge_model, judge_given) if args.judge_model else None
     if args.max_batch_tokens and model.backend != "hf":
-        print(f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
-              file=sys.stderr)
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
+            file=sys.stderr,
+        )
     names, include_paths = _resolve_task_names(names, list(args.include_path))
     index = TaskIndex(include_paths)
     selection = index.select(names)
@@ -265,20 +276,49 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
         from harness.requirements import check_requirements, run_needs
 
-        check_requirements(run_needs(model.backend, model.name, (judge.backend, judge.name) if judge else None, tasks,
-                                     scoring=not args.predict_only))
+        check_requirements(
+            run_needs(
+                model.backend,
+                model.name,
+                (judge.backend, judge.name) if judge else None,
+                tasks,
+                scoring=not args.predict_only,
+            )
+        )
     output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
     return RunPlan(
-        argv=tuple(argv), secrets=secrets, model=model, judge=judge,
-        judge_flags_given=bool(args.judge_model or args.judge_args), index=index, selection=selection, tasks=tasks,
-        include_paths=tuple(include_paths), metadata=metadata, gen_kwargs=gen_kwargs, data_dir=args.data_dir,
-        limit=args.limit, seed=args.seed, shard=shard, batch_size=batch_size, auto_batch=args.batch_size == "auto",
-        max_batch_size=args.max_batch_size, max_batch_tokens=args.max_batch_tokens,
-        ray_address=getattr(args, "ray", None), system_instruction=args.system_instruction,
-        trust_unverified_data=args.trust_unverified_data, output_dir=output_dir,
-        cache=cache_path(args.no_cache, cache_dir, output_dir), log_samples=log_samples,
-        predict_only=args.predict_only, screen_only=args.screen_only, write_out=args.write_out,
-        progress=not args.no_progress, allow_failures=args.allow_failures, compat=CompatFlags.from_args(args),
-        hub=hub, wandb=wandb,
+        argv=tuple(argv),
+        secrets=secrets,
+        model=model,
+        judge=judge,
+        judge_flags_given=bool(args.judge_model or args.judge_args),
+        index=index,
+        selection=selection,
+        tasks=tasks,
+        include_paths=tuple(include_paths),
+        metadata=metadata,
+        gen_kwargs=gen_kwargs,
+        data_dir=args.data_dir,
+        limit=args.limit,
+        seed=args.seed,
+        shard=shard,
+        batch_size=batch_size,
+        auto_batch=args.batch_size == "auto",
+        max_batch_size=args.max_batch_size,
+        max_batch_tokens=args.max_batch_tokens,
+        ray_address=getattr(args, "ray", None),
+        system_instruction=args.system_instruction,
+        trust_unverified_data=args.trust_unverified_data,
+        output_dir=output_dir,
+        cache=cache_path(args.no_cache, cache_dir, output_dir),
+        log_samples=log_samples,
+        predict_only=args.predict_only,
+        screen_only=args.screen_only,
+        write_out=args.write_out,
+        progress=not args.no_progress,
+        allow_failures=args.allow_failures,
+        compat=CompatFlags.from_args(args),
+        hub=hub,
+        wandb=wandb,
     )

@@ -34,9 +34,19 @@ MANIFEST = "manifest.json"
 BUNDLE = "wheels.tar"
 MIB = 1 << 20
 # pip matches manylinux tags exactly: name every glibc level a wheel of these packages is built for.
-PLATFORMS = ["manylinux_2_39_x86_64", "manylinux_2_35_x86_64", "manylinux_2_34_x86_64", "manylinux_2_31_x86_64",
-             "manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64", "linux_x86_64"]
+PLATFORMS = [
+    "manylinux_2_39_x86_64",
+    "manylinux_2_35_x86_64",
+    "manylinux_2_34_x86_64",
+    "manylinux_2_31_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+    "linux_x86_64",
+]
 
 
 class CarryError(Exception):
@@ -75,11 +85,24 @@ def wheel_name(path: Path) -> str:
     return normalise(path.name.split("-", 1)[0])
 
 
-def download(requirements: Path, dest: Path, python_version: str, pip: list[str],
-             find_links: Path | None = None) -> list[Path]:
+def download(
+    requirements: Path, dest: Path, python_version: str, pip: list[str], find_links: Path | None = None
+) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
-    command = [*pip, "download", "--no-deps", "--only-binary=:all:", "--python-version", python_version,
-               "--implementation", "cp", "-d", str(dest), "-r", str(requirements)]
+    command = [
+        *pip,
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        python_version,
+        "--implementation",
+        "cp",
+        "-d",
+        str(dest),
+        "-r",
+        str(requirements),
+    ]
     if find_links is not None:  # wheels already at hand: no index asked
         command += ["--no-index", "--find-links", str(find_links)]
     for platform in PLATFORMS:
@@ -133,8 +156,13 @@ def pack(args: argparse.Namespace) -> int:
         if not args.overwrite:
             raise CarryError(f"{out} is not empty (--overwrite replaces it)")
         shutil.rmtree(out)
-    wheels = download(args.requirements, out / "wheels", args.python_version, args.pip or [sys.executable, "-m", "pip"],
-                      args.find_links)
+    wheels = download(
+        args.requirements,
+        out / "wheels",
+        args.python_version,
+        args.pip or [sys.executable, "-m", "pip"],
+        args.find_links,
+    )
     bundle = out / BUNDLE
     write_bundle(wheels, bundle)
     pieces = split(bundle, out, int(args.piece_mib * MIB))
@@ -224,8 +252,20 @@ def install(args: argparse.Namespace) -> int:
     for name, entry in expected.items():
         check_piece(wheels / name, entry)
     bundle.unlink()
-    command = [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-compile", "--no-cache-dir",
-               "--upgrade", "--target", str(args.target), *sorted(str(wheels / n) for n in expected)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--no-index",
+        "--no-deps",
+        "--no-compile",
+        "--no-cache-dir",
+        "--upgrade",
+        "--target",
+        str(args.target),
+        *sorted(str(wheels / n) for n in expected),
+    ]
     if not args.quiet:
         print(" ".join(command[:10]), f"... ({len(expected)} wheels)")
     subprocess.run([*command[:4], "-q", *command[4:]] if args.quiet else command, check=True)

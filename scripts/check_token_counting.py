@@ -36,8 +36,11 @@ def main(argv: list[str]) -> int:
     policies = run_policies(plan)
     model = HFModel.from_args(plan.model.args)
     assert isinstance(model, HFModel)
-    lines = ["| task | samples | images | rows = actual | screen = actual | max abs(rows - actual) | "
-             "image rule = processor |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| task | samples | images | rows = actual | screen = actual | max abs(rows - actual) | "
+        "image rule = processor |",
+        "|---|---|---|---|---|---|---|",
+    ]
     mismatched = 0
     for task in plan.tasks:
         settings = task.generation_settings(plan.gen_kwargs, plan.seed)
@@ -51,16 +54,20 @@ def main(argv: list[str]) -> int:
                 request = policies(request)
             text = model._prompt(request)
             images = model._images(request)
-            inputs = model.processor(text=[text], images=images or None, return_tensors="pt",
-                                     **dict(request.processor_kwargs))
+            inputs = model.processor(
+                text=[text], images=images or None, return_tensors="pt", **dict(request.processor_kwargs)
+            )
             actual = int(inputs["input_ids"].shape[1])
             screen = model.prompt_tokens(request)
             rows = rows_prompt_tokens(request, model.max_pixels)
             # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
             # (`harness.models.hf_presize`, proven to give the same pixels), whose sizes say nothing of the rule.
-            sizes = [(ref.width or im.width, ref.height or im.height) for ref, im in zip(request.images, images, strict=True)]
+            sizes = [
+                (ref.width or im.width, ref.height or im.height) for ref, im in zip(request.images, images, strict=True)
+            ]
             counted = model.processor._get_num_multimodal_tokens(
-                image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)).num_image_tokens
+                image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)
+            ).num_image_tokens
             rule = [contract.image_tokens(w, h) for w, h in sizes]
             tally["samples"] += 1
             tally["images"] += len(images)
@@ -71,10 +78,14 @@ def main(argv: list[str]) -> int:
             if screen != actual:
                 mismatched += 1
                 print(f"{task.name} {request.sample_id}: screen {screen} != actual {actual}", file=sys.stderr)
-        lines.append(f"| {task.name} | {tally['samples']} | {tally['images']} | {tally['rows_equal']} | "
-                     f"{tally['screen_equal']} | {worst} | {tally['images_equal']} of {tally['images']} |")
-    print(f"checkpoint {plan.model.args['pretrained']}: processor {type(model.processor).__name__}, "
-          f"counting rule: {model.token_rule}")
+        lines.append(
+            f"| {task.name} | {tally['samples']} | {tally['images']} | {tally['rows_equal']} | "
+            f"{tally['screen_equal']} | {worst} | {tally['images_equal']} of {tally['images']} |"
+        )
+    print(
+        f"checkpoint {plan.model.args['pretrained']}: processor {type(model.processor).__name__}, "
+        f"counting rule: {model.token_rule}"
+    )
     print("\n".join(lines))
     model.close()
     return 1 if mismatched else 0

@@ -70,7 +70,9 @@ def compare(a: Run, b: Run) -> dict[str, Any]:
     total = same = same_metrics = 0
     for task in tasks:
         common = sorted(set(a.samples[task]) & set(b.samples[task]))
-        answered = [s for s in common if _answer(a.samples[task][s]) is not None and _answer(b.samples[task][s]) is not None]
+        answered = [
+            s for s in common if _answer(a.samples[task][s]) is not None and _answer(b.samples[task][s]) is not None
+        ]
         agree = [s for s in answered if _answer(a.samples[task][s]) == _answer(b.samples[task][s])]
         metrics_agree = [s for s in answered if a.samples[task][s].get("metrics") == b.samples[task][s].get("metrics")]
         ra = a.results.get("results", {}).get(task, {})
@@ -82,10 +84,16 @@ def compare(a: Run, b: Run) -> dict[str, Any]:
                 if va is not None and vb is not None:
                     metrics[key.removesuffix(",none")] = {"a": va, "b": vb, "diff": vb - va}
         per_task[task] = {
-            "samples": len(common), "answered_by_both": len(answered), "same_answer": len(agree),
-            "same_metrics": len(metrics_agree), "metrics": metrics,
-            "differing": [{"sample_id": s, "a": _answer(a.samples[task][s]), "b": _answer(b.samples[task][s])}
-                          for s in answered if s not in agree][:5],
+            "samples": len(common),
+            "answered_by_both": len(answered),
+            "same_answer": len(agree),
+            "same_metrics": len(metrics_agree),
+            "metrics": metrics,
+            "differing": [
+                {"sample_id": s, "a": _answer(a.samples[task][s]), "b": _answer(b.samples[task][s])}
+                for s in answered
+                if s not in agree
+            ][:5],
         }
         total += len(answered)
         same += len(agree)
@@ -135,17 +143,23 @@ def render_tokens(tokens: dict[str, Any], labels: tuple[str, str]) -> list[str]:
     a, b = labels
     if not tokens:
         return []
-    lines = ["", f"Prompt tokens, sample by sample: each backend's screen count against the prompt length its engine "
-             f"reported, and {a}'s screen against {b}'s engine.", "",
-             f"| task | samples | {b} engine tokens | {a} screen = {a} engine | {a} screen = {b} engine | "
-             f"{b} screen = {b} engine | {b} screen >= {b} engine | {b} screen - {b} engine |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"Prompt tokens, sample by sample: each backend's screen count against the prompt length its engine "
+        f"reported, and {a}'s screen against {b}'s engine.",
+        "",
+        f"| task | samples | {b} engine tokens | {a} screen = {a} engine | {a} screen = {b} engine | "
+        f"{b} screen = {b} engine | {b} screen >= {b} engine | {b} screen - {b} engine |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for task, t in tokens.items():
         lo, hi = t["b_engine_tokens"]
         dlo, dhi = t["b_screen_minus_engine"]
-        lines.append(f"| {task} | {t['samples']} | {lo:,}-{hi:,} | {t['a_screen_eq_a_engine']} | "
-                     f"{t['a_screen_eq_b_engine']} | {t['b_screen_eq_b_engine']} | {t['b_screen_ge_b_engine']} | "
-                     f"{dlo:+,} to {dhi:+,} |")
+        lines.append(
+            f"| {task} | {t['samples']} | {lo:,}-{hi:,} | {t['a_screen_eq_a_engine']} | "
+            f"{t['a_screen_eq_b_engine']} | {t['b_screen_eq_b_engine']} | {t['b_screen_ge_b_engine']} | "
+            f"{dlo:+,} to {dhi:+,} |"
+        )
     return lines
 
 
@@ -165,8 +179,10 @@ def throughput(run: Run, seconds: float | None = None, exclude: float = 0.0) -> 
 def render(summary: dict[str, Any], labels: tuple[str, str], speeds: tuple[dict[str, float], dict[str, float]]) -> str:
     a, b = labels
     lines = [f"# Backend comparison: {a} vs {b}", ""]
-    lines.append(f"Answer agreement: {summary['same_answers']}/{summary['answered_by_both']} = "
-                 f"{summary['answer_agreement']:.1%}; per-sample metrics agree on {summary['metric_agreement']:.1%}.")
+    lines.append(
+        f"Answer agreement: {summary['same_answers']}/{summary['answered_by_both']} = "
+        f"{summary['answer_agreement']:.1%}; per-sample metrics agree on {summary['metric_agreement']:.1%}."
+    )
     for side, label in (("only_in_a", a), ("only_in_b", b)):
         if summary[side]:
             lines.append(f"Tasks only in {label}: {', '.join(summary[side])}")
@@ -192,8 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_b", type=Path)
     parser.add_argument("--labels", nargs=2, default=["a", "b"], metavar=("A", "B"))
     parser.add_argument("--seconds", nargs=2, type=float, metavar=("A", "B"), help="wall seconds of each run")
-    parser.add_argument("--exclude", nargs=2, type=float, default=[0.0, 0.0], metavar=("A", "B"),
-                        help="seconds of each run not spent generating (model or engine start-up)")
+    parser.add_argument(
+        "--exclude",
+        nargs=2,
+        type=float,
+        default=[0.0, 0.0],
+        metavar=("A", "B"),
+        help="seconds of each run not spent generating (model or engine start-up)",
+    )
     parser.add_argument("--out", type=Path, help="write the markdown report here too")
     parser.add_argument("--json", type=Path, help="write the comparison as JSON")
     parser.add_argument("--min_agreement", type=float, help="exit 1 when answer agreement is below this fraction")
@@ -210,14 +232,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.write_text(report)
     if args.json:
-        args.json.write_text(json.dumps({**summary, "labels": args.labels,
-                                         "throughput": dict(zip(args.labels, speeds, strict=True))}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {**summary, "labels": args.labels, "throughput": dict(zip(args.labels, speeds, strict=True))}, indent=2
+            )
+        )
     if not summary["tasks"]:
         print("compare_backends: the runs share no task", file=sys.stderr)
         return 1
     if args.min_agreement is not None and not summary["answer_agreement"] >= args.min_agreement:
-        print(f"compare_backends: answer agreement {summary['answer_agreement']:.1%} < {args.min_agreement:.1%}",
-              file=sys.stderr)
+        print(
+            f"compare_backends: answer agreement {summary['answer_agreement']:.1%} < {args.min_agreement:.1%}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

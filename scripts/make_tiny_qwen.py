@@ -21,8 +21,15 @@ import importlib.util
 from pathlib import Path
 
 # The tokens Qwen2.5-VL's processor and chat template use.
-SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
-            "<|image_pad|>", "<|video_pad|>"]
+SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
 # Qwen2.5-VL's layout: a default system turn, images as <|vision_start|><|image_pad|><|vision_end|>.
 CHAT_TEMPLATE = (
     "{% if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
@@ -37,8 +44,10 @@ CHAT_TEMPLATE = (
 
 
 def _corpus():
-    words = ("Given the images answer the question with a single word yes no Answer image needle haystack "
-             "which option is correct A B C D the secret number is")
+    words = (
+        "Given the images answer the question with a single word yes no Answer image needle haystack "
+        "which option is correct A B C D the secret number is"
+    )
     for i in range(300):
         yield f"{words} {i} {i * 7 % 100}.\n"
 
@@ -56,25 +65,54 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(_corpus(), trainer=trainers.BpeTrainer(
-        vocab_size=400, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                        model_max_length=context)
+    bpe.train_from_iterator(
+        _corpus(),
+        trainer=trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>", model_max_length=context
+    )
     tokenizer.add_special_tokens({"additional_special_tokens": SPECIALS[1:]})
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIALS}
 
     config = Qwen2_5_VLConfig(
-        text_config=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
-                         rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
-                         bos_token_id=None, eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"]),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
-                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
-                           fullatt_block_indexes=[1]),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"],
-        bos_token_id=None, eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
+        text_config=dict(
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=context,
+            rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+            bos_token_id=None,
+            eos_token_id=ids["<|im_end|>"],
+            pad_token_id=ids["<|endoftext|>"],
+        ),
+        vision_config=dict(
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=64,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            window_size=112,
+            fullatt_block_indexes=[1],
+        ),
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+        bos_token_id=None,
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=ids["<|endoftext|>"],
     )
     model = Qwen2_5_VLForConditionalGeneration(config).eval()
     model.generation_config.eos_token_id = ids["<|im_end|>"]
@@ -84,8 +122,12 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
     if importlib.util.find_spec("torchvision"):
         from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessor, Qwen2VLVideoProcessor
 
-        Qwen2_5_VLProcessor(image_processor=Qwen2VLImageProcessor(), tokenizer=tokenizer,
-                            video_processor=Qwen2VLVideoProcessor(), chat_template=CHAT_TEMPLATE).save_pretrained(out_dir)
+        Qwen2_5_VLProcessor(
+            image_processor=Qwen2VLImageProcessor(),
+            tokenizer=tokenizer,
+            video_processor=Qwen2VLVideoProcessor(),
+            chat_template=CHAT_TEMPLATE,
+        ).save_pretrained(out_dir)
     else:  # the same parts, as Qwen2_5_VLProcessor would have written them but for its video processor
         from transformers import Qwen2VLImageProcessorPil
 

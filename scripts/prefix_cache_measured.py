@@ -53,18 +53,31 @@ def served(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 def measured_run(run: Run) -> dict[str, Any]:
     records = [{**record, "task": task} for task, by_id in run.samples.items() for record in by_id.values()]
     stats = run.results.get("config", {}).get("backend_stats") or {}
-    return {"speed": throughput(run, exclude=set_up_seconds(run)), "set_up_seconds": set_up_seconds(run),
-            "engine_calls": stats.get("engine_calls"), "served": served(records)}
+    return {
+        "speed": throughput(run, exclude=set_up_seconds(run)),
+        "set_up_seconds": set_up_seconds(run),
+        "engine_calls": stats.get("engine_calls"),
+        "served": served(records),
+    }
 
 
 def measured_bare(bare: dict[str, Any]) -> dict[str, Any]:
     """The bare loop's first pass, by length (its samples are that pass's where no per-task pass ran)."""
-    records = [{"task": s["task"], "usage": {"prompt_tokens": s["prompt_tokens"], "cached_tokens": s.get("cached_tokens")}}
-               for s in bare["samples"]]
+    records = [
+        {"task": s["task"], "usage": {"prompt_tokens": s["prompt_tokens"], "cached_tokens": s.get("cached_tokens")}}
+        for s in bare["samples"]
+    ]
     first = bare["passes"][0]
-    return {"speed": {"samples": len(bare["samples"]), "seconds": first["seconds"],
-                      "samples_per_s": len(bare["samples"]) / first["seconds"]},
-            "set_up_seconds": bare["engine_seconds"], "engine_calls": first["engine_calls"], "served": served(records)}
+    return {
+        "speed": {
+            "samples": len(bare["samples"]),
+            "seconds": first["seconds"],
+            "samples_per_s": len(bare["samples"]) / first["seconds"],
+        },
+        "set_up_seconds": bare["engine_seconds"],
+        "engine_calls": first["engine_calls"],
+        "served": served(records),
+    }
 
 
 def _share(entry: dict[str, int] | None) -> str:
@@ -74,17 +87,26 @@ def _share(entry: dict[str, int] | None) -> str:
 
 
 def render(measured: dict[str, dict[str, Any]]) -> str:
-    lines = ["| run | samples | engine calls | seconds (less set-up) | set-up s | samples/s | prompt tokens served by "
-             "the prefix cache |", "|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| run | samples | engine calls | seconds (less set-up) | set-up s | samples/s | prompt tokens served by "
+        "the prefix cache |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for label, m in measured.items():
         s = m["speed"]
-        lines.append(f"| {label} | {s['samples']} | {m['engine_calls'] or '-'} | {s['seconds']:.2f} | "
-                     f"{m['set_up_seconds']:.1f} | {s['samples_per_s']:.3f} | {_share(m['served'].get('all'))} |")
-    lengths = sorted({k for m in measured.values() for k in m["served"] if k != "all"},
-                     key=lambda k: int(k[:-1]) if k[:-1].isdigit() else 0)
+        lines.append(
+            f"| {label} | {s['samples']} | {m['engine_calls'] or '-'} | {s['seconds']:.2f} | "
+            f"{m['set_up_seconds']:.1f} | {s['samples_per_s']:.3f} | {_share(m['served'].get('all'))} |"
+        )
+    lengths = sorted(
+        {k for m in measured.values() for k in m["served"] if k != "all"},
+        key=lambda k: int(k[:-1]) if k[:-1].isdigit() else 0,
+    )
     lines += ["", "| length | " + " | ".join(measured) + " |", "|---|" + "---|" * len(measured)]
-    lines += [f"| {length} | " + " | ".join(_share(m["served"].get(length)) for m in measured.values()) + " |"
-              for length in lengths]
+    lines += [
+        f"| {length} | " + " | ".join(_share(m["served"].get(length)) for m in measured.values()) + " |"
+        for length in lengths
+    ]
     return "\n".join(lines) + "\n"
 
 

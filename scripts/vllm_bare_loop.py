@@ -53,8 +53,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402
 
 # Each pass runs every sent request once, caches reset first; `--passes` names them in the order to run.
-PASS_NAMES = {"per_task": "one call per task", "one_call": "dataset order, the backend's chunks",
-              "backend_order": "the backend's order and chunks"}
+PASS_NAMES = {
+    "per_task": "one call per task",
+    "one_call": "dataset order, the backend's chunks",
+    "backend_order": "the backend's order and chunks",
+}
 PASSES = ("per_task", "one_call")
 
 
@@ -111,8 +114,12 @@ def bare_prompt(processor: Any, request: Request, template: str | None) -> str:
     """The prompt text: the chat template with its generation prompt, then the assistant prefix, as the harness
     renders a prefill (`harness.api.Request`). A template's own final assistant turn (`continue_final_message`) can
     differ from that, e.g. by a space after the role, so our run and this loop would send different prompts."""
-    return processor.apply_chat_template(chat_messages(request), chat_template=template, tokenize=False,
-                                         add_generation_prompt=True) + request.assistant_prefix
+    return (
+        processor.apply_chat_template(
+            chat_messages(request), chat_template=template, tokenize=False, add_generation_prompt=True
+        )
+        + request.assistant_prefix
+    )
 
 
 def decode(data: bytes) -> Any:
@@ -144,8 +151,14 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     # sample's count is set beside the prompt length vLLM reports for it.
     count = EngineCount(settings, template, online=False)
     screen_tokens = {id(r): count.prompt_tokens(r) for r in requests}
-    sent = [r for r in requests if screen_request(r, settings, prompt_tokens=screen_tokens[id(r)], max_model_len=max_len,
-                                                  image_limit=image_limit) is None]
+    sent = [
+        r
+        for r in requests
+        if screen_request(
+            r, settings, prompt_tokens=screen_tokens[id(r)], max_model_len=max_len, image_limit=image_limit
+        )
+        is None
+    ]
 
     def prepare(batch: list[Request]) -> tuple[list[dict[str, Any]], list[Any]]:
         inputs = []
@@ -167,15 +180,26 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     for request in sent:
         tasks.setdefault(request.task, []).append(request)
     sent = [r for batch in tasks.values() for r in batch]  # task order, each task's rows in dataset order
+
     # The backend's engine calls: at most chunk_size requests and chunk_tokens prompt tokens (by the rows' figures).
     def chunked(ordered: list[Request]) -> list[list[Request]]:
-        return [[ordered[i] for i in batch.indices] for batch in plan_batches(
-            [r.token_count for r in ordered], max_batch_tokens=settings.chunk_tokens,
-            max_batch_size=settings.chunk_size, padded=False, sort_long_first=False)]
+        return [
+            [ordered[i] for i in batch.indices]
+            for batch in plan_batches(
+                [r.token_count for r in ordered],
+                max_batch_tokens=settings.chunk_tokens,
+                max_batch_size=settings.chunk_size,
+                padded=False,
+                sort_long_first=False,
+            )
+        ]
 
     order = engine_order(sent, [screen_tokens[id(r)] for r in sent], settings.request_order)
-    calls_of = {"per_task": list(tasks.values()), "one_call": chunked(sent),
-                "backend_order": chunked([sent[i] for i in order])}
+    calls_of = {
+        "per_task": list(tasks.values()),
+        "one_call": chunked(sent),
+        "backend_order": chunked([sent[i] for i in order]),
+    }
 
     def timed(name: str) -> tuple[dict[str, Any], list[Any]]:
         """One pass over every sent request, caches reset first: `per_task` one generate call per task, in task
@@ -197,38 +221,59 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
         outputs = [answered[id(r)] for r in sent]
         # With random weights answers end at different lengths run to run: the tokens generated say how much work
         # each pass did; vLLM's num_cached_tokens (prompt tokens its prefix cache served) what its prefill skipped.
-        return {"name": name, "seconds": prepare_seconds + generate_seconds, "prepare_seconds": prepare_seconds,
-                "generate_seconds": generate_seconds, "engine_calls": len(calls),
-                "prompt_tokens": sum(len(o.prompt_token_ids) for o in outputs),
-                "cached_tokens": sum(getattr(o, "num_cached_tokens", None) or 0 for o in outputs),
-                "completion_tokens": sum(len(o.outputs[0].token_ids) for o in outputs)}, outputs
+        return {
+            "name": name,
+            "seconds": prepare_seconds + generate_seconds,
+            "prepare_seconds": prepare_seconds,
+            "generate_seconds": generate_seconds,
+            "engine_calls": len(calls),
+            "prompt_tokens": sum(len(o.prompt_token_ids) for o in outputs),
+            "cached_tokens": sum(getattr(o, "num_cached_tokens", None) or 0 for o in outputs),
+            "completion_tokens": sum(len(o.outputs[0].token_ids) for o in outputs),
+        }, outputs
 
     runs = [timed(name) for name in passes]
     # The samples (answers, lengths) of the per-task pass where it ran (the reference), else of the first pass.
     reference = next((i for i, name in enumerate(passes) if name == "per_task"), 0)
     outputs = runs[reference][1]
-    samples = [{"task": r.task, "sample_id": r.sample_id, "response": o.outputs[0].text,
-                "prompt_tokens": len(o.prompt_token_ids), "screen_tokens": screen_tokens[id(r)],
-                "completion_tokens": len(o.outputs[0].token_ids), "cached_tokens": getattr(o, "num_cached_tokens", None)}
-               for r, o in zip(sent, outputs, strict=True)]
+    samples = [
+        {
+            "task": r.task,
+            "sample_id": r.sample_id,
+            "response": o.outputs[0].text,
+            "prompt_tokens": len(o.prompt_token_ids),
+            "screen_tokens": screen_tokens[id(r)],
+            "completion_tokens": len(o.outputs[0].token_ids),
+            "cached_tokens": getattr(o, "num_cached_tokens", None),
+        }
+        for r, o in zip(sent, outputs, strict=True)
+    ]
     shutdown = getattr(getattr(llm.llm_engine, "engine_core", None), "shutdown", None)
     if callable(shutdown):  # frees the GPU for the next run in this process
         shutdown()
     kept = {id(r) for r in sent}
-    screened_out = [{"task": r.task, "sample_id": r.sample_id, "screen_tokens": screen_tokens[id(r)]}
-                    for r in requests if id(r) not in kept]
+    screened_out = [
+        {"task": r.task, "sample_id": r.sample_id, "screen_tokens": screen_tokens[id(r)]}
+        for r in requests
+        if id(r) not in kept
+    ]
     passes_run = [run for run, _ in runs]
     per_task = next((run for run in passes_run if run["name"] == "per_task"), None)
     one_call = [run for run in passes_run if run["name"] == "one_call"]
-    return {"engine_seconds": engine_seconds, "passes": passes_run,
-            "prepare_seconds": per_task["prepare_seconds"] if per_task else None,
-            "generate_seconds": per_task["generate_seconds"] if per_task else None,
-            # the last one-call pass: with a per-task pass before it, on an engine that has run every request once
-            "one_call_seconds": one_call[-1]["seconds"] if one_call else None,
-            "one_call_completion_tokens": one_call[-1]["completion_tokens"] if one_call else None,
-            "token_rule": count.token_rule,
-            "samples": samples, "screened_out": screened_out, "image_limit": image_limit,
-            "max_model_len": max_len}
+    return {
+        "engine_seconds": engine_seconds,
+        "passes": passes_run,
+        "prepare_seconds": per_task["prepare_seconds"] if per_task else None,
+        "generate_seconds": per_task["generate_seconds"] if per_task else None,
+        # the last one-call pass: with a per-task pass before it, on an engine that has run every request once
+        "one_call_seconds": one_call[-1]["seconds"] if one_call else None,
+        "one_call_completion_tokens": one_call[-1]["completion_tokens"] if one_call else None,
+        "token_rule": count.token_rule,
+        "samples": samples,
+        "screened_out": screened_out,
+        "image_limit": image_limit,
+        "max_model_len": max_len,
+    }
 
 
 def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[str, Any]:
@@ -249,19 +294,37 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
         same_length += reported == sample["prompt_tokens"]
         screen_equal += record.get("token_count") == reported
         if reported != sample["prompt_tokens"] and len(differing) < 10:
-            differing.append({"task": sample["task"], "sample_id": sample["sample_id"], "ours": reported,
-                              "bare": sample["prompt_tokens"]})
+            differing.append(
+                {
+                    "task": sample["task"],
+                    "sample_id": sample["sample_id"],
+                    "ours": reported,
+                    "bare": sample["prompt_tokens"],
+                }
+            )
     usages = [r.get("usage") or {} for t in ours.samples.values() for r in t.values()]
-    ours_work = {key: sum(u.get(key) or 0 for u in usages) for key in ("prompt_tokens", "cached_tokens", "completion_tokens")}
-    passes = [{**run, "samples_per_s": n / run["seconds"] if run["seconds"] > 0 else float("nan")}
-              for run in bare["passes"]]
+    ours_work = {
+        key: sum(u.get(key) or 0 for u in usages) for key in ("prompt_tokens", "cached_tokens", "completion_tokens")
+    }
+    passes = [
+        {**run, "samples_per_s": n / run["seconds"] if run["seconds"] > 0 else float("nan")} for run in bare["passes"]
+    ]
     for run in passes:
         run["ours_ratio"] = speed["samples_per_s"] / run["samples_per_s"]
-    engine = {k: v for k, v in (ours.results.get("config", {}).get("backend_stats") or {}).items()
-              if k in ("engine_calls", "engine_requests", "engine_call_seconds")}  # where our time went
-    return {"ours": {**speed, **ours_work, **engine}, "passes": passes,
-            "compared": compared, "same_answer": same_answer, "same_prompt_tokens": same_length,
-            "ours_screen_equals_engine": screen_equal, "differing_prompt_tokens": differing}
+    engine = {
+        k: v
+        for k, v in (ours.results.get("config", {}).get("backend_stats") or {}).items()
+        if k in ("engine_calls", "engine_requests", "engine_call_seconds")
+    }  # where our time went
+    return {
+        "ours": {**speed, **ours_work, **engine},
+        "passes": passes,
+        "compared": compared,
+        "same_answer": same_answer,
+        "same_prompt_tokens": same_length,
+        "ours_screen_equals_engine": screen_equal,
+        "differing_prompt_tokens": differing,
+    }
 
 
 def screen_against_engine(bare: dict[str, Any]) -> dict[str, Any]:
@@ -274,9 +337,14 @@ def screen_against_engine(bare: dict[str, Any]) -> dict[str, Any]:
         entry["samples"] += 1
         entry["equal"] += s["screen_tokens"] == s["prompt_tokens"]
         entry["min"], entry["max"] = min(entry["min"], s["prompt_tokens"]), max(entry["max"], s["prompt_tokens"])
-    return {"samples": len(samples), "equal": len(samples) - len(differing), "tasks": by_task,
-            "differing": [{k: s[k] for k in ("task", "sample_id", "screen_tokens", "prompt_tokens")}
-                          for s in differing[:20]]}
+    return {
+        "samples": len(samples),
+        "equal": len(samples) - len(differing),
+        "tasks": by_task,
+        "differing": [
+            {k: s[k] for k in ("task", "sample_id", "screen_tokens", "prompt_tokens")} for s in differing[:20]
+        ],
+    }
 
 
 def _share(part: int, whole: int) -> str:
@@ -286,35 +354,63 @@ def _share(part: int, whole: int) -> str:
 def render(result: dict[str, Any]) -> str:
     b, c = result["bare"], result.get("comparison")
     screen = screen_against_engine(b)
-    lines = ["# The vllm backend against a bare LLM.generate loop", "",
-             f"Bare loop: {len(b['samples'])} samples ({len(b['screened_out'])} screened out), engine start "
-             f"{b['engine_seconds']:.1f} s; passes, in the order run: "
-             + "; ".join(f"{PASS_NAMES[run['name']]} {run['seconds']:.2f} s (images + prompts {run['prepare_seconds']:.2f} s, "
-                         f"generate {run['generate_seconds']:.2f} s)" for run in b["passes"]) + ".", "",
-             f"Screen count ({b['token_rule']}) against vLLM's `len(prompt_token_ids)`: {screen['equal']}/"
-             f"{screen['samples']} equal.", "", "| task | samples | equal | vLLM's prompt tokens |", "|---|---|---|---|"]
-    lines += [f"| {task} | {t['samples']} | {t['equal']} | {t['min']:,}-{t['max']:,} |" for task, t in screen["tasks"].items()]
-    lines += [f"- {d['task']} {d['sample_id']}: screen {d['screen_tokens']} vLLM {d['prompt_tokens']}"
-              for d in screen["differing"]]
-    lines += [f"- screened out (never sent): {d['task']} {d['sample_id']}: screen {d['screen_tokens']} tokens"
-              for d in b["screened_out"][:20]]
+    lines = [
+        "# The vllm backend against a bare LLM.generate loop",
+        "",
+        f"Bare loop: {len(b['samples'])} samples ({len(b['screened_out'])} screened out), engine start "
+        f"{b['engine_seconds']:.1f} s; passes, in the order run: "
+        + "; ".join(
+            f"{PASS_NAMES[run['name']]} {run['seconds']:.2f} s (images + prompts {run['prepare_seconds']:.2f} s, "
+            f"generate {run['generate_seconds']:.2f} s)"
+            for run in b["passes"]
+        )
+        + ".",
+        "",
+        f"Screen count ({b['token_rule']}) against vLLM's `len(prompt_token_ids)`: {screen['equal']}/"
+        f"{screen['samples']} equal.",
+        "",
+        "| task | samples | equal | vLLM's prompt tokens |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {task} | {t['samples']} | {t['equal']} | {t['min']:,}-{t['max']:,} |" for task, t in screen["tasks"].items()
+    ]
+    lines += [
+        f"- {d['task']} {d['sample_id']}: screen {d['screen_tokens']} vLLM {d['prompt_tokens']}"
+        for d in screen["differing"]
+    ]
+    lines += [
+        f"- screened out (never sent): {d['task']} {d['sample_id']}: screen {d['screen_tokens']} tokens"
+        for d in b["screened_out"][:20]
+    ]
     if c is not None:
         o = c["ours"]
-        lines += ["", "| | engine calls | samples | seconds | samples/s | ours / it | prompt tokens | served by the prefix "
-                  "cache | tokens generated |", "|---|---|---|---|---|---|---|---|---|",
-                  f"| ours (vllm backend) | {o.get('engine_calls', '')} | {o['samples']} | {o['seconds']:.2f} | "
-                  f"{o['samples_per_s']:.2f} | | {o['prompt_tokens']:,} | {_share(o['cached_tokens'], o['prompt_tokens'])} "
-                  f"| {o['completion_tokens']:,} |"]
+        lines += [
+            "",
+            "| | engine calls | samples | seconds | samples/s | ours / it | prompt tokens | served by the prefix "
+            "cache | tokens generated |",
+            "|---|---|---|---|---|---|---|---|---|",
+            f"| ours (vllm backend) | {o.get('engine_calls', '')} | {o['samples']} | {o['seconds']:.2f} | "
+            f"{o['samples_per_s']:.2f} | | {o['prompt_tokens']:,} | {_share(o['cached_tokens'], o['prompt_tokens'])} "
+            f"| {o['completion_tokens']:,} |",
+        ]
         for number, run in enumerate(c["passes"], 1):
-            lines.append(f"| bare pass {number}: {PASS_NAMES[run['name']]} | {run['engine_calls']} | {len(b['samples'])} | "
-                         f"{run['seconds']:.2f} (generate {run['generate_seconds']:.2f}) | {run['samples_per_s']:.2f} | "
-                         f"{run['ours_ratio']:.1%} | {run['prompt_tokens']:,} | "
-                         f"{_share(run['cached_tokens'], run['prompt_tokens'])} | {run['completion_tokens']:,} |")
-        lines += ["", f"Same answer: {c['same_answer']}/"
-                  f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}; our run's "
-                  f"screen count (journal `token_count`) equal to the length vLLM reported to it: "
-                  f"{c['ours_screen_equals_engine']}/{c['compared']}."]
-        lines += [f"- {d['task']} {d['sample_id']}: ours {d['ours']} bare {d['bare']}" for d in c["differing_prompt_tokens"]]
+            lines.append(
+                f"| bare pass {number}: {PASS_NAMES[run['name']]} | {run['engine_calls']} | {len(b['samples'])} | "
+                f"{run['seconds']:.2f} (generate {run['generate_seconds']:.2f}) | {run['samples_per_s']:.2f} | "
+                f"{run['ours_ratio']:.1%} | {run['prompt_tokens']:,} | "
+                f"{_share(run['cached_tokens'], run['prompt_tokens'])} | {run['completion_tokens']:,} |"
+            )
+        lines += [
+            "",
+            f"Same answer: {c['same_answer']}/"
+            f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}; our run's "
+            f"screen count (journal `token_count`) equal to the length vLLM reported to it: "
+            f"{c['ours_screen_equals_engine']}/{c['compared']}.",
+        ]
+        lines += [
+            f"- {d['task']} {d['sample_id']}: ours {d['ours']} bare {d['bare']}" for d in c["differing_prompt_tokens"]
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -332,8 +428,11 @@ def main(argv: list[str]) -> int:
     passes = [name for name in (own["--passes"] or "").split(",") if name]
     unknown = [name for name in passes if name not in PASS_NAMES]
     if not passes or unknown:
-        print(f"vllm_bare_loop: --passes takes a comma-separated list of {', '.join(PASS_NAMES)}, got "
-              f"{own['--passes']!r}", file=sys.stderr)
+        print(
+            f"vllm_bare_loop: --passes takes a comma-separated list of {', '.join(PASS_NAMES)}, got "
+            f"{own['--passes']!r}",
+            file=sys.stderr,
+        )
         return 2
     settings, requests = planned_requests(rest)
     bare = run_bare(settings, requests, passes)

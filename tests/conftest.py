@@ -72,8 +72,14 @@ def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
     previous = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(root), *([previous] if previous else [])])
     try:
-        ray.init(address="local", num_cpus=4, include_dashboard=False, logging_level=logging.ERROR,
-                 log_to_driver=False, namespace="mmlongeval-tests")
+        ray.init(
+            address="local",
+            num_cpus=4,
+            include_dashboard=False,
+            logging_level=logging.ERROR,
+            log_to_driver=False,
+            namespace="mmlongeval-tests",
+        )
     finally:
         if previous is None:
             os.environ.pop("PYTHONPATH", None)
@@ -157,8 +163,13 @@ def sentencepiece() -> Callable[[], object]:
 
     def make() -> object:
         sp = SentencePieceBPETokenizer()
-        sp.train_from_iterator(corpus, vocab_size=300, special_tokens=["<pad>", "<s>", "</s>", "<image>", "<unk>"],
-                               initial_alphabet=list(string.printable), show_progress=False)
+        sp.train_from_iterator(
+            corpus,
+            vocab_size=300,
+            special_tokens=["<pad>", "<s>", "</s>", "<image>", "<unk>"],
+            initial_alphabet=list(string.printable),
+            show_progress=False,
+        )
         return sp._tokenizer
 
     return make

@@ -38,15 +38,25 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_toy_tasks(root / "tasks" / "toy")
     after = {p.relative_to(root) for p in root.rglob("*")}
     new = {p for p in after - before if not p.suffix == ""}
-    assert before <= after and {p.parts[:2] for p in new} == {("builders", "toy"), ("tasks", "toy"), ("dataset_cards", "toy")}
+    assert before <= after and {p.parts[:2] for p in new} == {
+        ("builders", "toy"),
+        ("tasks", "toy"),
+        ("dataset_cards", "toy"),
+    }
     return root
 
 
 def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "HF_DATASETS_CACHE": str(tmp_path / "hf_cache")}
-    return subprocess.run([sys.executable, "-m", *argv], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", *argv], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 @pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
@@ -59,8 +69,9 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     assert "--rows" in help_text and "--image-storage" in help_text and "--source" not in help_text
 
     data = tmp_path / "data"
-    built = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "pairs",
-                "--out", str(data))
+    built = run(
+        project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "pairs", "--out", str(data)
+    )
     assert built.returncode == 0, built.stderr
     assert "pairs: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
     bad = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data))
@@ -69,8 +80,19 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     ls = run(project_copy, tmp_path, "harness.cli", "ls")
     assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
     # The harness names the missing config's build as the user's own, and that command adds it to the build.
-    missing = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--data_dir",
-                  str(data), "--output_path", str(tmp_path / "never"))
+    missing = run(
+        project_copy,
+        tmp_path,
+        "harness.cli",
+        "--tasks",
+        "toy",
+        "--model",
+        "constant",
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(tmp_path / "never"),
+    )
     assert missing.returncode == 2
     hint = missing.stderr.split("build it with: ")[1].splitlines()[0]
     assert hint == f"builders build toy --rows 4 --configs colors --out {data}"
@@ -79,11 +101,30 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
     assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
     assert list(manifest["configs"]) == ["colors", "pairs"] and len(manifest["steps"]) == 2
-    assert (data / "toy" / "README.md").read_text().split("---\n")[-1].startswith("\n# Toy\n\nColoured squares (2 configs)")
+    assert (
+        (data / "toy" / "README.md")
+        .read_text()
+        .split("---\n")[-1]
+        .startswith("\n# Toy\n\nColoured squares (2 configs)")
+    )
 
     out = tmp_path / "results"
-    evaluated = run(project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "constant", "--model_args",
-                    "answer=no", "--data_dir", str(data), "--output_path", str(out), "--no_progress")
+    evaluated = run(
+        project_copy,
+        tmp_path,
+        "harness.cli",
+        "--tasks",
+        "toy",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=no",
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(out),
+        "--no_progress",
+    )
     assert evaluated.returncode == 0, evaluated.stderr
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
@@ -100,11 +141,19 @@ def code_lines(source: str) -> int:
     docstrings: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
-    return sum(1 for number, line in enumerate(source.splitlines(), 1)
-               if line.strip() and not line.strip().startswith("#") and number not in docstrings)
+    return sum(
+        1
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.strip() and not line.strip().startswith("#") and number not in docstrings
+    )
 
 
 def test_the_guide_shows_the_toy_builder_as_it_is_and_it_is_short() -> None:

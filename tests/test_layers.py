@@ -84,7 +84,8 @@ def _layer(module: str, modules: dict[str, Path]) -> tuple[str, str]:
     part = rest.split(".")[0]
     package = f"{top}.{part}"
     is_package = bool(part) and (  # task folders have no __init__.py
-        any(m.startswith(package + ".") for m in modules) or modules[package].name == "__init__.py")
+        any(m.startswith(package + ".") for m in modules) or modules[package].name == "__init__.py"
+    )
     return top, part if is_package else ""
 
 
@@ -117,8 +118,12 @@ def _allowed(source: str, target: str, modules: dict[str, Path]) -> bool:
 def layer_violations(root: Path) -> list[str]:
     modules = module_names(root)
     graph = import_graph(root)
-    return [f"{modules[source].relative_to(root)}:{line}: {source} imports {target}"
-            for source, edges in graph.items() for target, line in edges.items() if not _allowed(source, target, modules)]
+    return [
+        f"{modules[source].relative_to(root)}:{line}: {source} imports {target}"
+        for source, edges in graph.items()
+        for target, line in edges.items()
+        if not _allowed(source, target, modules)
+    ]
 
 
 def import_cycles(root: Path) -> list[list[str]]:
@@ -173,59 +178,115 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize(("files", "expected"), [
-    ({"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
-     "builders/core/a.py:1: builders.core.a imports builders.mmneedle"),
-    ({"builders/locovqa/e.py": "def f():\n    from harness.execute import make_model\n", "harness/execute.py": ""},
-     "builders/locovqa/e.py:2: builders.locovqa.e imports harness.execute"),
-    ({"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
-     "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images"),
-    ({"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},
-     "harness/m.py:1: harness.m imports builders.core.release_paths"),
-    ({"tasks/milebench/s.py": "from ..mmneedle import utils\n", "tasks/mmneedle/utils.py": ""},
-     "tasks/milebench/s.py:1: tasks.milebench.s imports tasks.mmneedle.utils"),
-    ({"builders/milebench/b.py": "from tasks.milebench.scoring import g\n", "tasks/milebench/scoring.py": ""},
-     "builders/milebench/b.py:1: builders.milebench.b imports tasks.milebench.scoring"),
-    # Inside the harness: a lower layer never imports a higher one, lazily or not.
-    ({"harness/models/hf.py": "def f():\n    from harness.running.batching import b\n", "harness/running/batching.py": ""},
-     "harness/models/hf.py:2: harness.models.hf imports harness.running.batching"),
-    ({"harness/running/runner.py": "from harness.outputs.sample_log import s\n", "harness/outputs/sample_log.py": ""},
-     "harness/running/runner.py:1: harness.running.runner imports harness.outputs.sample_log"),
-    ({"harness/inputs/truncation.py": "from harness.running.sample_store import OK\n", "harness/running/sample_store.py": ""},
-     "harness/inputs/truncation.py:1: harness.inputs.truncation imports harness.running.sample_store"),
-    ({"harness/api.py": "def f():\n    from harness.inputs.images import g\n", "harness/inputs/images.py": ""},
-     "harness/api.py:2: harness.api imports harness.inputs.images"),
-    ({"harness/outputs/results.py": "from harness.cli import c\n", "harness/cli.py": ""},
-     "harness/outputs/results.py:1: harness.outputs.results imports harness.cli"),
-    ({"harness/config/task_index.py": "from harness.view.app import a\n", "harness/view/app.py": ""},
-     "harness/config/task_index.py:1: harness.config.task_index imports harness.view.app"),
-])
-def test_the_layer_check_names_an_import_against_the_direction(tmp_path: Path, files: dict[str, str],
-                                                                expected: str) -> None:
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"builders/core/a.py": "from builders.mmneedle import x\n", "builders/mmneedle/__init__.py": ""},
+            "builders/core/a.py:1: builders.core.a imports builders.mmneedle",
+        ),
+        (
+            {
+                "builders/locovqa/e.py": "def f():\n    from harness.execute import make_model\n",
+                "harness/execute.py": "",
+            },
+            "builders/locovqa/e.py:2: builders.locovqa.e imports harness.execute",
+        ),
+        (
+            {"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
+            "builders/locovqa/f.py:1: builders.locovqa.f imports builders.mmneedle.images",
+        ),
+        (
+            {"harness/m.py": "from builders.core.release_paths import r\n", "builders/core/release_paths.py": ""},
+            "harness/m.py:1: harness.m imports builders.core.release_paths",
+        ),
+        (
+            {"tasks/milebench/s.py": "from ..mmneedle import utils\n", "tasks/mmneedle/utils.py": ""},
+            "tasks/milebench/s.py:1: tasks.milebench.s imports tasks.mmneedle.utils",
+        ),
+        (
+            {"builders/milebench/b.py": "from tasks.milebench.scoring import g\n", "tasks/milebench/scoring.py": ""},
+            "builders/milebench/b.py:1: builders.milebench.b imports tasks.milebench.scoring",
+        ),
+        # Inside the harness: a lower layer never imports a higher one, lazily or not.
+        (
+            {
+                "harness/models/hf.py": "def f():\n    from harness.running.batching import b\n",
+                "harness/running/batching.py": "",
+            },
+            "harness/models/hf.py:2: harness.models.hf imports harness.running.batching",
+        ),
+        (
+            {
+                "harness/running/runner.py": "from harness.outputs.sample_log import s\n",
+                "harness/outputs/sample_log.py": "",
+            },
+            "harness/running/runner.py:1: harness.running.runner imports harness.outputs.sample_log",
+        ),
+        (
+            {
+                "harness/inputs/truncation.py": "from harness.running.sample_store import OK\n",
+                "harness/running/sample_store.py": "",
+            },
+            "harness/inputs/truncation.py:1: harness.inputs.truncation imports harness.running.sample_store",
+        ),
+        (
+            {"harness/api.py": "def f():\n    from harness.inputs.images import g\n", "harness/inputs/images.py": ""},
+            "harness/api.py:2: harness.api imports harness.inputs.images",
+        ),
+        (
+            {"harness/outputs/results.py": "from harness.cli import c\n", "harness/cli.py": ""},
+            "harness/outputs/results.py:1: harness.outputs.results imports harness.cli",
+        ),
+        (
+            {"harness/config/task_index.py": "from harness.view.app import a\n", "harness/view/app.py": ""},
+            "harness/config/task_index.py:1: harness.config.task_index imports harness.view.app",
+        ),
+    ],
+)
+def test_the_layer_check_names_an_import_against_the_direction(
+    tmp_path: Path, files: dict[str, str], expected: str
+) -> None:
     assert layer_violations(_tree(tmp_path, files)) == [expected]
 
 
 def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
-        "builders/core/contract.py": "", "builders/core/store.py": "from builders.core import contract\n",
-        "builders/milebench/gold.py": "from builders.core.store import s\n",
-        "harness/inputs/data.py": "from builders.core import contract\nfrom harness.config import task_config\n",
-        "harness/config/task_config.py": "from harness.errors import E\n", "harness/errors.py": "",
-        "harness/running/runner.py": "from harness.models.scheduling import prefix_order\nfrom harness.api import OK\n",
-        "harness/models/scheduling/prefix_order.py": "", "harness/api.py": "from harness.row_tokens import t\n",
-        "harness/row_tokens.py": "", "harness/cli.py": "from harness.outputs import report\n", "harness/outputs/report.py": "",
-        "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.inputs.data import d\n"
-                                      "from . import utils\nfrom builders.core.contract import X\n",
-        "tasks/milebench/utils.py": "",
-    })
+    root = _tree(
+        tmp_path,
+        {
+            "builders/core/contract.py": "",
+            "builders/core/store.py": "from builders.core import contract\n",
+            "builders/milebench/gold.py": "from builders.core.store import s\n",
+            "harness/inputs/data.py": "from builders.core import contract\nfrom harness.config import task_config\n",
+            "harness/config/task_config.py": "from harness.errors import E\n",
+            "harness/errors.py": "",
+            "harness/running/runner.py": "from harness.models.scheduling import prefix_order\nfrom harness.api import OK\n",
+            "harness/models/scheduling/prefix_order.py": "",
+            "harness/api.py": "from harness.row_tokens import t\n",
+            "harness/row_tokens.py": "",
+            "harness/cli.py": "from harness.outputs import report\n",
+            "harness/outputs/report.py": "",
+            "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.inputs.data import d\n"
+            "from . import utils\nfrom builders.core.contract import X\n",
+            "tasks/milebench/utils.py": "",
+        },
+    )
     assert layer_violations(root) == []
 
 
 def test_the_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None:
-    root = _tree(tmp_path, {
-        "harness/api.py": "def f():\n    from harness.inputs.images import g\n",
-        "harness/inputs/images.py": "from harness.api import Request\n",
-        "harness/running/judge.py": "from harness.running.runner import r\n", "harness/running/runner.py": "from harness.running.task import t\n",
-        "harness/running/task.py": "import harness.running.judge\n", "harness/leaf.py": "from harness.api import x\n",
-    })
-    assert import_cycles(root) == [["harness.api", "harness.inputs.images"], ["harness.running.judge", "harness.running.runner", "harness.running.task"]]
+    root = _tree(
+        tmp_path,
+        {
+            "harness/api.py": "def f():\n    from harness.inputs.images import g\n",
+            "harness/inputs/images.py": "from harness.api import Request\n",
+            "harness/running/judge.py": "from harness.running.runner import r\n",
+            "harness/running/runner.py": "from harness.running.task import t\n",
+            "harness/running/task.py": "import harness.running.judge\n",
+            "harness/leaf.py": "from harness.api import x\n",
+        },
+    )
+    assert import_cycles(root) == [
+        ["harness.api", "harness.inputs.images"],
+        ["harness.running.judge", "harness.running.runner", "harness.running.task"],
+    ]

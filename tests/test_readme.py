@@ -48,7 +48,7 @@ def runnable(command: str) -> list[str] | None:
         at = argv.index("--model")
         argv[at + 1] = "random"
         if "--model_args" in argv:
-            del argv[argv.index("--model_args"):argv.index("--model_args") + 2]
+            del argv[argv.index("--model_args") : argv.index("--model_args") + 2]
     return [sys.executable, "-m", argv[0], *argv[1:]]
 
 
@@ -73,8 +73,14 @@ def test_every_offline_command_of_the_readme_runs(tmp_path: Path) -> None:
     fill_hub_cache(tmp_path / "hub", "ZhaoweiWang/MMLongBench", files)
     work = tmp_path / "work"
     work.mkdir()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"),
-           "PYTHONPATH": str(ROOT), "MMLONGEVAL_DATA_DIR": str(work / "no-data")}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_CACHE": str(tmp_path / "hub"),
+        "PYTHONPATH": str(ROOT),
+        "MMLONGEVAL_DATA_DIR": str(work / "no-data"),
+    }
     commands = readme_commands(README.read_text(encoding="utf-8"))
     ran = 0
     for command in commands:

@@ -34,8 +34,12 @@ def without_configs(request: Mapping[str, Any]) -> dict[str, Any]:
 def extends(existing_request: Any, request: Mapping[str, Any]) -> bool:
     """Whether a build made with `existing_request` can take the configs of `request` (the same build but
     for the configs it lists)."""
-    return (isinstance(existing_request, Mapping) and CONFIGS_KEY in request and CONFIGS_KEY in existing_request
-            and without_configs(existing_request) == without_configs(request))
+    return (
+        isinstance(existing_request, Mapping)
+        and CONFIGS_KEY in request
+        and CONFIGS_KEY in existing_request
+        and without_configs(existing_request) == without_configs(request)
+    )
 
 
 def ordered(names: Sequence[str], order: Sequence[str] | None) -> list[str]:
@@ -68,8 +72,13 @@ class BaseBuild:
         steps = self.manifest.get("steps")
         if isinstance(steps, list):
             return list(steps)
-        return [{"configs": list(self.configs), "environment": self.manifest.get("environment", {}),
-                 "stats": self.manifest.get("stats", {})}]
+        return [
+            {
+                "configs": list(self.configs),
+                "environment": self.manifest.get("environment", {}),
+                "stats": self.manifest.get("stats", {}),
+            }
+        ]
 
     def carry_config(self, name: str, staging: Path) -> Features:
         """Copy config `name`'s files into `staging`, checking each against the manifest; its features."""
@@ -81,8 +90,9 @@ class BaseBuild:
             if features is None:
                 features = Features.from_arrow_schema(pq.read_schema(target))
         if features is None:
-            raise BuildError(f"{self.folder / contract.MANIFEST_NAME}: config {name} lists no files; "
-                             "rebuild it with --overwrite")
+            raise BuildError(
+                f"{self.folder / contract.MANIFEST_NAME}: config {name} lists no files; rebuild it with --overwrite"
+            )
         return features
 
     def carry_images(self, add: Any) -> None:
@@ -109,6 +119,8 @@ class BaseBuild:
         except FileNotFoundError:
             raise BuildError(f"{path} is missing from the build being extended; rebuild with --overwrite") from None
         if actual != entry.get("sha256"):
-            raise BuildError(f"{path} does not match its manifest (sha256 {actual[:12]}..., expected "
-                             f"{str(entry.get('sha256'))[:12]}...): the build being extended is damaged; "
-                             "rebuild with --overwrite")
+            raise BuildError(
+                f"{path} does not match its manifest (sha256 {actual[:12]}..., expected "
+                f"{str(entry.get('sha256'))[:12]}...): the build being extended is damaged; "
+                "rebuild with --overwrite"
+            )

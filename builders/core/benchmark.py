@@ -52,8 +52,9 @@ class Benchmark:
         return self.describe(info)
 
 
-def select_configs(names: list[str] | None, known: Mapping[str, Any] | list[str],
-                   accepts: Callable[[str], bool] | None = None) -> list[str]:
+def select_configs(
+    names: list[str] | None, known: Mapping[str, Any] | list[str], accepts: Callable[[str], bool] | None = None
+) -> list[str]:
     """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every
     config) -> the selected names in canonical order; unknown names are a `BuildError` listing the valid ones.
 

@@ -83,7 +83,9 @@ class BenchmarkBuild(Generic[OptionsT]):
         self.counter: TextTokenCounter = make_text_counter(getattr(options, "text_tokenizer", "approx"))
 
     @classmethod
-    def build(cls, out_dir: str | os.PathLike[str], configs: Sequence[str] | None = None, **options: Any) -> Path | None:
+    def build(
+        cls, out_dir: str | os.PathLike[str], configs: Sequence[str] | None = None, **options: Any
+    ) -> Path | None:
         """Build `configs` (None: the default set) into `out_dir/<info.name>` and return that folder (None with
         `dry_run`); `options`: the fields of `cls.Options` and of `RunOptions`, by name."""
         run = RunOptions(**{name: options.pop(name) for name in list(options) if name in RUN_OPTIONS})
@@ -151,11 +153,19 @@ class BenchmarkBuild(Generic[OptionsT]):
         with work_folder(out, self.info.name) if self.uses_work_folder else nullcontext(None) as work:
             try:
                 source = self.open_source(work)
-                build = DatasetBuild(out, self.info, self.request(), inputs=source.inputs,
-                                     image_storage=self.image_storage, overwrite=run.overwrite,
-                                     shard_bytes=SHARD_BYTES if run.shard_bytes is None else run.shard_bytes,
-                                     config_order=list(self.config_order),
-                                     command=run.command, caveats=source.caveats, card=source.card)
+                build = DatasetBuild(
+                    out,
+                    self.info,
+                    self.request(),
+                    inputs=source.inputs,
+                    image_storage=self.image_storage,
+                    overwrite=run.overwrite,
+                    shard_bytes=SHARD_BYTES if run.shard_bytes is None else run.shard_bytes,
+                    config_order=list(self.config_order),
+                    command=run.command,
+                    caveats=source.caveats,
+                    card=source.card,
+                )
                 build.find_base()
                 self.plan(build)
                 if run.progress or run.dry_run:
@@ -172,7 +182,9 @@ class BenchmarkBuild(Generic[OptionsT]):
     def _print_plan(self, build: DatasetBuild) -> None:
         estimate = self.estimate(len(build.base.configs) if build.base is not None else 0) if build.pending else None
         if estimate is None:
-            print(f"plan: nothing to build; {build.target} already holds {', '.join(self.held_configs(build))}",
-                  file=sys.stderr)
+            print(
+                f"plan: nothing to build; {build.target} already holds {', '.join(self.held_configs(build))}",
+                file=sys.stderr,
+            )
         else:
             print_plan(estimate, self.workers)

@@ -60,7 +60,9 @@ DATASETS_REQUIREMENT = "datasets>=5.2"
 REPO_PLACEHOLDER = "ORG/NAME"
 # A build from a builder's own offline fixture: everything in it was drawn by the builder.
 FIXTURE_CARD_LICENCE = {"license": "cc0-1.0"}
-FIXTURE_LICENCE = "Offline fixture: drawn by the builder, [CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)."
+FIXTURE_LICENCE = (
+    "Offline fixture: drawn by the builder, [CC0 1.0](https://creativecommons.org/publicdomain/zero/1.0/)."
+)
 
 
 def render_card(benchmark: str, yaml_text: str, **context: Any) -> str:

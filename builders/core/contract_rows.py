@@ -79,30 +79,41 @@ class RowWriter:
     def __exit__(self, *exc: object) -> None:
         self._parquet.__exit__(*exc)
 
-    def write(self, row: dict[str, Any], images: Sequence[EncodedImage | ImageRef], paths: Sequence[str], *,
-              counted_text: str | None = None, other_bytes: int = 0) -> dict[str, Any]:
+    def write(
+        self,
+        row: dict[str, Any],
+        images: Sequence[EncodedImage | ImageRef],
+        paths: Sequence[str],
+        *,
+        counted_text: str | None = None,
+        other_bytes: int = 0,
+    ) -> dict[str, Any]:
         """Add `row` (the benchmark's columns, `id` and `prompt` among them) showing `images`, named `paths` where
         they are embedded; `other_bytes`: the row's size beside its embedded images, for the row-group budget.
         Returns the row as written."""
         embedded = 0
         if self.embeds:
-            shown = [image if isinstance(image, EncodedImage) else self._build.kept_image(image.sha256)
-                     for image in images]
-            row[contract.IMAGES] = [{"bytes": image.data, "path": path}
-                                    for image, path in zip(shown, paths, strict=True)]
+            shown = [
+                image if isinstance(image, EncodedImage) else self._build.kept_image(image.sha256) for image in images
+            ]
+            row[contract.IMAGES] = [
+                {"bytes": image.data, "path": path} for image, path in zip(shown, paths, strict=True)
+            ]
             embedded = sum(len(image.data) for image in shown)
         else:
             for image in images:
                 if isinstance(image, EncodedImage):
                     self._build.keep_image(image)
         text = row[PROMPT].replace(contract.IMAGE_PLACEHOLDER, "") if counted_text is None else counted_text
-        row.update({
-            contract.IMAGE_SHA256: [image.sha256 for image in images],
-            contract.IMAGE_SIZES: [[image.width, image.height] for image in images],
-            contract.NUM_IMAGES: len(images),
-            contract.TEXT_TOKENS: self._counter.count(text),
-            contract.IMAGE_TOKENS: [image_tokens(image.width, image.height) for image in images],
-        })
+        row.update(
+            {
+                contract.IMAGE_SHA256: [image.sha256 for image in images],
+                contract.IMAGE_SIZES: [[image.width, image.height] for image in images],
+                contract.NUM_IMAGES: len(images),
+                contract.TEXT_TOKENS: self._counter.count(text),
+                contract.IMAGE_TOKENS: [image_tokens(image.width, image.height) for image in images],
+            }
+        )
         self._parquet.write(row, embedded + other_bytes)
         return row
 

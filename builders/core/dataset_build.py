@@ -79,11 +79,21 @@ class DatasetBuild:
     """One build into `out_dir/<info.name>`: use as a context manager; nothing is visible at the target
     until `publish()` succeeds, and a failure or kill leaves no folder that looks complete."""
 
-    def __init__(self, out_dir: str | Path, info: BuilderInfo, request: Mapping[str, Any], *,
-                 inputs: Mapping[str, Any] | None = None, image_storage: str = contract.EMBEDDED,
-                 overwrite: bool = False, shard_bytes: int = SHARD_BYTES, config_order: Sequence[str] | None = None,
-                 command: Sequence[str] | None = None, caveats: Mapping[str, str] | None = None,
-                 card: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        out_dir: str | Path,
+        info: BuilderInfo,
+        request: Mapping[str, Any],
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        image_storage: str = contract.EMBEDDED,
+        overwrite: bool = False,
+        shard_bytes: int = SHARD_BYTES,
+        config_order: Sequence[str] | None = None,
+        command: Sequence[str] | None = None,
+        caveats: Mapping[str, str] | None = None,
+        card: Mapping[str, Any] | None = None,
+    ) -> None:
         try:
             contract.check_image_storage(image_storage)
         except ValueError as exc:
@@ -92,8 +102,11 @@ class DatasetBuild:
         self.image_storage = image_storage
         self.shard_bytes = shard_bytes
         # As it will read back from the manifest (tuples become lists), so rebuilds compare equal.
-        self.request = json.loads(json.dumps({"benchmark": info.name, "builder_version": info.version, **request,
-                                              "image_storage": image_storage}))
+        self.request = json.loads(
+            json.dumps(
+                {"benchmark": info.name, "builder_version": info.version, **request, "image_storage": image_storage}
+            )
+        )
         self.inputs = dict(inputs or {})
         self.config_order = config_order
         self.command = list(command) if command is not None else None
@@ -187,8 +200,10 @@ class DatasetBuild:
         """The Parquet writer of one config; its features must carry the contract's columns."""
         assert self.staging is not None, "use DatasetBuild as a context manager"
         if self.base is not None and name in self.base.configs:
-            raise ValueError(f"{self.info.name}: config {name!r} is carried over from {self.target}; "
-                             "write only the configs in `build.pending`")
+            raise ValueError(
+                f"{self.info.name}: config {name!r} is carried over from {self.target}; "
+                "write only the configs in `build.pending`"
+            )
         if name == contract.IMAGE_TABLE_CONFIG or name in self._features:
             raise ValueError(f"{self.info.name}: config name {name!r} is taken")
         contract.check_features(features, self.image_storage, f"{self.info.name} config {name}")
@@ -232,8 +247,11 @@ class DatasetBuild:
             "builder": self.info.module,
             "builder_version": self.info.version,
             "content_hash": "sha256:" + content.hexdigest(),
-            "contract": {"image_storage": self.image_storage, "token_rule": contract.TOKEN_RULE,
-                         "image_placeholder": contract.IMAGE_PLACEHOLDER},
+            "contract": {
+                "image_storage": self.image_storage,
+                "token_rule": contract.TOKEN_RULE,
+                "image_placeholder": contract.IMAGE_PLACEHOLDER,
+            },
             "request": self.request,
             "inputs": self.inputs,
             "caveats": self.caveats,
@@ -245,8 +263,11 @@ class DatasetBuild:
         if self.command is not None:
             manifest[contract.BUILD_COMMAND] = self.command
         if table is not None:
-            manifest["image_table"] = {"config": contract.IMAGE_TABLE_CONFIG, "images": table.num_rows,
-                                       **files_entry(table)}
+            manifest["image_table"] = {
+                "config": contract.IMAGE_TABLE_CONFIG,
+                "images": table.num_rows,
+                **files_entry(table),
+            }
         return manifest
 
     def _steps(self, stats: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -256,11 +277,14 @@ class DatasetBuild:
         return [*(self.base.steps() if self.base is not None else []), step]
 
     def _card(self, manifest: dict[str, Any], table: ConfigResult | None, context: Mapping[str, Any]) -> str:
-        configs = [CardConfig(name, self._features[name], info["rows"], info["num_bytes"])
-                   for name, info in self._configs.items()]
+        configs = [
+            CardConfig(name, self._features[name], info["rows"], info["num_bytes"])
+            for name, info in self._configs.items()
+        ]
         if table is not None:
-            configs.append(CardConfig(table.name, Features(contract.image_table_features()), table.num_rows,
-                                      table.num_bytes))
+            configs.append(
+                CardConfig(table.name, Features(contract.image_table_features()), table.num_rows, table.num_bytes)
+            )
         rows = sum(info["rows"] for info in self._configs.values())
         card = dict(self.card_fields)
         if self.caveats:  # flagged where the Hub and its search see it: the tags and a field of their own

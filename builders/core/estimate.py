@@ -29,12 +29,17 @@ class BuildEstimate:
 
     def text(self, workers: int) -> str:
         kept = f", keeping {self.kept} built config(s)" if self.kept else ""
-        extra = "".join([f", peak memory about {human_bytes(self.peak_memory)}" if self.peak_memory else "",
-                         f", {human_bytes(self.scratch_bytes)} of temporary disk"
-                         if self.scratch_bytes is not None else ""])
-        return (f"plan: {len(self.configs)} config(s){kept}, {self.rows:,} rows ({self.work}); about "
-                f"{human_bytes(self.num_bytes)} and {human_duration(self.seconds)} on {workers} worker(s){extra} "
-                f"({self.basis}; a rough guide)")
+        extra = "".join(
+            [
+                f", peak memory about {human_bytes(self.peak_memory)}" if self.peak_memory else "",
+                f", {human_bytes(self.scratch_bytes)} of temporary disk" if self.scratch_bytes is not None else "",
+            ]
+        )
+        return (
+            f"plan: {len(self.configs)} config(s){kept}, {self.rows:,} rows ({self.work}); about "
+            f"{human_bytes(self.num_bytes)} and {human_duration(self.seconds)} on {workers} worker(s){extra} "
+            f"({self.basis}; a rough guide)"
+        )
 
 
 def print_plan(estimate: BuildEstimate, workers: int, stream: TextIO | None = None) -> None:

@@ -85,13 +85,21 @@ def parse_hub_source(text: str) -> contract.HubLocation:
 
 def not_on_hub(source: str, value: str, where: str, layout: str) -> BuildError:
     """The error for `NAME=hf://...` where NAME's data is not on the Hub: where to get it, the layout expected."""
-    return BuildError(f"--source {source}={value}: {source} is not published on the Hugging Face Hub by its authors "
-                      f"(its terms keep it on their site); download it from {where} and pass --source {source}=DIR, "
-                      f"where DIR holds {layout}")
+    return BuildError(
+        f"--source {source}={value}: {source} is not published on the Hugging Face Hub by its authors "
+        f"(its terms keep it on their site); download it from {where} and pass --source {source}=DIR, "
+        f"where DIR holds {layout}"
+    )
 
 
-def fetch_release(location: contract.HubLocation, official: HubRelease, wanted: Sequence[HubFile], *,
-                  cache_dir: str | Path | None = None, progress: bool = True) -> FetchedRelease:
+def fetch_release(
+    location: contract.HubLocation,
+    official: HubRelease,
+    wanted: Sequence[HubFile],
+    *,
+    cache_dir: str | Path | None = None,
+    progress: bool = True,
+) -> FetchedRelease:
     """Download the `wanted` files of `location` (the official release's pinned revision unless the location
     names one) into the Hub cache, and return the snapshot folder holding them."""
     repo = f"{location.org}/{location.name}"
@@ -137,27 +145,33 @@ def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[st
         try:
             info = HfApi().dataset_info(repo, revision=revision)
         except GatedRepoError:
-            raise BuildError(f"hf://{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) "
-                             "or set HF_TOKEN") from None
+            raise BuildError(
+                f"hf://{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
+            ) from None
         except RevisionNotFoundError:
             raise BuildError(f"hf://{repo} has no revision {revision!r} (a tag, branch or commit)") from None
         except RepositoryNotFoundError:
-            raise BuildError(f"hf://{repo}: no such dataset repo on the Hub (or it is private: log in with "
-                             "`hf auth login`)") from None
+            raise BuildError(
+                f"hf://{repo}: no such dataset repo on the Hub (or it is private: log in with `hf auth login`)"
+            ) from None
         except (HfHubHTTPError, OSError) as exc:  # no network: the cache may still hold it
             cached = _cached_listing(repo, revision, cache_dir)
             if cached is None:
-                raise BuildError(f"hf://{repo}@{revision}: the Hub cannot be reached ({type(exc).__name__}) and the "
-                                 f"Hub cache ({_cache_root(repo, cache_dir)}) does not hold it; download it once "
-                                 "where there is network") from None
+                raise BuildError(
+                    f"hf://{repo}@{revision}: the Hub cannot be reached ({type(exc).__name__}) and the "
+                    f"Hub cache ({_cache_root(repo, cache_dir)}) does not hold it; download it once "
+                    "where there is network"
+                ) from None
             return cached
         assert info.sha is not None
         return info.sha, {s.rfilename for s in info.siblings or []}
     cached = _cached_listing(repo, revision, cache_dir)
     if cached is None:
-        raise BuildError(f"hf://{repo}@{revision} is not in the Hub cache ({_cache_root(repo, cache_dir)}) and "
-                         "HF_HUB_OFFLINE=1 forbids downloading it: unset HF_HUB_OFFLINE on a machine with network "
-                         "to download it once")
+        raise BuildError(
+            f"hf://{repo}@{revision} is not in the Hub cache ({_cache_root(repo, cache_dir)}) and "
+            "HF_HUB_OFFLINE=1 forbids downloading it: unset HF_HUB_OFFLINE on a machine with network "
+            "to download it once"
+        )
     return cached
 
 
@@ -182,9 +196,11 @@ def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
             return name
     if _offline():
         return file.names[0]  # not downloaded yet: `_download` says how to get it
-    raise BuildError(f"hf://{repo}@{commit[:12]} has no file {' or '.join(file.names)} ({file.what}): the release's "
-                     "layout changed; download it and pass --source DIR, or name a revision that has it "
-                     "(hf://ORG/NAME@REVISION)")
+    raise BuildError(
+        f"hf://{repo}@{commit[:12]} has no file {' or '.join(file.names)} ({file.what}): the release's "
+        "layout changed; download it and pass --source DIR, or name a revision that has it "
+        "(hf://ORG/NAME@REVISION)"
+    )
 
 
 def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> Path:
@@ -197,10 +213,13 @@ def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, p
     try:
         path = Path(hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir))
     except LocalEntryNotFoundError:
-        how = ("HF_HUB_OFFLINE=1 forbids downloading it" if _offline() else "the Hub cannot be reached")
-        raise BuildError(f"hf://{repo}@{commit[:12]}: {name} is not in the Hub cache and {how}; download it once "
-                         f"with `hf download {repo} {name} --repo-type dataset --revision {commit}`") from None
+        how = "HF_HUB_OFFLINE=1 forbids downloading it" if _offline() else "the Hub cannot be reached"
+        raise BuildError(
+            f"hf://{repo}@{commit[:12]}: {name} is not in the Hub cache and {how}; download it once "
+            f"with `hf download {repo} {name} --repo-type dataset --revision {commit}`"
+        ) from None
     except (HfHubHTTPError, OSError) as exc:
-        raise BuildError(f"hf://{repo}@{commit[:12]}: downloading {name} failed ({exc}); run the build again to "
-                         "resume it") from None
+        raise BuildError(
+            f"hf://{repo}@{commit[:12]}: downloading {name} failed ({exc}); run the build again to resume it"
+        ) from None
     return path.parents[len(Path(name).parts) - 1]

@@ -72,9 +72,9 @@ def _jpeg_ends(data: bytes) -> bool | None:
             return False  # the image ends before any scan
         elif marker == 0xDA:  # start of scan: the entropy-coded data follows its header
             # From the end: a whole file ends with the marker (or soon after), so the search is short.
-            return data.rfind(_EOI, i + 2 + int.from_bytes(data[i + 2:i + 4], "big")) >= 0
+            return data.rfind(_EOI, i + 2 + int.from_bytes(data[i + 2 : i + 4], "big")) >= 0
         else:
-            i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+            i += 2 + int.from_bytes(data[i + 2 : i + 4], "big")
     return False  # cut short before the first scan
 
 
@@ -97,8 +97,9 @@ class DamagedImages:
             return image_size(data)
         except ValueError as exc:
             if not self.skip:
-                raise BuildError(f"image {name} is damaged ({exc}); pass {SKIP_OPTION} to leave out the rows "
-                                 "that show it") from None
+                raise BuildError(
+                    f"image {name} is damaged ({exc}); pass {SKIP_OPTION} to leave out the rows that show it"
+                ) from None
             self.reasons[key] = f"image {name} is damaged ({exc})"
             return None
 
@@ -126,5 +127,7 @@ class DamagedImages:
         total = sum(len(rows) for rows in self.skipped.values())
         if not total:
             return None
-        return (f"{total} row(s) left out because an image they show is damaged ({SKIP_OPTION}; listed per config "
-                "under `skipped`): fewer rows than the release holds")
+        return (
+            f"{total} row(s) left out because an image they show is damaged ({SKIP_OPTION}; listed per config "
+            "under `skipped`): fewer rows than the release holds"
+        )

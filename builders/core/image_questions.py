@@ -40,8 +40,9 @@ class ImageAsker(Protocol):
         """What decides the answers (model, checkpoint, settings), with every secret removed: recorded in the
         build's request."""
 
-    def ask(self, questions: Sequence[ImageQuestion], query: str, max_new_tokens: int,
-            task: str) -> Sequence[ImageAnswer]:
+    def ask(
+        self, questions: Sequence[ImageQuestion], query: str, max_new_tokens: int, task: str
+    ) -> Sequence[ImageAnswer]:
         """One answer per question, in order; `task` names the asking step in the backend's messages."""
 
     def close(self) -> None:

@@ -39,12 +39,25 @@ class ImageTableWriter:
 
     def write(self, dataset_dir: Path, shard_bytes: int) -> ConfigResult:
         features = Features(contract.image_table_features())
-        with ShardedParquetWriter(dataset_dir, contract.IMAGE_TABLE_CONFIG, features, _image_digest,
-                                  split=contract.IMAGE_TABLE_SPLIT, shard_bytes=shard_bytes) as writer:
+        with ShardedParquetWriter(
+            dataset_dir,
+            contract.IMAGE_TABLE_CONFIG,
+            features,
+            _image_digest,
+            split=contract.IMAGE_TABLE_SPLIT,
+            shard_bytes=shard_bytes,
+        ) as writer:
             for sha in sorted(self._store.keys()):  # type: ignore[type-var]  # keys: sha256 hex strings
                 image = self._store.get(sha)
-                writer.write({"sha256": sha, "image": {"bytes": image.data, "path": None},
-                              "width": image.width, "height": image.height}, len(image.data))
+                writer.write(
+                    {
+                        "sha256": sha,
+                        "image": {"bytes": image.data, "path": None},
+                        "width": image.width,
+                        "height": image.height,
+                    },
+                    len(image.data),
+                )
             return writer.close()
 
     def close(self) -> None:

@@ -41,8 +41,14 @@ class Flag:
     check: Check | None = None
 
 
-def option(default: Any, help: str, *, metavar: str | None = None, choices: Sequence[str] | None = None,
-           check: Check | None = None) -> Any:
+def option(
+    default: Any,
+    help: str,
+    *,
+    metavar: str | None = None,
+    choices: Sequence[str] | None = None,
+    check: Check | None = None,
+) -> Any:
     """A dataclass field that is also a flag: a bool field is a switch (`--full`), a list field takes one or more
     values and may be repeated (`--source A B --source C`), any other field one value of its type."""
     return field(default=default, metadata={FLAG: Flag(help, metavar, tuple(choices) if choices else None, check)})
@@ -67,9 +73,12 @@ def non_negative_integer(value: int) -> str | None:
 
 
 def text_tokenizer_option() -> Any:
-    return option("approx", "'approx' (offline, default) or 'hf:<tokenizer.json path or hub name>' for the rows' text "
-                  "token figures (text_tokens, ...; a paper's own tokenizer, e.g. Llama-2's, gives its counts)",
-                  metavar="SPEC")
+    return option(
+        "approx",
+        "'approx' (offline, default) or 'hf:<tokenizer.json path or hub name>' for the rows' text "
+        "token figures (text_tokens, ...; a paper's own tokenizer, e.g. Llama-2's, gives its counts)",
+        metavar="SPEC",
+    )
 
 
 def seed_option() -> Any:
@@ -82,8 +91,11 @@ def limit_option(what: str) -> Any:
 
 
 def skip_bad_images_option() -> Any:
-    return option(False, "leave out the rows that show a damaged image (listed in the manifest; the build is flagged "
-                  "'limited') instead of stopping at the first damaged image")
+    return option(
+        False,
+        "leave out the rows that show a damaged image (listed in the manifest; the build is flagged "
+        "'limited') instead of stopping at the first damaged image",
+    )
 
 
 # ----------------------------------------------------------------------------------- a benchmark's options
@@ -138,11 +150,18 @@ def add_flags(group: argparse._ActionsContainer, options: type[BenchmarkOptions]
         if kind is bool:
             group.add_argument(flag_name(item), action="store_true", help=flag.help)
         elif many:
-            group.add_argument(flag_name(item), action="extend", nargs="+", **_parser(kind), metavar=flag.metavar,
-                               help=flag.help)
+            group.add_argument(
+                flag_name(item), action="extend", nargs="+", **_parser(kind), metavar=flag.metavar, help=flag.help
+            )
         else:
-            group.add_argument(flag_name(item), **_parser(kind), default=default, metavar=flag.metavar,
-                               choices=flag.choices, help=flag.help)
+            group.add_argument(
+                flag_name(item),
+                **_parser(kind),
+                default=default,
+                metavar=flag.metavar,
+                choices=flag.choices,
+                help=flag.help,
+            )
 
 
 def options_from_args(options: type[OptionsT], args: argparse.Namespace) -> OptionsT:
@@ -168,8 +187,9 @@ class RunOptions:
         if self.num_proc < 1:
             raise BuildError(f"--num-proc must be at least 1, got {self.num_proc}")
         if self.image_storage is not None and self.image_storage not in contract.IMAGE_STORAGES:
-            raise BuildError(f"image storage must be one of {', '.join(contract.IMAGE_STORAGES)}, "
-                             f"got {self.image_storage!r}")
+            raise BuildError(
+                f"image storage must be one of {', '.join(contract.IMAGE_STORAGES)}, got {self.image_storage!r}"
+            )
 
 
 RUN_OPTIONS = frozenset(item.name for item in fields(RunOptions))
@@ -178,28 +198,45 @@ RUN_OPTIONS = frozenset(item.name for item in fields(RunOptions))
 def add_run_flags(parser: argparse.ArgumentParser, default_image_storage: str, config_count: int) -> None:
     """The flags of every build (`--out`, `--configs` and the `RunOptions`)."""
     common = parser.add_argument_group("options of every build")
-    common.add_argument("--out", required=True, metavar="DIR", help="output folder; the dataset goes to DIR/<benchmark>")
     common.add_argument(
-        "--configs", nargs="+", metavar="NAME",
+        "--out", required=True, metavar="DIR", help="output folder; the dataset goes to DIR/<benchmark>"
+    )
+    common.add_argument(
+        "--configs",
+        nargs="+",
+        metavar="NAME",
         help=f"configs to build, comma- or space-separated (default: all {config_count}; see `builders list`)",
     )
     common.add_argument(
-        "--image-storage", choices=contract.IMAGE_STORAGES, default=default_image_storage,
+        "--image-storage",
+        choices=contract.IMAGE_STORAGES,
+        default=default_image_storage,
         help="embedded: every row holds its images' bytes; shared: each distinct image is stored once, in the "
         f"'{contract.IMAGE_TABLE_CONFIG}' config, and rows name theirs by sha256 (default: {default_image_storage})",
     )
-    common.add_argument("--num-proc", type=int, default=RunOptions.num_proc,
-                        help=f"worker threads (default {RunOptions.num_proc})")
     common.add_argument(
-        "--overwrite", action="store_true",
+        "--num-proc", type=int, default=RunOptions.num_proc, help=f"worker threads (default {RunOptions.num_proc})"
+    )
+    common.add_argument(
+        "--overwrite",
+        action="store_true",
         help="replace OUT/<benchmark> with exactly these configs, whatever it holds (without it, a folder holding the "
         "same build with other configs gets the missing ones added, and a different build is an error)",
     )
     common.add_argument("--quiet", action="store_true", help="no plan, no progress bars")
-    common.add_argument("--dry-run", action="store_true",
-                        help="print the plan (rows, estimated size and time) and stop; nothing is written")
+    common.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (rows, estimated size and time) and stop; nothing is written",
+    )
 
 
 def run_options_from_args(args: argparse.Namespace, command: list[str]) -> RunOptions:
-    return RunOptions(image_storage=args.image_storage, num_proc=args.num_proc, overwrite=args.overwrite,
-                      progress=not args.quiet, dry_run=args.dry_run, command=command)
+    return RunOptions(
+        image_storage=args.image_storage,
+        num_proc=args.num_proc,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+        dry_run=args.dry_run,
+        command=command,
+    )

@@ -33,9 +33,7 @@ def run_parallel(
             work(item)
         return len(part)
 
-    with tqdm(
-        total=len(items), desc=desc, unit=unit, disable=not progress, dynamic_ncols=True, leave=True
-    ) as bar:
+    with tqdm(total=len(items), desc=desc, unit=unit, disable=not progress, dynamic_ncols=True, leave=True) as bar:
         if workers <= 1:
             for part in chunks:
                 bar.update(run(part))

@@ -151,8 +151,9 @@ class ShardedParquetWriter:
             return
         table = rows_to_table(self._rows, self.schema, self._image_bytes)
         if self._writer is None:
-            self._open_shard(use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS,
-                             write_page_index=True, **self._options)
+            self._open_shard(
+                use_content_defined_chunking=datasets_config.DEFAULT_CDC_OPTIONS, write_page_index=True, **self._options
+            )
             assert self._writer is not None
             self._writer.add_key_value_metadata(
                 {"content_defined_chunking": json.dumps(datasets_config.DEFAULT_CDC_OPTIONS)}
@@ -199,13 +200,14 @@ class ImageByteBuffer:
         view = memoryview(self._data)
         at = 0
         for blob in blobs:
-            view[at:at + len(blob)] = blob
+            view[at : at + len(blob)] = blob
             at += len(blob)
         return pa.py_buffer(view[:total])
 
 
-def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema,
-                  image_bytes: dict[str, ImageByteBuffer] | None = None) -> pa.Table:
+def rows_to_table(
+    rows: list[dict[str, Any]], schema: pa.Schema, image_bytes: dict[str, ImageByteBuffer] | None = None
+) -> pa.Table:
     """Rows to an Arrow table of `schema`.
 
     Image columns (`struct<bytes, path>`, and lists of them) are assembled from one byte buffer per column
@@ -227,12 +229,16 @@ def rows_to_table(rows: list[dict[str, Any]], schema: pa.Schema,
 
 
 def _is_image(pa_type: pa.DataType) -> bool:
-    return (pa.types.is_struct(pa_type) and [f.name for f in pa_type] == ["bytes", "path"]
-            and pa.types.is_binary(pa_type.field("bytes").type))
+    return (
+        pa.types.is_struct(pa_type)
+        and [f.name for f in pa_type] == ["bytes", "path"]
+        and pa.types.is_binary(pa_type.field("bytes").type)
+    )
 
 
-def _image_list_array(values: list[list[dict[str, Any]]], pa_type: pa.ListType,
-                      image_bytes: ImageByteBuffer | None) -> pa.Array:
+def _image_list_array(
+    values: list[list[dict[str, Any]]], pa_type: pa.ListType, image_bytes: ImageByteBuffer | None
+) -> pa.Array:
     struct = _image_array([image for row in values for image in row], pa_type.value_type, image_bytes)
     row_offsets = [0]
     for row in values:
@@ -252,9 +258,11 @@ def _image_array(images: list[dict[str, Any]], pa_type: pa.StructType, image_byt
     blobs = pa.Array.from_buffers(
         pa.binary(),
         len(data),
-        [None, pa.array(byte_offsets, type=pa.int32()).buffers()[1],
-         image_bytes.take(data) if image_bytes is not None else pa.py_buffer(b"".join(data))],
+        [
+            None,
+            pa.array(byte_offsets, type=pa.int32()).buffers()[1],
+            image_bytes.take(data) if image_bytes is not None else pa.py_buffer(b"".join(data)),
+        ],
     )
     paths = pa.array([image["path"] for image in images], type=pa.string())
     return pa.StructArray.from_arrays([blobs, paths], fields=list(pa_type))
-

@@ -22,9 +22,7 @@ from builders.core.estimate import human_bytes
 from builders.core.release_paths import release_path
 from builders.core.staging import read_manifest
 
-SEMVER_TAG = re.compile(
-    r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$"
-)
+SEMVER_TAG = re.compile(r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 STALE_PATTERNS = ["*.parquet"]
 
@@ -87,9 +85,7 @@ def describe_plan(plan: PushPlan) -> list[str]:
     ]
     width = max(len(path) for path, _ in plan.files)
     lines += [f"  {path:<{width}}  {human_bytes(size):>10}" for path, size in plan.files]
-    lines.append(
-        f"{len(plan.files)} files, {human_bytes(plan.total_bytes)}; commit message: {plan.commit_message!r}"
-    )
+    lines.append(f"{len(plan.files)} files, {human_bytes(plan.total_bytes)}; commit message: {plan.commit_message!r}")
     lines.append(f"remote files matching {STALE_PATTERNS} that this build does not have would be deleted")
     return lines
 
@@ -99,8 +95,10 @@ def caveat_warnings(plan: PushPlan) -> list[str]:
     data, and whoever loads the tag should know it before citing numbers on it."""
     if not plan.caveats:
         return []
-    lines = [f"warning: {plan.folder} is a {' and '.join(plan.caveats)} build; tagging it {plan.tag} publishes data "
-             "whose scores are not comparable with the paper's:"]
+    lines = [
+        f"warning: {plan.folder} is a {' and '.join(plan.caveats)} build; tagging it {plan.tag} publishes data "
+        "whose scores are not comparable with the paper's:"
+    ]
     lines += [f"warning:   {kind}: {text}" for kind, text in plan.caveats.items()]
     lines.append("warning: its card says so at the top and in its YAML (`caveats`, tags)")
     return lines
@@ -137,11 +135,8 @@ def push(
             delete_patterns=STALE_PATTERNS,
             commit_message=plan.commit_message,
         )
-        api.create_tag(
-            repo, tag=tag, revision=commit.oid, repo_type="dataset", tag_message=plan.commit_message
-        )
+        api.create_tag(repo, tag=tag, revision=commit.oid, repo_type="dataset", tag_message=plan.commit_message)
     except (OSError, hub_httpx.HTTPError) as exc:  # HTTP errors, offline mode, no connection
         raise BuildError(f"push to {repo} failed: {exc}") from None
     echo(f"pushed {repo} at commit {commit.oid}, tagged {tag}")
     return plan
-

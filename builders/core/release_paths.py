@@ -65,8 +65,9 @@ class ReleaseFolder:
             if is_link:
                 real = os.path.realpath(os.path.join(self.root, rel))
                 if real != self.root and not real.startswith(self._inside):
-                    raise BuildError(f"{where}: path {name!r} leads out of {self.base} through a symbolic link "
-                                     f"(to {real})"[:600])
+                    raise BuildError(
+                        f"{where}: path {name!r} leads out of {self.base} through a symbolic link (to {real})"[:600]
+                    )
                 return Path(real)
         return Path(current)
 

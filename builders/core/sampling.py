@@ -27,9 +27,7 @@ def derive_rng(seed: int, *key: object) -> random.Random:
     return random.Random(derive_seed(seed, *key))
 
 
-def sample_excluding(
-    rng: random.Random, population: Sequence[T], k: int, excluded: set[T] | frozenset[T]
-) -> list[T]:
+def sample_excluding(rng: random.Random, population: Sequence[T], k: int, excluded: set[T] | frozenset[T]) -> list[T]:
     """k distinct items of `population` (which holds no duplicates) that are not in `excluded`.
 
     Rejection sampling: uniform over the allowed items, O(k) set look-ups when the excluded part

@@ -49,16 +49,15 @@ def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
     keys = sorted(set(old) | set(new))
     if any(old.get(k) != new.get(k) for k in keys if k != "configs"):
         keys = [k for k in keys if k != "configs"]  # configs alone can be added to a build: not the difference
-    parts = [
-        f"{k}: {json.dumps(old.get(k))} -> {json.dumps(new.get(k))}" for k in keys if old.get(k) != new.get(k)
-    ]
+    parts = [f"{k}: {json.dumps(old.get(k))} -> {json.dumps(new.get(k))}" for k in keys if old.get(k) != new.get(k)]
     # Short differences first (`limit: 2 -> null`), so the cut below never hides one behind a long setting.
     text = "; ".join(sorted(parts, key=len))
     return text if len(text) < 400 else text[:400] + "..."
 
 
-def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: Path,
-                    command: list[str] | None = None) -> str:
+def same_build_hint(
+    existing: dict[str, Any], request: dict[str, Any], out_dir: Path, command: list[str] | None = None
+) -> str:
     """The command that adds this request's configs to the build in place, with the flags that build recorded
     (`contract.BUILD_COMMAND`); empty when it recorded none (a build made through the Python API).
 
@@ -74,11 +73,19 @@ def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: 
     if command is not None and list(command) == recorded:
         held = existing.get("request", {}).get("configs")
         held = [name for name in held if isinstance(name, str)] if isinstance(held, list) else []
-        together = [*recorded, "--configs", ",".join(dict.fromkeys([*held, *configs])), "--out", str(out_dir),
-                    "--overwrite"]
-        return ("it was built with these same flags, but with these configs they give another source: to keep "
-                f"its configs and add these, build all together: {shlex.join(together)}; or build these into "
-                "another --out; or ")
+        together = [
+            *recorded,
+            "--configs",
+            ",".join(dict.fromkeys([*held, *configs])),
+            "--out",
+            str(out_dir),
+            "--overwrite",
+        ]
+        return (
+            "it was built with these same flags, but with these configs they give another source: to keep "
+            f"its configs and add these, build all together: {shlex.join(together)}; or build these into "
+            "another --out; or "
+        )
     added = [*recorded, "--configs", ",".join(configs), "--out", str(out_dir)]
     return f"to add configs to it, repeat the flags it was built with: {shlex.join(added)}; or "
 
@@ -86,8 +93,14 @@ def same_build_hint(existing: dict[str, Any], request: dict[str, Any], out_dir: 
 class StagedOutput:
     """Context manager yielding a temporary folder that becomes `out_dir/name` on `commit()`."""
 
-    def __init__(self, out_dir: Path, name: str, request: dict[str, Any], overwrite: bool = False,
-                 command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        name: str,
+        request: dict[str, Any],
+        overwrite: bool = False,
+        command: list[str] | None = None,
+    ) -> None:
         self.out_dir = Path(out_dir)
         self.name = name
         self.target = self.out_dir / name
@@ -109,9 +122,7 @@ class StagedOutput:
         existing = read_manifest(self.target)
         if existing is None:
             if any(self.target.iterdir()) and not self.overwrite:
-                raise BuildError(
-                    f"{self.target} exists and holds no build manifest; remove it or pass --overwrite"
-                )
+                raise BuildError(f"{self.target} exists and holds no build manifest; remove it or pass --overwrite")
             return
         if self.base_hash is not None and existing.get("content_hash") == self.base_hash:
             return  # the build this one extends, still as it was
@@ -120,8 +131,9 @@ class StagedOutput:
                 raise BuildError(f"{self.target} changed while this build was extending it; run the build again")
             difference = describe_difference(existing.get("request", {}), self.request)
             hint = same_build_hint(existing, self.request, self.out_dir, self.command)
-            raise BuildError(f"{self.target} already holds a different build ({difference}); {hint}"
-                             "pass --overwrite to replace it")
+            raise BuildError(
+                f"{self.target} already holds a different build ({difference}); {hint}pass --overwrite to replace it"
+            )
 
     def __enter__(self) -> Path:
         self.check_target()

@@ -83,6 +83,4 @@ def make_text_counter(spec: str) -> TextTokenCounter:
         return ApproxTokenCounter()
     if spec.startswith("hf:") and len(spec) > 3:
         return HfTokenCounter(spec[3:])
-    raise BuildError(
-        f"unknown text tokenizer {spec!r}: expected 'approx' or 'hf:<tokenizer.json path or hub name>'"
-    )
+    raise BuildError(f"unknown text tokenizer {spec!r}: expected 'approx' or 'hf:<tokenizer.json path or hub name>'")

@@ -45,8 +45,10 @@ def build_lock(out_dir: Path, name: str) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "starting"
             os.close(fd)
-            raise BuildError(f"{out_dir} is in use by another build of {name} (pid {holder}, holding {path}); wait "
-                             "for it to finish, or build into another --out") from None
+            raise BuildError(
+                f"{out_dir} is in use by another build of {name} (pid {holder}, holding {path}); wait "
+                "for it to finish, or build into another --out"
+            ) from None
         # The holder we waited for may have removed the file meanwhile: hold the lock of the file that is there.
         try:
             current = os.stat(path).st_ino == os.fstat(fd).st_ino

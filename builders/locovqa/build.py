@@ -54,23 +54,31 @@ BUILDER_VERSION = "1.1.0"  # 1.1: digits sized against the other context images 
 # whose entities are unknown is never a distractor
 MAX_LISTED_FAILURES = 50
 INFO = BuilderInfo(
-    name="locovqa", module="builders.locovqa", version=BUILDER_VERSION,
-    card={"pretty_name": "LoCoVQA", "language": ["en"],
-          "task_categories": ["visual-question-answering", "image-text-to-text"],
-          "tags": ["long-context", "multimodal", "distractors", "locovqa", "mmlongeval"]},
+    name="locovqa",
+    module="builders.locovqa",
+    version=BUILDER_VERSION,
+    card={
+        "pretty_name": "LoCoVQA",
+        "language": ["en"],
+        "task_categories": ["visual-question-answering", "image-text-to-text"],
+        "tags": ["long-context", "multimodal", "distractors", "locovqa", "mmlongeval"],
+    },
 )
 LICENCES = {
     "okvqa": "[OK-VQA](https://okvqa.allenai.org/) questions and answers: [CC BY 4.0]"
-             "(https://creativecommons.org/licenses/by/4.0/) (Marino et al.); its images are MS COCO's",
+    "(https://creativecommons.org/licenses/by/4.0/) (Marino et al.); its images are MS COCO's",
     "coco": "MS COCO images remain under their Flickr owners' terms ([COCO terms](https://cocodataset.org/#termsofuse))",
     "mmstar": "MMStar: its authors' release terms ([Lin-Chen/MMStar](https://huggingface.co/datasets/Lin-Chen/MMStar)), "
-              "and those of its six source benchmarks",
+    "and those of its six source benchmarks",
     "mnist": "MNIST: [CC BY-SA 3.0](https://creativecommons.org/licenses/by-sa/3.0/) (LeCun, Cortes and Burges)",
 }
 # The card's one licence link for a build from the real sources: the most restrictive terms it carries, COCO's for
 # any build with COCO images (every task but MMStar shows them), else MMStar's.
-LICENCE_LINKS = {"coco": "https://cocodataset.org/#termsofuse", "okvqa": "https://cocodataset.org/#termsofuse",
-                 "mmstar": "https://huggingface.co/datasets/Lin-Chen/MMStar"}
+LICENCE_LINKS = {
+    "coco": "https://cocodataset.org/#termsofuse",
+    "okvqa": "https://cocodataset.org/#termsofuse",
+    "mmstar": "https://huggingface.co/datasets/Lin-Chen/MMStar",
+}
 
 
 def card_licence(sources: list[str]) -> dict[str, str]:
@@ -79,8 +87,12 @@ def card_licence(sources: list[str]) -> dict[str, str]:
     return {"license": "other", "license_name": "locovqa-sources", "license_link": link}
 
 
-def build_locovqa(source: list[str] | None = None, out_dir: str | os.PathLike[str] = "data",
-                  configs: list[str] | None = None, **options: Any) -> Path | None:
+def build_locovqa(
+    source: list[str] | None = None,
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    **options: Any,
+) -> Path | None:
     """Build the requested configs (default: every task and mode at lengths 1, 4, 9, 16, 25, 36) into
     `out_dir/locovqa` and return that path (None with `dry_run`).
 
@@ -105,8 +117,9 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     default_image_storage = contract.SHARED
     parallel = True
 
-    def __init__(self, options: LocoVqaOptions, configs: list[str] | None = None, run: RunOptions | None = None
-                 ) -> None:
+    def __init__(
+        self, options: LocoVqaOptions, configs: list[str] | None = None, run: RunOptions | None = None
+    ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = parse_configs(self.asked_configs)  # requested
         check_grids(self.cfgs, options.cell_size, self.workers, options.memory_budget_mb)
@@ -135,15 +148,27 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
         self.sources = Sources.open(self.paths, self.tasks, self.options.ood_split)
         lister_specs = _lister_specs(self.options.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
         if self.synthetic:
-            lister_specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s)
-                            for t, s in lister_specs.items()}
+            lister_specs = {
+                t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s) for t, s in lister_specs.items()
+            }
         cache = Path(self.options.entity_cache) if self.options.entity_cache else None
         for task, spec in lister_specs.items():
-            self.listers[task] = make_lister(spec, coco_instances=self.sources.coco_instances,
-                                             lister_args=self.options.entity_lister_args, cache=cache,
-                                             where=f" for {task}", asker_factory=self.options.asker_factory)
-        caveats = {"synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
-                   "sources' formats; scores on it are not comparable with the paper's"} if self.synthetic else {}
+            self.listers[task] = make_lister(
+                spec,
+                coco_instances=self.sources.coco_instances,
+                lister_args=self.options.entity_lister_args,
+                cache=cache,
+                where=f" for {task}",
+                asker_factory=self.options.asker_factory,
+            )
+        caveats = (
+            {
+                "synthetic": f"the offline stand-in (fixture v{FIXTURE_VERSION}): drawn scenes and digits in the "
+                "sources' formats; scores on it are not comparable with the paper's"
+            }
+            if self.synthetic
+            else {}
+        )
         card = FIXTURE_CARD_LICENCE if self.synthetic else card_licence(list(self.paths))
         inputs: dict[str, Any] = {"source": list(self.options.source or ["synthetic"])}
         if hub:
@@ -153,26 +178,41 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     def request(self) -> dict[str, Any]:
         options = self.options
         return {
-            "source": {"kind": "synthetic" if self.synthetic else "files",
-                       "spec": " ".join(options.source or ["synthetic"]),
-                       "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None},
+            "source": {
+                "kind": "synthetic" if self.synthetic else "files",
+                "spec": " ".join(options.source or ["synthetic"]),
+                "fixture": f"v{FIXTURE_VERSION}" if self.synthetic else None,
+            },
             "sources": self.sources.describe(),
             "rows": "all" if self.limit is None else "limit",
             "configs": [cfg.name for cfg in self.cfgs],
-            "seed": options.seed, "limit": self.limit, "mnist_samples": self.samples,
+            "seed": options.seed,
+            "limit": self.limit,
+            "mnist_samples": self.samples,
             "entity_listers": {task: lister.describe() for task, lister in self.listers.items()},
-            "strict_pairwise": options.strict_pairwise, "max_resamples": options.max_resamples,
-            "mmstar_pool": options.mmstar_pool, "ood_split": options.ood_split, "text_tokenizer": self.counter.name,
-            "images": {"cell_size": options.cell_size, "fit": "aspect kept, bicubic, centred", "background": BACKGROUND,
-                       "digit_background": DIGIT_BACKGROUND, "grid_jpeg": JPEG_SETTINGS,
-                       "int": "source bytes as released; digits as PNG",
-                       "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
-                                 "canvas as tall; cmp: its height in the cell, canvas the cell)"},
+            "strict_pairwise": options.strict_pairwise,
+            "max_resamples": options.max_resamples,
+            "mmstar_pool": options.mmstar_pool,
+            "ood_split": options.ood_split,
+            "text_tokenizer": self.counter.name,
+            "images": {
+                "cell_size": options.cell_size,
+                "fit": "aspect kept, bicubic, centred",
+                "background": BACKGROUND,
+                "digit_background": DIGIT_BACKGROUND,
+                "grid_jpeg": JPEG_SETTINGS,
+                "int": "source bytes as released; digits as PNG",
+                "digits": "strokes 1/6-1/2 of the tallest other context image as shown (int: its height, "
+                "canvas as tall; cmp: its height in the cell, canvas the cell)",
+            },
         }
 
     def card_context(self) -> dict[str, Any]:
-        licence = (FIXTURE_LICENCE if self.synthetic else
-                   "; ".join(LICENCES[name] for name in self.paths if name in LICENCES) + ".")
+        licence = (
+            FIXTURE_LICENCE
+            if self.synthetic
+            else "; ".join(LICENCES[name] for name in self.paths if name in LICENCES) + "."
+        )
         return {"licence": licence, "cell_size": self.options.cell_size}
 
     def close(self) -> None:
@@ -193,8 +233,11 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
             self.failures += failures
         if self.failures:
             _warn_failures(self.failures)
-            build.add_caveat("limited", f"{len(self.failures)} row(s) could not be built (the manifest lists them "
-                             "per config): fewer rows than asked for")
+            build.add_caveat(
+                "limited",
+                f"{len(self.failures)} row(s) could not be built (the manifest lists them "
+                "per config): fewer rows than asked for",
+            )
 
     def _plan_task(self, task: str, cfgs: list[LocoConfig]) -> tuple[list[RowPlan], list[Failure]]:
         sources, seed, limit, options = self.sources, self.options.seed, self.limit, self.options
@@ -206,16 +249,29 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
             by_subset: dict[str, list[str]] = defaultdict(list)
             for item in source.items:
                 by_subset[item.subset].append(item.image)
-            pools = (lambda item, s=by_subset: sorted(s[item.subset])) if options.mmstar_pool == "subset" \
-                and task == "mmstar" else (lambda item, p=pool: p)
-            plans, failures, stats = plan_vqa(task, cfgs, items, pools, sources.image, self.listers[task], seed,
-                                              strict_pairwise=options.strict_pairwise, max_resamples=options.max_resamples)
+            pools = (
+                (lambda item, s=by_subset: sorted(s[item.subset]))
+                if options.mmstar_pool == "subset" and task == "mmstar"
+                else (lambda item, p=pool: p)
+            )
+            plans, failures, stats = plan_vqa(
+                task,
+                cfgs,
+                items,
+                pools,
+                sources.image,
+                self.listers[task],
+                seed,
+                strict_pairwise=options.strict_pairwise,
+                max_resamples=options.max_resamples,
+            )
             self.planning[task] = {**stats, "items": len(items)}
             return plans, failures
         assert sources.mnist is not None and sources.ood is not None
         if task == "mnist":
-            plans, failures, digits = plan_mnist(cfgs, self.samples, sources.mnist.labels, sources.ood.pool, seed,
-                                                 sources.size, options.cell_size)
+            plans, failures, digits = plan_mnist(
+                cfgs, self.samples, sources.mnist.labels, sources.ood.pool, seed, sources.size, options.cell_size
+            )
         else:
             chosen = needle_digits(sources.mnist.by_label, seed)[: limit or 10]
             plans, failures, digits = plan_needle(cfgs, chosen, sources.ood.pool, seed, sources.size, options.cell_size)
@@ -225,8 +281,15 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     def estimate(self, kept: int) -> BuildEstimate | None:
         if not any(self.plans.values()):
             return None
-        return estimate_build(self.plans, self.sources.cell, self.sources.original, self.options.cell_size, kept,
-                              self.workers, self.options.memory_budget_mb * 1e6)
+        return estimate_build(
+            self.plans,
+            self.sources.cell,
+            self.sources.original,
+            self.options.cell_size,
+            kept,
+            self.workers,
+            self.options.memory_budget_mb * 1e6,
+        )
 
     def _check_disk(self, build: DatasetBuild) -> None:
         """Refuse, before the long stages, a build whose temporary files and output will not fit the disk."""
@@ -236,10 +299,12 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
         need = (estimate.scratch_bytes or 0) + estimate.num_bytes
         free = shutil.disk_usage(self.work).free
         if need > free:
-            raise BuildError(f"this build needs about {human_bytes(need)} of disk under {self.work.parent} "
-                             f"({human_bytes(estimate.scratch_bytes or 0)} of temporary files, "
-                             f"{human_bytes(estimate.num_bytes)} of output) and {human_bytes(free)} is free: free "
-                             "some, or build fewer configs or rows at a time")
+            raise BuildError(
+                f"this build needs about {human_bytes(need)} of disk under {self.work.parent} "
+                f"({human_bytes(estimate.scratch_bytes or 0)} of temporary files, "
+                f"{human_bytes(estimate.num_bytes)} of output) and {human_bytes(free)} is free: free "
+                "some, or build fewer configs or rows at a time"
+            )
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -278,8 +343,15 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
             return image
 
         try:
-            run_parallel(shared, lambda key: cells.put(key, sources.cell(key, cell_size)), self.workers,
-                         "fit images into cells", "img", progress, chunk=16)
+            run_parallel(
+                shared,
+                lambda key: cells.put(key, sources.cell(key, cell_size)),
+                self.workers,
+                "fit images into cells",
+                "img",
+                progress,
+                chunk=16,
+            )
 
             def grid(plan: RowPlan) -> None:
                 image = compose((cell(key) for key in plan.context), plan.cfg.grid_side, cell_size)
@@ -287,17 +359,30 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
 
             run_parallel(cmp_plans, grid, self.workers, "compose grids", "grid", progress, chunk=2)
             cells.close()
-            run_parallel(int_keys, lambda key: encoded.put(key, sources.original(key)), self.workers,
-                         "read interleaved images", "img", progress, chunk=16)
+            run_parallel(
+                int_keys,
+                lambda key: encoded.put(key, sources.original(key)),
+                self.workers,
+                "read interleaved images",
+                "img",
+                progress,
+                chunk=16,
+            )
             written = 0
             for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not progress):
                 written += self._write_config(build, cfg, encoded)
         finally:
             cells.close()
             encoded.close()
-        return {"rows": written, "failed_rows": len(self.failures), "cells_fitted": len(cell_keys),
-                "grids_composed": len(cmp_plans), "interleaved_images": len(int_keys), "planning": self.planning,
-                "write_seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "rows": written,
+            "failed_rows": len(self.failures),
+            "cells_fitted": len(cell_keys),
+            "grids_composed": len(cmp_plans),
+            "interleaved_images": len(int_keys),
+            "planning": self.planning,
+            "write_seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _write_config(self, build: DatasetBuild, cfg: LocoConfig, encoded: Any) -> int:
         name = cfg.name
@@ -313,19 +398,30 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
                 images: list[EncodedImage] = [encoded.get(key) for key in keys]
                 paths = [f"{plan.row_id}.jpg"] if cfg.mode == "cmp" else plan.context
                 text = question_text(plan)
-                writer.write(make_row(plan, len(images), text, self.options.cell_size, lister), images, paths,
-                             counted_text=text, other_bytes=2048)
-            build.add_config(writer.close(), {
-                "task": cfg.task, "mode": cfg.mode, "context_length": cfg.length,
-                "failed_rows": len(mine),
-                "failures": [{"item_id": f.item_id, "reason": f.reason} for f in mine[:MAX_LISTED_FAILURES]],
-                "resamples": sum(p.n_resamples for p in plans),
-            })
+                writer.write(
+                    make_row(plan, len(images), text, self.options.cell_size, lister),
+                    images,
+                    paths,
+                    counted_text=text,
+                    other_bytes=2048,
+                )
+            build.add_config(
+                writer.close(),
+                {
+                    "task": cfg.task,
+                    "mode": cfg.mode,
+                    "context_length": cfg.length,
+                    "failed_rows": len(mine),
+                    "failures": [{"item_id": f.item_id, "reason": f.reason} for f in mine[:MAX_LISTED_FAILURES]],
+                    "resamples": sum(p.n_resamples for p in plans),
+                },
+            )
         return len(plans)
 
 
-def _lister_specs(values: list[str] | None, available: list[str], requested: list[str],
-                  synthetic: bool) -> dict[str, str]:
+def _lister_specs(
+    values: list[str] | None, available: list[str], requested: list[str], synthetic: bool
+) -> dict[str, str]:
     """The entity lister of each in-distribution task the sources can build, from `--entity-lister` (SPEC or
     TASK=SPEC); MMStar has no default, and is an error only when its configs are requested."""
     specs: dict[str, str] = {}
@@ -344,14 +440,18 @@ def _lister_specs(values: list[str] | None, available: list[str], requested: lis
         elif synthetic:
             out[task] = "fixture"  # the stand-in ships MMStar's entity lists as a cache file
         elif task in requested:
-            raise BuildError("MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
-                             "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
-                             "earlier) or mmstar=none (no collision filter)")
+            raise BuildError(
+                "MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
+                "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
+                "earlier) or mmstar=none (no collision filter)"
+            )
     return out
 
 
 def _warn_failures(failures: list[Failure]) -> None:
     shown = "; ".join(f"{f.config} item {f.item_id}: {f.reason}" for f in failures[:3])
     more = f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
-    print(f"warning: {len(failures)} row(s) could not be built and are left out, listed in the manifest: "
-          f"{shown}{more}", file=sys.stderr)
+    print(
+        f"warning: {len(failures)} row(s) could not be built and are left out, listed in the manifest: {shown}{more}",
+        file=sys.stderr,
+    )

@@ -23,8 +23,10 @@ class CocoImagePool:
         self.dir = Path(coco_dir) / split
         self.split = split
         if not self.dir.is_dir():
-            raise BuildError(f"COCO image folder not found: {self.dir} (out-of-distribution distractors; "
-                             "--ood-split names another folder of COCO_DIR)")
+            raise BuildError(
+                f"COCO image folder not found: {self.dir} (out-of-distribution distractors; "
+                "--ood-split names another folder of COCO_DIR)"
+            )
         self.files = release_files(self.dir, ".jpg")
         self._images = ReleaseFolder(self.dir)
         if not self.files:
@@ -54,7 +56,10 @@ def instance_entities(path: Path, top: int = 5) -> dict[str, list[str]]:
         for ann in doc["annotations"]:
             area[int(ann["image_id"])][names[int(ann["category_id"])]] += float(ann.get("area", 0.0))
     except (KeyError, TypeError, ValueError) as exc:
-        raise BuildError(f"malformed COCO instance annotations {path}: expected images, annotations and categories "
-                         f"with ids ({type(exc).__name__}: {exc})") from None
-    return {name: [c for c, _ in sorted(area[i].items(), key=lambda kv: (-kv[1], kv[0]))][:top]
-            for i, name in files.items()}
+        raise BuildError(
+            f"malformed COCO instance annotations {path}: expected images, annotations and categories "
+            f"with ids ({type(exc).__name__}: {exc})"
+        ) from None
+    return {
+        name: [c for c, _ in sorted(area[i].items(), key=lambda kv: (-kv[1], kv[0]))][:top] for i, name in files.items()
+    }

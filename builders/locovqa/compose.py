@@ -35,8 +35,10 @@ def fit_cell(image: Image.Image, cell: int) -> Image.Image:
     if size == (cell, cell):
         return image if image.size == size else image.resize(size, Image.Resampling.BICUBIC)
     canvas = Image.new("RGB", (cell, cell), BACKGROUND)
-    canvas.paste(image.resize(size, Image.Resampling.BICUBIC) if image.size != size else image,
-                 ((cell - size[0]) // 2, (cell - size[1]) // 2))
+    canvas.paste(
+        image.resize(size, Image.Resampling.BICUBIC) if image.size != size else image,
+        ((cell - size[0]) // 2, (cell - size[1]) // 2),
+    )
     return canvas
 
 
@@ -55,8 +57,14 @@ def compose(cells: Iterable[Image.Image], side: int, cell: int) -> Image.Image:
     return canvas
 
 
-def render_digit(strokes: np.ndarray, colour: tuple[int, int, int], stroke_height: int, x_frac: float,
-                 y_frac: float, canvas_size: int) -> Image.Image:
+def render_digit(
+    strokes: np.ndarray,
+    colour: tuple[int, int, int],
+    stroke_height: int,
+    x_frac: float,
+    y_frac: float,
+    canvas_size: int,
+) -> Image.Image:
     """A white `canvas_size` square with the MNIST digit `strokes` (28 x 28, white on black) painted in `colour`:
     its ink, the image's blank margin cropped, `stroke_height` pixels high (aspect kept), its top-left corner at
     (`x_frac`, `y_frac`) of the free room."""

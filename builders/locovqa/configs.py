@@ -16,8 +16,12 @@ TASKS = ("okvqa", "mmstar", "mnist", "needle")
 MODES = ("cmp", "int")
 DEFAULT_LENGTHS = (1, 4, 9, 16, 25, 36)
 MAX_DIGITS = 8  # MNIST transcription: 1..8 digits per context (spec §1.5)
-TASK_TITLES = {"okvqa": "OK-VQA, in-distribution distractors", "mmstar": "MMStar, in-distribution distractors",
-               "mnist": "MNIST transcription among COCO distractors", "needle": "one MNIST digit at every position"}
+TASK_TITLES = {
+    "okvqa": "OK-VQA, in-distribution distractors",
+    "mmstar": "MMStar, in-distribution distractors",
+    "mnist": "MNIST transcription among COCO distractors",
+    "needle": "one MNIST digit at every position",
+}
 _NAME = re.compile(r"^(okvqa|mmstar|mnist|needle)_(cmp|int)_([1-9][0-9]*)$")
 
 
@@ -80,7 +84,9 @@ def parse_configs(names: list[str] | None) -> list[LocoConfig]:
     for name in names:
         cfg = parse_config(name)
         if cfg is None:
-            raise BuildError(f"unknown LoCoVQA config {name!r}: expected TASK_MODE_N with TASK one of "
-                             f"{', '.join(TASKS)}, MODE cmp or int and N >= 1 (e.g. okvqa_cmp_9)")
+            raise BuildError(
+                f"unknown LoCoVQA config {name!r}: expected TASK_MODE_N with TASK one of "
+                f"{', '.join(TASKS)}, MODE cmp or int and N >= 1 (e.g. okvqa_cmp_9)"
+            )
         out.append(cfg)
     return sorted(set(out), key=lambda c: (TASKS.index(c.task), MODES.index(c.mode), c.length))

@@ -42,8 +42,15 @@ class Walk:
 
 
 class DistractorStream:
-    def __init__(self, pool: Sequence[str], exclude: str | None, rng: random.Random, filtered: bool,
-                 strict_pairwise: bool = False, max_resamples: int = DEFAULT_MAX_RESAMPLES) -> None:
+    def __init__(
+        self,
+        pool: Sequence[str],
+        exclude: str | None,
+        rng: random.Random,
+        filtered: bool,
+        strict_pairwise: bool = False,
+        max_resamples: int = DEFAULT_MAX_RESAMPLES,
+    ) -> None:
         self.pool = pool
         self.exclude = exclude
         self.rng = rng
@@ -89,8 +96,9 @@ class DistractorStream:
         while len(walk.accepted) < count:
             key = self.candidate(self.cursor)
             if key is None:
-                walk.failure = (f"the pool ran out: {len(walk.accepted)} collision-free distractor(s) in a pool of "
-                                f"{self.available}")
+                walk.failure = (
+                    f"the pool ran out: {len(walk.accepted)} collision-free distractor(s) in a pool of {self.available}"
+                )
                 return []
             if not self.filtered:
                 self.cursor += 1
@@ -108,9 +116,13 @@ class DistractorStream:
             if listed & content or (self.strict_pairwise and listed & self._taken):
                 self._run += 1
                 if self._run > self.max_resamples:
-                    with_what = "the content image or another distractor" if self.strict_pairwise else "the content image"
-                    walk.failure = (f"distractor {len(walk.accepted) + 1}: {self.max_resamples} resamples in a row "
-                                    f"all collided with {with_what}")
+                    with_what = (
+                        "the content image or another distractor" if self.strict_pairwise else "the content image"
+                    )
+                    walk.failure = (
+                        f"distractor {len(walk.accepted) + 1}: {self.max_resamples} resamples in a row "
+                        f"all collided with {with_what}"
+                    )
                     return []
                 continue
             self._taken |= listed

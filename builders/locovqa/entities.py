@@ -134,8 +134,11 @@ class TableLister(Lister):
         for image in images:
             file = image.key.split("/", 1)[-1]
             entries = self.table.get(file)
-            out[image.key] = (listed_entities(entries, f"{self.where} ({file})") if entries is not None
-                              else Unlisted(f"{file} is not in {self.where}"))
+            out[image.key] = (
+                listed_entities(entries, f"{self.where} ({file})")
+                if entries is not None
+                else Unlisted(f"{file} is not in {self.where}")
+            )
         return out
 
 
@@ -157,7 +160,7 @@ def read_cache(path: Path) -> dict[str, dict[str, Any]]:
             if not isinstance(entry["entities"], list):
                 raise TypeError("entities is not a list")
         except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
-            raise BuildError(f"{path}:{number}: expected {{\"sha256\": ..., \"entities\": [...]}} ({exc})") from None
+            raise BuildError(f'{path}:{number}: expected {{"sha256": ..., "entities": [...]}} ({exc})') from None
         entries[sha] = entry
     return entries
 
@@ -183,8 +186,11 @@ class CacheLister(Lister):
         for image in images:
             sha = hashlib.sha256(image.read()).hexdigest()
             entry = self.entries.get(sha)
-            out[image.key] = (listed_entities(entry["entities"], f"{self.path} (sha256 {sha[:12]}...)")
-                              if entry is not None else Unlisted(f"no entry for sha256 {sha[:12]}... in {self.path}"))
+            out[image.key] = (
+                listed_entities(entry["entities"], f"{self.path} (sha256 {sha[:12]}...)")
+                if entry is not None
+                else Unlisted(f"no entry for sha256 {sha[:12]}... in {self.path}")
+            )
         return out
 
 
@@ -194,12 +200,21 @@ class VlmLister(Lister):
 
     enabled = True
 
-    def __init__(self, model: str, model_args: str = "", cache: Path | None = None, batch_size: int = 8,
-                 max_gen_toks: int = 64, asker_factory: AskerFactory | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        model_args: str = "",
+        cache: Path | None = None,
+        batch_size: int = 8,
+        max_gen_toks: int = 64,
+        asker_factory: AskerFactory | None = None,
+    ) -> None:
         factory = asker_factory or installed_asker_factory()
         if factory is None:
-            raise BuildError(f"entity lister vlm:{model}: no model backend is installed to ask (the harness registers "
-                             f"its backends under the entry point group {ENTRY_POINT_GROUP}: pip install -e .)")
+            raise BuildError(
+                f"entity lister vlm:{model}: no model backend is installed to ask (the harness registers "
+                f"its backends under the entry point group {ENTRY_POINT_GROUP}: pip install -e .)"
+            )
         try:
             self.asker = factory(model, model_args, batch_size)
         except ValueError as err:
@@ -253,15 +268,24 @@ class VlmLister(Lister):
         self.asker.close()
 
 
-def make_lister(spec: str, *, coco_instances: Path | None, lister_args: str = "", cache: Path | None = None,
-                where: str = "", asker_factory: AskerFactory | None = None) -> Lister:
+def make_lister(
+    spec: str,
+    *,
+    coco_instances: Path | None,
+    lister_args: str = "",
+    cache: Path | None = None,
+    where: str = "",
+    asker_factory: AskerFactory | None = None,
+) -> Lister:
     """`none`, `coco`, `cache:FILE` or `vlm:MODEL`."""
     if spec == "none":
         return Lister()
     if spec == "coco":
         if coco_instances is None:
-            raise BuildError(f"entity lister 'coco' needs COCO instance annotations{where}: --source coco=DIR with "
-                             "DIR/annotations/instances_val2014.json")
+            raise BuildError(
+                f"entity lister 'coco' needs COCO instance annotations{where}: --source coco=DIR with "
+                "DIR/annotations/instances_val2014.json"
+            )
         from builders.locovqa.coco import instance_entities
 
         return TableLister("coco", instance_entities(coco_instances), str(coco_instances))

@@ -68,8 +68,15 @@ def grid_working_set(side: int, cell_size: int) -> float:
     return 2 * 4 * float(side * cell_size) ** 2
 
 
-def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], Any], original: Callable[[str], Any],
-                   cell_size: int, kept: int, workers: int = 1, memory_budget: float = float("inf")) -> BuildEstimate:
+def estimate_build(
+    plans: dict[str, list[RowPlan]],
+    cell: Callable[[str, int], Any],
+    original: Callable[[str], Any],
+    cell_size: int,
+    kept: int,
+    workers: int = 1,
+    memory_budget: float = float("inf"),
+) -> BuildEstimate:
     """`plans` per config; `cell(key, size)` and `original(key)` are the build's own image paths (the sources' cell
     fitting and interleaved bytes), so that the sample costs what the build will. The peak memory and temporary
     disk follow the write stage (`LocoVqaBuild.write`): cells shown by several grids kept within `memory_budget`
@@ -87,13 +94,25 @@ def estimate_build(plans: dict[str, list[RowPlan]], cell: Callable[[str, int], A
     uses = Counter(key for plan in grids for key in plan.context)
     shared_cells = sum(1 for n in uses.values() if n > 1) * 4.0 * cell_size * cell_size
     largest = max((plan.cfg.grid_side for plan in grids), default=0)
-    peak = BASE_MEMORY + len(rows) * ROW_MEMORY + min(shared_cells, memory_budget) + \
-        min(workers, max(len(grids), 1)) * grid_working_set(largest, cell_size)
+    peak = (
+        BASE_MEMORY
+        + len(rows) * ROW_MEMORY
+        + min(shared_cells, memory_budget)
+        + min(workers, max(len(grids), 1)) * grid_working_set(largest, cell_size)
+    )
     scratch = grid_bytes + image_bytes + max(0.0, shared_cells - memory_budget)
-    return BuildEstimate(list(plans), len(rows), size, seconds,
-                         f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
-                         f"sizes measured on {min(len(grids), SAMPLE_GRIDS)} grid(s) and {len(sample)} image(s) of "
-                         "this build, rates in bench/build_locovqa.py", kept, peak_memory=peak, scratch_bytes=scratch)
+    return BuildEstimate(
+        list(plans),
+        len(rows),
+        size,
+        seconds,
+        f"{pixels / 1e6:,.0f} Mpx of grids, {len(keys):,} distinct interleaved images",
+        f"sizes measured on {min(len(grids), SAMPLE_GRIDS)} grid(s) and {len(sample)} image(s) of "
+        "this build, rates in bench/build_locovqa.py",
+        kept,
+        peak_memory=peak,
+        scratch_bytes=scratch,
+    )
 
 
 def check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_budget_mb: int) -> None:
@@ -107,12 +126,16 @@ def check_grids(cfgs: list[LocoConfig], cell_size: int, workers: int, memory_bud
     pillow_pixels = Image.MAX_IMAGE_PIXELS or JPEG_MAX_SIDE**2  # None: Pillow checks no size
     limit = min(JPEG_MAX_SIDE, math.isqrt(pillow_pixels))
     if side > limit:
-        raise BuildError(f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
-                         f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
-                         f"opens at most {pillow_pixels:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
-                         f"give --cell-size {limit // largest.grid_side} or less for these configs")
+        raise BuildError(
+            f"--cell-size {cell_size}: the {largest.grid_side}x{largest.grid_side} grids of "
+            f"{largest.name} would be {side:,} px square, over the {limit:,} px a grid may have (Pillow "
+            f"opens at most {pillow_pixels:,} pixels, JPEG at most {JPEG_MAX_SIDE:,} px a side): "
+            f"give --cell-size {limit // largest.grid_side} or less for these configs"
+        )
     need = workers * grid_working_set(largest.grid_side, cell_size)
     if need > memory_budget_mb * 1e6:
-        raise BuildError(f"--cell-size {cell_size}: composing the {side:,} px grids of {largest.name} on {workers} "
-                         f"worker(s) needs about {human_bytes(need)} of memory, over --memory-budget-mb "
-                         f"{memory_budget_mb}: lower --cell-size or --num-proc, or raise the budget")
+        raise BuildError(
+            f"--cell-size {cell_size}: composing the {side:,} px grids of {largest.name} on {workers} "
+            f"worker(s) needs about {human_bytes(need)} of memory, over --memory-budget-mb "
+            f"{memory_budget_mb}: lower --cell-size or --num-proc, or raise the budget"
+        )

@@ -101,7 +101,11 @@ def _mc_question(scene: Scene, rng) -> tuple[str, list[str], str]:
 def write_fixture(root: Path, seed: int = 0) -> dict[str, Path]:
     """Write every source under `root`; returns where each is (as `--source NAME=PATH` would name it)."""
     scenes = generate_scenes(seed, VQA_IMAGES + MMSTAR_IMAGES + OOD_IMAGES)
-    vqa, mc, ood = scenes[:VQA_IMAGES], scenes[VQA_IMAGES:VQA_IMAGES + MMSTAR_IMAGES], scenes[VQA_IMAGES + MMSTAR_IMAGES:]
+    vqa, mc, ood = (
+        scenes[:VQA_IMAGES],
+        scenes[VQA_IMAGES : VQA_IMAGES + MMSTAR_IMAGES],
+        scenes[VQA_IMAGES + MMSTAR_IMAGES :],
+    )
     encoder = FileJpegEncoder()
     coco = root / "coco"
     (coco / "val2014").mkdir(parents=True, exist_ok=True)
@@ -118,16 +122,26 @@ def write_fixture(root: Path, seed: int = 0) -> dict[str, Path]:
         (coco / "val2014" / name).write_bytes(encoder.encode(scene.draw(SCENE_SIZE)).data)
         images.append({"id": image_id, "file_name": name, "width": SCENE_SIZE, "height": SCENE_SIZE})
         for shape, area in sorted(_shape_areas(scene).items()):
-            annotations.append({"id": len(annotations) + 1, "image_id": image_id,
-                                "category_id": SHAPES.index(shape) + 1, "area": area})
+            annotations.append(
+                {"id": len(annotations) + 1, "image_id": image_id, "category_id": SHAPES.index(shape) + 1, "area": area}
+            )
         text, answer = _vqa_question(scene, rng)
         questions.append({"image_id": image_id, "question": text, "question_id": image_id * 10 + 5})
-        answers.append({"image_id": image_id, "question_id": image_id * 10 + 5, "answer_type": "other",
-                        "answers": [{"answer": answer, "raw_answer": answer, "answer_confidence": "yes",
-                                     "answer_id": k + 1} for k in range(10)]})
+        answers.append(
+            {
+                "image_id": image_id,
+                "question_id": image_id * 10 + 5,
+                "answer_type": "other",
+                "answers": [
+                    {"answer": answer, "raw_answer": answer, "answer_confidence": "yes", "answer_id": k + 1}
+                    for k in range(10)
+                ],
+            }
+        )
     categories = [{"id": k + 1, "name": shape, "supercategory": "shape"} for k, shape in enumerate(SHAPES)]
     (coco / "annotations" / "instances_val2014.json").write_text(
-        json.dumps({"images": images, "annotations": annotations, "categories": categories}))
+        json.dumps({"images": images, "annotations": annotations, "categories": categories})
+    )
     for i, scene in enumerate(ood):
         (coco / "val2017" / f"{5000 + i:012d}.jpg").write_bytes(encoder.encode(scene.draw(SCENE_SIZE)).data)
     okvqa = root / "okvqa"
@@ -137,8 +151,13 @@ def write_fixture(root: Path, seed: int = 0) -> dict[str, Path]:
     mmstar = _write_mmstar(root / "mmstar", mc, encoder, seed)
     mnist = _write_mnist(root / "mnist", seed)
     encoder.close()
-    return {"okvqa": okvqa, "coco": coco, "mmstar": mmstar, "mnist": mnist,
-            "mmstar_entities": root / "mmstar" / "entities.jsonl"}
+    return {
+        "okvqa": okvqa,
+        "coco": coco,
+        "mmstar": mmstar,
+        "mnist": mnist,
+        "mmstar_entities": root / "mmstar" / "entities.jsonl",
+    }
 
 
 def _write_mmstar(folder: Path, scenes: list[Scene], encoder: FileJpegEncoder, seed: int) -> Path:
@@ -155,12 +174,25 @@ def _write_mmstar(folder: Path, scenes: list[Scene], encoder: FileJpegEncoder, s
         text, options, letter = _mc_question(scene, rng)
         question = text + "\nOptions: " + ", ".join(f"{LETTERS[k]}: {o}" for k, o in enumerate(options))
         source = MMSTAR_SOURCES[i % len(MMSTAR_SOURCES)]
-        rows.append({"index": i, "question": question, "image": {"bytes": data, "path": None}, "answer": letter,
-                     "category": "coarse perception", "l2_category": "image scene and topic",
-                     "meta_info": {"source": source, "split": "val", "image_path": f"images/{i}.jpg"}})
+        rows.append(
+            {
+                "index": i,
+                "question": question,
+                "image": {"bytes": data, "path": None},
+                "answer": letter,
+                "category": "coarse perception",
+                "l2_category": "image scene and topic",
+                "meta_info": {"source": source, "split": "val", "image_path": f"images/{i}.jpg"},
+            }
+        )
         shapes = sorted({obj.shape for obj in scene.objects})
-        cache.append({"sha256": hashlib.sha256(data).hexdigest(), "entities": [s.capitalize() for s in shapes],
-                      "lister": "fixture"})
+        cache.append(
+            {
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "entities": [s.capitalize() for s in shapes],
+                "lister": "fixture",
+            }
+        )
     pq.write_table(pa.Table.from_pylist(rows), folder / "mmstar.parquet")
     (folder / "entities.jsonl").write_text("".join(json.dumps(e) + "\n" for e in cache))
     return folder / "mmstar.parquet"

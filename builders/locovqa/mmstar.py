@@ -47,7 +47,7 @@ def options_in_question(question: str) -> list[str]:
     texts = []
     for i, mark in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(tail)
-        texts.append(tail[mark.end():end].strip().rstrip(",").strip())
+        texts.append(tail[mark.end() : end].strip().rstrip(",").strip())
     return texts
 
 
@@ -72,13 +72,17 @@ class MmstarSource:
             choices = rec["choices"] or options_in_question(str(rec["question"]))
             # Options that cannot be read apart leave `choices` empty: the scorer then reads any letter A-F.
             if len(answer) != 1 or answer not in (LETTERS[: len(choices)] if choices else LETTERS):
-                raise BuildError(f"{where}: answer {rec['answer']!r} is not the letter of one of its "
-                                 f"{len(choices) or 'A-F'} options")
+                raise BuildError(
+                    f"{where}: answer {rec['answer']!r} is not the letter of one of its {len(choices) or 'A-F'} options"
+                )
             if not rec["image"]:
                 raise BuildError(f"{where}: no image bytes (question {item_id})")
             self._images[key] = rec["image"]
-            items.append(VqaItem(item_id, key, str(rec["question"]), answer, (answer,), tuple(choices),
-                                 subset_of(str(rec["source"]))))
+            items.append(
+                VqaItem(
+                    item_id, key, str(rec["question"]), answer, (answer,), tuple(choices), subset_of(str(rec["source"]))
+                )
+            )
         if not items:
             raise BuildError(f"{self.path} holds no MMStar questions")
         self.items = sorted(items, key=lambda item: (len(item.item_id), item.item_id))
@@ -99,17 +103,28 @@ class MmstarSource:
             data = image.get("bytes") if isinstance(image, dict) else image
             meta = row.get("meta_info") or {}
             source = meta.get("source", "") if isinstance(meta, dict) else ""
-            out.append((f"{self.path} row {i}", {"index": row["index"], "question": row["question"],
-                                                   "answer": row["answer"], "image": data, "source": source,
-                                                   "choices": []}))
+            out.append(
+                (
+                    f"{self.path} row {i}",
+                    {
+                        "index": row["index"],
+                        "question": row["question"],
+                        "answer": row["answer"],
+                        "image": data,
+                        "source": source,
+                        "choices": [],
+                    },
+                )
+            )
         return out
 
     def _read_tsv(self) -> list[tuple[str, dict[str, Any]]]:
         try:
             return self._tsv_records()
         except UnicodeDecodeError as exc:
-            raise BuildError(f"{self.path}: not UTF-8 text ({exc.reason}); VLMEvalKit writes MMStar.tsv in UTF-8") \
-                from None
+            raise BuildError(
+                f"{self.path}: not UTF-8 text ({exc.reason}); VLMEvalKit writes MMStar.tsv in UTF-8"
+            ) from None
 
     def _tsv_records(self) -> list[tuple[str, dict[str, Any]]]:
         csv.field_size_limit(sys.maxsize)  # base64 images are far longer than csv's default field limit
@@ -125,9 +140,19 @@ class MmstarSource:
                 except (binascii.Error, ValueError):
                     raise BuildError(f"{self.path}:{number}: the image column is not base64") from None
                 choices = [row[letter] for letter in LETTERS if (row.get(letter) or "").strip()]
-                out.append((f"{self.path}:{number}", {"index": row["index"], "question": row["question"],
-                                                       "answer": row["answer"], "image": data, "choices": choices,
-                                                       "source": row.get("bench") or row.get("source") or ""}))
+                out.append(
+                    (
+                        f"{self.path}:{number}",
+                        {
+                            "index": row["index"],
+                            "question": row["question"],
+                            "answer": row["answer"],
+                            "image": data,
+                            "choices": choices,
+                            "source": row.get("bench") or row.get("source") or "",
+                        },
+                    )
+                )
         return out
 
     @property

@@ -51,7 +51,9 @@ def read_idx(path: Path, magic: int, dims: int) -> np.ndarray:
         raise BuildError(f"{path}: IDX magic number {found}, expected {magic}")
     size = int(np.prod(shape))
     if len(data) - header != size:
-        raise BuildError(f"{path}: {len(data) - header} bytes of data, the header says {size} ({' x '.join(map(str, shape))})")
+        raise BuildError(
+            f"{path}: {len(data) - header} bytes of data, the header says {size} ({' x '.join(map(str, shape))})"
+        )
     return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(shape)
 
 
@@ -69,8 +71,9 @@ def read_parquet(path: Path) -> tuple[np.ndarray, np.ndarray]:
         raise BuildError(f"{path}: not a readable MNIST Parquet file with columns image and label ({exc})") from None
     images = np.empty((table.num_rows, 28, 28), dtype=np.uint8)
     labels = np.empty(table.num_rows, dtype=np.uint8)
-    for i, (image, label) in enumerate(zip(table.column("image").to_pylist(), table.column("label").to_pylist(),
-                                           strict=True)):
+    for i, (image, label) in enumerate(
+        zip(table.column("image").to_pylist(), table.column("label").to_pylist(), strict=True)
+    ):
         try:
             with Image.open(io.BytesIO(image["bytes"])) as decoded:
                 pixels = np.asarray(decoded.convert("L"))
@@ -91,16 +94,19 @@ class MnistSource:
             self.images_path = self.labels_path = self.dir
             self.images, self.labels = read_parquet(self.dir)
         elif not self.dir.is_dir():
-            raise BuildError(f"MNIST folder not found: {self.dir} (expected the IDX files train-images-idx3-ubyte"
-                             f"[.gz] and train-labels-idx1-ubyte[.gz], or the Hub release's {HUB_PARQUET})")
+            raise BuildError(
+                f"MNIST folder not found: {self.dir} (expected the IDX files train-images-idx3-ubyte"
+                f"[.gz] and train-labels-idx1-ubyte[.gz], or the Hub release's {HUB_PARQUET})"
+            )
         else:
             self.images_path = _find(self.dir, IMAGES)
             self.labels_path = _find(self.dir, LABELS)
             self.images = read_idx(self.images_path, 2051, 3)
             self.labels = read_idx(self.labels_path, 2049, 1)
         if len(self.images) != len(self.labels):
-            raise BuildError(f"{self.images_path} holds {len(self.images)} images but {self.labels_path} "
-                             f"{len(self.labels)} labels")
+            raise BuildError(
+                f"{self.images_path} holds {len(self.images)} images but {self.labels_path} {len(self.labels)} labels"
+            )
         self.by_label = {d: np.flatnonzero(self.labels == d).tolist() for d in range(10)}
         empty = [d for d, idx in self.by_label.items() if not idx]
         if empty:

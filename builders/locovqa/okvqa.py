@@ -66,27 +66,32 @@ class OkVqaSource:
         questions = _load_json(self.dir, QUESTIONS, "question file")
         annotations = _load_json(self.dir, ANNOTATIONS, "annotation file")
         if not isinstance(questions, dict) or not isinstance(questions.get("questions"), list):
-            raise BuildError(f"malformed OK-VQA question file {self.dir / QUESTIONS}: expected {{\"questions\": [...]}}")
+            raise BuildError(f'malformed OK-VQA question file {self.dir / QUESTIONS}: expected {{"questions": [...]}}')
         if not isinstance(annotations, dict) or not isinstance(annotations.get("annotations"), list):
-            raise BuildError(f"malformed OK-VQA annotation file {self.dir / ANNOTATIONS}: "
-                             "expected {\"annotations\": [...]}")
+            raise BuildError(
+                f'malformed OK-VQA annotation file {self.dir / ANNOTATIONS}: expected {{"annotations": [...]}}'
+            )
         answers = {}
         for i, ann in enumerate(annotations["annotations"]):
             try:
                 answers[int(ann["question_id"])] = [str(a["answer"]) for a in ann["answers"]]
             except (KeyError, TypeError, ValueError):
-                raise BuildError(f"{self.dir / ANNOTATIONS}: annotations[{i}] needs question_id and "
-                                 "answers[{answer}]") from None
+                raise BuildError(
+                    f"{self.dir / ANNOTATIONS}: annotations[{i}] needs question_id and answers[{{answer}}]"
+                ) from None
         items = []
         for i, q in enumerate(questions["questions"]):
             try:
                 qid, image_id, text = int(q["question_id"]), int(q["image_id"]), str(q["question"])
             except (KeyError, TypeError, ValueError):
-                raise BuildError(f"{self.dir / QUESTIONS}: questions[{i}] needs question_id, image_id and "
-                                 "question") from None
+                raise BuildError(
+                    f"{self.dir / QUESTIONS}: questions[{i}] needs question_id, image_id and question"
+                ) from None
             if qid not in answers or not answers[qid]:
-                raise BuildError(f"{self.dir / ANNOTATIONS}: no answers for question {qid} "
-                                 f"(questions[{i}] of {self.dir / QUESTIONS})")
+                raise BuildError(
+                    f"{self.dir / ANNOTATIONS}: no answers for question {qid} "
+                    f"(questions[{i}] of {self.dir / QUESTIONS})"
+                )
             counts = Counter(answers[qid])
             canonical = max(counts, key=lambda a: (counts[a], -answers[qid].index(a)))
             items.append(VqaItem(str(qid), coco2014_key(image_id), text, canonical, tuple(answers[qid])))

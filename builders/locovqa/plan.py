@@ -25,9 +25,18 @@ if TYPE_CHECKING:
 
 # The needle task's ten digits each get one of these (spec §1.6: "blue 3, green 7"); the transcription task's
 # digits get any saturated hue.
-NEEDLE_PALETTE = {"red": (220, 30, 30), "green": (30, 150, 50), "blue": (30, 70, 220), "orange": (240, 130, 20),
-                  "purple": (140, 50, 180), "magenta": (220, 40, 170), "cyan": (20, 170, 200),
-                  "brown": (130, 80, 35), "black": (20, 20, 20), "olive": (120, 130, 20)}
+NEEDLE_PALETTE = {
+    "red": (220, 30, 30),
+    "green": (30, 150, 50),
+    "blue": (30, 70, 220),
+    "orange": (240, 130, 20),
+    "purple": (140, 50, 180),
+    "magenta": (220, 40, 170),
+    "cyan": (20, 170, 200),
+    "brown": (130, 80, 35),
+    "black": (20, 20, 20),
+    "olive": (120, 130, 20),
+}
 
 
 @dataclass(frozen=True)
@@ -51,8 +60,10 @@ class Digit:
     @property
     def key(self) -> str:
         r, g, b = self.colour
-        return (f"digit/{self.index}/{r:02x}{g:02x}{b:02x}/{self.height:.4f}/{self.x:.4f}/{self.y:.4f}/"
-                f"{self.reference}/{self.canvas}")
+        return (
+            f"digit/{self.index}/{r:02x}{g:02x}{b:02x}/{self.height:.4f}/{self.x:.4f}/{self.y:.4f}/"
+            f"{self.reference}/{self.canvas}"
+        )
 
 
 def digit_frame(others: Sequence[tuple[int, int]], mode: str, cell: int) -> tuple[int, int]:
@@ -116,14 +127,32 @@ def position(seed: int, task: str, item_id: str, length: int) -> int:
     return derive_rng(seed, "position", task, item_id, length).randrange(length)
 
 
-def plan_vqa(task: str, cfgs: Sequence[LocoConfig], items: Sequence[VqaItem], pools: Callable[[VqaItem], list[str]],
-             image: Callable[[str], SourceImage], lister: Lister, seed: int, *, strict_pairwise: bool = False,
-             max_resamples: int = DEFAULT_MAX_RESAMPLES) -> tuple[list[RowPlan], list[Failure], dict[str, int]]:
+def plan_vqa(
+    task: str,
+    cfgs: Sequence[LocoConfig],
+    items: Sequence[VqaItem],
+    pools: Callable[[VqaItem], list[str]],
+    image: Callable[[str], SourceImage],
+    lister: Lister,
+    seed: int,
+    *,
+    strict_pairwise: bool = False,
+    max_resamples: int = DEFAULT_MAX_RESAMPLES,
+) -> tuple[list[RowPlan], list[Failure], dict[str, int]]:
     """OK-VQA or MMStar rows for every config of `cfgs` (one task): in-distribution distractors through the
     collision filter of `lister`."""
     longest = max(cfg.length for cfg in cfgs)
-    streams = {item.item_id: DistractorStream(pools(item), item.image, derive_rng(seed, "distractors", task, item.item_id),
-                                              lister.enabled, strict_pairwise, max_resamples) for item in items}
+    streams = {
+        item.item_id: DistractorStream(
+            pools(item),
+            item.image,
+            derive_rng(seed, "distractors", task, item.item_id),
+            lister.enabled,
+            strict_pairwise,
+            max_resamples,
+        )
+        for item in items
+    }
     listed: dict[str, Entities] = {}
     rounds = 0
     while True:  # list what the walks need, in batches, until every walk is done
@@ -147,15 +176,29 @@ def plan_vqa(task: str, cfgs: Sequence[LocoConfig], items: Sequence[VqaItem], po
                 failures.append(Failure(cfg.name, item.item_id, walk.failure or "no distractors"))
                 continue
             p = position(seed, task, item.item_id, cfg.length)
-            plans.append(RowPlan(cfg, item.item_id, [*distractors[:p], item.image, *distractors[p:]], [p],
-                                 item.question, item.answer, list(item.answers), list(item.choices), item.subset,
-                                 n_resamples=walk.resampled(cfg.length - 1)))
+            plans.append(
+                RowPlan(
+                    cfg,
+                    item.item_id,
+                    [*distractors[:p], item.image, *distractors[p:]],
+                    [p],
+                    item.question,
+                    item.answer,
+                    list(item.answers),
+                    list(item.choices),
+                    item.subset,
+                    n_resamples=walk.resampled(cfg.length - 1),
+                )
+            )
     # Unlisted images (no entity known, the lister failed) are never distractors and fail their item as content.
-    stats = {"listing_rounds": rounds, "images_listed": len(listed),
-             "images_unlisted": sum(1 for v in listed.values() if not isinstance(v, frozenset)),
-             "distractors_skipped_unlisted": sum(s.walk.unlisted for s in streams.values()),
-             "items_content_unlisted": sum(1 for item in items if isinstance(listed.get(item.image), Unlisted)),
-             "resamples": sum(s.walk.resampled(longest - 1) for s in streams.values())}
+    stats = {
+        "listing_rounds": rounds,
+        "images_listed": len(listed),
+        "images_unlisted": sum(1 for v in listed.values() if not isinstance(v, frozenset)),
+        "distractors_skipped_unlisted": sum(s.walk.unlisted for s in streams.values()),
+        "items_content_unlisted": sum(1 for item in items if isinstance(listed.get(item.image), Unlisted)),
+        "resamples": sum(s.walk.resampled(longest - 1) for s in streams.values()),
+    }
     return plans, failures, stats
 
 
@@ -165,13 +208,20 @@ def _hue_colour(hue: float) -> tuple[int, int, int]:
 
 
 def _digit(rng, index: int, label: int, colour: tuple[int, int, int]) -> Digit:
-    return Digit(index, label, colour, round(rng.uniform(1 / 6, 1 / 2), 4), round(rng.random(), 4),
-                 round(rng.random(), 4))
+    return Digit(
+        index, label, colour, round(rng.uniform(1 / 6, 1 / 2), 4), round(rng.random(), 4), round(rng.random(), 4)
+    )
 
 
-def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int] | np.ndarray, coco_pool: Sequence[str],
-               seed: int, sizes: Callable[[str], tuple[int, int]],
-               cell: int) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
+def plan_mnist(
+    cfgs: Sequence[LocoConfig],
+    samples: int,
+    labels: Sequence[int] | np.ndarray,
+    coco_pool: Sequence[str],
+    seed: int,
+    sizes: Callable[[str], tuple[int, int]],
+    cell: int,
+) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
     """Transcription rows: per length n and digit count d (1..min(8, n)), `samples` contexts of d coloured
     training digits among n - d COCO images; digits may repeat (Figure 3: [6, 6, 1, 0]). Each digit is sized
     against the row's COCO images (`digit_frame`; `sizes` gives an image's width and height)."""
@@ -200,8 +250,11 @@ def plan_mnist(cfgs: Sequence[LocoConfig], samples: int, labels: Sequence[int] |
                 for digit in placed.values():
                     digits[digit.key] = digit
                 gold = [placed[s].label for s in slots]  # in context order
-                plans.append(RowPlan(cfg, item_id, context, slots, "", ", ".join(map(str, gold)),
-                                     [str(g) for g in gold], digits=gold))
+                plans.append(
+                    RowPlan(
+                        cfg, item_id, context, slots, "", ", ".join(map(str, gold)), [str(g) for g in gold], digits=gold
+                    )
+                )
     return plans, failures, digits
 
 
@@ -213,9 +266,14 @@ def needle_digits(by_label: dict[int, list[int]], seed: int) -> list[Digit]:
     return [_digit(rng, by_label[g][rng.randrange(len(by_label[g]))], g, colours[g]) for g in range(10)]
 
 
-def plan_needle(cfgs: Sequence[LocoConfig], digits: Sequence[Digit], coco_pool: Sequence[str], seed: int,
-                sizes: Callable[[str], tuple[int, int]],
-                cell: int) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
+def plan_needle(
+    cfgs: Sequence[LocoConfig],
+    digits: Sequence[Digit],
+    coco_pool: Sequence[str],
+    seed: int,
+    sizes: Callable[[str], tuple[int, int]],
+    cell: int,
+) -> tuple[list[RowPlan], list[Failure], dict[str, Digit]]:
     """Needle rows: each digit at each position of each length, among the same n - 1 COCO images (the digit's
     haystack, fixed per digit so that only the position changes along a length), sized against them."""
     plans, failures, drawn = [], [], {}
@@ -225,12 +283,24 @@ def plan_needle(cfgs: Sequence[LocoConfig], digits: Sequence[Digit], coco_pool: 
             stream.extend(cfg.length - 1, None, lambda key: None)
             hay = stream.walk.distractors(cfg.length - 1)
             if hay is None:
-                failures += [Failure(cfg.name, f"g{digit.label}-p{p:02d}", stream.walk.failure or "no distractors")
-                             for p in range(cfg.length)]
+                failures += [
+                    Failure(cfg.name, f"g{digit.label}-p{p:02d}", stream.walk.failure or "no distractors")
+                    for p in range(cfg.length)
+                ]
                 continue
             framed = _framed([digit], [sizes(key) for key in hay], cfg.mode, cell)[0]
             drawn[framed.key] = framed
             for p in range(cfg.length):
-                plans.append(RowPlan(cfg, f"g{digit.label}-p{p:02d}", [*hay[:p], framed.key, *hay[p:]], [p], "",
-                                     str(digit.label), [str(digit.label)], digits=[digit.label]))
+                plans.append(
+                    RowPlan(
+                        cfg,
+                        f"g{digit.label}-p{p:02d}",
+                        [*hay[:p], framed.key, *hay[p:]],
+                        [p],
+                        "",
+                        str(digit.label),
+                        [str(digit.label)],
+                        digits=[digit.label],
+                    )
+                )
     return plans, failures, drawn

@@ -9,8 +9,10 @@ from __future__ import annotations
 from builders.core.contract import IMAGE_PLACEHOLDER
 
 # PAPER (Appendix D), verbatim; the PDF breaks the line between the two tags.
-FORMAT_INSTRUCTION = ("Please provide the answer in format <answer> </answer> where the answer is between the tags. "
-                      "For example if the result is apple, your answer should be <answer>apple</answer>.")
+FORMAT_INSTRUCTION = (
+    "Please provide the answer in format <answer> </answer> where the answer is between the tags. "
+    "For example if the result is apple, your answer should be <answer>apple</answer>."
+)
 PAPER_VERBATIM = {"format_instruction": FORMAT_INSTRUCTION}
 
 # OURS: the paper only paraphrases these ("prompted to list all handwritten digits present in the sequence").

@@ -49,8 +49,9 @@ def parse_source_args(values: Sequence[str] | None) -> dict[str, str]:
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or name not in NAMES or not path:
-            raise BuildError(f"bad --source {value!r}: expected 'synthetic' or NAME=PATH with NAME one of "
-                             f"{', '.join(NAMES)}")
+            raise BuildError(
+                f"bad --source {value!r}: expected 'synthetic' or NAME=PATH with NAME one of {', '.join(NAMES)}"
+            )
         if name in out:
             raise BuildError(f"--source {name}= is given twice")
         out[name] = path
@@ -59,20 +60,32 @@ def parse_source_args(values: Sequence[str] | None) -> dict[str, str]:
 
 # The sources on the Hub: the release, the revision read by default, and the one file a build reads of it.
 HUB_SOURCES: dict[str, tuple[HubRelease, HubFile]] = {
-    "mmstar": (HubRelease("Lin-Chen/MMStar", "92ee365d91e33a0a5c0b93b5f6e1ef63e420c511",
-                          "the commit that added MMStar.tsv beside the mmstar.parquet of the first upload"),
-               HubFile(("mmstar.parquet",), "MMStar's questions and images")),
-    "mnist": (HubRelease("ylecun/mnist", "77f3279092a1c1579b2250db8eafed0ad422088c",
-                         "the commit that converted MNIST to Parquet"),
-              HubFile((HUB_PARQUET,), "MNIST's training set")),
+    "mmstar": (
+        HubRelease(
+            "Lin-Chen/MMStar",
+            "92ee365d91e33a0a5c0b93b5f6e1ef63e420c511",
+            "the commit that added MMStar.tsv beside the mmstar.parquet of the first upload",
+        ),
+        HubFile(("mmstar.parquet",), "MMStar's questions and images"),
+    ),
+    "mnist": (
+        HubRelease(
+            "ylecun/mnist", "77f3279092a1c1579b2250db8eafed0ad422088c", "the commit that converted MNIST to Parquet"
+        ),
+        HubFile((HUB_PARQUET,), "MNIST's training set"),
+    ),
 }
 # Where to get the sources that are not on the Hub, and the layout `NAME=DIR` expects.
 NOT_ON_HUB = {
-    "okvqa": ("https://okvqa.allenai.org/download.html (the val2014 questions and annotations)",
-              "OpenEnded_mscoco_val2014_questions.json and mscoco_val2014_annotations.json"),
-    "coco": ("https://cocodataset.org/#download (2014 Val images, 2017 Val images, 2014 Train/Val annotations)",
-             "val2014/COCO_val2014_*.jpg, annotations/instances_val2014.json and, for the MNIST tasks' "
-             "distractors, val2017/*.jpg"),
+    "okvqa": (
+        "https://okvqa.allenai.org/download.html (the val2014 questions and annotations)",
+        "OpenEnded_mscoco_val2014_questions.json and mscoco_val2014_annotations.json",
+    ),
+    "coco": (
+        "https://cocodataset.org/#download (2014 Val images, 2017 Val images, 2014 Train/Val annotations)",
+        "val2014/COCO_val2014_*.jpg, annotations/instances_val2014.json and, for the MNIST tasks' "
+        "distractors, val2017/*.jpg",
+    ),
 }
 
 
@@ -97,8 +110,11 @@ def require(paths: Mapping[str, str], tasks: Sequence[str]) -> None:
     for task in tasks:
         missing = [name for name in NEEDS[task] if name not in paths]
         if missing:
-            raise BuildError(f"the {task} configs need " + " and ".join(f"--source {m}=..." for m in missing)
-                             + " (or --source synthetic for the offline stand-in)")
+            raise BuildError(
+                f"the {task} configs need "
+                + " and ".join(f"--source {m}=..." for m in missing)
+                + " (or --source synthetic for the offline stand-in)"
+            )
 
 
 def _file_digest(paths: Sequence[Path]) -> str:
@@ -145,17 +161,29 @@ class Sources:
         """What the manifest records of each source read: sizes and content fingerprints."""
         out: dict[str, Any] = {}
         if self.okvqa is not None:
-            out["okvqa"] = {"questions": len(self.okvqa.items), "images": len(self.okvqa.pool),
-                            "fingerprint": _file_digest(self.okvqa.fingerprint_parts())}
+            out["okvqa"] = {
+                "questions": len(self.okvqa.items),
+                "images": len(self.okvqa.pool),
+                "fingerprint": _file_digest(self.okvqa.fingerprint_parts()),
+            }
         if self.mmstar is not None:
-            out["mmstar"] = {"questions": len(self.mmstar.items), "file": self.mmstar.path.name,
-                             "fingerprint": _file_digest(self.mmstar.fingerprint_parts())}
+            out["mmstar"] = {
+                "questions": len(self.mmstar.items),
+                "file": self.mmstar.path.name,
+                "fingerprint": _file_digest(self.mmstar.fingerprint_parts()),
+            }
         if self.mnist is not None:
-            out["mnist"] = {"images": len(self.mnist.labels), "fingerprint": _file_digest(self.mnist.fingerprint_parts())}
+            out["mnist"] = {
+                "images": len(self.mnist.labels),
+                "fingerprint": _file_digest(self.mnist.fingerprint_parts()),
+            }
         if self.ood is not None:
             listing = "\n".join(self.ood.fingerprint_parts()).encode()
-            out["coco_ood"] = {"split": self.ood.split, "images": len(self.ood.pool),
-                               "fingerprint": "sha256:" + hashlib.sha256(listing).hexdigest()}
+            out["coco_ood"] = {
+                "split": self.ood.split,
+                "images": len(self.ood.pool),
+                "fingerprint": "sha256:" + hashlib.sha256(listing).hexdigest(),
+            }
         return out
 
     @property
@@ -185,8 +213,9 @@ class Sources:
         """A digit on its canvas, as its plan sized it (`plan.digit_frame`)."""
         digit = self.digits[key]
         assert self.mnist is not None
-        return render_digit(self.mnist.pixels(digit.index), digit.colour, digit.stroke_height, digit.x, digit.y,
-                            digit.canvas)
+        return render_digit(
+            self.mnist.pixels(digit.index), digit.colour, digit.stroke_height, digit.x, digit.y, digit.canvas
+        )
 
     def cell(self, key: str, size: int):
         """The image of `key` fitted into a `size` cell (a digit's canvas is the cell already)."""

@@ -45,14 +45,22 @@ from builders.milebench.subsets import COMBINED, CONFIGS, Config
 
 BUILDER_VERSION = "1.0.0"
 INFO = BuilderInfo(
-    name="milebench", module="builders.milebench", version=BUILDER_VERSION,
-    card={"pretty_name": "MileBench", "language": ["en"],
-          "task_categories": ["visual-question-answering", "image-text-to-text"],
-          "tags": ["long-context", "multimodal", "multi-image", "benchmark", "milebench"]},
+    name="milebench",
+    module="builders.milebench",
+    version=BUILDER_VERSION,
+    card={
+        "pretty_name": "MileBench",
+        "language": ["en"],
+        "task_categories": ["visual-question-answering", "image-text-to-text"],
+        "tags": ["long-context", "multimodal", "multi-image", "benchmark", "milebench"],
+    },
 )
 # The card's licence fields: the authors state two licences (below), so the card names neither alone.
-RELEASE_CARD_LICENCE = {"license": "other", "license_name": "milebench-data",
-                        "license_link": "https://huggingface.co/datasets/FreedomIntelligence/MileBench"}
+RELEASE_CARD_LICENCE = {
+    "license": "other",
+    "license_name": "milebench-data",
+    "license_link": "https://huggingface.co/datasets/FreedomIntelligence/MileBench",
+}
 RELEASE_LICENCE = (
     "The authors state two licences for the data: [CC BY 2.0](https://creativecommons.org/licenses/by/2.0/) "
     "(`cc-by-2.0`) on the [Hugging Face dataset page](https://huggingface.co/datasets/FreedomIntelligence/MileBench) "
@@ -71,15 +79,21 @@ def open_release(source: str, workdir: Path) -> tuple[Release, str, dict[str, st
     """`fixture` (written offline into `workdir`; `fixture:archives` as the part archives) or the release folder."""
     if source in ("fixture", "fixture:archives"):
         root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
-        caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
-                  "made-up text in the release's formats; scores on it are not comparable with the paper's")
+        caveat = (
+            f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
+            "made-up text in the release's formats; scores on it are not comparable with the paper's"
+        )
         return Release(root), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
     folder = source.split("=", 1)[1] if source.startswith("release=") else source
     return Release(folder), "release", {}
 
 
-def build_milebench(source: str | None = None, out_dir: str | os.PathLike[str] = "data",
-                    configs: list[str] | None = None, **options: Any) -> Path | None:
+def build_milebench(
+    source: str | None = None,
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    **options: Any,
+) -> Path | None:
     """Build the requested configs (default: all 87) into `out_dir/milebench` and return that path.
 
     `source`: `fixture` (None: the default; offline, `fixture:archives` for the archive layout) or the release
@@ -107,8 +121,9 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
     default_image_storage = contract.SHARED
     parallel = True
 
-    def __init__(self, options: MileBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
-                 ) -> None:
+    def __init__(
+        self, options: MileBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+    ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]  # requested
         self.damaged = DamagedImages(options.skip_bad_images)
@@ -142,9 +157,14 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
         return OpenedSource(inputs, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
-        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                "text_tokenizer": self.counter.name, "combined_images": self.options.combined_images,
-                "caption_font": font_id(), **self.damaged.request()}
+        return {
+            "source": self.source_id,
+            "configs": [cfg.name for cfg in self.cfgs],
+            "text_tokenizer": self.counter.name,
+            "combined_images": self.options.combined_images,
+            "caption_font": font_id(),
+            **self.damaged.request(),
+        }
 
     def after_write(self, build: DatasetBuild) -> None:
         if (limited := self.damaged.caveat()) is not None:
@@ -174,12 +194,14 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
         folders = self._folders_wanted()
         files = {(cfg.subset.name, cfg.release_file) for cfg in self.pending}
         texts = self.release.read_annotations(
-            files, early=self._keep, early_wanted=lambda key: key[1].split("/", 1)[0] in folders.get(key[0], ()))
+            files, early=self._keep, early_wanted=lambda key: key[1].split("/", 1)[0] in folders.get(key[0], ())
+        )
         for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
             key = (cfg.subset.name, cfg.release_file)
             if key not in texts:
-                raise BuildError(f"{self.release.where(key)} is not in the {self.release.describe()}: config "
-                                 f"{cfg.name} reads it")
+                raise BuildError(
+                    f"{self.release.where(key)} is not in the {self.release.describe()}: config {cfg.name} reads it"
+                )
             # The official gold lookup decides which multiple-choice records are valid.
             rows = plan_file(texts[key].content, cfg, f"{cfg.subset.name}/{cfg.release_file}", gold_index)
             if cfg.mode == COMBINED and not self.use_released_grids:
@@ -196,15 +218,29 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
         sizes = [self._size(key) for key in self.needed]
         known = [s for s in sizes if s is not None]
         image_bytes = sum(known) / max(len(known), 1) * len(sizes) if known else 0.0
-        tiles = sum(len(r.source_images) for c in self.pending for r in self.plans[c.name]
-                    if c.mode == COMBINED and not r.combined_from_release)
-        grids = sum(1 for c in self.pending for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release)
+        tiles = sum(
+            len(r.source_images)
+            for c in self.pending
+            for r in self.plans[c.name]
+            if c.mode == COMBINED and not r.combined_from_release
+        )
+        grids = sum(
+            1 for c in self.pending for r in self.plans[c.name] if c.mode == COMBINED and not r.combined_from_release
+        )
         seconds = image_bytes / READ_BYTES_PER_SECOND + tiles * GRID_TILE_SECONDS / self.workers + rows * 0.002
-        work = f"{len(self.needed):,} distinct files to read once" + (f", {grids:,} grids of {tiles:,} tiles to build"
-                                                                      if grids else "")
+        work = f"{len(self.needed):,} distinct files to read once" + (
+            f", {grids:,} grids of {tiles:,} tiles to build" if grids else ""
+        )
         basis = "from the release's file sizes" if known else "image sizes unknown until the archives are read"
-        return BuildEstimate([c.name for c in self.pending], rows, image_bytes + grids * 150_000 * 4 + rows * 2000,
-                             seconds, work, basis, kept)
+        return BuildEstimate(
+            [c.name for c in self.pending],
+            rows,
+            image_bytes + grids * 150_000 * 4 + rows * 2000,
+            seconds,
+            work,
+            basis,
+            kept,
+        )
 
     def _size(self, key: Key) -> int | None:
         if key in self.store:
@@ -241,10 +277,16 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in the {self.release.describe()}: {named}{more}")
         for key in sorted(self.needed):  # each needed file checked whole once, the others never decoded
-            self.damaged.size(key, self.store.get(key).data, f"{self.release.where(key)} (needed by {self.needed[key]})")
+            self.damaged.size(
+                key, self.store.get(key).data, f"{self.release.where(key)} (needed by {self.needed[key]})"
+            )
         self._leave_out_damaged()
-        return {"distinct_files": len(self.needed), "read_bytes": self.read_bytes,
-                "damaged_images": len(self.damaged.reasons), "read_seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "distinct_files": len(self.needed),
+            "read_bytes": self.read_bytes,
+            "damaged_images": len(self.damaged.reasons),
+            "read_seconds": round(time.perf_counter() - started, 3),
+        }
 
     def _leave_out_damaged(self) -> None:
         """Drop the planned rows that show a damaged image, or whose grid is built from one (`row.images`)."""
@@ -277,8 +319,9 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
                 image = Image.open(io.BytesIO(self.image(cfg.subset.name, rel).data))
                 image.load()
             except Exception as exc:
-                raise BuildError(f"image {self.release.where((cfg.subset.name, rel))} (needed by {row.where}) does "
-                                 f"not decode: {exc}") from None
+                raise BuildError(
+                    f"image {self.release.where((cfg.subset.name, rel))} (needed by {row.where}) does not decode: {exc}"
+                ) from None
             images.append(image)
         self.grids.put((cfg.name, row.id), self._encoder().encode(combine(images)))
 
@@ -292,10 +335,17 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
     def shown(self, cfg: Config, row: PlannedRow) -> tuple[list[EncodedImage], list[str], str]:
         """The row's images as shown, their paths in the dataset, and where a combined grid came from."""
         if cfg.mode == COMBINED and not row.combined_from_release:
-            return [self.grids.get((cfg.name, row.id))], [f"{cfg.subset.name}/combined_built/{row.sample_id}-0.jpg"], \
-                "built"
+            return (
+                [self.grids.get((cfg.name, row.id))],
+                [f"{cfg.subset.name}/combined_built/{row.sample_id}-0.jpg"],
+                "built",
+            )
         images = [self.image(cfg.subset.name, rel) for rel in row.images]
-        return images, [f"{cfg.subset.name}/{rel}" for rel in row.images], "release" if row.combined_from_release else ""
+        return (
+            images,
+            [f"{cfg.subset.name}/{rel}" for rel in row.images],
+            "release" if row.combined_from_release else "",
+        )
 
     def _write_config(self, build: DatasetBuild, cfg: Config) -> int:
         built = self.build_grids(cfg) if cfg.mode == COMBINED else 0
@@ -311,10 +361,16 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
                 levels[plan.level] += 1
                 shown_total += len(images)
             rows = len(self.plans[cfg.name])
-            extra = {"subset": cfg.subset.name, "task_id": cfg.subset.task_id, "mode": cfg.mode, "split": cfg.split,
-                     "release_file": f"{cfg.subset.name}/{cfg.release_file}",
-                     "annotation_sha256": self.fingerprints[cfg.name], "levels": dict(sorted(levels.items())),
-                     "mean_images": round(shown_total / rows, 2) if rows else 0}
+            extra = {
+                "subset": cfg.subset.name,
+                "task_id": cfg.subset.task_id,
+                "mode": cfg.mode,
+                "split": cfg.split,
+                "release_file": f"{cfg.subset.name}/{cfg.release_file}",
+                "annotation_sha256": self.fingerprints[cfg.name],
+                "levels": dict(sorted(levels.items())),
+                "mean_images": round(shown_total / rows, 2) if rows else 0,
+            }
             if cfg.mode == COMBINED:
                 extra["combined_images"] = {"release": rows - built, "built": built}
             extra.update(self.damaged.manifest_fields(cfg.name))
@@ -328,4 +384,3 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
         for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
             built += self._write_config(build, cfg)
         return {**stats, "grids_built": built, "write_seconds": round(time.perf_counter() - started, 3)}
-

@@ -60,8 +60,12 @@ def caption_layout(text: str) -> tuple[tuple[float, float], tuple[float, float, 
     left, top, right, bottom = ImageDraw.Draw(Image.new("RGB", (1, 1))).textbbox((0, 0), text, font=caption_font())
     width, height = right - left, bottom - top
     x, y = (TILE_SIDE - width) // 2, TILE_SIDE - height
-    box = (x - CAPTION_PADDING, y - CAPTION_PADDING - CAPTION_LIFT, x + width + CAPTION_PADDING,
-           y + height + CAPTION_PADDING)
+    box = (
+        x - CAPTION_PADDING,
+        y - CAPTION_PADDING - CAPTION_LIFT,
+        x + width + CAPTION_PADDING,
+        y + height + CAPTION_PADDING,
+    )
     return (x, y), box
 
 

@@ -29,8 +29,10 @@ FIXTURE_VERSION = "1"
 RECORDS = 3
 RELEASED_GRIDS = ("ALFRED", "nuscenes")
 MANY = 32  # images of the Many record of each needle subset
-WORDS = ("harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon marble "
-         "prairie saffron thunder cobalt lagoon").split()
+WORDS = (
+    "harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon marble "
+    "prairie saffron thunder cobalt lagoon"
+).split()
 
 
 def _jpeg(width: int, height: int, seed: int) -> bytes:
@@ -78,8 +80,10 @@ def _context(subset: Subset, images: int, seed: int) -> str:
         parts.append(f"{_text(seed + k, 4)} {ref}")
     if subset.family == NEEDLE:
         parts.insert(len(parts) // 2, f"The special magic {WORDS[seed % len(WORDS)]} number is: {_password(seed)}.")
-    question = {NEEDLE: f"What is the special magic {WORDS[seed % len(WORDS)]} number?",
-                ROUGE_L: "What happens next?"}.get(subset.family, f"Question: what is shown {_text(seed, 2)}?")
+    question = {
+        NEEDLE: f"What is the special magic {WORDS[seed % len(WORDS)]} number?",
+        ROUGE_L: "What happens next?",
+    }.get(subset.family, f"Question: what is shown {_text(seed, 2)}?")
     return " ".join(parts) + f"\n{question}"
 
 
@@ -109,8 +113,13 @@ def _record(subset: Subset, sample_id: int, image_paths: list[str], adv: bool) -
         instance["context"] = instance["context"].replace(" {image#3}", "").replace(" {image#4}", "")
     if subset.name in RELEASED_GRIDS and not adv:
         instance["combined_1_images"] = [f"{sample_id}-0.jpg"]
-    return {"sample_id": sample_id, "task_instruction_id": sample_id % 2, "task_instance": instance,
-            "response": response, "image_quantity_level": image_quantity_level(images)}
+    return {
+        "sample_id": sample_id,
+        "task_instruction_id": sample_id % 2,
+        "task_instance": instance,
+        "response": response,
+        "image_quantity_level": image_quantity_level(images),
+    }
 
 
 def subset_files(subset: Subset) -> dict[str, bytes]:
@@ -127,17 +136,23 @@ def subset_files(subset: Subset) -> dict[str, bytes]:
                 name = f"{sample_id}/{k}.png"
             if f"images/{name}" not in files:
                 seed = pool_seed + len(files)
-                files[f"images/{name}"] = _png_with_alpha(40, 30, seed) if name.endswith(".png") \
+                files[f"images/{name}"] = (
+                    _png_with_alpha(40, 30, seed)
+                    if name.endswith(".png")
                     else _jpeg(36 + 4 * (seed % 5), 28 + 4 * (seed % 3), seed)
+                )
             paths.append(name)
         records.append(paths)
-    instructions = [f"Based on the provided images, answer the question about {subset.display.lower()}.",
-                    f"Look at the images and respond to the {subset.display.lower()} question."]
+    instructions = [
+        f"Based on the provided images, answer the question about {subset.display.lower()}.",
+        f"Look at the images and respond to the {subset.display.lower()} question.",
+    ]
     for adv in (False, True):
         data = [_record(subset, sid, paths, adv) for sid, paths in enumerate(records)]
         meta = {"task_instruction": instructions, "question_type": subset.question_type, "num_sample": len(data)}
-        files[f"{subset.name}{'-adv' if adv else ''}.json"] = json.dumps({"meta_data": meta, "data": data},
-                                                                          indent=1).encode()
+        files[f"{subset.name}{'-adv' if adv else ''}.json"] = json.dumps(
+            {"meta_data": meta, "data": data}, indent=1
+        ).encode()
     if subset.name in RELEASED_GRIDS:
         for sample_id in range(len(records)):
             image = Image.new("RGB", (64, 48), (200, 200, 200))

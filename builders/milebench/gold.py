@@ -9,7 +9,29 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_PUNCTUATION = (";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`", ",", "?", "!")
+_PUNCTUATION = (
+    ";",
+    "/",
+    "[",
+    "]",
+    '"',
+    "{",
+    "}",
+    "(",
+    ")",
+    "=",
+    "+",
+    "\\",
+    "_",
+    "-",
+    ">",
+    "<",
+    "@",
+    "`",
+    ",",
+    "?",
+    "!",
+)
 _COMMA_BETWEEN_DIGITS = re.compile(r"(\d)(\,)(\d)")
 _PERIOD = re.compile(r"(?!<=\d)(\.)(?!\d)")
 PERIODS_REMOVED_AT_MOST = int(re.UNICODE)  # the flag's value, 32, is what the official call passes as `count`

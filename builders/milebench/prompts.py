@@ -48,12 +48,21 @@ class Assembled:
     question: str  # the context after its last image (the question and the choice list): what truncation keeps
 
 
-def assemble(instruction: str, context: str, choices: Sequence[str] | None, num_images: int, *, lettered: bool,
-             combined: bool, where: str) -> Assembled:
+def assemble(
+    instruction: str,
+    context: str,
+    choices: Sequence[str] | None,
+    num_images: int,
+    *,
+    lettered: bool,
+    combined: bool,
+    where: str,
+) -> Assembled:
     """The official prompt of one record (see the module doc); `where` names the record in errors."""
     if IMAGE_PLACEHOLDER in context or IMAGE_PLACEHOLDER in instruction:
-        raise BuildError(f"{where}: the text holds {IMAGE_PLACEHOLDER!r} literally, which this dataset's prompts "
-                         "use to mark images")
+        raise BuildError(
+            f"{where}: the text holds {IMAGE_PLACEHOLDER!r} literally, which this dataset's prompts use to mark images"
+        )
     if choices is not None:
         context += choice_block(choices, lettered)
     pieces = replace_references(context, num_images, IMAGE_PLACEHOLDER).split(IMAGE_PLACEHOLDER)
@@ -63,13 +72,17 @@ def assemble(instruction: str, context: str, choices: Sequence[str] | None, num_
         return Assembled(instruction, text, prompt, (), pieces[-1])
     places = len(pieces) - 1
     if places > num_images:
-        raise BuildError(f"{where}: the context places {places} images but images_path lists {num_images}; the "
-                         "official prompt would name images it does not send")
+        raise BuildError(
+            f"{where}: the context places {places} images but images_path lists {num_images}; the "
+            "official prompt would name images it does not send"
+        )
     kept = min(num_images, places + 1)  # one image follows each text piece, walking from the end
     text = IMAGE_PLACEHOLDER.join(pieces)
     if kept > places:  # an image left over after the first piece: it stands before the context
         text = IMAGE_PLACEHOLDER + text
-    return Assembled(instruction, text, f"{instruction}\n{text}", tuple(range(num_images - kept, num_images)), pieces[-1])
+    return Assembled(
+        instruction, text, f"{instruction}\n{text}", tuple(range(num_images - kept, num_images)), pieces[-1]
+    )
 
 
 def segments(context: str) -> list[str]:

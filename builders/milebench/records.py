@@ -61,9 +61,11 @@ def check_meta(meta: Mapping[str, Any], cfg: Config, where: str) -> list[str]:
     if cfg.subset.family in (NEEDLE, SUBSTRING):
         return instructions  # dispatched by name before the question type is looked at
     if question_type != cfg.subset.question_type:
-        raise BuildError(f"{where}: meta_data.question_type is {question_type!r}; {cfg.subset.name} is scored by "
-                         f"{cfg.subset.family} (Table 6), which the official evaluate.py reaches only with "
-                         f"{cfg.subset.question_type!r}")
+        raise BuildError(
+            f"{where}: meta_data.question_type is {question_type!r}; {cfg.subset.name} is scored by "
+            f"{cfg.subset.family} (Table 6), which the official evaluate.py reaches only with "
+            f"{cfg.subset.question_type!r}"
+        )
     return instructions
 
 
@@ -74,8 +76,9 @@ def _field(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...], 
     return value
 
 
-def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[str], file: str,
-                gold_index: Any) -> PlannedRow:
+def plan_record(
+    record: Any, position: int, cfg: Config, instructions: Sequence[str], file: str, gold_index: Any
+) -> PlannedRow:
     """`gold_index(answer, choices)` gives the official gold option index, or None when it is absent."""
     sample = record.get("sample_id") if isinstance(record, Mapping) else None
     where = f"{file} record {position} (sample_id {sample!r})"
@@ -84,8 +87,10 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
     sample_id = _field(record, "sample_id", int, "an integer", where)
     instruction_id = _field(record, "task_instruction_id", int, "an integer", where)
     if not 0 <= instruction_id < len(instructions):
-        raise BuildError(f"{where}: task_instruction_id {instruction_id} is outside meta_data.task_instruction "
-                         f"(0..{len(instructions) - 1})")
+        raise BuildError(
+            f"{where}: task_instruction_id {instruction_id} is outside meta_data.task_instruction "
+            f"(0..{len(instructions) - 1})"
+        )
     instance = _field(record, "task_instance", dict, "an object", where)
     context = _field(instance, "context", str, "a string", where)
     paths = _field(instance, "images_path", list, "a list of image paths", where)
@@ -95,8 +100,9 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
         raise BuildError(f"{where}: 'response' (the gold answer) is missing")
     answer = str(record["response"])
     choices = instance.get("choice_list")
-    if choices is not None and (not isinstance(choices, list) or not all(isinstance(c, str | int | float)
-                                                                         for c in choices)):
+    if choices is not None and (
+        not isinstance(choices, list) or not all(isinstance(c, str | int | float) for c in choices)
+    ):
         raise BuildError(f"{where}: task_instance.choice_list must be a list of options")
     options = [str(c) for c in choices] if choices is not None else None
     answer_index = -1
@@ -105,25 +111,47 @@ def plan_record(record: Any, position: int, cfg: Config, instructions: Sequence[
             raise BuildError(f"{where}: a multiple-choice record needs task_instance.choice_list")
         index = gold_index(answer, options)
         if index is None:
-            raise BuildError(f"{where}: the gold answer {answer!r} is not among its options {options!r} (the "
-                             "official scorer asserts it is)"[:600])
+            raise BuildError(
+                f"{where}: the gold answer {answer!r} is not among its options {options!r} (the "
+                "official scorer asserts it is)"[:600]
+            )
         answer_index = index
     combined = cfg.mode == COMBINED
-    assembled = assemble(instructions[instruction_id], context, options, len(paths), lettered=cfg.subset.lettered,
-                         combined=combined, where=where)
+    assembled = assemble(
+        instructions[instruction_id],
+        context,
+        options,
+        len(paths),
+        lettered=cfg.subset.lettered,
+        combined=combined,
+        where=where,
+    )
     # Paths are joined to the subset's `images/` folder, as the official `os.path.join(img_dir, p)` does, and must
     # stay inside it (that join would take an absolute path, or `../`, anywhere on the machine).
     source = [f"images/{relative_name(p, f'{where}: task_instance.images_path')}" for p in paths]
-    row = PlannedRow(id=f"{cfg.subset.name}/{sample_id}", sample_id=sample_id, instruction_id=instruction_id,
-                     instruction=assembled.instruction, context=assembled.context, prompt=assembled.prompt,
-                     question=assembled.question, choices=options or [], answer=answer, answer_index=answer_index, source_images=source,
-                     images=[source[i] for i in assembled.images], where=where)
+    row = PlannedRow(
+        id=f"{cfg.subset.name}/{sample_id}",
+        sample_id=sample_id,
+        instruction_id=instruction_id,
+        instruction=assembled.instruction,
+        context=assembled.context,
+        prompt=assembled.prompt,
+        question=assembled.question,
+        choices=options or [],
+        answer=answer,
+        answer_index=answer_index,
+        source_images=source,
+        images=[source[i] for i in assembled.images],
+        where=where,
+    )
     if combined:
         released = instance.get(COMBINED_FIELD)
         if released is not None:
             if not isinstance(released, list) or len(released) != 1 or not isinstance(released[0], str):
-                raise BuildError(f"{where}: {COMBINED_FIELD} must name exactly one image (the official code supports "
-                                 f"one combined image per sample), got {released!r}"[:400])
+                raise BuildError(
+                    f"{where}: {COMBINED_FIELD} must name exactly one image (the official code supports "
+                    f"one combined image per sample), got {released!r}"[:400]
+                )
             row.images = [f"{COMBINED_FOLDER}/{relative_name(released[0], f'{where}: {COMBINED_FIELD}')}"]
             row.combined_from_release = True
         else:

@@ -34,14 +34,18 @@ from builders.milebench.subsets import SUBSET_BY_NAME, Config
 ARCHIVE_PATTERN = "MileBench_part*.tar.gz"
 RELEASE_FOLDER = "MileBench"
 # The commit that added the six part archives (sha256 and sizes in its LFS pointers), found in the repo's history.
-HUB_RELEASE = HubRelease("FreedomIntelligence/MileBench", "a97b35fe11413b6dea4c3cdcc97ca3b181cfaa9d",
-                         "the commit that uploaded MileBench_part0..5.tar.gz")
+HUB_RELEASE = HubRelease(
+    "FreedomIntelligence/MileBench",
+    "a97b35fe11413b6dea4c3cdcc97ca3b181cfaa9d",
+    "the commit that uploaded MileBench_part0..5.tar.gz",
+)
 
 
 def hub_files(cfgs: Iterable[Config]) -> list[HubFile]:
     """The part archives holding these configs' subsets (`Subset.archive`), in part order."""
     parts = sorted({cfg.subset.archive for cfg in cfgs})
     return [HubFile((f"MileBench_part{k}.tar.gz",), f"part {k} of the release") for k in parts]
+
 
 # A file of the release: (subset name, path inside the subset's folder), e.g. ("ALFRED", "images/0/1.jpg").
 Key = tuple[str, str]
@@ -63,7 +67,7 @@ def member_key(name: str) -> Key | None:
     parts = name.split("/")
     for i, part in enumerate(parts[:-1]):
         if part in SUBSET_BY_NAME:
-            return part, "/".join(parts[i + 1:])
+            return part, "/".join(parts[i + 1 :])
     return None
 
 
@@ -73,15 +77,19 @@ class Release:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         if not self.root.is_dir():
-            raise BuildError(f"release folder not found: {self.root} (expected the folder holding the subset folders "
-                             f"or {ARCHIVE_PATTERN})")
+            raise BuildError(
+                f"release folder not found: {self.root} (expected the folder holding the subset folders "
+                f"or {ARCHIVE_PATTERN})"
+            )
         folder = self.root / RELEASE_FOLDER if (self.root / RELEASE_FOLDER).is_dir() else self.root
         self.folders = {name: folder / name for name in SUBSET_BY_NAME if (folder / name).is_dir()}
         self._resolved = {name: ReleaseFolder(path) for name, path in self.folders.items()}  # files stay inside
         self.archives = sorted(self.root.glob(ARCHIVE_PATTERN))
         if not self.folders and not self.archives:
-            raise BuildError(f"{self.root} holds no MileBench subset folder (ActionLocalization/, ...) and no "
-                             f"{ARCHIVE_PATTERN}: point --source at the downloaded release")
+            raise BuildError(
+                f"{self.root} holds no MileBench subset folder (ActionLocalization/, ...) and no "
+                f"{ARCHIVE_PATTERN}: point --source at the downloaded release"
+            )
 
     def describe(self) -> str:
         parts = [f"{len(self.folders)} subset folder(s)"] if self.folders else []
@@ -97,8 +105,9 @@ class Release:
 
     # ------------------------------------------------------------------------------------- annotations
 
-    def read_annotations(self, keys: Iterable[Key], early: OnImage | None = None,
-                         early_wanted: Callable[[Key], bool] | None = None) -> dict[Key, Annotation]:
+    def read_annotations(
+        self, keys: Iterable[Key], early: OnImage | None = None, early_wanted: Callable[[Key], bool] | None = None
+    ) -> dict[Key, Annotation]:
         """The parsed annotation files; a file the release lacks is absent from the result.
 
         Archive passes offer every image member for which `early_wanted(key)` holds to `early(key, data)`.
@@ -123,8 +132,9 @@ class Release:
 
     # ------------------------------------------------------------------------------------------ images
 
-    def read_images(self, wanted: Mapping[Key, str], on_image: OnImage,
-                    progress: Callable[[int], object] | None = None) -> set[Key]:
+    def read_images(
+        self, wanted: Mapping[Key, str], on_image: OnImage, progress: Callable[[int], object] | None = None
+    ) -> set[Key]:
         """`on_image(key, data)` once per wanted file (mapped to the record that names it, for messages); returns
         the files found nowhere. A path leading out of its subset folder through a symbolic link is a `BuildError`."""
         missing = set(wanted)
@@ -165,7 +175,10 @@ def parse_annotation(data: bytes, where: str) -> Annotation:
         parsed = json.load(io.BytesIO(data))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BuildError(f"{where}: not valid JSON ({exc})") from None
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("meta_data"), dict) \
-            or not isinstance(parsed.get("data"), list):
+    if (
+        not isinstance(parsed, dict)
+        or not isinstance(parsed.get("meta_data"), dict)
+        or not isinstance(parsed.get("data"), list)
+    ):
         raise BuildError(f"{where}: expected an object with 'meta_data' (an object) and 'data' (a list of records)")
     return Annotation(parsed, hashlib.sha256(data).hexdigest(), where)

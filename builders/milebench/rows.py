@@ -18,26 +18,30 @@ def features(image_storage: str = contract.SHARED) -> Features:
     """The columns of every MileBench config; `images` only when the rows embed them."""
     return row_features(
         image_storage,
-        {"sample_id": Value("int32"),
-         "subset": Value("string"),  # the release's name, e.g. CLEVR-Change
-         "task_id": Value("string"),  # T-1 ... I-1 (Table 2's columns)
-         "category": Value("string"),  # Realistic Temporal | Realistic Semantic | Diagnostic
-         "mode": Value("string"),  # interleaved | combined
-         "split": Value("string"),  # test | adv
-         "metric": Value("string"),  # multiple_choice | rouge_l | needle | substring (the official dispatch)
-         "instruction_id": Value("int32"),
-         "instruction": Value("string"),
-         "context": Value("string")},  # what follows the instruction; `<image>` per image (interleaved)
+        {
+            "sample_id": Value("int32"),
+            "subset": Value("string"),  # the release's name, e.g. CLEVR-Change
+            "task_id": Value("string"),  # T-1 ... I-1 (Table 2's columns)
+            "category": Value("string"),  # Realistic Temporal | Realistic Semantic | Diagnostic
+            "mode": Value("string"),  # interleaved | combined
+            "split": Value("string"),  # test | adv
+            "metric": Value("string"),  # multiple_choice | rouge_l | needle | substring (the official dispatch)
+            "instruction_id": Value("int32"),
+            "instruction": Value("string"),
+            "context": Value("string"),
+        },  # what follows the instruction; `<image>` per image (interleaved)
         PROMPT_COLUMN,  # the official user message before truncation; `<image>` marks each image
-        {"question": Value("string"),  # the context after its last image: the question and the choice list
-         "choices": List(Value("string")),  # the release's choice_list ([] without one)
-         "answer": Value("string"),  # the gold (`response`)
-         "answer_index": Value("int32"),  # multiple choice: the gold's option (0-based); else -1
-         "image_quantity_level": Value("string"),  # Few | Medium | Many, from the record's image count
-         "source_num_images": Value("int32"),  # the record's images (images_path)
-         "combined_image": Value("string"),  # combined rows: "release" (the authors' grid) or "built"; else ""
-         "instruction_tokens": Value("int32"),  # tokens of the instruction, by the build's text counter
-         "context_tokens": List(Value("int32"))},  # tokens of each text piece of `context` around its images
+        {
+            "question": Value("string"),  # the context after its last image: the question and the choice list
+            "choices": List(Value("string")),  # the release's choice_list ([] without one)
+            "answer": Value("string"),  # the gold (`response`)
+            "answer_index": Value("int32"),  # multiple choice: the gold's option (0-based); else -1
+            "image_quantity_level": Value("string"),  # Few | Medium | Many, from the record's image count
+            "source_num_images": Value("int32"),  # the record's images (images_path)
+            "combined_image": Value("string"),  # combined rows: "release" (the authors' grid) or "built"; else ""
+            "instruction_tokens": Value("int32"),  # tokens of the instruction, by the build's text counter
+            "context_tokens": List(Value("int32")),
+        },  # tokens of each text piece of `context` around its images
         IMAGE_COLUMNS,
         TOKEN_COLUMNS,
     )

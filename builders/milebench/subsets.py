@@ -56,8 +56,16 @@ class Subset:
         return self.name != "GPR1200"
 
 
-def _s(name: str, key: str, display: str, task_id: str, category: str, archive: int, family: str = MULTIPLE_CHOICE,
-       samples: int = 200) -> Subset:
+def _s(
+    name: str,
+    key: str,
+    display: str,
+    task_id: str,
+    category: str,
+    archive: int,
+    family: str = MULTIPLE_CHOICE,
+    samples: int = 200,
+) -> Subset:
     return Subset(name, key, display, task_id, category, family, samples, archive)
 
 

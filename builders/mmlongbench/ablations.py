@@ -37,12 +37,12 @@ from builders.mmlongbench.release import Release, read_lines
 
 ABLATION_TEMPLATES: dict[str, str] = {
     "text_rag": "Use the given documents to write a concise and short answer to the question about a named entity. "
-                + ANSWER_FORMAT,
+    + ANSWER_FORMAT,
     # Occlusion changes the passages, not the prompt.
     "vrag_occlusion": USER_TEMPLATES["vrag"],
     "text_docqa": "You are given a document, and a question. Answer the question as concisely as you can, using a "
-                  "single phrase or sentence if possible. If the question cannot be answered based on the information "
-                  "in the article, write 'Not answerable.' " + ANSWER_FORMAT,
+    "single phrase or sentence if possible. If the question cannot be answered based on the information "
+    "in the article, write 'Not answerable.' " + ANSWER_FORMAT,
 }
 
 # The fields each ablation loader reads from a release row (the rest is checked row by row while planning).
@@ -60,16 +60,18 @@ def _fill(loader: str, context: str, question: str) -> str:
 
 def assemble_text_rag(row: Mapping[str, Any], where: str) -> Assembled:
     context = join_passages(field_of(row, "ctxs", where, list), where, PASSAGE_TEMPLATE)
-    return Assembled(_fill("text_rag", context, field_of(row, "original_question", where, str)), [],
-                     gold_of(row, where, "text"))
+    return Assembled(
+        _fill("text_rag", context, field_of(row, "original_question", where, str)), [], gold_of(row, where, "text")
+    )
 
 
 def _doc_ids(items: list[Any], key: str, where: str) -> list[Any]:
     try:
         return [c["doc_id"] for c in items]
     except (KeyError, TypeError):
-        raise RowFormatError(f"{where}: every item of {key!r} needs a 'doc_id' (the occlusion removes passages "
-                             "by it)") from None
+        raise RowFormatError(
+            f"{where}: every item of {key!r} needs a 'doc_id' (the occlusion removes passages by it)"
+        ) from None
 
 
 def assemble_vrag_occlusion(row: Mapping[str, Any], where: str) -> Assembled:
@@ -77,23 +79,36 @@ def assemble_vrag_occlusion(row: Mapping[str, Any], where: str) -> Assembled:
     gold = set(_doc_ids(field_of(row, "positive_ctxs", where, list), "positive_ctxs", where))
     negatives = [c for c, doc_id in zip(ctxs, _doc_ids(ctxs, "ctxs", where), strict=True) if doc_id not in gold]
     question = IMAGE_PLACEHOLDER + field_of(row, "question", where, str)
-    return Assembled(_fill("vrag_occlusion", join_passages(negatives, where, PASSAGE_TEMPLATE), question),
-                     [field_of(row, "image", where, str)], gold_of(row, where, "text"))
+    return Assembled(
+        _fill("vrag_occlusion", join_passages(negatives, where, PASSAGE_TEMPLATE), question),
+        [field_of(row, "image", where, str)],
+        gold_of(row, where, "text"),
+    )
 
 
 def assemble_text_docqa(row: Mapping[str, Any], where: str) -> Assembled:
     pages = field_of(row, "page_list", where, list)
     texts = field_of(row, "page_text_list", where, list)
     if len(pages) != len(texts) or not all(isinstance(v, str) for v in (*pages, *texts)):  # the loader asserts it
-        raise RowFormatError(f"{where}: 'page_list' and 'page_text_list' should be lists of strings of one length "
-                             f"(got {len(pages)} pages and {len(texts)} texts)")
+        raise RowFormatError(
+            f"{where}: 'page_list' and 'page_text_list' should be lists of strings of one length "
+            f"(got {len(pages)} pages and {len(texts)} texts)"
+        )
     asked = doc_question(row, where)
-    return Assembled(_fill("text_docqa", pages_context(pages, -1, where, texts), asked.question), [], asked.answer,
-                     asked.answer_format, asked.extras)
+    return Assembled(
+        _fill("text_docqa", pages_context(pages, -1, where, texts), asked.question),
+        [],
+        asked.answer,
+        asked.answer_format,
+        asked.extras,
+    )
 
 
-ABLATION_ASSEMBLERS = {"text_rag": assemble_text_rag, "vrag_occlusion": assemble_vrag_occlusion,
-                       "text_docqa": assemble_text_docqa}
+ABLATION_ASSEMBLERS = {
+    "text_rag": assemble_text_rag,
+    "vrag_occlusion": assemble_vrag_occlusion,
+    "text_docqa": assemble_text_docqa,
+}
 
 
 def release_file(release: Release, relpath: str) -> Path | None:

@@ -19,8 +19,10 @@ def _rows_per_id(leaf: Leaf) -> str:
 
 def _config_lines() -> dict[str, str]:
     width = max(len(cfg.leaf.paper_name) for cfg in BUILDABLE_CONFIGS.values())
-    return {name: f"{cfg.leaf.paper_name:<{width}} {cfg.length:>4}  {cfg.leaf.sample} ids" + _rows_per_id(cfg.leaf)
-            for name, cfg in BUILDABLE_CONFIGS.items()}
+    return {
+        name: f"{cfg.leaf.paper_name:<{width}} {cfg.length:>4}  {cfg.leaf.sample} ids" + _rows_per_id(cfg.leaf)
+        for name, cfg in BUILDABLE_CONFIGS.items()
+    }
 
 
 def _describe(info: Mapping[str, Any]) -> str:

@@ -49,23 +49,36 @@ from builders.mmlongbench.source import RELEASE_CARD_LICENCE, RELEASE_LICENCE, f
 
 BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
 INFO = BuilderInfo(
-    name="mmlongbench", module="builders.mmlongbench", version=BUILDER_VERSION,
-    card={"pretty_name": "MMLongBench", "language": ["en"],
-          "task_categories": ["visual-question-answering", "image-text-to-text"],
-          "tags": ["long-context", "multimodal", "benchmark", "mmlongbench"]},
+    name="mmlongbench",
+    module="builders.mmlongbench",
+    version=BUILDER_VERSION,
+    card={
+        "pretty_name": "MMLongBench",
+        "language": ["en"],
+        "task_categories": ["visual-question-answering", "image-text-to-text"],
+        "tags": ["long-context", "multimodal", "benchmark", "mmlongbench"],
+    },
 )
-SAMPLING = "official eval.py/data.py @26197d2: seed 42, random.sample of sorted ids, Dataset.shuffle(42); " \
-           "each ICL row's exemplar set and shot order drawn as the official loader draws them, from a seed of " \
-           "(42, config, row id) (the official draws, made in forked workers that reseed from OS entropy, cannot be " \
-           "reproduced)"
-OURS_CAVEAT = ("the 256K, 512K and 1M configs are ours, not the paper's (MMLongBench stops at 128K): each row is its "
-               "128K row grown from the release's own pools under the paper's length-control rules "
-               "(builders/mmlongbench/extend.py); no published score exists at these lengths")
+SAMPLING = (
+    "official eval.py/data.py @26197d2: seed 42, random.sample of sorted ids, Dataset.shuffle(42); "
+    "each ICL row's exemplar set and shot order drawn as the official loader draws them, from a seed of "
+    "(42, config, row id) (the official draws, made in forked workers that reseed from OS entropy, cannot be "
+    "reproduced)"
+)
+OURS_CAVEAT = (
+    "the 256K, 512K and 1M configs are ours, not the paper's (MMLongBench stops at 128K): each row is its "
+    "128K row grown from the release's own pools under the paper's length-control rules "
+    "(builders/mmlongbench/extend.py); no published score exists at these lengths"
+)
 MAX_REPORTED = 5  # over-length rows named in the warning; all are counted in the manifest
 
 
-def build_mmlongbench(source: str | None = None, out_dir: str | os.PathLike[str] = "data",
-                      configs: list[str] | None = None, **options: Any) -> Path | None:
+def build_mmlongbench(
+    source: str | None = None,
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    **options: Any,
+) -> Path | None:
     """Build the requested configs (default: the 95 and every ablation config the release can give) into
     `out_dir/mmlongbench` and return that path.
 
@@ -92,9 +105,12 @@ def _without_unavailable_ablations(cfgs: list[Config], release: Release) -> list
     reasons = {cfg.name: unavailable(release, cfg) for cfg in cfgs if cfg.name in ABLATION_CONFIGS}
     skipped = {name: why for name, why in reasons.items() if why}
     if skipped:
-        print(f"note: {len(skipped)} ablation config(s) left out, the release cannot give them: "
-              + "; ".join(f"{name} ({why})" for name, why in list(skipped.items())[:MAX_REPORTED])
-              + (" ..." if len(skipped) > MAX_REPORTED else ""), file=sys.stderr)
+        print(
+            f"note: {len(skipped)} ablation config(s) left out, the release cannot give them: "
+            + "; ".join(f"{name} ({why})" for name, why in list(skipped.items())[:MAX_REPORTED])
+            + (" ..." if len(skipped) > MAX_REPORTED else ""),
+            file=sys.stderr,
+        )
     return [cfg for cfg in cfgs if cfg.name not in skipped]
 
 
@@ -109,8 +125,9 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
     # Hundreds of images per row, the same ones across depths and lengths: each is stored once.
     default_image_storage = contract.SHARED
 
-    def __init__(self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
-                 ) -> None:
+    def __init__(
+        self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+    ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]  # requested
         # No config named: the default set (no extended lengths, no ablation the release lacks).
@@ -134,12 +151,14 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         inputs: dict[str, Any] = {"source": self.options.source}
         source = self.options.source
         if is_hub_source(source):
-            hub = fetch_hub_release(source, [c for c in self.cfgs if not (self.everything and c.extended)],
-                                    self.progress)
+            hub = fetch_hub_release(
+                source, [c for c in self.cfgs if not (self.everything and c.extended)], self.progress
+            )
             inputs["hub"] = hub.record()
             source = str(hub.folder)
-        self.release, self.source_id, self.fixture_caveats = open_release(source, work, self.counter,
-                                                                          self.options.fixture_ids, self.cfgs)
+        self.release, self.source_id, self.fixture_caveats = open_release(
+            source, work, self.counter, self.options.fixture_ids, self.cfgs
+        )
         if self.everything:
             # The lengths past 128K are ours and large: built only when named.
             self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
@@ -147,10 +166,14 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         return OpenedSource(inputs, self.fixture_caveats, card)
 
     def request(self) -> dict[str, Any]:
-        return {"source": self.source_id, "configs": [cfg.name for cfg in self.cfgs],
-                "rows": "full" if self.options.full else "paper", "text_tokenizer": self.counter.name,
-                "sampling": SAMPLING,
-                **self.damaged.request()}
+        return {
+            "source": self.source_id,
+            "configs": [cfg.name for cfg in self.cfgs],
+            "rows": "full" if self.options.full else "paper",
+            "text_tokenizer": self.counter.name,
+            "sampling": SAMPLING,
+            **self.damaged.request(),
+        }
 
     def card_context(self) -> dict[str, Any]:
         return {"licence": FIXTURE_LICENCE if self.fixture_caveats else RELEASE_LICENCE, "sampling": SAMPLING}
@@ -166,8 +189,10 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         self.pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
         if not self.pending:
             return
-        self.release.fetch_text([cfg.file for cfg in self.pending]
-                                + [CLAIMS_FILES[c.leaf.dataset] for c in self.pending if c.leaf.dataset in CLAIMS_FILES])
+        self.release.fetch_text(
+            [cfg.file for cfg in self.pending]
+            + [CLAIMS_FILES[c.leaf.dataset] for c in self.pending if c.leaf.dataset in CLAIMS_FILES]
+        )
         claims_cache: dict[str, dict[str, list[str]]] = {}
         sizes, pools = ImageSizes(self.release), dict[str, Pools]()
         for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
@@ -181,8 +206,9 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             count = 0
             source, full = self.release.text_path(cfg.file), self.options.full
             if cfg.extended:
-                source, self.grown[cfg.name] = extended_file(cfg, self.release, self.counter, sizes, pools,
-                                                             self.work, self.options.full)
+                source, self.grown[cfg.name] = extended_file(
+                    cfg, self.release, self.counter, sizes, pools, self.work, self.options.full
+                )
                 full = self.options.full or cfg.leaf.loader != "icl"  # the grown file holds just the sample, in order
             with open(spool, "w", encoding="utf-8") as out:
                 for row in plan_config(cfg, source, full, claims):
@@ -200,9 +226,15 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
         rows = sum(count for _, count in self.plans.values())
         seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
-        return BuildEstimate([c.name for c in self.pending], rows, image_bytes + rows * 4000, seconds,
-                             f"{len(self.needed):,} distinct images to read once", "from the release's file "
-                             "sizes" if known else "image sizes unknown until the archives are read", kept)
+        return BuildEstimate(
+            [c.name for c in self.pending],
+            rows,
+            image_bytes + rows * 4000,
+            seconds,
+            f"{len(self.needed):,} distinct images to read once",
+            "from the release's file sizes" if known else "image sizes unknown until the archives are read",
+            kept,
+        )
 
     def _size(self, path: str) -> int | None:
         assert self.release is not None
@@ -235,8 +267,12 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
             more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
             raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
-        return {"distinct_images": len(self.images), "image_bytes": total, "damaged_images": len(self.damaged.reasons),
-                "read_seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "distinct_images": len(self.images),
+            "image_bytes": total,
+            "damaged_images": len(self.damaged.reasons),
+            "read_seconds": round(time.perf_counter() - started, 3),
+        }
 
     # --------------------------------------------------------------------------------------- write
 
@@ -246,9 +282,13 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
             over_length += self._write_config(build, cfg)
         if over_length:
-            print(f"warning: {len(over_length)} row(s) count more tokens than their length label under "
-                  f"{self.counter.name} + {contract.TOKEN_RULE}: " + "; ".join(over_length[:MAX_REPORTED])
-                  + (" ..." if len(over_length) > MAX_REPORTED else ""), file=sys.stderr)
+            print(
+                f"warning: {len(over_length)} row(s) count more tokens than their length label under "
+                f"{self.counter.name} + {contract.TOKEN_RULE}: "
+                + "; ".join(over_length[:MAX_REPORTED])
+                + (" ..." if len(over_length) > MAX_REPORTED else ""),
+                file=sys.stderr,
+            )
         return {**stats, "over_length_rows": len(over_length)}
 
     def after_write(self, build: DatasetBuild) -> None:
@@ -269,20 +309,31 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
                     self.damaged.leave_out(cfg.name, plan.id, reason)
                     continue
                 count += 1
-                row = writer.write(make_row(cfg, plan), [self.images[path] for path in plan.images], plan.images,
-                                   other_bytes=len(plan.prompt))
+                row = writer.write(
+                    make_row(cfg, plan),
+                    [self.images[path] for path in plan.images],
+                    plan.images,
+                    other_bytes=len(plan.prompt),
+                )
                 tokens = row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS])
                 if tokens > cfg.tokens:
-                    over.append(f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "
-                                f"{sum(row[contract.IMAGE_TOKENS]):,} image tokens > {cfg.tokens:,}")
+                    over.append(
+                        f"{cfg.name} {plan.id}: {row[contract.TEXT_TOKENS]:,} text + "
+                        f"{sum(row[contract.IMAGE_TOKENS]):,} image tokens > {cfg.tokens:,}"
+                    )
                 images_total += len(plan.images)
             self.damaged.check_config(cfg.name, count)
-            build.add_config(writer.close(), {
-                "file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
-                "over_length_rows": len(over), "mean_images": round(images_total / count, 2) if count else 0.0,
-                **({"grown_from": cfg.leaf.file("128k"), **self.grown[cfg.name]} if cfg.name in self.grown else {}),
-                **self.damaged.manifest_fields(cfg.name),
-            })
+            build.add_config(
+                writer.close(),
+                {
+                    "file": cfg.file,
+                    "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
+                    "over_length_rows": len(over),
+                    "mean_images": round(images_total / count, 2) if count else 0.0,
+                    **({"grown_from": cfg.leaf.file("128k"), **self.grown[cfg.name]} if cfg.name in self.grown else {}),
+                    **self.damaged.manifest_fields(cfg.name),
+                },
+            )
         return over
 
 
@@ -293,6 +344,5 @@ def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
             item = json.loads(line)
             claims[str(item["id"])] = [str(c) for c in item["claims"]]
         except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
-            raise BuildError(f"{name}:{number}: expected {{\"id\": ..., \"claims\": [...]}}") from None
+            raise BuildError(f'{name}:{number}: expected {{"id": ..., "claims": [...]}}') from None
     return claims
-

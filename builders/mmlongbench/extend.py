@@ -74,15 +74,16 @@ def stretch(base: list[Any], extra: list[Any]) -> list[Any]:
     for i, unit in enumerate(base):
         out.append(unit)
         if i < gaps:
-            out += extra[i * len(extra) // gaps:(i + 1) * len(extra) // gaps]
+            out += extra[i * len(extra) // gaps : (i + 1) * len(extra) // gaps]
     return out
 
 
 class Extender:
     """Grows one extended config's rows; `pools` are shared by a leaf family's configs."""
 
-    def __init__(self, cfg: Config, release: Release, counter: TextTokenCounter, sizes: ImageSizes,
-                 pools: Pools) -> None:
+    def __init__(
+        self, cfg: Config, release: Release, counter: TextTokenCounter, sizes: ImageSizes, pools: Pools
+    ) -> None:
         self.cfg = cfg
         self.release = release
         self.counter = counter
@@ -108,10 +109,17 @@ class Extender:
         query = " ".join([*entities, str(row.get("original_question") or row.get("question") or "")])
         shown = {passage_key(c) for c in ctxs}
         banned = [b.strip().lower() for b in banned if b.strip()]
-        ranked = [self.pools.passages[i] for i in self._ranked(query) if passage_key(self.pools.passages[i]) not in shown
-                  and not any(b in self._lowered[i] for b in banned)]
-        return Growth(ranked, lambda k: {**row, "ctxs": stretch(ctxs, ranked[:k])},
-                      lambda p: PASSAGE_TEMPLATE.format(**p) + "\n\n", lambda p: [])
+        ranked = [
+            self.pools.passages[i]
+            for i in self._ranked(query)
+            if passage_key(self.pools.passages[i]) not in shown and not any(b in self._lowered[i] for b in banned)
+        ]
+        return Growth(
+            ranked,
+            lambda k: {**row, "ctxs": stretch(ctxs, ranked[:k])},
+            lambda p: PASSAGE_TEMPLATE.format(**p) + "\n\n",
+            lambda p: [],
+        )
 
     def _ranked(self, query: str) -> list[int]:
         """The pool's passages (their indices) by BM25 score for `query`, best first."""
@@ -144,12 +152,16 @@ class Extender:
         units = niah_units(row)
         images = [image for _, shown in units for image in shown]
         if len(images) != len(row.get("image_list") or []) or not all(images):
-            raise BuildError(f"{where}: its ctxs hold {len(images)} <image> places but image_list names "
-                             f"{len(row.get('image_list') or [])} images")
+            raise BuildError(
+                f"{where}: its ctxs hold {len(images)} <image> places but image_list names "
+                f"{len(row.get('image_list') or [])} images"
+            )
         counts = row.get("answer") if self.cfg.leaf.loader == "mmniah_image_count" else None
         if counts is not None and (not isinstance(counts, list) or len(counts) != len(images)):
-            raise BuildError(f"{where}: an image-counting answer should give one count per haystack image "
-                             f"({len(images)}), to add a 0 for each image added")
+            raise BuildError(
+                f"{where}: an image-counting answer should give one count per haystack image "
+                f"({len(images)}), to add a 0 for each image added"
+            )
         shown = {text for text, _ in units} | set(images)
         rng = self._rng(key)
         passages = [p for p in self.pools.passages if p not in shown]
@@ -186,21 +198,20 @@ class Extender:
             right = [p for side, p in units[:k] if side == 1]
             return {**row, "page_list": _left_padding(units[:k]) + pages + right}
 
-        return Growth(units, build, lambda u: f"Document {u[1].split('/')[-2]:.15} (page 000): \n\n",
-                      lambda u: [u[1]])
+        return Growth(units, build, lambda u: f"Document {u[1].split('/')[-2]:.15} (page 000): \n\n", lambda u: [u[1]])
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, growth: Growth, where: str, limit: int,
-            measure: Callable[[dict[str, Any]], int]) -> dict[str, Any]:
+    def fit(self, growth: Growth, where: str, limit: int, measure: Callable[[dict[str, Any]], int]) -> dict[str, Any]:
         """The row with as many units as fit in `limit` (counted as the build counts: text + image tokens): units
         are costed one by one until the next would not fit, then the whole row is counted and cut back if needed."""
         self.sizes.fetch({i: where for u in growth.units for i in growth.unit_images(u)})
         total = measure(growth.build(0))
         costs: list[int] = []
         for unit in growth.units:
-            cost = (self.counter.count(growth.unit_text(unit).replace(IMAGE_PLACEHOLDER, ""))
-                    + sum(self.sizes.tokens(i) for i in growth.unit_images(unit)))
+            cost = self.counter.count(growth.unit_text(unit).replace(IMAGE_PLACEHOLDER, "")) + sum(
+                self.sizes.tokens(i) for i in growth.unit_images(unit)
+            )
             if total + cost > limit:
                 break
             total += cost
@@ -225,13 +236,15 @@ class Extender:
 
         def measure(row: dict[str, Any]) -> int:
             return self._tokens(assemble(row, where), where)
+
         return measure
 
     def _tokens(self, assembled: Assembled, where: str) -> int:
         """A row's tokens as the build counts them: its text by the build's counter, its images by their size."""
         self.sizes.fetch({i: where for i in assembled.images})
-        return (self.counter.count(assembled.prompt.replace(IMAGE_PLACEHOLDER, ""))
-                + sum(self.sizes.tokens(i) for i in assembled.images))
+        return self.counter.count(assembled.prompt.replace(IMAGE_PLACEHOLDER, "")) + sum(
+            self.sizes.tokens(i) for i in assembled.images
+        )
 
     # ------------------------------------------------------------------ files
 
@@ -246,9 +259,14 @@ class Extender:
         rows = self._base_rows(full)
         assemble = ASSEMBLERS[self.cfg.leaf.loader]
         # Every size in one pass (an archived release is streamed once, not once per row).
-        self.sizes.fetch({path: self.cfg.file for path in self.pools.image_paths()}
-                         | {path: f"{self.cfg.file}:{n}" for n, row in rows
-                            for path in assemble(row, f"{self.cfg.file}:{n} (id {row['id']!r})").images})
+        self.sizes.fetch(
+            {path: self.cfg.file for path in self.pools.image_paths()}
+            | {
+                path: f"{self.cfg.file}:{n}"
+                for n, row in rows
+                for path in assemble(row, f"{self.cfg.file}:{n} (id {row['id']!r})").images
+            }
+        )
         with open(out, "w", encoding="utf-8") as fh:
             for number, row in rows:
                 where = f"{self.cfg.file}:{number} (id {row.get('id')!r}, grown to {self.cfg.length})"
@@ -266,7 +284,9 @@ class Extender:
         try:
             keep = sampled_ids([r["id"] for _, r in rows], n)
         except TypeError:
-            raise BuildError(f"{self.cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
+            raise BuildError(
+                f"{self.cfg.file}: ids mix strings and integers; the official sampler sorts them"
+            ) from None
         return [(k, r) for k, r in rows if keep is None or r["id"] in keep]
 
     def _icl(self) -> dict[str, Any]:
@@ -358,8 +378,15 @@ def _contains(text: str, needle: str) -> bool:
     return bool(needle.strip()) and needle.strip().lower() in text.lower()
 
 
-def extended_file(cfg: Config, release: Release, counter: TextTokenCounter, sizes: ImageSizes,
-                  pools: dict[str, Pools], work: Path, full: bool) -> tuple[Path, dict[str, int]]:
+def extended_file(
+    cfg: Config,
+    release: Release,
+    counter: TextTokenCounter,
+    sizes: ImageSizes,
+    pools: dict[str, Pools],
+    work: Path,
+    full: bool,
+) -> tuple[Path, dict[str, int]]:
     """Write an extended config's release-format file into `work`; (its path, manifest counts)."""
     family_key = ",".join(leaf.name for leaf in family(cfg.leaf))
     if family_key not in pools:

@@ -25,8 +25,10 @@ from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 FIXTURE_VERSION = "3"  # 3: the shorter ICL files show exemplars the 128K file lacks
 IDS_PER_FILE = 3
 ICL_CLASSES = 3
-WORDS = ("harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon "
-         "marble prairie saffron thunder cobalt lagoon").split()
+WORDS = (
+    "harbour lantern meadow copper violin glacier orchard velvet canyon ember quartz willow falcon "
+    "marble prairie saffron thunder cobalt lagoon"
+).split()
 
 _Writer = Callable[[str, bytes], None]
 
@@ -67,17 +69,29 @@ def _text(seed: int, words: int = 12) -> str:
 def _rows_vrag(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
     rows = []
     for base in range(IDS_PER_FILE):
-        gold = {"doc_id": f"{leaf.dataset}-{base}-gold", "title": f"Gold {base}",
-                "text": f"The entity {base} lives in Paris. " + _text(base)}
+        gold = {
+            "doc_id": f"{leaf.dataset}-{base}-gold",
+            "title": f"Gold {base}",
+            "text": f"The entity {base} lives in Paris. " + _text(base),
+        }
         for variant in range(leaf.variants):
-            ctxs = [{"doc_id": f"{leaf.dataset}-{base}-{k}", "title": f"Entity {base}-{k}", "text": _text(base + k)}
-                    for k in range(n + 1)]
+            ctxs = [
+                {"doc_id": f"{leaf.dataset}-{base}-{k}", "title": f"Entity {base}-{k}", "text": _text(base + k)}
+                for k in range(n + 1)
+            ]
             ctxs.insert(variant % (n + 2), gold)
             # `original_question` (the entity named: the `triviaqa` ablation) and `positive_ctxs` (`occ_vrag`).
-            rows.append({"id": f"{leaf.dataset}_{base}", "question": f" Where does entity {base} live?",
-                         "original_question": f"Where does Entity {base} live?",
-                         "answer": ["Paris", "City of Light"], "ctxs": ctxs, "positive_ctxs": [gold],
-                         "image": images.natural(f"vrag/{leaf.dataset}/entity_{base}.jpg")})
+            rows.append(
+                {
+                    "id": f"{leaf.dataset}_{base}",
+                    "question": f" Where does entity {base} live?",
+                    "original_question": f"Where does Entity {base} live?",
+                    "answer": ["Paris", "City of Light"],
+                    "ctxs": ctxs,
+                    "positive_ctxs": [gold],
+                    "image": images.natural(f"vrag/{leaf.dataset}/entity_{base}.jpg"),
+                }
+            )
     return rows
 
 
@@ -87,8 +101,14 @@ def _rows_vh(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
         for variant in range(leaf.variants):
             haystack = [images.natural(f"vh/haystack/{(base * 5 + k) % 30:03d}.jpg") for k in range(2 * n + 2)]
             haystack.insert(variant % len(haystack), images.natural(f"vh/needle/{base}.jpg"))
-            rows.append({"id": f"{leaf.dataset}_{base}", "question": "For the image with a cat, is there a dog?",
-                         "answer": "Yes" if base % 2 == 0 else "No", "ctxs": haystack})
+            rows.append(
+                {
+                    "id": f"{leaf.dataset}_{base}",
+                    "question": "For the image with a cat, is there a dog?",
+                    "answer": "Yes" if base % 2 == 0 else "No",
+                    "ctxs": haystack,
+                }
+            )
     return rows
 
 
@@ -110,19 +130,25 @@ def _rows_mmniah(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
             row: dict[str, Any] = {"id": f"{leaf.dataset}_{base}", "ctxs": ctxs, "image_list": image_list}
             if leaf.loader == "mmniah_text":
                 if "count" in leaf.dataset:
-                    row.update(question="How many times is the lantern mentioned in each needle? Answer as a list.",
-                               answer=[1, base % 3, 2])
+                    row.update(
+                        question="How many times is the lantern mentioned in each needle? Answer as a list.",
+                        answer=[1, base % 3, 2],
+                    )
                 else:
                     row.update(question="What is the secret word?", answer="copper kettle")
             elif leaf.loader == "mmniah_image_count":
                 needle = images.natural(f"mm-niah/needles/{base}.jpg")
-                row.update(needle_image_list=[needle],
-                           question="How many times does this cartoon <image> appear in each image? Answer as a list.",
-                           answer=[(base + k) % 2 for k in range(len(image_list))])
+                row.update(
+                    needle_image_list=[needle],
+                    question="How many times does this cartoon <image> appear in each image? Answer as a list.",
+                    answer=[(base + k) % 2 for k in range(len(image_list))],
+                )
             else:
-                row.update(choices_image=[images.natural(f"mm-niah/choices/{base}_{c}.jpg") for c in "ABCD"],
-                           question="Which of the following images appears in a certain image of the above document?",
-                           answer=base % 4)
+                row.update(
+                    choices_image=[images.natural(f"mm-niah/choices/{base}_{c}.jpg") for c in "ABCD"],
+                    question="Which of the following images appears in a certain image of the above document?",
+                    answer=base % 4,
+                )
             rows.append(row)
     return rows
 
@@ -133,13 +159,18 @@ def _icl(leaf: Leaf, n: int, images: _Images, fresh: int = 0) -> dict[str, Any]:
     domains = ("Birds", "Plants") if leaf.dataset == "inat2021" else ("all",)
     data: dict[str, Any] = {}
     for domain in domains:
+
         def shot(label: int, k: int, domain: str = domain) -> dict[str, Any]:
             return {"image": images.natural(f"icl/{leaf.dataset}/{domain}/class{label}_{k}.jpg"), "id": label}
 
-        sets = [[[shot(label, (s + r) % 4 + (fresh if s else 0)) for label in range(ICL_CLASSES)] for r in range(n)]
-                for s in range(2)]
-        tests = [{"image": images.natural(f"icl/{leaf.dataset}/{domain}/test_{t}.jpg"), "answer": t % ICL_CLASSES}
-                 for t in range(IDS_PER_FILE + 1)]
+        sets = [
+            [[shot(label, (s + r) % 4 + (fresh if s else 0)) for label in range(ICL_CLASSES)] for r in range(n)]
+            for s in range(2)
+        ]
+        tests = [
+            {"image": images.natural(f"icl/{leaf.dataset}/{domain}/test_{t}.jpg"), "answer": t % ICL_CLASSES}
+            for t in range(IDS_PER_FILE + 1)
+        ]
         data[domain] = {"exemplar_list": sets, "test_example": tests}
     return data
 
@@ -151,16 +182,23 @@ def _rows_summ(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
         pages = [images.page(f"summ/{leaf.dataset}/{doc}/{doc}_page{p}.png") for p in range(n + 1)]
         row: dict[str, Any] = {"id": f"{leaf.dataset}_{doc}", "image_list": pages}
         if leaf.loader == "govreport":
-            row["summary"] = [{"section_title": "Why GAO Did This Study", "paragraphs": [_text(base, 20)]},
-                              {"section_title": "What GAO Found", "paragraphs": [_text(base + 1, 15), _text(base + 2)]}]
+            row["summary"] = [
+                {"section_title": "Why GAO Did This Study", "paragraphs": [_text(base, 20)]},
+                {"section_title": "What GAO Found", "paragraphs": [_text(base + 1, 15), _text(base + 2)]},
+            ]
         else:
             row["summary"] = _text(base, 30)
         rows.append(row)
     return rows
 
 
-_DOCQA_ANSWERS = (("3", "Integer"), ("12.5", "Float"), ("copper lantern", "String"), ("Not answerable", "None"),
-                  ('["harbour", "2019"]', "List"))
+_DOCQA_ANSWERS = (
+    ("3", "Integer"),
+    ("12.5", "Float"),
+    ("copper lantern", "String"),
+    ("Not answerable", "None"),
+    ('["harbour", "2019"]', "List"),
+)
 
 
 def _rows_docqa(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
@@ -172,8 +210,17 @@ def _rows_docqa(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
         else:
             pages = [images.page(f"docqa/{leaf.dataset}/{doc}/{doc}_page{p}.png") for p in range(n + 2)]
         answer, answer_format = _DOCQA_ANSWERS[base % len(_DOCQA_ANSWERS)]
-        rows.append({"id": doc, "doc_name": doc, "page_list": pages, "question": f"What does page {base} report?",
-                     "answer": answer, "answer_format": answer_format, "ans_page_list": [base % (n + 2)]})
+        rows.append(
+            {
+                "id": doc,
+                "doc_name": doc,
+                "page_list": pages,
+                "question": f"What does page {base} report?",
+                "answer": answer,
+                "answer_format": answer_format,
+                "ans_page_list": [base % (n + 2)],
+            }
+        )
     return rows
 
 
@@ -189,13 +236,23 @@ def _rows_text_doc(leaf: Leaf, n: int, images: _Images) -> list[dict[str, Any]]:
     """MMLongBench-Doc's rows with each page's OCR text beside its path (`text_mmlongdoc_K*.jsonl`)."""
     rows = _rows_docqa(LEAF_BY_NAME["docvqa_mmlongbench_doc"], n, images)
     for row in rows:
-        row["page_text_list"] = [f"Page {p}. " + _text(p + len(row["doc_name"]), 15) for p in range(len(row["page_list"]))]
+        row["page_text_list"] = [
+            f"Page {p}. " + _text(p + len(row["doc_name"]), 15) for p in range(len(row["page_list"]))
+        ]
     return rows
 
 
-_ROWS = {"vrag": _rows_vrag, "vh": _rows_vh, "mmniah_text": _rows_mmniah, "mmniah_image_count": _rows_mmniah,
-         "mmniah_image_mc": _rows_mmniah, "govreport": _rows_summ, "multilexsum": _rows_summ, "docqa": _rows_docqa,
-         "text_docqa": _rows_text_doc}
+_ROWS = {
+    "vrag": _rows_vrag,
+    "vh": _rows_vh,
+    "mmniah_text": _rows_mmniah,
+    "mmniah_image_count": _rows_mmniah,
+    "mmniah_image_mc": _rows_mmniah,
+    "govreport": _rows_summ,
+    "multilexsum": _rows_summ,
+    "docqa": _rows_docqa,
+    "text_docqa": _rows_text_doc,
+}
 _ABLATION_ROWS = {"text_haystack_ret_image": _rows_text_haystack}
 
 
@@ -216,8 +273,10 @@ def fixture_files() -> tuple[dict[str, bytes], dict[str, bytes]]:
                 texts[leaf.file(length)] = "".join(json.dumps(r) + "\n" for r in rows).encode()
     for leaf in LEAVES:
         if leaf.dataset in CLAIMS_FILES:
-            claims = [{"id": f"{leaf.dataset}_{doc}", "claims": [_text(k, 8) for k in range(3 + k_doc)]}
-                      for k_doc, doc in enumerate(_summ_docs(leaf))]
+            claims = [
+                {"id": f"{leaf.dataset}_{doc}", "claims": [_text(k, 8) for k in range(3 + k_doc)]}
+                for k_doc, doc in enumerate(_summ_docs(leaf))
+            ]
             texts[CLAIMS_FILES[leaf.dataset]] = "".join(json.dumps(c) + "\n" for c in claims).encode()
     return texts, images.files
 

@@ -63,8 +63,9 @@ def cartoon(side: int, seed: int) -> bytes:
     return _encode(image, "PNG")
 
 
-def _text_lines(draw: ImageDraw.ImageDraw, rng: np.random.Generator, box: tuple[int, int, int, int],
-                line_height: int, ink: int) -> None:
+def _text_lines(
+    draw: ImageDraw.ImageDraw, rng: np.random.Generator, box: tuple[int, int, int, int], line_height: int, ink: int
+) -> None:
     """Rows of word-sized marks filling `box`, paragraphs separated by a blank line."""
     left, top, right, bottom = box
     y = top

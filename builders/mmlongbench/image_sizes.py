@@ -35,8 +35,9 @@ class ImageSizes:
         missing = self.release.read_images(wanted, on_image)
         if missing:
             path = sorted(missing)[0]
-            raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {path} (needed by "
-                             f"{wanted[path]})")
+            raise BuildError(
+                f"{len(missing)} image(s) not found in {self.release.where_images()}: {path} (needed by {wanted[path]})"
+            )
 
     def tokens(self, path: str) -> int:
         return image_tokens(*self.sizes[path])

@@ -46,8 +46,18 @@ class Leaf:
         return {6: "depth", 3: "permutation"}.get(self.variants, "")
 
 
-def _leaf(category: str, dataset: str, pattern: str, loader: str, paper_name: str, *, sample: int = 100,
-          variants: int = 1, prefix: str = "Answer:", tokens: int = 128) -> Leaf:
+def _leaf(
+    category: str,
+    dataset: str,
+    pattern: str,
+    loader: str,
+    paper_name: str,
+    *,
+    sample: int = 100,
+    variants: int = 1,
+    prefix: str = "Answer:",
+    tokens: int = 128,
+) -> Leaf:
     return Leaf(category, dataset, pattern, loader, sample, variants, prefix, tokens, paper_name)
 
 
@@ -56,25 +66,68 @@ LEAVES: tuple[Leaf, ...] = (
     _leaf("vrag", "viquae", "vrag/viquae_K{k}_dep6.jsonl", "vrag", "ViQuAE", variants=6),
     _leaf("niah", "vh_single", "NIAH/vh_single_test_1000_K{k}_dep6.jsonl", "vh", "VH-Single", variants=6),
     _leaf("niah", "vh_multi", "NIAH/vh_multi_test_1000_K{k}_dep3.jsonl", "vh", "VH-Multi", variants=3),
-    _leaf("niah", "mmniah_ret_text", "NIAH/retrieval-text_test_K{k}_dep6.jsonl", "mmniah_text", "MM-NIAH-Ret (T)",
-          sample=50, variants=6),
-    _leaf("niah", "mmniah_ret_image", "NIAH/retrieval-image_test_K{k}_dep6.jsonl", "mmniah_image_mc",
-          "MM-NIAH-Ret (I)", sample=50, variants=6),
-    _leaf("niah", "mmniah_count_text", "NIAH/counting-text_test_K{k}_dep3.jsonl", "mmniah_text", "MM-NIAH-Count (T)",
-          sample=50, variants=3),
-    _leaf("niah", "mmniah_count_image", "NIAH/counting-image_test_K{k}_dep3.jsonl", "mmniah_image_count",
-          "MM-NIAH-Count (I)", sample=50, variants=3),
-    _leaf("niah", "mmniah_reason_text", "NIAH/reasoning-text_test_K{k}_dep3.jsonl", "mmniah_text",
-          "MM-NIAH-Reason (T)", sample=50, variants=3),
-    _leaf("niah", "mmniah_reason_image", "NIAH/reasoning-image_test_K{k}_dep6.jsonl", "mmniah_image_mc",
-          "MM-NIAH-Reason (I)", sample=50, variants=6),
+    _leaf(
+        "niah",
+        "mmniah_ret_text",
+        "NIAH/retrieval-text_test_K{k}_dep6.jsonl",
+        "mmniah_text",
+        "MM-NIAH-Ret (T)",
+        sample=50,
+        variants=6,
+    ),
+    _leaf(
+        "niah",
+        "mmniah_ret_image",
+        "NIAH/retrieval-image_test_K{k}_dep6.jsonl",
+        "mmniah_image_mc",
+        "MM-NIAH-Ret (I)",
+        sample=50,
+        variants=6,
+    ),
+    _leaf(
+        "niah",
+        "mmniah_count_text",
+        "NIAH/counting-text_test_K{k}_dep3.jsonl",
+        "mmniah_text",
+        "MM-NIAH-Count (T)",
+        sample=50,
+        variants=3,
+    ),
+    _leaf(
+        "niah",
+        "mmniah_count_image",
+        "NIAH/counting-image_test_K{k}_dep3.jsonl",
+        "mmniah_image_count",
+        "MM-NIAH-Count (I)",
+        sample=50,
+        variants=3,
+    ),
+    _leaf(
+        "niah",
+        "mmniah_reason_text",
+        "NIAH/reasoning-text_test_K{k}_dep3.jsonl",
+        "mmniah_text",
+        "MM-NIAH-Reason (T)",
+        sample=50,
+        variants=3,
+    ),
+    _leaf(
+        "niah",
+        "mmniah_reason_image",
+        "NIAH/reasoning-image_test_K{k}_dep6.jsonl",
+        "mmniah_image_mc",
+        "MM-NIAH-Reason (I)",
+        sample=50,
+        variants=6,
+    ),
     _leaf("icl", "stanford_cars", "ICL/cars196_K{k}.json", "icl", "Stanford Cars", prefix="label:"),
     _leaf("icl", "food101", "ICL/food101_K{k}.json", "icl", "Food101", prefix="label:"),
     _leaf("icl", "sun397", "ICL/sun397_K{k}.json", "icl", "SUN397", prefix="label:"),
     _leaf("icl", "inat2021", "ICL/inat2021_K{k}.json", "icl", "Inat2021", prefix="label:"),
     _leaf("summ", "govreport", "summ/gov_K{k}.jsonl", "govreport", "GovReport", prefix="Summary:", tokens=384),
-    _leaf("summ", "multilexsum", "summ/lexsum_K{k}.jsonl", "multilexsum", "Multi-LexSum", prefix="Summary:",
-          tokens=384),
+    _leaf(
+        "summ", "multilexsum", "summ/lexsum_K{k}.jsonl", "multilexsum", "Multi-LexSum", prefix="Summary:", tokens=384
+    ),
     _leaf("docvqa", "mmlongbench_doc", "documentQA/mmlongdoc_K{k}.jsonl", "docqa", "MMLongBench-Doc"),
     _leaf("docvqa", "longdocurl", "documentQA/longdocurl_K{k}.jsonl", "docqa", "LongDocURL"),
     _leaf("docvqa", "slidevqa", "documentQA/slidevqa_K{k}.jsonl", "docqa", "SlideVQA"),
@@ -86,20 +139,49 @@ LEAVES: tuple[Leaf, ...] = (
 # the VRAG files for `occ_vrag` (its loader needs their gold passages), and for the text-haystack set a file named
 # like its image-needle sibling, with that sibling's sample of 50 ids.
 ABLATION_LEAVES: tuple[Leaf, ...] = (
-    _leaf("ablation", "triviaqa", "vrag/viquae_K{k}_dep6.jsonl", "text_rag", "ViQuAE, entity named (text only)",
-          variants=6),
-    _leaf("ablation", "occ_vrag_infoseek", "vrag/infoseek_K{k}_dep3.jsonl", "vrag_occlusion",
-          "InfoSeek, gold passages removed", variants=3),
-    _leaf("ablation", "occ_vrag_viquae", "vrag/viquae_K{k}_dep6.jsonl", "vrag_occlusion",
-          "ViQuAE, gold passages removed", variants=6),
-    _leaf("ablation", "text_haystack_ret_image", "NIAH/text-haystack_retrieval-image_test_K{k}_dep6.jsonl",
-          "mmniah_image_mc", "MM-NIAH-Ret (I), other text removed", sample=50, variants=6),
-    _leaf("ablation", "text_doc", "documentQA/text_mmlongdoc_K{k}.jsonl", "text_docqa",
-          "MMLongBench-Doc, OCR text"),
+    _leaf(
+        "ablation",
+        "triviaqa",
+        "vrag/viquae_K{k}_dep6.jsonl",
+        "text_rag",
+        "ViQuAE, entity named (text only)",
+        variants=6,
+    ),
+    _leaf(
+        "ablation",
+        "occ_vrag_infoseek",
+        "vrag/infoseek_K{k}_dep3.jsonl",
+        "vrag_occlusion",
+        "InfoSeek, gold passages removed",
+        variants=3,
+    ),
+    _leaf(
+        "ablation",
+        "occ_vrag_viquae",
+        "vrag/viquae_K{k}_dep6.jsonl",
+        "vrag_occlusion",
+        "ViQuAE, gold passages removed",
+        variants=6,
+    ),
+    _leaf(
+        "ablation",
+        "text_haystack_ret_image",
+        "NIAH/text-haystack_retrieval-image_test_K{k}_dep6.jsonl",
+        "mmniah_image_mc",
+        "MM-NIAH-Ret (I), other text removed",
+        sample=50,
+        variants=6,
+    ),
+    _leaf("ablation", "text_doc", "documentQA/text_mmlongdoc_K{k}.jsonl", "text_docqa", "MMLongBench-Doc, OCR text"),
 )
 # The official dataset name of each ablation (what `load_data` matches), for the docs and the report.
-OFFICIAL_ABLATION_NAMES = {"triviaqa": "triviaqa", "occ_vrag_infoseek": "occ_vrag", "occ_vrag_viquae": "occ_vrag",
-                           "text_haystack_ret_image": "text-haystack_retrieval-image", "text_doc": "text_doc"}
+OFFICIAL_ABLATION_NAMES = {
+    "triviaqa": "triviaqa",
+    "occ_vrag_infoseek": "occ_vrag",
+    "occ_vrag_viquae": "occ_vrag",
+    "text_haystack_ret_image": "text-haystack_retrieval-image",
+    "text_doc": "text_doc",
+}
 
 LEAF_BY_NAME: dict[str, Leaf] = {leaf.name: leaf for leaf in (*LEAVES, *ABLATION_LEAVES)}
 
@@ -113,15 +195,27 @@ CLAIMS_FILES = {"govreport": "summ/gov_claims.jsonl", "multilexsum": "summ/lexsu
 TEXT_ARCHIVES = ("0_mmlb_data.tar.gz", "mmlb_data.tar.gz")
 TEXT_ARCHIVE = TEXT_ARCHIVES[-1]
 IMAGE_ARCHIVES: dict[str, tuple[str, str]] = {
-    "vrag": ("1_vrag_image.tar.gz", "vrag.tar.gz"), "vh": ("2_vh_image.tar.gz", "vh.tar.gz"),
-    "mm-niah": ("2_mm-niah_image.tar.gz", "mm-niah.tar.gz"), "icl": ("3_icl_image.tar.gz", "icl.tar.gz"),
-    "summ": ("4_summ_image.tar.gz", "summ.tar.gz"), "docqa": ("5_docqa_image.tar.gz", "docqa.tar.gz"),
+    "vrag": ("1_vrag_image.tar.gz", "vrag.tar.gz"),
+    "vh": ("2_vh_image.tar.gz", "vh.tar.gz"),
+    "mm-niah": ("2_mm-niah_image.tar.gz", "mm-niah.tar.gz"),
+    "icl": ("3_icl_image.tar.gz", "icl.tar.gz"),
+    "summ": ("4_summ_image.tar.gz", "summ.tar.gz"),
+    "docqa": ("5_docqa_image.tar.gz", "docqa.tar.gz"),
 }
 # The image folder (and so the archive) each loader's rows show images from; None: the text-only ablations.
 LOADER_IMAGES: dict[str, str | None] = {
-    "vrag": "vrag", "vrag_occlusion": "vrag", "vh": "vh", "mmniah_text": "mm-niah", "mmniah_image_mc": "mm-niah",
-    "mmniah_image_count": "mm-niah", "icl": "icl", "govreport": "summ", "multilexsum": "summ", "docqa": "docqa",
-    "text_rag": None, "text_docqa": None,
+    "vrag": "vrag",
+    "vrag_occlusion": "vrag",
+    "vh": "vh",
+    "mmniah_text": "mm-niah",
+    "mmniah_image_mc": "mm-niah",
+    "mmniah_image_count": "mm-niah",
+    "icl": "icl",
+    "govreport": "summ",
+    "multilexsum": "summ",
+    "docqa": "docqa",
+    "text_rag": None,
+    "text_docqa": None,
 }
 
 

@@ -56,8 +56,9 @@ def _id_of(row: Mapping[str, Any], where: str) -> Any:
     return value
 
 
-def plan_config(cfg: Config, path: Path, full: bool, claims: Mapping[str, list[str]] | None = None
-                ) -> Iterator[PlannedRow]:
+def plan_config(
+    cfg: Config, path: Path, full: bool, claims: Mapping[str, list[str]] | None = None
+) -> Iterator[PlannedRow]:
     """The config's rows in evaluation order (the official sample, or every row with `full`); a file without
     rows is an error, not an empty config."""
     n = None if full else cfg.leaf.sample
@@ -79,19 +80,30 @@ def _where(cfg: Config, number: int, row_id: Any = None) -> str:
     return f"{cfg.file}:{number}" + (f" (id {row_id!r})" if row_id is not None else "")
 
 
-def _planned(cfg: Config, assembled: Assembled, where: str, row_id: str, source_id: str, eval_index: int,
-             variant: int = -1) -> PlannedRow:
+def _planned(
+    cfg: Config, assembled: Assembled, where: str, row_id: str, source_id: str, eval_index: int, variant: int = -1
+) -> PlannedRow:
     check_placeholders(assembled, where)
     for image in assembled.images:  # relative to mmlb_image/, which they must not leave
         relative_name(image, f"{where}: image")
-    return PlannedRow(id=row_id, source_id=source_id, eval_index=eval_index, prompt=assembled.prompt,
-                      images=assembled.images, answer=gold_json(assembled.answer),
-                      answer_format=assembled.answer_format, variant=variant, extras=assembled.extras,
-                      where=where)
+    return PlannedRow(
+        id=row_id,
+        source_id=source_id,
+        eval_index=eval_index,
+        prompt=assembled.prompt,
+        images=assembled.images,
+        answer=gold_json(assembled.answer),
+        answer_format=assembled.answer_format,
+        variant=variant,
+        extras=assembled.extras,
+        where=where,
+    )
 
 
 def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
-    ids = [_id_of(parse_row(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)]
+    ids = [
+        _id_of(parse_row(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)
+    ]
     try:
         keep = sampled_ids(ids, n)
     except TypeError:
@@ -108,18 +120,28 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
         variant = seen.get(row_id, 0)
         seen[row_id] = variant + 1
         if variant >= cfg.leaf.variants:
-            raise BuildError(f"{_where(cfg, number, row_id)}: more than {cfg.leaf.variants} rows share this id "
-                             f"(the file name says {cfg.leaf.variants} {cfg.leaf.needle}s per example)")
+            raise BuildError(
+                f"{_where(cfg, number, row_id)}: more than {cfg.leaf.variants} rows share this id "
+                f"(the file name says {cfg.leaf.variants} {cfg.leaf.needle}s per example)"
+            )
         if first_only and keep is not None and variant > 0:
             continue
         where = _where(cfg, number, row_id)
-        yield _planned(cfg, assemble(row, where), where, f"{row_id}#{variant}", str(row_id), eval_index,
-                       -1 if first_only else variant)
+        yield _planned(
+            cfg,
+            assemble(row, where),
+            where,
+            f"{row_id}#{variant}",
+            str(row_id),
+            eval_index,
+            -1 if first_only else variant,
+        )
         eval_index += 1
 
 
-def _plan_shuffled(cfg: Config, path: Path, n: int | None, claims: Mapping[str, list[str]] | None
-                   ) -> Iterator[PlannedRow]:
+def _plan_shuffled(
+    cfg: Config, path: Path, n: int | None, claims: Mapping[str, list[str]] | None
+) -> Iterator[PlannedRow]:
     count = sum(1 for _ in read_lines(path, cfg.file))
     order = shuffled_indices(count, n)
     position = {index: k for k, index in enumerate(order)}
@@ -146,17 +168,27 @@ def check_exemplar_list(sets: list[Any], where: str) -> list[list[list[dict[str,
     of `{image, id}` exemplars (an image path and a class id). `where` is "file (domain 'x'"."""
     for s, exemplar_set in enumerate(sets):
         if not isinstance(exemplar_set, list):
-            raise RowFormatError(f"{where}, exemplar_list[{s}]): expected a list of demonstration rounds, "
-                                 f"got {json.dumps(exemplar_set)[:80]}")
+            raise RowFormatError(
+                f"{where}, exemplar_list[{s}]): expected a list of demonstration rounds, "
+                f"got {json.dumps(exemplar_set)[:80]}"
+            )
         for r, demo_round in enumerate(exemplar_set):
             if not isinstance(demo_round, list):
-                raise RowFormatError(f"{where}, exemplar_list[{s}][{r}]): expected a list of exemplars "
-                                     f"({{image, id}}), got {json.dumps(demo_round)[:80]}")
+                raise RowFormatError(
+                    f"{where}, exemplar_list[{s}][{r}]): expected a list of exemplars "
+                    f"({{image, id}}), got {json.dumps(demo_round)[:80]}"
+                )
             for k, item in enumerate(demo_round):
-                if not (isinstance(item, dict) and isinstance(item.get("image"), str)
-                        and isinstance(item.get("id"), str | int) and not isinstance(item.get("id"), bool)):
-                    raise RowFormatError(f"{where}, exemplar_list[{s}][{r}][{k}]): expected an exemplar "
-                                         f"{{\"image\": path, \"id\": class id}}, got {json.dumps(item)[:80]}")
+                if not (
+                    isinstance(item, dict)
+                    and isinstance(item.get("image"), str)
+                    and isinstance(item.get("id"), str | int)
+                    and not isinstance(item.get("id"), bool)
+                ):
+                    raise RowFormatError(
+                        f"{where}, exemplar_list[{s}][{r}][{k}]): expected an exemplar "
+                        f'{{"image": path, "id": class id}}, got {json.dumps(item)[:80]}'
+                    )
     return sets
 
 
@@ -173,13 +205,21 @@ def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
         raise BuildError(f"{cfg.file}: expected {{domain: {{exemplar_list, test_example}}}}")
     exemplar_sets, tests = {}, []
     for domain, block in data.items():
-        if not isinstance(block, dict) or not isinstance(block.get("exemplar_list"), list) \
-                or not isinstance(block.get("test_example"), list) or not block["exemplar_list"]:
-            raise BuildError(f"{cfg.file}: domain {domain!r} needs a non-empty 'exemplar_list' and a 'test_example' list")
+        if (
+            not isinstance(block, dict)
+            or not isinstance(block.get("exemplar_list"), list)
+            or not isinstance(block.get("test_example"), list)
+            or not block["exemplar_list"]
+        ):
+            raise BuildError(
+                f"{cfg.file}: domain {domain!r} needs a non-empty 'exemplar_list' and a 'test_example' list"
+            )
         exemplar_sets[domain] = check_exemplar_list(block["exemplar_list"], f"{cfg.file} (domain {domain!r}")
         tests += [(f"{domain}/{k}", domain, example) for k, example in enumerate(block["test_example"])]
     for eval_index, (source_id, domain, example, shots) in enumerate(icl_draws(tests, exemplar_sets, n, cfg.name)):
         where = f"{cfg.file} (domain {domain!r}, test_example {source_id.rsplit('/', 1)[1]})"
         if not isinstance(example, dict):
-            raise RowFormatError(f"{where}: expected an object with 'image' and 'answer', got {json.dumps(example)[:80]}")
+            raise RowFormatError(
+                f"{where}: expected an object with 'image' and 'answer', got {json.dumps(example)[:80]}"
+            )
         yield _planned(cfg, assemble_icl(example, shots, where), where, source_id, source_id, eval_index)

@@ -98,8 +98,10 @@ def pool_safe(sequences: Sequence[Sequence[Item]]) -> Iterator[Item]:
 def anchor_of(question: str, where: str) -> str:
     found = ANCHOR.search(question)
     if found is None:
-        raise BuildError(f"{where}: cannot find the anchor object in the question {question[:80]!r} (expected "
-                         "'For the image with X, ...'): the VH pool is kept per anchor")
+        raise BuildError(
+            f"{where}: cannot find the anchor object in the question {question[:80]!r} (expected "
+            "'For the image with X, ...'): the VH pool is kept per anchor"
+        )
     return found.group(1).strip().lower()
 
 
@@ -234,8 +236,9 @@ def _gather_icl(release: Release, files: list[str], base_file: str, pools: Pools
                     for item in demo_round:
                         members.setdefault(item["id"], []).append(item["image"])
             for images in members.values():
-                joined = next((class_of_image[i] for i in images if i in class_of_image and
-                               class_of_image[i][0] == domain), None)
+                joined = next(
+                    (class_of_image[i] for i in images if i in class_of_image and class_of_image[i][0] == domain), None
+                )
                 if joined is not None:
                     pool = pools.classes[joined]
                     pool += [i for i in dict.fromkeys(images) if i not in pool]
@@ -253,6 +256,8 @@ def _icl_file(release: Release, relpath: str) -> dict[str, Any]:
                     for item in demo_round:
                         item["image"], item["id"]  # noqa: B018 - checked here so the join can index them
     except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError, RecursionError) as exc:
-        raise BuildError(f"{relpath}: expected {{domain: {{exemplar_list: [[[{{image, id}}]]], test_example}}}} "
-                         f"({type(exc).__name__}: {exc})") from None
+        raise BuildError(
+            f"{relpath}: expected {{domain: {{exemplar_list: [[[{{image, id}}]]], test_example}}}} "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
     return data

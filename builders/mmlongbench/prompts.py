@@ -20,30 +20,30 @@ ANSWER_FORMAT = "Write your answer in the following format:\nAnswer: [answer]\n\
 
 USER_TEMPLATES: dict[str, str] = {
     "vrag": "Use the given documents to write a concise and short answer to the question about the entity shown in "
-            "the image. " + ANSWER_FORMAT,
+    "the image. " + ANSWER_FORMAT,
     "vh": "You are given a set of images. Please answer the question in Yes or No based on the given images. "
-          + ANSWER_FORMAT,
+    + ANSWER_FORMAT,
     "mmniah_text": "You are given interleaved text and images. Please answer the question based on the given text and "
-                   "images. " + ANSWER_FORMAT,
+    "images. " + ANSWER_FORMAT,
     "mmniah_image_count": "You are given interleaved text and images. Please answer the question based on the given "
-                          "text and images. " + ANSWER_FORMAT,
+    "text and images. " + ANSWER_FORMAT,
     "mmniah_image_mc": "You are given interleaved text and images. Please answer the question with the option's letter "
-                       "(A, B, etc.) based on the given text and images. " + ANSWER_FORMAT,
+    "(A, B, etc.) based on the given text and images. " + ANSWER_FORMAT,
     "icl": "You need to recognize entities in images. Use the provided mapping from the image to label to assign a "
-           "label to the test image. Only output \"label: {{label}}\" and nothing else.\n\nTraining examples:\n"
-           "{context}\n\nNow classify this image: {question}",
+    'label to the test image. Only output "label: {{label}}" and nothing else.\n\nTraining examples:\n'
+    "{context}\n\nNow classify this image: {question}",
     "govreport": "You are given a government report from U.S. Government Accountability Office (GAO), and you are "
-                 "tasked to summarize the report. Write a concise summary (around 550 words) organized in multiple "
-                 "paragraphs. Where applicable, the summary should contain a short description of why GAO did this "
-                 "study, what GAO found, and what GAO recommends.\n\nGovernment Report:\n{context}\n\n"
-                 "Now please summarize the report.",
+    "tasked to summarize the report. Write a concise summary (around 550 words) organized in multiple "
+    "paragraphs. Where applicable, the summary should contain a short description of why GAO did this "
+    "study, what GAO found, and what GAO recommends.\n\nGovernment Report:\n{context}\n\n"
+    "Now please summarize the report.",
     "multilexsum": "You are given the legal documents in a civil rights lawsuit, and you are tasked to summarize the "
-                   "case. Write a concise summary of one paragraph (200 to 250 words). The summary should contain a "
-                   "short description of the background, the parties involved, and the outcomes of the case.\n\n"
-                   "Legal documents:\n{context}\n\nNow please summarize the case.",
+    "case. Write a concise summary of one paragraph (200 to 250 words). The summary should contain a "
+    "short description of the background, the parties involved, and the outcomes of the case.\n\n"
+    "Legal documents:\n{context}\n\nNow please summarize the case.",
     "docqa": "You are given a document with text and images, and a question. Answer the question as concisely as you "
-             "can, using a single phrase or sentence if possible. If the question cannot be answered based on the "
-             "information in the article, write 'Not answerable.' " + ANSWER_FORMAT,
+    "can, using a single phrase or sentence if possible. If the question cannot be answered based on the "
+    "information in the article, write 'Not answerable.' " + ANSWER_FORMAT,
 }
 
 PASSAGE_TEMPLATE = "Document (Title: {title}): {text}"
@@ -91,12 +91,14 @@ def gold_of(row: Mapping[str, Any], where: str, kind: str) -> Any:
     """
     value = field_of(row, "answer", where)
     if kind == "text":
-        ok = isinstance(value, str) or (isinstance(value, list) and value
-                                        and all(isinstance(v, str) for v in value))
+        ok = isinstance(value, str) or (isinstance(value, list) and value and all(isinstance(v, str) for v in value))
         expected = "a string or a non-empty list of strings"
     elif kind == "counts":
-        ok = isinstance(value, list) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool)
-                                                             for v in value)
+        ok = (
+            isinstance(value, list)
+            and bool(value)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        )
         expected = "a non-empty list of integers"
     else:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
@@ -119,8 +121,9 @@ def join_passages(ctxs: list[Any], where: str, template: str | None) -> str:
     try:
         return "\n\n".join(template.format(**c) if template else c["text"] for c in ctxs)
     except (KeyError, TypeError) as exc:
-        raise RowFormatError(f"{where}: every item of 'ctxs' needs {'title and text' if template else 'text'} "
-                             f"({exc!r})") from None
+        raise RowFormatError(
+            f"{where}: every item of 'ctxs' needs {'title and text' if template else 'text'} ({exc!r})"
+        ) from None
 
 
 def _strings(row: Mapping[str, Any], key: str, where: str) -> list[str]:
@@ -133,39 +136,51 @@ def _strings(row: Mapping[str, Any], key: str, where: str) -> list[str]:
 def assemble_vrag(row: Mapping[str, Any], where: str) -> Assembled:
     question = IMAGE_PLACEHOLDER + field_of(row, "question", where, str)
     image = field_of(row, "image", where, str)
-    return Assembled(_fill("vrag", _passages(row, where, PASSAGE_TEMPLATE), question), [image],
-                     gold_of(row, where, "text"))
+    return Assembled(
+        _fill("vrag", _passages(row, where, PASSAGE_TEMPLATE), question), [image], gold_of(row, where, "text")
+    )
 
 
 def assemble_vh(row: Mapping[str, Any], where: str) -> Assembled:
     images = _strings(row, "ctxs", where)
     context = "\n".join([IMAGE_PLACEHOLDER] * len(images))
-    return Assembled(_fill("vh", context, field_of(row, "question", where, str)), images,
-                     gold_of(row, where, "text"))
+    return Assembled(_fill("vh", context, field_of(row, "question", where, str)), images, gold_of(row, where, "text"))
 
 
 def assemble_mmniah_text(row: Mapping[str, Any], where: str) -> Assembled:
     question = field_of(row, "question", where, str)
     # Counting questions have a list of counts; retrieval and reasoning a text answer.
-    kind = "counts" if isinstance(row.get("answer"), list) and row["answer"] and not isinstance(row["answer"][0], str) \
+    kind = (
+        "counts"
+        if isinstance(row.get("answer"), list) and row["answer"] and not isinstance(row["answer"][0], str)
         else "text"
-    return Assembled(_fill("mmniah_text", _passages(row, where, None), question),
-                     _strings(row, "image_list", where), gold_of(row, where, kind))
+    )
+    return Assembled(
+        _fill("mmniah_text", _passages(row, where, None), question),
+        _strings(row, "image_list", where),
+        gold_of(row, where, kind),
+    )
 
 
 def assemble_mmniah_image_count(row: Mapping[str, Any], where: str) -> Assembled:
     # The counting question already holds the needle images' placeholders.
     images = _strings(row, "image_list", where) + _strings(row, "needle_image_list", where)
-    return Assembled(_fill("mmniah_image_count", _passages(row, where, None), field_of(row, "question", where, str)),
-                     images, gold_of(row, where, "counts"))
+    return Assembled(
+        _fill("mmniah_image_count", _passages(row, where, None), field_of(row, "question", where, str)),
+        images,
+        gold_of(row, where, "counts"),
+    )
 
 
 def assemble_mmniah_image_mc(row: Mapping[str, Any], where: str) -> Assembled:
     choices = _strings(row, "choices_image", where)
     question = field_of(row, "question", where, str)
     question += "".join(f"\n{chr(ord('A') + k)}. {IMAGE_PLACEHOLDER}" for k in range(len(choices)))
-    return Assembled(_fill("mmniah_image_mc", _passages(row, where, None), question),
-                     _strings(row, "image_list", where) + choices, gold_of(row, where, "index"))
+    return Assembled(
+        _fill("mmniah_image_mc", _passages(row, where, None), question),
+        _strings(row, "image_list", where) + choices,
+        gold_of(row, where, "index"),
+    )
 
 
 def assemble_icl(example: Mapping[str, Any], exemplars: Sequence[Mapping[str, Any]], where: str) -> Assembled:
@@ -190,8 +205,7 @@ def page_label(path: str, split_index: int, text: str | None = None) -> str:
 def pages_context(paths: list[str], split_index: int, where: str, texts: list[str] | None = None) -> str:
     """The pages' labels joined by a blank line (with their OCR texts when given, one per page)."""
     try:
-        return "\n\n".join(page_label(p, split_index, None if texts is None else texts[k])
-                            for k, p in enumerate(paths))
+        return "\n\n".join(page_label(p, split_index, None if texts is None else texts[k]) for k, p in enumerate(paths))
     except IndexError:
         raise RowFormatError(f"{where}: page paths should look like DOC/..page<N>.<ext> (got {paths[:3]}...)") from None
 
@@ -199,16 +213,22 @@ def pages_context(paths: list[str], split_index: int, where: str, texts: list[st
 def assemble_govreport(row: Mapping[str, Any], where: str) -> Assembled:
     images = _strings(row, "image_list", where)
     try:
-        reference = "\n\n".join(aspect["section_title"] + ":\n" + "\n".join(aspect["paragraphs"])
-                                for aspect in field_of(row, "summary", where, list))
+        reference = "\n\n".join(
+            aspect["section_title"] + ":\n" + "\n".join(aspect["paragraphs"])
+            for aspect in field_of(row, "summary", where, list)
+        )
     except (KeyError, TypeError) as exc:
-        raise RowFormatError(f"{where}: 'summary' should be a list of {{section_title, paragraphs}} ({exc!r})") from None
+        raise RowFormatError(
+            f"{where}: 'summary' should be a list of {{section_title, paragraphs}} ({exc!r})"
+        ) from None
     return Assembled(_fill("govreport", pages_context(images, 1, where), ""), images, reference)
 
 
 def assemble_multilexsum(row: Mapping[str, Any], where: str) -> Assembled:
     images = _strings(row, "image_list", where)
-    return Assembled(_fill("multilexsum", pages_context(images, 1, where), ""), images, field_of(row, "summary", where, str))
+    return Assembled(
+        _fill("multilexsum", pages_context(images, 1, where), ""), images, field_of(row, "summary", where, str)
+    )
 
 
 @dataclass
@@ -227,10 +247,12 @@ def doc_question(row: Mapping[str, Any], where: str) -> DocQuestion:
     answer = field_of(row, "answer", where)
     answer_format = field_of(row, "answer_format", where, str)
     if answer_format not in DOCQA_FORMATS:
-        raise RowFormatError(f"{where}: field 'answer_format' should be one of {', '.join(DOCQA_FORMATS)}, "
-                             f"got {answer_format!r}")
-    return DocQuestion(question, answer, answer_format,
-                       {"doc_name": doc_name, "answer_pages": answer_pages(row, where)})
+        raise RowFormatError(
+            f"{where}: field 'answer_format' should be one of {', '.join(DOCQA_FORMATS)}, got {answer_format!r}"
+        )
+    return DocQuestion(
+        question, answer, answer_format, {"doc_name": doc_name, "answer_pages": answer_pages(row, where)}
+    )
 
 
 def answer_pages(row: Mapping[str, Any], where: str) -> list[int]:
@@ -240,14 +262,21 @@ def answer_pages(row: Mapping[str, Any], where: str) -> list[int]:
         numbers = [int(p) if isinstance(p, str) and p.strip().isdecimal() else p for p in pages]
         if all(isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 2**31 for p in numbers):
             return numbers
-    raise RowFormatError(f"{where}: field 'ans_page_list' should be a list of page numbers, got {json.dumps(pages)[:80]}")
+    raise RowFormatError(
+        f"{where}: field 'ans_page_list' should be a list of page numbers, got {json.dumps(pages)[:80]}"
+    )
 
 
 def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:
     pages = _strings(row, "page_list", where)
     asked = doc_question(row, where)
-    return Assembled(_fill("docqa", pages_context(pages, -1, where), asked.question), pages, asked.answer,
-                     asked.answer_format, asked.extras)
+    return Assembled(
+        _fill("docqa", pages_context(pages, -1, where), asked.question),
+        pages,
+        asked.answer,
+        asked.answer_format,
+        asked.extras,
+    )
 
 
 ASSEMBLERS = {
@@ -266,8 +295,10 @@ def check_placeholders(assembled: Assembled, where: str) -> None:
     """Every image has its place in the prompt: never an image dropped or a placeholder without one."""
     count = assembled.prompt.count(IMAGE_PLACEHOLDER)
     if count != len(assembled.images):
-        raise RowFormatError(f"{where}: the prompt has {count} {IMAGE_PLACEHOLDER} placeholder(s) but the row names "
-                             f"{len(assembled.images)} image(s)")
+        raise RowFormatError(
+            f"{where}: the prompt has {count} {IMAGE_PLACEHOLDER} placeholder(s) but the row names "
+            f"{len(assembled.images)} image(s)"
+        )
 
 
 def gold_json(answer: Any) -> str:

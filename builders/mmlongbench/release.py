@@ -37,8 +37,11 @@ IMAGE_ARCHIVE_NAMES = tuple(name for names in IMAGE_ARCHIVES.values() for name i
 
 # No commit of the dataset repo could be found from here (its history pages are not indexed; the duplicate
 # junhaoki/MMLongBench@8f12f60 shows today's file names): `main` is read, and the manifest records the commit it was.
-HUB_RELEASE = HubRelease("ZhaoweiWang/MMLongBench", "main",
-                         "not pinned: no commit of the dataset repo could be found; the manifest records the one read")
+HUB_RELEASE = HubRelease(
+    "ZhaoweiWang/MMLongBench",
+    "main",
+    "not pinned: no commit of the dataset repo could be found; the manifest records the one read",
+)
 
 
 def hub_files(cfgs: Iterable[Config]) -> list[HubFile]:
@@ -54,7 +57,7 @@ def member_path(name: str, top: str) -> str:
     (`mmlb_image/x/y.jpg` -> `x/y.jpg`)."""
     name = name.replace("\\", "/")
     prefix = top + "/"
-    return name[len(prefix):] if name.startswith(prefix) else name
+    return name[len(prefix) :] if name.startswith(prefix) else name
 
 
 class Release:
@@ -64,13 +67,17 @@ class Release:
         self.root = Path(root)
         self.work = work  # where copies of archived text files go (the system's temporary folder if None)
         if not self.root.is_dir():
-            raise BuildError(f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
-                             f"{' or '.join(TEXT_ARCHIVES)}, and mmlb_image/ or the image archives)")
+            raise BuildError(
+                f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
+                f"{' or '.join(TEXT_ARCHIVES)}, and mmlb_image/ or the image archives)"
+            )
         self.text_dir = self.root / TEXT_DIR if (self.root / TEXT_DIR).is_dir() else None
         self.text_archive = next((self.root / n for n in TEXT_ARCHIVES if (self.root / n).is_file()), None)
         if self.text_dir is None and self.text_archive is None:
-            raise BuildError(f"{self.root} holds neither {TEXT_DIR}/ nor {' nor '.join(TEXT_ARCHIVES)}: point --source "
-                             "at the folder where the release was downloaded")
+            raise BuildError(
+                f"{self.root} holds neither {TEXT_DIR}/ nor {' nor '.join(TEXT_ARCHIVES)}: point --source "
+                "at the folder where the release was downloaded"
+            )
         self.image_dir = self.root / IMAGE_DIR if (self.root / IMAGE_DIR).is_dir() else None
         self.image_archives = [self.root / n for n in IMAGE_ARCHIVE_NAMES if (self.root / n).is_file()]
         self._spool: Path | None = None
@@ -132,8 +139,12 @@ class Release:
 
     # ---------------------------------------------------------------------------------------- images
 
-    def read_images(self, wanted: Mapping[str, str], on_image: Callable[[str, bytes], None],
-                    progress: Callable[[int], object] | None = None) -> set[str]:
+    def read_images(
+        self,
+        wanted: Mapping[str, str],
+        on_image: Callable[[str, bytes], None],
+        progress: Callable[[int], object] | None = None,
+    ) -> set[str]:
         """Call `on_image(path, data)` once per wanted image path (relative to mmlb_image/; mapped to the row that
         names it, for messages); return the paths found nowhere. The folder is read first (a path leading out of
         it through a symbolic link is a `BuildError`); each archive is streamed once, for what is still missing."""
@@ -182,7 +193,8 @@ def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise BuildError(f"{name or path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start} of "
-                                 "the line)") from None
+                raise BuildError(
+                    f"{name or path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)"
+                ) from None
             if line.strip():
                 yield number, line

@@ -17,22 +17,26 @@ def features(image_storage: str = contract.SHARED) -> Features:
     """The columns of every MMLongBench config; `images` only when the rows embed them."""
     return row_features(
         image_storage,
-        {"source_id": Value("string"),  # the release's id; the depth/permutation rows of one example share it
-         "eval_index": Value("int32"),  # the row's place in the official evaluation order of its file
-         "category": Value("string"),
-         "dataset": Value("string"),
-         "length": Value("int32")},  # the length label L in tokens (8192 ... 131072)
+        {
+            "source_id": Value("string"),  # the release's id; the depth/permutation rows of one example share it
+            "eval_index": Value("int32"),  # the row's place in the official evaluation order of its file
+            "category": Value("string"),
+            "dataset": Value("string"),
+            "length": Value("int32"),
+        },  # the length label L in tokens (8192 ... 131072)
         PROMPT_COLUMN,  # the official user message; <image> marks each image in order
-        {"answer_prefix": Value("string"),  # prefilled as the assistant turn, prepended to the output
-         "max_new_tokens": Value("int32"),
-         "answer": Value("string"),  # the gold as JSON, exactly as the official scorer receives it
-         "answer_format": Value("string"),  # DocVQA: Integer, Float, String, List or None
-         "needle": Value("string"),  # "depth", "permutation" or ""
-         "needle_position": Value("int32"),  # which of the id's 6 depths / 3 permutations; -1 without
-         "depth": Value("float32"),  # 0.0 (start) ... 1.0 (end) for single-needle rows, else null
-         "doc_name": Value("string"),
-         "answer_pages": List(Value("int32")),  # DocVQA: the answer's pages in the original document
-         "claims": List(Value("string"))},  # summarization: the judge's atomic claims of the reference
+        {
+            "answer_prefix": Value("string"),  # prefilled as the assistant turn, prepended to the output
+            "max_new_tokens": Value("int32"),
+            "answer": Value("string"),  # the gold as JSON, exactly as the official scorer receives it
+            "answer_format": Value("string"),  # DocVQA: Integer, Float, String, List or None
+            "needle": Value("string"),  # "depth", "permutation" or ""
+            "needle_position": Value("int32"),  # which of the id's 6 depths / 3 permutations; -1 without
+            "depth": Value("float32"),  # 0.0 (start) ... 1.0 (end) for single-needle rows, else null
+            "doc_name": Value("string"),
+            "answer_pages": List(Value("int32")),  # DocVQA: the answer's pages in the original document
+            "claims": List(Value("string")),
+        },  # summarization: the judge's atomic claims of the reference
         IMAGE_COLUMNS,
         TOKEN_COLUMNS,
     )

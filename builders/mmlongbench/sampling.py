@@ -55,8 +55,13 @@ def row_seed(seed: int, config: str, row_id: str) -> int:
 ICLTest = tuple[str, str, Any]  # (row id, domain, test example)
 
 
-def icl_draws(tests: list[ICLTest], exemplar_sets: dict[str, list[list[list[Any]]]], n: int | None, config: str,
-              seed: int = OFFICIAL_SEED) -> list[tuple[str, str, Any, list[Any]]]:
+def icl_draws(
+    tests: list[ICLTest],
+    exemplar_sets: dict[str, list[list[list[Any]]]],
+    n: int | None,
+    config: str,
+    seed: int = OFFICIAL_SEED,
+) -> list[tuple[str, str, Any, list[Any]]]:
     """The ICL rows in evaluation order: (row id, domain, test example, the exemplars in shot order).
 
     `tests` are in file order; `exemplar_sets[domain]` the domain's candidate exemplar sets, each a list of

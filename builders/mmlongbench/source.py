@@ -16,12 +16,15 @@ from builders.mmlongbench.pools import family
 from builders.mmlongbench.release import HUB_RELEASE, Release, hub_files
 
 # The card's licence fields: a release build is the authors' gathering of sources under their own terms.
-RELEASE_CARD_LICENCE = {"license": "other", "license_name": "mmlongbench-sources",
-                        "license_link": "https://huggingface.co/datasets/ZhaoweiWang/MMLongBench"}
+RELEASE_CARD_LICENCE = {
+    "license": "other",
+    "license_name": "mmlongbench-sources",
+    "license_link": "https://huggingface.co/datasets/ZhaoweiWang/MMLongBench",
+}
 RELEASE_LICENCE = (
     "The release gathers public datasets, each under its own terms, and the authors' terms of use cover the whole "
     "(the [dataset page](https://huggingface.co/datasets/ZhaoweiWang/MMLongBench) and the [code repository]"
-    "(https://github.com/EdinburghNLP/MMLongBench)'s \"Misuse for malicious purposes\"). Known terms of its sources: "
+    '(https://github.com/EdinburghNLP/MMLongBench)\'s "Misuse for malicious purposes"). Known terms of its sources: '
     "the Wikipedia passages (KILT's 2019 dump) are [CC BY-SA 3.0](https://creativecommons.org/licenses/by-sa/3.0/); "
     "Visual Haystack's images are MS COCO images, under their Flickr owners' terms ([COCO terms of use]"
     "(https://cocodataset.org/#termsofuse)); MM-NIAH's web pages come from [OBELICS]"
@@ -33,9 +36,14 @@ RELEASE_LICENCE = (
 FULL_SOURCE = "fixture:full"
 DEFAULT_FULL_IDS = 1
 
-def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = None,
-                 fixture_ids: int | None = None, cfgs: list[Config] | None = None
-                 ) -> tuple[Release, str, dict[str, str]]:
+
+def open_release(
+    source: str,
+    workdir: Path,
+    counter: TextTokenCounter | None = None,
+    fixture_ids: int | None = None,
+    cfgs: list[Config] | None = None,
+) -> tuple[Release, str, dict[str, str]]:
     """`fixture`, `fixture:full` (written offline into `workdir`) or `release=DIR` / DIR -> (release, request id,
     caveats). `fixture_ids`: ids per file of `fixture:full`, whose rows fit their lengths under `counter`; it
     writes only the files `cfgs` read (each file is the same whichever others are written)."""
@@ -47,19 +55,23 @@ def open_release(source: str, workdir: Path, counter: TextTokenCounter | None = 
             raise BuildError(f"--fixture-ids should be at least 1, got {ids}")
         cfgs = cfgs or list(ALL_CONFIGS.values())
         pools = _pool_tokens(cfgs)
-        root = write_full_source(workdir / "fixture-full", ids_per_file=ids, counter=counter,
-                                 only=_full_files(cfgs), pools=pools)
-        caveat = (f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
-                  "file): drawn photos and pages, and passages of random words, filling each row to its length; "
-                  "scores on it are not comparable with the paper's")
+        root = write_full_source(
+            workdir / "fixture-full", ids_per_file=ids, counter=counter, only=_full_files(cfgs), pools=pools
+        )
+        caveat = (
+            f"the length-true offline fixture (builder fixture:full v{FULL_FIXTURE_VERSION}, {ids} id(s) per "
+            "file): drawn photos and pages, and passages of random words, filling each row to its length; "
+            "scores on it are not comparable with the paper's"
+        )
         # The pools change the files they go in: a build with them is another source.
         pooled = f"-pools{max(pools.values()) // 1024}k" if pools else ""
-        return (Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}{pooled}",
-                {"synthetic": caveat})
+        return (Release(root, workdir), f"fixture-full-v{FULL_FIXTURE_VERSION}-ids{ids}{pooled}", {"synthetic": caveat})
     if source in ("fixture", "fixture:archives"):
         root = write_fixture(workdir / "fixture", archives=source.endswith("archives"))
-        caveat = (f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
-                  "nonsense text in the release's formats; scores on it are not comparable with the paper's")
+        caveat = (
+            f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): a few drawn images and "
+            "nonsense text in the release's formats; scores on it are not comparable with the paper's"
+        )
         return Release(root, workdir), f"fixture-v{FIXTURE_VERSION}", {"synthetic": caveat}
     folder = source.split("=", 1)[1] if source.startswith("release=") else source
     return Release(folder, workdir), "release", {}

@@ -17,7 +17,9 @@ def _describe(info: Mapping[str, Any]) -> str:
 BENCHMARK = Benchmark(
     MMNeedleBuild,
     summary="M images of N x N sub-images, K needles",
-    config_lines={name: f"M={cfg.M:<2} N={cfg.N} K={cfg.K}  paper subset {cfg.paper_count}+{cfg.paper_count} rows"
-                  for name, cfg in CONFIGS.items()},
+    config_lines={
+        name: f"M={cfg.M:<2} N={cfg.N} K={cfg.K}  paper subset {cfg.paper_count}+{cfg.paper_count} rows"
+        for name, cfg in CONFIGS.items()
+    },
     describe=_describe,
 )

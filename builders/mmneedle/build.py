@@ -62,8 +62,12 @@ INFO = BuilderInfo(
 )
 
 
-def build_mmneedle(source: str | CaptionedImageSource | None = None, out_dir: str | os.PathLike[str] = "data",
-                   configs: list[str] | None = None, **options: Any) -> Path | None:
+def build_mmneedle(
+    source: str | CaptionedImageSource | None = None,
+    out_dir: str | os.PathLike[str] = "data",
+    configs: list[str] | None = None,
+    **options: Any,
+) -> Path | None:
     """Build the requested configs (default: all 21) into `out_dir/mmneedle` and return that path.
 
     `source`: "synthetic" (None: the default), "synthetic:COUNT", "coco=DIR" or a source object. `options`: the
@@ -90,8 +94,9 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
     parallel = True
     uses_work_folder = False  # its spills live in the staging folder
 
-    def __init__(self, options: MMNeedleOptions, configs: list[str] | None = None, run: RunOptions | None = None
-                 ) -> None:
+    def __init__(
+        self, options: MMNeedleOptions, configs: list[str] | None = None, run: RunOptions | None = None
+    ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = parse_configs(self.asked_configs)  # requested
         self._unpacked: Path | None = None
@@ -101,11 +106,16 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
 
     def open_source(self, work: Path | None) -> OpenedSource:
         source = self.options.source
-        self.src = (open_source(source, self.options.seed, self.options.min_image_coverage) if isinstance(source, str)
-                    else source)
+        self.src = (
+            open_source(source, self.options.seed, self.options.min_image_coverage)
+            if isinstance(source, str)
+            else source
+        )
         metadata = self.options.official_metadata
-        inputs: dict[str, Any] = {"source": self.src.spec,
-                                  "official_metadata": str(metadata) if metadata is not None else None}
+        inputs: dict[str, Any] = {
+            "source": self.src.spec,
+            "official_metadata": str(metadata) if metadata is not None else None,
+        }
         folder = metadata
         if is_hub_source(metadata) and self.src.kind == "coco":
             self._unpacked = Path(tempfile.mkdtemp(prefix="mmneedle-metadata-"))
@@ -140,8 +150,13 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
 
     def plan(self, build: DatasetBuild) -> None:
         # Over every config the folder will hold, those carried over included.
-        build.caveats = _caveats(self.src, self.planner, [CONFIGS[name] for name in build.request["configs"]],
-                                 self.options.full, self.options.limit)
+        build.caveats = _caveats(
+            self.src,
+            self.planner,
+            [CONFIGS[name] for name in build.request["configs"]],
+            self.options.full,
+            self.options.limit,
+        )
         self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
 
     @cached_property
@@ -155,8 +170,17 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
 
     def estimate(self, kept: int) -> BuildEstimate:
         shown, tiles_needed = self._shown
-        return estimate_build(self.src, self.planner, self.pending, self._ids, shown, len(tiles_needed),
-                              self.image_storage, self.workers, kept)
+        return estimate_build(
+            self.src,
+            self.planner,
+            self.pending,
+            self._ids,
+            shown,
+            len(tiles_needed),
+            self.image_storage,
+            self.workers,
+            kept,
+        )
 
     def write(self, build: DatasetBuild) -> dict[str, Any]:
         assert build.staging is not None, "run inside the DatasetBuild"
@@ -195,12 +219,20 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
         return sorted(shown)
 
     def _ids(self, cfg: NeedleConfig) -> list[int]:
-        return cfg.sample_ids(self.options.full, self.options.limit, self.planner.negative_start(cfg),
-                              self.planner.sample_end(cfg))
+        return cfg.sample_ids(
+            self.options.full, self.options.limit, self.planner.negative_start(cfg), self.planner.sample_end(cfg)
+        )
 
     def _decode(self, names: list[str], tiles: TileStore) -> None:
-        run_parallel(names, lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)), self.workers,
-                     "decode+resize source images", "img", self.progress, chunk=16)
+        run_parallel(
+            names,
+            lambda name: tiles.put(name, self.src.load_tile(name, TILE_SIZE)),
+            self.workers,
+            "decode+resize source images",
+            "img",
+            self.progress,
+            chunk=16,
+        )
 
     def _stitch(self, shown: list[tuple[int, str]], tiles: TileStore, encoded: BudgetedStore[EncodedImage]) -> None:
         workspace = threading.local()  # per worker thread: JPEG encoder, canvases, scratch tile
@@ -226,13 +258,22 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
                 result = self._write_config(build, cfg, encoded, bar)
                 split = self.planner.negative_start(cfg)
                 positives = sum(1 for i in self._ids(cfg) if i < split)
-                build.add_config(result, {"M": cfg.M, "N": cfg.N, "K": cfg.K, "positives": positives,
-                                               "negatives": result.num_rows - positives})
+                build.add_config(
+                    result,
+                    {
+                        "M": cfg.M,
+                        "N": cfg.N,
+                        "K": cfg.K,
+                        "positives": positives,
+                        "negatives": result.num_rows - positives,
+                    },
+                )
                 results.append(result)
         return results
 
-    def _write_config(self, build: DatasetBuild, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage],
-                      bar: tqdm) -> ConfigResult:
+    def _write_config(
+        self, build: DatasetBuild, cfg: NeedleConfig, encoded: BudgetedStore[EncodedImage], bar: tqdm
+    ) -> ConfigResult:
         pool = self.planner.pool(cfg.N)
         with self.rows(build, cfg.name) as writer:
             bar.set_description(f"write {cfg.name}")
@@ -243,33 +284,45 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
                     captions = [caption.strip() for caption in captions]
                 instruction = official_instruction(cfg.M, cfg.N, captions)
                 row = make_row(cfg, plan, pool, captions, instruction, self.planner.negative_start(cfg))
-                writer.write(row, [encoded.get((cfg.N, key)) for key in plan.haystack],
-                             [f"{key}.jpg" for key in plan.haystack], counted_text=instruction, other_bytes=1024)
+                writer.write(
+                    row,
+                    [encoded.get((cfg.N, key)) for key in plan.haystack],
+                    [f"{key}.jpg" for key in plan.haystack],
+                    counted_text=instruction,
+                    other_bytes=1024,
+                )
                 bar.update(1)
             return writer.close()
 
 
-def _caveats(src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool,
-             limit: int | None) -> dict[str, str]:
+def _caveats(
+    src: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig], full: bool, limit: int | None
+) -> dict[str, str]:
     """Why numbers on this build are not comparable with the paper's (recorded in the manifest and the card,
     said by `builders push` and `harness report`)."""
     caveats = {}
     if src.kind == "synthetic":
-        caveats["synthetic"] = (f"synthetic images and captions drawn by the builder (source `{src.spec}`), "
-                                "not MS COCO: scores are not comparable with the paper's")
-    short = [cfg.name for cfg in cfgs
-             if len(cfg.sample_ids(full, limit, planner.negative_start(cfg), planner.sample_end(cfg)))
-             < 2 * cfg.paper_count]
+        caveats["synthetic"] = (
+            f"synthetic images and captions drawn by the builder (source `{src.spec}`), "
+            "not MS COCO: scores are not comparable with the paper's"
+        )
+    short = [
+        cfg.name
+        for cfg in cfgs
+        if len(cfg.sample_ids(full, limit, planner.negative_start(cfg), planner.sample_end(cfg))) < 2 * cfg.paper_count
+    ]
     if short:
         cap = f"`--limit {limit}`" if limit is not None else "official metadata with fewer samples"
         which = "every config" if len(short) == len(cfgs) else f"configs {', '.join(short)}"
-        caveats["limited"] = (f"fewer rows than the paper evaluated ({cap}; {which}): "
-                              "scores are not comparable with the paper's")
+        caveats["limited"] = (
+            f"fewer rows than the paper evaluated ({cap}; {which}): scores are not comparable with the paper's"
+        )
     return caveats
 
 
-def _planner(src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metadata: str | os.PathLike[str] | None,
-             seed: int) -> tuple[Planner, dict[str, str] | None]:
+def _planner(
+    src: CaptionedImageSource, cfgs: list[NeedleConfig], official_metadata: str | os.PathLike[str] | None, seed: int
+) -> tuple[Planner, dict[str, str] | None]:
     """The planner for the build's mode, and the official metadata files' fingerprints (official mode)."""
     if official_metadata is not None:
         if src.kind != "coco":

@@ -40,8 +40,13 @@ class NeedleConfig:
         """A haystack can hold M*N*N distinct images, and K negatives must lie outside it."""
         return self.slots + self.K
 
-    def sample_ids(self, full: bool = False, limit: int | None = None, negative_start: int = NEGATIVE_ID_START,
-                   end: int = SAMPLE_COUNT) -> list[int]:
+    def sample_ids(
+        self,
+        full: bool = False,
+        limit: int | None = None,
+        negative_start: int = NEGATIVE_ID_START,
+        end: int = SAMPLE_COUNT,
+    ) -> list[int]:
         """Positives then negatives, in id order: the paper's subset, all, or the first L of each. Ids below
         `negative_start` are positives, ids from it to `end` (exclusive) negatives. The official generator makes
         sample i a positive when i < S / 2, so a run of S samples has ceil(S / 2) positives and floor(S / 2)

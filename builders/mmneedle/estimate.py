@@ -20,9 +20,17 @@ ROW_BYTES = 1500  # a row without its images: prompts, captions, ids and lists (
 SAMPLE_TILES = 16  # sub-images to decode per grid size; at least one stitched image each
 
 
-def estimate_build(source: CaptionedImageSource, planner: Planner, cfgs: list[NeedleConfig],
-                   ids: Callable[[NeedleConfig], list[int]], shown: list[tuple[int, str]], source_images: int,
-                   image_storage: str, num_proc: int, kept: int = 0) -> BuildEstimate:
+def estimate_build(
+    source: CaptionedImageSource,
+    planner: Planner,
+    cfgs: list[NeedleConfig],
+    ids: Callable[[NeedleConfig], list[int]],
+    shown: list[tuple[int, str]],
+    source_images: int,
+    image_storage: str,
+    num_proc: int,
+    kept: int = 0,
+) -> BuildEstimate:
     """`shown`: the (N, pool key) of every stitched image the build shows; `source_images`: how many
     sub-images it decodes."""
     per_grid = Counter(N for N, _ in shown)

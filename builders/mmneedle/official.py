@@ -33,8 +33,11 @@ from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
 
 # The authors' Hub release (its builder script in the code repository, commit 7016404, names these files); no
 # commit of the dataset repo could be found from here.
-HUB_RELEASE = HubRelease("Wang-ML-Lab/MMNeedle", "main",
-                         "not pinned: no commit of the dataset repo could be found; the manifest records the one read")
+HUB_RELEASE = HubRelease(
+    "Wang-ML-Lab/MMNeedle",
+    "main",
+    "not pinned: no commit of the dataset repo could be found; the manifest records the one read",
+)
 HUB_METADATA = HubFile(("data/metadata_stitched.zip",), "the official metadata (metadata_stitched/)")
 
 
@@ -44,8 +47,9 @@ def metadata_names(cfg: NeedleConfig) -> tuple[str, str]:
     return f"{cfg.N}_{cfg.N}.json", name if cfg.K == 1 else f"{cfg.K}_{name}"
 
 
-def hub_metadata(source: str, configs: list[NeedleConfig], target: Path,
-                 progress: bool = True) -> tuple[Path, FetchedRelease]:
+def hub_metadata(
+    source: str, configs: list[NeedleConfig], target: Path, progress: bool = True
+) -> tuple[Path, FetchedRelease]:
     """The metadata zip of `source` (`hf://ORG/NAME[@REVISION]`) fetched, and the files `configs` read taken out of
     it into `target` (wherever the zip keeps them: at its top or under `metadata_stitched/`)."""
     fetched = fetch_release(parse_hub_source(source), HUB_RELEASE, [HUB_METADATA], progress=progress)
@@ -128,9 +132,7 @@ class OfficialMetadata:
         return sorted(paths)
 
     def fingerprint(self, configs: list[NeedleConfig]) -> dict[str, str]:
-        return {
-            p.name: "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest() for p in self.files_for(configs)
-        }
+        return {p.name: "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest() for p in self.files_for(configs)}
 
     def pool(self, N: int) -> OfficialPool:
         if N not in self._pools:
@@ -146,8 +148,10 @@ class OfficialMetadata:
         split = min(negatives) if negatives else max(by_id, default=-1) + 1
         misplaced = sorted(i for i, (_, entry) in by_id.items() if i > split and not _is_negative(entry.get("index")))
         if misplaced:
-            raise BuildError(f"{self.annotation_path(cfg)}: ids below {split} are positives and the rest negatives, "
-                             f"but id {misplaced[0]} (after the first negative) has a location")
+            raise BuildError(
+                f"{self.annotation_path(cfg)}: ids below {split} are positives and the rest negatives, "
+                f"but id {misplaced[0]} (after the first negative) has a location"
+            )
         return split
 
     def sample_end(self, cfg: NeedleConfig) -> int:
@@ -164,9 +168,7 @@ class OfficialMetadata:
             by_id: dict[int, tuple[int, dict[str, Any]]] = {}
             for position, entry in enumerate(doc):
                 if not isinstance(entry, dict) or not isinstance(entry.get("id"), int):
-                    raise BuildError(
-                        f"malformed annotation file {path}: entry {position} has no integer 'id'"
-                    )
+                    raise BuildError(f"malformed annotation file {path}: entry {position} has no integer 'id'")
                 by_id[entry["id"]] = (position, entry)
             self._annotations[cfg.name] = by_id
 
@@ -205,11 +207,7 @@ class OfficialPlanner:
         pool = self.pool(cfg.N)
 
         image_ids = entry.get("image_ids")
-        if (
-            not isinstance(image_ids, list)
-            or len(image_ids) != cfg.M
-            or not all(isinstance(p, str) for p in image_ids)
-        ):
+        if not isinstance(image_ids, list) or len(image_ids) != cfg.M or not all(isinstance(p, str) for p in image_ids):
             raise BuildError(f"{where}: 'image_ids' should list {cfg.M} stitched image paths")
         haystack = tuple(_stem(p) for p in image_ids)
         for key in haystack:
@@ -221,11 +219,7 @@ class OfficialPlanner:
             fields = {name: [value] for name, value in fields.items()}
         for name, value in fields.items():
             kind = str if name == "target" else int
-            if (
-                not isinstance(value, list)
-                or len(value) != cfg.K
-                or not all(isinstance(v, kind) for v in value)
-            ):
+            if not isinstance(value, list) or len(value) != cfg.K or not all(isinstance(v, kind) for v in value):
                 shape = "a string" if kind is str else "an integer"
                 expected = shape if cfg.K == 1 else f"a list of {cfg.K} ({shape} each)"
                 raise BuildError(f"{where}: '{name}' should be {expected}")
@@ -247,9 +241,7 @@ class OfficialPlanner:
                     )
             return RowPlan(sample_id, True, haystack, needles, tuple(triples))
         if any(triple != NEGATIVE_LOCATION for triple in triples):
-            raise BuildError(
-                f"{where}: a negative sample (id >= {split}) should have index = row = col = -1"
-            )
+            raise BuildError(f"{where}: a negative sample (id >= {split}) should have index = row = col = -1")
         inside = {name for grid in grids for name in grid}
         for needle in needles:
             if needle in inside:

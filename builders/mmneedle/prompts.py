@@ -19,9 +19,7 @@ def official_instruction(M: int, N: int, captions: Sequence[str]) -> str:
     img = "images" if M > 1 else "image"
     sub = "subimages" if N > 1 else "subimage"
     head = f"Given {M} {img} indexed from 1 to {M}, each divided into {N}*{N} {sub}, "
-    example = (
-        "For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. "
-    )
+    example = "For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. "
     if K == 1:
         return (
             head + "identify the subimage that best matches the provided caption. "
@@ -46,21 +44,19 @@ def paper_instruction(M: int, N: int, captions: Sequence[str]) -> str:
     img = "images" if M > 1 else "image"
     sub = "sub-images" if N > 1 else "sub-image"
     head = f"Given {M} {img} indexed from 1 to {M}, each divided into {N} \u00d7 {N} {sub}, "
-    example = "For example, \u201c1, 2, 3\u201d indicates the sub-image in the first image, second row, and third column. "
+    example = (
+        "For example, \u201c1, 2, 3\u201d indicates the sub-image in the first image, second row, and third column. "
+    )
     if K == 1:
         return (
             head + "identify the sub-image that best matches the provided caption. "
-            "Respond with \u201cindex, row, column\u201d and nothing else. "
-            + example
-            + "If no match is found, "
+            "Respond with \u201cindex, row, column\u201d and nothing else. " + example + "If no match is found, "
             "respond only with \u201c-1\u201d.\nCaption: " + captions[0]
         )
     text = (
         head + f"identify the sub-images that best match the provided {K} captions. "
         f"Respond in the format: \u201cindex_1, row_1, column_1; ...; index_{K}, row_{K}, column_{K}.\u201d "
-        "Only provide this information. "
-        + example
-        + "If no sub-image matches a caption, respond with \u201c-1\u201d "
+        "Only provide this information. " + example + "If no sub-image matches a caption, respond with \u201c-1\u201d "
         "for that caption."
     )
     return text + "".join(f"\nCaption {i}: {caption}" for i, caption in enumerate(captions, start=1))

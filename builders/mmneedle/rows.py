@@ -22,14 +22,28 @@ def features(image_storage: str = contract.EMBEDDED) -> Features:
     """The columns of every MMNeedle config, in order; `images` only when the rows embed them."""
     return row_features(
         image_storage,
-        {"sample_id": Value("int32"), "M": Value("int32"), "N": Value("int32"), "K": Value("int32"),
-         "is_positive": Value("bool"), "in_paper_subset": Value("bool")},
+        {
+            "sample_id": Value("int32"),
+            "M": Value("int32"),
+            "N": Value("int32"),
+            "K": Value("int32"),
+            "is_positive": Value("bool"),
+            "in_paper_subset": Value("bool"),
+        },
         IMAGE_COLUMNS,
         PROMPT_COLUMN,
-        {"prompt_paper": Value("string"), "captions": List(Value("string")), "answer": Value("string"),
-         "needle_index": List(Value("int32")), "needle_row": List(Value("int32")), "needle_col": List(Value("int32")),
-         "needle_files": List(Value("string")), "all_locations": List(List(Value("string"))),
-         "haystack_ids": List(Value("string")), "haystack_subimages": List(List(Value("string")))},
+        {
+            "prompt_paper": Value("string"),
+            "captions": List(Value("string")),
+            "answer": Value("string"),
+            "needle_index": List(Value("int32")),
+            "needle_row": List(Value("int32")),
+            "needle_col": List(Value("int32")),
+            "needle_files": List(Value("string")),
+            "all_locations": List(List(Value("string"))),
+            "haystack_ids": List(Value("string")),
+            "haystack_subimages": List(List(Value("string"))),
+        },
         TOKEN_COLUMNS,
     )
 
@@ -37,8 +51,9 @@ def features(image_storage: str = contract.EMBEDDED) -> Features:
 FEATURES = features(contract.EMBEDDED)
 
 
-def make_row(cfg: NeedleConfig, plan: RowPlan, pool: Pool, captions: list[str], instruction: str,
-             negative_start: int) -> dict[str, Any]:
+def make_row(
+    cfg: NeedleConfig, plan: RowPlan, pool: Pool, captions: list[str], instruction: str, negative_start: int
+) -> dict[str, Any]:
     """One row's own columns (`id` and `prompt` among them); `captions` are the K needles' captions, `instruction`
     the official one they make."""
     grids = [list(pool.tiles(key)) for key in plan.haystack]

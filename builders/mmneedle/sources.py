@@ -88,8 +88,11 @@ class CaptionedImageSource(abc.ABC):
 class CocoCaptionSource(CaptionedImageSource):
     kind = "coco"
     # The images stay under their Flickr owners' terms; only COCO's annotations are CC BY 4.0.
-    card_licence = {"license": "other", "license_name": "coco-terms-of-use",
-                    "license_link": "https://cocodataset.org/#termsofuse"}
+    card_licence = {
+        "license": "other",
+        "license_name": "coco-terms-of-use",
+        "license_link": "https://cocodataset.org/#termsofuse",
+    }
     licence_note = (
         "The stitched images are made of MS COCO 2014 validation images, which COCO does not license: each "
         "remains under the [Flickr terms of use](https://www.flickr.com/creativecommons/) of its owner "
@@ -108,8 +111,9 @@ class CocoCaptionSource(CaptionedImageSource):
             raise BuildError(f"caption file not found: {self.captions_path} (expected COCO 2014 layout)")
         if not self.image_dir.is_dir():
             raise BuildError(f"image folder not found: {self.image_dir} (expected COCO 2014 layout)")
-        self._caption_bytes = release_path(self.root / COCO_ANNOTATIONS, COCO_CAPTIONS.name,
-                                           str(self.captions_path)).read_bytes()
+        self._caption_bytes = release_path(
+            self.root / COCO_ANNOTATIONS, COCO_CAPTIONS.name, str(self.captions_path)
+        ).read_bytes()
         file_to_caption = parse_coco_captions(self._caption_bytes, self.captions_path)
         files = release_files(self.image_dir, ".jpg")
         self._images = ReleaseFolder(self.image_dir)
@@ -139,8 +143,11 @@ class CocoCaptionSource(CaptionedImageSource):
                 f"{self.image_dir} (e.g. {examples}): {coverage:.1%} present, at least {min_coverage:.0%} expected; "
                 "complete the folder, or pass --min-image-coverage to build from what is there"
             )
-        print(f"warning: {len(self.missing)} of the {captioned} captioned images are missing from {self.image_dir} "
-              f"(e.g. {examples}); building from the {len(self._names)} that are there", file=sys.stderr)
+        print(
+            f"warning: {len(self.missing)} of the {captioned} captioned images are missing from {self.image_dir} "
+            f"(e.g. {examples}); building from the {len(self._names)} that are there",
+            file=sys.stderr,
+        )
 
     @property
     def names(self) -> list[str]:
@@ -198,19 +205,25 @@ def parse_coco_captions(data: bytes, path: Path) -> dict[str, str]:
         or not isinstance(doc.get("images"), list)
         or not isinstance(doc.get("annotations"), list)
     ):
-        raise BuildError(
-            f"malformed caption file {path}: expected an object with lists 'images' and 'annotations'"
-        )
+        raise BuildError(f"malformed caption file {path}: expected an object with lists 'images' and 'annotations'")
     last_caption: dict[object, str] = {}
     for i, ann in enumerate(doc["annotations"]):
-        if not isinstance(ann, dict) or not isinstance(ann.get("image_id"), int | str) or not isinstance(ann.get("caption"), str):
+        if (
+            not isinstance(ann, dict)
+            or not isinstance(ann.get("image_id"), int | str)
+            or not isinstance(ann.get("caption"), str)
+        ):
             raise BuildError(
                 f"malformed caption file {path}: annotations[{i}] should be an object with 'image_id' and a string 'caption'"
             )
         last_caption[ann["image_id"]] = ann["caption"]
     file_to_caption: dict[str, str] = {}
     for i, image in enumerate(doc["images"]):
-        if not isinstance(image, dict) or not isinstance(image.get("id"), int | str) or not isinstance(image.get("file_name"), str):
+        if (
+            not isinstance(image, dict)
+            or not isinstance(image.get("id"), int | str)
+            or not isinstance(image.get("file_name"), str)
+        ):
             raise BuildError(
                 f"malformed caption file {path}: images[{i}] should be an object with 'id' and a string 'file_name'"
             )
@@ -249,9 +262,7 @@ class SyntheticCaptionSource(CaptionedImageSource):
         try:
             return self._scenes[self._index[name]]
         except KeyError:
-            raise BuildError(
-                f"image {name} is not in the synthetic source ({self.num_images} images)"
-            ) from None
+            raise BuildError(f"image {name} is not in the synthetic source ({self.num_images} images)") from None
 
     def caption(self, name: str) -> str:
         return self.scene(name).caption()
@@ -280,12 +291,14 @@ def open_source(spec: str, seed: int = 0, min_coverage: float = DEFAULT_MIN_COVE
         if not count_text.isdigit() or int(count_text) < 1:
             raise BuildError(f"bad source {spec!r}: expected synthetic:COUNT with a positive COUNT")
         return SyntheticCaptionSource(seed=seed, num_images=int(count_text))
-    if spec.startswith("coco=") and is_hub_source(spec[len("coco="):]):
-        raise not_on_hub("coco", spec[len("coco="):], COCO_DOWNLOAD, COCO_LAYOUT)
+    if spec.startswith("coco=") and is_hub_source(spec[len("coco=") :]):
+        raise not_on_hub("coco", spec[len("coco=") :], COCO_DOWNLOAD, COCO_LAYOUT)
     if spec.startswith("coco="):
         return CocoCaptionSource(spec[len("coco=") :], min_coverage)
     if is_hub_source(spec):
-        raise BuildError(f"--source {spec}: MMNeedle's builder stitches its images from COCO, which is not on the Hub; "
-                         "the authors' Hub release gives the paper's samples: --source coco=DIR --official-metadata "
-                         f"hf://Wang-ML-Lab/MMNeedle (COCO from {COCO_DOWNLOAD}; DIR holds {COCO_LAYOUT})")
+        raise BuildError(
+            f"--source {spec}: MMNeedle's builder stitches its images from COCO, which is not on the Hub; "
+            "the authors' Hub release gives the paper's samples: --source coco=DIR --official-metadata "
+            f"hf://Wang-ML-Lab/MMNeedle (COCO from {COCO_DOWNLOAD}; DIR holds {COCO_LAYOUT})"
+        )
     raise BuildError(f"unknown source {spec!r}: expected 'synthetic', 'synthetic:COUNT' or 'coco=DIR'")

@@ -16,10 +16,23 @@ from harness.errors import TaskConfigError, suggest
 
 # lm-eval keys with no meaning here (few-shot, log-likelihood, filters): named so the error says why.
 _UNSUPPORTED = {
-    "training_split", "validation_split", "fewshot_split", "fewshot_config", "description",
-    "target_delimiter", "fewshot_delimiter", "doc_to_choice", "use_prompt", "repeats", "filter_list",
-    "should_decontaminate", "doc_to_decontamination_query", "custom_dataset", "doc_to_audio",
-    "unsafe_code", "class",
+    "training_split",
+    "validation_split",
+    "fewshot_split",
+    "fewshot_config",
+    "description",
+    "target_delimiter",
+    "fewshot_delimiter",
+    "doc_to_choice",
+    "use_prompt",
+    "repeats",
+    "filter_list",
+    "should_decontaminate",
+    "doc_to_decontamination_query",
+    "custom_dataset",
+    "doc_to_audio",
+    "unsafe_code",
+    "class",
 }
 _ALIASES = {"doc_to_image": "doc_to_visual", "gen_prefix": "assistant_prefix"}
 
@@ -107,8 +120,11 @@ class TaskConfig:
             if isinstance(value, FunctionRef):
                 return str(value)
             if isinstance(value, MetricSpec):
-                out = {"metric": value.metric, "aggregation": plain(value.aggregation),
-                       "higher_is_better": value.higher_is_better}
+                out = {
+                    "metric": value.metric,
+                    "aggregation": plain(value.aggregation),
+                    "higher_is_better": value.higher_is_better,
+                }
                 out.update(value.kwargs)
                 return out
             if isinstance(value, dict):
@@ -166,8 +182,9 @@ def parse_task(data: YamlDict) -> TaskConfig:
     for name, (kinds, what) in _FIELD_TYPES.items():
         key = next((k for k in data if _ALIASES.get(k, k) == name), None)
         if key is not None and not isinstance(data[key], kinds):
-            raise TaskConfigError(f"{data.where(key)}: `{key}` must be {what}, got {type(data[key]).__name__}: "
-                                  f"{str(data[key])[:60]}")
+            raise TaskConfigError(
+                f"{data.where(key)}: `{key}` must be {what}, got {type(data[key]).__name__}: {str(data[key])[:60]}"
+            )
     visual = values.get("doc_to_visual")
     if isinstance(visual, list) and not all(isinstance(v, str) for v in visual):
         raise TaskConfigError(f"{data.where('doc_to_visual')}: `doc_to_visual` must list column names (strings)")
@@ -181,15 +198,26 @@ def parse_task(data: YamlDict) -> TaskConfig:
         raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
     for rewrite in ("truncation", "text_round_trip"):
         if values.get(rewrite) is not None and "doc_to_messages" in values:
-            raise TaskConfigError(f"{data.where(rewrite)}: `{rewrite}` rewrites the `doc_to_text` prompt; a task "
-                                  "with `doc_to_messages` cannot have it")
-    for hook in ("random_answer", "report", "process_results", "process_docs", "doc_to_messages", "truncation",
-                 "text_round_trip"):
+            raise TaskConfigError(
+                f"{data.where(rewrite)}: `{rewrite}` rewrites the `doc_to_text` prompt; a task "
+                "with `doc_to_messages` cannot have it"
+            )
+    for hook in (
+        "random_answer",
+        "report",
+        "process_results",
+        "process_docs",
+        "doc_to_messages",
+        "truncation",
+        "text_round_trip",
+    ):
         if values.get(hook) is not None:
             _function_or_none(data, hook)
     if values.get("refusals", "exclude") not in REFUSAL_POLICIES:
-        raise TaskConfigError(f"{data.where('refusals')}: `refusals` must be one of {', '.join(REFUSAL_POLICIES)}, "
-                              f"got {values['refusals']!r}")
+        raise TaskConfigError(
+            f"{data.where('refusals')}: `refusals` must be one of {', '.join(REFUSAL_POLICIES)}, "
+            f"got {values['refusals']!r}"
+        )
     tag = values.get("tag", [])
     values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
     if not all(isinstance(t, str) for t in values["tag"]):
@@ -207,11 +235,14 @@ def parse_task(data: YamlDict) -> TaskConfig:
             raise TaskConfigError(f"{data.where('metric_list')}: each `metric_list` entry needs `metric:` ({entry!r})")
         extra = {k: v for k, v in entry.items() if k not in ("metric", "aggregation", "higher_is_better")}
         if not isinstance(entry["metric"], str) or not isinstance(entry.get("aggregation", "mean"), str | FunctionRef):
-            raise TaskConfigError(f"{data.where('metric_list')}: a `metric_list` entry's `metric` must be a name and its "
-                                  f"`aggregation` a name or `!function module.fn` ({str(entry)[:80]})")
+            raise TaskConfigError(
+                f"{data.where('metric_list')}: a `metric_list` entry's `metric` must be a name and its "
+                f"`aggregation` a name or `!function module.fn` ({str(entry)[:80]})"
+            )
         metrics.append(
-            MetricSpec(str(entry["metric"]), entry.get("aggregation", "mean"),
-                       bool(entry.get("higher_is_better", True)), extra)
+            MetricSpec(
+                str(entry["metric"]), entry.get("aggregation", "mean"), bool(entry.get("higher_is_better", True)), extra
+            )
         )
     values["metric_list"] = metrics
     return TaskConfig(source=Path(str(data.source)), **values)
@@ -236,10 +267,14 @@ def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
             raise TaskConfigError(f"{where}: {suggest(str(key), set(AGGREGATE_KEYS), 'aggregate key')}")
     rule = entry.get("aggregation", "mean")
     if not isinstance(rule, FunctionRef) and (not isinstance(rule, str) or rule not in GROUP_AGGREGATIONS):
-        raise TaskConfigError(f"{where}: unknown group aggregation {rule!r} (known: {', '.join(GROUP_AGGREGATIONS)}, "
-                              "or !function module.fn)")
+        raise TaskConfigError(
+            f"{where}: unknown group aggregation {rule!r} (known: {', '.join(GROUP_AGGREGATIONS)}, "
+            "or !function module.fn)"
+        )
     if not isinstance(entry["metric"], str):
-        raise TaskConfigError(f"{where}: an `aggregate_metric_list` entry's `metric` must be a name, got {entry['metric']!r:.40}")
+        raise TaskConfigError(
+            f"{where}: an `aggregate_metric_list` entry's `metric` must be a name, got {entry['metric']!r:.40}"
+        )
     if entry.get("filter_list", "none") not in ("none", ["none"]):
         raise TaskConfigError(f"{where}: only `filter_list: none` is supported (this harness has no filters)")
     if "as" in entry and not (isinstance(entry["as"], str) and entry["as"]):
@@ -250,7 +285,9 @@ def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
             raise TaskConfigError(f"{where}: `members` must be a list of the group's member names")
         unknown = [m for m in named if m not in members]
         if unknown:
-            raise TaskConfigError(f"{where}: `members` names {', '.join(unknown)}, which the group's `task:` list lacks")
+            raise TaskConfigError(
+                f"{where}: `members` names {', '.join(unknown)}, which the group's `task:` list lacks"
+            )
 
 
 def parse_group(data: YamlDict) -> GroupConfig:
@@ -269,8 +306,10 @@ def parse_group(data: YamlDict) -> GroupConfig:
     if isinstance(aggregates, dict):
         aggregates = [aggregates]
     if not isinstance(aggregates, list):
-        raise TaskConfigError(f"{data.where('aggregate_metric_list')}: `aggregate_metric_list` must be a list of "
-                              f"mappings (metric, aggregation, ...), got {type(aggregates).__name__}")
+        raise TaskConfigError(
+            f"{data.where('aggregate_metric_list')}: `aggregate_metric_list` must be a list of "
+            f"mappings (metric, aggregation, ...), got {type(aggregates).__name__}"
+        )
     for entry in aggregates:
         _check_aggregate(entry, list(members), data.where("aggregate_metric_list"))
     if data.get("metadata") is not None:
@@ -278,7 +317,11 @@ def parse_group(data: YamlDict) -> GroupConfig:
     if data.get("group_alias") is not None:
         _expect(data, "group_alias", str, "a string")
     return GroupConfig(
-        group=data["group"], task=list(members), source=Path(str(data.source)),
-        group_alias=data.get("group_alias"), aggregate_metric_list=list(aggregates),
-        metadata=dict(data.get("metadata") or {}), report=_function_or_none(data, "report"),
+        group=data["group"],
+        task=list(members),
+        source=Path(str(data.source)),
+        group_alias=data.get("group_alias"),
+        aggregate_metric_list=list(aggregates),
+        metadata=dict(data.get("metadata") or {}),
+        report=_function_or_none(data, "report"),
     )

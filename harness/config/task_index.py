@@ -133,8 +133,9 @@ class TaskIndex:
             else:
                 matches = sorted(n for n in self.all_names() if fnmatch.fnmatchcase(n, name))
                 if not matches or not any(ch in name for ch in "*?["):
-                    raise UserError(suggest(name, self.all_names() | set(dataset_configs), "task")
-                                    + " (see `harness ls`)")
+                    raise UserError(
+                        suggest(name, self.all_names() | set(dataset_configs), "task") + " (see `harness ls`)"
+                    )
                 for match in matches:
                     expand(match, stack)
 

@@ -124,8 +124,10 @@ def _make_loader(path: Path) -> type:
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
             if isinstance(key, list | dict | set):  # a `? [1, 2]` complex key: no task or group key is one
-                raise TaskConfigError(f"{path}:{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}: a key "
-                                      f"must be a name, not a {type(key).__name__} ({str(key)[:40]})")
+                raise TaskConfigError(
+                    f"{path}:{key_node.start_mark.line + 1}:{key_node.start_mark.column + 1}: a key "
+                    f"must be a name, not a {type(key).__name__} ({str(key)[:40]})"
+                )
             result[key] = loader.construct_object(value_node, deep=True)
             result.lines[key] = f"{path}:{key_node.start_mark.line + 1}"
         return result
@@ -146,8 +148,10 @@ def load_yaml_file(path: Path) -> YamlDict:
         raise TaskConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
         line = err.object[: err.start].count(b"\n") + 1
-        raise TaskConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
-                              f"{err.start}); task and group files must be saved as UTF-8") from None
+        raise TaskConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+            f"{err.start}); task and group files must be saved as UTF-8"
+        ) from None
     try:
         data = yaml.load(text, Loader=_make_loader(path))  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as err:
@@ -181,8 +185,9 @@ def load_config(path: Path, _stack: tuple[Path, ...] = ()) -> YamlDict:
     if isinstance(includes, str):
         includes = [includes]
     if not (isinstance(includes, list) and all(isinstance(name, str) and name for name in includes)):
-        raise TaskConfigError(f"{include_where}: `include` must be a file name or a list of file names, "
-                              f"got {str(includes)[:80]}")
+        raise TaskConfigError(
+            f"{include_where}: `include` must be a file name or a list of file names, got {str(includes)[:80]}"
+        )
     merged = YamlDict()
     merged.source = path
     for name in includes:

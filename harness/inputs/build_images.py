@@ -35,8 +35,9 @@ class BuildFiles:
 
     @classmethod
     def of(cls, files: Sequence[DataFile], location: str) -> BuildFiles:
-        return cls(location, tuple(str(f.path) for f in files), tuple(f.sha256 for f in files),
-                   tuple(f.size for f in files))
+        return cls(
+            location, tuple(str(f.path) for f in files), tuple(f.sha256 for f in files), tuple(f.size for f in files)
+        )
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,15 @@ def locate(ref: ImageRef) -> BuildImage | None:
     column = load.column
     if isinstance(column, ImageColumn):
         split = column.split
-        return BuildImage(_files(tuple(split.files), split.location), ref.sha256, column.column,
-                          column.source_row(load.doc_id), load.index,
-                          str(column.folder) if column.folder is not None else None,
-                          str(column.allowed) if column.allowed is not None else None)
+        return BuildImage(
+            _files(tuple(split.files), split.location),
+            ref.sha256,
+            column.column,
+            column.source_row(load.doc_id),
+            load.index,
+            str(column.folder) if column.folder is not None else None,
+            str(column.allowed) if column.allowed is not None else None,
+        )
     if isinstance(column, SharedImageColumn) and column.files is not None:
         return BuildImage(_files(tuple(column.files), column.location), ref.sha256)
     return None
@@ -96,8 +102,10 @@ def _verified(files: BuildFiles) -> list[DataFile]:
     opened = open_files([Path(p) for p in files.paths])
     for file, sha256, size in zip(opened, files.sha256, files.sizes, strict=True):
         if file.sha256 != sha256 or file.size != size:
-            raise ValueError(f"{file.path}: sha256 {file.sha256[:16]}... ({file.size} bytes) here, {sha256[:16]}... "
-                             f"({size} bytes) where the run verified it; the nodes do not see the same build")
+            raise ValueError(
+                f"{file.path}: sha256 {file.sha256[:16]}... ({file.size} bytes) here, {sha256[:16]}... "
+                f"({size} bytes) where the run verified it; the nodes do not see the same build"
+            )
     return opened
 
 

@@ -88,15 +88,20 @@ class LoadedDataset:
         """The build's image table, and the files it reads."""
         assert self.folder is not None
         if self.manifest is not None and self.manifest.get("image_table"):
-            files = verify_files(self.folder, self.manifest["image_table"]["files"],
-                                 self.folder / contract.MANIFEST_NAME, self.allowed)
+            files = verify_files(
+                self.folder, self.manifest["image_table"]["files"], self.folder / contract.MANIFEST_NAME, self.allowed
+            )
         else:
-            names = sorted(p.relative_to(self.folder).as_posix() for p in (self.folder / contract.IMAGE_TABLE_CONFIG)
-                           .glob(f"{contract.IMAGE_TABLE_SPLIT}-*.parquet"))
+            names = sorted(
+                p.relative_to(self.folder).as_posix()
+                for p in (self.folder / contract.IMAGE_TABLE_CONFIG).glob(f"{contract.IMAGE_TABLE_SPLIT}-*.parquet")
+            )
             files = open_files([_inside(self.folder, name, self.allowed) for name in names])
             if not files:
-                raise UserError(f"{self.location}: the rows name their images by {contract.IMAGE_SHA256!r} but "
-                                f"its image table ({contract.IMAGE_TABLE_CONFIG}/) holds no Parquet file")
+                raise UserError(
+                    f"{self.location}: the rows name their images by {contract.IMAGE_SHA256!r} but "
+                    f"its image table ({contract.IMAGE_TABLE_CONFIG}/) holds no Parquet file"
+                )
         key = (str(self.folder), tuple(f.sha256 for f in files))
         if key not in _IMAGE_TABLES:
             _IMAGE_TABLES[key] = image_table(files, self.location), files
@@ -107,11 +112,22 @@ class LoadedDataset:
 _IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], tuple[contract.ImageTable, list[DataFile]]] = {}
 
 
-def missing(config: TaskConfig, root: Path | str, reason: str, manifest: dict[str, Any] | None = None,
-            held: tuple[str, str] | None = None) -> DatasetMissingError:
+def missing(
+    config: TaskConfig,
+    root: Path | str,
+    reason: str,
+    manifest: dict[str, Any] | None = None,
+    held: tuple[str, str] | None = None,
+) -> DatasetMissingError:
     template = build_command_template(config, manifest)
-    return DatasetMissingError(reason, builder_hint(template, config, root), builder_command=template,
-                               dataset_name=config.dataset_name, data_dir=str(root), held=held)
+    return DatasetMissingError(
+        reason,
+        builder_hint(template, config, root),
+        builder_command=template,
+        dataset_name=config.dataset_name,
+        data_dir=str(root),
+        held=held,
+    )
 
 
 def build_command_template(config: TaskConfig, manifest: dict[str, Any] | None) -> str | None:
@@ -151,8 +167,11 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
     def scalars(d: Any) -> dict[str, Any]:
         return {k: v for k, v in d.items() if not isinstance(v, dict | list)} if isinstance(d, dict) else {}
 
-    info: dict[str, Any] = {k: v for k, v in scalars(manifest).items()
-                            if k in ("content_hash", "builder", "builder_version", "format", "version", "seed")}
+    info: dict[str, Any] = {
+        k: v
+        for k, v in scalars(manifest).items()
+        if k in ("content_hash", "builder", "builder_version", "format", "version", "seed")
+    }
     request = manifest.get("request")
     if isinstance(request, dict):
         info.update({k: v for k, v in scalars(request).items() if k in ("mode", "seed", "rows", "limit")})
@@ -170,8 +189,9 @@ def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> 
     return info
 
 
-def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
-                      trust_unverified: bool = False) -> LoadedDataset:
+def load_task_dataset(
+    config: TaskConfig, data_dir: Path | str | None = None, trust_unverified: bool = False
+) -> LoadedDataset:
     try:
         hub = parse_hub_location(data_dir)
         repo = hub.repo_for(config.dataset_path) if hub else None
@@ -180,8 +200,10 @@ def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
     if hub is not None and repo is not None:
         return _load_from_hub(config, repo, hub.revision, str(data_dir), trust_unverified)
     if data_dir is not None and looks_like_repo_id(data_dir):
-        raise UserError(f"--data_dir {data_dir}: no such folder; for the Hub dataset repo {data_dir} write "
-                        f"--data_dir hf://{data_dir} (hf://{data_dir}@v1.0.0 for a tag or commit)")
+        raise UserError(
+            f"--data_dir {data_dir}: no such folder; for the Hub dataset repo {data_dir} write "
+            f"--data_dir hf://{data_dir} (hf://{data_dir}@v1.0.0 for a tag or commit)"
+        )
     root, explicit = local_root(data_dir)
     given = Path(config.dataset_path).expanduser()
     local = given if given.is_absolute() else root / config.dataset_path
@@ -193,14 +215,19 @@ def load_task_dataset(config: TaskConfig, data_dir: Path | str | None = None,
         return _load_from_hub(config, str(hub_repo), revision, str(root), trust_unverified)
     build = _build_in(root)
     if explicit and build is not None:  # `--data_dir data/mmneedle`: the folder `builders build` printed
-        raise UserError(f"--data_dir {root} is a {build} build (it holds {contract.MANIFEST_NAME}); --data_dir takes "
-                        f"the folder holding the builds: use --data_dir {root.parent}")
+        raise UserError(
+            f"--data_dir {root} is a {build} build (it holds {contract.MANIFEST_NAME}); --data_dir takes "
+            f"the folder holding the builds: use --data_dir {root.parent}"
+        )
     if explicit and not root.exists():  # the same for every task: said once (`DatasetMissingError.combined`)
         raise missing(config, root, f"--data_dir {root}: no such folder")
     looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
     env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"
-    raise missing(config, root, f"task {config.task!r}: dataset {config.dataset_path!r} not found; "
-                                f"looked in {', '.join(looked)}{env_note}")
+    raise missing(
+        config,
+        root,
+        f"task {config.task!r}: dataset {config.dataset_path!r} not found; looked in {', '.join(looked)}{env_note}",
+    )
 
 
 def _build_in(folder: Path) -> str | None:
@@ -217,17 +244,22 @@ def _build_in(folder: Path) -> str | None:
     return builder.rpartition(".")[2] if isinstance(builder, str) and builder else folder.name  # builders.mmneedle
 
 
-def _load_from_hub(config: TaskConfig, repo: str, revision: str | None, hint_dir: str,
-                   trust_unverified: bool) -> LoadedDataset:
+def _load_from_hub(
+    config: TaskConfig, repo: str, revision: str | None, hint_dir: str, trust_unverified: bool
+) -> LoadedDataset:
     """A pushed build, fetched into the Hub cache (only what the task reads) and read as a local one: its files
     are verified against the manifest pushed with them (`harness.inputs.hub` says what that proves)."""
     location = f"hf://{repo}" + (f"@{revision}" if revision else "")
     try:
         folder = fetch_build(repo, revision, config.dataset_name)
     except Exception as err:  # offline without a cached snapshot, no such repo or revision, no network
-        raise HubUnavailableError(location, why_unavailable(repo, revision, err), data_dir=LOCAL_DATA_DIR,
-                                  builder_command=build_command_template(config, None),
-                                  dataset_name=config.dataset_name) from None
+        raise HubUnavailableError(
+            location,
+            why_unavailable(repo, revision, err),
+            data_dir=LOCAL_DATA_DIR,
+            builder_command=build_command_template(config, None),
+            dataset_name=config.dataset_name,
+        ) from None
     # A snapshot's files are links into the repo's blob store, beside `snapshots/`.
     allowed = folder.parent.parent if snapshot_commit(folder) else None
     # A config the pushed build lacks is built here, not "--out hf://...".
@@ -268,31 +300,48 @@ def _card_paths(config: TaskConfig, folder: Path, allowed: Path | None) -> list[
             builder = datasets.load_dataset_builder(str(folder), config.dataset_name, cache_dir=scratch)
             files = (builder.config.data_files or {}).get(config.test_split)
         except Exception as err:  # no such config or split, no data files, an unreadable card
-            raise UserError(f"task {config.task!r}: {folder} has no config {config.dataset_name!r} with split "
-                            f"{config.test_split!r} ({type(err).__name__}: {str(err).splitlines()[0]})") from None
+            raise UserError(
+                f"task {config.task!r}: {folder} has no config {config.dataset_name!r} with split "
+                f"{config.test_split!r} ({type(err).__name__}: {str(err).splitlines()[0]})"
+            ) from None
     return [_inside(folder, os.path.relpath(str(file), folder), allowed) for file in files or []]
 
 
-def _manifest_entries(config: TaskConfig, folder: Path, manifest: dict[str, Any], root: Path,
-                      location: str) -> list[dict[str, Any]]:
+def _manifest_entries(
+    config: TaskConfig, folder: Path, manifest: dict[str, Any], root: Path, location: str
+) -> list[dict[str, Any]]:
     """The manifest's files of the task's config and split."""
     entry = manifest["configs"].get(config.dataset_name)
     chosen = [f for f in (entry or {}).get("files", []) if Path(f["path"]).name.startswith(f"{config.test_split}-")]
     if not chosen:
         held = "config" if entry is None else "split"
-        raise missing(config, root, f"task {config.task!r}: {location} has no {held} {config.dataset_name!r}"
-                                    f"{'' if entry is None else f' / {config.test_split!r}'}", manifest,
-                      held=(location, ", ".join(sorted(manifest["configs"]))))
+        raise missing(
+            config,
+            root,
+            f"task {config.task!r}: {location} has no {held} {config.dataset_name!r}"
+            f"{'' if entry is None else f' / {config.test_split!r}'}",
+            manifest,
+            held=(location, ", ".join(sorted(manifest["configs"]))),
+        )
     return chosen
 
 
 def _refused(location: str, problem: str) -> UserError:
-    return UserError(f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
-                     f"{TRUST_FLAG} to read it unverified")
+    return UserError(
+        f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
+        f"{TRUST_FLAG} to read it unverified"
+    )
 
 
-def _load(config: TaskConfig, folder: Path, root: Path, location: str, revision: str | None,
-          trust_unverified: bool, allowed: Path | None = None) -> LoadedDataset:
+def _load(
+    config: TaskConfig,
+    folder: Path,
+    root: Path,
+    location: str,
+    revision: str | None,
+    trust_unverified: bool,
+    allowed: Path | None = None,
+) -> LoadedDataset:
     """Load one config's split from a local folder (a build, or a Hub snapshot): the files it reads verified
     against the manifest, then read from the very bytes that were hashed."""
     manifest, problem = read_checked_manifest(folder)
@@ -316,8 +365,13 @@ def _load(config: TaskConfig, folder: Path, root: Path, location: str, revision:
     else:
         paths = _card_paths(config, folder, allowed)
     if not paths:
-        raise missing(config, root, f"task {config.task!r}: {location} has no data files for config "
-                                    f"{config.dataset_name!r}, split {config.test_split!r}", manifest)
+        raise missing(
+            config,
+            root,
+            f"task {config.task!r}: {location} has no data files for config "
+            f"{config.dataset_name!r}, split {config.test_split!r}",
+            manifest,
+        )
     if entries is not None:
         files = verify_files(folder, entries, folder / contract.MANIFEST_NAME, allowed)  # before a row is read
     else:
@@ -326,8 +380,17 @@ def _load(config: TaskConfig, folder: Path, root: Path, location: str, revision:
     return _loaded(config, folder, location, revision, manifest, files, names, problem, allowed)
 
 
-def _loaded(config: TaskConfig, folder: Path, location: str, revision: str | None, manifest: dict[str, Any] | None,
-            files: list[DataFile], names: list[str], problem: str | None, allowed: Path | None) -> LoadedDataset:
+def _loaded(
+    config: TaskConfig,
+    folder: Path,
+    location: str,
+    revision: str | None,
+    manifest: dict[str, Any] | None,
+    files: list[DataFile],
+    names: list[str],
+    problem: str | None,
+    allowed: Path | None,
+) -> LoadedDataset:
     read = [{"path": name, "sha256": f.sha256} for name, f in zip(names, files, strict=True)]
     info = _manifest_info(manifest, config.dataset_name)
     if problem is None:
@@ -342,5 +405,15 @@ def _loaded(config: TaskConfig, folder: Path, location: str, revision: str | Non
     if problem is not None:
         fingerprint = files_hash  # what was read, since no manifest vouches for it
     split = SplitFiles(files, location)
-    return LoadedDataset(split.rows(fingerprint), location, revision, manifest, fingerprint, info, folder, split,
-                         allowed, problem is None)
+    return LoadedDataset(
+        split.rows(fingerprint),
+        location,
+        revision,
+        manifest,
+        fingerprint,
+        info,
+        folder,
+        split,
+        allowed,
+        problem is None,
+    )

@@ -68,18 +68,24 @@ def why_unavailable(repo: str, revision: str | None, err: BaseException) -> str:
     )
 
     if isinstance(err, LocalEntryNotFoundError | OSError) and constants.HF_HUB_OFFLINE:
-        return ("the local Hub cache does not hold it and HF_HUB_OFFLINE=1 forbids downloading it (unset "
-                "HF_HUB_OFFLINE on a machine with network to download it once)")
+        return (
+            "the local Hub cache does not hold it and HF_HUB_OFFLINE=1 forbids downloading it (unset "
+            "HF_HUB_OFFLINE on a machine with network to download it once)"
+        )
     if isinstance(err, LocalEntryNotFoundError):
-        return ("the Hub cannot be reached (no network?) and the local Hub cache does not hold it (download it once "
-                "where there is network, or set HF_HUB_OFFLINE=1 to use a cached copy)")
+        return (
+            "the Hub cannot be reached (no network?) and the local Hub cache does not hold it (download it once "
+            "where there is network, or set HF_HUB_OFFLINE=1 to use a cached copy)"
+        )
     if isinstance(err, GatedRepoError):
         return f"{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
     if isinstance(err, RevisionNotFoundError):
         return f"{repo} has no revision {revision!r} (a tag, branch or commit)"
     if isinstance(err, RepositoryNotFoundError):
-        return (f"there is no dataset repo {repo} on the Hub, or it is private (log in with `hf auth login` or set "
-                "HF_TOKEN)")
+        return (
+            f"there is no dataset repo {repo} on the Hub, or it is private (log in with `hf auth login` or set "
+            "HF_TOKEN)"
+        )
     return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
 
 
@@ -87,5 +93,10 @@ def looks_like_repo_id(data_dir: str | Path) -> bool:
     """`ORG/NAME` that is no folder here, not even in part: most likely a Hub repo id written without `hf://`."""
     text = str(data_dir)
     parts = text.split("/")
-    return (len(parts) == 2 and all(parts) and not text.startswith((".", "~")) and not Path(text).exists()
-            and not Path(parts[0]).exists())
+    return (
+        len(parts) == 2
+        and all(parts)
+        and not text.startswith((".", "~"))
+        and not Path(text).exists()
+        and not Path(parts[0]).exists()
+    )

@@ -41,15 +41,21 @@ class InputPolicy:
             raise ValueError(f"image_scale must be in (0, 1], got {self.image_scale}")
 
     @classmethod
-    def of(cls, keep_last_images: int | None = None, image_scale: float | None = None,
-           processor_kwargs: Mapping[str, Any] | None = None) -> InputPolicy:
+    def of(
+        cls,
+        keep_last_images: int | None = None,
+        image_scale: float | None = None,
+        processor_kwargs: Mapping[str, Any] | None = None,
+    ) -> InputPolicy:
         return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())))
 
     def merged(self, other: InputPolicy) -> InputPolicy:
         """`other`'s settings over these (a later rule refines an earlier one)."""
-        return InputPolicy(other.keep_last_images if other.keep_last_images is not None else self.keep_last_images,
-                           other.image_scale if other.image_scale is not None else self.image_scale,
-                           tuple(sorted({**dict(self.processor_kwargs), **dict(other.processor_kwargs)}.items())))
+        return InputPolicy(
+            other.keep_last_images if other.keep_last_images is not None else self.keep_last_images,
+            other.image_scale if other.image_scale is not None else self.image_scale,
+            tuple(sorted({**dict(self.processor_kwargs), **dict(other.processor_kwargs)}.items())),
+        )
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -129,15 +135,22 @@ def apply_policy(request: Request, policy: InputPolicy) -> Request:
     if policy.image_scale is not None:
         scaled_messages = []
         for message in messages:
-            parts = [ImagePart(_scaled(p.image, policy.image_scale)) if isinstance(p, ImagePart) else p
-                     for p in message.content]
+            parts = [
+                ImagePart(_scaled(p.image, policy.image_scale)) if isinstance(p, ImagePart) else p
+                for p in message.content
+            ]
             scaled_messages.append(Message(message.role, tuple(parts)))
         messages = scaled_messages
         refs = [p.image for m in messages for p in m.content if isinstance(p, ImagePart)]
-        tokens = [image_tokens(r.width, r.height) if r.width and r.height else t
-                  for r, t in zip(refs, tokens, strict=True)]
-    return replace(request, messages=tuple(messages), image_tokens=tuple(tokens),
-                   processor_kwargs=policy.processor_kwargs or request.processor_kwargs)
+        tokens = [
+            image_tokens(r.width, r.height) if r.width and r.height else t for r, t in zip(refs, tokens, strict=True)
+        ]
+    return replace(
+        request,
+        messages=tuple(messages),
+        image_tokens=tuple(tokens),
+        processor_kwargs=policy.processor_kwargs or request.processor_kwargs,
+    )
 
 
 @dataclass

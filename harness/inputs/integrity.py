@@ -37,8 +37,10 @@ class ImageIntegrityError(ValueError):
 def check_image_bytes(data: bytes, declared: str) -> bytes:
     actual = hashlib.sha256(data).hexdigest()
     if actual != declared:
-        raise ImageIntegrityError(f"image {declared[:12]}: its bytes hash to {actual[:12]}, not to the sha256 its "
-                                  "row declares (the data changed after it was built)")
+        raise ImageIntegrityError(
+            f"image {declared[:12]}: its bytes hash to {actual[:12]}, not to the sha256 its "
+            "row declares (the data changed after it was built)"
+        )
     return data
 
 
@@ -147,7 +149,7 @@ class DataFile:
         digest = hashlib.sha256()
         view = memoryview(self._map) if self._map is not None else memoryview(b"")
         for start in range(0, len(view), _HASH_BLOCK):
-            digest.update(view[start:start + _HASH_BLOCK])
+            digest.update(view[start : start + _HASH_BLOCK])
             self._release(start, _HASH_BLOCK)
         view.release()
         return digest.hexdigest()
@@ -241,8 +243,9 @@ def release_mapped_pages() -> None:
         file._release()
 
 
-def verify_files(folder: Path, entries: Sequence[Mapping[str, Any]], manifest_path: Path,
-                 allowed: Path | None = None) -> list[DataFile]:
+def verify_files(
+    folder: Path, entries: Sequence[Mapping[str, Any]], manifest_path: Path, allowed: Path | None = None
+) -> list[DataFile]:
     """Open the manifest's file `entries` (paths inside `folder`, or `allowed` for a Hub snapshot's links) and
     check each against its sha256 and size: a file that differs stops the run, naming it."""
     paths = []
@@ -257,7 +260,9 @@ def verify_files(folder: Path, entries: Sequence[Mapping[str, Any]], manifest_pa
     files = open_files(paths)
     for file, entry in zip(files, entries, strict=True):
         if file.sha256 != entry["sha256"] or file.size != entry["num_bytes"]:
-            raise UserError(f"{folder / entry['path']}: sha256 {file.sha256[:16]}... ({file.size} bytes) does not match "
-                            f"the build manifest's {entry['sha256'][:16]}... ({entry['num_bytes']} bytes): the file "
-                            "changed after the build; rebuild it or restore it")
+            raise UserError(
+                f"{folder / entry['path']}: sha256 {file.sha256[:16]}... ({file.size} bytes) does not match "
+                f"the build manifest's {entry['sha256'][:16]}... ({entry['num_bytes']} bytes): the file "
+                "changed after the build; rebuild it or restore it"
+            )
     return files

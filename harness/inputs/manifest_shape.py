@@ -55,20 +55,29 @@ def _check_files_of(entry: Any, where: str) -> None:
 
 def _check_optional(manifest: Mapping[str, Any]) -> None:
     """The fields the harness records or reads when they are present."""
-    kinds = {"content_hash": str, "builder": str, "builder_version": str, "request": Mapping, "caveats": Mapping,
-             "contract": Mapping, contract.BUILD_COMMAND: list}
+    kinds = {
+        "content_hash": str,
+        "builder": str,
+        "builder_version": str,
+        "request": Mapping,
+        "caveats": Mapping,
+        "contract": Mapping,
+        contract.BUILD_COMMAND: list,
+    }
     for key, kind in kinds.items():
         if key in manifest and manifest[key] is not None and not isinstance(manifest[key], kind):
-            raise ManifestShapeError(f"{key}: expected {'an object' if kind is Mapping else kind.__name__}, "
-                                     f"got {manifest[key]!r:.60}")
+            raise ManifestShapeError(
+                f"{key}: expected {'an object' if kind is Mapping else kind.__name__}, got {manifest[key]!r:.60}"
+            )
     if not all(isinstance(v, str) for v in (manifest.get("caveats") or {}).values()):
         raise ManifestShapeError("caveats: expected text for each caveat")
     if not all(isinstance(v, str) for v in manifest.get(contract.BUILD_COMMAND) or []):
         raise ManifestShapeError(f"{contract.BUILD_COMMAND}: expected a list of strings")
     storage = (manifest.get("contract") or {}).get("image_storage", contract.EMBEDDED)
     if storage not in contract.IMAGE_STORAGES:
-        raise ManifestShapeError(f"contract.image_storage: expected one of {', '.join(contract.IMAGE_STORAGES)}, "
-                                 f"got {storage!r:.40}")
+        raise ManifestShapeError(
+            f"contract.image_storage: expected one of {', '.join(contract.IMAGE_STORAGES)}, got {storage!r:.40}"
+        )
 
 
 def check_manifest_shape(manifest: Any) -> None:

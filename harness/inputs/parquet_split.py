@@ -75,8 +75,9 @@ class SplitFiles:
         table = table.append_column(SOURCE_ROW, pa.array(range(table.num_rows), type=pa.int64()))
         features = Features({**{n: self.features[n] for n in names}, SOURCE_ROW: datasets.Value("int64")})
         table = table.replace_schema_metadata(None)
-        return datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=features),
-                                fingerprint=fingerprint)
+        return datasets.Dataset(
+            datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=features), fingerprint=fingerprint
+        )
 
     def count(self, column: str, row: int) -> int:
         if column not in self._counts:
@@ -93,8 +94,11 @@ class SplitFiles:
     def _reader(self, column: str) -> contract.ParquetColumn:
         if column not in self._readers:
             self._readers[column] = contract.ParquetColumn(
-                self.parquet, column, before_read=lambda i: self.files[i].check_unchanged(),
-                maps=[f.mapping for f in self.files])
+                self.parquet,
+                column,
+                before_read=lambda i: self.files[i].check_unchanged(),
+                maps=[f.mapping for f in self.files],
+            )
         return self._readers[column]
 
     def cell(self, column: str, row: int) -> Any:
@@ -112,8 +116,10 @@ def source_rows(docs: datasets.Dataset, task: str) -> Any:
     """Each document's row in the split's files, as one int64 array (read once: a `datasets` column looked up
     document by document costs tens of microseconds per image read)."""
     if SOURCE_ROW not in docs.column_names:
-        raise UserError(f"task {task!r}: process_docs dropped the column {SOURCE_ROW!r}, which finds each "
-                        "document's images; keep it")
+        raise UserError(
+            f"task {task!r}: process_docs dropped the column {SOURCE_ROW!r}, which finds each "
+            "document's images; keep it"
+        )
     return docs.with_format("arrow")[SOURCE_ROW].to_numpy()
 
 
@@ -124,8 +130,9 @@ class ImageColumn:
     (no bytes) is read from that path only inside the data folder.
     """
 
-    def __init__(self, split: SplitFiles, column: str, rows: Any, folder: Path | None,
-                 allowed: Path | None = None) -> None:
+    def __init__(
+        self, split: SplitFiles, column: str, rows: Any, folder: Path | None, allowed: Path | None = None
+    ) -> None:
         if column not in split.image_columns:
             names = ", ".join(split.features)
             raise UserError(f"image column {column!r} not in the dataset (columns: {names})")
@@ -166,11 +173,18 @@ class ImageColumn:
 class SharedImageColumn:
     """The images of rows that name theirs by `image_sha256`, read from the build's image table on demand."""
 
-    def __init__(self, docs: datasets.Dataset, table: contract.ImageTable, files: list[DataFile] | None = None,
-                 location: str = "") -> None:
+    def __init__(
+        self,
+        docs: datasets.Dataset,
+        table: contract.ImageTable,
+        files: list[DataFile] | None = None,
+        location: str = "",
+    ) -> None:
         if contract.IMAGE_SHA256 not in docs.column_names:
-            raise UserError(f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
-                            f"(columns: {', '.join(docs.column_names)})")
+            raise UserError(
+                f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
+                f"(columns: {', '.join(docs.column_names)})"
+            )
         self._hashes = docs.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
         self._table = table
         self.column = contract.IMAGES
@@ -215,8 +229,13 @@ class RowImage:
 def image_table(files: list[DataFile], location: str) -> contract.ImageTable:
     """The image table of a shared-storage build, from its opened (and hashed) files."""
     try:
-        return contract.ImageTable([f.parquet() for f in files], location,
-                                   before_read=lambda i: files[i].check_unchanged(), maps=[f.mapping for f in files])
+        return contract.ImageTable(
+            [f.parquet() for f in files],
+            location,
+            before_read=lambda i: files[i].check_unchanged(),
+            maps=[f.mapping for f in files],
+        )
     except (pa.ArrowException, ValueError, KeyError, OSError) as err:
-        raise UserError(f"{location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): "
-                        f"{type(err).__name__}: {err}") from None
+        raise UserError(
+            f"{location}: cannot read the image table ({contract.IMAGE_TABLE_CONFIG}): {type(err).__name__}: {err}"
+        ) from None

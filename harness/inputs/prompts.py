@@ -35,7 +35,9 @@ def messages_from_prompt(text: str, images: Sequence[ImageRef], system: str | No
     """One user turn (after an optional system turn) with text and images in prompt order."""
     placeholders = text.count(IMAGE_PLACEHOLDER)
     if placeholders != len(images):
-        raise RowError(f"prompt has {placeholders} {IMAGE_PLACEHOLDER} placeholders but the row has {len(images)} images")
+        raise RowError(
+            f"prompt has {placeholders} {IMAGE_PLACEHOLDER} placeholders but the row has {len(images)} images"
+        )
     parts, _ = interleave(text, images)
     messages = [Message("system", (TextPart(system),))] if system else []
     messages.append(Message("user", tuple(parts)))
@@ -71,7 +73,9 @@ def messages_from_chat(chat: Sequence[dict[str, Any]], images: Sequence[ImageRef
         parts: list[ContentPart] = []
         for item in [content] if isinstance(content, str) else list(content or []):
             if isinstance(item, str) or item.get("type") == "text":
-                new, consumed = interleave(item if isinstance(item, str) else str(item.get("text", "")), images, consumed)
+                new, consumed = interleave(
+                    item if isinstance(item, str) else str(item.get("text", "")), images, consumed
+                )
                 parts.extend(new)
             elif item.get("type") == "image":
                 if consumed >= len(images):

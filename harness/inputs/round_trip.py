@@ -40,16 +40,21 @@ def check(request: Request) -> None:
         request.text_round_trip.apply(user_prompt(request), lambda text: text)
 
 
-def sent_messages(request: Request, decode_encode: Callable[[str], str] | None
-                  ) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
+def sent_messages(
+    request: Request, decode_encode: Callable[[str], str] | None
+) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
     """The messages to send for `request` through a tokenizer's `decode_encode`, and the record of what the round
     trip did; the request's own messages and None where it asks for none or no tokenizer is at hand."""
     if request.text_round_trip is None or decode_encode is None:
         return request.messages, None
     prompt = user_prompt(request)
     sent = request.text_round_trip.apply(prompt, decode_encode)
-    record = {"rule": request.text_round_trip.rule, "changed": sent != prompt, "chars_before": len(prompt),
-              "chars_after": len(sent)}
+    record = {
+        "rule": request.text_round_trip.rule,
+        "changed": sent != prompt,
+        "chars_before": len(prompt),
+        "chars_after": len(sent),
+    }
     if sent == prompt:
         return request.messages, record
     return request.messages[:-1] + messages_from_prompt(sent, request.images), record

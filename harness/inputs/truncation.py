@@ -63,8 +63,13 @@ def _rebuilt(request: Request, cut: Truncated, record: dict[str, Any]) -> Reques
     refs = request.images
     kept = [refs[i] for i in cut.images]
     messages = messages_from_prompt(cut.prompt, kept, _system_text(request.messages))
-    return replace(request, messages=messages, text_tokens=cut.text_tokens,
-                   image_tokens=tuple(request.image_tokens[i] for i in cut.images), truncation=record)
+    return replace(
+        request,
+        messages=messages,
+        text_tokens=cut.text_tokens,
+        image_tokens=tuple(request.image_tokens[i] for i in cut.images),
+        truncation=record,
+    )
 
 
 @dataclass(frozen=True)
@@ -86,24 +91,43 @@ def model_count(request: Request, model: Model) -> ModelCount:
     differences give what an image costs (shared among the images in proportion to their row figures, under the
     model's pixel cap), what its template adds, and how its tokenizer compares with the rows' text counter. So a
     processor that expands every image to 576 tokens charges 576 per image."""
-    def without(keep_text: bool) -> Request:
-        messages = tuple(Message(m.role, tuple(p for p in m.content if isinstance(p, TextPart) and keep_text))
-                         for m in request.messages)
-        return replace(request, messages=messages, image_tokens=(), text_round_trip=None,  # not a prompt of the row
-                       text_tokens=request.text_tokens if keep_text else 0)
 
-    whole, text, fixed = (model.prompt_tokens(request), model.prompt_tokens(without(True)),
-                          model.prompt_tokens(without(False)))
+    def without(keep_text: bool) -> Request:
+        messages = tuple(
+            Message(m.role, tuple(p for p in m.content if isinstance(p, TextPart) and keep_text))
+            for m in request.messages
+        )
+        return replace(
+            request,
+            messages=messages,
+            image_tokens=(),
+            text_round_trip=None,  # not a prompt of the row
+            text_tokens=request.text_tokens if keep_text else 0,
+        )
+
+    whole, text, fixed = (
+        model.prompt_tokens(request),
+        model.prompt_tokens(without(True)),
+        model.prompt_tokens(without(False)),
+    )
     scale = (text - fixed) / request.text_tokens if request.text_tokens and text > fixed else 1.0
     figures = image_costs(request, model.max_pixels)
     spent, total = max(0, whole - text), sum(figures)
-    costs = tuple(math.ceil(spent * f / total / scale) if total else math.ceil(spent / len(figures) / scale)
-                  for f in figures)
+    costs = tuple(
+        math.ceil(spent * f / total / scale) if total else math.ceil(spent / len(figures) / scale) for f in figures
+    )
     return ModelCount(fixed, scale, costs)
 
 
-def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., Truncated | None], rule: str,
-                 model: Model, check_tokens: bool, screen: Screen) -> Request:
+def fit_to_model(
+    request: Request,
+    doc: Mapping[str, Any],
+    hook: Callable[..., Truncated | None],
+    rule: str,
+    model: Model,
+    check_tokens: bool,
+    screen: Screen,
+) -> Request:
     """The request as the task's truncation rule makes it fit `model`; unchanged when it fits already, when the
     rule cannot make it fit, or when an input policy changed its images."""
     if screen(request, model, check_tokens) is None:
@@ -121,8 +145,13 @@ def fit_to_model(request: Request, doc: Mapping[str, Any], hook: Callable[..., T
         cut = hook(doc, Budget(tokens, count.image_tokens, model.max_images))
         if cut is None:
             return request
-        record = {"rule": rule, **cut.record, "images_kept": len(cut.images),
-                  "images_dropped": len(request.images) - len(cut.images), "prompt_tokens_before": before}
+        record = {
+            "rule": rule,
+            **cut.record,
+            "images_kept": len(cut.images),
+            "images_dropped": len(request.images) - len(cut.images),
+            "prompt_tokens_before": before,
+        }
         candidate = _rebuilt(request, cut, record)
         problem = screen(candidate, model, check_tokens)
         after = model.prompt_tokens(candidate)

@@ -37,8 +37,12 @@ class Alias:
 
     def describe(self) -> dict[str, object]:
         """What the results record about the alias, beside the arguments it resolved to."""
-        return {"trained_context": self.trained_context, "paper_name": self.paper_name, "note": self.note,
-                "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules]}
+        return {
+            "trained_context": self.trained_context,
+            "paper_name": self.paper_name,
+            "note": self.note,
+            "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules],
+        }
 
 
 # MMLongBench's 128K inputs (131,072 counted tokens, plus the chat template and up to 384 new tokens) fit
@@ -61,47 +65,85 @@ def _rule(tasks: tuple[str, ...], why: str, **policy: Any) -> TaskRule:  # polic
 
 
 INTERNVL_RULES = (
-    _rule(("mmlongbench_*",), "official InternVL wrapper: dynamic tiling with max_num = 4 tiles",
-          processor_kwargs={"max_patches": 4}),
-    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (one tile per image) and the last 400 "
-          "images at 64K/128K", keep_last_images=400, processor_kwargs={"max_patches": 1}),
+    _rule(
+        ("mmlongbench_*",),
+        "official InternVL wrapper: dynamic tiling with max_num = 4 tiles",
+        processor_kwargs={"max_patches": 4},
+    ),
+    _rule(
+        _at(MMLB_NATURAL, "64k", "128k"),
+        "run_eval.sh: image_resize 0.5 (one tile per image) and the last 400 images at 64K/128K",
+        keep_last_images=400,
+        processor_kwargs={"max_patches": 1},
+    ),
 )
 GEMMA3_RULES = (
-    _rule(("mmlongbench_niah_vh_*_128k", "mmlongbench_icl_*_128k"), "run_eval.sh: max_image_num 400 on VH and ICL "
-          "at 128K", keep_last_images=400),
+    _rule(
+        ("mmlongbench_niah_vh_*_128k", "mmlongbench_icl_*_128k"),
+        "run_eval.sh: max_image_num 400 on VH and ICL at 128K",
+        keep_last_images=400,
+    ),
 )
 IDEFICS2_RULES = (
-    _rule(MMLB_NATURAL, "run_eval.sh: do_image_splitting False on natural images",
-          processor_kwargs={"do_image_splitting": False}),
+    _rule(
+        MMLB_NATURAL,
+        "run_eval.sh: do_image_splitting False on natural images",
+        processor_kwargs={"do_image_splitting": False},
+    ),
 )
 IDEFICS3_RULES = (
-    _rule(("mmlongbench_*",), "official Idefics3 wrapper: processor do_resize=False (no upscaling to 1456 px)",
-          processor_kwargs={"do_resize": False}),
-    _rule(MMLB_NATURAL, "run_eval.sh: do_image_splitting False on natural images",
-          processor_kwargs={"do_image_splitting": False}),
+    _rule(
+        ("mmlongbench_*",),
+        "official Idefics3 wrapper: processor do_resize=False (no upscaling to 1456 px)",
+        processor_kwargs={"do_resize": False},
+    ),
+    _rule(
+        MMLB_NATURAL,
+        "run_eval.sh: do_image_splitting False on natural images",
+        processor_kwargs={"do_image_splitting": False},
+    ),
     _rule(MMLB_DOCUMENTS, "run_eval.sh: image_resize 0.5 on document pages", image_scale=0.5),
 )
 
 
 OVIS2_RULES = (
-    _rule(("mmlongbench_*",), "official Ovis2 wrapper: max_partition = 4 (transformers' Ovis2 processor: "
-          "crop_to_patches with max_patches = 4)", processor_kwargs={"crop_to_patches": True, "max_patches": 4}),
-    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (a real LANCZOS resize) and the last "
-          "400 images at 64K/128K", image_scale=0.5, keep_last_images=400),
+    _rule(
+        ("mmlongbench_*",),
+        "official Ovis2 wrapper: max_partition = 4 (transformers' Ovis2 processor: "
+        "crop_to_patches with max_patches = 4)",
+        processor_kwargs={"crop_to_patches": True, "max_patches": 4},
+    ),
+    _rule(
+        _at(MMLB_NATURAL, "64k", "128k"),
+        "run_eval.sh: image_resize 0.5 (a real LANCZOS resize) and the last 400 images at 64K/128K",
+        image_scale=0.5,
+        keep_last_images=400,
+    ),
 )
 PHI3_RULES = (
     _rule(("mmlongbench_*",), "official Phi-3/3.5-vision wrapper: num_crops = 4", processor_kwargs={"num_crops": 4}),
-    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (whose only effect is num_crops = 1) and "
-          "the last 400 images at 64K/128K", keep_last_images=400, processor_kwargs={"num_crops": 1}),
+    _rule(
+        _at(MMLB_NATURAL, "64k", "128k"),
+        "run_eval.sh: image_resize 0.5 (whose only effect is num_crops = 1) and the last 400 images at 64K/128K",
+        keep_last_images=400,
+        processor_kwargs={"num_crops": 1},
+    ),
 )
 PHI4_RULES = (
     _rule(("mmlongbench_*",), "official Phi-4-multimodal wrapper: dynamic_hd = 4", processor_kwargs={"dynamic_hd": 4}),
-    _rule(_at(MMLB_NATURAL, "64k", "128k"), "run_eval.sh: image_resize 0.5 (whose only effect is dynamic_hd = 1) and "
-          "the last 300 images at 64K/128K", keep_last_images=300, processor_kwargs={"dynamic_hd": 1}),
+    _rule(
+        _at(MMLB_NATURAL, "64k", "128k"),
+        "run_eval.sh: image_resize 0.5 (whose only effect is dynamic_hd = 1) and the last 300 images at 64K/128K",
+        keep_last_images=300,
+        processor_kwargs={"dynamic_hd": 1},
+    ),
 )
 PIXTRAL_RULES = (
-    _rule(("mmlongbench_*",), "paper and run_eval.sh: every image resized to 0.5x per side (LANCZOS), all tasks",
-          image_scale=0.5),
+    _rule(
+        ("mmlongbench_*",),
+        "paper and run_eval.sh: every image resized to 0.5x per side (LANCZOS), all tasks",
+        image_scale=0.5,
+    ),
 )
 GPT4O_RULES = (
     _rule(MMLB_NATURAL, "run_eval.sh: image_detail low on natural images", processor_kwargs={"image_detail": "low"}),
@@ -115,41 +157,105 @@ def _qwen(checkpoint: str, note: str, paper_name: str) -> Alias:
 
 
 ALIASES: dict[str, Alias] = {
-    "qwen2.5-vl": _qwen("Qwen/Qwen2.5-VL-7B-Instruct", "Qwen2.5-VL 7B; trained on 32K, run to 128K as in "
-                        "MMLongBench (no YaRN, default pixel limits)", "Qwen2.5-VL-7B"),
+    "qwen2.5-vl": _qwen(
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+        "Qwen2.5-VL 7B; trained on 32K, run to 128K as in MMLongBench (no YaRN, default pixel limits)",
+        "Qwen2.5-VL-7B",
+    ),
     "qwen2.5-vl-3b": _qwen("Qwen/Qwen2.5-VL-3B-Instruct", "Qwen2.5-VL 3B", "Qwen2.5-VL-3B"),
     "qwen2-vl": _qwen("Qwen/Qwen2-VL-7B-Instruct", "Qwen2-VL 7B", "Qwen2-VL-7B"),
-    "llava-onevision": Alias("hf", {"pretrained": "llava-hf/llava-onevision-qwen2-7b-ov-hf", "context_length": "32768"},
-                             "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (not evaluated by MMLongBench: "
-                             "its 64K/128K inputs exceed 500K tokens)", 32768),
-    "llava-next-llama3": Alias("hf", {"pretrained": "llava-hf/llama3-llava-next-8b-hf", "context_length": "8192"},
-                               "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)", 8192),
-    "idefics2": Alias("hf", {"pretrained": "HuggingFaceM4/idefics2-8b", "context_length": "8192"},
-                      "IDEFICS2-8B (evaluated in the MMNeedle paper)", 8192, "Idefics2-8B", IDEFICS2_RULES),
-    "idefics3": Alias("hf", {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", "context_length": "8192"},
-                      "Idefics3 8B", 10240, "Idefics3-8B", IDEFICS3_RULES),
-    "internvl": Alias("hf", {"pretrained": "OpenGVLab/InternVL3-8B-hf", "context_length": "32768"},
-                      "InternVL3 8B, transformers-native checkpoint", 32768, "InternVL3-8B", INTERNVL_RULES),
-    "gemma3": Alias("hf", {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
-                    "Gemma 3 12B instruction-tuned", 131072, "Gemma3-12B", GEMMA3_RULES),
+    "llava-onevision": Alias(
+        "hf",
+        {"pretrained": "llava-hf/llava-onevision-qwen2-7b-ov-hf", "context_length": "32768"},
+        "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (not evaluated by MMLongBench: "
+        "its 64K/128K inputs exceed 500K tokens)",
+        32768,
+    ),
+    "llava-next-llama3": Alias(
+        "hf",
+        {"pretrained": "llava-hf/llama3-llava-next-8b-hf", "context_length": "8192"},
+        "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)",
+        8192,
+    ),
+    "idefics2": Alias(
+        "hf",
+        {"pretrained": "HuggingFaceM4/idefics2-8b", "context_length": "8192"},
+        "IDEFICS2-8B (evaluated in the MMNeedle paper)",
+        8192,
+        "Idefics2-8B",
+        IDEFICS2_RULES,
+    ),
+    "idefics3": Alias(
+        "hf",
+        {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", "context_length": "8192"},
+        "Idefics3 8B",
+        10240,
+        "Idefics3-8B",
+        IDEFICS3_RULES,
+    ),
+    "internvl": Alias(
+        "hf",
+        {"pretrained": "OpenGVLab/InternVL3-8B-hf", "context_length": "32768"},
+        "InternVL3 8B, transformers-native checkpoint",
+        32768,
+        "InternVL3-8B",
+        INTERNVL_RULES,
+    ),
+    "gemma3": Alias(
+        "hf",
+        {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
+        "Gemma 3 12B instruction-tuned",
+        131072,
+        "Gemma3-12B",
+        GEMMA3_RULES,
+    ),
     # Ovis2 through transformers' own Ovis2 classes (the authors' AIDC-AI checkpoints need remote code that
     # registers no image-text-to-text model; vLLM's Ovis fixes max_partition at 9, not the official 4).
-    "ovis2": Alias("hf", {"pretrained": "thisisiron/Ovis2-2B-hf", "context_length": LONG_CONTEXT},
-                   "Ovis2 2B, the transformers-native conversion; trained on 32K, run to 128K as in MMLongBench",
-                   32768, "Ovis2-2B", OVIS2_RULES),
+    "ovis2": Alias(
+        "hf",
+        {"pretrained": "thisisiron/Ovis2-2B-hf", "context_length": LONG_CONTEXT},
+        "Ovis2 2B, the transformers-native conversion; trained on 32K, run to 128K as in MMLongBench",
+        32768,
+        "Ovis2-2B",
+        OVIS2_RULES,
+    ),
     # Phi-3.5-vision and Phi-4-multimodal load only as remote code for causal LMs, which vLLM serves natively.
-    "phi3.5-vision": Alias("vllm", {"pretrained": "microsoft/Phi-3.5-vision-instruct", "trust_remote_code": "true",
-                                    "max_model_len": LONG_CONTEXT},
-                           "Phi-3.5-vision 4.2B through vLLM", 131072, "Phi-3.5-Vision", PHI3_RULES),
-    "phi4-multimodal": Alias("vllm", {"pretrained": "microsoft/Phi-4-multimodal-instruct", "trust_remote_code": "true",
-                                      "max_model_len": LONG_CONTEXT},
-                             "Phi-4-multimodal 5.6B through vLLM (vision only)", 131072, "Phi-4-Multimodal",
-                             PHI4_RULES),
-    "pixtral": Alias("hf", {"pretrained": "mistral-community/pixtral-12b", "context_length": LONG_CONTEXT},
-                     "Pixtral 12B (transformers' LLaVA conversion); images at half size on every MMLongBench task",
-                     131072, "Pixtral-12B", PIXTRAL_RULES),
-    "gpt-4o": Alias("openai", {"model": "gpt-4o-2024-11-20"}, "GPT-4o as MMLongBench ran it (detail low on "
-                    "natural images); key from OPENAI_API_KEY", 128000, "GPT-4o", GPT4O_RULES),
+    "phi3.5-vision": Alias(
+        "vllm",
+        {"pretrained": "microsoft/Phi-3.5-vision-instruct", "trust_remote_code": "true", "max_model_len": LONG_CONTEXT},
+        "Phi-3.5-vision 4.2B through vLLM",
+        131072,
+        "Phi-3.5-Vision",
+        PHI3_RULES,
+    ),
+    "phi4-multimodal": Alias(
+        "vllm",
+        {
+            "pretrained": "microsoft/Phi-4-multimodal-instruct",
+            "trust_remote_code": "true",
+            "max_model_len": LONG_CONTEXT,
+        },
+        "Phi-4-multimodal 5.6B through vLLM (vision only)",
+        131072,
+        "Phi-4-Multimodal",
+        PHI4_RULES,
+    ),
+    "pixtral": Alias(
+        "hf",
+        {"pretrained": "mistral-community/pixtral-12b", "context_length": LONG_CONTEXT},
+        "Pixtral 12B (transformers' LLaVA conversion); images at half size on every MMLongBench task",
+        131072,
+        "Pixtral-12B",
+        PIXTRAL_RULES,
+    ),
+    "gpt-4o": Alias(
+        "openai",
+        {"model": "gpt-4o-2024-11-20"},
+        "GPT-4o as MMLongBench ran it (detail low on natural images); key from OPENAI_API_KEY",
+        128000,
+        "GPT-4o",
+        GPT4O_RULES,
+    ),
 }
 
 

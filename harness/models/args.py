@@ -66,9 +66,11 @@ def parse_kv(text: str | None, flag: str = "--model_args") -> dict[str, str]:
         if not sep or not key.strip():
             # The field is not shown: a key pasted without its name (or after a stray comma) would be.
             after = f" (after {', '.join(out)})" if out else ""
-            raise UserError(f"{flag}: expected key=value, but field {number} of {len(fields)}{after} has "
-                            f"{'no name before its =' if sep else 'no ='} "
-                            '(quote values holding commas: answer="1, 2, 3")')
+            raise UserError(
+                f"{flag}: expected key=value, but field {number} of {len(fields)}{after} has "
+                f"{'no name before its =' if sep else 'no ='} "
+                '(quote values holding commas: answer="1, 2, 3")'
+            )
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
@@ -134,8 +136,9 @@ def check_minimum(value: Any, minimum: int | float, name: str, backend: str) -> 
     return value
 
 
-def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
-                       aliases: Mapping[str, str] | None = None) -> S:
+def settings_from_args(
+    cls: type[S], args: Mapping[str, Any], backend: str, aliases: Mapping[str, str] | None = None
+) -> S:
     """Build the settings dataclass `cls` from `--model_args` strings; raise `ValueError` naming the argument."""
     hints = typing.get_type_hints(cls)
     known = {f.name: f for f in dataclasses.fields(cls) if f.init}
@@ -143,7 +146,9 @@ def settings_from_args(cls: type[S], args: Mapping[str, Any], backend: str,
     for raw_name, raw in args.items():
         name = (aliases or {}).get(raw_name, raw_name)
         if name not in known:
-            raise ValueError(f"{backend} backend: unknown model argument {raw_name!r}; known: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"{backend} backend: unknown model argument {raw_name!r}; known: {', '.join(sorted(known))}"
+            )
         if name in values:
             raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
         value = convert(raw, hints[name], raw_name, backend) if isinstance(raw, str) else raw

@@ -34,7 +34,9 @@ class ConstantModel(Model):
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         if "answer" not in args:
-            raise ValueError('constant needs the answer to give: --model_args answer=-1 (quote commas: answer="1, 2, 3")')
+            raise ValueError(
+                'constant needs the answer to give: --model_args answer=-1 (quote commas: answer="1, 2, 3")'
+            )
         return cls(settings_from_args(ConstantSettings, args, "constant").answer, batch_size)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
@@ -63,8 +65,13 @@ class RandomModel(Model):
 
     cache_responses = False
 
-    def __init__(self, seed: int | None = None, batch_size: int = 1, context_length: int | None = None,
-                 request_order: str = "length") -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        batch_size: int = 1,
+        context_length: int | None = None,
+        request_order: str = "length",
+    ) -> None:
         self.seed = seed
         self.batch_size = batch_size
         self.context_length = context_length
@@ -84,8 +91,12 @@ class RandomModel(Model):
         responses = []
         for request in requests:
             if request.random_answer is None:
-                responses.append(Response(None, error=f"task {request.task!r} defines no answer space to guess from "
-                                                      "(no `random_answer` hook)"))
+                responses.append(
+                    Response(
+                        None,
+                        error=f"task {request.task!r} defines no answer space to guess from (no `random_answer` hook)",
+                    )
+                )
                 continue
             responses.append(Response(request.random_answer(self._rng(request)), finish_reason="stop"))
         return responses

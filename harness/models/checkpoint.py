@@ -30,25 +30,34 @@ def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
     if isinstance(cached, str):
         return
     at = f"@{revision}" if revision else ""
-    fetch = (f"download it once with `hf download {pretrained}{' --revision ' + revision if revision else ''}`; "
-             f"--screen_only needs only its config and processor: `hf download {pretrained} --exclude \"*.safetensors\" "
-             "--exclude \"*.bin\"`")
+    fetch = (
+        f"download it once with `hf download {pretrained}{' --revision ' + revision if revision else ''}`; "
+        f'--screen_only needs only its config and processor: `hf download {pretrained} --exclude "*.safetensors" '
+        '--exclude "*.bin"`'
+    )
     if constants.HF_HUB_OFFLINE:
-        raise CheckpointUnavailable(f"checkpoint {pretrained}{at} is not in the Hub cache ({constants.HF_HUB_CACHE}) and "
-                                    f"HF_HUB_OFFLINE=1 forbids downloading it: {fetch}")
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}{at} is not in the Hub cache ({constants.HF_HUB_CACHE}) and "
+            f"HF_HUB_OFFLINE=1 forbids downloading it: {fetch}"
+        )
     from huggingface_hub import HfApi
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
     try:
         HfApi().model_info(pretrained, revision=revision, timeout=PROBE_TIMEOUT_S)
     except GatedRepoError:
-        raise CheckpointUnavailable(f"checkpoint {pretrained} is gated: accept its terms on the Hub, then log in "
-                                    "(`hf auth login`) or set HF_TOKEN") from None
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained} is gated: accept its terms on the Hub, then log in "
+            "(`hf auth login`) or set HF_TOKEN"
+        ) from None
     except RevisionNotFoundError:
         raise CheckpointUnavailable(f"checkpoint {pretrained} has no revision {revision!r}") from None
     except RepositoryNotFoundError:
-        raise CheckpointUnavailable(f"checkpoint {pretrained}: no such model on the Hub (or it is private: "
-                                    "`hf auth login`)") from None
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}: no such model on the Hub (or it is private: `hf auth login`)"
+        ) from None
     except Exception as err:  # no network: httpx's and the OS's errors have no common base worth naming
-        raise CheckpointUnavailable(f"checkpoint {pretrained}{at} is not in the Hub cache and the Hub cannot be reached "
-                                    f"({type(err).__name__}): {fetch} where there is network") from None
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}{at} is not in the Hub cache and the Hub cannot be reached "
+            f"({type(err).__name__}): {fetch} where there is network"
+        ) from None

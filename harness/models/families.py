@@ -55,10 +55,13 @@ def _best_grid(width: int, height: int, grids: Iterable[tuple[int, int]]) -> tup
     return best
 
 
-def _anyres(tile: int, side: int, grids: tuple[tuple[int, int], ...], base: int, max_tiles: int | None = None) -> ImageRule:
+def _anyres(
+    tile: int, side: int, grids: tuple[tuple[int, int], ...], base: int, max_tiles: int | None = None
+) -> ImageRule:
     """LLaVA-NeXT/OneVision: a base view of `side`x`side` features, plus the image on the chosen canvas of tiles
     (`side` features per tile side) without its padding, plus one newline feature per row; OneVision scales
     that part down when it exceeds `max_tiles` tiles."""
+
     def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
         rows, cols = _best_grid(width, height, ((r * tile, c * tile) for r, c in grids))
         rows, cols = rows // tile * side, cols // tile * side
@@ -71,6 +74,7 @@ def _anyres(tile: int, side: int, grids: tuple[tuple[int, int], ...], base: int,
         if ratio > 1.1:
             features, newlines = int(rows // ratio) * int(cols // ratio), int(rows // ratio)
         return base + features + newlines
+
     return rule
 
 
@@ -78,8 +82,16 @@ def _closest_tiling(width: int, height: int, tile: int, max_tiles: int) -> int:
     """InternVL-style dynamic tiling: the grid of at most `max_tiles` tiles whose shape is closest to the image's
     (a larger grid on a tie, when the image would fill more than half of it); its number of tiles."""
     aspect = width / height
-    grids = sorted({(c, r) for n in range(1, max_tiles + 1) for c in range(1, n + 1) for r in range(1, n + 1)
-                    if c * r <= max_tiles}, key=lambda g: g[0] * g[1])
+    grids = sorted(
+        {
+            (c, r)
+            for n in range(1, max_tiles + 1)
+            for c in range(1, n + 1)
+            for r in range(1, n + 1)
+            if c * r <= max_tiles
+        },
+        key=lambda g: g[0] * g[1],
+    )
     best, best_diff = (1, 1), math.inf
     for cols, rows in grids:
         diff = abs(aspect - cols / rows)
@@ -91,9 +103,11 @@ def _closest_tiling(width: int, height: int, tile: int, max_tiles: int) -> int:
 def _tiles(tile: int, per_tile: int, setting: str, default_max: int, markers: int) -> ImageRule:
     """Tiles of `tile` px (at most the request's `setting`, else `default_max`), `per_tile` tokens each, plus a
     thumbnail tile when there is more than one."""
+
     def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
         tiles = _closest_tiling(width, height, tile, int(settings.get(setting) or default_max))
         return per_tile * (tiles + (tiles > 1)) + markers
+
     return rule
 
 
@@ -155,29 +169,69 @@ ONEVISION_GRIDS = tuple((r, c) for r in range(1, 7) for c in range(1, 7))  # of 
 
 # First match wins: the more specific fragments come first.
 FAMILIES: tuple[Family, ...] = (
-    Family("Qwen2-VL", ("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl"), _qwen,
-           f"dynamic resolution ({TOKEN_RULE}, the rows' own rule) + 2 markers per image"),
-    Family("LLaVA-OneVision", ("llava-onevision", "llava_onevision"), _anyres(384, 27, ONEVISION_GRIDS, 729, 9),
-           "AnyRes, 729 tokens of the whole image + up to 9 tiles' worth of 729 + a newline per row"),
-    Family("LLaVA-NeXT", ("llava-next", "llava-v1.6", "llava_next"), _anyres(336, 24, LLAVA_NEXT_GRIDS, 576),
-           "AnyRes, 576 tokens of the whole image + up to 4 tiles of 576, unpadded, + a newline per row"),
+    Family(
+        "Qwen2-VL",
+        ("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl"),
+        _qwen,
+        f"dynamic resolution ({TOKEN_RULE}, the rows' own rule) + 2 markers per image",
+    ),
+    Family(
+        "LLaVA-OneVision",
+        ("llava-onevision", "llava_onevision"),
+        _anyres(384, 27, ONEVISION_GRIDS, 729, 9),
+        "AnyRes, 729 tokens of the whole image + up to 9 tiles' worth of 729 + a newline per row",
+    ),
+    Family(
+        "LLaVA-NeXT",
+        ("llava-next", "llava-v1.6", "llava_next"),
+        _anyres(336, 24, LLAVA_NEXT_GRIDS, 576),
+        "AnyRes, 576 tokens of the whole image + up to 4 tiles of 576, unpadded, + a newline per row",
+    ),
     Family("Pixtral", ("pixtral",), _pixtral, "one token per 16-px patch at most 1,024 px a side, + one per row"),
-    Family("LLaVA-1.5", ("llava-1.5", "llava-v1.5", "bakllava", "llava"), _fixed(576),
-           "576 tokens per image (336 px, 14-px patches)"),
-    Family("Idefics3", ("idefics3",), _idefics3, "169 tokens per 364-px tile of the image at 1,456 px "
-           "+ a global view + markers"),
+    Family(
+        "LLaVA-1.5",
+        ("llava-1.5", "llava-v1.5", "bakllava", "llava"),
+        _fixed(576),
+        "576 tokens per image (336 px, 14-px patches)",
+    ),
+    Family(
+        "Idefics3",
+        ("idefics3",),
+        _idefics3,
+        "169 tokens per 364-px tile of the image at 1,456 px + a global view + markers",
+    ),
     Family("Idefics2", ("idefics2",), _idefics2, "64 tokens per crop, 5 crops with image splitting, + markers"),
-    Family("InternVL", ("internvl",), _tiles(448, 256, "max_patches", 12, 2),
-           "256 tokens per 448-px tile (at most max_patches, default 12) + a thumbnail tile + markers"),
-    Family("Ovis2", ("ovis2", "ovis-2"), _tiles(448, 256, "max_patches", 9, 2),
-           "256 tokens per 448-px tile (at most max_patches, default 9) + a thumbnail tile + markers"),
+    Family(
+        "InternVL",
+        ("internvl",),
+        _tiles(448, 256, "max_patches", 12, 2),
+        "256 tokens per 448-px tile (at most max_patches, default 12) + a thumbnail tile + markers",
+    ),
+    Family(
+        "Ovis2",
+        ("ovis2", "ovis-2"),
+        _tiles(448, 256, "max_patches", 9, 2),
+        "256 tokens per 448-px tile (at most max_patches, default 9) + a thumbnail tile + markers",
+    ),
     Family("Gemma 3", ("gemma-3", "gemma3"), _fixed(256 + 4), "256 tokens per image + 4 markers"),
-    Family("Phi-3.5-vision", ("phi-3.5-vision", "phi-3-vision", "phi3_v"), _phi3,
-           "144 tokens per 336-px crop (at most num_crops, default 4) + a global view + newlines"),
-    Family("Phi-4-multimodal", ("phi-4-multimodal", "phi4_multimodal", "phi4mm"), _phi4,
-           "256 tokens per 448-px crop (at most dynamic_hd, default 36) + a global view + newlines"),
-    Family("GPT-4o", ("gpt-4o", "gpt-4.1", "chatgpt-4o", "gpt-4-turbo"), _gpt4o,
-           "OpenAI's published rule, 85 tokens + 170 per 512-px tile (85 in all at detail low)"),
+    Family(
+        "Phi-3.5-vision",
+        ("phi-3.5-vision", "phi-3-vision", "phi3_v"),
+        _phi3,
+        "144 tokens per 336-px crop (at most num_crops, default 4) + a global view + newlines",
+    ),
+    Family(
+        "Phi-4-multimodal",
+        ("phi-4-multimodal", "phi4_multimodal", "phi4mm"),
+        _phi4,
+        "256 tokens per 448-px crop (at most dynamic_hd, default 36) + a global view + newlines",
+    ),
+    Family(
+        "GPT-4o",
+        ("gpt-4o", "gpt-4.1", "chatgpt-4o", "gpt-4-turbo"),
+        _gpt4o,
+        "OpenAI's published rule, 85 tokens + 170 per 512-px tile (85 in all at detail low)",
+    ),
 )
 
 
@@ -191,8 +245,9 @@ def family_of(*names: str | None) -> Family | None:
     return None
 
 
-def estimated_prompt_tokens(request: Request, family: Family | None, max_pixels: int | None,
-                            settings: Mapping[str, Any] | None = None) -> int:
+def estimated_prompt_tokens(
+    request: Request, family: Family | None, max_pixels: int | None, settings: Mapping[str, Any] | None = None
+) -> int:
     """A request by its family's rule: the rows' text tokens (the build's tokenizer, no chat template) + each image
     at the size it is scaled to (`max_pixels`), with the request's processor settings over `settings`; the rows'
     own rule where there is no family or an image's size is unknown."""

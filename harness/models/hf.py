@@ -56,8 +56,12 @@ class HFSettings:
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
-    request_order: str = "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
-    processor: str = "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
+    request_order: str = (
+        "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
+    )
+    processor: str = (
+        "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
+    )
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
@@ -67,11 +71,16 @@ class HFSettings:
 
 def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
     """`from_pretrained` arguments for the model weights."""
-    kwargs: dict[str, Any] = {"revision": settings.revision, "trust_remote_code": settings.trust_remote_code,
-                              "dtype": "auto"}
+    kwargs: dict[str, Any] = {
+        "revision": settings.revision,
+        "trust_remote_code": settings.trust_remote_code,
+        "dtype": "auto",
+    }
     if settings.dtype != "auto":
         if not isinstance(getattr(torch, settings.dtype, None), torch.dtype):
-            raise ValueError(f"--model_args dtype={settings.dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)")
+            raise ValueError(
+                f"--model_args dtype={settings.dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)"
+            )
         kwargs["dtype"] = getattr(torch, settings.dtype)
     if settings.device_map:
         kwargs["device_map"] = settings.device_map
@@ -82,10 +91,18 @@ def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
 
 @register_model("hf")
 class HFModel(Model):
-    decodes_images = True  # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
+    decodes_images = (
+        True  # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
+    )
 
-    def __init__(self, settings: HFSettings, *, batch_size: int = 1, max_batch_tokens: int | None = None,
-                 load_weights: bool = True) -> None:
+    def __init__(
+        self,
+        settings: HFSettings,
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> None:
         import torch
         from transformers import AutoModelForImageTextToText
 
@@ -105,16 +122,22 @@ class HFModel(Model):
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
-        self.count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
-                                         trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
-                                         image_only=settings.processor == "image_only")
+        self.count = ProcessorCount.load(
+            settings.pretrained,
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
+            max_pixels=settings.max_pixels,
+            image_only=settings.processor == "image_only",
+        )
         self.processor = self.count.processor
         self.scale_first = ProcessorScale(self.processor)  # each image at the processor's size, in the image threads
         # None without weights: a Ray pool's driver, which counts and batches (`without_weights`). Any: transformers
         # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
         self.model: Any = None
         if load_weights:
-            self.model = AutoModelForImageTextToText.from_pretrained(settings.pretrained, **_load_kwargs(settings, torch))
+            self.model = AutoModelForImageTextToText.from_pretrained(
+                settings.pretrained, **_load_kwargs(settings, torch)
+            )
             self.model.eval()
             if not settings.device_map:
                 self.model.to(self.device)
@@ -128,8 +151,14 @@ class HFModel(Model):
         self.dtype = str(self.model.dtype).replace("torch.", "") if self.model is not None else settings.dtype
 
     @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None,
-                  load_weights: bool = True) -> Model:
+    def from_args(
+        cls,
+        args: dict[str, str],
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> Model:
         if "pretrained" not in args:
             raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
         settings = settings_from_args(HFSettings, args, "hf")
@@ -137,7 +166,9 @@ class HFModel(Model):
         return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     @classmethod
-    def without_weights(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+    def without_weights(
+        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
+    ) -> Model:
         """The backend as a Ray pool's driver holds it (`harness.models.replicas`): its processor and config, to count,
         screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
         return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
@@ -149,9 +180,18 @@ class HFModel(Model):
         return self.prompt_tokens(request) + request.settings.max_gen_toks
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        batches = super().batches(requests) if not self.max_batch_tokens else token_budget_batches(
-            requests, max_batch_tokens=self.max_batch_tokens, max_batch_size=self.batch_size, padded=True,
-            cost=self.request_cost, sort_long_first=self.request_order == "length")  # else the runner's cache order
+        batches = (
+            super().batches(requests)
+            if not self.max_batch_tokens
+            else token_budget_batches(
+                requests,
+                max_batch_tokens=self.max_batch_tokens,
+                max_batch_size=self.batch_size,
+                padded=True,
+                cost=self.request_cost,
+                sort_long_first=self.request_order == "length",
+            )
+        )  # else the runner's cache order
         if self.fitting is None:
             return batches
         fitting = self.fitting
@@ -185,8 +225,10 @@ class HFModel(Model):
         try:
             image = ref.pil()
         except Exception as err:  # final: the same bytes would fail again on every rerun
-            raise ValueError(f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
-                             f"{type(err).__name__}: {err}") from None
+            raise ValueError(
+                f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
+                f"{type(err).__name__}: {err}"
+            ) from None
         size = fit_within_pixels(image.width, image.height, self.max_pixels)
         if size != image.size:
             image = image.resize(size, Image.Resampling.BICUBIC)
@@ -202,8 +244,11 @@ class HFModel(Model):
     def _batch_images(self, requests: Sequence[Request]) -> list[list[Image.Image] | Exception]:
         """Each request's images, decoded in this batch, once each; a request whose image fails gets the first
         failure (in image order) instead. Decoded on `image_threads` threads where the batch has several images."""
-        jobs = [(i, index, ref, request.processor_kwargs) for i, request in enumerate(requests)
-                for index, ref in enumerate(request.images)]
+        jobs = [
+            (i, index, ref, request.processor_kwargs)
+            for i, request in enumerate(requests)
+            for index, ref in enumerate(request.images)
+        ]
         if self.image_threads > 1 and len(jobs) > 1:
             if self._image_pool is None:
                 self._image_pool = ThreadPoolExecutor(self.image_threads, thread_name_prefix="hf-images")
@@ -242,9 +287,13 @@ class HFModel(Model):
                     raise images
                 prepared.append((i, prompt, images))
             except Exception as err:
-                responses[i] = Response(None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}")
+                responses[i] = Response(
+                    None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
+                )
         # Requests of one task share settings; group anyway so a mixed batch stays correct.
-        groups: dict[tuple[GenerationSettings, tuple[tuple[str, Any], ...]], list[tuple[int, str, list[Image.Image]]]] = {}
+        groups: dict[
+            tuple[GenerationSettings, tuple[tuple[str, Any], ...]], list[tuple[int, str, list[Image.Image]]]
+        ] = {}
         for item in prepared:
             request = requests[item[0]]
             groups.setdefault((request.settings, request.processor_kwargs), []).append(item)
@@ -255,20 +304,38 @@ class HFModel(Model):
                 responses[i] = response
         return [r if r is not None else Response(None, error="no response") for r in responses]
 
-    def _generate(self, items: list[tuple[int, str, list[Image.Image]]], settings: GenerationSettings,
-                  processor_kwargs: dict[str, Any] | None = None) -> list[Response]:
+    def _generate(
+        self,
+        items: list[tuple[int, str, list[Image.Image]]],
+        settings: GenerationSettings,
+        processor_kwargs: dict[str, Any] | None = None,
+    ) -> list[Response]:
         texts = [text for _, text, _ in items]
         images = [imgs for _, _, imgs in items]
-        inputs = self.processor(text=texts, images=images if any(images) else None, padding=True, return_tensors="pt",
-                                **(processor_kwargs or {}))
+        inputs = self.processor(
+            text=texts,
+            images=images if any(images) else None,
+            padding=True,
+            return_tensors="pt",
+            **(processor_kwargs or {}),
+        )
         lengths = inputs["attention_mask"].sum(dim=1).tolist()
-        over = [k for k, n in enumerate(lengths) if self.context_length and n + settings.max_gen_toks > self.context_length]
+        over = [
+            k for k, n in enumerate(lengths) if self.context_length and n + settings.max_gen_toks > self.context_length
+        ]
         if over:  # the screen's count was short: what does not fit is never sent
             kept = [item for k, item in enumerate(items) if k not in over]
             fitted = iter(self._generate(kept, settings, processor_kwargs) if kept else [])
-            return [Response(None, error=f"over_length: {lengths[k]} prompt tokens (the processor's input_ids) + "
-                                         f"max_gen_toks {settings.max_gen_toks} > context {self.context_length}")
-                    if k in over else next(fitted) for k in range(len(items))]
+            return [
+                Response(
+                    None,
+                    error=f"over_length: {lengths[k]} prompt tokens (the processor's input_ids) + "
+                    f"max_gen_toks {settings.max_gen_toks} > context {self.context_length}",
+                )
+                if k in over
+                else next(fitted)
+                for k in range(len(items))
+            ]
         return self._decode(inputs, settings)
 
     def _decode(self, inputs: Any, settings: GenerationSettings) -> list[Response]:
@@ -276,8 +343,7 @@ class HFModel(Model):
         inputs = inputs.to(self.model.device)
         if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
-        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks,
-                                  "pad_token_id": self.tokenizer.pad_token_id}
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks, "pad_token_id": self.tokenizer.pad_token_id}
         if settings.do_sample and settings.temperature > 0:
             kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
             if settings.seed is not None:
@@ -286,7 +352,7 @@ class HFModel(Model):
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
             output = self.model.generate(**inputs, **kwargs)
-        new_tokens = output[:, inputs["input_ids"].shape[1]:]
+        new_tokens = output[:, inputs["input_ids"].shape[1] :]
         eos = self.model.generation_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
@@ -300,8 +366,13 @@ class HFModel(Model):
                 if stop and stop in text:
                     text, stopped = text.split(stop, 1)[0], True
             finish = "stop" if stopped or len(ids) < settings.max_gen_toks else "length"
-            responses.append(Response(text, finish_reason=finish, usage={
-                "prompt_tokens": int(prompt_length), "completion_tokens": len(ids)}))
+            responses.append(
+                Response(
+                    text,
+                    finish_reason=finish,
+                    usage={"prompt_tokens": int(prompt_length), "completion_tokens": len(ids)},
+                )
+            )
         return responses
 
     # ------------------------------------------------------------------------------ identity

@@ -55,12 +55,21 @@ def default_context_length(config: Any) -> int | None:
 class ProcessorCount:
     """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
 
-    def __init__(self, processor: Any, config: Any, *, name: str, max_pixels: int | None = None,
-                 processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None) -> None:
+    def __init__(
+        self,
+        processor: Any,
+        config: Any,
+        *,
+        name: str,
+        max_pixels: int | None = None,
+        processor_kwargs: Mapping[str, Any] | None = None,
+        chat_template: str | None = None,
+    ) -> None:
         self.processor = processor
         self.tokenizer = getattr(processor, "tokenizer", processor)
-        template = (chat_template or getattr(processor, "chat_template", None)
-                    or getattr(self.tokenizer, "chat_template", None))
+        template = (
+            chat_template or getattr(processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        )
         if not template:
             raise ValueError(f"{name} has no chat template; the hf backend needs one to place images")
         self.chat_template = str(template)
@@ -74,10 +83,18 @@ class ProcessorCount:
         self._counted: dict[tuple[str, int, int, int], int] = {}
 
     @classmethod
-    def load(cls, pretrained: str, *, revision: str | None = None, trust_remote_code: bool = False,
-             max_pixels: int | None = None, offline: bool = False,
-             processor_kwargs: Mapping[str, Any] | None = None, chat_template: str | None = None,
-             image_only: bool = False) -> ProcessorCount:
+    def load(
+        cls,
+        pretrained: str,
+        *,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        max_pixels: int | None = None,
+        offline: bool = False,
+        processor_kwargs: Mapping[str, Any] | None = None,
+        chat_template: str | None = None,
+        image_only: bool = False,
+    ) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network; `image_only`: the processor built without its video
         processor (`harness.models.hf_image_only`)."""
@@ -93,23 +110,35 @@ class ProcessorCount:
             processor = load_image_only_processor(pretrained, config, **kwargs)
         else:
             processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
-        return cls(processor, config, name=pretrained, max_pixels=max_pixels, processor_kwargs=processor_kwargs,
-                   chat_template=chat_template)
+        return cls(
+            processor,
+            config,
+            name=pretrained,
+            max_pixels=max_pixels,
+            processor_kwargs=processor_kwargs,
+            chat_template=chat_template,
+        )
 
     @property
     def token_rule(self) -> str:
         kind = type(self.processor).__name__
         if self.counts_images:
-            return (f"hf processor {kind}: the chat template's tokens, each image as the processor expands it "
-                    "(checked again on the real input_ids before generate)")
+            return (
+                f"hf processor {kind}: the chat template's tokens, each image as the processor expands it "
+                "(checked again on the real input_ids before generate)"
+            )
         rule = self.family.rule if self.family else "the rows' rule"
-        return (f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
-                "cannot tell an image's tokens from its size; the real input_ids are checked before generate)")
+        return (
+            f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
+            "cannot tell an image's tokens from its size; the real input_ids are checked before generate)"
+        )
 
     @property
     def estimated(self) -> str:
         """Why its image counts are estimates, or "" where the processor counts each image itself."""
-        return "" if self.counts_images else f"{type(self.processor).__name__} cannot tell an image's tokens from its size"
+        return (
+            "" if self.counts_images else f"{type(self.processor).__name__} cannot tell an image's tokens from its size"
+        )
 
     def decode_encode(self, text: str) -> str:
         """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.inputs.round_trip`)."""
@@ -120,11 +149,14 @@ class ProcessorCount:
         the task's text round trip where it asks for one (so the screen counts what the run sends)."""
         chat = []
         for message in sent_messages(request, self.decode_encode)[0]:
-            parts = [{"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                     for p in message.content]
+            parts = [
+                {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                for p in message.content
+            ]
             chat.append({"role": message.role, "content": parts})
-        prompt = self.processor.apply_chat_template(chat, chat_template=self.chat_template, add_generation_prompt=True,
-                                                    tokenize=False)
+        prompt = self.processor.apply_chat_template(
+            chat, chat_template=self.chat_template, add_generation_prompt=True, tokenize=False
+        )
         return prompt + request.assistant_prefix
 
     def exact(self, request: Request) -> bool:

@@ -24,11 +24,14 @@ def without_video(processor_class: type[Any]) -> type:
     processor's parts from its constructor's parameters, so the video part is then neither required nor checked)."""
     params = [p for p in inspect.signature(processor_class.__init__).parameters if p != "self"]
     if tuple(params[:3]) != _PARTS:
-        raise ValueError(f"processor=image_only: {processor_class.__name__} takes {params[:3]}, not {list(_PARTS)} "
-                         "first; only a Qwen2-VL-style processor can be built without its video processor")
+        raise ValueError(
+            f"processor=image_only: {processor_class.__name__} takes {params[:3]}, not {list(_PARTS)} "
+            "first; only a Qwen2-VL-style processor can be built without its video processor"
+        )
 
-    def __init__(self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kwargs: Any
+    ) -> None:
         processor_class.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
 
     return type(f"{processor_class.__name__}ImageOnly", (processor_class,), {"__init__": __init__})

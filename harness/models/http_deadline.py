@@ -72,14 +72,17 @@ class _BoundedStream(httpcore.NetworkStream):
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         # One bounded send per slice: a server that reads a byte a second cannot stretch a large upload past it.
         for start in range(0, len(buffer), 65536):
-            self._inner.write(buffer[start:start + 65536], _left(timeout, httpcore.WriteTimeout))
+            self._inner.write(buffer[start : start + 65536], _left(timeout, httpcore.WriteTimeout))
 
     def close(self) -> None:
         self._inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
-        return _BoundedStream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout)))
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        return _BoundedStream(
+            self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
+        )
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
@@ -89,15 +92,24 @@ class _BoundedBackend(httpcore.NetworkBackend):
     def __init__(self) -> None:
         self._inner = httpcore.SyncBackend()
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore.NetworkStream:
-        return _BoundedStream(self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout),
-                                                      local_address, socket_options))
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        return _BoundedStream(
+            self._inner.connect_tcp(host, port, _left(timeout, httpcore.ConnectTimeout), local_address, socket_options)
+        )
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore.NetworkStream:
-        return _BoundedStream(self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout),
-                                                              socket_options))
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        return _BoundedStream(
+            self._inner.connect_unix_socket(path, _left(timeout, httpcore.ConnectTimeout), socket_options)
+        )
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -108,9 +120,12 @@ def deadline_transport(limits: httpx.Limits) -> httpx.HTTPTransport:
     transport = httpx.HTTPTransport(limits=limits)
     # httpx takes no network backend of its own: its pool is rebuilt as it builds it, with ours.
     transport._pool = httpcore.ConnectionPool(  # noqa: SLF001
-        ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
-        max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
-        network_backend=_BoundedBackend())
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_BoundedBackend(),
+    )
     return transport
 
 

@@ -56,13 +56,16 @@ MAX_RETRY_AFTER = 300.0  # never sleep longer than this on a server's say-so
 
 # --- the backend -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class OpenAIChatSettings:
     model: str  # the name the server knows the model by (for Azure, the default deployment)
     base_url: str | None = None  # default: $OPENAI_BASE_URL, else the OpenAI API
     api_key: str | None = field(default=None, repr=False)  # default: $OPENAI_API_KEY ($AZURE_OPENAI_API_KEY)
     concurrency: int = 8
-    timeout: float = 120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow the server
+    timeout: float = (
+        120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow the server
+    )
     # The most an answer's body may hold; default 8 bytes per character of the longest answer the request's
     # max_gen_toks allows (`GenerationSettings.max_response_chars`), plus 64 KiB. Over it: refused unread.
     max_response_bytes: int | None = at_least(1)
@@ -89,9 +92,13 @@ class OpenAIChatSettings:
         for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff"):
             value = getattr(self, name)
             if value < (1 if name == "concurrency" else 0):
-                raise ValueError(f"openai backend: {name} must be {'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}")
+                raise ValueError(
+                    f"openai backend: {name} must be {'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
+                )
         if self.token_param not in ("auto", "max_tokens", "max_completion_tokens"):
-            raise ValueError(f"openai backend: token_param must be auto, max_tokens or max_completion_tokens, got {self.token_param!r}")
+            raise ValueError(
+                f"openai backend: token_param must be auto, max_tokens or max_completion_tokens, got {self.token_param!r}"
+            )
         if self.image_detail not in (None, "low", "high", "auto"):
             raise ValueError(f"openai backend: image_detail must be low, high or auto, got {self.image_detail!r}")
 
@@ -103,8 +110,12 @@ class OpenAIChatModel(Model):
             raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
         self.settings = settings
         azure = settings.api_version is not None
-        base_url = (settings.base_url or (os.environ.get("AZURE_OPENAI_ENDPOINT") if azure else None)
-                    or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+        base_url = (
+            settings.base_url
+            or (os.environ.get("AZURE_OPENAI_ENDPOINT") if azure else None)
+            or os.environ.get("OPENAI_BASE_URL")
+            or DEFAULT_BASE_URL
+        )
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -112,9 +123,15 @@ class OpenAIChatModel(Model):
         try:
             parts.port  # noqa: B018 - urllib checks the port only when asked: ask now, not mid-run
         except ValueError:
-            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
-                             "number up to 65535 after the host)") from None
-        api_key = settings.api_key or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None) or os.environ.get("OPENAI_API_KEY")
+            raise ValueError(
+                f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
+                "number up to 65535 after the host)"
+            ) from None
+        api_key = (
+            settings.api_key
+            or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None)
+            or os.environ.get("OPENAI_API_KEY")
+        )
         if not api_key and not is_loopback(self.base_url):
             var = "AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY"
             raise ValueError(
@@ -150,7 +167,9 @@ class OpenAIChatModel(Model):
         self._pool: ThreadPoolExecutor | None = None
 
     @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> OpenAIChatModel:
+    def from_args(
+        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
+    ) -> OpenAIChatModel:
         settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
         return cls(settings, batch_size=batch_size)
 
@@ -185,8 +204,10 @@ class OpenAIChatModel(Model):
         kwargs = dict(request.processor_kwargs)
         unknown = sorted(set(kwargs) - {"image_detail"})
         if unknown:
-            raise ValueError(f"processor setting(s) {', '.join(unknown)} have no meaning for an API model; "
-                             "the openai backend takes image_detail only")
+            raise ValueError(
+                f"processor setting(s) {', '.join(unknown)} have no meaning for an API model; "
+                "the openai backend takes image_detail only"
+            )
         detail = kwargs.get("image_detail", self.settings.image_detail)
         if detail not in (None, "low", "high", "auto"):
             raise ValueError(f"image_detail must be low, high or auto, got {detail!r}")
@@ -220,9 +241,12 @@ class OpenAIChatModel(Model):
 
             from harness.models.http_deadline import deadline_transport
 
-            limits = httpx.Limits(max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency)
-            self._client = httpx.Client(timeout=httpx.Timeout(self.settings.timeout), limits=limits,
-                                        transport=deadline_transport(limits))
+            limits = httpx.Limits(
+                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
+            )
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(self.settings.timeout), limits=limits, transport=deadline_transport(limits)
+            )
             self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="openai")
         return self._client
 
@@ -231,7 +255,7 @@ class OpenAIChatModel(Model):
             self.stats[key] += n
 
     def _backoff(self, attempt: int) -> float:
-        delay = min(self.settings.max_backoff, self.settings.backoff * (2 ** attempt))
+        delay = min(self.settings.max_backoff, self.settings.backoff * (2**attempt))
         return delay * random.uniform(0.5, 1.0)
 
     def response_cap(self, request: Request) -> int:
@@ -265,8 +289,10 @@ class OpenAIChatModel(Model):
             wait: float | None = None
             try:
                 # The whole attempt, however slowly the server sends its headers or body, ends at the timeout.
-                with deadline(self.settings.timeout), client.stream("POST", self.url, json=body, headers=headers,
-                                                                     params=self._params) as reply:
+                with (
+                    deadline(self.settings.timeout),
+                    client.stream("POST", self.url, json=body, headers=headers, params=self._params) as reply,
+                ):
                     raw = read_capped(reply, cap)
             except (BodyTooLarge, ValueError) as err:  # ValueError: a body compressed in a way not asked for
                 self._reached = True
@@ -314,7 +340,9 @@ class OpenAIChatModel(Model):
         self._count("failures")
         if unreachable:  # still no connection after every retry: the server is down, not this sample
             self._fatal = f"cannot connect to {self.url} ({last})"
-        return Response(text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}")
+        return Response(
+            text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
+        )
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         return collect(self.stream(requests), len(requests))

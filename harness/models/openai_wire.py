@@ -20,6 +20,7 @@ from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 
 # --- request building (pure) ---------------------------------------------------------------------
 
+
 def image_mime_type(data: bytes) -> str | None:
     """MIME type from the magic number of encoded image bytes, or None if not recognised."""
     if data[:3] == b"\xff\xd8\xff":
@@ -59,7 +60,9 @@ def build_messages(request: Request, image_detail: str | None = None) -> list[di
         has_image = any(isinstance(p, ImagePart) for p in message.content)
         if not has_image and message.role in ("system", "assistant"):
             # Plain strings: some servers accept part lists only in user turns.
-            out.append({"role": message.role, "content": "".join(p.text for p in message.content if isinstance(p, TextPart))})
+            out.append(
+                {"role": message.role, "content": "".join(p.text for p in message.content if isinstance(p, TextPart))}
+            )
             continue
         parts: list[dict[str, Any]] = []
         for part in message.content:
@@ -80,6 +83,7 @@ def build_messages(request: Request, image_detail: str | None = None) -> list[di
 
 
 # --- response parsing (pure) ---------------------------------------------------------------------
+
 
 def parse_body(raw: bytes) -> tuple[Any, str | None]:
     """(a response body's JSON value, None), or (None, why it is not JSON): never an exception, whatever the
@@ -114,8 +118,11 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, list):  # some gateways answer with a list of text parts
         texts = []
         for part in content:
-            if not (isinstance(part, Mapping) and part.get("type", "text") in ("text", "output_text")
-                    and isinstance(part.get("text"), str)):
+            if not (
+                isinstance(part, Mapping)
+                and part.get("type", "text") in ("text", "output_text")
+                and isinstance(part.get("text"), str)
+            ):
                 raise ValueError(f"message.content holds a non-text part: {str(part)[:100]}")
             texts.append(part["text"])
         return "".join(texts)
@@ -165,17 +172,28 @@ def parse_completion(body: Any) -> Response:
         usage = _flatten_usage(body.get("usage"))
         refusal = message.get("refusal")
         if refusal:
-            return Response(text=None, error=f"refused: {refusal}", refused=True, finish_reason=finish_reason, usage=usage)
+            return Response(
+                text=None, error=f"refused: {refusal}", refused=True, finish_reason=finish_reason, usage=usage
+            )
         if finish_reason == "content_filter":
-            return Response(text=None, error="refused: the provider's content filter stopped the answer",
-                            refused=True, finish_reason=finish_reason, usage=usage)
+            return Response(
+                text=None,
+                error="refused: the provider's content filter stopped the answer",
+                refused=True,
+                finish_reason=finish_reason,
+                usage=usage,
+            )
         text = _content_text(message.get("content"))
         if text is None:
             if finish_reason in ("stop", "length"):
                 text = ""  # the model produced nothing (e.g. a reasoning model spent its whole budget)
             else:
-                return Response(text=None, error=f"empty_response: no content (finish_reason={finish_reason})",
-                                finish_reason=finish_reason, usage=usage)
+                return Response(
+                    text=None,
+                    error=f"empty_response: no content (finish_reason={finish_reason})",
+                    finish_reason=finish_reason,
+                    usage=usage,
+                )
         return Response(text=text, finish_reason=finish_reason, usage=usage)
     except (ValueError, TypeError, AttributeError) as err:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}")

@@ -37,7 +37,9 @@ def get_model_class(name: str) -> type[Model]:
         importlib.import_module(MODEL_MODULES[name])
     if name not in _REGISTRY:
         known = sorted(set(_REGISTRY) | set(MODEL_MODULES))
-        raise ValueError(f"unknown model {name!r}; known backends: {', '.join(known)} (or an alias, see `harness models`)")
+        raise ValueError(
+            f"unknown model {name!r}; known backends: {', '.join(known)} (or an alias, see `harness models`)"
+        )
     return _REGISTRY[name]
 
 

@@ -62,8 +62,14 @@ class Job:
         """What the files' bytes depend on: the drawing code, its inputs, the resolution and matplotlib's version."""
         import matplotlib
 
-        code = (self.draw.__module__, self.draw.__qualname__, _source_digest(self.draw.__module__),
-                _source_digest(__name__), _source_digest("harness.outputs.figures"), matplotlib.__version__)
+        code = (
+            self.draw.__module__,
+            self.draw.__qualname__,
+            _source_digest(self.draw.__module__),
+            _source_digest(__name__),
+            _source_digest("harness.outputs.figures"),
+            matplotlib.__version__,
+        )
         payload = pickle.dumps((code, self.dpi, self.args), protocol=5)
         return hashlib.sha256(payload).hexdigest()
 
@@ -100,8 +106,9 @@ def _write(job: Job) -> str | None:
 def _forking() -> bool:
     """Whether workers can be forked safely: on Linux, from a process running no other Python thread (a thread
     holding a lock at the fork, such as a server's, would leave the worker's copy of that lock held forever)."""
-    return (sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
-            and threading.active_count() == 1)
+    return (
+        sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    )
 
 
 @dataclass
@@ -141,11 +148,13 @@ class FigureBatch:
     def finish(self) -> tuple[list[str], dict[str, int]]:
         """Wait for every figure (drawing here those no worker took) and record what was written -> (one line per
         figure that failed, counts: drawn, reused, copied)."""
-        errors = {key: self.pending[key].result() if key in self.pending else _write(job)
-                  for key, job in self.drawing.items()}
+        errors = {
+            key: self.pending[key].result() if key in self.pending else _write(job) for key, job in self.drawing.items()
+        }
         self.close()
-        failures = [f"figure {self.drawing[key].png.name} could not be drawn: {error}"
-                    for key, error in errors.items() if error]
+        failures = [
+            f"figure {self.drawing[key].png.name} could not be drawn: {error}" for key, error in errors.items() if error
+        ]
         counts = {"drawn": sum(error is None for error in errors.values()), "reused": 0, "copied": 0}
         for job, key in self.asked:
             source = self.drawing.get(key)
@@ -155,7 +164,9 @@ class FigureBatch:
                 for original, target in zip(source.files, job.files, strict=True):
                     shutil.copyfile(original, target)
                 counts["copied"] += 1
-        manifest = {path.name: {"key": key, "sha256": _file_digest(path)} for job, key in self.asked for path in job.files}
+        manifest = {
+            path.name: {"key": key, "sha256": _file_digest(path)} for job, key in self.asked for path in job.files
+        }
         manifest = {name: entry for name, entry in sorted(manifest.items()) if entry["sha256"]}
         if manifest != self.previous:
             (self.out_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")

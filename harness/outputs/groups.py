@@ -57,9 +57,12 @@ def _clean(value: float) -> float | str:
     return "N/A" if math.isnan(value) else value
 
 
-def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, GroupConfig],
-                  results: Mapping[str, Mapping[str, Any]], counts: Mapping[str, Mapping[str, int]],
-                  ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+def group_entries(
+    groups: Mapping[str, Sequence[str]],
+    configs: Mapping[str, GroupConfig],
+    results: Mapping[str, Mapping[str, Any]],
+    counts: Mapping[str, Mapping[str, int]],
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Each selected group's results entry (lm-eval's: alias and aggregated metrics, only where its YAML
     asks in `aggregate_metric_list`, computed from direct members: tasks or already aggregated subgroups),
     and how each was aggregated (`n_scored`, and per metric the rule and the members used and missed)."""
@@ -87,8 +90,11 @@ def group_entries(groups: Mapping[str, Sequence[str]], configs: Mapping[str, Gro
             used = [s for s in scores if not s.missing]
             used_n.update({s.name: s.n for s in used})
             rules[written] = {"metric": metric} if written != metric else {}
-            rules[written] |= {"rule": str(spec.get("aggregation", "mean")), "used": [s.name for s in used],
-                              "missing": [s.name for s in scores if s.missing]}
+            rules[written] |= {
+                "rule": str(spec.get("aggregation", "mean")),
+                "used": [s.name for s in used],
+                "missing": [s.name for s in scores if s.missing],
+            }
         if rules:
             how[name] = {"n_scored": sum(used_n.values()), "rules": rules}
         out[name] = value

@@ -13,8 +13,15 @@ from pathlib import Path
 from harness.errors import UserError, suggest
 
 DEFAULT_REPO_NAME = "mmlongeval-results"
-KEYS = ("hub_results_org", "results_repo_name", "details_repo_name", "push_results_to_hub", "push_samples_to_hub",
-        "public_repo", "token")
+KEYS = (
+    "hub_results_org",
+    "results_repo_name",
+    "details_repo_name",
+    "push_results_to_hub",
+    "push_samples_to_hub",
+    "public_repo",
+    "token",
+)
 # lm-eval's keys for leaderboard cards: accepted so its command lines run, with no meaning for a results upload.
 IGNORED_KEYS = ("leaderboard_url", "point_of_contact", "gated")
 
@@ -59,8 +66,9 @@ def parse_hub_target(args: dict[str, str]) -> HubTarget | None:
         return None
     org = args.get("hub_results_org")
     if not org:
-        raise UserError("--hf_hub_log_args: hub_results_org=ORG is needed (the user or organization the results "
-                        "repo belongs to)")
+        raise UserError(
+            "--hf_hub_log_args: hub_results_org=ORG is needed (the user or organization the results repo belongs to)"
+        )
     name = args.get("results_repo_name") or args.get("details_repo_name") or DEFAULT_REPO_NAME
     return HubTarget(f"{org}/{name}", push_samples, not _flag(args, "public_repo", False), args.get("token"))
 
@@ -74,8 +82,12 @@ def upload_results(target: HubTarget, model_dir: Path, files: list[Path]) -> str
     try:
         api.create_repo(target.repo_id, repo_type="dataset", private=target.private, exist_ok=True)
         for path in files:
-            api.upload_file(path_or_fileobj=str(path), path_in_repo=f"{model_dir.name}/{path.name}",
-                            repo_id=target.repo_id, repo_type="dataset")
+            api.upload_file(
+                path_or_fileobj=str(path),
+                path_in_repo=f"{model_dir.name}/{path.name}",
+                repo_id=target.repo_id,
+                repo_type="dataset",
+            )
     except Exception as err:  # offline, refused, unknown org: the results are safe on disk, say so in one line
         reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise UploadError(f"results not uploaded to {target.url}: {reason}; they are saved in {model_dir}") from None

@@ -90,8 +90,12 @@ def read_journal(path: Path) -> ShardJournal:
     header, problem = parse_line(lines[0])
     if problem:
         raise MergeError(f"{path}:1: unreadable header ({problem})")
-    if not (isinstance(header, dict) and header.get("type") == "header" and isinstance(header.get("task"), str)
-            and isinstance(header.get("parts") or {}, dict)):
+    if not (
+        isinstance(header, dict)
+        and header.get("type") == "header"
+        and isinstance(header.get("task"), str)
+        and isinstance(header.get("parts") or {}, dict)
+    ):
         raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task and its parts)")
     latest: dict[str, SampleRecord] = {}
     for number, line in enumerate(lines[1:], start=2):
@@ -100,8 +104,11 @@ def read_journal(path: Path) -> ShardJournal:
         record, problem = parse_line(line)
         problem = problem or record_problem(record, header["task"])
         if problem:
-            print(f"harness: {path}:{number}: skipped an unreadable journal line ({problem}); run that shard again "
-                  "to generate its sample anew", file=sys.stderr)
+            print(
+                f"harness: {path}:{number}: skipped an unreadable journal line ({problem}); run that shard again "
+                "to generate its sample anew",
+                file=sys.stderr,
+            )
             continue
         latest[record["sample_id"]] = record
     return ShardJournal(str(path), header["task"], dict(header.get("parts") or {}), list(latest.values()))
@@ -121,13 +128,17 @@ def _shards_of(journals: Sequence[ShardJournal], shard_key: str) -> dict[int, Sh
         except ValueError as err:
             raise MergeError(f"{journal.source}: bad shard {spec!r} in its header ({err})") from None
         if shard is None:
-            raise MergeError(f"{journal.source}: the header has no shard ('{shard_key}': 'i/n'); it is not a sharded run")
+            raise MergeError(
+                f"{journal.source}: the header has no shard ('{shard_key}': 'i/n'); it is not a sharded run"
+            )
         if count is None:
             count = shard.count
         elif shard.count != count:
             raise MergeError(f"{journal.source}: shard {shard} of {shard.count}, but other shards are of {count}")
         if shard.index in shards:
-            raise MergeError(f"task {task!r}: shard {shard} given twice: {shards[shard.index].source} and {journal.source}")
+            raise MergeError(
+                f"task {task!r}: shard {shard} given twice: {shards[shard.index].source} and {journal.source}"
+            )
         shards[shard.index] = journal
     assert count is not None
     missing = [f"{i}/{count}" for i in range(count) if i not in shards]
@@ -143,7 +154,9 @@ def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[st
     for index in range(1, len(shards)):
         other = {k: v for k, v in shards[index].parts.items() if k != shard_key}
         if canonical(other) != canonical(unsharded):
-            differ = sorted(k for k in set(other) | set(unsharded) if canonical(other.get(k)) != canonical(unsharded.get(k)))
+            differ = sorted(
+                k for k in set(other) | set(unsharded) if canonical(other.get(k)) != canonical(unsharded.get(k))
+            )
             raise MergeError(
                 f"task {base.task!r}: {shards[index].source} and {base.source} are not shards of the same run "
                 f"(they differ in: {', '.join(differ)})"
@@ -151,8 +164,9 @@ def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[st
     return unsharded
 
 
-def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY,
-                   task_docs_key: str = TASK_DOCS_KEY) -> tuple[dict[str, Any], list[SampleRecord]]:
+def merge_journals(
+    journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY, task_docs_key: str = TASK_DOCS_KEY
+) -> tuple[dict[str, Any], list[SampleRecord]]:
     """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
     if not journals:
         raise MergeError("nothing to merge")
@@ -175,9 +189,13 @@ def merge_journals(journals: Sequence[ShardJournal], *, shard_key: str = SHARD_K
                 continue
             kept[index] += 1
             if not shard.contains(doc_id):
-                raise MergeError(f"{journal.source}: sample {sample_id} (doc_id {doc_id}) does not belong to shard {shard}")
+                raise MergeError(
+                    f"{journal.source}: sample {sample_id} (doc_id {doc_id}) does not belong to shard {shard}"
+                )
             if sample_id in by_sample:
-                raise MergeError(f"task {task!r}: sample {sample_id} appears in {by_sample[sample_id]} and {journal.source}")
+                raise MergeError(
+                    f"task {task!r}: sample {sample_id} appears in {by_sample[sample_id]} and {journal.source}"
+                )
             if doc_id in by_doc:
                 raise MergeError(f"task {task!r}: doc_id {doc_id} appears in {by_doc[doc_id]} and {journal.source}")
             by_sample[sample_id] = by_doc[doc_id] = journal.source
@@ -200,7 +218,9 @@ def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
         journal = read_journal(path)
         journal.relpath = str(path.relative_to(shard_dir))
         if journal.task in found:
-            raise MergeError(f"{shard_dir}: two journals for task {journal.task!r}: {found[journal.task][0]} and {path}")
+            raise MergeError(
+                f"{shard_dir}: two journals for task {journal.task!r}: {found[journal.task][0]} and {path}"
+            )
         found[journal.task] = (path, journal)
     return found
 
@@ -209,12 +229,22 @@ def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequ
     """Write a journal in `harness.running.journal`'s format (header fingerprint recomputed)."""
     first = make_header(task, dict(parts))
     digest = first["fingerprint"]
-    write_lines(path, [header_line(first), *(record_line(stamped(task, digest, {**record, "fingerprint": digest}))
-                                             for record in records)])
+    write_lines(
+        path,
+        [
+            header_line(first),
+            *(record_line(stamped(task, digest, {**record, "fingerprint": digest})) for record in records),
+        ],
+    )
 
 
-def merge_dirs(shard_dirs: Sequence[str | Path], out_dir: str | Path, *, shard_key: str = SHARD_KEY,
-               tasks: Collection[str] | None = None) -> MergeReport:
+def merge_dirs(
+    shard_dirs: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    shard_key: str = SHARD_KEY,
+    tasks: Collection[str] | None = None,
+) -> MergeReport:
     """Merge the journals of every task found in the shard folders (or only of `tasks`) into `out_dir`,
     at the same relative paths."""
     dirs = [Path(d) for d in shard_dirs]
@@ -263,11 +293,14 @@ class JournalOnlyModel(Model):
         return dict(self._identity)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [Response(text=None, error="not_generated: unfinished in the merged shards; run that shard again")
-                for _ in requests]
+        return [
+            Response(text=None, error="not_generated: unfinished in the merged shards; run that shard again")
+            for _ in requests
+        ]
 
 
 # --- `harness merge OUT SHARD_DIR...`: the run-level merge ---------------------------------------------
+
 
 @dataclass
 class ShardRun:
@@ -278,8 +311,19 @@ class ShardRun:
 
 
 # What every shard of one run must share (their journals' headers are checked again by merge_dirs).
-SHARD_RUN_KEYS = ("model", "alias", "model_args", "model_identity", "limit", "seed", "gen_kwargs", "metadata",
-                  "data_dir", "include_path", "system_instruction")
+SHARD_RUN_KEYS = (
+    "model",
+    "alias",
+    "model_args",
+    "model_identity",
+    "limit",
+    "seed",
+    "gen_kwargs",
+    "metadata",
+    "data_dir",
+    "include_path",
+    "system_instruction",
+)
 # Per-shard bookkeeping, not part of the merged run's description.
 SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "requests_sent", "backend_stats")
 
@@ -289,12 +333,15 @@ def _shard_run(folder: Path) -> ShardRun:
         raise UserError(f"{folder}: no such folder")
     files = sorted(folder.rglob(RESULTS_GLOB))
     if not files:
-        raise UserError(f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, "
-                        "then merge")
+        raise UserError(
+            f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, then merge"
+        )
     parents = sorted({f.parent for f in files})
     if len(parents) > 1:
-        raise UserError(f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
-                        "name the model folder of the run to merge")
+        raise UserError(
+            f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
+            "name the model folder of the run to merge"
+        )
     newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
     results = read_results_file(newest)
     if not (isinstance(results.get("config"), dict) and isinstance(results.get("results"), dict)):
@@ -310,12 +357,18 @@ def _check_one_run(runs: list[ShardRun]) -> None:
     config = first.results["config"]
     for run in runs[1:]:
         other = run.results["config"]
-        differ = [k for k in SHARD_RUN_KEYS if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
+        differ = [
+            k
+            for k in SHARD_RUN_KEYS
+            if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)
+        ]
         if list(run.results["results"]) != list(first.results["results"]):
             differ.append("tasks")
         if differ:
-            raise UserError(f"{run.results_file} and {first.results_file} are not shards of one run "
-                            f"(they differ in: {', '.join(differ)})")
+            raise UserError(
+                f"{run.results_file} and {first.results_file} are not shards of one run "
+                f"(they differ in: {', '.join(differ)})"
+            )
 
 
 def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
@@ -325,9 +378,15 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     for key in ("cache_hits", "model_calls", "requests_sent"):
         values = [run.results["config"].get(key) for run in runs]
         merged[key] = sum(values) if all(isinstance(v, int) for v in values) else None
-    merged["merged_from"] = [{"folder": str(run.folder.resolve()), "shard": run.results["config"]["shard"],
-                              "results": str(run.results_file.resolve()), "argv": run.results["config"].get("argv")}
-                             for run in runs]
+    merged["merged_from"] = [
+        {
+            "folder": str(run.folder.resolve()),
+            "shard": run.results["config"]["shard"],
+            "results": str(run.results_file.resolve()),
+            "argv": run.results["config"].get("argv"),
+        }
+        for run in runs
+    ]
     merged["argv"] = ["harness", "merge", *argv]
     return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
@@ -365,8 +424,10 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     groups = first.results.get("group_subtasks") or {}
     unknown += [g for g in groups if g not in index.groups]
     if unknown:
-        raise UserError(f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
-                        "(were they given with --include_path from another folder?)")
+        raise UserError(
+            f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
+            "(were they given with --include_path from another folder?)"
+        )
     metadata = config.get("metadata") or {}
     data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
     tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
@@ -376,8 +437,15 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     identity = read_journal(merged_journal).parts.get("model")
     if not isinstance(identity, dict):
         raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
-    options = RunOptions(data_dir=data_dir, limit=config.get("limit"), seed=config.get("seed"),
-                         gen_kwargs=config.get("gen_kwargs") or {}, output_dir=out_dir, progress=False, retry_errors=False)
+    options = RunOptions(
+        data_dir=data_dir,
+        limit=config.get("limit"),
+        seed=config.get("seed"),
+        gen_kwargs=config.get("gen_kwargs") or {},
+        output_dir=out_dir,
+        progress=False,
+        retry_errors=False,
+    )
     started = time.time()
     task_results = Runner(JournalOnlyModel(identity), options).run(tasks)
     unfinished = {r.task.name: r.generated for r in task_results if r.generated}
@@ -386,6 +454,9 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
     print(summary_table(results))
     path = write_results(results, out_dir)
-    print(f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "
-          f"results written to {path}", file=sys.stderr)
+    print(
+        f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "
+        f"results written to {path}",
+        file=sys.stderr,
+    )
     return 0

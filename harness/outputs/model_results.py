@@ -36,14 +36,17 @@ class ModelResults:
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
         # By keyword: `references` once went positionally into `runs`, and every section read chance as 0.
-        return ModelResults(results={k: v for k, v in self.results.items() if k in tasks},
-                            groups={k: v for k, v in self.groups.items() if k in groups},
-                            breakdowns={k: v for k, v in self.breakdowns.items() if k in tasks},
-                            versions={k: v for k, v in self.versions.items() if k in tasks},
-                            files=list(self.files), include_paths=set(self.include_paths),
-                            sources={k: v for k, v in self.sources.items() if k in tasks | groups},
-                            runs=list(self.runs),
-                            references={k: v for k, v in self.references.items() if k in tasks})
+        return ModelResults(
+            results={k: v for k, v in self.results.items() if k in tasks},
+            groups={k: v for k, v in self.groups.items() if k in groups},
+            breakdowns={k: v for k, v in self.breakdowns.items() if k in tasks},
+            versions={k: v for k, v in self.versions.items() if k in tasks},
+            files=list(self.files),
+            include_paths=set(self.include_paths),
+            sources={k: v for k, v in self.sources.items() if k in tasks | groups},
+            runs=list(self.runs),
+            references={k: v for k, v in self.references.items() if k in tasks},
+        )
 
     def reference(self, task: str, name: str) -> Any:
         """A task's reference level (`chance`): under `references`, or among its metrics in files written before
@@ -63,8 +66,12 @@ class ModelResults:
     def task_data(self, task: str) -> TaskData:
         """The data `task` ran on and its row counts, as its results file records them."""
         source: Mapping[str, Any] = self.sources.get(task, {})
-        return task_data(task, source.get("datasets", {}).get(task) or {}, source.get("config") or {},
-                         source.get("n-samples", {}).get(task) or {})
+        return task_data(
+            task,
+            source.get("datasets", {}).get(task) or {},
+            source.get("config") or {},
+            source.get("n-samples", {}).get(task) or {},
+        )
 
     def data(self) -> list[TaskData]:
         """Every task's data, in natural order."""

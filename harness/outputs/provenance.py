@@ -56,11 +56,21 @@ class DataOrigin:
         builder = dataset.get("builder")
         if builder and dataset.get("builder_version"):
             builder = f"{builder} {dataset['builder_version']}"
-        return cls(dataset.get("location"), dataset.get("revision"), dataset.get("content_hash"), builder,
-                   source.get("kind"), source.get("spec"), source.get("num_images"), dataset.get("mode"),
-                   dataset.get("rows"), dataset.get("limit"), limit_text(run),
-                   tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()),
-                   str(dataset.get("unverified_reason")) if dataset.get("verification") == "unverified" else None)
+        return cls(
+            dataset.get("location"),
+            dataset.get("revision"),
+            dataset.get("content_hash"),
+            builder,
+            source.get("kind"),
+            source.get("spec"),
+            source.get("num_images"),
+            dataset.get("mode"),
+            dataset.get("rows"),
+            dataset.get("limit"),
+            limit_text(run),
+            tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()),
+            str(dataset.get("unverified_reason")) if dataset.get("verification") == "unverified" else None,
+        )
 
     @property
     def recorded(self) -> bool:
@@ -80,10 +90,14 @@ class DataOrigin:
 
     def concerns(self) -> list[str]:
         """Why numbers on this data are not comparable with the paper's; empty when nothing says so."""
-        unverified = [f"unverified data ({self.unverified}), read with --trust_unverified_data"] if self.unverified else []
+        unverified = (
+            [f"unverified data ({self.unverified}), read with --trust_unverified_data"] if self.unverified else []
+        )
         if not self.recorded:
-            return [*unverified, "the data's origin is not recorded (no build manifest), so comparability cannot be "
-                                 "checked"]
+            return [
+                *unverified,
+                "the data's origin is not recorded (no build manifest), so comparability cannot be checked",
+            ]
         out = unverified
         if self.source_kind == "synthetic":
             out.append(f"synthetic images (source `{self.source_spec or 'synthetic'}`), not the paper's")
@@ -121,7 +135,9 @@ def _cell(value: Any) -> str:
 
 
 def _data_cell(origin: DataOrigin) -> str:
-    where = f"`{origin.location}`" + (f" @ `{origin.revision}`" if origin.revision else "") if origin.location else UNKNOWN
+    where = (
+        f"`{origin.location}`" + (f" @ `{origin.revision}`" if origin.revision else "") if origin.location else UNKNOWN
+    )
     return where + (f" ({origin.builder})" if origin.builder else "") + (" **unverified**" if origin.unverified else "")
 
 
@@ -146,8 +162,14 @@ class TaskData:
 
 def task_data(task: str, dataset: Mapping[str, Any], run: Mapping[str, Any], n_samples: Mapping[str, Any]) -> TaskData:
     config = dataset.get("config") or {}
-    return TaskData(task, DataOrigin.of(dataset, run), config.get("rows"), n_samples.get("original"),
-                    n_samples.get("effective"), config.get("content_sha256"))
+    return TaskData(
+        task,
+        DataOrigin.of(dataset, run),
+        config.get("rows"),
+        n_samples.get("original"),
+        n_samples.get("effective"),
+        config.get("content_sha256"),
+    )
 
 
 def _by_origin(tasks: Iterable[TaskData]) -> dict[DataOrigin, list[TaskData]]:
@@ -183,21 +205,43 @@ def provenance_section(tasks: list[TaskData]) -> list[str]:
         return []
     groups = _by_origin(tasks)
     labels = {origin: f"D{i}" for i, origin in enumerate(groups, start=1)}
-    lines = ["### Data", "", *comparability_warning(tasks),
-             "| | data | source | mode | rows | build --limit | run --limit | tasks | samples evaluated | content hash |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "### Data",
+        "",
+        *comparability_warning(tasks),
+        "| | data | source | mode | rows | build --limit | run --limit | tasks | samples evaluated | content hash |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for origin, entries in groups.items():
-        lines.append(" | ".join([
-            f"| {labels[origin]}", _data_cell(origin), _source_cell(origin), _cell(origin.mode), _cell(origin.rows),
-            origin.build_limit_text(), _cell(origin.run_limit), str(len(entries)),
-            f"{_sum(e.evaluated for e in entries)} of {_sum(e.rows for e in entries)}",
-            f"`{origin.content_hash}`" if origin.content_hash else UNKNOWN]) + " |")
-    lines += ["", "<details><summary>Each task's data and row counts</summary>", "",
-              "| task | data | rows in build config | task rows | evaluated | config content sha256 |",
-              "|---|---|---|---|---|---|"]
+        lines.append(
+            " | ".join(
+                [
+                    f"| {labels[origin]}",
+                    _data_cell(origin),
+                    _source_cell(origin),
+                    _cell(origin.mode),
+                    _cell(origin.rows),
+                    origin.build_limit_text(),
+                    _cell(origin.run_limit),
+                    str(len(entries)),
+                    f"{_sum(e.evaluated for e in entries)} of {_sum(e.rows for e in entries)}",
+                    f"`{origin.content_hash}`" if origin.content_hash else UNKNOWN,
+                ]
+            )
+            + " |"
+        )
+    lines += [
+        "",
+        "<details><summary>Each task's data and row counts</summary>",
+        "",
+        "| task | data | rows in build config | task rows | evaluated | config content sha256 |",
+        "|---|---|---|---|---|---|",
+    ]
     for entry in tasks:
-        lines.append(f"| {entry.task} | {labels[entry.origin]} | {_cell(entry.config_rows)} | {_cell(entry.rows)} | "
-                     f"{_cell(entry.evaluated)} | {_cell(entry.config_sha256)} |")
+        lines.append(
+            f"| {entry.task} | {labels[entry.origin]} | {_cell(entry.config_rows)} | {_cell(entry.rows)} | "
+            f"{_cell(entry.evaluated)} | {_cell(entry.config_sha256)} |"
+        )
     return [*lines, "", "</details>", ""]
 
 

@@ -44,15 +44,22 @@ def _fmt(value: Any) -> str:
 
 def metric_table(data: ModelResults) -> list[str]:
     """Every task's every metric, with its sample counts."""
-    lines = ["### All metrics", "", "| Task | Version | n scored | excluded | Metric | Value | Stderr |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "### All metrics",
+        "",
+        "| Task | Version | n scored | excluded | Metric | Value | Stderr |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for task, entry in sorted(data.results.items(), key=lambda item: natural_key(item[0])):
         counters = data.counters(task)
         excluded = counters.get("sample_len", 0) - counters.get("n_scored", 0)
         first = True
         for metric, value, stderr in metric_items(entry):
-            head = (f"{task} | {data.versions.get(task, '')} | {counters.get('n_scored', '')} | {excluded}"
-                    if first else " | | | ")
+            head = (
+                f"{task} | {data.versions.get(task, '')} | {counters.get('n_scored', '')} | {excluded}"
+                if first
+                else " | | | "
+            )
             lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
             first = False
     return [*lines, ""]
@@ -110,7 +117,9 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
         try:
             rows += [(name, metric) for name, metric in hook(names)]
         except Exception as err:  # a broken hook costs its rows their order, not the report
-            print(f"harness: {section.__module__}.headline_metrics failed: {type(err).__name__}: {err}", file=sys.stderr)
+            print(
+                f"harness: {section.__module__}.headline_metrics failed: {type(err).__name__}: {err}", file=sys.stderr
+            )
             continue
         covered.update(names)
     for name in sorted((set(data.results) | set(data.groups)) - covered, key=natural_key):
@@ -164,8 +173,10 @@ def _data_differs(models: list[ModelResults], task: str) -> bool:
     return len(used) > 1
 
 
-SCALE_NOTE = ("Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
-              "scores as they are; value ± standard error.")
+SCALE_NOTE = (
+    "Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
+    "scores as they are; value ± standard error."
+)
 
 
 def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
@@ -176,16 +187,22 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
     everyone = [models[name] for name in names]
     union = _union(everyone)
     declared = scales(union)
-    lines = ["## Across models", "",
-             f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
-             "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
-             "recorded.", "",
-             "| task | metric (0-100) | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    lines = [
+        "## Across models",
+        "",
+        f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
+        "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
+        "recorded.",
+        "",
+        "| task | metric (0-100) | " + " | ".join(names) + " |",
+        "|---|---|" + "---|" * len(names),
+    ]
     for name, metric in headline_rows(union):
         scale = row_scale(everyone, name, metric, declared)
         mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
-        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(headline_cell(m, name, metric, scale)
-                                                                  for m in everyone) + " |")
+        lines.append(
+            f"| {name}{mark} | {metric} | " + " | ".join(headline_cell(m, name, metric, scale) for m in everyone) + " |"
+        )
     return [*lines, ""]
 
 
@@ -196,14 +213,24 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
     everyone = [models[name] for name in names]
     union = _union(everyone)
     declared = scales(union)
-    lines = ["## Summary", "", f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several "
-             "models, in *Across models*).", "", "| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines = [
+        "## Summary",
+        "",
+        f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several models, in *Across models*).",
+        "",
+        "| | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
     counters = [[m.counters(task) for task in m.results] for m in everyone]
     lines.append("| tasks run | " + " | ".join(f"{len(m.results):,}" for m in everyone) + " |")
-    lines.append("| samples scored | " + " | ".join(f"{sum(c.get('n_scored', 0) for c in cs):,}" for cs in counters)
-                 + " |")
-    lines.append("| samples not scored (errors, over length, refused, invalid) | " + " | ".join(
-        f"{sum(c.get('sample_len', 0) - c.get('n_scored', 0) for c in cs):,}" for cs in counters) + " |")
+    lines.append(
+        "| samples scored | " + " | ".join(f"{sum(c.get('n_scored', 0) for c in cs):,}" for cs in counters) + " |"
+    )
+    lines.append(
+        "| samples not scored (errors, over length, refused, invalid) | "
+        + " | ".join(f"{sum(c.get('sample_len', 0) - c.get('n_scored', 0) for c in cs):,}" for cs in counters)
+        + " |"
+    )
     for name, metric in headline_rows(union):
         if name not in union.groups:
             continue
@@ -240,16 +267,19 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
         try:
             lines += section(model, part, out_dir)
         except Exception as err:  # one benchmark's broken section must not lose the whole report
-            failure = (f"report section {section.__module__}.{section.__name__} failed for {model}: "
-                       f"{type(err).__name__}: {err}")
+            failure = (
+                f"report section {section.__module__}.{section.__name__} failed for {model}: "
+                f"{type(err).__name__}: {err}"
+            )
             print(f"harness: {failure}", file=sys.stderr)
             lines += [f"*{failure}*", ""]
     lines += metric_table(data)
     return lines + ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
 
 
-def write_report(results_dir: Path, out_dir: Path | None = None, figures: bool = True,
-                 workers: int | None = None) -> Path:
+def write_report(
+    results_dir: Path, out_dir: Path | None = None, figures: bool = True, workers: int | None = None
+) -> Path:
     """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
     linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
     figure whose content has not changed since the last report into `out_dir` is not drawn again."""
@@ -276,11 +306,17 @@ def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: P
         lines += ["No figures: written with `--no_figures`.", ""]
     partial = partial_results(results_dir)
     if partial:
-        lines += [f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
-                  "(combine them with `harness merge OUT SHARD_DIR...`).", ""]
+        lines += [
+            f"Not shown: {len(partial)} results file(s) of `--shard` runs, each covering one shard only "
+            "(combine them with `harness merge OUT SHARD_DIR...`).",
+            "",
+        ]
     if any(comparability_warning(data.data()) for data in models.values()):
-        lines += ["> **Warning:** some of these results ran on data that is synthetic, limited, unverified or of "
-                  "unrecorded origin: they are not comparable with the papers' numbers (each model's *Data* says why).", ""]
+        lines += [
+            "> **Warning:** some of these results ran on data that is synthetic, limited, unverified or of "
+            "unrecorded origin: they are not comparable with the papers' numbers (each model's *Data* says why).",
+            "",
+        ]
     lines += summary(models)
     lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     lines += cross_model_table(models)

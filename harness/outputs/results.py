@@ -28,8 +28,19 @@ from harness.outputs.groups import group_entries
 from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
 from harness.running.runner import TaskResult
 
-PACKAGES = ("mmlongeval", "datasets", "huggingface_hub", "pyarrow", "pillow", "numpy", "transformers", "torch",
-            "tokenizers", "vllm", "httpx")
+PACKAGES = (
+    "mmlongeval",
+    "datasets",
+    "huggingface_hub",
+    "pyarrow",
+    "pillow",
+    "numpy",
+    "transformers",
+    "torch",
+    "tokenizers",
+    "vllm",
+    "httpx",
+)
 
 
 def sanitize_model_name(name: str) -> str:
@@ -64,8 +75,14 @@ def package_versions() -> dict[str, str | None]:
 
 def git_hash() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent, capture_output=True,
-                             text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -76,7 +93,7 @@ def partial_note(task_results: list[TaskResult], shard: str) -> dict[str, Any]:
         "shard": shard,
         "task_docs": {r.task.name: r.task_docs for r in task_results},
         "note": f"shard {shard}: every metric and count covers only this shard's documents; run every shard, "
-                "then combine them with `harness merge OUT SHARD_DIR...`",
+        "then combine them with `harness merge OUT SHARD_DIR...`",
     }
 
 
@@ -107,8 +124,14 @@ def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
     return result.task.name, {m: strict_number(v) for m, v in result.values.items() if m in names}
 
 
-def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig],
-                  run_config: RunConfig, started: float, finished: float) -> ResultsFile:
+def build_results(
+    task_results: list[TaskResult],
+    groups: dict[str, list[str]],
+    group_configs: dict[str, GroupConfig],
+    run_config: RunConfig,
+    started: float,
+    finished: float,
+) -> ResultsFile:
     results = {r.task.name: task_entry(r) for r in task_results}
     counts = {r.task.name: sample_counts(r) for r in task_results}
     group_results, aggregation = group_entries(groups, group_configs, results, counts)
@@ -125,9 +148,14 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "sample_counts": counts,
         "group_aggregation": aggregation,
         "configs": configs,
-        "versions": {**{r.task.name: r.task.config.version for r in task_results},
-                     **{name: group_configs[name].metadata["version"] for name in groups
-                        if name in group_configs and "version" in group_configs[name].metadata}},
+        "versions": {
+            **{r.task.name: r.task.config.version for r in task_results},
+            **{
+                name: group_configs[name].metadata["version"]
+                for name in groups
+                if name in group_configs and "version" in group_configs[name].metadata
+            },
+        },
         "n-shot": {r.task.name: 0 for r in task_results},
         "higher_is_better": {r.task.name: r.task.higher_is_better() for r in task_results},
         "n-samples": {r.task.name: {"original": r.task.n_original, "effective": r.n_effective} for r in task_results},
@@ -139,7 +167,8 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "datasets": {r.task.name: r.task.data.describe() for r in task_results if r.task.data},
         "task_hashes": {r.task.name: r.fingerprint for r in task_results},
         "config": run_config,
-        "model_name": run_config.get("model_args", {}).get("pretrained") or run_config.get("model_args", {}).get("model")
+        "model_name": run_config.get("model_args", {}).get("pretrained")
+        or run_config.get("model_args", {}).get("model")
         or run_config.get("model_name"),
         "model_name_sanitized": run_config.get("model_name_sanitized"),
         "chat_template": run_config.get("chat_template"),
@@ -154,7 +183,8 @@ def build_results(task_results: list[TaskResult], groups: dict[str, list[str]], 
         "model_source": run_config.get("model"),
         "system_instruction": run_config.get("system_instruction"),
         "system_instruction_sha": hashlib.sha256(instruction.encode("utf-8")).hexdigest()
-        if (instruction := run_config.get("system_instruction")) else None,
+        if (instruction := run_config.get("system_instruction"))
+        else None,
         "fewshot_as_multiturn": False,
     }
     failed = {r.task.name: r.counts.get("error", 0) for r in task_results if r.counts.get("error", 0)}
@@ -185,12 +215,15 @@ def summary_table(results: ResultsFile) -> str:
         counts = results.get("sample_counts", {}).get(name, {})
         excluded = counts.get("sample_len", 0) - counts.get("n_scored", 0)
         refused = counts.get("n_refused", 0)
-        n = f"{counts.get('n_scored', '')}" + (f" (+{excluded} excl." + (f", {refused} refused" if refused else "")
-                                                + ")" if excluded else "")
+        n = f"{counts.get('n_scored', '')}" + (
+            f" (+{excluded} excl." + (f", {refused} refused" if refused else "") + ")" if excluded else ""
+        )
         first = True
         for metric, value, stderr in metric_items(entry):
-            lines.append(f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
-                         f"{_fmt(value)} | ± | {_fmt(stderr)} |")
+            lines.append(
+                f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
+                f"{_fmt(value)} | ± | {_fmt(stderr)} |"
+            )
             first = False
     for name, entry in results.get("groups", {}).items():
         members = results["group_subtasks"].get(name, [])

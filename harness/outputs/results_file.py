@@ -19,6 +19,7 @@ from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
 
+
 class RunConfig(TypedDict, total=False):
     """The results' `config`: what the run ran and how (`harness.run_config.run_config` makes it; `harness merge`
     makes a merged run's from its shards'), every secret redacted."""
@@ -69,41 +70,44 @@ class RunConfig(TypedDict, total=False):
 
 
 # Functional syntax: lm-eval's `n-shot` and `n-samples` are no Python names.
-ResultsFile = TypedDict("ResultsFile", {
-    "results": dict[str, dict[str, Any]],  # task -> alias and "<metric>,none" / "<metric>_stderr,none" values
-    "groups": dict[str, dict[str, Any]],
-    "group_subtasks": dict[str, list[str]],
-    "sample_counts": dict[str, dict[str, int]],  # task -> sample_len, n_scored, n_<status>, ...
-    "group_aggregation": dict[str, dict[str, Any]],  # group -> the rule of each aggregate, members used and missed
-    "configs": dict[str, dict[str, Any]],  # task -> its YAML config, metadata and generation settings
-    "versions": dict[str, Any],
-    "n-shot": dict[str, int],
-    "higher_is_better": dict[str, dict[str, bool]],
-    "n-samples": dict[str, dict[str, int]],  # task -> original, effective
-    "breakdowns": dict[str, Any],  # task -> per cell, per depth, ...
-    "references": dict[str, dict[str, float | str]],  # task -> levels to compare with (its chance)
-    "usage": dict[str, dict[str, int]],
-    "datasets": dict[str, dict[str, Any]],  # task -> the data it ran on
-    "task_hashes": dict[str, str],
-    "config": RunConfig,
-    "model_name": str | None,
-    "model_name_sanitized": str | None,
-    "chat_template": str | None,
-    "chat_template_sha": str | None,
-    "package_versions": dict[str, str | None],
-    "git_hash": str | None,
-    "date": float,
-    "total_evaluation_time_seconds": str,
-    "start_time": float,
-    "end_time": float,
-    "model_source": str | None,
-    "system_instruction": str | None,
-    "system_instruction_sha": str | None,
-    "fewshot_as_multiturn": bool,
-    "failed_samples": NotRequired[dict[str, int]],  # task -> samples that failed with errors
-    "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
-    "predict_only": NotRequired[str],  # a --predict_only run's note
-})
+ResultsFile = TypedDict(
+    "ResultsFile",
+    {
+        "results": dict[str, dict[str, Any]],  # task -> alias and "<metric>,none" / "<metric>_stderr,none" values
+        "groups": dict[str, dict[str, Any]],
+        "group_subtasks": dict[str, list[str]],
+        "sample_counts": dict[str, dict[str, int]],  # task -> sample_len, n_scored, n_<status>, ...
+        "group_aggregation": dict[str, dict[str, Any]],  # group -> the rule of each aggregate, members used and missed
+        "configs": dict[str, dict[str, Any]],  # task -> its YAML config, metadata and generation settings
+        "versions": dict[str, Any],
+        "n-shot": dict[str, int],
+        "higher_is_better": dict[str, dict[str, bool]],
+        "n-samples": dict[str, dict[str, int]],  # task -> original, effective
+        "breakdowns": dict[str, Any],  # task -> per cell, per depth, ...
+        "references": dict[str, dict[str, float | str]],  # task -> levels to compare with (its chance)
+        "usage": dict[str, dict[str, int]],
+        "datasets": dict[str, dict[str, Any]],  # task -> the data it ran on
+        "task_hashes": dict[str, str],
+        "config": RunConfig,
+        "model_name": str | None,
+        "model_name_sanitized": str | None,
+        "chat_template": str | None,
+        "chat_template_sha": str | None,
+        "package_versions": dict[str, str | None],
+        "git_hash": str | None,
+        "date": float,
+        "total_evaluation_time_seconds": str,
+        "start_time": float,
+        "end_time": float,
+        "model_source": str | None,
+        "system_instruction": str | None,
+        "system_instruction_sha": str | None,
+        "fewshot_as_multiturn": bool,
+        "failed_samples": NotRequired[dict[str, int]],  # task -> samples that failed with errors
+        "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
+        "predict_only": NotRequired[str],  # a --predict_only run's note
+    },
+)
 
 
 def strict_number(value: float) -> float | str:
@@ -141,8 +145,9 @@ def read_results_file(path: Path) -> ResultsFile:
     except UnicodeDecodeError as err:
         raise UserError(f"{path}: not a results file: not UTF-8 ({err.reason} at byte {err.start})") from None
     except json.JSONDecodeError as err:
-        raise UserError(f"{path}: not a results file: not JSON ({err.msg} at line {err.lineno} column {err.colno})") \
-            from None
+        raise UserError(
+            f"{path}: not a results file: not JSON ({err.msg} at line {err.lineno} column {err.colno})"
+        ) from None
     except RecursionError:
         raise UserError(f"{path}: not a results file: nested too deeply to read") from None
     problem = results_file_problem(data)

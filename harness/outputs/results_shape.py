@@ -18,8 +18,14 @@ Check = Callable[[Any, str], "str | None"]  # (value, its path) -> what is wrong
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -29,9 +35,13 @@ class Scalar:
     kinds: tuple[str, ...]
 
     def __call__(self, value: Any, path: str) -> str | None:
-        ok = {"number": isinstance(value, int | float) and not isinstance(value, bool),
-              "integer": isinstance(value, int) and not isinstance(value, bool),
-              "string": isinstance(value, str), "boolean": isinstance(value, bool), "null": value is None}
+        ok = {
+            "number": isinstance(value, int | float) and not isinstance(value, bool),
+            "integer": isinstance(value, int) and not isinstance(value, bool),
+            "string": isinstance(value, str),
+            "boolean": isinstance(value, bool),
+            "null": value is None,
+        }
         if any(ok[kind] for kind in self.kinds):
             return None
         return f"`{path}` must be {' or '.join(self.kinds)}, got {_kind(value)}"
@@ -82,7 +92,11 @@ def _any(value: Any, path: str) -> str | None:
 
 
 NUMBER, INTEGER, STRING = Scalar(("number",)), Scalar(("integer",)), Scalar(("string",))
-OPT_NUMBER, OPT_INTEGER, OPT_STRING = Scalar(("number", "null")), Scalar(("integer", "null")), Scalar(("string", "null"))
+OPT_NUMBER, OPT_INTEGER, OPT_STRING = (
+    Scalar(("number", "null")),
+    Scalar(("integer", "null")),
+    Scalar(("string", "null")),
+)
 SCALAR = Scalar(("number", "string", "boolean", "null"))
 # A metric's value: a number, or a string lm-eval's way ("N/A", "inf").
 VALUE = Scalar(("number", "string", "null"))
@@ -90,41 +104,70 @@ NAMES = Items(STRING)
 
 TASK_ENTRY = Obj({"alias": OPT_STRING}, VALUE)
 BREAKDOWN_CELL = Obj({"mean": VALUE, "n": OPT_INTEGER, "stderr": VALUE})
-DATASET = Obj({
-    "location": OPT_STRING, "revision": OPT_STRING, "content_hash": OPT_STRING, "builder": OPT_STRING,
-    "builder_version": SCALAR, "mode": OPT_STRING, "rows": Scalar(("string", "integer", "null")), "limit": OPT_INTEGER,
-    "verification": OPT_STRING, "unverified_reason": SCALAR, "commit": SCALAR,
-    "source": Obj({"kind": OPT_STRING, "spec": OPT_STRING, "num_images": OPT_INTEGER}, nullable=True),
-    "caveats": Obj(values=SCALAR, nullable=True),
-    "config": Obj({"rows": OPT_INTEGER, "content_sha256": OPT_STRING}, nullable=True),
-}, nullable=True)
-RUN_CONFIG = Obj({
-    "model": OPT_STRING, "model_name": OPT_STRING, "alias": OPT_STRING, "limit": OPT_NUMBER, "shard": SCALAR,
-    "include_path": Items(STRING, nullable=True), "argv": Items(STRING, nullable=True),
-    "model_args": Obj(nullable=True), "model_identity": Obj(nullable=True), "alias_info": Obj(nullable=True),
-    "judge": Obj(nullable=True), "input_policies": _any,
-})
-RESULTS_FILE = Obj({
-    "results": Obj(values=TASK_ENTRY),
-    "groups": Obj(values=TASK_ENTRY),
-    "group_subtasks": Obj(values=NAMES),
-    "sample_counts": Obj(values=Obj(values=SCALAR)),
-    "group_aggregation": Obj(values=Obj({"n_scored": OPT_INTEGER, "rules": Obj(values=Obj(
-        {"metric": STRING, "rule": SCALAR, "used": NAMES, "missing": NAMES}))})),
-    "configs": Obj(values=Obj({"metadata": Obj(nullable=True)}, nullable=True)),
-    "versions": Obj(values=SCALAR),
-    "n-samples": Obj(values=Obj({"original": OPT_INTEGER, "effective": OPT_INTEGER}, nullable=True)),
-    "breakdowns": Obj(values=Obj(values=Obj(values=BREAKDOWN_CELL))),
-    "references": Obj(values=Obj(values=VALUE)),
-    "usage": Obj(values=Obj(values=SCALAR)),
-    "datasets": Obj(values=DATASET),
-    "config": RUN_CONFIG,
-    "package_versions": Obj(values=SCALAR, nullable=True),
-    "git_hash": SCALAR,
-    "date": OPT_NUMBER,
-    "total_evaluation_time_seconds": SCALAR,
-    "model_name": OPT_STRING,
-})
+DATASET = Obj(
+    {
+        "location": OPT_STRING,
+        "revision": OPT_STRING,
+        "content_hash": OPT_STRING,
+        "builder": OPT_STRING,
+        "builder_version": SCALAR,
+        "mode": OPT_STRING,
+        "rows": Scalar(("string", "integer", "null")),
+        "limit": OPT_INTEGER,
+        "verification": OPT_STRING,
+        "unverified_reason": SCALAR,
+        "commit": SCALAR,
+        "source": Obj({"kind": OPT_STRING, "spec": OPT_STRING, "num_images": OPT_INTEGER}, nullable=True),
+        "caveats": Obj(values=SCALAR, nullable=True),
+        "config": Obj({"rows": OPT_INTEGER, "content_sha256": OPT_STRING}, nullable=True),
+    },
+    nullable=True,
+)
+RUN_CONFIG = Obj(
+    {
+        "model": OPT_STRING,
+        "model_name": OPT_STRING,
+        "alias": OPT_STRING,
+        "limit": OPT_NUMBER,
+        "shard": SCALAR,
+        "include_path": Items(STRING, nullable=True),
+        "argv": Items(STRING, nullable=True),
+        "model_args": Obj(nullable=True),
+        "model_identity": Obj(nullable=True),
+        "alias_info": Obj(nullable=True),
+        "judge": Obj(nullable=True),
+        "input_policies": _any,
+    }
+)
+RESULTS_FILE = Obj(
+    {
+        "results": Obj(values=TASK_ENTRY),
+        "groups": Obj(values=TASK_ENTRY),
+        "group_subtasks": Obj(values=NAMES),
+        "sample_counts": Obj(values=Obj(values=SCALAR)),
+        "group_aggregation": Obj(
+            values=Obj(
+                {
+                    "n_scored": OPT_INTEGER,
+                    "rules": Obj(values=Obj({"metric": STRING, "rule": SCALAR, "used": NAMES, "missing": NAMES})),
+                }
+            )
+        ),
+        "configs": Obj(values=Obj({"metadata": Obj(nullable=True)}, nullable=True)),
+        "versions": Obj(values=SCALAR),
+        "n-samples": Obj(values=Obj({"original": OPT_INTEGER, "effective": OPT_INTEGER}, nullable=True)),
+        "breakdowns": Obj(values=Obj(values=Obj(values=BREAKDOWN_CELL))),
+        "references": Obj(values=Obj(values=VALUE)),
+        "usage": Obj(values=Obj(values=SCALAR)),
+        "datasets": Obj(values=DATASET),
+        "config": RUN_CONFIG,
+        "package_versions": Obj(values=SCALAR, nullable=True),
+        "git_hash": SCALAR,
+        "date": OPT_NUMBER,
+        "total_evaluation_time_seconds": SCALAR,
+        "model_name": OPT_STRING,
+    }
+)
 
 
 def results_file_problem(data: Any) -> str | None:

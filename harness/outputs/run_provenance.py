@@ -19,14 +19,48 @@ from harness.outputs.provenance import NONE, UNKNOWN, DataOrigin, limit_text
 from harness.redact import redact_command, redact_mapping
 
 # Run-config fields this section shows by name; any other (a flag a later version adds) is listed as it is.
-SHOWN = {"model", "alias", "alias_info", "model_name", "model_name_sanitized", "model_args", "model_identity",
-         "batch_size", "max_batch_tokens", "limit", "seed", "shard", "gen_kwargs", "data_dir", "token_counting",
-         "chat_template", "chat_template_sha", "input_policies", "judge", "argv", "metadata", "include_path",
-         "log_samples", "cache", "backend_stats", "trust_unverified_data", "max_batch_size", "batch_sizes",
-         "predict_only", "system_instruction",
-         # lm-eval's flags (`harness.lm_eval_flags.recorded`): one line of their own when any is set
-         "random_seed", "numpy_seed", "torch_seed", "fewshot_seed", "bootstrap_iters", "device", "use_cache",
-         "num_fewshot", "log_samples_suffix"}
+SHOWN = {
+    "model",
+    "alias",
+    "alias_info",
+    "model_name",
+    "model_name_sanitized",
+    "model_args",
+    "model_identity",
+    "batch_size",
+    "max_batch_tokens",
+    "limit",
+    "seed",
+    "shard",
+    "gen_kwargs",
+    "data_dir",
+    "token_counting",
+    "chat_template",
+    "chat_template_sha",
+    "input_policies",
+    "judge",
+    "argv",
+    "metadata",
+    "include_path",
+    "log_samples",
+    "cache",
+    "backend_stats",
+    "trust_unverified_data",
+    "max_batch_size",
+    "batch_sizes",
+    "predict_only",
+    "system_instruction",
+    # lm-eval's flags (`harness.lm_eval_flags.recorded`): one line of their own when any is set
+    "random_seed",
+    "numpy_seed",
+    "torch_seed",
+    "fewshot_seed",
+    "bootstrap_iters",
+    "device",
+    "use_cache",
+    "num_fewshot",
+    "log_samples_suffix",
+}
 LM_EVAL_FLAGS = ("device", "use_cache", "bootstrap_iters", "num_fewshot", "log_samples_suffix")
 TASKS_NAMED = 3  # tasks named beside a count before "..."
 
@@ -89,17 +123,21 @@ def _data(results: Mapping[str, Any], tasks: list[str]) -> list[str]:
         if origin.revision or commit:
             where += " @ " + " ".join(f"`{part}`" for part in (origin.revision, commit and f"commit {commit}") if part)
         source = f"{origin.source_kind} (`{origin.source_spec}`)" if origin.source_kind else UNKNOWN
-        lines.append(f"  - {where}: builder {origin.builder or UNKNOWN}; source {source}; build --limit "
-                     f"{origin.build_limit_text()}; content hash `{origin.content_hash or UNKNOWN}`; "
-                     f"{verification}; {_named(names)}")
+        lines.append(
+            f"  - {where}: builder {origin.builder or UNKNOWN}; source {source}; build --limit "
+            f"{origin.build_limit_text()}; content hash `{origin.content_hash or UNKNOWN}`; "
+            f"{verification}; {_named(names)}"
+        )
     return lines
 
 
 def _model(run: dict[str, Any]) -> list[str]:
     alias = run.get("alias")
-    lines = [f"- **backend**: `{_text(run.get('model'))}`; **alias**: `{_text(alias)}`",
-             f"- **model arguments** (redacted): `{_text(redact_mapping(run.get('model_args') or {}))}`",
-             f"- **model as loaded** (redacted): `{_text(redact_mapping(run.get('model_identity') or {}))}`"]
+    lines = [
+        f"- **backend**: `{_text(run.get('model'))}`; **alias**: `{_text(alias)}`",
+        f"- **model arguments** (redacted): `{_text(redact_mapping(run.get('model_args') or {}))}`",
+        f"- **model as loaded** (redacted): `{_text(redact_mapping(run.get('model_identity') or {}))}`",
+    ]
     if alias:
         lines.append(f"- **alias settings**: `{_text(redact_mapping(run.get('alias_info') or {}))}`")
     if run.get("judge"):
@@ -108,16 +146,21 @@ def _model(run: dict[str, Any]) -> list[str]:
 
 
 def _settings(run: dict[str, Any]) -> list[str]:
-    lines = [f"- **seed**: {_text(run.get('seed'))}; **--gen_kwargs**: `{_text(run.get('gen_kwargs'))}`; "
-             f"**--limit**: {limit_text(run) or UNKNOWN}; **shard**: {_text(run.get('shard'))}",
-             f"- **batching**: batch size {_text(run.get('batch_size'))}, max batch tokens "
-             f"{_text(run.get('max_batch_tokens'))}"
-             + (f" (auto from {_text(run.get('max_batch_size'))}: chose {_text(run.get('batch_sizes'))})"
-                if run.get("batch_size") == "auto" else ""),
-             f"- **system instruction**: {_text(run.get('system_instruction'))}; **predict only**: "
-             f"{_text(run.get('predict_only'))}",
-             f"- **prompts**: token counting `{_text(run.get('token_counting'))}`; chat template sha256 "
-             f"`{_text(run.get('chat_template_sha'))}`; input policies `{_text(run.get('input_policies'))}`"]
+    lines = [
+        f"- **seed**: {_text(run.get('seed'))}; **--gen_kwargs**: `{_text(run.get('gen_kwargs'))}`; "
+        f"**--limit**: {limit_text(run) or UNKNOWN}; **shard**: {_text(run.get('shard'))}",
+        f"- **batching**: batch size {_text(run.get('batch_size'))}, max batch tokens "
+        f"{_text(run.get('max_batch_tokens'))}"
+        + (
+            f" (auto from {_text(run.get('max_batch_size'))}: chose {_text(run.get('batch_sizes'))})"
+            if run.get("batch_size") == "auto"
+            else ""
+        ),
+        f"- **system instruction**: {_text(run.get('system_instruction'))}; **predict only**: "
+        f"{_text(run.get('predict_only'))}",
+        f"- **prompts**: token counting `{_text(run.get('token_counting'))}`; chat template sha256 "
+        f"`{_text(run.get('chat_template_sha'))}`; input policies `{_text(run.get('input_policies'))}`",
+    ]
     seeds = [run.get(k) for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")]
     flags = {key: run[key] for key in LM_EVAL_FLAGS if run.get(key)}
     if flags or (any(v is not None for v in seeds) and any(v != run.get("seed") for v in seeds)):
@@ -139,18 +182,33 @@ def run_section(path: str, results: Mapping[str, Any], tasks: list[str], number:
     run = results.get("config") or {}
     argv = run.get("argv")
     command = " ".join(redact_command(argv)) if isinstance(argv, list) else UNKNOWN
-    return [f"#### Run {number} of {count}: `{Path(path).name}`", "",
-            f"- **date**: {_date(results)}", f"- **command** (redacted): `{command}`", f"- **tasks**: {_named(tasks)}",
-            *_model(run), *_settings(run), "- **generation settings** per task:", *_generation(results, tasks),
-            _code(results), "- **data**:", *_data(results, tasks), ""]
+    return [
+        f"#### Run {number} of {count}: `{Path(path).name}`",
+        "",
+        f"- **date**: {_date(results)}",
+        f"- **command** (redacted): `{command}`",
+        f"- **tasks**: {_named(tasks)}",
+        *_model(run),
+        *_settings(run),
+        "- **generation settings** per task:",
+        *_generation(results, tasks),
+        _code(results),
+        "- **data**:",
+        *_data(results, tasks),
+        "",
+    ]
 
 
 def provenance_opening(runs_by_model: Mapping[str, Sequence[tuple[str, Mapping[str, Any], list[str]]]]) -> list[str]:
     """`## Provenance`: per model (by name), each run as (results file, its contents, the tasks and groups whose
     shown values it holds)."""
-    lines = ["## Provenance", "",
-             "How each model's numbers were produced, as its results files record them (arguments and commands "
-             "redacted). Each run below holds the newest value of the tasks it names.", ""]
+    lines = [
+        "## Provenance",
+        "",
+        "How each model's numbers were produced, as its results files record them (arguments and commands "
+        "redacted). Each run below holds the newest value of the tasks it names.",
+        "",
+    ]
     for model, runs in sorted(runs_by_model.items()):
         lines += [f"### Runs of {model}", ""]  # not "### {model}": the model's own part is "## {model}"
         for number, (path, results, tasks) in enumerate(runs, start=1):

@@ -44,8 +44,14 @@ def _number(value: object) -> float | None:
     return None
 
 
-def compare(ours: object, ours_se: object, paper: object, paper_n: int | None, scale: float = 1.0,
-            data_problem: str | None = None) -> Verdict:
+def compare(
+    ours: object,
+    ours_se: object,
+    paper: object,
+    paper_n: int | None,
+    scale: float = 1.0,
+    data_problem: str | None = None,
+) -> Verdict:
     """Our value (with its standard error) against the paper's (over `paper_n` samples); both on a 0-`scale` scale
     (1 for proportions, 100 for the papers' percentages). `data_problem`: why the run's data is not the paper's."""
     if data_problem:
@@ -59,12 +65,13 @@ def compare(ours: object, ours_se: object, paper: object, paper_n: int | None, s
         return Verdict(NOT_COMPARABLE, "the paper's sample size is not known")
     p = min(max(paper_v / scale, 0.0), 1.0)
     paper_s = math.sqrt(p * (1 - p) / paper_n) * scale
-    allowed = Z95 * math.sqrt(ours_s ** 2 + paper_s ** 2)
+    allowed = Z95 * math.sqrt(ours_s**2 + paper_s**2)
     return Verdict(AGREE if abs(ours_v - paper_v) <= allowed + 1e-12 else DISAGREE)
 
 
-def compare_correlation(ours_r: float | None, ours_points: int, paper_r: float | None, paper_points: int,
-                        data_problem: str | None = None) -> Verdict:
+def compare_correlation(
+    ours_r: float | None, ours_points: int, paper_r: float | None, paper_points: int, data_problem: str | None = None
+) -> Verdict:
     """Two correlation coefficients (signed r) of fits over `ours_points` and `paper_points` points."""
     if data_problem:
         return Verdict(NOT_COMPARABLE, data_problem)
@@ -92,8 +99,10 @@ def tally(verdicts: Iterable[Verdict]) -> str:
 
 
 def explanation() -> str:
-    return ("✓ agrees with the paper within sampling error (95%: our standard error and the paper's sample size), "
-            "✗ does not, – not comparable.")
+    return (
+        "✓ agrees with the paper within sampling error (95%: our standard error and the paper's sample size), "
+        "✗ does not, – not comparable."
+    )
 
 
 def data_problem(tasks: Iterable[TaskData]) -> str | None:

@@ -30,7 +30,9 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def metric_rows(entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_shot: dict[str, Any]) -> list[list[Any]]:
+def metric_rows(
+    entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_shot: dict[str, Any]
+) -> list[list[Any]]:
     """The results table's rows: one per task (or group) and scored metric, its stderr beside it."""
     rows = []
     for task, entry in entries.items():
@@ -39,8 +41,17 @@ def metric_rows(entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_
                 continue
             metric, _, filt = key.partition(",")
             stderr = entry.get(f"{metric}_stderr,{filt}")
-            rows.append([task, versions.get(task), filt, n_shot.get(task, 0), metric, value,
-                         stderr if _number(stderr) else None])
+            rows.append(
+                [
+                    task,
+                    versions.get(task),
+                    filt,
+                    n_shot.get(task, 0),
+                    metric,
+                    value,
+                    stderr if _number(stderr) else None,
+                ]
+            )
     return rows
 
 
@@ -65,15 +76,22 @@ def log_results(results: Mapping[str, Any], init_args: dict[str, Any], config_ar
     step = init_args.pop("step", None)
     settings = wandb.Settings(x_disable_meta=True, x_disable_stats=True, disable_code=True, disable_git=True)
     run = wandb.run or wandb.init(settings=settings, **init_args)
-    run.config.update({"task_configs": results.get("configs", {}), "cli_configs": results.get("config", {}),
-                       **config_args}, allow_val_change=True)
+    run.config.update(
+        {"task_configs": results.get("configs", {}), "cli_configs": results.get("config", {}), **config_args},
+        allow_val_change=True,
+    )
     metrics = summary(results)
-    tables = {"evaluation/eval_results": metric_rows(results.get("results", {}), results.get("versions", {}),
-                                                     results.get("n-shot", {}))}
+    tables = {
+        "evaluation/eval_results": metric_rows(
+            results.get("results", {}), results.get("versions", {}), results.get("n-shot", {})
+        )
+    }
     if results.get("groups"):
         tables["evaluation/group_eval_results"] = metric_rows(results["groups"], results.get("versions", {}), {})
-    logged: dict[str, Any] = {**metrics, **{name: wandb.Table(columns=TABLE_COLUMNS, data=rows)
-                                            for name, rows in tables.items()}}
+    logged: dict[str, Any] = {
+        **metrics,
+        **{name: wandb.Table(columns=TABLE_COLUMNS, data=rows) for name, rows in tables.items()},
+    }
     run.log(logged, step=int(step) if step is not None else None)
     for key, value in metrics.items():
         run.summary[key] = value

@@ -48,8 +48,11 @@ def input_material(request: Request) -> dict[str, Any]:
             else:  # a new part type must be keyed explicitly, never silently dropped
                 raise TypeError(f"cannot key content part of type {type(part).__name__}")
         messages.append({"role": message.role, "content": parts})
-    material = {"messages": messages, "assistant_prefix": request.assistant_prefix,
-                "settings": request.settings.to_dict()}
+    material = {
+        "messages": messages,
+        "assistant_prefix": request.assistant_prefix,
+        "settings": request.settings.to_dict(),
+    }
     if request.processor_kwargs:  # only when given: every key made before they existed stays valid
         material["processor_kwargs"] = dict(request.processor_kwargs)
     if request.text_round_trip is not None:  # the model's tokenizer re-decodes the text (`harness.inputs.round_trip`)
@@ -94,8 +97,16 @@ def is_cacheable_response(response: Response, request: Request | None = None) ->
 
 def _encode(response: Response) -> str:
     """The stored form of a response, scrubbed of secrets (a server may quote the key in an error or a refusal)."""
-    return dumps({"text": response.text, "error": response.error, "refused": response.refused,
-                  "finish_reason": response.finish_reason, "usage": response.usage}, ensure_ascii=False)
+    return dumps(
+        {
+            "text": response.text,
+            "error": response.error,
+            "refused": response.refused,
+            "finish_reason": response.finish_reason,
+            "usage": response.usage,
+        },
+        ensure_ascii=False,
+    )
 
 
 def _decode(payload: Any) -> Response | None:
@@ -107,9 +118,14 @@ def _decode(payload: Any) -> Response | None:
     if not isinstance(data, dict):
         return None
     text, error, finish, usage = data.get("text"), data.get("error"), data.get("finish_reason"), data.get("usage")
-    if not (all(v is None or isinstance(v, str) for v in (text, error, finish)) and isinstance(data.get("refused"), bool)
-            and (usage is None or (isinstance(usage, dict) and all(
-                isinstance(v, int) and not isinstance(v, bool) for v in usage.values())))):
+    if not (
+        all(v is None or isinstance(v, str) for v in (text, error, finish))
+        and isinstance(data.get("refused"), bool)
+        and (
+            usage is None
+            or (isinstance(usage, dict) and all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values()))
+        )
+    ):
         return None
     return Response(text=text, error=error, refused=data["refused"], finish_reason=finish, usage=dict(usage or {}))
 
@@ -139,7 +155,9 @@ class ResponseCache:
         except sqlite3.OperationalError as err:  # cannot be opened or written: a read-only or full disk
             raise OutputError(self.path, err) from None
         except sqlite3.DatabaseError as err:
-            raise ValueError(f"{self.path}: not a usable response cache ({err}); delete it or pass another path") from None
+            raise ValueError(
+                f"{self.path}: not a usable response cache ({err}); delete it or pass another path"
+            ) from None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Response]:
         keys = list(dict.fromkeys(keys))
@@ -154,8 +172,11 @@ class ResponseCache:
                     if response is None:  # asked again, and the row replaced by the new answer
                         self.damaged += 1
                         if self.damaged == 1:
-                            print(f"harness: {self.path}: a damaged response-cache row is a miss: its request is sent "
-                                  "again and the row replaced", file=sys.stderr)
+                            print(
+                                f"harness: {self.path}: a damaged response-cache row is a miss: its request is sent "
+                                "again and the row replaced",
+                                file=sys.stderr,
+                            )
                         continue
                     found[key] = response
         return found
@@ -169,8 +190,9 @@ class ResponseCache:
         if rows:
             try:
                 with self._lock, self._db:
-                    self._db.executemany("INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)",
-                                         rows)
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO responses (key, response, created) VALUES (?, ?, ?)", rows
+                    )
             except sqlite3.OperationalError as err:  # a full disk, or one made read-only under the run
                 raise OutputError(self.path, err) from None
         return len(rows)
@@ -287,16 +309,22 @@ class CachingModel(Model):
         itself in the batch: `Model.decodes_images`): one that fails is answered `invalid_input` at once, never
         looked up or sent."""
         decode = not self.model.decodes_images
-        unsound = {i: problem for i, r in enumerate(requests)
-                   if is_cacheable_request(r) and (problem := _images_problem(r, decode=decode))}
+        unsound = {
+            i: problem
+            for i, r in enumerate(requests)
+            if is_cacheable_request(r) and (problem := _images_problem(r, decode=decode))
+        }
         if unsound:
             yield [(i, Response(None, error=problem)) for i, problem in unsound.items()]
         sound = [i for i in range(len(requests)) if i not in unsound]
         keys = dict(zip(sound, self.keys([requests[i] for i in sound]), strict=True))
         found = self.cache.get_many(k for k in keys.values() if k is not None)
         # A stored answer the runner would refuse (kept by an older version) is a miss: it is asked again, and replaced.
-        hits = [(i, found[k]) for i, k in keys.items() if k is not None and k in found
-                and is_cacheable_response(found[k], requests[i])]
+        hits = [
+            (i, found[k])
+            for i, k in keys.items()
+            if k is not None and k in found and is_cacheable_response(found[k], requests[i])
+        ]
         answered = {i for i, _ in hits}
         self.cache_hits += len(hits)
         if hits:
@@ -308,8 +336,9 @@ class CachingModel(Model):
         for chunk in self.model.stream([requests[i] for i in missing]):
             mapped = [(missing[j], response) for j, response in chunk]
             self.requests_sent += len(mapped)
-            self.cache.put_many((key, r) for i, r in mapped
-                                if (key := keys[i]) is not None and is_cacheable_response(r, requests[i]))
+            self.cache.put_many(
+                (key, r) for i, r in mapped if (key := keys[i]) is not None and is_cacheable_response(r, requests[i])
+            )
             yield mapped
 
     def close(self) -> None:

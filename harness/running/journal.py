@@ -131,8 +131,14 @@ def metric_value_problem(value: Any) -> str | None:
     if isinstance(value, list):
         if all(_is_number(item) for item in value):
             return None
-        if all(isinstance(item, list) and len(item) == 2 and isinstance(item[0], str | int | float)
-               and not isinstance(item[0], bool) and _is_number(item[1]) for item in value):
+        if all(
+            isinstance(item, list)
+            and len(item) == 2
+            and isinstance(item[0], str | int | float)
+            and not isinstance(item[0], bool)
+            and _is_number(item[1])
+            for item in value
+        ):
             return None
         return "a list of other than numbers or [key, number] pairs"
     return f"a {type(value).__name__}"

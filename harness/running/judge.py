@@ -66,8 +66,9 @@ class JudgeSpec:
         metrics = block.get("metrics")
         if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
             raise TaskConfigError(f"{where}: `judge.metrics` must list the metric names `judge.score` returns")
-        unknown = sorted(set(block) - {"prompts", "parse", "score", "metrics", "model", "generation_kwargs",
-                                       "max_reply_chars"})
+        unknown = sorted(
+            set(block) - {"prompts", "parse", "score", "metrics", "model", "generation_kwargs", "max_reply_chars"}
+        )
         if unknown:
             raise TaskConfigError(f"{where}: unknown `judge` key(s) {unknown}")
         try:
@@ -78,8 +79,15 @@ class JudgeSpec:
         cap = block.get("max_reply_chars", DEFAULT_MAX_REPLY_CHARS)
         if not (isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1):
             raise TaskConfigError(f"{where}: `judge.max_reply_chars` must be a positive integer, got {cap!r}")
-        return cls(hooks["prompts"], hooks["parse"], hooks["score"], tuple(metrics),
-                   str(model) if model else None, settings, cap)
+        return cls(
+            hooks["prompts"],
+            hooks["parse"],
+            hooks["score"],
+            tuple(metrics),
+            str(model) if model else None,
+            settings,
+            cap,
+        )
 
 
 @dataclass
@@ -97,16 +105,23 @@ class JudgedSample:
         return {k: v for k, v in self.__dict__.items() if v not in (None, {}, "")}
 
 
-def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequence[tuple[str, int, dict[str, Any], str]],
-                  progress: bool = True) -> list[JudgedSample]:
+def judge_samples(
+    spec: JudgeSpec,
+    task_name: str,
+    judge: Model,
+    samples: Sequence[tuple[str, int, dict[str, Any], str]],
+    progress: bool = True,
+) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
     for k, sample_prompts in enumerate(prompts):
         if list(sample_prompts) != stages:
-            raise TaskConfigError(f"task {task_name!r}: judge.prompts gave stages {list(sample_prompts)} for sample "
-                                  f"{samples[k][0]!r} and {stages} for the first")
+            raise TaskConfigError(
+                f"task {task_name!r}: judge.prompts gave stages {list(sample_prompts)} for sample "
+                f"{samples[k][0]!r} and {stages} for the first"
+            )
     alive = list(range(len(samples)))
     bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
     with bar:
@@ -117,10 +132,17 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
             for i in alive:
                 if prompts[i][stage] not in asked:
                     asked[prompts[i][stage]] = len(requests)
-                    requests.append(Request(task=f"{task_name}:judge", doc_id=outcomes[i].doc_id,
-                                            sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
-                                            messages=(Message("user", (TextPart(prompts[i][stage]),)),),
-                                            settings=spec.settings, text_tokens=0, image_tokens=()))
+                    requests.append(
+                        Request(
+                            task=f"{task_name}:judge",
+                            doc_id=outcomes[i].doc_id,
+                            sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
+                            messages=(Message("user", (TextPart(prompts[i][stage]),)),),
+                            settings=spec.settings,
+                            text_tokens=0,
+                            image_tokens=(),
+                        )
+                    )
             bar.total = (bar.total or 0) - (len(alive) - len(requests))
             answers = []
             for batch in judge.batches(requests):
@@ -138,8 +160,10 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
                 if len(text) > spec.max_reply_chars:  # never handed to a parser that may be quadratic in it
                     outcome.replies[stage] = text[:2000]
                     outcome.status = UNPARSED
-                    outcome.error = (f"the {stage} reply has {len(text)} characters, over the judge's cap of "
-                                     f"{spec.max_reply_chars} (judge.max_reply_chars): not parsed")
+                    outcome.error = (
+                        f"the {stage} reply has {len(text)} characters, over the judge's cap of "
+                        f"{spec.max_reply_chars} (judge.max_reply_chars): not parsed"
+                    )
                     continue
                 outcome.replies[stage] = text
                 verdict = spec.parse(text)
@@ -161,8 +185,10 @@ def judge_samples(spec: JudgeSpec, task_name: str, judge: Model, samples: Sequen
             outcome.status, outcome.error = UNPARSED, f"{type(err).__name__}: {err}"
             continue
         if set(metrics) != set(spec.metrics):
-            raise TaskConfigError(f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
-                                  f"declares {sorted(spec.metrics)}")
+            raise TaskConfigError(
+                f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
+                f"declares {sorted(spec.metrics)}"
+            )
         outcome.metrics = {k: float(v) for k, v in metrics.items()}
     return outcomes
 
@@ -180,6 +206,8 @@ def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:
 
 
 def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:
-    return {"n_judged": sum(o.status == JUDGED for o in outcomes),
-            "n_judge_unparsed": sum(o.status == UNPARSED for o in outcomes),
-            "n_judge_error": sum(o.status == FAILED for o in outcomes)}
+    return {
+        "n_judged": sum(o.status == JUDGED for o in outcomes),
+        "n_judge_unparsed": sum(o.status == UNPARSED for o in outcomes),
+        "n_judge_error": sum(o.status == FAILED for o in outcomes),
+    }

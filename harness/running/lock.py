@@ -63,8 +63,10 @@ class OutputLock:
                 holder = _describe(self.path)
                 os.close(fd)
                 self._remove_made()
-                raise UserError(f"{self.folder} is in use by another harness run ({holder}); wait for it to finish, "
-                                "or give this run another --output_path") from None
+                raise UserError(
+                    f"{self.folder} is in use by another harness run ({holder}); wait for it to finish, "
+                    "or give this run another --output_path"
+                ) from None
             try:
                 same = os.path.samestat(os.fstat(fd), os.stat(self.path))
             except FileNotFoundError:

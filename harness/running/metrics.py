@@ -79,7 +79,8 @@ def _is_pair(value: Any) -> bool:
 
 def _is_breakdown(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(
-        isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_number(p[1]) for p in value)
+        isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_number(p[1]) for p in value
+    )
 
 
 # What one sample's value must be for each built-in aggregation: (test, the words an error says it expected).
@@ -102,8 +103,15 @@ def sample_value_problem(aggregation: str, value: Any) -> str | None:
 
 
 def _describe(value: Any) -> str:
-    kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object",
-            type(None): "null"}.get(type(value), type(value).__name__)
+    kind = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
     return kind
 
 

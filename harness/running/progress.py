@@ -35,8 +35,16 @@ def datasets_quiet() -> Iterator[None]:
 
 def bar(total: int, desc: str, unit: str, enabled: bool, **options: Any) -> Any:
     """A bar on stderr, as every bar of a run is drawn."""
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, mininterval=0.5,
-                dynamic_ncols=True, **options)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=not enabled,
+        file=sys.stderr,
+        mininterval=0.5,
+        dynamic_ncols=True,
+        **options,
+    )
 
 
 class OverallProgress:

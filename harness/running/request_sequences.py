@@ -15,8 +15,13 @@ class LazyRequests(Sequence[Request]):
     """A task's pending requests in run order, each built from its row only when asked for, so
     memory holds one batch of requests at a time, not one request per sample."""
 
-    def __init__(self, task: Task, settings: GenerationSettings, doc_ids: list[int],
-                 policy: Callable[[Request], Request] | None = None) -> None:
+    def __init__(
+        self,
+        task: Task,
+        settings: GenerationSettings,
+        doc_ids: list[int],
+        policy: Callable[[Request], Request] | None = None,
+    ) -> None:
         self.task = task
         self.settings = settings
         self.doc_ids = doc_ids

@@ -141,9 +141,13 @@ class Runner:
     def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> None:
         """Answers a `--predict_only` run journalled without metrics, scored now (nothing is generated again)."""
         unscored = [s for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None]
-        store.add(self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored)
+        store.add(
+            self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored
+        )
 
-    def _build(self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings) -> Request | RowProblem:
+    def _build(
+        self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings
+    ) -> Request | RowProblem:
         request = task.build_request(doc_id, doc, settings)
         if isinstance(request, Request) and self.options.policies is not None:
             try:
@@ -188,8 +192,10 @@ class Runner:
                 continue
             sample_id = task.sample_id(doc_id, doc)
             if sample_id in out.current:
-                raise UserError(f"task {task.name!r}: sample id {sample_id!r} appears twice "
-                                f"(docs {out.current[sample_id]} and {doc_id})")
+                raise UserError(
+                    f"task {task.name!r}: sample id {sample_id!r} appears twice "
+                    f"(docs {out.current[sample_id]} and {doc_id})"
+                )
             out.current[sample_id] = doc_id
             request = None
             if store.is_done(sample_id, final_only=self.options.retry_errors):
@@ -240,23 +246,33 @@ class Runner:
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[SampleRecord]] = {}
         for request, response in answers:
-            by_task.setdefault(request.task, []).append(self.records.answered(runs[request.task].task, request, response))
+            by_task.setdefault(request.task, []).append(
+                self.records.answered(runs[request.task].task, request, response)
+            )
         for name, records in by_task.items():
             runs[name].store.add(records)
 
-    def _write_sample_log(self, task: Task, store: SampleStore, current: dict[str, int],
-                          settings: GenerationSettings) -> None:
+    def _write_sample_log(
+        self, task: Task, store: SampleStore, current: dict[str, int], settings: GenerationSettings
+    ) -> None:
         assert self.options.output_dir is not None
         ordered = sorted((store.records[s] for s in current if s in store.records), key=lambda r: r["doc_id"])
         lines = (sample_line(record, task.doc(record["doc_id"]), settings.to_dict()) for record in ordered)
-        write_sample_log(self.options.output_dir / sample_log_name(task.name, self.options.date_id, self.options.log_samples_suffix), lines)
+        write_sample_log(
+            self.options.output_dir / sample_log_name(task.name, self.options.date_id, self.options.log_samples_suffix),
+            lines,
+        )
 
     def _open_task(self, task: Task) -> _TaskRun:
         """A task's journal, opened, and its documents screened (what is resumed, failed the screen, or pending)."""
         started = time.perf_counter()
         settings = task.generation_settings(self.options.gen_kwargs, self.options.seed)
-        parts: dict[str, Any] = {"model": redact_mapping(self.model.identity()), "generation": settings.to_dict(),
-                                 "task": task.identity(), "task_docs": len(task)}
+        parts: dict[str, Any] = {
+            "model": redact_mapping(self.model.identity()),
+            "generation": settings.to_dict(),
+            "task": task.identity(),
+            "task_docs": len(task),
+        }
         if self.options.shard is not None:
             parts["shard"] = str(self.options.shard)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
@@ -272,8 +288,9 @@ class Runner:
             raise
 
     def _pending(self, run: _TaskRun) -> LazyRequests:
-        return LazyRequests(run.task, run.settings, [doc_id for _, doc_id in run.screened.pending],
-                            self._prepared(run.task))
+        return LazyRequests(
+            run.task, run.settings, [doc_id for _, doc_id in run.screened.pending], self._prepared(run.task)
+        )
 
     def _task_result(self, run: _TaskRun) -> TaskResult:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
@@ -289,14 +306,27 @@ class Runner:
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
         counts = Counter(o.status for o in outcomes)
-        values, stderrs, breakdowns = task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None]) \
-            if self.options.score else ({}, {}, {})
+        values, stderrs, breakdowns = (
+            task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
+            if self.options.score
+            else ({}, {}, {})
+        )
         return TaskResult(
-            task=task, settings=run.settings, fingerprint=store.fingerprint, values=values, stderrs=stderrs,
-            breakdowns=breakdowns, counts={s: counts.get(s, 0) for s in STATUSES}, n_effective=len(screened.current),
-            resumed=screened.resumed, changed=screened.changed, generated=len(screened.pending),
+            task=task,
+            settings=run.settings,
+            fingerprint=store.fingerprint,
+            values=values,
+            stderrs=stderrs,
+            breakdowns=breakdowns,
+            counts={s: counts.get(s, 0) for s in STATUSES},
+            n_effective=len(screened.current),
+            resumed=screened.resumed,
+            changed=screened.changed,
+            generated=len(screened.pending),
             seconds=time.perf_counter() - run.started,
-            usage=sum_usage([o.usage for o in outcomes]), task_docs=len(task), judge_counts=judge_counts,
+            usage=sum_usage([o.usage for o in outcomes]),
+            task_docs=len(task),
+            judge_counts=judge_counts,
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 
@@ -324,8 +354,11 @@ class Runner:
                 runs[task.name] = run
             requests: Sequence[Request] = ChainedRequests([self._pending(run) for run in runs.values()])
             if self.model.request_order == "cache" and len(runs) > 1:  # a haystack shown by several tasks (lengths)
-                pending = [(tokens, run.screened.keys[doc_id]) for run in runs.values()
-                           for tokens, doc_id in run.screened.pending]
+                pending = [
+                    (tokens, run.screened.keys[doc_id])
+                    for run in runs.values()
+                    for tokens, doc_id in run.screened.pending
+                ]
                 requests = OrderedRequests(requests, cache_order([t for t, _ in pending], [k for _, k in pending]))
             for run in runs.values():
                 run.screened.keys.clear()
@@ -337,8 +370,10 @@ class Runner:
         the response cache the judge's replies, `judge_<task>.jsonl` what it decided)."""
         assert task.judge is not None and self.options.judge is not None
         scored = [s for s in current if store.outcomes[s].status in SCORED]
-        samples = [(s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
-                   for s in scored]
+        samples = [
+            (s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
+            for s in scored
+        ]
         judged = judge_samples(task.judge, task.name, self.options.judge, samples, self.options.progress)
         by_sample = {j.sample_id: j for j in judged}
         outcomes = []
@@ -350,9 +385,12 @@ class Runner:
             write_judge_log(self.options.output_dir / judge_log_name(task.name), judged)
         failed = [j for j in judged if j.status == JUDGE_FAILED]
         if failed:
-            print(f"harness: {task.name}: the judge failed on {len(failed)} sample(s) (first: {failed[0].sample_id}: "
-                  f"{failed[0].error}); they are left out of the judge metrics; run the same command again to judge "
-                  "them (judged samples come from the cache)", file=sys.stderr)
+            print(
+                f"harness: {task.name}: the judge failed on {len(failed)} sample(s) (first: {failed[0].sample_id}: "
+                f"{failed[0].error}); they are left out of the judge metrics; run the same command again to judge "
+                "them (judged samples come from the cache)",
+                file=sys.stderr,
+            )
         return outcomes, judge_counts(judged)
 
     def run(self, tasks: Sequence[Task]) -> list[TaskResult]:

@@ -83,8 +83,15 @@ def sample_line(record: SampleRecord, doc: Mapping[str, Any], settings: Mapping[
         "target_hash": hash_string(target),
     }
     line.update({name: _value(value) for name, value in metrics.items()})  # type: ignore[typeddict-item]  # by metric name
-    line.update({"sample_id": record["sample_id"], "status": record["status"], "error": record.get("error"),
-                 "image_sha256": record.get("image_sha256") or [], "token_count": record.get("token_count")})
+    line.update(
+        {
+            "sample_id": record["sample_id"],
+            "status": record["status"],
+            "error": record.get("error"),
+            "image_sha256": record.get("image_sha256") or [],
+            "token_count": record.get("token_count"),
+        }
+    )
     if record.get("truncation"):
         line["truncation"] = _value(record["truncation"])
     if record.get("text_round_trip"):

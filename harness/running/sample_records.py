@@ -120,15 +120,27 @@ class RecordBuilder:
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: dict[str, Any]) -> SampleRecord:
         """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
-        return {"doc_id": doc_id, "sample_id": sample_id, "status": INVALID_INPUT, "error": reason,
-                **self.log_fields(task, None, doc)}
+        return {
+            "doc_id": doc_id,
+            "sample_id": sample_id,
+            "status": INVALID_INPUT,
+            "error": reason,
+            **self.log_fields(task, None, doc),
+        }
 
-    def screened_out(self, task: Task, doc_id: int, sample_id: str, request: Request, problem: tuple[str, str],
-                     doc: dict[str, Any]) -> SampleRecord:
+    def screened_out(
+        self, task: Task, doc_id: int, sample_id: str, request: Request, problem: tuple[str, str], doc: dict[str, Any]
+    ) -> SampleRecord:
         """The record of a request the screen kept from the model (`screen`)."""
-        return {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1],
-                "token_count": self.model.prompt_tokens(request), "input_sha256": input_sha256(request),
-                **self.log_fields(task, request, doc)}
+        return {
+            "doc_id": doc_id,
+            "sample_id": sample_id,
+            "status": problem[0],
+            "error": problem[1],
+            "token_count": self.model.prompt_tokens(request),
+            "input_sha256": input_sha256(request),
+            **self.log_fields(task, request, doc),
+        }
 
     @staticmethod
     def score(task: Task, doc: dict[str, Any], record: SampleRecord) -> SampleRecord:

@@ -59,8 +59,9 @@ class Outcome:
 
 
 def _outcome(record: SampleRecord) -> Outcome:
-    return Outcome(record["doc_id"], record["status"], record.get("metrics"), record.get("usage"),
-                   record.get("input_sha256"))
+    return Outcome(
+        record["doc_id"], record["status"], record.get("metrics"), record.get("usage"), record.get("input_sha256")
+    )
 
 
 def _warn(message: str) -> None:
@@ -68,8 +69,9 @@ def _warn(message: str) -> None:
 
 
 class SampleStore:
-    def __init__(self, path: Path | None, task: str, parts: dict[str, Any],
-                 aggregations: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, path: Path | None, task: str, parts: dict[str, Any], aggregations: Mapping[str, str] | None = None
+    ) -> None:
         self.path = path
         self.task = task
         self.aggregations = dict(aggregations or {})  # metric -> built-in aggregation (`record_problem`)
@@ -85,8 +87,13 @@ class SampleStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             refuse_link(path)  # a link planted here would have its target truncated and written
             legacy = path.with_name(legacy_journal_name(task))
-            if not path.exists() and path.name != legacy.name and legacy.is_file() and not legacy.is_symlink() \
-                    and _is_journal(legacy):
+            if (
+                not path.exists()
+                and path.name != legacy.name
+                and legacy.is_file()
+                and not legacy.is_symlink()
+                and _is_journal(legacy)
+            ):
                 legacy.rename(path)
             if path.exists() and path.stat().st_size and self._read_existing(path):
                 self._file = open_text(path, "a")
@@ -136,8 +143,10 @@ class SampleStore:
             _warn(f"{path}:1: the journal's header is {problem} and no sample follows it: starting it afresh")
             return None
         if problem:
-            raise UserError(f"{path}:1: the journal's header is {problem}, so the sample records after it cannot be "
-                            "trusted; delete the file to start this task again")
+            raise UserError(
+                f"{path}:1: the journal's header is {problem}, so the sample records after it cannot be "
+                "trusted; delete the file to start this task again"
+            )
         if header.get("fingerprint") != self.fingerprint:
             mine, theirs = identity_parts(self.parts), identity_parts(header.get("parts") or {})
             differ = sorted(k for k in set(theirs) | set(mine) if canonical(theirs.get(k)) != canonical(mine.get(k)))
@@ -173,8 +182,9 @@ class SampleStore:
             line = record_line(record)
             problem = record_problem(json.loads(line), self.task, self.aggregations)
             if problem:
-                raise TaskConfigError(f"task {self.task!r}: sample {record.get('sample_id')!r} cannot be journalled: "
-                                      f"{problem}")
+                raise TaskConfigError(
+                    f"task {self.task!r}: sample {record.get('sample_id')!r} cannot be journalled: {problem}"
+                )
             self.records[record["sample_id"]] = record
             self.outcomes[record["sample_id"]] = _outcome(record)
             lines.append(line)

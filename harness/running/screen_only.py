@@ -43,10 +43,20 @@ class ScreenModel(Model):
     name = "screen-only"
     cache_responses = False
 
-    def __init__(self, backend: str, checkpoint: str | None, *, count: Callable[[Request], int], rule: str,
-                 exact: Callable[[Request], bool] = lambda request: False, estimate: str = "",
-                 context_length: int | None = None, context_note: str = "", max_images: int | None = None,
-                 max_pixels: int | None = None) -> None:
+    def __init__(
+        self,
+        backend: str,
+        checkpoint: str | None,
+        *,
+        count: Callable[[Request], int],
+        rule: str,
+        exact: Callable[[Request], bool] = lambda request: False,
+        estimate: str = "",
+        context_length: int | None = None,
+        context_note: str = "",
+        max_images: int | None = None,
+        max_pixels: int | None = None,
+    ) -> None:
         self.backend = backend
         self.checkpoint = checkpoint
         self._count = count
@@ -77,20 +87,39 @@ class ScreenModel(Model):
         raise RuntimeError("a screen-only pass generates nothing")
 
 
-def _by_family(backend: str, name: str | None, family: Family | None, why: str, *, settings: Mapping[str, Any] | None = None,
-               context_length: int | None = None, context_note: str = "", max_images: int | None = None,
-               max_pixels: int | None = None) -> ScreenModel:
+def _by_family(
+    backend: str,
+    name: str | None,
+    family: Family | None,
+    why: str,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    context_length: int | None = None,
+    context_note: str = "",
+    max_images: int | None = None,
+    max_pixels: int | None = None,
+) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
     from builders.core.contract import TOKEN_RULE
 
     if family is not None:
         rule = f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}"
     else:
-        rule = (f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
-                f"for {name or 'an unnamed model'}")
-    return ScreenModel(backend, name, count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
-                       rule=rule, estimate=why, context_length=context_length, context_note=context_note,
-                       max_images=max_images, max_pixels=max_pixels)
+        rule = (
+            f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
+            f"for {name or 'an unnamed model'}"
+        )
+    return ScreenModel(
+        backend,
+        name,
+        count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
+        rule=rule,
+        estimate=why,
+        context_length=context_length,
+        context_note=context_note,
+        max_images=max_images,
+        max_pixels=max_pixels,
+    )
 
 
 class _Limits(TypedDict):
@@ -107,20 +136,46 @@ def _hf(args: dict[str, str]) -> ScreenModel:
     limits = _Limits(max_images=settings.max_images, max_pixels=settings.max_pixels)
     unknown_context = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
     if not settings.pretrained:
-        return _by_family("hf", None, None, "no checkpoint named (pretrained=...)", context_length=settings.context_length,
-                          context_note=unknown_context, **limits)
+        return _by_family(
+            "hf",
+            None,
+            None,
+            "no checkpoint named (pretrained=...)",
+            context_length=settings.context_length,
+            context_note=unknown_context,
+            **limits,
+        )
     try:
-        count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
-                                    trust_remote_code=settings.trust_remote_code, max_pixels=settings.max_pixels,
-                                    offline=True, image_only=settings.processor == "image_only")
+        count = ProcessorCount.load(
+            settings.pretrained,
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
+            max_pixels=settings.max_pixels,
+            offline=True,
+            image_only=settings.processor == "image_only",
+        )
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
-        return _by_family("hf", settings.pretrained, family_of(settings.pretrained), why,
-                          context_length=settings.context_length, context_note=unknown_context, **limits)
-    return ScreenModel("hf", settings.pretrained, count=count.prompt_tokens, exact=count.exact, rule=count.token_rule,
-                       estimate=count.estimated, context_length=settings.context_length or count.context_length,
-                       context_note="" if settings.context_length else "the checkpoint's max_position_embeddings",
-                       **limits)
+        return _by_family(
+            "hf",
+            settings.pretrained,
+            family_of(settings.pretrained),
+            why,
+            context_length=settings.context_length,
+            context_note=unknown_context,
+            **limits,
+        )
+    return ScreenModel(
+        "hf",
+        settings.pretrained,
+        count=count.prompt_tokens,
+        exact=count.exact,
+        rule=count.token_rule,
+        estimate=count.estimated,
+        context_length=settings.context_length or count.context_length,
+        context_note="" if settings.context_length else "the checkpoint's max_position_embeddings",
+        **limits,
+    )
 
 
 def _vllm(args: dict[str, str]) -> ScreenModel:
@@ -137,10 +192,18 @@ def _vllm(args: dict[str, str]) -> ScreenModel:
         estimate = f"the engine tokenizes with tokenizer={settings.tokenizer}, counted with the checkpoint's own"
     else:
         estimate = count.processor.estimated
-    return ScreenModel("vllm", settings.pretrained, count=backend.prompt_tokens, exact=backend.exact,
-                       rule=backend.token_rule, estimate=estimate, context_length=settings.max_model_len,
-                       context_note="" if settings.max_model_len else "vLLM derives one from the model config",
-                       max_images=settings.max_images, max_pixels=settings.max_pixels)
+    return ScreenModel(
+        "vllm",
+        settings.pretrained,
+        count=backend.prompt_tokens,
+        exact=backend.exact,
+        rule=backend.token_rule,
+        estimate=estimate,
+        context_length=settings.max_model_len,
+        context_note="" if settings.max_model_len else "vLLM derives one from the model config",
+        max_images=settings.max_images,
+        max_pixels=settings.max_pixels,
+    )
 
 
 def _api(args: dict[str, str]) -> ScreenModel:
@@ -148,20 +211,33 @@ def _api(args: dict[str, str]) -> ScreenModel:
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
-    return _by_family("openai", settings.model, family_of(settings.model),
-                      f"{settings.model} is an API model: its server counts the prompt", settings=detail,
-                      context_length=settings.context_length,
-                      context_note="" if settings.context_length else "pass context_length=N to screen against one",
-                      max_images=settings.max_images, max_pixels=settings.max_pixels)
+    return _by_family(
+        "openai",
+        settings.model,
+        family_of(settings.model),
+        f"{settings.model} is an API model: its server counts the prompt",
+        settings=detail,
+        context_length=settings.context_length,
+        context_note="" if settings.context_length else "pass context_length=N to screen against one",
+        max_images=settings.max_images,
+        max_pixels=settings.max_pixels,
+    )
 
 
 def _itself(backend: str, args: dict[str, str]) -> ScreenModel:
     from harness.models.registry import get_model_class
 
     model = get_model_class(backend).from_args(args)  # a baseline: nothing to load
-    return ScreenModel(backend, None, count=model.prompt_tokens, exact=lambda r: True,
-                       rule=f"{model.token_rule}, as the run counts", context_length=model.context_length,
-                       max_images=model.max_images, max_pixels=model.max_pixels)
+    return ScreenModel(
+        backend,
+        None,
+        count=model.prompt_tokens,
+        exact=lambda r: True,
+        rule=f"{model.token_rule}, as the run counts",
+        context_length=model.context_length,
+        max_images=model.max_images,
+        max_pixels=model.max_pixels,
+    )
 
 
 def screen_model(backend: str, args: dict[str, str]) -> ScreenModel:
@@ -183,8 +259,14 @@ class Verdict:
     exact: bool = False  # whether `prompt_tokens` is the model's own count
 
 
-def screen_task(model: ScreenModel, task: Any, gen_kwargs: dict[str, Any], seed: int | None, shard: Any = None,
-                policies: Callable[[Request], Request] | None = None) -> Iterator[Verdict]:
+def screen_task(
+    model: ScreenModel,
+    task: Any,
+    gen_kwargs: dict[str, Any],
+    seed: int | None,
+    shard: Any = None,
+    policies: Callable[[Request], Request] | None = None,
+) -> Iterator[Verdict]:
     """Every request of the task (its shard), built, cut and screened as the runner does."""
     runner = Runner(model, RunOptions(policies=policies))  # its own request building: input policies, truncation
     settings = task.generation_settings(gen_kwargs, seed)
@@ -196,8 +278,15 @@ def screen_task(model: ScreenModel, task: Any, gen_kwargs: dict[str, Any], seed:
             yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
             continue
         problem = screen(request, model, task.has_token_figures)
-        yield Verdict(request.sample_id, problem[0] if problem else SENT, problem[1] if problem else "",
-                      model.prompt_tokens(request), len(request.images), request.truncation, model.exact(request))
+        yield Verdict(
+            request.sample_id,
+            problem[0] if problem else SENT,
+            problem[1] if problem else "",
+            model.prompt_tokens(request),
+            len(request.images),
+            request.truncation,
+            model.exact(request),
+        )
 
 
 @dataclass
@@ -238,21 +327,29 @@ class ScreenedTask:
         if verdict.status != SENT:
             self.statuses[verdict.status] = self.statuses.get(verdict.status, 0) + 1
             self.first_problem = self.first_problem or (
-                verdict.reason if verdict.status == INVALID_INPUT else f"{verdict.sample_id}: {verdict.reason}")
+                verdict.reason if verdict.status == INVALID_INPUT else f"{verdict.sample_id}: {verdict.reason}"
+            )
         if verdict.prompt_tokens is None:
             return
         self.counted += 1
         self.exact += verdict.exact
         self.truncated += verdict.truncation is not None
         self.longest = max(self.longest, verdict.prompt_tokens + max_gen_toks)
-        self.shortest_prompt = min(self.shortest_prompt if self.shortest_prompt is not None else verdict.prompt_tokens,
-                                   verdict.prompt_tokens)
+        self.shortest_prompt = min(
+            self.shortest_prompt if self.shortest_prompt is not None else verdict.prompt_tokens, verdict.prompt_tokens
+        )
         self.longest_prompt = max(self.longest_prompt, verdict.prompt_tokens)
         self.most_images = max(self.most_images, verdict.images)
 
 
-def screen_tasks(model: ScreenModel, tasks: Sequence[Task], gen_kwargs: dict[str, Any], seed: int | None,
-                 shard: Shard | None = None, policies: Callable[[Request], Request] | None = None) -> list[ScreenedTask]:
+def screen_tasks(
+    model: ScreenModel,
+    tasks: Sequence[Task],
+    gen_kwargs: dict[str, Any],
+    seed: int | None,
+    shard: Shard | None = None,
+    policies: Callable[[Request], Request] | None = None,
+) -> list[ScreenedTask]:
     """Every task's verdicts, summed up as they come: memory holds one task's rows and one request at a time."""
     out = []
     for task in tasks:
@@ -271,15 +368,20 @@ def screen_table(model: ScreenModel, results: Sequence[ScreenedTask]) -> str:
         limit += f" ({model.context_note})"
     images = f"{model.max_images:,}" if model.max_images else "none"
     name = f" {model.checkpoint}" if model.checkpoint else ""
-    lines = [f"Screen only ({model.backend}{name}): context limit {limit}, image cap {images}.",
-             f"Counted as {model.token_rule}.", "",
-             "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
-             "max_gen_toks | most images | truncated to fit | counted | prompt tokens (min-max) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Screen only ({model.backend}{name}): context limit {limit}, image cap {images}.",
+        f"Counted as {model.token_rule}.",
+        "",
+        "| task | samples | would be sent | over_length | too_many_images | invalid_input | longest prompt + "
+        "max_gen_toks | most images | truncated to fit | counted | prompt tokens (min-max) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
-        lines.append(f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
-                     f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get(INVALID_INPUT, 0)} | {r.longest:,} | "
-                     f"{r.most_images} | {r.truncated} | {r.counting} | {r.token_range} |")
+        lines.append(
+            f"| {r.task} | {r.samples} | {r.sent} | {r.statuses.get(OVER_LENGTH, 0)} | "
+            f"{r.statuses.get(TOO_MANY_IMAGES, 0)} | {r.statuses.get(INVALID_INPUT, 0)} | {r.longest:,} | "
+            f"{r.most_images} | {r.truncated} | {r.counting} | {r.token_range} |"
+        )
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
     lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]
@@ -287,6 +389,8 @@ def screen_table(model: ScreenModel, results: Sequence[ScreenedTask]) -> str:
         if r.first_problem:
             lines.append(f"- {r.task}: first screened sample: {r.first_problem}")
     if any(r.exact < r.counted for r in results):
-        lines.append(f"Counts marked estimate are not the model's own: {model.estimate or 'an image of unknown size'}. "
-                     "The run may decide otherwise where an estimate is off.")
+        lines.append(
+            f"Counts marked estimate are not the model's own: {model.estimate or 'an image of unknown size'}. "
+            "The run may decide otherwise where an estimate is off."
+        )
     return "\n".join(lines)

@@ -57,25 +57,37 @@ class RowProblem:
 
 
 class Task:
-    def __init__(self, config: TaskConfig, metadata: dict[str, Any] | None = None,
-                 system_instruction: str | None = None) -> None:
+    def __init__(
+        self, config: TaskConfig, metadata: dict[str, Any] | None = None, system_instruction: str | None = None
+    ) -> None:
         self.config = config
         self.name = config.task
         self.metadata = {**config.metadata, **(metadata or {})}
         self.system_instruction = system_instruction  # --system_instruction: the system turn of every request
         self.hooks: dict[str, Callable[..., Any]] = {}
-        for key in ("process_docs", "doc_to_text", "doc_to_messages", "doc_to_visual", "doc_to_target",
-                    "random_answer", "process_results", "truncation", "text_round_trip"):
+        for key in (
+            "process_docs",
+            "doc_to_text",
+            "doc_to_messages",
+            "doc_to_visual",
+            "doc_to_target",
+            "random_answer",
+            "process_results",
+            "truncation",
+            "text_round_trip",
+        ):
             value = getattr(config, key)
             if isinstance(value, FunctionRef):
                 self.hooks[key] = value.resolve()
-        self.judge: JudgeSpec | None = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {self.name!r}") \
-            if config.judge else None
+        self.judge: JudgeSpec | None = (
+            JudgeSpec.from_config(config.judge, f"{config.source}:1: task {self.name!r}") if config.judge else None
+        )
         judged = set(self.judge.metrics) if self.judge else set()
         undeclared = judged - {m.metric for m in config.metric_list}
         if undeclared:
-            raise TaskConfigError(f"{config.source}:1: task {self.name!r}: judge metrics {sorted(undeclared)} are not "
-                                  "in `metric_list`")
+            raise TaskConfigError(
+                f"{config.source}:1: task {self.name!r}: judge metrics {sorted(undeclared)} are not in `metric_list`"
+            )
         self.aggregations: dict[str, Callable[..., Any]] = {}
         for spec in config.metric_list:
             self.aggregations[spec.metric] = self._aggregation(spec)
@@ -108,8 +120,9 @@ class Task:
         return AGGREGATIONS[spec.aggregation]
 
     # ----------------------------------------------------------------------------------- data
-    def load(self, data_dir: Path | str | None = None, limit: float | None = None,
-             trust_unverified: bool = False) -> None:
+    def load(
+        self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
+    ) -> None:
         """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
         `--limit` (first N docs, or a fraction)."""
         self.data = load_task_dataset(self.config, data_dir, trust_unverified)
@@ -255,7 +268,9 @@ class Task:
     def _hook_image(self, doc_id: int, index: int) -> bytes:
         return self._hook_images(doc_id)[index]
 
-    def generation_settings(self, overrides: dict[str, Any] | None = None, seed: int | None = None) -> GenerationSettings:
+    def generation_settings(
+        self, overrides: dict[str, Any] | None = None, seed: int | None = None
+    ) -> GenerationSettings:
         values = dict(self.config.generation_kwargs)
         values.update(overrides or {})
         if "max_new_tokens" in values:
@@ -294,9 +309,11 @@ class Task:
             image_tokens=tuple(int(t) for t in image_tokens),
             assistant_prefix=self._render("assistant_prefix", self.config.assistant_prefix, doc) or "",
             random_answer=partial(call_hook, self.hooks["random_answer"], doc, metadata=self.metadata)
-            if "random_answer" in self.hooks else None,
+            if "random_answer" in self.hooks
+            else None,
             text_round_trip=TextRoundTrip(str(self.config.text_round_trip), partial(self.hooks["text_round_trip"], doc))
-            if "text_round_trip" in self.hooks else None,
+            if "text_round_trip" in self.hooks
+            else None,
         )
 
     def max_num_images(self) -> int | None:
@@ -346,8 +363,10 @@ class Task:
         try:
             return self.aggregations[spec.metric](column)
         except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as err:
-            raise UserError(f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} failed on "
-                            f"{len(column)} sample values ({type(err).__name__}: {err})") from None
+            raise UserError(
+                f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} failed on "
+                f"{len(column)} sample values ({type(err).__name__}: {err})"
+            ) from None
 
     def aggregate(self, metric_rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
         """Aggregate scored samples' metrics: (values, stderrs, breakdowns)."""
@@ -367,8 +386,10 @@ class Task:
             try:
                 values[spec.metric] = float(result)
             except (TypeError, ValueError):
-                raise UserError(f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} returned "
-                                f"{type(result).__name__}, not a number or a mapping") from None
+                raise UserError(
+                    f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} returned "
+                    f"{type(result).__name__}, not a number or a mapping"
+                ) from None
             stderr = STDERRS.get(spec.aggregation) if isinstance(spec.aggregation, str) else None
             stderrs[spec.metric] = float(stderr(column)) if stderr else math.nan
         return values, stderrs, breakdowns

@@ -16,8 +16,13 @@ from harness.running.task import RowProblem, Task
 DOCS_PER_TASK = 2
 
 
-def write_out(tasks: Sequence[Task], gen_kwargs: dict[str, Any], seed: int | None, out: TextIO = sys.stderr,
-              docs: int = DOCS_PER_TASK) -> None:
+def write_out(
+    tasks: Sequence[Task],
+    gen_kwargs: dict[str, Any],
+    seed: int | None,
+    out: TextIO = sys.stderr,
+    docs: int = DOCS_PER_TASK,
+) -> None:
     for task in tasks:
         settings = task.generation_settings(gen_kwargs, seed)
         for doc_id, doc in islice(task.iter_docs(), docs):
@@ -26,6 +31,9 @@ def write_out(tasks: Sequence[Task], gen_kwargs: dict[str, Any], seed: int | Non
             if isinstance(request, RowProblem):
                 print(f"(cannot be built: {request.reason})", file=out)
                 continue
-            print(prompt_text(request.messages) + (f"\n[assistant] {request.assistant_prefix}"
-                                                   if request.assistant_prefix else ""), file=out)
+            print(
+                prompt_text(request.messages)
+                + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
+                file=out,
+            )
             print(f"--- target: {task.target(doc)}", file=out)

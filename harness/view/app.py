@@ -34,7 +34,7 @@ THUMB, LARGE = 160, 1600
 HERE = Path(__file__).parent
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -67,8 +67,13 @@ class Viewer:
         self._indexes: dict[tuple[str, str], SampleIndex] = {}
         self._data: dict[tuple[str, str], TaskData] = {}
         self._lock = threading.Lock()
-        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
-                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
         self.env.filters["number"] = _number
         self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
 
@@ -110,14 +115,29 @@ class Viewer:
             for name, metric in self.catalog.headline[model]:
                 counters = data.counters(name) if name in data.results else {}
                 scale = row_scale([data], name, metric, declared)
-                rows.append({"name": name, "metric": metric, "value": headline_cell(data, name, metric, scale),
-                             "scale": scale, "task": name in data.results, "n": counters.get("n_scored"),
-                             "failed": counters.get("sample_len", 0) - counters.get("n_scored", 0) if counters else 0})
-            runs = [{"number": i, "path": Path(path).relative_to(self.results_dir).as_posix()
-                     if Path(path).is_relative_to(self.results_dir) else path, "date": run.get("date"),
-                     "tasks": len(run.get("results", {})), "command": " ".join(map(str, (run.get("config") or {})
-                                                                                   .get("argv") or []))}
-                    for i, (path, run) in enumerate(data.runs)]
+                rows.append(
+                    {
+                        "name": name,
+                        "metric": metric,
+                        "value": headline_cell(data, name, metric, scale),
+                        "scale": scale,
+                        "task": name in data.results,
+                        "n": counters.get("n_scored"),
+                        "failed": counters.get("sample_len", 0) - counters.get("n_scored", 0) if counters else 0,
+                    }
+                )
+            runs = [
+                {
+                    "number": i,
+                    "path": Path(path).relative_to(self.results_dir).as_posix()
+                    if Path(path).is_relative_to(self.results_dir)
+                    else path,
+                    "date": run.get("date"),
+                    "tasks": len(run.get("results", {})),
+                    "command": " ".join(map(str, (run.get("config") or {}).get("argv") or [])),
+                }
+                for i, (path, run) in enumerate(data.runs)
+            ]
             models.append({"name": model, "rows": rows, "runs": runs, "warning": data.provenance_line()})
         report = (self.results_dir / "report.md").is_file()
         return self.render("home.html", models=models, report=report)
@@ -160,7 +180,9 @@ class Viewer:
         index = self.index(run)
         data = self.data(run)
         metrics = list(index.metrics)
-        metric = params.get("metric") or self.catalog.primary_metric(run.model, run.task) or (metrics[0] if metrics else "")
+        metric = (
+            params.get("metric") or self.catalog.primary_metric(run.model, run.task) or (metrics[0] if metrics else "")
+        )
         metric = metric if metric in index.metrics else (metrics[0] if metrics else "")
         show = params.get("show", "all") if params.get("show", "all") in SHOWS else "all"
         axes = data.axes()
@@ -173,23 +195,57 @@ class Viewer:
         pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
         page = min(max(1, int(params.get("page", "1")) if params.get("page", "1").isdigit() else 1), pages)
         shown = []
-        for row in rows[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]:
+        for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
             record = index.record(int(row))
-            shown.append({"sample": index.sample_ids[row], "doc": int(index.doc_ids[row]),
-                          "status": index.statuses[row], "truncated": bool(index.truncated[row]),
-                          "value": float(index.metrics[metric][row]) if metric else None,
-                          "tokens": index.tokens[row], "answer": _excerpt(record.get("response")),
-                          "error": _excerpt(record.get("error")),
-                          "axes": {label: "; ".join(_of_doc(per_doc, int(index.doc_ids[row])))
-                                   for label, per_doc in axes.items()}})
-        choices = {label: sorted({m for members in column for m in members}, key=_natural) for label, column in axes.items()}
-        state = {"model": run.model, "task": run.task, "show": show, "metric": metric, "sort": sort,
-                 "desc": "1" if descending else "", "low": params.get("low", ""), "high": params.get("high", ""),
-                 **{f"ax.{k}": v for k, v in wanted.items()}}
-        return self.render("samples.html", run=run, index=index, rows=shown, total=len(rows), page=page, pages=pages,
-                           metrics=metrics, metric=metric, show=show, shows=SHOWS, axes=list(axes), choices=choices,
-                           wanted=wanted, state=state, problem=data.problem, cells=self._cells(run, wanted),
-                           full=index.full_marks(metric) if metric else 1.0)
+            shown.append(
+                {
+                    "sample": index.sample_ids[row],
+                    "doc": int(index.doc_ids[row]),
+                    "status": index.statuses[row],
+                    "truncated": bool(index.truncated[row]),
+                    "value": float(index.metrics[metric][row]) if metric else None,
+                    "tokens": index.tokens[row],
+                    "answer": _excerpt(record.get("response")),
+                    "error": _excerpt(record.get("error")),
+                    "axes": {
+                        label: "; ".join(_of_doc(per_doc, int(index.doc_ids[row]))) for label, per_doc in axes.items()
+                    },
+                }
+            )
+        choices = {
+            label: sorted({m for members in column for m in members}, key=_natural) for label, column in axes.items()
+        }
+        state = {
+            "model": run.model,
+            "task": run.task,
+            "show": show,
+            "metric": metric,
+            "sort": sort,
+            "desc": "1" if descending else "",
+            "low": params.get("low", ""),
+            "high": params.get("high", ""),
+            **{f"ax.{k}": v for k, v in wanted.items()},
+        }
+        return self.render(
+            "samples.html",
+            run=run,
+            index=index,
+            rows=shown,
+            total=len(rows),
+            page=page,
+            pages=pages,
+            metrics=metrics,
+            metric=metric,
+            show=show,
+            shows=SHOWS,
+            axes=list(axes),
+            choices=choices,
+            wanted=wanted,
+            state=state,
+            problem=data.problem,
+            cells=self._cells(run, wanted),
+            full=index.full_marks(metric) if metric else 1.0,
+        )
 
     def _cells(self, run: TaskRun, wanted: dict[str, str]) -> list[dict[str, Any]]:
         """The results' breakdowns the benchmark maps onto an axis (`SAMPLE_CELLS`), each a grid whose cells link to
@@ -204,8 +260,10 @@ class Viewer:
             grid = all(len(k.split(",")) == 2 and all(p.strip().isdigit() for p in k.split(",")) for k in keys)
             if grid:
                 size = max(max(int(p) for p in k.split(",")) for k in keys)
-                table = [[cells.get(f"{r},{c}") and {"key": f"{r},{c}", **cells[f"{r},{c}"]} for c in range(1, size + 1)]
-                         for r in range(1, size + 1)]
+                table = [
+                    [cells.get(f"{r},{c}") and {"key": f"{r},{c}", **cells[f"{r},{c}"]} for c in range(1, size + 1)]
+                    for r in range(1, size + 1)
+                ]
             else:
                 table = [[{"key": k, **cells[k]} for k in sorted(keys, key=_natural)]]
             out.append({"name": name, "axis": axis, "grid": grid, "table": table, "selected": wanted.get(axis)})
@@ -231,15 +289,30 @@ class Viewer:
         columns = [(run.model, record)]
         if versus is not None:
             columns.append(versus)
-            marks += [dict(mark, kind="guess-b") for mark in _marks(marks_hook, doc, versus[1], versus[0])
-                      if mark.get("kind") == "guess"]
+            marks += [
+                dict(mark, kind="guess-b")
+                for mark in _marks(marks_hook, doc, versus[1], versus[0])
+                if mark.get("kind") == "guess"
+            ]
         sample_id = str(record.get("sample_id"))
-        position = {"previous": index.sample_ids[row - 1] if row > 0 else None,
-                    "next": index.sample_ids[row + 1] if row + 1 < len(index) else None}
-        return self.render("sample.html", run=run, sample_id=sample_id, doc_id=doc_id, prompt=prompt,
-                           columns=[_answer(model, rec) for model, rec in columns], marks=marks, others=others,
-                           vs=versus[0] if versus else "", position=position, thumb=THUMB,
-                           raw=dumps_record({k: v for k, v in record.items() if k not in ("prompt",)}))
+        position = {
+            "previous": index.sample_ids[row - 1] if row > 0 else None,
+            "next": index.sample_ids[row + 1] if row + 1 < len(index) else None,
+        }
+        return self.render(
+            "sample.html",
+            run=run,
+            sample_id=sample_id,
+            doc_id=doc_id,
+            prompt=prompt,
+            columns=[_answer(model, rec) for model, rec in columns],
+            marks=marks,
+            others=others,
+            vs=versus[0] if versus else "",
+            position=position,
+            thumb=THUMB,
+            raw=dumps_record({k: v for k, v in record.items() if k not in ("prompt",)}),
+        )
 
     def _versus(self, model: str, run: TaskRun, sample_id: Any) -> tuple[str, dict[str, Any]] | None:
         other = self.catalog.task_run(model, run.task) if model else None
@@ -299,17 +372,31 @@ def _marks(marks_hook: Any, doc: dict[str, Any] | None, record: dict[str, Any], 
         marks = list(marks_hook(doc, record.get("response")))
     except Exception:  # a benchmark's drawing aid must not lose the page
         return []
-    return [dict(mark, label=f"{mark.get('kind')}{' of ' + model if mark.get('kind') == 'guess' else ''}: row "
-                             f"{mark.get('row')}, column {mark.get('col')}") for mark in marks]
+    return [
+        dict(
+            mark,
+            label=f"{mark.get('kind')}{' of ' + model if mark.get('kind') == 'guess' else ''}: row "
+            f"{mark.get('row')}, column {mark.get('col')}",
+        )
+        for mark in marks
+    ]
 
 
 def _answer(model: str, record: dict[str, Any]) -> dict[str, Any]:
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    return {"model": model, "response": record.get("response"), "status": record.get("status"),
-            "error": record.get("error"), "refusal": record.get("refusal"), "metrics": metrics,
-            "tokens": record.get("token_count"), "finish": record.get("finish_reason"),
-            "truncation": record.get("truncation"), "usage": record.get("usage"),
-            "round_trip": record.get("text_round_trip")}
+    return {
+        "model": model,
+        "response": record.get("response"),
+        "status": record.get("status"),
+        "error": record.get("error"),
+        "refusal": record.get("refusal"),
+        "metrics": metrics,
+        "tokens": record.get("token_count"),
+        "finish": record.get("finish_reason"),
+        "truncation": record.get("truncation"),
+        "usage": record.get("usage"),
+        "round_trip": record.get("text_round_trip"),
+    }
 
 
 def create_app(results_dir: Path, data_dir: str | None = None) -> Starlette:
@@ -322,9 +409,14 @@ def create_app(results_dir: Path, data_dir: str | None = None) -> Starlette:
         return viewer.not_found("no such page")
 
     routes = [
-        Route("/", viewer.home), Route("/run", viewer.provenance), Route("/report/", viewer.report),
-        Route("/report/{path:path}", viewer.report_file), Route("/samples", viewer.samples),
-        Route("/sample", viewer.sample), Route("/image/{sha}", viewer.image), Route("/favicon.ico", favicon),
+        Route("/", viewer.home),
+        Route("/run", viewer.provenance),
+        Route("/report/", viewer.report),
+        Route("/report/{path:path}", viewer.report_file),
+        Route("/samples", viewer.samples),
+        Route("/sample", viewer.sample),
+        Route("/image/{sha}", viewer.image),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found_handler})

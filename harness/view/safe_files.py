@@ -6,8 +6,13 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 # What the report links and the viewer shows: its figures and its text.
-SERVED = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".svg": "image/svg+xml",
-          ".md": "text/plain; charset=utf-8"}
+SERVED = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".svg": "image/svg+xml",
+    ".md": "text/plain; charset=utf-8",
+}
 
 
 def inside(root: Path, relative: str) -> Path | None:
@@ -16,7 +21,11 @@ def inside(root: Path, relative: str) -> Path | None:
     if not relative or "\x00" in relative or "\\" in relative:
         return None
     pure = PurePosixPath(relative)
-    if pure.is_absolute() or any(part in ("..", "") for part in relative.split("/")) or pure.suffix.lower() not in SERVED:
+    if (
+        pure.is_absolute()
+        or any(part in ("..", "") for part in relative.split("/"))
+        or pure.suffix.lower() not in SERVED
+    ):
         return None
     base = root.resolve()
     try:

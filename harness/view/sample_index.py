@@ -68,9 +68,15 @@ class SampleIndex:
         values = self.metrics.get(metric)
         return 100.0 if values is not None and np.nanmax(values, initial=0.0) > 1.0 else 1.0
 
-    def select(self, show: str = "all", metric: str | None = None, low: float | None = None,
-               high: float | None = None, axes: dict[str, list[tuple[str, ...]]] | None = None,
-               wanted: dict[str, str] | None = None) -> np.ndarray:
+    def select(
+        self,
+        show: str = "all",
+        metric: str | None = None,
+        low: float | None = None,
+        high: float | None = None,
+        axes: dict[str, list[tuple[str, ...]]] | None = None,
+        wanted: dict[str, str] | None = None,
+    ) -> np.ndarray:
         """The rows that pass the filters: a status or verdict (`SHOWS`), `metric` within [low, high], and for each
         axis in `wanted` its value. `axes` holds each axis's values per document (a document with several, such as
         K needles' cells, passes on any)."""
@@ -103,8 +109,9 @@ class SampleIndex:
             return np.full(len(self), missing)
         return np.where(inside, per_doc[np.clip(self.doc_ids, 0, len(per_doc) - 1)], missing)
 
-    def order(self, rows: np.ndarray, key: str, descending: bool,
-              axes: dict[str, list[tuple[str, ...]]] | None = None) -> np.ndarray:
+    def order(
+        self, rows: np.ndarray, key: str, descending: bool, axes: dict[str, list[tuple[str, ...]]] | None = None
+    ) -> np.ndarray:
         """`rows` sorted by a column (`doc`, `sample`, `status`, `tokens`, a metric, or an axis), stably; rows
         without a value last either way."""
         if key in self.metrics or key == "tokens" or key in (axes or {}):
@@ -161,7 +168,7 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
     names: dict[str, None] = {}
     seen = 0
     for start, length in zip(starts, lengths, strict=True):
-        record, _ = parse_line(bytes(data[start:start + length]))
+        record, _ = parse_line(bytes(data[start : start + length]))
         if isinstance(record, dict) and record_problem(record, task) is None:
             for name, value in (record.get("metrics") or {}).items():
                 if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
@@ -177,12 +184,18 @@ def _columns_by_arrow(data: Any, end: int, metrics: list[str], lines: int) -> di
     import pyarrow as pa
     import pyarrow.json as pj
 
-    schema = pa.schema([
-        ("type", pa.string()), ("task", pa.string()), ("doc_id", pa.int64()), ("sample_id", pa.string()),
-        ("status", pa.string()), ("token_count", pa.float64()),
-        ("truncation", pa.struct([("rule", pa.string())])),
-        ("metrics", pa.struct([(name, pa.float64()) for name in metrics] or [("_", pa.float64())])),
-    ])
+    schema = pa.schema(
+        [
+            ("type", pa.string()),
+            ("task", pa.string()),
+            ("doc_id", pa.int64()),
+            ("sample_id", pa.string()),
+            ("status", pa.string()),
+            ("token_count", pa.float64()),
+            ("truncation", pa.struct([("rule", pa.string())])),
+            ("metrics", pa.struct([(name, pa.float64()) for name in metrics] or [("_", pa.float64())])),
+        ]
+    )
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
     try:
         table = pj.read_json(pa.BufferReader(pa.py_buffer(data).slice(0, end)), parse_options=options)
@@ -190,8 +203,10 @@ def _columns_by_arrow(data: Any, end: int, metrics: list[str], lines: int) -> di
         return None
     if table.num_rows != lines:
         return None
-    out = {name: table.column(name).to_pylist() for name in ("type", "task", "doc_id", "sample_id", "status",
-                                                            "token_count")}
+    out = {
+        name: table.column(name).to_pylist()
+        for name in ("type", "task", "doc_id", "sample_id", "status", "token_count")
+    }
     out["truncated"] = table.column("truncation").is_valid().to_pylist()
     metric_struct = table.column("metrics").combine_chunks()
     for name in metrics:
@@ -206,7 +221,7 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
     out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated")}
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for start, length in zip(starts, lengths, strict=True):
-        record, _ = parse_line(bytes(data[start:start + length]))
+        record, _ = parse_line(bytes(data[start : start + length]))
         record = record if isinstance(record, dict) else {}
         for name in ("type", "task", "sample_id", "status"):
             out[name].append(record.get(name) if isinstance(record.get(name), str) else None)
@@ -218,8 +233,9 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
         scores = scores if isinstance(scores, dict) else {}
         for name in metrics:
             value = scores.get(name)
-            values[name].append(float(value) if isinstance(value, int | float) and not isinstance(value, bool)
-                                else math.nan)
+            values[name].append(
+                float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+            )
     columns: dict[str, Any] = dict(out)
     for name in metrics:
         columns[f"metric:{name}"] = np.asarray(values[name], np.float64)
@@ -248,10 +264,14 @@ def build_index(path: Path, task: str) -> SampleIndex:
             columns = _columns_by_line(data, starts, lengths, metrics)
     kinds = np.asarray(columns["type"], dtype=object)
     doc_ids = _numbers(columns["doc_id"])
-    valid = ((kinds == "sample") & (np.asarray(columns["task"], dtype=object) == task)
-             & np.asarray([isinstance(s, str) for s in columns["sample_id"]], bool)
-             & ~np.isnan(doc_ids) & (doc_ids == np.floor(doc_ids))
-             & np.isin(np.asarray(columns["status"], dtype=object), list(STATUSES)))
+    valid = (
+        (kinds == "sample")
+        & (np.asarray(columns["task"], dtype=object) == task)
+        & np.asarray([isinstance(s, str) for s in columns["sample_id"]], bool)
+        & ~np.isnan(doc_ids)
+        & (doc_ids == np.floor(doc_ids))
+        & np.isin(np.asarray(columns["status"], dtype=object), list(STATUSES))
+    )
     sample_ids = columns["sample_id"]
     latest = {sample_ids[row]: row for row in np.flatnonzero(valid).tolist()}  # a later record replaces an earlier
     rows = np.fromiter(latest.values(), np.int64, len(latest))

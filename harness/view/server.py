@@ -16,15 +16,23 @@ def parser() -> argparse.ArgumentParser:
     out = argparse.ArgumentParser(
         prog="harness view",
         description="Serve a local web page over a results folder: runs and their metrics, each task's samples "
-                    "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "
-                    "with its images, read from the verified builds the runs recorded.",
-        epilog="Example: harness view results/  (then open the printed URL)")
+        "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "
+        "with its images, read from the verified builds the runs recorded.",
+        epilog="Example: harness view results/  (then open the printed URL)",
+    )
     out.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
-    out.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
-                     "only; 0.0.0.0 shares the page on a trusted network)")
+    out.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine "
+        "only; 0.0.0.0 shares the page on a trusted network)",
+    )
     out.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free one)")
-    out.add_argument("--data_dir", help="look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
-                     "where the results files say the runs read them")
+    out.add_argument(
+        "--data_dir",
+        help="look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
+        "where the results files say the runs read them",
+    )
     return out
 
 
@@ -37,8 +45,9 @@ def main(argv: list[str]) -> int:
 
         from harness.view.app import create_app
     except ImportError as err:
-        raise UserError(f"harness view needs the `view` extra ({err.name} is missing): "
-                        "pip install 'mmlongeval[view]'") from None
+        raise UserError(
+            f"harness view needs the `view` extra ({err.name} is missing): pip install 'mmlongeval[view]'"
+        ) from None
     app = create_app(args.results_dir.resolve(), args.data_dir)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -50,7 +59,10 @@ def main(argv: list[str]) -> int:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     port = sock.getsockname()[1]
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"harness view: serving {args.results_dir} at http://{shown}:{port}/ (Ctrl-C stops)", file=sys.stderr,
-          flush=True)
+    print(
+        f"harness view: serving {args.results_dir} at http://{shown}:{port}/ (Ctrl-C stops)",
+        file=sys.stderr,
+        flush=True,
+    )
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0

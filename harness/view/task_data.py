@@ -116,8 +116,13 @@ class ImageStore:
 
 def media_type(data: bytes) -> str | None:
     """The image type of encoded bytes by their signature; None for anything else (never served)."""
-    signatures = {b"\xff\xd8\xff": "image/jpeg", b"\x89PNG\r\n\x1a\n": "image/png", b"GIF87a": "image/gif",
-                  b"GIF89a": "image/gif", b"BM": "image/bmp"}
+    signatures = {
+        b"\xff\xd8\xff": "image/jpeg",
+        b"\x89PNG\r\n\x1a\n": "image/png",
+        b"GIF87a": "image/gif",
+        b"GIF89a": "image/gif",
+        b"BM": "image/bmp",
+    }
     for signature, kind in signatures.items():
         if data.startswith(signature):
             return kind
@@ -189,8 +194,11 @@ class TaskData:
                 wanted = [column for _, column in declared if column in docs.column_names]
                 columns = docs.select_columns(wanted).to_dict() if wanted else {}
                 derive = hook(module, "sample_axes")
-                found = dict(derive(self.run.task, columns)) if callable(derive) else \
-                    {label: columns[column] for label, column in declared if column in columns}
+                found = (
+                    dict(derive(self.run.task, columns))
+                    if callable(derive)
+                    else {label: columns[column] for label, column in declared if column in columns}
+                )
                 self._axes = {label: axis_values(values) for label, values in found.items()}
         return self._axes
 
@@ -217,8 +225,10 @@ class TaskData:
             return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
         doc = task.doc(doc_id)
         if task.sample_id(doc_id, doc) != record.get("sample_id"):
-            problem = (f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
-                       f"{record.get('sample_id')!r}: the build changed since the run")
+            problem = (
+                f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
+                f"{record.get('sample_id')!r}: the build changed since the run"
+            )
             return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
         request = task.build_request(doc_id, doc, self.settings(header))
         if isinstance(request, RowProblem):
@@ -239,8 +249,9 @@ class TaskData:
             turns.append(turn)
         recorded = record.get("input_sha256")
         matches = None if not isinstance(recorded, str) else input_sha256(request) == recorded
-        source = "rebuilt from the verified build " + str(self.run.run.get("datasets", {}).get(self.run.task, {})
-                                                          .get("location", ""))
+        source = "rebuilt from the verified build " + str(
+            self.run.run.get("datasets", {}).get(self.run.task, {}).get("location", "")
+        )
         prompt = Prompt(turns, source, matches, task.target(doc))
         if record.get("truncation") and isinstance(logged, str):  # what was sent: the truncated prompt
             cut = self._logged(record, None)
@@ -263,11 +274,15 @@ class TaskData:
             return {}
         if not isinstance(entry, dict):
             return {}
-        prompt = (((entry.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0"))
+        prompt = ((entry.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0")
         doc = entry.get("doc")
         doc = doc if isinstance(doc, dict) else {}
-        fields = {"prompt": prompt, "target": entry.get("target"), "image_sha256": doc.get("image_sha256"),
-                  "logged_in": log.name}
+        fields = {
+            "prompt": prompt,
+            "target": entry.get("target"),
+            "image_sha256": doc.get("image_sha256"),
+            "logged_in": log.name,
+        }
         return {k: v for k, v in fields.items() if v is not None}
 
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:

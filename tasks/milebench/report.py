@@ -31,13 +31,24 @@ SETS = {"": "test", "_combined": "combined", "_adv": "adversarial"}
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
 # its text names, and the usual Hub ports of the open models).
 PAPER_NAMES = {
-    "gpt-4-turbo-2024-04-09": "GPT-4V", "gpt-4-vision-preview": "GPT-4V", "gpt-4o-2024-05-13": "GPT-4o",
-    "gemini-1.0-pro-vision-001": "Gemini 1.0", "gemini-1.5-pro-latest": "Gemini 1.5",
-    "claude-3-opus-20240229": "Claude 3 Opus", "llava-v1.6-vicuna-7b-hf": "LLaVA-1.6-7B",
-    "llava-v1.6-vicuna-13b-hf": "LLaVA-1.6-13B", "llava-v1.6-vicuna-7b": "LLaVA-1.6-7B",
-    "llava-v1.6-vicuna-13b": "LLaVA-1.6-13B", "llava-v1.5-7b": "LLaVA-1.5-7B", "llava-v1.5-13b": "LLaVA-1.5-13B",
-    "vila-7b": "VILA", "yi-vl-6b": "Yi-VL", "openflamingo-9b-vitl-mpt7b": "Open flamingo",
-    "mantis-bakllava-7b": "Mantis", "mantis-8b-siglip-llama3": "Mantis", "lwm-text-chat-1m": "LWM*",
+    "gpt-4-turbo-2024-04-09": "GPT-4V",
+    "gpt-4-vision-preview": "GPT-4V",
+    "gpt-4o-2024-05-13": "GPT-4o",
+    "gemini-1.0-pro-vision-001": "Gemini 1.0",
+    "gemini-1.5-pro-latest": "Gemini 1.5",
+    "claude-3-opus-20240229": "Claude 3 Opus",
+    "llava-v1.6-vicuna-7b-hf": "LLaVA-1.6-7B",
+    "llava-v1.6-vicuna-13b-hf": "LLaVA-1.6-13B",
+    "llava-v1.6-vicuna-7b": "LLaVA-1.6-7B",
+    "llava-v1.6-vicuna-13b": "LLaVA-1.6-13B",
+    "llava-v1.5-7b": "LLaVA-1.5-7B",
+    "llava-v1.5-13b": "LLaVA-1.5-13B",
+    "vila-7b": "VILA",
+    "yi-vl-6b": "Yi-VL",
+    "openflamingo-9b-vitl-mpt7b": "Open flamingo",
+    "mantis-bakllava-7b": "Mantis",
+    "mantis-8b-siglip-llama3": "Mantis",
+    "lwm-text-chat-1m": "LWM*",
 }
 
 
@@ -109,7 +120,9 @@ def paper_samples(column: str) -> int:
 
 
 def _column_stderr(data: Any, suffix: str, column: str) -> float | None:
-    name = {OVERALL_REALISTIC: "realistic", OVERALL_DIAGNOSTIC: "diagnostic"}.get(column, column.replace("-", "").lower())
+    name = {OVERALL_REALISTIC: "realistic", OVERALL_DIAGNOSTIC: "diagnostic"}.get(
+        column, column.replace("-", "").lower()
+    )
     return _number(data.groups.get(f"milebench{suffix}_{name}"), "score_stderr")
 
 
@@ -124,45 +137,80 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     lines = ["### MileBench", ""]
     rows = table2_rows(data)
     if rows:
-        lines += ["Table 2's layout (0-100); N/A: a member of the group is missing or N/A.", "",
-                  "| | " + " | ".join(COLUMNS) + " |", "|---|" + "---|" * len(COLUMNS)]
+        lines += [
+            "Table 2's layout (0-100); N/A: a member of the group is missing or N/A.",
+            "",
+            "| | " + " | ".join(COLUMNS) + " |",
+            "|---|" + "---|" * len(COLUMNS),
+        ]
         for suffix, row in rows.items():
-            lines.append(f"| {model} ({SETS[suffix]}) | " + " | ".join(_cell(row[c]) if c in row else "not run"
-                                                                        for c in COLUMNS) + " |")
+            lines.append(
+                f"| {model} ({SETS[suffix]}) | "
+                + " | ".join(_cell(row[c]) if c in row else "not run" for c in COLUMNS)
+                + " |"
+            )
         verdicts: list[Verdict] = []
         if paper_model:
             paper = load_paper_results()[paper_model]
             lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
             if "" in rows:
-                verdicts = [compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100,
-                                    problem) for c in COLUMNS]
+                verdicts = [
+                    compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100, problem)
+                    for c in COLUMNS
+                ]
                 lines.append("| verdict (test set) | " + " | ".join(v.mark for v in verdicts) + " |")
         lines.append("")
-        lines += ([f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
-                   f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."] if paper_model
-                  else ["The paper did not evaluate this model (no published row to put beside it)."]) + [""]
+        lines += (
+            [
+                f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
+                f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."
+            ]
+            if paper_model
+            else ["The paper did not evaluate this model (no published row to put beside it)."]
+        ) + [""]
         if verdicts:
             lines += [tally(verdicts), ""]
-    levels = {suffix: {level: _number(data.groups.get(f"milebench{suffix}_{level.lower()}"), f"score_{level.lower()}")
-                       for level in LEVELS} for suffix in SETS
-              if any(f"milebench{suffix}_{level.lower()}" in data.groups for level in LEVELS)}
+    levels = {
+        suffix: {
+            level: _number(data.groups.get(f"milebench{suffix}_{level.lower()}"), f"score_{level.lower()}")
+            for level in LEVELS
+        }
+        for suffix in SETS
+        if any(f"milebench{suffix}_{level.lower()}" in data.groups for level in LEVELS)
+    }
     if levels:
         lines += ["| image-count level (mean over subsets) | " + " | ".join(LEVELS) + " |", "|---|---|---|---|"]
-        lines += [f"| {SETS[s]} | " + " | ".join(_cell(v.get(level)) for level in LEVELS) + " |" for s, v in levels.items()]
+        lines += [
+            f"| {SETS[s]} | " + " | ".join(_cell(v.get(level)) for level in LEVELS) + " |" for s, v in levels.items()
+        ]
         lines.append("")
     if "" in rows and "_adv" in rows:
         regular, adv = rows[""].get(OVERALL_REALISTIC), rows["_adv"].get(OVERALL_REALISTIC)
         delta = None if regular is None or adv is None else regular - adv
-        lines += ["Contamination check (Table 3): Overall Real. on the test set and on the adversarial set.", "",
-                  "| | Regular | ADV | Δ |", "|---|---|---|---|", f"| {model} | {_cell(regular)} | {_cell(adv)} | "
-                  f"{_cell(delta)} |"]
+        lines += [
+            "Contamination check (Table 3): Overall Real. on the test set and on the adversarial set.",
+            "",
+            "| | Regular | ADV | Δ |",
+            "|---|---|---|---|",
+            f"| {model} | {_cell(regular)} | {_cell(adv)} | {_cell(delta)} |",
+        ]
         published = load_paper_contamination().get(paper_model or "")
         if published:
-            lines.append(f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | "
-                         f"{published['delta']:.1f} |")
-            pair = [compare(value, _column_stderr(data, suffix, OVERALL_REALISTIC), published[key],
-                            paper_samples(OVERALL_REALISTIC), 100, problem)
-                    for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))]
+            lines.append(
+                f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | "
+                f"{published['delta']:.1f} |"
+            )
+            pair = [
+                compare(
+                    value,
+                    _column_stderr(data, suffix, OVERALL_REALISTIC),
+                    published[key],
+                    paper_samples(OVERALL_REALISTIC),
+                    100,
+                    problem,
+                )
+                for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))
+            ]
             lines += [f"| verdict | {pair[0].mark} | {pair[1].mark} | |", "", tally(pair)]
         lines.append("")
     lines += _subset_table(data)
@@ -173,8 +221,10 @@ def _subset_table(data: Any) -> list[str]:
     present = [s for s in SETS if any(_subset_task(sub.key, s) in data.results for sub in SUBSETS)]
     if not present:
         return []
-    lines = ["| subset | task | metric | " + " | ".join(SETS[s] for s in present) + " |",
-             "|---|---|---|" + "---|" * len(present)]
+    lines = [
+        "| subset | task | metric | " + " | ".join(SETS[s] for s in present) + " |",
+        "|---|---|---|" + "---|" * len(present),
+    ]
     truncated = 0
     for subset in SUBSETS:
         cells = []
@@ -190,9 +240,14 @@ def _subset_table(data: Any) -> list[str]:
         if any(cells):
             metric = "ROUGE-L" if subset.family == "rouge_l" else "accuracy"
             lines.append(f"| {subset.name} | {subset.task_id} | {metric} | " + " | ".join(cells) + " |")
-    lines += ["", f"{truncated} sample(s) were cut to fit the model's context by the paper's left truncation "
-              "(each sample's record in `journal_<task>.jsonl` says what was dropped)." if truncated else
-              "No sample needed truncating.", ""]
+    lines += [
+        "",
+        f"{truncated} sample(s) were cut to fit the model's context by the paper's left truncation "
+        "(each sample's record in `journal_<task>.jsonl` says what was dropped)."
+        if truncated
+        else "No sample needed truncating.",
+        "",
+    ]
     return lines
 
 

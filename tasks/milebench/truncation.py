@@ -35,7 +35,7 @@ def _tail(text: str, keep_tokens: int, tokens: int) -> str:
     """The end of `text` holding about `keep_tokens` of its `tokens` (in proportion to its characters)."""
     if keep_tokens <= 0 or not text:
         return ""
-    return text[len(text) - math.floor(len(text) * min(1.0, keep_tokens / max(tokens, 1))):]
+    return text[len(text) - math.floor(len(text) * min(1.0, keep_tokens / max(tokens, 1))) :]
 
 
 def truncate_left(doc: dict[str, Any], budget: Budget) -> Truncated | None:

@@ -27,9 +27,11 @@ def row_scores(doc: dict[str, Any], response: str) -> dict[str, float | None]:
     if family == "multiple_choice":
         correct, _ = scoring.multiple_choice(response, doc["answer"], doc["choices"])
         value = 100.0 * correct
-        out: dict[str, float | None] = {"accuracy": value,
-               "accuracy_empty_is_wrong": 100.0 * scoring.multiple_choice_empty_is_wrong(response, doc["answer"],
-                                                                                          doc["choices"])}
+        out: dict[str, float | None] = {
+            "accuracy": value,
+            "accuracy_empty_is_wrong": 100.0
+            * scoring.multiple_choice_empty_is_wrong(response, doc["answer"], doc["choices"]),
+        }
     elif family == "rouge_l":
         value = 100.0 * scoring.rouge_l_f(response, doc["answer"])
         out = {"rouge_l_f": value}

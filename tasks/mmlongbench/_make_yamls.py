@@ -34,22 +34,35 @@ from builders.mmlongbench.leaves import (
 from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
-FAMILY_TEMPLATE = {"sub_em": "_sub_em.yaml", "mc_acc": "_mc_acc.yaml", "count_acc": "_count_acc.yaml",
-                   "cls_acc": "_cls_acc.yaml", "docvqa_score": "_docvqa_score.yaml", "vh_acc_folded": "_vh.yaml",
-                   "fluency_f1": "_summ.yaml"}
+FAMILY_TEMPLATE = {
+    "sub_em": "_sub_em.yaml",
+    "mc_acc": "_mc_acc.yaml",
+    "count_acc": "_count_acc.yaml",
+    "cls_acc": "_cls_acc.yaml",
+    "docvqa_score": "_docvqa_score.yaml",
+    "vh_acc_folded": "_vh.yaml",
+    "fluency_f1": "_summ.yaml",
+}
 STRICT_SCORE = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
 ABLATION_REPORT = "report: !function ablation_report.section\n"
 OURS = "# Ours, not the paper's: the 128K rows grown past the paper's lengths (builders/mmlongbench/extend.py).\n"
-NO_CONFIG = {"Summ": "its rows are documents cut from the end, the release holds each only up to its 128K row, and "
-                     "the paper dropped every document longer than 128K + 24K tokens, so none fills this length."}
+NO_CONFIG = {
+    "Summ": "its rows are documents cut from the end, the release holds each only up to its 128K row, and "
+    "the paper dropped every document longer than 128K + 24K tokens, so none fills this length."
+}
 
 
 def leaf_task(config: str) -> str:
     return f"mmlongbench_{config}"
 
 
-def group(name: str, members: list[str], comment: str, aggregate: bool = True,
-          report: str = "report: !function report.section\n") -> None:
+def group(
+    name: str,
+    members: list[str],
+    comment: str,
+    aggregate: bool = True,
+    report: str = "report: !function report.section\n",
+) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
     text += (STRICT_SCORE if aggregate else "") + report + "metadata:\n  version: 1.0\n"
     (HERE / f"_group_{name}.yaml").write_text(text)
@@ -71,24 +84,36 @@ def length_groups(length: str, configs: dict[str, Any]) -> None:
 
     note = " Ours, not the paper's: rows grown from the 128K rows." if ours else ""
     for pair, files in MMNIAH_PAIRS.items():
-        group(f"mmlongbench_{pair}_{length}", [member(f) for f in files],
-              f"MM-NIAH {pair.split('_')[1]} at {length}: text and image needles averaged first (spec §5.8).{note}")
+        group(
+            f"mmlongbench_{pair}_{length}",
+            [member(f) for f in files],
+            f"MM-NIAH {pair.split('_')[1]} at {length}: text and image needles averaged first (spec §5.8).{note}",
+        )
     categories, absent = [], []
     for category, items in CATEGORIES.items():
         if not all(exists(item) for item in items):
             absent.append(category)
             continue
         name = f"mmlongbench_{category.lower()}_{length}"
-        group(name, [member(item) for item in items],
-              f"{category} at {length}: the unweighted mean of its datasets; N/A if any is N/A.{note}")
+        group(
+            name,
+            [member(item) for item in items],
+            f"{category} at {length}: the unweighted mean of its datasets; N/A if any is N/A.{note}",
+        )
         categories.append(name)
     if not ours:
-        group(f"mmlongbench_{length}", categories,
-              f"MMLongBench at {length}: the average of the five categories (the paper's Avg. column).")
+        group(
+            f"mmlongbench_{length}",
+            categories,
+            f"MMLongBench at {length}: the average of the five categories (the paper's Avg. column).",
+        )
         return
-    group(f"mmlongbench_{length}", categories,
-          f"MMLongBench at {length}, ours, not the paper's: the average of {len(categories)} categories. "
-          + "".join(f"{c} has no config at this length: {NO_CONFIG[c]}" for c in absent))
+    group(
+        f"mmlongbench_{length}",
+        categories,
+        f"MMLongBench at {length}, ours, not the paper's: the average of {len(categories)} categories. "
+        + "".join(f"{c} has no config at this length: {NO_CONFIG[c]}" for c in absent),
+    )
 
 
 def main() -> None:
@@ -103,23 +128,40 @@ def main() -> None:
         (HERE / f"{leaf_task(name)}.yaml").write_text(
             (OURS if name in EXTENDED_CONFIGS else "")
             + f"include: {template}\ntask: {leaf_task(name)}\ndataset_name: {name}\n"
-            + (ABLATION_REPORT if name in ABLATION_CONFIGS else ""))
+            + (ABLATION_REPORT if name in ABLATION_CONFIGS else "")
+        )
     for length in LENGTHS:
         length_groups(length, CONFIGS)
-    group("mmlongbench", [f"mmlongbench_{length}" for length in LENGTHS],
-          "Every MMLongBench length, reported side by side; no pooled score, as in the paper.", aggregate=False)
+    group(
+        "mmlongbench",
+        [f"mmlongbench_{length}" for length in LENGTHS],
+        "Every MMLongBench length, reported side by side; no pooled score, as in the paper.",
+        aggregate=False,
+    )
     for length in EXTENDED_LENGTHS:
         length_groups(length, EXTENDED_CONFIGS)
-    group("mmlongbench_extended", [f"mmlongbench_{length}" for length in EXTENDED_LENGTHS],
-          "Our lengths past the paper's 128K (256K, 512K, 1M), reported side by side; no pooled score.",
-          aggregate=False)
+    group(
+        "mmlongbench_extended",
+        [f"mmlongbench_{length}" for length in EXTENDED_LENGTHS],
+        "Our lengths past the paper's 128K (256K, 512K, 1M), reported side by side; no pooled score.",
+        aggregate=False,
+    )
     for length in LENGTHS:
-        group(f"mmlongbench_ablation_{length}", [leaf_task(n) for n, c in ABLATION_CONFIGS.items() if c.length == length],
-              f"The ablation sets at {length} (data.py's triviaqa, occ_vrag, text-haystack_retrieval-image, text_doc); "
-              "each its own measurement, so no pooled score.", aggregate=False, report=ABLATION_REPORT)
-    group("mmlongbench_ablation", [f"mmlongbench_ablation_{length}" for length in LENGTHS],
-          "Every ablation set at every length, reported beside the paper's Figures 9-10.", aggregate=False,
-          report=ABLATION_REPORT)
+        group(
+            f"mmlongbench_ablation_{length}",
+            [leaf_task(n) for n, c in ABLATION_CONFIGS.items() if c.length == length],
+            f"The ablation sets at {length} (data.py's triviaqa, occ_vrag, text-haystack_retrieval-image, text_doc); "
+            "each its own measurement, so no pooled score.",
+            aggregate=False,
+            report=ABLATION_REPORT,
+        )
+    group(
+        "mmlongbench_ablation",
+        [f"mmlongbench_ablation_{length}" for length in LENGTHS],
+        "Every ablation set at every length, reported beside the paper's Figures 9-10.",
+        aggregate=False,
+        report=ABLATION_REPORT,
+    )
 
 
 if __name__ == "__main__":

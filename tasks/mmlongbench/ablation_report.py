@@ -71,20 +71,34 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     lengths = [length for length in LENGTHS if any(key[1] == length for key in ours)]
     lines = ["### MMLongBench ablations", ""]
     if paper_model:
-        lines += [f"Beside each score, in parentheses: the paper's for **{paper_model}** where it reports this set "
-                  f"({', '.join(sorted(set(FIGURE.values())))}).", ""]
+        lines += [
+            f"Beside each score, in parentheses: the paper's for **{paper_model}** where it reports this set "
+            f"({', '.join(sorted(set(FIGURE.values())))}).",
+            "",
+        ]
     else:
         lines += ["The paper reports no ablation numbers for this model.", ""]
-    lines += ["| ablation | official set | metric | " + " | ".join(lengths) + " |",
-              "|---|---|---|" + "---|" * len(lengths)]
+    lines += [
+        "| ablation | official set | metric | " + " | ".join(lengths) + " |",
+        "|---|---|---|" + "---|" * len(lengths),
+    ]
     for leaf in ABLATION_LEAVES:
         dataset = leaf.dataset
         if not any(key[0] == dataset for key in ours):
             continue
-        settings = {published[(paper_key, dataset, LENGTHS[length])][0] for length in lengths
-                    if (paper_key, dataset, LENGTHS[length]) in published}
-        cells = [_cell(ours[(dataset, length)], _paper_score(published, (paper_key, dataset, LENGTHS[length])),
-                       bool(settings)) if (dataset, length) in ours else "" for length in lengths]
+        settings = {
+            published[(paper_key, dataset, LENGTHS[length])][0]
+            for length in lengths
+            if (paper_key, dataset, LENGTHS[length]) in published
+        }
+        cells = [
+            _cell(
+                ours[(dataset, length)], _paper_score(published, (paper_key, dataset, LENGTHS[length])), bool(settings)
+            )
+            if (dataset, length) in ours
+            else ""
+            for length in lengths
+        ]
         official = f"`{OFFICIAL_ABLATION_NAMES[dataset]}`: {leaf.paper_name}"
         if settings:
             official += f" (paper: {', '.join(sorted(settings))}, {FIGURE[dataset]})"
@@ -94,6 +108,9 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
             main = load_paper_results()
             values = [main.get((main_model, key, LENGTHS[length])) for length in lengths]
             if any(v is not None for v in values):
-                lines.append(f"| ↳ paper, on the images | {paper_name}, {main_model} | | "
-                             + " | ".join("" if v is None else f"({v:.1f})" for v in values) + " |")
+                lines.append(
+                    f"| ↳ paper, on the images | {paper_name}, {main_model} | | "
+                    + " | ".join("" if v is None else f"({v:.1f})" for v in values)
+                    + " |"
+                )
     return [*lines, "", "Each set is its own measurement: the section pools nothing.", ""]

@@ -28,8 +28,9 @@ SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows ever
 LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
 ROWS = [*CATEGORIES, AVERAGE]
 # The paper's table order: VRAG, NIAH (MM-NIAH text before image), ICL, Summ, DocVQA.
-DATASET_ORDER = [d for item in CATEGORIES.values() for member in item
-                 for d in (member if isinstance(member, tuple) else (member,))]
+DATASET_ORDER = [
+    d for item in CATEGORIES.values() for member in item for d in (member if isinstance(member, tuple) else (member,))
+]
 
 
 def _squash(name: str) -> str:
@@ -84,11 +85,27 @@ def dataset_scores(data: Any) -> dict[tuple[str, str], tuple[float | None, str]]
 
 # The paper's samples per dataset at each length (App. D: 100 sampled per dataset, times its depths or
 # permutations; 50 per MM-NIAH (T) and (I) file): 4,050 per length. A category's: the sum over its datasets.
-PAPER_SAMPLES = {"infoseek": 300, "viquae": 600, "vh_single": 600, "vh_multi": 300, "mmniah_ret_text": 300,
-                 "mmniah_ret_image": 300, "mmniah_count_text": 150, "mmniah_count_image": 150,
-                 "mmniah_reason_text": 150, "mmniah_reason_image": 300, "stanford_cars": 100, "food101": 100,
-                 "sun397": 100, "inat2021": 100, "govreport": 100, "multilexsum": 100, "mmlongbench_doc": 100,
-                 "longdocurl": 100, "slidevqa": 100}
+PAPER_SAMPLES = {
+    "infoseek": 300,
+    "viquae": 600,
+    "vh_single": 600,
+    "vh_multi": 300,
+    "mmniah_ret_text": 300,
+    "mmniah_ret_image": 300,
+    "mmniah_count_text": 150,
+    "mmniah_count_image": 150,
+    "mmniah_reason_text": 150,
+    "mmniah_reason_image": 300,
+    "stanford_cars": 100,
+    "food101": 100,
+    "sun397": 100,
+    "inat2021": 100,
+    "govreport": 100,
+    "multilexsum": 100,
+    "mmlongbench_doc": 100,
+    "longdocurl": 100,
+    "slidevqa": 100,
+}
 NO_SUMM = "Avg. (no Summ)"  # the mean of the four categories a run without the judge has: not the paper's Avg
 
 
@@ -149,14 +166,20 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     problem = data_problem(data.data())
     lines = ["### MMLongBench", ""]
     if paper_model:
-        lines += [f"Beside each score, in parentheses: the paper's for **{paper_model}** (Figures 22-26), then the "
-                  f"verdict: {explanation()} The paper's samples: {PAPER_SAMPLES['viquae']} to "
-                  f"{PAPER_SAMPLES['stanford_cars']} per dataset and length (a category: its datasets' together).", ""]
+        lines += [
+            f"Beside each score, in parentheses: the paper's for **{paper_model}** (Figures 22-26), then the "
+            f"verdict: {explanation()} The paper's samples: {PAPER_SAMPLES['viquae']} to "
+            f"{PAPER_SAMPLES['stanford_cars']} per dataset and length (a category: its datasets' together).",
+            "",
+        ]
     else:
         lines += ["The paper did not evaluate this model (no published numbers to put beside these).", ""]
     # Without the judge Summ is N/A, so Avg is too: the mean of the other four is shown under its own name.
-    no_summ = {length: no_summ_average(ours, length) for length in lengths
-               if (AVERAGE, length) in ours and ours[(AVERAGE, length)] is None}
+    no_summ = {
+        length: no_summ_average(ours, length)
+        for length in lengths
+        if (AVERAGE, length) in ours and ours[(AVERAGE, length)] is None
+    }
     no_summ = {length: value for length, value in no_summ.items() if value is not None}
     if ours:
         verdicts = []
@@ -168,8 +191,11 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                     cells.append("not run")
                     continue
                 paper = published.get((paper_key, row, LENGTHS[length]))
-                verdict = compare(ours[(row, length)], errors.get((row, length)), paper, paper_samples(row), 100,
-                                  problem) if paper_model else None
+                verdict = (
+                    compare(ours[(row, length)], errors.get((row, length)), paper, paper_samples(row), 100, problem)
+                    if paper_model
+                    else None
+                )
                 verdicts += [verdict] if verdict else []
                 cells.append(_cell(ours[(row, length)], paper, bool(paper_model), verdict))
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
@@ -179,21 +205,34 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                 if length not in no_summ:
                     cells.append("")
                     continue
-                paper = no_summ_average({(c, length): published.get((paper_key, c, LENGTHS[length]))
-                                         for c in CATEGORIES}, length)
+                paper = no_summ_average(
+                    {(c, length): published.get((paper_key, c, LENGTHS[length])) for c in CATEGORIES}, length
+                )
                 se = [errors.get((c, length)) for c in CATEGORIES if c != "Summ"]
                 known = [e for e in se if e is not None]
                 stderr = None if len(known) < len(se) else math.sqrt(sum(e * e for e in known)) / len(known)
-                verdict = compare(no_summ[length], stderr, paper, paper_samples(NO_SUMM), 100, problem) \
-                    if paper_model else None
+                verdict = (
+                    compare(no_summ[length], stderr, paper, paper_samples(NO_SUMM), 100, problem)
+                    if paper_model
+                    else None
+                )
                 verdicts += [verdict] if verdict else []
                 cells.append(_cell(no_summ[length], paper, bool(paper_model), verdict))
             lines.append(f"| {NO_SUMM} | " + " | ".join(cells) + " |")
-        lines += ["", "N/A: a member of the group is missing or N/A (Summ needs the judge's Fluency-F1: run with "
-                  "`--judge_model`)." + (f" *{NO_SUMM}*: the mean of VRAG, NIAH, ICL and DocVQA, as a run without the "
-                                         "judge has them; not the paper's Avg, which includes Summ"
-                                         + (" (beside it, the paper's same four categories averaged)" if paper_model
-                                            else "") + "." if no_summ else ""), ""]
+        lines += [
+            "",
+            "N/A: a member of the group is missing or N/A (Summ needs the judge's Fluency-F1: run with "
+            "`--judge_model`)."
+            + (
+                f" *{NO_SUMM}*: the mean of VRAG, NIAH, ICL and DocVQA, as a run without the "
+                "judge has them; not the paper's Avg, which includes Summ"
+                + (" (beside it, the paper's same four categories averaged)" if paper_model else "")
+                + "."
+                if no_summ
+                else ""
+            ),
+            "",
+        ]
         if paper_model:
             lines += [tally(verdicts), ""]
     if per_dataset:
@@ -221,8 +260,17 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     if ours:
         name = f"mmlongbench_length_{slug(model)}.png"
         series = {model: ours}
-        paper_series = {paper_model: {(row, length): published.get((paper_key, row, LENGTHS[length]))
-                                      for row in ROWS for length in LENGTHS}} if paper_model else {}
+        paper_series = (
+            {
+                paper_model: {
+                    (row, length): published.get((paper_key, row, LENGTHS[length]))
+                    for row in ROWS
+                    for length in LENGTHS
+                }
+            }
+            if paper_model
+            else {}
+        )
         if figure(out_dir / name, length_figure, series, paper_series, data.provenance_line()):
             lines += [f"![MMLongBench score against length, {model}]({name})", ""]
     return lines
@@ -244,12 +292,18 @@ def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
     for model, data in sorted(models.items()):
         name = paper_model_for(*run_names(model, data))
         if name:
-            paper[name] = {(row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS}
+            paper[name] = {
+                (row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS
+            }
     caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
     if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption):
         return []
-    return ["## MMLongBench across models", "", "![MMLongBench score against length, every model]"
-            "(mmlongbench_length_all.png)", ""]
+    return [
+        "## MMLongBench across models",
+        "",
+        "![MMLongBench score against length, every model](mmlongbench_length_all.png)",
+        "",
+    ]
 
 
 def _empty_panel(row: str, ran: bool) -> str:
@@ -263,8 +317,11 @@ def _empty_panel(row: str, ran: bool) -> str:
     return "no score: a dataset of this\ncategory is missing or N/A"
 
 
-def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
-                  paper: dict[str, dict[tuple[str, str], float | None]], caption: str) -> Any:
+def length_figure(
+    series: dict[str, dict[tuple[str, str], float | None]],
+    paper: dict[str, dict[tuple[str, str], float | None]],
+    caption: str,
+) -> Any:
     """One panel per category (and Avg): score against length, ours solid, the paper's dashed."""
     import matplotlib.pyplot as plt
 
@@ -274,16 +331,35 @@ def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
     for ax, row in zip(axes, ROWS, strict=True):
         for i, (model, scores) in enumerate(series.items()):
             ys = [scores.get((row, length)) for length in LENGTHS]
-            ax.plot(xs, [math.nan if y is None else y for y in ys], marker=MARKERS[i % len(MARKERS)],
-                    color=LINE_COLOURS[i % len(LINE_COLOURS)], label=model)
+            ax.plot(
+                xs,
+                [math.nan if y is None else y for y in ys],
+                marker=MARKERS[i % len(MARKERS)],
+                color=LINE_COLOURS[i % len(LINE_COLOURS)],
+                label=model,
+            )
         for i, (model, scores) in enumerate(paper.items()):
             ys = [scores.get((row, length)) for length in LENGTHS]
-            ax.plot(xs, [math.nan if y is None else y for y in ys], linestyle="--", marker=MARKERS[i % len(MARKERS)],
-                    color=LINE_COLOURS[(i + len(series)) % len(LINE_COLOURS)], alpha=0.8, label=f"{model} (paper)")
+            ax.plot(
+                xs,
+                [math.nan if y is None else y for y in ys],
+                linestyle="--",
+                marker=MARKERS[i % len(MARKERS)],
+                color=LINE_COLOURS[(i + len(series)) % len(LINE_COLOURS)],
+                alpha=0.8,
+                label=f"{model} (paper)",
+            )
         if not any(scores.get((row, length)) is not None for scores in series.values() for length in LENGTHS):
-            ax.text(0.5, 0.5, _empty_panel(row, any((row, length) in scores for scores in series.values()
-                                                   for length in LENGTHS)),
-                    transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#555555")
+            ax.text(
+                0.5,
+                0.5,
+                _empty_panel(row, any((row, length) in scores for scores in series.values() for length in LENGTHS)),
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="#555555",
+            )
         ax.set_title(row)
         ax.set_xticks(xs, list(LENGTHS))
         ax.set_ylim(0, 100)
@@ -298,5 +374,11 @@ def length_figure(series: dict[str, dict[tuple[str, str], float | None]],
 
 
 # `harness view`: the sample table's axes (build columns).
-SAMPLE_AXES = [("category", "category"), ("dataset", "dataset"), ("length", "length"), ("depth", "depth"),
-               ("needle position", "needle_position"), ("images", "num_images")]
+SAMPLE_AXES = [
+    ("category", "category"),
+    ("dataset", "dataset"),
+    ("length", "length"),
+    ("depth", "depth"),
+    ("needle position", "needle_position"),
+    ("images", "num_images"),
+]

@@ -122,6 +122,7 @@ def judge_parse(reply: str) -> dict[str, Any] | None:
 def judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str, Any]]) -> dict[str, float]:
     """Fluency-F1 (0-100) from the three verdicts; a verdict without its field raises KeyError (the official
     script stops there; the harness records the sample as unjudged)."""
-    value = 100.0 * scoring.fluency_f1(verdicts["fluency"], verdicts["recall"], verdicts["precision"],
-                                       len(doc["claims"] or []))
+    value = 100.0 * scoring.fluency_f1(
+        verdicts["fluency"], verdicts["recall"], verdicts["precision"], len(doc["claims"] or [])
+    )
     return {"fluency_f1": value, "score": value}

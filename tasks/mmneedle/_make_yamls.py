@@ -26,7 +26,9 @@ def main() -> None:
                 continue
             for polarity in ("pos", "neg"):
                 task = f"mmneedle_{name}_{polarity}"
-                (HERE / f"{task}.yaml").write_text(f"include: {template(k, polarity)}\ntask: {task}\ndataset_name: {name}\n")
+                (HERE / f"{task}.yaml").write_text(
+                    f"include: {template(k, polarity)}\ntask: {task}\ndataset_name: {name}\n"
+                )
                 members.append(task)
         positives = [t for t in members if t.endswith("_pos")]
         negatives = [t for t in members if t.endswith("_neg")]
@@ -34,28 +36,35 @@ def main() -> None:
             f"# All K={k} configs, positives and negatives. The paper never pools positives with negatives, so the\n"
             "# group's scores keep them apart: exact accuracy over the positive configs, existence accuracy over the\n"
             "# negative ones, each the unweighted mean over configs (a summary; the paper reports configs only).\n"
-            f"group: mmneedle_k{k}\ntask:\n" + "".join(f"  - {t}\n" for t in members)
-            + _pooled(positives, negatives) + "metadata:\n  version: 1.0\n"
+            f"group: mmneedle_k{k}\ntask:\n"
+            + "".join(f"  - {t}\n" for t in members)
+            + _pooled(positives, negatives)
+            + "metadata:\n  version: 1.0\n"
         )
     groups = [f"mmneedle_k{k}" for k in NEEDLE_COUNTS]
     (HERE / "_group_mmneedle.yaml").write_text(
         "# Every MMNeedle task (21 configs x positives/negatives); positives and negatives never pooled together,\n"
         "# each score the unweighted mean over the K groups (equal config counts: the mean over all configs).\n"
-        "group: mmneedle\ntask:\n" + "".join(f"  - {g}\n" for g in groups)
-        + _pooled([], [], pooled=True) + "metadata:\n  version: 1.0\n"
+        "group: mmneedle\ntask:\n"
+        + "".join(f"  - {g}\n" for g in groups)
+        + _pooled([], [], pooled=True)
+        + "metadata:\n  version: 1.0\n"
     )
 
 
 def _pooled(positives: list[str], negatives: list[str], pooled: bool = False) -> str:
     """The group's two summary scores; `pooled`: its members are groups that already wrote them."""
     if pooled:
-        return "aggregate_metric_list:\n" + "".join(f"  - metric: {m}\n    aggregation: strict_mean\n"
-                                                     for m in ("exact_acc_pos", "existence_acc_neg"))
-    return ("aggregate_metric_list:\n"
-            f"  - metric: exact_acc\n    aggregation: strict_mean\n    members: [{', '.join(positives)}]\n"
-            "    as: exact_acc_pos\n"
-            f"  - metric: existence_acc\n    aggregation: strict_mean\n    members: [{', '.join(negatives)}]\n"
-            "    as: existence_acc_neg\n")
+        return "aggregate_metric_list:\n" + "".join(
+            f"  - metric: {m}\n    aggregation: strict_mean\n" for m in ("exact_acc_pos", "existence_acc_neg")
+        )
+    return (
+        "aggregate_metric_list:\n"
+        f"  - metric: exact_acc\n    aggregation: strict_mean\n    members: [{', '.join(positives)}]\n"
+        "    as: exact_acc_pos\n"
+        f"  - metric: existence_acc\n    aggregation: strict_mean\n    members: [{', '.join(negatives)}]\n"
+        "    as: existence_acc_neg\n"
+    )
 
 
 if __name__ == "__main__":

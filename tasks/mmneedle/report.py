@@ -97,34 +97,64 @@ def table(data: Any) -> list[str]:
     """The paper's layout: per config, positives' existence (with the share of well-formed answers beside
     it), index, exact (and individual accuracies for K > 1) and negatives' existence, in percent ± standard
     error."""
-    configs = sorted({parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c))
+    configs = sorted(
+        {parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c)
+    )
     if not configs:
         return []
-    lines = ["| config | n pos | existence | format valid | index | exact | indiv. index | indiv. exact | n neg | "
-             "existence (neg) | format valid (neg) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| config | n pos | existence | format valid | index | exact | indiv. index | indiv. exact | n neg | "
+        "existence (neg) | format valid (neg) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for m, n, k in configs:
         pos, neg = f"mmneedle_m{m}_n{n}_k{k}_pos", f"mmneedle_m{m}_n{n}_k{k}_neg"
-        cells = [f"M={m} N={n} K={k}", _scored(data, pos),
-                 *(_value(data.results.get(pos), x) for x in ("existence_acc", "format_valid_rate", "index_acc",
-                                                              "exact_acc", "individual_index_acc",
-                                                              "individual_exact_acc")),
-                 _scored(data, neg), _value(data.results.get(neg), "existence_acc"),
-                 _value(data.results.get(neg), "format_valid_rate")]
+        cells = [
+            f"M={m} N={n} K={k}",
+            _scored(data, pos),
+            *(
+                _value(data.results.get(pos), x)
+                for x in (
+                    "existence_acc",
+                    "format_valid_rate",
+                    "index_acc",
+                    "exact_acc",
+                    "individual_index_acc",
+                    "individual_exact_acc",
+                )
+            ),
+            _scored(data, neg),
+            _value(data.results.get(neg), "existence_acc"),
+            _value(data.results.get(neg), "format_valid_rate"),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
-    return ["### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)", "",
-            "*format valid*: answers in the requested format. A positive's existence counts every answer "
-            "other than \"-1\", malformed ones included: read it beside its format validity.", "", *lines, ""]
+    return [
+        "### MMNeedle, as the paper reports it (%, official scorers; positives and negatives separately)",
+        "",
+        "*format valid*: answers in the requested format. A positive's existence counts every answer "
+        'other than "-1", malformed ones included: read it beside its format validity.',
+        "",
+        *lines,
+        "",
+    ]
 
 
 # ------------------------------------------------------------------------------------ beside the paper
 
 # The paper's model -> squashed fragments of the checkpoints and API names it ran as (the most specific first).
 PAPER_MODELS = {
-    "GPT-4o": ("gpt4o",), "GPT-4V": ("gpt4vision", "gpt4turbo", "gpt4v"),
-    "Gemini Pro 1.5": ("gemini15",), "Gemini Pro 1.0": ("gemini10", "geminiprovision"),
-    "Claude 3 Opus": ("claude3opus",), "CogVLM2-Llama-3": ("cogvlm2llama3",), "CogVLM-17B": ("cogvlmchat", "cogvlm17b"),
-    "IDEFICS2-8B": ("idefics28b",), "Fuyu-8B": ("fuyu8b",), "LLaVA-Llama-3": ("llavallama3", "llama3llavanext"),
-    "InstructBLIP-Vicuna-13B": ("instructblipvicuna13b",), "InstructBLIP-Flan-T5-XXL": ("instructblipflant5xxl",),
+    "GPT-4o": ("gpt4o",),
+    "GPT-4V": ("gpt4vision", "gpt4turbo", "gpt4v"),
+    "Gemini Pro 1.5": ("gemini15",),
+    "Gemini Pro 1.0": ("gemini10", "geminiprovision"),
+    "Claude 3 Opus": ("claude3opus",),
+    "CogVLM2-Llama-3": ("cogvlm2llama3",),
+    "CogVLM-17B": ("cogvlmchat", "cogvlm17b"),
+    "IDEFICS2-8B": ("idefics28b",),
+    "Fuyu-8B": ("fuyu8b",),
+    "LLaVA-Llama-3": ("llavallama3", "llama3llavanext"),
+    "InstructBLIP-Vicuna-13B": ("instructblipvicuna13b",),
+    "InstructBLIP-Flan-T5-XXL": ("instructblipflant5xxl",),
     "mPLUG-Owl-v2": ("mplugowl2", "mplugowlv2"),
 }
 # The samples behind each published number: "K=1 evaluated on first 1000 pos/neg, K=2/5 on first 100 pos/neg".
@@ -143,23 +173,34 @@ def load_paper_results() -> dict[tuple[str, int, int, int, str, str], float | No
     import csv
 
     with open(Path(__file__).with_name("paper_results.csv"), encoding="utf-8") as handle:
-        return {(r["model"], int(r["M"]), int(r["N"]), int(r["K"]), r["samples"], r["metric"]):
-                (float(r["value"]) if r["value"] else None) for r in csv.DictReader(handle)}
+        return {
+            (r["model"], int(r["M"]), int(r["N"]), int(r["K"]), r["samples"], r["metric"]): (
+                float(r["value"]) if r["value"] else None
+            )
+            for r in csv.DictReader(handle)
+        }
 
 
 def beside_paper(model: str, data: Any) -> list[str]:
     """Our exact accuracy (positives) and existence accuracy (negatives) beside the paper's for its model, with the
     verdict per cell and the count per table."""
     paper_model = paper_model_for(model, data)
-    configs = sorted({parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c))
+    configs = sorted(
+        {parsed[:3] for task in data.results if (parsed := config_of(task))}, key=lambda c: paper_order(*c)
+    )
     if paper_model is None or not configs:
         return []
     published = load_paper_results()
     problem = data_problem(data.data())
-    lines = [f"### MMNeedle beside the paper's {paper_model} (%)", "",
-             f"Ours, then the paper's (Tables 2-5, 8-12) in parentheses, then the verdict: {explanation()} The paper's "
-             "samples: the first 1000 positives or negatives per config for K = 1, 100 for K = 2 and 5.", "",
-             "| config | exact (positives) | existence (negatives) |", "|---|---|---|"]
+    lines = [
+        f"### MMNeedle beside the paper's {paper_model} (%)",
+        "",
+        f"Ours, then the paper's (Tables 2-5, 8-12) in parentheses, then the verdict: {explanation()} The paper's "
+        "samples: the first 1000 positives or negatives per config for K = 1, 100 for K = 2 and 5.",
+        "",
+        "| config | exact (positives) | existence (negatives) |",
+        "|---|---|---|",
+    ]
     verdicts = []
     for m, n, k in configs:
         cells = []
@@ -172,14 +213,22 @@ def beside_paper(model: str, data: Any) -> list[str]:
             ours, stderr = (_percent(entry.get(f"{metric}{suffix},none")) for suffix in ("", "_stderr"))
             found = compare(ours, stderr, paper, PAPER_SAMPLES.get(k), 100, problem)
             verdicts.append(found)
-            cells.append(("N/A" if ours is None else f"{ours:.1f}") + " (" + ("-" if paper is None else f"{paper:.1f}")
-                         + f") {found.mark}")
+            cells.append(
+                ("N/A" if ours is None else f"{ours:.1f}")
+                + " ("
+                + ("-" if paper is None else f"{paper:.1f}")
+                + f") {found.mark}"
+            )
         lines.append(f"| M={m} N={n} K={k} | " + " | ".join(cells) + " |")
     return [*lines, "", tally(verdicts), ""]
 
 
 def _percent(value: Any) -> float | None:
-    return 100 * float(value) if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value) else None
+    return (
+        100 * float(value)
+        if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)
+        else None
+    )
 
 
 # ------------------------------------------------------------------------------------- cell heat maps
@@ -226,8 +275,12 @@ def _hatch(r: int, c: int) -> list[list[tuple[float, float]]]:
     """Diagonal strokes across two corners of cell (r, c), leaving its centre (the label) clear. Drawn in
     data units, so every tiny cell gets the same marks whatever the cell's size on the page (matplotlib's
     hatch patterns are laid in page units and miss small cells)."""
-    strokes = [((-0.5, 0.0), (0.0, -0.5)), ((-0.5, -0.25), (-0.25, -0.5)), ((0.0, 0.5), (0.5, 0.0)),
-               ((0.25, 0.5), (0.5, 0.25))]
+    strokes = [
+        ((-0.5, 0.0), (0.0, -0.5)),
+        ((-0.5, -0.25), (-0.25, -0.5)),
+        ((0.0, 0.5), (0.5, 0.0)),
+        ((0.25, 0.5), (0.5, 0.25)),
+    ]
     return [[(c + x, r + y) for x, y in stroke] for stroke in strokes]
 
 
@@ -266,8 +319,13 @@ def cell_grid_figure(model: str, panels: list[Panel], caption: str) -> Any:
 
     ks = sorted({p.k for p in panels})
     columns = sorted({(p.n, p.m) for p in panels})
-    fig, axes = plt.subplots(len(ks), len(columns), figsize=(1.2 + 3.0 * len(columns), 1.6 + 3.1 * len(ks)),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(ks),
+        len(columns),
+        figsize=(1.2 + 3.0 * len(columns), 1.6 + 3.1 * len(ks)),
+        squeeze=False,
+        layout="constrained",
+    )
     cmap = plt.get_cmap(COLOUR_MAP).with_extremes(bad="white")
     by_place = {(p.k, p.n, p.m): p for p in panels}
     image: Any = None  # the last panel's: the colour bar's scale
@@ -278,17 +336,27 @@ def cell_grid_figure(model: str, panels: list[Panel], caption: str) -> Any:
                 image = _draw_panel(ax, by_place[(k, n, m)], cmap)
             else:
                 ax.axis("off")
-                ax.text(0.5, 0.5, f"M={m}, N={n}, K={k}\nnot run", ha="center", va="center", fontsize=9,
-                        transform=ax.transAxes)
+                ax.text(
+                    0.5,
+                    0.5,
+                    f"M={m}, N={n}, K={k}\nnot run",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    transform=ax.transAxes,
+                )
         axes[i][0].set_ylabel("row", fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("column", fontsize=8)
     bar = fig.colorbar(image, ax=axes, label="exact accuracy", shrink=0.8)
     bar.ax.yaxis.set_major_formatter(PercentFormatter(1.0))
-    fig.suptitle(f"{model}: MMNeedle exact accuracy (%) per needle cell (row, column), pooled over image index m",
-                 fontsize=11)
-    key = (f"Rows: K needles; columns: N x N stitching, then M images. Cell: exact accuracy (%) of the needles "
-           f"placed there, n = needles (shown for N <= 4). Hatched corners: n < {TINY_CELL}. White: no needle placed there.")
+    fig.suptitle(
+        f"{model}: MMNeedle exact accuracy (%) per needle cell (row, column), pooled over image index m", fontsize=11
+    )
+    key = (
+        f"Rows: K needles; columns: N x N stitching, then M images. Cell: exact accuracy (%) of the needles "
+        f"placed there, n = needles (shown for N <= 4). Hatched corners: n < {TINY_CELL}. White: no needle placed there."
+    )
     fig.supxlabel("\n".join(textwrap.wrap(key, 150) + textwrap.wrap(caption, 150)), fontsize=8)
     return fig
 
@@ -312,18 +380,24 @@ def depth_figure(model: str, series: dict[int, dict[tuple[int, int], Any]], capt
     import matplotlib.pyplot as plt
 
     ks = sorted(series)
-    fig, axes = plt.subplots(1, len(ks), figsize=(0.6 + 4.2 * len(ks), 4.6), squeeze=False, sharey=True,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(ks), figsize=(0.6 + 4.2 * len(ks), 4.6), squeeze=False, sharey=True, layout="constrained"
+    )
     for ax, k in zip(axes[0], ks, strict=True):
         configs = sorted(series[k], key=lambda mn: paper_order(mn[0], mn[1], k))
         for i, (m, n) in enumerate(configs):
             by_depth = series[k][(m, n)]
             xs = sorted(int(x) for x in by_depth)
             dodge = 0.08 * (i - (len(configs) - 1) / 2)  # curves that coincide (at 0, say) stay visible
-            ax.errorbar([x + dodge for x in xs], [by_depth[str(x)]["mean"] for x in xs],
-                        yerr=[by_depth[str(x)]["stderr"] for x in xs],
-                        marker=MARKERS[i % len(MARKERS)], color=LINE_COLOURS[i % len(LINE_COLOURS)], capsize=3,
-                        label=f"M={m}, N={n}")
+            ax.errorbar(
+                [x + dodge for x in xs],
+                [by_depth[str(x)]["mean"] for x in xs],
+                yerr=[by_depth[str(x)]["stderr"] for x in xs],
+                marker=MARKERS[i % len(MARKERS)],
+                color=LINE_COLOURS[i % len(LINE_COLOURS)],
+                capsize=3,
+                label=f"M={m}, N={n}",
+            )
         ax.set_title(f"K={k}", fontsize=10)
         ax.set_xlabel("needle depth: image index m")
         ax.set_xticks(range(1, depths + 1))
@@ -340,13 +414,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
-
 # ------------------------------------------------------------------------------------- the viewer's hooks
 
 # `harness view`: the sample table's axes (build columns), and which results breakdown each axis indexes, so that a
 # cell of the heat map opens the samples whose needle lies in it.
-SAMPLE_AXES = [("M", "M"), ("N", "N"), ("K", "K"), ("depth", "needle_index"), ("row", "needle_row"),
-               ("col", "needle_col")]
+SAMPLE_AXES = [
+    ("M", "M"),
+    ("N", "N"),
+    ("K", "K"),
+    ("depth", "needle_index"),
+    ("row", "needle_row"),
+    ("col", "needle_col"),
+]
 SAMPLE_CELLS = {"exact_acc_by_cell": "cell", "exact_acc_by_depth": "depth"}
 _GUESS = re.compile(r"(\d+)\s*,\s*(\d+)\s*,\s*(\d+)")
 
@@ -358,19 +437,34 @@ def _needles(values: Any) -> list[int]:
 def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """M, N, K; each needle's depth (image index m), row, column and cell "row,col" (a negative has none)."""
     depth, rows, cols = (columns.get(c, []) for c in ("needle_index", "needle_row", "needle_col"))
-    cells = [[f"{r},{c}" for r, c in zip(_needles(rs), _needles(cs), strict=False)] for rs, cs in zip(rows, cols, strict=True)]
-    return {"M": columns.get("M", []), "N": columns.get("N", []), "K": columns.get("K", []),
-            "depth": [_needles(d) for d in depth], "cell": cells, "row": [_needles(r) for r in rows],
-            "col": [_needles(c) for c in cols]}
+    cells = [
+        [f"{r},{c}" for r, c in zip(_needles(rs), _needles(cs), strict=False)]
+        for rs, cs in zip(rows, cols, strict=True)
+    ]
+    return {
+        "M": columns.get("M", []),
+        "N": columns.get("N", []),
+        "K": columns.get("K", []),
+        "depth": [_needles(d) for d in depth],
+        "cell": cells,
+        "row": [_needles(r) for r in rows],
+        "col": [_needles(c) for c in cols],
+    }
 
 
 def sample_marks(doc: dict[str, Any], response: Any) -> list[dict[str, Any]]:
     """The cells to outline on the stitched images: each needle's (gold) and each "m, r, c" the answer names
     (guess), with the image (0-based), row and column (1-based) and the grid's N."""
     n, m = int(doc.get("N") or 1), int(doc.get("M") or 1)
-    marks = [{"kind": "gold", "image": i - 1, "row": r, "col": c, "n": n}
-             for i, r, c in zip(_needles(doc.get("needle_index")), _needles(doc.get("needle_row")),
-                                _needles(doc.get("needle_col")), strict=False)]
+    marks = [
+        {"kind": "gold", "image": i - 1, "row": r, "col": c, "n": n}
+        for i, r, c in zip(
+            _needles(doc.get("needle_index")),
+            _needles(doc.get("needle_row")),
+            _needles(doc.get("needle_col")),
+            strict=False,
+        )
+    ]
     for index, row, col in (tuple(int(x) for x in found) for found in _GUESS.findall(str(response or ""))):
         if 1 <= index <= m and 1 <= row <= n and 1 <= col <= n:
             marks.append({"kind": "guess", "image": index - 1, "row": row, "col": col, "n": n})

@@ -58,13 +58,15 @@ def negative_strings(k: int) -> frozenset[str]:
 
     K = 2: `-1`, `-1; -1`, `-1, -1`, `-1, -1, -1; -1, -1, -1`, `-1-1`.
     """
-    return frozenset({
-        NEGATIVE,
-        NEGATIVE + "; -1" * (k - 1),
-        NEGATIVE + ", -1" * (k - 1),
-        "-1, -1, -1" + "; -1, -1, -1" * (k - 1),
-        NEGATIVE * k,
-    })
+    return frozenset(
+        {
+            NEGATIVE,
+            NEGATIVE + "; -1" * (k - 1),
+            NEGATIVE + ", -1" * (k - 1),
+            "-1, -1, -1" + "; -1, -1, -1" * (k - 1),
+            NEGATIVE * k,
+        }
+    )
 
 
 def official_multi(response: str, answer: str, k: int) -> dict[str, Any]:
@@ -187,8 +189,11 @@ def _select(dataset: datasets.Dataset, positive: bool, metadata: dict[str, Any] 
     if subset not in ("paper", "full"):
         raise ValueError(f"metadata subset must be 'paper' or 'full', got {subset!r}")
     flags = dataset.select_columns(["is_positive", "in_paper_subset"]).to_dict()
-    keep = [i for i, (pos, paper) in enumerate(zip(flags["is_positive"], flags["in_paper_subset"], strict=True))
-            if pos == positive and (subset == "full" or paper)]
+    keep = [
+        i
+        for i, (pos, paper) in enumerate(zip(flags["is_positive"], flags["in_paper_subset"], strict=True))
+        if pos == positive and (subset == "full" or paper)
+    ]
     return dataset.select(keep).remove_columns([c for c in UNUSED_COLUMNS if c in dataset.column_names])
 
 
@@ -204,7 +209,9 @@ def negatives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None)
 
 @lru_cache(maxsize=64)
 def _locations(m: int, n: int) -> tuple[str, ...]:
-    return tuple(f"{i}, {r}, {c}" for i in range(1, m + 1) for r in range(1, n + 1) for c in range(1, n + 1)) + (NEGATIVE,)
+    return tuple(f"{i}, {r}, {c}" for i in range(1, m + 1) for r in range(1, n + 1) for c in range(1, n + 1)) + (
+        NEGATIVE,
+    )
 
 
 def answer_space(doc: dict[str, Any]) -> dict[str, Any]:

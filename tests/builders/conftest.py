@@ -38,6 +38,4 @@ def synth_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def coco_build(tmp_path_factory: pytest.TempPathFactory, coco_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("cocobuild")
-    return build_mmneedle(
-        source=f"coco={coco_dir}", out_dir=out, configs=COCO_CONFIGS, limit=4, seed=3, num_proc=2
-    )
+    return build_mmneedle(source=f"coco={coco_dir}", out_dir=out, configs=COCO_CONFIGS, limit=4, seed=3, num_proc=2)

@@ -45,26 +45,20 @@ def test_build_and_load(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert f"built {tmp_path / 'mmneedle'}" in out
     import datasets
 
-    ds = datasets.load_dataset(
-        str(tmp_path / "mmneedle"), "m10_n1_k2", split="test", cache_dir=str(tmp_path / "cache")
-    )
+    ds = datasets.load_dataset(str(tmp_path / "mmneedle"), "m10_n1_k2", split="test", cache_dir=str(tmp_path / "cache"))
     assert ds.num_rows == 4 and ds[3]["answer"] == "-1; -1"
 
 
 def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = str(tmp_path / "out")
     build = ("build", "mmneedle", "--quiet", "--num-proc", "1", "--limit", "1", "--out", out)
-    assert_user_error(
-        run(capsys, *build, "--configs", "m10_n8_k3"), "unknown config(s) m10_n8_k3", "valid: m1_n2_k1"
-    )
+    assert_user_error(run(capsys, *build, "--configs", "m10_n8_k3"), "unknown config(s) m10_n8_k3", "valid: m1_n2_k1")
     assert_user_error(
         run(capsys, *build, "--source", "synthetic:600", "--configs", "m10_n8_k1"),
         "600 images",
         "at least 641",
     )
-    assert_user_error(
-        run(capsys, *build, "--source", f"coco={tmp_path / 'none'}"), "COCO source folder not found"
-    )
+    assert_user_error(run(capsys, *build, "--source", f"coco={tmp_path / 'none'}"), "COCO source folder not found")
 
     coco = tmp_path / "coco"
     write_coco(coco, count=12)
@@ -109,24 +103,31 @@ def test_console_script_exit_code(tmp_path: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 2
-    assert (
-        result.stderr.strip().splitlines() == [result.stderr.strip()]
-        and "unknown config(s) nope" in result.stderr
-    )
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "unknown config(s) nope" in result.stderr
 
 
 def build_one_row_config(capsys: pytest.CaptureFixture[str], out: Path) -> None:
-    code, _, err = run(capsys, "build", "mmneedle", "--configs", "m1_n2_k1", "--limit", "1", "--num-proc", "1",
-                       "--quiet", "--out", str(out))
+    code, _, err = run(
+        capsys,
+        "build",
+        "mmneedle",
+        "--configs",
+        "m1_n2_k1",
+        "--limit",
+        "1",
+        "--num-proc",
+        "1",
+        "--quiet",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
 
 
 def test_push_dry_run_lists_the_upload(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     build_one_row_config(capsys, tmp_path)
     folder = tmp_path / "mmneedle"
-    code, out, err = run(
-        capsys, "push", str(folder), "--repo", "acme/mmneedle", "--tag", "v1.2.3", "--dry-run"
-    )
+    code, out, err = run(capsys, "push", str(folder), "--repo", "acme/mmneedle", "--tag", "v1.2.3", "--dry-run")
     assert code == 0, err
     manifest = json.loads((folder / "build_manifest.json").read_text())
     parquet = manifest["configs"]["m1_n2_k1"]["files"][0]
@@ -152,19 +153,13 @@ def test_push_dry_run_lists_the_upload(capsys: pytest.CaptureFixture[str], tmp_p
     assert code == 0 and "(private)" in out
 
 
-def test_push_rejects_bad_arguments_and_incomplete_folders(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_push_rejects_bad_arguments_and_incomplete_folders(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     build_one_row_config(capsys, tmp_path)
     folder = str(tmp_path / "mmneedle")
     push = ("push", folder, "--dry-run")
-    assert_user_error(
-        run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "1.0.0"), "bad --tag '1.0.0'", "v1.0.0"
-    )
+    assert_user_error(run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "1.0.0"), "bad --tag '1.0.0'", "v1.0.0")
     assert_user_error(run(capsys, *push, "--repo", "acme/mmneedle", "--tag", "v1.0"), "bad --tag")
-    assert_user_error(
-        run(capsys, *push, "--repo", "mmneedle", "--tag", "v1.0.0"), "bad --repo 'mmneedle'", "ORG/NAME"
-    )
+    assert_user_error(run(capsys, *push, "--repo", "mmneedle", "--tag", "v1.0.0"), "bad --repo 'mmneedle'", "ORG/NAME")
     shard = next((tmp_path / "mmneedle" / "m1_n2_k1").glob("*.parquet"))
     shard.write_bytes(shard.read_bytes()[:-10])
     assert_user_error(
@@ -188,10 +183,24 @@ def test_missing_coco_images_are_counted_and_too_many_stop_the_build(capsys, tmp
     coco = tmp_path / "coco"
     write_coco(coco, count=48)
     (coco / "val2014" / coco_file_name(7)).unlink()  # captioned, but not downloaded
-    build = ("build", "mmneedle", "--source", f"coco={coco}", "--configs", "m1_n2_k1", "--limit", "1",
-             "--num-proc", "1", "--quiet", "--out", str(tmp_path / "out"))
-    assert_user_error(run(capsys, *build), "1 of the 48 captioned images", coco_file_name(7), "97.9% present",
-                      "--min-image-coverage")
+    build = (
+        "build",
+        "mmneedle",
+        "--source",
+        f"coco={coco}",
+        "--configs",
+        "m1_n2_k1",
+        "--limit",
+        "1",
+        "--num-proc",
+        "1",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert_user_error(
+        run(capsys, *build), "1 of the 48 captioned images", coco_file_name(7), "97.9% present", "--min-image-coverage"
+    )
     code, _, err = run(capsys, *build, "--min-image-coverage", "0.9")
     assert code == 0
     assert f"warning: 1 of the 48 captioned images are missing from {coco / 'val2014'}" in err
@@ -200,9 +209,11 @@ def test_missing_coco_images_are_counted_and_too_many_stop_the_build(capsys, tmp
 
 
 def _builders_in_subprocess(tmp_path: Path, out: Path, prelude: str) -> subprocess.CompletedProcess[str]:
-    script = (f"import sys\n{prelude}\nfrom builders.cli import main\n"
-              f"sys.exit(main(['build', 'mmneedle', '--configs', 'm10_n2_k1', '--limit', '4', '--num-proc', '1', "
-              f"'--quiet', '--out', {str(out)!r}]))\n")
+    script = (
+        f"import sys\n{prelude}\nfrom builders.cli import main\n"
+        f"sys.exit(main(['build', 'mmneedle', '--configs', 'm10_n2_k1', '--limit', '4', '--num-proc', '1', "
+        f"'--quiet', '--out', {str(out)!r}]))\n"
+    )
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
@@ -210,8 +221,10 @@ def _builders_in_subprocess(tmp_path: Path, out: Path, prelude: str) -> subproce
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     # A real write failure: the process may not grow a file past 300 kB (EFBIG, as a full disk's ENOSPC).
     out = tmp_path / "out"
-    prelude = ("import resource, signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
-               "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))")
+    prelude = (
+        "import resource, signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))"
+    )
     result = _builders_in_subprocess(tmp_path, out, prelude)
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()

@@ -24,9 +24,19 @@ FUZZ = os.environ.get("MMLONGEVAL_FUZZ") == "1"
 _COUNT: Counter[str] = Counter()  # generated inputs per test
 
 settings.register_profile(
-    "mmlongeval", database=None, deadline=None, derandomize=not FUZZ, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
-                           HealthCheck.function_scoped_fixture, HealthCheck.large_base_example])
+    "mmlongeval",
+    database=None,
+    deadline=None,
+    derandomize=not FUZZ,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.large_base_example,
+    ],
+)
 settings.load_profile("mmlongeval")
 
 
@@ -45,8 +55,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if _COUNT:
         for test, count in sorted(_COUNT.items()):
             terminalreporter.write_line(f"fuzz: {count:6,} {test}")
-        terminalreporter.write_line(f"fuzz: {sum(_COUNT.values())} generated inputs "
-                                    f"({'make fuzz' if FUZZ else 'the make test budget'})")
+        terminalreporter.write_line(
+            f"fuzz: {sum(_COUNT.values())} generated inputs ({'make fuzz' if FUZZ else 'the make test budget'})"
+        )
 
 
 class Hang(Exception):
@@ -56,6 +67,7 @@ class Hang(Exception):
 @contextmanager
 def bounded(seconds: float, what: str) -> Iterator[None]:
     """Fail with `Hang` if the block runs longer than `seconds` (a timer signal interrupts it)."""
+
     def expire(signum: int, frame: Any) -> None:
         raise Hang(f"{what}: still running after {seconds} s")
 
@@ -70,12 +82,19 @@ def bounded(seconds: float, what: str) -> Iterator[None]:
 
 # --- strategies ------------------------------------------------------------------------------------------------
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
-                    st.sampled_from([0, -1, 1e308, -1e308, 2**63, "", "N/A", "inf", "\udcff", "\x00", "a" * 300]),
-                    st.text(max_size=20))
-JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                     st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                    max_leaves=12)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.sampled_from([0, -1, 1e308, -1e308, 2**63, "", "N/A", "inf", "\udcff", "\x00", "a" * 300]),
+    st.text(max_size=20),
+)
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 def deep(depth: int, opener: str = "[") -> str:

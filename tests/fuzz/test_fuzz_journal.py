@@ -23,10 +23,18 @@ from .conftest import JSON, bounded, budget, counted, deep, mutated
 TASK = "t"
 AGGREGATIONS_OF = {"acc": "mean", "ratio": "ratio_of_sums", "cells": "mean_by_key", "total": "sum"}
 PARTS = {"model": {"model": "constant"}, "task": {"task": TASK}, "task_docs": 4}
-GOOD = {"type": "sample", "task": TASK, "fingerprint": fingerprint(PARTS), "doc_id": 0, "sample_id": "s0",
-        "status": "ok", "response": "red", "input_sha256": "ab",
-        "metrics": {"acc": 1.0, "ratio": [1, 2], "cells": [["a", 1.0], [3, 0.5]], "total": 2},
-        "usage": {"prompt_tokens": 5}}
+GOOD = {
+    "type": "sample",
+    "task": TASK,
+    "fingerprint": fingerprint(PARTS),
+    "doc_id": 0,
+    "sample_id": "s0",
+    "status": "ok",
+    "response": "red",
+    "input_sha256": "ab",
+    "metrics": {"acc": 1.0, "ratio": [1, 2], "cells": [["a", 1.0], [3, 0.5]], "total": 2},
+    "usage": {"prompt_tokens": 5},
+}
 
 
 def _line(record: object) -> bytes:
@@ -40,14 +48,17 @@ LINES = st.one_of(
     st.binary(max_size=40),
     st.sampled_from([deep(5000).encode(), deep(3000, "{").encode(), b"\xff\xfe{}", b'{"type": "header"}', b""]),
 )
-HEADERS = st.one_of(st.just(_line({"type": "header", "task": TASK, "fingerprint": fingerprint(PARTS), "parts": PARTS})),
-                    mutated({"type": "header", "task": TASK, "fingerprint": fingerprint(PARTS), "parts": PARTS}).map(_line))
+HEADERS = st.one_of(
+    st.just(_line({"type": "header", "task": TASK, "fingerprint": fingerprint(PARTS), "parts": PARTS})),
+    mutated({"type": "header", "task": TASK, "fingerprint": fingerprint(PARTS), "parts": PARTS}).map(_line),
+)
 
 
 @budget(fuzz=2500, ci=40)
 @given(header=HEADERS, lines=st.lists(LINES, max_size=8), cut=st.booleans())
-def test_any_journal_is_read_aggregated_and_compacted_without_a_traceback(header: bytes, lines: list[bytes],
-                                                                          cut: bool) -> None:
+def test_any_journal_is_read_aggregated_and_compacted_without_a_traceback(
+    header: bytes, lines: list[bytes], cut: bool
+) -> None:
     counted()
     with tempfile.TemporaryDirectory() as folder, bounded(20, "journal"):
         path = Path(folder) / "journal_t.jsonl"

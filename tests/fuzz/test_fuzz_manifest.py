@@ -24,8 +24,10 @@ def test_any_manifest_loads_verified_data_or_fails_in_one_line(toy_build, data: 
     counted()
     data_dir, tasks = toy_build
     good = json.loads((data_dir / "toy" / "build_manifest.json").read_text())
-    manifest = data.draw(st.one_of(mutated(good).map(json.dumps), JSON.map(json.dumps),
-                                   st.sampled_from([deep(5000), "", "\xff", "[]"])), label="manifest")
+    manifest = data.draw(
+        st.one_of(mutated(good).map(json.dumps), JSON.map(json.dumps), st.sampled_from([deep(5000), "", "\xff", "[]"])),
+        label="manifest",
+    )
     config = TaskIndex([tasks], include_defaults=False).tasks["toy_colors"]
     with tempfile.TemporaryDirectory() as folder, bounded(60, "a task's data"):
         root = Path(folder)

@@ -31,7 +31,10 @@ MMLB: dict[str, tuple[str, object]] = {}
 for name, cfg in MMLB_CONFIGS.items():
     if name.endswith("_8k") and cfg.leaf.loader not in MMLB:
         text = TEXTS[cfg.file].decode()
-        MMLB[cfg.leaf.loader] = (name, json.loads(text) if cfg.leaf.loader == "icl" else json.loads(text.splitlines()[0]))
+        MMLB[cfg.leaf.loader] = (
+            name,
+            json.loads(text) if cfg.leaf.loader == "icl" else json.loads(text.splitlines()[0]),
+        )
 
 
 @budget(fuzz=900, ci=30)
@@ -62,8 +65,10 @@ def test_milebench_annotations_of_any_shape_plan_or_fail_in_one_line(family: str
     counted()
     cfg, good = MILEBENCH[family]
     document = data.draw(st.one_of(mutated(good), JSON), label="annotation")
-    raw = data.draw(st.one_of(st.just(json.dumps(document).encode()), st.binary(max_size=30),
-                              st.just(deep(5000).encode())), label="bytes")
+    raw = data.draw(
+        st.one_of(st.just(json.dumps(document).encode()), st.binary(max_size=30), st.just(deep(5000).encode())),
+        label="bytes",
+    )
     where = f"{cfg.subset.name}/{cfg.release_file}"
     with bounded(20, "a MileBench annotation"):
         try:
@@ -72,8 +77,10 @@ def test_milebench_annotations_of_any_shape_plan_or_fail_in_one_line(family: str
             assert str(err).startswith(where), err
 
 
-COCO = {"images": [{"id": 1, "file_name": "a.jpg"}, {"id": 2, "file_name": "b.jpg"}],
-        "annotations": [{"image_id": 1, "caption": "a cat"}, {"image_id": 2, "caption": "a dog"}]}
+COCO = {
+    "images": [{"id": 1, "file_name": "a.jpg"}, {"id": 2, "file_name": "b.jpg"}],
+    "annotations": [{"image_id": 1, "caption": "a cat"}, {"image_id": 2, "caption": "a dog"}],
+}
 
 
 @budget(fuzz=600, ci=25)
@@ -88,15 +95,21 @@ def test_mmneedle_caption_files_of_any_shape_parse_or_fail_in_one_line(document:
             assert str(path) in str(err), err
 
 
-OKVQA = ({"questions": [{"question_id": 1, "image_id": 2, "question": "What is it?"}]},
-         {"annotations": [{"question_id": 1, "answers": [{"answer": "a cat"}, {"answer": "cat"}]}]})
+OKVQA = (
+    {"questions": [{"question_id": 1, "image_id": 2, "question": "What is it?"}]},
+    {"annotations": [{"question_id": 1, "answers": [{"answer": "a cat"}, {"answer": "cat"}]}]},
+)
 
 
 @budget(fuzz=400, ci=15)
-@given(questions=st.one_of(mutated(OKVQA[0]), JSON), annotations=st.one_of(mutated(OKVQA[1]), JSON),
-       idx=st.binary(max_size=40))
-def test_locovqa_source_files_of_any_shape_load_or_fail_in_one_line(questions: object, annotations: object,
-                                                                   idx: bytes) -> None:
+@given(
+    questions=st.one_of(mutated(OKVQA[0]), JSON),
+    annotations=st.one_of(mutated(OKVQA[1]), JSON),
+    idx=st.binary(max_size=40),
+)
+def test_locovqa_source_files_of_any_shape_load_or_fail_in_one_line(
+    questions: object, annotations: object, idx: bytes
+) -> None:
     from builders.locovqa.mnist import read_idx
     from builders.locovqa.okvqa import ANNOTATIONS, COCO_VAL2014, QUESTIONS, OkVqaSource
 

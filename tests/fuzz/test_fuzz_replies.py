@@ -23,13 +23,29 @@ from tests.support.model_requests import make_request
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated
 
-GOOD = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant",
-        "content": "red", "refusal": None}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3,
-        "completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 0}}}
-BODIES = st.one_of(mutated(GOOD).map(lambda v: json.dumps(v).encode()), JSON.map(lambda v: json.dumps(v).encode()),
-                   st.binary(max_size=60),
-                   st.sampled_from([deep(5000).encode(), deep(3000, "{").encode(), b'{"choices": ' + deep(900).encode()
-                                    + b"}", b'"\\ud800"', b"NaN", b'{"error": ' + deep(950, "{").encode() + b"}"]))
+GOOD = {
+    "id": "x",
+    "object": "chat.completion",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "red", "refusal": None}, "finish_reason": "stop"}
+    ],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 0}},
+}
+BODIES = st.one_of(
+    mutated(GOOD).map(lambda v: json.dumps(v).encode()),
+    JSON.map(lambda v: json.dumps(v).encode()),
+    st.binary(max_size=60),
+    st.sampled_from(
+        [
+            deep(5000).encode(),
+            deep(3000, "{").encode(),
+            b'{"choices": ' + deep(900).encode() + b"}",
+            b'"\\ud800"',
+            b"NaN",
+            b'{"error": ' + deep(950, "{").encode() + b"}",
+        ]
+    ),
+)
 
 
 @budget(fuzz=2000, ci=40)
@@ -40,8 +56,9 @@ def test_any_body_parses_into_one_response(body: bytes) -> None:
         data, problem = parse_body(body)
         assert (data is None) == (problem is not None) or data is None
         response = parse_completion(data)
-        assert isinstance(response, Response) and (response.text is None) == (response.error is not None or
-                                                                               response.refused)
+        assert isinstance(response, Response) and (response.text is None) == (
+            response.error is not None or response.refused
+        )
         message, code = error_message(data if data is not None else body.decode("utf-8", "replace"))
         assert len(message) <= 500
 
@@ -79,7 +96,7 @@ class RawServer:
             for start in range(0, len(reply), step):
                 if trickle and self.stopping.wait(trickle):
                     break
-                conn.sendall(reply[start:start + step])
+                conn.sendall(reply[start : start + step])
         except OSError:
             pass
         finally:
@@ -106,25 +123,53 @@ def _http(status: bytes, headers: list[bytes], body: bytes, length: str) -> byte
     return b"\r\n".join([*head, *headers, b"Connection: close", b"", b""]) + body
 
 
-STATUS = st.one_of(st.sampled_from([b"200 OK", b"400 Bad", b"429 Slow", b"500 Err", b"401 No", b"301 Moved",
-                                    b"204 None", b"999 What"]), st.binary(max_size=12))
-HEADER = st.one_of(st.sampled_from([b"Content-Type: application/json", b"Retry-After: 0", b"retry-after-ms: 1",
-                                    b"Content-Encoding: gzip", b"Content-Encoding: br", b"Transfer-Encoding: chunked",
-                                    b"Retry-After: Wed, 21 Oct 2099 07:28:00 GMT", b"Content-Length: -5",
-                                    b"Content-Length: 99999999999"]), st.binary(max_size=30))
-RAW = st.one_of(st.builds(_http, STATUS, st.lists(HEADER, max_size=3), BODIES,
-                          st.sampled_from(["right", "wrong", "none"])), st.binary(max_size=80))
+STATUS = st.one_of(
+    st.sampled_from(
+        [b"200 OK", b"400 Bad", b"429 Slow", b"500 Err", b"401 No", b"301 Moved", b"204 None", b"999 What"]
+    ),
+    st.binary(max_size=12),
+)
+HEADER = st.one_of(
+    st.sampled_from(
+        [
+            b"Content-Type: application/json",
+            b"Retry-After: 0",
+            b"retry-after-ms: 1",
+            b"Content-Encoding: gzip",
+            b"Content-Encoding: br",
+            b"Transfer-Encoding: chunked",
+            b"Retry-After: Wed, 21 Oct 2099 07:28:00 GMT",
+            b"Content-Length: -5",
+            b"Content-Length: 99999999999",
+        ]
+    ),
+    st.binary(max_size=30),
+)
+RAW = st.one_of(
+    st.builds(_http, STATUS, st.lists(HEADER, max_size=3), BODIES, st.sampled_from(["right", "wrong", "none"])),
+    st.binary(max_size=80),
+)
 
 
 @budget(fuzz=400, ci=15)
 @given(reply=RAW, trickle=st.sampled_from([0.0, 0.0, 0.0, 0.05]))
-def test_any_bytes_from_a_server_end_each_attempt_within_its_bound(raw_server: RawServer, reply: bytes,
-                                                                   trickle: float) -> None:
+def test_any_bytes_from_a_server_end_each_attempt_within_its_bound(
+    raw_server: RawServer, reply: bytes, trickle: float
+) -> None:
     counted()
     raw_server.reply, raw_server.trickle = reply, trickle
-    model = get_model_class("openai").from_args({"model": "m", "base_url": raw_server.base_url, "api_key": "k",
-                                                 "timeout": "0.5", "max_retries": "1", "backoff": "0.01",
-                                                 "max_backoff": "0.01", "max_response_bytes": "4096"})
+    model = get_model_class("openai").from_args(
+        {
+            "model": "m",
+            "base_url": raw_server.base_url,
+            "api_key": "k",
+            "timeout": "0.5",
+            "max_retries": "1",
+            "backoff": "0.01",
+            "max_backoff": "0.01",
+            "max_response_bytes": "4096",
+        }
+    )
     started = time.monotonic()
     try:
         with bounded(15, "a server reply"):
@@ -140,18 +185,25 @@ def test_any_bytes_from_a_server_end_each_attempt_within_its_bound(raw_server: R
     assert time.monotonic() - started < 2 * 0.5 + 5
 
 
-JUDGE_REPLY = st.one_of(st.text(alphabet='{}`"json:1 \n', max_size=9000), st.text(max_size=200),
-                        st.sampled_from(["{" * 8192, "{" * 9000, '```json\n{"a": 1}\n```', "}" * 8000 + "{",
-                                         '{"fluency": 1}' * 500]))
+JUDGE_REPLY = st.one_of(
+    st.text(alphabet='{}`"json:1 \n', max_size=9000),
+    st.text(max_size=200),
+    st.sampled_from(["{" * 8192, "{" * 9000, '```json\n{"a": 1}\n```', "}" * 8000 + "{", '{"fluency": 1}' * 500]),
+)
 
 
 @budget(fuzz=400, ci=15)
 @given(reply=JUDGE_REPLY)
 def test_any_judge_reply_is_parsed_within_its_bound(reply: str) -> None:
     counted()
-    spec = JudgeSpec(prompts=lambda doc, response: {"only": "judge this"}, parse=parse_judge_json,
-                     score=lambda doc, response, verdicts: {"v": 1.0}, metrics=("v",), model=None,
-                     settings=GenerationSettings(max_gen_toks=4096))
+    spec = JudgeSpec(
+        prompts=lambda doc, response: {"only": "judge this"},
+        parse=parse_judge_json,
+        score=lambda doc, response, verdicts: {"v": 1.0},
+        metrics=("v",),
+        model=None,
+        settings=GenerationSettings(max_gen_toks=4096),
+    )
     judge = get_model_class("constant").from_args({"answer": reply})
     with bounded(10, "a judge reply"):
         (outcome,) = judge_samples(spec, "t", judge, [("s", 0, {}, "answer")], progress=False)

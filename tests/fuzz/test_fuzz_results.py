@@ -30,13 +30,55 @@ def runs(toy_build, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fuzz_runs")
     build_mmneedle(source="synthetic", out_dir=root / "data", configs=["m1_n2_k1"], limit=2, seed=0, num_proc=1)
     common = ["--model", "constant", "--model_args", "answer=red", "--no_progress"]
-    assert main(["--tasks", "toy_colors,toy_pairs", "--include_path", str(tasks), "--data_dir", str(data_dir),
-                 "--output_path", str(root / "toy"), *common]) == 0
-    assert main(["--tasks", "mmneedle_m1_n2_k1", "--data_dir", str(root / "data"), "--output_path",
-                 str(root / "needle"), *common]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "toy_colors,toy_pairs",
+                "--include_path",
+                str(tasks),
+                "--data_dir",
+                str(data_dir),
+                "--output_path",
+                str(root / "toy"),
+                *common,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "--tasks",
+                "mmneedle_m1_n2_k1",
+                "--data_dir",
+                str(root / "data"),
+                "--output_path",
+                str(root / "needle"),
+                *common,
+            ]
+        )
+        == 0
+    )
     for index in range(2):
-        assert main(["--tasks", "toy_colors", "--include_path", str(tasks), "--data_dir", str(data_dir),
-                     "--output_path", str(root / f"shard{index}"), "--shard", f"{index}/2", *common]) == 0
+        assert (
+            main(
+                [
+                    "--tasks",
+                    "toy_colors",
+                    "--include_path",
+                    str(tasks),
+                    "--data_dir",
+                    str(data_dir),
+                    "--output_path",
+                    str(root / f"shard{index}"),
+                    "--shard",
+                    f"{index}/2",
+                    *common,
+                ]
+            )
+            == 0
+        )
     return root
 
 
@@ -47,9 +89,15 @@ def _results(folder: Path) -> Path:
 
 def _damaged(data: st.DataObject, good: dict) -> bytes:
     document = data.draw(st.one_of(mutated(good), JSON), label="results")
-    return data.draw(st.one_of(st.just(json.dumps(document).encode()), st.binary(max_size=40),
-                               st.just(deep(5000).encode()),
-                               st.just(json.dumps(document).encode().replace(b'"', b'"\xff', 1))), label="bytes")
+    return data.draw(
+        st.one_of(
+            st.just(json.dumps(document).encode()),
+            st.binary(max_size=40),
+            st.just(deep(5000).encode()),
+            st.just(json.dumps(document).encode().replace(b'"', b'"\xff', 1)),
+        ),
+        label="bytes",
+    )
 
 
 @budget(fuzz=1500, ci=30)
@@ -84,8 +132,9 @@ def test_any_results_file_renders_or_is_refused_in_one_line(runs: Path, data: st
 
 @budget(fuzz=200, ci=4)
 @given(data=st.data(), part=st.sampled_from(["journal", "results"]))
-def test_any_damaged_shard_merges_or_is_refused_in_one_line(runs: Path, data: st.DataObject, part: str,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_any_damaged_shard_merges_or_is_refused_in_one_line(
+    runs: Path, data: st.DataObject, part: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     counted()
     with tempfile.TemporaryDirectory() as folder, bounded(120, "a merge"):
         root = Path(folder)
@@ -99,8 +148,12 @@ def test_any_damaged_shard_merges_or_is_refused_in_one_line(runs: Path, data: st
             header, *records = path.read_text().splitlines()
             index = data.draw(st.integers(0, len(records)), label="line")
             lines = [header, *records]
-            lines[index] = data.draw(st.one_of(mutated(json.loads(lines[index])).map(json.dumps), JSON.map(json.dumps),
-                                               st.text(max_size=20)), label="record")
+            lines[index] = data.draw(
+                st.one_of(
+                    mutated(json.loads(lines[index])).map(json.dumps), JSON.map(json.dumps), st.text(max_size=20)
+                ),
+                label="record",
+            )
             path.write_text("\n".join(lines) + "\n")
         code = main(["merge", str(root / "merged"), str(root / "shard0"), str(root / "shard1")])
     err = capsys.readouterr().err

@@ -14,8 +14,18 @@ from harness.config.task_index import TaskIndex
 
 @pytest.mark.slow  # harness runs end to end
 def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1", "--model", "constant", "--model_args", "answer=-1",
-                  "--data_dir", data_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     assert set(run.results("constant")["results"]) == {"mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"}
     typo = harness("--tasks", "mmneedle_m1_n2_k3", "--model", "constant", "--model_args", "answer=-1")
@@ -29,23 +39,29 @@ def test_tasks_list_and_version(harness) -> None:
     assert "Dataset configs (21;" in listed.out
     groups = harness("--tasks", "list_groups")
     assert groups.code == 0 and "mmneedle_k1" in groups.out and "Tasks (" not in groups.out
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("harness (mmlongeval) 0.")
 
 
 def test_python_dash_m_harness_is_the_harness_command() -> None:
-    by_module = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True,
-                               timeout=60)
-    by_cli = subprocess.run([sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True,
-                            timeout=60)
+    by_module = subprocess.run(
+        [sys.executable, "-m", "harness", "--version"], capture_output=True, text=True, timeout=60
+    )
+    by_cli = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert by_module.returncode == 0, by_module.stderr
     assert by_module.stdout == by_cli.stdout and by_module.stdout.startswith("harness (mmlongeval) 0.")
 
 
 def test_help_imports_nothing_heavy() -> None:
-    code = ("import sys\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
-            "    assert e.code == 0\nheavy = [m for m in ('datasets', 'pandas', 'pyarrow', 'torch', 'PIL') if m in sys.modules]\n"
-            "print(','.join(heavy) or 'none')")
+    code = (
+        "import sys\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
+        "    assert e.code == 0\nheavy = [m for m in ('datasets', 'pandas', 'pyarrow', 'torch', 'PIL') if m in sys.modules]\n"
+        "print(','.join(heavy) or 'none')"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "none"

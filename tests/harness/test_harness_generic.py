@@ -22,8 +22,20 @@ from harness.outputs.groups import group_entries
 
 
 def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:
-    run = harness("--tasks", "toy_colors,toy_pairs", "--model", "constant", "--model_args", "answer=red",
-                  "--include_path", toy_tasks, "--data_dir", toy_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "toy_colors,toy_pairs",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=red",
+        "--include_path",
+        toy_tasks,
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     results = run.results("constant")["results"]
     # Colours of the six rows: blue, green, red, yellow, blue, green.
@@ -31,11 +43,22 @@ def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, to
     assert run.results("constant")["sample_counts"]["toy_colors"]["n_scored"] == 6
     assert results["toy_pairs"]["acc,none"] == 0.0
 
-    run = harness("--tasks", "toy_colors,toy_pairs", "--model", "random", "--include_path", toy_tasks,
-                  "--data_dir", toy_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "toy_colors,toy_pairs",
+        "--model",
+        "random",
+        "--include_path",
+        toy_tasks,
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
-    guesses = {s["sample_id"]: s["response"] for task in ("toy_colors", "toy_pairs")
-               for s in run.samples("random", task)}
+    guesses = {
+        s["sample_id"]: s["response"] for task in ("toy_colors", "toy_pairs") for s in run.samples("random", task)
+    }
     assert {guesses[f"colors-{i}"] for i in range(6)} <= {"red", "green", "blue", "yellow"}
     assert {guesses[f"pairs-{i}"] for i in range(6)} <= {"yes", "no"}
 
@@ -56,60 +79,110 @@ class OneImageConstant(Model):
 
 
 def test_groups_strict_mean_propagates_na_and_mean_leaves_it_out(tmp_path, toy_dir, toy_tasks, harness) -> None:
-    run = harness("--tasks", "toy,toy_lenient", "--model", "constant", "--model_args", "answer=no",
-                  "--include_path", toy_tasks, "--data_dir", toy_dir, "--output_path", tmp_path / "a")
+    run = harness(
+        "--tasks",
+        "toy,toy_lenient",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=no",
+        "--include_path",
+        toy_tasks,
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        tmp_path / "a",
+    )
     assert run.code == 0, run.err
     groups = run.results("constant")["groups"]
     # colors: 0/6 say "no"; pairs: 5 of 6 pairs differ.
     assert groups["toy"]["acc,none"] == pytest.approx((0 + 5 / 6) / 2)
     assert run.results("constant")["group_aggregation"]["toy"]["rules"]["acc"] == {
-        "rule": "strict_mean", "used": ["toy_colors", "toy_pairs"], "missing": []}
+        "rule": "strict_mean",
+        "used": ["toy_colors", "toy_pairs"],
+        "missing": [],
+    }
 
     from harness.models.registry import _REGISTRY, register_model
 
     register_model("test_one_image")(OneImageConstant)
     try:
-        run = harness("--tasks", "toy,toy_lenient", "--model", "test_one_image", "--include_path", toy_tasks,
-                      "--data_dir", toy_dir, "--output_path", tmp_path / "b")
+        run = harness(
+            "--tasks",
+            "toy,toy_lenient",
+            "--model",
+            "test_one_image",
+            "--include_path",
+            toy_tasks,
+            "--data_dir",
+            toy_dir,
+            "--output_path",
+            tmp_path / "b",
+        )
     finally:
         _REGISTRY.pop("test_one_image")
     assert run.code == 0, run.err
     data = run.results("test_one_image")
-    assert data["results"]["toy_pairs"]["acc,none"] == "N/A" and data["sample_counts"]["toy_pairs"]["n_too_many_images"] == 6
+    assert (
+        data["results"]["toy_pairs"]["acc,none"] == "N/A"
+        and data["sample_counts"]["toy_pairs"]["n_too_many_images"] == 6
+    )
     strict, lenient = data["groups"]["toy"], data["groups"]["toy_lenient"]
     how = data["group_aggregation"]
     assert strict["acc,none"] == "N/A" and how["toy"]["rules"]["acc"]["missing"] == ["toy_pairs"]
     assert lenient["acc,none"] == 0.0 and how["toy_lenient"]["rules"]["acc"] == {
-        "rule": "mean", "used": ["toy_colors"], "missing": ["toy_pairs"]}
+        "rule": "mean",
+        "used": ["toy_colors"],
+        "missing": ["toy_pairs"],
+    }
     assert how["toy_lenient"]["n_scored"] == 6
 
 
 def test_group_rule_from_a_function_over_named_members(tmp_path, toy_dir, toy_tasks, harness) -> None:
     folder = tmp_path / "groups"
     folder.mkdir()
-    (folder / "rules.py").write_text(textwrap.dedent('''
+    (folder / "rules.py").write_text(
+        textwrap.dedent('''
         def best(scores):
             """The best member's score (a benchmark's own rule)."""
             return max(s.value for s in scores)
-    '''))
-    (folder / "best.yaml").write_text(textwrap.dedent('''
+    ''')
+    )
+    (folder / "best.yaml").write_text(
+        textwrap.dedent("""
         group: toy_best
         task: [toy_colors, toy_pairs]
         aggregate_metric_list:
           - metric: acc
             aggregation: !function rules.best
-    '''))
-    (folder / "pairs_only.yaml").write_text(textwrap.dedent('''
+    """)
+    )
+    (folder / "pairs_only.yaml").write_text(
+        textwrap.dedent("""
         group: toy_pairs_only
         task: [toy_colors, toy_pairs]
         aggregate_metric_list:
           - metric: acc
             aggregation: strict_mean
             members: [toy_pairs]
-    '''))
-    run = harness("--tasks", "toy_best,toy_pairs_only", "--model", "constant", "--model_args", "answer=no",
-                  "--include_path", toy_tasks, "--include_path", folder, "--data_dir", toy_dir,
-                  "--output_path", tmp_path / "out")
+    """)
+    )
+    run = harness(
+        "--tasks",
+        "toy_best,toy_pairs_only",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=no",
+        "--include_path",
+        toy_tasks,
+        "--include_path",
+        folder,
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        tmp_path / "out",
+    )
     assert run.code == 0, run.err
     groups, how = run.results("constant")["groups"], run.results("constant")["group_aggregation"]
     assert groups["toy_best"]["acc,none"] == pytest.approx(5 / 6)  # max(0, 5/6)
@@ -122,10 +195,19 @@ def test_group_rules_on_member_scores() -> None:
     scores = [MemberScore("a", 0.5, 0.1, 10), MemberScore("b", 1.0, 0.2, 30)]
     assert strict_mean(scores) == pytest.approx((0.75, math.sqrt(0.01 + 0.04) / 2))
     assert math.isnan(strict_mean([*scores, MemberScore("c", math.nan, math.nan, 0)])[0])
-    config = GroupConfig("g", ["a", "b", "c"], Path("g.yaml"), aggregate_metric_list=[
-        {"metric": "acc", "aggregation": "weighted_mean"}, {"metric": "f1", "aggregation": "strict_mean"}])
-    results = {"a": {"acc,none": 0.5, "acc_stderr,none": 0.1, "f1,none": 0.2},
-               "b": {"acc,none": 1.0, "acc_stderr,none": "N/A", "f1,none": "N/A"}}
+    config = GroupConfig(
+        "g",
+        ["a", "b", "c"],
+        Path("g.yaml"),
+        aggregate_metric_list=[
+            {"metric": "acc", "aggregation": "weighted_mean"},
+            {"metric": "f1", "aggregation": "strict_mean"},
+        ],
+    )
+    results = {
+        "a": {"acc,none": 0.5, "acc_stderr,none": 0.1, "f1,none": 0.2},
+        "b": {"acc,none": 1.0, "acc_stderr,none": "N/A", "f1,none": "N/A"},
+    }
     counts = {"a": {"n_scored": 10}, "b": {"n_scored": 30}}
     entries, how = group_entries({"g": ["a", "b", "c"]}, {"g": config}, results, counts)
     entry = entries["g"]
@@ -150,8 +232,9 @@ def _decoded(images) -> list[bytes]:
 
 
 @pytest.mark.slow  # a tiny LLaVA runs on both storages through the harness command
-def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, toy_shared_dir, toy_tasks, tiny_llava,
-                                                           harness) -> None:
+def test_shared_image_storage_is_read_like_embedded_images(
+    tmp_path, toy_dir, toy_shared_dir, toy_tasks, tiny_llava, harness
+) -> None:
     shared = toy_shared_dir / "toy"
     manifest = contract.read_manifest(shared)
     # 18 images shown (6 in colors, 12 in pairs), 11 distinct: a pair's first square is colors' square of the
@@ -161,8 +244,9 @@ def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, to
     assert "images" not in rows.column_names
     embedded = datasets.load_dataset(str(toy_dir / "toy"), "pairs", split="test")
     for shared_row, embedded_row in zip(rows, embedded, strict=True):
-        assert _decoded(contract.load_images(shared, shared_row)) == _decoded(contract.load_images(toy_dir / "toy",
-                                                                                                   embedded_row))
+        assert _decoded(contract.load_images(shared, shared_row)) == _decoded(
+            contract.load_images(toy_dir / "toy", embedded_row)
+        )
     table = datasets.load_dataset(str(shared), contract.IMAGE_TABLE_CONFIG, split="test")
     assert table["sha256"] == sorted(set(table["sha256"]))  # each image once, in sha256 order
     first = Image.open(io.BytesIO(contract.image_table(str(shared)).data(table[0]["sha256"])))
@@ -171,11 +255,28 @@ def test_shared_image_storage_is_read_like_embedded_images(tmp_path, toy_dir, to
     answers = {}
     for name, data_dir in (("embedded", toy_dir), ("shared", toy_shared_dir)):
         out = tmp_path / name
-        run = harness("--tasks", "toy_colors,toy_pairs", "--model", "hf", "--model_args",
-                      f"pretrained={tiny_llava},threads=1", "--batch_size", "3", "--include_path", toy_tasks,
-                      "--data_dir", data_dir, "--output_path", out, "--log_samples")
+        run = harness(
+            "--tasks",
+            "toy_colors,toy_pairs",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_llava},threads=1",
+            "--batch_size",
+            "3",
+            "--include_path",
+            toy_tasks,
+            "--data_dir",
+            data_dir,
+            "--output_path",
+            out,
+            "--log_samples",
+        )
         assert run.code == 0, run.err
         folder = str(tiny_llava).replace("/", "__")
-        answers[name] = [(s["sample_id"], s["response"], s["image_sha256"]) for task in ("toy_colors", "toy_pairs")
-                         for s in run.samples(folder, task)]
+        answers[name] = [
+            (s["sample_id"], s["response"], s["image_sha256"])
+            for task in ("toy_colors", "toy_pairs")
+            for s in run.samples(folder, task)
+        ]
     assert answers["embedded"] == answers["shared"] and len(answers["shared"]) == 12

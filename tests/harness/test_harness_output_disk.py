@@ -30,12 +30,33 @@ def _file_size_limit(size: int) -> Callable[[], None]:
     return apply
 
 
-def _harness(data_dir: Path, out: Path, env: dict[str, str], *, limit: int | None = None,
-             prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    argv = [*prefix, sys.executable, "-m", "harness.cli", "--tasks", TASK, "--model", "random", "--data_dir",
-            str(data_dir), "--output_path", str(out), "--log_samples", "--no_progress"]
-    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
-                          preexec_fn=_file_size_limit(limit) if limit else None)
+def _harness(
+    data_dir: Path, out: Path, env: dict[str, str], *, limit: int | None = None, prefix: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    argv = [
+        *prefix,
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "--tasks",
+        TASK,
+        "--model",
+        "random",
+        "--data_dir",
+        str(data_dir),
+        "--output_path",
+        str(out),
+        "--log_samples",
+        "--no_progress",
+    ]
+    return subprocess.run(
+        argv,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_file_size_limit(limit) if limit else None,
+    )
 
 
 def _error_lines(stderr: str) -> list[str]:
@@ -44,8 +65,9 @@ def _error_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(tmp_path: Path, data_dir: Path,
-                                                                           script_env) -> None:
+def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(
+    tmp_path: Path, data_dir: Path, script_env
+) -> None:
     # A run with room to spare: its file sizes (and the datasets cache the others reuse without writing).
     roomy = _harness(data_dir, tmp_path / "roomy", script_env)
     assert roomy.returncode == 0, roomy.stderr
@@ -59,14 +81,16 @@ def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(tmp
     # 1. The disk fills while the journal grows: it stops at the record that did not fit.
     cut = _harness(data_dir, out, script_env, limit=len(header) + 3 * len(first_record))
     assert cut.returncode == 1
-    assert _error_lines(cut.stderr) == [f"harness: error: cannot write {model_dir / f'journal_{TASK}.jsonl'}: "
-                                        "File too large"]
+    assert _error_lines(cut.stderr) == [
+        f"harness: error: cannot write {model_dir / f'journal_{TASK}.jsonl'}: File too large"
+    ]
     # 2. Room for the journal, none for the sample log: it fails whole, its temporary file removed.
     full = _harness(data_dir, out, script_env, limit=journal_size + 64)
     assert full.returncode == 1
     (line,) = _error_lines(full.stderr)
     assert line.startswith(f"harness: error: cannot write {model_dir}/samples_{TASK}_") and line.endswith(
-        ".jsonl.tmp: File too large")
+        ".jsonl.tmp: File too large"
+    )
     assert sorted(p.name for p in model_dir.iterdir()) == [f"journal_{TASK}.jsonl"]  # no *.tmp, no lock file
     # 3. With room again, the same command finishes from the journal: nothing finished runs twice.
     done = _harness(data_dir, out, script_env)
@@ -80,8 +104,11 @@ def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(tmp
 def _read_only_mounts_work(where: Path) -> bool:
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o ro none '{where}' && ! touch '{where}/x'"],
-                           capture_output=True, timeout=30)
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o ro none '{where}' && ! touch '{where}/x'"],
+        capture_output=True,
+        timeout=30,
+    )
     return probe.returncode == 0
 
 
@@ -102,11 +129,27 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
     out, cache = tmp_path / "out", tmp_path / "cache"
     warm = _harness(data_dir, tmp_path / "warm", script_env)  # fills the datasets cache, which the limit would stop
     assert warm.returncode == 0, warm.stderr
-    argv = [sys.executable, "-m", "harness.cli", "--tasks", TASK, "--model", "openai", "--model_args",
-            "model=m,base_url=http://127.0.0.1:9/v1", "--data_dir", str(data_dir), "--output_path", str(out),
-            "--cache_dir", str(cache), "--no_progress"]
-    run = subprocess.run(argv, env=script_env, capture_output=True, text=True, timeout=300,
-                         preexec_fn=_file_size_limit(6000))  # not even the cache's second page fits
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "--tasks",
+        TASK,
+        "--model",
+        "openai",
+        "--model_args",
+        "model=m,base_url=http://127.0.0.1:9/v1",
+        "--data_dir",
+        str(data_dir),
+        "--output_path",
+        str(out),
+        "--cache_dir",
+        str(cache),
+        "--no_progress",
+    ]
+    run = subprocess.run(
+        argv, env=script_env, capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(6000)
+    )  # not even the cache's second page fits
     assert run.returncode == 1
     (line,) = _error_lines(run.stderr)
     assert line.startswith(f"harness: error: cannot write {cache / 'cache.sqlite3'}: ")  # then SQLite's reason
@@ -116,10 +159,13 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
 def test_a_hash_cache_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
     cache = tmp_path / "hashes" / "file_hashes.json"
     entries = {f"/data/file-{i}.parquet|1|2|3|4|5": "0" * 64 for i in range(100)}  # ~10 KB, past the limit below
-    script = ("import sys; from pathlib import Path; from harness.inputs.integrity import _save_hashes; "
-              f"_save_hashes(Path({str(cache)!r}), {entries!r}); print('saved')")
-    run = subprocess.run([sys.executable, "-c", script], preexec_fn=_file_size_limit(1024), capture_output=True,
-                         text=True, timeout=60)
+    script = (
+        "import sys; from pathlib import Path; from harness.inputs.integrity import _save_hashes; "
+        f"_save_hashes(Path({str(cache)!r}), {entries!r}); print('saved')"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], preexec_fn=_file_size_limit(1024), capture_output=True, text=True, timeout=60
+    )
     assert run.returncode == 0 and run.stdout.strip() == "saved", run.stderr  # a cache it cannot keep is no error
     assert sorted(p.name for p in cache.parent.iterdir()) == []  # neither the cache nor a half-written temporary
     again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

@@ -20,12 +20,15 @@ TASK = "toy_shapes"
 def shape_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A task over the toy data with one metric per built-in aggregation shape: a mean, a ratio, a breakdown."""
     folder = tmp_path_factory.mktemp("shape_tasks")
-    (folder / "utils.py").write_text(textwrap.dedent('''
+    (folder / "utils.py").write_text(
+        textwrap.dedent("""
         def process_results(doc, results):
             ok = float(results[0].strip().lower() == doc["answer"])
             return {"acc": ok, "ratio": [ok, 1.0], "by_colour": [[doc["answer"], ok]]}
-    '''))
-    (folder / "toy_shapes.yaml").write_text(textwrap.dedent(f'''
+    """)
+    )
+    (folder / "toy_shapes.yaml").write_text(
+        textwrap.dedent(f"""
         task: {TASK}
         dataset_path: toy
         dataset_name: colors
@@ -40,13 +43,27 @@ def shape_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
           - metric: by_colour
             aggregation: mean_by_key
         generation_kwargs: {{max_gen_toks: 8, until: []}}
-    '''))
+    """)
+    )
     return folder
 
 
 def _run(harness, toy_dir: Path, tasks: Path, out: Path, *extra: str):
-    return harness("--tasks", TASK, "--include_path", tasks, "--model", "constant", "--model_args", "answer=red",
-                   "--data_dir", toy_dir, "--output_path", out, *extra)
+    return harness(
+        "--tasks",
+        TASK,
+        "--include_path",
+        tasks,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=red",
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        out,
+        *extra,
+    )
 
 
 def _strict_json(path: Path) -> dict:
@@ -57,17 +74,24 @@ def _strict_json(path: Path) -> dict:
 
 
 WRONG_SHAPES = {  # metric -> (value written into the journal's first record, what the warning says)
-    "breakdown as a number": ("by_colour", 5, "metrics.by_colour: expected a list of [key, number] pairs "
-                                               "(aggregation mean_by_key), got a number"),
+    "breakdown as a number": (
+        "by_colour",
+        5,
+        "metrics.by_colour: expected a list of [key, number] pairs (aggregation mean_by_key), got a number",
+    ),
     "mean as a list": ("acc", [1, 2], "metrics.acc: expected a number (aggregation mean), got a list"),
-    "ratio as one number": ("ratio", [1], "metrics.ratio: expected a [numerator, denominator] pair of numbers "
-                                         "(aggregation ratio_of_sums), got a list"),
+    "ratio as one number": (
+        "ratio",
+        [1],
+        "metrics.ratio: expected a [numerator, denominator] pair of numbers (aggregation ratio_of_sums), got a list",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(WRONG_SHAPES))
 def test_a_journal_metric_its_aggregation_cannot_read_is_skipped_and_run_again(
-        tmp_path: Path, toy_dir: Path, shape_tasks: Path, harness, case: str) -> None:
+    tmp_path: Path, toy_dir: Path, shape_tasks: Path, harness, case: str
+) -> None:
     first = _run(harness, toy_dir, shape_tasks, tmp_path)
     assert first.code == 0, first.err
     journal = tmp_path / "constant" / journal_name(TASK)
@@ -84,7 +108,8 @@ def test_a_journal_metric_its_aggregation_cannot_read_is_skipped_and_run_again(
 
 
 def test_extreme_journal_values_aggregate_without_overflow_into_strict_json(
-        tmp_path: Path, toy_dir: Path, shape_tasks: Path, harness) -> None:
+    tmp_path: Path, toy_dir: Path, shape_tasks: Path, harness
+) -> None:
     first = _run(harness, toy_dir, shape_tasks, tmp_path)
     assert first.code == 0, first.err
     journal = tmp_path / "constant" / journal_name(TASK)
@@ -101,8 +126,9 @@ def test_extreme_journal_values_aggregate_without_overflow_into_strict_json(
     assert report.code == 0 and "Traceback" not in report.err, report.err
 
 
-def test_a_list_metric_in_a_shard_is_one_line_from_merge(tmp_path: Path, toy_dir: Path, shape_tasks: Path,
-                                                         harness) -> None:
+def test_a_list_metric_in_a_shard_is_one_line_from_merge(
+    tmp_path: Path, toy_dir: Path, shape_tasks: Path, harness
+) -> None:
     for index in range(2):
         run = _run(harness, toy_dir, shape_tasks, tmp_path / f"shard{index}", "--shard", f"{index}/2")
         assert run.code == 0, run.err
@@ -113,18 +139,26 @@ def test_a_list_metric_in_a_shard_is_one_line_from_merge(tmp_path: Path, toy_dir
     journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
     merged = harness("merge", tmp_path / "merged", tmp_path / "shard0", tmp_path / "shard1")
     assert merged.code == 2 and "Traceback" not in merged.err, merged.err
-    assert merged.err.strip().splitlines()[-1].startswith(
-        f"harness: error: the shards lack samples of {{'{TASK}': 1}}; run those shards again")
+    assert (
+        merged.err.strip()
+        .splitlines()[-1]
+        .startswith(f"harness: error: the shards lack samples of {{'{TASK}': 1}}; run those shards again")
+    )
 
 
 TASK_YAML = {
-    "include a number": ("include: 5\ntask: t\ndataset_path: toy\n",
-                         "a.yaml:1: `include` must be a file name or a list of file names, got 5"),
-    "a complex key": ("? [1, 2]\n: 3\ntask: t\ndataset_path: toy\n",
-                      "a.yaml:1:3: a key must be a name, not a list ([1, 2])"),
-    "aggregate_metric_list a number": ("group: g\ntask: [t]\naggregate_metric_list: 5\n",
-                                       "a.yaml:3: `aggregate_metric_list` must be a list of mappings (metric, "
-                                       "aggregation, ...), got int"),
+    "include a number": (
+        "include: 5\ntask: t\ndataset_path: toy\n",
+        "a.yaml:1: `include` must be a file name or a list of file names, got 5",
+    ),
+    "a complex key": (
+        "? [1, 2]\n: 3\ntask: t\ndataset_path: toy\n",
+        "a.yaml:1:3: a key must be a name, not a list ([1, 2])",
+    ),
+    "aggregate_metric_list a number": (
+        "group: g\ntask: [t]\naggregate_metric_list: 5\n",
+        "a.yaml:3: `aggregate_metric_list` must be a list of mappings (metric, aggregation, ...), got int",
+    ),
 }
 
 
@@ -142,27 +176,58 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory, toy_dir: Path, shape_t
     from harness.cli import main
 
     out = tmp_path_factory.mktemp("results")
-    assert main(["--tasks", TASK, "--include_path", str(shape_tasks), "--model", "constant", "--model_args",
-                 "answer=red", "--data_dir", str(toy_dir), "--output_path", str(out), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                TASK,
+                "--include_path",
+                str(shape_tasks),
+                "--model",
+                "constant",
+                "--model_args",
+                "answer=red",
+                "--data_dir",
+                str(toy_dir),
+                "--output_path",
+                str(out),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
 REPORT_DAMAGE = {  # (how the results file is changed, the end of the one-line error)
-    "a non-UTF-8 byte": (lambda text: text.replace('"alias"', '"al\udcffias"', 1),
-                         "not a results file: not UTF-8 (invalid start byte at byte"),
-    "results a list": (lambda text: json.dumps({**json.loads(text), "results": []}),
-                       "not a results file the report can read: `results` must be an object, got a list"),
-    "a metric an object": (lambda text: json.dumps(_set(json.loads(text), ["results", TASK, "acc,none"], {"a": 1})),
-                           f"`results.{TASK}.acc,none` must be number or string or null, got an object"),
-    "a breakdown cell a list": (lambda text: json.dumps(_set(json.loads(text), ["breakdowns", TASK, "by_colour"], [1])),
-                                f"`breakdowns.{TASK}.by_colour` must be an object, got a list"),
-    "the date a string": (lambda text: json.dumps(_set(json.loads(text), ["date"], "yesterday")),
-                          "`date` must be number or null, got a string"),
-    "argv a string": (lambda text: json.dumps(_set(json.loads(text), ["config", "argv"], "harness --tasks x")),
-                      "`config.argv` must be a list or null, got a string"),
+    "a non-UTF-8 byte": (
+        lambda text: text.replace('"alias"', '"al\udcffias"', 1),
+        "not a results file: not UTF-8 (invalid start byte at byte",
+    ),
+    "results a list": (
+        lambda text: json.dumps({**json.loads(text), "results": []}),
+        "not a results file the report can read: `results` must be an object, got a list",
+    ),
+    "a metric an object": (
+        lambda text: json.dumps(_set(json.loads(text), ["results", TASK, "acc,none"], {"a": 1})),
+        f"`results.{TASK}.acc,none` must be number or string or null, got an object",
+    ),
+    "a breakdown cell a list": (
+        lambda text: json.dumps(_set(json.loads(text), ["breakdowns", TASK, "by_colour"], [1])),
+        f"`breakdowns.{TASK}.by_colour` must be an object, got a list",
+    ),
+    "the date a string": (
+        lambda text: json.dumps(_set(json.loads(text), ["date"], "yesterday")),
+        "`date` must be number or null, got a string",
+    ),
+    "argv a string": (
+        lambda text: json.dumps(_set(json.loads(text), ["config", "argv"], "harness --tasks x")),
+        "`config.argv` must be a list or null, got a string",
+    ),
     "the source's images a string": (
         lambda text: json.dumps(_set(json.loads(text), ["datasets", TASK, "source"], {"num_images": "many"})),
-        f"`datasets.{TASK}.source.num_images` must be integer or null, got a string"),
+        f"`datasets.{TASK}.source.num_images` must be integer or null, got a string",
+    ),
 }
 
 
@@ -175,8 +240,9 @@ def _set(data: dict, path: list[str], value: object) -> dict:
 
 
 @pytest.mark.parametrize("case", sorted(REPORT_DAMAGE))
-def test_a_results_file_the_report_cannot_read_is_one_line_naming_it(tmp_path: Path, results_dir: Path, harness,
-                                                                     case: str) -> None:
+def test_a_results_file_the_report_cannot_read_is_one_line_naming_it(
+    tmp_path: Path, results_dir: Path, harness, case: str
+) -> None:
     (original,) = (results_dir / "constant").glob("results_*.json")
     damage, message = REPORT_DAMAGE[case]
     damaged = tmp_path / "constant" / original.name
@@ -189,11 +255,23 @@ def test_a_results_file_the_report_cannot_read_is_one_line_naming_it(tmp_path: P
 
 
 @pytest.mark.parametrize("port", ["99999", "-1", "abc"])
-def test_a_base_url_port_that_is_not_a_port_is_one_line(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness,
-                                                        port: str) -> None:
-    run = harness("--tasks", "toy_colors", "--include_path", toy_tasks, "--data_dir", toy_dir, "--model", "openai",
-                  "--model_args", f"model=m,base_url=http://127.0.0.1:{port}/v1")
+def test_a_base_url_port_that_is_not_a_port_is_one_line(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, port: str
+) -> None:
+    run = harness(
+        "--tasks",
+        "toy_colors",
+        "--include_path",
+        toy_tasks,
+        "--data_dir",
+        toy_dir,
+        "--model",
+        "openai",
+        "--model_args",
+        f"model=m,base_url=http://127.0.0.1:{port}/v1",
+    )
     assert run.code == 2 and "Traceback" not in run.err
     assert run.err.strip().splitlines()[-1] == (
         f"harness: error: model 'openai': openai backend: base_url 'http://127.0.0.1:{port}/v1' has no valid port "
-        "(expected a number up to 65535 after the host)")
+        "(expected a number up to 65535 after the host)"
+    )

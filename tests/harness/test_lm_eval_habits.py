@@ -35,8 +35,22 @@ def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("locovqa")
     build_locovqa(["synthetic"], root / "data", ["mmstar_cmp_1", "needle_int_4"], limit=2, cell_size=16, num_proc=1)
-    assert main(["--tasks", "locovqa_mmstar_cmp_1,locovqa_needle_int_4", "--model", "random", "--data_dir",
-                 str(root / "data"), "--output_path", str(root / "out"), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "locovqa_mmstar_cmp_1,locovqa_needle_int_4",
+                "--model",
+                "random",
+                "--data_dir",
+                str(root / "data"),
+                "--output_path",
+                str(root / "out"),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     return root / "out"
 
 
@@ -50,9 +64,21 @@ def table_rows(table: str) -> list[list[str]]:
 
 @pytest.mark.slow  # two runs of every k1 config
 def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_later_run_scores(
-        harness, needle_dir: Path, tmp_path: Path) -> None:
-    run = harness("--tasks", "mmneedle_k1", "--model", "random", "--batch_size", "auto", "--predict_only",
-                  "--data_dir", needle_dir, "--output_path", tmp_path)
+    harness, needle_dir: Path, tmp_path: Path
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_k1",
+        "--model",
+        "random",
+        "--batch_size",
+        "auto",
+        "--predict_only",
+        "--data_dir",
+        needle_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     assert "--batch_size auto: random pads no batch in device memory" in run.err
     predicted = results_file(tmp_path / "random")
@@ -82,25 +108,29 @@ def test_predict_only_needs_an_output_path_and_a_bad_batch_size_is_named(harness
     assert exit.value.code == 2
 
 
-def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(harness, needle_dir: Path,
-                                                                         locovqa_run: Path, tmp_path: Path) -> None:
+def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
+    harness, needle_dir: Path, locovqa_run: Path, tmp_path: Path
+) -> None:
     make_table = pytest.importorskip("lm_eval.utils").make_table
-    assert harness("--tasks", "mmneedle", "--model", "random", "--data_dir", needle_dir, "--output_path",
-                   tmp_path).code == 0
+    assert (
+        harness("--tasks", "mmneedle", "--model", "random", "--data_dir", needle_dir, "--output_path", tmp_path).code
+        == 0
+    )
     results = results_file(tmp_path / "random")
     rows = table_rows(make_table(results, "groups"))
     assert rows[0][0] == "mmneedle" and rows[0][4] in ("exact_acc_pos", "existence_acc_neg")
     top = {row[4] for row in rows[:2]}
     assert top == {"exact_acc_pos", "existence_acc_neg"}
     assert [row[0] for row in rows if row[0]] == ["mmneedle", "- mmneedle_k1", "- mmneedle_k2", "- mmneedle_k5"]
-    assert float(rows[0][6]) == pytest.approx(
-        results["groups"]["mmneedle"][f"{rows[0][4]},none"], abs=1e-4)
+    assert float(rows[0][6]) == pytest.approx(results["groups"]["mmneedle"][f"{rows[0][4]},none"], abs=1e-4)
 
     results = results_file(locovqa_run / "random")
     metrics = {row[4] for row in table_rows(make_table(results))}
     assert "accuracy" in metrics and "chance" not in metrics
-    assert results["references"] == {"locovqa_mmstar_cmp_1": {"chance": pytest.approx(0.25)},
-                                     "locovqa_needle_int_4": {"chance": pytest.approx(0.1)}}
+    assert results["references"] == {
+        "locovqa_mmstar_cmp_1": {"chance": pytest.approx(0.25)},
+        "locovqa_needle_int_4": {"chance": pytest.approx(0.1)},
+    }
     assert "chance" not in results["higher_is_better"]["locovqa_mmstar_cmp_1"]
 
 
@@ -118,11 +148,26 @@ def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locov
     assert {round(c.chance[0], 9) for c in new} == {0.1, 0.25}
 
 
-def test_system_instruction_is_the_first_system_text_recorded_and_written_out(harness, data_dir: Path,
-                                                                              tmp_path: Path) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "2",
-                  "--system_instruction", "Think step by step.", "--write_out", "--apply_chat_template",
-                  "--output_path", tmp_path, "--log_samples")
+def test_system_instruction_is_the_first_system_text_recorded_and_written_out(
+    harness, data_dir: Path, tmp_path: Path
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--system_instruction",
+        "Think step by step.",
+        "--write_out",
+        "--apply_chat_template",
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     assert run.err.count("--- mmneedle_m1_n2_k1_pos, document ") == 2
     assert "[system] Think step by step.\n[user] <image>Given 1 image" in run.err
@@ -152,8 +197,16 @@ def test_system_instruction_comes_before_a_tasks_system_prompt_and_keys_the_cach
 
 
 def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_dir: Path) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                  "--apply_chat_template", "chatml")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--apply_chat_template",
+        "chatml",
+    )
     assert run.code == 2 and "a named template is not supported" in run.err
     with pytest.raises(SystemExit):
         harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--verbosity", "LOUD")
@@ -162,8 +215,18 @@ def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_di
     loggers = [logging.getLogger(name) for name in ("", "transformers", "datasets")]
     before = [logger.level for logger in loggers]
     try:
-        run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "1",
-                      "--verbosity", "error")
+        run = harness(
+            "--tasks",
+            "mmneedle_m1_n2_k1_pos",
+            "--model",
+            "random",
+            "--data_dir",
+            data_dir,
+            "--limit",
+            "1",
+            "--verbosity",
+            "error",
+        )
         assert run.code == 0 and [logger.level for logger in loggers] == [logging.ERROR] * 3
     finally:
         for logger, level in zip(loggers, before, strict=True):
@@ -171,12 +234,24 @@ def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_di
 
 
 def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_token(
-        harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     token = "hf_uploadtokenvalue12345"
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--limit", "1",
-                  "--output_path", tmp_path, "--hf_hub_log_args",
-                  f"hub_results_org=ORG,results_repo_name=evals,push_results_to_hub=True,token={token}")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "1",
+        "--output_path",
+        tmp_path,
+        "--hf_hub_log_args",
+        f"hub_results_org=ORG,results_repo_name=evals,push_results_to_hub=True,token={token}",
+    )
     assert run.code == 1
     (line,) = [line for line in run.err.splitlines() if "error" in line]
     assert line.startswith("harness: error: results not uploaded to https://huggingface.co/datasets/ORG/evals: ")
@@ -186,15 +261,29 @@ def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_
     assert token not in written + run.err + run.out
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("hub_results_org=ORG,push_results=True", "did you mean"),
-    ("push_results_to_hub=True", "hub_results_org=ORG is needed"),
-    ("hub_results_org=ORG,push_results_to_hub=maybe", "expected True or False"),
-])
-def test_hub_log_args_are_checked_before_the_run(harness, data_dir: Path, tmp_path: Path, value: str,
-                                                 message: str) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                  "--output_path", tmp_path, "--hf_hub_log_args", value)
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("hub_results_org=ORG,push_results=True", "did you mean"),
+        ("push_results_to_hub=True", "hub_results_org=ORG is needed"),
+        ("hub_results_org=ORG,push_results_to_hub=maybe", "expected True or False"),
+    ],
+)
+def test_hub_log_args_are_checked_before_the_run(
+    harness, data_dir: Path, tmp_path: Path, value: str, message: str
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+        "--hf_hub_log_args",
+        value,
+    )
     assert run.code == 2 and message in run.err and not (tmp_path / "random").exists()
 
 
@@ -223,11 +312,29 @@ def test_fitting_batch_size_halves_on_out_of_memory_and_keeps_the_order() -> Non
         FittingBatchSize(4).run(broken, [1, 2])
 
 
-def test_batch_size_auto_on_hf_records_the_size_that_fit(harness, data_dir: Path, tiny_llava: Path,
-                                                         tmp_path: Path) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",
-                  "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=2", "--batch_size", "auto",
-                  "--max_batch_size", "2", "--output_path", tmp_path)
+def test_batch_size_auto_on_hf_records_the_size_that_fit(
+    harness, data_dir: Path, tiny_llava: Path, tmp_path: Path
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--gen_kwargs",
+        "max_gen_toks=2",
+        "--batch_size",
+        "auto",
+        "--max_batch_size",
+        "2",
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     config = results_file(tmp_path / str(tiny_llava).replace("/", "__"))["config"]
     assert config["batch_size"] == "auto" and config["max_batch_size"] == 2 and config["batch_sizes"] == [2]
@@ -235,13 +342,26 @@ def test_batch_size_auto_on_hf_records_the_size_that_fit(harness, data_dir: Path
 
 
 def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: Path) -> None:
-    results = simple_evaluate(tasks=["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"], model="random",
-                              data_dir=data_dir, limit=2, output_path=tmp_path, no_progress=True, seed=3)
+    results = simple_evaluate(
+        tasks=["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"],
+        model="random",
+        data_dir=data_dir,
+        limit=2,
+        output_path=tmp_path,
+        no_progress=True,
+        seed=3,
+    )
     assert results == json.loads(json.dumps(results_file(tmp_path / "random")))
     assert results["config"]["argv"][:3] == ["harness", "--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"]
     assert results["config"]["seed"] == 3 and results["config"]["limit"] == 2
-    again = simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="constant", model_args={"answer": "1, 1, 1"},
-                            data_dir=data_dir, limit=2, no_progress=True)
+    again = simple_evaluate(
+        tasks="mmneedle_m1_n2_k1_pos",
+        model="constant",
+        model_args={"answer": "1, 1, 1"},
+        data_dir=data_dir,
+        limit=2,
+        no_progress=True,
+    )
     assert again["results"]["mmneedle_m1_n2_k1_pos"]["existence_acc,none"] == 1.0
     with pytest.raises(UserError, match="mmneedle_m1_n2_k1_pso"):
         simple_evaluate(tasks="mmneedle_m1_n2_k1_pso", model="random", data_dir=data_dir, no_progress=True)
@@ -250,10 +370,16 @@ def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: P
 
 
 def test_importing_the_api_loads_nothing_heavy() -> None:
-    code = ("import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
-            "print(sorted(m for m in ('harness.execute', 'harness.run_plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))")
-    before = subprocess.run([sys.executable, "-c", "import sys, harness; print('harness.execute' in sys.modules)"],
-                            capture_output=True, text=True, check=True)
+    code = (
+        "import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
+        "print(sorted(m for m in ('harness.execute', 'harness.run_plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))"
+    )
+    before = subprocess.run(
+        [sys.executable, "-c", "import sys, harness; print('harness.execute' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert before.stdout.strip() == "False"
     after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert after.stdout.strip() == "[]"

@@ -28,9 +28,11 @@ from tests.support.paths import PROJECT
 def test_a_data_dir_naming_a_build_folder_says_once_to_pass_its_parent(harness, data_dir: Path) -> None:
     run = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", data_dir / "mmneedle")
     assert run.code == 2
-    assert run.err.strip() == (f"harness: error: --data_dir {data_dir / 'mmneedle'} is a mmneedle build (it holds "
-                               f"build_manifest.json); --data_dir takes the folder holding the builds: use --data_dir "
-                               f"{data_dir}")
+    assert run.err.strip() == (
+        f"harness: error: --data_dir {data_dir / 'mmneedle'} is a mmneedle build (it holds "
+        f"build_manifest.json); --data_dir takes the folder holding the builds: use --data_dir "
+        f"{data_dir}"
+    )
 
 
 def test_a_data_dir_that_does_not_exist_is_one_line_for_every_task(harness, tmp_path: Path) -> None:
@@ -38,8 +40,10 @@ def test_a_data_dir_that_does_not_exist_is_one_line_for_every_task(harness, tmp_
     assert run.code == 2
     line = run.err.strip()
     assert "\n" not in line
-    assert line.startswith(f"harness: error: --data_dir {tmp_path / 'nowhere'}: no such folder (read by 14 tasks); "
-                           "build them with: builders build mmneedle")
+    assert line.startswith(
+        f"harness: error: --data_dir {tmp_path / 'nowhere'}: no such folder (read by 14 tasks); "
+        "build them with: builders build mmneedle"
+    )
     assert f"--out {tmp_path / 'nowhere'}" in line
 
 
@@ -53,38 +57,57 @@ def locovqa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
-        harness, locovqa_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness, locovqa_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     out = tmp_path / "out"
-    run = harness("--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out)
+    run = harness(
+        "--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out
+    )
     assert run.code == 2
-    assert run.err.strip() == ("harness: error: the scorer of locovqa_okvqa_cmp_1 needs the locovqa extra "
-                               "(sentence_transformers not installed): pip install -e '.[locovqa]' (checked before "
-                               "the first sample: nothing was run)")
+    assert run.err.strip() == (
+        "harness: error: the scorer of locovqa_okvqa_cmp_1 needs the locovqa extra "
+        "(sentence_transformers not installed): pip install -e '.[locovqa]' (checked before "
+        "the first sample: nothing was run)"
+    )
     assert not list(out.rglob("journal_*.jsonl"))
     monkeypatch.delitem(sys.modules, "sentence_transformers")
-    assert harness("--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir,
-                   "--output_path", out).code == 0
+    assert (
+        harness(
+            "--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out
+        ).code
+        == 0
+    )
 
 
 def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
-        harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "httpx", None)
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
     assert run.code == 2
-    assert run.err.strip() == ("harness: error: --model qwen2.5-vl needs the hf extra (torch not installed): "
-                               "pip install -e '.[hf]' (checked before the first sample: nothing was run)")
+    assert run.err.strip() == (
+        "harness: error: --model qwen2.5-vl needs the hf extra (torch not installed): "
+        "pip install -e '.[hf]' (checked before the first sample: nothing was run)"
+    )
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "openai", "--data_dir", data_dir)
-    assert run.code == 2 and "--model openai needs the openai extra (httpx not installed): pip install -e '.[openai]'" \
-        in run.err
+    assert (
+        run.code == 2
+        and "--model openai needs the openai extra (httpx not installed): pip install -e '.[openai]'" in run.err
+    )
     # The screen loads no model: it runs without the extra.
-    assert harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir,
-                   "--screen_only").code == 0
+    assert (
+        harness(
+            "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir, "--screen_only"
+        ).code
+        == 0
+    )
 
 
 def test_a_checkpoint_not_available_offline_is_one_line_naming_it_and_how_to_get_it(
-        harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty_hub"))
@@ -92,13 +115,23 @@ def test_a_checkpoint_not_available_offline_is_one_line_naming_it_and_how_to_get
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
     assert run.code == 2
     (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
-    assert line == ("harness: error: model 'qwen2.5-vl': checkpoint Qwen/Qwen2.5-VL-7B-Instruct is not in the Hub "
-                    f"cache ({tmp_path / 'empty_hub'}) and HF_HUB_OFFLINE=1 forbids downloading it: download it once "
-                    "with `hf download Qwen/Qwen2.5-VL-7B-Instruct`; --screen_only needs only its config and processor: "
-                    '`hf download Qwen/Qwen2.5-VL-7B-Instruct --exclude "*.safetensors" --exclude "*.bin"`')
+    assert line == (
+        "harness: error: model 'qwen2.5-vl': checkpoint Qwen/Qwen2.5-VL-7B-Instruct is not in the Hub "
+        f"cache ({tmp_path / 'empty_hub'}) and HF_HUB_OFFLINE=1 forbids downloading it: download it once "
+        "with `hf download Qwen/Qwen2.5-VL-7B-Instruct`; --screen_only needs only its config and processor: "
+        '`hf download Qwen/Qwen2.5-VL-7B-Instruct --exclude "*.safetensors" --exclude "*.bin"`'
+    )
     assert "Retrying" not in run.err
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", "pretrained=./no/such/model",
-                  "--data_dir", data_dir)
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "hf",
+        "--model_args",
+        "pretrained=./no/such/model",
+        "--data_dir",
+        data_dir,
+    )
     assert run.code == 2 and "checkpoint ./no/such/model: no such folder, and not a Hub model id" in run.err
 
 
@@ -106,27 +139,56 @@ def results_of(folder: Path) -> dict:
     return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())
 
 
-def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(harness, data_dir: Path,
-                                                                          tmp_path: Path) -> None:
+def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(
+    harness, data_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
-    run = harness("--tasks", "mmneedle_m1_n2_k1", "--model", "random", "--data_dir", data_dir, "-o", out,
-                  "--device", "cuda:0", "--log_samples", "--log_samples_suffix", "model_outputs", "--num_fewshot", "0",
-                  "--trust_remote_code", "--use_cache", tmp_path / "cache", "--bootstrap_iters", "1000",
-                  "--seed", "3,1234,1234,1234", "--system_instruction", "Be brief.")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "-o",
+        out,
+        "--device",
+        "cuda:0",
+        "--log_samples",
+        "--log_samples_suffix",
+        "model_outputs",
+        "--num_fewshot",
+        "0",
+        "--trust_remote_code",
+        "--use_cache",
+        tmp_path / "cache",
+        "--bootstrap_iters",
+        "1000",
+        "--seed",
+        "3,1234,1234,1234",
+        "--system_instruction",
+        "Be brief.",
+    )
     assert run.code == 0, run.err
     assert "--device cuda:0: the random backend places itself; the flag changes nothing" in run.err
     assert "--trust_remote_code: the random backend runs no checkpoint code" in run.err
     model_dir = out / "random"
     assert sorted(p.name.rsplit("_", 1)[0] for p in model_dir.glob("samples_*.jsonl")) == [
-        "samples_mmneedle_m1_n2_k1_neg_model_outputs", "samples_mmneedle_m1_n2_k1_pos_model_outputs"]
+        "samples_mmneedle_m1_n2_k1_neg_model_outputs",
+        "samples_mmneedle_m1_n2_k1_pos_model_outputs",
+    ]
     results = results_of(model_dir)
     assert results["end_time"] >= results["start_time"] == results["date"]
     assert results["model_source"] == "random" and results["fewshot_as_multiturn"] is False
     assert results["system_instruction"] == "Be brief."
     assert len(results["system_instruction_sha"]) == 64
     config = results["config"]
-    assert (config["random_seed"], config["numpy_seed"], config["torch_seed"], config["fewshot_seed"]) == (3, 1234, 1234,
-                                                                                                         1234)
+    assert (config["random_seed"], config["numpy_seed"], config["torch_seed"], config["fewshot_seed"]) == (
+        3,
+        1234,
+        1234,
+        1234,
+    )
     assert config["seed"] == 3 and config["bootstrap_iters"] == 1000 and config["device"] == "cuda:0"
     assert config["use_cache"] == str(tmp_path / "cache")
     # The random baseline's answers follow the first seed: another first seed, other answers.
@@ -142,23 +204,41 @@ def test_the_hf_backend_gets_device_and_trust_remote_code_from_the_flags() -> No
     from harness.lm_eval_flags import apply_compat_flags
 
     args = run_parser().parse_args(["--tasks", "x", "--device", "cuda:1", "--trust_remote_code"])
-    assert apply_compat_flags(args, "hf", {"pretrained": "m"}) == {"pretrained": "m", "device": "cuda:1",
-                                                                    "trust_remote_code": "true"}
+    assert apply_compat_flags(args, "hf", {"pretrained": "m"}) == {
+        "pretrained": "m",
+        "device": "cuda:1",
+        "trust_remote_code": "true",
+    }
     given = apply_compat_flags(args, "hf", {"pretrained": "m", "device": "cpu"})
     assert given["device"] == "cpu"  # --model_args wins, as in lm-eval
     assert isinstance(args, argparse.Namespace)
 
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["--num_fewshot", "5"], "--num_fewshot 5: the tasks here are zero-shot"),
-    (["--seed", "1,2,3,4,5"], "--seed: expected one seed or lm-eval's four"),
-    (["--hf_hub_log_args", "hub_results_org=acme,push_samples_to_hub=True"],
-     "push_samples_to_hub=True pushes the sample logs, which only --log_samples writes: add --log_samples"),
-])
-def test_flags_that_cannot_mean_anything_here_are_refused_in_one_line(harness, data_dir: Path, tmp_path: Path,
-                                                                       argv: list[str], expected: str) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                  "--output_path", tmp_path, *argv)
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--num_fewshot", "5"], "--num_fewshot 5: the tasks here are zero-shot"),
+        (["--seed", "1,2,3,4,5"], "--seed: expected one seed or lm-eval's four"),
+        (
+            ["--hf_hub_log_args", "hub_results_org=acme,push_samples_to_hub=True"],
+            "push_samples_to_hub=True pushes the sample logs, which only --log_samples writes: add --log_samples",
+        ),
+    ],
+)
+def test_flags_that_cannot_mean_anything_here_are_refused_in_one_line(
+    harness, data_dir: Path, tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+        *argv,
+    )
     assert run.code == 2 and expected in run.err
     assert len(run.err.strip().splitlines()) == 1
 
@@ -175,14 +255,23 @@ def test_ls_takes_a_section_and_a_filter_and_a_mistyped_command_is_answered(harn
     assert harness("ls", "groups").out.startswith("Groups (")
     assert harness("ls", "tags", "mmneedle").out.splitlines()[0] == "Tags (2):"
     wrong = harness("lss")
-    assert wrong.code == 2 and wrong.err.strip() == ("harness: error: unknown command 'lss'; did you mean ls? (a run "
-                                                     "is `harness --tasks ... --model ...`)")
+    assert wrong.code == 2 and wrong.err.strip() == (
+        "harness: error: unknown command 'lss'; did you mean ls? (a run is `harness --tasks ... --model ...`)"
+    )
     assert "did you mean report?" in harness("reprot").err
 
 
 def test_a_resumed_run_says_so_in_one_line(harness, data_dir: Path, tmp_path: Path) -> None:
-    args = ("--tasks", "mmneedle_m1_n2_k1,mmneedle_m10_n1_k2", "--model", "random", "--data_dir", data_dir,
-            "--output_path", tmp_path)
+    args = (
+        "--tasks",
+        "mmneedle_m1_n2_k1,mmneedle_m10_n1_k2",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert harness(*args).code == 0
     again = harness(*args)
     resumed = [line for line in again.err.splitlines() if "samples resumed" in line]
@@ -190,15 +279,26 @@ def test_a_resumed_run_says_so_in_one_line(harness, data_dir: Path, tmp_path: Pa
 
 
 def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
-        harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("wandb")
     secret = "sk-wandb-test-SECRET-0123456789"
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                  "--output_path", tmp_path / "out", "--wandb_args", "project=mmlongeval-test,name=run1,job_type=eval")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "out",
+        "--wandb_args",
+        "project=mmlongeval-test,name=run1,job_type=eval",
+    )
     assert run.code == 0, run.err
     (table,) = (tmp_path / "wandb").glob("offline-run-*/files/media/table/evaluation/eval_results_*.table.json")
     logged = json.loads(table.read_text())
@@ -206,8 +306,9 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
     written = results_of(tmp_path / "out" / "random")["results"]["mmneedle_m1_n2_k1_pos"]
     rows = {(row[0], row[4]): (row[5], row[6]) for row in logged["data"]}
     assert rows[("mmneedle_m1_n2_k1_pos", "exact_acc")] == (written["exact_acc,none"], written["exact_acc_stderr,none"])
-    assert len(rows) == sum(1 for key, value in written.items() if "," in key and "_stderr," not in key
-                            and isinstance(value, int | float))
+    assert len(rows) == sum(
+        1 for key, value in written.items() if "," in key and "_stderr," not in key and isinstance(value, int | float)
+    )
     for file in (tmp_path / "wandb").rglob("*"):
         if file.is_file():
             assert secret.encode() not in file.read_bytes(), file
@@ -215,31 +316,55 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
 
 def test_wandb_args_without_wandb_name_the_extra(harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "wandb", None)
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                  "--wandb_args", "project=x")
+    run = harness(
+        "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--wandb_args", "project=x"
+    )
     assert run.code == 2 and "pip install -e '.[wandb]'" in run.err
 
 
 def test_simple_evaluate_has_named_typed_parameters_and_is_quiet_on_stdout(
-        data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     import inspect
 
     from harness import simple_evaluate
 
     parameters = inspect.signature(simple_evaluate).parameters
-    for name in ("tasks", "model", "model_args", "data_dir", "output_path", "limit", "batch_size", "device", "seed",
-                 "gen_kwargs", "log_samples", "num_fewshot", "verbose"):
-        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY and parameters[name].annotation != \
-            inspect.Parameter.empty, name
+    for name in (
+        "tasks",
+        "model",
+        "model_args",
+        "data_dir",
+        "output_path",
+        "limit",
+        "batch_size",
+        "device",
+        "seed",
+        "gen_kwargs",
+        "log_samples",
+        "num_fewshot",
+        "verbose",
+    ):
+        assert (
+            parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+            and parameters[name].annotation != inspect.Parameter.empty
+        ), name
         assert f"{name}:" in simple_evaluate.__doc__ or name in ("tasks", "model"), name
     assert "Args:" in simple_evaluate.__doc__ and "Raises:" in simple_evaluate.__doc__
     capsys.readouterr()
-    results = simple_evaluate(tasks=["mmneedle_m1_n2_k1_pos"], model="random", data_dir=data_dir, limit=2,
-                              seed=[5, 1234, 1234, 1234], no_progress=True)
+    results = simple_evaluate(
+        tasks=["mmneedle_m1_n2_k1_pos"],
+        model="random",
+        data_dir=data_dir,
+        limit=2,
+        seed=[5, 1234, 1234, 1234],
+        no_progress=True,
+    )
     assert capsys.readouterr().out == ""
     assert results["config"]["random_seed"] == 5 and results["config"]["numpy_seed"] == 1234
-    simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="random", data_dir=data_dir, limit=2, no_progress=True,
-                    verbose=True)
+    simple_evaluate(
+        tasks="mmneedle_m1_n2_k1_pos", model="random", data_dir=data_dir, limit=2, no_progress=True, verbose=True
+    )
     assert "exact_acc" in capsys.readouterr().out
 
 
@@ -249,9 +374,17 @@ def test_python_m_builders_is_the_builders_command(tmp_path: Path) -> None:
 
     root = PROJECT
     env = {**os.environ, "PYTHONPATH": str(root)}
-    listed = subprocess.run([sys.executable, "-m", "builders", "list"], capture_output=True, text=True, env=env,
-                            cwd=tmp_path, timeout=120)
+    listed = subprocess.run(
+        [sys.executable, "-m", "builders", "list"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
     assert listed.returncode == 0 and listed.stdout.startswith("locovqa: 48 configs")
-    head = subprocess.run(f"{sys.executable} -m builders list | head -n 1", shell=True, capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=120)
+    head = subprocess.run(
+        f"{sys.executable} -m builders list | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert head.stdout.startswith("locovqa:") and head.stderr == ""  # the reader leaving is not an error

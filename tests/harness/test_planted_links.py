@@ -17,8 +17,21 @@ PRECIOUS = b"the user's own file: not the harness's to write\n"
 
 
 def _run(harness, toy_dir: Path, toy_tasks: Path, out: Path, *extra: str):
-    return harness("--tasks", "toy_colors", "--include_path", toy_tasks, "--model", "constant", "--model_args",
-                   "answer=red", "--data_dir", toy_dir, "--output_path", out, *extra)
+    return harness(
+        "--tasks",
+        "toy_colors",
+        "--include_path",
+        toy_tasks,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=red",
+        "--data_dir",
+        toy_dir,
+        "--output_path",
+        out,
+        *extra,
+    )
 
 
 def _plant(link: Path, tmp_path: Path) -> Path:
@@ -44,7 +57,8 @@ PLANTED = {  # name of the link in the model folder -> what to do before the run
 
 @pytest.mark.parametrize("case", sorted(PLANTED))
 def test_a_link_planted_where_the_run_writes_is_refused_and_its_target_untouched(
-        tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, case: str) -> None:
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, case: str
+) -> None:
     name, prepare = PLANTED[case]
     out = tmp_path / "out"
     if prepare is not None:
@@ -57,7 +71,8 @@ def test_a_link_planted_where_the_run_writes_is_refused_and_its_target_untouched
     assert run.code == 2 and "Traceback" not in run.err, run.err
     assert run.err.strip().splitlines()[-1] == (
         f"harness: error: {link} is a symbolic link (to {target}): the harness writes this file itself and never "
-        "through a link; remove the link, or give another --output_path")
+        "through a link; remove the link, or give another --output_path"
+    )
     assert target.read_bytes() == PRECIOUS and link.is_symlink()
     link.unlink()
     again = _run(harness, toy_dir, toy_tasks, out)  # without the link, the same command runs

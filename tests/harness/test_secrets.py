@@ -28,8 +28,15 @@ FAULTS = ["echo_key", "echo_key_refused", "echo_key_once", "echo_key_answer", "e
 def forms_of(key: str, basic: str | None = None) -> list[str]:
     """The key as written in text, in a URL, in JSON (escaped once and twice), in Python's repr, in base64,
     and the basic-auth token it becomes."""
-    forms = {key, quote(key, safe=""), quote(key), json.dumps(key)[1:-1], json.dumps(json.dumps(key))[1:-1],
-             repr(key)[1:-1], base64.b64encode(key.encode()).decode()}
+    forms = {
+        key,
+        quote(key, safe=""),
+        quote(key),
+        json.dumps(key)[1:-1],
+        json.dumps(json.dumps(key))[1:-1],
+        repr(key)[1:-1],
+        base64.b64encode(key.encode()).decode(),
+    }
     if basic:
         forms.add(basic)
     return sorted(forms)
@@ -40,10 +47,25 @@ def _files(*folders: Path) -> list[Path]:
 
 
 def _run(server: ChatServer, base_url: str, out: Path, cache: Path) -> int:
-    return main(["--tasks", TASKS, "--model", "openai", "--model_args",
-                 f"model=test-vlm,base_url={base_url},concurrency=1,max_retries=1,backoff=0.01,timeout=5",
-                 "--data_dir", str(server.data_dir), "--output_path", str(out), "--cache_dir", str(cache),
-                 "--log_samples", "--no_progress", "--allow_failures"])
+    return main(
+        [
+            "--tasks",
+            TASKS,
+            "--model",
+            "openai",
+            "--model_args",
+            f"model=test-vlm,base_url={base_url},concurrency=1,max_retries=1,backoff=0.01,timeout=5",
+            "--data_dir",
+            str(server.data_dir),
+            "--output_path",
+            str(out),
+            "--cache_dir",
+            str(cache),
+            "--log_samples",
+            "--no_progress",
+            "--allow_failures",
+        ]
+    )
 
 
 @pytest.fixture
@@ -56,7 +78,8 @@ def leaky_server(mmneedle_dir: Path):
 
 
 def test_a_key_from_the_environment_quoted_back_by_the_server_is_written_nowhere(
-        leaky_server: ChatServer, tmp_path: Path, capsys, caplog, monkeypatch) -> None:
+    leaky_server: ChatServer, tmp_path: Path, capsys, caplog, monkeypatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
     out, cache = tmp_path / "out", tmp_path / "cache"
     assert _run(leaky_server, leaky_server.base_url, out, cache) == 0
@@ -66,7 +89,8 @@ def test_a_key_from_the_environment_quoted_back_by_the_server_is_written_nowhere
 
 
 def test_a_key_inside_the_url_is_written_nowhere_nor_its_basic_auth_token(
-        leaky_server: ChatServer, tmp_path: Path, capsys, caplog, monkeypatch) -> None:
+    leaky_server: ChatServer, tmp_path: Path, capsys, caplog, monkeypatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     host = leaky_server.base_url.split("://", 1)[1]
     out, cache = tmp_path / "out", tmp_path / "cache"

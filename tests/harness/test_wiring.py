@@ -17,7 +17,9 @@ from tests.support.model_requests import make_request
 
 def test_model_folder_names_separate_models_and_backends():
     assert model_folder_name("hf", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}) == "Qwen__Qwen2.5-VL-7B-Instruct"
-    assert model_folder_name("vllm", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}) == "vllm__Qwen__Qwen2.5-VL-7B-Instruct"
+    assert (
+        model_folder_name("vllm", {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}) == "vllm__Qwen__Qwen2.5-VL-7B-Instruct"
+    )
     assert model_folder_name("openai", {"model": "gpt-4o", "api_key": "x"}) == "openai__gpt-4o"
     assert model_folder_name("openai", {"model": "gpt-4o-mini"}) != model_folder_name("openai", {"model": "gpt-4o"})
     assert model_folder_name("constant", {"answer": "-1"}) == "constant"
@@ -25,13 +27,27 @@ def test_model_folder_names_separate_models_and_backends():
 
 
 def test_secret_names_and_values_are_redacted():
-    for name in ("api_key", "OPENAI_API_KEY", "apikey", "hf_token", "token", "client_secret", "password", "key", "auth"):
+    for name in (
+        "api_key",
+        "OPENAI_API_KEY",
+        "apikey",
+        "hf_token",
+        "token",
+        "client_secret",
+        "password",
+        "key",
+        "auth",
+    ):
         assert is_secret_name(name), name
     for name in ("max_batch_tokens", "token_param", "max_num_batched_tokens", "model", "keyframes", "chunk_tokens"):
         assert not is_secret_name(name), name
     args = {"model": "m", "api_key": "sk-1", "nested": {"hf_token": "hf_2", "seed": 3}, "token_param": "max_tokens"}
-    assert redact_mapping(args) == {"model": "m", "api_key": REDACTED, "nested": {"hf_token": REDACTED, "seed": 3},
-                                    "token_param": "max_tokens"}
+    assert redact_mapping(args) == {
+        "model": "m",
+        "api_key": REDACTED,
+        "nested": {"hf_token": REDACTED, "seed": 3},
+        "token_param": "max_tokens",
+    }
     assert secret_values(args) == ["hf_2", "sk-1"]
     assert redact_text("model=m,api_key=sk-1", secret_values(args)) == f"model=m,api_key={REDACTED}"
 
@@ -89,20 +105,35 @@ def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_di
             return cls()
 
         def generate(self, requests):
-            raise BackendFatalError("vllm replica 1 failed during generation:\nTraceback (most recent call last):\n"
-                                    "  ...\nRuntimeError: CUDA error: an illegal memory access was encountered")
+            raise BackendFatalError(
+                "vllm replica 1 failed during generation:\nTraceback (most recent call last):\n"
+                "  ...\nRuntimeError: CUDA error: an illegal memory access was encountered"
+            )
 
     try:
-        code = main(["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "test_replica_dies", "--data_dir", str(mmneedle_dir),
-                     "--output_path", str(tmp_path), "--no_progress"])
+        code = main(
+            [
+                "--tasks",
+                "mmneedle_m1_n2_k1_neg",
+                "--model",
+                "test_replica_dies",
+                "--data_dir",
+                str(mmneedle_dir),
+                "--output_path",
+                str(tmp_path),
+                "--no_progress",
+            ]
+        )
     finally:
         _REGISTRY.pop("test_replica_dies")
     err = capsys.readouterr().err
     assert code == 1
     (line,) = [line for line in err.splitlines() if "replica" in line or "Traceback" in line]
     details = tmp_path / "test_replica_dies" / "backend_error.log"
-    assert line == (f"harness: error: the model backend stopped: vllm replica 1 failed during generation: (details in "
-                    f"{details}); finished samples are saved under {details.parent}, run the same command to resume")
+    assert line == (
+        f"harness: error: the model backend stopped: vllm replica 1 failed during generation: (details in "
+        f"{details}); finished samples are saved under {details.parent}, run the same command to resume"
+    )
     assert "CUDA error: an illegal memory access" in details.read_text()
 
 
@@ -112,12 +143,22 @@ def test_every_backend_reads_model_args_with_one_parser():
     from harness.models.openai_chat import OpenAIChatSettings
     from harness.models.vllm_engine import VLLMSettings
 
-    cases = [(HFSettings, {"pretrained": "p"}, "trust_remote_code"),
-             (VLLMSettings, {"pretrained": "p"}, "enforce_eager"),
-             (OpenAIChatSettings, {"model": "m"}, "send_seed")]
+    cases = [
+        (HFSettings, {"pretrained": "p"}, "trust_remote_code"),
+        (VLLMSettings, {"pretrained": "p"}, "enforce_eager"),
+        (OpenAIChatSettings, {"model": "m"}, "send_seed"),
+    ]
     for cls, required, flag in cases:
-        for text, value in (("true", True), ("on", True), ("1", True), ("yes", True), ("False", False), ("off", False),
-                            ("0", False), ("no", False)):
+        for text, value in (
+            ("true", True),
+            ("on", True),
+            ("1", True),
+            ("yes", True),
+            ("False", False),
+            ("off", False),
+            ("0", False),
+            ("no", False),
+        ):
             assert getattr(settings_from_args(cls, {**required, flag: text}, "b"), flag) is value, (cls, text)
         with pytest.raises(ValueError, match=rf"b backend: model argument {flag}='maybe': expected true or false"):
             settings_from_args(cls, {**required, flag: "maybe"}, "b")
@@ -129,13 +170,25 @@ def test_secrets_are_collected_by_name_url_and_environment():
     from harness.redact import collect_secrets, url_credentials
 
     assert url_credentials("http://user:pw-1234@host/v1 and https://tok-5678@h2") == ["pw-1234", "tok-5678"]
-    secrets = collect_secrets({"api_key": "sk-arg", "base_url": "http://me:pw-1234@host/v1", "model": "m"},
-                              environ={"OPENAI_API_KEY": "sk-env-12345", "HF_TOKEN": "short", "PATH": "/usr/bin:/bin",
-                                       "HTTPS_PROXY": "http://proxy:px-999999@gw:3128"})
+    secrets = collect_secrets(
+        {"api_key": "sk-arg", "base_url": "http://me:pw-1234@host/v1", "model": "m"},
+        environ={
+            "OPENAI_API_KEY": "sk-env-12345",
+            "HF_TOKEN": "short",
+            "PATH": "/usr/bin:/bin",
+            "HTTPS_PROXY": "http://proxy:px-999999@gw:3128",
+        },
+    )
     # Longest first; short env values are left alone. A URL's credentials count with the basic-auth token an
     # HTTP client makes of them (`Authorization: Basic base64(user:password)`), from arguments and environment.
-    assert secrets == [base64.b64encode(b"proxy:px-999999").decode(), "bWU6cHctMTIzNA==", "sk-env-12345",
-                       "px-999999", "pw-1234", "sk-arg"]
+    assert secrets == [
+        base64.b64encode(b"proxy:px-999999").decode(),
+        "bWU6cHctMTIzNA==",
+        "sk-env-12345",
+        "px-999999",
+        "pw-1234",
+        "sk-arg",
+    ]
     assert base64.b64decode("bWU6cHctMTIzNA==") == b"me:pw-1234"
     assert url_credentials("https://h/v1?api-key=q-key-1&model=m") == ["q-key-1"]  # a secret-named query parameter
 
@@ -150,8 +203,17 @@ def test_a_secret_is_scrubbed_in_every_encoding_a_run_writes():
     register(collect_secrets({"base_url": f"http://{user}:{quote(key, safe='')}@host/v1"}, environ={}))
     basic = base64.b64encode(f"{user}:{key}".encode()).decode()
     nested = json.dumps({"error": json.dumps({"message": f"bad key {key}"})})  # a JSON body inside a JSON record
-    forms = [key, quote(key, safe=""), basic, f"Basic {basic}", json.dumps(key), json.dumps(key, ensure_ascii=False),
-             nested, repr(key), base64.b64encode(key.encode()).decode()]
+    forms = [
+        key,
+        quote(key, safe=""),
+        basic,
+        f"Basic {basic}",
+        json.dumps(key),
+        json.dumps(key, ensure_ascii=False),
+        nested,
+        repr(key),
+        base64.b64encode(key.encode()).decode(),
+    ]
     for form in forms:
         assert REDACTED in scrub(f"<{form}>"), form
         for text in (scrub(f"<{form}>"), dumps({"error": form}), dumps({"error": form}, ensure_ascii=False)):
@@ -163,10 +225,24 @@ def test_a_secret_is_scrubbed_in_every_encoding_a_run_writes():
 def test_a_command_line_is_redacted_by_name_whatever_the_secret_length():
     from harness.redact import redact_command
 
-    argv = ["harness", "--model_args", "model=m,api_key=k1,base_url=http://u:p2@h/v1?token=t3", "--judge_args=key=k4",
-            "--tasks", "t"]
-    assert redact_command(argv) == ["harness", "--model_args", f"model=m,api_key={REDACTED},base_url=http://u:{REDACTED}"
-                                    f"@h/v1?token={REDACTED}", f"--judge_args=key={REDACTED}", "--tasks", "t"]
+    argv = [
+        "harness",
+        "--model_args",
+        "model=m,api_key=k1,base_url=http://u:p2@h/v1?token=t3",
+        "--judge_args=key=k4",
+        "--tasks",
+        "t",
+    ]
+    assert redact_command(argv) == [
+        "harness",
+        "--model_args",
+        f"model=m,api_key={REDACTED},base_url=http://u:{REDACTED}@h/v1?token={REDACTED}",
+        f"--judge_args=key={REDACTED}",
+        "--tasks",
+        "t",
+    ]
     # The results' model_args: a URL's credentials where they stand, however short (only they: "pw" stays in /pwd).
     assert redact_mapping({"base_url": "http://u:pw@h/v1/pwd?key=q&a=1", "model": "m"}) == {
-        "base_url": f"http://u:{REDACTED}@h/v1/pwd?key={REDACTED}&a=1", "model": "m"}
+        "base_url": f"http://u:{REDACTED}@h/v1/pwd?key={REDACTED}&a=1",
+        "model": "m",
+    }

@@ -22,8 +22,21 @@ TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
 
 
 def _run(data: Path, out: Path, answer: str) -> Path:
-    code = main(["--tasks", TASKS, "--model", "constant", "--model_args", f'answer="{answer}"', "--data_dir", str(data),
-                 "--output_path", str(out), "--no_progress"])
+    code = main(
+        [
+            "--tasks",
+            TASKS,
+            "--model",
+            "constant",
+            "--model_args",
+            f'answer="{answer}"',
+            "--data_dir",
+            str(data),
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ]
+    )
     assert code == 0
     return out
 
@@ -36,8 +49,28 @@ def test_compare_backends_on_two_runs(mmneedle_dir, tmp_path, capsys, script_mod
     other = _run(mmneedle_dir, tmp_path / "c", "1, 1, 1")
     capsys.readouterr()
 
-    assert compare.main([str(never), str(same), "--labels", "hf", "vllm", "--seconds", "10", "4", "--exclude", "0", "2",
-                         "--json", str(tmp_path / "same.json"), "--min_agreement", "1.0"]) == 0
+    assert (
+        compare.main(
+            [
+                str(never),
+                str(same),
+                "--labels",
+                "hf",
+                "vllm",
+                "--seconds",
+                "10",
+                "4",
+                "--exclude",
+                "0",
+                "2",
+                "--json",
+                str(tmp_path / "same.json"),
+                "--min_agreement",
+                "1.0",
+            ]
+        )
+        == 0
+    )
     report = capsys.readouterr().out
     assert f"Answer agreement: {2 * MMNEEDLE_LIMIT}/{2 * MMNEEDLE_LIMIT} = 100.0%" in report
     summary = json.loads((tmp_path / "same.json").read_text())
@@ -64,14 +97,23 @@ def test_gpu_check_needs_a_gpu(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
     if shutil.which("nvidia-smi", path=env["PATH"]):
         pytest.skip("this machine has nvidia-smi")
-    result = subprocess.run([bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 2
     # Without the installed command, the checkout's module (python -c 'from harness.cli import main') does.
     runnable = (bin_dir / "harness").exists() or subprocess.run(
-        ["python", "-c", "import harness.cli, builders.cli"], env=env, capture_output=True).returncode == 0
-    expected = ("gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" if runnable
-                else "gpu_check: the 'harness' command is not installed")
+        ["python", "-c", "import harness.cli, builders.cli"], env=env, capture_output=True
+    ).returncode == 0
+    expected = (
+        "gpu_check: no nvidia-smi: this check needs an NVIDIA GPU"
+        if runnable
+        else "gpu_check: the 'harness' command is not installed"
+    )
     assert expected in result.stderr
     assert not (tmp_path / "work").exists()
 
@@ -85,13 +127,23 @@ def test_gpu_check_runs_the_checkout_without_installed_commands(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(PROJECT)}
     if shutil.which("nvidia-smi", path=env["PATH"]) or shutil.which("harness", path=env["PATH"]):
         pytest.skip("this machine has nvidia-smi or an installed harness in /usr/bin")
-    result = subprocess.run(["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        ["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" in result.stderr
     env["GPU_CHECK_BACKENDS"] = "openai"
-    result = subprocess.run(["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        ["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert "GPU_CHECK_BACKENDS must name hf, vllm or both, not 'openai'" in result.stderr
 
 
@@ -100,8 +152,13 @@ def test_gpu_check_names_an_unknown_benchmark(tmp_path):
     if bash is None:
         pytest.skip("no bash")
     env = {**os.environ, "GPU_CHECK_BENCHMARK": "mmlongbnech"}
-    result = subprocess.run([bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-                            capture_output=True, text=True, env=env, timeout=60)
+    result = subprocess.run(
+        [bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "GPU_CHECK_BENCHMARK must be mmneedle or mmlongbench, not 'mmlongbnech'" in result.stderr
 
@@ -112,11 +169,15 @@ def _wheel(folder: Path, name: str, payload: bytes) -> Path:
     import hashlib
     import zipfile
 
-    files = {f"{name}/__init__.py": b"DATA = " + repr(payload).encode() + b"\n",
-             f"{name}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n".encode(),
-             f"{name}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
-              for path, data in files.items()]
+    files = {
+        f"{name}/__init__.py": b"DATA = " + repr(payload).encode() + b"\n",
+        f"{name}-0.1.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n".encode(),
+        f"{name}-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for path, data in files.items()
+    ]
     files[f"{name}-0.1.dist-info/RECORD"] = ("\n".join([*record, f"{name}-0.1.dist-info/RECORD,,"]) + "\n").encode()
     path = folder / f"{name}-0.1-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:  # stored: the pieces split real bytes
@@ -138,8 +199,10 @@ def test_carry_wheels_pack_stash_install(tmp_path, capsys, script_module):
     requirements = tmp_path / "req.txt"
     requirements.write_text("# two wheels\ntinyb==0.1\ntinya==0.1  # the larger\n")
     out = tmp_path / "out"
-    assert carry.main(["pack", str(requirements), "--out", str(out), "--piece-mib", "0.1",
-                       "--find-links", str(index)]) == 0
+    assert (
+        carry.main(["pack", str(requirements), "--out", str(out), "--piece-mib", "0.1", "--find-links", str(index)])
+        == 0
+    )
     folders = sorted(p for p in out.iterdir() if p.name.isdigit())
     assert [f.name for f in folders] == ["01", "02"]
     manifests = {(f / "manifest.json").read_text() for f in folders}
@@ -179,7 +242,10 @@ def test_carry_wheels_refuses_unpinned_requirements(tmp_path, capsys, script_mod
     requirements = tmp_path / "req.txt"
     requirements.write_text("vllm==0.25.0\npydantic>=2\n")
     assert carry.main(["pack", str(requirements), "--out", str(tmp_path / "out")]) == 2
-    assert f"{requirements}:2: expected one pinned requirement 'name==version', got 'pydantic>=2'" in capsys.readouterr().err
+    assert (
+        f"{requirements}:2: expected one pinned requirement 'name==version', got 'pydantic>=2'"
+        in capsys.readouterr().err
+    )
 
 
 def test_compare_backends_counts_prompt_tokens_sample_by_sample(script_module):
@@ -190,16 +256,32 @@ def test_compare_backends_counts_prompt_tokens_sample_by_sample(script_module):
     def run(records):
         return compare.Run(Path("."), {}, {"t": {sid: {"sample_id": sid, **r} for sid, r in records.items()}})
 
-    hf = run({"1": {"token_count": 700, "usage": {"prompt_tokens": 700}},
-              "2": {"token_count": 712, "usage": {"prompt_tokens": 712}},
-              "3": {"token_count": 650}})
-    vllm = run({"1": {"token_count": 540, "usage": {"prompt_tokens": 700}},
-                "2": {"token_count": 760, "usage": {"prompt_tokens": 712}},
-                "3": {"token_count": 600, "usage": {"prompt_tokens": 650}}})
+    hf = run(
+        {
+            "1": {"token_count": 700, "usage": {"prompt_tokens": 700}},
+            "2": {"token_count": 712, "usage": {"prompt_tokens": 712}},
+            "3": {"token_count": 650},
+        }
+    )
+    vllm = run(
+        {
+            "1": {"token_count": 540, "usage": {"prompt_tokens": 700}},
+            "2": {"token_count": 760, "usage": {"prompt_tokens": 712}},
+            "3": {"token_count": 600, "usage": {"prompt_tokens": 650}},
+        }
+    )
     tokens = compare.token_counts(hf, vllm)
-    assert tokens == {"t": {"samples": 2, "a_screen_eq_a_engine": 2, "b_screen_eq_b_engine": 0,
-                            "b_screen_ge_b_engine": 1, "a_screen_eq_b_engine": 2,
-                            "b_screen_minus_engine": [-160, 48], "b_engine_tokens": [700, 712]}}
+    assert tokens == {
+        "t": {
+            "samples": 2,
+            "a_screen_eq_a_engine": 2,
+            "b_screen_eq_b_engine": 0,
+            "b_screen_ge_b_engine": 1,
+            "a_screen_eq_b_engine": 2,
+            "b_screen_minus_engine": [-160, 48],
+            "b_engine_tokens": [700, 712],
+        }
+    }
     table = "\n".join(compare.render_tokens(tokens, ("hf", "vllm")))
     assert "| t | 2 | 700-712 | 2 | 2 | 0 | 1 | -160 to +48 |" in table
 
@@ -209,8 +291,9 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     """The bare loop's requests are the ones `harness --model vllm` sends, as transformers chats with the
     images in place; beside a run of the same tasks it counts same answers and prompt lengths."""
     bare = script_module("vllm_bare_loop")
-    settings, requests = bare.planned_requests(["--tasks", TASKS, "--model_args", "pretrained=ckpt,max_model_len=4096",
-                                                "--data_dir", str(mmneedle_dir)])
+    settings, requests = bare.planned_requests(
+        ["--tasks", TASKS, "--model_args", "pretrained=ckpt,max_model_len=4096", "--data_dir", str(mmneedle_dir)]
+    )
     assert settings.pretrained == "ckpt" and settings.max_model_len == 4096
     assert len(requests) == 2 * MMNEEDLE_LIMIT
     chat = bare.chat_messages(requests[0])
@@ -218,17 +301,44 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     assert chat[-1]["content"][-1]["text"].startswith("Given 1 image")
 
     ours = _run(mmneedle_dir, tmp_path / "ours", "-1")
-    result = {"samples": [{"task": r.task, "sample_id": r.sample_id, "response": "-1" if i else "1, 1, 1",
-                           "prompt_tokens": 5, "screen_tokens": 5 + (i == 3), "completion_tokens": 2}
-                          for i, r in enumerate(requests)],
-              "passes": [{"name": "per_task", "seconds": 2.0, "prepare_seconds": 0.5, "generate_seconds": 1.5,
-                          "engine_calls": 2, "prompt_tokens": 5 * len(requests), "cached_tokens": 0,
-                          "completion_tokens": 2 * len(requests)},
-                         {"name": "one_call", "seconds": 1.0, "prepare_seconds": 0.25, "generate_seconds": 0.75,
-                          "engine_calls": 1, "prompt_tokens": 5 * len(requests), "cached_tokens": 16,
-                          "completion_tokens": 7}],
-              "engine_seconds": 3.0, "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}],
-              "token_rule": "rule"}
+    result = {
+        "samples": [
+            {
+                "task": r.task,
+                "sample_id": r.sample_id,
+                "response": "-1" if i else "1, 1, 1",
+                "prompt_tokens": 5,
+                "screen_tokens": 5 + (i == 3),
+                "completion_tokens": 2,
+            }
+            for i, r in enumerate(requests)
+        ],
+        "passes": [
+            {
+                "name": "per_task",
+                "seconds": 2.0,
+                "prepare_seconds": 0.5,
+                "generate_seconds": 1.5,
+                "engine_calls": 2,
+                "prompt_tokens": 5 * len(requests),
+                "cached_tokens": 0,
+                "completion_tokens": 2 * len(requests),
+            },
+            {
+                "name": "one_call",
+                "seconds": 1.0,
+                "prepare_seconds": 0.25,
+                "generate_seconds": 0.75,
+                "engine_calls": 1,
+                "prompt_tokens": 5 * len(requests),
+                "cached_tokens": 16,
+                "completion_tokens": 7,
+            },
+        ],
+        "engine_seconds": 3.0,
+        "screened_out": [{"task": "t", "sample_id": "9", "screen_tokens": 140000}],
+        "token_rule": "rule",
+    }
     comparison = bare.against_ours(result, ours, exclude=0.0)
     assert comparison["compared"] == len(requests)
     assert comparison["same_answer"] == len(requests) - 1  # the constant answered -1 everywhere
@@ -242,14 +352,17 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
     assert "engine_calls" not in ours_side  # the constant backend makes no engine call to count
     screen = bare.screen_against_engine(result)
     assert (screen["samples"], screen["equal"]) == (len(requests), len(requests) - 1)
-    assert screen["differing"] == [{"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6,
-                                    "prompt_tokens": 5}]
+    assert screen["differing"] == [
+        {"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6, "prompt_tokens": 5}
+    ]
     report = bare.render({"bare": result, "comparison": comparison})
     assert f"Same answer: {len(requests) - 1}/{len(requests)}" in report
     assert f"Screen count (rule) against vLLM's `len(prompt_token_ids)`: {len(requests) - 1}/{len(requests)}" in report
     assert "screened out (never sent): t 9: screen 140000 tokens" in report
-    assert (f"| bare pass 2: dataset order, the backend's chunks | 1 | {len(requests)} | 1.00 (generate 0.75) | "
-            f"{len(requests):.2f} |") in report
+    assert (
+        f"| bare pass 2: dataset order, the backend's chunks | 1 | {len(requests)} | 1.00 (generate 0.75) | "
+        f"{len(requests):.2f} |"
+    ) in report
     assert f"| {5 * len(requests):,} | 16 ({16 / (5 * len(requests)):.1%}) | 7 |" in report
 
 
@@ -257,10 +370,17 @@ def _sent(call: dict) -> tuple:
     """What one `LLM.generate` call was handed, image pixels included: the progress flag, then per request its prompt,
     its images (size, mode, a hash of the pixels), its processor kwargs and its `SamplingParams`."""
     return call["use_tqdm"], [
-        (p["prompt"], [(i.size, i.mode, hashlib.sha256(i.tobytes()).hexdigest())
-                       for i in (p.get("multi_modal_data") or {}).get("image", [])],
-         p.get("mm_processor_kwargs"), repr(params))
-        for p, params in zip(call["prompts"], call["sampling"], strict=True)]
+        (
+            p["prompt"],
+            [
+                (i.size, i.mode, hashlib.sha256(i.tobytes()).hexdigest())
+                for i in (p.get("multi_modal_data") or {}).get("image", [])
+            ],
+            p.get("mm_processor_kwargs"),
+            repr(params),
+        )
+        for p, params in zip(call["prompts"], call["sampling"], strict=True)
+    ]
 
 
 @pytest.mark.slow  # a fixture build, a tiny checkpoint, a harness run and the bare loop, on vLLM's recording stand-in
@@ -276,8 +396,14 @@ def test_the_bare_loop_sends_generate_what_our_run_sends_request_by_request(tmp_
     checkpoint = build_tiny_llava(tmp_path / "llava", image_size=336)  # renders: the backend calls LLM.generate
     configs = ("niah_vh_single_8k", "niah_mmniah_ret_image_8k")
     build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=list(configs))
-    args = ["--tasks", ",".join(f"mmlongbench_{c}" for c in configs), "--data_dir", str(tmp_path / "data"),
-            "--model_args", f"pretrained={checkpoint},max_model_len=32768"]
+    args = [
+        "--tasks",
+        ",".join(f"mmlongbench_{c}" for c in configs),
+        "--data_dir",
+        str(tmp_path / "data"),
+        "--model_args",
+        f"pretrained={checkpoint},max_model_len=32768",
+    ]
     monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)  # both sides build their engine from vllm.LLM
     fake_vllm.CALLS.clear()
     assert main(["--model", "vllm", *args, "--no_cache", "--no_progress", "--output_path", str(tmp_path / "ours")]) == 0
@@ -303,18 +429,29 @@ def test_prefix_cache_measured_sets_orders_side_by_side_by_length(script_module)
     compare = script_module("compare_backends")
 
     def run(seconds, engine_seconds, cached):
-        results = {"total_evaluation_time_seconds": str(seconds), "config": {
-            "requests_sent": 3, "backend_stats": {"engine_seconds": engine_seconds, "count_seconds": 1.0, "engine_calls": 2}}}
-        samples = {"mmlongbench_niah_vh_single_8k": {
-                       "a": {"sample_id": "a", "usage": {"prompt_tokens": 100, "cached_tokens": cached}},
-                       "b": {"sample_id": "b", "usage": {"prompt_tokens": 100, "cached_tokens": 0}}},
-                   "mmlongbench_niah_vh_single_128k": {
-                       "c": {"sample_id": "c", "usage": {"prompt_tokens": 1000, "cached_tokens": 10 * cached}},
-                       "d": {"sample_id": "d", "status": "over_length"}}}
+        results = {
+            "total_evaluation_time_seconds": str(seconds),
+            "config": {
+                "requests_sent": 3,
+                "backend_stats": {"engine_seconds": engine_seconds, "count_seconds": 1.0, "engine_calls": 2},
+            },
+        }
+        samples = {
+            "mmlongbench_niah_vh_single_8k": {
+                "a": {"sample_id": "a", "usage": {"prompt_tokens": 100, "cached_tokens": cached}},
+                "b": {"sample_id": "b", "usage": {"prompt_tokens": 100, "cached_tokens": 0}},
+            },
+            "mmlongbench_niah_vh_single_128k": {
+                "c": {"sample_id": "c", "usage": {"prompt_tokens": 1000, "cached_tokens": 10 * cached}},
+                "d": {"sample_id": "d", "status": "over_length"},
+            },
+        }
         return measured.measured_run(compare.Run(Path("."), results, samples))
 
     cache, length = run(31.0, 20.0, 50), run(41.0, 30.0, 0)
-    assert cache["set_up_seconds"] == 21.0 and cache["speed"]["seconds"] == 10.0 and cache["speed"]["samples_per_s"] == 0.3
+    assert (
+        cache["set_up_seconds"] == 21.0 and cache["speed"]["seconds"] == 10.0 and cache["speed"]["samples_per_s"] == 0.3
+    )
     assert cache["served"]["8k"] == {"samples": 2, "prompt_tokens": 200, "cached_tokens": 50}
     assert cache["served"]["all"] == {"samples": 3, "prompt_tokens": 1200, "cached_tokens": 550}
     report = measured.render({"cache": cache, "length": length})

@@ -50,7 +50,8 @@ def mmneedle_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     previous = datasets.config.HF_DATASETS_CACHE
     datasets.config.HF_DATASETS_CACHE = tmp_path_factory.mktemp("hf_datasets_cache")  # not ~/.cache
     root = tmp_path_factory.mktemp("data")
-    build_mmneedle(source="synthetic", out_dir=root, configs=["m1_n2_k1", "m10_n1_k1"], limit=MMNEEDLE_LIMIT,
-                   seed=0, num_proc=1)
+    build_mmneedle(
+        source="synthetic", out_dir=root, configs=["m1_n2_k1", "m10_n1_k1"], limit=MMNEEDLE_LIMIT, seed=0, num_proc=1
+    )
     yield root
     datasets.config.HF_DATASETS_CACHE = previous

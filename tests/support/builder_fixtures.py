@@ -131,8 +131,11 @@ def check_archive_edges(archive: Path, member: str, build: Callable[[], object],
     stops the CLI (`builders ARGV`) with one line naming it, exit 2. Nothing is left in `out`."""
     whole = archive.read_bytes()
     add_tar_member(archive, member, b"\xff\xd8 bytes")
-    with pytest.raises(BuildError, match=rf"{re.escape(archive.name)}: member {re.escape(repr(member))}: path .* "
-                                         "leads out of the release"):
+    with pytest.raises(
+        BuildError,
+        match=rf"{re.escape(archive.name)}: member {re.escape(repr(member))}: path .* "
+        "leads out of the release",
+    ):
         build()
     archive.write_bytes(whole)
     cut_in_half(archive)

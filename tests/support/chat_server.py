@@ -73,8 +73,15 @@ class Received:
 
 
 class ChatServer:
-    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None, faults: list[str] | None = None,
-                 *, trickle: float = 1.0, huge_bytes: int = 100_000_000, deep: int = 5000) -> None:
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any]], str] | None = None,
+        faults: list[str] | None = None,
+        *,
+        trickle: float = 1.0,
+        huge_bytes: int = 100_000_000,
+        deep: int = 5000,
+    ) -> None:
         self.answer = answer
         self.faults = list(faults or [])
         self.trickle = trickle
@@ -100,6 +107,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             _counted = False  # whether this request is counted in `in_flight`
+
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
@@ -111,8 +119,13 @@ class ChatServer:
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 split = urlsplit(self.path)
-                record = Received(split.path, parse_qs(split.query), {k.lower(): v for k, v in self.headers.items()},
-                                  body, time.monotonic())
+                record = Received(
+                    split.path,
+                    parse_qs(split.query),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                    time.monotonic(),
+                )
                 with server._lock:
                     server.received.append(record)
                     sample = record.tags.get("id", "?")
@@ -138,8 +151,13 @@ class ChatServer:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
-                      content_type: str = "application/json") -> None:
+            def _send(
+                self,
+                status: int,
+                payload: Any,
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
@@ -151,34 +169,58 @@ class ChatServer:
                 self.wfile.write(data)
 
             def _ok(self, record: Received, sample: str, **message: Any) -> None:
-                n_images = sum(1 for m in record.body["messages"] if isinstance(m.get("content"), list)
-                               for p in m["content"] if p.get("type") == "image_url")
+                n_images = sum(
+                    1
+                    for m in record.body["messages"]
+                    if isinstance(m.get("content"), list)
+                    for p in m["content"]
+                    if p.get("type") == "image_url"
+                )
                 finish = message.pop("finish_reason", "stop")
                 text = server.answer(record.body) if server.answer else f"answer:{sample}"
                 msg = {"role": "assistant", "content": text, **message}
-                self._send(200, {
-                    "id": f"chatcmpl-{sample}", "object": "chat.completion", "model": record.body.get("model"),
-                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-                    "usage": {"prompt_tokens": 10 + n_images, "completion_tokens": 3, "total_tokens": 13 + n_images,
-                              "completion_tokens_details": {"reasoning_tokens": 0}},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{sample}",
+                        "object": "chat.completion",
+                        "model": record.body.get("model"),
+                        "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                        "usage": {
+                            "prompt_tokens": 10 + n_images,
+                            "completion_tokens": 3,
+                            "total_tokens": 13 + n_images,
+                            "completion_tokens_details": {"reasoning_tokens": 0},
+                        },
+                    },
+                )
 
             def _trickle(self, data: bytes) -> None:
                 for k in range(len(data)):
                     if server._stopping.wait(server.trickle):
                         return
-                    self.wfile.write(data[k:k + 1])
+                    self.wfile.write(data[k : k + 1])
                     self.wfile.flush()
 
             def _completion(self, text: str) -> bytes:
-                return json.dumps({"id": "x", "object": "chat.completion", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}).encode()
+                return json.dumps(
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        ],
+                    }
+                ).encode()
 
             def _answer(self, record: Received, do: str, sample: str, attempt: int) -> None:
                 if do == "trickle_headers":
                     body = self._completion(f"answer:{sample}")
-                    self._trickle(f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
-                                  f"\r\n\r\n".encode() + body)
+                    self._trickle(
+                        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+                        f"\r\n\r\n".encode()
+                        + body
+                    )
                 elif do == "trickle_body":
                     body = self._completion(f"answer:{sample}")
                     self.send_response(200)
@@ -234,15 +276,30 @@ class ChatServer:
                 elif do == "bad_request":
                     self._send(400, {"error": {"message": "image could not be processed", "code": "invalid_image"}})
                 elif do == "no_vision":
-                    self._send(400, {"error": {"message": "This model does not support image inputs",
-                                               "type": "BadRequestError", "code": 400}})
+                    self._send(
+                        400,
+                        {
+                            "error": {
+                                "message": "This model does not support image inputs",
+                                "type": "BadRequestError",
+                                "code": 400,
+                            }
+                        },
+                    )
                 elif do == "auth":
                     self._send(401, {"error": {"message": "Incorrect API key provided"}})
                 elif do == "echo_key":
                     self._send(400, {"error": {"message": f"rejected {record.headers.get('authorization')}"}})
                 elif do == "echo_key_refused":
-                    self._send(400, {"error": {"message": f"filtered for {record.headers.get('authorization')}",
-                                               "code": "content_filter"}})
+                    self._send(
+                        400,
+                        {
+                            "error": {
+                                "message": f"filtered for {record.headers.get('authorization')}",
+                                "code": "content_filter",
+                            }
+                        },
+                    )
                 elif do == "echo_key_once" and attempt == 1:
                     self._send(500, {"error": {"message": f"upstream refused {record.headers.get('authorization')}"}})
                 elif do == "echo_key_answer":

@@ -29,15 +29,18 @@ class DecodeTrace:
     # (seconds since start, batch index or None before the first batch, sha256 of the decoded bytes)
     decodes: list[tuple[float, int | None, str]] = field(default_factory=list)
     batches: list[tuple[float, frozenset[str]]] = field(default_factory=list)  # (seconds, its images' sha256)
-    held: list[Counter[str]] = field(default_factory=list)  # per batch: how many of its requests' images are each sha256
+    held: list[Counter[str]] = field(
+        default_factory=list
+    )  # per batch: how many of its requests' images are each sha256
 
     def batch(self, images: Sequence[str]) -> None:
         self.batches.append((time.perf_counter() - self.started, frozenset(images)))
         self.held.append(Counter(images))
 
     def decode(self, sha256: str) -> None:
-        self.decodes.append((time.perf_counter() - self.started, len(self.batches) - 1 if self.batches else None,
-                             sha256))
+        self.decodes.append(
+            (time.perf_counter() - self.started, len(self.batches) - 1 if self.batches else None, sha256)
+        )
 
     def misplaced(self) -> list[str]:
         """Every decode outside the batch that sends its image, described."""
@@ -54,8 +57,11 @@ class DecodeTrace:
         out = []
         for index, held in enumerate(self.held):
             decoded = Counter(sha for _, i, sha in self.decodes if i == index)
-            out.extend(f"{sha[:12]} decoded {count} times in batch {index}, which holds it {held[sha]} time(s)"
-                       for sha, count in decoded.items() if count > held[sha])
+            out.extend(
+                f"{sha[:12]} decoded {count} times in batch {index}, which holds it {held[sha]} time(s)"
+                for sha, count in decoded.items()
+                if count > held[sha]
+            )
         return out
 
     def per_batch(self) -> list[dict[str, Any]]:
@@ -63,8 +69,15 @@ class DecodeTrace:
         rows = []
         for index, (start, images) in enumerate(self.batches):
             times = [t for t, i, _ in self.decodes if i == index]
-            rows.append({"start": start, "images": len(images), "decodes": len(times),
-                         "first": min(times, default=None), "last": max(times, default=None)})
+            rows.append(
+                {
+                    "start": start,
+                    "images": len(images),
+                    "decodes": len(times),
+                    "first": min(times, default=None),
+                    "last": max(times, default=None),
+                }
+            )
         return rows
 
 

@@ -37,11 +37,26 @@ class FakeLLM:
     def _shutdown(self) -> None:
         self.shutdowns += 1
 
-    def chat(self, conversations, sampling_params, *, use_tqdm, chat_template_content_format,
-             add_generation_prompt, continue_final_message):
+    def chat(
+        self,
+        conversations,
+        sampling_params,
+        *,
+        use_tqdm,
+        chat_template_content_format,
+        add_generation_prompt,
+        continue_final_message,
+    ):
         assert len(conversations) == len(sampling_params)
-        CALLS.append({"kwargs": self.kwargs, "conversations": conversations, "sampling": sampling_params,
-                      "add_generation_prompt": add_generation_prompt, "continue_final_message": continue_final_message})
+        CALLS.append(
+            {
+                "kwargs": self.kwargs,
+                "conversations": conversations,
+                "sampling": sampling_params,
+                "add_generation_prompt": add_generation_prompt,
+                "continue_final_message": continue_final_message,
+            }
+        )
         outputs = []
         for conversation, params in zip(conversations, sampling_params, strict=True):
             pieces = []
@@ -49,7 +64,9 @@ class FakeLLM:
                 for part in message["content"]:
                     if part["type"] == "text":
                         if "REJECT" in part["text"]:
-                            raise ValueError("The decoder prompt (length 99999) is longer than the maximum model length")
+                            raise ValueError(
+                                "The decoder prompt (length 99999) is longer than the maximum model length"
+                            )
                         if "DIE" in part["text"]:
                             os._exit(3)  # a replica process that crashes (e.g. a CUDA fault)
                         if "HANG" in part["text"]:
@@ -66,10 +83,10 @@ class FakeLLM:
             text = f"{os.getpid()}|{os.environ.get('CUDA_VISIBLE_DEVICES')}|" + ";".join(pieces)
             max_tokens = params.max_tokens if hasattr(params, "max_tokens") else params["max_tokens"]
             completion = SimpleNamespace(text=text, token_ids=list(range(min(3, max_tokens))), finish_reason="stop")
-            outputs.append(SimpleNamespace(outputs=[completion], prompt_token_ids=[1] * (7 + len(pieces)),
-                                           num_cached_tokens=0))
+            outputs.append(
+                SimpleNamespace(outputs=[completion], prompt_token_ids=[1] * (7 + len(pieces)), num_cached_tokens=0)
+            )
         return outputs
-
 
     def generate(self, prompts, sampling_params, *, use_tqdm):
         """`LLM.generate` on rendered prompts: the answer names the prompt's last words and each image's size;
@@ -81,11 +98,16 @@ class FakeLLM:
             if "REJECT" in prompt["prompt"]:
                 raise ValueError("The decoder prompt (length 99999) is longer than the maximum model length")
             images = (prompt.get("multi_modal_data") or {}).get("image", [])
-            text = f"{os.getpid()}|{prompt['prompt'].split()[-1]}|" + ";".join(f"img:{i.size[0]}x{i.size[1]}" for i in images)
+            text = f"{os.getpid()}|{prompt['prompt'].split()[-1]}|" + ";".join(
+                f"img:{i.size[0]}x{i.size[1]}" for i in images
+            )
             max_tokens = params.max_tokens if hasattr(params, "max_tokens") else params["max_tokens"]
             completion = SimpleNamespace(text=text, token_ids=list(range(min(3, max_tokens))), finish_reason="stop")
-            outputs.append(SimpleNamespace(outputs=[completion], prompt_token_ids=[1] * len(prompt["prompt"].split()),
-                                           num_cached_tokens=0))
+            outputs.append(
+                SimpleNamespace(
+                    outputs=[completion], prompt_token_ids=[1] * len(prompt["prompt"].split()), num_cached_tokens=0
+                )
+            )
         return outputs
 
 
@@ -133,5 +155,8 @@ def fake_replica(backend: str, args: dict[str, str], batch_size: int, max_batch_
 
     assert backend == "vllm"
     defaults = {"pretrained": "tiny/qwen-vl", "max_model_len": "2048", "use_tqdm": "false"}
-    return VLLMModel(settings_from_args(VLLMSettings, {**defaults, **args}, "vllm", aliases=ARG_ALIASES),
-                     llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    return VLLMModel(
+        settings_from_args(VLLMSettings, {**defaults, **args}, "vllm", aliases=ARG_ALIASES),
+        llm_factory=FAKE_LLM,
+        sampling_factory=FAKE_SAMPLING,
+    )

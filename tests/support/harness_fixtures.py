@@ -100,8 +100,13 @@ def harness(capsys: pytest.CaptureFixture[str]):
 def script_env(tmp_path: Path) -> dict[str, str]:
     """Environment for running the installed console script: offline, own caches, one thread."""
     env = dict(os.environ)
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "hf_cache"),
-               OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        HF_DATASETS_CACHE=str(tmp_path / "hf_cache"),
+        OMP_NUM_THREADS="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.pop("MMLONGEVAL_DATA_DIR", None)
     return env
 

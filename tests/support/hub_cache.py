@@ -1,8 +1,8 @@
 """A Hugging Face Hub cache written as `huggingface_hub` lays it out, for offline tests of `--source hf://...`:
 
-    CACHE/datasets--ORG--NAME/blobs/<sha256>                 the bytes
-    CACHE/datasets--ORG--NAME/refs/<revision>                the commit the revision points at
-    CACHE/datasets--ORG--NAME/snapshots/<commit>/<file>      a relative link to ../../blobs/<sha256>
+CACHE/datasets--ORG--NAME/blobs/<sha256>                 the bytes
+CACHE/datasets--ORG--NAME/refs/<revision>                the commit the revision points at
+CACHE/datasets--ORG--NAME/snapshots/<commit>/<file>      a relative link to ../../blobs/<sha256>
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from pathlib import Path
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-def fill_hub_cache(cache: Path, repo: str, files: Mapping[str, Path | bytes], *, revision: str = "main",
-                   commit: str = COMMIT) -> Path:
+def fill_hub_cache(
+    cache: Path, repo: str, files: Mapping[str, Path | bytes], *, revision: str = "main", commit: str = COMMIT
+) -> Path:
     """Put `files` (name in the repo -> a file or its bytes) into the cache's snapshot of `repo` at `commit`, with
     `refs/<revision>` pointing at it; returns the snapshot folder."""
     root = cache / ("datasets--" + repo.replace("/", "--"))

@@ -62,7 +62,9 @@ def make_request(
         sample_id=sample_id,
         messages=tuple(messages),
         settings=settings or GenerationSettings(max_gen_toks=16),
-        text_tokens=text_tokens if text_tokens is not None else sum(len(p.split()) for p in parts if isinstance(p, str)),
+        text_tokens=text_tokens
+        if text_tokens is not None
+        else sum(len(p.split()) for p in parts if isinstance(p, str)),
         image_tokens=tuple(image_tokens) if image_tokens is not None else (64,) * n_images,
         assistant_prefix=prefix,
     )

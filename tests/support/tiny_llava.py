@@ -38,9 +38,15 @@ def tiny_tokenizer(extra_special: tuple[str, ...] = ("<image>",), text_tokenizer
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(_corpus(), trainer=trainers.BpeTrainer(
-        vocab_size=300, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False))
+    bpe.train_from_iterator(
+        _corpus(),
+        trainer=trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
     chosen = bpe if text_tokenizer is None else text_tokenizer
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=chosen, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     tokenizer.add_special_tokens({"additional_special_tokens": list(extra_special)})
@@ -58,19 +64,41 @@ def build_tiny_llava(out_dir: Path, image_size: int = 28, text_tokenizer: Any = 
     image_token_id = tokenizer.convert_tokens_to_ids("<image>")
 
     processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
-                                           crop_size={"height": image_size, "width": image_size}),
-        tokenizer=tokenizer, patch_size=14, vision_feature_select_strategy="default",
-        chat_template=CHAT_TEMPLATE, image_token="<image>", num_additional_image_tokens=1,
+        image_processor=CLIPImageProcessor(
+            size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+        ),
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE,
+        image_token="<image>",
+        num_additional_image_tokens=1,
     )
     config = LlavaConfig(
-        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                           num_attention_heads=2, image_size=image_size, patch_size=14),
-        text_config=dict(model_type="llama", vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id),
-        image_token_id=image_token_id, vision_feature_select_strategy="default",
+        vision_config=dict(
+            model_type="clip_vision_model",
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=image_size,
+            patch_size=14,
+        ),
+        text_config=dict(
+            model_type="llama",
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        ),
+        image_token_id=image_token_id,
+        vision_feature_select_strategy="default",
     )
     model = LlavaForConditionalGeneration(config).eval()
     for key in ("bos_token_id", "eos_token_id", "pad_token_id"):

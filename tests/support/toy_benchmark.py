@@ -39,14 +39,14 @@ Coloured squares ({{ configs | length }} configs), built by `{{ manifest.builder
 def write_toy_tasks(folder: Path) -> Path:
     """The toy benchmark's task folder (pass it with --include_path)."""
     files = {
-        "utils.py": '''
+        "utils.py": """
             def process_results(doc, results):
                 return {"acc": float(results[0].strip().lower() == doc["answer"])}
 
             def random_answer(doc, rng):
                 return rng.choice(["yes", "no"] if "same colour" in doc["prompt"] else ["red", "green", "blue", "yellow"])
-        ''',
-        "_toy.yaml": '''
+        """,
+        "_toy.yaml": """
             dataset_path: toy
             doc_to_visual: images
             doc_to_text: prompt
@@ -60,23 +60,23 @@ def write_toy_tasks(folder: Path) -> Path:
               until: []
             metadata:
               version: 1.0
-        ''',
+        """,
         "toy_colors.yaml": "include: _toy.yaml\ntask: toy_colors\ndataset_name: colors\n",
         "toy_pairs.yaml": "include: _toy.yaml\ntask: toy_pairs\ndataset_name: pairs\n",
-        "_group_toy.yaml": '''
+        "_group_toy.yaml": """
             group: toy
             task: [toy_colors, toy_pairs]
             aggregate_metric_list:
               - metric: acc
                 aggregation: strict_mean
-        ''',
-        "_group_toy_lenient.yaml": '''
+        """,
+        "_group_toy_lenient.yaml": """
             group: toy_lenient
             task: [toy_colors, toy_pairs]
             aggregate_metric_list:
               - metric: acc
                 aggregation: mean
-        ''',
+        """,
     }
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

@@ -32,7 +32,7 @@ def parse_hub_location(text: str | Path | None) -> HubLocation | None:
     `hf://` string of another shape."""
     if text is None or not str(text).startswith(HUB_PREFIX):
         return None
-    body = str(text)[len(HUB_PREFIX):]
+    body = str(text)[len(HUB_PREFIX) :]
     path, _, revision = body.partition("@")
     parts = [p for p in path.split("/") if p]
     if not 1 <= len(parts) <= 2 or (revision == "" and "@" in body):

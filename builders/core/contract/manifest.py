@@ -75,7 +75,7 @@ def file_sha256(path: str | Path, copy_to: str | Path | None = None, chunk: int 
     """The sha256 of a file, as the manifest lists it for each data file; `copy_to` also copies the file there
     on the way (one read for both)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as reader, (open(copy_to, "wb") if copy_to is not None else nullcontext()) as writer:
+    with open(path, "rb") as reader, open(copy_to, "wb") if copy_to is not None else nullcontext() as writer:
         while block := reader.read(chunk):
             digest.update(block)
             if writer is not None:
@@ -99,8 +99,11 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
     files = entry.get("files") if isinstance(entry, Mapping) else None
     if not isinstance(files, list):
         return None
-    chosen = [str(Path(folder) / f["path"]) for f in files
-              if isinstance(f, Mapping) and Path(str(f.get("path", ""))).name.startswith(f"{split}-")]
+    chosen = [
+        str(Path(folder) / f["path"])
+        for f in files
+        if isinstance(f, Mapping) and Path(str(f.get("path", ""))).name.startswith(f"{split}-")
+    ]
     return chosen or None
 
 

@@ -38,8 +38,11 @@ class _ByteLocations:
         in `chunk`'s byte range of `mapping`; None where the chunk does not store them plainly."""
         import pyarrow as pa
 
-        if (chunk.compression != "UNCOMPRESSED" or chunk.has_dictionary_page
-                or not set(chunk.encodings) <= {"PLAIN", "RLE", "BIT_PACKED"}):  # RLE, BIT_PACKED: the levels
+        if (
+            chunk.compression != "UNCOMPRESSED"
+            or chunk.has_dictionary_page
+            or not set(chunk.encodings) <= {"PLAIN", "RLE", "BIT_PACKED"}
+        ):  # RLE, BIT_PACKED: the levels
             return None
         first, blobs = [0], []
         for part in values.chunks:
@@ -60,7 +63,7 @@ class _ByteLocations:
                 continue
             data = blob.as_py()
             found = mapping.find(len(data).to_bytes(4, "little") + data[:32], at, end)
-            if found < 0 or mapping[found + 4:found + 4 + len(data)] != data:  # whole, byte for byte
+            if found < 0 or mapping[found + 4 : found + 4 + len(data)] != data:  # whole, byte for byte
                 return None
             locations.append(found + 4)
             lengths.append(len(data))
@@ -72,7 +75,7 @@ class _ByteLocations:
         if index is not None and not 0 <= index < self._first[row + 1] - self._first[row]:
             raise IndexError(f"image {index} of a row of {self._first[row + 1] - self._first[row]}")
         start = self._offsets[value]
-        return None if start < 0 else self._map[start:start + self._lengths[value]]
+        return None if start < 0 else self._map[start : start + self._lengths[value]]
 
 
 class ParquetColumn:
@@ -87,8 +90,14 @@ class ParquetColumn:
     between threads (a backend may read images from several).
     """
 
-    def __init__(self, files: Sequence[Any], column: str, budget_bytes: int | None = None,
-                 before_read: Any = None, maps: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self,
+        files: Sequence[Any],
+        column: str,
+        budget_bytes: int | None = None,
+        before_read: Any = None,
+        maps: Sequence[Any] | None = None,
+    ) -> None:
         import threading
         from collections import OrderedDict
 
@@ -179,8 +188,9 @@ class ImageTable:
     row group when asked for (`ParquetColumn`).
     """
 
-    def __init__(self, files: Sequence[Any], location: str, before_read: Any = None,
-                 maps: Sequence[Any] | None = None) -> None:
+    def __init__(
+        self, files: Sequence[Any], location: str, before_read: Any = None, maps: Sequence[Any] | None = None
+    ) -> None:
         self.location = location
         self._row: dict[str, int] = {}
         for file in files:
@@ -230,10 +240,18 @@ def _image_table_files(location: str, revision: str | None, load_kwargs: Mapping
     if repo is not None:
         from huggingface_hub import snapshot_download
 
-        folder = Path(snapshot_download(repo[0], repo_type="dataset", revision=repo[1],
-                                        allow_patterns=[MANIFEST_NAME, f"{IMAGE_TABLE_CONFIG}/*"], **load_kwargs))
+        folder = Path(
+            snapshot_download(
+                repo[0],
+                repo_type="dataset",
+                revision=repo[1],
+                allow_patterns=[MANIFEST_NAME, f"{IMAGE_TABLE_CONFIG}/*"],
+                **load_kwargs,
+            )
+        )
     files = split_files(folder, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT) or sorted(
-        str(p) for p in (folder / IMAGE_TABLE_CONFIG).glob(f"{IMAGE_TABLE_SPLIT}-*.parquet"))
+        str(p) for p in (folder / IMAGE_TABLE_CONFIG).glob(f"{IMAGE_TABLE_SPLIT}-*.parquet")
+    )
     if not files:
         raise FileNotFoundError(f"{location} has no image table ({IMAGE_TABLE_CONFIG}/{IMAGE_TABLE_SPLIT}-*.parquet)")
     return files
@@ -257,8 +275,9 @@ def image_table(location: str, revision: str | None = None, **load_kwargs: Any) 
     return _TABLES[key]
 
 
-def load_images(location: str | Path, row: Mapping[str, Any], revision: str | None = None,
-                **load_kwargs: Any) -> list[Any]:
+def load_images(
+    location: str | Path, row: Mapping[str, Any], revision: str | None = None, **load_kwargs: Any
+) -> list[Any]:
     """A row's images as PIL images, in prompt order, whatever the build's image storage.
 
     `location` is the built folder or Hub repo the row was loaded from: a folder, `ORG/NAME`, or

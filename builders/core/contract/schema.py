@@ -32,13 +32,15 @@ def row_features(image_storage: str = EMBEDDED) -> dict[str, Any]:
     features: dict[str, Any] = {ID: Value("string")}
     if image_storage == EMBEDDED:
         features[IMAGES] = List(Image())
-    features.update({
-        IMAGE_SHA256: List(Value("string")),
-        IMAGE_SIZES: List(List(Value("int32"))),
-        NUM_IMAGES: Value("int32"),
-        TEXT_TOKENS: Value("int32"),
-        IMAGE_TOKENS: List(Value("int32")),
-    })
+    features.update(
+        {
+            IMAGE_SHA256: List(Value("string")),
+            IMAGE_SIZES: List(List(Value("int32"))),
+            NUM_IMAGES: Value("int32"),
+            TEXT_TOKENS: Value("int32"),
+            IMAGE_TOKENS: List(Value("int32")),
+        }
+    )
     return features
 
 

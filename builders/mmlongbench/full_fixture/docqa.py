@@ -16,8 +16,13 @@ from builders.mmlongbench.full_fixture.units import (
 from builders.mmlongbench.leaves import Leaf
 
 DOC_PREFIX = {"mmlongbench_doc": "mmdoc", "longdocurl": "ldurl", "slidevqa": "deck"}  # no "page": see page_label
-DOCQA_ANSWERS = (("3", "Integer"), ("12.5", "Float"), ("harbour council", "String"), ("Not answerable", "None"),
-                  ('["railway", "2019"]', "List"))
+DOCQA_ANSWERS = (
+    ("3", "Integer"),
+    ("12.5", "Float"),
+    ("harbour council", "String"),
+    ("Not answerable", "None"),
+    ('["railway", "2019"]', "List"),
+)
 
 
 def docqa_rows(src: FixtureSource, leaf: Leaf, tokens: int, base: int) -> list[Row]:
@@ -31,8 +36,14 @@ def docqa_rows(src: FixtureSource, leaf: Leaf, tokens: int, base: int) -> list[R
     pages = page_images(src, root, doc, own_pages, slides)
     answer_page = (base * 5 + 3) % own_pages
     answer, answer_format = DOCQA_ANSWERS[base % len(DOCQA_ANSWERS)]
-    row: Row = {"id": doc, "doc_name": doc, "question": f"What does the table on page {answer_page + 1} report?",
-                 "answer": answer, "answer_format": answer_format, "ans_page_list": [answer_page]}
+    row: Row = {
+        "id": doc,
+        "doc_name": doc,
+        "question": f"What does the table on page {answer_page + 1} report?",
+        "answer": answer,
+        "answer_format": answer_format,
+        "ans_page_list": [answer_page],
+    }
     # Growth events: ("L" | "R", page); the row shows the answer page and the first events that fit.
     events: list[tuple[str, str]] = []
     left, right = answer_page - 1, answer_page + 1

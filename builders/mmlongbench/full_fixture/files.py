@@ -31,8 +31,14 @@ from builders.mmlongbench.pools import family
 from builders.mmlongbench.release import IMAGE_DIR, TEXT_DIR
 
 ROW_WRITERS: dict[str, Callable[[FixtureSource, Leaf, int, int], list[Row]]] = {
-    "vrag": vrag_rows, "vh": vh_rows, "mmniah_text": mmniah_rows, "mmniah_image_count": mmniah_rows,
-    "mmniah_image_mc": mmniah_rows, "govreport": summ_rows, "multilexsum": summ_rows, "docqa": docqa_rows,
+    "vrag": vrag_rows,
+    "vh": vh_rows,
+    "mmniah_text": mmniah_rows,
+    "mmniah_image_count": mmniah_rows,
+    "mmniah_image_mc": mmniah_rows,
+    "govreport": summ_rows,
+    "multilexsum": summ_rows,
+    "docqa": docqa_rows,
 }
 
 
@@ -43,10 +49,14 @@ def pool_ids(tokens: int, members: int, per_id: int) -> int:
     return math.ceil(need * POOL_MARGIN / (per_id * members)) + 1 if need > 0 else 0
 
 
-def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
-                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
-                      only: Collection[tuple[str, str]] | None = None, pools: Mapping[str, int] | None = None
-                      ) -> tuple[dict[str, bytes], FixtureSource]:
+def full_source_files(
+    ids_per_file: int = 1,
+    lengths: Mapping[str, int] | None = None,
+    leaves: Iterable[str] | None = None,
+    counter: TextTokenCounter | None = None,
+    only: Collection[tuple[str, str]] | None = None,
+    pools: Mapping[str, int] | None = None,
+) -> tuple[dict[str, bytes], FixtureSource]:
     """(text files under mmlb_data/ by relative path, the source whose `shown` images they name, not yet
     drawn)."""
     pools = pools or {}
@@ -67,8 +77,11 @@ def full_source_files(ids_per_file: int = 1, lengths: Mapping[str, int] | None =
             rows = [row for base in range(ids_per_file) for row in ROW_WRITERS[leaf.loader](src, leaf, tokens, base)]
             if length == POOL_FILE:
                 with src.drawn_flat():
-                    rows += [row for i in range(pool_ids(pool, len(family(leaf)), tokens))
-                             for row in ROW_WRITERS[leaf.loader](src, leaf, tokens, POOL_BASE + POOL_STRIDE * i)]
+                    rows += [
+                        row
+                        for i in range(pool_ids(pool, len(family(leaf)), tokens))
+                        for row in ROW_WRITERS[leaf.loader](src, leaf, tokens, POOL_BASE + POOL_STRIDE * i)
+                    ]
             texts[name] = "".join(json.dumps(row) + "\n" for row in rows).encode()
     for leaf in chosen:
         if leaf.dataset in CLAIMS_FILES and any(leaf.pattern.format(k=t // 1024) in texts for t in lengths.values()):
@@ -90,10 +103,17 @@ def leaves_named(names: Iterable[str] | None) -> list[Leaf]:
     return [by_name[n] for n in names]
 
 
-def write_full_source(root: str | Path, *, ids_per_file: int = 1, lengths: Mapping[str, int] | None = None,
-                      leaves: Iterable[str] | None = None, counter: TextTokenCounter | None = None,
-                      only: Collection[tuple[str, str]] | None = None, reuse_images: bool = False,
-                      pools: Mapping[str, int] | None = None) -> Path:
+def write_full_source(
+    root: str | Path,
+    *,
+    ids_per_file: int = 1,
+    lengths: Mapping[str, int] | None = None,
+    leaves: Iterable[str] | None = None,
+    counter: TextTokenCounter | None = None,
+    only: Collection[tuple[str, str]] | None = None,
+    reuse_images: bool = False,
+    pools: Mapping[str, int] | None = None,
+) -> Path:
     """Write the length-true release into `root` (`mmlb_data/`, `mmlb_image/`) and return `root`.
 
     `ids_per_file`: ids per leaf file (ICL: test examples per domain); `lengths`: label -> tokens (default the

@@ -25,19 +25,22 @@ def icl_file(src: FixtureSource, leaf: Leaf, length: str, tokens: int, ids: int,
     data: dict[str, Any] = {}
     for domain in ("Birds", "Plants") if leaf.dataset == "inat2021" else ("all",):
         root = f"icl/{leaf.dataset}/{domain}"
-        tests: list[dict[str, Any]] = [{"image": src.image(f"{root}/test_{t:04d}.jpg", "photo", size), "answer": t % classes}
-                 for t in range(ids)]
+        tests: list[dict[str, Any]] = [
+            {"image": src.image(f"{root}/test_{t:04d}.jpg", "photo", size), "answer": t % classes} for t in range(ids)
+        ]
 
         def shot(k: int, folder: str = root) -> dict[str, Any]:  # the k-th demonstration: round k // classes
-            return {"image": src.image(f"{folder}/class{k % classes:02d}_{k // classes:03d}.jpg", "photo", size),
-                    "id": k % classes}
+            return {
+                "image": src.image(f"{folder}/class{k % classes:02d}_{k // classes:03d}.jpg", "photo", size),
+                "id": k % classes,
+            }
 
         def cost(item: dict[str, Any]) -> int:
             return src.text_tokens(f"label: {item['id']}") + src.image_tokens(item["image"])
 
         def rounds_of(folder: str, budget: int) -> list[list[dict[str, Any]]]:
             shots = UnitStream(lambda k: shot(k, folder), cost).take(budget)
-            return [shots[r:r + classes] for r in range(0, len(shots), classes)]
+            return [shots[r : r + classes] for r in range(0, len(shots), classes)]
 
         fixed = src.counted(assemble_icl(tests[0], [], root).prompt, [tests[0]["image"]])
         rounds = rounds_of(root, tokens - fixed)
@@ -52,6 +55,10 @@ def icl_file(src: FixtureSource, leaf: Leaf, length: str, tokens: int, ids: int,
             for exemplars in sets:
                 flat = [item for rnd in exemplars for item in rnd]
                 assembled = assemble_icl(test, flat, where)
-                check_length(where, tokens, src.counted(assembled.prompt, assembled.images, shown=True),
-                       max(cost(item) for item in flat))
+                check_length(
+                    where,
+                    tokens,
+                    src.counted(assembled.prompt, assembled.images, shown=True),
+                    max(cost(item) for item in flat),
+                )
     return data

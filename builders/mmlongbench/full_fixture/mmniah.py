@@ -37,8 +37,10 @@ def mmniah_needles(src: FixtureSource, leaf: Leaf, base: int, rng: random.Random
     many = 1 if leaf.variants == 6 else 3
     if leaf.loader == "mmniah_text":
         if "count" in leaf.dataset:  # the answer, in the needles' order in the row, is set by `mmniah_rows`
-            needles = [("text", "Little penguins " + " and ".join([COUNTED] * rng.randint(1, 4)) + " were seen.")
-                       for _ in range(many)]
+            needles = [
+                ("text", "Little penguins " + " and ".join([COUNTED] * rng.randint(1, 4)) + " were seen.")
+                for _ in range(many)
+            ]
             return needles, {"question": f"How many times are {COUNTED} mentioned in each needle? Answer as a list."}
         word = made_up_name(rng, 2).lower()
         if "reason" in leaf.dataset:
@@ -49,11 +51,16 @@ def mmniah_needles(src: FixtureSource, leaf: Leaf, base: int, rng: random.Random
     needles = [("image", src.photo(f"{root}/needle_{j}.jpg", mark=True)) for j in range(many)]
     if leaf.loader == "mmniah_image_count":
         cartoon = src.image(f"{root}/cartoon.png", "cartoon", (CARTOON_SIDE, CARTOON_SIDE))
-        return needles, {"needle_image_list": [cartoon], "question": "How many times does this cartoon "
-                         f"{IMAGE_PLACEHOLDER} appear in each image? Answer as a list."}
+        return needles, {
+            "needle_image_list": [cartoon],
+            "question": f"How many times does this cartoon {IMAGE_PLACEHOLDER} appear in each image? Answer as a list.",
+        }
     choices = [src.image(f"{root}/choice_{c}.png", "cartoon", (CARTOON_SIDE, CARTOON_SIDE)) for c in "ABCD"]
-    return needles, {"choices_image": choices, "answer": base % 4,
-                     "question": "Which of the following images appears in a certain image of the above document?"}
+    return needles, {
+        "choices_image": choices,
+        "answer": base % 4,
+        "question": "Which of the following images appears in a certain image of the above document?",
+    }
 
 
 def mmniah_rows(src: FixtureSource, leaf: Leaf, tokens: int, base: int) -> list[Row]:
@@ -81,7 +88,14 @@ def mmniah_rows(src: FixtureSource, leaf: Leaf, tokens: int, base: int) -> list[
         return row
 
     haystack = stream.take(tokens - counted(src, leaf, row_of(needles)))
-    rows = [row_of(insert_needles(haystack, needle_order(needles, variant),
-                           needle_positions(len(haystack), len(needles), variant, leaf.variants)))
-            for variant in range(leaf.variants)]
+    rows = [
+        row_of(
+            insert_needles(
+                haystack,
+                needle_order(needles, variant),
+                needle_positions(len(haystack), len(needles), variant, leaf.variants),
+            )
+        )
+        for variant in range(leaf.variants)
+    ]
     return checked(src, leaf, tokens, rows, max(cost(item) for item in [*haystack, *needles]))

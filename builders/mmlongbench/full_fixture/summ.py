@@ -34,17 +34,21 @@ def summ_rows(src: FixtureSource, leaf: Leaf, tokens: int, base: int) -> list[Ro
     doc = summ_docs(leaf, base + 1)[base]
     if leaf.loader == "govreport":
         docs = [page_images(src, root, doc, govreport_pages(base))]
-        row: Row = {"id": f"{leaf.dataset}_{doc}", "summary": [
-            {"section_title": "Why GAO Did This Study", "paragraphs": [passage(rng, 60)]},
-            {"section_title": "What GAO Found", "paragraphs": [passage(rng, 80), passage(rng, 50)]},
-            {"section_title": "What GAO Recommends", "paragraphs": [passage(rng, 30)]}]}
+        row: Row = {
+            "id": f"{leaf.dataset}_{doc}",
+            "summary": [
+                {"section_title": "Why GAO Did This Study", "paragraphs": [passage(rng, 60)]},
+                {"section_title": "What GAO Found", "paragraphs": [passage(rng, 80), passage(rng, 50)]},
+                {"section_title": "What GAO Recommends", "paragraphs": [passage(rng, 30)]},
+            ],
+        }
     else:
         docs = [page_images(src, root, f"{doc}-d{d}", 27 + (base * 3 + d) % 8) for d in range(2)]
         row = {"id": f"{leaf.dataset}_{doc}", "summary": passage(rng, 220)}
     # Pages join in turn from each document's start, so a cut falls evenly on the documents' ends.
     order = [doc_pages[k] for k in range(max(map(len, docs))) for doc_pages in docs if k < len(doc_pages)]
     fixed = counted(src, leaf, {**row, "image_list": []})
-    shown = set(order[:fit(tokens - fixed, (page_cost(src, p, 1) for p in order))])
+    shown = set(order[: fit(tokens - fixed, (page_cost(src, p, 1) for p in order))])
     row["image_list"] = [p for doc_pages in docs for p in doc_pages if p in shown]
     exhausted = len(shown) == len(order)
     return checked(src, leaf, tokens, [row], max(page_cost(src, p, 1) for p in order), exhausted)

@@ -208,8 +208,9 @@ def counted(src: FixtureSource, leaf: Leaf, row: Row, shown: bool = False) -> in
     return src.counted(assembled.prompt, assembled.images, shown)
 
 
-def checked(src: FixtureSource, leaf: Leaf, tokens: int, rows: list[Row], unit: int, exhausted: bool = False
-             ) -> list[Row]:
+def checked(
+    src: FixtureSource, leaf: Leaf, tokens: int, rows: list[Row], unit: int, exhausted: bool = False
+) -> list[Row]:
     for row in rows:
         check_length(f"{leaf.name} {row['id']}", tokens, counted(src, leaf, row, shown=True), unit, exhausted)
     return rows

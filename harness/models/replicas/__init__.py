@@ -29,8 +29,15 @@ if TYPE_CHECKING:
 NOT_REPLICATED = {"openai": "the openai backend sends requests to a server, which schedules them itself"}
 
 
-def build_model(backend: str, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None,
-                ray_address: str | None = None, build: Build | None = None) -> Model:
+def build_model(
+    backend: str,
+    args: dict[str, str],
+    *,
+    batch_size: int = 1,
+    max_batch_tokens: int | None = None,
+    ray_address: str | None = None,
+    build: Build | None = None,
+) -> Model:
     """The backend of `--model` with its `--model_args`: in this process, or (`data_parallel_size` > 1) a pool of its
     replicas on Ray. `build` (tests): how a replica builds its backend, in place of the registry's `from_args`."""
     from harness.models.registry import get_model_class
@@ -39,18 +46,31 @@ def build_model(backend: str, args: dict[str, str], *, batch_size: int = 1, max_
     cls = get_model_class(backend)
     if settings.data_parallel_size == 1:
         if ray_address is not None:
-            print("harness: --ray: data_parallel_size is 1, so the model runs in this process (give "
-                  "data_parallel_size=D in --model_args for D replicas on Ray)", file=sys.stderr)
+            print(
+                "harness: --ray: data_parallel_size is 1, so the model runs in this process (give "
+                "data_parallel_size=D in --model_args for D replicas on Ray)",
+                file=sys.stderr,
+            )
         return cls.from_args(backend_args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     if backend in NOT_REPLICATED:
-        raise ValueError(f"data_parallel_size: {NOT_REPLICATED[backend]}; replicas are for backends that hold a model "
-                         "(hf, vllm)")
+        raise ValueError(
+            f"data_parallel_size: {NOT_REPLICATED[backend]}; replicas are for backends that hold a model (hf, vllm)"
+        )
     from harness.models.replicas.cluster import import_ray
     from harness.models.replicas.pool import RayPool
 
     import_ray()  # before the driver loads anything: one line on what to install
     # The driver's copy counts, screens and batches requests as the backend does, without its weights.
-    front = getattr(cls, "without_weights", cls.from_args)(backend_args, batch_size=batch_size,
-                                                           max_batch_tokens=max_batch_tokens)
-    return RayPool(front, backend, backend_args, settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
-                   address=ray_address, build=build)  # closes the front if it fails
+    front = getattr(cls, "without_weights", cls.from_args)(
+        backend_args, batch_size=batch_size, max_batch_tokens=max_batch_tokens
+    )
+    return RayPool(
+        front,
+        backend,
+        backend_args,
+        settings,
+        batch_size=batch_size,
+        max_batch_tokens=max_batch_tokens,
+        address=ray_address,
+        build=build,
+    )  # closes the front if it fails

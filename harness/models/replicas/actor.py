@@ -36,8 +36,15 @@ class ReplicaState:
 
 
 class Replica:
-    def __init__(self, rank: int, backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None,
-                 build: Build | None = None) -> None:
+    def __init__(
+        self,
+        rank: int,
+        backend: str,
+        args: dict[str, str],
+        batch_size: int,
+        max_batch_tokens: int | None,
+        build: Build | None = None,
+    ) -> None:
         self.rank = rank
         self.model = (build or build_backend)(backend, args, batch_size, max_batch_tokens)
         self._fitting = False
@@ -46,8 +53,13 @@ class Replica:
         """Where this replica runs and what model it holds (the pool checks every replica holds the same one)."""
         import ray
 
-        return {"rank": self.rank, "pid": os.getpid(), "node": ray.util.get_node_ip_address(),
-                "gpus": [str(g) for g in ray.get_gpu_ids()], "identity": self.model.identity()}
+        return {
+            "rank": self.rank,
+            "pid": os.getpid(),
+            "node": ray.util.get_node_ip_address(),
+            "gpus": [str(g) for g in ray.get_gpu_ids()],
+            "identity": self.model.identity(),
+        }
 
     def unreadable(self, files: BuildFiles) -> str | None:
         """Why this replica cannot read a build's files itself; None when it can."""

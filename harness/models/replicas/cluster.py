@@ -51,8 +51,12 @@ def connect(address: str | None, cpus_needed: float) -> Cluster:
         return Cluster(ray, owned=False, address=_address(ray), nodes=_nodes(ray))
     # The replicas' own output (model loading, vLLM's engine) only with --verbosity INFO or DEBUG: a replica's failure
     # reaches the run as one line naming it (`pool`).
-    options: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR, "namespace": "mmlongeval",
-                               "log_to_driver": logging.getLogger().getEffectiveLevel() <= logging.INFO}
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "logging_level": logging.ERROR,
+        "namespace": "mmlongeval",
+        "log_to_driver": logging.getLogger().getEffectiveLevel() <= logging.INFO,
+    }
     local = address == LOCAL or (address is None and not os.environ.get("RAY_ADDRESS"))
     try:
         if local:

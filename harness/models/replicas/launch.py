@@ -55,18 +55,31 @@ def check_room(cluster: Cluster, resources: dict[str, float], size: int, backend
     for kind, key in (("GPU", "num_gpus"), ("CPU", "num_cpus")):
         need = resources[key] * size
         if need and total.get(kind, 0.0) < need:
-            raise ReplicaError(f"data_parallel_size={size} needs {need:g} {kind}s ({resources[key]:g} per "
-                               f"{backend} replica); the Ray cluster ({cluster.address}) has "
-                               f"{total.get(kind, 0.0):g}")
+            raise ReplicaError(
+                f"data_parallel_size={size} needs {need:g} {kind}s ({resources[key]:g} per "
+                f"{backend} replica); the Ray cluster ({cluster.address}) has "
+                f"{total.get(kind, 0.0):g}"
+            )
 
 
-def launch(cluster: Cluster, backend: str, args: dict[str, str], settings: PoolSettings, resources: dict[str, float],
-           batch_size: int, max_batch_tokens: int | None, build: Build | None) -> list[Slot]:
+def launch(
+    cluster: Cluster,
+    backend: str,
+    args: dict[str, str],
+    settings: PoolSettings,
+    resources: dict[str, float],
+    batch_size: int,
+    max_batch_tokens: int | None,
+    build: Build | None,
+) -> list[Slot]:
     """`settings.data_parallel_size` replicas of `backend`, asked to start (`wait_ready` waits for them)."""
-    remote = cluster.ray.remote(Replica).options(**resources, max_restarts=settings.replica_restarts,
-                                                 max_task_retries=0, scheduling_strategy="SPREAD")
-    actors = [remote.remote(rank, backend, args, batch_size, max_batch_tokens, build)
-              for rank in range(settings.data_parallel_size)]
+    remote = cluster.ray.remote(Replica).options(
+        **resources, max_restarts=settings.replica_restarts, max_task_retries=0, scheduling_strategy="SPREAD"
+    )
+    actors = [
+        remote.remote(rank, backend, args, batch_size, max_batch_tokens, build)
+        for rank in range(settings.data_parallel_size)
+    ]
     return [Slot(rank, actor, {}) for rank, actor in enumerate(actors)]
 
 
@@ -89,11 +102,15 @@ def wait_ready(cluster: Cluster, slots: list[Slot], backend: str) -> None:
     first = slots[0].info["identity"]
     for slot in slots[1:]:
         if slot.info["identity"] != first:
-            differ = sorted(k for k in set(first) | set(slot.info["identity"])
-                            if first.get(k) != slot.info["identity"].get(k))
-            raise ReplicaError(f"{backend} {slot.where} holds another model than replica 0 on "
-                               f"{slots[0].info['node']} ({', '.join(differ)} differ): every node must see "
-                               "the same checkpoint and versions")
-    placed = ", ".join(f"{s.rank}@{s.info['node']}" + (f" GPU {','.join(s.info['gpus'])}" if s.info["gpus"] else "")
-                       for s in slots)
+            differ = sorted(
+                k for k in set(first) | set(slot.info["identity"]) if first.get(k) != slot.info["identity"].get(k)
+            )
+            raise ReplicaError(
+                f"{backend} {slot.where} holds another model than replica 0 on "
+                f"{slots[0].info['node']} ({', '.join(differ)} differ): every node must see "
+                "the same checkpoint and versions"
+            )
+    placed = ", ".join(
+        f"{s.rank}@{s.info['node']}" + (f" GPU {','.join(s.info['gpus'])}" if s.info["gpus"] else "") for s in slots
+    )
     print(f"harness: {size} {backend} replicas ready on Ray ({cluster.address}): {placed}", file=sys.stderr, flush=True)

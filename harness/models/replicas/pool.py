@@ -60,8 +60,18 @@ class _Unit:
 
 
 class RayPool(Model):
-    def __init__(self, front: Model, backend: str, args: dict[str, str], settings: PoolSettings, *, batch_size: int = 1,
-                 max_batch_tokens: int | None = None, address: str | None = None, build: Build | None = None) -> None:
+    def __init__(
+        self,
+        front: Model,
+        backend: str,
+        args: dict[str, str],
+        settings: PoolSettings,
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        address: str | None = None,
+        build: Build | None = None,
+    ) -> None:
         self.front = front
         self.name = front.name
         self.backend = backend
@@ -81,8 +91,9 @@ class RayPool(Model):
             self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
             self.resources = replica_resources(backend, front, self.cluster.resources().get("GPU", 0.0))
             check_room(self.cluster, self.resources, self.size, backend)
-            self.slots = launch(self.cluster, backend, args, settings, self.resources, batch_size, max_batch_tokens,
-                                build)
+            self.slots = launch(
+                self.cluster, backend, args, settings, self.resources, batch_size, max_batch_tokens, build
+            )
             wait_ready(self.cluster, self.slots, backend)
         except BaseException:
             self.close()
@@ -169,10 +180,15 @@ class RayPool(Model):
             except Exception as err:  # a dead replica: the run's record says so
                 per_replica.append({"unavailable": cause_line(err)})
         record = {
-            "data_parallel_size": self.size, "ray": self.cluster.describe(), "reserved_per_replica": self.resources,
+            "data_parallel_size": self.size,
+            "ray": self.cluster.describe(),
+            "reserved_per_replica": self.resources,
             "placement": [{"rank": s.rank, "node": s.info.get("node"), "gpus": s.info.get("gpus")} for s in self.slots],
-            "images": self.wire.counts.describe(), "batches": self.batches_run, "batches_rerun": self.batches_rerun,
-            "replica_restarts": self.restarts, "backend_stats": per_replica,
+            "images": self.wire.counts.describe(),
+            "batches": self.batches_run,
+            "batches_rerun": self.batches_rerun,
+            "replica_restarts": self.restarts,
+            "backend_stats": per_replica,
         }
         return {**self.front.statistics(), "replicas": record}
 
@@ -214,8 +230,11 @@ class RayPool(Model):
             units = [[where[id(r)] for r in batch] for batch in self.front.batches(list(requests))]
         if not self.front.generates_across_tasks:
             return [_Unit(positions) for positions in units]
-        return [_Unit([unit[i] for i in share]) for unit in units
-                for share in split_shares([requests[p] for p in unit], self.size)]
+        return [
+            _Unit([unit[i] for i in share])
+            for unit in units
+            for share in split_shares([requests[p] for p in unit], self.size)
+        ]
 
     # ------------------------------------------------------------------------------------- generating
     def generate(self, requests: Sequence[Request]) -> list[Response]:
@@ -254,7 +273,9 @@ class RayPool(Model):
             yield [(position, response) for position, response in zip(unit.positions, responses, strict=True)]
             release_mapped_pages()  # images the driver read for this batch (shipped, or checked by the cache)
 
-    def _hand_out(self, requests: Sequence[Request], pending: deque[_Unit], holding: dict[Any, tuple[_Unit, Slot]]) -> None:
+    def _hand_out(
+        self, requests: Sequence[Request], pending: deque[_Unit], holding: dict[Any, tuple[_Unit, Slot]]
+    ) -> None:
         """Pending batches to replicas with room, the least busy first."""
         while pending:
             free = [s for s in self.slots if s.probe is None and s.busy < DEPTH]
@@ -277,28 +298,39 @@ class RayPool(Model):
             responses = ray.get(ref)
         except ray.exceptions.RayActorError as err:
             if getattr(err, "_actor_init_failed", False):
-                raise BackendFatalError(f"{self.backend} {slot.where} could not start again: {cause_line(err)}") from None
+                raise BackendFatalError(
+                    f"{self.backend} {slot.where} could not start again: {cause_line(err)}"
+                ) from None
             unit.tries += 1
             if unit.tries > self.settings.replica_restarts:
-                raise BackendFatalError(f"{self.backend} replicas died {unit.tries} times running the same batch "
-                                        f"({len(unit.positions)} requests): {cause_line(err)}") from None
+                raise BackendFatalError(
+                    f"{self.backend} replicas died {unit.tries} times running the same batch "
+                    f"({len(unit.positions)} requests): {cause_line(err)}"
+                ) from None
             self.batches_rerun += 1
             pending.appendleft(unit)
             if slot.probe is None:  # its first lost batch: the process died; wait for Ray to restart it
                 self.restarts += 1
-                print(f"harness: {self.backend} {slot.where} died ({cause_line(err)[:160]}); Ray restarts it and its "
-                      "batches run again", file=sys.stderr, flush=True)
+                print(
+                    f"harness: {self.backend} {slot.where} died ({cause_line(err)[:160]}); Ray restarts it and its "
+                    "batches run again",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 slot.probe, slot.probe_since = slot.actor.ready.remote(), time.monotonic()
             return None
         except ray.exceptions.RayTaskError as err:
             cause = getattr(err, "cause", None)
             message = str(cause).strip() if isinstance(cause, BackendFatalError | UserError) else cause_line(err)
             finished = getattr(cause, "responses", None)
-            raise _Stopped(f"{self.backend} {slot.where}: {message}",
-                           finished if finished is not None and len(finished) == len(unit.positions) else None) from None
+            raise _Stopped(
+                f"{self.backend} {slot.where}: {message}",
+                finished if finished is not None and len(finished) == len(unit.positions) else None,
+            ) from None
         if len(responses) != len(unit.positions):
-            raise BackendFatalError(f"{self.backend} {slot.where} returned {len(responses)} responses for "
-                                    f"{len(unit.positions)} requests")
+            raise BackendFatalError(
+                f"{self.backend} {slot.where} returned {len(responses)} responses for {len(unit.positions)} requests"
+            )
         return responses
 
     def _revived(self, slot: Slot) -> None:
@@ -310,8 +342,9 @@ class RayPool(Model):
             slot.probe = slot.actor.ready.remote()
             return
         except Exception as err:
-            raise BackendFatalError(f"{self.backend} {slot.where} died and could not be restarted: "
-                                    f"{cause_line(err)}") from None
+            raise BackendFatalError(
+                f"{self.backend} {slot.where} died and could not be restarted: {cause_line(err)}"
+            ) from None
         slot.probe = None
         slot.since = time.monotonic()
 
@@ -325,11 +358,15 @@ class RayPool(Model):
         now = time.monotonic()
         for slot in self.slots:
             if slot.busy and now - slot.since > self.settings.replica_timeout:
-                raise BackendFatalError(f"{self.backend} {slot.where} gave no answer within "
-                                        f"{self.settings.replica_timeout:g} s (replica_timeout); every replica stopped")
+                raise BackendFatalError(
+                    f"{self.backend} {slot.where} gave no answer within "
+                    f"{self.settings.replica_timeout:g} s (replica_timeout); every replica stopped"
+                )
             if slot.probe is not None and now - slot.probe_since > self.settings.replica_timeout:
-                raise BackendFatalError(f"{self.backend} {slot.where} died and was not back within "
-                                        f"{self.settings.replica_timeout:g} s (replica_timeout)")
+                raise BackendFatalError(
+                    f"{self.backend} {slot.where} died and was not back within "
+                    f"{self.settings.replica_timeout:g} s (replica_timeout)"
+                )
 
     # ----------------------------------------------------------------------------------------- images
     def _reads(self, files: BuildFiles) -> bool:
@@ -378,4 +415,3 @@ class RayPool(Model):
                 except Exception:
                     pass
         cluster.close()
-

@@ -24,7 +24,9 @@ class PoolSettings:
 
     def __post_init__(self) -> None:
         if self.replica_data not in IMAGE_ROUTES:
-            raise ValueError(f"--model_args replica_data={self.replica_data!r}: expected one of {', '.join(IMAGE_ROUTES)}")
+            raise ValueError(
+                f"--model_args replica_data={self.replica_data!r}: expected one of {', '.join(IMAGE_ROUTES)}"
+            )
 
 
 POOL_ARGS = frozenset(f.name for f in fields(PoolSettings))

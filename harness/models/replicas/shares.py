@@ -18,7 +18,9 @@ def prefix_groups(requests: Sequence[Request]) -> list[list[int]]:
     for i, request in enumerate(requests):
         key = prompt_key(request)
         weight = sum(w for _, w in key)
-        if previous is not None and shared_tokens(previous[0], key) >= min(MIN_SHARED_TOKENS, min(previous[1], weight) // 2):
+        if previous is not None and shared_tokens(previous[0], key) >= min(
+            MIN_SHARED_TOKENS, min(previous[1], weight) // 2
+        ):
             groups[-1].append(i)
         else:
             groups.append([i])

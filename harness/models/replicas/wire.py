@@ -80,11 +80,19 @@ class ImageCounts:
     why_shipped: dict[str, str] = field(default_factory=dict)  # build location -> why its replicas cannot read it
 
     def describe(self) -> dict[str, object]:
-        route = ("replicas read the images from the verified build (its files at the same path on their nodes)"
-                 if not self.shipped else "images sent as bytes through Ray's object store" if not self.read
-                 else "replicas read the images of some builds, the others' were sent through Ray's object store")
-        out: dict[str, object] = {"route": route, "read_by_replicas": self.read, "object_store": self.shipped,
-                                  "object_store_bytes": self.shipped_bytes}
+        route = (
+            "replicas read the images from the verified build (its files at the same path on their nodes)"
+            if not self.shipped
+            else "images sent as bytes through Ray's object store"
+            if not self.read
+            else "replicas read the images of some builds, the others' were sent through Ray's object store"
+        )
+        out: dict[str, object] = {
+            "route": route,
+            "read_by_replicas": self.read,
+            "object_store": self.shipped,
+            "object_store_bytes": self.shipped_bytes,
+        }
         if self.why_shipped:
             out["why_object_store"] = dict(self.why_shipped)
         return out
@@ -94,8 +102,12 @@ class Wire:
     """Turns requests into what a replica receives. `readable(files)`: whether every replica reads those build files
     (asked once per build); None where images always travel as bytes."""
 
-    def __init__(self, round_trip: Callable[[], Callable[[str], str] | None], keep_random_answer: bool,
-                 readable: Callable[[BuildFiles], bool] | None) -> None:
+    def __init__(
+        self,
+        round_trip: Callable[[], Callable[[str], str] | None],
+        keep_random_answer: bool,
+        readable: Callable[[BuildFiles], bool] | None,
+    ) -> None:
         self._round_trip = round_trip
         self._keep_random_answer = keep_random_answer
         self._readable = readable
@@ -107,11 +119,20 @@ class Wire:
 
     def _request(self, request: Request, shipped: dict[str, ShippedImage]) -> Request:
         messages = sent_messages(request, self._round_trip())[0] if request.text_round_trip else request.messages
-        wired = tuple(Message(m.role, tuple(ImagePart(self._image(p.image, shipped)) if isinstance(p, ImagePart) else p
-                                            for p in m.content)) for m in messages)
+        wired = tuple(
+            Message(
+                m.role,
+                tuple(ImagePart(self._image(p.image, shipped)) if isinstance(p, ImagePart) else p for p in m.content),
+            )
+            for m in messages
+        )
         guess = request.random_answer
-        return replace(request, messages=wired, text_round_trip=None,
-                       random_answer=PortableCall.of(guess) if guess is not None and self._keep_random_answer else None)
+        return replace(
+            request,
+            messages=wired,
+            text_round_trip=None,
+            random_answer=PortableCall.of(guess) if guess is not None and self._keep_random_answer else None,
+        )
 
     def _image(self, ref: ImageRef, shipped: dict[str, ShippedImage]) -> ImageRef:
         located = locate(ref) if self._readable is not None else None

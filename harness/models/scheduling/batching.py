@@ -58,8 +58,11 @@ def plan_batches(
     of `costs` appears in exactly one batch. Within a group, items are taken long-first when
     `sort_long_first`, else in input order.
     """
-    for name, cap in (("max_batch_tokens", max_batch_tokens), ("max_batch_size", max_batch_size),
-                      ("max_batch_images", max_batch_images)):
+    for name, cap in (
+        ("max_batch_tokens", max_batch_tokens),
+        ("max_batch_size", max_batch_size),
+        ("max_batch_images", max_batch_images),
+    ):
         if cap is not None and cap < 1:
             raise ValueError(f"{name} must be at least 1, got {cap}")
     n = len(costs)
@@ -85,8 +88,15 @@ def plan_batches(
     return batches
 
 
-def _pack(order: Sequence[int], costs: Sequence[int], images: Sequence[int], max_tokens: int | None,
-          max_size: int | None, max_images: int | None, padded: bool) -> list[Batch]:
+def _pack(
+    order: Sequence[int],
+    costs: Sequence[int],
+    images: Sequence[int],
+    max_tokens: int | None,
+    max_size: int | None,
+    max_images: int | None,
+    padded: bool,
+) -> list[Batch]:
     """Greedy packing of one group, in the given order."""
     out: list[Batch] = []
     current: list[int] = []

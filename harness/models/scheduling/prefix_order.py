@@ -78,8 +78,9 @@ def shared_tokens(a: PromptKey, b: PromptKey) -> int:
     return total
 
 
-def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared: int = MIN_SHARED_TOKENS,
-                grow: bool = True) -> list[int]:
+def cache_order(
+    tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared: int = MIN_SHARED_TOKENS, grow: bool = True
+) -> list[int]:
     """Positions of the requests (given by their prompt tokens and keys) in the order to run them."""
     if len(tokens) != len(keys):
         raise ValueError(f"{len(tokens)} token counts for {len(keys)} keys")
@@ -109,8 +110,9 @@ def cache_order(tokens: Sequence[int], keys: Sequence[PromptKey], *, min_shared:
     return [longest] + [i for i in run if i != longest]
 
 
-def task_order(pending: Sequence[tuple[int, int]], keys: Mapping[int, PromptKey] | None = None
-               ) -> list[tuple[int, int]]:
+def task_order(
+    pending: Sequence[tuple[int, int]], keys: Mapping[int, PromptKey] | None = None
+) -> list[tuple[int, int]]:
     """One task's (prompt tokens, doc id) in the order its requests run: long first, ties by doc id, so an
     out-of-memory shows at once; given the prompts' keys by doc id (`request_order=cache`), in the cache order."""
     ordered = sorted(pending, key=lambda item: (-item[0], item[1]))
@@ -119,15 +121,25 @@ def task_order(pending: Sequence[tuple[int, int]], keys: Mapping[int, PromptKey]
     return [ordered[i] for i in cache_order([t for t, _ in ordered], [keys[d] for _, d in ordered])]
 
 
-def _growing(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],
-             neighbour_share: dict[int, int]) -> list[int]:
+def _growing(
+    group: list[int],
+    tokens: Sequence[int],
+    keys: Sequence[PromptKey],
+    weight: Sequence[int],
+    neighbour_share: dict[int, int],
+) -> list[int]:
     """A group in run order, each request the one with the fewest tokens not shared with a request already run
     (ties: fewer tokens, then the one others reuse most, then position): short to long, each extending the cache."""
     return _greedily(group, keys, lambda i, shared: (weight[i] - shared, tokens[i], -neighbour_share[i], i))
 
 
-def _extending(group: list[int], tokens: Sequence[int], keys: Sequence[PromptKey], weight: Sequence[int],
-               neighbour_share: dict[int, int]) -> list[int]:
+def _extending(
+    group: list[int],
+    tokens: Sequence[int],
+    keys: Sequence[PromptKey],
+    weight: Sequence[int],
+    neighbour_share: dict[int, int],
+) -> list[int]:
     """The order before `_growing`: first the request the others reuse most, then each time the one that shares
     most with a request already run (ties long first, then by position)."""
     first = min(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))

@@ -43,6 +43,17 @@ from harness.models.vllm_engine.requests import (
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 
 __all__ = [
-    "ARG_ALIASES", "LocalEngine", "VLLMModel", "VLLMSettings", "build_conversation", "decode_image", "engine_kwargs",
-    "is_request_error", "output_result", "request_payload", "result_response", "sampling_kwargs", "screen_request",
+    "ARG_ALIASES",
+    "LocalEngine",
+    "VLLMModel",
+    "VLLMSettings",
+    "build_conversation",
+    "decode_image",
+    "engine_kwargs",
+    "is_request_error",
+    "output_result",
+    "request_payload",
+    "result_response",
+    "sampling_kwargs",
+    "screen_request",
 ]

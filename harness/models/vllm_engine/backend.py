@@ -31,16 +31,25 @@ class VLLMModel(Model):
     # (one call per task left it decoding each task's tail alone).
     generates_across_tasks = True
 
-    def __init__(self, settings: VLLMSettings, *, llm_factory: str = "vllm:LLM",
-                 sampling_factory: str = "vllm:SamplingParams", count_online: bool = True) -> None:
+    def __init__(
+        self,
+        settings: VLLMSettings,
+        *,
+        llm_factory: str = "vllm:LLM",
+        sampling_factory: str = "vllm:SamplingParams",
+        count_online: bool = True,
+    ) -> None:
         self.settings = settings
         self.context_length = settings.max_model_len
         self.max_images = settings.max_images
         self.max_pixels = settings.max_pixels  # the runner re-counts vision tokens under this cap
         self.request_order = settings.request_order
         self.engine_seconds: float | None = None
-        self._factories: dict[str, Any] = {"llm_factory": llm_factory, "sampling_factory": sampling_factory,
-                           "decode_workers": settings.decode_workers}
+        self._factories: dict[str, Any] = {
+            "llm_factory": llm_factory,
+            "sampling_factory": sampling_factory,
+            "decode_workers": settings.decode_workers,
+        }
         self._engine: LocalEngine | None = None
         self._startup_error: str | None = None
         self._images_seen = 0
@@ -83,10 +92,17 @@ class VLLMModel(Model):
         except Exception:
             vllm_version = None
         return {
-            "model": "vllm", "pretrained": s.pretrained, "revision": s.revision, "tokenizer": s.tokenizer,
-            "dtype": s.dtype, "mm_processor_kwargs": s.processor_kwargs() or None, "chat_template_sha": template,
-            "chat_template_content_format": s.chat_template_content_format, "generation_config": s.generation_config,
-            "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None, "vllm_version": vllm_version,
+            "model": "vllm",
+            "pretrained": s.pretrained,
+            "revision": s.revision,
+            "tokenizer": s.tokenizer,
+            "dtype": s.dtype,
+            "mm_processor_kwargs": s.processor_kwargs() or None,
+            "chat_template_sha": template,
+            "chat_template_content_format": s.chat_template_content_format,
+            "generation_config": s.generation_config,
+            "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None,
+            "vllm_version": vllm_version,
         }
 
     def observe(self, requests: Sequence[Request]) -> None:
@@ -98,9 +114,13 @@ class VLLMModel(Model):
         """The largest image count of any request of the run (e.g. from the rows' `num_images`), told
         before the first `generate`: the engine is built once, with a limit that fits every task."""
         if self._engine is not None and max_images > (self.image_limit or 0):
-            log.warning("vllm: the engine was built with limit_mm_per_prompt=%s; requests with %d images will be "
-                        "recorded as too_many_images (pass max_images=%d in --model_args)", self.image_limit,
-                        max_images, max_images)
+            log.warning(
+                "vllm: the engine was built with limit_mm_per_prompt=%s; requests with %d images will be "
+                "recorded as too_many_images (pass max_images=%d in --model_args)",
+                self.image_limit,
+                max_images,
+                max_images,
+            )
         self._images_seen = max(self._images_seen, max_images)
 
     @property
@@ -139,18 +159,27 @@ class VLLMModel(Model):
             s = self.settings
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(
-                    s.tokenizer or s.pretrained, revision=s.revision if s.tokenizer is None else None,
-                    trust_remote_code=s.trust_remote_code)
+                    s.tokenizer or s.pretrained,
+                    revision=s.revision if s.tokenizer is None else None,
+                    trust_remote_code=s.trust_remote_code,
+                )
             except Exception as err:  # every request of such a task needs it
-                raise BackendFatalError(f"vllm: the tokenizer of {s.tokenizer or s.pretrained} could not be loaded to "
-                                        f"re-decode a task's text: {type(err).__name__}: {err}") from err
+                raise BackendFatalError(
+                    f"vllm: the tokenizer of {s.tokenizer or s.pretrained} could not be loaded to "
+                    f"re-decode a task's text: {type(err).__name__}: {err}"
+                ) from err
         tokenizer = self._tokenizer
         return lambda text: tokenizer.decode(tokenizer(text, add_special_tokens=False).input_ids)
 
     def statistics(self) -> dict[str, Any]:
-        seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds,
-                   "engine_call_seconds": self.engine_call_seconds if self.engine_calls else None}
-        calls = {"engine_calls": self.engine_calls, "engine_requests": self.engine_requests} if self.engine_calls else {}
+        seconds = {
+            "engine_seconds": self.engine_seconds,
+            "count_seconds": self.count_seconds,
+            "engine_call_seconds": self.engine_call_seconds if self.engine_calls else None,
+        }
+        calls = (
+            {"engine_calls": self.engine_calls, "engine_requests": self.engine_requests} if self.engine_calls else {}
+        )
         return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls}
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
@@ -162,8 +191,13 @@ class VLLMModel(Model):
             images.append(request.num_images)
         if images:
             self.prepare(max(images))
-        for batch in plan_batches(costs, max_batch_tokens=self.settings.chunk_tokens,
-                                  max_batch_size=self.settings.chunk_size, padded=False, sort_long_first=False):
+        for batch in plan_batches(
+            costs,
+            max_batch_tokens=self.settings.chunk_tokens,
+            max_batch_size=self.settings.chunk_size,
+            padded=False,
+            sort_long_first=False,
+        ):
             yield [requests[i] for i in batch.indices]
 
     def _ensure_engine(self) -> LocalEngine:
@@ -188,9 +222,12 @@ class VLLMModel(Model):
             self.engine_seconds = time.perf_counter() - started
             # The runner times the first task with the engine's start-up in it; say how long that took
             # (scripts/gpu_check.sh reads this line to report generation throughput alone).
-            print(f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
-                  f"{self.image_limit}, max_model_len={self.context_length})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
+                f"{self.image_limit}, max_model_len={self.context_length})",
+                file=sys.stderr,
+                flush=True,
+            )
         return self._engine
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
@@ -201,15 +238,22 @@ class VLLMModel(Model):
         assert self.image_limit is not None
         max_len = self.context_length
         if max_len is None:
-            raise RuntimeError("vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args")
+            raise RuntimeError(
+                "vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args"
+            )
         responses: list[Response | None] = [None] * len(requests)
         round_trip = self.text_round_trip() if any(r.text_round_trip is not None for r in requests) else None
         # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call;
         # prompts rendered here (`EngineCount.render`) go to LLM.generate, their prefill already in the text.
         groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
-            reason = screen_request(request, self.settings, prompt_tokens=self.prompt_tokens(request),
-                                    max_model_len=max_len, image_limit=self.image_limit)
+            reason = screen_request(
+                request,
+                self.settings,
+                prompt_tokens=self.prompt_tokens(request),
+                max_model_len=max_len,
+                image_limit=self.image_limit,
+            )
             if reason is not None:
                 responses[i] = Response(text=None, error=reason)
                 continue

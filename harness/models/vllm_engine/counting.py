@@ -26,15 +26,21 @@ from harness.models.vllm_engine.settings import VLLMSettings
 log = logging.getLogger(__name__)
 
 
-def load_processor_count(settings: VLLMSettings, chat_template: str | None, *,
-                         online: bool) -> tuple[ProcessorCount | None, str]:
+def load_processor_count(
+    settings: VLLMSettings, chat_template: str | None, *, online: bool
+) -> tuple[ProcessorCount | None, str]:
     """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not."""
     why = ""
     for offline in (True, False) if online else (True,):
         try:
-            count = ProcessorCount.load(settings.pretrained, revision=settings.revision,
-                                        trust_remote_code=settings.trust_remote_code, offline=offline,
-                                        processor_kwargs=settings.processor_kwargs(), chat_template=chat_template)
+            count = ProcessorCount.load(
+                settings.pretrained,
+                revision=settings.revision,
+                trust_remote_code=settings.trust_remote_code,
+                offline=offline,
+                processor_kwargs=settings.processor_kwargs(),
+                chat_template=chat_template,
+            )
         except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
             why = load_failure(settings.pretrained, err, offline=offline)
             continue
@@ -55,16 +61,24 @@ class EngineCount:
     @property
     def token_rule(self) -> str:
         if self.processor is not None:
-            other = (f"; an estimate: the engine tokenizes with tokenizer={self.settings.tokenizer}, counted here with "
-                     "the checkpoint's own" if self.settings.tokenizer is not None else "")
+            other = (
+                f"; an estimate: the engine tokenizes with tokenizer={self.settings.tokenizer}, counted here with "
+                "the checkpoint's own"
+                if self.settings.tokenizer is not None
+                else ""
+            )
             return f"{self.processor.token_rule}, as vLLM counts it{other}"
         if self.family is not None:
             images = f"each image by the {self.family.name} family's rule: {self.family.rule}"
         else:
-            images = (f"each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
-                      f"{self.settings.pretrained}")
-        return (f"an estimate: the rows' text_tokens + {images} + length_margin={self.settings.length_margin} tokens "
-                f"of chat template ({self.unavailable})")
+            images = (
+                f"each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
+                f"{self.settings.pretrained}"
+            )
+        return (
+            f"an estimate: the rows' text_tokens + {images} + length_margin={self.settings.length_margin} tokens "
+            f"of chat template ({self.unavailable})"
+        )
 
     def prompt_tokens(self, request: Request) -> int:
         if self.processor is not None:

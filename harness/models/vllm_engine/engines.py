@@ -28,8 +28,14 @@ def _load(spec: str) -> Any:
 class LocalEngine:
     """One `vllm.LLM` in this process. `llm_factory`/`sampling_factory` are "module:attr" specs."""
 
-    def __init__(self, kwargs: dict[str, Any], *, llm_factory: str = "vllm:LLM",
-                 sampling_factory: str = "vllm:SamplingParams", decode_workers: int = 4) -> None:
+    def __init__(
+        self,
+        kwargs: dict[str, Any],
+        *,
+        llm_factory: str = "vllm:LLM",
+        sampling_factory: str = "vllm:SamplingParams",
+        decode_workers: int = 4,
+    ) -> None:
         if kwargs.get("max_model_len"):
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
@@ -49,8 +55,11 @@ class LocalEngine:
 
         def convert(i: int) -> None:
             try:
-                conversations[i] = (engine_prompt(payloads[i], options.get("mm_processor_kwargs")) if rendered
-                                    else build_conversation(payloads[i]))
+                conversations[i] = (
+                    engine_prompt(payloads[i], options.get("mm_processor_kwargs"))
+                    if rendered
+                    else build_conversation(payloads[i])
+                )
             except Exception as err:  # an undecodable image fails its sample only
                 results[i] = {"error": f"invalid_input: image does not decode: {type(err).__name__}: {err}"}
 
@@ -70,11 +79,15 @@ class LocalEngine:
                 return
             try:
                 if rendered:
-                    outputs = self.llm.generate([conversations[i] for i in indices],
-                                                sampling_params=[params[i] for i in indices], use_tqdm=options["use_tqdm"])
+                    outputs = self.llm.generate(
+                        [conversations[i] for i in indices],
+                        sampling_params=[params[i] for i in indices],
+                        use_tqdm=options["use_tqdm"],
+                    )
                 else:
-                    outputs = self.llm.chat([conversations[i] for i in indices],
-                                            sampling_params=[params[i] for i in indices], **options)
+                    outputs = self.llm.chat(
+                        [conversations[i] for i in indices], sampling_params=[params[i] for i in indices], **options
+                    )
             except Exception as err:
                 if not is_request_error(err):
                     raise

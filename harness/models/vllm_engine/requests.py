@@ -13,8 +13,9 @@ from harness.inputs.round_trip import sent_messages
 from harness.models.vllm_engine.settings import VLLMSettings
 
 
-def screen_request(request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int,
-                   image_limit: int) -> str | None:
+def screen_request(
+    request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int, image_limit: int
+) -> str | None:
     """Why a request must not reach the engine (an error string), or None.
 
     Its prompt, counted as vLLM counts it (`counting.EngineCount`), + `max_gen_toks` must fit in `max_model_len`:
@@ -23,13 +24,20 @@ def screen_request(request: Request, settings: VLLMSettings, *, prompt_tokens: i
     """
     if request.num_images > image_limit:
         cap = settings.max_images
-        why = f"the model's cap max_images={cap}" if cap is not None and request.num_images > cap else (
-            f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)")
+        why = (
+            f"the model's cap max_images={cap}"
+            if cap is not None and request.num_images > cap
+            else (
+                f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)"
+            )
+        )
         return f"too_many_images: {request.num_images} images > {why}"
     need = prompt_tokens + request.settings.max_gen_toks
     if need > max_model_len:
-        return (f"over_length: {prompt_tokens} prompt tokens + {request.settings.max_gen_toks} to generate > "
-                f"max_model_len {max_model_len}")
+        return (
+            f"over_length: {prompt_tokens} prompt tokens + {request.settings.max_gen_toks} to generate > "
+            f"max_model_len {max_model_len}"
+        )
     return None
 
 
@@ -47,8 +55,9 @@ def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any
     }
 
 
-def request_payload(request: Request, default_seed: int, decode_encode: Callable[[str], str] | None = None,
-                    prompt: str | None = None) -> dict[str, Any]:
+def request_payload(
+    request: Request, default_seed: int, decode_encode: Callable[[str], str] | None = None, prompt: str | None = None
+) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text re-decoded by `decode_encode` (the engine's
     tokenizer) where the task asks for it (`harness.inputs.round_trip`). `prompt`: the request already rendered with the
@@ -101,8 +110,11 @@ def build_conversation(payload: dict[str, Any], decode: Callable[[bytes], Any] =
     return conversation
 
 
-def engine_prompt(payload: dict[str, Any], mm_processor_kwargs: dict[str, Any] | None = None,
-                  decode: Callable[[bytes], Any] = decode_image) -> dict[str, Any]:
+def engine_prompt(
+    payload: dict[str, Any],
+    mm_processor_kwargs: dict[str, Any] | None = None,
+    decode: Callable[[bytes], Any] = decode_image,
+) -> dict[str, Any]:
     """`LLM.generate`'s input for a rendered payload: its prompt text and its images in prompt order. The backend
     has rendered it already, with the template `LLM.chat` would apply to the conversation (bench/RESULTS.md, the H100
     follow-up: our throughput against a bare `LLM.generate` loop on each path).

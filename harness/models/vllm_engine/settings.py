@@ -54,7 +54,9 @@ class VLLMSettings:
             if MINIMUM in f.metadata:
                 check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, "vllm")
         if not 0 < self.gpu_memory_utilization <= 1:
-            raise ValueError(f"vllm backend: gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+            raise ValueError(
+                f"vllm backend: gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}"
+            )
         for name in ("mm_processor_kwargs", "hf_overrides"):
             value = getattr(self, name)
             if value is not None:
@@ -74,8 +76,12 @@ class VLLMSettings:
         return kwargs
 
 
-ARG_ALIASES = {"model": "pretrained", "context_length": "max_model_len", "limit_mm_per_prompt": "max_images",
-               "tp": "tensor_parallel_size"}  # dp: data_parallel_size, the replicas' (`harness.models.replicas`)
+ARG_ALIASES = {
+    "model": "pretrained",
+    "context_length": "max_model_len",
+    "limit_mm_per_prompt": "max_images",
+    "tp": "tensor_parallel_size",
+}  # dp: data_parallel_size, the replicas' (`harness.models.replicas`)
 
 
 def engine_kwargs(settings: VLLMSettings, image_limit: int) -> dict[str, Any]:

@@ -15,20 +15,35 @@ from tasks.mmlongbench.scorers.common import normalize_answer, parse_output
 
 # Official `get_docqa_clean_string` suffix order: each is removed once, in turn, if the string ends
 # with it, so "12 mm" -> "12" but also "item" -> "ite" ("m").
-_DOCVQA_SUFFIXES = ("kg", "meters", "acres", "minutes", "miles", "mile", "feet",
-                    "million", "thousand", "billion", "mm", "m")
+_DOCVQA_SUFFIXES = (
+    "kg",
+    "meters",
+    "acres",
+    "minutes",
+    "miles",
+    "mile",
+    "feet",
+    "million",
+    "thousand",
+    "billion",
+    "mm",
+    "m",
+)
 _NUMBER = re.compile(r"(-?\d+(\.\d*)?|-?\.\d+)")
-_EXACT_MATCH_GOLD = tuple(re.compile(p) for p in (
-    r"https://",
-    r".*\.(py|ipynb)$",
-    r"^page",
-    r"^\d+(-\d+|\s\d+)?$",
-    r"(a\.m\.|p\.m\.)",
-    r"^\d{4}[-/\s]\d{1,2}[-/\s]\d{1,2}$",
-    r"^\d{1,2}[-/\s]\d{1,2}[-/\s]\d{2,4}$",
-    r"^\d{4}[-/\s]\d{1,2}$",
-    r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$",
-))
+_EXACT_MATCH_GOLD = tuple(
+    re.compile(p)
+    for p in (
+        r"https://",
+        r".*\.(py|ipynb)$",
+        r"^page",
+        r"^\d+(-\d+|\s\d+)?$",
+        r"(a\.m\.|p\.m\.)",
+        r"^\d{4}[-/\s]\d{1,2}[-/\s]\d{1,2}$",
+        r"^\d{1,2}[-/\s]\d{1,2}[-/\s]\d{2,4}$",
+        r"^\d{4}[-/\s]\d{1,2}$",
+        r"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$",
+    )
+)
 DOCVQA_FORMATS = ("Integer", "Float", "String", "None", "List")
 
 
@@ -131,8 +146,10 @@ def docvqa_score_parsed(gold: Any, prediction: str, answer_format: str) -> float
 
 
 def _docvqa_list_score(items: list[Any], prediction: str) -> float:
-    mergeable = [isinstance(item, str) and docvqa_value_type(item) == "String"
-                 and not docvqa_needs_exact_match(item) for item in items]
+    mergeable = [
+        isinstance(item, str) and docvqa_value_type(item) == "String" and not docvqa_needs_exact_match(item)
+        for item in items
+    ]
     merged = " ".join(item for item, merge in zip(items, mergeable, strict=True) if merge).strip()
     if merged:
         # Plain strings are scored as one text so that token F1 is not crushed by low precision.

@@ -29,8 +29,9 @@ def rouge_lsum(prediction: str, references: str | Sequence[Any]) -> float:
     """rougeLsum F-measure (rouge-score package), max over references (official `calculate_metrics`
     "rouge"; a str is one reference, a list of lists is flattened). Sentences are the lines."""
     scorer = _rouge_scorer()
-    return max(scorer.score(target=ref, prediction=prediction)["rougeLsum"].fmeasure
-               for ref in flatten_golds(references))
+    return max(
+        scorer.score(target=ref, prediction=prediction)["rougeLsum"].fmeasure for ref in flatten_golds(references)
+    )
 
 
 def rouge_lsum_f1(generated: str, prefix: str, reference: str | Sequence[Any]) -> float:
@@ -88,8 +89,7 @@ def fluency_f1(fluency: dict[str, Any], recall: dict[str, Any], precision: dict[
     return float(f1 * fluency["fluency"])
 
 
-def fluency_f1_from_replies(fluency_reply: str, recall_reply: str, precision_reply: str,
-                            n_claims: int) -> float | None:
+def fluency_f1_from_replies(fluency_reply: str, recall_reply: str, precision_reply: str, n_claims: int) -> float | None:
     """`fluency_f1` from the three raw judge replies; None (row skipped, as official) if any reply
     does not parse."""
     fluency, recall, precision = (parse_judge_json(r) for r in (fluency_reply, recall_reply, precision_reply))
@@ -109,7 +109,7 @@ def summary_for_judge(generated: str, prefix: str) -> str:
     prefixed output and then whitespace; a summary that repeats "Summary:" keeps its second one."""
     output = prefix + generated
     if output.startswith("Summary:"):
-        output = output[len("Summary:"):].strip()
+        output = output[len("Summary:") :].strip()
     return output
 
 
@@ -133,7 +133,8 @@ def _read_prompt(kind: str, dataset: str) -> str:
 
 
 JUDGE_PROMPTS: dict[str, dict[str, str]] = {
-    dataset: {kind: _read_prompt(kind, dataset) for kind in JUDGE_PROMPT_KINDS} for dataset in JUDGE_DATASETS}
+    dataset: {kind: _read_prompt(kind, dataset) for kind in JUDGE_PROMPT_KINDS} for dataset in JUDGE_DATASETS
+}
 FLUENCY_PROMPT_GOVREPORT = JUDGE_PROMPTS["govreport"]["fluency"]
 FLUENCY_PROMPT_MULTILEXSUM = JUDGE_PROMPTS["multilexsum"]["fluency"]
 RECALL_PROMPT_GOVREPORT = JUDGE_PROMPTS["govreport"]["recall"]
@@ -142,8 +143,9 @@ PRECISION_PROMPT_GOVREPORT = JUDGE_PROMPTS["govreport"]["precision"]
 PRECISION_PROMPT_MULTILEXSUM = JUDGE_PROMPTS["multilexsum"]["precision"]
 
 
-def judge_prompts(dataset: Literal["govreport", "multilexsum"], summary: str, reference: str,
-                  claims: Sequence[str]) -> dict[str, str]:
+def judge_prompts(
+    dataset: Literal["govreport", "multilexsum"], summary: str, reference: str, claims: Sequence[str]
+) -> dict[str, str]:
     """The fluency, precision and recall prompts for one summary, filled as official: the summary
     (see `summary_for_judge`) stripped into {text}/{summary}, the reference as is into
     {expert_summary}, `numbered_claims(claims)` into {keypoints}."""

@@ -119,9 +119,7 @@ def test_rows_to_table_matches_pyarrow() -> None:
     from builders.core.parquet_writer import rows_to_table
     from builders.mmneedle import FEATURES
 
-    schema = pa.schema(
-        [FEATURES.arrow_schema.field(name) for name in ("id", "images", "image_sizes", "all_locations")]
-    )
+    schema = pa.schema([FEATURES.arrow_schema.field(name) for name in ("id", "images", "image_sizes", "all_locations")])
     rows = [
         {
             "id": "a",
@@ -149,10 +147,17 @@ def test_image_bytes_survive_the_reused_row_group_buffer(tmp_path: Path) -> None
     from builders.core.parquet_writer import ShardedParquetWriter
 
     features = Features({"id": Value("string"), "image": Image(), "images": List(Image())})
-    rows = [{"id": str(i), "image": {"bytes": bytes([i]) * (300 + 97 * i), "path": None},
-             "images": [{"bytes": bytes([i, k]) * (50 + i), "path": f"{i}_{k}.jpg"} for k in range(i % 3)]}
-            for i in range(40)]
-    with ShardedParquetWriter(tmp_path, "cfg", features, lambda row: row["id"].encode(), row_group_bytes=2000) as writer:
+    rows = [
+        {
+            "id": str(i),
+            "image": {"bytes": bytes([i]) * (300 + 97 * i), "path": None},
+            "images": [{"bytes": bytes([i, k]) * (50 + i), "path": f"{i}_{k}.jpg"} for k in range(i % 3)],
+        }
+        for i in range(40)
+    ]
+    with ShardedParquetWriter(
+        tmp_path, "cfg", features, lambda row: row["id"].encode(), row_group_bytes=2000
+    ) as writer:
         for row in rows:
             writer.write(row, len(row["image"]["bytes"]))
         result = writer.close()

@@ -15,7 +15,9 @@ from builders.mmneedle.rows import features as mmneedle_features
 def test_every_builder_feature_set_carries_the_contract() -> None:
     for storage in contract.IMAGE_STORAGES:
         contract.check_features(mmneedle_features(storage), storage, "mmneedle")
-    assert contract.IMAGES in contract.row_features("embedded") and contract.IMAGES not in contract.row_features("shared")
+    assert contract.IMAGES in contract.row_features("embedded") and contract.IMAGES not in contract.row_features(
+        "shared"
+    )
 
 
 def test_features_that_break_the_contract_are_named() -> None:
@@ -24,7 +26,9 @@ def test_features_that_break_the_contract_are_named() -> None:
     with pytest.raises(ValueError, match="cfg: the contract column 'image_tokens' is missing"):
         contract.check_features(Features(columns), "embedded", "cfg")
     columns = {**contract.row_features("embedded"), "num_images": Value("int64")}
-    with pytest.raises(ValueError, match=r"column 'num_images' is Value\('int64'\), the contract says Value\('int32'\)"):
+    with pytest.raises(
+        ValueError, match=r"column 'num_images' is Value\('int64'\), the contract says Value\('int32'\)"
+    ):
         contract.check_features(Features(columns), "embedded", "cfg")
     with pytest.raises(ValueError, match="shared image storage keeps images out of the rows"):
         contract.check_features(Features(contract.row_features("embedded")), "shared", "cfg")
@@ -40,9 +44,11 @@ def test_manifest_reader(tmp_path: Path) -> None:
     (tmp_path / contract.MANIFEST_NAME).write_text(json.dumps({"format": "other/1"}))
     with pytest.raises(contract.ManifestError, match="not a build manifest of this project"):
         contract.read_manifest(tmp_path)
-    manifest = {"format": contract.MANIFEST_FORMAT,
-                "configs": {"b": {"files": [{"path": "b/x"}]}, "a": {"files": [{"path": "a/x"}, {"path": "a/y"}]}},
-                "image_table": {"files": [{"path": "image_table/x"}]}}
+    manifest = {
+        "format": contract.MANIFEST_FORMAT,
+        "configs": {"b": {"files": [{"path": "b/x"}]}, "a": {"files": [{"path": "a/x"}, {"path": "a/y"}]}},
+        "image_table": {"files": [{"path": "image_table/x"}]},
+    }
     contract.write_manifest(tmp_path, manifest)
     assert contract.read_manifest(tmp_path) == manifest
     assert [f["path"] for f in contract.data_files(manifest)] == ["a/x", "a/y", "b/x", "image_table/x"]
@@ -75,15 +81,34 @@ def test_parquet_column_reads_each_image_from_the_mapping_or_else_its_row_group(
     rng = random.Random(0)
     prefix = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(40)  # every image starts alike, as JPEGs do
     pool = [prefix + rng.randbytes(rng.randrange(0, 3000)) for _ in range(12)]
-    rows = [{"id": str(i), "images": [rng.choice(pool) for _ in range(rng.randrange(0, 4))],
-             "image": rng.choice(pool) if i % 5 else None} for i in range(60)]
+    rows = [
+        {
+            "id": str(i),
+            "images": [rng.choice(pool) for _ in range(rng.randrange(0, 4))],
+            "image": rng.choice(pool) if i % 5 else None,
+        }
+        for i in range(60)
+    ]
     features = Features({"id": Value("string"), "images": List(Image()), "image": Image()})
-    table = pa.Table.from_pylist([{"id": r["id"], "images": [{"bytes": b, "path": None} for b in r["images"]],
-                                   "image": None if r["image"] is None else {"bytes": r["image"], "path": None}}
-                                  for r in rows], schema=features.arrow_schema)
+    table = pa.Table.from_pylist(
+        [
+            {
+                "id": r["id"],
+                "images": [{"bytes": b, "path": None} for b in r["images"]],
+                "image": None if r["image"] is None else {"bytes": r["image"], "path": None},
+            }
+            for r in rows
+        ],
+        schema=features.arrow_schema,
+    )
     shard = tmp_path / "plain.parquet"  # with the options the builders' writer uses (`builders.core.parquet_writer`)
-    pq.write_table(table, shard, row_group_size=15, write_page_index=True,
-                   **get_parquet_column_options(features, features.arrow_schema))
+    pq.write_table(
+        table,
+        shard,
+        row_group_size=15,
+        write_page_index=True,
+        **get_parquet_column_options(features, features.arrow_schema),
+    )
     compressed = tmp_path / "compressed.parquet"
     pq.write_table(table, compressed, compression="snappy", row_group_size=25)
 

@@ -70,10 +70,21 @@ def run_card(folder: Path, tmp_path: Path) -> tuple[list[str], list]:
     placeholder = f'repo = "{card.REPO_PLACEHOLDER}"'
     assert sum(placeholder in b for b in blocks) == 1
     blocks = [b.replace(placeholder, f"repo = {str(folder)!r}") for b in blocks]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache"), "HF_HUB_CACHE": str(tmp_path / "hub_cache")}
-    run = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(blocks), json.dumps(PROJECT_PACKAGES)], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(tmp_path / "datasets_cache"),
+        "HF_HUB_CACHE": str(tmp_path / "hub_cache"),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps(blocks), json.dumps(PROJECT_PACKAGES)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     return blocks, json.loads(run.stdout.splitlines()[-1])
 
@@ -84,19 +95,24 @@ def pixels(images: list) -> list:
 
 @pytest.fixture(scope="module")
 def mmlb_fixture_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_mmlongbench(source="fixture", out_dir=tmp_path_factory.mktemp("mmlb"),
-                             configs=["niah_vh_single_8k", "niah_vh_single_16k"])
+    return build_mmlongbench(
+        source="fixture", out_dir=tmp_path_factory.mktemp("mmlb"), configs=["niah_vh_single_8k", "niah_vh_single_16k"]
+    )
 
 
 @pytest.mark.slow  # the card's recipe in a child process
 def test_the_card_recipe_gives_a_niah_vh_single_8k_rows_images_with_datasets_alone(
-        mmlb_fixture_build: Path, tmp_path: Path) -> None:
+    mmlb_fixture_build: Path, tmp_path: Path
+) -> None:
     readme = (mmlb_fixture_build / "README.md").read_text(encoding="utf-8")
-    assert "load_dataset(repo, \"niah_vh_single_8k\"" in readme and "streaming=True" in readme
+    assert 'load_dataset(repo, "niah_vh_single_8k"' in readme and "streaming=True" in readme
     blocks, images = run_card(mmlb_fixture_build, tmp_path)
     assert len(blocks) == 4 and "from builders" in blocks[3] and not any("builders" in b for b in blocks[:3])
-    rows = datasets.load_dataset("parquet", split="test", data_files={
-        "test": contract.split_files(mmlb_fixture_build, "niah_vh_single_8k", "test")})
+    rows = datasets.load_dataset(
+        "parquet",
+        split="test",
+        data_files={"test": contract.split_files(mmlb_fixture_build, "niah_vh_single_8k", "test")},
+    )
     first, last = (pixels(contract.load_images(mmlb_fixture_build, rows[i])) for i in (0, -1))
     assert len(first) == rows[0][contract.NUM_IMAGES] == 5 and first != last
     assert images[0] is None  # the first block loads the rows; the images come from the image table
@@ -125,8 +141,14 @@ def test_load_images_reads_a_hub_location_as_data_dir_does(mmlb_fixture_build: P
     for location in ("hf://acme/mmlongbench@v1.0.0", f"hf://acme/mmlongbench@{COMMIT}"):
         got = contract.load_images(location, row, cache_dir=str(cache), local_files_only=True)
         assert pixels(got) == expected, location
-    assert pixels(contract.load_images("acme/mmlongbench", row, revision="v1.0.0", cache_dir=str(cache),
-                                       local_files_only=True)) == expected
+    assert (
+        pixels(
+            contract.load_images(
+                "acme/mmlongbench", row, revision="v1.0.0", cache_dir=str(cache), local_files_only=True
+            )
+        )
+        == expected
+    )
     with pytest.raises(ValueError, match="name the dataset repo"):
         contract.load_images("hf://acme", row)
     with pytest.raises(ValueError, match="names revision 'v1.0.0'"):
@@ -148,8 +170,12 @@ def test_the_cards_datasets_pin_is_pyprojects_and_pip_install_dot_ships_every_pa
 # ---------------------------------------------------------------- citations, licences, what it was built from
 
 PAPERS = {"mmneedle": "2406.11230", "mmlongbench": "2505.10610", "milebench": "2404.18532", "locovqa": "2406.16851"}
-SOURCES = {"mmneedle": ["MS COCO"], "mmlongbench": ["InfoSeek", "Visual Haystack", "MM-NIAH", "SlideVQA"],
-           "milebench": ["CLEVRER", "GPR1200", "nuScenes"], "locovqa": ["OK-VQA", "MMStar", "MNIST", "MS COCO"]}
+SOURCES = {
+    "mmneedle": ["MS COCO"],
+    "mmlongbench": ["InfoSeek", "Visual Haystack", "MM-NIAH", "SlideVQA"],
+    "milebench": ["CLEVRER", "GPR1200", "nuScenes"],
+    "locovqa": ["OK-VQA", "MMStar", "MNIST", "MS COCO"],
+}
 
 
 def fixture_build(benchmark: str, out: Path) -> Path:
@@ -171,13 +197,19 @@ def release_build(benchmark: str, out: Path) -> Path:
         release = write_milebench_release(out / "release")
         return build_milebench(source=str(release), out_dir=out, configs=["clevr_change"], num_proc=1)
     written = write_locovqa_sources(out / "sources")
-    return build_locovqa(source=[f"okvqa={written['okvqa']}", f"coco={written['coco']}"], out_dir=out,
-                         configs=["okvqa_cmp_4"], limit=2, num_proc=1)
+    return build_locovqa(
+        source=[f"okvqa={written['okvqa']}", f"coco={written['coco']}"],
+        out_dir=out,
+        configs=["okvqa_cmp_4"],
+        limit=2,
+        num_proc=1,
+    )
 
 
 @pytest.mark.parametrize("benchmark", sorted(PAPERS))
 def test_a_fixture_builds_card_cites_its_paper_and_says_it_was_built_from_the_fixture(
-        benchmark: str, tmp_path: Path) -> None:
+    benchmark: str, tmp_path: Path
+) -> None:
     built = fixture_build(benchmark, tmp_path)
     readme = (built / "README.md").read_text(encoding="utf-8")
     meta = front_matter(readme)
@@ -207,7 +239,10 @@ def test_a_release_builds_card_names_its_licences_with_links(benchmark: str, tmp
     body = " ".join(readme.split())
     assert "offline synthetic" not in body and "Offline fixture" not in readme
     if benchmark == "locovqa":
-        assert "from the source files named below" in body and meta["license_link"] == "https://cocodataset.org/#termsofuse"
+        assert (
+            "from the source files named below" in body
+            and meta["license_link"] == "https://cocodataset.org/#termsofuse"
+        )
     else:
         assert "from the authors' release ([" in body
 

@@ -23,8 +23,16 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def _build(out: Path, configs: list[str], storage: str = "embedded", **kwargs) -> Path:
-    return build_mmneedle(source="synthetic:400", out_dir=out, configs=configs, limit=3, seed=2, num_proc=2,
-                          image_storage=storage, **kwargs)
+    return build_mmneedle(
+        source="synthetic:400",
+        out_dir=out,
+        configs=configs,
+        limit=3,
+        seed=2,
+        num_proc=2,
+        image_storage=storage,
+        **kwargs,
+    )
 
 
 def _manifest(folder: Path) -> dict:
@@ -74,8 +82,11 @@ def test_a_damaged_build_is_not_extended(tmp_path: Path) -> None:
     data = bytearray(shard.read_bytes())
     data[len(data) // 2] ^= 0xFF  # same size, one byte changed
     shard.write_bytes(bytes(data))
-    with pytest.raises(BuildError, match=r"m1_n2_k1/test-00000-of-00001.parquet does not match its manifest .*"
-                                         r"rebuild with --overwrite"):
+    with pytest.raises(
+        BuildError,
+        match=r"m1_n2_k1/test-00000-of-00001.parquet does not match its manifest .*"
+        r"rebuild with --overwrite",
+    ):
         _build(tmp_path, ["m10_n1_k2"])
     assert shard.read_bytes() == bytes(data) and not (folder / "m10_n1_k2").exists()
     assert len(read_rows(_build(tmp_path, ["m1_n2_k1", "m10_n1_k2"], overwrite=True), "m10_n1_k2")) == 6
@@ -85,15 +96,32 @@ def test_a_build_that_differs_in_more_than_its_configs_still_needs_overwrite(tmp
     _build(tmp_path, ["m1_n2_k1"])
     with pytest.raises(BuildError, match=r"already holds a different build \(limit: 3 -> 4\); pass --overwrite"):
         build_mmneedle(source="synthetic:400", out_dir=tmp_path, configs=["m10_n1_k2"], limit=4, seed=2, num_proc=1)
-    folder = build_mmneedle(source="synthetic:400", out_dir=tmp_path, configs=["m10_n1_k2"], limit=4, seed=2,
-                            num_proc=1, overwrite=True)
+    folder = build_mmneedle(
+        source="synthetic:400", out_dir=tmp_path, configs=["m10_n1_k2"], limit=4, seed=2, num_proc=1, overwrite=True
+    )
     assert list(_manifest(folder)["configs"]) == ["m10_n1_k2"]  # --overwrite: exactly what was asked for
 
 
 def test_the_recorded_command_adds_a_config_as_the_first_build_made_it(tmp_path: Path, capsys) -> None:
     out = tmp_path / "data"
-    code = main(["build", "mmneedle", "--sou", "synthetic:400", "--limit=3", "--seed", "2", "--configs", "m1_n2_k1",
-                 "--num-proc", "1", "--quiet", "--out", str(out)])
+    code = main(
+        [
+            "build",
+            "mmneedle",
+            "--sou",
+            "synthetic:400",
+            "--limit=3",
+            "--seed",
+            "2",
+            "--configs",
+            "m1_n2_k1",
+            "--num-proc",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     command = _manifest(out / "mmneedle")["build_command"]
     assert command == ["builders", "build", "mmneedle", "--source", "synthetic:400", "--limit", "3", "--seed", "2"]
@@ -109,8 +137,20 @@ def test_the_recorded_command_adds_a_config_as_the_first_build_made_it(tmp_path:
 
 
 def test_the_plan_comes_first_and_a_dry_run_writes_nothing(tmp_path: Path, capsys) -> None:
-    argv = ["build", "mmneedle", "--source", "synthetic:400", "--limit", "6", "--configs", "m1_n2_k1,m10_n2_k1",
-            "--num-proc", "1", "--out", str(tmp_path)]
+    argv = [
+        "build",
+        "mmneedle",
+        "--source",
+        "synthetic:400",
+        "--limit",
+        "6",
+        "--configs",
+        "m1_n2_k1,m10_n2_k1",
+        "--num-proc",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
     assert main([*argv, "--dry-run"]) == 0
     captured = capsys.readouterr()
     assert not tmp_path.joinpath("mmneedle").exists() and captured.out == ""
@@ -128,7 +168,8 @@ def test_the_plan_comes_first_and_a_dry_run_writes_nothing(tmp_path: Path, capsy
 
 
 def test_the_card_states_the_licence_of_its_source_and_flags_a_synthetic_build(
-        tmp_path: Path, coco_build: Path, synth_build: Path) -> None:
+    tmp_path: Path, coco_build: Path, synth_build: Path
+) -> None:
     coco = _card_yaml(coco_build)
     assert coco["license"] == "other" and coco["license_link"] == "https://cocodataset.org/#termsofuse"
     coco_text = (coco_build / "README.md").read_text()
@@ -146,13 +187,16 @@ def test_the_card_states_the_licence_of_its_source_and_flags_a_synthetic_build(
     assert set(_manifest(uncapped)["caveats"]) == {"synthetic"}  # 100 + 100 is the paper's subset for K = 5
 
 
-def test_push_warns_before_tagging_a_synthetic_or_limited_build(tmp_path: Path, coco_dir: Path, synth_build: Path,
-                                                               capsys) -> None:
+def test_push_warns_before_tagging_a_synthetic_or_limited_build(
+    tmp_path: Path, coco_dir: Path, synth_build: Path, capsys
+) -> None:
     push = ["--repo", "acme/mmneedle", "--tag", "v1.0.0", "--dry-run"]
     assert main(["push", str(synth_build), *push]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == (f"warning: {synth_build} is a synthetic and limited build; tagging it v1.0.0 publishes data "
-                      "whose scores are not comparable with the paper's:")
+    assert err[0] == (
+        f"warning: {synth_build} is a synthetic and limited build; tagging it v1.0.0 publishes data "
+        "whose scores are not comparable with the paper's:"
+    )
     assert any(line.startswith("warning:   synthetic: ") for line in err)
 
     paper = build_mmneedle(source=f"coco={coco_dir}", out_dir=tmp_path, configs=["m1_n2_k2"], num_proc=2)

@@ -37,19 +37,30 @@ from tests.support.builder_fixtures import cut_in_half, outside_jpeg, write_trun
 # ------------------------------------------------------------------------------------------------ paths
 
 
-@pytest.mark.parametrize("name, normal", [("a/b.jpg", "a/b.jpg"), ("./a/./b.jpg", "a/b.jpg"),
-                                          ("a/../b.jpg", "b.jpg"), ("a//b.jpg", "a/b.jpg")])
+@pytest.mark.parametrize(
+    "name, normal",
+    [("a/b.jpg", "a/b.jpg"), ("./a/./b.jpg", "a/b.jpg"), ("a/../b.jpg", "b.jpg"), ("a//b.jpg", "a/b.jpg")],
+)
 def test_a_relative_name_is_normalised(name: str, normal: str) -> None:
     assert relative_name(name, "f.jsonl:3") == normal
 
 
-@pytest.mark.parametrize("name, what", [
-    ("../../outside.jpg", "leads out of the release"), ("a/../../b.jpg", "leads out of the release"),
-    ("..", "leads out of the release"), ("..\\..\\outside.jpg", "leads out of the release"),
-    ("/etc/hostname", "is absolute"), ("\\\\server\\share\\x.jpg", "is absolute"), ("C:\\x.jpg", "is absolute"),
-    ("", "expected a relative file path"), (".", "expected a file path"), ("a\x00.jpg", "NUL byte"),
-    (7, "expected a relative file path"),
-])
+@pytest.mark.parametrize(
+    "name, what",
+    [
+        ("../../outside.jpg", "leads out of the release"),
+        ("a/../../b.jpg", "leads out of the release"),
+        ("..", "leads out of the release"),
+        ("..\\..\\outside.jpg", "leads out of the release"),
+        ("/etc/hostname", "is absolute"),
+        ("\\\\server\\share\\x.jpg", "is absolute"),
+        ("C:\\x.jpg", "is absolute"),
+        ("", "expected a relative file path"),
+        (".", "expected a file path"),
+        ("a\x00.jpg", "NUL byte"),
+        (7, "expected a relative file path"),
+    ],
+)
 def test_an_absolute_or_escaping_name_is_an_error_naming_where_and_the_path(name: object, what: str) -> None:
     with pytest.raises(BuildError, match="^f\\.jsonl:3: ") as error:
         relative_name(name, "f.jsonl:3")
@@ -66,8 +77,11 @@ def test_a_symbolic_link_out_of_its_folder_is_refused_one_inside_is_followed(tmp
     assert release_path(base, "inside.jpg", "w") == (base / "sub" / "a.jpg").resolve()
     assert release_path(base, "sub/../sub/a.jpg", "w") == (base / "sub" / "a.jpg").resolve()
     for name in ("out.jpg", "dir/outside.jpg"):
-        with pytest.raises(BuildError, match=rf"^f\.json record 2: path '{name}' leads out of .*images through a "
-                                             r"symbolic link \(to .*outside\.jpg\)"):
+        with pytest.raises(
+            BuildError,
+            match=rf"^f\.json record 2: path '{name}' leads out of .*images through a "
+            r"symbolic link \(to .*outside\.jpg\)",
+        ):
             release_path(base, name, "f.json record 2")
     # The folder itself may be a link (a release kept on another disk): its files are inside it.
     (tmp_path / "elsewhere").symlink_to(base)
@@ -96,23 +110,44 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile
 
 
 def test_archive_files_are_streamed_with_normalised_names(tmp_path: Path) -> None:
-    archive = _tar(tmp_path / "a.tar.gz", [_member("./top/a.jpg"), _member("top/dir", tarfile.DIRTYPE),
-                                           _member("top/link.jpg", tarfile.SYMTYPE, "a.jpg")])
+    archive = _tar(
+        tmp_path / "a.tar.gz",
+        [
+            _member("./top/a.jpg"),
+            _member("top/dir", tarfile.DIRTYPE),
+            _member("top/link.jpg", tarfile.SYMTYPE, "a.jpg"),
+        ],
+    )
     files = [(member.name, member.read()) for member in archive_files(archive)]
     assert files == [("top/a.jpg", b"x")]  # links and folders are not handed out
 
 
-@pytest.mark.parametrize("member, message", [
-    (_member("../outside.jpg"), r"member '\.\./outside\.jpg': path '\.\./outside\.jpg' leads out of the release"),
-    (_member("/etc/hostname"), r"member '/etc/hostname': path '/etc/hostname' is absolute"),
-    (_member("top/x.jpg", tarfile.SYMTYPE, "../../etc/hostname"),
-     r"member 'top/x\.jpg' \(a symbolic link\): path 'top/\.\./\.\./etc/hostname' leads out"),
-    (_member("top/x.jpg", tarfile.SYMTYPE, "/etc/hostname"), r"member 'top/x\.jpg' \(a symbolic link\): .* is absolute"),
-    (_member("top/x.jpg", tarfile.LNKTYPE, "/etc/hostname"), r"member 'top/x\.jpg' \(a hard link\): .* is absolute"),
-    (_member("top/x.jpg", tarfile.LNKTYPE, "../etc/hostname"), r"member 'top/x\.jpg' \(a hard link\): .* leads out"),
-])
-def test_a_member_or_link_out_of_the_archive_is_an_error_naming_both(tmp_path: Path, member: tarfile.TarInfo,
-                                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    "member, message",
+    [
+        (_member("../outside.jpg"), r"member '\.\./outside\.jpg': path '\.\./outside\.jpg' leads out of the release"),
+        (_member("/etc/hostname"), r"member '/etc/hostname': path '/etc/hostname' is absolute"),
+        (
+            _member("top/x.jpg", tarfile.SYMTYPE, "../../etc/hostname"),
+            r"member 'top/x\.jpg' \(a symbolic link\): path 'top/\.\./\.\./etc/hostname' leads out",
+        ),
+        (
+            _member("top/x.jpg", tarfile.SYMTYPE, "/etc/hostname"),
+            r"member 'top/x\.jpg' \(a symbolic link\): .* is absolute",
+        ),
+        (
+            _member("top/x.jpg", tarfile.LNKTYPE, "/etc/hostname"),
+            r"member 'top/x\.jpg' \(a hard link\): .* is absolute",
+        ),
+        (
+            _member("top/x.jpg", tarfile.LNKTYPE, "../etc/hostname"),
+            r"member 'top/x\.jpg' \(a hard link\): .* leads out",
+        ),
+    ],
+)
+def test_a_member_or_link_out_of_the_archive_is_an_error_naming_both(
+    tmp_path: Path, member: tarfile.TarInfo, message: str
+) -> None:
     archive = _tar(tmp_path / "a.tar.gz", [_member("top/a.jpg"), member])
     with pytest.raises(BuildError, match=rf"^{archive}: {message}"):
         list(archive_files(archive))
@@ -162,8 +197,11 @@ def test_whole_images_pass_and_damaged_ones_say_what_is_wrong() -> None:
     assert image_size(jpeg + b"trailing bytes a camera appended") == (120, 90)
     png = _encoded(photo, format="PNG")
     assert image_size(png) == (120, 90) and image_size(_encoded(photo, format="WEBP")) == (120, 90)
-    for damaged, reason in ((jpeg[:-2], "cut short"), (png[: len(png) // 2], "Truncated File Read"),
-                            (b"plain text", "not an image file Pillow can read")):
+    for damaged, reason in (
+        (jpeg[:-2], "cut short"),
+        (png[: len(png) // 2], "Truncated File Read"),
+        (b"plain text", "not an image file Pillow can read"),
+    ):
         with pytest.raises(ValueError, match=reason):
             image_size(damaged)
 
@@ -171,8 +209,11 @@ def test_whole_images_pass_and_damaged_ones_say_what_is_wrong() -> None:
 def test_a_damaged_image_stops_a_build_or_its_rows_are_left_out_and_counted(tmp_path: Path) -> None:
     write_truncated_jpeg(tmp_path / "cut.jpg")
     data = (tmp_path / "cut.jpg").read_bytes()
-    with pytest.raises(BuildError, match=r"^image x\.jpg \(needed by f\.jsonl:4\) is damaged \(cut short.*"
-                                         r"pass --skip-bad-images"):
+    with pytest.raises(
+        BuildError,
+        match=r"^image x\.jpg \(needed by f\.jsonl:4\) is damaged \(cut short.*"
+        r"pass --skip-bad-images",
+    ):
         DamagedImages(skip=False).size("x.jpg", data, "x.jpg (needed by f.jsonl:4)")
     damaged = DamagedImages(skip=True)
     whole = _encoded(Image.new("RGB", (8, 8)), format="JPEG")
@@ -224,9 +265,11 @@ def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_giv
     assert options_from_args(SomeOptions, parser.parse_args([])) == SomeOptions()
     parser.print_help()
     assert "--limit L" in capsys.readouterr().out
-    for given, message in (({"limit": 0}, "--limit must be at least 1, got 0"),
-                           ({"seed": -1}, "--seed must be a non-negative integer, got -1"),
-                           ({"pool": "x"}, "--pool must be one of dataset, subset, got 'x'")):
+    for given, message in (
+        ({"limit": 0}, "--limit must be at least 1, got 0"),
+        ({"seed": -1}, "--seed must be a non-negative integer, got -1"),
+        ({"pool": "x"}, "--pool must be one of dataset, subset, got 'x'"),
+    ):
         with pytest.raises(BuildError, match=message):
             SomeOptions(**given)  # the Python API
     with pytest.raises(BuildError, match="--limit must be at least 1, got 0"):
@@ -239,19 +282,30 @@ def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_giv
 
 
 @pytest.mark.slow  # builds in child processes
-@pytest.mark.parametrize("benchmark, options", [("mmlongbench", ["--configs", "vrag_infoseek_8k"]),
-                                                ("mmneedle", ["--source", "synthetic:200", "--limit", "2", "--configs", "m1_n2_k1"])])
-def test_a_second_build_into_the_same_output_stops_naming_the_first(tmp_path: Path, benchmark: str,
-                                                                   options: list[str]) -> None:
+@pytest.mark.parametrize(
+    "benchmark, options",
+    [
+        ("mmlongbench", ["--configs", "vrag_infoseek_8k"]),
+        ("mmneedle", ["--source", "synthetic:200", "--limit", "2", "--configs", "m1_n2_k1"]),
+    ],
+)
+def test_a_second_build_into_the_same_output_stops_naming_the_first(
+    tmp_path: Path, benchmark: str, options: list[str]
+) -> None:
     import os
 
     with build_lock(tmp_path, benchmark):
-        result = subprocess.run([sys.executable, "-m", "builders.cli", "build", benchmark, *options, "--quiet",
-                                 "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-m", "builders.cli", "build", benchmark, *options, "--quiet", "--out", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert result.returncode == 2
         assert result.stderr.splitlines() == [
             f"error: {tmp_path} is in use by another build of {benchmark} (pid {os.getpid()}, holding "
-            f"{tmp_path / f'.{benchmark}.lock'}); wait for it to finish, or build into another --out"]
+            f"{tmp_path / f'.{benchmark}.lock'}); wait for it to finish, or build into another --out"
+        ]
         with build_lock(tmp_path, "locovqa"):  # another benchmark's lock is another file
             pass
     assert list(tmp_path.iterdir()) == []  # the lock file goes with the build
@@ -268,14 +322,19 @@ KILL_DURING_PUBLISH = (
 
 
 @pytest.mark.slow  # builds in child processes, one killed
-@pytest.mark.parametrize("benchmark, configs", [("mmlongbench", "vrag_infoseek_8k"),
-                                                ("milebench", "action_localization"),
-                                                ("locovqa", "okvqa_int_2")])
+@pytest.mark.parametrize(
+    "benchmark, configs",
+    [("mmlongbench", "vrag_infoseek_8k"), ("milebench", "action_localization"), ("locovqa", "okvqa_int_2")],
+)
 def test_what_a_killed_build_left_is_removed_by_the_next_build(tmp_path: Path, benchmark: str, configs: str) -> None:
     out = tmp_path / "out"
     argv = ["build", benchmark, "--configs", configs, "--quiet", "--out", str(out)]
-    killed = subprocess.run([sys.executable, "-c", f"{KILL_DURING_PUBLISH}from builders.cli import main\nmain({argv!r})"],
-                            capture_output=True, text=True, timeout=300)
+    killed = subprocess.run(
+        [sys.executable, "-c", f"{KILL_DURING_PUBLISH}from builders.cli import main\nmain({argv!r})"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert killed.returncode == -9, killed.stderr
     left = sorted(p.name for p in out.iterdir())
     assert any(name.startswith(f".{benchmark}-work-") for name in left), left

@@ -47,14 +47,21 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
     cache = tmp_path / "entities.jsonl"
     try:
         # The installed harness registers this factory as an entry point; a checkout on PYTHONPATH may not have it.
-        args = dict(entity_lister=["okvqa=vlm:openai"], entity_cache=cache, limit=3, cell_size=16,
-                    asker_factory=BackendImageAsker,
-                    entity_lister_args=f"model=test-vlm,base_url={server.base_url},api_key=sk-test,max_retries=0")
-        first = build_locovqa([f"okvqa={sources['okvqa']}", f"coco={sources['coco']}"], tmp_path / "a",
-                              ["okvqa_int_9"], **args)
+        args = dict(
+            entity_lister=["okvqa=vlm:openai"],
+            entity_cache=cache,
+            limit=3,
+            cell_size=16,
+            asker_factory=BackendImageAsker,
+            entity_lister_args=f"model=test-vlm,base_url={server.base_url},api_key=sk-test,max_retries=0",
+        )
+        first = build_locovqa(
+            [f"okvqa={sources['okvqa']}", f"coco={sources['coco']}"], tmp_path / "a", ["okvqa_int_9"], **args
+        )
         asked = len(server.received)
-        second = build_locovqa([f"okvqa={sources['okvqa']}", f"coco={sources['coco']}"], tmp_path / "b",
-                               ["okvqa_int_9"], **args)
+        second = build_locovqa(
+            [f"okvqa={sources['okvqa']}", f"coco={sources['coco']}"], tmp_path / "b", ["okvqa_int_9"], **args
+        )
     finally:
         server.stop()
     assert asked > 3 and len(server.received) == asked  # the second build asked nothing: the cache answered
@@ -83,9 +90,21 @@ def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) 
     server = ChatServer(answer=lambda body: "7", faults=["refuse"])
     server.start()
     try:
-        code = main(["--tasks", "locovqa_needle_cmp_1", "--model", "openai", "--model_args",
-                     f"model=test-vlm,base_url={server.base_url},api_key=sk-test,concurrency=1", "--data_dir",
-                     str(tmp_path / "data"), "--output_path", str(tmp_path / "out"), "--no_progress"])
+        code = main(
+            [
+                "--tasks",
+                "locovqa_needle_cmp_1",
+                "--model",
+                "openai",
+                "--model_args",
+                f"model=test-vlm,base_url={server.base_url},api_key=sk-test,concurrency=1",
+                "--data_dir",
+                str(tmp_path / "data"),
+                "--output_path",
+                str(tmp_path / "out"),
+                "--no_progress",
+            ]
+        )
     finally:
         server.stop()
     assert code == 0

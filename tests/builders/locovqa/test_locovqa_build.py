@@ -29,8 +29,17 @@ from builders.locovqa.mnist import read_idx
 from tests.support.builder_fixtures import outside_jpeg, write_truncated_jpeg
 
 CELL = 48
-CONFIGS = ["okvqa_cmp_4", "okvqa_int_9", "okvqa_cmp_7", "mmstar_cmp_9", "mmstar_int_4", "mnist_cmp_9",
-           "mnist_int_4", "needle_cmp_4", "needle_int_9"]
+CONFIGS = [
+    "okvqa_cmp_4",
+    "okvqa_int_9",
+    "okvqa_cmp_7",
+    "mmstar_cmp_9",
+    "mmstar_int_4",
+    "mnist_cmp_9",
+    "mnist_int_4",
+    "needle_cmp_4",
+    "needle_int_9",
+]
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +54,15 @@ def _source_args(src: dict[str, Path]) -> list[str]:
 @pytest.fixture(scope="module")
 def built(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("locovqa_build")
-    return build_locovqa(_source_args(sources), out, CONFIGS, limit=3, cell_size=CELL, num_proc=2,
-                         entity_lister=[f"mmstar=cache:{sources['mmstar_entities']}"])
+    return build_locovqa(
+        _source_args(sources),
+        out,
+        CONFIGS,
+        limit=3,
+        cell_size=CELL,
+        num_proc=2,
+        entity_lister=[f"mmstar=cache:{sources['mmstar_entities']}"],
+    )
 
 
 def rows(folder: Path, config: str) -> datasets.Dataset:
@@ -70,8 +86,17 @@ def okvqa_image_key(question_id: str) -> str:
 def test_every_config_loads_with_its_rows(built: Path) -> None:
     counts = {name: len(rows(built, name)) for name in CONFIGS}
     # 3 questions; MNIST: 3 contexts per digit count (1..min(8, n)); needle: 3 digits x n positions.
-    assert counts == {"okvqa_cmp_4": 3, "okvqa_int_9": 3, "okvqa_cmp_7": 3, "mmstar_cmp_9": 3, "mmstar_int_4": 3,
-                      "mnist_cmp_9": 24, "mnist_int_4": 12, "needle_cmp_4": 12, "needle_int_9": 27}
+    assert counts == {
+        "okvqa_cmp_4": 3,
+        "okvqa_int_9": 3,
+        "okvqa_cmp_7": 3,
+        "mmstar_cmp_9": 3,
+        "mmstar_int_4": 3,
+        "mnist_cmp_9": 24,
+        "mnist_int_4": 12,
+        "needle_cmp_4": 12,
+        "needle_int_9": 27,
+    }
     manifest = read_manifest(built)
     assert all(manifest["configs"][name]["failed_rows"] == 0 for name in CONFIGS)
     assert manifest["request"]["entity_listers"]["okvqa"]["name"] == "coco"
@@ -98,18 +123,19 @@ def test_composed_content_sits_in_its_grid_cell(built: Path, sources) -> None:
             assert grid.size == (side * CELL, side * CELL) and row["grid_side"] == side
             content = okvqa_image_key(row["item_id"])
             assert row["context_ids"].count(content) == 1
-            expected = np.asarray(fit_cell(Image.open(sources["coco"] / "val2014" / content.split("/")[1]), CELL),
-                                  dtype=float)
+            expected = np.asarray(
+                fit_cell(Image.open(sources["coco"] / "val2014" / content.split("/")[1]), CELL), dtype=float
+            )
             pixels = np.asarray(grid, dtype=float)
             errors = []
             for cell in range(side * side):
                 r, c = divmod(cell, side)
-                errors.append(np.abs(pixels[r * CELL:(r + 1) * CELL, c * CELL:(c + 1) * CELL] - expected).mean())
+                errors.append(np.abs(pixels[r * CELL : (r + 1) * CELL, c * CELL : (c + 1) * CELL] - expected).mean())
             (position,) = row["content_positions"]
             assert int(np.argmin(errors)) == position and errors[position] < 8, (config, errors)
             for cell in range(row["context_length"], side * side):  # past n: black
                 r, c = divmod(cell, side)
-                assert pixels[r * CELL:(r + 1) * CELL, c * CELL:(c + 1) * CELL].mean() < 4  # JPEG bleeds a little
+                assert pixels[r * CELL : (r + 1) * CELL, c * CELL : (c + 1) * CELL].mean() < 4  # JPEG bleeds a little
 
 
 def test_accepted_distractors_share_no_entity_with_the_content(built: Path, sources) -> None:
@@ -121,8 +147,10 @@ def test_accepted_distractors_share_no_entity_with_the_content(built: Path, sour
             for key in row["context_ids"]:
                 if key != content:
                     assert not listed[key] & listed[content], (row["id"], key)
-    cache = {json.loads(line)["sha256"]: entity_set(json.loads(line)["entities"])
-             for line in sources["mmstar_entities"].read_text().splitlines()}
+    cache = {
+        json.loads(line)["sha256"]: entity_set(json.loads(line)["entities"])
+        for line in sources["mmstar_entities"].read_text().splitlines()
+    }
     for row in rows(built, "mmstar_int_4"):
         shown = [cache[sha] for sha in row["image_sha256"]]
         (position,) = row["content_positions"]
@@ -191,8 +219,14 @@ def test_digits_are_sized_against_the_tallest_other_context_image(coco_sized: li
     int: the strokes (not the 28 x 28 box) against the tallest other image as released; cmp: against the tallest
     other image as fitted into its cell (measured in the grid). Without another image: the cell."""
     cell = 192
-    folder = build_locovqa(coco_sized, tmp_path, ["mnist_int_9", "mnist_cmp_9", "needle_int_1", "needle_cmp_1"],
-                           limit=2, cell_size=cell, num_proc=1)
+    folder = build_locovqa(
+        coco_sized,
+        tmp_path,
+        ["mnist_int_9", "mnist_cmp_9", "needle_int_1", "needle_cmp_1"],
+        limit=2,
+        cell_size=cell,
+        num_proc=1,
+    )
     ratios = []
     for row in rows(folder, "mnist_int_9"):
         images = load_images(folder, row)
@@ -206,7 +240,9 @@ def test_digits_are_sized_against_the_tallest_other_context_image(coco_sized: li
     assert len(ratios) == 2 * sum(range(1, 9)) and min(ratios) < 0.25 and max(ratios) > 0.42
     for row in rows(folder, "mnist_cmp_9"):
         pixels = np.asarray(load_images(folder, row)[0])
-        cells = {p: pixels[(p // 3) * cell:(p // 3 + 1) * cell, (p % 3) * cell:(p % 3 + 1) * cell] for p in range(9)}
+        cells = {
+            p: pixels[(p // 3) * cell : (p // 3 + 1) * cell, (p % 3) * cell : (p % 3 + 1) * cell] for p in range(9)
+        }
         others = [_ink_height(cells[p], 0, 40) for p in range(9) if p not in row["content_positions"]]
         tallest = max(others) if others else cell
         assert not others or min(abs(tallest - h) for h in (cell, cell * 427 / 640, cell * 480 / 640)) <= 1
@@ -240,18 +276,38 @@ def test_an_image_without_listed_entities_is_never_a_distractor(tmp_path: Path) 
 
 def test_the_same_request_gives_byte_identical_parquet(sources, tmp_path: Path) -> None:
     def build(out: Path) -> dict[str, str]:
-        folder = build_locovqa(_source_args(sources), out, ["okvqa_int_4", "mnist_cmp_4"], limit=2, cell_size=32,
-                               num_proc=2)
-        return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(folder.rglob("*.parquet"))}
+        folder = build_locovqa(
+            _source_args(sources), out, ["okvqa_int_4", "mnist_cmp_4"], limit=2, cell_size=32, num_proc=2
+        )
+        return {
+            str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*.parquet"))
+        }
 
     assert build(tmp_path / "a") == build(tmp_path / "b")
 
 
 def test_a_config_of_any_length_builds_from_the_command_line(tmp_path: Path, sources, capsys) -> None:
-    code = builders_main(["build", "locovqa", "--out", str(tmp_path), "--configs", "needle_cmp_2,okvqa_int_3",
-                          "--limit", "1", "--cell-size", "16", "--quiet", "--source", f"okvqa={sources['okvqa']}",
-                          "--source", f"coco={sources['coco']}", f"mnist={sources['mnist']}"])
+    code = builders_main(
+        [
+            "build",
+            "locovqa",
+            "--out",
+            str(tmp_path),
+            "--configs",
+            "needle_cmp_2,okvqa_int_3",
+            "--limit",
+            "1",
+            "--cell-size",
+            "16",
+            "--quiet",
+            "--source",
+            f"okvqa={sources['okvqa']}",
+            "--source",
+            f"coco={sources['coco']}",
+            f"mnist={sources['mnist']}",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     assert len(rows(tmp_path / "locovqa", "needle_cmp_2")) == 2
     # The recorded command rebuilds the same thing: the harness's hint for a missing config repeats it.
@@ -269,8 +325,18 @@ def test_mmstar_tsv_reads_like_the_parquet(sources, tmp_path: Path) -> None:
     for row in table:
         question, _, options = row["question"].partition("\nOptions: ")
         texts = [part.split(": ", 1)[1] for part in options.split(", ")]
-        lines.append("\t".join([str(row["index"]), question, row["answer"], *texts, row["meta_info"]["source"],
-                                base64.b64encode(row["image"]["bytes"]).decode()]))
+        lines.append(
+            "\t".join(
+                [
+                    str(row["index"]),
+                    question,
+                    row["answer"],
+                    *texts,
+                    row["meta_info"]["source"],
+                    base64.b64encode(row["image"]["bytes"]).decode(),
+                ]
+            )
+        )
     tsv = tmp_path / "MMStar.tsv"
     tsv.write_text("\n".join(lines) + "\n")
     folder = build_locovqa([f"mmstar={tsv}"], tmp_path / "out", ["mmstar_int_4"], limit=3, entity_lister=["none"])
@@ -297,18 +363,35 @@ def _tiny_okvqa(root: Path, questions: int, shapes: list[list[str]], missing: in
             buffer = io.BytesIO()
             Image.new("RGB", (40, 30), (i * 20 % 255, 90, 200)).save(buffer, format="JPEG")
             (root / "coco" / "val2014" / name).write_bytes(buffer.getvalue())
-    (root / "coco" / "annotations" / "instances_val2014.json").write_text(json.dumps(
-        {"images": images, "annotations": anns, "categories": [{"id": k + 1, "name": c} for k, c in enumerate(cats)]}))
+    (root / "coco" / "annotations" / "instances_val2014.json").write_text(
+        json.dumps(
+            {
+                "images": images,
+                "annotations": anns,
+                "categories": [{"id": k + 1, "name": c} for k, c in enumerate(cats)],
+            }
+        )
+    )
     qs = [{"image_id": i + 1, "question": f"q{i}?", "question_id": 100 + i} for i in range(questions)]
     (root / "okvqa" / "OpenEnded_mscoco_val2014_questions.json").write_text(json.dumps({"questions": qs}))
-    (root / "okvqa" / "mscoco_val2014_annotations.json").write_text(json.dumps({"annotations": [
-        {"question_id": 100 + i, "image_id": i + 1, "answers": [{"answer": "x"}] * 10} for i in range(questions)]}))
+    (root / "okvqa" / "mscoco_val2014_annotations.json").write_text(
+        json.dumps(
+            {
+                "annotations": [
+                    {"question_id": 100 + i, "image_id": i + 1, "answers": [{"answer": "x"}] * 10}
+                    for i in range(questions)
+                ]
+            }
+        )
+    )
     return [f"okvqa={root / 'okvqa'}", f"coco={root / 'coco'}"]
 
 
 def test_a_missing_image_names_its_question(tmp_path: Path) -> None:
     args = _tiny_okvqa(tmp_path, 4, [["cat"], ["dog"], ["car"], ["bus"]], missing=2)
-    with pytest.raises(BuildError, match=r"1 OK-VQA image\(s\) missing .*question 102 \(COCO_val2014_000000000003.jpg\)"):
+    with pytest.raises(
+        BuildError, match=r"1 OK-VQA image\(s\) missing .*question 102 \(COCO_val2014_000000000003.jpg\)"
+    ):
         build_locovqa(args, tmp_path / "out", ["okvqa_int_2"])
 
 
@@ -318,8 +401,11 @@ def test_a_pool_too_small_after_the_filter_is_recorded_per_item(tmp_path: Path, 
     folder = build_locovqa(args, tmp_path / "out", ["okvqa_int_3", "okvqa_int_4"])
     manifest = read_manifest(folder)
     failed = manifest["configs"]["okvqa_int_4"]
-    assert failed["failed_rows"] >= 1 and {"item_id": "100", "reason": "the pool ran out: 2 collision-free "
-                                           "distractor(s) in a pool of 5"} in failed["failures"]
+    assert (
+        failed["failed_rows"] >= 1
+        and {"item_id": "100", "reason": "the pool ran out: 2 collision-free distractor(s) in a pool of 5"}
+        in failed["failures"]
+    )
     assert failed["rows"] + failed["failed_rows"] == 6
     assert "100" in {r["item_id"] for r in rows(folder, "okvqa_int_3")}  # a shorter context still fits
     assert "limited" in manifest["caveats"]
@@ -333,8 +419,11 @@ def test_a_resample_cap_and_a_lister_without_entries_fail_items_with_their_reaso
     assert any("resamples in a row all collided" in r for r in reasons.values())
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    with pytest.raises(BuildError, match=r"config okvqa_int_2: no row could be built .*the content image was not "
-                                         r"listed: no entry for sha256"):
+    with pytest.raises(
+        BuildError,
+        match=r"config okvqa_int_2: no row could be built .*the content image was not "
+        r"listed: no entry for sha256",
+    ):
         build_locovqa(args, tmp_path / "out2", ["okvqa_int_2"], entity_lister=[f"cache:{empty}"])
 
 
@@ -347,15 +436,21 @@ def test_a_source_file_linked_out_of_its_folder_is_an_error_naming_it(tmp_path: 
     args = _tiny_okvqa(tmp_path / "a", 4, [["cat"], ["dog"], ["car"], ["bus"]])
     outside = outside_jpeg(tmp_path)
     _link_out(tmp_path / "a/coco/val2014/COCO_val2014_000000000002.jpg", outside)
-    with pytest.raises(BuildError, match=r"val2014: image coco2014/COCO_val2014_000000000002\.jpg: path "
-                                         r"'COCO_val2014_000000000002\.jpg' leads out of .*val2014 through a symbolic "
-                                         r"link \(to .*outside\.jpg\)"):
+    with pytest.raises(
+        BuildError,
+        match=r"val2014: image coco2014/COCO_val2014_000000000002\.jpg: path "
+        r"'COCO_val2014_000000000002\.jpg' leads out of .*val2014 through a symbolic "
+        r"link \(to .*outside\.jpg\)",
+    ):
         build_locovqa(args, tmp_path / "out", ["okvqa_int_2"])
     sources = write_fixture(tmp_path / "b")
     pool = sources["coco"] / "val2017"
     _link_out(pool / sorted(p.name for p in pool.iterdir())[3], outside)
-    with pytest.raises(BuildError, match=r"val2017: entry \d+\.jpg: path '\d+\.jpg' leads out of .*val2017 through a "
-                                         r"symbolic link"):
+    with pytest.raises(
+        BuildError,
+        match=r"val2017: entry \d+\.jpg: path '\d+\.jpg' leads out of .*val2017 through a "
+        r"symbolic link",
+    ):
         build_locovqa([f"mnist={sources['mnist']}", f"coco={sources['coco']}"], tmp_path / "out", ["needle_int_2"])
     assert list((tmp_path / "out").iterdir()) == []
 
@@ -365,8 +460,11 @@ def test_a_truncated_jpeg_is_an_error_naming_it_in_both_modes(tmp_path: Path, co
     args = _tiny_okvqa(tmp_path, 4, [["cat"], ["dog"], ["car"], ["bus"]])
     for name in sorted((tmp_path / "coco/val2014").iterdir()):
         write_truncated_jpeg(name)  # every image, so the row's context surely shows one
-    with pytest.raises(BuildError, match=r"image coco2014/COCO_val2014_\d+\.jpg \(.*val2014/COCO_val2014_\d+\.jpg\) "
-                                         r"(is damaged \(cut short|does not decode: image file is truncated)"):
+    with pytest.raises(
+        BuildError,
+        match=r"image coco2014/COCO_val2014_\d+\.jpg \(.*val2014/COCO_val2014_\d+\.jpg\) "
+        r"(is damaged \(cut short|does not decode: image file is truncated)",
+    ):
         build_locovqa(args, tmp_path / "out", [config])
 
 
@@ -403,12 +501,20 @@ def test_missing_sources_and_listers_are_named(tmp_path: Path, sources) -> None:
         build_locovqa([f"mnist={bad}", f"coco={sources['coco']}"], tmp_path, ["needle_cmp_1"])
 
 
-def test_strict_pairwise_keeps_distractors_apart_and_the_subset_pool_stays_in_its_benchmark(sources,
-                                                                                            tmp_path: Path) -> None:
+def test_strict_pairwise_keeps_distractors_apart_and_the_subset_pool_stays_in_its_benchmark(
+    sources, tmp_path: Path
+) -> None:
     # Five shapes in all: three images pairwise apart are rare, so some items fail (recorded) and some do not.
-    folder = build_locovqa(_source_args(sources), tmp_path, ["okvqa_int_3", "mmstar_int_4"], limit=6,
-                           strict_pairwise=True, max_resamples=500, mmstar_pool="subset",
-                           entity_lister=[f"mmstar=cache:{sources['mmstar_entities']}"])
+    folder = build_locovqa(
+        _source_args(sources),
+        tmp_path,
+        ["okvqa_int_3", "mmstar_int_4"],
+        limit=6,
+        strict_pairwise=True,
+        max_resamples=500,
+        mmstar_pool="subset",
+        entity_lister=[f"mmstar=cache:{sources['mmstar_entities']}"],
+    )
     listed = coco_entities(sources)
     built_rows = rows(folder, "okvqa_int_3")
     assert len(built_rows) + read_manifest(folder)["configs"]["okvqa_int_3"]["failed_rows"] == 6
@@ -424,10 +530,21 @@ def test_entity_answers_parse_and_fold() -> None:
     from builders.locovqa.entities import normalise, parse_entities
 
     assert parse_entities("Cake, Candles, Cupcake, Sandwiches, Dessert Tray") == [
-        "Cake", "Candles", "Cupcake", "Sandwiches", "Dessert Tray"]
-    assert parse_entities("Here are the entities:\n1. **Oranges**: a pile\n2) Leaves\n- Branches\n* Water Droplets") == [
-        "Oranges", "Leaves", "Branches", "Water Droplets"]
+        "Cake",
+        "Candles",
+        "Cupcake",
+        "Sandwiches",
+        "Dessert Tray",
+    ]
+    assert parse_entities(
+        "Here are the entities:\n1. **Oranges**: a pile\n2) Leaves\n- Branches\n* Water Droplets"
+    ) == ["Oranges", "Leaves", "Branches", "Water Droplets"]
     assert len(parse_entities("a; b; c; d; e; f; g")) == 5  # at most 5, as asked
     assert entity_set(["Oranges", "the orange ", "Boxes", "Traffic Lights", "Glass", "Berries"]) == {
-        "orange", "box", "traffic light", "glass", "berry"}
+        "orange",
+        "box",
+        "traffic light",
+        "glass",
+        "berry",
+    }
     assert normalise("Bus") == "bus" and normalise("Winnie-the-Pooh") == "winnie-the-pooh"

@@ -15,7 +15,7 @@ UNITS = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
 
 
 def _announced(err: str) -> float:
-    (value, unit), = re.findall(r"^plan: .*?; about ([\d.]+) (B|kB|MB|GB) and", err, flags=re.M)
+    ((value, unit),) = re.findall(r"^plan: .*?; about ([\d.]+) (B|kB|MB|GB) and", err, flags=re.M)
     return float(value) * UNITS[unit]
 
 

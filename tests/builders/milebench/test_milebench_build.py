@@ -61,8 +61,9 @@ def file_sha(release: Path, subset: str, rel: str) -> str:
 
 
 @pytest.mark.slow
-def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code_sends(built: Path,
-                                                                                        release: Path) -> None:
+def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code_sends(
+    built: Path, release: Path
+) -> None:
     assert sorted(p.name for p in built.iterdir() if p.is_dir()) == sorted([*CONFIGS, contract.IMAGE_TABLE_CONFIG])
     for config, cfg in CONFIGS.items():
         rows = datasets.load_dataset(str(built), config, split="test")
@@ -73,17 +74,24 @@ def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code
             assert row["id"] == f"{cfg.subset.name}/{record['sample_id']}"
             assert row["image_quantity_level"] == image_quantity_level(len(paths)) == record["image_quantity_level"]
             if cfg.mode == COMBINED and cfg.subset.name in RELEASED_GRIDS:
-                assert row["image_sha256"] == [file_sha(release, cfg.subset.name, "combined_1_images/"
-                                                        + record["task_instance"]["combined_1_images"][0])]
+                assert row["image_sha256"] == [
+                    file_sha(
+                        release, cfg.subset.name, "combined_1_images/" + record["task_instance"]["combined_1_images"][0]
+                    )
+                ]
                 assert row["combined_image"] == "release"
             elif cfg.mode == COMBINED:
                 assert row["num_images"] == 1 and row["combined_image"] == "built"
             else:
                 text = record["task_instance"]["context"]
-                places = sum(text.count(f"{{{kind}#{i}}}") for i in range(1, len(paths) + 1) for kind in ("image", "table"))
+                places = sum(
+                    text.count(f"{{{kind}#{i}}}") for i in range(1, len(paths) + 1) for kind in ("image", "table")
+                )
                 # Walking from the end, one image per place and one more before the context if any is left.
-                shown = paths[-min(len(paths), places + (len(paths) > places)):]
-                assert row["image_sha256"] == [file_sha(release, cfg.subset.name, f"images/{p}") for p in shown], row["id"]
+                shown = paths[-min(len(paths), places + (len(paths) > places)) :]
+                assert row["image_sha256"] == [file_sha(release, cfg.subset.name, f"images/{p}") for p in shown], row[
+                    "id"
+                ]
     # A row's images come back as PIL images through the image table.
     row = load(built, "image_needle")[2]
     assert len(contract.load_images(built, row)) == row["num_images"] == 32
@@ -133,7 +141,7 @@ def _tile_mask(text: str) -> np.ndarray:
     """True where a tile shows its image (outside the caption box)."""
     _, (left, top, right, bottom) = combine.caption_layout(text)
     mask = np.ones((combine.TILE_SIDE, combine.TILE_SIDE), dtype=bool)
-    mask[max(top, 0):bottom + 1, max(left, 0):right + 1] = False
+    mask[max(top, 0) : bottom + 1, max(left, 0) : right + 1] = False
     return mask
 
 
@@ -141,7 +149,9 @@ def _tile_mask(text: str) -> np.ndarray:
 def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -> None:
     """IEdit's Medium record: 7 images (one a PNG with a transparent strip) in a 3 x 3 grid of 800-px tiles."""
     record = annotation(release, "iedit_combined")["data"][2]
-    sources = [Image.open(release / "MileBench" / "IEdit" / "images" / p) for p in record["task_instance"]["images_path"]]
+    sources = [
+        Image.open(release / "MileBench" / "IEdit" / "images" / p) for p in record["task_instance"]["images_path"]
+    ]
     row = load(built, "iedit_combined")[2]
     (data,) = [contract.load_images(built, row)[0]]
     grid = np.asarray(data.convert("RGB"), dtype=np.int16)
@@ -150,8 +160,9 @@ def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -
     for i, source in enumerate(sources):
         rows_, cols = divmod(i, 3)
         region = (slice(rows_ * 800, rows_ * 800 + 800), slice(cols * 800, cols * 800 + 800))
-        expected = np.asarray(source.resize((800, 800), Image.Resampling.LANCZOS).convert("RGBA").convert("RGB"),
-                              dtype=np.int16)
+        expected = np.asarray(
+            source.resize((800, 800), Image.Resampling.LANCZOS).convert("RGBA").convert("RGB"), dtype=np.int16
+        )
         mask = _tile_mask(f"Image {i + 1}")
         # In memory the tile is the resized image, exactly, outside its caption box ...
         assert np.array_equal(exact[region][mask], expected[mask]), i
@@ -159,7 +170,7 @@ def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -
         assert np.abs(grid[region][mask] - expected[mask]).mean() < 3.0, i
         # The caption box is black with white text.
         _, (left, top, right, bottom) = combine.caption_layout(f"Image {i + 1}")
-        box = exact[region][top:800, left:right + 1]
+        box = exact[region][top:800, left : right + 1]
         assert (box.max(axis=2) < 30).mean() > 0.5 and (box.min(axis=2) > 225).any(), i
     # The PNG's transparent strip (white, alpha 0): resizing RGBA premultiplies alpha, so it turns black, and the
     # paste (without a mask) keeps that colour instead of blending it with the canvas.
@@ -195,7 +206,8 @@ def test_archives_read_in_place_equal_folders_and_builds_are_byte_identical(tmp_
         packed = build_milebench(source=str(archives), out_dir=tmp_path / f"c{seed}", configs=FEW_CONFIGS)
         assert _parquet_hashes(packed) == _parquet_hashes(folders)
     assert contract.read_manifest(folders)["configs"]["nuscenes_adv"]["annotation_sha256"] == sha(
-        (release / "MileBench" / "nuscenes" / "nuscenes-adv.json").read_bytes())
+        (release / "MileBench" / "nuscenes" / "nuscenes-adv.json").read_bytes()
+    )
 
 
 def test_configs_are_added_to_a_build_in_place(tmp_path: Path, release: Path) -> None:
@@ -213,56 +225,100 @@ def _damage(root: Path, subset: str, file: str, edit) -> None:
 
 
 DAMAGES = {
-    "missing image": (lambda root: (root / "MileBench/ActionLocalization/images/0/1.jpg").unlink(),
-                      r"1 image\(s\) not found .*ActionLocalization/images/0/1\.jpg \(needed by "
-                      r"ActionLocalization/ActionLocalization\.json record 0 \(sample_id 0\)\)"),
-    "malformed json": (lambda root: (root / "MileBench/ActionLocalization/ActionLocalization.json").write_text("{no"),
-                       r"ActionLocalization/ActionLocalization\.json: not valid JSON"),
+    "missing image": (
+        lambda root: (root / "MileBench/ActionLocalization/images/0/1.jpg").unlink(),
+        r"1 image\(s\) not found .*ActionLocalization/images/0/1\.jpg \(needed by "
+        r"ActionLocalization/ActionLocalization\.json record 0 \(sample_id 0\)\)",
+    ),
+    "malformed json": (
+        lambda root: (root / "MileBench/ActionLocalization/ActionLocalization.json").write_text("{no"),
+        r"ActionLocalization/ActionLocalization\.json: not valid JSON",
+    ),
     "gold not among options": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][1].update(response="a chair")),
-        r"ActionLocalization\.json record 1 \(sample_id 1\): the gold answer 'a chair' is not among its options"),
+        lambda root: _damage(
+            root, "ActionLocalization", "ActionLocalization.json", lambda d: d["data"][1].update(response="a chair")
+        ),
+        r"ActionLocalization\.json record 1 \(sample_id 1\): the gold answer 'a chair' is not among its options",
+    ),
     "instruction id": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][2].update(task_instruction_id=7)),
-        r"record 2 \(sample_id 2\): task_instruction_id 7 is outside meta_data\.task_instruction \(0\.\.1\)"),
+        lambda root: _damage(
+            root, "ActionLocalization", "ActionLocalization.json", lambda d: d["data"][2].update(task_instruction_id=7)
+        ),
+        r"record 2 \(sample_id 2\): task_instruction_id 7 is outside meta_data\.task_instruction \(0\.\.1\)",
+    ),
     "too many places": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][0]["task_instance"].update(images_path=["0/0.jpg"],
-                                                                            context="a {image#1} b {image#1} c")),
-        r"record 0 \(sample_id 0\): the context places 2 images but images_path lists 1"),
+        lambda root: _damage(
+            root,
+            "ActionLocalization",
+            "ActionLocalization.json",
+            lambda d: d["data"][0]["task_instance"].update(
+                images_path=["0/0.jpg"], context="a {image#1} b {image#1} c"
+            ),
+        ),
+        r"record 0 \(sample_id 0\): the context places 2 images but images_path lists 1",
+    ),
     "question type": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["meta_data"].update(question_type="open-ended")),
+        lambda root: _damage(
+            root,
+            "ActionLocalization",
+            "ActionLocalization.json",
+            lambda d: d["meta_data"].update(question_type="open-ended"),
+        ),
         r"ActionLocalization\.json meta_data: meta_data\.question_type is 'open-ended'; ActionLocalization is scored "
-        r"by multiple_choice"),
+        r"by multiple_choice",
+    ),
     "no images field": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][0]["task_instance"].pop("images_path")),
-        r"record 0 \(sample_id 0\): 'images_path' must be a list of image paths, got None"),
-    "damaged image": (lambda root: (root / "MileBench/ActionLocalization/images/0/1.jpg").write_bytes(b"not an image"),
-                      r"image .*ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged"),
+        lambda root: _damage(
+            root,
+            "ActionLocalization",
+            "ActionLocalization.json",
+            lambda d: d["data"][0]["task_instance"].pop("images_path"),
+        ),
+        r"record 0 \(sample_id 0\): 'images_path' must be a list of image paths, got None",
+    ),
+    "damaged image": (
+        lambda root: (root / "MileBench/ActionLocalization/images/0/1.jpg").write_bytes(b"not an image"),
+        r"image .*ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged",
+    ),
     # Issue 17: what a hostile or broken release did.
     "path out through ..": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][0]["task_instance"]["images_path"].__setitem__(0, "../../../outside.jpg")),
+        lambda root: _damage(
+            root,
+            "ActionLocalization",
+            "ActionLocalization.json",
+            lambda d: d["data"][0]["task_instance"]["images_path"].__setitem__(0, "../../../outside.jpg"),
+        ),
         r"ActionLocalization\.json record 0 \(sample_id 0\): task_instance\.images_path: path '\.\./\.\./\.\./outside\.jpg' "
-        r"leads out of the release"),
+        r"leads out of the release",
+    ),
     "absolute path": (
-        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json",
-                             lambda d: d["data"][1]["task_instance"]["images_path"].__setitem__(0, "/etc/hostname")),
-        r"record 1 \(sample_id 1\): task_instance\.images_path: path '/etc/hostname' is absolute"),
+        lambda root: _damage(
+            root,
+            "ActionLocalization",
+            "ActionLocalization.json",
+            lambda d: d["data"][1]["task_instance"]["images_path"].__setitem__(0, "/etc/hostname"),
+        ),
+        r"record 1 \(sample_id 1\): task_instance\.images_path: path '/etc/hostname' is absolute",
+    ),
     "symlink out": (
         lambda root: _link_out(root / "MileBench/ActionLocalization/images/0/1.jpg"),
         r"ActionLocalization\.json record 0 \(sample_id 0\): image: path 'images/0/1\.jpg' leads out of .*ActionLocalization "
-        r"through a symbolic link \(to .*outside\.jpg\)"),
-    "truncated jpeg": (lambda root: write_truncated_jpeg(root / "MileBench/ActionLocalization/images/0/1.jpg"),
-                       r"ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged \(cut short"),
-    "no records": (lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json", lambda d: d.update(data=[])),
-                   r"ActionLocalization/ActionLocalization\.json: 'data' holds no records"),
-    "not utf-8": (lambda root: (root / "MileBench/ActionLocalization/ActionLocalization.json").write_bytes(
-        b'{"meta_data": {"task_instruction": ["caf\xe9"]}, "data": []}'),
-                  r"ActionLocalization/ActionLocalization\.json: not valid JSON \('utf-8' codec can't decode"),
+        r"through a symbolic link \(to .*outside\.jpg\)",
+    ),
+    "truncated jpeg": (
+        lambda root: write_truncated_jpeg(root / "MileBench/ActionLocalization/images/0/1.jpg"),
+        r"ActionLocalization/images/0/1\.jpg \(needed by .*record 0 \(sample_id 0\)\) is damaged \(cut short",
+    ),
+    "no records": (
+        lambda root: _damage(root, "ActionLocalization", "ActionLocalization.json", lambda d: d.update(data=[])),
+        r"ActionLocalization/ActionLocalization\.json: 'data' holds no records",
+    ),
+    "not utf-8": (
+        lambda root: (root / "MileBench/ActionLocalization/ActionLocalization.json").write_bytes(
+            b'{"meta_data": {"task_instruction": ["caf\xe9"]}, "data": []}'
+        ),
+        r"ActionLocalization/ActionLocalization\.json: not valid JSON \('utf-8' codec can't decode",
+    ),
 }
 
 
@@ -273,8 +329,9 @@ def _link_out(path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
-def test_bad_release_input_fails_naming_file_record_and_what_was_expected(tmp_path: Path, release: Path,
-                                                                          damage: str) -> None:
+def test_bad_release_input_fails_naming_file_record_and_what_was_expected(
+    tmp_path: Path, release: Path, damage: str
+) -> None:
     copy = tmp_path / "release"
     shutil.copytree(release / "MileBench" / "ActionLocalization", copy / "MileBench" / "ActionLocalization")
     make, message = DAMAGES[damage]
@@ -289,16 +346,37 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     copy = tmp_path / "release"
     shutil.copytree(release / "MileBench" / "ActionLocalization", copy / "MileBench" / "ActionLocalization")
     outside = outside_jpeg(tmp_path)
-    _damage(copy, "ActionLocalization", "ActionLocalization.json",
-            lambda d: d["data"][2]["task_instance"]["images_path"].__setitem__(0, str(outside)))
-    result = subprocess.run([sys.executable, "-m", "builders.cli", "build", "milebench", "--source", str(copy),
-                             "--configs", "action_localization", "--out", str(tmp_path / "out"), "--quiet"],
-                            capture_output=True, text=True, timeout=300)
+    _damage(
+        copy,
+        "ActionLocalization",
+        "ActionLocalization.json",
+        lambda d: d["data"][2]["task_instance"]["images_path"].__setitem__(0, str(outside)),
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "builders.cli",
+            "build",
+            "milebench",
+            "--source",
+            str(copy),
+            "--configs",
+            "action_localization",
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"error: ActionLocalization/ActionLocalization.json record 2 (sample_id 2): "
         f"task_instance.images_path: path '{outside}' is absolute; a release names its files relative to its own "
-        "folders"]
+        "folders"
+    ]
     assert list((tmp_path / "out").iterdir()) == []
 
 
@@ -307,14 +385,27 @@ def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_erro
     archives = write_fixture(tmp_path / "archives", archives=True)
     out = tmp_path / "out"
     check_archive_edges(
-        archives / "MileBench_part0.tar.gz", "MileBench/ActionLocalization/images/../../../../outside.jpg",
+        archives / "MileBench_part0.tar.gz",
+        "MileBench/ActionLocalization/images/../../../../outside.jpg",
         lambda: build_milebench(source=str(archives), out_dir=out, configs=["action_localization"]),
-        ["build", "milebench", "--source", str(archives), "--configs", "action_localization", "--out", str(out),
-         "--quiet"], out)
+        [
+            "build",
+            "milebench",
+            "--source",
+            str(archives),
+            "--configs",
+            "action_localization",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        out,
+    )
 
 
-def test_skipping_bad_images_leaves_out_their_records_lists_them_and_flags_the_build(tmp_path: Path,
-                                                                                   release: Path) -> None:
+def test_skipping_bad_images_leaves_out_their_records_lists_them_and_flags_the_build(
+    tmp_path: Path, release: Path
+) -> None:
     copy = tmp_path / "release"
     for subset in ("ActionLocalization", "ALFRED"):
         shutil.copytree(release / "MileBench" / subset, copy / "MileBench" / subset)
@@ -340,19 +431,40 @@ def test_an_unknown_subset_or_a_missing_one_is_named(tmp_path: Path, release: Pa
         build_milebench(source=str(release), out_dir=tmp_path, configs=["nope"])
     only = tmp_path / "only"
     shutil.copytree(release / "MileBench" / "TQA", only / "MileBench" / "TQA")
-    with pytest.raises(BuildError, match=r"WebQA/WebQA\.json in no archive is not in the release .*config webqa reads it"):
+    with pytest.raises(
+        BuildError, match=r"WebQA/WebQA\.json in no archive is not in the release .*config webqa reads it"
+    ):
         build_milebench(source=str(only), out_dir=tmp_path / "o", configs=["webqa"])
 
 
 @pytest.mark.slow  # the builders command in a child process
 def test_cli_plans_without_writing_and_names_bad_options(tmp_path: Path) -> None:
     builders = str(Path(sys.executable).parent / "builders")
-    plan = subprocess.run([builders, "build", "milebench", "--source", "fixture", "--configs", "alfred,alfred_combined",
-                           "--out", str(tmp_path), "--dry-run"], capture_output=True, text=True, timeout=120)
+    plan = subprocess.run(
+        [
+            builders,
+            "build",
+            "milebench",
+            "--source",
+            "fixture",
+            "--configs",
+            "alfred,alfred_combined",
+            "--out",
+            str(tmp_path),
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plan.returncode == 0, plan.stderr
     assert "plan: 2 config(s), 6 rows" in plan.stderr and not (tmp_path / "milebench").exists()
-    bad = subprocess.run([builders, "build", "milebench", "--configs", "nope", "--out", str(tmp_path)],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [builders, "build", "milebench", "--configs", "nope", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "unknown config(s) nope" in bad.stderr
 
 
@@ -360,15 +472,32 @@ def test_subset_table_is_table_6() -> None:
     assert len(SUBSET_BY_KEY) == 29 and len(CONFIGS) == 87
     assert sum(s.samples for s in SUBSET_BY_KEY.values()) == 6440
     assert {s.task_id for s in SUBSET_BY_KEY.values() if s.family == "rouge_l"} == {"S-3", "S-4"}
-    assert [s.name for s in SUBSET_BY_KEY.values() if s.family == "rouge_l"] == ["Spot-the-Diff", "CLEVR-Change",
-                                                                                 "IEdit", "ALFRED"]
-    assert [image_quantity_level(n) for n in (2, 5, 6, 31, 32, 109)] == ["Few", "Few", "Medium", "Medium", "Many",
-                                                                         "Many"]
+    assert [s.name for s in SUBSET_BY_KEY.values() if s.family == "rouge_l"] == [
+        "Spot-the-Diff",
+        "CLEVR-Change",
+        "IEdit",
+        "ALFRED",
+    ]
+    assert [image_quantity_level(n) for n in (2, 5, 6, 31, 32, 109)] == [
+        "Few",
+        "Few",
+        "Medium",
+        "Medium",
+        "Many",
+        "Many",
+    ]
 
 
 def test_the_grid_rule_is_the_official_geometry() -> None:
-    assert [combine.grid_shape(n) for n in (1, 2, 3, 4, 5, 10, 109)] == [(1, 1), (2, 1), (2, 2), (2, 2), (3, 2),
-                                                                        (4, 3), (11, 10)]
+    assert [combine.grid_shape(n) for n in (1, 2, 3, 4, 5, 10, 109)] == [
+        (1, 1),
+        (2, 1),
+        (2, 2),
+        (2, 2),
+        (3, 2),
+        (4, 3),
+        (11, 10),
+    ]
     (x, y), (left, top, right, bottom) = combine.caption_layout("Image 12")
     assert (left, top) == (x - 12, y - 22) and bottom == 800 + 12 and (800 - (right - 12 - x)) // 2 == x
     image = Image.new("RGB", (30, 20), (10, 200, 30))

@@ -31,10 +31,18 @@ from builders.mmlongbench.plan import plan_config
 from tests.support.builder_fixtures import check_archive_edges, outside_jpeg, write_truncated_jpeg
 
 # Which release fields name a row's images, in prompt order, per official loader (data.py @26197d2).
-IMAGE_FIELDS = {"vrag": ("image",), "vh": ("ctxs",), "mmniah_text": ("image_list",),
-                "mmniah_image_count": ("image_list", "needle_image_list"),
-                "mmniah_image_mc": ("image_list", "choices_image"), "govreport": ("image_list",),
-                "multilexsum": ("image_list",), "docqa": ("page_list",), "text_rag": (), "text_docqa": ()}
+IMAGE_FIELDS = {
+    "vrag": ("image",),
+    "vh": ("ctxs",),
+    "mmniah_text": ("image_list",),
+    "mmniah_image_count": ("image_list", "needle_image_list"),
+    "mmniah_image_mc": ("image_list", "choices_image"),
+    "govreport": ("image_list",),
+    "multilexsum": ("image_list",),
+    "docqa": ("page_list",),
+    "text_rag": (),
+    "text_docqa": (),
+}
 
 
 def sha(data: bytes) -> str:
@@ -110,8 +118,12 @@ def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path)
         data = json.loads((release / "mmlb_data" / CONFIGS[config].file).read_text())
         (domain,) = data.values()
         tests = {sha((release / "mmlb_image" / t["image"]).read_bytes()): t["answer"] for t in domain["test_example"]}
-        exemplars = {sha((release / "mmlb_image" / shot["image"]).read_bytes())
-                     for candidate in domain["exemplar_list"] for round_ in candidate for shot in round_}
+        exemplars = {
+            sha((release / "mmlb_image" / shot["image"]).read_bytes())
+            for candidate in domain["exemplar_list"]
+            for round_ in candidate
+            for shot in round_
+        }
         rows = load(built, config)
         assert len(rows) == len(domain["test_example"])
         for row in rows:
@@ -143,12 +155,16 @@ def test_icl_rows_repeat_shot_sequences_no_more_than_independent_draws_would(bui
 def write_icl_file(path: Path, tests: int, classes: int = 5, rounds: int = 2, sets: int = 3) -> Path:
     """An ICL release file in the official layout: one domain, `sets` exemplar sets of `rounds` rounds, each
     round one shot per class (image names say set, round and class)."""
+
     def shot(s: int, r: int, label: int) -> dict:
         return {"image": f"icl/x/set{s}_round{r}_class{label}.jpg", "id": label}
 
-    data = {"all": {"exemplar_list": [[[shot(s, r, c) for c in range(classes)] for r in range(rounds)]
-                                      for s in range(sets)],
-                    "test_example": [{"image": f"icl/x/test{t}.jpg", "answer": t % classes} for t in range(tests)]}}
+    data = {
+        "all": {
+            "exemplar_list": [[[shot(s, r, c) for c in range(classes)] for r in range(rounds)] for s in range(sets)],
+            "test_example": [{"image": f"icl/x/test{t}.jpg", "answer": t % classes} for t in range(tests)],
+        }
+    }
     path.write_text(json.dumps(data))
     return path
 
@@ -183,8 +199,7 @@ def test_token_figures_fit_each_rows_length(built: Path) -> None:
     manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
     for config, cfg in ALL_CONFIGS.items():
         assert manifest["configs"][config]["over_length_rows"] == 0
-        rows = load(built, config).select_columns(
-            [contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES])
+        rows = load(built, config).select_columns([contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES])
         for row in rows:
             assert 0 < row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS]) <= cfg.tokens
             assert row[contract.IMAGE_TOKENS] == [contract.image_tokens(w, h) for w, h in row[contract.IMAGE_SIZES]]
@@ -192,10 +207,21 @@ def test_token_figures_fit_each_rows_length(built: Path) -> None:
 
 @pytest.mark.slow
 def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path) -> None:
-    expected = {"vrag": ("Answer:", 128), "niah": ("Answer:", 128), "icl": ("label:", 128),
-                "summ": ("Summary:", 384), "docvqa": ("Answer:", 128)}
-    for config in ("vrag_infoseek_8k", "niah_mmniah_count_image_32k", "icl_inat2021_8k", "summ_govreport_8k",
-                   "docvqa_longdocurl_64k", "niah_mmniah_ret_image_8k"):
+    expected = {
+        "vrag": ("Answer:", 128),
+        "niah": ("Answer:", 128),
+        "icl": ("label:", 128),
+        "summ": ("Summary:", 384),
+        "docvqa": ("Answer:", 128),
+    }
+    for config in (
+        "vrag_infoseek_8k",
+        "niah_mmniah_count_image_32k",
+        "icl_inat2021_8k",
+        "summ_govreport_8k",
+        "docvqa_longdocurl_64k",
+        "niah_mmniah_ret_image_8k",
+    ):
         row = load(built, config)[0]
         assert (row["answer_prefix"], row["max_new_tokens"]) == expected[row["category"]]
         gold = json.loads(row["answer"])
@@ -231,7 +257,9 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
             file = CONFIGS[f"vrag_{dataset}_{length}"].file
             first = {line["id"]: line for line in reversed(release_lines(release, file))}
             occluded = load(built, f"ablation_occ_vrag_{dataset}_{length}")
-            assert occluded["id"] == [f"{i}#0" for i in dict.fromkeys(line["id"] for line in release_lines(release, file))]
+            assert occluded["id"] == [
+                f"{i}#0" for i in dict.fromkeys(line["id"] for line in release_lines(release, file))
+            ]
             for row in occluded:
                 line = first[row["source_id"]]
                 gold = {c["doc_id"] for c in line["positive_ctxs"]}
@@ -242,34 +270,45 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
         # text_doc: MMLongBench-Doc's sample in its order, each page's OCR text where its image was.
         text_doc = load(built, f"ablation_text_doc_{length}")
         assert text_doc["source_id"] == load(built, f"docvqa_mmlongbench_doc_{length}")["source_id"]
-        lines = {line["id"]: line for line in release_lines(release, ABLATION_CONFIGS[f"ablation_text_doc_{length}"].file)}
+        lines = {
+            line["id"]: line for line in release_lines(release, ABLATION_CONFIGS[f"ablation_text_doc_{length}"].file)
+        }
         for row in text_doc:
             line = lines[row["source_id"]]
-            pages = [f"Document {line['doc_name'][:15]} (page {path.split('page')[-1].split('.')[0]}): \n{text}"
-                     for path, text in zip(line["page_list"], line["page_text_list"], strict=True)]
+            pages = [
+                f"Document {line['doc_name'][:15]} (page {path.split('page')[-1].split('.')[0]}): \n{text}"
+                for path, text in zip(line["page_list"], line["page_text_list"], strict=True)
+            ]
             assert row["prompt"].startswith("You are given a document, and a question.") and row["num_images"] == 0
             assert "\n\n".join(pages) + f"\n\nQuestion: Based on Document {line['doc_name'][:15]}, " in row["prompt"]
             assert (json.loads(row["answer"]), row["answer_format"]) == (line["answer"], line["answer_format"])
 
 
 def test_a_default_build_leaves_out_the_ablations_a_release_lacks_and_a_named_one_fails(
-        tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     for file in (root / "mmlb_data" / "documentQA").glob("text_mmlongdoc_*.jsonl"):
         file.unlink()
     viquae = CONFIGS["vrag_viquae_8k"].file
-    write_release(root, viquae, [{k: v for k, v in r.items() if k != "original_question"}
-                                 for r in release_lines(root, viquae)])
+    write_release(
+        root, viquae, [{k: v for k, v in r.items() if k != "original_question"} for r in release_lines(root, viquae)]
+    )
     assert build_mmlongbench(source=str(root), out_dir=tmp_path / "plan", dry_run=True) is None
     err = capsys.readouterr().err
-    assert "note: 6 ablation config(s) left out, the release cannot give them: ablation_triviaqa_8k " \
-           "(vrag/viquae_K8_dep6.jsonl rows have no 'original_question'); ablation_text_doc_8k " \
-           "(documentQA/text_mmlongdoc_K8.jsonl is not in the release)" in err
+    assert (
+        "note: 6 ablation config(s) left out, the release cannot give them: ablation_triviaqa_8k "
+        "(vrag/viquae_K8_dep6.jsonl rows have no 'original_question'); ablation_text_doc_8k "
+        "(documentQA/text_mmlongdoc_K8.jsonl is not in the release)" in err
+    )
     with pytest.raises(BuildError, match="text_mmlongdoc_K8.jsonl is not in .*the file the official config reads"):
         build_mmlongbench(source=str(root), out_dir=tmp_path / "named", configs=["ablation_text_doc_8k"])
-    with pytest.raises(BuildError, match=r"vrag/viquae_K8_dep6.jsonl:1 \(id 'viquae_0'\): missing field "
-                                         r"'original_question'"):
+    with pytest.raises(
+        BuildError,
+        match=r"vrag/viquae_K8_dep6.jsonl:1 \(id 'viquae_0'\): missing field "
+        r"'original_question'",
+    ):
         build_mmlongbench(source=str(root), out_dir=tmp_path / "named", configs=["ablation_triviaqa_8k"])
 
 
@@ -295,15 +334,35 @@ def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path
     root = tmp_path / "release"
     shutil.copytree(release, root)
     image = "vrag/infoseek/entity_0.jpg"
-    vrag = [{"id": f"q{i:03d}", "question": " Where?", "answer": ["Paris"], "image": image,
-             "ctxs": [{"title": "T", "text": f"passage {i} {d}"}]} for i in range(150) for d in range(3)]
+    vrag = [
+        {
+            "id": f"q{i:03d}",
+            "question": " Where?",
+            "answer": ["Paris"],
+            "image": image,
+            "ctxs": [{"title": "T", "text": f"passage {i} {d}"}],
+        }
+        for i in range(150)
+        for d in range(3)
+    ]
     write_release(root, CONFIGS["vrag_infoseek_8k"].file, vrag)
     page = "docqa/slidevqa/slidevqa-report-0000/slidevqa-report-0000-1-1024.jpg"
-    docs = [{"id": f"d{i}", "doc_name": f"d{i}", "page_list": [page], "question": f"q{i}", "answer": str(i),
-             "answer_format": "Integer", "ans_page_list": [1]} for i in range(150)]
+    docs = [
+        {
+            "id": f"d{i}",
+            "doc_name": f"d{i}",
+            "page_list": [page],
+            "question": f"q{i}",
+            "answer": str(i),
+            "answer_format": "Integer",
+            "ans_page_list": [1],
+        }
+        for i in range(150)
+    ]
     write_release(root, CONFIGS["docvqa_slidevqa_8k"].file, docs)
-    out = build_mmlongbench(source=str(root), out_dir=tmp_path / "paper", configs=["vrag_infoseek_8k",
-                                                                                       "docvqa_slidevqa_8k"])
+    out = build_mmlongbench(
+        source=str(root), out_dir=tmp_path / "paper", configs=["vrag_infoseek_8k", "docvqa_slidevqa_8k"]
+    )
     rows = load(out, "vrag_infoseek_8k")
     kept = set(random.Random(42).sample(sorted({r["id"] for r in vrag}), 100))  # data.py: random.sample, seed 42
     assert len(rows) == 300 and set(rows["source_id"]) == kept
@@ -316,13 +375,17 @@ def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path
     assert len(load(full, "vrag_infoseek_8k")) == 450
 
 
-@pytest.mark.parametrize("damage, expected", [
-    ("missing_image", ["1 image(s) not found", "vrag/infoseek/nowhere.jpg", "infoseek_K8_dep3.jsonl:2"]),
-    ("bad_json", ["infoseek_K8_dep3.jsonl:2", "JSON"]),
-    ("bad_gold", ["infoseek_K8_dep3.jsonl:1", "'answer' should be a string or a non-empty list of strings"]),
-])
-def test_bad_release_lines_fail_naming_file_line_and_what_was_expected(tmp_path: Path, release: Path, damage: str,
-                                                                      expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    "damage, expected",
+    [
+        ("missing_image", ["1 image(s) not found", "vrag/infoseek/nowhere.jpg", "infoseek_K8_dep3.jsonl:2"]),
+        ("bad_json", ["infoseek_K8_dep3.jsonl:2", "JSON"]),
+        ("bad_gold", ["infoseek_K8_dep3.jsonl:1", "'answer' should be a string or a non-empty list of strings"]),
+    ],
+)
+def test_bad_release_lines_fail_naming_file_line_and_what_was_expected(
+    tmp_path: Path, release: Path, damage: str, expected: list[str]
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     file = root / "mmlb_data" / CONFIGS["vrag_infoseek_8k"].file
@@ -362,36 +425,52 @@ def _latin1_line(path: Path, index: int) -> None:
     """Re-encode one line of a jsonl file in Latin-1 (an 'é' in it), as an editor on another system might."""
     lines = path.read_text().splitlines()
     lines[index] = lines[index].replace("Paris", "Paris, café")
-    path.write_bytes(b"".join((line.encode("latin-1") if i == index else line.encode()) + b"\n"
-                              for i, line in enumerate(lines)))
+    path.write_bytes(
+        b"".join((line.encode("latin-1") if i == index else line.encode()) + b"\n" for i, line in enumerate(lines))
+    )
 
 
 INFOSEEK = "vrag/infoseek_K8_dep3.jsonl"
 # Issue 17: what a hostile or broken release did (each built with exit 0, or stopped with a traceback).
 HOSTILE = {
-    "path out through ..": (lambda root: _set_image(root, 0, "../../outside.jpg"),
-                            rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path '\.\./\.\./outside\.jpg' leads out of the "
-                            r"release \(through '\.\.'\)"),
-    "absolute path": (lambda root: _set_image(root, 2, "/etc/hostname"),
-                      rf"{INFOSEEK}:3 \(id 'infoseek_0'\): image: path '/etc/hostname' is absolute"),
-    "symlink out": (lambda root: _link_out(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
-                    rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path 'vrag/infoseek/entity_0\.jpg' leads out of "
-                    r".*mmlb_image through a symbolic link \(to .*outside\.jpg\)"),
-    "truncated jpeg": (lambda root: write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
-                       rf"image vrag/infoseek/entity_0\.jpg \(needed by {INFOSEEK}:1 \(id 'infoseek_0'\)\) is damaged "
-                       r"\(cut short: no end-of-image marker after its image data\); pass --skip-bad-images"),
-    "not utf-8": (lambda root: _latin1_line(root / "mmlb_data" / INFOSEEK, 1),
-                  rf"{INFOSEEK}:2: not UTF-8 text \(invalid continuation byte at byte \d+ of the line\)"),
-    "empty file": (lambda root: (root / "mmlb_data" / INFOSEEK).write_bytes(b""),
-                   rf"{INFOSEEK}: the release file holds no rows \(config vrag_infoseek_8k reads it\)"),
-    "non-utf-8 claims": (lambda root: (root / "mmlb_data/summ/gov_claims.jsonl").write_bytes(b'{"id": "\xff"}\n'),
-                         r"summ/gov_claims\.jsonl:1: not UTF-8 text"),
+    "path out through ..": (
+        lambda root: _set_image(root, 0, "../../outside.jpg"),
+        rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path '\.\./\.\./outside\.jpg' leads out of the "
+        r"release \(through '\.\.'\)",
+    ),
+    "absolute path": (
+        lambda root: _set_image(root, 2, "/etc/hostname"),
+        rf"{INFOSEEK}:3 \(id 'infoseek_0'\): image: path '/etc/hostname' is absolute",
+    ),
+    "symlink out": (
+        lambda root: _link_out(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
+        rf"{INFOSEEK}:1 \(id 'infoseek_0'\): image: path 'vrag/infoseek/entity_0\.jpg' leads out of "
+        r".*mmlb_image through a symbolic link \(to .*outside\.jpg\)",
+    ),
+    "truncated jpeg": (
+        lambda root: write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_0.jpg"),
+        rf"image vrag/infoseek/entity_0\.jpg \(needed by {INFOSEEK}:1 \(id 'infoseek_0'\)\) is damaged "
+        r"\(cut short: no end-of-image marker after its image data\); pass --skip-bad-images",
+    ),
+    "not utf-8": (
+        lambda root: _latin1_line(root / "mmlb_data" / INFOSEEK, 1),
+        rf"{INFOSEEK}:2: not UTF-8 text \(invalid continuation byte at byte \d+ of the line\)",
+    ),
+    "empty file": (
+        lambda root: (root / "mmlb_data" / INFOSEEK).write_bytes(b""),
+        rf"{INFOSEEK}: the release file holds no rows \(config vrag_infoseek_8k reads it\)",
+    ),
+    "non-utf-8 claims": (
+        lambda root: (root / "mmlb_data/summ/gov_claims.jsonl").write_bytes(b'{"id": "\xff"}\n'),
+        r"summ/gov_claims\.jsonl:1: not UTF-8 text",
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", sorted(HOSTILE))
-def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(tmp_path: Path, release: Path,
-                                                                            damage: str) -> None:
+def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(
+    tmp_path: Path, release: Path, damage: str
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     make, message = HOSTILE[damage]
@@ -419,24 +498,39 @@ def _set_pages(root: Path, value: object) -> None:
 SLIDEVQA, CARS = "documentQA/slidevqa_K8.jsonl:1 \\(id 'slidevqa-report-0000'\\)", "ICL/cars196_K8.json \\(domain 'all'"
 # Issue 30: release rows of the wrong shape that ended in a traceback (or, for a string of digits, in made-up pages).
 WRONG_SHAPE = {
-    "ans_page_list a string": ("docvqa_slidevqa_8k", lambda root: _set_pages(root, "12"),
-                               rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \"12\"$"),
-    "ans_page_list of words": ("docvqa_slidevqa_8k", lambda root: _set_pages(root, ["two"]),
-                               rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \[\"two\"\]$"),
-    "exemplar set a number": ("icl_stanford_cars_8k", lambda root: _set_icl(root, lambda d: d["exemplar_list"].__setitem__(0, 5)),
-                              rf"^{CARS}, exemplar_list\[0\]\): expected a list of demonstration rounds, got 5$"),
-    "exemplar a number": ("icl_stanford_cars_8k",
-                          lambda root: _set_icl(root, lambda d: d["exemplar_list"][0][0].__setitem__(1, 7)),
-                          rf"^{CARS}, exemplar_list\[0\]\[0\]\[1\]\): expected an exemplar {{\"image\": path, "
-                          r"\"id\": class id}, got 7$"),
-    "test example a number": ("icl_stanford_cars_8k", lambda root: _set_icl(root, lambda d: d["test_example"].__setitem__(0, 3)),
-                              rf"^{CARS}, test_example 0\): expected an object with 'image' and 'answer', got 3$"),
+    "ans_page_list a string": (
+        "docvqa_slidevqa_8k",
+        lambda root: _set_pages(root, "12"),
+        rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \"12\"$",
+    ),
+    "ans_page_list of words": (
+        "docvqa_slidevqa_8k",
+        lambda root: _set_pages(root, ["two"]),
+        rf"^{SLIDEVQA}: field 'ans_page_list' should be a list of page numbers, got \[\"two\"\]$",
+    ),
+    "exemplar set a number": (
+        "icl_stanford_cars_8k",
+        lambda root: _set_icl(root, lambda d: d["exemplar_list"].__setitem__(0, 5)),
+        rf"^{CARS}, exemplar_list\[0\]\): expected a list of demonstration rounds, got 5$",
+    ),
+    "exemplar a number": (
+        "icl_stanford_cars_8k",
+        lambda root: _set_icl(root, lambda d: d["exemplar_list"][0][0].__setitem__(1, 7)),
+        rf"^{CARS}, exemplar_list\[0\]\[0\]\[1\]\): expected an exemplar {{\"image\": path, "
+        r"\"id\": class id}, got 7$",
+    ),
+    "test example a number": (
+        "icl_stanford_cars_8k",
+        lambda root: _set_icl(root, lambda d: d["test_example"].__setitem__(0, 3)),
+        rf"^{CARS}, test_example 0\): expected an object with 'image' and 'answer', got 3$",
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", sorted(WRONG_SHAPE))
-def test_a_release_row_of_the_wrong_shape_is_one_error_naming_file_row_and_expected(tmp_path: Path, release: Path,
-                                                                                   damage: str) -> None:
+def test_a_release_row_of_the_wrong_shape_is_one_error_naming_file_row_and_expected(
+    tmp_path: Path, release: Path, damage: str
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     config, make, message = WRONG_SHAPE[damage]
@@ -452,11 +546,22 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     shutil.copytree(release, root)
     _set_image(root, 1, "../../outside.jpg")
     outside_jpeg(tmp_path)  # the file the path names is there to be read
-    result = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k", "--quiet",
-                     "--out", str(tmp_path / "out"))
+    result = run_cli(
+        "build",
+        "mmlongbench",
+        "--source",
+        str(root),
+        "--configs",
+        "vrag_infoseek_8k",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
-                                          "leads out of the release (through '..')"]
+    assert result.stderr.splitlines() == [
+        f"error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
+        "leads out of the release (through '..')"
+    ]
     assert list((tmp_path / "out").iterdir()) == []
 
 
@@ -465,44 +570,70 @@ def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_erro
     root = write_fixture(tmp_path / "archives", archives=True)
     out = tmp_path / "out"
     check_archive_edges(  # the text archive: read to its end, so a member anywhere in it is met
-        root / "mmlb_data.tar.gz", "mmlb_data/../../outside.jsonl",
+        root / "mmlb_data.tar.gz",
+        "mmlb_data/../../outside.jsonl",
         lambda: build_mmlongbench(source=str(root), out_dir=out, configs=["vrag_infoseek_8k"]),
         ["build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k", "--quiet", "--out", str(out)],
-        out)
+        out,
+    )
 
 
 @pytest.mark.slow  # the builders command in a child process
-def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_build(tmp_path: Path,
-                                                                                 release: Path) -> None:
+def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_build(
+    tmp_path: Path, release: Path
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_1.jpg")
     shown = [f"{r['id']}" for r in release_lines(root, INFOSEEK) if r["image"] == "vrag/infoseek/entity_1.jpg"]
     assert shown
-    result = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k",
-                     "vrag_viquae_8k", "--skip-bad-images", "--quiet", "--out", str(tmp_path / "out"))
+    result = run_cli(
+        "build",
+        "mmlongbench",
+        "--source",
+        str(root),
+        "--configs",
+        "vrag_infoseek_8k",
+        "vrag_viquae_8k",
+        "--skip-bad-images",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "mmlongbench"
     manifest = contract.read_manifest(out)
     entry = manifest["configs"]["vrag_infoseek_8k"]
     left_out = [row["id"] for row in entry["skipped"]]
     assert entry["skipped_rows"] == len(left_out) == len(shown) and {i.split("#")[0] for i in left_out} == set(shown)
-    assert all("vrag/infoseek/entity_1.jpg" in row["reason"] and "cut short" in row["reason"]
-               for row in entry["skipped"])
+    assert all(
+        "vrag/infoseek/entity_1.jpg" in row["reason"] and "cut short" in row["reason"] for row in entry["skipped"]
+    )
     rows = load(out, "vrag_infoseek_8k")
     assert not set(rows["id"]) & set(left_out) and len(rows) + len(left_out) == len(release_lines(root, INFOSEEK))
     assert "skipped_rows" not in manifest["configs"]["vrag_viquae_8k"]
     assert f"{len(left_out)} row(s) left out because an image they show is damaged" in manifest["caveats"]["limited"]
     assert "--skip-bad-images" in manifest[contract.BUILD_COMMAND]
     # Adding a config keeps the caveat of the configs carried over.
-    added = run_cli("build", "mmlongbench", "--source", str(root), "--configs", "icl_food101_8k", "--skip-bad-images",
-                    "--quiet", "--out", str(tmp_path / "out"))
+    added = run_cli(
+        "build",
+        "mmlongbench",
+        "--source",
+        str(root),
+        "--configs",
+        "icl_food101_8k",
+        "--skip-bad-images",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert added.returncode == 0, added.stderr
     assert contract.read_manifest(out)["caveats"]["limited"] == manifest["caveats"]["limited"]
 
 
-def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(tmp_path: Path, release: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(
+    tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "release"
     shutil.copytree(release, root)
     file = CONFIGS["vrag_viquae_8k"].file
@@ -524,8 +655,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) -> None:
     unknown = run_cli("build", "mmlongbench", "--configs", "summ_govreport_256k", "--out", str(tmp_path))
     assert unknown.returncode == 2 and "summ_govreport_256k" in unknown.stderr
-    dry = run_cli("build", "mmlongbench", "--configs", "vrag_infoseek_8k", "summ_govreport_128k", "--dry-run",
-                  "--out", str(tmp_path / "dry"))
+    dry = run_cli(
+        "build",
+        "mmlongbench",
+        "--configs",
+        "vrag_infoseek_8k",
+        "summ_govreport_128k",
+        "--dry-run",
+        "--out",
+        str(tmp_path / "dry"),
+    )
     assert dry.returncode == 0, dry.stderr
     assert "plan" in dry.stderr and not (tmp_path / "dry" / "mmlongbench").exists()
     listed = run_cli("list")

@@ -25,8 +25,16 @@ from builders.mmlongbench.fixture import write_fixture
 from builders.mmlongbench.leaves import BUILDABLE_CONFIGS, CONFIGS, EXTENDED_CONFIGS, LEAVES
 from builders.mmlongbench.pools import moved
 
-LEAVES_GROWN = ("niah_vh_single", "niah_vh_multi", "niah_mmniah_ret_text", "niah_mmniah_count_image",
-                "niah_mmniah_reason_image", "icl_inat2021", "docvqa_slidevqa", "docvqa_mmlongbench_doc")
+LEAVES_GROWN = (
+    "niah_vh_single",
+    "niah_vh_multi",
+    "niah_mmniah_ret_text",
+    "niah_mmniah_count_image",
+    "niah_mmniah_reason_image",
+    "icl_inat2021",
+    "docvqa_slidevqa",
+    "docvqa_mmlongbench_doc",
+)
 CONFIGS_BUILT = [f"{leaf}_{length}" for leaf in LEAVES_GROWN for length in ("128k", "256k", "1m")]
 
 
@@ -45,8 +53,9 @@ def built(tmp_path_factory: pytest.TempPathFactory, release: Path) -> Path:
 
 
 def load(built: Path, config: str) -> datasets.Dataset:
-    return datasets.load_dataset("parquet", data_files={"test": contract.split_files(built, config, "test")},
-                                 split="test")
+    return datasets.load_dataset(
+        "parquet", data_files={"test": contract.split_files(built, config, "test")}, split="test"
+    )
 
 
 def tokens(row: dict) -> int:
@@ -73,7 +82,10 @@ def test_the_lengths_past_128k_are_configs_of_every_leaf_but_summarization() -> 
 
 def test_grown_rows_are_the_128k_rows_longer_within_their_length(built: Path, release: Path) -> None:
     manifest = contract.read_manifest(built)
-    assert "ours, not the paper's" in manifest["caveats"]["ours"] and "not the paper's" in (built / "README.md").read_text()
+    assert (
+        "ours, not the paper's" in manifest["caveats"]["ours"]
+        and "not the paper's" in (built / "README.md").read_text()
+    )
     for leaf in LEAVES_GROWN:
         base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
         longer = {}
@@ -86,7 +98,10 @@ def test_grown_rows_are_the_128k_rows_longer_within_their_length(built: Path, re
             for row in rows:
                 old = base[row["id"]]
                 assert (row["needle_position"], row["depth"], row["answer_format"]) == (
-                    old["needle_position"], old["depth"], old["answer_format"])
+                    old["needle_position"],
+                    old["depth"],
+                    old["answer_format"],
+                )
                 assert tokens(old) < tokens(row) <= BUILDABLE_CONFIGS[config].tokens, (config, row["id"])
                 if leaf.startswith("icl"):
                     continue  # a row draws its exemplar set and shot order afresh
@@ -125,10 +140,12 @@ def test_image_counting_rows_count_0_for_each_image_added(built: Path) -> None:
         assert kept == json.loads(old["answer"]) and sum(counts) == sum(json.loads(old["answer"]))
 
 
-def test_icl_rounds_stay_balanced_over_the_128k_classes_and_never_show_a_test_image(built: Path,
-                                                                                     release: Path) -> None:
-    tests = {image_sha(release, p) for p in (release / "mmlb_image").rglob("test_*.jpg")
-             for p in [str(p.relative_to(release / "mmlb_image"))]}
+def test_icl_rounds_stay_balanced_over_the_128k_classes_and_never_show_a_test_image(built: Path, release: Path) -> None:
+    tests = {
+        image_sha(release, p)
+        for p in (release / "mmlb_image").rglob("test_*.jpg")
+        for p in [str(p.relative_to(release / "mmlb_image"))]
+    }
     base = load(built, "icl_inat2021_128k")
     for row in load(built, "icl_inat2021_256k"):
         labels = re.findall(r"label: (\d+)", row["prompt"])
@@ -147,13 +164,13 @@ def test_docvqa_pads_whole_negative_documents_left_and_right(built: Path, releas
         docs = [folder_of[image] for image in row[contract.IMAGE_SHA256]]
         own = [folder_of[image] for image in base[row["id"]][contract.IMAGE_SHA256]]
         start = docs.index(own[0])
-        assert docs[start:start + len(own)] == own  # the row's own pages, one block
-        left, right = docs[:start], docs[start + len(own):]
+        assert docs[start : start + len(own)] == own  # the row's own pages, one block
+        left, right = docs[:start], docs[start + len(own) :]
         assert left and right and not (set(left) | set(right)) & set(own)
         runs = [d for k, d in enumerate(docs) if k == 0 or docs[k - 1] != d]
         assert len(runs) == len(set(runs))  # each negative document in one piece
         # Alternately: documents 1, 3, 5, ... of the draw on the left (the latest outermost), 2, 4, ... right.
-        left_runs, right_runs = runs[:runs.index(own[0])], runs[runs.index(own[0]) + 1:]
+        left_runs, right_runs = runs[: runs.index(own[0])], runs[runs.index(own[0]) + 1 :]
         assert len(right_runs) <= len(left_runs) <= len(right_runs) + 1
 
 
@@ -172,23 +189,37 @@ def test_vrag_adds_bm25_ranked_passages_without_the_answer_or_the_entity(tmp_pat
     file = CONFIGS["vrag_viquae_128k"].file
     gold = {"doc_id": "g", "title": "Ada Lovelace", "text": "Ada Lovelace wrote the first program in London."}
     filler = {"doc_id": "f", "title": "Filler", "text": "lorem " * 125_000}
-    rows = [{"id": "q0", "question": " Where did this person write the first program?", "answer": ["London"],
-             "image": "vrag/viquae/entity_0.jpg", "ctxs": [gold, filler] if v < 3 else [filler, gold],
-             "positive_ctxs": [gold]} for v in range(6)]
+    rows = [
+        {
+            "id": "q0",
+            "question": " Where did this person write the first program?",
+            "answer": ["London"],
+            "image": "vrag/viquae/entity_0.jpg",
+            "ctxs": [gold, filler] if v < 3 else [filler, gold],
+            "positive_ctxs": [gold],
+        }
+        for v in range(6)
+    ]
     (root / "mmlb_data" / file).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
     def passage(name: str, text: str) -> dict:
         return {"doc_id": name, "title": name, "text": text + " ipsum" * 40_000}
 
-    pool = [passage("near1", "the first program was written"), passage("far1", "tides of the ocean"),
-            passage("near2", "who did write a program first"), passage("answer", "a program written in London"),
-            passage("entity", "Ada Lovelace and a first program"), passage("far2", "volcanic soils of Java"),
-            passage("near3", "the first written program")]
+    pool = [
+        passage("near1", "the first program was written"),
+        passage("far1", "tides of the ocean"),
+        passage("near2", "who did write a program first"),
+        passage("answer", "a program written in London"),
+        passage("entity", "Ada Lovelace and a first program"),
+        passage("far2", "volcanic soils of Java"),
+        passage("near3", "the first written program"),
+    ]
     for other in (root / "mmlb_data" / "vrag").iterdir():  # the pool: the one file below, and the row itself
         if other.name != Path(file).name:
             other.unlink()
     (root / "mmlb_data" / CONFIGS["vrag_viquae_64k"].file).write_text(
-        json.dumps({**rows[0], "id": "pool", "ctxs": pool}) + "\n")
+        json.dumps({**rows[0], "id": "pool", "ctxs": pool}) + "\n"
+    )
     out = build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["vrag_viquae_256k"])
     for row in load(out, "vrag_viquae_256k"):
         titles = re.findall(r"Document \(Title: ([^)]+)\)", row["prompt"])
@@ -220,8 +251,15 @@ def test_vh_negatives_are_kept_per_anchor(tmp_path: Path, release: Path) -> None
         Image.new("RGB", (56, 56), (k * 60, 10, 10)).save(image, format="JPEG")
         (root / "mmlb_image" / "vh" / f"dog_{k}.jpg").write_bytes(image.getvalue())
         dogs.append(f"vh/dog_{k}.jpg")
-    rows = [{"id": "dog", "question": "For the image with a dog, is there a cat?", "answer": "No",
-             "ctxs": dogs[:v] + ["vh/needle/0.jpg"] + dogs[v:]} for v in range(3)]
+    rows = [
+        {
+            "id": "dog",
+            "question": "For the image with a dog, is there a cat?",
+            "answer": "No",
+            "ctxs": dogs[:v] + ["vh/needle/0.jpg"] + dogs[v:],
+        }
+        for v in range(3)
+    ]
     (root / "mmlb_data" / CONFIGS["niah_vh_multi_64k"].file).write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["niah_vh_single_256k"])
     dog_images = {image_sha(root, p) for p in dogs}
@@ -244,8 +282,9 @@ def test_needles_are_the_items_that_move_between_depth_rows() -> None:
     permutations = [negatives[:5] + [a] + negatives[5:15] + [b] + negatives[15:] for a, b in (("A", "B"), ("B", "A"))]
     assert moved(permutations) == {"A", "B", 4, 5, 14, 15}
     assert moved([[1, 2, "X"], [1, 2]]) == {"X", 2}  # missing from a row: maybe a needle
-    assert all(leaf.name in {c.leaf.name for c in EXTENDED_CONFIGS.values()} for leaf in LEAVES
-               if leaf.category != "summ")
+    assert all(
+        leaf.name in {c.leaf.name for c in EXTENDED_CONFIGS.values()} for leaf in LEAVES if leaf.category != "summ"
+    )
 
 
 def test_an_archived_release_grows_the_same_rows(built: Path, tmp_path: Path) -> None:
@@ -259,7 +298,9 @@ def test_an_archived_release_grows_the_same_rows(built: Path, tmp_path: Path) ->
 def segments(row: dict) -> list[tuple[str, tuple[str, ...]]]:
     """A prompt's blank-line-separated pieces, each with the images its `<image>` places show."""
     images = iter(row[contract.IMAGE_SHA256])
-    return [(piece, tuple(next(images) for _ in range(piece.count("<image>")))) for piece in row["prompt"].split("\n\n")]
+    return [
+        (piece, tuple(next(images) for _ in range(piece.count("<image>")))) for piece in row["prompt"].split("\n\n")
+    ]
 
 
 def test_mmniah_keeps_each_passage_with_its_images(built: Path) -> None:

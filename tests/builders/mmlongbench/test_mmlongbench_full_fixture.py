@@ -28,8 +28,9 @@ CONTEXT_ENDS = ("Question: ", "Now classify this image: ", "Now please summarize
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    built = build_mmlongbench(source="fixture:full", out_dir=tmp_path_factory.mktemp("full"),
-                              configs=[*CONFIGS_8K, LONG], fixture_ids=2)
+    built = build_mmlongbench(
+        source="fixture:full", out_dir=tmp_path_factory.mktemp("full"), configs=[*CONFIGS_8K, LONG], fixture_ids=2
+    )
     assert built is not None
     return built
 
@@ -55,7 +56,8 @@ def unit_tokens(row: dict, counter: ApproxTokenCounter) -> int:
         parts = piece.split("\n") if set(piece.split("\n")) == {contract.IMAGE_PLACEHOLDER} else [piece]
         for part in parts:
             cost = counter.count(part.replace(contract.IMAGE_PLACEHOLDER, "")) + sum(
-                next(tokens) for _ in range(part.count(contract.IMAGE_PLACEHOLDER)))
+                next(tokens) for _ in range(part.count(contract.IMAGE_PLACEHOLDER))
+            )
             if k > 0 and not part.startswith(CONTEXT_ENDS):
                 units.append(cost)
     return max(units)
@@ -84,8 +86,17 @@ def _before(row: dict, needle: str, is_image: bool) -> tuple[str, list[str]]:
     return text, row[contract.IMAGE_SHA256][:k]
 
 
-@pytest.mark.parametrize("config", ["niah_vh_single_8k", LONG, "vrag_viquae_8k", "niah_mmniah_ret_text_8k",
-                                    "niah_mmniah_ret_image_8k", "niah_mmniah_reason_image_8k"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        "niah_vh_single_8k",
+        LONG,
+        "vrag_viquae_8k",
+        "niah_mmniah_ret_text_8k",
+        "niah_mmniah_ret_image_8k",
+        "niah_mmniah_reason_image_8k",
+    ],
+)
 @pytest.mark.slow  # the module's fixture:full build
 def test_depths_share_the_context_before_the_needle(built: Path, config: str) -> None:
     """What precedes the needle at one depth begins the row at every deeper depth (a prompt cache reuses it),
@@ -109,8 +120,9 @@ def test_depths_share_the_context_before_the_needle(built: Path, config: str) ->
             assert deeper["prompt"].startswith(text) and deeper[contract.IMAGE_SHA256][: len(images)] == images
         if config.startswith("niah_vh"):  # images only: the needle sits at round(depth x haystack images)
             haystack = first[contract.NUM_IMAGES] - 1
-            assert [r[contract.IMAGE_SHA256].index(needle) for r in same_id] == \
-                [round(r["depth"] * haystack) for r in same_id]
+            assert [r[contract.IMAGE_SHA256].index(needle) for r in same_id] == [
+                round(r["depth"] * haystack) for r in same_id
+            ]
 
 
 @pytest.mark.slow  # the module's fixture:full build
@@ -126,8 +138,11 @@ def test_a_longer_length_shows_more_of_the_same_haystack(built: Path) -> None:
 
 def test_same_arguments_write_the_same_bytes(tmp_path: Path) -> None:
     def tree(root: Path) -> dict[str, str]:
-        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(root.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
 
     leaves = ["niah_mmniah_count_text", "icl_inat2021", "docvqa_longdocurl", "summ_multilexsum"]
     first = write_full_source(tmp_path / "a", ids_per_file=2, lengths={"8k": 8192}, leaves=leaves)
@@ -150,26 +165,36 @@ def test_a_rebuild_of_some_configs_gives_the_same_files_and_rows(built: Path, tm
             assert second["configs"][config][key] == first["configs"][config][key], (config, key)
 
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    (["--source", "fixture", "--fixture-ids", "2"], "--fixture-ids sets the ids per file of --source fixture:full"),
-    (["--source", "fixture:full", "--fixture-ids", "0"], "--fixture-ids should be at least 1, got 0"),
-])
-def test_a_misused_fixture_ids_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str],
-                                           expected: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--source", "fixture", "--fixture-ids", "2"], "--fixture-ids sets the ids per file of --source fixture:full"),
+        (["--source", "fixture:full", "--fixture-ids", "0"], "--fixture-ids should be at least 1, got 0"),
+    ],
+)
+def test_a_misused_fixture_ids_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
     code = main(["build", "mmlongbench", *argv, "--configs", "vrag_infoseek_8k", "--out", str(tmp_path)])
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1 and expected in lines[0], lines
 
 
 # One leaf of each family past 128K, at 256K: each grows from the pool fixture:full writes for it.
-PAST_128K = ["vrag_infoseek_256k", "niah_vh_multi_256k", "niah_mmniah_ret_image_256k", "icl_food101_256k",
-             "docvqa_longdocurl_256k"]
+PAST_128K = [
+    "vrag_infoseek_256k",
+    "niah_vh_multi_256k",
+    "niah_mmniah_ret_image_256k",
+    "icl_food101_256k",
+    "docvqa_longdocurl_256k",
+]
 
 
 @pytest.fixture(scope="module")
 def built_past_128k(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    built = build_mmlongbench(source="fixture:full", out_dir=tmp_path_factory.mktemp("past"), configs=PAST_128K,
-                              fixture_ids=1)
+    built = build_mmlongbench(
+        source="fixture:full", out_dir=tmp_path_factory.mktemp("past"), configs=PAST_128K, fixture_ids=1
+    )
     assert built is not None
     return built
 
@@ -189,8 +214,12 @@ def test_past_128k_every_row_fills_its_length_within_one_unit(built_past_128k: P
     for row in data:
         unit = unit_tokens(row, counter)
         assert unit <= 2600, (config, row["id"], unit)
-        assert row["length"] == 262144 and row["length"] - unit < counted(row) <= row["length"], \
-            (config, row["id"], counted(row), unit)
+        assert row["length"] == 262144 and row["length"] - unit < counted(row) <= row["length"], (
+            config,
+            row["id"],
+            counted(row),
+            unit,
+        )
 
 
 def test_the_pool_is_written_only_when_asked() -> None:
@@ -208,8 +237,7 @@ def test_the_pool_is_written_only_when_asked() -> None:
     assert full_source_files(lengths={"64k": 65536}, leaves=["niah_vh_single"], pools=vh)[0] == pooled  # same bytes
 
     icl_plain, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"])
-    icl_pooled, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"],
-                                      pools={"icl_food101": 262144})
+    icl_pooled, _ = full_source_files(lengths={"128k": 131072}, leaves=["icl_food101"], pools={"icl_food101": 262144})
     (icl_name,) = icl_plain
     before, after = (json.loads(d[icl_name])["all"]["exemplar_list"] for d in (icl_plain, icl_pooled))
     assert after[:2] == before and len(after) == 2 + pool_ids(262144, 1, 131072) >= 3

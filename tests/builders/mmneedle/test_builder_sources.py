@@ -96,9 +96,29 @@ def test_unreadable_image_is_named(tmp_path: Path) -> None:
 
 
 def _build_coco(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "builders.cli", "build", "mmneedle", "--source", f"coco={root}",
-                           "--configs", "m1_n2_k1", "--limit", "2", "--quiet", "--num-proc", "1", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "builders.cli",
+            "build",
+            "mmneedle",
+            "--source",
+            f"coco={root}",
+            "--configs",
+            "m1_n2_k1",
+            "--limit",
+            "2",
+            "--quiet",
+            "--num-proc",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow  # the builders command in a child process
@@ -112,15 +132,19 @@ def test_a_coco_file_linked_out_of_its_folder_stops_the_build_naming_it(tmp_path
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"error: {root / 'val2014'}: entry {coco_file_name(3)}: path '{coco_file_name(3)}' leads out of "
-        f"{root / 'val2014'} through a symbolic link (to {tmp_path / 'outside.jpg'})"]
+        f"{root / 'val2014'} through a symbolic link (to {tmp_path / 'outside.jpg'})"
+    ]
     assert not (tmp_path / "out").exists()  # stopped before anything was written
     linked.unlink()
     write_coco(tmp_path / "other", count=6)
     captions = root / "annotations" / "captions_val2014.json"
     captions.unlink()
     captions.symlink_to(tmp_path / "other" / "annotations" / "captions_val2014.json")
-    with pytest.raises(BuildError, match=r"captions_val2014\.json: path 'captions_val2014\.json' leads out of "
-                                         r".*annotations through a symbolic link"):
+    with pytest.raises(
+        BuildError,
+        match=r"captions_val2014\.json: path 'captions_val2014\.json' leads out of "
+        r".*annotations through a symbolic link",
+    ):
         CocoCaptionSource(root)
     # The folders themselves may be links: a COCO kept elsewhere.
     (tmp_path / "linked").mkdir()
@@ -173,10 +197,7 @@ def test_synthetic_caption_describes_the_drawing() -> None:
             occupied.add(obj.cell)
         for empty in set(range(9)) - occupied:
             row, col = divmod(empty, 3)
-            assert (
-                image.getpixel((int((col + 0.5) * cell), int((row + 0.5) * cell)))
-                == COLOURS[scene.background]
-            )
+            assert image.getpixel((int((col + 0.5) * cell), int((row + 0.5) * cell))) == COLOURS[scene.background]
 
 
 def test_open_source_specs(coco_dir: Path) -> None:

@@ -94,9 +94,7 @@ def test_haystack_structure_and_needles(build: str, request: pytest.FixtureReque
                 slots = list(zip(row["needle_index"], row["needle_row"], row["needle_col"], strict=True))
                 if K <= M * N * N:
                     assert len(set(slots)) == K  # K distinct slots (as the official sampler; images may repeat)
-                for (m, r, c), needle, locations in zip(
-                    slots, row["needle_files"], row["all_locations"], strict=True
-                ):
+                for (m, r, c), needle, locations in zip(slots, row["needle_files"], row["all_locations"], strict=True):
                     assert 1 <= m <= M and 1 <= r <= N and 1 <= c <= N
                     assert grids[m - 1][(r - 1) * N + (c - 1)] == needle
                     brute = [

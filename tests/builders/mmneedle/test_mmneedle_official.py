@@ -98,9 +98,7 @@ def test_official_mode_errors_name_file_and_entry(official: tuple[Path, Path], t
         }
         build_mmneedle(**{**arguments, **kwargs})
 
-    with pytest.raises(
-        BuildError, match=r"annotations_1_2_2.json has no sample id 3 \(it holds ids 0-2, 5000-5002\)"
-    ):
+    with pytest.raises(BuildError, match=r"annotations_1_2_2.json has no sample id 3 \(it holds ids 0-2, 5000-5002\)"):
         build(limit=4)
     with pytest.raises(BuildError, match=r"official metadata file\(s\) not found: .*annotations_1_4_4.json"):
         build(configs=["m1_n4_k1"])
@@ -108,9 +106,7 @@ def test_official_mode_errors_name_file_and_entry(official: tuple[Path, Path], t
     entries = json.loads((meta / "annotations_1_2_2.json").read_text())
     entries[-1]["row"] = 0  # id 0 now claims the needle at (0, 0, 1), where the pool has image 3
     (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
-    with pytest.raises(
-        BuildError, match=r"annotations_1_2_2.json entry 5 \(id 0\): needle 1 .* is not at \(0, 0, 1\)"
-    ):
+    with pytest.raises(BuildError, match=r"annotations_1_2_2.json entry 5 \(id 0\): needle 1 .* is not at \(0, 0, 1\)"):
         build()
 
     (meta / "annotations_1_2_2.json").write_text(json.dumps([{"id": 0, "image_ids": "x"}]))
@@ -143,21 +139,38 @@ def test_metadata_of_a_smaller_run_splits_at_half_its_samples(official: tuple[Pa
     """A run of 8 samples (the official scripts' N_SEQUENCES=8): ids 0-3 positive, 4-7 negative."""
     coco, repo = official
     meta = repo / "metadata_stitched"
-    small = [(i, s, m, r, c, t) for i, (_, s, m, r, c, t) in enumerate(
-        ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:]
-        + [(7, "COCO_val2014_stitched_0003.jpg", -1, -1, -1, 32)])]
-    entries = [{"id": i, "image_ids": [stitched_path(2, s)], "index": m, "row": r, "col": c,
-                "target": f"val2014/{coco_file_name(t)}"} for i, s, m, r, c, t in small]
+    small = [
+        (i, s, m, r, c, t)
+        for i, (_, s, m, r, c, t) in enumerate(
+            ANNOTATIONS_1_2_2[:3]
+            + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)]
+            + ANNOTATIONS_1_2_2[3:]
+            + [(7, "COCO_val2014_stitched_0003.jpg", -1, -1, -1, 32)]
+        )
+    ]
+    entries = [
+        {
+            "id": i,
+            "image_ids": [stitched_path(2, s)],
+            "index": m,
+            "row": r,
+            "col": c,
+            "target": f"val2014/{coco_file_name(t)}",
+        }
+        for i, s, m, r, c, t in small
+    ]
     (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
-    out = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path, configs=["m1_n2_k1"], official_metadata=repo,
-                         full=True, num_proc=1)
+    out = build_mmneedle(
+        source=f"coco={coco}", out_dir=tmp_path, configs=["m1_n2_k1"], official_metadata=repo, full=True, num_proc=1
+    )
     rows = read_rows(out, "m1_n2_k1")
     assert [(r["sample_id"], r["is_positive"]) for r in rows] == [(i, i < 4) for i in range(8)]
     assert [r["answer"] for r in rows] == ["1, 2, 2", "1, 1, 2", "1, 2, 1", "1, 1, 1", "-1", "-1", "-1", "-1"]
     manifest = json.loads((out / "build_manifest.json").read_text())["configs"]["m1_n2_k1"]
     assert (manifest["positives"], manifest["negatives"]) == (4, 4)
-    limited = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"], official_metadata=repo,
-                             limit=2, num_proc=1)
+    limited = build_mmneedle(
+        source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"], official_metadata=repo, limit=2, num_proc=1
+    )
     assert [r["sample_id"] for r in read_rows(limited, "m1_n2_k1")] == [0, 1, 4, 5]
 
 
@@ -167,19 +180,40 @@ def test_metadata_of_an_odd_run_keeps_each_sides_own_count(official: tuple[Path,
     positives asked for id 7, which the file does not hold."""
     coco, repo = official
     meta = repo / "metadata_stitched"
-    odd = [(i, s, m, r, c, t) for i, (_, s, m, r, c, t) in enumerate(
-        ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:])]
-    entries = [{"id": i, "image_ids": [stitched_path(2, s)], "index": m, "row": r, "col": c,
-                "target": f"val2014/{coco_file_name(t)}"} for i, s, m, r, c, t in odd]
+    odd = [
+        (i, s, m, r, c, t)
+        for i, (_, s, m, r, c, t) in enumerate(
+            ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:]
+        )
+    ]
+    entries = [
+        {
+            "id": i,
+            "image_ids": [stitched_path(2, s)],
+            "index": m,
+            "row": r,
+            "col": c,
+            "target": f"val2014/{coco_file_name(t)}",
+        }
+        for i, s, m, r, c, t in odd
+    ]
     (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
     for name, options in (("full", {"full": True}), ("paper", {})):
-        out = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / name, configs=["m1_n2_k1"],
-                             official_metadata=repo, num_proc=1, **options)
+        out = build_mmneedle(
+            source=f"coco={coco}",
+            out_dir=tmp_path / name,
+            configs=["m1_n2_k1"],
+            official_metadata=repo,
+            num_proc=1,
+            **options,
+        )
         rows = read_rows(out, "m1_n2_k1")
         assert [(r["sample_id"], r["is_positive"], r["in_paper_subset"]) for r in rows] == [
-            (i, i < 4, True) for i in range(7)]
+            (i, i < 4, True) for i in range(7)
+        ]
         manifest = json.loads((out / "build_manifest.json").read_text())["configs"]["m1_n2_k1"]
         assert (manifest["positives"], manifest["negatives"]) == (4, 3)
-    limited = build_mmneedle(source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"],
-                             official_metadata=repo, limit=2, num_proc=1)
+    limited = build_mmneedle(
+        source=f"coco={coco}", out_dir=tmp_path / "l", configs=["m1_n2_k1"], official_metadata=repo, limit=2, num_proc=1
+    )
     assert [r["sample_id"] for r in read_rows(limited, "m1_n2_k1")] == [0, 1, 4, 5]

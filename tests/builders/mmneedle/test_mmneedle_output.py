@@ -15,15 +15,11 @@ CONFIGS = ["m1_n2_k1", "m10_n1_k2", "m1_n4_k5"]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-    }
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def test_same_inputs_give_byte_identical_builds(tmp_path: Path) -> None:
-    a = build_mmneedle(
-        source="synthetic", out_dir=tmp_path / "a", configs=CONFIGS, limit=3, seed=5, num_proc=2
-    )
+    a = build_mmneedle(source="synthetic", out_dir=tmp_path / "a", configs=CONFIGS, limit=3, seed=5, num_proc=2)
     # One worker, and a memory budget of 0 so every tile goes through the spill file.
     b = build_mmneedle(
         source="synthetic",
@@ -41,9 +37,7 @@ def test_same_inputs_give_byte_identical_builds(tmp_path: Path) -> None:
         assert files_a[name] == files_b[name], name  # parquet, README and manifest alike
     manifest = json.loads(files_a["build_manifest.json"])
     assert manifest["content_hash"].startswith("sha256:")
-    c = build_mmneedle(
-        source="synthetic", out_dir=tmp_path / "c", configs=CONFIGS, limit=3, seed=6, num_proc=2
-    )
+    c = build_mmneedle(source="synthetic", out_dir=tmp_path / "c", configs=CONFIGS, limit=3, seed=6, num_proc=2)
     assert json.loads((c / "build_manifest.json").read_text())["content_hash"] != manifest["content_hash"]
 
 
@@ -63,19 +57,12 @@ def test_shards_split_by_byte_budget(tmp_path: Path) -> None:
 def test_rebuild_same_is_fine_different_needs_overwrite(tmp_path: Path) -> None:
     first = build_mmneedle(source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=2, num_proc=1)
     before = _files(first)
-    assert (
-        build_mmneedle(source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=2, num_proc=1)
-        == first
-    )
+    assert build_mmneedle(source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=2, num_proc=1) == first
     assert _files(first) == before
-    with pytest.raises(
-        BuildError, match=r"already holds a different build \(limit: 2 -> 3\); pass --overwrite"
-    ):
+    with pytest.raises(BuildError, match=r"already holds a different build \(limit: 2 -> 3\); pass --overwrite"):
         build_mmneedle(source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=3, num_proc=1)
     assert _files(first) == before
-    build_mmneedle(
-        source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=3, num_proc=1, overwrite=True
-    )
+    build_mmneedle(source="synthetic", out_dir=tmp_path, configs=["m1_n2_k1"], limit=3, num_proc=1, overwrite=True)
     assert len(read_rows(first, "m1_n2_k1")) == 6
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mmneedle"]  # no staging or old folders left
 
@@ -97,9 +84,7 @@ def test_failed_build_leaves_nothing_that_looks_complete(tmp_path: Path) -> None
     out.mkdir()
     (out / ".mmneedle.tmp-999999999-abcd").mkdir()
     with pytest.raises(BuildError, match=f"unreadable image: .*{coco_file_name(7)}"):
-        build_mmneedle(
-            source=f"coco={root}", out_dir=out, configs=["m10_n1_k1", "m1_n2_k1"], limit=50, num_proc=2
-        )
+        build_mmneedle(source=f"coco={root}", out_dir=out, configs=["m10_n1_k1", "m1_n2_k1"], limit=50, num_proc=2)
     assert list(out.iterdir()) == []
 
 

@@ -36,7 +36,10 @@ def test_installed_tasks_are_indexed() -> None:
     assert config.generation_kwargs == {"max_gen_toks": 300, "temperature": 0.0, "do_sample": False, "until": []}
     assert "individual_exact_acc" in [m.metric for m in config.metric_list]
     assert index.select(["mmneedle_m1_n2_k*_neg"]).tasks == [
-        "mmneedle_m1_n2_k1_neg", "mmneedle_m1_n2_k2_neg", "mmneedle_m1_n2_k5_neg"]
+        "mmneedle_m1_n2_k1_neg",
+        "mmneedle_m1_n2_k2_neg",
+        "mmneedle_m1_n2_k5_neg",
+    ]
 
 
 def test_committed_yamls_match_their_generator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,8 +69,9 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
 
 @pytest.mark.slow  # the console script in a child process
 def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness_script: str, script_env) -> None:
-    proc = subprocess.run([harness_script, "ls"], cwd=tmp_path, env=script_env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [harness_script, "ls"], cwd=tmp_path, env=script_env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     total = len(TaskIndex().tasks)  # every benchmark's leaves: the count grows as benchmarks are added
     assert f"Tasks ({total}):" in proc.stdout and "mmneedle_m10_n8_k5_pos" in proc.stdout
@@ -76,11 +80,16 @@ def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness
 
 def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, data_dir: Path, harness) -> None:
     tasks = tmp_path / "my_tasks"
-    write(tasks / "utils.py", '''
+    write(
+        tasks / "utils.py",
+        """
         def process_results(doc, results):
             return {"says_minus_one": float(results[0].strip() == "-1")}
-    ''')
-    write(tasks / "_base.yaml", '''
+    """,
+    )
+    write(
+        tasks / "_base.yaml",
+        """
         dataset_path: mmneedle
         doc_to_image: images
         doc_to_text: "{{prompt}}"
@@ -91,18 +100,36 @@ def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, da
             aggregation: mean
         metadata:
           version: 2.0
-    ''')
+    """,
+    )
     write(tasks / "a.yaml", "include: _base.yaml\ntask: probe_k1\ndataset_name: m1_n2_k1\n")
     write(tasks / "b.yaml", "include: _base.yaml\ntask: probe_k2\ndataset_name: m10_n1_k2\ntag: probes\n")
-    write(tasks / "group.yaml", '''
+    write(
+        tasks / "group.yaml",
+        """
         group: probe_all
         task: [probe_k1, probe_k2]
         aggregate_metric_list:
           - metric: says_minus_one
             weight_by_size: true
-    ''')
-    run = harness("--tasks", "probe_all", "--model", "constant", "--model_args", "answer=-1", "--include_path", tasks,
-                  "--data_dir", data_dir, "--limit", "5", "--output_path", tmp_path / "out")
+    """,
+    )
+    run = harness(
+        "--tasks",
+        "probe_all",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        tasks,
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "5",
+        "--output_path",
+        tmp_path / "out",
+    )
     assert run.code == 0, run.err
     results = run.results("constant")
     assert results["results"]["probe_k1"]["says_minus_one,none"] == 1.0
@@ -111,13 +138,27 @@ def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, da
     assert results["groups"]["probe_all"]["says_minus_one,none"] == 1.0
     assert results["group_aggregation"]["probe_all"]["n_scored"] == 10
     assert results["configs"]["probe_k1"]["process_results"] == "!function utils.process_results"
-    tagged = harness("--tasks", "probes", "--model", "constant", "--model_args", "answer=-1", "--include_path", tasks,
-                     "--data_dir", data_dir, "--limit", "2")
+    tagged = harness(
+        "--tasks",
+        "probes",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        tasks,
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+    )
     assert tagged.code == 0 and "probe_k2" in tagged.out and "probe_k1" not in tagged.out
 
 
 def test_malformed_yaml_names_file_and_line(tmp_path: Path, harness) -> None:
-    bad = write(tmp_path / "t" / "broken.yaml", "task: broken\ndataset_path: x\ndoc_to_text: [unclosed\nmetric_list: []\n")
+    bad = write(
+        tmp_path / "t" / "broken.yaml", "task: broken\ndataset_path: x\ndoc_to_text: [unclosed\nmetric_list: []\n"
+    )
     run = harness("--tasks", "broken", "--model", "constant", "--model_args", "answer=-1", "--include_path", bad.parent)
     assert run.code == 2
     assert f"{bad}:4:" in run.err and "malformed YAML" in run.err
@@ -130,10 +171,14 @@ def test_a_task_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path, data_
     (folder / "good.yaml").write_text("task: fine\ndataset_path: mmneedle\ndoc_to_text: prompt\n")
     bad = folder / "latin1.yaml"
     bad.write_bytes("task: caf\u00e9\ndataset_path: mmneedle\n# r\u00e9sum\u00e9\n".encode("latin-1"))
-    expected = (f"harness: error: {bad}:1: not UTF-8 text (byte 0xe9 at offset 9); task and group files must be "
-                "saved as UTF-8")
-    for args in (("ls", "--include_path", folder), ("--tasks", "fine", "--model", "random", "--include_path", folder,
-                                                   "--data_dir", data_dir), ("--tasks", bad, "--model", "random")):
+    expected = (
+        f"harness: error: {bad}:1: not UTF-8 text (byte 0xe9 at offset 9); task and group files must be saved as UTF-8"
+    )
+    for args in (
+        ("ls", "--include_path", folder),
+        ("--tasks", "fine", "--model", "random", "--include_path", folder, "--data_dir", data_dir),
+        ("--tasks", bad, "--model", "random"),
+    ):
         run = harness(*args)
         assert run.code == 2 and "Traceback" not in run.err, args
         assert run.err.strip().splitlines() == [expected], args
@@ -142,7 +187,9 @@ def test_a_task_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path, data_
 def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, harness) -> None:
     folder = tmp_path / "t"
     write(folder / "utils.py", "def something_else(doc, results):\n    return {}\n")
-    task = write(folder / "t.yaml", '''
+    task = write(
+        folder / "t.yaml",
+        """
         task: needs_hook
         dataset_path: mmneedle
         dataset_name: m1_n2_k1
@@ -150,9 +197,20 @@ def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, ha
         process_results: !function utils.not_there
         metric_list:
           - metric: acc
-    ''')
-    run = harness("--tasks", "needs_hook", "--model", "constant", "--model_args", "answer=-1",
-                  "--include_path", folder, "--data_dir", data_dir)
+    """,
+    )
+    run = harness(
+        "--tasks",
+        "needs_hook",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        folder,
+        "--data_dir",
+        data_dir,
+    )
     assert run.code == 2
     assert f"{task}:5:" in run.err and "not_there" in run.err and "utils.py" in run.err
 
@@ -165,7 +223,9 @@ def test_unknown_task_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("key", ["truncation", "text_round_trip"])
 def test_a_prompt_rewriting_hook_needs_doc_to_text(tmp_path: Path, key: str) -> None:
-    path = write(tmp_path / "t.yaml", f"task: x\ndataset_path: d\ndoc_to_messages: !function u.m\n{key}: !function u.f\n")
+    path = write(
+        tmp_path / "t.yaml", f"task: x\ndataset_path: d\ndoc_to_messages: !function u.m\n{key}: !function u.f\n"
+    )
     with pytest.raises(TaskConfigError, match=rf"{path}:4: `{key}` rewrites the `doc_to_text` prompt"):
         TaskIndex([path], include_defaults=False)
 
@@ -204,10 +264,13 @@ def test_missing_config_in_a_build_names_the_builder_command(data_dir: Path, har
 def test_bad_arguments_exit_2_without_traceback(harness, data_dir: Path) -> None:
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "constant", "--data_dir", data_dir)
     assert run.code == 2 and "constant needs the answer" in run.err
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--model_args", "sed=1", "--data_dir", data_dir)
+    run = harness(
+        "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--model_args", "sed=1", "--data_dir", data_dir
+    )
     assert run.code == 2 and "unknown model argument 'sed'; known: " in run.err and "seed" in run.err
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--gen_kwargs", "max_tokens=5",
-                  "--data_dir", data_dir)
+    run = harness(
+        "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--gen_kwargs", "max_tokens=5", "--data_dir", data_dir
+    )
     assert run.code == 2 and "max_tokens" in run.err
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--metadata", "{bad", "--data_dir", data_dir)
     assert run.code == 2 and "--metadata" in run.err
@@ -219,13 +282,18 @@ def test_help_mentions_subcommands() -> None:
 
 
 def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) -> None:
-    write(tmp_path / "t" / "utils.py", '''
+    write(
+        tmp_path / "t" / "utils.py",
+        """
         def messages(doc):
             return [{"role": "system", "content": "Answer tersely."},
                     {"role": "user", "content": [{"type": "text", "text": "Look:"}, {"type": "image"},
                                                  {"type": "text", "text": doc["prompt"].replace("<image>", "")}]}]
-    ''')
-    write(tmp_path / "t" / "t.yaml", '''
+    """,
+    )
+    write(
+        tmp_path / "t" / "t.yaml",
+        """
         task: chat_task
         dataset_path: mmneedle
         dataset_name: m1_n2_k1
@@ -234,9 +302,25 @@ def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) ->
         doc_to_target: answer
         metric_list:
           - metric: exact_match
-    ''')
-    run = harness("--tasks", "chat_task", "--model", "constant", "--model_args", "answer=-1", "--include_path",
-                  tmp_path / "t", "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "1", "--log_samples")
+    """,
+    )
+    run = harness(
+        "--tasks",
+        "chat_task",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        tmp_path / "t",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "out",
+        "--limit",
+        "1",
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     (sample,) = run.samples("constant", "chat_task")
     assert sample["prompt"].startswith("[system] Answer tersely.\n[user] Look:<image>Given 1 image")
@@ -255,8 +339,12 @@ def test_alias_resolution_and_overrides() -> None:
     from harness.run_config import alias_info as _alias_info
 
     # The training window is recorded with the results, never used as a limit.
-    assert _alias_info("qwen2.5-vl") == {"trained_context": 32768, "paper_name": "Qwen2.5-VL-7B",
-                                         "note": _alias_info("qwen2.5-vl")["note"], "rules": []}
+    assert _alias_info("qwen2.5-vl") == {
+        "trained_context": 32768,
+        "paper_name": "Qwen2.5-VL-7B",
+        "note": _alias_info("qwen2.5-vl")["note"],
+        "rules": [],
+    }
     assert _alias_info(None) is None
 
 
@@ -272,12 +360,18 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
         Image.new("RGB", (8, 8), color).save(buffer, format="PNG")
         return buffer.getvalue()
 
-    rows = {"id": ["a", "b", "c"], "image": [{"bytes": png(c), "path": None} for c in ("red", "blue", "red")],
-            "question": ["<image>Colour?"] * 3, "answer": ["red", "blue", "red"]}
+    rows = {
+        "id": ["a", "b", "c"],
+        "image": [{"bytes": png(c), "path": None} for c in ("red", "blue", "red")],
+        "question": ["<image>Colour?"] * 3,
+        "answer": ["red", "blue", "red"],
+    }
     ds = datasets.Dataset.from_dict(rows).cast_column("image", datasets.Image())
     (tmp_path / "data" / "colours" / "data").mkdir(parents=True)
     ds.to_parquet(str(tmp_path / "data" / "colours" / "data" / "test-00000-of-00001.parquet"))
-    write(tmp_path / "t" / "colours.yaml", '''
+    write(
+        tmp_path / "t" / "colours.yaml",
+        """
         task: colours
         dataset_path: colours
         doc_to_visual: image
@@ -285,9 +379,23 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
         doc_to_target: answer
         metric_list:
           - metric: exact_match
-    ''')
-    args = ("--tasks", "colours", "--model", "constant", "--model_args", "answer=red", "--include_path",
-            tmp_path / "t", "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--log_samples")
+    """,
+    )
+    args = (
+        "--tasks",
+        "colours",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=red",
+        "--include_path",
+        tmp_path / "t",
+        "--data_dir",
+        tmp_path / "data",
+        "--output_path",
+        tmp_path / "out",
+        "--log_samples",
+    )
     refused = harness(*args)  # no build manifest: nothing to verify its files against
     assert refused.code == 2 and len(refused.err.splitlines()) == 1
     assert f"{tmp_path / 'data' / 'colours'}: cannot verify this data: no build manifest" in refused.err
@@ -296,7 +404,9 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
     assert run.results("constant")["results"]["colours"]["exact_match,none"] == 2 / 3
     assert run.results("constant")["datasets"]["colours"]["verification"] == "unverified"
     samples = run.samples("constant", "colours")
-    assert [s["image_sha256"] for s in samples] == [[hashlib.sha256(png(c)).hexdigest()] for c in ("red", "blue", "red")]
+    assert [s["image_sha256"] for s in samples] == [
+        [hashlib.sha256(png(c)).hexdigest()] for c in ("red", "blue", "red")
+    ]
 
 
 def test_missing_configs_of_a_group_get_one_build_command(data_dir: Path, harness) -> None:
@@ -305,8 +415,10 @@ def test_missing_configs_of_a_group_get_one_build_command(data_dir: Path, harnes
     assert "12 tasks have no data:" in run.err  # the build holds m1_n2_k1 only, of the K=1 configs
     assert run.err.count("build manifest") == 1  # what the build holds, said once and not per task
     assert f"the build manifest of {data_dir / 'mmneedle'} lists: " in run.err
-    assert (f"build them with: builders build mmneedle --source coco=COCO_DIR --configs m1_n4_k1 m1_n8_k1 "
-            f"m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1 --out {data_dir}") in run.err
+    assert (
+        f"build them with: builders build mmneedle --source coco=COCO_DIR --configs m1_n4_k1 m1_n8_k1 "
+        f"m10_n1_k1 m10_n2_k1 m10_n4_k1 m10_n8_k1 --out {data_dir}"
+    ) in run.err
 
 
 def test_the_build_hint_repeats_the_users_own_build(tmp_path: Path, data_dir: Path, harness) -> None:
@@ -321,5 +433,7 @@ def test_the_build_hint_repeats_the_users_own_build(tmp_path: Path, data_dir: Pa
     manifest_path.write_text(json.dumps(manifest))
     run = harness("--tasks", "mmneedle_m1_n4_k1,mmneedle_m1_n8_k1", "--model", "random", "--data_dir", root)
     assert run.code == 2
-    assert (f"build them with: builders build mmneedle --source 'coco=/my data/coco' --limit 12 --configs m1_n4_k1 "
-            f"m1_n8_k1 --out {root}") in run.err
+    assert (
+        f"build them with: builders build mmneedle --source 'coco=/my data/coco' --limit 12 --configs m1_n4_k1 "
+        f"m1_n8_k1 --out {root}"
+    ) in run.err

@@ -34,7 +34,8 @@ CHANGES = {
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_a_metadata_change_mid_run_is_hashed_again_and_only_changed_bytes_are_invalid(
-        tmp_path: Path, toy_tasks: Path, capsys, change: str) -> None:
+    tmp_path: Path, toy_tasks: Path, capsys, change: str
+) -> None:
     build_toy(tmp_path / "data", configs=["colors"])
     (data_file,) = (tmp_path / "data" / "toy" / "colors").glob("*.parquet")
     changed: list[bool] = []
@@ -48,9 +49,23 @@ def test_a_metadata_change_mid_run_is_hashed_again_and_only_changed_bytes_are_in
     server = ChatServer(answer=answer)
     server.start()
     try:
-        code = main(["--tasks", "toy_colors", "--include_path", str(toy_tasks), "--data_dir", str(tmp_path / "data"),
-                     "--model", "openai", "--model_args", f"model=m,base_url={server.base_url},api_key=k,"
-                     "concurrency=1,chunk_size=1", "--output_path", str(tmp_path / "out"), "--no_progress"])
+        code = main(
+            [
+                "--tasks",
+                "toy_colors",
+                "--include_path",
+                str(toy_tasks),
+                "--data_dir",
+                str(tmp_path / "data"),
+                "--model",
+                "openai",
+                "--model_args",
+                f"model=m,base_url={server.base_url},api_key=k,concurrency=1,chunk_size=1",
+                "--output_path",
+                str(tmp_path / "out"),
+                "--no_progress",
+            ]
+        )
     finally:
         server.stop()
     err = capsys.readouterr().err

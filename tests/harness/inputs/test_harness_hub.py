@@ -30,14 +30,29 @@ def hub_cache(tmp_path: Path, data_dir: Path) -> Path:
 
 
 def _harness(harness_script: str, env: dict[str, str], *args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([harness_script, *map(str, args), "--no_progress"], env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [harness_script, *map(str, args), "--no_progress"], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
-def test_data_dir_names_a_hub_repo_and_revision(tmp_path: Path, hub_cache: Path, harness_script: str, script_env) -> None:
+def test_data_dir_names_a_hub_repo_and_revision(
+    tmp_path: Path, hub_cache: Path, harness_script: str, script_env
+) -> None:
     env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1"}
-    run = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
-                   "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path", tmp_path / "out")
+    run = _harness(
+        harness_script,
+        env,
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        "hf://acme/mmneedle@v1.0.0",
+        "--output_path",
+        tmp_path / "out",
+    )
     assert run.returncode == 0, run.stderr
     (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
@@ -46,26 +61,62 @@ def test_data_dir_names_a_hub_repo_and_revision(tmp_path: Path, hub_cache: Path,
     assert data["verified_files"] and results["config"]["data_dir"] == "hf://acme/mmneedle@v1.0.0"
     assert results["results"][TASK]["existence_acc,none"] == 1.0
 
-    absent = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
-                      "--data_dir", "hf://acme/mmneedle@v9.9.9")
+    absent = _harness(
+        harness_script,
+        env,
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        "hf://acme/mmneedle@v9.9.9",
+    )
     assert absent.returncode == 2 and "cannot get hf://acme/mmneedle@v9.9.9" in absent.stderr
     assert "Traceback" not in absent.stderr
-    other = _harness(harness_script, env, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1",
-                     "--data_dir", "hf://acme/mmlongbench")
+    other = _harness(
+        harness_script,
+        env,
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        "hf://acme/mmlongbench",
+    )
     assert other.returncode == 2 and "holds dataset 'mmlongbench', the task reads 'mmneedle'" in other.stderr
 
 
-def test_a_tasks_hub_repo_is_used_without_local_data(tmp_path: Path, hub_cache: Path, harness_script: str,
-                                                     script_env) -> None:
+def test_a_tasks_hub_repo_is_used_without_local_data(
+    tmp_path: Path, hub_cache: Path, harness_script: str, script_env
+) -> None:
     tasks = tmp_path / "t"
     tasks.mkdir()
     (tasks / "t.yaml").write_text(
         "task: from_hub\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
         "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
-        "metadata:\n  hub_repo: acme/mmneedle\n  hub_revision: v1.0.0\n")
+        "metadata:\n  hub_repo: acme/mmneedle\n  hub_revision: v1.0.0\n"
+    )
     env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path / "home")}
-    run = _harness(harness_script, env, "--tasks", "from_hub", "--model", "constant", "--model_args", "answer=-1",
-                   "--include_path", tasks, "--output_path", tmp_path / "out", "--limit", "20")
+    run = _harness(
+        harness_script,
+        env,
+        "--tasks",
+        "from_hub",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        tasks,
+        "--output_path",
+        tmp_path / "out",
+        "--limit",
+        "20",
+    )
     assert run.returncode == 0, run.stderr
     (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
@@ -93,7 +144,8 @@ def _linked_snapshot(cache: Path, build: Path, repo: str) -> Path:
 
 
 def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest_is_refused(
-        tmp_path: Path, data_dir: Path, harness_script: str, script_env) -> None:
+    tmp_path: Path, data_dir: Path, harness_script: str, script_env
+) -> None:
     cache = tmp_path / "hub"
     _linked_snapshot(cache, data_dir / "mmneedle", "mmneedle")
     unbuilt = tmp_path / "unbuilt"
@@ -102,22 +154,35 @@ def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest
     _linked_snapshot(cache, unbuilt, "mmneedle2")
     env = {**script_env, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1")
-    run = _harness(harness_script, env, *args, "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path",
-                   tmp_path / "out")
+    run = _harness(
+        harness_script, env, *args, "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path", tmp_path / "out"
+    )
     assert run.returncode == 0, run.stderr
     (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
     data = json.loads(results_file.read_text())["datasets"][TASK]
     manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
     assert data["verification"] == "verified" and data["verified_files"] == [
-        {"path": f["path"], "sha256": f["sha256"]} for f in manifest["configs"]["m1_n2_k1"]["files"]]
+        {"path": f["path"], "sha256": f["sha256"]} for f in manifest["configs"]["m1_n2_k1"]["files"]
+    ]
 
     tasks = tmp_path / "t"
     tasks.mkdir()
     (tasks / "t.yaml").write_text(
         "task: other_hub\ndataset_path: mmneedle2\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\n"
-        "doc_to_visual: images\ndoc_to_target: answer\nmetric_list:\n  - metric: exact_match\n")
-    other = ("--tasks", "other_hub", "--include_path", tasks, "--model", "constant", "--model_args", "answer=-1",
-             "--data_dir", "hf://acme/mmneedle2@v1.0.0")
+        "doc_to_visual: images\ndoc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
+    )
+    other = (
+        "--tasks",
+        "other_hub",
+        "--include_path",
+        tasks,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        "hf://acme/mmneedle2@v1.0.0",
+    )
     refused = _harness(harness_script, env, *other)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "hf://acme/mmneedle2@v1.0.0: cannot verify this data: no build manifest" in refused.stderr
@@ -128,7 +193,8 @@ def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest
 
 
 def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
-        tmp_path: Path, harness_script: str, script_env) -> None:
+    tmp_path: Path, harness_script: str, script_env
+) -> None:
     """Offline (HF_HUB_OFFLINE=1) or without network, with an empty Hub cache: one message for the run, whatever
     the number of tasks, saying why and how to build the data here instead (never `--out hf://...`)."""
     empty = {**script_env, "HF_HUB_CACHE": str(tmp_path / "empty_hub")}
@@ -144,24 +210,41 @@ def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
 
     # No network: a Hub address nothing answers at (a closed local port), offline mode off.
     unreachable = {**empty, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9"}
-    one_task = _harness(harness_script, unreachable, "--tasks", TASK, "--model", "random",
-                        "--data_dir", "hf://acme/mmneedle@v1.0.0")
+    one_task = _harness(
+        harness_script, unreachable, "--tasks", TASK, "--model", "random", "--data_dir", "hf://acme/mmneedle@v1.0.0"
+    )
     assert one_task.returncode == 2 and "Traceback" not in one_task.stderr
     assert "cannot get hf://acme/mmneedle@v1.0.0: the Hub cannot be reached (no network?)" in one_task.stderr
     assert "HF_HUB_OFFLINE=1 forbids" not in one_task.stderr
-    assert "or build it here: builders build mmneedle --source coco=COCO_DIR --configs m1_n2_k1 --out data" \
-        in one_task.stderr and "--out hf://" not in one_task.stderr
+    assert (
+        "or build it here: builders build mmneedle --source coco=COCO_DIR --configs m1_n2_k1 --out data"
+        in one_task.stderr
+        and "--out hf://" not in one_task.stderr
+    )
 
 
 def test_a_data_dir_that_looks_like_a_repo_id_is_answered_with_hf_prefix(
-        tmp_path: Path, harness_script: str, script_env) -> None:
+    tmp_path: Path, harness_script: str, script_env
+) -> None:
     args = [harness_script, "--tasks", "mmneedle_k1", "--model", "random", "--no_progress"]
-    run = subprocess.run([*args, "--data_dir", "acme/mmneedle"], env=script_env, cwd=tmp_path, capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [*args, "--data_dir", "acme/mmneedle"],
+        env=script_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.count("write --data_dir hf://acme/mmneedle") == 1 and "no such folder" in run.stderr
     # A folder that is there is a folder: no Hub hint, the usual missing-data message.
     (tmp_path / "acme" / "mmneedle").mkdir(parents=True)
-    local = subprocess.run([*args, "--data_dir", "acme/mmneedle"], env=script_env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+    local = subprocess.run(
+        [*args, "--data_dir", "acme/mmneedle"],
+        env=script_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert local.returncode == 2 and "hf://" not in local.stderr and "tasks have no data" in local.stderr

@@ -62,8 +62,9 @@ class ReadsImages(Model):
         return out
 
 
-def test_image_bytes_that_do_not_match_their_row_are_invalid_input(tmp_path: Path, data_dir: Path, harness,
-                                                                   edit_build) -> None:
+def test_image_bytes_that_do_not_match_their_row_are_invalid_input(
+    tmp_path: Path, data_dir: Path, harness, edit_build
+) -> None:
     root = _copy_build(data_dir, tmp_path)
 
     def swap_first_two(images):
@@ -85,8 +86,9 @@ def test_image_bytes_that_do_not_match_their_row_are_invalid_input(tmp_path: Pat
     assert {statuses[i][0] for i in range(2, 12)} == {"ok"}
 
 
-def test_openai_never_sends_an_image_that_does_not_decode(tmp_path: Path, data_dir: Path, harness,
-                                                           broken_image) -> None:
+def test_openai_never_sends_an_image_that_does_not_decode(
+    tmp_path: Path, data_dir: Path, harness, broken_image
+) -> None:
     from tests.support.chat_server import ChatServer
 
     root = _copy_build(data_dir, tmp_path)
@@ -96,8 +98,18 @@ def test_openai_never_sends_an_image_that_does_not_decode(tmp_path: Path, data_d
     server = ChatServer(answer=lambda body: "-1")
     server.start()
     try:
-        run = harness("--tasks", TASK, "--model", "openai", "--model_args", f"model=m,base_url={server.base_url}",
-                      "--data_dir", root, "--output_path", tmp_path)
+        run = harness(
+            "--tasks",
+            TASK,
+            "--model",
+            "openai",
+            "--model_args",
+            f"model=m,base_url={server.base_url}",
+            "--data_dir",
+            root,
+            "--output_path",
+            tmp_path,
+        )
     finally:
         server.stop()
     assert run.code == 0, run.err
@@ -107,8 +119,18 @@ def test_openai_never_sends_an_image_that_does_not_decode(tmp_path: Path, data_d
 
 
 def test_a_journalled_answer_for_other_inputs_is_not_reused(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir,
-            "--output_path", tmp_path)
+    args = (
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert harness(*args).code == 0
     journal = tmp_path / "constant" / journal_name(TASK)
     lines = journal.read_text().splitlines()
@@ -124,9 +146,9 @@ def test_a_journalled_answer_for_other_inputs_is_not_reused(tmp_path: Path, data
 # --- the verified bytes are the bytes read (issue 17, item 2) -------------------------------------------------
 
 
-def test_a_run_reads_the_verified_parquet_files_and_writes_no_arrow_cache(tmp_path: Path, data_dir: Path,
-                                                                          toy_shared_dir: Path, toy_tasks: Path,
-                                                                          harness, monkeypatch) -> None:
+def test_a_run_reads_the_verified_parquet_files_and_writes_no_arrow_cache(
+    tmp_path: Path, data_dir: Path, toy_shared_dir: Path, toy_tasks: Path, harness, monkeypatch
+) -> None:
     import datasets
 
     cache = tmp_path / "hf_datasets_cache"
@@ -136,10 +158,21 @@ def test_a_run_reads_the_verified_parquet_files_and_writes_no_arrow_cache(tmp_pa
 
     register_model("test_reads_images")(ReadsImages)
     try:  # embedded images (MMNeedle), and images stored once in an image table (the toy's shared build)
-        embedded = harness("--tasks", TASK, "--model", "test_reads_images", "--data_dir", data_dir,
-                           "--output_path", tmp_path / "a")
-        shared = harness("--tasks", "toy_colors,toy_pairs", "--model", "test_reads_images", "--include_path",
-                         toy_tasks, "--data_dir", toy_shared_dir, "--output_path", tmp_path / "b")
+        embedded = harness(
+            "--tasks", TASK, "--model", "test_reads_images", "--data_dir", data_dir, "--output_path", tmp_path / "a"
+        )
+        shared = harness(
+            "--tasks",
+            "toy_colors,toy_pairs",
+            "--model",
+            "test_reads_images",
+            "--include_path",
+            toy_tasks,
+            "--data_dir",
+            toy_shared_dir,
+            "--output_path",
+            tmp_path / "b",
+        )
     finally:
         _REGISTRY.pop("test_reads_images")
     assert embedded.code == 0 and shared.code == 0, embedded.err + shared.err
@@ -149,11 +182,13 @@ def test_a_run_reads_the_verified_parquet_files_and_writes_no_arrow_cache(tmp_pa
     verified = shared.results("test_reads_images")["datasets"]["toy_pairs"]
     assert verified["verification"] == "verified" and verified["verified_files"] == [
         {"path": f["path"], "sha256": f["sha256"]}
-        for f in json.loads((toy_shared_dir / "toy" / "build_manifest.json").read_text())["configs"]["pairs"]["files"]]
+        for f in json.loads((toy_shared_dir / "toy" / "build_manifest.json").read_text())["configs"]["pairs"]["files"]
+    ]
 
 
-def test_a_file_changed_in_place_with_its_times_restored_is_still_caught(tmp_path: Path, data_dir: Path,
-                                                                         harness) -> None:
+def test_a_file_changed_in_place_with_its_times_restored_is_still_caught(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     import os
 
     root = _copy_build(data_dir, tmp_path)
@@ -168,7 +203,10 @@ def test_a_file_changed_in_place_with_its_times_restored_is_still_caught(tmp_pat
         file.write(bytes([byte[0] ^ 0xFF]))
     os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))  # its times set back as they were
     assert (shard.stat().st_size, shard.stat().st_mtime_ns, shard.stat().st_ino) == (
-        before.st_size, before.st_mtime_ns, before.st_ino)
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ino,
+    )
     run = harness(*args)
     assert run.code == 2 and f"{shard}: sha256 " in run.err and "does not match the build manifest" in run.err
 
@@ -191,8 +229,9 @@ def test_rows_and_images_are_read_from_the_bytes_that_were_hashed(tmp_path: Path
     split = SplitFiles([file], str(root))
     rows = split.rows("test")
     assert len(rows) == pq.read_metadata(pa_buffer(original)).num_rows == 24
-    assert split.image_bytes("images", 5, 0) == pq.read_table(pa_buffer(original)).column("images")[5][0][
-        "bytes"].as_py()
+    assert (
+        split.image_bytes("images", 5, 0) == pq.read_table(pa_buffer(original)).column("images")[5][0]["bytes"].as_py()
+    )
 
     (file,) = open_files([shard])
     split = SplitFiles([file], str(root))
@@ -235,16 +274,20 @@ def _configs_list(manifest: dict) -> None:
     manifest["configs"] = ["m1_n2_k1"]
 
 
-@pytest.mark.parametrize(("damage", "said"), [
-    (None, "no build manifest (build_manifest.json)"),
-    (_no_sha256, "configs.m1_n2_k1.files[0].sha256: expected 64 lowercase hex digits, got None"),
-    (_files_x, "configs.m1_n2_k1.files: expected a list of files, got 'x'"),
-    (_outside, "configs.m1_n2_k1.files[0].path: '../../outside.parquet' is not a path inside the build folder"),
-    (_configs_list, "configs: expected an object naming each config"),
-])
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (None, "no build manifest (build_manifest.json)"),
+        (_no_sha256, "configs.m1_n2_k1.files[0].sha256: expected 64 lowercase hex digits, got None"),
+        (_files_x, "configs.m1_n2_k1.files: expected a list of files, got 'x'"),
+        (_outside, "configs.m1_n2_k1.files[0].path: '../../outside.parquet' is not a path inside the build folder"),
+        (_configs_list, "configs: expected an object naming each config"),
+    ],
+)
 @pytest.mark.slow  # two harness runs a case
-def test_unverifiable_data_is_refused_in_one_line_unless_trusted(tmp_path: Path, data_dir: Path, harness,
-                                                                 damage, said: str) -> None:
+def test_unverifiable_data_is_refused_in_one_line_unless_trusted(
+    tmp_path: Path, data_dir: Path, harness, damage, said: str
+) -> None:
     root = _copy_build(data_dir, tmp_path)
     folder = (root / "mmneedle").resolve()
     if damage is None:
@@ -253,8 +296,18 @@ def test_unverifiable_data_is_refused_in_one_line_unless_trusted(tmp_path: Path,
         manifest = _manifest(root)
         damage(manifest)
         _write_manifest(root, manifest)
-    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", root,
-            "--output_path", tmp_path / "out")
+    args = (
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        root,
+        "--output_path",
+        tmp_path / "out",
+    )
     refused = harness(*args)
     assert refused.code == 2 and "Traceback" not in refused.err
     (line,) = refused.err.splitlines()
@@ -265,17 +318,22 @@ def test_unverifiable_data_is_refused_in_one_line_unless_trusted(tmp_path: Path,
     assert trusted.code == 0, trusted.err
     data = trusted.results("constant")["datasets"][TASK]
     assert data["verification"] == "unverified" and said in data["unverified_reason"]
-    assert [f["path"] for f in data["unverified_files"]] == [f"m1_n2_k1/{p.name}" for p in (folder / "m1_n2_k1").iterdir()]
+    assert [f["path"] for f in data["unverified_files"]] == [
+        f"m1_n2_k1/{p.name}" for p in (folder / "m1_n2_k1").iterdir()
+    ]
     assert trusted.results("constant")["config"]["trust_unverified_data"] is True
     report = harness("report", tmp_path / "out")
     assert report.code == 0, report.err
     text = (tmp_path / "out" / "report.md").read_text()
-    assert f"> - unverified data ({data['unverified_reason']}), read with --trust_unverified_data (1 of 1 tasks)" in text
+    assert (
+        f"> - unverified data ({data['unverified_reason']}), read with --trust_unverified_data (1 of 1 tasks)" in text
+    )
     assert f"| D1 | `{folder}` **unverified** |" in text
 
 
-def test_a_data_file_the_manifest_does_not_list_is_not_read_as_verified(tmp_path: Path, data_dir: Path,
-                                                                         harness) -> None:
+def test_a_data_file_the_manifest_does_not_list_is_not_read_as_verified(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     root = _copy_build(data_dir, tmp_path)
     (shard,) = (root / "mmneedle" / "m1_n2_k1").glob("*.parquet")
     extra = root / "mmneedle" / "extra" / "test-00000-of-00001.parquet"
@@ -283,8 +341,10 @@ def test_a_data_file_the_manifest_does_not_list_is_not_read_as_verified(tmp_path
     extra.write_bytes(shard.read_bytes())
     task = tmp_path / "t.yaml"
     template = PROJECT / "tasks" / "mmneedle" / "_pos_k1.yaml"
-    task.write_text(f"include: {template}\ntask: extra_pos\ndataset_name: m1_n2_k1\n"
-                    "dataset_kwargs:\n  data_files:\n    test: [extra/*.parquet]\n")
+    task.write_text(
+        f"include: {template}\ntask: extra_pos\ndataset_name: m1_n2_k1\n"
+        "dataset_kwargs:\n  data_files:\n    test: [extra/*.parquet]\n"
+    )
     args = ("--tasks", str(task), "--model", "constant", "--model_args", "answer=-1", "--data_dir", root)
     refused = harness(*args)
     assert refused.code == 2 and f"the build manifest does not list {extra}" in refused.err
@@ -300,8 +360,9 @@ class ReadsImagesCached(ReadsImages):
     cache_responses = True
 
 
-def test_the_response_cache_answers_only_for_verified_images(tmp_path: Path, data_dir: Path, harness, edit_build,
-                                                             broken_image) -> None:
+def test_the_response_cache_answers_only_for_verified_images(
+    tmp_path: Path, data_dir: Path, harness, edit_build, broken_image
+) -> None:
     root = _copy_build(data_dir, tmp_path)
     from harness.models.registry import _REGISTRY, register_model
 
@@ -332,8 +393,9 @@ def test_the_response_cache_answers_only_for_verified_images(tmp_path: Path, dat
     assert (config["cache_hits"], config["requests_sent"]) == (9, 0)  # the others from the cache, nothing sent
 
 
-def test_an_input_policys_scaled_images_are_checked_through_their_source(tmp_path: Path, data_dir: Path, harness,
-                                                                         edit_build, monkeypatch) -> None:
+def test_an_input_policys_scaled_images_are_checked_through_their_source(
+    tmp_path: Path, data_dir: Path, harness, edit_build, monkeypatch
+) -> None:
     """A scaled image's key names its source's sha256 and the scale; its source's bytes are what is checked."""
     from harness.inputs.input_policy import InputPolicy, TaskRule
     from harness.models import aliases

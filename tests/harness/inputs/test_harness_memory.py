@@ -104,8 +104,16 @@ def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) 
     from harness.running.runner import Runner, RunOptions
     from harness.running.screen_only import ScreenModel, screen_tasks
 
-    argv = ["--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_pos", "--model", "constant", "--model_args",
-            "answer=1", "--data_dir", str(data_dir)]
+    argv = [
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=1",
+        "--data_dir",
+        str(data_dir),
+    ]
     plan = plan_run(run_parser().parse_args(argv), argv)
     first, second = plan.tasks
     assert first.docs is None and second.docs is None  # checked before the model loads, then let go of

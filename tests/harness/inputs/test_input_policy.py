@@ -28,10 +28,19 @@ def png(width: int, height: int, colour: tuple[int, int, int]) -> bytes:
 def request_with(images: list[bytes]) -> Request:
     parts: list = [TextPart("Look:")]
     for k, data in enumerate(images):
-        parts += [ImagePart(ImageRef(f"sha{k}", lambda data=data: data, *Image.open(io.BytesIO(data)).size)),
-                  TextPart(f"after image {k}.")]
-    return Request(task="t", doc_id=0, sample_id="s", messages=(Message("user", tuple(parts)),),
-                   settings=GenerationSettings(), text_tokens=9, image_tokens=tuple(range(10, 10 + len(images))))
+        parts += [
+            ImagePart(ImageRef(f"sha{k}", lambda data=data: data, *Image.open(io.BytesIO(data)).size)),
+            TextPart(f"after image {k}."),
+        ]
+    return Request(
+        task="t",
+        doc_id=0,
+        sample_id="s",
+        messages=(Message("user", tuple(parts)),),
+        settings=GenerationSettings(),
+        text_tokens=9,
+        image_tokens=tuple(range(10, 10 + len(images))),
+    )
 
 
 def test_keep_last_images_drops_the_earliest_with_their_places_and_keeps_the_text() -> None:
@@ -51,15 +60,21 @@ def test_image_scale_resizes_recounts_and_keys_the_derived_image() -> None:
     assert (ref.width, ref.height) == (500, 280)
     assert Image.open(io.BytesIO(ref.load())).size == (500, 280)
     assert scaled.image_tokens == (image_tokens(500, 280),) and request.image_tokens == (10,)
-    assert ref.sha256 != "sha0" and ref.sha256 == apply_policy(request, InputPolicy.of(image_scale=0.5)).images[0].sha256
+    assert (
+        ref.sha256 != "sha0" and ref.sha256 == apply_policy(request, InputPolicy.of(image_scale=0.5)).images[0].sha256
+    )
     # The cache and the journal key what the model is shown, processor settings included.
     assert input_material(scaled)["processor_kwargs"] == {"max_patches": 1}
     assert "processor_kwargs" not in input_material(request)
 
 
 def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper() -> None:
-    rules = (TaskRule(("mmlongbench_*",), InputPolicy.of(processor_kwargs={"max_patches": 4})),
-             TaskRule(("mmlongbench_icl_*_128k",), InputPolicy.of(keep_last_images=400, processor_kwargs={"max_patches": 1})))
+    rules = (
+        TaskRule(("mmlongbench_*",), InputPolicy.of(processor_kwargs={"max_patches": 4})),
+        TaskRule(
+            ("mmlongbench_icl_*_128k",), InputPolicy.of(keep_last_images=400, processor_kwargs={"max_patches": 1})
+        ),
+    )
     assert policy_for("mmlongbench_icl_food101_128k", rules) == InputPolicy.of(400, None, {"max_patches": 1})
     assert policy_for("mmlongbench_icl_food101_8k", rules) == InputPolicy.of(processor_kwargs={"max_patches": 4})
     assert not policy_for("mmneedle_m10_n8_k1_pos", rules)
@@ -72,9 +87,11 @@ def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper()
     assert not aliases.ALIASES["qwen2.5-vl"].policy_for("mmlongbench_icl_food101_128k")  # no override for Qwen
     ovis2 = aliases.ALIASES["ovis2"]
     assert ovis2.policy_for("mmlongbench_icl_food101_64k") == InputPolicy.of(
-        400, 0.5, {"crop_to_patches": True, "max_patches": 4})
+        400, 0.5, {"crop_to_patches": True, "max_patches": 4}
+    )
     assert ovis2.policy_for("mmlongbench_summ_govreport_128k") == InputPolicy.of(
-        processor_kwargs={"crop_to_patches": True, "max_patches": 4})
+        processor_kwargs={"crop_to_patches": True, "max_patches": 4}
+    )
     phi3 = aliases.ALIASES["phi3.5-vision"]
     assert phi3.policy_for("mmlongbench_vrag_infoseek_128k") == InputPolicy.of(400, None, {"num_crops": 1})
     assert phi3.policy_for("mmlongbench_vrag_infoseek_32k") == InputPolicy.of(processor_kwargs={"num_crops": 4})
@@ -82,7 +99,9 @@ def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper()
     assert phi4.policy_for("mmlongbench_niah_vh_multi_64k") == InputPolicy.of(300, None, {"dynamic_hd": 1})
     assert phi4.policy_for("mmlongbench_docvqa_slidevqa_128k") == InputPolicy.of(processor_kwargs={"dynamic_hd": 4})
     pixtral = aliases.ALIASES["pixtral"]
-    assert {pixtral.policy_for(f"mmlongbench_{t}").image_scale for t in ("summ_govreport_8k", "icl_sun397_128k")} == {0.5}
+    assert {pixtral.policy_for(f"mmlongbench_{t}").image_scale for t in ("summ_govreport_8k", "icl_sun397_128k")} == {
+        0.5
+    }
     assert not pixtral.policy_for("mmneedle_m10_n8_k1_pos")
     gpt4o = aliases.ALIASES["gpt-4o"]
     assert dict(gpt4o.policy_for("mmlongbench_niah_vh_single_8k").processor_kwargs) == {"image_detail": "low"}
@@ -100,8 +119,17 @@ def test_a_run_applies_its_aliases_policy_and_records_it(vh_dir: Path, tmp_path:
     rule = TaskRule(("mmlongbench_niah_vh_*",), InputPolicy.of(keep_last_images=2), "a test of the mechanism")
     monkeypatch.setitem(aliases.ALIASES, "yes-sayer", aliases.Alias("constant", {"answer": "Yes"}, rules=(rule,)))
     out = tmp_path / "out"
-    run = harness("--tasks", "mmlongbench_niah_vh_single_8k", "--model", "yes-sayer", "--data_dir", vh_dir,
-                  "--output_path", out, "--log_samples")
+    run = harness(
+        "--tasks",
+        "mmlongbench_niah_vh_single_8k",
+        "--model",
+        "yes-sayer",
+        "--data_dir",
+        vh_dir,
+        "--output_path",
+        out,
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())

@@ -17,16 +17,36 @@ pytestmark = pytest.mark.slow  # a tiny LLaVA generates through the harness comm
 
 
 @pytest.mark.parametrize(("storage", "image_threads"), [("embedded", 1), ("shared", 1), ("embedded", 3)])
-def test_no_image_is_decoded_before_the_batch_that_sends_it(storage, image_threads, tmp_path: Path, toy_dir: Path,
-                                                            toy_shared_dir: Path, toy_tasks: Path, tiny_llava: Path,
-                                                            harness) -> None:
+def test_no_image_is_decoded_before_the_batch_that_sends_it(
+    storage,
+    image_threads,
+    tmp_path: Path,
+    toy_dir: Path,
+    toy_shared_dir: Path,
+    toy_tasks: Path,
+    tiny_llava: Path,
+    harness,
+) -> None:
     from harness.models.hf import HFModel
 
     data_dir = toy_dir if storage == "embedded" else toy_shared_dir
     with traced(HFModel) as trace:
-        run = harness("--tasks", "toy_colors,toy_pairs", "--model", "hf", "--model_args",
-                      f"pretrained={tiny_llava},threads=1,image_threads={image_threads}", "--batch_size", "2",
-                      "--include_path", toy_tasks, "--data_dir", data_dir, "--output_path", tmp_path)
+        run = harness(
+            "--tasks",
+            "toy_colors,toy_pairs",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={tiny_llava},threads=1,image_threads={image_threads}",
+            "--batch_size",
+            "2",
+            "--include_path",
+            toy_tasks,
+            "--data_dir",
+            data_dir,
+            "--output_path",
+            tmp_path,
+        )
     assert run.code == 0, run.err
     assert [len(images) for _, images in trace.batches] == [2, 2, 2, 3, 4, 4]  # 6 colours rows, then 6 pairs rows
     assert trace.misplaced() == []

@@ -21,9 +21,24 @@ def hf(tiny_llava: Path, extra: str = "") -> tuple[str, str]:
 
 
 def test_hf_end_to_end(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, rows) -> None:
-    run = harness("--tasks", f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_pos", "--model", "hf", *hf(tiny_llava),
-                  "--data_dir", data_dir, "--limit", "4", "--batch_size", "4", "--gen_kwargs", "max_gen_toks=8",
-                  "--output_path", tmp_path, "--log_samples")
+    run = harness(
+        "--tasks",
+        f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_pos",
+        "--model",
+        "hf",
+        *hf(tiny_llava),
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "4",
+        "--batch_size",
+        "4",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     name = str(tiny_llava).replace("/", "__")
     results = run.results(name)
@@ -40,7 +55,9 @@ def test_hf_end_to_end(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness
             assert sample["status"] in ("ok", "empty") and isinstance(sample["response"], str)
             assert 0 < sample["usage"]["completion_tokens"] <= 8 and sample["finish_reason"] in ("stop", "length")
             doc = source[sample["sample_id"]]
-            expected = (utils.process_results_pos if doc["is_positive"] else utils.process_results_neg)(doc, [sample["response"]])
+            expected = (utils.process_results_pos if doc["is_positive"] else utils.process_results_neg)(
+                doc, [sample["response"]]
+            )
             assert sample["metrics"] == expected
         exact = [s["metrics"]["existence_acc"] for s in samples]
         assert results["results"][task]["existence_acc,none"] == pytest.approx(sum(exact) / 4)
@@ -50,15 +67,36 @@ def test_hf_batching_does_not_change_greedy_answers(tmp_path: Path, data_dir: Pa
     answers = []
     for batch_size in ("1", "3"):
         out = tmp_path / batch_size
-        run = harness("--tasks", "mmneedle_m10_n1_k2_neg", "--model", "hf", *hf(tiny_llava), "--data_dir", data_dir,
-                      "--limit", "5", "--batch_size", batch_size, "--gen_kwargs", "max_gen_toks=6", "--output_path", out)
+        run = harness(
+            "--tasks",
+            "mmneedle_m10_n1_k2_neg",
+            "--model",
+            "hf",
+            *hf(tiny_llava),
+            "--data_dir",
+            data_dir,
+            "--limit",
+            "5",
+            "--batch_size",
+            batch_size,
+            "--gen_kwargs",
+            "max_gen_toks=6",
+            "--output_path",
+            out,
+        )
         assert run.code == 0, run.err
-        answers.append({s["sample_id"]: s["response"] for s in run.samples(str(tiny_llava).replace("/", "__"), "mmneedle_m10_n1_k2_neg")})
+        answers.append(
+            {
+                s["sample_id"]: s["response"]
+                for s in run.samples(str(tiny_llava).replace("/", "__"), "mmneedle_m10_n1_k2_neg")
+            }
+        )
     assert answers[0] == answers[1] and len(answers[0]) == 5
 
 
-def test_over_length_is_counted_as_the_model_sees_the_prompt(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
-                                                             rows) -> None:
+def test_over_length_is_counted_as_the_model_sees_the_prompt(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, rows
+) -> None:
     from transformers import AutoProcessor
 
     # What the model sees of row 0: its chat prompt tokenized, the image placeholder expanded by the
@@ -66,14 +104,30 @@ def test_over_length_is_counted_as_the_model_sees_the_prompt(tmp_path: Path, dat
     row = rows("m1_n2_k1")[0]
     assert row["image_tokens"] == [324]
     processor = AutoProcessor.from_pretrained(tiny_llava)
-    chat = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": row["prompt"].replace("<image>", "")}]}]
+    chat = [
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": row["prompt"].replace("<image>", "")}]}
+    ]
     ids = processor.tokenizer(processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)).input_ids
     seen = len(ids) - 1 + 4
-    assert seen == len(processor(text=processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False),
-                                 images=[rows("m1_n2_k1").with_format(None)[0]["images"][0]]).input_ids[0])
+    assert seen == len(
+        processor(
+            text=processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False),
+            images=[rows("m1_n2_k1").with_format(None)[0]["images"][0]],
+        ).input_ids[0]
+    )
     name = str(tiny_llava).replace("/", "__")
-    args = ("--tasks", f"{K1}_pos", "--model", "hf", "--data_dir", data_dir, "--limit", "1", "--gen_kwargs",
-            "max_gen_toks=8")
+    args = (
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "hf",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "1",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+    )
     short = harness(*args, *hf(tiny_llava, f"context_length={seen + 7}"), "--output_path", tmp_path / "a")
     assert short.code == 1 and "no sample of this run was scored (1 over_length)" in short.err, short.err
     (sample,) = short.samples(name, f"{K1}_pos")
@@ -81,22 +135,39 @@ def test_over_length_is_counted_as_the_model_sees_the_prompt(tmp_path: Path, dat
     assert sample["error"] == f"{seen + 8} tokens (prompt {seen} + max_gen_toks 8) > context {seen + 7}"
     assert short.results(name)["config"]["token_counting"].startswith("hf processor LlavaProcessor")
 
-    fits = harness(*args, *hf(tiny_llava, f"context_length={seen + 8},max_pixels=50176"), "--output_path",
-                   tmp_path / "b", "--log_samples")
+    fits = harness(
+        *args,
+        *hf(tiny_llava, f"context_length={seen + 8},max_pixels=50176"),
+        "--output_path",
+        tmp_path / "b",
+        "--log_samples",
+    )
     assert fits.code == 0, fits.err
     (sample,) = fits.samples(name, f"{K1}_pos")
     assert sample["status"] == "ok" and sample["token_count"] == seen and sample["usage"]["prompt_tokens"] == seen
     assert sample["effective_image_sizes"] == [[224, 224]] and sample["image_sizes"] == [[512, 512]]
 
 
-def test_a_576_token_image_model_is_screened_by_its_own_count(tmp_path: Path, data_dir: Path, tiny_llava_336: Path,
-                                                              harness, rows) -> None:
+def test_a_576_token_image_model_is_screened_by_its_own_count(
+    tmp_path: Path, data_dir: Path, tiny_llava_336: Path, harness, rows
+) -> None:
     # Ten 256 px images are 81 tokens each by the rows' rule (about 940 tokens a row); a LLaVA-336-shaped
     # processor makes each 576 (about 6,000): against a 2,048 context none of these rows may be sent.
     assert rows("m10_n1_k2")[0]["image_tokens"] == [81] * 10
     name = str(tiny_llava_336).replace("/", "__")
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "hf", *hf(tiny_llava_336, "context_length=2048"),
-                  "--data_dir", data_dir, "--limit", "3", "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "hf",
+        *hf(tiny_llava_336, "context_length=2048"),
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 1, run.err
     samples = run.samples(name, "mmneedle_m10_n1_k2_pos")
     assert [s["status"] for s in samples] == ["over_length"] * 3
@@ -117,31 +188,62 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
     short, long = by_length[min(by_length)], by_length[max(by_length)]
     assert model.prompt_tokens(long) > model.prompt_tokens(short)  # captions differ in length
     model.context_length = model.prompt_tokens(short) + 8
-    model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens)] = 0  # a screen that miscounted it
+    model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens)] = (
+        0  # a screen that miscounted it
+    )
     assert model.prompt_tokens(long) == 0
     responses = model.generate([short, long])
     model.close()
     assert responses[0].ok
-    assert responses[1].error == (f"over_length: {max(by_length)} prompt tokens (the processor's input_ids) + "
-                                  f"max_gen_toks 8 > context {model.context_length}")
+    assert responses[1].error == (
+        f"over_length: {max(by_length)} prompt tokens (the processor's input_ids) + "
+        f"max_gen_toks 8 > context {model.context_length}"
+    )
 
 
 def test_too_many_images_is_recorded_per_sample(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "hf", *hf(tiny_llava, "max_images=5"),
-                  "--data_dir", data_dir, "--limit", "2", "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "hf",
+        *hf(tiny_llava, "max_images=5"),
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--output_path",
+        tmp_path,
+    )
     samples = run.samples(str(tiny_llava).replace("/", "__"), "mmneedle_m10_n1_k2_pos")
     assert [s["status"] for s in samples] == ["too_many_images"] * 2
     assert samples[0]["error"] == "10 images; the model takes at most 5"
 
 
-def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
-                                                             broken_image) -> None:
+def test_an_image_that_fails_to_decode_fails_only_its_sample(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, broken_image
+) -> None:
     broken = tmp_path / "data"
     shutil.copytree(data_dir / "mmneedle", broken / "mmneedle")
 
     broken_image(broken / "mmneedle", "m1_n2_k1", 1, b"this is not a JPEG")  # row 1: the second positive
-    run = harness("--tasks", f"{K1}_pos", "--model", "hf", *hf(tiny_llava), "--data_dir", broken, "--limit", "4",
-                  "--batch_size", "2", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path / "out")
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "hf",
+        *hf(tiny_llava),
+        "--data_dir",
+        broken,
+        "--limit",
+        "4",
+        "--batch_size",
+        "2",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--output_path",
+        tmp_path / "out",
+    )
     assert run.code == 0, run.err
     samples = {s["doc_id"]: s for s in run.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")}
     # Final (invalid_input), not an error a rerun would retry: the same bytes fail again.
@@ -155,14 +257,26 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(tmp_path: Path, dat
 
 
 def test_hf_bad_checkpoint_is_a_clear_error(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", f"{K1}_pos", "--model", "hf", "--model_args", f"pretrained={tmp_path / 'nothing'}",
-                  "--data_dir", data_dir, "--limit", "1")
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tmp_path / 'nothing'}",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "1",
+    )
     assert run.code == 2 and "model 'hf'" in run.err and "Traceback" not in run.err
     run = harness("--tasks", f"{K1}_pos", "--model", "hf", "--model_args", "dtype=float32", "--data_dir", data_dir)
     assert run.code == 2 and "hf needs a checkpoint" in run.err
 
 
-def test_system_prompt_and_assistant_prefill_reach_the_chat_template(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
+def test_system_prompt_and_assistant_prefill_reach_the_chat_template(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path
+) -> None:
     from harness.config.task_config import parse_task
     from harness.config.task_index import TaskIndex
     from harness.config.yaml_loader import load_config
@@ -170,7 +284,9 @@ def test_system_prompt_and_assistant_prefill_reach_the_chat_template(tmp_path: P
     from harness.running.task import Task
 
     base = TaskIndex().tasks[f"{K1}_pos"].source
-    (tmp_path / "t.yaml").write_text(f"include: {base}\ntask: prefilled\nsystem_prompt: Be brief.\nassistant_prefix: 'Answer:'\n")
+    (tmp_path / "t.yaml").write_text(
+        f"include: {base}\ntask: prefilled\nsystem_prompt: Be brief.\nassistant_prefix: 'Answer:'\n"
+    )
     task = Task(parse_task(load_config(tmp_path / "t.yaml")))
     task.load(data_dir, limit=1)
     doc_id, doc = next(task.iter_docs())

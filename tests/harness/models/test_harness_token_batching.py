@@ -20,8 +20,10 @@ def mixed_task(tmp_path: Path) -> Path:
     """Negatives of m1_n2_k1 (one image, a short prompt) and m10_n1_k2 (ten images, a longer prompt)."""
     template = Path(TaskIndex().tasks["mmneedle_m1_n2_k1_neg"].source).parent / "_neg.yaml"
     path = tmp_path / "mixed.yaml"
-    path.write_text(f"include: {template}\ntask: {TASK}\ndataset_kwargs:\n  data_files:\n"
-                    "    test: [m1_n2_k1/*.parquet, m10_n1_k2/*.parquet]\n")
+    path.write_text(
+        f"include: {template}\ntask: {TASK}\ndataset_kwargs:\n  data_files:\n"
+        "    test: [m1_n2_k1/*.parquet, m10_n1_k2/*.parquet]\n"
+    )
     return path
 
 
@@ -40,11 +42,24 @@ def generate_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[str, int]
 
 
 @pytest.mark.slow
-def test_token_budget_batches_respect_the_budget_and_keep_answers(tmp_path: Path, data_dir: Path, tiny_llava: Path,
-                                                                  mixed_task: Path, harness, generate_calls) -> None:
+def test_token_budget_batches_respect_the_budget_and_keep_answers(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, mixed_task: Path, harness, generate_calls
+) -> None:
     name = str(tiny_llava).replace("/", "__")
-    base = ("--tasks", TASK, "--include_path", mixed_task, "--model", "hf", "--model_args",
-            f"pretrained={tiny_llava},threads=1", "--data_dir", data_dir, "--gen_kwargs", "max_gen_toks=4")
+    base = (
+        "--tasks",
+        TASK,
+        "--include_path",
+        mixed_task,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        data_dir,
+        "--gen_kwargs",
+        "max_gen_toks=4",
+    )
     budget = harness(*base, "--max_batch_tokens", str(BUDGET), "--output_path", tmp_path / "budget")
     assert budget.code == 0, budget.err
     batches = list(generate_calls)
@@ -76,12 +91,29 @@ def test_token_budget_batches_respect_the_budget_and_keep_answers(tmp_path: Path
 
 
 @pytest.mark.slow
-def test_cached_hf_rerun_calls_the_model_zero_times(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness,
-                                                    generate_calls) -> None:
+def test_cached_hf_rerun_calls_the_model_zero_times(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, generate_calls
+) -> None:
     name = str(tiny_llava).replace("/", "__")
     task = "mmneedle_m10_n1_k2_pos"
-    args = ("--tasks", task, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1", "--data_dir",
-            data_dir, "--limit", "4", "--batch_size", "2", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path)
+    args = (
+        "--tasks",
+        task,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "4",
+        "--batch_size",
+        "2",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--output_path",
+        tmp_path,
+    )
     first = harness(*args)
     assert first.code == 0, first.err
     assert sum(len(batch) for batch in generate_calls) == 4

@@ -58,8 +58,19 @@ def test_qwen_runs_without_a_video_processor_and_counts_as_it_sends(tiny_qwen: P
 
 
 def test_the_screen_counts_with_the_same_processor(tiny_qwen: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", TASK, "--model", "hf", "--model_args", f"pretrained={tiny_qwen},processor=image_only",
-                  "--data_dir", data_dir, "--limit", "2", "--screen_only")
+    run = harness(
+        "--tasks",
+        TASK,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_qwen},processor=image_only",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--screen_only",
+    )
     assert run.code == 0, run.err
     assert "Qwen2_5_VLProcessorImageOnly: the chat template's tokens, each image as the processor expands it" in run.out
 

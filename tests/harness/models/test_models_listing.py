@@ -10,7 +10,9 @@ def test_every_alias_line_separates_its_backend_from_its_settings(harness) -> No
     assert run.code == 0, run.err
     lines = run.out.splitlines()
     listed = {}
-    for line in lines[lines.index("Aliases (--model NAME; --model_args override; backend=... switches backend):") + 1:]:
+    for line in lines[
+        lines.index("Aliases (--model NAME; --model_args override; backend=... switches backend):") + 1 :
+    ]:
         if not line.startswith("   "):  # an alias line, not its note
             name, backend, settings = line.split()
             listed[name] = (backend, settings)

@@ -17,8 +17,15 @@ from tests.support.model_requests import make_request
 
 
 def _model(server, **args: str) -> OpenAIChatModel:
-    base = {"model": "test-vlm", "base_url": server.base_url, "api_key": "test-key", "timeout": "0.5",
-            "backoff": "0.01", "max_backoff": "0.05", "max_retries": "3"}
+    base = {
+        "model": "test-vlm",
+        "base_url": server.base_url,
+        "api_key": "test-key",
+        "timeout": "0.5",
+        "backoff": "0.01",
+        "max_backoff": "0.05",
+        "max_retries": "3",
+    }
     model = get_model_class("openai").from_args({**base, **args})
     assert isinstance(model, OpenAIChatModel)
     return model
@@ -32,8 +39,12 @@ def _decode_data_url(url: str) -> tuple[str, bytes]:
 
 def test_request_content_arrives_intact(chat_server, jpeg_red, png_blue, jpeg_green):
     settings = GenerationSettings(max_gen_toks=17, until=("\n\n", "Caption"), seed=3)
-    first = make_request("s1", ["#id=s1 #do=ok Look:", jpeg_red, "then", png_blue, jpeg_green, "Where is it?"],
-                         system="You are careful.", settings=settings)
+    first = make_request(
+        "s1",
+        ["#id=s1 #do=ok Look:", jpeg_red, "then", png_blue, jpeg_green, "Where is it?"],
+        system="You are careful.",
+        settings=settings,
+    )
     second = make_request("s2", [png_blue, "#id=s2 #do=ok second"], settings=settings, doc_id=1)
     model = _model(chat_server, image_detail="high", concurrency="2")
     try:
@@ -43,8 +54,12 @@ def test_request_content_arrives_intact(chat_server, jpeg_red, png_blue, jpeg_gr
 
     assert [r.text for r in responses] == ["answer:s1", "answer:s2"]
     assert all(r.ok and r.finish_reason == "stop" for r in responses)
-    assert responses[0].usage == {"prompt_tokens": 13, "completion_tokens": 3, "total_tokens": 16,
-                                  "completion_tokens_details.reasoning_tokens": 0}
+    assert responses[0].usage == {
+        "prompt_tokens": 13,
+        "completion_tokens": 3,
+        "total_tokens": 16,
+        "completion_tokens_details.reasoning_tokens": 0,
+    }
 
     (got,) = chat_server.for_sample("s1")
     assert got.path == "/v1/chat/completions"
@@ -64,12 +79,20 @@ def test_request_content_arrives_intact(chat_server, jpeg_red, png_blue, jpeg_gr
     # The original encoded bytes, in prompt order, with the MIME type of their own format.
     assert images == [("image/jpeg", jpeg_red), ("image/png", png_blue), ("image/jpeg", jpeg_green)]
     assert all(p["image_url"]["detail"] == "high" for p in user["content"] if p["type"] == "image_url")
-    assert [p["text"] for p in user["content"] if p["type"] == "text"] == ["#id=s1 #do=ok Look:", "then", "Where is it?"]
+    assert [p["text"] for p in user["content"] if p["type"] == "text"] == [
+        "#id=s1 #do=ok Look:",
+        "then",
+        "Where is it?",
+    ]
 
 
 def test_retries_on_429_500_and_timeouts(chat_server, jpeg_red):
-    requests = [make_request(sid, [jpeg_red, f"#id={sid} #do={do}"], doc_id=i) for i, (sid, do) in enumerate(
-        [("r", "rate_once"), ("m", "rate_ms_once"), ("f", "fail_twice"), ("t", "timeout_once"), ("k", "ok")])]
+    requests = [
+        make_request(sid, [jpeg_red, f"#id={sid} #do={do}"], doc_id=i)
+        for i, (sid, do) in enumerate(
+            [("r", "rate_once"), ("m", "rate_ms_once"), ("f", "fail_twice"), ("t", "timeout_once"), ("k", "ok")]
+        )
+    ]
     model = _model(chat_server, concurrency="5")
     started = time.monotonic()
     try:
@@ -105,8 +128,15 @@ def test_per_sample_failures_never_raise(chat_server, jpeg_red):
     assert by_name["always_500"].error.startswith("provider_error: gave up after 3 attempts: HTTP 500")
     # 4xx answers and malformed bodies are not retried; 5xx is, up to max_retries.
     assert {s: chat_server.attempts[s] for s in scenarios} == {
-        "ok": 1, "refuse": 1, "filter": 1, "filter_400": 1, "malformed": 1, "no_choices": 1, "bad_request": 1,
-        "always_500": 3}
+        "ok": 1,
+        "refuse": 1,
+        "filter": 1,
+        "filter_400": 1,
+        "malformed": 1,
+        "no_choices": 1,
+        "bad_request": 1,
+        "always_500": 3,
+    }
     assert model.stats["refusals"] == 3
 
 
@@ -118,8 +148,12 @@ def test_auth_failure_stops_the_run(chat_server, jpeg_red):
         # The batch in which the key is rejected raises at once, handing over what it got: the
         # rejected request's own record, and None for the request that was never sent.
         with pytest.raises(BackendFatalError, match="401") as failure:
-            model.generate([make_request("a", ["#id=a #do=auth", jpeg_red]),
-                            make_request("b", ["#id=b #do=ok", jpeg_red], doc_id=1)])
+            model.generate(
+                [
+                    make_request("a", ["#id=a #do=auth", jpeg_red]),
+                    make_request("b", ["#id=b #do=ok", jpeg_red], doc_id=1),
+                ]
+            )
         bad, later = failure.value.responses
         assert bad.error.startswith("provider_error: HTTP 401: Incorrect API key")
         assert later is None
@@ -149,7 +183,9 @@ def test_missing_api_key_is_a_clear_error(monkeypatch, chat_server):
     with pytest.raises(ValueError, match="no API key for https://api.openai.com/v1; set OPENAI_API_KEY"):
         OpenAIChatModel.from_args({"model": "gpt-4o"})
     with pytest.raises(ValueError, match="AZURE_OPENAI_API_KEY"):
-        OpenAIChatModel.from_args({"model": "gpt-4o", "base_url": "https://x.openai.azure.com", "api_version": "2024-10-21"})
+        OpenAIChatModel.from_args(
+            {"model": "gpt-4o", "base_url": "https://x.openai.azure.com", "api_version": "2024-10-21"}
+        )
     # A loopback server (e.g. `vllm serve`) needs no key; none is sent.
     model = OpenAIChatModel.from_args({"model": "m", "base_url": chat_server.base_url})
     try:
@@ -171,8 +207,13 @@ def test_environment_supplies_url_and_key(monkeypatch, chat_server):
 
 
 def test_azure_deployment_url_and_header(chat_server):
-    model = _model(chat_server, base_url=chat_server.base_url.removesuffix("/v1"), api_version="2024-10-21",
-                   deployment="my-gpt4o", image_detail="low")
+    model = _model(
+        chat_server,
+        base_url=chat_server.base_url.removesuffix("/v1"),
+        api_version="2024-10-21",
+        deployment="my-gpt4o",
+        image_detail="low",
+    )
     try:
         assert model.generate([make_request("z", ["#id=z #do=ok"])])[0].ok
     finally:
@@ -208,11 +249,13 @@ def test_unreadable_image_and_image_cap_fail_only_their_sample(chat_server, jpeg
     garbage = ImageRef(hashlib.sha256(b"nope").hexdigest(), lambda: b"not an image at all")
     model = _model(chat_server, max_images="1")
     try:
-        bad, too_many, good = model.generate([
-            make_request("g", ["#id=g #do=ok", garbage]),
-            make_request("two", ["#id=two #do=ok", jpeg_red, jpeg_red], doc_id=1),
-            make_request("fine", ["#id=fine #do=ok", jpeg_red], doc_id=2),
-        ])
+        bad, too_many, good = model.generate(
+            [
+                make_request("g", ["#id=g #do=ok", garbage]),
+                make_request("two", ["#id=two #do=ok", jpeg_red, jpeg_red], doc_id=1),
+                make_request("fine", ["#id=fine #do=ok", jpeg_red], doc_id=2),
+            ]
+        )
     finally:
         model.close()
     assert bad.error.startswith("invalid_input: image") and "unrecognised encoding" in bad.error
@@ -250,9 +293,16 @@ def test_pure_helpers(jpeg_red, png_blue):
     assert retry_after_seconds({"retry-after-ms": "250", "Retry-After": "9"}) == 0.25
     assert retry_after_seconds({"Retry-After": "Wed, 21 Oct 2015 07:28:10 GMT"}, now=1445412480.0) == 10.0
     assert retry_after_seconds({}) is None
-    listed = parse_completion({"choices": [{"message": {"content": [{"type": "text", "text": "a"},
-                                                                     {"type": "text", "text": "b"}]},
-                                            "finish_reason": "stop"}]})
+    listed = parse_completion(
+        {
+            "choices": [
+                {
+                    "message": {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                    "finish_reason": "stop",
+                }
+            ]
+        }
+    )
     assert listed.text == "ab"
     assert parse_completion({"choices": [{"message": {"content": None}, "finish_reason": "length"}]}).text == ""
     assert parse_completion({"error": {"message": "overloaded"}}).error == "provider_error: overloaded"
@@ -262,8 +312,9 @@ def test_pure_helpers(jpeg_red, png_blue):
 def test_a_server_lost_mid_run_is_retried_before_the_run_stops():
     server = ChatServer()
     server.start()
-    model = OpenAIChatModel.from_args({"model": "m", "base_url": server.base_url, "max_retries": "2",
-                                       "backoff": "0.01", "concurrency": "1"})
+    model = OpenAIChatModel.from_args(
+        {"model": "m", "base_url": server.base_url, "max_retries": "2", "backoff": "0.01", "concurrency": "1"}
+    )
     try:
         assert model.generate([make_request("a", ["#id=a"])])[0].ok
         server.stop()  # the server goes away after answering
@@ -280,8 +331,15 @@ def test_unreachable_server_stops_the_run():
     with socket.socket() as sock:  # a loopback port with nothing listening
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = OpenAIChatModel.from_args({"model": "m", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": "1",
-                                       "backoff": "0.01", "concurrency": "1"})
+    model = OpenAIChatModel.from_args(
+        {
+            "model": "m",
+            "base_url": f"http://127.0.0.1:{port}/v1",
+            "max_retries": "1",
+            "backoff": "0.01",
+            "concurrency": "1",
+        }
+    )
     try:
         with pytest.raises(BackendFatalError, match="cannot connect") as failure:
             model.generate([make_request("a", ["x"]), make_request("b", ["y"], doc_id=1)])
@@ -306,19 +364,29 @@ def test_an_input_policy_sets_image_detail_per_request(chat_server, jpeg_red):
 
     model = _model(chat_server, image_detail="high")
     gpt4o = aliases.ALIASES["gpt-4o"]
-    natural = apply_policy(make_request("n", ["#id=n #do=ok", jpeg_red]),
-                           gpt4o.policy_for("mmlongbench_niah_vh_single_128k"))
-    document = apply_policy(make_request("d", ["#id=d #do=ok", jpeg_red], doc_id=1),
-                            gpt4o.policy_for("mmlongbench_docvqa_slidevqa_128k"))
-    tiles = replace(make_request("t", ["#id=t #do=ok", jpeg_red], doc_id=2),
-                    processor_kwargs=InputPolicy.of(processor_kwargs={"max_patches": 1}).processor_kwargs)
+    natural = apply_policy(
+        make_request("n", ["#id=n #do=ok", jpeg_red]), gpt4o.policy_for("mmlongbench_niah_vh_single_128k")
+    )
+    document = apply_policy(
+        make_request("d", ["#id=d #do=ok", jpeg_red], doc_id=1), gpt4o.policy_for("mmlongbench_docvqa_slidevqa_128k")
+    )
+    tiles = replace(
+        make_request("t", ["#id=t #do=ok", jpeg_red], doc_id=2),
+        processor_kwargs=InputPolicy.of(processor_kwargs={"max_patches": 1}).processor_kwargs,
+    )
     try:
         responses = model.generate([natural, document, tiles])
     finally:
         model.close()
     assert [r.text for r in responses[:2]] == ["answer:n", "answer:d"]
-    details = {sid: [p["image_url"]["detail"] for p in chat_server.for_sample(sid)[0].body["messages"][-1]["content"]
-                     if p["type"] == "image_url"] for sid in ("n", "d")}
+    details = {
+        sid: [
+            p["image_url"]["detail"]
+            for p in chat_server.for_sample(sid)[0].body["messages"][-1]["content"]
+            if p["type"] == "image_url"
+        ]
+        for sid in ("n", "d")
+    }
     assert details == {"n": ["low"], "d": ["high"]}
     assert responses[2].error.startswith("invalid_input: processor setting(s) max_patches have no meaning")
     assert "t" not in chat_server.attempts

@@ -37,9 +37,20 @@ def test_harness_openai_end_to_end(mmneedle_dir: Path, tmp_path: Path, capsys):
     server = ChatServer(answer=lambda body: "-1", faults=["rate_ms_once", "fail_once", "timeout_once"])
     server.start()
     out = tmp_path / "results"
-    argv = ["--tasks", ",".join(TASKS), "--model", "openai", "--model_args",
-            f"model=test-vlm,base_url={server.base_url},api_key=sk-test,timeout=0.5,backoff=0.01,concurrency=4,"
-            "image_detail=high", "--data_dir", str(mmneedle_dir), "--output_path", str(out), "--no_progress"]
+    argv = [
+        "--tasks",
+        ",".join(TASKS),
+        "--model",
+        "openai",
+        "--model_args",
+        f"model=test-vlm,base_url={server.base_url},api_key=sk-test,timeout=0.5,backoff=0.01,concurrency=4,"
+        "image_detail=high",
+        "--data_dir",
+        str(mmneedle_dir),
+        "--output_path",
+        str(out),
+        "--no_progress",
+    ]
     try:
         code = main(argv)
         first_run_requests = len(server.received)
@@ -52,7 +63,9 @@ def test_harness_openai_end_to_end(mmneedle_dir: Path, tmp_path: Path, capsys):
     # 9 samples, plus one retried attempt for each of the 429, the 500 and the timeout.
     assert first_run_requests == 3 * LIMIT + 3
     assert len(server.received) == first_run_requests  # the rerun sent nothing
-    assert all(r.headers["authorization"] == "Bearer sk-test" and r.body["model"] == "test-vlm" for r in server.received)
+    assert all(
+        r.headers["authorization"] == "Bearer sk-test" and r.body["model"] == "test-vlm" for r in server.received
+    )
 
     (results_file,) = sorted(out.rglob("results_*.json"))[:1]
     results = json.loads(results_file.read_text())
@@ -82,13 +95,34 @@ SECRET = "sk-test-5ecret-d0-not-write"
 MODEL_DIR = "openai__test-vlm"  # <output_path>/<backend>__<served model>
 
 
-def _argv(server: ChatServer, data: Path, out: Path, *extra: str, tasks: list[str] = TASKS, model_args: str = "") -> list[str]:
-    settings = {"model": "test-vlm", "base_url": server.base_url, "api_key": SECRET, "timeout": "0.3", "backoff": "0.01",
-                "max_retries": "1", "concurrency": "1"}
+def _argv(
+    server: ChatServer, data: Path, out: Path, *extra: str, tasks: list[str] = TASKS, model_args: str = ""
+) -> list[str]:
+    settings = {
+        "model": "test-vlm",
+        "base_url": server.base_url,
+        "api_key": SECRET,
+        "timeout": "0.3",
+        "backoff": "0.01",
+        "max_retries": "1",
+        "concurrency": "1",
+    }
     settings.update(item.split("=", 1) for item in model_args.split(",") if item)  # a key may be given once only
     args = ",".join(f"{k}={v}" for k, v in settings.items())
-    return ["--tasks", ",".join(tasks), "--model", "openai", "--model_args", args, "--data_dir", str(data),
-            "--output_path", str(out), "--no_progress", *extra]
+    return [
+        "--tasks",
+        ",".join(tasks),
+        "--model",
+        "openai",
+        "--model_args",
+        args,
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(out),
+        "--no_progress",
+        *extra,
+    ]
 
 
 def _newest_results(model_dir: Path) -> dict:
@@ -126,8 +160,9 @@ def test_cached_rerun_makes_zero_model_calls_and_no_secret_is_written(mmneedle_d
         assert second["results"] == first["results"] and second["n-samples"] == first["n-samples"]
         assert second["usage"] == first["usage"] and second["usage"][TASKS[0]]["prompt_tokens"] == 11 * LIMIT
         for task in TASKS:
-            assert ({r["sample_id"]: r["response"] for r in _records(model_dir, task)}
-                    == {r["sample_id"]: r["response"] for r in first_records[task]})
+            assert {r["sample_id"]: r["response"] for r in _records(model_dir, task)} == {
+                r["sample_id"]: r["response"] for r in first_records[task]
+            }
 
         # --no_cache: the model is asked again.
         for journal in model_dir.glob("journal_*.jsonl"):
@@ -155,8 +190,9 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
     # concurrency=1: the faults meet the requests in order. The first task's three samples: a server
     # that times out (twice: the retry too), a malformed body, a 400 saying images are not accepted;
     # then the second task's first sample is refused.
-    server = ChatServer(answer=lambda body: "-1",
-                        faults=["timeout_once", "timeout_once", "malformed", "no_vision", "refuse"])
+    server = ChatServer(
+        answer=lambda body: "-1", faults=["timeout_once", "timeout_once", "malformed", "no_vision", "refuse"]
+    )
     server.start()
     out = tmp_path / "results"
     model_dir = out / MODEL_DIR
@@ -177,7 +213,9 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         assert refused["n_refused"] == 1 and refused["n_ok"] == LIMIT - 1 and refused["existence_acc,none"] == 1.0
         # Token usage: the sum of what each sample's answer reported, refusals included.
         records = _records(model_dir, tasks[1])
-        assert results["usage"][tasks[1]]["total_tokens"] == sum(r["usage"]["total_tokens"] for r in records) == 14 * LIMIT
+        assert (
+            results["usage"][tasks[1]]["total_tokens"] == sum(r["usage"]["total_tokens"] for r in records) == 14 * LIMIT
+        )
         err = capsys.readouterr().err
         assert f"{tasks[1]}: 1 refused by the provider, 0 failed" in err
         assert f"{tasks[0]}: 0 refused by the provider, 3 failed" in err
@@ -189,7 +227,9 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         assert len(server.received) == first_sent + 3
         rerun = _newest_results(model_dir)["sample_counts"]
         assert rerun[tasks[0]]["n_ok"] == LIMIT and rerun[tasks[1]]["n_refused"] == 1
-        resumed = f"harness: {LIMIT} samples resumed from the journal, 3 generated now (1 of 2 tasks)"  # the failed 3 redone
+        resumed = (
+            f"harness: {LIMIT} samples resumed from the journal, 3 generated now (1 of 2 tasks)"  # the failed 3 redone
+        )
         assert resumed in capsys.readouterr().err  # one line for the run
     finally:
         server.stop()
@@ -222,9 +262,21 @@ def test_unreachable_server_is_one_line_and_exit_1(mmneedle_dir: Path, tmp_path:
     with socket.socket() as sock:  # a loopback port with nothing listening
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    code = main(["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "openai", "--model_args",
-                 f"model=m,base_url=http://127.0.0.1:{port}/v1,max_retries=1,backoff=0.01", "--data_dir", str(mmneedle_dir),
-                 "--output_path", str(tmp_path), "--no_progress"])
+    code = main(
+        [
+            "--tasks",
+            "mmneedle_m1_n2_k1_neg",
+            "--model",
+            "openai",
+            "--model_args",
+            f"model=m,base_url=http://127.0.0.1:{port}/v1,max_retries=1,backoff=0.01",
+            "--data_dir",
+            str(mmneedle_dir),
+            "--output_path",
+            str(tmp_path),
+            "--no_progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     (line,) = [line for line in err.splitlines() if line.startswith("harness: error:")]
@@ -234,16 +286,35 @@ def test_unreachable_server_is_one_line_and_exit_1(mmneedle_dir: Path, tmp_path:
 def test_missing_api_key_is_a_user_error(mmneedle_dir: Path, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code = main(["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "openai", "--model_args", "model=gpt-4o",
-                 "--data_dir", str(mmneedle_dir), "--output_path", str(tmp_path), "--no_progress"])
+    code = main(
+        [
+            "--tasks",
+            "mmneedle_m1_n2_k1_neg",
+            "--model",
+            "openai",
+            "--model_args",
+            "model=gpt-4o",
+            "--data_dir",
+            str(mmneedle_dir),
+            "--output_path",
+            str(tmp_path),
+            "--no_progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert err.strip().splitlines()[-1].startswith(
-        "harness: error: model 'openai': openai backend: no API key for https://api.openai.com/v1; set OPENAI_API_KEY")
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(
+            "harness: error: model 'openai': openai backend: no API key for https://api.openai.com/v1; set OPENAI_API_KEY"
+        )
+    )
 
 
-def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Path, tmp_path: Path, capsys,
-                                                              broken_image):
+def test_image_cap_and_unreadable_image_never_reach_the_server(
+    mmneedle_dir: Path, tmp_path: Path, capsys, broken_image
+):
     import shutil
 
     broken = tmp_path / "data"
@@ -274,7 +345,9 @@ def test_image_cap_and_unreadable_image_never_reach_the_server(mmneedle_dir: Pat
 
 
 def _images_in_any(body: dict) -> list[str]:
-    return [p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] == "image_url"]
+    return [
+        p for m in body["messages"] if isinstance(m["content"], list) for p in m["content"] if p["type"] == "image_url"
+    ]
 
 
 def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: Path, capsys, monkeypatch):
@@ -285,15 +358,26 @@ def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: 
     server = ChatServer(answer=lambda body: "-1", faults=["echo_key"])
     server.start()
     try:
-        argv = ["--tasks", "mmneedle_m1_n2_k1_neg", "--model", "openai", "--model_args",
-                f"model=test-vlm,base_url={server.base_url},timeout=0.5,max_retries=0", "--data_dir", str(mmneedle_dir),
-                "--output_path", str(out), "--no_progress"]
+        argv = [
+            "--tasks",
+            "mmneedle_m1_n2_k1_neg",
+            "--model",
+            "openai",
+            "--model_args",
+            f"model=test-vlm,base_url={server.base_url},timeout=0.5,max_retries=0",
+            "--data_dir",
+            str(mmneedle_dir),
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ]
         assert main(argv) == 1  # the echoed sample failed
         assert server.received[0].headers["authorization"] == f"Bearer {env_key}"
         (journal,) = out.rglob("journal_*.jsonl")
         records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
         assert [r["error"] for r in records if r["status"] == "error"] == [
-            "provider_error: HTTP 400: rejected Bearer <redacted>"]
+            "provider_error: HTTP 400: rejected Bearer <redacted>"
+        ]
         # A key inside the URL: it reaches nothing written either.
         with_url = f"http://reader:{url_key}@{server.base_url.split('://', 1)[1]}"
         argv_url = [*argv[:5], f"model=test-vlm,base_url={with_url},timeout=0.5", *argv[6:], "--allow_failures"]
@@ -321,8 +405,12 @@ def test_a_killed_run_sends_nothing_twice_that_it_had_received(mmneedle_dir: Pat
     server.start()
     out = tmp_path / "results"
     task = "mmneedle_m1_n2_k1_neg"
-    argv = [sys.executable, "-m", "harness.cli", *_argv(server, mmneedle_dir, out, tasks=[task],
-                                                         model_args=",chunk_size=12,timeout=5")]
+    argv = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        *_argv(server, mmneedle_dir, out, tasks=[task], model_args=",chunk_size=12,timeout=5"),
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "c")}
     journal = out / MODEL_DIR / f"journal_{task}.jsonl"
     try:

@@ -52,13 +52,16 @@ def test_a_server_sending_a_byte_a_second_ends_each_attempt_at_its_timeout(stall
     model = _model(server, max_retries="1", backoff="0.01", max_backoff="0.01")
     try:
         elapsed, response, fine = _generate_within(
-            model, [make_request("s1", [f"#id=s1 #do={stall} hi"]), make_request("s2", ["#id=s2 #do=ok hi"], doc_id=1)],
-            bound=15)
+            model,
+            [make_request("s1", [f"#id=s1 #do={stall} hi"]), make_request("s2", ["#id=s2 #do=ok hi"], doc_id=1)],
+            bound=15,
+        )
     finally:
         model.close()
         server.stop()
-    assert response.text is None and response.error.startswith("provider_error: gave up after 2 attempts: timeout "
-                                                                "after 1s (ReadTimeout)"), response.error
+    assert response.text is None and response.error.startswith(
+        "provider_error: gave up after 2 attempts: timeout after 1s (ReadTimeout)"
+    ), response.error
     assert fine.text == "answer:s2"
     assert elapsed < 6, elapsed  # two attempts of 1 s and a backoff, with room for a busy machine
     assert len(server.for_sample("s1")) == 2
@@ -71,23 +74,40 @@ def test_an_answer_over_the_cap_is_refused_before_it_is_read(kind: str) -> None:
     model = _model(server)
     settings = GenerationSettings(max_gen_toks=16)
     try:
-        elapsed, response = _generate_within(model, [make_request("s1", [f"#id=s1 #do={kind} hi"], settings=settings)],
-                                             bound=20)
+        elapsed, response = _generate_within(
+            model, [make_request("s1", [f"#id=s1 #do={kind} hi"], settings=settings)], bound=20
+        )
     finally:
         model.close()
         server.stop()
     cap = model.response_cap(make_request("s1", ["x"], settings=settings))
     assert cap == 8 * (64 * 16 + 1024) + 65536
     said = "declares" if kind == "huge" else "sent more than"
-    assert response.text is None and response.error.startswith(f"malformed_response: the answer {said} "), response.error
+    assert response.text is None and response.error.startswith(f"malformed_response: the answer {said} "), (
+        response.error
+    )
     assert f"over the cap of {cap} bytes (max_response_bytes); not read, not cached" in response.error
 
 
 def _toy_run(server: ChatServer, toy_dir: Path, toy_tasks: Path, out: Path, *args: str) -> int:
-    return main(["--tasks", "toy_colors", "--include_path", str(toy_tasks), "--data_dir", str(toy_dir),
-                 "--model", "openai", "--model_args", ",".join([f"model=m,base_url={server.base_url},api_key=k,"
-                                                                "timeout=5,max_retries=0", *args]),
-                 "--output_path", str(out), "--no_progress", "--allow_failures"])  # some samples fail, on purpose
+    return main(
+        [
+            "--tasks",
+            "toy_colors",
+            "--include_path",
+            str(toy_tasks),
+            "--data_dir",
+            str(toy_dir),
+            "--model",
+            "openai",
+            "--model_args",
+            ",".join([f"model=m,base_url={server.base_url},api_key=k,timeout=5,max_retries=0", *args]),
+            "--output_path",
+            str(out),
+            "--no_progress",
+            "--allow_failures",
+        ]
+    )  # some samples fail, on purpose
 
 
 def _statuses(out: Path) -> list[str]:
@@ -102,8 +122,9 @@ def _cached(out: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("cap", ["default", "raised"])
-def test_an_enormous_answer_is_never_cached_and_a_rerun_asks_again(toy_dir: Path, toy_tasks: Path, tmp_path: Path,
-                                                                   capsys, cap: str) -> None:
+def test_an_enormous_answer_is_never_cached_and_a_rerun_asks_again(
+    toy_dir: Path, toy_tasks: Path, tmp_path: Path, capsys, cap: str
+) -> None:
     """`raised`: the byte cap let through, the answer is still over the length the runner accepts (64 characters
     per max_gen_toks): refused as enormous, and not cached either."""
     extra = ["max_response_bytes=100000000"] if cap == "raised" else []
@@ -121,13 +142,16 @@ def test_an_enormous_answer_is_never_cached_and_a_rerun_asks_again(toy_dir: Path
     assert "Traceback" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("kind, message", [
-    ("deep", "malformed_response: body is JSON nested too deeply to read"),
-    ("deep_error", 'provider_error: HTTP 400: {"error": ' + "[" * 490),  # the body's first 500 characters
-])
-def test_json_nested_5000_deep_is_one_error_per_sample_and_no_traceback(toy_dir: Path, toy_tasks: Path,
-                                                                        tmp_path: Path, capsys, kind: str,
-                                                                        message: str) -> None:
+@pytest.mark.parametrize(
+    "kind, message",
+    [
+        ("deep", "malformed_response: body is JSON nested too deeply to read"),
+        ("deep_error", 'provider_error: HTTP 400: {"error": ' + "[" * 490),  # the body's first 500 characters
+    ],
+)
+def test_json_nested_5000_deep_is_one_error_per_sample_and_no_traceback(
+    toy_dir: Path, toy_tasks: Path, tmp_path: Path, capsys, kind: str, message: str
+) -> None:
     server = ChatServer(faults=[kind] * 5, deep=5000)  # and one sample answered, so the run scores something
     server.start()
     try:

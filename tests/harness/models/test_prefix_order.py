@@ -28,15 +28,29 @@ def request(doc_id: int, haystack: str, images: int, depth: int) -> Request:
     """A needle row: `images` haystack images of one id with the needle image inserted after `depth` of them."""
     shas = [f"{haystack}{k:04d}".ljust(64, "0") for k in range(images)]
     shas.insert(depth, "needle".ljust(64, "0"))
-    parts = (TextPart("Look at the images."), *(ImagePart(ImageRef(s, lambda: b"")) for s in shas),
-             TextPart("Is there a cat?"))
-    return Request("t", doc_id, f"{haystack}#{depth}", (Message("user", parts),), GenerationSettings(),
-                   text_tokens=10, image_tokens=(100,) * len(shas))
+    parts = (
+        TextPart("Look at the images."),
+        *(ImagePart(ImageRef(s, lambda: b"")) for s in shas),
+        TextPart("Is there a cat?"),
+    )
+    return Request(
+        "t",
+        doc_id,
+        f"{haystack}#{depth}",
+        (Message("user", parts),),
+        GenerationSettings(),
+        text_tokens=10,
+        image_tokens=(100,) * len(shas),
+    )
 
 
 def contiguous(rows: list[Request], order: list[int], haystack: str) -> bool:
     """Whether a haystack's rows (but its depth-0 rows, which share only the instruction) run one after another."""
-    at = [k for k, i in enumerate(order) if rows[i].sample_id.startswith(haystack) and not rows[i].sample_id.endswith("#0")]
+    at = [
+        k
+        for k, i in enumerate(order)
+        if rows[i].sample_id.startswith(haystack) and not rows[i].sample_id.endswith("#0")
+    ]
     return at == list(range(at[0], at[0] + len(at)))
 
 
@@ -83,10 +97,20 @@ def text_request(doc_id: int, haystack: str, passages: int, depth: int) -> Reque
     after `depth` of them, the question image last."""
     texts = [f"Document {haystack}{k}: " + f"{haystack} words {k} " * 40 for k in range(passages)]
     texts.insert(depth, "Document gold: the castle stands in Velmor. " * 10)
-    parts = (TextPart("Use the documents.\n\n" + "\n\n".join(texts) + "\n\nQuestion: "),
-             ImagePart(ImageRef("q".ljust(64, "0"), lambda: b"")), TextPart(" Where is it?"))
-    return Request("t", doc_id, f"{haystack}#{depth}", (Message("user", parts),), GenerationSettings(),
-                   text_tokens=passages * 100, image_tokens=(100,))
+    parts = (
+        TextPart("Use the documents.\n\n" + "\n\n".join(texts) + "\n\nQuestion: "),
+        ImagePart(ImageRef("q".ljust(64, "0"), lambda: b"")),
+        TextPart(" Where is it?"),
+    )
+    return Request(
+        "t",
+        doc_id,
+        f"{haystack}#{depth}",
+        (Message("user", parts),),
+        GenerationSettings(),
+        text_tokens=passages * 100,
+        image_tokens=(100,),
+    )
 
 
 def test_rows_sharing_text_passages_run_together() -> None:
@@ -139,11 +163,26 @@ def runs_in_both_orders(harness, tmp_path: Path, data: Path, model: list[str], n
     out = {}
     for order in ("length", "cache"):
         args = f"{extra},request_order={order}" if extra else f"request_order={order}"
-        run = harness("--tasks", TASKS, *model, "--model_args", args, "--data_dir", data, "--gen_kwargs",
-                      "max_gen_toks=4", "--output_path", tmp_path / order, "--seed", "3")
+        run = harness(
+            "--tasks",
+            TASKS,
+            *model,
+            "--model_args",
+            args,
+            "--data_dir",
+            data,
+            "--gen_kwargs",
+            "max_gen_toks=4",
+            "--output_path",
+            tmp_path / order,
+            "--seed",
+            "3",
+        )
         assert run.code == 0, run.err
-        out[order] = (run.results(name)["results"],
-                      {f"mmlongbench_{c}": journal(tmp_path / order, name, f"mmlongbench_{c}") for c in NIAH})
+        out[order] = (
+            run.results(name)["results"],
+            {f"mmlongbench_{c}": journal(tmp_path / order, name, f"mmlongbench_{c}") for c in NIAH},
+        )
     return out
 
 
@@ -161,17 +200,37 @@ def assert_same_results_in_another_order(out: dict) -> None:
 
 @pytest.mark.slow  # a run in each order
 def test_random_answers_and_results_do_not_depend_on_the_order(harness, tmp_path: Path, mmlb_dir: Path) -> None:
-    assert_same_results_in_another_order(runs_in_both_orders(harness, tmp_path, mmlb_dir, ["--model", "random"], "random"))
+    assert_same_results_in_another_order(
+        runs_in_both_orders(harness, tmp_path, mmlb_dir, ["--model", "random"], "random")
+    )
 
 
 @pytest.mark.slow  # a tiny LLaVA's run in each order
-def test_hf_greedy_answers_do_not_depend_on_the_order(harness, tmp_path: Path, mmlb_dir: Path, tiny_llava: Path) -> None:
-    out = runs_in_both_orders(harness, tmp_path, mmlb_dir, ["--model", "hf", "--batch_size", "4"],
-                              str(tiny_llava).replace("/", "__"), f"pretrained={tiny_llava},threads=1")
+def test_hf_greedy_answers_do_not_depend_on_the_order(
+    harness, tmp_path: Path, mmlb_dir: Path, tiny_llava: Path
+) -> None:
+    out = runs_in_both_orders(
+        harness,
+        tmp_path,
+        mmlb_dir,
+        ["--model", "hf", "--batch_size", "4"],
+        str(tiny_llava).replace("/", "__"),
+        f"pretrained={tiny_llava},threads=1",
+    )
     assert_same_results_in_another_order(out)
 
 
 def test_an_unknown_order_is_a_clear_error(harness, tmp_path: Path, mmlb_dir: Path) -> None:
-    run = harness("--tasks", TASKS, "--model", "random", "--model_args", "request_order=fastest",
-                  "--data_dir", mmlb_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        TASKS,
+        "--model",
+        "random",
+        "--model_args",
+        "request_order=fastest",
+        "--data_dir",
+        mmlb_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code != 0 and "request_order must be one of length, cache, got 'fastest'" in run.err

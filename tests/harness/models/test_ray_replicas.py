@@ -24,10 +24,16 @@ from tests.support.paths import PROJECT
 
 # What differs between a run in one process and a run on replicas: how it was asked for and when it ran.
 POOL_ARGS = ("data_parallel_size", "replica_data")
-RUN_FIELDS = (("config", "argv"), ("config", "cache"), ("config", "backend_stats", "replicas"), ("date",),
-              ("start_time",), ("end_time",),
-              ("total_evaluation_time_seconds",),
-              ("config", "model_calls"))  # the cache counts calls to the model: a pool takes a window of batches each
+RUN_FIELDS = (
+    ("config", "argv"),
+    ("config", "cache"),
+    ("config", "backend_stats", "replicas"),
+    ("date",),
+    ("start_time",),
+    ("end_time",),
+    ("total_evaluation_time_seconds",),
+    ("config", "model_calls"),
+)  # the cache counts calls to the model: a pool takes a window of batches each
 TASKS = "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_neg,toy_pairs"
 
 
@@ -74,9 +80,27 @@ def both_storages(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, toy_
 @pytest.fixture
 def evaluate(harness, both_storages: Path, toy_tasks: Path):
     def run(out: Path, model: str, model_args: str, *extra: str, tasks: str = TASKS) -> Any:
-        result = harness("--tasks", tasks, "--include_path", toy_tasks, "--model", model, "--model_args", model_args,
-                         "--data_dir", both_storages, "--limit", "6", "--batch_size", "2", "--gen_kwargs",
-                         "max_gen_toks=6", "--output_path", out, *extra)
+        result = harness(
+            "--tasks",
+            tasks,
+            "--include_path",
+            toy_tasks,
+            "--model",
+            model,
+            "--model_args",
+            model_args,
+            "--data_dir",
+            both_storages,
+            "--limit",
+            "6",
+            "--batch_size",
+            "2",
+            "--gen_kwargs",
+            "max_gen_toks=6",
+            "--output_path",
+            out,
+            *extra,
+        )
         assert result.code == 0, result.err
         return result
 
@@ -89,7 +113,9 @@ def test_random_on_replicas_writes_what_one_process_writes(tmp_path: Path, ray_c
     for size in (2, 3):
         run = evaluate(tmp_path / str(size), "random", f"seed=3,data_parallel_size={size}", "--ray")
         assert f"{size} random replicas ready on Ray" in run.err
-        record = assert_same_run(tmp_path / "one" / "random", tmp_path / str(size) / "random")["config"]["backend_stats"]
+        record = assert_same_run(tmp_path / "one" / "random", tmp_path / str(size) / "random")["config"][
+            "backend_stats"
+        ]
         replicas = record["replicas"]
         assert replicas["data_parallel_size"] == size and len(replicas["placement"]) == size
         assert replicas["batches"] == 9 and replicas["replica_restarts"] == 0  # 18 samples, 2 per batch
@@ -142,8 +168,9 @@ class ReplicaKiller(threading.Thread):
 
 
 @pytest.mark.slow  # a Ray cluster and replicas of a tiny LLaVA
-def test_replica_killed_mid_batch_is_restarted_and_the_results_stay_the_same(tmp_path: Path, ray_cluster, evaluate,
-                                                                            tiny_llava: Path) -> None:
+def test_replica_killed_mid_batch_is_restarted_and_the_results_stay_the_same(
+    tmp_path: Path, ray_cluster, evaluate, tiny_llava: Path
+) -> None:
     folder = str(tiny_llava).replace("/", "__")
     task = "mmneedle_m10_n1_k2_pos"
     model = f"pretrained={tiny_llava},threads=1"
@@ -157,42 +184,73 @@ def test_replica_killed_mid_batch_is_restarted_and_the_results_stay_the_same(tmp
         killer.done.set()
     assert killer.killed is not None, "the run ended before a replica could be killed"
     assert "died" in run.err and "its batches run again" in run.err
-    replicas = assert_same_run(tmp_path / "one" / folder, tmp_path / "two" / folder)["config"]["backend_stats"]["replicas"]
+    replicas = assert_same_run(tmp_path / "one" / folder, tmp_path / "two" / folder)["config"]["backend_stats"][
+        "replicas"
+    ]
     assert replicas["replica_restarts"] == 1 and replicas["batches_rerun"] >= 1
     assert replicas["batches"] == 12  # every batch answered once
 
 
 @pytest.mark.slow  # a Ray cluster and replicas
-def test_replica_that_cannot_load_its_model_stops_the_run_with_one_line(tmp_path: Path, ray_cluster, harness,
-                                                                       data_dir: Path, tiny_llava: Path) -> None:
+def test_replica_that_cannot_load_its_model_stops_the_run_with_one_line(
+    tmp_path: Path, ray_cluster, harness, data_dir: Path, tiny_llava: Path
+) -> None:
     broken = tmp_path / "broken"
     shutil.copytree(tiny_llava, broken)
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")  # the driver reads only the processor
-    run = harness("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "hf", "--model_args",
-                  f"pretrained={broken},data_parallel_size=2", "--data_dir", data_dir, "--limit", "2",
-                  "--output_path", tmp_path / "out")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_neg",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={broken},data_parallel_size=2",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--output_path",
+        tmp_path / "out",
+    )
     assert run.code == 1
     errors = [line for line in run.err.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "Traceback" not in run.err, run.err
     assert errors[0].startswith("harness: error: hf replica ") and " of 2 could not start: " in errors[0], errors[0]
 
 
-def test_replicas_without_ray_installed_say_what_to_install(tmp_path: Path, harness, data_dir: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replicas_without_ray_installed_say_what_to_install(
+    tmp_path: Path, harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as it does where Ray is not installed
-    run = harness("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "random", "--model_args", "data_parallel_size=2",
-                  "--data_dir", data_dir, "--limit", "2", "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_neg",
+        "--model",
+        "random",
+        "--model_args",
+        "data_parallel_size=2",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 2
-    assert run.err.strip().splitlines()[-1] == ("harness: error: data_parallel_size > 1 runs its replicas on Ray, which "
-                                                "is not installed: pip install -e '.[ray]' (or pip install 'ray[default]')")
+    assert run.err.strip().splitlines()[-1] == (
+        "harness: error: data_parallel_size > 1 runs its replicas on Ray, which "
+        "is not installed: pip install -e '.[ray]' (or pip install 'ray[default]')"
+    )
 
 
 @pytest.mark.slow  # a harness run in a child process
 def test_one_replica_runs_in_process_without_importing_ray(tmp_path: Path, data_dir: Path, script_env) -> None:
-    script = ("import sys; from harness.cli import main; "
-              f"code = main(['--tasks', 'mmneedle_m1_n2_k1_neg', '--model', 'random', '--model_args', "
-              f"'data_parallel_size=1', '--ray', '--data_dir', {str(data_dir)!r}, '--limit', '2', '--no_progress']); "
-              "print(code, 'ray' in sys.modules)")
+    script = (
+        "import sys; from harness.cli import main; "
+        f"code = main(['--tasks', 'mmneedle_m1_n2_k1_neg', '--model', 'random', '--model_args', "
+        f"'data_parallel_size=1', '--ray', '--data_dir', {str(data_dir)!r}, '--limit', '2', '--no_progress']); "
+        "print(code, 'ray' in sys.modules)"
+    )
     repo = str(PROJECT)
     env = {**script_env, "PYTHONPATH": os.pathsep.join([repo, script_env.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
@@ -201,8 +259,9 @@ def test_one_replica_runs_in_process_without_importing_ray(tmp_path: Path, data_
 
 
 @pytest.mark.parametrize("storage", ["embedded", "shared"])
-def test_a_located_image_is_read_by_another_process_as_the_driver_reads_it(storage: str, toy_dir: Path,
-                                                                           toy_shared_dir: Path, toy_tasks: Path) -> None:
+def test_a_located_image_is_read_by_another_process_as_the_driver_reads_it(
+    storage: str, toy_dir: Path, toy_shared_dir: Path, toy_tasks: Path
+) -> None:
     """What a replica receives for an image of a build (`BuildImage`, pickled) reads the same bytes, through the same
     checks: files that are not the verified ones, or bytes that are not the image's, are refused."""
     from dataclasses import replace

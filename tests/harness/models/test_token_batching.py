@@ -21,7 +21,9 @@ def _check_plan(costs, images, plan, *, max_tokens, max_size, max_images, padded
         assert batch.images == sum(images[i] for i in batch.indices)
         if batch.oversized:
             assert len(batch.indices) == 1
-            assert (max_tokens is not None and cost > max_tokens) or (max_images is not None and batch.images > max_images)
+            assert (max_tokens is not None and cost > max_tokens) or (
+                max_images is not None and batch.images > max_images
+            )
             continue
         if max_tokens is not None:
             assert cost <= max_tokens
@@ -47,14 +49,29 @@ def test_random_plans_respect_every_cap(padded):
         max_size = rng.choice([None, rng.randint(1, 16)])
         max_images = rng.choice([None, rng.randint(1, 30)])
         groups = [rng.choice("ab") for _ in range(n)] if rng.random() < 0.5 else None
-        plan = plan_batches(costs, max_batch_tokens=max_tokens, max_batch_size=max_size, images=images,
-                            max_batch_images=max_images, groups=groups, padded=padded)
+        plan = plan_batches(
+            costs,
+            max_batch_tokens=max_tokens,
+            max_batch_size=max_size,
+            images=images,
+            max_batch_images=max_images,
+            groups=groups,
+            padded=padded,
+        )
         if groups is not None:
             assert all(len({groups[i] for i in b.indices}) == 1 for b in plan), "a batch mixes groups"
         longest = [max(costs[i] for i in b.indices) for b in plan]
         assert longest == sorted(longest, reverse=True), "batches are not long-first"
-        _check_plan(costs, images, plan, max_tokens=max_tokens, max_size=max_size, max_images=max_images,
-                    padded=padded, sort_long_first=True)
+        _check_plan(
+            costs,
+            images,
+            plan,
+            max_tokens=max_tokens,
+            max_size=max_size,
+            max_images=max_images,
+            padded=padded,
+            sort_long_first=True,
+        )
 
 
 def test_unsorted_plan_keeps_input_order_within_batches():
@@ -88,8 +105,10 @@ def test_ties_keep_input_order_and_plan_is_deterministic():
 
 def test_request_batches_never_mix_generation_settings():
     short, long_ = GenerationSettings(max_gen_toks=8), GenerationSettings(max_gen_toks=64, until=("\n",))
-    requests = [make_request(f"s{i}", ["x " * (i + 1)], settings=short if i % 2 else long_, doc_id=i,
-                             image_tokens=()) for i in range(10)]
+    requests = [
+        make_request(f"s{i}", ["x " * (i + 1)], settings=short if i % 2 else long_, doc_id=i, image_tokens=())
+        for i in range(10)
+    ]
     batches = list(token_budget_batches(requests, max_batch_tokens=10_000, max_batch_size=4))
     assert sorted(r.sample_id for b in batches for r in b) == sorted(r.sample_id for r in requests)
     for batch in batches:
@@ -99,8 +118,13 @@ def test_request_batches_never_mix_generation_settings():
 
 
 def test_request_cost_counts_images_and_generation(jpeg_red):
-    request = make_request("a", ["hi there", jpeg_red, jpeg_red], text_tokens=12, image_tokens=(100, 200),
-                           settings=GenerationSettings(max_gen_toks=30))
+    request = make_request(
+        "a",
+        ["hi there", jpeg_red, jpeg_red],
+        text_tokens=12,
+        image_tokens=(100, 200),
+        settings=GenerationSettings(max_gen_toks=30),
+    )
     assert request_cost(request) == 12 + 300 + 30
     (batch,) = list(token_budget_batches([request], max_batch_tokens=100))
     assert batch == [request]  # over the budget: alone, never dropped

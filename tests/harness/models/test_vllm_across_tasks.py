@@ -47,7 +47,8 @@ def run(model, data: Path, out: Path):
     fake_vllm.CALLS.clear()
     try:
         return Runner(model, RunOptions(data_dir=data, gen_kwargs=GEN, output_dir=out, progress=False)).run(
-            load_tasks(data))
+            load_tasks(data)
+        )
     finally:
         model.close()
 
@@ -67,7 +68,8 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
         assert a.counts == b.counts and a.counts["ok"] == len(a.task) and a.values == b.values
         mine, theirs = journal(tmp_path / "together", name), journal(tmp_path / "apart", name)
         assert sorted((r["sample_id"], r["response"], r["token_count"]) for r in mine) == sorted(
-            (r["sample_id"], r["response"], r["token_count"]) for r in theirs)
+            (r["sample_id"], r["response"], r["token_count"]) for r in theirs
+        )
         # each journal holds its own task's prompts: the fake's answer spells what it was sent
         assert len(mine) == len(a.task) and all(r["response"] for r in mine)
 
@@ -79,8 +81,11 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     chunk = sizes[0] + 2  # the first chunk ends inside the second task
     out = tmp_path / "out"
     # Tasks in turn (request_order=length), so the first chunk ends inside the second task as counted here.
-    stopped = VLLMModel(fake_vllm.settings(max_model_len=32768, chunk_size=chunk, request_order="length"),
-                        llm_factory=f"{__name__}:StoppedLLM", sampling_factory=FAKE_SAMPLING)
+    stopped = VLLMModel(
+        fake_vllm.settings(max_model_len=32768, chunk_size=chunk, request_order="length"),
+        llm_factory=f"{__name__}:StoppedLLM",
+        sampling_factory=FAKE_SAMPLING,
+    )
     with pytest.raises(KeyboardInterrupt):
         run(stopped, mmneedle_dir, out)
     assert [len(call["conversations"]) for call in fake_vllm.CALLS] == [chunk]
@@ -95,7 +100,8 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
 
 
 def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_processor_renders_it(
-        tmp_path, jpeg_red, png_blue):
+    tmp_path, jpeg_red, png_blue
+):
     """Where the backend counts with the checkpoint's processor, it renders the prompt with it too and calls
     `LLM.generate` (vLLM's `LLM.chat` would parse and render every conversation again); the images follow in
     prompt order. Without the processor (an estimate), conversations go to `LLM.chat` as before."""
@@ -104,10 +110,16 @@ def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_proc
     from tests.support.tiny_llava import build_tiny_llava
 
     checkpoint = build_tiny_llava(tmp_path / "llava")
-    requests = [make_request("a", ["first", jpeg_red, "then", png_blue, "which?"], doc_id=0),
-                make_request("b", ["only text"], doc_id=1, prefix="Answer:")]
-    model = VLLMModel(fake_vllm.settings(pretrained=str(checkpoint), max_model_len=4096), llm_factory=FAKE_LLM_SPEC,
-                      sampling_factory=FAKE_SAMPLING, count_online=False)
+    requests = [
+        make_request("a", ["first", jpeg_red, "then", png_blue, "which?"], doc_id=0),
+        make_request("b", ["only text"], doc_id=1, prefix="Answer:"),
+    ]
+    model = VLLMModel(
+        fake_vllm.settings(pretrained=str(checkpoint), max_model_len=4096),
+        llm_factory=FAKE_LLM_SPEC,
+        sampling_factory=FAKE_SAMPLING,
+        count_online=False,
+    )
     fake_vllm.CALLS.clear()
     try:
         responses = model.generate(requests)

@@ -43,14 +43,26 @@ def test_missing_vllm_is_a_clear_error_at_construction():
 
 
 def test_model_args_are_typed_aliased_and_checked():
-    model = _from_args({
-        "pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "32768", "max_pixels": "1003520",
-        "tensor_parallel_size": "2", "enable_prefix_caching": "false", "gpu_memory_utilization": "0.85",
-        "hf_overrides": '{"rope_scaling": {"type": "yarn", "factor": 4}}', "max_images": "24",
-    })
+    model = _from_args(
+        {
+            "pretrained": "Qwen/Qwen2.5-VL-7B-Instruct",
+            "context_length": "32768",
+            "max_pixels": "1003520",
+            "tensor_parallel_size": "2",
+            "enable_prefix_caching": "false",
+            "gpu_memory_utilization": "0.85",
+            "hf_overrides": '{"rope_scaling": {"type": "yarn", "factor": 4}}',
+            "max_images": "24",
+        }
+    )
     assert isinstance(model, VLLMModel)
     s = model.settings
-    assert (s.max_model_len, s.max_pixels, s.tensor_parallel_size, s.enable_prefix_caching) == (32768, 1003520, 2, False)
+    assert (s.max_model_len, s.max_pixels, s.tensor_parallel_size, s.enable_prefix_caching) == (
+        32768,
+        1003520,
+        2,
+        False,
+    )
     assert model.context_length == 32768 and model.max_images == 24
     identity = model.identity()
     assert identity["pretrained"] == "Qwen/Qwen2.5-VL-7B-Instruct"
@@ -62,9 +74,19 @@ def test_model_args_are_typed_aliased_and_checked():
         _from_args({"pretrained": "x", "hf_overrides": "yarn"})
     with pytest.raises(ValueError, match="tp=0: must be at least 1"):
         _from_args({"pretrained": "x", "tp": "0"})
-    for name in ("max_model_len", "max_images", "max_pixels", "min_pixels", "pipeline_parallel_size",
-                 "max_num_seqs", "max_num_batched_tokens", "chunk_size", "chunk_tokens",
-                 "decode_workers", "num_gpu_blocks_override"):
+    for name in (
+        "max_model_len",
+        "max_images",
+        "max_pixels",
+        "min_pixels",
+        "pipeline_parallel_size",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "chunk_size",
+        "chunk_tokens",
+        "decode_workers",
+        "num_gpu_blocks_override",
+    ):
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
             _from_args({"pretrained": "x", name: "0"})
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):  # made in code, not parsed
@@ -74,9 +96,16 @@ def test_model_args_are_typed_aliased_and_checked():
 
 
 def test_engine_kwargs():
-    s = settings(min_pixels=3136, max_pixels=1003520, distributed_executor_backend="ray", tensor_parallel_size=4,
-                  enable_prefix_caching=True, mm_processor_kwargs='{"fps": 1}', hf_overrides='{"a": 1}',
-                  num_gpu_blocks_override=54953)
+    s = settings(
+        min_pixels=3136,
+        max_pixels=1003520,
+        distributed_executor_backend="ray",
+        tensor_parallel_size=4,
+        enable_prefix_caching=True,
+        mm_processor_kwargs='{"fps": 1}',
+        hf_overrides='{"a": 1}',
+        num_gpu_blocks_override=54953,
+    )
     kwargs = engine_kwargs(s, image_limit=10)
     assert kwargs["num_gpu_blocks_override"] == 54953  # a 7B model's KV cache on an H100, in 16-token blocks
     assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
@@ -87,8 +116,14 @@ def test_engine_kwargs():
     assert "data_parallel_size" not in kwargs  # replicas are the Ray pool's; LLM(data_parallel_size>1) refuses
     plain = engine_kwargs(VLLMSettings(pretrained="m"), image_limit=0)
     assert plain["limit_mm_per_prompt"] == {"image": 1, "video": 0}
-    assert not {"max_model_len", "mm_processor_kwargs", "revision", "chat_template", "enable_prefix_caching",
-                "num_gpu_blocks_override"} & set(plain)
+    assert not {
+        "max_model_len",
+        "mm_processor_kwargs",
+        "revision",
+        "chat_template",
+        "enable_prefix_caching",
+        "num_gpu_blocks_override",
+    } & set(plain)
 
 
 @pytest.mark.slow
@@ -96,8 +131,9 @@ def test_a_checkpoint_whose_processor_cannot_be_loaded_is_estimated_by_its_famil
     """No processor to count with (not in a local folder or the Hub cache, no Hub here): Qwen2.5-VL's family rule under
     the run's pixel limits, markers included, plus the template margin, and the rule says it is an estimate."""
     # MMNeedle N=8 (2048 px) and N=4 (1024 px) stitched images; the rows count them uncapped.
-    request = make_request("a", ["q", sized_ref(2048, 2048), sized_ref(1024, 1024)], text_tokens=10,
-                           image_tokens=(5329, 1369))
+    request = make_request(
+        "a", ["q", sized_ref(2048, 2048), sized_ref(1024, 1024)], text_tokens=10, image_tokens=(5329, 1369)
+    )
     qwen = fake_model(pretrained="Qwen/Qwen2.5-VL-7B-Instruct", max_pixels=28 * 28 * 1280, length_margin=64)
     # With Qwen2.5-VL's default cap, both become 35 x 35 = 1225 tokens (ecosystem.md §3.4 table), + 2 markers each.
     assert qwen.prompt_tokens(request) == 10 + 2 * (1225 + 2) + 64 and not qwen.exact(request)
@@ -117,16 +153,25 @@ def test_screening_rule_and_its_boundary():
     assert reason == "over_length: 901 prompt tokens + 100 to generate > max_model_len 1000"
     many = make_request("m", ["q"] + [sized_ref(i, i) for i in range(1, 4)], image_tokens=(1, 1, 1))
     assert screen_request(many, s, prompt_tokens=1, max_model_len=1000, image_limit=2).startswith(
-        "too_many_images: 3 images > limit_mm_per_prompt=2 of the running engine")
+        "too_many_images: 3 images > limit_mm_per_prompt=2 of the running engine"
+    )
     capped = settings(max_images=2)
-    assert "the model's cap max_images=2" in screen_request(many, capped, prompt_tokens=1, max_model_len=1000,
-                                                            image_limit=2)
+    assert "the model's cap max_images=2" in screen_request(
+        many, capped, prompt_tokens=1, max_model_len=1000, image_limit=2
+    )
 
 
 def test_sampling_kwargs_are_explicit():
     greedy = sampling_kwargs(GenerationSettings(max_gen_toks=40, until=("\n",), temperature=0.9), default_seed=7)
-    assert greedy == {"n": 1, "temperature": 0.0, "top_p": 1.0, "max_tokens": 40, "stop": ["\n"], "seed": 7,
-                      "skip_special_tokens": True}
+    assert greedy == {
+        "n": 1,
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": 40,
+        "stop": ["\n"],
+        "seed": 7,
+        "skip_special_tokens": True,
+    }
     sampled = sampling_kwargs(GenerationSettings(do_sample=True, temperature=0.6, top_p=0.8, seed=3), default_seed=7)
     assert (sampled["temperature"], sampled["top_p"], sampled["seed"]) == (0.6, 0.8, 3)
 
@@ -170,7 +215,9 @@ def test_rendered_prompts_name_each_image_by_its_sha256_for_vllms_caches(jpeg_re
     second = make_request("b", [png_blue, "three", jpeg_red], doc_id=1)  # the same images, another row and order
     prompts = [engine_prompt({**request_payload(r, default_seed=0), "prompt": "p"}) for r in (first, second)]
     assert set(prompts[0]) <= TextPrompt.__required_keys__ | TextPrompt.__optional_keys__
-    assert [p["multi_modal_uuids"] for p in prompts] == [{"image": [i.sha256 for i in r.images]} for r in (first, second)]
+    assert [p["multi_modal_uuids"] for p in prompts] == [
+        {"image": [i.sha256 for i in r.images]} for r in (first, second)
+    ]
 
     def engine_hashes(prompt, **kwargs):
         items = MultiModalDataParser().parse_mm_data(prompt["multi_modal_data"])
@@ -182,29 +229,47 @@ def test_rendered_prompts_name_each_image_by_its_sha256_for_vllms_caches(jpeg_re
     # Processor settings are folded into the id by vLLM: still one id per image, whatever row shows it.
     scaled = [engine_hashes(p, hf_processor_mm_kwargs={"max_pixels": 1024}) for p in prompts]
     assert scaled[0] == scaled[1][::-1] and scaled[0][0] != red and len(set(scaled[0])) == 2
-    assert "multi_modal_uuids" not in engine_prompt({**request_payload(make_request("t", ["text"]), default_seed=0),
-                                                     "prompt": "p"})
+    assert "multi_modal_uuids" not in engine_prompt(
+        {**request_payload(make_request("t", ["text"]), default_seed=0), "prompt": "p"}
+    )
 
 
 @pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
 def test_output_mapping_with_vllm_classes():
     from vllm.outputs import CompletionOutput, RequestOutput
 
-    completion = CompletionOutput(index=0, text="1, 2, 3", token_ids=[5, 6, 7, 8], cumulative_logprob=None,
-                                  logprobs=None, finish_reason="stop")
-    output = RequestOutput(request_id="0", prompt=None, prompt_token_ids=list(range(120)), prompt_logprobs=None,
-                           outputs=[completion], finished=True, num_cached_tokens=64)
+    completion = CompletionOutput(
+        index=0, text="1, 2, 3", token_ids=[5, 6, 7, 8], cumulative_logprob=None, logprobs=None, finish_reason="stop"
+    )
+    output = RequestOutput(
+        request_id="0",
+        prompt=None,
+        prompt_token_ids=list(range(120)),
+        prompt_logprobs=None,
+        outputs=[completion],
+        finished=True,
+        num_cached_tokens=64,
+    )
     response = result_response(output_result(output))
     assert response.text == "1, 2, 3" and response.finish_reason == "stop"
     assert response.usage == {"prompt_tokens": 120, "completion_tokens": 4, "cached_tokens": 64, "total_tokens": 124}
-    aborted = RequestOutput(request_id="1", prompt=None, prompt_token_ids=[1], prompt_logprobs=None,
-                            outputs=[CompletionOutput(0, "", [], None, None, finish_reason="abort")], finished=True)
+    aborted = RequestOutput(
+        request_id="1",
+        prompt=None,
+        prompt_token_ids=[1],
+        prompt_logprobs=None,
+        outputs=[CompletionOutput(0, "", [], None, None, finish_reason="abort")],
+        finished=True,
+    )
     assert result_response(output_result(aborted)).error == "engine_error: generation ended with finish_reason=abort"
 
 
 def test_output_mapping_duck_typed():
-    output = SimpleNamespace(outputs=[SimpleNamespace(text="-1", token_ids=[1, 2], finish_reason="length")],
-                             prompt_token_ids=[0] * 9, num_cached_tokens=None)
+    output = SimpleNamespace(
+        outputs=[SimpleNamespace(text="-1", token_ids=[1, 2], finish_reason="length")],
+        prompt_token_ids=[0] * 9,
+        num_cached_tokens=None,
+    )
     response = result_response(output_result(output))
     assert (response.text, response.finish_reason) == ("-1", "length")
     assert response.usage == {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
@@ -213,6 +278,7 @@ def test_output_mapping_duck_typed():
 
 
 # --- wiring: aliases, and the runner with the engine stand-in ---------------------------------------
+
 
 def test_every_alias_resolves_to_vllm_engine_arguments():
     from harness.models.aliases import ALIASES
@@ -286,7 +352,9 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     model = fake_model(max_model_len=max_model_len, length_margin=64)
     out = tmp_path / "out"
     try:
-        results = Runner(model, RunOptions(data_dir=mmneedle_dir, gen_kwargs=gen, output_dir=out, progress=False)).run(tasks)
+        results = Runner(model, RunOptions(data_dir=mmneedle_dir, gen_kwargs=gen, output_dir=out, progress=False)).run(
+            tasks
+        )
     finally:
         model.close()
     assert {id(c["kwargs"]) for c in fake_vllm.CALLS} == {id(fake_vllm.CALLS[0]["kwargs"])}  # one engine
@@ -296,14 +364,22 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     assert second.counts["over_length"] > 0 and second.counts["error"] == 0
     records = [json.loads(line) for line in (out / "journal_mmneedle_m10_n1_k1_neg.jsonl").read_text().splitlines()[1:]]
     over = [r for r in records if r["status"] == "over_length"]
-    assert len(over) == second.counts["over_length"] and all(r["error"].endswith(f"> context {max_model_len}")
-                                                             for r in over)
-    assert all(r["token_count"] == model.prompt_tokens(tasks[1].build_request(r["doc_id"], tasks[1].doc(r["doc_id"]),
-                                                                              settings0))
-               for r in over)
-    sent = {len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])
-            for call in fake_vllm.CALLS for conv in call["conversations"]}
-    assert sent <= {1, 10} and sum(len(c["conversations"]) for c in fake_vllm.CALLS) == len(tasks[0]) + second.counts["ok"]
+    assert len(over) == second.counts["over_length"] and all(
+        r["error"].endswith(f"> context {max_model_len}") for r in over
+    )
+    assert all(
+        r["token_count"]
+        == model.prompt_tokens(tasks[1].build_request(r["doc_id"], tasks[1].doc(r["doc_id"]), settings0))
+        for r in over
+    )
+    sent = {
+        len([p for m in conv for p in m["content"] if p["type"] == "image_pil"])
+        for call in fake_vllm.CALLS
+        for conv in call["conversations"]
+    }
+    assert (
+        sent <= {1, 10} and sum(len(c["conversations"]) for c in fake_vllm.CALLS) == len(tasks[0]) + second.counts["ok"]
+    )
 
 
 def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_path):
@@ -326,19 +402,22 @@ def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_p
     build_milebench(source="fixture", out_dir=data, configs=["clevr_change"])
     tokenizer_dir = tmp_path / "tokenizer"
     PreTrainedTokenizerFast(tokenizer_object=sentencepiece(), bos_token="<s>", eos_token="</s>").save_pretrained(
-        tokenizer_dir)
+        tokenizer_dir
+    )
     task = Task(TaskIndex([]).tasks["milebench_clevr_change"])
     task.load(data)
     model = fake_model(tokenizer=str(tokenizer_dir), max_model_len=4096)
     out = tmp_path / "out"
     try:
-        (result,) = Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 4}, output_dir=out,
-                                             progress=False)).run([task])
+        (result,) = Runner(
+            model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 4}, output_dir=out, progress=False)
+        ).run([task])
     finally:
         model.close()
     assert result.counts["ok"] == 3
-    rows = datasets.load_dataset("parquet", data_files={"test": contract.split_files(data / "milebench", "clevr_change",
-                                                                                     "test")}, split="test")
+    rows = datasets.load_dataset(
+        "parquet", data_files={"test": contract.split_files(data / "milebench", "clevr_change", "test")}, split="test"
+    )
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     question = tokenizer.decode(tokenizer(" Describe the change:", add_special_tokens=False).input_ids)
     assert question == "Describe the change:"
@@ -347,8 +426,9 @@ def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_p
     for record in records:
         row = rows[record["doc_id"]]
         # The stand-in engine answers with what it received: each text part after "user:".
-        texts = "".join(p.removeprefix("user:") for p in record["response"].split("|", 2)[2].split(";")
-                        if p.startswith("user:"))
+        texts = "".join(
+            p.removeprefix("user:") for p in record["response"].split("|", 2)[2].split(";") if p.startswith("user:")
+        )
         # "<image>\n<image>\n" or "<image>\n<image>\n<image>" (the worker's line breaks) before the question
         assert texts == row["instruction"] + "\n\n\n" + question
         assert record["text_round_trip"]["changed"] is True

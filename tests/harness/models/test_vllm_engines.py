@@ -62,8 +62,9 @@ def test_generate_screens_bisects_and_keeps_order(jpeg_red, png_blue):
     prefix_calls = [c for c in fake_vllm.CALLS if c["continue_final_message"]]
     assert len(prefix_calls) == 1 and not prefix_calls[0]["add_generation_prompt"]
     assert len(prefix_calls[0]["conversations"]) == 1
-    assert all(param(p, "max_tokens") == 16 and param(p, "temperature") == 0.0
-               for c in fake_vllm.CALLS for p in c["sampling"])
+    assert all(
+        param(p, "max_tokens") == 16 and param(p, "temperature") == 0.0 for c in fake_vllm.CALLS for p in c["sampling"]
+    )
     # Bisection: the first call held ok1, ok2, rej, ok3 and was rejected; halves were tried again.
     plain = [len(c["conversations"]) for c in fake_vllm.CALLS if not c["continue_final_message"]]
     assert plain == [4, 2, 2, 1, 1]
@@ -103,8 +104,10 @@ def content_part_parser():
     version run on a GPU, bench/RESULTS.md) in `vllm.entrypoints.chat_utils`."""
     import importlib
 
-    for module, name in (("vllm.renderers.chat_utils.chat_message", "parse_chat_message_content_mm_part"),
-                         ("vllm.entrypoints.chat_utils", "_parse_chat_message_content_mm_part")):
+    for module, name in (
+        ("vllm.renderers.chat_utils.chat_message", "parse_chat_message_content_mm_part"),
+        ("vllm.entrypoints.chat_utils", "_parse_chat_message_content_mm_part"),
+    ):
         try:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError):
@@ -120,20 +123,38 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
     arg_utils = pytest.importorskip("vllm.engine.arg_utils")  # needs more of vLLM's dependencies
     from vllm.entrypoints.llm import LLM
 
-    s = settings(max_pixels=1003520, min_pixels=3136, distributed_executor_backend="ray", enable_prefix_caching=True,
-                  max_num_seqs=64, max_num_batched_tokens=16384, mm_processor_cache_gb=4, hf_overrides='{"a": 1}',
-                  revision="main", tokenizer="t", chat_template="{{ messages }}", num_gpu_blocks_override=64)
+    s = settings(
+        max_pixels=1003520,
+        min_pixels=3136,
+        distributed_executor_backend="ray",
+        enable_prefix_caching=True,
+        max_num_seqs=64,
+        max_num_batched_tokens=16384,
+        mm_processor_cache_gb=4,
+        hf_overrides='{"a": 1}',
+        revision="main",
+        tokenizer="t",
+        chat_template="{{ messages }}",
+        num_gpu_blocks_override=64,
+    )
     kwargs = engine_kwargs(s, 10)
     llm_params = set(inspect.signature(LLM.__init__).parameters)
     engine_fields = {f.name for f in dataclasses.fields(arg_utils.EngineArgs)}
     assert set(kwargs) <= engine_fields | llm_params
     from vllm.config.multimodal import MultiModalConfig  # validates the limit the way the engine will
 
-    config = MultiModalConfig(limit_per_prompt=kwargs["limit_mm_per_prompt"], mm_processor_kwargs=kwargs["mm_processor_kwargs"])
+    config = MultiModalConfig(
+        limit_per_prompt=kwargs["limit_mm_per_prompt"], mm_processor_kwargs=kwargs["mm_processor_kwargs"]
+    )
     assert (config.get_limit_per_prompt("image"), config.get_limit_per_prompt("video")) == (10, 0)
     chat_params = set(inspect.signature(LLM.chat).parameters)
-    assert {"sampling_params", "use_tqdm", "chat_template_content_format", "add_generation_prompt",
-            "continue_final_message"} <= chat_params
+    assert {
+        "sampling_params",
+        "use_tqdm",
+        "chat_template_content_format",
+        "add_generation_prompt",
+        "continue_final_message",
+    } <= chat_params
 
     # vLLM's own content-part parser reads our parts as text and PIL images, in order.
     conversation = build_conversation(request_payload(make_request("v", ["a", jpeg_red, "b"]), default_seed=0))

@@ -22,8 +22,13 @@ HAYSTACK = "A long shared context, the same for every question about it. " * 70 
 
 def pool(size: int = 2, **settings) -> RayPool:
     args = {"max_model_len": "2048"}
-    return RayPool(fake_replica("vllm", args, 1, None), "vllm", args, PoolSettings(data_parallel_size=size, **settings),
-                   build=fake_replica)
+    return RayPool(
+        fake_replica("vllm", args, 1, None),
+        "vllm",
+        args,
+        PoolSettings(data_parallel_size=size, **settings),
+        build=fake_replica,
+    )
 
 
 def parts(text: str) -> str:
@@ -31,9 +36,13 @@ def parts(text: str) -> str:
 
 
 def test_a_chunk_is_divided_between_replicas_keeping_prefix_groups_together(ray_cluster, jpeg_red, png_blue) -> None:
-    requests = [make_request(f"a{i}", [HAYSTACK, jpeg_red, f"question {i}"], doc_id=i, text_tokens=1000) for i in range(3)]
-    requests += [make_request(f"b{i}", ["Another " + HAYSTACK, png_blue, f"question {i}"], doc_id=3 + i,
-                              text_tokens=1000) for i in range(2)]
+    requests = [
+        make_request(f"a{i}", [HAYSTACK, jpeg_red, f"question {i}"], doc_id=i, text_tokens=1000) for i in range(3)
+    ]
+    requests += [
+        make_request(f"b{i}", ["Another " + HAYSTACK, png_blue, f"question {i}"], doc_id=3 + i, text_tokens=1000)
+        for i in range(2)
+    ]
     requests += [make_request("c", ["a short one", jpeg_red], doc_id=5)]
     single = fake_replica("vllm", {"max_model_len": "2048"}, 1, None)
     try:
@@ -76,15 +85,27 @@ def test_a_replica_killed_mid_batch_runs_it_again(ray_cluster, tmp_path, jpeg_re
     assert [parts(responses[i].text) for i in range(5)] == expected
 
 
-@pytest.mark.parametrize("fault, settings, message", [
-    ("engine", {}, r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode'$"),
-    ("HANG", {"replica_timeout": 1.0}, r"^vllm replica \d on [\d.]+ gave no answer within 1 s \(replica_timeout\)"),
-    ("DIE", {"replica_restarts": 1}, r"^vllm replicas died 2 times running the same batch \(1 requests\)"),
-])
+@pytest.mark.parametrize(
+    "fault, settings, message",
+    [
+        (
+            "engine",
+            {},
+            r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode'$",
+        ),
+        ("HANG", {"replica_timeout": 1.0}, r"^vllm replica \d on [\d.]+ gave no answer within 1 s \(replica_timeout\)"),
+        ("DIE", {"replica_restarts": 1}, r"^vllm replicas died 2 times running the same batch \(1 requests\)"),
+    ],
+)
 def test_a_replica_that_cannot_answer_stops_the_run_with_one_line(ray_cluster, fault, settings, message) -> None:
     args = {"max_model_len": "2048", **({"pretrained": "explode"} if fault == "engine" else {})}
-    replicas = RayPool(fake_replica("vllm", args, 1, None), "vllm", args,
-                       PoolSettings(data_parallel_size=2, **settings), build=fake_replica)
+    replicas = RayPool(
+        fake_replica("vllm", args, 1, None),
+        "vllm",
+        args,
+        PoolSettings(data_parallel_size=2, **settings),
+        build=fake_replica,
+    )
     try:
         with pytest.raises(BackendFatalError, match=message) as stopped:
             replicas.generate([make_request("x", [f"{fault} now" if fault != "engine" else "fine"])])

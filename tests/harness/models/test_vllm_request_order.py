@@ -43,11 +43,17 @@ def run(order: str, data: Path, out: Path) -> tuple[list[str], dict[str, list]]:
     tasks = [Task(index.tasks[f"mmlongbench_{c}"]) for c in CONFIGS]
     for task in tasks:
         task.load(data)
-    model = VLLMModel(settings(max_model_len=32768, request_order=order), llm_factory=FAKE_LLM,
-                      sampling_factory=FAKE_SAMPLING, count_online=False)  # no Hub here
+    model = VLLMModel(
+        settings(max_model_len=32768, request_order=order),
+        llm_factory=FAKE_LLM,
+        sampling_factory=FAKE_SAMPLING,
+        count_online=False,
+    )  # no Hub here
     fake_vllm.CALLS.clear()
     try:
-        Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 8}, output_dir=out, progress=False)).run(tasks)
+        Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 8}, output_dir=out, progress=False)).run(
+            tasks
+        )
     finally:
         model.close()
     journals = {}

@@ -36,15 +36,20 @@ def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harnes
     assert "## random" in text and "## constant" in text
     assert "| mmneedle_m1_n2_k1_neg | 1.0 | 12 | 0 | existence_acc | 1.0000 | 0.0000 |" in text  # constant -1
     # the paper's layout: positives' existence (format validity beside it)/index/exact, negatives' existence
-    assert ("| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 | "
-            "100.0 ± 0.0 |") in text
-    for name in ("mmneedle_cells_random.png", "mmneedle_depth_random.png", "mmneedle_cells_constant.png",
-                 "mmneedle_depth_constant.png"):
+    assert (
+        "| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 | 100.0 ± 0.0 |"
+    ) in text
+    for name in (
+        "mmneedle_cells_random.png",
+        "mmneedle_depth_random.png",
+        "mmneedle_cells_constant.png",
+        "mmneedle_depth_constant.png",
+    ):
         assert f"]({name})" in text
         with Image.open(out / name) as image:
             assert image.format == "PNG" and image.width > 600 and image.height > 600
     # Several models: their headline metrics side by side, models by name, tasks in the paper's order.
-    across = text[text.index("## Across models"):text.index("## constant")]
+    across = text[text.index("## Across models") : text.index("## constant")]
     rows = [line for line in across.splitlines() if line.startswith("| mmneedle")]
     assert "| task | metric (0-100) | constant | random |" in across
     assert rows == [
@@ -66,25 +71,37 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     assert "> **Warning:** some of these results ran on data that is synthetic, limited" in text
 
     constant = _part(text, "constant")
-    for reason in ("> - synthetic images (source `synthetic`), not the paper's (3 of 3 tasks)",
-                   "> - a build capped by `--limit 12` (3 of 3 tasks)",
-                   "> - a run with `--limit 5`, which evaluates only the first samples of each task (3 of 3 tasks)"):
+    for reason in (
+        "> - synthetic images (source `synthetic`), not the paper's (3 of 3 tasks)",
+        "> - a build capped by `--limit 12` (3 of 3 tasks)",
+        "> - a run with `--limit 5`, which evaluates only the first samples of each task (3 of 3 tasks)",
+    ):
         assert reason in constant
-    builder, images = f"{manifest['builder']} {manifest['builder_version']}", manifest["request"]["source"]["num_images"]
-    assert (f"| D1 | `{data_dir / 'mmneedle'}` ({builder}) | synthetic (`synthetic`, {images:,} images) | "
-            f"regenerate | paper | 12 | 5 | 3 | 15 of 36 | `{content_hash}` |") in constant
+    builder, images = (
+        f"{manifest['builder']} {manifest['builder_version']}",
+        manifest["request"]["source"]["num_images"],
+    )
+    assert (
+        f"| D1 | `{data_dir / 'mmneedle'}` ({builder}) | synthetic (`synthetic`, {images:,} images) | "
+        f"regenerate | paper | 12 | 5 | 3 | 15 of 36 | `{content_hash}` |"
+    ) in constant
     assert f"| mmneedle_m1_n2_k1_pos | D1 | 24 | 12 | 5 | {config_hash} |" in constant
-    caption = (f"*Data: synthetic source, regenerate build, build --limit 12, run --limit 5, {content_hash[:19]}. "
-               "NOT comparable with the paper's numbers.*")
+    caption = (
+        f"*Data: synthetic source, regenerate build, build --limit 12, run --limit 5, {content_hash[:19]}. "
+        "NOT comparable with the paper's numbers.*"
+    )
     assert caption in constant
 
     random = _part(text, "random")
     assert "| regenerate | paper | 12 | none | 3 | 36 of 36 |" in random  # recorded: the run had no --limit
     assert "> - a build capped by `--limit 12` (3 of 3 tasks)" in random and "a run with `--limit" not in random
     # The two models ran different numbers of samples: the cross-model table says so on every row.
-    across = text[text.index("## Across models"):text.index("## constant")]
+    across = text[text.index("## Across models") : text.index("## constant")]
     assert [line.split(" | ")[0] for line in across.splitlines() if line.startswith("| mmneedle")] == [
-        "| mmneedle_m1_n2_k1_pos ‡", "| mmneedle_m1_n2_k1_neg ‡", "| mmneedle_m10_n1_k2_pos ‡"]
+        "| mmneedle_m1_n2_k1_pos ‡",
+        "| mmneedle_m1_n2_k1_neg ‡",
+        "| mmneedle_m10_n1_k2_pos ‡",
+    ]
 
 
 def _rewrite_datasets(model_dir: Path, change) -> None:
@@ -97,8 +114,9 @@ def _rewrite_datasets(model_dir: Path, change) -> None:
 
 
 @pytest.mark.slow  # a run and three reports
-def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_path: Path, data_dir: Path,
-                                                                         harness) -> None:
+def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     out = tmp_path / "results"
     _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
 
@@ -113,15 +131,18 @@ def test_no_warning_on_the_papers_data_and_one_when_the_origin_is_unknown(tmp_pa
     assert "## Across models" not in text  # one model: nothing to set beside it
 
     # A caveat only the build knew (no source kind or limit says it) is reported in the build's own words.
-    _rewrite_datasets(out / "constant", lambda datasets, task: datasets[task].update(
-        caveats={"partial": "questions of one language only"}))
+    _rewrite_datasets(
+        out / "constant",
+        lambda datasets, task: datasets[task].update(caveats={"partial": "questions of one language only"}),
+    )
     text = _report(harness, out)
     assert "> - questions of one language only (3 of 3 tasks)" in text
 
     _rewrite_datasets(out / "constant", lambda datasets, task: datasets.pop(task))
     text = _report(harness, out)
-    assert ("> - the data's origin is not recorded (no build manifest), so comparability cannot be checked "
-            "(3 of 3 tasks)") in text
+    assert (
+        "> - the data's origin is not recorded (no build manifest), so comparability cannot be checked (3 of 3 tasks)"
+    ) in text
     assert "*Data: data origin not recorded. NOT comparable with the paper's numbers.*" in text
 
 
@@ -145,15 +166,17 @@ def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Pat
         assert run.code == 0, run.err
     random, constant = (load_results(out)[m] for m in ("random", "constant"))
     text = _report(harness, out)
-    across = text[text.index("## Across models"):text.index("## constant")]
+    across = text[text.index("## Across models") : text.index("## constant")]
     rows = [line for line in across.splitlines() if line.startswith("| toy")]
 
     def cell(data, name: str) -> str:  # a benchmark that declares no scale: proportions shown as percentages
         entry = data.results.get(name) or data.groups[name]
         return f"{100 * entry['acc,none']:.1f} ± {100 * entry['acc_stderr,none']:.1f}"
 
-    assert rows == [f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"
-                    for name in ("toy", "toy_colors", "toy_pairs")]
+    assert rows == [
+        f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"
+        for name in ("toy", "toy_colors", "toy_pairs")
+    ]
 
 
 def test_report_on_a_folder_without_results(tmp_path: Path, harness) -> None:

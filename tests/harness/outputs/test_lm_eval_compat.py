@@ -23,9 +23,23 @@ TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m10_n1_k2_pos"]
 
 @pytest.mark.slow
 def test_lm_eval_reads_our_results_and_sample_logs(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
-    run = harness("--tasks", ",".join(TASKS), "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",
-                  "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path,
-                  "--log_samples")
+    run = harness(
+        "--tasks",
+        ",".join(TASKS),
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     folder = tmp_path / str(tiny_llava).replace("/", "__")
     files = [str(p) for p in sorted(folder.iterdir())]
@@ -37,7 +51,9 @@ def test_lm_eval_reads_our_results_and_sample_logs(tmp_path: Path, data_dir: Pat
 
     results = json.loads(Path(results_file).read_text())
     assert results["model_name"] == str(tiny_llava) and results["model_name_sanitized"] == folder.name
-    assert results["chat_template"].startswith("{% for message in messages %}") and len(results["chat_template_sha"]) == 64
+    assert (
+        results["chat_template"].startswith("{% for message in messages %}") and len(results["chat_template_sha"]) == 64
+    )
     table = make_table(results)
     metrics = {line.split("|")[5].strip() for line in table.splitlines()[2:] if line.count("|") > 5}
     assert {"existence_acc", "exact_acc", "format_valid_rate"} <= metrics

@@ -20,8 +20,12 @@ def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_locovqa(["synthetic"], data, CONFIGS, limit=2, cell_size=16)
     out = tmp_path_factory.mktemp("locovqa_chance_results")
     tasks = ",".join(f"locovqa_{c}" for c in CONFIGS)
-    assert main(["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out),
-                 "--no_progress"]) == 0
+    assert (
+        main(
+            ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
+        )
+        == 0
+    )
     assert main(["report", str(out)]) == 0
     return out
 
@@ -30,9 +34,12 @@ def test_the_reports_chance_column_is_the_results_files(locovqa_run: Path) -> No
     (results_file,) = (locovqa_run / "random").glob("results_*.json")
     references = json.loads(results_file.read_text())["references"]
     report = (locovqa_run / "report.md").read_text()
-    rows = {tuple(cell.strip() for cell in line.strip("|").split("|")[:2]): line.strip("|").split("|")[-1].strip()
-            for line in report.splitlines() if line.startswith(("| MMStar | cmp |", "| Needle | cmp |"))}
-    for (series, task) in (("MMStar", "mmstar"), ("Needle", "needle")):
+    rows = {
+        tuple(cell.strip() for cell in line.strip("|").split("|")[:2]): line.strip("|").split("|")[-1].strip()
+        for line in report.splitlines()
+        if line.startswith(("| MMStar | cmp |", "| Needle | cmp |"))
+    }
+    for series, task in (("MMStar", "mmstar"), ("Needle", "needle")):
         chances = [references[f"locovqa_{c}"]["chance"] for c in CONFIGS if c.startswith(task)]
         assert rows[(series, "cmp")] == f"{sum(chances) / len(chances):.3f}", (series, rows)
     assert rows[("MMStar", "cmp")] == "0.250" and rows[("Needle", "cmp")] == "0.100"

@@ -33,8 +33,22 @@ def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     from harness.cli import main
 
     out = tmp_path_factory.mktemp("figure_batch_results")
-    assert main(["--tasks", "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir",
-                 str(data_dir), "--output_path", str(out), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
+                "--model",
+                "random",
+                "--data_dir",
+                str(data_dir),
+                "--output_path",
+                str(out),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -44,8 +58,12 @@ def test_workers_draw_the_bytes_drawn_in_process_and_an_unchanged_figure_is_kept
     write_report(results, serial, workers=1)
     write_report(results, parallel, workers=2)
     drawn = _figures(serial)
-    assert sorted(drawn) == ["mmneedle_cells_random.png", "mmneedle_cells_random.svg", "mmneedle_depth_random.png",
-                             "mmneedle_depth_random.svg"]
+    assert sorted(drawn) == [
+        "mmneedle_cells_random.png",
+        "mmneedle_cells_random.svg",
+        "mmneedle_depth_random.png",
+        "mmneedle_depth_random.svg",
+    ]
     assert _figures(parallel) == drawn
     text = (serial / "report.md").read_text()
     assert (parallel / "report.md").read_text().replace(str(parallel), str(serial)) == text
@@ -57,8 +75,10 @@ def test_workers_draw_the_bytes_drawn_in_process_and_an_unchanged_figure_is_kept
     assert _figures(serial) == drawn and (serial / "report.md").read_text() == text
     kept = {p.name: p.stat().st_mtime_ns for p in serial.iterdir() if p.suffix in (".png", ".svg")}
     # ... and redraws one whose bytes are no longer those it wrote.
-    assert {name for name in stamps if kept[name] != stamps[name]} == {"mmneedle_depth_random.png",
-                                                                       "mmneedle_depth_random.svg"}
+    assert {name for name in stamps if kept[name] != stamps[name]} == {
+        "mmneedle_depth_random.png",
+        "mmneedle_depth_random.svg",
+    }
 
 
 def test_no_figures_writes_the_text_alone(results: Path, tmp_path: Path) -> None:

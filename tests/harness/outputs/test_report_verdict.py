@@ -20,10 +20,20 @@ from tasks.mmlongbench.aggregation import load_paper_results as mmlongbench_pape
 
 def _sources(tasks: list[str], kind: str = "release") -> dict[str, dict[str, Any]]:
     """Results-file records saying each task ran on a build of the paper's rows (`kind`: its source)."""
-    run = {"config": {"limit": None},
-           "datasets": {t: {"location": "/data/build", "content_hash": "sha256:" + "0" * 64, "rows": "paper",
-                            "source": {"kind": kind, "spec": kind}, "verification": "verified"} for t in tasks},
-           "n-samples": {t: {"original": 100, "effective": 100} for t in tasks}}
+    run = {
+        "config": {"limit": None},
+        "datasets": {
+            t: {
+                "location": "/data/build",
+                "content_hash": "sha256:" + "0" * 64,
+                "rows": "paper",
+                "source": {"kind": kind, "spec": kind},
+                "verification": "verified",
+            }
+            for t in tasks
+        },
+        "n-samples": {t: {"original": 100, "effective": 100} for t in tasks},
+    }
     return dict.fromkeys(tasks, run)
 
 
@@ -32,9 +42,12 @@ def test_the_rule() -> None:
     assert verdict.compare(61.0, 3.0, 50.0, 100, 100).kind == verdict.AGREE
     assert verdict.compare(62.0, 3.0, 50.0, 100, 100).kind == verdict.DISAGREE
     assert verdict.compare(0.61, 0.03, 0.5, 100).kind == verdict.AGREE  # proportions, the same numbers
-    for args, why in (((None, 1.0, 50.0, 100, 100), "no value"), ((50.0, 1.0, None, 100, 100), "no published value"),
-                      ((50.0, None, 50.0, 100, 100), "no standard error"),
-                      ((50.0, 1.0, 50.0, None, 100), "the paper's sample size is not known")):
+    for args, why in (
+        ((None, 1.0, 50.0, 100, 100), "no value"),
+        ((50.0, 1.0, None, 100, 100), "no published value"),
+        ((50.0, None, 50.0, 100, 100), "no standard error"),
+        ((50.0, 1.0, 50.0, None, 100), "the paper's sample size is not known"),
+    ):
         assert verdict.compare(*args) == verdict.Verdict(verdict.NOT_COMPARABLE, why)
     assert verdict.compare(50.0, 1.0, 50.0, 100, 100, "synthetic").why == "synthetic"
     # Correlations on Fisher's z over 6 points each: r = -0.96 and -0.90 agree, -0.96 and +0.95 do not.
@@ -42,18 +55,21 @@ def test_the_rule() -> None:
     assert verdict.compare_correlation(-0.96, 6, 0.95, 6).kind == verdict.DISAGREE
     assert verdict.compare_correlation(-0.96, 3, -0.9, 6).why == "too few points for a standard error"
     assert verdict.tally([verdict.Verdict(verdict.AGREE), verdict.Verdict(verdict.NOT_COMPARABLE, "x")]) == (
-        "Verdict beside the paper: ✓ agree 1 · ✗ disagree 0 · – not comparable 1 (not comparable: x (1)).")
+        "Verdict beside the paper: ✓ agree 1 · ✗ disagree 0 · – not comparable 1 (not comparable: x (1))."
+    )
 
 
 def _mmlongbench_run(kind: str) -> ModelResults:
     paper = mmlongbench_paper()
     published = {c: paper[("Qwen2.5-VL-7B", c, 131072)] for c in ("VRAG", "NIAH", "ICL", "DocVQA")}
-    groups = {"mmlongbench_vrag_128k": {"score,none": published["VRAG"] + 1, "score_stderr,none": 2.0},
-              "mmlongbench_niah_128k": {"score,none": published["NIAH"] + 30, "score_stderr,none": 1.0},
-              "mmlongbench_icl_128k": {"score,none": published["ICL"]},  # no standard error recorded
-              "mmlongbench_summ_128k": {"score,none": "N/A"},  # no judge
-              "mmlongbench_docvqa_128k": {"score,none": published["DocVQA"], "score_stderr,none": 3.0},
-              "mmlongbench_128k": {"score,none": "N/A"}}
+    groups = {
+        "mmlongbench_vrag_128k": {"score,none": published["VRAG"] + 1, "score_stderr,none": 2.0},
+        "mmlongbench_niah_128k": {"score,none": published["NIAH"] + 30, "score_stderr,none": 1.0},
+        "mmlongbench_icl_128k": {"score,none": published["ICL"]},  # no standard error recorded
+        "mmlongbench_summ_128k": {"score,none": "N/A"},  # no judge
+        "mmlongbench_docvqa_128k": {"score,none": published["DocVQA"], "score_stderr,none": 3.0},
+        "mmlongbench_128k": {"score,none": "N/A"},
+    }
     results = {"mmlongbench_vrag_infoseek_128k": {"score,none": 20.0, "score_stderr,none": 2.0}}
     return ModelResults(results=results, groups=groups, sources=_sources(list(results), kind))
 
@@ -76,28 +92,35 @@ def test_mmlongbench_says_per_cell_and_counts_per_table(tmp_path) -> None:
 
     synthetic = mmlongbench.section("Qwen/Qwen2.5-VL-7B-Instruct", _mmlongbench_run("synthetic"), tmp_path)
     tally = next(line for line in synthetic if line.startswith("Verdict beside the paper"))
-    assert tally.startswith("Verdict beside the paper: ✓ agree 0 · ✗ disagree 0 · – not comparable 7 (not comparable: "
-                            "data not the paper's: synthetic images")
+    assert tally.startswith(
+        "Verdict beside the paper: ✓ agree 0 · ✗ disagree 0 · – not comparable 7 (not comparable: "
+        "data not the paper's: synthetic images"
+    )
 
 
 def test_milebench_table2_gets_a_verdict_row() -> None:
     paper = milebench_paper()["LLaVA-1.5-7B"]
     names = {"Overall Real.": "realistic", "Overall Diag.": "diagnostic"}
-    groups = {f"milebench_{names.get(c, c.replace('-', '').lower())}": {"score,none": paper[c], "score_stderr,none": 2.0}
-              for c in milebench.COLUMNS}
+    groups = {
+        f"milebench_{names.get(c, c.replace('-', '').lower())}": {"score,none": paper[c], "score_stderr,none": 2.0}
+        for c in milebench.COLUMNS
+    }
     groups["milebench_t1"] = {"score,none": paper["T-1"] + 40, "score_stderr,none": 2.0}
     results = {"milebench_action_localization": {"score,none": 30.0}}
     data = ModelResults(results=results, groups=groups, sources=_sources(list(results)))
     lines = milebench.section("llava-hf/llava-1.5-7b-hf", data, None)
     row = next(line for line in lines if line.startswith("| verdict (test set) |"))
     assert row == "| verdict (test set) | ✗ | " + " | ".join(["✓"] * (len(milebench.COLUMNS) - 1)) + " |"
-    assert f"Verdict beside the paper: ✓ agree {len(milebench.COLUMNS) - 1} · ✗ disagree 1 · – not comparable 0." in lines
+    assert (
+        f"Verdict beside the paper: ✓ agree {len(milebench.COLUMNS) - 1} · ✗ disagree 1 · – not comparable 0." in lines
+    )
     # Table 6: T-1 is three subsets of 200; the diagnostic ones are the two needles (320 each) and GPR1200 (600).
     assert milebench.paper_samples("T-1") == 600 and milebench.paper_samples("Overall Diag.") == 1240
 
 
-@pytest.mark.parametrize(("accuracies", "mark"), [((0.80, 0.52, 0.47, 0.30, 0.29, 0.14), "✓"),
-                                                   ((0.14, 0.29, 0.30, 0.47, 0.52, 0.80), "✗")])
+@pytest.mark.parametrize(
+    ("accuracies", "mark"), [((0.80, 0.52, 0.47, 0.30, 0.29, 0.14), "✓"), ((0.14, 0.29, 0.30, 0.47, 0.52, 0.80), "✗")]
+)
 def test_locovqa_r2_beside_the_papers(accuracies: tuple[float, ...], mark: str) -> None:
     tasks = [f"locovqa_mmstar_cmp_{n}" for n in (1, 4, 9, 16, 25, 36)]
     results = {t: {"accuracy,none": a} for t, a in zip(tasks, accuracies, strict=True)}
@@ -106,20 +129,26 @@ def test_locovqa_r2_beside_the_papers(accuracies: tuple[float, ...], mark: str) 
     row = next(line for line in lines if line.startswith("| MMStar |"))
     found = locovqa.fit([1, 4, 9, 16, 25, 36], list(accuracies), "exp")
     assert row == f"| MMStar | {found.label()} | .924*** {mark} |"
-    assert (locovqa.fit_r(found) < 0) == (mark == "✓") and math.isclose(locovqa.printed_r(".924***"), -math.sqrt(.924))
-    assert any(line.startswith(f"Verdict beside the paper: ✓ agree {int(mark == '✓')} · ✗ disagree {int(mark == '✗')}")
-               for line in lines)
+    assert (locovqa.fit_r(found) < 0) == (mark == "✓") and math.isclose(locovqa.printed_r(".924***"), -math.sqrt(0.924))
+    assert any(
+        line.startswith(f"Verdict beside the paper: ✓ agree {int(mark == '✓')} · ✗ disagree {int(mark == '✗')}")
+        for line in lines
+    )
 
 
 def test_mmneedle_beside_the_papers_tables() -> None:
     from tasks.mmneedle import report as mmneedle
 
     paper = mmneedle.load_paper_results()
-    exact, existence = (paper[("IDEFICS2-8B", 1, 2, 1, kind, metric)]
-                        for kind, metric in (("positive", "Exact"), ("negative", "Existence")))
-    results = {"mmneedle_m1_n2_k1_pos": {"exact_acc,none": exact / 100 + 0.01, "exact_acc_stderr,none": 0.015},
-               "mmneedle_m1_n2_k1_neg": {"existence_acc,none": existence / 100 - 0.3, "existence_acc_stderr,none": 0.01},
-               "mmneedle_m10_n1_k2_pos": {"exact_acc,none": 0.5, "exact_acc_stderr,none": 0.05}}
+    exact, existence = (
+        paper[("IDEFICS2-8B", 1, 2, 1, kind, metric)]
+        for kind, metric in (("positive", "Exact"), ("negative", "Existence"))
+    )
+    results = {
+        "mmneedle_m1_n2_k1_pos": {"exact_acc,none": exact / 100 + 0.01, "exact_acc_stderr,none": 0.015},
+        "mmneedle_m1_n2_k1_neg": {"existence_acc,none": existence / 100 - 0.3, "existence_acc_stderr,none": 0.01},
+        "mmneedle_m10_n1_k2_pos": {"exact_acc,none": 0.5, "exact_acc_stderr,none": 0.05},
+    }
     data = ModelResults(results=results, sources=_sources(list(results)))
     assert mmneedle.paper_model_for("HuggingFaceM4/idefics2-8b", data) == "IDEFICS2-8B"
     assert mmneedle.paper_model_for("THUDM/cogvlm2-llama3-chat-19B", data) == "CogVLM2-Llama-3"

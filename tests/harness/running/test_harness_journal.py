@@ -16,8 +16,18 @@ TASK = "mmneedle_m1_n2_k1_neg"
 
 
 def _run(harness, data_dir: Path, out: Path):
-    return harness("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir,
-                   "--output_path", out)
+    return harness(
+        "--tasks",
+        TASK,
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        out,
+    )
 
 
 @pytest.mark.slow  # harness runs end to end
@@ -27,8 +37,16 @@ def test_unreadable_journal_lines_are_reported_and_run_again(tmp_path: Path, dat
     journal = tmp_path / "constant" / journal_name(TASK)
     lines = journal.read_bytes().splitlines(keepends=True)
     header, records = lines[0], lines[1:]
-    damaged = [header, *records[:3], b'{"x": 1}\n', b"[1, 2]\n", b'{"type": "sample", "sample_id": "\xff\xfe"}\n',
-               header, b"not json at all\n", *records[5:]]  # records 3 and 4 are lost among the damage
+    damaged = [
+        header,
+        *records[:3],
+        b'{"x": 1}\n',
+        b"[1, 2]\n",
+        b'{"type": "sample", "sample_id": "\xff\xfe"}\n',
+        header,
+        b"not json at all\n",
+        *records[5:],
+    ]  # records 3 and 4 are lost among the damage
     journal.write_bytes(b"".join(damaged))
     again = _run(harness, data_dir, tmp_path)
     assert again.code == 0 and "Traceback" not in again.err, again.err
@@ -116,7 +134,10 @@ def test_records_of_the_wrong_shape_are_reported_and_run_again(tmp_path: Path, d
     assert again.code == 0 and "Traceback" not in again.err, again.err
     messages = [line for line in again.err.splitlines() if "skipped an unreadable journal line" in line]
     assert [m.split(": skipped")[0] for m in messages] == [f"harness: {journal}:{n}" for n in range(2, 8)]
-    assert "(metrics.exact_acc_by_cell is a str, not a number, a list of numbers or a list of [key, number] pairs)" in messages[0]
+    assert (
+        "(metrics.exact_acc_by_cell is a str, not a number, a list of numbers or a list of [key, number] pairs)"
+        in messages[0]
+    )
     assert "(usage is not an object of token counts)" in messages[1]
     assert "(metrics is a str, not an object)" in messages[2] and "(metrics.existence_acc is a dict," in messages[3]
     assert "(response is a list, not a string)" in messages[4] and "(nested too deeply to read)" in messages[5]
@@ -130,10 +151,26 @@ def test_a_scorer_whose_metrics_could_not_be_read_back_stops_the_run(tmp_path: P
     (tmp_path / "utils.py").write_text("def score(doc, results):\n    return {'acc': 'yes'}\n")
     (tmp_path / "t.yaml").write_text(
         "task: says_yes\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
-        "doc_to_target: answer\nprocess_results: !function utils.score\nmetric_list:\n  - metric: acc\n")
-    run = harness("--tasks", "says_yes", "--include_path", tmp_path / "t.yaml", "--model", "constant", "--model_args",
-                  "answer=-1", "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "1")
+        "doc_to_target: answer\nprocess_results: !function utils.score\nmetric_list:\n  - metric: acc\n"
+    )
+    run = harness(
+        "--tasks",
+        "says_yes",
+        "--include_path",
+        tmp_path / "t.yaml",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "out",
+        "--limit",
+        "1",
+    )
     assert run.code == 2 and "Traceback" not in run.err
     assert run.err.strip().splitlines()[-1] == (
         "harness: error: task 'says_yes': sample 'm1_n2_k1-00000' cannot be journalled: metrics.acc is a str, not a "
-        "number, a list of numbers or a list of [key, number] pairs")
+        "number, a list of numbers or a list of [key, number] pairs"
+    )

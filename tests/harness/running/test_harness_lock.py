@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-SLOW_BACKEND = textwrap.dedent('''
+SLOW_BACKEND = textwrap.dedent("""
     import os, sys, time
     from harness.api import Model, Response
     from harness.cli import main
@@ -37,13 +37,30 @@ SLOW_BACKEND = textwrap.dedent('''
             return [Response("-1") for _ in requests]
 
     sys.exit(main(sys.argv[1:]))
-''')
+""")
 
 
 def _start(script: Path, task: str, data_dir: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(script), "--tasks", task, "--model", "slow_test", "--data_dir",
-                             str(data_dir), "--output_path", str(out), "--no_progress", *extra], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            str(script),
+            "--tasks",
+            task,
+            "--model",
+            "slow_test",
+            "--data_dir",
+            str(data_dir),
+            "--output_path",
+            str(out),
+            "--no_progress",
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_lock(lock: Path, proc: subprocess.Popen) -> dict:
@@ -61,15 +78,33 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
     out = tmp_path / "out"
-    hold = tmp_path / "hold"  # the first run holds its lock until the second has been answered, however slow the machine
+    hold = (
+        tmp_path / "hold"
+    )  # the first run holds its lock until the second has been answered, however slow the machine
     hold.touch()
     script_env = {**script_env, "SLOW_TEST_HOLD": str(hold)}
     first = _start(script, "mmneedle_m1_n2_k1_neg", data_dir, out, script_env)
     holder = _wait_for_lock(out / "slow_test" / "harness.lock", first)
     assert holder["pid"] == first.pid
-    second = subprocess.run([sys.executable, str(script), "--tasks", "mmneedle_m1_n2_k1_neg", "--model", "slow_test",
-                             "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"],
-                            env=script_env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--tasks",
+            "mmneedle_m1_n2_k1_neg",
+            "--model",
+            "slow_test",
+            "--data_dir",
+            str(data_dir),
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ],
+        env=script_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 2
     (line,) = [line for line in second.stderr.splitlines() if line.startswith("harness: error")]
     assert f"is in use by another harness run (pid {first.pid}: harness --tasks mmneedle_m1_n2_k1_neg " in line
@@ -92,9 +127,25 @@ def test_a_killed_run_leaves_no_lock_behind(tmp_path: Path, data_dir: Path, scri
     _wait_for_lock(out / "slow_test" / "harness.lock", first)
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=60)
-    again = subprocess.run([sys.executable, str(script), "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "slow_test",
-                            "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"],
-                           env=script_env, capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--tasks",
+            "mmneedle_m1_n2_k1_pos",
+            "--model",
+            "slow_test",
+            "--data_dir",
+            str(data_dir),
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ],
+        env=script_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0, again.stderr
     (results,) = (out / "slow_test").glob("results_*.json")
     assert json.loads(results.read_text())["sample_counts"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
@@ -104,22 +155,46 @@ JUDGE_KEY = "sk-judge-0123456789abcdef"
 
 
 @pytest.mark.slow  # runs in child processes
-def test_the_lock_holds_a_pid_and_a_redacted_command_line_even_after_kill_9(tmp_path: Path, data_dir: Path,
-                                                                          script_env) -> None:
+def test_the_lock_holds_a_pid_and_a_redacted_command_line_even_after_kill_9(
+    tmp_path: Path, data_dir: Path, script_env
+) -> None:
     script = tmp_path / "slow.py"
     script.write_text(SLOW_BACKEND)
     out = tmp_path / "out"
     lock = out / "slow_test" / "harness.lock"
     script_env = {**script_env, "SLOW_TEST_SECONDS": "5"}  # still running when the second run asks
-    first = _start(script, "mmneedle_m1_n2_k1_pos", data_dir, out, script_env, "--judge_args",
-                   f"api_key={JUDGE_KEY},base_url=http://judge:pw-short@127.0.0.1:9/v1")
+    first = _start(
+        script,
+        "mmneedle_m1_n2_k1_pos",
+        data_dir,
+        out,
+        script_env,
+        "--judge_args",
+        f"api_key={JUDGE_KEY},base_url=http://judge:pw-short@127.0.0.1:9/v1",
+    )
     holder = _wait_for_lock(lock, first)
     assert set(holder) == {"pid", "argv"} and holder["pid"] == first.pid
     assert "api_key=<redacted>,base_url=http://judge:<redacted>@127.0.0.1:9/v1" in holder["argv"]
     # A second run (without the key: nothing of its own to scrub) is told who holds the folder, redacted.
-    second = subprocess.run([sys.executable, str(script), "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "slow_test",
-                             "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"],
-                            env=script_env, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            "--tasks",
+            "mmneedle_m1_n2_k1_pos",
+            "--model",
+            "slow_test",
+            "--data_dir",
+            str(data_dir),
+            "--output_path",
+            str(out),
+            "--no_progress",
+        ],
+        env=script_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert second.returncode == 2 and f"pid {first.pid}: harness" in second.stderr
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=60)
@@ -139,11 +214,21 @@ def test_an_in_use_message_redacts_a_lock_file_written_with_secrets(tmp_path: Pa
         handle.write(json.dumps({"pid": 4242, "argv": argv}))
         handle.flush()
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by this process: the folder is in use
-        run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                      "--output_path", tmp_path / "out")
+        run = harness(
+            "--tasks",
+            "mmneedle_m1_n2_k1_pos",
+            "--model",
+            "random",
+            "--data_dir",
+            data_dir,
+            "--output_path",
+            tmp_path / "out",
+        )
     assert run.code == 2
-    assert ("(pid 4242: harness --model_args api_key=<redacted> --judge_args=token=<redacted>,"
-            "base_url=http://u:<redacted>@h/v1)") in run.err
+    assert (
+        "(pid 4242: harness --model_args api_key=<redacted> --judge_args=token=<redacted>,"
+        "base_url=http://u:<redacted>@h/v1)"
+    ) in run.err
     assert not any(k in run.err for k in ("k1", "k2", "k3"))
 
 
@@ -151,8 +236,18 @@ def test_a_run_that_fails_to_start_releases_its_lock(tmp_path: Path, data_dir: P
     out = tmp_path / "out"
     (out / "keep.txt").parent.mkdir(parents=True)
     (out / "keep.txt").write_text("the user's")
-    failed = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--model_args", "backend=random",
-                     "--data_dir", data_dir, "--output_path", out)
+    failed = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "qwen2.5-vl",
+        "--model_args",
+        "backend=random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        out,
+    )
     assert failed.code == 2 and "Traceback" not in failed.err
     (line,) = [line for line in failed.err.splitlines() if "error:" in line]
     assert line.startswith("harness: error: model 'qwen2.5-vl': random backend: unknown model argument 'pretrained'")
@@ -160,7 +255,17 @@ def test_a_run_that_fails_to_start_releases_its_lock(tmp_path: Path, data_dir: P
     assert "backend=random passes them to random; to run random, give --model random" in line
     # Nothing is left behind: no lock file, no empty model folder; the folder the user made is kept.
     assert sorted(p.name for p in out.rglob("*")) == ["keep.txt"]
-    started = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
-                      "--output_path", out, "--limit", "2")
+    started = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        out,
+        "--limit",
+        "2",
+    )
     assert started.code == 0, started.err
     assert not (out / "random" / "harness.lock").exists()  # a finished run removes its lock file too

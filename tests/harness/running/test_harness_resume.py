@@ -23,16 +23,35 @@ def sample_lines(journal: Path) -> list[dict]:
 
 
 @pytest.mark.slow  # two harness runs in child processes (one killed) and a third in process, a tiny LLaVA: ~46 s of CPU
-def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, data_dir: Path, tiny_llava: Path,
-                                                        harness_script: str, script_env: dict, harness) -> None:
-    args = ["--tasks", TASK, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1",
-            "--data_dir", str(data_dir), "--batch_size", "1", "--gen_kwargs", "max_gen_toks=200", "--no_progress"]
+def test_killed_run_resumes_to_the_uninterrupted_result(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, harness_script: str, script_env: dict, harness
+) -> None:
+    args = [
+        "--tasks",
+        TASK,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        str(data_dir),
+        "--batch_size",
+        "1",
+        "--gen_kwargs",
+        "max_gen_toks=200",
+        "--no_progress",
+    ]
     name = str(tiny_llava).replace("/", "__")
     out = tmp_path / "killed"
     journal = out / name / f"journal_{TASK}.jsonl"
 
-    proc = subprocess.Popen([harness_script, *args, "--output_path", str(out)], env=script_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [harness_script, *args, "--output_path", str(out)],
+        env=script_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while len(sample_lines(journal)) < 4 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -43,11 +62,13 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path: Path, data_dir
     assert 4 <= len(finished_before) < 12, "the kill must land in the middle of the task"
     assert not list((out / name).glob("results_*.json"))
 
-    resumed = subprocess.run([harness_script, *args, "--output_path", str(out)], env=script_env,
-                             capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        [harness_script, *args, "--output_path", str(out)], env=script_env, capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
-    assert (f"{TASK}: {len(finished_before)} samples resumed from the journal, "
-            f"{12 - len(finished_before)} generated now") in resumed.stderr
+    assert (
+        f"{TASK}: {len(finished_before)} samples resumed from the journal, {12 - len(finished_before)} generated now"
+    ) in resumed.stderr
     samples = sample_lines(journal)
     ids = [s["sample_id"] for s in samples]
     assert len(ids) == len(set(ids)) == 12  # nothing redone, nothing lost

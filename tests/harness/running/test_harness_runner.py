@@ -20,8 +20,18 @@ K1 = "mmneedle_m1_n2_k1"
 
 
 def test_constant_minus_one_gives_the_known_scores(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_neg", "--model", "constant", "--model_args",
-                  "answer=-1", "--data_dir", data_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_neg",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     data = run.results("constant")
     results = data["results"]
@@ -39,8 +49,18 @@ def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, data_dir: Pa
     answers = [r["answer"] for r in rows("m1_n2_k1") if r["is_positive"]]
     guess = answers[0]
     expected = sum(a == guess for a in answers) / len(answers)
-    run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", f'answer="{guess}"',
-                  "--data_dir", data_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        f'answer="{guess}"',
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     entry = run.results("constant")["results"][f"{K1}_pos"]
     assert entry["exact_acc,none"] == pytest.approx(expected)
     assert entry["exact_acc_stderr,none"] == pytest.approx(math.sqrt(expected * (1 - expected) / len(answers)))
@@ -49,12 +69,39 @@ def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, data_dir: Pa
 
 
 def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "random", "--data_dir", data_dir,
-                  "--output_path", tmp_path, "--limit", "5", "--seed", "3", "--batch_size", "2")
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+        "--limit",
+        "5",
+        "--seed",
+        "3",
+        "--batch_size",
+        "2",
+    )
     data = run.results("random")
     task = "mmneedle_m10_n1_k2_pos"
-    for key in ("results", "groups", "group_subtasks", "configs", "versions", "n-samples", "higher_is_better",
-                "config", "package_versions", "date", "total_evaluation_time_seconds", "datasets", "breakdowns"):
+    for key in (
+        "results",
+        "groups",
+        "group_subtasks",
+        "configs",
+        "versions",
+        "n-samples",
+        "higher_is_better",
+        "config",
+        "package_versions",
+        "date",
+        "total_evaluation_time_seconds",
+        "datasets",
+        "breakdowns",
+    ):
         assert key in data, key
     entry = data["results"][task]
     assert {"individual_exact_acc,none", "individual_exact_acc_stderr,none", "exact_acc,none"} <= set(entry)
@@ -71,7 +118,9 @@ def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, harn
     assert data["package_versions"]["datasets"]
 
 
-def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     task = "mmneedle_m10_n1_k2_pos"
 
     def guesses(out: Path, *extra: str) -> dict[str, str]:
@@ -92,9 +141,22 @@ def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(tmp_
 def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: Path, harness) -> None:
     (tmp_path / "t.yaml").write_text(
         "task: no_space\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
-        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n")
-    run = harness("--tasks", "no_space", "--model", "random", "--include_path", tmp_path / "t.yaml",
-                  "--data_dir", data_dir, "--output_path", tmp_path / "out", "--limit", "3")
+        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
+    )
+    run = harness(
+        "--tasks",
+        "no_space",
+        "--model",
+        "random",
+        "--include_path",
+        tmp_path / "t.yaml",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "out",
+        "--limit",
+        "3",
+    )
     assert run.code == 1 and "no sample of this run was scored (3 error)" in run.err, run.err
     data = run.results("random")
     entry = {**data["results"]["no_space"], **data["sample_counts"]["no_space"]}
@@ -103,15 +165,37 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: 
 
 
 def test_empty_and_enormous_outputs(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", "answer=", "--data_dir", data_dir,
-                  "--output_path", tmp_path / "empty")
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "empty",
+    )
     data = run.results("constant")
     entry = {**data["results"][f"{K1}_pos"], **data["sample_counts"][f"{K1}_pos"]}
     # An empty answer is scored as the official code scores it: existence-correct on a positive.
     assert entry["n_empty"] == 12 and entry["n_scored"] == 12 and entry["existence_acc,none"] == 1.0
     huge = "1" * 30000  # > 64 * max_gen_toks + 1024 characters
-    run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", f"answer={huge}",
-                  "--data_dir", data_dir, "--output_path", tmp_path / "huge", "--limit", "2")
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        f"answer={huge}",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "huge",
+        "--limit",
+        "2",
+    )
     entry = run.results("constant")["sample_counts"][f"{K1}_pos"]
     assert entry["n_error"] == 2 and entry["n_scored"] == 0
     assert "enormous output: 30000 characters" in run.samples("constant", f"{K1}_pos")[0]["error"]
@@ -120,13 +204,29 @@ def test_empty_and_enormous_outputs(tmp_path: Path, data_dir: Path, harness) -> 
 def test_placeholder_mismatch_is_recorded_per_row(tmp_path: Path, data_dir: Path, harness) -> None:
     (tmp_path / "t.yaml").write_text(
         "include: " + str(TaskIndex().tasks[f"{K1}_neg"].source) + "\n"
-        "task: extra_placeholder\ndoc_to_text: \"{{prompt}}<image>\"\n")
-    run = harness("--tasks", "extra_placeholder", "--model", "constant", "--model_args", "answer=-1",
-                  "--include_path", tmp_path / "t.yaml", "--data_dir", data_dir, "--output_path", tmp_path / "o")
+        'task: extra_placeholder\ndoc_to_text: "{{prompt}}<image>"\n'
+    )
+    run = harness(
+        "--tasks",
+        "extra_placeholder",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--include_path",
+        tmp_path / "t.yaml",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "o",
+    )
     assert run.code == 1 and "no sample of this run was scored (12 invalid_input)" in run.err, run.err
     samples = run.samples("constant", "extra_placeholder")
     assert len(samples) == 12 and all(s["status"] == "invalid_input" for s in samples)
-    assert samples[0]["error"] == f"row {samples[0]['sample_id']}: prompt has 2 <image> placeholders but the row has 1 images"
+    assert (
+        samples[0]["error"]
+        == f"row {samples[0]['sample_id']}: prompt has 2 <image> placeholders but the row has 1 images"
+    )
 
 
 def test_requests_interleave_images_lazily_in_prompt_order(data_dir: Path, rows) -> None:
@@ -152,16 +252,42 @@ def test_requests_interleave_images_lazily_in_prompt_order(data_dir: Path, rows)
 
 
 def test_paper_prompt_style_through_metadata(tmp_path: Path, data_dir: Path, rows, harness) -> None:
-    run = harness("--tasks", f"{K1}_pos", "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir,
-                  "--output_path", tmp_path, "--limit", "1", "--log_samples", "--metadata", '{"prompt_style": "paper"}')
+    run = harness(
+        "--tasks",
+        f"{K1}_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+        "--limit",
+        "1",
+        "--log_samples",
+        "--metadata",
+        '{"prompt_style": "paper"}',
+    )
     sample = run.samples("constant", f"{K1}_pos")[0]
     assert sample["prompt"] == rows("m1_n2_k1")[0]["prompt_paper"]
     assert run.results("constant")["configs"][f"{K1}_pos"]["metadata"]["prompt_style"] == "paper"
 
 
 def test_log_samples_records_hashes_not_pixels(tmp_path: Path, data_dir: Path, rows, harness) -> None:
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "constant", "--model_args", "answer=-1",
-                  "--data_dir", data_dir, "--output_path", tmp_path, "--log_samples")
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     samples = run.samples("constant", "mmneedle_m10_n1_k2_pos")
     source = {r["id"]: r for r in rows("m10_n1_k2")}
     for sample in samples:
@@ -179,7 +305,7 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path, data_dir:
     args = ("--tasks", f"{K1}_neg", "--model", "constant", "--data_dir", data_dir, "--output_path", tmp_path)
     assert harness(*args, "--model_args", "answer=-1").code == 0
     run = harness(*args, "--model_args", "answer=1, 1, 1")
-    assert run.code == 2 and 'quote values holding commas' in run.err
+    assert run.code == 2 and "quote values holding commas" in run.err
     run = harness(*args, "--model_args", 'answer="1, 1, 1"')
     assert run.code == 2
     assert "holds samples of a different run (differs in: model)" in run.err
@@ -189,7 +315,9 @@ def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path, data_dir:
     assert rerun.code == 0 and "12 samples resumed from the journal, 0 generated now" in rerun.err
 
 
-def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     from harness.api import BackendFatalError, Model, Response
     from harness.models.registry import _REGISTRY, register_model
 
@@ -208,8 +336,16 @@ def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(tmp_path
             return [Response("-1") for _ in requests]
 
     try:
-        run = harness("--tasks", f"{K1}_neg", "--model", "test_fails_after_two_batches", "--data_dir", data_dir,
-                      "--output_path", tmp_path)
+        run = harness(
+            "--tasks",
+            f"{K1}_neg",
+            "--model",
+            "test_fails_after_two_batches",
+            "--data_dir",
+            data_dir,
+            "--output_path",
+            tmp_path,
+        )
     finally:
         _REGISTRY.pop("test_fails_after_two_batches")
     assert run.code == 1

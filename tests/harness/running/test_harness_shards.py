@@ -13,8 +13,19 @@ from harness.running.sharding import Shard
 
 RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
 # Everything of a results file that is about the evaluation, not about when or how it ran.
-SAME = ("results", "groups", "group_subtasks", "n-samples", "breakdowns", "usage", "versions", "task_hashes",
-        "higher_is_better", "configs", "datasets")
+SAME = (
+    "results",
+    "groups",
+    "group_subtasks",
+    "n-samples",
+    "breakdowns",
+    "usage",
+    "versions",
+    "task_hashes",
+    "higher_is_better",
+    "configs",
+    "datasets",
+)
 
 
 def _records(model_dir: Path, task: str) -> list[dict[str, Any]]:
@@ -38,7 +49,9 @@ def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: s
         assert partial["partial"]["shard"] == f"{index}/{count}" and partial["config"]["shard"] == f"{index}/{count}"
         for task in tasks:
             docs = full.results(model)["n-samples"][task]["effective"]
-            assert partial["n-samples"][task]["effective"] == len([d for d in range(docs) if Shard(index, count).contains(d)])
+            assert partial["n-samples"][task]["effective"] == len(
+                [d for d in range(docs) if Shard(index, count).contains(d)]
+            )
             assert partial["partial"]["task_docs"][task] == docs
             assert all(Shard(index, count).contains(r["doc_id"]) for r in run.samples(model, task))
         shard_dirs.append(tmp_path / f"shard{index}")
@@ -49,8 +62,18 @@ def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: s
 
 @pytest.mark.slow  # three runs and a merge
 def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = ("--tasks", ",".join(RANDOM_TASKS), "--model", "random", "--data_dir", data_dir, "--seed", "5",
-            "--batch_size", "2")
+    args = (
+        "--tasks",
+        ",".join(RANDOM_TASKS),
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--seed",
+        "5",
+        "--batch_size",
+        "2",
+    )
     full, merged = _shard_then_merge(harness, tmp_path, 3, args, "random", RANDOM_TASKS)
     expected = full.results("random")
     got = json.loads(sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1].read_text())
@@ -74,8 +97,20 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
 @pytest.mark.slow  # a tiny LLaVA's three runs and a merge
 def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
     task = "mmneedle_m10_n1_k2_neg"
-    args = ("--tasks", task, "--model", "hf", "--model_args", f"pretrained={tiny_llava},threads=1", "--data_dir",
-            data_dir, "--limit", "5", "--gen_kwargs", "max_gen_toks=4")
+    args = (
+        "--tasks",
+        task,
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "5",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+    )
     name = str(tiny_llava).replace("/", "__")
     full, _ = _shard_then_merge(harness, tmp_path, 2, args, name, [task])
     expected = full.results(name)
@@ -87,7 +122,16 @@ def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path
 
 
 def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = ("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir)
+    args = (
+        "--tasks",
+        "mmneedle_m1_n2_k1_neg",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=-1",
+        "--data_dir",
+        data_dir,
+    )
     run = harness(*args, "--shard", "3/3")
     assert run.code == 2 and "0-based: the last of 3 is 2/3" in run.err and "Traceback" not in run.err
     run = harness(*args, "--shard", "half")
@@ -102,8 +146,16 @@ def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: 
     assert run.code == 2 and "not the results of a --shard run" in run.err
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "nowhere")
     assert run.code == 2 and "no such folder" in run.err
-    other = ("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "constant", "--model_args", 'answer="1, 1, 1"',
-             "--data_dir", data_dir)
+    other = (
+        "--tasks",
+        "mmneedle_m1_n2_k1_neg",
+        "--model",
+        "constant",
+        "--model_args",
+        'answer="1, 1, 1"',
+        "--data_dir",
+        data_dir,
+    )
     assert harness(*other, "--shard", "2/3", "--output_path", tmp_path / "s2").code == 0
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1", tmp_path / "s2")
     assert run.code == 2 and "are not shards of one run (they differ in: model_args, model_identity)" in run.err
@@ -122,8 +174,9 @@ def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_di
     assert len(_records(tmp_path / "random", task)) == 9
 
 
-def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(tmp_path: Path, data_dir: Path,
-                                                                              harness) -> None:
+def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
     task = "mmneedle_m1_n2_k1_pos"
     args = ("--tasks", task, "--model", "random", "--data_dir", data_dir)
     full = harness(*args, "--output_path", tmp_path / "full")
@@ -133,8 +186,9 @@ def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(tmp
     header, first, second, *rest = journal.read_bytes().splitlines(keepends=True)
     record = json.loads(first)
     record["metrics"]["exact_acc_by_cell"] = "x"
-    journal.write_bytes(header + (json.dumps(record) + "\n").encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n"
-                        + b"".join(rest))
+    journal.write_bytes(
+        header + (json.dumps(record) + "\n").encode() + b"[" * 100_000 + b"]" * 100_000 + b"\n" + b"".join(rest)
+    )
     merged = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
     assert merged.code == 2 and "Traceback" not in merged.err
     assert f"{journal}:2: skipped an unreadable journal line (metrics.exact_acc_by_cell is a str" in merged.err

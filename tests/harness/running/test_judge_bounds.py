@@ -22,7 +22,8 @@ def judged_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The toy colours judged in two stages; the prompts show only the answer, so equal answers share them. The
     verdict is read by MMLongBench's official judge parser."""
     folder = tmp_path_factory.mktemp("judged_tasks")
-    (folder / "utils.py").write_text(textwrap.dedent('''
+    (folder / "utils.py").write_text(
+        textwrap.dedent("""
         from tasks.mmlongbench.scoring import parse_judge_json
 
         def process_results(doc, results):
@@ -36,8 +37,10 @@ def judged_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
         def judge_score(doc, response, verdicts):
             return {"judged": float(verdicts["first"]["ok"] and verdicts["second"]["ok"])}
-    '''))
-    (folder / f"{TASK}.yaml").write_text(textwrap.dedent(f'''
+    """)
+    )
+    (folder / f"{TASK}.yaml").write_text(
+        textwrap.dedent(f"""
         task: {TASK}
         dataset_path: toy
         dataset_name: colors
@@ -55,7 +58,8 @@ def judged_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
           score: !function utils.judge_score
           metrics: [judged]
           generation_kwargs: {{max_gen_toks: 4096}}
-    '''))
+    """)
+    )
     return folder
 
 
@@ -67,17 +71,39 @@ def _reply(body: dict) -> str:
 
 
 def test_identical_prompts_are_sent_once_and_an_overlong_reply_is_not_parsed(
-        tmp_path: Path, toy_dir: Path, judged_tasks: Path, harness_script: str, script_env: dict) -> None:
+    tmp_path: Path, toy_dir: Path, judged_tasks: Path, harness_script: str, script_env: dict
+) -> None:
     server = ChatServer(answer=_reply)
     server.start()
     started = time.monotonic()
     try:
         run = subprocess.run(
-            [harness_script, "--tasks", TASK, "--include_path", str(judged_tasks), "--data_dir", str(toy_dir),
-             "--model", "constant", "--model_args", "answer=red", "--output_path", str(tmp_path), "--no_progress",
-             "--judge_model", "openai", "--judge_args", f"model=judge,base_url={server.base_url},api_key=k",
-             "--allow_failures"],
-            env=script_env, capture_output=True, text=True, timeout=90)
+            [
+                harness_script,
+                "--tasks",
+                TASK,
+                "--include_path",
+                str(judged_tasks),
+                "--data_dir",
+                str(toy_dir),
+                "--model",
+                "constant",
+                "--model_args",
+                "answer=red",
+                "--output_path",
+                str(tmp_path),
+                "--no_progress",
+                "--judge_model",
+                "openai",
+                "--judge_args",
+                f"model=judge,base_url={server.base_url},api_key=k",
+                "--allow_failures",
+            ],
+            env=script_env,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
     finally:
         server.stop()
     elapsed = time.monotonic() - started
@@ -87,8 +113,9 @@ def test_identical_prompts_are_sent_once_and_an_overlong_reply_is_not_parsed(
     (log,) = tmp_path.glob("constant/judge_*.jsonl")
     outcomes = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(outcomes) == 6 and {o["status"] for o in outcomes} == {"unparsed"}
-    assert {o["error"] for o in outcomes} == {"the second reply has 200000 characters, over the judge's cap of 8192 "
-                                              "(judge.max_reply_chars): not parsed"}
+    assert {o["error"] for o in outcomes} == {
+        "the second reply has 200000 characters, over the judge's cap of 8192 (judge.max_reply_chars): not parsed"
+    }
     assert all(len(o["replies"]["second"]) == 2000 for o in outcomes)
     (results,) = tmp_path.glob("constant/results_*.json")
     assert json.loads(results.read_text())["config"]["judge"]["max_reply_chars"] == {TASK: 8192}

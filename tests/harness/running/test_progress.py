@@ -24,15 +24,17 @@ def _lines(err: str) -> list[str]:
 
 
 def _run(capsys, data_dir: Path, out: Path, tasks: list[str]) -> list[str]:
-    code = main(["--tasks", ",".join(tasks), "--model", "random", "--data_dir", str(data_dir), "--output_path",
-                 str(out)])
+    code = main(
+        ["--tasks", ",".join(tasks), "--model", "random", "--data_dir", str(data_dir), "--output_path", str(out)]
+    )
     err = capsys.readouterr().err
     assert code == 0, err
     return _lines(err)
 
 
-def test_a_multi_task_run_shows_one_overall_bar_with_an_eta_and_no_datasets_lines(tmp_path: Path, data_dir: Path,
-                                                                                   capsys) -> None:
+def test_a_multi_task_run_shows_one_overall_bar_with_an_eta_and_no_datasets_lines(
+    tmp_path: Path, data_dir: Path, capsys
+) -> None:
     lines = _run(capsys, data_dir, tmp_path / "out", TASKS)
     assert not [line for line in lines if "Generating" in line or line.startswith(("Map", "Filter"))]
     overall = [line for line in lines if line.startswith(f"{OVERALL}:")]
@@ -45,8 +47,7 @@ def test_a_multi_task_run_shows_one_overall_bar_with_an_eta_and_no_datasets_line
     assert loading == {"3"}  # tasks
 
 
-def test_the_overall_total_leaves_out_samples_resumed_from_the_journal(tmp_path: Path, data_dir: Path,
-                                                                       capsys) -> None:
+def test_the_overall_total_leaves_out_samples_resumed_from_the_journal(tmp_path: Path, data_dir: Path, capsys) -> None:
     out = tmp_path / "out"
     _run(capsys, data_dir, out, TASKS[:1])  # one task: its own bar only
     lines = _run(capsys, data_dir, out, TASKS)

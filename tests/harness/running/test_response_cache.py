@@ -43,8 +43,13 @@ class CountingModel(Model):
             elif "REFUSE" in text:
                 out.append(Response(text=None, error="refused: no", refused=True))
             else:
-                out.append(Response(text=f"{r.sample_id}:{len(r.images)}", finish_reason="stop",
-                                    usage={"prompt_tokens": 5, "completion_tokens": 2}))
+                out.append(
+                    Response(
+                        text=f"{r.sample_id}:{len(r.images)}",
+                        finish_reason="stop",
+                        usage={"prompt_tokens": 5, "completion_tokens": 2},
+                    )
+                )
         return out
 
 
@@ -66,10 +71,12 @@ def test_key_covers_content_not_coordinates(jpeg_red, png_blue):
         "text": make_request("a", ["Find it!", jpeg_red, png_blue], system="sys"),
         "system": make_request("a", ["Find it", jpeg_red, png_blue], system="other sys"),
         "prefix": make_request("a", ["Find it", jpeg_red, png_blue], system="sys", prefix="Answer:"),
-        "settings": make_request("a", ["Find it", jpeg_red, png_blue], system="sys",
-                                 settings=GenerationSettings(max_gen_toks=17)),
-        "seed": make_request("a", ["Find it", jpeg_red, png_blue], system="sys",
-                             settings=GenerationSettings(max_gen_toks=16, seed=1)),
+        "settings": make_request(
+            "a", ["Find it", jpeg_red, png_blue], system="sys", settings=GenerationSettings(max_gen_toks=17)
+        ),
+        "seed": make_request(
+            "a", ["Find it", jpeg_red, png_blue], system="sys", settings=GenerationSettings(max_gen_toks=16, seed=1)
+        ),
     }
     role_swap = replace(base, messages=(Message("user", (TextPart("sys"),)), base.messages[1]))
     variants["role"] = role_swap
@@ -78,8 +85,15 @@ def test_key_covers_content_not_coordinates(jpeg_red, png_blue):
     assert len(set(keys.values())) == len(keys)
     assert request_key({**IDENTITY, "checkpoint": "other"}, base) != key
     # The image's content hash is what counts, not the ImageRef object or its loader.
-    fresh = Request(**{**base.__dict__, "messages": (base.messages[0], Message("user", (
-        TextPart("Find it"), ImagePart(image_ref(jpeg_red)), ImagePart(image_ref(png_blue))))),})
+    fresh = Request(
+        **{
+            **base.__dict__,
+            "messages": (
+                base.messages[0],
+                Message("user", (TextPart("Find it"), ImagePart(image_ref(jpeg_red)), ImagePart(image_ref(png_blue)))),
+            ),
+        }
+    )
     assert request_key(IDENTITY, fresh) == key
 
 
@@ -174,10 +188,16 @@ def test_cached_openai_rerun_sends_nothing(tmp_path, chat_server, jpeg_red):
     assert len(chat_server.received) == 4 and second.model_calls == 0
 
 
-DAMAGED_ROWS = ["5", "[1, 2]", "not json", "null", '{"text": 5, "error": null, "refused": false}',
-                '{"text": ["a"], "error": null, "refused": false, "finish_reason": null, "usage": {}}',
-                '{"text": "t", "error": null, "refused": false, "finish_reason": null, "usage": {"n": "many"}}',
-                "[" * 5000 + "]" * 5000]
+DAMAGED_ROWS = [
+    "5",
+    "[1, 2]",
+    "not json",
+    "null",
+    '{"text": 5, "error": null, "refused": false}',
+    '{"text": ["a"], "error": null, "refused": false, "finish_reason": null, "usage": {}}',
+    '{"text": "t", "error": null, "refused": false, "finish_reason": null, "usage": {"n": "many"}}',
+    "[" * 5000 + "]" * 5000,
+]
 
 
 def test_a_damaged_cache_row_is_a_miss_asked_again_and_replaced(tmp_path, capsys):

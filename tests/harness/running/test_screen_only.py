@@ -46,8 +46,11 @@ def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
     model = screen_model(plan.model.backend, plan.model.args)
     policies = run_policies(plan)
     chosen = policies if policies.by_task else None
-    return {(task.name, v.sample_id): v for task in plan.tasks
-            for v in screen_task(model, task, plan.gen_kwargs, plan.seed, plan.shard, chosen)}
+    return {
+        (task.name, v.sample_id): v
+        for task in plan.tasks
+        for v in screen_task(model, task, plan.gen_kwargs, plan.seed, plan.shard, chosen)
+    }
 
 
 def table_row(out: str, task: str) -> list[str]:
@@ -56,15 +59,24 @@ def table_row(out: str, task: str) -> list[str]:
 
 
 @pytest.mark.slow  # screens, then runs a tiny LLaVA
-def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: Path, needle_dir: Path,
-                                                      tiny_llava_336: Path, harness) -> None:
+def test_the_screen_and_the_run_agree_on_every_sample(
+    tmp_path: Path, data_dir: Path, needle_dir: Path, tiny_llava_336: Path, harness
+) -> None:
     """576 tokens per image against 2,048: ten-image rows are over length (the issue's case: the old screen said
     "3 of 3 would be sent, longest 1,241"), one-image rows are sent, MileBench's 2-32-image rows are cut from the
     left; the screen and the real run agree on every verdict, count and cut."""
-    model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava_336},threads=1,context_length=2048",
-             "--gen_kwargs", "max_gen_toks=4")
-    cases = [(data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", ("--limit", "3")),
-             (needle_dir, "milebench_image_needle", ())]
+    model = (
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava_336},threads=1,context_length=2048",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+    )
+    cases = [
+        (data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", ("--limit", "3")),
+        (needle_dir, "milebench_image_needle", ()),
+    ]
     name = str(tiny_llava_336).replace("/", "__")
     seen = set()
     for data, tasks, limit in cases:
@@ -82,10 +94,15 @@ def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: 
                     assert sample["usage"]["prompt_tokens"] == verdict.prompt_tokens
                 seen.add((task, verdict.status, verdict.truncation is not None))
         assert not screened  # nothing screened that the run did not record
-    assert seen >= {("mmneedle_m10_n1_k2_pos", "over_length", False), ("mmneedle_m1_n2_k1_pos", SENT, False),
-                    ("milebench_image_needle", SENT, True)}
+    assert seen >= {
+        ("mmneedle_m10_n1_k2_pos", "over_length", False),
+        ("mmneedle_m1_n2_k1_pos", SENT, False),
+        ("milebench_image_needle", SENT, True),
+    }
 
-    table = harness("--tasks", "mmneedle_m10_n1_k2_pos", *model, "--data_dir", data_dir, "--limit", "3", "--screen_only")
+    table = harness(
+        "--tasks", "mmneedle_m10_n1_k2_pos", *model, "--data_dir", data_dir, "--limit", "3", "--screen_only"
+    )
     assert table.code == 0, table.err
     cells = table_row(table.out, "mmneedle_m10_n1_k2_pos")
     assert cells[1:5] == ["3", "0", "3", "0"] and int(cells[6].replace(",", "")) > 10 * 576 and cells[9] == "exact"
@@ -94,8 +111,9 @@ def test_the_screen_and_the_run_agree_on_every_sample(tmp_path: Path, data_dir: 
 
 
 @pytest.mark.slow  # tiny LLaVA processors
-def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path, data_dir: Path, tiny_llava_336: Path,
-                                                                  harness, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(
+    tmp_path: Path, data_dir: Path, tiny_llava_336: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import huggingface_hub
 
     weightless = tmp_path / "weightless"
@@ -107,9 +125,19 @@ def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
 
     def screen(checkpoint: object) -> str:
-        run = harness("--tasks", "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
-                      f"pretrained={checkpoint},context_length=2048", "--data_dir", data_dir, "--limit", "3",
-                      "--screen_only")
+        run = harness(
+            "--tasks",
+            "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={checkpoint},context_length=2048",
+            "--data_dir",
+            data_dir,
+            "--limit",
+            "3",
+            "--screen_only",
+        )
         assert run.code == 0, run.err
         return run.out.split("\n", 1)[1]  # the table, after the line naming the checkpoint
 
@@ -119,34 +147,58 @@ def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(tmp_path: Path
 
 
 @pytest.mark.slow  # screens twice, the second time with a 336 px tiny LLaVA built for it
-def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(needle_dir: Path, tiny_llava_336: Path, harness,
-                                                                       empty_hub_cache: Path) -> None:
+def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(
+    needle_dir: Path, tiny_llava_336: Path, harness, empty_hub_cache: Path
+) -> None:
     """The README's example: MileBench's 32-image needle row for llava-1.5-7b at 4,096 tokens. Not in the local
     cache, it is counted by the LLaVA-1.5 rule (576 per image), labelled an estimate naming why; the row is cut to
     fit, as the exact count of a local 576-token checkpoint cuts it (the old screen cut nothing)."""
-    args = ("--tasks", "milebench_image_needle", "--data_dir", needle_dir, "--gen_kwargs", "max_gen_toks=4", "--screen_only")
-    estimated = harness(*args, "--model", "hf", "--model_args", "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096")
+    args = (
+        "--tasks",
+        "milebench_image_needle",
+        "--data_dir",
+        needle_dir,
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--screen_only",
+    )
+    estimated = harness(
+        *args, "--model", "hf", "--model_args", "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096"
+    )
     assert estimated.code == 0, estimated.err
-    assert ("the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline (from a local folder or "
-            "the local Hub cache)") in estimated.out
+    assert (
+        "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline (from a local folder or "
+        "the local Hub cache)"
+    ) in estimated.out
     assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in estimated.out
     cells = table_row(estimated.out, "milebench_image_needle")
     assert cells[9] == "estimate" and cells[8] == "1" and int(cells[6].replace(",", "")) <= 4096
     exact = harness(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=4096")
     assert table_row(exact.out, "milebench_image_needle")[8:10] == ["1", "exact"]
 
-    by_family = verdicts(*args[:-1], "--model", "hf", "--model_args",
-                         "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096")
+    by_family = verdicts(
+        *args[:-1], "--model", "hf", "--model_args", "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096"
+    )
     cut = by_family[("milebench_image_needle", "ImageNeedleInAHaystack/2")]
     assert cut.truncation is not None and cut.truncation["images_kept"] + cut.truncation["images_dropped"] == 32
     assert cut.truncation["prompt_tokens_before"] > 32 * 576 and not cut.exact
 
 
-def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data_dir: Path, rows, harness,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
+    data_dir: Path, rows, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a screen sends nothing: no key needed
-    args = ("--tasks", "mmneedle_m10_n1_k2_pos", "--data_dir", data_dir, "--limit", "3", "--gen_kwargs", "max_gen_toks=8",
-            "--screen_only")
+    args = (
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--screen_only",
+    )
     run = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
     assert run.code == 0, run.err
     assert "gpt-4o-2024-11-20 is an API model" in run.out and "GPT-4o family's rule" in run.out
@@ -167,8 +219,9 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(data
 
 
 @pytest.mark.slow  # tiny LLaVA processors
-def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Path, needle_dir: Path,
-                                                                    tiny_llava_336: Path, harness) -> None:
+def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
+    data_dir: Path, needle_dir: Path, tiny_llava_336: Path, harness
+) -> None:
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
     real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
     --model vllm` says exact and decides every sample as the hf screen does, MileBench's re-decoded, cut rows too."""
@@ -185,35 +238,71 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(data_dir: Pat
     for doc_id, doc in task.iter_docs():
         request = task.build_request(doc_id, doc, task.generation_settings({}))
         (message,) = request.messages
-        chat = [{"role": "user", "content": [{"type": "image"} if isinstance(p, ImagePart) else
-                                             {"type": "text", "text": p.text} for p in message.content]}]
+        chat = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                    for p in message.content
+                ],
+            }
+        ]
         text = processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
         inputs = processor(text=[text], images=[i.pil() for i in request.images])
         assert model.prompt_tokens(request) == len(inputs["input_ids"][0]) > 10 * 576 and model.exact(request)
     assert model.token_rule.startswith("hf processor LlavaProcessor") and "as vLLM counts it" in model.token_rule
 
-    for data, tasks in ((data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos"), (needle_dir, "milebench_image_needle")):
+    for data, tasks in (
+        (data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos"),
+        (needle_dir, "milebench_image_needle"),
+    ):
         args = ("--tasks", tasks, "--data_dir", data, "--limit", "3", "--gen_kwargs", "max_gen_toks=4")
         by_hf = verdicts(*args, "--model", "hf", "--model_args", f"pretrained={tiny_llava_336},context_length=2048")
         by_vllm = verdicts(*args, "--model", "vllm", "--model_args", f"pretrained={tiny_llava_336},max_model_len=2048")
         assert by_vllm.keys() == by_hf.keys()
         for key, verdict in by_vllm.items():
             hf = by_hf[key]
-            assert (verdict.status, verdict.prompt_tokens, verdict.truncation) == (hf.status, hf.prompt_tokens,
-                                                                                 hf.truncation), key
+            assert (verdict.status, verdict.prompt_tokens, verdict.truncation) == (
+                hf.status,
+                hf.prompt_tokens,
+                hf.truncation,
+            ), key
             assert verdict.exact and hf.exact
-    table = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
-                    f"pretrained={tiny_llava_336},max_model_len=2048", "--data_dir", data_dir, "--limit", "3",
-                    "--screen_only")
+    table = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "vllm",
+        "--model_args",
+        f"pretrained={tiny_llava_336},max_model_len=2048",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--screen_only",
+    )
     assert table.code == 0, table.err
     assert table_row(table.out, "mmneedle_m10_n1_k2_pos")[9] == "exact" and "estimate" not in table.out
 
 
-def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family(data_dir: Path, rows, harness,
-                                                                                 empty_hub_cache: Path) -> None:
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "vllm", "--model_args",
-                  "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192", "--data_dir", data_dir, "--limit", "3",
-                  "--gen_kwargs", "max_gen_toks=8", "--screen_only")
+def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family(
+    data_dir: Path, rows, harness, empty_hub_cache: Path
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "vllm",
+        "--model_args",
+        "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "3",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--screen_only",
+    )
     assert run.code == 0, run.err
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
     # The LLaVA-1.5 rule, 576 per image, + VLLMSettings' default length_margin of 64 template tokens.
@@ -224,8 +313,9 @@ def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family
     assert "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline" in run.out
 
 
-def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp_path: Path, data_dir: Path, harness,
-                                                                             rows) -> None:
+def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
+    tmp_path: Path, data_dir: Path, harness, rows
+) -> None:
     """Idefics2's processor has no size-only count: the chat template is still tokenized by the model's tokenizer,
     each image is estimated by the Idefics2 rule, and the table says `estimate`; the rule restates the processor's
     expansion, so the estimate is within a token per image (a space the processor adds after an image) of the
@@ -239,13 +329,28 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(tmp
 
     checkpoint = tmp_path / "idefics2"
     tokenizer = tiny_tokenizer(("<image>", "<fake_token_around_image>", "<end_of_utterance>"))
-    processor = Idefics2Processor(image_processor=Idefics2ImageProcessorPil(do_image_splitting=True), tokenizer=tokenizer,
-                                  image_seq_len=64, chat_template=CHAT_TEMPLATE)
+    processor = Idefics2Processor(
+        image_processor=Idefics2ImageProcessorPil(do_image_splitting=True),
+        tokenizer=tokenizer,
+        image_seq_len=64,
+        chat_template=CHAT_TEMPLATE,
+    )
     processor.save_pretrained(checkpoint)
     Idefics2Config().save_pretrained(checkpoint)  # the config alone: no weights
 
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={checkpoint}",
-                  "--data_dir", data_dir, "--limit", "2", "--screen_only")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={checkpoint}",
+        "--data_dir",
+        data_dir,
+        "--limit",
+        "2",
+        "--screen_only",
+    )
     assert run.code == 0, run.err
     assert table_row(run.out, "mmneedle_m1_n2_k1_pos")[9] == "estimate"
     assert "each image estimated by 64 tokens per crop" in run.out and "Idefics2Processor cannot tell" in run.out
@@ -264,11 +369,22 @@ def test_every_alias_has_its_family_rule() -> None:
     from harness.models.aliases import ALIASES
     from harness.models.families import family_of
 
-    expected = {"qwen2.5-vl": "Qwen2-VL", "qwen2.5-vl-3b": "Qwen2-VL", "qwen2-vl": "Qwen2-VL",
-                "llava-onevision": "LLaVA-OneVision", "llava-next-llama3": "LLaVA-NeXT", "idefics2": "Idefics2",
-                "idefics3": "Idefics3", "internvl": "InternVL", "gemma3": "Gemma 3", "ovis2": "Ovis2",
-                "phi3.5-vision": "Phi-3.5-vision", "phi4-multimodal": "Phi-4-multimodal", "pixtral": "Pixtral",
-                "gpt-4o": "GPT-4o"}
+    expected = {
+        "qwen2.5-vl": "Qwen2-VL",
+        "qwen2.5-vl-3b": "Qwen2-VL",
+        "qwen2-vl": "Qwen2-VL",
+        "llava-onevision": "LLaVA-OneVision",
+        "llava-next-llama3": "LLaVA-NeXT",
+        "idefics2": "Idefics2",
+        "idefics3": "Idefics3",
+        "internvl": "InternVL",
+        "gemma3": "Gemma 3",
+        "ovis2": "Ovis2",
+        "phi3.5-vision": "Phi-3.5-vision",
+        "phi4-multimodal": "Phi-4-multimodal",
+        "pixtral": "Pixtral",
+        "gpt-4o": "GPT-4o",
+    }
     found = {}
     for name, alias in ALIASES.items():
         family = family_of(alias.args.get("pretrained") or alias.args.get("model"))
@@ -284,12 +400,20 @@ def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(t
 
     sizes = [(256, 256), (1000, 1000), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (1008, 336)]
     next_processor = LlavaNextProcessor(
-        image_processor=LlavaNextImageProcessorPil(size={"shortest_edge": 336}, crop_size={"height": 336, "width": 336}),
-        tokenizer=tiny_tokenizer(), patch_size=14, vision_feature_select_strategy="default",
-        num_additional_image_tokens=1, image_token="<image>")
+        image_processor=LlavaNextImageProcessorPil(
+            size={"shortest_edge": 336}, crop_size={"height": 336, "width": 336}
+        ),
+        tokenizer=tiny_tokenizer(),
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        image_token="<image>",
+    )
     llava_processor = AutoProcessor.from_pretrained(tiny_llava_336)
-    for processor, family in ((next_processor, family_of("llava-hf/llama3-llava-next-8b-hf")),
-                              (llava_processor, family_of("llava-hf/llava-1.5-7b-hf"))):
+    for processor, family in (
+        (next_processor, family_of("llava-hf/llama3-llava-next-8b-hf")),
+        (llava_processor, family_of("llava-hf/llava-1.5-7b-hf")),
+    ):
         counted = processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in sizes]).num_image_tokens
         assert [family.image_tokens(w, h, {}) for w, h in sizes] == counted
     assert len(set(counted)) == 1 and counted[0] == 576  # LLaVA-1.5: whatever the image

@@ -40,7 +40,9 @@ def test_shards_partition_every_task_exactly():
         assert parts == [_select(Shard(i, count), docs) for i in range(count)]  # deterministic
         # A document's shard does not depend on how many documents the task has (--limit).
         limit = rng.randint(0, num_docs)
-        assert [_select(Shard(i, count), docs[:limit]) for i in range(count)] == [[d for d in p if d < limit] for p in parts]
+        assert [_select(Shard(i, count), docs[:limit]) for i in range(count)] == [
+            [d for d in p if d < limit] for p in parts
+        ]
 
 
 def _select(shard: Shard, doc_ids) -> list[int]:
@@ -55,8 +57,13 @@ PARTS = {"model": {"model": "counting"}, "settings": {"max_gen_toks": 32}, "data
 
 
 def _record(task: str, doc_id: int) -> dict:
-    return {"doc_id": doc_id, "sample_id": f"{task}-{doc_id:05d}", "status": "ok",
-            "response": f"answer {doc_id}", "metrics": {"exact": doc_id % 3 == 0}}
+    return {
+        "doc_id": doc_id,
+        "sample_id": f"{task}-{doc_id:05d}",
+        "status": "ok",
+        "response": f"answer {doc_id}",
+        "metrics": {"exact": doc_id % 3 == 0},
+    }
 
 
 def _run(out: Path, shard: Shard | None, *, tasks=TASKS, parts=PARTS, resume_errors=False) -> Path:
@@ -89,7 +96,9 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path):
         assert merged[0] == full[0]  # same header: same parts, same fingerprint
         assert merged[1:] == sorted(full[1:], key=lambda r: r["doc_id"])
         # The runner's journal reader accepts the merged file as a finished unsharded run.
-        store = SampleStore(tmp_path / "merged" / "counting" / journal_name(task), task, {**PARTS, "task_docs": TASKS[task]})
+        store = SampleStore(
+            tmp_path / "merged" / "counting" / journal_name(task), task, {**PARTS, "task_docs": TASKS[task]}
+        )
         assert all(store.is_done(f"{task}-{d:05d}") for d in range(TASKS[task]))
         store.close()
 
@@ -169,12 +178,30 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
 
     names = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"]
     full = tmp_path / "full"
-    assert main(["--tasks", ",".join(names), "--model", "constant", "--model_args", 'answer="1, 1, 2"',
-                 "--data_dir", str(mmneedle_dir), "--output_path", str(full), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                ",".join(names),
+                "--model",
+                "constant",
+                "--model_args",
+                'answer="1, 1, 2"',
+                "--data_dir",
+                str(mmneedle_dir),
+                "--output_path",
+                str(full),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     (results_file,) = full.rglob("results_*.json")
     full_results = json.loads(results_file.read_text())
-    expected = {task: {**entry, **full_results["sample_counts"][task]} for task, entry in full_results["results"].items()}
+    expected = {
+        task: {**entry, **full_results["sample_counts"][task]} for task, entry in full_results["results"].items()
+    }
 
     # What three shard runs write, per the wiring: the same journal, split by doc_id % 3, "shard" in parts.
     shard_dirs = []
@@ -194,12 +221,15 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
         task.load(mmneedle_dir, None)
     (model_dir,) = [p.parent for p in merged.rglob("journal_*.jsonl")][:1]
     identity = read_journal(next(model_dir.glob("journal_*.jsonl"))).parts["model"]
-    results = Runner(JournalOnlyModel(identity), RunOptions(data_dir=mmneedle_dir, output_dir=model_dir,
-                                                             progress=False)).run(tasks)
+    results = Runner(
+        JournalOnlyModel(identity), RunOptions(data_dir=mmneedle_dir, output_dir=model_dir, progress=False)
+    ).run(tasks)
     for result in results:
         assert result.generated == 0 and result.resumed == result.n_effective
         want = expected[result.task.name]
-        assert {f"{k},none": v for k, v in result.values.items()} == {k: v for k, v in want.items()
-                                                                      if k.endswith(",none") and "_stderr" not in k}
-        assert {f"n_{k}": v for k, v in result.counts.items()} == {k: v for k, v in want.items() if k.startswith("n_")
-                                                                    and k != "n_scored"}
+        assert {f"{k},none": v for k, v in result.values.items()} == {
+            k: v for k, v in want.items() if k.endswith(",none") and "_stderr" not in k
+        }
+        assert {f"n_{k}": v for k, v in result.counts.items()} == {
+            k: v for k, v in want.items() if k.startswith("n_") and k != "n_scored"
+        }

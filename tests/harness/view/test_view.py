@@ -22,9 +22,18 @@ HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
 
 def _record(doc_id: int, status: str = "ok", score: float | None = 0.0, **extra: object) -> dict[str, object]:
-    record = {"type": "sample", "task": "t", "fingerprint": "f", "doc_id": doc_id, "sample_id": f"s{doc_id}",
-              "response": f"answer {doc_id}", "token_count": 100 + doc_id, "status": status,
-              "metrics": {"score": score, "by_cell": [["1,1", 1.0]]}, "prompt": "<image>" + "x" * 500}
+    record = {
+        "type": "sample",
+        "task": "t",
+        "fingerprint": "f",
+        "doc_id": doc_id,
+        "sample_id": f"s{doc_id}",
+        "response": f"answer {doc_id}",
+        "token_count": 100 + doc_id,
+        "status": status,
+        "metrics": {"score": score, "by_cell": [["1,1", 1.0]]},
+        "prompt": "<image>" + "x" * 500,
+    }
     record.update(extra)
     return record
 
@@ -36,12 +45,19 @@ def _journal(path: Path, records: list[dict[str, object]], tail: bytes = b"") ->
 
 
 def test_the_index_keeps_each_samples_latest_record_by_arrow_and_line_by_line(tmp_path: Path) -> None:
-    records = [_record(2, score=100.0), _record(0, score=0.0), _record(1, "error", None, error="timeout"),
-               _record(3, score=40.0, truncation={"rule": "left", "images_dropped": 2}),
-               _record(1, score=100.0)]  # sample 1 again, answered on a rerun: this record counts
+    records = [
+        _record(2, score=100.0),
+        _record(0, score=0.0),
+        _record(1, "error", None, error="timeout"),
+        _record(3, score=40.0, truncation={"rule": "left", "images_dropped": 2}),
+        _record(1, score=100.0),
+    ]  # sample 1 again, answered on a rerun: this record counts
     clean = build_index(_journal(tmp_path / "clean.jsonl", records), "t")
-    messy_path = _journal(tmp_path / "messy.jsonl", records[:2] + [{"type": "sample", "task": "other"}] + records[2:],
-                          tail=b'{"type": "sample", "task": "t", "doc_')
+    messy_path = _journal(
+        tmp_path / "messy.jsonl",
+        records[:2] + [{"type": "sample", "task": "other"}] + records[2:],
+        tail=b'{"type": "sample", "task": "t", "doc_',
+    )
     lines = messy_path.read_bytes().split(b"\n")
     messy_path.write_bytes(b"\n".join([*lines[:3], b"not JSON \xff", *lines[3:]]))  # Arrow refuses: line by line
     messy = build_index(messy_path, "t")
@@ -52,7 +68,9 @@ def test_the_index_keeps_each_samples_latest_record_by_arrow_and_line_by_line(tm
         assert list(index.metrics["score"]) == [0.0, 100.0, 100.0, 40.0]
         assert list(index.tokens) == [100, 101, 102, 103] and list(index.truncated) == [False, False, False, True]
         assert index.record(1)["response"] == "answer 1" and index.record(3)["truncation"]["images_dropped"] == 2
-    assert clean.skipped == 0 and messy.skipped == 2  # the foreign and the broken line; the cut-short last is no line yet
+    assert (
+        clean.skipped == 0 and messy.skipped == 2
+    )  # the foreign and the broken line; the cut-short last is no line yet
 
 
 def test_arrow_refusing_a_journal_falls_back_to_reading_line_by_line(tmp_path: Path, monkeypatch) -> None:
@@ -66,8 +84,13 @@ def test_arrow_refusing_a_journal_falls_back_to_reading_line_by_line(tmp_path: P
 
 
 def test_filters_and_sorts(tmp_path: Path) -> None:
-    records = [_record(0, score=100.0), _record(1, score=20.0), _record(2, "over_length", None),
-               _record(3, score=0.0, truncation={"rule": "left"}), _record(4, "empty", 0.0)]
+    records = [
+        _record(0, score=100.0),
+        _record(1, score=20.0),
+        _record(2, "over_length", None),
+        _record(3, score=0.0, truncation={"rule": "left"}),
+        _record(4, "empty", 0.0),
+    ]
     index = build_index(_journal(tmp_path / "j.jsonl", records), "t")
     assert index.full_marks("score") == 100.0  # a 0-100 metric: full marks are 100
     assert list(index.select("right", "score")) == [0]
@@ -94,17 +117,45 @@ def test_a_url_names_only_files_inside_the_results_folder(tmp_path: Path) -> Non
     (root / "linked").symlink_to(tmp_path)
     assert inside(root, "figure.png") == (root / "figure.png").resolve()
     assert inside(root, "in.png") == (root / "figure.png").resolve()  # a link that stays inside
-    for path in ("out.png", "linked/outside.png", "../outside.png", "model/../../outside.png", "/etc/passwd",
-                 "//etc/passwd", "model/results_1.json", "missing.png", "model", "", "a\\..\\outside.png",
-                 "figure.png\x00.png", "./figure.png/"):
+    for path in (
+        "out.png",
+        "linked/outside.png",
+        "../outside.png",
+        "model/../../outside.png",
+        "/etc/passwd",
+        "//etc/passwd",
+        "model/results_1.json",
+        "missing.png",
+        "model",
+        "",
+        "a\\..\\outside.png",
+        "figure.png\x00.png",
+        "./figure.png/",
+    ):
         assert inside(root, path) is None, path
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("view_run")
-    assert main(["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "constant", "--model_args", f"answer={HOSTILE}",
-                 "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "mmneedle_m1_n2_k1_pos",
+                "--model",
+                "constant",
+                "--model_args",
+                f"answer={HOSTILE}",
+                "--data_dir",
+                str(data_dir),
+                "--output_path",
+                str(out),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -120,16 +171,19 @@ def test_pages_escape_untrusted_text_and_serve_only_the_prompts_images(run_dir: 
     table = client.get("/samples", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos", "show": "wrong"})
     assert table.status_code == 200 and "12 of 12 samples" in table.text
     assert HOSTILE not in table.text and "&lt;script&gt;window.pwned=1&lt;/script&gt;" in table.text
-    sample = client.get("/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos",
-                                           "id": "m1_n2_k1-00000"})
+    sample = client.get(
+        "/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos", "id": "m1_n2_k1-00000"}
+    )
     assert sample.status_code == 200 and HOSTILE not in sample.text and 'id="inputs-match"' in sample.text
     (sha,) = set(re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', sample.text))
     image = client.get(f"/image/{sha}")
     assert image.status_code == 200 and image.headers["content-type"] == "image/jpeg"
     assert client.get(f"/image/{sha}", params={"size": "thumb"}).status_code == 200
     assert client.get("/image/" + "0" * 64).status_code == 404  # a hash of no prompt shown
-    assert client.get("/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos",
-                                         "id": "nope"}).status_code == 404
+    assert (
+        client.get("/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos", "id": "nope"}).status_code
+        == 404
+    )
 
 
 def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -> None:
@@ -147,8 +201,9 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
     client = TestClient(create_app(copy))
     table = client.get("/samples", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos"})
     assert table.status_code == 200 and 'id="data-problem"' in table.text and "12 of 12 samples" in table.text
-    sample = client.get("/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos",
-                                           "id": "m1_n2_k1-00000"})
+    sample = client.get(
+        "/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos", "id": "m1_n2_k1-00000"}
+    )
     assert sample.status_code == 200 and "not found" in sample.text and "/image/" not in sample.text
 
 

@@ -25,9 +25,11 @@ TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m10_n1_k2_pos"
 
 pytestmark = [
     pytest.mark.slow,  # a run, a server and a browser
-    pytest.mark.skipif(not (CHROMIUM.exists() and DRIVER.exists()),
-                       reason=f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
-                              "apt-get install -y --no-install-recommends chromium chromium-driver"),
+    pytest.mark.skipif(
+        not (CHROMIUM.exists() and DRIVER.exists()),
+        reason=f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {DRIVER}): "
+        "apt-get install -y --no-install-recommends chromium chromium-driver",
+    ),
 ]
 
 
@@ -39,8 +41,22 @@ def _files(folder: Path) -> dict[str, tuple[int, int]]:
 def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("view_results")
     for model in (["random", "--log_samples"], ["constant", "--model_args", f"answer={HOSTILE}"]):
-        assert main(["--tasks", TASKS, "--model", *model, "--data_dir", str(data_dir), "--output_path", str(out),
-                     "--no_progress"]) == 0
+        assert (
+            main(
+                [
+                    "--tasks",
+                    TASKS,
+                    "--model",
+                    *model,
+                    "--data_dir",
+                    str(data_dir),
+                    "--output_path",
+                    str(out),
+                    "--no_progress",
+                ]
+            )
+            == 0
+        )
     assert main(["report", str(out), "--jobs", "1"]) == 0
     secret = tmp_path_factory.mktemp("outside") / "secret.png"
     secret.write_bytes(b"\x89PNG\r\n\x1a\n not for the viewer")
@@ -77,9 +93,19 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     profile = tmp_path_factory.mktemp("chromium_profile")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,2200"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,2200",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(str(DRIVER)), options=options)
     driver.set_page_load_timeout(60)
@@ -99,14 +125,18 @@ def _status(host: str, path: str) -> int:
 
 
 def _all_thumbnails_decoded(driver) -> bool:
-    return bool(driver.execute_script(
-        "const images = [...document.querySelectorAll('img.thumb')];"
-        "images.forEach((image) => image.scrollIntoView());"
-        "return images.length > 0 && images.every((image) => image.complete && image.naturalWidth > 0);"))
+    return bool(
+        driver.execute_script(
+            "const images = [...document.querySelectorAll('img.thumb')];"
+            "images.forEach((image) => image.scrollIntoView());"
+            "return images.length > 0 && images.every((image) => image.complete && image.naturalWidth > 0);"
+        )
+    )
 
 
-def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(results: Path, server: str, browser,
-                                                                       tmp_path: Path) -> None:
+def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(
+    results: Path, server: str, browser, tmp_path: Path
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -118,8 +148,11 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(results: 
 
     # The constant model's answer holds HTML; its samples, filtered to the wrong ones.
     links = browser.find_elements(By.CSS_SELECTOR, "a.samples-link")
-    link = next(a for a in links if "model=constant" in a.get_attribute("href")
-                and "mmneedle_m1_n2_k1_pos" in a.get_attribute("href"))
+    link = next(
+        a
+        for a in links
+        if "model=constant" in a.get_attribute("href") and "mmneedle_m1_n2_k1_pos" in a.get_attribute("href")
+    )
     link.click()
     wait.until(lambda d: d.find_elements(By.ID, "samples"))
     total = browser.find_element(By.ID, "count").text
@@ -157,10 +190,19 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(results: 
     assert browser.find_elements(By.CSS_SELECTOR, "table.heat td.selected")
     browser.save_screenshot(str(tmp_path / "5_heat_map_cell.png"))
 
-    for path in ("/report/../../../../etc/passwd", "/report/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/report//etc/passwd",
-                 "/report/..%2f..%2f..%2fetc%2fpasswd", f"/report/{'../' * 3}{results.name}/report.md",
-                 "/report/link_out.png", "/report/random/" + next((results / "random").glob("results_*.json")).name,
-                 "/image/" + "ab" * 32, "/image/../../etc/passwd", "/static/../app.py", "/static/%2e%2e/app.py"):
+    for path in (
+        "/report/../../../../etc/passwd",
+        "/report/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/report//etc/passwd",
+        "/report/..%2f..%2f..%2fetc%2fpasswd",
+        f"/report/{'../' * 3}{results.name}/report.md",
+        "/report/link_out.png",
+        "/report/random/" + next((results / "random").glob("results_*.json")).name,
+        "/image/" + "ab" * 32,
+        "/image/../../etc/passwd",
+        "/static/../app.py",
+        "/static/%2e%2e/app.py",
+    ):
         assert _status(server, path) == 404, path
     assert _status(server, "/report/mmneedle_cells_random.png") == 200
     assert _files(results) == before  # nothing written into the results folder

@@ -37,32 +37,35 @@ def test_bertscore_is_the_best_minilm_cosine() -> None:
     assert scoring.bertscore_minilm_cos("", ["pooh"]) == 0.0
 
 
-@pytest.mark.parametrize(("response", "letter", "step"), [
-    # 1. inside the tags, read by steps 3-6
-    ("<answer>B</answer>", "B", "tag"),
-    ("<answer>(C) Bugs Bunny</answer>", "C", "tag"),
-    ("<answer>Elmo</answer>", "D", "tag"),
-    ("I think so. <answer>A: Winnie the Pooh</answer>", "A", "tag"),
-    # 2. "Answer: X" (the word in any case, the letter upper-case)
-    ("The character is a bear. answer: C", "C", "answer_colon"),
-    ("Answer:(B)", "B", "answer_colon"),
-    # 3. the first letter of the string followed by a colon
-    ("D: Elmo is red", "D", "letter_colon"),
-    ("(A): the bear", "A", "letter_colon"),
-    # 4. the first parenthesised letter
-    ("It must be (B), since the ears are round; not (A).", "B", "parenthesised"),
-    # 5. the answer's text only
-    ("mickey mouse", "B", "option_text"),
-    ("The cake shows Bugs Bunny.", "C", "option_text"),
-    # 6. a single letter
-    ("C", "C", "single_letter"),
-    (" D. ", "D", "single_letter"),
-    # 7. nothing found: wrong
-    ("I cannot tell from the image.", None, "none"),
-    ("Both Elmo and Bugs Bunny", None, "none"),  # two options named: no answer
-    ("E", None, "none"),  # not one of the row's four options
-    ("", None, "none"),
-])
+@pytest.mark.parametrize(
+    ("response", "letter", "step"),
+    [
+        # 1. inside the tags, read by steps 3-6
+        ("<answer>B</answer>", "B", "tag"),
+        ("<answer>(C) Bugs Bunny</answer>", "C", "tag"),
+        ("<answer>Elmo</answer>", "D", "tag"),
+        ("I think so. <answer>A: Winnie the Pooh</answer>", "A", "tag"),
+        # 2. "Answer: X" (the word in any case, the letter upper-case)
+        ("The character is a bear. answer: C", "C", "answer_colon"),
+        ("Answer:(B)", "B", "answer_colon"),
+        # 3. the first letter of the string followed by a colon
+        ("D: Elmo is red", "D", "letter_colon"),
+        ("(A): the bear", "A", "letter_colon"),
+        # 4. the first parenthesised letter
+        ("It must be (B), since the ears are round; not (A).", "B", "parenthesised"),
+        # 5. the answer's text only
+        ("mickey mouse", "B", "option_text"),
+        ("The cake shows Bugs Bunny.", "C", "option_text"),
+        # 6. a single letter
+        ("C", "C", "single_letter"),
+        (" D. ", "D", "single_letter"),
+        # 7. nothing found: wrong
+        ("I cannot tell from the image.", None, "none"),
+        ("Both Elmo and Bugs Bunny", None, "none"),  # two options named: no answer
+        ("E", None, "none"),  # not one of the row's four options
+        ("", None, "none"),
+    ],
+)
 def test_the_choice_cascade_in_the_papers_order(response: str, letter: str | None, step: str) -> None:
     assert scoring.extract_choice(response, CHOICES) == (letter, step)
 
@@ -87,10 +90,17 @@ def test_mnist_is_a_multiset_match_without_partial_credit() -> None:
 def test_rows_report_errors_and_chance() -> None:
     okvqa = utils.process_results({"task": "okvqa", "answers": ["pooh"]}, [""])
     assert okvqa["non_response"] == 1.0 and okvqa["non_template"] == 1.0 and okvqa["exact_match"] == 0.0
-    mmstar = utils.process_results({"task": "mmstar", "answer": "B", "choices": CHOICES, "subset": "mmbench"},
-                                   ["<answer>B</answer>"])
-    assert mmstar == {"accuracy": 1.0, "accuracy_by_subset": [["mmbench", 1.0]], "extraction_step": [["tag", 1.0]],
-                      "chance": 0.25, "non_response": 0.0, "non_template": 0.0}
+    mmstar = utils.process_results(
+        {"task": "mmstar", "answer": "B", "choices": CHOICES, "subset": "mmbench"}, ["<answer>B</answer>"]
+    )
+    assert mmstar == {
+        "accuracy": 1.0,
+        "accuracy_by_subset": [["mmbench", 1.0]],
+        "extraction_step": [["tag", 1.0]],
+        "chance": 0.25,
+        "non_response": 0.0,
+        "non_template": 0.0,
+    }
     needle = utils.process_results({"task": "needle", "digits": [3], "content_positions": [5]}, ["3"])
     assert needle["accuracy_by_position"] == [[5, 1.0]] and needle["chance"] == pytest.approx(0.1)
 

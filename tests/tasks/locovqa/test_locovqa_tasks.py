@@ -30,10 +30,40 @@ def two_models(offline_build: Path, tmp_path_factory: pytest.TempPathFactory) ->
     from harness.cli import main
 
     out = tmp_path_factory.mktemp("locovqa_results")
-    assert main(["--tasks", "locovqa", "--model", "random", "--data_dir", str(offline_build), "--output_path",
-                 str(out), "--no_progress"]) == 0
-    assert main(["--tasks", "locovqa_mmstar,locovqa_needle", "--model", "constant", "--model_args", "answer=A",
-                 "--data_dir", str(offline_build), "--output_path", str(out), "--no_progress"]) == 0
+    assert (
+        main(
+            [
+                "--tasks",
+                "locovqa",
+                "--model",
+                "random",
+                "--data_dir",
+                str(offline_build),
+                "--output_path",
+                str(out),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "--tasks",
+                "locovqa_mmstar,locovqa_needle",
+                "--model",
+                "constant",
+                "--model_args",
+                "answer=A",
+                "--data_dir",
+                str(offline_build),
+                "--output_path",
+                str(out),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
@@ -77,8 +107,9 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
-def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(two_models: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(
+    two_models: Path, tmp_path: Path
+) -> None:
     from harness.outputs.report import write_report
     from tests.support.report_runs import svg_texts
 
@@ -107,10 +138,27 @@ def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, 
     from harness.cli import main
 
     build_locovqa(["synthetic"], offline_build, ["needle_int_3"], limit=2, cell_size=16)
-    subprocess.run([sys.executable, str(TASKS_DIR / "_make_yamls.py"), "--lengths", "3", "--out", str(tmp_path / "t")],
-                   check=True)
-    assert main(["--tasks", "locovqa_needle_int_3", "--include_path", str(tmp_path / "t"), "--model", "random",
-                 "--data_dir", str(offline_build), "--output_path", str(tmp_path / "r"), "--no_progress"]) == 0
+    subprocess.run(
+        [sys.executable, str(TASKS_DIR / "_make_yamls.py"), "--lengths", "3", "--out", str(tmp_path / "t")], check=True
+    )
+    assert (
+        main(
+            [
+                "--tasks",
+                "locovqa_needle_int_3",
+                "--include_path",
+                str(tmp_path / "t"),
+                "--model",
+                "random",
+                "--data_dir",
+                str(offline_build),
+                "--output_path",
+                str(tmp_path / "r"),
+                "--no_progress",
+            ]
+        )
+        == 0
+    )
     data = load_results(tmp_path / "r")["random"]
     assert data.counters("locovqa_needle_int_3")["n_scored"] == 6
 

@@ -51,27 +51,39 @@ def decode_encode(tokenizer):
 
 
 def row(context: str, mode: str = "interleaved") -> dict:
-    return {"id": "r", "mode": mode, "instruction": INSTRUCTION, "context": context,
-            "prompt": (f"<image>\n{INSTRUCTION}\n{context}" if mode == "combined" else f"{INSTRUCTION}\n{context}")}
+    return {
+        "id": "r",
+        "mode": mode,
+        "instruction": INSTRUCTION,
+        "context": context,
+        "prompt": (f"<image>\n{INSTRUCTION}\n{context}" if mode == "combined" else f"{INSTRUCTION}\n{context}"),
+    }
 
 
 # ------------------------------------------------------------------------------------------ the worker's breaks
 
 
-@pytest.mark.parametrize(("prompt", "sent"), [
-    ("Q\n<image><image> Describe", "Q\n<image>\n<image>\n Describe"),
-    ("Q\n<image><image><image> D", "Q\n<image>\n<image>\n<image> D"),  # str.replace: non-overlapping pairs
-    ("Q\n<image><image><image><image>", "Q\n<image>\n<image>\n<image>\n<image>\n"),
-    ("Q\n<image> a <image> b", "Q\n<image> a <image> b"),  # not adjacent: untouched
-    ("<image>\nQ\n<Image 1> <Image 2> D", "<image>\nQ\n<Image 1> <Image 2> D"),
-])
+@pytest.mark.parametrize(
+    ("prompt", "sent"),
+    [
+        ("Q\n<image><image> Describe", "Q\n<image>\n<image>\n Describe"),
+        ("Q\n<image><image><image> D", "Q\n<image>\n<image>\n<image> D"),  # str.replace: non-overlapping pairs
+        ("Q\n<image><image><image><image>", "Q\n<image>\n<image>\n<image>\n<image>\n"),
+        ("Q\n<image> a <image> b", "Q\n<image> a <image> b"),  # not adjacent: untouched
+        ("<image>\nQ\n<Image 1> <Image 2> D", "<image>\nQ\n<Image 1> <Image 2> D"),
+    ],
+)
 def test_adjacent_images_go_on_lines_of_their_own(prompt: str, sent: str) -> None:
     assert official_prompt.worker_line_breaks(prompt) == sent
 
 
 def test_the_truncation_keeps_the_breaks_of_the_images_it_keeps() -> None:
-    doc = {**row("<image><image> Describe the change:"), "context_tokens": [0, 0, 5], "instruction_tokens": 4,
-           "num_images": 2}
+    doc = {
+        **row("<image><image> Describe the change:"),
+        "context_tokens": [0, 0, 5],
+        "instruction_tokens": 4,
+        "num_images": 2,
+    }
     both = truncate_left(doc, Budget(4 + 5 + 20, (10, 10), None))
     assert both.prompt == f"{INSTRUCTION}\n<image>\n<image>\n Describe the change:" and both.images == (0, 1)
     one = truncate_left(doc, Budget(4 + 5 + 15, (10, 10), None))  # the official walk then sends one marker
@@ -79,8 +91,17 @@ def test_the_truncation_keeps_the_breaks_of_the_images_it_keeps() -> None:
 
 
 def test_clevr_change_reaches_the_model_with_its_line_breaks(harness, clevr_dir: Path, tmp_path: Path) -> None:
-    run = harness("--tasks", "milebench_clevr_change,milebench_clevr_change_combined", "--model", "random",
-                  "--data_dir", clevr_dir, "--output_path", tmp_path, "--log_samples")
+    run = harness(
+        "--tasks",
+        "milebench_clevr_change,milebench_clevr_change_combined",
+        "--model",
+        "random",
+        "--data_dir",
+        clevr_dir,
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     assert run.code == 0, run.err
     (log,) = (tmp_path / "random").glob("samples_milebench_clevr_change_2*.jsonl")
     sent = [json.loads(line)["arguments"]["gen_args_0"]["arg_0"] for line in log.read_text().splitlines()]
@@ -90,8 +111,9 @@ def test_clevr_change_reaches_the_model_with_its_line_breaks(harness, clevr_dir:
     assert sent == [r["instruction"] + breaks[r["num_images"]] + " Describe the change:" for r in rows]
     (combined,) = (tmp_path / "random").glob("samples_milebench_clevr_change_combined_*.jsonl")
     combined_rows = rows_of(clevr_dir, "clevr_change_combined")
-    assert [json.loads(line)["arguments"]["gen_args_0"]["arg_0"] for line in combined.read_text().splitlines()] == \
-        list(combined_rows["prompt"])  # one grid: nothing to break
+    assert [json.loads(line)["arguments"]["gen_args_0"]["arg_0"] for line in combined.read_text().splitlines()] == list(
+        combined_rows["prompt"]
+    )  # one grid: nothing to break
     journal = run.samples("random", "milebench_clevr_change")
     assert all("text_round_trip" not in s for s in journal)  # no tokenizer at hand: sent as it is
 
@@ -122,18 +144,27 @@ def test_each_context_piece_is_re_decoded_before_the_worker_breaks_the_line(sp_t
 
 def test_a_truncated_prompt_re_decodes_the_pieces_it_kept(sp_tokenizer) -> None:
     rt = decode_encode(sp_tokenizer)
-    doc = {**row(" a <image> b <image><image> Describe the change:"), "context_tokens": [2, 2, 0, 5],
-           "instruction_tokens": 4, "num_images": 3}
+    doc = {
+        **row(" a <image> b <image><image> Describe the change:"),
+        "context_tokens": [2, 2, 0, 5],
+        "instruction_tokens": 4,
+        "num_images": 3,
+    }
     two = truncate_left(doc, Budget(4 + 5 + 20, (10, 10, 10), None))
     assert two.prompt == f"{INSTRUCTION}\n<image>\n<image>\n Describe the change:"
     assert official_prompt.round_trip(doc, two.prompt, rt) == f"{INSTRUCTION}\n<image>\n<image>\nDescribe the change:"
     opening = truncate_left(doc, Budget(4 + 5 + 30 + 2, (10, 10, 10), None))  # an image before the first piece
     assert opening.prompt == f"{INSTRUCTION}\n<image> b <image>\n<image>\n Describe the change:"
-    assert official_prompt.round_trip(doc, opening.prompt, rt) == \
-        f"{INSTRUCTION}\n<image>b <image>\n<image>\nDescribe the change:"
+    assert (
+        official_prompt.round_trip(doc, opening.prompt, rt)
+        == f"{INSTRUCTION}\n<image>b <image>\n<image>\nDescribe the change:"
+    )
     tail = truncate_left(doc, Budget(4 + 3, (10, 10, 10), None))  # the question alone, cut
-    assert tail.record["question_cut"] and official_prompt.round_trip(doc, tail.prompt, rt) == \
-        f"{INSTRUCTION}\n{rt(tail.prompt.removeprefix(INSTRUCTION + chr(10)))}"
+    assert (
+        tail.record["question_cut"]
+        and official_prompt.round_trip(doc, tail.prompt, rt)
+        == f"{INSTRUCTION}\n{rt(tail.prompt.removeprefix(INSTRUCTION + chr(10)))}"
+    )
     with pytest.raises(ValueError, match="the prompt is not one this task makes from the row"):
         official_prompt.round_trip(doc, f"{INSTRUCTION}\n<image> something else", rt)
 
@@ -148,11 +179,24 @@ def _expected(row: dict, tokenizer) -> str:
 
 
 @pytest.mark.slow  # a tiny LLaVA runs
-def test_hf_sends_the_re_decoded_prompt_and_records_it(harness, clevr_dir: Path, tiny_llava_sp: Path,
-                                                      tmp_path: Path) -> None:
-    args = ("--tasks", "milebench_clevr_change,milebench_clevr_change_combined", "--model", "hf", "--model_args",
-            f"pretrained={tiny_llava_sp},threads=1", "--gen_kwargs", "max_gen_toks=2", "--data_dir", clevr_dir,
-            "--output_path", tmp_path, "--log_samples")
+def test_hf_sends_the_re_decoded_prompt_and_records_it(
+    harness, clevr_dir: Path, tiny_llava_sp: Path, tmp_path: Path
+) -> None:
+    args = (
+        "--tasks",
+        "milebench_clevr_change,milebench_clevr_change_combined",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava_sp},threads=1",
+        "--gen_kwargs",
+        "max_gen_toks=2",
+        "--data_dir",
+        clevr_dir,
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     run = harness(*args)
     assert run.code == 0, run.err
     name = str(tiny_llava_sp).replace("/", "__")
@@ -163,12 +207,16 @@ def test_hf_sends_the_re_decoded_prompt_and_records_it(harness, clevr_dir: Path,
     (log,) = (tmp_path / name).glob("samples_milebench_clevr_change_2*.jsonl")
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     assert [line["arguments"]["gen_args_0"]["arg_0"] for line in logged] == [_expected(r, tokenizer) for r in rows]
-    for sample, r in zip(sorted(run.samples(name, "milebench_clevr_change"), key=lambda s: s["doc_id"]), rows,
-                         strict=True):
+    for sample, r in zip(
+        sorted(run.samples(name, "milebench_clevr_change"), key=lambda s: s["doc_id"]), rows, strict=True
+    ):
         before = official_prompt.doc_to_text(r)
         assert sample["status"] == "ok" and sample["text_round_trip"] == {
-            "rule": "!function official_prompt.round_trip", "changed": True, "chars_before": len(before),
-            "chars_after": len(_expected(r, tokenizer))}
+            "rule": "!function official_prompt.round_trip",
+            "changed": True,
+            "chars_before": len(before),
+            "chars_after": len(_expected(r, tokenizer)),
+        }
     assert json.loads(logged[0]["text_round_trip"])["changed"] is True
     combined = run.samples(name, "milebench_clevr_change_combined")
     assert all(s["text_round_trip"]["changed"] is False for s in combined)  # "<Image 1> ..." has no leading space

@@ -28,9 +28,12 @@ PROCESSED = [
     ("Mr. Smith paid 3.50 dollars.", "mr smith paid 3.50 dollars"),
     ("'quoted'", "quoted"),
     ("\"'both'\"", "'both'"),
-    (PERIODS, "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 word12 word13 word14 word15 "
-              "word16 word17 word18 word19 word20 word21 word22 word23 word24 word25 word26 word27 word28 word29 "
-              "word30 word31 word32. word33. word34. word35. word36. word37. word38. word39."),  # 32 periods at most
+    (
+        PERIODS,
+        "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 word12 word13 word14 word15 "
+        "word16 word17 word18 word19 word20 word21 word22 word23 word24 word25 word26 word27 word28 word29 "
+        "word30 word31 word32. word33. word34. word35. word36. word37. word38. word39.",
+    ),  # 32 periods at most
     ("x" + "." * 40, "x........"),
     ("<=1.5 a.b", "1.5 ab"),
 ]
@@ -91,8 +94,11 @@ ROUGE = [
     ("", "a red car moved left", 0),
     ("...", "a red car moved left", 0),
     (PERIODS, "word1 word2 word3", 0.13953488242293133),  # 8 periods survive and split sentences
-    ("Place tissue box on back of toilet. Then stop. Done.",
-     "Place tissue box on back of toilet, in front of candle stick.", 0.6666666616780046),
+    (
+        "Place tissue box on back of toilet. Then stop. Done.",
+        "Place tissue box on back of toilet, in front of candle stick.",
+        0.6666666616780046,
+    ),
     ("x " + "." * 40, "x y", 0.6666666622222223),
 ]
 
@@ -103,8 +109,9 @@ def test_normalisation_is_the_official_process(text: str, expected: str) -> None
 
 
 @pytest.mark.parametrize(("answer", "gold", "options", "correct", "read_as"), MULTIPLE_CHOICE)
-def test_option_matching_decides_as_the_official_code(answer: str, gold: str, options: list[str], correct: int,
-                                                      read_as: str) -> None:
+def test_option_matching_decides_as_the_official_code(
+    answer: str, gold: str, options: list[str], correct: int, read_as: str
+) -> None:
     assert scoring.multiple_choice(answer, gold, options) == (correct, read_as)
 
 
@@ -160,12 +167,29 @@ def test_option_keys_and_gold_lookup_are_the_officials() -> None:
 
 
 def test_row_scores_name_the_official_metric_and_the_level() -> None:
-    doc = {"id": "x/0", "metric": "multiple_choice", "answer": ABCD[1], "choices": ABCD, "image_quantity_level": "Medium"}
-    assert utils.row_scores(doc, "") == {"accuracy": 0.0, "accuracy_empty_is_wrong": 0.0, "score": 0.0,
-                                         "score_few": None, "score_medium": 0.0, "score_many": None}
+    doc = {
+        "id": "x/0",
+        "metric": "multiple_choice",
+        "answer": ABCD[1],
+        "choices": ABCD,
+        "image_quantity_level": "Medium",
+    }
+    assert utils.row_scores(doc, "") == {
+        "accuracy": 0.0,
+        "accuracy_empty_is_wrong": 0.0,
+        "score": 0.0,
+        "score_few": None,
+        "score_medium": 0.0,
+        "score_many": None,
+    }
     assert utils.row_scores(doc, "B")["score_medium"] == 100.0
-    rouge = utils.row_scores({"metric": "rouge_l", "answer": "a red car moved left", "image_quantity_level": "Few"},
-                             "the car moved to the left")
-    assert rouge["score"] == rouge["rouge_l_f"] == pytest.approx(59.99999950000001) and rouge["score_few"] == rouge["score"]
+    rouge = utils.row_scores(
+        {"metric": "rouge_l", "answer": "a red car moved left", "image_quantity_level": "Few"},
+        "the car moved to the left",
+    )
+    assert (
+        rouge["score"] == rouge["rouge_l_f"] == pytest.approx(59.99999950000001)
+        and rouge["score_few"] == rouge["score"]
+    )
     with pytest.raises(ValueError, match="not among the options"):
         utils.row_scores({**doc, "answer": "a chair"}, "B")

@@ -44,8 +44,13 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
     assert index.groups["milebench_s3"].task == ["milebench_spot_the_diff", "milebench_clevr_change", "milebench_iedit"]
     assert index.groups["milebench_combined_t2"].task[0] == "milebench_object_existence_combined"
     assert index.groups["milebench_adv_few"].aggregate_metric_list == [{"metric": "score_few", "aggregation": "mean"}]
-    assert index.groups["milebench"].task == ["milebench_realistic", "milebench_diagnostic", "milebench_few",
-                                              "milebench_medium", "milebench_many"]
+    assert index.groups["milebench"].task == [
+        "milebench_realistic",
+        "milebench_diagnostic",
+        "milebench_few",
+        "milebench_medium",
+        "milebench_many",
+    ]
     alfred = leaves["milebench_alfred"]
     assert [m.metric for m in alfred.metric_list] == ["score", "rouge_l_f", "score_few", "score_medium", "score_many"]
     assert alfred.generation_kwargs == {"max_gen_toks": 512, "temperature": 0.0, "do_sample": False, "until": []}
@@ -148,14 +153,24 @@ def test_a_papers_model_is_matched_by_its_checkpoint() -> None:
 
 
 def test_the_papers_row_and_table_3_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    groups = {f"milebench{s}_{t.replace('-', '').lower()}": {"score,none": 40.0} for s in ("", "_adv") for t in TASK_IDS}
-    groups.update({"milebench_realistic": {"score,none": 42.0}, "milebench_diagnostic": {"score,none": 10.0},
-                   "milebench_adv_realistic": {"score,none": 41.0}, "milebench_adv_diagnostic": {"score,none": "N/A"}})
+    groups = {
+        f"milebench{s}_{t.replace('-', '').lower()}": {"score,none": 40.0} for s in ("", "_adv") for t in TASK_IDS
+    }
+    groups.update(
+        {
+            "milebench_realistic": {"score,none": 42.0},
+            "milebench_diagnostic": {"score,none": 10.0},
+            "milebench_adv_realistic": {"score,none": 41.0},
+            "milebench_adv_diagnostic": {"score,none": "N/A"},
+        }
+    )
     data = ModelResults(groups=groups)
     lines = report.section("Qwen/Qwen-VL-Chat", data, tmp_path)
     text = "\n".join(lines)
-    assert "| paper: Qwen-VL-Chat | 34.7 | 40.0 | 22.3 | 44.6 | 57.3 | 52.3 | 14.3 | 26.7 | 59.5 | 35.3 | 62.8 | 13.5 | " \
-           "39.1 | 37.2 |" in text
+    assert (
+        "| paper: Qwen-VL-Chat | 34.7 | 40.0 | 22.3 | 44.6 | 57.3 | 52.3 | 14.3 | 26.7 | 59.5 | 35.3 | 62.8 | 13.5 | "
+        "39.1 | 37.2 |" in text
+    )
     assert "| Qwen/Qwen-VL-Chat (adversarial) | 40.0 |" in text and "| 41.0 | N/A |" in text
     assert "| Qwen/Qwen-VL-Chat | 42.0 | 41.0 | 1.0 |" in text and "| paper: Qwen-VL-Chat | 39.1 | 38.2 | 0.9 |" in text
     assert not math.isnan(aggregation.load_paper_contamination()["VILA"]["delta"])

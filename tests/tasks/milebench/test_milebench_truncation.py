@@ -23,10 +23,24 @@ def doc(piece_tokens: list[int], mode: str = "interleaved", instruction_tokens: 
     """A row with text pieces p0, p1, ... (the last one the question) between its images."""
     pieces = [f"p{k}" + "x" * (tokens * 4) for k, tokens in enumerate(piece_tokens)]
     if mode == "combined":
-        return {"id": "t", "mode": mode, "instruction": INSTRUCTION, "context": pieces[0], "context_tokens": piece_tokens,
-                "instruction_tokens": instruction_tokens, "num_images": 1}
-    return {"id": "t", "mode": mode, "instruction": INSTRUCTION, "context": "<image>".join(pieces),
-            "context_tokens": piece_tokens, "instruction_tokens": instruction_tokens, "num_images": len(pieces) - 1}
+        return {
+            "id": "t",
+            "mode": mode,
+            "instruction": INSTRUCTION,
+            "context": pieces[0],
+            "context_tokens": piece_tokens,
+            "instruction_tokens": instruction_tokens,
+            "num_images": 1,
+        }
+    return {
+        "id": "t",
+        "mode": mode,
+        "instruction": INSTRUCTION,
+        "context": "<image>".join(pieces),
+        "context_tokens": piece_tokens,
+        "instruction_tokens": instruction_tokens,
+        "num_images": len(pieces) - 1,
+    }
 
 
 def test_without_a_limit_everything_is_kept() -> None:
@@ -104,13 +118,26 @@ def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow  # a tiny LLaVA runs
-def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(tmp_path: Path, needle_dir: Path,
-                                                                      tiny_llava_336: Path, harness) -> None:
+def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(
+    tmp_path: Path, needle_dir: Path, tiny_llava_336: Path, harness
+) -> None:
     """LLaVA-1.5's shape (576 tokens per image, counted by its processor) at 4,096 tokens: the 32-image row cannot
     be sent whole; the runner cuts it from the left, the model's own count fits, and the record says how much."""
-    args = ("--tasks", "milebench_image_needle", "--model", "hf", "--model_args",
-            f"pretrained={tiny_llava_336},threads=1,context_length=4096", "--gen_kwargs", "max_gen_toks=4",
-            "--data_dir", needle_dir, "--output_path", tmp_path, "--log_samples")
+    args = (
+        "--tasks",
+        "milebench_image_needle",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava_336},threads=1,context_length=4096",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--data_dir",
+        needle_dir,
+        "--output_path",
+        tmp_path,
+        "--log_samples",
+    )
     run = harness(*args)
     assert run.code == 0, run.err
     name = str(tiny_llava_336).replace("/", "__")
@@ -138,8 +165,17 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(tmp_path: 
 
 
 def test_screen_only_shows_the_cuts_and_what_cannot_fit(harness, needle_dir: Path) -> None:
-    fits = harness("--tasks", "milebench_tqa", "--model", "hf", "--model_args", "context_length=600", "--data_dir",
-                   needle_dir, "--screen_only")
+    fits = harness(
+        "--tasks",
+        "milebench_tqa",
+        "--model",
+        "hf",
+        "--model_args",
+        "context_length=600",
+        "--data_dir",
+        needle_dir,
+        "--screen_only",
+    )
     assert fits.code == 0, fits.err
     (line,) = [line for line in fits.out.splitlines() if line.startswith("| milebench_tqa |")]
     cells = [c.strip() for c in line.strip("|").split("|")]
@@ -148,22 +184,44 @@ def test_screen_only_shows_the_cuts_and_what_cannot_fit(harness, needle_dir: Pat
     longer = sum(1 for r in rows if r["text_tokens"] + sum(r["image_tokens"]) > 600 - 512)
     assert cells[1:6] == ["3", "3", "0", "0", "0"] and cells[8] == str(longer) and longer >= 1  # sent, the long cut
     # 512 new tokens leave 5 for the prompt: not even the instruction fits, so it stays over length.
-    tight = harness("--tasks", "milebench_tqa", "--model", "hf", "--model_args", "context_length=517", "--data_dir",
-                    needle_dir, "--screen_only")
+    tight = harness(
+        "--tasks",
+        "milebench_tqa",
+        "--model",
+        "hf",
+        "--model_args",
+        "context_length=517",
+        "--data_dir",
+        needle_dir,
+        "--screen_only",
+    )
     (line,) = [line for line in tight.out.splitlines() if line.startswith("| milebench_tqa |")]
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:4] == ["3", "0", "3"] and cells[8] == "0"
 
 
-def test_a_row_without_the_figures_the_rule_reads_fails_alone(tmp_path: Path, tiny_llava: Path, harness,
-                                                              edit_build) -> None:
+def test_a_row_without_the_figures_the_rule_reads_fails_alone(
+    tmp_path: Path, tiny_llava: Path, harness, edit_build
+) -> None:
     """A row whose `context_tokens` do not match its context is recorded `invalid_input`, naming the row; the other
     rows are cut and answered."""
     build_milebench(source="fixture", out_dir=tmp_path / "data", configs=["tqa"])
     edit_build(tmp_path / "data" / "milebench", "tqa", context_tokens=lambda values: [[1], *values[1:]])
-    run = harness("--tasks", "milebench_tqa", "--model", "hf", "--model_args",
-                  f"pretrained={tiny_llava},threads=1,context_length=120", "--gen_kwargs", "max_gen_toks=4",
-                  "--data_dir", tmp_path / "data", "--output_path", tmp_path / "out", "--allow_failures")
+    run = harness(
+        "--tasks",
+        "milebench_tqa",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={tiny_llava},threads=1,context_length=120",
+        "--gen_kwargs",
+        "max_gen_toks=4",
+        "--data_dir",
+        tmp_path / "data",
+        "--output_path",
+        tmp_path / "out",
+        "--allow_failures",
+    )
     assert run.code == 0, run.err
     samples = run.samples(str(tiny_llava).replace("/", "__"), "milebench_tqa")
     assert samples[0]["status"] == "invalid_input"

@@ -69,10 +69,25 @@ def test_categories_reproduce_every_published_cell(paper: aggregation.PaperResul
 
 def test_groups_are_means_of_means() -> None:
     scores = {key: 0.0 for key in aggregation.PAPER_TASK_KEYS.values()}
-    scores.update(infoseek=60.0, viquae=80.0, vh_single=90.0, vh_multi=70.0,
-                  mmniah_ret_text=100.0, mmniah_ret_image=50.0, mmniah_count_text=20.0, mmniah_count_image=40.0,
-                  mmniah_reason_text=10.0, mmniah_reason_image=30.0, stanford_cars=40.0, food101=80.0,
-                  govreport=30.0, multilexsum=50.0, mmlongbench_doc=30.0, longdocurl=60.0, slidevqa=90.0)
+    scores.update(
+        infoseek=60.0,
+        viquae=80.0,
+        vh_single=90.0,
+        vh_multi=70.0,
+        mmniah_ret_text=100.0,
+        mmniah_ret_image=50.0,
+        mmniah_count_text=20.0,
+        mmniah_count_image=40.0,
+        mmniah_reason_text=10.0,
+        mmniah_reason_image=30.0,
+        stanford_cars=40.0,
+        food101=80.0,
+        govreport=30.0,
+        multilexsum=50.0,
+        mmlongbench_doc=30.0,
+        longdocurl=60.0,
+        slidevqa=90.0,
+    )
     out = category_scores(scores)
     assert out["mmniah_ret"] == 75.0 and out["mmniah_count"] == 30.0 and out["mmniah_reason"] == 20.0
     assert out["VRAG"] == 70.0

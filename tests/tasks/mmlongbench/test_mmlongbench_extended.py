@@ -27,10 +27,15 @@ def test_the_lengths_past_128k_have_their_own_groups_and_leave_the_papers_alone(
     for length in EXTENDED_LENGTHS:
         top = index.groups[f"mmlongbench_{length}"]
         assert top.task == [f"mmlongbench_{c}_{length}" for c in ("vrag", "niah", "icl", "docvqa")]
-        assert f"mmlongbench_summ_{length}" not in index.groups and f"mmlongbench_summ_govreport_{length}" not in index.tasks
+        assert (
+            f"mmlongbench_summ_{length}" not in index.groups
+            and f"mmlongbench_summ_govreport_{length}" not in index.tasks
+        )
         assert [entry["aggregation"] for entry in top.aggregate_metric_list] == ["strict_mean"]
         assert index.groups[f"mmlongbench_mmniah_reason_{length}"].task == [
-            f"mmlongbench_niah_mmniah_reason_text_{length}", f"mmlongbench_niah_mmniah_reason_image_{length}"]
+            f"mmlongbench_niah_mmniah_reason_text_{length}",
+            f"mmlongbench_niah_mmniah_reason_image_{length}",
+        ]
     assert index.tasks["mmlongbench_icl_food101_1m"].dataset_name == "icl_food101_1m"
     listed = harness("ls")
     assert listed.code == 0
@@ -70,18 +75,37 @@ def test_a_model_shorter_than_a_grown_row_records_over_length_and_its_groups_are
         (images / f"{k}.jpg").write_bytes(_jpeg(1400, k * 3))
     name = [f"vh/big/{k}.jpg" for k in range(64)]
     question = "For the image with a giraffe, is there a dog?"
-    depths = [{"id": "giraffe", "question": question, "answer": "Yes", "ctxs": name[:k] + [name[63]] + name[k:50]}
-              for k in (0, 10, 20, 30, 40, 50)]
-    pool = [{"id": "giraffe2", "question": question, "answer": "No", "ctxs": name[50:50 + k] + [name[62]] + name[50 + k:60]}
-            for k in (0, 5, 10)]
+    depths = [
+        {"id": "giraffe", "question": question, "answer": "Yes", "ctxs": name[:k] + [name[63]] + name[k:50]}
+        for k in (0, 10, 20, 30, 40, 50)
+    ]
+    pool = [
+        {
+            "id": "giraffe2",
+            "question": question,
+            "answer": "No",
+            "ctxs": name[50 : 50 + k] + [name[62]] + name[50 + k : 60],
+        }
+        for k in (0, 5, 10)
+    ]
     for file, rows in ((CONFIGS["niah_vh_single_128k"].file, depths), (CONFIGS["niah_vh_multi_64k"].file, pool)):
         (release / "mmlb_data" / file).write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = tmp_path / "data"
     build_mmlongbench(source=str(release), out_dir=data, configs=["niah_vh_single_128k", *NIAH_256K])
 
     out = tmp_path / "out"
-    run = harness("--tasks", "mmlongbench_niah_vh_single_128k,mmlongbench_niah_256k", "--model", "random",
-                  "--model_args", "context_length=139264", "--data_dir", data, "--output_path", out)
+    run = harness(
+        "--tasks",
+        "mmlongbench_niah_vh_single_128k,mmlongbench_niah_256k",
+        "--model",
+        "random",
+        "--model_args",
+        "context_length=139264",
+        "--data_dir",
+        data,
+        "--output_path",
+        out,
+    )
     assert run.code == 0, run.err
     results = run.results("random")
     counts = results["sample_counts"]

@@ -44,15 +44,29 @@ def judge_reply(body: dict[str, Any]) -> str:
 
 
 @pytest.mark.slow  # harness runs end to end
-def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(summ_dir: Path, tmp_path: Path,
-                                                                              harness) -> None:
+def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(
+    summ_dir: Path, tmp_path: Path, harness
+) -> None:
     server = ChatServer(answer=judge_reply)
     server.start()
     try:
         out = tmp_path / "out"
-        args = ("--tasks", TASKS, "--model", "constant", "--model_args", 'answer=" The claims of case 1 are settled."',
-                "--data_dir", summ_dir, "--output_path", out, "--judge_model", "openai",
-                "--judge_args", f"base_url={server.base_url},api_key=k")
+        args = (
+            "--tasks",
+            TASKS,
+            "--model",
+            "constant",
+            "--model_args",
+            'answer=" The claims of case 1 are settled."',
+            "--data_dir",
+            summ_dir,
+            "--output_path",
+            out,
+            "--judge_model",
+            "openai",
+            "--judge_args",
+            f"base_url={server.base_url},api_key=k",
+        )
         run = harness(*args)
         assert run.code == 0, run.err
         asked = [prompt_of(r.body) for r in server.received]
@@ -62,7 +76,8 @@ def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(sum
     # Every summary: fluency first, then recall, then precision (only while replies parse); the paper's judge
     # model and settings unless told otherwise.
     assert {(b["model"], b["temperature"], b["max_tokens"]) for b in bodies} == {
-        (scoring.JUDGE_MODEL, scoring.JUDGE_TEMPERATURE, scoring.JUDGE_MAX_TOKENS)}
+        (scoring.JUDGE_MODEL, scoring.JUDGE_TEMPERATURE, scoring.JUDGE_MAX_TOKENS)
+    }
     assert "evaluate the fluency" in asked[0]
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
@@ -80,8 +95,10 @@ def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(sum
     assert counts["mmlongbench_summ_multilexsum_8k"]["n_judge_unparsed"] == 3
     assert "fluency_f1,none" not in lex and "score,none" not in lex
     assert results["groups"]["mmlongbench_summ_8k"]["score,none"] == "N/A"
-    log = [json.loads(line) for line in (out / "constant" / "judge_mmlongbench_summ_multilexsum_8k.jsonl")
-           .read_text().splitlines()]
+    log = [
+        json.loads(line)
+        for line in (out / "constant" / "judge_mmlongbench_summ_multilexsum_8k.jsonl").read_text().splitlines()
+    ]
     assert {(r["status"], r["stage"]) for r in log} == {("unparsed", "recall")}
     assert all("precision" not in r["replies"] for r in log)  # never asked after a reply without a verdict
     assert results["config"]["judge"]["model"]["served_model"] == scoring.JUDGE_MODEL
@@ -102,15 +119,29 @@ def test_without_a_judge_the_task_reports_rouge_only_and_says_why(summ_dir: Path
     assert set(results["mmlongbench_summ_govreport_8k"]) == {"alias", "rougeLsum_f1,none", "rougeLsum_f1_stderr,none"}
 
 
-def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(summ_dir: Path, tmp_path: Path,
-                                                                                 harness) -> None:
+def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
+    summ_dir: Path, tmp_path: Path, harness
+) -> None:
     # The three summaries are alike ("x"), so their fluency prompt is one call; the first recall call gets a 400.
     server = ChatServer(answer=judge_reply, faults=["ok", "bad_request"])
     server.start()
     try:
-        args = ("--tasks", "mmlongbench_summ_govreport_8k", "--model", "constant", "--model_args", "answer=x",
-                "--data_dir", summ_dir, "--output_path", tmp_path / "o", "--judge_model", "openai",
-                "--judge_args", f"base_url={server.base_url},api_key=a-long-test-key")
+        args = (
+            "--tasks",
+            "mmlongbench_summ_govreport_8k",
+            "--model",
+            "constant",
+            "--model_args",
+            "answer=x",
+            "--data_dir",
+            summ_dir,
+            "--output_path",
+            tmp_path / "o",
+            "--judge_model",
+            "openai",
+            "--judge_args",
+            f"base_url={server.base_url},api_key=a-long-test-key",
+        )
         first = harness(*args)
         # A failed judge call is a failed sample: exit 1 unless --allow_failures, as README says.
         assert first.code == 1, first.err
@@ -131,21 +162,45 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
 
 def test_a_judge_for_tasks_without_one_is_named_as_ignored(tmp_path: Path, harness) -> None:
     build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=["vrag_infoseek_8k"])
-    run = harness("--tasks", "mmlongbench_vrag_infoseek_8k", "--model", "random", "--data_dir", tmp_path / "data",
-                  "--judge_model", "openai")
+    run = harness(
+        "--tasks",
+        "mmlongbench_vrag_infoseek_8k",
+        "--model",
+        "random",
+        "--data_dir",
+        tmp_path / "data",
+        "--judge_model",
+        "openai",
+    )
     assert run.code == 0, run.err
     assert "--judge_model/--judge_args ignored: no selected task is scored by a judge" in run.err
 
 
-def _judge_summaries(harness, summ_dir: Path, out: Path, faults: list[str], judge_args: str = "api_key=a-long-test-key"):
+def _judge_summaries(
+    harness, summ_dir: Path, out: Path, faults: list[str], judge_args: str = "api_key=a-long-test-key"
+):
     """(run, server): the GovReport summaries (the constant summary "x") judged through a server that answers
     the first judge calls with `faults`, failed samples allowed."""
     server = ChatServer(answer=judge_reply, faults=faults)
     server.start()
     try:
-        run = harness("--tasks", "mmlongbench_summ_govreport_8k", "--model", "constant", "--model_args", "answer=x",
-                      "--data_dir", summ_dir, "--output_path", out, "--judge_model", "openai",
-                      "--judge_args", f"base_url={server.base_url},{judge_args}", "--allow_failures")
+        run = harness(
+            "--tasks",
+            "mmlongbench_summ_govreport_8k",
+            "--model",
+            "constant",
+            "--model_args",
+            "answer=x",
+            "--data_dir",
+            summ_dir,
+            "--output_path",
+            out,
+            "--judge_model",
+            "openai",
+            "--judge_args",
+            f"base_url={server.base_url},{judge_args}",
+            "--allow_failures",
+        )
     finally:
         server.stop()
     return run, server
@@ -155,22 +210,27 @@ def test_a_run_in_which_every_judge_call_failed_exits_1(summ_dir: Path, tmp_path
     # The 3 summaries' first judge calls get a 400.
     run, _ = _judge_summaries(harness, summ_dir, tmp_path / "o", ["bad_request"] * 3)
     assert run.code == 1  # not even --allow_failures accepts a run whose judge answered nothing
-    assert ("harness: error: every judge call of this run failed (3 sample(s)), so no judge metric was scored"
-            in run.err)
+    assert "harness: error: every judge call of this run failed (3 sample(s)), so no judge metric was scored" in run.err
     counts = run.results("constant")["sample_counts"]["mmlongbench_summ_govreport_8k"]
     assert (counts["n_judged"], counts["n_judge_error"]) == (0, 3)
 
 
 def test_a_key_the_judge_server_quotes_back_is_in_neither_the_judge_log_nor_the_cache(
-        summ_dir: Path, tmp_path: Path, harness) -> None:
+    summ_dir: Path, tmp_path: Path, harness
+) -> None:
     import base64
     from urllib.parse import quote
 
     key = "sk-judge+key/0123456789"
     # The three recall calls (after the one fluency call the alike summaries share): an error, a refusal and a reply
     # (kept by the cache), each quoting the key.
-    run, server = _judge_summaries(harness, summ_dir, tmp_path / "o",
-                                   ["ok", "echo_key", "echo_key_refused", "echo_key_answer"], f"api_key={key},concurrency=1")
+    run, server = _judge_summaries(
+        harness,
+        summ_dir,
+        tmp_path / "o",
+        ["ok", "echo_key", "echo_key_refused", "echo_key_answer"],
+        f"api_key={key},concurrency=1",
+    )
     assert {r.headers["authorization"] for r in server.received} == {f"Bearer {key}"}
     folder = tmp_path / "o" / "constant"
     log, cache = folder / "judge_mmlongbench_summ_govreport_8k.jsonl", folder / "cache.sqlite3"

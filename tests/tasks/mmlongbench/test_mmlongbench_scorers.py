@@ -260,7 +260,9 @@ def test_score_vh_file_indexes_the_default_by_position_not_by_failures() -> None
         scoring.score_vh_file(["Yes"], "Answer:", [])
 
 
-@pytest.mark.parametrize(("accuracy", "reported"), [(30.0, 70.0), (49.5, 50.5), (50.0, 50.0), (75.0, 75.0), (0.0, 100.0)])
+@pytest.mark.parametrize(
+    ("accuracy", "reported"), [(30.0, 70.0), (49.5, 50.5), (50.0, 50.0), (75.0, 75.0), (0.0, 100.0)]
+)
 def test_fold_at_50(accuracy: float, reported: float) -> None:
     # figure_scripts/utils.py L123-126: below 50 -> 100 - acc.
     assert scoring.fold_at_50(accuracy) == pytest.approx(reported)
@@ -280,9 +282,18 @@ def test_vh_reported_accuracy() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("5 kg", "5"), ("5 meters", "5"), ("5 acres", "5"), ("5 minutes", "5"), ("5 miles", "5"),
-        ("5 mile", "5"), ("5 feet", "5"), ("5 million", "5"), ("5 thousand", "5"), ("5 billion", "5"),
-        ("12 MM", "12"), ("5 m", "5"),  # L233-238, lowercased first
+        ("5 kg", "5"),
+        ("5 meters", "5"),
+        ("5 acres", "5"),
+        ("5 minutes", "5"),
+        ("5 miles", "5"),
+        ("5 mile", "5"),
+        ("5 feet", "5"),
+        ("5 million", "5"),
+        ("5 thousand", "5"),
+        ("5 billion", "5"),
+        ("12 MM", "12"),
+        ("5 m", "5"),  # L233-238, lowercased first
         ("5 kgm", "5 kg"),  # one pass in order: "kg" was tried before "m" removed
         ("5 km", "5 k"),
         ("item", "ite"),  # a suffix needs no word boundary
@@ -317,11 +328,27 @@ def test_docvqa_numbers(text: str, expected: list[float]) -> None:
 @pytest.mark.parametrize(
     ("gold", "expected"),
     [
-        ("https://example.com/a", True), ("see train.py", True), ("model.ipynb", True), ("page 5", True),
-        ("12", True), ("12-15", True), ("12 15", True), ("9:30 a.m.", True), ("5 p.m. sharp", True),
-        ("2020-01-02", True), ("2020/1/2", True), ("01-02-2020", True), ("1/2/20", True), ("2020-01", True),
-        ("2020 1", True), ("a.b@c.org", True),
-        ("Page 5", False), ("12a", False), ("http://example.com", False), ("Paris", False), ("2020-01-02x", False),
+        ("https://example.com/a", True),
+        ("see train.py", True),
+        ("model.ipynb", True),
+        ("page 5", True),
+        ("12", True),
+        ("12-15", True),
+        ("12 15", True),
+        ("9:30 a.m.", True),
+        ("5 p.m. sharp", True),
+        ("2020-01-02", True),
+        ("2020/1/2", True),
+        ("01-02-2020", True),
+        ("1/2/20", True),
+        ("2020-01", True),
+        ("2020 1", True),
+        ("a.b@c.org", True),
+        ("Page 5", False),
+        ("12a", False),
+        ("http://example.com", False),
+        ("Paris", False),
+        ("2020-01-02x", False),
     ],
 )
 def test_docvqa_needs_exact_match(gold: str, expected: bool) -> None:
@@ -331,8 +358,19 @@ def test_docvqa_needs_exact_match(gold: str, expected: bool) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("3", "Integer"), ("3.0", "Integer"), ("1e3", "Integer"), ("1_000", "Integer"), ("5m", "Integer"),
-     ("12%", "Float"), ("2.5", "Float"), ("nan", "String"), ("inf", "String"), ("Paris", "String"), ("", "String")],
+    [
+        ("3", "Integer"),
+        ("3.0", "Integer"),
+        ("1e3", "Integer"),
+        ("1_000", "Integer"),
+        ("5m", "Integer"),
+        ("12%", "Float"),
+        ("2.5", "Float"),
+        ("nan", "String"),
+        ("inf", "String"),
+        ("Paris", "String"),
+        ("", "String"),
+    ],
 )
 def test_docvqa_value_type(value: str, expected: str) -> None:
     # L293-301: float() decides; "%" in the original string makes a whole number Float.
@@ -451,8 +489,10 @@ def test_rouge_lsum_f1_max_over_raw_and_parsed() -> None:
         ('first {"recall": 2} then {"recall": 4}', {"recall": 4}),  # eval_gpt4_summ.py L309-312: the last
         ('{"recall": 4} then {oops}', None),  # last span fails, no fence (official raises)
         ('{"a": {"b": 1}}', None),  # nested: the span '{"a": {"b": 1}' is not JSON
-        ('Output: ```json\n{"precision": 2, "sentence_count": {"n": 6}}\n```',
-         {"precision": 2, "sentence_count": {"n": 6}}),  # L314: fenced fallback
+        (
+            'Output: ```json\n{"precision": 2, "sentence_count": {"n": 6}}\n```',
+            {"precision": 2, "sentence_count": {"n": 6}},
+        ),  # L314: fenced fallback
         ('```json\n{"recall": 1}\n``` and ```json\n{"recall": 2}\n``` {bad}', None),  # greedy fence spans both
         ("text {not json} ```json\n[1]\n```", None),  # fenced JSON that is not an object
         ("no json here", None),  # L316
@@ -476,15 +516,20 @@ def test_parse_judge_json(reply: str, expected) -> None:
     ],
 )
 def test_fluency_f1(fluency: int, found: int, n_claims: int, precise: int, sentences: int, expected: float) -> None:
-    score = scoring.fluency_f1({"fluency": fluency}, {"recall": found},
-                               {"precision": precise, "sentence_count": sentences}, n_claims)
+    score = scoring.fluency_f1(
+        {"fluency": fluency}, {"recall": found}, {"precision": precise, "sentence_count": sentences}, n_claims
+    )
     assert score == pytest.approx(expected)
 
 
 def test_fluency_f1_from_replies_and_file_mean() -> None:
-    ok = scoring.fluency_f1_from_replies('{"fluency": 1}', 'x {"recall": 4}', '{"precision": 3, "sentence_count": 6}', 8)
+    ok = scoring.fluency_f1_from_replies(
+        '{"fluency": 1}', 'x {"recall": 4}', '{"precision": 3, "sentence_count": 6}', 8
+    )
     assert ok == pytest.approx(0.5)
-    assert scoring.fluency_f1_from_replies('{"fluency": 1}', "no json", '{"precision": 3, "sentence_count": 6}', 8) is None
+    assert (
+        scoring.fluency_f1_from_replies('{"fluency": 1}', "no json", '{"precision": 3, "sentence_count": 6}', 8) is None
+    )
     with pytest.raises(KeyError):
         scoring.fluency_f1({}, {"recall": 1}, {"precision": 1, "sentence_count": 1}, 1)
     assert scoring.judged_mean_percent([0.5, None, 1.0]) == pytest.approx(75.0)  # unjudged rows skipped
@@ -524,9 +569,13 @@ def test_judge_prompts_are_filled_as_official() -> None:
     gov = scoring.judge_prompts("govreport", "  The audit found x.\n", "Why GAO Did This Study:\nref", ["c1", "c2"])
     assert set(gov) == {"fluency", "precision", "recall"}
     assert gov["fluency"].endswith('{"fluency": 1}.\n\nText: "The audit found x."\n')  # braces undoubled
-    assert gov["recall"].endswith("Key points:\n1. c1\n2. c2\n\nSummary: <start of summary>The audit found x.<end of summary>\n")
-    assert gov["precision"].endswith("Expert summary: <start of summary>Why GAO Did This Study:\nref<end of summary>\n\n"
-                                     "Provided summary: <start of summary>The audit found x.<end of summary>\n")
+    assert gov["recall"].endswith(
+        "Key points:\n1. c1\n2. c2\n\nSummary: <start of summary>The audit found x.<end of summary>\n"
+    )
+    assert gov["precision"].endswith(
+        "Expert summary: <start of summary>Why GAO Did This Study:\nref<end of summary>\n\n"
+        "Provided summary: <start of summary>The audit found x.<end of summary>\n"
+    )
     lex = scoring.judge_prompts("multilexsum", "S", "R", ["only"])
     assert lex["recall"].endswith('Key points:\n1. only\n\nSummary: "S"\n')
     assert lex["precision"].endswith('Expert summary: "R"\n\nProvided summary: "S"\n')
@@ -537,13 +586,34 @@ def test_judge_prompts_are_filled_as_official() -> None:
 
 
 def test_metric_of_dataset() -> None:
-    allowed = {"sub_em", "vh_acc", "vh_acc_folded", "count_acc", "mc_acc", "cls_acc", "fluency_f1",
-               "rougeLsum_f1", "docvqa_score"}
+    allowed = {
+        "sub_em",
+        "vh_acc",
+        "vh_acc_folded",
+        "count_acc",
+        "mc_acc",
+        "cls_acc",
+        "fluency_f1",
+        "rougeLsum_f1",
+        "docvqa_score",
+    }
     datasets = {leaf.dataset for leaf in (*LEAVES, *ABLATION_LEAVES)}  # 19 and the 5 ablation sets
     assert set(scoring.METRIC_OF_DATASET) == datasets and set(scoring.METRIC_OF_DATASET.values()) <= allowed
-    expected = {"mmniah_ret_text": "sub_em", "mmniah_ret_image": "mc_acc", "mmniah_reason_text": "sub_em",
-                "mmniah_reason_image": "mc_acc", "mmniah_count_text": "count_acc", "mmniah_count_image": "count_acc",
-                "vh_single": "vh_acc_folded", "inat2021": "cls_acc", "multilexsum": "fluency_f1",
-                "slidevqa": "docvqa_score", "viquae": "sub_em", "triviaqa": "sub_em", "occ_vrag_viquae": "sub_em",
-                "text_haystack_ret_image": "mc_acc", "text_doc": "docvqa_score"}
+    expected = {
+        "mmniah_ret_text": "sub_em",
+        "mmniah_ret_image": "mc_acc",
+        "mmniah_reason_text": "sub_em",
+        "mmniah_reason_image": "mc_acc",
+        "mmniah_count_text": "count_acc",
+        "mmniah_count_image": "count_acc",
+        "vh_single": "vh_acc_folded",
+        "inat2021": "cls_acc",
+        "multilexsum": "fluency_f1",
+        "slidevqa": "docvqa_score",
+        "viquae": "sub_em",
+        "triviaqa": "sub_em",
+        "occ_vrag_viquae": "sub_em",
+        "text_haystack_ret_image": "mc_acc",
+        "text_doc": "docvqa_score",
+    }
     assert {k: scoring.METRIC_OF_DATASET[k] for k in expected} == expected

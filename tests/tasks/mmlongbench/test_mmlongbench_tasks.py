@@ -46,18 +46,26 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
     assert not index.groups["mmlongbench_ablation_8k"].aggregate_metric_list
     assert {leaves[f"mmlongbench_{name}"].report.spec for name in ABLATION_CONFIGS} == {"ablation_report.section"}
     assert leaves["mmlongbench_vrag_viquae_8k"].report.spec == "report.section"
-    assert not any("ablation" in task for group in index.groups.values() if group.group.startswith("mmlongbench_")
-                   and "ablation" not in group.group for task in group.task)
+    assert not any(
+        "ablation" in task
+        for group in index.groups.values()
+        if group.group.startswith("mmlongbench_") and "ablation" not in group.group
+        for task in group.task
+    )
     for length in LENGTHS:
         top = index.groups[f"mmlongbench_{length}"]
         assert top.task == [f"mmlongbench_{c}_{length}" for c in ("vrag", "niah", "icl", "summ", "docvqa")]
         assert index.groups[f"mmlongbench_mmniah_count_{length}"].task == [
-            f"mmlongbench_niah_mmniah_count_text_{length}", f"mmlongbench_niah_mmniah_count_image_{length}"]
+            f"mmlongbench_niah_mmniah_count_text_{length}",
+            f"mmlongbench_niah_mmniah_count_image_{length}",
+        ]
         assert all(entry["aggregation"] == "strict_mean" for entry in top.aggregate_metric_list)
     assert index.groups["mmlongbench"].task == [f"mmlongbench_{length}" for length in LENGTHS]
     summ = leaves["mmlongbench_summ_govreport_128k"]
-    assert summ.generation_kwargs["max_gen_toks"] == 384 and leaves["mmlongbench_icl_food101_8k"].generation_kwargs[
-        "max_gen_toks"] == 128
+    assert (
+        summ.generation_kwargs["max_gen_toks"] == 384
+        and leaves["mmlongbench_icl_food101_8k"].generation_kwargs["max_gen_toks"] == 128
+    )
     # ROUGE under its own name; Fluency-F1 (and the task's `score`) only from the judge.
     assert [m.metric for m in summ.metric_list] == ["rougeLsum_f1", "fluency_f1", "score"]
     assert summ.judge["metrics"] == ["fluency_f1", "score"]
@@ -98,7 +106,11 @@ def test_vh_uses_the_row_index_default_and_reports_the_fold() -> None:
     row = {"dataset": "vh_single", "answer_prefix": "Answer:", "answer": json.dumps("No"), "answer_format": ""}
     # Unparseable output: the official default cycle 0, 1, 1, 0 ("no", "yes", "yes", "no") by eval index.
     assert [utils.process_results({**row, "eval_index": i}, [" maybe"])["vh_acc"] for i in range(4)] == [
-        100.0, 0.0, 0.0, 100.0]
+        100.0,
+        0.0,
+        0.0,
+        100.0,
+    ]
     assert utils.vh_folded([0.0, 0.0, 100.0]) == pytest.approx(100 - 100 / 3)
     assert utils.vh_folded([100.0, 0.0]) == 50.0
 
@@ -160,10 +172,18 @@ def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: 
             assert ours == pytest.approx(expected[category]), category
     assert expected[aggregation.AVERAGE] is None and _score(groups["mmlongbench_8k"]) is None
     assert results["group_aggregation"]["mmlongbench_summ_8k"]["rules"]["score"]["missing"] == [
-        "mmlongbench_summ_govreport_8k", "mmlongbench_summ_multilexsum_8k"]
+        "mmlongbench_summ_govreport_8k",
+        "mmlongbench_summ_multilexsum_8k",
+    ]
     niah = [_score(results["results"][f"mmlongbench_niah_{d}_8k"]) for d in ("vh_single", "vh_multi")]
-    pairs = [(_score(results["results"][f"mmlongbench_niah_{a}_8k"]) + _score(results["results"][f"mmlongbench_niah_{b}_8k"])) / 2
-             for a, b in aggregation.MMNIAH_PAIRS.values()]
+    pairs = [
+        (
+            _score(results["results"][f"mmlongbench_niah_{a}_8k"])
+            + _score(results["results"][f"mmlongbench_niah_{b}_8k"])
+        )
+        / 2
+        for a, b in aggregation.MMNIAH_PAIRS.values()
+    ]
     assert _score(groups["mmlongbench_niah_8k"]) == pytest.approx(sum(niah + pairs) / 5)
 
     # The report: the category table, every dataset, and the score-against-length figure.
@@ -176,8 +196,18 @@ def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: 
 
 def test_constant_yes_scores_vh_as_the_share_of_yes_golds_folded(harness, mmlb_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run = harness("--tasks", "mmlongbench_niah_vh_single_8k,mmlongbench_vrag_infoseek_16k", "--model", "constant",
-                  "--model_args", "answer=yes", "--data_dir", mmlb_dir, "--output_path", out)
+    run = harness(
+        "--tasks",
+        "mmlongbench_niah_vh_single_8k,mmlongbench_vrag_infoseek_16k",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=yes",
+        "--data_dir",
+        mmlb_dir,
+        "--output_path",
+        out,
+    )
     assert run.code == 0, run.err
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())["results"]
@@ -200,8 +230,12 @@ def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> 
     from harness.outputs.model_results import ModelResults
 
     scores = {"VRAG": 70.0, "NIAH": 40.0, "ICL": 55.0, "Summ": 20.0, "DocVQA": 30.0}
-    data = ModelResults(groups={**{f"mmlongbench_{c.lower()}_128k": {"score,none": v} for c, v in scores.items()},
-                                "mmlongbench_128k": {"score,none": sum(scores.values()) / 5}})
+    data = ModelResults(
+        groups={
+            **{f"mmlongbench_{c.lower()}_128k": {"score,none": v} for c, v in scores.items()},
+            "mmlongbench_128k": {"score,none": sum(scores.values()) / 5},
+        }
+    )
     lines = report.section("Qwen/Qwen2.5-VL-7B-Instruct", data, tmp_path)
     published = aggregation.load_paper_results()
     paper_vrag = published[("Qwen2.5-VL-7B", "VRAG", 131072)]
@@ -216,7 +250,7 @@ def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mml
     results = random_run(harness, "mmlongbench_ablation", mmlb_dir, out, list(ABLATION_CONFIGS))
     assert harness("report", out).code == 0
     text = (out / "report.md").read_text()
-    section = text[text.index("### MMLongBench ablations"):]
+    section = text[text.index("### MMLongBench ablations") :]
     assert "The paper reports no ablation numbers for this model." in section
     triviaqa = results["results"]["mmlongbench_ablation_triviaqa_8k"]["score,none"]
     assert f"| triviaqa | `triviaqa`: ViQuAE, entity named (text only) | sub_em | {triviaqa:.1f} |" in section
@@ -227,15 +261,25 @@ def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mml
 def test_the_papers_ablation_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
     from harness.outputs.model_results import ModelResults
 
-    data = ModelResults(results={"mmlongbench_ablation_triviaqa_8k": {"score,none": 61.0},
-                                 "mmlongbench_ablation_text_doc_128k": {"score,none": 20.0},
-                                 "mmlongbench_ablation_occ_vrag_viquae_8k": {"score,none": 12.5}})
+    data = ModelResults(
+        results={
+            "mmlongbench_ablation_triviaqa_8k": {"score,none": 61.0},
+            "mmlongbench_ablation_text_doc_128k": {"score,none": 20.0},
+            "mmlongbench_ablation_occ_vrag_viquae_8k": {"score,none": 12.5},
+        }
+    )
     published = ablation_report.load_ablation_results()
     assert len(published) == 50  # Figures 9 (MMLB-Doc, All) and 10: 10 rows x 5 lengths
     vlm = "\n".join(ablation_report.section("Qwen/Qwen2.5-VL-7B-Instruct", data, tmp_path))
     assert published[("Qwen2.5-VL-7B", "triviaqa", 8192)] == ("w/ name", 70.8)
-    assert "| triviaqa | `triviaqa`: ViQuAE, entity named (text only) (paper: w/ name, Figure 10) | sub_em | 61.0 (70.8) |  |" in vlm
-    assert "| text_doc | `text_doc`: MMLongBench-Doc, OCR text (paper: w/ OCR, Figure 9) | docvqa_score |  | 20.0 (21.1) |" in vlm
+    assert (
+        "| triviaqa | `triviaqa`: ViQuAE, entity named (text only) (paper: w/ name, Figure 10) | sub_em | 61.0 (70.8) |  |"
+        in vlm
+    )
+    assert (
+        "| text_doc | `text_doc`: MMLongBench-Doc, OCR text (paper: w/ OCR, Figure 9) | docvqa_score |  | 20.0 (21.1) |"
+        in vlm
+    )
     # The same model on the images, as each figure shows it (Figures 23 and 26).
     assert "| ↳ paper, on the images | ViQuAE, Qwen2.5-VL-7B | | (54.8) | (22.5) |" in vlm
     assert "| occ_vrag_viquae | `occ_vrag`: ViQuAE, gold passages removed | sub_em | 12.5 |  |" in vlm
@@ -258,8 +302,12 @@ def test_qwen25_vl_at_128k_is_screened_as_the_paper_ran_it(harness, tmp_path: Pa
     big = io.BytesIO()
     Image.new("RGB", (1000, 1000), (90, 120, 200)).save(big, format="JPEG")
     (release / "mmlb_image" / "vh" / "haystack" / "big.jpg").write_bytes(big.getvalue())
-    row = {"id": "vh_big", "question": "For the image with a cat, is there a dog?", "answer": "No",
-           "ctxs": ["vh/haystack/big.jpg"] * 100}  # 100 x 1,296 tokens: one image stored once
+    row = {
+        "id": "vh_big",
+        "question": "For the image with a cat, is there a dog?",
+        "answer": "No",
+        "ctxs": ["vh/haystack/big.jpg"] * 100,
+    }  # 100 x 1,296 tokens: one image stored once
     (release / "mmlb_data" / CONFIGS["niah_vh_single_128k"].file).write_text(json.dumps(row) + "\n")
     data = tmp_path / "data"
     build_mmlongbench(source=str(release), out_dir=data, configs=["niah_vh_single_128k"])
@@ -273,7 +321,16 @@ def test_qwen25_vl_at_128k_is_screened_as_the_paper_ran_it(harness, tmp_path: Pa
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:6] == ["1", "1", "0", "0", "0"] and cells[7] == "100"
     assert 100 * 1296 + 128 < int(cells[6].replace(",", "")) <= 131072 + 128  # prompt + max_gen_toks
-    capped = harness("--tasks", task, "--model", "qwen2.5-vl", "--model_args", "context_length=32768",
-                     "--data_dir", data, "--screen_only")
+    capped = harness(
+        "--tasks",
+        task,
+        "--model",
+        "qwen2.5-vl",
+        "--model_args",
+        "context_length=32768",
+        "--data_dir",
+        data,
+        "--screen_only",
+    )
     assert "0 of 1 samples would be sent to the model; 1 screened out." in capped.out
     assert "> context 32768" in capped.out

@@ -22,8 +22,16 @@ CAPTION = "Data: test."
 def random_results(tmp_path: Path, data_dir: Path, harness) -> ModelResults:
     """The random baseline's results on every positive config the test build has (N = 2 at K = 1 and 5,
     N = 1 at K = 2), as `harness report` loads them."""
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k5_pos,mmneedle_m10_n1_k2_pos", "--model", "random",
-                  "--data_dir", data_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k5_pos,mmneedle_m10_n1_k2_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     return load_results(tmp_path)["random"]
 
@@ -36,24 +44,43 @@ def _labels(ax) -> list:
     return [t for t in ax.texts if t.get_text()]
 
 
-def test_a_malformed_answer_counts_as_existence_and_format_validity_says_so(tmp_path: Path, data_dir: Path,
-                                                                          harness) -> None:
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg", "--model", "constant", "--model_args",
-                  "answer=no idea", "--data_dir", data_dir, "--output_path", tmp_path)
+def test_a_malformed_answer_counts_as_existence_and_format_validity_says_so(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg",
+        "--model",
+        "constant",
+        "--model_args",
+        "answer=no idea",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     lines = report.table(load_results(tmp_path)["constant"])
     assert "| config | n pos | existence | format valid | index | exact |" in lines[4]
-    assert ("| M=1 N=2 K=1 | 12 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 0.0 ± 0.0 | "
-            "0.0 ± 0.0 |") in lines
+    assert (
+        "| M=1 N=2 K=1 | 12 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 0.0 ± 0.0 | 0.0 ± 0.0 |"
+    ) in lines
 
 
 def test_configs_follow_the_papers_order() -> None:
     """The paper's tables: by K, then N x N, then M (1x1 M=10, 2x2 M=1, 2x2 M=10, ...)."""
-    names = [f"mmneedle_m{m}_n{n}_k{k}_{p}" for k in (5, 1) for m, n in ((1, 8), (10, 2), (1, 2), (10, 1))
-             for p in ("neg", "pos")] + ["mmneedle", "mmneedle_k1"]
+    names = [
+        f"mmneedle_m{m}_n{n}_k{k}_{p}"
+        for k in (5, 1)
+        for m, n in ((1, 8), (10, 2), (1, 2), (10, 1))
+        for p in ("neg", "pos")
+    ] + ["mmneedle", "mmneedle_k1"]
     assert report.headline_metrics(names) == [
         (f"mmneedle_m{m}_n{n}_k{k}_{p}", "exact_acc" if p == "pos" else "existence_acc")
-        for k in (1, 5) for m, n in ((10, 1), (1, 2), (10, 2), (1, 8)) for p in ("pos", "neg")]
+        for k in (1, 5)
+        for m, n in ((10, 1), (1, 2), (10, 2), (1, 8))
+        for p in ("pos", "neg")
+    ]
     data = ModelResults(results={name: {"exact_acc,none": 0.5} for name in names if "_m" in name})
     rows = [line.split(" | ")[0] for line in report.table(data) if line.startswith("| M=")]
     assert rows == [f"| M={m} N={n} K={k}" for k in (1, 5) for m, n in ((10, 1), (1, 2), (10, 2), (1, 8))]
@@ -78,14 +105,16 @@ def test_one_grid_figure_holds_every_config_with_n_above_1(random_results: Model
         tiny = [key for key, cell in cells.items() if cell["n"] < report.TINY_CELL]
         assert len(ax.collections) == len(tiny)  # one set of hatch strokes per tiny cell
         assert sorted(t.get_text() for t in _labels(ax)) == sorted(
-            f"{100 * cell['mean']:.0f}\nn={cell['n']}" for cell in cells.values())
+            f"{100 * cell['mean']:.0f}\nn={cell['n']}" for cell in cells.values()
+        )
         assert ax.images[0].cmap.name.startswith(report.COLOUR_MAP)
     assert CAPTION in fig._supxlabel.get_text() and "Hatched corners: n < 5" in fig._supxlabel.get_text()
 
 
 def test_n8_cells_stay_readable_and_empty_cells_stay_white() -> None:
-    cells = {f"{r},{c}": {"mean": (r * c) % 5 / 4, "n": (r + c) % 7} for r in range(1, 9) for c in range(1, 9)
-             if (r + c) % 7}  # n from 1 to 6, so some cells tiny and some not; cells with n = 0 absent
+    cells = {
+        f"{r},{c}": {"mean": (r * c) % 5 / 4, "n": (r + c) % 7} for r in range(1, 9) for c in range(1, 9) if (r + c) % 7
+    }  # n from 1 to 6, so some cells tiny and some not; cells with n = 0 absent
     one = report.panel(10, 8, 1, cells)
     fig = report.cell_grid_figure("model", [one, report.panel(1, 2, 2, {"1,1": {"mean": 1.0, "n": 9}})], CAPTION)
     fig.canvas.draw()
@@ -100,17 +129,23 @@ def test_n8_cells_stay_readable_and_empty_cells_stay_white() -> None:
         assert text.get_fontsize() >= 6
         assert min(corner[0], opposite[0]) < box.x0 and box.x1 < max(corner[0], opposite[0])
         assert min(corner[1], opposite[1]) < box.y0 and box.y1 < max(corner[1], opposite[1])
-    hatched = {(round(y), round(x + 0.5)) for collection in ax.collections if isinstance(collection, LineCollection)
-               for x, y in collection.get_segments()[0][:1]}
-    assert hatched == {(r - 1, c - 1) for r in range(1, 9) for c in range(1, 9)
-                       if 0 < (r + c) % 7 < report.TINY_CELL}
+    hatched = {
+        (round(y), round(x + 0.5))
+        for collection in ax.collections
+        if isinstance(collection, LineCollection)
+        for x, y in collection.get_segments()[0][:1]
+    }
+    assert hatched == {(r - 1, c - 1) for r in range(1, 9) for c in range(1, 9) if 0 < (r + c) % 7 < report.TINY_CELL}
     image = ax.images[0]
     assert tuple(image.cmap.get_bad()) == (1.0, 1.0, 1.0, 1.0)
     assert {(r, c) for r in range(8) for c in range(8) if np.ma.getmaskarray(image.get_array())[r, c]} == {
-        (r - 1, c - 1) for r in range(1, 9) for c in range(1, 9) if (r + c) % 7 == 0}
+        (r - 1, c - 1) for r in range(1, 9) for c in range(1, 9) if (r + c) % 7 == 0
+    }
     # The grid keeps the paper's order and says where a config did not run.
     assert [t.get_text() for ax in fig.axes if not ax.images for t in ax.texts] == [
-        "M=1, N=2, K=1\nnot run", "M=10, N=8, K=2\nnot run"]
+        "M=1, N=2, K=1\nnot run",
+        "M=10, N=8, K=2\nnot run",
+    ]
 
 
 def test_depth_curves_one_panel_per_k_in_the_papers_order() -> None:

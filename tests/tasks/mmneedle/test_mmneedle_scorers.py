@@ -14,14 +14,29 @@ from tasks.mmneedle import utils
 
 def pos_doc(answer: str) -> dict:
     triples = [tuple(int(x) for x in part.split(", ")) for part in answer.split("; ")]
-    return {"K": len(triples), "M": 10, "N": 8, "is_positive": True, "answer": answer,
-            "needle_index": [t[0] for t in triples], "needle_row": [t[1] for t in triples],
-            "needle_col": [t[2] for t in triples]}
+    return {
+        "K": len(triples),
+        "M": 10,
+        "N": 8,
+        "is_positive": True,
+        "answer": answer,
+        "needle_index": [t[0] for t in triples],
+        "needle_row": [t[1] for t in triples],
+        "needle_col": [t[2] for t in triples],
+    }
 
 
 def neg_doc(k: int) -> dict:
-    return {"K": k, "M": 10, "N": 8, "is_positive": False, "answer": "; ".join(["-1"] * k),
-            "needle_index": [-1] * k, "needle_row": [-1] * k, "needle_col": [-1] * k}
+    return {
+        "K": k,
+        "M": 10,
+        "N": 8,
+        "is_positive": False,
+        "answer": "; ".join(["-1"] * k),
+        "needle_index": [-1] * k,
+        "needle_row": [-1] * k,
+        "needle_col": [-1] * k,
+    }
 
 
 # ------------------------------------------------------------------------------------ K = 1
@@ -51,8 +66,16 @@ def test_single_needle_positive(response: str, existence: bool, index: bool, exa
 
 @pytest.mark.parametrize(
     ("response", "existence"),
-    [("-1", True), ("-1.", True), (" -1\n", True), ("-1, -1, -1", False), ("-1; -1", False),
-     ("", False), ("1, 1, 1", False), ("No match. -1", False)],
+    [
+        ("-1", True),
+        ("-1.", True),
+        (" -1\n", True),
+        ("-1, -1, -1", False),
+        ("-1; -1", False),
+        ("", False),
+        ("1, 1, 1", False),
+        ("No match. -1", False),
+    ],
 )
 def test_single_needle_negative_existence(response: str, existence: bool) -> None:
     assert utils.official_single(response, "-1")["existence"] is existence
@@ -119,18 +142,31 @@ def test_first_needle_metrics_come_beside_the_others_in_a_run(tmp_path, data_dir
     first_exact_acc, the share of rows whose first needle the answer's first part names (index / whole)."""
     golds = [r["answer"] for r in rows("m10_n1_k2") if r["is_positive"] and r["in_paper_subset"]]
     guess = golds[0].split("; ")[0] + "; -1"  # the first needle of row 0, and never a second one
-    run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", "constant", "--model_args", f'answer="{guess}"',
-                  "--data_dir", data_dir, "--output_path", tmp_path)
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        f'answer="{guess}"',
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
     assert run.code == 0, run.err
     entry = run.results("constant")["results"]["mmneedle_m10_n1_k2_pos"]
     firsts = [g.split("; ")[0] for g in golds]
     assert entry["first_exact_acc,none"] == pytest.approx(sum(f == guess.split("; ")[0] for f in firsts) / len(golds))
     assert entry["first_index_acc,none"] == pytest.approx(
-        sum(f.split(", ")[0] == guess.split(", ")[0] for f in firsts) / len(golds))
+        sum(f.split(", ")[0] == guess.split(", ")[0] for f in firsts) / len(golds)
+    )
     assert entry["first_exact_acc,none"] > 0 and entry["exact_acc,none"] == 0.0
 
 
-@pytest.mark.parametrize("response", ["-1", "-1; -1", "-1, -1", "-1, -1, -1; -1, -1, -1", "-1-1", "-1; -1.", " -1, -1\n"])
+@pytest.mark.parametrize(
+    "response", ["-1", "-1; -1", "-1, -1", "-1, -1, -1; -1, -1, -1", "-1-1", "-1; -1.", " -1, -1\n"]
+)
 def test_two_needles_each_accepted_negative_string(response: str) -> None:
     assert utils.official_multi(response, "-1; -1", 2)["existence"] is True
     assert utils.official_multi(response, GT2, 2)["existence"] is False  # on a positive they say "absent"
@@ -144,8 +180,11 @@ def test_two_needles_other_strings_are_not_negative(response: str) -> None:
 def test_negative_strings_are_exactly_the_official_five() -> None:
     assert utils.negative_strings(2) == {"-1", "-1; -1", "-1, -1", "-1, -1, -1; -1, -1, -1", "-1-1"}
     assert utils.negative_strings(5) == {
-        "-1", "-1; -1; -1; -1; -1", "-1, -1, -1, -1, -1",
-        "-1, -1, -1; -1, -1, -1; -1, -1, -1; -1, -1, -1; -1, -1, -1", "-1-1-1-1-1",
+        "-1",
+        "-1; -1; -1; -1; -1",
+        "-1, -1, -1, -1, -1",
+        "-1, -1, -1; -1, -1, -1; -1, -1, -1; -1, -1, -1; -1, -1, -1",
+        "-1-1-1-1-1",
     }
 
 
@@ -197,7 +236,11 @@ def test_positive_metrics_single_needle() -> None:
     doc = pos_doc("3, 1, 2")
     out = utils.process_results_pos(doc, ["3, 1, 2."])
     assert {k: out[k] for k in ("existence_acc", "index_acc", "exact_acc", "format_valid_rate")} == {
-        "existence_acc": 1.0, "index_acc": 1.0, "exact_acc": 1.0, "format_valid_rate": 1.0}
+        "existence_acc": 1.0,
+        "index_acc": 1.0,
+        "exact_acc": 1.0,
+        "format_valid_rate": 1.0,
+    }
     assert out["exact_acc_by_cell"] == [["1,2", 1.0]]
     assert out["exact_acc_by_depth"] == [["3", 1.0]]
     assert "individual_exact_acc" not in out
@@ -205,7 +248,11 @@ def test_positive_metrics_single_needle() -> None:
 
 def test_negative_metrics() -> None:
     assert utils.process_results_neg(neg_doc(1), ["-1"]) == {
-        "existence_acc": 1.0, "hallucination_rate": 0.0, "lenient_existence_acc": 1.0, "format_valid_rate": 1.0}
+        "existence_acc": 1.0,
+        "hallucination_rate": 0.0,
+        "lenient_existence_acc": 1.0,
+        "format_valid_rate": 1.0,
+    }
     out = utils.process_results_neg(neg_doc(2), ["3, 1, 1; -1"])
     assert out["existence_acc"] == 0.0 and out["hallucination_rate"] == 1.0 and out["lenient_existence_acc"] == 0.0
 
@@ -225,8 +272,16 @@ def test_lenient_variants_are_separate_from_the_official_ones() -> None:
 
 @pytest.mark.parametrize(
     ("response", "k", "valid"),
-    [("1, 2, 3", 1, True), ("-1", 1, True), ("1,2,3", 1, False), ("1, 2, 3; 4, 5, 6", 1, False),
-     ("1, 2, 3; -1", 2, True), ("-1-1", 2, True), ("1, 2, 3", 2, False), ("1, 2, 3;4, 5, 6", 2, False)],
+    [
+        ("1, 2, 3", 1, True),
+        ("-1", 1, True),
+        ("1,2,3", 1, False),
+        ("1, 2, 3; 4, 5, 6", 1, False),
+        ("1, 2, 3; -1", 2, True),
+        ("-1-1", 2, True),
+        ("1, 2, 3", 2, False),
+        ("1, 2, 3;4, 5, 6", 2, False),
+    ],
 )
 def test_format_valid(response: str, k: int, valid: bool) -> None:
     assert utils.format_valid(response, k) is valid
@@ -259,7 +314,9 @@ def test_answer_space_lists_every_location_and_minus_one() -> None:
 
 
 def test_subset_selection_paper_and_full() -> None:
-    ds = datasets.Dataset.from_dict({"is_positive": [True, True, False, False], "in_paper_subset": [True, False, True, False]})
+    ds = datasets.Dataset.from_dict(
+        {"is_positive": [True, True, False, False], "in_paper_subset": [True, False, True, False]}
+    )
     assert len(utils.positives(ds)) == 1 and len(utils.negatives(ds)) == 1
     assert len(utils.positives(ds, metadata={"subset": "full"})) == 2
     with pytest.raises(ValueError, match="subset"):
