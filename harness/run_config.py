@@ -63,8 +63,9 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
         "trust_unverified_data": plan.trust_unverified_data,
         "include_path": [str(p.resolve()) for p in plan.include_paths],
         "log_samples": plan.log_samples,
-        **_lm_eval_settings(plan, stats.get("backend_stats") or {}),
-        **stats,  # type: ignore[typeddict-item]  # the model's statistics
+        # the lm-eval settings and the model's statistics: keys RunConfig declares, built as plain dicts
+        **_lm_eval_settings(plan, stats.get("backend_stats") or {}),  # type: ignore[typeddict-item]
+        **stats,
         "argv": plan.command(),
     }
 
