@@ -199,6 +199,7 @@ def built_past_128k(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow  # the module's second fixture:full build (pools to 256K: ~20 s)
 @pytest.mark.parametrize("config", PAST_128K)
 def test_past_128k_every_row_fills_its_length_within_one_unit(built_past_128k: Path, config: str) -> None:
     """With one id per file, the pool reaches 256K: no row (ICL: exemplar set) stops short, and every row is
