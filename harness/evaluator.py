@@ -151,8 +151,8 @@ def simple_evaluate(
     A list or tuple is joined with commas, a dict of arguments becomes `k=v,...` (`metadata`: JSON), True gives a
     bare flag, False and None leave a flag out.
     """
-    from harness.cli import run_parser
     from harness.execute import run_with_results
+    from harness.run_arguments import run_parser
 
     named = {k: v for k, v in locals().items() if k not in ("flags", "verbose", "run_parser", "run_with_results")}
     argv = to_argv(**named, **flags)

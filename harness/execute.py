@@ -28,7 +28,7 @@ PREDICT_ONLY_NOTE = (
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the evaluation `harness` was asked for (`args` from `harness.cli.run_parser`); the exit code."""
+    """Run the evaluation `harness` was asked for (`args` from `harness.run_arguments.run_parser`); the exit code."""
     return run_with_results(args, argv)[0]
 
 

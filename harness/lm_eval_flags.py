@@ -1,4 +1,4 @@
-"""The lm-eval and lmms-eval flags their users type every day beyond those `harness.cli.add_lm_eval_flags` has
+"""The lm-eval and lmms-eval flags their users type every day beyond those `harness.run_arguments.add_lm_eval_flags` has
 always taken: each does here what it does there, or, where it cannot mean anything here, is accepted and said so in
 one line (never a usage error on a command line copied from lm-eval):
 

@@ -1,7 +1,7 @@
 """A run's plan: `harness --tasks ... --model ...`'s arguments checked, parsed and resolved once, into a typed
 `RunPlan` that `harness.execute` runs.
 
-`plan_run` is the one reader of the command line's `argparse` namespace (`harness.cli.run_parser`, which
+`plan_run` is the one reader of the command line's `argparse` namespace (`harness.run_arguments.run_parser`, which
 `simple_evaluate` parses its keywords with too): each `k=v` string (`--model_args`, `--judge_args`, `--gen_kwargs`,
 `--hf_hub_log_args`, `--wandb_args`) is parsed here once, and nothing after reads a flag. The order matters to users:
 every argument and every task's data are checked before a model is loaded, so a typo costs seconds, not a model load.
@@ -151,7 +151,7 @@ def _check_run_args(args: argparse.Namespace) -> tuple[int, Shard | None, list[s
 
 
 def _check_lm_eval_flags(args: argparse.Namespace) -> None:
-    """lm-eval's flags (`harness.cli.add_lm_eval_flags`) checked, as lm-eval does (`--predict_only` implies
+    """lm-eval's flags (`harness.run_arguments.add_lm_eval_flags`) checked, as lm-eval does (`--predict_only` implies
     `--log_samples`: `plan_run`)."""
     if args.predict_only and args.output_path is None:
         raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
@@ -227,7 +227,7 @@ def _typed_kv(text: str, flag: str) -> dict[str, Any]:
 
 
 def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
-    """The plan of the run `args` (`harness.cli.run_parser`) asks for; a `UserError` naming the first bad flag,
+    """The plan of the run `args` (`harness.run_arguments.run_parser`) asks for; a `UserError` naming the first bad flag,
     task or dataset."""
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import CompatFlags, apply_compat_flags

@@ -22,10 +22,10 @@ import sys
 from collections import Counter
 
 from builders.core import contract
-from harness.cli import run_parser
 from harness.execute import run_policies
 from harness.models.hf import HFModel
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
+from harness.run_arguments import run_parser
 from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
-from harness.cli import run_parser
 from harness.execute import run_policies
 from harness.models.args import settings_from_args
 from harness.models.scheduling.batching import plan_batches
@@ -46,6 +45,7 @@ from harness.models.scheduling.prefix_order import cache_order, prompt_key, task
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.run_arguments import run_parser
 from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 

@@ -59,7 +59,8 @@ def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.
 
 
 def test_limit_zero_is_refused_as_it_would_score_nothing(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main, run_parser
+    from harness.cli import main
+    from harness.run_arguments import run_parser
 
     with pytest.raises(SystemExit) as exit_info:
         main(

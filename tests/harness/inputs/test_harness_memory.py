@@ -99,7 +99,7 @@ class RowsWatcher(Model):
 
 
 def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) -> None:
-    from harness.cli import run_parser
+    from harness.run_arguments import run_parser
     from harness.run_plan import plan_run
     from harness.running.runner import Runner, RunOptions
     from harness.running.screen_only import ScreenModel, screen_tasks

@@ -12,8 +12,8 @@ import pytest
 
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
-from harness.cli import run_parser
 from harness.execute import run_policies
+from harness.run_arguments import run_parser
 from harness.run_plan import plan_run
 from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
 
