@@ -12,7 +12,7 @@ import pytest
 from matplotlib.collections import LineCollection
 
 from harness.outputs.model_results import ModelResults, load_results
-from tasks.mmneedle import report
+from tasks.mmneedle import figures, report
 
 matplotlib.use("Agg")
 CAPTION = "Data: test."
@@ -89,7 +89,7 @@ def test_configs_follow_the_papers_order() -> None:
 def test_one_grid_figure_holds_every_config_with_n_above_1(random_results: ModelResults) -> None:
     panels = report.cell_panels(random_results)
     assert [(p.m, p.n, p.k) for p in panels] == [(1, 2, 1), (1, 2, 5)]  # N = 1 has a single cell: no panel
-    fig = report.cell_grid_figure("random", panels, CAPTION)
+    fig = figures.cell_grid_figure("random", panels, CAPTION)
     axes = _panel_axes(fig)
     assert [ax.get_title().splitlines()[0] for ax in axes] == ["M=1, N=2, K=1", "M=1, N=2, K=5"]
     for ax, one in zip(axes, panels, strict=True):
@@ -102,12 +102,12 @@ def test_one_grid_figure_holds_every_config_with_n_above_1(random_results: Model
                     assert np.ma.getmaskarray(shown)[r, c]
                 else:
                     assert shown[r, c] == pytest.approx(cell["mean"])
-        tiny = [key for key, cell in cells.items() if cell["n"] < report.TINY_CELL]
+        tiny = [key for key, cell in cells.items() if cell["n"] < figures.TINY_CELL]
         assert len(ax.collections) == len(tiny)  # one set of hatch strokes per tiny cell
         assert sorted(t.get_text() for t in _labels(ax)) == sorted(
             f"{100 * cell['mean']:.0f}\nn={cell['n']}" for cell in cells.values()
         )
-        assert ax.images[0].cmap.name.startswith(report.COLOUR_MAP)
+        assert ax.images[0].cmap.name.startswith(figures.COLOUR_MAP)
     assert CAPTION in fig._supxlabel.get_text() and "Hatched corners: n < 5" in fig._supxlabel.get_text()
 
 
@@ -115,8 +115,8 @@ def test_n8_cells_stay_readable_and_empty_cells_stay_white() -> None:
     cells = {
         f"{r},{c}": {"mean": (r * c) % 5 / 4, "n": (r + c) % 7} for r in range(1, 9) for c in range(1, 9) if (r + c) % 7
     }  # n from 1 to 6, so some cells tiny and some not; cells with n = 0 absent
-    one = report.panel(10, 8, 1, cells)
-    fig = report.cell_grid_figure("model", [one, report.panel(1, 2, 2, {"1,1": {"mean": 1.0, "n": 9}})], CAPTION)
+    one = figures.panel(10, 8, 1, cells)
+    fig = figures.cell_grid_figure("model", [one, figures.panel(1, 2, 2, {"1,1": {"mean": 1.0, "n": 9}})], CAPTION)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     ax = next(ax for ax in _panel_axes(fig) if ax.get_title().startswith("M=10, N=8"))
@@ -135,7 +135,7 @@ def test_n8_cells_stay_readable_and_empty_cells_stay_white() -> None:
         if isinstance(collection, LineCollection)
         for x, y in collection.get_segments()[0][:1]
     }
-    assert hatched == {(r - 1, c - 1) for r in range(1, 9) for c in range(1, 9) if 0 < (r + c) % 7 < report.TINY_CELL}
+    assert hatched == {(r - 1, c - 1) for r in range(1, 9) for c in range(1, 9) if 0 < (r + c) % 7 < figures.TINY_CELL}
     image = ax.images[0]
     assert tuple(image.cmap.get_bad()) == (1.0, 1.0, 1.0, 1.0)
     assert {(r, c) for r in range(8) for c in range(8) if np.ma.getmaskarray(image.get_array())[r, c]} == {
@@ -152,14 +152,14 @@ def test_depth_curves_one_panel_per_k_in_the_papers_order() -> None:
     flat = {str(m): {"mean": 0.0, "n": 3, "stderr": 0.0} for m in range(1, 11)}
     breakdowns = {f"mmneedle_m10_n{n}_k{k}_pos": {"exact_acc_by_depth": flat} for n in (8, 1, 4) for k in (2, 1)}
     breakdowns["mmneedle_m1_n2_k1_pos"] = {"exact_acc_by_depth": {"1": {"mean": 1.0, "n": 3, "stderr": 0.0}}}
-    fig = report.depth_figure("model", report.depth_series(breakdowns), CAPTION)
+    fig = figures.depth_figure("model", report.depth_series(breakdowns), CAPTION)
     panels = [ax for ax in fig.axes if ax.lines]
     assert [ax.get_title() for ax in panels] == ["K=1", "K=2"]
     for ax in panels:
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert legend == ["M=10, N=1", "M=10, N=4", "M=10, N=8"]  # M = 1 has one image: no depth
         curves = [container.lines[0] for container in ax.containers]
-        assert [curve.get_color() for curve in curves] == report.LINE_COLOURS[:3]
-        assert [curve.get_marker() for curve in curves] == report.MARKERS[:3]
+        assert [curve.get_color() for curve in curves] == figures.LINE_COLOURS[:3]
+        assert [curve.get_marker() for curve in curves] == figures.MARKERS[:3]
         # Curves that coincide are drawn side by side, not on top of each other.
         assert len({curve.get_xdata()[0] for curve in curves}) == 3
