@@ -12,130 +12,18 @@ from __future__ import annotations
 
 import math
 import re
-import textwrap
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.outputs.figure_batch import figure
-from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, slug
+from harness.outputs.figures import run_names, slug
 from harness.outputs.provenance import data_caption
 from harness.outputs.verdict import compare_correlation, data_problem, explanation, tally
-from tasks.locovqa.decay import FORMS, Fit, fit, sub_chance
+from tasks.locovqa.decay import FORMS, Fit, fit
+from tasks.locovqa.figures import decay_figure, needle_figure
+from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
 
 SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
-
-LEAF = re.compile(r"^locovqa_(okvqa|mmstar|mnist|needle)_(cmp|int)_(\d+)$")
-MODES = ("cmp", "int")
-SUBSETS = {
-    "seedbench": "SEEDBench",
-    "mmbench": "MMBench",
-    "mmmu": "MMMU",
-    "mathvista": "MathVista",
-    "scienceqa": "ScienceQA",
-    "ai2d": "AI2D",
-}
-# (row, task, metric, subset): the paper's rows of Tables 2-3 in order, then ours.
-SERIES = [
-    ("MMStar", "mmstar", "accuracy", None),
-    *[(name, "mmstar", "accuracy_by_subset", key) for key, name in SUBSETS.items()],
-    ("OK-VQA", "okvqa", "exact_match", None),
-    ("BERT", "okvqa", "bertscore_minilm_cos", None),
-    ("ROUGE", "okvqa", "rougeL_f1", None),
-    ("MNIST", "mnist", "accuracy", None),
-    ("Needle", "needle", "accuracy", None),
-]
-# (row, panel title, what its y axis is)
-PANELS = [
-    ("OK-VQA", "OK-VQA exact match", "exact match"),
-    ("BERT", "OK-VQA BERTScore (MiniLM cos)", "BERTScore (MiniLM cosine)"),
-    ("ROUGE", "OK-VQA ROUGE-L", "ROUGE-L F1"),
-    ("MMStar", "MMStar", "accuracy"),
-    ("MMBench", "MMStar: MMBench", "accuracy"),
-    ("MNIST", "MNIST transcription", "accuracy"),
-    ("Needle", "Needle", "accuracy"),
-]
-# The random baseline's line; not "random", the name of the `random` model's own curves.
-CHANCE_LABEL = "chance"
-DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
-
-
-@dataclass
-class Series:
-    """One curve: y against x (context length, or digit count for Haystack-k) with the random baseline."""
-
-    row: str
-    mode: str
-    xs: list[float] = field(default_factory=list)
-    ys: list[float] = field(default_factory=list)
-    chance: list[float] = field(default_factory=list)
-
-    def fits(self) -> dict[str, Fit | None]:
-        return {form: fit(self.xs, self.ys, form) for form in FORMS}
-
-    @property
-    def below_chance(self) -> bool:
-        return bool(self.ys) and sub_chance(self.ys, self.chance)
-
-
-def _value(entry: dict[str, Any], metric: str) -> float | None:
-    return _number(entry.get(f"{metric},none"))
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
-
-
-def leaves(data: Any) -> dict[tuple[str, str], dict[int, str]]:
-    """(task, mode) -> {length: leaf task name} for every LoCoVQA leaf in the results."""
-    out: dict[tuple[str, str], dict[int, str]] = {}
-    for name in data.results:
-        match = LEAF.match(name)
-        if match:
-            out.setdefault((match.group(1), match.group(2)), {})[int(match.group(3))] = name
-    return out
-
-
-def series(data: Any) -> list[Series]:
-    """Every curve the results hold, in the paper's row order, cmp before int; Haystack-k rows after MNIST."""
-    found = leaves(data)
-    out: list[Series] = []
-    for row, task, metric, subset in SERIES:
-        for mode in MODES:
-            curve = Series(row, mode)
-            for length, name in sorted(found.get((task, mode), {}).items()):
-                entry = data.results[name]
-                chance = _number(data.reference(name, "chance")) or 0.0
-                if subset is None:
-                    value = _value(entry, metric)
-                else:
-                    value = (data.breakdowns.get(name, {}).get(metric, {}).get(subset) or {}).get("mean")
-                if value is not None:
-                    curve.xs.append(length)
-                    curve.ys.append(float(value))
-                    curve.chance.append(chance)
-            if curve.xs:
-                out.append(curve)
-        if row == "MNIST":
-            out += _haystacks(data, found)
-    return out
-
-
-def _haystacks(data: Any, found: dict[tuple[str, str], dict[int, str]]) -> list[Series]:
-    """Haystack-k: MNIST accuracy against the number of digits at length k (the paper's rows for k = 9..36)."""
-    out = []
-    for mode in MODES:
-        for length, name in sorted(found.get(("mnist", mode), {}).items()):
-            by_digits = data.breakdowns.get(name, {}).get("accuracy_by_digits", {})
-            if len(by_digits) < 2:
-                continue
-            curve = Series(f"Haystack-{length}", mode)
-            for digits in sorted(by_digits, key=int):
-                curve.xs.append(int(digits))
-                curve.ys.append(float(by_digits[digits]["mean"]))
-                curve.chance.append(0.0)
-            out.append(curve)
-    return out
 
 
 def _fmt(value: float | None) -> str:
@@ -191,7 +79,8 @@ def error_table(data: Any) -> list[str]:
             entry = data.results[name]
             n = data.counters(name).get("n_scored", "")
             cells = [
-                str(int(v)) if (v := _value(entry, m)) is not None else "" for m in ("non_response", "non_template")
+                str(int(v)) if (v := metric_value(entry, m)) is not None else ""
+                for m in ("non_response", "non_template")
             ]
             lines.append(f"| {task} | {mode} | {length} | {n} | " + " | ".join(cells) + " |")
     return [*lines, ""] if len(lines) > 2 else []
@@ -362,100 +251,6 @@ def paper_table(models: dict[str, Any]) -> list[str]:
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
         lines += ["", tally(verdicts), ""]
     return lines
-
-
-def series_colour(model_index: int, mode: str) -> str:
-    """A colour per model and mode: cmp and int of one model are told apart by colour as well as by line style."""
-    return LINE_COLOURS[(2 * model_index + MODES.index(mode)) % len(LINE_COLOURS)]
-
-
-def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
-    """Figure 1: accuracy against context length per panel, every model and mode (cmp solid, int dashed, each its
-    own colour), its fitted exponential (thin) and the random baseline (dotted, "chance"); each panel's y axis
-    names its metric."""
-    import matplotlib.pyplot as plt
-
-    panels = [
-        (row, title, metric) for row, title, metric in PANELS if any(c.row == row for cs in curves.values() for c in cs)
-    ]
-    cols = min(3, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    fig, grid = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    axes = list(grid.flat)
-    for ax, (row, title, metric) in zip(axes, panels, strict=False):
-        chance_drawn = False
-        for i, (model, model_curves) in enumerate(curves.items()):
-            for curve in (c for c in model_curves if c.row == row):
-                colour = series_colour(i, curve.mode)
-                style = "-" if curve.mode == "cmp" else "--"
-                ax.plot(
-                    curve.xs,
-                    curve.ys,
-                    style,
-                    marker=MARKERS[i % len(MARKERS)],
-                    color=colour,
-                    label=f"{model} ({curve.mode})",
-                )
-                found = fit(curve.xs, curve.ys, "exp")
-                if found is not None and not math.isnan(found.r2):
-                    grid_x = [min(curve.xs) + k * (max(curve.xs) - min(curve.xs)) / 50 for k in range(51)]
-                    ax.plot(grid_x, [found.predict(x) for x in grid_x], style, color=colour, linewidth=0.8, alpha=0.6)
-                if not chance_drawn and curve.chance:
-                    ax.plot(curve.xs, curve.chance, ":", color="black", label=CHANCE_LABEL)
-                    chance_drawn = True
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("visual context length")
-        ax.set_ylabel(metric)
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    for ax in axes[len(panels) :]:
-        ax.axis("off")
-    handles: dict[str, Any] = {}
-    labels: dict[str, str] = {}
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-            labels[lab] = lab
-    fig.legend(
-        list(handles.values()),
-        list(labels),
-        loc="lower center",
-        ncol=min(4, max(1, len(labels))),
-        fontsize=8,
-        frameon=False,
-    )
-    fig.suptitle("\n".join(textwrap.wrap(caption + " Thin lines: the fitted exponential.", 150)), fontsize=8)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.93))
-    return fig
-
-
-def needle_figure(model: str, depths: dict[str, dict[int, list[float | None]]], caption: str) -> Any:
-    """Figure 7: one model's needle accuracy by depth (rows, 0% = first image / top-left) and context length
-    (columns); a cell no needle fell in stays white, and the figure says so."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    modes = [m for m in MODES if m in depths]
-    fig, axes = plt.subplots(1, len(modes), figsize=(4.5 * len(modes), 4.0), squeeze=False)
-    colours = plt.get_cmap("cividis").with_extremes(bad="white")
-    for ax, mode in zip(axes[0], modes, strict=True):
-        lengths = sorted(depths[mode])
-        grid = np.array([[math.nan if v is None else v for v in depths[mode][n]] for n in lengths]).T
-        shown = ax.imshow(grid, cmap=colours, vmin=0, vmax=1, aspect="auto")
-        ax.set_xticks(range(len(lengths)), [str(n) for n in lengths])
-        ax.set_yticks(range(len(DEPTHS)), [f"{int(d * 100)}%" for d in DEPTHS])
-        ax.set_xlabel("visual context length")
-        ax.set_ylabel("needle depth")
-        ax.set_title(f"needle ({mode})", fontsize=9)
-        fig.colorbar(shown, ax=ax, label="accuracy")
-    key = (
-        "White: no needle at that depth for that length (a context of n images has only n positions, binned to "
-        "the nearest depth)."
-    )
-    title = f"{model}: LoCoVQA needle accuracy by depth and context length"
-    fig.suptitle("\n".join([title, *textwrap.wrap(key, 110), *textwrap.wrap(caption, 110)]), fontsize=8)
-    fig.tight_layout(rect=(0, 0, 1, 0.84))
-    return fig
 
 
 # `harness view`: the sample table's axes (build columns).

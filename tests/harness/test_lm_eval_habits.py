@@ -136,14 +136,14 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
 
 def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
     from harness.outputs.model_results import load_results
-    from tasks.locovqa import report
+    from tasks.locovqa.series import series
 
     results = results_file(locovqa_run / "random")
     for task, levels in results.pop("references").items():  # as written before `references`: among the metrics
         results["results"][task].update({f"{name},none": value for name, value in levels.items()})
     (tmp_path / "random").mkdir()
     (tmp_path / "random" / "results_old.json").write_text(json.dumps(results))
-    old, new = (report.series(load_results(folder)["random"]) for folder in (tmp_path, locovqa_run))
+    old, new = (series(load_results(folder)["random"]) for folder in (tmp_path, locovqa_run))
     assert [c.chance for c in old] == [c.chance for c in new]
     assert {round(c.chance[0], 9) for c in new} == {0.1, 0.25}
 

@@ -12,7 +12,7 @@ import pytest
 from builders.locovqa import CONFIGS, build_locovqa
 from harness.config.task_index import TaskIndex
 from harness.outputs.model_results import load_results
-from tasks.locovqa import report
+from tasks.locovqa import figures, report, series
 from tests.support.paths import PROJECT
 
 TASKS_DIR = PROJECT / "tasks" / "locovqa"
@@ -77,7 +77,7 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
 @pytest.mark.slow
 def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
     data = load_results(two_models)["random"]
-    assert len([t for t in data.results if report.LEAF.match(t)]) == len(CONFIGS)
+    assert len([t for t in data.results if series.LEAF.match(t)]) == len(CONFIGS)
     for name, entry in data.results.items():
         assert data.counters(name)["n_scored"] == data.counters(name)["sample_len"] > 0, name
         if "_okvqa_" in name:  # a word of the question is never the gold colour
@@ -101,7 +101,7 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
     assert (tmp_path / "locovqa_decay.png").stat().st_size > 10_000
     assert (tmp_path / "locovqa_needle_random.png").is_file()
     assert "| series | cmp exp | cmp log | cmp exp_offset | int exp | int log | int exp_offset |" in text
-    figure = report.decay_figure({m: report.series(d) for m, d in load_results(two_models).items()}, "test")
+    figure = figures.decay_figure({m: series.series(d) for m, d in load_results(two_models).items()}, "test")
     lines = {line.get_label() for ax in figure.axes for line in ax.get_lines()}
     assert {"random (cmp)", "random (int)", "constant (cmp)", "constant (int)", "chance"} <= lines
 
@@ -114,7 +114,7 @@ def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data
     from tests.support.report_runs import svg_texts
 
     models = load_results(two_models)
-    figure = report.decay_figure({m: report.series(d) for m, d in models.items()}, "caption")
+    figure = figures.decay_figure({m: series.series(d) for m, d in models.items()}, "caption")
     (legend,) = figure.legends
     labels = [text.get_text() for text in legend.get_texts()]
     assert len(labels) == len(set(labels)) and "chance" in labels and "Random" not in labels
