@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +27,12 @@ from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, human_bytes
-from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
+from builders.core.images import JPEG_SETTINGS, EncodedImage
 from builders.core.options import RunOptions
-from builders.core.parallel import run_parallel
 from builders.core.store import TileStore, encoded_store
-from builders.locovqa.compose import BACKGROUND, DIGIT_BACKGROUND, compose
+from builders.locovqa.compose import BACKGROUND, DIGIT_BACKGROUND
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
-from builders.locovqa.entities import Lister, make_lister
+from builders.locovqa.entities import Lister, lister_specs, make_lister
 from builders.locovqa.estimate import check_grids, estimate_build
 from builders.locovqa.fixture import FIXTURE_VERSION, write_fixture
 from builders.locovqa.options import DEFAULT_MNIST_SAMPLES, SYNTHETIC_LIMIT, LocoVqaOptions
@@ -47,6 +45,7 @@ from builders.locovqa.plan import (
     plan_needle,
     plan_vqa,
 )
+from builders.locovqa.row_images import make_row_images
 from builders.locovqa.rows import features, make_row, question_text
 from builders.locovqa.sources import Sources, parse_source_args, resolve_hub_sources
 
@@ -146,13 +145,11 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
             self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
         self.paths, hub = resolve_hub_sources(self.paths, self.progress)
         self.sources = Sources.open(self.paths, self.tasks, self.options.ood_split)
-        lister_specs = _lister_specs(self.options.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
+        specs = lister_specs(self.options.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
         if self.synthetic:
-            lister_specs = {
-                t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s) for t, s in lister_specs.items()
-            }
+            specs = {t: (f"cache:{written['mmstar_entities']}" if s == "fixture" else s) for t, s in specs.items()}
         cache = Path(self.options.entity_cache) if self.options.entity_cache else None
-        for task, spec in lister_specs.items():
+        for task, spec in specs.items():
             self.listers[task] = make_lister(
                 spec,
                 coco_instances=self.sources.coco_instances,
@@ -311,75 +308,26 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     def write(self, build: DatasetBuild) -> dict[str, Any]:
         self._check_disk(build)
         started = time.perf_counter()
-        sources, cell_size, progress = self.sources, self.options.cell_size, self.progress
-        cmp_plans = [p for plans in self.plans.values() for p in plans if p.cfg.mode == "cmp"]
-        int_keys = sorted({k for plans in self.plans.values() for p in plans if p.cfg.mode == "int" for k in p.context})
-        cell_keys = sorted({k for p in cmp_plans for k in p.context})
         encoded = encoded_store(self.work / "images.spool", 0)
-        cells = TileStore(self.work / "cells.spill", self.options.memory_budget_mb * 1024 * 1024)
-        local = threading.local()
-
-        def encoder() -> FileJpegEncoder:
-            if not hasattr(local, "encoder"):
-                local.encoder = FileJpegEncoder()
-            return local.encoder
-
-        # A cell shown by several grids is fitted once and kept (within the memory budget, spilled beyond it) until
-        # its last grid is composed; a cell shown once (every digit of a transcription row) is fitted when its grid
-        # is composed and kept nowhere: memory stays flat in rows instead of growing to the budget.
-        uses = Counter(key for plan in cmp_plans for key in plan.context)
-        shared = [key for key in cell_keys if uses[key] > 1]
-        remaining, counting = dict(uses), threading.Lock()
-
-        def cell(key: str) -> Any:
-            if uses[key] == 1:
-                return sources.cell(key, cell_size)
-            image = cells.get(key)
-            with counting:
-                remaining[key] -= 1
-                last = remaining[key] == 0
-            if last:
-                cells.discard(key)
-            return image
-
         try:
-            run_parallel(
-                shared,
-                lambda key: cells.put(key, sources.cell(key, cell_size)),
+            made = make_row_images(
+                self.plans,
+                self.sources,
+                self.options.cell_size,
+                encoded,
+                TileStore(self.work / "cells.spill", self.options.memory_budget_mb * 1024 * 1024),
                 self.workers,
-                "fit images into cells",
-                "img",
-                progress,
-                chunk=16,
-            )
-
-            def grid(plan: RowPlan) -> None:
-                image = compose((cell(key) for key in plan.context), plan.cfg.grid_side, cell_size)
-                encoded.put(plan.row_id, encoder().encode(image))
-
-            run_parallel(cmp_plans, grid, self.workers, "compose grids", "grid", progress, chunk=2)
-            cells.close()
-            run_parallel(
-                int_keys,
-                lambda key: encoded.put(key, sources.original(key)),
-                self.workers,
-                "read interleaved images",
-                "img",
-                progress,
-                chunk=16,
+                self.progress,
             )
             written = 0
-            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not progress):
+            for cfg in tqdm(self.pending, desc="write configs", unit="config", disable=not self.progress):
                 written += self._write_config(build, cfg, encoded)
         finally:
-            cells.close()
             encoded.close()
         return {
             "rows": written,
             "failed_rows": len(self.failures),
-            "cells_fitted": len(cell_keys),
-            "grids_composed": len(cmp_plans),
-            "interleaved_images": len(int_keys),
+            **made,
             "planning": self.planning,
             "write_seconds": round(time.perf_counter() - started, 3),
         }
@@ -417,35 +365,6 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
                 },
             )
         return len(plans)
-
-
-def _lister_specs(
-    values: list[str] | None, available: list[str], requested: list[str], synthetic: bool
-) -> dict[str, str]:
-    """The entity lister of each in-distribution task the sources can build, from `--entity-lister` (SPEC or
-    TASK=SPEC); MMStar has no default, and is an error only when its configs are requested."""
-    specs: dict[str, str] = {}
-    for value in values or []:
-        task, sep, spec = value.partition("=")
-        if sep and task in ("okvqa", "mmstar"):
-            specs[task] = spec
-        else:
-            specs.update(okvqa=value, mmstar=value)
-    out = {}
-    for task in available:
-        if task in specs:
-            out[task] = specs[task]
-        elif task == "okvqa":
-            out[task] = "coco"
-        elif synthetic:
-            out[task] = "fixture"  # the stand-in ships MMStar's entity lists as a cache file
-        elif task in requested:
-            raise BuildError(
-                "MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
-                "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
-                "earlier) or mmstar=none (no collision filter)"
-            )
-    return out
 
 
 def _warn_failures(failures: list[Failure]) -> None:

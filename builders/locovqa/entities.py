@@ -294,3 +294,32 @@ def make_lister(
     if spec.startswith("vlm:") and len(spec) > 4:
         return VlmLister(spec[4:], lister_args, cache, asker_factory=asker_factory)
     raise BuildError(f"unknown entity lister {spec!r}: expected none, coco, cache:FILE or vlm:MODEL")
+
+
+def lister_specs(
+    values: list[str] | None, available: list[str], requested: list[str], synthetic: bool
+) -> dict[str, str]:
+    """The entity lister of each in-distribution task the sources can build, from `--entity-lister` (SPEC or
+    TASK=SPEC); MMStar has no default, and is an error only when its configs are requested."""
+    specs: dict[str, str] = {}
+    for value in values or []:
+        task, sep, spec = value.partition("=")
+        if sep and task in ("okvqa", "mmstar"):
+            specs[task] = spec
+        else:
+            specs.update(okvqa=value, mmstar=value)
+    out = {}
+    for task in available:
+        if task in specs:
+            out[task] = specs[task]
+        elif task == "okvqa":
+            out[task] = "coco"
+        elif synthetic:
+            out[task] = "fixture"  # the stand-in ships MMStar's entity lists as a cache file
+        elif task in requested:
+            raise BuildError(
+                "MMStar's images have no offline entity lists: pass --entity-lister mmstar=vlm:MODEL "
+                "(the paper's query through any harness backend), mmstar=cache:FILE (lists made "
+                "earlier) or mmstar=none (no collision filter)"
+            )
+    return out
