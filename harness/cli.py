@@ -154,7 +154,7 @@ def merge_command(argv: list[str]) -> int:
     parser.add_argument("out", type=Path, help="output folder of the merged run (used like --output_path)")
     parser.add_argument("shard_dirs", type=Path, nargs="+", help="every shard's --output_path (or its model folder)")
     args = parser.parse_args(argv)
-    from harness.outputs.merge import merge_shards
+    from harness.outputs.merge_runs import merge_shards
 
     return merge_shards(args.out, args.shard_dirs, argv)
 

@@ -1,6 +1,6 @@
 """`harness merge`: combine the per-sample journals of the shards of one run into the journals an
 unsharded run would have written, so the runner's normal aggregation gives the same results JSON
-(`merge_shards`, the command, checks the shards' results files, merges, then re-aggregates).
+(`harness.outputs.merge_runs.merge_shards`, the command, checks the shards' results files, merges, then re-aggregates).
 
 A shard's journal (`harness.running.journal`: a header line with the run's `parts`, then one record per
 sample, a later record of a sample replacing an earlier one) must carry its shard in
@@ -20,29 +20,18 @@ unsharded run; records are written in doc_id order.
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from harness.api import Model, Request, Response
-from harness.errors import UserError
 from harness.file_writing import write_lines
-from harness.outputs.results_file import (
-    RESULTS_GLOB,
-    ResultsFile,
-    RunConfig,
-    read_results_file,
-    write_results,
-)
 from harness.running.journal import (
     SampleRecord,
     canonical,
     header_line,
-    journal_name,
     make_header,
     parse_line,
     record_line,
@@ -297,166 +286,3 @@ class JournalOnlyModel(Model):
             Response(text=None, error="not_generated: unfinished in the merged shards; run that shard again")
             for _ in requests
         ]
-
-
-# --- `harness merge OUT SHARD_DIR...`: the run-level merge ---------------------------------------------
-
-
-@dataclass
-class ShardRun:
-    folder: Path  # the model folder holding the shard's journals and results
-    relative: Path  # that folder relative to the folder named on the command line
-    results_file: Path
-    results: ResultsFile
-
-
-# What every shard of one run must share (their journals' headers are checked again by merge_dirs).
-SHARD_RUN_KEYS = (
-    "model",
-    "alias",
-    "model_args",
-    "model_identity",
-    "limit",
-    "seed",
-    "gen_kwargs",
-    "metadata",
-    "data_dir",
-    "include_path",
-    "system_instruction",
-)
-# Per-shard bookkeeping, not part of the merged run's description.
-SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "requests_sent", "backend_stats")
-
-
-def _shard_run(folder: Path) -> ShardRun:
-    if not folder.is_dir():
-        raise UserError(f"{folder}: no such folder")
-    files = sorted(folder.rglob(RESULTS_GLOB))
-    if not files:
-        raise UserError(
-            f"{folder}: no results_*.json: that shard has not finished; run it again to complete it, then merge"
-        )
-    parents = sorted({f.parent for f in files})
-    if len(parents) > 1:
-        raise UserError(
-            f"{folder}: results of {len(parents)} models ({', '.join(p.name for p in parents)}); "
-            "name the model folder of the run to merge"
-        )
-    newest = max(files, key=lambda f: f.name)  # results_<ISO time>.json: the name orders them in time
-    results = read_results_file(newest)
-    if not (isinstance(results.get("config"), dict) and isinstance(results.get("results"), dict)):
-        raise UserError(f"{newest}: not a results file (expected an object with `results` and `config`)")
-    if not results["config"].get("shard"):
-        raise UserError(f"{newest}: not the results of a --shard run")
-    return ShardRun(parents[0], parents[0].relative_to(folder), newest, results)
-
-
-def _check_one_run(runs: list[ShardRun]) -> None:
-    """The shards' results describe one run: the same settings and tasks."""
-    first = runs[0]
-    config = first.results["config"]
-    for run in runs[1:]:
-        other = run.results["config"]
-        differ = [
-            k
-            for k in SHARD_RUN_KEYS
-            if json.dumps(other.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)
-        ]
-        if list(run.results["results"]) != list(first.results["results"]):
-            differ.append("tasks")
-        if differ:
-            raise UserError(
-                f"{run.results_file} and {first.results_file} are not shards of one run "
-                f"(they differ in: {', '.join(differ)})"
-            )
-
-
-def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
-    """The merged run's `config`: the shards' shared settings, their counters summed, where each came from."""
-    merged: dict[str, Any] = {k: v for k, v in runs[0].results["config"].items() if k not in SHARD_ONLY_KEYS}
-    merged["shard"] = None
-    for key in ("cache_hits", "model_calls", "requests_sent"):
-        values = [run.results["config"].get(key) for run in runs]
-        merged[key] = sum(values) if all(isinstance(v, int) for v in values) else None
-    merged["merged_from"] = [
-        {
-            "folder": str(run.folder.resolve()),
-            "shard": run.results["config"]["shard"],
-            "results": str(run.results_file.resolve()),
-            "argv": run.results["config"].get("argv"),
-        }
-        for run in runs
-    ]
-    merged["argv"] = ["harness", "merge", *argv]
-    return cast(RunConfig, merged)  # the shards' own config, its keys kept
-
-
-def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
-    """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
-    an unsharded run does (nothing is generated), and write the results file of the whole run."""
-    from harness.running.lock import OutputLock
-
-    runs = [_shard_run(d) for d in shard_dirs]
-    _check_one_run(runs)
-    out_dir = out / runs[0].relative
-    if any(out_dir.resolve() == run.folder.resolve() for run in runs):
-        raise UserError(f"{out}: the merged output must not be one of the shard folders")
-    with OutputLock(out_dir, ["harness", "merge", *argv]):
-        return _merge_locked(runs, out_dir, argv)
-
-
-def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
-    from harness.config.task_index import TaskIndex
-    from harness.outputs.results import build_results, summary_table
-    from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
-
-    first = runs[0]
-    config = first.results["config"]
-    task_names = list(first.results["results"])
-    try:
-        report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names)
-    except MergeError as err:
-        raise UserError(str(err)) from None
-
-    index = TaskIndex([Path(p) for p in config.get("include_path") or []])
-    unknown = [n for n in task_names if n not in index.tasks]
-    groups = first.results.get("group_subtasks") or {}
-    unknown += [g for g in groups if g not in index.groups]
-    if unknown:
-        raise UserError(
-            f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
-            "(were they given with --include_path from another folder?)"
-        )
-    metadata = config.get("metadata") or {}
-    data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
-    tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
-    for task in tasks:
-        task.load(data_dir, config.get("limit"), bool(config.get("trust_unverified_data")))
-    merged_journal = out_dir / journal_name(task_names[0])
-    identity = read_journal(merged_journal).parts.get("model")
-    if not isinstance(identity, dict):
-        raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
-    options = RunOptions(
-        data_dir=data_dir,
-        limit=config.get("limit"),
-        seed=config.get("seed"),
-        gen_kwargs=config.get("gen_kwargs") or {},
-        output_dir=out_dir,
-        progress=False,
-        retry_errors=False,
-    )
-    started = time.time()
-    task_results = Runner(JournalOnlyModel(identity), options).run(tasks)
-    unfinished = {r.task.name: r.generated for r in task_results if r.generated}
-    if unfinished:
-        raise UserError(f"the shards lack samples of {unfinished}; run those shards again to finish them, then merge")
-    results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
-    print(summary_table(results))
-    path = write_results(results, out_dir)
-    print(
-        f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "
-        f"results written to {path}",
-        file=sys.stderr,
-    )
-    return 0
