@@ -27,6 +27,16 @@ from harness.outputs.run_provenance import run_section
 from harness.view.catalog import Catalog, TaskRun, hook
 from harness.view.safe_files import SERVED, inside
 from harness.view.sample_index import SHOWS, SampleIndex, build_index, dumps_record
+from harness.view.shown import (
+    answer_fields,
+    excerpt,
+    finite_float,
+    image_marks,
+    markdown_html,
+    natural_key,
+    number_text,
+    of_doc,
+)
 from harness.view.task_data import ImageStore, TaskData, header_of, is_sha256, media_type
 
 PAGE_SIZE = 50
@@ -39,21 +49,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-
-
-def markdown_html(text: str) -> str:
-    """Markdown to HTML with raw HTML escaped (a results file's text is not trusted)."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "N/A"
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
-    return "" if value is None else str(value)
 
 
 class Viewer:
@@ -74,7 +69,7 @@ class Viewer:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters["number"] = _number
+        self.env.filters["number"] = number_text
         self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
 
     def index(self, run: TaskRun) -> SampleIndex:
@@ -187,7 +182,7 @@ class Viewer:
         show = params.get("show", "all") if params.get("show", "all") in SHOWS else "all"
         axes = data.axes()
         wanted = {key[3:]: value for key, value in params.items() if key.startswith("ax.") and value}
-        low, high = _float(params.get("low")), _float(params.get("high"))
+        low, high = finite_float(params.get("low")), finite_float(params.get("high"))
         rows = index.select(show, metric, low, high, axes, wanted)
         sort = params.get("sort", "doc")
         descending = params.get("desc") == "1"
@@ -205,15 +200,15 @@ class Viewer:
                     "truncated": bool(index.truncated[row]),
                     "value": float(index.metrics[metric][row]) if metric else None,
                     "tokens": index.tokens[row],
-                    "answer": _excerpt(record.get("response")),
-                    "error": _excerpt(record.get("error")),
+                    "answer": excerpt(record.get("response")),
+                    "error": excerpt(record.get("error")),
                     "axes": {
-                        label: "; ".join(_of_doc(per_doc, int(index.doc_ids[row]))) for label, per_doc in axes.items()
+                        label: "; ".join(of_doc(per_doc, int(index.doc_ids[row]))) for label, per_doc in axes.items()
                     },
                 }
             )
         choices = {
-            label: sorted({m for members in column for m in members}, key=_natural) for label, column in axes.items()
+            label: sorted({m for members in column for m in members}, key=natural_key) for label, column in axes.items()
         }
         state = {
             "model": run.model,
@@ -265,7 +260,7 @@ class Viewer:
                     for r in range(1, size + 1)
                 ]
             else:
-                table = [[{"key": k, **cells[k]} for k in sorted(keys, key=_natural)]]
+                table = [[{"key": k, **cells[k]} for k in sorted(keys, key=natural_key)]]
             out.append({"name": name, "axis": axis, "grid": grid, "table": table, "selected": wanted.get(axis)})
         return out
 
@@ -285,13 +280,13 @@ class Viewer:
         versus = self._versus(request.query_params.get("vs", ""), run, record.get("sample_id"))
         doc = data.doc(doc_id)
         marks_hook = hook(run.hooks, "sample_marks")
-        marks = _marks(marks_hook, doc, record, run.model)
+        marks = image_marks(marks_hook, doc, record, run.model)
         columns = [(run.model, record)]
         if versus is not None:
             columns.append(versus)
             marks += [
                 dict(mark, kind="guess-b")
-                for mark in _marks(marks_hook, doc, versus[1], versus[0])
+                for mark in image_marks(marks_hook, doc, versus[1], versus[0])
                 if mark.get("kind") == "guess"
             ]
         sample_id = str(record.get("sample_id"))
@@ -305,7 +300,7 @@ class Viewer:
             sample_id=sample_id,
             doc_id=doc_id,
             prompt=prompt,
-            columns=[_answer(model, rec) for model, rec in columns],
+            columns=[answer_fields(model, rec) for model, rec in columns],
             marks=marks,
             others=others,
             vs=versus[0] if versus else "",
@@ -337,66 +332,6 @@ class Viewer:
             return self.not_found("no such image")
         headers = dict(SECURITY_HEADERS, **{"Cache-Control": "private, max-age=3600"})
         return Response(found[0], media_type=found[1], headers=headers)
-
-
-def _of_doc(per_doc: list[tuple[str, ...]], doc_id: int) -> tuple[str, ...]:
-    return per_doc[doc_id] if 0 <= doc_id < len(per_doc) else ()
-
-
-def _float(text: str | None) -> float | None:
-    try:
-        value = float(text) if text not in (None, "") else None
-    except ValueError:
-        return None
-    return value if value is None or math.isfinite(value) else None
-
-
-def _natural(text: str) -> tuple[int, float, str]:
-    try:
-        return (0, float(text), "")
-    except ValueError:
-        return (1, 0.0, text)
-
-
-def _excerpt(text: Any, limit: int = 160) -> str:
-    if not isinstance(text, str):
-        return ""
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _marks(marks_hook: Any, doc: dict[str, Any] | None, record: dict[str, Any], model: str) -> list[dict[str, Any]]:
-    """The benchmark's marks on the prompt's images (`sample_marks`: MMNeedle's gold cell and the model's guess)."""
-    if not callable(marks_hook) or doc is None:
-        return []
-    try:
-        marks = list(marks_hook(doc, record.get("response")))
-    except Exception:  # a benchmark's drawing aid must not lose the page
-        return []
-    return [
-        dict(
-            mark,
-            label=f"{mark.get('kind')}{' of ' + model if mark.get('kind') == 'guess' else ''}: row "
-            f"{mark.get('row')}, column {mark.get('col')}",
-        )
-        for mark in marks
-    ]
-
-
-def _answer(model: str, record: dict[str, Any]) -> dict[str, Any]:
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    return {
-        "model": model,
-        "response": record.get("response"),
-        "status": record.get("status"),
-        "error": record.get("error"),
-        "refusal": record.get("refusal"),
-        "metrics": metrics,
-        "tokens": record.get("token_count"),
-        "finish": record.get("finish_reason"),
-        "truncation": record.get("truncation"),
-        "usage": record.get("usage"),
-        "round_trip": record.get("text_round_trip"),
-    }
 
 
 def create_app(results_dir: Path, data_dir: str | None = None) -> Starlette:
