@@ -19,8 +19,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,15 @@ import datasets
 
 from builders.core import contract
 from harness.config.task_config import TaskConfig
-from harness.errors import DatasetMissingError, HubUnavailableError, UserError
+from harness.errors import HubUnavailableError, UserError
+from harness.inputs.build_files import (
+    build_command_template,
+    card_paths,
+    file_inside,
+    manifest_entries,
+    missing,
+    pattern_paths,
+)
 from harness.inputs.hub import (
     LOCAL_DATA_DIR,
     fetch_build,
@@ -38,7 +44,7 @@ from harness.inputs.hub import (
     snapshot_commit,
     why_unavailable,
 )
-from harness.inputs.integrity import DataFile, open_files, resolve_inside, verify_files
+from harness.inputs.integrity import DataFile, open_files, verify_files
 from harness.inputs.manifest_shape import read_checked_manifest
 from harness.inputs.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
 
@@ -96,7 +102,7 @@ class LoadedDataset:
                 p.relative_to(self.folder).as_posix()
                 for p in (self.folder / contract.IMAGE_TABLE_CONFIG).glob(f"{contract.IMAGE_TABLE_SPLIT}-*.parquet")
             )
-            files = open_files([_inside(self.folder, name, self.allowed) for name in names])
+            files = open_files([file_inside(self.folder, name, self.allowed) for name in names])
             if not files:
                 raise UserError(
                     f"{self.location}: the rows name their images by {contract.IMAGE_SHA256!r} but "
@@ -110,43 +116,6 @@ class LoadedDataset:
 
 # One index per image table (by its files' hashes) per process: the tasks of one build share it.
 _IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], tuple[contract.ImageTable, list[DataFile]]] = {}
-
-
-def missing(
-    config: TaskConfig,
-    root: Path | str,
-    reason: str,
-    manifest: dict[str, Any] | None = None,
-    held: tuple[str, str] | None = None,
-) -> DatasetMissingError:
-    template = build_command_template(config, manifest)
-    return DatasetMissingError(
-        reason,
-        builder_hint(template, config, root),
-        builder_command=template,
-        dataset_name=config.dataset_name,
-        data_dir=str(root),
-        held=held,
-    )
-
-
-def build_command_template(config: TaskConfig, manifest: dict[str, Any] | None) -> str | None:
-    """How to build a missing config: the command that made the build already in place (its source, limit
-    and seed: the user's own), else the task's `metadata.builder_command`; `{dataset_name}` and
-    `{data_dir}` are filled in later."""
-    command = (manifest or {}).get(contract.BUILD_COMMAND)
-    if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
-        escaped = shlex.join(command).replace("{", "{{").replace("}", "}}")
-        return escaped + " --configs {dataset_name} --out {data_dir}"
-    template = config.metadata.get("builder_command")
-    return str(template) if template else None
-
-
-def builder_hint(template: str | None, config: TaskConfig, data_dir: Path | str) -> str:
-    if not template:
-        return ""
-    command = str(template).format(dataset_name=config.dataset_name or "", data_dir=data_dir)
-    return f"; build it with: {command}"
 
 
 def local_root(data_dir: Path | str | None) -> tuple[Path, bool]:
@@ -269,63 +238,6 @@ def _load_from_hub(
     return loaded
 
 
-def _pattern_paths(folder: Path, patterns: Any, split: str, allowed: Path | None) -> list[Path]:
-    """The files a task's `dataset_kwargs.data_files` name for `split` (globs relative to the folder)."""
-    if isinstance(patterns, dict):
-        patterns = patterns.get(split, [])
-    patterns = [patterns] if isinstance(patterns, str) else list(patterns or [])
-    paths: list[Path] = []
-    for pattern in patterns:
-        if not isinstance(pattern, str) or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise UserError(f"dataset_kwargs.data_files: {pattern!r} is not a pattern inside {folder}")
-        for path in sorted(folder.glob(pattern)):
-            paths.append(_inside(folder, str(path.relative_to(folder)), allowed))
-    return paths
-
-
-def _inside(folder: Path, relative: str, allowed: Path | None) -> Path:
-    """`folder / relative`, as named (a Hub snapshot's link, not its blob), once it is known to stay inside."""
-    try:
-        resolve_inside(folder, relative, allowed)
-    except ValueError as err:
-        raise UserError(f"{folder}: data file {err}") from None
-    return folder / relative
-
-
-def _card_paths(config: TaskConfig, folder: Path, allowed: Path | None) -> list[Path]:
-    """The files `datasets` would read for the split (the card's `configs:`, or its default layout): how data
-    without a usable manifest is found. Its lock files go to a folder of their own, removed after."""
-    with tempfile.TemporaryDirectory() as scratch:
-        try:
-            builder = datasets.load_dataset_builder(str(folder), config.dataset_name, cache_dir=scratch)
-            files = (builder.config.data_files or {}).get(config.test_split)
-        except Exception as err:  # no such config or split, no data files, an unreadable card
-            raise UserError(
-                f"task {config.task!r}: {folder} has no config {config.dataset_name!r} with split "
-                f"{config.test_split!r} ({type(err).__name__}: {str(err).splitlines()[0]})"
-            ) from None
-    return [_inside(folder, os.path.relpath(str(file), folder), allowed) for file in files or []]
-
-
-def _manifest_entries(
-    config: TaskConfig, folder: Path, manifest: dict[str, Any], root: Path, location: str
-) -> list[dict[str, Any]]:
-    """The manifest's files of the task's config and split."""
-    entry = manifest["configs"].get(config.dataset_name)
-    chosen = [f for f in (entry or {}).get("files", []) if Path(f["path"]).name.startswith(f"{config.test_split}-")]
-    if not chosen:
-        held = "config" if entry is None else "split"
-        raise missing(
-            config,
-            root,
-            f"task {config.task!r}: {location} has no {held} {config.dataset_name!r}"
-            f"{'' if entry is None else f' / {config.test_split!r}'}",
-            manifest,
-            held=(location, ", ".join(sorted(manifest["configs"]))),
-        )
-    return chosen
-
-
 def _refused(location: str, problem: str) -> UserError:
     return UserError(
         f"{location}: cannot verify this data: {problem}; rebuild it with `builders build`, or pass "
@@ -350,7 +262,7 @@ def _load(
     patterns = config.dataset_kwargs.get("data_files")
     entries: list[dict[str, Any]] | None = None  # the manifest's entries of the files read, when it lists them all
     if patterns is not None:  # the task names its files: each must be one the manifest lists
-        paths = _pattern_paths(folder, patterns, config.test_split, allowed)
+        paths = pattern_paths(folder, patterns, config.test_split, allowed)
         listed = {folder / f["path"]: f for f in contract.data_files(manifest)} if manifest else {}
         unlisted = [p for p in paths if p not in listed]
         if manifest and unlisted:
@@ -360,10 +272,10 @@ def _load(
         elif manifest:
             entries = [listed[p] for p in paths]
     elif manifest is not None:
-        entries = _manifest_entries(config, folder, manifest, root, location)
+        entries = manifest_entries(config, folder, manifest, root, location)
         paths = [folder / f["path"] for f in entries]
     else:
-        paths = _card_paths(config, folder, allowed)
+        paths = card_paths(config, folder, allowed)
     if not paths:
         raise missing(
             config,
