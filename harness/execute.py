@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
     from harness.outputs.results_file import ResultsFile
-    from harness.running.runner import TaskResult
     from harness.running.sharding import Shard
+    from harness.running.task_result import TaskResult
 
 PREDICT_ONLY_NOTE = (
     "the answers are generated and journalled, not scored (no metrics); the same command without "

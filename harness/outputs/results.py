@@ -26,7 +26,7 @@ from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
 from harness.outputs.groups import group_entries
 from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
-from harness.running.runner import TaskResult
+from harness.running.task_result import TaskResult
 
 PACKAGES = (
     "mmlongeval",

@@ -19,19 +19,16 @@ checks. A `BackendFatalError` stops the run after saving what the failing batch 
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from harness.api import (
-    EMPTY,
-    OK,
     SCORED,
     STATUSES,
     BackendFatalError,
@@ -49,16 +46,16 @@ from harness.models.scheduling.prefix_order import PromptKey, cache_order, promp
 from harness.redact import redact_mapping
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord, journal_name
-from harness.running.judge import FAILED as JUDGE_FAILED
-from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
 from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
 from harness.running.sample_records import RecordBuilder, screen, sum_usage
-from harness.running.sample_store import Outcome, SampleStore
+from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
+from harness.running.task_judging import judge_task
+from harness.running.task_result import TaskResult
 
 
 @dataclass
@@ -84,30 +81,6 @@ class RunOptions:
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
-
-
-@dataclass
-class TaskResult:
-    task: Task
-    settings: GenerationSettings
-    fingerprint: str
-    values: dict[str, float]
-    stderrs: dict[str, float]
-    breakdowns: dict[str, Any]
-    counts: dict[str, int]  # samples per status, over the evaluated documents
-    n_effective: int
-    resumed: int  # samples found finished in the journal
-    changed: int  # journalled samples whose inputs changed since, generated again
-    generated: int  # samples sent to the model in this run
-    seconds: float
-    usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
-    task_docs: int = 0  # documents of the task before sharding
-    truncated: int = 0  # samples the task's truncation rule cut to fit the model
-    judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
-
-    @property
-    def n_scored(self) -> int:
-        return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)
 
 
 @dataclass
@@ -301,7 +274,9 @@ class Runner:
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
         if task.judge is not None and self.options.judge is not None and self.options.score:
-            outcomes, judge_counts = self._judge(task, store, current)
+            outcomes, judge_counts = judge_task(
+                task, store, current, self.options.judge, self.options.output_dir, self.options.progress
+            )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
@@ -364,34 +339,6 @@ class Runner:
                 run.screened.keys.clear()
             self._generate(runs, requests, f"{len(tasks)} tasks")
             return [self._task_result(run) for run in runs.values()]
-
-    def _judge(self, task: Task, store: SampleStore, current: list[str]) -> tuple[list[Outcome], dict[str, int]]:
-        """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,
-        the response cache the judge's replies, `judge_<task>.jsonl` what it decided)."""
-        assert task.judge is not None and self.options.judge is not None
-        scored = [s for s in current if store.outcomes[s].status in SCORED]
-        samples = [
-            (s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
-            for s in scored
-        ]
-        judged = judge_samples(task.judge, task.name, self.options.judge, samples, self.options.progress)
-        by_sample = {j.sample_id: j for j in judged}
-        outcomes = []
-        for s in current:
-            outcome = store.outcomes[s]
-            extra = by_sample[s].metrics if s in by_sample else {}
-            outcomes.append(replace(outcome, metrics={**(outcome.metrics or {}), **extra}) if extra else outcome)
-        if self.options.output_dir is not None:
-            write_judge_log(self.options.output_dir / judge_log_name(task.name), judged)
-        failed = [j for j in judged if j.status == JUDGE_FAILED]
-        if failed:
-            print(
-                f"harness: {task.name}: the judge failed on {len(failed)} sample(s) (first: {failed[0].sample_id}: "
-                f"{failed[0].error}); they are left out of the judge metrics; run the same command again to judge "
-                "them (judged samples come from the cache)",
-                file=sys.stderr,
-            )
-        return outcomes, judge_counts(judged)
 
     def run(self, tasks: Sequence[Task]) -> list[TaskResult]:
         # An engine sized once for the whole run (vLLM's limit_mm_per_prompt), not for its first task.

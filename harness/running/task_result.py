@@ -1,0 +1,33 @@
+"""What running one task gives: its aggregated metrics, its samples counted per status, and how the run got them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.api import EMPTY, OK, GenerationSettings
+from harness.running.task import Task
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    settings: GenerationSettings
+    fingerprint: str
+    values: dict[str, float]
+    stderrs: dict[str, float]
+    breakdowns: dict[str, Any]
+    counts: dict[str, int]  # samples per status, over the evaluated documents
+    n_effective: int
+    resumed: int  # samples found finished in the journal
+    changed: int  # journalled samples whose inputs changed since, generated again
+    generated: int  # samples sent to the model in this run
+    seconds: float
+    usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
+    task_docs: int = 0  # documents of the task before sharding
+    truncated: int = 0  # samples the task's truncation rule cut to fit the model
+    judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
+
+    @property
+    def n_scored(self) -> int:
+        return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)
