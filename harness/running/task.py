@@ -28,7 +28,8 @@ from harness.inputs.data import LoadedDataset, load_task_dataset
 from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, RowImage, SharedImageColumn
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
 from harness.running.judge import JudgeSpec
-from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS, STDERRS
+from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
+from harness.running.task_aggregation import aggregate_metrics
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML
 
@@ -358,41 +359,10 @@ class Task:
         """metric -> the name of its built-in aggregation (the shape its journalled values must have)."""
         return {spec.metric: spec.aggregation for spec in self.config.metric_list if isinstance(spec.aggregation, str)}
 
-    def _aggregate_one(self, spec: MetricSpec, column: list[Any]) -> Any:
-        """One metric's aggregate; a task's own aggregation that fails on the values is one line naming it."""
-        try:
-            return self.aggregations[spec.metric](column)
-        except (TypeError, ValueError, ArithmeticError, KeyError, IndexError) as err:
-            raise UserError(
-                f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} failed on "
-                f"{len(column)} sample values ({type(err).__name__}: {err})"
-            ) from None
-
     def aggregate(self, metric_rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
         """Aggregate scored samples' metrics: (values, stderrs, breakdowns)."""
-        values: dict[str, float] = {}
-        stderrs: dict[str, float] = {}
-        breakdowns: dict[str, Any] = {}
-        for spec in self.config.metric_list:
-            # A judge metric is missing where the judge did not run or gave no verdict (left out, as the
-            # official judge leaves such rows out); without any value the metric is absent, not 0.
-            column = [row[spec.metric] for row in metric_rows if spec.metric in row]
-            if not column and self.judge and spec.metric in self.judge.metrics:
-                continue
-            result = self._aggregate_one(spec, column)
-            if isinstance(result, dict):
-                breakdowns[spec.metric] = result
-                continue
-            try:
-                values[spec.metric] = float(result)
-            except (TypeError, ValueError):
-                raise UserError(
-                    f"task {self.name!r}: metric {spec.metric!r}: aggregation {spec.aggregation} returned "
-                    f"{type(result).__name__}, not a number or a mapping"
-                ) from None
-            stderr = STDERRS.get(spec.aggregation) if isinstance(spec.aggregation, str) else None
-            stderrs[spec.metric] = float(stderr(column)) if stderr else math.nan
-        return values, stderrs, breakdowns
+        judged = self.judge.metrics if self.judge else ()
+        return aggregate_metrics(self.name, self.config.metric_list, self.aggregations, judged, metric_rows)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {m.metric: m.higher_is_better for m in self.config.metric_list if not m.reference}
