@@ -21,7 +21,6 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,64 +28,15 @@ from typing import Any
 from PIL import Image
 
 from harness.api import GenerationSettings, Model, Request, Response
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.hf_presize import ProcessorScale
+from harness.models.hf_settings import HFSettings, load_kwargs
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
-from harness.models.scheduling.prefix_order import check_order
 from harness.row_tokens import fit_within_pixels
-
-
-@dataclass(frozen=True)
-class HFSettings:
-    pretrained: str  # hub name or local folder
-    revision: str | None = None
-    dtype: str = "auto"
-    device: str | None = None  # default: cuda when available, else cpu
-    device_map: str | None = None
-    max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
-    trust_remote_code: bool = False
-    threads: int | None = at_least(1)  # torch CPU threads
-    # Threads decoding and scaling a batch's images. Default 1: on the shared 2-core machine more cost CPU and did not
-    # shorten the run (bench/RESULTS.md, issue 33); where cores are idle and images large, 2-4 may pay.
-    image_threads: int = at_least(1, default=1)
-    context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
-    max_images: int | None = at_least(1)
-    attn_implementation: str | None = None
-    request_order: str = (
-        "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
-    )
-    processor: str = (
-        "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
-    )
-
-    def __post_init__(self) -> None:
-        check_order(self.request_order, "hf")
-        if self.processor not in ("auto", "image_only"):
-            raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
-
-
-def _load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
-    """`from_pretrained` arguments for the model weights."""
-    kwargs: dict[str, Any] = {
-        "revision": settings.revision,
-        "trust_remote_code": settings.trust_remote_code,
-        "dtype": "auto",
-    }
-    if settings.dtype != "auto":
-        if not isinstance(getattr(torch, settings.dtype, None), torch.dtype):
-            raise ValueError(
-                f"--model_args dtype={settings.dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)"
-            )
-        kwargs["dtype"] = getattr(torch, settings.dtype)
-    if settings.device_map:
-        kwargs["device_map"] = settings.device_map
-    if settings.attn_implementation:
-        kwargs["attn_implementation"] = settings.attn_implementation
-    return kwargs
 
 
 @register_model("hf")
@@ -136,7 +86,7 @@ class HFModel(Model):
         self.model: Any = None
         if load_weights:
             self.model = AutoModelForImageTextToText.from_pretrained(
-                settings.pretrained, **_load_kwargs(settings, torch)
+                settings.pretrained, **load_kwargs(settings, torch)
             )
             self.model.eval()
             if not settings.device_map:

@@ -128,8 +128,8 @@ class _Limits(TypedDict):
 
 
 def _hf(args: dict[str, str]) -> ScreenModel:
-    from harness.models.hf import HFSettings
     from harness.models.hf_counting import ProcessorCount, load_failure
+    from harness.models.hf_settings import HFSettings
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")

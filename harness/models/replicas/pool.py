@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from harness.inputs.build_images import BuildFiles
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.replicas.actor import Build, ReplicaState
 from harness.models.replicas.cluster import Cluster, connect
+from harness.models.replicas.front_view import FrontView
 from harness.models.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
 from harness.models.replicas.settings import PoolSettings, replica_resources
 from harness.models.replicas.shares import split_shares
@@ -59,7 +60,7 @@ class _Unit:
     tries: int = 0  # replicas that died holding it
 
 
-class RayPool(Model):
+class RayPool(FrontView):
     def __init__(
         self,
         front: Model,
@@ -107,54 +108,7 @@ class RayPool(Model):
         raise TypeError("a pool is built by `harness.models.replicas.build_model`")
 
     # ------------------------------------------------------------------------- what the runner reads
-    # The front's, read through: read-only properties over `Model`'s attributes, which mypy calls an incompatible
-    # override (`# type: ignore[override]` on each).
-    @property
-    def context_length(self) -> int | None:  # type: ignore[override]
-        return self.front.context_length
-
-    @property
-    def max_images(self) -> int | None:  # type: ignore[override]
-        return self.front.max_images
-
-    @property
-    def max_pixels(self) -> int | None:  # type: ignore[override]
-        return self.front.max_pixels
-
-    @property
-    def batch_size(self) -> int:  # type: ignore[override]
-        return self.front.batch_size
-
-    @property
-    def chat_template(self) -> str | None:  # type: ignore[override]
-        return self.front.chat_template
-
-    @property
-    def request_order(self) -> str:  # type: ignore[override]
-        return self.front.request_order
-
-    @property
-    def generates_across_tasks(self) -> bool:  # type: ignore[override]
-        return self.front.generates_across_tasks
-
-    @property
-    def cache_responses(self) -> bool:  # type: ignore[override]
-        return self.front.cache_responses
-
-    @property
-    def decodes_images(self) -> bool:  # type: ignore[override]
-        return self.front.decodes_images
-
-    @property
-    def token_rule(self) -> str:
-        return self.front.token_rule
-
-    def prompt_tokens(self, request: Request) -> int:
-        return self.front.prompt_tokens(request)
-
-    def text_round_trip(self) -> Callable[[str], str] | None:
-        return self.front.text_round_trip()
-
+    # The front's attributes are read through (`FrontView`); preparing and sizing batches are the pool's too.
     def prepare(self, max_images: int) -> None:
         self._max_images = max(self._max_images, max_images)
         self.front.prepare(max_images)

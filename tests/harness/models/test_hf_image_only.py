@@ -86,7 +86,7 @@ def test_a_processor_of_another_layout_is_refused_by_name() -> None:
 
 def test_an_unknown_processor_choice_is_a_clear_error() -> None:
     from harness.models.args import settings_from_args
-    from harness.models.hf import HFSettings
+    from harness.models.hf_settings import HFSettings
 
     with pytest.raises(ValueError, match="processor='video': expected auto or image_only"):
         settings_from_args(HFSettings, {"pretrained": "x", "processor": "video"}, "hf")

@@ -1,0 +1,59 @@
+"""The `hf` backend's settings (`--model_args` of `--model hf`, checked as they are read) and the `from_pretrained`
+arguments they give the model's weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.models.args import at_least
+from harness.models.scheduling.prefix_order import check_order
+
+
+@dataclass(frozen=True)
+class HFSettings:
+    pretrained: str  # hub name or local folder
+    revision: str | None = None
+    dtype: str = "auto"
+    device: str | None = None  # default: cuda when available, else cpu
+    device_map: str | None = None
+    max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
+    trust_remote_code: bool = False
+    threads: int | None = at_least(1)  # torch CPU threads
+    # Threads decoding and scaling a batch's images. Default 1: on the shared 2-core machine more cost CPU and did not
+    # shorten the run (bench/RESULTS.md, issue 33); where cores are idle and images large, 2-4 may pay.
+    image_threads: int = at_least(1, default=1)
+    context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
+    max_images: int | None = at_least(1)
+    attn_implementation: str | None = None
+    request_order: str = (
+        "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
+    )
+    processor: str = (
+        "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
+    )
+
+    def __post_init__(self) -> None:
+        check_order(self.request_order, "hf")
+        if self.processor not in ("auto", "image_only"):
+            raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
+
+
+def load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
+    """`from_pretrained` arguments for the model weights."""
+    kwargs: dict[str, Any] = {
+        "revision": settings.revision,
+        "trust_remote_code": settings.trust_remote_code,
+        "dtype": "auto",
+    }
+    if settings.dtype != "auto":
+        if not isinstance(getattr(torch, settings.dtype, None), torch.dtype):
+            raise ValueError(
+                f"--model_args dtype={settings.dtype!r}: not a torch dtype (try bfloat16, float16, float32, auto)"
+            )
+        kwargs["dtype"] = getattr(torch, settings.dtype)
+    if settings.device_map:
+        kwargs["device_map"] = settings.device_map
+    if settings.attn_implementation:
+        kwargs["attn_implementation"] = settings.attn_implementation
+    return kwargs
