@@ -278,6 +278,7 @@ def test_a_resumed_run_says_so_in_one_line(harness, data_dir: Path, tmp_path: Pa
     assert resumed == ["harness: 48 samples resumed from the journal, 0 generated now (4 of 4 tasks)"]
 
 
+@pytest.mark.slow  # a run logged through wandb offline (~4 s)
 def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
     harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -368,6 +369,7 @@ def test_simple_evaluate_has_named_typed_parameters_and_is_quiet_on_stdout(
     assert "exact_acc" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # two fresh Python processes importing the builders (~4 s)
 def test_python_m_builders_is_the_builders_command(tmp_path: Path) -> None:
     import os
     import subprocess

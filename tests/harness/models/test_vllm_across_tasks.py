@@ -74,6 +74,7 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
         assert len(mine) == len(a.task) and all(r["response"] for r in mine)
 
 
+@pytest.mark.slow  # two runs of four tasks (~5 s)
 def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(mmneedle_dir, tmp_path):
     from harness.models.vllm_engine import VLLMModel
 

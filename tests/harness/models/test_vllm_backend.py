@@ -199,6 +199,7 @@ def test_conversation_keeps_parts_in_order(jpeg_red, png_blue):
     assert conversation[2] == {"role": "assistant", "content": [{"type": "text", "text": "Answer:"}]}
 
 
+@pytest.mark.slow  # vLLM's input processor built on the CPU (~3 s)
 @pytest.mark.skipif(not HAVE_VLLM, reason="vllm is not installed")
 def test_rendered_prompts_name_each_image_by_its_sha256_for_vllms_caches(jpeg_red, png_blue):
     """Issue 33: `LLM.generate`'s input carries each image's `image_sha256` as its `multi_modal_uuids` entry, so

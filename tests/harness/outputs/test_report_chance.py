@@ -30,6 +30,7 @@ def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow  # a LoCoVQA run and its report (~3 s)
 def test_the_reports_chance_column_is_the_results_files(locovqa_run: Path) -> None:
     (results_file,) = (locovqa_run / "random").glob("results_*.json")
     references = json.loads(results_file.read_text())["references"]

@@ -174,6 +174,7 @@ def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_di
     assert len(_records(tmp_path / "random", task)) == 9
 
 
+@pytest.mark.slow  # sharded runs and merges (~2 s)
 def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(
     tmp_path: Path, data_dir: Path, harness
 ) -> None:

@@ -70,6 +70,7 @@ def _reply(body: dict) -> str:
     return 'Yes.\n{"ok": true}'
 
 
+@pytest.mark.slow  # a judged run against a local server (~2 s)
 def test_identical_prompts_are_sent_once_and_an_overlong_reply_is_not_parsed(
     tmp_path: Path, toy_dir: Path, judged_tasks: Path, harness_script: str, script_env: dict
 ) -> None:

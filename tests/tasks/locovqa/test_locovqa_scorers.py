@@ -28,6 +28,7 @@ def test_rouge_l_is_the_best_over_the_distinct_golds() -> None:
     assert scoring.rouge_l("   ", ["pooh"]) == 0.0
 
 
+@pytest.mark.slow  # MiniLM loaded and run (~6 s)
 def test_bertscore_is_the_best_minilm_cosine() -> None:
     same = scoring.bertscore_minilm_cos("<answer>Winnie the Pooh</answer>", ["winnie the pooh", "tigger"])
     near = scoring.bertscore_minilm_cos("Pooh bear", ["winnie the pooh"])
