@@ -108,6 +108,7 @@ def test_predict_only_needs_an_output_path_and_a_bad_batch_size_is_named(harness
     assert exit.value.code == 2
 
 
+@pytest.mark.slow  # lm-eval imported and its table made (~2 s)
 def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
     harness, needle_dir: Path, locovqa_run: Path, tmp_path: Path
 ) -> None:

@@ -56,6 +56,7 @@ def locovqa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow  # a run in a fresh process (~2 s)
 def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
     harness, locovqa_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -139,6 +140,7 @@ def results_of(folder: Path) -> dict:
     return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())
 
 
+@pytest.mark.slow  # runs with every flag (~2 s)
 def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(
     harness, data_dir: Path, tmp_path: Path
 ) -> None:
@@ -243,6 +245,7 @@ def test_flags_that_cannot_mean_anything_here_are_refused_in_one_line(
     assert len(run.err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # the CLI in fresh processes (~2 s)
 def test_ls_takes_a_section_and_a_filter_and_a_mistyped_command_is_answered(harness) -> None:
     run = harness("ls", "mmlongbench_niah_vh")
     assert run.code == 0

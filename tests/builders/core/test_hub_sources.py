@@ -56,6 +56,7 @@ def mmlb_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return files
 
 
+@pytest.mark.slow  # a Hub cache filled and a build from it (~2 s)
 def test_done_when_mmlongbench_builds_offline_from_an_empty_hub_cache_filled_from_the_fixtures(
     tmp_path: Path, mmlb_hub_files: dict[str, Path]
 ) -> None:

@@ -13,6 +13,7 @@ from builders.cli import main as builders_main
 from builders.core.contract import read_manifest
 
 
+@pytest.mark.slow  # three builds (~2 s)
 def test_a_different_build_suggests_the_recorded_flags_and_the_suggestion_adds_the_configs(
     tmp_path: Path, capsys
 ) -> None:

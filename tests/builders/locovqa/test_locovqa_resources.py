@@ -57,6 +57,7 @@ def _limited(command: list[str], address_space_gb: float) -> subprocess.Complete
     return subprocess.run(command, capture_output=True, text=True, timeout=300, preexec_fn=cap)
 
 
+@pytest.mark.slow  # builds in fresh processes (~2 s)
 def test_a_grid_over_what_pillow_or_jpeg_take_is_refused_in_one_line_before_any_work(tmp_path: Path) -> None:
     run = _limited(
         [

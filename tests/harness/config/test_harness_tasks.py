@@ -261,6 +261,7 @@ def test_missing_config_in_a_build_names_the_builder_command(data_dir: Path, har
     assert "m10_n8_k5" in run.err and "builders build mmneedle" in run.err
 
 
+@pytest.mark.slow  # the CLI in fresh processes (~2 s)
 def test_bad_arguments_exit_2_without_traceback(harness, data_dir: Path) -> None:
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "constant", "--data_dir", data_dir)
     assert run.code == 2 and "constant needs the answer" in run.err

@@ -100,6 +100,7 @@ def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(
     assert all(r.counts["ok"] == len(r.task) for r in results)
 
 
+@pytest.mark.slow  # vLLM's processor built on the CPU (~3 s)
 def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_processor_renders_it(
     tmp_path, jpeg_red, png_blue
 ):

@@ -88,6 +88,7 @@ def test_mnist_is_a_multiset_match_without_partial_credit() -> None:
     assert scoring.transcription_correct("3, 7", [3]) == 0.0  # a needle answered with two digits is wrong
 
 
+@pytest.mark.slow  # MiniLM loaded and run (~2 s)
 def test_rows_report_errors_and_chance() -> None:
     okvqa = utils.process_results({"task": "okvqa", "answers": ["pooh"]}, [""])
     assert okvqa["non_response"] == 1.0 and okvqa["non_template"] == 1.0 and okvqa["exact_match"] == 0.0

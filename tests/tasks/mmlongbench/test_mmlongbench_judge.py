@@ -119,6 +119,7 @@ def test_without_a_judge_the_task_reports_rouge_only_and_says_why(summ_dir: Path
     assert set(results["mmlongbench_summ_govreport_8k"]) == {"alias", "rougeLsum_f1,none", "rougeLsum_f1_stderr,none"}
 
 
+@pytest.mark.slow  # two judged runs (~2 s)
 def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
     summ_dir: Path, tmp_path: Path, harness
 ) -> None:
