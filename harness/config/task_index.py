@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
-from harness.config.yaml_loader import load_config
+from harness.config.yaml_loader import YamlDict, load_config
 from harness.errors import TaskConfigError, UserError, suggest
 
 
@@ -48,6 +48,7 @@ class TaskIndex:
         self.tasks: dict[str, TaskConfig] = {}
         self.groups: dict[str, GroupConfig] = {}
         self.tags: dict[str, list[str]] = {}
+        self._included: dict[Path, YamlDict] = {}  # templates parsed once for the whole index (`load_config`)
         roots = ([default_tasks_dir()] if include_defaults else []) + [Path(p) for p in include_paths]
         for root in roots:
             if not root.exists():
@@ -63,7 +64,7 @@ class TaskIndex:
         files = [root] if root.is_file() else sorted(root.rglob("*.yaml")) + sorted(root.rglob("*.yml"))
         seen_here: dict[str, Path] = {}
         for path in files:
-            data = load_config(path)
+            data = load_config(path, included=self._included)
             if "group" in data:
                 group = parse_group(data)
                 config: TaskConfig | GroupConfig = group

@@ -7,6 +7,7 @@ imports task code; resolving looks for `utils.py` in the folder of the YAML file
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import importlib.util
@@ -171,8 +172,10 @@ def load_yaml_file(path: Path) -> YamlDict:
     return data
 
 
-def load_config(path: Path, _stack: tuple[Path, ...] = ()) -> YamlDict:
-    """Load a YAML file and merge its `include:` chain; keys of the including file win."""
+def load_config(path: Path, _stack: tuple[Path, ...] = (), included: dict[Path, YamlDict] | None = None) -> YamlDict:
+    """Load a YAML file and merge its `include:` chain; keys of the including file win. `included`: the included
+    files already loaded (merged), shared by the calls of one index so that a template many tasks include (MMLongBench's
+    `_default.yaml`, 179 of them) is parsed once; each includer gets its own copy of the values."""
     path = path.resolve()
     if path in _stack:
         chain = " -> ".join(str(p) for p in (*_stack, path))
@@ -196,7 +199,12 @@ def load_config(path: Path, _stack: tuple[Path, ...] = ()) -> YamlDict:
             target = path.parent / target
         if not target.is_file():
             raise TaskConfigError(f"{include_where}: included file {name!r} not found (looked for {target})")
-        base = load_config(target, (*_stack, path))
+        key = target.resolve()
+        if included is None or key not in included or key in _stack:
+            base = load_config(target, (*_stack, path), included)
+            if included is not None:
+                included[key] = base
+        base = copy.deepcopy(included[key]) if included is not None else base
         merged.update(base)
         merged.lines.update(base.lines)
     merged.update(data)

@@ -240,6 +240,37 @@ def test_include_cycle_and_missing_include(tmp_path: Path) -> None:
         load_config(missing)
 
 
+def test_a_template_is_parsed_once_per_index_and_each_task_gets_its_own_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.config.yaml_loader as yaml_loader
+
+    write(
+        tmp_path / "_base.yaml", "dataset_path: d\ndoc_to_text: q\ngeneration_kwargs:\n  until: [stop]\ntag: [probes]\n"
+    )
+    for name in "abc":
+        write(tmp_path / f"{name}.yaml", f"include: _base.yaml\ntask: t_{name}\n")
+    parsed: list[str] = []
+    parse = yaml_loader.load_yaml_file
+    monkeypatch.setattr(yaml_loader, "load_yaml_file", lambda path: (parsed.append(path.name), parse(path))[1])
+    index = TaskIndex([tmp_path], include_defaults=False)
+    # Once for the three tasks that include it, once as a file of the folder (a template, indexed as nothing).
+    assert sorted(parsed) == ["_base.yaml", "_base.yaml", "a.yaml", "b.yaml", "c.yaml"]
+    assert index.tags["probes"] == ["t_a", "t_b", "t_c"]
+    index.tasks["t_a"].generation_kwargs["until"].append("mine")
+    assert index.tasks["t_b"].generation_kwargs["until"] == ["stop"]  # not one list shared by every includer
+    assert TaskIndex([tmp_path], include_defaults=False).tasks["t_a"].generation_kwargs["until"] == ["stop"]
+
+
+def test_an_include_cycle_through_a_template_many_tasks_share(tmp_path: Path) -> None:
+    write(tmp_path / "_t.yaml", "include: _u.yaml\ndataset_path: d\n")
+    write(tmp_path / "_u.yaml", "include: _t.yaml\n")
+    for name in "ab":
+        write(tmp_path / f"{name}.yaml", f"include: _t.yaml\ntask: {name}\ndoc_to_text: q\n")
+    with pytest.raises(TaskConfigError, match="include cycle"):
+        TaskIndex([tmp_path], include_defaults=False)
+
+
 def test_unknown_task_and_model_suggest_names(harness, data_dir: Path) -> None:
     run = harness("--tasks", "mmneedle_m1_n2_k1_pso", "--model", "random")
     assert run.code == 2 and "unknown task 'mmneedle_m1_n2_k1_pso'; did you mean: mmneedle_m1_n2_k1_pos" in run.err
