@@ -1,7 +1,7 @@
 """`hf`: a transformers vision-language model (`AutoModelForImageTextToText` + `AutoProcessor`).
 
-Each request's images are decoded once, in its batch (on `image_threads` threads where asked: PIL's decode and
-resize release the GIL), scaled down to `max_pixels` if given, then to the size the processor scales them to where
+Each request's images are decoded once, in its batch (on `image_threads` threads, by default one per core up to
+4: PIL's decode and resize release the GIL), scaled down to `max_pixels` if given, then to the size the processor scales them to where
 that is proven to change nothing (`harness.models.hf_presize`), and passed with the chat-template prompt to the
 processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
 position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
@@ -32,7 +32,7 @@ from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.hf_presize import ProcessorScale
-from harness.models.hf_settings import HFSettings, load_kwargs
+from harness.models.hf_settings import HFSettings, default_image_threads, load_kwargs
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
@@ -68,7 +68,7 @@ class HFModel(Model):
         self.max_batch_tokens = max_batch_tokens
         self.fitting: FittingBatchSize | None = None  # --batch_size auto
         self.request_order = settings.request_order
-        self.image_threads = settings.image_threads
+        self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.

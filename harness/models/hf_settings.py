@@ -3,6 +3,7 @@ arguments they give the model's weights."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,10 @@ class HFSettings:
     max_pixels: int | None = at_least(1)  # images larger than this area are scaled down first
     trust_remote_code: bool = False
     threads: int | None = at_least(1)  # torch CPU threads
-    # Threads decoding and scaling a batch's images. Default 1: on the shared 2-core machine more cost CPU and did not
-    # shorten the run (bench/RESULTS.md, issue 33); where cores are idle and images large, 2-4 may pay.
-    image_threads: int = at_least(1, default=1)
+    # Threads decoding and scaling a batch's images (PIL releases the GIL for both); default: the process's cores, at
+    # most 4. The batch's images are ready before the model runs, so they never compete with torch's own threads; on
+    # a quiet 2-core machine 2 threads take ~1 s off a 100-row MMNeedle run (bench/RESULTS.md, issue 33).
+    image_threads: int | None = at_least(1)
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
@@ -37,6 +39,12 @@ class HFSettings:
         check_order(self.request_order, "hf")
         if self.processor not in ("auto", "image_only"):
             raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
+
+
+def default_image_threads() -> int:
+    """`image_threads` where the model arguments do not set it: the cores this process may run on, at most 4."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cores))
 
 
 def load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:

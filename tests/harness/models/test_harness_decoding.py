@@ -16,7 +16,9 @@ from tests.support.decode_trace import traced
 pytestmark = pytest.mark.slow  # a tiny LLaVA generates through the harness command
 
 
-@pytest.mark.parametrize(("storage", "image_threads"), [("embedded", 1), ("shared", 1), ("embedded", 3)])
+@pytest.mark.parametrize(
+    ("storage", "image_threads"), [("embedded", 1), ("shared", 1), ("embedded", 3), ("embedded", None)]
+)
 def test_no_image_is_decoded_before_the_batch_that_sends_it(
     storage,
     image_threads,
@@ -29,6 +31,7 @@ def test_no_image_is_decoded_before_the_batch_that_sends_it(
 ) -> None:
     from harness.models.hf import HFModel
 
+    threads = "" if image_threads is None else f",image_threads={image_threads}"  # None: the default, a thread per core
     data_dir = toy_dir if storage == "embedded" else toy_shared_dir
     with traced(HFModel) as trace:
         run = harness(
@@ -37,7 +40,7 @@ def test_no_image_is_decoded_before_the_batch_that_sends_it(
             "--model",
             "hf",
             "--model_args",
-            f"pretrained={tiny_llava},threads=1,image_threads={image_threads}",
+            f"pretrained={tiny_llava},threads=1{threads}",
             "--batch_size",
             "2",
             "--include_path",

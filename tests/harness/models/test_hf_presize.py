@@ -74,6 +74,7 @@ def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
 def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_llava: Path) -> None:
     from harness.config.task_index import TaskIndex
     from harness.models.hf import HFModel
+    from harness.process_exit import waits_on_something
     from harness.running.task import Task
 
     task = Task(TaskIndex().tasks["mmneedle_m10_n1_k2_pos"])
@@ -87,6 +88,10 @@ def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_l
             model.scale_first.rule = None
         answers[threads] = [(r.text, r.error, r.usage) for r in model.generate(requests)]
         proofs = model.scale_first.proofs
+        assert waits_on_something() == (threads > 1)  # the image threads, alive while the model is
         model.close()
+        # and gone once it is closed: the `harness` command then ends without the interpreter's teardown
+        # (`harness.process_exit`), not the normal, slower exit that would wait for them.
+        assert not waits_on_something()
     assert proofs == 1  # MMNeedle's images are all one size
     assert answers[1] == answers[3] and all(error is None for _, error, _ in answers[1])
