@@ -63,6 +63,10 @@ class VLLMModel(Model):
         self.engine_calls = 0
         self.engine_requests = 0
         self.engine_call_seconds = 0.0
+        # Images sent, and how many were distinct: each goes named by its `image_sha256` (`multi_modal_uuids`, a
+        # chat part's `uuid`), so a repeat finds vLLM's processor and prefix caches without its pixels hashed.
+        self.engine_images = 0
+        self._engine_image_ids: set[str] = set()
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
@@ -178,7 +182,15 @@ class VLLMModel(Model):
             "engine_call_seconds": self.engine_call_seconds if self.engine_calls else None,
         }
         calls = (
-            {"engine_calls": self.engine_calls, "engine_requests": self.engine_requests} if self.engine_calls else {}
+            {
+                "engine_calls": self.engine_calls,
+                "engine_requests": self.engine_requests,
+                "engine_images": self.engine_images,
+                "engine_distinct_images": len(self._engine_image_ids),
+                "engine_image_ids": "image_sha256 (vLLM's multi_modal_uuids)",
+            }
+            if self.engine_calls
+            else {}
         )
         return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls}
 
@@ -279,6 +291,9 @@ class VLLMModel(Model):
             self.engine_call_seconds += time.perf_counter() - started
             self.engine_calls += 1
             self.engine_requests += len(members)
+            for i, _ in members:
+                self.engine_images += len(requests[i].images)
+                self._engine_image_ids.update(image.sha256 for image in requests[i].images)
             for (i, _), result in zip(members, results, strict=True):
                 responses[i] = result_response(result)
         return cast(list[Response], responses)  # every position filled: each request is in one group

@@ -55,8 +55,21 @@ def run(model, data: Path, out: Path):
 
 @pytest.mark.slow  # two runs of every MMNeedle task
 def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_per_task(mmneedle_dir, tmp_path):
-    together = run(fake_model(max_model_len=32768), mmneedle_dir, tmp_path / "together")
+    together_model = fake_model(max_model_len=32768)
+    together = run(together_model, mmneedle_dir, tmp_path / "together")
     calls = [len(call["conversations"]) for call in fake_vllm.CALLS]
+    # Each image named by its sha256 (the parts' `uuid`); the results count those sent and those distinct, an image
+    # that recurs across rows, depths and lengths reaching vLLM's caches under the same name.
+    names = [
+        part["uuid"]
+        for call in fake_vllm.CALLS
+        for conv in call["conversations"]
+        for message in conv
+        for part in message["content"]
+        if part["type"] == "image_pil"
+    ]
+    stats = together_model.statistics()
+    assert stats["engine_images"] == len(names) and stats["engine_distinct_images"] == len(set(names))
     per_task_model = fake_model(max_model_len=32768)
     per_task_model.generates_across_tasks = False  # as the runner called every backend before
     apart = run(per_task_model, mmneedle_dir, tmp_path / "apart")

@@ -84,6 +84,9 @@ def test_engine_limit_and_chunks(jpeg_red):
     try:
         assert all(r.ok for r in model.generate(chunks[0]))
         assert model.image_limit == 1
+        # Three requests holding one image: sent three times under one name (its sha256), recorded as such.
+        stats = model.statistics()
+        assert (stats["engine_images"], stats["engine_distinct_images"]) == (3, 1)
         later = make_request("b", ["y", jpeg_red, jpeg_red])
         (response,) = model.generate([later])
         assert response.error.startswith("too_many_images: 2 images > limit_mm_per_prompt=1")
