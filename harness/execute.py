@@ -261,15 +261,16 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
     _report_run(task_results, stats, plan.shard)
+    results_file = None
     if output_dir is not None:
-        path = write_results(results, output_dir, options.date_id)
-        print(f"harness: results written to {path}", file=sys.stderr)
+        results_file = write_results(results, output_dir, options.date_id)
+        print(f"harness: results written to {results_file}", file=sys.stderr)
         if plan.predict_only:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
-            _upload(plan, path, options.date_id)
+            _upload(plan, results_file, options.date_id)
     if plan.wandb is not None:
-        _log_to_wandb(plan.wandb, results)
+        _log_to_wandb(plan.wandb, results, results_file)
     return _exit_code(task_results, plan.allow_failures, output_dir), results
 
 
@@ -281,12 +282,12 @@ def _chat_template(template: str | None) -> dict[str, str | None]:
     return {"chat_template": template, "chat_template_sha": sha}
 
 
-def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: ResultsFile) -> None:
+def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: ResultsFile, saved: Path | None) -> None:
     """--wandb_args: the results to Weights & Biases (`harness.outputs.wandb_log`), after they are saved."""
     from harness.outputs.wandb_log import log_results
 
     init, config = wandb
-    print(f"harness: results logged to Weights & Biases: {log_results(results, init, config)}", file=sys.stderr)
+    print(f"harness: results logged to Weights & Biases: {log_results(results, init, config, saved)}", file=sys.stderr)
 
 
 def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:

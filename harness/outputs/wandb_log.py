@@ -21,6 +21,12 @@ from harness.errors import UserError
 TABLE_COLUMNS: list[str | int] = ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
 
 
+class WandbLogError(UserError):
+    """W&B refused or could not be reached (no key, offline, a bad entity); the results are saved locally (exit 1)."""
+
+    exit_code = 1
+
+
 def check_wandb() -> None:
     if importlib.util.find_spec("wandb") is None:
         raise UserError("--wandb_args logs to Weights & Biases, which is not installed: pip install -e '.[wandb]'")
@@ -67,11 +73,29 @@ def summary(results: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def log_results(results: Mapping[str, Any], init_args: dict[str, Any], config_args: dict[str, Any]) -> str:
+def log_results(
+    results: Mapping[str, Any], init_args: dict[str, Any], config_args: dict[str, Any], saved: Path | None = None
+) -> str:
     """Log `results` to a W&B run (the one already open, else one `wandb.init(**init_args)` opens); returns where
-    it went (the run's folder, or its URL online)."""
+    it went (the run's folder, or its URL online). W&B's own failure (no key configured, its server out of reach,
+    a project it refuses) is a WandbLogError naming the reason and `saved`, where the results already are."""
     import wandb
 
+    try:
+        return _log(wandb, results, init_args, config_args)
+    except (wandb.errors.Error, OSError) as err:
+        reason = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
+        if saved is not None:
+            kept = f"they are saved in {saved}; the same command again resumes every sample from the journal"
+        else:
+            kept = "they are printed above only (no --output_path)"
+        raise WandbLogError(
+            f"results not logged to Weights & Biases: {reason}; {kept}. Configure a key (`wandb login` or "
+            "WANDB_API_KEY), or add mode=offline to --wandb_args and `wandb sync` the run later"
+        ) from None
+
+
+def _log(wandb: Any, results: Mapping[str, Any], init_args: dict[str, Any], config_args: dict[str, Any]) -> str:
     init_args = dict(init_args)
     step = init_args.pop("step", None)
     settings = wandb.Settings(x_disable_meta=True, x_disable_stats=True, disable_code=True, disable_git=True)

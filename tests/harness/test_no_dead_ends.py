@@ -318,6 +318,48 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
             assert secret.encode() not in file.read_bytes(), file
 
 
+@pytest.mark.slow  # wandb's service starts, then refuses (no key) or times out (its server out of reach, ~5 s)
+@pytest.mark.parametrize("cause", ["no key", "server out of reach"])
+def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
+    cause: str, harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wandb = pytest.importorskip("wandb")
+    wandb.teardown()  # wandb keeps the settings of its first use in a process (another test's offline mode)
+    key = "wandb-test-SECRET-" + "0" * 22  # 40 characters, a key's shape
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc holding a real key
+    monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
+    monkeypatch.setenv("WANDB_MODE", "online")
+    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "wandb-config"))
+    if cause == "no key":
+        monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    else:
+        monkeypatch.setenv("WANDB_API_KEY", key)
+        monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
+        monkeypatch.setenv("WANDB_INIT_TIMEOUT", "3")
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path / "out",
+        "--wandb_args",
+        "project=mmlongeval-test",
+    )
+    (saved,) = (tmp_path / "out" / "random").glob("results_*.json")
+    assert run.code == 1, run.err
+    assert "Traceback" not in run.err and key not in run.err + run.out
+    (error,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
+    assert error.startswith("harness: error: results not logged to Weights & Biases: ")
+    assert f"they are saved in {saved}" in error and "mode=offline" in error
+    assert ("No API key configured" in error) == (cause == "no key")
+    assert "exact_acc,none" in json.loads(saved.read_text())["results"]["mmneedle_m1_n2_k1_pos"]
+
+
 def test_wandb_args_without_wandb_name_the_extra(harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "wandb", None)
     run = harness(
