@@ -111,6 +111,18 @@ class FakeLLM:
         return outputs
 
 
+def image_uuids_sent() -> list[str]:
+    """The `uuid` of every image part of every conversation the engine was given, in order."""
+    return [
+        part["uuid"]
+        for call in CALLS
+        for conv in call["conversations"]
+        for message in conv
+        for part in message["content"]
+        if part["type"] == "image_pil"
+    ]
+
+
 def sampling_dict(**kwargs: Any) -> dict[str, Any]:
     """Stands in for `vllm.SamplingParams` where vLLM is not installed."""
     return dict(kwargs)

@@ -60,14 +60,7 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
     calls = [len(call["conversations"]) for call in fake_vllm.CALLS]
     # Each image named by its sha256 (the parts' `uuid`); the results count those sent and those distinct, an image
     # that recurs across rows, depths and lengths reaching vLLM's caches under the same name.
-    names = [
-        part["uuid"]
-        for call in fake_vllm.CALLS
-        for conv in call["conversations"]
-        for message in conv
-        for part in message["content"]
-        if part["type"] == "image_pil"
-    ]
+    names = fake_vllm.image_uuids_sent()
     stats = together_model.statistics()
     assert stats["engine_images"] == len(names) and stats["engine_distinct_images"] == len(set(names))
     per_task_model = fake_model(max_model_len=32768)

@@ -382,14 +382,7 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
         sent <= {1, 10} and sum(len(c["conversations"]) for c in fake_vllm.CALLS) == len(tasks[0]) + second.counts["ok"]
     )
     # The results record how images were named to the engine, and how many it was sent and saw more than once.
-    uuids = [
-        part["uuid"]
-        for call in fake_vllm.CALLS
-        for conv in call["conversations"]
-        for message in conv
-        for part in message["content"]
-        if part["type"] == "image_pil"
-    ]
+    uuids = fake_vllm.image_uuids_sent()
     stats = model.statistics()
     assert stats["engine_images"] == len(uuids)
     assert stats["engine_distinct_images"] == len(set(uuids))
