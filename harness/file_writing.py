@@ -16,10 +16,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import BinaryIO, Literal, TextIO
 
 from harness.errors import OutputError, UserError
 from harness.redact import scrub
@@ -95,8 +95,9 @@ def temporary(path: Path) -> Path:
     return path.with_name(path.name + TMP_SUFFIX)
 
 
-def write_lines(path: Path, lines: Iterable[str]) -> Path:
-    """Write `lines` (each scrubbed, a newline added) to `path` atomically; returns `path`."""
+def write_atomically(path: Path, fill: Callable[[BinaryIO], object]) -> Path:
+    """Have `fill` write the whole of `path`'s new bytes to its temporary file, then rename it over `path` (a link
+    at `path` itself is replaced, never written through); returns `path`. The caller scrubs what it writes."""
     tmp = temporary(path)
     created = False
     try:
@@ -104,12 +105,11 @@ def write_lines(path: Path, lines: Iterable[str]) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = create_exclusive(tmp)
             created = True
-            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:  # a lone surrogate
-                for line in lines:
-                    handle.write(scrub(line) + "\n")
+            with os.fdopen(fd, "wb") as handle:
+                fill(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
-            tmp.replace(path)  # a rename replaces a link at `path` itself, never its target
+            tmp.replace(path)
     except BaseException:
         if created:
             try:
@@ -118,6 +118,16 @@ def write_lines(path: Path, lines: Iterable[str]) -> Path:
                 pass  # nothing could be created there either
         raise
     return path
+
+
+def write_lines(path: Path, lines: Iterable[str]) -> Path:
+    """Write `lines` (each scrubbed, a newline added) to `path` atomically; returns `path`."""
+
+    def fill(handle: BinaryIO) -> None:
+        for line in lines:
+            handle.write((scrub(line) + "\n").encode("utf-8", "backslashreplace"))  # a lone surrogate
+
+    return write_atomically(path, fill)
 
 
 def write_text(path: Path, text: str) -> Path:

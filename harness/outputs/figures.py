@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.file_writing import write_atomically
+
 # Okabe-Ito: colour-blind-safe
 LINE_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
@@ -52,11 +54,12 @@ def save_figure(fig: Any, png: Path, dpi: int = PNG_DPI) -> None:
 
 
 def _save(fig: Any, path: Path, fmt: str, dpi: int) -> None:
+    """Drawn into a temporary file renamed over `path`: a link planted at `path` is replaced, never written through."""
     import matplotlib
 
     if fmt == "png":
-        fig.savefig(path, format="png", dpi=dpi)
+        write_atomically(path, lambda handle: fig.savefig(handle, format="png", dpi=dpi))
         return
     # A fixed hash salt and no date keep the SVG the same bytes for the same figure.
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mmlongeval"}):
-        fig.savefig(path, format="svg", metadata={"Date": None})
+        write_atomically(path, lambda handle: fig.savefig(handle, format="svg", metadata={"Date": None}))

@@ -100,3 +100,38 @@ def test_a_link_at_the_response_cache_or_its_side_files_is_refused(tmp_path: Pat
     with pytest.raises(UserError, match=f"^{tmp_path / 'model' / name} is a symbolic link"):
         ResponseCache(tmp_path / "model" / "cache.sqlite3")
     assert target.read_bytes() == PRECIOUS
+
+
+@pytest.mark.slow  # a run and a report drawing its figures
+def test_a_report_replaces_a_link_planted_at_a_figure_or_its_manifest_and_leaves_the_target(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """`harness report` writes its figures (PNG, SVG) and their manifest beside the results: matplotlib's own
+    `savefig(path)` opened a link there and overwrote what it pointed to."""
+    out = tmp_path / "results"
+    run = harness(
+        "--tasks",
+        "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
+        "--model",
+        "random",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        out,
+    )
+    assert run.code == 0, run.err
+    names = ["mmneedle_cells_random.png", "mmneedle_depth_random.svg", ".report_figures.json"]
+    targets = {}
+    for name in names:
+        target = tmp_path / f"precious-{name}"
+        target.write_bytes(PRECIOUS)
+        (out / name).symlink_to(target)
+        targets[name] = target
+    report = harness("report", out)
+    assert report.code == 0, report.err
+    for name, target in targets.items():
+        assert target.read_bytes() == PRECIOUS, name
+        assert not (out / name).is_symlink() and (out / name).stat().st_size > 0, name
+    assert (out / names[0]).read_bytes().startswith(b"\x89PNG") and b"<svg" in (out / names[1]).read_bytes()
+    assert json.loads((out / names[2]).read_text())[names[0]]["sha256"]
+    assert not list(out.glob("*.tmp"))
