@@ -19,7 +19,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
 from harness.file_writing import refuse_link, reporting
 from harness.inputs.integrity import image_problem
+from harness.models.front_view import FrontView
 from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"
@@ -219,7 +220,7 @@ def _images_problem(request: Request, *, decode: bool) -> str | None:
     return None
 
 
-class CachingModel(Model):
+class CachingModel(FrontView):
     """Wraps a backend: cached responses come from the cache, only misses reach the model.
 
     The runner uses it where it would use the model (`batches`, `generate`, `identity`, `close`).
@@ -229,6 +230,7 @@ class CachingModel(Model):
 
     def __init__(self, model: Model, cache: ResponseCache) -> None:
         self.model = model
+        self.front = model  # every attribute the runner reads is the backend's (`FrontView`)
         self.cache = cache
         self.name = model.name  # the backend's registered name, for output folders and logs
         self.model_calls = 0
@@ -236,56 +238,12 @@ class CachingModel(Model):
         self.cache_hits = 0
         self._identity = model.identity()
 
-    # Everything the runner reads from a model (`harness.api.Model`) is the wrapped backend's: read-only properties
-    # over `Model`'s attributes, which mypy calls an incompatible override (`# type: ignore[override]` on each).
-    @property
-    def context_length(self) -> int | None:  # type: ignore[override]
-        return self.model.context_length
-
-    @property
-    def max_images(self) -> int | None:  # type: ignore[override]
-        return self.model.max_images
-
-    @property
-    def max_pixels(self) -> int | None:  # type: ignore[override]
-        return self.model.max_pixels
-
-    @property
-    def batch_size(self) -> int:  # type: ignore[override]
-        return self.model.batch_size
-
-    @property
-    def chat_template(self) -> str | None:  # type: ignore[override]
-        return self.model.chat_template
-
-    @property
-    def generates_across_tasks(self) -> bool:  # type: ignore[override]
-        return self.model.generates_across_tasks
-
-    @property
-    def request_order(self) -> str:  # type: ignore[override]
-        return self.model.request_order
-
-    @property
-    def decodes_images(self) -> bool:  # type: ignore[override]
-        return self.model.decodes_images
-
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")
 
     def prepare(self, max_images: int) -> None:
         self.model.prepare(max_images)
-
-    def prompt_tokens(self, request: Request) -> int:
-        return self.model.prompt_tokens(request)
-
-    def text_round_trip(self) -> Callable[[str], str] | None:
-        return self.model.text_round_trip()
-
-    @property
-    def token_rule(self) -> str:
-        return self.model.token_rule
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         return self.model.batches(requests)

@@ -28,9 +28,9 @@ from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.errors import UserError
 from harness.inputs.build_images import BuildFiles
 from harness.inputs.integrity import release_mapped_pages
+from harness.models.front_view import FrontView
 from harness.models.replicas.actor import Build, ReplicaState
 from harness.models.replicas.cluster import Cluster, connect
-from harness.models.replicas.front_view import FrontView
 from harness.models.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
 from harness.models.replicas.settings import PoolSettings, replica_resources
 from harness.models.replicas.shares import split_shares

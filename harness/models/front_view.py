@@ -1,5 +1,6 @@
-"""`FrontView`: a `Model` whose attributes the runner reads are those of another model, its `front` (a Ray pool's
-backend without weights: the runner screens, counts and orders requests with it as with the backend itself)."""
+"""`FrontView`: a `Model` whose attributes the runner reads are those of another model, its `front`: a Ray pool's
+backend without weights (the runner screens, counts and orders requests with it as with the backend itself), or the
+backend a response cache wraps."""
 
 from __future__ import annotations
 
