@@ -12,6 +12,7 @@ import pytest
 from harness.errors import UserError
 from harness.file_writing import write_lines
 from harness.running.journal import journal_name
+from tests.support.report_runs import evaluate
 
 PRECIOUS = b"the user's own file: not the harness's to write\n"
 
@@ -109,17 +110,7 @@ def test_a_report_replaces_a_link_planted_at_a_figure_or_its_manifest_and_leaves
     """`harness report` writes its figures (PNG, SVG) and their manifest beside the results: matplotlib's own
     `savefig(path)` opened a link there and overwrote what it pointed to."""
     out = tmp_path / "results"
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        out,
-    )
-    assert run.code == 0, run.err
+    evaluate(harness, out, data_dir, "random", tasks="mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos")
     names = ["mmneedle_cells_random.png", "mmneedle_depth_random.svg", ".report_figures.json"]
     targets = {}
     for name in names:
