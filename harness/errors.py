@@ -1,5 +1,5 @@
 """Errors the CLI turns into a one-line message: exit code 2 for user mistakes and bad input files, 1 for an
-output that cannot be written."""
+output that cannot be written or results a service would not take."""
 
 from __future__ import annotations
 
@@ -9,6 +9,17 @@ from collections.abc import Iterable
 
 class UserError(Exception):
     """A mistake in arguments, task files or data that the user can fix; no traceback is shown."""
+
+
+class UploadError(UserError):
+    """The results could not be sent to a service (the Hub, Weights & Biases); they are saved locally (exit code 1)."""
+
+    exit_code = 1
+
+
+def first_line(err: BaseException) -> str:
+    """An exception's message cut to its first line (its type's name when it has none), for a one-line error."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
 
 
 class OutputError(UserError):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.api import ImagePart, Request
+from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
 from harness.row_tokens import fit_within_pixels, image_costs
@@ -40,7 +41,7 @@ def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | Non
 
 def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     """Why `ProcessorCount.load` failed, in one line (an exception's first line, cut at 200 characters)."""
-    text = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
+    text = first_line(err).rstrip(".")
     text = text if len(text) <= 200 else text[:197] + "..."
     where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"
     return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"

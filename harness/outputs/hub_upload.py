@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import UserError, suggest
+from harness.errors import UploadError, UserError, first_line, suggest
 
 DEFAULT_REPO_NAME = "mmlongeval-results"
 KEYS = (
@@ -24,12 +24,6 @@ KEYS = (
 )
 # lm-eval's keys for leaderboard cards: accepted so its command lines run, with no meaning for a results upload.
 IGNORED_KEYS = ("leaderboard_url", "point_of_contact", "gated")
-
-
-class UploadError(UserError):
-    """The results could not be uploaded; they are saved locally (exit code 1)."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -89,6 +83,6 @@ def upload_results(target: HubTarget, model_dir: Path, files: list[Path]) -> str
                 repo_type="dataset",
             )
     except Exception as err:  # offline, refused, unknown org: the results are safe on disk, say so in one line
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        reason = first_line(err)
         raise UploadError(f"results not uploaded to {target.url}: {reason}; they are saved in {model_dir}") from None
     return target.url

@@ -16,15 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import UserError
+from harness.errors import UploadError, UserError, first_line
 
 TABLE_COLUMNS: list[str | int] = ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
-
-
-class WandbLogError(UserError):
-    """W&B refused or could not be reached (no key, offline, a bad entity); the results are saved locally (exit 1)."""
-
-    exit_code = 1
 
 
 def check_wandb() -> None:
@@ -78,18 +72,18 @@ def log_results(
 ) -> str:
     """Log `results` to a W&B run (the one already open, else one `wandb.init(**init_args)` opens); returns where
     it went (the run's folder, or its URL online). W&B's own failure (no key configured, its server out of reach,
-    a project it refuses) is a WandbLogError naming the reason and `saved`, where the results already are."""
+    a project it refuses) is an UploadError (exit 1) naming the reason and `saved`, where the results already are."""
     import wandb
 
     try:
         return _log(wandb, results, init_args, config_args)
     except (wandb.errors.Error, OSError) as err:
-        reason = (str(err).strip().splitlines() or [type(err).__name__])[0].rstrip(".")
+        reason = first_line(err).rstrip(".")
         if saved is not None:
             kept = f"they are saved in {saved}; the same command again resumes every sample from the journal"
         else:
             kept = "they are printed above only (no --output_path)"
-        raise WandbLogError(
+        raise UploadError(
             f"results not logged to Weights & Biases: {reason}; {kept}. Configure a key (`wandb login` or "
             "WANDB_API_KEY), or add mode=offline to --wandb_args and `wandb sync` the run later"
         ) from None
