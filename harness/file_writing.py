@@ -120,6 +120,11 @@ def write_atomically(path: Path, fill: Callable[[BinaryIO], object]) -> Path:
     return path
 
 
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write `data` to `path` atomically, as it is (not scrubbed: a figure, a manifest of hashes); returns `path`."""
+    return write_atomically(path, lambda handle: handle.write(data))
+
+
 def write_lines(path: Path, lines: Iterable[str]) -> Path:
     """Write `lines` (each scrubbed, a newline added) to `path` atomically; returns `path`."""
 

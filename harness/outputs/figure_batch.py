@@ -38,7 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.file_writing import write_atomically
+from harness.file_writing import write_bytes
 from harness.outputs.figures import PNG_DPI, save_figure, vector_path
 
 MANIFEST = ".report_figures.json"
@@ -162,16 +162,14 @@ class FigureBatch:
                 counts["reused"] += 1
             elif source is not job and errors[key] is None and source.png != job.png:
                 for original, target in zip(source.files, job.files, strict=True):
-                    drawn = original.read_bytes()
-                    write_atomically(target, lambda handle: handle.write(drawn))  # noqa: B023 (called at once)
+                    write_bytes(target, original.read_bytes())
                 counts["copied"] += 1
         manifest = {
             path.name: {"key": key, "sha256": _file_digest(path)} for job, key in self.asked for path in job.files
         }
         manifest = {name: entry for name, entry in sorted(manifest.items()) if entry["sha256"]}
         if manifest != self.previous:
-            text = json.dumps(manifest, indent=1) + "\n"
-            write_atomically(self.out_dir / MANIFEST, lambda handle: handle.write(text.encode("utf-8")))
+            write_bytes(self.out_dir / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
         return failures, counts
 
     def close(self) -> None:

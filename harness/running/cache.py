@@ -229,7 +229,6 @@ class CachingModel(FrontView):
     """
 
     def __init__(self, model: Model, cache: ResponseCache) -> None:
-        self.model = model
         self.front = model  # every attribute the runner reads is the backend's (`FrontView`)
         self.cache = cache
         self.name = model.name  # the backend's registered name, for output folders and logs
@@ -237,6 +236,11 @@ class CachingModel(FrontView):
         self.requests_sent = 0
         self.cache_hits = 0
         self._identity = model.identity()
+
+    @property
+    def model(self) -> Model:
+        """The backend behind the cache."""
+        return self.front
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
