@@ -281,17 +281,14 @@ def test_a_resumed_run_says_so_in_one_line(harness, data_dir: Path, tmp_path: Pa
     assert resumed == ["harness: 48 samples resumed from the journal, 0 generated now (4 of 4 tasks)"]
 
 
-@pytest.mark.slow  # a run logged through wandb offline (~4 s)
-def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
-    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytest.importorskip("wandb")
-    secret = "sk-wandb-test-SECRET-0123456789"
-    monkeypatch.setenv("WANDB_MODE", "offline")
+def _run_logged_to_wandb(harness, data_dir: Path, tmp_path: Path, monkeypatch, mode: str, wandb_args: str = ""):
+    """One MMNeedle task with `random`, results in tmp_path/out, logged to W&B in `mode` under tmp_path."""
+    wandb = pytest.importorskip("wandb")
+    wandb.teardown()  # wandb keeps the settings of its first use in a process (another test's mode)
+    monkeypatch.setenv("WANDB_MODE", mode)
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_SILENT", "true")
-    monkeypatch.setenv("OPENAI_API_KEY", secret)
-    run = harness(
+    return harness(
         "--tasks",
         "mmneedle_m1_n2_k1_pos",
         "--model",
@@ -301,8 +298,17 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
         "--output_path",
         tmp_path / "out",
         "--wandb_args",
-        "project=mmlongeval-test,name=run1,job_type=eval",
+        ",".join(filter(None, ["project=mmlongeval-test", wandb_args])),
     )
+
+
+@pytest.mark.slow  # a run logged through wandb offline (~4 s)
+def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
+    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-wandb-test-SECRET-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    run = _run_logged_to_wandb(harness, data_dir, tmp_path, monkeypatch, "offline", "name=run1,job_type=eval")
     assert run.code == 0, run.err
     (table,) = (tmp_path / "wandb").glob("offline-run-*/files/media/table/evaluation/eval_results_*.table.json")
     logged = json.loads(table.read_text())
@@ -323,14 +329,9 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
 def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
     cause: str, harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    wandb = pytest.importorskip("wandb")
-    wandb.teardown()  # wandb keeps the settings of its first use in a process (another test's offline mode)
     key = "wandb-test-SECRET-" + "0" * 22  # 40 characters, a key's shape
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc holding a real key
     monkeypatch.setenv("NETRC", str(tmp_path / "no-netrc"))
-    monkeypatch.setenv("WANDB_MODE", "online")
-    monkeypatch.setenv("WANDB_DIR", str(tmp_path))
-    monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "wandb-config"))
     if cause == "no key":
         monkeypatch.delenv("WANDB_API_KEY", raising=False)
@@ -338,18 +339,7 @@ def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
         monkeypatch.setenv("WANDB_API_KEY", key)
         monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
         monkeypatch.setenv("WANDB_INIT_TIMEOUT", "3")
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-        "--wandb_args",
-        "project=mmlongeval-test",
-    )
+    run = _run_logged_to_wandb(harness, data_dir, tmp_path, monkeypatch, "online")
     (saved,) = (tmp_path / "out" / "random").glob("results_*.json")
     assert run.code == 1, run.err
     assert "Traceback" not in run.err and key not in run.err + run.out
