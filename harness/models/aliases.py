@@ -4,12 +4,14 @@
 arguments (e.g. `--model qwen2.5-vl --model_args max_pixels=401408`), and `backend=vllm` switches
 the backend while keeping the checkpoint and limits.
 
-Two lengths are kept apart. `context_length` (vLLM: `max_model_len`) is the hard limit the backend is
-given: prompts longer than it are screened out as `over_length`, never sent. `trained_context` is the window
-the model was trained on, as its model card or the MMLongBench paper (Table 10) states: information recorded
-in the results, never a limit, because the papers run inputs longer than the training window as they are
-(MMLongBench runs Qwen2.5-VL, trained on 32K, at 128K). Pixel caps are left at each processor's default
-unless the paper that evaluated the model changed them.
+No alias caps a prompt's length where the official code did not: the official wrappers run every length
+untruncated (MMLongBench App. D: inputs past the training window run "as they are"; the paper reports InternVL3-8B
+at 128K and Idefics at every length), so every `hf` alias sets `no_context_limit=true` and no prompt is screened
+`over_length`. `trained_context` is the window the model was trained on, as its model card or MMLongBench's Table 10
+states: recorded in the results, never enforced. A vLLM engine needs a length to allocate for: the `vllm` aliases
+give it the official `vllm serve` line's 139264 (`LONG_CONTEXT`), the one limit a run may meet that the official
+HF runs did not. Pixel caps are left at each processor's default unless the paper that evaluated the model changed
+them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class Alias:
             "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules],
         }
 
+
+# Every prompt is sent, however long, as the official wrappers sent theirs (see the module docstring).
+NO_LIMIT = {"no_context_limit": "true"}
 
 # MMLongBench's 128K inputs (131,072 counted tokens, plus the chat template and up to 384 new tokens) fit
 # in the limit the official `vllm serve` line uses (--max-model-len 139264, with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).
@@ -153,7 +158,7 @@ GPT4O_RULES = (
 def _qwen(checkpoint: str, note: str, paper_name: str) -> Alias:
     # MMLongBench §6.3: Qwen's processor defaults (no max_pixels override: native resolution, the benchmark's
     # own token counting), no truncation at any length, no YaRN.
-    return Alias("hf", {"pretrained": checkpoint, "context_length": LONG_CONTEXT}, note, 32768, paper_name)
+    return Alias("hf", {"pretrained": checkpoint, **NO_LIMIT}, note, 32768, paper_name)
 
 
 ALIASES: dict[str, Alias] = {
@@ -166,20 +171,20 @@ ALIASES: dict[str, Alias] = {
     "qwen2-vl": _qwen("Qwen/Qwen2-VL-7B-Instruct", "Qwen2-VL 7B", "Qwen2-VL-7B"),
     "llava-onevision": Alias(
         "hf",
-        {"pretrained": "llava-hf/llava-onevision-qwen2-7b-ov-hf", "context_length": "32768"},
+        {"pretrained": "llava-hf/llava-onevision-qwen2-7b-ov-hf", **NO_LIMIT},
         "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (not evaluated by MMLongBench: "
         "its 64K/128K inputs exceed 500K tokens)",
         32768,
     ),
     "llava-next-llama3": Alias(
         "hf",
-        {"pretrained": "llava-hf/llama3-llava-next-8b-hf", "context_length": "8192"},
+        {"pretrained": "llava-hf/llama3-llava-next-8b-hf", **NO_LIMIT},
         "LLaVA-NeXT Llama-3 8B (the paper's LLaVA-Llama-3)",
         8192,
     ),
     "idefics2": Alias(
         "hf",
-        {"pretrained": "HuggingFaceM4/idefics2-8b", "context_length": "8192"},
+        {"pretrained": "HuggingFaceM4/idefics2-8b", **NO_LIMIT},
         "IDEFICS2-8B (evaluated in the MMNeedle paper)",
         8192,
         "Idefics2-8B",
@@ -187,7 +192,7 @@ ALIASES: dict[str, Alias] = {
     ),
     "idefics3": Alias(
         "hf",
-        {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", "context_length": "8192"},
+        {"pretrained": "HuggingFaceM4/Idefics3-8B-Llama3", **NO_LIMIT},
         "Idefics3 8B",
         10240,
         "Idefics3-8B",
@@ -195,7 +200,7 @@ ALIASES: dict[str, Alias] = {
     ),
     "internvl": Alias(
         "hf",
-        {"pretrained": "OpenGVLab/InternVL3-8B-hf", "context_length": "32768"},
+        {"pretrained": "OpenGVLab/InternVL3-8B-hf", **NO_LIMIT},
         "InternVL3 8B, transformers-native checkpoint",
         32768,
         "InternVL3-8B",
@@ -203,7 +208,7 @@ ALIASES: dict[str, Alias] = {
     ),
     "gemma3": Alias(
         "hf",
-        {"pretrained": "google/gemma-3-12b-it", "context_length": "131072"},
+        {"pretrained": "google/gemma-3-12b-it", **NO_LIMIT},
         "Gemma 3 12B instruction-tuned",
         131072,
         "Gemma3-12B",
@@ -213,7 +218,7 @@ ALIASES: dict[str, Alias] = {
     # registers no image-text-to-text model; vLLM's Ovis fixes max_partition at 9, not the official 4).
     "ovis2": Alias(
         "hf",
-        {"pretrained": "thisisiron/Ovis2-2B-hf", "context_length": LONG_CONTEXT},
+        {"pretrained": "thisisiron/Ovis2-2B-hf", **NO_LIMIT},
         "Ovis2 2B, the transformers-native conversion; trained on 32K, run to 128K as in MMLongBench",
         32768,
         "Ovis2-2B",
@@ -242,7 +247,7 @@ ALIASES: dict[str, Alias] = {
     ),
     "pixtral": Alias(
         "hf",
-        {"pretrained": "mistral-community/pixtral-12b", "context_length": LONG_CONTEXT},
+        {"pretrained": "mistral-community/pixtral-12b", **NO_LIMIT},
         "Pixtral 12B (transformers' LLaVA conversion); images at half size on every MMLongBench task",
         131072,
         "Pixtral-12B",

@@ -32,7 +32,7 @@ from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.hf_presize import ProcessorScale
-from harness.models.hf_settings import HFSettings, default_image_threads, load_kwargs
+from harness.models.hf_settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
@@ -97,7 +97,7 @@ class HFModel(Model):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.chat_template = self.count.chat_template
         self.chat_template_sha256 = hashlib.sha256(self.chat_template.encode()).hexdigest()
-        self.context_length = settings.context_length or self.count.context_length
+        self.context_length = context_limit(settings, self.count.context_length)
         self.dtype = str(self.model.dtype).replace("torch.", "") if self.model is not None else settings.dtype
 
     @classmethod

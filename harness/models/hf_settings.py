@@ -26,6 +26,10 @@ class HFSettings:
     # a quiet 2-core machine 2 threads take ~1 s off a 100-row MMNeedle run (bench/RESULTS.md, issue 33).
     image_threads: int | None = at_least(1)
     context_length: int | None = at_least(1)  # default: the text model's max_position_embeddings
+    # No context limit at all: every prompt is sent, however long, as the papers' official wrappers sent theirs (a
+    # checkpoint runs past its training window as it is, MMLongBench App. D). The aliases set it; context_length is
+    # then ignored.
+    no_context_limit: bool = False
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
     request_order: str = (
@@ -39,6 +43,14 @@ class HFSettings:
         check_order(self.request_order, "hf")
         if self.processor not in ("auto", "image_only"):
             raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
+
+
+def context_limit(settings: HFSettings, checkpoint_context: int | None) -> int | None:
+    """The prompt length a run screens against: none with `no_context_limit`, else `context_length`, else the
+    checkpoint's own."""
+    if settings.no_context_limit:
+        return None
+    return settings.context_length or checkpoint_context
 
 
 def default_image_threads() -> int:

@@ -129,19 +129,21 @@ class _Limits(TypedDict):
 
 def _hf(args: dict[str, str]) -> ScreenModel:
     from harness.models.hf_counting import ProcessorCount, load_failure
-    from harness.models.hf_settings import HFSettings
+    from harness.models.hf_settings import HFSettings, context_limit
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
     limits = _Limits(max_images=settings.max_images, max_pixels=settings.max_pixels)
-    unknown_context = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
+    unlimited = "no_context_limit: every prompt is sent, however long" if settings.no_context_limit else ""
+    default = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
+    unknown_context = unlimited or default
     if not settings.pretrained:
         return _by_family(
             "hf",
             None,
             None,
             "no checkpoint named (pretrained=...)",
-            context_length=settings.context_length,
+            context_length=context_limit(settings, None),
             context_note=unknown_context,
             **limits,
         )
@@ -161,7 +163,7 @@ def _hf(args: dict[str, str]) -> ScreenModel:
             settings.pretrained,
             family_of(settings.pretrained),
             why,
-            context_length=settings.context_length,
+            context_length=context_limit(settings, None),
             context_note=unknown_context,
             **limits,
         )
@@ -172,8 +174,8 @@ def _hf(args: dict[str, str]) -> ScreenModel:
         exact=count.exact,
         rule=count.token_rule,
         estimate=count.estimated,
-        context_length=settings.context_length or count.context_length,
-        context_note="" if settings.context_length else "the checkpoint's max_position_embeddings",
+        context_length=context_limit(settings, count.context_length),
+        context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
         **limits,
     )
 
