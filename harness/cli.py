@@ -119,27 +119,11 @@ def ls_command(argv: list[str]) -> int:
 
 @subcommand("models")
 def models_command(argv: list[str]) -> int:
-    from harness.models.aliases import ALIASES
+    from harness.models.aliases.listing import listing
     from harness.models.registry import available_models
 
     argparse.ArgumentParser(prog="harness models", description="List model backends and aliases.").parse_args(argv)
-    print("Backends:")
-    for name in available_models():
-        print(f"  {name}")
-    print("Aliases (--model NAME; --model_args override; backend=... switches backend):")
-    width = max(len(n) for n in ALIASES) + 2
-    # Wide enough for the longest backend name and a space ("openai" once ran into its settings).
-    backend_width = max(len(alias.backend) for alias in ALIASES.values()) + 2
-    for name, alias in sorted(ALIASES.items()):
-        settings = ",".join(f"{k}={v}" for k, v in alias.args.items())
-        print(f"  {name:<{width}}{alias.backend:<{backend_width}}{settings}")
-        trained = (
-            f"trained on {alias.trained_context:,} tokens (informational, not a limit); "
-            if alias.trained_context
-            else ""
-        )
-        if alias.note or trained:
-            print(f"  {'':<{width}}{'':<{backend_width}}{trained}{alias.note}")
+    print(listing(available_models()))
     return 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,13 +116,13 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def resolve_model(name: str, given: dict[str, str]) -> ModelChoice:
-    """The backend, arguments and alias of --model (or --judge_model) and its parsed arguments; an unknown name is
-    an error with suggestions."""
+def resolve_model(name: str, given: dict[str, str], task_names: Sequence[str] = ()) -> ModelChoice:
+    """The backend, arguments and alias of --model (or --judge_model) and its parsed arguments (an alias's for the
+    benchmarks of `task_names`); an unknown name is an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
     from harness.models.registry import available_models
 
-    backend, args, alias = resolve(name, given)
+    backend, args, alias = resolve(name, given, task_names)
     if backend not in available_models():
         raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
     return ModelChoice(name, backend, args, alias, given)
@@ -246,7 +247,7 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     hub = parse_hub_target(hub_given)
     if hub is not None and args.output_path is None:
         raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
-    model = resolve_model(args.model, model_given)
+    model = resolve_model(args.model, model_given, names)
     model = ModelChoice(
         model.name, model.backend, apply_compat_flags(args, model.backend, model.args), model.alias, model.given
     )

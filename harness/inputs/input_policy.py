@@ -10,6 +10,9 @@ record every policy a run applied (`config.input_policies`).
 - `image_scale: s`: every image is resized to `round(s * side)` per side (LANCZOS) before the model sees it;
   its token figure is recounted at that size. The resized image is PNG-encoded (lossless); its identity in
   caches and journals is derived from the original's sha256 and the scale.
+- `max_image_side: n`: an image whose longer side exceeds `n` px is resized (LANCZOS) so that side is `n` and the
+  other `int(n / long * short)`, as MMLongBench's `resize_image_max_size` (Gemini's `--max_image_size 384`); smaller
+  images are sent as they are. Recounted and keyed like `image_scale`.
 - `processor_kwargs`: passed to the model's processor for these requests (`hf`: the processor call; `vllm`:
   `LLM.chat(mm_processor_kwargs=...)`), e.g. `{"max_patches": 1}` for one InternVL tile per image.
 """
@@ -33,8 +36,11 @@ class InputPolicy:
     keep_last_images: int | None = None
     image_scale: float | None = None
     processor_kwargs: tuple[tuple[str, Any], ...] = ()
+    max_image_side: int | None = None
 
     def __post_init__(self) -> None:
+        if self.max_image_side is not None and self.max_image_side < 1:
+            raise ValueError(f"max_image_side must be at least 1, got {self.max_image_side}")
         if self.keep_last_images is not None and self.keep_last_images < 1:
             raise ValueError(f"keep_last_images must be at least 1, got {self.keep_last_images}")
         if self.image_scale is not None and not 0 < self.image_scale <= 1:
@@ -46,8 +52,9 @@ class InputPolicy:
         keep_last_images: int | None = None,
         image_scale: float | None = None,
         processor_kwargs: Mapping[str, Any] | None = None,
+        max_image_side: int | None = None,
     ) -> InputPolicy:
-        return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())))
+        return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())), max_image_side)
 
     def merged(self, other: InputPolicy) -> InputPolicy:
         """`other`'s settings over these (a later rule refines an earlier one)."""
@@ -55,6 +62,7 @@ class InputPolicy:
             other.keep_last_images if other.keep_last_images is not None else self.keep_last_images,
             other.image_scale if other.image_scale is not None else self.image_scale,
             tuple(sorted({**dict(self.processor_kwargs), **dict(other.processor_kwargs)}.items())),
+            other.max_image_side if other.max_image_side is not None else self.max_image_side,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -65,6 +73,8 @@ class InputPolicy:
             out["image_scale"] = self.image_scale
         if self.processor_kwargs:
             out["processor_kwargs"] = dict(self.processor_kwargs)
+        if self.max_image_side is not None:
+            out["max_image_side"] = self.max_image_side
         return out
 
     def __bool__(self) -> bool:
@@ -103,12 +113,32 @@ def _scaled_png(load: Any, size: tuple[int, int]) -> bytes:
     return out.getvalue()
 
 
-def _scaled(ref: ImageRef, scale: float) -> ImageRef:
-    if ref.width is None or ref.height is None:
-        raise ValueError(f"image {ref.sha256[:12]}: its size is unknown, so it cannot be scaled by {scale}")
-    size = (max(1, round(ref.width * scale)), max(1, round(ref.height * scale)))
-    sha = hashlib.sha256(f"{ref.sha256}|scale={scale}|lanczos|png".encode()).hexdigest()
+def _resized(ref: ImageRef, size: tuple[int, int], key: str) -> ImageRef:
+    sha = hashlib.sha256(f"{ref.sha256}|{key}|lanczos|png".encode()).hexdigest()
     return ImageRef(sha, partial(_scaled_png, ref.load, size), size[0], size[1])
+
+
+def _known_size(ref: ImageRef, what: str) -> tuple[int, int]:
+    if ref.width is None or ref.height is None:
+        raise ValueError(f"image {ref.sha256[:12]}: its size is unknown, so it cannot be {what}")
+    return ref.width, ref.height
+
+
+def _scaled(ref: ImageRef, scale: float) -> ImageRef:
+    width, height = _known_size(ref, f"scaled by {scale}")
+    return _resized(ref, (max(1, round(width * scale)), max(1, round(height * scale))), f"scale={scale}")
+
+
+def _fitted(ref: ImageRef, side: int) -> ImageRef:
+    """The image with its longer side at most `side` (MMLongBench's `resize_image_max_size`)."""
+    width, height = _known_size(ref, f"fitted within {side} px")
+    if width <= side and height <= side:
+        return ref
+    if width > height:
+        size = (side, max(1, min(int(side / width * height), side)))
+    else:
+        size = (max(1, min(int(side / height * width), side)), side)
+    return _resized(ref, size, f"max_side={side}")
 
 
 def apply_policy(request: Request, policy: InputPolicy) -> Request:
@@ -132,15 +162,17 @@ def apply_policy(request: Request, policy: InputPolicy) -> Request:
             kept_messages.append(Message(message.role, tuple(parts)))
         messages = kept_messages
         tokens = tokens[drop:]
+    resizes = []
     if policy.image_scale is not None:
-        scaled_messages = []
-        for message in messages:
-            parts = [
-                ImagePart(_scaled(p.image, policy.image_scale)) if isinstance(p, ImagePart) else p
-                for p in message.content
-            ]
-            scaled_messages.append(Message(message.role, tuple(parts)))
-        messages = scaled_messages
+        resizes.append(partial(_scaled, scale=policy.image_scale))
+    if policy.max_image_side is not None:
+        resizes.append(partial(_fitted, side=policy.max_image_side))
+    for resize in resizes:
+        messages = [
+            Message(m.role, tuple(ImagePart(resize(p.image)) if isinstance(p, ImagePart) else p for p in m.content))
+            for m in messages
+        ]
+    if resizes:
         refs = [p.image for m in messages for p in m.content if isinstance(p, ImagePart)]
         tokens = [
             image_tokens(r.width, r.height) if r.width and r.height else t for r, t in zip(refs, tokens, strict=True)

@@ -100,20 +100,24 @@ def _closest_tiling(width: int, height: int, tile: int, max_tiles: int) -> int:
     return best[0] * best[1]
 
 
-def _tiles(tile: int, per_tile: int, setting: str, default_max: int, markers: int) -> ImageRule:
-    """Tiles of `tile` px (at most the request's `setting`, else `default_max`), `per_tile` tokens each, plus a
-    thumbnail tile when there is more than one."""
+def _tiles(tile: int, per_tile: int, names: tuple[str, ...], default_max: int, markers: int) -> ImageRule:
+    """Tiles of `tile` px (at most the request's setting of one of `names`, else `default_max`), `per_tile` tokens
+    each, plus a thumbnail tile when there is more than one."""
 
     def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
-        tiles = _closest_tiling(width, height, tile, int(settings.get(setting) or default_max))
+        given = next((settings[name] for name in names if settings.get(name)), default_max)
+        tiles = _closest_tiling(width, height, tile, int(given))
         return per_tile * (tiles + (tiles > 1)) + markers
 
     return rule
 
 
-def _idefics2(width: int, height: int, settings: Mapping[str, Any]) -> int:
-    crops = 5 if settings.get("do_image_splitting", True) else 1  # four quarters and the whole image
-    return crops * (64 + 1) + 1  # each crop: a <fake_token_around_image> and 64 perceiver tokens; one marker closes
+def _idefics2(split_by_default: bool) -> ImageRule:
+    def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
+        crops = 5 if settings.get("do_image_splitting", split_by_default) else 1  # four quarters and the whole image
+        return crops * (64 + 1) + 1  # each crop: a <fake_token_around_image> and 64 perceiver tokens; one closes
+
+    return rule
 
 
 def _idefics3(width: int, height: int, settings: Mapping[str, Any]) -> int:
@@ -164,6 +168,21 @@ def _gpt4o(width: int, height: int, settings: Mapping[str, Any]) -> int:
     return 85 + 170 * math.ceil(width * scale / 512) * math.ceil(height * scale / 512)
 
 
+def _claude(width: int, height: int, settings: Mapping[str, Any]) -> int:
+    """Anthropic's published rule: the image scaled to at most 1,568 px a side and about 1.15 megapixels, then one
+    token per 750 px."""
+    scale = min(1.0, 1568 / max(width, height), math.sqrt(1_150_000 / (width * height)))
+    return math.ceil(int(width * scale) * int(height * scale) / 750)
+
+
+def _gemini(width: int, height: int, settings: Mapping[str, Any]) -> int:
+    """Google's published rule for Gemini 2: 258 tokens for an image at most 384 px a side, else 258 per 768-px
+    tile."""
+    if width <= 384 and height <= 384:
+        return 258
+    return 258 * math.ceil(width / 768) * math.ceil(height / 768)
+
+
 LLAVA_NEXT_GRIDS = ((1, 2), (2, 1), (2, 2), (3, 1), (1, 3))  # (rows, cols) of 336-px tiles
 ONEVISION_GRIDS = tuple((r, c) for r in range(1, 7) for c in range(1, 7))  # of 384-px tiles, up to 6x6
 
@@ -200,17 +219,24 @@ FAMILIES: tuple[Family, ...] = (
         _idefics3,
         "169 tokens per 364-px tile of the image at 1,456 px + a global view + markers",
     ),
-    Family("Idefics2", ("idefics2",), _idefics2, "64 tokens per crop, 5 crops with image splitting, + markers"),
+    Family(
+        "Mantis-Idefics2",
+        ("mantis-8b-idefics2",),
+        _idefics2(False),
+        "64 tokens per crop, one crop (its processor does not split images), + markers",
+    ),
+    Family("Idefics2", ("idefics2",), _idefics2(True), "64 tokens per crop, 5 crops with image splitting, + markers"),
     Family(
         "InternVL",
         ("internvl",),
-        _tiles(448, 256, "max_patches", 12, 2),
-        "256 tokens per 448-px tile (at most max_patches, default 12) + a thumbnail tile + markers",
+        _tiles(448, 256, ("max_patches", "max_dynamic_patch"), 12, 2),
+        "256 tokens per 448-px tile (at most max_patches, vLLM's max_dynamic_patch, default 12) + a thumbnail tile "
+        "+ markers",
     ),
     Family(
         "Ovis2",
         ("ovis2", "ovis-2"),
-        _tiles(448, 256, "max_patches", 9, 2),
+        _tiles(448, 256, ("max_patches",), 9, 2),
         "256 tokens per 448-px tile (at most max_patches, default 9) + a thumbnail tile + markers",
     ),
     Family("Gemma 3", ("gemma-3", "gemma3"), _fixed(256 + 4), "256 tokens per image + 4 markers"),
@@ -231,6 +257,10 @@ FAMILIES: tuple[Family, ...] = (
         ("gpt-4o", "gpt-4.1", "chatgpt-4o", "gpt-4-turbo"),
         _gpt4o,
         "OpenAI's published rule, 85 tokens + 170 per 512-px tile (85 in all at detail low)",
+    ),
+    Family("Claude", ("claude",), _claude, "Anthropic's published rule, width x height / 750 at most 1,568 px a side"),
+    Family(
+        "Gemini", ("gemini",), _gemini, "Google's published rule, 258 tokens per image, or per 768-px tile past 384 px"
     ),
 )
 

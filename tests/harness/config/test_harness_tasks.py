@@ -363,20 +363,25 @@ def test_alias_resolution_and_overrides() -> None:
 
     backend, args, alias = resolve("qwen2.5-vl", {"max_pixels": "401408"})
     assert (backend, alias) == ("hf", "qwen2.5-vl")
-    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "context_length": "139264", "max_pixels": "401408"}
+    # As MMLongBench runs it: Qwen's default pixel limits, and no context limit at all (the official wrapper has none).
+    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "no_context_limit": "true", "max_pixels": "401408"}
     backend, args, _ = resolve("qwen2.5-vl", {"backend": "vllm"})
-    # As MMLongBench runs it: Qwen's default pixel limits, and a hard limit that holds a 128K input.
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
     from harness.run_config import alias_info as _alias_info
 
-    # The training window is recorded with the results, never used as a limit.
-    assert _alias_info("qwen2.5-vl") == {
-        "trained_context": 32768,
-        "paper_name": "Qwen2.5-VL-7B",
-        "note": _alias_info("qwen2.5-vl")["note"],
-        "rules": [],
+    # The training window is recorded with the results, never used as a limit; so is how the paper ran the model.
+    info = _alias_info("qwen2.5-vl")
+    assert info is not None and info["trained_context"] == 32768 and info["paper_name"] == "Qwen2.5-VL-7B"
+    assert info["papers"] == {
+        "mmlongbench": {
+            "paper_name": "Qwen2.5-VL-7B",
+            "ran": "Qwen/Qwen2.5-VL-7B-Instruct",
+            "status": "as the paper",
+            "args": {},
+        }
     }
+    assert info["rules"] == []
     assert _alias_info(None) is None
 
 

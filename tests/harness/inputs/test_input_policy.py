@@ -68,7 +68,7 @@ def test_image_scale_resizes_recounts_and_keys_the_derived_image() -> None:
     assert "processor_kwargs" not in input_material(request)
 
 
-def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper() -> None:
+def test_later_rules_refine_earlier_ones() -> None:
     rules = (
         TaskRule(("mmlongbench_*",), InputPolicy.of(processor_kwargs={"max_patches": 4})),
         TaskRule(
@@ -78,34 +78,88 @@ def test_later_rules_refine_earlier_ones_and_the_alias_table_follows_the_paper()
     assert policy_for("mmlongbench_icl_food101_128k", rules) == InputPolicy.of(400, None, {"max_patches": 1})
     assert policy_for("mmlongbench_icl_food101_8k", rules) == InputPolicy.of(processor_kwargs={"max_patches": 4})
     assert not policy_for("mmneedle_m10_n8_k1_pos", rules)
-    internvl = aliases.ALIASES["internvl"]
-    assert internvl.policy_for("mmlongbench_niah_vh_single_64k").keep_last_images == 400
-    assert internvl.policy_for("mmlongbench_docvqa_slidevqa_128k").keep_last_images is None
-    assert aliases.ALIASES["gemma3"].policy_for("mmlongbench_icl_sun397_128k").keep_last_images == 400
-    assert aliases.ALIASES["gemma3"].policy_for("mmlongbench_vrag_infoseek_128k").keep_last_images is None
-    assert aliases.ALIASES["idefics3"].policy_for("mmlongbench_summ_govreport_8k").image_scale == 0.5
-    assert not aliases.ALIASES["qwen2.5-vl"].policy_for("mmlongbench_icl_food101_128k")  # no override for Qwen
-    ovis2 = aliases.ALIASES["ovis2"]
-    assert ovis2.policy_for("mmlongbench_icl_food101_64k") == InputPolicy.of(
-        400, 0.5, {"crop_to_patches": True, "max_patches": 4}
+
+
+def test_the_alias_table_applies_each_setting_only_at_the_official_lengths() -> None:
+    """run_eval.sh and run_api.sh split their commands by --length_list: the reduced settings are the 64K/128K
+    commands' alone (issue 42, finding 3; the old table applied them at every length)."""
+    table = aliases.ALIASES
+    split_off = InputPolicy.of(processor_kwargs={"do_image_splitting": False})
+    # Idefics2 splits at 8K-32K; at 64K/128K not on VH (and the rest of vh, mm_niah, icl), but still on VRAG.
+    assert not table["idefics2"].policy_for("mmlongbench_niah_vh_single_8k")
+    assert not table["idefics2"].policy_for("mmlongbench_icl_food101_32k")
+    assert table["idefics2"].policy_for("mmlongbench_niah_vh_single_64k") == split_off
+    assert table["idefics2"].policy_for("mmlongbench_niah_mmniah_count_text_128k") == split_off
+    assert not table["idefics2"].policy_for("mmlongbench_vrag_infoseek_64k")
+    assert table["idefics2-chatty"].policy_for("mmlongbench_vrag_infoseek_64k") == split_off
+    assert not table["idefics2"].policy_for("mmlongbench_docvqa_slidevqa_128k")
+    # Idefics3: do_resize off everywhere; splits and keeps pages whole at 8K-32K.
+    no_resize = InputPolicy.of(processor_kwargs={"do_resize": False})
+    assert table["idefics3"].policy_for("mmlongbench_summ_govreport_8k") == no_resize
+    assert table["idefics3"].policy_for("mmlongbench_icl_sun397_32k") == no_resize
+    assert table["idefics3"].policy_for("mmlongbench_summ_govreport_64k") == InputPolicy.of(
+        image_scale=0.5, processor_kwargs={"do_resize": False}
     )
-    assert ovis2.policy_for("mmlongbench_summ_govreport_128k") == InputPolicy.of(
-        processor_kwargs={"crop_to_patches": True, "max_patches": 4}
+    assert table["idefics3"].policy_for("mmlongbench_icl_sun397_128k") == InputPolicy.of(
+        processor_kwargs={"do_resize": False, "do_image_splitting": False}
     )
-    phi3 = aliases.ALIASES["phi3.5-vision"]
+    # Pixtral keeps full-size images at 8K-32K, halves them on every task at 64K/128K.
+    assert not table["pixtral"].policy_for("mmlongbench_summ_govreport_8k")
+    assert not table["pixtral"].policy_for("mmlongbench_icl_sun397_32k")
+    assert {
+        table["pixtral"].policy_for(f"mmlongbench_{t}").image_scale for t in ("summ_govreport_64k", "icl_sun397_128k")
+    } == {0.5}
+    assert not table["pixtral"].policy_for("mmneedle_m10_n8_k1_pos")
+    # GPT-4o: detail auto at 8K-32K and on documents, low on natural images at 64K/128K.
+    gpt4o = table["gpt-4o"]
+    auto, low = ({"image_detail": "auto"}, {"image_detail": "low"})
+    assert dict(gpt4o.policy_for("mmlongbench_niah_vh_single_8k").processor_kwargs) == auto
+    assert dict(gpt4o.policy_for("mmlongbench_icl_food101_32k").processor_kwargs) == auto
+    assert dict(gpt4o.policy_for("mmlongbench_niah_vh_single_64k").processor_kwargs) == low
+    assert dict(gpt4o.policy_for("mmlongbench_docvqa_slidevqa_128k").processor_kwargs) == auto
+    # InternVL: 4 tiles everywhere; one tile and the last 400 images on natural images at 64K/128K, but not for the
+    # sizes run_eval.sh ran with defaults at every length.
+    four = {"crop_to_patches": True, "max_patches": 4}
+    internvl = table["internvl"]
+    assert internvl.policy_for("mmlongbench_niah_vh_single_32k") == InputPolicy.of(processor_kwargs=four)
+    assert internvl.policy_for("mmlongbench_niah_vh_single_64k") == InputPolicy.of(
+        400, None, {**four, "max_patches": 1}
+    )
+    assert internvl.policy_for("mmlongbench_docvqa_slidevqa_128k") == InputPolicy.of(processor_kwargs=four)
+    assert table["internvl3-1b"].policy_for("mmlongbench_niah_vh_single_128k") == InputPolicy.of(processor_kwargs=four)
+    assert table["internvl2.5-8b"].policy_for("mmlongbench_icl_food101_64k") == InputPolicy.of(
+        400, None, {"max_dynamic_patch": 1}
+    )
+    assert table["gemma3"].policy_for("mmlongbench_icl_sun397_128k").keep_last_images == 400
+    assert not table["gemma3"].policy_for("mmlongbench_icl_sun397_64k")
+    assert not table["gemma3"].policy_for("mmlongbench_vrag_infoseek_128k")
+    assert not table["qwen2.5-vl"].policy_for("mmlongbench_icl_food101_128k")  # no override for Qwen
+    ovis2 = table["ovis2"]
+    tiles = {"crop_to_patches": True, "max_patches": 4}
+    assert ovis2.policy_for("mmlongbench_icl_food101_64k") == InputPolicy.of(400, 0.5, tiles)
+    assert ovis2.policy_for("mmlongbench_icl_food101_32k") == InputPolicy.of(processor_kwargs=tiles)
+    assert ovis2.policy_for("mmlongbench_summ_govreport_128k") == InputPolicy.of(processor_kwargs=tiles)
+    phi3 = table["phi3.5-vision"]
     assert phi3.policy_for("mmlongbench_vrag_infoseek_128k") == InputPolicy.of(400, None, {"num_crops": 1})
     assert phi3.policy_for("mmlongbench_vrag_infoseek_32k") == InputPolicy.of(processor_kwargs={"num_crops": 4})
-    phi4 = aliases.ALIASES["phi4-multimodal"]
+    phi4 = table["phi4-multimodal"]
     assert phi4.policy_for("mmlongbench_niah_vh_multi_64k") == InputPolicy.of(300, None, {"dynamic_hd": 1})
     assert phi4.policy_for("mmlongbench_docvqa_slidevqa_128k") == InputPolicy.of(processor_kwargs={"dynamic_hd": 4})
-    pixtral = aliases.ALIASES["pixtral"]
-    assert {pixtral.policy_for(f"mmlongbench_{t}").image_scale for t in ("summ_govreport_8k", "icl_sun397_128k")} == {
-        0.5
-    }
-    assert not pixtral.policy_for("mmneedle_m10_n8_k1_pos")
-    gpt4o = aliases.ALIASES["gpt-4o"]
-    assert dict(gpt4o.policy_for("mmlongbench_niah_vh_single_8k").processor_kwargs) == {"image_detail": "low"}
-    assert not gpt4o.policy_for("mmlongbench_summ_govreport_8k")
+    gemini = table["gemini-2.5-pro"]
+    assert gemini.policy_for("mmlongbench_icl_food101_128k") == InputPolicy.of(400, max_image_side=384)
+    assert not gemini.policy_for("mmlongbench_icl_food101_32k") and not gemini.policy_for(
+        "mmlongbench_summ_govreport_64k"
+    )
+
+
+def test_max_image_side_fits_only_larger_images_as_the_official_resize() -> None:
+    """MMLongBench's `resize_image_max_size`: the longer side to 384, the other `int(384 / long * short)`."""
+    request = request_with([png(1000, 560, (200, 10, 10)), png(300, 200, (0, 90, 0)), png(500, 2000, (0, 0, 9))])
+    fitted = apply_policy(request, InputPolicy.of(max_image_side=384))
+    assert [(r.width, r.height) for r in fitted.images] == [(384, 215), (300, 200), (96, 384)]
+    assert Image.open(io.BytesIO(fitted.images[2].load())).size == (96, 384)
+    assert fitted.images[1] is request.images[1] and fitted.images[0].sha256 != "sha0"
+    assert fitted.image_tokens[0] == image_tokens(384, 215)
 
 
 @pytest.fixture(scope="module")

@@ -201,7 +201,8 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
     )
     run = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
     assert run.code == 0, run.err
-    assert "gpt-4o-2024-11-20 is an API model" in run.out and "GPT-4o family's rule" in run.out
+    # MMNeedle's GPT-4o: the alias picks the May-2024 snapshot the paper ran.
+    assert "gpt-4o-2024-05-13 is an API model" in run.out and "GPT-4o family's rule" in run.out
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
     # 256-px images at detail high: one 512-px tile each, 85 + 170 tokens.
     needed = [d["text_tokens"] + 10 * 255 + 8 for d in docs]
@@ -370,26 +371,28 @@ def test_every_alias_has_its_family_rule() -> None:
     from harness.models.families import family_of
 
     expected = {
-        "qwen2.5-vl": "Qwen2-VL",
-        "qwen2.5-vl-3b": "Qwen2-VL",
-        "qwen2-vl": "Qwen2-VL",
-        "llava-onevision": "LLaVA-OneVision",
-        "llava-next-llama3": "LLaVA-NeXT",
-        "idefics2": "Idefics2",
-        "idefics3": "Idefics3",
+        "qwen": "Qwen2-VL",
         "internvl": "InternVL",
-        "gemma3": "Gemma 3",
-        "ovis2": "Ovis2",
-        "phi3.5-vision": "Phi-3.5-vision",
-        "phi4-multimodal": "Phi-4-multimodal",
+        "ovis": "Ovis2",
+        "gemma": "Gemma 3",
+        "idefics2": "Idefics2",
+        "mantis": "Mantis-Idefics2",
+        "idefics3": "Idefics3",
+        "phi3": "Phi-3.5-vision",
+        "phi4": "Phi-4-multimodal",
         "pixtral": "Pixtral",
-        "gpt-4o": "GPT-4o",
+        "llava-1.5": "LLaVA-1.5",
+        "llava-1.6": "LLaVA-NeXT",
+        "llava-next": "LLaVA-NeXT",
+        "llava-onevision": "LLaVA-OneVision",
+        "gpt": "GPT-4o",
+        "claude": "Claude",
+        "gemini": "Gemini",
     }
-    found = {}
     for name, alias in ALIASES.items():
         family = family_of(alias.args.get("pretrained") or alias.args.get("model"))
-        found[name] = family.name if family else None
-    assert found == expected
+        (prefix,) = [p for p in expected if name.startswith(p)]
+        assert family is not None and family.name == expected[prefix], name
 
 
 def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(tiny_llava_336: Path) -> None:
