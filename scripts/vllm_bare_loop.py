@@ -96,7 +96,7 @@ def engine_order(requests: Sequence[Request], tokens: Sequence[int], request_ord
 
 def chat_messages(request: Request) -> list[dict[str, Any]]:
     """The request as a transformers chat (images as `{"type": "image"}` parts, in order), without its assistant
-    prefix, which goes after the generation prompt (`bare_prompt`)."""
+    prefix (`bare_prompt` adds it)."""
     messages = []
     for message in request.messages:
         content = []
@@ -111,14 +111,19 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
 
 
 def bare_prompt(processor: Any, request: Request, template: str | None) -> str:
-    """The prompt text: the chat template with its generation prompt, then the assistant prefix, as the harness
-    renders a prefill (`harness.api.Request`). A template's own final assistant turn (`continue_final_message`) can
-    differ from that, e.g. by a space after the role, so our run and this loop would send different prompts."""
-    return (
-        processor.apply_chat_template(
-            chat_messages(request), chat_template=template, tokenize=False, add_generation_prompt=True
-        )
-        + request.assistant_prefix
+    """The prompt text as the harness renders a plain vllm run's (`harness.models.prompt_style`, "default"): the chat,
+    its assistant prefix a final assistant message the template continues (`continue_final_message`), as
+    MMLongBench's wrappers prefill."""
+    messages = chat_messages(request)
+    continued = bool(request.assistant_prefix)
+    if continued:
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": request.assistant_prefix}]})
+    return processor.apply_chat_template(
+        messages,
+        chat_template=template,
+        tokenize=False,
+        add_generation_prompt=not continued,
+        continue_final_message=continued,
     )
 
 

@@ -33,6 +33,7 @@ from harness.models.checkpoint import require_checkpoint
 from harness.models.hf_counting import ProcessorCount
 from harness.models.hf_presize import ProcessorScale
 from harness.models.hf_settings import HFSettings, context_limit, default_image_threads, load_kwargs
+from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
@@ -78,6 +79,7 @@ class HFModel(Model):
             trust_remote_code=settings.trust_remote_code,
             max_pixels=settings.max_pixels,
             image_only=settings.processor == "image_only",
+            style=style_named(settings.prompt_style),
         )
         self.processor = self.count.processor
         self.scale_first = ProcessorScale(self.processor)  # each image at the processor's size, in the image threads
@@ -337,6 +339,7 @@ class HFModel(Model):
             "max_pixels": self.max_pixels,
             "trust_remote_code": self.settings.trust_remote_code,
             "chat_template_sha256": self.chat_template_sha256,
+            "prompt_style": self.count.style.describe(),
             "context_length": self.context_length,
             "max_images": self.max_images,
         }

@@ -6,7 +6,9 @@ truncation), and `--screen_only` loads the same two things from a local folder o
 to count before a GPU is booked: one code path, so the screen and the run decide every sample alike. A prompt is
 the rendered chat template tokenized, each image placeholder counted as the tokens the processor expands it to
 at the size the image is scaled to (`max_pixels`). Where the processor cannot tell an image's tokens from its
-size, the image is estimated by its model family's rule (`harness.models.families`) and the count says so.
+size, the image is estimated by its model family's rule (`harness.models.families`) and the count says so. The chat
+is built as the model's official wrapper built it (`harness.models.prompt_style`): the prompt counted is the prompt
+sent.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.api import ImagePart, Request
+from harness.api import Request
 from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
+from harness.models.prompt_style import PromptStyle, style_named
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
@@ -65,11 +68,16 @@ class ProcessorCount:
         max_pixels: int | None = None,
         processor_kwargs: Mapping[str, Any] | None = None,
         chat_template: str | None = None,
+        style: PromptStyle | None = None,
     ) -> None:
         self.processor = processor
         self.tokenizer = getattr(processor, "tokenizer", processor)
+        self.style = style or style_named("default")
         template = (
-            chat_template or getattr(processor, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+            chat_template
+            or self.style.template
+            or getattr(processor, "chat_template", None)
+            or getattr(self.tokenizer, "chat_template", None)
         )
         if not template:
             raise ValueError(f"{name} has no chat template; the hf backend needs one to place images")
@@ -81,6 +89,13 @@ class ProcessorCount:
         self.context_length = default_context_length(config)
         self.family = family_of(getattr(config, "model_type", None), name)
         self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)
+        # The text a string-content style puts where an image goes ({token}: what the processor expands).
+        self.image_token = str(getattr(processor, "image_token", None) or "<image>")
+        bos = getattr(self.tokenizer, "bos_token", None)
+        adds_bos = bool(bos) and self.tokenizer("a").input_ids[:1] == [self.tokenizer.convert_tokens_to_ids(bos)]
+        # The template's BOS, dropped from the text where the tokenizer adds its own: one BOS, as
+        # `apply_chat_template(tokenize=True)` gives (`PromptStyle.bos == "template"`).
+        self._template_bos = str(bos) if self.style.bos == "template" and adds_bos else ""
         self._counted: dict[tuple[str, int, int, int], int] = {}
 
     @classmethod
@@ -95,6 +110,7 @@ class ProcessorCount:
         processor_kwargs: Mapping[str, Any] | None = None,
         chat_template: str | None = None,
         image_only: bool = False,
+        style: PromptStyle | None = None,
     ) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network; `image_only`: the processor built without its video
@@ -118,6 +134,7 @@ class ProcessorCount:
             max_pixels=max_pixels,
             processor_kwargs=processor_kwargs,
             chat_template=chat_template,
+            style=style,
         )
 
     @property
@@ -146,19 +163,26 @@ class ProcessorCount:
         return self.tokenizer.decode(self.tokenizer(text, add_special_tokens=False).input_ids)
 
     def render(self, request: Request) -> str:
-        """The prompt text the processor is given: the chat template, an image marker where each image goes, after
-        the task's text round trip where it asks for one (so the screen counts what the run sends)."""
-        chat = []
-        for message in sent_messages(request, self.decode_encode)[0]:
-            parts = [
-                {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                for p in message.content
-            ]
-            chat.append({"role": message.role, "content": parts})
-        prompt = self.processor.apply_chat_template(
-            chat, chat_template=self.chat_template, add_generation_prompt=True, tokenize=False
+        """The prompt text the processor is given: the chat as the prompt style builds it, rendered by the chat
+        template (the answer prefix continued as the start of the assistant's turn where the style sends it), an
+        image marker where each image goes, after the task's text round trip where it asks for one (so the screen
+        counts what the run sends); tokenized with the tokenizer's defaults, it starts with one BOS where the style
+        says so."""
+        messages = sent_messages(request, self.decode_encode)[0]
+        chat = self.style.chat(messages, request.assistant_prefix, self.image_token)
+        continued = self.style.continues(request)
+        prompt = str(
+            self.processor.apply_chat_template(
+                chat,
+                chat_template=self.chat_template,
+                add_generation_prompt=not continued,
+                continue_final_message=continued,
+                tokenize=False,
+            )
         )
-        return prompt + request.assistant_prefix
+        if self._template_bos and prompt.startswith(self._template_bos):
+            prompt = prompt[len(self._template_bos) :]
+        return prompt
 
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is what the processor will build for this request (else an estimate)."""

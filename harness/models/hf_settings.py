@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.models.args import at_least
+from harness.models.prompt_style import style_named
 from harness.models.scheduling.prefix_order import check_order
 
 
@@ -38,9 +39,12 @@ class HFSettings:
     processor: str = (
         "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
     )
+    # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
+    prompt_style: str = "default"
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
+        style_named(self.prompt_style)
         if self.processor not in ("auto", "image_only"):
             raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
 

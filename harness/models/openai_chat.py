@@ -82,7 +82,9 @@ class OpenAIChatSettings:
     # vision tokens when screening prompts against context_length; nothing is resized here.
     max_pixels: int | None = at_least(1)
     chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
-    continue_final_message: bool = False  # send vLLM's prefill flags when a request has an assistant prefix
+    # Send a request's answer prefix as a final assistant message with vLLM's prefill flags; off, it is not sent (an API
+    # that does not continue a final message would answer after an extra turn; the scorers add the prefix back).
+    continue_final_message: bool = False
     send_seed: bool = True
     send_temperature: bool = True  # false for models that reject it (OpenAI's reasoning models)
 
@@ -217,7 +219,9 @@ class OpenAIChatModel(Model):
         s = request.settings
         body: dict[str, Any] = {
             "model": self.settings.model,
-            "messages": build_messages(request, self._image_detail(request)),
+            "messages": build_messages(
+                request, self._image_detail(request), prefill=self.settings.continue_final_message
+            ),
             self.token_param: s.max_gen_toks,
         }
         if self.settings.send_temperature:

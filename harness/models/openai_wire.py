@@ -53,8 +53,11 @@ def image_data_url(image: ImageRef) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def build_messages(request: Request, image_detail: str | None = None) -> list[dict[str, Any]]:
-    """Chat-completions messages: roles and content parts in the request's order; images inline."""
+def build_messages(request: Request, image_detail: str | None = None, prefill: bool = False) -> list[dict[str, Any]]:
+    """Chat-completions messages: roles and content parts in the request's order; images inline. The answer prefix
+    is a final assistant message only with `prefill` (a server that continues it, as `vllm serve` does with
+    `continue_final_message`): an API that does not would answer after an extra assistant turn, where the official
+    wrappers send the user turn only."""
     out: list[dict[str, Any]] = []
     for message in request.messages:
         has_image = any(isinstance(p, ImagePart) for p in message.content)
@@ -77,7 +80,7 @@ def build_messages(request: Request, image_detail: str | None = None) -> list[di
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
         out.append({"role": message.role, "content": parts})
-    if request.assistant_prefix:
+    if request.assistant_prefix and prefill:
         out.append({"role": "assistant", "content": request.assistant_prefix})
     return out
 

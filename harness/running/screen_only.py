@@ -130,6 +130,7 @@ class _Limits(TypedDict):
 def _hf(args: dict[str, str]) -> ScreenModel:
     from harness.models.hf_counting import ProcessorCount, load_failure
     from harness.models.hf_settings import HFSettings, context_limit
+    from harness.models.prompt_style import style_named
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
@@ -155,6 +156,7 @@ def _hf(args: dict[str, str]) -> ScreenModel:
             max_pixels=settings.max_pixels,
             offline=True,
             image_only=settings.processor == "image_only",
+            style=style_named(settings.prompt_style),
         )
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)

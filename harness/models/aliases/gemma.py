@@ -17,7 +17,14 @@ RULES = (
 
 def _gemma3(size: str) -> Alias:
     checkpoint = f"google/gemma-3-{size.lower()}-it"
-    return hf(checkpoint, f"Gemma 3 {size} instruction-tuned", 131072, mmlb(f"Gemma3-{size}", checkpoint), rules=RULES)
+    return hf(
+        checkpoint,
+        f"Gemma 3 {size} instruction-tuned",
+        131072,
+        mmlb(f"Gemma3-{size}", checkpoint),
+        rules=RULES,
+        prompt_style="gemma3",
+    )
 
 
 ALIASES: dict[str, Alias] = {"gemma3-4b": _gemma3("4B"), "gemma3": _gemma3("12B"), "gemma3-27b": _gemma3("27B")}

@@ -51,6 +51,7 @@ ALIASES: dict[str, Alias] = {
         mmlb("Idefics2-8B", "HuggingFaceM4/idefics2-8b"),
         mmneedle("IDEFICS2-8B", "HuggingFaceM4/idefics2-8b", NO_NEEDLE_WRAPPER),
         rules=IDEFICS2_RULES,
+        prompt_style="idefics",
     ),
     "idefics2-chatty": hf(
         "HuggingFaceM4/idefics2-8b-chatty",
@@ -58,6 +59,7 @@ ALIASES: dict[str, Alias] = {
         8192,
         mmlb("Idefics2-8B-C", "HuggingFaceM4/idefics2-8b-chatty"),
         rules=CHATTY_RULES,
+        prompt_style="idefics",
     ),
     "mantis-idefics2": hf(
         "TIGER-Lab/Mantis-8B-Idefics2",
@@ -69,6 +71,7 @@ ALIASES: dict[str, Alias] = {
             "a 7B Mantis (checkpoint not named)",
             "the paper names no checkpoint for its 7B Mantis (App. C.1 is missing): the Idefics2-based 8B stands in",
         ),
+        prompt_style="idefics",
     ),
     "idefics3": hf(
         "HuggingFaceM4/Idefics3-8B-Llama3",
@@ -76,5 +79,6 @@ ALIASES: dict[str, Alias] = {
         10240,
         mmlb("Idefics3-8B", "HuggingFaceM4/Idefics3-8B-Llama3"),
         rules=IDEFICS3_RULES,
+        prompt_style="idefics",
     ),
 }

@@ -6,6 +6,10 @@ per image (the wrapper's only use of image_resize: max(int(4 * 0.5 ** 2), 1)) an
 InternVL3 runs on `hf` through the transformers-native `-hf` conversions (the same weights; its processor tiles as
 the original `dynamic_preprocess`, `max_patches`); InternVL2 and 2.5 have no such conversion of the checkpoints the
 paper ran and run on `vllm` with their remote code, which tiles by `max_dynamic_patch`.
+
+The prompt is `model.chat`'s: the conversation template of the checkpoint's config (`internvl2_5` for 2.5 and 3,
+`Hermes-2` / `internlm2-chat` / `phi3-chat` for InternVL2-1B / 2B, 8B / 4B) with its system message, each `<image>`
+replaced in place, and no prefill (`model.chat` sends the user turn; eval.py adds the prefix to the answer).
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ def _internvl3(size: str, reduced: bool = True) -> Alias:
         32768,
         mmlb(f"InternVL3-{size}", f"OpenGVLab/InternVL3-{size}"),
         rules=_rules(HF_TILES, reduced),
+        prompt_style="internvl2_5",
     )
 
 
-def _original(version: str, size: str, window: int, reduced: bool = True) -> Alias:
+def _original(version: str, size: str, window: int, style: str, reduced: bool = True) -> Alias:
     checkpoint = f"OpenGVLab/{version}-{size}"
     return vllm(
         checkpoint,
@@ -55,6 +60,7 @@ def _original(version: str, size: str, window: int, reduced: bool = True) -> Ali
         window,
         mmlb(f"{version.replace('_', '.')}-{size}", checkpoint),
         rules=_rules(VLLM_TILES, reduced),
+        prompt_style=style,
     )
 
 
@@ -64,13 +70,13 @@ ALIASES: dict[str, Alias] = {
     "internvl": _internvl3("8B"),
     "internvl3-14b": _internvl3("14B"),
     "internvl3-38b": _internvl3("38B"),
-    "internvl2.5-1b": _original("InternVL2_5", "1B", 16384, reduced=False),
-    "internvl2.5-2b": _original("InternVL2_5", "2B", 16384),
-    "internvl2.5-4b": _original("InternVL2_5", "4B", 16384, reduced=False),
-    "internvl2.5-8b": _original("InternVL2_5", "8B", 16384),
-    "internvl2.5-26b": _original("InternVL2_5", "26B", 16384),
-    "internvl2-1b": _original("InternVL2", "1B", 8192, reduced=False),
-    "internvl2-2b": _original("InternVL2", "2B", 8192),
-    "internvl2-4b": _original("InternVL2", "4B", 8192),
-    "internvl2-8b": _original("InternVL2", "8B", 8192),
+    "internvl2.5-1b": _original("InternVL2_5", "1B", 16384, "internvl2_5", reduced=False),
+    "internvl2.5-2b": _original("InternVL2_5", "2B", 16384, "internvl2_5"),
+    "internvl2.5-4b": _original("InternVL2_5", "4B", 16384, "internvl2_5", reduced=False),
+    "internvl2.5-8b": _original("InternVL2_5", "8B", 16384, "internvl2_5"),
+    "internvl2.5-26b": _original("InternVL2_5", "26B", 16384, "internvl2_5"),
+    "internvl2-1b": _original("InternVL2", "1B", 8192, "internvl2_chatml", reduced=False),
+    "internvl2-2b": _original("InternVL2", "2B", 8192, "internvl2_chatml"),
+    "internvl2-4b": _original("InternVL2", "4B", 8192, "internvl2_phi3"),
+    "internvl2-8b": _original("InternVL2", "8B", 8192, "internvl2_chatml"),
 }

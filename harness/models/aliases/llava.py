@@ -15,7 +15,7 @@ def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
         checkpoint,
         f"LLaVA-{version} {size.upper()} (the llava-hf conversion of {original})",
         4096,
-        milebench(f"LLaVA-{version}-{size.upper()}", original),
+        milebench(f"LLaVA-{version}-{size.upper()}", original, prompt_style="llava_llama_2"),
     )
 
 

@@ -34,6 +34,7 @@ def _ovis2(size: str) -> Alias:
         32768,
         mmlb(f"Ovis2-{size}", f"AIDC-AI/Ovis2-{size}"),
         rules=RULES,
+        prompt_style="ovis2",  # the query string with <image> in place, Qwen's system prompt, no prefill
     )
 
 

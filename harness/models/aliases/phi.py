@@ -2,7 +2,9 @@
 the processor at `num_crops = 4` (Phi-3/3.5) or `dynamic_hd = 4` (Phi-4), and where `run_eval.sh` passes
 `--image_resize 0.5` with `--max_image_num` (the natural-image tasks at 64K/128K) one crop per image (the wrappers'
 only use of image_resize: max(int(4 * 0.5 ** 2), 1); no pixel is resized) and the last 400 (Phi-3/3.5) or 300
-(Phi-4) images. They load only as remote code for causal LMs, which vLLM serves natively."""
+(Phi-4) images. The prompt is one string with each image as `<|image_N|>` in place (their chat templates concatenate
+string content), the answer prefix continued. They load only as remote code for causal LMs, which vLLM serves
+natively."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ ALIASES: dict[str, Alias] = {
         131072,
         mmlb("Phi-3-Vision", "microsoft/Phi-3-vision-128k-instruct"),
         rules=PHI3_RULES,
+        prompt_style="phi",
     ),
     "phi3.5-vision": vllm(
         "microsoft/Phi-3.5-vision-instruct",
@@ -41,6 +44,7 @@ ALIASES: dict[str, Alias] = {
         131072,
         mmlb("Phi-3.5-Vision", "microsoft/Phi-3.5-vision-instruct"),
         rules=PHI3_RULES,
+        prompt_style="phi",
     ),
     "phi4-multimodal": vllm(
         "microsoft/Phi-4-multimodal-instruct",
@@ -48,5 +52,6 @@ ALIASES: dict[str, Alias] = {
         131072,
         mmlb("Phi-4-Multimodal", "microsoft/Phi-4-multimodal-instruct"),
         rules=PHI4_RULES,
+        prompt_style="phi",
     ),
 }

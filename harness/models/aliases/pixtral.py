@@ -24,5 +24,6 @@ ALIASES: dict[str, Alias] = {
         131072,
         mmlb("Pixtral-12B", "mistral-community/pixtral-12b"),
         rules=RULES,
+        prompt_style="pixtral",  # text parts under "content", which the checkpoint's own template reads
     ),
 }

@@ -11,7 +11,7 @@ WINDOW = 32768  # Table 10: every Qwen2/2.5-VL size
 
 
 def _qwen(checkpoint: str, name: str, note: str, **args: str) -> Alias:
-    return hf(checkpoint, note, WINDOW, mmlb(name, checkpoint), rules=(), **args)
+    return hf(checkpoint, note, WINDOW, mmlb(name, checkpoint), rules=(), prompt_style="qwen", **args)
 
 
 ALIASES: dict[str, Alias] = {

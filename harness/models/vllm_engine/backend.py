@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, Request, Response
 from harness.models.args import settings_from_args
+from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount
@@ -106,6 +107,7 @@ class VLLMModel(Model):
             "chat_template_content_format": s.chat_template_content_format,
             "generation_config": s.generation_config,
             "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None,
+            "prompt_style": style_named(s.prompt_style).describe(),
             "vllm_version": vllm_version,
         }
 
@@ -254,6 +256,13 @@ class VLLMModel(Model):
                 "vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args"
             )
         responses: list[Response | None] = [None] * len(requests)
+        style = style_named(self.settings.prompt_style)
+        if style.content == "string" and (self.count.processor is None or self.settings.tokenizer is not None):
+            raise BackendFatalError(
+                f"vllm: prompt_style={style.name} places each image in its string content, which needs the "
+                f"checkpoint's own processor here ({self.count.unavailable or 'tokenizer= overrides it'}); vLLM's "
+                "chat would move every image to the front of the prompt"
+            )
         round_trip = self.text_round_trip() if any(r.text_round_trip is not None for r in requests) else None
         # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call;
         # prompts rendered here (`EngineCount.render`) go to LLM.generate, their prefill already in the text.
@@ -270,12 +279,12 @@ class VLLMModel(Model):
                 responses[i] = Response(text=None, error=reason)
                 continue
             try:
-                payload = request_payload(request, self.settings.seed, round_trip, self.count.render(request))
+                payload = request_payload(request, self.settings.seed, round_trip, self.count.render(request), style)
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue
             # A rendered prompt holds its chat flags already: every one shares a call.
-            continue_final = bool(request.assistant_prefix) and payload["prompt"] is None
+            continue_final = bool(payload["prefix"]) and payload["prompt"] is None
             groups.setdefault((continue_final, request.processor_kwargs), []).append((i, payload))
         for (continue_final, processor_kwargs), members in sorted(groups.items(), key=lambda item: repr(item[0])):
             options = {

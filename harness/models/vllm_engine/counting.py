@@ -21,6 +21,7 @@ from builders.core.contract import TOKEN_RULE
 from harness.api import Request
 from harness.models.families import Family, estimated_prompt_tokens, family_of
 from harness.models.hf_counting import ProcessorCount, load_failure
+from harness.models.prompt_style import style_named
 from harness.models.vllm_engine.settings import VLLMSettings
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ def load_processor_count(
                 offline=offline,
                 processor_kwargs=settings.processor_kwargs(),
                 chat_template=chat_template,
+                style=style_named(settings.prompt_style),
             )
         except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
             why = load_failure(settings.pretrained, err, offline=offline)

@@ -8,8 +8,9 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from harness.api import GenerationSettings, ImagePart, Request, Response, TextPart
+from harness.api import GenerationSettings, ImagePart, Message, Request, Response, TextPart
 from harness.inputs.round_trip import sent_messages
+from harness.models.prompt_style import PromptStyle, style_named
 from harness.models.vllm_engine.settings import VLLMSettings
 
 
@@ -56,14 +57,23 @@ def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any
 
 
 def request_payload(
-    request: Request, default_seed: int, decode_encode: Callable[[str], str] | None = None, prompt: str | None = None
+    request: Request,
+    default_seed: int,
+    decode_encode: Callable[[str], str] | None = None,
+    prompt: str | None = None,
+    style: PromptStyle | None = None,
 ) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text re-decoded by `decode_encode` (the engine's
     tokenizer) where the task asks for it (`harness.inputs.round_trip`). `prompt`: the request already rendered with the
-    checkpoint's chat template (`counting.EngineCount.render`), which the engine then takes as it is."""
+    checkpoint's chat template (`counting.EngineCount.render`), which the engine then takes as it is. `style`: the
+    system message and prefill of the conversation the engine renders itself (`harness.models.prompt_style`)."""
+    style = style or style_named("default")
+    sent = sent_messages(request, decode_encode)[0]
+    if style.system is not None and not (sent and sent[0].role == "system"):
+        sent = (Message("system", (TextPart(style.system),)), *sent)
     messages = []
-    for message in sent_messages(request, decode_encode)[0]:
+    for message in sent:
         parts: list[tuple] = []
         for part in message.content:
             if isinstance(part, TextPart):
@@ -75,7 +85,7 @@ def request_payload(
         messages.append({"role": message.role, "parts": parts})
     return {
         "messages": messages,
-        "prefix": request.assistant_prefix,
+        "prefix": request.assistant_prefix if style.continues(request) else "",
         "sampling": sampling_kwargs(request.settings, default_seed),
         "cost": request.token_count,
         "prompt": prompt,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.models.args import MINIMUM, at_least, check_minimum
+from harness.models.prompt_style import style_named
 from harness.models.scheduling.prefix_order import check_order
 
 
@@ -47,9 +48,12 @@ class VLLMSettings:
     use_tqdm: bool = True
     # Requests sharing a prompt prefix run together so vLLM's prefix cache serves their prefill; "length": long first.
     request_order: str = "cache"
+    # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
+    prompt_style: str = "default"
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "vllm")
+        style_named(self.prompt_style)
         for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
             if MINIMUM in f.metadata:
                 check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, "vllm")

@@ -364,7 +364,12 @@ def test_alias_resolution_and_overrides() -> None:
     backend, args, alias = resolve("qwen2.5-vl", {"max_pixels": "401408"})
     assert (backend, alias) == ("hf", "qwen2.5-vl")
     # As MMLongBench runs it: Qwen's default pixel limits, and no context limit at all (the official wrapper has none).
-    assert args == {"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct", "no_context_limit": "true", "max_pixels": "401408"}
+    assert args == {
+        "pretrained": "Qwen/Qwen2.5-VL-7B-Instruct",
+        "no_context_limit": "true",
+        "prompt_style": "qwen",  # the chat as vlm_model/qwen2_vl.py builds it
+        "max_pixels": "401408",
+    }
     backend, args, _ = resolve("qwen2.5-vl", {"backend": "vllm"})
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)

@@ -236,6 +236,8 @@ def test_sampling_settings_and_prefill_flags(chat_server):
         model.close()
         reasoning.close()
     assert "temperature" not in chat_server.received[1].body and "top_p" in chat_server.received[1].body
+    # Without continue_final_message the prefix is not sent: no extra assistant turn after the user's.
+    assert [m["role"] for m in chat_server.received[1].body["messages"]] == ["user"]
     body = chat_server.received[0].body
     assert body["temperature"] == 0.7 and body["top_p"] == 0.9
     assert body["max_completion_tokens"] == 5 and "max_tokens" not in body and "seed" not in body
