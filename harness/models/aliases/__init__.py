@@ -68,6 +68,8 @@ def resolve(
         raise UserError(f"alias {name!r}: empty backend")
     if alias.backend == "hf" and backend in ("vllm", "openai"):
         merged = _switched_from_hf(merged, "max_model_len" if backend == "vllm" else "context_length")
+        if backend == "vllm":  # the checkpoint's generation_config, as the hf run's generate applies it
+            merged.setdefault("generation_config", "auto")
         if backend == "openai":
             merged.pop("prompt_style", None)  # the server renders the chat with its own template
     return backend, merged, name

@@ -65,7 +65,14 @@ def vllm(
     serve line's length, remote code trusted as the official wrapper trusted it."""
     return Alias(
         "vllm",
-        {"pretrained": pretrained, "trust_remote_code": "true", "max_model_len": LONG_CONTEXT, **args},
+        {
+            "pretrained": pretrained,
+            "trust_remote_code": "true",
+            "max_model_len": LONG_CONTEXT,
+            # the checkpoint's generation_config, as the official HF generate applies it (eos tokens, penalties)
+            "generation_config": "auto",
+            **args,
+        },
         note,
         trained_context,
         tuple(replace(run, departs="; ".join(filter(None, (run.departs, VLLM_LENGTH)))) for run in runs),

@@ -194,7 +194,9 @@ class VLLMModel(Model):
             if self.engine_calls
             else {}
         )
-        return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls}
+        # The checkpoint's own decoding the engine applied (`generation_config=auto`), beside the task's settings.
+        decoding = {"checkpoint_decoding": self._engine.sampling_defaults} if self._engine is not None else {}
+        return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls, **decoding}
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; settings

@@ -25,6 +25,26 @@ def _load(spec: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+# What transformers' `generate` still applies from a checkpoint's generation_config.json under greedy decoding
+# (temperature, top_p and top_k are the sampler's, which greedy ignores): the official HF wrappers' runs had it.
+GREEDY_DECODING = ("repetition_penalty",)
+
+
+def checkpoint_decoding(llm: Any, generation_config: str | None) -> dict[str, Any]:
+    """The checkpoint's own decoding settings that greedy decoding keeps (a repetition penalty: Qwen2-VL's 1.05), read
+    from vLLM's defaults where the engine loaded the checkpoint's generation_config (`generation_config="auto"`);
+    explicit `SamplingParams` would otherwise drop them. Its eos tokens vLLM adds to every request itself."""
+    getter = getattr(llm, "get_default_sampling_params", None)
+    if generation_config in (None, "vllm") or not callable(getter):
+        return {}
+    defaults = getter()
+    return {
+        name: getattr(defaults, name)
+        for name in GREEDY_DECODING
+        if getattr(defaults, name, None) not in (None, 1.0)
+    }
+
+
 class LocalEngine:
     """One `vllm.LLM` in this process. `llm_factory`/`sampling_factory` are "module:attr" specs."""
 
@@ -45,6 +65,7 @@ class LocalEngine:
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
+        self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
 
     def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
         """Generate for payloads that share `options` (chat flags); one result dict per payload. Payloads the
@@ -69,7 +90,7 @@ class LocalEngine:
         for i in range(len(payloads)):
             if results[i] is None:
                 try:
-                    params[i] = self.make_sampling(**payloads[i]["sampling"])
+                    params[i] = self.make_sampling(**{**self.sampling_defaults, **payloads[i]["sampling"]})
                 except (ValueError, TypeError) as err:  # vLLM validates settings here
                     results[i] = {"error": f"invalid_input: sampling parameters: {err}"}
         ready = [i for i in range(len(payloads)) if results[i] is None]

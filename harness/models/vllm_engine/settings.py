@@ -34,7 +34,9 @@ class VLLMSettings:
     trust_remote_code: bool = False
     chat_template: str | None = None  # a Jinja file or string; default: the model's own
     chat_template_content_format: str = "auto"
-    generation_config: str = "vllm"  # "vllm": neutral defaults; "auto": the model's generation_config.json
+    # "vllm": neutral defaults; "auto": the model's generation_config.json (its eos tokens, and the decoding greedy
+    # keeps, a repetition penalty, as transformers' generate applies them: `engines.checkpoint_decoding`)
+    generation_config: str = "vllm"
     max_num_seqs: int | None = at_least(1)
     max_num_batched_tokens: int | None = at_least(1)
     mm_processor_cache_gb: float | None = None
