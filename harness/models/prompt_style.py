@@ -30,6 +30,22 @@ LLAVA_LLAMA_2_SYSTEM = (
 )
 
 
+IMAGE = object()  # an image's place in `_split_like_format_chat`
+
+
+def _split_like_format_chat(parts: Sequence[Any]) -> list[Any]:
+    """A turn's parts as the wrappers' `format_chat` splits a prompt (`re.split(r'(<image>)', text)`): text and
+    images alternating, text first and last, an empty text where two images meet or an image starts or ends the turn
+    (some templates render an empty text part: Idefics' "User: " for a turn that starts with text, LLaVA's space)."""
+    pieces: list[Any] = [""]
+    for part in parts:
+        if isinstance(part, ImagePart):
+            pieces += [IMAGE, ""]
+        elif isinstance(part, TextPart):
+            pieces[-1] += part.text
+    return pieces
+
+
 @dataclass(frozen=True)
 class PromptStyle:
     name: str
@@ -82,8 +98,8 @@ class PromptStyle:
                 out.append({"role": message.role, "content": "".join(pieces)})
             else:
                 parts = [
-                    {"type": "image"} if isinstance(p, ImagePart) else {"type": "text", self.text_key: p.text}
-                    for p in message.content
+                    {"type": "image"} if p == IMAGE else {"type": "text", self.text_key: p}
+                    for p in _split_like_format_chat(message.content)
                 ]
                 out.append({"role": message.role, "content": parts})
         if prefix and self.prefill:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.models.aliases.alias import Alias
 from harness.models.aliases.common import hf, milebench, mmlb, mmneedle
-from harness.models.aliases.rules import DOCUMENTS, LONG, NATURAL, every_length, rule, tasks
+from harness.models.aliases.rules import DOCUMENTS, LONG, NATURAL, rule, tasks, wrapper
 
 NO_SPLIT = {"do_image_splitting": False}
 IDEFICS2_RULES = (
@@ -27,7 +27,7 @@ CHATTY_RULES = (
     ),
 )
 IDEFICS3_RULES = (
-    every_length(
+    wrapper(
         "official Idefics3 wrapper: processor do_resize=False (no upscaling to 1456 px)",
         processor_kwargs={"do_resize": False},
     ),

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from harness.inputs.input_policy import TaskRule
 from harness.models.aliases.alias import Alias
 from harness.models.aliases.common import hf, mmlb, vllm
-from harness.models.aliases.rules import LONG, NATURAL, every_length, rule, tasks
+from harness.models.aliases.rules import LONG, NATURAL, rule, tasks, wrapper
 
 HF_TILES: dict[str, object] = {"crop_to_patches": True, "max_patches": 4}
 VLLM_TILES: dict[str, object] = {"max_dynamic_patch": 4}
@@ -27,7 +27,7 @@ VLLM_TILES: dict[str, object] = {"max_dynamic_patch": 4}
 
 def _rules(tiles: Mapping[str, object], reduced: bool) -> tuple[TaskRule, ...]:
     key = next(k for k in tiles if k != "crop_to_patches")
-    own = every_length("official InternVL wrapper: dynamic tiling with max_num = 4 tiles", processor_kwargs=tiles)
+    own = wrapper("official InternVL wrapper: dynamic tiling with max_num = 4 tiles", processor_kwargs=tiles)
     if not reduced:
         return (own,)
     return (

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from harness.models.aliases.alias import Alias
 from harness.models.aliases.common import hf, mmlb
-from harness.models.aliases.rules import LONG, NATURAL, every_length, rule, tasks
+from harness.models.aliases.rules import LONG, NATURAL, rule, tasks, wrapper
 
 RULES = (
-    every_length(
+    wrapper(
         "official Ovis2 wrapper: max_partition = 4 (transformers' Ovis2 processor: crop_to_patches, max_patches 4)",
         processor_kwargs={"crop_to_patches": True, "max_patches": 4},
     ),

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from harness.models.aliases.alias import Alias
 from harness.models.aliases.common import mmlb, vllm
-from harness.models.aliases.rules import LONG, NATURAL, every_length, rule, tasks
+from harness.models.aliases.rules import LONG, NATURAL, rule, tasks, wrapper
 
 
-def _rules(setting: str, wrapper: str, keep: int) -> tuple:
+def _rules(setting: str, model: str, keep: int) -> tuple:
     return (
-        every_length(f"official {wrapper} wrapper: {setting} = 4", processor_kwargs={setting: 4}),
+        wrapper(f"official {model} wrapper: {setting} = 4", processor_kwargs={setting: 4}),
         rule(
             tasks(NATURAL, LONG),
             f"run_eval.sh: --image_resize 0.5 (whose only effect is {setting} = 1) --max_image_num {keep} on natural "

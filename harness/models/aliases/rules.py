@@ -38,6 +38,12 @@ def rule(globs: tuple[str, ...], why: str, **policy: Any) -> TaskRule:  # policy
 
 
 def every_length(why: str, **policy: Any) -> TaskRule:
-    """A wrapper's own setting: every MMLongBench task at every length (the ablations and the lengths past 128K,
+    """A run script's setting for every MMLongBench task at every length (the ablations and the lengths past 128K,
     which the official code never ran, included)."""
     return rule(("mmlongbench_*",), why, **policy)
+
+
+def wrapper(why: str, **policy: Any) -> TaskRule:
+    """A wrapper's own setting (InternVL's 4 tiles, Ovis2's max_partition): every task of every benchmark, the model's
+    one official wrapper being MMLongBench's."""
+    return rule(("*",), why, **policy)

@@ -1,0 +1,107 @@
+"""Each family's published chat template, transcribed from public sources (the checkpoints' `tokenizer_config.json`
+or `processor_config.json`/`chat_template.json` as transformers' conversion scripts and processor tests, vLLM's and
+llama.cpp's template tests, and NVIDIA Cosmos' Pixtral tokenizer quote them), for the offline rendering tests
+(`tests/harness/models/test_family_rendering.py`)."""
+
+from __future__ import annotations
+
+# Qwen2-VL-2B-Instruct and the Qwen2.5-VL checkpoints (tokenizer_config.json).
+QWEN2_VL = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% endif %}<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}"
+    "<|im_end|>\n{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' or 'image' in "
+    "content or 'image_url' in content %}{% set image_count.value = image_count.value + 1 %}{% if add_vision_id %}"
+    "Picture {{ image_count.value }}: {% endif %}<|vision_start|><|image_pad|><|vision_end|>{% elif content['type'] "
+    "== 'video' or 'video' in content %}{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}"
+    "Video {{ video_count.value }}: {% endif %}<|vision_start|><|video_pad|><|vision_end|>{% elif 'text' in content "
+    "%}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endif %}{% endfor %}{% if add_generation_prompt %}"
+    "<|im_start|>assistant\n{% endif %}"
+)
+
+# google/gemma-3-*-it (transformers' tests/models/gemma3/test_processing_gemma3.py quotes it).
+GEMMA3 = (
+    "{{ bos_token }}\n{%- if messages[0]['role'] == 'system' -%}\n    {%- set first_user_prefix = "
+    "messages[0]['content'][0]['text'] + '\n\n' -%}\n    {%- set loop_messages = messages[1:] -%}\n{%- else -%}\n"
+    '    {%- set first_user_prefix = "" -%}\n    {%- set loop_messages = messages -%}\n{%- endif -%}\n'
+    "{%- for message in loop_messages -%}\n    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    '        {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}\n'
+    "    {%- endif -%}\n    {%- if (message['role'] == 'assistant') -%}\n        {%- set role = \"model\" -%}\n"
+    "    {%- else -%}\n        {%- set role = message['role'] -%}\n    {%- endif -%}\n"
+    "    {{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else \"\") }}\n"
+    "    {%- if message['content'] is string -%}\n        {{ message['content'] | trim }}\n"
+    "    {%- elif message['content'] is iterable -%}\n        {%- for item in message['content'] -%}\n"
+    "            {%- if item['type'] == 'image' -%}\n                {{ '<start_of_image>' }}\n"
+    "            {%- elif item['type'] == 'text' -%}\n                {{ item['text'] | trim }}\n"
+    "            {%- endif -%}\n        {%- endfor -%}\n    {%- else -%}\n"
+    '        {{ raise_exception("Invalid content type") }}\n    {%- endif -%}\n'
+    "    {{ '<end_of_turn>\n' }}\n{%- endfor -%}\n{%- if add_generation_prompt -%}\n"
+    "    {{'<start_of_turn>model\n'}}\n{%- endif -%}\n"
+)
+
+# HuggingFaceM4/idefics2-8b, -8b-chatty and Mantis-8B-Idefics2 (processor_config.json, as text-generation-inference's
+# template tests quote it); Idefics3-8B-Llama3's is the same after "<|begin_of_text|>".
+IDEFICS2 = (
+    "{% for message in messages %}{{message['role'].capitalize()}}{% if message['content'][0]['type'] == 'image' %}"
+    "{{':'}}{% else %}{{': '}}{% endif %}{% for line in message['content'] %}{% if line['type'] == 'text' %}"
+    "{{line['text']}}{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n"
+    "{% endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+IDEFICS3 = "<|begin_of_text|>" + IDEFICS2
+
+# microsoft/Phi-3-vision-128k-instruct and Phi-3.5-vision-instruct (tokenizer_config.json; llama.cpp's template tests).
+PHI3_VISION = (
+    "{% for message in messages %}{{'<|' + message['role'] + '|>' + '\n' + message['content'] + '<|end|>\n' }}"
+    "{% endfor %}{% if add_generation_prompt and messages[-1]['role'] != 'assistant' %}{{- '<|assistant|>\n' -}}"
+    "{% endif %}"
+)
+
+# mistral-community/pixtral-12b, the revision the paper ran: text chunks under "content" (NVIDIA Cosmos'
+# image_text_tokenizer.py quotes it; later revisions read "text" too).
+PIXTRAL = (
+    '{%- if messages[0]["role"] == "system" %}\n    {%- set system_message = messages[0]["content"] %}\n'
+    "    {%- set loop_messages = messages[1:] %}\n{%- else %}\n    {%- set loop_messages = messages %}\n{%- endif %}\n\n"
+    "{{- bos_token }}\n{%- for message in loop_messages %}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}\n"
+    "        {{- raise_exception('After the optional system message, conversation roles must alternate "
+    "user/assistant/user/assistant/...') }}\n    {%- endif %}\n"
+    '    {%- if message["role"] == "user" %}\n        {%- if loop.last and system_message is defined %}\n'
+    '            {{- "[INST]" + system_message + "\n\n" }}\n        {%- else %}\n            {{- "[INST]" }}\n'
+    '        {%- endif %}\n        {%- if message["content"] is not string %}\n'
+    '            {%- for chunk in message["content"] %}\n                {%- if chunk["type"] == "text" %}\n'
+    '                    {{- chunk["content"] }}\n                {%- elif chunk["type"] == "image" %}\n'
+    '                    {{- "[IMG]" }}\n                {%- else %}\n'
+    '                    {{- raise_exception("Unrecognized content type!") }}\n                {%- endif %}\n'
+    '            {%- endfor %}\n        {%- else %}\n            {{- message["content"] }}\n        {%- endif %}\n'
+    '        {{- "[/INST]" }}\n    {%- elif message["role"] == "assistant" %}\n'
+    '        {{- message["content"] + eos_token}}\n    {%- else %}\n'
+    '        {{- raise_exception("Only user and assistant roles are supported, with the exception of an initial '
+    'optional system message!") }}\n    {%- endif %}\n{%- endfor %}'
+)
+
+# The transformers-native conversions (transformers' convert_internvl_weights_to_hf.py, convert_ovis2_weights_to_hf.py).
+INTERNVL_HF = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n'}}{% if message['content'] is string %}"
+    "{{ message['content'] }}{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' %}"
+    "{{ '<IMG_CONTEXT>\n' }}{% elif content['type'] == 'video' %}{{ '<video>\n' }}{% elif content['type'] == 'text' %}"
+    "{{ content['text'] }}{% endif %}{% endfor %}{% endif %}{{'<|im_end|>\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{'<|im_start|>assistant\n' }}{% endif %}"
+)
+OVIS2_HF = (
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% for message in messages %}"
+    "{{'<|im_start|>' + message['role'] + '\n'}}{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for content in message['content'] %}{% if content['type'] == 'image' %}{{ '<image>\n' }}"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{{'<|im_end|>\n'}}{% endfor %}{% if add_generation_prompt %}{{'<|im_start|>assistant\n' }}{% endif %}"
+)
+
+# llava-hf/llava-1.5-7b-hf (chat_template.json).
+LLAVA_1_5 = (
+    "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() + ': '}}{% endif %}"
+    "{# Render all images first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}"
+    "{{ '<image>\n' }}{% endfor %}{# Render all text next #}{% if message['role'] != 'assistant' %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ content['text'] + ' '}}"
+    "{% endfor %}{% else %}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{% generation %}{{ content['text'] + ' '}}{% endgeneration %}{% endfor %}{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
+)
