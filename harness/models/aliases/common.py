@@ -11,7 +11,7 @@ from harness.models.aliases.alias import Alias, PaperRun
 # official `vllm serve` line's limit (--max-model-len 139264, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1): a vLLM engine's.
 LONG_CONTEXT = "139264"
 VLLM_LENGTH = (
-    f"vLLM allocates for max_model_len={LONG_CONTEXT} (the official vllm serve line's): a longer prompt is recorded "
+    f"a vLLM engine holds max_model_len={LONG_CONTEXT} (the official vllm serve line's): a longer prompt is "
     "over_length, where the official HF run sent it"
 )
 # Every prompt is sent, however long, as the official wrappers sent theirs.

@@ -9,13 +9,25 @@ from harness.models.aliases.alias import Alias
 from harness.models.aliases.common import hf, milebench, mmneedle
 from harness.models.aliases.idefics import NO_NEEDLE_WRAPPER
 
+# LLaVA-1.5's own `process_images` pads each image to a square (image_aspect_ratio "pad"); llava-hf's processor may
+# center-crop instead (its preprocessor_config decides; LLaVA-1.6's AnyRes is the same on both sides).
+PADDING = (
+    "the llava-hf conversion of the same weights, whose image processor may center-crop where LLaVA's own pads each "
+    "image to a square"
+)
+
 
 def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
     return hf(
         checkpoint,
         f"LLaVA-{version} {size.upper()} (the llava-hf conversion of {original})",
         4096,
-        milebench(f"LLaVA-{version}-{size.upper()}", original, prompt_style="llava_llama_2"),
+        milebench(
+            f"LLaVA-{version}-{size.upper()}",
+            original,
+            PADDING if version == "1.5" else "",
+            prompt_style="llava_llama_2",
+        ),
     )
 
 

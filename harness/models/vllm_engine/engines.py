@@ -39,9 +39,7 @@ def checkpoint_decoding(llm: Any, generation_config: str | None) -> dict[str, An
         return {}
     defaults = getter()
     return {
-        name: getattr(defaults, name)
-        for name in GREEDY_DECODING
-        if getattr(defaults, name, None) not in (None, 1.0)
+        name: getattr(defaults, name) for name in GREEDY_DECODING if getattr(defaults, name, None) not in (None, 1.0)
     }
 
 

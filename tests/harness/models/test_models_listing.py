@@ -79,3 +79,12 @@ def test_each_benchmark_picks_its_own_official_run() -> None:
     # MileBench truncates to the model's context: its hf runs screen against the checkpoint's own.
     assert resolve("idefics2", {}, ["milebench_docvqa"])[1]["no_context_limit"] == "false"
     assert resolve("idefics2", {}, ["mmlongbench_128k"])[1]["no_context_limit"] == "true"
+
+
+def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() -> None:
+    page = (ROOT / "docs" / "backends.md").read_text()
+    for name, alias in ALIASES.items():
+        for paper_run in alias.runs:
+            assert f"| {paper_run.name} | `{name}` | {alias.backend} | {paper_run.status} |" in page, name
+    for missing in WITHOUT_ALIAS:
+        assert f"| {missing.name} | none |  | {missing.reason} |" in page, missing.name
