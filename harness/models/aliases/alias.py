@@ -68,13 +68,17 @@ class Alias:
         return policy_for(task, self.rules)
 
     def describe(self) -> dict[str, object]:
-        """What the results record about the alias, beside the arguments it resolved to."""
+        """What the results record about the alias, beside the arguments it resolved to: its paper runs, its rules
+        and the prompt its official wrapper built (the template, system message, prefill and BOS)."""
+        from harness.models.prompt_style import style_named
+
         return {
             "trained_context": self.trained_context,
             "paper_name": self.paper_name,
             "note": self.note,
             "papers": {run.benchmark: run.describe() for run in self.runs},
             "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules],
+            "prompt": style_named(self.args.get("prompt_style", "default")).describe(),
         }
 
 
@@ -97,7 +101,7 @@ def benchmark_args(name: str, alias: Alias, task_names: Iterable[str], given: It
             if key in chosen and chosen[key][1] != value:
                 other, was = chosen[key]
                 raise UserError(
-                    f"alias {name}: {PAPER_TITLES[other]} ran it with {key}={was} and {PAPER_TITLES[benchmark]} with "
+                    f"alias {name}: {PAPER_TITLES[other]} runs it with {key}={was} and {PAPER_TITLES[benchmark]} with "
                     f"{key}={value}; run the two benchmarks separately, or give {key}=... in --model_args"
                 )
             chosen[key] = (benchmark, value)

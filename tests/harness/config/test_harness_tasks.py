@@ -386,7 +386,7 @@ def test_alias_resolution_and_overrides() -> None:
             "args": {},
         }
     }
-    assert info["rules"] == []
+    assert info["rules"] == [] and info["prompt"]["name"] == "qwen" and info["prompt"]["prefill"] is True
     assert _alias_info(None) is None
 
 

@@ -72,7 +72,7 @@ def test_each_benchmark_picks_its_own_official_run() -> None:
     needle = resolve("gpt-4o", {}, ["mmneedle_m10_n2_k1_pos"])[1]
     assert needle == {"model": "gpt-4o-2024-05-13", "image_detail": "high", "send_temperature": "false"}
     assert resolve("gpt-4o", {}, ["milebench"])[1]["model"] == "gpt-4o-2024-05-13"
-    with pytest.raises(UserError, match="MMLongBench ran it with model=gpt-4o-2024-11-20 and MMNeedle"):
+    with pytest.raises(UserError, match="MMLongBench runs it with model=gpt-4o-2024-11-20 and MMNeedle"):
         resolve("gpt-4o", {}, ["mmlongbench_8k", "mmneedle"])
     given = {"model": "gpt-4o", "send_temperature": "true", "image_detail": "auto"}
     assert resolve("gpt-4o", given, ["mmlongbench_8k", "mmneedle"])[1] == given
