@@ -34,6 +34,49 @@ def finite_float(text: str | None) -> float | None:
     return value if value is None or math.isfinite(value) else None
 
 
+def page_number(text: str | None, pages: int) -> int:
+    """The page a `page=` parameter asks for, within 1..`pages`: ASCII digits only (`²` is a digit to
+    `str.isdigit`, not to `int`), and a number of more digits than any page count (past the last page, and past
+    Python's limit for int(str)) is the last page."""
+    if not text or not (text.isascii() and text.isdigit()):
+        return 1
+    return pages if len(text) > 9 else min(max(1, int(text)), pages)
+
+
+GRID_LIMIT = 32  # MMNeedle's largest grid is 8 x 8; a "row,column" key past this is drawn in a list instead
+
+
+def grid_place(key: str) -> tuple[int, int] | None:
+    """(row, column) of a breakdown key `"r,c"` (1-based, each at most `GRID_LIMIT`), or None."""
+    parts = key.split(",")
+    if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() and len(p.strip()) <= 3 for p in parts):
+        return None
+    row, column = (int(p) for p in parts)
+    return (row, column) if 1 <= row <= GRID_LIMIT and 1 <= column <= GRID_LIMIT else None
+
+
+def heat_cell(key: str, value: Any) -> dict[str, Any] | None:
+    """A breakdown's cell as a heat map draws it (`{"mean": 0.25, "n": 4}`: its percentage, its shade 0-10 and its
+    count), or None when the results file holds something else there."""
+    mean = value.get("mean") if isinstance(value, dict) else None
+    if not isinstance(mean, int | float) or isinstance(mean, bool):
+        return None
+    try:
+        mean = float(mean)
+    except OverflowError:
+        return None
+    if not math.isfinite(mean):
+        return None
+    count = value.get("n") if isinstance(value, dict) else None
+    return {
+        "key": key,
+        "mean": mean,
+        "percent": f"{100 * mean:.0f}",
+        "level": int(min(max(mean, 0.0), 1.0) * 10 + 0.5),
+        "n": count if isinstance(count, int) and not isinstance(count, bool) else "?",
+    }
+
+
 def natural_key(text: str) -> tuple[int, float, str]:
     try:
         return (0, float(text), "")

@@ -22,6 +22,7 @@ from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun, hook
+from harness.view.safe_files import open_regular
 from harness.view.sample_index import axis_values
 
 SHA256_HEX = frozenset("0123456789abcdef")
@@ -163,9 +164,12 @@ class TaskData:
         return self._problem
 
     def _load(self) -> Task:
-        config = task_index(self.run.include_paths).tasks.get(self.run.task)
+        config = task_index(()).tasks.get(self.run.task)  # the installed tasks only: no code a results file names
         if config is None:
-            raise UserError(f"task {self.run.task!r} is not among the installed tasks or the run's --include_path")
+            raise UserError(
+                f"task {self.run.task!r} is not among the installed tasks (the viewer reads no task folder a "
+                "results file names, its --include_path)"
+            )
         recorded = (self.run.run.get("datasets") or {}).get(self.run.task) or {}
         location = str(recorded.get("location") or "")
         data_dir: str | None = self.data_dir
@@ -267,7 +271,7 @@ class TaskData:
             return {}
         start = f'{{"doc_id": {doc_id},'.encode()
         try:
-            with open(log, "rb") as handle:
+            with open_regular(log) as handle:
                 line = next((line for line in handle if line.startswith(start)), None)
             entry = json.loads(line.decode("utf-8")) if line else None
         except (OSError, UnicodeDecodeError, ValueError):
@@ -308,10 +312,12 @@ class TaskData:
         return task.doc(doc_id)
 
 
-def header_of(journal: Path) -> dict[str, Any] | None:
+def header_of(journal: Path | None) -> dict[str, Any] | None:
     """The journal's header (its first line), or None."""
+    if journal is None:
+        return None
     try:
-        with open(journal, "rb") as handle:
+        with open_regular(journal) as handle:
             first = handle.readline()
         value = json.loads(first.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):

@@ -15,9 +15,11 @@ import pytest
 
 from harness.cli import main
 from harness.view import sample_index
+from harness.view.hosts import served_hosts
 from harness.view.safe_files import inside
 from harness.view.sample_index import build_index
 
+BASE = "http://127.0.0.1:8765"  # a Host the test apps are started for
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
 
@@ -164,7 +166,7 @@ def test_pages_escape_untrusted_text_and_serve_only_the_prompts_images(run_dir: 
 
     from harness.view.app import create_app
 
-    client = TestClient(create_app(run_dir))
+    client = TestClient(create_app(run_dir, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
     home = client.get("/")
     assert home.status_code == 200 and "mmneedle_m1_n2_k1_pos" in home.text
     assert "script-src 'self'" in home.headers["content-security-policy"]
@@ -198,7 +200,7 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
         for entry in results["datasets"].values():
             entry["location"] = str(tmp_path / "gone" / "mmneedle")
         path.write_text(json.dumps(results))
-    client = TestClient(create_app(copy))
+    client = TestClient(create_app(copy, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
     table = client.get("/samples", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos"})
     assert table.status_code == 200 and 'id="data-problem"' in table.text and "12 of 12 samples" in table.text
     sample = client.get(

@@ -69,11 +69,13 @@ def server(results: Path) -> Iterator[str]:
     import uvicorn
 
     from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(results), log_level="warning"))
+    app = create_app(results, hosts=served_hosts("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(200):
