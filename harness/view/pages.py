@@ -14,7 +14,8 @@ from starlette.responses import Response
 
 from harness.outputs.report import headline_cell, row_scale, scales
 from harness.outputs.run_provenance import run_section
-from harness.view.safe_files import SERVED, inside, read_regular
+from harness.view.report_files import report_file as report_file_of
+from harness.view.safe_files import inside, read_regular
 from harness.view.shown import markdown_html
 from harness.view.task_data import is_sha256, media_type
 from harness.view.viewer import SECURITY_HEADERS, Viewer
@@ -98,16 +99,12 @@ def report(viewer: Viewer, request: Request) -> Response:
 
 
 def report_file(viewer: Viewer, request: Request) -> Response:
-    target = inside(viewer.results_dir, request.path_params["path"])
-    try:
-        body = read_regular(target) if target else None
-    except OSError:
-        body = None
-    if target is None or body is None:
-        return viewer.not_found("no such file")
+    found = report_file_of(viewer.results_dir, request.path_params["path"])
+    if found is None:
+        return viewer.not_found("no such file: the report's figures and report.md are served, nothing else")
     headers = dict(SECURITY_HEADERS)
     headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
-    return Response(body, media_type=SERVED[target.suffix.lower()], headers=headers)
+    return Response(found[0], media_type=found[1], headers=headers)
 
 
 def image(viewer: Viewer, request: Request) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 from pathlib import Path
@@ -41,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    # A build on the Hub is read from the local Hub cache, where the run put it: the viewer downloads (writes) nothing,
+    # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not args.results_dir.is_dir():
         raise UserError(f"{args.results_dir}: no such folder")
     try:

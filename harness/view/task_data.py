@@ -18,6 +18,7 @@ from typing import Any
 from builders.core.contract import parse_hub_location
 from harness.api import GenerationSettings, ImagePart, TextPart
 from harness.errors import UserError
+from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
@@ -182,7 +183,8 @@ class TaskData:
         metadata = self.config.get("metadata") if isinstance(self.config.get("metadata"), dict) else {}
         task = Task(config, metadata, self.config.get("system_instruction"))
         trust = bool(self.config.get("trust_unverified_data")) or recorded.get("verification") == "unverified"
-        task.load(data_dir, None, trust)
+        with hashes_not_saved():  # the run's hash cache is read, not written: the viewer writes nothing
+            task.load(data_dir, None, trust)
         return task
 
     def axes(self) -> dict[str, list[tuple[str, ...]]]:
