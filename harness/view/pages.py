@@ -15,6 +15,7 @@ from starlette.responses import Response
 from harness.outputs.report import headline_cell, row_scale, scales
 from harness.outputs.run_provenance import run_section
 from harness.view.report_files import report_file as report_file_of
+from harness.view.report_links import linked_report
 from harness.view.safe_files import inside, read_regular
 from harness.view.shown import markdown_html
 from harness.view.task_data import is_sha256, media_type
@@ -95,7 +96,7 @@ def report(viewer: Viewer, request: Request) -> Response:
         text = None
     if text is None:
         return viewer.not_found("no report.md in the results folder (write one with `harness report`)")
-    return viewer.render("report.html", body=markdown_html(text))
+    return viewer.render("report.html", body=linked_report(text, viewer.catalog))
 
 
 def report_file(viewer: Viewer, request: Request) -> Response:

@@ -3,103 +3,41 @@ prompt rebuilt from the verified build, beside another model's answer (`/sample`
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from harness.view import group_pages
 from harness.view.catalog import TaskRun, hook
-from harness.view.sample_index import SHOWS, dumps_record
-from harness.view.shown import (
-    answer_fields,
-    excerpt,
-    finite_float,
-    grid_place,
-    heat_cell,
-    image_marks,
-    natural_key,
-    of_doc,
-    page_number,
-)
+from harness.view.sample_index import dumps_record
+from harness.view.sample_table import sample_table
+from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
 from harness.view.task_data import header_of
 from harness.view.viewer import Viewer
 
-PAGE_SIZE = 50
 THUMB = 160
 
 
 def samples(viewer: Viewer, request: Request) -> Response:
-    run = viewer.task_run(request)
-    if run is None:
-        return viewer.not_found("no such model and task in this results folder")
+    """A task's samples; a group's (`group_pages`); the models to choose from when no model is named."""
     params = request.query_params
-    index = viewer.index(run)
+    model, task = params.get("model", ""), params.get("task", "")
+    if not model:
+        return group_pages.choose_model(viewer, request)
+    run = viewer.catalog.task_run(model, task)
+    if run is None:
+        return group_pages.group_samples(viewer, request, model)
     data = viewer.data(run)
-    metrics = list(index.metrics)
-    metric = (
-        params.get("metric") or viewer.catalog.primary_metric(run.model, run.task) or (metrics[0] if metrics else "")
+    table = sample_table(
+        viewer.index(run),
+        params,
+        data.axes(),
+        viewer.catalog.primary_metric(run.model, run.task),
+        {"model": run.model, "task": run.task},
     )
-    metric = metric if metric in index.metrics else (metrics[0] if metrics else "")
-    show = params.get("show", "all") if params.get("show", "all") in SHOWS else "all"
-    axes = data.axes()
-    wanted = {key[3:]: value for key, value in params.items() if key.startswith("ax.") and value}
-    low, high = finite_float(params.get("low")), finite_float(params.get("high"))
-    rows = index.select(show, metric, low, high, axes, wanted)
-    sort = params.get("sort", "doc")
-    descending = params.get("desc") == "1"
-    rows = index.order(rows, sort, descending, axes)
-    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
-    page = page_number(params.get("page"), pages)
-    shown = []
-    for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
-        record = index.record(int(row))
-        shown.append(
-            {
-                "sample": index.sample_ids[row],
-                "doc": int(index.doc_ids[row]),
-                "status": index.statuses[row],
-                "truncated": bool(index.truncated[row]),
-                "value": float(index.metrics[metric][row]) if metric else None,
-                "tokens": index.tokens[row],
-                "answer": excerpt(record.get("response")),
-                "error": excerpt(record.get("error")),
-                "axes": {label: "; ".join(of_doc(per_doc, int(index.doc_ids[row]))) for label, per_doc in axes.items()},
-            }
-        )
-    choices = {
-        label: sorted({m for members in column for m in members}, key=natural_key) for label, column in axes.items()
-    }
-    state = {
-        "model": run.model,
-        "task": run.task,
-        "show": show,
-        "metric": metric,
-        "sort": sort,
-        "desc": "1" if descending else "",
-        "low": params.get("low", ""),
-        "high": params.get("high", ""),
-        **{f"ax.{k}": v for k, v in wanted.items()},
-    }
     return viewer.render(
-        "samples.html",
-        run=run,
-        index=index,
-        rows=shown,
-        total=len(rows),
-        page=page,
-        pages=pages,
-        metrics=metrics,
-        metric=metric,
-        show=show,
-        shows=SHOWS,
-        axes=list(axes),
-        choices=choices,
-        wanted=wanted,
-        state=state,
-        problem=data.problem,
-        cells=_cells(run, wanted),
-        full=index.full_marks(metric) if metric else 1.0,
+        "samples.html", run=run, problem=data.problem, cells=_cells(run, table["wanted"]), group=None, **table
     )
 
 
@@ -142,13 +80,15 @@ def sample(viewer: Viewer, request: Request) -> Response:
     versus = _versus(viewer, request.query_params.get("vs", ""), run, record.get("sample_id"))
     doc = data.doc(doc_id)
     marks_hook = hook(run.hooks, "sample_marks")
-    marks = image_marks(marks_hook, doc, record, run.model)
+    column = hook(run.hooks, "SAMPLE_SIBLINGS")
+    siblings = data.siblings(doc_id, column) if isinstance(column, str) else None
+    marks = image_marks(marks_hook, doc, record, run.model, siblings)
     columns = [(run.model, record)]
     if versus is not None:
         columns.append(versus)
         marks += [
             dict(mark, kind="guess-b")
-            for mark in image_marks(marks_hook, doc, versus[1], versus[0])
+            for mark in image_marks(marks_hook, doc, versus[1], versus[0], siblings)
             if mark.get("kind") == "guess"
         ]
     sample_id = str(record.get("sample_id"))
@@ -162,6 +102,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
         sample_id=sample_id,
         doc_id=doc_id,
         prompt=prompt,
+        gold=gold_text(prompt.gold),
         columns=[answer_fields(model, rec) for model, rec in columns],
         marks=marks,
         others=others,

@@ -3,6 +3,7 @@ the images and a model's answer; and markdown as HTML with raw HTML escaped."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -91,23 +92,57 @@ def excerpt(text: Any, limit: int = 160) -> str:
 
 
 def image_marks(
-    marks_hook: Any, doc: dict[str, Any] | None, record: dict[str, Any], model: str
+    marks_hook: Any,
+    doc: dict[str, Any] | None,
+    record: dict[str, Any],
+    model: str,
+    siblings: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The benchmark's marks on the prompt's images (`sample_marks`: MMNeedle's gold cell and the model's guess)."""
+    """The benchmark's marks on the prompt's images (`sample_marks`: MMNeedle's gold cell and the model's guess,
+    LoCoVQA's question image, MMLongBench VH's needle); `siblings`, the documents its `SAMPLE_SIBLINGS` column
+    relates to this one, for a hook that reads them."""
     if not callable(marks_hook) or doc is None:
         return []
     try:
-        marks = list(marks_hook(doc, record.get("response")))
+        found = marks_hook(doc, record.get("response"), siblings) if siblings is not None else None
+        marks = list(found if found is not None else marks_hook(doc, record.get("response")))
     except Exception:  # a benchmark's drawing aid must not lose the page
         return []
-    return [
-        dict(
-            mark,
-            label=f"{mark.get('kind')}{' of ' + model if mark.get('kind') == 'guess' else ''}: row "
-            f"{mark.get('row')}, column {mark.get('col')}",
-        )
-        for mark in marks
-    ]
+    out = []
+    for mark in marks:
+        what = mark.get("legend") or mark.get("kind")
+        where = f"row {mark.get('row')}, column {mark.get('col')}" if mark.get("n", 1) != 1 else "the whole image"
+        owner = " of " + model if mark.get("kind") == "guess" else ""
+        out.append(dict(mark, label=f"{what}{owner}: image {int(mark.get('image', 0)) + 1}, {where}"))
+    return out
+
+
+def gold_text(gold: Any) -> str | None:
+    """The gold answer as a reader wants it: a gold the data holds as JSON (MMLongBench's `"Yes"`, a list of
+    aliases) without its quotes, one alias a line; any other text as it is."""
+    if not isinstance(gold, str):
+        return None if gold is None else str(gold)
+    try:
+        value = json.loads(gold)
+    except ValueError:
+        return gold
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
+        return "\n".join(str(v) for v in value)
+    return gold
+
+
+def metric_rows(value: Any) -> list[tuple[str, str]] | None:
+    """A metric whose value is a list, as the rows of a small table: a breakdown's `[key, value]` pairs, or the
+    parts of a `[numerator, denominator]`; None for a plain value."""
+    if not isinstance(value, list) or not value:
+        return None
+    if all(isinstance(item, list) and len(item) == 2 for item in value):
+        return [(str(key), number_text(item)) for key, item in value]
+    if len(value) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return [("numerator", number_text(value[0])), ("denominator", number_text(value[1]))]
+    return [(str(position), number_text(item)) for position, item in enumerate(value)]
 
 
 def answer_fields(model: str, record: dict[str, Any]) -> dict[str, Any]:

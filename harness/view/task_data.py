@@ -143,6 +143,7 @@ class TaskData:
         self._task: Task | None = None
         self._problem: str | None = None
         self._axes: dict[str, list[tuple[str, ...]]] | None = None
+        self._columns: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -306,6 +307,19 @@ class TaskData:
         gold = record.get("target") if isinstance(record.get("target"), str) else None
         where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
         return Prompt([turn], where, None, gold, problem)
+
+    def siblings(self, doc_id: int, column: str, limit: int = 24) -> list[dict[str, Any]]:
+        """The other documents whose `column` holds the same value as `doc_id`'s (MMLongBench: the rows of one
+        example at its other depths), at most `limit`."""
+        task = self.task()
+        if task is None or task.docs is None or column not in task.docs.column_names or not 0 <= doc_id < len(task):
+            return []
+        with self._lock:
+            if column not in self._columns:
+                self._columns[column] = task.docs.select_columns([column]).to_dict()[column]
+            values = self._columns[column]
+        key = values[doc_id]
+        return [task.doc(i) for i, value in enumerate(values) if value == key and i != doc_id][:limit]
 
     def doc(self, doc_id: int) -> dict[str, Any] | None:
         task = self.task()

@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun
 from harness.view.sample_index import SampleIndex, build_index
-from harness.view.shown import number_text
+from harness.view.shown import metric_rows, number_text
 from harness.view.task_data import ImageStore, TaskData
 
 HERE = Path(__file__).parent
@@ -52,6 +52,7 @@ class Viewer:
             lstrip_blocks=True,
         )
         self.env.filters["number"] = number_text
+        self.env.filters["metric_rows"] = metric_rows
         self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
 
     def task_run(self, request: Request) -> TaskRun | None:

@@ -222,3 +222,15 @@ def test_an_axis_value_reads_as_the_user_wrote_it() -> None:
 
     assert axis_members(float(np.float32(0.2))) == ("0.2",)
     assert axis_members(3.0) == ("3",) and axis_members([0.5, "text", None]) == ("0.5", "text")
+
+
+def test_the_gold_shows_as_text_and_a_metric_list_as_rows() -> None:
+    from harness.view.shown import gold_text, metric_rows
+
+    assert gold_text('"Yes"') == "Yes"  # MMLongBench keeps its gold as JSON
+    assert gold_text('["Paris", "City of Light"]') == "Paris\nCity of Light"
+    assert gold_text("1, 2, 3") == "1, 2, 3" and gold_text("42") == "42" and gold_text('{"a": 1}') == '{"a": 1}'
+    assert gold_text(None) is None
+    assert metric_rows([["1,2", 0.5], ["2,1", 1.0]]) == [("1,2", "0.5"), ("2,1", "1")]
+    assert metric_rows([1, 2]) == [("numerator", "1"), ("denominator", "2")]
+    assert metric_rows(0.25) is None and metric_rows([]) is None
