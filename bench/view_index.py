@@ -69,13 +69,14 @@ def main() -> None:
     from starlette.testclient import TestClient
 
     from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
 
     work, size, sample_id = grow(args.results, args.samples, args.compact)
     print(f"journal: {args.samples:,} samples, {size / 1e6:.0f} MB")
     table = {"model": MODEL, "task": TASK}
     times: dict[str, list[tuple[float, float]]] = {}
     for _ in range(args.repeat):
-        client = TestClient(create_app(work))
+        client = TestClient(create_app(work, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
         for name, params in (
             ("first page", table),
             ("again", table),

@@ -11,13 +11,15 @@ its change time, which no user can set back, so a file is hashed again after any
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import io
 import json
 import mmap
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +215,20 @@ class DataFile:
 _OPEN: dict[Path, DataFile] = {}
 
 
+# False inside `hashes_not_saved()`: the cache is read, never written (`harness view` writes nothing anywhere).
+_SAVE_HASHES: contextvars.ContextVar[bool] = contextvars.ContextVar("save_hashes", default=True)
+
+
+@contextlib.contextmanager
+def hashes_not_saved() -> Iterator[None]:
+    """Within this block (this thread's), files are hashed as always and the hash cache is read, never written."""
+    token = _SAVE_HASHES.set(False)
+    try:
+        yield
+    finally:
+        _SAVE_HASHES.reset(token)
+
+
 def open_files(paths: list[Path]) -> list[DataFile]:
     """Open, map and hash `paths` (hashes remembered across runs by each file's identity)."""
     cache = hash_cache_path()
@@ -229,7 +245,7 @@ def open_files(paths: list[Path]) -> list[DataFile]:
                     raise UserError(f"{path}: cannot read it: {err.strerror or err}") from None
             file.hash(known)
             files.append(file)
-        if len(known) != before:
+        if len(known) != before and _SAVE_HASHES.get():
             _save_hashes(cache, known)
     return files
 

@@ -3,7 +3,7 @@ value, the run it came from and the data it ran on, what `harness report` and `h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,14 +96,18 @@ def partial_results(results_dir: Path) -> list[Path]:
     return [p for p in sorted(results_dir.rglob(RESULTS_GLOB)) if "partial" in read_results_file(p)]
 
 
-def load_results(results_dir: Path) -> dict[str, ModelResults]:
+def load_results(
+    results_dir: Path, reader: Callable[[Path], ResultsFile | None] = read_results_file
+) -> dict[str, ModelResults]:
     """Per model name: the newest value of each task over all results files found (recursively),
-    leaving out the partial results of `--shard` runs (`harness merge` combines those)."""
+    leaving out the partial results of `--shard` runs (`harness merge` combines those) and the files `reader`
+    gives None for (the viewer's: those it will not open)."""
     files = sorted(results_dir.rglob(RESULTS_GLOB))
     if not files:
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
     models: dict[str, ModelResults] = {}
-    read = {path: read_results_file(path) for path in files}
+    read = {path: data for path in files if (data := reader(path)) is not None}
+    files = list(read)
     for path in sorted(files, key=lambda p: read[p].get("date") or 0):
         data = read[path]
         if "partial" in data:

@@ -1,5 +1,11 @@
 """What a results folder holds, for the viewer: its models (as `harness report` names and reads them), each task's
-newest results, the run (results file) they came from, and that run's journal and sample log of the task."""
+newest results, the run (results file) they came from, and that run's journal and sample log of the task.
+
+A results folder may come from anyone, so the catalog opens only files that resolve inside it (`safe_files`), leaves
+out a results file it cannot read with one line naming it (the rest of the folder still shows), and reads tasks
+only from the installed task folders: the `--include_path`s a results file names are listed, never indexed, so no
+task YAML or `!function` module they hold is read or imported.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from harness.config.task_index import natural_key
+from harness.errors import UserError
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.report import benchmark_sections, headline_rows
 from harness.outputs.results import metric_items
+from harness.outputs.results_file import ResultsFile, read_results_file
 from harness.running.journal import journal_name
+from harness.view.safe_files import contained
+
+NOT_LOADED = "the viewer reads tasks only from the installed task folders and imports no code a results file names"
+
+
+DIGIT_LIMIT = "a number of more digits than Python's 4,300-digit limit for int(str)"
 
 
 @dataclass(frozen=True)
@@ -27,7 +41,7 @@ class TaskRun:
     run: Mapping[str, Any]  # the whole results file
     journal: Path
     hooks: Any  # the benchmark's report module (its viewer hooks), or None
-    include_paths: tuple[str, ...] = ()  # where the model's runs found tasks besides the installed ones
+    root: Path  # the results folder: every file of the run is opened only inside it
 
     @property
     def entry(self) -> dict[str, Any]:
@@ -37,10 +51,15 @@ class TaskRun:
     def folder(self) -> Path:
         return self.results_file.parent
 
+    def journal_file(self) -> Path | None:
+        """The task's journal, resolved, when it is a regular file inside the results folder."""
+        return contained(self.root, self.journal)
+
     def samples_log(self) -> Path | None:
-        """The newest lm-eval sample log of the task in the run's folder (`--log_samples`)."""
+        """The newest lm-eval sample log of the task in the run's folder (`--log_samples`), resolved, when it is a
+        regular file inside the results folder."""
         logs = sorted(self.folder.glob(f"samples_{self.task}_*.jsonl"))
-        return logs[-1] if logs else None
+        return contained(self.root, logs[-1]) if logs else None
 
     def metrics(self) -> list[str]:
         return [metric for metric, _, _ in metric_items(self.entry)]
@@ -51,7 +70,14 @@ class Catalog:
 
     def __init__(self, results_dir: Path) -> None:
         self.results_dir = results_dir
-        self.models: dict[str, ModelResults] = load_results(results_dir)
+        self.left_out: list[str] = []  # one line per results file not read, naming it and why
+        self.models: dict[str, ModelResults] = load_results(results_dir, self._read)
+        # Where the runs found tasks besides the installed ones: named on the page, never read.
+        self.not_loaded = sorted({path for data in self.models.values() for path in data.include_paths})
+        for data in self.models.values():
+            data.include_paths = set()
+        if self.not_loaded:
+            warn(f"not loaded: the task folders the results files name ({', '.join(self.not_loaded)}); {NOT_LOADED}")
         self.headline: dict[str, list[tuple[str, str]]] = {}
         self.hooks: dict[str, dict[str, Any]] = {}  # model -> task or group -> its benchmark's report module
         for model, data in self.models.items():
@@ -61,6 +87,23 @@ class Catalog:
                 module = inspect.getmodule(section)
                 for name in [*part.results, *part.groups]:
                     self.hooks[model][name] = module
+
+    def _read(self, path: Path) -> ResultsFile | None:
+        target = contained(self.results_dir, path)
+        if target is None:
+            why = "a link leading out of the results folder, or not a regular file"
+        else:
+            try:
+                return read_results_file(target)
+            except UserError as err:
+                why = str(err).removeprefix(f"{target}: ")
+            except ValueError as err:  # json's own: a number past Python's 4,300-digit limit for int(str)
+                digits = "Exceeds the limit" in str(err)
+                why = "not a results file: " + (DIGIT_LIMIT if digits else str(err).splitlines()[0])
+        shown = path.relative_to(self.results_dir) if path.is_relative_to(self.results_dir) else path
+        self.left_out.append(f"{shown}: left out ({why})")
+        warn(self.left_out[-1])
+        return None
 
     def model_names(self) -> list[str]:
         return sorted(self.models)
@@ -76,8 +119,8 @@ class Catalog:
         path = next((Path(p) for p, contents in data.runs if contents is run), None)
         if path is None:
             return None
-        include = tuple(sorted(p for p in data.include_paths if Path(p).exists()))
-        return TaskRun(model, task, path, run, path.parent / journal_name(task), self.hooks[model].get(task), include)
+        journal = path.parent / journal_name(task)
+        return TaskRun(model, task, path, run, journal, self.hooks[model].get(task), self.results_dir)
 
     def models_with(self, task: str) -> list[str]:
         return [m for m in self.model_names() if task in self.models[m].results]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import mmap
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import numpy as np
 
 from harness.api import SCORED, STATUSES
 from harness.running.journal import parse_line, record_problem
+from harness.view.safe_files import open_regular
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
@@ -46,6 +48,7 @@ class SampleIndex:
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
+    problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
@@ -58,9 +61,12 @@ class SampleIndex:
 
     def record(self, row: int) -> dict[str, Any]:
         """The whole journal record of one row (read from its line; the journal is append-only)."""
-        with open(self.path, "rb") as handle:
-            handle.seek(int(self.offsets[row]))
-            value, _ = parse_line(handle.read(int(self.lengths[row])))
+        try:
+            with open_regular(self.path) as handle:
+                handle.seek(int(self.offsets[row]))
+                value = read_line(handle.read(int(self.lengths[row])))
+        except OSError:  # replaced by something else since it was indexed
+            return {}
         return value if isinstance(value, dict) else {}
 
     def full_marks(self, metric: str) -> float:
@@ -168,7 +174,7 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
     names: dict[str, None] = {}
     seen = 0
     for start, length in zip(starts, lengths, strict=True):
-        record, _ = parse_line(bytes(data[start : start + length]))
+        record = read_line(bytes(data[start : start + length]))
         if isinstance(record, dict) and record_problem(record, task) is None:
             for name, value in (record.get("metrics") or {}).items():
                 if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
@@ -221,25 +227,44 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
     out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated")}
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for start, length in zip(starts, lengths, strict=True):
-        record, _ = parse_line(bytes(data[start : start + length]))
+        record = read_line(bytes(data[start : start + length]))
         record = record if isinstance(record, dict) else {}
         for name in ("type", "task", "sample_id", "status"):
             out[name].append(record.get(name) if isinstance(record.get(name), str) else None)
         for name in ("doc_id", "token_count"):
             value = record.get(name)
-            out[name].append(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+            number = as_float(value)
+            out[name].append(None if math.isnan(number) else number)
         out["truncated"].append(record.get("truncation") is not None)
         scores = record.get("metrics")
         scores = scores if isinstance(scores, dict) else {}
         for name in metrics:
             value = scores.get(name)
-            values[name].append(
-                float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-            )
+            values[name].append(as_float(value))
     columns: dict[str, Any] = dict(out)
     for name in metrics:
         columns[f"metric:{name}"] = np.asarray(values[name], np.float64)
     return columns
+
+
+def read_line(line: bytes) -> Any:
+    """A journal line's JSON value, or None where it cannot be read (`parse_line`'s reasons, or a number past
+    Python's 4,300-digit limit for int(str), which it raises as a ValueError)."""
+    try:
+        value, _ = parse_line(line)
+    except ValueError:
+        return None
+    return value
+
+
+def as_float(value: Any) -> float:
+    """A JSON number as a float; NaN for anything else, and for an integer too large for a float."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return math.nan
 
 
 def _numbers(values: list[Any]) -> np.ndarray:
@@ -247,21 +272,26 @@ def _numbers(values: list[Any]) -> np.ndarray:
 
 
 def build_index(path: Path, task: str) -> SampleIndex:
-    """Index a journal (see the module's docstring); an empty index when there is none."""
+    """Index a journal (see the module's docstring); an empty index when there is none, or when it is no regular
+    file (then `problem` says so)."""
     try:
-        stat = path.stat()
-    except OSError:
+        handle = open_regular(path)
+    except FileNotFoundError:
         return SampleIndex(path, (0, 0))
-    index = SampleIndex(path, (stat.st_size, stat.st_mtime_ns))
-    if stat.st_size == 0:
-        return index
-    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        end = data.rfind(b"\n") + 1  # a last line without its newline was cut short by a kill
-        starts, lengths = line_spans(data, end)
-        metrics = _probe_metrics(data, starts, lengths, task)
-        columns = _columns_by_arrow(data, end, metrics, len(starts))
-        if columns is None:
-            columns = _columns_by_line(data, starts, lengths, metrics)
+    except OSError as err:
+        return SampleIndex(path, (0, 0), problem=f"{path.name}: {err.strerror or err}")
+    with handle:
+        stat = os.fstat(handle.fileno())
+        index = SampleIndex(path, (stat.st_size, stat.st_mtime_ns))
+        if stat.st_size == 0:
+            return index
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            end = data.rfind(b"\n") + 1  # a last line without its newline was cut short by a kill
+            starts, lengths = line_spans(data, end)
+            metrics = _probe_metrics(data, starts, lengths, task)
+            columns = _columns_by_arrow(data, end, metrics, len(starts))
+            if columns is None:
+                columns = _columns_by_line(data, starts, lengths, metrics)
     kinds = np.asarray(columns["type"], dtype=object)
     doc_ids = _numbers(columns["doc_id"])
     valid = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 from pathlib import Path
@@ -10,6 +11,9 @@ from pathlib import Path
 from harness.errors import UserError
 
 DEFAULT_PORT = 8765
+SHUTDOWN_GRACE_S = 2
+BACKLOG = 2048  # uvicorn's
+INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,31 +42,47 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    # A build on the Hub is read from the local Hub cache, where the run put it: the viewer downloads (writes) nothing,
+    # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not args.results_dir.is_dir():
         raise UserError(f"{args.results_dir}: no such folder")
     try:
         import uvicorn
 
         from harness.view.app import create_app
+        from harness.view.hosts import served_hosts
     except ImportError as err:
         raise UserError(
             f"harness view needs the `view` extra ({err.name} is missing): pip install 'mmlongeval[view]'"
         ) from None
-    app = create_app(args.results_dir.resolve(), args.data_dir)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
+        sock.listen(BACKLOG)  # a request sent as soon as the address is printed waits for the server, not refused
     except OSError as err:
         sock.close()
         raise UserError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     port = sock.getsockname()[1]
+    try:
+        app = create_app(args.results_dir.resolve(), args.data_dir, hosts=served_hosts(args.host, port))
+    except BaseException:
+        sock.close()
+        raise
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"harness view: serving {args.results_dir} at http://{shown}:{port}/ (Ctrl-C stops)",
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    # A page still running at shutdown is given up after a moment (`harness.view.blocking`): SIGTERM and Ctrl-C stop
+    # the server promptly whatever a request waits on.
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it caught once it has shut down
+        print("harness view: stopped", file=sys.stderr)
+        return INTERRUPTED
     return 0

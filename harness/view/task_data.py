@@ -18,10 +18,12 @@ from typing import Any
 from builders.core.contract import parse_hub_location
 from harness.api import GenerationSettings, ImagePart, TextPart
 from harness.errors import UserError
+from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun, hook
+from harness.view.safe_files import open_regular
 from harness.view.sample_index import axis_values
 
 SHA256_HEX = frozenset("0123456789abcdef")
@@ -141,6 +143,7 @@ class TaskData:
         self._task: Task | None = None
         self._problem: str | None = None
         self._axes: dict[str, list[tuple[str, ...]]] | None = None
+        self._columns: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -163,9 +166,12 @@ class TaskData:
         return self._problem
 
     def _load(self) -> Task:
-        config = task_index(self.run.include_paths).tasks.get(self.run.task)
+        config = task_index(()).tasks.get(self.run.task)  # the installed tasks only: no code a results file names
         if config is None:
-            raise UserError(f"task {self.run.task!r} is not among the installed tasks or the run's --include_path")
+            raise UserError(
+                f"task {self.run.task!r} is not among the installed tasks (the viewer reads no task folder a "
+                "results file names, its --include_path)"
+            )
         recorded = (self.run.run.get("datasets") or {}).get(self.run.task) or {}
         location = str(recorded.get("location") or "")
         data_dir: str | None = self.data_dir
@@ -178,7 +184,8 @@ class TaskData:
         metadata = self.config.get("metadata") if isinstance(self.config.get("metadata"), dict) else {}
         task = Task(config, metadata, self.config.get("system_instruction"))
         trust = bool(self.config.get("trust_unverified_data")) or recorded.get("verification") == "unverified"
-        task.load(data_dir, None, trust)
+        with hashes_not_saved():  # the run's hash cache is read, not written: the viewer writes nothing
+            task.load(data_dir, None, trust)
         return task
 
     def axes(self) -> dict[str, list[tuple[str, ...]]]:
@@ -267,7 +274,7 @@ class TaskData:
             return {}
         start = f'{{"doc_id": {doc_id},'.encode()
         try:
-            with open(log, "rb") as handle:
+            with open_regular(log) as handle:
                 line = next((line for line in handle if line.startswith(start)), None)
             entry = json.loads(line.decode("utf-8")) if line else None
         except (OSError, UnicodeDecodeError, ValueError):
@@ -301,6 +308,19 @@ class TaskData:
         where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
         return Prompt([turn], where, None, gold, problem)
 
+    def siblings(self, doc_id: int, column: str, limit: int = 24) -> list[dict[str, Any]]:
+        """The other documents whose `column` holds the same value as `doc_id`'s (MMLongBench: the rows of one
+        example at its other depths), at most `limit`."""
+        task = self.task()
+        if task is None or task.docs is None or column not in task.docs.column_names or not 0 <= doc_id < len(task):
+            return []
+        with self._lock:
+            if column not in self._columns:
+                self._columns[column] = task.docs.select_columns([column]).to_dict()[column]
+            values = self._columns[column]
+        key = values[doc_id]
+        return [task.doc(i) for i, value in enumerate(values) if value == key and i != doc_id][:limit]
+
     def doc(self, doc_id: int) -> dict[str, Any] | None:
         task = self.task()
         if task is None or task.docs is None or not 0 <= doc_id < len(task):
@@ -308,10 +328,12 @@ class TaskData:
         return task.doc(doc_id)
 
 
-def header_of(journal: Path) -> dict[str, Any] | None:
+def header_of(journal: Path | None) -> dict[str, Any] | None:
     """The journal's header (its first line), or None."""
+    if journal is None:
+        return None
     try:
-        with open(journal, "rb") as handle:
+        with open_regular(journal) as handle:
             first = handle.readline()
         value = json.loads(first.decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):

@@ -22,6 +22,14 @@ from harness.outputs.verdict import compare_correlation, data_problem, explanati
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
 from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
+from tasks.locovqa.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
+    AXIS_ORDER,
+    GROUP_GRID,
+    SAMPLE_AXES,
+    sample_marks,
+    task_axes,
+    viewer_row,
+)
 
 SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 
@@ -251,13 +259,3 @@ def paper_table(models: dict[str, Any]) -> list[str]:
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
         lines += ["", tally(verdicts), ""]
     return lines
-
-
-# `harness view`: the sample table's axes (build columns).
-SAMPLE_AXES = [
-    ("task", "task"),
-    ("mode", "mode"),
-    ("length", "context_length"),
-    ("needle depth", "needle_depth"),
-    ("subset", "subset"),
-]

@@ -24,10 +24,18 @@ from tasks.milebench.aggregation import (
     load_paper_contamination,
     load_paper_results,
 )
+from tasks.milebench.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
+    AXIS_ORDER,
+    GROUP_GRID,
+    SAMPLE_AXES,
+    SETS,
+    sample_axes,
+    task_axes,
+    viewer_row,
+)
 
 SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 
-SETS = {"": "test", "_combined": "combined", "_adv": "adversarial"}
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
 # its text names, and the usual Hub ports of the open models).
 PAPER_NAMES = {
@@ -259,14 +267,3 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
-
-
-# `harness view`: the sample table's axes (build columns, and the set the task's name says).
-SAMPLE_AXES = [("subset", "subset"), ("task", "task_id"), ("level", "image_quantity_level"), ("images", "num_images")]
-
-
-def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """The build's columns, and the set: the test set, the Combined-image Set or the adversarial set."""
-    rows = len(next(iter(columns.values()), []))
-    chosen = next((name for suffix, name in SETS.items() if suffix and task.endswith(suffix)), SETS[""])
-    return {"set": [chosen] * rows, **{label: columns.get(column, [None] * rows) for label, column in SAMPLE_AXES}}

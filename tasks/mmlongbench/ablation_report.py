@@ -20,6 +20,13 @@ from harness.outputs.figures import run_names
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.report import LENGTHS, _cell, _number, paper_model_for
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET
+from tasks.mmlongbench.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
+    AXIS_ORDER,
+    GROUP_GRID,
+    SAMPLE_AXES,
+    task_axes,
+    viewer_row,
+)
 
 SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 

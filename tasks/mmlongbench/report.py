@@ -22,6 +22,15 @@ from harness.outputs.figures import LINE_COLOURS, MARKERS, run_names, slug
 from harness.outputs.provenance import data_caption
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
+from tasks.mmlongbench.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
+    AXIS_ORDER,
+    GROUP_GRID,
+    SAMPLE_AXES,
+    SAMPLE_SIBLINGS,
+    sample_marks,
+    task_axes,
+    viewer_row,
+)
 
 SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 
@@ -371,14 +380,3 @@ def length_figure(
     fig.suptitle("\n".join(textwrap.wrap(caption, 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
     return fig
-
-
-# `harness view`: the sample table's axes (build columns).
-SAMPLE_AXES = [
-    ("category", "category"),
-    ("dataset", "dataset"),
-    ("length", "length"),
-    ("depth", "depth"),
-    ("needle position", "needle_position"),
-    ("images", "num_images"),
-]

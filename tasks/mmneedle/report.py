@@ -21,6 +21,16 @@ from harness.outputs.figures import run_names
 from harness.outputs.verdict import compare, data_problem, explanation, tally
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
 from tasks.mmneedle.task_names import config_of, paper_order
+from tasks.mmneedle.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
+    AXIS_ORDER,
+    GROUP_GRID,
+    SAMPLE_AXES,
+    SAMPLE_CELLS,
+    sample_axes,
+    sample_marks,
+    task_axes,
+    viewer_row,
+)
 
 SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 DPI = 150  # the heat maps' cell labels stay legible
@@ -240,60 +250,3 @@ def depth_series(breakdowns: dict[str, Any]) -> dict[int, dict[tuple[int, int], 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
-# ------------------------------------------------------------------------------------- the viewer's hooks
-
-# `harness view`: the sample table's axes (build columns), and which results breakdown each axis indexes, so that a
-# cell of the heat map opens the samples whose needle lies in it.
-SAMPLE_AXES = [
-    ("M", "M"),
-    ("N", "N"),
-    ("K", "K"),
-    ("depth", "needle_index"),
-    ("row", "needle_row"),
-    ("col", "needle_col"),
-]
-SAMPLE_CELLS = {"exact_acc_by_cell": "cell", "exact_acc_by_depth": "depth"}
-_GUESS = re.compile(r"(\d+)\s*,\s*(\d+)\s*,\s*(\d+)")
-
-
-def _needles(values: Any) -> list[int]:
-    return [int(v) for v in (values if isinstance(values, list) else [values]) if isinstance(v, int) and v > 0]
-
-
-def sample_axes(task: str, columns: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """M, N, K; each needle's depth (image index m), row, column and cell "row,col" (a negative has none)."""
-    depth, rows, cols = (columns.get(c, []) for c in ("needle_index", "needle_row", "needle_col"))
-    cells = [
-        [f"{r},{c}" for r, c in zip(_needles(rs), _needles(cs), strict=False)]
-        for rs, cs in zip(rows, cols, strict=True)
-    ]
-    return {
-        "M": columns.get("M", []),
-        "N": columns.get("N", []),
-        "K": columns.get("K", []),
-        "depth": [_needles(d) for d in depth],
-        "cell": cells,
-        "row": [_needles(r) for r in rows],
-        "col": [_needles(c) for c in cols],
-    }
-
-
-def sample_marks(doc: dict[str, Any], response: Any) -> list[dict[str, Any]]:
-    """The cells to outline on the stitched images: each needle's (gold) and each "m, r, c" the answer names
-    (guess), with the image (0-based), row and column (1-based) and the grid's N."""
-    n, m = int(doc.get("N") or 1), int(doc.get("M") or 1)
-    marks = [
-        {"kind": "gold", "image": i - 1, "row": r, "col": c, "n": n}
-        for i, r, c in zip(
-            _needles(doc.get("needle_index")),
-            _needles(doc.get("needle_row")),
-            _needles(doc.get("needle_col")),
-            strict=False,
-        )
-    ]
-    for index, row, col in (tuple(int(x) for x in found) for found in _GUESS.findall(str(response or ""))):
-        if 1 <= index <= m and 1 <= row <= n and 1 <= col <= n:
-            marks.append({"kind": "guess", "image": index - 1, "row": row, "col": col, "n": n})
-    return marks

@@ -15,9 +15,11 @@ import pytest
 
 from harness.cli import main
 from harness.view import sample_index
+from harness.view.hosts import served_hosts
 from harness.view.safe_files import inside
 from harness.view.sample_index import build_index
 
+BASE = "http://127.0.0.1:8765"  # a Host the test apps are started for
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
 
@@ -164,7 +166,7 @@ def test_pages_escape_untrusted_text_and_serve_only_the_prompts_images(run_dir: 
 
     from harness.view.app import create_app
 
-    client = TestClient(create_app(run_dir))
+    client = TestClient(create_app(run_dir, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
     home = client.get("/")
     assert home.status_code == 200 and "mmneedle_m1_n2_k1_pos" in home.text
     assert "script-src 'self'" in home.headers["content-security-policy"]
@@ -198,7 +200,7 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
         for entry in results["datasets"].values():
             entry["location"] = str(tmp_path / "gone" / "mmneedle")
         path.write_text(json.dumps(results))
-    client = TestClient(create_app(copy))
+    client = TestClient(create_app(copy, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
     table = client.get("/samples", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos"})
     assert table.status_code == 200 and 'id="data-problem"' in table.text and "12 of 12 samples" in table.text
     sample = client.get(
@@ -220,3 +222,15 @@ def test_an_axis_value_reads_as_the_user_wrote_it() -> None:
 
     assert axis_members(float(np.float32(0.2))) == ("0.2",)
     assert axis_members(3.0) == ("3",) and axis_members([0.5, "text", None]) == ("0.5", "text")
+
+
+def test_the_gold_shows_as_text_and_a_metric_list_as_rows() -> None:
+    from harness.view.shown import gold_text, metric_rows
+
+    assert gold_text('"Yes"') == "Yes"  # MMLongBench keeps its gold as JSON
+    assert gold_text('["Paris", "City of Light"]') == "Paris\nCity of Light"
+    assert gold_text("1, 2, 3") == "1, 2, 3" and gold_text("42") == "42" and gold_text('{"a": 1}') == '{"a": 1}'
+    assert gold_text(None) is None
+    assert metric_rows([["1,2", 0.5], ["2,1", 1.0]]) == [("1,2", "0.5"), ("2,1", "1")]
+    assert metric_rows([1, 2]) == [("numerator", "1"), ("denominator", "2")]
+    assert metric_rows(0.25) is None and metric_rows([]) is None

@@ -1,7 +1,8 @@
 """`harness view` in a real browser (Debian's chromium, driven by selenium through chromedriver; nothing downloaded):
 a small demo-like run (MMNeedle, the random baseline and a constant answer holding HTML), filtered to its wrong
 answers, one sample opened: every thumbnail decodes, the hostile answer shows as characters and runs nothing, the
-gold cell is outlined. Screenshots of each page go to the test's tmp folder. Paths out of the results folder and
+gold cell is outlined; the group of both tasks draws its grids, a cell opens its samples, a row of report.md opens
+its config's. Screenshots of each page go to the test's tmp folder. Paths out of the results folder and
 images the viewer did not rebuild are answered 404, and nothing is written into the results folder."""
 
 from __future__ import annotations
@@ -69,11 +70,13 @@ def server(results: Path) -> Iterator[str]:
     import uvicorn
 
     from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(results), log_level="warning"))
+    app = create_app(results, hosts=served_hosts("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     for _ in range(200):
@@ -190,6 +193,30 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(
     assert browser.find_elements(By.CSS_SELECTOR, "table.heat td.selected")
     browser.save_screenshot(str(tmp_path / "5_heat_map_cell.png"))
 
+    # The group across both tasks: chosen by model, its M x N grids (one per K), a cell's samples, one of them.
+    browser.get(f"http://{server}/samples?task=mmneedle")
+    browser.find_element(By.XPATH, "//a[@class='model-link' and text()='random']").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.heat td a.grid-link"))
+    assert browser.find_element(By.ID, "count").text.startswith("24 of 24 samples")
+    browser.save_screenshot(str(tmp_path / "6_group.png"))
+    browser.find_elements(By.CSS_SELECTOR, "a.grid-link")[-1].click()  # K = 2: the ten-image config
+    wait.until(lambda d: "ax.K=2" in d.current_url)
+    assert browser.find_element(By.ID, "count").text.startswith("12 of 24 samples")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.heat td.selected")
+    browser.find_elements(By.CSS_SELECTOR, "a.sample-link")[0].click()
+    wait.until(_all_thumbnails_decoded)
+    assert "mmneedle_m10_n1_k2_pos" in browser.current_url
+    assert browser.find_elements(By.CSS_SELECTOR, "svg.overlay rect.mark-gold")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.metric-list")  # the per-cell accuracies, as a table
+
+    # report.md in the viewer: a row of the paper's table opens its config's samples.
+    browser.get(f"http://{server}/report/")
+    row = browser.find_element(By.XPATH, "//a[@class='row-link' and text()='M=10 N=1 K=2']")
+    row.click()
+    wait.until(lambda d: "ax.M=10" in d.current_url and d.find_elements(By.ID, "samples"))
+    assert browser.find_element(By.ID, "count").text.startswith("12 of ")
+    browser.save_screenshot(str(tmp_path / "7_report_row.png"))
+
     for path in (
         "/report/../../../../etc/passwd",
         "/report/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
@@ -206,4 +233,4 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(
         assert _status(server, path) == 404, path
     assert _status(server, "/report/mmneedle_cells_random.png") == 200
     assert _files(results) == before  # nothing written into the results folder
-    assert len(list(tmp_path.glob("*.png"))) == 5 and all(os.path.getsize(p) > 5_000 for p in tmp_path.glob("*.png"))
+    assert len(list(tmp_path.glob("*.png"))) == 7 and all(os.path.getsize(p) > 5_000 for p in tmp_path.glob("*.png"))

@@ -1,0 +1,71 @@
+"""Where the viewer's pages run: on a few daemon threads of the viewer's own, awaited by the server's event loop.
+
+A page reads files (a journal, a build's data) and may block on a slow disk. Starlette runs a plain function page on
+anyio's worker threads, which the server's shutdown waits for and the interpreter joins at exit: one stuck read then
+holds `harness view` past SIGTERM and Ctrl-C. Here the event loop stops waiting for a page when the server shuts down
+(its task cancelled after `timeout_graceful_shutdown`), and a thread still inside one does not keep the process
+alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import queue
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+T = TypeVar("T")
+
+
+class DaemonThreads(Executor):
+    """At most `workers` daemon threads, started as calls arrive, running the calls in the order submitted."""
+
+    def __init__(self, workers: int = 8) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._workers = workers
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._jobs.put((future, functools.partial(fn, *args, **kwargs)))
+        with self._lock:
+            if self._jobs.qsize() > self._idle and len(self._threads) < self._workers:
+                thread = threading.Thread(target=self._work, name="harness-view-page", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            future, call = self._jobs.get()
+            with self._lock:
+                self._idle -= 1
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call())
+            except BaseException as err:  # handed to the awaiting page, as a thread pool does
+                future.set_exception(err)
+
+
+PAGES = DaemonThreads()
+
+
+def page(handler: Callable[[Request], Response]) -> Callable[[Request], Awaitable[Response]]:
+    """`handler` as an async endpoint that runs it on `PAGES`."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        return await asyncio.get_running_loop().run_in_executor(PAGES, handler, request)
+
+    return endpoint

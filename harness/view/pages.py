@@ -1,0 +1,125 @@
+"""The viewer's pages over the whole folder: the runs and models (`/`), a run's provenance (`/run`), `report.md` and
+the figures it links (`/report/`), and the prompts' images by content hash (`/image/<sha256>`).
+
+Images are served only for prompts rebuilt from verified builds; report files only from inside the results folder
+(`safe_files`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from harness.outputs.report import headline_cell, row_scale, scales
+from harness.outputs.run_provenance import run_section
+from harness.view.report_files import report_file as report_file_of
+from harness.view.report_links import linked_report
+from harness.view.safe_files import inside, read_regular
+from harness.view.shown import markdown_html
+from harness.view.task_data import is_sha256, media_type
+from harness.view.viewer import SECURITY_HEADERS, Viewer
+
+THUMB, LARGE = 160, 1600
+
+
+def home(viewer: Viewer, request: Request) -> Response:
+    catalog = viewer.catalog
+    models = []
+    for model in catalog.model_names():
+        data = catalog.models[model]
+        rows = []
+        declared = scales(data)
+        for name, metric in catalog.headline[model]:
+            counters = data.counters(name) if name in data.results else {}
+            try:
+                scale = row_scale([data], name, metric, declared)
+                value = headline_cell(data, name, metric, scale)
+            except (OverflowError, ValueError, TypeError) as err:  # 10**4000: no float holds it; shown, not a 500
+                scale, value = 1, f"unreadable ({type(err).__name__}: {err})"
+            rows.append(
+                {
+                    "name": name,
+                    "metric": metric,
+                    "value": value,
+                    "scale": scale,
+                    "task": name in data.results,
+                    "n": counters.get("n_scored"),
+                    "failed": counters.get("sample_len", 0) - counters.get("n_scored", 0) if counters else 0,
+                }
+            )
+        runs = [
+            {
+                "number": i,
+                "path": Path(path).relative_to(viewer.results_dir).as_posix()
+                if Path(path).is_relative_to(viewer.results_dir)
+                else path,
+                "date": run.get("date"),
+                "tasks": len(run.get("results", {})),
+                "command": " ".join(map(str, (run.get("config") or {}).get("argv") or [])),
+            }
+            for i, (path, run) in enumerate(data.runs)
+        ]
+        models.append({"name": model, "rows": rows, "runs": runs, "warning": data.provenance_line()})
+    return viewer.render(
+        "home.html",
+        models=models,
+        report=inside(viewer.results_dir, "report.md") is not None,
+        left_out=catalog.left_out,
+        not_loaded=catalog.not_loaded,
+    )
+
+
+def provenance(viewer: Viewer, request: Request) -> Response:
+    model = request.query_params.get("model", "")
+    data = viewer.catalog.models.get(model)
+    try:
+        number = int(request.query_params.get("run", ""))
+    except ValueError:
+        number = -1
+    if data is None or not 0 <= number < len(data.runs):
+        return viewer.not_found("no such run")
+    path, run = data.runs[number]
+    try:
+        lines = run_section(path, run, sorted(run.get("results", {})), number + 1, len(data.runs))
+    except (OverflowError, ValueError, TypeError) as err:  # a value of the file no date or number can hold
+        lines = [f"The provenance of this run cannot be shown: {type(err).__name__}: {err}."]
+    return viewer.render("provenance.html", model=model, path=path, body=markdown_html("\n".join(lines)))
+
+
+def report(viewer: Viewer, request: Request) -> Response:
+    path = inside(viewer.results_dir, "report.md")
+    try:
+        text = read_regular(path).decode("utf-8", errors="replace") if path else None
+    except OSError:
+        text = None
+    if text is None:
+        return viewer.not_found("no report.md in the results folder (write one with `harness report`)")
+    return viewer.render("report.html", body=linked_report(text, viewer.catalog))
+
+
+def report_file(viewer: Viewer, request: Request) -> Response:
+    found = report_file_of(viewer.results_dir, request.path_params["path"])
+    if found is None:
+        return viewer.not_found("no such file: the report's figures and report.md are served, nothing else")
+    headers = dict(SECURITY_HEADERS)
+    headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
+    return Response(found[0], media_type=found[1], headers=headers)
+
+
+def image(viewer: Viewer, request: Request) -> Response:
+    sha = request.path_params["sha"]
+    if not is_sha256(sha):
+        return viewer.not_found("no such image")
+    if request.query_params.get("size") == "thumb":
+        found = viewer.images.thumbnail(sha, THUMB)
+    elif request.query_params.get("size") == "large":
+        found = viewer.images.thumbnail(sha, LARGE)
+    else:
+        data = viewer.images.original(sha)
+        found = (data, media_type(data) or "") if data else None
+    if not found or not found[1]:
+        return viewer.not_found("no such image")
+    headers = dict(SECURITY_HEADERS, **{"Cache-Control": "private, max-age=3600"})
+    return Response(found[0], media_type=found[1], headers=headers)

@@ -1,0 +1,122 @@
+"""A task's pages: its samples in a table filtered and sorted on the server (`/samples`), and one sample with its
+prompt rebuilt from the verified build, beside another model's answer (`/sample`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from harness.view import group_pages
+from harness.view.catalog import TaskRun, hook
+from harness.view.sample_index import dumps_record
+from harness.view.sample_table import sample_table
+from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
+from harness.view.task_data import header_of
+from harness.view.viewer import Viewer
+
+THUMB = 160
+
+
+def samples(viewer: Viewer, request: Request) -> Response:
+    """A task's samples; a group's (`group_pages`); the models to choose from when no model is named."""
+    params = request.query_params
+    model, task = params.get("model", ""), params.get("task", "")
+    if not model:
+        return group_pages.choose_model(viewer, request)
+    run = viewer.catalog.task_run(model, task)
+    if run is None:
+        return group_pages.group_samples(viewer, request, model)
+    data = viewer.data(run)
+    table = sample_table(
+        viewer.index(run),
+        params,
+        data.axes(),
+        viewer.catalog.primary_metric(run.model, run.task),
+        {"model": run.model, "task": run.task},
+    )
+    return viewer.render(
+        "samples.html", run=run, problem=data.problem, cells=_cells(run, table["wanted"]), group=None, **table
+    )
+
+
+def _cells(run: TaskRun, wanted: dict[str, str]) -> list[dict[str, Any]]:
+    """The results' breakdowns the benchmark maps onto an axis (`SAMPLE_CELLS`), each a grid whose cells link to
+    their samples: MMNeedle's accuracy per needle cell and per depth. A cell the results file holds in another shape
+    is left out."""
+    out = []
+    breakdowns = run.run.get("breakdowns")
+    breakdowns = breakdowns.get(run.task) if isinstance(breakdowns, dict) else None
+    for name, axis in (hook(run.hooks, "SAMPLE_CELLS") or {}).items():
+        found = breakdowns.get(name) if isinstance(breakdowns, dict) else None
+        cells = {k: cell for k, v in found.items() if (cell := heat_cell(k, v))} if isinstance(found, dict) else {}
+        if not cells:
+            continue
+        places = {key: grid_place(key) for key in cells}
+        grid = all(places.values())
+        if grid:
+            size = max(max(place) for place in places.values() if place)
+            table = [[cells.get(f"{r},{c}") for c in range(1, size + 1)] for r in range(1, size + 1)]
+        else:
+            table = [[cells[k] for k in sorted(cells, key=natural_key)]]
+        out.append({"name": name, "axis": axis, "grid": grid, "table": table, "selected": wanted.get(axis)})
+    return out
+
+
+def sample(viewer: Viewer, request: Request) -> Response:
+    run = viewer.task_run(request)
+    if run is None:
+        return viewer.not_found("no such model and task in this results folder")
+    index = viewer.index(run)
+    row = index.position(request.query_params.get("id", ""))
+    if row is None:
+        return viewer.not_found("no such sample in this task's journal")
+    record = index.record(row)
+    data = viewer.data(run)
+    doc_id = int(index.doc_ids[row])
+    prompt = data.prompt(doc_id, record, header_of(run.journal_file()))
+    others = [m for m in viewer.catalog.models_with(run.task) if m != run.model]
+    versus = _versus(viewer, request.query_params.get("vs", ""), run, record.get("sample_id"))
+    doc = data.doc(doc_id)
+    marks_hook = hook(run.hooks, "sample_marks")
+    column = hook(run.hooks, "SAMPLE_SIBLINGS")
+    siblings = data.siblings(doc_id, column) if isinstance(column, str) else None
+    marks = image_marks(marks_hook, doc, record, run.model, siblings)
+    columns = [(run.model, record)]
+    if versus is not None:
+        columns.append(versus)
+        marks += [
+            dict(mark, kind="guess-b")
+            for mark in image_marks(marks_hook, doc, versus[1], versus[0], siblings)
+            if mark.get("kind") == "guess"
+        ]
+    sample_id = str(record.get("sample_id"))
+    position = {
+        "previous": index.sample_ids[row - 1] if row > 0 else None,
+        "next": index.sample_ids[row + 1] if row + 1 < len(index) else None,
+    }
+    return viewer.render(
+        "sample.html",
+        run=run,
+        sample_id=sample_id,
+        doc_id=doc_id,
+        prompt=prompt,
+        gold=gold_text(prompt.gold),
+        columns=[answer_fields(model, rec) for model, rec in columns],
+        marks=marks,
+        others=others,
+        vs=versus[0] if versus else "",
+        position=position,
+        thumb=THUMB,
+        raw=dumps_record({k: v for k, v in record.items() if k not in ("prompt",)}),
+    )
+
+
+def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: Any) -> tuple[str, dict[str, Any]] | None:
+    other = viewer.catalog.task_run(model, run.task) if model else None
+    if other is None:
+        return None
+    index = viewer.index(other)
+    row = index.position(str(sample_id))
+    return (model, index.record(row)) if row is not None else (model, {"status": "not run", "sample_id": sample_id})

@@ -1,0 +1,91 @@
+"""The sample table of a task's page or a group's: the query's filters, sort and page applied to an index (`select`,
+`order`), and what the template shows of each row. One code path for both pages: a task's axes are given per
+document, a group's per row (`GroupIndex`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from starlette.datastructures import QueryParams
+
+from harness.view.group_index import GroupIndex
+from harness.view.sample_index import SHOWS, SampleIndex
+from harness.view.shown import excerpt, finite_float, natural_key, of_doc, page_number
+
+PAGE_SIZE = 50
+
+
+def sample_table(
+    index: SampleIndex,
+    params: QueryParams,
+    axes: dict[str, list[tuple[str, ...]]],
+    default_metric: str | None,
+    state: dict[str, str],
+    sort_keys: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The template's context for the table: its rows on this page, the filters' choices and the query that
+    reproduces the view (`state`, starting from the page's own `state`: model and task)."""
+    metrics = list(index.metrics)
+    metric = params.get("metric") or default_metric or (metrics[0] if metrics else "")
+    metric = metric if metric in index.metrics else (metrics[0] if metrics else "")
+    show = params.get("show", "all") if params.get("show", "all") in SHOWS else "all"
+    wanted = {key[3:]: value for key, value in params.items() if key.startswith("ax.") and value}
+    low, high = finite_float(params.get("low")), finite_float(params.get("high"))
+    rows = index.select(show, metric, low, high, axes, wanted)
+    sort = params.get("sort", "doc")
+    descending = params.get("desc") == "1"
+    rows = index.order(rows, sort, descending, axes)
+    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
+    page = page_number(params.get("page"), pages)
+    per_row = isinstance(index, GroupIndex)
+    shown = []
+    for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+        record = index.record(int(row))
+        doc = int(index.doc_ids[row])
+        shown.append(
+            {
+                "task": index.task_of(int(row)) if isinstance(index, GroupIndex) else state["task"],
+                "sample": index.sample_ids[row],
+                "doc": doc,
+                "status": index.statuses[row],
+                "truncated": bool(index.truncated[row]),
+                "value": float(index.metrics[metric][row]) if metric else None,
+                "tokens": index.tokens[row],
+                "answer": excerpt(record.get("response")),
+                "error": excerpt(record.get("error")),
+                "axes": {
+                    label: "; ".join(values[row] if per_row else of_doc(values, doc)) for label, values in axes.items()
+                },
+            }
+        )
+    choices = {
+        label: sorted({m for members in column for m in members}, key=(sort_keys or {}).get(label, natural_key))
+        for label, column in axes.items()
+    }
+    state = {
+        **state,
+        "show": show,
+        "metric": metric,
+        "sort": sort,
+        "desc": "1" if descending else "",
+        "low": params.get("low", ""),
+        "high": params.get("high", ""),
+        **{f"ax.{k}": v for k, v in wanted.items()},
+    }
+    return {
+        "index": index,
+        "rows": shown,
+        "total": len(rows),
+        "page": page,
+        "pages": pages,
+        "metrics": metrics,
+        "metric": metric,
+        "show": show,
+        "shows": SHOWS,
+        "axes": list(axes),
+        "choices": choices,
+        "wanted": wanted,
+        "state": state,
+        "full": index.full_marks(metric) if metric else 1.0,
+    }

@@ -1,0 +1,102 @@
+"""The state behind the viewer's pages: the results folder's catalog, the task data and journal indexes read so far,
+and the templates they are rendered with.
+
+Every page is a Jinja2 template rendered with autoescape, so prompts, answers, targets and error messages (text a
+model or a dataset wrote) reach the browser as characters; the responses also forbid inline scripts and framing
+(`Content-Security-Policy`), so that one missed escape still runs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from harness.view.catalog import Catalog, TaskRun
+from harness.view.sample_index import SampleIndex, build_index
+from harness.view.shown import metric_rows, number_text
+from harness.view.task_data import ImageStore, TaskData
+
+HERE = Path(__file__).parent
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class Viewer:
+    """The results folder's catalog, and the task data and journal indexes read so far."""
+
+    def __init__(self, results_dir: Path, data_dir: str | None = None) -> None:
+        self.results_dir = results_dir
+        self.catalog = Catalog(results_dir)
+        self.data_dir = data_dir
+        self.images = ImageStore()
+        self._indexes: dict[tuple[str, str], SampleIndex] = {}
+        self._data: dict[tuple[str, str], TaskData] = {}
+        self._lock = threading.Lock()
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["number"] = number_text
+        self.env.filters["metric_rows"] = metric_rows
+        self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
+
+    def task_run(self, request: Request) -> TaskRun | None:
+        """The model's task a page's `model` and `task` parameters name."""
+        return self.catalog.task_run(request.query_params.get("model", ""), request.query_params.get("task", ""))
+
+    def index(self, run: TaskRun) -> SampleIndex:
+        """The task's journal index, built on first use and again when the journal has grown; an empty one (its
+        `problem` saying why) when the journal is no regular file inside the results folder."""
+        key = (run.model, run.task)
+        with self._lock:
+            found = self._indexes.get(key)
+            journal = run.journal_file()
+            if journal is None:
+                problem = (
+                    f"{run.journal.name} is a link leading out of the results folder, or not a regular file"
+                    if os.path.lexists(run.journal)
+                    else None
+                )
+                if found is None or found.problem != problem or found.stamp != (0, 0):
+                    found = self._indexes[key] = SampleIndex(run.journal, (0, 0), problem=problem)
+                return found
+            try:
+                stat = journal.stat()
+                stamp = (stat.st_size, stat.st_mtime_ns)
+            except OSError:
+                stamp = (0, 0)
+            if found is None or found.stamp != stamp or found.path != journal:
+                found = self._indexes[key] = build_index(journal, run.task)
+            return found
+
+    def data(self, run: TaskRun) -> TaskData:
+        key = (run.model, run.task)
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = TaskData(run, self.images, self.data_dir)
+            return self._data[key]
+
+    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(template).render(results_dir=str(self.results_dir), **context)
+        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+    def not_found(self, what: str) -> HTMLResponse:
+        return self.render("missing.html", status=404, what=what)
+
+    def bad_request(self, what: str) -> HTMLResponse:
+        return self.render("missing.html", status=400, what=what)

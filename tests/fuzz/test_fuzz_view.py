@@ -1,0 +1,302 @@
+"""Fuzz: requests to `harness view` (issue 41), sent as written (no client normalises them) to the real server over
+a real run whose folder holds links leading out to a secret. Any URL (paths of traversal shapes, query strings with
+numbers of thousands of digits, digits that are digits only to `str.isdigit`) gets a page or a 4xx, never a 500, and
+no byte of the secret; any Host the server was not started for is refused, whatever the URL."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.cli import main
+
+from .conftest import bounded, budget, counted, mutated
+
+TASK = "mmneedle_m1_n2_k1_pos"
+SECRET = "outside-secret-5c1e0d"
+ALLOWED = ("127.0.0.1", "localhost", "[::1]")  # the names a server on 127.0.0.1 answers (with its port)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, object]]:
+    """A run of two models with its report, links leading out of the folder in every shape, and the viewer serving
+    it on a free port."""
+    import uvicorn
+
+    from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
+
+    root = tmp_path_factory.mktemp("fuzz_view")
+    results = root / "results"
+    for model, extra in (("random", ["--log_samples"]), ("constant", ["--model_args", "answer=<b>x</b>"])):
+        argv = ["--tasks", TASK, "--model", model, *extra, "--data_dir", str(data_dir), "--no_progress"]
+        assert main([*argv, "--output_path", str(results)]) == 0
+    assert main(["report", str(results), "--jobs", "1"]) == 0
+    outside = root / "outside"
+    outside.mkdir()
+    for name in ("secret.png", "secret.md", "secret.svg", "results_0.json", "journal.jsonl"):
+        (outside / name).write_text(SECRET)
+    (results / "link_out.png").symlink_to(outside / "secret.png")
+    (results / "link_out.md").symlink_to(outside / "secret.md")
+    (results / "linked").symlink_to(outside)
+    model_dir = next((results / "constant").glob("results_*.json")).parent
+    (model_dir / "results_0.json").symlink_to(outside / "results_0.json")
+    copy = Path(shutil.copytree(model_dir, results / "copied"))
+    (next(copy.glob("results_*.json"))).write_text(
+        next(copy.glob("results_*.json")).read_text().replace('"model_name": "constant"', '"model_name": "copied"')
+    )
+    (copy / f"journal_{TASK}.jsonl").unlink()
+    (copy / f"journal_{TASK}.jsonl").symlink_to(outside / "journal.jsonl")
+    journal = model_dir / f"journal_{TASK}.jsonl"
+    ids = [r["sample_id"] for r in map(json.loads, journal.read_text().splitlines()) if r["type"] == "sample"]
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(results, hosts=served_hosts("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield {"port": port, "ids": ids, "figures": [p.name for p in results.glob("*.png") if not p.is_symlink()]}
+    server.should_exit = True
+    thread.join(10)
+
+
+def _get(port: int, target: str, host: str) -> tuple[int, bytes]:
+    """The status and body of `GET target` with this Host, sent byte for byte."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.putrequest("GET", target, skip_host=True, skip_accept_encoding=True)
+        connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+# --- strategies ------------------------------------------------------------------------------------------------
+
+NASTY_NUMBERS = [
+    "²",
+    "³",
+    "٣",
+    "①",
+    "9" * 4301,
+    "1" * 6000,
+    "-1",
+    "0",
+    "1e999",
+    "-1e999",
+    "nan",
+    "inf",
+    "0x10",
+    "1_0",
+    " 1",
+]
+NUMBERS = st.one_of(
+    st.sampled_from(NASTY_NUMBERS),
+    st.integers(4301, 6000).map(lambda n: "7" * n),  # past the 4,300 digits of int(str)
+    st.text(st.characters(categories=["Nd", "No"]), min_size=1, max_size=4),  # ², ٣, ①: digits to isdigit only
+    st.integers(-(2**80), 2**80).map(str),
+)
+SEGMENTS = st.sampled_from(
+    [
+        "..",
+        "%2e%2e",
+        "%2E%2e",
+        ".",
+        "",
+        "%2f",
+        "..%2f..",
+        "%00",
+        "%5c..%5c",
+        "linked",
+        "link_out.png",
+        "link_out.md",
+        "secret.png",
+        "secret.md",
+        "outside",
+        "results",
+        "report.md",
+        "etc",
+        "passwd",
+        "constant",
+        "copied",
+        "view.css",
+        "%ff",
+        "%c0%ae%c0%ae",
+    ]
+)
+PLANTED = st.sampled_from(
+    ["link_out.png", "link_out.md", "linked/secret.png", "linked/secret.svg", "../outside/secret.md", "report.md"]
+)
+PREFIXES = st.sampled_from(["/", "/report/", "/static/", "/image/", "/samples/", "/sample/", "/run/", "//", "/%2e/"])
+PATHS = st.builds(
+    lambda prefix, parts: prefix + "/".join(parts), PREFIXES, st.lists(SEGMENTS | st.text(max_size=8), max_size=6)
+)
+NUMERIC_KEYS = ["page", "run", "low", "high", "desc", "size"]
+KEYS = st.sampled_from(
+    [*NUMERIC_KEYS, *NUMERIC_KEYS, "id", "show", "metric", "sort", "vs", "ax.cell", "ax.depth", "ax.row", "ax.images"]
+    + ["ax.task", "ax.M", "ax.K", "ax.set"]  # a group's axes across tasks
+)
+
+
+@st.composite
+def queries(draw: st.DrawFn, ids: list[str]) -> str:
+    """A query string over the pages' own parameters: real names most of the time (the pages' deep paths), numbers
+    of every shape, text."""
+    params = {"model": draw(st.sampled_from(["constant", "random", "copied", "nobody"]))}
+    params["task"] = draw(st.sampled_from([TASK, TASK, TASK, "mmneedle", "mmneedle_k1", "*", "", "../../etc"]))
+    if params["task"].startswith("mmneedle") and draw(st.booleans()):
+        params.pop("model")  # a group URL without a model
+    if ids and draw(st.booleans()):
+        params["id"] = draw(st.sampled_from(ids))
+    for key in draw(st.lists(KEYS, min_size=1, max_size=4)):
+        words = st.sampled_from(["wrong", "right", "1", "thumb", "large", "doc", "exact_acc"])
+        params[key] = draw(NUMBERS if key in NUMERIC_KEYS else st.one_of(words, st.text(max_size=12), NUMBERS))
+    return "&".join(f"{quote(k, safe='.')}={quote(v, safe='')}" for k, v in params.items())
+
+
+@st.composite
+def targets(draw: st.DrawFn, ids: list[str], figures: list[str]) -> str:
+    kind = draw(st.sampled_from(["page", "page", "page", "path", "report", "report", "figure"]))
+    if kind == "page":
+        page = draw(st.sampled_from(["/samples", "/samples", "/sample", "/run", "/", "/report/"]))
+        return page + "?" + draw(queries(ids))
+    if kind == "report":  # a file of the folder: traversal shapes and the links planted in it
+        ways = draw(st.lists(SEGMENTS, max_size=3))
+        return "/report/" + "/".join([*ways, draw(PLANTED | st.sampled_from(figures))])
+    if kind == "figure":
+        return "/report/" + draw(st.sampled_from(figures)) + draw(st.sampled_from(["", "?size=" + "9" * 5000, "/.."]))
+    path = "".join(c if 0x21 <= ord(c) < 0x7F else quote(c) for c in draw(PATHS))
+    return path + ("?" + draw(queries(ids)) if draw(st.booleans()) else "")
+
+
+HOSTS = st.one_of(
+    st.sampled_from(
+        [
+            "attacker.example",
+            "attacker.example:{port}",
+            "127.0.0.1",
+            "127.0.0.1:{port}0",
+            "127.0.0.1:{port}.attacker.example",
+            "localhost.attacker.example:{port}",
+            "127.0.0.1.nip.io:{port}",
+            "0.0.0.0:{port}",
+            "[::1]",
+            "[::1:{port}",
+            "LOCALHOST:{port}",
+            "Localhost:{port}",
+            "127.0.0.1:{port}",
+            "[::1]:{port}",
+            "localhost:{port}",
+            "",
+            "localhost:",
+            ":{port}",
+            "127.1:{port}",
+            "2130706433:{port}",
+        ]
+    ),
+    st.builds(
+        lambda name: name + ":{port}", st.text(st.characters(min_codepoint=0x21, max_codepoint=0xFF), max_size=20)
+    ),
+)
+
+
+# --- properties ------------------------------------------------------------------------------------------------
+
+
+@budget(fuzz=8000, ci=60)
+@given(data=st.data())
+def test_any_url_gets_a_page_or_a_refusal_never_an_error_nor_a_byte_from_outside(served, data) -> None:
+    counted()
+    target = data.draw(targets(served["ids"], served["figures"]), label="target")
+    host = data.draw(st.sampled_from(ALLOWED), label="host") + f":{served['port']}"
+    status, body = _get(served["port"], target, host)
+    assert status < 500, (target, status, body[-400:])  # a group URL without a model may redirect (303)
+    assert SECRET.encode() not in body, target
+
+
+@budget(fuzz=4000, ci=40)
+@given(data=st.data())
+def test_a_host_the_server_was_not_started_for_is_refused_whatever_the_url(served, data) -> None:
+    counted()
+    port = served["port"]
+    host = data.draw(HOSTS, label="host").replace("{port}", str(port))
+    target = data.draw(targets(served["ids"], served["figures"]), label="target")
+    status, body = _get(port, target, host)
+    allowed = host.lower() in {f"{name}:{port}" for name in ALLOWED}
+    if allowed:
+        assert status != 421 and status < 500, (host, target, status)
+    else:
+        assert status in (400, 421), (host, target, status)  # 400: a header the HTTP parser itself refuses
+        assert TASK.encode() not in body and b"constant" not in body, host
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[Path, dict[str, object]]:
+    """A run of one model to damage: its folder and its results file as written."""
+    results = tmp_path_factory.mktemp("fuzz_view_damaged") / "results"
+    argv = ["--tasks", TASK, "--model", "random", "--log_samples", "--data_dir", str(data_dir), "--no_progress"]
+    assert main([*argv, "--output_path", str(results)]) == 0
+    (path,) = results.rglob("results_*.json")
+    return path, json.loads(path.read_text())
+
+
+NUMBER_TOKEN = re.compile(r"(?<=[:\[,] )-?[0-9]+(\.[0-9]+)?(?=[,}\]])")
+
+
+@budget(fuzz=1000, ci=25)
+@given(data=st.data())
+def test_a_results_file_of_any_content_leaves_the_viewer_starting_and_every_page_working(one_run, data) -> None:
+    """Any shape, and numbers past Python's digit limit for int(str) (or too large for a float), in the results
+    file: the viewer starts, and every page of every model and task it shows is a page, never a 500."""
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
+
+    counted()
+    path, original = one_run
+    text = json.dumps(data.draw(mutated(original), label="results"))
+    numbers = list(NUMBER_TOKEN.finditer(text))
+    if numbers and data.draw(st.sampled_from([False, False, True]), label="big number"):
+        found = data.draw(st.sampled_from(numbers), label="where")
+        big = data.draw(st.sampled_from(["9" * 5000, "7" * 4000, "-" + "1" * 400, "1e999"]), label="how big")
+        text = text[: found.start()] + big + text[found.end() :]
+    path.write_text(text)
+    with bounded(60, "the viewer over a damaged results file"):
+        app = create_app(path.parent.parent, hosts=served_hosts("127.0.0.1", 8765))
+        client = TestClient(app, base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+        catalog = app.state.viewer.catalog
+        urls = ["/", "/report/"]
+        for model in catalog.model_names()[:2]:
+            urls.append(f"/run?{quote_query(model=model, run='0')}")
+            urls.append(f"/samples?{quote_query(model=model, task='mmneedle')}")  # the group page
+            for task in catalog.tasks(model)[:2]:
+                urls.append(f"/samples?{quote_query(model=model, task=task)}")
+                urls.append(f"/sample?{quote_query(model=model, task=task, id='m1_n2_k1-00000')}")
+        for url in urls:
+            status = client.get(url).status_code
+            assert status < 500, (url, status, text[:300])
+
+
+def quote_query(**params: str) -> str:
+    return "&".join(f"{k}={quote(v, safe='')}" for k, v in params.items())
