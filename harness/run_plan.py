@@ -88,8 +88,12 @@ class RunPlan:
 def _json_arg(text: str, flag: str) -> dict[str, Any]:
     if not text:
         return {}
+    from builders.core import contract
+
     try:
-        value = json.loads(text)
+        value = contract.loads_json(text)
+    except contract.TooManyDigits as err:
+        raise UserError(f"{flag}: {err.where or 'the value'}: {err.problem}") from None
     except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
         raise UserError(f"{flag}: not valid JSON ({err})") from None
     except RecursionError:

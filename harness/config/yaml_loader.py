@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from builders.core import contract
 from harness.errors import TaskConfigError
 
 if TYPE_CHECKING:
@@ -133,11 +134,24 @@ def _make_loader(path: Path) -> type:
             result.lines[key] = f"{path}:{key_node.start_mark.line + 1}"
         return result
 
+    def construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+        # An integer longer than Python converts is named here, where its line is known (not a bare ValueError).
+        where = f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+        problem = contract.int_text_problem(str(node.value))
+        if problem:
+            raise TaskConfigError(f"{where}: {problem}")
+        value: int = yaml.SafeLoader.construct_yaml_int(loader, node)
+        problem = contract.int_problem(value)  # hexadecimal, octal, binary: converted, but too long to print
+        if problem:
+            raise TaskConfigError(f"{where}: {problem}")
+        return value
+
     def construct_function(loader: Any, node: yaml.Node) -> FunctionRef:
         return FunctionRef(str(loader.construct_scalar(node)).strip(), path, node.start_mark.line + 1)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     Loader.add_constructor("!function", construct_function)
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     return Loader
 
 
