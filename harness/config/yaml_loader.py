@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from builders.core import contract
-from harness.errors import TaskConfigError
+from harness.errors import TaskConfigError, first_line
 
 if TYPE_CHECKING:
     _BaseLoader = yaml.SafeLoader
@@ -174,8 +174,14 @@ def load_yaml_file(path: Path) -> YamlDict:
         where = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
         problem = " ".join(p for p in (err.context, err.problem) if p)
         raise TaskConfigError(f"{path}:{where}: malformed YAML: {problem}") from None
+    except yaml.reader.ReaderError as err:  # a control character: PyYAML's message is two lines
+        line = text[: err.position].count("\n") + 1
+        code = ord(err.character) if isinstance(err.character, str) else err.character
+        raise TaskConfigError(
+            f"{path}:{line}: malformed YAML: unacceptable character #x{code:04x} ({err.reason})"
+        ) from None
     except yaml.YAMLError as err:
-        raise TaskConfigError(f"{path}: malformed YAML: {err}") from None
+        raise TaskConfigError(f"{path}: malformed YAML: {first_line(err)}") from None
     except RecursionError:
         raise TaskConfigError(f"{path}: malformed YAML: nested too deeply to read") from None
     if data is None:

@@ -3,8 +3,10 @@ address; Ray is imported only here, and only when a run asks for replicas."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +20,7 @@ AUTO = "auto"  # the cluster `ray start` runs on this machine
 CONNECT_TIMEOUT = (
     10.0  # seconds for a cluster's address to answer before Ray is asked to join it (Ray retries for ever)
 )
+_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")  # `_`: container names (compose) resolve
 FORMS = "expected auto, HOST:PORT of a cluster's head (ray start --head) or ray://HOST:PORT"
 
 
@@ -35,6 +38,8 @@ def address_problem(address: str) -> str | None:
         return f"the port must be a number from 1 to 65535 ({FORMS})"
     if not parts.hostname:
         return f"no host ({FORMS})"
+    if not _is_host(parts.hostname):
+        return f"{parts.hostname[:60]!r} is not a host name or an IP address ({FORMS})"
     if port is None and not address.startswith("ray://"):  # Ray Client's port has a default (10001), the head's not
         return f"no port ({FORMS})"
     if port == 0:
@@ -42,7 +47,16 @@ def address_problem(address: str) -> str | None:
     return None
 
 
-def _unanswered(address: str) -> str | None:
+def _is_host(host: str) -> bool:
+    """A DNS name (labels of letters, digits and inner hyphens) or an IP address, as a socket can be asked for."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return len(host) <= 253 and all(_LABEL.fullmatch(label) for label in host.removesuffix(".").split("."))
+
+
+def no_cluster_at(address: str) -> str | None:
     """Why nothing answers as a Ray cluster at `address` (HOST:PORT or ray://HOST:PORT) within `CONNECT_TIMEOUT`, or
     None: a host that does not resolve, a refused or silent port, a listener that does not speak gRPC (Ray's own
     join would retry each of these for minutes, printing warnings and no line of ours)."""
@@ -55,8 +69,8 @@ def _unanswered(address: str) -> str | None:
     try:
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
             pass
-    except socket.gaierror as err:
-        return f"the host {host!r} does not resolve ({err.strerror or err})"
+    except (socket.gaierror, UnicodeError) as err:  # UnicodeError: a name the IDNA codec refuses
+        return f"the host {host[:60]!r} does not resolve ({getattr(err, 'strerror', None) or err})"
     except TimeoutError:
         return f"nothing answered at {host}:{port} within {CONNECT_TIMEOUT:g} s"
     except OSError as err:
@@ -128,7 +142,7 @@ def connect(address: str | None, cpus_needed: float) -> Cluster:
     where = f"--ray {address}" if address else f"RAY_ADDRESS={os.environ.get('RAY_ADDRESS')}"
     given = address or os.environ.get("RAY_ADDRESS", "")
     if not local:
-        problem = address_problem(given) or (None if given == AUTO else _unanswered(given))
+        problem = address_problem(given) or (None if given == AUTO else no_cluster_at(given))
         if problem:
             raise UserError(f"{where}: cannot join a Ray cluster: {problem}")
     try:

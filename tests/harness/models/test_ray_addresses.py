@@ -32,6 +32,10 @@ from tests.support.paths import PROJECT
         ("http://head:6379", FORMS),
         ("head:6379/x", FORMS),
         ("", FORMS),
+        ("a..b:6379", f"'a..b' is not a host name or an IP address ({FORMS})"),  # the IDNA codec's UnicodeError
+        ("a b:6379", f"'a b' is not a host name or an IP address ({FORMS})"),
+        ("bad!host:6379", f"'bad!host' is not a host name or an IP address ({FORMS})"),
+        ("head:６３７９", f"the port must be a number from 1 to 65535 ({FORMS})"),
     ],
 )
 def test_an_address_of_the_wrong_form_is_one_line_before_anything_is_read(
@@ -48,7 +52,19 @@ def test_an_address_of_the_wrong_form_is_one_line_before_anything_is_read(
     assert time.monotonic() - started < 10
 
 
-@pytest.mark.parametrize("address", ["auto", "local", "head:6379", "10.0.0.1:1", "ray://head", "ray://[::1]:10001"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "auto",
+        "local",
+        "head:6379",
+        "10.0.0.1:1",
+        "ray://head",
+        "ray://[::1]:10001",
+        "node-7.example.org.:1",
+        "ray_head:6379",
+    ],
+)
 def test_the_forms_of_a_cluster_address_are_taken(address: str) -> None:
     assert address_problem(address) is None
 
