@@ -224,6 +224,9 @@ def _main(argv: list[str]) -> int:
 
         print(f"harness: error: {scrub(str(err))}", file=sys.stderr)
         return getattr(err, "exit_code", 2)
+    except KeyboardInterrupt:  # Ctrl-C before a run has its plan (its tasks' data read), or of another command
+        print("harness: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # `harness ls | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -56,11 +56,22 @@ def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         print(
             "harness: no --output_path: results are printed only, and an interrupted run cannot resume", file=sys.stderr
         )
-        return _execute(plan)
-    # Held from before the model is loaded until the results are written; released (its file removed)
-    # however the run ends, a failed start included.
-    with OutputLock(plan.output_dir, plan.command(), plan.secrets):
-        return _execute(plan)
+    try:
+        if plan.output_dir is None:
+            return _execute(plan)
+        # Held from before the model is loaded until the results are written; released (its file removed)
+        # however the run ends, a failed start included.
+        with OutputLock(plan.output_dir, plan.command(), plan.secrets):
+            return _execute(plan)
+    except KeyboardInterrupt:  # Ctrl-C while the model loads, its replicas start, or the results are written
+        print(interrupted_line(plan.output_dir), file=sys.stderr)
+        return 130, None
+
+
+def interrupted_line(output_dir: Path | None) -> str:
+    """What Ctrl-C of a run prints, at whatever moment it comes."""
+    where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
+    return f"harness: interrupted{where}"
 
 
 def make_model(
@@ -227,8 +238,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     try:
         task_results = Runner(model, options).run(plan.tasks)
     except KeyboardInterrupt:
-        where = f"; finished samples are saved under {output_dir}, run the same command to resume" if output_dir else ""
-        print(f"harness: interrupted{where}", file=sys.stderr)
+        print(interrupted_line(output_dir), file=sys.stderr)
         return 130, None
     except BackendFatalError as err:
         print(f"harness: error: {_stopped_message(err, output_dir)}", file=sys.stderr)

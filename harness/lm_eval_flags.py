@@ -16,6 +16,7 @@ one line (never a usage error on a command line copied from lm-eval):
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from harness.errors import UserError
 
 SEED_NAMES = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+MAX_SEED = 2**32 - 1  # NumPy's seeds are 0 .. 2**32 - 1; every seed here is held to the same range
 DEVICE_BACKENDS = ("hf",)  # backends that take a `device` model argument
 REMOTE_CODE_BACKENDS = ("hf", "vllm")
 
@@ -41,20 +43,29 @@ class SeedsAction(argparse.Action):
     ) -> None:
         parts = [p.strip() for p in str(values).split(",")]
         if not 1 <= len(parts) <= 4:
-            raise UserError(f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {values!r}")
+            raise UserError(
+                f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {_shown(values)}"
+            )
         seeds: list[int | None] = []
         for part in parts:
-            if part == "None":
-                seeds.append(None)
-            elif part.lstrip("-").isdigit():
-                seeds.append(int(part))
-            else:
-                raise UserError(f"--seed: expected integers (or None), got {values!r}")
+            # ASCII digits only (`isdigit()` takes "²", which int() refuses), few enough to convert, in NumPy's range.
+            seed = int(part) if re.fullmatch(r"[0-9]{1,10}", part) else None
+            if part != "None" and (seed is None or seed > MAX_SEED):
+                raise UserError(
+                    f"--seed: each seed must be an integer from 0 to {MAX_SEED} (or None), got {_shown(part)}"
+                )
+            seeds.append(seed)
         if seeds[0] is None:
             raise UserError("--seed: the first seed (sampling and the random baseline) cannot be None")
         seeds += [seeds[0]] * (4 - len(seeds))
         namespace.seed = seeds[0]
         namespace.seeds = seeds
+
+
+def _shown(text: Any) -> str:
+    """A value quoted in a message, cut to 40 characters."""
+    text = str(text)
+    return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text):,} characters)"
 
 
 def add_compat_flags(group: argparse._ArgumentGroup) -> None:

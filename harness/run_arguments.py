@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 from harness.lm_eval_flags import SeedsAction, add_compat_flags
@@ -242,7 +243,8 @@ def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def positive_int(text: str, alternatives: str = "") -> int:
-    value = int(text) if text.strip().isdigit() else 0
+    # ASCII digits, few enough to convert (`isdigit()` takes "²", and 5,000 digits, which int() refuses)
+    value = int(text) if re.fullmatch(r"\s*[0-9]{1,18}\s*", text) else 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r:.40}")
     return value

@@ -89,8 +89,12 @@ class RunPlan:
 def _json_arg(text: str, flag: str) -> dict[str, Any]:
     if not text:
         return {}
+    from builders.core import contract
+
     try:
-        value = json.loads(text)
+        value = contract.loads_json(text)
+    except contract.TooManyDigits as err:
+        raise UserError(f"{flag}: {err.where or 'the value'}: {err.problem}") from None
     except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
         raise UserError(f"{flag}: not valid JSON ({err})") from None
     except RecursionError:
@@ -233,6 +237,7 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import CompatFlags, apply_compat_flags
     from harness.models.args import parse_kv
+    from harness.models.replicas.cluster import address_problem
     from harness.outputs.hub_upload import parse_hub_target
     from harness.outputs.results import model_folder_name
     from harness.redact import collect_secrets, register
@@ -247,6 +252,9 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
     hub = parse_hub_target(hub_given)
     if hub is not None and args.output_path is None:
         raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
+    ray_problem = address_problem(args.ray) if getattr(args, "ray", None) is not None else None
+    if ray_problem:
+        raise UserError(f"--ray {args.ray}: {ray_problem}")
     model = resolve_model(args.model, model_given, names)
     model = ModelChoice(
         model.name, model.backend, apply_compat_flags(args, model.backend, model.args), model.alias, model.given

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from harness.errors import TaskConfigError
+from builders.core import contract
+from harness.errors import TaskConfigError, first_line
 
 if TYPE_CHECKING:
     _BaseLoader = yaml.SafeLoader
@@ -133,11 +134,24 @@ def _make_loader(path: Path) -> type:
             result.lines[key] = f"{path}:{key_node.start_mark.line + 1}"
         return result
 
+    def construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+        # An integer longer than Python converts is named here, where its line is known (not a bare ValueError).
+        where = f"{path}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+        problem = contract.int_text_problem(str(node.value))
+        if problem:
+            raise TaskConfigError(f"{where}: {problem}")
+        value: int = yaml.SafeLoader.construct_yaml_int(loader, node)
+        problem = contract.int_problem(value)  # hexadecimal, octal, binary: converted, but too long to print
+        if problem:
+            raise TaskConfigError(f"{where}: {problem}")
+        return value
+
     def construct_function(loader: Any, node: yaml.Node) -> FunctionRef:
         return FunctionRef(str(loader.construct_scalar(node)).strip(), path, node.start_mark.line + 1)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     Loader.add_constructor("!function", construct_function)
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     return Loader
 
 
@@ -160,8 +174,14 @@ def load_yaml_file(path: Path) -> YamlDict:
         where = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
         problem = " ".join(p for p in (err.context, err.problem) if p)
         raise TaskConfigError(f"{path}:{where}: malformed YAML: {problem}") from None
+    except yaml.reader.ReaderError as err:  # a control character: PyYAML's message is two lines
+        line = text[: err.position].count("\n") + 1
+        code = ord(err.character) if isinstance(err.character, str) else err.character
+        raise TaskConfigError(
+            f"{path}:{line}: malformed YAML: unacceptable character #x{code:04x} ({err.reason})"
+        ) from None
     except yaml.YAMLError as err:
-        raise TaskConfigError(f"{path}: malformed YAML: {err}") from None
+        raise TaskConfigError(f"{path}: malformed YAML: {first_line(err)}") from None
     except RecursionError:
         raise TaskConfigError(f"{path}: malformed YAML: nested too deeply to read") from None
     if data is None:

@@ -7,7 +7,8 @@ gateways).
 Images go as base64 data URLs of the dataset's own encoded bytes (the MIME type read from the bytes'
 magic number): no decoding, no PNG re-encoding. Requests run concurrently (a thread pool over one
 httpx client, `concurrency` at a time). 429, 5xx, timeouts and dropped connections are retried with
-exponential backoff and jitter, honouring `Retry-After`; other 4xx are not retried. Whatever goes
+exponential backoff and jitter, honouring `Retry-After` up to `max_backoff` (a server's date far ahead never holds a
+request longer than the client's own bound); other 4xx are not retried. Whatever goes
 wrong with one sample (a refusal, a content filter, a provider error, a malformed body) becomes that
 sample's `Response(text=None, error=...)`; `generate` never raises for it. Authentication and
 "model not found" answers (401/403/404), and a server still unreachable after every retry, concern
@@ -51,7 +52,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
 FATAL_STATUSES = frozenset({401, 403, 404})
-MAX_RETRY_AFTER = 300.0  # never sleep longer than this on a server's say-so
 
 
 # --- the backend -----------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ class OpenAIChatSettings:
     max_response_bytes: int | None = at_least(1)
     max_retries: int = 6
     backoff: float = 1.0  # first retry delay (seconds); doubles each attempt, with jitter
-    max_backoff: float = 60.0
+    max_backoff: float = 60.0  # the longest wait between two attempts, a server's `Retry-After` included
     image_detail: str | None = None  # "low" | "high" | "auto"; MMNeedle's official code uses "high"
     token_param: str = "auto"  # "max_tokens" | "max_completion_tokens" | "auto" (the latter for api.openai.com)
     api_version: str | None = None  # set for Azure OpenAI (deployment URLs, `api-key` header)
@@ -338,8 +338,11 @@ class OpenAIChatModel(Model):
                     return Response(text=None, error=f"{prefix}: HTTP {status}: {message}", refused=refused)
             if attempt == self.settings.max_retries:
                 break
-            delay = min(wait, MAX_RETRY_AFTER) if wait is not None else self._backoff(attempt)
-            log.warning("openai: %s; retry %d/%d in %.1fs", last, attempt + 1, self.settings.max_retries, delay)
+            delay = self._backoff(attempt) if wait is None else min(wait, self.settings.max_backoff)
+            asked = f" (the server asked for {wait:g}s; max_backoff bounds it)" if wait and wait > delay else ""
+            log.warning(
+                "openai: %s; retry %d/%d in %.1fs%s", last, attempt + 1, self.settings.max_retries, delay, asked
+            )
             time.sleep(delay)
         self._count("failures")
         if unreachable:  # still no connection after every retry: the server is down, not this sample

@@ -221,7 +221,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
         pass
     try:
         when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return max(0.0, when - (time.time() if now is None else now))
 

@@ -26,6 +26,7 @@ from typing import Any
 from harness.config.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
 from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
+from harness.errors import UserError, first_line
 
 
 def _number(value: Any) -> float:
@@ -51,6 +52,25 @@ def aggregate(spec: Mapping[str, Any], scores: Sequence[MemberScore]) -> tuple[f
     if isinstance(out, tuple):
         return float(out[0]), float(out[1])
     return float(out), math.nan
+
+
+def _aggregate_group(
+    group: str, metric: str, spec: Mapping[str, Any], scores: Sequence[MemberScore]
+) -> tuple[float, float]:
+    """`aggregate`, where a group's own `!function` that raises (or returns no number) is one line naming the group,
+    the metric and the function, as a task's own aggregation is (`harness.running.task_aggregation`)."""
+    rule = spec.get("aggregation", "mean")
+    if not isinstance(rule, FunctionRef):
+        return aggregate(spec, scores)
+    try:
+        return aggregate(spec, scores)
+    except UserError:  # the function cannot be found or imported: its own line, naming the YAML
+        raise
+    except Exception as err:  # the group's own code: whatever it raises is its failure, not the harness's
+        raise UserError(
+            f"group {group!r}: metric {metric!r}: aggregation `{rule}` ({rule.yaml_file}:{rule.line}) failed on "
+            f"{len(scores)} member scores ({type(err).__name__}: {first_line(err)})"
+        ) from None
 
 
 def _clean(value: float) -> float | str:
@@ -84,7 +104,7 @@ def group_entries(
             metric, written = spec["metric"], spec.get("as", spec["metric"])
             named = list(spec.get("members") or members)
             scores = [member_score(m, entry(m) if m in configs else results.get(m), metric, scored(m)) for m in named]
-            mean_value, se = aggregate(spec, scores)
+            mean_value, se = _aggregate_group(name, metric, spec, scores)
             value[f"{written},none"] = _clean(mean_value)
             value[f"{written}_stderr,none"] = _clean(se)
             used = [s for s in scores if not s.missing]

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
+from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import write_text
 from harness.outputs.results_shape import results_file_problem
@@ -139,7 +140,9 @@ def read_results_file(path: Path) -> ResultsFile:
     """A results file, parsed and checked to have the shape the report reads (`results_shape`), or a
     `UserError` naming the file and what was expected."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = contract.loads_json(path.read_bytes().decode("utf-8"))
+    except contract.TooManyDigits as err:
+        raise UserError(f"{path}: not a results file the report can read: {err}") from None
     except OSError as err:
         raise UserError(f"{path}: unreadable results file ({err.strerror or err})") from None
     except UnicodeDecodeError as err:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any, Literal, Required, TypedDict
 
+from builders.core import contract
 from harness.api import STATUSES
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
@@ -110,7 +112,9 @@ def parse_line(line: bytes) -> tuple[Any, str | None]:
     """(the JSON value of one journal line, None), or (None, why it cannot be read). Never raises: a line
     nested too deeply for the parser is as unreadable as one that is not JSON."""
     try:
-        return json.loads(line.decode("utf-8")), None
+        return contract.loads_json(line.decode("utf-8")), None
+    except contract.TooManyDigits as err:
+        return None, str(err)
     except UnicodeDecodeError as err:
         return None, f"not UTF-8 ({err.reason} at byte {err.start})"
     except json.JSONDecodeError as err:
@@ -119,8 +123,15 @@ def parse_line(line: bytes) -> tuple[Any, str | None]:
         return None, "nested too deeply to read"
 
 
+_FLOAT_MAX = int(sys.float_info.max)
+
+
 def _is_number(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float)
+    """A number an aggregation can read: an integer too large for a float would stop it (an `OverflowError` on
+    every rerun, the line being in the journal), so it is an unreadable value, its sample run again."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -_FLOAT_MAX <= value <= _FLOAT_MAX
+    return value is None or isinstance(value, bool | float)
 
 
 def metric_value_problem(value: Any) -> str | None:
@@ -141,6 +152,8 @@ def metric_value_problem(value: Any) -> str | None:
         ):
             return None
         return "a list of other than numbers or [key, number] pairs"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "an integer too large for a float"
     return f"a {type(value).__name__}"
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD = re.compile(r"^\s*([0-9]{1,9})\s*/\s*([0-9]{1,9})\s*$")  # ASCII digits, few enough to convert
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def parse_shard(text: str | None) -> Shard | None:
         return None
     match = _SHARD.match(str(text))
     if not match:
-        raise ValueError(f"--shard expects 'i/n' with 0 <= i < n (e.g. 0/4), got {text!r}")
+        raise ValueError(f"--shard expects 'i/n' with 0 <= i < n (e.g. 0/4), got {text!r:.60}")
     index, count = int(match.group(1)), int(match.group(2))
     if count < 1:
         raise ValueError(f"--shard {text}: the shard count must be at least 1")

@@ -97,6 +97,75 @@ JSON = st.recursive(
 )
 
 
+# Integers past 2**70, written as JSON or YAML text: within Python's `int(str)` limit (4,300 digits) and past it, where
+# `json.dumps` cannot write one, so `with_long_integers` splices the digits in as text.
+LONG_INTEGERS = st.one_of(
+    st.integers(2**70, 10**400).map(str),
+    st.integers(-(10**400), -(2**70)).map(str),
+    st.integers(300, 9000).map(lambda digits: "9" * digits),
+    st.sampled_from(["1" + "0" * 4299, "1" + "0" * 4300, "-" + "7" * 4301, "8" * 20000]),
+)
+_MARKER = 918_273_645_546_372_819_000  # a number no document holds: where a long integer goes
+
+
+@st.composite
+def with_long_integers(draw: Callable[..., Any], value: Any) -> str:
+    """`value` as JSON text, one to three of its places (numbers as often as not) holding a `LONG_INTEGERS`."""
+    import copy
+    import json
+
+    value = copy.deepcopy(value)
+    places = [path for path in _paths(value) if path]
+    numbers = [path for path in places if _is_number(_at(value, path))]
+    chosen = draw(st.lists(st.sampled_from(numbers or places), min_size=1, max_size=3)) if places else []
+    digits: dict[str, str] = {}
+    if not chosen:  # a scalar document: the number is the document
+        return draw(LONG_INTEGERS)
+    for path in sorted(set(chosen), key=len, reverse=True):  # the deepest first: each parent is still a container
+        marker = _MARKER + len(digits)
+        _at(value, path[:-1])[path[-1]] = marker
+        digits[str(marker)] = draw(LONG_INTEGERS)
+    text = json.dumps(value)
+    for marker, number in digits.items():
+        text = text.replace(marker, number)
+    return text
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _at(value: Any, path: tuple) -> Any:
+    for key in path:
+        value = value[key]
+    return value
+
+
+# `--ray` addresses (issue 41): of every form, and hosts where no Ray cluster can answer. `{closed}` is a loopback port
+# nothing listens on, found when the test runs (a drawn port might be another program's, even a Ray cluster's).
+RAY_HOSTS = ["127.0.0.1", "localhost", "[::1]", "no-such-host.invalid", "a..b", "-", "\x00", "x" * 300, "é.invalid", ""]
+RAY_PORTS = ["{closed}", "0", "65536", "99999", "-1", "６３７９", "abc", "", "1e3", " 1"]
+RAY_ADDRESSES = st.one_of(
+    st.sampled_from(["auto", "local", "ray://", "ray://no-such-host.invalid", "http://h:1", "h:1/x", ":", "::1:1"]),
+    st.builds(
+        lambda scheme, host, port: f"{scheme}{host}:{port}",
+        st.sampled_from(["", "", "ray://", "grpc://"]),
+        st.sampled_from(RAY_HOSTS),
+        st.one_of(st.sampled_from(RAY_PORTS), LONG_INTEGERS),
+    ),
+    st.text(max_size=30),
+)
+
+
+def closed_port() -> int:
+    """A loopback TCP port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def deep(depth: int, opener: str = "[") -> str:
     closer = {"[": "]", "{": "}"}[opener]
     if opener == "{":

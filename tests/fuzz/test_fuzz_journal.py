@@ -1,10 +1,12 @@
-"""Fuzz: journal lines (issue 30). Whatever a journal holds, reading it, aggregating what was read, writing the
-results JSON and compacting the journal end without a traceback; a line that cannot be used is skipped."""
+"""Fuzz: journal lines (issue 30). Whatever a journal holds (integers past 2**70 and past Python's 4,300-digit limit
+included, issue 41), reading it, aggregating what was read, writing the results JSON and compacting the journal end
+without a traceback; a line that cannot be used is skipped, and what is kept is what an aggregation can read."""
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 import tempfile
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from harness.running.journal import fingerprint
 from harness.running.metrics import AGGREGATIONS, STDERRS
 from harness.running.sample_store import SampleStore
 
-from .conftest import JSON, bounded, budget, counted, deep, mutated
+from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 
 TASK = "t"
 AGGREGATIONS_OF = {"acc": "mean", "ratio": "ratio_of_sums", "cells": "mean_by_key", "total": "sum"}
@@ -45,6 +47,7 @@ LINES = st.one_of(
     mutated(GOOD).map(_line),
     st.builds(lambda d, s: _line({**GOOD, "doc_id": d, "sample_id": f"s{s}"}), st.integers(-3, 6), st.integers(0, 5)),
     JSON.map(_line),
+    with_long_integers(GOOD).map(str.encode),
     st.binary(max_size=40),
     st.sampled_from([deep(5000).encode(), deep(3000, "{").encode(), b"\xff\xfe{}", b'{"type": "header"}', b""]),
 )
@@ -69,6 +72,8 @@ def test_any_journal_is_read_aggregated_and_compacted_without_a_traceback(
         except UserError:
             return  # a header that is not this run's, or unreadable with records behind it: one line
         rows = [o.metrics for o in store.outcomes.values() if o.status in SCORED and o.metrics is not None]
+        for row in rows:  # every value kept fits a float: an aggregation reads it (a longer one is a skipped line)
+            assert all(abs(n) <= sys.float_info.max for value in row.values() for n in _values(value)), row
         results = {}
         for metric, aggregation in AGGREGATIONS_OF.items():
             column = [row[metric] for row in rows if metric in row]
@@ -81,3 +86,10 @@ def test_any_journal_is_read_aggregated_and_compacted_without_a_traceback(
         again = SampleStore(path, TASK, PARTS, AGGREGATIONS_OF)
         assert again.outcomes == store.outcomes
         again.close()
+
+
+def _values(metric: object) -> list[float]:
+    """The numbers a metric's value holds: itself, a list's items, or a breakdown's values (not its keys)."""
+    items = metric if isinstance(metric, list) else [metric]
+    values = [item[1] if isinstance(item, list) and len(item) == 2 else item for item in items]
+    return [v for v in values if isinstance(v, int | float) and not isinstance(v, bool) and not math.isnan(v)]

@@ -1,6 +1,7 @@
 """Fuzz: results files read by `harness report` and shard outputs read by `harness merge` (issue 30). A results file
-of any shape (or bytes) is rendered or refused in one line naming it; shards whose journals or results files
-are damaged in any way merge, or are refused in one line; never a traceback."""
+of any shape (or bytes, or integers past Python's 4,300-digit limit: issue 41) is rendered or refused in one line
+naming it; shards whose journals or results files are damaged in any way merge, or are refused in one line; never a
+traceback."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from harness.errors import UserError
 from harness.outputs.model_results import load_results
 from harness.outputs.report import write_report
 
-from .conftest import JSON, bounded, budget, counted, deep, mutated
+from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +96,7 @@ def _damaged(data: st.DataObject, good: dict) -> bytes:
             st.binary(max_size=40),
             st.just(deep(5000).encode()),
             st.just(json.dumps(document).encode().replace(b'"', b'"\xff', 1)),
+            with_long_integers(good).map(str.encode),
         ),
         label="bytes",
     )
@@ -150,7 +152,10 @@ def test_any_damaged_shard_merges_or_is_refused_in_one_line(
             lines = [header, *records]
             lines[index] = data.draw(
                 st.one_of(
-                    mutated(json.loads(lines[index])).map(json.dumps), JSON.map(json.dumps), st.text(max_size=20)
+                    mutated(json.loads(lines[index])).map(json.dumps),
+                    JSON.map(json.dumps),
+                    st.text(max_size=20),
+                    with_long_integers(json.loads(lines[index])),
                 ),
                 label="record",
             )

@@ -7,6 +7,7 @@ Scenarios (per sample, counting that sample's attempts):
     slow          waits 0.2 s, then answers like ok (for the concurrency test)
     rate_once     1st attempt: 429 with `Retry-After: 1`; then ok
     rate_ms_once  1st attempt: 429 with `retry-after-ms: 50`; then ok
+    date_once     1st attempt: 500 with `Retry-After` an HTTP date in 2099; then ok
     fail_once     1st attempt: 500; then ok
     fail_twice    1st and 2nd attempts: 500; then ok
     timeout_once  1st attempt: answers only after 2 s (beyond the client's timeout); then ok
@@ -254,6 +255,9 @@ class ChatServer:
                     self._ok(record, sample)
                 elif do == "rate_once" and attempt == 1:
                     self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, {"Retry-After": "1"})
+                elif do == "date_once" and attempt == 1:
+                    headers = {"Retry-After": "Wed, 21 Oct 2099 07:28:00 GMT"}
+                    self._send(500, {"error": {"message": "come back later"}}, headers)
                 elif do == "rate_ms_once" and attempt == 1:
                     self._send(429, {"error": {"message": "rate limited"}}, {"retry-after-ms": "50"})
                 elif (do == "fail_twice" and attempt <= 2) or (do == "fail_once" and attempt == 1):

@@ -2,7 +2,8 @@
 
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
-`manifest` (what a folder holds) and `reading` (a build's images, read in place). It imports nothing else of the project
+`manifest` (what a folder holds), `reading` (a build's images, read in place) and `json_numbers` (JSON read so that
+an integer too long for Python is one error naming its field). It imports nothing else of the project
 and no torch; `datasets`, pyarrow and Pillow only inside the functions that need them, so importing it
 costs nothing.
 
@@ -31,6 +32,7 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 `contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
 """
 
+from builders.core.contract.json_numbers import TooManyDigits, int_problem, int_text_problem, loads_json
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
     BUILD_COMMAND,
@@ -102,6 +104,7 @@ __all__ = [
     "ROW_GROUP_CACHE_BYTES",
     "SHARED",
     "TEXT_TOKENS",
+    "TooManyDigits",
     "TOKEN_RULE",
     "HubLocation",
     "ImageTable",
@@ -114,7 +117,10 @@ __all__ = [
     "image_table",
     "image_table_features",
     "image_tokens",
+    "int_problem",
+    "int_text_problem",
     "load_images",
+    "loads_json",
     "manifest_image_storage",
     "parse_hub_location",
     "read_manifest",

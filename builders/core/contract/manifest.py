@@ -12,6 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from builders.core.contract.json_numbers import TooManyDigits, loads_json
 from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG
 
 MANIFEST_NAME = "build_manifest.json"
@@ -51,8 +52,8 @@ def read_manifest(folder: str | Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        manifest = loads_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TooManyDigits, RecursionError) as exc:
         raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
@@ -92,7 +93,7 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
     """
     path = Path(folder) / MANIFEST_NAME
     try:
-        manifest = json.loads(path.read_text())
+        manifest = loads_json(path.read_text())
     except (OSError, ValueError, RecursionError):
         return None
     entry = manifest.get("image_table") if config == IMAGE_TABLE_CONFIG else manifest.get("configs", {}).get(config)

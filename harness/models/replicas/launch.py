@@ -98,7 +98,11 @@ def wait_ready(cluster: Cluster, slots: list[Slot], backend: str) -> None:
         try:
             slot.info = ray.get(done[0])
         except Exception as err:
-            raise ReplicaError(f"{backend} replica {slot.rank} of {size} could not start: {cause_line(err)}") from None
+            # On a cluster this run did not start, which one (`--ray auto` joins whatever Ray runs here).
+            where = "" if cluster.owned else f" on the Ray cluster at {cluster.address} (not started by this run)"
+            raise ReplicaError(
+                f"{backend} replica {slot.rank} of {size} could not start{where}: {cause_line(err)}"
+            ) from None
     first = slots[0].info["identity"]
     for slot in slots[1:]:
         if slot.info["identity"] != first:

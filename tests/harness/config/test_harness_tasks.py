@@ -184,6 +184,16 @@ def test_a_task_file_that_is_not_utf8_is_named_in_one_line(tmp_path: Path, data_
         assert run.err.strip().splitlines() == [expected], args
 
 
+def test_a_control_character_in_a_task_file_is_one_line_naming_file_and_line(tmp_path: Path, harness) -> None:
+    """PyYAML's message for it is two lines (issue 41's YAML fuzz property let it through: it checked nothing)."""
+    bad = write(tmp_path / "t" / "control.yaml", 'task: control\ndataset_path: x\ndoc_to_text: "a\x06b"\n')
+    run = harness("ls", "--include_path", bad.parent)
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    assert run.err.strip().splitlines() == [
+        f"harness: error: {bad}:3: malformed YAML: unacceptable character #x0006 (control characters are not allowed)"
+    ]
+
+
 def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, harness) -> None:
     folder = tmp_path / "t"
     write(folder / "utils.py", "def something_else(doc, results):\n    return {}\n")

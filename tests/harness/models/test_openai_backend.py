@@ -93,7 +93,7 @@ def test_retries_on_429_500_and_timeouts(chat_server, jpeg_red):
             [("r", "rate_once"), ("m", "rate_ms_once"), ("f", "fail_twice"), ("t", "timeout_once"), ("k", "ok")]
         )
     ]
-    model = _model(chat_server, concurrency="5")
+    model = _model(chat_server, concurrency="5", max_backoff="2")  # Retry-After: 1 is within it
     started = time.monotonic()
     try:
         responses = model.generate(requests)
@@ -105,6 +105,20 @@ def test_retries_on_429_500_and_timeouts(chat_server, jpeg_red):
     rate = chat_server.for_sample("r")
     assert rate[1].at - rate[0].at >= 0.95  # Retry-After: 1 was honoured
     assert model.stats["retries"] == 1 + 1 + 2 + 1
+
+
+def test_a_retry_after_date_far_ahead_waits_no_longer_than_max_backoff(chat_server, jpeg_red):
+    """`Retry-After: <a date in 2099>` on a 500 once held the request 300 s whatever the client's bounds (issue 41)."""
+    model = _model(chat_server, max_backoff="0.2")
+    started = time.monotonic()
+    try:
+        (response,) = model.generate([make_request("d", [jpeg_red, "#id=d #do=date_once"])])
+    finally:
+        model.close()
+    assert response.text == "answer:d" and chat_server.attempts["d"] == 2
+    attempts = chat_server.for_sample("d")
+    assert 0.15 <= attempts[1].at - attempts[0].at < 3  # max_backoff, not the 73 years the server asked for
+    assert time.monotonic() - started < 5
 
 
 def test_per_sample_failures_never_raise(chat_server, jpeg_red):

@@ -215,7 +215,10 @@ def test_replica_that_cannot_load_its_model_stops_the_run_with_one_line(
     assert run.code == 1
     errors = [line for line in run.err.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and "Traceback" not in run.err, run.err
-    assert errors[0].startswith("harness: error: hf replica ") and " of 2 could not start: " in errors[0], errors[0]
+    assert errors[0].startswith("harness: error: hf replica ") and " of 2 could not start " in errors[0], errors[0]
+    # The tests' cluster was started by the session, not the run: the line says which one the replica could not start on
+    address = ray_cluster.get_runtime_context().gcs_address
+    assert f" could not start on the Ray cluster at {address} (not started by this run): " in errors[0], errors[0]
 
 
 def test_replicas_without_ray_installed_say_what_to_install(
