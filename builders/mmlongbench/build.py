@@ -152,7 +152,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         source = self.options.source
         if is_hub_source(source):
             hub = fetch_hub_release(
-                source, [c for c in self.cfgs if not (self.everything and c.extended)], self.progress
+                source, [c for c in self.cfgs if not (self.everything and c.extended)], work / "hub", self.progress
             )
             inputs["hub"] = hub.record()
             source = str(hub.folder)
