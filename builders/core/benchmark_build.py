@@ -134,6 +134,10 @@ class BenchmarkBuild(Generic[OptionsT]):
     def close(self) -> None:
         """Release what `open_source` and `plan` opened (runs however the build ends)."""
 
+    def needs_work_folder(self) -> bool:
+        """Whether this build, with its options, reads its source through a work folder (`uses_work_folder`)."""
+        return self.uses_work_folder
+
     # --------------------------------------------------------------------------------------- the rows
 
     def features(self, image_storage: str) -> Features:
@@ -150,7 +154,8 @@ class BenchmarkBuild(Generic[OptionsT]):
         """Build into `out_dir/<info.name>` and return that folder; with `dry_run`, print the plan and return None.
         A build already there with the same request gets the missing configs added (unless `overwrite`)."""
         out, run = Path(out_dir), self.run_options
-        with work_folder(out, self.info.name) if self.uses_work_folder else nullcontext(None) as work:
+        uses_work_folder = self.needs_work_folder()
+        with work_folder(out, self.info.name) if uses_work_folder else nullcontext(None) as work:
             try:
                 source = self.open_source(work)
                 build = DatasetBuild(
@@ -172,7 +177,7 @@ class BenchmarkBuild(Generic[OptionsT]):
                     self._print_plan(build)
                 if run.dry_run:
                     return None
-                with nullcontext() if self.uses_work_folder else build_lock(out, self.info.name), build:
+                with nullcontext() if uses_work_folder else build_lock(out, self.info.name), build:
                     stats = self.write(build) if build.pending else {}
                     self.after_write(build)
                     return build.publish(stats=stats, card_context=self.card_context())

@@ -99,18 +99,31 @@ def fetch_release(
     *,
     cache_dir: str | Path | None = None,
     progress: bool = True,
+    view: Path | None = None,
 ) -> FetchedRelease:
     """Download the `wanted` files of `location` (the official release's pinned revision unless the location
-    names one) into the Hub cache, and return the snapshot folder holding them."""
+    names one) into the Hub cache, verify each (`contract.verified_blob`: a link into the repo's own blobs/, whose
+    bytes hash to its name), and return the folder holding them: `view` when given (made there, holding a link to
+    each verified blob and nothing else, so that a reader looking for other names finds none), else the snapshot."""
     repo = f"{location.org}/{location.name}"
     revision = location.revision or (official.revision if repo == official.repo else "main")
     commit, listed = _listing(repo, revision, cache_dir)
     names = list(dict.fromkeys(_choose(file, listed, repo, commit) for file in wanted))
-    folder = None
+    snapshot = _cache_root(repo, cache_dir) / "snapshots" / commit
+    blobs = {}
     for name in names:
-        folder = _download(repo, name, commit, cache_dir, progress)
-    if folder is None:  # nothing wanted: the snapshot folder itself
-        folder = _cache_root(repo, cache_dir) / "snapshots" / commit
+        _download(repo, name, commit, cache_dir, progress)
+        try:
+            blobs[name] = contract.verified_blob(snapshot, name)
+        except contract.HubCacheError as exc:
+            raise BuildError(f"hf://{repo}@{commit[:12]}: {exc}") from None
+    folder = snapshot
+    if view is not None:
+        folder = Path(view)
+        for name, blob in blobs.items():
+            link = folder / name
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(blob)
     return FetchedRelease(folder, repo, revision, commit, tuple(names))
 
 
@@ -177,16 +190,21 @@ def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[st
 
 def _cached_listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]] | None:
     """The Hub cache's snapshot of `repo` at `revision` (a commit, or a ref the cache recorded), as
-    `huggingface_hub` lays it out: `refs/<revision>` holds the commit, `snapshots/<commit>/` the files."""
+    `huggingface_hub` lays it out: `refs/<revision>` holds the commit, `snapshots/<commit>/` the files (listed
+    without following a link; each file read is verified when it is fetched)."""
     root = _cache_root(repo, cache_dir)
-    commit = revision if COMMIT.match(revision) else None
-    ref = root / "refs" / revision
-    if commit is None and ref.is_file():
-        commit = ref.read_text(encoding="utf-8").strip()
-    if commit is None or not (root / "snapshots" / commit).is_dir():
+    try:
+        commit = revision if COMMIT.match(revision) else contract.read_ref(root, revision)
+    except contract.HubCacheError as exc:
+        raise BuildError(f"hf://{repo}@{revision}: {exc}") from None
+    if commit is None:
         return None
     snapshot = root / "snapshots" / commit
-    names = {p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()}
+    if snapshot.is_symlink() or not snapshot.is_dir():
+        return None
+    names = set()
+    for folder, _, files in os.walk(snapshot):  # links to folders are not walked into
+        names |= {Path(folder, file).relative_to(snapshot).as_posix() for file in files}
     return commit, names
 
 
@@ -203,15 +221,15 @@ def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
     )
 
 
-def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> Path:
-    """One file into the Hub cache (a partial download resumes); returns its snapshot folder."""
+def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> None:
+    """One file into the Hub cache (a partial download resumes)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
     if progress and not _offline():
         print(f"hub: hf://{repo}@{commit[:12]}: {name}", file=sys.stderr)
     try:
-        path = Path(hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir))
+        hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir)
     except LocalEntryNotFoundError:
         how = "HF_HUB_OFFLINE=1 forbids downloading it" if _offline() else "the Hub cannot be reached"
         raise BuildError(
@@ -222,4 +240,3 @@ def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, p
         raise BuildError(
             f"hf://{repo}@{commit[:12]}: downloading {name} failed ({exc}); run the build again to resume it"
         ) from None
-    return path.parents[len(Path(name).parts) - 1]

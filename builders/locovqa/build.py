@@ -143,7 +143,7 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
         if self.synthetic:
             written = write_fixture(work / "fixture", self.options.seed)
             self.paths = {name: str(written[name]) for name in ("okvqa", "coco", "mmstar", "mnist")}
-        self.paths, hub = resolve_hub_sources(self.paths, self.progress)
+        self.paths, hub = resolve_hub_sources(self.paths, work / "hub", self.progress)
         self.sources = Sources.open(self.paths, self.tasks, self.options.ood_split)
         specs = lister_specs(self.options.entity_lister, self.sources.tasks(), self.tasks, self.synthetic)
         if self.synthetic:

@@ -5,11 +5,11 @@ image shows (an offline entity lister for OK-VQA's COCO images, `entities.py`).
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.locovqa.images import SourceImage, file_image
 
@@ -44,11 +44,10 @@ def instance_entities(path: Path, top: int = 5) -> dict[str, list[str]]:
     """`instances_<split>.json` -> file name -> the names of the categories it shows, largest total area first,
     at most `top` (the paper's lister names "at most 5 entities"); an image without annotations shows none."""
     try:
-        doc = json.loads(release_path(path.parent, path.name, str(path)).read_bytes())
+        data = release_path(path.parent, path.name, str(path)).read_bytes()
     except FileNotFoundError:
         raise BuildError(f"COCO instance annotations not found: {path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise BuildError(f"malformed COCO instance annotations {path}: {exc}") from None
+    doc = parse_json(data, f"malformed COCO instance annotations {path}")
     try:
         names = {int(c["id"]): str(c["name"]) for c in doc["categories"]}
         files = {int(im["id"]): str(im["file_name"]) for im in doc["images"]}

@@ -33,6 +33,7 @@ from builders.core.image_questions import (
     ImageQuestion,
     installed_asker_factory,
 )
+from builders.core.release_json import parse_json
 from builders.locovqa.images import SourceImage
 
 QUERY = "Please list at most 5 entities in this image"  # Appendix C / Figure 8, verbatim
@@ -154,12 +155,12 @@ def read_cache(path: Path) -> dict[str, dict[str, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        entry = parse_json(line, f"{path}:{number}")
         try:
-            entry = json.loads(line)
             sha = str(entry["sha256"])
             if not isinstance(entry["entities"], list):
                 raise TypeError("entities is not a list")
-        except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
+        except (KeyError, TypeError) as exc:
             raise BuildError(f'{path}:{number}: expected {{"sha256": ..., "entities": [...]}} ({exc})') from None
         entries[sha] = entry
     return entries

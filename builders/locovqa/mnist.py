@@ -10,12 +10,15 @@ publishes them (one Parquet file, each image a PNG):
 from __future__ import annotations
 
 import gzip
+import io
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from builders.core.errors import BuildError
+from builders.core.release_bounds import MNIST_IDX, read_bounded, read_file
 from builders.core.release_paths import release_path
 
 IMAGES = "train-images-idx3-ubyte"
@@ -32,11 +35,14 @@ def _find(folder: Path, stem: str) -> Path:
 
 
 def _read(path: Path) -> bytes:
-    data = path.read_bytes()
+    """The file's bytes, gunzipped if it is gzipped, within `MNIST_IDX` either way (a small gzip file that inflates
+    past it stops there)."""
+    data = read_file(path, MNIST_IDX)
     if data[:2] == b"\x1f\x8b":
         try:
-            return gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unzipped:
+                return read_bounded(unzipped.read, MNIST_IDX, f"{path} (gunzipped)")
+        except (OSError, EOFError, zlib.error) as exc:
             raise BuildError(f"{path}: damaged gzip file ({exc})") from None
     return data
 

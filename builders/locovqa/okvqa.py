@@ -12,13 +12,13 @@ Every question becomes one content item; its distractors come from the other que
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.locovqa.images import SourceImage, file_image
 
@@ -48,10 +48,7 @@ def _load_json(folder: Path, name: str, what: str) -> Any:
     path = release_path(folder, name, f"OK-VQA {what} {folder / name}")
     if not path.is_file():
         raise BuildError(f"OK-VQA {what} not found: {folder / name}")
-    try:
-        return json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise BuildError(f"malformed OK-VQA {what} {folder / name}: not valid JSON ({exc})") from None
+    return parse_json(path.read_bytes(), f"malformed OK-VQA {what} {folder / name}")
 
 
 class OkVqaSource:

@@ -89,9 +89,12 @@ NOT_ON_HUB = {
 }
 
 
-def resolve_hub_sources(paths: Mapping[str, str], progress: bool = True) -> tuple[dict[str, str], dict[str, Any]]:
-    """Each `NAME=hf://ORG/NAME[@REVISION]` replaced by the local file or folder it downloads to (the Hub cache);
-    returns the paths and, per name, the repo, revision, commit and files the manifest records."""
+def resolve_hub_sources(
+    paths: Mapping[str, str], view: Path, progress: bool = True
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Each `NAME=hf://ORG/NAME[@REVISION]` replaced by the file it downloads to (the Hub cache), verified and linked
+    into `view/NAME/` (in the work folder); returns the paths and, per name, the repo, revision, commit and files
+    the manifest records."""
     out, records = dict(paths), {}
     for name, value in paths.items():
         if not is_hub_source(value):
@@ -99,8 +102,8 @@ def resolve_hub_sources(paths: Mapping[str, str], progress: bool = True) -> tupl
         if name in NOT_ON_HUB:
             raise not_on_hub(name, value, *NOT_ON_HUB[name])
         official, file = HUB_SOURCES[name]
-        fetched = fetch_release(parse_hub_source(value), official, [file], progress=progress)
-        out[name] = str(fetched.folder / fetched.files[0])  # the file itself: a link into the cache's blobs/
+        fetched = fetch_release(parse_hub_source(value), official, [file], progress=progress, view=view / name)
+        out[name] = str(fetched.folder / fetched.files[0])  # the file itself: a link to its verified blob
         records[name] = fetched.record()
     return out, records
 

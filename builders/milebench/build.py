@@ -146,7 +146,9 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
         inputs: dict[str, Any] = {"source": self.options.source}
         source = self.options.source
         if is_hub_source(source):
-            hub = fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress)
+            hub = fetch_release(
+                parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress, view=work / "hub"
+            )
             inputs["hub"] = hub.record()
             source = str(hub.folder)
         self.release, self.source_id, self.fixture_caveats = open_release(source, work)

@@ -7,8 +7,8 @@ grids, named by `combined_1_images`). `--source` may point at the folder holding
 parent (holding `MileBench/`), or at the folder holding the part archives; a subset found unpacked is read
 from its folder, the others from the archives.
 
-Archives are streamed (one sequential pass each, never unpacked): their annotation files are read in the
-first pass, and the images met in that pass are handed to the builder at once (it keeps those it may need),
+Archives are streamed (one sequential pass each, never unpacked; every member within its bound,
+`builders.core.release_bounds`): their annotation files are read in the first pass, and the images met in that pass are handed to the builder at once (it keeps those it may need),
 so an archive is read a second time only for images that pass did not offer.
 
 `--source hf://FreedomIntelligence/MileBench[@REVISION]` downloads only the part archives holding the asked configs'
@@ -18,8 +18,6 @@ subsets (`hub_files`) into the Hub cache, and reads the snapshot folder as a rel
 from __future__ import annotations
 
 import hashlib
-import io
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +26,8 @@ from typing import Any
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
+from builders.core.release_bounds import MILEBENCH_ANNOTATION, MILEBENCH_IMAGE, Bound, read_file
+from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder
 from builders.milebench.subsets import SUBSET_BY_NAME, Config
 
@@ -119,15 +119,16 @@ class Release:
             if subset in self.folders:
                 path = self._resolved[subset].path(rel, f"{self.folders[subset]}: annotation file")
                 if path.is_file():
-                    out[key] = parse_annotation(path.read_bytes(), str(self.folders[subset] / rel))
+                    where = str(self.folders[subset] / rel)
+                    out[key] = parse_annotation(read_file(path, MILEBENCH_ANNOTATION, where), where)
         rest = wanted - out.keys()
         if rest and self.archives:
             for archive in self.archives:
                 for key, member, data in _members(archive):
                     if key in rest:
-                        out[key] = parse_annotation(data(), f"{archive.name}:{member}")
+                        out[key] = parse_annotation(data(MILEBENCH_ANNOTATION), f"{archive.name}:{member}")
                     elif early is not None and early_wanted is not None and early_wanted(key):
-                        early(key, data())
+                        early(key, data(MILEBENCH_IMAGE))
         return out
 
     # ------------------------------------------------------------------------------------------ images
@@ -143,7 +144,7 @@ class Release:
             if subset in self.folders:
                 path = self._resolved[subset].path(rel, f"{wanted[key]}: image")
                 if path.is_file():
-                    on_image(key, path.read_bytes())
+                    on_image(key, read_file(path, MILEBENCH_IMAGE, f"{wanted[key]}: image {path}"))
                     missing.discard(key)
                     if progress:
                         progress(1)
@@ -152,7 +153,7 @@ class Release:
                 break
             for key, _, data in _members(archive):
                 if key in missing:
-                    on_image(key, data())
+                    on_image(key, data(MILEBENCH_IMAGE))
                     missing.discard(key)
                     if progress:
                         progress(1)
@@ -161,8 +162,9 @@ class Release:
         return missing
 
 
-def _members(archive: Path) -> Iterator[tuple[Key, str, Callable[[], bytes]]]:
-    """(key, member name, read) for each file of an archive that belongs to a subset, in archive order."""
+def _members(archive: Path) -> Iterator[tuple[Key, str, Callable[[Bound], bytes]]]:
+    """(key, member name, read within a bound) for each file of an archive that belongs to a subset, in archive
+    order."""
     for member in archive_files(archive):
         key = member_key(member.name)
         if key is not None:
@@ -171,10 +173,7 @@ def _members(archive: Path) -> Iterator[tuple[Key, str, Callable[[], bytes]]]:
 
 def parse_annotation(data: bytes, where: str) -> Annotation:
     """An annotation file: `{"meta_data": {...}, "data": [...]}`; anything else is a BuildError naming it."""
-    try:
-        parsed = json.load(io.BytesIO(data))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise BuildError(f"{where}: not valid JSON ({exc})") from None
+    parsed = parse_json(data, where)
     if (
         not isinstance(parsed, dict)
         or not isinstance(parsed.get("meta_data"), dict)

@@ -127,7 +127,7 @@ def unavailable(release: Release, cfg: Config) -> str | None:
     first = next((line for _, line in read_lines(path)), None)
     try:
         row = json.loads(first) if first is not None else None
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or past the int(str) digit limit
         return None  # planning names the bad line
     if not isinstance(row, dict):
         return None

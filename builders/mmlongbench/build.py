@@ -31,6 +31,7 @@ from builders.core.hub_source import is_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
 from builders.core.options import RunOptions
+from builders.core.release_json import parse_json
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import extended_file
 from builders.mmlongbench.image_sizes import ImageSizes
@@ -152,7 +153,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         source = self.options.source
         if is_hub_source(source):
             hub = fetch_hub_release(
-                source, [c for c in self.cfgs if not (self.everything and c.extended)], self.progress
+                source, [c for c in self.cfgs if not (self.everything and c.extended)], work / "hub", self.progress
             )
             inputs["hub"] = hub.record()
             source = str(hub.folder)
@@ -340,9 +341,9 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
 def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
     claims: dict[str, list[str]] = {}
     for number, line in read_lines(path, name):
+        item = parse_json(line, f"{name}:{number}")
         try:
-            item = json.loads(line)
             claims[str(item["id"])] = [str(c) for c in item["claims"]]
-        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
+        except (KeyError, TypeError):
             raise BuildError(f'{name}:{number}: expected {{"id": ..., "claims": [...]}}') from None
     return claims

@@ -43,6 +43,7 @@ from builders.mmlongbench.pools import (
     anchor_of,
     family,
     gather,
+    icl_file,
     niah_units,
     numbered_rows,
     passage_key,
@@ -290,7 +291,7 @@ class Extender:
         return [(k, r) for k, r in rows if keep is None or r["id"] in keep]
 
     def _icl(self) -> dict[str, Any]:
-        data = json.loads(self.release.text_path(self.cfg.file).read_text(encoding="utf-8"))
+        data = icl_file(self.release, self.cfg.file)
         self.sizes.fetch({path: self.cfg.file for path in self.pools.image_paths()})
         for domain, block in data.items():
             tests = [t for t in block.get("test_example", []) if isinstance(t, dict) and "image" in t]

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_bounds import MMLB_JSON_FILE, read_file
+from builders.core.release_json import parse_json
 from builders.core.release_paths import relative_name
 from builders.mmlongbench.ablations import ABLATION_ASSEMBLERS
 from builders.mmlongbench.leaves import Config
@@ -36,12 +38,7 @@ LOADERS = {**ASSEMBLERS, **ABLATION_ASSEMBLERS}
 
 def parse_row(line: str, where: str) -> dict[str, Any]:
     """A release jsonl line as its JSON object; anything else is a `BuildError` naming `where`."""
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise BuildError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise BuildError(f"{where}: not a JSON object (nested too deeply to read)") from None
+    row = parse_json(line, where)
     if not isinstance(row, dict):
         raise BuildError(f"{where}: expected a JSON object, got {type(row).__name__}")
     return row
@@ -193,14 +190,7 @@ def check_exemplar_list(sets: list[Any], where: str) -> list[list[list[dict[str,
 
 
 def _plan_icl(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise BuildError(f"{cfg.file}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise BuildError(f"{cfg.file}: not valid JSON (nested too deeply to read)") from None
-    except UnicodeDecodeError as exc:
-        raise BuildError(f"{cfg.file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    data = parse_json(read_file(path, MMLB_JSON_FILE, cfg.file), cfg.file)
     if not isinstance(data, dict) or not data:
         raise BuildError(f"{cfg.file}: expected {{domain: {{exemplar_list, test_example}}}}")
     exemplar_sets, tests = {}, []

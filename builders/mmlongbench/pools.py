@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
+from builders.core.release_bounds import MMLB_JSON_FILE, read_file
 from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.plan import parse_row
 from builders.mmlongbench.release import Release, read_lines
@@ -213,7 +214,7 @@ def _gather_mmniah(release: Release, files: Iterable[str], pools: Pools) -> None
 
 
 def _gather_icl(release: Release, files: list[str], base_file: str, pools: Pools) -> None:
-    data = {relpath: _icl_file(release, relpath) for relpath in files}
+    data = {relpath: icl_file(release, relpath) for relpath in files}
     class_of_image: dict[str, tuple[str, Any]] = {}
     for domain, block in data[base_file].items():
         for exemplar_set in block.get("exemplar_list", []):
@@ -246,16 +247,19 @@ def _gather_icl(release: Release, files: list[str], base_file: str, pools: Pools
         pools.classes[key] = [i for i in pool if i not in pools.test_images]
 
 
-def _icl_file(release: Release, relpath: str) -> dict[str, Any]:
+def icl_file(release: Release, relpath: str) -> dict[str, Any]:
+    """An ICL file of the release, read within its bound, parsed, and checked to hold exemplars that each name an
+    image and a class id; anything else is a `BuildError` naming it."""
     path: Path = release.text_path(relpath)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_file(path, MMLB_JSON_FILE, relpath))
         for block in data.values():
             for exemplar_set in block["exemplar_list"]:
                 for demo_round in exemplar_set:
                     for item in demo_round:
                         item["image"], item["id"]  # noqa: B018 - checked here so the join can index them
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, KeyError, TypeError, RecursionError) as exc:
+    # ValueError: not JSON, or an integer past the int(str) digit limit
+    except (ValueError, AttributeError, KeyError, TypeError, RecursionError) as exc:
         raise BuildError(
             f"{relpath}: expected {{domain: {{exemplar_list: [[[{{image, id}}]]], test_example}}}} "
             f"({type(exc).__name__}: {exc})"

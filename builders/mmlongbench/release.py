@@ -13,7 +13,8 @@ configs read (`hub_files`) into the Hub cache, and reads the snapshot folder as 
 
 A test file names its images relative to `mmlb_image/` (the official `--image_file_root`). Archives are
 streamed once and only the members a build needs are read (nothing is unpacked to disk); text files
-inside `mmlb_data.tar.gz` are copied to a temporary folder for the build's two passes over them.
+inside `mmlb_data.tar.gz` are copied to the build's work folder (inside `--out`) for its two passes over them.
+Every file is read within the bounds of `builders.core.release_bounds` (a jsonl line, a jsonl file, an image).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
+from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE, lines_of, read_file
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.leaves import IMAGE_ARCHIVES, LOADER_IMAGES, TEXT_ARCHIVE, TEXT_ARCHIVES, Config
 
@@ -63,9 +65,9 @@ def member_path(name: str, top: str) -> str:
 class Release:
     """Where a build reads the release from; `close()` removes the temporary copies of archived text files."""
 
-    def __init__(self, root: str | os.PathLike[str], work: Path | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], work: Path) -> None:
         self.root = Path(root)
-        self.work = work  # where copies of archived text files go (the system's temporary folder if None)
+        self.work = work  # where copies of archived text files go: the build's work folder, inside --out
         if not self.root.is_dir():
             raise BuildError(
                 f"release folder not found: {self.root} (expected a folder holding mmlb_data/ or "
@@ -114,7 +116,10 @@ class Release:
                 target = self._spool / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with open(target, "wb") as dst:
-                    member.copy_to(dst)
+                    if rel.endswith(".jsonl"):
+                        member.copy_lines_to(dst, MMLB_JSONL, MMLB_TEXT_FILE)
+                    else:
+                        member.copy_to(dst, MMLB_JSON_FILE)
                 self._extracted[rel] = target
         for rel in wanted - self._extracted.keys():
             self._extracted[rel] = self._spool / rel  # absent: `text_path` says so
@@ -154,7 +159,7 @@ class Release:
             for rel in sorted(missing):
                 file = folder.path(rel, f"{wanted[rel]}: image")
                 if file.is_file():
-                    on_image(rel, file.read_bytes())
+                    on_image(rel, read_file(file, MMLB_IMAGE, f"{wanted[rel]}: image {file}"))
                     missing.discard(rel)
                     if progress:
                         progress(1)
@@ -164,7 +169,7 @@ class Release:
             for member in archive_files(archive):
                 rel = member_path(member.name, IMAGE_DIR)
                 if rel in missing:
-                    on_image(rel, member.read())
+                    on_image(rel, member.read(MMLB_IMAGE))
                     missing.discard(rel)
                     if progress:
                         progress(1)
@@ -186,15 +191,15 @@ def _sha256(path: Path) -> str:
 
 
 def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line) of a jsonl file, blank lines skipped; a line that is not UTF-8 is a
-    `BuildError` naming the file (`name`, as messages call it) and the line."""
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise BuildError(
-                    f"{name or path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)"
-                ) from None
-            if line.strip():
-                yield number, line
+    """(1-based line number, line) of a jsonl file, blank lines skipped; a line that is not UTF-8, or over the
+    bounds of a release's jsonl file (`MMLB_JSONL`), is a `BuildError` naming the file (`name`, as messages call
+    it) and the line."""
+    for number, raw in lines_of(path, MMLB_JSONL, name or str(path)):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BuildError(
+                f"{name or path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start} of the line)"
+            ) from None
+        if line.strip():
+            yield number, line

@@ -77,9 +77,10 @@ def open_release(
     return Release(folder, workdir), "release", {}
 
 
-def fetch_hub_release(source: str, cfgs: list[Config], progress: bool = True) -> FetchedRelease:
-    """`hf://ORG/NAME[@REVISION]`: the release files these configs read, downloaded into the Hub cache."""
-    return fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(cfgs), progress=progress)
+def fetch_hub_release(source: str, cfgs: list[Config], view: Path, progress: bool = True) -> FetchedRelease:
+    """`hf://ORG/NAME[@REVISION]`: the release files these configs read, downloaded into the Hub cache, verified,
+    and linked into the folder `view` (in the work folder), which is then read as the release folder."""
+    return fetch_release(parse_hub_source(source), HUB_RELEASE, hub_files(cfgs), progress=progress, view=view)
 
 
 def _full_files(cfgs: list[Config]) -> set[tuple[str, str]]:

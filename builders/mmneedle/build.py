@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import tempfile
 import threading
 import time
 from functools import cached_property
@@ -99,10 +97,13 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
     ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = parse_configs(self.asked_configs)  # requested
-        self._unpacked: Path | None = None
 
     def features(self, image_storage: str) -> Features:
         return features(image_storage)
+
+    def needs_work_folder(self) -> bool:
+        """A work folder (inside --out) for the official metadata taken out of the Hub release's zip."""
+        return is_hub_source(self.options.official_metadata)
 
     def open_source(self, work: Path | None) -> OpenedSource:
         source = self.options.source
@@ -118,15 +119,11 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
         }
         folder = metadata
         if is_hub_source(metadata) and self.src.kind == "coco":
-            self._unpacked = Path(tempfile.mkdtemp(prefix="mmneedle-metadata-"))
-            folder, fetched = hub_metadata(str(metadata), self.cfgs, self._unpacked, self.progress)
+            assert work is not None
+            folder, fetched = hub_metadata(str(metadata), self.cfgs, work, self.progress)
             inputs["hub"] = fetched.record()
         self.planner, self.official_files = _planner(self.src, self.cfgs, folder, self.options.seed)
         return OpenedSource(inputs, card=dict(self.src.card_licence))
-
-    def close(self) -> None:
-        if self._unpacked is not None:
-            shutil.rmtree(self._unpacked, ignore_errors=True)
 
     def request(self) -> dict[str, Any]:
         return {

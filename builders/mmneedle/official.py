@@ -13,13 +13,12 @@ its file name without `.jpg`.
 
 `--official-metadata hf://Wang-ML-Lab/MMNeedle[@REVISION]` reads the same files from the authors' Hub release
 (`data/metadata_stitched.zip`, downloaded whole into the Hub cache: it is one file), taking out only the pool and
-annotation files the asked configs read (`hub_metadata`).
+annotation files the asked configs read, each within its bound, into the build's work folder (`hub_metadata`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,8 @@ from typing import Any
 from builders.core.errors import BuildError
 from builders.core.hub_source import FetchedRelease, HubFile, HubRelease, fetch_release, parse_hub_source
 from builders.core.release_archive import zip_files
+from builders.core.release_bounds import MMNEEDLE_METADATA_FILE, read_file
+from builders.core.release_json import parse_json
 from builders.core.release_paths import release_path
 from builders.mmneedle.configs import NeedleConfig
 from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
@@ -48,19 +49,21 @@ def metadata_names(cfg: NeedleConfig) -> tuple[str, str]:
 
 
 def hub_metadata(
-    source: str, configs: list[NeedleConfig], target: Path, progress: bool = True
+    source: str, configs: list[NeedleConfig], work: Path, progress: bool = True
 ) -> tuple[Path, FetchedRelease]:
     """The metadata zip of `source` (`hf://ORG/NAME[@REVISION]`) fetched, and the files `configs` read taken out of
-    it into `target` (wherever the zip keeps them: at its top or under `metadata_stitched/`)."""
-    fetched = fetch_release(parse_hub_source(source), HUB_RELEASE, [HUB_METADATA], progress=progress)
+    it into the build's work folder `work` (inside --out; wherever the zip keeps them: at its top or under
+    `metadata_stitched/`), each within `MMNEEDLE_METADATA_FILE`; returns the folder holding them."""
+    fetched = fetch_release(parse_hub_source(source), HUB_RELEASE, [HUB_METADATA], progress=progress, view=work / "hub")
     archive = fetched.folder / fetched.files[0]
     wanted = {name for cfg in configs for name in metadata_names(cfg)}
+    target = work / "metadata_stitched"
     target.mkdir(parents=True, exist_ok=True)
     for member in zip_files(archive):
         base = member.name.rsplit("/", 1)[-1]
         if base in wanted and member.name in (base, f"metadata_stitched/{base}"):
             with open(target / base, "wb") as out:
-                member.copy_to(out)
+                member.copy_to(out, MMNEEDLE_METADATA_FILE)
     return target, fetched
 
 
@@ -258,10 +261,7 @@ def _is_negative(index: Any) -> bool:
 def _load_json(path: Path) -> Any:
     if not path.is_file():
         raise BuildError(f"official metadata file not found: {path}")
-    try:
-        return json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise BuildError(f"malformed metadata file {path}: not valid JSON ({exc})") from None
+    return parse_json(read_file(path, MMNEEDLE_METADATA_FILE), f"malformed metadata file {path}")
 
 
 def _ranges(ids: list[int]) -> str:

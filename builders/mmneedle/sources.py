@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import json
 import os
 import sys
 from functools import cached_property
@@ -24,6 +23,7 @@ from PIL import Image
 
 from builders.core.errors import BuildError
 from builders.core.hub_source import is_hub_source, not_on_hub
+from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.core.synthetic_scenes import GENERATOR_VERSION, Scene, generate_scenes
 from builders.mmneedle.images import TILE_SIZE, load_tile, resize_tile
@@ -196,10 +196,7 @@ class CocoCaptionSource(CaptionedImageSource):
 
 def parse_coco_captions(data: bytes, path: Path) -> dict[str, str]:
     """file_name -> caption, the last annotation of each image winning (official rule)."""
-    try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise BuildError(f"malformed caption file {path}: not valid JSON ({exc})") from None
+    doc = parse_json(data, f"malformed caption file {path}")
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("images"), list)

@@ -6,9 +6,10 @@ then the task's config, and the image table of a shared-storage build), into the
 snapshot folder like any local build: the same manifest checks, the same file verification. With
 `HF_HUB_OFFLINE=1` a snapshot already in the cache is used as it is.
 
-What verifying a Hub build proves: every file read has the sha256 and size that the manifest pushed with it
-records, so nothing in the local Hub cache was damaged or changed after the download, and the rows scored
-are the rows pushed. It does not prove who pushed them: the manifest comes from the same repo. Name a commit
+What verifying a Hub build proves: the manifest and the card are the blobs the Hub named (each a link into the
+repo's own cache whose bytes hash to its name, `contract.verified_blob`, as the builders check their Hub sources),
+and every data file read has the sha256 and size that manifest records, so nothing in the local Hub cache was
+damaged or changed after the download, and the rows scored are the rows pushed. It does not prove who pushed them: the manifest comes from the same repo. Name a commit
 (`@<40 hex digits>`), or a tag you trust, to pin what you read; the results record the commit. A Hub dataset
 that is not one of our builds has no manifest and is refused unless the run passes `--trust_unverified_data`.
 
@@ -19,6 +20,7 @@ local build is found and no `--data_dir` was given.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from builders.core import contract
@@ -35,7 +37,7 @@ def fetch_build(repo: str, revision: str | None, config: str | None) -> Path:
     from huggingface_hub import snapshot_download
 
     meta = [contract.MANIFEST_NAME, "README.md"]
-    folder = Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=meta))
+    folder = _verified(Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=meta)), meta)
     try:
         manifest = contract.read_manifest(folder)
     except contract.ManifestError:  # the harness names what is wrong with it once the files are here
@@ -46,7 +48,19 @@ def fetch_build(repo: str, revision: str | None, config: str | None) -> Path:
         patterns = [*meta, f"{config}/*"]
     if contract.manifest_image_storage(manifest) == contract.SHARED:
         patterns.append(f"{contract.IMAGE_TABLE_CONFIG}/*")
-    return Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=patterns))
+    return _verified(
+        Path(snapshot_download(repo, repo_type="dataset", revision=revision, allow_patterns=patterns)), meta
+    )
+
+
+def _verified(folder: Path, names: list[str]) -> Path:
+    """`folder` once each of `names` it holds is known to be the blob the Hub named (`contract.verified_blob`; a
+    `contract.HubCacheError` otherwise): the data files are verified against the manifest, so it is checked first."""
+    if snapshot_commit(folder):
+        for name in names:
+            if os.path.lexists(folder / name):
+                contract.verified_blob(folder, name)
+    return folder
 
 
 def snapshot_commit(folder: Path) -> str | None:
@@ -67,6 +81,8 @@ def why_unavailable(repo: str, revision: str | None, err: BaseException) -> str:
         RevisionNotFoundError,
     )
 
+    if isinstance(err, contract.HubCacheError):
+        return str(err)
     if isinstance(err, LocalEntryNotFoundError | OSError) and constants.HF_HUB_OFFLINE:
         return (
             "the local Hub cache does not hold it and HF_HUB_OFFLINE=1 forbids downloading it (unset "

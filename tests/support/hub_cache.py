@@ -1,29 +1,39 @@
 """A Hugging Face Hub cache written as `huggingface_hub` lays it out, for offline tests of `--source hf://...`:
 
-CACHE/datasets--ORG--NAME/blobs/<sha256>                 the bytes
+CACHE/datasets--ORG--NAME/blobs/<etag>                   the bytes
 CACHE/datasets--ORG--NAME/refs/<revision>                the commit the revision points at
-CACHE/datasets--ORG--NAME/snapshots/<commit>/<file>      a relative link to ../../blobs/<sha256>
+CACHE/datasets--ORG--NAME/snapshots/<commit>/<file>      a relative link to ../../blobs/<etag>
+
+where the etag is the sha256 of the bytes for a file the Hub keeps in LFS (the default here), and git's blob hash
+for the others (`plain`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 def fill_hub_cache(
-    cache: Path, repo: str, files: Mapping[str, Path | bytes], *, revision: str = "main", commit: str = COMMIT
+    cache: Path,
+    repo: str,
+    files: Mapping[str, Path | bytes],
+    *,
+    revision: str = "main",
+    commit: str = COMMIT,
+    plain: Collection[str] = (),
 ) -> Path:
     """Put `files` (name in the repo -> a file or its bytes) into the cache's snapshot of `repo` at `commit`, with
-    `refs/<revision>` pointing at it; returns the snapshot folder."""
+    `refs/<revision>` pointing at it; the blobs of the names in `plain` are named by git's blob hash (files kept
+    out of LFS), the others by their sha256. Returns the snapshot folder."""
     root = cache / ("datasets--" + repo.replace("/", "--"))
     snapshot = root / "snapshots" / commit
     for name, content in files.items():
         data = content.read_bytes() if isinstance(content, Path) else content
-        blob = root / "blobs" / hashlib.sha256(data).hexdigest()
+        blob = root / "blobs" / (git_blob_hash(data) if name in plain else hashlib.sha256(data).hexdigest())
         blob.parent.mkdir(parents=True, exist_ok=True)
         blob.write_bytes(data)
         link = snapshot / name
@@ -33,6 +43,11 @@ def fill_hub_cache(
         (root / "refs").mkdir(parents=True, exist_ok=True)
         (root / "refs" / revision).write_text(commit)
     return snapshot
+
+
+def git_blob_hash(data: bytes) -> str:
+    """What `git hash-object` prints for `data`: the name the Hub gives a file kept out of LFS."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def is_commit(text: str) -> bool:

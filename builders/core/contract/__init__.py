@@ -25,13 +25,15 @@ a row names its images by `image_sha256`. `load_images(folder_or_repo, row)` ret
 in either mode.
 
 **Hub locations.** `hf://ORG/NAME@REVISION` names a pushed build (`parse_hub_location`): `load_images` and the
-harness's `--data_dir` read the same strings the same way.
+harness's `--data_dir` read the same strings the same way. A file of the local Hub cache is read only once
+`verified_blob` has followed its link into the repo's own blobs/ and hashed the blob against its name (`hub_cache`).
 
 **Manifest.** `build_manifest.json` (`MANIFEST_NAME`, format `MANIFEST_FORMAT`) says what a folder holds:
 per config its rows, files (path, bytes, sha256) and content hash; the build's content hash; and under
 `contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
 """
 
+from builders.core.contract.hub_cache import HubCacheError, read_ref, verified_blob
 from builders.core.contract.json_numbers import TooManyDigits, int_problem, int_text_problem, loads_json
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
@@ -106,6 +108,7 @@ __all__ = [
     "TEXT_TOKENS",
     "TooManyDigits",
     "TOKEN_RULE",
+    "HubCacheError",
     "HubLocation",
     "ImageTable",
     "ManifestError",
@@ -124,9 +127,11 @@ __all__ = [
     "manifest_image_storage",
     "parse_hub_location",
     "read_manifest",
+    "read_ref",
     "relative_path_problem",
     "row_features",
     "smart_resize",
     "split_files",
+    "verified_blob",
     "write_manifest",
 ]

@@ -30,6 +30,7 @@ from builders.core.options import (
     seed_option,
 )
 from builders.core.release_archive import archive_files
+from builders.core.release_bounds import MMLB_IMAGE
 from builders.core.release_paths import relative_name, release_files, release_path
 from builders.core.work_folder import build_lock, work_folder
 from tests.support.builder_fixtures import cut_in_half, outside_jpeg, write_truncated_jpeg
@@ -118,7 +119,7 @@ def test_archive_files_are_streamed_with_normalised_names(tmp_path: Path) -> Non
             _member("top/link.jpg", tarfile.SYMTYPE, "a.jpg"),
         ],
     )
-    files = [(member.name, member.read()) for member in archive_files(archive)]
+    files = [(member.name, member.read(MMLB_IMAGE)) for member in archive_files(archive)]
     assert files == [("top/a.jpg", b"x")]  # links and folders are not handed out
 
 
@@ -164,7 +165,7 @@ def test_a_truncated_or_foreign_archive_is_an_error_naming_it(tmp_path: Path) ->
     cut_in_half(archive)
     with pytest.raises(BuildError, match=rf"^{archive}: not a readable tar archive, damaged or cut short"):
         for member in archive_files(archive):
-            member.read()
+            member.read(MMLB_IMAGE)
     archive.write_bytes(b"not an archive at all")
     with pytest.raises(BuildError, match=rf"^{archive}: not a readable tar archive"):
         list(archive_files(archive))

@@ -316,5 +316,5 @@ def test_a_bad_line_in_a_pool_file_is_an_error_naming_it(tmp_path: Path, release
     shutil.copytree(release, root)
     file = CONFIGS["niah_vh_multi_64k"].file
     (root / "mmlb_data" / file).write_text('{"id": "x", "ctxs": [}\n')
-    with pytest.raises(BuildError, match=r"vh_multi_test_1000_K64_dep3.jsonl:1: not a JSON object"):
+    with pytest.raises(BuildError, match=r"vh_multi_test_1000_K64_dep3.jsonl:1: not valid JSON"):
         build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["niah_vh_single_256k"])

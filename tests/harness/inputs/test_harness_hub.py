@@ -20,12 +20,10 @@ TASK = "mmneedle_m1_n2_k1_neg"
 
 @pytest.fixture
 def hub_cache(tmp_path: Path, data_dir: Path) -> Path:
-    """A Hub cache holding acme/mmneedle at tag v1.0.0: the synthetic build as `builders push` uploads it."""
+    """A Hub cache holding acme/mmneedle at tag v1.0.0: the synthetic build as `builders push` uploads it, laid out
+    as `snapshot_download` writes it."""
     cache = tmp_path / "hub"
-    repo = cache / "datasets--acme--mmneedle"
-    shutil.copytree(data_dir / "mmneedle", repo / "snapshots" / COMMIT)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "v1.0.0").write_text(COMMIT)
+    _linked_snapshot(cache, data_dir / "mmneedle", "mmneedle")
     return cache
 
 

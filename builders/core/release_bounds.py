@@ -1,0 +1,171 @@
+"""How much of one release file a build reads: every archive member, gzip stream and file read whole is read
+against a bound that the real releases' own sizes justify, so that a small archive that inflates to gigabytes (a
+"bomb") stops at the bound with one line naming the member, in seconds and within the bound's memory.
+
+    data = member.read(IMAGE)                           # `release_archive.ArchiveFile`: a BuildError past 64 MiB
+    data = read_file(path, ANNOTATION, str(path))       # a file of a release folder, the same bound
+    for number, line in bounded_lines(handle, JSONL, where): ...
+
+A bound is checked twice: against the size the archive declares (a tar header, a zip directory entry: refused
+before a byte is read) and against the bytes actually read (a reader never takes more than the bound and one byte).
+
+The figures behind each bound are the largest files of the real releases (from their Hub repos, code repos and
+papers), with a margin of several times; none is a setting, since no release comes near it. A release
+that one day does would be a new release: raise the bound here, with its figures.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from builders.core.errors import BuildError
+
+KiB = 1 << 10
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The most bytes one file (or one line) of a release may hold; `what` names the kind for the message."""
+
+    most: int
+    what: str
+
+    def refuse(self, where: str, size: int | None = None) -> BuildError:
+        held = f"{size:,} bytes" if size is not None else f"more than {self.most:,} bytes"
+        return BuildError(
+            f"{where}: {held}, over the {_size(self.most)} that {self.what} of this release can hold; not read "
+            "(an archive that inflates this far is damaged or hostile)"
+        )
+
+
+@dataclass(frozen=True)
+class LineBound:
+    """A jsonl file read line by line: the longest line, and the most lines."""
+
+    line: Bound
+    most_lines: int
+
+
+# MMLongBench (ZhaoweiWang/MMLongBench). A row holds at most 128K tokens: its text at ~4 characters a Llama-2 token
+# is ~0.5 MB, ~1.2 MB as JSON's \u escapes of non-Latin text; the longest files hold 1,000 ids x 6 needle depths
+# (`vh_single_test_1000_K128_dep6.jsonl`: 6,000 lines, ~15 KB each) or a few hundred 128K text rows (~0.6 MB
+# each), some 100-400 MB. Images: natural photos (OBELICS ones resized to 1,024 px by the authors, App. B.6)
+# under 1 MB, rendered document pages a few MB.
+MMLB_JSONL = LineBound(Bound(64 * MiB, "a jsonl line"), 1_000_000)
+MMLB_TEXT_FILE = Bound(4 * GiB, "a jsonl file")
+MMLB_JSON_FILE = Bound(256 * MiB, "a JSON file (the ICL files are under 10 MB, kept out of LFS on the Hub)")
+MMLB_IMAGE = Bound(64 * MiB, "an image")
+# MileBench (FreedomIntelligence/MileBench, six part archives of 2.0-4.0 GB). An annotation file holds one
+# subset's samples (6,440 in all over 29 subsets and their adversarial sets, at most 11,821 words each): a few MB.
+# The largest images are the Combined-image Set's grids: up to 109 images at 800 x 800 px, an 8,800 x 8,000 px
+# JPEG of 10-20 MB.
+MILEBENCH_ANNOTATION = Bound(64 * MiB, "an annotation file")
+MILEBENCH_IMAGE = Bound(256 * MiB, "an image")
+# MMNeedle (Wang-ML-Lab/MMNeedle, data/metadata_stitched.zip). The largest pool file, 8_8.json, maps 10,000
+# stitched images to 64 cells of ~56 bytes each: ~36 MB (the code repo's 2_2.json is 2,700,002 bytes for 4 cells);
+# an annotation file is ~2.5 MB for M = 1 (annotations_1_8_8.json: 2,473,892 bytes), ~10 MB for M = 10.
+MMNEEDLE_METADATA_FILE = Bound(256 * MiB, "a metadata file")
+# MNIST's IDX files (LoCoVQA): the training images are 47,040,016 bytes (16 + 60,000 x 28 x 28), gzipped or not.
+MNIST_IDX = Bound(128 * MiB, "an MNIST IDX file")
+
+
+# What a whole archive may inflate to: gzip makes text 3-10 times smaller and leaves JPEG and PNG as they are, so
+# no release archive comes near 100 times its size; only long runs of one byte (a bomb) do, up to 1,000 times. The
+# floor lets a small archive of small files be.
+INFLATION_RATIO = 100
+INFLATION_FLOOR = 256 * MiB
+
+
+class Inflation:
+    """The bytes an archive's members declare, counted against what its size on disk allows."""
+
+    def __init__(self, archive_size: int) -> None:
+        self.archive_size = archive_size
+        self.allowed = max(INFLATION_FLOOR, INFLATION_RATIO * archive_size)
+        self.held = 0
+
+    def add(self, size: int, where: str) -> None:
+        self.held += size
+        if self.held > self.allowed:
+            raise BuildError(
+                f"{where}: {size:,} bytes, which bring the archive's members to {self.held:,} bytes, over "
+                f"{INFLATION_RATIO} times the archive's own {self.archive_size:,} (or {_size(INFLATION_FLOOR)}), which "
+                "no release archive inflates to; not read (an archive that inflates this far is damaged or hostile)"
+            )
+
+
+def _size(n: int) -> str:
+    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n:,} bytes"
+
+
+def read_bounded(read: Callable[[int], bytes], bound: Bound, where: str) -> bytes:
+    """All of a stream (`read(n)` as a file's), but never more than `bound.most` bytes and one more: past it, a
+    `BuildError` naming `where`."""
+    parts, held = [], 0
+    while chunk := read(min(8 * MiB, bound.most + 1 - held)):
+        parts.append(chunk)
+        held += len(chunk)
+        if held > bound.most:
+            raise bound.refuse(where)
+    return b"".join(parts)
+
+
+def copy_bounded(read: Callable[[int], bytes], target: IO[bytes], bound: Bound, where: str) -> int:
+    """Copy a stream into `target` in blocks, stopping with a `BuildError` before it passes `bound`; returns the
+    bytes copied."""
+    held = 0
+    while chunk := read(min(MiB, bound.most + 1 - held)):
+        held += len(chunk)
+        if held > bound.most:
+            raise bound.refuse(where)
+        target.write(chunk)
+    return held
+
+
+def read_file(path: str | os.PathLike[str], bound: Bound, where: str | None = None) -> bytes:
+    """A file of a release folder read whole, within `bound` (its size is checked before a byte is read)."""
+    where = where or str(path)
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_size > bound.most:
+            raise bound.refuse(where, info.st_size)
+        return read_bounded(handle.read, bound, where)
+
+
+def bounded_lines(
+    readline: Callable[[int], bytes], bound: LineBound, where: str, total: Bound | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """(1-based number, line with its newline) of a stream read line by line (`readline(limit)` as a file's): a
+    line longer than `bound.line`, more than `bound.most_lines` lines, or (with `total`) more bytes in all than
+    it allows, is a `BuildError` naming `where` and, for a line, its number."""
+    held = 0
+    number = 0
+    while line := readline(bound.line.most + 1):
+        number += 1
+        if len(line) - line.endswith(b"\n") > bound.line.most:
+            raise bound.line.refuse(f"{where}:{number}")
+        if number > bound.most_lines:
+            raise BuildError(
+                f"{where}: more than {bound.most_lines:,} lines, more than any file of this release holds; not "
+                "read (an archive that inflates this far is damaged or hostile)"
+            )
+        held += len(line)
+        if total is not None and held > total.most:
+            raise total.refuse(where)
+        yield number, line
+
+
+def lines_of(path: Path, bound: LineBound, where: str | None = None) -> Iterator[tuple[int, bytes]]:
+    """`bounded_lines` of a file."""
+    with open(path, "rb") as handle:
+        yield from bounded_lines(handle.readline, bound, where or str(path))
