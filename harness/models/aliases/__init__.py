@@ -63,6 +63,8 @@ def resolve(
         return name, dict(cli_args), None
     alias = ALIASES[name]
     merged = {**benchmark_args(name, alias, task_names, given=cli_args), **cli_args}
+    if "context_length" in cli_args and "no_context_limit" not in cli_args:
+        merged.pop("no_context_limit", None)  # a limit the user gives is screened against, whatever the alias says
     backend = merged.pop("backend", alias.backend)
     if not backend:
         raise UserError(f"alias {name!r}: empty backend")
