@@ -155,6 +155,14 @@ def report_command(argv: list[str]) -> int:
         "results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)"
     )
     parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
+    parser.add_argument(
+        "--include_path",
+        action="append",
+        default=[],
+        type=Path,
+        help="a folder of tasks whose report hooks (`report: !function`) to run besides the installed ones; "
+        "the --include_path a results file records is never read, since a results folder may come from elsewhere",
+    )
     parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
     parser.add_argument(
         "--jobs",
@@ -163,7 +171,9 @@ def report_command(argv: list[str]) -> int:
         "a figure unchanged since the last report into the same folder is not drawn again",
     )
     args = parser.parse_args(argv)
-    path = write_report(args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs)
+    path = write_report(
+        args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs, include_paths=args.include_path
+    )
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0
 

@@ -10,7 +10,8 @@ holding only the tasks (and groups) that declare it, and the folder to write plo
 markdown lines. The same module may define `headline_metrics(names) -> list[(name, metric)]`: the rows,
 in its order, that the cross-model table shows for those tasks and groups (without it: each one's first
 metric, in natural order), and `SCALE` (1: its scores are proportions, 100: a paper's 0-100 scores). Tasks are
-looked up in the installed task folders plus the `--include_path`s the results were produced with.
+looked up in the installed task folders plus the `--include_path`s given to `harness report`: the ones a results
+file records are named, never read, since a results folder may come from elsewhere and its hooks are code.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import functools
 import inspect
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -278,17 +279,23 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
 
 
 def write_report(
-    results_dir: Path, out_dir: Path | None = None, figures: bool = True, workers: int | None = None
+    results_dir: Path,
+    out_dir: Path | None = None,
+    figures: bool = True,
+    workers: int | None = None,
+    include_paths: Sequence[Path] = (),
 ) -> Path:
     """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
     linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
-    figure whose content has not changed since the last report into `out_dir` is not drawn again."""
+    figure whose content has not changed since the last report into `out_dir` is not drawn again. Report hooks come
+    from the installed tasks and `include_paths`, never from the task folders the results files record."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
     out_dir = out_dir or results_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     models = load_results(results_dir)
+    _trust_only_given_tasks(models, include_paths)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch:
         lines = _report_lines(results_dir, models, out_dir, figures)
@@ -298,6 +305,27 @@ def write_report(
     if failures:
         lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
     return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
+
+
+def _trust_only_given_tasks(models: dict[str, ModelResults], include_paths: Sequence[Path]) -> None:
+    """Every model's task folders become those given to the report; the recorded ones left out are named."""
+    given = {str(path) for path in include_paths}
+    recorded = {path for data in models.values() for path in data.include_paths}
+    unread = sorted(path for path in recorded if path not in given and Path(path).resolve() not in _resolved(given))
+    for data in models.values():
+        data.include_paths = set(given)
+    if unread:
+        shown = ", ".join(unread[:3]) + (f" and {len(unread) - 3} more" if len(unread) > 3 else "")
+        print(
+            f"harness report: not read: the task folders the results files record ({shown}); their tasks get no "
+            "benchmark section. Give `--include_path PATH` to harness report to run the report hooks of a folder "
+            "you trust",
+            file=sys.stderr,
+        )
+
+
+def _resolved(paths: set[str]) -> set[Path]:
+    return {Path(path).resolve() for path in paths}
 
 
 def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:

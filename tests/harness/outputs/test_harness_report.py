@@ -182,3 +182,39 @@ def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Pat
 def test_report_on_a_folder_without_results(tmp_path: Path, harness) -> None:
     run = harness("report", tmp_path)
     assert run.code == 2 and "no results_*.json" in run.err
+
+
+def test_report_hooks_of_a_folder_a_results_file_names_run_only_when_given(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
+) -> None:
+    """A results folder from elsewhere records an --include_path whose report hook is code: the report names the
+    folder and imports nothing from it; given to `harness report --include_path`, its hook runs."""
+    import shutil
+
+    out = tmp_path / "results"
+    run = harness(
+        "--tasks", "toy_colors", "--include_path", toy_tasks, "--model", "constant", "--model_args", "answer=red",
+        "--data_dir", toy_dir, "--output_path", out,
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    planted = Path(shutil.copytree(toy_tasks, tmp_path / "their_tasks"))
+    mark = tmp_path / "imported"
+    (planted / "planted_report.py").write_text(
+        f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n\n"
+        "def section(model, data, out_dir):\n    return ['## their section', '']\n"
+    )
+    yaml_file = planted / "_toy.yaml"
+    yaml_file.write_text(yaml_file.read_text() + "report: !function planted_report.section\n")
+    (path,) = out.rglob("results_*.json")
+    results = json.loads(path.read_text())
+    results["config"]["include_path"] = [str(planted)]
+    path.write_text(json.dumps(results))
+
+    untrusted = harness("report", out, "--no_figures")
+    assert untrusted.code == 0, untrusted.err
+    assert f"not read: the task folders the results files record ({planted})" in untrusted.err
+    assert not mark.exists() and "their section" not in (out / "report.md").read_text()
+
+    trusted = harness("report", out, "--no_figures", "--include_path", planted)
+    assert trusted.code == 0 and "not read" not in trusted.err
+    assert mark.exists() and "## their section" in (out / "report.md").read_text()
