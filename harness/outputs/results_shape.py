@@ -8,6 +8,7 @@ Only fields the report reads are checked; anything else a file holds is left alo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,8 @@ Check = Callable[[Any, str], "str | None"]  # (value, its path) -> what is wrong
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
+    if type(value) is int and not _fits_a_float(value):
+        return "an integer past a float's range"
     return {
         bool: "a boolean",
         int: "a number",
@@ -28,6 +31,11 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def _fits_a_float(value: int | float) -> bool:
+    """An integer past float's range (10**400) is no score, date or duration: every renderer would overflow on it."""
+    return isinstance(value, float) or abs(value) <= sys.float_info.max
+
+
 @dataclass(frozen=True)
 class Scalar:
     """One of some JSON scalar kinds: `number`, `integer`, `string`, `boolean`, `null`."""
@@ -36,7 +44,7 @@ class Scalar:
 
     def __call__(self, value: Any, path: str) -> str | None:
         ok = {
-            "number": isinstance(value, int | float) and not isinstance(value, bool),
+            "number": isinstance(value, int | float) and not isinstance(value, bool) and _fits_a_float(value),
             "integer": isinstance(value, int) and not isinstance(value, bool),
             "string": isinstance(value, str),
             "boolean": isinstance(value, bool),

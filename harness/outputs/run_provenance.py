@@ -85,7 +85,10 @@ def _date(results: Mapping[str, Any]) -> str:
     stamp = results.get("date")
     if not isinstance(stamp, int | float):
         return UNKNOWN
-    when = datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    try:
+        when = datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):  # a time no clock shows (year 10,000 and past, NaN)
+        return UNKNOWN
     try:  # lm-eval writes it as a string
         return when + f" (evaluation took {float(results['total_evaluation_time_seconds']):.1f} s)"
     except (KeyError, TypeError, ValueError):

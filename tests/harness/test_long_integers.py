@@ -99,6 +99,23 @@ def test_report_names_the_results_file_and_field(tmp_path: Path, toy_dir: Path, 
     )
 
 
+def test_report_names_a_metric_past_a_floats_range_and_shows_an_unreadable_date_as_unknown(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
+) -> None:
+    """10**400 reads as an int but no renderer can format it (OverflowError); a date of 10**17 s is no calendar's."""
+    assert _run(harness, toy_dir, toy_tasks, "--output_path", tmp_path).code == 0
+    (results,) = (tmp_path / "constant").glob("results_*.json")
+    good = results.read_text()
+    results.write_text(re.sub(r'"acc,none": [0-9.]+', '"acc,none": 1' + "0" * 400, good, count=1))
+    line = _one_error(harness("report", tmp_path, "--no_figures"))
+    assert line.endswith(
+        "`results.toy_colors.acc,none` must be number or string or null, got an integer past a float's range"
+    )
+    results.write_text(re.sub(r'"date": [0-9.]+', '"date": 100000000000000000', good, count=1))
+    run = harness("report", tmp_path, "--no_figures")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
+
+
 @pytest.mark.parametrize("where", ["journal", "results"])
 def test_merge_names_the_shard_file_and_field(
     tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, where: str
