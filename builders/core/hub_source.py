@@ -3,13 +3,17 @@
 A benchmark names its release (`HubRelease`: the repo, the revision we pin, why) and, per build, the files the
 asked configs read (`HubFile`s, each under the names the release has published it as). `fetch_release` lists
 the repo at that revision, picks each file's name, downloads only those files with `huggingface_hub`
-(resumable, into the Hub cache, `HF_HUB_OFFLINE=1` honoured: then only the cache is read) and returns the
-snapshot folder, which the benchmark then reads exactly as a release folder: the same path containment,
-archive streaming and image checks (the snapshot's files are links into the cache's `blobs/`, which the
-release readers accept for the files and archives they look for by name).
+(resumable, into the Hub cache, `HF_HUB_OFFLINE=1` honoured: then only the cache is read), verifies each before a
+byte of it is used (a link into the repo's own `blobs/`, through no other link, to a blob whose bytes hash to its
+name: `contract.verified_blob`), and returns a folder of the build's work folder holding links to the verified
+blobs and nothing else, which the benchmark then reads exactly as a release folder: the same path containment,
+bounded archive streaming and image checks. Whatever goes wrong on the way to the Hub (no route, DNS, a proxy,
+401/403, a 404 for the revision or a file, a timeout, a download cut short) is one line naming the source, the
+revision, why and what to do (`builders.core.hub_errors`); when only the network fails, the Hub cache stands in.
 
-    release = fetch_release(parse_hub_source("hf://ZhaoweiWang/MMLongBench"), OFFICIAL, [TEXT, VH_IMAGES])
-    Release(release.folder)                    # as from a folder
+    release = fetch_release(parse_hub_source("hf://ZhaoweiWang/MMLongBench"), OFFICIAL, [TEXT, VH_IMAGES],
+                            view=work / "hub")
+    Release(release.folder, work)              # as from a folder
     inputs["hub"] = release.record()           # repo, revision, commit and files, for the manifest
 
 A source that is not on the Hub (COCO, OK-VQA: their licences leave them on their own sites) is answered by
@@ -21,7 +25,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,7 +117,7 @@ def fetch_release(
     snapshot = _cache_root(repo, cache_dir) / "snapshots" / commit
     blobs = {}
     for name in names:
-        _download(repo, name, commit, cache_dir, progress)
+        _download(repo, revision, name, commit, cache_dir, progress)
         try:
             blobs[name] = contract.verified_blob(snapshot, name)
         except contract.HubCacheError as exc:
@@ -145,36 +150,19 @@ def _cache_root(repo: str, cache_dir: str | Path | None) -> Path:
 
 def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]]:
     """(commit, the repo's file names) at `revision`: from the Hub, or, offline or when the Hub cannot be
-    reached, from the Hub cache (then only the files already downloaded are known)."""
+    heard from (no route, DNS, proxy, timeout, a 5xx), from the Hub cache (then only the files already downloaded
+    are known). What the Hub answers (gated, private, no such repo or revision) is final: one line saying so."""
     if not _offline():
-        from huggingface_hub import HfApi
-        from huggingface_hub.errors import (
-            GatedRepoError,
-            HfHubHTTPError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
+        from huggingface_hub import HfApi, constants
+
+        from builders.core.hub_errors import HUB_FAILURES, hub_failure, is_network_failure
 
         try:
-            info = HfApi().dataset_info(repo, revision=revision)
-        except GatedRepoError:
-            raise BuildError(
-                f"hf://{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
-            ) from None
-        except RevisionNotFoundError:
-            raise BuildError(f"hf://{repo} has no revision {revision!r} (a tag, branch or commit)") from None
-        except RepositoryNotFoundError:
-            raise BuildError(
-                f"hf://{repo}: no such dataset repo on the Hub (or it is private: log in with `hf auth login`)"
-            ) from None
-        except (HfHubHTTPError, OSError) as exc:  # no network: the cache may still hold it
-            cached = _cached_listing(repo, revision, cache_dir)
+            info = HfApi().dataset_info(repo, revision=revision, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+        except HUB_FAILURES as exc:
+            cached = _cached_listing(repo, revision, cache_dir) if is_network_failure(exc) else None
             if cached is None:
-                raise BuildError(
-                    f"hf://{repo}@{revision}: the Hub cannot be reached ({type(exc).__name__}) and the "
-                    f"Hub cache ({_cache_root(repo, cache_dir)}) does not hold it; download it once "
-                    "where there is network"
-                ) from None
+                raise hub_failure(repo, revision, exc, "listing the repo") from None
             return cached
         assert info.sha is not None
         return info.sha, {s.rfilename for s in info.siblings or []}
@@ -221,22 +209,47 @@ def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
     )
 
 
-def _download(repo: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> None:
-    """One file into the Hub cache (a partial download resumes)."""
+def _download(repo: str, revision: str, name: str, commit: str, cache_dir: str | Path | None, progress: bool) -> None:
+    """One file into the Hub cache (a partial download resumes); any failure is one line naming the source, the
+    revision and commit, the file, and what to do."""
     from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    from builders.core.hub_errors import HUB_FAILURES, hub_failure
 
     if progress and not _offline():
         print(f"hub: hf://{repo}@{commit[:12]}: {name}", file=sys.stderr)
     try:
-        hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir)
-    except LocalEntryNotFoundError:
-        how = "HF_HUB_OFFLINE=1 forbids downloading it" if _offline() else "the Hub cannot be reached"
+        with _hub_output(progress):
+            hf_hub_download(repo, name, repo_type="dataset", revision=commit, cache_dir=cache_dir)
+    except LocalEntryNotFoundError as exc:
+        if not _offline():
+            raise hub_failure(repo, revision, exc, f"downloading {name} (commit {commit[:12]})") from None
         raise BuildError(
-            f"hf://{repo}@{commit[:12]}: {name} is not in the Hub cache and {how}; download it once "
-            f"with `hf download {repo} {name} --repo-type dataset --revision {commit}`"
+            f"hf://{repo}@{commit[:12]}: {name} is not in the Hub cache and HF_HUB_OFFLINE=1 forbids downloading "
+            f"it; download it once with `hf download {repo} {name} --repo-type dataset --revision {commit}`"
         ) from None
-    except (HfHubHTTPError, OSError) as exc:
-        raise BuildError(
-            f"hf://{repo}@{commit[:12]}: downloading {name} failed ({exc}); run the build again to resume it"
-        ) from None
+    except HUB_FAILURES as exc:
+        raise hub_failure(repo, revision, exc, f"downloading {name} (commit {commit[:12]})") from None
+
+
+@contextmanager
+def _hub_output(progress: bool) -> Iterator[None]:
+    """`huggingface_hub` quiet but for errors (its retry warnings are not ours to print: the one line says what
+    failed), and without its progress bars unless `progress`."""
+    import logging
+
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+    from huggingface_hub.utils import logging as hub_logging
+
+    logger = hub_logging.get_logger()
+    level, bars_off = logger.level, are_progress_bars_disabled()
+    logger.setLevel(max(level, logging.ERROR))
+    if not progress:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        if not progress and not bars_off:
+            enable_progress_bars()

@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import Bound, Inflation, LineBound, bounded_lines, copy_bounded, read_bounded
+from builders.core.release_bounds import (
+    Bound,
+    Inflation,
+    LineBound,
+    copy_bounded,
+    copy_lines_bounded,
+    read_bounded,
+)
 from builders.core.release_paths import relative_name
 
 # What `tarfile` and its decompressors raise on a damaged or truncated stream.
@@ -70,8 +77,7 @@ class ArchiveFile:
         """Copy a text member line by line into `target`, each line within `lines.line`, at most `lines.most_lines`
         lines and `total` bytes (so a member of endless newlines stops at once, not after gigabytes)."""
         source = self._check(total)
-        for _, line in bounded_lines(lambda n: self._guard(lambda: source.readline(n)), lines, self.where, total):
-            target.write(line)
+        copy_lines_bounded(lambda n: self._guard(lambda: source.read(n)), target, lines, total, self.where)
 
 
 def archive_files(archive: Path) -> Iterator[ArchiveFile]:

@@ -8,7 +8,7 @@ the process ends, however it ends, so a killed build never blocks the next one, 
 OUT while the first runs stops at once, naming the first's pid. Holding the lock, a build knows that no other
 build of NAME works in OUT, so every `OUT/.NAME-work-*` folder there was left by a killed one: it removes them
 before making its own, which it removes when it ends. The lock file holds the pid only (never a command line,
-which may carry a secret) and is removed on the way out.
+which may carry a secret) and is removed on the way out, with OUT itself when the build made it and left nothing in it.
 """
 
 from __future__ import annotations
@@ -34,9 +34,21 @@ def work_prefix(name: str) -> str:
 
 @contextmanager
 def build_lock(out_dir: Path, name: str) -> Iterator[None]:
-    """Hold `OUT/.NAME.lock` (OUT is made if need be); a `BuildError` naming the holder when another build of NAME
-    holds it."""
+    """Hold `OUT/.NAME.lock` (OUT is made if need be, and removed again if the build leaves it empty: a build that
+    fails writes nothing); a `BuildError` naming the holder when another build of NAME holds it."""
+    made = not os.path.lexists(out_dir)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        with _holding(out_dir, name):
+            yield
+    finally:
+        if made:
+            with suppress(OSError):  # not empty (the build is there, or another build's files): kept
+                os.rmdir(out_dir)
+
+
+@contextmanager
+def _holding(out_dir: Path, name: str) -> Iterator[None]:
     path = lock_path(out_dir, name)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -16,7 +16,7 @@ import pytest
 from builders import cli
 from builders.core.errors import BuildError
 from builders.core.release_archive import archive_files, zip_files
-from builders.core.release_bounds import MMLB_IMAGE, Bound
+from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSONL, MMLB_TEXT_FILE, Bound
 from tests.support.archive_bombs import Run, gzip_run, tar_gz, zip_file
 
 GiB = 1 << 30
@@ -268,3 +268,35 @@ def test_a_member_is_checked_against_its_declared_size_and_against_the_bytes_it_
     with pytest.raises(BuildError, match=r"member 'a\.bin': 2,147,483,648 bytes, over the 1 MiB that a test file"):
         next(honest_members).read(small)
     assert MMLB_IMAGE.most == 64 * MiB
+
+
+def test_a_text_member_is_copied_within_its_line_bounds_at_c_speed() -> None:
+    """Lines are counted and measured per block: the longest line across block edges, the line numbers named, and a
+    million newlines refused in well under a second."""
+    import io
+
+    from builders.core.release_bounds import LineBound, copy_lines_bounded
+
+    def copy(data: bytes, block: int = 4, line: int = 5) -> str:
+        source, target = io.BytesIO(data), io.BytesIO()
+        bounds = LineBound(Bound(line, "a line"), 10)
+        try:
+            copy_lines_bounded(lambda n: source.read(min(n, block)), target, bounds, Bound(100, "a file"), "F")
+        except BuildError as err:
+            return str(err).split(", over")[0].split("; not")[0]
+        assert target.getvalue() == data
+        return "copied"
+
+    assert copy(b"ab\ncde\nfghij\n") == "copied"  # a line of exactly the bound, split across blocks
+    assert copy(b"ab\ncdefgh\nx\n") == "F:2: more than 5 bytes"
+    assert copy(b"abcdef\n") == "F:1: more than 5 bytes"
+    assert copy(b"ab\ncd\nabcdefg") == "F:3: more than 5 bytes"  # the last line, with no newline
+    assert copy(b"\n" * 10) == "copied"
+    assert copy(b"\n" * 11) == "F: more than 10 lines, more than any file of this release holds"
+    assert copy(b"abcd\n" * 25) == "F: more than 10 lines, more than any file of this release holds"
+    assert copy(b"ab\n" * 9 + b"x" * 80, block=64, line=90) == "F: more than 100 bytes"
+    start = time.perf_counter()
+    source = io.BytesIO(b"\n" * (2 * MiB))
+    with pytest.raises(BuildError, match="more than 1,000,000 lines"):
+        copy_lines_bounded(source.read, io.BytesIO(), MMLB_JSONL, MMLB_TEXT_FILE, "F")
+    assert time.perf_counter() - start < 1

@@ -452,7 +452,7 @@ def test_a_source_file_linked_out_of_its_folder_is_an_error_naming_it(tmp_path: 
         r"symbolic link",
     ):
         build_locovqa([f"mnist={sources['mnist']}", f"coco={sources['coco']}"], tmp_path / "out", ["needle_int_2"])
-    assert list((tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("config", ["okvqa_int_2", "okvqa_cmp_2"])

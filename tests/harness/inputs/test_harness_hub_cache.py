@@ -72,3 +72,16 @@ def test_a_manifest_linking_out_of_the_cache_is_refused_in_one_line(
     refused = _harness(harness_script, env, tmp_path / "out")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
     assert f"build_manifest.json: links out of the repo's cache (to {outside})" in refused.stderr
+
+
+def test_a_hub_build_without_network_is_one_line_when_no_name_resolves(
+    tmp_path: Path, harness_script: str, script_env: dict[str, str]
+) -> None:
+    """The README's run read from the Hub on a machine without network (no DNS): one line, no traceback. (A guard:
+    the harness already answered this in one line; the builders did not, issue 44 item 1.)"""
+    env = {k: v for k, v in script_env.items() if k != "HF_HUB_OFFLINE"}
+    env |= {"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_ENDPOINT": "http://hub.invalid", "HF_HUB_OFFLINE": "0"}
+    run = _harness(harness_script, env, tmp_path / "out")
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if "cannot get" in line]
+    assert "cannot get hf://acme/mmneedle@v1.0.0: the Hub cannot be reached (no network?)" in line
