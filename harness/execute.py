@@ -203,6 +203,7 @@ def _screen_only(plan: RunPlan) -> int:
 
 def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.api import BackendFatalError
+    from harness.lm_eval_flags import show_configs
     from harness.outputs.results import build_results, summary_table
     from harness.outputs.results_file import write_results
     from harness.run_config import cache_stats, run_config
@@ -270,6 +271,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         results["group_aggregation"] = {}
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
+    if plan.compat.show_config:
+        print(show_configs(results["configs"]))
     _report_run(task_results, stats, plan.shard)
     results_file = None
     if output_dir is not None:

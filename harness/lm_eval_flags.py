@@ -11,6 +11,10 @@ one line (never a usage error on a command line copied from lm-eval):
     --bootstrap_iters N        recorded; the standard errors here are the analytic ones (N changes nothing)
     --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
     --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
+    --show_config              each task's config printed after the results table (it is in the results file too)
+    --cache_requests, --check_integrity, --fewshot_as_multiturn
+                               accepted, with one line on what the harness does instead (`NOTHING_TO_DO`)
+    --samples                  refused in one line: --limit N takes the first N documents of each task
 """
 
 from __future__ import annotations
@@ -24,6 +28,15 @@ from typing import Any
 from harness.errors import UserError
 
 SEED_NAMES = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+# lm-eval flags with nothing to do here: what the harness does instead, said in one line when one is given
+NOTHING_TO_DO = {
+    "cache_requests": "requests are built from the verified build as the run goes, so there is no request cache; "
+    "the models' answers are cached (the response cache: --cache_dir, --no_cache)",
+    "check_integrity": "every run checks its data itself: each file against its build manifest's sha256 and each "
+    "image against its own before it is scored (docs/integrity.md); there is no task test suite to run",
+    "fewshot_as_multiturn": "the tasks here are zero-shot, as their papers ran them: there are no few-shot examples to "
+    "send as turns",
+}
 MAX_SEED = 2**32 - 1  # NumPy's seeds are 0 .. 2**32 - 1; every seed here is held to the same range
 DEVICE_BACKENDS = ("hf",)  # backends that take a `device` model argument
 REMOTE_CODE_BACKENDS = ("hf", "vllm")
@@ -113,6 +126,23 @@ def add_compat_flags(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--wandb_config_args", default="", metavar="K=V,...", help="extra values for the W&B run's config, as lm-eval's"
     )
+    group.add_argument(
+        "--show_config", action="store_true", help="print each task's config after the results table, as lm-eval does"
+    )
+    group.add_argument(
+        "--cache_requests",
+        choices=("true", "refresh", "delete"),
+        help="accepted for lm-eval's command lines: " + NOTHING_TO_DO["cache_requests"],
+    )
+    group.add_argument("--check_integrity", action="store_true", help="accepted: " + NOTHING_TO_DO["check_integrity"])
+    group.add_argument(
+        "--fewshot_as_multiturn", action="store_true", help="accepted: " + NOTHING_TO_DO["fewshot_as_multiturn"]
+    )
+    group.add_argument(
+        "--samples",
+        metavar="JSON",
+        help="lm-eval's documents chosen by index: refused (--limit N evaluates the first N of each task)",
+    )
 
 
 def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[str, str]) -> dict[str, str]:
@@ -125,6 +155,14 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
             "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
             "accepted"
         )
+    if args.samples is not None:
+        raise UserError(
+            "--samples: documents chosen by index are not supported here; --limit N evaluates the first N documents "
+            "of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
+        )
+    for flag, instead in NOTHING_TO_DO.items():
+        if getattr(args, flag):
+            print(f"harness: --{flag}: {instead}", file=sys.stderr)
     if args.bootstrap_iters is not None and args.bootstrap_iters < 0:
         raise UserError(f"--bootstrap_iters must be 0 or more, got {args.bootstrap_iters}")
     if args.log_samples_suffix is not None and not args.log_samples_suffix.replace("-", "").replace("_", "").isalnum():
@@ -185,12 +223,19 @@ class CompatFlags:
     use_cache: str | None
     num_fewshot: int | None
     log_samples_suffix: str | None
+    show_config: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> CompatFlags:
         seeds = getattr(args, "seeds", None) or [args.seed] * 4
         return cls(
-            tuple(seeds), args.bootstrap_iters, args.device, args.use_cache, args.num_fewshot, args.log_samples_suffix
+            tuple(seeds),
+            args.bootstrap_iters,
+            args.device,
+            args.use_cache,
+            args.num_fewshot,
+            args.log_samples_suffix,
+            args.show_config,
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -203,3 +248,13 @@ class CompatFlags:
             "num_fewshot": self.num_fewshot or 0,
             "log_samples_suffix": self.log_samples_suffix,
         }
+
+
+def show_configs(configs: dict[str, Any]) -> str:
+    """`--show_config`: each task's config as YAML, under its name (lm-eval prints them after its table)."""
+    import yaml
+
+    return "\n".join(
+        f"--- {task} ---\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+        for task, config in configs.items()
+    )

@@ -191,6 +191,7 @@ def _load_tasks(
 ) -> list[Task]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
     from harness.running.progress import LOADING, bar, datasets_quiet
+    from harness.running.rows_left_out import left_out_line
     from harness.running.task import Task
 
     tasks = [Task(index.tasks[name], metadata, args.system_instruction) for name in names]
@@ -207,6 +208,8 @@ def _load_tasks(
             loading.update()
     if absent:
         raise UserError(DatasetMissingError.combined(absent))
+    for line in left_out_line([(task.name, task.left_out) for task in tasks if task.left_out]):
+        print(line, file=sys.stderr)  # before the model loads: a long run on half the build is said up front
     return tasks
 
 

@@ -66,3 +66,4 @@ echo "== 6/7 LoCoVQA: build the offline stand-in (48 configs, 2 items each), run
 echo "== 7/7 write the report"
 "$BIN/harness" report "$OUT/results"
 echo "demo: done. Report: $OUT/results/report.md (plots beside it); per-sample journals and logs: $OUT/results/*/journal_*.jsonl, samples_*.jsonl"
+echo "demo: the commands are in $BIN: run 'source $BIN/activate' (or put $BIN on your PATH), then: harness view $OUT/results"

@@ -92,3 +92,21 @@ def test_every_offline_command_of_the_readme_runs(tmp_path: Path) -> None:
         ran += 1
     assert ran >= 6
     assert (work / "results" / "report.md").is_file()
+
+
+def test_the_readme_and_the_demo_say_how_to_reach_the_commands_and_the_cpu_build_of_torch() -> None:
+    """Issue 44: nothing said to activate .venv after `make demo` (its commands are in .venv/bin, not on PATH), and
+    `pip install -e '.[hf,view]'` pulls the CUDA build of torch on a CPU-only machine without a word."""
+    text = README.read_text(encoding="utf-8")
+    install = text.split("## Install")[1].split("## ")[0]
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in install
+    make = text.split("## Two make commands")[1].split("## ")[0]
+    assert "source .venv/bin/activate" in make and "harness view demo_out/results" in make
+    last = (ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8").strip().splitlines()[-1]
+    done = subprocess.run(
+        ["bash", "-c", f"BIN=/x/.venv/bin OUT=/x/demo_out; {last}"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == (
+        "demo: the commands are in /x/.venv/bin: run 'source /x/.venv/bin/activate' (or put /x/.venv/bin on your "
+        "PATH), then: harness view /x/demo_out/results"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from functools import cached_property
@@ -155,6 +156,9 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
             self.options.limit,
         )
         self.pending = [cfg for cfg in self.cfgs if cfg.name in build.pending]
+        fewer = _fewer_than_asked(self.planner, self.cfgs, self.options.full, self.options.limit)
+        if fewer:
+            print(fewer, file=sys.stderr)
 
     @cached_property
     def _shown(self) -> tuple[list[tuple[int, str]], list[str]]:
@@ -290,6 +294,29 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
                 )
                 bar.update(1)
             return writer.close()
+
+
+def _fewer_than_asked(planner: Planner, cfgs: list[NeedleConfig], full: bool, limit: int | None) -> str | None:
+    """One line when `--limit L` asks more positives and negatives per config than the build takes: the paper's
+    subset without `--full` (1,000 or 100 of each), or all there are with it; None when every config has L + L."""
+    if limit is None:
+        return None
+    counts: dict[tuple[int, int], list[str]] = {}
+    more = False
+    for cfg in cfgs:
+        start, end = planner.negative_start(cfg), planner.sample_end(cfg)
+        ids = cfg.sample_ids(full, limit, start, end)
+        positives = sum(1 for i in ids if i < start)
+        if min(positives, len(ids) - positives) < limit:
+            counts.setdefault((positives, len(ids) - positives), []).append(cfg.name)
+            more = more or len(cfg.sample_ids(True, limit, start, end)) > len(ids)
+    if not counts:
+        return None
+    held = "; ".join(f"{', '.join(names)} {p:,} + {n:,}" for (p, n), names in counts.items())
+    asked = f"note: --limit {limit} asks for {limit:,} positives + {limit:,} negatives per config"
+    if more:  # without --full: the paper's subset
+        return f"{asked}, and without --full the build keeps to the paper's subset: {held}; add --full for up to {limit:,} + {limit:,}"
+    return f"{asked}; there are only {held}, all built"
 
 
 def _caveats(

@@ -48,6 +48,9 @@ class DataOrigin:
     run_limit: str | None  # `NONE`: the run had no --limit; None: not recorded
     caveats: tuple[tuple[str, str], ...] = ()  # the build's own (kind, text): `caveats` of its manifest
     unverified: str | None = None  # why the data could not be verified (read with --trust_unverified_data)
+    # The task's metadata picked its rows from a build holding more (MMNeedle's paper subset of a --full build):
+    # what it scored is what it evaluates by default, so the build's rows are no concern
+    picked: bool = False
 
     @classmethod
     def of(cls, dataset: Mapping[str, Any], run: Mapping[str, Any]) -> DataOrigin:
@@ -70,6 +73,7 @@ class DataOrigin:
             limit_text(run),
             tuple((str(k), str(v)) for k, v in (dataset.get("caveats") or {}).items()),
             str(dataset.get("unverified_reason")) if dataset.get("verification") == "unverified" else None,
+            bool(dataset.get("rows_left_out")),
         )
 
     @property
@@ -103,7 +107,7 @@ class DataOrigin:
             out.append(f"synthetic images (source `{self.source_spec or 'synthetic'}`), not the paper's")
         if self.build_limit is not None:
             out.append(f"a build capped by `--limit {self.build_limit}`")
-        if self.rows is not None and self.rows != PAPER_ROWS:
+        if self.rows is not None and self.rows != PAPER_ROWS and not self.picked:
             out.append(f"build rows `{self.rows}`, not the subset the paper evaluated")
         if self.limited_run:
             out.append(f"a run with `--limit {self.run_limit}`, which evaluates only the first samples of each task")
@@ -158,6 +162,7 @@ class TaskData:
     rows: int | None  # the task's samples before the run's --limit
     evaluated: int | None  # the samples the run evaluated
     config_sha256: str | None  # the build config's content hash
+    left_out: Mapping[str, Any] | None = None  # `rows_left_out`: scored, held, all_with
 
 
 def task_data(task: str, dataset: Mapping[str, Any], run: Mapping[str, Any], n_samples: Mapping[str, Any]) -> TaskData:
@@ -169,6 +174,7 @@ def task_data(task: str, dataset: Mapping[str, Any], run: Mapping[str, Any], n_s
         n_samples.get("original"),
         n_samples.get("effective"),
         config.get("content_sha256"),
+        dataset.get("rows_left_out") or None,
     )
 
 
@@ -242,7 +248,22 @@ def provenance_section(tasks: list[TaskData]) -> list[str]:
             f"| {entry.task} | {labels[entry.origin]} | {_cell(entry.config_rows)} | {_cell(entry.rows)} | "
             f"{_cell(entry.evaluated)} | {_cell(entry.config_sha256)} |"
         )
-    return [*lines, "", "</details>", ""]
+    return [*lines, "", "</details>", "", *_left_out_note(tasks)]
+
+
+def _left_out_note(tasks: list[TaskData]) -> list[str]:
+    """Markdown: the tasks that scored fewer rows than the build holds for them, and how to score them all."""
+    left = [entry for entry in tasks if entry.left_out]
+    if not left:
+        return []
+    scored = _sum(e.left_out.get("scored") for e in left if e.left_out)
+    held = _sum(e.left_out.get("held") for e in left if e.left_out)
+    ways = ", ".join(dict.fromkeys(f"`{e.left_out.get('all_with')}`" for e in left if e.left_out))
+    return [
+        f"> **Fewer rows than the build holds.** {len(left)} of {len(tasks)} tasks scored {scored} of the {held} rows "
+        f"the build holds for them, as the tasks' metadata picks (the default); {ways} scores all of them.",
+        "",
+    ]
 
 
 def provenance_line(tasks: list[TaskData]) -> str:

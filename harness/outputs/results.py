@@ -124,6 +124,13 @@ def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
     return result.task.name, {m: strict_number(v) for m, v in result.values.items() if m in names}
 
 
+def _dataset_entry(result: TaskResult) -> dict[str, Any]:
+    """The data a task read, and the rows of it that its metadata left out (`harness.running.rows_left_out`)."""
+    assert result.task.data is not None
+    left_out = result.task.left_out
+    return {**result.task.data.describe(), **({"rows_left_out": left_out.record()} if left_out else {})}
+
+
 def build_results(
     task_results: list[TaskResult],
     groups: dict[str, list[str]],
@@ -164,7 +171,7 @@ def build_results(
         # Tokens the recorded answers took, as the backend reported them (answers served from the
         # journal or the response cache count what they cost when generated).
         "usage": {r.task.name: r.usage for r in task_results if r.usage},
-        "datasets": {r.task.name: r.task.data.describe() for r in task_results if r.task.data},
+        "datasets": {r.task.name: _dataset_entry(r) for r in task_results if r.task.data},
         "task_hashes": {r.task.name: r.fingerprint for r in task_results},
         "config": run_config,
         "model_name": run_config.get("model_args", {}).get("pretrained")

@@ -128,6 +128,7 @@ DATASET = Obj(
         "source": Obj({"kind": OPT_STRING, "spec": OPT_STRING, "num_images": OPT_INTEGER}, nullable=True),
         "caveats": Obj(values=SCALAR, nullable=True),
         "config": Obj({"rows": OPT_INTEGER, "content_sha256": OPT_STRING}, nullable=True),
+        "rows_left_out": Obj({"scored": OPT_INTEGER, "held": OPT_INTEGER, "all_with": OPT_STRING}, nullable=True),
     },
     nullable=True,
 )

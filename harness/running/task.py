@@ -29,6 +29,7 @@ from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, RowImage, Shar
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
 from harness.running.judge import JudgeSpec
 from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
+from harness.running.rows_left_out import RowsLeftOut, rows_left_out, without_all_rows
 from harness.running.task_aggregation import aggregate_metrics
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML
@@ -102,6 +103,7 @@ class Task:
         self.data: LoadedDataset | None = None
         self.docs: datasets.Dataset | None = None
         self.n_original = 0
+        self.left_out: RowsLeftOut | None = None  # rows its metadata leaves out of a build that holds more
         self._images: list[ImageColumn | SharedImageColumn] = []
         self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
         self._doc_view: datasets.Dataset | None = None
@@ -136,6 +138,8 @@ class Task:
             if not isinstance(docs, datasets.Dataset):
                 raise TaskConfigError(f"{self.config.source}:1: process_docs must return a datasets.Dataset")
         self.n_original = len(docs)
+        hook = self.hooks.get("process_docs")
+        self.left_out = rows_left_out(hook, self.data.dataset, self.metadata, len(docs), call_hook)
         if limit is not None:
             count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
             docs = docs.select(range(min(count, len(docs))))
@@ -378,6 +382,8 @@ class Task:
         config.pop("source", None)
         config.pop("report", None)  # presentation only
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
+        if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
+            config["metadata"] = without_all_rows(config["metadata"])
         if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
             config.pop("refusals")
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
@@ -386,6 +392,6 @@ class Task:
             "task": self.name,
             "version": self.config.version,
             "config_sha256": digest,
-            "metadata": self.metadata,
+            "metadata": without_all_rows(self.metadata),
             "dataset": self.data.fingerprint if self.data else None,
         }

@@ -32,6 +32,7 @@ from tasks.locovqa.view_hooks import (  # noqa: F401 (`harness view` reads a ben
 )
 
 SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
+NO_LEVEL = "—"  # a series whose uniform guess has no level (`series.GUESS_LEVELS`)
 
 
 def _fmt(value: float | None) -> str:
@@ -48,9 +49,9 @@ def accuracy_table(curves: list[Series]) -> list[str]:
         if c.row.startswith("Haystack"):
             continue
         by_length = dict(zip(c.xs, c.ys, strict=True))
-        chance = sum(c.chance) / len(c.chance) if c.chance else 0.0
+        chance = f"{sum(c.chance) / len(c.chance):.3f}" if c.chance else NO_LEVEL
         lines.append(
-            f"| {c.row} | {c.mode} | " + " | ".join(_fmt(by_length.get(n)) for n in lengths) + f" | {chance:.3f} |"
+            f"| {c.row} | {c.mode} | " + " | ".join(_fmt(by_length.get(n)) for n in lengths) + f" | {chance} |"
         )
     return [*lines, ""]
 
@@ -124,15 +125,16 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     if not curves:
         return [*lines, "No LoCoVQA leaf task with a score.", ""]
     lines += [
-        "Accuracy (0-1) by visual context length; chance is the random baseline (MMStar: 1 / options, needle: "
-        "1/10, OK-VQA and MNIST: 0).",
+        "Accuracy (0-1) by visual context length; chance is a uniform guess's level where it has one (MMStar: "
+        "1 / options, needle: 1/10); OK-VQA's open answers and MNIST's transcriptions have none (—): the random "
+        "baseline's own scores show what a guess gets there.",
         "",
         *accuracy_table(curves),
     ]
     lines += [
         "Decay fits (spec §3.6): r² of `exp` (ln y on length, the paper's Tables 2-3), `log` (y on ln length) "
         "and `exp_offset` (a·e^(−b·n)+c); stars p ≤ .05/.01/.001; ↓ accuracy rises with length; † more than "
-        "half the points below chance. Haystack-k: MNIST accuracy against the digit count at length k.",
+        "half the points below chance (where there is one). Haystack-k: MNIST accuracy against the digit count at length k.",
         "",
         *fit_table(curves),
     ]

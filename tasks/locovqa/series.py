@@ -31,6 +31,10 @@ SERIES = [
     ("Needle", "needle", "accuracy", None),
 ]
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# The tasks whose uniform guess has a level (MMStar: 1 / options; needle: 1 / 10). OK-VQA's open answers and MNIST's
+# transcriptions have none their metrics honour (the rows' 0, spec §3.6, is no level: the random baseline scores
+# 0.25-0.52 on them), and no chance level is better than a wrong one.
+GUESS_LEVELS = frozenset({"mmstar", "needle"})
 
 
 @dataclass
@@ -48,7 +52,7 @@ class Series:
 
     @property
     def below_chance(self) -> bool:
-        return bool(self.ys) and sub_chance(self.ys, self.chance)
+        return bool(self.ys) and bool(self.chance) and sub_chance(self.ys, self.chance)
 
 
 def metric_value(entry: dict[str, Any], metric: str) -> float | None:
@@ -78,7 +82,7 @@ def series(data: Any) -> list[Series]:
             curve = Series(row, mode)
             for length, name in sorted(found.get((task, mode), {}).items()):
                 entry = data.results[name]
-                chance = _number(data.reference(name, "chance")) or 0.0
+                chance = _number(data.reference(name, "chance")) if task in GUESS_LEVELS else None
                 if subset is None:
                     value = metric_value(entry, metric)
                 else:
@@ -86,7 +90,9 @@ def series(data: Any) -> list[Series]:
                 if value is not None:
                     curve.xs.append(length)
                     curve.ys.append(float(value))
-                    curve.chance.append(chance)
+                    curve.chance += [chance] if chance is not None else []
+            if len(curve.chance) != len(curve.xs):  # a level at every point, or none drawn
+                curve.chance = []
             if curve.xs:
                 out.append(curve)
         if row == "MNIST":
@@ -106,6 +112,5 @@ def _haystacks(data: Any, found: dict[tuple[str, str], dict[int, str]]) -> list[
             for digits in sorted(by_digits, key=int):
                 curve.xs.append(int(digits))
                 curve.ys.append(float(by_digits[digits]["mean"]))
-                curve.chance.append(0.0)
             out.append(curve)
     return out

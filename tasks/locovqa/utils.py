@@ -2,7 +2,8 @@
 
 Every row also reports `chance`, the probability that a uniform guess is right (MMStar: 1 / options; needle:
 1 / 10; OK-VQA and MNIST transcription: 0, spec §3.6), so that the report draws the random baseline from
-the data it ran on.
+the data it ran on. The report shows no level for OK-VQA and MNIST (`series.GUESS_LEVELS`): their metrics give a
+guess partial credit (the random baseline scores 0.25-0.52 there), so 0 is no chance level.
 """
 
 from __future__ import annotations

@@ -384,3 +384,48 @@ def test_importing_the_api_loads_nothing_heavy() -> None:
     assert before.stdout.strip() == "False"
     after = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert after.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--cache_requests", "true"], "harness: --cache_requests: requests are built from the verified build as the "),
+        (
+            ["--cache_requests", "delete"],
+            "harness: --cache_requests: requests are built from the verified build as the ",
+        ),
+        (["--check_integrity"], "harness: --check_integrity: every run checks its data itself: each file against "),
+        (["--fewshot_as_multiturn"], "harness: --fewshot_as_multiturn: the tasks here are zero-shot, as their papers "),
+    ],
+)
+def test_lm_eval_flags_with_nothing_to_do_here_run_and_say_what_is_done_instead(
+    harness, toy_dir: Path, toy_tasks: Path, flags: list[str], said: str
+) -> None:
+    """Issue 44: these gave argparse's usage dump."""
+    run = harness(
+        "--tasks", "toy_colors", "--include_path", toy_tasks, "--data_dir", toy_dir, "--model", "random", *flags
+    )
+    assert run.code == 0, run.err
+    assert [line for line in run.err.splitlines() if line.startswith(said)], run.err
+
+
+def test_show_config_prints_each_tasks_config_and_samples_is_one_line(harness, toy_dir: Path, toy_tasks: Path) -> None:
+    common = (
+        "--tasks",
+        "toy_colors,toy_pairs",
+        "--include_path",
+        toy_tasks,
+        "--data_dir",
+        toy_dir,
+        "--model",
+        "random",
+    )
+    run = harness(*common, "--show_config")
+    assert run.code == 0, run.err
+    shown = run.out.split("--- toy_colors ---\n")[1]
+    assert shown.startswith("task: toy_colors\n") and "\n--- toy_pairs ---\ntask: toy_pairs\n" in shown
+    refused = harness(*common, "--samples", '{"toy_colors": [0, 3]}')
+    assert refused.code == 2 and refused.err.strip().splitlines() == [
+        "harness: error: --samples: documents chosen by index are not supported here; --limit N evaluates the first "
+        "N documents of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
+    ]

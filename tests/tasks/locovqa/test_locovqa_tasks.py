@@ -107,6 +107,29 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
+def test_open_answers_and_transcriptions_show_no_chance_level(two_models: Path, tmp_path: Path) -> None:
+    """Issue 44: OK-VQA's three metrics and MNIST showed chance 0.000 where the random baseline scores 0.25-0.52 (a
+    guess gets partial credit there); they show none, and are never marked below it."""
+    from harness.outputs.report import write_report
+
+    text = write_report(two_models, tmp_path).read_text()
+    chance: dict[tuple[str, str], set[str]] = {}  # (series, mode) -> its chance cells, in every model's table
+    for table in text.split("| series | mode | ")[1:]:
+        for row in table.split("\n\n")[0].splitlines()[2:]:
+            cells = [cell.strip() for cell in row.strip("|").split("|")]
+            chance.setdefault((cells[0], cells[1]), set()).add(cells[-1])
+    for row in ("OK-VQA", "BERT", "ROUGE", "MNIST"):
+        assert chance[(row, "cmp")] == chance[(row, "int")] == {report.NO_LEVEL}, row
+    assert chance[("MMStar", "cmp")] == {"0.250"} and chance[("Needle", "int")] == {"0.100"}
+    curves = series.series(load_results(two_models)["random"])
+    assert all(not c.chance and not c.below_chance for c in curves if c.row in ("OK-VQA", "BERT", "ROUGE", "MNIST"))
+    assert all(not c.chance for c in curves if c.row.startswith("Haystack-"))
+    figure = figures.decay_figure({"random": curves}, "caption")
+    drawn = {ax.get_title(): {line.get_label() for line in ax.get_lines()} for ax in figure.axes if ax.get_title()}
+    assert "chance" in drawn["MMStar"] and "chance" not in drawn["OK-VQA ROUGE-L"]
+
+
+@pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
 def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(
     two_models: Path, tmp_path: Path
 ) -> None:
