@@ -55,7 +55,7 @@ def main() -> None:
 
     import torch
 
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from tests.support.tiny_llava import build_tiny_llava
 
     if not torch.cuda.is_available():

@@ -108,7 +108,7 @@ def child(data: Path, model: Path, out: Path, task: str, threads: int, report: P
     """One harness run, in this process, traced and timed; its figures written to `report`."""
     import harness.running.cache as cache
     from harness.cli import main
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
 
     argv = [
         "--tasks",

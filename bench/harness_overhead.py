@@ -197,7 +197,7 @@ def backend_ab(data: Path, model_dir: Path, n: int = 48, repeats: int = 3) -> di
     from PIL import Image
 
     from harness.config.task_index import TaskIndex
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.running.task import Task
 
     torch.set_num_threads(1)

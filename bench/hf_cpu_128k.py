@@ -64,7 +64,7 @@ def measure(model_dir: Path, work: Path, threads: int, processor_choice: str) ->
     from true_length import build
 
     from harness.config.task_index import TaskIndex
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.running.runner import Runner, RunOptions
     from harness.running.task import Task
 

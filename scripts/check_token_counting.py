@@ -23,7 +23,7 @@ from collections import Counter
 
 from builders.core import contract
 from harness.execute import run_policies
-from harness.models.hf import HFModel
+from harness.models.hf.model import HFModel
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.run_arguments import run_parser
 from harness.run_plan import plan_run
@@ -59,9 +59,9 @@ def main(argv: list[str]) -> int:
             )
             actual = int(inputs["input_ids"].shape[1])
             screen = model.prompt_tokens(request)
-            rows = rows_prompt_tokens(request, model.max_pixels)
+            rows = rows_prompt_tokens(request, model.facts.max_pixels)
             # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
-            # (`harness.models.hf_presize`, proven to give the same pixels), whose sizes say nothing of the rule.
+            # (`harness.models.hf.presize`, proven to give the same pixels), whose sizes say nothing of the rule.
             sizes = [
                 (ref.width or im.width, ref.height or im.height) for ref, im in zip(request.images, images, strict=True)
             ]

@@ -75,7 +75,7 @@ def render_model(args: dict[str, str], request: Any, online: bool, chars: int) -
 
 
 def render_api(args: dict[str, str], request: Any) -> str:
-    from harness.models.openai_wire import build_messages
+    from harness.models.openai_chat.wire import build_messages
 
     detail = dict(request.processor_kwargs).get("image_detail", args.get("image_detail"))
     prefill = args.get("continue_final_message") == "true"

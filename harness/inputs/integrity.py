@@ -64,7 +64,7 @@ def image_problem(image: Any, position: int, *, decode: bool = True) -> str | No
     a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
     policy's scaled image checks its source's), cannot be read, or (with `decode`) do not decode; None when they are
     sound. `decode=False` for a backend that decodes each image itself and refuses one that fails
-    (`harness.api.Model.decodes_images`): the bytes are checked here and decoded once, by the backend."""
+    (`harness.api.ModelFacts.decodes_images`): the bytes are checked here and decoded once, by the backend."""
     try:
         data = image.data()
     except (ValueError, KeyError) as err:  # an OSError (the disk failed to read) is not the bytes' fault: raised

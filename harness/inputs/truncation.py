@@ -111,7 +111,7 @@ def model_count(request: Request, model: Model) -> ModelCount:
         model.prompt_tokens(without(False)),
     )
     scale = (text - fixed) / request.text_tokens if request.text_tokens and text > fixed else 1.0
-    figures = image_costs(request, model.max_pixels)
+    figures = image_costs(request, model.facts.max_pixels)
     spent, total = max(0, whole - text), sum(figures)
     costs = tuple(
         math.ceil(spent * f / total / scale) if total else math.ceil(spent / len(figures) / scale) for f in figures
@@ -139,10 +139,10 @@ def fit_to_model(
     gen = request.settings.max_gen_toks
     before = model.prompt_tokens(request)
     tokens = None
-    if check_tokens and model.context_length is not None:
-        tokens = count.budget(model.context_length - gen)
+    if check_tokens and model.facts.context_length is not None:
+        tokens = count.budget(model.facts.context_length - gen)
     for _ in range(ATTEMPTS):
-        cut = hook(doc, Budget(tokens, count.image_tokens, model.max_images))
+        cut = hook(doc, Budget(tokens, count.image_tokens, model.facts.max_images))
         if cut is None:
             return request
         record = {
@@ -158,7 +158,7 @@ def fit_to_model(
         if problem is None:
             record["prompt_tokens_after"] = after
             return candidate
-        if problem[0] != OVER_LENGTH or tokens is None or model.context_length is None:
+        if problem[0] != OVER_LENGTH or tokens is None or model.facts.context_length is None:
             return request
-        tokens -= max(1, math.ceil((after + gen - model.context_length) / count.scale))
+        tokens -= max(1, math.ceil((after + gen - model.facts.context_length) / count.scale))
     return request

@@ -1,23 +1,34 @@
-"""Model registry in the style of lm-eval's `lm_eval/api/registry.py`: backends register with
-`@register_model`, and `MODEL_MODULES` lets `get_model` import a backend only when it is asked for
-(so `vllm` or `torch` are imported only by runs that use them)."""
+"""The backends, by name: one line each in `BACKENDS`, naming the package whose `BACKEND` (a
+`harness.models.backend_spec.BackendSpec`) declares it, in the style of lm-eval's `lm_eval/api/registry.py`.
+
+Nothing is imported until a backend is asked for: `backend_spec` imports its package's light declaration, and
+`get_model_class` the module whose `@register_model` makes its `Model` (so `vllm` or `torch` are imported only by
+runs that use them). Adding a backend adds its package and one line here (docs/ADDING_A_BACKEND.md).
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from harness.api import Model
+from harness.models.backend_spec import BackendSpec
+
+if TYPE_CHECKING:  # the registry and the declarations import no backend code: `harness --help` stays light
+    from harness.api import Model
+
+REGISTRY_MODULE = __name__  # with each backend's own package, the one module that may compare a backend's name
+
+# name -> the package (or module) that declares it, as `BACKEND`.
+BACKENDS: dict[str, str] = {
+    "hf": "harness.models.hf",
+    "vllm": "harness.models.vllm_engine",
+    "openai": "harness.models.openai_chat",
+    "constant": "harness.models.baselines.constant",
+    "random": "harness.models.baselines.random_guess",
+}
 
 _REGISTRY: dict[str, type[Model]] = {}
-
-# name -> module that registers it; imported lazily on first use.
-MODEL_MODULES: dict[str, str] = {
-    "hf": "harness.models.hf",
-    "constant": "harness.models.baselines",
-    "random": "harness.models.baselines",
-    "openai": "harness.models.openai_chat",
-    "vllm": "harness.models.vllm_engine.backend",
-}
+_UNDECLARED = BackendSpec(module="")  # a model registered without a spec (a test's): every default
 
 
 def register_model(*names: str):
@@ -32,11 +43,22 @@ def register_model(*names: str):
     return decorate
 
 
+def backend_spec(name: str) -> BackendSpec:
+    """The declaration of backend `name` (every default for a name not in `BACKENDS`: a model a test registered, or
+    a name read from a results file, which imports nothing)."""
+    if name not in BACKENDS:
+        return _UNDECLARED
+    spec = getattr(importlib.import_module(BACKENDS[name]), "BACKEND", None)
+    if not isinstance(spec, BackendSpec):
+        raise TypeError(f"{BACKENDS[name]} declares no BACKEND (a BackendSpec) for the {name} backend")
+    return spec
+
+
 def get_model_class(name: str) -> type[Model]:
-    if name not in _REGISTRY and name in MODEL_MODULES:
-        importlib.import_module(MODEL_MODULES[name])
+    if name not in _REGISTRY and name in BACKENDS:
+        importlib.import_module(backend_spec(name).module)
     if name not in _REGISTRY:
-        known = sorted(set(_REGISTRY) | set(MODEL_MODULES))
+        known = sorted(set(_REGISTRY) | set(BACKENDS))
         raise ValueError(
             f"unknown model {name!r}; known backends: {', '.join(known)} (or an alias, see `harness models`)"
         )
@@ -44,4 +66,4 @@ def get_model_class(name: str) -> type[Model]:
 
 
 def available_models() -> list[str]:
-    return sorted(set(_REGISTRY) | set(MODEL_MODULES))
+    return sorted(set(_REGISTRY) | set(BACKENDS))

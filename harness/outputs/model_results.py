@@ -10,12 +10,16 @@ from typing import Any
 
 from harness.config.task_index import natural_key
 from harness.errors import UserError
+from harness.models.registry import backend_spec
 from harness.outputs.provenance import TaskData, provenance_line, task_data
 from harness.outputs.results_file import RESULTS_GLOB, ResultsFile, read_results_file
 
-# Backends whose results are labelled with the model name alone; others add "(backend)", so the
-# same checkpoint through hf and vllm gets two sections.
-PLAIN_BACKENDS = ("hf", "constant", "random", None)
+
+def plain(backend: object) -> bool:
+    """Whether results of `backend` (a results file's `config.model`: untrusted) are labelled with the model name
+    alone (`BackendSpec.plain`); others add "(backend)", so the same checkpoint through hf and vllm gets two sections.
+    A file that names none is labelled plainly."""
+    return backend is None or (isinstance(backend, str) and backend_spec(backend).plain)
 
 
 @dataclass
@@ -114,7 +118,7 @@ def load_results(
             continue
         config = data.get("config", {})
         name = config.get("model_name") or path.parent.name
-        if config.get("model") not in PLAIN_BACKENDS:
+        if not plain(config.get("model")):
             name = f"{name} ({config['model']})"
         model = models.setdefault(name, ModelResults())
         model.results.update(data.get("results", {}))

@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
+from harness.models.registry import backend_spec
 from harness.outputs.groups import group_entries
 from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
 from harness.running.task_result import TaskResult
@@ -60,7 +61,7 @@ def model_folder_name(backend: str, args: dict[str, str]) -> str:
     checkpoint = args.get("pretrained") or args.get("model")
     if not checkpoint:
         return sanitize_model_name(backend)
-    return sanitize_model_name(checkpoint if backend == "hf" else f"{backend}/{checkpoint}")
+    return sanitize_model_name(f"{backend}/{checkpoint}" if backend_spec(backend).folder_label else checkpoint)
 
 
 def package_versions() -> dict[str, str | None]:

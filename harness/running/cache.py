@@ -268,9 +268,9 @@ class CachingModel(FrontView):
         """Cached responses first, in one chunk; then the model's, each chunk cached as it arrives (so a
         failing call keeps what it did answer). Before its key is made, a cacheable request's images are
         verified (their bytes hash to the sha256 the key names, and decode, unless the backend decodes them
-        itself in the batch: `Model.decodes_images`): one that fails is answered `invalid_input` at once, never
+        itself in the batch: `ModelFacts.decodes_images`): one that fails is answered `invalid_input` at once, never
         looked up or sent."""
-        decode = not self.model.decodes_images
+        decode = not self.model.facts.decodes_images
         unsound = {
             i: problem
             for i, r in enumerate(requests)

@@ -9,7 +9,7 @@ Pending requests run longest first (as lm-eval's Collator does, so an out-of-mem
 model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
 together, each group short to long (`harness.models.scheduling.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
-batches (`Model.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
+batches (`ModelFacts.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
 
 With `--shard i/n` a task runs only its documents with `doc_id % n == i` (`harness.running.sharding`); the
@@ -187,11 +187,11 @@ class Runner:
                 screened.append(self.records.screened_out(task, doc_id, sample_id, request, problem, doc))
                 continue
             out.pending.append((self.model.prompt_tokens(request), doc_id))
-            if self.model.request_order == "cache":
+            if self.model.facts.request_order == "cache":
                 out.keys[doc_id] = prompt_key(request)
         store.add(screened)
-        out.pending = task_order(out.pending, out.keys if self.model.request_order == "cache" else None)
-        if not self.model.generates_across_tasks:
+        out.pending = task_order(out.pending, out.keys if self.model.facts.request_order == "cache" else None)
+        if not self.model.facts.generates_across_tasks:
             out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)
         return out
 
@@ -328,7 +328,9 @@ class Runner:
                 stack.callback(run.store.close)
                 runs[task.name] = run
             requests: Sequence[Request] = ChainedRequests([self._pending(run) for run in runs.values()])
-            if self.model.request_order == "cache" and len(runs) > 1:  # a haystack shown by several tasks (lengths)
+            if (
+                self.model.facts.request_order == "cache" and len(runs) > 1
+            ):  # a haystack shown by several tasks (lengths)
                 pending = [
                     (tokens, run.screened.keys[doc_id])
                     for run in runs.values()
@@ -349,7 +351,7 @@ class Runner:
             return [self._run_task_rows(task) for task in tasks]
         overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
         try:
-            if self.model.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
+            if self.model.facts.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
                 return self.run_together(tasks, overall)
             results = []
             for index, task in enumerate(tasks):

@@ -35,14 +35,14 @@ def screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str
     """(status, why) when `request` cannot go to `model`: more images than it takes, or (with `check_tokens`, a task
     whose rows carry token figures) more tokens than its context; None when it can."""
     images = len(request.images)
-    if model.max_images is not None and images > model.max_images:
-        return TOO_MANY_IMAGES, f"{images} images; the model takes at most {model.max_images}"
-    if check_tokens and model.context_length is not None:
+    if model.facts.max_images is not None and images > model.facts.max_images:
+        return TOO_MANY_IMAGES, f"{images} images; the model takes at most {model.facts.max_images}"
+    if check_tokens and model.facts.context_length is not None:
         needed = model.prompt_tokens(request) + request.settings.max_gen_toks
-        if needed > model.context_length:
+        if needed > model.facts.context_length:
             return OVER_LENGTH, (
                 f"{needed} tokens (prompt {needed - request.settings.max_gen_toks} + max_gen_toks "
-                f"{request.settings.max_gen_toks}) > context {model.context_length}"
+                f"{request.settings.max_gen_toks}) > context {model.facts.context_length}"
             )
     return None
 
@@ -160,7 +160,7 @@ class RecordBuilder:
             return {}
         fields: LoggedFields = {"target": task.target(doc)}
         if request is not None:
-            max_pixels = self.model.max_pixels
+            max_pixels = self.model.facts.max_pixels
             fields["prompt"] = prompt_text(self.sent(request)[0])  # as sent: after any text round trip
             if request.assistant_prefix:
                 fields["assistant_prefix"] = request.assistant_prefix

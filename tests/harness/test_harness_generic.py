@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from builders.core import contract
-from harness.api import Model, Response
+from harness.api import Model, ModelFacts, Response
 from harness.config.group_rules import MemberScore, strict_mean
 from harness.config.task_config import GroupConfig
 from harness.config.task_index import TaskIndex
@@ -67,8 +67,7 @@ class OneImageConstant(Model):
     """The constant answer "no" from a model that takes one image per prompt: every two-image row of the
     toy's `pairs` is screened out as too_many_images, so that task has no score."""
 
-    max_images = 1
-    cache_responses = False
+    _facts = ModelFacts(max_images=1, cache_responses=False)
 
     @classmethod
     def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):

@@ -139,9 +139,9 @@ def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_di
 
 def test_every_backend_reads_model_args_with_one_parser():
     from harness.models.args import settings_from_args
-    from harness.models.hf_settings import HFSettings
-    from harness.models.openai_chat import OpenAIChatSettings
-    from harness.models.vllm_engine import VLLMSettings
+    from harness.models.hf.settings import HFSettings
+    from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.vllm_engine.settings import VLLMSettings
 
     cases = [
         (HFSettings, {"pretrained": "p"}, "trust_remote_code"),

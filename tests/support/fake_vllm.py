@@ -141,7 +141,7 @@ def param(params, name: str):
 
 
 def settings(**kw):
-    from harness.models.vllm_engine import VLLMSettings
+    from harness.models.vllm_engine.settings import VLLMSettings
 
     return VLLMSettings(**{"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw})
 
@@ -154,7 +154,7 @@ def sized_ref(width: int, height: int, tag: str = ""):
 
 def fake_model(**kw):
     """A vllm backend over `FakeLLM`."""
-    from harness.models.vllm_engine import VLLMModel
+    from harness.models.vllm_engine.backend import VLLMModel
 
     return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
 
@@ -163,7 +163,8 @@ def fake_replica(backend: str, args: dict[str, str], batch_size: int, max_batch_
     """How a Ray replica builds its backend (`harness.models.replicas.actor.Build`): the vllm backend over `FakeLLM`,
     from the run's model arguments as `VLLMModel.from_args` reads them."""
     from harness.models.args import settings_from_args
-    from harness.models.vllm_engine import ARG_ALIASES, VLLMModel, VLLMSettings
+    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings
 
     assert backend == "vllm"
     defaults = {"pretrained": "tiny/qwen-vl", "max_model_len": "2048", "use_tqdm": "false"}

@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from harness.errors import UserError
 from harness.models.aliases import api, gemma, idefics, internvl, llava, ovis, phi, pixtral, qwen
 from harness.models.aliases.alias import BENCHMARKS, PAPER_TITLES, Alias, PaperRun, benchmark_args, benchmarks_of
-from harness.models.aliases.common import LONG_CONTEXT
 from harness.models.aliases.without_alias import WITHOUT_ALIAS, NoAlias
+from harness.models.registry import backend_spec
 
 __all__ = [
     "ALIASES",
@@ -46,15 +46,6 @@ for _module in (qwen, internvl, ovis, gemma, idefics, phi, pixtral, llava, api):
         ALIASES[_name] = _alias
 
 
-def _switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
-    """An hf alias's arguments for vLLM (or `vllm serve`): an engine allocates for a length, the official vllm serve
-    line's where hf had none."""
-    args = dict(args)
-    if args.pop("no_context_limit", "false") == "true" and not {"max_model_len", "context_length"} & set(args):
-        args[length_arg] = LONG_CONTEXT
-    return args
-
-
 def resolve(
     name: str, cli_args: dict[str, str], task_names: Iterable[str] = ()
 ) -> tuple[str, dict[str, str], str | None]:
@@ -68,10 +59,8 @@ def resolve(
     backend = merged.pop("backend", alias.backend)
     if not backend:
         raise UserError(f"alias {name!r}: empty backend")
-    if alias.backend == "hf" and backend in ("vllm", "openai"):
-        merged = _switched_from_hf(merged, "max_model_len" if backend == "vllm" else "context_length")
-        if backend == "vllm":  # the checkpoint's generation_config, as the hf run's generate applies it
-            merged.setdefault("generation_config", "auto")
-        if backend == "openai":
-            merged.pop("prompt_style", None)  # the server renders the chat with its own template
+    # An alias switched to another backend: its arguments as that backend takes them (`BackendSpec.adopts_alias`).
+    switch = backend_spec(backend).adopts_alias.get(alias.backend) if backend != alias.backend else None
+    if switch is not None:
+        merged = switch(merged)
     return backend, merged, name

@@ -16,6 +16,17 @@ VLLM_LENGTH = (
 )
 # Every prompt is sent, however long, as the official wrappers sent theirs.
 NO_LIMIT = {"no_context_limit": "true"}
+
+
+def switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
+    """An hf alias's arguments for vLLM (or `vllm serve`): an engine allocates for a length, the official vllm serve
+    line's where hf had none (`length_arg`: the backend's argument for it)."""
+    args = dict(args)
+    if args.pop("no_context_limit", "false") == "true" and not {"max_model_len", "context_length"} & set(args):
+        args[length_arg] = LONG_CONTEXT
+    return args
+
+
 # MileBench's own rule truncates an input from the left to the model's context (`tasks/milebench/truncation.py`): an
 # hf model there screens against its checkpoint's context (or the one its MileBench run names).
 MILEBENCH_CONTEXT = {"milebench": {"no_context_limit": "false"}}

@@ -25,9 +25,6 @@ from harness.models.replicas.settings import split_pool_args
 if TYPE_CHECKING:
     from harness.models.replicas.actor import Build
 
-# A server schedules its own requests: replicas of a client would only multiply the load on it.
-NOT_REPLICATED = {"openai": "the openai backend sends requests to a server, which schedules them itself"}
-
 
 def build_model(
     backend: str,
@@ -40,7 +37,7 @@ def build_model(
 ) -> Model:
     """The backend of `--model` with its `--model_args`: in this process, or (`data_parallel_size` > 1) a pool of its
     replicas on Ray. `build` (tests): how a replica builds its backend, in place of the registry's `from_args`."""
-    from harness.models.registry import get_model_class
+    from harness.models.registry import backend_spec, get_model_class
 
     settings, backend_args = split_pool_args(backend, args)
     cls = get_model_class(backend)
@@ -52,10 +49,9 @@ def build_model(
                 file=sys.stderr,
             )
         return cls.from_args(backend_args, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
-    if backend in NOT_REPLICATED:
-        raise ValueError(
-            f"data_parallel_size: {NOT_REPLICATED[backend]}; replicas are for backends that hold a model (hf, vllm)"
-        )
+    refused = backend_spec(backend).replicas.refused
+    if refused:
+        raise ValueError(f"data_parallel_size: {refused}; replicas are for backends that hold a model (hf, vllm)")
     from harness.models.replicas.cluster import import_ray
     from harness.models.replicas.pool import RayPool
 

@@ -29,6 +29,7 @@ from harness.errors import UserError
 from harness.inputs.build_images import BuildFiles
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.front_view import FrontView
+from harness.models.registry import backend_spec
 from harness.models.replicas.actor import Build, ReplicaState
 from harness.models.replicas.cluster import Cluster, connect
 from harness.models.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
@@ -100,8 +101,8 @@ class RayPool(FrontView):
             self.close()
             raise
         readable = None if settings.replica_data == "ship" else self._reads
-        keep_random_answer = backend == "random"  # the one backend that reads a request's `random_answer`
-        self.wire = Wire(front.text_round_trip, keep_random_answer, readable)
+        guesses = backend_spec(backend).reads_random_answer  # a request's `random_answer` goes along only for it
+        self.wire = Wire(front.text_round_trip, guesses, readable)
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -182,7 +183,7 @@ class RayPool(FrontView):
         else:
             where = {id(r): i for i, r in enumerate(requests)}
             units = [[where[id(r)] for r in batch] for batch in self.front.batches(list(requests))]
-        if not self.front.generates_across_tasks:
+        if not self.front.facts.generates_across_tasks:
             return [_Unit(positions) for positions in units]
         return [
             _Unit([unit[i] for i in share])

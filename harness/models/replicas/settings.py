@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from harness.models.args import at_least, settings_from_args
+from harness.models.registry import backend_spec
 
 IMAGE_ROUTES = ("auto", "read", "ship")
 
@@ -41,15 +42,11 @@ def split_pool_args(backend: str, args: Mapping[str, str]) -> tuple[PoolSettings
 
 
 def replica_resources(backend: str, front: Any, cluster_gpus: float) -> dict[str, float]:
-    """What one replica reserves: its GPUs (`tensor_parallel_size * pipeline_parallel_size` for vLLM, 1 for hf unless
-    told `device=cpu`), or, on a cluster without GPUs, one CPU (hf: its `threads`)."""
+    """What one replica reserves (`BackendSpec.replicas`): its GPUs (`tensor_parallel_size * pipeline_parallel_size`
+    for vLLM, 1 for hf unless told `device=cpu`), or, on a cluster without GPUs, its CPUs (hf: its `threads`, else 1)."""
+    replicas = backend_spec(backend).replicas
     settings: Any = getattr(front, "settings", None)  # the backend's own settings class
-    gpus = 0
-    if backend == "vllm":
-        gpus = settings.tensor_parallel_size * settings.pipeline_parallel_size
-    elif backend == "hf" and getattr(settings, "device", None) != "cpu":
-        gpus = 1
-    cpus = float(getattr(settings, "threads", None) or 1) if backend == "hf" else 1.0
+    gpus = replicas.gpus(settings)
     if gpus and cluster_gpus:
         return {"num_gpus": float(gpus), "num_cpus": 1.0}
-    return {"num_gpus": 0.0, "num_cpus": cpus}
+    return {"num_gpus": 0.0, "num_cpus": float(replicas.cpus(settings))}

@@ -24,36 +24,37 @@
 
 vLLM is imported only when an engine is built, so this package imports without it. Its modules:
 `settings` (the `--model_args` and the engine's arguments), `counting` (the prompt as vLLM counts it),
-`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process)
-and `backend` (the registered `VLLMModel`).
+`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process),
+`backend` (the registered `VLLMModel`) and `screen` (its `--screen_only` stand-in); here, its declaration (`BACKEND`).
 """
 
-from harness.models.vllm_engine.backend import VLLMModel
-from harness.models.vllm_engine.engines import LocalEngine
-from harness.models.vllm_engine.requests import (
-    build_conversation,
-    decode_image,
-    is_request_error,
-    output_result,
-    request_payload,
-    result_response,
-    sampling_kwargs,
-    screen_request,
-)
-from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from __future__ import annotations
 
-__all__ = [
-    "ARG_ALIASES",
-    "LocalEngine",
-    "VLLMModel",
-    "VLLMSettings",
-    "build_conversation",
-    "decode_image",
-    "engine_kwargs",
-    "is_request_error",
-    "output_result",
-    "request_payload",
-    "result_response",
-    "sampling_kwargs",
-    "screen_request",
-]
+from typing import Any
+
+from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.vllm_engine.screen import screen_model
+
+
+def _gpus(settings: Any) -> float:
+    return float(settings.tensor_parallel_size * settings.pipeline_parallel_size)  # one engine's GPUs a replica
+
+
+def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
+    """An `hf` alias run with `backend=vllm`: an engine allocates for a length (the official vllm serve line's where
+    hf had none), and applies the checkpoint's generation_config, as the hf run's `generate` does."""
+    from harness.models.aliases.common import switched_from_hf
+
+    args = switched_from_hf(args, "max_model_len")
+    args.setdefault("generation_config", "auto")
+    return args
+
+
+BACKEND = BackendSpec(
+    module="harness.models.vllm_engine.backend",
+    extra=Extra("vllm", ("vllm",)),
+    runs_remote_code=True,
+    replicas=Replicas(gpus=_gpus),
+    screen=screen_model,
+    adopts_alias={"hf": _from_hf_alias},
+)

@@ -11,9 +11,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
-from harness.api import BackendFatalError, Model, Request, Response
+from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
@@ -28,10 +29,6 @@ log = logging.getLogger(__name__)
 
 @register_model("vllm")
 class VLLMModel(Model):
-    # vLLM schedules its own batches: given every task's requests at once it keeps the GPU full across tasks
-    # (one call per task left it decoding each task's tail alone).
-    generates_across_tasks = True
-
     def __init__(
         self,
         settings: VLLMSettings,
@@ -41,10 +38,16 @@ class VLLMModel(Model):
         count_online: bool = True,
     ) -> None:
         self.settings = settings
-        self.context_length = settings.max_model_len
-        self.max_images = settings.max_images
-        self.max_pixels = settings.max_pixels  # the runner re-counts vision tokens under this cap
-        self.request_order = settings.request_order
+        self._facts = ModelFacts(
+            context_length=settings.max_model_len,
+            max_images=settings.max_images,
+            max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
+            chat_template=_template_text(settings.chat_template),
+            request_order=settings.request_order,
+            # vLLM schedules its own batches: given every task's requests at once it keeps the GPU full across tasks
+            # (one call per task left it decoding each task's tail alone).
+            generates_across_tasks=True,
+        )
         self.engine_seconds: float | None = None
         self._factories: dict[str, Any] = {
             "llm_factory": llm_factory,
@@ -77,18 +80,9 @@ class VLLMModel(Model):
             raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install -e '.[vllm]'")
         return cls(settings)
 
-    @property
-    def chat_template(self) -> str | None:  # type: ignore[override]  # a property over Model's attribute
-        """The template given in --model_args (a file or the text itself); None: the model's own."""
-        text = self.settings.chat_template
-        if text is not None and os.path.isfile(text):
-            with open(text, encoding="utf-8") as f:
-                return f.read()
-        return text
-
     def identity(self) -> dict[str, Any]:
         s = self.settings
-        text = self.chat_template
+        text = self.facts.chat_template
         template = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
         try:
             from importlib.metadata import version
@@ -134,7 +128,7 @@ class VLLMModel(Model):
         """How this backend counts a prompt (`counting`): the checkpoint's processor, loaded once on first use."""
         if self._count is None:
             started = time.perf_counter()
-            self._count = EngineCount(self.settings, self.chat_template, online=self._count_online)
+            self._count = EngineCount(self.settings, self.facts.chat_template, online=self._count_online)
             self.count_seconds = time.perf_counter() - started
             # Set-up, not evaluation: scripts/gpu_check.sh reads this line, as it reads the engine's.
             print(f"harness: vllm prompt count ready in {self.count_seconds:.1f} s", file=sys.stderr, flush=True)
@@ -234,13 +228,13 @@ class VLLMModel(Model):
                 self._startup_error = f"{type(err).__name__}: {err}"
                 raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}") from err
             if self._engine.max_model_len:
-                self.context_length = int(self._engine.max_model_len)
+                self._facts = replace(self._facts, context_length=int(self._engine.max_model_len))
             self.engine_seconds = time.perf_counter() - started
             # The runner times the first task with the engine's start-up in it; say how long that took
             # (scripts/gpu_check.sh reads this line to report generation throughput alone).
             print(
                 f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
-                f"{self.image_limit}, max_model_len={self.context_length})",
+                f"{self.image_limit}, max_model_len={self.facts.context_length})",
                 file=sys.stderr,
                 flush=True,
             )
@@ -252,7 +246,7 @@ class VLLMModel(Model):
         self.observe(requests)
         engine = self._ensure_engine()
         assert self.image_limit is not None
-        max_len = self.context_length
+        max_len = self.facts.context_length
         if max_len is None:
             raise RuntimeError(
                 "vllm backend: the engine reported no max_model_len; pass max_model_len=N in --model_args"
@@ -313,3 +307,11 @@ class VLLMModel(Model):
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
+
+
+def _template_text(given: str | None) -> str | None:
+    """The template given in --model_args (a file or the text itself); None: the model's own."""
+    if given is not None and os.path.isfile(given):
+        with open(given, encoding="utf-8") as f:
+            return f.read()
+    return given

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from harness.api import Model, Response
+from harness.api import Model, ModelFacts, Response
 from harness.running.journal import journal_name
 from tests.support.paths import PROJECT
 
@@ -43,7 +43,7 @@ def test_a_data_file_changed_after_the_build_is_refused(tmp_path: Path, data_dir
 class ReadsImages(Model):
     """Reads every image's bytes as a backend does before sending them; answers -1."""
 
-    cache_responses = False
+    _facts = ModelFacts(cache_responses=False)
 
     @classmethod
     def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):
@@ -357,7 +357,7 @@ def test_a_data_file_the_manifest_does_not_list_is_not_read_as_verified(
 class ReadsImagesCached(ReadsImages):
     """`ReadsImages` behind the response cache, as real backends are."""
 
-    cache_responses = True
+    _facts = ModelFacts(cache_responses=True)
 
 
 def test_the_response_cache_answers_only_for_verified_images(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.api import Model, Request, Response
+from harness.api import Model, ModelFacts, Request, Response
 from harness.inputs.integrity import open_files
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's /proc/self/smaps")
@@ -39,10 +39,9 @@ class ImageReader(Model):
     """A backend that reads every image it is sent (the baselines read none), and answers nothing useful."""
 
     name = "image-reader"
-    cache_responses = False
 
     def __init__(self) -> None:
-        self.batch_size = 4
+        self._facts = ModelFacts(batch_size=4, cache_responses=False)
         self.read_bytes = 0
 
     @classmethod
@@ -75,10 +74,9 @@ class RowsWatcher(Model):
     """A backend that notes, at each batch, which of the run's tasks hold their rows in memory."""
 
     name = "rows-watcher"
-    cache_responses = False
 
     def __init__(self, tasks: list) -> None:
-        self.batch_size = 2
+        self._facts = ModelFacts(batch_size=2, cache_responses=False)
         self.tasks = tasks
         self.held: list[tuple[bool, ...]] = []
 
@@ -99,10 +97,11 @@ class RowsWatcher(Model):
 
 
 def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) -> None:
+    from harness.models.screen_model import ScreenModel
     from harness.run_arguments import run_parser
     from harness.run_plan import plan_run
     from harness.running.runner import Runner, RunOptions
-    from harness.running.screen_only import ScreenModel, screen_tasks
+    from harness.running.screen_only import screen_tasks
 
     argv = [
         "--tasks",

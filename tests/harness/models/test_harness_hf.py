@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,7 @@ def test_a_576_token_image_model_is_screened_by_its_own_count(
 
 def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.running.task import Task
 
     task = Task(TaskIndex().tasks[f"{K1}_pos"])
@@ -187,7 +188,7 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
     by_length = {model.prompt_tokens(r): r for r in (task.build_request(i, task.doc(i), settings) for i in range(6))}
     short, long = by_length[min(by_length)], by_length[max(by_length)]
     assert model.prompt_tokens(long) > model.prompt_tokens(short)  # captions differ in length
-    model.context_length = model.prompt_tokens(short) + 8
+    model._facts = replace(model.facts, context_length=model.prompt_tokens(short) + 8)
     model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens)] = (
         0  # a screen that miscounted it
     )
@@ -197,7 +198,7 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
     assert responses[0].ok
     assert responses[1].error == (
         f"over_length: {max(by_length)} prompt tokens (the processor's input_ids) + "
-        f"max_gen_toks 8 > context {model.context_length}"
+        f"max_gen_toks 8 > context {model.facts.context_length}"
     )
 
 
@@ -248,7 +249,7 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(
     samples = {s["doc_id"]: s for s in run.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")}
     # Final (invalid_input), not an error a rerun would retry: the same bytes fail again.
     assert samples[1]["status"] == "invalid_input" and "image 1 (sha256" in samples[1]["error"]
-    # Found by the backend's one decode of it, in its batch (`Model.decodes_images`): the check before the response
+    # Found by the backend's one decode of it, in its batch (`ModelFacts.decodes_images`): the check before the response
     # cache verifies its bytes only, and no answer of this backend can be cached for bytes it never decoded.
     assert "does not decode" in samples[1]["error"]
     assert [samples[i]["status"] for i in (0, 2, 3)] == ["ok", "ok", "ok"]
@@ -280,7 +281,7 @@ def test_system_prompt_and_assistant_prefill_reach_the_chat_template(
     from harness.config.task_config import parse_task
     from harness.config.task_index import TaskIndex
     from harness.config.yaml_loader import load_config
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.running.task import Task
 
     base = TaskIndex().tasks[f"{K1}_pos"].source

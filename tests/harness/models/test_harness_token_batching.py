@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.config.task_index import TaskIndex
-from harness.models.hf import HFModel
+from harness.models.hf.model import HFModel
 
 BUDGET = 2400
 TASK = "mmneedle_mixed_neg"

@@ -33,7 +33,7 @@ def qwen_image_tokens(width: int, height: int) -> int:
 
 def test_qwen_runs_without_a_video_processor_and_counts_as_it_sends(tiny_qwen: Path, data_dir: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.running.task import Task
 
     task = Task(TaskIndex().tasks[TASK])
@@ -86,7 +86,7 @@ def test_a_processor_of_another_layout_is_refused_by_name() -> None:
 
 def test_an_unknown_processor_choice_is_a_clear_error() -> None:
     from harness.models.args import settings_from_args
-    from harness.models.hf_settings import HFSettings
+    from harness.models.hf.settings import HFSettings
 
     with pytest.raises(ValueError, match="processor='video': expected auto or image_only"):
         settings_from_args(HFSettings, {"pretrained": "x", "processor": "video"}, "hf")

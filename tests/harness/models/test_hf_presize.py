@@ -1,4 +1,4 @@
-"""Images scaled to the processor's size before the processor (`harness.models.hf_presize`), in the `hf` backend's
+"""Images scaled to the processor's size before the processor (`harness.models.hf.presize`), in the `hf` backend's
 image threads: the processor's output, and so every answer, is the same as when it is given the decoded image."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _same(a, b) -> bool:
 def test_images_scaled_first_give_the_processor_the_same_output(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf_presize import ProcessorScale
+    from harness.models.hf.presize import ProcessorScale
 
     processor = AutoProcessor.from_pretrained(tiny_llava)  # CLIP's: shortest edge 28, bicubic, then a 28 px crop
     scale = ProcessorScale(processor)
@@ -44,7 +44,7 @@ def test_images_scaled_first_give_the_processor_the_same_output(tiny_llava: Path
 def test_a_processor_argument_that_changes_its_scaling_stops_scaling_first(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf_presize import ProcessorScale
+    from harness.models.hf.presize import ProcessorScale
 
     processor = AutoProcessor.from_pretrained(tiny_llava)
     scale = ProcessorScale(processor)
@@ -58,7 +58,7 @@ def test_a_processor_argument_that_changes_its_scaling_stops_scaling_first(tiny_
 def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf_presize import ProcessorScale, scale_rule, target_size
+    from harness.models.hf.presize import ProcessorScale, scale_rule, target_size
 
     processor = AutoProcessor.from_pretrained(tiny_llava)
     assert scale_rule(processor.image_processor) == (28, None, int(Image.Resampling.BICUBIC))
@@ -73,7 +73,7 @@ def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
 @pytest.mark.slow  # a tiny LLaVA generates twice
 def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_llava: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf import HFModel
+    from harness.models.hf.model import HFModel
     from harness.process_exit import waits_on_something
     from harness.running.task import Task
 

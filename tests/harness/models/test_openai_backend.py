@@ -9,8 +9,8 @@ import time
 import pytest
 
 from harness.api import BackendFatalError, GenerationSettings
-from harness.models.openai_chat import OpenAIChatModel
-from harness.models.openai_wire import image_mime_type, parse_completion, retry_after_seconds
+from harness.models.openai_chat.model import OpenAIChatModel
+from harness.models.openai_chat.wire import image_mime_type, parse_completion, retry_after_seconds
 from harness.models.registry import get_model_class
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
@@ -282,8 +282,8 @@ def test_unreadable_image_and_image_cap_fail_only_their_sample(chat_server, jpeg
 
 def test_model_args_are_typed_and_checked(chat_server):
     model = _model(chat_server, concurrency="4", timeout="2.5", image_detail="high", context_length="128000")
-    assert (model.settings.concurrency, model.settings.timeout, model.context_length) == (4, 2.5, 128000)
-    assert model.batch_size == 16  # 4 x concurrency per runner batch
+    assert (model.settings.concurrency, model.settings.timeout, model.facts.context_length) == (4, 2.5, 128000)
+    assert model.facts.batch_size == 16  # 4 x concurrency per runner batch
     identity = model.identity()
     # The whole address (another port is another server), never credentials.
     assert identity["served_model"] == "test-vlm" and identity["server"] == chat_server.base_url

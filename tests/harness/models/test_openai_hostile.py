@@ -20,7 +20,7 @@ import pytest
 
 from harness.api import GenerationSettings
 from harness.cli import main
-from harness.models.openai_chat import OpenAIChatModel
+from harness.models.openai_chat.model import OpenAIChatModel
 from harness.models.registry import get_model_class
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request

@@ -11,7 +11,7 @@ import pytest
 
 from builders.mmlongbench import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
-from harness.models.baselines import RandomModel
+from harness.models.baselines.random_guess import RandomModel
 from harness.models.scheduling.prefix_order import (
     CHARS_PER_TOKEN,
     TEXT_CHUNK_CHARS,
@@ -135,8 +135,8 @@ def test_no_shared_prefix_keeps_the_long_first_order() -> None:
 
 
 def test_the_random_model_takes_its_order_in_its_constructor() -> None:
-    assert RandomModel.from_args({"request_order": "cache"}).request_order == "cache"
-    assert RandomModel(seed=1).request_order == "length"
+    assert RandomModel.from_args({"request_order": "cache"}).facts.request_order == "cache"
+    assert RandomModel(seed=1).facts.request_order == "length"
     with pytest.raises(ValueError, match="random backend: request_order must be one of length, cache, got 'x'"):
         RandomModel(request_order="x")
 

@@ -6,6 +6,7 @@ The engine is `fake_vllm.FakeLLM` (the real one needs a GPU: scripts/gpu_check.s
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,9 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
     stats = together_model.statistics()
     assert stats["engine_images"] == len(names) and stats["engine_distinct_images"] == len(set(names))
     per_task_model = fake_model(max_model_len=32768)
-    per_task_model.generates_across_tasks = False  # as the runner called every backend before
+    per_task_model._facts = replace(
+        per_task_model.facts, generates_across_tasks=False
+    )  # as the runner called every backend before
     apart = run(per_task_model, mmneedle_dir, tmp_path / "apart")
     sizes = [len(task) for task in load_tasks(mmneedle_dir)]
     assert calls == [sum(sizes)]  # every sample of the three tasks in one LLM.chat call
@@ -82,7 +85,7 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
 
 @pytest.mark.slow  # two runs of four tasks (~5 s)
 def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(mmneedle_dir, tmp_path):
-    from harness.models.vllm_engine import VLLMModel
+    from harness.models.vllm_engine.backend import VLLMModel
 
     sizes = [len(task) for task in load_tasks(mmneedle_dir)]
     chunk = sizes[0] + 2  # the first chunk ends inside the second task
@@ -113,7 +116,7 @@ def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_proc
     """Where the backend counts with the checkpoint's processor, it renders the prompt with it too and calls
     `LLM.generate` (vLLM's `LLM.chat` would parse and render every conversation again); the images follow in
     prompt order. Without the processor (an estimate), conversations go to `LLM.chat` as before."""
-    from harness.models.vllm_engine import VLLMModel
+    from harness.models.vllm_engine.backend import VLLMModel
     from tests.support.model_requests import make_request
     from tests.support.tiny_llava import build_tiny_llava
 

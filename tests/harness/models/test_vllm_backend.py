@@ -13,18 +13,16 @@ import pytest
 from harness.api import GenerationSettings
 from harness.models.args import settings_from_args
 from harness.models.registry import get_model_class
-from harness.models.vllm_engine import (
-    ARG_ALIASES,
-    VLLMModel,
-    VLLMSettings,
+from harness.models.vllm_engine.backend import VLLMModel
+from harness.models.vllm_engine.requests import (
     build_conversation,
-    engine_kwargs,
     output_result,
     request_payload,
     result_response,
     sampling_kwargs,
     screen_request,
 )
+from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
 from tests.support import fake_vllm
 from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, HAVE_VLLM, fake_model, settings, sized_ref
 from tests.support.model_requests import make_request
@@ -63,7 +61,7 @@ def test_model_args_are_typed_aliased_and_checked():
         2,
         False,
     )
-    assert model.context_length == 32768 and model.max_images == 24
+    assert model.facts.context_length == 32768 and model.facts.max_images == 24
     identity = model.identity()
     assert identity["pretrained"] == "Qwen/Qwen2.5-VL-7B-Instruct"
     assert identity["mm_processor_kwargs"] == {"max_pixels": 1003520}
@@ -294,7 +292,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     assert "mm_processor_kwargs" not in kwargs and kwargs["tensor_parallel_size"] == 2  # Qwen's own pixel limits
     assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
     model = VLLMModel(settings, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
-    assert (model.context_length, model.max_pixels) == (139264, None)  # what the runner screens with
+    assert (model.facts.context_length, model.facts.max_pixels) == (139264, None)  # what the runner screens with
     # Every open model's alias has arguments the vllm backend knows (context_length -> max_model_len, ...); an API
     # model's (base_url, ...) are the openai backend's.
     for name, entry in ALIASES.items():
@@ -310,7 +308,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
 
 
 def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
-    from harness.models.vllm_engine import LocalEngine
+    from harness.models.vllm_engine.engines import LocalEngine
 
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
     LocalEngine({"model": "m"}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
@@ -328,7 +326,7 @@ def test_alias_through_an_openai_compatible_server(chat_server):
     try:
         # `vllm serve Qwen/Qwen2.5-VL-7B-Instruct` serves the checkpoint under its own name.
         assert model.identity()["served_model"] == "Qwen/Qwen2.5-VL-7B-Instruct"
-        assert (model.context_length, model.max_pixels) == (139264, None)
+        assert (model.facts.context_length, model.facts.max_pixels) == (139264, None)
     finally:
         model.close()
 

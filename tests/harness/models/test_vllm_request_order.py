@@ -11,7 +11,7 @@ import pytest
 
 from builders.mmlongbench import build_mmlongbench
 from harness.config.task_index import TaskIndex
-from harness.models.vllm_engine import VLLMModel
+from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
 from harness.running.runner import Runner, RunOptions
 from harness.running.task import Task

@@ -16,13 +16,13 @@ import pytest
 
 SLOW_BACKEND = textwrap.dedent("""
     import os, sys, time
-    from harness.api import Model, Response
+    from harness.api import Model, ModelFacts, Response
     from harness.cli import main
     from harness.models.registry import register_model
 
     @register_model("slow_test")
     class Slow(Model):
-        cache_responses = False
+        _facts = ModelFacts(cache_responses=False)
 
         @classmethod
         def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):

@@ -8,8 +8,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.api import GenerationSettings, ImagePart, Message, Model, Request, Response, TextPart
-from harness.models.openai_chat import OpenAIChatModel
+from harness.api import GenerationSettings, ImagePart, Message, Model, ModelFacts, Request, Response, TextPart
+from harness.models.openai_chat.model import OpenAIChatModel
 from harness.running.cache import CACHE_FILENAME, CachingModel, ResponseCache, request_key
 from tests.support.model_requests import image_ref, make_request
 
@@ -23,7 +23,7 @@ class CountingModel(Model):
     def __init__(self) -> None:
         self.calls = 0
         self.seen: list[str] = []
-        self.batch_size = 2
+        self._facts = ModelFacts(batch_size=2)
 
     @classmethod
     def from_args(cls, args, *, batch_size=1, max_batch_tokens=None):
@@ -133,12 +133,12 @@ def test_sampled_requests_without_seed_are_not_cached(tmp_path):
 
 def test_wrapper_passes_the_backend_through(tmp_path):
     inner = CountingModel()
-    inner.context_length, inner.max_images = 4096, 8
+    inner._facts = replace(inner.facts, context_length=4096, max_images=8)
     model = CachingModel(inner, ResponseCache(tmp_path / "c.sqlite3"))
-    assert (model.context_length, model.max_images, model.identity(), model.batch_size) == (4096, 8, IDENTITY, 2)
-    inner.max_pixels = 256 * 256
+    assert (model.facts, model.identity()) == (ModelFacts(context_length=4096, max_images=8, batch_size=2), IDENTITY)
+    inner._facts = replace(inner.facts, max_pixels=256 * 256)  # a backend's facts as they change, read through
     request = make_request("a", ["q"], text_tokens=7)
-    assert (model.max_pixels, model.prompt_tokens(request), model.statistics()) == (256 * 256, 7, {})
+    assert (model.facts.max_pixels, model.prompt_tokens(request), model.statistics()) == (256 * 256, 7, {})
     model.generate([request])
     assert [r.text for r in model.generate([make_request("b", ["q"]), make_request("c", ["other"])])] == ["a:0", "c:0"]
     assert model.cache_hits == 1 and inner.seen == ["a", "c"]

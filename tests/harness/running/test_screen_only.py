@@ -229,7 +229,8 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
     from transformers import AutoProcessor
 
     from harness.config.task_index import TaskIndex
-    from harness.models.vllm_engine import VLLMModel, VLLMSettings
+    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.vllm_engine.settings import VLLMSettings
     from harness.running.task import Task
 
     model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), max_model_len=2048), count_online=False)

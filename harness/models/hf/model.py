@@ -2,7 +2,7 @@
 
 Each request's images are decoded once, in its batch (on `image_threads` threads, by default one per core up to
 4: PIL's decode and resize release the GIL), scaled down to `max_pixels` if given, then to the size the processor scales them to where
-that is proven to change nothing (`harness.models.hf_presize`), and passed with the chat-template prompt to the
+that is proven to change nothing (`harness.models.hf.presize`), and passed with the chat-template prompt to the
 processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
 position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
 the model supports it).
@@ -21,18 +21,19 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, Model, Request, Response
+from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
+from harness.models.hf.presize import ProcessorScale
+from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.hf_counting import ProcessorCount
-from harness.models.hf_presize import ProcessorScale
-from harness.models.hf_settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
@@ -42,10 +43,6 @@ from harness.row_tokens import fit_within_pixels
 
 @register_model("hf")
 class HFModel(Model):
-    decodes_images = (
-        True  # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
-    )
-
     def __init__(
         self,
         settings: HFSettings,
@@ -63,12 +60,8 @@ class HFModel(Model):
         self.settings = settings
         self.pretrained = settings.pretrained
         self.revision = settings.revision
-        self.max_pixels = settings.max_pixels
-        self.max_images = settings.max_images
-        self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.fitting: FittingBatchSize | None = None  # --batch_size auto
-        self.request_order = settings.request_order
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -97,9 +90,17 @@ class HFModel(Model):
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.chat_template = self.count.chat_template
-        self.chat_template_sha256 = hashlib.sha256(self.chat_template.encode()).hexdigest()
-        self.context_length = context_limit(settings, self.count.context_length)
+        self.chat_template_sha256 = hashlib.sha256(self.count.chat_template.encode()).hexdigest()
+        self._facts = ModelFacts(
+            context_length=context_limit(settings, self.count.context_length),
+            max_images=settings.max_images,
+            max_pixels=settings.max_pixels,
+            batch_size=batch_size,
+            chat_template=self.count.chat_template,
+            request_order=settings.request_order,
+            # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
+            decodes_images=True,
+        )
         self.dtype = str(self.model.dtype).replace("torch.", "") if self.model is not None else settings.dtype
 
     @classmethod
@@ -138,10 +139,10 @@ class HFModel(Model):
             else token_budget_batches(
                 requests,
                 max_batch_tokens=self.max_batch_tokens,
-                max_batch_size=self.batch_size,
+                max_batch_size=self.facts.batch_size,
                 padded=True,
                 cost=self.request_cost,
-                sort_long_first=self.request_order == "length",
+                sort_long_first=self.facts.request_order == "length",
             )
         )  # else the runner's cache order
         if self.fitting is None:
@@ -151,7 +152,7 @@ class HFModel(Model):
 
     def fit_batch_size(self, start: int) -> str | None:
         self.fitting = FittingBatchSize(start)
-        self.batch_size = start
+        self._facts = replace(self._facts, batch_size=start)
         return None
 
     def statistics(self) -> dict[str, Any]:
@@ -181,7 +182,7 @@ class HFModel(Model):
                 f"invalid_input: image {index + 1} (sha256 {ref.sha256[:12]}) does not decode: "
                 f"{type(err).__name__}: {err}"
             ) from None
-        size = fit_within_pixels(image.width, image.height, self.max_pixels)
+        size = fit_within_pixels(image.width, image.height, self.facts.max_pixels)
         if size != image.size:
             image = image.resize(size, Image.Resampling.BICUBIC)
         return self.scale_first(image, processor_kwargs)
@@ -272,9 +273,8 @@ class HFModel(Model):
             **(processor_kwargs or {}),
         )
         lengths = inputs["attention_mask"].sum(dim=1).tolist()
-        over = [
-            k for k, n in enumerate(lengths) if self.context_length and n + settings.max_gen_toks > self.context_length
-        ]
+        context = self.facts.context_length
+        over = [k for k, n in enumerate(lengths) if context and n + settings.max_gen_toks > context]
         if over:  # the screen's count was short: what does not fit is never sent
             kept = [item for k, item in enumerate(items) if k not in over]
             fitted = iter(self._generate(kept, settings, processor_kwargs) if kept else [])
@@ -282,7 +282,7 @@ class HFModel(Model):
                 Response(
                     None,
                     error=f"over_length: {lengths[k]} prompt tokens (the processor's input_ids) + "
-                    f"max_gen_toks {settings.max_gen_toks} > context {self.context_length}",
+                    f"max_gen_toks {settings.max_gen_toks} > context {context}",
                 )
                 if k in over
                 else next(fitted)
@@ -336,12 +336,12 @@ class HFModel(Model):
             "revision": self.revision,
             "commit": getattr(config, "_commit_hash", None),
             "dtype": self.dtype,
-            "max_pixels": self.max_pixels,
+            "max_pixels": self.facts.max_pixels,
             "trust_remote_code": self.settings.trust_remote_code,
             "chat_template_sha256": self.chat_template_sha256,
             "prompt_style": self.count.style.describe(),
-            "context_length": self.context_length,
-            "max_images": self.max_images,
+            "context_length": self.facts.context_length,
+            "max_images": self.facts.max_images,
         }
         local = Path(self.pretrained)
         if local.is_dir():

@@ -1,6 +1,4 @@
-"""Baselines that never look at the images: `constant` (one fixed answer) and `random` (the task's own
-guess for each sample, `random_answer`). They give floors to compare with and exercise the whole
-harness at no model cost."""
+"""`random`: the task's own guess for each sample (its `random_answer` hook), a floor that loads nothing."""
 
 from __future__ import annotations
 
@@ -10,40 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.api import Model, Request, Response
+from harness.api import Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
+from harness.models.backend_spec import BackendSpec
 from harness.models.registry import register_model
 from harness.models.scheduling.prefix_order import check_order
 
-
-@dataclass(frozen=True)
-class ConstantSettings:
-    answer: str
-
-
-@register_model("constant")
-class ConstantModel(Model):
-    """Answers every request with `answer` (e.g. `--model_args answer=-1`)."""
-
-    cache_responses = False  # answering costs nothing: a response cache would only add work
-
-    def __init__(self, answer: str, batch_size: int = 1) -> None:
-        self.answer = answer
-        self.batch_size = batch_size
-
-    @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        if "answer" not in args:
-            raise ValueError(
-                'constant needs the answer to give: --model_args answer=-1 (quote commas: answer="1, 2, 3")'
-            )
-        return cls(settings_from_args(ConstantSettings, args, "constant").answer, batch_size)
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [Response(self.answer, finish_reason="stop") for _ in requests]
-
-    def identity(self) -> dict[str, Any]:
-        return {"model": "constant", "answer": self.answer}
+BACKEND = BackendSpec(module=__name__, plain=True, reads_random_answer=True)
 
 
 @dataclass(frozen=True)
@@ -63,8 +34,6 @@ class RandomModel(Model):
     sample from (seed, task, sample id), so a rerun, a resumed run or a different batch order gives the
     same guesses. A task without the hook gives a per-sample error."""
 
-    cache_responses = False
-
     def __init__(
         self,
         seed: int | None = None,
@@ -73,9 +42,12 @@ class RandomModel(Model):
         request_order: str = "length",
     ) -> None:
         self.seed = seed
-        self.batch_size = batch_size
-        self.context_length = context_length
-        self.request_order = check_order(request_order, "random")
+        self._facts = ModelFacts(
+            context_length=context_length,
+            batch_size=batch_size,
+            request_order=check_order(request_order, "random"),
+            cache_responses=False,
+        )
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -102,5 +74,6 @@ class RandomModel(Model):
         return responses
 
     def identity(self) -> dict[str, Any]:
-        limit = {"context_length": self.context_length} if self.context_length is not None else {}
+        context = self.facts.context_length
+        limit = {"context_length": context} if context is not None else {}
         return {"model": "random", "seed": self.seed, **limit}

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from harness.api import BackendFatalError, Model, Request, Response, collect
+from harness.api import BackendFatalError, Model, ModelFacts, Request, Response, collect
 from harness.models.args import at_least, settings_from_args
-from harness.models.openai_wire import (
+from harness.models.openai_chat.wire import (
     build_messages,
     error_message,
     is_loopback,
@@ -157,10 +157,12 @@ class OpenAIChatModel(Model):
         if token_param == "auto":
             token_param = "max_completion_tokens" if parts.hostname == "api.openai.com" else "max_tokens"
         self.token_param = token_param
-        self.context_length = settings.context_length
-        self.max_images = settings.max_images
-        self.max_pixels = settings.max_pixels
-        self.batch_size = settings.chunk_size or max(batch_size, 4 * settings.concurrency)
+        self._facts = ModelFacts(
+            context_length=settings.context_length,
+            max_images=settings.max_images,
+            max_pixels=settings.max_pixels,
+            batch_size=settings.chunk_size or max(batch_size, 4 * settings.concurrency),
+        )
         self.stats: Counter[str] = Counter()
         self._stats_lock = threading.Lock()
         self._fatal: str | None = None
@@ -243,7 +245,7 @@ class OpenAIChatModel(Model):
         if self._client is None:
             import httpx
 
-            from harness.models.http_deadline import deadline_transport
+            from harness.models.openai_chat.deadline import deadline_transport
 
             limits = httpx.Limits(
                 max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
@@ -269,12 +271,13 @@ class OpenAIChatModel(Model):
     def _send(self, request: Request) -> Response:
         import httpx
 
-        from harness.models.http_deadline import BodyTooLarge, deadline, read_capped
+        from harness.models.openai_chat.deadline import BodyTooLarge, deadline, read_capped
 
         if self._fatal:
             return Response(text=None, error=f"not_sent: {self._fatal}")
-        if self.max_images is not None and request.num_images > self.max_images:
-            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={self.max_images}")
+        cap = self.facts.max_images
+        if cap is not None and request.num_images > cap:
+            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
         try:
             body = self.payload(request)
         except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume

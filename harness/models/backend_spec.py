@@ -1,0 +1,77 @@
+"""`BackendSpec`: what the harness knows of a backend outside its own package, declared once, in the package
+(`BACKEND`), and found by the backend's name through `harness.models.registry`.
+
+Every place that once kept a table of backends or compared a backend's name reads a field here instead: the
+extra a run needs installed (`harness.requirements`), whether `--device` and `--trust_remote_code` reach it
+(`harness.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run_plan`), whether and how it
+runs as Ray replicas (`harness.models.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
+argument a judged task's own judge model fills (`harness.execute`), its results folder's name
+(`harness.outputs.results`), its label in reports (`harness.outputs.model_results`), and how an alias written for
+another backend is switched to it (`harness.models.aliases`). A spec is import-light: reading it imports none of the
+backend's code (its `module` is imported when the backend is built) and nothing its extra brings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.models.screen_model import ScreenModel
+
+ArgsSwitch = Callable[[dict[str, str]], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Extra:
+    """An extra of pyproject.toml a backend needs, checked before the run's first sample."""
+
+    name: str  # installed by `pip install -e '.[NAME]'`
+    modules: tuple[str, ...]  # the modules it brings that the backend imports
+
+
+def no_gpu(settings: Any) -> float:
+    return 0.0
+
+
+def one_cpu(settings: Any) -> float:
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """How the backend runs as `data_parallel_size` Ray replicas (`harness.models.replicas`): what one replica
+    reserves, from the backend's settings (the `settings` of the backend built without weights, None for a backend
+    that keeps none); or `refused`, why it never runs so."""
+
+    gpus: Callable[[Any], float] = no_gpu  # GPUs one replica reserves, where the cluster has GPUs
+    cpus: Callable[[Any], float] = one_cpu  # CPUs one replica reserves where it reserves no GPU
+    refused: str = ""  # why replicas of it make no sense (a client of a server that schedules its own requests)
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """One backend, as the harness outside its package knows it. The defaults are a backend that needs nothing
+    installed, takes no device, runs no checkpoint code and replicates on one CPU each."""
+
+    module: str  # the module whose `@register_model` makes the backend's `Model`, imported when it is built
+    extra: Extra | None = None
+    takes_device: bool = False  # `--device D` becomes its `device=D` model argument
+    runs_remote_code: bool = False  # `--trust_remote_code` becomes its `trust_remote_code=true`
+    token_budget: bool = False  # `--max_batch_tokens` sizes its batches
+    replicas: Replicas = Replicas()
+    # `--screen_only`'s stand-in from the backend's `--model_args`: its limits and its count of a prompt, without the
+    # model loaded. None: the backend itself stands in (it loads nothing to count).
+    screen: Callable[[dict[str, str]], ScreenModel] | None = None
+    # The results folder holds its name before the checkpoint's (`vllm__ORG__NAME`): the same checkpoint through
+    # another backend is another run. False: the checkpoint's name alone, as lm-eval names it.
+    folder_label: bool = True
+    plain: bool = False  # reports label its results with the model's name alone, not "name (backend)"
+    # The argument that names the model a server answers with: a judged task's own judge model (the paper's GPT-4o)
+    # goes there unless the run names one. None: its judge is what the run gives.
+    served_model_arg: str | None = None
+    reads_random_answer: bool = False  # draws from a request's `random_answer` (sent along to its replicas)
+    # An alias written for another backend (by that backend's name), switched to this one with `backend=`: its
+    # arguments as this backend takes them.
+    adopts_alias: Mapping[str, ArgsSwitch] = field(default_factory=dict)

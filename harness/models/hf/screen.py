@@ -1,0 +1,72 @@
+"""The `hf` backend's `--screen_only` stand-in: the checkpoint's processor and config, from a local folder or the
+local Hub cache, offline, never the weights; counted by `ProcessorCount`, the very code the backend counts with when
+it runs (exact). A checkpoint that is not available offline is counted by its family's rule
+(`harness.models.families`): an estimate."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from harness.models.args import settings_from_args
+from harness.models.families import family_of
+from harness.models.screen_model import ScreenModel, by_family
+
+
+class _Limits(TypedDict):
+    max_images: int | None
+    max_pixels: int | None
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    from harness.models.hf.settings import HFSettings, context_limit
+    from harness.models.hf_counting import ProcessorCount, load_failure
+    from harness.models.prompt_style import style_named
+
+    # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
+    settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
+    limits = _Limits(max_images=settings.max_images, max_pixels=settings.max_pixels)
+    unlimited = "no_context_limit: every prompt is sent, however long" if settings.no_context_limit else ""
+    default = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
+    unknown_context = unlimited or default
+    if not settings.pretrained:
+        return by_family(
+            "hf",
+            None,
+            None,
+            "no checkpoint named (pretrained=...)",
+            context_length=context_limit(settings, None),
+            context_note=unknown_context,
+            **limits,
+        )
+    try:
+        count = ProcessorCount.load(
+            settings.pretrained,
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
+            max_pixels=settings.max_pixels,
+            offline=True,
+            image_only=settings.processor == "image_only",
+            style=style_named(settings.prompt_style),
+        )
+    except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
+        why = load_failure(settings.pretrained, err, offline=True)
+        return by_family(
+            "hf",
+            settings.pretrained,
+            family_of(settings.pretrained),
+            why,
+            context_length=context_limit(settings, None),
+            context_note=unknown_context,
+            **limits,
+        )
+    return ScreenModel(
+        "hf",
+        settings.pretrained,
+        count=count.prompt_tokens,
+        exact=count.exact,
+        rule=count.token_rule,
+        estimate=count.estimated,
+        context_length=context_limit(settings, count.context_length),
+        context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
+        **limits,
+    )

@@ -1,0 +1,99 @@
+"""`ScreenModel`: what stands in for the run's backend during `--screen_only` (`harness.running.screen_only`): its
+limits and its way of counting a prompt, with nothing loaded that counting does not need.
+
+Each backend makes its own (`BackendSpec.screen`, in its package): `hf` and `vllm` count with the checkpoint's
+processor where it loads offline, `openai` by the API model's family rule (`by_family`); a backend without one (the
+baselines) stands in itself: it loads nothing to count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from harness.api import Model, ModelFacts, Request, Response
+from harness.models.families import Family, estimated_prompt_tokens
+
+
+class ScreenModel(Model):
+    """Stands in for the run's backend during a screen-only pass: its limits and its way of counting a prompt."""
+
+    name = "screen-only"
+
+    def __init__(
+        self,
+        backend: str,
+        checkpoint: str | None,
+        *,
+        count: Callable[[Request], int],
+        rule: str,
+        exact: Callable[[Request], bool] = lambda request: False,
+        estimate: str = "",
+        context_length: int | None = None,
+        context_note: str = "",
+        max_images: int | None = None,
+        max_pixels: int | None = None,
+    ) -> None:
+        self.backend = backend
+        self.checkpoint = checkpoint
+        self._count = count
+        self._exact = exact
+        self.rule = rule
+        self.estimate = estimate  # why a count is an estimate, when it is
+        self.context_note = context_note  # where the limit comes from, or why it is not known
+        self._facts = ModelFacts(
+            context_length=context_length, max_images=max_images, max_pixels=max_pixels, cache_responses=False
+        )
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        raise TypeError("a screen-only stand-in is made by `screen_model(backend, args)`")
+
+    @property
+    def token_rule(self) -> str:
+        return self.rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        return self._count(request)
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is the model's own count of this request (else an estimate)."""
+        return self._exact(request)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        raise RuntimeError("a screen-only pass generates nothing")
+
+
+def by_family(
+    backend: str,
+    name: str | None,
+    family: Family | None,
+    why: str,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    context_length: int | None = None,
+    context_note: str = "",
+    max_images: int | None = None,
+    max_pixels: int | None = None,
+) -> ScreenModel:
+    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
+    from builders.core.contract import TOKEN_RULE
+
+    if family is not None:
+        rule = f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}"
+    else:
+        rule = (
+            f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
+            f"for {name or 'an unnamed model'}"
+        )
+    return ScreenModel(
+        backend,
+        name,
+        count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
+        rule=rule,
+        estimate=why,
+        context_length=context_length,
+        context_note=context_note,
+        max_images=max_images,
+        max_pixels=max_pixels,
+    )
