@@ -5,9 +5,9 @@ screened, generated, scored and journalled by the runner, and the results writte
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
     from harness.outputs.results_file import ResultsFile
+    from harness.run_arguments import EvaluationOptions
     from harness.running.sharding import Shard
     from harness.running.task_result import TaskResult
 
@@ -27,30 +28,30 @@ PREDICT_ONLY_NOTE = (
 )
 
 
-def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the evaluation `harness` was asked for (`args` from `harness.run_arguments.run_parser`); the exit code."""
-    return run_with_results(args, argv)[0]
+def run(options: EvaluationOptions, argv: Sequence[str]) -> int:
+    """Run the evaluation `harness` was asked for (`argv`, read into `options`); the exit code."""
+    return run_with_results(options, argv)[0]
 
 
-def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, ResultsFile | None]:
+def run_with_results(options: EvaluationOptions, argv: Sequence[str]) -> tuple[int, ResultsFile | None]:
     """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
-    the Python API's entry (`harness.evaluator`). The arguments become the run's plan here, and only the plan
-    goes on."""
+    the Python API's entry too (`harness.evaluator`: `argv` the command line its keywords stand for). The options
+    become the run's plan here, and only the plan goes on."""
     from harness.redact import scrubbed_output
 
-    if args.no_progress:
+    if options.no_progress:
         import datasets
 
         datasets.disable_progress_bars()
     with scrubbed_output():
-        return execute_plan(plan_run(args, argv))
+        return execute_plan(plan_run(options, argv))
 
 
 def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     """The run `plan` describes: its exit code and its results (None where it wrote none)."""
     from harness.running.lock import OutputLock
 
-    if plan.screen_only:
+    if plan.options.screen_only:
         return _screen_only(plan), None
     if plan.output_dir is None:
         print(
@@ -116,9 +117,14 @@ def _open_model(plan: RunPlan) -> Model:
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`harness.run_plan.cache_path`)."""
     model = make_model(
-        plan.model.name, plan.model.backend, plan.model.args, plan.batch_size, plan.max_batch_tokens, plan.ray_address
+        plan.model.name,
+        plan.model.backend,
+        plan.model.args,
+        plan.starting_batch_size,
+        plan.options.max_batch_tokens,
+        plan.options.ray,
     )
-    if plan.auto_batch and (why := model.fit_batch_size(plan.max_batch_size)):
+    if plan.options.auto_batch and (why := model.fit_batch_size(plan.options.max_batch_size)):
         print(f"harness: --batch_size auto: {why}", file=sys.stderr)
     return _behind_cache(model, plan.cache)
 
@@ -153,7 +159,7 @@ def _open_judge(plan: RunPlan) -> Model | None:
     be judged but no judge was given."""
     specs = [task.judge for task in plan.tasks if task.judge is not None]
     if not specs:
-        if plan.judge_flags_given:
+        if plan.options.judge_model or plan.options.judge_args:
             print("harness: --judge_model/--judge_args ignored: no selected task is scored by a judge", file=sys.stderr)
         return None
     if plan.judge is None:
@@ -182,7 +188,12 @@ def _screen_only(plan: RunPlan) -> int:
         raise UserError(str(err)) from None
     policies = run_policies(plan)
     results = screen_tasks(
-        model, plan.tasks, plan.gen_kwargs, plan.seed, plan.shard, policies if policies.by_task else None
+        model,
+        plan.tasks,
+        plan.options.gen_kwargs,
+        plan.options.sampling_seed,
+        plan.options.shard,
+        policies if policies.by_task else None,
     )
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in policies.describe().items():
@@ -200,28 +211,28 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     output_dir = plan.output_dir
     model = _open_model(plan)
     try:
-        judge = None if plan.predict_only else _open_judge(plan)
+        judge = None if plan.options.predict_only else _open_judge(plan)
     except BaseException:
         model.close()
         raise
     policies = run_policies(plan)
-    if plan.write_out:
+    if plan.options.write_out:
         from harness.running.write_out import write_out
 
-        write_out(plan.tasks, plan.gen_kwargs, plan.seed)
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed)
     options = RunOptions(
-        data_dir=plan.data_dir,
-        limit=plan.limit,
-        seed=plan.seed,
-        gen_kwargs=plan.gen_kwargs,
+        data_dir=plan.options.data_dir,
+        limit=plan.options.limit,
+        seed=plan.options.sampling_seed,
+        gen_kwargs=plan.options.gen_kwargs,
         output_dir=output_dir,
-        log_samples=plan.log_samples,
-        progress=plan.progress,
-        shard=plan.shard,
+        log_samples=plan.sample_logs,
+        progress=not plan.options.no_progress,
+        shard=plan.options.shard,
         judge=judge,
         policies=policies if policies.by_task else None,
-        score=not plan.predict_only,
-        log_samples_suffix=plan.compat.log_samples_suffix,
+        score=not plan.options.predict_only,
+        log_samples_suffix=plan.options.log_samples_suffix,
     )
     started = time.time()
     try:
@@ -255,23 +266,23 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
-    if plan.predict_only:  # nothing scored: no group has a score either
+    if plan.options.predict_only:  # nothing scored: no group has a score either
         results["predict_only"] = PREDICT_ONLY_NOTE
         results["group_aggregation"] = {}
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
-    _report_run(task_results, stats, plan.shard)
+    _report_run(task_results, stats, plan.options.shard)
     results_file = None
     if output_dir is not None:
         results_file = write_results(results, output_dir, options.date_id)
         print(f"harness: results written to {results_file}", file=sys.stderr)
-        if plan.predict_only:
+        if plan.options.predict_only:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, results_file, options.date_id)
     if plan.wandb is not None:
         _log_to_wandb(plan.wandb, results, results_file)
-    return _exit_code(task_results, plan.allow_failures, output_dir), results
+    return _exit_code(task_results, plan.options.allow_failures, output_dir), results
 
 
 def _chat_template(template: str | None) -> dict[str, str | None]:

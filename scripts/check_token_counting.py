@@ -25,14 +25,13 @@ from builders.core import contract
 from harness.execute import run_policies
 from harness.models.hf import HFModel
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
-from harness.run_arguments import run_parser
+from harness.run_arguments import parse_options
 from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 
 
 def main(argv: list[str]) -> int:
-    args = run_parser().parse_args(["--model", "hf", *argv])
-    plan = plan_run(args, argv)
+    plan = plan_run(parse_options(["--model", "hf", *argv]), argv)
     policies = run_policies(plan)
     model = HFModel.from_args(plan.model.args)
     assert isinstance(model, HFModel)
@@ -43,7 +42,7 @@ def main(argv: list[str]) -> int:
     ]
     mismatched = 0
     for task in plan.tasks:
-        settings = task.generation_settings(plan.gen_kwargs, plan.seed)
+        settings = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
         tally: Counter[str] = Counter()
         worst = 0
         for doc_id, doc in task.iter_docs():
