@@ -24,7 +24,7 @@ import argparse
 import inspect
 import os
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -47,7 +47,7 @@ class Flag:
     choices: tuple[str, ...] | None = None
     parse: Parse | None = None
     check: Check | None = None
-    bare: Any = None  # the value of the flag given without one (`--ray`); None: the flag takes exactly one value
+    bare: object = None  # the value of the flag given without one (`--ray`); None: the flag takes exactly one value
     repeat: bool = False  # the flag may be repeated (`--include_path A --include_path B`), a keyword takes a list
     switch: bool = False  # a flag without a value (`--log_samples`), a keyword True or False
     accepts: str | None = None  # the keyword's type, where it takes more than the field's (a list of names, a dict)
@@ -56,7 +56,7 @@ class Flag:
     def names(self, name: str) -> list[str]:
         return [self.short, f"--{name}"] if self.short else [f"--{name}"]
 
-    def read(self, name: str, value: Any) -> Any:
+    def read(self, name: str, value: object) -> object:
         """`value` (the flag's text, a keyword's value, or a value this read made) as the option's value, or the
         option's one-line error."""
         if self.switch:
@@ -66,7 +66,7 @@ class Flag:
         if value is True and self.bare is not None:
             value = self.bare
         if self.repeat:
-            items = [value] if isinstance(value, str | os.PathLike) else list(value)
+            items = [value] if isinstance(value, str | os.PathLike) or not isinstance(value, Iterable) else list(value)
             value = tuple(self._parsed(name, item) for item in items)
         else:
             value = self._parsed(name, value)
@@ -75,7 +75,7 @@ class Flag:
             raise UserError(problem)
         return value
 
-    def _parsed(self, name: str, value: Any) -> Any:
+    def _parsed(self, name: str, value: object) -> object:
         """One value through `parse` and `choices`, failing with argparse's words for the flag."""
         where = f"argument {'/'.join(self.names(name))}"
         if self.parse is not None:
@@ -91,7 +91,7 @@ class Flag:
             raise UserError(f"{where}: invalid choice: {value!r} (choose from {shown})")
         return value
 
-    def argparse_settings(self, default: Any) -> dict[str, Any]:
+    def argparse_settings(self, default: object) -> dict[str, Any]:
         """`add_argument`'s keywords. Every flag not given reads as None (False for a switch): the field's default."""
         if self.switch:
             return {"action": "store_true", "help": self.help}
@@ -115,7 +115,7 @@ def option(
     choices: Sequence[str] | None = None,
     parse: Parse | None = None,
     check: Check | None = None,
-    bare: Any = None,
+    bare: object = None,
     repeat: bool = False,
     accepts: str | None = None,
     spell: Callable[[Any], str] | None = None,
@@ -150,7 +150,7 @@ def declared(options: type) -> list[Field[Any]]:
     return [item for item in fields(options) if FLAG in item.metadata]
 
 
-def default_of(item: Field[Any]) -> Any:
+def default_of(item: Field[Any]) -> object:
     if item.default_factory is not MISSING:
         return item.default_factory()
     return None if item.default is MISSING else item.default
@@ -177,7 +177,7 @@ class DeclaredOptions:
         return cls(**{item.name: getattr(args, item.name) for item in declared(cls)})
 
     @classmethod
-    def from_keywords(cls: type[OptionsT], keywords: Mapping[str, Any]) -> OptionsT:
+    def from_keywords(cls: type[OptionsT], keywords: Mapping[str, object]) -> OptionsT:
         """The options Python keywords gave; an unknown or missing keyword is a one-line `UserError`."""
         known = {item.name: item for item in declared(cls)}
         for name in keywords:
@@ -268,7 +268,7 @@ def command_line(options: type[DeclaredOptions], groups: Sequence[str], keywords
 # ------------------------------------------------------------------------------------ readers several flags use
 
 
-def positive_int(value: Any, alternatives: str = "") -> int:
+def positive_int(value: object, alternatives: str = "") -> int:
     """An integer >= 1, from its text or itself."""
     text = str(value)
     number = int(text) if text.strip().isdigit() else 0
@@ -277,7 +277,7 @@ def positive_int(value: Any, alternatives: str = "") -> int:
     return number
 
 
-def spell_arguments(values: Mapping[str, Any]) -> str:
+def spell_arguments(values: Mapping[str, object]) -> str:
     """`k=v,...` as `--model_args` reads it: a value holding a comma quoted."""
     return ",".join(f'{k}="{v}"' if "," in str(v) else f"{k}={v}" for k, v in values.items())
 

@@ -32,7 +32,7 @@ VERBOSITIES = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 Seeds = tuple[int, int | None, int | None, int | None]  # lm-eval's four: random, numpy, torch, fewshot
 
 
-def read_seeds(value: Any) -> Seeds:
+def read_seeds(value: object) -> Seeds:
     """`--seed 0` or lm-eval's `--seed 0,1234,1234,1234` (a seed may be `None`; a keyword: an int or a list): the
     first is the one every draw here uses, an omitted one is the first."""
     given = (

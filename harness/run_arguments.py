@@ -51,7 +51,7 @@ def _task_names(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(str(name) for name in value)
 
 
-def _limit(value: Any) -> float:
+def _limit(value: object) -> float:
     text = str(value)
     try:
         number = float(text)
@@ -64,7 +64,7 @@ def _limit(value: Any) -> float:
     return number
 
 
-def _batch_size(value: Any) -> int | str:
+def _batch_size(value: object) -> int | str:
     """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
     out-of-memory, so N changes nothing)."""
     text = str(value)

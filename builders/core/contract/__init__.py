@@ -2,7 +2,8 @@
 
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
-`manifest` (what a folder holds) and `reading` (a build's images, read in place). It imports nothing else of the project
+`manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by `json_shape`), `paths`
+(which paths a release or manifest may name) and `reading` (a build's images, read in place). It imports nothing else of the project
 and no torch; `datasets`, pyarrow and Pillow only inside the functions that need them, so importing it
 costs nothing.
 
@@ -40,11 +41,20 @@ from builders.core.contract.manifest import (
     data_files,
     file_sha256,
     manifest_image_storage,
+    read_checked_manifest,
     read_manifest,
-    relative_path_problem,
     split_files,
     write_manifest,
 )
+from builders.core.contract.manifest_schema import (
+    BuildManifest,
+    ConfigFiles,
+    ImageTableEntry,
+    ManifestFile,
+    is_build_manifest,
+    manifest_problem,
+)
+from builders.core.contract.paths import relative_path_problem
 from builders.core.contract.reading import (
     ROW_GROUP_CACHE_BYTES,
     ImageTable,
@@ -81,6 +91,10 @@ from builders.core.contract.schema import (
 
 __all__ = [
     "BUILD_COMMAND",
+    "BuildManifest",
+    "ConfigFiles",
+    "ImageTableEntry",
+    "ManifestFile",
     "EMBEDDED",
     "HUB_PREFIX",
     "ID",
@@ -114,8 +128,11 @@ __all__ = [
     "image_table",
     "image_table_features",
     "image_tokens",
+    "is_build_manifest",
     "load_images",
     "manifest_image_storage",
+    "manifest_problem",
+    "read_checked_manifest",
     "parse_hub_location",
     "read_manifest",
     "relative_path_problem",
