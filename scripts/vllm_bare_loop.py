@@ -68,6 +68,7 @@ def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
     requests = []
     for task in plan.tasks:
         generation = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
+        task.reload()  # held while the requests, whose images are read from the rows' files, are sent
         for doc_id, doc in task.iter_docs():
             request = task.build_request(doc_id, doc, generation)
             if isinstance(request, RowProblem):

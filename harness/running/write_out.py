@@ -25,15 +25,16 @@ def write_out(
 ) -> None:
     for task in tasks:
         settings = task.generation_settings(gen_kwargs, seed)
-        for doc_id, doc in islice(task.iter_docs(), docs):
-            request = task.build_request(doc_id, doc, settings)
-            print(f"--- {task.name}, document {doc_id} ---", file=out)
-            if isinstance(request, RowProblem):
-                print(f"(cannot be built: {request.reason})", file=out)
-                continue
-            print(
-                prompt_text(request.messages)
-                + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
-                file=out,
-            )
-            print(f"--- target: {task.target(doc)}", file=out)
+        with task.rows():  # read for this task only, and let go of after
+            for doc_id, doc in islice(task.iter_docs(), docs):
+                request = task.build_request(doc_id, doc, settings)
+                print(f"--- {task.name}, document {doc_id} ---", file=out)
+                if isinstance(request, RowProblem):
+                    print(f"(cannot be built: {request.reason})", file=out)
+                    continue
+                print(
+                    prompt_text(request.messages)
+                    + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
+                    file=out,
+                )
+                print(f"--- target: {task.target(doc)}", file=out)

@@ -46,13 +46,14 @@ def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
     model = screen_model(plan.model.backend, plan.model.args)
     policies = run_policies(plan)
     chosen = policies if policies.by_task else None
-    return {
-        (task.name, v.sample_id): v
-        for task in plan.tasks
-        for v in screen_task(
-            model, task, plan.options.gen_kwargs, plan.options.sampling_seed, plan.options.shard, chosen
-        )
-    }
+    found = {}
+    for task in plan.tasks:
+        with task.rows():  # the plan checked every task's rows, then let go of them
+            for v in screen_task(
+                model, task, plan.options.gen_kwargs, plan.options.sampling_seed, plan.options.shard, chosen
+            ):
+                found[(task.name, v.sample_id)] = v
+    return found
 
 
 def table_row(out: str, task: str) -> list[str]:
