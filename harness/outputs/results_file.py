@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, TypeGuard
 
-from builders.core.contract.json_shape import kind_of, shape_problem
+from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import write_text
 from harness.redact import dumps
@@ -190,9 +190,9 @@ ResultsFile = TypedDict(
 def results_file_problem(data: Any) -> str | None:
     """What keeps `data` (a parsed results file) from being a `ResultsFile`, or None."""
     if not isinstance(data, dict):
-        return f"expected a JSON object, got {kind_of(data)}"
-    found = shape_problem(data, ResultsFile, keys_optional=True)
-    return None if found is None else f"`{found.where}` must be {found.expected}, got {kind_of(found.value)}"
+        return f"expected a JSON object, got {contract.kind_of(data)}"
+    found = contract.shape_problem(data, ResultsFile, keys_optional=True)
+    return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
 
 
 def is_results_file(data: Any) -> TypeGuard[ResultsFile]:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Required, TypedDict
 
-from builders.core.contract.json_shape import Problem, Rule, shape_problem
+from builders.core import contract
 from harness.api import Status
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
@@ -61,7 +61,7 @@ def metric_value_problem(value: object) -> str | None:
     return f"a {type(value).__name__}"
 
 
-MetricValue = Annotated[Any, Rule(METRIC_VALUE, test=lambda value: metric_value_problem(value) is None)]
+MetricValue = Annotated[Any, contract.Rule(METRIC_VALUE, test=lambda value: metric_value_problem(value) is None)]
 
 
 class SampleRecord(TypedDict, total=False):
@@ -74,21 +74,23 @@ class SampleRecord(TypedDict, total=False):
     doc_id: Required[int]
     sample_id: Required[str]
     # the answer (cut to 2,000 characters when it was enormous); null: none came
-    response: Annotated[str | None, Rule("a string")]
+    response: Annotated[str | None, contract.Rule("a string")]
     finish_reason: str | None
     token_count: int  # the prompt's tokens as the model counts them
     input_sha256: Annotated[
-        str | None, Rule("a string")
+        str | None, contract.Rule("a string")
     ]  # of everything sent: a changed prompt or image is generated again
     # token usage, as the backend reported it
-    usage: Annotated[dict[str, int] | None, Rule("an object of token counts", said="is not an object of token counts")]
+    usage: Annotated[
+        dict[str, int] | None, contract.Rule("an object of token counts", said="is not an object of token counts")
+    ]
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: dict[str, Any]  # what the tokenizer's round trip changed
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
     status: Required[Status]
-    error: Annotated[str | None, Rule("a string")]
+    error: Annotated[str | None, contract.Rule("a string")]
     # the scorer's values (absent until scored: `--predict_only`)
-    metrics: Annotated[dict[str, MetricValue] | None, Rule("an object")]
+    metrics: Annotated[dict[str, MetricValue] | None, contract.Rule("an object")]
     # --log_samples: what was asked
     target: str
     prompt: str  # as sent, each image an `<image>` marker
@@ -98,7 +100,7 @@ class SampleRecord(TypedDict, total=False):
     effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
 
 
-def _said(found: Problem) -> str:
+def _said(found: contract.Problem) -> str:
     """A journal line's problem, in the words the run's warnings use ("response is a list, not a string")."""
     if found.missing:
         return f"no {found.where}"
@@ -168,7 +170,7 @@ def header_problem(header: object) -> str | None:
     """Why a parsed journal line is not a `JournalHeader`, or None (a key it lacks is checked where it is used)."""
     if not isinstance(header, dict) or header.get("type") != "header":
         return "not a journal header"
-    found = shape_problem(header, JournalHeader, keys_optional=True)
+    found = contract.shape_problem(header, JournalHeader, keys_optional=True)
     return None if found is None else f"a header whose {_said(found)}"
 
 
@@ -182,7 +184,7 @@ def record_problem(record: object, task: str, aggregations: Mapping[str, str] | 
         return "a second header"
     if record.get("type") != "sample" or record.get("task") != task:
         return f"not a sample record of task {task!r}"
-    found = shape_problem(record, SampleRecord)
+    found = contract.shape_problem(record, SampleRecord)
     if found is not None:
         return _said(found)
     for name, value in (record.get("metrics") or {}).items():

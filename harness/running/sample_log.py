@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, TypeGuard
 
-from builders.core.contract.json_shape import shape_problem
+from builders.core import contract
 from harness.api import Status
 from harness.errors import UserError
 from harness.file_writing import write_lines
@@ -112,7 +112,7 @@ def sample_log_problem(line: Any) -> str | None:
     """Why a parsed line of a sample log is not a `SampleLogLine`, or None."""
     if not isinstance(line, dict):
         return f"expected a JSON object, got {type(line).__name__}"
-    found = shape_problem(line, SampleLogLine)
+    found = contract.shape_problem(line, SampleLogLine)
     if found is None:
         return None
     return f"{found.where}: expected {found.expected}, got {'nothing' if found.missing else repr(found.value)[:60]}"

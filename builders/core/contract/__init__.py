@@ -32,6 +32,7 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 `contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
 """
 
+from builders.core.contract.json_shape import Problem, Rule, describe, kind_of, shape_problem
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
     BUILD_COMMAND,
@@ -95,6 +96,8 @@ __all__ = [
     "ConfigFiles",
     "ImageTableEntry",
     "ManifestFile",
+    "Problem",
+    "Rule",
     "EMBEDDED",
     "HUB_PREFIX",
     "ID",
@@ -124,11 +127,13 @@ __all__ = [
     "check_features",
     "check_image_storage",
     "data_files",
+    "describe",
     "file_sha256",
     "image_table",
     "image_table_features",
     "image_tokens",
     "is_build_manifest",
+    "kind_of",
     "load_images",
     "manifest_image_storage",
     "manifest_problem",
@@ -137,6 +142,7 @@ __all__ = [
     "read_manifest",
     "relative_path_problem",
     "row_features",
+    "shape_problem",
     "smart_resize",
     "split_files",
     "write_manifest",
