@@ -17,33 +17,34 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from PIL import Image
 
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
 # A sample's status, as its journal record keeps it (`harness.running.journal`).
-OK = "ok"
-EMPTY = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
-OVER_LENGTH = "over_length"
-TOO_MANY_IMAGES = "too_many_images"
-INVALID_INPUT = "invalid_input"
-REFUSED = "refused"
-ERROR = "error"
+Status = Literal["ok", "empty", "over_length", "too_many_images", "invalid_input", "refused", "error"]
+OK: Status = "ok"
+EMPTY: Status = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
+OVER_LENGTH: Status = "over_length"
+TOO_MANY_IMAGES: Status = "too_many_images"
+INVALID_INPUT: Status = "invalid_input"
+REFUSED: Status = "refused"
+ERROR: Status = "error"
 SCORED = frozenset({OK, EMPTY})
 # Errors (timeouts, provider failures, OOM) are tried again when the run is resumed; all else is final.
 FINAL = frozenset({OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED})
-STATUSES = (OK, EMPTY, OVER_LENGTH, TOO_MANY_IMAGES, INVALID_INPUT, REFUSED, ERROR)
+STATUSES: tuple[Status, ...] = get_args(Status)
 # A backend's per-sample error that names one of these statuses is recorded with it (final, not retried).
-ERROR_STATUS_PREFIXES = {
+ERROR_STATUS_PREFIXES: dict[str, Status] = {
     "over_length:": OVER_LENGTH,
     "too_many_images:": TOO_MANY_IMAGES,
     "invalid_input:": INVALID_INPUT,
 }
 
 
-def error_status(error: str) -> str:
+def error_status(error: str) -> Status:
     """The status a backend's per-sample error is recorded with (see the module's docstring)."""
     return next((status for prefix, status in ERROR_STATUS_PREFIXES.items() if error.startswith(prefix)), ERROR)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from harness.errors import UserError
-from harness.run_arguments import positive_int, run_parser
+from harness.run_arguments import EvaluationOptions, positive_int, run_parser
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
@@ -223,12 +223,13 @@ def _main(argv: list[str]) -> int:
         parser = run_parser()
         args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:
-            return list_tasks(args.tasks, args.include_path)
+            return list_tasks(args.tasks, list(args.include_path or []))
         if args.model is None:
             parser.error("the following arguments are required: --model")
+        options = EvaluationOptions.from_namespace(args)
         from harness.execute import run
 
-        return run(args, argv)
+        return run(options, argv)
     except UserError as err:
         from harness.redact import scrub
 

@@ -5,19 +5,19 @@ screened, generated, scored and journalled by the runner, and the results writte
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import UserError
+from harness.run_models import open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
-    from harness.api import Model
-    from harness.inputs.input_policy import RunPolicies
     from harness.outputs.results_file import ResultsFile
+    from harness.run_arguments import EvaluationOptions
     from harness.running.sharding import Shard
     from harness.running.task_result import TaskResult
 
@@ -27,30 +27,30 @@ PREDICT_ONLY_NOTE = (
 )
 
 
-def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the evaluation `harness` was asked for (`args` from `harness.run_arguments.run_parser`); the exit code."""
-    return run_with_results(args, argv)[0]
+def run(options: EvaluationOptions, argv: Sequence[str]) -> int:
+    """Run the evaluation `harness` was asked for (`argv`, read into `options`); the exit code."""
+    return run_with_results(options, argv)[0]
 
 
-def run_with_results(args: argparse.Namespace, argv: list[str]) -> tuple[int, ResultsFile | None]:
+def run_with_results(options: EvaluationOptions, argv: Sequence[str]) -> tuple[int, ResultsFile | None]:
     """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
-    the Python API's entry (`harness.evaluator`). The arguments become the run's plan here, and only the plan
-    goes on."""
+    the Python API's entry too (`harness.evaluator`: `argv` the command line its keywords stand for). The options
+    become the run's plan here, and only the plan goes on."""
     from harness.redact import scrubbed_output
 
-    if args.no_progress:
+    if options.no_progress:
         import datasets
 
         datasets.disable_progress_bars()
     with scrubbed_output():
-        return execute_plan(plan_run(args, argv))
+        return execute_plan(plan_run(options, argv))
 
 
 def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     """The run `plan` describes: its exit code and its results (None where it wrote none)."""
     from harness.running.lock import OutputLock
 
-    if plan.screen_only:
+    if plan.options.screen_only:
         return _screen_only(plan), None
     if plan.output_dir is None:
         print(
@@ -74,39 +74,6 @@ def interrupted_line(output_dir: Path | None) -> str:
     return f"harness: interrupted{where}"
 
 
-def make_model(
-    name: str,
-    backend: str,
-    args: dict[str, str],
-    batch_size: int,
-    max_batch_tokens: int | None,
-    ray_address: str | None = None,
-) -> Model:
-    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
-    from harness.models.replicas import build_model
-
-    try:
-        return build_model(
-            backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, ray_address=ray_address
-        )
-    except (ValueError, ImportError, OSError) as err:
-        raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
-
-
-def _switched_alias_note(name: str, backend: str) -> str:
-    """Why an alias's own arguments reached a backend that does not take them (`backend=` switched it)."""
-    from harness.models.aliases import ALIASES
-
-    alias = ALIASES.get(name)
-    if alias is None or alias.backend == backend:
-        return ""
-    given = ",".join(f"{k}={v}" for k, v in alias.args.items())
-    return (
-        f" (the alias {name} sets {given} for the {alias.backend} backend, and backend={backend} passes them to "
-        f"{backend}; to run {backend}, give --model {backend} with its own --model_args)"
-    )
-
-
 def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
     """One line for a backend that stopped the run; a longer report (a replica's traceback) goes to a
     file in the output folder."""
@@ -123,68 +90,6 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
     return message
 
 
-def _open_model(plan: RunPlan) -> Model:
-    """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
-    run has one (`harness.run_plan.cache_path`)."""
-    model = make_model(
-        plan.model.name, plan.model.backend, plan.model.args, plan.batch_size, plan.max_batch_tokens, plan.ray_address
-    )
-    if plan.auto_batch and (why := model.fit_batch_size(plan.max_batch_size)):
-        print(f"harness: --batch_size auto: {why}", file=sys.stderr)
-    return _behind_cache(model, plan.cache)
-
-
-def _behind_cache(model: Model, path: Path | None) -> Model:
-    from harness.running.cache import CachingModel, ResponseCache
-
-    if path is not None and model.facts.cache_responses:
-        try:
-            model = CachingModel(model, ResponseCache(path))
-        except BaseException as err:  # an unusable cache, or one that cannot be written: close what was opened
-            model.close()
-            if isinstance(err, ValueError):
-                raise UserError(str(err)) from None
-            raise
-    return model
-
-
-def run_policies(plan: RunPlan) -> RunPolicies:
-    """The alias's input policies for this run's tasks (`harness.inputs.input_policy`; none for a plain backend)."""
-    from harness.inputs.input_policy import RunPolicies
-    from harness.models.aliases import ALIASES
-
-    alias = ALIASES.get(plan.model.alias or "")
-    if alias is None:
-        return RunPolicies()
-    return RunPolicies({task.name: policy for task in plan.tasks if (policy := alias.policy_for(task.name))})
-
-
-def _open_judge(plan: RunPlan) -> Model | None:
-    """The judge backend of `--judge_model` (behind the response cache), or None; a note when a task would
-    be judged but no judge was given."""
-    specs = [task.judge for task in plan.tasks if task.judge is not None]
-    if not specs:
-        if plan.judge_flags_given:
-            print("harness: --judge_model/--judge_args ignored: no selected task is scored by a judge", file=sys.stderr)
-        return None
-    if plan.judge is None:
-        names = [task.name for task in plan.tasks if task.judge is not None]
-        print(
-            f"harness: {len(names)} task(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}) are scored "
-            f"by a judge after generation: without --judge_model their judge metrics "
-            f"({', '.join(specs[0].metrics)}) stay absent",
-            file=sys.stderr,
-        )
-        return None
-    from harness.models.registry import backend_spec
-
-    args = plan.judge.args
-    served = backend_spec(plan.judge.backend).served_model_arg
-    if served is not None and served not in plan.judge.given and specs[0].model:
-        args = {**args, served: specs[0].model}  # the paper's judge, unless told otherwise
-    return _behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)
-
-
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
     from harness.models.replicas.settings import split_pool_args
@@ -196,7 +101,12 @@ def _screen_only(plan: RunPlan) -> int:
         raise UserError(str(err)) from None
     policies = run_policies(plan)
     results = screen_tasks(
-        model, plan.tasks, plan.gen_kwargs, plan.seed, plan.shard, policies if policies.by_task else None
+        model,
+        plan.tasks,
+        plan.options.gen_kwargs,
+        plan.options.sampling_seed,
+        plan.options.shard,
+        policies if policies.by_task else None,
     )
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in policies.describe().items():
@@ -213,30 +123,30 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.running.runner import Runner, RunOptions
 
     output_dir = plan.output_dir
-    model = _open_model(plan)
+    model = open_model(plan)
     try:
-        judge = None if plan.predict_only else _open_judge(plan)
+        judge = None if plan.options.predict_only else open_judge(plan)
     except BaseException:
         model.close()
         raise
     policies = run_policies(plan)
-    if plan.write_out:
+    if plan.options.write_out:
         from harness.running.write_out import write_out
 
-        write_out(plan.tasks, plan.gen_kwargs, plan.seed)
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed)
     options = RunOptions(
-        data_dir=plan.data_dir,
-        limit=plan.limit,
-        seed=plan.seed,
-        gen_kwargs=plan.gen_kwargs,
+        data_dir=plan.options.data_dir,
+        limit=plan.options.limit,
+        seed=plan.options.sampling_seed,
+        gen_kwargs=plan.options.gen_kwargs,
         output_dir=output_dir,
-        log_samples=plan.log_samples,
-        progress=plan.progress,
-        shard=plan.shard,
+        log_samples=plan.sample_logs,
+        progress=not plan.options.no_progress,
+        shard=plan.options.shard,
         judge=judge,
         policies=policies if policies.by_task else None,
-        score=not plan.predict_only,
-        log_samples_suffix=plan.compat.log_samples_suffix,
+        score=not plan.options.predict_only,
+        log_samples_suffix=plan.options.log_samples_suffix,
     )
     started = time.time()
     try:
@@ -269,25 +179,25 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
-    if plan.predict_only:  # nothing scored: no group has a score either
+    if plan.options.predict_only:  # nothing scored: no group has a score either
         results["predict_only"] = PREDICT_ONLY_NOTE
         results["group_aggregation"] = {}
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
-    if plan.compat.show_config:
+    if plan.options.show_config:
         print(show_configs(results["configs"]))
-    _report_run(task_results, stats, plan.shard)
+    _report_run(task_results, stats, plan.options.shard)
     results_file = None
     if output_dir is not None:
         results_file = write_results(results, output_dir, options.date_id)
         print(f"harness: results written to {results_file}", file=sys.stderr)
-        if plan.predict_only:
+        if plan.options.predict_only:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, results_file, options.date_id)
     if plan.wandb is not None:
         _log_to_wandb(plan.wandb, results, results_file)
-    return _exit_code(task_results, plan.allow_failures, output_dir), results
+    return _exit_code(task_results, plan.options.allow_failures, output_dir), results
 
 
 def _chat_template(template: str | None) -> dict[str, str | None]:

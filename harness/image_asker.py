@@ -9,10 +9,10 @@ from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, Response, TextPart, collect
 from harness.errors import UserError
-from harness.execute import make_model
 from harness.models.args import parse_kv
 from harness.models.generation import safe_generate
 from harness.redact import redact_mapping
+from harness.run_models import make_model
 from harness.run_plan import resolve_model
 
 

@@ -1,6 +1,6 @@
-"""The lm-eval and lmms-eval flags their users type every day beyond those `harness.run_arguments.add_lm_eval_flags` has
-always taken: each does here what it does there, or, where it cannot mean anything here, is accepted and said so in
-one line (never a usage error on a command line copied from lm-eval):
+"""The lm-eval and lmms-eval flags their users type every day (`harness --help`'s "lm-eval's flags"), declared once
+(`harness.declared_options`): each does here what it does there, or, where it cannot mean anything here, is accepted
+and said so in one line (never a usage error on a command line copied from lm-eval):
 
     --device cuda:0            the hf backend's `device` (vllm, openai and the baselines place themselves)
     -o DIR                     --output_path
@@ -19,14 +19,16 @@ one line (never a usage error on a command line copied from lm-eval):
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.declared_options import DeclaredOptions, arguments, option, positive_int, spell_arguments, switch
 from harness.errors import UserError
 from harness.models.registry import backend_spec
+from harness.models.scheduling.auto_batch import DEFAULT_START
 
 SEED_NAMES = ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
 # lm-eval flags with nothing to do here: what the harness does instead, said in one line when one is given
@@ -39,39 +41,39 @@ NOTHING_TO_DO = {
     "send as turns",
 }
 MAX_SEED = 2**32 - 1  # NumPy's seeds are 0 .. 2**32 - 1; every seed here is held to the same range
+LM_EVAL = "lm-eval's flags"  # their group in `harness --help`
+VERBOSITIES = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+Seeds = tuple[int, int | None, int | None, int | None]  # lm-eval's four: random, numpy, torch, fewshot
 
 
-class SeedsAction(argparse.Action):
-    """`--seed 0` or lm-eval's `--seed 0,1234,1234,1234` (a seed may be `None`): `seed` is the first (the one every
-    draw here uses), `seeds` all four (an omitted one is the first). A malformed value is a one-line `UserError`
-    (argparse lets it through to the CLI's handler)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        parts = [p.strip() for p in str(values).split(",")]
-        if not 1 <= len(parts) <= 4:
-            raise UserError(
-                f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {_shown(values)}"
-            )
-        seeds: list[int | None] = []
-        for part in parts:
-            # ASCII digits only (`isdigit()` takes "²", which int() refuses), few enough to convert, in NumPy's range.
-            seed = int(part) if re.fullmatch(r"[0-9]{1,10}", part) else None
-            if part != "None" and (seed is None or seed > MAX_SEED):
-                raise UserError(
-                    f"--seed: each seed must be an integer from 0 to {MAX_SEED} (or None), got {_shown(part)}"
-                )
-            seeds.append(seed)
-        if seeds[0] is None:
-            raise UserError("--seed: the first seed (sampling and the random baseline) cannot be None")
-        seeds += [seeds[0]] * (4 - len(seeds))
-        namespace.seed = seeds[0]
-        namespace.seeds = seeds
+def read_seeds(value: object) -> Seeds:
+    """`--seed 0` or lm-eval's `--seed 0,1234,1234,1234` (a seed may be `None`; a keyword: an int or a list): the
+    first is the one every draw here uses, an omitted one is the first."""
+    given = (
+        [value]
+        if isinstance(value, int)
+        else value
+        if isinstance(value, Sequence) and not isinstance(value, str)
+        else None
+    )
+    shown = value if given is None else ",".join(str(v) for v in given)
+    parts = [p.strip() for p in str(shown).split(",")]
+    if not 1 <= len(parts) <= 4:
+        raise UserError(
+            f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {_shown(shown)}"
+        )
+    seeds: list[int | None] = []
+    for part in parts:
+        # ASCII digits only (`isdigit()` takes "²", which int() refuses), few enough to convert, in NumPy's range.
+        seed = int(part) if re.fullmatch(r"[0-9]{1,10}", part) else None
+        if part != "None" and (seed is None or seed > MAX_SEED):
+            raise UserError(f"--seed: each seed must be an integer from 0 to {MAX_SEED} (or None), got {_shown(part)}")
+        seeds.append(seed)
+    first = seeds[0]
+    if first is None:
+        raise UserError("--seed: the first seed (sampling and the random baseline) cannot be None")
+    seeds += [first] * (4 - len(seeds))
+    return (first, seeds[1], seeds[2], seeds[3])
 
 
 def _shown(text: Any) -> str:
@@ -80,96 +82,182 @@ def _shown(text: Any) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text):,} characters)"
 
 
-def add_compat_flags(group: argparse._ArgumentGroup) -> None:
-    """The flags of the module's docstring, in `harness --help`'s lm-eval group."""
-    group.add_argument(
-        "--device",
-        help="hf: the device to load the model on (cuda:0, cpu; as --model_args device=...); "
-        "vllm, openai and the baselines place themselves",
-    )
-    group.add_argument(
-        "--log_samples_suffix",
-        metavar="SUFFIX",
-        help="lmms-eval's: name the sample logs samples_<task>_<SUFFIX>_<date>.jsonl",
-    )
-    group.add_argument(
-        "--num_fewshot",
-        type=int,
-        metavar="N",
-        help="accepted as 0 only: every task here is "
-        "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)",
-    )
-    group.add_argument(
-        "--trust_remote_code",
-        action="store_true",
-        help="trust_remote_code=true for the checkpoint of the hf and vllm backends",
-    )
-    group.add_argument(
-        "--use_cache",
-        metavar="DIR",
-        help="lm-eval's response cache: here the cache in DIR/cache.sqlite3 (as --cache_dir DIR)",
-    )
-    group.add_argument(
-        "--bootstrap_iters",
-        type=int,
-        metavar="N",
-        help="recorded in the results; the standard errors here are analytic, so N changes nothing",
-    )
-    group.add_argument(
-        "--wandb_args",
-        default="",
-        metavar="K=V,...",
-        help="log the results to Weights & Biases as "
-        "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra",
-    )
-    group.add_argument(
-        "--wandb_config_args", default="", metavar="K=V,...", help="extra values for the W&B run's config, as lm-eval's"
-    )
-    group.add_argument(
-        "--show_config", action="store_true", help="print each task's config after the results table, as lm-eval does"
-    )
-    group.add_argument(
-        "--cache_requests",
-        choices=("true", "refresh", "delete"),
-        help="accepted for lm-eval's command lines: " + NOTHING_TO_DO["cache_requests"],
-    )
-    group.add_argument("--check_integrity", action="store_true", help="accepted: " + NOTHING_TO_DO["check_integrity"])
-    group.add_argument(
-        "--fewshot_as_multiturn", action="store_true", help="accepted: " + NOTHING_TO_DO["fewshot_as_multiturn"]
-    )
-    group.add_argument(
-        "--samples",
-        metavar="JSON",
-        help="lm-eval's documents chosen by index: refused (--limit N evaluates the first N of each task)",
+def _by_index(value: str) -> str | None:
+    return (
+        "--samples: documents chosen by index are not supported here; --limit N evaluates the first N documents "
+        "of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
     )
 
 
-def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[str, str]) -> dict[str, str]:
-    """Check the flags and apply what each means to this run (its backend's arguments, the seeds); returns the
-    backend's arguments (`--use_cache` names the cache folder: `harness.run_plan`). Says in one line what a flag
-    changes nothing for."""
-    if args.num_fewshot not in (None, 0):
-        raise UserError(
-            f"--num_fewshot {args.num_fewshot}: the tasks here are zero-shot, as their papers evaluate "
+def _named_template(value: bool | str) -> str | None:
+    if isinstance(value, str):
+        return (
+            f"--apply_chat_template {value}: every backend renders the model's own chat "
+            "template; a named template is not supported (give the flag without a name)"
+        )
+    return None
+
+
+def _few_shots(value: int) -> str | None:
+    if value != 0:
+        return (
+            f"--num_fewshot {value}: the tasks here are zero-shot, as their papers evaluate "
             "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
             "accepted"
         )
-    if args.samples is not None:
-        raise UserError(
-            "--samples: documents chosen by index are not supported here; --limit N evaluates the first N documents "
-            "of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
-        )
+    return None
+
+
+def _suffix(value: str) -> str | None:
+    if not value.replace("-", "").replace("_", "").isalnum():
+        return f"--log_samples_suffix {value!r}: letters, digits, - and _ only (it is part of a file name)"
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LmEvalOptions(DeclaredOptions):
+    """lm-eval's flags, in `harness --help`'s order (`harness.run_arguments.EvaluationOptions` adds the others)."""
+
+    max_batch_size: int = option(
+        DEFAULT_START,
+        f"where --batch_size auto starts its search (default {DEFAULT_START})",
+        group=LM_EVAL,
+        parse=positive_int,
+        accepts="int | None",
+    )
+    predict_only: bool = switch(
+        "generate and journal the answers without "
+        "scoring them (implies --log_samples; needs --output_path); the results say so, and a later run "
+        "without the flag scores the journalled answers without generating again",
+        group=LM_EVAL,
+    )
+    apply_chat_template: bool | str = option(
+        False,
+        "accepted for lm-eval's command lines: every backend always renders the model's own chat "
+        "template (a template name other than the model's is refused)",
+        group=LM_EVAL,
+        bare=True,
+        metavar="TEMPLATE",
+        check=_named_template,
+    )
+    system_instruction: str | None = option(
+        None,
+        "text for a system turn before every prompt (before a task's own "
+        "system prompt); recorded in the results and part of the response cache's key",
+        group=LM_EVAL,
+    )
+    write_out: bool = switch(
+        "print the first rendered prompts of each task (<image> marks each image) before generating",
+        group=LM_EVAL,
+        short="-w",
+    )
+    verbosity: str | None = option(
+        None,
+        "log level of the libraries (transformers, datasets, vllm, httpx); the harness's own "
+        "`harness:` lines are always printed",
+        group=LM_EVAL,
+        short="-v",
+        parse=str.upper,
+        choices=VERBOSITIES,
+    )
+    hf_hub_log_args: dict[str, str] = option(
+        {},
+        "lm-eval's k=v list to upload the results to a Hub "
+        "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
+        "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)",
+        group=LM_EVAL,
+        parse=arguments("--hf_hub_log_args"),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    device: str | None = option(
+        None,
+        "hf: the device to load the model on (cuda:0, cpu; as --model_args device=...); "
+        "vllm, openai and the baselines place themselves",
+        group=LM_EVAL,
+    )
+    log_samples_suffix: str | None = option(
+        None,
+        "lmms-eval's: name the sample logs samples_<task>_<SUFFIX>_<date>.jsonl",
+        group=LM_EVAL,
+        metavar="SUFFIX",
+        check=_suffix,
+    )
+    num_fewshot: int | None = option(
+        None,
+        "accepted as 0 only: every task here is "
+        "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)",
+        group=LM_EVAL,
+        metavar="N",
+        parse=int,
+        check=_few_shots,
+    )
+    trust_remote_code: bool = switch(
+        "trust_remote_code=true for the checkpoint of the hf and vllm backends", group=LM_EVAL
+    )
+    use_cache: str | None = option(
+        None,
+        "lm-eval's response cache: here the cache in DIR/cache.sqlite3 (as --cache_dir DIR)",
+        group=LM_EVAL,
+        metavar="DIR",
+        parse=str,
+        accepts="str | os.PathLike[str] | None",
+    )
+    bootstrap_iters: int | None = option(
+        None,
+        "recorded in the results; the standard errors here are analytic, so N changes nothing",
+        group=LM_EVAL,
+        metavar="N",
+        parse=int,
+        check=lambda value: f"--bootstrap_iters must be 0 or more, got {value}" if value < 0 else None,
+    )
+    wandb_args: dict[str, Any] = option(
+        {},
+        "log the results to Weights & Biases as "
+        "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra",
+        group=LM_EVAL,
+        metavar="K=V,...",
+        parse=arguments("--wandb_args", typed=True),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    wandb_config_args: dict[str, Any] = option(
+        {},
+        "extra values for the W&B run's config, as lm-eval's",
+        group=LM_EVAL,
+        metavar="K=V,...",
+        parse=arguments("--wandb_config_args", typed=True),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    show_config: bool = switch("print each task's config after the results table, as lm-eval does", group=LM_EVAL)
+    cache_requests: str | None = option(
+        None,
+        "accepted for lm-eval's command lines: " + NOTHING_TO_DO["cache_requests"],
+        group=LM_EVAL,
+        choices=("true", "refresh", "delete"),
+    )
+    check_integrity: bool = switch("accepted: " + NOTHING_TO_DO["check_integrity"], group=LM_EVAL)
+    fewshot_as_multiturn: bool = switch("accepted: " + NOTHING_TO_DO["fewshot_as_multiturn"], group=LM_EVAL)
+    samples: str | None = option(
+        None,
+        "lm-eval's documents chosen by index: refused (--limit N evaluates the first N of each task)",
+        group=LM_EVAL,
+        metavar="JSON",
+        check=_by_index,
+    )
+
+
+def apply_compat_flags(
+    args: LmEvalOptions, backend: str, model_args: dict[str, str], seeds: Seeds | None = None
+) -> dict[str, str]:
+    """Apply what lm-eval's flags mean to this run (its backend's arguments, `seeds`: --seed's, when given); returns
+    the backend's arguments (`--use_cache` names the cache folder: `harness.run_plan`). Says in one line what a flag
+    changes nothing for."""
+    model_args = dict(model_args)
     for flag, instead in NOTHING_TO_DO.items():
         if getattr(args, flag):
             print(f"harness: --{flag}: {instead}", file=sys.stderr)
-    if args.bootstrap_iters is not None and args.bootstrap_iters < 0:
-        raise UserError(f"--bootstrap_iters must be 0 or more, got {args.bootstrap_iters}")
-    if args.log_samples_suffix is not None and not args.log_samples_suffix.replace("-", "").replace("_", "").isalnum():
-        raise UserError(
-            f"--log_samples_suffix {args.log_samples_suffix!r}: letters, digits, - and _ only (it is part "
-            "of a file name)"
-        )
-    model_args = dict(model_args)
     spec = backend_spec(backend)  # what --device and --trust_remote_code mean to it
     if args.device:
         if spec.takes_device:
@@ -188,19 +276,16 @@ def apply_compat_flags(args: argparse.Namespace, backend: str, model_args: dict[
                 "nothing",
                 file=sys.stderr,
             )
-    if args.use_cache and args.cache_dir is not None and str(args.cache_dir) != args.use_cache:
-        raise UserError(f"--use_cache {args.use_cache} and --cache_dir {args.cache_dir} name two caches: give one")
     if args.wandb_args:
         from harness.outputs.wandb_log import check_wandb
 
         check_wandb()
-    seeds = getattr(args, "seeds", None)
     if seeds is not None:
         _seed_libraries(seeds)
     return model_args
 
 
-def _seed_libraries(seeds: list[int | None]) -> None:
+def _seed_libraries(seeds: Seeds) -> None:
     """NumPy's and torch's global seeds, as lm-eval sets them (the draws here use their own seeded generators)."""
     import random
 
@@ -213,41 +298,16 @@ def _seed_libraries(seeds: list[int | None]) -> None:
         sys.modules["torch"].manual_seed(seeds[2])
 
 
-@dataclass(frozen=True)
-class CompatFlags:
-    """What these flags set for a run, as its plan keeps them (`harness.run_plan.RunPlan.compat`)."""
-
-    seeds: tuple[int | None, ...]  # lm-eval's four: random, numpy, torch, fewshot
-    bootstrap_iters: int | None
-    device: str | None
-    use_cache: str | None
-    num_fewshot: int | None
-    log_samples_suffix: str | None
-    show_config: bool = False
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> CompatFlags:
-        seeds = getattr(args, "seeds", None) or [args.seed] * 4
-        return cls(
-            tuple(seeds),
-            args.bootstrap_iters,
-            args.device,
-            args.use_cache,
-            args.num_fewshot,
-            args.log_samples_suffix,
-            args.show_config,
-        )
-
-    def recorded(self) -> dict[str, Any]:
-        """What the results' `config` records of these flags, under lm-eval's keys."""
-        return {
-            **dict(zip(SEED_NAMES, self.seeds, strict=True)),
-            "bootstrap_iters": self.bootstrap_iters,
-            "device": self.device,
-            "use_cache": self.use_cache,
-            "num_fewshot": self.num_fewshot or 0,
-            "log_samples_suffix": self.log_samples_suffix,
-        }
+def recorded_flags(options: LmEvalOptions, seeds: Seeds) -> dict[str, Any]:
+    """What the results' `config` records of these flags and the four `seeds`, under lm-eval's keys."""
+    return {
+        **dict(zip(SEED_NAMES, seeds, strict=True)),
+        "bootstrap_iters": options.bootstrap_iters,
+        "device": options.device,
+        "use_cache": options.use_cache,
+        "num_fewshot": options.num_fewshot or 0,
+        "log_samples_suffix": options.log_samples_suffix,
+    }
 
 
 def show_configs(configs: dict[str, Any]) -> str:

@@ -1,18 +1,39 @@
-"""The command line of an evaluation (`harness --tasks ... --model ...`): every flag, its help and its check.
-
-`run_parser` is what `harness` and `harness run` parse; `harness.run_plan.plan_run` turns its namespace into the
-run's plan. lm-eval's everyday flags are added by `add_lm_eval_flags` and `harness.lm_eval_flags`.
+"""The options of an evaluation (`harness --tasks ... --model ...`, `simple_evaluate(tasks=..., model=...)`), each
+declared once (`harness.declared_options`): `EvaluationOptions`, whose fields are the flags of `run_parser`, the
+keywords of `simple_evaluate` and the options a run's plan reads (`harness.run_plan.plan_run`). lm-eval's everyday
+flags are its base, `harness.lm_eval_flags.LmEvalOptions`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
-import re
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from harness.lm_eval_flags import SeedsAction, add_compat_flags
-from harness.run_plan import TOKEN_BUDGET_BATCH_SIZE
+from harness.declared_options import (
+    REQUIRED,
+    add_flags,
+    arguments,
+    option,
+    positive_int,
+    spell_arguments,
+    switch,
+)
+from harness.errors import UserError
+from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
+
+if TYPE_CHECKING:
+    from harness.running.sharding import Shard
+
+__all__ = ["GROUPS", "TOKEN_BUDGET_BATCH_SIZE", "EvaluationOptions", "parse_options", "positive_int", "run_parser"]
+
+TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
+GROUPS = (LM_EVAL,)  # the `--help` groups after the parser's own
 
 
 def version() -> str:
@@ -25,16 +46,248 @@ def version() -> str:
         return "unknown (not installed)"
 
 
-def _limit(text: str) -> float:
+def _task_names(value: Any) -> str:
+    """Comma-separated names; a keyword may give a list."""
+    return value if isinstance(value, str) else ",".join(str(name) for name in value)
+
+
+def _limit(value: object) -> float:
+    text = str(value)
     try:
-        value = float(text)
+        number = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of documents or a fraction, got {text!r}") from None
-    if value == 0:
+    if number == 0:
         raise argparse.ArgumentTypeError("0 documents would evaluate nothing; give N >= 1 or a fraction in (0, 1)")
-    if not math.isfinite(value) or value < 0 or (value >= 1 and value != int(value)):
+    if not math.isfinite(number) or number < 0 or (number >= 1 and number != int(number)):
         raise argparse.ArgumentTypeError(f"expected an integer >= 1 or a fraction in (0, 1), got {text!r}")
-    return value
+    return number
+
+
+def _batch_size(value: object) -> int | str:
+    """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
+    out-of-memory, so N changes nothing)."""
+    text = str(value)
+    return "auto" if text == "auto" or text.startswith("auto:") else positive_int(text, " or auto")
+
+
+def _shard(value: Any) -> Shard | None:
+    from harness.running.sharding import Shard, parse_shard
+
+    if isinstance(value, Shard):
+        return value
+    try:
+        return parse_shard(value)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    """`--metadata`: a JSON object's text, or a dict (of what JSON holds)."""
+    from builders.core import contract
+
+    if isinstance(value, Mapping):
+        try:
+            return dict(contract.loads_json(json.dumps(dict(value))))
+        except contract.TooManyDigits as err:
+            raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
+        except (TypeError, ValueError) as err:
+            raise UserError(f"--metadata: not JSON ({err})") from None
+    if not value:
+        return {}
+    try:
+        parsed = contract.loads_json(value)
+    except contract.TooManyDigits as err:
+        raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
+    except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
+        raise UserError(f"--metadata: not valid JSON ({err})") from None
+    except RecursionError:
+        raise UserError("--metadata: not valid JSON (nested too deeply to read)") from None
+    if not isinstance(parsed, dict):
+        raise UserError(f"--metadata: expected a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def _at_least_one(flag: str) -> Any:
+    return lambda value: f"{flag} must be at least 1" if value < 1 else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvaluationOptions(LmEvalOptions):
+    """Every option of an evaluation, read and checked (a value left out is its default)."""
+
+    tasks: str = option(
+        REQUIRED,
+        "comma-separated task, group, tag or dataset config names "
+        "(<benchmark>_<config>: all its tasks), globs, or YAML paths; `list` prints them all",
+        parse=_task_names,
+        check=lambda value: None if any(n.strip() for n in value.split(",")) else "--tasks is empty",
+        accepts="str | Sequence[str]",
+    )
+    model: str | None = option(
+        None,
+        "backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...); required unless --tasks list",
+    )
+    model_args: dict[str, str] = option(
+        {},
+        'k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"',
+        parse=arguments("--model_args"),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    data_dir: str | None = option(
+        None,
+        "folder holding built datasets, or a pushed build on the Hub: "
+        "hf://ORG/NAME@REVISION (default: $MMLONGEVAL_DATA_DIR, then ~/.cache/mmlongeval/data, then "
+        "the task's metadata.hub_repo)",
+        parse=os.fspath,
+        accepts="str | os.PathLike[str] | None",
+    )
+    trust_unverified_data: bool = switch(
+        "read data that cannot be verified (no "
+        "build manifest, a malformed one, files it does not list) instead of refusing it; the "
+        'results and the report then say "unverified"'
+    )
+    include_path: tuple[Path, ...] = option(
+        (),
+        "extra folder (or YAML file) of tasks; may be repeated",
+        parse=Path,
+        repeat=True,
+        accepts="str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None",
+    )
+    limit: float | None = option(
+        None,
+        "first N documents (N >= 1) of each task, or a fraction in (0, 1) "
+        "(testing only); --limit 0 is refused, as it would score nothing",
+        parse=_limit,
+        accepts="int | float | str | None",
+    )
+    batch_size: int | str | None = option(
+        None,
+        "requests per model call (default 1; with "
+        f"--max_batch_tokens the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE}); `auto`: "
+        "the largest that fits in device memory, from --max_batch_size down (hf; recorded in the results)",
+        parse=_batch_size,
+    )
+    max_batch_tokens: int | None = option(
+        None,
+        "hf: batch by the rows' token counts, at most this many "
+        "tokens per batch counting padding (prompt + max_gen_toks), long prompts first",
+        parse=int,
+        check=_at_least_one("--max_batch_tokens"),
+    )
+    shard: Shard | None = option(
+        None,
+        "run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
+        "schedulers; combine the shards' output folders with `harness merge`",
+        parse=_shard,
+        accepts="str | None",
+    )
+    ray: str | None = option(
+        None,
+        "where the replicas of "
+        "--model_args data_parallel_size=D run, as Ray actors: without ADDRESS a Ray instance started on "
+        "this machine for the run (also the default with D > 1, unless $RAY_ADDRESS is set); `auto` the "
+        "cluster `ray start` runs here; or a cluster's address (needs: pip install -e '.[ray]'; see "
+        "docs/scaling.md)",
+        bare="local",
+        metavar="ADDRESS",
+        accepts="str | bool | None",
+    )
+    seed: Seeds | None = option(
+        None,
+        "seed for sampling and the random baseline "
+        "(default 0); lm-eval's four, random,numpy,torch,fewshot (0,1234,1234,1234), are taken too",
+        parse=read_seeds,
+        accepts="int | Sequence[int | None] | str | None",
+    )
+    gen_kwargs: dict[str, Any] = option(
+        {},
+        "override generation settings of every task: max_gen_toks=64,temperature=0",
+        parse=arguments("--gen_kwargs", typed=True),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    metadata: dict[str, Any] = option(
+        {},
+        'JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'',
+        parse=_json_object,
+        accepts="str | Mapping[str, Any] | None",
+        spell=lambda value: json.dumps(dict(value)),
+    )
+    output_path: Path | None = option(
+        None,
+        "write results, the resumable sample journal and the "
+        "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)",
+        short="-o",
+        parse=Path,
+        accepts="str | os.PathLike[str] | None",
+    )
+    cache_dir: Path | None = option(
+        None,
+        "keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
+        "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)",
+        parse=Path,
+        accepts="str | os.PathLike[str] | None",
+    )
+    no_cache: bool = switch("do not read or write the response cache")
+    log_samples: bool = switch(
+        "also write samples_<task>_<date>.jsonl as lm-eval "
+        "does: each sample's prompt (<image> markers), answer, target, metrics and image hashes"
+    )
+    allow_failures: bool = switch(
+        "exit 0 even when some samples or judge calls "
+        "failed with errors (timeouts, provider errors): they are left out of the denominators either "
+        "way, and a rerun of the same command tries them again"
+    )
+    no_progress: bool = switch("no progress bar")
+    judge_model: str | None = option(
+        None,
+        "backend or alias that judges the tasks with a `judge:` block after "
+        "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
+        "it those tasks report only their own metrics",
+    )
+    judge_args: dict[str, str] = option(
+        {},
+        "k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
+        "base_url=...; the task names its paper's judge as the default `model`)",
+        parse=arguments("--judge_args"),
+        accepts="str | Mapping[str, Any] | None",
+        spell=spell_arguments,
+    )
+    screen_only: bool = switch(
+        "build every request and screen it as the run "
+        "would (over_length, too_many_images, invalid input) under the model's limits, without "
+        "loading the model; print the counts per task and write nothing"
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.predict_only and self.output_path is None:
+            raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
+        if self.log_samples and self.output_path is None:
+            raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
+        if self.use_cache and self.cache_dir is not None and str(self.cache_dir) != self.use_cache:
+            raise UserError(f"--use_cache {self.use_cache} and --cache_dir {self.cache_dir} name two caches: give one")
+
+    @property
+    def task_names(self) -> list[str]:
+        return [name.strip() for name in self.tasks.split(",") if name.strip()]
+
+    @property
+    def auto_batch(self) -> bool:
+        """--batch_size auto: searched from --max_batch_size down (`harness.models.scheduling.auto_batch`)."""
+        return self.batch_size == "auto"
+
+    @property
+    def seeds(self) -> Seeds:
+        """lm-eval's four seeds (each the default 0 without --seed)."""
+        return self.seed or (0, 0, 0, 0)
+
+    @property
+    def sampling_seed(self) -> int:
+        """The seed of sampling and the random baseline: --seed's first."""
+        return self.seeds[0]
 
 
 def run_parser() -> argparse.ArgumentParser:
@@ -47,204 +300,11 @@ def run_parser() -> argparse.ArgumentParser:
         "(combine --shard runs). Example: harness --tasks "
         "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
     )
-    parser.add_argument(
-        "--tasks",
-        required=True,
-        help="comma-separated task, group, tag or dataset config names "
-        "(<benchmark>_<config>: all its tasks), globs, or YAML paths; `list` prints them all",
-    )
-    parser.add_argument(
-        "--model",
-        help="backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...); required unless --tasks list",
-    )
-    parser.add_argument(
-        "--model_args", default="", help='k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"'
-    )
-    parser.add_argument(
-        "--data_dir",
-        help="folder holding built datasets, or a pushed build on the Hub: "
-        "hf://ORG/NAME@REVISION (default: $MMLONGEVAL_DATA_DIR, then ~/.cache/mmlongeval/data, then "
-        "the task's metadata.hub_repo)",
-    )
-    parser.add_argument(
-        "--trust_unverified_data",
-        action="store_true",
-        help="read data that cannot be verified (no "
-        "build manifest, a malformed one, files it does not list) instead of refusing it; the "
-        'results and the report then say "unverified"',
-    )
-    parser.add_argument(
-        "--include_path",
-        action="append",
-        default=[],
-        type=Path,
-        help="extra folder (or YAML file) of tasks; may be repeated",
-    )
-    parser.add_argument(
-        "--limit",
-        type=_limit,
-        help="first N documents (N >= 1) of each task, or a fraction in (0, 1) "
-        "(testing only); --limit 0 is refused, as it would score nothing",
-    )
-    parser.add_argument(
-        "--batch_size",
-        type=_batch_size,
-        help="requests per model call (default 1; with "
-        f"--max_batch_tokens the most requests per batch, default {TOKEN_BUDGET_BATCH_SIZE}); `auto`: "
-        "the largest that fits in device memory, from --max_batch_size down (hf; recorded in the results)",
-    )
-    parser.add_argument(
-        "--max_batch_tokens",
-        type=int,
-        help="hf: batch by the rows' token counts, at most this many "
-        "tokens per batch counting padding (prompt + max_gen_toks), long prompts first",
-    )
-    parser.add_argument(
-        "--shard",
-        help="run only shard I of N of every task (0-based: 0/4 .. 3/4), for batch "
-        "schedulers; combine the shards' output folders with `harness merge`",
-    )
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="local",
-        metavar="ADDRESS",
-        help="where the replicas of "
-        "--model_args data_parallel_size=D run, as Ray actors: without ADDRESS a Ray instance started on "
-        "this machine for the run (also the default with D > 1, unless $RAY_ADDRESS is set); `auto` the "
-        "cluster `ray start` runs here; or a cluster's address (needs: pip install -e '.[ray]'; see "
-        "docs/scaling.md)",
-    )
-    parser.add_argument(
-        "--seed",
-        action=SeedsAction,
-        default=0,
-        help="seed for sampling and the random baseline "
-        "(default 0); lm-eval's four, random,numpy,torch,fewshot (0,1234,1234,1234), are taken too",
-    )
-    parser.add_argument(
-        "--gen_kwargs", default="", help="override generation settings of every task: max_gen_toks=64,temperature=0"
-    )
-    parser.add_argument(
-        "--metadata", default="", help='JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\''
-    )
-    parser.add_argument(
-        "-o",
-        "--output_path",
-        type=Path,
-        help="write results, the resumable sample journal and the "
-        "response cache under OUTPUT_PATH/<model>/ (without it nothing is saved)",
-    )
-    parser.add_argument(
-        "--cache_dir",
-        type=Path,
-        help="keep the response cache in CACHE_DIR/cache.sqlite3, shared by "
-        "every output path and model (default: $MMLONGEVAL_CACHE_DIR, else OUTPUT_PATH/<model>/)",
-    )
-    parser.add_argument("--no_cache", action="store_true", help="do not read or write the response cache")
-    parser.add_argument(
-        "--log_samples",
-        action="store_true",
-        help="also write samples_<task>_<date>.jsonl as lm-eval "
-        "does: each sample's prompt (<image> markers), answer, target, metrics and image hashes",
-    )
-    parser.add_argument(
-        "--allow_failures",
-        action="store_true",
-        help="exit 0 even when some samples or judge calls "
-        "failed with errors (timeouts, provider errors): they are left out of the denominators either "
-        "way, and a rerun of the same command tries them again",
-    )
-    parser.add_argument("--no_progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--judge_model",
-        help="backend or alias that judges the tasks with a `judge:` block after "
-        "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
-        "it those tasks report only their own metrics",
-    )
-    parser.add_argument(
-        "--judge_args",
-        default="",
-        help="k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
-        "base_url=...; the task names its paper's judge as the default `model`)",
-    )
-    parser.add_argument(
-        "--screen_only",
-        action="store_true",
-        help="build every request and screen it as the run "
-        "would (over_length, too_many_images, invalid input) under the model's limits, without "
-        "loading the model; print the counts per task and write nothing",
-    )
-    add_lm_eval_flags(parser)
+    add_flags(parser, EvaluationOptions, GROUPS)
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
 
 
-def _batch_size(text: str) -> int | str:
-    """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
-    out-of-memory, so N changes nothing)."""
-    return "auto" if text == "auto" or text.startswith("auto:") else positive_int(text, " or auto")
-
-
-def add_lm_eval_flags(parser: argparse.ArgumentParser) -> None:
-    """The lm-eval flags its users type every day, with what each means here."""
-    from harness.models.scheduling.auto_batch import DEFAULT_START
-
-    group = parser.add_argument_group("lm-eval's flags")
-    group.add_argument(
-        "--max_batch_size",
-        type=positive_int,
-        default=DEFAULT_START,
-        help=f"where --batch_size auto starts its search (default {DEFAULT_START})",
-    )
-    group.add_argument(
-        "--predict_only",
-        action="store_true",
-        help="generate and journal the answers without "
-        "scoring them (implies --log_samples; needs --output_path); the results say so, and a later run "
-        "without the flag scores the journalled answers without generating again",
-    )
-    group.add_argument(
-        "--apply_chat_template",
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="TEMPLATE",
-        help="accepted for lm-eval's command lines: every backend always renders the model's own chat "
-        "template (a template name other than the model's is refused)",
-    )
-    group.add_argument(
-        "--system_instruction",
-        help="text for a system turn before every prompt (before a task's own "
-        "system prompt); recorded in the results and part of the response cache's key",
-    )
-    group.add_argument(
-        "-w",
-        "--write_out",
-        action="store_true",
-        help="print the first rendered prompts of each task (<image> marks each image) before generating",
-    )
-    group.add_argument(
-        "-v",
-        "--verbosity",
-        type=str.upper,
-        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-        help="log level of the libraries (transformers, datasets, vllm, httpx); the harness's own "
-        "`harness:` lines are always printed",
-    )
-    group.add_argument(
-        "--hf_hub_log_args",
-        default="",
-        help="lm-eval's k=v list to upload the results to a Hub "
-        "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
-        "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)",
-    )
-    add_compat_flags(group)  # --device, --num_fewshot, --wandb_args, ... (`harness.lm_eval_flags`)
-
-
-def positive_int(text: str, alternatives: str = "") -> int:
-    # ASCII digits, few enough to convert (`isdigit()` takes "²", and 5,000 digits, which int() refuses)
-    value = int(text) if re.fullmatch(r"\s*[0-9]{1,18}\s*", text) else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r:.40}")
-    return value
+def parse_options(argv: Sequence[str]) -> EvaluationOptions:
+    """The options a `harness` command line (without the program's name) gives, checked."""
+    return EvaluationOptions.from_namespace(run_parser().parse_args(list(argv)))

@@ -52,17 +52,17 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
         ),
         "model_args": redact_mapping(model_args),
         "model_identity": redact_mapping(identity),
-        "batch_size": plan.batch_size,
-        "max_batch_tokens": plan.max_batch_tokens,
-        "limit": plan.limit,
-        "seed": plan.seed,
-        "shard": str(plan.shard) if plan.shard else None,
-        "gen_kwargs": plan.gen_kwargs,
-        "metadata": plan.metadata,
-        "data_dir": _data_dir_label(plan.data_dir),
-        "trust_unverified_data": plan.trust_unverified_data,
+        "batch_size": plan.starting_batch_size,
+        "max_batch_tokens": plan.options.max_batch_tokens,
+        "limit": plan.options.limit,
+        "seed": plan.options.sampling_seed,
+        "shard": str(plan.options.shard) if plan.options.shard else None,
+        "gen_kwargs": plan.options.gen_kwargs,
+        "metadata": plan.options.metadata,
+        "data_dir": _data_dir_label(plan.options.data_dir),
+        "trust_unverified_data": plan.options.trust_unverified_data,
         "include_path": [str(p.resolve()) for p in plan.include_paths],
-        "log_samples": plan.log_samples,
+        "log_samples": plan.sample_logs,
         # the lm-eval settings and the model's statistics: keys RunConfig declares, built as plain dicts
         **_lm_eval_settings(plan, stats.get("backend_stats") or {}),  # type: ignore[typeddict-item]
         **stats,
@@ -73,15 +73,20 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
 def _lm_eval_settings(plan: RunPlan, backend_stats: dict[str, Any]) -> dict[str, Any]:
     """What lm-eval's flags did: `batch_size: auto` with the size that fit (`batch_sizes`, as lm-eval records it),
     `predict_only`, the system instruction."""
-    searched = backend_stats.get("auto_batch") if plan.auto_batch else None
+    from harness.lm_eval_flags import recorded_flags
+
+    options = plan.options
+    searched = backend_stats.get("auto_batch") if options.auto_batch else None
     settings: dict[str, Any] = {
-        "predict_only": plan.predict_only,
-        "system_instruction": plan.system_instruction,
-        **plan.compat.recorded(),
+        "predict_only": options.predict_only,
+        "system_instruction": options.system_instruction,
+        **recorded_flags(options, options.seeds),
     }
-    if plan.auto_batch:
+    if options.auto_batch:
         settings.update(
-            batch_size="auto", max_batch_size=plan.max_batch_size, batch_sizes=[searched["chosen"]] if searched else []
+            batch_size="auto",
+            max_batch_size=options.max_batch_size,
+            batch_sizes=[searched["chosen"]] if searched else [],
         )
     return settings
 

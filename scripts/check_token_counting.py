@@ -22,17 +22,16 @@ import sys
 from collections import Counter
 
 from builders.core import contract
-from harness.execute import run_policies
 from harness.models.hf.model import HFModel
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
-from harness.run_arguments import run_parser
+from harness.run_arguments import parse_options
+from harness.run_models import run_policies
 from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 
 
 def main(argv: list[str]) -> int:
-    args = run_parser().parse_args(["--model", "hf", *argv])
-    plan = plan_run(args, argv)
+    plan = plan_run(parse_options(["--model", "hf", *argv]), argv)
     policies = run_policies(plan)
     model = HFModel.from_args(plan.model.args)
     assert isinstance(model, HFModel)
@@ -43,41 +42,43 @@ def main(argv: list[str]) -> int:
     ]
     mismatched = 0
     for task in plan.tasks:
-        settings = task.generation_settings(plan.gen_kwargs, plan.seed)
+        settings = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
         tally: Counter[str] = Counter()
         worst = 0
-        for doc_id, doc in task.iter_docs():
-            request = task.build_request(doc_id, doc, settings)
-            if isinstance(request, RowProblem):
-                continue
-            if policies is not None:
-                request = policies(request)
-            text = model._prompt(request)
-            images = model._images(request)
-            inputs = model.processor(
-                text=[text], images=images or None, return_tensors="pt", **dict(request.processor_kwargs)
-            )
-            actual = int(inputs["input_ids"].shape[1])
-            screen = model.prompt_tokens(request)
-            rows = rows_prompt_tokens(request, model.facts.max_pixels)
-            # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
-            # (`harness.models.hf.presize`, proven to give the same pixels), whose sizes say nothing of the rule.
-            sizes = [
-                (ref.width or im.width, ref.height or im.height) for ref, im in zip(request.images, images, strict=True)
-            ]
-            counted = model.processor._get_num_multimodal_tokens(
-                image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)
-            ).num_image_tokens
-            rule = [contract.image_tokens(w, h) for w, h in sizes]
-            tally["samples"] += 1
-            tally["images"] += len(images)
-            tally["rows_equal"] += rows == actual
-            tally["screen_equal"] += screen == actual
-            tally["images_equal"] += sum(a == b for a, b in zip(rule, counted, strict=True))
-            worst = max(worst, abs(rows - actual))
-            if screen != actual:
-                mismatched += 1
-                print(f"{task.name} {request.sample_id}: screen {screen} != actual {actual}", file=sys.stderr)
+        with task.rows():  # the rows, held for the block
+            for doc_id, doc in task.iter_docs():
+                request = task.build_request(doc_id, doc, settings)
+                if isinstance(request, RowProblem):
+                    continue
+                if policies is not None:
+                    request = policies(request)
+                text = model._prompt(request)
+                images = model._images(request)
+                inputs = model.processor(
+                    text=[text], images=images or None, return_tensors="pt", **dict(request.processor_kwargs)
+                )
+                actual = int(inputs["input_ids"].shape[1])
+                screen = model.prompt_tokens(request)
+                rows = rows_prompt_tokens(request, model.facts.max_pixels)
+                # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
+                # (`harness.models.hf.presize`, proven to give the same pixels), whose sizes say nothing of the rule.
+                sizes = [
+                    (ref.width or im.width, ref.height or im.height)
+                    for ref, im in zip(request.images, images, strict=True)
+                ]
+                counted = model.processor._get_num_multimodal_tokens(
+                    image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)
+                ).num_image_tokens
+                rule = [contract.image_tokens(w, h) for w, h in sizes]
+                tally["samples"] += 1
+                tally["images"] += len(images)
+                tally["rows_equal"] += rows == actual
+                tally["screen_equal"] += screen == actual
+                tally["images_equal"] += sum(a == b for a, b in zip(rule, counted, strict=True))
+                worst = max(worst, abs(rows - actual))
+                if screen != actual:
+                    mismatched += 1
+                    print(f"{task.name} {request.sample_id}: screen {screen} != actual {actual}", file=sys.stderr)
         lines.append(
             f"| {task.name} | {tally['samples']} | {tally['images']} | {tally['rows_equal']} | "
             f"{tally['screen_equal']} | {worst} | {tally['images_equal']} of {tally['images']} |"

@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
-from harness.execute import run_policies
 from harness.models.args import settings_from_args
 from harness.models.scheduling.batching import plan_batches
 from harness.models.scheduling.prefix_order import cache_order, prompt_key, task_order
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
-from harness.run_arguments import run_parser
+from harness.run_arguments import parse_options
+from harness.run_models import run_policies
 from harness.run_plan import plan_run
 from harness.running.task import RowProblem
 
@@ -62,13 +62,13 @@ PASSES = ("per_task", "one_call")
 
 
 def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
-    args = run_parser().parse_args(["--model", "vllm", *argv])
-    plan = plan_run(args, argv)
+    plan = plan_run(parse_options(["--model", "vllm", *argv]), argv)
     policies = run_policies(plan)
     settings = settings_from_args(VLLMSettings, plan.model.args, "vllm", aliases=ARG_ALIASES)
     requests = []
     for task in plan.tasks:
-        generation = task.generation_settings(plan.gen_kwargs, plan.seed)
+        generation = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
+        task.reload()  # held while the requests, whose images are read from the rows' files, are sent
         for doc_id, doc in task.iter_docs():
             request = task.build_request(doc_id, doc, generation)
             if isinstance(request, RowProblem):

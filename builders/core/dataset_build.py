@@ -66,7 +66,7 @@ def size_category(rows: int) -> str:
     return "1M<n<10M"
 
 
-def files_entry(result: ConfigResult) -> dict[str, Any]:
+def files_entry(result: ConfigResult) -> contract.ConfigFiles:
     return {
         "rows": result.num_rows,
         "num_bytes": result.num_bytes,
@@ -236,7 +236,7 @@ class DatasetBuild:
         contract.write_manifest(self.staging, manifest)  # last: a folder with a manifest is complete
         return self._staged.commit()
 
-    def _manifest(self, table: ConfigResult | None, stats: Mapping[str, Any]) -> dict[str, Any]:
+    def _manifest(self, table: ConfigResult | None, stats: Mapping[str, Any]) -> contract.BuildManifest:
         hashes = {name: info["content_sha256"] for name, info in self._configs.items()}
         if table is not None:
             hashes[contract.IMAGE_TABLE_CONFIG] = table.content_sha256
@@ -268,6 +268,8 @@ class DatasetBuild:
                 "images": table.num_rows,
                 **files_entry(table),
             }
+        if not contract.is_build_manifest(manifest):  # the shape the harness reads (`contract.manifest_schema`)
+            raise BuildError(f"{self.info.name}: not a build manifest: {contract.manifest_problem(manifest)}")
         return manifest
 
     def _steps(self, stats: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -276,7 +278,7 @@ class DatasetBuild:
         step = {"configs": written, "environment": environment(), "stats": dict(stats)}
         return [*(self.base.steps() if self.base is not None else []), step]
 
-    def _card(self, manifest: dict[str, Any], table: ConfigResult | None, context: Mapping[str, Any]) -> str:
+    def _card(self, manifest: contract.BuildManifest, table: ConfigResult | None, context: Mapping[str, Any]) -> str:
         configs = [
             CardConfig(name, self._features[name], info["rows"], info["num_bytes"])
             for name, info in self._configs.items()

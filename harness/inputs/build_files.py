@@ -22,7 +22,7 @@ def missing(
     config: TaskConfig,
     root: Path | str,
     reason: str,
-    manifest: dict[str, Any] | None = None,
+    manifest: contract.BuildManifest | None = None,
     held: tuple[str, str] | None = None,
 ) -> DatasetMissingError:
     template = build_command_template(config, manifest)
@@ -36,11 +36,11 @@ def missing(
     )
 
 
-def build_command_template(config: TaskConfig, manifest: dict[str, Any] | None) -> str | None:
+def build_command_template(config: TaskConfig, manifest: contract.BuildManifest | None) -> str | None:
     """How to build a missing config: the command that made the build already in place (its source, limit
     and seed: the user's own), else the task's `metadata.builder_command`; `{dataset_name}` and
     `{data_dir}` are filled in later."""
-    command = (manifest or {}).get(contract.BUILD_COMMAND)
+    command = manifest.get("build_command") if manifest is not None else None  # `contract.BUILD_COMMAND`
     if isinstance(command, list) and command and all(isinstance(part, str) for part in command):
         escaped = shlex.join(command).replace("{", "{{").replace("}", "}}")
         return escaped + " --configs {dataset_name} --out {data_dir}"
@@ -94,11 +94,12 @@ def card_paths(config: TaskConfig, folder: Path, allowed: Path | None) -> list[P
 
 
 def manifest_entries(
-    config: TaskConfig, folder: Path, manifest: dict[str, Any], root: Path, location: str
-) -> list[dict[str, Any]]:
+    config: TaskConfig, folder: Path, manifest: contract.BuildManifest, root: Path, location: str
+) -> list[contract.ManifestFile]:
     """The manifest's files of the task's config and split."""
-    entry = manifest["configs"].get(config.dataset_name)
-    chosen = [f for f in (entry or {}).get("files", []) if Path(f["path"]).name.startswith(f"{config.test_split}-")]
+    entry = manifest["configs"].get(config.dataset_name) if config.dataset_name is not None else None
+    files = entry["files"] if entry is not None else []
+    chosen = [f for f in files if Path(f["path"]).name.startswith(f"{config.test_split}-")]
     if not chosen:
         held = "config" if entry is None else "split"
         raise missing(

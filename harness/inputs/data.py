@@ -6,7 +6,7 @@ variable `MMLONGEVAL_DATA_DIR`) as `DIR/<dataset_path>`; else the default cache
 A folder given explicitly is the only local place searched, so a typo never silently reads another
 build.
 
-A build is read only when its manifest has the right shape (`harness.inputs.manifest_shape`) and lists every file the
+A build is read only when its manifest has the right shape (`builders.core.contract.manifest_schema`) and lists every file the
 task reads; each file is opened, hashed and checked against the manifest, then read from the same memory
 mapping (`harness.inputs.integrity`, `harness.inputs.parquet_split`). Data that cannot be verified this way (no manifest, a
 malformed one, a file it does not list) is refused unless the run passes `--trust_unverified_data`; then its
@@ -45,7 +45,6 @@ from harness.inputs.hub import (
     why_unavailable,
 )
 from harness.inputs.integrity import DataFile, open_files, verify_files
-from harness.inputs.manifest_shape import read_checked_manifest
 from harness.inputs.parquet_split import ImageColumn, SharedImageColumn, SplitFiles, image_table, source_rows
 
 DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
@@ -59,7 +58,7 @@ class LoadedDataset:
     dataset: datasets.Dataset  # the evaluated split's rows, image columns left out, with their source row
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
-    manifest: dict[str, Any] | None  # the build's `build_manifest.json`, when it has one of the right shape
+    manifest: contract.BuildManifest | None  # the build's `build_manifest.json`, when it has one of the right shape
     fingerprint: str  # the config's (or build's) content hash, else a hash of the files read
     info: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None  # the folder the files were read from (a build, or a Hub snapshot)
@@ -127,7 +126,7 @@ def local_root(data_dir: Path | str | None) -> tuple[Path, bool]:
     return DEFAULT_DATA_DIR.expanduser(), False
 
 
-def _manifest_info(manifest: dict[str, Any] | None, config_name: str | None) -> dict[str, Any]:
+def _manifest_info(manifest: contract.BuildManifest | None, config_name: str | None) -> dict[str, Any]:
     """The manifest fields worth recording with results: hash, builder, seed, source, contract, caveats, this
     config."""
     if not manifest:
@@ -256,11 +255,13 @@ def _load(
 ) -> LoadedDataset:
     """Load one config's split from a local folder (a build, or a Hub snapshot): the files it reads verified
     against the manifest, then read from the very bytes that were hashed."""
-    manifest, problem = read_checked_manifest(folder)
+    manifest, problem = contract.read_checked_manifest(folder)
     if problem and not trust_unverified:
         raise _refused(location, problem)
     patterns = config.dataset_kwargs.get("data_files")
-    entries: list[dict[str, Any]] | None = None  # the manifest's entries of the files read, when it lists them all
+    entries: list[contract.ManifestFile] | None = (
+        None  # the manifest's entries of the files read, when it lists them all
+    )
     if patterns is not None:  # the task names its files: each must be one the manifest lists
         paths = pattern_paths(folder, patterns, config.test_split, allowed)
         listed = {folder / f["path"]: f for f in contract.data_files(manifest)} if manifest else {}
@@ -297,7 +298,7 @@ def _loaded(
     folder: Path,
     location: str,
     revision: str | None,
-    manifest: dict[str, Any] | None,
+    manifest: contract.BuildManifest | None,
     files: list[DataFile],
     names: list[str],
     problem: str | None,

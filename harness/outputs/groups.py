@@ -27,6 +27,7 @@ from harness.config.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
 from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
+from harness.outputs.results_file import AggregationRule, GroupAggregation
 
 
 def _number(value: Any) -> float:
@@ -82,15 +83,16 @@ def group_entries(
     configs: Mapping[str, GroupConfig],
     results: Mapping[str, Mapping[str, Any]],
     counts: Mapping[str, Mapping[str, int]],
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, GroupAggregation]]:
     """Each selected group's results entry (lm-eval's: alias and aggregated metrics, only where its YAML
     asks in `aggregate_metric_list`, computed from direct members: tasks or already aggregated subgroups),
     and how each was aggregated (`n_scored`, and per metric the rule and the members used and missed)."""
     out: dict[str, dict[str, Any]] = {}
-    how: dict[str, dict[str, Any]] = {}
+    how: dict[str, GroupAggregation] = {}
 
     def scored(name: str) -> int:
-        return int(how.get(name, {}).get("n_scored") or counts.get(name, {}).get("n_scored", 0) or 0)
+        aggregated = how[name]["n_scored"] if name in how else None
+        return int(aggregated or counts.get(name, {}).get("n_scored", 0) or 0)
 
     def entry(name: str) -> dict[str, Any]:
         if name in out:
@@ -99,7 +101,7 @@ def group_entries(
         members = list(groups.get(name, config.task))
         value: dict[str, Any] = {"alias": config.group_alias or name}
         used_n: dict[str, int] = {}
-        rules: dict[str, Any] = {}
+        rules: dict[str, AggregationRule] = {}
         for spec in config.aggregate_metric_list:
             metric, written = spec["metric"], spec.get("as", spec["metric"])
             named = list(spec.get("members") or members)
@@ -109,12 +111,13 @@ def group_entries(
             value[f"{written}_stderr,none"] = _clean(se)
             used = [s for s in scores if not s.missing]
             used_n.update({s.name: s.n for s in used})
-            rules[written] = {"metric": metric} if written != metric else {}
-            rules[written] |= {
-                "rule": str(spec.get("aggregation", "mean")),
-                "used": [s.name for s in used],
-                "missing": [s.name for s in scores if s.missing],
-            }
+            rule = str(spec.get("aggregation", "mean"))
+            used_names, missing = [s.name for s in used], [s.name for s in scores if s.missing]
+            rules[written] = (
+                {"metric": metric, "rule": rule, "used": used_names, "missing": missing}
+                if written != metric
+                else {"rule": rule, "used": used_names, "missing": missing}
+            )
         if rules:
             how[name] = {"n_scored": sum(used_n.values()), "rules": rules}
         out[name] = value

@@ -32,6 +32,7 @@ from harness.running.journal import (
     SampleRecord,
     canonical,
     header_line,
+    header_problem,
     make_header,
     parse_line,
     record_line,
@@ -79,13 +80,9 @@ def read_journal(path: Path) -> ShardJournal:
     header, problem = parse_line(lines[0])
     if problem:
         raise MergeError(f"{path}:1: unreadable header ({problem})")
-    if not (
-        isinstance(header, dict)
-        and header.get("type") == "header"
-        and isinstance(header.get("task"), str)
-        and isinstance(header.get("parts") or {}, dict)
-    ):
-        raise MergeError(f"{path}:1: not a journal header (expected type 'header' with a task and its parts)")
+    problem = header_problem(header) or (None if isinstance(header.get("task"), str) else "a header without its task")
+    if problem:
+        raise MergeError(f"{path}:1: the journal's header is {problem}")
     latest: dict[str, SampleRecord] = {}
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():

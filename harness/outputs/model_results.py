@@ -12,7 +12,14 @@ from harness.config.task_index import natural_key
 from harness.errors import UserError
 from harness.models.registry import backend_spec
 from harness.outputs.provenance import TaskData, provenance_line, task_data
-from harness.outputs.results_file import RESULTS_GLOB, ResultsFile, read_results_file
+from harness.outputs.results_file import (
+    RESULTS_GLOB,
+    MetricValue,
+    ResultsFile,
+    Scalar,
+    TaskEntry,
+    read_results_file,
+)
 
 
 def plain(backend: object) -> bool:
@@ -26,16 +33,16 @@ def plain(backend: object) -> bool:
 class ModelResults:
     """Every task's newest results for one model, across the results files found."""
 
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
-    breakdowns: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, TaskEntry] = field(default_factory=dict)
+    groups: dict[str, TaskEntry] = field(default_factory=dict)
+    breakdowns: dict[str, Any] = field(default_factory=dict)  # task -> metric -> its breakdown, as its hook made it
+    versions: dict[str, Scalar] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     include_paths: set[str] = field(default_factory=set)
     # Task or group -> the whole results file its newest value came from (its run config, data, counts).
     sources: dict[str, ResultsFile] = field(default_factory=dict)
     runs: list[tuple[str, ResultsFile]] = field(default_factory=list)  # (path, contents) of every file read
-    references: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its chance level, ...
+    references: dict[str, dict[str, MetricValue]] = field(default_factory=dict)  # task -> its chance level, ...
 
     def only(self, tasks: set[str], groups: set[str]) -> ModelResults:
         """The part of these results a benchmark's section gets."""
@@ -52,7 +59,7 @@ class ModelResults:
             references={k: v for k, v in self.references.items() if k in tasks},
         )
 
-    def reference(self, task: str, name: str) -> Any:
+    def reference(self, task: str, name: str) -> MetricValue:
         """A task's reference level (`chance`): under `references`, or among its metrics in files written before
         it moved out of them for lm-eval's tools."""
         if name in self.references.get(task, {}):

@@ -5,22 +5,21 @@ each task ran on, and a warning when that data is synthetic or limited), each be
 of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
 A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
-function `fn(model, data, out_dir) -> list[str]` that receives the model's name, a `ModelResults`
-holding only the tasks (and groups) that declare it, and the folder to write plots to, and returns
-markdown lines. The same module may define `headline_metrics(names) -> list[(name, metric)]`: the rows,
-in its order, that the cross-model table shows for those tasks and groups (without it: each one's first
-metric, in natural order), and `SCALE` (1: its scores are proportions, 100: a paper's 0-100 scores). Tasks are
-looked up in the installed task folders plus the `--include_path`s given to `harness report`: the ones a results
-file records are named, never read, since a results folder may come from elsewhere and its hooks are code.
+`Section`, `fn(model, data, out_dir) -> list[str]`, that receives the model's name, a `ModelResults` holding only
+the tasks (and groups) that declare it, and the folder to write plots to, and returns markdown lines. The same
+module may declare `REPORT_HOOKS` (`harness.outputs.report_hooks.ReportHooks`): the rows, in its order, that the
+cross-model table shows for those tasks and groups (without: each one's first metric, in natural order), the scale
+its scores are on, a part drawn across every model. Tasks are looked up in the installed task folders plus the
+`--include_path`s given to `harness report`: the ones a results file records are named, never read, since a
+results folder may come from elsewhere and its hooks are code.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from harness.outputs.provenance import (
     comparability_warning,
     provenance_section,
 )
+from harness.outputs.report_hooks import AcrossModels, Section, hooks_of
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
 
@@ -64,9 +64,6 @@ def metric_table(data: ModelResults) -> list[str]:
             lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
             first = False
     return [*lines, ""]
-
-
-Section = Callable[[str, ModelResults, Path], list[str]]
 
 
 def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
@@ -111,8 +108,8 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     covered: set[str] = set()
     for section, part in benchmark_sections(data):
-        hook = getattr(inspect.getmodule(section), "headline_metrics", None)
-        if not callable(hook):
+        hook = hooks_of(section).headline_metrics
+        if hook is None:
             continue
         names = [*part.results, *part.groups]
         try:
@@ -139,8 +136,8 @@ def scales(data: ModelResults) -> dict[str, int]:
     100: the papers' percentages), for the tasks and groups whose benchmark declares one."""
     out: dict[str, int] = {}
     for section, part in benchmark_sections(data):
-        scale = getattr(inspect.getmodule(section), "SCALE", None)
-        if scale in (1, 100):
+        scale = hooks_of(section).scale
+        if scale is not None:
             out.update(dict.fromkeys([*part.results, *part.groups], scale))
     return out
 
@@ -242,20 +239,21 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
 
 
 def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> list[str]:
-    """The benchmarks' optional `across_models(parts, out_dir) -> lines` hooks (beside `section` in the same
-    module), each given every model's part of the results it covers: e.g. one figure with every model."""
-    parts_of: dict[Callable[..., list[str]], dict[str, ModelResults]] = {}
+    """The benchmarks' `ReportHooks.across_models`, each given every model's part of the results it covers: e.g.
+    one figure with every model."""
+    parts_of: dict[AcrossModels, dict[str, ModelResults]] = {}
     for model, data in sorted(models.items()):
         for section, part in benchmark_sections(data):
-            hook = getattr(inspect.getmodule(section), "across_models", None)
-            if callable(hook):
+            hook = hooks_of(section).across_models
+            if hook is not None:
                 parts_of.setdefault(hook, {})[model] = part
     lines: list[str] = []
     for hook, parts in parts_of.items():
         try:
             lines += hook(parts, out_dir)
         except Exception as err:  # a broken figure must not lose the report
-            failure = f"report hook {hook.__module__}.{hook.__name__} failed: {type(err).__name__}: {err}"
+            name = f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__name__', '?')}"
+            failure = f"report hook {name} failed: {type(err).__name__}: {err}"
             print(f"harness: {failure}", file=sys.stderr)
             lines += [f"*{failure}*", ""]
     return lines
@@ -269,7 +267,7 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
             lines += section(model, part, out_dir)
         except Exception as err:  # one benchmark's broken section must not lose the whole report
             failure = (
-                f"report section {section.__module__}.{section.__name__} failed for {model}: "
+                f"report section {section.__module__}.{getattr(section, '__name__', '?')} failed for {model}: "
                 f"{type(err).__name__}: {err}"
             )
             print(f"harness: {failure}", file=sys.stderr)

@@ -20,13 +20,20 @@ import subprocess
 from collections.abc import Iterator
 from importlib import metadata as importlib_metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.api import STATUSES
 from harness.config.task_config import GroupConfig
 from harness.models.registry import backend_spec
 from harness.outputs.groups import group_entries
-from harness.outputs.results_file import ResultsFile, RunConfig, strict_number
+from harness.outputs.results_file import (
+    DataRecord,
+    MetricValue,
+    ResultsFile,
+    RunConfig,
+    TaskConfigRecord,
+    strict_number,
+)
 from harness.running.task_result import TaskResult
 
 PACKAGES = (
@@ -119,17 +126,19 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
     return entry
 
 
-def references(result: TaskResult) -> tuple[str, dict[str, float | str]]:
+def references(result: TaskResult) -> tuple[str, dict[str, MetricValue]]:
     """A task's reference levels (its chance), kept apart from its metrics (`MetricSpec.reference`)."""
     names = result.task.reference_metrics()
     return result.task.name, {m: strict_number(v) for m, v in result.values.items() if m in names}
 
 
-def _dataset_entry(result: TaskResult) -> dict[str, Any]:
+def _dataset_entry(result: TaskResult) -> DataRecord:
     """The data a task read, and the rows of it that its metadata left out (`harness.running.rows_left_out`)."""
     assert result.task.data is not None
     left_out = result.task.left_out
-    return {**result.task.data.describe(), **({"rows_left_out": left_out.record()} if left_out else {})}
+    return cast(
+        DataRecord, {**result.task.data.describe(), **({"rows_left_out": left_out.record()} if left_out else {})}
+    )
 
 
 def build_results(
@@ -143,12 +152,12 @@ def build_results(
     results = {r.task.name: task_entry(r) for r in task_results}
     counts = {r.task.name: sample_counts(r) for r in task_results}
     group_results, aggregation = group_entries(groups, group_configs, results, counts)
-    configs = {}
+    configs: dict[str, TaskConfigRecord] = {}
     for r in task_results:
         config = r.task.config.to_dict()
         config["metadata"] = r.task.metadata
         config["generation_settings"] = r.settings.to_dict()
-        configs[r.task.name] = config
+        configs[r.task.name] = cast(TaskConfigRecord, config)  # the YAML's keys as read, checked when read back
     out: ResultsFile = {
         "results": results,
         "groups": group_results,
@@ -172,11 +181,12 @@ def build_results(
         # Tokens the recorded answers took, as the backend reported them (answers served from the
         # journal or the response cache count what they cost when generated).
         "usage": {r.task.name: r.usage for r in task_results if r.usage},
+        # the manifest's record of each build, as read: checked when the file is read back (`results_file_problem`)
         "datasets": {r.task.name: _dataset_entry(r) for r in task_results if r.task.data},
         "task_hashes": {r.task.name: r.fingerprint for r in task_results},
         "config": run_config,
-        "model_name": run_config.get("model_args", {}).get("pretrained")
-        or run_config.get("model_args", {}).get("model")
+        "model_name": (run_config.get("model_args") or {}).get("pretrained")
+        or (run_config.get("model_args") or {}).get("model")
         or run_config.get("model_name"),
         "model_name_sanitized": run_config.get("model_name_sanitized"),
         "chat_template": run_config.get("chat_template"),
@@ -235,7 +245,8 @@ def summary_table(results: ResultsFile) -> str:
             first = False
     for name, entry in results.get("groups", {}).items():
         members = results["group_subtasks"].get(name, [])
-        scored = results.get("group_aggregation", {}).get(name, {}).get("n_scored", "")
+        aggregated = results.get("group_aggregation", {}).get(name)
+        scored = aggregated["n_scored"] if aggregated else ""
         metrics = [(k.split(",")[0], v) for k, v in entry.items() if "," in k and "_stderr," not in k]
         if not metrics:
             lines.append(f"| {name} (group) | | | reports its {len(members)} members, no pooled score | | | |")

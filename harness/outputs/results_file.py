@@ -1,7 +1,10 @@
-"""The results file, `results_<date>.json`: its keys (`ResultsFile`, lm-eval's shape: `lm_eval/result_schema.py`)
-and the one place it is written (`write_results`, by a run and by `harness merge`) and read (`read_results_file`, by
-`harness report`, `harness view` and `harness merge`). What each key holds is `harness.outputs.results`'s to say
-(it builds them); what a reader may rely on is checked by `harness.outputs.results_shape`.
+"""The results file, `results_<date>.json`, declared once: its keys and what each holds (`ResultsFile`, lm-eval's
+shape: `lm_eval/result_schema.py`), the one place it is written (`write_results`, by a run and by `harness merge`)
+and read (`read_results_file`, by `harness report`, `harness view` and `harness merge`). What each key holds is
+`harness.outputs.results`'s to say (it builds them); the reader checks a file against the same declaration
+(`results_file_problem`, `builders.core.contract.json_shape`), so a file edited by hand, cut short, written by
+another tool or damaged is one line naming the file, the field and what was expected, never a traceback from deep
+inside a renderer. A key a file lacks (an older file) or a key it adds is left alone.
 """
 
 from __future__ import annotations
@@ -10,28 +13,30 @@ import json
 import math
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeGuard
 
 from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import write_text
-from harness.outputs.results_shape import results_file_problem
 from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
+Scalar = float | str | bool | None
+MetricValue = float | str | None  # a number, or lm-eval's "N/A" (NaN) and "inf" / "-inf"
+TaskEntry = dict[str, MetricValue]  # "alias", and "<metric>,none" / "<metric>_stderr,none" values
 
 
 class RunConfig(TypedDict, total=False):
     """The results' `config`: what the run ran and how (`harness.run_config.run_config` makes it; `harness merge`
     makes a merged run's from its shards'), every secret redacted."""
 
-    model: str  # the backend
+    model: str | None  # the backend
     alias: str | None
     alias_info: dict[str, Any] | None
-    model_name: str
+    model_name: str | None
     model_name_sanitized: str
-    model_args: dict[str, str]
-    model_identity: dict[str, Any]
+    model_args: dict[str, str] | None
+    model_identity: dict[str, Any] | None
     batch_size: int | str  # "auto": searched, the size that fit in `batch_sizes`
     max_batch_tokens: int | None
     limit: float | None
@@ -41,11 +46,11 @@ class RunConfig(TypedDict, total=False):
     metadata: dict[str, Any]
     data_dir: str | None
     trust_unverified_data: bool
-    include_path: list[str]
+    include_path: list[str] | None
     log_samples: bool
     predict_only: bool
     system_instruction: str | None
-    random_seed: int | None  # lm-eval's four seeds, and its other flags (`harness.lm_eval_flags.CompatFlags`)
+    random_seed: int | None  # lm-eval's four seeds, and its other flags (`harness.lm_eval_flags.recorded_flags`)
     numpy_seed: int | None
     torch_seed: int | None
     fewshot_seed: int | None
@@ -65,38 +70,118 @@ class RunConfig(TypedDict, total=False):
     chat_template: str | None
     chat_template_sha: str | None
     input_policies: dict[str, dict[str, Any]]
-    judge: dict[str, Any]
-    argv: list[str]  # the command line, redacted
+    judge: dict[str, Any] | None
+    argv: list[str] | None  # the command line, redacted
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line
+
+
+class AggregationRule(TypedDict):
+    """How one of a group's metrics was aggregated (`harness.outputs.groups`)."""
+
+    metric: NotRequired[str]  # the members' metric, where the group writes it under another name
+    rule: str
+    used: list[str]  # the members whose values it used
+    missing: list[str]
+
+
+class GroupAggregation(TypedDict):
+    n_scored: int | None
+    rules: dict[str, AggregationRule]
+
+
+class BreakdownCell(TypedDict, total=False):
+    """A metric's value over one cell of a breakdown (MMNeedle's grid cell, a depth)."""
+
+    mean: MetricValue
+    n: int | None
+    stderr: MetricValue
+
+
+Breakdown = dict[str, BreakdownCell]  # a metric's values by cell (MMNeedle's grid cell, a depth)
+
+
+class DataSource(TypedDict, total=False):
+    kind: str | None
+    spec: str | None
+    num_images: int | None
+
+
+class DataConfig(TypedDict, total=False):
+    rows: int | None
+    content_sha256: str | None
+
+
+class RowsLeftOutRecord(TypedDict, total=False):
+    """The rows of a build a task's metadata left out (`harness.running.rows_left_out.RowsLeftOut.record`)."""
+
+    scored: int
+    held: int
+    all_with: str
+
+
+class DataRecord(TypedDict, total=False):
+    """The data a task ran on (`harness.inputs.data.LoadedDataset.describe`): the build, its manifest's record of
+    it (builder, request, source, caveats), and how it was verified."""
+
+    location: str | None
+    revision: str | None
+    fingerprint: str
+    content_hash: str | None
+    builder: str | None
+    builder_version: Scalar
+    mode: str | None
+    rows: str | int | None  # what the build asked for: a count, or "paper"
+    limit: int | None
+    verification: str | None
+    unverified_reason: Scalar
+    commit: Scalar
+    source: DataSource | None
+    caveats: dict[str, Scalar] | None
+    config: DataConfig | None
+    rows_left_out: RowsLeftOutRecord | None
+
+
+class TaskConfigRecord(TypedDict, total=False):
+    """A task's YAML config as the run read it, with its metadata and generation settings."""
+
+    metadata: dict[str, Any] | None
+    generation_settings: dict[str, Any]
+
+
+class SampleCounts(TypedDict):
+    """The document counts of a task (`n-samples`)."""
+
+    original: int | None
+    effective: int | None
 
 
 # Functional syntax: lm-eval's `n-shot` and `n-samples` are no Python names.
 ResultsFile = TypedDict(
     "ResultsFile",
     {
-        "results": dict[str, dict[str, Any]],  # task -> alias and "<metric>,none" / "<metric>_stderr,none" values
-        "groups": dict[str, dict[str, Any]],
+        "results": dict[str, TaskEntry],
+        "groups": dict[str, TaskEntry],
         "group_subtasks": dict[str, list[str]],
         "sample_counts": dict[str, dict[str, int]],  # task -> sample_len, n_scored, n_<status>, ...
-        "group_aggregation": dict[str, dict[str, Any]],  # group -> the rule of each aggregate, members used and missed
-        "configs": dict[str, dict[str, Any]],  # task -> its YAML config, metadata and generation settings
-        "versions": dict[str, Any],
+        "group_aggregation": dict[str, GroupAggregation],  # group -> the rule of each aggregate
+        "configs": dict[str, TaskConfigRecord],
+        "versions": dict[str, Scalar],
         "n-shot": dict[str, int],
         "higher_is_better": dict[str, dict[str, bool]],
-        "n-samples": dict[str, dict[str, int]],  # task -> original, effective
-        "breakdowns": dict[str, Any],  # task -> per cell, per depth, ...
-        "references": dict[str, dict[str, float | str]],  # task -> levels to compare with (its chance)
+        "n-samples": dict[str, SampleCounts],
+        "breakdowns": dict[str, dict[str, Breakdown]],  # task -> metric -> its breakdown
+        "references": dict[str, dict[str, MetricValue]],  # task -> levels to compare with (its chance)
         "usage": dict[str, dict[str, int]],
-        "datasets": dict[str, dict[str, Any]],  # task -> the data it ran on
+        "datasets": dict[str, DataRecord],
         "task_hashes": dict[str, str],
         "config": RunConfig,
         "model_name": str | None,
         "model_name_sanitized": str | None,
         "chat_template": str | None,
         "chat_template_sha": str | None,
-        "package_versions": dict[str, str | None],
+        "package_versions": dict[str, str | None] | None,
         "git_hash": str | None,
-        "date": float,
+        "date": float | None,
         "total_evaluation_time_seconds": str,
         "start_time": float,
         "end_time": float,
@@ -109,6 +194,18 @@ ResultsFile = TypedDict(
         "predict_only": NotRequired[str],  # a --predict_only run's note
     },
 )
+
+
+def results_file_problem(data: Any) -> str | None:
+    """What keeps `data` (a parsed results file) from being a `ResultsFile`, or None."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {contract.kind_of(data)}"
+    found = contract.shape_problem(data, ResultsFile, keys_optional=True)
+    return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
+
+
+def is_results_file(data: Any) -> TypeGuard[ResultsFile]:
+    return results_file_problem(data) is None
 
 
 def strict_number(value: float) -> float | str:
@@ -137,8 +234,8 @@ def write_results(results: ResultsFile, model_dir: Path, date_id: str | None = N
 
 
 def read_results_file(path: Path) -> ResultsFile:
-    """A results file, parsed and checked to have the shape the report reads (`results_shape`), or a
-    `UserError` naming the file and what was expected."""
+    """A results file, parsed and checked against `ResultsFile`, or a `UserError` naming the file and what was
+    expected."""
     try:
         data = contract.loads_json(path.read_bytes().decode("utf-8"))
     except contract.TooManyDigits as err:
@@ -153,7 +250,6 @@ def read_results_file(path: Path) -> ResultsFile:
         ) from None
     except RecursionError:
         raise UserError(f"{path}: not a results file: nested too deeply to read") from None
-    problem = results_file_problem(data)
-    if problem:
-        raise UserError(f"{path}: not a results file the report can read: {problem}")
-    return data  # its shape checked by results_file_problem
+    if not is_results_file(data):
+        raise UserError(f"{path}: not a results file the report can read: {results_file_problem(data)}")
+    return data

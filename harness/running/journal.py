@@ -1,7 +1,8 @@
 """The journal's format, `journal_<task>.jsonl`: a header line (`JournalHeader`), then one line per sample record
-(`SampleRecord`), as JSON. Every journal line is made (`header_line`, `record_line`) and checked when read
-(`parse_line`, `record_problem`) here: by the store that appends and resumes a run's journals
-(`harness.running.sample_store`), by `harness merge` and by `harness view`.
+(`SampleRecord`), as JSON, declared once: every journal line is made (`header_line`, `record_line`) and checked when
+read (`parse_line`, `header_problem`, `record_problem`, against the same declarations: `builders.core.contract.json_shape`)
+here: by the store that appends and resumes a run's journals (`harness.running.sample_store`), by `harness merge` and
+by `harness view`.
 
 The header's `fingerprint` digests its `parts` (model identity, generation settings, task config and version, dataset
 hash, and the shard of a `--shard i/n` run), less the parts that only describe the run (`INFO_PARTS`); every record
@@ -15,15 +16,16 @@ import json
 import re
 import sys
 from collections.abc import Mapping
-from typing import Any, Literal, Required, TypedDict
+from typing import Annotated, Any, Literal, Required, TypedDict
 
 from builders.core import contract
-from harness.api import STATUSES
+from harness.api import Status
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
 
 # Header parts that describe a run without deciding whether its samples can be reused.
 INFO_PARTS = frozenset({"task_docs"})
+METRIC_VALUE = "a number, a list of numbers or a list of [key, number] pairs"
 
 
 class JournalHeader(TypedDict):
@@ -35,6 +37,48 @@ class JournalHeader(TypedDict):
     parts: dict[str, Any]  # what the run was: model, generation, task, task_docs, shard
 
 
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def _is_number(value: object) -> bool:
+    """A number an aggregation can read: an integer too large for a float would stop it (an `OverflowError` on
+    every rerun, the line being in the journal), so it is an unreadable value, its sample run again."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return -_FLOAT_MAX <= value <= _FLOAT_MAX
+    return value is None or isinstance(value, bool | float)
+
+
+def metric_value_problem(value: object) -> str | None:
+    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
+    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
+    if _is_number(value):
+        return None
+    if isinstance(value, list):
+        if all(_is_number(item) for item in value):
+            return None
+        if all(
+            isinstance(item, list)
+            and len(item) == 2
+            and isinstance(item[0], str | int | float)
+            and not isinstance(item[0], bool)
+            and _is_number(item[1])
+            for item in value
+        ):
+            return None
+        return "a list of other than numbers or [key, number] pairs"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "an integer too large for a float"
+    return f"a {type(value).__name__}"
+
+
+MetricValue = Annotated[Any, contract.Rule(METRIC_VALUE, problem=lambda value: _is_not(metric_value_problem(value)))]
+
+
+def _is_not(problem: str | None) -> str | None:
+    """A metric value's problem as the run's warnings say it ("is an integer too large for a float")."""
+    return None if problem is None else f"is {problem}, not {METRIC_VALUE}"
+
+
 class SampleRecord(TypedDict, total=False):
     """One sample's line: its outcome, and with `--log_samples` what it was asked (`harness.running.sample_records`
     builds it; a later record of a sample replaces an earlier one)."""
@@ -44,17 +88,24 @@ class SampleRecord(TypedDict, total=False):
     fingerprint: str
     doc_id: Required[int]
     sample_id: Required[str]
-    response: str | None  # the answer (cut to 2,000 characters when it was enormous)
+    # the answer (cut to 2,000 characters when it was enormous); null: none came
+    response: Annotated[str | None, contract.Rule("a string")]
     finish_reason: str | None
     token_count: int  # the prompt's tokens as the model counts them
-    input_sha256: str  # of everything sent: a changed prompt or image is generated again
-    usage: dict[str, int]  # token usage, as the backend reported it
+    input_sha256: Annotated[
+        str | None, contract.Rule("a string")
+    ]  # of everything sent: a changed prompt or image is generated again
+    # token usage, as the backend reported it
+    usage: Annotated[
+        dict[str, int] | None, contract.Rule("an object of token counts", said="is not an object of token counts")
+    ]
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: dict[str, Any]  # what the tokenizer's round trip changed
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
-    status: Required[str]  # one of `harness.api.STATUSES`
-    error: str
-    metrics: dict[str, Any]  # the scorer's values (absent until scored: `--predict_only`)
+    status: Required[Status]
+    error: Annotated[str | None, contract.Rule("a string")]
+    # the scorer's values (absent until scored: `--predict_only`)
+    metrics: Annotated[dict[str, MetricValue] | None, contract.Rule("an object")]
     # --log_samples: what was asked
     target: str
     prompt: str  # as sent, each image an `<image>` marker
@@ -62,6 +113,15 @@ class SampleRecord(TypedDict, total=False):
     image_sha256: list[str]
     image_sizes: list[list[int | None]]  # None: a size the row does not record
     effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
+
+
+def _said(found: contract.Problem) -> str:
+    """A journal line's problem, in the words the run's warnings use ("response is a list, not a string")."""
+    if found.missing:
+        return f"no {found.where}"
+    if found.said is not None:
+        return f"{found.where} {found.said}"
+    return f"{found.where} is a {type(found.value).__name__}, not {found.expected}"
 
 
 def identity_parts(parts: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +132,7 @@ def fingerprint(parts: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
-def canonical(value: Any) -> str:
+def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
@@ -123,46 +183,16 @@ def parse_line(line: bytes) -> tuple[Any, str | None]:
         return None, "nested too deeply to read"
 
 
-_FLOAT_MAX = int(sys.float_info.max)
+def header_problem(header: object) -> str | None:
+    """Why a parsed journal line is not a `JournalHeader`, or None (a key it lacks is checked where it is used)."""
+    if not isinstance(header, dict) or header.get("type") != "header":
+        return "not a journal header"
+    found = contract.shape_problem(header, JournalHeader, keys_optional=True)
+    return None if found is None else f"a header whose {_said(found)}"
 
 
-def _is_number(value: Any) -> bool:
-    """A number an aggregation can read: an integer too large for a float would stop it (an `OverflowError` on
-    every rerun, the line being in the journal), so it is an unreadable value, its sample run again."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return -_FLOAT_MAX <= value <= _FLOAT_MAX
-    return value is None or isinstance(value, bool | float)
-
-
-def metric_value_problem(value: Any) -> str | None:
-    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
-    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
-    if _is_number(value):
-        return None
-    if isinstance(value, list):
-        if all(_is_number(item) for item in value):
-            return None
-        if all(
-            isinstance(item, list)
-            and len(item) == 2
-            and isinstance(item[0], str | int | float)
-            and not isinstance(item[0], bool)
-            and _is_number(item[1])
-            for item in value
-        ):
-            return None
-        return "a list of other than numbers or [key, number] pairs"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return "an integer too large for a float"
-    return f"a {type(value).__name__}"
-
-
-# Optional fields of a sample record, by the type the harness reads them as.
-_OPTIONAL_TEXT = ("response", "error", "input_sha256")
-
-
-def record_problem(record: Any, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
-    """Why a parsed journal line is not a sample record of `task` the harness can use, or None. `aggregations`
+def record_problem(record: object, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
+    """Why a parsed journal line is not a `SampleRecord` of `task` the harness can use, or None. `aggregations`
     (metric -> the name of its built-in aggregation) also checks each metric's value has the shape its
     aggregation reads: a breakdown's pairs, a ratio's pair, a mean's number."""
     if not isinstance(record, dict):
@@ -171,26 +201,11 @@ def record_problem(record: Any, task: str, aggregations: Mapping[str, str] | Non
         return "a second header"
     if record.get("type") != "sample" or record.get("task") != task:
         return f"not a sample record of task {task!r}"
-    doc_id = record.get("doc_id")
-    if not isinstance(record.get("sample_id"), str) or not isinstance(doc_id, int) or isinstance(doc_id, bool):
-        return "no string sample_id and integer doc_id"
-    if record.get("status") not in STATUSES:
-        return f"unknown status {record.get('status')!r}"
-    for name in _OPTIONAL_TEXT:
-        if record.get(name) is not None and not isinstance(record[name], str):
-            return f"{name} is a {type(record[name]).__name__}, not a string"
-    metrics = record.get("metrics")
-    if metrics is not None:
-        if not isinstance(metrics, dict):
-            return f"metrics is a {type(metrics).__name__}, not an object"
-        for name, value in metrics.items():
-            problem = metric_value_problem(value)
-            if problem:
-                return f"metrics.{name} is {problem}, not a number, a list of numbers or a list of [key, number] pairs"
-            problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
-            if problem:
-                return f"metrics.{name}: {problem}"
-    usage = record.get("usage")
-    if usage is not None and not (isinstance(usage, dict) and all(_is_number(v) for v in usage.values())):
-        return "usage is not an object of token counts"
+    found = contract.shape_problem(record, SampleRecord)
+    if found is not None:
+        return _said(found)
+    for name, value in (record.get("metrics") or {}).items():
+        problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
+        if problem:
+            return f"metrics.{name}: {problem}"
     return None

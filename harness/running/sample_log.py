@@ -6,7 +6,9 @@ lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_sam
 metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`. A value
 that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
 line has one type per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has
-finished, from its journal; the prompt shows each image as `<image>` and never holds pixels.
+finished, from its journal; the prompt shows each image as `<image>` and never holds pixels. Its lines are declared
+once (`SampleLogLine`): the writer builds them as declared, a reader checks them against the same declaration
+(`read_sample_log`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, TypeGuard
 
+from builders.core import contract
+from harness.api import Status
+from harness.errors import UserError
 from harness.file_writing import write_lines
 from harness.redact import dumps
 from harness.running.journal import SampleRecord
@@ -39,7 +44,7 @@ class SampleLogLine(TypedDict):
     prompt_hash: str
     target_hash: str
     sample_id: str
-    status: str
+    status: Status
     error: str | None
     image_sha256: list[str]
     token_count: int | None
@@ -101,3 +106,31 @@ def sample_line(record: SampleRecord, doc: Mapping[str, Any], settings: Mapping[
 
 def write_sample_log(path: Path, lines: Iterable[SampleLogLine]) -> Path:
     return write_lines(path, (dumps(line, ensure_ascii=False) for line in lines))
+
+
+def sample_log_problem(line: Any) -> str | None:
+    """Why a parsed line of a sample log is not a `SampleLogLine`, or None."""
+    if not isinstance(line, dict):
+        return f"expected a JSON object, got {type(line).__name__}"
+    found = contract.shape_problem(line, SampleLogLine)
+    if found is None:
+        return None
+    return f"{found.where}: expected {found.expected}, got {'nothing' if found.missing else repr(found.value)[:60]}"
+
+
+def is_sample_log_line(line: Any) -> TypeGuard[SampleLogLine]:
+    return sample_log_problem(line) is None
+
+
+def read_sample_log(path: Path) -> list[SampleLogLine]:
+    """A sample log's lines, each checked against `SampleLogLine`; a `UserError` naming the file and line."""
+    lines = []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            line = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as err:
+            raise UserError(f"{path}:{number}: not a sample log line: not JSON ({err})") from None
+        if not is_sample_log_line(line):
+            raise UserError(f"{path}:{number}: not a sample log line: {sample_log_problem(line)}")
+        lines.append(line)
+    return lines

@@ -20,6 +20,7 @@ from harness.api import (
     Model,
     Request,
     Response,
+    Status,
     error_status,
 )
 from harness.errors import TaskConfigError
@@ -31,7 +32,7 @@ from harness.running.journal import SampleRecord
 from harness.running.task import Task
 
 
-def screen(request: Request, model: Model, check_tokens: bool) -> tuple[str, str] | None:
+def screen(request: Request, model: Model, check_tokens: bool) -> tuple[Status, str] | None:
     """(status, why) when `request` cannot go to `model`: more images than it takes, or (with `check_tokens`, a task
     whose rows carry token figures) more tokens than its context; None when it can."""
     images = len(request.images)
@@ -129,7 +130,13 @@ class RecordBuilder:
         }
 
     def screened_out(
-        self, task: Task, doc_id: int, sample_id: str, request: Request, problem: tuple[str, str], doc: dict[str, Any]
+        self,
+        task: Task,
+        doc_id: int,
+        sample_id: str,
+        request: Request,
+        problem: tuple[Status, str],
+        doc: dict[str, Any],
     ) -> SampleRecord:
         """The record of a request the screen kept from the model (`screen`)."""
         return {

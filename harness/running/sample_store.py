@@ -37,6 +37,7 @@ from harness.running.journal import (
     canonical,
     fingerprint,
     header_line,
+    header_problem,
     identity_parts,
     legacy_journal_name,
     make_header,
@@ -131,14 +132,7 @@ class SampleStore:
     def _check_header(self, path: Path, line: bytes, more: bool) -> dict[str, Any] | None:
         """The header, or None for an unreadable header with nothing behind it (started afresh)."""
         header, unreadable = parse_line(line)
-        if unreadable:
-            header, problem = {}, f"unreadable ({unreadable})"
-        elif not (isinstance(header, dict) and header.get("type") == "header"):
-            problem = "not a journal header"
-        elif not isinstance(header.get("parts") or {}, dict):
-            problem = "a header whose parts are not an object"
-        else:
-            problem = None
+        problem = f"unreadable ({unreadable})" if unreadable else header_problem(header)
         if problem and not more:
             _warn(f"{path}:1: the journal's header is {problem} and no sample follows it: starting it afresh")
             return None

@@ -20,20 +20,22 @@ def write_out(
     tasks: Sequence[Task],
     gen_kwargs: dict[str, Any],
     seed: int | None,
-    out: TextIO = sys.stderr,
+    out: TextIO | None = None,
     docs: int = DOCS_PER_TASK,
 ) -> None:
+    out = out or sys.stderr  # looked up at call time: a caller may have redirected it since import
     for task in tasks:
         settings = task.generation_settings(gen_kwargs, seed)
-        for doc_id, doc in islice(task.iter_docs(), docs):
-            request = task.build_request(doc_id, doc, settings)
-            print(f"--- {task.name}, document {doc_id} ---", file=out)
-            if isinstance(request, RowProblem):
-                print(f"(cannot be built: {request.reason})", file=out)
-                continue
-            print(
-                prompt_text(request.messages)
-                + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
-                file=out,
-            )
-            print(f"--- target: {task.target(doc)}", file=out)
+        with task.rows():  # read for this task only, and let go of after
+            for doc_id, doc in islice(task.iter_docs(), docs):
+                request = task.build_request(doc_id, doc, settings)
+                print(f"--- {task.name}, document {doc_id} ---", file=out)
+                if isinstance(request, RowProblem):
+                    print(f"(cannot be built: {request.reason})", file=out)
+                    continue
+                print(
+                    prompt_text(request.messages)
+                    + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
+                    file=out,
+                )
+                print(f"--- target: {task.target(doc)}", file=out)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
+from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import data_caption
+from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.verdict import compare_correlation, data_problem, explanation, tally
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
@@ -31,7 +33,6 @@ from tasks.locovqa.view_hooks import (  # noqa: F401 (`harness view` reads a ben
     viewer_row,
 )
 
-SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 NO_LEVEL = "—"  # a series whose uniform guess has no level (`series.GUESS_LEVELS`)
 
 
@@ -78,7 +79,7 @@ def fit_table(curves: list[Series]) -> list[str]:
     return [*lines, ""]
 
 
-def error_table(data: Any) -> list[str]:
+def error_table(data: ModelResults) -> list[str]:
     """Figure 9: non-responses (empty answers) and answers without <answer> tags, per task, mode and length."""
     lines = ["| task | mode | length | n | non-response | non-template |", "|---|---|---|---|---|---|"]
     for (task, mode), by_length in sorted(leaves(data).items()):
@@ -100,7 +101,7 @@ def _nearest_depth(depth: float) -> int:
     return min(range(len(DEPTHS)), key=lambda i: abs(DEPTHS[i] - depth))
 
 
-def needle_depths(data: Any) -> dict[str, dict[int, list[float | None]]]:
+def needle_depths(data: ModelResults) -> dict[str, dict[int, list[float | None]]]:
     """mode -> length -> accuracy at depths 0%, 25%, 50%, 75%, 100% (positions binned to the nearest)."""
     out: dict[str, dict[int, list[float | None]]] = {}
     for (task, mode), by_length in leaves(data).items():
@@ -119,7 +120,7 @@ def needle_depths(data: Any) -> dict[str, dict[int, list[float | None]]]:
     return out
 
 
-def section(model: str, data: Any, out_dir: Path) -> list[str]:
+def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     curves = series(data)
     lines = ["### LoCoVQA", "", f"*{data.provenance_line()}*", ""]
     if not curves:
@@ -154,7 +155,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
     return lines
 
 
-def across_models(models: dict[str, Any], out_dir: Path) -> list[str]:
+def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str]:
     """Every model's decay on one figure (Figure 1) and one r² table (Tables 2-3), one column per model and mode."""
     curves = {model: series(data) for model, data in sorted(models.items())}
     curves = {m: c for m, c in curves.items() if c}
@@ -205,7 +206,7 @@ def paper_r2() -> dict[tuple[str, str, str], str]:
         return {(r["series"], r["model"], r["mode"]): r["r2_printed"] for r in csv.DictReader(handle)}
 
 
-def paper_model_for(model: str, data: Any) -> str | None:
+def paper_model_for(model: str, data: ModelResults) -> str | None:
     """The paper's name of a run's model, from its name or checkpoint (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5)."""
     squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in run_names(model, data)]
     return next((paper for paper, keys in PAPER_MODELS.items() if any(k in s for k in keys for s in squashed)), None)
@@ -225,7 +226,7 @@ def fit_r(found: Fit | None) -> float | None:
     return math.sqrt(max(found.r2, 0.0)) * (1 if found.rising else -1)
 
 
-def paper_table(models: dict[str, Any]) -> list[str]:
+def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
     """The paper's r² beside ours for each model of the folder that the paper evaluated, with the verdict on the
     two correlations (Fisher's z; the paper's fit taken over as many lengths as ours)."""
     published = paper_r2()
@@ -261,3 +262,7 @@ def paper_table(models: dict[str, Any]) -> list[str]:
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
         lines += ["", tally(verdicts), ""]
     return lines
+
+
+# Scores on proportions (0-1), which `harness report` shows as percentages beside the others.
+REPORT_HOOKS = ReportHooks(scale=1, across_models=across_models)

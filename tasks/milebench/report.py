@@ -13,9 +13,11 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
+from harness.outputs.model_results import ModelResults
+from harness.outputs.report_hooks import ReportHooks
+from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.milebench.aggregation import (
     COLUMNS,
@@ -33,8 +35,6 @@ from tasks.milebench.view_hooks import (  # noqa: F401 (`harness view` reads a b
     task_axes,
     viewer_row,
 )
-
-SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
 # its text names, and the usual Hub ports of the open models).
@@ -84,7 +84,7 @@ def paper_model_for(*names: str) -> str | None:
     return None
 
 
-def run_names(model: str, data: Any) -> list[str]:
+def run_names(model: str, data: ModelResults) -> list[str]:
     """The model's name in the report and the checkpoints / API models its results files record."""
     names = [model.split(" (")[0]]
     for source in data.sources.values():
@@ -94,7 +94,7 @@ def run_names(model: str, data: Any) -> list[str]:
     return names
 
 
-def _number(entry: dict[str, Any] | None, metric: str = "score") -> float | None:
+def _number(entry: TaskEntry | None, metric: str = "score") -> float | None:
     value = (entry or {}).get(f"{metric},none")
     return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
 
@@ -103,7 +103,7 @@ def _cell(value: float | None) -> str:
     return "N/A" if value is None else f"{value:.1f}"
 
 
-def table2_rows(data: Any) -> dict[str, dict[str, float | None]]:
+def table2_rows(data: ModelResults) -> dict[str, dict[str, float | None]]:
     """Set ("", "_combined", "_adv") -> Table 2 column -> our score, for the sets the run has groups of."""
     out: dict[str, dict[str, float | None]] = {}
     for suffix in SETS:
@@ -127,7 +127,7 @@ def paper_samples(column: str) -> int:
     return sum(s.samples for s in SUBSETS if s.task_id in tasks)
 
 
-def _column_stderr(data: Any, suffix: str, column: str) -> float | None:
+def _column_stderr(data: ModelResults, suffix: str, column: str) -> float | None:
     name = {OVERALL_REALISTIC: "realistic", OVERALL_DIAGNOSTIC: "diagnostic"}.get(
         column, column.replace("-", "").lower()
     )
@@ -138,46 +138,44 @@ def _subset_task(key: str, suffix: str) -> str:
     return f"milebench_{key}{suffix}"
 
 
-def section(model: str, data: Any, out_dir: Path) -> list[str]:
-    """Markdown lines for one model's MileBench tasks."""
-    paper_model = paper_model_for(*run_names(model, data))
-    problem = data_problem(data.data())
-    lines = ["### MileBench", ""]
-    rows = table2_rows(data)
-    if rows:
-        lines += [
-            "Table 2's layout (0-100); N/A: a member of the group is missing or N/A.",
-            "",
-            "| | " + " | ".join(COLUMNS) + " |",
-            "|---|" + "---|" * len(COLUMNS),
-        ]
-        for suffix, row in rows.items():
-            lines.append(
-                f"| {model} ({SETS[suffix]}) | "
-                + " | ".join(_cell(row[c]) if c in row else "not run" for c in COLUMNS)
-                + " |"
-            )
-        verdicts: list[Verdict] = []
-        if paper_model:
-            paper = load_paper_results()[paper_model]
-            lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
-            if "" in rows:
-                verdicts = [
-                    compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100, problem)
-                    for c in COLUMNS
-                ]
-                lines.append("| verdict (test set) | " + " | ".join(v.mark for v in verdicts) + " |")
-        lines.append("")
-        lines += (
-            [
-                f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
-                f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."
+def _table2(
+    model: str, data: ModelResults, rows: dict[str, dict[str, float | None]], paper_model: str | None
+) -> list[str]:
+    """Table 2's layout: a row per set the run covers and, for a paper model, the paper's row and the verdicts."""
+    lines = [
+        "Table 2's layout (0-100); N/A: a member of the group is missing or N/A.",
+        "",
+        "| | " + " | ".join(COLUMNS) + " |",
+        "|---|" + "---|" * len(COLUMNS),
+    ]
+    for suffix, row in rows.items():
+        cells = [_cell(row[c]) if c in row else "not run" for c in COLUMNS]
+        lines.append(f"| {model} ({SETS[suffix]}) | " + " | ".join(cells) + " |")
+    verdicts: list[Verdict] = []
+    if paper_model:
+        paper = load_paper_results()[paper_model]
+        lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
+        if "" in rows:
+            problem = data_problem(data.data())
+            verdicts = [
+                compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100, problem)
+                for c in COLUMNS
             ]
-            if paper_model
-            else ["The paper did not evaluate this model (no published row to put beside it)."]
-        ) + [""]
-        if verdicts:
-            lines += [tally(verdicts), ""]
+            lines.append("| verdict (test set) | " + " | ".join(v.mark for v in verdicts) + " |")
+    lines.append("")
+    lines += (
+        [
+            f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
+            f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."
+        ]
+        if paper_model
+        else ["The paper did not evaluate this model (no published row to put beside it)."]
+    ) + [""]
+    return lines + ([tally(verdicts), ""] if verdicts else [])
+
+
+def _levels(data: ModelResults) -> list[str]:
+    """The image-count levels of each set the run covers (mean over subsets)."""
     levels = {
         suffix: {
             level: _number(data.groups.get(f"milebench{suffix}_{level.lower()}"), f"score_{level.lower()}")
@@ -186,46 +184,64 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
         for suffix in SETS
         if any(f"milebench{suffix}_{level.lower()}" in data.groups for level in LEVELS)
     }
-    if levels:
-        lines += ["| image-count level (mean over subsets) | " + " | ".join(LEVELS) + " |", "|---|---|---|---|"]
-        lines += [
-            f"| {SETS[s]} | " + " | ".join(_cell(v.get(level)) for level in LEVELS) + " |" for s, v in levels.items()
-        ]
-        lines.append("")
-    if "" in rows and "_adv" in rows:
-        regular, adv = rows[""].get(OVERALL_REALISTIC), rows["_adv"].get(OVERALL_REALISTIC)
-        delta = None if regular is None or adv is None else regular - adv
-        lines += [
-            "Contamination check (Table 3): Overall Real. on the test set and on the adversarial set.",
-            "",
-            "| | Regular | ADV | Δ |",
-            "|---|---|---|---|",
-            f"| {model} | {_cell(regular)} | {_cell(adv)} | {_cell(delta)} |",
-        ]
-        published = load_paper_contamination().get(paper_model or "")
-        if published:
-            lines.append(
-                f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | "
-                f"{published['delta']:.1f} |"
+    if not levels:
+        return []
+    return [
+        "| image-count level (mean over subsets) | " + " | ".join(LEVELS) + " |",
+        "|---|---|---|---|",
+        *(f"| {SETS[s]} | " + " | ".join(_cell(v.get(level)) for level in LEVELS) + " |" for s, v in levels.items()),
+        "",
+    ]
+
+
+def _contamination(
+    model: str, data: ModelResults, rows: dict[str, dict[str, float | None]], paper_model: str | None
+) -> list[str]:
+    """Table 3's contamination check, where the run has both the test and the adversarial set."""
+    if not ("" in rows and "_adv" in rows):
+        return []
+    regular, adv = rows[""].get(OVERALL_REALISTIC), rows["_adv"].get(OVERALL_REALISTIC)
+    delta = None if regular is None or adv is None else regular - adv
+    lines = [
+        "Contamination check (Table 3): Overall Real. on the test set and on the adversarial set.",
+        "",
+        "| | Regular | ADV | Δ |",
+        "|---|---|---|---|",
+        f"| {model} | {_cell(regular)} | {_cell(adv)} | {_cell(delta)} |",
+    ]
+    published = load_paper_contamination().get(paper_model or "")
+    if published:
+        lines.append(
+            f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | {published['delta']:.1f} |"
+        )
+        problem = data_problem(data.data())
+        pair = [
+            compare(
+                value,
+                _column_stderr(data, suffix, OVERALL_REALISTIC),
+                published[key],
+                paper_samples(OVERALL_REALISTIC),
+                100,
+                problem,
             )
-            pair = [
-                compare(
-                    value,
-                    _column_stderr(data, suffix, OVERALL_REALISTIC),
-                    published[key],
-                    paper_samples(OVERALL_REALISTIC),
-                    100,
-                    problem,
-                )
-                for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))
-            ]
-            lines += [f"| verdict | {pair[0].mark} | {pair[1].mark} | |", "", tally(pair)]
-        lines.append("")
-    lines += _subset_table(data)
-    return lines
+            for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))
+        ]
+        lines += [f"| verdict | {pair[0].mark} | {pair[1].mark} | |", "", tally(pair)]
+    return [*lines, ""]
 
 
-def _subset_table(data: Any) -> list[str]:
+def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
+    """Markdown lines for one model's MileBench tasks: Table 2's layout, the image-count levels, Table 3's
+    contamination check, every subset."""
+    paper_model = paper_model_for(*run_names(model, data))
+    rows = table2_rows(data)
+    lines = ["### MileBench", ""]
+    if rows:
+        lines += _table2(model, data, rows, paper_model)
+    return lines + _levels(data) + _contamination(model, data, rows, paper_model) + _subset_table(data)
+
+
+def _subset_table(data: ModelResults) -> list[str]:
     present = [s for s in SETS if any(_subset_task(sub.key, s) in data.results for sub in SUBSETS)]
     if not present:
         return []
@@ -267,3 +283,7 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
+
+
+# Scores on the paper's 0-100 scale, as `harness report` shows every score.
+REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics)

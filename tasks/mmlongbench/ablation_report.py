@@ -13,12 +13,15 @@ from __future__ import annotations
 import csv
 import re
 from pathlib import Path
-from typing import Any
 
 from builders.mmlongbench.leaves import ABLATION_LEAVES, OFFICIAL_ABLATION_NAMES
 from harness.outputs.figures import run_names
+from harness.outputs.model_results import ModelResults
+from harness.outputs.report_hooks import ReportHooks
 from tasks.mmlongbench.aggregation import load_paper_results
-from tasks.mmlongbench.report import LENGTHS, _cell, _number, paper_model_for
+from tasks.mmlongbench.report import _cell
+from tasks.mmlongbench.scores import LENGTHS, paper_model_for
+from tasks.mmlongbench.scores import metric_value as _number
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET
 from tasks.mmlongbench.view_hooks import (  # noqa: F401 (`harness view` reads a benchmark's hooks in its report module)
     AXIS_ORDER,
@@ -27,8 +30,6 @@ from tasks.mmlongbench.view_hooks import (  # noqa: F401 (`harness view` reads a
     task_axes,
     viewer_row,
 )
-
-SCALE = 100  # scores on the paper's 0-100 scale, as `harness report` shows every score
 
 PAPER_ABLATION_CSV = Path(__file__).with_name("paper_ablation_results.csv")
 # Each ablation the paper reports, with the main dataset whose image-input score its figure shows beside it.
@@ -55,7 +56,7 @@ def _paper_score(published: AblationResults, key: tuple[str, str, int]) -> float
     return entry[1] if entry is not None else None
 
 
-def ablation_scores(data: Any) -> dict[tuple[str, str], float | None]:
+def ablation_scores(data: ModelResults) -> dict[tuple[str, str], float | None]:
     """(ablation, length) -> our score for every ablation task run."""
     out: dict[tuple[str, str], float | None] = {}
     for task, entry in data.results.items():
@@ -65,7 +66,7 @@ def ablation_scores(data: Any) -> dict[tuple[str, str], float | None]:
     return out
 
 
-def section(model: str, data: Any, out_dir: Path) -> list[str]:
+def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """Markdown lines for one model's ablation tasks (no figure: a handful of numbers per set)."""
     ours = ablation_scores(data)
     if not ours:
@@ -121,3 +122,7 @@ def section(model: str, data: Any, out_dir: Path) -> list[str]:
                     + " |"
                 )
     return [*lines, "", "Each set is its own measurement: the section pools nothing.", ""]
+
+
+# Scores on the paper's 0-100 scale, as `harness report` shows every score.
+REPORT_HOOKS = ReportHooks(scale=100)

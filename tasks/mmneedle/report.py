@@ -18,6 +18,9 @@ from typing import Any
 
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names
+from harness.outputs.model_results import ModelResults
+from harness.outputs.report_hooks import ReportHooks
+from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import compare, data_problem, explanation, tally
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
 from tasks.mmneedle.task_names import config_of, paper_order
@@ -32,11 +35,10 @@ from tasks.mmneedle.view_hooks import (  # noqa: F401 (`harness view` reads a be
     viewer_row,
 )
 
-SCALE = 1  # scores are proportions (0-1); `harness report` shows them as percentages beside the others
 DPI = 150  # the heat maps' cell labels stay legible
 
 
-def section(model: str, data: Any, out_dir: Path) -> list[str]:
+def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.model_results.ModelResults`); figures are
     written to `out_dir`."""
     lines = table(data) + beside_paper(model, data)
@@ -70,7 +72,7 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------- table
 
 
-def _value(entry: dict[str, Any] | None, metric: str) -> str:
+def _value(entry: TaskEntry | None, metric: str) -> str:
     if not entry or f"{metric},none" not in entry:
         return ""
     value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
@@ -79,11 +81,11 @@ def _value(entry: dict[str, Any] | None, metric: str) -> str:
     return f"{100 * value:.1f} ± {100 * stderr:.1f}" if isinstance(stderr, float) else f"{100 * value:.1f}"
 
 
-def _scored(data: Any, task: str) -> str:
+def _scored(data: ModelResults, task: str) -> str:
     return str(data.counters(task).get("n_scored", "")) if task in data.results else ""
 
 
-def table(data: Any) -> list[str]:
+def table(data: ModelResults) -> list[str]:
     """The paper's layout: per config, positives' existence (with the share of well-formed answers beside
     it), index, exact (and individual accuracies for K > 1) and negatives' existence, in percent ± standard
     error."""
@@ -151,7 +153,7 @@ PAPER_MODELS = {
 PAPER_SAMPLES = {1: 1000, 2: 100, 5: 100}
 
 
-def paper_model_for(model: str, data: Any) -> str | None:
+def paper_model_for(model: str, data: ModelResults) -> str | None:
     """The paper's name of a run's model, from its name or checkpoint (`HuggingFaceM4/idefics2-8b` is IDEFICS2-8B)."""
     squashed = [re.sub(r"[^a-z0-9]", "", name.lower()) for name in run_names(model, data)]
     return next((paper for paper, keys in PAPER_MODELS.items() if any(k in n for k in keys for n in squashed)), None)
@@ -171,7 +173,7 @@ def load_paper_results() -> dict[tuple[str, int, int, int, str, str], float | No
         }
 
 
-def beside_paper(model: str, data: Any) -> list[str]:
+def beside_paper(model: str, data: ModelResults) -> list[str]:
     """Our exact accuracy (positives) and existence accuracy (negatives) beside the paper's for its model, with the
     verdict per cell and the count per table."""
     paper_model = paper_model_for(model, data)
@@ -224,7 +226,7 @@ def _percent(value: Any) -> float | None:
 # ------------------------------------------------------------------------------------- cell heat maps
 
 
-def cell_panels(data: Any) -> list[Panel]:
+def cell_panels(data: ModelResults) -> list[Panel]:
     """A panel for every positive config with N > 1 (N = 1 has a single cell), in the paper's order."""
     panels = []
     for task in data.results:
@@ -232,7 +234,8 @@ def cell_panels(data: Any) -> list[Panel]:
         if not config or config[3] != "pos" or config[1] == 1:
             continue
         one = panel(*config[:3], (data.breakdowns.get(task) or {}).get("exact_acc_by_cell") or {})
-        one.samples, one.exact = _scored(data, task), data.results[task].get("exact_acc,none")
+        exact = data.results[task].get("exact_acc,none")  # "N/A" where it is NaN
+        one.samples, one.exact = _scored(data, task), exact if isinstance(exact, int | float) else None
         panels.append(one)
     return sorted(panels, key=lambda p: paper_order(p.m, p.n, p.k))
 
@@ -250,3 +253,7 @@ def depth_series(breakdowns: dict[str, Any]) -> dict[int, dict[tuple[int, int], 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+# Scores on proportions (0-1), which `harness report` shows as percentages beside the others.
+REPORT_HOOKS = ReportHooks(scale=1, headline_metrics=headline_metrics)

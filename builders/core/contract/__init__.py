@@ -2,8 +2,10 @@
 
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
-`manifest` (what a folder holds), `reading` (a build's images, read in place) and `json_numbers` (JSON read so that
-an integer too long for Python is one error naming its field). It imports nothing else of the project
+`manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by `json_shape`), `paths`
+(which paths a release or manifest may name), `reading` (a build's images, read in place), `json_numbers` (JSON
+read so that an integer too long for Python is one error naming its field) and `hub_cache` (a Hub cache's files
+verified before use). It imports nothing else of the project
 and no torch; `datasets`, pyarrow and Pillow only inside the functions that need them, so importing it
 costs nothing.
 
@@ -35,6 +37,7 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 
 from builders.core.contract.hub_cache import HubCacheError, read_ref, verified_blob
 from builders.core.contract.json_numbers import TooManyDigits, int_problem, int_text_problem, loads_json
+from builders.core.contract.json_shape import Problem, Rule, describe, kind_of, shape_problem
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
     BUILD_COMMAND,
@@ -44,11 +47,20 @@ from builders.core.contract.manifest import (
     data_files,
     file_sha256,
     manifest_image_storage,
+    read_checked_manifest,
     read_manifest,
-    relative_path_problem,
     split_files,
     write_manifest,
 )
+from builders.core.contract.manifest_schema import (
+    BuildManifest,
+    ConfigFiles,
+    ImageTableEntry,
+    ManifestFile,
+    is_build_manifest,
+    manifest_problem,
+)
+from builders.core.contract.paths import relative_path_problem
 from builders.core.contract.reading import (
     ROW_GROUP_CACHE_BYTES,
     ImageTable,
@@ -85,6 +97,12 @@ from builders.core.contract.schema import (
 
 __all__ = [
     "BUILD_COMMAND",
+    "BuildManifest",
+    "ConfigFiles",
+    "ImageTableEntry",
+    "ManifestFile",
+    "Problem",
+    "Rule",
     "EMBEDDED",
     "HUB_PREFIX",
     "ID",
@@ -116,20 +134,26 @@ __all__ = [
     "check_features",
     "check_image_storage",
     "data_files",
+    "describe",
     "file_sha256",
     "image_table",
     "image_table_features",
     "image_tokens",
     "int_problem",
     "int_text_problem",
+    "is_build_manifest",
+    "kind_of",
     "load_images",
     "loads_json",
     "manifest_image_storage",
+    "manifest_problem",
+    "read_checked_manifest",
     "parse_hub_location",
     "read_manifest",
     "read_ref",
     "relative_path_problem",
     "row_features",
+    "shape_problem",
     "smart_resize",
     "split_files",
     "verified_blob",

@@ -6,40 +6,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 from collections.abc import Mapping
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from builders.core.contract.json_numbers import TooManyDigits, loads_json
+from builders.core.contract.manifest_schema import (
+    MANIFEST_FORMAT,
+    BuildManifest,
+    ManifestFile,
+    is_build_manifest,
+    manifest_problem,
+)
 from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG
 
 MANIFEST_NAME = "build_manifest.json"
-MANIFEST_FORMAT = "mmlongeval-build/1"
 # The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
 # and --quiet (absent for a build made through the Python API): how to add configs to it.
 BUILD_COMMAND = "build_command"
-
-
-def relative_path_problem(name: object, folder: str = "release") -> str | None:
-    """Why `name` is not a file path relative to a `folder` that stays inside it, judged by its letters alone
-    (absolute, a `..` leading out after normalisation, a NUL byte, empty), or None: the rule both a builder
-    reading the paths a release names and the harness reading the paths a manifest names apply. A backslash is a
-    separator to whoever made the files on Windows, so the path is judged both ways."""
-    if not isinstance(name, str) or not name:
-        return f"expected a relative file path, got {name!r}"
-    if "\x00" in name:
-        return f"path {name!r} holds a NUL byte"
-    for spelling in {name, name.replace("\\", "/")}:
-        if spelling.startswith("/") or (len(spelling) > 1 and spelling[1] == ":" and spelling[0].isalpha()):
-            return f"path {name!r} is absolute; a {folder} names its files relative to its own folders"
-        normal = posixpath.normpath(spelling)
-        if normal == ".." or normal.startswith("../"):
-            return f"path {name!r} leads out of the {folder} (through '..')"
-    if posixpath.normpath(name) == ".":
-        return f"expected a file path, got {name!r}"
-    return None
 
 
 class ManifestError(ValueError):
@@ -58,6 +43,20 @@ def read_manifest(folder: str | Path) -> dict[str, Any] | None:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
     return manifest
+
+
+def read_checked_manifest(folder: str | Path) -> tuple[BuildManifest | None, str | None]:
+    """(the folder's manifest, None) when it has one of the right shape (`manifest_schema`), else (None, what is
+    wrong, in one line naming the file and the field)."""
+    try:
+        manifest = read_manifest(folder)
+    except ManifestError as err:
+        return None, str(err)
+    if manifest is None:
+        return None, f"no build manifest ({MANIFEST_NAME}), so nothing says what its files should hold"
+    if not is_build_manifest(manifest):
+        return None, f"{Path(folder) / MANIFEST_NAME}: {manifest_problem(manifest)}"
+    return manifest, None
 
 
 def write_manifest(folder: str | Path, manifest: Mapping[str, Any]) -> Path:
@@ -108,8 +107,9 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
     return chosen or None
 
 
-def data_files(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every data file a build consists of (`{"path", "num_bytes", "sha256"}`), configs then image table."""
+def data_files(manifest: Mapping[str, Any]) -> list[ManifestFile]:
+    """Every data file a build consists of, configs then image table (of a manifest not checked yet, what it lists
+    where a `BuildManifest` has them)."""
     files = [entry for _, info in sorted(manifest.get("configs", {}).items()) for entry in info.get("files", [])]
     table = manifest.get("image_table")
     if isinstance(table, Mapping):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args
 
 IMAGE_PLACEHOLDER = "<image>"
 
@@ -19,9 +19,10 @@ NUM_IMAGES = "num_images"
 TEXT_TOKENS = "text_tokens"
 IMAGE_TOKENS = "image_tokens"
 
-EMBEDDED = "embedded"
-SHARED = "shared"
-IMAGE_STORAGES = (EMBEDDED, SHARED)
+ImageStorage = Literal["embedded", "shared"]
+EMBEDDED: ImageStorage = "embedded"
+SHARED: ImageStorage = "shared"
+IMAGE_STORAGES: tuple[ImageStorage, ...] = get_args(ImageStorage)
 
 
 def row_features(image_storage: str = EMBEDDED) -> dict[str, Any]:

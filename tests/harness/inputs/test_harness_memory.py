@@ -98,7 +98,7 @@ class RowsWatcher(Model):
 
 def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) -> None:
     from harness.models.screen_model import ScreenModel
-    from harness.run_arguments import run_parser
+    from harness.run_arguments import parse_options
     from harness.run_plan import plan_run
     from harness.running.runner import Runner, RunOptions
     from harness.running.screen_only import screen_tasks
@@ -113,7 +113,7 @@ def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) 
         "--data_dir",
         str(data_dir),
     ]
-    plan = plan_run(run_parser().parse_args(argv), argv)
+    plan = plan_run(parse_options(argv), argv)
     first, second = plan.tasks
     assert first.docs is None and second.docs is None  # checked before the model loads, then let go of
     assert (len(first), len(second)) == (12, 12) and second.max_num_images() == 10

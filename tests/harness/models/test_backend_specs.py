@@ -19,7 +19,7 @@ from harness.models.replicas.settings import replica_resources
 from harness.outputs.model_results import load_results
 from harness.outputs.results import model_folder_name
 from harness.requirements import missing_modules, run_needs
-from harness.run_arguments import run_parser
+from harness.run_arguments import parse_options
 
 
 class Judged:
@@ -54,7 +54,7 @@ def _installed(module: str) -> bool:
 def test_device_and_remote_code_reach_the_backends_that_take_them(
     backend: str, device: bool, remote_code: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = run_parser().parse_args(["--tasks", "t", "--model", backend, "--device", "cuda:1", "--trust_remote_code"])
+    args = parse_options(["--tasks", "t", "--model", backend, "--device", "cuda:1", "--trust_remote_code"])
     model_args = apply_compat_flags(args, backend, {})
     assert ("device" in model_args, "trust_remote_code" in model_args) == (device, remote_code)
     err = capsys.readouterr().err
@@ -70,7 +70,7 @@ def test_max_batch_tokens_is_noted_for_a_backend_that_batches_its_own_way(
 
     argv = ["--tasks", "no_such_task", "--model", backend, "--max_batch_tokens", "1000"]
     with pytest.raises(UserError):  # the task is unknown: the note comes before the tasks are looked up
-        plan_run(run_parser().parse_args(argv), argv)
+        plan_run(parse_options(argv), argv)
     assert (f"{backend} batches its own way" in capsys.readouterr().err) == noted
 
 

@@ -318,7 +318,7 @@ def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
-    from harness.execute import make_model
+    from harness.run_models import make_model
     from harness.run_plan import resolve_model
 
     choice = resolve_model("qwen2.5-vl", {"backend": "openai", "base_url": chat_server.base_url})

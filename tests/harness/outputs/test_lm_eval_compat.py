@@ -18,6 +18,8 @@ from lm_eval.utils import (
     make_table,
 )
 
+from harness.running.sample_log import read_sample_log
+
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m10_n1_k2_pos"]
 
 
@@ -60,6 +62,7 @@ def test_lm_eval_reads_our_results_and_sample_logs(tmp_path: Path, data_dir: Pat
     assert not {m for m in metrics if m.startswith("n_") or m in ("sample_len", "aggregation")}
 
     for path in samples:
+        assert len(read_sample_log(Path(path))) == 3  # each line as `SampleLogLine` declares it
         rows = datasets.load_dataset("json", data_files=path, split="train", cache_dir=str(tmp_path / "json_cache"))
         assert rows.num_rows == 3 and rows[0]["filter"] == "none"
         first = rows[0]

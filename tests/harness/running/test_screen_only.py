@@ -12,8 +12,8 @@ import pytest
 
 from builders.milebench.build import build_milebench
 from harness.api import ImagePart
-from harness.execute import run_policies
-from harness.run_arguments import run_parser
+from harness.run_arguments import parse_options
+from harness.run_models import run_policies
 from harness.run_plan import plan_run
 from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
 
@@ -42,15 +42,18 @@ def empty_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
     """(task, sample id) -> the screen's verdict, for a `harness ... --screen_only` command line."""
     args = [str(a) for a in argv]
-    plan = plan_run(run_parser().parse_args(args), args)
+    plan = plan_run(parse_options(args), args)
     model = screen_model(plan.model.backend, plan.model.args)
     policies = run_policies(plan)
     chosen = policies if policies.by_task else None
-    return {
-        (task.name, v.sample_id): v
-        for task in plan.tasks
-        for v in screen_task(model, task, plan.gen_kwargs, plan.seed, plan.shard, chosen)
-    }
+    found = {}
+    for task in plan.tasks:
+        with task.rows():  # the plan checked every task's rows, then let go of them
+            for v in screen_task(
+                model, task, plan.options.gen_kwargs, plan.options.sampling_seed, plan.options.shard, chosen
+            ):
+                found[(task.name, v.sample_id)] = v
+    return found
 
 
 def table_row(out: str, task: str) -> list[str]:

@@ -1,0 +1,161 @@
+"""A task's rows and their life: read (verified) and `process_docs`'d, counted, let go of, and held again for the
+span of a block (`rows`). A task's documents are read only while its rows are held: nothing reads the whole split
+again behind its caller's back.
+
+Documents are read without their image columns; each request's images are `ImageRef`s whose `load` copies one image's
+bytes out of its Parquet row group when the batch that holds it runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from harness.config.task_config import TaskConfig
+from harness.config.yaml_loader import FunctionRef
+from harness.errors import TaskConfigError, UserError
+from harness.inputs.data import LoadedDataset, load_task_dataset
+from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
+from harness.running.rows_left_out import RowsLeftOut, rows_left_out
+from harness.running.task_hooks import call_hook
+
+
+class TaskRows:
+    """The rows of one task (see the module's docstring)."""
+
+    def __init__(self, config: TaskConfig, metadata: dict[str, Any], hooks: dict[str, Callable[..., Any]]) -> None:
+        self.config = config
+        self.name = config.task
+        self.metadata = metadata
+        self.hooks = hooks
+        self.data: LoadedDataset | None = None
+        self.docs: datasets.Dataset | None = None
+        self.n_original = 0
+        self.left_out: RowsLeftOut | None = None  # rows its metadata leaves out of a build that holds more
+        self._images: list[ImageColumn | SharedImageColumn] = []
+        self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
+        self._doc_view: datasets.Dataset | None = None
+        self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
+        self._docs_count = 0
+        self._most_images: int | None = None
+        self._token_figures = False
+
+    def load(
+        self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
+    ) -> None:
+        """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
+        `--limit` (first N docs, or a fraction)."""
+        self.data = load_task_dataset(self.config, data_dir, trust_unverified)
+        docs = self.data.dataset
+        if "process_docs" in self.hooks:
+            try:
+                docs = call_hook(self.hooks["process_docs"], docs, metadata=self.metadata)
+            except (ValueError, KeyError) as err:  # e.g. a --metadata value the hook rejects
+                raise UserError(f"task {self.name!r}: process_docs: {err}") from None
+            if not isinstance(docs, datasets.Dataset):
+                raise TaskConfigError(f"{self.config.source}:1: process_docs must return a datasets.Dataset")
+        self.n_original = len(docs)
+        hook = self.hooks.get("process_docs")
+        self.left_out = rows_left_out(hook, self.data.dataset, self.metadata, len(docs), call_hook)
+        if limit is not None:
+            count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
+            docs = docs.select(range(min(count, len(docs))))
+        self.docs = docs
+        self._hook_columns = None
+        visual = self.config.doc_to_visual
+        columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
+        self._images = [self.data.image_column(docs, c, self.name) for c in columns]
+        hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
+        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
+        self._loaded_with = (data_dir, limit, trust_unverified)
+        self._docs_count = len(docs)
+        self._most_images = self._count_most_images()
+        self._token_figures = "text_tokens" in docs.column_names and "image_tokens" in docs.column_names
+
+    def unload(self) -> None:
+        """Let go of the rows, keeping what is known of them (how many, the most images of one, the data's
+        description); they are read again, verified again, when next held (`rows`). A run loads every task up front
+        to check its data, then holds the rows of the task it is running only, so that its memory does not grow with
+        the rows of all its tasks."""
+        if self.data is not None:
+            self.data = replace(self.data, dataset=None, split=None)
+        self.docs = self._doc_view = None
+        self._images, self._hook_columns = [], None
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what it freed unless told
+
+    @contextmanager
+    def rows(self) -> Iterator[None]:
+        """The rows for the span of the block: read again where `unload` let go of them, and let go of again after."""
+        if self._doc_view is not None or self._loaded_with is None:
+            yield
+            return
+        self.reload()
+        try:
+            yield
+        finally:
+            self.unload()
+
+    def reload(self) -> None:
+        """The rows read again (verified again) where `unload` let go of them, held until the next `unload`."""
+        if self._doc_view is None and self._loaded_with is not None:
+            self.load(*self._loaded_with)
+
+    def _view(self) -> datasets.Dataset:
+        """The documents, while the rows are held; reading them otherwise is a mistake of the caller's, said."""
+        if self._doc_view is None:
+            how = "load() it first" if self._loaded_with is None else "read them inside `with task.rows():`"
+            raise RuntimeError(f"task {self.name!r}: its rows are not held: {how}")
+        return self._doc_view
+
+    def __len__(self) -> int:
+        return self._docs_count
+
+    def doc(self, doc_id: int) -> dict[str, Any]:
+        return self._view()[doc_id]
+
+    def iter_docs(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        yield from enumerate(self._view())
+
+    @staticmethod
+    def sample_id(doc_id: int, doc: dict[str, Any]) -> str:
+        return str(doc.get("id", doc_id))
+
+    @property
+    def image_columns(self) -> list[ImageColumn | SharedImageColumn]:
+        """Readers of the columns `doc_to_visual` names, while the rows are held."""
+        return self._images
+
+    def image_cells(self, doc_id: int) -> dict[str, Any]:
+        """The document's image columns as `Image(decode=False)` gives them, for a `doc_to_visual` hook."""
+        assert self.docs is not None and self.data is not None
+        if self._hook_columns is None:
+            self._hook_columns = [self.data.image_column(self.docs, c, self.name) for c in self.data.image_columns]
+        return {column.column: column.value(doc_id) for column in self._hook_columns}
+
+    def max_num_images(self) -> int | None:
+        """The largest image count of any evaluated document, without decoding an image: the rows'
+        `num_images` column, else the image columns' list lengths; None when a `doc_to_visual` hook
+        decides (it would have to run for every row). Counted when the rows are loaded."""
+        return self._most_images if self._loaded_with is not None else None
+
+    def _count_most_images(self) -> int | None:
+        if self.docs is None or len(self.docs) == 0:
+            return 0 if self.docs is not None else None
+        if "num_images" in self.docs.column_names and not isinstance(self.config.doc_to_visual, FunctionRef):
+            return int(max((n for n in self.docs["num_images"] if n is not None), default=0))
+        if "doc_to_visual" in self.hooks:
+            return None
+        return max(sum(column.count(doc_id) for column in self._images) for doc_id in range(len(self.docs)))
+
+    @property
+    def has_token_figures(self) -> bool:
+        """Whether rows carry the builder's token counts, so context limits can be checked."""
+        return self._token_figures

@@ -1,0 +1,137 @@
+"""MMLongBench's numbers as `harness report` sets them out: ours per category (and Avg) and per dataset at each
+length, from a model's results, with their standard errors; the paper's sample counts behind each number; and which
+of the paper's models a run is (its checkpoint's name)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from harness.outputs.model_results import ModelResults
+from harness.outputs.results_file import TaskEntry
+from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
+
+LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
+ROWS = [*CATEGORIES, AVERAGE]
+# The paper's table order: VRAG, NIAH (MM-NIAH text before image), ICL, Summ, DocVQA.
+DATASET_ORDER = [
+    d for item in CATEGORIES.values() for member in item for d in (member if isinstance(member, tuple) else (member,))
+]
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def paper_model_for(*names: str, models: Iterable[str] | None = None) -> str | None:
+    """The paper's name of a model given its run name(s) (alias, checkpoint path or id), or None.
+
+    A checkpoint matches a paper model (one of `models`, default the 46 of Figures 22-26) when, ignoring case
+    and punctuation, its last path part starts with the paper's name; the longest such name wins
+    (`Qwen2-VL-72B-Instruct` is `Qwen2-VL-72B`, not `-7B`).
+    """
+    candidates = [_squash(Path(n.rstrip("/")).name) for n in names if n]
+    best: str | None = None
+    for paper in paper_models(load_paper_results()) if models is None else models:
+        key = _squash(paper)
+        if any(c.startswith(key) for c in candidates) and (best is None or len(key) > len(_squash(best))):
+            best = paper
+    return best
+
+
+def metric_value(entry: TaskEntry | None, metric: str = "score") -> float | None:
+    value = (entry or {}).get(f"{metric},none")
+    return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
+
+
+def category_scores(data: ModelResults) -> dict[tuple[str, str], float | None]:
+    """(category or Avg, length) -> our score where the run has that group (None: N/A)."""
+    out: dict[tuple[str, str], float | None] = {}
+    for length in LENGTHS:
+        for category in CATEGORIES:
+            name = f"mmlongbench_{category.lower()}_{length}"
+            if name in data.groups:
+                out[(category, length)] = metric_value(data.groups[name])
+        if f"mmlongbench_{length}" in data.groups:
+            out[(AVERAGE, length)] = metric_value(data.groups[f"mmlongbench_{length}"])
+    return out
+
+
+def dataset_scores(data: ModelResults) -> dict[tuple[str, str], tuple[float | None, str]]:
+    """(dataset, length) -> (our paper-metric value, the metric) for every MMLongBench leaf task run."""
+    out: dict[tuple[str, str], tuple[float | None, str]] = {}
+    for task, entry in data.results.items():
+        match = re.fullmatch(r"mmlongbench_[a-z]+_(\w+)_(\d+k)", task)
+        if not match:
+            continue
+        metric = "score" if "score,none" in entry else "rougeLsum_f1"
+        out[(match.group(1), match.group(2))] = (metric_value(entry, metric), metric)
+    return out
+
+
+# The paper's samples per dataset at each length (App. D: 100 sampled per dataset, times its depths or
+# permutations; 50 per MM-NIAH (T) and (I) file): 4,050 per length. A category's: the sum over its datasets.
+PAPER_SAMPLES = {
+    "infoseek": 300,
+    "viquae": 600,
+    "vh_single": 600,
+    "vh_multi": 300,
+    "mmniah_ret_text": 300,
+    "mmniah_ret_image": 300,
+    "mmniah_count_text": 150,
+    "mmniah_count_image": 150,
+    "mmniah_reason_text": 150,
+    "mmniah_reason_image": 300,
+    "stanford_cars": 100,
+    "food101": 100,
+    "sun397": 100,
+    "inat2021": 100,
+    "govreport": 100,
+    "multilexsum": 100,
+    "mmlongbench_doc": 100,
+    "longdocurl": 100,
+    "slidevqa": 100,
+}
+NO_SUMM = "Avg. (no Summ)"  # the mean of the four categories a run without the judge has: not the paper's Avg
+
+
+def _members(category: str) -> list[str]:
+    return [d for member in CATEGORIES[category] for d in (member if isinstance(member, tuple) else (member,))]
+
+
+def paper_samples(row: str) -> int | None:
+    """The paper's samples behind a dataset's, a category's or Avg's number at one length."""
+    if row in PAPER_SAMPLES:
+        return PAPER_SAMPLES[row]
+    if row in CATEGORIES:
+        return sum(PAPER_SAMPLES[d] for d in _members(row))
+    if row in (AVERAGE, NO_SUMM):
+        return sum(paper_samples(c) or 0 for c in CATEGORIES if row == AVERAGE or c != "Summ")
+    return None
+
+
+def metric_stderr(entry: TaskEntry | None, metric: str = "score") -> float | None:
+    return metric_value(entry, f"{metric}_stderr")
+
+
+def category_stderrs(data: ModelResults) -> dict[tuple[str, str], float | None]:
+    """(category or Avg, length) -> the standard error of our score, as the group recorded it."""
+    out: dict[tuple[str, str], float | None] = {}
+    for length in LENGTHS:
+        for category in CATEGORIES:
+            out[(category, length)] = metric_stderr(data.groups.get(f"mmlongbench_{category.lower()}_{length}"))
+        out[(AVERAGE, length)] = metric_stderr(data.groups.get(f"mmlongbench_{length}"))
+    return out
+
+
+def no_summ_average(values: dict[tuple[str, str], float | None], length: str) -> float | None:
+    """The mean of VRAG, NIAH, ICL and DocVQA at one length, where all four have a value."""
+    found = [values.get((c, length)) for c in CATEGORIES if c != "Summ"]
+    known = [v for v in found if v is not None]
+    return None if len(known) < len(found) else sum(known) / len(known)
+
+
+def category_of(dataset: str) -> str:
+    return next((c.lower() for c in CATEGORIES if dataset in _members(c)), "")
