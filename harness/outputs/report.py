@@ -291,8 +291,8 @@ def write_report(
 
     matplotlib.use("Agg")  # report plots are files: no display
     out_dir = out_dir or results_dir
+    models = load_results(results_dir)  # before the folder is made: a mistyped path leaves nothing behind
     out_dir.mkdir(parents=True, exist_ok=True)
-    models = load_results(results_dir)
     _trust_only_given_tasks(models, include_paths)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch:

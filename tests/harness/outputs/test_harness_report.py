@@ -184,6 +184,12 @@ def test_report_on_a_folder_without_results(tmp_path: Path, harness) -> None:
     assert run.code == 2 and "no results_*.json" in run.err
 
 
+def test_report_on_a_mistyped_folder_creates_nothing(tmp_path: Path, harness) -> None:
+    run = harness("report", tmp_path / "resluts")
+    assert run.code == 2 and "no results_*.json" in run.err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_report_hooks_of_a_folder_a_results_file_names_run_only_when_given(
     tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
 ) -> None:
