@@ -106,7 +106,7 @@ class GenerationSettings:
     def __post_init__(self) -> None:
         """Every setting checked when made, so a bad one stops the run before any sample, naming it."""
 
-        def number(value: Any) -> bool:
+        def number(value: object) -> bool:
             return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
         checks = (

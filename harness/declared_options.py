@@ -107,7 +107,7 @@ class Flag:
 
 
 def option(
-    default: Any,
+    default: object,
     help: str,
     *,
     group: str | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -269,7 +269,7 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
     return 0
 
 
-def _report_run(task_results: list[TaskResult], stats: dict[str, Any], shard: Shard | None) -> None:
+def _report_run(task_results: list[TaskResult], stats: Mapping[str, object], shard: Shard | None) -> None:
     """What the table does not say: resumed samples, refusals and failures, tokens, cache use."""
     for r in task_results:
         if r.changed:

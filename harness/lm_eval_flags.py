@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +76,7 @@ def read_seeds(value: object) -> Seeds:
     return (first, seeds[1], seeds[2], seeds[3])
 
 
-def _shown(text: Any) -> str:
+def _shown(text: object) -> str:
     """A value quoted in a message, cut to 40 characters."""
     text = str(text)
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text):,} characters)"
@@ -310,7 +310,7 @@ def recorded_flags(options: LmEvalOptions, seeds: Seeds) -> dict[str, Any]:
     }
 
 
-def show_configs(configs: dict[str, Any]) -> str:
+def show_configs(configs: Mapping[str, object]) -> str:
     """`--show_config`: each task's config as YAML, under its name (lm-eval prints them after its table)."""
     import yaml
 

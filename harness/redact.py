@@ -48,7 +48,7 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def redact_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
+def redact_mapping(values: Mapping[str, object]) -> dict[str, Any]:
     """A copy with every secret-named value (at any depth) replaced by `<redacted>`, and every URL's credentials,
     whatever their length."""
     out: dict[str, Any] = {}
@@ -64,7 +64,7 @@ def redact_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _strings(values: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def _strings(values: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     for key, value in values.items():
         if isinstance(value, Mapping):
             yield from _strings(value)
@@ -95,7 +95,7 @@ def basic_auth_tokens(text: str) -> list[str]:
     return tokens
 
 
-def secret_values(values: Mapping[str, Any]) -> list[str]:
+def secret_values(values: Mapping[str, object]) -> list[str]:
     """The values of secret-named entries (at any depth), longest first."""
     found = [value for key, value in _strings(values) if is_secret_name(key)]
     return _longest_first(found)
@@ -105,7 +105,7 @@ def _longest_first(values: Iterable[str]) -> list[str]:
     return sorted(set(values), key=lambda value: (-len(value), value))
 
 
-def collect_secrets(values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[str]:
+def collect_secrets(values: Mapping[str, object], environ: Mapping[str, str] | None = None) -> list[str]:
     """Every secret of a run: secret-named arguments, URL credentials (and the basic-auth tokens they become)
     in arguments and in the environment, secret-named environment variables. Longest first."""
     found = set(secret_values(values))
@@ -241,7 +241,7 @@ def scrub(text: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def dumps(value: Any, **kwargs: Any) -> str:
+def dumps(value: object, **kwargs: Any) -> str:
     """`json.dumps(value, **kwargs)` (`default=str`), scrubbed: how every JSON the harness writes is made. A lone
     surrogate (a server's `"\\ud800"`, a journal's) stays the JSON escape it came as, so the text encodes as UTF-8."""
     kwargs.setdefault("default", str)

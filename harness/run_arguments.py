@@ -28,6 +28,7 @@ from harness.errors import UserError
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
 if TYPE_CHECKING:
+    from builders.core import contract
     from harness.running.sharding import Shard
 
 __all__ = ["GROUPS", "TOKEN_BUDGET_BATCH_SIZE", "EvaluationOptions", "parse_options", "positive_int", "run_parser"]
@@ -82,28 +83,29 @@ def _shard(value: Any) -> Shard | None:
         raise UserError(str(err)) from None
 
 
-def _json_object(value: Any) -> dict[str, Any]:
+def _json_object(value: Any) -> dict[str, contract.JsonValue]:
     """`--metadata`: a JSON object's text, or a dict (of what JSON holds)."""
     from builders.core import contract
 
-    if isinstance(value, Mapping):
+    if isinstance(value, Mapping):  # parsed from its JSON text: a copy holding only what JSON holds
         try:
-            return dict(contract.loads_json(json.dumps(dict(value))))
+            parsed = contract.loads_json(json.dumps(dict(value)))
         except contract.TooManyDigits as err:
             raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
         except (TypeError, ValueError) as err:
             raise UserError(f"--metadata: not JSON ({err})") from None
-    if not value:
+    elif not value:
         return {}
-    try:
-        parsed = contract.loads_json(value)
-    except contract.TooManyDigits as err:
-        raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
-    except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
-        raise UserError(f"--metadata: not valid JSON ({err})") from None
-    except RecursionError:
-        raise UserError("--metadata: not valid JSON (nested too deeply to read)") from None
-    if not isinstance(parsed, dict):
+    else:
+        try:
+            parsed = contract.loads_json(value)
+        except contract.TooManyDigits as err:
+            raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
+        except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
+            raise UserError(f"--metadata: not valid JSON ({err})") from None
+        except RecursionError:
+            raise UserError("--metadata: not valid JSON (nested too deeply to read)") from None
+    if not isinstance(parsed, dict):  # a mapping's copy always is one
         raise UserError(f"--metadata: expected a JSON object, got {type(parsed).__name__}")
     return parsed
 

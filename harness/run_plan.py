@@ -10,7 +10,7 @@ every argument and every task's data are checked before a model is loaded, so a 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,7 +111,7 @@ def _set_verbosity(level: str | None) -> None:
             logging.getLogger(name).setLevel(level)
 
 
-def _check_gen_kwargs(gen_kwargs: dict[str, Any]) -> None:
+def _check_gen_kwargs(gen_kwargs: Mapping[str, object]) -> None:
     """--gen_kwargs checked on their own, before any task: the message names the flag, not a task."""
     from harness.api import GenerationSettings
 

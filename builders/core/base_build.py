@@ -27,11 +27,11 @@ from builders.core.release_paths import relative_name, release_path
 CONFIGS_KEY = "configs"  # the request field that lists a build's configs; every other field must match
 
 
-def without_configs(request: Mapping[str, Any]) -> dict[str, Any]:
+def without_configs(request: Mapping[str, object]) -> dict[str, Any]:
     return {key: value for key, value in request.items() if key != CONFIGS_KEY}
 
 
-def extends(existing_request: Any, request: Mapping[str, Any]) -> bool:
+def extends(existing_request: object, request: Mapping[str, object]) -> bool:
     """Whether a build made with `existing_request` can take the configs of `request` (the same build but
     for the configs it lists)."""
     return (

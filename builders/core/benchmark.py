@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the registry itself imports no build code: `builders list` 
 NOT_BENCHMARKS = frozenset({"core"})
 
 
-def rows_built(info: Mapping[str, Any]) -> str:
+def rows_built(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows"
 
 
@@ -48,7 +48,7 @@ class Benchmark:
     def configs(self) -> Mapping[str, str]:
         return self.config_lines
 
-    def describe_config(self, name: str, info: Mapping[str, Any]) -> str:
+    def describe_config(self, name: str, info: Mapping[str, object]) -> str:
         return self.describe(info)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from datasets import Features
 
@@ -64,6 +63,6 @@ class ImageTableWriter:
         self._store.close()
 
 
-def _image_digest(row: Mapping[str, Any]) -> bytes:
+def _image_digest(row: Mapping[str, object]) -> bytes:
     """An image table row's identity: its sha256 (which covers the bytes) and size."""
     return f"{row['sha256']} {row['width']} {row['height']}\n".encode()

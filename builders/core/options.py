@@ -42,7 +42,7 @@ class Flag:
 
 
 def option(
-    default: Any,
+    default: object,
     help: str,
     *,
     metavar: str | None = None,

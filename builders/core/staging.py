@@ -16,6 +16,7 @@ import re
 import secrets
 import shlex
 import shutil
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def environment() -> dict[str, str]:
     return versions
 
 
-def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+def describe_difference(old: Mapping[str, object], new: Mapping[str, object]) -> str:
     keys = sorted(set(old) | set(new))
     if any(old.get(k) != new.get(k) for k in keys if k != "configs"):
         keys = [k for k in keys if k != "configs"]  # configs alone can be added to a build: not the difference

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from builders.core.benchmark import Benchmark
 from builders.locovqa.build import LocoVqaBuild
 from builders.locovqa.configs import CONFIGS, TASK_TITLES, parse_config
 
 
-def _describe(info: Mapping[str, Any]) -> str:
+def _describe(info: Mapping[str, object]) -> str:
     failed = f", {info['failed_rows']} failed" if info.get("failed_rows") else ""
     return f"{info['rows']} rows{failed}"
 

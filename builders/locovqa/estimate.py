@@ -35,7 +35,7 @@ IMAGE_SECONDS = 0.002
 JPEG_MAX_SIDE = 65_500  # libjpeg's largest image side
 
 
-def spread(items: Sequence[Any], count: int) -> list[Any]:
+def spread(items: Sequence[object], count: int) -> list[Any]:
     """At most `count` of `items`, evenly spaced (the first included): a sample that is the same every time."""
     if len(items) <= count:
         return list(items)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from builders.core.benchmark import Benchmark
 from builders.milebench.build import MileBenchBuild
@@ -16,7 +15,7 @@ def _config_line(name: str) -> str:
     return f"{cfg.subset.task_id:<4} {cfg.subset.name:<24} {how:<15} {cfg.subset.samples} rows"
 
 
-def _describe(info: Mapping[str, Any]) -> str:
+def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"
 
 

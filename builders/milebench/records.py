@@ -52,7 +52,7 @@ class PlannedRow:
         return image_quantity_level(len(self.source_images))
 
 
-def check_meta(meta: Mapping[str, Any], cfg: Config, where: str) -> list[str]:
+def check_meta(meta: Mapping[str, object], cfg: Config, where: str) -> list[str]:
     """The instruction list; the release's question type must send the subset to its Table 6 scorer."""
     instructions = meta.get("task_instruction")
     if not isinstance(instructions, list) or not instructions or not all(isinstance(i, str) for i in instructions):
@@ -69,7 +69,7 @@ def check_meta(meta: Mapping[str, Any], cfg: Config, where: str) -> list[str]:
     return instructions
 
 
-def _field(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...], what: str, where: str) -> Any:
+def _field(record: Mapping[str, object], name: str, kind: type | tuple[type, ...], what: str, where: str) -> Any:
     value = record.get(name)
     if not isinstance(value, kind) or isinstance(value, bool):
         raise BuildError(f"{where}: '{name}' must be {what}, got {value!r}"[:400])

@@ -58,7 +58,7 @@ def _fill(loader: str, context: str, question: str) -> str:
     return ABLATION_TEMPLATES[loader].format(context=context, question=question)
 
 
-def assemble_text_rag(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_text_rag(row: Mapping[str, object], where: str) -> Assembled:
     context = join_passages(field_of(row, "ctxs", where, list), where, PASSAGE_TEMPLATE)
     return Assembled(
         _fill("text_rag", context, field_of(row, "original_question", where, str)), [], gold_of(row, where, "text")
@@ -74,7 +74,7 @@ def _doc_ids(items: list[Any], key: str, where: str) -> list[Any]:
         ) from None
 
 
-def assemble_vrag_occlusion(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_vrag_occlusion(row: Mapping[str, object], where: str) -> Assembled:
     ctxs = field_of(row, "ctxs", where, list)
     gold = set(_doc_ids(field_of(row, "positive_ctxs", where, list), "positive_ctxs", where))
     negatives = [c for c, doc_id in zip(ctxs, _doc_ids(ctxs, "ctxs", where), strict=True) if doc_id not in gold]
@@ -86,7 +86,7 @@ def assemble_vrag_occlusion(row: Mapping[str, Any], where: str) -> Assembled:
     )
 
 
-def assemble_text_docqa(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_text_docqa(row: Mapping[str, object], where: str) -> Assembled:
     pages = field_of(row, "page_list", where, list)
     texts = field_of(row, "page_text_list", where, list)
     if len(pages) != len(texts) or not all(isinstance(v, str) for v in (*pages, *texts)):  # the loader asserts it

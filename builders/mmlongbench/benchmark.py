@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from builders.core.benchmark import Benchmark
 from builders.mmlongbench.build import MMLongBenchBuild
@@ -25,7 +24,7 @@ def _config_lines() -> dict[str, str]:
     }
 
 
-def _describe(info: Mapping[str, Any]) -> str:
+def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"
 
 

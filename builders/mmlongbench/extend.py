@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,7 +235,7 @@ class Extender:
     def _measure(self, where: str) -> Callable[[dict[str, Any]], int]:
         assemble = ASSEMBLERS[self.cfg.leaf.loader]
 
-        def measure(row: dict[str, Any]) -> int:
+        def measure(row: Mapping[str, object]) -> int:
             return self._tokens(assemble(row, where), where)
 
         return measure
@@ -369,7 +369,7 @@ def _left_padding(units: list[tuple[int, str]]) -> list[str]:
     return [page for doc in reversed(docs) for page in doc]
 
 
-def _passage_text(passage: Any) -> str:
+def _passage_text(passage: object) -> str:
     if isinstance(passage, dict):
         return f"{passage.get('title', '')} {passage.get('text', '')}"
     return str(passage)

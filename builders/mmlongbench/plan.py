@@ -44,7 +44,7 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
     return row
 
 
-def _id_of(row: Mapping[str, Any], where: str) -> Any:
+def _id_of(row: Mapping[str, object], where: str) -> Any:
     if "id" not in row:
         raise BuildError(f"{where}: missing field 'id'")
     value = row["id"]
@@ -73,7 +73,7 @@ def plan_config(
         raise BuildError(f"{cfg.file}: the release file holds no rows (config {cfg.name} reads it)")
 
 
-def _where(cfg: Config, number: int, row_id: Any = None) -> str:
+def _where(cfg: Config, number: int, row_id: object = None) -> str:
     return f"{cfg.file}:{number}" + (f" (id {row_id!r})" if row_id is not None else "")
 
 

@@ -64,7 +64,7 @@ def jsonl_rows(release: Release, relpath: str) -> Iterator[dict[str, Any]]:
     return (row for _, row in numbered_rows(release, relpath))
 
 
-def passage_key(passage: Any) -> Hashable:
+def passage_key(passage: object) -> Hashable:
     if isinstance(passage, dict):
         return passage.get("doc_id") or (str(passage.get("title")), str(passage.get("text")))
     return json.dumps(passage, sort_keys=True)

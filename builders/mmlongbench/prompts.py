@@ -68,7 +68,7 @@ class RowFormatError(BuildError):
     pass
 
 
-def field_of(row: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
+def field_of(row: Mapping[str, object], key: str, where: str, kind: type | tuple[type, ...] | None = None) -> Any:
     if key not in row:
         raise RowFormatError(f"{where}: missing field {key!r} (fields: {', '.join(sorted(row)) or 'none'})")
     value = row[key]
@@ -82,7 +82,7 @@ def field_of(row: Mapping[str, Any], key: str, where: str, kind: type | tuple[ty
 DOCQA_FORMATS = ("Integer", "Float", "String", "None", "List")
 
 
-def gold_of(row: Mapping[str, Any], where: str, kind: str) -> Any:
+def gold_of(row: Mapping[str, object], where: str, kind: str) -> Any:
     """The row's `answer`, checked to be what its official scorer reads, so a malformed gold fails the build
     (naming the row) instead of crashing or silently scoring 0 in a run.
 
@@ -112,7 +112,7 @@ def _fill(loader: str, context: str, question: str) -> str:
     return USER_TEMPLATES[loader].format(context=context, question=question)
 
 
-def _passages(row: Mapping[str, Any], where: str, template: str | None) -> str:
+def _passages(row: Mapping[str, object], where: str, template: str | None) -> str:
     return join_passages(field_of(row, "ctxs", where, list), where, template)
 
 
@@ -126,14 +126,14 @@ def join_passages(ctxs: list[Any], where: str, template: str | None) -> str:
         ) from None
 
 
-def _strings(row: Mapping[str, Any], key: str, where: str) -> list[str]:
+def _strings(row: Mapping[str, object], key: str, where: str) -> list[str]:
     value = field_of(row, key, where, list)
     if not all(isinstance(v, str) for v in value):
         raise RowFormatError(f"{where}: field {key!r} should be a list of image paths (strings)")
     return list(value)
 
 
-def assemble_vrag(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_vrag(row: Mapping[str, object], where: str) -> Assembled:
     question = IMAGE_PLACEHOLDER + field_of(row, "question", where, str)
     image = field_of(row, "image", where, str)
     return Assembled(
@@ -141,7 +141,7 @@ def assemble_vrag(row: Mapping[str, Any], where: str) -> Assembled:
     )
 
 
-def assemble_vh(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_vh(row: Mapping[str, object], where: str) -> Assembled:
     images = _strings(row, "ctxs", where)
     context = "\n".join([IMAGE_PLACEHOLDER] * len(images))
     return Assembled(_fill("vh", context, field_of(row, "question", where, str)), images, gold_of(row, where, "text"))
@@ -162,7 +162,7 @@ def assemble_mmniah_text(row: Mapping[str, Any], where: str) -> Assembled:
     )
 
 
-def assemble_mmniah_image_count(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_mmniah_image_count(row: Mapping[str, object], where: str) -> Assembled:
     # The counting question already holds the needle images' placeholders.
     images = _strings(row, "image_list", where) + _strings(row, "needle_image_list", where)
     return Assembled(
@@ -172,7 +172,7 @@ def assemble_mmniah_image_count(row: Mapping[str, Any], where: str) -> Assembled
     )
 
 
-def assemble_mmniah_image_mc(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_mmniah_image_mc(row: Mapping[str, object], where: str) -> Assembled:
     choices = _strings(row, "choices_image", where)
     question = field_of(row, "question", where, str)
     question += "".join(f"\n{chr(ord('A') + k)}. {IMAGE_PLACEHOLDER}" for k in range(len(choices)))
@@ -183,7 +183,7 @@ def assemble_mmniah_image_mc(row: Mapping[str, Any], where: str) -> Assembled:
     )
 
 
-def assemble_icl(example: Mapping[str, Any], exemplars: Sequence[Mapping[str, Any]], where: str) -> Assembled:
+def assemble_icl(example: Mapping[str, object], exemplars: Sequence[Mapping[str, Any]], where: str) -> Assembled:
     try:
         context = "\n\n".join(ICL_ITEM_TEMPLATE.format(label=item["id"]) for item in exemplars)
         images = [item["image"] for item in exemplars] + [field_of(example, "image", where, str)]
@@ -210,7 +210,7 @@ def pages_context(paths: list[str], split_index: int, where: str, texts: list[st
         raise RowFormatError(f"{where}: page paths should look like DOC/..page<N>.<ext> (got {paths[:3]}...)") from None
 
 
-def assemble_govreport(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_govreport(row: Mapping[str, object], where: str) -> Assembled:
     images = _strings(row, "image_list", where)
     try:
         reference = "\n\n".join(
@@ -224,7 +224,7 @@ def assemble_govreport(row: Mapping[str, Any], where: str) -> Assembled:
     return Assembled(_fill("govreport", pages_context(images, 1, where), ""), images, reference)
 
 
-def assemble_multilexsum(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_multilexsum(row: Mapping[str, object], where: str) -> Assembled:
     images = _strings(row, "image_list", where)
     return Assembled(
         _fill("multilexsum", pages_context(images, 1, where), ""), images, field_of(row, "summary", where, str)
@@ -241,7 +241,7 @@ class DocQuestion:
     extras: dict[str, Any]
 
 
-def doc_question(row: Mapping[str, Any], where: str) -> DocQuestion:
+def doc_question(row: Mapping[str, object], where: str) -> DocQuestion:
     doc_name = str(field_of(row, "doc_name", where))
     question = DOCQA_QUESTION.format(doc_id=doc_name) + field_of(row, "question", where, str)
     answer = field_of(row, "answer", where)
@@ -255,7 +255,7 @@ def doc_question(row: Mapping[str, Any], where: str) -> DocQuestion:
     )
 
 
-def answer_pages(row: Mapping[str, Any], where: str) -> list[int]:
+def answer_pages(row: Mapping[str, object], where: str) -> list[int]:
     """`ans_page_list`: a list of page numbers (integers, or integers written as text); absent or null is none."""
     pages = row.get("ans_page_list") or []
     if isinstance(pages, list):
@@ -267,7 +267,7 @@ def answer_pages(row: Mapping[str, Any], where: str) -> list[int]:
     )
 
 
-def assemble_docqa(row: Mapping[str, Any], where: str) -> Assembled:
+def assemble_docqa(row: Mapping[str, object], where: str) -> Assembled:
     pages = _strings(row, "page_list", where)
     asked = doc_question(row, where)
     return Assembled(
@@ -301,6 +301,6 @@ def check_placeholders(assembled: Assembled, where: str) -> None:
         )
 
 
-def gold_json(answer: Any) -> str:
+def gold_json(answer: object) -> str:
     """The gold as JSON text: a string, a list of aliases, an integer or a list of counts, as the release has it."""
     return json.dumps(answer, ensure_ascii=False)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from builders.core.benchmark import Benchmark
 from builders.mmneedle.build import MMNeedleBuild
 from builders.mmneedle.configs import CONFIGS
 
 
-def _describe(info: Mapping[str, Any]) -> str:
+def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows ({info['positives']} positive, {info['negatives']} negative)"
 
 

@@ -252,7 +252,7 @@ class OfficialPlanner:
         return RowPlan(sample_id, False, haystack, needles, (NEGATIVE_LOCATION,) * cfg.K)
 
 
-def _is_negative(index: Any) -> bool:
+def _is_negative(index: object) -> bool:
     """An entry's `index` (K = 1: an int; K > 1: a list) says "no needle": -1 everywhere."""
     values = index if isinstance(index, list) else [index]
     return bool(values) and all(v == -1 for v in values)

@@ -116,7 +116,7 @@ class TaskConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready config for the results file (`configs`), functions written as `!function x`."""
 
-        def plain(value: Any) -> Any:
+        def plain(value: object) -> Any:
             if isinstance(value, FunctionRef):
                 return str(value)
             if isinstance(value, MetricSpec):
@@ -258,7 +258,7 @@ def _function_or_none(data: YamlDict, key: str) -> FunctionRef | None:
 AGGREGATE_KEYS = ("metric", "aggregation", "weight_by_size", "members", "filter_list", "as")
 
 
-def _check_aggregate(entry: Any, members: list[str], where: str) -> None:
+def _check_aggregate(entry: object, members: list[str], where: str) -> None:
     """One `aggregate_metric_list` entry: a metric, a known aggregation or `!function`, named members."""
     if not isinstance(entry, dict) or "metric" not in entry:
         raise TaskConfigError(f"{where}: each `aggregate_metric_list` entry needs `metric:`")

@@ -132,7 +132,7 @@ def _manifest_info(manifest: contract.BuildManifest | None, config_name: str | N
     if not manifest:
         return {}
 
-    def scalars(d: Any) -> dict[str, Any]:
+    def scalars(d: object) -> dict[str, Any]:
         return {k: v for k, v in d.items() if not isinstance(v, dict | list)} if isinstance(d, dict) else {}
 
     info: dict[str, Any] = {

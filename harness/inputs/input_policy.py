@@ -51,7 +51,7 @@ class InputPolicy:
         cls,
         keep_last_images: int | None = None,
         image_scale: float | None = None,
-        processor_kwargs: Mapping[str, Any] | None = None,
+        processor_kwargs: Mapping[str, object] | None = None,
         max_image_side: int | None = None,
     ) -> InputPolicy:
         return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())), max_image_side)

@@ -174,7 +174,7 @@ class DataFile:
         except OSError:
             return False
 
-    def check_unchanged(self, _: Any = None) -> None:
+    def check_unchanged(self, _: object = None) -> None:
         """ValueError when the file's bytes changed since they were hashed (they are no longer verified). A file
         replaced or removed on disk is not: the mapping still holds the inode that was hashed. A change of its
         metadata alone (`chmod`, a hard link, `touch`: a new ctime or mtime) has the mapped bytes hashed again,

@@ -27,7 +27,7 @@ from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
 SOURCE_ROW = "__source_row__"
 
 
-def is_image_feature(feature: Any) -> bool:
+def is_image_feature(feature: object) -> bool:
     """An `Image()` feature, or a list of them (the contract's `images`)."""
     return "Image(" in repr(feature)
 

@@ -121,7 +121,7 @@ def model_count(request: Request, model: Model) -> ModelCount:
 
 def fit_to_model(
     request: Request,
-    doc: Mapping[str, Any],
+    doc: Mapping[str, object],
     hook: Callable[..., Truncated | None],
     rule: str,
     model: Model,

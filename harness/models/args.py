@@ -81,7 +81,7 @@ def parse_kv(text: str | None, flag: str = "--model_args") -> dict[str, str]:
     return out
 
 
-def at_least(minimum: int | float, default: Any = None) -> Any:
+def at_least(minimum: int | float, default: object = None) -> Any:
     """A settings field whose numeric model argument must be at least `minimum` (e.g. a context length)."""
     return dataclasses.field(default=default, metadata={MINIMUM: minimum})
 
@@ -101,7 +101,7 @@ def typed(value: str) -> Any:
     return value
 
 
-def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
+def convert(value: str, annotation: object, name: str, backend: str) -> Any:
     """One model argument, from its string, as its field's annotation says."""
     options = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
     if type(None) in options and value.strip().lower() in ("", "none", "null"):
@@ -128,7 +128,7 @@ def convert(value: str, annotation: Any, name: str, backend: str) -> Any:
         raise ValueError(f"{backend} backend: model argument {name}={value!r}: {err}") from None
 
 
-def check_minimum(value: Any, minimum: int | float, name: str, backend: str) -> Any:
+def check_minimum(value: object, minimum: int | float, name: str, backend: str) -> Any:
     """`value`, or a `ValueError` naming the argument when it is a number below `minimum`."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value < minimum:
         need = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
@@ -137,7 +137,7 @@ def check_minimum(value: Any, minimum: int | float, name: str, backend: str) -> 
 
 
 def settings_from_args(
-    cls: type[S], args: Mapping[str, Any], backend: str, aliases: Mapping[str, str] | None = None
+    cls: type[S], args: Mapping[str, object], backend: str, aliases: Mapping[str, str] | None = None
 ) -> S:
     """Build the settings dataclass `cls` from `--model_args` strings; raise `ValueError` naming the argument."""
     hints = typing.get_type_hints(cls)

@@ -31,11 +31,11 @@ class Extra:
     modules: tuple[str, ...]  # the modules it brings that the backend imports
 
 
-def no_gpu(settings: Any) -> float:
+def no_gpu(settings: object) -> float:
     return 0.0
 
 
-def one_cpu(settings: Any) -> float:
+def one_cpu(settings: object) -> float:
     return 1.0
 
 

@@ -62,7 +62,7 @@ def _anyres(
     (`side` features per tile side) without its padding, plus one newline feature per row; OneVision scales
     that part down when it exceeds `max_tiles` tiles."""
 
-    def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
+    def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
         rows, cols = _best_grid(width, height, ((r * tile, c * tile) for r, c in grids))
         rows, cols = rows // tile * side, cols // tile * side
         if width / height > cols / rows:  # wider than the canvas: padded above and below
@@ -113,14 +113,14 @@ def _tiles(tile: int, per_tile: int, names: tuple[str, ...], default_max: int, m
 
 
 def _idefics2(split_by_default: bool) -> ImageRule:
-    def rule(width: int, height: int, settings: Mapping[str, Any]) -> int:
+    def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
         crops = 5 if settings.get("do_image_splitting", split_by_default) else 1  # four quarters and the whole image
         return crops * (64 + 1) + 1  # each crop: a <fake_token_around_image> and 64 perceiver tokens; one closes
 
     return rule
 
 
-def _idefics3(width: int, height: int, settings: Mapping[str, Any]) -> int:
+def _idefics3(width: int, height: int, settings: Mapping[str, object]) -> int:
     """The longest side scaled to 1,456 px (unless do_resize is off; never above it), cut into 364-px tiles of
     169 tokens each plus a global view, with row and tile markers."""
     scale = 1456 / max(width, height)
@@ -132,7 +132,7 @@ def _idefics3(width: int, height: int, settings: Mapping[str, Any]) -> int:
     return 169 + 3 + rows * (cols * (169 + 2) + 1)
 
 
-def _pixtral(width: int, height: int, settings: Mapping[str, Any]) -> int:
+def _pixtral(width: int, height: int, settings: Mapping[str, object]) -> int:
     scale = min(1.0, 1024 / max(width, height))
     rows, cols = math.ceil(height * scale / 16), math.ceil(width * scale / 16)
     return rows * (cols + 1)  # a break token after each row of 16-px patches (the last one ends the image)
@@ -157,7 +157,7 @@ def _phi4(width: int, height: int, settings: Mapping[str, Any]) -> int:
     return 256 * (crops + 1) + 16 * (int(math.isqrt(crops)) + 1) + 1
 
 
-def _gpt4o(width: int, height: int, settings: Mapping[str, Any]) -> int:
+def _gpt4o(width: int, height: int, settings: Mapping[str, object]) -> int:
     """OpenAI's published rule: 85 tokens at detail low; otherwise the image fitted within 2,048 px, its shorter
     side brought down to 768 px, and 170 tokens per 512-px tile on top of the 85."""
     if settings.get("image_detail") == "low":
@@ -168,14 +168,14 @@ def _gpt4o(width: int, height: int, settings: Mapping[str, Any]) -> int:
     return 85 + 170 * math.ceil(width * scale / 512) * math.ceil(height * scale / 512)
 
 
-def _claude(width: int, height: int, settings: Mapping[str, Any]) -> int:
+def _claude(width: int, height: int, settings: Mapping[str, object]) -> int:
     """Anthropic's published rule: the image scaled to at most 1,568 px a side and about 1.15 megapixels, then one
     token per 750 px."""
     scale = min(1.0, 1568 / max(width, height), math.sqrt(1_150_000 / (width * height)))
     return math.ceil(int(width * scale) * int(height * scale) / 750)
 
 
-def _gemini(width: int, height: int, settings: Mapping[str, Any]) -> int:
+def _gemini(width: int, height: int, settings: Mapping[str, object]) -> int:
     """Google's published rule for Gemini 2: 258 tokens for an image at most 384 px a side, else 258 per 768-px
     tile."""
     if width <= 384 and height <= 384:
@@ -276,7 +276,7 @@ def family_of(*names: str | None) -> Family | None:
 
 
 def estimated_prompt_tokens(
-    request: Request, family: Family | None, max_pixels: int | None, settings: Mapping[str, Any] | None = None
+    request: Request, family: Family | None, max_pixels: int | None, settings: Mapping[str, object] | None = None
 ) -> int:
     """A request by its family's rule: the rows' text tokens (the build's tokenizer, no chat template) + each image
     at the size it is scaled to (`max_pixels`), with the request's processor settings over `settings`; the rows'

@@ -50,7 +50,7 @@ def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"
 
 
-def default_context_length(config: Any) -> int | None:
+def default_context_length(config: object) -> int | None:
     """The context an `hf` run gets when none is given: the text model's `max_position_embeddings`."""
     text_config = getattr(config, "text_config", None) or config
     return getattr(text_config, "max_position_embeddings", None)

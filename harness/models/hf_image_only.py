@@ -30,7 +30,11 @@ def without_video(processor_class: type[Any]) -> type:
         )
 
     def __init__(
-        self: Any, image_processor: Any = None, tokenizer: Any = None, chat_template: Any = None, **kwargs: Any
+        self: object,
+        image_processor: object = None,
+        tokenizer: object = None,
+        chat_template: object = None,
+        **kwargs: Any,
     ) -> None:
         processor_class.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
 

@@ -33,7 +33,7 @@ LLAVA_LLAMA_2_SYSTEM = (
 IMAGE = object()  # an image's place in `_split_like_format_chat`
 
 
-def _split_like_format_chat(parts: Sequence[Any]) -> list[Any]:
+def _split_like_format_chat(parts: Sequence[object]) -> list[Any]:
     """A turn's parts as the wrappers' `format_chat` splits a prompt (`re.split(r'(<image>)', text)`): text and
     images alternating, text first and last, an empty text where two images meet or an image starts or ends the turn
     (some templates render an empty text part: Idefics' "User: " for a turn that starts with text, LLaVA's space)."""

@@ -9,7 +9,6 @@ baselines) stands in itself: it loads nothing to count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from harness.api import Model, ModelFacts, Request, Response
 from harness.models.families import Family, estimated_prompt_tokens
@@ -70,7 +69,7 @@ def by_family(
     family: Family | None,
     why: str,
     *,
-    settings: Mapping[str, Any] | None = None,
+    settings: Mapping[str, object] | None = None,
     context_length: int | None = None,
     context_note: str = "",
     max_images: int | None = None,

@@ -82,7 +82,7 @@ def _source_digest(module: str) -> str:
         return "unknown"  # no source to read: the arguments and matplotlib's version still key the file
 
 
-def _unchanged(entry: Any, key: str, path: Path) -> bool:
+def _unchanged(entry: object, key: str, path: Path) -> bool:
     """Whether the last report wrote `path` from the same content and its bytes are still those it wrote."""
     return isinstance(entry, dict) and entry.get("key") == key and entry.get("sha256") == _file_digest(path)
 

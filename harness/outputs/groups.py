@@ -30,11 +30,11 @@ from harness.errors import UserError, first_line
 from harness.outputs.results_file import AggregationRule, GroupAggregation
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
-def member_score(name: str, entry: Mapping[str, Any] | None, metric: str, n_scored: int) -> MemberScore:
+def member_score(name: str, entry: Mapping[str, object] | None, metric: str, n_scored: int) -> MemberScore:
     """A member's score for `metric` from its results entry (task or group); N/A values read as NaN."""
     if not entry or f"{metric},none" not in entry:
         return MemberScore(name, math.nan, math.nan, 0)
@@ -56,7 +56,7 @@ def aggregate(spec: Mapping[str, Any], scores: Sequence[MemberScore]) -> tuple[f
 
 
 def _aggregate_group(
-    group: str, metric: str, spec: Mapping[str, Any], scores: Sequence[MemberScore]
+    group: str, metric: str, spec: Mapping[str, object], scores: Sequence[MemberScore]
 ) -> tuple[float, float]:
     """`aggregate`, where a group's own `!function` that raises (or returns no number) is one line naming the group,
     the metric and the function, as a task's own aggregation is (`harness.running.task_aggregation`)."""

@@ -211,7 +211,7 @@ def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
     return found
 
 
-def write_journal(path: Path, task: str, parts: Mapping[str, Any], records: Sequence[SampleRecord]) -> None:
+def write_journal(path: Path, task: str, parts: Mapping[str, object], records: Sequence[SampleRecord]) -> None:
     """Write a journal in `harness.running.journal`'s format (header fingerprint recomputed)."""
     first = make_header(task, dict(parts))
     digest = first["fingerprint"]
@@ -268,7 +268,7 @@ class JournalOnlyModel(Model):
 
     name = "merged"
 
-    def __init__(self, identity: Mapping[str, Any]) -> None:
+    def __init__(self, identity: Mapping[str, object]) -> None:
         self._identity = dict(identity)
 
     @classmethod

@@ -18,7 +18,7 @@ UNKNOWN = "not recorded"
 NONE = "none"  # recorded, and there was none (a run without --limit)
 
 
-def limit_text(run: Mapping[str, Any]) -> str | None:
+def limit_text(run: Mapping[str, object]) -> str | None:
     """A run's `--limit` (a count, or a fraction below 1) as the user typed it; `NONE` for a run without one, None
     where the run config does not say (results of older versions)."""
     if "limit" not in run:
@@ -134,7 +134,7 @@ class DataOrigin:
         return ", ".join(parts)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     return UNKNOWN if value is None else str(value)
 
 

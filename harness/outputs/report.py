@@ -19,9 +19,8 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
@@ -39,7 +38,7 @@ from harness.outputs.run_provenance import provenance_opening
 PERCENT = 100  # the one scale of the numbers the report sets side by side
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) and not math.isnan(value) else str(value)
 
 
@@ -98,7 +97,7 @@ def _union(models: list[ModelResults]) -> ModelResults:
     return union
 
 
-def _first_metric(entry: dict[str, Any]) -> list[str]:
+def _first_metric(entry: Mapping[str, object]) -> list[str]:
     return [metric for metric, _, _ in metric_items(entry)][:1]
 
 
@@ -125,7 +124,7 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     return rows
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None

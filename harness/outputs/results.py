@@ -17,7 +17,7 @@ import math
 import platform
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, cast
@@ -213,11 +213,11 @@ def build_results(
     return out
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def metric_items(entry: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
     """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results."""
     for key, value in entry.items():
         if "," in key and "_stderr," not in key:

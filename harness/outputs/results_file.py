@@ -196,7 +196,7 @@ ResultsFile = TypedDict(
 )
 
 
-def results_file_problem(data: Any) -> str | None:
+def results_file_problem(data: object) -> str | None:
     """What keeps `data` (a parsed results file) from being a `ResultsFile`, or None."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {contract.kind_of(data)}"
@@ -204,7 +204,7 @@ def results_file_problem(data: Any) -> str | None:
     return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
 
 
-def is_results_file(data: Any) -> TypeGuard[ResultsFile]:
+def is_results_file(data: object) -> TypeGuard[ResultsFile]:
     return results_file_problem(data) is None
 
 
@@ -215,7 +215,7 @@ def strict_number(value: float) -> float | str:
     return value
 
 
-def _strict(value: Any) -> Any:
+def _strict(value: object) -> object:
     """`value` with every NaN or infinity (a breakdown's, a group's) written as `strict_number` writes it."""
     if isinstance(value, float):
         return strict_number(value)

@@ -65,11 +65,11 @@ LM_EVAL_FLAGS = ("device", "use_cache", "bootstrap_iters", "num_fewshot", "log_s
 TASKS_NAMED = 3  # tasks named beside a count before "..."
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A recorded value as a reader wants it: `none` for null or empty, JSON for structures."""
     if value is None or value == {} or value == []:
         return NONE
@@ -95,7 +95,7 @@ def _date(results: Mapping[str, Any]) -> str:
         return when
 
 
-def _by_value(per_task: Iterable[tuple[str, Any]]) -> list[tuple[str, list[str]]]:
+def _by_value(per_task: Iterable[tuple[str, object]]) -> list[tuple[str, list[str]]]:
     """Tasks grouped by an equal value (its JSON text), in first-met order."""
     groups: dict[str, list[str]] = {}
     for task, value in per_task:
@@ -148,7 +148,7 @@ def _model(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _settings(run: dict[str, Any]) -> list[str]:
+def _settings(run: Mapping[str, object]) -> list[str]:
     lines = [
         f"- **seed**: {_text(run.get('seed'))}; **--gen_kwargs**: `{_text(run.get('gen_kwargs'))}`; "
         f"**--limit**: {limit_text(run) or UNKNOWN}; **shard**: {_text(run.get('shard'))}",

@@ -26,12 +26,12 @@ def check_wandb() -> None:
         raise UserError("--wandb_args logs to Weights & Biases, which is not installed: pip install -e '.[wandb]'")
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def metric_rows(
-    entries: dict[str, dict[str, Any]], versions: dict[str, Any], n_shot: dict[str, Any]
+    entries: dict[str, dict[str, Any]], versions: Mapping[str, object], n_shot: Mapping[str, object]
 ) -> list[list[Any]]:
     """The results table's rows: one per task (or group) and scored metric, its stderr beside it."""
     rows = []

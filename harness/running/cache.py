@@ -61,7 +61,7 @@ def input_material(request: Request) -> dict[str, Any]:
     return material
 
 
-def _sha256(material: Mapping[str, Any]) -> str:
+def _sha256(material: Mapping[str, object]) -> str:
     canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -71,12 +71,12 @@ def input_sha256(request: Request) -> str:
     return _sha256(input_material(request))
 
 
-def request_key_material(identity: Mapping[str, Any], request: Request) -> dict[str, Any]:
+def request_key_material(identity: Mapping[str, object], request: Request) -> dict[str, Any]:
     """What the key hashes (exposed for tests and for debugging a surprising miss)."""
     return {"v": KEY_VERSION, "model": dict(identity), **input_material(request)}
 
 
-def request_key(identity: Mapping[str, Any], request: Request) -> str:
+def request_key(identity: Mapping[str, object], request: Request) -> str:
     return _sha256(request_key_material(identity, request))
 
 
@@ -110,7 +110,7 @@ def _encode(response: Response) -> str:
     )
 
 
-def _decode(payload: Any) -> Response | None:
+def _decode(payload: object) -> Response | None:
     """A stored response, or None for a row that is not one (damaged, or written by something else): a miss."""
     try:
         data = json.loads(payload) if isinstance(payload, str | bytes) else None

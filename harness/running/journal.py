@@ -124,11 +124,11 @@ def _said(found: contract.Problem) -> str:
     return f"{found.where} is a {type(found.value).__name__}, not {found.expected}"
 
 
-def identity_parts(parts: dict[str, Any]) -> dict[str, Any]:
+def identity_parts(parts: Mapping[str, object]) -> dict[str, Any]:
     return {k: v for k, v in parts.items() if k not in INFO_PARTS}
 
 
-def fingerprint(parts: dict[str, Any]) -> str:
+def fingerprint(parts: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 
@@ -153,7 +153,7 @@ def make_header(task: str, parts: dict[str, Any]) -> JournalHeader:
     return {"type": "header", "task": task, "fingerprint": fingerprint(parts), "parts": parts}
 
 
-def stamped(task: str, digest: str, record: Mapping[str, Any]) -> SampleRecord:
+def stamped(task: str, digest: str, record: Mapping[str, object]) -> SampleRecord:
     """`record` as a line of the journal of `task` whose fingerprint is `digest` (a record read back keeps its own
     marks, a record merged from shards is given the merged run's: `harness.outputs.merge`)."""
     # the record's own keys, checked where it was read (`record_problem`) or made (`harness.running.sample_records`)

@@ -65,19 +65,19 @@ def mean_by_key(values: Sequence[Sequence[Sequence[Any]]]) -> dict[str, dict[str
     return {k: {"mean": mean(v), "n": len(v), "stderr": mean_stderr(v)} for k, v in groups.items()}
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float)
 
 
-def _is_key(value: Any) -> bool:
+def _is_key(value: object) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
-def _is_pair(value: Any) -> bool:
+def _is_pair(value: object) -> bool:
     return isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value)
 
 
-def _is_breakdown(value: Any) -> bool:
+def _is_breakdown(value: object) -> bool:
     return isinstance(value, list | tuple) and all(
         isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_number(p[1]) for p in value
     )
@@ -85,7 +85,7 @@ def _is_breakdown(value: Any) -> bool:
 
 # What one sample's value must be for each built-in aggregation: (test, the words an error says it expected).
 # A journal line whose value has another shape is not used (`harness.running.sample_store`): its sample runs again.
-SAMPLE_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+SAMPLE_SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "mean": (_is_number, "a number"),
     "sum": (_is_number, "a number"),
     "ratio_of_sums": (_is_pair, "a [numerator, denominator] pair of numbers"),
@@ -93,7 +93,7 @@ SAMPLE_SHAPES: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def sample_value_problem(aggregation: str, value: Any) -> str | None:
+def sample_value_problem(aggregation: str, value: object) -> str | None:
     """Why `value` cannot be one sample's value of a metric aggregated by the built-in `aggregation`, or None
     (None too for an aggregation of a task's own, whose shape only its function knows)."""
     shape = SAMPLE_SHAPES.get(aggregation)
@@ -102,7 +102,7 @@ def sample_value_problem(aggregation: str, value: Any) -> str | None:
     return f"expected {shape[1]} (aggregation {aggregation}), got {_describe(value)}"
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     kind = {
         bool: "a boolean",
         int: "a number",
@@ -129,4 +129,4 @@ def exact_match(target: str, response: str) -> float:
     return float(response.strip() == target.strip())
 
 
-SAMPLE_METRICS: dict[str, Callable[[str, str], Any]] = {"exact_match": exact_match}
+SAMPLE_METRICS: dict[str, Callable[[str, str], float]] = {"exact_match": exact_match}

@@ -30,15 +30,15 @@ class RowsLeftOut:
         return {"scored": self.scored, "held": self.held, "all_with": self.all_with}
 
 
-def without_all_rows(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def without_all_rows(metadata: Mapping[str, object] | None) -> dict[str, Any] | None:
     """`metadata` less `all_rows`, as the task's identity holds it."""
     return None if metadata is None else {k: v for k, v in metadata.items() if k != ALL_ROWS}
 
 
 def rows_left_out(
     process_docs: Callable[..., Any] | None,
-    dataset: Any,
-    metadata: Mapping[str, Any],
+    dataset: object,
+    metadata: Mapping[str, object],
     scored: int,
     call: Callable[..., Any],
 ) -> RowsLeftOut | None:

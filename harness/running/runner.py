@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -139,7 +139,7 @@ class Runner:
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
         return request
 
-    def _fit(self, task: Task, doc: dict[str, Any], request: Request) -> Request:
+    def _fit(self, task: Task, doc: Mapping[str, object], request: Request) -> Request:
         """The request cut by the task's truncation rule where it does not fit the model (`harness.inputs.truncation`)."""
         hook = task.hooks.get("truncation")
         if hook is None:

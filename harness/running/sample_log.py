@@ -62,13 +62,13 @@ def sample_log_name(task: str, date_id: str, suffix: str | None = None) -> str:
     return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
 
 
-def _value(value: Any) -> Any:
+def _value(value: object) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return json.dumps(value, ensure_ascii=False)
 
 
-def sample_line(record: SampleRecord, doc: Mapping[str, Any], settings: Mapping[str, Any]) -> SampleLogLine:
+def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mapping[str, object]) -> SampleLogLine:
     """The sample log's line of a journal record (`harness.running.journal.SampleRecord`) and its document."""
     prompt = str(record.get("prompt") or "")
     target = str(record.get("target") or "")
@@ -108,7 +108,7 @@ def write_sample_log(path: Path, lines: Iterable[SampleLogLine]) -> Path:
     return write_lines(path, (dumps(line, ensure_ascii=False) for line in lines))
 
 
-def sample_log_problem(line: Any) -> str | None:
+def sample_log_problem(line: object) -> str | None:
     """Why a parsed line of a sample log is not a `SampleLogLine`, or None."""
     if not isinstance(line, dict):
         return f"expected a JSON object, got {type(line).__name__}"
@@ -118,7 +118,7 @@ def sample_log_problem(line: Any) -> str | None:
     return f"{found.where}: expected {found.expected}, got {'nothing' if found.missing else repr(found.value)[:60]}"
 
 
-def is_sample_log_line(line: Any) -> TypeGuard[SampleLogLine]:
+def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
     return sample_log_problem(line) is None
 
 

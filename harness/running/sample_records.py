@@ -5,7 +5,7 @@ once scored, and with `--log_samples` what it was asked (the prompt as sent, its
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from harness.api import (
@@ -119,7 +119,7 @@ class RecordBuilder:
         record.update(self.log_fields(task, request, doc))
         return record
 
-    def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: dict[str, Any]) -> SampleRecord:
+    def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
         """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
         return {
             "doc_id": doc_id,
@@ -136,7 +136,7 @@ class RecordBuilder:
         sample_id: str,
         request: Request,
         problem: tuple[Status, str],
-        doc: dict[str, Any],
+        doc: Mapping[str, object],
     ) -> SampleRecord:
         """The record of a request the screen kept from the model (`screen`)."""
         return {
@@ -150,7 +150,7 @@ class RecordBuilder:
         }
 
     @staticmethod
-    def score(task: Task, doc: dict[str, Any], record: SampleRecord) -> SampleRecord:
+    def score(task: Task, doc: Mapping[str, object], record: SampleRecord) -> SampleRecord:
         """The record with its answer's metrics, or failed with the scorer's error."""
         try:
             record["metrics"] = task.score(doc, cast(str, record["response"]))  # a status scored has its answer
@@ -161,7 +161,7 @@ class RecordBuilder:
             record["error"] = f"scoring failed: {type(err).__name__}: {err}"
         return record
 
-    def log_fields(self, task: Task, request: Request | None, doc: dict[str, Any]) -> LoggedFields:
+    def log_fields(self, task: Task, request: Request | None, doc: Mapping[str, object]) -> LoggedFields:
         """What `--log_samples` keeps of a sample in its record: its target and, when it was asked, what it was asked."""
         if not self.log_samples:
             return {}

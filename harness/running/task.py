@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from harness.config.task_config import TaskConfig
@@ -21,7 +22,7 @@ __all__ = ["RowProblem", "Task"]
 
 class Task(TaskRequests):
     def __init__(
-        self, config: TaskConfig, metadata: dict[str, Any] | None = None, system_instruction: str | None = None
+        self, config: TaskConfig, metadata: Mapping[str, object] | None = None, system_instruction: str | None = None
     ) -> None:
         bound = bind_hooks(config)
         super().__init__(config, {**config.metadata, **(metadata or {})}, bound.functions, system_instruction)
@@ -29,7 +30,7 @@ class Task(TaskRequests):
         self.aggregations = bound.aggregations
 
     # --------------------------------------------------------------------------------- scoring
-    def score(self, doc: dict[str, Any], response: str) -> dict[str, Any]:
+    def score(self, doc: Mapping[str, object], response: str) -> dict[str, Any]:
         """The sample's metrics from `process_results` (or the built-in ones): every metric of `metric_list`
         except the judge's, which join later (`harness.running.judge`)."""
         judged = set(self.judge.metrics) if self.judge else set()

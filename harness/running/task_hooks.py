@@ -4,7 +4,7 @@ each metric's aggregation, every one checked before a document is read."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -38,7 +38,7 @@ def _takes_metadata(func: Callable[..., Any]) -> bool:
     return "metadata" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def call_hook(func: Callable[..., Any], *args: Any, metadata: dict[str, Any]) -> Any:
+def call_hook(func: Callable[..., Any], *args: Any, metadata: Mapping[str, object]) -> Any:
     """Call a task hook, passing the task's metadata when the hook accepts a `metadata` argument."""
     return func(*args, metadata=metadata) if _takes_metadata(func) else func(*args)
 

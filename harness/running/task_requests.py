@@ -4,7 +4,7 @@ its token figures, its generation settings), or the `RowProblem` that keeps it f
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -39,14 +39,14 @@ class TaskRequests(TaskRows):
     def __init__(
         self,
         config: TaskConfig,
-        metadata: dict[str, Any],
+        metadata: Mapping[str, object],
         hooks: dict[str, Callable[..., Any]],
         system_instruction: str | None,
     ) -> None:
         super().__init__(config, metadata, hooks)
         self.system_instruction = system_instruction  # --system_instruction: the system turn of every request
 
-    def _render(self, key: str, value: str | FunctionRef | None, doc: dict[str, Any]) -> str | None:
+    def _render(self, key: str, value: str | FunctionRef | None, doc: Mapping[str, object]) -> str | None:
         if value is None:
             return None
         if key in self.hooks:
@@ -61,10 +61,10 @@ class TaskRequests(TaskRows):
                 raise TaskConfigError(f"{self.config.source}:1: task {self.name!r}: `{key}` template: {err}") from None
         return value
 
-    def target(self, doc: dict[str, Any]) -> str:
+    def target(self, doc: Mapping[str, object]) -> str:
         return str(self._render("doc_to_target", self.config.doc_to_target, doc) or "")
 
-    def _image_refs(self, doc_id: int, doc: dict[str, Any]) -> list[ImageRef]:
+    def _image_refs(self, doc_id: int, doc: Mapping[str, object]) -> list[ImageRef]:
         if "doc_to_visual" in self.hooks:
             images = self._hook_images(doc_id)
             return [
@@ -112,7 +112,7 @@ class TaskRequests(TaskRows):
         return self._hook_images(doc_id)[index]
 
     def generation_settings(
-        self, overrides: dict[str, Any] | None = None, seed: int | None = None
+        self, overrides: Mapping[str, object] | None = None, seed: int | None = None
     ) -> GenerationSettings:
         values = dict(self.config.generation_kwargs)
         values.update(overrides or {})

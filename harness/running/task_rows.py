@@ -9,7 +9,7 @@ bytes out of its Parquet row group when the batch that holds it runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +29,9 @@ from harness.running.task_hooks import call_hook
 class TaskRows:
     """The rows of one task (see the module's docstring)."""
 
-    def __init__(self, config: TaskConfig, metadata: dict[str, Any], hooks: dict[str, Callable[..., Any]]) -> None:
+    def __init__(
+        self, config: TaskConfig, metadata: Mapping[str, object], hooks: dict[str, Callable[..., Any]]
+    ) -> None:
         self.config = config
         self.name = config.task
         self.metadata = metadata
@@ -125,7 +127,7 @@ class TaskRows:
         yield from enumerate(self._view())
 
     @staticmethod
-    def sample_id(doc_id: int, doc: dict[str, Any]) -> str:
+    def sample_id(doc_id: int, doc: Mapping[str, object]) -> str:
         return str(doc.get("id", doc_id))
 
     @property

@@ -6,9 +6,9 @@ rule apply afterwards, per model."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import islice
-from typing import Any, TextIO
+from typing import TextIO
 
 from harness.inputs.prompts import prompt_text
 from harness.running.task import RowProblem, Task
@@ -18,7 +18,7 @@ DOCS_PER_TASK = 2
 
 def write_out(
     tasks: Sequence[Task],
-    gen_kwargs: dict[str, Any],
+    gen_kwargs: Mapping[str, object],
     seed: int | None,
     out: TextIO | None = None,
     docs: int = DOCS_PER_TASK,

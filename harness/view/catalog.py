@@ -136,7 +136,7 @@ class Catalog:
         return metrics[0] if metrics else None
 
 
-def hook(module: Any, name: str) -> Any:
+def hook(module: object, name: str) -> Any:
     """A benchmark's optional viewer hook (`SAMPLE_AXES`, `sample_axes`, `SAMPLE_CELLS`, `sample_marks`)."""
     return getattr(module, name, None) if module is not None else None
 

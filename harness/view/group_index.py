@@ -39,7 +39,7 @@ class GroupIndex(SampleIndex):
     def task_of(self, row: int) -> str:
         return self.tasks[int(self.row_task[row])]
 
-    def _by_doc(self, per_doc: np.ndarray, missing: Any) -> np.ndarray:
+    def _by_doc(self, per_doc: np.ndarray, missing: object) -> np.ndarray:
         return np.asarray(per_doc)  # a group's axes are given per row already
 
     def order(

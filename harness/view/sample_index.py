@@ -15,7 +15,7 @@ import json
 import math
 import mmap
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,7 +185,7 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
     return list(names)
 
 
-def _columns_by_arrow(data: Any, end: int, metrics: list[str], lines: int) -> dict[str, list[Any]] | None:
+def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) -> dict[str, list[Any]] | None:
     """The index's fields of every line, parsed by Arrow; None when the reader refuses a line."""
     import pyarrow as pa
     import pyarrow.json as pj
@@ -257,7 +257,7 @@ def read_line(line: bytes) -> Any:
     return value
 
 
-def as_float(value: Any) -> float:
+def as_float(value: object) -> float:
     """A JSON number as a float; NaN for anything else, and for an integer too large for a float."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         return math.nan
@@ -317,7 +317,7 @@ def build_index(path: Path, task: str) -> SampleIndex:
     return index
 
 
-def axis_members(value: Any) -> tuple[str, ...]:
+def axis_members(value: object) -> tuple[str, ...]:
     """An axis value as the filter matches it: a list gives each element; None nothing."""
     if value is None:
         return ()
@@ -328,10 +328,10 @@ def axis_members(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
-def axis_values(values: Sequence[Any]) -> list[tuple[str, ...]]:
+def axis_values(values: Sequence[object]) -> list[tuple[str, ...]]:
     """An axis's values per document as the filter matches them."""
     return [axis_members(value) for value in values]
 
 
-def dumps_record(record: dict[str, Any]) -> str:
+def dumps_record(record: Mapping[str, object]) -> str:
     return json.dumps(record, indent=1, ensure_ascii=False, default=str)

@@ -113,7 +113,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
     )
 
 
-def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: Any) -> tuple[str, dict[str, Any]] | None:
+def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: object) -> tuple[str, dict[str, Any]] | None:
     other = viewer.catalog.task_run(model, run.task) if model else None
     if other is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -15,7 +16,7 @@ def markdown_html(text: str) -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
-def number_text(value: Any) -> str:
+def number_text(value: object) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "N/A"
@@ -56,7 +57,7 @@ def grid_place(key: str) -> tuple[int, int] | None:
     return (row, column) if 1 <= row <= GRID_LIMIT and 1 <= column <= GRID_LIMIT else None
 
 
-def heat_cell(key: str, value: Any) -> dict[str, Any] | None:
+def heat_cell(key: str, value: object) -> dict[str, Any] | None:
     """A breakdown's cell as a heat map draws it (`{"mean": 0.25, "n": 4}`: its percentage, its shade 0-10 and its
     count), or None when the results file holds something else there."""
     mean = value.get("mean") if isinstance(value, dict) else None
@@ -85,16 +86,16 @@ def natural_key(text: str) -> tuple[int, float, str]:
         return (1, 0.0, text)
 
 
-def excerpt(text: Any, limit: int = 160) -> str:
+def excerpt(text: object, limit: int = 160) -> str:
     if not isinstance(text, str):
         return ""
     return text if len(text) <= limit else text[:limit] + "…"
 
 
 def image_marks(
-    marks_hook: Any,
-    doc: dict[str, Any] | None,
-    record: dict[str, Any],
+    marks_hook: object,
+    doc: Mapping[str, object] | None,
+    record: Mapping[str, object],
     model: str,
     siblings: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -117,7 +118,7 @@ def image_marks(
     return out
 
 
-def gold_text(gold: Any) -> str | None:
+def gold_text(gold: object) -> str | None:
     """The gold answer as a reader wants it: a gold the data holds as JSON (MMLongBench's `"Yes"`, a list of
     aliases) without its quotes, one alias a line; any other text as it is."""
     if not isinstance(gold, str):
@@ -133,7 +134,7 @@ def gold_text(gold: Any) -> str | None:
     return gold
 
 
-def metric_rows(value: Any) -> list[tuple[str, str]] | None:
+def metric_rows(value: object) -> list[tuple[str, str]] | None:
     """A metric whose value is a list, as the rows of a small table: a breakdown's `[key, value]` pairs, or the
     parts of a `[numerator, denominator]`; None for a plain value."""
     if not isinstance(value, list) or not value:
@@ -145,7 +146,7 @@ def metric_rows(value: Any) -> list[tuple[str, str]] | None:
     return [(str(position), number_text(item)) for position, item in enumerate(value)]
 
 
-def answer_fields(model: str, record: dict[str, Any]) -> dict[str, Any]:
+def answer_fields(model: str, record: Mapping[str, object]) -> dict[str, Any]:
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
     return {
         "model": model,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +56,11 @@ class Series:
         return bool(self.ys) and bool(self.chance) and sub_chance(self.ys, self.chance)
 
 
-def metric_value(entry: dict[str, Any], metric: str) -> float | None:
+def metric_value(entry: Mapping[str, object], metric: str) -> float | None:
     return _number(entry.get(f"{metric},none"))
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
 
 

@@ -20,8 +20,8 @@ Every aggregate is `strict_mean` of `score`: unweighted, and N/A when any member
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from builders.mmlongbench.leaves import (
     ABLATION_CONFIGS,
@@ -68,7 +68,7 @@ def group(
     (HERE / f"_group_{name}.yaml").write_text(text)
 
 
-def length_groups(length: str, configs: dict[str, Any]) -> None:
+def length_groups(length: str, configs: Mapping[str, object]) -> None:
     """The MM-NIAH pairs, the categories and the average at one length, over the leaves with a config there."""
     category_of = {leaf.dataset: leaf.category for leaf in LEAVES}
     pair_of = {files: pair for pair, files in MMNIAH_PAIRS.items()}

@@ -6,7 +6,7 @@ opens."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
@@ -24,7 +24,9 @@ SAMPLE_AXES = [
 SAMPLE_SIBLINGS = "source_id"
 
 
-def sample_marks(doc: dict[str, Any], response: Any, siblings: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+def sample_marks(
+    doc: Mapping[str, object], response: object, siblings: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """VH's needle images outlined in the haystack. The release does not say which image is the needle (the one
     showing the question's anchor object); it is what moves between the example's rows: the image whose removal
     leaves each other depth's row the same list (VH-Single), else every image that changed place (VH-Multi's
@@ -47,7 +49,7 @@ def sample_marks(doc: dict[str, Any], response: Any, siblings: Sequence[dict[str
     ]
 
 
-def _hashes(doc: dict[str, Any]) -> list[str]:
+def _hashes(doc: Mapping[str, object]) -> list[str]:
     values = doc.get("image_sha256")
     return [str(v) for v in values] if isinstance(values, list) else []
 

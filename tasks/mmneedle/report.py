@@ -215,7 +215,7 @@ def beside_paper(model: str, data: ModelResults) -> list[str]:
     return [*lines, "", tally(verdicts), ""]
 
 
-def _percent(value: Any) -> float | None:
+def _percent(value: object) -> float | None:
     return (
         100 * float(value)
         if isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(value)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -184,7 +185,7 @@ def doc_to_text(doc: dict[str, Any], metadata: dict[str, Any] | None = None) -> 
 UNUSED_COLUMNS = ("haystack_subimages", "haystack_ids", "needle_files", "all_locations")
 
 
-def _select(dataset: datasets.Dataset, positive: bool, metadata: dict[str, Any] | None) -> datasets.Dataset:
+def _select(dataset: datasets.Dataset, positive: bool, metadata: Mapping[str, object] | None) -> datasets.Dataset:
     subset = (metadata or {}).get("subset", "paper")
     if subset not in ("paper", "full"):
         raise ValueError(f"metadata subset must be 'paper' or 'full', got {subset!r}")
@@ -197,12 +198,12 @@ def _select(dataset: datasets.Dataset, positive: bool, metadata: dict[str, Any] 
     return dataset.select(keep).remove_columns([c for c in UNUSED_COLUMNS if c in dataset.column_names])
 
 
-def positives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
+def positives(dataset: datasets.Dataset, metadata: Mapping[str, object] | None = None) -> datasets.Dataset:
     """Positive rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, True, metadata)
 
 
-def negatives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
+def negatives(dataset: datasets.Dataset, metadata: Mapping[str, object] | None = None) -> datasets.Dataset:
     """Negative rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, False, metadata)
 

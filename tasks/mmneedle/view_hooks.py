@@ -24,7 +24,7 @@ SAMPLE_CELLS = {"exact_acc_by_cell": "cell", "exact_acc_by_depth": "depth"}
 _GUESS = re.compile(r"(\d+)\s*,\s*(\d+)\s*,\s*(\d+)")
 
 
-def _needles(values: Any) -> list[int]:
+def _needles(values: object) -> list[int]:
     return [int(v) for v in (values if isinstance(values, list) else [values]) if isinstance(v, int) and v > 0]
 
 

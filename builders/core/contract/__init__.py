@@ -36,7 +36,7 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 """
 
 from builders.core.contract.hub_cache import HubCacheError, read_ref, verified_blob
-from builders.core.contract.json_numbers import TooManyDigits, int_problem, int_text_problem, loads_json
+from builders.core.contract.json_numbers import JsonValue, TooManyDigits, int_problem, int_text_problem, loads_json
 from builders.core.contract.json_shape import Problem, Rule, describe, kind_of, shape_problem
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
@@ -124,6 +124,7 @@ __all__ = [
     "ROW_GROUP_CACHE_BYTES",
     "SHARED",
     "TEXT_TOKENS",
+    "JsonValue",
     "TooManyDigits",
     "TOKEN_RULE",
     "HubCacheError",

@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+from typing import TypeAlias
+
+# What `json.loads` returns: a JSON document, every level of it one of these (a reader narrows before it trusts).
+JsonValue: TypeAlias = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
 
 _PLAIN_KEY = re.compile(r"[\w,.:/-]{1,60}")
 
@@ -58,27 +61,27 @@ class _Unread:
         self.problem = problem
 
 
-def loads_json(text: str | bytes) -> Any:
+def loads_json(text: str | bytes) -> JsonValue:
     """`json.loads(text)`, where an integer of more digits than Python converts raises `TooManyDigits` naming its
     field (other errors are `json.loads`'s own)."""
     unread: list[_Unread] = []
 
-    def parse_int(digits: str) -> Any:
+    def parse_int(digits: str) -> int | _Unread:
         problem = int_text_problem(digits)
         if problem is None:
             return int(digits)
         unread.append(_Unread(problem))
         return unread[-1]
 
-    value = json.loads(text, parse_int=parse_int)
+    value: JsonValue = json.loads(text, parse_int=parse_int)
     if unread:
         raise TooManyDigits(_place(value, unread[0]), unread[0].problem)
     return value
 
 
-def _place(value: Any, target: _Unread) -> str:
+def _place(value: JsonValue, target: _Unread) -> str:
     """The path to `target` inside `value` (`a.b[2]`), walked without recursion: a document may nest deeply."""
-    stack: list[tuple[Any, str]] = [(value, "")]
+    stack: list[tuple[object, str]] = [(value, "")]
     while stack:
         item, where = stack.pop()
         if item is target:

@@ -59,13 +59,13 @@ def read_checked_manifest(folder: str | Path) -> tuple[BuildManifest | None, str
     return manifest, None
 
 
-def write_manifest(folder: str | Path, manifest: Mapping[str, Any]) -> Path:
+def write_manifest(folder: str | Path, manifest: Mapping[str, object]) -> Path:
     path = Path(folder) / MANIFEST_NAME
     path.write_text(json.dumps(manifest, indent=2, sort_keys=False, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
-def manifest_image_storage(manifest: Mapping[str, Any] | None) -> str:
+def manifest_image_storage(manifest: Mapping[str, object] | None) -> str:
     """How a build stores its images (builds older than the field embed them)."""
     contract = (manifest or {}).get("contract")
     return str(contract.get("image_storage", EMBEDDED)) if isinstance(contract, Mapping) else EMBEDDED
@@ -95,14 +95,20 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
         manifest = loads_json(path.read_text())
     except (OSError, ValueError, RecursionError):
         return None
-    entry = manifest.get("image_table") if config == IMAGE_TABLE_CONFIG else manifest.get("configs", {}).get(config)
+    if not isinstance(manifest, dict):  # a manifest that lists nothing: the folder is read through its card
+        return None
+    configs = manifest.get("configs")
+    if config == IMAGE_TABLE_CONFIG:
+        entry = manifest.get("image_table")
+    else:
+        entry = configs.get(config) if isinstance(configs, dict) else None
     files = entry.get("files") if isinstance(entry, Mapping) else None
     if not isinstance(files, list):
         return None
     chosen = [
-        str(Path(folder) / f["path"])
+        str(Path(folder) / name)
         for f in files
-        if isinstance(f, Mapping) and Path(str(f.get("path", ""))).name.startswith(f"{split}-")
+        if isinstance(f, Mapping) and isinstance(name := f.get("path"), str) and Path(name).name.startswith(f"{split}-")
     ]
     return chosen or None
 

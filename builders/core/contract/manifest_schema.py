@@ -92,7 +92,7 @@ class BuildManifest(TypedDict):
     image_table: NotRequired[ImageTableEntry]  # shared storage
 
 
-def manifest_problem(manifest: Any) -> str | None:
+def manifest_problem(manifest: object) -> str | None:
     """What keeps `manifest` (parsed JSON) from being a `BuildManifest`, in one line naming the field
     (`configs.m1.files[0].sha256: expected 64 lowercase hex digits, got None`), or None."""
     if not isinstance(manifest, dict):
@@ -107,5 +107,5 @@ def manifest_problem(manifest: Any) -> str | None:
     return None
 
 
-def is_build_manifest(manifest: Any) -> TypeGuard[BuildManifest]:
+def is_build_manifest(manifest: object) -> TypeGuard[BuildManifest]:
     return manifest_problem(manifest) is None

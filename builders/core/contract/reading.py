@@ -304,14 +304,14 @@ def load_images(
     return out
 
 
-def _hashes(row: Mapping[str, Any]) -> Sequence[str]:
+def _hashes(row: Mapping[str, object]) -> Sequence[str]:
     hashes = row.get(IMAGE_SHA256)
     if not isinstance(hashes, list):
         raise ValueError(f"row {row.get(ID)!r} has neither {IMAGES!r} nor {IMAGE_SHA256!r}")
     return hashes
 
 
-def _as_pil(item: Any) -> Any:
+def _as_pil(item: object) -> Any:
     import io
 
     from PIL import Image

@@ -45,7 +45,7 @@ def row_features(image_storage: str = EMBEDDED) -> dict[str, Any]:
     return features
 
 
-def check_features(features: Mapping[str, Any], image_storage: str, where: str) -> None:
+def check_features(features: Mapping[str, object], image_storage: str, where: str) -> None:
     """Raise `ValueError` naming `where` when `features` lack a contract column or type one differently."""
     expected = row_features(image_storage)
     for name, feature in expected.items():

@@ -171,14 +171,14 @@ def needle_positions(count: int, needles: int, variant: int, variants: int) -> l
     return [round(count * (j + (variant + 0.5) / variants) / needles) for j in range(needles)]
 
 
-def insert_needles(haystack: Sequence[Any], needles: Sequence[Any], positions: Sequence[int]) -> list[Any]:
+def insert_needles(haystack: Sequence[object], needles: Sequence[object], positions: Sequence[int]) -> list[Any]:
     out = list(haystack)
     for needle, position in sorted(zip(needles, positions, strict=True), key=lambda pair: -pair[1]):
         out.insert(position, needle)
     return out
 
 
-def needle_order(needles: Sequence[Any], variant: int) -> list[Any]:
+def needle_order(needles: Sequence[object], variant: int) -> list[Any]:
     orders = list(permutations(range(len(needles))))
     return [needles[k] for k in orders[variant % len(orders)]]
 

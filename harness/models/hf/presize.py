@@ -22,11 +22,11 @@ from PIL import Image
 _OTHER_SIZE_FIELDS = ("longest_edge", "max_height", "max_width", "min_pixels", "max_pixels")
 
 
-def _size_field(size: Any, name: str) -> Any:
+def _size_field(size: object, name: str) -> Any:
     return size.get(name) if isinstance(size, dict) else getattr(size, name, None)
 
 
-def scale_rule(image_processor: Any) -> tuple[int | None, tuple[int, int] | None, int] | None:
+def scale_rule(image_processor: object) -> tuple[int | None, tuple[int, int] | None, int] | None:
     """(shortest edge, (height, width), resample) of an image processor that scales each image that way first;
     None for one that does not (or not in a way this module knows)."""
     if image_processor is None or not getattr(image_processor, "do_resize", False):

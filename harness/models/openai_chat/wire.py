@@ -101,7 +101,7 @@ def parse_body(raw: bytes) -> tuple[Any, str | None]:
         return None, "body is JSON nested too deeply to read"
 
 
-def _flatten_usage(usage: Any, prefix: str = "", depth: int = 0) -> dict[str, int]:
+def _flatten_usage(usage: object, prefix: str = "", depth: int = 0) -> dict[str, int]:
     out: dict[str, int] = {}
     if not isinstance(usage, Mapping) or depth > 4:  # token counts nest a level or two; deeper is not usage
         return out
@@ -115,7 +115,7 @@ def _flatten_usage(usage: Any, prefix: str = "", depth: int = 0) -> dict[str, in
     return out
 
 
-def _content_text(content: Any) -> str | None:
+def _content_text(content: object) -> str | None:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):  # some gateways answer with a list of text parts
@@ -132,7 +132,7 @@ def _content_text(content: Any) -> str | None:
     raise ValueError(f"message.content of type {type(content).__name__}")
 
 
-def error_message(body: Any) -> tuple[str, str | None]:
+def error_message(body: object) -> tuple[str, str | None]:
     """(message, code) from an OpenAI-style error body, or its text; at most 500 characters of each."""
     try:
         message, code = _error_message(body)
@@ -141,7 +141,7 @@ def error_message(body: Any) -> tuple[str, str | None]:
     return message[:500], (code[:500] if code is not None else None)
 
 
-def _error_message(body: Any) -> tuple[str, str | None]:
+def _error_message(body: object) -> tuple[str, str | None]:
     if isinstance(body, Mapping):
         error = body.get("error", body)
         if isinstance(error, Mapping):
@@ -155,7 +155,7 @@ def _error_message(body: Any) -> tuple[str, str | None]:
     return str(body)[:500], None
 
 
-def parse_completion(body: Any) -> Response:
+def parse_completion(body: object) -> Response:
     """One chat-completions body -> Response (refusals and malformed bodies become per-sample errors)."""
     try:
         if not isinstance(body, Mapping):

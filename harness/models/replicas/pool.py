@@ -246,7 +246,7 @@ class RayPool(FrontView):
             slot.busy += 1
             holding[ref] = (unit, slot)
 
-    def _answers(self, ref: Any, unit: _Unit, slot: Slot, pending: deque[_Unit]) -> list[Response] | None:
+    def _answers(self, ref: object, unit: _Unit, slot: Slot, pending: deque[_Unit]) -> list[Response] | None:
         """A batch's responses; None when its replica died holding it (it is queued again, first)."""
         ray = self.cluster.ray
         try:

@@ -41,7 +41,7 @@ def split_pool_args(backend: str, args: Mapping[str, str]) -> tuple[PoolSettings
     return settings_from_args(PoolSettings, mine, backend, aliases=ALIASES), rest
 
 
-def replica_resources(backend: str, front: Any, cluster_gpus: float) -> dict[str, float]:
+def replica_resources(backend: str, front: object, cluster_gpus: float) -> dict[str, float]:
     """What one replica reserves (`BackendSpec.replicas`): its GPUs (`tensor_parallel_size * pipeline_parallel_size`
     for vLLM, 1 for hf unless told `device=cpu`), or, on a cluster without GPUs, its CPUs (hf: its `threads`, else 1)."""
     replicas = backend_spec(backend).replicas

@@ -59,7 +59,7 @@ class PortableCall:
         return _resolved(self.func)(*(_resolved(a) for a in self.args), *more, **self.keywords)
 
 
-def _resolved(value: Any) -> Any:
+def _resolved(value: object) -> Any:
     return value.resolve() if isinstance(value, HookInFile) else value
 
 

@@ -30,7 +30,7 @@ def _load(spec: str) -> Any:
 GREEDY_DECODING = ("repetition_penalty",)
 
 
-def checkpoint_decoding(llm: Any, generation_config: str | None) -> dict[str, Any]:
+def checkpoint_decoding(llm: object, generation_config: str | None) -> dict[str, Any]:
     """The checkpoint's own decoding settings that greedy decoding keeps (a repetition penalty: Qwen2-VL's 1.05), read
     from vLLM's defaults where the engine loaded the checkpoint's generation_config (`generation_config="auto"`);
     explicit `SamplingParams` would otherwise drop them. Its eos tokens vLLM adds to every request itself."""

@@ -142,7 +142,7 @@ def engine_prompt(
     return item
 
 
-def output_result(output: Any) -> dict[str, Any]:
+def output_result(output: object) -> dict[str, Any]:
     """A vLLM `RequestOutput` -> a plain dict (picklable across processes)."""
     completions = getattr(output, "outputs", None) or []
     prompt_ids = getattr(output, "prompt_token_ids", None)

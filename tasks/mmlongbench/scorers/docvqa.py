@@ -47,7 +47,7 @@ _EXACT_MATCH_GOLD = tuple(
 DOCVQA_FORMATS = ("Integer", "Float", "String", "None", "List")
 
 
-def docvqa_clean(value: Any) -> str:
+def docvqa_clean(value: object) -> str:
     """Official `get_docqa_clean_string`: `str(value)`, lowercase, strip, drop every comma, remove
     each suffix of `_DOCVQA_SUFFIXES` once in order (stripping after each), drop one leading and
     one trailing quote, then strip `$`, `£` and `%` runs from both ends (in that order).

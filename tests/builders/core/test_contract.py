@@ -57,6 +57,27 @@ def test_manifest_reader(tmp_path: Path) -> None:
     assert contract.manifest_image_storage({"contract": {"image_storage": "shared"}}) == "shared"
 
 
+@pytest.mark.parametrize(
+    "manifest",
+    [[], "text", None, {"configs": None}, {"configs": []}, {"configs": {"a": {"files": [{"path": 3}, "a/x"]}}}],
+)
+def test_split_files_of_a_manifest_that_lists_nothing_readable_is_none(tmp_path: Path, manifest: object) -> None:
+    """A manifest (JSON) that is not an object, or whose configs or files are of another kind, names no files: the
+    folder is then read through its card, as when it has no manifest, instead of raising AttributeError."""
+    (tmp_path / contract.MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert contract.split_files(tmp_path, "a", "test") is None
+
+
+def test_split_files_lists_a_configs_split(tmp_path: Path) -> None:
+    files = [{"path": "a/test-00000.parquet"}, {"path": "a/train-00000.parquet"}, {"path": "a/test-00001.parquet"}]
+    (tmp_path / contract.MANIFEST_NAME).write_text(json.dumps({"configs": {"a": {"files": files}}}))
+    assert contract.split_files(tmp_path, "a", "test") == [
+        str(tmp_path / "a/test-00000.parquet"),
+        str(tmp_path / "a/test-00001.parquet"),
+    ]
+    assert contract.split_files(tmp_path, "b", "test") is None
+
+
 def _mapped(path: Path):
     import mmap
 
