@@ -30,14 +30,17 @@ class DaemonThreads(Executor):
         self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
         self._workers = workers
         self._threads: list[threading.Thread] = []
-        self._idle = 0
+        self._unfinished = 0  # calls submitted and not yet returned, whether queued or running
         self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
         future: Future[T] = Future()
         self._jobs.put((future, functools.partial(fn, *args, **kwargs)))
         with self._lock:
-            if self._jobs.qsize() > self._idle and len(self._threads) < self._workers:
+            # Counted under the lock with the threads: a thread between taking a call and starting it is never
+            # mistaken for an idle one, so a call never waits while fewer than `workers` threads run.
+            self._unfinished += 1
+            if self._unfinished > len(self._threads) and len(self._threads) < self._workers:
                 thread = threading.Thread(target=self._work, name="harness-view-page", daemon=True)
                 self._threads.append(thread)
                 thread.start()
@@ -45,17 +48,15 @@ class DaemonThreads(Executor):
 
     def _work(self) -> None:
         while True:
-            with self._lock:
-                self._idle += 1
             future, call = self._jobs.get()
-            with self._lock:
-                self._idle -= 1
-            if not future.set_running_or_notify_cancel():
-                continue
             try:
-                future.set_result(call())
+                if future.set_running_or_notify_cancel():
+                    future.set_result(call())
             except BaseException as err:  # handed to the awaiting page, as a thread pool does
                 future.set_exception(err)
+            finally:
+                with self._lock:
+                    self._unfinished -= 1
 
 
 PAGES = DaemonThreads()
