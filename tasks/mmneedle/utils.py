@@ -198,12 +198,12 @@ def _select(dataset: datasets.Dataset, positive: bool, metadata: Mapping[str, ob
     return dataset.select(keep).remove_columns([c for c in UNUSED_COLUMNS if c in dataset.column_names])
 
 
-def positives(dataset: datasets.Dataset, metadata: Mapping[str, object] | None = None) -> datasets.Dataset:
+def positives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
     """Positive rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, True, metadata)
 
 
-def negatives(dataset: datasets.Dataset, metadata: Mapping[str, object] | None = None) -> datasets.Dataset:
+def negatives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
     """Negative rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, False, metadata)
 
