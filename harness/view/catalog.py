@@ -24,6 +24,7 @@ from harness.outputs.results import metric_items
 from harness.outputs.results_file import ResultsFile, read_results_file
 from harness.running.journal import journal_name
 from harness.view.safe_files import contained
+from harness.view.view_hooks_api import ViewHooks, view_hooks_of
 
 NOT_LOADED = "the viewer reads tasks only from the installed task folders and imports no code a results file names"
 
@@ -40,7 +41,7 @@ class TaskRun:
     results_file: Path
     run: Mapping[str, Any]  # the whole results file
     journal: Path
-    hooks: Any  # the benchmark's report module (its viewer hooks), or None
+    hooks: ViewHooks | None  # the `VIEW_HOOKS` of the benchmark's report module, or None without one
     root: Path  # the results folder: every file of the run is opened only inside it
 
     @property
@@ -79,14 +80,19 @@ class Catalog:
         if self.not_loaded:
             warn(f"not loaded: the task folders the results files name ({', '.join(self.not_loaded)}); {NOT_LOADED}")
         self.headline: dict[str, list[tuple[str, str]]] = {}
-        self.hooks: dict[str, dict[str, Any]] = {}  # model -> task or group -> its benchmark's report module
+        # model -> task or group -> the `VIEW_HOOKS` of its benchmark's report module, read once a module
+        self.hooks: dict[str, dict[str, ViewHooks | None]] = {}
+        declared: dict[str, ViewHooks | None] = {}
         for model, data in self.models.items():
             self.headline[model] = headline_rows(data)
             self.hooks[model] = {}
             for section, part in benchmark_sections(data):
                 module = inspect.getmodule(section)
+                key = module.__name__ if module is not None else ""
+                if key not in declared:
+                    declared[key] = view_hooks_of(module) if module is not None else None
                 for name in [*part.results, *part.groups]:
-                    self.hooks[model][name] = module
+                    self.hooks[model][name] = declared[key]
 
     def _read(self, path: Path) -> ResultsFile | None:
         target = contained(self.results_dir, path)
@@ -134,11 +140,6 @@ class Catalog:
         run = self.task_run(model, task)
         metrics = run.metrics() if run else []
         return metrics[0] if metrics else None
-
-
-def hook(module: object, name: str) -> Any:
-    """A benchmark's optional viewer hook (`SAMPLE_AXES`, `sample_axes`, `SAMPLE_CELLS`, `sample_marks`)."""
-    return getattr(module, name, None) if module is not None else None
 
 
 def warn(message: str) -> None:

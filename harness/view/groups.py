@@ -1,5 +1,5 @@
 """A group as the viewer shows it: its member tasks a model has results for, each task's place on the benchmark's
-axes across tasks (its report module's `task_axes`), and the grids those axes draw (`GROUP_GRID`: MMLongBench's
+axes across tasks (its `VIEW_HOOKS.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell the mean of its tasks' headline
 metric on the 0-100 scale, linking to the samples behind it.
 
@@ -16,8 +16,9 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.outputs.report import row_scale, scales, task_index
-from harness.view.catalog import Catalog, hook
+from harness.view.catalog import Catalog
 from harness.view.sample_index import as_float
+from harness.view.view_hooks_api import ViewHooks
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Group:
     model: str
     name: str
     members: list[Member]
-    hooks: Any  # the benchmark's report module (its viewer hooks), or None
+    hooks: ViewHooks | None  # the benchmark's `VIEW_HOOKS`, or None
     axis_order: dict[str, list[str]] = field(default_factory=dict)
 
     def axes(self) -> list[str]:
@@ -100,9 +101,11 @@ def load_group(catalog: Catalog, model: str, name: str) -> Group | None:
     declared = scales(data)
     headline = dict(catalog.headline.get(model, []))
     members = []
-    hooks = next((catalog.hooks[model].get(task) for task in tasks if catalog.hooks[model].get(task)), None)
+    by_task = catalog.hooks[model]
+    hooks = next((found for task in tasks if (found := by_task.get(task)) is not None), None)
     for task in tasks:
-        derive = hook(catalog.hooks[model].get(task), "task_axes")
+        task_hooks = by_task.get(task)
+        derive = task_hooks.task_axes if task_hooks is not None else None
         try:
             axes = {str(k): str(v) for k, v in (derive(task) if callable(derive) else {}).items()}
         except Exception as err:  # a benchmark's naming aid must not lose the page
@@ -110,8 +113,8 @@ def load_group(catalog: Catalog, model: str, name: str) -> Group | None:
             axes = {}
         metric = headline.get(task) or catalog.primary_metric(model, task)
         members.append(Member(task, axes, metric, _percent(data, task, metric, declared)))
-    order = hook(hooks, "AXIS_ORDER")
-    return Group(model, name, members, hooks, dict(order) if isinstance(order, dict) else {})
+    order = hooks.axis_order if hooks is not None else {}
+    return Group(model, name, members, hooks, {str(axis): list(values) for axis, values in order.items()})
 
 
 def _percent(data: Any, task: str, metric: str | None, declared: dict[str, int]) -> float | None:
@@ -126,10 +129,10 @@ def _percent(data: Any, task: str, metric: str | None, declared: dict[str, int])
 
 
 def grids(group: Group) -> list[dict[str, Any]]:
-    """The benchmark's grids of the group (`GROUP_GRID`: rows, columns and facets, each a list of axes): one per
+    """The benchmark's grids of the group (`group_grid`: rows, columns and facets, each a list of axes): one per
     combination of the facets' values, each cell {value, tasks, filters}; none when it declares no grid."""
-    spec = hook(group.hooks, "GROUP_GRID")
-    if not isinstance(spec, dict):
+    spec = group.hooks.group_grid if group.hooks is not None else None
+    if spec is None:
         return []
     rows_on, columns_on, facets_on = (list(spec.get(key) or []) for key in ("rows", "columns", "facets"))
     placed = [m for m in group.members if all(axis in m.axes for axis in (*rows_on, *columns_on, *facets_on))]

@@ -12,14 +12,14 @@ that ran it, or a choice between them).
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import urlencode
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from harness.outputs.report import task_index
-from harness.view.catalog import Catalog, hook
+from harness.view.catalog import Catalog
+from harness.view.view_hooks_api import ViewerRow
 
 MARKS = re.compile(r"(\s*[‡§†*])+$")
 
@@ -87,12 +87,12 @@ class RowPages:
         self.catalog = catalog
         self.known = {n for data in catalog.models.values() for n in (*data.results, *data.groups)}
         self.groups = set(task_index(()).groups)
-        seen: dict[int, Any] = {}
+        seen: dict[int, ViewerRow] = {}  # each benchmark's `VIEW_HOOKS.viewer_row`, in the order first met
         for by_name in catalog.hooks.values():
-            for module in by_name.values():
-                if callable(hook(module, "viewer_row")):
-                    seen.setdefault(id(module), module)
-        self.modules = list(seen.values())
+            for hooks in by_name.values():
+                if hooks is not None and callable(hooks.viewer_row):
+                    seen.setdefault(id(hooks), hooks.viewer_row)
+        self.viewer_rows = list(seen.values())
 
     def url(self, model: str | None, header: list[str], cells: list[str]) -> str | None:
         name = MARKS.sub("", cells[0].split(" · ")[0]).strip()
@@ -108,9 +108,9 @@ class RowPages:
         return "/samples?" + urlencode({k: v for k, v in params.items() if v})
 
     def _benchmark_row(self, header: list[str], cells: list[str]) -> tuple[str, dict[str, str]] | None:
-        for module in self.modules:
+        for viewer_row in self.viewer_rows:
             try:
-                found = module.viewer_row(header, cells)
+                found = viewer_row(header, cells)
             except Exception:  # a benchmark's naming aid must not lose the report page
                 continue
             if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str):

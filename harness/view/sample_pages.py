@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from harness.view import group_pages
-from harness.view.catalog import TaskRun, hook
+from harness.view.catalog import TaskRun
 from harness.view.sample_index import dumps_record
 from harness.view.sample_table import sample_table
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
@@ -42,13 +42,13 @@ def samples(viewer: Viewer, request: Request) -> Response:
 
 
 def _cells(run: TaskRun, wanted: dict[str, str]) -> list[dict[str, Any]]:
-    """The results' breakdowns the benchmark maps onto an axis (`SAMPLE_CELLS`), each a grid whose cells link to
+    """The results' breakdowns the benchmark maps onto an axis (`sample_cells`), each a grid whose cells link to
     their samples: MMNeedle's accuracy per needle cell and per depth. A cell the results file holds in another shape
     is left out."""
     out = []
     breakdowns = run.run.get("breakdowns")
     breakdowns = breakdowns.get(run.task) if isinstance(breakdowns, dict) else None
-    for name, axis in (hook(run.hooks, "SAMPLE_CELLS") or {}).items():
+    for name, axis in (run.hooks.sample_cells if run.hooks is not None else {}).items():
         found = breakdowns.get(name) if isinstance(breakdowns, dict) else None
         cells = {k: cell for k, v in found.items() if (cell := heat_cell(k, v))} if isinstance(found, dict) else {}
         if not cells:
@@ -79,8 +79,8 @@ def sample(viewer: Viewer, request: Request) -> Response:
     others = [m for m in viewer.catalog.models_with(run.task) if m != run.model]
     versus = _versus(viewer, request.query_params.get("vs", ""), run, record.get("sample_id"))
     doc = data.doc(doc_id)
-    marks_hook = hook(run.hooks, "sample_marks")
-    column = hook(run.hooks, "SAMPLE_SIBLINGS")
+    marks_hook = run.hooks.sample_marks if run.hooks is not None else None
+    column = run.hooks.sample_siblings if run.hooks is not None else None
     siblings = data.siblings(doc_id, column) if isinstance(column, str) else None
     marks = image_marks(marks_hook, doc, record, run.model, siblings)
     columns = [(run.model, record)]

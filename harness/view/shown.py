@@ -100,7 +100,7 @@ def image_marks(
     siblings: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The benchmark's marks on the prompt's images (`sample_marks`: MMNeedle's gold cell and the model's guess,
-    LoCoVQA's question image, MMLongBench VH's needle); `siblings`, the documents its `SAMPLE_SIBLINGS` column
+    LoCoVQA's question image, MMLongBench VH's needle); `siblings`, the documents its `sample_siblings` column
     relates to this one, for a hook that reads them."""
     if not callable(marks_hook) or doc is None:
         return []

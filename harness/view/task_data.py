@@ -22,9 +22,10 @@ from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
-from harness.view.catalog import TaskRun, hook
+from harness.view.catalog import TaskRun
 from harness.view.safe_files import open_regular
 from harness.view.sample_index import axis_values
+from harness.view.view_hooks_api import NO_VIEW_HOOKS
 
 SHA256_HEX = frozenset("0123456789abcdef")
 
@@ -189,18 +190,18 @@ class TaskData:
         return task
 
     def axes(self) -> dict[str, list[tuple[str, ...]]]:
-        """The benchmark's axes (`SAMPLE_AXES` / `sample_axes` of its report module), each a tuple of values per
+        """The benchmark's axes (`sample_axes` / `sample_axes_of` of its `VIEW_HOOKS`), each a tuple of values per
         document; the image count when it declares none; nothing when the data cannot be read. Read once."""
         if self._axes is None:
             task = self.task()
             self._axes = {}
             if task is not None and task.docs is not None:
-                module = self.run.hooks
-                declared = hook(module, "SAMPLE_AXES") or [("images", "num_images")]
+                hooks = self.run.hooks or NO_VIEW_HOOKS
+                declared = hooks.sample_axes or [("images", "num_images")]
                 docs = task.docs
                 wanted = [column for _, column in declared if column in docs.column_names]
                 columns = docs.select_columns(wanted).to_dict() if wanted else {}
-                derive = hook(module, "sample_axes")
+                derive = hooks.sample_axes_of
                 found = (
                     dict(derive(self.run.task, columns))
                     if callable(derive)

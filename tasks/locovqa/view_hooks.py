@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.view.view_hooks_api import ViewHooks
 from tasks.locovqa.series import LEAF, SERIES
 
 # The sample table's axes (build columns).
@@ -63,3 +64,13 @@ def viewer_row(header: list[str], cells: list[str]) -> tuple[str, dict[str, str]
         return None
     mode = cells[1].strip() if len(header) > 1 and header[1] == "mode" and len(cells) > 1 else ""
     return "locovqa", {"source": source, **({"mode": mode} if mode in ("cmp", "int") else {})}
+
+
+VIEW_HOOKS = ViewHooks(
+    sample_axes=SAMPLE_AXES,
+    sample_marks=sample_marks,
+    task_axes=task_axes,
+    group_grid=GROUP_GRID,
+    axis_order=AXIS_ORDER,
+    viewer_row=viewer_row,
+)

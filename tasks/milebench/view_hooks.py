@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from builders.milebench.subsets import SUBSETS, TASK_IDS
+from harness.view.view_hooks_api import ViewHooks
 
 SETS = {"": "test", "_combined": "combined", "_adv": "adversarial"}  # task name suffix -> the set it runs
 _BY_KEY = {subset.key: subset for subset in SUBSETS}
@@ -58,3 +59,13 @@ def viewer_row(header: list[str], cells: list[str]) -> tuple[str, dict[str, str]
     named = re.fullmatch(r".+ \((\w+)\)", label)
     chosen = named.group(1) if named and header[0] == "" else label if header[0].startswith("image-count") else None
     return ("milebench_all", {"set": chosen}) if chosen is not None and chosen in SETS.values() else None
+
+
+VIEW_HOOKS = ViewHooks(
+    sample_axes=SAMPLE_AXES,
+    sample_axes_of=sample_axes,
+    task_axes=task_axes,
+    group_grid=GROUP_GRID,
+    axis_order=AXIS_ORDER,
+    viewer_row=viewer_row,
+)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.view.view_hooks_api import ViewHooks
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 
 # The sample table's axes (build columns).
@@ -91,3 +92,18 @@ def viewer_row(header: list[str], cells: list[str]) -> tuple[str, dict[str, str]
     if header[0] == "ablation" and re.fullmatch(r"\w+", label):
         return "mmlongbench_ablation", {"dataset": label}
     return None
+
+
+VIEW_HOOKS = ViewHooks(
+    sample_axes=SAMPLE_AXES,
+    sample_marks=sample_marks,
+    sample_siblings=SAMPLE_SIBLINGS,
+    task_axes=task_axes,
+    group_grid=GROUP_GRID,
+    axis_order=AXIS_ORDER,
+    viewer_row=viewer_row,
+)
+# The ablation report's (`ablation_report`): its sets hold no VH rows, so no needle to find and no marks.
+ABLATION_VIEW_HOOKS = ViewHooks(
+    sample_axes=SAMPLE_AXES, task_axes=task_axes, group_grid=GROUP_GRID, axis_order=AXIS_ORDER, viewer_row=viewer_row
+)

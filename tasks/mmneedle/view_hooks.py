@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from harness.view.view_hooks_api import ViewHooks
 from tasks.mmneedle.task_names import config_of
 
 # `harness view`: the sample table's axes (build columns), and which results breakdown each axis indexes, so that a
@@ -87,3 +88,15 @@ def viewer_row(header: list[str], cells: list[str]) -> tuple[str, dict[str, str]
     if found is None:
         return None
     return "mmneedle", dict(zip(("M", "N", "K"), found.groups(), strict=True))
+
+
+VIEW_HOOKS = ViewHooks(
+    sample_axes=SAMPLE_AXES,
+    sample_axes_of=sample_axes,
+    sample_cells=SAMPLE_CELLS,
+    sample_marks=sample_marks,
+    task_axes=task_axes,
+    group_grid=GROUP_GRID,
+    axis_order=AXIS_ORDER,
+    viewer_row=viewer_row,
+)

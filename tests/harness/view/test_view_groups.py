@@ -5,6 +5,7 @@ question image outlined for LoCoVQA and MMLongBench VH; metric lists as tables a
 from __future__ import annotations
 
 import html
+import inspect
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from harness.cli import main
 from harness.view.hosts import served_hosts
 
+REPO = Path(__file__).resolve().parents[3]
 NEEDLE = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_pos"]
 
 
@@ -145,3 +147,23 @@ def test_the_question_image_is_outlined_for_locovqa_and_vh_and_their_groups_draw
         "/samples?model=random&task=mmlongbench&ax.category=VRAG&ax.length=8k",
         "/samples?model=random&task=mmlongbench&ax.category=NIAH&ax.length=8k",
     }
+
+
+def test_a_wrongly_typed_view_hooks_is_said_once_and_the_pages_still_serve(
+    needle_results: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.config.yaml_loader import hook_in_file
+
+    report = REPO / "tasks" / "mmneedle" / "report.py"  # as the task YAML's `!function report.section` loads it
+    module = inspect.getmodule(hook_in_file(str(report), "section"))
+    monkeypatch.setattr(module, "VIEW_HOOKS", {"group_grid": {"rows": ["M"], "columns": ["N"]}})
+    capsys.readouterr()
+    client = _client(needle_results)
+    page = client.get("/samples", params={"model": "random", "task": "mmneedle"})
+    assert page.status_code == 200 and _count(page.text) == "48 of 48 samples"
+    assert _links(page.text, "grid-link") == []  # no hooks: no grid
+    rows = _links(client.get("/samples", params={"model": "random", "task": NEEDLE[0]}).text, "sample-link")
+    assert rows and client.get(rows[0]).status_code == 200
+    assert client.get("/report/").status_code == 200 and client.get("/").status_code == 200
+    said = [line for line in capsys.readouterr().err.splitlines() if "VIEW_HOOKS" in line]
+    assert said == [f"harness view: {report.resolve()}: VIEW_HOOKS is a dict, not a ViewHooks: left out"]

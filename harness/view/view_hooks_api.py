@@ -1,0 +1,84 @@
+"""What a benchmark gives `harness view`, declared: its `VIEW_HOOKS` (`ViewHooks`), which its tasks' `view_hooks.py`
+declares and its report module (the module of the section its tasks' YAML names) imports, where the viewer reads it:
+the sample table's axes, the breakdowns whose cells open their samples, the marks on a prompt's images, each task's
+place on the axes across tasks and the grids a group's page draws of them, and the page a row of its report opens.
+
+    VIEW_HOOKS = ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row)
+
+A report module without `VIEW_HOOKS` has no viewer hooks: the sample table shows the image count.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+HOOKS_NAME = "VIEW_HOOKS"  # the name of a report module's `ViewHooks`
+
+Marks = list[dict[str, object]]  # each {"kind": "gold" | "guess", "image", "row", "col", "n", "legend"?}
+
+
+class SampleAxes(Protocol):
+    """The sample table's axes of `task` (label -> a value per document) from the build's columns that
+    `ViewHooks.sample_axes` names."""
+
+    def __call__(self, task: str, columns: dict[str, list[object]], /) -> Mapping[str, list[object]]: ...
+
+
+class SampleMarks(Protocol):
+    """The cells (or whole images) to outline on a document's images, from the document and the model's answer."""
+
+    def __call__(self, doc: dict[str, object], response: object, /) -> Marks: ...
+
+
+class SiblingMarks(Protocol):
+    """`SampleMarks` that also read the documents `ViewHooks.sample_siblings` relates to this one."""
+
+    def __call__(self, doc: dict[str, object], response: object, siblings: list[dict[str, object]], /) -> Marks: ...
+
+
+class TaskAxes(Protocol):
+    """A task's values on the axes across tasks (a group's page filters and grids), from its name."""
+
+    def __call__(self, task: str, /) -> dict[str, str]: ...
+
+
+class ViewerRow(Protocol):
+    """The page (task or group, {axis: value}) a row of the benchmark's own report tables opens, or None."""
+
+    def __call__(self, header: list[str], cells: list[str], /) -> tuple[str, dict[str, str]] | None: ...
+
+
+@dataclass(frozen=True)
+class ViewHooks:
+    """A benchmark's declaration for `harness view` (`VIEW_HOOKS`); each hook is optional."""
+
+    sample_axes: Sequence[tuple[str, str]] = ()  # (label, build column); without: ("images", "num_images")
+    sample_axes_of: SampleAxes | None = None  # without: each declared column as it is
+    sample_cells: Mapping[str, str] = field(default_factory=dict)  # results breakdown -> the sample axis it indexes
+    sample_marks: SampleMarks | SiblingMarks | None = None  # a SiblingMarks when `sample_siblings` is set
+    sample_siblings: str | None = None  # the build column whose equal values relate documents
+    task_axes: TaskAxes | None = None
+    group_grid: Mapping[str, Sequence[str]] | None = None  # {"rows": axes, "columns": axes, "facets": axes}
+    axis_order: Mapping[str, Sequence[str]] = field(default_factory=dict)  # axis -> its values in order
+    viewer_row: ViewerRow | None = None
+
+
+NO_VIEW_HOOKS = ViewHooks()
+
+
+def view_hooks_of(module: object) -> ViewHooks:
+    """The `ViewHooks` `module` declares (none, or no module: `NO_VIEW_HOOKS`). Anything else under the name is said in
+    one line and left out: a broken declaration costs the benchmark its viewer hooks, not the viewer its pages."""
+    if module is None:
+        return NO_VIEW_HOOKS
+    hooks = getattr(module, HOOKS_NAME, NO_VIEW_HOOKS)
+    if isinstance(hooks, ViewHooks):
+        return hooks
+    where = getattr(module, "__file__", None) or getattr(module, "__name__", "?")
+    print(
+        f"harness view: {where}: {HOOKS_NAME} is a {type(hooks).__name__}, not a ViewHooks: left out", file=sys.stderr
+    )
+    return NO_VIEW_HOOKS
