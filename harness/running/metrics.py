@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from builders.core.contract import kind_of
+
 Aggregation = Callable[[Sequence[Any]], Any]
 
 
@@ -99,20 +101,7 @@ def sample_value_problem(aggregation: str, value: object) -> str | None:
     shape = SAMPLE_SHAPES.get(aggregation)
     if shape is None or shape[0](value):
         return None
-    return f"expected {shape[1]} (aggregation {aggregation}), got {_describe(value)}"
-
-
-def _describe(value: object) -> str:
-    kind = {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "an object",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-    return kind
+    return f"expected {shape[1]} (aggregation {aggregation}), got {kind_of(value)}"
 
 
 AGGREGATIONS: dict[str, Aggregation] = {
