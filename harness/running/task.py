@@ -69,6 +69,7 @@ class Task(TaskRequests):
         config = self.config.to_dict()
         config.pop("source", None)
         config.pop("report", None)  # presentation only
+        config.pop("cluster_key", None)  # how errors are computed: journals from before it was declared still resume
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
             config["metadata"] = without_all_rows(config["metadata"])
