@@ -147,6 +147,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         policies=policies if policies.by_task else None,
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
+        bootstrap_iters=plan.options.bootstrap_iters,
     )
     started = time.time()
     try:

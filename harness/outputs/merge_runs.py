@@ -170,6 +170,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
         output_dir=out_dir,
         progress=False,
         retry_errors=False,
+        bootstrap_iters=config.get("bootstrap_iters"),
     )
     started = time.time()
     task_results = Runner(JournalOnlyModel(identity), options).run(tasks)

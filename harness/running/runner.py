@@ -50,10 +50,11 @@ from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
 from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.running.sample_records import RecordBuilder, screen, sum_usage
+from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
+from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
 from harness.running.task_result import TaskResult
 
@@ -81,6 +82,8 @@ class RunOptions:
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
+    # Draws of the bootstrap a task's own (`!function`) aggregation gets its errors from; None: the default, 0: none.
+    bootstrap_iters: int | None = None
 
 
 @dataclass
@@ -271,6 +274,7 @@ class Runner:
         current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
         if self.options.score:
             self._score_unscored(task, store, current)
+        store.add(refresh_cluster_keys(task, store.records, current))
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
         if task.judge is not None and self.options.judge is not None and self.options.score:
@@ -281,18 +285,21 @@ class Runner:
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
         counts = Counter(o.status for o in outcomes)
-        values, stderrs, breakdowns = (
-            task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
-            if self.options.score
-            else ({}, {}, {})
-        )
+        scored = [
+            task.scored_row(s, o.metrics, store.records[s].get("cluster"))
+            for s, o in zip(current, outcomes, strict=True)
+            if o.status in SCORED and o.metrics is not None
+        ]
+        aggregated = task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated()
         return TaskResult(
             task=task,
             settings=run.settings,
             fingerprint=store.fingerprint,
-            values=values,
-            stderrs=stderrs,
-            breakdowns=breakdowns,
+            values=aggregated.values,
+            stderrs=aggregated.stderrs,
+            breakdowns=aggregated.breakdowns,
+            errors=aggregated.errors,
+            influences=aggregated.influences,
             counts={s: counts.get(s, 0) for s in STATUSES},
             n_effective=len(screened.current),
             resumed=screened.resumed,

@@ -3,7 +3,8 @@
 lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_samples`): `doc_id`, `doc`,
 `target`, `arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`,
 `filtered_resps`, `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
-metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`. A value
+metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, and `cluster` (the
+row's cluster keys, where its task declares `cluster_key:`). A value
 that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
 line has one type per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has
 finished, from its journal; the prompt shows each image as `<image>` and never holds pixels. Its lines are declared
@@ -50,6 +51,7 @@ class SampleLogLine(TypedDict):
     token_count: int | None
     truncation: NotRequired[str]  # JSON text, as every value that is not a number
     text_round_trip: NotRequired[str]
+    cluster: NotRequired[list[str]]  # the row's cluster keys (`cluster_key:`): rows sharing one share an item
 
 
 def hash_string(text: str) -> str:
@@ -101,6 +103,8 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
         line["truncation"] = _value(record["truncation"])
     if record.get("text_round_trip"):
         line["text_round_trip"] = _value(record["text_round_trip"])
+    if record.get("cluster"):
+        line["cluster"] = list(record["cluster"])
     return line
 
 

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import EMPTY, OK, GenerationSettings
+from harness.running.metric_errors import Influences
 from harness.running.task import Task
+from harness.uncertainty import ClusteredError
 
 
 @dataclass
@@ -27,6 +29,9 @@ class TaskResult:
     task_docs: int = 0  # documents of the task before sharding
     truncated: int = 0  # samples the task's truncation rule cut to fit the model
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
+    # per metric: plain and clustered errors, clusters, design effect; its first-order form for the task's groups
+    errors: dict[str, ClusteredError] = field(default_factory=dict)
+    influences: Influences = field(default_factory=Influences)
 
     @property
     def n_scored(self) -> int:
