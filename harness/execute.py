@@ -147,6 +147,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         policies=policies if policies.by_task else None,
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
+        reasoning_tags=plan.options.reasoning_tags,
     )
     started = time.time()
     try:
@@ -160,11 +161,13 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     finally:
         finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
-        extra = {
+        extra: dict[str, object] = {
             "token_counting": model.token_rule,
             **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
         }
+        if plan.options.reasoning_tags:  # only where set: results without it stay as they were
+            extra["reasoning_tags"] = [list(pair) for pair in plan.options.reasoning_tags]
         model.close()
         if judge is not None:
             from harness.redact import redact_mapping

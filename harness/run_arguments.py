@@ -110,6 +110,15 @@ def _json_object(value: Any) -> dict[str, contract.JsonValue]:
     return parsed
 
 
+def _reasoning_tags(value: object) -> tuple[tuple[str, str], ...] | None:
+    from harness.models.reasoning import parse_reasoning_tags
+
+    try:
+        return parse_reasoning_tags(value)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+
+
 def _at_least_one(flag: str) -> Any:
     return lambda value: f"{flag} must be at least 1" if value < 1 else None
 
@@ -256,6 +265,15 @@ class EvaluationOptions(LmEvalOptions):
         parse=arguments("--judge_args"),
         accepts="str | Mapping[str, Any] | None",
         spell=spell_arguments,
+    )
+    reasoning_tags: tuple[tuple[str, str], ...] | None = option(
+        None,
+        "take a reasoning model's thinking out of each answer before it is scored: a JSON list of [start, end] tag "
+        'pairs (\'[["<think>", "</think>"]]\'), `default` for lmms-eval\'s (<think>, <analysis>), or `none` (the '
+        "default); the whole answer is kept in the journal and the sample log (docs/evaluating.md)",
+        parse=_reasoning_tags,
+        accepts="str | Sequence[Sequence[str]] | None",
+        spell=lambda value: json.dumps([list(pair) for pair in value]),
     )
     screen_only: bool = switch(
         "build every request and screen it as the run "

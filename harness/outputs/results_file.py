@@ -70,6 +70,8 @@ class RunConfig(TypedDict, total=False):
     chat_template: str | None
     chat_template_sha: str | None
     input_policies: dict[str, dict[str, Any]]
+    # the [start, end] tag pairs whose blocks were taken out of each answer before scoring (absent: none)
+    reasoning_tags: list[list[str]]
     judge: dict[str, Any] | None
     argv: list[str] | None  # the command line, redacted
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line

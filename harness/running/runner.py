@@ -42,6 +42,8 @@ from harness.inputs.integrity import release_mapped_pages
 from harness.inputs.round_trip import check as check_round_trip
 from harness.inputs.truncation import fit_to_model
 from harness.models.generation import safe_generate
+from harness.models.reasoning import ReasoningTags
+from harness.models.reasoning import describe as describe_tags
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
 from harness.running.cache import input_sha256
@@ -81,6 +83,8 @@ class RunOptions:
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
+    # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
+    reasoning_tags: ReasoningTags | None = None
 
 
 @dataclass
@@ -107,7 +111,7 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
-        self.records = RecordBuilder(model, options.log_samples, options.score)
+        self.records = RecordBuilder(model, options.log_samples, options.score, options.reasoning_tags)
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
 
@@ -248,6 +252,8 @@ class Runner:
         }
         if self.options.shard is not None:
             parts["shard"] = str(self.options.shard)
+        if self.options.reasoning_tags:  # only where set: a run without keeps the journals it had
+            parts["reasoning_tags"] = describe_tags(self.options.reasoning_tags)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:

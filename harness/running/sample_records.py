@@ -1,6 +1,8 @@
 """Each sample's journal record (`harness.running.journal.SampleRecord`): made from its request and the model's
 response, or from the screen that kept it from the model, with its status (`harness.api`'s statuses), its metrics
-once scored, and with `--log_samples` what it was asked (the prompt as sent, its images' hashes and sizes)."""
+once scored, and with `--log_samples` what it was asked (the prompt as sent, its images' hashes and sizes). With
+reasoning tags, the answer scored is the response without its thinking (`harness.models.reasoning`), and the whole
+response is kept as `raw_response`."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from harness.api import (
 from harness.errors import TaskConfigError
 from harness.inputs.prompts import prompt_text
 from harness.inputs.round_trip import sent_messages
+from harness.models.reasoning import ReasoningTags, strip_reasoning
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
@@ -72,10 +75,11 @@ class RecordBuilder:
     """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
     sample was asked under `--log_samples`."""
 
-    def __init__(self, model: Model, log_samples: bool, score: bool) -> None:
+    def __init__(self, model: Model, log_samples: bool, score: bool, reasoning: ReasoningTags | None = None) -> None:
         self.model = model
         self.log_samples = log_samples
         self.scoring = score
+        self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
@@ -100,6 +104,11 @@ class RecordBuilder:
             record["refusal"] = response.error or "refused by the provider"
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
+        if self.reasoning and text is not None and response.ok:
+            answer = strip_reasoning(text, self.reasoning)
+            if answer != text:  # the whole output is kept; the answer is what the scorer reads
+                record["raw_response"] = text
+                record["response"] = text = answer
         limit = request.settings.max_response_chars  # the longest answer accepted as an answer
         if response.refused:
             record["status"] = REFUSED

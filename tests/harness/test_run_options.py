@@ -31,7 +31,7 @@ def flag_of(name: str) -> Flag:
 def test_every_declared_option_is_a_flag_a_plan_field_and_a_keyword() -> None:
     actions = {action.dest: action for action in run_parser()._actions}
     keywords = inspect.signature(simple_evaluate).parameters
-    assert len(OPTIONS) == 43
+    assert len(OPTIONS) == 44
     for item in OPTIONS:
         flag: Flag = item.metadata[FLAG]
         action = actions[item.name]
@@ -128,6 +128,8 @@ BAD = [
     ("--seed", "-1", -1, "--seed: each seed must be an integer from 0 to 4294967295 (or None), got '-1'"),
     ("--cache_requests", "maybe", None, "argument --cache_requests: invalid choice: 'maybe'"),
     ("--samples", '{"t": [1]}', None, "--samples: documents chosen by index are not supported here"),
+    ("--reasoning_tags", "[]", [], "--reasoning_tags: expected a non-empty list of [start, end] pairs"),
+    ("--reasoning_tags", '[["<think>"]]', [["<think>"]], '--reasoning_tags: ["<think>"] is not a [start, end] pair'),
 ]
 # Options whose every value is good: text kept as given, or a path.
 ANY_VALUE = {"model", "data_dir", "include_path", "ray", "output_path", "cache_dir", "judge_model"}
