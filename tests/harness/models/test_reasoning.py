@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,43 @@ def test_a_journal_written_with_other_reasoning_tags_is_not_resumed(
     assert first.code == 0, first.err
     again = toy_run(harness, toy_dir, toy_tasks, tmp_path, thinking)
     assert again.code != 0 and "reasoning_tags" in again.err
+
+
+def test_the_sample_log_writes_the_whole_output_and_the_answer_scored(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
+) -> None:
+    thinking = "<think>blue? It is red.</think>red"
+    run = toy_run(harness, toy_dir, toy_tasks, tmp_path, thinking, "--reasoning_tags", "default")
+    assert run.code == 0, run.err
+    (log,) = (tmp_path / "constant").glob("samples_toy_colors_*.jsonl")
+    line = json.loads(log.read_text().splitlines()[0])
+    assert line["resps"] == [[thinking]] and line["filtered_resps"] == ["red"]  # as lmms-eval logs them
+
+
+def test_the_viewer_shows_the_whole_output_beside_the_answer(tmp_path: Path, data_dir: Path, harness) -> None:
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
+
+    hostile = "<script>window.pwned=1</script>"
+    run = harness(
+        "--tasks",
+        "mmneedle_m1_n2_k1_pos",
+        "--model",
+        "constant",
+        "--model_args",
+        f"answer=<think>{hostile}</think>-1",
+        "--reasoning_tags",
+        "default",
+        "--data_dir",
+        data_dir,
+        "--output_path",
+        tmp_path,
+    )
+    assert run.code == 0, run.err
+    client = TestClient(create_app(tmp_path, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    page = client.get("/sample", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos", "id": "m1_n2_k1-00000"})
+    assert page.status_code == 200 and hostile not in page.text
+    assert '<pre class="text response">-1</pre>' in page.text
+    assert "whole output" in page.text and "&lt;think&gt;&lt;script&gt;window.pwned=1" in page.text
