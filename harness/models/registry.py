@@ -24,6 +24,7 @@ BACKENDS: dict[str, str] = {
     "vllm": "harness.models.vllm_engine",
     "openai": "harness.models.openai_chat",
     "gemini": "harness.models.gemini",
+    "anthropic": "harness.models.anthropic_messages",
     "constant": "harness.models.baselines.constant",
     "random": "harness.models.baselines.random_guess",
 }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.anthropic_server import AnthropicServer
 from tests.support.chat_server import ChatServer
 from tests.support.gemini_server import GeminiServer
 from tests.support.model_requests import encode_image
@@ -61,6 +62,16 @@ def mmneedle_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def gemini_server() -> Iterator[GeminiServer]:
     server = GeminiServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicServer]:
+    server = AnthropicServer()
     server.start()
     try:
         yield server

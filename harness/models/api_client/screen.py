@@ -4,10 +4,13 @@ itself)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from harness.models.api_client.calls import ApiCallSettings
 from harness.models.families import family_of
 from harness.models.screen_model import ScreenModel, by_family
+
+if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
+    from harness.models.api_client.calls import ApiCallSettings
 
 
 def api_screen_model(
