@@ -44,6 +44,7 @@ from harness.inputs.truncation import fit_to_model
 from harness.models.generation import safe_generate
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
+from harness.running.budget import Budget
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord, journal_name
 from harness.running.progress import OverallProgress
@@ -81,6 +82,7 @@ class RunOptions:
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
+    budget: Budget | None = None  # --max_cost: charged with every answer journalled, the run stopped once reached
 
 
 @dataclass
@@ -198,6 +200,8 @@ class Runner:
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
         """Generate batch by batch, journalling responses as they arrive (a chunk at a time), each in its own
         task's journal (`runs` by task name: one task, or every task of the run when the model takes them together)."""
+        if self.options.budget is not None and len(requests):
+            self.options.budget.check()  # spent already by this command's earlier runs: nothing more is sent
         with progress_bar(len(requests), desc, "sample", self.options.progress) as bar:
             for batch in self.model.batches(requests):
                 answered: set[int] = set()
@@ -224,6 +228,10 @@ class Runner:
             )
         for name, records in by_task.items():
             runs[name].store.add(records)
+        if self.options.budget is not None:  # charged once journalled: an answer paid for is never lost
+            for _, response in answers:
+                self.options.budget.charge(response.usage)
+            self.options.budget.check()
 
     def _write_sample_log(
         self, task: Task, store: SampleStore, current: dict[str, int], settings: GenerationSettings
@@ -252,6 +260,10 @@ class Runner:
         store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:
             screened = self._screen_task(task, store, settings)
+            if self.options.budget is not None:  # what the journal holds was paid for by an earlier run
+                for sample in screened.current:
+                    if sample in store.outcomes:
+                        self.options.budget.charge(store.outcomes[sample].usage)
             if self._overall is not None:
                 overall, index = self._overall
                 overall.screened(index, len(screened.pending))
