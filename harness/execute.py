@@ -110,7 +110,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.outputs.results import build_results, summary_table
     from harness.outputs.results_file import write_results
     from harness.run_config import cache_stats, run_config
-    from harness.run_cost import budget_for
+    from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
 
     output_dir = plan.output_dir
@@ -159,6 +159,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             "input_policies": policies.describe(),
         }
         model.close()
+        judge_identity = judge.identity() if judge is not None else {}
         if judge is not None:
             from harness.redact import redact_mapping
 
@@ -172,6 +173,9 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
+    costs = run_costs(plan, task_results, identity, judge_identity)
+    if costs:
+        results["cost"] = costs
     if plan.options.predict_only:  # nothing scored: no group has a score either
         results["predict_only"] = PREDICT_ONLY_NOTE
         results["group_aggregation"] = {}

@@ -4,14 +4,18 @@ estimate is over the budget, and the budget the runner charges each answer to (`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from harness.errors import UserError
 from harness.models.pricing import PriceTable
 from harness.models.screen_model import ScreenModel
+from harness.outputs.cost_record import CostEntry, task_costs
 from harness.run_models import run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
 from harness.running.cost_estimate import Estimate, estimate, total_usd
 from harness.running.screen_only import ScreenedTask
+from harness.running.task_result import TaskResult
 
 
 def screened(plan: RunPlan) -> tuple[ScreenModel, list[ScreenedTask]]:
@@ -66,3 +70,16 @@ def budget_for(plan: RunPlan) -> Budget | None:
             "max_gen_toks; `--screen_only` shows it per task): nothing was sent"
         )
     return Budget(limit, price)
+
+
+def run_costs(
+    plan: RunPlan, task_results: list[TaskResult], identity: Mapping[str, object], judge_identity: Mapping[str, object]
+) -> dict[str, dict[str, CostEntry]]:
+    """The results' `cost` record: each task's tokens and USD for the model and the judge, by the names they served."""
+
+    def served(who: Mapping[str, object]) -> str | None:
+        name = who.get("served_model")
+        return name if isinstance(name, str) else None
+
+    table = PriceTable.load(plan.options.prices)
+    return task_costs(task_results, served(identity), served(judge_identity), table)

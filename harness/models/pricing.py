@@ -47,10 +47,13 @@ class Price:
     batch: float = 1.0  # the factor its batch interface applies
     long_context: tuple[int, Rates] | None = None  # (over this many prompt tokens, these rates)
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, images: int = 0) -> float:
-        """USD for one request: `input_tokens` of which `cached_tokens` were read from the provider's cache."""
+    def cost(
+        self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, images: int = 0, requests: int = 1
+    ) -> float:
+        """USD for `requests` requests (one by default) of `input_tokens` in all, of which `cached_tokens` were read from
+        the provider's cache; a long-context rate applies where a request's average prompt is past its threshold."""
         rates = self.rates
-        if self.long_context is not None and input_tokens > self.long_context[0]:
+        if self.long_context is not None and input_tokens / max(1, requests) > self.long_context[0]:
             rates = self.long_context[1]
         cached = min(cached_tokens, input_tokens) if rates.cached_input is not None else 0
         usd = (

@@ -35,8 +35,7 @@ class Estimate:
             return None
         if not self.requests:
             return 0.0
-        each = self.priced_as.cost(self.input_tokens // self.requests, self.output_tokens // self.requests)
-        return each * self.requests + self.images * self.priced_as.per_image
+        return self.priced_as.cost(self.input_tokens, self.output_tokens, images=self.images, requests=self.requests)
 
 
 def estimate(

@@ -219,6 +219,8 @@ class Runner:
                     bar.update(len(rest))
                     self._advance_overall(len(rest))
                 release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
+                if self.options.budget is not None:  # checked between batches: a batch in flight is kept whole
+                    self.options.budget.check()
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[SampleRecord]] = {}
@@ -231,7 +233,6 @@ class Runner:
         if self.options.budget is not None:  # charged once journalled: an answer paid for is never lost
             for _, response in answers:
                 self.options.budget.charge(response.usage)
-            self.options.budget.check()
 
     def _write_sample_log(
         self, task: Task, store: SampleStore, current: dict[str, int], settings: GenerationSettings
@@ -285,9 +286,10 @@ class Runner:
             self._score_unscored(task, store, current)
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
+        judge_usage: Counter[str] = Counter()
         if task.judge is not None and self.options.judge is not None and self.options.score:
             outcomes, judge_counts = judge_task(
-                task, store, current, self.options.judge, self.options.output_dir, self.options.progress
+                task, store, current, self.options.judge, self.options.output_dir, self.options.progress, judge_usage
             )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
@@ -314,6 +316,7 @@ class Runner:
             usage=sum_usage([o.usage for o in outcomes]),
             task_docs=len(task),
             judge_counts=judge_counts,
+            judge_usage=dict(sorted(judge_usage.items())),
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 

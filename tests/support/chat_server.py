@@ -32,6 +32,7 @@ Scenarios (per sample, counting that sample's attempts):
     deep          200 whose body is JSON nested `deep` levels deep
     deep_error    400 whose error body is nested `deep` levels deep
 
+`usage(body)`, where given, makes each answer's usage block (a provider reporting many tokens: the budget tests).
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
 first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
 `answer(body)` (default "answer:<id>"). Every request is recorded (path, query, headers, parsed body,
@@ -82,8 +83,10 @@ class ChatServer:
         trickle: float = 1.0,
         huge_bytes: int = 100_000_000,
         deep: int = 5000,
+        usage: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self.answer = answer
+        self.usage = usage  # the usage block of an answer, from the request's body (default: 10 + images, 3)
         self.faults = list(faults or [])
         self.trickle = trickle
         self.huge_bytes = huge_bytes
@@ -187,7 +190,9 @@ class ChatServer:
                         "object": "chat.completion",
                         "model": record.body.get("model"),
                         "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-                        "usage": {
+                        "usage": server.usage(record.body)
+                        if server.usage
+                        else {
                             "prompt_tokens": 10 + n_images,
                             "completion_tokens": 3,
                             "total_tokens": 13 + n_images,

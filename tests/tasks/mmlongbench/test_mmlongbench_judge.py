@@ -102,6 +102,15 @@ def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(
     assert {(r["status"], r["stage"]) for r in log} == {("unparsed", "recall")}
     assert all("precision" not in r["replies"] for r in log)  # never asked after a reply without a verdict
     assert results["config"]["judge"]["model"]["served_model"] == scoring.JUDGE_MODEL
+    # The judge's tokens and cost per task, as its server reported them (10 in, 3 out a call), at GPT-4o's price;
+    # the constant model reported none.
+    summ = ["mmlongbench_summ_govreport_8k", "mmlongbench_summ_multilexsum_8k"]
+    judged = [results["cost"][task]["judge"] for task in summ]
+    assert all("model" not in results["cost"][task] for task in summ)
+    assert sum(j["input_tokens"] for j in judged) == 10 * len(bodies)
+    assert sum(j["output_tokens"] for j in judged) == 3 * len(bodies)
+    assert {j["priced_as"] for j in judged} == {"gpt-4o-2024-11-20"}
+    assert sum(j["usd"] for j in judged) == pytest.approx(len(bodies) * (10 * 2.5 + 3 * 10) / 1e6)
 
     # Rerun: the journal answers and the cache judges; the judge server is gone and nothing changes.
     again = harness(*args)
