@@ -273,6 +273,11 @@ class EvaluationOptions(LmEvalOptions):
         "would (over_length, too_many_images, invalid input) under the model's limits, without "
         "loading the model; print the counts per task and write nothing"
     )
+    batch: bool = switch(
+        "send an API model's (and judge's) requests through its provider's batch interface (OpenAI's Batch API, "
+        "Anthropic's Message Batches, Gemini's batch mode: half the price, answers within 24 hours); the batch ids are "
+        "journalled in the output folder, so the same command resumes a killed run's batches (docs/cost.md)"
+    )
     max_cost: float | None = option(
         None,
         "a budget in US dollars: a run whose estimate (docs/cost.md) is over it does not start, and a run whose "
@@ -294,6 +299,8 @@ class EvaluationOptions(LmEvalOptions):
         super().__post_init__()
         if self.predict_only and self.output_path is None:
             raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
+        if self.batch and self.output_path is None:
+            raise UserError("--batch needs --output_path (the folder its batch ids are journalled in)")
         if self.log_samples and self.output_path is None:
             raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
         if self.use_cache and self.cache_dir is not None and str(self.cache_dir) != self.use_cache:

@@ -51,6 +51,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.openai_batches import OpenAIBatchDesk
+
 _TAG = re.compile(r"#(id|do)=(\S+)")
 
 
@@ -84,7 +86,9 @@ class ChatServer:
         huge_bytes: int = 100_000_000,
         deep: int = 5000,
         usage: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        batches: OpenAIBatchDesk | None = None,
     ) -> None:
+        self.batches = batches  # OpenAI's Batch API (tests/support/openai_batches.py), where a test serves it
         self.answer = answer
         self.usage = usage  # the usage block of an answer, from the request's body (default: 10 + images, 3)
         self.faults = list(faults or [])
@@ -92,6 +96,7 @@ class ChatServer:
         self.huge_bytes = huge_bytes
         self.deep = deep
         self.received: list[Received] = []
+        self.batch_calls: list[tuple[str, str]] = []  # the Batch API's calls (method, path), in order
         self.attempts: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
@@ -115,9 +120,32 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
+            def _batch_answer(self, status: int, payload: Any) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = urlsplit(self.path).path
+                with server._lock:
+                    server.batch_calls.append(("GET", path))
+                if server.batches is None:
+                    self._batch_answer(404, {"error": {"message": "no batches here"}})
+                else:
+                    self._batch_answer(*server.batches.get(path))
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                path = urlsplit(self.path).path
+                if server.batches is not None and path in ("/v1/files", "/v1/batches"):
+                    with server._lock:
+                        server.batch_calls.append(("POST", path))
+                    self._batch_answer(*server.batches.post(path, raw, self.headers.get("Content-Type", "")))
+                    return
                 try:
                     body = json.loads(raw)
                 except ValueError:

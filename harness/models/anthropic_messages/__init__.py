@@ -22,4 +22,5 @@ BACKEND = BackendSpec(
     # Anthropic's servers schedule the requests: replicas of a client would only multiply the load on them.
     replicas=Replicas(refused="the anthropic backend sends requests to Anthropic's servers, which schedule them"),
     screen=screen_model,
+    batch_arg="batch_journal",
 )

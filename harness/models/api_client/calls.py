@@ -19,9 +19,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
+from harness.models.api_client.batching import BatchInterface
 from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
 from harness.models.api_client.replies import retry_after_seconds
 from harness.models.args import at_least
@@ -55,13 +57,17 @@ class ApiCallSettings:
     # The server's pixel cap per image, used only to count vision tokens when screening; nothing is resized here.
     max_pixels: int | None = at_least(1)
     chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
+    # `--batch` fills it: the run's batch journal; the requests then go through the provider's batch interface.
+    batch_journal: str | None = None
+    batch_poll: float = 30.0  # seconds between two looks at a batch in progress
+    batch_wait: float = 90000.0  # the longest wait for one batch (the providers' window is 24 hours) before stopping
 
     def __post_init__(self) -> None:
         if not self.timeout > 0:
             raise ValueError(
                 f"{self.backend} backend: timeout must be a positive number of seconds, got {self.timeout}"
             )
-        for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff"):
+        for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff", "batch_poll", "batch_wait"):
             value = getattr(self, name)
             if value < (1 if name == "concurrency" else 0):
                 raise ValueError(
@@ -233,6 +239,25 @@ class ApiModel(Model):
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         return collect(self.stream(requests), len(requests))
 
+    def batch_interface(self) -> BatchInterface:
+        """The provider's batch calls (`--batch`)."""
+        raise ValueError(f"the {self.label} backend has no batch interface")
+
+    def batch_body(self, request: Request) -> dict[str, object]:
+        """What one request's batch item sends (its images read and checked here)."""
+        raise ValueError(f"the {self.label} backend has no batch interface")
+
+    def _batch_item(self, request: Request) -> dict[str, object] | Response:
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
+        try:
+            return self.batch_body(request)
+        except OSError as err:  # the disk failed to read an image: tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+
     def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Each response as it arrives (the runner journals it at once: a killed run sends none again)."""
         if self._fatal:
@@ -240,6 +265,22 @@ class ApiModel(Model):
         if not requests:
             return
         self._open()
+        if self.settings.batch_journal:
+            from harness.models.api_client.batching import BatchJournal, BatchRun
+
+            run = BatchRun(
+                self.batch_interface(),
+                BatchJournal(Path(self.settings.batch_journal)),
+                self.settings.batch_poll,
+                self.settings.batch_wait,
+            )
+            bodies = [self._batch_item(r) for r in requests]
+            for chunk in run.stream(requests, bodies, self._send):
+                yield [(i, r) for i, r in chunk if not (r.error or "").startswith("not_sent:")]
+            self._count("requests", len(requests))
+            if self._fatal:
+                raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
+            return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.label)
         futures = {self._pool.submit(self._send, r): i for i, r in enumerate(requests)}

@@ -22,4 +22,5 @@ BACKEND = BackendSpec(
     # Google's servers schedule the requests: replicas of a client would only multiply the load on them.
     replicas=Replicas(refused="the gemini backend sends requests to Google's servers, which schedule them"),
     screen=screen_model,
+    batch_arg="batch_journal",
 )

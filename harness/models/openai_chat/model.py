@@ -36,6 +36,8 @@ from harness.redact import redact_urls
 if TYPE_CHECKING:
     import httpx
 
+    from harness.models.openai_chat.batch import OpenAIBatches
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -260,6 +262,57 @@ class OpenAIChatModel(ApiModel):
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 
         return self.with_retries(once)
+
+    # -- --batch ----------------------------------------------------------------------------------
+
+    def batch_interface(self) -> OpenAIBatches:
+        if self.settings.api_version is not None:
+            raise ValueError("openai backend: --batch is not supported for Azure OpenAI here (its batch URLs differ)")
+        from harness.models.openai_chat.batch import OpenAIBatches
+
+        return OpenAIBatches(self)
+
+    def batch_body(self, request: Request) -> dict[str, object]:
+        return self.payload(request)
+
+    def call(self, method: str, path: str, cap: int, **send: object) -> bytes:
+        """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a
+        `BackendFatalError` naming the failure."""
+        from harness.api import BackendFatalError
+        from harness.models.api_client.deadline import deadline, read_capped
+
+        client = self._http()
+        headers = {k: v for k, v in self._headers.items() if k != "Content-Type" or "json" in send}
+        headers["Accept-Encoding"] = "identity"
+
+        def once() -> bytes | Outcome:
+            try:
+                with (
+                    deadline(self.settings.timeout),
+                    client.stream(
+                        method,
+                        f"{self.base_url}{path}",
+                        headers=headers,
+                        params=self._params,
+                        **send,  # type: ignore[arg-type]
+                    ) as reply,
+                ):
+                    raw = read_capped(reply, cap)
+            except Exception as err:
+                outcome = transport_outcome(err, self.settings.timeout)
+                if outcome is None:
+                    raise
+                return outcome
+            if reply.status_code == 200:
+                return raw
+            data, _ = parse_body(raw)
+            message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
+            return self.status_outcome(reply.status_code, message, code, reply.headers)
+
+        result: bytes | Response = self.with_retries(once)
+        if isinstance(result, Response):
+            raise BackendFatalError(f"openai batch: {method} {path}: {result.error}")
+        return result
 
     def _close_client(self) -> None:
         if self._client is not None:
