@@ -43,7 +43,7 @@ def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask])
     judging = plan.judge is not None and not plan.options.predict_only
     judge_model = plan.judge.args.get("model") if plan.judge is not None else None
     table = PriceTable.load(plan.options.prices)
-    return estimate(model.checkpoint, results, table, judge_model, judging)
+    return estimate(model.checkpoint, results, table, judge_model, judging, plan.options.batch)
 
 
 def budget_for(plan: RunPlan) -> Budget | None:
@@ -69,7 +69,7 @@ def budget_for(plan: RunPlan) -> Budget | None:
             f"the run's estimated cost ${total:,.2f} is over --max_cost ${limit:,.2f} (each answer at its "
             "max_gen_toks; `--screen_only` shows it per task): nothing was sent"
         )
-    return Budget(limit, price)
+    return Budget(limit, price, batch=plan.options.batch)
 
 
 def run_costs(
@@ -82,4 +82,4 @@ def run_costs(
         return name if isinstance(name, str) else None
 
     table = PriceTable.load(plan.options.prices)
-    return task_costs(task_results, served(identity), served(judge_identity), table)
+    return task_costs(task_results, served(identity), served(judge_identity), table, plan.options.batch)

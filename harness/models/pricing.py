@@ -48,10 +48,17 @@ class Price:
     long_context: tuple[int, Rates] | None = None  # (over this many prompt tokens, these rates)
 
     def cost(
-        self, input_tokens: int, output_tokens: int, cached_tokens: int = 0, images: int = 0, requests: int = 1
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cached_tokens: int = 0,
+        images: int = 0,
+        requests: int = 1,
+        batch: bool = False,
     ) -> float:
         """USD for `requests` requests (one by default) of `input_tokens` in all, of which `cached_tokens` were read from
-        the provider's cache; a long-context rate applies where a request's average prompt is past its threshold."""
+        the provider's cache; a long-context rate applies where a request's average prompt is past its threshold; `batch`:
+        through the provider's batch interface, at its factor."""
         rates = self.rates
         if self.long_context is not None and input_tokens / max(1, requests) > self.long_context[0]:
             rates = self.long_context[1]
@@ -59,7 +66,7 @@ class Price:
         usd = (
             (input_tokens - cached) * rates.input + cached * (rates.cached_input or 0.0) + output_tokens * rates.output
         )
-        return usd / MILLION + images * self.per_image
+        return (usd / MILLION + images * self.per_image) * (self.batch if batch else 1.0)
 
     def describe(self) -> str:
         rates = self.rates

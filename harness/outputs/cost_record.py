@@ -22,15 +22,18 @@ class CostEntry(TypedDict):
     cached_tokens: int
     output_tokens: int
     usd: float | None
+    batch: bool  # answered through the provider's batch interface, priced at its factor
 
 
-def cost_entry(usage: Mapping[str, int], answers: int, served: str | None, table: PriceTable) -> CostEntry:
+def cost_entry(
+    usage: Mapping[str, int], answers: int, served: str | None, table: PriceTable, batch: bool = False
+) -> CostEntry:
     """`usage` summed over `answers` answers, priced (a long-context rate by the answers' average prompt)."""
     input_tokens, cached, output = tokens_of(usage)
     price = table.price_of(served)
     usd = None
     if price is not None:
-        usd = round(price.cost(input_tokens, output, cached, requests=answers), 9)
+        usd = round(price.cost(input_tokens, output, cached, requests=answers, batch=batch), 9)
     return {
         "served": served,
         "priced_as": price.model if price else None,
@@ -39,20 +42,25 @@ def cost_entry(usage: Mapping[str, int], answers: int, served: str | None, table
         "cached_tokens": cached,
         "output_tokens": output,
         "usd": usd,
+        "batch": batch,
     }
 
 
 def task_costs(
-    task_results: Sequence[TaskResult], served: str | None, judge_served: str | None, table: PriceTable
+    task_results: Sequence[TaskResult],
+    served: str | None,
+    judge_served: str | None,
+    table: PriceTable,
+    batch: bool = False,
 ) -> dict[str, dict[str, CostEntry]]:
     """task -> {"model": ..., "judge": ...} for every task with reported usage."""
     out: dict[str, dict[str, CostEntry]] = {}
     for r in task_results:
         entry: dict[str, CostEntry] = {}
         if r.usage:
-            entry["model"] = cost_entry(r.usage, r.n_effective, served, table)
+            entry["model"] = cost_entry(r.usage, r.n_effective, served, table, batch)
         if r.judge_usage:
-            entry["judge"] = cost_entry(r.judge_usage, sum(r.judge_counts.values()), judge_served, table)
+            entry["judge"] = cost_entry(r.judge_usage, sum(r.judge_counts.values()), judge_served, table, batch)
         if entry:
             out[r.task.name] = entry
     return out
@@ -70,6 +78,7 @@ def cost_lines(costs: Mapping[str, Mapping[str, Mapping[str, object]]], tasks: S
             priced = (
                 f" as {entry.get('priced_as')}, prices of {entry.get('prices_as_of')}" if entry.get("priced_as") else ""
             )
+            priced += " (batch)" if entry.get("batch") else ""
             lines.append(
                 f"  - `{task}` {who}: {entry.get('input_tokens', 0):,} input tokens ({entry.get('cached_tokens', 0):,} "
                 f"cached), {entry.get('output_tokens', 0):,} output tokens: {dollars}{priced}"

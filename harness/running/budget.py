@@ -21,11 +21,12 @@ class Budget:
     limit: float  # USD
     price: Price
     spent: float = 0.0
+    batch: bool = False  # answers through the provider's batch interface, at its price
 
     def charge(self, usage: Mapping[str, int] | None) -> None:
         if usage:
             input_tokens, cached, output = tokens_of(usage)
-            self.spent += self.price.cost(input_tokens, output, cached)
+            self.spent += self.price.cost(input_tokens, output, cached, batch=self.batch)
 
     def check(self) -> None:
         if self.spent >= self.limit:

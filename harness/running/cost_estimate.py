@@ -28,6 +28,7 @@ class Estimate:
     input_tokens: int
     output_tokens: int  # at most: each answer at its max_gen_toks
     images: int = 0
+    batch: bool = False  # through the provider's batch interface (`--batch`), at its price
 
     @property
     def usd(self) -> float | None:
@@ -35,7 +36,9 @@ class Estimate:
             return None
         if not self.requests:
             return 0.0
-        return self.priced_as.cost(self.input_tokens, self.output_tokens, images=self.images, requests=self.requests)
+        return self.priced_as.cost(
+            self.input_tokens, self.output_tokens, images=self.images, requests=self.requests, batch=self.batch
+        )
 
 
 def estimate(
@@ -44,6 +47,7 @@ def estimate(
     table: PriceTable,
     judge_model: str | None = None,
     judging: bool = False,
+    batch: bool = False,
 ) -> list[Estimate]:
     """The model's estimate per task, and the judge's where the run judges (`judging`; `judge_model`: the run's own
     judge model, else each task's)."""
@@ -52,7 +56,15 @@ def estimate(
     for r in results:
         out.append(
             Estimate(
-                r.task, "model", price, model, r.sent, r.sent_prompt_tokens, r.sent * r.max_gen_toks, r.sent_images
+                r.task,
+                "model",
+                price,
+                model,
+                r.sent,
+                r.sent_prompt_tokens,
+                r.sent * r.max_gen_toks,
+                r.sent_images,
+                batch,
             )
         )
         if judging and r.judge_calls:
@@ -67,6 +79,7 @@ def estimate(
                     r.judge_calls,
                     tokens,
                     r.judge_calls * r.judge_max_gen_toks,
+                    batch=batch,
                 )
             )
     return out
@@ -82,7 +95,8 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     """The estimate as the screen prints it: a table per task and who is paid, then the total."""
     lines = [
         "",
-        "Estimated cost in USD: the prompts as counted above, each answer at its max_gen_toks (an upper bound).",
+        "Estimated cost in USD: the prompts as counted above, each answer at its max_gen_toks (an upper bound)"
+        + ("; at the batch interfaces' price (--batch)." if any(e.batch for e in estimates) else "."),
         "",
         "| task | for | priced as | requests | input tokens | output tokens (at most) | USD |",
         "|---|---|---|---|---|---|---|",

@@ -59,6 +59,17 @@ def test_screen_only_prints_the_runs_estimate(mmneedle_dir: Path, tmp_path: Path
     assert not (tmp_path / "out").exists()  # a screen writes nothing
 
 
+def test_screen_only_prices_a_batch_run_at_the_batch_price(mmneedle_dir: Path, tmp_path: Path, capsys):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"test-vlm": {"input": 0, "output": 1_000_000, "batch": 0.5}}}))
+    argv = _argv(
+        "http://127.0.0.1:9", mmneedle_dir, tmp_path / "out", "--screen_only", "--batch", "--prices", str(path)
+    )
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"Estimated cost: ${3 * LIMIT * MAX_GEN_TOKS / 2:,.2f}" in out and "at the batch interfaces' price" in out
+
+
 def test_screen_only_says_when_a_model_has_no_price(mmneedle_dir: Path, tmp_path: Path, capsys):
     assert main(_argv("http://127.0.0.1:9", mmneedle_dir, tmp_path / "out", "--screen_only")) == 0
     assert "No estimate: no price for test-vlm in the price table" in capsys.readouterr().out

@@ -6,6 +6,11 @@ recorded; uploaded files are kept by name (`files`), so a test reads back the by
 Scenarios beyond `provider_server.py`'s: `blocked` (the prompt blocked: `promptFeedback.blockReason`), `safety` (the
 candidate stopped for SAFETY), `empty` (a candidate with no parts, finishReason STOP), `thoughts` (a thought part
 before the answer). `upload_faults` is a list of statuses the next uploads' start calls answer with, in order.
+
+Batch mode, for `--batch`: `POST /{version}/models/{model}:batchGenerateContent` (inlined requests) and
+`GET /{version}/batches/{id}`. A job stays running while `hold` is set, then succeeds at its next look: each request
+answered as `generateContent` would answer it, its `metadata` echoed, except one tagged `#do=batch_error` (an error in
+place of its response).
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ class GeminiServer(ProviderServer):
         self._sessions: dict[str, str] = {}  # session id -> the mime type its start call declared
         self._ids = itertools.count(1)
         self._files_lock = threading.Lock()
+        self.hold = threading.Event()
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.job_requests: dict[str, list[dict[str, Any]]] = {}
+        self.created: list[str] = []
+        self.looks = 0
 
     def texts(self, body: Any) -> list[str]:
         if not isinstance(body, dict):
@@ -39,6 +49,27 @@ class GeminiServer(ProviderServer):
         return {"error": {"code": status, "message": message, "status": names.get(status, "INTERNAL")}}
 
     def route(self, handler: Any, record: Received) -> bool:
+        if record.path.endswith(":batchGenerateContent"):
+            name = f"batches/b{next(self._ids)}"
+            self.created.append(name)
+            self.job_requests[name] = record.body["batch"]["inputConfig"]["requests"]["requests"]
+            model = record.path.rsplit("/", 1)[1].split(":")[0]
+            self.jobs[name] = {"name": name, "metadata": {"state": "BATCH_STATE_PENDING", "model": f"models/{model}"}}
+            self.send(handler, 200, self.jobs[name])
+            return True
+        if record.method == "GET" and "/batches/" in record.path:
+            name = "batches/" + record.path.rsplit("/", 1)[1]
+            job = self.jobs.get(name)
+            if job is None:
+                self.send(handler, 404, self.error(404, "no such batch"))
+                return True
+            self.looks += 1
+            if job["metadata"]["state"] == "BATCH_STATE_PENDING" and not self.hold.is_set():
+                answers = [self._batch_answer(item) for item in self.job_requests[name]]
+                job["metadata"]["state"] = "BATCH_STATE_SUCCEEDED"
+                job["metadata"]["output"] = {"inlinedResponses": {"inlinedResponses": answers}}
+            self.send(handler, 200, job)
+            return True
         if record.path.startswith("/upload/") and record.headers.get("x-goog-upload-command") == "start":
             with self._files_lock:
                 fault = self.upload_faults.pop(0) if self.upload_faults else None
@@ -59,6 +90,16 @@ class GeminiServer(ProviderServer):
             self.send(handler, 200, {"file": file}, {"x-goog-upload-status": "final"})
             return True
         return False
+
+    def _batch_answer(self, item: dict[str, Any]) -> dict[str, Any]:
+        from tests.support.provider_server import tags_in
+
+        tags = tags_in(self.texts(item["request"]))
+        if tags.get("do") == "batch_error":
+            return {"error": {"code": 500, "message": "the item failed"}, "metadata": item.get("metadata")}
+        record = Received("POST", "", {}, {}, b"", item["request"], 0.0)
+        _, answer, _ = self.answer(record, tags.get("id", "?"), "ok")
+        return {"response": answer, "metadata": item.get("metadata")}
 
     def file_bytes(self, uri: str) -> tuple[str, bytes]:
         return self.files[uri.split("/v1beta/", 1)[1]]

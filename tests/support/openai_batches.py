@@ -89,17 +89,32 @@ class OpenAIBatchDesk:
             if tags.get("do") == "batch_missing":
                 continue
             if tags.get("do") == "batch_error":
-                errors.append({"custom_id": item["custom_id"], "response": None,
-                               "error": {"code": "server_error", "message": "the item failed"}})
+                errors.append(
+                    {
+                        "custom_id": item["custom_id"],
+                        "response": None,
+                        "error": {"code": "server_error", "message": "the item failed"},
+                    }
+                )
                 continue
             images = sum(
-                1 for m in item["body"]["messages"] if isinstance(m.get("content"), list)
-                for p in m["content"] if p.get("type") == "image_url"
+                1
+                for m in item["body"]["messages"]
+                if isinstance(m.get("content"), list)
+                for p in m["content"]
+                if p.get("type") == "image_url"
             )
             body = {
-                "id": "chatcmpl-b", "object": "chat.completion", "model": item["body"].get("model"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": f"answer:{tags.get('id', '?')}"}}],
+                "id": "chatcmpl-b",
+                "object": "chat.completion",
+                "model": item["body"].get("model"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": f"answer:{tags.get('id', '?')}"},
+                    }
+                ],
                 "usage": {"prompt_tokens": 10 + images, "completion_tokens": 3, "total_tokens": 13 + images},
             }
             answers.append({"custom_id": item["custom_id"], "response": {"status_code": 200, "body": body}})

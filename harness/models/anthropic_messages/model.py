@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
 from harness.api import ModelFacts, Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, sdk_outcome
-from harness.models.api_client.deadline import capped, deadline
-from harness.models.api_client.replies import error_message, is_loopback
+from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.replies import is_loopback
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.redact import redact_urls
@@ -35,8 +35,19 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
 
+    from harness.models.anthropic_messages.batch import AnthropicBatches
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 SAMPLING = ("temperature", "top_p")
+
+
+def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+    """Anthropic's SDK's HTTP error: its code, body and headers."""
+    import anthropic
+
+    if not isinstance(err, anthropic.APIStatusError):
+        return None
+    return err.status_code, err.body if err.body is not None else err.message, err.response.headers
 
 
 @dataclass(frozen=True)
@@ -151,8 +162,6 @@ class AnthropicModel(ApiModel):
         return self._client
 
     def _send(self, request: Request) -> Response:
-        import anthropic
-
         early = self.pre_checks(request)
         if early is not None:
             return early
@@ -169,23 +178,31 @@ class AnthropicModel(ApiModel):
         typed = body
 
         def once() -> Outcome:
-            try:
-                with deadline(self.settings.timeout), capped(cap):
-                    answer = client.messages.create(**typed, extra_body=extra or None)  # type: ignore[call-overload]
-            except anthropic.APIStatusError as err:
-                message, code = error_message(err.body if err.body is not None else err.message)
-                return self.status_outcome(err.status_code, message, code, err.response.headers)
-            except Exception as err:
-                outcome = sdk_outcome(err, self.settings.timeout)
-                if outcome is None:
-                    raise
-                return outcome
+            answer = self.sdk_attempt(
+                lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
+                cap,
+                status_of,
+            )
+            if isinstance(answer, Response | Retry | Stop):
+                return answer
             response = parse_message(answer)
             if response.refused:
                 self._count("refusals")
             return response
 
         return self.with_retries(once)
+
+    # -- --batch ----------------------------------------------------------------------------------
+
+    status_of = staticmethod(status_of)
+
+    def check_request(self, request: Request) -> None:
+        build_messages(request)
+
+    def batch_interface(self) -> AnthropicBatches:
+        from harness.models.anthropic_messages.batch import AnthropicBatches
+
+        return AnthropicBatches(self)
 
     def _close_client(self) -> None:
         if self._http is not None:

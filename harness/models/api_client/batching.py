@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from harness.api import BackendFatalError, Request, Response
+from harness.api import BackendFatalError, Request, Response, TextPart
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,8 @@ class BatchInterface(Protocol):
 
     provider: str
 
-    def submit(self, items: Sequence[tuple[str, dict[str, object]]]) -> str:
-        """Submit (item id, request body) pairs as one batch; its id."""
+    def submit(self, items: Sequence[tuple[str, Request]]) -> str:
+        """Submit (item id, request) pairs as one batch, each request as the backend sends it; the batch's id."""
         ...
 
     def state(self, batch_id: str) -> BatchState: ...
@@ -52,8 +52,23 @@ class BatchInterface(Protocol):
         ...
 
 
+def request_identity(request: Request) -> dict[str, object]:
+    """What a request asks, as JSON: its turns (each image by its hash), settings and processor settings."""
+    turns = [
+        [m.role, [p.text if isinstance(p, TextPart) else f"image:{p.image.sha256}" for p in m.content]]
+        for m in request.messages
+    ]
+    return {
+        "turns": turns,
+        "settings": request.settings.to_dict(),
+        "processor": dict(request.processor_kwargs),
+        "prefix": request.assistant_prefix,
+    }
+
+
 def item_id(request: Request, body: Mapping[str, object]) -> str:
-    """The batch item of `request` sending `body`: 32 hex digits, valid as every provider's custom id."""
+    """The batch item of `request` sending `body` (JSON naming each image by its hash, never by an upload's name, which
+    a resumed run would not have): 32 hex digits, valid as every provider's custom id."""
     text = json.dumps([request.task, request.sample_id, body], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -108,8 +123,9 @@ class BatchRun:
         bodies: Sequence[dict[str, object] | Response],
         single: Callable[[Request], Response],
     ) -> Iterator[list[tuple[int, Response]]]:
-        """Each request's answer (`bodies[i]`: its batch item's body, or the `Response` it already has, as an input
-        problem), through the batches that hold it or one new batch; `single` sends a failed item again."""
+        """Each request's answer (`bodies[i]`: what its batch item sends, as JSON that names each image by its hash, or
+        the `Response` it already has, an input problem), through the batches that hold it or one new batch; `single`
+        sends a failed item again."""
         ids: dict[int, str] = {}
         for i, body in enumerate(bodies):
             if isinstance(body, Response):
@@ -122,9 +138,9 @@ class BatchRun:
             if entry.get("provider") == self.interface.provider and isinstance(items, list):
                 for item in items:
                     holding[str(item)] = str(entry["batch_id"])
-        fresh = [(item, bodies[i]) for i, item in ids.items() if item not in holding]
+        fresh = [(item, requests[i]) for i, item in ids.items() if item not in holding]
         if fresh:
-            batch_id = self.interface.submit([(item, body) for item, body in fresh if not isinstance(body, Response)])
+            batch_id = self.interface.submit(fresh)
             self.journal.add(self.interface.provider, batch_id, [item for item, _ in fresh])
             log.warning("%s: batch %s submitted (%d requests)", self.interface.provider, batch_id, len(fresh))
             for item, _ in fresh:

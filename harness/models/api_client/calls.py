@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
-from harness.models.api_client.batching import BatchInterface
+from harness.models.api_client.batching import BatchInterface, request_identity
 from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
-from harness.models.api_client.replies import retry_after_seconds
+from harness.models.api_client.replies import error_message, retry_after_seconds
 from harness.models.args import at_least
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,8 @@ class Stop:
 
 Outcome = Response | Retry | Stop
 T = TypeVar("T")
+# What an SDK's HTTP error says: (status code, body, headers), or None for an error that is not one.
+StatusOf = Callable[[BaseException], "tuple[int, object, Mapping[str, str]] | None"]
 
 
 def _causes(err: BaseException) -> Iterator[BaseException]:
@@ -230,6 +232,33 @@ class ApiModel(Model):
             text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
         )
 
+    def sdk_attempt(self, call: Callable[[], T], cap: int, status: StatusOf) -> T | Outcome:
+        """One HTTP exchange through a provider's SDK, bounded in time and bytes (`deadline`, `capped`); its failure as
+        a `Retry`, a `Stop` or this sample's error (`status` reads an SDK's HTTP error: code, body, headers)."""
+        from harness.models.api_client.deadline import capped, deadline
+
+        try:
+            with deadline(self.settings.timeout), capped(cap):
+                return call()
+        except Exception as err:
+            found = status(err)
+            if found is not None:
+                code, body, headers = found
+                message, kind = error_message(body)
+                return self.status_outcome(code, message, kind, headers)
+            outcome = sdk_outcome(err, self.settings.timeout)
+            if outcome is None:
+                raise
+            return outcome
+
+    def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T:
+        """A call besides a generation (an upload, the batch interface's), with the same attempts; its result, or a
+        `BackendFatalError` naming `what` failed."""
+        result: T | Response = self.with_retries(lambda: self.sdk_attempt(call, cap, status))
+        if isinstance(result, Response):
+            raise BackendFatalError(f"{self.label}: {what}: {result.error}")
+        return result
+
     def _send(self, request: Request) -> Response:
         raise NotImplementedError
 
@@ -243,9 +272,13 @@ class ApiModel(Model):
         """The provider's batch calls (`--batch`)."""
         raise ValueError(f"the {self.label} backend has no batch interface")
 
+    def check_request(self, request: Request) -> None:
+        """Raise `ValueError` (or `OSError`) where `request` cannot be sent (an image that does not decode)."""
+
     def batch_body(self, request: Request) -> dict[str, object]:
-        """What one request's batch item sends (its images read and checked here)."""
-        raise ValueError(f"the {self.label} backend has no batch interface")
+        """What one request's batch item sends, as JSON that names each image by its hash (checked here)."""
+        self.check_request(request)
+        return {"model": self.identity(), "request": request_identity(request)}
 
     def _batch_item(self, request: Request) -> dict[str, object] | Response:
         early = self.pre_checks(request)

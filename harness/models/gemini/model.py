@@ -22,15 +22,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
 from harness.api import ImageRef, ModelFacts, Request, Response
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop, sdk_outcome
-from harness.models.api_client.deadline import capped, deadline
-from harness.models.api_client.replies import error_message, is_loopback
+from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.replies import is_loopback
 from harness.models.args import at_least, settings_from_args
 from harness.models.gemini.wire import build_contents, parse_answer, png_bytes
 from harness.models.registry import register_model
@@ -41,9 +40,20 @@ if TYPE_CHECKING:
     from google import genai
     from google.genai import types
 
-T = TypeVar("T")
+    from harness.models.gemini.batch import GeminiBatches
+
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 UPLOAD_ANSWER_BYTES = 1 << 20  # a Files API answer is a small JSON record
+
+
+def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+    """google-genai's HTTP error: its code, body and headers."""
+    from google.genai import errors
+
+    if not isinstance(err, errors.APIError):
+        return None
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    return int(err.code or 0), err.details if err.details is not None else str(err), headers
 
 
 @dataclass(frozen=True)
@@ -215,23 +225,6 @@ class GeminiModel(ApiModel):
             self._client = genai.Client(api_key=self._api_key or "loopback", http_options=options)
         return self._client
 
-    def _attempt(self, call: Callable[[], T], cap: int) -> T | Outcome:
-        """One HTTP exchange through the SDK, bounded in time and bytes; its failure as a `Retry`, `Stop` or error."""
-        from google.genai import errors
-
-        try:
-            with deadline(self.settings.timeout), capped(cap):
-                return call()
-        except errors.APIError as err:
-            headers = getattr(getattr(err, "response", None), "headers", None) or {}
-            message, code = error_message(err.details if err.details is not None else str(err))
-            return self.status_outcome(int(err.code or 0), err.message or message, err.status or code, headers)
-        except Exception as err:
-            outcome = sdk_outcome(err, self.settings.timeout)
-            if outcome is None:
-                raise
-            return outcome
-
     def _upload(self, image: ImageRef) -> types.File | Response:
         """The image's file on the server (uploaded now, or earlier this run), or the `Response` that failed it."""
         reuse = self.settings.reuse_uploads
@@ -249,8 +242,10 @@ class GeminiModel(ApiModel):
 
             def once() -> types.File | Outcome:
                 self._count("uploads")
-                return self._attempt(
-                    lambda: client.files.upload(file=io.BytesIO(data), config={"mime_type": mime}), UPLOAD_ANSWER_BYTES
+                return self.sdk_attempt(
+                    lambda: client.files.upload(file=io.BytesIO(data), config={"mime_type": mime}),
+                    UPLOAD_ANSWER_BYTES,
+                    status_of,
                 )
 
             file: types.File | Response = self.with_retries(once)
@@ -261,10 +256,8 @@ class GeminiModel(ApiModel):
                     self._uploads[image.sha256] = file
             return file
 
-    def _send(self, request: Request) -> Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
+    def prepared(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
+        """The request's contents (its images uploaded first, where they go so) and config, or why it cannot go."""
         uploaded: dict[str, types.File] = {}
         try:
             if self.settings.images == "upload":
@@ -280,17 +273,28 @@ class GeminiModel(ApiModel):
                 lambda image: self._image_part(image, uploaded),
                 empty_text_parts=self.settings.empty_text_parts,
             )
-            config = self.config(request, system)
+            return contents, self.config(request, system)
         except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
             return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
         except (ValueError, TypeError) as err:
             return Response(text=None, error=f"invalid_input: {err}")
+
+    def _send(self, request: Request) -> Response:
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
+        ready = self.prepared(request)
+        if isinstance(ready, Response):
+            return ready
+        contents, config = ready
         client = self._open()
         cap = self.response_cap(request)
 
         def once() -> Outcome:
-            answer = self._attempt(
-                lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config), cap
+            answer = self.sdk_attempt(
+                lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
+                cap,
+                status_of,
             )
             if isinstance(answer, Response | Retry | Stop):
                 return answer
@@ -300,6 +304,19 @@ class GeminiModel(ApiModel):
             return response
 
         return self.with_retries(once)
+
+    # -- --batch ----------------------------------------------------------------------------------
+
+    status_of = staticmethod(status_of)
+
+    def check_request(self, request: Request) -> None:
+        for image in request.images:  # each image decodes (its upload waits for the batch)
+            self._image_bytes(image)
+
+    def batch_interface(self) -> GeminiBatches:
+        from harness.models.gemini.batch import GeminiBatches
+
+        return GeminiBatches(self)
 
     def _close_client(self) -> None:
         if self._http is not None:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from harness.api import BackendFatalError, Response
+from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
 from harness.models.api_client.replies import parse_body
 from harness.models.openai_chat.wire import parse_completion
@@ -34,10 +34,12 @@ class OpenAIBatches:
             raise BackendFatalError(f"openai batch: {method} {path}: {unreadable}")
         return data
 
-    def submit(self, items: Sequence[tuple[str, dict[str, object]]]) -> str:
+    def submit(self, items: Sequence[tuple[str, Request]]) -> str:
         lines = [
-            json.dumps({"custom_id": item, "method": "POST", "url": "/v1/chat/completions", "body": body})
-            for item, body in items
+            json.dumps(
+                {"custom_id": item, "method": "POST", "url": "/v1/chat/completions", "body": self.model.payload(r)}
+            )
+            for item, r in items
         ]
         upload = self._json(
             "POST",

@@ -272,8 +272,8 @@ class OpenAIChatModel(ApiModel):
 
         return OpenAIBatches(self)
 
-    def batch_body(self, request: Request) -> dict[str, object]:
-        return self.payload(request)
+    def check_request(self, request: Request) -> None:
+        self.payload(request)
 
     def call(self, method: str, path: str, cap: int, **send: object) -> bytes:
         """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a

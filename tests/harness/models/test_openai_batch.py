@@ -107,6 +107,8 @@ def test_a_run_stopped_before_collection_resumes_its_batch(batch_server, tmp_pat
 def test_a_killed_harness_resumes_its_batch_and_pays_once(batch_server, mmneedle_dir: Path, tmp_path: Path, capsys):
     tasks = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
     out = tmp_path / "out"
+    prices = tmp_path / "prices.json"  # $1 a million input tokens; half through the Batch API
+    prices.write_text(json.dumps({"models": {"test-vlm": {"input": 1.0, "output": 0, "batch": 0.5}}}))
     argv = [
         "--tasks",
         tasks,
@@ -120,6 +122,8 @@ def test_a_killed_harness_resumes_its_batch_and_pays_once(batch_server, mmneedle
         str(out),
         "--no_progress",
         "--batch",
+        "--prices",
+        str(prices),
     ]
     desk = batch_server.batches
     desk.hold.set()
@@ -144,3 +148,5 @@ def test_a_killed_harness_resumes_its_batch_and_pays_once(batch_server, mmneedle
     results = json.loads(sorted((out / "openai__test-vlm").glob("results_*.json"))[-1].read_text())
     for task in tasks.split(","):
         assert results["sample_counts"][task]["n_ok"] == LIMIT
+        cost = results["cost"][task]["model"]
+        assert cost["batch"] is True and cost["usd"] == pytest.approx(cost["input_tokens"] * 0.5 / 1e6)

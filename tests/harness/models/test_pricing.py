@@ -37,6 +37,7 @@ def test_a_cost_in_dollars():
     assert long.cost(100_000, 0) == pytest.approx(0.125)  # at most 200K prompt tokens: $1.25 a million
     assert long.cost(300_000, 0) == pytest.approx(0.75)  # past it: $2.50 a million
     assert long.cost(300_000, 0, requests=2) == pytest.approx(0.375)  # two prompts of 150K each: the base rate
+    assert price.cost(125_000, 128, cached_tokens=25_000, batch=True) == pytest.approx(0.28253 / 2)  # batch: half
 
 
 def test_the_usage_each_provider_reports():
