@@ -55,8 +55,12 @@ def with_batch(plan: RunPlan, backend: str, args: dict[str, str], who: str) -> d
     from harness.models.registry import backend_spec
 
     arg = backend_spec(backend).batch_arg
-    if arg is None:
-        raise UserError(f"--batch: the {backend} backend ({who}) has no batch interface; run it without --batch")
+    if arg is None:  # a local model beside an API judge: the judge alone goes in batches
+        print(
+            f"harness: --batch: the {backend} backend ({who}) has no batch interface: its requests go as usual",
+            file=sys.stderr,
+        )
+        return args
     assert plan.output_dir is not None  # --batch needs --output_path, checked with the options
     return {**args, arg: str(plan.output_dir / f"batches_{who}.jsonl")}
 

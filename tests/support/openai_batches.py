@@ -1,8 +1,8 @@
 """OpenAI's Batch API on the loopback chat-completions server (`ChatServer(batches=OpenAIBatchDesk())`), for the
 `--batch` tests: `POST /v1/files` (multipart, purpose `batch`), `POST /v1/batches`, `GET /v1/batches/{id}` and
 `GET /v1/files/{id}/content`. A batch stays `in_progress` while `hold` is set (a run killed between submission and
-collection), then completes at its next look: each line answered as the server answers a chat request ("answer:<id>"
-from the `#id=` tag, usage 10 + images in, 3 out), except a line tagged `#do=batch_error`, which goes to the error
+collection), then completes at its next look: each line answered as the server answers a chat request (`answer(body)`,
+else "answer:<id>" from the `#id=` tag; usage 10 + images in, 3 out), except a line tagged `#do=batch_error`, which goes to the error
 file, and `#do=batch_missing`, which is in neither file."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _TAG = re.compile(r"#(id|do)=(\S+)")
@@ -28,7 +29,8 @@ def _tags(body: dict[str, Any]) -> dict[str, str]:
 
 
 class OpenAIBatchDesk:
-    def __init__(self) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None) -> None:
+        self.answer = answer  # an item's answer from its request body (default: "answer:<id>")
         self.hold = threading.Event()
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -81,6 +83,9 @@ class OpenAIBatchDesk:
             return (200, data) if data is not None else (404, {"error": {"message": "no such file"}})
         return 404, {"error": {"message": f"no route {path}"}}
 
+    def _text(self, body: dict[str, Any], tags: dict[str, str]) -> str:
+        return self.answer(body) if self.answer else f"answer:{tags.get('id', '?')}"
+
     def _complete(self, batch: dict[str, Any]) -> None:
         answers, errors = [], []
         for line in self.files[batch["input_file_id"]].decode().splitlines():
@@ -112,7 +117,7 @@ class OpenAIBatchDesk:
                     {
                         "index": 0,
                         "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": f"answer:{tags.get('id', '?')}"},
+                        "message": {"role": "assistant", "content": self._text(item["body"], tags)},
                     }
                 ],
                 "usage": {"prompt_tokens": 10 + images, "completion_tokens": 3, "total_tokens": 13 + images},
