@@ -150,4 +150,3 @@ def test_a_killed_harness_resumes_its_batch_and_pays_once(batch_server, mmneedle
         assert results["sample_counts"][task]["n_ok"] == LIMIT
         cost = results["cost"][task]["model"]
         assert cost["batch"] is True and cost["usd"] == pytest.approx(cost["input_tokens"] * 0.5 / 1e6)
-
