@@ -100,7 +100,11 @@ def _screen_only(plan: RunPlan) -> int:
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in run_policies(plan).describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
-    print("\n".join(cost_lines(run_estimate(plan, model, results))))
+    from harness.models.registry import backend_spec
+
+    estimates = run_estimate(plan, model, results)
+    if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
+        print("\n".join(cost_lines(estimates)))
     return 0
 
 

@@ -76,6 +76,9 @@ class BackendSpec:
     # The argument `--batch` fills with the run's batch journal (a path): its requests then go through the provider's
     # batch interface. None: it has none (`--batch` refused, named).
     batch_arg: str | None = None
+    # Its requests are billed by a provider: `--screen_only` prices them (a model without a price says so). False: a
+    # local model, priced only where the price table names it.
+    priced: bool = False
     # An alias written for another backend (by that backend's name), switched to this one with `backend=`: its
     # arguments as this backend takes them.
     adopts_alias: Mapping[str, ArgsSwitch] = field(default_factory=dict)

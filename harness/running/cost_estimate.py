@@ -92,20 +92,21 @@ def total_usd(estimates: Sequence[Estimate]) -> float | None:
 
 
 def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
-    """The estimate as the screen prints it: a table per task and who is paid, then the total."""
+    """The estimate as the screen prints it: a table per task and who is paid (a row starts with who, as the screen's
+    own rows start with the task), then the total."""
     lines = [
         "",
         "Estimated cost in USD: the prompts as counted above, each answer at its max_gen_toks (an upper bound)"
         + ("; at the batch interfaces' price (--batch)." if any(e.batch for e in estimates) else "."),
         "",
-        "| task | for | priced as | requests | input tokens | output tokens (at most) | USD |",
+        "| for | task | priced as | requests | input tokens | output tokens (at most) | USD |",
         "|---|---|---|---|---|---|---|",
     ]
     for e in estimates:
         usd = f"{e.usd:,.2f}" if e.usd is not None else "no price"
         priced = e.priced_as.model if e.priced_as else f"{e.served or '-'} (not in the table)"
         lines.append(
-            f"| {e.task} | {e.who} | {priced} | {e.requests:,} | {e.input_tokens:,} | {e.output_tokens:,} | {usd} |"
+            f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {e.input_tokens:,} | {e.output_tokens:,} | {usd} |"
         )
     total = total_usd(estimates)
     if total is not None:

@@ -23,4 +23,5 @@ BACKEND = BackendSpec(
     replicas=Replicas(refused="the anthropic backend sends requests to Anthropic's servers, which schedule them"),
     screen=screen_model,
     batch_arg="batch_journal",
+    priced=True,
 )

@@ -5,15 +5,31 @@ backend's own attempts (retries, deadline, size cap)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import parse_message
 from harness.models.api_client.batching import BatchState
+from harness.models.api_client.calls import StatusOf
 
 if TYPE_CHECKING:
-    from harness.models.anthropic_messages.model import AnthropicModel
+    import anthropic
+
+T = TypeVar("T")
+
+
+class _Backend(Protocol):
+    """What the batch calls use of the `anthropic` backend (`AnthropicModel`)."""
+
+    def status_of(self, err: BaseException) -> tuple[int, object, Mapping[str, str]] | None: ...
+
+    def _open(self) -> anthropic.Anthropic: ...
+
+    def payload(self, request: Request) -> dict[str, object]: ...
+
+    def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T: ...
+
 
 CALL_BYTES = 1 << 20  # a batch's record
 RESULT_BYTES = 1 << 30  # a batch's answers: at most the provider's own cap on a batch's results
@@ -22,7 +38,7 @@ RESULT_BYTES = 1 << 30  # a batch's answers: at most the provider's own cap on a
 class AnthropicBatches:
     provider = "anthropic"
 
-    def __init__(self, model: AnthropicModel) -> None:
+    def __init__(self, model: _Backend) -> None:
         self.model = model
 
     def submit(self, items: Sequence[tuple[str, Request]]) -> str:

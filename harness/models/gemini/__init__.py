@@ -23,4 +23,5 @@ BACKEND = BackendSpec(
     replicas=Replicas(refused="the gemini backend sends requests to Google's servers, which schedule them"),
     screen=screen_model,
     batch_arg="batch_journal",
+    priced=True,
 )

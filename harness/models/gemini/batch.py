@@ -5,17 +5,40 @@ first, as a single request's are) submitted inline as one batch job (`batches.cr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
+from harness.models.api_client.calls import StatusOf
 from harness.models.gemini.wire import parse_answer
 
 if TYPE_CHECKING:
+    from google import genai
     from google.genai import types
 
-    from harness.models.gemini.model import GeminiModel
+T = TypeVar("T")
+
+
+class _Settings(Protocol):
+    @property
+    def model(self) -> str: ...
+
+
+class _Backend(Protocol):
+    """What the batch calls use of the `gemini` backend (`GeminiModel`)."""
+
+    def status_of(self, err: BaseException) -> tuple[int, object, Mapping[str, str]] | None: ...
+
+    @property
+    def settings(self) -> _Settings: ...
+
+    def _open(self) -> genai.Client: ...
+
+    def prepared(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response: ...
+
+    def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T: ...
+
 
 ENDED = frozenset(
     {
@@ -33,7 +56,7 @@ RESULT_BYTES = 1 << 30  # a job's inlined answers
 class GeminiBatches:
     provider = "gemini"
 
-    def __init__(self, model: GeminiModel) -> None:
+    def __init__(self, model: _Backend) -> None:
         self.model = model
 
     def submit(self, items: Sequence[tuple[str, Request]]) -> str:

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
 from harness.models.api_client.replies import parse_body
 from harness.models.openai_chat.wire import parse_completion
 
-if TYPE_CHECKING:
-    from harness.models.openai_chat.model import OpenAIChatModel
+
+class _Backend(Protocol):
+    """What the batch calls use of the `openai` backend (`OpenAIChatModel`)."""
+
+    def payload(self, request: Request) -> dict[str, object]: ...
+
+    def call(self, method: str, path: str, cap: int, **send: object) -> bytes: ...
+
 
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 ANSWER_FILE_BYTES = 1 << 30  # a batch's answers: at most the provider's own cap on a batch's output
@@ -24,7 +30,7 @@ ANSWER_FILE_BYTES = 1 << 30  # a batch's answers: at most the provider's own cap
 class OpenAIBatches:
     provider = "openai"
 
-    def __init__(self, model: OpenAIChatModel) -> None:
+    def __init__(self, model: _Backend) -> None:
         self.model = model
 
     def _json(self, method: str, path: str, cap: int = 1 << 20, **send: object) -> object:
