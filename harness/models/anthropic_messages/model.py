@@ -111,6 +111,10 @@ class AnthropicModel(ApiModel):
             "model": "anthropic",
             "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
             "served_model": self.settings.model,
+            # What is sent besides the request's own settings: answers depend on it.
+            "temperature": self.settings.temperature,
+            "top_p": self.settings.top_p,
+            "send_temperature": self.settings.send_temperature,
         }
 
     @property

@@ -144,6 +144,13 @@ class GeminiModel(ApiModel):
             "images": s.images,
             "image_format": s.image_format,
             "empty_text_parts": s.empty_text_parts,
+            # What the generation config sends besides the request's own settings: answers depend on it.
+            "max_output_tokens": s.max_output_tokens,
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "candidate_count": s.candidate_count,
+            "send_temperature": s.send_temperature,
+            "send_seed": s.send_seed,
         }
 
     @property

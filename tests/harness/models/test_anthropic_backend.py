@@ -199,3 +199,8 @@ def test_settings_are_checked():
         get_model_class("anthropic").from_args({"model": "m", "base_url": "https://example.invalid"})
     with pytest.raises(ValueError, match="temperature must be in"):
         get_model_class("anthropic").from_args({"model": "m", "base_url": "http://127.0.0.1:1", "temperature": "2"})
+
+
+def test_what_is_sent_is_part_of_the_models_identity(anthropic_server):
+    """The response cache keys answers by the model's identity: two runs that send different fields never share."""
+    assert _model(anthropic_server).identity() != _model(anthropic_server, send_temperature="false").identity()

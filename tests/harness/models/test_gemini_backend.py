@@ -320,3 +320,10 @@ def test_settings_are_checked():
         get_model_class("gemini").from_args({"model": "m", "base_url": "http://127.0.0.1:1", "max_output_tokens": "x"})
     with pytest.raises(ValueError, match="no API key"):
         get_model_class("gemini").from_args({"model": "m", "base_url": "https://example.invalid"})
+
+
+def test_what_the_config_sends_is_part_of_the_models_identity(gemini_server):
+    """The response cache keys answers by the model's identity: two runs that send different configs never share."""
+    plain, wrapper = _model(gemini_server), _model(gemini_server, temperature="1.0", max_output_tokens="none")
+    assert plain.identity() != wrapper.identity()
+    assert plain.identity() == _model(gemini_server, reuse_uploads="false").identity()  # the same answers
