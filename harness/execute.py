@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UserError
 from harness.run_models import open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
@@ -91,26 +90,21 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 
 
 def _screen_only(plan: RunPlan) -> int:
-    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
-    from harness.models.replicas.settings import split_pool_args
-    from harness.running.screen_only import screen_model, screen_table, screen_tasks
+    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written; and what the
+    run would cost."""
+    from harness.run_cost import run_estimate, screened
+    from harness.running.cost_estimate import cost_lines
+    from harness.running.screen_only import screen_table
 
-    try:  # replicas count alike
-        model = screen_model(plan.model.backend, split_pool_args(plan.model.backend, plan.model.args)[1])
-    except (ValueError, ImportError) as err:
-        raise UserError(str(err)) from None
-    policies = run_policies(plan)
-    results = screen_tasks(
-        model,
-        plan.tasks,
-        plan.options.gen_kwargs,
-        plan.options.sampling_seed,
-        plan.options.shard,
-        policies if policies.by_task else None,
-    )
+    model, results = screened(plan)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
-    for task, described in policies.describe().items():
+    for task, described in run_policies(plan).describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
+    from harness.models.registry import backend_spec
+
+    estimates = run_estimate(plan, model, results)
+    if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
+        print("\n".join(cost_lines(estimates)))
     return 0
 
 
@@ -120,9 +114,11 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.outputs.results import build_results, summary_table
     from harness.outputs.results_file import write_results
     from harness.run_config import cache_stats, run_config
+    from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
 
     output_dir = plan.output_dir
+    budget = budget_for(plan)  # before the model opens: a run over its budget sends nothing
     model = open_model(plan)
     try:
         judge = None if plan.options.predict_only else open_judge(plan)
@@ -148,6 +144,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
         reasoning_tags=plan.options.reasoning_tags,
+        budget=budget,
     )
     started = time.time()
     try:
@@ -169,6 +166,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         if plan.options.reasoning_tags:  # only where set: results without it stay as they were
             extra["reasoning_tags"] = [list(pair) for pair in plan.options.reasoning_tags]
         model.close()
+        judge_identity = judge.identity() if judge is not None else {}
         if judge is not None:
             from harness.redact import redact_mapping
 
@@ -182,6 +180,9 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
+    costs = run_costs(plan, task_results, identity, judge_identity)
+    if costs:
+        results["cost"] = costs
     if plan.options.predict_only:  # nothing scored: no group has a score either
         results["predict_only"] = PREDICT_ONLY_NOTE
         results["group_aggregation"] = {}

@@ -65,6 +65,17 @@ def _limit(value: object) -> float:
     return number
 
 
+def _dollars(value: object) -> float:
+    text = str(value)
+    try:
+        number = float(text.removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars above 0, got {text!r}")
+    return number
+
+
 def _batch_size(value: object) -> int | str:
     """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
     out-of-memory, so N changes nothing)."""
@@ -280,11 +291,34 @@ class EvaluationOptions(LmEvalOptions):
         "would (over_length, too_many_images, invalid input) under the model's limits, without "
         "loading the model; print the counts per task and write nothing"
     )
+    batch: bool = switch(
+        "send an API model's (and judge's) requests through its provider's batch interface (OpenAI's Batch API, "
+        "Anthropic's Message Batches, Gemini's batch mode: half the price, answers within 24 hours); the batch ids are "
+        "journalled in the output folder, so the same command resumes a killed run's batches (docs/cost.md)"
+    )
+    max_cost: float | None = option(
+        None,
+        "a budget in US dollars: a run whose estimate (docs/cost.md) is over it does not start, and a run whose "
+        "answers' reported usage reaches it stops, every finished answer journalled (the same command resumes)",
+        metavar="USD",
+        parse=_dollars,
+        accepts="int | float | str | None",
+    )
+    prices: Path | None = option(
+        None,
+        "a JSON price table whose entries replace the built-in one's by model name "
+        "(harness/models/prices.json's shape; docs/cost.md)",
+        metavar="FILE",
+        parse=Path,
+        accepts="str | os.PathLike[str] | None",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.predict_only and self.output_path is None:
             raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
+        if self.batch and self.output_path is None:
+            raise UserError("--batch needs --output_path (the folder its batch ids are journalled in)")
         if self.log_samples and self.output_path is None:
             raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
         if self.use_cache and self.cache_dir is not None and str(self.cache_dir) != self.use_cache:

@@ -48,13 +48,30 @@ def _switched_alias_note(name: str, backend: str) -> str:
     )
 
 
+def with_batch(plan: RunPlan, backend: str, args: dict[str, str], who: str) -> dict[str, str]:
+    """`args`, with `--batch`'s journal where the run asks for it (the backend's `batch_arg`)."""
+    if not plan.options.batch:
+        return args
+    from harness.models.registry import backend_spec
+
+    arg = backend_spec(backend).batch_arg
+    if arg is None:  # a local model beside an API judge: the judge alone goes in batches
+        print(
+            f"harness: --batch: the {backend} backend ({who}) has no batch interface: its requests go as usual",
+            file=sys.stderr,
+        )
+        return args
+    assert plan.output_dir is not None  # --batch needs --output_path, checked with the options
+    return {**args, arg: str(plan.output_dir / f"batches_{who}.jsonl")}
+
+
 def open_model(plan: RunPlan) -> Model:
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`harness.run_plan.cache_path`)."""
     model = make_model(
         plan.model.name,
         plan.model.backend,
-        plan.model.args,
+        with_batch(plan, plan.model.backend, plan.model.args, "model"),
         plan.starting_batch_size,
         plan.options.max_batch_tokens,
         plan.options.ray,
@@ -112,4 +129,5 @@ def open_judge(plan: RunPlan) -> Model | None:
     served = backend_spec(plan.judge.backend).served_model_arg
     if served is not None and served not in plan.judge.given and specs[0].model:
         args = {**args, served: specs[0].model}  # the paper's judge, unless told otherwise
+    args = with_batch(plan, plan.judge.backend, args, "judge")
     return behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)

@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict, TypeGuard
 from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import write_text
+from harness.outputs.cost_record import CostEntry
 from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
@@ -194,6 +195,7 @@ ResultsFile = TypedDict(
         "failed_samples": NotRequired[dict[str, int]],  # task -> samples that failed with errors
         "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
         "predict_only": NotRequired[str],  # a --predict_only run's note
+        "cost": NotRequired[dict[str, dict[str, CostEntry]]],  # task -> model/judge -> tokens and USD
     },
 )
 

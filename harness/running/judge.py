@@ -25,6 +25,7 @@ the cap keeps one hostile or runaway reply from stalling a run, and the results 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,8 +112,10 @@ def judge_samples(
     judge: Model,
     samples: Sequence[tuple[str, int, dict[str, Any], str]],
     progress: bool = True,
+    usage: Counter[str] | None = None,
 ) -> list[JudgedSample]:
-    """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order."""
+    """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
+    call's reported token usage added to `usage`."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
@@ -148,6 +151,9 @@ def judge_samples(
             for batch in judge.batches(requests):
                 answers += safe_generate(judge, batch)
                 bar.update(len(batch))
+            if usage is not None:
+                for answer in answers:
+                    usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
             replies = [answers[asked[prompts[i][stage]]] for i in alive]
             still = []
             for i, reply in zip(alive, replies, strict=True):

@@ -46,6 +46,7 @@ from harness.models.reasoning import ReasoningTags
 from harness.models.reasoning import describe as describe_tags
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
+from harness.running.budget import Budget
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord, journal_name
 from harness.running.progress import OverallProgress
@@ -85,6 +86,7 @@ class RunOptions:
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
     # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
     reasoning_tags: ReasoningTags | None = None
+    budget: Budget | None = None  # --max_cost: charged with every answer journalled, the run stopped once reached
 
 
 @dataclass
@@ -202,6 +204,8 @@ class Runner:
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
         """Generate batch by batch, journalling responses as they arrive (a chunk at a time), each in its own
         task's journal (`runs` by task name: one task, or every task of the run when the model takes them together)."""
+        if self.options.budget is not None and len(requests):
+            self.options.budget.check()  # spent already by this command's earlier runs: nothing more is sent
         with progress_bar(len(requests), desc, "sample", self.options.progress) as bar:
             for batch in self.model.batches(requests):
                 answered: set[int] = set()
@@ -219,6 +223,8 @@ class Runner:
                     bar.update(len(rest))
                     self._advance_overall(len(rest))
                 release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
+                if self.options.budget is not None:  # checked between batches: a batch in flight is kept whole
+                    self.options.budget.check()
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[SampleRecord]] = {}
@@ -228,6 +234,9 @@ class Runner:
             )
         for name, records in by_task.items():
             runs[name].store.add(records)
+        if self.options.budget is not None:  # charged once journalled: an answer paid for is never lost
+            for _, response in answers:
+                self.options.budget.charge(response.usage)
 
     def _write_sample_log(
         self, task: Task, store: SampleStore, current: dict[str, int], settings: GenerationSettings
@@ -258,6 +267,10 @@ class Runner:
         store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:
             screened = self._screen_task(task, store, settings)
+            if self.options.budget is not None:  # what the journal holds was paid for by an earlier run
+                for sample in screened.current:
+                    if sample in store.outcomes:
+                        self.options.budget.charge(store.outcomes[sample].usage)
             if self._overall is not None:
                 overall, index = self._overall
                 overall.screened(index, len(screened.pending))
@@ -279,9 +292,10 @@ class Runner:
             self._score_unscored(task, store, current)
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
+        judge_usage: Counter[str] = Counter()
         if task.judge is not None and self.options.judge is not None and self.options.score:
             outcomes, judge_counts = judge_task(
-                task, store, current, self.options.judge, self.options.output_dir, self.options.progress
+                task, store, current, self.options.judge, self.options.output_dir, self.options.progress, judge_usage
             )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
@@ -308,6 +322,7 @@ class Runner:
             usage=sum_usage([o.usage for o in outcomes]),
             task_docs=len(task),
             judge_counts=judge_counts,
+            judge_usage=dict(sorted(judge_usage.items())),
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 

@@ -27,6 +27,7 @@ class TaskResult:
     task_docs: int = 0  # documents of the task before sharding
     truncated: int = 0  # samples the task's truncation rule cut to fit the model
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
+    judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
 
     @property
     def n_scored(self) -> int:
