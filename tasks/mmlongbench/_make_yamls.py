@@ -162,6 +162,9 @@ def main() -> None:
         aggregate=False,
         report=ABLATION_REPORT,
     )
+    from tasks.mmlongbench._make_version_yamls import main as version_yamls
+
+    version_yamls()  # V1.1's and VLMEvalKit's tasks and groups, each version in its own subfolder
 
 
 if __name__ == "__main__":
