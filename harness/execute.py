@@ -161,7 +161,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     finally:
         finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
-        extra = {
+        extra: dict[str, object] = {
             "token_counting": model.token_rule,
             **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
@@ -304,7 +304,7 @@ def _report_run(task_results: list[TaskResult], stats: Mapping[str, object], sha
         )
 
 
-def _judge_config(plan: RunPlan, judges: Judges) -> dict[str, Any]:
+def _judge_config(plan: RunPlan, judges: Judges) -> dict[str, object]:
     """What the results record of the run's judges: the first judged task's judge (`model` and its cache figures,
     as a run of one judge always recorded), and where the tasks asked more than one, each with its tasks."""
     from harness.redact import redact_mapping
@@ -312,7 +312,7 @@ def _judge_config(plan: RunPlan, judges: Judges) -> dict[str, Any]:
 
     models = list(judges.models.items())
     first = models[0][1]
-    config: dict[str, Any] = {
+    config: dict[str, object] = {
         "model": redact_mapping(first.identity()),
         **cache_stats(first),
         "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None},

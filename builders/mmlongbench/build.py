@@ -353,7 +353,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             plan = PlannedRow.from_json(json.loads(line))
             yield plan, plan.images
 
-    def _source_file(self, cfg: Config) -> dict[str, Any]:
+    def _source_file(self, cfg: Config) -> dict[str, str]:
         if cfg.version == VLMEVALKIT:
             assert self.tsv is not None
             return {"file": cfg.file, "file_sha256": self.tsv.tsv_sha256[cfg.length]}

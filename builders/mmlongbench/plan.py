@@ -45,7 +45,7 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
     return row
 
 
-def _id_of(row: Mapping[str, object], where: str) -> Any:
+def _id_of(row: Mapping[str, object], where: str) -> str | int:
     if "id" not in row:
         raise BuildError(f"{where}: missing field 'id'")
     value = row["id"]
@@ -109,7 +109,7 @@ def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]
         keep = sampled_ids(ids, n)
     except TypeError:
         raise BuildError(f"{cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
-    seen: dict[Any, int] = {}
+    seen: dict[str | int, int] = {}
     assemble = assemblers(cfg, LOADERS)[cfg.leaf.loader]
     first_only = cfg.leaf.loader in FIRST_ROW_LOADERS
     eval_index = 0

@@ -15,7 +15,6 @@ Scoring changed too (the parser, DocVQA's judge): that is the tasks' (`tasks/mml
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.mmlongbench.leaves import V1_1, Config
@@ -32,7 +31,7 @@ V1_1_COMMIT = "22b9f27"
 V1_1_PAGE_TEMPLATE = "Document {doc_id:.15}: " + IMAGE_PLACEHOLDER  # data.py:436 at 22b9f27
 
 
-def keeps_v1_1_vrag_row(row: Mapping[str, Any]) -> bool:
+def keeps_v1_1_vrag_row(row: Mapping[str, object]) -> bool:
     """V1.1's filter (`data.py:51-54`): `all('"' not in img_path for img_path in sample["image"])`. The release's
     `image` is one path, so the official loop runs over its characters: a row is dropped when its path holds `"`
     anywhere. A list of paths (not in the release) is read item by item, as the official loop would; anything else
@@ -45,7 +44,7 @@ def keeps_v1_1_vrag_row(row: Mapping[str, Any]) -> bool:
     return True
 
 
-def row_filter(cfg: Config) -> Callable[[Mapping[str, Any]], bool] | None:
+def row_filter(cfg: Config) -> Callable[[Mapping[str, object]], bool] | None:
     """The rows a config's loader keeps before it samples ids; None: every row."""
     if cfg.version == V1_1 and cfg.leaf.loader == "vrag":
         return keeps_v1_1_vrag_row

@@ -19,6 +19,16 @@ from builders.mmlongbench.leaves import LEAVES, LENGTHS, VLMEVALKIT_LENGTHS
 from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
+# The paper's template of each metric family (`scoring.METRIC_OF_DATASET`), written by hand beside this script.
+FAMILY_TEMPLATE = {
+    "sub_em": "_sub_em.yaml",
+    "mc_acc": "_mc_acc.yaml",
+    "count_acc": "_count_acc.yaml",
+    "cls_acc": "_cls_acc.yaml",
+    "docvqa_score": "_docvqa_score.yaml",
+    "vh_acc_folded": "_vh.yaml",
+    "fluency_f1": "_summ.yaml",
+}
 STRICT = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
 VLMEVALKIT_FAMILY = {  # our metric family -> VLMEvalKit's template (its metric's score key)
     "sub_em": "_vlmevalkit_sub_em.yaml",
@@ -85,7 +95,6 @@ def _clear(folder: Path) -> None:
 
 
 def v1_1() -> None:
-    from tasks.mmlongbench._make_yamls import FAMILY_TEMPLATE
     from tasks.mmlongbench.scoring import METRIC_OF_DATASET
 
     folder = HERE / "v1_1"
@@ -162,7 +171,6 @@ def vlmevalkit() -> None:
 
 
 def vlmevalkit_as_paper() -> None:
-    from tasks.mmlongbench._make_yamls import FAMILY_TEMPLATE
     from tasks.mmlongbench.scoring import METRIC_OF_DATASET
 
     folder = HERE / "vlmevalkit_as_paper"

@@ -14,10 +14,11 @@ What V1.1 changed in scoring, against the paper's hooks (`utils.py`):
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from tasks.mmlongbench import scoring
 from tasks.mmlongbench.scorers import v1_1
+from tasks.mmlongbench.scorers.common import Doc
 from tasks.mmlongbench.scorers.v1_1 import docvqa_judge_prompt, parse_docvqa_judge, parse_output_v1_1
 from tasks.mmlongbench.utils import _gold
 
@@ -25,7 +26,7 @@ QUESTION_MARK = "\n\nQuestion: "  # the user template's last field: `...{context
 JUDGE_STAGE = "judge"
 
 
-def row_scores(doc: dict[str, Any], generated: str) -> dict[str, float]:
+def row_scores(doc: Doc, generated: str) -> dict[str, float]:
     """V1.1's score(s) of one row on the 0-100 scale, by the row's dataset (DocVQA's judged score comes later)."""
     dataset, prefix, gold = doc["dataset"], doc["answer_prefix"], _gold(doc)
     metric = scoring.METRIC_OF_DATASET.get(dataset)
@@ -50,11 +51,11 @@ def row_scores(doc: dict[str, Any], generated: str) -> dict[str, float]:
     return {metric: 100.0 * float(value), "score": 100.0 * float(value)}
 
 
-def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
     return row_scores(doc, results[0])
 
 
-def asked_question(doc: dict[str, Any]) -> str:
+def asked_question(doc: Doc) -> str:
     """The question as the judge is shown it, V1.1's `example["question"]` (`data.py:521-522, 540`): the user text's
     last field, "Based on Document {doc_id:.15}, answer the following question. " and the original question."""
     parts = doc["prompt"].split(QUESTION_MARK, 1)
@@ -63,7 +64,7 @@ def asked_question(doc: dict[str, Any]) -> str:
     return parts[1]
 
 
-def docvqa_judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:
+def docvqa_judge_prompts(doc: Doc, response: str) -> dict[str, str]:
     """The judge's one prompt for a DocVQA answer (`utils.py:438-477`): the question, the gold and V1.1's parse of the
     prefixed answer (`data.py:538-541`; never None, so never the raw output)."""
     prefix = doc["answer_prefix"]
@@ -71,13 +72,13 @@ def docvqa_judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:
     return {JUDGE_STAGE: docvqa_judge_prompt(asked_question(doc), _gold(doc), parsed, doc["answer_format"])}
 
 
-def docvqa_judge_parse(reply: str) -> dict[str, Any]:
+def docvqa_judge_parse(reply: str) -> v1_1.JudgeVerdict:
     """Both readings of the reply (its `[Score]` line, its JSON); official gives every reply a score, so this never
     returns None."""
     return parse_docvqa_judge(reply)
 
 
-def docvqa_judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str, Any]]) -> dict[str, float]:
+def docvqa_judge_score(doc: Doc, response: str, verdicts: Mapping[str, v1_1.JudgeVerdict]) -> dict[str, float]:
     """`doc_qa_llm` (0-100), also the task's `score`; where official raises (a list count of 0, a score that is not
     a number), so does this, and the harness leaves the row unjudged."""
     value = 100.0 * v1_1.docvqa_judge_score(verdicts[JUDGE_STAGE], _gold(doc), doc["answer_format"])

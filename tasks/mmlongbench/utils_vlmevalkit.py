@@ -11,12 +11,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from harness.config.group_rules import MemberScore
 from tasks.mmlongbench import utils
+from tasks.mmlongbench.scorers.common import Doc
 from tasks.mmlongbench.scorers.v1_1 import (
+    JudgeVerdict,
     docvqa_final_score,
     docvqa_judge_prompt,
     parse_docvqa_judge,
@@ -28,7 +29,7 @@ JUDGE_STAGE = "judge"
 DOCVQA = "documentQA"
 
 
-def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
     """VLMEvalKit's score of one row (0-100), under its metric's name and as `score`; a DocVQA row's only score is
     its judge's (`_score_one` `:286-309`), so it has none here."""
     if doc["task"] == DOCVQA:
@@ -37,7 +38,7 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]
     return {key: 100.0 * value, "score": 100.0 * value}
 
 
-def docvqa_judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:
+def docvqa_judge_prompts(doc: Doc, response: str) -> dict[str, str]:
     """The judge's prompt (`:290-300`): the row's `extra_info` question, its typed gold, and V1.1's parse of the reply
     as written (no prefix put in front: a reply without "Answer:" is judged whole); a row without an answer format
     is judged as a String."""
@@ -46,11 +47,11 @@ def docvqa_judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:
     return {JUDGE_STAGE: docvqa_judge_prompt(doc["question"], gold_of(doc["answer"]), parsed, answer_format)}
 
 
-def docvqa_judge_parse(reply: str) -> dict[str, Any]:
+def docvqa_judge_parse(reply: str) -> JudgeVerdict:
     return parse_docvqa_judge(reply)
 
 
-def docvqa_judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str, Any]]) -> dict[str, float]:
+def docvqa_judge_score(doc: Doc, response: str, verdicts: Mapping[str, JudgeVerdict]) -> dict[str, float]:
     """`doc_qa_llm` (0-100) and `score`: `float(final_score)`, where any error scores 0 (`:299-307`)."""
     try:
         final = docvqa_final_score(verdicts[JUDGE_STAGE], gold_of(doc["answer"]), doc["answer_format"] or "String")
@@ -60,7 +61,7 @@ def docvqa_judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, d
     return {"doc_qa_llm": value, "score": value}
 
 
-def paper_judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str, Any]]) -> dict[str, float]:
+def paper_judge_score(doc: Doc, response: str, verdicts: Doc) -> dict[str, float]:
     """The paper's Fluency-F1 (`utils.judge_score`) of a VLMEvalKit Summ row: it needs the reference's atomic claims,
     which the TSVs do not hold; a build finds them in the release's claims files where the release is beside the
     TSVs. A row without them is left unjudged (ValueError), never scored as if the reference had no claims."""

@@ -19,11 +19,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from datasets import Features, Value
 
-from builders.core.contract import IMAGE_PLACEHOLDER
+from builders.core.contract import IMAGE_PLACEHOLDER, JsonValue
 from builders.core.errors import BuildError
 from builders.core.release_json import parse_json
 from builders.core.release_paths import relative_name
@@ -110,7 +109,7 @@ def interleaved(text: str, count: int) -> str:
     return "".join(out) + IMAGE_PLACEHOLDER * (count - placed)
 
 
-def extra_info(text: str, where: str) -> dict[str, Any]:
+def extra_info(text: str, where: str) -> dict[str, JsonValue]:
     """`_parse_extra_info` (`mmlongbench.py:58-66`): the JSON object, or {} for an empty field. A field that is not
     a JSON object is an error here (VLMEvalKit would score its row against the `answer` column's text)."""
     if not text.strip():
@@ -133,7 +132,7 @@ def planned_row(cfg: Config, record: Record, where: str, eval_index: int, varian
     question = extra.get("question", "")
     if not isinstance(answer_format, str) or not isinstance(question, str):
         raise BuildError(f"{where}: extra_info's answer_format and question should be strings")
-    extras: dict[str, Any] = {
+    extras: dict[str, object] = {
         "tsv_index": fields["index"],
         "tsv_row": record.position,
         "task": fields["task"],
@@ -167,7 +166,7 @@ def _pages(value: object, where: str) -> list[int]:
     raise BuildError(f"{where}: extra_info's ans_page_list should be a list of page numbers, got {str(value)[:80]}")
 
 
-def make_tsv_row(cfg: Config, plan: PlannedRow, claims: Mapping[str, list[str]] | None) -> dict[str, Any]:
+def make_tsv_row(cfg: Config, plan: PlannedRow, claims: Mapping[str, list[str]] | None) -> dict[str, object]:
     """The row's own columns (the images are `plan.images`)."""
     leaf = cfg.leaf
     needle = leaf.needle if plan.variant >= 0 else ""

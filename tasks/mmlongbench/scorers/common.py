@@ -65,6 +65,7 @@ def flatten_golds(golds: str | Sequence[Any]) -> list[str]:
     return list(golds)
 
 
+Doc = dict[str, Any]  # a row as a task hook gets it: the data contract's columns and MMLongBench's
 Parser = Callable[[str, str], str]  # (output, prefix) -> the parsed answer: the paper's `parse_output` or V1.1's
 
 

@@ -14,7 +14,9 @@ import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
+
+from builders.core.contract import JsonValue
 
 # --------------------------------------------------------------------------------------------- the parser
 
@@ -53,7 +55,7 @@ def judge_template(name: str) -> str:
         return handle.read()
 
 
-def docvqa_judge_prompt(question: str, reference: Any, prediction: str, answer_format: str) -> str:
+def docvqa_judge_prompt(question: str, reference: object, prediction: str, answer_format: str) -> str:
     """The one user message the judge is sent (`utils.py:438-449, 466-477`): for a List gold,
     `DOC_QA_LIST_F1_JUDGE_PROMPT`, else `DOC_QA_JUDGE_PROMPT`, each followed by the current case filled with the
     question (with its "Based on Document ..." prefix), the gold as `str.format` writes it, and the parsed answer.
@@ -63,18 +65,18 @@ def docvqa_judge_prompt(question: str, reference: Any, prediction: str, answer_f
     return head + case
 
 
-def robust_json(text: str, keys: Sequence[str]) -> dict[str, Any]:
+def robust_json(text: str, keys: Sequence[str]) -> dict[str, JsonValue]:
     """`robust_json_extraction` (`utils.py:402-425`): the first JSON value starting at the first `{` after "[JSON]:"
     (`json.JSONDecoder.raw_decode`: whatever follows it is ignored); where that is missing or fails, each key's first
     `"key": <number>` anywhere, as a float; keys not found are absent (so {} when none is)."""
     found = _JSON_START.search(text)
     if found is not None:
         try:
-            value, _ = json.JSONDecoder().raw_decode(text[found.start(1) :])
+            value: dict[str, JsonValue] = json.JSONDecoder().raw_decode(text[found.start(1) :])[0]
             return value  # raw_decode from "{" gives an object
         except ValueError:  # official: `except Exception`, then the per-key search
             pass
-    extracted: dict[str, Any] = {}
+    extracted: dict[str, JsonValue] = {}
     for key in keys:
         number = re.search(rf'"{key}"\s*:\s*(-?\d+(?:\.\d+)?)', text)
         if number is not None:
@@ -82,7 +84,15 @@ def robust_json(text: str, keys: Sequence[str]) -> dict[str, Any]:
     return extracted
 
 
-def parse_docvqa_judge(reply: str) -> dict[str, Any]:
+class JudgeVerdict(TypedDict):
+    """What one judge reply says: its `[Score]` line's number, and the JSON each official parser reads."""
+
+    score: int | None
+    answer_json: dict[str, JsonValue]
+    list_json: dict[str, JsonValue]
+
+
+def parse_docvqa_judge(reply: str) -> JudgeVerdict:
     """What `parse_judge_output` and `parse_list_judge_output` (`utils.py:353-399`) read of one reply, both, since
     which counts depends on the row's gold: the `[Score]: N point(s)` line's N (or None), and the JSON each reads."""
     line = _SCORE_LINE.search(reply)
@@ -93,7 +103,7 @@ def parse_docvqa_judge(reply: str) -> dict[str, Any]:
     }
 
 
-def docvqa_final_score(verdict: dict[str, Any], gold: Any, answer_format: str) -> Any:
+def docvqa_final_score(verdict: JudgeVerdict, gold: str, answer_format: str) -> JsonValue:
     """The judge's `final_score` of one row as official computes it (0-1 when the judge keeps to its format).
 
     - Integer, Float, String, None (`utils.py:438-463`): the `[Score]` line's N, else the JSON's `answer_score` as the
@@ -106,7 +116,7 @@ def docvqa_final_score(verdict: dict[str, Any], gold: Any, answer_format: str) -
         counts = verdict["list_json"]
         if not isinstance(counts, dict) or not all(key in counts for key in LIST_KEYS):
             return 0.0
-        covered, answered = counts["covered_count"], counts["student_answer_count"]
+        covered, answered = _count(counts["covered_count"]), _count(counts["student_answer_count"])
         if not covered > 0:
             return 0.0
         recall, precision = covered / len(json.loads(gold)), covered / answered
@@ -119,7 +129,14 @@ def docvqa_final_score(verdict: dict[str, Any], gold: Any, answer_format: str) -
     return 0.0
 
 
-def docvqa_judge_score(verdict: dict[str, Any], gold: Any, answer_format: str) -> float:
+def _count(value: JsonValue) -> float:
+    # official compares and divides whatever the JSON holds: anything but a number raises TypeError there
+    if not isinstance(value, int | float):
+        raise TypeError(f"the judge's count {value!r} is not a number")
+    return value
+
+
+def docvqa_judge_score(verdict: JudgeVerdict, gold: str, answer_format: str) -> float:
     """V1.1's `doc_qa_llm` of one row, 0-1: `docvqa_final_score`, which the file's `np.mean` averages; a value that
     is no number (true/false count as 1/0, as `np.mean` counts them) raises TypeError, where `np.mean` fails."""
     value = docvqa_final_score(verdict, gold, answer_format)

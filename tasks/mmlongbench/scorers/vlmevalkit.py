@@ -12,7 +12,7 @@ prepends the prefill; VLMEvalKit has none to prepend).
   that number (`extract_binary_label`'s fallback, which the paper's prefixed replies never reach).
 - The others (`:322-333`): the metric on the raw reply and on V1.1's parse of it (`parse_output`, DOTALL; with no
   prefix in the reply, the whole reply), the max of each metric.
-- Any error while scoring scores 0 (`:318-319, 330-331`); the count parser drops only what int() refuses with
+- Every error while scoring scores 0 (`:318-319, 330-331`); the count parser drops only what int() refuses with
   TypeError or ValueError (`:154-162`), so an infinite count errors, and scores 0.
 - Scores are VLMEvalKit's 0-1, here x 100 like every MMLongBench number of the harness; `evaluate` averages rows,
   per task and overall (`:382-401`): `utils_vlmevalkit.row_weighted_mean`.
@@ -29,6 +29,7 @@ from tasks.mmlongbench.scorers.haystack import VH_DEFAULT_CYCLE, vh_label
 from tasks.mmlongbench.scorers.summarization import rouge_lsum
 from tasks.mmlongbench.scorers.v1_1 import parse_output_v1_1
 
+Gold = Any  # the TSV's typed gold, whatever `extra_info` holds: a gold a metric cannot read scores 0, as official
 # VLMEvalKit's metric -> the name its score is kept under (`_score_key_for`, `:339-345`)
 SCORE_KEY = {"rouge": "rougeLsum_f1", "binary_acc": "acc"}
 PREFIX_OF_TASK = {"summ": "Summary:", "ICL": "label:"}  # `_prefix_for`, `:269-275`; the rest "Answer:"
@@ -58,7 +59,7 @@ def prefix_for(task: str) -> str:
     return PREFIX_OF_TASK.get(task, "Answer:")
 
 
-def _metric(metric: str, gold: Any) -> Callable[[str], float]:
+def _metric(metric: str, gold: Gold) -> Callable[[str], float]:
     if metric == "sub_em":
         return lambda text: sub_em(text, gold)
     if metric == "soft_acc":
@@ -72,7 +73,7 @@ def _metric(metric: str, gold: Any) -> Callable[[str], float]:
     raise KeyError(metric)
 
 
-def score_row(task: str, source: str, prediction: str, gold: Any, row_id: int) -> tuple[str, float]:
+def score_row(task: str, source: str, prediction: str, gold: Gold, row_id: int) -> tuple[str, float]:
     """(the name VLMEvalKit keeps the score under, the score 0-1) of one non-DocVQA row; errors score 0."""
     metric = metric_for(task, source)
     key = SCORE_KEY.get(metric, metric)
@@ -92,13 +93,15 @@ def score_row(task: str, source: str, prediction: str, gold: Any, row_id: int) -
     return key, float(value)
 
 
-def judge_value(final_score: Any) -> float:
+def judge_value(final_score: object) -> float:
     """`float(final_score)` (`:303`): the judge's score as a number; what float() refuses scores 0 (`:306-307`)."""
+    if not isinstance(final_score, int | float | str):  # None, a list, an object: float() raises TypeError
+        return 0.0
     try:
         return float(final_score)
-    except (TypeError, ValueError):
+    except ValueError:
         return 0.0
 
 
-def gold_of(answer_json: str) -> Any:
+def gold_of(answer_json: str) -> Gold:
     return json.loads(answer_json)
