@@ -88,7 +88,9 @@ def test_the_manifest_names_the_tsv_and_its_version(official: Path, built: Path)
     assert entry["file_sha256"] == hashlib.sha256(tsv.read_bytes()).hexdigest()
     assert entry["version"].startswith("VLMEvalKit's published set")
     card = (built / "README.md").read_text()
-    assert "Configs named `vlmevalkit_*` are VLMEvalKit's published sets" in card and "| `tsv_index`, `tsv_row` |" in card
+    assert (
+        "Configs named `vlmevalkit_*` are VLMEvalKit's published sets" in card and "| `tsv_index`, `tsv_row` |" in card
+    )
     assert "Configs named `v1_1_*`" not in card
 
 
