@@ -17,7 +17,7 @@ from tasks.mmlongbench import scoring
 from tasks.mmlongbench.scorers import v1_1
 from tests.support.chat_server import ChatServer
 
-V1_1_CONFIGS = ["v1_1_8k"]
+V1_1_CONFIGS = ["v1_1_128k"]
 VLMEVALKIT = ["vlmevalkit_256k", "vlmevalkit_512k"]
 
 
@@ -82,7 +82,7 @@ def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_comman
         out = tmp_path / "out"
         run = harness(
             "--tasks",
-            "mmlongbench_v1_1_8k",
+            "mmlongbench_v1_1_128k",
             "--model",
             "constant",
             "--model_args",
@@ -108,7 +108,7 @@ def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_comman
     # What the judge read: V1.1's parse reads to the end of the answer
     assert all("<Student Answer>: 3\nIt says so on page 2.\n" in prompt_of(b) for b in docvqa)
     results = results_of(out, "constant")
-    slide = results["results"]["mmlongbench_v1_1_docvqa_slidevqa_8k"]
+    slide = results["results"]["mmlongbench_v1_1_docvqa_slidevqa_128k"]
     # The fixture's SlideVQA golds: 3 (Integer), 12.5, copper lantern, Not answerable, a List of two (one covered:
     # F1 of P 1/2 and R 1/2); the judge's point is the score, the rule score beside it.
     assert (
@@ -116,7 +116,7 @@ def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_comman
         and slide["score,none"] == slide["doc_qa_llm,none"]
     )
     assert "docvqa_score,none" in slide
-    assert results["groups"]["mmlongbench_v1_1_8k"]["score,none"] != "N/A"  # Summ and DocVQA judged
+    assert results["groups"]["mmlongbench_v1_1_128k"]["score,none"] != "N/A"  # Summ and DocVQA judged
     judges = results["config"]["judge"]["judges"]
     assert {j["model"]["served_model"]: len(j["tasks"]) for j in judges} == {
         scoring.JUDGE_MODEL: 2,
@@ -134,7 +134,7 @@ def test_vlmevalkits_sets_run_as_vlmevalkit_scores_them_rows_weighted(
         out = tmp_path / "out"
         run = harness(
             "--tasks",
-            "mmlongbench_vlmevalkit_256k,mmlongbench_vlmevalkit_as_paper_512k",
+            "mmlongbench_vlmevalkit_256k,mmlongbench_vlmevalkit_512k,mmlongbench_vlmevalkit_as_paper_512k",
             "--model",
             "constant",
             "--model_args",
@@ -156,7 +156,7 @@ def test_vlmevalkits_sets_run_as_vlmevalkit_scores_them_rows_weighted(
     assert all("<Student Answer>: 3\n" in prompt_of(b) for b in docvqa)
     results = results_of(out, "constant")
     counts, tasks = results["sample_counts"], results["results"]
-    vk = [t for t in tasks if t.startswith("mmlongbench_vlmevalkit_") and "as_paper" not in t]
+    vk = [t for t in tasks if t.startswith("mmlongbench_vlmevalkit_") and t.endswith("_256k") and "as_paper" not in t]
     total = sum(counts[t]["n_scored"] for t in vk)
     overall = sum(tasks[t]["score,none"] * counts[t]["n_scored"] for t in vk) / total
     assert results["groups"]["mmlongbench_vlmevalkit_256k"]["score,none"] == pytest.approx(overall)  # every row once
