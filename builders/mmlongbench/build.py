@@ -85,8 +85,9 @@ def build_mmlongbench(
     configs: list[str] | None = None,
     **options: Any,
 ) -> Path | None:
-    """Build the requested configs (default: the 95 and every ablation config the release can give) into
-    `out_dir/mmlongbench` and return that path.
+    """Build the requested configs (default: the 95 and every ablation config the release can give; V1.1's `v1_1_*`,
+    VLMEvalKit's `vlmevalkit_*` and our lengths past 128K only when named) into `out_dir/mmlongbench` and return that
+    path.
 
     `source`: `fixture` (None: the default; offline, `fixture:archives` for the archive layout), `fixture:full`
     (offline, rows filled to their lengths, `fixture_ids` ids per file) or the folder holding the release

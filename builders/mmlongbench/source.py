@@ -1,6 +1,6 @@
-"""MMLongBench's source: the authors' release (a folder, its archives, or the Hub), or an offline fixture written
-into the work folder (`fixture`, `fixture:archives`, the length-true `fixture:full`), and the card's licence
-that goes with it."""
+"""MMLongBench's source: the authors' release (a folder, its archives, or the Hub) with VLMEvalKit's sets beside it, or
+an offline fixture written into the work folder (`fixture`, `fixture:archives`, V1.1's layout `fixture:v1.1`, the
+length-true `fixture:full`), and the card's licence that goes with it."""
 
 from __future__ import annotations
 
