@@ -17,6 +17,7 @@ from harness.run_plan import RunPlan, plan_run
 if TYPE_CHECKING:
     from harness.outputs.results_file import ResultsFile
     from harness.run_arguments import EvaluationOptions
+    from harness.running.judge import Judges
     from harness.running.sharding import Shard
     from harness.running.task_result import TaskResult
 
@@ -166,21 +167,13 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         if plan.options.reasoning_tags:  # only where set: results without it stay as they were
             extra["reasoning_tags"] = [list(pair) for pair in plan.options.reasoning_tags]
         model.close()
-        judge_identity = judge.identity() if judge is not None else {}
+        judge_served = judge.served_models() if judge is not None else {}
         if judge is not None:
-            from harness.redact import redact_mapping
-
-            extra["judge"] = {
-                "model": redact_mapping(judge.identity()),
-                **cache_stats(judge),
-                "max_reply_chars": {
-                    task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None
-                },
-            }
+            extra["judge"] = _judge_config(plan, judge)
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
-    costs = run_costs(plan, task_results, identity, judge_identity)
+    costs = run_costs(plan, task_results, identity, judge_served)
     if costs:
         results["cost"] = costs
     if plan.options.predict_only:  # nothing scored: no group has a score either
@@ -313,3 +306,24 @@ def _report_run(task_results: list[TaskResult], stats: Mapping[str, object], sha
             "with `harness merge OUT SHARD_DIR...`",
             file=sys.stderr,
         )
+
+
+def _judge_config(plan: RunPlan, judges: Judges) -> dict[str, object]:
+    """What the results record of the run's judges: the first judged task's judge (`model` and its cache figures,
+    as a run of one judge always recorded), and where the tasks asked more than one, each with its tasks."""
+    from harness.redact import redact_mapping
+    from harness.run_config import cache_stats
+
+    models = list(judges.models.items())
+    first = models[0][1]
+    config: dict[str, object] = {
+        "model": redact_mapping(first.identity()),
+        **cache_stats(first),
+        "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None},
+    }
+    if len(models) > 1:
+        config["judges"] = [
+            {"model": redact_mapping(model.identity()), "tasks": judges.tasks_of(name), **cache_stats(model)}
+            for name, model in models
+        ]
+    return config

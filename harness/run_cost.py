@@ -73,13 +73,13 @@ def budget_for(plan: RunPlan) -> Budget | None:
 
 
 def run_costs(
-    plan: RunPlan, task_results: list[TaskResult], identity: Mapping[str, object], judge_identity: Mapping[str, object]
+    plan: RunPlan,
+    task_results: list[TaskResult],
+    identity: Mapping[str, object],
+    judge_served: Mapping[str, str | None],
 ) -> dict[str, dict[str, CostEntry]]:
-    """The results' `cost` record: each task's tokens and USD for the model and the judge, by the names they served."""
-
-    def served(who: Mapping[str, object]) -> str | None:
-        name = who.get("served_model")
-        return name if isinstance(name, str) else None
-
+    """The results' `cost` record: each task's tokens and USD for the model and the judge, by the names they served
+    (`judge_served`: task -> its judge's served model, each task judged by its own)."""
+    name = identity.get("served_model")
     table = PriceTable.load(plan.options.prices)
-    return task_costs(task_results, served(identity), served(judge_identity), table, plan.options.batch)
+    return task_costs(task_results, name if isinstance(name, str) else None, judge_served, table, plan.options.batch)

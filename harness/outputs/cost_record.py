@@ -49,18 +49,20 @@ def cost_entry(
 def task_costs(
     task_results: Sequence[TaskResult],
     served: str | None,
-    judge_served: str | None,
+    judge_served: Mapping[str, str | None],
     table: PriceTable,
     batch: bool = False,
 ) -> dict[str, dict[str, CostEntry]]:
-    """task -> {"model": ..., "judge": ...} for every task with reported usage."""
+    """task -> {"model": ..., "judge": ...} for every task with reported usage (`judge_served`: task -> the model
+    its judge served)."""
     out: dict[str, dict[str, CostEntry]] = {}
     for r in task_results:
         entry: dict[str, CostEntry] = {}
         if r.usage:
             entry["model"] = cost_entry(r.usage, r.n_effective, served, table, batch)
         if r.judge_usage:
-            entry["judge"] = cost_entry(r.judge_usage, sum(r.judge_counts.values()), judge_served, table, batch)
+            judge = judge_served.get(r.task.name)
+            entry["judge"] = cost_entry(r.judge_usage, sum(r.judge_counts.values()), judge, table, batch)
         if entry:
             out[r.task.name] = entry
     return out

@@ -49,6 +49,7 @@ from harness.redact import redact_mapping
 from harness.running.budget import Budget
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord, journal_name
+from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
@@ -76,8 +77,8 @@ class RunOptions:
     retry_errors: bool = True
     # The model's input policies on some tasks (`harness.inputs.input_policy`), applied to every request built.
     policies: Callable[[Request], Request] | None = None
-    # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
-    judge: Model | None = None
+    # The judges of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
+    judge: Judges | None = None
     # False (`--predict_only`): answers are journalled unscored, and nothing is aggregated; a later run that scores
     # scores the journalled answers without generating them again.
     score: bool = True
@@ -295,7 +296,13 @@ class Runner:
         judge_usage: Counter[str] = Counter()
         if task.judge is not None and self.options.judge is not None and self.options.score:
             outcomes, judge_counts = judge_task(
-                task, store, current, self.options.judge, self.options.output_dir, self.options.progress, judge_usage
+                task,
+                store,
+                current,
+                self.options.judge.for_task(task.name),
+                self.options.output_dir,
+                self.options.progress,
+                judge_usage,
             )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
