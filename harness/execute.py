@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import UserError
 from harness.run_models import open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
     from harness.outputs.results_file import ResultsFile
     from harness.run_arguments import EvaluationOptions
+    from harness.running.judge import Judges
     from harness.running.sharding import Shard
     from harness.running.task_result import TaskResult
 
@@ -91,26 +91,21 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 
 
 def _screen_only(plan: RunPlan) -> int:
-    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
-    from harness.models.replicas.settings import split_pool_args
-    from harness.running.screen_only import screen_model, screen_table, screen_tasks
+    """--screen_only: the screen's decisions for every request, the model never loaded, nothing written; and what the
+    run would cost."""
+    from harness.run_cost import run_estimate, screened
+    from harness.running.cost_estimate import cost_lines
+    from harness.running.screen_only import screen_table
 
-    try:  # replicas count alike
-        model = screen_model(plan.model.backend, split_pool_args(plan.model.backend, plan.model.args)[1])
-    except (ValueError, ImportError) as err:
-        raise UserError(str(err)) from None
-    policies = run_policies(plan)
-    results = screen_tasks(
-        model,
-        plan.tasks,
-        plan.options.gen_kwargs,
-        plan.options.sampling_seed,
-        plan.options.shard,
-        policies if policies.by_task else None,
-    )
+    model, results = screened(plan)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
-    for task, described in policies.describe().items():
+    for task, described in run_policies(plan).describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
+    from harness.models.registry import backend_spec
+
+    estimates = run_estimate(plan, model, results)
+    if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
+        print("\n".join(cost_lines(estimates)))
     return 0
 
 
@@ -120,9 +115,11 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.outputs.results import build_results, summary_table
     from harness.outputs.results_file import write_results
     from harness.run_config import cache_stats, run_config
+    from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
 
     output_dir = plan.output_dir
+    budget = budget_for(plan)  # before the model opens: a run over its budget sends nothing
     model = open_model(plan)
     try:
         judge = None if plan.options.predict_only else open_judge(plan)
@@ -147,6 +144,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         policies=policies if policies.by_task else None,
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
+        reasoning_tags=plan.options.reasoning_tags,
+        budget=budget,
         bootstrap_iters=plan.options.bootstrap_iters,
     )
     started = time.time()
@@ -161,25 +160,23 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     finally:
         finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
-        extra = {
+        extra: dict[str, object] = {
             "token_counting": model.token_rule,
             **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
         }
+        if plan.options.reasoning_tags:  # only where set: results without it stay as they were
+            extra["reasoning_tags"] = [list(pair) for pair in plan.options.reasoning_tags]
         model.close()
+        judge_served = judge.served_models() if judge is not None else {}
         if judge is not None:
-            from harness.redact import redact_mapping
-
-            extra["judge"] = {
-                "model": redact_mapping(judge.identity()),
-                **cache_stats(judge),
-                "max_reply_chars": {
-                    task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None
-                },
-            }
+            extra["judge"] = _judge_config(plan, judge)
             judge.close()
     config = run_config(plan, identity, {**stats, "backend_stats": backend_stats, **extra})
     results = build_results(task_results, plan.selection.groups, plan.index.groups, config, started, finished)
+    costs = run_costs(plan, task_results, identity, judge_served)
+    if costs:
+        results["cost"] = costs
     if plan.options.predict_only:  # nothing scored: no group has a score either
         results["predict_only"] = PREDICT_ONLY_NOTE
         results["group_aggregation"] = {}
@@ -310,3 +307,24 @@ def _report_run(task_results: list[TaskResult], stats: Mapping[str, object], sha
             "with `harness merge OUT SHARD_DIR...`",
             file=sys.stderr,
         )
+
+
+def _judge_config(plan: RunPlan, judges: Judges) -> dict[str, object]:
+    """What the results record of the run's judges: the first judged task's judge (`model` and its cache figures,
+    as a run of one judge always recorded), and where the tasks asked more than one, each with its tasks."""
+    from harness.redact import redact_mapping
+    from harness.run_config import cache_stats
+
+    models = list(judges.models.items())
+    first = models[0][1]
+    config: dict[str, object] = {
+        "model": redact_mapping(first.identity()),
+        **cache_stats(first),
+        "max_reply_chars": {task.name: task.judge.max_reply_chars for task in plan.tasks if task.judge is not None},
+    }
+    if len(models) > 1:
+        config["judges"] = [
+            {"model": redact_mapping(model.identity()), "tasks": judges.tasks_of(name), **cache_stats(model)}
+            for name, model in models
+        ]
+    return config

@@ -65,6 +65,17 @@ def _limit(value: object) -> float:
     return number
 
 
+def _dollars(value: object) -> float:
+    text = str(value)
+    try:
+        number = float(text.removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars above 0, got {text!r}")
+    return number
+
+
 def _batch_size(value: object) -> int | str:
     """An integer >= 1, or lm-eval's `auto` (`auto:N` too: lm-eval searches N times, this harness on every
     out-of-memory, so N changes nothing)."""
@@ -108,6 +119,15 @@ def _json_object(value: Any) -> dict[str, contract.JsonValue]:
     if not isinstance(parsed, dict):  # a mapping's copy always is one
         raise UserError(f"--metadata: expected a JSON object, got {type(parsed).__name__}")
     return parsed
+
+
+def _reasoning_tags(value: object) -> tuple[tuple[str, str], ...] | None:
+    from harness.models.reasoning import parse_reasoning_tags
+
+    try:
+        return parse_reasoning_tags(value)
+    except ValueError as err:
+        raise UserError(str(err)) from None
 
 
 def _at_least_one(flag: str) -> Any:
@@ -257,16 +277,48 @@ class EvaluationOptions(LmEvalOptions):
         accepts="str | Mapping[str, Any] | None",
         spell=spell_arguments,
     )
+    reasoning_tags: tuple[tuple[str, str], ...] | None = option(
+        None,
+        "take a reasoning model's thinking out of each answer before it is scored: a JSON list of [start, end] tag "
+        'pairs (\'[["<think>", "</think>"]]\'), `default` for lmms-eval\'s (<think>, <analysis>), or `none` (the '
+        "default); the whole answer is kept in the journal and the sample log (docs/evaluating.md)",
+        parse=_reasoning_tags,
+        accepts="str | Sequence[Sequence[str]] | None",
+        spell=lambda value: json.dumps([list(pair) for pair in value]),
+    )
     screen_only: bool = switch(
         "build every request and screen it as the run "
         "would (over_length, too_many_images, invalid input) under the model's limits, without "
         "loading the model; print the counts per task and write nothing"
+    )
+    batch: bool = switch(
+        "send an API model's (and judge's) requests through its provider's batch interface (OpenAI's Batch API, "
+        "Anthropic's Message Batches, Gemini's batch mode: half the price, answers within 24 hours); the batch ids are "
+        "journalled in the output folder, so the same command resumes a killed run's batches (docs/cost.md)"
+    )
+    max_cost: float | None = option(
+        None,
+        "a budget in US dollars: a run whose estimate (docs/cost.md) is over it does not start, and a run whose "
+        "answers' reported usage reaches it stops, every finished answer journalled (the same command resumes)",
+        metavar="USD",
+        parse=_dollars,
+        accepts="int | float | str | None",
+    )
+    prices: Path | None = option(
+        None,
+        "a JSON price table whose entries replace the built-in one's by model name "
+        "(harness/models/prices.json's shape; docs/cost.md)",
+        metavar="FILE",
+        parse=Path,
+        accepts="str | os.PathLike[str] | None",
     )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.predict_only and self.output_path is None:
             raise UserError("--predict_only needs --output_path (the folder the answers are journalled in)")
+        if self.batch and self.output_path is None:
+            raise UserError("--batch needs --output_path (the folder its batch ids are journalled in)")
         if self.log_samples and self.output_path is None:
             raise UserError("--log_samples needs --output_path (the folder the sample logs go to)")
         if self.use_cache and self.cache_dir is not None and str(self.cache_dir) != self.use_cache:

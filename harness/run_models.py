@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
     from harness.run_plan import RunPlan
+    from harness.running.judge import Judges
 
 
 def make_model(
@@ -48,13 +49,30 @@ def _switched_alias_note(name: str, backend: str) -> str:
     )
 
 
+def with_batch(plan: RunPlan, backend: str, args: dict[str, str], who: str) -> dict[str, str]:
+    """`args`, with `--batch`'s journal where the run asks for it (the backend's `batch_arg`)."""
+    if not plan.options.batch:
+        return args
+    from harness.models.registry import backend_spec
+
+    arg = backend_spec(backend).batch_arg
+    if arg is None:  # a local model beside an API judge: the judge alone goes in batches
+        print(
+            f"harness: --batch: the {backend} backend ({who}) has no batch interface: its requests go as usual",
+            file=sys.stderr,
+        )
+        return args
+    assert plan.output_dir is not None  # --batch needs --output_path, checked with the options
+    return {**args, arg: str(plan.output_dir / f"batches_{who}.jsonl")}
+
+
 def open_model(plan: RunPlan) -> Model:
     """The backend (searching the batch size that fits, with --batch_size auto), behind the response cache when the
     run has one (`harness.run_plan.cache_path`)."""
     model = make_model(
         plan.model.name,
         plan.model.backend,
-        plan.model.args,
+        with_batch(plan, plan.model.backend, plan.model.args, "model"),
         plan.starting_batch_size,
         plan.options.max_batch_tokens,
         plan.options.ray,
@@ -89,9 +107,10 @@ def run_policies(plan: RunPlan) -> RunPolicies:
     return RunPolicies({task.name: policy for task in plan.tasks if (policy := alias.policy_for(task.name))})
 
 
-def open_judge(plan: RunPlan) -> Model | None:
-    """The judge backend of `--judge_model` (behind the response cache), or None; a note when a task would
-    be judged but no judge was given."""
+def open_judge(plan: RunPlan) -> Judges | None:
+    """The judges of `--judge_model` (each behind the response cache): one per judge model the selected tasks name
+    (`judge.model`, their paper's judge) unless `--judge_args` names the model for all; None, with a note when a
+    task would be judged, without `--judge_model`."""
     specs = [task.judge for task in plan.tasks if task.judge is not None]
     if not specs:
         if plan.options.judge_model or plan.options.judge_args:
@@ -107,9 +126,17 @@ def open_judge(plan: RunPlan) -> Model | None:
         )
         return None
     from harness.models.registry import backend_spec
+    from harness.running.judge import Judges
 
-    args = plan.judge.args
-    served = backend_spec(plan.judge.backend).served_model_arg
-    if served is not None and served not in plan.judge.given and specs[0].model:
-        args = {**args, served: specs[0].model}  # the paper's judge, unless told otherwise
-    return behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)
+    judge = plan.judge
+    served = backend_spec(judge.backend).served_model_arg
+    named = served is None or served in judge.given  # the user's model judges every task
+
+    def open_one(model: str | None) -> Model:
+        args = judge.args if model is None or served is None else {**judge.args, served: model}
+        args = with_batch(plan, judge.backend, args, "judge")
+        return behind_cache(make_model(judge.name, judge.backend, args, 1, None), plan.cache)
+
+    # each task's paper's judge, unless told otherwise
+    model_of = {task.name: None if named else task.judge.model for task in plan.tasks if task.judge is not None}
+    return Judges(open_one, model_of)

@@ -54,9 +54,8 @@ def main(argv: list[str]) -> int:
                     request = policies(request)
                 text = model._prompt(request)
                 images = model._images(request)
-                inputs = model.processor(
-                    text=[text], images=images or None, return_tensors="pt", **dict(request.processor_kwargs)
-                )
+                settled = model.count.settle(dict(request.processor_kwargs))  # as the backend sends it
+                inputs = settled.processor(text=[text], images=images or None, return_tensors="pt", **settled.call)
                 actual = int(inputs["input_ids"].shape[1])
                 screen = model.prompt_tokens(request)
                 rows = rows_prompt_tokens(request, model.facts.max_pixels)
@@ -66,8 +65,8 @@ def main(argv: list[str]) -> int:
                     (ref.width or im.width, ref.height or im.height)
                     for ref, im in zip(request.images, images, strict=True)
                 ]
-                counted = model.processor._get_num_multimodal_tokens(
-                    image_sizes=[(h, w) for w, h in sizes], **dict(request.processor_kwargs)
+                counted = settled.processor._get_num_multimodal_tokens(
+                    image_sizes=[(h, w) for w, h in sizes], **settled.call
                 ).num_image_tokens
                 rule = [contract.image_tokens(w, h) for w, h in sizes]
                 tally["samples"] += 1

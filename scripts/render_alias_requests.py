@@ -45,7 +45,7 @@ def first_request(data_dir: Path, task_name: str, policy: Any) -> Any:
     return apply_policy(task.build_request(doc_id, doc, task.generation_settings({})), policy)
 
 
-def render_model(args: dict[str, str], request: Any, online: bool, chars: int) -> str:
+def render_model(args: dict[str, str], request: Any, online: bool, chars: int, backend: str = "hf") -> str:
     from harness.models.hf_counting import ProcessorCount
     from harness.models.prompt_style import style_named
 
@@ -55,12 +55,14 @@ def render_model(args: dict[str, str], request: Any, online: bool, chars: int) -
         trust_remote_code=args.get("trust_remote_code") == "true",
         offline=not online,
         style=style_named(args.get("prompt_style", "default")),
+        settings_at_load=backend == "hf",  # as each backend applies a request's processor settings
     )
     prompt = count.render(request)
     images = [ref.pil() for ref in request.images]
     ids = count.tokenizer(prompt).input_ids
     try:
-        inputs = count.processor(text=[prompt], images=images or None, **dict(request.processor_kwargs))
+        settled = count.settle(dict(request.processor_kwargs))
+        inputs = settled.processor(text=[prompt], images=images or None, **settled.call)
         ids = list(inputs["input_ids"][0])
     except Exception as err:  # a tokenizer-only checkpoint (remote code): the text's own tokens
         print(f"  (the processor did not expand the images: {type(err).__name__}: {err})", file=sys.stderr)
@@ -111,7 +113,7 @@ def main(argv: list[str]) -> int:
                 shown = (
                     render_api(args, request)
                     if backend == "openai"
-                    else render_model(args, request, options.online, options.chars)
+                    else render_model(args, request, options.online, options.chars, backend)
                 )
             except Exception as err:  # one alias's missing files or task data never stop the report
                 shown = f"not rendered: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"

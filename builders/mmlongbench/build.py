@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
-from builders.core.contract_rows import ImageRef
+from builders.core.contract_rows import ImageRef, RowWriter
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
@@ -31,7 +32,6 @@ from builders.core.hub_source import is_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
 from builders.core.options import RunOptions
-from builders.core.release_json import parse_json
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import extended_file
 from builders.mmlongbench.image_sizes import ImageSizes
@@ -39,14 +39,19 @@ from builders.mmlongbench.leaves import (
     ABLATION_CONFIGS,
     BUILDABLE_CONFIGS,
     CLAIMS_FILES,
+    VLMEVALKIT,
     Config,
 )
 from builders.mmlongbench.options import MMLongBenchOptions
 from builders.mmlongbench.plan import plan_config
 from builders.mmlongbench.pools import Pools
-from builders.mmlongbench.release import Release, read_lines
+from builders.mmlongbench.release import Release, read_claims, read_lines
 from builders.mmlongbench.rows import PlannedRow, features, make_row
-from builders.mmlongbench.source import RELEASE_CARD_LICENCE, RELEASE_LICENCE, fetch_hub_release, open_release
+from builders.mmlongbench.source import RELEASE_CARD_LICENCE, RELEASE_LICENCE, fetch_hub_release, open_source
+from builders.mmlongbench.version_configs import expand_config_sets, has_release_text, version_fields
+from builders.mmlongbench.vlmevalkit.layout import OfficialSets
+from builders.mmlongbench.vlmevalkit.plan import VlmevalkitConfigs, tsv_image_key
+from builders.mmlongbench.vlmevalkit.rows import make_tsv_row, tsv_features
 
 BUILDER_VERSION = "1.1.0"  # 1.1: ICL draws per row; the ablation configs
 INFO = BuilderInfo(
@@ -80,8 +85,9 @@ def build_mmlongbench(
     configs: list[str] | None = None,
     **options: Any,
 ) -> Path | None:
-    """Build the requested configs (default: the 95 and every ablation config the release can give) into
-    `out_dir/mmlongbench` and return that path.
+    """Build the requested configs (default: the 95 and every ablation config the release can give; V1.1's `v1_1_*`,
+    VLMEvalKit's `vlmevalkit_*` and our lengths past 128K only when named) into `out_dir/mmlongbench` and return that
+    path.
 
     `source`: `fixture` (None: the default; offline, `fixture:archives` for the archive layout), `fixture:full`
     (offline, rows filled to their lengths, `fixture_ids` ids per file) or the folder holding the release
@@ -130,16 +136,19 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
-        self.cfgs = [BUILDABLE_CONFIGS[name] for name in select_configs(configs, BUILDABLE_CONFIGS)]  # requested
+        names = select_configs(expand_config_sets(configs), BUILDABLE_CONFIGS)
+        self.cfgs = [BUILDABLE_CONFIGS[name] for name in names]  # requested
         # No config named: the default set (no extended lengths, no ablation the release lacks).
         self.everything = _asks_for_everything(configs)
         self.damaged = DamagedImages(options.skip_bad_images)
-        self.release: Release | None = None
+        self.release: Release | None = None  # None: only VLMEvalKit's sets asked, from a folder without the release
+        self.tsv: VlmevalkitConfigs | None = None
         self.pending: list[Config] = []
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
         self.images: dict[str, ImageRef] = {}
         self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew
+        self.claims: dict[str, dict[str, list[str]]] = {}  # claims file -> id -> the summarization judge's claims
 
     def features(self, image_storage: str) -> Features:
         return features(image_storage)
@@ -151,18 +160,24 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         self.work = work
         inputs: dict[str, Any] = {"source": self.options.source}
         source = self.options.source
+        if self.everything:  # the paper's configs; ours past 128K, V1.1's and VLMEvalKit's only when named
+            self.cfgs = [cfg for cfg in self.cfgs if cfg.in_default]
         if is_hub_source(source):
-            hub = fetch_hub_release(
-                source, [c for c in self.cfgs if not (self.everything and c.extended)], work / "hub", self.progress
-            )
+            hub = fetch_hub_release(source, self.cfgs, work / "hub", self.progress)
             inputs["hub"] = hub.record()
             source = str(hub.folder)
-        self.release, self.source_id, self.fixture_caveats = open_release(
+        root, self.source_id, self.fixture_caveats = open_source(
             source, work, self.counter, self.options.fixture_ids, self.cfgs
         )
+        tsv_cfgs = [cfg for cfg in self.cfgs if cfg.version == VLMEVALKIT]
+        if len(tsv_cfgs) < len(self.cfgs) or has_release_text(root):
+            # VLMEvalKit's configs alone need no release; where one is beside them, its claims serve their Summ rows
+            self.release = Release(root, work)
+        if tsv_cfgs:
+            self.tsv = VlmevalkitConfigs(OfficialSets(root), tsv_cfgs, work)
         if self.everything:
-            # The lengths past 128K are ours and large: built only when named.
-            self.cfgs = _without_unavailable_ablations([cfg for cfg in self.cfgs if not cfg.extended], self.release)
+            assert self.release is not None
+            self.cfgs = _without_unavailable_ablations(self.cfgs, self.release)
         card = FIXTURE_CARD_LICENCE if self.fixture_caveats else RELEASE_CARD_LICENCE
         return OpenedSource(inputs, self.fixture_caveats, card)
 
@@ -186,23 +201,22 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
     # ---------------------------------------------------------------------------------------- plan
 
     def plan(self, build: DatasetBuild) -> None:
-        assert self.release is not None
         self.pending = [BUILDABLE_CONFIGS[name] for name in build.pending]
         if not self.pending:
             return
+        from_release = [cfg for cfg in self.pending if cfg.version != VLMEVALKIT]
+        if self.tsv is not None:
+            self.tsv.cfgs = [cfg for cfg in self.pending if cfg.version == VLMEVALKIT]
+            self.tsv.plan()
+        if self.release is None:
+            return
         self.release.fetch_text(
-            [cfg.file for cfg in self.pending]
-            + [CLAIMS_FILES[c.leaf.dataset] for c in self.pending if c.leaf.dataset in CLAIMS_FILES]
+            [cfg.file for cfg in from_release]
+            + [CLAIMS_FILES[c.leaf.dataset] for c in from_release if c.leaf.dataset in CLAIMS_FILES]
         )
-        claims_cache: dict[str, dict[str, list[str]]] = {}
         sizes, pools = ImageSizes(self.release), dict[str, Pools]()
-        for cfg in tqdm(self.pending, desc="plan rows", unit="config", disable=not self.progress):
-            claims = None
-            if cfg.leaf.dataset in CLAIMS_FILES:
-                name = CLAIMS_FILES[cfg.leaf.dataset]
-                if name not in claims_cache:
-                    claims_cache[name] = _read_claims(self.release.text_path(name), name)
-                claims = claims_cache[name]
+        for cfg in tqdm(from_release, desc="plan rows", unit="config", disable=not self.progress):
+            claims = self._claims(cfg)
             spool = self.work / f"{cfg.name}.plan.jsonl"
             count = 0
             source, full = self.release.text_path(cfg.file), self.options.full
@@ -219,6 +233,18 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
                     count += 1
             self.plans[cfg.name] = (spool, count)
 
+    def _claims(self, cfg: Config) -> dict[str, list[str]] | None:
+        """The summarization judge's claims of a Summ config's rows (VLMEvalKit's: where the release is beside its
+        TSVs, else none: the paper's judge then leaves them unjudged)."""
+        if cfg.leaf.dataset not in CLAIMS_FILES or self.release is None:
+            return None
+        name = CLAIMS_FILES[cfg.leaf.dataset]
+        if cfg.version == VLMEVALKIT and not self.release.has_text(name):
+            return None
+        if name not in self.claims:
+            self.claims[name] = read_claims(self.release.text_path(name), name)
+        return self.claims[name]
+
     def estimate(self, kept: int) -> BuildEstimate:
         sizes = [self._size(path) for path in sorted(self.needed)]
         image_bytes: float = sum(s for s in sizes if s is not None)
@@ -226,48 +252,61 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         if known < len(sizes):  # archived images: their sizes are known only once streamed
             image_bytes = image_bytes / max(known, 1) * len(sizes) if known else 0
         rows = sum(count for _, count in self.plans.values())
+        tsv_images = 0
+        if self.tsv is not None:
+            rows += sum(count for _, count in self.tsv.spools.values())
+            tsv_images = self.tsv.image_count()
+            image_bytes *= (len(sizes) + tsv_images) / max(len(sizes), 1) if known else 0
         seconds = image_bytes / 200e6 + rows * 0.002  # read+hash ~200 MB/s; rows ~2 ms (bench/build_mmlongbench.py)
         return BuildEstimate(
             [c.name for c in self.pending],
             rows,
             image_bytes + rows * 4000,
             seconds,
-            f"{len(self.needed):,} distinct images to read once",
+            f"{len(self.needed) + tsv_images:,} distinct images to read once",
             "from the release's file sizes" if known else "image sizes unknown until the archives are read",
             kept,
         )
 
     def _size(self, path: str) -> int | None:
-        assert self.release is not None
-        if self.release.image_dir is not None and (self.release.image_dir / path).is_file():
+        if (
+            self.release is not None
+            and self.release.image_dir is not None
+            and (self.release.image_dir / path).is_file()
+        ):
             return (self.release.image_dir / path).stat().st_size
         return None
 
     # -------------------------------------------------------------------------------------- images
 
     def read_images(self, build: DatasetBuild) -> dict[str, Any]:
-        assert self.release is not None
         started = time.perf_counter()
         total = 0
 
-        def on_image(path: str, data: bytes) -> None:
+        def keep(key: str, data: bytes, where: str) -> None:
             nonlocal total
-            size = self.damaged.size(path, data, f"{path} (needed by {self.needed[path]})")
+            size = self.damaged.size(key, data, f"{key} (needed by {where})")
             if size is None:
                 return  # skipped: the rows showing it are left out
             width, height = size
             encoded = EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height)
-            self.images[path] = ImageRef(encoded.sha256, width, height)
+            self.images[key] = ImageRef(encoded.sha256, width, height)
             total += len(data)
             build.keep_image(encoded)  # the rows show it by reference
 
-        with tqdm(total=len(self.needed), desc="read images", unit="img", disable=not self.progress) as bar:
-            missing = self.release.read_images(self.needed, on_image, bar.update)
-        if missing:
-            shown = sorted(missing)[:MAX_REPORTED]
-            named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
-            more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
-            raise BuildError(f"{len(missing)} image(s) not found in {self.release.where_images()}: {named}{more}")
+        count = len(self.needed) + (self.tsv.image_count() if self.tsv else 0)
+        with tqdm(total=count, desc="read images", unit="img", disable=not self.progress) as bar:
+            if self.release is not None and self.needed:
+                missing = self.release.read_images(self.needed, lambda p, d: keep(p, d, self.needed[p]), bar.update)
+                if missing:
+                    shown = sorted(missing)[:MAX_REPORTED]
+                    named = "; ".join(f"{path} (needed by {self.needed[path]})" for path in shown)
+                    more = f" and {len(missing) - len(shown)} more" if len(missing) > len(shown) else ""
+                    where = self.release.where_images()
+                    raise BuildError(f"{len(missing)} image(s) not found in {where}: {named}{more}")
+            if self.tsv is not None:
+                needed = self.tsv.needed
+                self.tsv.read_images(lambda n, p, d: keep(tsv_image_key(n, p), d, needed[n][p]), bar.update)
         return {
             "distinct_images": len(self.images),
             "image_bytes": total,
@@ -298,21 +337,43 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         if any(cfg.extended for cfg in self.pending):
             build.add_caveat("ours", OURS_CAVEAT)
 
-    def _write_config(self, build: DatasetBuild, cfg: Config) -> list[str]:
+    def rows(self, build: DatasetBuild, config: str) -> RowWriter:
+        """A config's writer: VLMEvalKit's configs carry the TSV's own columns beside the release configs'."""
+        if BUILDABLE_CONFIGS[config].version != VLMEVALKIT:
+            return super().rows(build, config)
+        return RowWriter(build, config, tsv_features(build.image_storage), self.counter)
+
+    def _planned(self, cfg: Config) -> Iterator[tuple[PlannedRow, list[str]]]:
+        """The config's planned rows, each with the keys of its images among those read."""
+        if cfg.version == VLMEVALKIT:
+            assert self.tsv is not None
+            for plan in self.tsv.rows(cfg):
+                yield plan, [tsv_image_key(cfg.length, path) for path in plan.images]
+            return
+        for _, line in read_lines(self.plans[cfg.name][0]):
+            plan = PlannedRow.from_json(json.loads(line))
+            yield plan, plan.images
+
+    def _source_file(self, cfg: Config) -> dict[str, str]:
+        if cfg.version == VLMEVALKIT:
+            assert self.tsv is not None
+            return {"file": cfg.file, "file_sha256": self.tsv.tsv_sha256[cfg.length]}
         assert self.release is not None
-        spool, _ = self.plans[cfg.name]
+        return {"file": cfg.file, "file_sha256": contract.file_sha256(self.release.text_path(cfg.file))}
+
+    def _write_config(self, build: DatasetBuild, cfg: Config) -> list[str]:
         over: list[str] = []
         images_total = count = 0
+        claims = self._claims(cfg) if cfg.version == VLMEVALKIT else None
         with self.rows(build, cfg.name) as writer:
-            for _, line in read_lines(spool):
-                plan = PlannedRow.from_json(json.loads(line))
-                if (reason := self.damaged.reason(plan.images)) is not None:
+            for plan, keys in self._planned(cfg):
+                if (reason := self.damaged.reason(keys)) is not None:
                     self.damaged.leave_out(cfg.name, plan.id, reason)
                     continue
                 count += 1
                 row = writer.write(
-                    make_row(cfg, plan),
-                    [self.images[path] for path in plan.images],
+                    make_tsv_row(cfg, plan, claims) if cfg.version == VLMEVALKIT else make_row(cfg, plan),
+                    [self.images[key] for key in keys],
                     plan.images,
                     other_bytes=len(plan.prompt),
                 )
@@ -327,23 +388,12 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             build.add_config(
                 writer.close(),
                 {
-                    "file": cfg.file,
-                    "file_sha256": contract.file_sha256(self.release.text_path(cfg.file)),
+                    **self._source_file(cfg),
                     "over_length_rows": len(over),
                     "mean_images": round(images_total / count, 2) if count else 0.0,
                     **({"grown_from": cfg.leaf.file("128k"), **self.grown[cfg.name]} if cfg.name in self.grown else {}),
                     **self.damaged.manifest_fields(cfg.name),
+                    **version_fields(cfg),
                 },
             )
         return over
-
-
-def _read_claims(path: Path, name: str) -> dict[str, list[str]]:
-    claims: dict[str, list[str]] = {}
-    for number, line in read_lines(path, name):
-        item = parse_json(line, f"{name}:{number}")
-        try:
-            claims[str(item["id"])] = [str(c) for c in item["claims"]]
-        except (KeyError, TypeError):
-            raise BuildError(f'{name}:{number}: expected {{"id": ..., "claims": [...]}}') from None
-    return claims

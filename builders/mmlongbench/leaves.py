@@ -219,14 +219,30 @@ LOADER_IMAGES: dict[str, str | None] = {
 }
 
 
+# The versions of the benchmark a config can be built as (`Config.version`): the paper's (its code at 26197d2, every
+# config named as before), V1.1 (the authors' code at 22b9f27: VRAG's sample without image paths holding `"`, DocVQA's
+# page labels without " (page N)"; `builders.mmlongbench.versions`), and VLMEvalKit's published sets (the TSVs of
+# `vlmevalkit/` in the Hub repo, by the benchmark's first author: `builders.mmlongbench.vlmevalkit`). Each version's
+# configs are named apart (`v1_1_...`, `vlmevalkit_...`) and built only when named.
+PAPER, V1_1, VLMEVALKIT = "paper", "v1.1", "vlmevalkit"
+VERSION_PREFIX = {PAPER: "", V1_1: "v1_1_", VLMEVALKIT: "vlmevalkit_"}
+VLMEVALKIT_LENGTHS: dict[str, int] = {"32k": 32768, "128k": 131072, "256k": 262144, "512k": 524288}
+
+
 @dataclass(frozen=True)
 class Config:
     leaf: Leaf
     length: str
+    version: str = PAPER
 
     @property
     def name(self) -> str:
-        return f"{self.leaf.name}_{self.length}"
+        return f"{VERSION_PREFIX[self.version]}{self.leaf.name}_{self.length}"
+
+    @property
+    def in_default(self) -> bool:
+        """Whether a build that names no config makes it: the paper's lengths of the paper's version only."""
+        return self.version == PAPER and not self.extended
 
     @property
     def tokens(self) -> int:
@@ -234,16 +250,20 @@ class Config:
 
     @property
     def extended(self) -> bool:
-        return self.length in EXTENDED_LENGTHS
+        """Ours: a 128K row of the release grown past the paper's lengths (not VLMEvalKit's published 256K/512K)."""
+        return self.version == PAPER and self.length in EXTENDED_LENGTHS
 
     @property
     def file(self) -> str:
-        """The release file the config reads: its own, or the 128K file an extended config grows."""
+        """The release file the config reads: its own, or the 128K file an extended config grows; a VLMEvalKit config
+        reads its length's TSV (`vlmevalkit/MMLongBench_256K.tsv`)."""
+        if self.version == VLMEVALKIT:
+            return f"vlmevalkit/MMLongBench_{self.length.upper()}.tsv"
         return self.leaf.file(BASE_LENGTH if self.extended else self.length)
 
 
-def _configs(leaves: tuple[Leaf, ...], lengths: dict[str, int] = LENGTHS) -> dict[str, Config]:
-    return {cfg.name: cfg for cfg in (Config(leaf, length) for length in lengths for leaf in leaves)}
+def _configs(leaves: tuple[Leaf, ...], lengths: dict[str, int] = LENGTHS, version: str = PAPER) -> dict[str, Config]:
+    return {cfg.name: cfg for cfg in (Config(leaf, length, version) for length in lengths for leaf in leaves)}
 
 
 # Summarization has no config past 128K: its rows are documents truncated from the end, the release holds each
@@ -257,4 +277,8 @@ CONFIGS: dict[str, Config] = _configs(LEAVES)  # the benchmark: 95 configs
 ABLATION_CONFIGS: dict[str, Config] = _configs(ABLATION_LEAVES)
 ALL_CONFIGS: dict[str, Config] = {**CONFIGS, **ABLATION_CONFIGS}  # what a build makes by default
 EXTENDED_CONFIGS: dict[str, Config] = _configs(EXTENDED_LEAVES, EXTENDED_LENGTHS)  # built only when named
-BUILDABLE_CONFIGS: dict[str, Config] = {**ALL_CONFIGS, **EXTENDED_CONFIGS}
+# V1.1: every leaf at the paper's lengths (its ablation loaders are the paper's, `text_doc`'s scorer raises: none here).
+V1_1_CONFIGS: dict[str, Config] = _configs(LEAVES, LENGTHS, V1_1)
+# VLMEvalKit's TSVs: the 19 leaves at 32K, 128K, 256K and 512K, as published (no ablation sets).
+VLMEVALKIT_CONFIGS: dict[str, Config] = _configs(LEAVES, VLMEVALKIT_LENGTHS, VLMEVALKIT)
+BUILDABLE_CONFIGS: dict[str, Config] = {**ALL_CONFIGS, **EXTENDED_CONFIGS, **V1_1_CONFIGS, **VLMEVALKIT_CONFIGS}

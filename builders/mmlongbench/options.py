@@ -16,8 +16,11 @@ class MMLongBenchOptions(BenchmarkOptions):
         "the image archives the asked configs read into the Hub cache; HF_HUB_OFFLINE=1 reads the cache only), "
         "or a folder holding mmlb_data/ (or 0_mmlb_data.tar.gz) and mmlb_image/ (or the image archives "
         "1_vrag_image.tar.gz, 2_vh_image.tar.gz, 2_mm-niah_image.tar.gz, 3_icl_image.tar.gz, 4_summ_image.tar.gz, "
-        "5_docqa_image.tar.gz, or their older names vrag.tar.gz, ...; read without unpacking); or 'fixture' (default: "
-        "a tiny offline stand-in in the same formats; 'fixture:archives' for the archive layout); or 'fixture:full' "
+        "5_docqa_image.tar.gz, or their older names vrag.tar.gz, ...; read without unpacking), and for the vlmevalkit_* "
+        "configs VLMEvalKit's vlmevalkit/MMLongBench_{32K,128K,256K,512K}.tsv and _images.tar.gz (or MMLongBench_256K.tsv "
+        "at the top, images under images/mmlb_image/); or 'fixture' (default: a tiny offline stand-in in the same "
+        "formats, VLMEvalKit's files included; 'fixture:archives' for the archive layout; 'fixture:v1.1' for V1.1's, "
+        "the Hub's archive names and a VRAG example whose image path holds a double quote); or 'fixture:full' "
         "(offline, in the same formats, every row filled to its length with photos, pages and passages: "
         "builders/mmlongbench/full_fixture/)",
     )

@@ -28,6 +28,7 @@ from builders.mmlongbench.prompts import (
 from builders.mmlongbench.release import read_lines
 from builders.mmlongbench.rows import PlannedRow
 from builders.mmlongbench.sampling import icl_draws, sampled_ids, shuffled_indices
+from builders.mmlongbench.versions import assemblers, row_filter
 
 SHUFFLED_LOADERS = frozenset({"govreport", "multilexsum", "docqa", "text_docqa"})  # Dataset.shuffle(seed).select(n)
 # `load_vrag_occlusion` keeps one row per sampled id (pandas `drop_duplicates(subset=["id"], keep="first")`), and
@@ -44,7 +45,7 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
     return row
 
 
-def _id_of(row: Mapping[str, object], where: str) -> Any:
+def _id_of(row: Mapping[str, object], where: str) -> str | int:
     if "id" not in row:
         raise BuildError(f"{where}: missing field 'id'")
     value = row["id"]
@@ -98,19 +99,24 @@ def _planned(
 
 
 def _plan_by_ids(cfg: Config, path: Path, n: int | None) -> Iterator[PlannedRow]:
-    ids = [
-        _id_of(parse_row(line, _where(cfg, number)), _where(cfg, number)) for number, line in read_lines(path, cfg.file)
-    ]
+    kept = row_filter(cfg)  # V1.1's VRAG rows without a `"` in their image path, before the sample
+    ids = []
+    for number, line in read_lines(path, cfg.file):
+        row = parse_row(line, _where(cfg, number))
+        if kept is None or kept(row):
+            ids.append(_id_of(row, _where(cfg, number)))
     try:
         keep = sampled_ids(ids, n)
     except TypeError:
         raise BuildError(f"{cfg.file}: ids mix strings and integers; the official sampler sorts them") from None
-    seen: dict[Any, int] = {}
-    assemble = LOADERS[cfg.leaf.loader]
+    seen: dict[str | int, int] = {}
+    assemble = assemblers(cfg, LOADERS)[cfg.leaf.loader]
     first_only = cfg.leaf.loader in FIRST_ROW_LOADERS
     eval_index = 0
     for number, line in read_lines(path, cfg.file):
         row = parse_row(line, _where(cfg, number))
+        if kept is not None and not kept(row):
+            continue
         row_id = row["id"]
         if keep is not None and row_id not in keep:
             continue
@@ -146,7 +152,7 @@ def _plan_shuffled(
     for index, (number, line) in enumerate(read_lines(path, cfg.file)):
         if index in position:
             chosen[index] = (number, line)
-    assemble = LOADERS[cfg.leaf.loader]
+    assemble = assemblers(cfg, LOADERS)[cfg.leaf.loader]
     for eval_index, index in enumerate(order):
         number, line = chosen[index]
         row = parse_row(line, _where(cfg, number))

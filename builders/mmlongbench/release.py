@@ -30,6 +30,7 @@ from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
 from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE, lines_of, read_file
+from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.leaves import IMAGE_ARCHIVES, LOADER_IMAGES, TEXT_ARCHIVE, TEXT_ARCHIVES, Config
 
@@ -203,3 +204,15 @@ def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]
             ) from None
         if line.strip():
             yield number, line
+
+
+def read_claims(path: Path, name: str) -> dict[str, list[str]]:
+    """A claims file (`summ/gov_claims.jsonl`): each id's atomic claims, the summarization judge's recall list."""
+    claims: dict[str, list[str]] = {}
+    for number, line in read_lines(path, name):
+        item = parse_json(line, f"{name}:{number}")
+        try:
+            claims[str(item["id"])] = [str(c) for c in item["claims"]]
+        except (KeyError, TypeError):
+            raise BuildError(f'{name}:{number}: expected {{"id": ..., "claims": [...]}}') from None
+    return claims

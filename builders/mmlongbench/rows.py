@@ -65,7 +65,7 @@ class PlannedRow:
         return cls(**data)
 
 
-def make_row(cfg: Config, plan: PlannedRow) -> dict[str, Any]:
+def make_row(cfg: Config, plan: PlannedRow) -> dict[str, object]:
     """One row's own columns (`id` and `prompt` among them; the images are `plan.images`)."""
     leaf = cfg.leaf
     needle = leaf.needle if plan.variant >= 0 else ""

@@ -5,7 +5,8 @@ Every place that once kept a table of backends or compared a backend's name read
 extra a run needs installed (`harness.requirements`), whether `--device` and `--trust_remote_code` reach it
 (`harness.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run_plan`), whether and how it
 runs as Ray replicas (`harness.models.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
-argument a judged task's own judge model fills (`harness.execute`), its results folder's name
+argument a judged task's own judge model fills (`harness.execute`), the argument `--batch` fills
+(`harness.run_models`), its results folder's name
 (`harness.outputs.results`), its label in reports (`harness.outputs.model_results`), and how an alias written for
 another backend is switched to it (`harness.models.aliases`). A spec is import-light: reading it imports none of the
 backend's code (its `module` is imported when the backend is built) and nothing its extra brings.
@@ -72,6 +73,12 @@ class BackendSpec:
     # goes there unless the run names one. None: its judge is what the run gives.
     served_model_arg: str | None = None
     reads_random_answer: bool = False  # draws from a request's `random_answer` (sent along to its replicas)
+    # The argument `--batch` fills with the run's batch journal (a path): its requests then go through the provider's
+    # batch interface. None: it has none (`--batch` refused, named).
+    batch_arg: str | None = None
+    # Its requests are billed by a provider: `--screen_only` prices them (a model without a price says so). False: a
+    # local model, priced only where the price table names it.
+    priced: bool = False
     # An alias written for another backend (by that backend's name), switched to this one with `backend=`: its
     # arguments as this backend takes them.
     adopts_alias: Mapping[str, ArgsSwitch] = field(default_factory=dict)

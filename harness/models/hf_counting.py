@@ -20,6 +20,7 @@ from harness.api import Request
 from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
+from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.models.prompt_style import PromptStyle, style_named
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
@@ -56,6 +57,13 @@ def default_context_length(config: object) -> int | None:
     return getattr(text_config, "max_position_embeddings", None)
 
 
+def image_processor_settings(processor: object) -> dict[str, object]:
+    """The settings a processor's image processor holds (its `to_dict`), or none."""
+    image_processor = getattr(processor, "image_processor", None)
+    to_dict = getattr(image_processor, "to_dict", None)
+    return dict(to_dict()) if callable(to_dict) else {}
+
+
 class ProcessorCount:
     """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
 
@@ -69,8 +77,13 @@ class ProcessorCount:
         processor_kwargs: Mapping[str, Any] | None = None,
         chat_template: str | None = None,
         style: PromptStyle | None = None,
+        settings_at_load: bool = False,
     ) -> None:
         self.processor = processor
+        # `hf`: a request's settings the image processor holds are applied as the processor is loaded
+        # (`harness.models.processor_settings`); vLLM's engine passes a request's settings with the call.
+        self.settings_at_load = settings_at_load
+        self._settled = SettledProcessors(processor)
         self.tokenizer = getattr(processor, "tokenizer", processor)
         self.style = style or style_named("default")
         template = (
@@ -96,7 +109,7 @@ class ProcessorCount:
         # The template's BOS, dropped from the text where the tokenizer adds its own: one BOS, as
         # `apply_chat_template(tokenize=True)` gives (`PromptStyle.bos == "template"`).
         self._template_bos = str(bos) if self.style.bos == "template" and adds_bos else ""
-        self._counted: dict[tuple[str, int, int, int], int] = {}
+        self._counted: dict[tuple[str, int, int, int, object], int] = {}
 
     @classmethod
     def load(
@@ -111,10 +124,14 @@ class ProcessorCount:
         chat_template: str | None = None,
         image_only: bool = False,
         style: PromptStyle | None = None,
+        settings_at_load: bool = False,
+        max_grid_tiles: int | None = None,
     ) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network; `image_only`: the processor built without its video
-        processor (`harness.models.hf_image_only`)."""
+        processor (`harness.models.hf_image_only`); `settings_at_load`: a request's processor settings applied as the
+        processor is loaded, as the `hf` backend sends them (`settle`); `max_grid_tiles`: its AnyRes grid pinpoints
+        kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
         from transformers import AutoConfig, AutoProcessor
 
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
@@ -127,6 +144,8 @@ class ProcessorCount:
             processor = load_image_only_processor(pretrained, config, **kwargs)
         else:
             processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
+        if max_grid_tiles is not None:
+            processor = grid_within(processor, max_grid_tiles)
         return cls(
             processor,
             config,
@@ -135,7 +154,16 @@ class ProcessorCount:
             processor_kwargs=processor_kwargs,
             chat_template=chat_template,
             style=style,
+            settings_at_load=settings_at_load,
         )
+
+    def settle(self, settings: Mapping[str, object] | None) -> Settled:
+        """The processor a request with these processor settings is processed with, and the settings left for the
+        call: with `settings_at_load`, those its image processor holds applied as it was loaded (one processor per
+        distinct setting, kept); else the loaded processor, every setting for the call."""
+        if self.settings_at_load:
+            return self._settled(settings)
+        return Settled(self.processor, dict(settings or {}), {})
 
     @property
     def token_rule(self) -> str:
@@ -196,7 +224,13 @@ class ProcessorCount:
         if any(i.width is None or i.height is None for i in images) or (images and self._image_token_id is None):
             return rows_prompt_tokens(request, self.max_pixels)
         # A truncated request (`harness.inputs.truncation`) is another prompt of the same document: its figures tell them apart.
-        key = (request.task, request.doc_id, len(images), request.text_tokens)
+        key = (
+            request.task,
+            request.doc_id,
+            len(images),
+            request.text_tokens,
+            frozen_settings(request.processor_kwargs),
+        )
         if key not in self._counted:
             ids = self.tokenizer(self.render(request)).input_ids
             placeholders = ids.count(self._image_token_id) if images else 0
@@ -209,9 +243,13 @@ class ProcessorCount:
         settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}
         if not sizes:
             return []
+        settled = self.settle(settings)
         if self.counts_images:
-            counted = self.processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in sizes], **settings)
-            return list(counted.num_image_tokens)
+            counter = settled.processor._get_num_multimodal_tokens
+            return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
         if self.family is not None:
-            return [self.family.image_tokens(w, h, settings) for w, h in sizes]
+            # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
+            # under the request's own.
+            held = image_processor_settings(settled.processor)
+            return [self.family.image_tokens(w, h, {**held, **settings}) for w, h in sizes]
         return image_costs(request, self.max_pixels)

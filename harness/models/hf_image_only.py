@@ -50,7 +50,26 @@ def load_image_only_processor(pretrained: str, config: Any, **kwargs: Any) -> An
     if type(config) not in PROCESSOR_MAPPING:
         raise ValueError(f"processor=image_only: transformers maps no processor class to {type(config).__name__}")
     # transformers types the mapping's values as (slow, fast) pairs, as its tokenizer mapping's; a processor's is a class
-    image_only = without_video(PROCESSOR_MAPPING[type(config)])  # type: ignore[arg-type]
+    processor_class: type = PROCESSOR_MAPPING[type(config)]  # type: ignore[assignment]
+    image_only = without_video(processor_class)
     tokenizer = AutoTokenizer.from_pretrained(pretrained, **kwargs)
     image_processor = AutoImageProcessor.from_pretrained(pretrained, backend="pil", **kwargs)
-    return image_only(image_processor=image_processor, tokenizer=tokenizer, chat_template=tokenizer.chat_template)
+    return image_only(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        chat_template=tokenizer.chat_template,
+        **own_arguments(processor_class, pretrained, **kwargs),
+    )
+
+
+def own_arguments(processor_class: type, pretrained: str, **kwargs: object) -> dict[str, object]:
+    """The processor's own constructor arguments its checkpoint records (`processor_config.json`: LLaVA-OneVision's
+    `num_image_tokens` and `vision_feature_select_strategy`, InternVL's `image_seq_length`), which `from_pretrained`
+    would give it; none where the checkpoint records none."""
+    try:
+        recorded, _ = getattr(processor_class, "get_processor_dict")(pretrained, **kwargs)  # noqa: B009
+    except (OSError, ValueError):  # no processor_config.json: the class's defaults, as from_pretrained would
+        return {}
+    own = inspect.signature(processor_class).parameters  # its constructor's, as without_video reads them
+    takes = set(own) - {"chat_template", "kwargs", *_PARTS}
+    return {name: value for name, value in recorded.items() if name in takes}

@@ -23,6 +23,8 @@ BACKENDS: dict[str, str] = {
     "hf": "harness.models.hf",
     "vllm": "harness.models.vllm_engine",
     "openai": "harness.models.openai_chat",
+    "gemini": "harness.models.gemini",
+    "anthropic": "harness.models.anthropic_messages",
     "constant": "harness.models.baselines.constant",
     "random": "harness.models.baselines.random_guess",
 }

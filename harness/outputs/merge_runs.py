@@ -170,6 +170,8 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
         output_dir=out_dir,
         progress=False,
         retry_errors=False,
+        # the shards' own, so that their journals' headers match
+        reasoning_tags=tuple((str(a), str(b)) for a, b in config.get("reasoning_tags") or ()) or None,
         bootstrap_iters=config.get("bootstrap_iters"),
     )
     started = time.time()

@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict, TypeGuard
 from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import write_text
+from harness.outputs.cost_record import CostEntry
 from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
@@ -79,6 +80,8 @@ class RunConfig(TypedDict, total=False):
     chat_template: str | None
     chat_template_sha: str | None
     input_policies: dict[str, dict[str, Any]]
+    # the [start, end] tag pairs whose blocks were taken out of each answer before scoring (absent: none)
+    reasoning_tags: list[list[str]]
     judge: dict[str, Any] | None
     argv: list[str] | None  # the command line, redacted
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line
@@ -219,6 +222,7 @@ ResultsFile = TypedDict(
         "failed_samples": NotRequired[dict[str, int]],  # task -> samples that failed with errors
         "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
         "predict_only": NotRequired[str],  # a --predict_only run's note
+        "cost": NotRequired[dict[str, dict[str, CostEntry]]],  # task -> model/judge -> tokens and USD
     },
 )
 

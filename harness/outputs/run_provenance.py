@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.outputs.cost_record import cost_lines
 from harness.outputs.provenance import NONE, UNKNOWN, DataOrigin, limit_text
 from harness.redact import redact_command, redact_mapping
 
@@ -198,6 +199,7 @@ def run_section(path: str, results: Mapping[str, Any], tasks: list[str], number:
         _code(results),
         "- **data**:",
         *_data(results, tasks),
+        *cost_lines(results.get("cost") or {}, tasks),
         "",
     ]
 

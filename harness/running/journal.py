@@ -90,6 +90,8 @@ class SampleRecord(TypedDict, total=False):
     sample_id: Required[str]
     # the answer (cut to 2,000 characters when it was enormous); null: none came
     response: Annotated[str | None, contract.Rule("a string")]
+    # the whole response where reasoning tags took its thinking out of `response` (`harness.models.reasoning`)
+    raw_response: str
     finish_reason: str | None
     token_count: int  # the prompt's tokens as the model counts them
     input_sha256: Annotated[

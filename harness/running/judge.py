@@ -25,7 +25,8 @@ the cap keeps one hostile or runaway reply from stalling a run, and the results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,10 @@ def judge_samples(
     judge: Model,
     samples: Sequence[tuple[str, int, dict[str, Any], str]],
     progress: bool = True,
+    usage: Counter[str] | None = None,
 ) -> list[JudgedSample]:
-    """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order."""
+    """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
+    call's reported token usage added to `usage`."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
@@ -148,6 +151,9 @@ def judge_samples(
             for batch in judge.batches(requests):
                 answers += safe_generate(judge, batch)
                 bar.update(len(batch))
+            if usage is not None:
+                for answer in answers:
+                    usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
             replies = [answers[asked[prompts[i][stage]]] for i in alive]
             still = []
             for i, reply in zip(alive, replies, strict=True):
@@ -211,3 +217,36 @@ def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:
         "n_judge_unparsed": sum(o.status == UNPARSED for o in outcomes),
         "n_judge_error": sum(o.status == FAILED for o in outcomes),
     }
+
+
+class Judges:
+    """A run's judges: one backend per judge model its judged tasks ask for, so tasks of two benchmarks (or of two
+    versions of one: MMLongBench V1.1's Summ asks GPT-4o, its DocVQA Doubao-Seed-1.8) are each judged by their own
+    `judge.model` in one run. `model_of`: task -> the model its judge is opened with (None: the judge arguments as
+    given, where the user named the model or the backend serves no named model). Each is opened once, at once (so
+    bad judge arguments stop the run before it starts), and closed together."""
+
+    def __init__(self, open_judge: Callable[[str | None], Model], model_of: Mapping[str, str | None]) -> None:
+        self.model_of = dict(model_of)
+        self.models: dict[str | None, Model] = {}
+        try:
+            for name in dict.fromkeys(self.model_of.values()):
+                self.models[name] = open_judge(name)
+        except BaseException:
+            self.close()
+            raise
+
+    def for_task(self, task: str) -> Model:
+        return self.models[self.model_of[task]]
+
+    def served_models(self) -> dict[str, str | None]:
+        """task -> the model name its judge served (`served_model` of its identity), for pricing its calls."""
+        served = {name: model.identity().get("served_model") for name, model in self.models.items()}
+        return {task: found if isinstance(found := served[name], str) else None for task, name in self.model_of.items()}
+
+    def tasks_of(self, name: str | None) -> list[str]:
+        return [task for task, model in self.model_of.items() if model == name]
+
+    def close(self) -> None:
+        for model in self.models.values():
+            model.close()

@@ -42,21 +42,24 @@ from harness.inputs.integrity import release_mapped_pages
 from harness.inputs.round_trip import check as check_round_trip
 from harness.inputs.truncation import fit_to_model
 from harness.models.generation import safe_generate
+from harness.models.reasoning import ReasoningTags
+from harness.models.reasoning import describe as describe_tags
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
+from harness.running.budget import Budget
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord, journal_name
+from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
 from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, screen, sum_usage
+from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
-from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
-from harness.running.task_result import TaskResult
+from harness.running.task_result import Aggregated, TaskResult
 
 
 @dataclass
@@ -74,16 +77,18 @@ class RunOptions:
     retry_errors: bool = True
     # The model's input policies on some tasks (`harness.inputs.input_policy`), applied to every request built.
     policies: Callable[[Request], Request] | None = None
-    # The judge of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
-    judge: Model | None = None
+    # The judges of tasks with a `judge:` block (`--judge_model`); None: their judge metrics stay absent.
+    judge: Judges | None = None
     # False (`--predict_only`): answers are journalled unscored, and nothing is aggregated; a later run that scores
     # scores the journalled answers without generating them again.
     score: bool = True
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
-    # Draws of the bootstrap a task's own (`!function`) aggregation gets its errors from; None: the default, 0: none.
-    bootstrap_iters: int | None = None
+    # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
+    reasoning_tags: ReasoningTags | None = None
+    budget: Budget | None = None  # --max_cost: charged with every answer journalled, the run stopped once reached
+    bootstrap_iters: int | None = None  # the bootstrap's draws for a `!function` aggregation's errors (0: none)
 
 
 @dataclass
@@ -110,7 +115,7 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
-        self.records = RecordBuilder(model, options.log_samples, options.score)
+        self.records = RecordBuilder(model, options.log_samples, options.score, options.reasoning_tags)
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
 
@@ -201,6 +206,8 @@ class Runner:
     def _generate(self, runs: dict[str, _TaskRun], requests: Sequence[Request], desc: str) -> None:
         """Generate batch by batch, journalling responses as they arrive (a chunk at a time), each in its own
         task's journal (`runs` by task name: one task, or every task of the run when the model takes them together)."""
+        if self.options.budget is not None and len(requests):
+            self.options.budget.check()  # spent already by this command's earlier runs: nothing more is sent
         with progress_bar(len(requests), desc, "sample", self.options.progress) as bar:
             for batch in self.model.batches(requests):
                 answered: set[int] = set()
@@ -218,6 +225,8 @@ class Runner:
                     bar.update(len(rest))
                     self._advance_overall(len(rest))
                 release_mapped_pages()  # the batch's images were read from mapped files: hold no more than one batch's
+                if self.options.budget is not None:  # checked between batches: a batch in flight is kept whole
+                    self.options.budget.check()
 
     def _journal(self, runs: dict[str, _TaskRun], answers: list[tuple[Request, Response]]) -> None:
         by_task: dict[str, list[SampleRecord]] = {}
@@ -227,6 +236,9 @@ class Runner:
             )
         for name, records in by_task.items():
             runs[name].store.add(records)
+        if self.options.budget is not None:  # charged once journalled: an answer paid for is never lost
+            for _, response in answers:
+                self.options.budget.charge(response.usage)
 
     def _write_sample_log(
         self, task: Task, store: SampleStore, current: dict[str, int], settings: GenerationSettings
@@ -251,10 +263,16 @@ class Runner:
         }
         if self.options.shard is not None:
             parts["shard"] = str(self.options.shard)
+        if self.options.reasoning_tags:  # only where set: a run without keeps the journals it had
+            parts["reasoning_tags"] = describe_tags(self.options.reasoning_tags)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:
             screened = self._screen_task(task, store, settings)
+            if self.options.budget is not None:  # what the journal holds was paid for by an earlier run
+                for sample in screened.current:
+                    if sample in store.outcomes:
+                        self.options.budget.charge(store.outcomes[sample].usage)
             if self._overall is not None:
                 overall, index = self._overall
                 overall.screened(index, len(screened.pending))
@@ -277,29 +295,27 @@ class Runner:
         store.add(refresh_cluster_keys(task, store.records, current))
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
+        judge_usage: Counter[str] = Counter()
         if task.judge is not None and self.options.judge is not None and self.options.score:
             outcomes, judge_counts = judge_task(
-                task, store, current, self.options.judge, self.options.output_dir, self.options.progress
+                task,
+                store,
+                current,
+                self.options.judge.for_task(task.name),
+                self.options.output_dir,
+                self.options.progress,
+                judge_usage,
             )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
         counts = Counter(o.status for o in outcomes)
-        scored = [
-            task.scored_row(s, o.metrics, store.records[s].get("cluster"))
-            for s, o in zip(current, outcomes, strict=True)
-            if o.status in SCORED and o.metrics is not None
-        ]
-        aggregated = task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated()
+        scored = scored_rows(task, store.records, current, outcomes)
         return TaskResult(
             task=task,
             settings=run.settings,
             fingerprint=store.fingerprint,
-            values=aggregated.values,
-            stderrs=aggregated.stderrs,
-            breakdowns=aggregated.breakdowns,
-            errors=aggregated.errors,
-            influences=aggregated.influences,
+            aggregated=task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated(),
             counts={s: counts.get(s, 0) for s in STATUSES},
             n_effective=len(screened.current),
             resumed=screened.resumed,
@@ -309,6 +325,7 @@ class Runner:
             usage=sum_usage([o.usage for o in outcomes]),
             task_docs=len(task),
             judge_counts=judge_counts,
+            judge_usage=dict(sorted(judge_usage.items())),
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 

@@ -2,7 +2,8 @@
 
 lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_samples`): `doc_id`, `doc`,
 `target`, `arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`,
-`filtered_resps`, `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
+`filtered_resps` (the answer scored: `resps` without its thinking where the run took a reasoning model's thinking
+out, as lmms-eval's `--reasoning_tags`), `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
 metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, and `cluster` (the
 row's cluster keys, where its task declares `cluster_key:`). A value
 that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
@@ -75,13 +76,14 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
     prompt = str(record.get("prompt") or "")
     target = str(record.get("target") or "")
     response = record.get("response")
+    raw = record.get("raw_response")  # the whole output, where reasoning tags took its thinking out of `response`
     metrics = record.get("metrics") or {}
     line: SampleLogLine = {  # type: ignore[typeddict-item]  # ours follow lm-eval's, each metric beside them
         "doc_id": record["doc_id"],
         "doc": dict(doc),
         "target": target,
         "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": dict(settings)}},
-        "resps": [[response]] if response is not None else [[]],
+        "resps": [[raw if raw is not None else response]] if response is not None else [[]],
         "filtered_resps": [response if response is not None else ""],
         "filter": "none",
         "metrics": sorted(metrics),

@@ -1,6 +1,8 @@
 """Each sample's journal record (`harness.running.journal.SampleRecord`): made from its request and the model's
 response, or from the screen that kept it from the model, with its status (`harness.api`'s statuses), its metrics
-once scored, and with `--log_samples` what it was asked (the prompt as sent, its images' hashes and sizes)."""
+once scored, and with `--log_samples` what it was asked (the prompt as sent, its images' hashes and sizes). With
+reasoning tags, the answer scored is the response without its thinking (`harness.models.reasoning`), and the whole
+response is kept as `raw_response`."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from harness.api import (
     OK,
     OVER_LENGTH,
     REFUSED,
+    SCORED,
     TOO_MANY_IMAGES,
     Message,
     Model,
@@ -26,9 +29,12 @@ from harness.api import (
 from harness.errors import TaskConfigError
 from harness.inputs.prompts import prompt_text
 from harness.inputs.round_trip import sent_messages
+from harness.models.reasoning import ReasoningTags, strip_reasoning
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
+from harness.running.metric_errors import ScoredRow
+from harness.running.sample_store import Outcome
 from harness.running.task import Task
 
 
@@ -82,10 +88,11 @@ class RecordBuilder:
     """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
     sample was asked under `--log_samples`."""
 
-    def __init__(self, model: Model, log_samples: bool, score: bool) -> None:
+    def __init__(self, model: Model, log_samples: bool, score: bool, reasoning: ReasoningTags | None = None) -> None:
         self.model = model
         self.log_samples = log_samples
         self.scoring = score
+        self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
@@ -111,6 +118,11 @@ class RecordBuilder:
             record["refusal"] = response.error or "refused by the provider"
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
+        if self.reasoning and text is not None and response.ok:
+            answer = strip_reasoning(text, self.reasoning)
+            if answer != text:  # the whole output is kept; the answer is what the scorer reads
+                record["raw_response"] = text
+                record["response"] = text = answer
         limit = request.settings.max_response_chars  # the longest answer accepted as an answer
         if response.refused:
             record["status"] = REFUSED
@@ -213,3 +225,15 @@ def refresh_cluster_keys(task: Task, records: Mapping[str, SampleRecord], curren
             fresh.update(cluster_field(task, task.doc(record["doc_id"])))
             stale.append(fresh)
     return stale
+
+
+def scored_rows(
+    task: Task, records: Mapping[str, SampleRecord], current: Sequence[str], outcomes: Sequence[Outcome]
+) -> list[ScoredRow]:
+    """The scored samples of `current` (their `outcomes`, in the same order) as the task's aggregation reads them,
+    each keyed by its journalled cluster keys (`refresh_cluster_keys` made them current)."""
+    return [
+        task.scored_row(sample_id, outcome.metrics, records[sample_id].get("cluster"))
+        for sample_id, outcome in zip(current, outcomes, strict=True)
+        if outcome.status in SCORED and outcome.metrics is not None
+    ]

@@ -64,6 +64,8 @@ class Verdict:
     images: int = 0
     truncation: dict[str, Any] | None = None  # what the task's truncation rule dropped, as the run records it
     exact: bool = False  # whether `prompt_tokens` is the model's own count
+    judge_chars: int = 0  # the characters of the judge's prompts for this sample, the answer left empty
+    judge_stages: int = 0  # the judge's stages (calls) for this sample, where the task has a judge
 
 
 def screen_task(
@@ -85,6 +87,7 @@ def screen_task(
             yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
             continue
         problem = screen(request, model, task.has_token_figures)
+        judge_prompts = task.judge.prompts(doc, "") if task.judge is not None and not problem else {}
         yield Verdict(
             request.sample_id,
             problem[0] if problem else SENT,
@@ -93,6 +96,8 @@ def screen_task(
             len(request.images),
             request.truncation,
             model.exact(request),
+            sum(len(p) for p in judge_prompts.values()),
+            len(judge_prompts),
         )
 
 
@@ -109,6 +114,13 @@ class ScreenedTask:
     counted: int = 0  # requests counted
     exact: int = 0  # of them, counted as the model itself counts
     first_problem: str = ""
+    max_gen_toks: int = 0
+    sent_prompt_tokens: int = 0  # the counted prompt tokens of the requests that would be sent
+    sent_images: int = 0
+    judge_chars: int = 0  # the judge's prompts of the sent samples, their answers left empty
+    judge_calls: int = 0
+    judge_max_gen_toks: int = 0
+    judge_model: str | None = None  # the task's own judge (its `judge.model`)
 
     @property
     def sent(self) -> int:
@@ -138,6 +150,11 @@ class ScreenedTask:
             )
         if verdict.prompt_tokens is None:
             return
+        if verdict.status == SENT:
+            self.sent_prompt_tokens += verdict.prompt_tokens
+            self.sent_images += verdict.images
+            self.judge_chars += verdict.judge_chars
+            self.judge_calls += verdict.judge_stages
         self.counted += 1
         self.exact += verdict.exact
         self.truncated += verdict.truncation is not None
@@ -161,7 +178,9 @@ def screen_tasks(
     out = []
     for task in tasks:
         max_gen_toks = task.generation_settings(gen_kwargs, seed).max_gen_toks
-        result = ScreenedTask(task.name)
+        result = ScreenedTask(task.name, max_gen_toks=max_gen_toks)
+        if task.judge is not None:
+            result.judge_max_gen_toks, result.judge_model = task.judge.settings.max_gen_toks, task.judge.model
         with task.rows():  # read again for this task only where the run let go of them (`Task.unload`)
             for verdict in screen_task(model, task, gen_kwargs, seed, shard, policies):
                 result.add(verdict, max_gen_toks)

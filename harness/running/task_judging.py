@@ -4,6 +4,7 @@ own, its decisions written to `judge_<task>.jsonl`, and its failures said once."
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,13 @@ from harness.running.task import Task
 
 
 def judge_task(
-    task: Task, store: SampleStore, current: list[str], judge: Model, output_dir: Path | None, progress: bool
+    task: Task,
+    store: SampleStore,
+    current: list[str],
+    judge: Model,
+    output_dir: Path | None,
+    progress: bool,
+    usage: Counter[str] | None = None,
 ) -> tuple[list[Outcome], dict[str, int]]:
     """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,
     the response cache the judge's replies, `judge_<task>.jsonl` what it decided)."""
@@ -25,7 +32,7 @@ def judge_task(
         (s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
         for s in scored
     ]
-    judged = judge_samples(task.judge, task.name, judge, samples, progress)
+    judged = judge_samples(task.judge, task.name, judge, samples, progress, usage)
     by_sample = {j.sample_id: j for j in judged}
     outcomes = []
     for s in current:

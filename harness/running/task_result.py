@@ -8,6 +8,7 @@ from typing import Any
 from harness.api import EMPTY, OK, GenerationSettings
 from harness.running.metric_errors import Influences
 from harness.running.task import Task
+from harness.running.task_aggregation import Aggregated
 from harness.uncertainty import ClusteredError
 
 
@@ -16,9 +17,7 @@ class TaskResult:
     task: Task
     settings: GenerationSettings
     fingerprint: str
-    values: dict[str, float]
-    stderrs: dict[str, float]
-    breakdowns: dict[str, Any]
+    aggregated: Aggregated  # its metrics' values, errors and breakdowns (`harness.running.task_aggregation`)
     counts: dict[str, int]  # samples per status, over the evaluated documents
     n_effective: int
     resumed: int  # samples found finished in the journal
@@ -29,9 +28,29 @@ class TaskResult:
     task_docs: int = 0  # documents of the task before sharding
     truncated: int = 0  # samples the task's truncation rule cut to fit the model
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
-    # per metric: plain and clustered errors, clusters, design effect; its first-order form for the task's groups
-    errors: dict[str, ClusteredError] = field(default_factory=dict)
-    influences: Influences = field(default_factory=Influences)
+    judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
+
+    @property
+    def values(self) -> dict[str, float]:
+        return self.aggregated.values
+
+    @property
+    def stderrs(self) -> dict[str, float]:
+        return self.aggregated.stderrs
+
+    @property
+    def breakdowns(self) -> dict[str, Any]:
+        return self.aggregated.breakdowns
+
+    @property
+    def errors(self) -> dict[str, ClusteredError]:
+        """Per metric: plain and clustered errors, clusters, design effect."""
+        return self.aggregated.errors
+
+    @property
+    def influences(self) -> Influences:
+        """Its metrics in first-order form, for the task's groups."""
+        return self.aggregated.influences
 
     @property
     def n_scored(self) -> int:

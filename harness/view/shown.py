@@ -151,6 +151,7 @@ def answer_fields(model: str, record: Mapping[str, object]) -> dict[str, Any]:
     return {
         "model": model,
         "response": record.get("response"),
+        "raw_response": record.get("raw_response"),  # the whole output, its thinking taken out of `response`
         "status": record.get("status"),
         "error": record.get("error"),
         "refusal": record.get("refusal"),

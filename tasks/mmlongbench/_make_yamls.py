@@ -31,18 +31,11 @@ from builders.mmlongbench.leaves import (
     LEAVES,
     LENGTHS,
 )
+from tasks.mmlongbench._make_version_yamls import FAMILY_TEMPLATE
+from tasks.mmlongbench._make_version_yamls import main as version_yamls
 from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
-FAMILY_TEMPLATE = {
-    "sub_em": "_sub_em.yaml",
-    "mc_acc": "_mc_acc.yaml",
-    "count_acc": "_count_acc.yaml",
-    "cls_acc": "_cls_acc.yaml",
-    "docvqa_score": "_docvqa_score.yaml",
-    "vh_acc_folded": "_vh.yaml",
-    "fluency_f1": "_summ.yaml",
-}
 STRICT_SCORE = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
 ABLATION_REPORT = "report: !function ablation_report.section\n"
 OURS = "# Ours, not the paper's: the 128K rows grown past the paper's lengths (builders/mmlongbench/extend.py).\n"
@@ -162,6 +155,7 @@ def main() -> None:
         aggregate=False,
         report=ABLATION_REPORT,
     )
+    version_yamls()  # V1.1's and VLMEvalKit's tasks and groups, each version in its own subfolder
 
 
 if __name__ == "__main__":

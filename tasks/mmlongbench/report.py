@@ -39,6 +39,7 @@ from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read
     paper_model_for,
     paper_samples,
 )
+from tasks.mmlongbench.version_report import sections as version_sections
 from tasks.mmlongbench.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 Key = tuple[str, str]  # (category, Avg or dataset; length)
@@ -192,9 +193,12 @@ def _figure_lines(model: str, data: ModelResults, out_dir: Path, beside: Beside)
 
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMLongBench tasks; the figure goes to `out_dir`."""
+    ours, per_dataset = category_scores(data), dataset_scores(data)
+    others = version_sections(model, data)  # V1.1's, VLMEvalKit's, ours past 128K: each names its reference
+    if not ours and not per_dataset and others:
+        return others
     paper_model = paper_model_for(*run_names(model, data))
     beside = Beside(paper_model, data_problem(data.data()), load_paper_results() if paper_model else {})
-    ours, per_dataset = category_scores(data), dataset_scores(data)
     lengths = [length for length in LENGTHS if any(key[1] == length for key in [*ours, *per_dataset])]
     lines = ["### MMLongBench", "", *_intro(beside)]
     if ours:
@@ -203,7 +207,7 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
         lines += _dataset_table(data, lengths, beside)
     if ours:
         lines += _figure_lines(model, data, out_dir, beside)
-    return lines
+    return lines + others
 
 
 def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str]:

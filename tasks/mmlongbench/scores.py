@@ -59,11 +59,15 @@ def category_scores(data: ModelResults) -> dict[tuple[str, str], float | None]:
     return out
 
 
+# A paper task's name: another version's (`mmlongbench_v1_1_...`, `mmlongbench_vlmevalkit_...`) is not one.
+_PAPER_LEAF = re.compile(r"mmlongbench_(?:vrag|niah|icl|summ|docvqa)_(\w+)_(8k|16k|32k|64k|128k)")
+
+
 def dataset_scores(data: ModelResults) -> dict[tuple[str, str], tuple[float | None, str]]:
     """(dataset, length) -> (our paper-metric value, the metric) for every MMLongBench leaf task run."""
     out: dict[tuple[str, str], tuple[float | None, str]] = {}
     for task, entry in data.results.items():
-        match = re.fullmatch(r"mmlongbench_[a-z]+_(\w+)_(\d+k)", task)
+        match = _PAPER_LEAF.fullmatch(task)
         if not match:
             continue
         metric = "score" if "score,none" in entry else "rougeLsum_f1"

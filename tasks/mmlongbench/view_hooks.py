@@ -59,17 +59,21 @@ def _without(items: list[str], item: str) -> list[str]:
     return [x for x in items if x != item]
 
 
-_LEAF = re.compile(r"mmlongbench_(vrag|niah|icl|summ|docvqa|ablation)_(\w+)_(\d+[km])")
+_LEAF = re.compile(
+    r"mmlongbench_(?:(v1_1|vlmevalkit_as_paper|vlmevalkit)_)?(vrag|niah|icl|summ|docvqa|ablation)_(\w+)_(\d+[km])"
+)
 _CATEGORY = {name.lower(): name for name in CATEGORIES}
 
 
 def task_axes(task: str) -> dict[str, str]:
-    """A task's values on the axes across tasks (the group pages' filters and grids): category, dataset, length."""
+    """A task's values on the axes across tasks (the group pages' filters and grids): category, dataset, length, and
+    for another version than the paper's, which (`v1_1`, `vlmevalkit`, `vlmevalkit_as_paper`)."""
     found = _LEAF.fullmatch(task)
     if found is None:
         return {}
-    category = _CATEGORY.get(found.group(1), found.group(1))
-    return {"category": category, "dataset": found.group(2), "length": found.group(3)}
+    category = _CATEGORY.get(found.group(2), found.group(2))
+    axes = {"category": category, "dataset": found.group(3), "length": found.group(4)}
+    return {**axes, "version": found.group(1)} if found.group(1) else axes
 
 
 # A group's grid: the paper's length x category table (each cell the mean of its datasets' headline scores).

@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.api import BackendFatalError, GenerationSettings, Response
-from harness.models.openai_chat.wire import error_message, parse_body, parse_completion
+from harness.models.api_client.replies import error_message, parse_body
+from harness.models.openai_chat.wire import parse_completion
 from harness.models.registry import get_model_class
 from harness.running.judge import JudgeSpec, judge_samples
 from tasks.mmlongbench.scoring import parse_judge_json

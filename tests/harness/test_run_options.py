@@ -31,7 +31,7 @@ def flag_of(name: str) -> Flag:
 def test_every_declared_option_is_a_flag_a_plan_field_and_a_keyword() -> None:
     actions = {action.dest: action for action in run_parser()._actions}
     keywords = inspect.signature(simple_evaluate).parameters
-    assert len(OPTIONS) == 43
+    assert len(OPTIONS) == 47
     for item in OPTIONS:
         flag: Flag = item.metadata[FLAG]
         action = actions[item.name]
@@ -128,10 +128,14 @@ BAD = [
     ("--seed", "-1", -1, "--seed: each seed must be an integer from 0 to 4294967295 (or None), got '-1'"),
     ("--cache_requests", "maybe", None, "argument --cache_requests: invalid choice: 'maybe'"),
     ("--samples", '{"t": [1]}', None, "--samples: documents chosen by index are not supported here"),
+    ("--reasoning_tags", "[]", [], "--reasoning_tags: expected a non-empty list of [start, end] pairs"),
+    ("--reasoning_tags", '[["<think>"]]', [["<think>"]], '--reasoning_tags: ["<think>"] is not a [start, end] pair'),
+    ("--max_cost", "0", 0, "argument --max_cost: expected a number of US dollars above 0, got '0'"),
+    ("--max_cost", "cheap", None, "argument --max_cost: expected a number of US dollars, got 'cheap'"),
 ]
 # Options whose every value is good: text kept as given, or a path.
 ANY_VALUE = {"model", "data_dir", "include_path", "ray", "output_path", "cache_dir", "judge_model"}
-ANY_VALUE |= {"system_instruction", "device", "use_cache"}
+ANY_VALUE |= {"system_instruction", "device", "use_cache", "prices"}
 
 
 def cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -182,6 +186,7 @@ def test_every_option_that_can_be_given_wrong_is_checked_both_ways() -> None:
     [
         (["--predict_only"], "--predict_only needs --output_path (the folder the answers are journalled in)"),
         (["--log_samples"], "--log_samples needs --output_path (the folder the sample logs go to)"),
+        (["--batch"], "--batch needs --output_path (the folder its batch ids are journalled in)"),
         (["--use_cache", "a", "--cache_dir", "b"], "--use_cache a and --cache_dir b name two caches: give one"),
     ],
 )

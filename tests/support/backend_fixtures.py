@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.anthropic_server import AnthropicServer
 from tests.support.chat_server import ChatServer
+from tests.support.gemini_server import GeminiServer
 from tests.support.model_requests import encode_image
 
 
@@ -55,3 +57,23 @@ def mmneedle_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     yield root
     datasets.config.HF_DATASETS_CACHE = previous
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[GeminiServer]:
+    server = GeminiServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicServer]:
+    server = AnthropicServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -32,6 +32,7 @@ Scenarios (per sample, counting that sample's attempts):
     deep          200 whose body is JSON nested `deep` levels deep
     deep_error    400 whose error body is nested `deep` levels deep
 
+`usage(body)`, where given, makes each answer's usage block (a provider reporting many tokens: the budget tests).
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
 first attempt: "rate_once", "fail_once", "timeout_once"), or else is answered with
 `answer(body)` (default "answer:<id>"). Every request is recorded (path, query, headers, parsed body,
@@ -49,6 +50,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support.openai_batches import OpenAIBatchDesk
 
 _TAG = re.compile(r"#(id|do)=(\S+)")
 
@@ -82,13 +85,18 @@ class ChatServer:
         trickle: float = 1.0,
         huge_bytes: int = 100_000_000,
         deep: int = 5000,
+        usage: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        batches: OpenAIBatchDesk | None = None,
     ) -> None:
+        self.batches = batches  # OpenAI's Batch API (tests/support/openai_batches.py), where a test serves it
         self.answer = answer
+        self.usage = usage  # the usage block of an answer, from the request's body (default: 10 + images, 3)
         self.faults = list(faults or [])
         self.trickle = trickle
         self.huge_bytes = huge_bytes
         self.deep = deep
         self.received: list[Received] = []
+        self.batch_calls: list[tuple[str, str]] = []  # the Batch API's calls (method, path), in order
         self.attempts: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
@@ -112,9 +120,32 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
+            def _batch_answer(self, status: int, payload: Any) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = urlsplit(self.path).path
+                with server._lock:
+                    server.batch_calls.append(("GET", path))
+                if server.batches is None:
+                    self._batch_answer(404, {"error": {"message": "no batches here"}})
+                else:
+                    self._batch_answer(*server.batches.get(path))
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                path = urlsplit(self.path).path
+                if server.batches is not None and path in ("/v1/files", "/v1/batches"):
+                    with server._lock:
+                        server.batch_calls.append(("POST", path))
+                    self._batch_answer(*server.batches.post(path, raw, self.headers.get("Content-Type", "")))
+                    return
                 try:
                     body = json.loads(raw)
                 except ValueError:
@@ -187,7 +218,9 @@ class ChatServer:
                         "object": "chat.completion",
                         "model": record.body.get("model"),
                         "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
-                        "usage": {
+                        "usage": server.usage(record.body)
+                        if server.usage
+                        else {
                             "prompt_tokens": 10 + n_images,
                             "completion_tokens": 3,
                             "total_tokens": 13 + n_images,

@@ -28,12 +28,13 @@ from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
+from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.hf.presize import ProcessorScale
 from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.hf_counting import ProcessorCount
+from harness.models.processor_settings import frozen_settings
 from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
@@ -73,15 +74,19 @@ class HFModel(Model):
             max_pixels=settings.max_pixels,
             image_only=settings.processor == "image_only",
             style=style_named(settings.prompt_style),
+            settings_at_load=True,
+            max_grid_tiles=settings.max_grid_tiles,
         )
         self.processor = self.count.processor
-        self.scale_first = ProcessorScale(self.processor)  # each image at the processor's size, in the image threads
+        # Each image at its processor's size, in the image threads: one scaler per processor a request's settings
+        # make (`ProcessorCount.settle`).
+        self._scalers: dict[int, ProcessorScale] = {id(self.processor): ProcessorScale(self.processor)}
         # None without weights: a Ray pool's driver, which counts and batches (`without_weights`). Any: transformers
         # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
         self.model: Any = None
         if load_weights:
             self.model = AutoModelForImageTextToText.from_pretrained(
-                settings.pretrained, **load_kwargs(settings, torch)
+                settings.pretrained, **load_kwargs(settings, torch, self.processor)
             )
             self.model.eval()
             if not settings.device_map:
@@ -172,7 +177,12 @@ class HFModel(Model):
         return self.count.decode_encode
 
     # ---------------------------------------------------------------------------- preparing
-    def _image(self, index: int, ref: Any, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
+    @property
+    def scale_first(self) -> ProcessorScale:
+        """The image scaler of the processor as loaded (a request with no load-time settings)."""
+        return self._scalers[id(self.processor)]
+
+    def _image(self, index: int, ref: ImageRef, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
         """Image `index` of a request, decoded (a ValueError naming it where it does not decode), scaled down to
         `max_pixels`, then to the size the processor scales it to (where that is proven to change nothing)."""
         try:
@@ -185,9 +195,13 @@ class HFModel(Model):
         size = fit_within_pixels(image.width, image.height, self.facts.max_pixels)
         if size != image.size:
             image = image.resize(size, Image.Resampling.BICUBIC)
-        return self.scale_first(image, processor_kwargs)
+        settled = self.count.settle(dict(processor_kwargs))
+        scale = self._scalers.get(id(settled.processor))
+        if scale is None:  # a race makes two at worst, each proving the same rule
+            scale = self._scalers.setdefault(id(settled.processor), ProcessorScale(settled.processor))
+        return scale(image, tuple(sorted(settled.call.items())))
 
-    def _image_or_error(self, job: tuple[int, int, Any, tuple[tuple[str, Any], ...]]) -> Image.Image | Exception:
+    def _image_or_error(self, job: tuple[int, int, ImageRef, tuple[tuple[str, Any], ...]]) -> Image.Image | Exception:
         _, index, ref, processor_kwargs = job
         try:
             return self._image(index, ref, processor_kwargs)
@@ -244,14 +258,13 @@ class HFModel(Model):
                     None, error=str(err) if isinstance(err, ValueError) else f"{type(err).__name__}: {err}"
                 )
         # Requests of one task share settings; group anyway so a mixed batch stays correct.
-        groups: dict[
-            tuple[GenerationSettings, tuple[tuple[str, Any], ...]], list[tuple[int, str, list[Image.Image]]]
-        ] = {}
+        groups: dict[tuple[GenerationSettings, object], list[tuple[int, str, list[Image.Image]]]] = {}
         for item in prepared:
             request = requests[item[0]]
-            groups.setdefault((request.settings, request.processor_kwargs), []).append(item)
-        for (settings, processor_kwargs), items in groups.items():
-            run = partial(self._generate, settings=settings, processor_kwargs=dict(processor_kwargs))
+            groups.setdefault((request.settings, frozen_settings(request.processor_kwargs)), []).append(item)
+        for (settings, _), items in groups.items():
+            processor_kwargs = dict(requests[items[0][0]].processor_kwargs)
+            run = partial(self._generate, settings=settings, processor_kwargs=processor_kwargs)
             answers = self.fitting.run(run, items) if self.fitting else run(items)
             for (i, _, _), response in zip(items, answers, strict=True):
                 responses[i] = response
@@ -265,12 +278,10 @@ class HFModel(Model):
     ) -> list[Response]:
         texts = [text for _, text, _ in items]
         images = [imgs for _, _, imgs in items]
-        inputs = self.processor(
-            text=texts,
-            images=images if any(images) else None,
-            padding=True,
-            return_tensors="pt",
-            **(processor_kwargs or {}),
+        # The settings the official wrappers gave at load are applied at load (`harness.models.processor_settings`)
+        settled = self.count.settle(processor_kwargs)
+        inputs = settled.processor(
+            text=texts, images=images if any(images) else None, padding=True, return_tensors="pt", **settled.call
         )
         lengths = inputs["attention_mask"].sum(dim=1).tolist()
         context = self.facts.context_length

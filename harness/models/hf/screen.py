@@ -47,6 +47,8 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             offline=True,
             image_only=settings.processor == "image_only",
             style=style_named(settings.prompt_style),
+            settings_at_load=True,  # as the backend applies a request's settings
+            max_grid_tiles=settings.max_grid_tiles,
         )
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)

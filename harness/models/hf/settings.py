@@ -41,6 +41,10 @@ class HFSettings:
     )
     # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
     prompt_style: str = "default"
+    # AnyRes (LLaVA-NeXT, LLaVA-OneVision): the grid pinpoints kept to those of at most N tiles, as MMLongBench's
+    # LLaVA-OneVision wrapper keeps its processor's (vlm_model/llava_onevision.py:44-49); the model's config gets the
+    # same list, which the wrapper left whole (a single image's features then follow another grid than its tokens).
+    max_grid_tiles: int | None = at_least(1)
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
@@ -63,8 +67,9 @@ def default_image_threads() -> int:
     return max(1, min(4, cores))
 
 
-def load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
-    """`from_pretrained` arguments for the model weights."""
+def load_kwargs(settings: HFSettings, torch: Any, processor: object = None) -> dict[str, Any]:
+    """`from_pretrained` arguments for the model weights (`processor`: the one loaded, whose kept grid pinpoints the
+    model's config is given under `max_grid_tiles`)."""
     kwargs: dict[str, Any] = {
         "revision": settings.revision,
         "trust_remote_code": settings.trust_remote_code,
@@ -80,4 +85,7 @@ def load_kwargs(settings: HFSettings, torch: Any) -> dict[str, Any]:
         kwargs["device_map"] = settings.device_map
     if settings.attn_implementation:
         kwargs["attn_implementation"] = settings.attn_implementation
+    if settings.max_grid_tiles is not None and processor is not None:
+        image_processor = getattr(processor, "image_processor", None)
+        kwargs["image_grid_pinpoints"] = getattr(image_processor, "image_grid_pinpoints", None)
     return kwargs

@@ -23,6 +23,8 @@ BACKEND = BackendSpec(
     # A server schedules its own requests: replicas of a client would only multiply the load on it.
     replicas=Replicas(refused="the openai backend sends requests to a server, which schedules them itself"),
     screen=screen_model,
+    batch_arg="batch_journal",
+    priced=True,
     served_model_arg="model",
     adopts_alias={"hf": _from_hf_alias},
 )

@@ -21,67 +21,41 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import random
-import threading
-import time
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from harness.api import BackendFatalError, Model, ModelFacts, Request, Response, collect
-from harness.models.args import at_least, settings_from_args
-from harness.models.openai_chat.wire import (
-    build_messages,
-    error_message,
-    is_loopback,
-    parse_body,
-    parse_completion,
-    retry_after_seconds,
-)
+from harness.api import ModelFacts, Request, Response
+from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
+from harness.models.api_client.replies import error_message, is_loopback, parse_body
+from harness.models.args import settings_from_args
+from harness.models.openai_chat.wire import build_messages, parse_completion
 from harness.models.registry import register_model
 from harness.redact import redact_urls
 
 if TYPE_CHECKING:
     import httpx
 
+    from harness.models.openai_chat.batch import OpenAIBatches
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
-FATAL_STATUSES = frozenset({401, 403, 404})
 
 
 # --- the backend -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class OpenAIChatSettings:
+class OpenAIChatSettings(ApiCallSettings):
+    backend: ClassVar[str] = "openai"
+
     model: str  # the name the server knows the model by (for Azure, the default deployment)
-    base_url: str | None = None  # default: $OPENAI_BASE_URL, else the OpenAI API
-    api_key: str | None = field(default=None, repr=False)  # default: $OPENAI_API_KEY ($AZURE_OPENAI_API_KEY)
-    concurrency: int = 8
-    timeout: float = (
-        120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow the server
-    )
-    # The most an answer's body may hold; default 8 bytes per character of the longest answer the request's
-    # max_gen_toks allows (`GenerationSettings.max_response_chars`), plus 64 KiB. Over it: refused unread.
-    max_response_bytes: int | None = at_least(1)
-    max_retries: int = 6
-    backoff: float = 1.0  # first retry delay (seconds); doubles each attempt, with jitter
-    max_backoff: float = 60.0  # the longest wait between two attempts, a server's `Retry-After` included
+    # base_url default: $OPENAI_BASE_URL, else the OpenAI API; api_key default: $OPENAI_API_KEY ($AZURE_OPENAI_API_KEY)
     image_detail: str | None = None  # "low" | "high" | "auto"; MMNeedle's official code uses "high"
     token_param: str = "auto"  # "max_tokens" | "max_completion_tokens" | "auto" (the latter for api.openai.com)
     api_version: str | None = None  # set for Azure OpenAI (deployment URLs, `api-key` header)
     deployment: str | None = None  # Azure deployment name, default: model
-    context_length: int | None = at_least(1)
-    max_images: int | None = at_least(1)
-    # The server's pixel cap per image (e.g. `vllm serve --mm-processor-kwargs`), used only to count
-    # vision tokens when screening prompts against context_length; nothing is resized here.
-    max_pixels: int | None = at_least(1)
-    chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
     # Send a request's answer prefix as a final assistant message with vLLM's prefill flags; off, it is not sent (an API
     # that does not continue a final message would answer after an extra turn; the scorers add the prefix back).
     continue_final_message: bool = False
@@ -89,14 +63,7 @@ class OpenAIChatSettings:
     send_temperature: bool = True  # false for models that reject it (OpenAI's reasoning models)
 
     def __post_init__(self) -> None:
-        if not self.timeout > 0:
-            raise ValueError(f"openai backend: timeout must be a positive number of seconds, got {self.timeout}")
-        for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff"):
-            value = getattr(self, name)
-            if value < (1 if name == "concurrency" else 0):
-                raise ValueError(
-                    f"openai backend: {name} must be {'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
-                )
+        super().__post_init__()
         if self.token_param not in ("auto", "max_tokens", "max_completion_tokens"):
             raise ValueError(
                 f"openai backend: token_param must be auto, max_tokens or max_completion_tokens, got {self.token_param!r}"
@@ -106,11 +73,13 @@ class OpenAIChatSettings:
 
 
 @register_model("openai")
-class OpenAIChatModel(Model):
+class OpenAIChatModel(ApiModel):
+    label = "openai"
+
     def __init__(self, settings: OpenAIChatSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("httpx") is None:
             raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
-        self.settings = settings
+        self.settings: OpenAIChatSettings = settings
         azure = settings.api_version is not None
         base_url = (
             settings.base_url
@@ -161,14 +130,11 @@ class OpenAIChatModel(Model):
             context_length=settings.context_length,
             max_images=settings.max_images,
             max_pixels=settings.max_pixels,
-            batch_size=settings.chunk_size or max(batch_size, 4 * settings.concurrency),
+            batch_size=settings.batch_size(batch_size),
         )
-        self.stats: Counter[str] = Counter()
-        self._stats_lock = threading.Lock()
-        self._fatal: str | None = None
-        self._reached = False  # whether any request of this run got an HTTP answer
+        self.where = self.url
+        self._init_calls()
         self._client: httpx.Client | None = None
-        self._pool: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_args(
@@ -177,7 +143,7 @@ class OpenAIChatModel(Model):
         settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
         return cls(settings, batch_size=batch_size)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         s = self.settings
         parts = urlsplit(self.base_url)
         port = f":{parts.port}" if parts.port else ""
@@ -196,9 +162,6 @@ class OpenAIChatModel(Model):
     @property
     def token_rule(self) -> str:
         return super().token_rule + " (an estimate: the server counts with its own processor)"
-
-    def statistics(self) -> dict[str, Any]:
-        return dict(self.stats)
 
     # -- payloads ---------------------------------------------------------------------------------
 
@@ -241,11 +204,11 @@ class OpenAIChatModel(Model):
 
     # -- HTTP -------------------------------------------------------------------------------------
 
-    def _http(self):
+    def _http(self) -> httpx.Client:
         if self._client is None:
             import httpx
 
-            from harness.models.openai_chat.deadline import deadline_transport
+            from harness.models.api_client.deadline import deadline_transport
 
             limits = httpx.Limits(
                 max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
@@ -253,31 +216,17 @@ class OpenAIChatModel(Model):
             self._client = httpx.Client(
                 timeout=httpx.Timeout(self.settings.timeout), limits=limits, transport=deadline_transport(limits)
             )
-            self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix="openai")
         return self._client
 
-    def _count(self, key: str, n: int = 1) -> None:
-        with self._stats_lock:
-            self.stats[key] += n
-
-    def _backoff(self, attempt: int) -> float:
-        delay = min(self.settings.max_backoff, self.settings.backoff * (2**attempt))
-        return delay * random.uniform(0.5, 1.0)
-
-    def response_cap(self, request: Request) -> int:
-        """The most bytes the answer to `request` may hold (`max_response_bytes`)."""
-        return self.settings.max_response_bytes or 8 * request.settings.max_response_chars + 65536
+    def _open(self) -> httpx.Client:
+        return self._http()
 
     def _send(self, request: Request) -> Response:
-        import httpx
+        from harness.models.api_client.deadline import deadline, read_capped
 
-        from harness.models.openai_chat.deadline import BodyTooLarge, deadline, read_capped
-
-        if self._fatal:
-            return Response(text=None, error=f"not_sent: {self._fatal}")
-        cap = self.facts.max_images
-        if cap is not None and request.num_images > cap:
-            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
         try:
             body = self.payload(request)
         except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
@@ -287,13 +236,8 @@ class OpenAIChatModel(Model):
         client = self._http()
         cap = self.response_cap(request)
         headers = {**self._headers, "Accept-Encoding": "identity"}
-        last = "no attempt made"
-        unreachable = False
-        for attempt in range(self.settings.max_retries + 1):
-            if attempt:
-                self._count("retries")
-            self._count("attempts")
-            wait: float | None = None
+
+        def once() -> Outcome:
             try:
                 # The whole attempt, however slowly the server sends its headers or body, ends at the timeout.
                 with (
@@ -301,89 +245,76 @@ class OpenAIChatModel(Model):
                     client.stream("POST", self.url, json=body, headers=headers, params=self._params) as reply,
                 ):
                     raw = read_capped(reply, cap)
-            except (BodyTooLarge, ValueError) as err:  # ValueError: a body compressed in a way not asked for
-                self._reached = True
-                return Response(text=None, error=f"malformed_response: {err}; not read, not cached")
-            except httpx.TimeoutException as err:
-                last, unreachable = f"timeout after {self.settings.timeout:g}s ({type(err).__name__})", False
-            except httpx.TransportError as err:
-                last = f"connection error: {type(err).__name__}: {err}"
-                unreachable = isinstance(err, httpx.ConnectError)
-                if unreachable and not self._reached:
-                    # Nothing of this run ever reached the server: a wrong address or a server that is
-                    # down, not a blip; say so now instead of after every retry's backoff.
-                    self._fatal = f"cannot connect to {self.url} ({last}); is the server running?"
-                    return Response(text=None, error=f"provider_error: {last}")
-            else:
-                self._reached = True
-                unreachable = False
-                status = reply.status_code
-                data, unreadable = parse_body(raw)
-                if status == 200:
-                    if data is None:
-                        return Response(text=None, error=f"malformed_response: {unreadable}")
-                    response = parse_completion(data)
-                    if response.refused:
-                        self._count("refusals")
-                    return response
-                message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
-                if status in RETRY_STATUSES:
-                    last = f"HTTP {status}: {message}"
-                    wait = retry_after_seconds(reply.headers)
-                elif status in FATAL_STATUSES:
-                    self._fatal = f"HTTP {status} from {self.url}: {message}"
-                    return Response(text=None, error=f"provider_error: HTTP {status}: {message}")
-                else:
-                    refused = code in ("content_filter", "ResponsibleAIPolicyViolation", "content_policy_violation")
-                    if refused:
-                        self._count("refusals")
-                    prefix = "refused" if refused else "provider_error"
-                    return Response(text=None, error=f"{prefix}: HTTP {status}: {message}", refused=refused)
-            if attempt == self.settings.max_retries:
-                break
-            delay = self._backoff(attempt) if wait is None else min(wait, self.settings.max_backoff)
-            asked = f" (the server asked for {wait:g}s; max_backoff bounds it)" if wait and wait > delay else ""
-            log.warning(
-                "openai: %s; retry %d/%d in %.1fs%s", last, attempt + 1, self.settings.max_retries, delay, asked
-            )
-            time.sleep(delay)
-        self._count("failures")
-        if unreachable:  # still no connection after every retry: the server is down, not this sample
-            self._fatal = f"cannot connect to {self.url} ({last})"
-        return Response(
-            text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
-        )
+            except Exception as err:
+                outcome = transport_outcome(err, self.settings.timeout)
+                if outcome is None:
+                    raise
+                return outcome
+            data, unreadable = parse_body(raw)
+            if reply.status_code == 200:
+                if data is None:
+                    return Response(text=None, error=f"malformed_response: {unreadable}")
+                response = parse_completion(data)
+                if response.refused:
+                    self._count("refusals")
+                return response
+            message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
+            return self.status_outcome(reply.status_code, message, code, reply.headers)
 
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return collect(self.stream(requests), len(requests))
+        return self.with_retries(once)
 
-    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
-        """Each response as it arrives (the runner journals it at once: a killed run sends none again)."""
-        if self._fatal:
-            raise BackendFatalError(f"openai backend stopped: {self._fatal}")
-        if not requests:
-            return
-        self._http()
-        assert self._pool is not None
-        futures = {self._pool.submit(self._send, r): i for i, r in enumerate(requests)}
-        for future in as_completed(futures):
+    # -- --batch ----------------------------------------------------------------------------------
+
+    def batch_interface(self) -> OpenAIBatches:
+        if self.settings.api_version is not None:
+            raise ValueError("openai backend: --batch is not supported for Azure OpenAI here (its batch URLs differ)")
+        from harness.models.openai_chat.batch import OpenAIBatches
+
+        return OpenAIBatches(self)
+
+    def check_request(self, request: Request) -> None:
+        self.payload(request)
+
+    def call(self, method: str, path: str, cap: int, **send: object) -> bytes:
+        """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a
+        `BackendFatalError` naming the failure."""
+        from harness.api import BackendFatalError
+        from harness.models.api_client.deadline import deadline, read_capped
+
+        client = self._http()
+        headers = {k: v for k, v in self._headers.items() if k != "Content-Type" or "json" in send}
+        headers["Accept-Encoding"] = "identity"
+
+        def once() -> bytes | Outcome:
             try:
-                response = future.result()
-            except Exception as err:  # a bug in one sample's handling must not lose the batch
-                log.exception("openai: unexpected error")
-                response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
-            if not (response.error or "").startswith("not_sent:"):
-                yield [(futures[future], response)]
-        self._count("requests", len(requests))
-        if self._fatal:
-            # Stop now, not one batch later (a small run would otherwise end "successfully" with every
-            # sample failed); what this batch did get has been handed over already.
-            raise BackendFatalError(f"openai backend stopped: {self._fatal}")
+                with (
+                    deadline(self.settings.timeout),
+                    client.stream(
+                        method,
+                        f"{self.base_url}{path}",
+                        headers=headers,
+                        params=self._params,
+                        **send,  # type: ignore[arg-type]
+                    ) as reply,
+                ):
+                    raw = read_capped(reply, cap)
+            except Exception as err:
+                outcome = transport_outcome(err, self.settings.timeout)
+                if outcome is None:
+                    raise
+                return outcome
+            if reply.status_code == 200:
+                return raw
+            data, _ = parse_body(raw)
+            message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
+            return self.status_outcome(reply.status_code, message, code, reply.headers)
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        result: bytes | Response = self.with_retries(once)
+        if isinstance(result, Response):
+            raise BackendFatalError(f"openai batch: {method} {path}: {result.error}")
+        return result
+
+    def _close_client(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None

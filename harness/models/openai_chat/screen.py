@@ -3,9 +3,9 @@ itself)."""
 
 from __future__ import annotations
 
+from harness.models.api_client.screen import api_screen_model
 from harness.models.args import settings_from_args
-from harness.models.families import family_of
-from harness.models.screen_model import ScreenModel, by_family
+from harness.models.screen_model import ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
@@ -13,14 +13,4 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
-    return by_family(
-        "openai",
-        settings.model,
-        family_of(settings.model),
-        f"{settings.model} is an API model: its server counts the prompt",
-        settings=detail,
-        context_length=settings.context_length,
-        context_note="" if settings.context_length else "pass context_length=N to screen against one",
-        max_images=settings.max_images,
-        max_pixels=settings.max_pixels,
-    )
+    return api_screen_model("openai", settings.model, settings, detail)

@@ -103,6 +103,8 @@ class VLLMModel(Model):
             "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None,
             "prompt_style": style_named(s.prompt_style).describe(),
             "vllm_version": vllm_version,
+            # only where given: a run without it keeps the identity (and the cache keys) it had
+            **({"eos_tokens": s.eos_tokens} if s.eos_tokens else {}),
         }
 
     def observe(self, requests: Sequence[Request]) -> None:
@@ -188,7 +190,8 @@ class VLLMModel(Model):
             if self.engine_calls
             else {}
         )
-        # The checkpoint's own decoding the engine applied (`generation_config=auto`), beside the task's settings.
+        # The checkpoint's own decoding the engine applied (`generation_config=auto`) and the stop ids of `eos_tokens`,
+        # beside the task's settings.
         decoding = {"checkpoint_decoding": self._engine.sampling_defaults} if self._engine is not None else {}
         return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls, **decoding}
 
@@ -223,7 +226,8 @@ class VLLMModel(Model):
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             started = time.perf_counter()
             try:
-                self._engine = LocalEngine(kwargs, **self._factories)
+                eos = tuple((self.settings.eos_tokens or "").split())
+                self._engine = LocalEngine(kwargs, eos_tokens=eos, **self._factories)
             except Exception as err:
                 self._startup_error = f"{type(err).__name__}: {err}"
                 raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}") from err

@@ -43,6 +43,18 @@ def checkpoint_decoding(llm: object, generation_config: str | None) -> dict[str,
     }
 
 
+def token_ids(llm: object, tokens: tuple[str, ...]) -> list[int]:
+    """The engine tokenizer's id of each special token (`eos_tokens`); a ValueError naming one it does not hold."""
+    tokenizer = getattr(llm, "get_tokenizer")()  # noqa: B009 - vLLM's LLM, or a stand-in with the same method
+    ids = []
+    for token in tokens:
+        found = tokenizer.convert_tokens_to_ids(token)
+        if not isinstance(found, int) or found == getattr(tokenizer, "unk_token_id", None):
+            raise ValueError(f"eos_tokens: {token!r} is not one token of the checkpoint's tokenizer")
+        ids.append(found)
+    return ids
+
+
 class LocalEngine:
     """One `vllm.LLM` in this process. `llm_factory`/`sampling_factory` are "module:attr" specs."""
 
@@ -53,6 +65,7 @@ class LocalEngine:
         llm_factory: str = "vllm:LLM",
         sampling_factory: str = "vllm:SamplingParams",
         decode_workers: int = 4,
+        eos_tokens: tuple[str, ...] = (),
     ) -> None:
         if kwargs.get("max_model_len"):
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
@@ -64,6 +77,8 @@ class LocalEngine:
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
         self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
+        if eos_tokens:
+            self.sampling_defaults.update(stop_token_ids=token_ids(self.llm, eos_tokens), ignore_eos=True)
 
     def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
         """Generate for payloads that share `options` (chat flags); one result dict per payload. Payloads the

@@ -37,6 +37,10 @@ class VLLMSettings:
     # "vllm": neutral defaults; "auto": the model's generation_config.json (its eos tokens, and the decoding greedy
     # keeps, a repetition penalty, as transformers' generate applies them: `engines.checkpoint_decoding`)
     generation_config: str = "vllm"
+    # The special tokens generation stops on, in place of the checkpoint's eos ids (space-separated: "<|im_end|>"):
+    # vLLM's `stop_token_ids` with `ignore_eos`, as InternVL's `model.chat` sets `eos_token_id` to its conversation
+    # template's separator alone (`modeling_internvl_chat.py`'s `chat`). Resolved with the engine's own tokenizer.
+    eos_tokens: str | None = None
     max_num_seqs: int | None = at_least(1)
     max_num_batched_tokens: int | None = at_least(1)
     mm_processor_cache_gb: float | None = None
@@ -63,6 +67,8 @@ class VLLMSettings:
             raise ValueError(
                 f"vllm backend: gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}"
             )
+        if self.eos_tokens is not None and not self.eos_tokens.split():
+            raise ValueError("vllm backend: eos_tokens names no token (space-separated special tokens: <|im_end|>)")
         for name in ("mm_processor_kwargs", "hf_overrides"):
             value = getattr(self, name)
             if value is not None:

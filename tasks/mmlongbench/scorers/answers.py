@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from tasks.mmlongbench.scorers.common import (
+    Parser,
     flatten_golds,
     max_over_raw_and_parsed,
     normalize_answer,
     normalize_answer_keep_punctuation,
+    parse_output,
 )
 
 # --------------------------------------------------------------------------------------- SubEM
@@ -29,13 +31,13 @@ def sub_em(prediction: str, golds: str | Sequence[Any]) -> float:
     return float(any(normalize_answer(gold) in pred for gold in flatten_golds(golds)))
 
 
-def score_sub_em(generated: str, prefix: str, golds: str | Sequence[Any]) -> float:
+def score_sub_em(generated: str, prefix: str, golds: str | Sequence[Any], parse: Parser = parse_output) -> float:
     """SubEM of one row (VRAG, MM-NIAH-Ret (T), MM-NIAH-Reason (T)): max over the raw prefixed output
     and its parsed line (`default_post_process`, metrics="sub_em").
 
     Only the raw text can match a gold on a later line (`" I think\\nParis"`); the prefix's own word
     is part of the raw text ("Answer:" matches the gold "answer")."""
-    return max_over_raw_and_parsed(generated, prefix, lambda text: sub_em(text, golds))
+    return max_over_raw_and_parsed(generated, prefix, lambda text: sub_em(text, golds), parse)
 
 
 # ------------------------------------------------------------------------------ multiple choice
@@ -63,7 +65,7 @@ def choice_index(text: str) -> int:
     return ord(found[0]) - ord("A") if found is not None else -1
 
 
-def score_mc(generated: str, prefix: str, gold: int) -> float:
+def score_mc(generated: str, prefix: str, gold: int, parse: Parser = parse_output) -> float:
     """MC accuracy of one row (MM-NIAH-Ret (I), MM-NIAH-Reason (I)): `choice_index == gold`, max over
     raw and parsed (`default_post_process`, metrics="mc_acc").
 
@@ -72,7 +74,7 @@ def score_mc(generated: str, prefix: str, gold: int) -> float:
     0). Because of the max, an output whose raw and parsed readings differ scores if either is
     right: "Answer: Based on the images, C" reads B raw (rule 2) and C parsed (rule 3).
     """
-    return max_over_raw_and_parsed(generated, prefix, lambda text: choice_index(text) == gold)
+    return max_over_raw_and_parsed(generated, prefix, lambda text: choice_index(text) == gold, parse)
 
 
 # ---------------------------------------------------------------------------------------- count
@@ -81,18 +83,18 @@ _INT_LIST = re.compile(r"\[[\d\s,]+\]")
 _ANY_BRACKETS = re.compile(r"\[.*?\]", re.DOTALL)
 
 
-def _int_castable(items: list[Any]) -> list[int]:
+def _int_castable(items: list[Any], dropped: tuple[type[Exception], ...] = (Exception,)) -> list[int]:
     # Official `turn_int_list`: keep what int() accepts, so 2.7 -> 2, "3" -> 3, true -> 1.
     kept = []
     for item in items:
         try:
             kept.append(int(item))
-        except Exception:  # official: bare except (None, lists, nan, inf, "x" are dropped)
+        except dropped:  # official: bare except (None, lists, nan, inf, "x" are dropped)
             continue
     return kept
 
 
-def count_list(text: str) -> list[int]:
+def count_list(text: str, dropped: tuple[type[Exception], ...] = (Exception,)) -> list[int]:
     """Needle counts as official `extract_cnt_list`, on `normalize_answer_keep_punctuation(text)`.
 
     1. The last `[d, d, ...]` (digits, spaces, commas only) parsed as JSON; if that is not valid
@@ -101,6 +103,8 @@ def count_list(text: str) -> list[int]:
        ("[1, two, 3]" is not JSON and falls through; "[1.9, \\"2\\"]" -> [1, 2]); invalid JSON falls
        through.
     3. Every run of digits in the text ("3 in total, 2 images" -> [3, 2]); none -> [].
+    `dropped`: the errors of int() that drop an item (the paper's bare `except`; VLMEvalKit's port catches only
+    TypeError and ValueError, `mmlongbench_metrics.py:160`, so an infinite count raises OverflowError there).
     """
     text = normalize_answer_keep_punctuation(text)
     lists = _INT_LIST.findall(text)
@@ -112,13 +116,13 @@ def count_list(text: str) -> list[int]:
     bracketed = _ANY_BRACKETS.findall(text)
     if bracketed:
         try:
-            return _int_castable(json.loads(bracketed[-1]))
+            return _int_castable(json.loads(bracketed[-1]), dropped)
         except json.JSONDecodeError:
             pass
     return [int(digits) for digits in re.findall(r"\d+", text)]
 
 
-def score_count(generated: str, prefix: str, gold_counts: Sequence[int]) -> float:
+def score_count(generated: str, prefix: str, gold_counts: Sequence[int], parse: Parser = parse_output) -> float:
     """Total-count accuracy of one row (MM-NIAH-Count (T)/(I); official metric name `soft_acc`):
     `sum(count_list(text)) == sum(gold_counts)`, max over raw and parsed.
 
@@ -126,7 +130,7 @@ def score_count(generated: str, prefix: str, gold_counts: Sequence[int]) -> floa
     (sum 0) matches an all-zero gold.
     """
     total = sum(gold_counts)
-    return max_over_raw_and_parsed(generated, prefix, lambda text: sum(count_list(text)) == total)
+    return max_over_raw_and_parsed(generated, prefix, lambda text: sum(count_list(text)) == total, parse)
 
 
 # -------------------------------------------------------------------------------- ICL labels
@@ -151,9 +155,9 @@ def class_label(text: str) -> int:
     return int(digits[0]) if digits else -1
 
 
-def score_icl(generated: str, prefix: str, gold_label: int) -> float:
+def score_icl(generated: str, prefix: str, gold_label: int, parse: Parser = parse_output) -> float:
     """Classification accuracy of one row (the four ICL datasets): `class_label == gold_label`, max
     over raw and parsed (`default_post_process`, metrics="cls_acc"). The raw text starts with the
     prefix `label:`, so rule 1 reads the first `label: <digits>` anywhere in the output, while the
     parsed line only sees the first line."""
-    return max_over_raw_and_parsed(generated, prefix, lambda text: class_label(text) == gold_label)
+    return max_over_raw_and_parsed(generated, prefix, lambda text: class_label(text) == gold_label, parse)

@@ -65,10 +65,16 @@ def flatten_golds(golds: str | Sequence[Any]) -> list[str]:
     return list(golds)
 
 
-def max_over_raw_and_parsed(generated: str, prefix: str, score_text: Callable[[str], float | bool]) -> float:
-    # Official `default_post_process`: the metric on the prefixed output and on its parsed line, max.
+Doc = dict[str, Any]  # a row as a task hook gets it: the data contract's columns and MMLongBench's
+Parser = Callable[[str, str], str]  # (output, prefix) -> the parsed answer: the paper's `parse_output` or V1.1's
+
+
+def max_over_raw_and_parsed(
+    generated: str, prefix: str, score_text: Callable[[str], float | bool], parse: Parser = parse_output
+) -> float:
+    # Official `default_post_process`: the metric on the prefixed output and on its parsed answer, max.
     output = prefix + generated
-    return float(max(score_text(output), score_text(parse_output(output, prefix))))
+    return float(max(score_text(output), score_text(parse(output, prefix))))
 
 
 def mean_percent(row_scores: Sequence[float]) -> float:

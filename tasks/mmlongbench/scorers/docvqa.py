@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from tasks.mmlongbench.scorers.common import normalize_answer, parse_output
+from tasks.mmlongbench.scorers.common import Parser, normalize_answer, parse_output
 
 # --------------------------------------------------------------------------------------- DocVQA
 
@@ -167,10 +167,12 @@ def _docvqa_list_score(items: list[Any], prediction: str) -> float:
     return sum(scores) / len(items)
 
 
-def score_docvqa(generated: str, prefix: str, gold_answer: str, answer_format: str) -> float:
+def score_docvqa(
+    generated: str, prefix: str, gold_answer: str, answer_format: str, parse: Parser = parse_output
+) -> float:
     """DocVQA score of one row (MMLongBench-Doc, LongDocURL, SlideVQA), official `dcoqa_post_process`:
     `docvqa_score_parsed` on the PARSED line only (no max with the raw text). Official falls back to
     the raw output when parsing returns None, which never happens, so only the prefix's own line
     counts: "Answer:\\n42" scores against "".
     """
-    return docvqa_score_parsed(gold_answer, parse_output(prefix + generated, prefix), answer_format)
+    return docvqa_score_parsed(gold_answer, parse(prefix + generated, prefix), answer_format)

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from tasks.mmlongbench.scorers.common import flatten_golds, max_over_raw_and_parsed, mean_percent
+from tasks.mmlongbench.scorers.common import Parser, flatten_golds, max_over_raw_and_parsed, mean_percent, parse_output
 
 # -------------------------------------------------------------------------------- summarization
 
@@ -34,11 +34,11 @@ def rouge_lsum(prediction: str, references: str | Sequence[Any]) -> float:
     )
 
 
-def rouge_lsum_f1(generated: str, prefix: str, reference: str | Sequence[Any]) -> float:
+def rouge_lsum_f1(generated: str, prefix: str, reference: str | Sequence[Any], parse: Parser = parse_output) -> float:
     """`rougeLsum_f1` of one Summ row, the no-judge fallback: max of `rouge_lsum` over the raw
     prefixed output ("Summary: ...", all lines, prefix word included) and its parsed FIRST line
     (`default_post_process`, metrics="rouge")."""
-    return max_over_raw_and_parsed(generated, prefix, lambda text: rouge_lsum(text, reference))
+    return max_over_raw_and_parsed(generated, prefix, lambda text: rouge_lsum(text, reference), parse)
 
 
 # GPT-4o judge settings of `scripts/eval_gpt4_summ.py` (`get_score`).

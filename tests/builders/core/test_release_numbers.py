@@ -59,11 +59,11 @@ def _mmlb_icl(tmp_path: Path) -> None:
 
 
 def _mmlb_claims(tmp_path: Path) -> None:
-    from builders.mmlongbench.build import _read_claims
+    from builders.mmlongbench.release import read_claims
 
     path = tmp_path / "gov_claims.jsonl"
     path.write_text(f'{{"id": {HUGE}, "claims": ["a"]}}\n')
-    _read_claims(path, "summ/gov_claims.jsonl")
+    read_claims(path, "summ/gov_claims.jsonl")
 
 
 def _milebench_annotation(tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
     short, long = by_length[min(by_length)], by_length[max(by_length)]
     assert model.prompt_tokens(long) > model.prompt_tokens(short)  # captions differ in length
     model._facts = replace(model.facts, context_length=model.prompt_tokens(short) + 8)
-    model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens)] = (
+    model.count._counted[(long.task, long.doc_id, len(long.images), long.text_tokens, ())] = (
         0  # a screen that miscounted it
     )
     assert model.prompt_tokens(long) == 0

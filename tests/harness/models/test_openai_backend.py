@@ -9,8 +9,9 @@ import time
 import pytest
 
 from harness.api import BackendFatalError, GenerationSettings
+from harness.models.api_client.replies import image_mime_type, retry_after_seconds
 from harness.models.openai_chat.model import OpenAIChatModel
-from harness.models.openai_chat.wire import image_mime_type, parse_completion, retry_after_seconds
+from harness.models.openai_chat.wire import parse_completion
 from harness.models.registry import get_model_class
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request

@@ -55,3 +55,39 @@ def test_the_aliases_load_the_checkpoints_generation_config_on_vllm() -> None:
     assert resolve_model("phi3.5-vision", {}).args["generation_config"] == "auto"
     assert resolve_model("qwen2.5-vl", {"backend": "vllm"}).args["generation_config"] == "auto"
     assert resolve_model("vllm", {"pretrained": "x"}).args == {"pretrained": "x"}  # a plain run: vLLM's neutral one
+
+
+class TokenizerLLM(FakeLLM):
+    """An engine whose tokenizer is a real one holding InternVL's separator."""
+
+    def get_tokenizer(self) -> Any:
+        from tests.support.family_processors import tokenizer
+
+        return tokenizer(("<|im_start|>", "<|im_end|>"), bos=None)
+
+
+def test_eos_tokens_stop_generation_on_those_tokens_alone_as_internvl_s_model_chat() -> None:
+    """Issue 51, item 2: InternVL's `model.chat` sets `eos_token_id` to its template's separator, in place of the
+    checkpoint's; vLLM's own SamplingParams then stop on it and no longer on the checkpoint's eos ids."""
+    from vllm import SamplingParams
+
+    from tests.support.family_processors import tokenizer
+
+    made = LocalEngine(
+        {"model": "m", "generation_config": "auto"},
+        llm_factory=f"{__name__}:TokenizerLLM",
+        sampling_factory="vllm:SamplingParams",
+        eos_tokens=("<|im_end|>",),
+    )
+    separator = tokenizer(("<|im_start|>", "<|im_end|>"), bos=None).convert_tokens_to_ids("<|im_end|>")
+    assert made.sampling_defaults == {"stop_token_ids": [separator], "ignore_eos": True}
+    params = SamplingParams(**{**made.sampling_defaults, "max_tokens": 8, "temperature": 0.0})
+    params.update_from_generation_config({"eos_token_id": [2, 92542]}, eos_token_id=2)  # what the engine does
+    assert params.stop_token_ids == [separator] and params.ignore_eos
+
+
+def test_an_eos_token_the_tokenizer_does_not_hold_is_refused_in_one_line() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="'<\\|end\\|>' is not one token"):
+        LocalEngine({"model": "m"}, llm_factory=f"{__name__}:TokenizerLLM", eos_tokens=("<|end|>",))

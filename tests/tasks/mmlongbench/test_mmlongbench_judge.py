@@ -102,6 +102,15 @@ def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(
     assert {(r["status"], r["stage"]) for r in log} == {("unparsed", "recall")}
     assert all("precision" not in r["replies"] for r in log)  # never asked after a reply without a verdict
     assert results["config"]["judge"]["model"]["served_model"] == scoring.JUDGE_MODEL
+    # The judge's tokens and cost per task, as its server reported them (10 in, 3 out a call), at GPT-4o's price;
+    # the constant model reported none.
+    summ = ["mmlongbench_summ_govreport_8k", "mmlongbench_summ_multilexsum_8k"]
+    judged = [results["cost"][task]["judge"] for task in summ]
+    assert all("model" not in results["cost"][task] for task in summ)
+    assert sum(j["input_tokens"] for j in judged) == 10 * len(bodies)
+    assert sum(j["output_tokens"] for j in judged) == 3 * len(bodies)
+    assert {j["priced_as"] for j in judged} == {"gpt-4o-2024-11-20"}
+    assert sum(j["usd"] for j in judged) == pytest.approx(len(bodies) * (10 * 2.5 + 3 * 10) / 1e6)
 
     # Rerun: the journal answers and the cache judges; the judge server is gone and nothing changes.
     again = harness(*args)
@@ -248,3 +257,44 @@ def test_a_key_the_judge_server_quotes_back_is_in_neither_the_judge_log_nor_the_
     for path in [p for p in folder.rglob("*") if p.is_file()]:
         assert not any(form.encode() in path.read_bytes() for form in forms), path
     assert not any(form in run.err + run.out for form in forms)
+
+
+@pytest.mark.slow  # harness runs end to end
+def test_with_batch_the_judge_goes_through_the_batch_api(summ_dir: Path, tmp_path: Path, harness) -> None:
+    """`--batch` sends the judge's calls as batches, a batch a stage (its journal beside the model's), and scores as
+    the single calls do; the constant model, without a batch interface, answers as usual."""
+    from tests.support.openai_batches import OpenAIBatchDesk
+
+    server = ChatServer(answer=judge_reply, batches=OpenAIBatchDesk(answer=judge_reply))
+    server.start()
+    try:
+        out = tmp_path / "out"
+        run = harness(
+            "--tasks",
+            TASKS,
+            "--model",
+            "constant",
+            "--model_args",
+            'answer=" The claims of case 1 are settled."',
+            "--data_dir",
+            summ_dir,
+            "--output_path",
+            out,
+            "--judge_model",
+            "openai",
+            "--judge_args",
+            f"base_url={server.base_url},api_key=k,batch_poll=0.01",
+            "--batch",
+        )
+    finally:
+        server.stop()
+    assert run.code == 0, run.err
+    assert "--batch: the constant backend (model) has no batch interface" in run.err
+    assert server.received == []  # no judge call went alone
+    journal = [json.loads(line) for line in (out / "constant" / "batches_judge.jsonl").read_text().splitlines()]
+    assert [entry["batch_id"] for entry in journal] == server.batches.created
+    results = json.loads(next((out / "constant").glob("results_*.json")).read_text())
+    counts = results["sample_counts"]
+    assert counts["mmlongbench_summ_govreport_8k"]["n_judged"] == 3  # as with single calls (the test above)
+    assert counts["mmlongbench_summ_multilexsum_8k"]["n_judge_unparsed"] == 3
+    assert results["cost"]["mmlongbench_summ_govreport_8k"]["judge"]["batch"] is True

@@ -43,6 +43,18 @@ def test_each_task_has_its_category_dataset_and_length_and_the_report_rows_their
     assert task_axes("mmlongbench_niah_vh_single_8k") == {"category": "NIAH", "dataset": "vh_single", "length": "8k"}
     assert task_axes("mmlongbench_docvqa_mmlongbench_doc_128k")["dataset"] == "mmlongbench_doc"
     assert task_axes("mmlongbench_8k") == {} and report.VIEW_HOOKS.task_axes is task_axes
+    # another version's tasks say which, on the same axes
+    assert task_axes("mmlongbench_v1_1_niah_vh_single_8k") == {
+        **task_axes("mmlongbench_niah_vh_single_8k"),
+        "version": "v1_1",
+    }
+    assert task_axes("mmlongbench_vlmevalkit_as_paper_vrag_viquae_512k")["version"] == "vlmevalkit_as_paper"
+    assert task_axes("mmlongbench_vlmevalkit_docvqa_slidevqa_256k") == {
+        "category": "DocVQA",
+        "dataset": "slidevqa",
+        "length": "256k",
+        "version": "vlmevalkit",
+    }
     assert viewer_row(["category", "8k"], ["ICL", "53.1"]) == ("mmlongbench", {"category": "ICL"})
     assert viewer_row(["dataset", "metric", "8k"], ["food101", "score", "1"]) == ("mmlongbench", {"dataset": "food101"})
     assert viewer_row(["ablation", "official set"], ["triviaqa", "x"]) == (

@@ -1,0 +1,27 @@
+"""`anthropic`: the Anthropic Messages API through Anthropic's SDK (`model.AnthropicModel`; the request and answer in
+`wire`, the HTTP machinery shared with every API backend in `harness.models.api_client`)."""
+
+from __future__ import annotations
+
+from harness.models.api_client.screen import api_screen_model
+from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.screen_model import ScreenModel
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    from harness.models.anthropic_messages.model import AnthropicSettings
+    from harness.models.args import settings_from_args
+
+    settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
+    return api_screen_model("anthropic", settings.model, settings)
+
+
+BACKEND = BackendSpec(
+    module="harness.models.anthropic_messages.model",
+    extra=Extra("anthropic", ("anthropic",)),
+    # Anthropic's servers schedule the requests: replicas of a client would only multiply the load on them.
+    replicas=Replicas(refused="the anthropic backend sends requests to Anthropic's servers, which schedule them"),
+    screen=screen_model,
+    batch_arg="batch_journal",
+    priced=True,
+)

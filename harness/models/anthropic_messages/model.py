@@ -1,0 +1,215 @@
+"""`anthropic` backend: the Anthropic Messages API through Anthropic's own SDK, as MMNeedle's `needle.py:149-184`
+(Wang-ML-Lab/multimodal-needle-in-a-haystack) called Claude 3 Opus.
+
+    harness --model anthropic --model_args model=claude-3-opus-20240229,send_temperature=false ...
+
+Images go as base64 image blocks of the dataset's own bytes, their media type read from the bytes (`needle.py:161-170`
+read each file and sent it as `image/jpeg`, which MMNeedle's stitched images are). `max_tokens` (the API requires it)
+is the task's `max_gen_toks`; `temperature` the request's (0 when greedy) unless given or `send_temperature=false`
+(`needle.py:177-181` sent none); `top_p` when given or sampled; the task's stop strings as `stop_sequences`. The
+Messages API takes no seed.
+
+Every HTTP request is one attempt at a time through the shared machinery of `harness.models.api_client` (the SDK's
+own retries off): the same retries, backoff, `Retry-After`, whole-attempt timeout, answer-size cap and fatal statuses
+as the `openai` backend. Key from `ANTHROPIC_API_KEY`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+from urllib.parse import urlsplit
+
+from harness.api import ModelFacts, Request, Response
+from harness.models.anthropic_messages.wire import build_messages, parse_message
+from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.replies import is_loopback
+from harness.models.args import settings_from_args
+from harness.models.registry import register_model
+from harness.redact import redact_urls
+
+if TYPE_CHECKING:
+    import anthropic
+    import httpx2
+
+    from harness.models.anthropic_messages.batch import AnthropicBatches
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+SAMPLING = ("temperature", "top_p")
+
+
+def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+    """Anthropic's SDK's HTTP error: its code, body and headers."""
+    import anthropic
+
+    if not isinstance(err, anthropic.APIStatusError):
+        return None
+    return err.status_code, err.body if err.body is not None else err.message, err.response.headers
+
+
+@dataclass(frozen=True)
+class AnthropicSettings(ApiCallSettings):
+    backend: ClassVar[str] = "anthropic"
+
+    model: str  # e.g. claude-3-opus-20240229
+    # base_url default: $ANTHROPIC_BASE_URL, else Anthropic's; api_key default: $ANTHROPIC_API_KEY
+    temperature: float | None = None  # sent as given
+    top_p: float | None = None  # sent as given
+    send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.temperature is not None and not 0 <= self.temperature <= 1:
+            raise ValueError(f"anthropic backend: temperature must be in [0, 1], got {self.temperature}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"anthropic backend: top_p must be in (0, 1], got {self.top_p}")
+
+
+@register_model("anthropic")
+class AnthropicModel(ApiModel):
+    label = "anthropic"
+
+    def __init__(self, settings: AnthropicSettings, *, batch_size: int = 1) -> None:
+        if importlib.util.find_spec("anthropic") is None:
+            raise ImportError("the anthropic backend needs Anthropic's SDK: pip install -e '.[anthropic]'")
+        self.settings: AnthropicSettings = settings
+        base_url = (settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"anthropic backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
+        self.base_url = self.where = base_url
+        self._api_key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not self._api_key and not is_loopback(base_url):
+            raise ValueError(
+                f"anthropic backend: no API key for {base_url}; set ANTHROPIC_API_KEY or pass api_key=... in "
+                "--model_args (only a loopback server may be used without one)"
+            )
+        self._facts = ModelFacts(
+            context_length=settings.context_length,
+            max_images=settings.max_images,
+            max_pixels=settings.max_pixels,
+            batch_size=settings.batch_size(batch_size),
+        )
+        self._init_calls()
+        self._client: anthropic.Anthropic | None = None
+        self._http: httpx2.Client | None = None
+
+    @classmethod
+    def from_args(
+        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
+    ) -> AnthropicModel:
+        settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
+        return cls(settings, batch_size=batch_size)
+
+    def identity(self) -> dict[str, object]:
+        parts = urlsplit(self.base_url)
+        port = f":{parts.port}" if parts.port else ""
+        return {
+            "model": "anthropic",
+            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "served_model": self.settings.model,
+            # What is sent besides the request's own settings: answers depend on it.
+            "temperature": self.settings.temperature,
+            "top_p": self.settings.top_p,
+            "send_temperature": self.settings.send_temperature,
+        }
+
+    @property
+    def token_rule(self) -> str:
+        return super().token_rule + " (an estimate: the server counts with its own processor)"
+
+    def payload(self, request: Request) -> dict[str, object]:
+        """The arguments of `messages.create`: exactly the fields asked for."""
+        s, asked = self.settings, request.settings
+        messages, system = build_messages(request)
+        body: dict[str, object] = {"model": s.model, "max_tokens": asked.max_gen_toks, "messages": messages}
+        if system is not None:
+            body["system"] = system
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        elif s.send_temperature:
+            body["temperature"] = asked.temperature if asked.do_sample else 0.0
+        if s.top_p is not None:
+            body["top_p"] = s.top_p
+        elif asked.do_sample and asked.top_p != 1.0:
+            body["top_p"] = asked.top_p
+        if asked.until:
+            body["stop_sequences"] = list(asked.until)
+        return body
+
+    def _open(self) -> anthropic.Anthropic:
+        if self._client is None:
+            import anthropic
+            import httpx2
+
+            from harness.models.api_client.deadline import deadline_transport
+
+            limits = httpx2.Limits(
+                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
+            )
+            self._http = httpx2.Client(
+                timeout=httpx2.Timeout(self.settings.timeout),
+                limits=limits,
+                transport=deadline_transport(limits, "httpx2"),  # type: ignore[arg-type]  # httpx2's own classes
+                headers={"Accept-Encoding": "identity"},
+            )
+            self._client = anthropic.Anthropic(
+                api_key=self._api_key or "loopback",
+                base_url=self.base_url,
+                max_retries=0,  # one attempt: `with_retries` retries
+                timeout=self.settings.timeout,
+                http_client=self._http,
+            )
+        return self._client
+
+    def _send(self, request: Request) -> Response:
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
+        try:
+            body = self.payload(request)
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+        client = self._open()
+        cap = self.response_cap(request)
+        # The SDK types neither sampling field any more: they go in the JSON body as the API takes them.
+        extra = {k: body.pop(k) for k in SAMPLING if k in body}
+        typed = body
+
+        def once() -> Outcome:
+            answer = self.sdk_attempt(
+                lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
+                cap,
+                status_of,
+            )
+            if isinstance(answer, Response | Retry | Stop):
+                return answer
+            response = parse_message(answer)
+            if response.refused:
+                self._count("refusals")
+            return response
+
+        return self.with_retries(once)
+
+    # -- --batch ----------------------------------------------------------------------------------
+
+    status_of = staticmethod(status_of)
+
+    def check_request(self, request: Request) -> None:
+        build_messages(request)
+
+    def batch_interface(self) -> AnthropicBatches:
+        from harness.models.anthropic_messages.batch import AnthropicBatches
+
+        return AnthropicBatches(self)
+
+    def _close_client(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+            self._client = None

@@ -1,0 +1,341 @@
+"""What every API backend does alike around one request: its settings for calling a server (key, address,
+concurrency, the bound on one attempt's time and bytes, retries), the attempts with exponential backoff and jitter
+that honour `Retry-After` up to `max_backoff`, what an HTTP status or a transport failure means, and the thread pool
+that sends a batch's requests `concurrency` at a time and hands each answer to the runner as it arrives.
+
+One attempt (a backend's own: its wire format, its SDK) ends in one of three ways: a `Response` (an answer, or this
+sample's own error: a refusal, a malformed body, a 4xx about this request), a `Retry` (429, 5xx, a timeout, a dropped
+connection: tried again), or a `Stop` (401/403/404, a server never reached: every sample's problem, so the rest of
+the batch is not sent and `stream` raises `BackendFatalError` carrying what did come back, which the runner keeps).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+from harness.api import BackendFatalError, Model, Request, Response, collect
+from harness.models.api_client.batching import BatchInterface, request_identity
+from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
+from harness.models.api_client.replies import error_message, retry_after_seconds
+from harness.models.args import at_least
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
+FATAL_STATUSES = frozenset({401, 403, 404})
+# Error codes (OpenAI, Azure; Gemini's status) that mean the provider refused this prompt.
+REFUSAL_CODES = frozenset({"content_filter", "ResponsibleAIPolicyViolation", "content_policy_violation"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiCallSettings:
+    """The `--model_args` every API backend takes for calling its server; a backend's settings extend it."""
+
+    backend: ClassVar[str] = "api"  # the backend's name, in the messages that refuse a setting
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int = 8
+    timeout: float = 120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow
+    # The most an answer's body may hold; default 8 bytes per character of the longest answer the request's
+    # max_gen_toks allows (`GenerationSettings.max_response_chars`), plus 64 KiB. Over it: refused unread.
+    max_response_bytes: int | None = at_least(1)
+    max_retries: int = 6
+    backoff: float = 1.0  # first retry delay (seconds); doubles each attempt, with jitter
+    max_backoff: float = 60.0  # the longest wait between two attempts, a server's `Retry-After` included
+    context_length: int | None = at_least(1)
+    max_images: int | None = at_least(1)
+    # The server's pixel cap per image, used only to count vision tokens when screening; nothing is resized here.
+    max_pixels: int | None = at_least(1)
+    chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
+    # `--batch` fills it: the run's batch journal; the requests then go through the provider's batch interface.
+    batch_journal: str | None = None
+    batch_poll: float = 30.0  # seconds between two looks at a batch in progress
+    batch_wait: float = 90000.0  # the longest wait for one batch (the providers' window is 24 hours) before stopping
+
+    def __post_init__(self) -> None:
+        if not self.timeout > 0:
+            raise ValueError(
+                f"{self.backend} backend: timeout must be a positive number of seconds, got {self.timeout}"
+            )
+        for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff", "batch_poll", "batch_wait"):
+            value = getattr(self, name)
+            if value < (1 if name == "concurrency" else 0):
+                raise ValueError(
+                    f"{self.backend} backend: {name} must be "
+                    f"{'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
+                )
+
+    def batch_size(self, runner_batch: int) -> int:
+        return self.chunk_size or max(runner_batch, 4 * self.concurrency)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """An attempt to try again: why, how long the server asked us to wait, whether the server was never reached."""
+
+    reason: str
+    wait: float | None = None
+    unreachable: bool = False
+
+
+@dataclass(frozen=True)
+class Stop:
+    """An attempt whose failure concerns every sample: the run stops (`fatal`), this sample records `error`."""
+
+    fatal: str
+    error: str
+
+
+Outcome = Response | Retry | Stop
+T = TypeVar("T")
+# What an SDK's HTTP error says: (status code, body, headers), or None for an error that is not one.
+StatusOf = Callable[[BaseException], "tuple[int, object, Mapping[str, str]] | None"]
+
+
+def _causes(err: BaseException) -> Iterator[BaseException]:
+    """The error and what it wraps (an SDK wraps the HTTP stack's errors in its own)."""
+    seen = 0
+    current: BaseException | None = err
+    while current is not None and seen < 8:
+        yield current
+        current = current.__cause__ or current.__context__
+        seen += 1
+
+
+def _stack_classes(name: str) -> tuple[type[BaseException], ...]:
+    """`name` (an exception class) of each HTTP stack that is imported."""
+    import sys
+
+    return tuple(getattr(sys.modules[m], name) for m in STACKS if m in sys.modules)
+
+
+def transport_outcome(err: BaseException, timeout: float) -> Outcome | None:
+    """What a failure before an HTTP answer means (any HTTP stack, wrapped in an SDK's error or not); None: not a
+    transport failure (a bug, raised on)."""
+    for cause in _causes(err):
+        if isinstance(cause, BodyTooLarge | BadEncoding):
+            return Response(text=None, error=f"malformed_response: {cause}; not read, not cached")
+        if isinstance(cause, _stack_classes("TimeoutException")):
+            return Retry(f"timeout after {timeout:g}s ({type(cause).__name__})")
+        if isinstance(cause, _stack_classes("TransportError")):
+            unreachable = isinstance(cause, _stack_classes("ConnectError"))
+            return Retry(f"connection error: {type(cause).__name__}: {cause}", unreachable=unreachable)
+    return None
+
+
+def sdk_outcome(err: BaseException, timeout: float) -> Outcome | None:
+    """What an SDK's failure means: a transport failure, or an answer the SDK could not read (not JSON, not the
+    shape it expects: a `ValueError`, pydantic's included); None: anything else (a bug, raised on)."""
+    outcome = transport_outcome(err, timeout)
+    if outcome is None and isinstance(err, ValueError | KeyError):
+        return Response(text=None, error=f"malformed_response: the answer does not read ({type(err).__name__})")
+    return outcome
+
+
+class ApiModel(Model):
+    """The shared part of an API backend: a subclass sets `settings` and `where` (its server's URL, for messages),
+    and implements `_send` (one request, through `with_retries`)."""
+
+    label: ClassVar[str] = "api"
+    settings: ApiCallSettings
+    where: str
+
+    def _init_calls(self) -> None:
+        self.stats: Counter[str] = Counter()
+        self._stats_lock = threading.Lock()
+        self._fatal: str | None = None
+        self._reached = False  # whether any request of this run got an HTTP answer
+        self._pool: ThreadPoolExecutor | None = None
+
+    def statistics(self) -> dict[str, int]:
+        return dict(self.stats)
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._stats_lock:
+            self.stats[key] += n
+
+    def _backoff(self, attempt: int) -> float:
+        delay = min(self.settings.max_backoff, self.settings.backoff * (2**attempt))
+        return delay * random.uniform(0.5, 1.0)
+
+    def response_cap(self, request: Request) -> int:
+        """The most bytes the answer to `request` may hold (`max_response_bytes`)."""
+        return self.settings.max_response_bytes or 8 * request.settings.max_response_chars + 65536
+
+    def pre_checks(self, request: Request) -> Response | None:
+        """This request's answer without sending it: the run has stopped, or it has more images than the cap."""
+        if self._fatal:
+            return Response(text=None, error=f"not_sent: {self._fatal}")
+        cap = self.facts.max_images
+        if cap is not None and request.num_images > cap:
+            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
+        return None
+
+    def status_outcome(self, status: int, message: str, code: str | None, headers: Mapping[str, str]) -> Outcome:
+        """What a non-200 answer means."""
+        self._reached = True
+        if status in RETRY_STATUSES:
+            return Retry(f"HTTP {status}: {message}", retry_after_seconds(headers))
+        if status in FATAL_STATUSES:
+            return Stop(f"HTTP {status} from {self.where}: {message}", f"provider_error: HTTP {status}: {message}")
+        refused = code in REFUSAL_CODES
+        if refused:
+            self._count("refusals")
+        prefix = "refused" if refused else "provider_error"
+        return Response(text=None, error=f"{prefix}: HTTP {status}: {message}", refused=refused)
+
+    def with_retries(self, once: Callable[[], T | Retry | Stop]) -> T | Response:
+        """`once` attempted until it gives something other than a `Retry` (an answer, this sample's error, a file
+        uploaded) or a `Stop`, or `max_retries` retries are spent."""
+        last = "no attempt made"
+        unreachable = False
+        for attempt in range(self.settings.max_retries + 1):
+            if attempt:
+                self._count("retries")
+            self._count("attempts")
+            outcome = once()
+            if isinstance(outcome, Stop):
+                self._fatal = outcome.fatal
+                return Response(text=None, error=outcome.error)
+            if not isinstance(outcome, Retry):  # the server answered (a refusal is counted where it is read)
+                self._reached = True
+                return outcome
+            last, unreachable = outcome.reason, outcome.unreachable
+            if unreachable and not self._reached:
+                # Nothing of this run ever reached the server: a wrong address or a server that is down, not a
+                # blip; say so now instead of after every retry's backoff.
+                self._fatal = f"cannot connect to {self.where} ({last}); is the server running?"
+                return Response(text=None, error=f"provider_error: {last}")
+            if attempt == self.settings.max_retries:
+                break
+            wait = outcome.wait
+            delay = self._backoff(attempt) if wait is None else min(wait, self.settings.max_backoff)
+            asked = f" (the server asked for {wait:g}s; max_backoff bounds it)" if wait and wait > delay else ""
+            log.warning(
+                "%s: %s; retry %d/%d in %.1fs%s", self.label, last, attempt + 1, self.settings.max_retries, delay, asked
+            )
+            time.sleep(delay)
+        self._count("failures")
+        if unreachable:  # still no connection after every retry: the server is down, not this sample
+            self._fatal = f"cannot connect to {self.where} ({last})"
+        return Response(
+            text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
+        )
+
+    def sdk_attempt(self, call: Callable[[], T], cap: int, status: StatusOf) -> T | Outcome:
+        """One HTTP exchange through a provider's SDK, bounded in time and bytes (`deadline`, `capped`); its failure as
+        a `Retry`, a `Stop` or this sample's error (`status` reads an SDK's HTTP error: code, body, headers)."""
+        from harness.models.api_client.deadline import capped, deadline
+
+        try:
+            with deadline(self.settings.timeout), capped(cap):
+                return call()
+        except Exception as err:
+            found = status(err)
+            if found is not None:
+                code, body, headers = found
+                message, kind = error_message(body)
+                return self.status_outcome(code, message, kind, headers)
+            outcome = sdk_outcome(err, self.settings.timeout)
+            if outcome is None:
+                raise
+            return outcome
+
+    def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T:
+        """A call besides a generation (an upload, the batch interface's), with the same attempts; its result, or a
+        `BackendFatalError` naming `what` failed."""
+        result: T | Response = self.with_retries(lambda: self.sdk_attempt(call, cap, status))
+        if isinstance(result, Response):
+            raise BackendFatalError(f"{self.label}: {what}: {result.error}")
+        return result
+
+    def _send(self, request: Request) -> Response:
+        raise NotImplementedError
+
+    def _open(self) -> object:
+        """Make the backend's client (called before the first batch is sent)."""
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        return collect(self.stream(requests), len(requests))
+
+    def batch_interface(self) -> BatchInterface:
+        """The provider's batch calls (`--batch`)."""
+        raise ValueError(f"the {self.label} backend has no batch interface")
+
+    def check_request(self, request: Request) -> None:
+        """Raise `ValueError` (or `OSError`) where `request` cannot be sent (an image that does not decode)."""
+
+    def batch_body(self, request: Request) -> dict[str, object]:
+        """What one request's batch item sends, as JSON that names each image by its hash (checked here)."""
+        self.check_request(request)
+        return {"model": self.identity(), "request": request_identity(request)}
+
+    def _batch_item(self, request: Request) -> dict[str, object] | Response:
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
+        try:
+            return self.batch_body(request)
+        except OSError as err:  # the disk failed to read an image: tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+
+    def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
+        """Each response as it arrives (the runner journals it at once: a killed run sends none again)."""
+        if self._fatal:
+            raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
+        if not requests:
+            return
+        self._open()
+        if self.settings.batch_journal:
+            from harness.models.api_client.batching import BatchJournal, BatchRun
+
+            run = BatchRun(
+                self.batch_interface(),
+                BatchJournal(Path(self.settings.batch_journal)),
+                self.settings.batch_poll,
+                self.settings.batch_wait,
+            )
+            bodies = [self._batch_item(r) for r in requests]
+            for chunk in run.stream(requests, bodies, self._send):
+                yield [(i, r) for i, r in chunk if not (r.error or "").startswith("not_sent:")]
+            self._count("requests", len(requests))
+            if self._fatal:
+                raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.label)
+        futures = {self._pool.submit(self._send, r): i for i, r in enumerate(requests)}
+        for future in as_completed(futures):
+            try:
+                response = future.result()
+            except Exception as err:  # a bug in one sample's handling must not lose the batch
+                log.exception("%s: unexpected error", self.label)
+                response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
+            if not (response.error or "").startswith("not_sent:"):
+                yield [(futures[future], response)]
+        self._count("requests", len(requests))
+        if self._fatal:
+            # Stop now, not one batch later (a small run would otherwise end "successfully" with every
+            # sample failed); what this batch did get has been handed over already.
+            raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
+
+    def _close_client(self) -> None:
+        """Close the backend's client."""
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._close_client()

@@ -1,0 +1,31 @@
+"""The `--screen_only` stand-in of an API backend: the API model's family rule, an estimate (the server counts for
+itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from harness.models.families import family_of
+from harness.models.screen_model import ScreenModel, by_family
+
+if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
+    from harness.models.api_client.calls import ApiCallSettings
+
+
+def api_screen_model(
+    backend: str, model: str, settings: ApiCallSettings, counted_with: Mapping[str, object] | None = None
+) -> ScreenModel:
+    """`model`'s prompts counted by its family's rule (`counted_with`: the settings the rule reads, e.g. the image
+    detail), screened against the limits `settings` give."""
+    return by_family(
+        backend,
+        model,
+        family_of(model),
+        f"{model} is an API model: its server counts the prompt",
+        settings=counted_with or {},
+        context_length=settings.context_length,
+        context_note="" if settings.context_length else "pass context_length=N to screen against one",
+        max_images=settings.max_images,
+        max_pixels=settings.max_pixels,
+    )

@@ -1,0 +1,27 @@
+"""`gemini`: Google's Gemini API through google-genai (`model.GeminiModel`; the request and answer in `wire`, the
+HTTP machinery shared with every API backend in `harness.models.api_client`)."""
+
+from __future__ import annotations
+
+from harness.models.api_client.screen import api_screen_model
+from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.screen_model import ScreenModel
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    from harness.models.args import settings_from_args
+    from harness.models.gemini.model import GeminiSettings
+
+    settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
+    return api_screen_model("gemini", settings.model, settings)
+
+
+BACKEND = BackendSpec(
+    module="harness.models.gemini.model",
+    extra=Extra("gemini", ("google.genai",)),
+    # Google's servers schedule the requests: replicas of a client would only multiply the load on them.
+    replicas=Replicas(refused="the gemini backend sends requests to Google's servers, which schedule them"),
+    screen=screen_model,
+    batch_arg="batch_journal",
+    priced=True,
+)

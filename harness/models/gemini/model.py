@@ -1,0 +1,332 @@
+"""`gemini` backend: Google's Gemini API through its own SDK, google-genai, as MMLongBench's `vlm_model/gemini.py`
+(EdinburghNLP/MMLongBench at 26197d2) called it.
+
+    harness --model gemini --model_args model=gemini-2.0-flash-001,temperature=1.0,top_p=1.0,candidate_count=1 ...
+
+Images go as the wrapper sent them: each decoded, made RGB and saved as PNG (`gemini.py:73,80`), uploaded through the
+Files API (`gemini.py:86-119`) and named in the prompt by its file URI (`images=inline`: the same PNG inline; and
+`image_format=original`: the dataset's own bytes). An image recurs across rows, depths and lengths: it is uploaded
+once a run (`reuse_uploads=false`: once a request, as the wrapper did). The generation config holds exactly what is
+asked for (`gemini.py:126-136`): `max_output_tokens` the task's `max_gen_toks` unless `max_output_tokens=none` (the
+wrapper sent none to 2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro) or a number; `temperature`/`top_p`/`candidate_count`
+when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); the task's stop strings
+as `stop_sequences`; `seed` only with `send_seed=true` (the wrapper sent none).
+
+Every HTTP request (each upload, each generation) is one attempt at a time through the shared machinery of
+`harness.models.api_client` (the SDK's own retries off): the same retries, backoff, `Retry-After`, whole-attempt
+timeout, answer-size cap and fatal statuses as the `openai` backend. Key from `GEMINI_API_KEY` (or `GOOGLE_API_KEY`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+from urllib.parse import urlsplit
+
+from harness.api import ImageRef, ModelFacts, Request, Response
+from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.replies import is_loopback
+from harness.models.args import at_least, settings_from_args
+from harness.models.gemini.wire import build_contents, parse_answer, png_bytes
+from harness.models.registry import register_model
+from harness.redact import redact_urls
+
+if TYPE_CHECKING:
+    import httpx
+    from google import genai
+    from google.genai import types
+
+    from harness.models.gemini.batch import GeminiBatches
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+UPLOAD_ANSWER_BYTES = 1 << 20  # a Files API answer is a small JSON record
+
+
+def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+    """google-genai's HTTP error: its code, body and headers."""
+    from google.genai import errors
+
+    if not isinstance(err, errors.APIError):
+        return None
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    return int(err.code or 0), err.details if err.details is not None else str(err), headers
+
+
+@dataclass(frozen=True)
+class GeminiSettings(ApiCallSettings):
+    backend: ClassVar[str] = "gemini"
+
+    model: str  # e.g. gemini-2.0-flash-001
+    # base_url default: $GOOGLE_GEMINI_BASE_URL, else Google's; api_key default: $GEMINI_API_KEY, else $GOOGLE_API_KEY
+    api_version: str = "v1beta"  # the SDK's own default for the Gemini API
+    images: str = "upload"  # "upload": through the Files API (gemini.py); "inline": in the request
+    image_format: str = "png"  # "png": decoded, RGB, PNG (gemini.py:73,80); "original": the dataset's own bytes
+    reuse_uploads: bool = True  # an image uploaded once a run (false: once a request, as the wrapper)
+    max_output_tokens: str = "task"  # "task": the request's max_gen_toks; "none": not sent; or a number
+    temperature: float | None = None  # sent as given
+    top_p: float | None = None  # sent as given
+    candidate_count: int | None = at_least(1)  # sent as given (the wrapper sent 1)
+    send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
+    send_seed: bool = False  # the request's seed as `seed` (the wrapper sent none)
+    empty_text_parts: bool = False  # the empty text parts the wrapper's re.split left around images (gemini.py:55)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.images not in ("upload", "inline"):
+            raise ValueError(f"gemini backend: images must be upload or inline, got {self.images!r}")
+        if self.image_format not in ("png", "original"):
+            raise ValueError(f"gemini backend: image_format must be png or original, got {self.image_format!r}")
+        limit = self.max_output_tokens
+        if limit not in ("task", "none") and not (limit.isdecimal() and int(limit) >= 1):
+            raise ValueError(
+                f"gemini backend: max_output_tokens must be task, none or a positive number, got {limit!r}"
+            )
+        if self.temperature is not None and self.temperature < 0:
+            raise ValueError(f"gemini backend: temperature must be >= 0, got {self.temperature}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"gemini backend: top_p must be in (0, 1], got {self.top_p}")
+
+
+@register_model("gemini")
+class GeminiModel(ApiModel):
+    label = "gemini"
+
+    def __init__(self, settings: GeminiSettings, *, batch_size: int = 1) -> None:
+        if importlib.util.find_spec("google.genai") is None:
+            raise ImportError("the gemini backend needs google-genai: pip install -e '.[gemini]'")
+        self.settings: GeminiSettings = settings
+        base_url = (settings.base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"gemini backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
+        self.base_url = base_url
+        self.where = base_url
+        self._api_key = settings.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not self._api_key and not is_loopback(base_url):
+            raise ValueError(
+                f"gemini backend: no API key for {base_url}; set GEMINI_API_KEY or pass api_key=... in --model_args "
+                "(only a loopback server may be used without one)"
+            )
+        self._facts = ModelFacts(
+            context_length=settings.context_length,
+            max_images=settings.max_images,
+            max_pixels=settings.max_pixels,
+            batch_size=settings.batch_size(batch_size),
+        )
+        self._init_calls()
+        self._client: genai.Client | None = None
+        self._http: httpx.Client | None = None
+        self._uploads: dict[str, types.File] = {}  # an image's sha256 -> its uploaded file, for this run
+        self._upload_locks: dict[str, threading.Lock] = {}
+        self._uploads_lock = threading.Lock()
+
+    @classmethod
+    def from_args(
+        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
+    ) -> GeminiModel:
+        return cls(
+            settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"}), batch_size=batch_size
+        )
+
+    def identity(self) -> dict[str, object]:
+        s = self.settings
+        parts = urlsplit(self.base_url)
+        port = f":{parts.port}" if parts.port else ""
+        return {
+            "model": "gemini",
+            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "served_model": s.model,
+            "api_version": s.api_version,
+            "images": s.images,
+            "image_format": s.image_format,
+            "empty_text_parts": s.empty_text_parts,
+            # What the generation config sends besides the request's own settings: answers depend on it.
+            "max_output_tokens": s.max_output_tokens,
+            "temperature": s.temperature,
+            "top_p": s.top_p,
+            "candidate_count": s.candidate_count,
+            "send_temperature": s.send_temperature,
+            "send_seed": s.send_seed,
+        }
+
+    @property
+    def token_rule(self) -> str:
+        return super().token_rule + " (an estimate: the server counts with its own processor)"
+
+    # -- the request ------------------------------------------------------------------------------
+
+    def config(self, request: Request, system: str | None = None) -> types.GenerateContentConfig:
+        """The generation config: exactly the fields asked for (`gemini.py:126-136`)."""
+        from google.genai import types
+
+        s, asked = self.settings, request.settings
+        fields: dict[str, object] = {}
+        if system is not None:
+            fields["system_instruction"] = system
+        if s.temperature is not None:
+            fields["temperature"] = s.temperature
+        elif s.send_temperature:
+            fields["temperature"] = asked.temperature if asked.do_sample else 0.0
+        if s.top_p is not None:
+            fields["top_p"] = s.top_p
+        elif asked.do_sample and asked.top_p != 1.0:
+            fields["top_p"] = asked.top_p
+        if s.candidate_count is not None:
+            fields["candidate_count"] = s.candidate_count
+        if s.max_output_tokens == "task":
+            fields["max_output_tokens"] = asked.max_gen_toks
+        elif s.max_output_tokens != "none":
+            fields["max_output_tokens"] = int(s.max_output_tokens)
+        if asked.until:
+            fields["stop_sequences"] = list(asked.until)
+        if s.send_seed and asked.seed is not None:
+            fields["seed"] = asked.seed
+        return types.GenerateContentConfig.model_validate(fields)
+
+    def _image_bytes(self, image: ImageRef) -> tuple[str, bytes]:
+        if self.settings.image_format == "png":
+            return "image/png", png_bytes(image)
+        from harness.models.api_client.replies import checked_image
+
+        return checked_image(image)
+
+    def _image_part(self, image: ImageRef, uploaded: dict[str, types.File]) -> types.Part:
+        from google.genai import types
+
+        if self.settings.images == "inline":
+            mime, data = self._image_bytes(image)
+            return types.Part(inline_data=types.Blob(mime_type=mime, data=data))
+        file = uploaded[image.sha256]
+        return types.Part(file_data=types.FileData(file_uri=file.uri, mime_type=file.mime_type))
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def _open(self) -> genai.Client:
+        if self._client is None:
+            import httpx
+            from google import genai
+            from google.genai import types
+
+            from harness.models.api_client.deadline import deadline_transport
+
+            limits = httpx.Limits(
+                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
+            )
+            self._http = httpx.Client(
+                timeout=httpx.Timeout(self.settings.timeout),
+                limits=limits,
+                transport=deadline_transport(limits),
+                headers={"Accept-Encoding": "identity"},
+            )
+            options = types.HttpOptions(
+                base_url=self.base_url,
+                api_version=self.settings.api_version,
+                timeout=int(self.settings.timeout * 1000),
+                retry_options=types.HttpRetryOptions(attempts=1),  # one attempt: `with_retries` retries
+                httpx_client=self._http,
+            )
+            self._client = genai.Client(api_key=self._api_key or "loopback", http_options=options)
+        return self._client
+
+    def _upload(self, image: ImageRef) -> types.File | Response:
+        """The image's file on the server (uploaded now, or earlier this run), or the `Response` that failed it."""
+        reuse = self.settings.reuse_uploads
+        with self._uploads_lock:
+            if reuse and image.sha256 in self._uploads:
+                return self._uploads[image.sha256]
+            lock = self._upload_locks.setdefault(image.sha256, threading.Lock())
+        with lock:  # one upload of an image at a time, however many requests hold it
+            if reuse and image.sha256 in self._uploads:
+                return self._uploads[image.sha256]
+            import io
+
+            mime, data = self._image_bytes(image)
+            client = self._open()
+
+            def once() -> types.File | Outcome:
+                self._count("uploads")
+                return self.sdk_attempt(
+                    lambda: client.files.upload(file=io.BytesIO(data), config={"mime_type": mime}),
+                    UPLOAD_ANSWER_BYTES,
+                    status_of,
+                )
+
+            file: types.File | Response = self.with_retries(once)
+            if isinstance(file, Response):
+                return file
+            if reuse:
+                with self._uploads_lock:
+                    self._uploads[image.sha256] = file
+            return file
+
+    def prepared(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
+        """The request's contents (its images uploaded first, where they go so) and config, or why it cannot go."""
+        uploaded: dict[str, types.File] = {}
+        try:
+            if self.settings.images == "upload":
+                for image in request.images:
+                    if image.sha256 in uploaded:
+                        continue
+                    file = self._upload(image)
+                    if isinstance(file, Response):
+                        return file
+                    uploaded[image.sha256] = file
+            contents, system = build_contents(
+                request,
+                lambda image: self._image_part(image, uploaded),
+                empty_text_parts=self.settings.empty_text_parts,
+            )
+            return contents, self.config(request, system)
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+
+    def _send(self, request: Request) -> Response:
+        early = self.pre_checks(request)
+        if early is not None:
+            return early
+        ready = self.prepared(request)
+        if isinstance(ready, Response):
+            return ready
+        contents, config = ready
+        client = self._open()
+        cap = self.response_cap(request)
+
+        def once() -> Outcome:
+            answer = self.sdk_attempt(
+                lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
+                cap,
+                status_of,
+            )
+            if isinstance(answer, Response | Retry | Stop):
+                return answer
+            response = parse_answer(answer)
+            if response.refused:
+                self._count("refusals")
+            return response
+
+        return self.with_retries(once)
+
+    # -- --batch ----------------------------------------------------------------------------------
+
+    status_of = staticmethod(status_of)
+
+    def check_request(self, request: Request) -> None:
+        for image in request.images:  # each image decodes (its upload waits for the batch)
+            self._image_bytes(image)
+
+    def batch_interface(self) -> GeminiBatches:
+        from harness.models.gemini.batch import GeminiBatches
+
+        return GeminiBatches(self)
+
+    def _close_client(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+            self._client = None

@@ -1,0 +1,141 @@
+"""The Gemini API's request and answer, as google-genai builds and reads them: a `Request`'s turns as `Content`s (text
+parts and image parts in prompt order), the generation config with exactly the fields asked for, an image as the
+official wrapper sent it (decoded, RGB, PNG: `vlm_model/gemini.py:73,80` at EdinburghNLP/MMLongBench 26197d2), and
+an answer (`GenerateContentResponse`) as a `Response` (blocked prompts and safety stops are refusals)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from PIL import Image
+
+from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
+from harness.models.api_client.replies import checked_image, flatten_usage
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+# A candidate that stopped for one of these produced no answer the provider would let through.
+REFUSED_FINISH = frozenset(
+    {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"}
+)
+
+
+def png_bytes(image: ImageRef) -> bytes:
+    """The image decoded, made RGB and saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) did
+    before uploading it ("gemini doesn't support gif"); the bytes are first checked to decode."""
+    _, data = checked_image(image)
+    with Image.open(io.BytesIO(data)) as decoded:
+        rgb = decoded.convert("RGB")
+    out = io.BytesIO()
+    rgb.save(out, format="PNG")
+    return out.getvalue()
+
+
+def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
+    """The parts as the wrapper's `re.split(r'(<image>)', text)` cut its prompt (`gemini.py:55-62`): adjacent texts
+    joined, and an empty text before, between and after images where the prompt had none (it sent those too)."""
+    out: list[ContentPart] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            if out and isinstance(out[-1], TextPart):
+                out[-1] = TextPart(out[-1].text + part.text)
+            else:
+                out.append(part)
+        else:
+            if not out or not isinstance(out[-1], TextPart):
+                out.append(TextPart(""))
+            out.append(part)
+    if not out or not isinstance(out[-1], TextPart):
+        out.append(TextPart(""))
+    return out
+
+
+def build_contents(
+    request: Request, image_part: Callable[[ImageRef], types.Part], *, empty_text_parts: bool = False
+) -> tuple[list[types.Content], str | None]:
+    """(the turns as `Content`s, the system instruction): user turns as "user", assistant turns as "model". An empty
+    text part is dropped unless `empty_text_parts` (the wrapper's own empties, `wrapper_segments`)."""
+    from google.genai import types
+
+    contents: list[types.Content] = []
+    system: list[str] = []
+    for message in request.messages:
+        if message.role == "system":
+            system.append("".join(p.text for p in message.content if isinstance(p, TextPart)))
+            continue
+        parts = wrapper_segments(message.content) if empty_text_parts else list(message.content)
+        built: list[types.Part] = []
+        for part in parts:
+            if isinstance(part, TextPart):
+                if part.text or empty_text_parts:
+                    built.append(types.Part(text=part.text))
+            elif isinstance(part, ImagePart):
+                built.append(image_part(part.image))
+            else:
+                raise TypeError(f"unsupported content part {type(part).__name__}")
+        contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=built))
+    return contents, ("\n".join(system) if system else None)
+
+
+def parse_answer(answer: types.GenerateContentResponse) -> Response:
+    """One `GenerateContentResponse` -> Response: the first candidate's text (its thoughts left out, as `.text` reads
+    it); no text from a candidate that finished (STOP, MAX_TOKENS) is the empty answer, as `gemini.py:161` took it."""
+    usage = _usage(answer)
+    try:
+        feedback = getattr(answer, "prompt_feedback", None)
+        blocked = getattr(feedback, "block_reason", None) if feedback is not None else None
+        candidates = list(getattr(answer, "candidates", None) or [])
+        if blocked:
+            reason = _name(blocked)
+            return Response(text=None, error=f"refused: the prompt was blocked ({reason})", refused=True, usage=usage)
+        if not candidates:
+            return Response(text=None, error="empty_response: no candidates", usage=usage)
+        finish = _name(candidates[0].finish_reason) if candidates[0].finish_reason is not None else None
+        if finish in REFUSED_FINISH:
+            return Response(
+                text=None,
+                error=f"refused: the answer was stopped ({finish})",
+                refused=True,
+                finish_reason=finish,
+                usage=usage,
+            )
+        text = _text(candidates[0])
+        if text is None:
+            if finish in ("STOP", "MAX_TOKENS"):
+                text = ""
+            else:
+                return Response(
+                    text=None,
+                    error=f"empty_response: no text (finish_reason={finish})",
+                    finish_reason=finish,
+                    usage=usage,
+                )
+        return Response(text=text, finish_reason=finish, usage=usage)
+    except (ValueError, TypeError, AttributeError) as err:
+        return Response(text=None, error=f"malformed_response: {str(err)[:300]}", usage=usage)
+
+
+def _text(candidate: types.Candidate) -> str | None:
+    content = getattr(candidate, "content", None)
+    parts = getattr(content, "parts", None) if content is not None else None
+    texts = [
+        p.text for p in parts or () if isinstance(getattr(p, "text", None), str) and not getattr(p, "thought", None)
+    ]
+    return "".join(texts) if texts else None
+
+
+def _name(value: object) -> str:
+    return str(getattr(value, "value", value))
+
+
+def _usage(answer: types.GenerateContentResponse) -> dict[str, int]:
+    usage = getattr(answer, "usage_metadata", None)
+    if usage is None:
+        return {}
+    try:
+        return flatten_usage(usage.model_dump(exclude_none=True))
+    except (AttributeError, TypeError, ValueError):
+        return {}

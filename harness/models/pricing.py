@@ -1,0 +1,163 @@
+"""What an API model's tokens cost: the price table (`prices.json` beside this module: USD per million input, cached
+input and output tokens, per image where a provider prices images apart, the batch factor and long-context rates, each
+entry dated with its provider's pricing page as the source), a user's file over it (`--prices FILE`, the same shape:
+its entries replace the table's by model name), and a request's cost from its token counts or from the usage a
+provider reported.
+
+A model is priced by its served name (`gpt-4o-2024-11-20`), or by the longest table name it starts with
+(`gemini-2.5-pro-preview-06-05` is not in the table; `gemini-2.5-pro` is), never by a guess: an unknown model has no
+price, and the screen and the results say so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import UserError
+
+TABLE = Path(__file__).with_name("prices.json")
+MILLION = 1_000_000
+
+# The usage keys each provider reports, flattened as the backends record them (`Response.usage`).
+INPUT_KEYS = ("prompt_tokens", "prompt_token_count")
+CACHED_KEYS = ("prompt_tokens_details.cached_tokens", "cached_content_token_count")  # part of the input counts
+OUTPUT_KEYS = ("completion_tokens", "candidates_token_count", "thoughts_token_count")  # thoughts bill as output
+
+
+@dataclass(frozen=True)
+class Rates:
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+@dataclass(frozen=True)
+class Price:
+    """One model's price, USD per million tokens."""
+
+    model: str  # the table's name for it
+    provider: str
+    as_of: str
+    source: str
+    rates: Rates
+    per_image: float = 0.0  # USD an image, where the provider prices images apart from their tokens
+    batch: float = 1.0  # the factor its batch interface applies
+    long_context: tuple[int, Rates] | None = None  # (over this many prompt tokens, these rates)
+
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cached_tokens: int = 0,
+        images: int = 0,
+        requests: int = 1,
+        batch: bool = False,
+    ) -> float:
+        """USD for `requests` requests (one by default) of `input_tokens` in all, of which `cached_tokens` were read from
+        the provider's cache; a long-context rate applies where a request's average prompt is past its threshold; `batch`:
+        through the provider's batch interface, at its factor."""
+        rates = self.rates
+        if self.long_context is not None and input_tokens / max(1, requests) > self.long_context[0]:
+            rates = self.long_context[1]
+        cached = min(cached_tokens, input_tokens) if rates.cached_input is not None else 0
+        usd = (
+            (input_tokens - cached) * rates.input + cached * (rates.cached_input or 0.0) + output_tokens * rates.output
+        )
+        return (usd / MILLION + images * self.per_image) * (self.batch if batch else 1.0)
+
+    def describe(self) -> str:
+        rates = self.rates
+        cached = f", cached ${rates.cached_input:g}" if rates.cached_input is not None else ""
+        return (
+            f"{self.model}: ${rates.input:g} in{cached}, ${rates.output:g} out per 1M tokens "
+            f"({self.provider}, as of {self.as_of}, {self.source})"
+        )
+
+
+def tokens_of(usage: Mapping[str, int]) -> tuple[int, int, int]:
+    """(input, cached input, output) tokens of a provider's reported usage (any of the three providers' keys)."""
+    if "input_tokens" in usage:  # Anthropic: cache reads and writes are counted apart from input_tokens
+        cached = int(usage.get("cache_read_input_tokens", 0))
+        written = int(usage.get("cache_creation_input_tokens", 0))
+        return int(usage["input_tokens"]) + written + cached, cached, int(usage.get("output_tokens", 0))
+
+    def total(keys: tuple[str, ...]) -> int:
+        return sum(int(usage.get(k, 0)) for k in keys)
+
+    return total(INPUT_KEYS), total(CACHED_KEYS), total(OUTPUT_KEYS)
+
+
+class PriceTable:
+    def __init__(self, prices: Mapping[str, Price]) -> None:
+        self.prices = dict(prices)
+
+    @classmethod
+    def load(cls, user_file: Path | str | None = None) -> PriceTable:
+        """The table, with `user_file`'s entries over it (a bad file is one line naming it and the entry)."""
+        prices = _read(TABLE)
+        if user_file is not None:
+            prices.update(_read(Path(user_file)))
+        return cls(prices)
+
+    def price_of(self, model: str | None) -> Price | None:
+        if not model:
+            return None
+        if model in self.prices:
+            return self.prices[model]
+        known = [name for name in self.prices if model.startswith(name)]
+        return self.prices[max(known, key=len)] if known else None
+
+
+def _rates(entry: Mapping[str, object], where: str) -> Rates:
+    def number(key: str, required: bool = True) -> float | None:
+        value = entry.get(key)
+        if value is None and not required:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise UserError(f"{where}: {key!r} must be a number of USD per 1M tokens >= 0, got {value!r}")
+        return float(value)
+
+    return Rates(number("input") or 0.0, number("output") or 0.0, number("cached_input", required=False))
+
+
+def _read(path: Path) -> dict[str, Price]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise UserError(f"--prices {path}: cannot be read ({err.strerror or err})") from None
+    except ValueError as err:
+        raise UserError(f"--prices {path}: not JSON ({err})") from None
+    models = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(models, dict):
+        raise UserError(f'{path}: expected {{"models": {{MODEL: {{"input": USD, "output": USD, ...}}}}}}')
+    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    out = {}
+    for name, entry in models.items():
+        where = f"{path}: model {name!r}"
+        if not isinstance(entry, dict):
+            raise UserError(f"{where}: expected an object of rates")
+        provider = str(entry.get("provider", ""))
+        long_context = None
+        if isinstance(entry.get("long_context"), dict):
+            over = entry["long_context"].get("over_tokens")
+            if not isinstance(over, int) or isinstance(over, bool) or over < 1:
+                raise UserError(f"{where}: long_context.over_tokens must be a positive number of tokens")
+            long_context = (over, _rates(entry["long_context"], f"{where} long_context"))
+        extra = {k: entry.get(k) for k in ("per_image", "batch")}
+        for key, value in extra.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
+                raise UserError(f"{where}: {key!r} must be a number >= 0, got {value!r}")
+        out[name] = Price(
+            model=name,
+            provider=provider,
+            as_of=str(entry.get("as_of", "undated")),
+            source=str(entry.get("source") or sources.get(provider) or path),
+            rates=_rates(entry, where),
+            per_image=float(extra["per_image"] or 0.0),
+            batch=float(extra["batch"] if extra["batch"] is not None else 1.0),
+            long_context=long_context,
+        )
+    return out

@@ -1,0 +1,73 @@
+"""A reasoning model's thinking, taken out of its answer before any scorer reads it.
+
+Thinking models (Qwen3-VL-Thinking, GLM-4.1V-Thinking, Kimi-VL-Thinking, ...) write their reasoning first, between
+tags (`<think>...</think>`; Kimi-VL's `◁think▷...◁/think▷`), and the papers' parsers would read a letter or an
+"Answer:" in it as the answer. A run with reasoning tags (`--reasoning_tags`, or a model's own) scores what is left
+when the thinking is taken out, and keeps the whole output beside it (the journal's `raw_response`, the sample log's
+`resps`, which the viewer shows).
+
+The rule is lmms-eval's `strip_reasoning_tags` (`lmms_eval/api/reasoning.py`): every block of each (start, end)
+pair is removed; where an end tag is left with no start tag (a template that prefilled the start), only the text
+after the last end tag is kept; the rest is stripped of surrounding whitespace. One departure, named: a start tag
+never closed (generation stopped at `max_gen_toks` inside the thinking) is thinking to the end and is removed with
+it, so the answer is empty (scored as the official scorers score an empty answer), where lmms-eval hands the whole
+reasoning to the scorer.
+"""
+
+from __future__ import annotations
+
+import json
+
+# (start, end) pairs
+ReasoningTags = tuple[tuple[str, str], ...]
+
+# lmms-eval's `--reasoning_tags` default (`lmms_eval/__main__.py`)
+LMMS_EVAL_DEFAULT: ReasoningTags = (("<think>", "</think>"), ("<analysis>", "</analysis>"))
+NONE = "none"
+
+
+def parse_reasoning_tags(value: object) -> ReasoningTags | None:
+    """`--reasoning_tags`: a JSON list of [start, end] pairs (`[["<think>", "</think>"]]`), `default` for lmms-eval's
+    pairs, or `none`; a list of pairs in Python. None: no stripping. A ValueError in one line for anything else."""
+    if value is None or value is False or value == NONE:
+        return None
+    if value == "default":
+        return LMMS_EVAL_DEFAULT
+    pairs: object = value
+    if isinstance(value, str):
+        try:
+            pairs = json.loads(value)
+        except json.JSONDecodeError as err:
+            raise ValueError(f'--reasoning_tags: not JSON ({err}); expected [["<think>", "</think>"]]') from None
+    if not isinstance(pairs, list | tuple) or not pairs:
+        raise ValueError("--reasoning_tags: expected a non-empty list of [start, end] pairs, `default` or `none`")
+    parsed = []
+    for pair in pairs:
+        if not (
+            isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(t, str) and t.strip() for t in pair)
+        ):
+            raise ValueError(f"--reasoning_tags: {json.dumps(pair)[:60]} is not a [start, end] pair of tags")
+        parsed.append((pair[0], pair[1]))
+    return tuple(parsed)
+
+
+def strip_reasoning(text: str, tags: ReasoningTags) -> str:
+    """`text` without its reasoning blocks (see the module docstring)."""
+    result = text
+    for start_tag, end_tag in tags:
+        while start_tag in result and end_tag in result:
+            start = result.find(start_tag)
+            end = result.find(end_tag, start)
+            if end == -1:
+                break
+            result = result[:start] + result[end + len(end_tag) :]
+        if end_tag in result and start_tag not in result:
+            result = result.rsplit(end_tag, 1)[-1]
+        if start_tag in result:  # never closed: the thinking ran to the end (the departure from lmms-eval)
+            result = result[: result.find(start_tag)]
+    return result.strip()
+
+
+def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
+    """The tags as the results and the journal record them."""
+    return [list(pair) for pair in tags] if tags else None

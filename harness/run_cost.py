@@ -1,0 +1,85 @@
+"""A run's cost before it runs, and its budget while it runs (`--screen_only`'s estimate, `--max_cost`): the screen's
+counts of every request priced by the price table (`harness.running.cost_estimate`), the run refused where the
+estimate is over the budget, and the budget the runner charges each answer to (`harness.running.budget`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.errors import UserError
+from harness.models.pricing import PriceTable
+from harness.models.screen_model import ScreenModel
+from harness.outputs.cost_record import CostEntry, task_costs
+from harness.run_models import run_policies
+from harness.run_plan import RunPlan
+from harness.running.budget import Budget
+from harness.running.cost_estimate import Estimate, estimate, total_usd
+from harness.running.screen_only import ScreenedTask
+from harness.running.task_result import TaskResult
+
+
+def screened(plan: RunPlan) -> tuple[ScreenModel, list[ScreenedTask]]:
+    """The run's every request built and screened as the run would, the model not loaded."""
+    from harness.models.replicas.settings import split_pool_args
+    from harness.running.screen_only import screen_model, screen_tasks
+
+    try:  # replicas count alike
+        model = screen_model(plan.model.backend, split_pool_args(plan.model.backend, plan.model.args)[1])
+    except (ValueError, ImportError) as err:
+        raise UserError(str(err)) from None
+    policies = run_policies(plan)
+    results = screen_tasks(
+        model,
+        plan.tasks,
+        plan.options.gen_kwargs,
+        plan.options.sampling_seed,
+        plan.options.shard,
+        policies if policies.by_task else None,
+    )
+    return model, results
+
+
+def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask]) -> list[Estimate]:
+    judging = plan.judge is not None and not plan.options.predict_only
+    judge_model = plan.judge.args.get("model") if plan.judge is not None else None
+    table = PriceTable.load(plan.options.prices)
+    return estimate(model.checkpoint, results, table, judge_model, judging, plan.options.batch)
+
+
+def budget_for(plan: RunPlan) -> Budget | None:
+    """`--max_cost`'s budget, once the run's estimate is known to be within it (else the run is refused, one line)."""
+    limit = plan.options.max_cost
+    if limit is None:
+        return None
+    model, results = screened(plan)
+    estimates = run_estimate(plan, model, results)
+    total = total_usd(estimates)
+    price = PriceTable.load(plan.options.prices).price_of(model.checkpoint)
+    if total is None or price is None:
+        missing = sorted(
+            {e.served or "-" for e in estimates if e.usd is None}
+            | ({model.checkpoint or "-"} if price is None else set())
+        )
+        raise UserError(
+            f"--max_cost needs a price for {', '.join(missing)}, which the price table does not have: give one with "
+            "--prices FILE (docs/cost.md)"
+        )
+    if total > limit:
+        raise UserError(
+            f"the run's estimated cost ${total:,.2f} is over --max_cost ${limit:,.2f} (each answer at its "
+            "max_gen_toks; `--screen_only` shows it per task): nothing was sent"
+        )
+    return Budget(limit, price, batch=plan.options.batch)
+
+
+def run_costs(
+    plan: RunPlan,
+    task_results: list[TaskResult],
+    identity: Mapping[str, object],
+    judge_served: Mapping[str, str | None],
+) -> dict[str, dict[str, CostEntry]]:
+    """The results' `cost` record: each task's tokens and USD for the model and the judge, by the names they served
+    (`judge_served`: task -> its judge's served model, each task judged by its own)."""
+    name = identity.get("served_model")
+    table = PriceTable.load(plan.options.prices)
+    return task_costs(task_results, name if isinstance(name, str) else None, judge_served, table, plan.options.batch)

@@ -1,0 +1,212 @@
+"""`harness report`'s MMLongBench sections of the other versions a model ran (`references.VERSIONS`: V1.1, VLMEvalKit's
+sets as VLMEvalKit and as the paper's harness score them) and of our lengths past 128K: each table says, for every
+cell, the reference beside it, and gives a verdict only where that reference ran the same version.
+
+- A same-version reference (`references/v1_1.csv`, `references/vlmevalkit.csv`) for the model: in parentheses, then
+  the verdict (`harness.outputs.verdict.compare`, as the paper's section).
+- Otherwise, for V1.1 and the paper-scored VLMEvalKit rows, whose groups are the paper's: the paper's number for the
+  model in brackets with a dagger, context only (another version: no verdict).
+- VLMEvalKit's own groups (rows averaged, its task names) have no paper counterpart, and our past-128K sets no
+  reference at all: their cells are ours alone, and say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.outputs.figures import run_names
+from harness.outputs.model_results import ModelResults
+from harness.outputs.verdict import Verdict, compare, data_problem, tally
+from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
+from tasks.mmlongbench.references import AS_PAPER, V1_1, VLMEVALKIT, Reference, Version, length_of, load_reference
+from tasks.mmlongbench.scores import DATASET_ORDER, category_of, metric_stderr, metric_value, paper_model_for
+
+ORDER = ("8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m")
+TOKENS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072, "256k": 262144, "512k": 524288}
+VLMEVALKIT_ROWS = {
+    "overall": "",
+    "vrag": "vrag_",
+    "NIAH": "niah_",
+    "ICL": "icl_",
+    "summ": "summ_",
+    "documentQA": "docvqa_",
+}
+OTHER_VERSION = "†"
+Cell = Callable[[str, str, str | None], str]  # (row, length, our task or group) -> the cell's text
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _lengths(names: list[str]) -> list[str]:
+    found = {length_of(name) for name in names}
+    return [length for length in ORDER if length in found]
+
+
+class Beside:
+    """A model's numbers of one version beside its references: the same version's (with verdicts), the paper's
+    (context only), or none."""
+
+    def __init__(self, model: str, data: ModelResults, version: Version | None) -> None:
+        names = run_names(model, data)
+        self.data, self.problem = data, data_problem(data.data())
+        self.reference: Reference = {}
+        self.reference_model: str | None = None
+        if version is not None and version.reference_file is not None:
+            self.reference = load_reference(version.reference_file)
+            models = list(dict.fromkeys(m for m, _, _ in self.reference))
+            self.reference_model = paper_model_for(*names, models=models) if models else None
+        context = version in (V1_1, AS_PAPER)
+        self.paper_model = paper_model_for(*names) if context else None
+        self.paper = load_paper_results() if self.paper_model else {}
+        self.verdicts: list[Verdict] = []
+        self.context_shown = False  # whether a cell showed the paper's number
+
+    def cell(self, ours_entry: dict | None, row: str, length: str, paper_row: str | None = None) -> str:
+        ours = metric_value(ours_entry)
+        text = "N/A" if ours is None else f"{ours:.1f}"
+        tokens = TOKENS.get(length, 0)
+        if self.reference_model is not None:
+            found = self.reference.get((self.reference_model, row, tokens))
+            if found is not None:
+                verdict = compare(ours, metric_stderr(ours_entry), found[0], found[1], 100, self.problem)
+                self.verdicts.append(verdict)
+                return f"{text} ({found[0]:.1f}) {verdict.mark}"
+        if self.paper_model is not None and paper_row is not None:
+            published = self.paper.get((self.paper_model, paper_row, tokens))
+            if published is not None:
+                self.context_shown = True
+                return f"{text} [{published:.1f}{OTHER_VERSION}]"
+        return text
+
+    def intro(self, version: Version) -> list[str]:
+        if version.reference is None:
+            lines = [f"Reference: none. No one published numbers of these rows scored this way; {_why(version)}"]
+        elif self.reference_model is None:
+            lines = [f"Reference: {version.reference}; it holds no number for this model (no verdict)."]
+        else:
+            lines = [
+                f"Reference: {version.reference}, for **{self.reference_model}**: in parentheses, then the verdict "
+                "(the same version: ✓ agrees within sampling error, ✗ does not, – not comparable)."
+            ]
+        if self.context_shown:
+            lines.append(
+                f"In brackets with {OTHER_VERSION}: the paper's number for **{self.paper_model}** (Figures 22-26, "
+                "MMLongBench at 26197d2), another version: context only, no verdict."
+            )
+        return [" ".join(lines), ""]
+
+    def tally(self) -> list[str]:
+        verdicts, self.verdicts = self.verdicts, []
+        return [tally(verdicts), ""] if verdicts else []
+
+
+def _why(version: Version) -> str:
+    if version is AS_PAPER:
+        return "the paper ran its own sample (the release's 8K-128K files) and VLMEvalKit scores these rows its way."
+    return "they are ours."
+
+
+def _paper_shaped(model: str, data: ModelResults, version: Version) -> list[str]:
+    """V1.1's or the paper-scored VLMEvalKit rows: the paper's categories and Avg, then each dataset."""
+    prefix = f"mmlongbench_{version.prefix}"
+    names = [n for n in [*data.results, *data.groups] if n.startswith(prefix)]
+    lengths = _lengths(names)
+    beside = Beside(model, data, version)
+    rows = []
+    for row in [*CATEGORIES, AVERAGE]:
+        group = f"{prefix}{row.lower()}_" if row != AVERAGE else prefix
+        cells = [
+            beside.cell(data.groups[f"{group}{n}"], row, n, row) if f"{group}{n}" in data.groups else "not run"
+            for n in lengths
+        ]
+        rows.append([row, *cells])
+    categories = [*_table(["category", *lengths], rows), "", *beside.tally()]
+    datasets = []
+    for dataset in DATASET_ORDER:
+        tasks = {n: f"{prefix}{category_of(dataset)}_{dataset}_{n}" for n in lengths}
+        if not any(t in data.results for t in tasks.values()):
+            continue
+        cells = [_dataset_cell(beside, data.results.get(task), dataset, length) for length, task in tasks.items()]
+        datasets.append([dataset, *cells])
+    table = [*_table(["dataset", *lengths], datasets), "", *beside.tally()]
+    return [f"### {version.title}", "", *beside.intro(version), *categories, *table]
+
+
+def _dataset_cell(beside: Beside, entry: dict | None, dataset: str, length: str) -> str:
+    if entry is None:
+        return ""
+    if "score,none" in entry:
+        return beside.cell(entry, dataset, length, dataset)
+    # judged without its judge: the metric it has (ROUGE-Lsum, DocVQA's rule score), under its name, no reference
+    found = [(k.split(",")[0], v) for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k]
+    name, value = found[0] if found else ("", None)
+    return f"{name} {value:.1f}" if isinstance(value, int | float) else "N/A"
+
+
+def _vlmevalkit(model: str, data: ModelResults) -> list[str]:
+    """VLMEvalKit's own numbers: overall and per task (its names), rows averaged."""
+    prefix = "mmlongbench_vlmevalkit_"
+    names = [n for n in [*data.results, *data.groups] if n.startswith(prefix) and not n.startswith(AS_PAPER_PREFIX)]
+    lengths = _lengths(names)
+    beside = Beside(model, data, VLMEVALKIT)
+    rows = []
+    for row, part in VLMEVALKIT_ROWS.items():
+        cells = [
+            beside.cell(data.groups[f"{prefix}{part}{n}"], row, n) if f"{prefix}{part}{n}" in data.groups else "not run"
+            for n in lengths
+        ]
+        rows.append([row, *cells])
+    return [
+        f"### {VLMEVALKIT.title}",
+        "",
+        *beside.intro(VLMEVALKIT),
+        *_table(["task", *lengths], rows),
+        "",
+        "Scores x 100 (VLMEvalKit reports 0-1); `overall` and each task are means over their rows, as "
+        "`MMLongBench.evaluate` averages; N/A where a member is (DocVQA needs its judge: `--judge_model`).",
+        "",
+        *beside.tally(),
+    ]
+
+
+AS_PAPER_PREFIX = f"mmlongbench_{AS_PAPER.prefix}"
+EXTENDED = ("256k", "512k", "1m")
+
+
+def _ours_past_128k(data: ModelResults) -> list[str]:
+    """Our lengths past 128K (the 128K rows grown, `builders/mmlongbench/extend.py`): no reference exists."""
+    rows = []
+    for row in [*(c for c in CATEGORIES if c != "Summ"), AVERAGE]:
+        group = f"mmlongbench_{row.lower()}_" if row != AVERAGE else "mmlongbench_"
+        values = [
+            metric_value(data.groups.get(f"{group}{n}")) if f"{group}{n}" in data.groups else None for n in EXTENDED
+        ]
+        if any(f"{group}{n}" in data.groups for n in EXTENDED):
+            rows.append([row, *("N/A" if v is None else f"{v:.1f}" for v in values)])
+    if not rows:
+        return []
+    return [
+        "### MMLongBench past 128K (ours, not the paper's)",
+        "",
+        "Reference: none. These configs are ours: the release's 128K rows grown to 256K, 512K and 1M "
+        "(builders/mmlongbench/extend.py); no one published numbers on them, and they are not VLMEvalKit's 256K/512K "
+        "sets. Avg is the mean of the four categories (no Summ past 128K).",
+        "",
+        *_table(["category", *EXTENDED], rows),
+        "",
+    ]
+
+
+def sections(model: str, data: ModelResults) -> list[str]:
+    """The sections of every other version the model ran, each with its references named."""
+    lines: list[str] = []
+    names = [*data.results, *data.groups]
+    if any(n.startswith(f"mmlongbench_{V1_1.prefix}") for n in names):
+        lines += _paper_shaped(model, data, V1_1)
+    if any(n.startswith("mmlongbench_vlmevalkit_") and not n.startswith(AS_PAPER_PREFIX) for n in names):
+        lines += _vlmevalkit(model, data)
+    if any(n.startswith(AS_PAPER_PREFIX) for n in names):
+        lines += _paper_shaped(model, data, AS_PAPER)
+    return lines + _ours_past_128k(data)

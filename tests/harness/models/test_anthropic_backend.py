@@ -1,0 +1,206 @@
+"""The `anthropic` backend against a loopback server that speaks the Anthropic Messages API
+(tests/support/anthropic_server.py): what it sends, compared field by field with what MMNeedle's `needle.py` sends
+through the same SDK for the same row, and the retries, timeouts and errors it shares with the `openai` backend."""
+
+from __future__ import annotations
+
+import base64
+import socket
+import time
+
+import pytest
+
+from harness.api import BackendFatalError, GenerationSettings
+from harness.models.anthropic_messages.model import AnthropicModel
+from harness.models.registry import get_model_class
+from tests.support.anthropic_server import AnthropicServer
+from tests.support.model_requests import encode_image, make_request
+
+anthropic = pytest.importorskip("anthropic")
+
+
+def _model(server: AnthropicServer, **args: str) -> AnthropicModel:
+    base = {
+        "model": "claude-test",
+        "base_url": server.base_url,
+        "api_key": "test-key",
+        "timeout": "0.5",
+        "backoff": "0.01",
+        "max_backoff": "0.05",
+        "max_retries": "3",
+    }
+    model = get_model_class("anthropic").from_args({**base, **args})
+    assert isinstance(model, AnthropicModel)
+    return model
+
+
+def _bodies(server: AnthropicServer) -> list[dict]:
+    return [r.body for r in server.received if r.path == "/v1/messages"]
+
+
+def _needle_instruction(seq_length: int, n: int, caption: str) -> str:
+    """`needle.py:278-282` (Wang-ML-Lab/multimodal-needle-in-a-haystack), one needle."""
+    img_str = seq_length > 1 and "images" or "image"
+    subimage_str = n > 1 and "subimages" or "subimage"
+    prompt = (
+        f"Given {seq_length} {img_str} indexed from 1 to {seq_length}, each divided into {n}*{n} {subimage_str}, "
+        "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and nothing "
+        "else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. If no "
+        "match is found, respond only with '-1'."
+    )
+    return prompt + "\n" + "Caption: " + caption
+
+
+def _needle_call(server: AnthropicServer, images: list[bytes], instruction: str) -> None:
+    """`needle.py:50-52` (the client) and `:149-181` (the call) for one row, sent through Anthropic's SDK to `server`:
+    each image file's bytes base64-encoded (`:262-268`) in an image block with media type image/jpeg, then the
+    instruction as one text block; `max_tokens=300` and nothing else."""
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url)
+    messages = [{"role": "user", "content": []}]
+    for data in images:
+        messages[0]["content"].append(
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": "image/jpeg",
+                    "data": base64.b64encode(data).decode("utf-8"),
+                },
+            }
+        )
+    messages[0]["content"].append({"type": "text", "text": instruction})
+    client.messages.create(model="claude-3-opus-20240229", max_tokens=300, messages=messages)
+
+
+def test_the_request_is_needle_pys():
+    """Field by field, as MMNeedle's Claude 3 Opus was called: its images in order as base64 JPEG blocks, the
+    instruction after them, max_tokens 300, no temperature."""
+    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
+    instruction = "#id=r1 " + _needle_instruction(3, 2, "A cat sitting on a red sofa.")
+    official, ours = AnthropicServer(), AnthropicServer()
+    official.start()
+    ours.start()
+    try:
+        _needle_call(official, images, instruction)
+        model = _model(ours, model="claude-3-opus-20240229", send_temperature="false")
+        request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300))
+        try:
+            (response,) = model.generate([request])
+        finally:
+            model.close()
+    finally:
+        official.stop()
+        ours.stop()
+    assert response.text == "answer:r1" and response.finish_reason == "end_turn"
+    assert response.usage == {"input_tokens": 13, "output_tokens": 3}
+    (want,), (got,) = _bodies(official), _bodies(ours)
+    assert got == want
+    (sent,) = [r for r in ours.received if r.path == "/v1/messages"]
+    (sent_officially,) = [r for r in official.received if r.path == "/v1/messages"]
+    assert sent.headers["anthropic-version"] == sent_officially.headers["anthropic-version"]
+    key = sent.headers.get("x-api-key") or sent.headers.get("authorization", "").removeprefix("Bearer ")
+    assert key == "test-key"
+
+
+def test_defaults_send_only_what_the_task_asks(anthropic_server, png_blue):
+    """The task's temperature (greedy: 0), its stop strings, a system turn as `system`, each image's own media type;
+    no top_p, no seed (the Messages API takes none)."""
+    settings = GenerationSettings(max_gen_toks=17, until=("Caption",), seed=3)
+    request = make_request("s1", ["#id=s1 Look:", png_blue, ""], system="Be brief.", settings=settings)
+    model = _model(anthropic_server)
+    try:
+        assert model.generate([request])[0].text == "answer:s1"
+    finally:
+        model.close()
+    (body,) = _bodies(anthropic_server)
+    assert {k: v for k, v in body.items() if k != "messages"} == {
+        "model": "claude-test",
+        "max_tokens": 17,
+        "system": "Be brief.",
+        "temperature": 0.0,
+        "stop_sequences": ["Caption"],
+    }
+    blocks = body["messages"][0]["content"]
+    assert [b["type"] for b in blocks] == ["text", "image"]  # the empty text is left out
+    assert blocks[1]["source"]["media_type"] == "image/png"
+    assert base64.b64decode(blocks[1]["source"]["data"]) == png_blue
+
+
+@pytest.mark.parametrize("scenario", ["rate_once", "overloaded_once", "fail_once", "timeout_once"])
+def test_retried_until_answered(anthropic_server, scenario):
+    model = _model(anthropic_server)
+    try:
+        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
+    finally:
+        model.close()
+    assert response.text == "answer:s1"
+    assert anthropic_server.attempts["s1"] == 2 and model.stats["retries"] == 1
+
+
+@pytest.mark.parametrize(
+    ("scenario", "text", "error", "refused"),
+    [
+        ("refusal", None, "refused: the model refused (stop_reason refusal)", True),
+        ("empty", "", None, False),
+        ("bad_request", None, "provider_error: HTTP 400: image could not be processed", False),
+        ("always_500", None, "provider_error: gave up after 4 attempts: HTTP 500: internal error", False),
+    ],
+)
+def test_one_sample_problems(anthropic_server, scenario, text, error, refused):
+    model = _model(anthropic_server)
+    try:
+        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
+    finally:
+        model.close()
+    assert (response.text, response.error, response.refused) == (text, error, refused)
+
+
+def test_malformed_and_huge_answers_are_refused_unread(anthropic_server):
+    model = _model(anthropic_server, max_response_bytes="100000")
+    try:
+        malformed, huge = model.generate(
+            [make_request("s1", ["#id=s1 #do=malformed"]), make_request("s2", ["#id=s2 #do=huge"], doc_id=1)]
+        )
+    finally:
+        model.close()
+    assert malformed.text is None and malformed.error.startswith("malformed_response")
+    assert huge.error.startswith("malformed_response: the answer declares 10000000 bytes, over the cap of 100000")
+
+
+def test_a_rejected_key_stops_the_run(anthropic_server):
+    model = _model(anthropic_server, concurrency="1")
+    requests = [make_request("s1", ["#id=s1 #do=auth"]), make_request("s2", ["#id=s2 #do=ok"], doc_id=1)]
+    try:
+        with pytest.raises(BackendFatalError, match="HTTP 401"):
+            list(model.stream(requests))
+    finally:
+        model.close()
+    assert "s2" not in anthropic_server.attempts
+
+
+def test_an_unreachable_server_stops_at_once():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = get_model_class("anthropic").from_args(
+        {"model": "m", "base_url": f"http://127.0.0.1:{port}", "backoff": "5", "max_retries": "3"}
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(BackendFatalError, match="cannot connect"):
+            model.generate([make_request("s1", ["hello"])])
+    finally:
+        model.close()
+    assert time.monotonic() - started < 5
+
+
+def test_settings_are_checked():
+    with pytest.raises(ValueError, match="no API key"):
+        get_model_class("anthropic").from_args({"model": "m", "base_url": "https://example.invalid"})
+    with pytest.raises(ValueError, match="temperature must be in"):
+        get_model_class("anthropic").from_args({"model": "m", "base_url": "http://127.0.0.1:1", "temperature": "2"})
+
+
+def test_what_is_sent_is_part_of_the_models_identity(anthropic_server):
+    """The response cache keys answers by the model's identity: two runs that send different fields never share."""
+    assert _model(anthropic_server).identity() != _model(anthropic_server, send_temperature="false").identity()

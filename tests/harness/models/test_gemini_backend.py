@@ -1,0 +1,329 @@
+"""The `gemini` backend against a loopback server that speaks the Gemini API (tests/support/gemini_server.py): what it
+sends, compared field by field with what MMLongBench's official wrapper sends through the same SDK for the same row,
+and the retries, timeouts and errors it shares with the `openai` backend."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+import time
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from harness.api import BackendFatalError, GenerationSettings, Request
+from harness.inputs.prompts import messages_from_prompt
+from harness.models.gemini.model import GeminiModel
+from harness.models.registry import get_model_class
+from tests.support.gemini_server import GeminiServer, generation_bodies
+from tests.support.model_requests import encode_image, image_ref, make_request
+
+genai = pytest.importorskip("google.genai")
+
+
+def _model(server: GeminiServer, **args: str) -> GeminiModel:
+    base = {
+        "model": "gemini-test",
+        "base_url": server.base_url,
+        "api_key": "test-key",
+        "timeout": "0.5",
+        "backoff": "0.01",
+        "max_backoff": "0.05",
+        "max_retries": "3",
+    }
+    model = get_model_class("gemini").from_args({**base, **args})
+    assert isinstance(model, GeminiModel)
+    return model
+
+
+# --- the official wrapper, reimplemented from its source (EdinburghNLP/MMLongBench at 26197d2) ------------------------
+
+
+def _official_image_to_io(data: bytes) -> io.BytesIO:
+    """`vlm_model/gemini.py:73` (`Image.open(image).convert('RGB')`) then `:80` (`image_to_io`, `model_utils.py:48-52`:
+    saved as PNG, seek(0))."""
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    out.seek(0)
+    return out
+
+
+def _official_request(server: GeminiServer, model_name: str, text: str, images: list[bytes], gen_max: int) -> None:
+    """The official wrapper's call for one row, sent through google-genai to `server`: `prepare_inputs`
+    (`gemini.py:67-84`), `format_chat` (`:54-64`), `upload_content` (`:91-119`: each image through `files.upload` with
+    mime type image/png) and `generate` (`:122-149`: the config per model series, `:126-138`). The rate-limit sleeps
+    and `call_api`'s retries change nothing sent."""
+    from google import genai
+    from google.genai.types import GenerateContentConfig, HttpOptions
+
+    client = genai.Client(api_key="test-key", http_options=HttpOptions(base_url=server.base_url, api_version="v1beta"))
+    image_list = [_official_image_to_io(data) for data in images]
+    content, image_idx, contents = re.split(r"(<image>)", text), 0, []
+    for c in content:  # format_chat, gemini.py:55-63
+        if c == "<image>":
+            contents.append({"mime_type": "image/png", "image": image_list[image_idx]})
+            image_idx += 1
+        else:
+            contents.append(c)
+    new_contents: list[Any] = []
+    for c in contents:  # upload_content, gemini.py:96-118 (in order here: the pool changes nothing sent)
+        if isinstance(c, str):
+            new_contents.append(c)
+        else:
+            c["image"].seek(0)  # upload_new_seek, gemini.py:86-89
+            new_contents.append(client.files.upload(file=c["image"], config={"mime_type": c["mime_type"]}))
+    temperature, top_p = 1.0, 1.0  # arguments.py:34-35 defaults, which run_api.sh never changes
+    if any(series in model_name for series in ["gemini-2.0-flash-thinking", "gemini-2.5-pro", "gemini-2.5-flash"]):
+        config = GenerateContentConfig(temperature=temperature, top_p=top_p, candidate_count=1)
+    elif model_name == "gemini-2.0-flash-001":
+        config = GenerateContentConfig(
+            temperature=temperature, top_p=top_p, max_output_tokens=gen_max, candidate_count=1
+        )
+    client.models.generate_content(model=model_name, contents=new_contents, config=config)
+
+
+def _resolved(server: GeminiServer, body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body with each file URI replaced by what the upload under it held (the URIs are the
+    server's names: two uploads of the same bytes get two)."""
+    body = dict(body)
+    contents = []
+    for turn in body["contents"]:
+        parts = []
+        for part in turn["parts"]:
+            file = part.get("fileData") or part.get("file_data")
+            if file is not None:
+                uri = file.get("fileUri") or file.get("file_uri")
+                mime, data = server.file_bytes(uri)
+                part = {"file": (file.get("mimeType") or file.get("mime_type"), mime, data)}
+            parts.append(part)
+        contents.append({**turn, "parts": parts})
+    body["contents"] = contents
+    return body
+
+
+ROW_TEXT = "<image>#id=r1 Which of these shows a cat? <image><image>Answer the question.<image>"
+
+
+def _row_images() -> list[bytes]:
+    return [
+        encode_image((200, 30, 30), (16, 12), "JPEG"),
+        encode_image((20, 40, 220), (10, 14), "PNG"),
+        encode_image((30, 180, 60), (20, 20), "GIF"),  # a palette image: made RGB before it is saved as PNG
+        encode_image((90, 90, 90), (8, 8), "WEBP"),
+    ]
+
+
+def _row_request(images: list[bytes], max_gen_toks: int) -> Request:
+    refs = [image_ref(data) for data in images]
+    return Request(
+        task="mmlongbench_vh_single_8k",
+        doc_id=0,
+        sample_id="r1",
+        messages=messages_from_prompt(ROW_TEXT, refs),
+        settings=GenerationSettings(max_gen_toks=max_gen_toks),
+        text_tokens=12,
+        image_tokens=(64,) * len(refs),
+    )
+
+
+@pytest.mark.parametrize(
+    ("served", "limit"),
+    [("gemini-2.5-pro-preview-03-25", "none"), ("gemini-2.0-flash-001", "task")],
+)
+def test_the_request_is_the_official_wrappers(served: str, limit: str):
+    """Field by field, with the settings the official run gave each model (`gemini.py:126-136`): temperature and topP
+    1.0, one candidate, maxOutputTokens only for 2.0-Flash; each image an RGB PNG uploaded with mime type image/png;
+    the prompt's text cut as the wrapper's `re.split` cut it, empty parts included."""
+    images = _row_images()
+    official, ours = GeminiServer(), GeminiServer()
+    official.start()
+    ours.start()
+    try:
+        _official_request(official, served, ROW_TEXT, images, 128)
+        model = _model(
+            ours,
+            model=served,
+            temperature="1.0",
+            top_p="1.0",
+            candidate_count="1",
+            max_output_tokens=limit,
+            empty_text_parts="true",
+        )
+        try:
+            (response,) = model.generate([_row_request(images, 128)])
+        finally:
+            model.close()
+    finally:
+        official.stop()
+        ours.stop()
+    assert response.text == "answer:r1"
+    (want,), (got,) = generation_bodies(official), generation_bodies(ours)
+    assert _resolved(ours, got) == _resolved(official, want)
+    assert got["generationConfig"] == want["generationConfig"]
+    assert ("maxOutputTokens" in got["generationConfig"]) == (limit == "task")
+    assert [p.get("text") for p in got["contents"][0]["parts"]][:2] == ["", None]  # the wrapper's leading empty text
+    assert [r.path for r in ours.received if r.path.endswith(":generateContent")] == [
+        f"/v1beta/models/{served}:generateContent"
+    ]
+
+    def uploads(server: GeminiServer) -> list[tuple[str | None, str | None, Any]]:
+        return [
+            (
+                r.headers.get("x-goog-upload-header-content-type"),
+                r.headers.get("x-goog-upload-header-content-length"),
+                r.body,
+            )
+            for r in server.received
+            if r.headers.get("x-goog-upload-command") == "start"
+        ]
+
+    assert uploads(ours) == uploads(official)
+    assert [data for _, data in ours.files.values()] == [data for _, data in official.files.values()]
+
+
+def test_defaults_send_only_what_the_task_asks(gemini_server, jpeg_red):
+    """Without the wrapper's settings: the task's temperature (greedy: 0), its max_gen_toks, its stop strings; no
+    topP, no candidateCount, no seed; no empty text parts; a system turn as the system instruction."""
+    settings = GenerationSettings(max_gen_toks=17, until=("\n\n",), seed=3)
+    request = make_request("s1", ["#id=s1 Look:", jpeg_red, "Where?"], system="Be brief.", settings=settings)
+    model = _model(gemini_server)
+    try:
+        (response,) = model.generate([request])
+    finally:
+        model.close()
+    assert response.ok and response.text == "answer:s1" and response.finish_reason == "STOP"
+    assert response.usage == {"prompt_token_count": 11, "candidates_token_count": 3, "total_token_count": 14}
+    (body,) = generation_bodies(gemini_server)
+    assert body["generationConfig"] == {"temperature": 0.0, "maxOutputTokens": 17, "stopSequences": ["\n\n"]}
+    assert body["systemInstruction"]["parts"] == [{"text": "Be brief."}]
+    assert [sorted(p) for p in body["contents"][0]["parts"]] == [["text"], ["fileData"], ["text"]]
+
+
+def test_images_inline_and_in_their_own_bytes(gemini_server, jpeg_red):
+    request = make_request("s1", ["#id=s1 Look:", jpeg_red])
+    model = _model(gemini_server, images="inline", image_format="original")
+    try:
+        assert model.generate([request])[0].ok
+    finally:
+        model.close()
+    (body,) = generation_bodies(gemini_server)
+    inline = body["contents"][0]["parts"][1]["inlineData"]  # the SDK writes the blob's own keys in snake case
+    assert inline["mime_type"] == "image/jpeg" and base64.urlsafe_b64decode(inline["data"]) == jpeg_red
+    assert not gemini_server.files  # nothing uploaded
+
+
+def test_an_image_is_uploaded_once_a_run(gemini_server, jpeg_red, png_blue):
+    requests = [make_request(f"s{i}", [f"#id=s{i} Look:", jpeg_red, png_blue], doc_id=i) for i in range(3)]
+    model = _model(gemini_server, concurrency="3")
+    try:
+        assert all(r.ok for r in model.generate(requests))
+        assert len(gemini_server.files) == 2 and model.stats["uploads"] == 2
+    finally:
+        model.close()
+    again = _model(gemini_server, reuse_uploads="false")
+    try:
+        assert again.generate(requests[:1])[0].ok
+    finally:
+        again.close()
+    assert len(gemini_server.files) == 4  # once a request, as the wrapper did
+
+
+@pytest.mark.parametrize("scenario", ["rate_once", "fail_once", "timeout_once"])
+def test_retried_until_answered(gemini_server, scenario):
+    model = _model(gemini_server)
+    try:
+        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
+    finally:
+        model.close()
+    assert response.text == "answer:s1"
+    assert gemini_server.attempts["s1"] == 2 and model.stats["retries"] == 1
+
+
+def test_an_upload_is_retried(jpeg_red):
+    server = GeminiServer(upload_faults=[503])
+    server.start()
+    model = _model(server)
+    try:
+        (response,) = model.generate([make_request("s1", ["#id=s1 Look:", jpeg_red])])
+    finally:
+        model.close()
+        server.stop()
+    assert response.ok and model.stats["uploads"] == 2 and model.stats["retries"] == 1
+
+
+@pytest.mark.parametrize(
+    ("scenario", "text", "error", "refused"),
+    [
+        ("blocked", None, "refused: the prompt was blocked (SAFETY)", True),
+        ("safety", None, "refused: the answer was stopped (SAFETY)", True),
+        ("empty", "", None, False),  # gemini.py:161: no text is the empty answer
+        ("thoughts", "answer:s1", None, False),  # a thought part is not the answer
+        ("bad_request", None, "provider_error: HTTP 400: image could not be processed", False),
+        ("always_500", None, "provider_error: gave up after 4 attempts: HTTP 500: internal error", False),
+    ],
+)
+def test_one_sample_problems(gemini_server, scenario, text, error, refused):
+    model = _model(gemini_server)
+    try:
+        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
+    finally:
+        model.close()
+    assert (response.text, response.error, response.refused) == (text, error, refused)
+
+
+def test_malformed_and_huge_answers_are_refused_unread(gemini_server):
+    model = _model(gemini_server, max_response_bytes="100000")
+    try:
+        malformed, huge = model.generate(
+            [make_request("s1", ["#id=s1 #do=malformed"]), make_request("s2", ["#id=s2 #do=huge"], doc_id=1)]
+        )
+    finally:
+        model.close()
+    assert malformed.text is None and malformed.error.startswith("malformed_response")
+    assert huge.error.startswith("malformed_response: the answer declares 10000000 bytes, over the cap of 100000")
+
+
+def test_a_rejected_key_stops_the_run(gemini_server):
+    model = _model(gemini_server, concurrency="1")
+    requests = [make_request("s1", ["#id=s1 #do=auth"]), make_request("s2", ["#id=s2 #do=ok"], doc_id=1)]
+    try:
+        with pytest.raises(BackendFatalError, match="HTTP 401"):
+            list(model.stream(requests))
+    finally:
+        model.close()
+    assert "s2" not in gemini_server.attempts  # nothing more is sent once the key is refused
+
+
+def test_an_unreachable_server_stops_at_once():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = get_model_class("gemini").from_args(
+        {"model": "m", "base_url": f"http://127.0.0.1:{port}", "backoff": "5", "max_retries": "3"}
+    )
+    started = time.monotonic()
+    try:
+        with pytest.raises(BackendFatalError, match="cannot connect"):
+            model.generate([make_request("s1", ["hello"])])
+    finally:
+        model.close()
+    assert time.monotonic() - started < 5  # no backoff spent on a server that was never there
+
+
+def test_settings_are_checked():
+    with pytest.raises(ValueError, match="max_output_tokens must be task, none or a positive number"):
+        get_model_class("gemini").from_args({"model": "m", "base_url": "http://127.0.0.1:1", "max_output_tokens": "x"})
+    with pytest.raises(ValueError, match="no API key"):
+        get_model_class("gemini").from_args({"model": "m", "base_url": "https://example.invalid"})
+
+
+def test_what_the_config_sends_is_part_of_the_models_identity(gemini_server):
+    """The response cache keys answers by the model's identity: two runs that send different configs never share."""
+    plain, wrapper = _model(gemini_server), _model(gemini_server, temperature="1.0", max_output_tokens="none")
+    assert plain.identity() != wrapper.identity()
+    assert plain.identity() == _model(gemini_server, reuse_uploads="false").identity()  # the same answers

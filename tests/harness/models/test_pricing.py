@@ -1,0 +1,91 @@
+"""The price table: every entry dated with its source, a user's file over it, a request's cost from its tokens or from
+the usage each provider reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.models.pricing import TABLE, PriceTable, tokens_of
+
+
+def test_every_entry_is_dated_with_its_source():
+    table = PriceTable.load()
+    raw = json.loads(TABLE.read_text())
+    assert set(table.prices) == set(raw["models"])
+    for price in table.prices.values():
+        assert price.as_of[:4].isdigit() and price.source.startswith("https://"), price
+        assert price.rates.input > 0 and price.rates.output > 0
+
+
+def test_a_models_price_by_its_served_name_or_the_longest_name_it_starts_with():
+    table = PriceTable.load()
+    assert table.price_of("gpt-4o-2024-05-13").rates.input == 5.0  # the May snapshot, not gpt-4o's
+    assert table.price_of("gemini-2.5-pro-preview-06-05").model == "gemini-2.5-pro"
+    assert table.price_of("Qwen/Qwen2.5-VL-7B-Instruct") is None
+    assert table.price_of(None) is None
+
+
+def test_a_cost_in_dollars():
+    price = PriceTable.load().price_of("gpt-4o-2024-11-20")
+    # 125,000 prompt tokens of which 25,000 cached, 128 answer tokens: (100,000 x 2.5 + 25,000 x 1.25 + 128 x 10) / 1M
+    assert price.cost(125_000, 128, cached_tokens=25_000) == pytest.approx(0.28253)
+    long = PriceTable.load().price_of("gemini-2.5-pro")
+    assert long.cost(100_000, 0) == pytest.approx(0.125)  # at most 200K prompt tokens: $1.25 a million
+    assert long.cost(300_000, 0) == pytest.approx(0.75)  # past it: $2.50 a million
+    assert long.cost(300_000, 0, requests=2) == pytest.approx(0.375)  # two prompts of 150K each: the base rate
+    assert price.cost(125_000, 128, cached_tokens=25_000, batch=True) == pytest.approx(0.28253 / 2)  # batch: half
+
+
+def test_the_usage_each_provider_reports():
+    openai = {"prompt_tokens": 1000, "completion_tokens": 20, "prompt_tokens_details.cached_tokens": 400}
+    gemini = {
+        "prompt_token_count": 1000,
+        "candidates_token_count": 20,
+        "thoughts_token_count": 80,
+        "cached_content_token_count": 400,
+    }
+    anthropic = {"input_tokens": 600, "output_tokens": 20, "cache_read_input_tokens": 400}
+    assert tokens_of(openai) == (1000, 400, 20)
+    assert tokens_of(gemini) == (1000, 400, 100)  # thinking bills as output
+    assert tokens_of(anthropic) == (1000, 400, 20)  # Anthropic counts cache reads apart from input_tokens
+
+
+def test_a_users_file_replaces_entries_by_name(tmp_path: Path):
+    mine = tmp_path / "prices.json"
+    mine.write_text(
+        json.dumps(
+            {
+                "models": {
+                    "gpt-4o-2024-11-20": {"input": 1, "output": 2, "as_of": "2030-01-01"},
+                    "my-vlm": {"input": 0.5, "output": 0.5},
+                }
+            }
+        )
+    )
+    table = PriceTable.load(mine)
+    assert table.price_of("gpt-4o-2024-11-20").rates.input == 1.0
+    assert table.price_of("my-vlm").source == str(mine)  # no provider: the file is the source
+    assert table.price_of("claude-3-opus-20240229").rates.input == 15.0  # the rest of the table stays
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{", "not JSON"),
+        ('{"models": []}', 'expected {"models"'),
+        ('{"models": {"m": {"input": "cheap", "output": 1}}}', "model 'm': 'input' must be a number"),
+        ('{"models": {"m": {"input": 1, "output": 1, "batch": -1}}}', "'batch' must be a number >= 0"),
+    ],
+)
+def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, text: str, message: str):
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    with pytest.raises(UserError, match=message) as caught:
+        PriceTable.load(bad)
+    assert str(bad) in str(caught.value) and "\n" not in str(caught.value)
+    with pytest.raises(UserError, match="cannot be read"):
+        PriceTable.load(tmp_path / "missing.json")

@@ -1,0 +1,137 @@
+"""A run's cost through the `harness` command against the loopback chat-completions server: `--screen_only`'s
+estimate, `--max_cost` refusing a run over it, and stopping one whose answers' reported usage reaches it, with every
+finished answer kept and the same command resuming."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
+from tests.support.chat_server import ChatServer
+
+pytestmark = pytest.mark.slow  # harness runs end to end through the CLI against a chat server
+
+TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k1_neg"]
+MAX_GEN_TOKS = 300  # tasks/mmneedle/_default.yaml
+
+
+def _prices(tmp_path: Path, input_usd: float, output_usd: float) -> Path:
+    path = tmp_path / "prices.json"
+    path.write_text(
+        json.dumps({"models": {"test-vlm": {"input": input_usd, "output": output_usd, "as_of": "2026-11-24"}}})
+    )
+    return path
+
+
+def _argv(base_url: str, data: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "--tasks",
+        ",".join(TASKS),
+        "--model",
+        "openai",
+        "--model_args",
+        f"model=test-vlm,base_url={base_url},api_key=sk-test,backoff=0.01,concurrency=1,chunk_size=1",
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(out),
+        "--no_progress",
+        *extra,
+    ]
+
+
+def test_screen_only_prints_the_runs_estimate(mmneedle_dir: Path, tmp_path: Path, capsys):
+    # $1 an output token, nothing an input token: the estimate is every sent request's max_gen_toks, in dollars.
+    prices = _prices(tmp_path, 0.0, 1_000_000.0)
+    argv = _argv("http://127.0.0.1:9", mmneedle_dir, tmp_path / "out", "--screen_only", "--prices", str(prices))
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    total = 3 * LIMIT * MAX_GEN_TOKS
+    assert f"Estimated cost: ${total:,.2f} (model ${total:,.2f})." in out
+    rows = [line for line in out.splitlines() if line.startswith("| model | mmneedle_")]
+    assert len(rows) == 3 and all(f"| {LIMIT} |" in row and f"| {LIMIT * MAX_GEN_TOKS:,} |" in row for row in rows)
+    assert f"test-vlm: $0 in, $1e+06 out per 1M tokens (, as of 2026-11-24, {prices})" in out
+    assert not (tmp_path / "out").exists()  # a screen writes nothing
+
+
+def test_screen_only_prices_a_batch_run_at_the_batch_price(mmneedle_dir: Path, tmp_path: Path, capsys):
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"test-vlm": {"input": 0, "output": 1_000_000, "batch": 0.5}}}))
+    argv = _argv(
+        "http://127.0.0.1:9", mmneedle_dir, tmp_path / "out", "--screen_only", "--batch", "--prices", str(path)
+    )
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"Estimated cost: ${3 * LIMIT * MAX_GEN_TOKS / 2:,.2f}" in out and "at the batch interfaces' price" in out
+
+
+def test_screen_only_says_when_a_model_has_no_price(mmneedle_dir: Path, tmp_path: Path, capsys):
+    assert main(_argv("http://127.0.0.1:9", mmneedle_dir, tmp_path / "out", "--screen_only")) == 0
+    assert "No estimate: no price for test-vlm in the price table" in capsys.readouterr().out
+
+
+def test_max_cost_refuses_a_run_over_its_estimate(mmneedle_dir: Path, tmp_path: Path, capsys):
+    server = ChatServer()
+    server.start()
+    try:
+        prices = _prices(tmp_path, 0.0, 1_000_000.0)
+        code = main(
+            _argv(server.base_url, mmneedle_dir, tmp_path / "out", "--max_cost", "100", "--prices", str(prices))
+        )
+        no_price = main(_argv(server.base_url, mmneedle_dir, tmp_path / "out", "--max_cost", "100"))
+    finally:
+        server.stop()
+    err = capsys.readouterr().err
+    assert code == 2 and no_price == 2
+    assert f"the run's estimated cost ${3 * LIMIT * MAX_GEN_TOKS:,.2f} is over --max_cost $100.00" in err
+    assert "--max_cost needs a price for test-vlm" in err
+    assert server.received == []  # nothing sent
+
+
+def test_max_cost_stops_the_run_keeps_its_answers_and_the_same_command_resumes(
+    mmneedle_dir: Path, tmp_path: Path, capsys
+):
+    # The estimate counts each prompt by the rows' rule (a few hundred tokens); the server reports a million prompt
+    # tokens an answer: at $1 a million input tokens each answer costs $1, and the third reaches a $2.50 budget.
+    server = ChatServer(usage=lambda body: {"prompt_tokens": 1_000_000, "completion_tokens": 3})
+    server.start()
+    out = tmp_path / "out"
+    prices = _prices(tmp_path, 1.0, 0.0)
+    argv = _argv(server.base_url, mmneedle_dir, out, "--prices", str(prices), "--max_cost")
+    try:
+        first = main([*argv, "2.5"])
+        sent_first = len(server.received)
+        again = main([*argv, "2.5"])  # the journal's answers were paid for: nothing more is sent
+        sent_again = len(server.received)
+        larger = main([*argv, "100"])
+    finally:
+        server.stop()
+    err = capsys.readouterr().err
+    assert first == 1 and again == 1 and larger == 0, err
+    assert "--max_cost $2.50 reached: the answers journalled cost $3.00" in err
+    assert sent_first == 3 and sent_again == 3  # stopped after the batch that reached it; the rerun sent nothing
+    assert len(server.received) == 3 * LIMIT  # every request sent once over the three runs
+    journal = out / "openai__test-vlm" / f"journal_{TASKS[0]}.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert len({r["sample_id"] for r in records if r.get("status") == "ok"}) == LIMIT
+    results = json.loads(sorted((out / "openai__test-vlm").glob("results_*.json"))[-1].read_text())
+    assert all(results["usage"][task]["prompt_tokens"] == LIMIT * 1_000_000 for task in TASKS)
+    assert re.search(r"run the same command with a larger --max_cost", err)
+    # The results record each task's tokens and cost, and the report shows them.
+    for task in TASKS:
+        entry = results["cost"][task]["model"]
+        assert (entry["served"], entry["priced_as"], entry["input_tokens"]) == (
+            "test-vlm",
+            "test-vlm",
+            LIMIT * 1_000_000,
+        )
+        assert entry["usd"] == pytest.approx(LIMIT * 1.0)
+    assert main(["report", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert "- **tokens and cost** (reported usage): model $9.00" in report
+    assert f"`{TASKS[0]}` model: 3,000,000 input tokens (0 cached), 9 output tokens: $3.00 as test-vlm" in report

@@ -1,0 +1,164 @@
+"""One forward pass of a request through the `hf` backend on a tiny model of a family, counting what the model's
+own check compares: the image tokens in the text the processor made, and the image features the pixels made.
+
+`tiny_checkpoint(family)` writes a family's tiny checkpoint once per process (`tests.support.forward_families`: its
+real processor class with its published chat template and image-processor settings, around a tiny tokenizer; its
+config class shrunk to a layer or two; saved with `save_pretrained`, so the backend loads it as it loads a user's).
+`forward_pass(family, request)` loads the backend on it (`HFModel`, kept per family and model arguments) and sends
+the request as a run sends it: its images decoded and scaled, its prompt rendered in the prompt style, the
+processor given the request's processor settings as the backend applies them, then `generate` for one token, whose
+prefill is the forward pass. The model's own check raises where tokens and features differ; the counts are returned
+besides, so a caller asserts them, and the backend's count before sending beside the input ids it sent.
+
+    from tests.support.forward_pass import forward_pass
+    result = forward_pass("idefics2", request, prompt_style="idefics")
+    assert result.image_tokens == result.image_features
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.api import Request
+from tests.support.forward_families import BY_NAME, ForwardFamily
+
+_CHECKPOINTS: dict[tuple[str, str], Path] = {}
+_MODELS: dict[tuple[str, str, tuple[tuple[str, str], ...]], Any] = {}
+_ROOT: list[Path] = []
+
+
+@dataclass(frozen=True)
+class ForwardPass:
+    image_tokens: int  # image placeholder ids in the input ids the processor made
+    image_features: int  # feature vectors the model made of the pixels (what fills those places)
+    prompt_tokens: int  # input ids sent (no padding: one request)
+    counted: int  # the backend's count of the request before sending it (its screen)
+    exact: bool  # whether that count is the processor's own (else a family estimate)
+    answer: str | None  # the one token generated
+    error: str | None  # the backend's error for the request, if it gave one
+
+
+def _root() -> Path:
+    if not _ROOT:
+        _ROOT.append(Path(tempfile.mkdtemp(prefix="forward-pass-")))
+    return _ROOT[0]
+
+
+def _with_settings(processor: Any, settings: dict[str, Any]) -> Any:
+    if settings:
+        image_processor = processor.image_processor
+        processor.image_processor = type(image_processor).from_dict(image_processor.to_dict(), **settings)
+    return processor
+
+
+def tiny_checkpoint(name: str, **checkpoint_settings: Any) -> Path:
+    """The family's tiny checkpoint folder (written once per process); `checkpoint_settings` over its image
+    processor's published ones (a fine-tune that publishes other settings: Mantis's do_image_splitting)."""
+    family = _family(name)
+    settings = {**family.checkpoint_settings, **checkpoint_settings}
+    key = (name, repr(sorted(settings.items())))
+    if key not in _CHECKPOINTS:
+        import torch
+        from transformers import AutoModelForImageTextToText
+
+        assert family.make_processor is not None and family.make_config is not None
+        processor = _with_settings(family.make_processor(), settings)
+        tokenizer = processor.tokenizer
+        torch.manual_seed(0)
+        model = AutoModelForImageTextToText.from_config(family.make_config(tokenizer)).eval()
+        for attribute in ("bos_token_id", "eos_token_id", "pad_token_id"):
+            setattr(model.generation_config, attribute, getattr(tokenizer, attribute))
+        folder = _root() / f"{name}-{len(_CHECKPOINTS)}"
+        model.save_pretrained(folder)
+        processor.save_pretrained(folder)
+        if family.model_args.get("processor") == "image_only":
+            _record_own_arguments(processor, folder)
+        _CHECKPOINTS[key] = folder
+    return _CHECKPOINTS[key]
+
+
+def _record_own_arguments(processor: Any, folder: Path) -> None:
+    """Write what the published checkpoints' processor_config.json holds and a processor built without its video part
+    does not save: the real class's name and its own constructor arguments (`harness.models.hf_image_only`)."""
+    real = type(processor).__mro__[1]
+    parts = {"self", "image_processor", "tokenizer", "video_processor", "chat_template", "kwargs"}
+    path = folder / "processor_config.json"
+    recorded = json.loads(path.read_text())
+    recorded["processor_class"] = real.__name__
+    for name in set(inspect.signature(real.__init__).parameters) - parts:
+        if hasattr(processor, name):
+            recorded[name] = getattr(processor, name)
+    path.write_text(json.dumps(recorded, indent=2))
+
+
+def _family(name: str) -> ForwardFamily:
+    family = BY_NAME[name]
+    if not family.runs:
+        raise ValueError(f"{name} cannot run here: {family.reason}")
+    return family
+
+
+def backend(name: str, checkpoint: Path | None = None, **model_args: str) -> Any:
+    """The `hf` backend on the family's tiny checkpoint, on the CPU (one per family, checkpoint and arguments)."""
+    from harness.models.hf.model import HFModel
+
+    family = _family(name)
+    folder = checkpoint or tiny_checkpoint(name)
+    args = {**family.model_args, **model_args}
+    key = (name, str(folder), tuple(sorted(args.items())))
+    if key not in _MODELS:
+        _MODELS[key] = HFModel.from_args(
+            {"pretrained": str(folder), "device": "cpu", "dtype": "float32", "image_threads": "1", **args}
+        )
+    return _MODELS[key]
+
+
+def forward_pass(name: str, request: Request, checkpoint: Path | None = None, **model_args: str) -> ForwardPass:
+    """`request` (as the runner builds it: an alias's input policy applied, its processor settings in
+    `processor_kwargs`) through the `hf` backend on the family's tiny model; `model_args`: the alias's `--model_args`
+    that shape the prompt (`prompt_style`), or any other the backend takes."""
+    model = backend(name, checkpoint, **model_args)
+    config = model.model.config
+    image_token = getattr(config, "image_token_id", None)
+    if image_token is None:
+        image_token = config.image_token_index
+    features: list[int] = []
+    sent: list[Any] = []
+    inner = model.model.model
+    own_features, own_generate = inner.get_image_features, model.model.generate
+
+    @functools.wraps(own_features)  # generate reads its signature to encode the pixels before prefill
+    def counted_features(*args: Any, **kwargs: Any) -> Any:
+        out = own_features(*args, **kwargs)
+        pooled = out.pooler_output
+        features.append(
+            sum(t.numel() // t.shape[-1] for t in (pooled if isinstance(pooled, list | tuple) else [pooled]))
+        )
+        return out
+
+    def recorded_generate(*args: Any, **kwargs: Any) -> Any:
+        sent.append(kwargs["input_ids"])
+        return own_generate(*args, **kwargs)
+
+    inner.get_image_features, model.model.generate = counted_features, recorded_generate
+    try:
+        one_token = replace(request, settings=replace(request.settings, max_gen_toks=1, until=()))
+        (response,) = model.generate([one_token])
+    finally:
+        del inner.get_image_features, model.model.generate
+    ids = sent[0][0] if sent else None
+    return ForwardPass(
+        image_tokens=int((ids == image_token).sum()) if ids is not None else 0,
+        image_features=features[-1] if features else 0,
+        prompt_tokens=int(ids.numel()) if ids is not None else 0,
+        counted=model.prompt_tokens(request),
+        exact=model.count.exact(request),
+        answer=response.text,
+        error=response.error,
+    )

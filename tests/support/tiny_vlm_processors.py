@@ -1,0 +1,126 @@
+"""The processors of the families `tests/support/family_processors.py` does not hold, built the same way: the family's
+real processor class with the image-processor settings its checkpoints publish, around a tiny byte-level tokenizer that
+holds the family's special tokens. Where transformers builds a processor only with its video processor (which needs
+torchvision), the class is built without it, as the `hf` backend's `processor=image_only` builds it.
+
+Templates: each family's published chat template where the project transcribes one (`family_templates`); where it does
+not yet, the transcription cited beside it. What the forward-pass check needs of a template is where it puts each
+image's placeholder, and each template below puts it where the published one does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support import family_templates as templates
+from tests.support.family_processors import tokenizer
+
+# llava-hf/llava-onevision-qwen2-*-ov-hf (transformers' convert_llava_onevision_weights_to_hf.py): every image of a
+# turn first, then its text; the published template does not interleave.
+LLAVA_ONEVISION = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n'}}{# Render all images first #}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\n' }}{% endfor %}"
+    "{# Render all video then #}{% for content in message['content'] | selectattr('type', 'equalto', 'video') %}"
+    "{{ '<video>\n' }}{% endfor %}{# Render all text next #}{% if message['role'] != 'assistant' %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ content['text'] }}{% endfor %}"
+    "{% else %}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{% generation %}"
+    "{{ content['text'] }}{% endgeneration %}{% endfor %}{% endif %}{{'<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+# GLM-4.1V's image as its published template renders it (`<|begin_of_image|><|image|><|end_of_image|>` in place, in a
+# `[gMASK]<sop><|user|>` turn); its whole template is transcribed with the alias (issue 51, phase 2).
+GLM4V = (
+    "[gMASK]<sop>{% for message in messages %}<|{{ message['role'] }}|>\n{% if message['content'] is string %}"
+    "{{ message['content'] }}{% else %}{% for part in message['content'] %}{% if part['type'] == 'image' %}"
+    "<|begin_of_image|><|image|><|end_of_image|>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+# PaliGemma publishes no chat template: its processor's prompt (every image, then BOS, the text and a newline, which
+# the processor adds) written as one, so that the hf backend can place the images.
+PALIGEMMA = (
+    "{% for message in messages %}{% for part in message['content'] | selectattr('type', 'equalto', 'image') %}"
+    "<image>{% endfor %}{% for part in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ part['text'] }}{% endfor %}{% endfor %}"
+)
+
+QWEN_SPECIALS = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
+ONEVISION_PINPOINTS = [[384 * r, 384 * c] for r in range(1, 7) for c in range(1, 7)]  # the checkpoints' 6x6 grid
+LLAVA_NEXT_PINPOINTS = [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]]
+
+
+def _image_only(processor_class: type) -> type:
+    from harness.models.hf_image_only import without_video
+
+    return without_video(processor_class)
+
+
+def llava_next() -> Any:
+    from transformers import LlavaNextImageProcessorPil, LlavaNextProcessor
+
+    images = LlavaNextImageProcessorPil(
+        size={"shortest_edge": 336},
+        crop_size={"height": 336, "width": 336},
+        image_grid_pinpoints=LLAVA_NEXT_PINPOINTS,
+    )
+    return LlavaNextProcessor(
+        images,
+        tokenizer(("<image>",), adds_bos=True),
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=templates.LLAVA_1_5,
+    )
+
+
+def llava_onevision() -> Any:
+    from transformers import LlavaOnevisionImageProcessorPil, LlavaOnevisionProcessor
+
+    text = tokenizer(("<|im_start|>", "<|im_end|>", "<image>", "<video>"), bos=None)
+    images = LlavaOnevisionImageProcessorPil(image_grid_pinpoints=ONEVISION_PINPOINTS)
+    return _image_only(LlavaOnevisionProcessor)(
+        images,
+        text,
+        chat_template=LLAVA_ONEVISION,
+        num_image_tokens=729,
+        vision_feature_select_strategy="full",
+        vision_aspect_ratio="anyres_max_9",
+    )
+
+
+def paligemma() -> Any:
+    from transformers import PaliGemmaProcessor, SiglipImageProcessorPil
+
+    images = SiglipImageProcessorPil(size={"height": 224, "width": 224})
+    images.image_seq_length = 256
+    return PaliGemmaProcessor(
+        images, tokenizer(("<image>",), bos="<bos>", image_token="<image>"), chat_template=PALIGEMMA
+    )
+
+
+def qwen2_5_vl() -> Any:
+    from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessorPil
+
+    images = Qwen2VLImageProcessorPil(min_pixels=3136, max_pixels=12845056, patch_size=14, merge_size=2)
+    return _image_only(Qwen2_5_VLProcessor)(
+        images, tokenizer(QWEN_SPECIALS, bos=None), chat_template=templates.QWEN2_VL
+    )
+
+
+def qwen3_vl() -> Any:
+    """Qwen3-VL: 16-px patches, 2x2 merge (its preprocessor_config); an image rendered as Qwen2-VL's template does."""
+    from transformers import Qwen2VLImageProcessorPil, Qwen3VLProcessor
+
+    images = Qwen2VLImageProcessorPil(
+        size={"shortest_edge": 65536, "longest_edge": 16777216}, patch_size=16, merge_size=2
+    )
+    return _image_only(Qwen3VLProcessor)(images, tokenizer(QWEN_SPECIALS, bos=None), chat_template=templates.QWEN2_VL)
+
+
+def glm4v() -> Any:
+    from transformers import Glm4vImageProcessorPil, Glm4vProcessor
+
+    marks = ("<|begin_of_image|>", "<|image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|video|>")
+    text = tokenizer(("[gMASK]", "<sop>", "<|user|>", "<|assistant|>", *marks, "<|end_of_video|>"), bos=None)
+    images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2)
+    return _image_only(Glm4vProcessor)(images, text, chat_template=GLM4V)
