@@ -94,6 +94,7 @@ def test_every_benchmark_declares_a_cluster_key_its_templates_give_every_task() 
         "mmlongbench_vrag_viquae_8k": (("dataset", "source_id"), ()),
         "mmlongbench_docvqa_slidevqa_8k": (("dataset", "doc_name"), ()),
         "mmlongbench_ablation_text_doc_8k": (("dataset", "doc_name"), ()),
+        "mmlongbench_v1_1_docvqa_slidevqa_8k": (("dataset", "doc_name"), ()),
         "milebench_text_needle": (("subset", "sample_id"), ("image_sha256",)),
         "milebench_text_needle_combined": (("subset", "sample_id"), ("image_sha256",)),
         "locovqa_mmstar_cmp_4": (("task", "item_id"), ()),
