@@ -146,6 +146,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         log_samples_suffix=plan.options.log_samples_suffix,
         reasoning_tags=plan.options.reasoning_tags,
         budget=budget,
+        bootstrap_iters=plan.options.bootstrap_iters,
     )
     started = time.time()
     try:

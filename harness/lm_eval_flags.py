@@ -8,7 +8,8 @@ and said so in one line (never a usage error on a command line copied from lm-ev
     --num_fewshot 0            every task here is zero-shot as its paper ran it: 0 is accepted, another number refused
     --trust_remote_code        trust_remote_code=true for the hf and vllm backends' checkpoint
     --use_cache DIR            the response cache in DIR (lm-eval's sqlite cache: --cache_dir here)
-    --bootstrap_iters N        recorded; the standard errors here are the analytic ones (N changes nothing)
+    --bootstrap_iters N        draws of the bootstrap that gives a task's own (`!function`) aggregation its standard
+                               errors (default 1000; 0: none, those errors N/A); means and ratios have exact ones
     --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
     --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
     --show_config              each task's config printed after the results table (it is in the results file too)
@@ -205,7 +206,8 @@ class LmEvalOptions(DeclaredOptions):
     )
     bootstrap_iters: int | None = option(
         None,
-        "recorded in the results; the standard errors here are analytic, so N changes nothing",
+        "draws of the bootstrap that gives a task's own (!function) aggregation its standard errors (default 1000; "
+        "0: none); means and ratios of sums have exact ones",
         group=LM_EVAL,
         metavar="N",
         parse=int,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config.cluster_key import ClusterKey, parse_cluster_key
 from harness.config.group_rules import GROUP_AGGREGATIONS
 from harness.config.yaml_loader import FunctionRef, YamlDict
 from harness.errors import TaskConfigError, suggest
@@ -108,6 +109,9 @@ class TaskConfig:
     truncation: FunctionRef | None = None
     # Prompt text re-decoded by the model's tokenizer, as the paper's code did (`harness.inputs.round_trip`).
     text_round_trip: FunctionRef | None = None
+    # Which rows share an item (`harness.config.cluster_key`): the clustered standard errors count it once. Not part
+    # of the task's identity: it changes how errors are computed, never what a sample scores.
+    cluster_key: ClusterKey | None = None
 
     @property
     def version(self) -> Any:
@@ -119,6 +123,8 @@ class TaskConfig:
         def plain(value: object) -> Any:
             if isinstance(value, FunctionRef):
                 return str(value)
+            if isinstance(value, ClusterKey):
+                return value.to_yaml()
             if isinstance(value, MetricSpec):
                 out = {
                     "metric": value.metric,
@@ -245,6 +251,8 @@ def parse_task(data: YamlDict) -> TaskConfig:
             )
         )
     values["metric_list"] = metrics
+    if "cluster_key" in values:
+        values["cluster_key"] = parse_cluster_key(values["cluster_key"], data.where("cluster_key"))
     return TaskConfig(source=Path(str(data.source)), **values)
 
 

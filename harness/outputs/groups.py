@@ -15,19 +15,32 @@ positives and negatives). Registered aggregations:
 A `!function` receives the list of `MemberScore`s (missing members with `value` NaN) and returns a
 value, or a (value, stderr) pair. The results record, per group and metric, the rule and which members it
 used and which were missing (`group_aggregation`, beside lm-eval's `groups`).
+
+The rule's stderr treats members as independent. Beside it, `<metric>_stderr_clustered` counts an item the members
+share once (MMNeedle's M=1 stitched image at K = 1, 2 and 5, an MMLongBench source id across its lengths): the
+members' per-row influences, weighted by the rule's gradient in the members' values (central differences, so a
+`!function` rule needs nothing but its values), summed over the rows and clustered on the rows' keys
+(`harness.uncertainty.influence.combine`; docs/statistics.md).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from harness.config.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
 from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
 from harness.outputs.results_file import AggregationRule, GroupAggregation
+from harness.uncertainty import ClusteredError, Linearized, combine, rule_gradient
+
+# task -> (metric -> its first-order form, or None where it has none): `harness.running.metric_errors.Influences.get`
+MemberInfluences = Mapping[str, Callable[[str], Linearized | None]]
 
 
 def _number(value: object) -> float:
@@ -74,6 +87,31 @@ def _aggregate_group(
         ) from None
 
 
+def group_linearized(
+    spec: Mapping[str, object], scores: Sequence[MemberScore], members: Sequence[Linearized | None], value: float
+) -> Linearized | None:
+    """The group's aggregate in first-order form: Σ_j ∂rule/∂v_j · member_j, over the members the rule moves with;
+    None where the value is N/A, the rule cannot be differentiated here, or a member it uses has no first-order form."""
+    if not math.isfinite(value):
+        return None
+
+    def rule(values: np.ndarray) -> float:
+        try:
+            return aggregate(spec, [replace(s, value=float(v)) for s, v in zip(scores, values, strict=True)])[0]
+        except Exception:  # a group's own rule, off its values: no gradient rather than a failed run
+            return math.nan
+
+    gradient = rule_gradient(rule, np.array([s.value for s in scores], dtype=float))
+    parts = []
+    for weight, member in zip(gradient, members, strict=True):
+        if weight == 0:
+            continue
+        if member is None or not math.isfinite(weight):
+            return None
+        parts.append((float(weight), member))
+    return combine(parts, value, "delta method") if parts else None
+
+
 def _clean(value: float) -> float | str:
     return "N/A" if math.isnan(value) else value
 
@@ -83,12 +121,21 @@ def group_entries(
     configs: Mapping[str, GroupConfig],
     results: Mapping[str, Mapping[str, Any]],
     counts: Mapping[str, Mapping[str, int]],
-) -> tuple[dict[str, dict[str, Any]], dict[str, GroupAggregation]]:
+    influences: MemberInfluences | None = None,
+) -> tuple[dict[str, dict[str, Any]], dict[str, GroupAggregation], dict[str, dict[str, ClusteredError]]]:
     """Each selected group's results entry (lm-eval's: alias and aggregated metrics, only where its YAML
     asks in `aggregate_metric_list`, computed from direct members: tasks or already aggregated subgroups),
-    and how each was aggregated (`n_scored`, and per metric the rule and the members used and missed)."""
+    how each was aggregated (`n_scored`, and per metric the rule and the members used and missed), and each
+    aggregate's errors with the members' covariance (from the tasks' `influences`; none given, none computed)."""
     out: dict[str, dict[str, Any]] = {}
     how: dict[str, GroupAggregation] = {}
+    errors: dict[str, dict[str, ClusteredError]] = {}
+    linearized: dict[tuple[str, str], Linearized | None] = {}
+
+    def member_linearized(name: str, metric: str) -> Linearized | None:
+        if name in configs:
+            return linearized.get((name, metric))
+        return influences[name](metric) if influences is not None and name in influences else None
 
     def scored(name: str) -> int:
         aggregated = how[name]["n_scored"] if name in how else None
@@ -109,6 +156,14 @@ def group_entries(
             mean_value, se = _aggregate_group(name, metric, spec, scores)
             value[f"{written},none"] = _clean(mean_value)
             value[f"{written}_stderr,none"] = _clean(se)
+            if influences is not None:
+                members_linearized = [member_linearized(m, metric) for m in named]
+                combined = group_linearized(spec, scores, members_linearized, mean_value)
+                linearized[(name, written)] = combined
+                error = combined.error() if combined is not None else None
+                value[f"{written}_stderr_clustered,none"] = _clean(error.stderr_clustered if error else math.nan)
+                if error is not None:
+                    errors.setdefault(name, {})[written] = error
             used = [s for s in scores if not s.missing]
             used_n.update({s.name: s.n for s in used})
             rule = str(spec.get("aggregation", "mean"))
@@ -125,4 +180,4 @@ def group_entries(
 
     for name in groups:
         entry(name)
-    return out, how
+    return out, how, errors

@@ -172,6 +172,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
         retry_errors=False,
         # the shards' own, so that their journals' headers match
         reasoning_tags=tuple((str(a), str(b)) for a, b in config.get("reasoning_tags") or ()) or None,
+        bootstrap_iters=config.get("bootstrap_iters"),
     )
     started = time.time()
     task_results = Runner(JournalOnlyModel(identity), options).run(tasks)

@@ -2,7 +2,10 @@
 terminal table.
 
 `results[task]` holds what lm-eval's do: the `alias` and `"<metric>,none"` / `"<metric>_stderr,none"`
-values (no filters here, hence `none`). Our bookkeeping has keys of its own: `sample_counts[task]`
+values (no filters here, hence `none`), and lmms-eval's `"<metric>_stderr_clustered,none"` (the error clustered on
+the task's `cluster_key:`; lm-eval's `make_table` shows it as a row of its own, lmms-eval's as a column). Our
+bookkeeping has keys of its own: `uncertainty[task or group][metric]` (rows, clusters, design effect, method: apart,
+so that no table takes them for metrics), `sample_counts[task]`
 (`sample_len`, `n_scored` and how many samples ended in each status: refused, failed, over-length, too
 many images, invalid input, empty), `group_aggregation[group]` (the rule of each aggregate and the
 members it used and missed), `breakdowns[task]` (per cell, per depth), `references[task]` (levels to
@@ -27,14 +30,19 @@ from harness.config.task_config import GroupConfig
 from harness.models.registry import backend_spec
 from harness.outputs.groups import group_entries
 from harness.outputs.results_file import (
+    Breakdown,
     DataRecord,
+    MetricUncertainty,
     MetricValue,
     ResultsFile,
     RunConfig,
     TaskConfigRecord,
+    is_metric_key,
     strict_number,
+    strict_values,
 )
 from harness.running.task_result import TaskResult
+from harness.uncertainty import ClusteredError
 
 PACKAGES = (
     "mmlongeval",
@@ -123,7 +131,25 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
             continue
         entry[f"{metric},none"] = strict_number(value)
         entry[f"{metric}_stderr,none"] = strict_number(result.stderrs.get(metric, math.nan))
+        error = result.errors.get(metric)
+        entry[f"{metric}_stderr_clustered,none"] = strict_number(error.stderr_clustered if error else math.nan)
     return entry
+
+
+def uncertainty_entry(error: ClusteredError) -> MetricUncertainty:
+    """What stands behind a `_stderr_clustered` value (`MetricUncertainty`)."""
+    return {
+        "n": error.n,
+        "n_clusters": error.n_clusters,
+        "design_effect": strict_number(error.design_effect),
+        "overlap": error.overlap,
+        "method": error.method,
+    }
+
+
+def task_uncertainty(result: TaskResult) -> dict[str, MetricUncertainty]:
+    references = result.task.reference_metrics()
+    return {m: uncertainty_entry(e) for m, e in result.errors.items() if m not in references}
 
 
 def references(result: TaskResult) -> tuple[str, dict[str, MetricValue]]:
@@ -151,7 +177,12 @@ def build_results(
 ) -> ResultsFile:
     results = {r.task.name: task_entry(r) for r in task_results}
     counts = {r.task.name: sample_counts(r) for r in task_results}
-    group_results, aggregation = group_entries(groups, group_configs, results, counts)
+    influences = {r.task.name: r.influences.get for r in task_results}
+    group_results, aggregation, group_errors = group_entries(groups, group_configs, results, counts, influences)
+    uncertainty = {r.task.name: task_uncertainty(r) for r in task_results}
+    uncertainty.update(
+        {name: {m: uncertainty_entry(e) for m, e in errors.items()} for name, errors in group_errors.items()}
+    )
     configs: dict[str, TaskConfigRecord] = {}
     for r in task_results:
         config = r.task.config.to_dict()
@@ -176,8 +207,11 @@ def build_results(
         "n-shot": {r.task.name: 0 for r in task_results},
         "higher_is_better": {r.task.name: r.task.higher_is_better() for r in task_results},
         "n-samples": {r.task.name: {"original": r.task.n_original, "effective": r.n_effective} for r in task_results},
-        "breakdowns": {r.task.name: r.breakdowns for r in task_results if r.breakdowns},
+        "breakdowns": {
+            r.task.name: cast(dict[str, Breakdown], strict_values(r.breakdowns)) for r in task_results if r.breakdowns
+        },
         "references": {name: values for name, values in map(references, task_results) if values},
+        "uncertainty": {name: entry for name, entry in uncertainty.items() if entry},
         # Tokens the recorded answers took, as the backend reported them (answers served from the
         # journal or the response cache count what they cost when generated).
         "usage": {r.task.name: r.usage for r in task_results if r.usage},
@@ -218,16 +252,21 @@ def _fmt(value: object) -> str:
 
 
 def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
-    """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results."""
+    """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results that holds a metric (not
+    one of its errors)."""
     for key, value in entry.items():
-        if "," in key and "_stderr," not in key:
+        if is_metric_key(key):
             metric = key.split(",")[0]
             yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 
 def summary_table(results: ResultsFile) -> str:
-    """A markdown table like lm-eval's: one row per task and metric, then groups."""
-    lines = ["| Task | Version | n | Metric | Value |   | Stderr |", "|---|---|---|---|---|---|---|"]
+    """A markdown table like lm-eval's: one row per task and metric, then groups, each value's plain standard error
+    and the one clustered on its task's `cluster_key:` beside it."""
+    lines = [
+        "| Task | Version | n | Metric | Value |   | Stderr | Clustered |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, entry in results["results"].items():
         version = results["versions"].get(name, "")
         counts = results.get("sample_counts", {}).get(name, {})
@@ -238,19 +277,22 @@ def summary_table(results: ResultsFile) -> str:
         )
         first = True
         for metric, value, stderr in metric_items(entry):
+            clustered = entry.get(f"{metric}_stderr_clustered,none", "N/A")
             lines.append(
                 f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
-                f"{_fmt(value)} | ± | {_fmt(stderr)} |"
+                f"{_fmt(value)} | ± | {_fmt(stderr)} | {_fmt(clustered)} |"
             )
             first = False
     for name, entry in results.get("groups", {}).items():
         members = results["group_subtasks"].get(name, [])
         aggregated = results.get("group_aggregation", {}).get(name)
         scored = aggregated["n_scored"] if aggregated else ""
-        metrics = [(k.split(",")[0], v) for k, v in entry.items() if "," in k and "_stderr," not in k]
+        metrics = list(metric_items(entry))
         if not metrics:
-            lines.append(f"| {name} (group) | | | reports its {len(members)} members, no pooled score | | | |")
-        for metric, value in metrics:
-            stderr = entry.get(f"{metric}_stderr,none", "N/A")
-            lines.append(f"| {name} (group) | | {scored} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} |")
+            lines.append(f"| {name} (group) | | | reports its {len(members)} members, no pooled score | | | | |")
+        for metric, value, stderr in metrics:
+            clustered = entry.get(f"{metric}_stderr_clustered,none", "N/A")
+            lines.append(
+                f"| {name} (group) | | {scored} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} | {_fmt(clustered)} |"
+            )
     return "\n".join(lines)

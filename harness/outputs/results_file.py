@@ -24,7 +24,16 @@ from harness.redact import dumps
 RESULTS_GLOB = "results_*.json"
 Scalar = float | str | bool | None
 MetricValue = float | str | None  # a number, or lm-eval's "N/A" (NaN) and "inf" / "-inf"
-TaskEntry = dict[str, MetricValue]  # "alias", and "<metric>,none" / "<metric>_stderr,none" values
+# "alias", and "<metric>,none", "<metric>_stderr,none" and "<metric>_stderr_clustered,none" (lmms-eval's key) values
+TaskEntry = dict[str, MetricValue]
+# A results entry's keys that are a metric's errors, not a metric (lmms-eval's `make_table` skips the same suffixes).
+ERROR_SUFFIXES = ("_stderr", "_stderr_clustered")
+
+
+def is_metric_key(key: str) -> bool:
+    """Whether a results entry's key (`"<name>,<filter>"`) holds a metric's value, not its error or the alias."""
+    name, comma, _ = key.partition(",")
+    return bool(comma) and not name.endswith(ERROR_SUFFIXES)
 
 
 class RunConfig(TypedDict, total=False):
@@ -93,11 +102,28 @@ class GroupAggregation(TypedDict):
 
 
 class BreakdownCell(TypedDict, total=False):
-    """A metric's value over one cell of a breakdown (MMNeedle's grid cell, a depth)."""
+    """A metric's value over one cell of a breakdown (MMNeedle's grid cell, a depth), with its plain and clustered
+    errors, the clusters its rows fall in and the design effect."""
 
     mean: MetricValue
     n: int | None
     stderr: MetricValue
+    stderr_clustered: MetricValue
+    n_clusters: int | None
+    design_effect: MetricValue
+
+
+class MetricUncertainty(TypedDict):
+    """What stands behind a task's or group's `<metric>_stderr_clustered` (`harness.uncertainty`; docs/statistics.md),
+    kept out of `results` so that lm-eval's `make_table` takes none of it for a metric."""
+
+    n: int  # rows (a group: the rows of its members, a row two members share counted once)
+    n_clusters: int  # clusters, or the connected components of a crossed (overlap) design
+    design_effect: (
+        MetricValue  # clustered variance / plain variance, before their small-sample factors; n/deff: effective n
+    )
+    overlap: bool  # the graph sum of a crossed design, not CR1 over a partition
+    method: str  # mean, sum, ratio of sums (influence function), bootstrap, delta method (a group)
 
 
 Breakdown = dict[str, BreakdownCell]  # a metric's values by cell (MMNeedle's grid cell, a depth)
@@ -174,6 +200,7 @@ ResultsFile = TypedDict(
         "n-samples": dict[str, SampleCounts],
         "breakdowns": dict[str, dict[str, Breakdown]],  # task -> metric -> its breakdown
         "references": dict[str, dict[str, MetricValue]],  # task -> levels to compare with (its chance)
+        "uncertainty": dict[str, dict[str, MetricUncertainty]],  # task or group -> metric -> clusters, design effect
         "usage": dict[str, dict[str, int]],
         "datasets": dict[str, DataRecord],
         "task_hashes": dict[str, str],
@@ -219,14 +246,15 @@ def strict_number(value: float) -> float | str:
     return value
 
 
-def _strict(value: object) -> object:
-    """`value` with every NaN or infinity (a breakdown's, a group's) written as `strict_number` writes it."""
+def strict_values(value: object) -> object:
+    """`value` with every NaN or infinity (a breakdown's, a group's) written as `strict_number` writes it, as the
+    results file holds it (`write_results`), so what a run returns is what it wrote."""
     if isinstance(value, float):
         return strict_number(value)
     if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
+        return {k: strict_values(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
+        return [strict_values(v) for v in value]
     return value
 
 
@@ -234,7 +262,7 @@ def write_results(results: ResultsFile, model_dir: Path, date_id: str | None = N
     """`results_<date_id>.json` (the date names the run's sample logs too, as lm-eval's): strict JSON, which
     every reader parses (no NaN or Infinity tokens)."""
     stamp = date_id or datetime.now().isoformat().replace(":", "-")
-    return write_text(model_dir / f"results_{stamp}.json", dumps(_strict(results), indent=2, ensure_ascii=False))
+    return write_text(model_dir / f"results_{stamp}.json", dumps(strict_values(results), indent=2, ensure_ascii=False))
 
 
 def read_results_file(path: Path) -> ResultsFile:

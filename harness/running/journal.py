@@ -108,6 +108,9 @@ class SampleRecord(TypedDict, total=False):
     error: Annotated[str | None, contract.Rule("a string")]
     # the scorer's values (absent until scored: `--predict_only`)
     metrics: Annotated[dict[str, MetricValue] | None, contract.Rule("an object")]
+    # the row's cluster keys from its task's `cluster_key:` (`harness.config.cluster_key`): rows sharing a key share an
+    # item; absent for a task without one (and in journals from before: filled in when the task next finishes)
+    cluster: list[str]
     # --log_samples: what was asked
     target: str
     prompt: str  # as sent, each image an `<image>` marker

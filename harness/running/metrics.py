@@ -1,8 +1,9 @@
-"""Aggregations over per-sample metric values, their standard errors, and built-in sample metrics.
+"""Aggregations over per-sample metric values, and built-in sample metrics.
 
 A task's `metric_list` names an aggregation here (or a `!function`). An aggregation that returns a
 mapping is a breakdown (per cell, per depth, ...): it is written under `breakdowns` in the results,
-not among the scalar `"metric,none"` keys that lm-eval tools read.
+not among the scalar `"metric,none"` keys that lm-eval tools read. Standard errors, plain and clustered, are
+`harness.running.metric_errors`'s (on `harness.uncertainty`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ def mean(values: Sequence[float]) -> float:
 
 
 def mean_stderr(values: Sequence[float]) -> float:
-    """sqrt(p(1-p)/n) for 0/1 values (the MMNeedle paper's SE), i.e. population std / sqrt(n)."""
+    """sd(values, ddof=1) / sqrt(n): the sample variance, as lm-eval, lmms-eval and inspect_ai compute it (before
+    issue 48 this was the population variance, sqrt(p(1-p)/n) for 0/1 values: smaller by sqrt((n-1)/n)).
+    Edge cases: n = 0 or 1 gives NaN; all values equal give 0.0."""
     n = len(values)
-    if n == 0:
+    if n < 2:
         return math.nan
     m = mean(values)
     # `d * d`, not `d ** 2`: a difference past 1e154 squares to inf instead of raising OverflowError.
-    variance = sum((v - m) * (v - m) for v in values) / n
+    variance = sum((v - m) * (v - m) for v in values) / (n - 1)
     return math.sqrt(variance / n)
 
 
@@ -39,15 +42,6 @@ def ratio_of_sums(values: Sequence[Sequence[float]]) -> float:
     """
     den = sum(v[1] for v in values)
     return sum(v[0] for v in values) / den if den else math.nan
-
-
-def ratio_of_sums_stderr(values: Sequence[Sequence[float]]) -> float:
-    """sqrt(p(1-p)/Σden): each compared unit counted as one Bernoulli trial."""
-    den = sum(v[1] for v in values)
-    if not den:
-        return math.nan
-    p = ratio_of_sums(values)
-    return math.sqrt(max(p * (1 - p), 0.0) / den)
 
 
 def total(values: Sequence[float]) -> float:
@@ -110,7 +104,6 @@ AGGREGATIONS: dict[str, Aggregation] = {
     "sum": total,
     "mean_by_key": mean_by_key,
 }
-STDERRS: dict[str, Aggregation] = {"mean": mean_stderr, "ratio_of_sums": ratio_of_sums_stderr}
 
 
 def exact_match(target: str, response: str) -> float:

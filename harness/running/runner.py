@@ -54,12 +54,12 @@ from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
 from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
-from harness.running.sample_records import RecordBuilder, screen, sum_usage
+from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
 from harness.running.task_judging import judge_task
-from harness.running.task_result import TaskResult
+from harness.running.task_result import Aggregated, TaskResult
 
 
 @dataclass
@@ -88,6 +88,7 @@ class RunOptions:
     # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
     reasoning_tags: ReasoningTags | None = None
     budget: Budget | None = None  # --max_cost: charged with every answer journalled, the run stopped once reached
+    bootstrap_iters: int | None = None  # the bootstrap's draws for a `!function` aggregation's errors (0: none)
 
 
 @dataclass
@@ -291,6 +292,7 @@ class Runner:
         current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
         if self.options.score:
             self._score_unscored(task, store, current)
+        store.add(refresh_cluster_keys(task, store.records, current))
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
         judge_usage: Counter[str] = Counter()
@@ -308,18 +310,12 @@ class Runner:
         if self.options.log_samples and self.options.output_dir is not None:
             self._write_sample_log(task, store, screened.current, run.settings)
         counts = Counter(o.status for o in outcomes)
-        values, stderrs, breakdowns = (
-            task.aggregate([o.metrics for o in outcomes if o.status in SCORED and o.metrics is not None])
-            if self.options.score
-            else ({}, {}, {})
-        )
+        scored = scored_rows(task, store.records, current, outcomes)
         return TaskResult(
             task=task,
             settings=run.settings,
             fingerprint=store.fingerprint,
-            values=values,
-            stderrs=stderrs,
-            breakdowns=breakdowns,
+            aggregated=task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated(),
             counts={s: counts.get(s, 0) for s in STATUSES},
             n_effective=len(screened.current),
             resumed=screened.resumed,

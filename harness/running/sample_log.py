@@ -4,7 +4,8 @@ lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_sam
 `target`, `arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`,
 `filtered_resps` (the answer scored: `resps` without its thinking where the run took a reasoning model's thinking
 out, as lmms-eval's `--reasoning_tags`), `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
-metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`. A value
+metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, and `cluster` (the
+row's cluster keys, where its task declares `cluster_key:`). A value
 that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
 line has one type per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has
 finished, from its journal; the prompt shows each image as `<image>` and never holds pixels. Its lines are declared
@@ -51,6 +52,7 @@ class SampleLogLine(TypedDict):
     token_count: int | None
     truncation: NotRequired[str]  # JSON text, as every value that is not a number
     text_round_trip: NotRequired[str]
+    cluster: NotRequired[list[str]]  # the row's cluster keys (`cluster_key:`): rows sharing one share an item
 
 
 def hash_string(text: str) -> str:
@@ -103,6 +105,8 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
         line["truncation"] = _value(record["truncation"])
     if record.get("text_round_trip"):
         line["text_round_trip"] = _value(record["text_round_trip"])
+    if record.get("cluster"):
+        line["cluster"] = list(record["cluster"])
     return line
 
 

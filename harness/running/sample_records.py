@@ -17,6 +17,7 @@ from harness.api import (
     OK,
     OVER_LENGTH,
     REFUSED,
+    SCORED,
     TOO_MANY_IMAGES,
     Message,
     Model,
@@ -32,6 +33,8 @@ from harness.models.reasoning import ReasoningTags, strip_reasoning
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
+from harness.running.metric_errors import ScoredRow
+from harness.running.sample_store import Outcome
 from harness.running.task import Task
 
 
@@ -58,6 +61,16 @@ def sum_usage(usages: Sequence[dict[str, int] | None]) -> dict[str, int]:
             if isinstance(value, int) and not isinstance(value, bool):
                 total[key] += value
     return dict(sorted(total.items()))
+
+
+class ClusterField(TypedDict, total=False):
+    cluster: list[str]
+
+
+def cluster_field(task: Task, doc: Mapping[str, object]) -> ClusterField:
+    """The record's `cluster` (the row's cluster keys), where its task declares `cluster_key:`."""
+    keys = task.cluster_keys(doc)
+    return {"cluster": keys} if keys else {}
 
 
 class LoggedFields(TypedDict, total=False):
@@ -92,6 +105,7 @@ class RecordBuilder:
             "token_count": self.model.prompt_tokens(request),
             "input_sha256": input_sha256(request),
         }  # type: ignore[typeddict-item]  # its status follows
+        record.update(cluster_field(task, doc))
         if response.usage:
             record["usage"] = response.usage
         if request.truncation:
@@ -135,6 +149,7 @@ class RecordBuilder:
             "sample_id": sample_id,
             "status": INVALID_INPUT,
             "error": reason,
+            **cluster_field(task, doc),
             **self.log_fields(task, None, doc),
         }
 
@@ -155,6 +170,7 @@ class RecordBuilder:
             "error": problem[1],
             "token_count": self.model.prompt_tokens(request),
             "input_sha256": input_sha256(request),
+            **cluster_field(task, doc),
             **self.log_fields(task, request, doc),
         }
 
@@ -192,3 +208,32 @@ class RecordBuilder:
     def sent(self, request: Request) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
         """The messages the backend sends for `request` and what its text round trip did (`harness.inputs.round_trip`)."""
         return sent_messages(request, self.model.text_round_trip() if request.text_round_trip else None)
+
+
+def refresh_cluster_keys(task: Task, records: Mapping[str, SampleRecord], current: Sequence[str]) -> list[SampleRecord]:
+    """The records of `current` whose `cluster` is not what the task's `cluster_key:` now makes of their rows (a journal
+    from before the key was declared, or a key changed since), with the keys made anew: appended to the journal, they
+    replace the old lines when it is compacted, so the journal holds every sample's keys for later commands."""
+    stale: list[SampleRecord] = []
+    for sample_id in current:
+        record = records.get(sample_id)
+        if record is None:
+            continue
+        keys = task.cluster_keys(task.doc(record["doc_id"]))
+        if record.get("cluster", []) != keys:
+            fresh = cast(SampleRecord, {k: v for k, v in record.items() if k != "cluster"})
+            fresh.update(cluster_field(task, task.doc(record["doc_id"])))
+            stale.append(fresh)
+    return stale
+
+
+def scored_rows(
+    task: Task, records: Mapping[str, SampleRecord], current: Sequence[str], outcomes: Sequence[Outcome]
+) -> list[ScoredRow]:
+    """The scored samples of `current` (their `outcomes`, in the same order) as the task's aggregation reads them,
+    each keyed by its journalled cluster keys (`refresh_cluster_keys` made them current)."""
+    return [
+        task.scored_row(sample_id, outcome.metrics, records[sample_id].get("cluster"))
+        for sample_id, outcome in zip(current, outcomes, strict=True)
+        if outcome.status in SCORED and outcome.metrics is not None
+    ]

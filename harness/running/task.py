@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.config.task_config import TaskConfig
 from harness.errors import TaskConfigError
+from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import SAMPLE_METRICS
 from harness.running.rows_left_out import without_all_rows
-from harness.running.task_aggregation import aggregate_metrics
+from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hooks import bind_hooks, call_hook
 from harness.running.task_requests import RowProblem, TaskRequests
+from harness.uncertainty import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
 
@@ -51,10 +53,23 @@ class Task(TaskRequests):
         """metric -> the name of its built-in aggregation (the shape its journalled values must have)."""
         return {spec.metric: spec.aggregation for spec in self.config.metric_list if isinstance(spec.aggregation, str)}
 
-    def aggregate(self, metric_rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
-        """Aggregate scored samples' metrics: (values, stderrs, breakdowns)."""
+    def aggregate(self, scored: list[ScoredRow], bootstrap_iters: int | None = None) -> Aggregated:
+        """Aggregate scored samples' metrics, with their plain and clustered errors (`harness.running.task_aggregation`);
+        `bootstrap_iters`: None for the default draws of the bootstrap a task's own aggregation is resampled by."""
         judged = self.judge.metrics if self.judge else ()
-        return aggregate_metrics(self.name, self.config.metric_list, self.aggregations, judged, metric_rows)
+        iters = DEFAULT_ITERS if bootstrap_iters is None else bootstrap_iters
+        return aggregate_metrics(self.name, self.config.metric_list, self.aggregations, judged, scored, iters)
+
+    def cluster_keys(self, doc: Mapping[str, object]) -> list[str]:
+        """The row's cluster keys from the task's `cluster_key:` (`harness.config.cluster_key`); none without one."""
+        key = self.config.cluster_key
+        return key.keys(self.config.dataset_path, doc) if key is not None else []
+
+    def scored_row(self, sample_id: str, metrics: Mapping[str, object], keys: Sequence[str] | None) -> ScoredRow:
+        """A scored sample as the aggregation reads it: named `task/sample id`, keyed by its cluster keys, or by its
+        own name where it has none (it stands alone)."""
+        name = f"{self.name}/{sample_id}"
+        return ScoredRow(name, metrics, tuple(keys) if keys else (name,))
 
     def higher_is_better(self) -> dict[str, bool]:
         return {m.metric: m.higher_is_better for m in self.config.metric_list if not m.reference}
@@ -69,6 +84,7 @@ class Task(TaskRequests):
         config = self.config.to_dict()
         config.pop("source", None)
         config.pop("report", None)  # presentation only
+        config.pop("cluster_key", None)  # how errors are computed: journals from before it was declared still resume
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
             config["metadata"] = without_all_rows(config["metadata"])

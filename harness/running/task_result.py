@@ -6,7 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import EMPTY, OK, GenerationSettings
+from harness.running.metric_errors import Influences
 from harness.running.task import Task
+from harness.running.task_aggregation import Aggregated
+from harness.uncertainty import ClusteredError
 
 
 @dataclass
@@ -14,9 +17,7 @@ class TaskResult:
     task: Task
     settings: GenerationSettings
     fingerprint: str
-    values: dict[str, float]
-    stderrs: dict[str, float]
-    breakdowns: dict[str, Any]
+    aggregated: Aggregated  # its metrics' values, errors and breakdowns (`harness.running.task_aggregation`)
     counts: dict[str, int]  # samples per status, over the evaluated documents
     n_effective: int
     resumed: int  # samples found finished in the journal
@@ -28,6 +29,28 @@ class TaskResult:
     truncated: int = 0  # samples the task's truncation rule cut to fit the model
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
     judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
+
+    @property
+    def values(self) -> dict[str, float]:
+        return self.aggregated.values
+
+    @property
+    def stderrs(self) -> dict[str, float]:
+        return self.aggregated.stderrs
+
+    @property
+    def breakdowns(self) -> dict[str, Any]:
+        return self.aggregated.breakdowns
+
+    @property
+    def errors(self) -> dict[str, ClusteredError]:
+        """Per metric: plain and clustered errors, clusters, design effect."""
+        return self.aggregated.errors
+
+    @property
+    def influences(self) -> Influences:
+        """Its metrics in first-order form, for the task's groups."""
+        return self.aggregated.influences
 
     @property
     def n_scored(self) -> int:

@@ -138,6 +138,11 @@ def cell_grid_figure(model: str, panels: list[Panel], caption: str) -> Any:
 # --------------------------------------------------------------------------------------- depth curves
 
 
+def _error_bar(value: object) -> float:
+    """A depth's stderr as a bar: "N/A" (one needle at that depth: no spread to estimate) draws none."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+
+
 def depth_figure(model: str, series: dict[int, dict[tuple[int, int], Any]], caption: str, depths: int = 10) -> Any:
     """One panel per K, one curve per config in the paper's order (colour and marker both tell them apart)."""
     import matplotlib.pyplot as plt
@@ -155,7 +160,7 @@ def depth_figure(model: str, series: dict[int, dict[tuple[int, int], Any]], capt
             ax.errorbar(
                 [x + dodge for x in xs],
                 [by_depth[str(x)]["mean"] for x in xs],
-                yerr=[by_depth[str(x)]["stderr"] for x in xs],
+                yerr=[_error_bar(by_depth[str(x)]["stderr"]) for x in xs],
                 marker=MARKERS[i % len(MARKERS)],
                 color=LINE_COLOURS[i % len(LINE_COLOURS)],
                 capsize=3,

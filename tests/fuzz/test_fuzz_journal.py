@@ -14,16 +14,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.api import SCORED
+from harness.config.task_config import MetricSpec
 from harness.errors import UserError
-from harness.outputs.results_file import _strict
+from harness.outputs.results_file import strict_values
 from harness.running.journal import fingerprint
-from harness.running.metrics import AGGREGATIONS, STDERRS
+from harness.running.metric_errors import ScoredRow
+from harness.running.metrics import AGGREGATIONS
 from harness.running.sample_store import SampleStore
+from harness.running.task_aggregation import aggregate_metrics
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 
 TASK = "t"
 AGGREGATIONS_OF = {"acc": "mean", "ratio": "ratio_of_sums", "cells": "mean_by_key", "total": "sum"}
+SPECS = [MetricSpec(metric, aggregation) for metric, aggregation in AGGREGATIONS_OF.items()]
 PARTS = {"model": {"model": "constant"}, "task": {"task": TASK}, "task_docs": 4}
 GOOD = {
     "type": "sample",
@@ -36,6 +40,7 @@ GOOD = {
     "input_sha256": "ab",
     "metrics": {"acc": 1.0, "ratio": [1, 2], "cells": [["a", 1.0], [3, 0.5]], "total": 2},
     "usage": {"prompt_tokens": 5},
+    "cluster": ['bench:{"item":"7"}', 'bench:{"image":"ab"}'],
 }
 
 
@@ -74,13 +79,19 @@ def test_any_journal_is_read_aggregated_and_compacted_without_a_traceback(
         rows = [o.metrics for o in store.outcomes.values() if o.status in SCORED and o.metrics is not None]
         for row in rows:  # every value kept fits a float: an aggregation reads it (a longer one is a skipped line)
             assert all(abs(n) <= sys.float_info.max for value in row.values() for n in _values(value)), row
-        results = {}
-        for metric, aggregation in AGGREGATIONS_OF.items():
-            column = [row[metric] for row in rows if metric in row]
-            value = AGGREGATIONS[aggregation](column)
-            stderr = STDERRS[aggregation](column) if aggregation in STDERRS else math.nan
-            results[metric] = [value, stderr]
-        json.dumps(_strict(results), allow_nan=False)  # the results file stays strict JSON
+        scored = [  # as the runner reads them: each row keyed by its journalled cluster keys, or by itself
+            ScoredRow(f"{TASK}/{s}", o.metrics, tuple(store.records[s].get("cluster") or [f"{TASK}/{s}"]))
+            for s, o in store.outcomes.items()
+            if o.status in SCORED and o.metrics is not None
+        ]
+        functions = {metric: AGGREGATIONS[aggregation] for metric, aggregation in AGGREGATIONS_OF.items()}
+        aggregated = aggregate_metrics(TASK, SPECS, functions, (), scored, bootstrap_iters=20)
+        results = {
+            metric: [value, aggregated.stderrs[metric], aggregated.errors[metric].stderr_clustered]
+            for metric, value in aggregated.values.items()
+        }
+        assert set(results) | set(aggregated.breakdowns) == set(AGGREGATIONS_OF)
+        json.dumps(strict_values([results, aggregated.breakdowns]), allow_nan=False)  # the results file: strict JSON
         store.compact()
         store.close()
         again = SampleStore(path, TASK, PARTS, AGGREGATIONS_OF)

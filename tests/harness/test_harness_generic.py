@@ -208,7 +208,7 @@ def test_group_rules_on_member_scores() -> None:
         "b": {"acc,none": 1.0, "acc_stderr,none": "N/A", "f1,none": "N/A"},
     }
     counts = {"a": {"n_scored": 10}, "b": {"n_scored": 30}}
-    entries, how = group_entries({"g": ["a", "b", "c"]}, {"g": config}, results, counts)
+    entries, how, _ = group_entries({"g": ["a", "b", "c"]}, {"g": config}, results, counts)
     entry = entries["g"]
     assert entry["acc,none"] == pytest.approx((0.5 * 10 + 1.0 * 30) / 40)
     assert how["g"]["rules"]["acc"] == {"rule": "weighted_mean", "used": ["a", "b"], "missing": ["c"]}

@@ -119,6 +119,13 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
     )
     results = results_file(tmp_path / "random")
     rows = table_rows(make_table(results, "groups"))
+    # lmms-eval's `<metric>_stderr_clustered` key: lm-eval's table shows it as a row of that name (lmms-eval's, as a
+    # column); the clusters and design effect behind it are kept apart, under `uncertainty`, where no table reads them
+    clustered = [row for row in rows if row[4].endswith("_stderr_clustered")]
+    assert {row[4] for row in clustered} == {"exact_acc_pos_stderr_clustered", "existence_acc_neg_stderr_clustered"}
+    assert not any(row[4].startswith(("n_clusters", "design_effect")) for row in rows)
+    assert all(not row[0] for row in clustered)  # each below its metric's row, which names the group
+    rows = [row for row in rows if row not in clustered]
     assert rows[0][0] == "mmneedle" and rows[0][4] in ("exact_acc_pos", "existence_acc_neg")
     top = {row[4] for row in rows[:2]}
     assert top == {"exact_acc_pos", "existence_acc_neg"}

@@ -63,7 +63,12 @@ def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, data_dir: Pa
     )
     entry = run.results("constant")["results"][f"{K1}_pos"]
     assert entry["exact_acc,none"] == pytest.approx(expected)
-    assert entry["exact_acc_stderr,none"] == pytest.approx(math.sqrt(expected * (1 - expected) / len(answers)))
+    # the sample variance, n - 1, as lm-eval, lmms-eval and inspect_ai (before issue 48: p(1-p)/n)
+    n = len(answers)
+    assert entry["exact_acc_stderr,none"] == pytest.approx(math.sqrt(expected * (1 - expected) / (n - 1)))
+    # every M=1 row its own stitched image in one config: each its own cluster, the clustered error the plain one
+    assert entry["exact_acc_stderr_clustered,none"] == pytest.approx(entry["exact_acc_stderr,none"])
+    assert run.results("constant")["uncertainty"][f"{K1}_pos"]["exact_acc"]["n_clusters"] == n
     index_expected = sum(a.split(", ")[0] == guess.split(", ")[0] for a in answers) / len(answers)
     assert entry["index_acc,none"] == pytest.approx(index_expected)
 

@@ -25,6 +25,7 @@ SAME = (
     "higher_is_better",
     "configs",
     "datasets",
+    "uncertainty",
 )
 
 
@@ -92,6 +93,29 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
     text = (tmp_path / "report.md").read_text()
     assert "Not shown: 3 results file(s) of `--shard` runs" in text
     assert "| mmneedle_m1_n2_k1_pos | 1.0 | 12 | 0 | existence_acc |" in text
+
+
+@pytest.mark.slow  # three runs and a merge
+def test_merged_shards_give_a_group_the_unsharded_run_s_clustered_errors(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """Issue 48: a group's clustered error needs every member's rows; the shards' journals hold them, so the merged
+    run's groups are the unsharded run's, an M=1 image shown at K=1 and K=5 counted once in both."""
+    groups = tmp_path / "groups"
+    groups.mkdir()
+    (groups / "over_k.yaml").write_text(
+        "group: m1_n2_pos_over_k\ntask: [mmneedle_m1_n2_k1_pos, mmneedle_m1_n2_k5_pos]\n"
+        "aggregate_metric_list:\n  - metric: existence_acc\n    aggregation: strict_mean\n"
+    )
+    tasks = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"]
+    args = ("--tasks", "m1_n2_pos_over_k", "--include_path", groups, "--model", "random", "--data_dir", data_dir)
+    full, _ = _shard_then_merge(harness, tmp_path, 2, args, "random", tasks)
+    expected = full.results("random")
+    got = json.loads(sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1].read_text())
+    assert got["groups"] == expected["groups"] and got["uncertainty"] == expected["uncertainty"]
+    pooled = got["uncertainty"]["m1_n2_pos_over_k"]["existence_acc"]
+    assert pooled["n"] == 24 and pooled["n_clusters"] == 12
+    assert "existence_acc_stderr_clustered,none" in got["groups"]["m1_n2_pos_over_k"]
 
 
 @pytest.mark.slow  # a tiny LLaVA's three runs and a merge

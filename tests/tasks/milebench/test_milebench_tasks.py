@@ -18,6 +18,7 @@ from builders.milebench.subsets import ADV, COMBINED, CONFIGS, LEVELS, SUBSETS, 
 from harness.config.task_index import TaskIndex
 from harness.outputs.model_results import ModelResults
 from tasks.milebench import aggregation, report, scoring, utils
+from tests.support.clustered_results import assert_clustered_fields
 
 TEST_CONFIGS = [name for name, cfg in CONFIGS.items() if cfg.mode != COMBINED and cfg.split != ADV]
 
@@ -136,6 +137,10 @@ def test_random_run_end_to_end_groups_aggregate_as_table_2(harness, milebench_di
         present = [v for v in values if v is not None]
         assert _score(groups[f"milebench_{level.lower()}"], metric) == pytest.approx(sum(present) / len(present))
     assert _score(results["results"]["milebench_text_needle"], "score_medium") is None  # no Medium row there
+    # every task and pooled group with its clustered error (issue 48); a task's own aggregation by the bootstrap
+    assert assert_clustered_fields(results) > 100
+    assert results["uncertainty"]["milebench_alfred"]["score_few"]["method"] == "bootstrap"
+    assert results["uncertainty"]["milebench_t1"]["score"]["method"] == "delta method"
 
     assert harness("report", out).code == 0
     text = (out / "report.md").read_text()

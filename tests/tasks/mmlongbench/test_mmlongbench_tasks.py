@@ -18,6 +18,7 @@ from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.leaves import ABLATION_CONFIGS, BUILDABLE_CONFIGS, CONFIGS, LENGTHS, VLMEVALKIT_CONFIGS
 from harness.config.task_index import TaskIndex
 from tasks.mmlongbench import ablation_report, aggregation, report, scoring, utils
+from tests.support.clustered_results import assert_clustered_fields
 
 CONFIGS_8K = [name for name in CONFIGS if name.endswith("_8k")]
 ABLATIONS_8K = [name for name in ABLATION_CONFIGS if name.endswith("_8k")]
@@ -187,6 +188,11 @@ def test_random_run_end_to_end_groups_aggregate_as_the_paper(harness, mmlb_dir: 
         for a, b in aggregation.MMNIAH_PAIRS.values()
     ]
     assert _score(groups["mmlongbench_niah_8k"]) == pytest.approx(sum(niah + pairs) / 5)
+    # every task and pooled group with its clustered error (issue 48): the rows of one source id are one cluster
+    assert assert_clustered_fields(results) > 40
+    viquae = results["uncertainty"]["mmlongbench_vrag_viquae_8k"]["score"]
+    assert (viquae["n"], viquae["n_clusters"]) == (18, 3)  # 3 ids x 6 depths
+    assert results["uncertainty"]["mmlongbench_niah_8k"]["score"]["n_clusters"] == 24
 
     # The report: the category table, every dataset, and the score-against-length figure.
     assert harness("report", out).code == 0

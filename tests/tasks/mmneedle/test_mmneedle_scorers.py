@@ -297,7 +297,7 @@ def test_breakdowns_group_by_cell_and_depth() -> None:
     depths = mean_by_key([r["exact_acc_by_depth"] for r in rows])
     assert cells["1,1"]["mean"] == 0.5 and cells["1,1"]["n"] == 2 and cells["2,2"]["mean"] == 1.0
     assert depths["1"]["mean"] == 1.0 and depths["2"]["mean"] == 0.5 and depths["2"]["n"] == 2
-    assert cells["1,1"]["stderr"] == pytest.approx(math.sqrt(0.25 / 2))
+    assert cells["1,1"]["stderr"] == pytest.approx(math.sqrt(0.5 / 2))  # values 1 and 0: sample variance 0.5, n 2
 
 
 def test_multi_needle_breakdown_counts_unanswered_needles_wrong() -> None:

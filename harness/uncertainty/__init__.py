@@ -1,0 +1,87 @@
+"""Uncertainty of the numbers a run reports: pure functions on numpy (scipy.stats and statsmodels where they do the job,
+imported where they are used), in the harness's base layer, so every layer may use them. The formulas, what is
+clustered on which key and why: `docs/statistics.md`.
+
+- `design`: which rows share an item (`design_from_keys`: a partition, or a crossed overlap design).
+- `variance`: plain (n - 1) and clustered (CR1; the graph sum for overlaps) errors, clusters, design effect.
+- `influence`: aggregates in first-order form (`Linearized`): mean, sum, ratio of sums, the jackknife for any other;
+  combined through a group's rule (`combine`, `rule_gradient`) or differenced between runs (`difference`).
+- `bootstrap`: the seeded cluster bootstrap, for aggregates no formula linearizes and for whole curves.
+- `comparisons`: Wilson intervals on the effective n, paired differences, McNemar, equivalence, Holm and
+  Benjamini-Hochberg, the chance of k of m.
+- `power`: the minimum detectable effect and the sample size needed, with a design effect.
+"""
+
+from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error, bootstrap_stderr, cluster_bootstrap
+from harness.uncertainty.comparisons import (
+    PairedDifference,
+    adjust_pvalues,
+    chance_of_at_least,
+    effective_n,
+    equivalence_p,
+    expected_by_chance,
+    interval,
+    mcnemar_exact,
+    paired_difference,
+    wilson_interval,
+)
+from harness.uncertainty.design import ClusterDesign, design_from_keys
+from harness.uncertainty.influence import (
+    Linearized,
+    combine,
+    difference,
+    linearize_by_jackknife,
+    linearize_mean,
+    linearize_ratio,
+    linearize_sum,
+    rule_gradient,
+)
+from harness.uncertainty.power import (
+    bernoulli_sd,
+    comparison_sd,
+    design_effect_from_icc,
+    icc_from_design_effect,
+    minimum_detectable_effect,
+    sample_size,
+    weighted_cluster_size,
+)
+from harness.uncertainty.variance import ClusteredError, clustered_stderr, influence_error, mean_error, sample_stderr
+
+__all__ = [
+    "DEFAULT_ITERS",
+    "ClusterDesign",
+    "ClusteredError",
+    "Linearized",
+    "PairedDifference",
+    "adjust_pvalues",
+    "bernoulli_sd",
+    "bootstrap_error",
+    "bootstrap_stderr",
+    "chance_of_at_least",
+    "cluster_bootstrap",
+    "clustered_stderr",
+    "combine",
+    "comparison_sd",
+    "design_effect_from_icc",
+    "design_from_keys",
+    "difference",
+    "effective_n",
+    "equivalence_p",
+    "expected_by_chance",
+    "icc_from_design_effect",
+    "influence_error",
+    "interval",
+    "linearize_by_jackknife",
+    "linearize_mean",
+    "linearize_ratio",
+    "linearize_sum",
+    "mcnemar_exact",
+    "mean_error",
+    "minimum_detectable_effect",
+    "paired_difference",
+    "rule_gradient",
+    "sample_size",
+    "sample_stderr",
+    "weighted_cluster_size",
+    "wilson_interval",
+]

@@ -1,0 +1,194 @@
+"""Tests and intervals for one number or two runs: Wilson intervals on the effective n, a paired difference with its
+clustered interval, McNemar's exact test, equivalence (TOST), and multiplicity (Holm, Benjamini-Hochberg, the chance
+of seeing k of m by chance alone).
+
+statsmodels and scipy.stats are imported inside the functions that use them: a run that never compares pays
+nothing for them (they take about 1.4 s to import here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.uncertainty.influence import linearize_mean
+
+NAN = math.nan
+
+
+def effective_n(n: int, design_effect: float, n_clusters: int) -> float:
+    """n / deff, the sample size an i.i.d. sample of the same precision would have. A design effect below 1 is taken
+    as 1 (an interval never narrower than the i.i.d. one); an unknown one (NaN: no spread, as when every row is 0 or
+    1) gives the number of clusters, the fewest independent units the rows can stand for. n = 0 gives 0.0."""
+    if n <= 0:
+        return 0.0
+    if math.isfinite(design_effect):
+        return n / max(design_effect, 1.0)
+    return float(max(min(n_clusters, n), 1))
+
+
+def wilson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (0..1) observed on `n` rows, or on an effective n
+    (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`.
+
+    It never collapses: at 0 % or 100 % it is [0, z²/(n+z²)] or its mirror. Edge cases: n = 0 or a NaN proportion
+    gives (NaN, NaN); a proportion outside [0, 1] is a ValueError (scale a 0-100 score first)."""
+    if not n > 0 or not math.isfinite(proportion):
+        return NAN, NAN
+    if not 0.0 <= proportion <= 1.0:
+        raise ValueError(f"a proportion must lie in [0, 1], got {proportion}")
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method="wilson")
+    return float(low), float(high)
+
+
+def interval(estimate: float, stderr: float, level: float = 0.95, df: float | None = None) -> tuple[float, float]:
+    """estimate ± q · stderr, q the normal quantile, or Student's t with `df` degrees of freedom (use C - 1 for a
+    clustered error over C clusters, Cameron and Miller 2015, §VI). NaN in, NaN out; df < 1 gives NaN."""
+    if not (math.isfinite(estimate) and math.isfinite(stderr)) or (df is not None and df < 1):
+        return NAN, NAN
+    from scipy import stats
+
+    q = stats.norm.ppf(0.5 + level / 2) if df is None else stats.t.ppf(0.5 + level / 2, df)
+    return estimate - q * stderr, estimate + q * stderr
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """mean(a) - mean(b) over paired rows: its plain and clustered errors, clusters, design effect, the clustered
+    interval and two-sided p (Student's t with C - 1 degrees of freedom for a partition, normal for an overlap
+    design), the per-row correlation of a and b, and for 0/1 values McNemar's discordant counts (b: a right and
+    b wrong; c: the reverse) and exact p."""
+
+    estimate: float
+    stderr: float
+    stderr_clustered: float
+    n: int
+    n_clusters: int
+    design_effect: float
+    low: float
+    high: float
+    p_value: float
+    correlation: float
+    a_only: int | None = None
+    b_only: int | None = None
+    mcnemar_p: float | None = None
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
+        return NAN
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def paired_difference(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    keys: Sequence[Sequence[Hashable]],
+    level: float = 0.95,
+) -> PairedDifference:
+    """The difference of two runs' means on the same rows (row i of `a` and of `b` is one sample), clustered on
+    `keys` (Miller 2024, Rec. 4: the SE of the mean paired difference, clustered).
+
+    Edge cases: no rows or one gives NaN errors; identical runs give a difference 0 with errors 0.0 and p NaN; one
+    cluster a NaN clustered error, interval and p; NaN values propagate; lengths that differ are a ValueError."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) != len(y):
+        raise ValueError(f"{len(x)} and {len(y)} values: a paired difference needs the same rows in both")
+    rows = [str(i) for i in range(len(x))]
+    error = linearize_mean(x - y, rows, keys).error()
+    estimate = float(np.mean(x - y)) if len(x) else NAN
+    df = None if error.overlap else error.n_clusters - 1
+    low, high = interval(estimate, error.stderr_clustered, level, df)
+    p_value = _two_sided_p(estimate, error.stderr_clustered, df)
+    binary = len(x) > 0 and bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
+    a_only = int(np.sum((x == 1) & (y == 0))) if binary else None
+    b_only = int(np.sum((x == 0) & (y == 1))) if binary else None
+    return PairedDifference(
+        estimate,
+        error.stderr,
+        error.stderr_clustered,
+        error.n,
+        error.n_clusters,
+        error.design_effect,
+        low,
+        high,
+        p_value,
+        _correlation(x, y),
+        a_only,
+        b_only,
+        mcnemar_exact(a_only, b_only) if a_only is not None and b_only is not None else None,
+    )
+
+
+def _two_sided_p(estimate: float, stderr: float, df: float | None) -> float:
+    if not (math.isfinite(estimate) and math.isfinite(stderr)) or stderr <= 0 or (df is not None and df < 1):
+        return NAN
+    from scipy import stats
+
+    z = abs(estimate) / stderr
+    return float(2 * (stats.norm.sf(z) if df is None else stats.t.sf(z, df)))
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """McNemar's exact test of two paired 0/1 runs from their discordant counts (a right, b wrong; the reverse):
+    the two-sided binomial p of min(b, c) in b + c trials at 1/2, statsmodels' `mcnemar(exact=True)`.
+    Edge cases: no discordant pair gives p = 1.0; a negative count is a ValueError."""
+    if a_only < 0 or b_only < 0:
+        raise ValueError(f"discordant counts must be 0 or more, got {a_only} and {b_only}")
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    return float(mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue)
+
+
+def equivalence_p(estimate: float, stderr: float, margin: float, df: float | None = None) -> float:
+    """Two one-sided tests (Schuirmann 1987) that |true difference| < `margin`: the larger of the two one-sided p
+    values; small means "equivalent within the margin". Normal, or Student's t with `df`.
+    Edge cases: stderr 0 gives 0.0 when |estimate| < margin, else 1.0; a NaN input or margin <= 0 gives NaN."""
+    if not (math.isfinite(estimate) and math.isfinite(stderr) and math.isfinite(margin)) or margin <= 0:
+        return NAN
+    if stderr == 0:
+        return 0.0 if abs(estimate) < margin else 1.0
+    from scipy import stats
+
+    dist = stats.norm if df is None else stats.t(df)
+    below = dist.sf((estimate + margin) / stderr)  # H0: difference <= -margin
+    above = dist.cdf((estimate - margin) / stderr)  # H0: difference >= margin
+    return float(max(below, above))
+
+
+def adjust_pvalues(p_values: Sequence[float], method: str = "holm") -> np.ndarray:
+    """p values adjusted for multiplicity: `holm` (family-wise, Holm 1979) or `fdr_bh` (false discovery rate,
+    Benjamini and Hochberg 1995), statsmodels' `multipletests`. NaN p values stay NaN and are not counted among the
+    tests; no p values give an empty array; another method is a ValueError."""
+    if method not in ("holm", "fdr_bh"):
+        raise ValueError(f"method must be holm or fdr_bh, got {method!r}")
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(len(p), NAN)
+    finite = np.isfinite(p)
+    if finite.any():
+        from statsmodels.stats.multitest import multipletests
+
+        out[finite] = multipletests(p[finite], method=method)[1]
+    return out
+
+
+def expected_by_chance(m: int, rate: float = 0.05) -> float:
+    """How many of m independent tests at level `rate` reject by chance alone when nothing differs: m · rate."""
+    return m * rate
+
+
+def chance_of_at_least(k: int, m: int, rate: float = 0.05) -> float:
+    """P(at least k of m independent tests reject at level `rate` when nothing differs): the binomial tail
+    P(X >= k), X ~ Binomial(m, rate). Edge cases: k <= 0 gives 1.0; k > m gives 0.0; m = 0 and k = 0 gives 1.0."""
+    if k <= 0:
+        return 1.0
+    if k > m:
+        return 0.0
+    from scipy import stats
+
+    return float(stats.binom.sf(k - 1, m, rate))
