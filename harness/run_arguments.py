@@ -110,8 +110,8 @@ def _json_object(value: Any) -> dict[str, contract.JsonValue]:
     return parsed
 
 
-def _at_least_one(flag: str) -> Any:
-    return lambda value: f"{flag} must be at least 1" if value < 1 else None
+def _at_least_one(flag: str, value: int) -> str | None:
+    return f"{flag} must be at least 1" if value < 1 else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,7 +123,7 @@ class EvaluationOptions(LmEvalOptions):
         "comma-separated task, group, tag or dataset config names "
         "(<benchmark>_<config>: all its tasks), globs, or YAML paths; `list` prints them all",
         parse=_task_names,
-        check=lambda value: None if any(n.strip() for n in value.split(",")) else "--tasks is empty",
+        check=lambda flag, value: None if any(n.strip() for n in value.split(",")) else f"{flag} is empty",
         accepts="str | Sequence[str]",
     )
     model: str | None = option(
@@ -176,7 +176,7 @@ class EvaluationOptions(LmEvalOptions):
         "hf: batch by the rows' token counts, at most this many "
         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first",
         parse=int,
-        check=_at_least_one("--max_batch_tokens"),
+        check=_at_least_one,
     )
     shard: Shard | None = option(
         None,

@@ -53,10 +53,10 @@ def ordered(names: Sequence[str], order: Sequence[str] | None) -> list[str]:
 class BaseBuild:
     """The build in place that a new build extends."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, manifest: contract.BuildManifest) -> None:
         self.folder = folder
         self.manifest = manifest
-        self.configs: dict[str, dict[str, Any]] = dict(manifest.get("configs") or {})
+        self.configs: dict[str, contract.ConfigFiles] = dict(manifest.get("configs") or {})
 
     @property
     def _where(self) -> str:
