@@ -216,7 +216,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     _check_gen_kwargs(args.gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args)
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
-        from harness.requirements import check_requirements, run_needs
+        from harness.requirements import check_requirements, declared_extras, run_needs
 
         check_requirements(
             run_needs(
@@ -225,7 +225,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
                 (judge.backend, judge.name) if judge else None,
                 tasks,
                 scoring=not args.predict_only,
-            )
+            ),
+            declared_extras(tasks),
         )
     output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir

@@ -190,8 +190,8 @@ class TaskData:
         return task
 
     def axes(self) -> dict[str, list[tuple[str, ...]]]:
-        """The benchmark's axes (`sample_axes` / `sample_axes_of` of its `VIEW_HOOKS`), each a tuple of values per
-        document; the image count when it declares none; nothing when the data cannot be read. Read once."""
+        """The benchmark's axes (`sample_axes` / `sample_axes_of` of its declared `ViewHooks`), each a tuple of values
+        per document; the image count when it declares none; nothing when the data cannot be read. Read once."""
         if self._axes is None:
             task = self.task()
             self._axes = {}

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.milebench.aggregation import (
@@ -27,7 +26,6 @@ from tasks.milebench.aggregation import (
     load_paper_results,
 )
 from tasks.milebench.view_hooks import SETS
-from tasks.milebench.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
 # its text names, and the usual Hub ports of the open models).
@@ -276,7 +274,3 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
-
-
-# Scores on the paper's 0-100 scale, as `harness report` shows every score.
-REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics)

@@ -19,7 +19,6 @@ from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import data_caption
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
@@ -39,7 +38,6 @@ from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read
     paper_model_for,
     paper_samples,
 )
-from tasks.mmlongbench.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 Key = tuple[str, str]  # (category, Avg or dataset; length)
 
@@ -230,7 +228,3 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
         "![MMLongBench score against length, every model](mmlongbench_length_all.png)",
         "",
     ]
-
-
-# Scores on the paper's 0-100 scale, as `harness report` shows every score.
-REPORT_HOOKS = ReportHooks(scale=100, across_models=across_models)

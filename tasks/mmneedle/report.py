@@ -19,12 +19,10 @@ from typing import Any
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import compare, data_problem, explanation, tally
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
 from tasks.mmneedle.task_names import config_of, paper_order
-from tasks.mmneedle.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 DPI = 150  # the heat maps' cell labels stay legible
 
@@ -244,7 +242,3 @@ def depth_series(breakdowns: dict[str, Any]) -> dict[int, dict[tuple[int, int], 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
-# Scores on proportions (0-1), which `harness report` shows as percentages beside the others.
-REPORT_HOOKS = ReportHooks(scale=1, headline_metrics=headline_metrics)

@@ -47,7 +47,9 @@ class Flag:
     switch: bool = False  # a flag without a value (`--log_samples`), a keyword True or False
     many: bool = False  # the flag takes one or more values and may be repeated (`--source A B --source C`): a list
     accepts: str | None = None  # the keyword's type, where it takes more than the field's (a list of names, a dict)
-    spell: Callable[[Mapping[str, object]], str] | None = None  # how a dict given as a keyword is written on a recorded command line
+    spell: Callable[[Mapping[str, object]], str] | None = (
+        None  # how a dict given as a keyword is written on a recorded command line
+    )
 
     def names(self, flag: str) -> list[str]:
         return [self.short, flag] if self.short else [flag]
