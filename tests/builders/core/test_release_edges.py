@@ -31,9 +31,9 @@ from builders.core.options import (
     switch,
 )
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MMLB_IMAGE
 from builders.core.release_paths import relative_name, release_files, release_path
 from builders.core.work_folder import build_lock, work_folder
+from builders.mmlongbench.bounds import MMLB_IMAGE
 from tests.support.builder_fixtures import cut_in_half, outside_jpeg, write_truncated_jpeg
 
 # ------------------------------------------------------------------------------------------------ paths
