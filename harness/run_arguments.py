@@ -246,7 +246,7 @@ class EvaluationOptions(LmEvalOptions):
     judge_model: str | None = option(
         None,
         "backend or alias that judges the tasks with a `judge:` block after "
-        "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
+        "generation (a summarization task's Fluency-F1, by the judge its paper used), e.g. openai; without "
         "it those tasks report only their own metrics",
     )
     judge_args: dict[str, str] = option(
@@ -299,8 +299,7 @@ def run_parser() -> argparse.ArgumentParser:
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
         "`harness report RESULTS_DIR` (markdown table and plots), `harness view RESULTS_DIR` (a local web page "
         "over runs, samples and their images), `harness merge OUT SHARD_DIR...` "
-        "(combine --shard runs). Example: harness --tasks "
-        "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
+        "(combine --shard runs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
     )
     add_flags(parser, EvaluationOptions, GROUPS)
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")

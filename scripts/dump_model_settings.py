@@ -52,10 +52,16 @@ PROCESSORS = {
 def _model_layer() -> tuple[Any, Any, Any, Any]:
     """(alias names, resolve(name, given, task_names) -> (backend, args, alias), policy(alias, task), info(alias)),
     from whichever layout the checkout has."""
-    from harness.models.aliases import ALIASES, resolve
+    from harness.models.aliases import ALIASES, alias_policy, index_benchmarks, resolve, task_benchmarks
     from harness.run_config import alias_info
 
-    return sorted(ALIASES), resolve, lambda name, task: ALIASES[name].policy_for(task), alias_info
+    def resolved(name: str, given: dict[str, str], task_names: list[str]) -> Any:
+        return resolve(name, given, task_benchmarks(task_names))
+
+    def info(name: str) -> Any:  # the alias on a run of every installed benchmark
+        return alias_info(name, index_benchmarks())
+
+    return sorted(ALIASES), resolved, alias_policy, info
 
 
 def request_record(request: Any) -> dict[str, Any]:

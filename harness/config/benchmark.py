@@ -26,7 +26,7 @@ covers.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -57,6 +57,21 @@ def declared_benchmark(ref: FunctionRef | None) -> Benchmark | None:
             "harness.config.benchmark.Benchmark"
         )
     return found
+
+
+def declared_benchmarks(configs: Iterable[object]) -> list[Benchmark]:
+    """The benchmarks the task and group configs `configs` declare, each once, in the order first met."""
+    refs: dict[tuple[str, str], FunctionRef] = {}
+    for config in configs:
+        ref = getattr(config, "benchmark", None)
+        if isinstance(ref, FunctionRef):
+            refs.setdefault((ref.spec, str(ref.yaml_file.parent)), ref)
+    found: dict[int, Benchmark] = {}
+    for ref in refs.values():
+        benchmark = declared_benchmark(ref)
+        if benchmark is not None:
+            found.setdefault(id(benchmark), benchmark)
+    return list(found.values())
 
 
 T = TypeVar("T")

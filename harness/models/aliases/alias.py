@@ -1,10 +1,10 @@
-"""An alias: a backend, a checkpoint and its settings, standing for the model one or more papers ran, with how each
-paper ran it and where the alias departs from that.
+"""An alias: a backend, a checkpoint and its settings, standing for a model whatever the benchmark: its arguments, its
+training window (recorded, never enforced), its official wrapper's own input settings (`rules`, on every task), what
+gives it its own context, and where any paper's run of it departs because of its backend.
 
-`Alias.args` are the backend's `--model_args`; `per_benchmark` and then `PaperRun.args` add what one benchmark needs
-on top (MileBench's truncation takes the model's context; MMNeedle's GPT-4o is the May-2024 snapshot, MMLongBench's
-the November one), chosen from the run's tasks by `benchmark_args`. `rules` are the official per-task input settings (`harness.inputs.input_policy`). `trained_context`
-is the model's training window: recorded, never enforced.
+What a paper did with it (the name it gave the model, the checkpoint or snapshot it ran, the arguments and per-task
+input rules of that benchmark's official run) is the benchmark's (`harness.models.paper_models`): `benchmark_args`
+and `run_policy` read it from the benchmarks of a run's tasks.
 """
 
 from __future__ import annotations
@@ -12,34 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from harness.config.benchmark import Benchmark
 from harness.errors import UserError
-from harness.inputs.input_policy import InputPolicy, TaskRule
-
-BENCHMARKS = ("mmlongbench", "milebench", "mmneedle")
-PAPER_TITLES = {"mmlongbench": "MMLongBench", "milebench": "MileBench", "mmneedle": "MMNeedle"}
-
-
-@dataclass(frozen=True)
-class PaperRun:
-    """How one paper ran the model: its name in the paper's tables, the checkpoint or API snapshot it ran, what the
-    alias adds for that benchmark, and where it departs from the official run (empty: as the paper)."""
-
-    benchmark: str
-    name: str
-    ran: str
-    departs: str = ""
-    args: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.benchmark not in BENCHMARKS:
-            raise ValueError(f"paper run of {self.name}: unknown benchmark {self.benchmark!r}")
-
-    @property
-    def status(self) -> str:
-        return f"departs: {self.departs}" if self.departs else "as the paper"
-
-    def describe(self) -> dict[str, object]:
-        return {"paper_name": self.name, "ran": self.ran, "status": self.status, "args": dict(self.args)}
+from harness.inputs.input_policy import InputPolicy, TaskRule, policy_for
+from harness.models.paper_models import PaperModel, PaperModels, papers
 
 
 @dataclass(frozen=True)
@@ -48,61 +24,69 @@ class Alias:
     args: dict[str, str] = field(default_factory=dict)
     note: str = ""
     trained_context: int | None = None  # informational: the training window (Table 10 of MMLongBench)
-    runs: tuple[PaperRun, ...] = ()
-    rules: tuple[TaskRule, ...] = ()  # input policies on some tasks, as the papers ran this model
-    # Arguments a benchmark's own rules need whichever paper ran the model (MileBench truncates to the model's
-    # context, so its runs take one); a paper run's args go over them.
-    per_benchmark: dict[str, dict[str, str]] = field(default_factory=dict)
+    rules: tuple[TaskRule, ...] = ()  # its own input settings (its official wrapper's, on every task: `*`)
+    departs: str = ""  # where every paper's run of it departs because of its backend (a vLLM engine's length)
+    own_context: dict[str, str] = field(default_factory=dict)  # what gives it its own context (`own_context`)
 
-    @property
-    def paper_name(self) -> str | None:
-        """The model's name in the first paper that ran it."""
-        return self.runs[0].name if self.runs else None
+    def status(self, run: PaperModel) -> str:
+        """How it runs a paper's model: "as the paper", or "departs: why"."""
+        departs = "; ".join(filter(None, (run.departs, self.departs)))
+        return f"departs: {departs}" if departs else "as the paper"
 
-    def run_on(self, benchmark: str) -> PaperRun | None:
-        return next((run for run in self.runs if run.benchmark == benchmark), None)
-
-    def policy_for(self, task: str) -> InputPolicy:
-        from harness.inputs.input_policy import policy_for
-
-        return policy_for(task, self.rules)
-
-    def describe(self) -> dict[str, object]:
-        """What the results record about the alias, beside the arguments it resolved to: its paper runs, its rules
-        and the prompt its official wrapper built (the template, system message, prefill and BOS)."""
+    def describe(self, name: str, benchmarks: Iterable[Benchmark] = ()) -> dict[str, object]:
+        """What the results record about the alias on a run of these benchmarks, beside the arguments it resolved
+        to: the paper models it runs there and how, its rules and theirs, and the prompt its official wrapper built
+        (the template, system message, prefill and BOS)."""
         from harness.models.prompt_style import style_named
 
+        runs = [(benchmark, run) for benchmark, table in papers(benchmarks) if (run := table.run_by(name))]
+        rules = [*self.rules, *(rule for _, run in runs for rule in run.rules)]
         return {
             "trained_context": self.trained_context,
-            "paper_name": self.paper_name,
+            "paper_name": runs[0][1].name if runs else None,
             "note": self.note,
-            "papers": {run.benchmark: run.describe() for run in self.runs},
-            "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in self.rules],
+            "papers": {
+                benchmark.name.lower(): {
+                    "paper_name": run.name,
+                    "ran": run.ran,
+                    "status": self.status(run),
+                    "args": dict(run.args),
+                }
+                for benchmark, run in runs
+            },
+            "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in rules],
             "prompt": style_named(self.args.get("prompt_style", "default")).describe(),
         }
 
 
-def benchmarks_of(task_names: Iterable[str]) -> set[str]:
-    """The papers' benchmarks a run's tasks (or groups) belong to, by their names' first word."""
-    return {name.split("_", 1)[0] for name in task_names} & set(BENCHMARKS)
+def run_policy(alias: Alias, name: str, task: str, table: PaperModels | None) -> InputPolicy:
+    """The input policy of the alias `name` on `task`, a task of the benchmark whose paper models are `table`: its own
+    rules, then its paper run's there (later rules over earlier ones)."""
+    run = table.run_by(name) if table is not None else None
+    return policy_for(task, (*alias.rules, *(run.rules if run is not None else ())))
 
 
-def benchmark_args(name: str, alias: Alias, task_names: Iterable[str], given: Iterable[str] = ()) -> dict[str, str]:
-    """The alias's arguments for a run of these tasks: its own, with what the run's benchmarks need over them; a
-    UserError where two of the benchmarks need different values of one argument the command line does not set (the
-    run cannot be both official runs at once)."""
+def benchmark_args(
+    name: str, alias: Alias, benchmarks: Iterable[Benchmark], given: Iterable[str] = ()
+) -> dict[str, str]:
+    """The alias's arguments for a run of these benchmarks: its own, with what each benchmark's paper needs over them
+    (its context for a benchmark that truncates to it, its paper run's arguments); a UserError where two of the
+    benchmarks need different values of one argument the command line does not set (the run cannot be both official
+    runs at once)."""
     chosen: dict[str, tuple[str, str]] = {}
-    for benchmark in sorted(benchmarks_of(task_names)):
-        run = alias.run_on(benchmark)
-        wanted = {**alias.args, **alias.per_benchmark.get(benchmark, {}), **(run.args if run else {})}
+    given = set(given)
+    for benchmark, table in papers(benchmarks):
+        run = table.run_by(name)
+        context = alias.own_context if table.own_context else {}
+        wanted: dict[str, str] = {**alias.args, **context, **(run.args if run else {})}
         for key, value in wanted.items():
             if key in given:
                 continue
             if key in chosen and chosen[key][1] != value:
                 other, was = chosen[key]
                 raise UserError(
-                    f"alias {name}: {PAPER_TITLES[other]} runs it with {key}={was} and {PAPER_TITLES[benchmark]} with "
+                    f"alias {name}: {other} runs it with {key}={was} and {benchmark.name} with "
                     f"{key}={value}; run the two benchmarks separately, or give {key}=... in --model_args"
                 )
-            chosen[key] = (benchmark, value)
+            chosen[key] = (benchmark.name, value)
     return {**alias.args, **{key: value for key, (_, value) in chosen.items()}}

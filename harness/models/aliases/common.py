@@ -1,11 +1,13 @@
-"""What the family modules of the alias table share: the `hf` alias every open model becomes, and the limits."""
+"""What the family modules of the alias table share: the `hf` and `vllm` aliases every open model becomes, and the
+limits."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.aliases.alias import Alias, PaperRun
+from harness.models.aliases.alias import Alias
+from harness.models.paper_models import rule
 
 # MMLongBench's 128K inputs (131,072 counted tokens, plus the chat template and up to 384 new tokens) fit in the
 # official `vllm serve` line's limit (--max-model-len 139264, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1): a vLLM engine's.
@@ -27,53 +29,33 @@ def switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
     return args
 
 
-# MileBench's own rule truncates an input from the left to the model's context (`tasks/milebench/truncation.py`): an
-# hf model there screens against its checkpoint's context (or the one its MileBench run names).
-MILEBENCH_CONTEXT = {"milebench": {"no_context_limit": "false"}}
-
-
-def mmlb(name: str, ran: str, departs: str = "", **args: str) -> PaperRun:
-    return PaperRun("mmlongbench", name, ran, departs, dict(args))
-
-
-def milebench(name: str, ran: str, departs: str = "", **args: str) -> PaperRun:
-    return PaperRun("milebench", name, ran, departs, dict(args))
-
-
-def mmneedle(name: str, ran: str, departs: str = "", **args: str) -> PaperRun:
-    return PaperRun("mmneedle", name, ran, departs, dict(args))
+def wrapper(why: str, processor_kwargs: Mapping[str, object]) -> TaskRule:
+    """A wrapper's own processor setting (InternVL's 4 tiles, Ovis2's max_partition): every task of every benchmark,
+    the model's one official wrapper being the one its paper published."""
+    return rule(("*",), why, processor_kwargs=processor_kwargs)
 
 
 def hf(
-    pretrained: str,
-    note: str,
-    trained_context: int | None,
-    *runs: PaperRun,
-    rules: tuple[TaskRule, ...] = (),
-    **args: str,
+    pretrained: str, note: str, trained_context: int | None, rules: tuple[TaskRule, ...] = (), /, **args: str
 ) -> Alias:
-    """An `hf` alias: the checkpoint, no context cap, MileBench's context restored for MileBench's rule."""
+    """An `hf` alias: the checkpoint, no context cap; its own context back (the checkpoint's) where a benchmark's
+    rule truncates to it."""
     return Alias(
         "hf",
         {"pretrained": pretrained, **NO_LIMIT, **args},
         note,
         trained_context,
-        runs,
         rules,
-        per_benchmark=MILEBENCH_CONTEXT,
+        own_context={"no_context_limit": "false"},
     )
 
 
 def vllm(
-    pretrained: str,
-    note: str,
-    trained_context: int | None,
-    *runs: PaperRun,
-    rules: tuple[TaskRule, ...] = (),
-    **args: str,
+    pretrained: str, note: str, trained_context: int | None, rules: tuple[TaskRule, ...] = (), /, **args: str
 ) -> Alias:
     """A `vllm` alias (a checkpoint transformers cannot load as an image-text-to-text model): the official vllm
-    serve line's length, remote code trusted as the official wrapper trusted it."""
+    serve line's length, remote code trusted as the official wrapper trusted it; where a benchmark's rule truncates
+    to the model's context, the length vLLM derives from the model's config."""
     return Alias(
         "vllm",
         {
@@ -86,7 +68,7 @@ def vllm(
         },
         note,
         trained_context,
-        tuple(replace(run, departs="; ".join(filter(None, (run.departs, VLLM_LENGTH)))) for run in runs),
         rules,
-        per_benchmark={"milebench": {"max_model_len": "none"}},  # what vLLM derives from the model's config
+        departs=VLLM_LENGTH,
+        own_context={"max_model_len": "none"},
     )

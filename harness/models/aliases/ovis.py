@@ -1,6 +1,6 @@
 """Ovis2, as MMLongBench's `vlm_model/ovis2.py` runs it: `max_partition = 4` (transformers' Ovis2 processor:
-`crop_to_patches` with `max_patches = 4`), and where `run_eval.sh` passes `--image_resize 0.5 --max_image_num 400`
-(the natural-image tasks at 64K/128K, every size) a real LANCZOS resize to half each side and the last 400 images.
+`crop_to_patches` with `max_patches = 4`); where `run_eval.sh` halves its images and keeps the last 400 is
+MMLongBench's (`tasks/mmlongbench/paper_models.py`).
 
 Through the transformers-native conversions (`thisisiron/Ovis2-<size>-hf`, made by transformers'
 `convert_ovis2_weights_to_hf.py` from the AIDC-AI checkpoints the paper ran): the authors' checkpoints need remote
@@ -10,19 +10,12 @@ code that registers no image-text-to-text model, and vLLM's Ovis fixes `max_part
 from __future__ import annotations
 
 from harness.models.aliases.alias import Alias
-from harness.models.aliases.common import hf, mmlb
-from harness.models.aliases.rules import LONG, NATURAL, rule, tasks, wrapper
+from harness.models.aliases.common import hf, wrapper
 
 RULES = (
     wrapper(
         "official Ovis2 wrapper: max_partition = 4 (transformers' Ovis2 processor: crop_to_patches, max_patches 4)",
         processor_kwargs={"crop_to_patches": True, "max_patches": 4},
-    ),
-    rule(
-        tasks(NATURAL, LONG),
-        "run_eval.sh: --image_resize 0.5 (a real LANCZOS resize) --max_image_num 400 on natural images at 64K/128K",
-        image_scale=0.5,
-        keep_last_images=400,
     ),
 )
 
@@ -32,8 +25,7 @@ def _ovis2(size: str) -> Alias:
         f"thisisiron/Ovis2-{size}-hf",
         f"Ovis2 {size}, the transformers-native conversion of AIDC-AI/Ovis2-{size}",
         32768,
-        mmlb(f"Ovis2-{size}", f"AIDC-AI/Ovis2-{size}"),
-        rules=RULES,
+        RULES,
         prompt_style="ovis2",  # the query string with <image> in place, Qwen's system prompt, no prefill
     )
 
