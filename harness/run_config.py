@@ -98,5 +98,6 @@ def alias_info(alias: str | None, benchmarks: Sequence[Benchmark] = ()) -> dict[
     """What the alias says of the model beyond its arguments (its training window, its wrapper's rules), with the
     paper models it runs in these benchmarks (the run's) and how."""
     from harness.models.aliases import ALIASES
+    from harness.models.aliases import alias_info as described
 
-    return ALIASES[alias].describe(alias, benchmarks) if alias in ALIASES else None
+    return described(alias, benchmarks) if alias in ALIASES else None

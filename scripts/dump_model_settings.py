@@ -90,8 +90,8 @@ def request_record(request: Any) -> dict[str, Any]:
 
 
 def render_hf(args: dict[str, str], request: Any, processors: dict[str, Any]) -> dict[str, Any]:
+    from harness.models.families import style_named
     from harness.models.hf_counting import ProcessorCount
-    from harness.models.prompt_style import style_named
     from tests.support import family_processors
 
     style = args.get("prompt_style", "default")

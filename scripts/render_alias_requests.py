@@ -46,8 +46,8 @@ def first_request(data_dir: Path, task_name: str, policy: Any) -> Any:
 
 
 def render_model(args: dict[str, str], request: Any, online: bool, chars: int) -> str:
+    from harness.models.families import style_named
     from harness.models.hf_counting import ProcessorCount
-    from harness.models.prompt_style import style_named
 
     count = ProcessorCount.load(
         args["pretrained"],

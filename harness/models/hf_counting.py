@@ -19,8 +19,8 @@ from typing import Any
 from harness.api import Request
 from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
-from harness.models.families import family_of
-from harness.models.prompt_style import PromptStyle, style_named
+from harness.models.families import family_of, style_named
+from harness.models.prompt_style import PromptStyle
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.api import Model, ModelFacts, Request, Response
-from harness.models.families import Family, estimated_prompt_tokens
+from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 
 
 class ScreenModel(Model):
@@ -66,7 +66,7 @@ class ScreenModel(Model):
 def by_family(
     backend: str,
     name: str | None,
-    family: Family | None,
+    family: ImageTokens | None,
     why: str,
     *,
     settings: Mapping[str, object] | None = None,

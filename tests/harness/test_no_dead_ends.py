@@ -84,6 +84,11 @@ def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
 def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
     harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from transformers.utils import is_torch_available
+
+    # transformers caches its first look for torch: taken here, with torch present, so that hiding it below cannot
+    # leave the next test of this worker (a tiny LLaVA built in a fixture) without torch.
+    assert is_torch_available()
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "httpx", None)
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)

@@ -21,19 +21,14 @@ from harness.config.benchmark import Benchmark, declared_benchmarks
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy
-from harness.models.aliases import api, gemma, idefics, internvl, llava, ovis, phi, pixtral, qwen
-from harness.models.aliases.alias import Alias, benchmark_args, run_policy
+from harness.models.alias import Alias, benchmark_args, run_policy
+from harness.models.families import aliases, style_named
 from harness.models.paper_models import paper_of
 from harness.models.registry import backend_spec
 
-__all__ = ["ALIASES", "Alias", "alias_policy", "index_benchmarks", "resolve", "task_benchmarks"]
+__all__ = ["ALIASES", "Alias", "alias_info", "alias_policy", "index_benchmarks", "resolve", "task_benchmarks"]
 
-ALIASES: dict[str, Alias] = {}
-for _module in (qwen, internvl, ovis, gemma, idefics, phi, pixtral, llava, api):
-    for _name, _alias in _module.ALIASES.items():
-        if _name in ALIASES:
-            raise ValueError(f"alias {_name} is defined twice")
-        ALIASES[_name] = _alias
+ALIASES: dict[str, Alias] = aliases()  # every family module's (`harness.models.families`)
 
 
 def task_benchmarks(names: Iterable[str], index: TaskIndex | None = None) -> list[Benchmark]:
@@ -95,3 +90,13 @@ def resolve(
     if switch is not None:
         merged = switch(merged)
     return backend, merged, name
+
+
+def alias_info(name: str, benchmarks: Iterable[Benchmark] = ()) -> dict[str, object]:
+    """What the results record about the alias `name` on a run of these benchmarks (`Alias.describe`), with the
+    prompt its official wrapper built (the template, system message, prefill and BOS)."""
+    alias = ALIASES[name]
+    return {
+        **alias.describe(name, benchmarks),
+        "prompt": style_named(alias.args.get("prompt_style", "default")).describe(),
+    }

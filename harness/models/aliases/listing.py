@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from harness.config.benchmark import Benchmark
-from harness.models.aliases.alias import Alias
+from harness.models.alias import Alias
 from harness.models.paper_models import PaperModels
 
 

@@ -31,10 +31,10 @@ from PIL import Image
 from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
+from harness.models.families import style_named
 from harness.models.hf.presize import ProcessorScale
 from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.hf_counting import ProcessorCount
-from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
-from harness.models.prompt_style import style_named
+from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount

@@ -10,7 +10,8 @@ from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, Message, Request, Response, TextPart
 from harness.inputs.round_trip import sent_messages
-from harness.models.prompt_style import PromptStyle, style_named
+from harness.models.families import style_named
+from harness.models.prompt_style import PromptStyle
 from harness.models.vllm_engine.settings import VLLMSettings
 
 

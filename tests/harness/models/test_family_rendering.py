@@ -19,8 +19,8 @@ from harness.config.task_index import TaskIndex
 from harness.inputs.input_policy import apply_policy
 from harness.inputs.round_trip import user_prompt
 from harness.models.aliases import alias_policy, resolve, task_benchmarks
+from harness.models.families import style_named
 from harness.models.hf_counting import ProcessorCount
-from harness.models.prompt_style import style_named
 from harness.running.task import Task
 from tests.support import official_wrappers
 from tests.support.family_processors import FAMILIES, Family
