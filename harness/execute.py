@@ -108,6 +108,10 @@ def _screen_only(plan: RunPlan) -> int:
         plan.options.shard,
         policies if policies.by_task else None,
     )
+    if plan.options.write_out:  # the first prompts as the run's backend would render them
+        from harness.running.write_out import write_out
+
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     for task, described in policies.describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
@@ -133,7 +137,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     if plan.options.write_out:
         from harness.running.write_out import write_out
 
-        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed)
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     options = RunOptions(
         data_dir=plan.options.data_dir,
         limit=plan.options.limit,

@@ -166,7 +166,7 @@ class LmEvalOptions(DeclaredOptions):
         "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)",
         group=LM_EVAL,
         parse=arguments("--hf_hub_log_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     device: str | None = option(
@@ -217,7 +217,7 @@ class LmEvalOptions(DeclaredOptions):
         group=LM_EVAL,
         metavar="K=V,...",
         parse=arguments("--wandb_args", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     wandb_config_args: dict[str, Any] = option(
@@ -226,7 +226,7 @@ class LmEvalOptions(DeclaredOptions):
         group=LM_EVAL,
         metavar="K=V,...",
         parse=arguments("--wandb_config_args", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     show_config: bool = switch("print each task's config after the results table, as lm-eval does", group=LM_EVAL)

@@ -134,7 +134,7 @@ class EvaluationOptions(LmEvalOptions):
         {},
         'k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"',
         parse=arguments("--model_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     data_dir: str | None = option(
@@ -207,14 +207,14 @@ class EvaluationOptions(LmEvalOptions):
         {},
         "override generation settings of every task: max_gen_toks=64,temperature=0",
         parse=arguments("--gen_kwargs", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     metadata: dict[str, Any] = option(
         {},
         'JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'',
         parse=_json_object,
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=lambda value: json.dumps(dict(value)),
     )
     output_path: Path | None = option(
@@ -254,7 +254,7 @@ class EvaluationOptions(LmEvalOptions):
         "k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
         "base_url=...; the task names its paper's judge as the default `model`)",
         parse=arguments("--judge_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     screen_only: bool = switch(

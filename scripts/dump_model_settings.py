@@ -99,7 +99,11 @@ def render_hf(args: dict[str, str], request: Any, processors: dict[str, Any]) ->
     if name not in processors:
         processors[name] = getattr(family_processors, name)()
     count = ProcessorCount(processors[name], None, name=name, style=style_named(style))
-    return {"processor": name, "text": count.render(request)}
+    try:  # the runner applies a task's text round trip before the backend renders (issue 50 item 3)
+        from harness.inputs.round_trip import round_tripped
+    except ImportError:  # before it did, the backend applied it while rendering
+        return {"processor": name, "text": count.render(request)}
+    return {"processor": name, "text": count.render(round_tripped(request, count.decode_encode))}
 
 
 def render_api(args: dict[str, str], request: Any) -> list[dict[str, Any]]:

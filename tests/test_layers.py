@@ -7,7 +7,7 @@
 Inside the harness, one order, lowest first (`HARNESS_LAYERS`; a module may import its own layer and those below):
 
     base      harness.api (the request/response contract and the sample statuses), errors, redact, file_writing,
-              row_tokens: what every layer uses, importing nothing of the harness above them
+              row_tokens, sent (a request as sent): what every layer uses, importing nothing of the harness above them
     config    task and group YAML read into typed configs, the task index
     inputs    a task's data found, verified and read; rows made into what a model is sent
     models    the backends, their registry and arguments, and how they batch and order requests (`models.scheduling`)
@@ -33,7 +33,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LAYERED = ("builders", "harness", "tasks")
 HARNESS_LAYERS = ("base", "config", "inputs", "models", "running", "outputs", "top")
-BASE_MODULES = frozenset({"api", "errors", "redact", "file_writing", "row_tokens"})  # harness.<name>: the base layer
+BASE_MODULES = frozenset(
+    {"api", "errors", "redact", "file_writing", "row_tokens", "sent"}
+)  # harness.<name>: the base layer
 
 
 def module_names(root: Path) -> dict[str, Path]:

@@ -45,7 +45,7 @@ def parse_row(line: str, where: str) -> dict[str, Any]:
     return row
 
 
-def _id_of(row: Mapping[str, object], where: str) -> Any:
+def _id_of(row: Mapping[str, object], where: str) -> object:
     if "id" not in row:
         raise BuildError(f"{where}: missing field 'id'")
     value = row["id"]

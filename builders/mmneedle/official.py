@@ -259,7 +259,7 @@ def _is_negative(index: object) -> bool:
     return bool(values) and all(v == -1 for v in values)
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> object:
     if not path.is_file():
         raise BuildError(f"official metadata file not found: {path}")
     return parse_json(read_file(path, MMNEEDLE_METADATA_FILE), f"malformed metadata file {path}")

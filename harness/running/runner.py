@@ -40,6 +40,7 @@ from harness.api import (
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
 from harness.inputs.round_trip import check as check_round_trip
+from harness.inputs.round_trip import round_tripped
 from harness.inputs.truncation import fit_to_model
 from harness.models.generation import safe_generate
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
@@ -130,6 +131,11 @@ class Runner:
         if not isinstance(request, Request):
             return request
         try:
+            check_round_trip(request)
+            request = self._round_tripped(request)  # counted, cut and sent after it
+        except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
+        try:
             request = self._fit(task, doc, request)
         except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
@@ -139,19 +145,32 @@ class Runner:
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
         return request
 
+    def _round_tripped(self, request: Request) -> Request:
+        """The request with the messages its backend sends, after the task's text round trip (applied once, here)."""
+        return round_tripped(request, self.model.text_round_trip() if request.text_round_trip else None)
+
     def _fit(self, task: Task, doc: Mapping[str, object], request: Request) -> Request:
         """The request cut by the task's truncation rule where it does not fit the model (`harness.inputs.truncation`)."""
         hook = task.hooks.get("truncation")
         if hook is None:
             return request
-        return fit_to_model(request, doc, hook, str(task.config.truncation), self.model, task.has_token_figures, screen)
+        rule = str(task.config.truncation)
+        return fit_to_model(
+            request, doc, hook, rule, self.model, task.has_token_figures, screen, prepare=self._round_tripped
+        )
 
     def _prepared(self, task: Task) -> Callable[[Request], Request] | None:
-        """What `LazyRequests` applies to each request it builds again: the input policies, then the truncation."""
+        """What `LazyRequests` applies to each request it builds again: the input policies, then the truncation, then
+        the text round trip."""
         policies = self.options.policies
-        if "truncation" not in task.hooks:
+        if "truncation" not in task.hooks and task.config.text_round_trip is None:
             return policies
-        return lambda request: self._fit(task, task.doc(request.doc_id), policies(request) if policies else request)
+
+        def prepared(request: Request) -> Request:
+            request = self._round_tripped(policies(request) if policies else request)
+            return self._fit(task, task.doc(request.doc_id), request) if "truncation" in task.hooks else request
+
+        return prepared
 
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
         """Every document of this run (its shard): resumed from the journal, recorded as failing the
@@ -174,10 +193,13 @@ class Runner:
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
                 request = self._build(task, doc_id, doc, settings) if recorded else None
-                if not isinstance(request, Request) or input_sha256(request) == recorded:
+                same = not isinstance(request, Request) or input_sha256(request) == recorded
+                if same and not (
+                    isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
+                ):
                     out.resumed += 1
                     continue
-                out.changed += 1  # answered for other inputs (the data changed under the journal): again
+                out.changed += 1  # answered for other inputs (the data, or the prompt as sent, changed): again
             request = request or self._build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
                 screened.append(self.records.invalid(task, doc_id, sample_id, request.reason, doc))

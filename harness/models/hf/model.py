@@ -39,6 +39,7 @@ from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
 from harness.row_tokens import fit_within_pixels
+from harness.sent import Sent
 
 
 @register_model("hf")
@@ -172,7 +173,7 @@ class HFModel(Model):
         return self.count.decode_encode
 
     # ---------------------------------------------------------------------------- preparing
-    def _image(self, index: int, ref: Any, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
+    def _image(self, index: int, ref: Any, processor_kwargs: tuple[tuple[str, object], ...] = ()) -> Image.Image:
         """Image `index` of a request, decoded (a ValueError naming it where it does not decode), scaled down to
         `max_pixels`, then to the size the processor scales it to (where that is proven to change nothing)."""
         try:
@@ -187,7 +188,7 @@ class HFModel(Model):
             image = image.resize(size, Image.Resampling.BICUBIC)
         return self.scale_first(image, processor_kwargs)
 
-    def _image_or_error(self, job: tuple[int, int, Any, tuple[tuple[str, Any], ...]]) -> Image.Image | Exception:
+    def _image_or_error(self, job: tuple[int, int, Any, tuple[tuple[str, object], ...]]) -> Image.Image | Exception:
         _, index, ref, processor_kwargs = job
         try:
             return self._image(index, ref, processor_kwargs)
@@ -245,7 +246,7 @@ class HFModel(Model):
                 )
         # Requests of one task share settings; group anyway so a mixed batch stays correct.
         groups: dict[
-            tuple[GenerationSettings, tuple[tuple[str, Any], ...]], list[tuple[int, str, list[Image.Image]]]
+            tuple[GenerationSettings, tuple[tuple[str, object], ...]], list[tuple[int, str, list[Image.Image]]]
         ] = {}
         for item in prepared:
             request = requests[item[0]]
@@ -253,9 +254,13 @@ class HFModel(Model):
         for (settings, processor_kwargs), items in groups.items():
             run = partial(self._generate, settings=settings, processor_kwargs=dict(processor_kwargs))
             answers = self.fitting.run(run, items) if self.fitting else run(items)
-            for (i, _, _), response in zip(items, answers, strict=True):
-                responses[i] = response
+            for (i, prompt, _), response in zip(items, answers, strict=True):
+                responses[i] = replace(response, sent=self.count.sent(requests[i], prompt))
         return [r if r is not None else Response(None, error="no response") for r in responses]
+
+    def render(self, request: Request) -> Sent:
+        """What `generate` gives the processor for `request` (`ProcessorCount.sent`)."""
+        return self.count.sent(request)
 
     def _generate(
         self,

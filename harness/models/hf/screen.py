@@ -69,4 +69,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         context_length=context_limit(settings, count.context_length),
         context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
         **limits,
+        render=count.sent,
     )

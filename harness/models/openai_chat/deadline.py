@@ -84,7 +84,7 @@ class _BoundedStream(httpcore.NetworkStream):
             self._inner.start_tls(ssl_context, server_hostname, _left(timeout, httpcore.ConnectTimeout))
         )
 
-    def get_extra_info(self, info: str) -> Any:
+    def get_extra_info(self, info: str) -> object:
         return self._inner.get_extra_info(info)
 
 

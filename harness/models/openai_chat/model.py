@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -40,9 +40,11 @@ from harness.models.openai_chat.wire import (
     parse_body,
     parse_completion,
     retry_after_seconds,
+    sent_messages,
 )
 from harness.models.registry import register_model
 from harness.redact import redact_urls
+from harness.sent import Sent
 
 if TYPE_CHECKING:
     import httpx
@@ -354,6 +356,15 @@ class OpenAIChatModel(Model):
             text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
         )
 
+    def render(self, request: Request) -> Sent:
+        """The chat-completions messages `_send` posts for `request` (as JSON), each image named by its content hash
+        in place of its bytes (`sha256:<hash>`), with the detail it is sent at."""
+        try:
+            detail = self._image_detail(request)
+        except ValueError:  # an input policy this API cannot take: the request is invalid_input, never sent
+            detail = None
+        return sent_messages(request, detail, self.settings.continue_final_message)
+
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         return collect(self.stream(requests), len(requests))
 
@@ -373,7 +384,7 @@ class OpenAIChatModel(Model):
                 log.exception("openai: unexpected error")
                 response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
             if not (response.error or "").startswith("not_sent:"):
-                yield [(futures[future], response)]
+                yield [(futures[future], replace(response, sent=self.render(requests[futures[future]])))]
         self._count("requests", len(requests))
         if self._fatal:
             # Stop now, not one batch later (a small run would otherwise end "successfully" with every

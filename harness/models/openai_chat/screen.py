@@ -3,16 +3,24 @@ itself)."""
 
 from __future__ import annotations
 
+from harness.api import Request
 from harness.models.args import settings_from_args
 from harness.models.families import family_of
 from harness.models.screen_model import ScreenModel, by_family
+from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.openai_chat.wire import sent_messages
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
+
+    def render(request: Request) -> Sent:  # as the backend's `render`: the request's detail over the model's
+        given = dict(request.processor_kwargs).get("image_detail", settings.image_detail)
+        return sent_messages(request, given if isinstance(given, str) else None, settings.continue_final_message)
+
     return by_family(
         "openai",
         settings.model,
@@ -23,4 +31,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         context_note="" if settings.context_length else "pass context_length=N to screen against one",
         max_images=settings.max_images,
         max_pixels=settings.max_pixels,
+        render=render,
     )
