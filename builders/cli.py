@@ -22,7 +22,7 @@ from pathlib import Path
 from builders.core import contract
 from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
 from builders.core.errors import BuildError
-from builders.core.options import add_flags, add_run_flags, options_from_args, run_options_from_args
+from builders.core.options import BenchmarkOptions, add_flags, add_run_flags, options_from_args, run_options_from_args
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,15 +73,19 @@ def _list() -> None:
 NOT_IN_BUILD_COMMAND = frozenset({"help", "out", "configs", "overwrite", "quiet", "num_proc", "dry_run"})
 
 
-def recorded_command(name: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+def recorded_command(
+    name: str, parser: argparse.ArgumentParser, args: argparse.Namespace, options: type[BenchmarkOptions]
+) -> list[str]:
     """The argv that reproduces what this build holds: `builders build NAME` and every option that decides
-    the output and is not at its default, spelled out in full (whatever abbreviation the user typed)."""
+    the output and is not at its default (a declared option's field default), spelled out in full (whatever
+    abbreviation the user typed)."""
+    defaults = {item.name: contract.default_of(item) for item in contract.declared(options)}
     argv = ["builders", "build", name]
     for action in parser._actions:  # argparse keeps no public list of a parser's options
         if not action.option_strings or action.dest in NOT_IN_BUILD_COMMAND:
             continue
         value = getattr(args, action.dest, action.default)
-        if value == action.default or value is None:
+        if value == defaults.get(action.dest, action.default) or value is None:
             continue
         option = max(action.option_strings, key=len)
         if isinstance(action, argparse._StoreTrueAction):
@@ -97,33 +101,35 @@ def _build(name: str, argv: list[str]) -> None:
     benchmark = load_benchmark(name)
     parser = build_parser(benchmark)
     args = parser.parse_args(argv)
-    run = run_options_from_args(args, recorded_command(name, parser, args))
+    run = run_options_from_args(args, recorded_command(name, parser, args, benchmark.build_class.Options))
     configs = select_configs(args.configs, benchmark.configs(), benchmark.accepts_config) if args.configs else None
     options = options_from_args(benchmark.build_class.Options, args)
     target = Path(args.out) / name
-    before = (read_manifest(target) or {}) if target.is_dir() and not args.overwrite else {}
+    before = read_manifest(target) if target.is_dir() and not args.overwrite else None
     path = benchmark.build_class(options, configs, run).run(args.out)
     if path is None:  # --dry-run: the plan was the output
         return
-    manifest = read_manifest(path) or {}
+    manifest = read_manifest(path)
+    if manifest is None:
+        raise BuildError(f"{path}: the build wrote no {contract.MANIFEST_NAME}")
     unchanged = _say_what_changed(before, manifest, path)
-    for config, info in manifest.get("configs", {}).items():
+    for config, info in manifest["configs"].items():
         print(f"{config}: {benchmark.describe_config(config, info)}, {info['num_bytes']:,} bytes")
     table = manifest.get("image_table")
     if table:
         print(f"{contract.IMAGE_TABLE_CONFIG}: {table['images']} distinct images, {table['num_bytes']:,} bytes")
     print(f"{'unchanged' if unchanged else 'built'} {path} (content {manifest.get('content_hash')})")
-    first = next(iter(manifest.get("configs", {})), None)
+    first = next(iter(manifest["configs"]), None)
     if first is not None:
         print(f'load with: datasets.load_dataset("{path.resolve()}", "{first}", split="test")')
 
 
-def _say_what_changed(before: dict, after: dict, path: Path) -> bool:
+def _say_what_changed(before: contract.BuildManifest | None, after: contract.BuildManifest, path: Path) -> bool:
     """Say whether the build found the same build in place and added its missing configs to it; True when
     it had nothing to do."""
     if not before or before.get("request", {}).get("configs") is None:
         return False
-    old, new = list(before.get("configs", {})), list(after.get("configs", {}))
+    old, new = list(before["configs"]), list(after["configs"])
     if before == after:
         print(
             f"nothing to build: {path} already holds these configs (pass --overwrite to rebuild them)", file=sys.stderr

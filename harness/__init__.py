@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = ["evaluate", "simple_evaluate"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in __all__:
         from harness import evaluator
 

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 from PIL import Image
 
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
+from harness.sent import RoundTripRecord, Sent
 
 # A sample's status, as its journal record keeps it (`harness.running.journal`).
 Status = Literal["ok", "empty", "over_length", "too_many_images", "invalid_input", "refused", "error"]
@@ -185,11 +186,20 @@ class Request:
     assistant_prefix: str = ""
     random_answer: Callable[[random.Random], str] | None = field(default=None, repr=False, compare=False)
     # Processor settings for this request only (a model's input policy on some tasks, `harness.inputs.input_policy`).
-    processor_kwargs: tuple[tuple[str, Any], ...] = ()
+    processor_kwargs: tuple[tuple[str, object], ...] = ()
     # What the task's truncation rule dropped to make the request fit (`harness.inputs.truncation`); None: untruncated.
     truncation: dict[str, Any] | None = field(default=None, compare=False)
     # The task's re-decoding of this request's prompt by the model's tokenizer (`harness.inputs.round_trip`); None: none.
     text_round_trip: TextRoundTrip | None = None
+    # The messages a backend sends, where the runner re-decoded their text (`round_tripped`), and what that changed;
+    # the request's own `messages` stay its identity (the cache's and the journal's key).
+    sent_messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
+    round_trip: RoundTripRecord | None = field(default=None, compare=False)
+
+    @property
+    def as_sent(self) -> tuple[Message, ...]:
+        """The messages a backend sends for it: after the task's text round trip, where the runner applied one."""
+        return self.sent_messages if self.sent_messages is not None else self.messages
 
     @property
     def images(self) -> list[ImageRef]:
@@ -217,6 +227,7 @@ class Response:
     refused: bool = False
     finish_reason: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    sent: Sent | None = field(default=None, compare=False)  # the request as the backend sent it (`harness.sent`)
 
     @property
     def ok(self) -> bool:
@@ -312,6 +323,12 @@ class Model(abc.ABC):
     def text_round_trip(self) -> Callable[[str], str] | None:
         """The model tokenizer's encode (no special tokens) then decode of a text, for a task that re-decodes its
         prompt as its paper's code did (`harness.inputs.round_trip`); None: no tokenizer at hand."""
+        return None
+
+    def render(self, request: Request) -> Sent | None:
+        """The request as this backend sends it (`harness.sent`): what its `generate` gives the model, rendered the
+        same way, for a request it does not send (screened out, answered from the cache). None: it renders nothing
+        of its own (the request's turns are what it reads)."""
         return None
 
     def fit_batch_size(self, start: int) -> str | None:

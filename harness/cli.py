@@ -99,7 +99,7 @@ def ls_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="harness ls",
         description="List groups, tags, tasks and dataset configs.",
-        epilog="Examples: harness ls mmlongbench (every name holding it); harness ls tasks 'milebench_*_adv'; "
+        epilog="Examples: harness ls WORD (every name holding it); harness ls tasks 'PREFIX_*_SUFFIX' (a glob); "
         "harness ls groups",
     )
     parser.add_argument(
@@ -119,11 +119,20 @@ def ls_command(argv: list[str]) -> int:
 
 @subcommand("models")
 def models_command(argv: list[str]) -> int:
+    from harness.config.task_index import TaskIndex
+    from harness.models.aliases import index_benchmarks
     from harness.models.aliases.listing import listing
     from harness.models.registry import available_models
 
-    argparse.ArgumentParser(prog="harness models", description="List model backends and aliases.").parse_args(argv)
-    print(listing(available_models()))
+    parser = argparse.ArgumentParser(
+        prog="harness models",
+        description="List model backends and aliases, with the papers' models each benchmark declares.",
+    )
+    parser.add_argument(
+        "--include_path", action="append", default=[], metavar="DIR", help="also read the benchmarks of these tasks"
+    )
+    args = parser.parse_args(argv)
+    print(listing(available_models(), index_benchmarks(TaskIndex(args.include_path))))
     return 0
 
 
@@ -160,7 +169,7 @@ def report_command(argv: list[str]) -> int:
         action="append",
         default=[],
         type=Path,
-        help="a folder of tasks whose report hooks (`report: !function`) to run besides the installed ones; "
+        help="a folder of tasks whose report hooks (`benchmark: !function`) to run besides the installed ones; "
         "the --include_path a results file records is never read, since a results folder may come from elsewhere",
     )
     parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")

@@ -98,8 +98,13 @@ def _screen_only(plan: RunPlan) -> int:
     from harness.running.screen_only import screen_table
 
     model, results = screened(plan)
+    policies = run_policies(plan)
+    if plan.options.write_out:  # the first prompts as the run's backend would render them
+        from harness.running.write_out import write_out
+
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
-    for task, described in run_policies(plan).describe().items():
+    for task, described in policies.describe().items():
         print(f"input policy of {plan.model.alias} on {task}: {described}")
     from harness.models.registry import backend_spec
 
@@ -130,7 +135,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     if plan.options.write_out:
         from harness.running.write_out import write_out
 
-        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed)
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     options = RunOptions(
         data_dir=plan.options.data_dir,
         limit=plan.options.limit,

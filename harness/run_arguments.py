@@ -130,8 +130,8 @@ def _reasoning_tags(value: object) -> tuple[tuple[str, str], ...] | None:
         raise UserError(str(err)) from None
 
 
-def _at_least_one(flag: str) -> Any:
-    return lambda value: f"{flag} must be at least 1" if value < 1 else None
+def _at_least_one(flag: str, value: int) -> str | None:
+    return f"{flag} must be at least 1" if value < 1 else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,7 +143,7 @@ class EvaluationOptions(LmEvalOptions):
         "comma-separated task, group, tag or dataset config names "
         "(<benchmark>_<config>: all its tasks), globs, or YAML paths; `list` prints them all",
         parse=_task_names,
-        check=lambda value: None if any(n.strip() for n in value.split(",")) else "--tasks is empty",
+        check=lambda flag, value: None if any(n.strip() for n in value.split(",")) else f"{flag} is empty",
         accepts="str | Sequence[str]",
     )
     model: str | None = option(
@@ -154,7 +154,7 @@ class EvaluationOptions(LmEvalOptions):
         {},
         'k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"',
         parse=arguments("--model_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     data_dir: str | None = option(
@@ -196,7 +196,7 @@ class EvaluationOptions(LmEvalOptions):
         "hf: batch by the rows' token counts, at most this many "
         "tokens per batch counting padding (prompt + max_gen_toks), long prompts first",
         parse=int,
-        check=_at_least_one("--max_batch_tokens"),
+        check=_at_least_one,
     )
     shard: Shard | None = option(
         None,
@@ -227,14 +227,14 @@ class EvaluationOptions(LmEvalOptions):
         {},
         "override generation settings of every task: max_gen_toks=64,temperature=0",
         parse=arguments("--gen_kwargs", typed=True),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     metadata: dict[str, Any] = option(
         {},
         'JSON merged into every task\'s metadata, e.g. \'{"subset": "full"}\'',
         parse=_json_object,
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=lambda value: json.dumps(dict(value)),
     )
     output_path: Path | None = option(
@@ -266,7 +266,7 @@ class EvaluationOptions(LmEvalOptions):
     judge_model: str | None = option(
         None,
         "backend or alias that judges the tasks with a `judge:` block after "
-        "generation (MMLongBench summarization: the paper's GPT-4o Fluency-F1), e.g. openai; without "
+        "generation (a summarization task's Fluency-F1, by the judge its paper used), e.g. openai; without "
         "it those tasks report only their own metrics",
     )
     judge_args: dict[str, str] = option(
@@ -274,7 +274,7 @@ class EvaluationOptions(LmEvalOptions):
         "k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
         "base_url=...; the task names its paper's judge as the default `model`)",
         parse=arguments("--judge_args"),
-        accepts="str | Mapping[str, Any] | None",
+        accepts="str | Mapping[str, object] | None",
         spell=spell_arguments,
     )
     reasoning_tags: tuple[tuple[str, str], ...] | None = option(
@@ -351,8 +351,7 @@ def run_parser() -> argparse.ArgumentParser:
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
         "`harness report RESULTS_DIR` (markdown table and plots), `harness view RESULTS_DIR` (a local web page "
         "over runs, samples and their images), `harness merge OUT SHARD_DIR...` "
-        "(combine --shard runs). Example: harness --tasks "
-        "mmneedle_m1_n2_k1_pos --model random --data_dir data --output_path results",
+        "(combine --shard runs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
     )
     add_flags(parser, EvaluationOptions, GROUPS)
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")

@@ -3,11 +3,13 @@ model said of itself, with every secret redacted."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.api import Model
+    from harness.config.benchmark import Benchmark
     from harness.outputs.results_file import RunConfig
     from harness.run_plan import RunPlan
 
@@ -37,6 +39,7 @@ def _data_dir_label(data_dir: str | None) -> str | None:
 
 def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> RunConfig:
     """The results' `config`: what was run, and how, with every secret redacted."""
+    from harness.models.aliases import task_benchmarks
     from harness.outputs.results import sanitize_model_name
     from harness.redact import redact_mapping
 
@@ -44,7 +47,7 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
     return {
         "model": plan.model.backend,
         "alias": plan.model.alias,
-        "alias_info": alias_info(plan.model.alias),
+        "alias_info": alias_info(plan.model.alias, task_benchmarks(plan.selection.tasks, plan.index)),
         "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
         "model_name_sanitized": sanitize_model_name(
@@ -91,8 +94,10 @@ def _lm_eval_settings(plan: RunPlan, backend_stats: dict[str, Any]) -> dict[str,
     return settings
 
 
-def alias_info(alias: str | None) -> dict[str, Any] | None:
-    """What the alias table says of the model beyond its arguments (its training window, its paper name)."""
+def alias_info(alias: str | None, benchmarks: Sequence[Benchmark] = ()) -> dict[str, Any] | None:
+    """What the alias says of the model beyond its arguments (its training window, its wrapper's rules), with the
+    paper models it runs in these benchmarks (the run's) and how."""
     from harness.models.aliases import ALIASES
+    from harness.models.aliases import alias_info as described
 
-    return ALIASES[alias].describe() if alias in ALIASES else None
+    return described(alias, benchmarks) if alias in ALIASES else None

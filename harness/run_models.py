@@ -97,14 +97,21 @@ def behind_cache(model: Model, path: Path | None) -> Model:
 
 
 def run_policies(plan: RunPlan) -> RunPolicies:
-    """The alias's input policies for this run's tasks (`harness.inputs.input_policy`; none for a plain backend)."""
+    """The alias's input policies for this run's tasks (`harness.inputs.input_policy`; none for a plain backend): its
+    own rules, then those of its paper run in each task's benchmark."""
+    from harness.config.benchmark import declared_benchmark
     from harness.inputs.input_policy import RunPolicies
-    from harness.models.aliases import ALIASES
+    from harness.models.aliases import alias_policy
 
-    alias = ALIASES.get(plan.model.alias or "")
-    if alias is None:
+    name = plan.model.alias
+    if name is None:
         return RunPolicies()
-    return RunPolicies({task.name: policy for task in plan.tasks if (policy := alias.policy_for(task.name))})
+    policies = {}
+    for task in plan.tasks:
+        benchmark = declared_benchmark(task.config.benchmark)
+        if policy := alias_policy(name, task.name, benchmark, looked_up=True):
+            policies[task.name] = policy
+    return RunPolicies(policies)
 
 
 def open_judge(plan: RunPlan) -> Judges | None:

@@ -19,6 +19,7 @@ from harness.errors import DatasetMissingError, UserError, suggest
 from harness.run_arguments import TOKEN_BUDGET_BATCH_SIZE
 
 if TYPE_CHECKING:
+    from harness.config.benchmark import Benchmark
     from harness.config.task_index import Selection, TaskIndex
     from harness.outputs.hub_upload import HubTarget
     from harness.run_arguments import EvaluationOptions
@@ -81,13 +82,13 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def resolve_model(name: str, given: dict[str, str], task_names: Sequence[str] = ()) -> ModelChoice:
+def resolve_model(name: str, given: dict[str, str], benchmarks: Sequence[Benchmark] = ()) -> ModelChoice:
     """The backend, arguments and alias of --model (or --judge_model) and its parsed arguments (an alias's for the
-    benchmarks of `task_names`); an unknown name is an error with suggestions."""
+    benchmarks the run's tasks declare); an unknown name is an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
     from harness.models.registry import available_models
 
-    backend, args, alias = resolve(name, given, task_names)
+    backend, args, alias = resolve(name, given, benchmarks)
     if backend not in available_models():
         raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
     return ModelChoice(name, backend, args, alias, given)
@@ -169,6 +170,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     `UserError` naming the first bad flag, task or dataset."""
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
+    from harness.models.aliases import task_benchmarks
     from harness.models.replicas.cluster import address_problem
     from harness.outputs.hub_upload import parse_hub_target
     from harness.outputs.results import model_folder_name
@@ -188,14 +190,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     ray_problem = address_problem(args.ray) if args.ray is not None else None
     if ray_problem:
         raise UserError(f"--ray {args.ray}: {ray_problem}")
-    model = resolve_model(args.model, args.model_args, names)
-    model = ModelChoice(
-        model.name,
-        model.backend,
-        apply_compat_flags(args, model.backend, model.args, args.seed),
-        model.alias,
-        model.given,
-    )
+    model = resolve_model(args.model, args.model_args)  # a name neither a backend nor an alias stops here
     wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
     if hub is not None and hub.push_samples and not log_samples:
         raise UserError(
@@ -213,10 +208,19 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     names, include_paths = _resolve_task_names(names, list(args.include_path))
     index = TaskIndex(include_paths)
     selection = index.select(names)
+    # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
+    model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
+    model = ModelChoice(
+        model.name,
+        model.backend,
+        apply_compat_flags(args, model.backend, model.args, args.seed),
+        model.alias,
+        model.given,
+    )
     _check_gen_kwargs(args.gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args)
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
-        from harness.requirements import check_requirements, run_needs
+        from harness.requirements import check_requirements, declared_extras, run_needs
 
         check_requirements(
             run_needs(
@@ -225,7 +229,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
                 (judge.backend, judge.name) if judge else None,
                 tasks,
                 scoring=not args.predict_only,
-            )
+            ),
+            declared_extras(tasks),
         )
     output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir

@@ -46,8 +46,8 @@ def first_request(data_dir: Path, task_name: str, policy: Any) -> Any:
 
 
 def render_model(args: dict[str, str], request: Any, online: bool, chars: int, backend: str = "hf") -> str:
+    from harness.models.families import style_named
     from harness.models.hf_counting import ProcessorCount
-    from harness.models.prompt_style import style_named
 
     count = ProcessorCount.load(
         args["pretrained"],
@@ -94,7 +94,7 @@ def render_api(args: dict[str, str], request: Any) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from harness.models.aliases import ALIASES, resolve
+    from harness.models.aliases import ALIASES, alias_policy, resolve, task_benchmarks
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data_dir", type=Path, required=True)
@@ -105,11 +105,10 @@ def main(argv: list[str]) -> int:
     names = [n for n in options.aliases.split(",") if n] or sorted(ALIASES)
     print("| alias | benchmark | rendered |\n|---|---|---|")
     for name in names:
-        alias = ALIASES[name]
         for benchmark, task in TASKS.items():
-            backend, args, _ = resolve(name, {}, [task])
+            backend, args, _ = resolve(name, {}, task_benchmarks([task]))
             try:
-                request = first_request(options.data_dir, task, alias.policy_for(task))
+                request = first_request(options.data_dir, task, alias_policy(name, task))
                 shown = (
                     render_api(args, request)
                     if backend == "openai"

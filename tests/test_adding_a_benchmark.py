@@ -1,10 +1,13 @@
 """A new benchmark is one builder package, one task folder and one card template: add the toy benchmark
 (`toy_builder.py`, and the task folder and card of `toy_benchmark.py`) to a copy of the project as exactly those
-files, and `builders` and `harness` pick it up with no other edit (docs/ADDING_A_BENCHMARK.md)."""
+files, and `builders` and `harness` pick it up with no other edit (docs/ADDING_A_BENCHMARK.md); its paper's models,
+declared in its task folder, are listed by `harness models` and run as its paper ran them (issue 50 item 1)."""
 
 from __future__ import annotations
 
 import ast
+import base64
+import io
 import json
 import os
 import re
@@ -15,9 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
+from tests.support.chat_server import ChatServer
 from tests.support.paths import PROJECT
-from tests.support.toy_benchmark import CARD_TEMPLATE, write_toy_tasks
+from tests.support.toy_benchmark import CARD_TEMPLATE, TOY_DECLARATION, write_toy_tasks
 
 PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
 TOY_BUILDER = PROJECT / "tests" / "support" / "toy_builder.py"
@@ -29,20 +34,22 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("project")
     for package in PACKAGES:
         shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(root) for p in root.rglob("*")}
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
     added[0].parent.mkdir()
     shutil.copy(TOY_BUILDER, added[0])
     added[1].parent.mkdir()
     added[1].write_text(CARD_TEMPLATE)
     write_toy_tasks(root / "tasks" / "toy")
-    after = {p.relative_to(root) for p in root.rglob("*")}
-    new = {p for p in after - before if not p.suffix == ""}
-    assert before <= after and {p.parts[:2] for p in new} == {
+    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    new = set(after) - set(before)
+    assert set(before) <= set(after) and {p.parts[:2] for p in new} == {
         ("builders", "toy"),
         ("tasks", "toy"),
         ("dataset_cards", "toy"),
     }
+    assert [path for path in before if before[path] != after[path]] == []  # no shared file touched
+    assert Path("tasks", "toy", "benchmark.py") in new  # its declaration: its paper's models among them
     return root
 
 
@@ -134,6 +141,57 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     report = run(project_copy, tmp_path, "harness.cli", "report", str(out))
     assert report.returncode == 0, report.stderr
     assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
+    the_papers_models(project_copy, tmp_path, data)
+
+
+def the_papers_models(project_copy: Path, tmp_path: Path, data: Path) -> None:
+    """The toy paper's models, declared in its task folder alone: `harness models` lists them, and its GPT-4o runs as
+    the paper ran it (detail low on every image, the pairs' squares halved), recorded in the results."""
+    listed = run(project_copy, tmp_path, "harness.cli", "models")
+    assert listed.returncode == 0, listed.stderr
+    assert (
+        'Toy "GPT-4o" (gpt-4o-2024-05-13) with image_detail=low: departs: the paper\'s own API client' in listed.stdout
+    )
+    assert 'Toy "Squares-VL" (toy/squares-vl-7b): its own model code: no backend here loads it' in listed.stdout
+    server = ChatServer(answer=lambda body: "yes")
+    server.start()
+    try:
+        out = tmp_path / "paper_run"
+        os.environ["OPENAI_API_KEY"] = "sk-toy"  # the loopback server takes any key
+        ran = run(
+            project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "gpt-4o-2024-05-13",
+            "--model_args", f"base_url={server.base_url}", "--data_dir", str(data), "--output_path", str(out),
+            "--no_progress",
+        )  # fmt: skip
+    finally:
+        server.stop()
+        del os.environ["OPENAI_API_KEY"]
+    assert ran.returncode == 0, ran.stderr
+    heights: dict[int, set[int]] = {}  # images in a request (2: toy_pairs) -> their heights as sent
+    for request in server.received:
+        sent = [
+            part["image_url"]
+            for message in request.body["messages"]
+            if isinstance(message["content"], list)
+            for part in message["content"]
+            if part.get("type") == "image_url"
+        ]
+        assert sent and {image["detail"] for image in sent} == {"low"}
+        for image in sent:
+            data = base64.b64decode(image["url"].split(",", 1)[1])
+            heights.setdefault(len(sent), set()).add(Image.open(io.BytesIO(data)).height)
+    assert heights == {1: {40}, 2: {20}}  # the toy's squares are 40 px high; a pair's are halved
+    (results_file,) = out.rglob("results_*.json")
+    config = json.loads(results_file.read_text())["config"]
+    assert config["input_policies"] == {"toy_pairs": {"image_scale": 0.5}}
+    assert config["alias_info"]["papers"] == {
+        "toy": {
+            "paper_name": "GPT-4o",
+            "ran": "gpt-4o-2024-05-13",
+            "status": "departs: the paper's own API client; the alias sends the same images through OpenAI's",
+            "args": {"image_detail": "low"},
+        }
+    }
 
 
 def code_lines(source: str) -> int:
@@ -161,3 +219,4 @@ def test_the_guide_shows_the_toy_builder_as_it_is_and_it_is_short() -> None:
     guide = (PROJECT / "docs" / "ADDING_A_BENCHMARK.md").read_text()
     assert builder in re.findall(r"^```python\n(.*?)^```", guide, flags=re.S | re.M)
     assert code_lines(builder) <= 60
+    assert TOY_DECLARATION in re.findall(r"^```python\n(.*?)^```", guide, flags=re.S | re.M)

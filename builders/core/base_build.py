@@ -53,10 +53,10 @@ def ordered(names: Sequence[str], order: Sequence[str] | None) -> list[str]:
 class BaseBuild:
     """The build in place that a new build extends."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, folder: Path, manifest: contract.BuildManifest) -> None:
         self.folder = folder
         self.manifest = manifest
-        self.configs: dict[str, dict[str, Any]] = dict(manifest.get("configs") or {})
+        self.configs: dict[str, contract.ConfigFiles] = dict(manifest.get("configs") or {})
 
     @property
     def _where(self) -> str:
@@ -107,12 +107,12 @@ class BaseBuild:
                 for row in batch.to_pylist():
                     add(EncodedImage(row["image"]["bytes"], row["sha256"], row["width"], row["height"]))
 
-    def _copy_checked(self, entry: Mapping[str, Any], target: Path) -> None:
+    def _copy_checked(self, entry: Mapping[str, object], target: Path) -> None:
         source = release_path(self.folder, entry.get("path"), self._where)
         self._check(entry, source, copy_to=target)
         shutil.copystat(source, target)
 
-    def _check(self, entry: Mapping[str, Any], path: Path, copy_to: Path | None = None) -> None:
+    def _check(self, entry: Mapping[str, object], path: Path, copy_to: Path | None = None) -> None:
         """Hash `path` (copying it to `copy_to` on the way) and compare with the manifest's sha256."""
         try:
             actual = contract.file_sha256(path, copy_to)

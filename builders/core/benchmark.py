@@ -33,7 +33,7 @@ class Benchmark:
     build_class: type[BenchmarkBuild[Any]]
     summary: str  # one line for `builders list`
     config_lines: Mapping[str, str]  # config name -> one line describing it, in canonical order
-    describe: Callable[[Mapping[str, Any]], str] = rows_built  # a built config, from its manifest entry
+    describe: Callable[[Mapping[str, object]], str] = rows_built  # a built config, from its manifest entry
     # Names outside `config_lines` that are configs too (parametric ones: LoCoVQA's `okvqa_cmp_7`).
     accepts_config: Callable[[str], bool] | None = None
 
@@ -53,7 +53,7 @@ class Benchmark:
 
 
 def select_configs(
-    names: list[str] | None, known: Mapping[str, Any] | list[str], accepts: Callable[[str], bool] | None = None
+    names: list[str] | None, known: Mapping[str, object] | list[str], accepts: Callable[[str], bool] | None = None
 ) -> list[str]:
     """Config names as a user gives them (comma- or space-separated, any case; None, [] or 'all' = every
     config) -> the selected names in canonical order; unknown names are a `BuildError` listing the valid ones.

@@ -34,7 +34,7 @@ PROMPT_COLUMN = (PROMPT,)
 TOKEN_COLUMNS = (contract.TEXT_TOKENS, contract.IMAGE_TOKENS)
 
 
-def row_features(image_storage: str, *parts: Mapping[str, Any] | tuple[str, ...]) -> Features:
+def row_features(image_storage: str, *parts: Mapping[str, object] | tuple[str, ...]) -> Features:
     """A benchmark's columns in order: `id`, then each part, its own columns (a mapping of features) or one of the
     contract's blocks (`IMAGE_COLUMNS`, `PROMPT_COLUMN`, `TOKEN_COLUMNS`)."""
     known = {**contract.row_features(image_storage), PROMPT: Value("string")}

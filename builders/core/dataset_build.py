@@ -139,7 +139,7 @@ class DatasetBuild:
                 self.add_caveat(kind, str(text))  # the configs carried over keep what limits them
             for name, entry in self.base.configs.items():
                 self._features[name] = self.base.carry_config(name, self.staging)
-                self._configs[name] = entry
+                self._configs[name] = dict(entry.items())
             if self.images is not None:
                 self.base.carry_images(self.images.add)
         return self

@@ -1,10 +1,12 @@
-"""A build option, declared once: a dataclass field whose default and type are the Python API's, and whose metadata
-makes its `builders build NAME` flag (`--` and the field's name with dashes, its help, metavar and choices) and
-the check every way of making the options runs (a `BuildError` naming the flag, before any work).
+"""A build option, declared once on the idiom the harness shares (`builders.core.contract.options`): a dataclass field
+whose default and type are the Python API's, and whose metadata makes its `builders build NAME` flag (`--` and the
+field's name with dashes, its help, metavar, parser and choices) and the check every way of making the options runs
+(a `BuildError` naming the flag, before any work).
 
     @dataclass(frozen=True, kw_only=True)
     class MyOptions(BenchmarkOptions):
         source: str = option("fixture", "where the release is: a folder, or 'fixture' (offline)")
+        full: bool = switch("every row")
         limit: int | None = limit_option("rows per config (default: all)")
         seed: int = seed_option()
         text_tokenizer: str = text_tokenizer_option()
@@ -18,55 +20,32 @@ give). The options every build takes, whatever its benchmark (`--out`, `--config
 from __future__ import annotations
 
 import argparse
-import types
-import typing
-from collections.abc import Callable, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, TypeVar
 
 from builders.core import contract
+from builders.core.contract import add_flags, at_least, between, non_negative_integer, option, switch
 from builders.core.errors import BuildError
 
-FLAG = "flag"  # the field metadata key of an option's flag
-Check = Callable[[Any], str | None]  # a value -> what is wrong with it (said after the flag's name), or None
-
-
-@dataclass(frozen=True)
-class Flag:
-    """How an option shows on the command line; `check` runs on every value but None ("not given")."""
-
-    help: str
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-    check: Check | None = None
-
-
-def option(
-    default: object,
-    help: str,
-    *,
-    metavar: str | None = None,
-    choices: Sequence[str] | None = None,
-    check: Check | None = None,
-) -> Any:
-    """A dataclass field that is also a flag: a bool field is a switch (`--full`), a list field takes one or more
-    values and may be repeated (`--source A B --source C`), any other field one value of its type."""
-    return field(default=default, metadata={FLAG: Flag(help, metavar, tuple(choices) if choices else None, check)})
-
-
-# ------------------------------------------------------------------------------------------------ checks
-
-
-def at_least(minimum: int, unit: str = "") -> Check:
-    return lambda value: f"must be at least {minimum}{unit}, got {value}" if value < minimum else None
-
-
-def between(low: float, high: float) -> Check:
-    return lambda value: None if low <= value <= high else f"must be between {low} and {high}, got {value}"
-
-
-def non_negative_integer(value: int) -> str | None:
-    return f"must be a non-negative integer, got {value}" if value < 0 else None
+__all__ = [
+    "RUN_OPTIONS",
+    "BenchmarkOptions",
+    "RunOptions",
+    "add_flags",
+    "add_run_flags",
+    "at_least",
+    "between",
+    "limit_option",
+    "non_negative_integer",
+    "option",
+    "options_from_args",
+    "run_options_from_args",
+    "seed_option",
+    "skip_bad_images_option",
+    "switch",
+    "text_tokenizer_option",
+]
 
 
 # ------------------------------------------------------------------------------- options several builds take
@@ -82,17 +61,16 @@ def text_tokenizer_option() -> Any:
 
 
 def seed_option() -> Any:
-    return option(0, "sampling seed (default 0)", check=non_negative_integer)
+    return option(0, "sampling seed (default 0)", parse=int, check=non_negative_integer)
 
 
 def limit_option(what: str) -> Any:
     """`--limit L`: at most L of what the benchmark says (`what`: the rest of the help after "at most L")."""
-    return option(None, f"at most L {what}", metavar="L", check=at_least(1))
+    return option(None, f"at most L {what}", metavar="L", parse=int, check=at_least(1))
 
 
 def skip_bad_images_option() -> Any:
-    return option(
-        False,
+    return switch(
         "leave out the rows that show a damaged image (listed in the manifest; the build is flagged "
         "'limited') instead of stopping at the first damaged image",
     )
@@ -102,70 +80,23 @@ def skip_bad_images_option() -> Any:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BenchmarkOptions:
-    """The base of a benchmark's options dataclass: its values are checked as it is made."""
+class BenchmarkOptions(contract.DeclaredOptions):
+    """The base of a benchmark's options dataclass: its values are read and checked as it is made, a bad one a
+    `BuildError` naming its flag (`--memory-budget-mb`)."""
 
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            flag, value = item.metadata.get(FLAG), getattr(self, item.name)
-            if flag is None or value is None:
-                continue
-            if flag.choices is not None and value not in flag.choices:
-                raise BuildError(f"{flag_name(item)} must be one of {', '.join(flag.choices)}, got {value!r}")
-            problem = flag.check(value) if flag.check is not None else None
-            if problem is not None:
-                raise BuildError(f"{flag_name(item)} {problem}")
+    error: ClassVar[Callable[[str], Exception]] = BuildError
+    dashes: ClassVar[bool] = True
+
+    @classmethod
+    def choice_problem(cls, names: str, value: object, choices: tuple[str, ...]) -> str:
+        return f"{names} must be one of {', '.join(choices)}, got {value!r}"
 
 
 OptionsT = TypeVar("OptionsT", bound=BenchmarkOptions)
 
 
-def flag_name(item: Field[Any]) -> str:
-    return "--" + item.name.replace("_", "-")
-
-
-def _flag_kind(annotation: Any) -> tuple[type, bool]:
-    """(the type a flag's text is parsed to, whether it takes a list) from its field's annotation."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return next(_flag_kind(arg) for arg in typing.get_args(annotation) if arg is not type(None))
-    if typing.get_origin(annotation) is list:
-        return typing.get_args(annotation)[0], True
-    return annotation, False
-
-
-def _parser(kind: type) -> dict[str, Any]:
-    """argparse's `type=` for a field's type: none for text, which argparse keeps as it is."""
-    return {} if kind is str else {"type": kind}
-
-
-def add_flags(group: argparse._ActionsContainer, options: type[BenchmarkOptions]) -> None:
-    """The flags of an options dataclass, in its fields' order."""
-    hints = typing.get_type_hints(options)
-    for item in fields(options):
-        flag = item.metadata.get(FLAG)
-        if flag is None:
-            continue
-        kind, many = _flag_kind(hints[item.name])
-        default = None if item.default is MISSING else item.default
-        if kind is bool:
-            group.add_argument(flag_name(item), action="store_true", help=flag.help)
-        elif many:
-            group.add_argument(
-                flag_name(item), action="extend", nargs="+", **_parser(kind), metavar=flag.metavar, help=flag.help
-            )
-        else:
-            group.add_argument(
-                flag_name(item),
-                **_parser(kind),
-                default=default,
-                metavar=flag.metavar,
-                choices=flag.choices,
-                help=flag.help,
-            )
-
-
 def options_from_args(options: type[OptionsT], args: argparse.Namespace) -> OptionsT:
-    return options(**{item.name: getattr(args, item.name) for item in fields(options) if FLAG in item.metadata})
+    return options.from_namespace(args)
 
 
 # ---------------------------------------------------------------------------------- every build's options

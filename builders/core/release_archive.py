@@ -3,7 +3,7 @@ archive, `zip_files`, is read the same way, member by member), every member read
 
     for member in archive_files(path):
         if member.name in wanted:
-            data = member.read(MMLB_IMAGE)        # `builders.core.release_bounds`: past 64 MiB, a BuildError
+            data = member.read(bound)             # `builders.core.release_bounds`: past the bound, a BuildError
 
 Only regular files are handed out; their names are normalised and must stay inside the archive
 (`builders.core.release_paths.relative_name`), and a symbolic or hard link member pointing out of it is refused

@@ -2,16 +2,18 @@
 against a bound that the real releases' own sizes justify, so that a small archive that inflates to gigabytes (a
 "bomb") stops at the bound with one line naming the member, in seconds and within the bound's memory.
 
-    data = member.read(IMAGE)                           # `release_archive.ArchiveFile`: a BuildError past 64 MiB
+    data = member.read(IMAGE)                           # `release_archive.ArchiveFile`: a BuildError past its bound
     data = read_file(path, ANNOTATION, str(path))       # a file of a release folder, the same bound
     for number, line in bounded_lines(handle, JSONL, where): ...
 
 A bound is checked twice: against the size the archive declares (a tar header, a zip directory entry: refused
 before a byte is read) and against the bytes actually read (a reader never takes more than the bound and one byte).
 
-The figures behind each bound are the largest files of the real releases (from their Hub repos, code repos and
-papers), with a margin of several times; none is a setting, since no release comes near it. A release
-that one day does would be a new release: raise the bound here, with its figures.
+A benchmark declares its own bounds beside its release reader (`builders/<benchmark>/bounds.py`), each with the
+figures behind it: the largest files of the real releases (from their Hub repos, code repos and papers), with a margin
+of several times; none is a setting, since no release comes near it. A release that one day does would be a new
+release: raise the bound there, with its figures. What holds for every archive whatever its benchmark (how far a
+whole archive may inflate) is here.
 """
 
 from __future__ import annotations
@@ -51,29 +53,6 @@ class LineBound:
 
     line: Bound
     most_lines: int
-
-
-# MMLongBench (ZhaoweiWang/MMLongBench). A row holds at most 128K tokens: its text at ~4 characters a Llama-2 token
-# is ~0.5 MB, ~1.2 MB as JSON's \u escapes of non-Latin text; the longest files hold 1,000 ids x 6 needle depths
-# (`vh_single_test_1000_K128_dep6.jsonl`: 6,000 lines, ~15 KB each) or a few hundred 128K text rows (~0.6 MB
-# each), some 100-400 MB. Images: natural photos (OBELICS ones resized to 1,024 px by the authors, App. B.6)
-# under 1 MB, rendered document pages a few MB.
-MMLB_JSONL = LineBound(Bound(64 * MiB, "a jsonl line"), 1_000_000)
-MMLB_TEXT_FILE = Bound(4 * GiB, "a jsonl file")
-MMLB_JSON_FILE = Bound(256 * MiB, "a JSON file (the ICL files are under 10 MB, kept out of LFS on the Hub)")
-MMLB_IMAGE = Bound(64 * MiB, "an image")
-# MileBench (FreedomIntelligence/MileBench, six part archives of 2.0-4.0 GB). An annotation file holds one
-# subset's samples (6,440 in all over 29 subsets and their adversarial sets, at most 11,821 words each): a few MB.
-# The largest images are the Combined-image Set's grids: up to 109 images at 800 x 800 px, an 8,800 x 8,000 px
-# JPEG of 10-20 MB.
-MILEBENCH_ANNOTATION = Bound(64 * MiB, "an annotation file")
-MILEBENCH_IMAGE = Bound(256 * MiB, "an image")
-# MMNeedle (Wang-ML-Lab/MMNeedle, data/metadata_stitched.zip). The largest pool file, 8_8.json, maps 10,000
-# stitched images to 64 cells of ~56 bytes each: ~36 MB (the code repo's 2_2.json is 2,700,002 bytes for 4 cells);
-# an annotation file is ~2.5 MB for M = 1 (annotations_1_8_8.json: 2,473,892 bytes), ~10 MB for M = 10.
-MMNEEDLE_METADATA_FILE = Bound(256 * MiB, "a metadata file")
-# MNIST's IDX files (LoCoVQA): the training images are 47,040,016 bytes (16 + 60,000 x 28 x 28), gzipped or not.
-MNIST_IDX = Bound(128 * MiB, "an MNIST IDX file")
 
 
 # What a whole archive may inflate to: gzip makes text 3-10 times smaller and leaves JPEG and PNG as they are, so

@@ -27,7 +27,7 @@ from builders.core.errors import BuildError
 _TMP_PATTERN = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[0-9a-f]+$")
 
 
-def read_manifest(folder: Path) -> dict[str, Any] | None:
+def read_manifest(folder: Path) -> contract.BuildManifest | None:
     """The folder's manifest (None if it has none); an unreadable one is a `BuildError`."""
     try:
         return contract.read_manifest(folder)
@@ -57,7 +57,7 @@ def describe_difference(old: Mapping[str, object], new: Mapping[str, object]) ->
 
 
 def same_build_hint(
-    existing: dict[str, Any], request: dict[str, Any], out_dir: Path, command: list[str] | None = None
+    existing: contract.BuildManifest, request: dict[str, Any], out_dir: Path, command: list[str] | None = None
 ) -> str:
     """The command that adds this request's configs to the build in place, with the flags that build recorded
     (`contract.BUILD_COMMAND`); empty when it recorded none (a build made through the Python API).

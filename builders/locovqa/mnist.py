@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import MNIST_IDX, read_bounded, read_file
+from builders.core.release_bounds import read_bounded, read_file
 from builders.core.release_paths import release_path
+from builders.locovqa.bounds import MNIST_IDX
 
 IMAGES = "train-images-idx3-ubyte"
 LABELS = "train-labels-idx1-ubyte"

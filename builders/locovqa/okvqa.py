@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from builders.core.errors import BuildError
 from builders.core.release_json import parse_json
@@ -44,7 +43,7 @@ def coco2014_key(image_id: int) -> str:
     return f"coco2014/COCO_val2014_{image_id:012d}.jpg"
 
 
-def _load_json(folder: Path, name: str, what: str) -> Any:
+def _load_json(folder: Path, name: str, what: str) -> object:
     path = release_path(folder, name, f"OK-VQA {what} {folder / name}")
     if not path.is_file():
         raise BuildError(f"OK-VQA {what} not found: {folder / name}")

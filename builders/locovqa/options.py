@@ -12,6 +12,7 @@ from builders.core.options import (
     limit_option,
     option,
     seed_option,
+    switch,
     text_tokenizer_option,
 )
 from builders.locovqa.compose import DEFAULT_CELL_SIZE
@@ -33,6 +34,7 @@ class LocoVqaOptions(BenchmarkOptions):
         "(train-*-idx*-ubyte[.gz]) or mnist=hf://ylecun/mnist (the Hub sources download into the Hub cache; "
         "OK-VQA and COCO are not on the Hub)",
         metavar="SPEC",
+        many=True,
     )
     limit: int | None = limit_option(
         "OK-VQA and MMStar questions (drawn at random), L MNIST contexts per length and "
@@ -42,6 +44,7 @@ class LocoVqaOptions(BenchmarkOptions):
         None,
         f"MNIST contexts per length and digit count (default {DEFAULT_MNIST_SAMPLES}, or --limit)",
         metavar="K",
+        parse=int,
         check=at_least(1),
     )
     seed: int = seed_option()
@@ -49,6 +52,7 @@ class LocoVqaOptions(BenchmarkOptions):
         DEFAULT_CELL_SIZE,
         f"cmp: the side of a grid cell in pixels (default {DEFAULT_CELL_SIZE}); also the digit canvas",
         metavar="PX",
+        parse=int,
         check=at_least(8, " pixels"),
     )
     entity_lister: list[str] | None = option(
@@ -57,6 +61,7 @@ class LocoVqaOptions(BenchmarkOptions):
         "instance annotations; OK-VQA's default), cache:FILE (lists made earlier), vlm:MODEL (any harness backend or "
         "alias asked 'Please list at most 5 entities in this image')",
         metavar="[TASK=]SPEC",
+        many=True,
     )
     entity_lister_args: str = option(
         "", "vlm: the backend's --model_args, e.g. pretrained=...,dtype=bfloat16", metavar="ARGS"
@@ -64,13 +69,12 @@ class LocoVqaOptions(BenchmarkOptions):
     entity_cache: str | os.PathLike[str] | None = option(
         None, "vlm: JSON-lines file the lists are appended to and reused from", metavar="FILE"
     )
-    strict_pairwise: bool = option(
-        False, "also keep distractors' entities apart from each other (the figure's reading)"
-    )
+    strict_pairwise: bool = switch("also keep distractors' entities apart from each other (the figure's reading)")
     max_resamples: int = option(
         DEFAULT_MAX_RESAMPLES,
         f"collisions in a row allowed per distractor before the item fails (default {DEFAULT_MAX_RESAMPLES})",
         metavar="K",
+        parse=int,
         check=at_least(0),
     )
     mmstar_pool: str = option(
@@ -86,6 +90,7 @@ class LocoVqaOptions(BenchmarkOptions):
         DEFAULT_MEMORY_BUDGET_MB,
         f"memory for fitted cells before they spill to disk (default {DEFAULT_MEMORY_BUDGET_MB})",
         metavar="MB",
+        parse=int,
         check=at_least(1),
     )
     # What `vlm:MODEL` asks through (default: the installed harness's backends, `builders.core.image_questions`).

@@ -26,9 +26,10 @@ from typing import Any
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MILEBENCH_ANNOTATION, MILEBENCH_IMAGE, Bound, read_file
+from builders.core.release_bounds import Bound, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder
+from builders.milebench.bounds import MILEBENCH_ANNOTATION, MILEBENCH_IMAGE
 from builders.milebench.subsets import SUBSET_BY_NAME, Config
 
 ARCHIVE_PATTERN = "MileBench_part*.tar.gz"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builders.core.options import BenchmarkOptions, option, skip_bad_images_option, text_tokenizer_option
+from builders.core.options import BenchmarkOptions, option, skip_bad_images_option, switch, text_tokenizer_option
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,9 +29,9 @@ class MMLongBenchOptions(BenchmarkOptions):
         "ids per release file of --source fixture:full (default 1; ICL: test images per domain); each id brings "
         "its depths or permutations",
         metavar="N",
+        parse=int,
     )
-    full: bool = option(
-        False,
+    full: bool = switch(
         "every row of each file (default: the sample the official code evaluates, 100 ids per "
         "file, 50 per MM-NIAH file, with all their depths/permutations)",
     )

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import MMLB_JSON_FILE, read_file
+from builders.core.release_bounds import read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import relative_name
 from builders.mmlongbench.ablations import ABLATION_ASSEMBLERS
+from builders.mmlongbench.bounds import MMLB_JSON_FILE
 from builders.mmlongbench.leaves import Config
 from builders.mmlongbench.prompts import (
     ASSEMBLERS,

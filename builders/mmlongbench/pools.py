@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from builders.core.errors import BuildError
-from builders.core.release_bounds import MMLB_JSON_FILE, read_file
+from builders.core.release_bounds import read_file
+from builders.mmlongbench.bounds import MMLB_JSON_FILE
 from builders.mmlongbench.leaves import LEAVES, LENGTHS, Leaf
 from builders.mmlongbench.plan import parse_row
 from builders.mmlongbench.release import Release, read_lines

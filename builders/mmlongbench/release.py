@@ -29,9 +29,10 @@ from pathlib import Path
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE, lines_of, read_file
+from builders.core.release_bounds import lines_of, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
+from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE
 from builders.mmlongbench.leaves import IMAGE_ARCHIVES, LOADER_IMAGES, TEXT_ARCHIVE, TEXT_ARCHIVES, Config
 
 TEXT_DIR = "mmlb_data"

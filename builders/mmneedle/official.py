@@ -26,9 +26,10 @@ from typing import Any
 from builders.core.errors import BuildError
 from builders.core.hub_source import FetchedRelease, HubFile, HubRelease, fetch_release, parse_hub_source
 from builders.core.release_archive import zip_files
-from builders.core.release_bounds import MMNEEDLE_METADATA_FILE, read_file
+from builders.core.release_bounds import read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import release_path
+from builders.mmneedle.bounds import MMNEEDLE_METADATA_FILE
 from builders.mmneedle.configs import NeedleConfig
 from builders.mmneedle.plan import NEGATIVE_LOCATION, RowPlan
 
@@ -258,7 +259,7 @@ def _is_negative(index: object) -> bool:
     return bool(values) and all(v == -1 for v in values)
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> object:
     if not path.is_file():
         raise BuildError(f"official metadata file not found: {path}")
     return parse_json(read_file(path, MMNEEDLE_METADATA_FILE), f"malformed metadata file {path}")

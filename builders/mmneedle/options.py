@@ -12,6 +12,7 @@ from builders.core.options import (
     limit_option,
     option,
     seed_option,
+    switch,
     text_tokenizer_option,
 )
 from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE, CaptionedImageSource
@@ -32,18 +33,19 @@ class MMNeedleOptions(BenchmarkOptions):
         "release, hf://Wang-ML-Lab/MMNeedle[@REVISION] (its metadata zip, into the Hub cache); needs --source coco=DIR",
         metavar="DIR",
     )
-    full: bool = option(False, "all 5,000 positives + 5,000 negatives per config")
+    full: bool = switch("all 5,000 positives + 5,000 negatives per config")
     limit: int | None = limit_option(
         "positives and L negatives per config (default: the paper's subset, 1,000 + 1,000 for K=1, 100 + 100 for K>1)"
     )
     seed: int = seed_option()
     text_tokenizer: str = text_tokenizer_option()
-    strip_captions: bool = option(False, "strip white space around captions (default: raw)")
+    strip_captions: bool = switch("strip white space around captions (default: raw)")
     min_image_coverage: float = option(
         DEFAULT_MIN_COVERAGE,
         "coco=DIR: the share of the captioned images that must be in DIR/val2014 (default "
         f"{DEFAULT_MIN_COVERAGE}); the missing ones are counted and named either way",
         metavar="F",
+        parse=float,
         check=between(0, 1),
     )
     memory_budget_mb: int = option(
@@ -51,5 +53,6 @@ class MMNeedleOptions(BenchmarkOptions):
         "memory for decoded source images (256x256 tiles); beyond it they go to a temporary "
         f"spill file (default {DEFAULT_MEMORY_BUDGET_MB})",
         metavar="MB",
+        parse=int,
         check=at_least(0),
     )

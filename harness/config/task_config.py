@@ -100,8 +100,9 @@ class TaskConfig:
     metric_list: list[MetricSpec] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
-    # The benchmark's section of `harness report` (presentation only: not part of the task's identity).
-    report: FunctionRef | None = None
+    # The benchmark's declaration (`harness.config.benchmark.Benchmark`: its report, viewer hooks, paper models,
+    # extras): not part of the task's identity, since none of it changes what the model is asked or how it is scored.
+    benchmark: FunctionRef | None = None
     # Judging after generation by a second model (`harness.running.judge`): not part of the task's identity either,
     # since it never changes what the model is asked.
     judge: dict[str, Any] = field(default_factory=dict)
@@ -158,7 +159,7 @@ class GroupConfig:
     group_alias: str | None = None
     aggregate_metric_list: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    report: FunctionRef | None = None  # the benchmark's section of `harness report`
+    benchmark: FunctionRef | None = None  # the benchmark's declaration (`harness.config.benchmark.Benchmark`)
 
 
 def _expect(data: YamlDict, key: str, kind: type | tuple[type, ...], what: str) -> Any:
@@ -210,7 +211,7 @@ def parse_task(data: YamlDict) -> TaskConfig:
             )
     for hook in (
         "random_answer",
-        "report",
+        "benchmark",
         "process_results",
         "process_docs",
         "doc_to_messages",
@@ -331,5 +332,5 @@ def parse_group(data: YamlDict) -> GroupConfig:
         group_alias=data.get("group_alias"),
         aggregate_metric_list=list(aggregates),
         metadata=dict(data.get("metadata") or {}),
-        report=_function_or_none(data, "report"),
+        benchmark=_function_or_none(data, "benchmark"),
     )

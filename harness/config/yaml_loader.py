@@ -44,6 +44,9 @@ class YamlDict(dict):
         return f"{self.source}:1"
 
 
+_ABSENT = object()  # an attribute a module does not have
+
+
 @dataclass(frozen=True)
 class FunctionRef:
     """An unresolved `!function module.name` written at `yaml_file:line`."""
@@ -56,6 +59,26 @@ class FunctionRef:
         return f"!function {self.spec}"
 
     def resolve(self) -> Callable[..., Any]:
+        """The function the tag names."""
+        found, origin, where = self._lookup()
+        if not callable(found):
+            raise TaskConfigError(
+                f"{where}: `!function {self.spec}`: {origin} has no function {self.spec.rpartition('.')[2]!r}"
+            )
+        return found
+
+    def resolve_attribute(self) -> object:
+        """What the tag names, function or not (lm-eval's `!function` resolves any attribute: a benchmark's
+        declaration is a `harness.config.benchmark.Benchmark`)."""
+        found, origin, where = self._lookup()
+        if found is _ABSENT:
+            raise TaskConfigError(
+                f"{where}: `!function {self.spec}`: {origin} has no function {self.spec.rpartition('.')[2]!r}"
+            )
+        return found
+
+    def _lookup(self) -> tuple[object, str, str]:
+        """(what the tag names, or `_ABSENT`; the file it was found in; the YAML line)."""
         module_name, _, func_name = self.spec.rpartition(".")
         where = f"{self.yaml_file}:{self.line}"
         if not module_name or not func_name:
@@ -73,10 +96,8 @@ class FunctionRef:
                     f"module {module_name!r} ({err})"
                 ) from None
             origin = getattr(module, "__file__", module_name)
-        func = getattr(module, func_name, None)
-        if not callable(func):
-            raise TaskConfigError(f"{where}: `!function {self.spec}`: {origin} has no function {func_name!r}")
-        return func
+        found: object = getattr(module, func_name, _ABSENT)
+        return found, origin, where
 
     def source_hash(self) -> str:
         """sha256 of the function's source, so a changed hook changes the task's fingerprint."""

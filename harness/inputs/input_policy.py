@@ -35,7 +35,7 @@ from harness.api import ImagePart, ImageRef, Message, Request
 class InputPolicy:
     keep_last_images: int | None = None
     image_scale: float | None = None
-    processor_kwargs: tuple[tuple[str, Any], ...] = ()
+    processor_kwargs: tuple[tuple[str, object], ...] = ()
     max_image_side: int | None = None
 
     def __post_init__(self) -> None:
@@ -180,6 +180,8 @@ def apply_policy(request: Request, policy: InputPolicy) -> Request:
     return replace(
         request,
         messages=tuple(messages),
+        sent_messages=None,  # round-tripped afterwards, if at all (the runner)
+        round_trip=None,
         image_tokens=tuple(tokens),
         processor_kwargs=policy.processor_kwargs or request.processor_kwargs,
     )

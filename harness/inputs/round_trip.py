@@ -9,24 +9,25 @@ SentencePiece tokenizer that can change whitespace. A task that reproduces such 
 
 where `prompt` is the request's user turn (`<image>` per image, in order; after any truncation) and `decode_encode`
 the model tokenizer's encode (no special tokens) then decode of one text (`Model.text_round_trip`). Each request
-carries the rule bound to its row (`Request.text_round_trip`); a backend that has its tokenizer at hand (`hf`,
-`vllm`) sends `sent_messages` instead of the request's own, so its count of the prompt and what it generates from
-see the same text. The request itself, and so the cache key, the journal's input hash and `harness merge`, stay the
-task's prompt plus the rule's name (the round trip is a function of them and the model). The runner checks each
-rule on its request before anything is sent (a prompt the rule does not know is `invalid_input`) and records per
-sample what the round trip changed (`text_round_trip` in the journal and the sample log, whose prompt is the one
-sent). Backends without a tokenizer (`openai`, the baselines, `--screen_only`'s limits) send the prompt as it is,
-and nothing is recorded.
+carries the rule bound to its row (`Request.text_round_trip`); the runner applies it once, as it builds the request,
+where the backend has its tokenizer at hand (`hf`, `vllm`): `round_tripped` sets the request's `sent_messages`, which
+the backend counts and renders (it parses no text back), and what the trip changed. The request's own messages, and
+so the cache key, the journal's input hash and `harness merge`, stay the task's prompt plus the rule's name (the
+round trip is a function of them and the model). The runner checks each rule on its request before anything is sent
+(a prompt the rule does not know is `invalid_input`) and records per sample what the round trip changed
+(`text_round_trip` in the journal and the sample log, whose prompt is the one sent). Backends without a tokenizer
+(`openai`, the baselines, `--screen_only`'s limits) send the prompt as it is, and nothing is recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
 from builders.core.contract import IMAGE_PLACEHOLDER
 from harness.api import ImagePart, Message, Request
 from harness.inputs.prompts import messages_from_prompt
+from harness.sent import RoundTripRecord
 
 
 def user_prompt(request: Request) -> str:
@@ -42,14 +43,14 @@ def check(request: Request) -> None:
 
 def sent_messages(
     request: Request, decode_encode: Callable[[str], str] | None
-) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
+) -> tuple[tuple[Message, ...], RoundTripRecord | None]:
     """The messages to send for `request` through a tokenizer's `decode_encode`, and the record of what the round
     trip did; the request's own messages and None where it asks for none or no tokenizer is at hand."""
     if request.text_round_trip is None or decode_encode is None:
         return request.messages, None
     prompt = user_prompt(request)
     sent = request.text_round_trip.apply(prompt, decode_encode)
-    record = {
+    record: RoundTripRecord = {
         "rule": request.text_round_trip.rule,
         "changed": sent != prompt,
         "chars_before": len(prompt),
@@ -58,3 +59,12 @@ def sent_messages(
     if sent == prompt:
         return request.messages, record
     return request.messages[:-1] + messages_from_prompt(sent, request.images), record
+
+
+def round_tripped(request: Request, decode_encode: Callable[[str], str] | None) -> Request:
+    """The request with the messages its backend sends (`Request.sent_messages`) and the record of what its text round
+    trip did (`Request.round_trip`), where it asks for one and a tokenizer is at hand; else the request itself."""
+    if request.text_round_trip is None or decode_encode is None:
+        return request
+    messages, record = sent_messages(request, decode_encode)
+    return replace(request, sent_messages=messages, round_trip=record)

@@ -50,7 +50,7 @@ class Truncated:
     prompt: str  # the prompt to send, `<image>` per kept image
     images: tuple[int, ...]  # the row's images kept (indices into the request's images), in prompt order
     text_tokens: int  # the prompt's text tokens by the rows' counter
-    record: Mapping[str, Any] = field(default_factory=dict)  # what was dropped, for the sample's record
+    record: Mapping[str, object] = field(default_factory=dict)  # what was dropped, for the sample's record
 
 
 def _system_text(messages: tuple[Message, ...]) -> str | None:
@@ -69,6 +69,8 @@ def _rebuilt(request: Request, cut: Truncated, record: dict[str, Any]) -> Reques
         text_tokens=cut.text_tokens,
         image_tokens=tuple(request.image_tokens[i] for i in cut.images),
         truncation=record,
+        sent_messages=None,  # the cut prompt's own, once the runner round-trips it (`fit_to_model`'s `prepare`)
+        round_trip=None,
     )
 
 
@@ -102,6 +104,8 @@ def model_count(request: Request, model: Model) -> ModelCount:
             messages=messages,
             image_tokens=(),
             text_round_trip=None,  # not a prompt of the row
+            sent_messages=None,
+            round_trip=None,
             text_tokens=request.text_tokens if keep_text else 0,
         )
 
@@ -127,9 +131,11 @@ def fit_to_model(
     model: Model,
     check_tokens: bool,
     screen: Screen,
+    prepare: Callable[[Request], Request] = lambda request: request,
 ) -> Request:
     """The request as the task's truncation rule makes it fit `model`; unchanged when it fits already, when the
-    rule cannot make it fit, or when an input policy changed its images."""
+    rule cannot make it fit, or when an input policy changed its images. `prepare`: what the runner does to each
+    request before it is counted (its text round trip), done to each cut it tries."""
     if screen(request, model, check_tokens) is None:
         return request
     row_images = doc.get("num_images")
@@ -152,7 +158,7 @@ def fit_to_model(
             "images_dropped": len(request.images) - len(cut.images),
             "prompt_tokens_before": before,
         }
-        candidate = _rebuilt(request, cut, record)
+        candidate = prepare(_rebuilt(request, cut, record))
         problem = screen(candidate, model, check_tokens)
         after = model.prompt_tokens(candidate)
         if problem is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.api import Model, ModelFacts, Request
+from harness.sent import Sent
 
 
 class FrontView(Model):
@@ -26,3 +27,6 @@ class FrontView(Model):
 
     def text_round_trip(self) -> Callable[[str], str] | None:
         return self.front.text_round_trip()
+
+    def render(self, request: Request) -> Sent | None:
+        return self.front.render(request)

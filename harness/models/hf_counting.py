@@ -18,12 +18,12 @@ from typing import Any
 
 from harness.api import Request
 from harness.errors import first_line
-from harness.inputs.round_trip import sent_messages
-from harness.models.families import family_of
+from harness.models.families import family_of, style_named
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
-from harness.models.prompt_style import PromptStyle, style_named
+from harness.models.prompt_style import PromptStyle
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
+from harness.sent import Sent, sent_images
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
@@ -74,7 +74,7 @@ class ProcessorCount:
         *,
         name: str,
         max_pixels: int | None = None,
-        processor_kwargs: Mapping[str, Any] | None = None,
+        processor_kwargs: Mapping[str, object] | None = None,
         chat_template: str | None = None,
         style: PromptStyle | None = None,
         settings_at_load: bool = False,
@@ -120,7 +120,7 @@ class ProcessorCount:
         trust_remote_code: bool = False,
         max_pixels: int | None = None,
         offline: bool = False,
-        processor_kwargs: Mapping[str, Any] | None = None,
+        processor_kwargs: Mapping[str, object] | None = None,
         chat_template: str | None = None,
         image_only: bool = False,
         style: PromptStyle | None = None,
@@ -194,10 +194,9 @@ class ProcessorCount:
         """The prompt text the processor is given: the chat as the prompt style builds it, rendered by the chat
         template (the answer prefix continued as the start of the assistant's turn where the style sends it), an
         image marker where each image goes, after the task's text round trip where it asks for one (so the screen
-        counts what the run sends); tokenized with the tokenizer's defaults, it starts with one BOS where the style
+        counts what the run sends: the runner round-trips the request, `Request.as_sent`); tokenized with the tokenizer's defaults, it starts with one BOS where the style
         says so."""
-        messages = sent_messages(request, self.decode_encode)[0]
-        chat = self.style.chat(messages, request.assistant_prefix, self.image_token)
+        chat = self.style.chat(request.as_sent, request.assistant_prefix, self.image_token)
         continued = self.style.continues(request)
         prompt = str(
             self.processor.apply_chat_template(
@@ -211,6 +210,18 @@ class ProcessorCount:
         if self._template_bos and prompt.startswith(self._template_bos):
             prompt = prompt[len(self._template_bos) :]
         return prompt
+
+    def sent(self, request: Request, prompt: str | None = None) -> Sent:
+        """The request as the `hf` backend gives it to the processor (`harness.sent`): its prompt (`render`), each
+        image at the size the rows record scaled to `max_pixels`, with the request's processor settings."""
+        sizes: list[tuple[str, int | None, int | None]] = []
+        for image in request.images:
+            if image.width and image.height:
+                sizes.append((image.sha256, *fit_within_pixels(image.width, image.height, self.max_pixels)))
+            else:
+                sizes.append((image.sha256, None, None))
+        text = self.render(request) if prompt is None else prompt
+        return Sent(text, sent_images(sizes, {**self.processor_kwargs, **dict(request.processor_kwargs)}))
 
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is what the processor will build for this request (else an estimate)."""

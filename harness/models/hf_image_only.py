@@ -41,7 +41,7 @@ def without_video(processor_class: type[Any]) -> type:
     return type(f"{processor_class.__name__}ImageOnly", (processor_class,), {"__init__": __init__})
 
 
-def load_image_only_processor(pretrained: str, config: Any, **kwargs: Any) -> Any:
+def load_image_only_processor(pretrained: str, config: Any, **kwargs: Any) -> object:
     """`pretrained`'s processor (the class its config maps to) with its tokenizer and its PIL image processor,
     without a video processor; `kwargs`: `from_pretrained` arguments (revision, local_files_only, ...)."""
     from transformers import AutoImageProcessor, AutoTokenizer

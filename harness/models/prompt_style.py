@@ -1,34 +1,23 @@
 """How an official wrapper turned a sample into the chat its model's template renders: which content shape the
 template is given (a list of typed parts, or one string with each image as a marker in place), the key a text part's
 text goes under, the system message the wrapper sent, whether the task's answer prefix starts the assistant's turn
-(a prefill, continued with `continue_final_message`, as MMLongBench's HF wrappers do) or is not sent at all, which
-BOS the prompt starts with, and, for wrappers that never used the checkpoint's template, the conversation they built
-(`harness.models.chat_templates`).
+(a prefill, continued with `continue_final_message`, as the official HF wrappers do) or is not sent at all, which BOS
+the prompt starts with, and, for wrappers that never used the checkpoint's template, the conversation they built (a
+template bundled beside the family's module).
 
-A backend takes one by name (`prompt_style=NAME` in `--model_args` of `hf` and `vllm`); the aliases name the style
-of their official wrapper; the backend's identity records it, so the results say how every prompt was built.
+Each family module declares its styles (`harness.models.families`, where `style_named` finds one by name); `default`,
+the typed parts with the answer prefix continued, is every family's unless it says otherwise. A backend takes one by
+name (`prompt_style=NAME` in `--model_args` of `hf` and `vllm`); the aliases name the style of their official
+wrapper; the backend's identity records it, so the results say how every prompt was built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import ImagePart, Message, Request, TextPart
-from harness.models.chat_templates import TEMPLATES
-
-INTERNVL2_5_SYSTEM = (
-    "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"
-)
-INTERNVL2_SYSTEM = (
-    "你是由上海人工智能实验室联合商汤科技开发的书生多模态大模型，英文名叫InternVL, 是一个有用无害的人工智能助手。"
-)
-LLAVA_LLAMA_2_SYSTEM = (
-    "You are a helpful language and vision assistant. You are able to understand the visual content that the user "
-    "provides, and assist the user with a variety of tasks using natural language."
-)
-
 
 IMAGE = object()  # an image's place in `_split_like_format_chat`
 
@@ -49,7 +38,6 @@ def _split_like_format_chat(parts: Sequence[object]) -> list[Any]:
 @dataclass(frozen=True)
 class PromptStyle:
     name: str
-    source: str  # the official code it follows
     content: str = "parts"  # "parts": typed parts; "string": one string, each image as `image_marker`
     image_marker: str = "{token}"  # {n}: the image's number from 1; {token}: the processor's image token
     text_key: str = "text"  # the key a text part's text goes under
@@ -58,14 +46,15 @@ class PromptStyle:
     system: str | None = None  # a system message the wrapper sent first (unless the request has one)
     bos: str = "processor"  # "processor": the tokenizer adds its BOS to the rendered text; "template": only the
     # template's own (transformers' `apply_chat_template(tokenize=True)`, which then adds no special tokens)
-    chat_template: str | None = None  # a bundled template's name (`harness.models.chat_templates`)
+    chat_template: str | None = None  # a bundled template's name (`<name>.jinja` beside its family's module)
+    template_text: str | None = field(default=None, repr=False)  # that template, as its file holds it
 
     def __post_init__(self) -> None:
         checks = (
             (self.content in ("parts", "string"), "content", "parts or string"),
             (self.assistant_content in ("parts", "string"), "assistant_content", "parts or string"),
             (self.bos in ("processor", "template"), "bos", "processor or template"),
-            (self.chat_template is None or self.chat_template in TEMPLATES, "chat_template", "a bundled template"),
+            ((self.chat_template is None) == (self.template_text is None), "chat_template", "a bundled template"),
         )
         for ok, name, expected in checks:
             if not ok:
@@ -73,7 +62,7 @@ class PromptStyle:
 
     @property
     def template(self) -> str | None:
-        return TEMPLATES[self.chat_template] if self.chat_template else None
+        return self.template_text
 
     def continues(self, request: Request) -> bool:
         """Whether the request's answer prefix is sent, as the start of the assistant's turn."""
@@ -108,7 +97,7 @@ class PromptStyle:
         return out
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "source": self.source, "content": self.content}
+        out: dict[str, Any] = {"name": self.name, "content": self.content}
         if self.content == "string":
             out["image_marker"] = self.image_marker
         out.update(text_key=self.text_key, prefill=self.prefill, bos=self.bos)
@@ -119,71 +108,5 @@ class PromptStyle:
         return out
 
 
-MMLB = "MMLongBench's vlm_model"
-STYLES = {
-    style.name: style
-    for style in (
-        PromptStyle("default", f"{MMLB}/*.py format_chat: typed parts, the answer prefix continued"),
-        PromptStyle("qwen", f"{MMLB}/qwen2_vl.py: typed parts, the prefix a string", assistant_content="string"),
-        PromptStyle(
-            "gemma3", f"{MMLB}/gemma3.py: typed parts, tokenized in apply_chat_template (one BOS)", bos="template"
-        ),
-        PromptStyle("idefics", f"{MMLB}/idefics.py: typed parts, the prefix a text part"),
-        PromptStyle(
-            "phi",
-            f"{MMLB}/phi3.py and phi4.py: one string, images inline as <|image_N|>",
-            content="string",
-            image_marker="<|image_{n}|>",
-            assistant_content="string",
-        ),
-        PromptStyle(
-            "pixtral",
-            f"{MMLB}/pixtral.py: text parts under the key 'content', the prefix a string",
-            text_key="content",
-            assistant_content="string",
-        ),
-        PromptStyle(
-            "internvl2_5",
-            f"{MMLB}/internvl.py: model.chat with the internvl2_5 conversation, its system message, no prefill",
-            content="string",
-            prefill=False,
-            system=INTERNVL2_5_SYSTEM,
-            chat_template="internvl2_5",
-        ),
-        PromptStyle(
-            "internvl2_chatml",
-            f"{MMLB}/internvl.py: model.chat with the Hermes-2 / internlm2-chat conversation, no prefill",
-            content="string",
-            prefill=False,
-            system=INTERNVL2_SYSTEM,
-            chat_template="internvl2_chatml",
-        ),
-        PromptStyle(
-            "internvl2_phi3",
-            f"{MMLB}/internvl.py: model.chat with the phi3-chat conversation, no prefill",
-            content="string",
-            prefill=False,
-            system=INTERNVL2_SYSTEM,
-            chat_template="internvl2_phi3",
-        ),
-        PromptStyle(
-            "ovis2",
-            f"{MMLB}/ovis2.py: preprocess_inputs on the query string, generation_preface '' (no prefill)",
-            content="string",
-            prefill=False,
-        ),
-        PromptStyle(
-            "llava_llama_2",
-            "MileBench's workers/model_workers.py LLaVA: conv_templates['llava_llama_2'], <image> inline",
-            content="string",
-            system=LLAVA_LLAMA_2_SYSTEM,
-            chat_template="llava_llama_2",
-        ),
-    )
-}
-
-
-def style_named(name: str) -> PromptStyle:
-    if name not in STYLES:
-        raise ValueError(f"prompt_style={name!r}: expected one of {', '.join(sorted(STYLES))}")
-    return STYLES[name]
+# The official HF wrappers' `format_chat`: typed parts, the answer prefix continued.
+DEFAULT = PromptStyle("default")

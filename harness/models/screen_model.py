@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.api import Model, ModelFacts, Request, Response
-from harness.models.families import Family, estimated_prompt_tokens
+from harness.models.families.family import ImageTokens, estimated_prompt_tokens
+from harness.sent import Sent
 
 
 class ScreenModel(Model):
@@ -32,8 +33,10 @@ class ScreenModel(Model):
         context_note: str = "",
         max_images: int | None = None,
         max_pixels: int | None = None,
+        render: Callable[[Request], Sent | None] | None = None,
     ) -> None:
         self.backend = backend
+        self._render = render  # how the run's backend would render a request, where the stand-in can say
         self.checkpoint = checkpoint
         self._count = count
         self._exact = exact
@@ -59,6 +62,9 @@ class ScreenModel(Model):
         """Whether `prompt_tokens` is the model's own count of this request (else an estimate)."""
         return self._exact(request)
 
+    def render(self, request: Request) -> Sent | None:
+        return self._render(request) if self._render is not None else None
+
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         raise RuntimeError("a screen-only pass generates nothing")
 
@@ -66,7 +72,7 @@ class ScreenModel(Model):
 def by_family(
     backend: str,
     name: str | None,
-    family: Family | None,
+    family: ImageTokens | None,
     why: str,
     *,
     settings: Mapping[str, object] | None = None,
@@ -74,6 +80,7 @@ def by_family(
     context_note: str = "",
     max_images: int | None = None,
     max_pixels: int | None = None,
+    render: Callable[[Request], Sent | None] | None = None,
 ) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
     from builders.core.contract import TOKEN_RULE
@@ -95,4 +102,5 @@ def by_family(
         context_note=context_note,
         max_images=max_images,
         max_pixels=max_pixels,
+        render=render,
     )

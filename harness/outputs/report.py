@@ -4,14 +4,14 @@ several models a table of their headline metrics side by side, and per model whe
 each task ran on, and a warning when that data is synthetic or limited), each benchmark's own section and a table
 of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
-A benchmark's section comes from its tasks (or groups): a YAML key `report: !function module.fn` names a
-`Section`, `fn(model, data, out_dir) -> list[str]`, that receives the model's name, a `ModelResults` holding only
-the tasks (and groups) that declare it, and the folder to write plots to, and returns markdown lines. The same
-module may declare `REPORT_HOOKS` (`harness.outputs.report_hooks.ReportHooks`): the rows, in its order, that the
-cross-model table shows for those tasks and groups (without: each one's first metric, in natural order), the scale
-its scores are on, a part drawn across every model. Tasks are looked up in the installed task folders plus the
-`--include_path`s given to `harness report`: the ones a results file records are named, never read, since a
-results folder may come from elsewhere and its hooks are code.
+A benchmark's section comes from its tasks (or groups): the declaration their YAML names (`benchmark: !function
+benchmark.BENCHMARK`, a `harness.config.benchmark.Benchmark`) holds its `ReportHooks`
+(`harness.outputs.report_hooks`): a `Section`, `fn(model, data, out_dir) -> list[str]`, that receives the model's
+name, a `ModelResults` holding only the tasks (and groups) that declare it, and the folder to write plots to, and
+returns markdown lines; the rows, in its order, that the cross-model table shows for those tasks and groups
+(without: each one's first metric, in natural order), the scale its scores are on, a part drawn across every model.
+Tasks are looked up in the installed task folders plus the `--include_path`s given to `harness report`: the ones a
+results file records are named, never read, since a results folder may come from elsewhere and its hooks are code.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from harness.config.benchmark import Benchmark, declared_benchmark
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
@@ -31,7 +32,7 @@ from harness.outputs.provenance import (
     comparability_warning,
     provenance_section,
 )
-from harness.outputs.report_hooks import AcrossModels, Section, hooks_of
+from harness.outputs.report_hooks import AcrossModels, report_of
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
 
@@ -65,19 +66,24 @@ def metric_table(data: ModelResults) -> list[str]:
     return [*lines, ""]
 
 
-def benchmark_sections(data: ModelResults) -> list[tuple[Section, ModelResults]]:
-    """The report hooks declared by the tasks and groups in `data`, each with the results it covers, in
-    the order first met."""
+def benchmark_sections(data: ModelResults) -> list[tuple[Benchmark, ModelResults]]:
+    """The benchmark declarations of the tasks and groups in `data`, each with the results it covers, in the order
+    first met."""
     index = task_index(tuple(sorted(p for p in data.include_paths if Path(p).exists())))
     hooks: dict[tuple[str, str], tuple[FunctionRef, set[str], set[str]]] = {}
     for names, configs, is_task in ((data.results, index.tasks, True), (data.groups, index.groups, False)):
         for name in sorted(names, key=natural_key):
-            ref = getattr(configs.get(name), "report", None)
+            ref = getattr(configs.get(name), "benchmark", None)
             if isinstance(ref, FunctionRef):
                 key = (ref.spec, str(ref.yaml_file.parent))
                 _, tasks, groups = hooks.setdefault(key, (ref, set(), set()))
                 (tasks if is_task else groups).add(name)
-    return [(ref.resolve(), data.only(tasks, groups)) for ref, tasks, groups in hooks.values()]
+    out = []
+    for ref, tasks, groups in hooks.values():
+        benchmark = declared_benchmark(ref)
+        if benchmark is not None:
+            out.append((benchmark, data.only(tasks, groups)))
+    return out
 
 
 @functools.lru_cache(maxsize=8)
@@ -106,8 +112,8 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     order, then the first metric of every task or group without one, in natural order."""
     rows: list[tuple[str, str]] = []
     covered: set[str] = set()
-    for section, part in benchmark_sections(data):
-        hook = hooks_of(section).headline_metrics
+    for benchmark, part in benchmark_sections(data):
+        hook = report_of(benchmark).headline_metrics
         if hook is None:
             continue
         names = [*part.results, *part.groups]
@@ -115,7 +121,8 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
             rows += [(name, metric) for name, metric in hook(names)]
         except Exception as err:  # a broken hook costs its rows their order, not the report
             print(
-                f"harness: {section.__module__}.headline_metrics failed: {type(err).__name__}: {err}", file=sys.stderr
+                f"harness: {getattr(hook, '__module__', '?')}.headline_metrics failed: {type(err).__name__}: {err}",
+                file=sys.stderr,
             )
             continue
         covered.update(names)
@@ -134,8 +141,8 @@ def scales(data: ModelResults) -> dict[str, int]:
     """Task or group -> the scale its benchmark records scores on: its report module's `SCALE` (1: proportions,
     100: the papers' percentages), for the tasks and groups whose benchmark declares one."""
     out: dict[str, int] = {}
-    for section, part in benchmark_sections(data):
-        scale = hooks_of(section).scale
+    for benchmark, part in benchmark_sections(data):
+        scale = report_of(benchmark).scale
         if scale is not None:
             out.update(dict.fromkeys([*part.results, *part.groups], scale))
     return out
@@ -242,8 +249,8 @@ def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> lis
     one figure with every model."""
     parts_of: dict[AcrossModels, dict[str, ModelResults]] = {}
     for model, data in sorted(models.items()):
-        for section, part in benchmark_sections(data):
-            hook = hooks_of(section).across_models
+        for benchmark, part in benchmark_sections(data):
+            hook = report_of(benchmark).across_models
             if hook is not None:
                 parts_of.setdefault(hook, {})[model] = part
     lines: list[str] = []
@@ -261,7 +268,10 @@ def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> lis
 def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """One model's part of the report: its data, each benchmark's section, every metric, its files."""
     lines = [f"## {model}", "", *provenance_section(data.data())]
-    for section, part in benchmark_sections(data):
+    for benchmark, part in benchmark_sections(data):
+        section = report_of(benchmark).section
+        if section is None:
+            continue
         try:
             lines += section(model, part, out_dir)
         except Exception as err:  # one benchmark's broken section must not lose the whole report

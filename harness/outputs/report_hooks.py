@@ -1,25 +1,23 @@
-"""What a benchmark's report module gives `harness report`, declared: its section (named by the tasks' YAML,
-`report: !function report.section`, a `Section`) and, in the same module, its `REPORT_HOOKS` (`ReportHooks`): the
-scale its scores are on, the rows its benchmark shows in the cross-model table, and a part drawn across every model.
+"""What a benchmark gives `harness report`, declared: the `ReportHooks` of its declaration
+(`harness.config.benchmark.Benchmark.report`, which its tasks' YAML names): its section (a `Section`), the scale
+its scores are on, the rows its benchmark shows in the cross-model table, and a part drawn across every model.
 
-    REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics, across_models=across_models)
+    Benchmark("MMLongBench", report=ReportHooks(section=report.section, scale=100, across_models=report.across_models))
 
-A module without `REPORT_HOOKS` has a section only.
+A declaration without `report` adds no section.
 """
 
 from __future__ import annotations
 
-import inspect
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from harness.config.benchmark import Benchmark, field_of
+
 if TYPE_CHECKING:
     from harness.outputs.model_results import ModelResults
-
-HOOKS_NAME = "REPORT_HOOKS"  # the name of a report module's `ReportHooks`
 
 
 class Section(Protocol):
@@ -43,8 +41,9 @@ class AcrossModels(Protocol):
 
 @dataclass(frozen=True)
 class ReportHooks:
-    """A report module's declaration beside its section (`REPORT_HOOKS`)."""
+    """A benchmark's part of `harness report` (`Benchmark.report`)."""
 
+    section: Section | None = None  # its section of each model's report
     scale: Literal[1, 100] | None = None  # 1: scores are proportions; 100: a paper's 0-100 scores
     headline_metrics: HeadlineMetrics | None = None  # without: each task's and group's first metric
     across_models: AcrossModels | None = None
@@ -53,13 +52,7 @@ class ReportHooks:
 NO_HOOKS = ReportHooks()
 
 
-def hooks_of(section: Section) -> ReportHooks:
-    """The `ReportHooks` the module of `section` declares (none: `NO_HOOKS`). Anything else under the name is said in
-    one line and left out: a broken hook costs its part of the report, not the report."""
-    module = inspect.getmodule(section)
-    hooks = getattr(module, HOOKS_NAME, NO_HOOKS)
-    if isinstance(hooks, ReportHooks):
-        return hooks
-    name = module.__name__ if module is not None else "?"
-    print(f"harness: {name}.{HOOKS_NAME} is a {type(hooks).__name__}, not a ReportHooks: left out", file=sys.stderr)
-    return NO_HOOKS
+def report_of(benchmark: Benchmark) -> ReportHooks:
+    """The `ReportHooks` a benchmark declares (none: `NO_HOOKS`). Anything else is said in one line and left out: a
+    broken declaration costs its part of the report, not the report."""
+    return field_of(benchmark, "report", ReportHooks, "harness") or NO_HOOKS

@@ -22,6 +22,7 @@ from builders.core import contract
 from harness.api import Status
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
+from harness.sent import RoundTripRecord, SentImageRecord
 
 # Header parts that describe a run without deciding whether its samples can be reused.
 INFO_PARTS = frozenset({"task_docs"})
@@ -102,7 +103,7 @@ class SampleRecord(TypedDict, total=False):
         dict[str, int] | None, contract.Rule("an object of token counts", said="is not an object of token counts")
     ]
     truncation: dict[str, Any]  # what the task's truncation rule dropped
-    text_round_trip: dict[str, Any]  # what the tokenizer's round trip changed
+    text_round_trip: RoundTripRecord  # what the tokenizer's round trip changed
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
     status: Required[Status]
     error: Annotated[str | None, contract.Rule("a string")]
@@ -113,7 +114,8 @@ class SampleRecord(TypedDict, total=False):
     cluster: list[str]
     # --log_samples: what was asked
     target: str
-    prompt: str  # as sent, each image an `<image>` marker
+    prompt: str  # as its backend sent it (`harness.sent`): a chat template's text, an API's messages as JSON, ...
+    sent_images: list[SentImageRecord]  # each image as sent: its hash, its size and the processor settings
     assistant_prefix: str
     image_sha256: list[str]
     image_sizes: list[list[int | None]]  # None: a size the row does not record

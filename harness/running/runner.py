@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,8 +39,6 @@ from harness.api import (
 )
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
-from harness.inputs.round_trip import check as check_round_trip
-from harness.inputs.truncation import fit_to_model
 from harness.models.generation import safe_generate
 from harness.models.reasoning import ReasoningTags
 from harness.models.reasoning import describe as describe_tags
@@ -52,6 +50,7 @@ from harness.running.journal import SampleRecord, journal_name
 from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
+from harness.running.request_building import RequestBuilder
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
 from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
@@ -116,6 +115,7 @@ class Runner:
         self.model = model
         self.options = options
         self.records = RecordBuilder(model, options.log_samples, options.score, options.reasoning_tags)
+        self.requests = RequestBuilder(model, options.policies)  # built, round-tripped and cut as the model is sent
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
 
@@ -125,41 +125,6 @@ class Runner:
         store.add(
             self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored
         )
-
-    def _build(
-        self, task: Task, doc_id: int, doc: dict[str, Any], settings: GenerationSettings
-    ) -> Request | RowProblem:
-        request = task.build_request(doc_id, doc, settings)
-        if isinstance(request, Request) and self.options.policies is not None:
-            try:
-                request = self.options.policies(request)
-            except (ValueError, OSError) as err:
-                return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: input policy: {err}")
-        if not isinstance(request, Request):
-            return request
-        try:
-            request = self._fit(task, doc, request)
-        except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
-            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
-        try:
-            check_round_trip(request)
-        except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
-            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
-        return request
-
-    def _fit(self, task: Task, doc: Mapping[str, object], request: Request) -> Request:
-        """The request cut by the task's truncation rule where it does not fit the model (`harness.inputs.truncation`)."""
-        hook = task.hooks.get("truncation")
-        if hook is None:
-            return request
-        return fit_to_model(request, doc, hook, str(task.config.truncation), self.model, task.has_token_figures, screen)
-
-    def _prepared(self, task: Task) -> Callable[[Request], Request] | None:
-        """What `LazyRequests` applies to each request it builds again: the input policies, then the truncation."""
-        policies = self.options.policies
-        if "truncation" not in task.hooks:
-            return policies
-        return lambda request: self._fit(task, task.doc(request.doc_id), policies(request) if policies else request)
 
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
         """Every document of this run (its shard): resumed from the journal, recorded as failing the
@@ -181,12 +146,15 @@ class Runner:
             request = None
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
-                request = self._build(task, doc_id, doc, settings) if recorded else None
-                if not isinstance(request, Request) or input_sha256(request) == recorded:
+                request = self.requests.build(task, doc_id, doc, settings) if recorded else None
+                same = not isinstance(request, Request) or input_sha256(request) == recorded
+                if same and not (
+                    isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
+                ):
                     out.resumed += 1
                     continue
-                out.changed += 1  # answered for other inputs (the data changed under the journal): again
-            request = request or self._build(task, doc_id, doc, settings)
+                out.changed += 1  # answered for other inputs (the data, or the prompt as sent, changed): again
+            request = request or self.requests.build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
                 screened.append(self.records.invalid(task, doc_id, sample_id, request.reason, doc))
                 continue
@@ -283,7 +251,7 @@ class Runner:
 
     def _pending(self, run: _TaskRun) -> LazyRequests:
         return LazyRequests(
-            run.task, run.settings, [doc_id for _, doc_id in run.screened.pending], self._prepared(run.task)
+            run.task, run.settings, [doc_id for _, doc_id in run.screened.pending], self.requests.prepared(run.task)
         )
 
     def _task_result(self, run: _TaskRun) -> TaskResult:

@@ -1,15 +1,16 @@
 """`--log_samples`: `samples_<task>_<date>.jsonl`, each sample as lm-eval writes it, so its tools read ours.
 
-lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_samples`): `doc_id`, `doc`,
-`target`, `arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`,
-`filtered_resps` (the answer scored: `resps` without its thinking where the run took a reasoning model's thinking
-out, as lmms-eval's `--reasoning_tags`), `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each
-metric's value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, and `cluster` (the
-row's cluster keys, where its task declares `cluster_key:`). A value
-that is not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every
-line has one type per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has
-finished, from its journal; the prompt shows each image as `<image>` and never holds pixels. Its lines are declared
-once (`SampleLogLine`): the writer builds them as declared, a reader checks them against the same declaration
+lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_samples`): `doc_id`, `doc`, `target`,
+`arguments` (`{"gen_args_0": {"arg_0": prompt, "arg_1": generation settings}}`), `resps`, `filtered_resps` (the
+answer scored: `resps` without its thinking where the run took a reasoning model's thinking out, as lmms-eval's
+`--reasoning_tags`), `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each metric's
+value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, `cluster` (the row's cluster
+keys, where its task declares `cluster_key:`), and `sent_images`: with `arg_0`, the request as its backend sent it
+(`harness.sent`: the prompt the model was given, each image with its size and processor settings). A value that is
+not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every line has one type
+per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has finished, from its journal; the
+prompt names each image (the model's marker, or its hash) and never holds pixels. Its lines are declared once
+(`SampleLogLine`): the writer builds them as declared, a reader checks them against the same declaration
 (`read_sample_log`).
 """
 
@@ -53,6 +54,7 @@ class SampleLogLine(TypedDict):
     truncation: NotRequired[str]  # JSON text, as every value that is not a number
     text_round_trip: NotRequired[str]
     cluster: NotRequired[list[str]]  # the row's cluster keys (`cluster_key:`): rows sharing one share an item
+    sent_images: NotRequired[str]  # each image as its backend sent it (`harness.sent`), as JSON text; `arg_0` the text
 
 
 def hash_string(text: str) -> str:
@@ -107,6 +109,8 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
         line["text_round_trip"] = _value(record["text_round_trip"])
     if record.get("cluster"):
         line["cluster"] = list(record["cluster"])
+    if record.get("sent_images") is not None:
+        line["sent_images"] = _value(record["sent_images"])
     return line
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 from harness.api import (
     EMPTY,
@@ -19,7 +19,6 @@ from harness.api import (
     REFUSED,
     SCORED,
     TOO_MANY_IMAGES,
-    Message,
     Model,
     Request,
     Response,
@@ -28,7 +27,6 @@ from harness.api import (
 )
 from harness.errors import TaskConfigError
 from harness.inputs.prompts import prompt_text
-from harness.inputs.round_trip import sent_messages
 from harness.models.reasoning import ReasoningTags, strip_reasoning
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
@@ -36,6 +34,7 @@ from harness.running.journal import SampleRecord
 from harness.running.metric_errors import ScoredRow
 from harness.running.sample_store import Outcome
 from harness.running.task import Task
+from harness.sent import Sent, SentImageRecord, sent_images
 
 
 def screen(request: Request, model: Model, check_tokens: bool) -> tuple[Status, str] | None:
@@ -78,6 +77,7 @@ class LoggedFields(TypedDict, total=False):
 
     target: str
     prompt: str
+    sent_images: list[SentImageRecord]
     assistant_prefix: str
     image_sha256: list[str]
     image_sizes: list[list[int | None]]
@@ -110,9 +110,8 @@ class RecordBuilder:
             record["usage"] = response.usage
         if request.truncation:
             record["truncation"] = request.truncation
-        round_trip = self.sent(request)[1]
-        if round_trip:
-            record["text_round_trip"] = round_trip
+        if request.round_trip:
+            record["text_round_trip"] = request.round_trip
         if response.refused and task.config.refusals == "empty":  # scored as the empty answer it is (a task's choice)
             record["response"] = ""
             record["refusal"] = response.error or "refused by the provider"
@@ -139,7 +138,7 @@ class RecordBuilder:
             record["status"] = EMPTY if not text.strip() else OK
             if self.scoring:
                 self.score(task, doc, record)
-        record.update(self.log_fields(task, request, doc))
+        record.update(self.log_fields(task, request, doc, response.sent))
         return record
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
@@ -186,14 +185,20 @@ class RecordBuilder:
             record["error"] = f"scoring failed: {type(err).__name__}: {err}"
         return record
 
-    def log_fields(self, task: Task, request: Request | None, doc: Mapping[str, object]) -> LoggedFields:
-        """What `--log_samples` keeps of a sample in its record: its target and, when it was asked, what it was asked."""
+    def log_fields(
+        self, task: Task, request: Request | None, doc: Mapping[str, object], sent: Sent | None = None
+    ) -> LoggedFields:
+        """What `--log_samples` keeps of a sample in its record: its target and, when it was asked, what it was asked:
+        the request as its backend sent it (`sent`, the backend's own record), or would have sent it (screened out,
+        answered from the cache: `Model.render`)."""
         if not self.log_samples:
             return {}
         fields: LoggedFields = {"target": task.target(doc)}
         if request is not None:
             max_pixels = self.model.facts.max_pixels
-            fields["prompt"] = prompt_text(self.sent(request)[0])  # as sent: after any text round trip
+            sent = sent or self.rendered(request)
+            fields["prompt"] = sent.text
+            fields["sent_images"] = sent.record()["images"]
             if request.assistant_prefix:
                 fields["assistant_prefix"] = request.assistant_prefix
             fields["image_sha256"] = [i.sha256 for i in request.images]
@@ -205,9 +210,32 @@ class RecordBuilder:
                 ]
         return fields
 
-    def sent(self, request: Request) -> tuple[tuple[Message, ...], dict[str, Any] | None]:
-        """The messages the backend sends for `request` and what its text round trip did (`harness.inputs.round_trip`)."""
-        return sent_messages(request, self.model.text_round_trip() if request.text_round_trip else None)
+    def sent_otherwise(self, record: Mapping[str, object], request: Request) -> bool:
+        """Whether a journalled sample's record of what was sent (`--log_samples`: its prompt and images as sent)
+        differs from what its backend would send for `request` now (a rerun compares against it: a prompt rendered
+        otherwise is another request)."""
+        images = record.get("sent_images")
+        if not isinstance(images, list) or not isinstance(record.get("prompt"), str):
+            return False  # a record from before the prompt as sent was kept: nothing to compare
+        now = self.rendered(request)
+        return now.text != record["prompt"] or now.record()["images"] != images
+
+    def rendered(self, request: Request) -> Sent:
+        """`request` as the model sends it (`as_sent`)."""
+        return as_sent(self.model, request)
+
+
+def as_sent(model: Model, request: Request) -> Sent:
+    """`request` as `model` sends it (`Model.render`); a backend that renders nothing of its own (a baseline) reads
+    the request's turns, each image an `<image>` marker."""
+    try:
+        sent = model.render(request)
+    except Exception:  # a request the backend cannot render (an image it cannot place): its turns, as they are
+        sent = None
+    if sent is not None:
+        return sent
+    images = [(image.sha256, image.width, image.height) for image in request.images]
+    return Sent(prompt_text(request.as_sent), sent_images(images, dict(request.processor_kwargs)))
 
 
 def refresh_cluster_keys(task: Task, records: Mapping[str, SampleRecord], current: Sequence[str]) -> list[SampleRecord]:

@@ -3,7 +3,7 @@
 A long-context run is worth checking before a GPU is booked: which samples would be recorded `over_length`
 or `too_many_images` under the limits the model is given (`context_length` / `max_model_len`, `max_images`,
 `max_pixels`, from `--model_args` and the alias), which ones the task's truncation rule would cut, and how long
-the longest prompts are. Requests are built, cut and screened by the runner's own code (`Runner._build`,
+the longest prompts are. Requests are built, cut and screened by the runner's own code (`request_building.RequestBuilder`,
 `sample_records.screen`); only the model is replaced, by a stand-in that counts each prompt the way the run's backend
 will, with nothing loaded that counting does not need (`harness.models.screen_model.ScreenModel`, each backend's own
 in its package: `BackendSpec.screen`). `hf` and `vllm` count with the checkpoint's processor where it loads offline
@@ -23,7 +23,7 @@ from typing import Any
 from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Request
 from harness.models.registry import backend_spec, get_model_class
 from harness.models.screen_model import ScreenModel
-from harness.running.runner import Runner, RunOptions
+from harness.running.request_building import RequestBuilder
 from harness.running.sample_records import screen
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
@@ -77,12 +77,12 @@ def screen_task(
     policies: Callable[[Request], Request] | None = None,
 ) -> Iterator[Verdict]:
     """Every request of the task (its shard), built, cut and screened as the runner does."""
-    runner = Runner(model, RunOptions(policies=policies))  # its own request building: input policies, truncation
+    requests = RequestBuilder(model, policies)  # the runner's own request building: input policies, truncation
     settings = task.generation_settings(gen_kwargs, seed)
     for doc_id, doc in task.iter_docs():
         if shard is not None and not shard.contains(doc_id):
             continue
-        request = runner._build(task, doc_id, doc, settings)
+        request = requests.build(task, doc_id, doc, settings)
         if isinstance(request, RowProblem):
             yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
             continue

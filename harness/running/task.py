@@ -83,14 +83,14 @@ class Task(TaskRequests):
         """What determines this task's scores: config (with hook sources), metadata, data."""
         config = self.config.to_dict()
         config.pop("source", None)
-        config.pop("report", None)  # presentation only
+        config.pop("benchmark", None)  # the benchmark's declaration: its report, paper models, ... (no score)
         config.pop("cluster_key", None)  # how errors are computed: journals from before it was declared still resume
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
             config["metadata"] = without_all_rows(config["metadata"])
         if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
             config.pop("refusals")
-        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
+        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.benchmark}
         digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
         return {
             "task": self.name,

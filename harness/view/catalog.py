@@ -9,7 +9,6 @@ task YAML or `!function` module they hold is read or imported.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ class TaskRun:
     results_file: Path
     run: Mapping[str, Any]  # the whole results file
     journal: Path
-    hooks: ViewHooks | None  # the `VIEW_HOOKS` of the benchmark's report module, or None without one
+    hooks: ViewHooks | None  # the `ViewHooks` the benchmark declares, or None without a declaration
     root: Path  # the results folder: every file of the run is opened only inside it
 
     @property
@@ -80,19 +79,17 @@ class Catalog:
         if self.not_loaded:
             warn(f"not loaded: the task folders the results files name ({', '.join(self.not_loaded)}); {NOT_LOADED}")
         self.headline: dict[str, list[tuple[str, str]]] = {}
-        # model -> task or group -> the `VIEW_HOOKS` of its benchmark's report module, read once a module
+        # model -> task or group -> the `ViewHooks` its benchmark declares, read once a declaration
         self.hooks: dict[str, dict[str, ViewHooks | None]] = {}
-        declared: dict[str, ViewHooks | None] = {}
+        declared: dict[int, ViewHooks] = {}
         for model, data in self.models.items():
             self.headline[model] = headline_rows(data)
             self.hooks[model] = {}
-            for section, part in benchmark_sections(data):
-                module = inspect.getmodule(section)
-                key = module.__name__ if module is not None else ""
-                if key not in declared:
-                    declared[key] = view_hooks_of(module) if module is not None else None
+            for benchmark, part in benchmark_sections(data):
+                if id(benchmark) not in declared:
+                    declared[id(benchmark)] = view_hooks_of(benchmark)
                 for name in [*part.results, *part.groups]:
-                    self.hooks[model][name] = declared[key]
+                    self.hooks[model][name] = declared[id(benchmark)]
 
     def _read(self, path: Path) -> ResultsFile | None:
         target = contained(self.results_dir, path)

@@ -1,5 +1,5 @@
 """A group as the viewer shows it: its member tasks a model has results for, each task's place on the benchmark's
-axes across tasks (its `VIEW_HOOKS.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
+axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell the mean of its tasks' headline
 metric on the 0-100 scale, linking to the samples behind it.
 
@@ -36,7 +36,7 @@ class Group:
     model: str
     name: str
     members: list[Member]
-    hooks: ViewHooks | None  # the benchmark's `VIEW_HOOKS`, or None
+    hooks: ViewHooks | None  # the benchmark's declared `ViewHooks`, or None
     axis_order: dict[str, list[str]] = field(default_factory=dict)
 
     def axes(self) -> list[str]:

@@ -87,7 +87,7 @@ class RowPages:
         self.catalog = catalog
         self.known = {n for data in catalog.models.values() for n in (*data.results, *data.groups)}
         self.groups = set(task_index(()).groups)
-        seen: dict[int, ViewerRow] = {}  # each benchmark's `VIEW_HOOKS.viewer_row`, in the order first met
+        seen: dict[int, ViewerRow] = {}  # each benchmark's declared `ViewHooks.viewer_row`, in the order first met
         for by_name in catalog.hooks.values():
             for hooks in by_name.values():
                 if hooks is not None and callable(hooks.viewer_row):

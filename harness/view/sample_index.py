@@ -247,7 +247,7 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
     return columns
 
 
-def read_line(line: bytes) -> Any:
+def read_line(line: bytes) -> object:
     """A journal line's JSON value, or None where it cannot be read (`parse_line`'s reasons, or a number past
     Python's 4,300-digit limit for int(str), which it raises as a ValueError)."""
     try:

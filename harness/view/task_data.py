@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.contract import parse_hub_location
-from harness.api import GenerationSettings, ImagePart, TextPart
+from harness.api import GenerationSettings, ImagePart, Request, TextPart
 from harness.errors import UserError
+from harness.inputs.input_policy import InputPolicy, apply_policy
 from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
@@ -60,6 +61,20 @@ class Prompt:
     matches: bool | None  # its inputs hash to the journal's `input_sha256` (None: nothing to compare)
     gold: str | None = None
     problem: str | None = None  # why the data could not give the prompt
+
+
+def sent_record(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The record of the request as its backend sent it (`harness.sent`): the journal's `prompt` and `sent_images`
+    (a sample log's `arg_0` and `sent_images`, as JSON text); None for a record of a run from before it was kept."""
+    images = record.get("sent_images")
+    if isinstance(images, str):
+        try:
+            images = json.loads(images)
+        except ValueError:
+            return None
+    if isinstance(record.get("prompt"), str) and isinstance(images, list):
+        return {"text": record["prompt"], "images": [i for i in images if isinstance(i, dict)]}
+    return None
 
 
 class ImageStore:
@@ -190,8 +205,8 @@ class TaskData:
         return task
 
     def axes(self) -> dict[str, list[tuple[str, ...]]]:
-        """The benchmark's axes (`sample_axes` / `sample_axes_of` of its `VIEW_HOOKS`), each a tuple of values per
-        document; the image count when it declares none; nothing when the data cannot be read. Read once."""
+        """The benchmark's axes (`sample_axes` / `sample_axes_of` of its declared `ViewHooks`), each a tuple of values
+        per document; the image count when it declares none; nothing when the data cannot be read. Read once."""
         if self._axes is None:
             task = self.task()
             self._axes = {}
@@ -241,6 +256,8 @@ class TaskData:
         request = task.build_request(doc_id, doc, self.settings(header))
         if isinstance(request, RowProblem):
             return Prompt([], "", None, task.target(doc), request.reason)
+        if sent_record(record) is not None:  # what the backend sent, recorded: shown as it is
+            return self._as_sent(record, request, task.target(doc))
         turns = []
         position = 0
         for message in request.messages:
@@ -287,11 +304,35 @@ class TaskData:
         doc = doc if isinstance(doc, dict) else {}
         fields = {
             "prompt": prompt,
+            "sent_images": entry.get("sent_images"),
             "target": entry.get("target"),
             "image_sha256": doc.get("image_sha256"),
             "logged_in": log.name,
         }
         return {k: v for k, v in fields.items() if v is not None}
+
+    def _as_sent(self, record: dict[str, Any], request: Request, gold: str | None) -> Prompt:
+        """The request as the backend sent it (`harness.sent`, recorded with `--log_samples`): its text as it is, then
+        its images by hash (served where the build, with the run's input policy, holds them)."""
+        sent = sent_record(record)
+        assert sent is not None
+        policy = (self.config.get("input_policies") or {}).get(self.run.task)
+        shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
+        for image in shown.images:
+            self.images.register(image.sha256, image.load)
+        text, images = sent["text"], sent["images"]
+        parts = []
+        for index, image in enumerate(images):
+            size = image.get("size")
+            sized = (int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None
+            parts.append(Part("image", sha256=str(image.get("sha256") or ""), index=index, size=sized))
+        # The text exactly as the model was given it (its own image markers, or an API's JSON), then its images.
+        turn = Turn("sent", [Part("text", text), *parts])
+        where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
+        recorded = record.get("input_sha256")
+        # The build, with the run's input policy, gives the same inputs the journal hashed (a cut prompt is not the row's).
+        matches = None if not isinstance(recorded, str) or record.get("truncation") else input_sha256(shown) == recorded
+        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold)
 
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
         """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""

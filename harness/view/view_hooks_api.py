@@ -1,21 +1,21 @@
-"""What a benchmark gives `harness view`, declared: its `VIEW_HOOKS` (`ViewHooks`), which its tasks' `view_hooks.py`
-declares and its report module (the module of the section its tasks' YAML names) imports, where the viewer reads it:
-the sample table's axes, the breakdowns whose cells open their samples, the marks on a prompt's images, each task's
-place on the axes across tasks and the grids a group's page draws of them, and the page a row of its report opens.
+"""What a benchmark gives `harness view`, declared: the `ViewHooks` of its declaration
+(`harness.config.benchmark.Benchmark.view`, which its tasks' YAML names; each benchmark writes it in its
+`view_hooks.py`): the sample table's axes, the breakdowns whose cells open their samples, the marks on a prompt's
+images, each task's place on the axes across tasks and the grids a group's page draws of them, and the page a row of
+its report opens.
 
-    VIEW_HOOKS = ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row)
+    Benchmark("MMNeedle", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
 
-A report module without `VIEW_HOOKS` has no viewer hooks: the sample table shows the image count.
+A declaration without `view` has no viewer hooks: the sample table shows the image count.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-HOOKS_NAME = "VIEW_HOOKS"  # the name of a report module's `ViewHooks`
+from harness.config.benchmark import Benchmark, field_of
 
 Marks = list[dict[str, object]]  # each {"kind": "gold" | "guess", "image", "row", "col", "n", "legend"?}
 
@@ -53,7 +53,7 @@ class ViewerRow(Protocol):
 
 @dataclass(frozen=True)
 class ViewHooks:
-    """A benchmark's declaration for `harness view` (`VIEW_HOOKS`); each hook is optional."""
+    """A benchmark's hooks for `harness view` (`Benchmark.view`); each hook is optional."""
 
     sample_axes: Sequence[tuple[str, str]] = ()  # (label, build column); without: ("images", "num_images")
     sample_axes_of: SampleAxes | None = None  # without: each declared column as it is
@@ -69,16 +69,9 @@ class ViewHooks:
 NO_VIEW_HOOKS = ViewHooks()
 
 
-def view_hooks_of(module: object) -> ViewHooks:
-    """The `ViewHooks` `module` declares (none, or no module: `NO_VIEW_HOOKS`). Anything else under the name is said in
-    one line and left out: a broken declaration costs the benchmark its viewer hooks, not the viewer its pages."""
-    if module is None:
+def view_hooks_of(benchmark: Benchmark | None) -> ViewHooks:
+    """The `ViewHooks` a benchmark declares (none, or no declaration: `NO_VIEW_HOOKS`). Anything else is said in one
+    line and left out: a broken declaration costs the benchmark its viewer hooks, not the viewer its pages."""
+    if benchmark is None:
         return NO_VIEW_HOOKS
-    hooks = getattr(module, HOOKS_NAME, NO_VIEW_HOOKS)
-    if isinstance(hooks, ViewHooks):
-        return hooks
-    where = getattr(module, "__file__", None) or getattr(module, "__name__", "?")
-    print(
-        f"harness view: {where}: {HOOKS_NAME} is a {type(hooks).__name__}, not a ViewHooks: left out", file=sys.stderr
-    )
-    return NO_VIEW_HOOKS
+    return field_of(benchmark, "view", ViewHooks, "harness view") or NO_VIEW_HOOKS

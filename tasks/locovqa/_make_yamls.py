@@ -36,7 +36,9 @@ def write_leaf(folder: Path, cfg: LocoConfig, template: str) -> None:
 
 def group(name: str, members: list[str], comment: str) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
-    (HERE / f"_group_{name}.yaml").write_text(text + "report: !function report.section\nmetadata:\n  version: 1.0\n")
+    (HERE / f"_group_{name}.yaml").write_text(
+        text + "benchmark: !function benchmark.BENCHMARK\nmetadata:\n  version: 1.0\n"
+    )
 
 
 def main() -> None:

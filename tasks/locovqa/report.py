@@ -1,4 +1,4 @@
-"""LoCoVQA's section of `harness report` (declared by every LoCoVQA task: `report: !function report.section`).
+"""LoCoVQA's section of `harness report` (`benchmark.py` declares it; every LoCoVQA task names that declaration).
 
 Per model: accuracy against context length for each task and mode (MMStar per source benchmark, OK-VQA by its
 three metrics), the decay fits of every series in the paper's rows (Tables 2-3: MMStar, its six subsets, OK-VQA,
@@ -19,12 +19,10 @@ from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import data_caption
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.verdict import compare_correlation, data_problem, explanation, tally
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
 from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
-from tasks.locovqa.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 NO_LEVEL = "—"  # a series whose uniform guess has no level (`series.GUESS_LEVELS`)
 
@@ -255,7 +253,3 @@ def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
             lines.append(f"| {row} | " + " | ".join(cells) + " |")
         lines += ["", tally(verdicts), ""]
     return lines
-
-
-# Scores on proportions (0-1), which `harness report` shows as percentages beside the others.
-REPORT_HOOKS = ReportHooks(scale=1, across_models=across_models)

@@ -1,5 +1,5 @@
-"""LoCoVQA's hooks for `harness view` (docs/viewing.md; re-exported by `tasks.locovqa.report`, where the viewer
-looks them up): the sample table's axes, the question image outlined in its context (a cell of the composed grid,
+"""LoCoVQA's hooks for `harness view` (docs/viewing.md; the viewer reads them in the benchmark's declaration,
+`benchmark.py`): the sample table's axes, the question image outlined in its context (a cell of the composed grid,
 or one of the interleaved images), each task's source, mode and context length for the group pages, and which page a
 row of the report's tables opens."""
 

@@ -51,7 +51,7 @@ def task_group(task_id: str, suffix: str = "") -> str:
 
 def group(name: str, members: list[str], comment: str, aggregate: str = STRICT_SCORE) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
-    text += aggregate + "report: !function report.section\nmetadata:\n  version: 1.0\n"
+    text += aggregate + "benchmark: !function benchmark.BENCHMARK\nmetadata:\n  version: 1.0\n"
     (HERE / f"_group_{name}.yaml").write_text(text)
 
 

@@ -1,5 +1,5 @@
-"""MileBench's section of `harness report` (declared by every MileBench task and group: `report: !function
-report.section`).
+"""MileBench's section of `harness report` (`benchmark.py` declares it; every MileBench task and group
+names that declaration).
 
 For each model: Table 2's layout (the 12 task columns, Overall Real., Overall Diag.) with a row per set the run
 covers (the test set, the Combined-image Set, the adversarial set) and, when the model is one the paper evaluated
@@ -16,7 +16,6 @@ from pathlib import Path
 
 from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.milebench.aggregation import (
@@ -26,31 +25,12 @@ from tasks.milebench.aggregation import (
     load_paper_contamination,
     load_paper_results,
 )
+from tasks.milebench.paper_models import PAPER_MODELS
 from tasks.milebench.view_hooks import SETS
-from tasks.milebench.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
-# its text names, and the usual Hub ports of the open models).
-PAPER_NAMES = {
-    "gpt-4-turbo-2024-04-09": "GPT-4V",
-    "gpt-4-vision-preview": "GPT-4V",
-    "gpt-4o-2024-05-13": "GPT-4o",
-    "gemini-1.0-pro-vision-001": "Gemini 1.0",
-    "gemini-1.5-pro-latest": "Gemini 1.5",
-    "claude-3-opus-20240229": "Claude 3 Opus",
-    "llava-v1.6-vicuna-7b-hf": "LLaVA-1.6-7B",
-    "llava-v1.6-vicuna-13b-hf": "LLaVA-1.6-13B",
-    "llava-v1.6-vicuna-7b": "LLaVA-1.6-7B",
-    "llava-v1.6-vicuna-13b": "LLaVA-1.6-13B",
-    "llava-v1.5-7b": "LLaVA-1.5-7B",
-    "llava-v1.5-13b": "LLaVA-1.5-13B",
-    "vila-7b": "VILA",
-    "yi-vl-6b": "Yi-VL",
-    "openflamingo-9b-vitl-mpt7b": "Open flamingo",
-    "mantis-bakllava-7b": "Mantis",
-    "mantis-8b-siglip-llama3": "Mantis",
-    "lwm-text-chat-1m": "LWM*",
-}
+# its text names, and the usual Hub ports of the open models), as its declared table holds them.
+PAPER_NAMES = {name: model.name for model in PAPER_MODELS.models for name in model.known_as}
 
 
 def _squash(name: str) -> str:
@@ -64,7 +44,7 @@ def paper_model_for(*names: str) -> str | None:
     punctuation and a trailing `-hf` (`llava-hf/llava-1.5-7b-hf` is LLaVA-1.5-7B, `Qwen/Qwen-VL-Chat` Qwen-VL-Chat).
     """
     known = {_squash(k): v for k, v in PAPER_NAMES.items()}
-    papers = {_squash(m): m for m in load_paper_results() if m != "Random"}
+    papers = {_squash(model.name): model.name for model in PAPER_MODELS.models}
     for name in names:
         last = _squash(Path(name.rstrip("/")).name) if name else ""
         if not last:
@@ -276,7 +256,3 @@ def headline_metrics(names: list[str]) -> list[tuple[str, str]]:
             if name in names:
                 rows.append((name, "score"))
     return rows
-
-
-# Scores on the paper's 0-100 scale, as `harness report` shows every score.
-REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics)

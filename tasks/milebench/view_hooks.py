@@ -1,5 +1,5 @@
-"""MileBench's hooks for `harness view` (docs/viewing.md; re-exported by `tasks.milebench.report`, where the viewer
-looks them up): the sample table's axes, each task's set, task id and subset for the group pages, and which page a
+"""MileBench's hooks for `harness view` (docs/viewing.md; the viewer reads them in the benchmark's declaration,
+`benchmark.py`): the sample table's axes, each task's set, task id and subset for the group pages, and which page a
 row of the report's tables opens."""
 
 from __future__ import annotations

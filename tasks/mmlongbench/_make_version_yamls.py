@@ -8,7 +8,9 @@
 - `vlmevalkit_as_paper/`: the same rows as the paper's harness runs them, `mmlongbench_vlmevalkit_as_paper_...`,
   grouped as the paper groups.
 
-A leaf's YAML includes the template of its metric family in this folder and the version's own template last.
+A leaf's YAML includes the template of its metric family in this folder and the version's own template last; a
+group's, its version's group template: each names the version's benchmark declaration (`benchmark.py`: `V1_1`,
+`VLMEVALKIT`, `VLMEVALKIT_AS_PAPER`), whose report section is the version's own.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ def _group(folder: Path, name: str, members: list[str], comment: str, template: 
     _write(folder, f"_group_{name}", text + aggregate + "metadata:\n  version: 1.0\n")
 
 
-def _paper_groups(folder: Path, prefix: str, length: str, what: str) -> None:
-    """The paper's groups at one length over `{prefix}{category}_{dataset}_{length}` leaves."""
+def _paper_groups(folder: Path, prefix: str, length: str, what: str, template: str) -> None:
+    """The paper's groups at one length over `{prefix}{category}_{dataset}_{length}` leaves (`template`: the
+    version's group template, which names its benchmark declaration)."""
     pair_of = {files: pair for pair, files in MMNIAH_PAIRS.items()}
 
     def member(item: str | tuple[str, str]) -> str:
@@ -66,7 +69,7 @@ def _paper_groups(folder: Path, prefix: str, length: str, what: str) -> None:
             f"{prefix}{pair}_{length}",
             [member(f) for f in files],
             f"{what}: MM-NIAH {pair.split('_')[1]} at {length}, text and image needles averaged first.",
-            "_report_template.yaml",
+            template,
         )
     categories = []
     for category, items in CATEGORIES.items():
@@ -76,7 +79,7 @@ def _paper_groups(folder: Path, prefix: str, length: str, what: str) -> None:
             name,
             [member(item) for item in items],
             f"{what}: {category} at {length}, the unweighted mean of its datasets; N/A if any is N/A.",
-            "_report_template.yaml",
+            template,
         )
         categories.append(name)
     _group(
@@ -84,7 +87,7 @@ def _paper_groups(folder: Path, prefix: str, length: str, what: str) -> None:
         f"{prefix}{length}",
         categories,
         f"{what}: MMLongBench at {length}, the average of the five categories (as the paper's Avg.).",
-        "_report_template.yaml",
+        template,
     )
 
 
@@ -112,13 +115,13 @@ def v1_1() -> None:
                 f"mmlongbench_{config}",
                 f"include: {include}\ntask: mmlongbench_{config}\ndataset_name: {config}\n",
             )
-        _paper_groups(folder, "mmlongbench_v1_1_", length, what)
+        _paper_groups(folder, "mmlongbench_v1_1_", length, what, "_v1_1_group.yaml")
     _group(
         folder,
         "mmlongbench_v1_1",
         [f"mmlongbench_v1_1_{length}" for length in LENGTHS],
         f"{what}: every length, side by side; no pooled score.",
-        "_report_template.yaml",
+        "_v1_1_group.yaml",
         aggregate="",
     )
 
@@ -165,7 +168,7 @@ def vlmevalkit() -> None:
         "mmlongbench_vlmevalkit",
         [f"mmlongbench_vlmevalkit_{length}" for length in VLMEVALKIT_LENGTHS],
         f"{what}: every length, side by side; no pooled score.",
-        "_report_template.yaml",
+        "_vlmevalkit_declared.yaml",
         aggregate="",
     )
 
@@ -187,13 +190,13 @@ def vlmevalkit_as_paper() -> None:
                 else f"[../{FAMILY_TEMPLATE[metric]}, ../_vlmevalkit_as_paper.yaml]"
             )
             _write(folder, task, f"include: {include}\ntask: {task}\ndataset_name: {config}\n")
-        _paper_groups(folder, "mmlongbench_vlmevalkit_as_paper_", length, what)
+        _paper_groups(folder, "mmlongbench_vlmevalkit_as_paper_", length, what, "_vlmevalkit_as_paper_group.yaml")
     _group(
         folder,
         "mmlongbench_vlmevalkit_as_paper",
         [f"mmlongbench_vlmevalkit_as_paper_{length}" for length in VLMEVALKIT_LENGTHS],
         f"{what}: every length, side by side; no pooled score.",
-        "_report_template.yaml",
+        "_vlmevalkit_as_paper_group.yaml",
         aggregate="",
     )
 

@@ -37,7 +37,7 @@ from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
 STRICT_SCORE = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
-ABLATION_REPORT = "report: !function ablation_report.section\n"
+ABLATION_REPORT = "benchmark: !function benchmark.ABLATIONS\n"
 OURS = "# Ours, not the paper's: the 128K rows grown past the paper's lengths (builders/mmlongbench/extend.py).\n"
 NO_CONFIG = {
     "Summ": "its rows are documents cut from the end, the release holds each only up to its 128K row, and "
@@ -54,7 +54,7 @@ def group(
     members: list[str],
     comment: str,
     aggregate: bool = True,
-    report: str = "report: !function report.section\n",
+    report: str = "benchmark: !function benchmark.BENCHMARK\n",
 ) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
     text += (STRICT_SCORE if aggregate else "") + report + "metadata:\n  version: 1.0\n"

@@ -1,5 +1,5 @@
-"""The MMLongBench ablation sets' section of `harness report` (declared by every `mmlongbench_ablation_*` task
-and group: `report: !function ablation_report.section`).
+"""The MMLongBench ablation sets' section of `harness report` (`benchmark.ABLATIONS` declares it; every
+`mmlongbench_ablation_*` task and group names that declaration).
 
 For each model: every ablation set at every length it ran, with the paper's number in parentheses where the
 paper gives one for that model (Figure 10: ViQuAE with the entity named, `triviaqa`; Figure 9: MMLongBench-Doc
@@ -17,13 +17,11 @@ from pathlib import Path
 from builders.mmlongbench.leaves import ABLATION_LEAVES, OFFICIAL_ABLATION_NAMES
 from harness.outputs.figures import run_names
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report_hooks import ReportHooks
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.report import _cell
 from tasks.mmlongbench.scores import LENGTHS, paper_model_for
 from tasks.mmlongbench.scores import metric_value as _number
 from tasks.mmlongbench.scoring import METRIC_OF_DATASET
-from tasks.mmlongbench.view_hooks import ABLATION_VIEW_HOOKS as VIEW_HOOKS  # noqa: F401 (`harness view` reads it here)
 
 PAPER_ABLATION_CSV = Path(__file__).with_name("paper_ablation_results.csv")
 # Each ablation the paper reports, with the main dataset whose image-input score its figure shows beside it.
@@ -116,7 +114,3 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
                     + " |"
                 )
     return [*lines, "", "Each set is its own measurement: the section pools nothing.", ""]
-
-
-# Scores on the paper's 0-100 scale, as `harness report` shows every score.
-REPORT_HOOKS = ReportHooks(scale=100)

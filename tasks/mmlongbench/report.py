@@ -1,4 +1,5 @@
-"""MMLongBench's section of `harness report` (declared by every MMLongBench task: `report: !function report.section`).
+"""MMLongBench's section of `harness report` (`benchmark.BENCHMARK` declares it; every task of the paper names that
+declaration).
 
 For each model: the five categories and their average per length, as the paper's Figures 22-26 lay them
 out, with the paper's published number beside ours when the model is one the paper evaluated (matched by
@@ -19,7 +20,6 @@ from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import data_caption
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
@@ -39,8 +39,7 @@ from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read
     paper_model_for,
     paper_samples,
 )
-from tasks.mmlongbench.version_report import sections as version_sections
-from tasks.mmlongbench.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
+from tasks.mmlongbench.version_report import past_128k
 
 Key = tuple[str, str]  # (category, Avg or dataset; length)
 
@@ -194,7 +193,7 @@ def _figure_lines(model: str, data: ModelResults, out_dir: Path, beside: Beside)
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MMLongBench tasks; the figure goes to `out_dir`."""
     ours, per_dataset = category_scores(data), dataset_scores(data)
-    others = version_sections(model, data)  # V1.1's, VLMEvalKit's, ours past 128K: each names its reference
+    others = past_128k(data)  # ours past 128K: no reference (the other versions declare their own sections)
     if not ours and not per_dataset and others:
         return others
     paper_model = paper_model_for(*run_names(model, data))
@@ -234,7 +233,3 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
         "![MMLongBench score against length, every model](mmlongbench_length_all.png)",
         "",
     ]
-
-
-# Scores on the paper's 0-100 scale, as `harness report` shows every score.
-REPORT_HOOKS = ReportHooks(scale=100, across_models=across_models)

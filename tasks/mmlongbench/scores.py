@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.outputs.model_results import ModelResults
 from harness.outputs.results_file import TaskEntry
-from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results, paper_models
+from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
+from tasks.mmlongbench.paper_models import PAPER_MODELS
 
 LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
 ROWS = [*CATEGORIES, AVERAGE]
@@ -28,13 +29,14 @@ def _squash(name: str) -> str:
 def paper_model_for(*names: str, models: Iterable[str] | None = None) -> str | None:
     """The paper's name of a model given its run name(s) (alias, checkpoint path or id), or None.
 
-    A checkpoint matches a paper model (one of `models`, default the 46 of Figures 22-26) when, ignoring case
+    A checkpoint matches a paper model (one of `models`, default the 46 of Figures 22-26, as `paper_models.py`
+    declares them) when, ignoring case
     and punctuation, its last path part starts with the paper's name; the longest such name wins
     (`Qwen2-VL-72B-Instruct` is `Qwen2-VL-72B`, not `-7B`).
     """
     candidates = [_squash(Path(n.rstrip("/")).name) for n in names if n]
     best: str | None = None
-    for paper in paper_models(load_paper_results()) if models is None else models:
+    for paper in [model.name for model in PAPER_MODELS.models] if models is None else models:
         key = _squash(paper)
         if any(c.startswith(key) for c in candidates) and (best is None or len(key) > len(_squash(best))):
             best = paper

@@ -1,6 +1,8 @@
 """`harness report`'s MMLongBench sections of the other versions a model ran (`references.VERSIONS`: V1.1, VLMEvalKit's
-sets as VLMEvalKit and as the paper's harness score them) and of our lengths past 128K: each table says, for every
-cell, the reference beside it, and gives a verdict only where that reference ran the same version.
+sets as VLMEvalKit and as the paper's harness score them), each declared by its own tasks and groups
+(`benchmark.V1_1`, `benchmark.VLMEVALKIT`, `benchmark.VLMEVALKIT_AS_PAPER`), and of our lengths past 128K (part of
+the paper's section): each table says, for every cell, the reference beside it, and gives a verdict only where that
+reference ran the same version.
 
 - A same-version reference (`references/v1_1.csv`, `references/vlmevalkit.csv`) for the model: in parentheses, then
   the verdict (`harness.outputs.verdict.compare`, as the paper's section).
@@ -13,6 +15,7 @@ cell, the reference beside it, and gives a verdict only where that reference ran
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from harness.outputs.figures import run_names
 from harness.outputs.model_results import ModelResults
@@ -199,14 +202,27 @@ def _ours_past_128k(data: ModelResults) -> list[str]:
     ]
 
 
-def sections(model: str, data: ModelResults) -> list[str]:
-    """The sections of every other version the model ran, each with its references named."""
-    lines: list[str] = []
+def v1_1_section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
+    """V1.1's section (`benchmark.V1_1`, declared by `v1_1/`'s tasks and groups)."""
     names = [*data.results, *data.groups]
-    if any(n.startswith(f"mmlongbench_{V1_1.prefix}") for n in names):
-        lines += _paper_shaped(model, data, V1_1)
+    return _paper_shaped(model, data, V1_1) if any(n.startswith(f"mmlongbench_{V1_1.prefix}") for n in names) else []
+
+
+def vlmevalkit_section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
+    """VLMEvalKit's section, its own scoring (`benchmark.VLMEVALKIT`, declared by `vlmevalkit/`'s)."""
+    names = [*data.results, *data.groups]
     if any(n.startswith("mmlongbench_vlmevalkit_") and not n.startswith(AS_PAPER_PREFIX) for n in names):
-        lines += _vlmevalkit(model, data)
-    if any(n.startswith(AS_PAPER_PREFIX) for n in names):
-        lines += _paper_shaped(model, data, AS_PAPER)
-    return lines + _ours_past_128k(data)
+        return _vlmevalkit(model, data)
+    return []
+
+
+def as_paper_section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
+    """VLMEvalKit's rows scored the paper's way (`benchmark.VLMEVALKIT_AS_PAPER`, declared by
+    `vlmevalkit_as_paper/`'s)."""
+    names = [*data.results, *data.groups]
+    return _paper_shaped(model, data, AS_PAPER) if any(n.startswith(AS_PAPER_PREFIX) for n in names) else []
+
+
+def past_128k(data: ModelResults) -> list[str]:
+    """Our lengths past 128K, part of the paper's section (its tasks, grown)."""
+    return _ours_past_128k(data)

@@ -1,7 +1,6 @@
-"""MMLongBench's hooks for `harness view` (docs/viewing.md; re-exported by `tasks.mmlongbench.report` and
-`ablation_report`, where the viewer looks them up): the sample table's axes, the needle image outlined in a VH
-haystack, each task's category, dataset and length for the group pages, and which page a row of the report's tables
-opens."""
+"""MMLongBench's hooks for `harness view` (docs/viewing.md; the viewer reads them in the benchmark's declarations,
+`benchmark.py`): the sample table's axes, the needle image outlined in a VH haystack, each task's category, dataset
+and length for the group pages, and which page a row of the report's tables opens."""
 
 from __future__ import annotations
 

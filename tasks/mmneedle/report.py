@@ -1,4 +1,4 @@
-"""MMNeedle's section of `harness report` (declared by every MMNeedle task: `report: !function report.section`).
+"""MMNeedle's section of `harness report` (`benchmark.py` declares it; every MMNeedle task names that declaration).
 
 As in the paper: a table per config with the positives' existence / index / exact accuracies (and the
 individual accuracies for K > 1) beside the negatives' existence accuracy, with the share of answers in
@@ -19,12 +19,11 @@ from typing import Any
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report_hooks import ReportHooks
 from harness.outputs.results_file import TaskEntry
 from harness.outputs.verdict import compare, data_problem, explanation, tally
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
+from tasks.mmneedle.paper_models import PAPER_MODELS as PAPER
 from tasks.mmneedle.task_names import config_of, paper_order
-from tasks.mmneedle.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
 DPI = 150  # the heat maps' cell labels stay legible
 
@@ -124,22 +123,8 @@ def table(data: ModelResults) -> list[str]:
 
 # ------------------------------------------------------------------------------------ beside the paper
 
-# The paper's model -> squashed fragments of the checkpoints and API names it ran as (the most specific first).
-PAPER_MODELS = {
-    "GPT-4o": ("gpt4o",),
-    "GPT-4V": ("gpt4vision", "gpt4turbo", "gpt4v"),
-    "Gemini Pro 1.5": ("gemini15",),
-    "Gemini Pro 1.0": ("gemini10", "geminiprovision"),
-    "Claude 3 Opus": ("claude3opus",),
-    "CogVLM2-Llama-3": ("cogvlm2llama3",),
-    "CogVLM-17B": ("cogvlmchat", "cogvlm17b"),
-    "IDEFICS2-8B": ("idefics28b",),
-    "Fuyu-8B": ("fuyu8b",),
-    "LLaVA-Llama-3": ("llavallama3", "llama3llavanext"),
-    "InstructBLIP-Vicuna-13B": ("instructblipvicuna13b",),
-    "InstructBLIP-Flan-T5-XXL": ("instructblipflant5xxl",),
-    "mPLUG-Owl-v2": ("mplugowl2", "mplugowlv2"),
-}
+# The paper's model -> squashed fragments of the checkpoints and API names it ran as: its declared table.
+PAPER_MODELS = {model.name: model.known_as for model in PAPER.models}
 # The samples behind each published number: "K=1 evaluated on first 1000 pos/neg, K=2/5 on first 100 pos/neg".
 PAPER_SAMPLES = {1: 1000, 2: 100, 5: 100}
 
@@ -244,7 +229,3 @@ def depth_series(breakdowns: dict[str, Any]) -> dict[int, dict[tuple[int, int], 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
-
-
-# Scores on proportions (0-1), which `harness report` shows as percentages beside the others.
-REPORT_HOOKS = ReportHooks(scale=1, headline_metrics=headline_metrics)

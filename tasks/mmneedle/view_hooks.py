@@ -1,5 +1,5 @@
-"""MMNeedle's hooks for `harness view` (docs/viewing.md; re-exported by `tasks.mmneedle.report`, where the viewer
-looks them up): the sample table's axes, the heat maps whose cells open their samples, the needle cells outlined on
+"""MMNeedle's hooks for `harness view` (docs/viewing.md; the viewer reads them in the benchmark's declaration,
+`benchmark.py`): the sample table's axes, the heat maps whose cells open their samples, the needle cells outlined on
 the stitched images, each task's place on M, N, K and the set for the group pages, and which page a row of the
 report's tables opens."""
 

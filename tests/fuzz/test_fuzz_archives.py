@@ -22,15 +22,10 @@ from hypothesis import strategies as st
 from builders import cli
 from builders.core.errors import BuildError
 from builders.core.release_archive import archive_files, zip_files
-from builders.core.release_bounds import (
-    MILEBENCH_ANNOTATION,
-    MMLB_IMAGE,
-    MMLB_JSONL,
-    MMLB_TEXT_FILE,
-    MMNEEDLE_METADATA_FILE,
-    Bound,
-    Inflation,
-)
+from builders.core.release_bounds import Bound, Inflation
+from builders.milebench.bounds import MILEBENCH_ANNOTATION
+from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSONL, MMLB_TEXT_FILE
+from builders.mmneedle.bounds import MMNEEDLE_METADATA_FILE
 from tests.support.archive_bombs import Run, gzip_run, tar_gz, zip_file
 
 from .conftest import bounded, budget, counted

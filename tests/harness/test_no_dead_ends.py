@@ -86,9 +86,9 @@ def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
 ) -> None:
     from transformers.utils import is_torch_available
 
-    # transformers keeps its first answer to "is torch importable?": asked before torch is hidden, so that hiding it
-    # here does not leave every later test of this worker without torch (the tiny LLaVA fixtures failed so)
-    is_torch_available()
+    # transformers caches its first look for torch: taken here, with torch present, so that hiding it below cannot
+    # leave the next test of this worker (a tiny LLaVA built in a fixture) without torch.
+    assert is_torch_available()
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "httpx", None)
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)

@@ -35,7 +35,7 @@ def test_every_declared_option_is_a_flag_a_plan_field_and_a_keyword() -> None:
     for item in OPTIONS:
         flag: Flag = item.metadata[FLAG]
         action = actions[item.name]
-        assert action.option_strings == flag.names(item.name) and action.help == flag.help, item.name
+        assert action.option_strings == flag.names(f"--{item.name}") and action.help == flag.help, item.name
         assert action.choices == flag.choices and action.metavar == flag.metavar, item.name
         assert keywords[item.name].kind is inspect.Parameter.KEYWORD_ONLY, item.name
         assert keywords[item.name].annotation == (flag.accepts or item.type), item.name

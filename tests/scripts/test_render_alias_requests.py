@@ -22,14 +22,16 @@ def test_each_alias_renders_one_request_per_benchmark(
     tiny = aliases.Alias("hf", {"pretrained": str(tiny_llava_336), "prompt_style": "llava_llama_2"})
     monkeypatch.setitem(aliases.ALIASES, "tiny-llava", tiny)
     script = script_module("render_alias_requests")
-    assert script.main(["--data_dir", str(tmp_path), "--aliases", "tiny-llava,gpt-4o,internvl", "--chars", "40"]) == 0
+    asked = "tiny-llava,gpt-4o,gpt-4o-2024-05-13,internvl"
+    assert script.main(["--data_dir", str(tmp_path), "--aliases", asked, "--chars", "40"]) == 0
     rows = {tuple(cell.strip() for cell in line.split("|")[1:3]): line for line in capsys.readouterr().out.splitlines()}
     mileb = rows[("tiny-llava", "milebench")]
     # MileBench's LLaVA worker: the llava_llama_2 conversation, 576 tokens for each of CLEVR's two images (no BOS: the
     # tiny tokenizer adds none, where LLaVA's adds one).
     assert "BOS x0" in mileb and "image tokens 1152, 2 images" in mileb and 'starts "[INST] <<SYS>>' in mileb
     assert (
-        "<image detail=high>" in rows[("gpt-4o", "mmneedle")]
+        "<image detail=high>" in rows[("gpt-4o-2024-05-13", "mmneedle")]
         and "<image detail=auto>" in rows[("gpt-4o", "mmlongbench")]
+        and "<image detail=None>" in rows[("gpt-4o", "mmneedle")]  # not MMNeedle's paper model: no paper setting
     )
     assert "not rendered" in rows[("internvl", "mmlongbench")]  # no InternVL3 files here: said, not fatal

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.models.prompt_style import INTERNVL2_5_SYSTEM, LLAVA_LLAMA_2_SYSTEM
+from harness.models.families.internvl import INTERNVL2_5_SYSTEM
+from harness.models.families.llava import LLAVA_LLAMA_2_SYSTEM
 
 
 def _pieces(text: str) -> list[str]:

@@ -3,8 +3,9 @@
 Its builder is `toy_builder.py` (the builders' shared core does the rest: the build skeleton, the data contract's
 columns, the image storage): config `colors` (one square per row: "What colour is the square?") and config
 `pairs` (two squares: "Are the two squares the same colour?"), embedded or with shared image storage;
-`build_toy` builds it. `write_toy_tasks` writes its task folder: a template, two tasks, two groups, and
-`utils.py` with the scorer and the random baseline's hook; `CARD_TEMPLATE` is its card.
+`build_toy` builds it. `write_toy_tasks` writes its task folder: a template, two tasks, two groups, `utils.py` with
+the scorer and the random baseline's hook, and `benchmark.py`, its declaration (`TOY_DECLARATION`: the toy paper's
+models, one run by an alias, one that none can run); `CARD_TEMPLATE` is its card.
 
 `test_adding_a_benchmark.py` drops `toy_builder.py` in as `builders/toy/__init__.py` of a copy of the project,
 with the task folder and `CARD_TEMPLATE`, to show that a benchmark is its own files only.
@@ -18,7 +19,7 @@ from typing import Any
 
 from tests.support.toy_builder import CONFIGS, ToyBuild
 
-__all__ = ["CARD_TEMPLATE", "CONFIGS", "build_toy", "write_toy_tasks"]
+__all__ = ["CARD_TEMPLATE", "CONFIGS", "TOY_DECLARATION", "build_toy", "write_toy_tasks"]
 
 
 def build_toy(out_dir: Path, **options: Any) -> Path:
@@ -34,6 +35,32 @@ CARD_TEMPLATE = """# Toy
 Coloured squares ({{ configs | length }} configs), built by `{{ manifest.builder }}`; content `{{ manifest.content_hash }}`.
 
 {% include "_image_table.md.jinja" %}"""
+
+
+# docs/ADDING_A_BENCHMARK.md shows this file as it is (`test_adding_a_benchmark.py` checks it).
+TOY_DECLARATION = """\
+\"\"\"The toy benchmark, declared once: its paper's models (every task and group names it, `benchmark: !function
+benchmark.BENCHMARK`).\"\"\"
+
+from harness.config.benchmark import Benchmark
+from harness.models.paper_models import PaperModel, PaperModels, rule
+
+PAPER_MODELS = PaperModels(
+    (
+        PaperModel(
+            "GPT-4o",  # the paper's name for it
+            "gpt-4o-2024-05-13",  # the snapshot the paper ran
+            "gpt-4o-2024-05-13",  # the alias that runs it
+            "the paper's own API client; the alias sends the same images through OpenAI's",  # where it departs
+            {"image_detail": "low"},  # what the alias adds for this benchmark
+            rules=(rule(("toy_pairs",), "the paper halved each square of a pair", image_scale=0.5),),
+        ),
+        PaperModel("Squares-VL", "toy/squares-vl-7b", reason="its own model code: no backend here loads it"),
+    )
+)
+
+BENCHMARK = Benchmark("Toy", paper=PAPER_MODELS)
+"""
 
 
 def write_toy_tasks(folder: Path) -> Path:
@@ -58,6 +85,7 @@ def write_toy_tasks(folder: Path) -> Path:
             generation_kwargs:
               max_gen_toks: 8
               until: []
+            benchmark: !function benchmark.BENCHMARK
             metadata:
               version: 1.0
         """,
@@ -69,6 +97,7 @@ def write_toy_tasks(folder: Path) -> Path:
             aggregate_metric_list:
               - metric: acc
                 aggregation: strict_mean
+            benchmark: !function benchmark.BENCHMARK
         """,
         "_group_toy_lenient.yaml": """
             group: toy_lenient
@@ -81,4 +110,5 @@ def write_toy_tasks(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text).lstrip())
+    (folder / "benchmark.py").write_text(TOY_DECLARATION)
     return folder

@@ -27,7 +27,7 @@ CONFIGS = {"colors": "one square per row: what colour is it?", "pairs": "two squ
 
 @dataclass(frozen=True, kw_only=True)
 class ToyOptions(BenchmarkOptions):  # each field is a flag of `builders build toy`
-    rows: int = option(6, "rows per config (default 6)", check=at_least(1))
+    rows: int = option(6, "rows per config (default 6)", parse=int, check=at_least(1))
 
 
 class ToyBuild(BenchmarkBuild[ToyOptions]):

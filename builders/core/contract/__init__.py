@@ -2,12 +2,12 @@
 
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
-`manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by `json_shape`), `paths`
-(which paths a release or manifest may name), `reading` (a build's images, read in place), `json_numbers` (JSON
-read so that an integer too long for Python is one error naming its field) and `hub_cache` (a Hub cache's files
-verified before use). It imports nothing else of the project
-and no torch; `datasets`, pyarrow and Pillow only inside the functions that need them, so importing it
-costs nothing.
+`options` (an option declared once: the flag, the checked field and the keyword, for the builders' and the
+harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by
+`json_shape`), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
+`json_numbers` (JSON read so that an integer too long for Python is one error naming its field) and `hub_cache` (a
+Hub cache's files verified before use). It imports nothing else of the project and no torch; `datasets`, pyarrow
+and Pillow only inside the functions that need them, so importing it costs nothing.
 
 **Rows.** Every row of every benchmark carries the columns of `row_features()` (in the order the
 benchmark chooses, among its own columns):
@@ -60,6 +60,23 @@ from builders.core.contract.manifest_schema import (
     is_build_manifest,
     manifest_problem,
 )
+from builders.core.contract.options import (
+    FLAG,
+    REQUIRED,
+    Check,
+    DeclaredOptions,
+    Flag,
+    Parse,
+    add_flags,
+    at_least,
+    between,
+    declared,
+    default_of,
+    flag_of,
+    non_negative_integer,
+    option,
+    switch,
+)
 from builders.core.contract.paths import relative_path_problem
 from builders.core.contract.reading import (
     ROW_GROUP_CACHE_BYTES,
@@ -97,6 +114,21 @@ from builders.core.contract.schema import (
 
 __all__ = [
     "BUILD_COMMAND",
+    "FLAG",
+    "REQUIRED",
+    "Check",
+    "DeclaredOptions",
+    "Flag",
+    "Parse",
+    "add_flags",
+    "at_least",
+    "between",
+    "declared",
+    "default_of",
+    "flag_of",
+    "non_negative_integer",
+    "option",
+    "switch",
     "BuildManifest",
     "ConfigFiles",
     "ImageTableEntry",

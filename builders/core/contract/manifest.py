@@ -31,8 +31,9 @@ class ManifestError(ValueError):
     """A manifest that cannot be read or is not one of this project's; the message names the file."""
 
 
-def read_manifest(folder: str | Path) -> dict[str, Any] | None:
-    """The folder's manifest, or None when it has none (an incomplete build, or not a build)."""
+def read_manifest(folder: str | Path) -> BuildManifest | None:
+    """The folder's manifest, or None when it has none (an incomplete build, or not a build); a `ManifestError` naming
+    the file (and the field) when it cannot be read or is not of the declared shape (`manifest_schema`)."""
     path = Path(folder) / MANIFEST_NAME
     if not path.is_file():
         return None
@@ -42,6 +43,8 @@ def read_manifest(folder: str | Path) -> dict[str, Any] | None:
         raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
+    if not is_build_manifest(manifest):
+        raise ManifestError(f"{path}: {manifest_problem(manifest)}")
     return manifest
 
 
@@ -54,8 +57,6 @@ def read_checked_manifest(folder: str | Path) -> tuple[BuildManifest | None, str
         return None, str(err)
     if manifest is None:
         return None, f"no build manifest ({MANIFEST_NAME}), so nothing says what its files should hold"
-    if not is_build_manifest(manifest):
-        return None, f"{Path(folder) / MANIFEST_NAME}: {manifest_problem(manifest)}"
     return manifest, None
 
 

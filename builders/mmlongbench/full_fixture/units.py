@@ -150,7 +150,7 @@ class UnitStream:
         self._make, self._cost = make, cost
         self._items: list[Any] = []
 
-    def __getitem__(self, k: int) -> Any:
+    def __getitem__(self, k: int) -> object:
         while len(self._items) <= k:
             self._items.append(self._make(len(self._items)))
         return self._items[k]

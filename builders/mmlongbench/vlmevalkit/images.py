@@ -17,8 +17,9 @@ from pathlib import Path
 
 from builders.core.errors import BuildError
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MMLB_IMAGE, read_file
+from builders.core.release_bounds import read_file
 from builders.core.release_paths import ReleaseFolder
+from builders.mmlongbench.bounds import MMLB_IMAGE
 from builders.mmlongbench.vlmevalkit.layout import IMAGE_ROOT, OfficialSets, label
 
 OnImage = Callable[[str, bytes], None]

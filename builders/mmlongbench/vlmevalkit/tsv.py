@@ -18,7 +18,7 @@ from pathlib import Path
 
 from builders.core.errors import BuildError
 from builders.core.release_bounds import bounded_lines
-from builders.mmlongbench.vlmevalkit.bounds import TSV_FIELD, TSV_FILE, TSV_LINES, TSV_RECORDS
+from builders.mmlongbench.bounds import TSV_FIELD, TSV_FILE, TSV_LINES, TSV_RECORDS
 
 # `make_tsv_row` (build_mmlongbench_tsv.py:201-215) writes these; `question_type` and `tags` are not read.
 REQUIRED_COLUMNS = (

@@ -1,59 +1,85 @@
-"""Model aliases: a short name for a backend, a checkpoint and the settings the papers ran it with.
+"""Model aliases: a short name for a backend, a checkpoint and its settings, the same model whatever the tasks.
 
 `--model qwen2.5-vl` resolves here; `--model_args` given on the command line override the alias's arguments
 (`--model qwen2.5-vl --model_args max_pixels=401408`), and `backend=vllm` switches the backend while keeping the
-checkpoint. Each alias stands for the models of MMLongBench, MileBench and MMNeedle named in its `runs` and carries
-the official code's settings for them: per benchmark (`PaperRun.args`, chosen from the run's tasks), per task and
-length (`rules`: the run scripts' commands split by `--task_list` and `--length_list`), and the prompt as the
-official wrapper built it (`prompt_style`). Where it departs on purpose, its run says so and why; the results record
-all of it (`config.alias_info`, `config.input_policies`). Every paper model without an alias is listed in
-`WITHOUT_ALIAS` with the reason (`harness models` prints both).
+checkpoint. An alias holds what is true of the model whatever the benchmark (`alias.Alias`); what a paper did with it
+(its name in the paper, the checkpoint or snapshot it ran, that benchmark's arguments and per-task input rules, each
+departure with its reason) is the benchmark's (`Benchmark.paper`, `harness.models.paper_models`), read through the
+run's tasks (`task_benchmarks`). The results record all of it (`config.alias_info`, `config.input_policies`).
 
-No alias caps a prompt's length where the official code did not: the official wrappers ran every length untruncated
-(MMLongBench App. D: inputs past the training window run "as they are"), so every `hf` alias sets
-`no_context_limit=true`; `trained_context` records the training window and is never enforced. A vLLM engine needs a
-length to allocate for: the `vllm` aliases give it the official `vllm serve` line's 139264. MileBench's own rule
-(truncate from the left to the model's context) needs the model's context: its runs restore it.
+No alias caps a prompt's length where the official code did not: the official wrappers ran every length untruncated,
+so every `hf` alias sets `no_context_limit=true`; `trained_context` records the training window and is never
+enforced. A vLLM engine needs a length to allocate for: the `vllm` aliases give it the official `vllm serve` line's
+139264. A benchmark whose rule truncates to the model's context (`PaperModels.own_context`) gets each alias's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from harness.config.benchmark import Benchmark, declared_benchmarks
+from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.models.aliases import api, gemma, idefics, internvl, llava, ovis, phi, pixtral, qwen
-from harness.models.aliases.alias import BENCHMARKS, PAPER_TITLES, Alias, PaperRun, benchmark_args, benchmarks_of
-from harness.models.aliases.without_alias import WITHOUT_ALIAS, NoAlias
+from harness.inputs.input_policy import InputPolicy
+from harness.models.alias import Alias, benchmark_args, run_policy
+from harness.models.families import aliases, style_named
+from harness.models.paper_models import paper_of
 from harness.models.registry import backend_spec
 
-__all__ = [
-    "ALIASES",
-    "BENCHMARKS",
-    "PAPER_TITLES",
-    "WITHOUT_ALIAS",
-    "Alias",
-    "NoAlias",
-    "PaperRun",
-    "benchmarks_of",
-    "resolve",
-]
+__all__ = ["ALIASES", "Alias", "alias_info", "alias_policy", "index_benchmarks", "resolve", "task_benchmarks"]
 
-ALIASES: dict[str, Alias] = {}
-for _module in (qwen, internvl, ovis, gemma, idefics, phi, pixtral, llava, api):
-    for _name, _alias in _module.ALIASES.items():
-        if _name in ALIASES:
-            raise ValueError(f"alias {_name} is defined twice")
-        ALIASES[_name] = _alias
+ALIASES: dict[str, Alias] = aliases()  # every family module's (`harness.models.families`)
+
+
+def task_benchmarks(names: Iterable[str], index: TaskIndex | None = None) -> list[Benchmark]:
+    """The benchmarks the tasks and groups `names` declare (`benchmark:` in their YAML; a group without one, its
+    tasks'), read through the task index (the installed tasks when none is given); a name the index does not know
+    declares none."""
+    index = index if index is not None else _installed()
+    configs: list[object] = []
+    for name in names:
+        config = index.tasks.get(name) or index.groups.get(name)
+        if getattr(config, "benchmark", None) is not None:
+            configs.append(config)
+        elif name in index.groups or name in index.tags:  # a group that declares none: its tasks'
+            configs += [index.tasks[task] for task in index.select([name]).tasks]
+    return declared_benchmarks(configs)
+
+
+def index_benchmarks(index: TaskIndex | None = None) -> list[Benchmark]:
+    """Every benchmark the index's tasks and groups declare (the installed tasks when none is given)."""
+    index = index if index is not None else _installed()
+    return declared_benchmarks([*index.tasks.values(), *index.groups.values()])
+
+
+_INDEX: list[TaskIndex] = []
+
+
+def _installed() -> TaskIndex:
+    if not _INDEX:
+        _INDEX.append(TaskIndex())
+    return _INDEX[0]
+
+
+def alias_policy(name: str, task: str, benchmark: Benchmark | None = None, looked_up: bool = False) -> InputPolicy:
+    """The input policy of the alias `name` on `task`, a task of `benchmark` (`looked_up`: the run read it from the
+    task's config, None when it declares none; else the benchmark the installed task declares): its own rules, then
+    its paper run's there."""
+    if benchmark is None and not looked_up:
+        found = task_benchmarks([task])
+        benchmark = found[0] if found else None
+    return run_policy(ALIASES[name], name, task, paper_of(benchmark) if benchmark is not None else None)
 
 
 def resolve(
-    name: str, cli_args: dict[str, str], task_names: Iterable[str] = ()
+    name: str, cli_args: dict[str, str], benchmarks: Iterable[Benchmark] = ()
 ) -> tuple[str, dict[str, str], str | None]:
-    """(backend, merged model args, alias name or None) for `--model NAME --model_args ...` on these tasks."""
+    """(backend, merged model args, alias name or None) for `--model NAME --model_args ...` on tasks of these
+    benchmarks (`task_benchmarks`)."""
     if name not in ALIASES:
         return name, dict(cli_args), None
     alias = ALIASES[name]
-    merged = {**benchmark_args(name, alias, task_names, given=cli_args), **cli_args}
+    merged = {**benchmark_args(name, alias, benchmarks, given=cli_args), **cli_args}
     if "context_length" in cli_args and "no_context_limit" not in cli_args:
         merged.pop("no_context_limit", None)  # a limit the user gives is screened against, whatever the alias says
     backend = merged.pop("backend", alias.backend)
@@ -64,3 +90,13 @@ def resolve(
     if switch is not None:
         merged = switch(merged)
     return backend, merged, name
+
+
+def alias_info(name: str, benchmarks: Iterable[Benchmark] = ()) -> dict[str, object]:
+    """What the results record about the alias `name` on a run of these benchmarks (`Alias.describe`), with the
+    prompt its official wrapper built (the template, system message, prefill and BOS)."""
+    alias = ALIASES[name]
+    return {
+        **alias.describe(name, benchmarks),
+        "prompt": style_named(alias.args.get("prompt_style", "default")).describe(),
+    }

@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
 from harness.api import ModelFacts, Request, Response
-from harness.models.anthropic_messages.wire import build_messages, parse_message
+from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
 from harness.models.api_client.replies import is_loopback
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.redact import redact_urls
+from harness.sent import Sent
 
 if TYPE_CHECKING:
     import anthropic
@@ -164,6 +165,11 @@ class AnthropicModel(ApiModel):
                 http_client=self._http,
             )
         return self._client
+
+    def render(self, request: Request) -> Sent:
+        """What `_send` sends for `request`: its system prompt and messages, images named by their hash
+        (`wire.sent_messages`)."""
+        return sent_messages(request)
 
     def _send(self, request: Request) -> Response:
         early = self.pre_checks(request)

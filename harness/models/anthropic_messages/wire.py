@@ -5,10 +5,13 @@ answer (`Message`) as a `Response` (a `refusal` stop is a refusal)."""
 from __future__ import annotations
 
 import base64
+import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from harness.api import ImagePart, Request, Response, TextPart
+from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import checked_image, flatten_usage
+from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -16,12 +19,20 @@ if TYPE_CHECKING:
 Json = dict[str, object]
 
 
-def build_messages(request: Request) -> tuple[list[Json], str | None]:
+def base64_source(image: ImageRef) -> Json:
+    """An image block's source: the image's own bytes, base64, its media type read from them (once they decode)."""
+    mime, data = checked_image(image)
+    return {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode("ascii")}
+
+
+def build_messages(
+    request: Request, source: Callable[[ImageRef], Json] = base64_source
+) -> tuple[list[Json], str | None]:
     """(the turns as the API's JSON, the system prompt). An empty text part is left out (the API refuses an empty text
-    block)."""
+    block). `source`: an image block's source (default: its bytes, `base64_source`)."""
     messages: list[Json] = []
     system: list[str] = []
-    for message in request.messages:
+    for message in request.as_sent:
         if message.role == "system":
             system.append("".join(p.text for p in message.content if isinstance(p, TextPart)))
             continue
@@ -31,14 +42,22 @@ def build_messages(request: Request) -> tuple[list[Json], str | None]:
                 if part.text:
                     blocks.append({"type": "text", "text": part.text})
             elif isinstance(part, ImagePart):
-                mime, data = checked_image(part.image)
-                source = {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode("ascii")}
-                blocks.append({"type": "image", "source": source})
+                blocks.append({"type": "image", "source": source(part.image)})
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
         role = "assistant" if message.role == "assistant" else "user"
         messages.append({"role": role, "content": blocks})
     return messages, ("\n".join(system) if system else None)
+
+
+def sent_messages(request: Request) -> Sent:
+    """The request as `messages.create` is sent it (`harness.sent`): its `system` and `messages`, each image's source
+    naming the image by its content hash in place of its bytes (and of the media type read from them)."""
+    messages, system = build_messages(request, lambda image: {"type": "base64", "data": f"sha256:{image.sha256}"})
+    body: Json = {"system": system} if system is not None else {}
+    body["messages"] = messages
+    sizes = [(image.sha256, image.width, image.height) for image in request.images]
+    return Sent(json.dumps(body, ensure_ascii=False), sent_images(sizes, {}))
 
 
 def parse_message(answer: Message) -> Response:

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
@@ -262,6 +262,15 @@ class ApiModel(Model):
     def _send(self, request: Request) -> Response:
         raise NotImplementedError
 
+    def _as_sent(self, request: Request, response: Response) -> Response:
+        """`response` with the request as this backend sent it (`render`: the journal's and the viewer's prompt)."""
+        try:
+            sent = self.render(request)
+        except Exception as err:  # never loses the answer: the runner records the request's turns instead
+            log.warning("%s: the request as sent could not be rendered: %s: %s", self.label, type(err).__name__, err)
+            return response
+        return replace(response, sent=sent)
+
     def _open(self) -> object:
         """Make the backend's client (called before the first batch is sent)."""
 
@@ -309,7 +318,9 @@ class ApiModel(Model):
             )
             bodies = [self._batch_item(r) for r in requests]
             for chunk in run.stream(requests, bodies, self._send):
-                yield [(i, r) for i, r in chunk if not (r.error or "").startswith("not_sent:")]
+                yield [
+                    (i, self._as_sent(requests[i], r)) for i, r in chunk if not (r.error or "").startswith("not_sent:")
+                ]
             self._count("requests", len(requests))
             if self._fatal:
                 raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
@@ -324,7 +335,7 @@ class ApiModel(Model):
                 log.exception("%s: unexpected error", self.label)
                 response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
             if not (response.error or "").startswith("not_sent:"):
-                yield [(futures[future], response)]
+                yield [(futures[future], self._as_sent(requests[futures[future]], response))]
         self._count("requests", len(requests))
         if self._fatal:
             # Stop now, not one batch later (a small run would otherwise end "successfully" with every

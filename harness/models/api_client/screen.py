@@ -3,21 +3,29 @@ itself)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from harness.api import Request
 from harness.models.families import family_of
 from harness.models.screen_model import ScreenModel, by_family
+from harness.sent import Sent
 
 if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
     from harness.models.api_client.calls import ApiCallSettings
 
 
 def api_screen_model(
-    backend: str, model: str, settings: ApiCallSettings, counted_with: Mapping[str, object] | None = None
+    backend: str,
+    model: str,
+    settings: ApiCallSettings,
+    counted_with: Mapping[str, object] | None = None,
+    *,
+    render: Callable[[Request], Sent] | None = None,
 ) -> ScreenModel:
     """`model`'s prompts counted by its family's rule (`counted_with`: the settings the rule reads, e.g. the image
-    detail), screened against the limits `settings` give."""
+    detail), screened against the limits `settings` give; `render`: the request as the backend would send it
+    (`harness.sent`), what `--screen_only --write_out` prints."""
     return by_family(
         backend,
         model,
@@ -28,4 +36,5 @@ def api_screen_model(
         context_note="" if settings.context_length else "pass context_length=N to screen against one",
         max_images=settings.max_images,
         max_pixels=settings.max_pixels,
+        render=render,
     )

@@ -3,17 +3,29 @@ HTTP machinery shared with every API backend in `harness.models.api_client`)."""
 
 from __future__ import annotations
 
+from harness.api import Request
 from harness.models.api_client.screen import api_screen_model
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
 from harness.models.screen_model import ScreenModel
+from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.args import settings_from_args
     from harness.models.gemini.model import GeminiSettings
+    from harness.models.gemini.wire import sent_contents
 
     settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
-    return api_screen_model("gemini", settings.model, settings)
+
+    def render(request: Request) -> Sent:  # as the backend's `render`
+        return sent_contents(
+            request,
+            images=settings.images,
+            image_format=settings.image_format,
+            empty_text_parts=settings.empty_text_parts,
+        )
+
+    return api_screen_model("gemini", settings.model, settings, render=render)
 
 
 BACKEND = BackendSpec(

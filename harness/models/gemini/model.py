@@ -31,9 +31,10 @@ from harness.api import ImageRef, ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
 from harness.models.api_client.replies import is_loopback
 from harness.models.args import at_least, settings_from_args
-from harness.models.gemini.wire import build_contents, parse_answer, png_bytes
+from harness.models.gemini.wire import build_contents, parse_answer, png_bytes, sent_contents
 from harness.models.registry import register_model
 from harness.redact import redact_urls
+from harness.sent import Sent
 
 if TYPE_CHECKING:
     import httpx
@@ -285,6 +286,12 @@ class GeminiModel(ApiModel):
             return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
         except (ValueError, TypeError) as err:
             return Response(text=None, error=f"invalid_input: {err}")
+
+    def render(self, request: Request) -> Sent:
+        """What `_send` sends for `request`: its contents and system instruction, images named by their hash
+        (`wire.sent_contents`)."""
+        s = self.settings
+        return sent_contents(request, images=s.images, image_format=s.image_format, empty_text_parts=s.empty_text_parts)
 
     def _send(self, request: Request) -> Response:
         early = self.pre_checks(request)

@@ -6,6 +6,7 @@ an answer (`GenerateContentResponse`) as a `Response` (blocked prompts and safet
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from PIL import Image
 
 from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import checked_image, flatten_usage
+from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -53,31 +55,68 @@ def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
     return out
 
 
-def build_contents(
-    request: Request, image_part: Callable[[ImageRef], types.Part], *, empty_text_parts: bool = False
-) -> tuple[list[types.Content], str | None]:
-    """(the turns as `Content`s, the system instruction): user turns as "user", assistant turns as "model". An empty
-    text part is dropped unless `empty_text_parts` (the wrapper's own empties, `wrapper_segments`)."""
-    from google.genai import types
-
-    contents: list[types.Content] = []
+def turns(
+    request: Request, *, empty_text_parts: bool = False
+) -> tuple[list[tuple[str, list[ContentPart]]], str | None]:
+    """(each turn as sent: its role as the API names it, "user" or "model", and its parts; the system instruction). An
+    empty text part is dropped unless `empty_text_parts` (the wrapper's own empties, `wrapper_segments`)."""
+    out: list[tuple[str, list[ContentPart]]] = []
     system: list[str] = []
-    for message in request.messages:
+    for message in request.as_sent:
         if message.role == "system":
             system.append("".join(p.text for p in message.content if isinstance(p, TextPart)))
             continue
         parts = wrapper_segments(message.content) if empty_text_parts else list(message.content)
+        kept = [p for p in parts if empty_text_parts or not isinstance(p, TextPart) or p.text]
+        out.append(("model" if message.role == "assistant" else "user", kept))
+    return out, ("\n".join(system) if system else None)
+
+
+def build_contents(
+    request: Request, image_part: Callable[[ImageRef], types.Part], *, empty_text_parts: bool = False
+) -> tuple[list[types.Content], str | None]:
+    """(the turns as `Content`s, the system instruction): `turns`, each image made a part by `image_part`."""
+    from google.genai import types
+
+    contents: list[types.Content] = []
+    found, system = turns(request, empty_text_parts=empty_text_parts)
+    for role, parts in found:
         built: list[types.Part] = []
         for part in parts:
             if isinstance(part, TextPart):
-                if part.text or empty_text_parts:
-                    built.append(types.Part(text=part.text))
+                built.append(types.Part(text=part.text))
             elif isinstance(part, ImagePart):
                 built.append(image_part(part.image))
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
-        contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=built))
-    return contents, ("\n".join(system) if system else None)
+        contents.append(types.Content(role=role, parts=built))
+    return contents, system
+
+
+def sent_contents(request: Request, *, images: str, image_format: str, empty_text_parts: bool = False) -> Sent:
+    """The request as `generateContent` is sent it (`harness.sent`): its `contents` and `systemInstruction` as the
+    SDK writes them, each image part naming the image by its content hash in place of its file URI (`images=upload`)
+    or its bytes (`inline`); each image with how it was sent (`images`, `image_format`)."""
+    where, key = ("fileData", "file_uri") if images == "upload" else ("inlineData", "data")
+    found, system = turns(request, empty_text_parts=empty_text_parts)
+    contents = [
+        {
+            "parts": [
+                {"text": part.text} if isinstance(part, TextPart) else {where: {key: f"sha256:{part.image.sha256}"}}
+                for part in parts
+                if isinstance(part, TextPart | ImagePart)
+            ],
+            "role": role,
+        }
+        for role, parts in found
+    ]
+    body: dict[str, object] = {"contents": contents}
+    if system is not None:
+        body["systemInstruction"] = {"parts": [{"text": system}], "role": "user"}
+    sizes = [(image.sha256, image.width, image.height) for image in request.images]
+    return Sent(
+        json.dumps(body, ensure_ascii=False), sent_images(sizes, {"images": images, "image_format": image_format})
+    )
 
 
 def parse_answer(answer: types.GenerateContentResponse) -> Response:

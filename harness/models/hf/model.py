@@ -31,15 +31,16 @@ from PIL import Image
 from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
+from harness.models.families import style_named
 from harness.models.hf.presize import ProcessorScale
 from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
-from harness.models.prompt_style import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
 from harness.row_tokens import fit_within_pixels
+from harness.sent import Sent
 
 
 @register_model("hf")
@@ -182,7 +183,7 @@ class HFModel(Model):
         """The image scaler of the processor as loaded (a request with no load-time settings)."""
         return self._scalers[id(self.processor)]
 
-    def _image(self, index: int, ref: ImageRef, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
+    def _image(self, index: int, ref: ImageRef, processor_kwargs: tuple[tuple[str, object], ...] = ()) -> Image.Image:
         """Image `index` of a request, decoded (a ValueError naming it where it does not decode), scaled down to
         `max_pixels`, then to the size the processor scales it to (where that is proven to change nothing)."""
         try:
@@ -201,7 +202,9 @@ class HFModel(Model):
             scale = self._scalers.setdefault(id(settled.processor), ProcessorScale(settled.processor))
         return scale(image, tuple(sorted(settled.call.items())))
 
-    def _image_or_error(self, job: tuple[int, int, ImageRef, tuple[tuple[str, Any], ...]]) -> Image.Image | Exception:
+    def _image_or_error(
+        self, job: tuple[int, int, ImageRef, tuple[tuple[str, object], ...]]
+    ) -> Image.Image | Exception:
         _, index, ref, processor_kwargs = job
         try:
             return self._image(index, ref, processor_kwargs)
@@ -266,9 +269,13 @@ class HFModel(Model):
             processor_kwargs = dict(requests[items[0][0]].processor_kwargs)
             run = partial(self._generate, settings=settings, processor_kwargs=processor_kwargs)
             answers = self.fitting.run(run, items) if self.fitting else run(items)
-            for (i, _, _), response in zip(items, answers, strict=True):
-                responses[i] = response
+            for (i, prompt, _), response in zip(items, answers, strict=True):
+                responses[i] = replace(response, sent=self.count.sent(requests[i], prompt))
         return [r if r is not None else Response(None, error="no response") for r in responses]
+
+    def render(self, request: Request) -> Sent:
+        """What `generate` gives the processor for `request` (`ProcessorCount.sent`)."""
+        return self.count.sent(request)
 
     def _generate(
         self,

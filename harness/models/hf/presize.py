@@ -71,7 +71,7 @@ class ProcessorScale:
         self._lock = threading.Lock()
         self.proofs = 0  # processor comparisons run (each input size and processor arguments once)
 
-    def __call__(self, image: Image.Image, processor_kwargs: tuple[tuple[str, Any], ...] = ()) -> Image.Image:
+    def __call__(self, image: Image.Image, processor_kwargs: tuple[tuple[str, object], ...] = ()) -> Image.Image:
         rule = self.rule
         if rule is None or image.mode != "RGB":
             return image

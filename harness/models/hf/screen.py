@@ -18,9 +18,9 @@ class _Limits(TypedDict):
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
+    from harness.models.families import style_named
     from harness.models.hf.settings import HFSettings, context_limit
     from harness.models.hf_counting import ProcessorCount, load_failure
-    from harness.models.prompt_style import style_named
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
@@ -71,4 +71,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         context_length=context_limit(settings, count.context_length),
         context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
         **limits,
+        render=count.sent,
     )

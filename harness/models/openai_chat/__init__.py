@@ -10,7 +10,7 @@ from harness.models.openai_chat.screen import screen_model
 def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     """An `hf` alias served by `vllm serve` (`backend=openai`): screened against the serve line's length where hf had
     none; the server renders the chat with its own template, so no prompt style."""
-    from harness.models.aliases.common import switched_from_hf
+    from harness.models.alias import switched_from_hf
 
     args = switched_from_hf(args, "context_length")
     args.pop("prompt_style", None)

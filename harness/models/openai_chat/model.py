@@ -29,9 +29,10 @@ from harness.api import ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
 from harness.models.api_client.replies import error_message, is_loopback, parse_body
 from harness.models.args import settings_from_args
-from harness.models.openai_chat.wire import build_messages, parse_completion
+from harness.models.openai_chat.wire import build_messages, parse_completion, sent_messages
 from harness.models.registry import register_model
 from harness.redact import redact_urls
+from harness.sent import Sent
 
 if TYPE_CHECKING:
     import httpx
@@ -262,6 +263,15 @@ class OpenAIChatModel(ApiModel):
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 
         return self.with_retries(once)
+
+    def render(self, request: Request) -> Sent:
+        """The chat-completions messages `_send` posts for `request` (as JSON), each image named by its content hash
+        in place of its bytes (`sha256:<hash>`), with the detail it is sent at."""
+        try:
+            detail = self._image_detail(request)
+        except ValueError:  # an input policy this API cannot take: the request is invalid_input, never sent
+            detail = None
+        return sent_messages(request, detail, self.settings.continue_final_message)
 
     # -- --batch ----------------------------------------------------------------------------------
 

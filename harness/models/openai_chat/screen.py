@@ -3,14 +3,22 @@ itself)."""
 
 from __future__ import annotations
 
+from harness.api import Request
 from harness.models.api_client.screen import api_screen_model
 from harness.models.args import settings_from_args
 from harness.models.screen_model import ScreenModel
+from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.openai_chat.wire import sent_messages
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
-    return api_screen_model("openai", settings.model, settings, detail)
+
+    def render(request: Request) -> Sent:  # as the backend's `render`: the request's detail over the model's
+        given = dict(request.processor_kwargs).get("image_detail", settings.image_detail)
+        return sent_messages(request, given if isinstance(given, str) else None, settings.continue_final_message)
+
+    return api_screen_model("openai", settings.model, settings, detail, render=render)

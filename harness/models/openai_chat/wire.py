@@ -6,11 +6,13 @@ filters and malformed bodies become per-sample errors). What every API reads ali
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import checked_image, error_message, flatten_usage
+from harness.sent import Sent, sent_images
 
 # --- request building (pure) ---------------------------------------------------------------------
 
@@ -21,13 +23,19 @@ def image_data_url(image: ImageRef) -> str:
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def build_messages(request: Request, image_detail: str | None = None, prefill: bool = False) -> list[dict[str, Any]]:
+def build_messages(
+    request: Request,
+    image_detail: str | None = None,
+    prefill: bool = False,
+    url: Callable[[ImageRef], str] | None = None,
+) -> list[dict[str, Any]]:
     """Chat-completions messages: roles and content parts in the request's order; images inline. The answer prefix
     is a final assistant message only with `prefill` (a server that continues it, as `vllm serve` does with
     `continue_final_message`): an API that does not would answer after an extra assistant turn, where the official
-    wrappers send the user turn only."""
+    wrappers send the user turn only. `url`: how an image is named (default: its bytes inline, a data URL)."""
+    url = url or image_data_url
     out: list[dict[str, Any]] = []
-    for message in request.messages:
+    for message in request.as_sent:
         has_image = any(isinstance(p, ImagePart) for p in message.content)
         if not has_image and message.role in ("system", "assistant"):
             # Plain strings: some servers accept part lists only in user turns.
@@ -41,7 +49,7 @@ def build_messages(request: Request, image_detail: str | None = None, prefill: b
                 if part.text:  # an empty text part is rejected by some servers and means nothing
                     parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ImagePart):
-                image_url: dict[str, Any] = {"url": image_data_url(part.image)}
+                image_url: dict[str, Any] = {"url": url(part.image)}
                 if image_detail:
                     image_url["detail"] = image_detail
                 parts.append({"type": "image_url", "image_url": image_url})
@@ -51,6 +59,14 @@ def build_messages(request: Request, image_detail: str | None = None, prefill: b
     if request.assistant_prefix and prefill:
         out.append({"role": "assistant", "content": request.assistant_prefix})
     return out
+
+
+def sent_messages(request: Request, image_detail: str | None, prefill: bool) -> Sent:
+    """The messages `build_messages` makes for `request`, as JSON, each image named by its content hash
+    (`sha256:<hash>`) where its bytes go, with the detail it is sent at (`harness.sent`)."""
+    messages = build_messages(request, image_detail, prefill=prefill, url=lambda ref: f"sha256:{ref.sha256}")
+    images = [(image.sha256, image.width, image.height) for image in request.images]
+    return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, {"image_detail": image_detail}))
 
 
 # --- response parsing (pure) ---------------------------------------------------------------------

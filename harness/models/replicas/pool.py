@@ -102,7 +102,7 @@ class RayPool(FrontView):
             raise
         readable = None if settings.replica_data == "ship" else self._reads
         guesses = backend_spec(backend).reads_random_answer  # a request's `random_answer` goes along only for it
-        self.wire = Wire(front.text_round_trip, guesses, readable)
+        self.wire = Wire(guesses, readable)
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:

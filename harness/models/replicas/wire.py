@@ -15,7 +15,6 @@ from harness.api import ImagePart, ImageRef, Message, Request
 from harness.config.yaml_loader import HOOK_MODULE_PREFIX, hook_in_file
 from harness.inputs.build_images import BuildFiles, locate
 from harness.inputs.integrity import check_image_bytes
-from harness.inputs.round_trip import sent_messages
 
 
 @dataclass(frozen=True)
@@ -102,13 +101,7 @@ class Wire:
     """Turns requests into what a replica receives. `readable(files)`: whether every replica reads those build files
     (asked once per build); None where images always travel as bytes."""
 
-    def __init__(
-        self,
-        round_trip: Callable[[], Callable[[str], str] | None],
-        keep_random_answer: bool,
-        readable: Callable[[BuildFiles], bool] | None,
-    ) -> None:
-        self._round_trip = round_trip
+    def __init__(self, keep_random_answer: bool, readable: Callable[[BuildFiles], bool] | None) -> None:
         self._keep_random_answer = keep_random_answer
         self._readable = readable
         self.counts = ImageCounts()
@@ -118,7 +111,7 @@ class Wire:
         return [self._request(r, shipped) for r in requests]
 
     def _request(self, request: Request, shipped: dict[str, ShippedImage]) -> Request:
-        messages = sent_messages(request, self._round_trip())[0] if request.text_round_trip else request.messages
+        messages = request.as_sent  # round-tripped by the runner where the task asks for it
         wired = tuple(
             Message(
                 m.role,
@@ -131,6 +124,7 @@ class Wire:
             request,
             messages=wired,
             text_round_trip=None,
+            sent_messages=None,
             random_answer=PortableCall.of(guess) if guess is not None and self._keep_random_answer else None,
         )
 

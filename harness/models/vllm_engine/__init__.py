@@ -43,7 +43,7 @@ def _gpus(settings: Any) -> float:
 def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     """An `hf` alias run with `backend=vllm`: an engine allocates for a length (the official vllm serve line's where
     hf had none), and applies the checkpoint's generation_config, as the hf run's `generate` does."""
-    from harness.models.aliases.common import switched_from_hf
+    from harness.models.alias import switched_from_hf
 
     args = switched_from_hf(args, "max_model_len")
     args.setdefault("generation_config", "auto")

@@ -16,13 +16,14 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
-from harness.models.prompt_style import style_named
+from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
-from harness.models.vllm_engine.requests import request_payload, result_response, screen_request
+from harness.models.vllm_engine.requests import payload_sent, request_payload, result_response, screen_request
 from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.sent import Sent
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,12 @@ class VLLMModel(Model):
         """Whether `prompt_tokens` is vLLM's own count of this request (else an estimate)."""
         return self.count.exact(request)
 
+    def render(self, request: Request) -> Sent:
+        """What the engine would be given for `request` (as `generate` sends it), without reading its images."""
+        style = style_named(self.settings.prompt_style)
+        payload = request_payload(request, self.settings.seed, self.count.render(request), style, with_images=False)
+        return payload_sent(payload, request, {**self.settings.processor_kwargs(), **dict(request.processor_kwargs)})
+
     def text_round_trip(self) -> Callable[[str], str]:
         """Encode without special tokens, decode with the tokenizer's defaults (`harness.inputs.round_trip`), by the
         tokenizer the engine loads (`tokenizer` or the checkpoint's), read here once: the engine may run in
@@ -263,10 +270,9 @@ class VLLMModel(Model):
                 f"checkpoint's own processor here ({self.count.unavailable or 'tokenizer= overrides it'}); vLLM's "
                 "chat would move every image to the front of the prompt"
             )
-        round_trip = self.text_round_trip() if any(r.text_round_trip is not None for r in requests) else None
         # One engine call per (prefill or not, the requests' processor settings): LLM.chat takes both per call;
         # prompts rendered here (`EngineCount.render`) go to LLM.generate, their prefill already in the text.
-        groups: dict[tuple[bool, tuple[tuple[str, Any], ...]], list[tuple[int, dict[str, Any]]]] = {}
+        groups: dict[tuple[bool, tuple[tuple[str, object], ...]], list[tuple[int, dict[str, Any]]]] = {}
         for i, request in enumerate(requests):
             reason = screen_request(
                 request,
@@ -279,7 +285,7 @@ class VLLMModel(Model):
                 responses[i] = Response(text=None, error=reason)
                 continue
             try:
-                payload = request_payload(request, self.settings.seed, round_trip, self.count.render(request), style)
+                payload = request_payload(request, self.settings.seed, self.count.render(request), style)
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue
@@ -303,8 +309,9 @@ class VLLMModel(Model):
             for i, _ in members:
                 self.engine_images += len(requests[i].images)
                 self._engine_image_ids.update(image.sha256 for image in requests[i].images)
-            for (i, _), result in zip(members, results, strict=True):
-                responses[i] = result_response(result)
+            for (i, payload), result in zip(members, results, strict=True):
+                processor = {**self.settings.processor_kwargs(), **dict(requests[i].processor_kwargs)}
+                responses[i] = replace(result_response(result), sent=payload_sent(payload, requests[i], processor))
         return cast(list[Response], responses)  # every position filled: each request is in one group
 
     def close(self) -> None:

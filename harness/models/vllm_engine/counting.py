@@ -19,9 +19,9 @@ from typing import Any
 
 from builders.core.contract import TOKEN_RULE
 from harness.api import Request
-from harness.models.families import Family, estimated_prompt_tokens, family_of
+from harness.models.families import family_of, style_named
+from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
-from harness.models.prompt_style import style_named
 from harness.models.vllm_engine.settings import VLLMSettings
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class EngineCount:
     def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
         self.settings = settings
         self.processor, self.unavailable = load_processor_count(settings, chat_template, online=online)
-        self.family: Family | None = family_of(settings.pretrained)
+        self.family: ImageTokens | None = family_of(settings.pretrained)
         if self.processor is None:
             log.warning("vllm: %s; prompts are estimated: %s", self.unavailable, self.token_rule)
 

@@ -5,13 +5,15 @@ back to `Response`s."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, Message, Request, Response, TextPart
-from harness.inputs.round_trip import sent_messages
-from harness.models.prompt_style import PromptStyle, style_named
+from harness.models.families import style_named
+from harness.models.prompt_style import PromptStyle
 from harness.models.vllm_engine.settings import VLLMSettings
+from harness.sent import Sent, sent_images
 
 
 def screen_request(
@@ -59,17 +61,17 @@ def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any
 def request_payload(
     request: Request,
     default_seed: int,
-    decode_encode: Callable[[str], str] | None = None,
     prompt: str | None = None,
     style: PromptStyle | None = None,
+    with_images: bool = True,
 ) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
-    replica needs, in-process or in a worker process; its text re-decoded by `decode_encode` (the engine's
-    tokenizer) where the task asks for it (`harness.inputs.round_trip`). `prompt`: the request already rendered with the
-    checkpoint's chat template (`counting.EngineCount.render`), which the engine then takes as it is. `style`: the
-    system message and prefill of the conversation the engine renders itself (`harness.models.prompt_style`)."""
+    replica needs, in-process or in a worker process; its text as the runner round-tripped it where the task asks
+    (`Request.as_sent`). `prompt`: the request already rendered with the checkpoint's chat template
+    (`counting.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
+    the conversation the engine renders itself (`harness.models.prompt_style`). `with_images=False`: no image read (to say what would be sent)."""
     style = style or style_named("default")
-    sent = sent_messages(request, decode_encode)[0]
+    sent = request.as_sent
     if style.system is not None and not (sent and sent[0].role == "system"):
         sent = (Message("system", (TextPart(style.system),)), *sent)
     messages = []
@@ -79,7 +81,7 @@ def request_payload(
             if isinstance(part, TextPart):
                 parts.append(("text", part.text))
             elif isinstance(part, ImagePart):
-                parts.append(("image", part.image.sha256, part.image.data()))
+                parts.append(("image", part.image.sha256, part.image.data() if with_images else b""))
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
         messages.append({"role": message.role, "parts": parts})
@@ -90,6 +92,31 @@ def request_payload(
         "cost": request.token_count,
         "prompt": prompt,
     }
+
+
+def payload_sent(payload: dict[str, Any], request: Request, processor: dict[str, Any]) -> Sent:
+    """What the engine is given for a payload (`harness.sent`): the rendered prompt `LLM.generate` takes, or the
+    conversation `LLM.chat` renders (as JSON, each image as `{"image": sha256}`), and its images with the processor
+    settings they go with (the engine's, the request's over them)."""
+    if payload["prompt"] is not None:
+        text = payload["prompt"]
+    else:
+        turns = [
+            {
+                "role": message["role"],
+                "content": [
+                    {"type": "text", "text": part[1]} if part[0] == "text" else {"type": "image", "image": part[1]}
+                    for part in message["parts"]
+                    if part[0] != "text" or part[1]
+                ],
+            }
+            for message in payload["messages"]
+        ]
+        if payload["prefix"]:
+            turns.append({"role": "assistant", "content": [{"type": "text", "text": payload["prefix"]}]})
+        text = json.dumps(turns, ensure_ascii=False)
+    images = [(image.sha256, image.width, image.height) for image in request.images]
+    return Sent(text, sent_images(images, processor))
 
 
 def decode_image(data: bytes):

@@ -34,4 +34,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         context_note="" if settings.max_model_len else "vLLM derives one from the model config",
         max_images=settings.max_images,
         max_pixels=settings.max_pixels,
+        render=backend.render,
     )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.models.args import MINIMUM, at_least, check_minimum
-from harness.models.prompt_style import style_named
+from harness.models.families import style_named
 from harness.models.scheduling.prefix_order import check_order
 
 

@@ -16,7 +16,8 @@ import pytest
 from builders import cli
 from builders.core.errors import BuildError
 from builders.core.release_archive import archive_files, zip_files
-from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSONL, MMLB_TEXT_FILE, Bound
+from builders.core.release_bounds import Bound
+from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSONL, MMLB_TEXT_FILE
 from tests.support.archive_bombs import Run, gzip_run, tar_gz, zip_file
 
 GiB = 1 << 30

@@ -44,13 +44,21 @@ def test_manifest_reader(tmp_path: Path) -> None:
     (tmp_path / contract.MANIFEST_NAME).write_text(json.dumps({"format": "other/1"}))
     with pytest.raises(contract.ManifestError, match="not a build manifest of this project"):
         contract.read_manifest(tmp_path)
+
+    def files(*paths: str) -> list[dict[str, object]]:
+        return [{"path": path, "num_bytes": 1, "sha256": "0" * 64} for path in paths]
+
     manifest = {
         "format": contract.MANIFEST_FORMAT,
-        "configs": {"b": {"files": [{"path": "b/x"}]}, "a": {"files": [{"path": "a/x"}, {"path": "a/y"}]}},
-        "image_table": {"files": [{"path": "image_table/x"}]},
+        "configs": {"b": {"files": files("b/x")}, "a": {"files": files("a/x", "a/y")}},
+        "image_table": {"config": "image_table", "images": 1, "files": files("image_table/x")},
     }
     contract.write_manifest(tmp_path, manifest)
     assert contract.read_manifest(tmp_path) == manifest
+    # Read only once its shape is the declared one (`manifest_schema`): what is wrong is named, file and field.
+    contract.write_manifest(tmp_path, {**manifest, "configs": {"b": {"files": [{"path": "b/x"}]}}})
+    with pytest.raises(contract.ManifestError, match=r"build_manifest\.json: configs\.b\.files\[0\]\.num_bytes: "):
+        contract.read_manifest(tmp_path)
     assert [f["path"] for f in contract.data_files(manifest)] == ["a/x", "a/y", "b/x", "image_table/x"]
     # A build written before the manifest recorded its image storage embeds its images.
     assert contract.manifest_image_storage(manifest) == "embedded"

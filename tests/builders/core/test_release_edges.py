@@ -28,11 +28,12 @@ from builders.core.options import (
     option,
     options_from_args,
     seed_option,
+    switch,
 )
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MMLB_IMAGE
 from builders.core.release_paths import relative_name, release_files, release_path
 from builders.core.work_folder import build_lock, work_folder
+from builders.mmlongbench.bounds import MMLB_IMAGE
 from tests.support.builder_fixtures import cut_in_half, outside_jpeg, write_truncated_jpeg
 
 # ------------------------------------------------------------------------------------------------ paths
@@ -251,9 +252,9 @@ def test_a_config_without_rows_is_an_error_and_caveats_add_up(tmp_path: Path) ->
 
 @dataclass(frozen=True, kw_only=True)
 class SomeOptions(BenchmarkOptions):
-    source: list[str] | None = option(None, "where the rows come from", metavar="SPEC")
+    source: list[str] | None = option(None, "where the rows come from", metavar="SPEC", many=True)
     limit: int | None = limit_option("rows per config")
-    full: bool = option(False, "every row")
+    full: bool = switch("every row")
     pool: str = option("dataset", "which pool", choices=("dataset", "subset"))
     seed: int = seed_option()
 
@@ -371,5 +372,11 @@ def test_a_built_folder_cannot_make_push_or_an_extending_build_read_outside_it(t
     shard.write_bytes(secret.read_bytes())
     entry["path"] = "../../secret.parquet"
     contract.write_manifest(folder, manifest)
-    with pytest.raises(BuildError, match=r"file: path '\.\./\.\./secret\.parquet' leads out of the release"):
+    # The manifest is checked against its declaration before a field of it is trusted (`contract.read_manifest`).
+    outside = (
+        r"build_manifest\.json: configs\.m1_n2_k1\.files\[0\]\.path: '\.\./\.\./secret\.parquet' is not a path inside"
+    )
+    with pytest.raises(BuildError, match=outside):
         plan_push(folder, "org/name", "v1.0.0")
+    with pytest.raises(BuildError, match=outside):
+        build(["m1_n2_k1", "m1_n4_k1"])

@@ -383,10 +383,12 @@ def test_alias_resolution_and_overrides() -> None:
     backend, args, _ = resolve("qwen2.5-vl", {"backend": "vllm"})
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
+    from harness.models.aliases import task_benchmarks
     from harness.run_config import alias_info as _alias_info
 
-    # The training window is recorded with the results, never used as a limit; so is how the paper ran the model.
-    info = _alias_info("qwen2.5-vl")
+    # The training window is recorded with the results, never used as a limit; so is how the paper of the run's
+    # benchmark ran the model (its declaration, read through the tasks).
+    info = _alias_info("qwen2.5-vl", task_benchmarks(["mmlongbench_8k"]))
     assert info is not None and info["trained_context"] == 32768 and info["paper_name"] == "Qwen2.5-VL-7B"
     assert info["papers"] == {
         "mmlongbench": {
@@ -398,6 +400,8 @@ def test_alias_resolution_and_overrides() -> None:
     }
     assert info["rules"] == [] and info["prompt"]["name"] == "qwen" and info["prompt"]["prefill"] is True
     assert _alias_info(None) is None
+    elsewhere = _alias_info("qwen2.5-vl", task_benchmarks(["mmneedle"]))  # not a model of MMNeedle's paper
+    assert elsewhere is not None and elsewhere["papers"] == {} and elsewhere["paper_name"] is None
 
 
 def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.aliases import ALIASES
+from harness.models.aliases import ALIASES, alias_info
 
 
 def test_no_hf_alias_screens_by_a_context_length() -> None:
     for name, alias in ALIASES.items():
         if alias.backend == "hf":
             assert alias.args.get("no_context_limit") == "true" and "context_length" not in alias.args, name
-        assert "trained_context" in alias.describe(), name  # recorded in the results, never a limit
+        assert "trained_context" in alias_info(name), name  # recorded in the results, never a limit
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from harness.api import Request
 from harness.config.task_index import TaskIndex
 from harness.inputs.input_policy import apply_policy
 from harness.inputs.round_trip import user_prompt
-from harness.models.aliases import ALIASES, resolve
+from harness.models.aliases import alias_policy, resolve, task_benchmarks
+from harness.models.families import style_named
 from harness.models.hf_counting import ProcessorCount
-from harness.models.prompt_style import style_named
 from harness.running.task import Task
 from tests.support import official_wrappers
 from tests.support.family_processors import FAMILIES, Family
@@ -65,8 +65,8 @@ def wrapper(family: Family, benchmark: str):
 @pytest.mark.parametrize("family", FAMILIES, ids=[f.name for f in FAMILIES])
 def test_the_harness_renders_each_request_as_the_official_wrapper(family: Family, benchmark: str, built: Path) -> None:
     task = TASKS[benchmark]
-    _, args, _ = resolve(family.alias, {}, [task])
-    request = apply_policy(first_request(built, task), ALIASES[family.alias].policy_for(task))
+    _, args, _ = resolve(family.alias, {}, task_benchmarks([task]))
+    request = apply_policy(first_request(built, task), alias_policy(family.alias, task))
     processor = family.make()
     count = ProcessorCount(processor, None, name=family.name, style=style_named(args.get("prompt_style", "default")))
     images = [ref.pil() for ref in request.images]

@@ -18,7 +18,7 @@ import pytest
 from harness.api import Request
 from harness.config.task_index import TaskIndex
 from harness.inputs.input_policy import apply_policy
-from harness.models.aliases import ALIASES, resolve
+from harness.models.aliases import alias_policy, resolve, task_benchmarks
 from harness.running.task import Task
 from tests.support.forward_families import FAMILIES, RUNNING
 from tests.support.forward_pass import forward_pass
@@ -83,8 +83,8 @@ def alias_request(alias: str, task_name: str, data: Path) -> tuple[Request, dict
     task.load(data, 1)
     doc_id, doc = next(task.iter_docs())
     request = task.build_request(doc_id, doc, task.generation_settings({}))
-    _, args, _ = resolve(alias, {}, [task_name])
-    return apply_policy(request, ALIASES[alias].policy_for(task_name)), args
+    _, args, _ = resolve(alias, {}, task_benchmarks([task_name]))
+    return apply_policy(request, alias_policy(alias, task_name)), args
 
 
 @pytest.mark.parametrize("length", ["8k", "64k"])

@@ -1,6 +1,6 @@
 """`harness models`: every alias line reads as name, backend, settings, each separated by spaces, followed by the paper
 models it stands for ("as the paper" or "departs: why", per benchmark); every model of the three papers' result tables
-has an alias or is listed with the reason it has none."""
+has an alias or is listed with the reason it has none, in the one table each benchmark declares (issue 50 item 1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import csv
 from collections import Counter
 from pathlib import Path
 
-from harness.models.aliases import ALIASES, PAPER_TITLES, WITHOUT_ALIAS
+from harness.models.aliases import ALIASES, index_benchmarks, resolve, task_benchmarks
+from harness.models.paper_models import PaperModels, papers
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULT_TABLES = {
@@ -25,15 +26,34 @@ def paper_models(benchmark: str) -> set[str]:
         return {row["model"] for row in rows} - {"Random"}
 
 
+def tables() -> dict[str, tuple[str, PaperModels]]:
+    """Each installed benchmark's declared paper models: its key -> (its title, its table)."""
+    return {benchmark.name.lower(): (benchmark.name, table) for benchmark, table in papers(index_benchmarks())}
+
+
 def test_every_paper_model_has_an_alias_or_a_reason() -> None:
     sizes = {benchmark: len(paper_models(benchmark)) for benchmark in RESULT_TABLES}
     assert sizes == {"mmlongbench": 46, "milebench": 22, "mmneedle": 13}
+    declared = tables()
+    assert set(declared) == set(RESULT_TABLES)
     for benchmark in RESULT_TABLES:
-        covered = Counter(run.name for alias in ALIASES.values() for run in alias.runs if run.benchmark == benchmark)
-        covered.update(missing.name for missing in WITHOUT_ALIAS if missing.benchmark == benchmark)
+        _, table = declared[benchmark]
+        covered = Counter(model.name for model in table.models)
         assert set(covered) == paper_models(benchmark), benchmark
         assert max(covered.values()) == 1, benchmark  # one alias or one reason each, never both
-    assert all(missing.reason for missing in WITHOUT_ALIAS)
+        assert all(model.reason if model.alias is None else model.alias in ALIASES for model in table.models)
+        aliases = Counter(model.alias for model in table.models if model.alias)
+        assert max(aliases.values()) == 1, benchmark  # an alias runs one of a paper's models
+
+
+def test_a_report_knows_a_run_by_one_paper_model_at_most() -> None:
+    """The fragments by which a report knows a paper model's runs never hold another model's: which model a name
+    matches cannot depend on the table's order."""
+    for benchmark, (_, table) in tables().items():
+        keys = [(model.name, key) for model in table.models for key in model.known_as]
+        for name, key in keys:
+            clash = [other for other, theirs in keys if other != name and (key in theirs or theirs in key)]
+            assert not clash, (benchmark, name, key, clash)
 
 
 def test_every_alias_line_separates_its_backend_from_its_settings(harness) -> None:
@@ -52,39 +72,47 @@ def test_every_alias_line_separates_its_backend_from_its_settings(harness) -> No
         assert listed[name] == (alias.backend, ",".join(f"{k}={v}" for k, v in alias.args.items()))
     assert listed["gpt-4o"][0] == "openai"  # the longest backend name, once run into "model=..."
     text = "\n".join(lines[start:end])
-    for alias in ALIASES.values():
-        for paper_run in alias.runs:
-            assert f'{PAPER_TITLES[paper_run.benchmark]} "{paper_run.name}" ({paper_run.ran})' in text
+    for title, table in tables().values():
+        for paper_run in table.models:
+            if paper_run.alias is not None:
+                assert f'{title} "{paper_run.name}" ({paper_run.ran})' in text
     assert 'MMNeedle "GPT-4o"' in text and "image_detail=high" in text
-    assert len(lines[end + 1 :]) == len(WITHOUT_ALIAS)
+    assert len(lines[end + 1 :]) == sum(len(table.without_alias) for _, table in tables().values())
     assert 'MileBench "Qwen-VL-Chat" (Qwen/Qwen-VL-Chat): its own model code' in run.out
 
 
 def test_each_benchmark_picks_its_own_official_run() -> None:
-    """MMNeedle's GPT-4o is the May-2024 snapshot at detail high with no temperature sent, MMLongBench's the November
-    one; a run of both at once is refused (it cannot be both), unless the command line settles the argument."""
+    """MMNeedle's GPT-4o is the May-2024 snapshot at detail high with no temperature sent, MileBench's the same snapshot
+    at detail auto: a run of both at once is refused (it cannot be both), unless the command line settles the
+    argument. A snapshot has its own alias, so `--model gpt-4o` is the same model whatever the tasks."""
     import pytest
 
     from harness.errors import UserError
-    from harness.models.aliases import resolve
 
-    assert resolve("gpt-4o", {}, ["mmlongbench_128k"])[1] == {"model": "gpt-4o-2024-11-20", "send_temperature": "true"}
-    needle = resolve("gpt-4o", {}, ["mmneedle_m10_n2_k1_pos"])[1]
+    def on(name: str, given: dict[str, str], *tasks: str) -> dict[str, str]:
+        return resolve(name, given, task_benchmarks(tasks))[1]
+
+    assert on("gpt-4o", {}, "mmlongbench_128k") == {"model": "gpt-4o-2024-11-20", "send_temperature": "true"}
+    assert on("gpt-4o", {}, "mmneedle_m10_n2_k1_pos") == on("gpt-4o", {}, "milebench") == {"model": "gpt-4o-2024-11-20"}
+    needle = on("gpt-4o-2024-05-13", {}, "mmneedle_m10_n2_k1_pos")
     assert needle == {"model": "gpt-4o-2024-05-13", "image_detail": "high", "send_temperature": "false"}
-    assert resolve("gpt-4o", {}, ["milebench"])[1]["model"] == "gpt-4o-2024-05-13"
-    with pytest.raises(UserError, match="MMLongBench runs it with model=gpt-4o-2024-11-20 and MMNeedle"):
-        resolve("gpt-4o", {}, ["mmlongbench_8k", "mmneedle"])
-    given = {"model": "gpt-4o", "send_temperature": "true", "image_detail": "auto"}
-    assert resolve("gpt-4o", given, ["mmlongbench_8k", "mmneedle"])[1] == given
+    assert on("gpt-4o-2024-05-13", {}, "milebench")["image_detail"] == "auto"
+    with pytest.raises(UserError, match="MileBench runs it with image_detail=auto and MMNeedle with image_detail=high"):
+        on("gpt-4o-2024-05-13", {}, "milebench", "mmneedle")
+    given = {"send_temperature": "true", "image_detail": "auto"}
+    assert on("gpt-4o-2024-05-13", given, "milebench", "mmneedle") == {"model": "gpt-4o-2024-05-13", **given}
     # MileBench truncates to the model's context: its hf runs screen against the checkpoint's own.
-    assert resolve("idefics2", {}, ["milebench_docvqa"])[1]["no_context_limit"] == "false"
-    assert resolve("idefics2", {}, ["mmlongbench_128k"])[1]["no_context_limit"] == "true"
+    assert on("idefics2", {}, "milebench_docvqa")["no_context_limit"] == "false"
+    assert on("idefics2", {}, "mmlongbench_128k")["no_context_limit"] == "true"
+    assert on("internvl2-8b", {}, "milebench_docvqa")["max_model_len"] == "none"
 
 
 def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() -> None:
     page = (ROOT / "docs" / "backends.md").read_text()
-    for name, alias in ALIASES.items():
-        for paper_run in alias.runs:
-            assert f"| {paper_run.name} | `{name}` | {alias.backend} | {paper_run.status} |" in page, name
-    for missing in WITHOUT_ALIAS:
-        assert f"| {missing.name} | none |  | {missing.reason} |" in page, missing.name
+    for _, table in tables().values():
+        for run in table.models:
+            if run.alias is None:
+                assert f"| {run.name} | none |  | {run.reason} |" in page, run.name
+            else:
+                alias = ALIASES[run.alias]
+                assert f"| {run.name} | `{run.alias}` | {alias.backend} | {alias.status(run)} |" in page, run.name

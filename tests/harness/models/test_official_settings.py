@@ -16,7 +16,8 @@ import pytest
 
 from builders.mmlongbench.leaves import LEAVES
 from harness.inputs.input_policy import InputPolicy
-from harness.models.aliases import ALIASES
+from harness.models.aliases import ALIASES, alias_policy
+from tasks.mmlongbench.paper_models import PAPER_MODELS
 
 ALL = ("vrag", "vh", "mm_niah_text", "mm_niah_image", "icl", "summ", "docqa")
 NAT = ("vrag", "vh", "mm_niah_text", "mm_niah_image", "icl")
@@ -133,24 +134,24 @@ def official_flags(commands: list[Command], task: str, length: int) -> dict[str,
     return covering[-1]
 
 
-MMLB_ALIASES = sorted(name for name, alias in ALIASES.items() if alias.run_on("mmlongbench"))
+MMLB_ALIASES = sorted(model.alias for model in PAPER_MODELS.models if model.alias)
 
 
 @pytest.mark.parametrize("name", MMLB_ALIASES)
 def test_each_setting_applies_exactly_where_an_official_command_applied_it(name: str) -> None:
     alias = ALIASES[name]
-    run = alias.run_on("mmlongbench")
+    run = PAPER_MODELS.run_by(name)
     assert run is not None
     commands = COMMANDS.get(run.ran, [(ALL, EVERY, {})])  # a model run with every default (Qwen, Claude)
     for leaf in LEAVES:
         for length in EVERY:
             task = f"mmlongbench_{leaf.name}_{length}k"
             expected = wrapper_policy(run.ran, alias.backend, official_flags(commands, script_task(leaf.name), length))
-            assert alias.policy_for(task) == expected, (task, expected.describe())
+            assert alias_policy(name, task) == expected, (task, expected.describe())
 
 
 def test_the_transcription_covers_every_model_the_scripts_flag() -> None:
-    ran = {alias.run_on("mmlongbench").ran for alias in ALIASES.values() if alias.run_on("mmlongbench")}  # type: ignore[union-attr]
+    ran = {model.ran for model in PAPER_MODELS.models if model.alias}
     assert set(COMMANDS) <= ran
     unflagged = {r for r in ran - set(COMMANDS)}
     assert all(r.startswith(("Qwen/", "claude-")) for r in unflagged), unflagged

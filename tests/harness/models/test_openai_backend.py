@@ -375,17 +375,16 @@ def test_an_input_policy_sets_image_detail_per_request(chat_server, jpeg_red):
     """MMLongBench ran GPT-4o with detail low on natural images only: the alias's policy travels in the
     request's processor settings; anything else there has no meaning for an API and fails its sample."""
     from dataclasses import replace
+    from functools import partial
 
     from harness.inputs.input_policy import InputPolicy, apply_policy
     from harness.models import aliases
 
     model = _model(chat_server, image_detail="high")
-    gpt4o = aliases.ALIASES["gpt-4o"]
-    natural = apply_policy(
-        make_request("n", ["#id=n #do=ok", jpeg_red]), gpt4o.policy_for("mmlongbench_niah_vh_single_128k")
-    )
+    gpt4o = partial(aliases.alias_policy, "gpt-4o")
+    natural = apply_policy(make_request("n", ["#id=n #do=ok", jpeg_red]), gpt4o("mmlongbench_niah_vh_single_128k"))
     document = apply_policy(
-        make_request("d", ["#id=d #do=ok", jpeg_red], doc_id=1), gpt4o.policy_for("mmlongbench_docvqa_slidevqa_128k")
+        make_request("d", ["#id=d #do=ok", jpeg_red], doc_id=1), gpt4o("mmlongbench_docvqa_slidevqa_128k")
     )
     tiles = replace(
         make_request("t", ["#id=t #do=ok", jpeg_red], doc_id=2),

@@ -3,12 +3,15 @@ rendered through the code the backends count and send with (`ProcessorCount.rend
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from tokenizers import processors
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
+from harness.models.families import FAMILIES, style_named, styles
+from harness.models.families.internvl import INTERNVL2_5_SYSTEM
 from harness.models.hf_counting import ProcessorCount
-from harness.models.prompt_style import INTERNVL2_5_SYSTEM, STYLES, style_named
 from tests.support.tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
 
 
@@ -76,7 +79,12 @@ def test_pixtral_text_goes_under_content_and_every_style_is_described() -> None:
     assert style_named("ovis2").chat(request().messages, "Answer:", "<image>") == [
         {"role": "user", "content": "Look: <image> then <image> Question?"}
     ]
-    for style in STYLES.values():
-        assert style.describe()["name"] == style.name and style.source
+    for style in styles().values():
+        assert style.describe()["name"] == style.name
+    # Each style is its family's, which says what official code it follows (the source, in its module's words).
+    for module in FAMILIES.values():
+        family = importlib.import_module(module)
+        if family.FAMILY.styles:
+            assert family.__doc__ and ("official" in family.__doc__ or "conv_templates" in family.__doc__), module
     with pytest.raises(ValueError, match="prompt_style='nope': expected one of"):
         style_named("nope")

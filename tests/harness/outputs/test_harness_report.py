@@ -207,10 +207,12 @@ def test_report_hooks_of_a_folder_a_results_file_names_run_only_when_given(
     mark = tmp_path / "imported"
     (planted / "planted_report.py").write_text(
         f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n\n"
-        "def section(model, data, out_dir):\n    return ['## their section', '']\n"
+        "from harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n\n"
+        "def section(model, data, out_dir):\n    return ['## their section', '']\n\n"
+        "BENCHMARK = Benchmark('Theirs', report=ReportHooks(section=section))\n"
     )
     yaml_file = planted / "_toy.yaml"
-    yaml_file.write_text(yaml_file.read_text() + "report: !function planted_report.section\n")
+    yaml_file.write_text(yaml_file.read_text() + "benchmark: !function planted_report.BENCHMARK\n")
     (path,) = out.rglob("results_*.json")
     results = json.loads(path.read_text())
     results["config"]["include_path"] = [str(planted)]

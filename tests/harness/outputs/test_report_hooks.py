@@ -1,56 +1,58 @@
-"""A benchmark's report module declares what it gives `harness report` (issue 43 item 3): its sections are
-`Section`s taking a `ModelResults`, and beside them one `ReportHooks` (`REPORT_HOOKS`), found by that one name."""
+"""A benchmark declares what it gives `harness report` once, in its declaration (issue 43 item 3, issue 50 item 4):
+`Benchmark.report` is a `ReportHooks` whose section is a `Section` taking a `ModelResults`, found through the
+benchmark its tasks' YAML names (`benchmark: !function benchmark.BENCHMARK`), never by a conventional name."""
 
 from __future__ import annotations
 
 import inspect
-import types
 from pathlib import Path
 
 import pytest
 
+from harness.config.benchmark import Benchmark, declared_benchmark
 from harness.config.task_index import TaskIndex
 from harness.config.yaml_loader import FunctionRef
-from harness.outputs.report_hooks import NO_HOOKS, ReportHooks, hooks_of
+from harness.outputs.report_hooks import NO_HOOKS, ReportHooks, report_of
 
 SCALES = {"mmneedle": 1, "locovqa": 1, "milebench": 100, "mmlongbench": 100}
 
 
 def test_every_benchmark_declares_its_report_hooks_and_typed_sections() -> None:
     index = TaskIndex()
-    sections = {
-        ref.resolve()
+    refs = {
+        (ref.spec, ref.yaml_file.parent): ref
         for config in [*index.tasks.values(), *index.groups.values()]
-        if isinstance(ref := getattr(config, "report", None), FunctionRef)
+        if isinstance(ref := getattr(config, "benchmark", None), FunctionRef)
     }
-    assert len(sections) == 5  # each benchmark's section, and MMLongBench's ablation sets'
-    for section in sections:
-        benchmark = Path(inspect.getfile(section)).parent.name
-        hooks = hooks_of(section)
-        assert isinstance(hooks, ReportHooks) and hooks.scale == SCALES[benchmark], section.__module__
-        parameters = inspect.signature(section).parameters
+    declared = {folder.name + ":" + spec: declared_benchmark(ref) for (spec, folder), ref in refs.items()}
+    # each benchmark's declaration, and MMLongBench's ablation sets', V1.1's and VLMEvalKit's two (issue 52)
+    assert sorted(declared) == [
+        "locovqa:benchmark.BENCHMARK",
+        "milebench:benchmark.BENCHMARK",
+        "mmlongbench:benchmark.ABLATIONS",
+        "mmlongbench:benchmark.BENCHMARK",
+        "mmlongbench:benchmark.V1_1",
+        "mmlongbench:benchmark.VLMEVALKIT",
+        "mmlongbench:benchmark.VLMEVALKIT_AS_PAPER",
+        "mmneedle:benchmark.BENCHMARK",
+    ]
+    for where, benchmark in declared.items():
+        assert isinstance(benchmark, Benchmark), where
+        hooks = benchmark.report
+        assert isinstance(hooks, ReportHooks) and hooks.scale == SCALES[where.split(":")[0]], where
+        assert hooks.section is not None and Path(inspect.getfile(hooks.section)).parent.name == where.split(":")[0]
+        parameters = inspect.signature(hooks.section).parameters
         assert [(p.name, p.annotation) for p in parameters.values()] == [
             ("model", "str"),
             ("data", "ModelResults"),
             ("out_dir", "Path"),
-        ], section.__module__
+        ], where
         for hook in (hooks.headline_metrics, hooks.across_models):
             assert hook is None or "Any" not in str(inspect.signature(hook)), hook
 
 
-def test_a_report_hooks_of_another_type_is_said_and_left_out(capsys: pytest.CaptureFixture[str]) -> None:
-    module = types.ModuleType("tasks.toy.report")
-    module.REPORT_HOOKS = {"scale": 1}  # type: ignore[attr-defined]  # the mistake under test
-
-    def section(model: str, data: object, out_dir: object) -> list[str]:
-        return []
-
-    section.__module__ = module.__name__
-    import sys
-
-    sys.modules[module.__name__] = module
-    try:
-        assert hooks_of(section) is NO_HOOKS
-    finally:
-        del sys.modules[module.__name__]
-    assert capsys.readouterr().err == "harness: tasks.toy.report.REPORT_HOOKS is a dict, not a ReportHooks: left out\n"
+def test_a_report_of_another_type_is_said_and_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+    toy = Benchmark("Toy", report={"scale": 1})  # the mistake under test
+    assert report_of(toy) is NO_HOOKS
+    assert capsys.readouterr().err == "harness: the Toy declaration's report is a dict, not a ReportHooks: left out\n"
+    assert report_of(Benchmark("Toy")) is NO_HOOKS and capsys.readouterr().err == ""

@@ -303,7 +303,8 @@ def test_log_samples_records_hashes_not_pixels(tmp_path: Path, data_dir: Path, r
         assert set(sample["metrics"]) >= {"exact_acc", "individual_exact_acc"}
         assert sample["token_count"] == row["text_tokens"] + sum(row["image_tokens"])
     journal = tmp_path / "constant" / "journal_mmneedle_m10_n1_k2_pos.jsonl"
-    assert journal.stat().st_size < 4000 * len(samples)  # text only: no image bytes
+    # text only, no image bytes: each of the 10 images is three hashes (as sent, as scored, its cluster key)
+    assert journal.stat().st_size < 8000 * len(samples)
 
 
 def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path, data_dir: Path, harness) -> None:

@@ -202,10 +202,13 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
         "max_gen_toks=8",
         "--screen_only",
     )
-    run = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
+    run = harness(*args, "--model", "gpt-4o-2024-05-13", "--model_args", "context_length=2600")
     assert run.code == 0, run.err
-    # MMNeedle's GPT-4o: the alias picks the May-2024 snapshot the paper ran.
+    # MMNeedle's GPT-4o: the May-2024 snapshot the paper ran, its own alias, with the paper's detail high.
     assert "gpt-4o-2024-05-13 is an API model" in run.out and "GPT-4o family's rule" in run.out
+    # `--model gpt-4o` is the same model whatever the tasks: the November snapshot, here too.
+    other = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
+    assert other.code == 0 and "gpt-4o-2024-11-20 is an API model" in other.out, other.err
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
     # 256-px images at detail high: one 512-px tile each, 85 + 170 tokens.
     needed = [d["text_tokens"] + 10 * 255 + 8 for d in docs]

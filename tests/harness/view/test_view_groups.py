@@ -5,7 +5,6 @@ question image outlined for LoCoVQA and MMLongBench VH; metric lists as tables a
 from __future__ import annotations
 
 import html
-import inspect
 import re
 from pathlib import Path
 
@@ -152,11 +151,14 @@ def test_the_question_image_is_outlined_for_locovqa_and_vh_and_their_groups_draw
 def test_a_wrongly_typed_view_hooks_is_said_once_and_the_pages_still_serve(
     needle_results: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.config.yaml_loader import hook_in_file
+    from dataclasses import replace
 
-    report = REPO / "tasks" / "mmneedle" / "report.py"  # as the task YAML's `!function report.section` loads it
-    module = inspect.getmodule(hook_in_file(str(report), "section"))
-    monkeypatch.setattr(module, "VIEW_HOOKS", {"group_grid": {"rows": ["M"], "columns": ["N"]}})
+    from harness.config.yaml_loader import _load_module_file
+
+    # The declaration as the task YAML's `benchmark: !function benchmark.BENCHMARK` loads it.
+    module = _load_module_file(REPO / "tasks" / "mmneedle" / "benchmark.py")
+    broken = replace(module.BENCHMARK, view={"group_grid": {"rows": ["M"], "columns": ["N"]}})
+    monkeypatch.setattr(module, "BENCHMARK", broken)
     capsys.readouterr()
     client = _client(needle_results)
     page = client.get("/samples", params={"model": "random", "task": "mmneedle"})
@@ -165,5 +167,5 @@ def test_a_wrongly_typed_view_hooks_is_said_once_and_the_pages_still_serve(
     rows = _links(client.get("/samples", params={"model": "random", "task": NEEDLE[0]}).text, "sample-link")
     assert rows and client.get(rows[0]).status_code == 200
     assert client.get("/report/").status_code == 200 and client.get("/").status_code == 200
-    said = [line for line in capsys.readouterr().err.splitlines() if "VIEW_HOOKS" in line]
-    assert said == [f"harness view: {report.resolve()}: VIEW_HOOKS is a dict, not a ViewHooks: left out"]
+    said = [line for line in capsys.readouterr().err.splitlines() if "ViewHooks" in line]
+    assert said == ["harness view: the MMNeedle declaration's view is a dict, not a ViewHooks: left out"]

@@ -81,9 +81,11 @@ def test_task_code_a_results_file_names_is_neither_indexed_nor_imported(
     (planted / "utils.py").write_text(
         f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n"
         + (planted / "utils.py").read_text()
-        + "\ndef report(model, data, out_dir):\n    return []\n"
+        + "\ndef report(model, data, out_dir):\n    return []\n\n"
+        + "from harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n"
+        + "BENCHMARK = Benchmark('Theirs', report=ReportHooks(section=report))\n"
     )
-    (planted / "_toy.yaml").write_text((planted / "_toy.yaml").read_text() + "report: !function utils.report\n")
+    (planted / "_toy.yaml").write_text((planted / "_toy.yaml").read_text() + "benchmark: !function utils.BENCHMARK\n")
     (path,) = out.rglob("results_*.json")
     run = json.loads(path.read_text())
     run["config"]["include_path"] = [str(planted)]

@@ -206,7 +206,10 @@ def test_hf_sends_the_re_decoded_prompt_and_records_it(
     rows = rows_of(clevr_dir, "clevr_change")
     (log,) = (tmp_path / name).glob("samples_milebench_clevr_change_2*.jsonl")
     logged = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [line["arguments"]["gen_args_0"]["arg_0"] for line in logged] == [_expected(r, tokenizer) for r in rows]
+    # The prompt as sent (`harness.sent`): the re-decoded turn in the tiny LLaVA's chat template.
+    assert [line["arguments"]["gen_args_0"]["arg_0"] for line in logged] == [
+        f"user: {_expected(r, tokenizer)}\nassistant:" for r in rows
+    ]
     for sample, r in zip(
         sorted(run.samples(name, "milebench_clevr_change"), key=lambda s: s["doc_id"]), rows, strict=True
     ):

@@ -156,7 +156,8 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(
     prompt = logged[2]["arguments"]["gen_args_0"]["arg_0"]
     files = contract.split_files(needle_dir / "milebench", "image_needle", "test")
     row = datasets.load_dataset("parquet", data_files={"test": files}, split="test")[2]
-    assert prompt.startswith(row["instruction"] + "\n") and prompt.endswith(row["question"])
+    # The prompt as sent (`harness.sent`): the tiny LLaVA's chat template around the cut turn.
+    assert prompt.startswith("user: " + row["instruction"] + "\n") and prompt.endswith(row["question"] + "\nassistant:")
     assert row["question"].rstrip().endswith("number?")
     assert prompt.count("<image>") == cut["images_kept"] and json.loads(logged[2]["truncation"]) == cut
     # The same command resumes every sample from the journal: the cut is the same request each time.

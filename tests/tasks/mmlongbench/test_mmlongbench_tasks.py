@@ -47,8 +47,8 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
     assert index.groups["mmlongbench_ablation"].task == [f"mmlongbench_ablation_{length}" for length in LENGTHS]
     assert index.groups["mmlongbench_ablation_8k"].task == [f"mmlongbench_{name}" for name in ABLATIONS_8K]
     assert not index.groups["mmlongbench_ablation_8k"].aggregate_metric_list
-    assert {leaves[f"mmlongbench_{name}"].report.spec for name in ABLATION_CONFIGS} == {"ablation_report.section"}
-    assert leaves["mmlongbench_vrag_viquae_8k"].report.spec == "report.section"
+    assert {leaves[f"mmlongbench_{name}"].benchmark.spec for name in ABLATION_CONFIGS} == {"benchmark.ABLATIONS"}
+    assert leaves["mmlongbench_vrag_viquae_8k"].benchmark.spec == "benchmark.BENCHMARK"
     assert not any(
         "ablation" in task
         for group in index.groups.values()

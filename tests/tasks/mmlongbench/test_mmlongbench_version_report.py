@@ -36,7 +36,7 @@ def test_each_task_knows_its_version() -> None:
 
 def test_v1_1_is_set_beside_the_papers_numbers_as_context_never_judged(tmp_path: Path) -> None:
     data = ModelResults(groups=groups("v1_1_", "128k"))
-    text = "\n".join(report.section(QWEN, data, tmp_path))
+    text = "\n".join(version_report.v1_1_section(QWEN, data, tmp_path))
     paper_vrag = load_paper_results()[("Qwen2.5-VL-7B", "VRAG", 131072)]
     assert "### MMLongBench V1.1 (EdinburghNLP/MMLongBench at 22b9f27" in text
     assert "Reference: V1.1's published numbers (tasks/mmlongbench/references/v1_1.csv); it holds no number" in text
@@ -54,7 +54,7 @@ def test_a_same_version_reference_gives_a_verdict(tmp_path: Path, monkeypatch: p
     assert load_reference(table)[("Qwen2.5-VL-7B", "VRAG", 131072)] == (71.0, 900, "a model report")
     monkeypatch.setattr(version_report, "load_reference", lambda path: load_reference(table))
     data = ModelResults(groups=groups("v1_1_", "128k"))
-    lines = report.section(QWEN, data, tmp_path)
+    lines = version_report.v1_1_section(QWEN, data, tmp_path)
     # no data recorded for these groups: the verdict is "not comparable" (–), as the paper's section gives it
     assert "| VRAG | 70.0 (71.0) – |" in lines and any(line.startswith("| ICL | 55.0 [") for line in lines)
     assert any(line.startswith("Verdict beside the paper:") for line in lines)
@@ -76,7 +76,9 @@ def test_vlmevalkits_numbers_are_its_own_and_the_paper_scored_rows_have_no_refer
         },
         results={"mmlongbench_vlmevalkit_as_paper_vrag_viquae_256k": {"score,none": 12.0}},
     )
-    text = "\n".join(report.section(QWEN, data, tmp_path))
+    own = version_report.vlmevalkit_section(QWEN, data, tmp_path)
+    text = "\n".join([*own, *version_report.as_paper_section(QWEN, data, tmp_path)])
+    assert "as the paper's harness scores them" not in "\n".join(own)  # each version its own section
     assert "| overall | 41.0 |" in text and "| NIAH | 33.0 |" in text and "| vrag | not run |" in text
     assert "Reference: VLMEvalKit/OpenCompass-style numbers (tasks/mmlongbench/references/vlmevalkit.csv)" in text
     as_paper = text[text.index("as the paper's harness scores them") :]
@@ -105,11 +107,49 @@ def test_the_papers_section_reads_only_the_papers_tasks(tmp_path: Path) -> None:
             "mmlongbench_vlmevalkit_vrag_viquae_32k": {"score,none": 1.0},
         },
     )
-    lines = report.section(QWEN, data, tmp_path)
-    paper = lines[
-        : lines.index(
-            "### MMLongBench V1.1 (EdinburghNLP/MMLongBench at 22b9f27: V1.1's rows, parser and DocVQA judge)"
-        )
-    ]
+    paper = report.section(QWEN, data, tmp_path)
+    assert not any(line.startswith("### MMLongBench V1.1") for line in paper)  # V1.1 declares its own section
     assert "| dataset | metric | 128k |" in paper  # VLMEvalKit's 32K task added no column
     assert any(line.startswith("| viquae | score | 50.0 (") for line in paper)
+
+
+def test_each_version_declares_its_own_section_and_the_papers_models() -> None:
+    """Each version's tasks and groups name its own declaration (`benchmark.py`), through its templates: `harness
+    report` gives each its section; every declaration holds the paper's models."""
+    from harness.config.benchmark import declared_benchmark
+    from harness.config.task_index import TaskIndex
+
+    index = TaskIndex()
+    sections = {
+        "BENCHMARK": "section",
+        "V1_1": "v1_1_section",
+        "VLMEVALKIT": "vlmevalkit_section",
+        "VLMEVALKIT_AS_PAPER": "as_paper_section",
+    }
+    expected = {
+        "mmlongbench_vrag_viquae_128k": "BENCHMARK",
+        "mmlongbench_128k": "BENCHMARK",
+        "mmlongbench_v1_1_vrag_viquae_128k": "V1_1",
+        "mmlongbench_v1_1_docvqa_slidevqa_128k": "V1_1",
+        "mmlongbench_v1_1_128k": "V1_1",
+        "mmlongbench_v1_1": "V1_1",
+        "mmlongbench_vlmevalkit_vrag_viquae_128k": "VLMEVALKIT",
+        "mmlongbench_vlmevalkit_docvqa_slidevqa_128k": "VLMEVALKIT",
+        "mmlongbench_vlmevalkit_128k": "VLMEVALKIT",
+        "mmlongbench_vlmevalkit": "VLMEVALKIT",
+        "mmlongbench_vlmevalkit_as_paper_vrag_viquae_128k": "VLMEVALKIT_AS_PAPER",
+        "mmlongbench_vlmevalkit_as_paper_summ_govreport_128k": "VLMEVALKIT_AS_PAPER",
+        "mmlongbench_vlmevalkit_as_paper_128k": "VLMEVALKIT_AS_PAPER",
+        "mmlongbench_vlmevalkit_as_paper": "VLMEVALKIT_AS_PAPER",
+    }
+    papers = set()
+    for name, declared in expected.items():
+        ref = (index.tasks.get(name) or index.groups[name]).benchmark
+        assert ref is not None and ref.spec == f"benchmark.{declared}", name
+        benchmark = declared_benchmark(ref)
+        assert benchmark is not None and benchmark.report.section.__name__ == sections[declared], name
+        papers.add(tuple(model.name for model in benchmark.paper.models))
+    assert len(papers) == 1 and len(next(iter(papers))) > 40  # the paper's models, every version alike
+    names = [n for n in [*index.tasks, *index.groups] if n.startswith("mmlongbench_v1_1")]
+    assert len(names) > 100
+    assert {(index.tasks.get(n) or index.groups[n]).benchmark.spec for n in names} == {"benchmark.V1_1"}

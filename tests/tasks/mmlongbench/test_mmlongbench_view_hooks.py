@@ -4,7 +4,7 @@ the page a row of the report's tables opens."""
 
 from __future__ import annotations
 
-from tasks.mmlongbench import report
+from tasks.mmlongbench import benchmark
 from tasks.mmlongbench.view_hooks import sample_marks, task_axes, viewer_row
 
 HAYSTACK = ["h0", "h1", "h2", "h3", "h4"]
@@ -42,7 +42,7 @@ def test_no_outline_without_the_other_depths_or_outside_vh() -> None:
 def test_each_task_has_its_category_dataset_and_length_and_the_report_rows_their_pages() -> None:
     assert task_axes("mmlongbench_niah_vh_single_8k") == {"category": "NIAH", "dataset": "vh_single", "length": "8k"}
     assert task_axes("mmlongbench_docvqa_mmlongbench_doc_128k")["dataset"] == "mmlongbench_doc"
-    assert task_axes("mmlongbench_8k") == {} and report.VIEW_HOOKS.task_axes is task_axes
+    assert task_axes("mmlongbench_8k") == {} and benchmark.BENCHMARK.view.task_axes is task_axes
     # another version's tasks say which, on the same axes
     assert task_axes("mmlongbench_v1_1_niah_vh_single_8k") == {
         **task_axes("mmlongbench_niah_vh_single_8k"),

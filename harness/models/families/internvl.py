@@ -1,0 +1,102 @@
+"""InternVL2, InternVL2.5 and InternVL3: dynamic 448-px tiling, 256 tokens a tile (at most `max_patches`, vLLM's
+`max_dynamic_patch`) plus a thumbnail; the official wrapper's (MMLongBench's `vlm_model/internvl.py`) 4 tiles at
+most; the prompt as `model.chat` builds it: the conversation template of the checkpoint's config (`internvl2_5` for
+2.5 and 3, `Hermes-2` / `internlm2-chat` / `phi3-chat` for InternVL2-1B / 2B, 8B / 4B; bundled here as `.jinja`,
+transcriptions of the conversation class's `get_prompt`) with its system message, each `<image>` replaced in place,
+and no prefill (`model.chat` sends the user turn; the paper's eval.py adds the prefix to the answer).
+
+InternVL3 runs on `hf` through the transformers-native `-hf` conversions (the same weights; its processor tiles as
+the original `dynamic_preprocess`, `max_patches`); InternVL2 and 2.5 have no such conversion of the checkpoints the
+paper ran and run on `vllm` with their remote code, which tiles by `max_dynamic_patch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.inputs.input_policy import TaskRule
+from harness.models.alias import Alias, hf, vllm, wrapper
+from harness.models.families.family import ImageTokens, ModelFamily, template, tiles
+from harness.models.prompt_style import PromptStyle
+
+INTERNVL2_5_SYSTEM = (
+    "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"
+)
+INTERNVL2_SYSTEM = (
+    "你是由上海人工智能实验室联合商汤科技开发的书生多模态大模型，英文名叫InternVL, 是一个有用无害的人工智能助手。"
+)
+HF_TILES: dict[str, object] = {"crop_to_patches": True, "max_patches": 4}
+VLLM_TILES: dict[str, object] = {"max_dynamic_patch": 4}
+
+
+def _style(name: str, system: str) -> PromptStyle:
+    """`model.chat` with a conversation template: the query string, its system message, no prefill."""
+    return PromptStyle(
+        name,
+        content="string",
+        prefill=False,
+        system=system,
+        chat_template=name,
+        template_text=template(__file__, name),
+    )
+
+
+def _own(processor_kwargs: Mapping[str, object]) -> tuple[TaskRule, ...]:
+    return (wrapper("official InternVL wrapper: dynamic tiling with max_num = 4 tiles", processor_kwargs),)
+
+
+def _internvl3(size: str) -> Alias:
+    return hf(
+        f"OpenGVLab/InternVL3-{size}-hf",
+        f"InternVL3 {size}, the transformers-native conversion of OpenGVLab/InternVL3-{size}",
+        32768,
+        _own(HF_TILES),
+        prompt_style="internvl2_5",
+    )
+
+
+def _original(version: str, size: str, window: int, style: str) -> Alias:
+    return vllm(
+        f"OpenGVLab/{version}-{size}",
+        f"{version.replace('_', '.')} {size} through vLLM (remote code, as the official wrapper loads it)",
+        window,
+        _own(VLLM_TILES),
+        prompt_style=style,
+    )
+
+
+FAMILY = ModelFamily(
+    "InternVL",
+    variants=(
+        ImageTokens(
+            "InternVL",
+            tiles(448, 256, ("max_patches", "max_dynamic_patch"), 12, 2),
+            "256 tokens per 448-px tile (at most max_patches, vLLM's max_dynamic_patch, default 12) + a thumbnail "
+            "tile + markers",
+            model_types=("internvl", "internvl_chat"),
+            architectures=("InternVLForConditionalGeneration", "InternVLChatModel"),
+            fragments=("internvl",),
+        ),
+    ),
+    styles=(
+        _style("internvl2_5", INTERNVL2_5_SYSTEM),
+        _style("internvl2_chatml", INTERNVL2_SYSTEM),
+        _style("internvl2_phi3", INTERNVL2_SYSTEM),
+    ),
+    aliases={
+        "internvl3-1b": _internvl3("1B"),
+        "internvl3-2b": _internvl3("2B"),
+        "internvl": _internvl3("8B"),
+        "internvl3-14b": _internvl3("14B"),
+        "internvl3-38b": _internvl3("38B"),
+        "internvl2.5-1b": _original("InternVL2_5", "1B", 16384, "internvl2_5"),
+        "internvl2.5-2b": _original("InternVL2_5", "2B", 16384, "internvl2_5"),
+        "internvl2.5-4b": _original("InternVL2_5", "4B", 16384, "internvl2_5"),
+        "internvl2.5-8b": _original("InternVL2_5", "8B", 16384, "internvl2_5"),
+        "internvl2.5-26b": _original("InternVL2_5", "26B", 16384, "internvl2_5"),
+        "internvl2-1b": _original("InternVL2", "1B", 8192, "internvl2_chatml"),
+        "internvl2-2b": _original("InternVL2", "2B", 8192, "internvl2_chatml"),
+        "internvl2-4b": _original("InternVL2", "4B", 8192, "internvl2_phi3"),
+        "internvl2-8b": _original("InternVL2", "8B", 8192, "internvl2_chatml"),
+    },
+)

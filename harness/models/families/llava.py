@@ -1,0 +1,104 @@
+"""LLaVA-1.5, LLaVA-NeXT (1.6) and LLaVA-OneVision: their image tokens (336 px; AnyRes tiles; OneVision's tiles up to
+6x6, scaled down past 9), LLaVA's own `llava_llama_2` conversation (`conv_templates["llava_llama_2"]`, which
+MileBench's LLaVA worker, `workers/model_workers.py`, builds: its system message, `<image>` inline; bundled as
+`llava_llama_2.jinja`), and the aliases, through the llava-hf conversions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from harness.models.alias import Alias, hf
+from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, fixed, template
+from harness.models.prompt_style import PromptStyle
+
+LLAVA_LLAMA_2_SYSTEM = (
+    "You are a helpful language and vision assistant. You are able to understand the visual content that the user "
+    "provides, and assist the user with a variety of tasks using natural language."
+)
+LLAVA_NEXT_GRIDS = ((1, 2), (2, 1), (2, 2), (3, 1), (1, 3))  # (rows, cols) of 336-px tiles
+ONEVISION_GRIDS = tuple((r, c) for r in range(1, 7) for c in range(1, 7))  # of 384-px tiles, up to 6x6
+
+
+def anyres(
+    tile: int, side: int, grids: tuple[tuple[int, int], ...], base: int, max_tiles: int | None = None
+) -> ImageRule:
+    """LLaVA-NeXT/OneVision: a base view of `side`x`side` features, plus the image on the chosen canvas of tiles
+    (`side` features per tile side) without its padding, plus one newline feature per row; OneVision scales
+    that part down when it exceeds `max_tiles` tiles."""
+
+    def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
+        rows, cols = best_grid(width, height, ((r * tile, c * tile) for r, c in grids))
+        rows, cols = rows // tile * side, cols // tile * side
+        if width / height > cols / rows:  # wider than the canvas: padded above and below
+            rows -= 2 * ((rows - int(round(height * cols / width, 7))) // 2)
+        else:
+            cols -= 2 * ((cols - int(round(width * rows / height, 7))) // 2)
+        features, newlines = rows * cols, rows
+        ratio = math.sqrt(rows * cols / (max_tiles * side * side)) if max_tiles else 0.0
+        if ratio > 1.1:
+            features, newlines = int(rows // ratio) * int(cols // ratio), int(rows // ratio)
+        return base + features + newlines
+
+    return rule
+
+
+def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
+    return hf(checkpoint, f"LLaVA-{version} {size.upper()} (the llava-hf conversion of {original})", 4096)
+
+
+FAMILY = ModelFamily(
+    "LLaVA",
+    variants=(
+        ImageTokens(
+            "LLaVA-OneVision",
+            anyres(384, 27, ONEVISION_GRIDS, 729, 9),
+            "AnyRes, 729 tokens of the whole image + up to 9 tiles' worth of 729 + a newline per row",
+            model_types=("llava_onevision",),
+            architectures=("LlavaOnevisionForConditionalGeneration",),
+            fragments=("llava-onevision", "llava_onevision"),
+        ),
+        ImageTokens(
+            "LLaVA-NeXT",
+            anyres(336, 24, LLAVA_NEXT_GRIDS, 576),
+            "AnyRes, 576 tokens of the whole image + up to 4 tiles of 576, unpadded, + a newline per row",
+            model_types=("llava_next",),
+            architectures=("LlavaNextForConditionalGeneration",),
+            fragments=("llava-next", "llava-v1.6", "llava_next"),
+        ),
+        ImageTokens(  # after the others: every other `llava` name
+            "LLaVA-1.5",
+            fixed(576),
+            "576 tokens per image (336 px, 14-px patches)",
+            model_types=("llava",),
+            architectures=("LlavaForConditionalGeneration",),
+            fragments=("llava-1.5", "llava-v1.5", "bakllava", "llava"),
+        ),
+    ),
+    styles=(
+        PromptStyle(
+            "llava_llama_2",
+            content="string",
+            system=LLAVA_LLAMA_2_SYSTEM,
+            chat_template="llava_llama_2",
+            template_text=template(__file__, "llava_llama_2"),
+        ),
+    ),
+    aliases={
+        "llava-1.5-7b": _llava("1.5", "7b", "llava-hf/llava-1.5-7b-hf", "liuhaotian/llava-v1.5-7b"),
+        "llava-1.5-13b": _llava("1.5", "13b", "llava-hf/llava-1.5-13b-hf", "liuhaotian/llava-v1.5-13b"),
+        "llava-1.6-7b": _llava("1.6", "7b", "llava-hf/llava-v1.6-vicuna-7b-hf", "liuhaotian/llava-v1.6-vicuna-7b"),
+        "llava-1.6-13b": _llava("1.6", "13b", "llava-hf/llava-v1.6-vicuna-13b-hf", "liuhaotian/llava-v1.6-vicuna-13b"),
+        "llava-next-llama3": hf(
+            "llava-hf/llama3-llava-next-8b-hf",
+            "LLaVA-NeXT Llama-3 8B (the llava-hf conversion of lmms-lab/llama3-llava-next-8b)",
+            8192,
+        ),
+        "llava-onevision": hf(
+            "llava-hf/llava-onevision-qwen2-7b-ov-hf",
+            "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (no paper here ran it: at 64K/128K tokens of "
+            "images its inputs exceed 500K)",
+            32768,
+        ),
+    },
+)

@@ -1,0 +1,92 @@
+"""A paper's models, as its benchmark declares them (`Benchmark.paper`, in `tasks/<benchmark>/paper_models.py`): what
+one paper did with each model, kept with the benchmark, beside the model facts the aliases hold
+(`harness.models.aliases`).
+
+    PAPER_MODELS = PaperModels(
+        (
+            PaperModel("Idefics2-8B", "HuggingFaceM4/idefics2-8b", alias="idefics2", rules=IDEFICS2_RULES),
+            PaperModel("GPT-4o", "gpt-4o-2024-05-13", alias="gpt-4o-2024-05-13", args={"image_detail": "high"},
+                       departs="OpenAI's own API serves the same snapshot, not the authors' Azure deployment"),
+            PaperModel("CogVLM-17B", "THUDM/cogvlm-chat-hf", reason="its own model code only: ..."),
+        ),
+    )
+
+Each model: its name in the paper's tables, the checkpoint or API snapshot it ran, the alias that runs it (a
+snapshot has its own alias, so `--model` means the same model whatever the tasks), what the alias adds for this
+benchmark (`args`), the official per-task input settings (`rules`: globs over the benchmark's own tasks), where the
+alias departs from the paper's run and why, and the names a run's model is known by in the benchmark's report
+(`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
+benchmark's own rule needs each model's context (MileBench truncates to it), so every alias runs with what gives it
+its own (`Alias.own_context`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from harness.config.benchmark import Benchmark, field_of
+from harness.inputs.input_policy import InputPolicy, TaskRule
+
+
+@dataclass(frozen=True)
+class PaperModel:
+    """One model of a paper (see the module docstring)."""
+
+    name: str  # as the paper's tables name it
+    ran: str  # the checkpoint or API snapshot the paper ran, where it says
+    alias: str | None = None  # the alias that runs it; None: no backend here can (`reason`)
+    departs: str = ""  # where the alias departs from the paper's run (empty: as the paper)
+    args: Mapping[str, str] = field(default_factory=dict)  # what the alias adds for this benchmark's runs
+    rules: tuple[TaskRule, ...] = ()  # the official input settings, per task (globs over the benchmark's tasks)
+    reason: str = ""  # why no alias runs it
+    known_as: tuple[str, ...] = ()  # names a run's model is known by in the benchmark's report (its own rule)
+
+    def __post_init__(self) -> None:
+        if (self.alias is None) == (not self.reason):
+            raise ValueError(f"paper model {self.name}: give an alias, or the reason there is none (not both)")
+
+
+@dataclass(frozen=True)
+class PaperModels:
+    """A paper's models (`Benchmark.paper`)."""
+
+    models: tuple[PaperModel, ...]
+    own_context: bool = False  # the benchmark's rule truncates to each model's context: aliases run with their own
+
+    def run_by(self, alias: str) -> PaperModel | None:
+        """The paper model `alias` runs, or None."""
+        return next((model for model in self.models if model.alias == alias), None)
+
+    @property
+    def without_alias(self) -> tuple[PaperModel, ...]:
+        return tuple(model for model in self.models if model.alias is None)
+
+
+def paper_of(benchmark: Benchmark) -> PaperModels | None:
+    """The paper models a benchmark declares, or None (a declaration of another type is said and left out)."""
+    return field_of(benchmark, "paper", PaperModels, "harness")
+
+
+def papers(benchmarks: Iterable[Benchmark]) -> list[tuple[Benchmark, PaperModels]]:
+    """Each benchmark that declares its paper's models, once, in the order of their titles (case aside)."""
+    seen: dict[int, tuple[Benchmark, PaperModels]] = {}
+    for benchmark in benchmarks:
+        table = paper_of(benchmark)
+        if table is not None and id(table) not in seen:
+            seen[id(table)] = (benchmark, table)
+    return sorted(seen.values(), key=lambda pair: pair[0].name.lower())
+
+
+def rule(
+    tasks: tuple[str, ...],
+    why: str,
+    *,
+    keep_last_images: int | None = None,
+    image_scale: float | None = None,
+    processor_kwargs: Mapping[str, object] | None = None,
+    max_image_side: int | None = None,
+) -> TaskRule:
+    """An official input setting on the tasks `tasks` (globs over task names; `*`: every task), and why
+    (`harness.inputs.input_policy`)."""
+    return TaskRule(tasks, InputPolicy.of(keep_last_images, image_scale, processor_kwargs, max_image_side), why)

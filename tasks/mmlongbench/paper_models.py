@@ -1,0 +1,199 @@
+"""MMLongBench's 46 models (Figures 22-26), as its official code ran them: each with the alias that runs it, and the
+settings of `scripts/run_eval.sh` and `scripts/run_api.sh` (26197d2) as input rules on exactly the tasks and lengths
+their commands named (`--task_list` x `--length_list`): Idefics2 splits images at 8K-32K and on VRAG at 64K/128K and
+not on VH/NIAH/ICL there, Idefics3 keeps pages whole at 8K-32K and halves them at 64K/128K, Pixtral keeps full-size
+images at 8K-32K, GPT-4o sends `detail: auto` except on natural images at 64K/128K (`low`), InternVL/Ovis2/Phi reduce
+tiles and keep the last 300-400 images on natural images at 64K/128K (not InternVL3-1B, InternVL2.5-1B/4B and
+InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 images at most 384 px a side there, Gemma
+3 the last 400 on VH and ICL at 128K. A model's own wrapper settings (InternVL's 4 tiles, ...) are its alias's.
+`tests/harness/models/test_official_settings.py` checks every alias against a transcription of the commands.
+"""
+
+from __future__ import annotations
+
+from harness.inputs.input_policy import TaskRule
+from harness.models.paper_models import PaperModel, PaperModels, rule
+
+# The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
+# both NIAH here).
+SCRIPT_TASKS = {
+    "vrag": "mmlongbench_vrag_*",
+    "vh": "mmlongbench_niah_vh_*",
+    "mm_niah_text": "mmlongbench_niah_mmniah_*_text",
+    "mm_niah_image": "mmlongbench_niah_mmniah_*_image",
+    "icl": "mmlongbench_icl_*",
+    "summ": "mmlongbench_summ_*",
+    "docqa": "mmlongbench_docvqa_*",
+}
+# The natural-image tasks, where the scripts reduce image tokens at 64K/128K, and the text-rich ones.
+NATURAL = ("vrag", "vh", "mm_niah_text", "mm_niah_image", "icl")
+DOCUMENTS = ("summ", "docqa")
+LENGTHS = ("8k", "16k", "32k", "64k", "128k")
+LONG = ("64k", "128k")
+
+
+def tasks(names: tuple[str, ...] | list[str], lengths: tuple[str, ...] = LENGTHS) -> tuple[str, ...]:
+    """The globs of the script tasks `names` at `lengths` (a script's `--task_list` x `--length_list`)."""
+    return tuple(f"{SCRIPT_TASKS[name]}_{length}" for name in names for length in lengths)
+
+
+def _reduced(setting: str, why: str, keep: int = 400) -> tuple[TaskRule, ...]:
+    """`--image_resize 0.5 --max_image_num N` on the natural images at 64K/128K, for a wrapper whose only use of the
+    resize is its tile count: one tile (`setting` = 1) and the last `keep` images."""
+    return (rule(tasks(NATURAL, LONG), why, keep_last_images=keep, processor_kwargs={setting: 1}),)
+
+
+INTERNVL_HF = _reduced(
+    "max_patches",
+    "run_eval.sh: --image_resize 0.5 (one tile per image) --max_image_num 400 on natural images at 64K/128K",
+)
+INTERNVL_VLLM = _reduced(
+    "max_dynamic_patch",
+    "run_eval.sh: --image_resize 0.5 (one tile per image) --max_image_num 400 on natural images at 64K/128K",
+)
+OVIS2 = (
+    rule(
+        tasks(NATURAL, LONG),
+        "run_eval.sh: --image_resize 0.5 (a real LANCZOS resize) --max_image_num 400 on natural images at 64K/128K",
+        image_scale=0.5,
+        keep_last_images=400,
+    ),
+)
+GEMMA3 = (
+    rule(
+        tasks(("vh", "icl"), ("128k",)), "run_eval.sh: --max_image_num 400 on VH and ICL at 128K", keep_last_images=400
+    ),
+)
+NO_SPLIT = {"do_image_splitting": False}
+IDEFICS2 = (
+    rule(
+        tasks(("vh", "mm_niah_text", "mm_niah_image", "icl"), LONG),
+        "run_eval.sh: --do_image_splitting False on vh, mm_niah and icl at 64K/128K (VRAG keeps the default)",
+        processor_kwargs=NO_SPLIT,
+    ),
+)
+IDEFICS2_CHATTY = (
+    rule(
+        tasks(NATURAL, LONG),
+        "run_eval.sh: --do_image_splitting False on natural images at 64K/128K",
+        processor_kwargs=NO_SPLIT,
+    ),
+)
+IDEFICS3 = (
+    *IDEFICS2_CHATTY,
+    rule(tasks(DOCUMENTS, LONG), "run_eval.sh: --image_resize 0.5 on summ and docqa at 64K/128K", image_scale=0.5),
+)
+PHI3 = _reduced(
+    "num_crops",
+    "run_eval.sh: --image_resize 0.5 (whose only effect is num_crops = 1) --max_image_num 400 on natural images at "
+    "64K/128K",
+)
+PHI4 = _reduced(
+    "dynamic_hd",
+    "run_eval.sh: --image_resize 0.5 (whose only effect is dynamic_hd = 1) --max_image_num 300 on natural images at "
+    "64K/128K",
+    keep=300,
+)
+PIXTRAL = (
+    rule(
+        tasks(NATURAL + DOCUMENTS, LONG),
+        "run_eval.sh: --image_resize 0.5 (LANCZOS) on every task at 64K/128K",
+        image_scale=0.5,
+    ),
+)
+GPT4O = (
+    # Every MMLongBench task at every length (the ablations and the lengths past 128K, which the official code never
+    # ran, included).
+    rule(("mmlongbench_*",), "openai_model.py: detail auto on every image", processor_kwargs={"image_detail": "auto"}),
+    rule(
+        tasks(NATURAL, LONG),
+        "run_api.sh: --image_detail low on natural images at 64K/128K",
+        processor_kwargs={"image_detail": "low"},
+    ),
+)
+GEMINI = (
+    rule(
+        tasks(NATURAL, LONG),
+        "run_api.sh: --max_image_num 400 --max_image_size 384 on natural images at 64K/128K (no Gemini tiling)",
+        keep_last_images=400,
+        max_image_side=384,
+    ),
+)
+GEMINI_DEPARTS = (
+    "Google's OpenAI-compatible endpoint with images inline (the official wrapper uploads PNGs through google-genai); "
+    "max_tokens is sent, where the wrapper sent no max_output_tokens to the 2.0-thinking and 2.5 models"
+)
+OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
+
+
+def _same(name: str, alias: str, ran: str, rules: tuple[TaskRule, ...] = (), **args: str) -> PaperModel:
+    return PaperModel(name, ran, alias, args=args, rules=rules)
+
+
+MODELS = (
+    _same("Qwen2-VL-2B", "qwen2-vl-2b", "Qwen/Qwen2-VL-2B-Instruct"),
+    _same("Qwen2-VL-7B", "qwen2-vl", "Qwen/Qwen2-VL-7B-Instruct"),
+    _same("Qwen2-VL-72B", "qwen2-vl-72b-awq", "Qwen/Qwen2-VL-72B-Instruct-AWQ"),
+    _same("Qwen2.5-VL-3B", "qwen2.5-vl-3b", "Qwen/Qwen2.5-VL-3B-Instruct"),
+    _same("Qwen2.5-VL-7B", "qwen2.5-vl", "Qwen/Qwen2.5-VL-7B-Instruct"),
+    _same("Qwen2.5-VL-32B", "qwen2.5-vl-32b", "Qwen/Qwen2.5-VL-32B-Instruct"),
+    _same("Qwen2.5-VL-72B", "qwen2.5-vl-72b-awq", "Qwen/Qwen2.5-VL-72B-Instruct-AWQ"),
+    # run_eval.sh: InternVL3-1B, InternVL2.5-1B/4B and InternVL2-1B with defaults at every length.
+    _same("InternVL3-1B", "internvl3-1b", "OpenGVLab/InternVL3-1B", ()),
+    _same("InternVL3-2B", "internvl3-2b", "OpenGVLab/InternVL3-2B", INTERNVL_HF),
+    _same("InternVL3-8B", "internvl", "OpenGVLab/InternVL3-8B", INTERNVL_HF),
+    _same("InternVL3-14B", "internvl3-14b", "OpenGVLab/InternVL3-14B", INTERNVL_HF),
+    _same("InternVL3-38B", "internvl3-38b", "OpenGVLab/InternVL3-38B", INTERNVL_HF),
+    _same("InternVL2.5-1B", "internvl2.5-1b", "OpenGVLab/InternVL2_5-1B", ()),
+    _same("InternVL2.5-2B", "internvl2.5-2b", "OpenGVLab/InternVL2_5-2B", INTERNVL_VLLM),
+    _same("InternVL2.5-4B", "internvl2.5-4b", "OpenGVLab/InternVL2_5-4B", ()),
+    _same("InternVL2.5-8B", "internvl2.5-8b", "OpenGVLab/InternVL2_5-8B", INTERNVL_VLLM),
+    _same("InternVL2.5-26B", "internvl2.5-26b", "OpenGVLab/InternVL2_5-26B", INTERNVL_VLLM),
+    _same("InternVL2-1B", "internvl2-1b", "OpenGVLab/InternVL2-1B", ()),
+    _same("InternVL2-2B", "internvl2-2b", "OpenGVLab/InternVL2-2B", INTERNVL_VLLM),
+    _same("InternVL2-4B", "internvl2-4b", "OpenGVLab/InternVL2-4B", INTERNVL_VLLM),
+    _same("InternVL2-8B", "internvl2-8b", "OpenGVLab/InternVL2-8B", INTERNVL_VLLM),
+    *(
+        _same(f"Ovis2-{size}", alias, f"AIDC-AI/Ovis2-{size}", OVIS2)
+        for size, alias in (
+            ("1B", "ovis2-1b"),
+            ("2B", "ovis2"),
+            ("4B", "ovis2-4b"),
+            ("8B", "ovis2-8b"),
+            ("16B", "ovis2-16b"),
+            ("34B", "ovis2-34b"),
+        )
+    ),
+    *(
+        _same(f"Gemma3-{size}", alias, f"google/gemma-3-{size.lower()}-it", GEMMA3)
+        for size, alias in (("4B", "gemma3-4b"), ("12B", "gemma3"), ("27B", "gemma3-27b"))
+    ),
+    _same("Idefics2-8B", "idefics2", "HuggingFaceM4/idefics2-8b", IDEFICS2),
+    _same("Idefics2-8B-C", "idefics2-chatty", "HuggingFaceM4/idefics2-8b-chatty", IDEFICS2_CHATTY),
+    _same("Mantis-Idefics2", "mantis-idefics2", "TIGER-Lab/Mantis-8B-Idefics2"),
+    _same("Idefics3-8B", "idefics3", "HuggingFaceM4/Idefics3-8B-Llama3", IDEFICS3),
+    _same("Phi-3-Vision", "phi3-vision", "microsoft/Phi-3-vision-128k-instruct", PHI3),
+    _same("Phi-3.5-Vision", "phi3.5-vision", "microsoft/Phi-3.5-vision-instruct", PHI3),
+    _same("Phi-4-Multimodal", "phi4-multimodal", "microsoft/Phi-4-multimodal-instruct", PHI4),
+    _same("Pixtral-12B", "pixtral", "mistral-community/pixtral-12b", PIXTRAL),
+    _same("GPT-4o", "gpt-4o", "gpt-4o-2024-11-20", GPT4O, send_temperature="true"),
+    PaperModel(
+        "Claude-3.7-Sonnet",
+        "claude-3-7-sonnet-20250219",
+        "claude-3.7-sonnet",
+        "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A",
+    ),
+    *(
+        PaperModel(name, model, alias, GEMINI_DEPARTS, rules=GEMINI)
+        for name, model, alias in (
+            ("Gemini-2.0-Flash", "gemini-2.0-flash-001", "gemini-2.0-flash"),
+            ("Gemini-2.0-Flash-T", "gemini-2.0-flash-thinking-exp-01-21", "gemini-2.0-flash-thinking"),
+            ("Gemini-2.5-Flash", "gemini-2.5-flash-preview-04-17", "gemini-2.5-flash"),
+            ("Gemini-2.5-Pro", "gemini-2.5-pro-preview-03-25", "gemini-2.5-pro"),
+        )
+    ),
+    PaperModel("NVILA-Lite-2B", "Efficient-Large-Model/NVILA-Lite-2B-hf-preview", reason=OWN_CODE),
+    PaperModel("NVILA-Lite-8B", "Efficient-Large-Model/NVILA-Lite-8B-hf-preview", reason=OWN_CODE),
+)
+
+PAPER_MODELS = PaperModels(MODELS)

@@ -1,0 +1,77 @@
+"""MMNeedle's 13 models (Tables 2-5), each with the alias that runs it, or the reason none can; `known_as` are the
+fragments (lower case, letters and digits only) of the checkpoint and API names by which its report knows a run of
+one, the most specific first."""
+
+from __future__ import annotations
+
+from harness.models.paper_models import PaperModel, PaperModels
+
+NO_WRAPPER = (
+    "MMNeedle published no wrapper for its open models (only a Fuyu template): the checkpoint's own chat template "
+    "and processor defaults stand in"
+)
+OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
+RETIRED = "the provider has retired the snapshot the paper ran"
+NO_PROMPT = (
+    "a single-image model with no chat template, and MMNeedle published no wrapper for it (only a Fuyu template that "
+    "says it does not run), so there is no official prompt to reproduce"
+)
+
+MODELS = (
+    PaperModel("IDEFICS2-8B", "HuggingFaceM4/idefics2-8b", "idefics2", NO_WRAPPER, known_as=("idefics28b",)),
+    PaperModel(
+        "LLaVA-Llama-3",
+        "lmms-lab/llama3-llava-next-8b",
+        "llava-next-llama3",
+        NO_WRAPPER,
+        known_as=("llavallama3", "llama3llavanext"),
+    ),
+    PaperModel(
+        "GPT-4o",
+        "gpt-4o through Azure OpenAI (api-version 2024-05-01-preview: the May-2024 gpt-4o-2024-05-13)",
+        "gpt-4o-2024-05-13",
+        "OpenAI's own API serves the same snapshot, not the authors' Azure deployment",
+        # needle.py sends no temperature: the API's default
+        {"image_detail": "high", "send_temperature": "false"},
+        known_as=("gpt4o",),
+    ),
+    PaperModel(
+        "Claude 3 Opus",
+        "claude-3-opus-20240229 through Anthropic's SDK",
+        "claude-3-opus",
+        "Anthropic's OpenAI-compatible endpoint, not its own SDK (same images, max_tokens 300, no temperature)",
+        {"send_temperature": "false"},
+        known_as=("claude3opus",),
+    ),
+    PaperModel(
+        "Gemini Pro 1.0",
+        "gemini-1.0-pro-vision-latest",
+        reason=RETIRED,
+        known_as=("gemini10", "geminiprovision"),
+    ),
+    PaperModel("Gemini Pro 1.5", "gemini-1.5-pro-latest", reason=RETIRED, known_as=("gemini15",)),
+    PaperModel(
+        "GPT-4V",
+        "gpt-4-vision-preview (Azure api-version 2024-03-01-preview)",
+        reason=RETIRED,
+        known_as=("gpt4vision", "gpt4turbo", "gpt4v"),
+    ),
+    PaperModel("CogVLM-17B", "THUDM/cogvlm-chat-hf", reason=OWN_CODE, known_as=("cogvlmchat", "cogvlm17b")),
+    PaperModel("CogVLM2-Llama-3", "THUDM/cogvlm2-llama3-chat-19B", reason=OWN_CODE, known_as=("cogvlm2llama3",)),
+    PaperModel("Fuyu-8B", "adept/fuyu-8b", reason=NO_PROMPT, known_as=("fuyu8b",)),
+    PaperModel("mPLUG-Owl-v2", "MAGAer13/mplug-owl2-llama2-7b", reason=OWN_CODE, known_as=("mplugowl2", "mplugowlv2")),
+    PaperModel(
+        "InstructBLIP-Vicuna-13B",
+        "Salesforce/instructblip-vicuna-13b",
+        reason=NO_PROMPT,
+        known_as=("instructblipvicuna13b",),
+    ),
+    PaperModel(
+        "InstructBLIP-Flan-T5-XXL",
+        "Salesforce/instructblip-flan-t5-xxl",
+        reason=NO_PROMPT,
+        known_as=("instructblipflant5xxl",),
+    ),
+)
+
+PAPER_MODELS = PaperModels(MODELS)

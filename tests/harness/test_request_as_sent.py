@@ -1,0 +1,223 @@
+"""The prompt the viewer shows for a sample is, byte for byte, what its backend sent (issue 50 item 3): each backend
+reports the request as it sent it (`harness.sent`), the runner records it (`--log_samples`), and `harness view` shows
+that record, not a prompt rebuilt beside it. Checked at each backend's own boundary: the text the `hf` backend gives
+its processor (the tiny LLaVA, in every family's prompt style), the prompts the vLLM stand-in engine is given, the
+chat messages the loopback server receives (OpenAI's chat completions, Gemini's `generateContent` with its images
+uploaded or inline, Anthropic's Messages API and its Message Batches), and the turns a baseline reads."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.view.hosts import served_hosts
+
+TASK = "mmneedle_m1_n2_k1_pos"
+STYLES = (
+    "default",
+    "qwen",
+    "gemma3",
+    "idefics",
+    "pixtral",
+    "internvl2_5",
+    "internvl2_chatml",
+    "internvl2_phi3",
+    "ovis2",
+    "llava_llama_2",
+)
+
+
+def viewer_prompts(results: Path) -> dict[str, str]:
+    """Sample id -> the prompt text the viewer's sample page shows as sent, for the one model and task of `results`."""
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+    from harness.view.catalog import Catalog
+
+    (model,) = Catalog(results).model_names()
+    client = TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    (journal,) = results.rglob(f"journal_{TASK}.jsonl")
+    ids = [json.loads(line)["sample_id"] for line in journal.read_text().splitlines()[1:]]
+    shown = {}
+    for sample_id in ids:
+        page = client.get("/sample", params={"model": model, "task": TASK, "id": sample_id})
+        assert page.status_code == 200
+        turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
+        assert turn is not None, page.text[:2000]
+        shown[sample_id] = html.unescape(turn.group(1))
+    return shown
+
+
+def run_args(data_dir: Path, out: Path, *model: str) -> tuple[str, ...]:
+    return ("--tasks", TASK, *model, "--data_dir", str(data_dir), "--output_path", str(out), "--log_samples",
+            "--limit", "2", "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+
+
+@pytest.mark.slow  # the tiny LLaVA generates, once per prompt style
+@pytest.mark.parametrize("style", STYLES)
+def test_hf_shows_the_text_its_processor_was_given(
+    style: str, tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.models.hf.model import HFModel
+
+    given: list[str] = []
+    real = HFModel._generate
+
+    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, as generate passes it
+        given.extend(text for _, text, _ in items)
+        return real(self, items, settings, processor_kwargs)
+
+    monkeypatch.setattr(HFModel, "_generate", recording)
+    out = tmp_path / "out"
+    model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava},prompt_style={style},threads=1")
+    run = harness(*run_args(data_dir, out, *model))
+    assert run.code == 0, run.err
+    shown = viewer_prompts(out)
+    assert len(given) == len(shown) == 2 and sorted(shown.values()) == sorted(given)
+
+
+@pytest.mark.slow  # the vLLM stand-in engine behind the real backend, with the tiny LLaVA's processor
+def test_vllm_shows_the_prompt_its_engine_was_given(
+    tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.models.vllm_engine import backend
+    from tests.support import fake_vllm
+
+    real = backend.VLLMModel.__init__
+
+    def with_stand_in(self, settings, **kw):
+        real(self, settings, **{**kw, "llm_factory": fake_vllm.FAKE_LLM, "sampling_factory": fake_vllm.FAKE_SAMPLING})
+
+    monkeypatch.setattr(backend.VLLMModel, "__init__", with_stand_in)
+    fake_vllm.CALLS.clear()
+    out = tmp_path / "out"
+    model = ("--model", "vllm", "--model_args", f"pretrained={tiny_llava},max_model_len=4096,use_tqdm=false")
+    run = harness(*run_args(data_dir, out, *model))
+    assert run.code == 0, run.err
+    given = [prompt["prompt"] for call in fake_vllm.CALLS for prompt in call.get("prompts", [])]
+    shown = viewer_prompts(out)
+    assert len(given) == len(shown) == 2 and sorted(shown.values()) == sorted(given)
+
+
+def test_openai_shows_the_messages_its_server_received(
+    chat_server, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "out"
+    model = ("--model", "openai", "--model_args", f"model=gpt-4o,base_url={chat_server.base_url},image_detail=low")
+    run = harness(*run_args(data_dir, out, *model))
+    assert run.code == 0, run.err
+    shown = viewer_prompts(out)
+    received = []
+    for request in chat_server.received:
+        messages = request.body["messages"]
+        for message in messages:  # each image's bytes as sent, named by their sha256 (what the record names)
+            for part in message["content"] if isinstance(message["content"], list) else []:
+                if part.get("type") == "image_url":
+                    header, data = part["image_url"]["url"].split(",", 1)
+                    assert header.startswith("data:image/") and header.endswith(";base64")
+                    part["image_url"]["url"] = f"sha256:{hashlib.sha256(base64.b64decode(data)).hexdigest()}"
+        received.append(json.dumps(messages, ensure_ascii=False))
+    assert len(received) == len(shown) == 2 and sorted(shown.values()) == sorted(received)
+    assert all('"detail": "low"' in text for text in received)
+
+
+@pytest.mark.parametrize(
+    ("images", "image_format"), [("upload", "png"), ("inline", "original")], ids=["uploaded", "inline"]
+)
+def test_gemini_shows_the_contents_its_server_received(
+    images: str, image_format: str, gemini_server, data_dir: Path, tmp_path: Path, harness, rows
+) -> None:
+    pytest.importorskip("google.genai")
+    from PIL import Image
+
+    out = tmp_path / "out"
+    args = f"model=gemini-test,base_url={gemini_server.base_url},api_key=test-key,images={images},image_format={image_format}"
+    run = harness(*run_args(data_dir, out, "--model", "gemini", "--model_args", args))
+    assert run.code == 0, run.err
+    shown = viewer_prompts(out)
+    # an uploaded file is the image decoded, made RGB and saved as PNG (`gemini.py:73,80`): named by its pixels' image
+    by_pixels = {
+        image.convert("RGB").tobytes(): sha
+        for row in rows("m1_n2_k1")
+        for image, sha in zip(row["images"], row["image_sha256"], strict=True)
+    }
+    received = []
+    for request in gemini_server.received:
+        if not request.path.endswith(":generateContent"):
+            continue
+        body = {k: request.body[k] for k in ("contents", "systemInstruction") if k in request.body}
+        for content in body["contents"]:
+            for part in content["parts"]:
+                if "fileData" in part:  # the file it uploaded, named by the hash of the image it was made from
+                    mime, data = gemini_server.file_bytes(part["fileData"]["file_uri"])
+                    assert mime == "image/png" == part["fileData"]["mime_type"] and data.startswith(b"\x89PNG")
+                    with Image.open(io.BytesIO(data)) as png:
+                        part["fileData"] = {"file_uri": f"sha256:{by_pixels[png.convert('RGB').tobytes()]}"}
+                elif "inlineData" in part:  # the dataset's own bytes, inline: their hash is the record's
+                    data = base64.urlsafe_b64decode(part["inlineData"]["data"].replace("+", "-").replace("/", "_"))
+                    assert data.startswith(b"\xff\xd8")
+                    part["inlineData"] = {"data": f"sha256:{hashlib.sha256(data).hexdigest()}"}
+        received.append(json.dumps(body, ensure_ascii=False))
+    assert len(received) == len(shown) == 2 and sorted(shown.values()) == sorted(received)
+    assert all(('"fileData"' if images == "upload" else '"inlineData"') in text for text in received)
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["messages", "message_batches"])
+def test_anthropic_shows_the_messages_its_server_received(
+    batch: bool, anthropic_server, data_dir: Path, tmp_path: Path, harness
+) -> None:
+    pytest.importorskip("anthropic")
+    out = tmp_path / "out"
+    args = f"model=claude-test,base_url={anthropic_server.base_url},api_key=test-key,batch_poll=0.01"
+    run = harness(*run_args(data_dir, out, "--model", "anthropic", "--model_args", args), *(["--batch"] * batch))
+    assert run.code == 0, run.err
+    shown = viewer_prompts(out)
+    if batch:
+        bodies = [item["params"] for items in anthropic_server.batch_requests.values() for item in items]
+    else:
+        bodies = [r.body for r in anthropic_server.received if r.path == "/v1/messages"]
+    received = []
+    for body in bodies:
+        for message in body["messages"]:  # each image's bytes as sent, named by their sha256 (what the record names)
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "image":
+                    data = base64.b64decode(block["source"]["data"])
+                    assert block["source"]["media_type"] == "image/jpeg" and data.startswith(b"\xff\xd8")
+                    block["source"] = {"type": "base64", "data": f"sha256:{hashlib.sha256(data).hexdigest()}"}
+        sent = {"system": body["system"]} if "system" in body else {}
+        received.append(json.dumps({**sent, "messages": body["messages"]}, ensure_ascii=False))
+    assert len(received) == len(shown) == 2 and sorted(shown.values()) == sorted(received)
+
+
+def test_a_baseline_shows_the_turns_it_read(data_dir: Path, tmp_path: Path, harness, rows) -> None:
+    out = tmp_path / "out"
+    run = harness(*run_args(data_dir, out, "--model", "random"))
+    assert run.code == 0, run.err
+    source = {r["id"]: r for r in rows("m1_n2_k1")}
+    shown = viewer_prompts(out)
+    assert len(shown) == 2 and all(text == source[sample_id]["prompt"] for sample_id, text in shown.items())
+
+
+def test_a_rerun_compares_against_the_record_of_what_was_sent(data_dir: Path, tmp_path: Path, harness) -> None:
+    """A journalled sample whose record of what was sent differs from what its backend would send now is another
+    request: generated again; one whose record matches is resumed."""
+    out = tmp_path / "out"
+    args = run_args(data_dir, out, "--model", "constant", "--model_args", "answer=-1")
+    assert harness(*args).code == 0
+    again = harness(*args)
+    assert again.code == 0 and "2 samples resumed from the journal, 0 generated now" in again.err, again.err
+    (journal,) = out.rglob(f"journal_{TASK}.jsonl")
+    lines = journal.read_text().splitlines()
+    first = json.loads(lines[1])
+    lines[1] = json.dumps({**first, "prompt": first["prompt"] + " (rendered otherwise)"})
+    journal.write_text("\n".join(lines) + "\n")
+    third = harness(*args)
+    assert third.code == 0 and "1 journalled samples were answered for other inputs" in third.err, third.err
