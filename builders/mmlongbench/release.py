@@ -29,7 +29,15 @@ from pathlib import Path
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE, lines_of, read_file
+from builders.core.release_bounds import (
+    MMLB_IMAGE,
+    MMLB_JSON_FILE,
+    MMLB_JSONL,
+    MMLB_TEXT_FILE,
+    lines_of,
+    open_release_file,
+    read_file,
+)
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.leaves import IMAGE_ARCHIVES, LOADER_IMAGES, TEXT_ARCHIVE, TEXT_ARCHIVES, Config
 
@@ -184,7 +192,7 @@ class Release:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_release_file(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

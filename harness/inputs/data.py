@@ -205,7 +205,7 @@ def _build_in(folder: Path) -> str | None:
     if not manifest_path.is_file():
         return None
     try:
-        manifest = json.loads(manifest_path.read_bytes())
+        manifest = json.loads(contract.read_regular(manifest_path, contract.MANIFEST_MOST, "a build manifest"))
     except (OSError, ValueError):
         manifest = None
     builder = manifest.get("builder") if isinstance(manifest, dict) else None
