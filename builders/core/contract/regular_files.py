@@ -108,7 +108,10 @@ def read_regular(path: str | os.PathLike[str], most: int, what: str, *, follow: 
     """The whole of a regular file of at most `most` bytes (`what` names its kind in the refusal); a file that
     grows past the bound while it is read is refused too."""
     with open_regular(path, follow=follow, most=most, what=what) as handle:
-        data = handle.read(most + 1)
+        size = os.fstat(handle.fileno()).st_size  # read asks for what the file holds: `read(n)` allocates n bytes
+        data = handle.read(min(size, most) + 1)
+        if len(data) > size:  # it grew since: what more it holds, up to the bound
+            data += handle.read(most + 1 - len(data))
     if len(data) > most:
         raise too_large(path, None, most, what)
     return data
