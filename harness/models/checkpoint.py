@@ -7,7 +7,8 @@ for most of a minute and end with an error that does not name the checkpoint.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+from builders.core import contract
 
 REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 PROBE_TIMEOUT_S = 10
@@ -22,8 +23,11 @@ def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
     `CheckpointUnavailable` with one line."""
     from huggingface_hub import constants, try_to_load_from_cache
 
-    if Path(pretrained).expanduser().is_dir():
-        return
+    try:
+        if contract.expanded(pretrained).is_dir():
+            return
+    except ValueError as err:
+        raise CheckpointUnavailable(f"checkpoint {pretrained}: {err}") from None
     if not REPO_ID.match(pretrained):
         raise CheckpointUnavailable(f"checkpoint {pretrained}: no such folder, and not a Hub model id (ORG/NAME)")
     cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)

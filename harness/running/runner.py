@@ -54,6 +54,7 @@ from harness.running.sample_records import RecordBuilder, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
 from harness.running.task import RowProblem, Task
+from harness.running.task_hook import TaskHookError
 from harness.running.task_judging import judge_task
 from harness.running.task_result import TaskResult
 
@@ -133,10 +134,18 @@ class Runner:
             request = self._fit(task, doc, request)
         except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
+        except TaskHookError as err:  # the rule's own refusal of this row; any other failure ends the run
+            if not err.row_level:
+                raise
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err.reason}")
         try:
             check_round_trip(request)
         except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
             return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
+        except TaskHookError as err:
+            if not err.row_level:
+                raise
+            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err.reason}")
         return request
 
     def _fit(self, task: Task, doc: Mapping[str, object], request: Request) -> Request:

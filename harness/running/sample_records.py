@@ -30,6 +30,7 @@ from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
 from harness.running.task import Task
+from harness.running.task_hook import TaskHookError
 
 
 def screen(request: Request, model: Model, check_tokens: bool) -> tuple[Status, str] | None:
@@ -156,7 +157,12 @@ class RecordBuilder:
             record["metrics"] = task.score(doc, cast(str, record["response"]))  # a status scored has its answer
         except TaskConfigError:
             raise
-        except Exception as err:  # a hook that fails on one odd answer must not end the run
+        except TaskHookError as err:  # a scorer that fails on one odd answer must not end the run
+            if err.cause is None:  # a value of the wrong type: the task's fault, on every sample
+                raise
+            record["status"] = ERROR
+            record["error"] = f"scoring failed: {type(err.cause).__name__}: {err.cause}"
+        except Exception as err:  # a built-in metric that fails on one odd answer must not end the run
             record["status"] = ERROR
             record["error"] = f"scoring failed: {type(err).__name__}: {err}"
         return record

@@ -64,7 +64,7 @@ from builders.core.contract.manifest_schema import (
     is_build_manifest,
     manifest_problem,
 )
-from builders.core.contract.paths import relative_path_problem
+from builders.core.contract.paths import expanded, relative_path_problem
 from builders.core.contract.reading import (
     ROW_GROUP_CACHE_BYTES,
     ImageTable,
@@ -146,6 +146,7 @@ __all__ = [
     "TooManyDigits",
     "TOKEN_RULE",
     "GiB",
+    "expanded",
     "KiB",
     "MANIFEST_MOST",
     "MiB",
