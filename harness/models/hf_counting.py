@@ -21,6 +21,7 @@ from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
 from harness.models.families import family_of
 from harness.models.prompt_style import PromptStyle, style_named
+from harness.models.remote_code import before_loading
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 
@@ -117,6 +118,8 @@ class ProcessorCount:
         processor (`harness.models.hf_image_only`)."""
         from transformers import AutoConfig, AutoProcessor
 
+        # Said (or refused) before transformers may import the checkpoint's code, `--screen_only` included.
+        before_loading(pretrained, revision, trust_remote_code, offline=offline)
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if offline:
             kwargs["local_files_only"] = True

@@ -25,6 +25,7 @@ from harness.models.aliases import api, gemma, idefics, internvl, llava, ovis, p
 from harness.models.aliases.alias import BENCHMARKS, PAPER_TITLES, Alias, PaperRun, benchmark_args, benchmarks_of
 from harness.models.aliases.without_alias import WITHOUT_ALIAS, NoAlias
 from harness.models.registry import backend_spec
+from harness.models.remote_code import alias_trust
 
 __all__ = [
     "ALIASES",
@@ -54,6 +55,7 @@ def resolve(
         return name, dict(cli_args), None
     alias = ALIASES[name]
     merged = {**benchmark_args(name, alias, task_names, given=cli_args), **cli_args}
+    merged = alias_trust(name, alias.args.get("pretrained"), cli_args, merged)  # its trust: its checkpoint only
     if "context_length" in cli_args and "no_context_limit" not in cli_args:
         merged.pop("no_context_limit", None)  # a limit the user gives is screened against, whatever the alias says
     backend = merged.pop("backend", alias.backend)

@@ -9,6 +9,7 @@ from typing import TypedDict
 
 from harness.models.args import settings_from_args
 from harness.models.families import family_of
+from harness.models.remote_code import RemoteCodeRefused
 from harness.models.screen_model import ScreenModel, by_family
 
 
@@ -48,6 +49,8 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             image_only=settings.processor == "image_only",
             style=style_named(settings.prompt_style),
         )
+    except RemoteCodeRefused:
+        raise  # the checkpoint's code is refused, not estimated around
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
         return by_family(
