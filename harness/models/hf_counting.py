@@ -19,6 +19,7 @@ from typing import Any
 from harness.api import Request
 from harness.errors import first_line
 from harness.inputs.round_trip import sent_messages
+from harness.models.checkpoint import check_checkpoint_files
 from harness.models.families import family_of
 from harness.models.prompt_style import PromptStyle, style_named
 from harness.models.remote_code import before_loading
@@ -119,6 +120,7 @@ class ProcessorCount:
         from transformers import AutoConfig, AutoProcessor
 
         # Said (or refused) before transformers may import the checkpoint's code, `--screen_only` included.
+        check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
         before_loading(pretrained, revision, trust_remote_code, offline=offline)
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if offline:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
+from harness.models.checkpoint import check_checkpoint_files
 from harness.models.remote_code import before_loading
 from harness.models.vllm_engine.requests import (
     build_conversation,
@@ -61,6 +62,7 @@ class LocalEngine:
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
         trust = bool(kwargs.get("trust_remote_code"))
         for checkpoint in dict.fromkeys(c for c in (kwargs.get("model"), kwargs.get("tokenizer")) if c):
+            check_checkpoint_files(str(checkpoint), kwargs.get("revision"))  # no FIFO or device where vLLM reads
             before_loading(str(checkpoint), kwargs.get("revision"), trust)  # said (or refused) before vLLM runs it
         self.llm = _load(llm_factory)(**kwargs)
         self.make_sampling = _load(sampling_factory)
