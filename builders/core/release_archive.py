@@ -244,7 +244,10 @@ def _open_zip_member(zipped: zipfile.ZipFile, info: zipfile.ZipInfo, where: str)
             f"{where}: compressed by method {info.compress_type}, which no release uses (this reader inflates "
             f"{', '.join(ZIP_METHODS.values())}); not read"
         )
-    return zipped.open(info)
+    try:
+        return zipped.open(info)
+    except (NotImplementedError, RuntimeError) as exc:  # zipfile's words for a feature it lacks (patched data, ...)
+        raise BuildError(f"{where}: {exc}, which no release uses; not read") from None
 
 
 _EOCD = struct.Struct("<4s4H2LH")  # the end of a zip's central directory

@@ -77,7 +77,7 @@ MMNEEDLE_METADATA_FILE = Bound(256 * MiB, "a metadata file")
 MNIST_IDX = Bound(128 * MiB, "an MNIST IDX file")
 
 
-# Any archive of a release, whatever its benchmark. The most members one may hold, folders and links counted: MileBench's
+# An archive of a release, whatever its benchmark. The most members one may hold, folders and links counted: MileBench's
 # six part archives hold its 97,855 images between them, and MMLongBench's archives the images of 13,331 examples drawn
 # from shared pools, so no release archive comes near 100,000 members (a tar stream of 4,000,000 empty members, 28 MB,
 # took over 600 s and 1.7 GB to pass before this bound).

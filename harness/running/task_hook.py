@@ -82,10 +82,10 @@ class TaskHook:
         self.key = key
         self.task = task
         self.ref = ref
-        self._func: Callable[..., Any] | None = ref.resolve()  # resolved now: a missing function stops the run early
+        self._func: Callable[..., object] | None = ref.resolve()  # resolved now: a missing function stops the run early
 
     @property
-    def __wrapped__(self) -> Callable[..., Any]:  # `inspect.signature` reads the function's own parameters
+    def __wrapped__(self) -> Callable[..., object]:  # `inspect.signature` reads the function's own parameters
         if self._func is None:
             self._func = self.ref.resolve()
         return self._func
@@ -93,7 +93,7 @@ class TaskHook:
     def __getstate__(self) -> dict[str, object]:
         return {"key": self.key, "task": self.task, "ref": self.ref, "_func": None}
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:  # what the hook returns, as its callers take it
         try:
             value = self.__wrapped__(*args, **kwargs)
         except UserError:
@@ -106,17 +106,17 @@ class TaskHook:
             raise self.wrong(args, f"returned {_kind(value)}, where {self.key} returns {expected.what}")
         return value
 
-    def wrong(self, args: tuple[Any, ...], what: str) -> TaskHookError:
+    def wrong(self, args: tuple[object, ...], what: str) -> TaskHookError:
         """The error of a hook whose value (or a part of it the caller checked) is not what its key takes."""
         return TaskHookError(self._line(args, what))
 
-    def _line(self, args: tuple[Any, ...], what: str, detail: str = "") -> str:
+    def _line(self, args: tuple[object, ...], what: str, detail: str = "") -> str:
         where = f"{self.ref.yaml_file}:{self.ref.line}"
         said = f": {detail}" if detail else ""
         return f"{where}: task {self.task!r}: {self.key} ({self.ref}) {what} on {row_of(args)}{said}"[:2000]
 
 
-def row_of(args: tuple[Any, ...]) -> str:
+def row_of(args: tuple[object, ...]) -> str:
     """The row a hook was called on, as its first argument names it (its `id`), for messages."""
     doc = args[0] if args else None
     if isinstance(doc, Mapping):

@@ -188,6 +188,16 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
     return list(names)
 
 
+def _arrow_can_read(data: mmap.mmap, starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether Arrow's JSON reader may be given these lines: each within the bound (it reads what it is given at
+    once) and each a JSON object by its first byte (pyarrow 26 crashes the process on a line that is `null`)."""
+    if not len(starts):
+        return True
+    if int(lengths.max()) > LINE_MOST or int(lengths.min()) == 0:
+        return False
+    return bool(np.all(np.frombuffer(data, np.uint8)[starts] == ord("{")))
+
+
 def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) -> dict[str, list[Any]] | None:
     """The index's fields of every line, parsed by Arrow; None when the reader refuses a line."""
     import pyarrow as pa
@@ -295,9 +305,9 @@ def build_index(path: Path, task: str) -> SampleIndex:
                 index.limited = f"only its first {JOURNAL_LINES_MOST:,} lines are indexed (more than any run writes)"
                 end = int(starts[-1] + lengths[-1] + 1)
             metrics = _probe_metrics(data, starts, lengths, task)
-            # Arrow reads the whole of what it is given at once: only a journal whose lines are all within the bound.
-            fits = not len(lengths) or int(lengths.max()) <= LINE_MOST
-            columns = _columns_by_arrow(data, end, metrics, len(starts)) if fits else None
+            columns = (
+                _columns_by_arrow(data, end, metrics, len(starts)) if _arrow_can_read(data, starts, lengths) else None
+            )
             if columns is None:
                 columns = _columns_by_line(data, starts, lengths, metrics)
     kinds = np.asarray(columns["type"], dtype=object)
