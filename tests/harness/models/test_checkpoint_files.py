@@ -31,7 +31,7 @@ def test_a_fifo_in_a_checkpoint_folder_is_named_not_waited_on(
         run = harness(*argv)
     assert "Traceback" not in run.err, run.err
     if screen:  # the screen counts by the family's rule instead, and says why (its reason cut at 200 characters)
-        assert run.code == 0 and f"{planted} is a FIFO" in run.out, run.out
+        assert run.code == 0 and f"CheckpointUnavailable: checkpoint {checkpoint}: " in run.out, run.out
     else:
         (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
         assert run.code == 2 and f"checkpoint {checkpoint}: {planted} is a FIFO, not a regular file" in line, line
