@@ -147,10 +147,19 @@ def merge_command(argv: list[str]) -> int:
     )
     parser.add_argument("out", type=Path, help="output folder of the merged run (used like --output_path)")
     parser.add_argument("shard_dirs", type=Path, nargs="+", help="every shard's --output_path (or its model folder)")
+    parser.add_argument(
+        "--include_path",
+        action="append",
+        default=[],
+        type=Path,
+        help="a folder of tasks the shards ran (with --include_path), whose code the merge may run to score and "
+        "aggregate them; the --include_path a shard's results record is never read, since a results folder may "
+        "come from elsewhere",
+    )
     args = parser.parse_args(argv)
     from harness.outputs.merge_runs import merge_shards
 
-    return merge_shards(args.out, args.shard_dirs, argv)
+    return merge_shards(args.out, args.shard_dirs, argv, args.include_path)
 
 
 @subcommand("report")

@@ -4,8 +4,9 @@ model said of itself, with every secret redacted."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from builders.core import contract
 
 if TYPE_CHECKING:
     from harness.api import Model
@@ -34,7 +35,10 @@ def _data_dir_label(data_dir: str | None) -> str | None:
 
     if data_dir is None or str(data_dir).startswith(HUB_PREFIX):
         return data_dir
-    return str(Path(data_dir).expanduser().resolve())
+    try:
+        return str(contract.expanded(data_dir).resolve())
+    except ValueError:  # said by the data's own lookup: recorded as given
+        return data_dir
 
 
 def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -> RunConfig:

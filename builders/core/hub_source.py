@@ -29,10 +29,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from builders.core import contract
 from builders.core.errors import BuildError
+from builders.core.release_bounds import HUB_BLOB, Bound
 
 HUB_PREFIX = contract.HUB_PREFIX
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -53,10 +53,12 @@ class HubRelease:
 
 @dataclass(frozen=True)
 class HubFile:
-    """One file a build reads, under every name the release has published it as (the first present wins)."""
+    """One file a build reads, under every name the release has published it as (the first present wins), and the
+    most bytes it may hold (`release_bounds`), checked before a byte of it is hashed."""
 
     names: tuple[str, ...]
     what: str  # for messages: "the text files", "the VRAG images", ...
+    most: Bound = HUB_BLOB
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,18 @@ class FetchedRelease:
     revision: str
     commit: str
     files: tuple[str, ...]
+    blobs: tuple[contract.VerifiedBlob, ...] = ()  # one per file, in the same order
 
-    def record(self) -> dict[str, Any]:
-        return {"repo": self.repo, "revision": self.revision, "commit": self.commit, "files": list(self.files)}
+    def record(self) -> contract.HubRecord:
+        """What the manifest records (`contract.HubRecord`): the commit, and beside it each file's blob (its sha256,
+        size and name in the cache), so a build shows which bytes it read, not only which commit."""
+        return {
+            "repo": self.repo,
+            "revision": self.revision,
+            "commit": self.commit,
+            "files": list(self.files),
+            "blobs": {name: blob.record() for name, blob in zip(self.files, self.blobs, strict=True)},
+        }
 
 
 def is_hub_source(text: str | os.PathLike[str] | None) -> bool:
@@ -107,19 +118,21 @@ def fetch_release(
     view: Path | None = None,
 ) -> FetchedRelease:
     """Download the `wanted` files of `location` (the official release's pinned revision unless the location
-    names one) into the Hub cache, verify each (`contract.verified_blob`: a link into the repo's own blobs/, whose
-    bytes hash to its name), and return the folder holding them: `view` when given (made there, holding a link to
-    each verified blob and nothing else, so that a reader looking for other names finds none), else the snapshot."""
+    names one) into the Hub cache, verify each (`contract.verified_blob`: a link into the repo's own blobs/, of the
+    size the Hub lists and at most its `HubFile.most`, whose bytes hash to its name), and return the folder holding
+    them: `view` when given (made there, holding a link to each verified blob and nothing else, so that a reader
+    looking for other names finds none), else the snapshot. Every name of a verified file is read through
+    `contract.open_regular` from the descriptor that was hashed (pinned until the build's work folder goes)."""
     repo = f"{location.org}/{location.name}"
     revision = location.revision or (official.revision if repo == official.repo else "main")
     commit, listed = _listing(repo, revision, cache_dir)
-    names = list(dict.fromkeys(_choose(file, listed, repo, commit) for file in wanted))
+    chosen = {_choose(file, listed, repo, commit): file for file in wanted}
     snapshot = _cache_root(repo, cache_dir) / "snapshots" / commit
     blobs = {}
-    for name in names:
+    for name, file in chosen.items():
         _download(repo, revision, name, commit, cache_dir, progress)
         try:
-            blobs[name] = contract.verified_blob(snapshot, name)
+            blobs[name] = contract.verified_blob(snapshot, name, most=file.most.most, size=listed.get(name))
         except contract.HubCacheError as exc:
             raise BuildError(f"hf://{repo}@{commit[:12]}: {exc}") from None
     folder = snapshot
@@ -128,8 +141,9 @@ def fetch_release(
         for name, blob in blobs.items():
             link = folder / name
             link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(blob)
-    return FetchedRelease(folder, repo, revision, commit, tuple(names))
+            link.symlink_to(blob.path)
+            contract.pin_name(link, blob.path)
+    return FetchedRelease(folder, repo, revision, commit, tuple(blobs), tuple(blobs.values()))
 
 
 # ------------------------------------------------------------------------------------------ the parts
@@ -148,24 +162,27 @@ def _cache_root(repo: str, cache_dir: str | Path | None) -> Path:
     return Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo, repo_type="dataset")
 
 
-def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]]:
-    """(commit, the repo's file names) at `revision`: from the Hub, or, offline or when the Hub cannot be
-    heard from (no route, DNS, proxy, timeout, a 5xx), from the Hub cache (then only the files already downloaded
-    are known). What the Hub answers (gated, private, no such repo or revision) is final: one line saying so."""
+def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, dict[str, int | None]]:
+    """(commit, the repo's file names -> the size the Hub lists, None where unknown) at `revision`: from the Hub, or,
+    offline or when the Hub cannot be heard from (no route, DNS, proxy, timeout, a 5xx), from the Hub cache (then
+    only the files already downloaded are known, their sizes not). What the Hub answers (gated, private, no such
+    repo or revision) is final: one line saying so."""
     if not _offline():
         from huggingface_hub import HfApi, constants
 
         from builders.core.hub_errors import HUB_FAILURES, hub_failure, is_network_failure
 
         try:
-            info = HfApi().dataset_info(repo, revision=revision, timeout=constants.HF_HUB_ETAG_TIMEOUT)
+            info = HfApi().dataset_info(
+                repo, revision=revision, timeout=constants.HF_HUB_ETAG_TIMEOUT, files_metadata=True
+            )
         except HUB_FAILURES as exc:
             cached = _cached_listing(repo, revision, cache_dir) if is_network_failure(exc) else None
             if cached is None:
                 raise hub_failure(repo, revision, exc, "listing the repo") from None
             return cached
         assert info.sha is not None
-        return info.sha, {s.rfilename for s in info.siblings or []}
+        return info.sha, {s.rfilename: s.size for s in info.siblings or []}
     cached = _cached_listing(repo, revision, cache_dir)
     if cached is None:
         raise BuildError(
@@ -176,7 +193,7 @@ def _listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[st
     return cached
 
 
-def _cached_listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, set[str]] | None:
+def _cached_listing(repo: str, revision: str, cache_dir: str | Path | None) -> tuple[str, dict[str, int | None]] | None:
     """The Hub cache's snapshot of `repo` at `revision` (a commit, or a ref the cache recorded), as
     `huggingface_hub` lays it out: `refs/<revision>` holds the commit, `snapshots/<commit>/` the files (listed
     without following a link; each file read is verified when it is fetched)."""
@@ -190,13 +207,13 @@ def _cached_listing(repo: str, revision: str, cache_dir: str | Path | None) -> t
     snapshot = root / "snapshots" / commit
     if snapshot.is_symlink() or not snapshot.is_dir():
         return None
-    names = set()
+    names: dict[str, int | None] = {}
     for folder, _, files in os.walk(snapshot):  # links to folders are not walked into
-        names |= {Path(folder, file).relative_to(snapshot).as_posix() for file in files}
+        names.update({Path(folder, file).relative_to(snapshot).as_posix(): None for file in files})
     return commit, names
 
 
-def _choose(file: HubFile, listed: set[str], repo: str, commit: str) -> str:
+def _choose(file: HubFile, listed: dict[str, int | None], repo: str, commit: str) -> str:
     for name in file.names:
         if name in listed:
             return name

@@ -19,17 +19,18 @@ whole archive may inflate) is here.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, BinaryIO
 
+from builders.core import contract
 from builders.core.errors import BuildError
 
 KiB = 1 << 10
 MiB = 1 << 20
 GiB = 1 << 30
+_size = contract.size_text
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,28 @@ class LineBound:
     most_lines: int
 
 
+# An archive of a release, whatever its benchmark. The most members one may hold, folders and links counted: MileBench's
+# six part archives hold its 97,855 images between them, and MMLongBench's archives the images of 13,331 examples drawn
+# from shared pools, so no release archive comes near 100,000 members (a tar stream of 4,000,000 empty members, 28 MB,
+# took over 600 s and 1.7 GB to pass before this bound).
+ARCHIVE_MEMBERS = 1_000_000
+# A tar header's own extensions, read whole by `tarfile` before the member: a GNU long name or link name (Linux's
+# PATH_MAX is 4,096 bytes; the releases' longest member names are under 200 characters) and a PAX header (a path, a
+# link, times, ids and, from macOS or libarchive, extended attributes: a few hundred bytes to a few KB). A 1.5 MiB
+# archive declaring a 1.5 GiB long name ended in a MemoryError before these bounds.
+TAR_LONG_NAME = Bound(64 * KiB, "a tar member's long name (a GNU long-name header)")
+TAR_PAX_HEADER = Bound(1 * MiB, "a tar member's PAX header")
+# A source folder's own files that no release bound above covers (COCO, OK-VQA, MMStar): an image (the largest of any
+# source are MileBench's Combined-image grids of 10-20 MB; a COCO photo is under 1 MB) and an annotation or question
+# file (COCO's instances_val2014.json, the largest, is 157 MB).
+SOURCE_IMAGE = Bound(256 * MiB, "an image file")
+SOURCE_ANNOTATION = Bound(1 * GiB, "an annotation file")
+# A file downloaded from a Hub release, checked before a byte of it is hashed where its benchmark declares no tighter
+# bound (`hub_source.HubFile.most`): the largest files of the releases are MileBench's part archives (3.97 GB), so
+# a blob of 64 GiB is no file of a release.
+HUB_BLOB = Bound(64 * GiB, "a file of a Hub release")
+
+
 # What a whole archive may inflate to: gzip makes text 3-10 times smaller and leaves JPEG and PNG as they are, so
 # no release archive comes near 100 times its size; only long runs of one byte (a bomb) do, up to 1,000 times. The
 # floor lets a small archive of small files be.
@@ -78,13 +101,6 @@ class Inflation:
                 f"{INFLATION_RATIO} times the archive's own {self.archive_size:,} (or {_size(INFLATION_FLOOR)}), which "
                 "no release archive inflates to; not read (an archive that inflates this far is damaged or hostile)"
             )
-
-
-def _size(n: int) -> str:
-    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        if n >= unit and n % unit == 0:
-            return f"{n // unit} {name}"
-    return f"{n:,} bytes"
 
 
 def read_bounded(read: Callable[[int], bytes], bound: Bound, where: str) -> bytes:
@@ -151,13 +167,25 @@ def _too_many_lines(bound: LineBound, where: str) -> BuildError:
     )
 
 
+def open_release_file(path: str | os.PathLike[str], where: str | None = None) -> BinaryIO:
+    """A file of a release opened for reading (`contract.open_regular`: without blocking, only a regular file; a
+    verified Hub blob from the descriptor that was hashed); a FIFO, a device, a folder or a file that cannot be read
+    is a `BuildError` naming `where` (a missing one stays a `FileNotFoundError`, for its caller to word)."""
+    try:
+        return contract.open_regular(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise BuildError(f"{where or path}: cannot be read ({exc.strerror or exc})") from None
+
+
 def read_file(path: str | os.PathLike[str], bound: Bound, where: str | None = None) -> bytes:
     """A file of a release folder read whole, within `bound` (its size is checked before a byte is read)."""
     where = where or str(path)
-    with open(path, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if stat.S_ISREG(info.st_mode) and info.st_size > bound.most:
-            raise bound.refuse(where, info.st_size)
+    with open_release_file(path, where) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > bound.most:
+            raise bound.refuse(where, size)
         return read_bounded(handle.read, bound, where)
 
 
@@ -183,5 +211,5 @@ def bounded_lines(
 
 def lines_of(path: Path, bound: LineBound, where: str | None = None) -> Iterator[tuple[int, bytes]]:
     """`bounded_lines` of a file."""
-    with open(path, "rb") as handle:
+    with open_release_file(path, where) as handle:
         yield from bounded_lines(handle.readline, bound, where or str(path))

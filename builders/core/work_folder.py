@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from builders.core import contract
 from builders.core.errors import BuildError
 
 
@@ -102,4 +103,5 @@ def work_folder(out_dir: str | os.PathLike[str], name: str) -> Iterator[Path]:
         try:
             yield work
         finally:
+            contract.release_pins(work)  # the verified Hub files its view of a release read (`contract.regular_files`)
             shutil.rmtree(work, ignore_errors=True)

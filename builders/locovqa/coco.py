@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.release_bounds import SOURCE_ANNOTATION, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.locovqa.images import SourceImage, file_image
@@ -44,7 +45,7 @@ def instance_entities(path: Path, top: int = 5) -> dict[str, list[str]]:
     """`instances_<split>.json` -> file name -> the names of the categories it shows, largest total area first,
     at most `top` (the paper's lister names "at most 5 entities"); an image without annotations shows none."""
     try:
-        data = release_path(path.parent, path.name, str(path)).read_bytes()
+        data = read_file(release_path(path.parent, path.name, str(path)), SOURCE_ANNOTATION, str(path))
     except FileNotFoundError:
         raise BuildError(f"COCO instance annotations not found: {path}") from None
     doc = parse_json(data, f"malformed COCO instance annotations {path}")

@@ -18,6 +18,7 @@ from PIL import Image
 from builders.core.errors import BuildError
 from builders.core.image_check import image_size
 from builders.core.images import EncodedImage
+from builders.core.release_bounds import SOURCE_IMAGE, read_file
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class SourceImage:
 def file_image(key: str, path: Path) -> SourceImage:
     def read() -> bytes:
         try:
-            return path.read_bytes()
+            return read_file(path, SOURCE_IMAGE, f"image {key}: {path}")
         except FileNotFoundError:
             raise BuildError(f"missing image: {path} (image {key})") from None
 

@@ -15,12 +15,14 @@ from __future__ import annotations
 import base64
 import binascii
 import csv
+import io
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
+from builders.core.release_bounds import open_release_file
 from builders.locovqa.images import SourceImage, bytes_image
 from builders.locovqa.okvqa import VqaItem
 
@@ -91,7 +93,8 @@ class MmstarSource:
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(self.path)
+            with open_release_file(self.path) as handle:
+                table = pq.read_table(handle)
         except Exception as exc:
             raise BuildError(f"{self.path} is not a readable Parquet file: {exc}") from None
         needed = {"index", "question", "image", "answer"}
@@ -129,7 +132,7 @@ class MmstarSource:
     def _tsv_records(self) -> list[tuple[str, dict[str, Any]]]:
         csv.field_size_limit(sys.maxsize)  # base64 images are far longer than csv's default field limit
         out = []
-        with open(self.path, encoding="utf-8", newline="") as handle:
+        with io.TextIOWrapper(open_release_file(self.path), encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter="\t")
             needed = {"index", "question", "image", "answer"}
             if not needed <= set(reader.fieldnames or []):

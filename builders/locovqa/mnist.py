@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import read_bounded, read_file
+from builders.core.release_bounds import open_release_file, read_bounded, read_file
 from builders.core.release_paths import release_path
 from builders.locovqa.bounds import MNIST_IDX
 
@@ -73,7 +73,8 @@ def read_parquet(path: Path) -> tuple[np.ndarray, np.ndarray]:
     from PIL import Image
 
     try:
-        table = pq.read_table(path, columns=["image", "label"])
+        with open_release_file(path) as handle:
+            table = pq.read_table(handle, columns=["image", "label"])
     except Exception as exc:  # pyarrow's errors for a damaged or foreign file have no common base
         raise BuildError(f"{path}: not a readable MNIST Parquet file with columns image and label ({exc})") from None
     images = np.empty((table.num_rows, 28, 28), dtype=np.uint8)

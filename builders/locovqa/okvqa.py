@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.core.errors import BuildError
+from builders.core.release_bounds import SOURCE_ANNOTATION, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.locovqa.images import SourceImage, file_image
@@ -47,7 +48,9 @@ def _load_json(folder: Path, name: str, what: str) -> object:
     path = release_path(folder, name, f"OK-VQA {what} {folder / name}")
     if not path.is_file():
         raise BuildError(f"OK-VQA {what} not found: {folder / name}")
-    return parse_json(path.read_bytes(), f"malformed OK-VQA {what} {folder / name}")
+    return parse_json(
+        read_file(path, SOURCE_ANNOTATION, str(folder / name)), f"malformed OK-VQA {what} {folder / name}"
+    )
 
 
 class OkVqaSource:

@@ -29,6 +29,7 @@ from builders.core.hub_source import (
     parse_hub_source,
 )
 from builders.core.images import EncodedImage
+from builders.core.release_bounds import open_release_file
 from builders.locovqa.coco import CocoImagePool
 from builders.locovqa.compose import fit_cell, render_digit
 from builders.locovqa.images import SourceImage, decode
@@ -123,7 +124,7 @@ def require(paths: Mapping[str, str], tasks: Sequence[str]) -> None:
 def _file_digest(paths: Sequence[Path]) -> str:
     digest = hashlib.sha256()
     for path in paths:
-        with open(path, "rb") as handle:
+        with open_release_file(path) as handle:
             while block := handle.read(8 << 20):
                 digest.update(block)
     return "sha256:" + digest.hexdigest()

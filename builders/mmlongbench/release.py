@@ -29,7 +29,7 @@ from pathlib import Path
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import lines_of, read_file
+from builders.core.release_bounds import lines_of, open_release_file, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE
@@ -186,7 +186,7 @@ class Release:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_release_file(path) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from builders.core import contract
 from builders.core.errors import BuildError
 
 TILE_SIZE = 256
@@ -32,7 +33,7 @@ def resize_tile(image: Image.Image, size: int = TILE_SIZE) -> Image.Image:
 def load_tile(path: Path, size: int = TILE_SIZE) -> Image.Image:
     """Decode the image file at `path` and resize it to a tile; a broken file names itself."""
     try:
-        with Image.open(path) as opened:
+        with contract.open_regular(path) as handle, Image.open(handle) as opened:  # never waits on a FIFO
             opened.load()  # decode now, inside the error handling and before the file closes
             return resize_tile(opened, size)
     except FileNotFoundError:

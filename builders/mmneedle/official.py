@@ -26,7 +26,7 @@ from typing import Any
 from builders.core.errors import BuildError
 from builders.core.hub_source import FetchedRelease, HubFile, HubRelease, fetch_release, parse_hub_source
 from builders.core.release_archive import zip_files
-from builders.core.release_bounds import read_file
+from builders.core.release_bounds import Bound, GiB, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import release_path
 from builders.mmneedle.bounds import MMNEEDLE_METADATA_FILE
@@ -40,7 +40,13 @@ HUB_RELEASE = HubRelease(
     "main",
     "not pinned: no commit of the dataset repo could be found; the manifest records the one read",
 )
-HUB_METADATA = HubFile(("data/metadata_stitched.zip",), "the official metadata (metadata_stitched/)")
+# The zip holds 4 pool files (the largest, 8_8.json, ~36 MB) and 21 annotation files (~2.5-10 MB each): some 200 MB of
+# JSON before deflating, so a blob of 1 GiB is not this file (its size is checked before a byte is hashed).
+HUB_METADATA = HubFile(
+    ("data/metadata_stitched.zip",),
+    "the official metadata (metadata_stitched/)",
+    Bound(1 * GiB, "MMNeedle's metadata zip"),
+)
 
 
 def metadata_names(cfg: NeedleConfig) -> tuple[str, str]:

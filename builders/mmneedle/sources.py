@@ -23,6 +23,7 @@ from PIL import Image
 
 from builders.core.errors import BuildError
 from builders.core.hub_source import is_hub_source, not_on_hub
+from builders.core.release_bounds import SOURCE_ANNOTATION, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_files, release_path
 from builders.core.synthetic_scenes import GENERATOR_VERSION, Scene, generate_scenes
@@ -111,9 +112,11 @@ class CocoCaptionSource(CaptionedImageSource):
             raise BuildError(f"caption file not found: {self.captions_path} (expected COCO 2014 layout)")
         if not self.image_dir.is_dir():
             raise BuildError(f"image folder not found: {self.image_dir} (expected COCO 2014 layout)")
-        self._caption_bytes = release_path(
-            self.root / COCO_ANNOTATIONS, COCO_CAPTIONS.name, str(self.captions_path)
-        ).read_bytes()
+        self._caption_bytes = read_file(
+            release_path(self.root / COCO_ANNOTATIONS, COCO_CAPTIONS.name, str(self.captions_path)),
+            SOURCE_ANNOTATION,
+            str(self.captions_path),
+        )
         file_to_caption = parse_coco_captions(self._caption_bytes, self.captions_path)
         files = release_files(self.image_dir, ".jpg")
         self._images = ReleaseFolder(self.image_dir)

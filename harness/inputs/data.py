@@ -119,11 +119,15 @@ _IMAGE_TABLES: dict[tuple[str, tuple[str, ...]], tuple[contract.ImageTable, list
 
 def local_root(data_dir: Path | str | None) -> tuple[Path, bool]:
     """The folder that holds local builds, and whether the user named it explicitly."""
-    if data_dir is not None:
-        return Path(data_dir).expanduser(), True
-    if os.environ.get(DATA_DIR_ENV):
-        return Path(os.environ[DATA_DIR_ENV]).expanduser(), True
-    return DEFAULT_DATA_DIR.expanduser(), False
+    try:
+        if data_dir is not None:
+            return contract.expanded(data_dir), True
+        if os.environ.get(DATA_DIR_ENV):
+            return contract.expanded(os.environ[DATA_DIR_ENV]), True
+        return contract.expanded(DEFAULT_DATA_DIR), False
+    except ValueError as err:
+        where = f"--data_dir {data_dir}" if data_dir is not None else DATA_DIR_ENV
+        raise UserError(f"{where}: {err}") from None
 
 
 def _manifest_info(manifest: contract.BuildManifest | None, config_name: str | None) -> dict[str, Any]:
@@ -173,7 +177,12 @@ def load_task_dataset(
             f"--data_dir hf://{data_dir} (hf://{data_dir}@v1.0.0 for a tag or commit)"
         )
     root, explicit = local_root(data_dir)
-    given = Path(config.dataset_path).expanduser()
+    try:
+        given = contract.expanded(config.dataset_path)
+    except ValueError as err:
+        raise UserError(
+            f"{config.source}:1: task {config.task!r}: dataset_path {config.dataset_path!r}: {err}"
+        ) from None
     local = given if given.is_absolute() else root / config.dataset_path
     if local.is_dir():
         return _load(config, local.resolve(), root, str(local.resolve()), None, trust_unverified)
@@ -205,7 +214,7 @@ def _build_in(folder: Path) -> str | None:
     if not manifest_path.is_file():
         return None
     try:
-        manifest = json.loads(manifest_path.read_bytes())
+        manifest = json.loads(contract.read_regular(manifest_path, contract.MANIFEST_MOST, "a build manifest"))
     except (OSError, ValueError):
         manifest = None
     builder = manifest.get("builder") if isinstance(manifest, dict) else None

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from builders.core import contract
 from harness.errors import UserError
 from harness.file_writing import LinkRefused, create_exclusive
 
@@ -132,7 +133,9 @@ class DataFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        with open(path, "rb") as file:  # the mapping keeps the file (its inode) for as long as it is read
+        # Opened without blocking, a regular file only (a FIFO planted as a data file is refused at once); the mapping
+        # keeps the file (its inode) for as long as it is read.
+        with contract.open_regular(path) as file:
             self._stat = os.fstat(file.fileno())
             self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
         self.size = self._stat.st_size
@@ -215,6 +218,15 @@ class DataFile:
 _OPEN: dict[Path, DataFile] = {}
 
 
+class WrongSize(Exception):
+    """A data file whose size is not the one the manifest records: refused before it is hashed."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        super().__init__(f"{path}: {size} bytes")
+        self.path = path
+        self.size = size
+
+
 # False inside `hashes_not_saved()`: the cache is read, never written (`harness view` writes nothing anywhere).
 _SAVE_HASHES: contextvars.ContextVar[bool] = contextvars.ContextVar("save_hashes", default=True)
 
@@ -229,13 +241,14 @@ def hashes_not_saved() -> Iterator[None]:
         _SAVE_HASHES.reset(token)
 
 
-def open_files(paths: list[Path]) -> list[DataFile]:
-    """Open, map and hash `paths` (hashes remembered across runs by each file's identity)."""
+def open_files(paths: list[Path], sizes: Sequence[int] | None = None) -> list[DataFile]:
+    """Open, map and hash `paths` (hashes remembered across runs by each file's identity); with `sizes`, a file of
+    another size is refused before a byte of it is hashed (`WrongSize`)."""
     cache = hash_cache_path()
     with _LOCK:
         known = _load_hashes(cache)
         before = len(known)
-        files = []
+        files: list[DataFile] = []
         for path in paths:
             file = _OPEN.get(path)
             if file is None or not file.unchanged():
@@ -243,6 +256,8 @@ def open_files(paths: list[Path]) -> list[DataFile]:
                     file = _OPEN[path] = DataFile(path)
                 except OSError as err:
                     raise UserError(f"{path}: cannot read it: {err.strerror or err}") from None
+            if sizes is not None and file.size != sizes[len(files)]:
+                raise WrongSize(path, file.size)
             file.hash(known)
             files.append(file)
         if len(known) != before and _SAVE_HASHES.get():
@@ -270,10 +285,17 @@ def verify_files(
             path = resolve_inside(folder, entry["path"], allowed)
         except ValueError as err:
             raise UserError(f"{manifest_path}: file {err}") from None
-        if not path.is_file():
+        if not path.exists():  # a FIFO or a device is there, and refused when it is opened
             raise UserError(f"{folder / entry['path']}: missing; the build manifest {manifest_path} lists it")
         paths.append(path)
-    files = open_files(paths)
+    try:
+        files = open_files(paths, [entry["num_bytes"] for entry in entries])
+    except WrongSize as err:
+        entry = entries[paths.index(err.path)]
+        raise UserError(
+            f"{folder / entry['path']}: {err.size} bytes, where the build manifest {manifest_path} records "
+            f"{entry['num_bytes']}: the file changed after the build (not hashed); rebuild it or restore it"
+        ) from None
     for file, entry in zip(files, entries, strict=True):
         if file.sha256 != entry["sha256"] or file.size != entry["num_bytes"]:
             raise UserError(

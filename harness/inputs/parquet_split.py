@@ -25,6 +25,8 @@ from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
 # document finds its images; dropped from what the hooks render and score.
 SOURCE_ROW = "__source_row__"
+# An image a row names by path inside its build (`Image()` with a path): at most what any release's image may hold.
+IMAGE_MOST = 256 * contract.MiB
 
 
 def is_image_feature(feature: object) -> bool:
@@ -166,7 +168,7 @@ class ImageColumn:
             path = item["path"].as_py() if "path" in item.type.names else None
             if not path or self.folder is None:
                 raise ValueError(f"image {index} of row {row} has neither bytes nor a path")
-            data = resolve_inside(self.folder, path, self.allowed).read_bytes()
+            data = contract.read_regular(resolve_inside(self.folder, path, self.allowed), IMAGE_MOST, "an image file")
         return data
 
 

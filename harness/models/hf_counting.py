@@ -18,9 +18,11 @@ from typing import Any
 
 from harness.api import Request
 from harness.errors import first_line
+from harness.models.checkpoint import check_checkpoint_files
 from harness.models.families import family_of, style_named
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.models.prompt_style import PromptStyle
+from harness.models.remote_code import before_loading
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.sent import Sent, sent_images
@@ -134,6 +136,9 @@ class ProcessorCount:
         kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
         from transformers import AutoConfig, AutoProcessor
 
+        # Said (or refused) before transformers may import the checkpoint's code, `--screen_only` included.
+        check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
+        before_loading(pretrained, revision, trust_remote_code, offline=offline)
         kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
         if offline:
             kwargs["local_files_only"] = True

@@ -38,8 +38,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from builders.core import contract
 from harness.file_writing import write_bytes
 from harness.outputs.figures import PNG_DPI, save_figure, vector_path
+
+# What a report folder's earlier figures and their manifest may hold when read back to skip drawing again (the same
+# bounds as the viewer's): a figure some hundreds of KB to a few MB, the manifest some 200 KB for thousands.
+FIGURE_MOST = 64 * contract.MiB
+MANIFEST_MOST = 16 * contract.MiB
 
 MANIFEST = ".report_figures.json"
 Draw = Callable[..., Any]
@@ -88,8 +94,10 @@ def _unchanged(entry: object, key: str, path: Path) -> bool:
 
 
 def _file_digest(path: Path) -> str | None:
+    """The sha256 of a figure the last report wrote, or None: absent, no regular file (a FIFO planted there is
+    never waited on), or past what a figure holds (`FIGURE_MOST`)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(contract.read_regular(path, FIGURE_MOST, "a figure")).hexdigest()
     except OSError:
         return None
 
@@ -127,7 +135,7 @@ class FigureBatch:
 
     def __post_init__(self) -> None:
         try:
-            previous = json.loads((self.out_dir / MANIFEST).read_text(encoding="utf-8"))
+            previous = json.loads(contract.read_regular(self.out_dir / MANIFEST, MANIFEST_MOST, "a figure manifest"))
             self.previous = previous if isinstance(previous, dict) else {}
         except (OSError, ValueError):
             self.previous = {}

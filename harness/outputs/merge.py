@@ -24,8 +24,9 @@ import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from builders.core import contract
 from harness.api import Model, Request, Response
 from harness.file_writing import write_lines
 from harness.running.journal import (
@@ -42,6 +43,9 @@ from harness.running.journal import (
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
+# The longest journal line read: a record holds an answer (at most 64 characters per `max_gen_toks`, plus 1,024) and,
+# with `--log_samples`, its prompt as sent (a 128K-token prompt is some 0.5-1.2 MB of JSON).
+JOURNAL_LINE_MOST = 64 * contract.MiB
 TASK_DOCS_KEY = "task_docs"
 JOURNAL_GLOB = "journal_*.jsonl"
 
@@ -73,23 +77,39 @@ def read_journal(path: Path) -> ShardJournal:
     cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.running.sample_store`'s checks)
     is reported with its `file:line` and left out, so the merge finds its sample missing and names the shard to
     run again; running it generates that sample anew."""
-    raw = path.read_bytes()
-    if not raw.strip():
+    try:
+        handle = contract.open_regular(path)  # without blocking: a FIFO planted as a journal is refused at once
+    except OSError as err:
+        raise MergeError(f"{path}: unreadable journal ({err.strerror or err})") from None
+    with handle:
+        return _read_journal(path, handle)
+
+
+def _read_journal(path: Path, handle: BinaryIO) -> ShardJournal:
+    """The journal's lines, streamed, each within `JOURNAL_LINE_MOST` (a longer one is skipped and named)."""
+    first = contract.read_line(handle, JOURNAL_LINE_MOST)
+    if first is None:
+        raise MergeError(f"{path}:1: unreadable header (over {JOURNAL_LINE_MOST:,} bytes)")
+    if not first.strip():
         raise MergeError(f"{path}: empty journal")
-    lines = raw.split(b"\n")
-    header, problem = parse_line(lines[0])
+    header, problem = parse_line(first)
     if problem:
         raise MergeError(f"{path}:1: unreadable header ({problem})")
     problem = header_problem(header) or (None if isinstance(header.get("task"), str) else "a header without its task")
     if problem:
         raise MergeError(f"{path}:1: the journal's header is {problem}")
     latest: dict[str, SampleRecord] = {}
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+    number = 1
+    while (line := contract.read_line(handle, JOURNAL_LINE_MOST)) != b"":
+        number += 1
+        if line is not None and not line.strip():
             continue
-        record, problem = parse_line(line)
-        problem = problem or record_problem(record, header["task"])
-        if problem:
+        if line is None:
+            record, problem = None, f"over {JOURNAL_LINE_MOST:,} bytes"
+        else:
+            record, problem = parse_line(line)
+            problem = problem or record_problem(record, header["task"])
+        if problem or record is None:
             print(
                 f"harness: {path}:{number}: skipped an unreadable journal line ({problem}); run that shard again "
                 "to generate its sample anew",

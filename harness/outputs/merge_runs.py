@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from harness.config.task_index import TaskIndex
 from harness.errors import UserError
 from harness.outputs.merge import JournalOnlyModel, MergeError, merge_dirs, read_journal
 from harness.outputs.results_file import (
@@ -21,6 +23,12 @@ from harness.outputs.results_file import (
     RunConfig,
     read_results_file,
     write_results,
+)
+from harness.outputs.trusted_tasks import (
+    not_read_line,
+    recorded_task_folders,
+    trusted_task_index,
+    untrusted_task_folders,
 )
 from harness.running.journal import (
     journal_name,
@@ -116,9 +124,11 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
 
-def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
+def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str], include_paths: Sequence[Path] = ()) -> int:
     """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
-    an unsharded run does (nothing is generated), and write the results file of the whole run."""
+    an unsharded run does (nothing is generated), and write the results file of the whole run. Tasks come from the
+    installed task folders and `include_paths` (`harness merge --include_path`), never from the folders the shards'
+    results record (`harness.outputs.trusted_tasks`)."""
     from harness.running.lock import OutputLock
 
     runs = [_shard_run(d) for d in shard_dirs]
@@ -127,11 +137,32 @@ def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str]) -> int:
     if any(out_dir.resolve() == run.folder.resolve() for run in runs):
         raise UserError(f"{out}: the merged output must not be one of the shard folders")
     with OutputLock(out_dir, ["harness", "merge", *argv]):
-        return _merge_locked(runs, out_dir, argv)
+        return _merge_locked(runs, out_dir, argv, include_paths)
 
 
-def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
-    from harness.config.task_index import TaskIndex
+def _task_index(runs: list[ShardRun], task_names: list[str], include_paths: Sequence[Path]) -> TaskIndex:
+    """The tasks the merge may build: the installed ones and `include_paths`; a task the shards ran from a folder
+    their results record, and the merge was not given, is one line naming the folder and what to give."""
+    recorded = recorded_task_folders(run.results["config"] for run in runs)
+    index = trusted_task_index("harness merge", include_paths, recorded, say=False)
+    unknown = [n for n in task_names if n not in index.tasks]
+    unknown += [g for g in runs[0].results.get("group_subtasks") or {} if g not in index.groups]
+    left_out = untrusted_task_folders(include_paths, recorded)
+    if unknown:
+        where = (
+            f"; the shards' results record the task folders {', '.join(left_out)}, which harness merge does not read "
+            "(a results folder may come from elsewhere, and a task folder holds code): give `--include_path PATH` "
+            "to harness merge for a folder you trust"
+            if left_out
+            else " (were they given with --include_path from another folder? give it to harness merge too)"
+        )
+        raise UserError(f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)}{where}")
+    if left_out:
+        print(not_read_line("harness merge", left_out), file=sys.stderr)
+    return index
+
+
+def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_paths: Sequence[Path]) -> int:
     from harness.outputs.results import build_results, summary_table
     from harness.running.runner import Runner, RunOptions
     from harness.running.task import Task
@@ -144,15 +175,8 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str]) -> int:
     except MergeError as err:
         raise UserError(str(err)) from None
 
-    index = TaskIndex([Path(p) for p in config.get("include_path") or []])
-    unknown = [n for n in task_names if n not in index.tasks]
+    index = _task_index(runs, task_names, include_paths)
     groups = first.results.get("group_subtasks") or {}
-    unknown += [g for g in groups if g not in index.groups]
-    if unknown:
-        raise UserError(
-            f"the shards ran task(s) or group(s) this checkout does not know: {', '.join(unknown)} "
-            "(were they given with --include_path from another folder?)"
-        )
     metadata = config.get("metadata") or {}
     data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
     tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]

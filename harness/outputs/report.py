@@ -35,6 +35,7 @@ from harness.outputs.provenance import (
 from harness.outputs.report_hooks import AcrossModels, report_of
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
+from harness.outputs.trusted_tasks import trusted_task_folders
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
 
@@ -315,24 +316,12 @@ def write_report(
 
 
 def _trust_only_given_tasks(models: dict[str, ModelResults], include_paths: Sequence[Path]) -> None:
-    """Every model's task folders become those given to the report; the recorded ones left out are named."""
-    given = {str(path) for path in include_paths}
+    """Every model's task folders become those given to the report (`trusted_tasks`, the one rule of the commands
+    that read a results folder); the recorded ones left out are named in one line."""
     recorded = {path for data in models.values() for path in data.include_paths}
-    unread = sorted(path for path in recorded if path not in given and Path(path).resolve() not in _resolved(given))
+    trusted = set(trusted_task_folders("harness report", include_paths, recorded))
     for data in models.values():
-        data.include_paths = set(given)
-    if unread:
-        shown = ", ".join(unread[:3]) + (f" and {len(unread) - 3} more" if len(unread) > 3 else "")
-        print(
-            f"harness report: not read: the task folders the results files record ({shown}); their tasks get no "
-            "benchmark section. Give `--include_path PATH` to harness report to run the report hooks of a folder "
-            "you trust",
-            file=sys.stderr,
-        )
-
-
-def _resolved(paths: set[str]) -> set[Path]:
-    return {Path(path).resolve() for path in paths}
+        data.include_paths = set(trusted)
 
 
 def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:

@@ -75,8 +75,29 @@ def model_folder_name(backend: str, args: dict[str, str]) -> str:
     """
     checkpoint = args.get("pretrained") or args.get("model")
     if not checkpoint:
-        return sanitize_model_name(backend)
-    return sanitize_model_name(f"{backend}/{checkpoint}" if backend_spec(backend).folder_label else checkpoint)
+        return one_folder(sanitize_model_name(backend))
+    return one_folder(
+        sanitize_model_name(f"{backend}/{checkpoint}" if backend_spec(backend).folder_label else checkpoint)
+    )
+
+
+FOLDER_NAME_MOST = 200  # bytes: under the 255 of a file name, leaving room for what tools add to it
+
+
+def one_folder(name: str) -> str:
+    """`name` (lm-eval's sanitized text of what a user typed) as one folder right under `--output_path`, whatever the
+    text: a control character (NUL, a newline) or a lone surrogate becomes `_`, a name of dots only (`..`, `.`) or nothing gains a
+    leading `_`, and a name over `FOLDER_NAME_MOST` bytes keeps its start and ends in a hash of the whole, so two
+    names stay two folders. Every ordinary name is kept as it is (its journals resume)."""
+    unsafe = lambda c: ord(c) < 32 or c == "\x7f" or "\ud800" <= c <= "\udfff"  # noqa: E731 - control, surrogate
+    folder = "".join("_" if unsafe(c) else c for c in name).replace("/", "__").replace("\\", "__")
+    if not folder.strip("."):
+        folder = "_" + folder
+    if len(folder.encode()) > FOLDER_NAME_MOST:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        kept = folder.encode()[: FOLDER_NAME_MOST - 17].decode("utf-8", "ignore")
+        folder = f"{kept}-{digest}"
+    return folder
 
 
 def package_versions() -> dict[str, str | None]:

@@ -265,11 +265,18 @@ def write_results(results: ResultsFile, model_dir: Path, date_id: str | None = N
     return write_text(model_dir / f"results_{stamp}.json", dumps(strict_values(results), indent=2, ensure_ascii=False))
 
 
+# The most bytes a results file may hold: each task's config, metrics, counts and breakdowns take some KB to some tens
+# of KB (the demo's largest, four benchmarks' tasks, is 0.3 MB), so a run of every task of the four benchmarks writes
+# a few MB.
+RESULTS_MOST = 64 * contract.MiB
+
+
 def read_results_file(path: Path) -> ResultsFile:
     """A results file, parsed and checked against `ResultsFile`, or a `UserError` naming the file and what was
     expected."""
     try:
-        data = contract.loads_json(path.read_bytes().decode("utf-8"))
+        # Without blocking (a FIFO planted as a results file), a regular file only, within its bound.
+        data = contract.loads_json(contract.read_regular(path, RESULTS_MOST, "a results file").decode("utf-8"))
     except contract.TooManyDigits as err:
         raise UserError(f"{path}: not a results file the report can read: {err}") from None
     except OSError as err:

@@ -39,6 +39,7 @@ from harness.errors import TaskConfigError
 from harness.file_writing import write_lines
 from harness.models.generation import safe_generate
 from harness.redact import dumps
+from harness.running.task_hook import TaskHook, TaskHookError
 
 JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
@@ -57,13 +58,13 @@ class JudgeSpec:
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
 
     @classmethod
-    def from_config(cls, block: dict[str, Any], where: str) -> JudgeSpec:
+    def from_config(cls, block: dict[str, Any], where: str, task: str = "") -> JudgeSpec:
         hooks = {}
         for key in ("prompts", "parse", "score"):
             ref = block.get(key)
             if not isinstance(ref, FunctionRef):
                 raise TaskConfigError(f"{where}: `judge.{key}` must be a `!function module.fn`")
-            hooks[key] = ref.resolve()
+            hooks[key] = TaskHook(key, task, ref)  # one that raises or returns the wrong type: one line
         metrics = block.get("metrics")
         if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
             raise TaskConfigError(f"{where}: `judge.metrics` must list the metric names `judge.score` returns")
@@ -187,8 +188,11 @@ def judge_samples(
         outcome = outcomes[i]
         try:
             metrics = spec.score(doc, response, outcome.verdicts)
-        except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:  # a verdict without the expected fields
-            outcome.status, outcome.error = UNPARSED, f"{type(err).__name__}: {err}"
+        except TaskHookError as err:  # a verdict without the expected fields, as the scorer says it
+            cause = err.cause
+            if not isinstance(cause, KeyError | TypeError | ValueError | ZeroDivisionError):
+                raise
+            outcome.status, outcome.error = UNPARSED, f"{type(cause).__name__}: {cause}"
             continue
         if set(metrics) != set(spec.metrics):
             raise TaskConfigError(

@@ -13,6 +13,7 @@ from harness.inputs.round_trip import round_tripped
 from harness.inputs.truncation import fit_to_model
 from harness.running.sample_records import screen
 from harness.running.task import RowProblem, Task
+from harness.running.task_hook import TaskHookError
 
 
 class RequestBuilder:
@@ -33,19 +34,22 @@ class RequestBuilder:
                 return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: input policy: {err}")
         if not isinstance(request, Request):
             return request
+        sample_id, step = request.sample_id, "text round trip"
         try:
             check_round_trip(request)
             request = self.round_tripped(request)  # counted, cut and sent after it
-        except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
-            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
-        try:
+            step = "truncation"
             request = self.fit(task, doc, request)
-        except (ValueError, KeyError) as err:  # a row without the figures its task's truncation rule reads
-            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: truncation: {err}")
-        try:
+            step = "text round trip"
             check_round_trip(request)
-        except ValueError as err:  # a prompt the task's round trip does not know (e.g. an input policy's)
-            return RowProblem(doc_id, request.sample_id, f"row {request.sample_id}: text round trip: {err}")
+        except TaskHookError as err:  # the hook's own refusal of this row; any other failure of a hook ends the run
+            if not err.row_level:
+                raise
+            return RowProblem(doc_id, sample_id, f"row {sample_id}: {step}: {err.reason}")
+        except (ValueError, KeyError) as err:
+            # truncation: a row without the figures its task's rule reads; the round trip: a prompt it does not know
+            # (e.g. an input policy's)
+            return RowProblem(doc_id, sample_id, f"row {sample_id}: {step}: {err}")
         return request
 
     def round_tripped(self, request: Request) -> Request:

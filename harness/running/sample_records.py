@@ -34,6 +34,7 @@ from harness.running.journal import SampleRecord
 from harness.running.metric_errors import ScoredRow
 from harness.running.sample_store import Outcome
 from harness.running.task import Task
+from harness.running.task_hook import TaskHookError
 from harness.sent import Sent, SentImageRecord, sent_images
 
 
@@ -180,7 +181,12 @@ class RecordBuilder:
             record["metrics"] = task.score(doc, cast(str, record["response"]))  # a status scored has its answer
         except TaskConfigError:
             raise
-        except Exception as err:  # a hook that fails on one odd answer must not end the run
+        except TaskHookError as err:  # a scorer that fails on one odd answer must not end the run
+            if err.cause is None:  # a value of the wrong type: the task's fault, on every sample
+                raise
+            record["status"] = ERROR
+            record["error"] = f"scoring failed: {type(err.cause).__name__}: {err.cause}"
+        except Exception as err:  # a built-in metric that fails on one odd answer must not end the run
             record["status"] = ERROR
             record["error"] = f"scoring failed: {type(err).__name__}: {err}"
         return record

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.config.task_config import TaskConfig
-from harness.errors import TaskConfigError
 from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import SAMPLE_METRICS
 from harness.running.rows_left_out import without_all_rows
@@ -38,12 +37,11 @@ class Task(TaskRequests):
         judged = set(self.judge.metrics) if self.judge else set()
         names = [m.metric for m in self.config.metric_list if m.metric not in judged]
         if "process_results" in self.hooks:
-            out = call_hook(self.hooks["process_results"], doc, [response], metadata=self.metadata)
-            if not isinstance(out, dict) or set(out) != set(names):
-                got = sorted(out) if isinstance(out, dict) else type(out).__name__
-                raise TaskConfigError(
-                    f"{self.config.source}:1: task {self.name!r}: process_results returned {got}; "
-                    f"metric_list expects {sorted(names)}"
+            hook = self.hooks["process_results"]
+            out = call_hook(hook, doc, [response], metadata=self.metadata)
+            if set(out) != set(names):
+                raise hook.wrong(
+                    (doc,), f"returned the metrics {sorted(map(str, out))}, where metric_list expects {sorted(names)}"
                 )
             return out
         target = self.target(doc)

@@ -1,5 +1,6 @@
-"""A task's Python hooks bound once, from its YAML (`!function utils.x`): the functions its keys name, its judge, and
-each metric's aggregation, every one checked before a document is read."""
+"""A task's Python hooks bound once, from its YAML (`!function utils.x`): the functions its keys name (each a
+`TaskHook`: one that raises or returns the wrong type is one line naming the task, the hook and the row), its judge,
+and each metric's aggregation, every one checked before a document is read."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.running.judge import JudgeSpec
 from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
+from harness.running.task_hook import TaskHook
 
 # The task keys that may name a function.
 HOOK_KEYS = (
@@ -47,7 +49,7 @@ def call_hook(func: Callable[..., Any], *args: Any, metadata: Mapping[str, objec
 class TaskHooks:
     """A task's bound hooks (by YAML key), its judge and its metrics' aggregations."""
 
-    functions: dict[str, Callable[..., Any]]
+    functions: dict[str, TaskHook]
     judge: JudgeSpec | None
     aggregations: dict[str, Callable[..., Any]]
 
@@ -71,8 +73,10 @@ def _aggregation(config: TaskConfig, spec: MetricSpec) -> Callable[..., Any]:
 def bind_hooks(config: TaskConfig) -> TaskHooks:
     """The task's hooks, its judge and aggregations, or a `TaskConfigError` naming its YAML."""
     name = config.task
-    functions = {key: value.resolve() for key in HOOK_KEYS if isinstance(value := getattr(config, key), FunctionRef)}
-    judge = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {name!r}") if config.judge else None
+    functions = {
+        key: TaskHook(key, name, value) for key in HOOK_KEYS if isinstance(value := getattr(config, key), FunctionRef)
+    }
+    judge = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {name!r}", name) if config.judge else None
     judged = set(judge.metrics) if judge else set()
     undeclared = judged - {m.metric for m in config.metric_list}
     if undeclared:

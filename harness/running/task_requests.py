@@ -4,7 +4,7 @@ its token figures, its generation settings), or the `RowProblem` that keeps it f
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -18,6 +18,7 @@ from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError, UserError
 from harness.inputs.parquet_split import RowImage
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
+from harness.running.task_hook import TaskHook, TaskHookError
 from harness.running.task_hooks import call_hook
 from harness.running.task_rows import TaskRows
 
@@ -40,7 +41,7 @@ class TaskRequests(TaskRows):
         self,
         config: TaskConfig,
         metadata: Mapping[str, object],
-        hooks: dict[str, Callable[..., Any]],
+        hooks: dict[str, TaskHook],
         system_instruction: str | None,
     ) -> None:
         super().__init__(config, metadata, hooks)
@@ -91,21 +92,31 @@ class TaskRequests(TaskRows):
     def _hook_images(self, doc_id: int) -> list[bytes]:
         assert self.docs is not None and self.data is not None
         doc = {**self.doc(doc_id), **self.image_cells(doc_id)}
-        images = call_hook(self.hooks["doc_to_visual"], doc, metadata=self.metadata) or []
+        hook = self.hooks["doc_to_visual"]
+        images = call_hook(hook, doc, metadata=self.metadata) or []
         out = []
-        for image in images:
+        for position, image in enumerate(images):
             if isinstance(image, bytes):
                 out.append(image)
-            elif isinstance(image, dict) and image.get("bytes") is not None:
+            elif isinstance(image, dict) and isinstance(image.get("bytes"), bytes):
                 out.append(image["bytes"])
-            elif isinstance(image, dict) and image.get("path"):
+            elif isinstance(image, dict) and isinstance(image.get("path"), str) and image["path"]:
                 out.append(Path(image["path"]).read_bytes())
-            else:  # a PIL image: encode losslessly once
+            elif callable(getattr(image, "save", None)):  # a PIL image: encode losslessly once
                 import io
 
                 buffer = io.BytesIO()
-                image.save(buffer, format="PNG")
+                try:
+                    image.save(buffer, format="PNG")
+                except Exception as err:  # not an image after all, or one Pillow cannot write
+                    raise hook.wrong((doc,), f"returned image {position}, which cannot be saved ({err})") from None
                 out.append(buffer.getvalue())
+            else:
+                raise hook.wrong(
+                    (doc,),
+                    f"returned {type(image).__name__} as image {position}, where an image is bytes, "
+                    "{'bytes': ...}, {'path': ...} or a PIL image",
+                )
         return out
 
     def _hook_image(self, doc_id: int, index: int) -> bytes:
@@ -138,6 +149,10 @@ class TaskRequests(TaskRows):
             messages = with_system_instruction(messages, self.system_instruction)
         except (RowError, ValueError, KeyError, OSError) as err:
             return RowProblem(doc_id, sample_id, f"row {sample_id}: {err}")
+        except TaskHookError as err:  # a hook refusing this row is its record; any other failure ends the run
+            if not err.row_level:
+                raise
+            return RowProblem(doc_id, sample_id, f"row {sample_id}: {err.reason}")
         text_tokens = doc.get("text_tokens")
         image_tokens = doc.get("image_tokens")
         if not isinstance(image_tokens, list) or len(image_tokens) != len(images):

@@ -9,7 +9,7 @@ bytes out of its Parquet row group when the batch that holds it runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -19,19 +19,18 @@ import datasets
 
 from harness.config.task_config import TaskConfig
 from harness.config.yaml_loader import FunctionRef
-from harness.errors import TaskConfigError, UserError
+from harness.errors import UserError
 from harness.inputs.data import LoadedDataset, load_task_dataset
 from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
 from harness.running.rows_left_out import RowsLeftOut, rows_left_out
+from harness.running.task_hook import TaskHook, TaskHookError
 from harness.running.task_hooks import call_hook
 
 
 class TaskRows:
     """The rows of one task (see the module's docstring)."""
 
-    def __init__(
-        self, config: TaskConfig, metadata: Mapping[str, object], hooks: dict[str, Callable[..., Any]]
-    ) -> None:
+    def __init__(self, config: TaskConfig, metadata: Mapping[str, object], hooks: dict[str, TaskHook]) -> None:
         self.config = config
         self.name = config.task
         self.metadata = metadata
@@ -56,12 +55,17 @@ class TaskRows:
         self.data = load_task_dataset(self.config, data_dir, trust_unverified)
         docs = self.data.dataset
         if "process_docs" in self.hooks:
+            processing = self.hooks["process_docs"]
             try:
-                docs = call_hook(self.hooks["process_docs"], docs, metadata=self.metadata)
-            except (ValueError, KeyError) as err:  # e.g. a --metadata value the hook rejects
-                raise UserError(f"task {self.name!r}: process_docs: {err}") from None
+                docs = call_hook(processing, docs, metadata=self.metadata)
+            except TaskHookError as err:
+                if isinstance(err.cause, ValueError | KeyError):  # e.g. a --metadata value the hook rejects
+                    raise UserError(f"task {self.name!r}: process_docs: {err.reason}") from None
+                raise
             if not isinstance(docs, datasets.Dataset):
-                raise TaskConfigError(f"{self.config.source}:1: process_docs must return a datasets.Dataset")
+                raise processing.wrong(
+                    (docs,), f"returned {type(docs).__name__}, where process_docs returns a datasets.Dataset"
+                )
         self.n_original = len(docs)
         hook = self.hooks.get("process_docs")
         self.left_out = rows_left_out(hook, self.data.dataset, self.metadata, len(docs), call_hook)

@@ -4,7 +4,7 @@ Host check (`hosts`), with the static files of its pages. The viewer writes noth
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -20,9 +20,12 @@ from harness.view.hosts import HostCheck, ServedHosts
 from harness.view.viewer import HERE, Viewer
 
 
-def create_app(results_dir: Path, data_dir: str | None = None, *, hosts: ServedHosts) -> Starlette:
-    """The viewer of `results_dir`, answering only requests whose Host is one of `hosts`."""
-    viewer = Viewer(results_dir, data_dir)
+def create_app(
+    results_dir: Path, data_dir: str | None = None, *, hosts: ServedHosts, include_paths: Sequence[Path] = ()
+) -> Starlette:
+    """The viewer of `results_dir`, answering only requests whose Host is one of `hosts`; tasks from the installed
+    task folders and `include_paths` (`harness view --include_path`), never from those a results file records."""
+    viewer = Viewer(results_dir, data_dir, include_paths)
 
     def bound(handler: Callable[[Viewer, Request], Response]) -> Callable[..., object]:
         return page(functools.partial(handler, viewer))

@@ -3,14 +3,15 @@ newest results, the run (results file) they came from, and that run's journal an
 
 A results folder may come from anyone, so the catalog opens only files that resolve inside it (`safe_files`), leaves
 out a results file it cannot read with one line naming it (the rest of the folder still shows), and reads tasks
-only from the installed task folders: the `--include_path`s a results file names are listed, never indexed, so no
-task YAML or `!function` module they hold is read or imported.
+only from the installed task folders and the `--include_path`s given to `harness view`
+(`harness.outputs.trusted_tasks`, the rule of every command that reads a results folder): the ones a results file
+names are listed, never indexed, so no task YAML or `!function` module they hold is read or imported.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,10 @@ from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.report import benchmark_sections, headline_rows
 from harness.outputs.results import metric_items
 from harness.outputs.results_file import ResultsFile, read_results_file
+from harness.outputs.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal import journal_name
 from harness.view.safe_files import contained
 from harness.view.view_hooks_api import ViewHooks, view_hooks_of
-
-NOT_LOADED = "the viewer reads tasks only from the installed task folders and imports no code a results file names"
-
 
 DIGIT_LIMIT = "a number of more digits than Python's 4,300-digit limit for int(str)"
 
@@ -68,16 +67,16 @@ class TaskRun:
 class Catalog:
     """Every model and task of a results folder, read once (`harness.outputs.model_results.load_results`)."""
 
-    def __init__(self, results_dir: Path) -> None:
+    def __init__(self, results_dir: Path, include_paths: Sequence[Path] = ()) -> None:
         self.results_dir = results_dir
         self.left_out: list[str] = []  # one line per results file not read, naming it and why
         self.models: dict[str, ModelResults] = load_results(results_dir, self._read)
-        # Where the runs found tasks besides the installed ones: named on the page, never read.
-        self.not_loaded = sorted({path for data in self.models.values() for path in data.include_paths})
+        # Where the runs found tasks besides the installed ones: named on the page and in one line, never read.
+        recorded = {path for data in self.models.values() for path in data.include_paths}
+        self.not_loaded = untrusted_task_folders(include_paths, recorded)
+        trusted = set(trusted_task_folders("harness view", include_paths, recorded))
         for data in self.models.values():
-            data.include_paths = set()
-        if self.not_loaded:
-            warn(f"not loaded: the task folders the results files name ({', '.join(self.not_loaded)}); {NOT_LOADED}")
+            data.include_paths = set(trusted)
         self.headline: dict[str, list[tuple[str, str]]] = {}
         # model -> task or group -> the `ViewHooks` its benchmark declares, read once a declaration
         self.hooks: dict[str, dict[str, ViewHooks | None]] = {}

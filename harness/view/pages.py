@@ -16,7 +16,7 @@ from harness.outputs.report import headline_cell, row_scale, scales
 from harness.outputs.run_provenance import run_section
 from harness.view.report_files import report_file as report_file_of
 from harness.view.report_links import linked_report
-from harness.view.safe_files import inside, read_regular
+from harness.view.safe_files import REPORT_MOST, FileTooLarge, inside, read_within, refusal
 from harness.view.shown import markdown_html
 from harness.view.task_data import is_sha256, media_type
 from harness.view.viewer import SECURITY_HEADERS, Viewer
@@ -91,7 +91,9 @@ def provenance(viewer: Viewer, request: Request) -> Response:
 def report(viewer: Viewer, request: Request) -> Response:
     path = inside(viewer.results_dir, "report.md")
     try:
-        text = read_regular(path).decode("utf-8", errors="replace") if path else None
+        text = read_within(path, REPORT_MOST, "a report").decode("utf-8", errors="replace") if path else None
+    except FileTooLarge as err:
+        return viewer.not_found(refusal(err))
     except OSError:
         text = None
     if text is None:
@@ -100,7 +102,10 @@ def report(viewer: Viewer, request: Request) -> Response:
 
 
 def report_file(viewer: Viewer, request: Request) -> Response:
-    found = report_file_of(viewer.results_dir, request.path_params["path"])
+    try:
+        found = report_file_of(viewer.results_dir, request.path_params["path"])
+    except FileTooLarge as err:
+        return viewer.not_found(refusal(err))
     if found is None:
         return viewer.not_found("no such file: the report's figures and report.md are served, nothing else")
     headers = dict(SECURITY_HEADERS)

@@ -11,19 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from harness.outputs.figure_batch import MANIFEST
-from harness.view.safe_files import SERVED, contained, inside, read_regular
+from harness.view.safe_files import (
+    FIGURE_MANIFEST_MOST,
+    FIGURE_MOST,
+    REPORT_MOST,
+    SERVED,
+    FileTooLarge,
+    contained,
+    inside,
+    read_within,
+)
 
 REPORT = "report.md"
-MANIFEST_LIMIT = 16 * 1024 * 1024  # a manifest of thousands of figures is some 200 KB
 
 
 def report_file(root: Path, relative: str) -> tuple[bytes, str] | None:
-    """(bytes, media type) of the file `/report/<relative>` names, or None (see the module's docstring)."""
+    """(bytes, media type) of the file `/report/<relative>` names, or None (see the module's docstring); a file past
+    its bound (`REPORT_MOST`, `FIGURE_MOST`) raises `FileTooLarge`, not read."""
     target = inside(root, relative)
     if target is None:
         return None
+    most, what = (REPORT_MOST, "a report") if relative == REPORT else (FIGURE_MOST, "a figure")
     try:
-        data = read_regular(target)
+        data = read_within(target, most, what)
+    except FileTooLarge:
+        raise
     except OSError:
         return None
     if relative != REPORT and hashlib.sha256(data).hexdigest() != figures(root).get(relative):
@@ -36,9 +48,9 @@ def figures(root: Path) -> dict[str, str]:
     one, or with one that is no manifest)."""
     path = contained(root, root / MANIFEST)
     try:
-        if path is None or path.stat().st_size > MANIFEST_LIMIT:
+        if path is None:
             return {}
-        manifest: Any = json.loads(read_regular(path).decode("utf-8"))
+        manifest: Any = json.loads(read_within(path, FIGURE_MANIFEST_MOST, "a figure manifest").decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
     if not isinstance(manifest, dict):

@@ -1,19 +1,23 @@
-"""Which files of the results folder the viewer may open, and how it opens them.
+"""Which files of the results folder the viewer may open, and how it opens and reads them.
 
 A URL names a file (`inside`): a relative path that stays inside the folder once every link is followed, of a kind
 the viewer shows; anything else is answered 404, never read. A file the viewer found itself (a results file, a
 journal, a sample log) is opened only where it resolves inside the folder too (`contained`). Every file is opened
 without blocking and read only when it is a regular file (`open_regular`): a FIFO, a socket or a device planted under
-a file's name is refused at once instead of holding the request (and the server's shutdown) forever.
+a file's name is refused at once instead of holding the request (and the server's shutdown) forever. No file is read
+whole without a bound: `read_within(path, REPORT_MOST, "a report")` (the bounds below, one per kind of file) or line
+by line, each line within `LINE_MOST` (`lines_within`); a page that meets a file past its bound says so in one line.
+A page added to the viewer reads its files through these two.
 """
 
 from __future__ import annotations
 
-import errno
-import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
+
+from builders.core import contract
 
 # What the report links and the viewer shows: its figures and its text.
 SERVED = {
@@ -25,8 +29,20 @@ SERVED = {
 }
 
 
-class NotRegularFile(OSError):
-    """A path that names something other than a regular file (a FIFO, a socket, a device, a folder)."""
+NotRegularFile = contract.NotRegularFile
+FileTooLarge = contract.FileTooLarge
+
+# What the viewer reads of a results folder, each file within a bound (a file past it is one line on its page, never
+# read): a report of every metric of many models is some hundreds of KB; a figure (PNG or SVG) some hundreds of KB to
+# a few MB; a figure manifest of thousands of figures some 200 KB; a journal's or a sample log's line holds one
+# sample's record (with `--log_samples`, its prompt: a 128K-token prompt is some 0.5-1.2 MB of JSON); a journal's
+# header its run's parts (a few KB). Journals and sample logs are read line by line, never whole.
+REPORT_MOST = 16 * contract.MiB
+FIGURE_MOST = 64 * contract.MiB
+FIGURE_MANIFEST_MOST = 16 * contract.MiB
+LINE_MOST = 64 * contract.MiB
+HEADER_MOST = 1 * contract.MiB
+JOURNAL_LINES_MOST = 2_000_000  # a journal's lines indexed: 20 times the 100,000 samples of a large run
 
 
 def inside(root: Path, relative: str) -> Path | None:
@@ -60,19 +76,26 @@ def contained(root: Path, path: Path) -> Path | None:
 
 def open_regular(path: Path) -> BinaryIO:
     """`path` opened for reading, never blocking on a FIFO or a device (`O_NONBLOCK`) and refused with
-    `NotRegularFile` unless it is a regular file."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
-        os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
-    except BaseException:
-        os.close(descriptor)
-        raise
+    `NotRegularFile` unless it is a regular file: the builders' and the harness's one opener
+    (`contract.open_regular`). Read it whole only through `read_within`, or line by line through `lines_within`."""
+    return contract.open_regular(path)
 
 
-def read_regular(path: Path) -> bytes:
-    with open_regular(path) as handle:
-        return handle.read()
+def read_within(path: Path, most: int, what: str) -> bytes:
+    """The whole of a regular file of at most `most` bytes (one of the bounds above); past it, `FileTooLarge` (an
+    `OSError`) whose message is the one line a page says: `report.md: 2,147,483,648 bytes, over the 16 MiB that a
+    report can hold; not read`."""
+    return contract.read_regular(path, most, what)
+
+
+def lines_within(handle: BinaryIO, most: int) -> Iterator[bytes | None]:
+    """Each line of `handle` (with its newline) of at most `most` bytes; None for a longer one, skipped in bounded
+    memory: a line read whole is never more than the bound."""
+    while (line := contract.read_line(handle, most)) != b"":
+        yield line
+
+
+def refusal(err: OSError) -> str:
+    """The one line an `OSError` of `open_regular` or `read_within` says, without the folder's own path."""
+    name = Path(err.filename).name if err.filename else "the file"
+    return f"{name}: {err.strerror or err}"

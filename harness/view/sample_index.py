@@ -6,7 +6,8 @@ sample id, status, every numeric metric, the prompt's token count, whether it wa
 its line starts in the file. It is parsed by Arrow's JSON reader with a schema of those fields alone (the prompt
 and answer are skipped, not turned into Python strings); a journal the reader refuses (a line cut short by a
 kill, an odd line) is read line by line with the harness's own rules instead. A record is read whole only when
-its row is shown (`record`).
+its row is shown (`record`). No line past `safe_files.LINE_MOST` is parsed (it counts as no sample record), and no
+more than `JOURNAL_LINES_MOST` lines are indexed (the page says so).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 
 from harness.api import SCORED, STATUSES
 from harness.running.journal import parse_line, record_problem
-from harness.view.safe_files import open_regular
+from harness.view.safe_files import JOURNAL_LINES_MOST, LINE_MOST, open_regular
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
@@ -49,6 +50,7 @@ class SampleIndex:
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
+    limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
@@ -155,11 +157,12 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def line_spans(data: Any, end: int) -> tuple[np.ndarray, np.ndarray]:
-    """(start, length) of each complete line in data[:end]."""
-    starts, lengths = [], []
+def line_spans(data: Any, end: int, most: int = JOURNAL_LINES_MOST) -> tuple[np.ndarray, np.ndarray]:
+    """(start, length) of each complete line in data[:end], the first `most` of them."""
+    starts: list[int] = []
+    lengths: list[int] = []
     position = 0
-    while position < end:
+    while position < end and len(starts) < most:
         stop = data.find(b"\n", position, end)
         if stop < 0:
             break
@@ -174,7 +177,7 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
     names: dict[str, None] = {}
     seen = 0
     for start, length in zip(starts, lengths, strict=True):
-        record = read_line(bytes(data[start : start + length]))
+        record = read_line(bytes(data[start : start + length])) if length <= LINE_MOST else None
         if isinstance(record, dict) and record_problem(record, task) is None:
             for name, value in (record.get("metrics") or {}).items():
                 if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
@@ -183,6 +186,16 @@ def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str
             if seen >= PROBED_LINES:
                 break
     return list(names)
+
+
+def _arrow_can_read(data: mmap.mmap, starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether Arrow's JSON reader may be given these lines: each within the bound (it reads what it is given at
+    once) and each a JSON object by its first byte (pyarrow 26 crashes the process on a line that is `null`)."""
+    if not len(starts):
+        return True
+    if int(lengths.max()) > LINE_MOST or int(lengths.min()) == 0:
+        return False
+    return bool(np.all(np.frombuffer(data, np.uint8)[starts] == ord("{")))
 
 
 def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) -> dict[str, list[Any]] | None:
@@ -227,7 +240,7 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
     out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated")}
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for start, length in zip(starts, lengths, strict=True):
-        record = read_line(bytes(data[start : start + length]))
+        record = read_line(bytes(data[start : start + length])) if length <= LINE_MOST else None  # past it: skipped
         record = record if isinstance(record, dict) else {}
         for name in ("type", "task", "sample_id", "status"):
             out[name].append(record.get(name) if isinstance(record.get(name), str) else None)
@@ -288,8 +301,13 @@ def build_index(path: Path, task: str) -> SampleIndex:
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             end = data.rfind(b"\n") + 1  # a last line without its newline was cut short by a kill
             starts, lengths = line_spans(data, end)
+            if len(starts) == JOURNAL_LINES_MOST and starts[-1] + lengths[-1] + 1 < end:
+                index.limited = f"only its first {JOURNAL_LINES_MOST:,} lines are indexed (more than any run writes)"
+                end = int(starts[-1] + lengths[-1] + 1)
             metrics = _probe_metrics(data, starts, lengths, task)
-            columns = _columns_by_arrow(data, end, metrics, len(starts))
+            columns = (
+                _columns_by_arrow(data, end, metrics, len(starts)) if _arrow_can_read(data, starts, lengths) else None
+            )
             if columns is None:
                 columns = _columns_by_line(data, starts, lengths, metrics)
     kinds = np.asarray(columns["type"], dtype=object)

@@ -37,6 +37,14 @@ def parser() -> argparse.ArgumentParser:
         help="look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
         "where the results files say the runs read them",
     )
+    out.add_argument(
+        "--include_path",
+        action="append",
+        default=[],
+        type=Path,
+        help="a folder of tasks (and their hooks) to read besides the installed ones; the --include_path a results "
+        "file records is never read, since a results folder may come from elsewhere",
+    )
     return out
 
 
@@ -67,7 +75,12 @@ def main(argv: list[str]) -> int:
         raise UserError(f"cannot listen on {args.host}:{args.port}: {err.strerror or err}") from None
     port = sock.getsockname()[1]
     try:
-        app = create_app(args.results_dir.resolve(), args.data_dir, hosts=served_hosts(args.host, port))
+        app = create_app(
+            args.results_dir.resolve(),
+            args.data_dir,
+            hosts=served_hosts(args.host, port),
+            include_paths=args.include_path,
+        )
     except BaseException:
         sock.close()
         raise

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from builders.core import contract
 from builders.core.contract import parse_hub_location
 from harness.api import GenerationSettings, ImagePart, Request, TextPart
 from harness.errors import UserError
@@ -24,7 +25,7 @@ from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun
-from harness.view.safe_files import open_regular
+from harness.view.safe_files import HEADER_MOST, LINE_MOST, lines_within, open_regular
 from harness.view.sample_index import axis_values
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
 
@@ -226,7 +227,8 @@ class TaskData:
         return self._axes
 
     def settings(self, header: dict[str, Any] | None) -> GenerationSettings:
-        generation = ((header or {}).get("parts") or {}).get("generation")
+        parts = (header or {}).get("parts")
+        generation = parts.get("generation") if isinstance(parts, dict) else None
         task = self.task()
         if isinstance(generation, dict):
             try:
@@ -292,8 +294,8 @@ class TaskData:
             return {}
         start = f'{{"doc_id": {doc_id},'.encode()
         try:
-            with open_regular(log) as handle:
-                line = next((line for line in handle if line.startswith(start)), None)
+            with open_regular(log) as handle:  # line by line, each within its bound: a longer line is passed by
+                line = next((line for line in lines_within(handle, LINE_MOST) if line and line.startswith(start)), None)
             entry = json.loads(line.decode("utf-8")) if line else None
         except (OSError, UnicodeDecodeError, ValueError):
             return {}
@@ -376,8 +378,10 @@ def header_of(journal: Path | None) -> dict[str, Any] | None:
         return None
     try:
         with open_regular(journal) as handle:
-            first = handle.readline()
-        value = json.loads(first.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+            first = contract.read_line(handle, HEADER_MOST)  # None past the bound: no header read
+        value = json.loads(first.decode("utf-8")) if first else None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
-    return value if isinstance(value, dict) and value.get("type") == "header" else None
+    if not isinstance(value, dict) or value.get("type") != "header":
+        return None
+    return value if isinstance(value.get("parts", {}), dict) else {**value, "parts": {}}  # untrusted: any shape

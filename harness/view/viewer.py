@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -36,9 +37,9 @@ SECURITY_HEADERS = {
 class Viewer:
     """The results folder's catalog, and the task data and journal indexes read so far."""
 
-    def __init__(self, results_dir: Path, data_dir: str | None = None) -> None:
+    def __init__(self, results_dir: Path, data_dir: str | None = None, include_paths: Sequence[Path] = ()) -> None:
         self.results_dir = results_dir
-        self.catalog = Catalog(results_dir)
+        self.catalog = Catalog(results_dir, include_paths)
         self.data_dir = data_dir
         self.images = ImageStore()
         self._indexes: dict[tuple[str, str], SampleIndex] = {}

@@ -137,7 +137,10 @@ def test_a_list_metric_in_a_shard_is_one_line_from_merge(
     record = json.loads(first)
     record["metrics"]["acc"] = [1, 2]
     journal.write_text("\n".join([header, json.dumps(record), *rest]) + "\n")
-    merged = harness("merge", tmp_path / "merged", tmp_path / "shard0", tmp_path / "shard1")
+    # The shards ran a task folder of their own: merge builds its tasks only from one given to it (issue 49).
+    merged = harness(
+        "merge", tmp_path / "merged", tmp_path / "shard0", tmp_path / "shard1", "--include_path", shape_tasks
+    )
     assert merged.code == 2 and "Traceback" not in merged.err, merged.err
     assert (
         merged.err.strip()

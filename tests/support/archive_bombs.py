@@ -6,6 +6,7 @@ written or held here; CRCs and sizes are the true ones, so an unbounded reader i
     tar_gz(path, [("mmlb_data/a.jsonl", Run(b"\\n", 2 << 30)), ("mmlb_data/b.jsonl", b"{}\\n")])
     zip_file(path, [("metadata_stitched/8_8.json", Run(b" ", 2 << 30))])
     gzip_run(path, Run(b"\\0", 2 << 30))
+    gzip_parts(path, [header, Run(b"a", 1536 << 20), b"\\0" * 1024])   # raw parts: a tar of one hostile header
 """
 
 from __future__ import annotations
@@ -154,8 +155,15 @@ def tar_gz(path: Path, members: Sequence[tuple[str, Content]], *, links: Sequenc
 
 def gzip_run(path: Path, content: Content) -> Path:
     """A gzip file of `content`."""
+    return gzip_parts(path, [content])
+
+
+def gzip_parts(path: Path, parts: Sequence[Content]) -> Path:
+    """A gzip file of `parts` one after another: raw tar headers and runs, for an archive no writer would make (a
+    header declaring a long name of 1.5 GiB, followed by that many bytes)."""
     deflater = _Deflater()
-    deflater.add(content)
+    for content in parts:
+        deflater.add(content)
     body = deflater.finish()
     header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
     path.write_bytes(header + body + struct.pack("<II", deflater.crc, deflater.size & 0xFFFFFFFF))

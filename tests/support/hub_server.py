@@ -8,7 +8,8 @@ repo at one commit as `huggingface_hub` asks for it, or failing the way the real
 repo's listing) gets: `gated` (403, GatedRepo), `private` (401, RepoNotFound), `forbidden` (a bare 403, as a
 firewall answers), `revision` (404, RevisionNotFound), `missing` (404, EntryNotFound), `unavailable` (503),
 `slow` (no answer to a download for 30 s), `cut` (half the file, then the connection closes). With `proxy=True`
-it answers as a proxy that refuses: 407 to everything (point HTTP_PROXY at it).
+it answers as a proxy that refuses: 407 to everything (point HTTP_PROXY at it). The listing gives each file's size
+(`listed_sizes` to list another).
 """
 
 from __future__ import annotations
@@ -36,10 +37,18 @@ _LISTING_FAILURES = ("gated", "private", "revision", "unavailable")
 
 class HubServer:
     def __init__(
-        self, repo: str, files: Mapping[str, bytes], *, failure: str | None = None, proxy: bool = False
+        self,
+        repo: str,
+        files: Mapping[str, bytes],
+        *,
+        failure: str | None = None,
+        proxy: bool = False,
+        listed_sizes: Mapping[str, int] | None = None,
     ) -> None:
         assert failure is None or failure in FAILURES, failure
         self.repo, self.files, self.failure, self.proxy = repo, dict(files), failure, proxy
+        # The size the listing gives each file (its true size unless said otherwise), as the Hub lists with `blobs`.
+        self.listed_sizes = {name: len(data) for name, data in files.items()} | dict(listed_sizes or {})
         self.requests: list[str] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -81,7 +90,7 @@ class HubServer:
                 if path.startswith(listing):
                     if hub.failure in _LISTING_FAILURES:
                         return self._error(*_ERRORS[hub.failure])
-                    siblings = [{"rfilename": name} for name in hub.files]
+                    siblings = [{"rfilename": name, "size": hub.listed_sizes[name]} for name in hub.files]
                     return self._send(200, json.dumps({"id": hub.repo, "sha": COMMIT, "siblings": siblings}).encode())
                 prefix = f"/datasets/{hub.repo}/resolve/"
                 if not path.startswith(prefix):

@@ -5,9 +5,11 @@ Both sides import this package and nothing else of each other (`from builders.co
 `options` (an option declared once: the flag, the checked field and the keyword, for the builders' and the
 harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by
 `json_shape`), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
-`json_numbers` (JSON read so that an integer too long for Python is one error naming its field) and `hub_cache` (a
-Hub cache's files verified before use). It imports nothing else of the project and no torch; `datasets`, pyarrow
-and Pillow only inside the functions that need them, so importing it costs nothing.
+`json_numbers` (JSON read so that an integer too long for Python is one error naming its field), `regular_files`
+(the one opener of a file someone else's folder holds: never blocking on a FIFO or a device, a regular file only,
+within a bound, a verified file from the descriptor that was hashed) and `hub_cache` (a Hub cache's files verified
+before use). It imports nothing else of the project and no torch; `datasets`, pyarrow and Pillow only inside the
+functions that need them, so importing it costs nothing.
 
 **Rows.** Every row of every benchmark carries the columns of `row_features()` (in the order the
 benchmark chooses, among its own columns):
@@ -35,13 +37,14 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 `contract` the image storage and the token rule its counts follow. A folder with a manifest is complete.
 """
 
-from builders.core.contract.hub_cache import HubCacheError, read_ref, verified_blob
+from builders.core.contract.hub_cache import HubCacheError, VerifiedBlob, read_ref, verified_blob
 from builders.core.contract.json_numbers import JsonValue, TooManyDigits, int_problem, int_text_problem, loads_json
 from builders.core.contract.json_shape import Problem, Rule, describe, kind_of, shape_problem
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
     BUILD_COMMAND,
     MANIFEST_FORMAT,
+    MANIFEST_MOST,
     MANIFEST_NAME,
     ManifestError,
     data_files,
@@ -55,6 +58,8 @@ from builders.core.contract.manifest import (
 from builders.core.contract.manifest_schema import (
     BuildManifest,
     ConfigFiles,
+    HubBlob,
+    HubRecord,
     ImageTableEntry,
     ManifestFile,
     is_build_manifest,
@@ -77,13 +82,28 @@ from builders.core.contract.options import (
     option,
     switch,
 )
-from builders.core.contract.paths import relative_path_problem
+from builders.core.contract.paths import expanded, relative_path_problem
 from builders.core.contract.reading import (
     ROW_GROUP_CACHE_BYTES,
     ImageTable,
     ParquetColumn,
     image_table,
     load_images,
+)
+from builders.core.contract.regular_files import (
+    FileTooLarge,
+    GiB,
+    KiB,
+    MiB,
+    NotRegularFile,
+    kind_of_mode,
+    open_descriptor,
+    open_regular,
+    pin_name,
+    read_line,
+    read_regular,
+    release_pins,
+    size_text,
 )
 from builders.core.contract.schema import (
     EMBEDDED,
@@ -159,7 +179,25 @@ __all__ = [
     "JsonValue",
     "TooManyDigits",
     "TOKEN_RULE",
+    "GiB",
+    "expanded",
+    "KiB",
+    "MANIFEST_MOST",
+    "MiB",
+    "FileTooLarge",
     "HubCacheError",
+    "HubBlob",
+    "HubRecord",
+    "NotRegularFile",
+    "kind_of_mode",
+    "VerifiedBlob",
+    "open_descriptor",
+    "open_regular",
+    "pin_name",
+    "read_line",
+    "read_regular",
+    "release_pins",
+    "size_text",
     "HubLocation",
     "ImageTable",
     "ManifestError",

@@ -3,10 +3,14 @@ harness's `--data_dir` read the same strings the same way)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 HUB_PREFIX = "hf://"
+# What `huggingface_hub.utils.validate_repo_id` accepts of an owner or a repo name (it raises HFValidationError on the
+# rest: a traceback where it was met first).
+HUB_NAME = re.compile(r"[\w.-]{1,96}")
 
 
 @dataclass(frozen=True)
@@ -37,4 +41,10 @@ def parse_hub_location(text: str | Path | None) -> HubLocation | None:
     parts = [p for p in path.split("/") if p]
     if not 1 <= len(parts) <= 2 or (revision == "" and "@" in body):
         raise ValueError(f"{text!r}: expected hf://ORG/NAME@REVISION (or hf://ORG[@REVISION])")
+    for part in parts:
+        if not HUB_NAME.fullmatch(part) or part[0] in "-." or part[-1] in "-." or "--" in part or ".." in part:
+            raise ValueError(
+                f"{text!r}: {part!r} is not a name the Hub gives an owner or a repo (letters, digits, '-', '_' and "
+                "'.', at most 96, not starting or ending with '-' or '.')"
+            )
     return HubLocation(parts[0], parts[1] if len(parts) == 2 else None, revision or None)

@@ -19,9 +19,13 @@ from builders.core.contract.manifest_schema import (
     is_build_manifest,
     manifest_problem,
 )
+from builders.core.contract.regular_files import MiB, open_regular, read_regular
 from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG
 
 MANIFEST_NAME = "build_manifest.json"
+# The most bytes a manifest may hold: one lists each data file in a line or two (the full MMLongBench build, the
+# largest, some thousand files: under 1 MB).
+MANIFEST_MOST = 64 * MiB
 # The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
 # and --quiet (absent for a build made through the Python API): how to add configs to it.
 BUILD_COMMAND = "build_command"
@@ -35,11 +39,16 @@ def read_manifest(folder: str | Path) -> BuildManifest | None:
     """The folder's manifest, or None when it has none (an incomplete build, or not a build); a `ManifestError` naming
     the file (and the field) when it cannot be read or is not of the declared shape (`manifest_schema`)."""
     path = Path(folder) / MANIFEST_NAME
-    if not path.is_file():
-        return None
     try:
-        manifest = loads_json(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, TooManyDigits, RecursionError) as exc:
+        # Without blocking, a regular file only, within its bound; a verified Hub blob from the descriptor hashed.
+        data = read_regular(path, MANIFEST_MOST, "a build manifest")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ManifestError(f"unreadable build manifest {path}: {exc.strerror or exc}") from None
+    try:
+        manifest = loads_json(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, TooManyDigits, RecursionError) as exc:
         raise ManifestError(f"unreadable build manifest {path}: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise ManifestError(f"{path} is not a build manifest of this project (format {MANIFEST_FORMAT})")
@@ -76,7 +85,7 @@ def file_sha256(path: str | Path, copy_to: str | Path | None = None, chunk: int 
     """The sha256 of a file, as the manifest lists it for each data file; `copy_to` also copies the file there
     on the way (one read for both)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as reader, open(copy_to, "wb") if copy_to is not None else nullcontext() as writer:
+    with open_regular(path) as reader, open(copy_to, "wb") if copy_to is not None else nullcontext() as writer:
         while block := reader.read(chunk):
             digest.update(block)
             if writer is not None:
@@ -93,7 +102,7 @@ def split_files(folder: str | Path, config: str, split: str) -> list[str] | None
     """
     path = Path(folder) / MANIFEST_NAME
     try:
-        manifest = loads_json(path.read_text())
+        manifest = loads_json(read_regular(path, MANIFEST_MOST, "a build manifest").decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(manifest, dict):  # a manifest that lists nothing: the folder is read through its card

@@ -20,6 +20,7 @@ from builders.core.contract.schema import SHARED, ImageStorage
 ManifestFormat = Literal["mmlongeval-build/1"]
 MANIFEST_FORMAT: ManifestFormat = get_args(ManifestFormat)[0]
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def _outside(path: str) -> str | None:
@@ -69,6 +70,33 @@ class ManifestContract(TypedDict, total=False):
     image_placeholder: str
 
 
+class HubBlob(TypedDict):
+    """A file a build read from a Hub release, as verified in the Hub cache: its sha256 (whatever its blob is named
+    by), its size, and its blob's name (the etag: the sha256 for an LFS file, git's blob hash for another)."""
+
+    sha256: Sha256
+    num_bytes: Count
+    etag: str
+
+
+class HubRecord(TypedDict):
+    """A Hub release a build read (`inputs.hub`, or `inputs.hub.<source>` for a build of several): the revision asked
+    for, the commit it was, the files read and, beside the commit, each file's blob. Builds from before blobs were
+    recorded lack `blobs`."""
+
+    repo: str
+    revision: str
+    commit: Annotated[str, Rule("a commit (40 hex digits)", test=lambda value: bool(_COMMIT.fullmatch(value)))]
+    files: list[str]
+    blobs: NotRequired[dict[str, HubBlob]]
+
+
+class ManifestInputs(TypedDict, total=False):
+    """The sources a build read: the benchmark's own keys (`source`, fingerprints, ...), left to it, and `hub`."""
+
+    hub: HubRecord | dict[str, HubRecord]
+
+
 class BuildManifest(TypedDict):
     """What a built folder holds. Older builds lack the keys added since, so a reader requires only `format` and
     `configs`."""
@@ -80,7 +108,7 @@ class BuildManifest(TypedDict):
     content_hash: NotRequired[str]  # "sha256:..." of the configs' content hashes
     contract: NotRequired[ManifestContract]
     request: NotRequired[dict[str, Any]]  # what was asked for: the benchmark's options, its configs
-    inputs: NotRequired[dict[str, Any]]  # the sources' fingerprints
+    inputs: NotRequired[ManifestInputs]  # the sources' fingerprints
     caveats: NotRequired[dict[str, str]]  # synthetic, limited, ...: why the build is not the paper's data
     environment: NotRequired[dict[str, Any]]  # library versions of the latest step
     stats: NotRequired[dict[str, Any]]

@@ -1,8 +1,22 @@
-"""What a file path a release or a manifest names may be: relative, and inside its folder."""
+"""What a file path a release or a manifest names may be: relative, and inside its folder; and a path a user gives,
+with its `~` expanded or one line saying why it cannot be."""
 
 from __future__ import annotations
 
+import os
 import posixpath
+from pathlib import Path
+
+
+def expanded(path: str | os.PathLike[str]) -> Path:
+    """`path` with a leading `~` or `~user` expanded as a shell does; a `~user` naming no user of this machine (or
+    `~` where no home folder is known) is a ValueError saying so in one line (`Path.expanduser` raises a bare
+    RuntimeError)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        head = str(path).split("/", 1)[0]
+        raise ValueError(f"{head} names no user's home folder on this machine (is the user name right?)") from None
 
 
 def relative_path_problem(name: object, folder: str = "release") -> str | None:

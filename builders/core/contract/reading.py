@@ -10,6 +10,7 @@ from typing import Any
 
 from builders.core.contract.location import parse_hub_location
 from builders.core.contract.manifest import MANIFEST_NAME, split_files
+from builders.core.contract.regular_files import open_regular
 from builders.core.contract.schema import ID, IMAGE_SHA256, IMAGE_TABLE_CONFIG, IMAGE_TABLE_SPLIT, IMAGES
 
 # Row groups of image bytes kept in memory per column reader, where an image's place in the file cannot be known
@@ -268,7 +269,7 @@ def image_table(location: str, revision: str | None = None, **load_kwargs: Any) 
     if key not in _TABLES:
         maps = []
         for path in _image_table_files(str(location), revision, load_kwargs):
-            with open(path, "rb") as file:
+            with open_regular(path) as file:  # never waits on a FIFO planted as a data file
                 maps.append(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
         files = [pq.ParquetFile(pa.BufferReader(pa.py_buffer(m))) for m in maps]
         _TABLES[key] = ImageTable(files, str(location), maps=maps)

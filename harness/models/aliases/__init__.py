@@ -25,6 +25,7 @@ from harness.models.alias import Alias, benchmark_args, run_policy
 from harness.models.families import aliases, style_named
 from harness.models.paper_models import paper_of
 from harness.models.registry import backend_spec
+from harness.models.remote_code import alias_trust
 
 __all__ = ["ALIASES", "Alias", "alias_info", "alias_policy", "index_benchmarks", "resolve", "task_benchmarks"]
 
@@ -80,6 +81,7 @@ def resolve(
         return name, dict(cli_args), None
     alias = ALIASES[name]
     merged = {**benchmark_args(name, alias, benchmarks, given=cli_args), **cli_args}
+    merged = alias_trust(name, alias.args.get("pretrained"), cli_args, merged)  # its trust: its checkpoint only
     if "context_length" in cli_args and "no_context_limit" not in cli_args:
         merged.pop("no_context_limit", None)  # a limit the user gives is screened against, whatever the alias says
     backend = merged.pop("backend", alias.backend)

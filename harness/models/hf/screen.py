@@ -9,6 +9,7 @@ from typing import TypedDict
 
 from harness.models.args import settings_from_args
 from harness.models.families import family_of
+from harness.models.remote_code import RemoteCodeRefused
 from harness.models.screen_model import ScreenModel, by_family
 
 
@@ -50,6 +51,8 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             settings_at_load=True,  # as the backend applies a request's settings
             max_grid_tiles=settings.max_grid_tiles,
         )
+    except RemoteCodeRefused:
+        raise  # the checkpoint's code is refused, not estimated around
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
         return by_family(

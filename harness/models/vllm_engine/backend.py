@@ -18,6 +18,7 @@ from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.families import style_named
 from harness.models.registry import register_model
+from harness.models.remote_code import before_loading
 from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
@@ -166,6 +167,9 @@ class VLLMModel(Model):
             from transformers import AutoTokenizer
 
             s = self.settings
+            before_loading(
+                s.tokenizer or s.pretrained, s.revision if s.tokenizer is None else None, s.trust_remote_code
+            )
             try:
                 self._tokenizer = AutoTokenizer.from_pretrained(
                     s.tokenizer or s.pretrained,

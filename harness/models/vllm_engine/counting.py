@@ -22,6 +22,7 @@ from harness.api import Request
 from harness.models.families import family_of, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
+from harness.models.remote_code import RemoteCodeRefused
 from harness.models.vllm_engine.settings import VLLMSettings
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,8 @@ def load_processor_count(
                 chat_template=chat_template,
                 style=style_named(settings.prompt_style),
             )
+        except RemoteCodeRefused:
+            raise  # the checkpoint's code is refused, not estimated around
         except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
             why = load_failure(settings.pretrained, err, offline=offline)
             continue

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
+from harness.models.checkpoint import check_checkpoint_files
+from harness.models.remote_code import before_loading
 from harness.models.vllm_engine.requests import (
     build_conversation,
     engine_prompt,
@@ -71,6 +73,10 @@ class LocalEngine:
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+        trust = bool(kwargs.get("trust_remote_code"))
+        for checkpoint in dict.fromkeys(c for c in (kwargs.get("model"), kwargs.get("tokenizer")) if c):
+            check_checkpoint_files(str(checkpoint), kwargs.get("revision"))  # no FIFO or device where vLLM reads
+            before_loading(str(checkpoint), kwargs.get("revision"), trust)  # said (or refused) before vLLM runs it
         self.llm = _load(llm_factory)(**kwargs)
         self.make_sampling = _load(sampling_factory)
         self.decode_workers = decode_workers

@@ -88,7 +88,7 @@ def test_a_blob_named_by_either_hash_is_verified_by_that_hash(tmp_path: Path, ki
     data = b'{"a": 1}\n'
     plain = {"f.json"} if kind == "git" else set()
     snap = fill_hub_cache(tmp_path, "o/r", {"f.json": data}, plain=plain)
-    blob = contract.verified_blob(snap, "f.json")
+    blob = contract.verified_blob(snap, "f.json").path
     assert blob.name == (git_blob_hash(data) if kind == "git" else hashlib.sha256(data).hexdigest())
     blob.write_bytes(b'{"a": 2}\n')  # the same length: git's hash covers the bytes, not only the size
     with pytest.raises(contract.HubCacheError, match=r"f\.json: its blob's bytes do not hash to the blob's name"):

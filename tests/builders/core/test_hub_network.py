@@ -187,3 +187,17 @@ def test_a_proxy_that_refuses_is_named_with_the_proxy_settings(tmp_path: Path, r
     )
     run = builders(tmp_path, "http://hub.invalid", *MMLB, HTTP_PROXY=f"http://127.0.0.1:{closed_port()}")
     one_line(run, tmp_path, f"{SOURCE}@main: listing the repo failed:", "HTTP_PROXY is set")
+
+
+def test_a_cached_blob_of_another_size_than_the_hub_lists_is_refused_before_it_is_hashed(
+    tmp_path: Path, release_files: dict[str, bytes]
+) -> None:
+    """Online, the listing gives each file's size: a blob in the cache of another size (changed, or cut short) is
+    refused from its size, before a byte of it is hashed (issue 49, item 3)."""
+    from tests.support.hub_cache import fill_hub_cache
+
+    fill_hub_cache(tmp_path / "hub", REPO, release_files)
+    size = len(release_files["0_mmlb_data.tar.gz"])
+    with HubServer(REPO, release_files, listed_sizes={"0_mmlb_data.tar.gz": size + 1}) as hub:
+        run = builders(tmp_path, hub.url, *MMLB, "--quiet")
+    one_line(run, tmp_path, f"0_mmlb_data.tar.gz: its blob holds {size:,} bytes where the Hub lists {size + 1:,}")

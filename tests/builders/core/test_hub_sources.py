@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,16 @@ def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def build(*argv: str) -> int:
     return cli.main(["build", *argv, "--quiet"])
+
+
+def without_blobs(record: dict) -> dict:
+    """A manifest's Hub record without its blobs, once each is checked to be the sha256 and size of an LFS blob of
+    the cache (named by its sha256)."""
+    blobs = record.pop("blobs")
+    assert sorted(blobs) == sorted(record["files"])
+    for blob in blobs.values():
+        assert blob["etag"] == blob["sha256"] and len(blob["sha256"]) == 64 and blob["num_bytes"] > 0
+    return record
 
 
 def manifest(folder: Path) -> dict:
@@ -86,7 +97,14 @@ def test_done_when_mmlongbench_builds_offline_from_an_empty_hub_cache_filled_fro
     )
     assert done.returncode == 0, done.stderr
     built = manifest(tmp_path / "data" / "mmlongbench")
-    assert built["inputs"]["hub"] == {
+    record = built["inputs"]["hub"]
+    assert record.pop("blobs") == {  # beside the commit, each blob read (issue 49, item 6)
+        name: {"sha256": sha256(path.read_bytes()).hexdigest(), "num_bytes": path.stat().st_size, "etag": sha}
+        for name, path in mmlb_hub_files.items()
+        if name in record["files"]
+        for sha in [sha256(path.read_bytes()).hexdigest()]
+    }
+    assert record == {
         "repo": "ZhaoweiWang/MMLongBench",
         "revision": "main",
         "commit": COMMIT,
@@ -251,7 +269,7 @@ def test_milebench_builds_offline_from_the_hub_cache_as_from_a_folder(
     assert build("milebench", "--source", str(folder), "--configs", configs, "--out", str(tmp_path / "dir_out")) == 0
     hub, local = manifest(tmp_path / "hub_out" / "milebench"), manifest(tmp_path / "dir_out" / "milebench")
     assert hub["content_hash"] == local["content_hash"]
-    assert hub["inputs"]["hub"] == {
+    assert without_blobs(hub["inputs"]["hub"]) == {
         "repo": "FreedomIntelligence/MileBench",
         "revision": HUB_RELEASE.revision,
         "commit": HUB_RELEASE.revision,
@@ -381,7 +399,7 @@ def test_locovqa_mmstar_and_mnist_build_offline_from_the_hub_cache_as_from_their
     )
     hub, local = manifest(tmp_path / "hub_out" / "locovqa"), manifest(tmp_path / "dir_out" / "locovqa")
     assert hub["content_hash"] == local["content_hash"]
-    assert hub["inputs"]["hub"] == {
+    assert {name: without_blobs(record) for name, record in hub["inputs"]["hub"].items()} == {
         "mmstar": {
             "repo": "Lin-Chen/MMStar",
             "revision": mmstar.revision,
@@ -436,7 +454,7 @@ def test_mmneedle_official_metadata_from_the_hub_builds_as_from_the_folder_and_t
     hub, local = manifest(tmp_path / "hub_out" / "mmneedle"), manifest(tmp_path / "dir_out" / "mmneedle")
     assert hub["content_hash"] == local["content_hash"]
     assert sorted(hub["request"]["official_metadata"]) == ["2_2.json", "annotations_1_2_2.json"]
-    assert hub["inputs"]["hub"] == {
+    assert without_blobs(hub["inputs"]["hub"]) == {
         "repo": "Wang-ML-Lab/MMNeedle",
         "revision": "main",
         "commit": COMMIT,

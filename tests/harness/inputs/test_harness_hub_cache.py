@@ -85,3 +85,30 @@ def test_a_hub_build_without_network_is_one_line_when_no_name_resolves(
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     (line,) = [line for line in run.stderr.splitlines() if "cannot get" in line]
     assert "cannot get hf://acme/mmneedle@v1.0.0: the Hub cannot be reached (no network?)" in line
+
+
+@pytest.mark.parametrize("planted", ["build_manifest.json", "data file"])
+def test_a_fifo_planted_in_the_hub_cache_is_refused_at_once(
+    tmp_path: Path, data_dir: Path, harness_script: str, script_env: dict[str, str], planted: str
+) -> None:
+    """A FIFO as the manifest's blob, or as a data file's: refused in one line, never waited on (issue 49, item 3:
+    the blob was opened with a blocking `open` before its `fstat`)."""
+    import os
+
+    snapshot = _cache(tmp_path, data_dir)
+    name = planted if planted != "data file" else sorted((snapshot / "m1_n2_k1").glob("*.parquet"))[0]
+    blob = (snapshot / name).resolve()
+    blob.unlink()
+    os.mkfifo(blob)
+    env = {**script_env, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [harness_script, "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--no_progress"]
+        + ["--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    (line,) = [line for line in run.stderr.splitlines() if "error" in line]
+    assert "a FIFO, not a regular file" in line, line

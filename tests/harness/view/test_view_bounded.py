@@ -1,0 +1,147 @@
+"""The viewer reads no file of the folder whole without a bound (issue 49, item 5): a report, a results file, a
+figure, a journal line, a sample log line and a journal header are each read within their bound
+(`harness.view.safe_files`), and one past it is one line on its page (or one line left out), in little memory; a
+journal header whose `parts` is not an object is a header without parts (item 7: an HTTP 500 before). The files of
+2 GiB are sparse (nothing is written); the issue measured 2.2-4.3 GB and an HTTP 500 for each."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.view.hosts import served_hosts
+
+TASK = "mmneedle_m1_n2_k1_pos"
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def logged_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    out = tmp_path_factory.mktemp("bounded_run")
+    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=GUESS", "--data_dir", str(data_dir)]
+    assert main([*argv, "--output_path", str(out), "--no_progress", "--log_samples"]) == 0
+    return out
+
+
+@pytest.fixture
+def results(logged_run: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(logged_run, tmp_path / "results", symlinks=True))
+
+
+def _client(results: Path):
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+
+    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+
+
+def _model_dir(results: Path) -> Path:
+    (folder,) = {p.parent for p in results.rglob("results_*.json")}
+    return folder
+
+
+def sparse(path: Path, size: int, prefix: bytes = b"", suffix: bytes = b"") -> Path:
+    """`prefix`, then zeros up to `size` bytes, then `suffix`: a file of `size` bytes that takes no disk."""
+    path.write_bytes(prefix)
+    os.truncate(path, size)
+    with open(path, "ab") as handle:
+        handle.write(suffix)
+    return path
+
+
+def peak(call: Callable[[], object]) -> tuple[object, int]:
+    """(what `call` returns, the most memory Python held meanwhile, every thread counted)."""
+    tracemalloc.start()
+    try:
+        value = call()
+        return value, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_report_past_its_bound_is_one_line_on_its_page(results: Path) -> None:
+    sparse(results / "report.md", 2 * GiB, b"# Evaluation report\n")
+    page, held = peak(lambda: _client(results).get("/report/"))
+    assert page.status_code == 404  # type: ignore[attr-defined]
+    assert "report.md: 2,147,483,648 bytes, over the 16 MiB that a report can hold; not read" in page.text  # type: ignore[attr-defined]
+    assert held < 64 * MiB
+
+
+def test_a_figure_past_its_bound_is_one_line_on_its_page(results: Path) -> None:
+    figure = sparse(results / "figure.png", 2 * GiB, b"\x89PNG\r\n\x1a\n")
+    (results / ".report_figures.json").write_text(json.dumps({"figure.png": {"sha256": "0" * 64}}))
+    page, held = peak(lambda: _client(results).get("/report/figure.png"))
+    assert page.status_code == 404  # type: ignore[attr-defined]
+    assert f"{figure.name}: 2,147,483,648 bytes, over the 64 MiB that a figure can hold; not read" in page.text  # type: ignore[attr-defined]
+    assert held < 64 * MiB
+
+
+def test_a_results_file_past_its_bound_is_left_out_in_one_line(results: Path, capsys: pytest.CaptureFixture) -> None:
+    sparse(_model_dir(results) / "results_zzz.json", 2 * GiB, b'{"results": {}, "config": {}, "x": "')
+    home, held = peak(lambda: _client(results).get("/"))
+    err = capsys.readouterr().err
+    assert home.status_code == 200 and "results_zzz.json" in home.text  # type: ignore[attr-defined]
+    line = next(line for line in err.splitlines() if "results_zzz.json" in line)
+    assert "left out (unreadable results file (2,147,483,648 bytes, over the 64 MiB that a results file" in line
+    assert held < 64 * MiB
+
+
+def test_journal_and_sample_log_lines_past_their_bound_are_passed_by(results: Path) -> None:
+    """A journal line of 2 GiB among the records (the index leaves it out, and counts it), and a sample log whose
+    lines are 2 GiB: the table and the sample page show, in little memory."""
+    model_dir = _model_dir(results)
+    journal = model_dir / f"journal_{TASK}.jsonl"
+    records = journal.read_bytes()
+    sparse(journal, len(records) + 2 * GiB, records, b"\n")
+    (log,) = model_dir.glob(f"samples_{TASK}_*.jsonl")
+    sparse(log, 2 * GiB, b'{"doc_id": 0, "x": "', b'"}\n')
+    sample_id = next(json.loads(line)["sample_id"] for line in records.splitlines() if b'"sample"' in line)
+    client = _client(results)
+
+    def pages() -> tuple[object, object]:
+        table = client.get("/samples", params={"model": "constant", "task": TASK})
+        sample = client.get("/sample", params={"model": "constant", "task": TASK, "id": sample_id})
+        return table, sample
+
+    (table, sample), held = peak(pages)
+    assert table.status_code == 200 and "1 journal line(s) are not sample records" in table.text  # type: ignore[attr-defined]
+    assert sample.status_code == 200  # type: ignore[attr-defined]
+    assert held < 160 * MiB  # a line's bound and what the pages hold, not the 2 GiB line
+
+
+def test_a_journal_header_whose_parts_is_no_object_is_a_header_without_parts(results: Path) -> None:
+    """The issue's `parts` as a string made `/sample` an HTTP 500."""
+    model_dir = _model_dir(results)
+    journal = model_dir / f"journal_{TASK}.jsonl"
+    header, *rest = journal.read_bytes().splitlines(keepends=True)
+    sample_id = json.loads(rest[0])["sample_id"]
+    client = _client(results)
+    for parts in ("a string", 5, ["a", "list"], None):
+        damaged = json.dumps({**json.loads(header), "parts": parts}).encode() + b"\n"
+        journal.write_bytes(damaged + b"".join(rest))
+        page = client.get("/sample", params={"model": "constant", "task": TASK, "id": sample_id})
+        assert page.status_code == 200, (parts, page.text[-500:])
+    # A header line `null`: pyarrow 26's JSON reader crashed the whole process on it (found by make fuzz).
+    journal.write_bytes(b"null\n" + b"".join(rest))
+    table = client.get("/samples", params={"model": "constant", "task": TASK})
+    assert table.status_code == 200 and "1 journal line(s) are not sample records" in table.text
+
+
+def test_a_journal_header_past_its_bound_is_no_header(results: Path) -> None:
+    model_dir = _model_dir(results)
+    journal = model_dir / f"journal_{TASK}.jsonl"
+    header, *rest = journal.read_bytes().splitlines(keepends=True)
+    sample_id = json.loads(rest[0])["sample_id"]
+    client = _client(results)
+    sparse(journal, 2 * GiB, b'{"type": "header", "x": "', b'"}\n' + b"".join(rest))
+    page, held = peak(lambda: client.get("/sample", params={"model": "constant", "task": TASK, "id": sample_id}))
+    assert page.status_code == 200 and held < 160 * MiB  # type: ignore[attr-defined]

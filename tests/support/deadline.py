@@ -1,0 +1,33 @@
+"""A deadline for a test whose failure would be a hang (a FIFO opened with a blocking `open` waits forever):
+
+    with within(5, "opening a FIFO planted as a blob"):
+        ...
+
+past the deadline, a timer signal raises `Overdue` in the main thread (a blocking `open` is interrupted by it), so
+the test fails in seconds instead of holding the suite.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+
+class Overdue(Exception):
+    """The block was still running at its deadline."""
+
+
+@contextmanager
+def within(seconds: float, what: str) -> Iterator[None]:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Overdue(f"{what}: still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
