@@ -57,6 +57,9 @@ class RunPlan:
     sample_logs: bool  # the sample logs are written: --log_samples, or implied by --predict_only
     hub: HubTarget | None  # where --hf_hub_log_args uploads the results
     wandb: tuple[dict[str, Any], dict[str, Any]] | None  # --wandb_args, --wandb_config_args: (init, config)
+    # `--output_path FILE.json`, as lm-eval reads it: the results are also written as FILE's stem + date, beside it
+    # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
+    results_copy: Path | None = None
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -81,15 +84,30 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def resolve_model(name: str, given: dict[str, str], task_names: Sequence[str] = ()) -> ModelChoice:
-    """The backend, arguments and alias of --model (or --judge_model) and its parsed arguments (an alias's for the
-    benchmarks of `task_names`); an unknown name is an error with suggestions."""
+def resolve_model(
+    name: str, given: dict[str, str], task_names: Sequence[str] = (), flag: str = "--model_args"
+) -> ModelChoice:
+    """The backend, arguments and alias of --model (or --judge_model, whose arguments are `flag`) and its parsed
+    arguments (an alias's for the benchmarks of `task_names`); lm-eval's and lmms-eval's names and model arguments
+    read as the backend here takes them, each said in one line (`harness.models.foreign_args`); an unknown name is
+    an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
-    from harness.models.registry import available_models
+    from harness.models.foreign_args import Refused, translate
+    from harness.models.registry import available_models, backend_spec, other_names
 
-    backend, args, alias = resolve(name, given, task_names)
+    foreign = other_names().get(name) if name not in ALIASES else None
+    backend, args, alias = resolve(foreign[0] if foreign else name, given, task_names)
     if backend not in available_models():
-        raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
+        known = set(available_models()) | set(ALIASES) | set(other_names())
+        raise UserError(suggest(name, known, "model") + " (see `harness models`)")
+    try:
+        args, lines = translate(backend_spec(backend).foreign_args, args)
+    except Refused as err:
+        raise UserError(str(err).replace("--model_args", flag, 1)) from None
+    if foreign:
+        print(f"harness: --model {name}: {foreign[1]}'s name, for the {backend} backend here", file=sys.stderr)
+    for line in lines:
+        print(f"harness: {line.replace('--model_args', flag, 1)}", file=sys.stderr)
     return ModelChoice(name, backend, args, alias, given)
 
 
@@ -202,7 +220,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
             "--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
             "writes: add --log_samples (or drop push_samples_to_hub)"
         )
-    judge = resolve_model(args.judge_model, args.judge_args) if args.judge_model else None
+    judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
     from harness.models.registry import backend_spec
 
     if args.max_batch_tokens and not backend_spec(model.backend).token_budget:
@@ -227,7 +245,9 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
                 scoring=not args.predict_only,
             )
         )
-    output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
+    results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
+    output_root = results_copy.parent if results_copy else args.output_path
+    output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
     return RunPlan(
         options=args,
@@ -245,4 +265,5 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
         sample_logs=log_samples,
         hub=hub,
         wandb=wandb,
+        results_copy=results_copy,
     )

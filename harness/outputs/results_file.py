@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, TypeGuard
@@ -21,6 +22,7 @@ from harness.file_writing import write_text
 from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
+COPY_OF = "copy_of"  # a copy of a run's results file (`write_results_copy`) names the original, read in its place
 Scalar = float | str | bool | None
 MetricValue = float | str | None  # a number, or lm-eval's "N/A" (NaN) and "inf" / "-inf"
 TaskEntry = dict[str, MetricValue]  # "alias", and "<metric>,none" / "<metric>_stderr,none" values
@@ -233,6 +235,16 @@ def write_results(results: ResultsFile, model_dir: Path, date_id: str | None = N
     every reader parses (no NaN or Infinity tokens)."""
     stamp = date_id or datetime.now().isoformat().replace(":", "-")
     return write_text(model_dir / f"results_{stamp}.json", dumps(_strict(results), indent=2, ensure_ascii=False))
+
+
+def write_results_copy(results: ResultsFile, written: Path, asked: Path, date_id: str) -> Path:
+    """`--output_path FILE.json`: the results `written` in the run's folder, copied where lm-eval writes them,
+    `FILE_<date_id>.json` beside FILE (`lm_eval/loggers/evaluation_tracker.py`, `save_results_aggregated`). The copy
+    names its original (`COPY_OF`), so `harness report` and `harness view`, which read the original beside its
+    journals, leave it out."""
+    target = asked.with_name(f"{asked.stem}_{date_id}.json")
+    copy = {**results, COPY_OF: os.path.relpath(written, target.parent)}
+    return write_text(target, dumps(_strict(copy), indent=2, ensure_ascii=False))
 
 
 def read_results_file(path: Path) -> ResultsFile:
