@@ -93,7 +93,7 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written."""
     from harness.models.replicas.settings import split_pool_args
-    from harness.running.screen_only import screen_model, screen_table, screen_tasks
+    from harness.running.screen_only import policy_table, screen_model, screen_table, screen_tasks
 
     try:  # replicas count alike
         model = screen_model(plan.model.backend, split_pool_args(plan.model.backend, plan.model.args)[1])
@@ -109,8 +109,8 @@ def _screen_only(plan: RunPlan) -> int:
         policies if policies.by_task else None,
     )
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
-    for task, described in policies.describe().items():
-        print(f"input policy of {plan.model.alias} on {task}: {described}")
+    if policies.describe():
+        print("\n" + policy_table(plan.model.alias or plan.model.name, policies.describe()))
     return 0
 
 
