@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.config.task_config import TaskConfig
 from harness.errors import TaskConfigError
+from harness.inputs.build_files import BUILDER_SOURCE
 from harness.running.metrics import SAMPLE_METRICS
 from harness.running.rows_left_out import without_all_rows
 from harness.running.task_aggregation import aggregate_metrics
@@ -18,6 +19,14 @@ from harness.running.task_hooks import bind_hooks, call_hook
 from harness.running.task_requests import RowProblem, TaskRequests
 
 __all__ = ["RowProblem", "Task"]
+
+
+def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:
+    """`metadata` as a task's identity holds it: less what only describes the task (`all_rows`, and
+    `builder_source`, the official release the missing-data hint names), so declaring either leaves every journal
+    written before resumable."""
+    kept = without_all_rows(metadata)
+    return None if kept is None else {k: v for k, v in kept.items() if k != BUILDER_SOURCE}
 
 
 class Task(TaskRequests):
@@ -71,7 +80,7 @@ class Task(TaskRequests):
         config.pop("report", None)  # presentation only
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
-            config["metadata"] = without_all_rows(config["metadata"])
+            config["metadata"] = scored_metadata(config["metadata"])
         if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
             config.pop("refusals")
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.report}
@@ -80,6 +89,6 @@ class Task(TaskRequests):
             "task": self.name,
             "version": self.config.version,
             "config_sha256": digest,
-            "metadata": without_all_rows(self.metadata),
+            "metadata": scored_metadata(self.metadata),
             "dataset": self.data.fingerprint if self.data else None,
         }
