@@ -22,8 +22,10 @@ def make_model(
     batch_size: int,
     max_batch_tokens: int | None,
     ray_address: str | None = None,
+    judge: bool = False,
 ) -> Model:
-    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
+    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`); a
+    failure is one line naming the flags that chose it (the judge's: `--judge_model`, `--judge_args`)."""
     from harness.models.replicas import build_model
 
     try:
@@ -31,6 +33,8 @@ def make_model(
             backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, ray_address=ray_address
         )
     except (ValueError, ImportError, OSError) as err:
+        if judge:  # the judge's arguments are --judge_args, whatever the backend's own words say
+            raise UserError(f"--judge_model {name}: {str(err).replace('--model_args', '--judge_args')}") from None
         raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
 
 
@@ -112,4 +116,4 @@ def open_judge(plan: RunPlan) -> Model | None:
     served = backend_spec(plan.judge.backend).served_model_arg
     if served is not None and served not in plan.judge.given and specs[0].model:
         args = {**args, served: specs[0].model}  # the paper's judge, unless told otherwise
-    return behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None), plan.cache)
+    return behind_cache(make_model(plan.judge.name, plan.judge.backend, args, 1, None, judge=True), plan.cache)
