@@ -312,10 +312,11 @@ class EvaluationOptions(LmEvalOptions):
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes are one line, `harness: error: REASON`, as every other mistake of the harness
-    is: argparse's usage (28 lines of flags here) before the reason would bury it; `--help` shows the usage."""
+    is (and as `simple_evaluate` raises it): argparse's usage (28 lines of flags here) before the reason would bury
+    it; `--help` shows the usage."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the flags)\n")
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def run_parser() -> argparse.ArgumentParser:

@@ -114,7 +114,7 @@ def test_a_usage_mistake_is_one_line_without_the_usage(
     except SystemExit as exit:
         code = exit.code
     assert code == 2
-    assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason} (`harness --help` lists the flags)"]
+    assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason}"]
 
 
 def test_a_judges_missing_key_names_the_judge_and_its_flags(
