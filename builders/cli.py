@@ -13,6 +13,7 @@ User mistakes end with exit code 2 and a one-line message naming the file or val
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import os
 import sys
@@ -24,12 +25,19 @@ from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, 
 from builders.core.errors import BuildError
 from builders.core.options import BenchmarkOptions, add_flags, add_run_flags, options_from_args, run_options_from_args
 
+PREFIX = "builders: error: "  # every error line, as argparse's own and as `harness: error: ` for the harness
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="builders", description="Build benchmark datasets and push them to the Hub.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{list,build,push}")
 
-    commands.add_parser("list", help="list the benchmarks and their configs")
+    listing = commands.add_parser(
+        "list",
+        help="list the benchmarks and their configs",
+        description="List the benchmarks and their configs: all of them, or one benchmark's.",
+    )
+    listing.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="only this benchmark's configs")
 
     names = benchmark_names()
     build = commands.add_parser(
@@ -59,8 +67,13 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
     return parser
 
 
-def _list() -> None:
-    for name in benchmark_names():
+def _list(only: str | None = None) -> None:
+    names = benchmark_names()
+    if only is not None and only not in names:
+        close = difflib.get_close_matches(only, names, n=3, cutoff=0.6)
+        hint = f"did you mean {' / '.join(close)}? " if close else ""
+        raise BuildError(f"unknown benchmark {only!r}; {hint}(the benchmarks are {', '.join(names)})")
+    for name in [only] if only else names:
         benchmark = load_benchmark(name)
         configs = benchmark.configs()
         print(f"{name}: {len(configs)} configs ({benchmark.summary})")
@@ -160,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "list":
-            _list()
+            _list(args.benchmark)
         elif args.command == "build":
             _build(args.benchmark, args.options)
         elif args.command == "push":
@@ -168,12 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             push(args.folder, args.repo, args.tag, private=args.private, dry_run=args.dry_run, token=args.token)
     except BuildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{PREFIX}{exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `builders list | head`: the reader left; not an error (an OSError: caught first)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except OSError as exc:  # a read-only or full disk, a folder without write permission: one line, not a traceback
-        print(f"error: {describe_os_error(exc)}", file=sys.stderr)
+        print(f"{PREFIX}{describe_os_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: nothing was left that looks like a complete dataset", file=sys.stderr)

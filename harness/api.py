@@ -345,11 +345,14 @@ class Model(abc.ABC):
 
     @property
     def token_rule(self) -> str:
-        """How `prompt_tokens` counts, recorded with the results."""
-        from builders.core.contract import TOKEN_RULE
-
-        cap = f", images scaled to max_pixels={self.facts.max_pixels}" if self.facts.max_pixels else ""
-        return f"the rows' text_tokens + each image by {TOKEN_RULE}{cap}"
+        """How `prompt_tokens` counts, recorded with the results. Here (a backend without a model's own count, such as
+        the baselines) the rows' figures, said as what they are, not by the rule's id: that names Qwen2-VL, whose
+        image rule MMLongBench counts its context lengths by, and no Qwen model is involved."""
+        cap = f", images scaled to max_pixels={self.facts.max_pixels} first" if self.facts.max_pixels else ""
+        return (
+            "the rows' own figures, no model's count: their text_tokens, and each image at one token per 28x28 "
+            f"pixels (the builds' rule for a context's length){cap}"
+        )
 
     def prompt_tokens(self, request: Request) -> int:
         """The prompt's tokens as the over-length screen counts them: the row's text tokens plus each

@@ -18,15 +18,17 @@ prompts, a group and its member tasks, an evaluation repeated after removing its
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from harness.errors import UserError
-from harness.run_arguments import EvaluationOptions, positive_int, run_parser
+from harness.run_arguments import EvaluationOptions, OneLineParser, positive_int, run_parser
+
+if TYPE_CHECKING:
+    from harness.config.task_index import TaskIndex
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
@@ -58,6 +60,9 @@ def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None)
     def shown(items: dict) -> list:
         return sorted(((n, v) for n, v in items.items() if _matches(n, pattern)), key=lambda item: natural_key(item[0]))
 
+    if pattern is not None:
+        _check_filter(index, sections, pattern)
+
     if "groups" in sections:
         groups = shown(index.groups)
         print(f"Groups ({len(groups)}):")
@@ -83,6 +88,37 @@ def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None)
     return 0
 
 
+SECTION_NAMES = {"groups": "group", "tags": "tag", "tasks": "task", "configs": "dataset config"}
+
+
+def _check_filter(index: TaskIndex, sections: tuple[str, ...], pattern: str) -> None:
+    """A filter that keeps nothing is a mistake: one line naming the names closest to it (in any section)."""
+    import difflib
+
+    found = {
+        "groups": list(index.groups),
+        "tags": list(index.tags),
+        "tasks": list(index.tasks),
+        "configs": list(index.dataset_configs()),
+    }
+    if any(_matches(name, pattern) for section in sections for name in found[section]):
+        return
+    kinds = [SECTION_NAMES[section] for section in sections]
+    what = ", ".join(kinds[:-1]) + f" or {kinds[-1]}" if len(kinds) > 1 else kinds[0]
+    elsewhere = [
+        section for section in found if section not in sections and any(_matches(n, pattern) for n in found[section])
+    ]
+    if elsewhere:
+        raise UserError(
+            f"no {what} holds or matches {pattern!r}; {SECTION_NAMES[elsewhere[0]]} names do: "
+            f"harness ls {elsewhere[0]} {pattern}"
+        )
+    names = sorted({name for section in sections for name in found[section]})
+    close = difflib.get_close_matches(pattern, names, n=5, cutoff=0.6)
+    hint = f"; did you mean: {', '.join(close)}?" if close else " (harness ls lists them all)"
+    raise UserError(f"no {what} holds or matches {pattern!r}{hint}")
+
+
 def _matches(name: str, pattern: str | None) -> bool:
     from fnmatch import fnmatchcase
 
@@ -96,7 +132,7 @@ LIST_TASKS["list_configs"] = ("configs",)
 
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness ls",
         description="List groups, tags, tasks and dataset configs.",
         epilog="Examples: harness ls WORD (every name holding it); harness ls tasks 'PREFIX_*_SUFFIX' (a glob); "
@@ -124,7 +160,7 @@ def models_command(argv: list[str]) -> int:
     from harness.models.aliases.listing import listing
     from harness.models.registry import available_models
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness models",
         description="List model backends and aliases, with the papers' models each benchmark declares.",
     )
@@ -138,7 +174,7 @@ def models_command(argv: list[str]) -> int:
 
 @subcommand("merge")
 def merge_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness merge",
         description="Combine the output folders of the --shard runs of one evaluation into the journals and the "
         "results file an unsharded run would have written (nothing is generated).",
@@ -166,9 +202,7 @@ def merge_command(argv: list[str]) -> int:
 def report_command(argv: list[str]) -> int:
     from harness.outputs.report import write_report
 
-    parser = argparse.ArgumentParser(
-        prog="harness report", description="Write report.md and PNG plots for a results folder."
-    )
+    parser = OneLineParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument(
         "results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)"
     )

@@ -80,3 +80,14 @@ def evaluate(**kwargs: Any) -> ResultsFile:
     here a model is loaded from its name by every run, so `evaluate` is `simple_evaluate` (see its parameters),
     for code written against lm-eval's names."""
     return simple_evaluate(**kwargs)
+
+
+def make_table(results: ResultsFile, column: str = "results") -> str:
+    """The table the CLI prints for `results` (what `simple_evaluate` returned, or a results file read): each task's
+    metrics, then each group's, as lm-eval's `lm_eval.utils.make_table` lays them out; `column="groups"`: the groups
+    alone, as lm-eval's `make_table(results, "groups")`. lm-eval itself is not needed."""
+    from harness.outputs.results import summary_table
+
+    if column not in ("results", "groups"):
+        raise UserError(f"make_table: column must be 'results' or 'groups', got {column!r}")
+    return summary_table(results if column == "results" else {**results, "results": {}})

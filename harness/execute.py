@@ -95,7 +95,7 @@ def _screen_only(plan: RunPlan) -> int:
     run would cost."""
     from harness.run_cost import run_estimate, screened
     from harness.running.cost_estimate import cost_lines
-    from harness.running.screen_only import screen_table
+    from harness.running.screen_only import policy_table, screen_table
 
     model, results = screened(plan)
     policies = run_policies(plan)
@@ -104,8 +104,8 @@ def _screen_only(plan: RunPlan) -> int:
 
         write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
-    for task, described in policies.describe().items():
-        print(f"input policy of {plan.model.alias} on {task}: {described}")
+    if policies.describe():
+        print("\n" + policy_table(plan.model.alias or plan.model.name, policies.describe()))
     from harness.models.registry import backend_spec
 
     estimates = run_estimate(plan, model, results)
@@ -118,7 +118,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.api import BackendFatalError
     from harness.lm_eval_flags import show_configs
     from harness.outputs.results import build_results, summary_table
-    from harness.outputs.results_file import write_results
+    from harness.outputs.results_file import write_results, write_results_copy
     from harness.run_config import cache_stats, run_config
     from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
@@ -187,13 +187,20 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         results["group_aggregation"] = {}
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
-    if plan.options.show_config:
-        print(show_configs(results["configs"]))
     _report_run(task_results, stats, plan.options.shard)
     results_file = None
     if output_dir is not None:
         results_file = write_results(results, output_dir, options.date_id)
         print(f"harness: results written to {results_file}", file=sys.stderr)
+        if plan.results_copy is not None:
+            copy = write_results_copy(results, results_file, plan.results_copy, options.date_id)
+            print(
+                f"harness: --output_path {plan.results_copy}: the results also in {copy}, as lm-eval names them",
+                file=sys.stderr,
+            )
+    if plan.options.show_config:  # after the results are saved: printing them never costs the run its file
+        print(show_configs(results["configs"]))
+    if results_file is not None:
         if plan.options.predict_only:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:

@@ -13,7 +13,7 @@ and said so in one line (never a usage error on a command line copied from lm-ev
     --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
     --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
     --show_config              each task's config printed after the results table (it is in the results file too)
-    --cache_requests, --check_integrity, --fewshot_as_multiturn
+    --cache_requests, --check_integrity, --fewshot_as_multiturn, --confirm_run_unsafe_code
                                accepted, with one line on what the harness does instead (`NOTHING_TO_DO`)
     --samples                  refused in one line: --limit N takes the first N documents of each task
 """
@@ -40,6 +40,8 @@ NOTHING_TO_DO = {
     "image against its own before it is scored (docs/integrity.md); there is no task test suite to run",
     "fewshot_as_multiturn": "the tasks here are zero-shot, as their papers ran them: there are no few-shot examples to "
     "send as turns",
+    "confirm_run_unsafe_code": "no task here runs code a model wrote (lm-eval asks it of its code-execution tasks), "
+    "so there is nothing to confirm",
 }
 MAX_SEED = 2**32 - 1  # NumPy's seeds are 0 .. 2**32 - 1; every seed here is held to the same range
 LM_EVAL = "lm-eval's flags"  # their group in `harness --help`
@@ -240,6 +242,7 @@ class LmEvalOptions(DeclaredOptions):
     )
     check_integrity: bool = switch("accepted: " + NOTHING_TO_DO["check_integrity"], group=LM_EVAL)
     fewshot_as_multiturn: bool = switch("accepted: " + NOTHING_TO_DO["fewshot_as_multiturn"], group=LM_EVAL)
+    confirm_run_unsafe_code: bool = switch("accepted: " + NOTHING_TO_DO["confirm_run_unsafe_code"], group=LM_EVAL)
     samples: str | None = option(
         None,
         "lm-eval's documents chosen by index: refused (--limit N evaluates the first N of each task)",
@@ -312,10 +315,15 @@ def recorded_flags(options: LmEvalOptions, seeds: Seeds) -> dict[str, Any]:
 
 
 def show_configs(configs: Mapping[str, object]) -> str:
-    """`--show_config`: each task's config as YAML, under its name (lm-eval prints them after its table)."""
+    """`--show_config`: each task's config as YAML, under its name (lm-eval prints them after its table). Printed as
+    the results file holds it: a value of the YAML loader's own types (its mappings keep their line numbers) is
+    written as the plain JSON value it is in that file, which `yaml.safe_dump` would refuse."""
+    import json
+
     import yaml
 
     return "\n".join(
-        f"--- {task} ---\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+        f"--- {task} ---\n"
+        + yaml.safe_dump(json.loads(json.dumps(config, default=str)), sort_keys=False, allow_unicode=True)
         for task, config in configs.items()
     )

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.declared_options import (
     REQUIRED,
@@ -344,8 +344,17 @@ class EvaluationOptions(LmEvalOptions):
         return self.seeds[0]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose mistakes are one line, `harness: error: REASON`, as every other mistake of the harness
+    is (and as `simple_evaluate` raises it): argparse's usage (28 lines of flags here) before the reason would bury
+    it; `--help` shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def run_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "

@@ -23,8 +23,10 @@ def make_model(
     batch_size: int,
     max_batch_tokens: int | None,
     ray_address: str | None = None,
+    judge: bool = False,
 ) -> Model:
-    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`)."""
+    """The backend in this process, or `data_parallel_size` replicas of it on Ray (`harness.models.replicas`); a
+    failure is one line naming the flags that chose it (the judge's: `--judge_model`, `--judge_args`)."""
     from harness.models.replicas import build_model
 
     try:
@@ -32,6 +34,8 @@ def make_model(
             backend, args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, ray_address=ray_address
         )
     except (ValueError, ImportError, OSError) as err:
+        if judge:  # the judge's arguments are --judge_args, whatever the backend's own words say
+            raise UserError(f"--judge_model {name}: {str(err).replace('--model_args', '--judge_args')}") from None
         raise UserError(f"model {name!r}: {err}{_switched_alias_note(name, backend)}") from None
 
 
@@ -142,7 +146,7 @@ def open_judge(plan: RunPlan) -> Judges | None:
     def open_one(model: str | None) -> Model:
         args = judge.args if model is None or served is None else {**judge.args, served: model}
         args = with_batch(plan, judge.backend, args, "judge")
-        return behind_cache(make_model(judge.name, judge.backend, args, 1, None), plan.cache)
+        return behind_cache(make_model(judge.name, judge.backend, args, 1, None, judge=True), plan.cache)
 
     # each task's paper's judge, unless told otherwise
     model_of = {task.name: None if named else task.judge.model for task in plan.tasks if task.judge is not None}

@@ -58,6 +58,9 @@ class RunPlan:
     sample_logs: bool  # the sample logs are written: --log_samples, or implied by --predict_only
     hub: HubTarget | None  # where --hf_hub_log_args uploads the results
     wandb: tuple[dict[str, Any], dict[str, Any]] | None  # --wandb_args, --wandb_config_args: (init, config)
+    # `--output_path FILE.json`, as lm-eval reads it: the results are also written as FILE's stem + date, beside it
+    # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
+    results_copy: Path | None = None
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -82,16 +85,44 @@ def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[li
     return resolved, include_paths + extra
 
 
-def resolve_model(name: str, given: dict[str, str], benchmarks: Sequence[Benchmark] = ()) -> ModelChoice:
-    """The backend, arguments and alias of --model (or --judge_model) and its parsed arguments (an alias's for the
-    benchmarks the run's tasks declare); an unknown name is an error with suggestions."""
+def resolve_model(
+    name: str,
+    given: dict[str, str],
+    benchmarks: Sequence[Benchmark] = (),
+    flag: str = "--model_args",
+) -> ModelChoice:
+    """The backend, arguments and alias of --model (or --judge_model, whose arguments are `flag`) and its parsed
+    arguments (an alias's for the benchmarks the run's tasks declare); lm-eval's and lmms-eval's names and model
+    arguments read as the backend here takes them, each said in one line (`harness.models.foreign_args`); an
+    unknown name is an error with suggestions."""
     from harness.models.aliases import ALIASES, resolve
-    from harness.models.registry import available_models
+    from harness.models.foreign_args import Refused, translate
+    from harness.models.registry import available_models, backend_spec, other_names
 
-    backend, args, alias = resolve(name, given, benchmarks)
+    foreign = other_names().get(name) if name not in ALIASES else None
+    backend, args, alias = resolve(foreign[0] if foreign else name, given, benchmarks)
     if backend not in available_models():
-        raise UserError(suggest(name, set(available_models()) | set(ALIASES), "model") + " (see `harness models`)")
+        known_model(name)
+        raise UserError(f"--model {name}: backend {backend!r} is not one of {', '.join(sorted(available_models()))}")
+    try:
+        args, lines = translate(backend_spec(backend).foreign_args, args)
+    except Refused as err:
+        raise UserError(str(err).replace("--model_args", flag, 1)) from None
+    if foreign:
+        print(f"harness: --model {name}: {foreign[1]}'s name, for the {backend} backend here", file=sys.stderr)
+    for line in lines:
+        print(f"harness: {line.replace('--model_args', flag, 1)}", file=sys.stderr)
     return ModelChoice(name, backend, args, alias, given)
+
+
+def known_model(name: str) -> None:
+    """A `UserError` with suggestions unless `name` is a backend, an alias, or lm-eval's or lmms-eval's name for one."""
+    from harness.models.aliases import ALIASES
+    from harness.models.registry import available_models, other_names
+
+    known = set(available_models()) | set(ALIASES) | set(other_names())
+    if name not in known:
+        raise UserError(suggest(name, known, "model") + " (see `harness models`)")
 
 
 def _batch_size(args: EvaluationOptions) -> int:
@@ -190,26 +221,26 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     ray_problem = address_problem(args.ray) if args.ray is not None else None
     if ray_problem:
         raise UserError(f"--ray {args.ray}: {ray_problem}")
-    model = resolve_model(args.model, args.model_args)  # a name neither a backend nor an alias stops here
+    known_model(args.model)  # a name neither a backend nor an alias stops here, before the tasks are read
     wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
     if hub is not None and hub.push_samples and not log_samples:
         raise UserError(
             "--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
             "writes: add --log_samples (or drop push_samples_to_hub)"
         )
-    judge = resolve_model(args.judge_model, args.judge_args) if args.judge_model else None
+    judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
     from harness.models.registry import backend_spec
 
-    if args.max_batch_tokens and not backend_spec(model.backend).token_budget:
-        print(
-            f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
-            file=sys.stderr,
-        )
     names, include_paths = _resolve_task_names(names, list(args.include_path))
     index = TaskIndex(include_paths)
     selection = index.select(names)
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
+    if args.max_batch_tokens and not backend_spec(model.backend).token_budget:
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
+            file=sys.stderr,
+        )
     model = ModelChoice(
         model.name,
         model.backend,
@@ -232,7 +263,9 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
             ),
             declared_extras(tasks),
         )
-    output_dir = args.output_path / model_folder_name(model.backend, model.args) if args.output_path else None
+    results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
+    output_root = results_copy.parent if results_copy else args.output_path
+    output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
     return RunPlan(
         options=args,
@@ -250,4 +283,5 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
         sample_logs=log_samples,
         hub=hub,
         wandb=wandb,
+        results_copy=results_copy,
     )

@@ -45,14 +45,14 @@ NO_NETWORK = (
 def hub_failure(repo: str, revision: str, exc: BaseException, doing: str) -> BuildError:
     """The `BuildError` for `exc`, raised while `doing` (e.g. "downloading 2_vh_image.tar.gz") with `repo` at
     `revision`."""
-    reason, todo = explain(_cause(exc), repo, revision)
+    reason, todo = explain(root_cause(exc), repo, revision)
     return BuildError(f"hf://{repo}@{revision}: {doing} failed: {reason}; {todo}")
 
 
 def is_network_failure(exc: BaseException) -> bool:
     """Whether the Hub was not heard from (no route, DNS, proxy, timeout) or could not serve (5xx, 429): then a
     copy in the Hub cache may stand in."""
-    cause = _cause(exc)
+    cause = root_cause(exc)
     if isinstance(cause, HUB_ANSWERS):
         return False
     status = _status(cause)
@@ -113,7 +113,7 @@ def explain(exc: BaseException, repo: str, revision: str) -> tuple[str, str]:
     return f"{type(exc).__name__}: {_first_line(exc)}", NO_NETWORK
 
 
-def _cause(exc: BaseException) -> BaseException:
+def root_cause(exc: BaseException) -> BaseException:
     """The failure behind `huggingface_hub`'s "not in the cache, and the Hub could not be asked"."""
     seen = 0
     while isinstance(exc, LocalEntryNotFoundError) and seen < 5:

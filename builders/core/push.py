@@ -104,6 +104,23 @@ def caveat_warnings(plan: PushPlan) -> list[str]:
     return lines
 
 
+def push_failure(repo: str, exc: BaseException) -> BuildError:
+    """One line for a push the Hub did not take, saying why and what to do, as a Hub source's failure says it
+    (`builders.core.hub_errors`); nothing was tagged."""
+    from huggingface_hub import constants
+
+    from builders.core.hub_errors import NO_NETWORK, explain, root_cause
+
+    if constants.HF_HUB_OFFLINE:
+        return BuildError(
+            f"push to {repo} failed: HF_HUB_OFFLINE=1 forbids talking to the Hub; unset it and push again"
+        )
+    reason, todo = explain(root_cause(exc), repo, "main")
+    if todo == NO_NETWORK or "run it again" in todo:
+        todo = "connect to the network (or point HF_ENDPOINT at a mirror) and push again"
+    return BuildError(f"push to {repo} failed: {reason}; {todo} (nothing was tagged)")
+
+
 def push(
     folder: str | Path,
     repo: str,
@@ -122,6 +139,7 @@ def push(
     if dry_run:
         return plan
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
     from huggingface_hub.utils import httpx as hub_httpx
 
     api = HfApi(token=token)
@@ -136,7 +154,7 @@ def push(
             commit_message=plan.commit_message,
         )
         api.create_tag(repo, tag=tag, revision=commit.oid, repo_type="dataset", tag_message=plan.commit_message)
-    except (OSError, hub_httpx.HTTPError) as exc:  # HTTP errors, offline mode, no connection
-        raise BuildError(f"push to {repo} failed: {exc}") from None
+    except (OSError, hub_httpx.HTTPError, HfHubHTTPError) as exc:  # HTTP errors, offline mode, no connection
+        raise push_failure(repo, exc) from None
     echo(f"pushed {repo} at commit {commit.oid}, tagged {tag}")
     return plan

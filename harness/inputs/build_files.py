@@ -17,6 +17,11 @@ from harness.config.task_config import TaskConfig
 from harness.errors import DatasetMissingError, UserError
 from harness.inputs.integrity import resolve_inside
 
+# A task's `metadata.builder_source`: the official release (`hf://ZhaoweiWang/MMLongBench`) that its `builder_command`'s
+# `RELEASE_DIR` stands for, as the README builds it. It only describes the task: not part of its identity.
+BUILDER_SOURCE = "builder_source"
+RELEASE_DIR = "RELEASE_DIR"
+
 
 def missing(
     config: TaskConfig,
@@ -45,7 +50,10 @@ def build_command_template(config: TaskConfig, manifest: contract.BuildManifest 
         escaped = shlex.join(command).replace("{", "{{").replace("}", "}}")
         return escaped + " --configs {dataset_name} --out {data_dir}"
     template = config.metadata.get("builder_command")
-    return str(template) if template else None
+    if not template:
+        return None
+    source = config.metadata.get(BUILDER_SOURCE)  # the official release, where `RELEASE_DIR` stands for it
+    return str(template).replace(RELEASE_DIR, str(source)) if source else str(template)
 
 
 def builder_hint(template: str | None, config: TaskConfig, data_dir: Path | str) -> str:

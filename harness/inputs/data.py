@@ -203,7 +203,8 @@ def load_task_dataset(
     raise missing(
         config,
         root,
-        f"task {config.task!r}: dataset {config.dataset_path!r} not found; looked in {', '.join(looked)}{env_note}",
+        # the same words for every task of the build: said once, however many tasks read it (`combined`)
+        f"dataset {config.dataset_path!r} not found; looked in {', '.join(looked)}{env_note}",
     )
 
 

@@ -6,9 +6,10 @@ extra a run needs installed (`harness.requirements`), whether `--device` and `--
 (`harness.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run_plan`), whether and how it
 runs as Ray replicas (`harness.models.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
 argument a judged task's own judge model fills (`harness.execute`), the argument `--batch` fills
-(`harness.run_models`), its results folder's name
-(`harness.outputs.results`), its label in reports (`harness.outputs.model_results`), and how an alias written for
-another backend is switched to it (`harness.models.aliases`). A spec is import-light: reading it imports none of the
+(`harness.run_models`), its results folder's name (`harness.outputs.results`), its label in reports
+(`harness.outputs.model_results`), how an alias written for another backend is switched to it
+(`harness.models.aliases`), and lm-eval's and lmms-eval's names for it and their model arguments it reads
+(`harness.models.foreign_args`). A spec is import-light: reading it imports none of the
 backend's code (its `module` is imported when the backend is built) and nothing its extra brings.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harness.models.foreign_args import ForeignArg
     from harness.models.screen_model import ScreenModel
 
 ArgsSwitch = Callable[[dict[str, str]], dict[str, str]]
@@ -82,3 +84,7 @@ class BackendSpec:
     # An alias written for another backend (by that backend's name), switched to this one with `backend=`: its
     # arguments as this backend takes them.
     adopts_alias: Mapping[str, ArgsSwitch] = field(default_factory=dict)
+    # lm-eval's and lmms-eval's names for this backend (`--model hf-multimodal`), each with whose it is ("lm-eval"),
+    # and what their model arguments that it does not take become here (`harness.models.foreign_args`).
+    known_as: Mapping[str, str] = field(default_factory=dict)
+    foreign_args: Mapping[str, ForeignArg] = field(default_factory=dict)

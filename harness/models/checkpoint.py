@@ -22,26 +22,39 @@ class CheckpointUnavailable(ValueError):
     """The checkpoint cannot be had here; the message says why and what to do."""
 
 
+def on_this_machine(pretrained: str, revision: str | None = None) -> bool:
+    """Whether `pretrained` is a local folder or its config is in the local Hub cache (nothing is downloaded); a
+    `ValueError` for a path the system cannot take."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if contract.expanded(pretrained).is_dir():
+        return True
+    return bool(REPO_ID.match(pretrained)) and isinstance(
+        try_to_load_from_cache(pretrained, "config.json", revision=revision), str
+    )
+
+
+def screen_download(pretrained: str) -> str:
+    """The command that fetches what `--screen_only` counts with: a checkpoint's config and processor, no weights."""
+    return f'hf download {pretrained} --exclude "*.safetensors" --exclude "*.bin"'
+
+
 def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
     """Return when `pretrained` is a local folder, is in the Hub cache, or the Hub says it exists; else raise
     `CheckpointUnavailable` with one line."""
-    from huggingface_hub import constants, try_to_load_from_cache
+    from huggingface_hub import constants
 
     try:
-        if contract.expanded(pretrained).is_dir():
+        if on_this_machine(pretrained, revision):
             return
-    except ValueError as err:
+    except ValueError as err:  # a path the system cannot take (`contract.expanded`)
         raise CheckpointUnavailable(f"checkpoint {pretrained}: {err}") from None
     if not REPO_ID.match(pretrained):
         raise CheckpointUnavailable(f"checkpoint {pretrained}: no such folder, and not a Hub model id (ORG/NAME)")
-    cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)
-    if isinstance(cached, str):
-        return
     at = f"@{revision}" if revision else ""
     fetch = (
         f"download it once with `hf download {pretrained}{' --revision ' + revision if revision else ''}`; "
-        f'--screen_only needs only its config and processor: `hf download {pretrained} --exclude "*.safetensors" '
-        '--exclude "*.bin"`'
+        f"--screen_only needs only its config and processor: `{screen_download(pretrained)}`"
     )
     if constants.HF_HUB_OFFLINE:
         raise CheckpointUnavailable(

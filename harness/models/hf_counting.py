@@ -46,7 +46,16 @@ def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | Non
 
 
 def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
-    """Why `ProcessorCount.load` failed, in one line (an exception's first line, cut at 200 characters)."""
+    """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
+    the command that fetches what counting needs (transformers' own words about the Hub say less); else the
+    exception's first line, cut at 200 characters."""
+    from harness.models.checkpoint import on_this_machine, screen_download
+
+    if offline and not on_this_machine(pretrained):
+        return (
+            f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
+            f"cache): `{screen_download(pretrained)}` fetches them"
+        )
     text = first_line(err).rstrip(".")
     text = text if len(text) <= 200 else text[:197] + "..."
     where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"

@@ -69,3 +69,17 @@ def get_model_class(name: str) -> type[Model]:
 
 def available_models() -> list[str]:
     return sorted(set(_REGISTRY) | set(BACKENDS))
+
+
+def other_names() -> dict[str, tuple[str, str]]:
+    """lm-eval's and lmms-eval's names for the backends here (`BackendSpec.known_as`): name -> (our backend, whose
+    name it is). A name that is also ours (lmms-eval's `vllm`, `openai`) is ours, and not listed."""
+    names: dict[str, tuple[str, str]] = {}
+    for backend in BACKENDS:
+        for name, whose in backend_spec(backend).known_as.items():
+            if name in BACKENDS:
+                raise ValueError(f"the {backend} backend declares {name!r}, a backend's own name, as another's")
+            if name in names:
+                raise ValueError(f"{name!r} is declared by the {names[name][0]} and {backend} backends")
+            names[name] = (backend, whose)
+    return names

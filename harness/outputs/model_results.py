@@ -13,6 +13,7 @@ from harness.errors import UserError
 from harness.models.registry import backend_spec
 from harness.outputs.provenance import TaskData, provenance_line, task_data
 from harness.outputs.results_file import (
+    COPY_OF,
     RESULTS_GLOB,
     MetricValue,
     ResultsFile,
@@ -121,7 +122,7 @@ def load_results(
     files = list(read)
     for path in sorted(files, key=lambda p: read[p].get("date") or 0):
         data = read[path]
-        if "partial" in data:
+        if "partial" in data or COPY_OF in data:  # a shard's part; a copy of a run's file, read at its original
             continue
         config = data.get("config", {})
         name = config.get("model_name") or path.parent.name

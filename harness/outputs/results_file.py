@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, TypeGuard
@@ -22,6 +23,7 @@ from harness.outputs.cost_record import CostEntry
 from harness.redact import dumps
 
 RESULTS_GLOB = "results_*.json"
+COPY_OF = "copy_of"  # a copy of a run's results file (`write_results_copy`) names the original, read in its place
 Scalar = float | str | bool | None
 MetricValue = float | str | None  # a number, or lm-eval's "N/A" (NaN) and "inf" / "-inf"
 # "alias", and "<metric>,none", "<metric>_stderr,none" and "<metric>_stderr_clustered,none" (lmms-eval's key) values
@@ -269,6 +271,16 @@ def write_results(results: ResultsFile, model_dir: Path, date_id: str | None = N
 # of KB (the demo's largest, four benchmarks' tasks, is 0.3 MB), so a run of every task of the four benchmarks writes
 # a few MB.
 RESULTS_MOST = 64 * contract.MiB
+
+
+def write_results_copy(results: ResultsFile, written: Path, asked: Path, date_id: str) -> Path:
+    """`--output_path FILE.json`: the results `written` in the run's folder, copied where lm-eval writes them,
+    `FILE_<date_id>.json` beside FILE (`lm_eval/loggers/evaluation_tracker.py`, `save_results_aggregated`). The copy
+    names its original (`COPY_OF`), so `harness report` and `harness view`, which read the original beside its
+    journals, leave it out."""
+    target = asked.with_name(f"{asked.stem}_{date_id}.json")
+    copy = {**results, COPY_OF: os.path.relpath(written, target.parent)}
+    return write_text(target, dumps(strict_values(copy), indent=2, ensure_ascii=False))
 
 
 def read_results_file(path: Path) -> ResultsFile:

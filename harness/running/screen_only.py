@@ -16,7 +16,7 @@ silently counted by another's rule.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,6 +121,7 @@ class ScreenedTask:
     judge_calls: int = 0
     judge_max_gen_toks: int = 0
     judge_model: str | None = None  # the task's own judge (its `judge.model`)
+    stand_in: str | None = None  # the offline stand-in the task's build was made from (`stand_in`), else None
 
     @property
     def sent(self) -> int:
@@ -166,6 +167,20 @@ class ScreenedTask:
         self.most_images = max(self.most_images, verdict.images)
 
 
+def stand_in(task: Task) -> str | None:
+    """`BUILD (SOURCE)` where the task's build was made from an offline stand-in (synthetic images, a fixture release),
+    as its manifest records it (`harness.inputs.data`: the results' `datasets` entry); None for the real data."""
+    info = task.data.info if task.data is not None else {}
+    source, caveats = info.get("source"), info.get("caveats")
+    source = source if isinstance(source, dict) else {}
+    if not (isinstance(caveats, dict) and "synthetic" in caveats) and source.get("kind") not in (
+        "synthetic",
+        "fixture",
+    ):
+        return None
+    return f"{task.config.dataset_path} built from {source.get('spec') or source.get('kind') or 'synthetic'}"
+
+
 def screen_tasks(
     model: ScreenModel,
     tasks: Sequence[Task],
@@ -178,7 +193,7 @@ def screen_tasks(
     out = []
     for task in tasks:
         max_gen_toks = task.generation_settings(gen_kwargs, seed).max_gen_toks
-        result = ScreenedTask(task.name, max_gen_toks=max_gen_toks)
+        result = ScreenedTask(task.name, max_gen_toks=max_gen_toks, stand_in=stand_in(task))
         if task.judge is not None:
             result.judge_max_gen_toks, result.judge_model = task.judge.settings.max_gen_toks, task.judge.model
         with task.rows():  # read again for this task only where the run let go of them (`Task.unload`)
@@ -210,13 +225,66 @@ def screen_table(model: ScreenModel, results: Sequence[ScreenedTask]) -> str:
         )
     total = sum(r.samples for r in results)
     screened = sum(sum(r.statuses.values()) for r in results)
-    lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out."]
+    prompts = _token_range(results)
+    lines += ["", f"{total - screened} of {total} samples would be sent to the model; {screened} screened out"]
+    lines[-1] += f"; prompts of {prompts} tokens." if prompts else "."
+    stand_ins = [r for r in results if r.stand_in]
+    if stand_ins:
+        which = "every task" if len(stand_ins) == len(results) else f"{len(stand_ins)} of the {len(results)} tasks"
+        builds = "; ".join(dict.fromkeys(r.stand_in for r in stand_ins if r.stand_in))
+        lines.append(
+            f"The data of {which} is an offline stand-in, not the benchmark's ({builds}): its prompts are "
+            f"{_token_range(stand_ins) or 'not counted'} tokens, whatever length a task's name says, and a run on it "
+            "shows the pipeline works, not how good a model is."
+        )
     for r in results:
         if r.first_problem:
             lines.append(f"- {r.task}: first screened sample: {r.first_problem}")
     if any(r.exact < r.counted for r in results):
         lines.append(
-            f"Counts marked estimate are not the model's own: {model.estimate or 'an image of unknown size'}. "
-            "The run may decide otherwise where an estimate is off."
+            f"Counts marked estimate are not the model's own, because {model.estimate or 'an image is of unknown size'}"
+            "; the run counts with the model itself and may decide otherwise."
         )
     return "\n".join(lines)
+
+
+def _token_range(results: Sequence[ScreenedTask]) -> str:
+    """The range of the prompts counted across `results` (`12-4,388`), or "" where none was counted."""
+    counted = [r for r in results if r.shortest_prompt is not None]
+    if not counted:
+        return ""
+    return f"{min(r.shortest_prompt or 0 for r in counted):,}-{max(r.longest_prompt for r in counted):,}"
+
+
+def policy_table(alias: str, described: Mapping[str, Mapping[str, object]]) -> str:
+    """The input policies an alias applies to the run's tasks (`RunPolicies.describe`), as one table: one row per
+    distinct policy, with the tasks it applies to."""
+    rows: dict[str, list[str]] = {}
+    for task, policy in described.items():
+        rows.setdefault(_policy_words(policy), []).append(task)
+    lines = [
+        f"Input policies of {alias} (its paper's settings for these tasks, applied to every request before the screen):",
+        "",
+        "| input policy | tasks |",
+        "|---|---|",
+    ]
+    lines += [f"| {words} | {len(tasks)}: {', '.join(tasks)} |" for words, tasks in rows.items()]
+    return "\n".join(lines)
+
+
+def _policy_words(policy: Mapping[str, object]) -> str:
+    parts = []
+    if policy.get("keep_last_images") is not None:
+        parts.append(f"keep the last {policy['keep_last_images']:,} images")
+    if policy.get("image_scale") is not None:
+        parts.append(f"images scaled by {policy['image_scale']}")
+    if policy.get("max_image_side") is not None:
+        parts.append(f"images at most {policy['max_image_side']:,} px a side")
+    processor = policy.get("processor_kwargs")
+    if isinstance(processor, Mapping) and processor:
+        parts.append("processor " + ", ".join(f"{k}={v}" for k, v in processor.items()))
+    parts += [f"{k}={v}" for k, v in policy.items() if k not in POLICY_WORDS]  # a policy added since, as it is
+    return "; ".join(parts)
+
+
+POLICY_WORDS = ("keep_last_images", "image_scale", "max_image_side", "processor_kwargs")

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.config.task_config import TaskConfig
+from harness.inputs.build_files import BUILDER_SOURCE
 from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import SAMPLE_METRICS
 from harness.running.rows_left_out import without_all_rows
@@ -19,6 +20,14 @@ from harness.running.task_requests import RowProblem, TaskRequests
 from harness.uncertainty import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
+
+
+def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:
+    """`metadata` as a task's identity holds it: less what only describes the task (`all_rows`, and
+    `builder_source`, the official release the missing-data hint names), so declaring either leaves every journal
+    written before resumable."""
+    kept = without_all_rows(metadata)
+    return None if kept is None else {k: v for k, v in kept.items() if k != BUILDER_SOURCE}
 
 
 class Task(TaskRequests):
@@ -85,7 +94,7 @@ class Task(TaskRequests):
         config.pop("cluster_key", None)  # how errors are computed: journals from before it was declared still resume
         config.pop("judge", None)  # asked after generation: judging again never makes the model answer again
         if isinstance(config.get("metadata"), dict):  # `all_rows` describes the task, changes no score
-            config["metadata"] = without_all_rows(config["metadata"])
+            config["metadata"] = scored_metadata(config["metadata"])
         if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
             config.pop("refusals")
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.benchmark}
@@ -94,6 +103,6 @@ class Task(TaskRequests):
             "task": self.name,
             "version": self.config.version,
             "config_sha256": digest,
-            "metadata": without_all_rows(self.metadata),
+            "metadata": scored_metadata(self.metadata),
             "dataset": self.data.fingerprint if self.data else None,
         }

@@ -120,13 +120,19 @@ def image_marks(
 
 def gold_text(gold: object) -> str | None:
     """The gold answer as a reader wants it: a gold the data holds as JSON (MMLongBench's `"Yes"`, a list of
-    aliases) without its quotes, one alias a line; any other text as it is."""
+    aliases, DocVQA's list answers, which the release holds as JSON text inside the JSON) without its quotes, one
+    answer a line; any other text as it is."""
     if not isinstance(gold, str):
         return None if gold is None else str(gold)
     try:
         value = json.loads(gold)
     except ValueError:
         return gold
+    if isinstance(value, str) and value.startswith("["):  # a list held as JSON text inside the JSON (DocVQA's)
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):

@@ -24,7 +24,7 @@ def assert_user_error(result: tuple[int, str, str], *fragments: str) -> None:
     code, _, err = result
     assert code == 2
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert len(lines) == 1 and lines[0].startswith("builders: error: "), err
     for fragment in fragments:
         assert fragment in lines[0], (fragment, lines[0])
 
@@ -228,7 +228,7 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     result = _builders_in_subprocess(tmp_path, out, prelude)
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("error: ") and "File too large (over the file size limit)" in line
+    assert line.startswith("builders: error: ") and "File too large (over the file size limit)" in line
     assert "nothing that looks like a complete dataset" in line
     assert not out.exists()  # no staging folder, no dataset, not even the folder the build made
 
@@ -250,4 +250,39 @@ def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
         out.chmod(0o755)
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("error: ") and str(out) in line and "Traceback" not in result.stderr
+    assert line.startswith("builders: error: ") and str(out) in line and "Traceback" not in result.stderr
+
+
+def test_list_takes_one_benchmark_and_names_the_closest_to_a_wrong_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 54 item 8: `builders list mmlongbench` was a usage error of `builders`, not `builders list`'s."""
+    code, out, _ = run(capsys, "list", "mmlongbench")
+    assert code == 0 and out.startswith("mmlongbench: ") and "niah_vh_single_128k" in out
+    assert not [line for line in out.splitlines() if not line.startswith(("mmlongbench: ", "  "))]
+    assert_user_error(
+        run(capsys, "list", "mmlongbnch"),
+        "unknown benchmark 'mmlongbnch'; did you mean mmlongbench",
+        "(the benchmarks are locovqa, milebench, mmlongbench, mmneedle)",
+    )
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_push_without_the_hub_is_one_line_saying_what_to_do(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool
+) -> None:
+    """Issue 54 item 11: offline, `builders push` said only `[Errno -2] Name or service not known`."""
+    from huggingface_hub import constants
+
+    build_one_row_config(capsys, tmp_path)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", offline)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: refused at once
+    code, out, err = run(capsys, "push", str(tmp_path / "mmneedle"), "--repo", "acme/mmneedle", "--tag", "v1.0.0")
+    warned = "\n".join(line for line in err.splitlines() if not line.startswith("warning:"))  # its stand-in data
+    expected = (
+        ["push to acme/mmneedle failed: HF_HUB_OFFLINE=1 forbids talking to the Hub; unset it and push again"]
+        if offline
+        else [
+            "push to acme/mmneedle failed: the Hub (http://127.0.0.1:9) cannot be reached (",
+            "connect to the network (or point HF_ENDPOINT at a mirror) and push again (nothing was tagged)",
+        ]
+    )
+    assert_user_error((code, out, warned), *expected)

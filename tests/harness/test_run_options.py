@@ -31,7 +31,7 @@ def flag_of(name: str) -> Flag:
 def test_every_declared_option_is_a_flag_a_plan_field_and_a_keyword() -> None:
     actions = {action.dest: action for action in run_parser()._actions}
     keywords = inspect.signature(simple_evaluate).parameters
-    assert len(OPTIONS) == 47
+    assert len(OPTIONS) == 48
     for item in OPTIONS:
         flag: Flag = item.metadata[FLAG]
         action = actions[item.name]

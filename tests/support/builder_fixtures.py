@@ -142,5 +142,5 @@ def check_archive_edges(archive: Path, member: str, build: Callable[[], object],
     result = subprocess.run([sys.executable, "-m", "builders.cli", *argv], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"error: {archive}: not a readable tar archive, damaged or cut short")
+    assert line.startswith(f"builders: error: {archive}: not a readable tar archive, damaged or cut short")
     assert not out.exists() or list(out.iterdir()) == []  # a folder the build made is removed again

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.hf.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.hf.screen import screen_model
 
 
@@ -28,4 +29,6 @@ BACKEND = BackendSpec(
     screen=screen_model,
     folder_label=False,
     plain=True,
+    known_as=KNOWN_AS,
+    foreign_args=FOREIGN_ARGS,
 )

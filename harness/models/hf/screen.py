@@ -34,7 +34,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             "hf",
             None,
             None,
-            "no checkpoint named (pretrained=...)",
+            "no checkpoint is named (pretrained=...)",
             context_length=context_limit(settings, None),
             context_note=unknown_context,
             **limits,

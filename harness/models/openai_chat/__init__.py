@@ -4,6 +4,7 @@ bound on one HTTP request's time and bytes in `deadline`, its `--screen_only` st
 from __future__ import annotations
 
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.openai_chat.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.openai_chat.screen import screen_model
 
 
@@ -27,4 +28,6 @@ BACKEND = BackendSpec(
     priced=True,
     served_model_arg="model",
     adopts_alias={"hf": _from_hf_alias},
+    known_as=KNOWN_AS,
+    foreign_args=FOREIGN_ARGS,
 )

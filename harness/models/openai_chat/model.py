@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+ENDPOINT = "/chat/completions"  # below the base URL (lm-eval's `base_url` names it whole: it is taken off)
 
 
 # --- the backend -----------------------------------------------------------------------------------
@@ -89,6 +90,8 @@ class OpenAIChatModel(ApiModel):
             or DEFAULT_BASE_URL
         )
         self.base_url = base_url.rstrip("/")
+        if self.base_url.endswith(ENDPOINT):  # lm-eval's base_url names the endpoint itself: the API's base is above
+            self.base_url = self.base_url.removesuffix(ENDPOINT)
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} is not an http(s) URL")
@@ -115,7 +118,7 @@ class OpenAIChatModel(ApiModel):
             self.url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
             self._params = {"api-version": settings.api_version}
         else:
-            self.url = f"{self.base_url}/chat/completions"
+            self.url = f"{self.base_url}{ENDPOINT}"
             self._params = {}
         self._headers = {"Content-Type": "application/json"}
         if api_key:

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.vllm_engine.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.vllm_engine.screen import screen_model
 
 
@@ -57,4 +58,6 @@ BACKEND = BackendSpec(
     replicas=Replicas(gpus=_gpus),
     screen=screen_model,
     adopts_alias={"hf": _from_hf_alias},
+    known_as=KNOWN_AS,
+    foreign_args=FOREIGN_ARGS,
 )

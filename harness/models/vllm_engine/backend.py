@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
+from harness.models.checkpoint import require_checkpoint
 from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.remote_code import before_loading
@@ -80,6 +81,8 @@ class VLLMModel(Model):
         settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
         if importlib.util.find_spec("vllm") is None:
             raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install -e '.[vllm]'")
+        # In seconds, as `hf` does: vLLM would retry the Hub for half a minute, then fail on an empty device string.
+        require_checkpoint(settings.pretrained, settings.revision)
         return cls(settings)
 
     def identity(self) -> dict[str, Any]:

@@ -90,7 +90,7 @@ def test_a_jsonl_member_that_inflates_past_its_bounds_stops_in_one_line(
     finally:
         tracemalloc.stop()
     assert code == 2 and err.count("\n") == 0, err
-    assert err.startswith(f"error: {release / '0_mmlb_data.tar.gz'}: member 'mmlb_data/{VH_FILE}'"), err
+    assert err.startswith(f"builders: error: {release / '0_mmlb_data.tar.gz'}: member 'mmlb_data/{VH_FILE}'"), err
     assert message in err
     assert seconds < 60 and peak < 512 * MiB
     assert_left_nothing(out)

@@ -138,7 +138,9 @@ def test_without_quiet_a_failed_download_says_what_it_fetched_then_one_line(
     assert run.returncode == 2 and not (tmp_path / "data").exists()
     lines = run.stderr.strip().splitlines()
     assert lines[:-1] == [f"hub: {SOURCE}@0123456789ab: 0_mmlb_data.tar.gz"], run.stderr
-    assert lines[-1].startswith(f"error: {SOURCE}@main: downloading 0_mmlb_data.tar.gz (commit 0123456789ab) failed")
+    assert lines[-1].startswith(
+        f"builders: error: {SOURCE}@main: downloading 0_mmlb_data.tar.gz (commit 0123456789ab) failed"
+    )
 
 
 @pytest.mark.parametrize("where", ["no-route", "no-dns"])
@@ -176,7 +178,7 @@ def test_no_network_is_one_line_for_every_hub_source(tmp_path: Path, where: str)
     }
     for name, run in runs.items():
         err = one_line(run, tmp_path, "listing the repo failed: the Hub", reason, "HF_HUB_OFFLINE=1")
-        assert err.startswith("error: hf://") and "@" in err.split(":")[2], (name, err)
+        assert err.startswith("builders: error: hf://") and "@" in err.split(":")[3], (name, err)
 
 
 def test_a_proxy_that_refuses_is_named_with_the_proxy_settings(tmp_path: Path, release_files: dict[str, bytes]) -> None:

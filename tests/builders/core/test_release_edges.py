@@ -305,7 +305,7 @@ def test_a_second_build_into_the_same_output_stops_naming_the_first(
         )
         assert result.returncode == 2
         assert result.stderr.splitlines() == [
-            f"error: {tmp_path} is in use by another build of {benchmark} (pid {os.getpid()}, holding "
+            f"builders: error: {tmp_path} is in use by another build of {benchmark} (pid {os.getpid()}, holding "
             f"{tmp_path / f'.{benchmark}.lock'}); wait for it to finish, or build into another --out"
         ]
         with build_lock(tmp_path, "locovqa"):  # another benchmark's lock is another file

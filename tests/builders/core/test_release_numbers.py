@@ -40,7 +40,7 @@ def test_an_mmlongbench_row_id_past_the_limit_is_one_line_naming_the_file_and_ro
     )
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.count("\n") == 0, err
-    assert err.startswith(f"error: {cfg.file}:1: not valid JSON for a release: it {TOO_MANY}"), err
+    assert err.startswith(f"builders: error: {cfg.file}:1: not valid JSON for a release: it {TOO_MANY}"), err
     assert not (out / "mmlongbench").exists()
 
 

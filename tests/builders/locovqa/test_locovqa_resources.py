@@ -80,7 +80,7 @@ def test_a_grid_over_what_pillow_or_jpeg_take_is_refused_in_one_line_before_any_
     )
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert run.stderr.strip().splitlines() == [
-        "error: --cell-size 1000000: the 6x6 grids of mnist_cmp_36 would be 6,000,000 px square, over the 9,459 px a "
+        "builders: error: --cell-size 1000000: the 6x6 grids of mnist_cmp_36 would be 6,000,000 px square, over the 9,459 px a "
         "grid may have (Pillow opens at most 89,478,485 pixels, JPEG at most 65,500 px a side): give --cell-size 1576 "
         "or less for these configs"
     ]

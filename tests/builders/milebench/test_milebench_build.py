@@ -373,7 +373,7 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"error: ActionLocalization/ActionLocalization.json record 2 (sample_id 2): "
+        f"builders: error: ActionLocalization/ActionLocalization.json record 2 (sample_id 2): "
         f"task_instance.images_path: path '{outside}' is absolute; a release names its files relative to its own "
         "folders"
     ]

@@ -559,7 +559,7 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
     )
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
+        f"builders: error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
         "leads out of the release (through '..')"
     ]
     assert not (tmp_path / "out").exists()

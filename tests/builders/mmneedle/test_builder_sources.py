@@ -131,7 +131,7 @@ def test_a_coco_file_linked_out_of_its_folder_stops_the_build_naming_it(tmp_path
     result = _build_coco(root, tmp_path / "out")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        f"error: {root / 'val2014'}: entry {coco_file_name(3)}: path '{coco_file_name(3)}' leads out of "
+        f"builders: error: {root / 'val2014'}: entry {coco_file_name(3)}: path '{coco_file_name(3)}' leads out of "
         f"{root / 'val2014'} through a symbolic link (to {tmp_path / 'outside.jpg'})"
     ]
     assert not (tmp_path / "out").exists()  # stopped before anything was written
@@ -164,7 +164,9 @@ def test_a_truncated_coco_jpeg_stops_the_build_naming_it(tmp_path: Path) -> None
     result = _build_coco(root, tmp_path / "out")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"error: unreadable image: {root / 'val2014'}/COCO_val2014_") and "truncated" in line
+    assert (
+        line.startswith(f"builders: error: unreadable image: {root / 'val2014'}/COCO_val2014_") and "truncated" in line
+    )
     assert not (tmp_path / "out").exists()
 
 

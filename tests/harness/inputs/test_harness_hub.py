@@ -245,4 +245,5 @@ def test_a_data_dir_that_looks_like_a_repo_id_is_answered_with_hf_prefix(
         text=True,
         timeout=300,
     )
-    assert local.returncode == 2 and "hf://" not in local.stderr and "tasks have no data" in local.stderr
+    assert local.returncode == 2 and "hf://" not in local.stderr
+    assert "dataset 'mmneedle' not found; looked in acme/mmneedle/mmneedle (read by 14 tasks)" in local.stderr

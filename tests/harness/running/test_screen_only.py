@@ -170,8 +170,9 @@ def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(
     )
     assert estimated.code == 0, estimated.err
     assert (
-        "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline (from a local folder or "
-        "the local Hub cache)"
+        "because llava-hf/llava-1.5-7b-hf's config and processor are not on this machine (no such folder, nor in the "
+        'local Hub cache): `hf download llava-hf/llava-1.5-7b-hf --exclude "*.safetensors" --exclude "*.bin"` fetches '
+        "them; the run counts with the model itself"
     ) in estimated.out
     assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in estimated.out
     cells = table_row(estimated.out, "milebench_image_needle")
@@ -318,7 +319,7 @@ def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family
     cells = table_row(run.out, "mmneedle_m10_n1_k2_pos")
     assert cells[6] == f"{needed:,}" and cells[9] == "estimate"
     assert "each image by the LLaVA-1.5 family's rule: 576 tokens per image" in run.out
-    assert "the processor and config of llava-hf/llava-1.5-7b-hf could not be loaded offline" in run.out
+    assert "llava-hf/llava-1.5-7b-hf's config and processor are not on this machine" in run.out
 
 
 def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(

@@ -229,6 +229,7 @@ def test_the_gold_shows_as_text_and_a_metric_list_as_rows() -> None:
 
     assert gold_text('"Yes"') == "Yes"  # MMLongBench keeps its gold as JSON
     assert gold_text('["Paris", "City of Light"]') == "Paris\nCity of Light"
+    assert gold_text('"[\\"harbour\\", \\"2019\\"]"') == "harbour\n2019"  # DocVQA's list: JSON text in JSON
     assert gold_text("1, 2, 3") == "1, 2, 3" and gold_text("42") == "42" and gold_text('{"a": 1}') == '{"a": 1}'
     assert gold_text(None) is None
     assert metric_rows([["1,2", 0.5], ["2,1", 1.0]]) == [("1,2", "0.5"), ("2,1", "1")]

@@ -67,6 +67,10 @@ def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def server(results: Path) -> Iterator[str]:
+    yield from _serve(results)
+
+
+def _serve(results: Path) -> Iterator[str]:
     import uvicorn
 
     from harness.view.app import create_app
@@ -234,3 +238,31 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(
     assert _status(server, "/report/mmneedle_cells_random.png") == 200
     assert _files(results) == before  # nothing written into the results folder
     assert len(list(tmp_path.glob("*.png"))) == 7 and all(os.path.getsize(p) > 5_000 for p in tmp_path.glob("*.png"))
+
+
+@pytest.fixture(scope="module")
+def wide_report(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[str]:
+    """A run whose build sits under a long path, as a user's often does: report.md's data table then holds a long
+    absolute path beside each build's 71-character content hash."""
+    deep = tmp_path_factory.mktemp("wide") / "a-folder-of-evaluation-data-with-a-long-name" / "builds-of-the-benchmarks"
+    shutil.copytree(data_dir / "mmneedle", deep / "mmneedle")
+    out = tmp_path_factory.mktemp("wide_results")
+    argv = ["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", str(deep), "--no_progress"]
+    assert main([*argv, "--output_path", str(out)]) == 0
+    assert main(["report", str(out), "--no_figures"]) == 0
+    yield from _serve(out)
+
+
+def test_the_report_page_fits_a_1280_px_window(wide_report: str, browser) -> None:
+    """Issue 54 item 11: report.md's data table (absolute paths, content hashes) made the page 1,528 px wide at 1280;
+    the report's long words now break where they must, and every page fits the window."""
+    browser.set_window_size(1280, 900)
+    try:
+        for path in ("/report/", "/", "/samples?model=random&task=mmneedle_m1_n2_k1_pos"):
+            browser.get(f"http://{wide_report}{path}")
+            width, window = browser.execute_script(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+            assert width <= window, (path, width, window)
+    finally:
+        browser.set_window_size(1400, 2200)

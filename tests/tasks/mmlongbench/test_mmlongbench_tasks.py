@@ -341,5 +341,5 @@ def test_qwen25_vl_at_128k_is_screened_as_the_paper_ran_it(harness, tmp_path: Pa
         data,
         "--screen_only",
     )
-    assert "0 of 1 samples would be sent to the model; 1 screened out." in capped.out
+    assert "0 of 1 samples would be sent to the model; 1 screened out; prompts of " in capped.out
     assert "> context 32768" in capped.out

@@ -1,0 +1,61 @@
+"""What a newcomer reads on a sample's page (issue 54 item 11): DocVQA's list gold one answer a line (the release holds
+it as JSON text inside the JSON, which showed as `["harbour", "2019"]`), and a metric that leaves a sample out
+(MileBench's `score_medium` of a sample at another image-count level) said so, not a blank cell."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness.cli import main
+from harness.view.hosts import served_hosts
+
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory):
+    from starlette.testclient import TestClient
+
+    from builders.milebench.build import build_milebench
+    from builders.mmlongbench.build import build_mmlongbench
+    from harness.view.app import create_app
+
+    data = tmp_path_factory.mktemp("data")
+    build_mmlongbench(source="fixture", out_dir=data, configs=["docvqa_mmlongbench_doc_8k"])
+    build_milebench(source="fixture", out_dir=data, configs=["action_localization"])
+    out = tmp_path_factory.mktemp("results")
+    tasks = "mmlongbench_docvqa_mmlongbench_doc_8k,milebench_action_localization"
+    argv = ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
+    assert main(argv) == 0
+    return TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
+
+
+def sample_links(client, task: str) -> list[str]:
+    table = client.get("/samples", params={"model": "random", "task": task})
+    assert table.status_code == 200
+    return [link.replace("&amp;", "&") for link in re.findall(r'href="(/sample\?[^"]+)"', table.text)]
+
+
+def test_docvqa_list_gold_shows_one_answer_a_line(client) -> None:
+    golds = [
+        re.search(r'<pre class="text gold">(.*?)</pre>', client.get(link).text, flags=re.S).group(1)
+        for link in sample_links(client, "mmlongbench_docvqa_mmlongbench_doc_8k")
+    ]
+    listed = [gold for gold in golds if "\n" in gold]
+    assert listed, golds  # the fixture holds list answers, as the release does
+    assert not [gold for gold in golds if gold.startswith("[") or "&#34;" in gold], golds
+
+
+def test_a_metric_that_leaves_the_sample_out_says_so(client) -> None:
+    pages = [client.get(link).text for link in sample_links(client, "milebench_action_localization")]
+    few = [page for page in pages if "<td>score_few</td><td>100</td>" in page or "<td>score_few</td><td>0</td>" in page]
+    assert few
+    for page in few:
+        cell = re.search(r"<td>score_medium</td><td>(.*?)</td></tr>", page, flags=re.S).group(1)
+        assert cell.startswith('<span class="not-scored">—</span> <small>(not scored: this metric counts other '), cell
+    table = client.get(
+        "/samples", params={"model": "random", "task": "milebench_action_localization", "metric": "score_medium"}
+    ).text
+    assert '<span title="not scored on this metric">—</span>' in table
