@@ -202,7 +202,7 @@ def report_command(argv: list[str]) -> int:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
         paired = paired_section(folders, args, args.out or args.results_dir)
     elif args.results_b or args.models:
-        parser.error("a second folder or --models compares two runs: add --paired")
+        raise UserError("harness report: a second results folder or --models compares two runs: add --paired")
     path = write_report(
         args.results_dir,
         args.out,

@@ -59,8 +59,8 @@ class ComparisonRow(TypedDict):
     high: Number
     p_value: Number  # two-sided, of the clustered difference against 0
     p_adjusted: Number  # adjusted over every row with a p (`adjust`)
-    a_only: int | None  # 0/1 values: rows A right and B wrong (McNemar's b); null: not 0/1
-    b_only: int | None  # rows B right and A wrong (McNemar's c)
+    a_only: int | None  # 0/1 values (or 0/100): rows where A scored and B did not (McNemar's b); null: not 0/1
+    b_only: int | None  # the reverse (McNemar's c)
     mcnemar_p: Number | None  # McNemar's exact p (rows as independent); null where it does not apply
     correlation: Number  # Pearson's correlation of A's and B's values per row
     mde: Number  # the smallest true difference detected at `alpha` with `power`, (z + z) · stderr_clustered

@@ -176,7 +176,10 @@ def comparison(
     rows = [*state.group_rows, *(r for t in state.tasks.values() for r in t.rows)]
     rows = [r for r in rows if metrics is None or r["metric"] in metrics]
     if not rows:
-        why = "; ".join(f"{n['name']}: {n['reason']}" for n in state.not_compared[:3]) or "no task both runs ran"
+        nothing = f"no task both runs ran matches --tasks {','.join(tasks)}" if tasks else "no task both runs ran"
+        if metrics:
+            nothing += f" with a metric of --metrics {','.join(metrics)}"
+        why = "; ".join(f"{n['name']}: {n['reason']}" for n in state.not_compared[:3]) or nothing
         raise UserError(f"nothing to compare between {a} and {b}: {why}")
     tests = adjust(rows, options.adjust)
     return {

@@ -99,8 +99,14 @@ def _correlation(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def _binary(values: Sequence[object]) -> bool:
-    return bool(values) and all(number(v) in (0.0, 1.0) for v in values)
+def _right_value(column_a: Sequence[object], column_b: Sequence[object]) -> float | None:
+    """The value that means right where every row of both runs scored 0 or it: 1 (a proportion) or 100 (a percentage,
+    MMLongBench's); None where the metric is not 0/1 on either scale."""
+    found = {number(v) for v in [*column_a, *column_b]}
+    for right in (1.0, 100.0):
+        if found and found <= {0.0, right}:
+            return right
+    return None
 
 
 def _row(
@@ -182,7 +188,7 @@ def _metric_row(
     values = (agg_a.values[metric], agg_b.values[metric])
     column_a, column_b = _values(paired, "a", metric, ids), _values(paired, "b", metric, ids)
     builtin = spec.aggregation if isinstance(spec.aggregation, str) else None
-    binary = _binary(column_a) and _binary(column_b)
+    right = _right_value(column_a, column_b)
     if builtin == "mean":
         error, method = _paired_mean(column_a, column_b, keys, options)
     elif builtin in ("sum", "ratio_of_sums"):
@@ -199,9 +205,9 @@ def _metric_row(
     numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
     if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
         row["correlation"] = _correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
-    if binary:
-        a_only = sum(1 for x, y in zip(column_a, column_b, strict=True) if number(x) == 1.0 and number(y) == 0.0)
-        b_only = sum(1 for x, y in zip(column_a, column_b, strict=True) if number(x) == 0.0 and number(y) == 1.0)
+    if right is not None:
+        a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)
+        b_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == 0.0 and y == right)
         row["a_only"], row["b_only"] = a_only, b_only
         if builtin in ("mean", "sum"):  # what McNemar tests: equal proportions of the rows
             row["mcnemar_p"] = mcnemar_exact(a_only, b_only)

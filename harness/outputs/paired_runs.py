@@ -77,9 +77,15 @@ def _only(folder: Path, models: Mapping[str, ModelResults]) -> Run:
     return Run(folder, name, data)
 
 
+def _load(folder: Path) -> dict[str, ModelResults]:
+    if not folder.is_dir():
+        raise UserError(f"{folder}: no such folder (a results folder: a run's --output_path)")
+    return load_results(folder)
+
+
 def pick_run(folder: Path, model: str | None) -> Run:
     """The run of `model` in `folder` (the folder's one model where `model` is None)."""
-    found = load_results(folder)
+    found = _load(folder)
     return _only(folder, found) if model is None else _named(folder, found, model)
 
 
@@ -89,7 +95,7 @@ def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Ru
         raise UserError(f"give one results folder and --models A B, or two results folders (got {len(folders)})")
     if models is not None and len(models) != 2:
         raise UserError(f"--models takes two names, A and B (got {len(models)})")
-    found = [load_results(folder) for folder in folders]
+    found = [_load(folder) for folder in folders]
     if len(folders) == 1:
         if models is None:
             raise UserError(
