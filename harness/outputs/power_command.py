@@ -85,7 +85,8 @@ def parser() -> argparse.ArgumentParser:
 
 def _options(args: argparse.Namespace) -> PowerOptions:
     if args.results is not None:
-        given = [flag for flag, value in (("--icc", args.icc), ("--score", args.score), ("--sd", args.sd)) if value]
+        assumed = (("--icc", args.icc), ("--score", args.score), ("--sd", args.sd))
+        given = [flag for flag, value in assumed if value is not None]  # `--icc 0` is given too
         given += ["--data_dir"] if args.data_dir else []
         given += ["--limit"] if args.limit else []
         if given:

@@ -125,6 +125,7 @@ def test_bad_input_is_one_line(vh_dir: Path, tmp_path: Path, capsys: pytest.Capt
         (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--sd", "0"], "--sd"),
         (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--paired", "--unpaired"], "not allowed with"),
         ([str(tmp_path), "--icc", "0.2"], "--icc"),
+        ([str(tmp_path), "--icc", "0"], "--icc"),
         ([str(tmp_path / "nowhere")], "no such folder"),
         (["--tasks", SINGLE, "--data_dir", str(tmp_path / "nowhere")], "nowhere"),
     ]
