@@ -1,5 +1,6 @@
 """`harness`: evaluate models on tasks (`harness --tasks ... --model ...`), and the subcommands
-`harness ls`, `harness models`, `harness report DIR`, `harness view DIR` and `harness merge OUT SHARD_DIR...`.
+`harness ls`, `harness models`, `harness report DIR`, `harness view DIR`, `harness merge OUT SHARD_DIR...`,
+`harness compare DIR [DIR_B]` and `harness power`.
 
 Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
 User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
@@ -198,13 +199,31 @@ def merge_command(argv: list[str]) -> int:
     return merge_shards(args.out, args.shard_dirs, argv, args.include_path)
 
 
+@subcommand("compare")
+def compare_command(argv: list[str]) -> int:
+    from harness.outputs.compare_command import compare_main
+
+    return compare_main(argv)
+
+
+@subcommand("power")
+def power_command(argv: list[str]) -> int:
+    from harness.outputs.power_command import power_main
+
+    return power_main(argv)
+
+
 @subcommand("report")
 def report_command(argv: list[str]) -> int:
+    from harness.outputs.compare_command import add_comparison_flags, paired_section
     from harness.outputs.report import write_report
 
     parser = OneLineParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument(
         "results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)"
+    )
+    parser.add_argument(
+        "results_b", type=Path, nargs="?", help="with --paired: a second results folder, the comparison's run B"
     )
     parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
     parser.add_argument(
@@ -217,14 +236,32 @@ def report_command(argv: list[str]) -> int:
     )
     parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
     parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="add the paired comparison of two runs (harness compare: --models A B of RESULTS_DIR, or the model of "
+        "RESULTS_DIR against that of RESULTS_B), also written to compare.json and compare.md",
+    )
+    parser.add_argument(
         "--jobs",
         type=positive_int,
         help="processes drawing the figures (default: one per CPU); "
         "a figure unchanged since the last report into the same folder is not drawn again",
     )
+    add_comparison_flags(parser, include_path=False)
     args = parser.parse_args(argv)
+    paired: list[str] = []
+    if args.paired:
+        folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
+        paired = paired_section(folders, args, args.out or args.results_dir)
+    elif args.results_b or args.models:
+        raise UserError("harness report: a second results folder or --models compares two runs: add --paired")
     path = write_report(
-        args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs, include_paths=args.include_path
+        args.results_dir,
+        args.out,
+        figures=not args.no_figures,
+        workers=args.jobs,
+        include_paths=args.include_path,
+        paired=paired,
     )
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0

@@ -122,15 +122,18 @@ def group_entries(
     results: Mapping[str, Mapping[str, Any]],
     counts: Mapping[str, Mapping[str, int]],
     influences: MemberInfluences | None = None,
+    forms: dict[tuple[str, str], Linearized | None] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, GroupAggregation], dict[str, dict[str, ClusteredError]]]:
     """Each selected group's results entry (lm-eval's: alias and aggregated metrics, only where its YAML
     asks in `aggregate_metric_list`, computed from direct members: tasks or already aggregated subgroups),
     how each was aggregated (`n_scored`, and per metric the rule and the members used and missed), and each
-    aggregate's errors with the members' covariance (from the tasks' `influences`; none given, none computed)."""
+    aggregate's errors with the members' covariance (from the tasks' `influences`; none given, none computed).
+    `forms`, where given, receives each aggregate's first-order form by (group, metric as written): `harness
+    compare` differences two runs' forms of one group."""
     out: dict[str, dict[str, Any]] = {}
     how: dict[str, GroupAggregation] = {}
     errors: dict[str, dict[str, ClusteredError]] = {}
-    linearized: dict[tuple[str, str], Linearized | None] = {}
+    linearized: dict[tuple[str, str], Linearized | None] = {} if forms is None else forms
 
     def member_linearized(name: str, metric: str) -> Linearized | None:
         if name in configs:

@@ -292,11 +292,13 @@ def write_report(
     figures: bool = True,
     workers: int | None = None,
     include_paths: Sequence[Path] = (),
+    paired: Sequence[str] = (),
 ) -> Path:
     """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
     linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
     figure whose content has not changed since the last report into `out_dir` is not drawn again. Report hooks come
-    from the installed tasks and `include_paths`, never from the task folders the results files record."""
+    from the installed tasks and `include_paths`, never from the task folders the results files record. `paired`: the
+    lines of a paired comparison of two runs (`harness report --paired`), set after the summary."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
@@ -306,7 +308,7 @@ def write_report(
     _trust_only_given_tasks(models, include_paths)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch:
-        lines = _report_lines(results_dir, models, out_dir, figures)
+        lines = _report_lines(results_dir, models, out_dir, figures, paired)
     failures, _ = batch.finish()
     for failure in failures:
         print(f"harness: {failure}", file=sys.stderr)
@@ -324,7 +326,9 @@ def _trust_only_given_tasks(models: dict[str, ModelResults], include_paths: Sequ
         data.include_paths = set(trusted)
 
 
-def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool) -> list[str]:
+def _report_lines(
+    results_dir: Path, models: dict[str, ModelResults], out_dir: Path, figures: bool, paired: Sequence[str] = ()
+) -> list[str]:
     lines = ["# Evaluation report", "", f"Results read from `{results_dir}`.", ""]
     if not figures:
         lines += ["No figures: written with `--no_figures`.", ""]
@@ -342,6 +346,7 @@ def _report_lines(results_dir: Path, models: dict[str, ModelResults], out_dir: P
             "",
         ]
     lines += summary(models)
+    lines += paired
     lines += provenance_opening({model: data.shown_runs() for model, data in models.items()})
     lines += cross_model_table(models)
     lines += across_model_sections(models, out_dir)

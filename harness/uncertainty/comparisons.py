@@ -104,7 +104,7 @@ def paired_difference(
     estimate = float(np.mean(x - y)) if len(x) else NAN
     df = None if error.overlap else error.n_clusters - 1
     low, high = interval(estimate, error.stderr_clustered, level, df)
-    p_value = _two_sided_p(estimate, error.stderr_clustered, df)
+    p_value = two_sided_p(estimate, error.stderr_clustered, df)
     binary = len(x) > 0 and bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
     a_only = int(np.sum((x == 1) & (y == 0))) if binary else None
     b_only = int(np.sum((x == 0) & (y == 1))) if binary else None
@@ -125,7 +125,9 @@ def paired_difference(
     )
 
 
-def _two_sided_p(estimate: float, stderr: float, df: float | None) -> float:
+def two_sided_p(estimate: float, stderr: float, df: float | None = None) -> float:
+    """The two-sided p of estimate / stderr against 0: normal, or Student's t with `df` degrees of freedom (C - 1 for
+    a clustered error over C clusters). Edge cases: a NaN input, stderr 0 or df < 1 give NaN."""
     if not (math.isfinite(estimate) and math.isfinite(stderr)) or stderr <= 0 or (df is not None and df < 1):
         return NAN
     from scipy import stats

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from harness.uncertainty.design import ClusterDesign
+
 
 def bernoulli_sd(p: float) -> float:
     """sqrt(p(1 - p)), the per-row standard deviation of a 0/1 score with mean p. NaN outside [0, 1]."""
@@ -46,6 +48,32 @@ def icc_from_design_effect(design_effect: float, sizes: Sequence[int] | np.ndarr
     gives a negative icc (as the moment estimator does)."""
     m = weighted_cluster_size(sizes)
     return (design_effect - 1.0) / (m - 1.0) if m > 1 and math.isfinite(design_effect) else math.nan
+
+
+def links_per_row(design: ClusterDesign) -> float:
+    """2L/n, L the pairs of rows the design links: Σ_c m_c(m_c - 1)/n for a partition (which is m̄ - 1, m̄ = Σm²/Σm),
+    and for a crossed design (`ClusterDesign.overlap`) twice its linked pairs over n. It is what multiplies the
+    intra-cluster correlation in the design effect when every linked pair has correlation ρ: deff = 1 + ρ · 2L/n
+    (the expectation of the graph sum over the plain variance). No rows gives NaN; rows that stand alone give 0.0."""
+    if not design.n:
+        return math.nan
+    if design.overlap:
+        return 2.0 * len(design.pairs[0]) / design.n
+    sizes = design.cluster_sizes().astype(float)
+    return float((sizes * (sizes - 1)).sum() / design.n)
+
+
+def design_effect_of_design(design: ClusterDesign, icc: float) -> float:
+    """1 + icc · 2L/n (`links_per_row`): the design effect of a mean over `design`'s rows when linked rows correlate
+    at `icc`; for a partition it equals `design_effect_from_icc` of its cluster sizes. No rows gives NaN."""
+    return 1.0 + icc * links_per_row(design)
+
+
+def icc_of_design(design: ClusterDesign, design_effect: float) -> float:
+    """The correlation of linked rows a design effect implies: (deff - 1) / (2L/n). NaN where no rows are linked (no
+    pair to correlate) or the design effect is unknown; negative below 1, as the moment estimator is."""
+    links = links_per_row(design)
+    return (design_effect - 1.0) / links if links > 0 and math.isfinite(design_effect) else math.nan
 
 
 def comparison_sd(sd_a: float, sd_b: float | None = None, correlation: float = 0.0, paired: bool = True) -> float:

@@ -25,6 +25,14 @@ READ_RESULTS = {
     "view": None,  # served in-process (`_view`): its pages, its catalog and the tasks' data
     "report": lambda results, merged: ["report", str(results), "--no_figures", "--out", str(merged / "report")],
     "merge": lambda results, merged: ["merge", str(merged), str(results / "s0"), str(results / "s1")],
+    "compare": lambda results, merged: [
+        "compare",
+        str(results / "whole"),
+        str(results / "other"),
+        "--out",
+        str(merged),
+    ],
+    "power": lambda results, merged: ["power", str(results / "whole"), "--model", "constant"],
 }
 READ_NO_RESULTS = {"ls": "lists the installed tasks", "models": "lists the backends and aliases"}
 
@@ -41,6 +49,8 @@ def planted(tmp_path: Path, toy_dir: Path, toy_tasks: Path) -> tuple[Path, Path,
     for index in (0, 1):
         assert main([*argv, "--output_path", str(results / f"s{index}"), "--shard", f"{index}/2"]) == 0
     assert main([*argv, "--output_path", str(results / "whole")]) == 0  # what view and report read
+    other = [a if a != "answer=red" else "answer=blue" for a in argv]  # a second run, for compare
+    assert main([*other, "--output_path", str(results / "other")]) == 0
     theirs = Path(shutil.copytree(toy_tasks, tmp_path / "their_tasks"))
     mark = tmp_path / "imported"
     (theirs / "utils.py").write_text(
@@ -98,7 +108,8 @@ def test_no_command_that_reads_a_results_folder_imports_the_code_it_names(
     said["view"] = capsys.readouterr().err
     imported["view"] = mark.exists()
     assert imported == {"merge and report": False, "view": False}, f"a command imported {theirs}/utils.py"
-    assert codes == {"report": 0, "merge": 2}  # merge cannot score tasks it may not build: it says so
+    # merge and compare cannot score tasks they may not build: they say so; power reads the journals alone
+    assert codes == {"report": 0, "merge": 2, "compare": 2, "power": 0}
     for name, err in said.items():
         assert str(theirs) in err and "Traceback" not in err, (name, err)
     assert said["merge"].strip().count("\n") == 0, said["merge"]

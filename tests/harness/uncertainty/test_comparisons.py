@@ -21,18 +21,24 @@ from harness.uncertainty import (
     cluster_bootstrap,
     combine,
     comparison_sd,
+    design_effect_from_icc,
+    design_effect_of_design,
     design_from_keys,
     difference,
     effective_n,
     equivalence_p,
     expected_by_chance,
+    icc_of_design,
     linearize_mean,
+    links_per_row,
     mcnemar_exact,
     mean_error,
     minimum_detectable_effect,
     paired_difference,
     rule_gradient,
     sample_size,
+    two_sided_p,
+    weighted_cluster_size,
     wilson_interval,
 )
 
@@ -165,3 +171,40 @@ def test_equivalence_is_two_one_sided_tests() -> None:
     assert equivalence_p(0.0, 0.2, 0.05) > 0.05  # an interval wider than the margin: not shown equivalent
     assert equivalence_p(0.0, 0.01, 0.05) < 0.001
     assert math.isnan(equivalence_p(0.0, 0.1, 0.0))
+
+
+def test_a_design_s_links_give_its_design_effect_before_a_run() -> None:
+    # a partition: 1 + (m̄ - 1)ρ with m̄ = Σm²/Σm, the same as from its cluster sizes
+    partition = design_from_keys([[c] for c in "aaaaaabbbccd"])
+    assert links_per_row(partition) == pytest.approx(weighted_cluster_size([6, 3, 2, 1]) - 1)
+    assert design_effect_of_design(partition, 0.4) == pytest.approx(design_effect_from_icc([6, 3, 2, 1], 0.4))
+    assert icc_of_design(partition, design_effect_of_design(partition, 0.4)) == pytest.approx(0.4)
+    # a crossed design: rows 0-1 share x, rows 1-2 share y (2 linked pairs of 4 rows), row 3 alone
+    crossed = design_from_keys([["x", "z0"], ["x", "y"], ["y", "z2"], ["w"]])
+    assert crossed.overlap
+    assert links_per_row(crossed) == pytest.approx(2 * 2 / 4)
+    # the graph sum's expectation: rows of sd 1, linked pairs correlated at ρ, seeded simulation
+    rng = np.random.default_rng(3)
+    rho, draws = 0.5, 20000
+    shared = rng.normal(size=(draws, 2))  # the x and y effects
+    noise = rng.normal(size=(draws, 4))
+    rows = np.stack(
+        [
+            np.sqrt(rho) * shared[:, 0] + np.sqrt(1 - rho) * noise[:, 0],
+            np.sqrt(rho / 2) * (shared[:, 0] + shared[:, 1]) + np.sqrt(1 - rho) * noise[:, 1],
+            np.sqrt(rho) * shared[:, 1] + np.sqrt(1 - rho) * noise[:, 2],
+            noise[:, 3],
+        ],
+        axis=1,
+    )
+    pair_correlation = np.corrcoef(rows[:, 0], rows[:, 1])[0, 1]  # ρ/√2 per linked pair here, not ρ
+    simulated = rows.mean(axis=1).var() / (1 / 4)
+    assert simulated == pytest.approx(design_effect_of_design(crossed, pair_correlation), rel=0.05)
+    assert math.isnan(icc_of_design(design_from_keys([["a"], ["b"]]), 1.0))  # nothing linked: no correlation
+    assert math.isnan(links_per_row(design_from_keys([])))
+
+
+def test_a_two_sided_p_is_normal_or_student_t() -> None:
+    assert two_sided_p(1.96, 1.0) == pytest.approx(0.05, abs=1e-4)
+    assert two_sided_p(-2.0, 1.0, df=9) == pytest.approx(2 * stats.t.sf(2.0, 9))
+    assert math.isnan(two_sided_p(1.0, 0.0)) and math.isnan(two_sided_p(1.0, 1.0, df=0))

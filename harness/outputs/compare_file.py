@@ -1,0 +1,129 @@
+"""`compare.json`, what `harness compare` writes, declared once: its keys and what each holds (`CompareFile`), the one
+place it is written (`write_compare`) and read (`read_compare_file`, checked against the same declaration through
+`builders.core.contract.json_shape`, so a file edited by hand or damaged is one line naming the file, the field and
+what was expected). Numbers that are not finite are written as the results file writes them ("N/A", "inf").
+The statistics behind each field: `harness.outputs.compare_stats` and docs/statistics.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, TypedDict, TypeGuard
+
+from builders.core import contract
+from harness.errors import UserError
+from harness.file_writing import write_text
+from harness.outputs.results_file import strict_values
+from harness.redact import dumps
+
+COMPARE_FORMAT = "mmlongeval-compare/1"
+COMPARE_JSON = "compare.json"
+COMPARE_MD = "compare.md"
+Number = float | str  # a number; NaN written "N/A" (not estimable), an infinity "inf" / "-inf"
+Adjustment = Literal["holm", "fdr_bh"]
+
+
+class ComparedRun(TypedDict):
+    """One side of the comparison."""
+
+    folder: str  # the results folder named on the command line
+    model: str  # the model as `harness report` names it
+    model_names: list[str]  # the `config.model_name`s of its results files (checkpoint or alias)
+    results_files: list[str]  # the results files its values came from
+
+
+class ComparisonRow(TypedDict):
+    """A task's or group's metric in both runs, on their paired rows: A - B with its errors and tests."""
+
+    name: str  # the task or group
+    kind: Literal["task", "group"]
+    metric: str
+    method: str  # how the difference's error was computed (docs/statistics.md)
+    higher_is_better: bool | None
+    n_a: int  # rows scored in run A (a group: over its tasks)
+    n_b: int
+    n_paired: int  # rows in both runs with the metric's value: the rows compared
+    unpaired_a: int  # rows scored in A and not in B (`unpaired` names them)
+    unpaired_b: int
+    value_a: Number  # the metric on the paired rows
+    value_b: Number
+    difference: Number  # value_a - value_b
+    stderr: Number  # rows taken as independent
+    stderr_clustered: Number  # clustered on the rows' cluster keys (CR1; the graph sum for a crossed design)
+    n_clusters: int
+    design_effect: Number
+    overlap: bool  # a crossed design: the graph sum and the normal distribution
+    df: int | None  # Student's t degrees of freedom of the interval and p (clusters - 1); null: normal
+    low: Number  # the interval at `level`
+    high: Number
+    p_value: Number  # two-sided, of the clustered difference against 0
+    p_adjusted: Number  # adjusted over every row with a p (`adjust`)
+    a_only: int | None  # 0/1 values (or 0/100): rows where A scored and B did not (McNemar's b); null: not 0/1
+    b_only: int | None  # the reverse (McNemar's c)
+    mcnemar_p: Number | None  # McNemar's exact p (rows as independent); null where it does not apply
+    correlation: Number  # Pearson's correlation of A's and B's values per row
+    mde: Number  # the smallest true difference detected at `alpha` with `power`, (z + z) · stderr_clustered
+    run_to_run_stderr: Number | None  # two runs of one model: stderr_clustered / √2; null: two models
+    warnings: list[str]
+
+
+class Unpaired(TypedDict):
+    """A task's rows scored in one run alone: sample id -> what the other run has of it (`absent`, or its status)."""
+
+    a_only: dict[str, str]
+    b_only: dict[str, str]
+
+
+class NotCompared(TypedDict):
+    name: str
+    kind: Literal["task", "group"]
+    reason: str
+
+
+class CompareFile(TypedDict):
+    format: Literal["mmlongeval-compare/1"]
+    a: ComparedRun
+    b: ComparedRun
+    same_model: bool  # both runs name one model: the differences are the run-to-run spread
+    level: float  # of the intervals
+    alpha: float  # of the minimum detectable effect
+    power: float
+    adjust: Adjustment
+    tests: int  # the p values adjusted together
+    bootstrap_iters: int  # draws of the cluster bootstrap (a task's own aggregation)
+    rows: list[ComparisonRow]
+    unpaired: dict[str, Unpaired]  # task -> its rows in one run alone (tasks with none are left out)
+    not_compared: list[NotCompared]
+    warnings: list[str]
+
+
+def compare_file_problem(data: object) -> str | None:
+    """What keeps `data` (a parsed compare.json) from being a `CompareFile`, or None."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {contract.kind_of(data)}"
+    found = contract.shape_problem(data, CompareFile)
+    return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
+
+
+def is_compare_file(data: object) -> TypeGuard[CompareFile]:
+    return compare_file_problem(data) is None
+
+
+def write_compare(compared: CompareFile, markdown: str, out_dir: Path) -> tuple[Path, Path]:
+    """compare.json (strict JSON) and compare.md in `out_dir`, each written whole and never through a link."""
+    data = dumps(strict_values(compared), indent=2, ensure_ascii=False)
+    return write_text(out_dir / COMPARE_JSON, data), write_text(out_dir / COMPARE_MD, markdown)
+
+
+def read_compare_file(path: Path) -> CompareFile:
+    """A compare.json, parsed and checked, or a `UserError` naming the file and what was expected."""
+    try:
+        data = contract.loads_json(path.read_bytes().decode("utf-8"))
+    except OSError as err:
+        raise UserError(f"{path}: unreadable ({err.strerror or err})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, contract.TooManyDigits, RecursionError) as err:
+        raise UserError(f"{path}: not a compare.json: {str(err).splitlines()[0] if str(err) else err}") from None
+    if not is_compare_file(data):
+        raise UserError(f"{path}: not a compare.json: {compare_file_problem(data)}")
+    return data

@@ -1,0 +1,141 @@
+"""compare.md, and the same section inside `harness report --paired`: a comparison's groups and tasks as tables,
+what each column is, the rows scored in one run only, what was not compared and why."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from harness.outputs.compare_file import CompareFile, ComparisonRow
+from harness.uncertainty import minimum_detectable_effect
+
+ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
+SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compare.json lists them all)
+SHOWN_NAMES = 6  # tasks shown per reason they were not compared
+
+
+def _number(value: object, digits: int = 4) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return "N/A" if value is None or isinstance(value, float | str) else str(value)
+    return f"{value:.{digits}f}"
+
+
+def _p(value: object) -> str:
+    if not isinstance(value, float) or not math.isfinite(value):
+        return "N/A"
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _interval(row: ComparisonRow) -> str:
+    low, high = row["low"], row["high"]
+    if isinstance(low, float) and isinstance(high, float) and math.isfinite(low) and math.isfinite(high):
+        return f"[{low:.4f}, {high:.4f}]"
+    return "N/A"
+
+
+def _counts(row: ComparisonRow) -> str:
+    return "" if row["a_only"] is None else f"{row['a_only']} / {row['b_only']}"
+
+
+def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) -> list[str]:
+    adjusted = ADJUSTED[compared["adjust"]]
+    head = ["task" if tasks else "group", "metric", "rows", "A", "B", "A − B", f"{compared['level']:.0%} interval"]
+    head += ["A only / B only", "McNemar p", "r"] if tasks else []
+    head += ["p", f"p ({adjusted})", "deff", "MDE"] + (["run to run"] if compared["same_model"] else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"])]
+        cells += [_number(row["value_b"]), _number(row["difference"]), _interval(row)]
+        if tasks:
+            cells += [_counts(row), _p(row["mcnemar_p"]), _number(row["correlation"], 2)]
+        cells += [_p(row["p_value"]), _p(row["p_adjusted"]), _number(row["design_effect"], 2), _number(row["mde"])]
+        if compared["same_model"]:
+            cells.append(_number(row["run_to_run_stderr"]))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _z_factor(compared: CompareFile) -> str:
+    return f"{minimum_detectable_effect(1, 1.0, alpha=compared['alpha'], power=compared['power']):.2f}"
+
+
+def _runs(compared: CompareFile) -> list[str]:
+    a, b = compared["a"], compared["b"]
+    lines = [f"A: **{a['model']}** in `{a['folder']}`; B: **{b['model']}** in `{b['folder']}`."]
+    if compared["same_model"]:
+        lines[0] += (
+            f" Both runs are of one model (`{', '.join(a['model_names'])}`): their differences are the run-to-run "
+            "spread (seeds, backends). *run to run* is the standard error of one run's score on these rows from that "
+            "spread alone, the paired difference's clustered error / √2 (two independent runs' difference has twice "
+            "one run's variance)."
+        )
+    return lines
+
+
+def explanation(compared: CompareFile) -> list[str]:
+    level = f"{compared['level']:.0%}"
+    adjusted = ADJUSTED[compared["adjust"]]
+    return [
+        f"Rows are paired on sample ids: each metric is recomputed in both runs on the rows both scored, and A − B is "
+        f"their difference. The {level} interval and p are clustered on the tasks' cluster keys (rows that share an "
+        "item count once; a group's members through its rule), Student's t with C − 1 degrees of freedom (C "
+        "clusters; the normal for a crossed design); a task's own aggregation gets a cluster bootstrap. *p* is "
+        f"two-sided, *p ({adjusted})* adjusted over the {compared['tests']} p values of this comparison. *A only / B "
+        "only*: for a 0/1 metric (0/100 on a percentage scale), the rows where A scored and B did not (for an "
+        "accuracy: A right, B wrong), and the reverse (McNemar's b and c); *McNemar p*: its exact test, rows taken as "
+        "independent (too small where rows share items: the design effect *deff* says "
+        "how much they do). *r*: the per-row correlation of A's and B's values. *MDE*: the smallest true difference "
+        f"this comparison detects at α = {compared['alpha']} with {compared['power']:.0%} power, "
+        f"{_z_factor(compared)} × the clustered error. Values as recorded (proportions 0-1; the papers' 0-100 scores "
+        "as they are). The formulas: docs/statistics.md, *Comparing two runs*.",
+    ]
+
+
+def _unpaired(compared: CompareFile) -> list[str]:
+    if not compared["unpaired"]:
+        return ["Every row scored in one run was scored in the other."]
+    lines = [
+        "A row scored in one run and not in the other is left out of its task's rows and named here (every id is in "
+        "compare.json, `unpaired`), with what the other run has of it.",
+        "",
+        "| task | scored in A only | scored in B only | e.g. |",
+        "|---|---|---|---|",
+    ]
+    for task, rows in compared["unpaired"].items():
+        examples = [f"{s} (B: {v})" for s, v in list(rows["a_only"].items())[:SHOWN_IDS]]
+        examples += [f"{s} (A: {v})" for s, v in list(rows["b_only"].items())[:SHOWN_IDS]]
+        lines.append(f"| `{task}` | {len(rows['a_only'])} | {len(rows['b_only'])} | {', '.join(examples)} |")
+    return lines
+
+
+def _not_compared(compared: CompareFile) -> list[str]:
+    """One line per reason: the tasks and groups it holds for (the first few named; compare.json lists them all)."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for item in compared["not_compared"]:
+        by_reason.setdefault((item["kind"], item["reason"]), []).append(item["name"])
+    lines = []
+    for (kind, reason), names in by_reason.items():
+        shown = ", ".join(f"`{n}`" for n in names[:SHOWN_NAMES]) + (
+            f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+        )
+        lines.append(f"- {len(names)} {kind}{'s' if len(names) > 1 else ''} ({shown}): {reason}")
+    return lines
+
+
+def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
+    """compare.md's lines; `depth` is its title's heading level (2 inside a report)."""
+    title, part = "#" * depth, "#" * (depth + 1)
+    lines = [f"{title} Paired comparison: {compared['a']['model']} − {compared['b']['model']}", ""]
+    lines += [*_runs(compared), "", *explanation(compared), ""]
+    groups = [r for r in compared["rows"] if r["kind"] == "group"]
+    tasks = [r for r in compared["rows"] if r["kind"] == "task"]
+    if groups:
+        lines += [f"{part} Groups", "", *_table(groups, compared, tasks=False), ""]
+    if tasks:
+        lines += [f"{part} Tasks", "", *_table(tasks, compared, tasks=True), ""]
+    lines += [f"{part} Rows in one run only", "", *_unpaired(compared), ""]
+    if compared["not_compared"]:
+        lines += [f"{part} Not compared", "", *_not_compared(compared), ""]
+    if compared["warnings"]:
+        lines += [f"{part} Warnings", "", *[f"- {warning}" for warning in compared["warnings"]], ""]
+    return lines

@@ -1,0 +1,174 @@
+"""`harness power`'s numbers: per task, the minimum detectable effect at its rows and the rows (and items) a given
+difference needs, with the design effect of the task's clusters, paired or not (formulas: docs/statistics.md,
+"Power before a run").
+
+Two sources, one formula:
+
+- **a build, before any run** (`from_build`): the task's rows and their cluster keys are known from the data alone
+  (its `cluster_key:`), so the design is known; the per-row standard deviation of the score and the correlation of
+  linked rows (ρ, the intra-cluster correlation) are assumed (`--score p` for a 0/1 score at p, or `--sd`; `--icc`);
+  the design effect is 1 + ρ · 2L/n (L linked pairs of rows: 1 + (m̄ - 1)ρ for clusters of m̄ = Σm²/Σm rows).
+- **a finished run** (`from_errors`): each metric's plain and clustered errors as the task's aggregation computes
+  them from its journal; the per-row standard deviation is the plain error · √n, the design effect is measured, and
+  the intra-cluster correlation it implies is (deff - 1) / (2L/n).
+
+Then, at two-sided level α and power 1 - β (z = z_{1-α/2} + z_{1-β}): MDE = z · sqrt(deff · σ_c² / n) and
+n = deff · (z · σ_c / δ)², σ_c the per-row standard deviation of what is compared: one run against a fixed number
+(a paper's), σ; two runs on the same rows (paired), σ · sqrt(2(1 - r)) at per-row correlation r; two runs on
+different rows, σ · √2. The design effect of the difference is taken to be the run's. A design effect below 1 (an
+estimate's noise) is taken as 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from harness.uncertainty import (
+    ClusterDesign,
+    ClusteredError,
+    bernoulli_sd,
+    comparison_sd,
+    design_effect_of_design,
+    icc_of_design,
+    links_per_row,
+    minimum_detectable_effect,
+    sample_size,
+)
+
+Number = float | str  # NaN written "N/A"
+Comparison = Literal["paired", "unpaired", "one_sample"]
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class PowerOptions:
+    effect: float = 0.03  # the difference to detect, in the metric's units (lmms-eval's default)
+    alpha: float = 0.05
+    power: float = 0.8
+    comparison: Comparison = "paired"
+    correlation: float = 0.5  # per-row correlation of two paired runs (lmms-eval's default)
+    icc: float = 0.5  # a build's assumed correlation of linked rows
+    score: float = 0.5  # a build's assumed 0/1 score (its sd is the largest at 0.5)
+    sd: float | None = None  # a build's assumed per-row sd, instead of `score`
+
+
+class PowerRow(TypedDict):
+    task: str
+    metric: str | None  # None: from a build (no metric: its sd assumed)
+    n: int  # rows
+    n_clusters: int  # clusters (a crossed design: its connected components)
+    rows_per_cluster: Number  # n / n_clusters
+    links_per_row: Number  # 2L/n: linked pairs per row, twice (m̄ - 1 for a partition)
+    overlap: bool  # a crossed design
+    icc: Number  # assumed (a build) or estimated (a run)
+    design_effect: Number
+    sd: Number  # per-row standard deviation of one run's score
+    comparison_sd: Number  # of what is compared (paired: sd · sqrt(2(1 - r)))
+    mde: Number  # the minimum detectable effect at these n rows
+    rows_needed: int | None  # for `effect`; null: not computable (no spread, or no effect)
+    clusters_needed: int | None  # rows_needed / rows_per_cluster, rounded up: the items to sample
+    note: str
+
+
+class PowerFile(TypedDict):
+    format: Literal["mmlongeval-power/1"]
+    source: Literal["build", "run"]
+    comparison: Comparison
+    effect: float
+    alpha: float
+    power: float
+    correlation: float | None  # paired only
+    icc: float | None  # a build's assumption; null: estimated per row from a run
+    sd: float | None  # a build's assumed per-row sd; null: estimated from a run
+    rows: list[PowerRow]
+    not_analysed: dict[str, str]  # task -> why
+
+
+def _compared_sd(sd: float, options: PowerOptions) -> float:
+    if options.comparison == "one_sample":
+        return comparison_sd(sd)
+    return comparison_sd(sd, sd, options.correlation, paired=options.comparison == "paired")
+
+
+def power_row(
+    task: str,
+    metric: str | None,
+    design: ClusterDesign,
+    sd: float,
+    design_effect: float,
+    icc: float,
+    options: PowerOptions,
+    note: str = "",
+) -> PowerRow:
+    """One row: the MDE at the design's n and the rows and clusters `options.effect` needs."""
+    n, clusters = design.n, design.n_clusters
+    deff = max(design_effect, 1.0) if math.isfinite(design_effect) else NAN
+    compared = _compared_sd(sd, options) if math.isfinite(sd) else NAN
+    mde = NAN
+    if math.isfinite(deff) and compared > 0:
+        mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
+    rows_needed = clusters_needed = None
+    if math.isfinite(deff) and compared > 0 and options.effect != 0:
+        rows_needed = sample_size(
+            options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power
+        )
+        clusters_needed = math.ceil(rows_needed * clusters / n) if n else None
+    if not compared > 0 and not note:
+        note = "no spread: every row scored alike, so the run says nothing of the variance"
+    return PowerRow(
+        task=task,
+        metric=metric,
+        n=n,
+        n_clusters=clusters,
+        rows_per_cluster=n / clusters if clusters else NAN,
+        links_per_row=links_per_row(design),
+        overlap=design.overlap,
+        icc=icc,
+        design_effect=deff,
+        sd=sd,
+        comparison_sd=compared,
+        mde=mde,
+        rows_needed=rows_needed,
+        clusters_needed=clusters_needed,
+        note=note,
+    )
+
+
+def from_build(task: str, design: ClusterDesign, options: PowerOptions) -> PowerRow:
+    """A task's row before any run: its design from the build's rows, the sd and ρ assumed."""
+    sd = options.sd if options.sd is not None else bernoulli_sd(options.score)
+    return power_row(task, None, design, sd, design_effect_of_design(design, options.icc), options.icc, options)
+
+
+def from_errors(
+    task: str, metric: str, design: ClusterDesign, error: ClusteredError, options: PowerOptions
+) -> PowerRow:
+    """A task's metric after a run: the sd and design effect its errors measure, the ρ they imply."""
+    sd = error.stderr * math.sqrt(error.n) if math.isfinite(error.stderr) else NAN
+    deff = error.design_effect
+    note = "" if math.isfinite(deff) or not sd > 0 else "design effect not estimable (one cluster): taken as 1"
+    if not math.isfinite(deff) and sd > 0:
+        deff = 1.0
+    return power_row(task, metric, design, sd, deff, icc_of_design(design, error.design_effect), options, note)
+
+
+def power_file(
+    source: Literal["build", "run"], rows: Sequence[PowerRow], not_analysed: dict[str, str], options: PowerOptions
+) -> PowerFile:
+    build = source == "build"
+    return PowerFile(
+        format="mmlongeval-power/1",
+        source=source,
+        comparison=options.comparison,
+        effect=options.effect,
+        alpha=options.alpha,
+        power=options.power,
+        correlation=options.correlation if options.comparison == "paired" else None,
+        icc=options.icc if build else None,
+        sd=(options.sd if options.sd is not None else bernoulli_sd(options.score)) if build else None,
+        rows=list(rows),
+        not_analysed=not_analysed,
+    )

@@ -1,0 +1,249 @@
+"""`harness power`: how small a difference a task can detect, and how many rows a difference needs, from a build
+before any run (`--tasks ... --data_dir ...`) or from a finished run's journals (`harness power RESULTS`); a table,
+or `--json`. The numbers: `harness.outputs.power_analysis`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.config.task_index import TaskIndex, natural_key
+from harness.errors import UserError, first_line
+from harness.outputs.compare_command import OneLineParser, names_arg, probability_arg
+from harness.outputs.compare_runs import NOT_DECLARED, task_index
+from harness.outputs.paired_runs import JournalUnreadable, pick_run, read_task_journal, row_keys
+from harness.outputs.power_analysis import PowerFile, PowerOptions, PowerRow, from_build, from_errors, power_file
+from harness.outputs.results_file import strict_values
+from harness.running.task import Task
+from harness.uncertainty import DEFAULT_ITERS, design_from_keys
+
+EPILOG = (
+    "Examples: harness power --tasks TASK --data_dir data (before a run: the build's clusters, an assumed "
+    "score and intra-cluster correlation); harness power results --model qwen2.5-vl --effect 0.05 (after one: the "
+    "run's own spread and design effect)."
+)
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _correlation(text: str) -> float:
+    value = _number(text)
+    if not -1 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a correlation between -1 and 1, got {text!r}")
+    return value
+
+
+def _limit(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) < 1 or len(text) > 12:
+        raise argparse.ArgumentTypeError(f"expected a number of rows (1 or more), got {text!r}")
+    return int(text)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = OneLineParser(
+        prog="harness power",
+        description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
+        "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",
+        epilog=EPILOG,
+    )
+    p.add_argument("results", type=Path, nargs="?", help="a results folder: estimate from its run's journals")
+    p.add_argument("--model", help="the model of RESULTS to read, where it holds several")
+    p.add_argument("--tasks", type=names_arg, help="tasks, groups or globs, by commas (a build: required)")
+    p.add_argument("--data_dir", help="a build's folder (or hf://ORG/NAME@REVISION): its rows, before any run")
+    p.add_argument("--limit", type=_limit, help="a build: its first N rows per task, as a run's --limit")
+    p.add_argument("--metrics", type=names_arg, help="a run: only these metrics")
+    p.add_argument("--effect", type=_number, default=0.03, help="the difference to detect (default 0.03)")
+    p.add_argument("--alpha", type=probability_arg, default=0.05, help="two-sided level (default 0.05)")
+    p.add_argument("--power", type=probability_arg, default=0.8, help="power, 1 - β (default 0.8)")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--paired", dest="comparison", action="store_const", const="paired", help="two runs, same rows")
+    kind.add_argument("--unpaired", dest="comparison", action="store_const", const="unpaired", help="different rows")
+    kind.add_argument(
+        "--one_sample", dest="comparison", action="store_const", const="one_sample", help="one run vs a number"
+    )
+    p.set_defaults(comparison="paired")
+    p.add_argument("--correlation", type=_correlation, default=0.5, help="paired runs' per-row correlation (0.5)")
+    p.add_argument("--icc", type=_correlation, help="a build: correlation of rows that share an item (default 0.5)")
+    p.add_argument("--score", type=probability_arg, help="a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)")
+    p.add_argument("--sd", type=_number, help="a build: the per-row standard deviation assumed, instead of --score")
+    p.add_argument("--include_path", action="append", default=[], type=Path, help="a folder of tasks you trust")
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    return p
+
+
+def _options(args: argparse.Namespace) -> PowerOptions:
+    if args.results is not None:
+        assumed = (("--icc", args.icc), ("--score", args.score), ("--sd", args.sd))
+        given = [flag for flag, value in assumed if value is not None]  # `--icc 0` is given too
+        given += ["--data_dir"] if args.data_dir else []
+        given += ["--limit"] if args.limit else []
+        if given:
+            raise UserError(
+                f"{' '.join(given)}: a build's assumptions; from a run's journals the spread and the intra-cluster "
+                "correlation are measured (drop them, or drop RESULTS to plan from a build)"
+            )
+    elif not args.tasks:
+        raise UserError("name the tasks to plan with --tasks (and their build with --data_dir), or give RESULTS")
+    if args.sd is not None and not args.sd > 0:
+        raise UserError(f"--sd {args.sd}: a standard deviation above 0")
+    return PowerOptions(
+        effect=args.effect,
+        alpha=args.alpha,
+        power=args.power,
+        comparison=args.comparison,
+        correlation=args.correlation,
+        icc=0.5 if args.icc is None else args.icc,
+        score=0.5 if args.score is None else args.score,
+        sd=args.sd,
+    )
+
+
+def from_data(
+    index: TaskIndex, names: Sequence[str], data_dir: str | None, limit: int | None, options: PowerOptions
+) -> PowerFile:
+    """Each task's row from its build: the rows' cluster keys read without a model."""
+    rows: list[PowerRow] = []
+    for name in index.select(names).tasks:
+        task = Task(index.tasks[name])
+        task.load(data_dir, limit)
+        keys = [task.cluster_keys(doc) or [f"{name}/{task.sample_id(i, doc)}"] for i, doc in task.iter_docs()]
+        rows.append(from_build(name, design_from_keys(keys), options))
+    return power_file("build", rows, {}, options)
+
+
+def from_run(
+    results: Path,
+    model: str | None,
+    include_paths: Sequence[Path],
+    names: Sequence[str] | None,
+    metrics: Sequence[str] | None,
+    options: PowerOptions,
+) -> PowerFile:
+    """Each task's metrics from a finished run's journal: their errors as the task's aggregation computes them."""
+    run = pick_run(results, model)
+    index = task_index("harness power", [run], include_paths)
+    chosen = set(index.select(names).tasks) if names else None
+    rows: list[PowerRow] = []
+    skipped: dict[str, str] = {}
+    for name in sorted(run.results.results, key=natural_key):
+        if chosen is not None and name not in chosen:
+            continue
+        if name not in index.tasks:
+            skipped[name] = NOT_DECLARED
+            continue
+        try:
+            journal = read_task_journal(run, name)
+            task = Task(index.tasks[name])
+            ids = [s for s in journal.records if journal.scored(s)]
+            scored = [
+                task.scored_row(
+                    s,
+                    journal.records[s].get("metrics") or {},
+                    row_keys(name, s, journal.records[s], journal.records[s]),
+                )
+                for s in ids
+            ]
+            aggregated = task.aggregate(scored, DEFAULT_ITERS)
+        except (JournalUnreadable, UserError) as err:
+            skipped[name] = first_line(err)
+            continue
+        for metric, error in aggregated.errors.items():
+            if metrics is None or metric in metrics:
+                design = design_from_keys([row.keys for row in scored if metric in row.metrics])
+                rows.append(from_errors(name, metric, design, error, options))
+    if not rows and not skipped:
+        raise UserError(
+            f"{results}: no task of {run.model} to analyse" + (f" among {', '.join(names)}" if names else "")
+        )
+    return power_file("run", rows, skipped, options)
+
+
+def _cell(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}" if math.isfinite(value) else "N/A"
+    return str(value)
+
+
+def table(power: PowerFile) -> list[str]:
+    """The rows as an aligned text table, under a line of what was assumed."""
+    how = {
+        "paired": f"two runs on the same rows, per-row correlation {power['correlation']}",
+        "unpaired": "two runs on different rows",
+        "one_sample": "one run against a fixed number",
+    }[power["comparison"]]
+    assumed = (
+        f"a build: score sd {power['sd']:.3f} and intra-cluster correlation {power['icc']} assumed"
+        if power["source"] == "build" and power["sd"] is not None
+        else "a run: each metric's sd and design effect measured"
+    )
+    lines = [
+        f"harness power: {how}; α = {power['alpha']}, power {power['power']:.0%}; {assumed}; "
+        f"rows needed for a difference of {power['effect']}",
+        "",
+    ]
+    head = [
+        "task",
+        "metric",
+        "rows",
+        "clusters",
+        "rows/cluster",
+        "icc",
+        "deff",
+        "sd",
+        "MDE",
+        "rows needed",
+        "clusters needed",
+    ]
+    body = [
+        [
+            row["task"],
+            row["metric"] or "-",
+            str(row["n"]),
+            str(row["n_clusters"]),
+            _cell(row["rows_per_cluster"], 1),
+            _cell(row["icc"], 2),
+            _cell(row["design_effect"], 2),
+            _cell(row["sd"]),
+            _cell(row["mde"]),
+            _cell(row["rows_needed"]),
+            _cell(row["clusters_needed"]),
+        ]
+        for row in power["rows"]
+    ]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    for cells in [head, *body]:
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            ).rstrip()
+        )
+    notes = [f"{row['task']} {row['metric'] or ''}: {row['note']}" for row in power["rows"] if row["note"]]
+    notes += [f"{task}: not analysed: {why}" for task, why in power["not_analysed"].items()]
+    return lines + ([""] + notes if notes else [])
+
+
+def power_main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    options = _options(args)
+    if args.results is None:
+        found = from_data(TaskIndex(list(args.include_path)), args.tasks, args.data_dir, args.limit, options)
+    else:
+        found = from_run(args.results, args.model, args.include_path, args.tasks, args.metrics, options)
+    print(json.dumps(strict_values(found), indent=2) if args.json else "\n".join(table(found)))
+    if args.results is not None and found["not_analysed"] and args.json:
+        print(f"harness power: {len(found['not_analysed'])} task(s) not analysed (`not_analysed`)", file=sys.stderr)
+    return 0

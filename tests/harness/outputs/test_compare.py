@@ -1,0 +1,268 @@
+"""`harness compare` (issue 48, item 6) on real runs of two baselines through the `harness` command: MMNeedle's
+synthetic build (0/1 metrics, a needle ratio) and MMLongBench's fixture (clusters of 3 and 6 depth rows per source
+id, a task's own aggregation, a group over two lengths that ask the same ids). McNemar's counts and p are
+statsmodels' exact test on the journals' rows; the clustered paired interval is statsmodels' cluster-robust OLS of
+the per-row difference on an intercept (a group's: on its tasks' dummies, through its rule's weights); a row in one
+run only is named; `harness report --paired` embeds the comparison; two runs of one model give the run-to-run error."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import typing
+from pathlib import Path
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+
+from builders.mmlongbench.build import build_mmlongbench
+from harness.cli import main
+from harness.outputs.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
+from harness.outputs.paired_runs import discordant, paired_rows, paired_task, pick_runs
+from harness.uncertainty import paired_difference
+
+VH = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
+SINGLE_8K, SINGLE_16K, MULTI_8K = (f"mmlongbench_{c}" for c in VH)
+NEEDLE = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_pos"]
+
+
+def _run(*argv: object) -> None:
+    assert main([str(a) for a in argv] + ["--no_progress"]) == 0
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    """`out/`: random and constant on MMNeedle and on MMLongBench's VH sets (a group over two lengths); `seed1/`:
+    random again with another seed, on fewer MMNeedle rows; `groups/`: the group's folder."""
+    root = tmp_path_factory.mktemp("compare")
+    vh_dir = root / "vh_data"
+    build_mmlongbench(source="fixture", out_dir=vh_dir, configs=VH)
+    groups = root / "groups"
+    groups.mkdir()
+    (groups / "vh_single_lengths.yaml").write_text(
+        f"group: vh_single_lengths\ntask: [{SINGLE_8K}, {SINGLE_16K}]\n"
+        "aggregate_metric_list:\n  - metric: vh_acc\n    aggregation: strict_mean\n"
+    )
+    out = root / "out"
+    vh = ["--tasks", f"vh_single_lengths,{MULTI_8K}", "--include_path", groups, "--data_dir", vh_dir]
+    needle = ["--tasks", ",".join(NEEDLE), "--data_dir", data_dir]
+    for model in (["--model", "random"], ["--model", "constant", "--model_args", "answer=Yes"]):
+        _run(*vh, *model, "--output_path", out)
+    for model in (["--model", "random"], ["--model", "constant", "--model_args", "answer=-1"]):
+        _run(*needle, *model, "--output_path", out)
+    _run(*needle, "--model", "random", "--seed", "1", "--limit", "8", "--output_path", root / "seed1")
+    return root
+
+
+def _compare(runs: Path, *argv: object, out: Path) -> dict:
+    assert main(["compare", *[str(a) for a in argv], "--out", str(out)]) == 0
+    return json.loads((out / "compare.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def compared(runs: Path) -> dict:
+    out = runs / "compared"
+    argv = [runs / "out", "--models", "random", "constant", "--include_path", runs / "groups"]
+    assert main(["compare", *map(str, argv), "--out", str(out)]) == 0
+    return json.loads((out / "compare.json").read_text())
+
+
+def _row(compared: dict, name: str, metric: str) -> dict:
+    (row,) = [r for r in compared["rows"] if r["name"] == name and r["metric"] == metric]
+    return row
+
+
+def _journal(runs: Path, model: str, task: str) -> dict[str, dict]:
+    lines = (runs / "out" / model / f"journal_{task}.jsonl").read_text().splitlines()[1:]
+    return {r["sample_id"]: r for r in map(json.loads, lines)}
+
+
+@pytest.mark.parametrize(
+    ("task", "metric"), [("mmneedle_m1_n2_k1_pos", "exact_acc"), ("mmneedle_m1_n2_k1_neg", "existence_acc"),
+                         (SINGLE_8K, "vh_acc"), (MULTI_8K, "vh_acc")]
+)  # fmt: skip
+def test_mcnemar_is_statsmodels_exact_test_on_the_journals(runs: Path, compared: dict, task: str, metric: str) -> None:
+    a, b = _journal(runs, "random", task), _journal(runs, "constant", task)
+    pairs = [(a[s]["metrics"][metric], b[s]["metrics"][metric]) for s in a]
+    right = 100 if task.startswith("mmlongbench") else 1  # MMLongBench's scores are percentages
+    table = [[sum(x == right and y == right for x, y in pairs), sum(x == right and y == 0 for x, y in pairs)],
+             [sum(x == 0 and y == right for x, y in pairs), sum(x == 0 and y == 0 for x, y in pairs)]]  # fmt: skip
+    row = _row(compared, task, metric)
+    assert (row["a_only"], row["b_only"]) == (table[0][1], table[1][0])
+    assert table[0][1] + table[1][0] > 0  # the baselines disagree somewhere: the test has something to count
+    assert row["mcnemar_p"] == pytest.approx(mcnemar(table, exact=True).pvalue, rel=1e-12)
+    # the viewer's rows: the same discordant rows, each way
+    run_a, run_b = pick_runs([runs / "out"], ["random", "constant"])
+    rows = paired_rows(paired_task(run_a, run_b, task), metric)
+    assert (len(discordant(rows, "a")), len(discordant(rows, "b"))) == (row["a_only"], row["b_only"])
+
+
+def test_the_clustered_paired_interval_is_statsmodels_cluster_robust_ols_of_the_difference(
+    runs: Path, compared: dict
+) -> None:
+    a, b = _journal(runs, "random", SINGLE_8K), _journal(runs, "constant", SINGLE_8K)
+    ids = sorted(a)
+    d = np.array([a[s]["metrics"]["vh_acc"] - b[s]["metrics"]["vh_acc"] for s in ids])
+    clusters = [a[s]["cluster"][0] for s in ids]
+    assert len(set(clusters)) == 3 and len(ids) == 18  # three source ids, six depth rows each
+    fit = sm.OLS(d, np.ones(len(d))).fit(
+        cov_type="cluster", cov_kwds={"groups": np.unique(clusters, return_inverse=True)[1]}
+    )
+    row = _row(compared, SINGLE_8K, "vh_acc")
+    assert row["difference"] == pytest.approx(d.mean())
+    assert row["stderr_clustered"] == pytest.approx(fit.bse[0], rel=1e-10)
+    q = stats.t.ppf(0.975, 2)  # C - 1 degrees of freedom
+    assert (row["low"], row["high"]) == pytest.approx((d.mean() - q * fit.bse[0], d.mean() + q * fit.bse[0]))
+    assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(d.mean()) / fit.bse[0], 2))
+    assert row["df"] == 2 and row["n_clusters"] == 3
+    phase_one = paired_difference(
+        [a[s]["metrics"]["vh_acc"] for s in ids], [b[s]["metrics"]["vh_acc"] for s in ids], [[c] for c in clusters]
+    )
+    assert (row["stderr"], row["low"], row["high"]) == pytest.approx((phase_one.stderr, phase_one.low, phase_one.high))
+    assert row["correlation"] == pytest.approx(phase_one.correlation, nan_ok=True)
+
+
+def test_a_group_s_paired_error_counts_an_item_its_members_share_once(runs: Path, compared: dict) -> None:
+    stacked, tasks, clusters = [], [], []
+    for j, task in enumerate((SINGLE_8K, SINGLE_16K)):
+        a, b = _journal(runs, "random", task), _journal(runs, "constant", task)
+        for s in sorted(a):
+            stacked.append(a[s]["metrics"]["vh_acc"] - b[s]["metrics"]["vh_acc"])
+            tasks.append(j)
+            clusters.append(a[s]["cluster"][0])
+    dummies = np.eye(2)[tasks]
+    groups = np.unique(clusters, return_inverse=True)[1]
+    assert groups.max() + 1 == 3  # the 16K rows ask the 8K rows' three ids
+    fit = sm.OLS(np.array(stacked), dummies).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}
+    )
+    weights = np.array([0.5, 0.5])  # strict_mean of the two lengths
+    se = math.sqrt(3 / 2 * weights @ fit.cov_params() @ weights)  # CR1's C/(C - 1), as a task's
+    row = _row(compared, "vh_single_lengths", "vh_acc")
+    assert row["kind"] == "group" and row["n_paired"] == 36
+    assert row["difference"] == pytest.approx(weights @ fit.params)
+    assert row["stderr_clustered"] == pytest.approx(se, rel=1e-6)
+    tasks_alone = [_row(compared, t, "vh_acc")["stderr_clustered"] for t in (SINGLE_8K, SINGLE_16K)]
+    assert row["stderr_clustered"] > math.sqrt(sum(s * s for s in tasks_alone)) / 2 * 1.05  # not independent
+
+
+def test_sums_of_ratios_and_a_task_s_own_aggregation_get_their_errors(compared: dict) -> None:
+    needles = _row(compared, "mmneedle_m10_n1_k2_pos", "individual_exact_acc")
+    assert needles["method"].startswith("ratio_of_sums") and needles["a_only"] is None
+    folded = _row(compared, SINGLE_8K, "score")  # VH accuracy folded at 50: the task's own function
+    assert folded["method"].startswith("cluster bootstrap") and folded["n_clusters"] == 3
+    assert math.isfinite(folded["stderr_clustered"]) and math.isfinite(folded["p_value"])
+    assert compared["tests"] == sum(isinstance(r["p_value"], float) for r in compared["rows"])
+    p = [r["p_value"] for r in compared["rows"] if isinstance(r["p_value"], float)]
+    holm = [r["p_adjusted"] for r in compared["rows"] if isinstance(r["p_value"], float)]
+    assert all(h >= q - 1e-12 for h, q in zip(holm, p, strict=True)) and max(holm) <= 1.0
+
+
+def test_a_row_in_one_run_only_is_named_never_dropped(runs: Path) -> None:
+    found = _compare(runs, runs / "out", runs / "seed1", "--models", "random", "random", out=runs / "cmp_seed")
+    task = "mmneedle_m1_n2_k1_pos"
+    full = _journal(runs, "random", task)
+    kept = {
+        json.loads(line)["sample_id"]
+        for line in (runs / "seed1/random" / f"journal_{task}.jsonl").read_text().splitlines()[1:]
+    }
+    assert len(kept) == 8 < len(full)
+    assert found["unpaired"][task] == {"a_only": dict.fromkeys(sorted(set(full) - kept), "absent"), "b_only": {}}
+    row = _row(found, task, "exact_acc")
+    assert (row["n_a"], row["n_b"], row["n_paired"], row["unpaired_a"]) == (len(full), 8, 8, len(full) - 8)
+    markdown = (runs / "cmp_seed" / "compare.md").read_text()
+    assert f"| `{task}` | {len(full) - 8} | 0 |" in markdown
+    # two runs of one model: their differences are the run-to-run spread
+    assert found["same_model"] is True
+    assert row["run_to_run_stderr"] == pytest.approx(row["stderr_clustered"] / math.sqrt(2))
+    # the tasks only run A ran are named too
+    assert {(n["name"], n["reason"]) for n in found["not_compared"]} >= {(SINGLE_8K, "only run A ran it")}
+    assert read_compare_file(runs / "cmp_seed" / "compare.json")["rows"][0]["name"] == found["rows"][0]["name"]
+
+
+def test_report_paired_embeds_the_comparison(runs: Path, compared: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    out = runs / "report"
+    argv = ["report", str(runs / "out"), "--paired", "--models", "random", "constant", "--no_figures"]
+    assert main([*argv, "--include_path", str(runs / "groups"), "--out", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert "## Paired comparison: random − constant" in report
+    table = [line for line in (out / "compare.md").read_text().splitlines() if line.startswith("| `")]
+    assert len(table) == len(compared["rows"]) and all(line in report for line in table)
+    assert report.index("## Paired comparison") < report.index("## Provenance")
+    assert json.loads((out / "compare.json").read_text())["rows"] == compared["rows"]
+    assert main(["report", str(runs / "out"), "--models", "random", "constant"]) == 2  # without --paired
+    assert "add --paired" in capsys.readouterr().err
+
+
+def test_runs_on_other_data_or_task_versions_are_not_paired(runs: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "other"
+    shutil.copytree(runs / "seed1", copy)
+    journal = copy / "random" / "journal_mmneedle_m1_n2_k1_pos.jsonl"
+    header, *records = journal.read_text().splitlines()
+    parts = json.loads(header)
+    parts["parts"]["task"]["dataset"] = "0" * 64
+    journal.write_text("\n".join([json.dumps(parts), *records]) + "\n")
+    found = _compare(runs, runs / "out", copy, "--models", "random", "random", out=tmp_path / "cmp")
+    (refused,) = [n for n in found["not_compared"] if n["name"] == "mmneedle_m1_n2_k1_pos"]
+    assert refused["reason"].startswith("the runs differ in data")
+    assert "mmneedle_m1_n2_k1_pos" not in {r["name"] for r in found["rows"]}
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_bad_input_is_one_line(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(runs / "out")
+    assert "no such folder" in _one_line_error(capsys, ["compare", str(tmp_path / "nowhere"), "--models", "a", "b"])
+    assert "--models A B" in _one_line_error(capsys, ["compare", out])
+    assert "no model named 'gpt'" in _one_line_error(capsys, ["compare", out, "--models", "random", "gpt"])
+    assert "2 models" in _one_line_error(capsys, ["compare", out, str(runs / "seed1")])
+    assert "one run" in _one_line_error(capsys, ["compare", out, "--models", "random", "random"])
+    assert "one or two" in _one_line_error(capsys, ["compare", out, out, out])
+    assert "between 0 and 1" in _one_line_error(
+        capsys, ["compare", out, "--models", "random", "constant", "--level", "2"]
+    )
+    groups = ["--include_path", str(runs / "groups")]
+    nothing = _one_line_error(
+        capsys, ["compare", out, "--models", "random", "constant", "--tasks", "milebench_*", *groups]
+    )
+    assert nothing.startswith("harness: error: nothing to compare") and "matches --tasks milebench_*" in nothing
+    damaged = tmp_path / "compare.json"
+    damaged.write_text(json.dumps({"format": "mmlongeval-compare/1", "rows": 3}))
+    with pytest.raises(Exception, match="not a compare.json") as raised:
+        read_compare_file(damaged)
+    assert len(str(raised.value).splitlines()) == 1
+    # a run whose journal is gone: its tasks named, not compared
+    gone = tmp_path / "gone"
+    shutil.copytree(runs / "seed1", gone)
+    (gone / "random" / "journal_mmneedle_m1_n2_k1_pos.jsonl").unlink()
+    found = _compare(runs, out, gone, "--models", "random", "random", out=tmp_path / "cmp")
+    assert any(n["name"] == "mmneedle_m1_n2_k1_pos" and "no journal" in n["reason"] for n in found["not_compared"])
+
+
+def test_a_task_folder_a_results_file_records_is_never_read(runs: Path, tmp_path: Path, capsys) -> None:
+    copy = tmp_path / "out"
+    shutil.copytree(runs / "out", copy)
+    found = _compare(runs, copy, "--models", "random", "constant", out=tmp_path / "cmp")  # no --include_path
+    err = capsys.readouterr().err
+    assert "not read: the task folders the results files record" in err and str(runs / "groups") in err
+    (group,) = [n for n in found["not_compared"] if n["name"] == "vh_single_lengths"]
+    assert "not in the installed task folders" in group["reason"]
+    assert not any(r["name"] == "vh_single_lengths" for r in found["rows"])
+
+
+def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None:
+    assert compare_file_problem(compared) is None
+    assert set(compared) == set(typing.get_type_hints(CompareFile))
+    assert all(set(row) == set(typing.get_type_hints(ComparisonRow)) for row in compared["rows"])
+    damaged = json.loads((runs / "compared" / "compare.json").read_text())
+    damaged["rows"][0]["n_paired"] = "many"
+    assert compare_file_problem(damaged) == "`rows[0].n_paired` must be integer, got a string"
