@@ -102,7 +102,7 @@ def resolve_model(
     foreign = other_names().get(name) if name not in ALIASES else None
     backend, args, alias = resolve(foreign[0] if foreign else name, given, benchmarks)
     if backend not in available_models():
-        known_model(name)
+        known_model(name, given)
         raise UserError(f"--model {name}: backend {backend!r} is not one of {', '.join(sorted(available_models()))}")
     try:
         args, lines = translate(backend_spec(backend).foreign_args, args)
@@ -115,14 +115,19 @@ def resolve_model(
     return ModelChoice(name, backend, args, alias, given)
 
 
-def known_model(name: str) -> None:
-    """A `UserError` with suggestions unless `name` is a backend, an alias, or lm-eval's or lmms-eval's name for one."""
+def known_model(name: str, given: Mapping[str, str]) -> str:
+    """The backend `--model name` (with `given` --model_args) runs on, known before the tasks are read (an alias's
+    `backend=` is the same for every benchmark); a `UserError` with suggestions unless `name` is a backend, an alias,
+    or lm-eval's or lmms-eval's name for one."""
     from harness.models.aliases import ALIASES
     from harness.models.registry import available_models, other_names
 
     known = set(available_models()) | set(ALIASES) | set(other_names())
     if name not in known:
         raise UserError(suggest(name, known, "model") + " (see `harness models`)")
+    if name in ALIASES:
+        return given.get("backend", ALIASES[name].backend)
+    return other_names()[name][0] if name in other_names() else name
 
 
 def _batch_size(args: EvaluationOptions) -> int:
@@ -221,7 +226,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     ray_problem = address_problem(args.ray) if args.ray is not None else None
     if ray_problem:
         raise UserError(f"--ray {args.ray}: {ray_problem}")
-    known_model(args.model)  # a name neither a backend nor an alias stops here, before the tasks are read
+    backend = known_model(args.model, args.model_args)  # a name neither a backend nor an alias stops here
     wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
     if hub is not None and hub.push_samples and not log_samples:
         raise UserError(
@@ -231,16 +236,17 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
     from harness.models.registry import backend_spec
 
+    if args.max_batch_tokens and not backend_spec(backend).token_budget:
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
+            file=sys.stderr,
+        )
+
     names, include_paths = _resolve_task_names(names, list(args.include_path))
     index = TaskIndex(include_paths)
     selection = index.select(names)
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
-    if args.max_batch_tokens and not backend_spec(model.backend).token_budget:
-        print(
-            f"harness: --max_batch_tokens is used by the hf backend only; {model.backend} batches its own way",
-            file=sys.stderr,
-        )
     model = ModelChoice(
         model.name,
         model.backend,
