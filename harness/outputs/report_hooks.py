@@ -1,8 +1,11 @@
 """What a benchmark's report module gives `harness report`, declared: its section (named by the tasks' YAML,
 `report: !function report.section`, a `Section`) and, in the same module, its `REPORT_HOOKS` (`ReportHooks`): the
-scale its scores are on, the rows its benchmark shows in the cross-model table, and a part drawn across every model.
+scale its scores are on, the rows its benchmark shows in the cross-model table, a part drawn across every model, and
+how its numbers meet the paper's (`verdicts`: the tolerance and which data are the paper's own items,
+`harness.outputs.verdict.VerdictRule`).
 
-    REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics, across_models=across_models)
+    REPORT_HOOKS = ReportHooks(scale=100, headline_metrics=headline_metrics, across_models=across_models,
+                               verdicts=VERDICTS)
 
 A module without `REPORT_HOOKS` has a section only.
 """
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from harness.outputs.model_results import ModelResults
+    from harness.outputs.verdict import VerdictRule
 
 HOOKS_NAME = "REPORT_HOOKS"  # the name of a report module's `ReportHooks`
 
@@ -48,6 +52,7 @@ class ReportHooks:
     scale: Literal[1, 100] | None = None  # 1: scores are proportions; 100: a paper's 0-100 scores
     headline_metrics: HeadlineMetrics | None = None  # without: each task's and group's first metric
     across_models: AcrossModels | None = None
+    verdicts: VerdictRule | None = None  # the tolerance beside the paper, and which data are its own items
 
 
 NO_HOOKS = ReportHooks()
