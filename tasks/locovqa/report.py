@@ -25,7 +25,7 @@ from harness.outputs.verdict import Mode, VerdictRule, compare_interval, mode_of
 from harness.outputs.verdict_family import Cell, Family
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
-from tasks.locovqa.intervals import CurveInterval, curve_intervals, interval_text
+from tasks.locovqa.intervals import CurveInterval, curve_intervals, interval_text, point_bands
 from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
 from tasks.locovqa.view_hooks import VIEW_HOOKS as VIEW_HOOKS  # `harness view` reads it here, in the report module
 
@@ -221,7 +221,8 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
     lines += ["", *paper_table({m: models[m] for m in curves})]
-    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption):
+    bands = {m: point_bands(models[m], c) for m, c in curves.items()}
+    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption, bands):
         lines += ["![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
     return lines
 

@@ -24,6 +24,7 @@ from harness.outputs.verdict import Mode, Paper, VerdictRule, compare, explanati
 from harness.outputs.verdict_family import Family
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
+from tasks.mmlongbench.length_trend import trend_section
 from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read by name from here too)
     DATASET_ORDER,
     LENGTHS,
@@ -192,12 +193,18 @@ def _dataset_table(data: ModelResults, lengths: list[str], beside: Beside) -> li
     return [*_table(["dataset", "metric", *lengths], rows), "", *beside.tally()]
 
 
+def bands(data: ModelResults) -> dict[Key, tuple[float, float]]:
+    """(category or Avg, length) -> the 95 % interval of our score, the band the length figure draws."""
+    return {key: found for key, estimate in category_estimates(data).items() if (found := estimate.interval())}
+
+
 def _figure_lines(model: str, data: ModelResults, out_dir: Path, beside: Beside) -> list[str]:
-    """Score against length, ours beside the paper's curve."""
+    """Score against length, ours (with its 95 % band) beside the paper's curve."""
     name = f"mmlongbench_length_{slug(model)}.png"
     paper = beside.paper_model
     paper_series = {paper: {(row, n): beside.paper(row, n) for row in ROWS for n in LENGTHS}} if paper else {}
-    if figure(out_dir / name, length_figure, {model: category_scores(data)}, paper_series, data.provenance_line()):
+    series, band = {model: category_scores(data)}, {model: bands(data)}
+    if figure(out_dir / name, length_figure, series, paper_series, data.provenance_line(), band):
         return [f"![MMLongBench score against length, {model}]({name})", ""]
     return []
 
@@ -216,6 +223,7 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
         lines += _category_table(data, lengths, beside)
     if per_dataset:
         lines += _dataset_table(data, lengths, beside)
+        lines += trend_section(data, lengths)
     if ours:
         lines += _figure_lines(model, data, out_dir, beside)
     return lines + others
@@ -237,7 +245,8 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
                 (row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS
             }
     caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
-    if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption):
+    band = {model: bands(models[model]) for model in series}
+    if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption, band):
         return []
     return [
         "## MMLongBench across models",
