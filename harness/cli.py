@@ -222,9 +222,21 @@ def report_command(argv: list[str]) -> int:
         help="processes drawing the figures (default: one per CPU); "
         "a figure unchanged since the last report into the same folder is not drawn again",
     )
+    parser.add_argument(
+        "--adjust",
+        choices=("holm", "bh"),
+        default="holm",
+        help="how the verdicts beside a paper adjust their ✗ marks for the number of cells in a table: holm "
+        "(family-wise error 5 %%, the default) or bh (Benjamini-Hochberg, false discovery rate 5 %%)",
+    )
     args = parser.parse_args(argv)
     path = write_report(
-        args.results_dir, args.out, figures=not args.no_figures, workers=args.jobs, include_paths=args.include_path
+        args.results_dir,
+        args.out,
+        figures=not args.no_figures,
+        workers=args.jobs,
+        include_paths=args.include_path,
+        adjust=args.adjust,
     )
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0
