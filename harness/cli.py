@@ -247,7 +247,7 @@ def report_command(argv: list[str]) -> int:
         help="processes drawing the figures (default: one per CPU); "
         "a figure unchanged since the last report into the same folder is not drawn again",
     )
-    add_comparison_flags(parser, include_path=False)
+    add_comparison_flags(parser, include_path=False)  # --adjust also adjusts the verdicts beside a paper
     args = parser.parse_args(argv)
     paired: list[str] = []
     if args.paired:
@@ -262,6 +262,7 @@ def report_command(argv: list[str]) -> int:
         workers=args.jobs,
         include_paths=args.include_path,
         paired=paired,
+        adjust="holm" if args.adjust == "holm" else "bh",
     )
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0

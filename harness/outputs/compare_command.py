@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 from harness.errors import UserError
 from harness.outputs.compare_file import write_compare
@@ -74,10 +74,11 @@ def add_comparison_flags(parser: argparse.ArgumentParser, include_path: bool = T
     parser.add_argument("--metrics", type=names_arg, help="only these metrics (by commas): a smaller family to adjust")
     parser.add_argument(
         "--adjust",
-        choices=("holm", "fdr_bh"),
+        choices=("holm", "bh", "fdr_bh"),
         default="holm",
-        help="how p values are adjusted for their number: holm (family-wise, the default) or fdr_bh "
-        "(Benjamini-Hochberg's false discovery rate)",
+        help="how p values are adjusted for their number: holm (family-wise, the default) or bh, also spelled "
+        "fdr_bh (Benjamini-Hochberg's false discovery rate); harness report's verdicts beside a paper adjust their "
+        "marks the same way",
     )
     parser.add_argument("--level", type=probability_arg, default=0.95, help="of the intervals (default 0.95)")
     parser.add_argument(
@@ -102,7 +103,8 @@ def add_comparison_flags(parser: argparse.ArgumentParser, include_path: bool = T
 
 
 def options_from(args: argparse.Namespace) -> CompareOptions:
-    return CompareOptions(args.level, args.adjust, args.alpha, args.power, args.bootstrap_iters)
+    adjust: Literal["holm", "fdr_bh"] = "holm" if args.adjust == "holm" else "fdr_bh"  # statsmodels' names
+    return CompareOptions(args.level, adjust, args.alpha, args.power, args.bootstrap_iters)
 
 
 def paired_section(folders: list[Path], args: argparse.Namespace, out: Path) -> list[str]:

@@ -26,6 +26,7 @@ from harness.config.benchmark import Benchmark, declared_benchmark
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
+from harness.outputs.estimates import estimate_of, interval_text
 from harness.outputs.figure_batch import figure_batch
 from harness.outputs.model_results import ModelResults, load_results, partial_results
 from harness.outputs.provenance import (
@@ -36,6 +37,7 @@ from harness.outputs.report_hooks import AcrossModels, report_of
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
 from harness.outputs.trusted_tasks import trusted_task_folders
+from harness.outputs.verdict_family import adjusted_by
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
 
@@ -159,17 +161,18 @@ def row_scale(models: list[ModelResults], name: str, metric: str, declared: dict
 
 
 def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
-    """Value ± standard error, as a percentage (0-100) when the row's scale is known, else as recorded."""
+    """Value and its 95 % interval (`harness.outputs.estimates`: Wilson's on the effective n), as a percentage
+    (0-100) when the row's scale is known; else as recorded, ± its error."""
     entry = data.results.get(name) or data.groups.get(name) or {}
     if f"{metric},none" not in entry:
         return ""
-    value, stderr = entry[f"{metric},none"], entry.get(f"{metric}_stderr,none")
-    number, error = _number(value), _number(stderr)
-    if scale is None or number is None:
-        return _fmt(value) + (f" ± {_fmt(stderr)}" if isinstance(stderr, float) else "")
-    factor = PERCENT / scale
-    shown = f"{number * factor:.1f}"
-    return shown + (f" ± {error * factor:.1f}" if error is not None else "")
+    value = entry[f"{metric},none"]
+    if _number(value) is None:
+        return _fmt(value)
+    estimate = estimate_of(data, name, metric, scale)
+    if scale is None:
+        return interval_text(estimate, decimals=4)
+    return interval_text(estimate, PERCENT / scale)
 
 
 def _data_differs(models: list[ModelResults], task: str) -> bool:
@@ -180,7 +183,8 @@ def _data_differs(models: list[ModelResults], task: str) -> bool:
 
 SCALE_NOTE = (
     "Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
-    "scores as they are; value ± standard error."
+    "scores as they are; value [95 % interval]: Wilson's on the effective sample size, the rows that share an item "
+    "counted as the clustered error says (docs/statistics.md)."
 )
 
 
@@ -293,12 +297,14 @@ def write_report(
     workers: int | None = None,
     include_paths: Sequence[Path] = (),
     paired: Sequence[str] = (),
+    adjust: str = "holm",
 ) -> Path:
     """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
     linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
     figure whose content has not changed since the last report into `out_dir` is not drawn again. Report hooks come
     from the installed tasks and `include_paths`, never from the task folders the results files record. `paired`: the
-    lines of a paired comparison of two runs (`harness report --paired`), set after the summary."""
+    lines of a paired comparison of two runs (`harness report --paired`), set after the summary. `adjust`: how the ✗
+    marks beside a paper are adjusted for a table's number of cells (`holm`, or `bh`: Benjamini-Hochberg)."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
@@ -307,7 +313,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     _trust_only_given_tasks(models, include_paths)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
-    with figure_batch(out_dir, figures, workers) as batch:
+    with figure_batch(out_dir, figures, workers) as batch, adjusted_by(adjust):
         lines = _report_lines(results_dir, models, out_dir, figures, paired)
     failures, _ = batch.finish()
     for failure in failures:

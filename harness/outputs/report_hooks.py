@@ -1,8 +1,11 @@
 """What a benchmark gives `harness report`, declared: the `ReportHooks` of its declaration
 (`harness.config.benchmark.Benchmark.report`, which its tasks' YAML names): its section (a `Section`), the scale
-its scores are on, the rows its benchmark shows in the cross-model table, and a part drawn across every model.
+its scores are on, the rows its benchmark shows in the cross-model table, a part drawn across every model, and how
+its numbers meet the paper's (`verdicts`: the tolerance and which data are the paper's own items,
+`harness.outputs.verdict.VerdictRule`).
 
-    Benchmark("MMLongBench", report=ReportHooks(section=report.section, scale=100, across_models=report.across_models))
+    Benchmark("MMLongBench", report=ReportHooks(section=report.section, scale=100, across_models=report.across_models,
+                                                verdicts=report.VERDICTS))
 
 A declaration without `report` adds no section.
 """
@@ -18,6 +21,7 @@ from harness.config.benchmark import Benchmark, field_of
 
 if TYPE_CHECKING:
     from harness.outputs.model_results import ModelResults
+    from harness.outputs.verdict import VerdictRule
 
 
 class Section(Protocol):
@@ -47,6 +51,7 @@ class ReportHooks:
     scale: Literal[1, 100] | None = None  # 1: scores are proportions; 100: a paper's 0-100 scores
     headline_metrics: HeadlineMetrics | None = None  # without: each task's and group's first metric
     across_models: AcrossModels | None = None
+    verdicts: VerdictRule | None = None  # the tolerance beside the paper, and which data are its own items
 
 
 NO_HOOKS = ReportHooks()

@@ -1,108 +1,68 @@
-"""Whether a number of ours agrees with the one a paper published beside it, and a tally per table.
+"""Whether a number of ours agrees with the one a paper published beside it: ✓ / ✗ / ≈ / – per cell, in one of two
+modes the run's provenance decides (`mode_of`, from the benchmark's `VerdictRule`), and a tally per table with what
+chance alone gives (`harness.outputs.verdict_family`). docs/statistics.md gives the reasons.
 
-Ours agrees when the two differ by no more than what sampling explains at 95%: |ours - paper| <= 1.96 * sqrt(se_ours²
-+ se_paper²), where se_ours is the run's own standard error (the results file's `_stderr`) and se_paper the standard
-error of a mean of values in [0, 1] over the paper's sample size: sqrt(p (1 - p) / n). For a proportion (accuracy,
-exact match) that is its standard error; for a bounded score with partial credit (ROUGE, ANLS) it is the largest
-standard error a mean of that value can have, so the test leans to "agree". A cell is *not comparable* when the
-run's data is not the paper's (synthetic, limited: `harness.outputs.provenance`), or when a side has no value, no
-standard error, or no sample size.
+- **Same items** (the paper's frozen sample: MMLongBench's release, MMNeedle's `--official-metadata`): the paper's
+  number is of these very rows, so it is a fixed target, and ours an estimate of the model's score with its clustered
+  error. Equivalence within the benchmark's tolerance t (two one-sided tests, Schuirmann 1987): ✓ when the 95 %
+  interval of ours - paper lies inside ±t (each one-sided test at 2.5 %, so the interval the cell shows decides), ✗
+  when the test that |ours - paper| ≤ t rejects (the interval lies outside ±t, before the multiplicity adjustment),
+  ≈ otherwise: the interval is wider than the tolerance allows a verdict.
+- **Fresh sample** (our rows are a new draw of the paper's population: a regenerated MMNeedle, LoCoVQA's generator):
+  two independent samples, both clustered. Ours on its effective n (`harness.outputs.estimates`), the paper's on its
+  rows over its design effect, the intra-cluster correlation ours shows carried to the paper's cluster size
+  (MMLongBench's n = 600 of ViQuAE is 100 ids of 6 rows). ✗ when the two-proportion score test on the effective n's
+  rejects a zero difference, ✓ when Newcombe's interval of the difference lies inside ±t, ≈ otherwise.
 
-A correlation (LoCoVQA's r² of the decay fit) is compared the same way on Fisher's z = atanh(r), whose standard
-error over n points is 1 / sqrt(n - 3).
+A bounded score (a proportion, a 0-100 score) is tested on the Wilson score scale, so an interval never collapses at
+0 % or 100 %; a number without bounds on the normal scale of its error (`equivalence_p` for the same items).
+A cell is *not comparable* (–) when the run's data is not the paper's (synthetic, limited: `data_problem`), or a
+side has no value or no error.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from harness.outputs.provenance import TaskData
+import numpy as np
 
-Z95 = 1.96
-AGREE, DISAGREE, NOT_COMPARABLE = "agree", "disagree", "not comparable"
-MARKS = {AGREE: "✓", DISAGREE: "✗", NOT_COMPARABLE: "–"}
+from harness.outputs.estimates import Estimate
+from harness.uncertainty import design_effect_from_icc, equivalence_p, icc_from_design_effect, wilson_interval
+
+if TYPE_CHECKING:
+    from harness.outputs.provenance import DataOrigin, TaskData
+
+ALPHA = 0.05
+LEVEL = 0.95
+SAME_ITEMS, FRESH_SAMPLE = "same items", "fresh sample"
+AGREE, DISAGREE, INCONCLUSIVE, NOT_COMPARABLE = "agree", "disagree", "inconclusive", "not comparable"
+MARKS = {AGREE: "✓", DISAGREE: "✗", INCONCLUSIVE: "≈", NOT_COMPARABLE: "–"}
 
 
 @dataclass(frozen=True)
-class Verdict:
+class VerdictRule:
+    """A benchmark's declaration of how its numbers meet the paper's (`ReportHooks.verdicts`): the tolerance (in the
+    units its report shows: percentage points on 0-100, or r²) and why, and which data are the paper's own items
+    (`same_items(origin)`: the reason, or None for a fresh sample, said by `fresh`)."""
+
+    tolerance: float
+    why_tolerance: str
+    same_items: Callable[[DataOrigin], str | None]
+    fresh: str
+
+
+@dataclass(frozen=True)
+class Mode:
+    """How one model's cells of a benchmark are judged: `kind` (`SAME_ITEMS`, `FRESH_SAMPLE`), why, and `problem`
+    when the data is not the paper's at all (every cell not comparable)."""
+
     kind: str
-    why: str = ""  # for `not comparable`: what is missing
-
-    @property
-    def mark(self) -> str:
-        return MARKS[self.kind]
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def compare(
-    ours: object,
-    ours_se: object,
-    paper: object,
-    paper_n: int | None,
-    scale: float = 1.0,
-    data_problem: str | None = None,
-) -> Verdict:
-    """Our value (with its standard error) against the paper's (over `paper_n` samples); both on a 0-`scale` scale
-    (1 for proportions, 100 for the papers' percentages). `data_problem`: why the run's data is not the paper's."""
-    if data_problem:
-        return Verdict(NOT_COMPARABLE, data_problem)
-    ours_v, ours_s, paper_v = _number(ours), _number(ours_se), _number(paper)
-    if ours_v is None or paper_v is None:
-        return Verdict(NOT_COMPARABLE, "no value" if ours_v is None else "no published value")
-    if ours_s is None:
-        return Verdict(NOT_COMPARABLE, "no standard error")
-    if not paper_n:
-        return Verdict(NOT_COMPARABLE, "the paper's sample size is not known")
-    p = min(max(paper_v / scale, 0.0), 1.0)
-    paper_s = math.sqrt(p * (1 - p) / paper_n) * scale
-    allowed = Z95 * math.sqrt(ours_s**2 + paper_s**2)
-    return Verdict(AGREE if abs(ours_v - paper_v) <= allowed + 1e-12 else DISAGREE)
-
-
-def compare_correlation(
-    ours_r: float | None, ours_points: int, paper_r: float | None, paper_points: int, data_problem: str | None = None
-) -> Verdict:
-    """Two correlation coefficients (signed r) of fits over `ours_points` and `paper_points` points."""
-    if data_problem:
-        return Verdict(NOT_COMPARABLE, data_problem)
-    if ours_r is None or paper_r is None or math.isnan(ours_r) or math.isnan(paper_r):
-        return Verdict(NOT_COMPARABLE, "no value" if ours_r is None or math.isnan(ours_r) else "no published value")
-    if ours_points <= 3 or paper_points <= 3:
-        return Verdict(NOT_COMPARABLE, "too few points for a standard error")
-
-    def z(r: float) -> float:
-        return math.atanh(max(-0.999999, min(0.999999, r)))
-
-    allowed = Z95 * math.sqrt(1 / (ours_points - 3) + 1 / (paper_points - 3))
-    return Verdict(AGREE if abs(z(ours_r) - z(paper_r)) <= allowed else DISAGREE)
-
-
-def tally(verdicts: Iterable[Verdict]) -> str:
-    """`agree 3 · disagree 1 · not comparable 2 (synthetic images ...)`: one line under a table."""
-    found = list(verdicts)
-    counts = Counter(v.kind for v in found)
-    why = Counter(v.why for v in found if v.kind == NOT_COMPARABLE and v.why)
-    text = " · ".join(f"{MARKS[k]} {k} {counts.get(k, 0)}" for k in (AGREE, DISAGREE, NOT_COMPARABLE))
-    if why:
-        text += " (not comparable: " + "; ".join(f"{reason} ({n})" for reason, n in why.most_common()) + ")"
-    return f"Verdict beside the paper: {text}."
-
-
-def explanation() -> str:
-    return (
-        "✓ agrees with the paper within sampling error (95%: our standard error and the paper's sample size), "
-        "✗ does not, – not comparable."
-    )
+    why: str
+    tolerance: float
+    problem: str | None = None
 
 
 def data_problem(tasks: Iterable[TaskData]) -> str | None:
@@ -115,3 +75,205 @@ def data_problem(tasks: Iterable[TaskData]) -> str | None:
         return None
     first = concerns[0]
     return "data not the paper's: " + (first if len(set(concerns)) == 1 else f"{first}, ...")
+
+
+def mode_of(rule: VerdictRule, tasks: Iterable[TaskData]) -> Mode:
+    """The mode of these tasks' cells: same items when the rule finds the paper's items in every task's data, else
+    a fresh sample (with the problem, if the data is not the paper's)."""
+    tasks = list(tasks)
+    problem = data_problem(tasks)
+    reasons = [rule.same_items(t.origin) for t in tasks]
+    if tasks and all(reasons):
+        return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem)
+    return Mode(FRESH_SAMPLE, rule.fresh, rule.tolerance, problem)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper's side of a cell: its number and the rows and clusters (items) behind it (None: as many as rows)."""
+
+    value: float | None
+    n: int | None = None
+    clusters: int | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One cell: ours and the paper's, the difference with its 95 % interval, the p value of the test of
+    disagreement (before adjustment) and whether equivalence within the tolerance is shown. `why`: what makes the
+    cell not comparable."""
+
+    ours: float | None
+    paper: float | None
+    difference: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    p_disagree: float = math.nan
+    equivalent: bool = False
+    why: str = ""
+
+    @property
+    def comparable(self) -> bool:
+        return not self.why
+
+    def difference_text(self, decimals: int = 1) -> str:
+        """`-1.8 [-7.1, +3.5]`: ours - paper and its 95 % interval; empty where the cell is not comparable."""
+        if not self.comparable:
+            return ""
+        return f"{self.difference:+.{decimals}f} [{self.low:+.{decimals}f}, {self.high:+.{decimals}f}]"
+
+    def text(self, decimals: int = 1) -> str:
+        """`45.2 (47.0) -1.8 [-7.1, +3.5]`: ours, the paper's in parentheses, the difference and its interval."""
+        ours = "N/A" if self.ours is None else f"{self.ours:.{decimals}f}"
+        paper = "N/A" if self.paper is None else f"{self.paper:.{decimals}f}"
+        return f"{ours} ({paper}) {self.difference_text(decimals)}".rstrip()
+
+
+def _normal():
+    from scipy import stats
+
+    return stats.norm
+
+
+def _not(ours: Estimate, paper: Paper, why: str) -> Comparison:
+    return Comparison(ours.value, paper.value, why=why)
+
+
+def compare(ours: Estimate, paper: Paper, mode: Mode) -> Comparison:
+    """Our estimate against the paper's number, both in the same units (`ours.scale` the top of a bounded scale)."""
+    if mode.problem:
+        return _not(ours, paper, mode.problem)
+    if ours.value is None:
+        return _not(ours, paper, "no value")
+    if paper.value is None:
+        return _not(ours, paper, "no published value")
+    if mode.kind == SAME_ITEMS:
+        return _same_items(ours, paper.value, mode.tolerance) or _not(ours, paper, "no standard error")
+    if not paper.n:
+        return _not(ours, paper, "the paper's sample size is not known")
+    return _fresh_sample(ours, paper, mode.tolerance) or _not(ours, paper, "no standard error")
+
+
+def _same_items(ours: Estimate, paper: float, tolerance: float) -> Comparison | None:
+    assert ours.value is not None
+    difference = ours.value - paper
+    n_eff, p, scale = ours.effective_n(), ours.proportion, ours.scale
+    if n_eff is not None and p is not None and scale:
+        low, high = wilson_interval(min(max(p, 0.0), 1.0), n_eff, LEVEL)
+        low, high = low * scale - paper, high * scale - paper
+        p_disagree = _outside_band(p, n_eff, paper / scale, tolerance / scale)
+        equivalent = -tolerance < low and high < tolerance  # both one-sided score tests reject at 2.5 %
+    elif ours.error is not None and ours.error > 0:
+        from harness.uncertainty import interval
+
+        low, high = interval(difference, ours.error, LEVEL, ours.df)
+        p_disagree = _beyond_margin(difference, ours.error, tolerance, ours.df)
+        equivalent = equivalence_p(difference, ours.error, tolerance, ours.df) < (1 - LEVEL) / 2
+    else:
+        return None
+    return Comparison(ours.value, paper, difference, low, high, p_disagree, equivalent)
+
+
+def _outside_band(p: float, n: float, target: float, margin: float) -> float:
+    """The score test (Wilson's) that a proportion observed as `p` on `n` lies within target ± margin: two-sided over
+    the band's two edges, so that it rejects at 5 % exactly when the 95 % Wilson interval lies outside the band."""
+    norm = _normal()
+    tails = []
+    for edge, upper in ((target + margin, True), (target - margin, False)):
+        if not 0.0 < edge < 1.0:
+            continue  # the band reaches the scale's end: no value lies beyond it
+        z = (p - edge) / math.sqrt(edge * (1 - edge) / n)
+        tails.append(float(norm.sf(z) if upper else norm.cdf(z)))
+    return min(1.0, 2 * min(tails)) if tails else 1.0
+
+
+def _beyond_margin(difference: float, stderr: float, margin: float, df: int | None) -> float:
+    """The test that |difference| ≤ margin, two-sided over its two edges (a normal or t statistic)."""
+    from scipy import stats
+
+    dist = stats.norm if df is None else stats.t(df)
+    tail = float(dist.sf((abs(difference) - margin) / stderr))
+    return min(1.0, 2 * tail)
+
+
+def paper_effective_n(ours: Estimate, paper: Paper) -> float | None:
+    """The paper's rows over its design effect: 1 + (m - 1)ρ at its cluster size m = n / clusters, ρ the intra-cluster
+    correlation our own rows show (`harness.uncertainty.icc_from_design_effect`), clamped to [0, 1]; ρ = 1 (every
+    cluster one unit) where ours cannot say."""
+    if not paper.n:
+        return None
+    size = paper.n / paper.clusters if paper.clusters else 1.0
+    if size <= 1:
+        return float(paper.n)
+    rho = math.nan
+    if ours.design_effect is not None and ours.n and ours.n_clusters:
+        rho = icc_from_design_effect(ours.design_effect, np.array([ours.n / ours.n_clusters]))
+    rho = 1.0 if not math.isfinite(rho) else min(max(rho, 0.0), 1.0)
+    return paper.n / design_effect_from_icc(np.array([size]), rho)
+
+
+def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison | None:
+    assert ours.value is not None and paper.value is not None
+    n_ours, p_ours, scale = ours.effective_n(), ours.proportion, ours.scale
+    n_paper = paper_effective_n(ours, paper)
+    if n_ours is None or p_ours is None or not scale or n_paper is None:
+        return None
+    p1, p2 = min(max(p_ours, 0.0), 1.0), min(max(paper.value / scale, 0.0), 1.0)
+    l1, u1 = wilson_interval(p1, n_ours, LEVEL)
+    l2, u2 = wilson_interval(p2, n_paper, LEVEL)
+    d = p1 - p2
+    # Newcombe (1998), method 10: the difference's interval from the two Wilson intervals, never collapsed
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    pooled = (n_ours * p1 + n_paper * p2) / (n_ours + n_paper)
+    spread = math.sqrt(pooled * (1 - pooled) * (1 / n_ours + 1 / n_paper))
+    p_disagree = 1.0 if spread == 0 else float(2 * _normal().sf(abs(d) / spread))
+    margin = tolerance / scale
+    return Comparison(
+        ours.value,
+        paper.value,
+        (p1 - p2) * scale,
+        low * scale,
+        high * scale,
+        p_disagree,
+        -margin < low and high < margin,
+    )
+
+
+def compare_interval(
+    ours: float | None, low: float | None, high: float | None, p_value: float, paper: float | None, mode: Mode
+) -> Comparison:
+    """Our number with its interval (LoCoVQA's item bootstrap of a whole curve) against the paper's value: does
+    the paper's lie inside ours? ✓ when ours lies within paper ± tolerance, ✗ when the test (`p_value`: the
+    bootstrap's two-sided p of the paper's value) rejects, ≈ otherwise. The difference's interval is ours - paper."""
+    if mode.problem:
+        return Comparison(ours, paper, why=mode.problem)
+    if ours is None or low is None or high is None:
+        return Comparison(ours, paper, why="no value" if ours is None else "no interval (no item-level rows)")
+    if paper is None:
+        return Comparison(ours, paper, why="no published value")
+    inside = paper - mode.tolerance < low and high < paper + mode.tolerance
+    return Comparison(ours, paper, ours - paper, low - paper, high - paper, p_value, inside)
+
+
+def explanation(mode: Mode, scale_name: str = "points") -> str:
+    """What the marks of a table in this mode mean, for the line above it."""
+    tolerance = f"±{mode.tolerance:g} {scale_name}"
+    if mode.kind == SAME_ITEMS:
+        test = (
+            f"**same items** ({mode.why}): the paper's number is of these very rows, so ours is tested for "
+            f"equivalence with it within {tolerance} (two one-sided tests at 2.5 % each): ✓ the 95 % interval of "
+            f"ours - paper lies inside {tolerance}, ✗ it lies outside, ≈ inconclusive (the interval is wider than "
+            "the tolerance allows a verdict)"
+        )
+    else:
+        test = (
+            f"**fresh sample** ({mode.why}): ours and the paper's are two samples of the same population, each "
+            "with its clustered error (the paper's over its items, at the intra-cluster correlation ours shows): "
+            f"✗ they differ (a two-proportion score test on the effective sizes), ✓ the 95 % interval of the "
+            f"difference lies inside {tolerance}, ≈ inconclusive (neither: the interval is wider than the tolerance)"
+        )
+    return (
+        f"Each cell: ours (the paper's) ours - paper [95 % interval], then the verdict, {test}; – not comparable. "
+        "✗ marks are adjusted for the number of cells (the line under the table)."
+    )

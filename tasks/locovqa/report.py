@@ -13,18 +13,33 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
-from harness.outputs.provenance import data_caption
-from harness.outputs.verdict import compare_correlation, data_problem, explanation, tally
+from harness.outputs.provenance import DataOrigin, data_caption
+from harness.outputs.verdict import Mode, VerdictRule, compare_interval, mode_of
+from harness.outputs.verdict_family import Cell, Family
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
+from tasks.locovqa.intervals import CurveInterval, curve_intervals, interval_text, point_bands
 from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
 
 NO_LEVEL = "—"  # a series whose uniform guess has no level (`series.GUESS_LEVELS`)
+
+
+def _generated(origin: DataOrigin) -> str | None:
+    return None  # the generator draws its own items and distractors: never the paper's rows
+
+
+VERDICTS = VerdictRule(
+    tolerance=0.1,
+    why_tolerance="0.1 in r²",
+    same_items=_generated,
+    fresh="the builder's own draws of items and distractors (the paper's are not published)",
+)
 
 
 def _fmt(value: float | None) -> str:
@@ -68,6 +83,37 @@ def fit_table(curves: list[Series]) -> list[str]:
                 cells.append(cell)
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _rate_text(bootstrap: CurveInterval, rate: float) -> str:
+    bounds = bootstrap.rate_bounds()
+    return f"{rate:+.4f}" + (f" [{bounds[0]:+.4f}, {bounds[1]:+.4f}]" if bounds else "")
+
+
+def decay_table(curves: list[Series], intervals: dict[tuple[str, str], CurveInterval]) -> list[str]:
+    """The `exp` fit of each curve with its item-bootstrap intervals: r² and the decay rate."""
+    lines = []
+    for curve in curves:
+        bootstrap = intervals.get((curve.row, curve.mode))
+        found = fit(curve.xs, curve.ys, "exp")
+        if bootstrap is None or found is None or math.isnan(found.r2):
+            continue
+        lines.append(
+            f"| {curve.row} | {curve.mode} | {found.label()} {interval_text(bootstrap.r2_bounds())} | "
+            f"{_rate_text(bootstrap, found.slope)} | {bootstrap.items} |"
+        )
+    if not lines:
+        return []
+    return [
+        "The `exp` fit with 95 % intervals from an item bootstrap of the whole curve (items resampled with all their "
+        "lengths, the curve refitted 1000 times; docs/statistics.md): r² as Tables 2-3 print it (↓ rising; an "
+        "interval from falling to rising reads `[.80 … .30↓]`), and the decay rate b of y = A·e^(b·n) per image.",
+        "",
+        "| series | mode | r² (exp) [95 %] | rate b per image [95 %] | items |",
+        "|---|---|---|---|---|",
+        *lines,
+        "",
+    ]
 
 
 def error_table(data: ModelResults) -> list[str]:
@@ -129,6 +175,7 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
         "half the points below chance (where there is one). Haystack-k: MNIST accuracy against the digit count at length k.",
         "",
         *fit_table(curves),
+        *decay_table(curves, curve_intervals(data)),
     ]
     errors = error_table(data)
     if errors:
@@ -172,7 +219,8 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     caption = "Every model of this results folder. " + data_caption([models[m] for m in curves])
     lines += ["", *paper_table({m: models[m] for m in curves})]
-    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption):
+    bands = {m: point_bands(models[m], c) for m, c in curves.items()}
+    if figure(out_dir / "locovqa_decay.png", decay_figure, curves, caption, bands):
         lines += ["![LoCoVQA accuracy against context length, every model](locovqa_decay.png)", ""]
     return lines
 
@@ -211,45 +259,78 @@ def printed_r(text: str) -> float | None:
     return math.sqrt(float(match.group(1))) * (1 if match.group(2) else -1)
 
 
+def signed_r2(r: float | None) -> float | None:
+    """r² with the sign of r: negative where accuracy falls with length, positive where it rises (the paper's ↓)."""
+    return None if r is None else math.copysign(r * r, r)
+
+
 def fit_r(found: Fit | None) -> float | None:
     if found is None or math.isnan(found.r2):
         return None
     return math.sqrt(max(found.r2, 0.0)) * (1 if found.rising else -1)
 
 
+def _explanation(mode: Mode) -> str:
+    return (
+        f"our r² (exp) with its 95 % interval from the item bootstrap of the whole curve, beside the paper's (Tables "
+        f"2-3), then the verdict: does the paper's r² lie inside ours? ({mode.kind}: {mode.why}) ✓ yes, and ours lies "
+        f"within ±{mode.tolerance:g} of it; ✗ no (the bootstrap's p, adjusted for the table's cells); ≈ inside, but "
+        "our interval is wider than the tolerance; – not comparable. r² is compared with its direction: a rising "
+        "curve (↓) never agrees with a falling one."
+    )
+
+
 def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
-    """The paper's r² beside ours for each model of the folder that the paper evaluated, with the verdict on the
-    two correlations (Fisher's z; the paper's fit taken over as many lengths as ours)."""
+    """The paper's r² beside ours for each model of the folder that the paper evaluated, with the verdict: does the
+    paper's value lie inside our item-bootstrap interval?"""
     published = paper_r2()
     lines = []
     for model, data in sorted(models.items()):
         paper = paper_model_for(model, data)
         if paper is None:
             continue
-        problem = data_problem(data.data())
+        mode = mode_of(VERDICTS, data.data())
         ours = {(c.row, c.mode): c for c in series(data)}
+        intervals = curve_intervals(data)
         modes = sorted({mode for (_, m, mode) in published if m == paper}, key=MODES.index)
-        lines += [
-            f"**{model}** is the paper's {paper}: our r² (exp) beside the paper's (Tables 2-3), then the "
-            f"verdict on the two correlations: {explanation()}",
-            "",
-            "| series | " + " | ".join(f"{mode} ours | {mode} paper" for mode in modes) + " |",
-            "|---|" + "---|" * (2 * len(modes)),
-        ]
-        verdicts = []
+        family = Family(mode)
+        rows = []
         for row in dict.fromkeys(r for (r, m, _) in published if m == paper):
-            cells = []
-            for mode in modes:
-                curve = ours.get((row, mode))
+            cells: list[object] = []
+            for mode_name in modes:
+                curve = ours.get((row, mode_name))
                 found = fit(curve.xs, curve.ys, "exp") if curve else None
-                printed = published.get((row, paper, mode), "")
-                mark = ""
+                bootstrap = intervals.get((row, mode_name))
+                bounds = bootstrap.r2_bounds() if bootstrap else None
+                printed = published.get((row, paper, mode_name), "")
+                cells.append((found.label() + " " + interval_text(bounds)).strip() if found else "")
                 if printed:
-                    points = len(curve.xs) if curve else 0
-                    verdict = compare_correlation(fit_r(found), points, printed_r(printed), points, problem)
-                    verdicts.append(verdict)
-                    mark = f" {verdict.mark}"
-                cells += [found.label() if found else "", printed + mark]
-            lines.append(f"| {row} | " + " | ".join(cells) + " |")
-        lines += ["", tally(verdicts), ""]
+                    value, target = signed_r2(fit_r(found)), signed_r2(printed_r(printed))
+                    p_value = bootstrap.p_value(target) if bootstrap and target is not None else math.nan
+                    low, high = bounds if bounds else (None, None)
+                    cell = family.add(compare_interval(value, low, high, p_value, target, mode))
+                    cells.append(_Printed(printed, cell))
+                else:
+                    cells.append("")
+            rows.append((row, cells))
+        lines += [
+            f"**{model}** is the paper's {paper}: {_explanation(mode)}",
+            "",
+            "| series | " + " | ".join(f"{m} ours | {m} paper" for m in modes) + " |",
+            "|---|" + "---|" * (2 * len(modes)),
+            *(f"| {row} | " + " | ".join(str(c) for c in cells) + " |" for row, cells in rows),
+            "",
+            *family.tally(),
+        ]
     return lines
+
+
+@dataclass(frozen=True)
+class _Printed:
+    """The paper's printed r² and the verdict on ours beside it, once the table is judged."""
+
+    printed: str
+    cell: Cell
+
+    def __str__(self) -> str:
+        return f"{self.printed} {self.cell.verdict.mark}"

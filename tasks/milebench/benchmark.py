@@ -12,7 +12,9 @@ from tasks.milebench.view_hooks import VIEW_HOOKS
 
 BENCHMARK = Benchmark(
     "MileBench",
-    report=ReportHooks(section=report.section, scale=100, headline_metrics=report.headline_metrics),
+    report=ReportHooks(
+        section=report.section, scale=100, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS
+    ),
     view=VIEW_HOOKS,
     paper=PAPER_MODELS,
 )

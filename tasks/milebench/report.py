@@ -15,9 +15,12 @@ import re
 from pathlib import Path
 
 from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
+from harness.outputs.estimates import Estimate, estimate_of
 from harness.outputs.model_results import ModelResults
+from harness.outputs.provenance import DataOrigin
 from harness.outputs.results_file import TaskEntry
-from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
+from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.verdict_family import Cell, Family
 from tasks.milebench.aggregation import (
     COLUMNS,
     OVERALL_DIAGNOSTIC,
@@ -31,6 +34,18 @@ from tasks.milebench.view_hooks import SETS
 # API and Hub names of the paper's models (its App. C.1, with the checkpoints, is not public: these are the ones
 # its text names, and the usual Hub ports of the open models), as its declared table holds them.
 PAPER_NAMES = {name: model.name for model in PAPER_MODELS.models for name in model.known_as}
+
+
+def _release(origin: DataOrigin) -> str | None:
+    return "the release as published, the paper's own test set" if origin.source_kind != "fixture" else None
+
+
+VERDICTS = VerdictRule(
+    tolerance=5.0,
+    why_tolerance="5 points on the paper's 0-100 scale",
+    same_items=_release,
+    fresh="rows other than the release's",
+)
 
 
 def _squash(name: str) -> str:
@@ -100,11 +115,11 @@ def paper_samples(column: str) -> int:
     return sum(s.samples for s in SUBSETS if s.task_id in tasks)
 
 
-def _column_stderr(data: ModelResults, suffix: str, column: str) -> float | None:
+def _column_estimate(data: ModelResults, suffix: str, column: str) -> Estimate:
     name = {OVERALL_REALISTIC: "realistic", OVERALL_DIAGNOSTIC: "diagnostic"}.get(
         column, column.replace("-", "").lower()
     )
-    return _number(data.groups.get(f"milebench{suffix}_{name}"), "score_stderr")
+    return estimate_of(data, f"milebench{suffix}_{name}", "score", 100)
 
 
 def _subset_task(key: str, suffix: str) -> str:
@@ -124,27 +139,34 @@ def _table2(
     for suffix, row in rows.items():
         cells = [_cell(row[c]) if c in row else "not run" for c in COLUMNS]
         lines.append(f"| {model} ({SETS[suffix]}) | " + " | ".join(cells) + " |")
-    verdicts: list[Verdict] = []
+    family = None
+    mode = mode_of(VERDICTS, data.data())
     if paper_model:
         paper = load_paper_results()[paper_model]
         lines.append(f"| paper: {paper_model} | " + " | ".join(_cell(paper[c]) for c in COLUMNS) + " |")
         if "" in rows:
-            problem = data_problem(data.data())
-            verdicts = [
-                compare(rows[""].get(c), _column_stderr(data, "", c), paper[c], paper_samples(c), 100, problem)
+            family = Family(mode)
+            marked = [
+                family.add(compare(_column_estimate(data, "", c), Paper(paper[c], paper_samples(c)), mode))
                 for c in COLUMNS
             ]
-            lines.append("| verdict (test set) | " + " | ".join(v.mark for v in verdicts) + " |")
+            lines.append("| ours - paper [95 %] (test set) | " + " | ".join(_difference(c) for c in marked) + " |")
+            lines.append("| verdict (test set) | " + " | ".join(c.verdict.mark for c in marked) + " |")
     lines.append("")
     lines += (
         [
-            f"The paper's row is its Table 2 for **{paper_model}** (the test set); the verdict: "
-            f"{explanation()} The paper's samples: its Table 6 counts of the column's subsets."
+            f"The paper's row is its Table 2 for **{paper_model}** (the test set); its samples: its Table 6 counts "
+            f"of the column's subsets. {explanation(mode)}"
         ]
         if paper_model
         else ["The paper did not evaluate this model (no published row to put beside it)."]
     ) + [""]
-    return lines + ([tally(verdicts), ""] if verdicts else [])
+    return lines + (family.tally() if family else [])
+
+
+def _difference(cell: Cell) -> str:
+    """The difference and its interval of a verdict's cell (Table 2 gives ours and the paper's their own rows)."""
+    return cell.comparison.difference_text()
 
 
 def _levels(data: ModelResults) -> list[str]:
@@ -187,19 +209,24 @@ def _contamination(
         lines.append(
             f"| paper: {paper_model} | {published['regular']:.1f} | {published['adv']:.1f} | {published['delta']:.1f} |"
         )
-        problem = data_problem(data.data())
+        mode = mode_of(VERDICTS, data.data())
+        family = Family(mode)
         pair = [
-            compare(
-                value,
-                _column_stderr(data, suffix, OVERALL_REALISTIC),
-                published[key],
-                paper_samples(OVERALL_REALISTIC),
-                100,
-                problem,
+            family.add(
+                compare(
+                    _column_estimate(data, suffix, OVERALL_REALISTIC),
+                    Paper(published[key], paper_samples(OVERALL_REALISTIC)),
+                    mode,
+                )
             )
-            for value, suffix, key in ((regular, "", "regular"), (adv, "_adv", "adv"))
+            for suffix, key in (("", "regular"), ("_adv", "adv"))
         ]
-        lines += [f"| verdict | {pair[0].mark} | {pair[1].mark} | |", "", tally(pair)]
+        lines += [
+            f"| ours - paper [95 %] | {_difference(pair[0])} | {_difference(pair[1])} | |",
+            f"| verdict | {pair[0].verdict.mark} | {pair[1].verdict.mark} | |",
+            "",
+            *family.tally()[:-1],
+        ]
     return [*lines, ""]
 
 

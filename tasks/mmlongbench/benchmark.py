@@ -18,7 +18,7 @@ from tasks.mmlongbench.view_hooks import ABLATION_VIEW_HOOKS, VIEW_HOOKS
 
 BENCHMARK = Benchmark(
     "MMLongBench",
-    report=ReportHooks(section=report.section, scale=100, across_models=report.across_models),
+    report=ReportHooks(section=report.section, scale=100, across_models=report.across_models, verdicts=report.VERDICTS),
     view=VIEW_HOOKS,
     paper=PAPER_MODELS,
 )

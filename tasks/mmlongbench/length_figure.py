@@ -1,5 +1,5 @@
-"""MMLongBench's figure: score against length, one panel per category (and Avg), ours solid and the paper's dashed
-(its Figures 22-26 as curves)."""
+"""MMLongBench's figure: score against length, one panel per category (and Avg), ours solid with its 95 % band
+(Wilson's on the effective n, `harness.outputs.estimates`) and the paper's dashed (its Figures 22-26 as curves)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ def length_figure(
     series: dict[str, dict[tuple[str, str], float | None]],
     paper: dict[str, dict[tuple[str, str], float | None]],
     caption: str,
+    bands: dict[str, dict[tuple[str, str], tuple[float, float]]] | None = None,
 ) -> Any:
-    """One panel per category (and Avg): score against length, ours solid, the paper's dashed."""
+    """One panel per category (and Avg): score against length, ours solid with its band (`bands`: model -> (row,
+    length) -> its 95 % interval), the paper's dashed."""
     import matplotlib.pyplot as plt
 
     fig, grid = plt.subplots(2, 3, figsize=(11, 7), sharey=True)
@@ -44,6 +46,10 @@ def length_figure(
                 color=LINE_COLOURS[i % len(LINE_COLOURS)],
                 label=model,
             )
+            band = (bands or {}).get(model, {})
+            if any((row, length) in band for length in LENGTHS):
+                low, high = ([band.get((row, n), (math.nan, math.nan))[j] for n in LENGTHS] for j in (0, 1))
+                ax.fill_between(xs, low, high, color=LINE_COLOURS[i % len(LINE_COLOURS)], alpha=0.15, linewidth=0)
         for i, (model, scores) in enumerate(paper.items()):
             ys = [scores.get((row, length)) for length in LENGTHS]
             ax.plot(
@@ -74,6 +80,6 @@ def length_figure(
         ax.set_ylabel("score (0-100)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(4, max(1, len(labels))), fontsize=8, frameon=False)
-    fig.suptitle("\n".join(textwrap.wrap(caption, 150)), fontsize=8)
+    fig.suptitle("\n".join(textwrap.wrap(caption + " Bands: our 95 % intervals.", 150)), fontsize=8)
     fig.tight_layout(rect=(0, 0.07, 1, 0.94))
     return fig

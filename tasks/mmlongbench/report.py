@@ -11,31 +11,34 @@ figure. Scores are on the paper's 0-100 scale; the numbers are `tasks.mmlongbenc
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.outputs.estimates import Estimate, estimate_of, interval_text, mean_of
 from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
-from harness.outputs.provenance import data_caption
-from harness.outputs.verdict import Verdict, compare, data_problem, explanation, tally
+from harness.outputs.provenance import DataOrigin, data_caption
+from harness.outputs.verdict import Mode, Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.verdict_family import Family
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
+from tasks.mmlongbench.length_trend import trend_section
 from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read by name from here too)
     DATASET_ORDER,
     LENGTHS,
     NO_SUMM,
     PAPER_SAMPLES,
     ROWS,
+    category_estimates,
     category_of,
     category_scores,
-    category_stderrs,
     dataset_scores,
-    metric_stderr,
+    dataset_task,
     metric_value,
     no_summ_average,
+    paper_ids,
     paper_model_for,
     paper_samples,
 )
@@ -44,100 +47,109 @@ from tasks.mmlongbench.version_report import past_128k
 Key = tuple[str, str]  # (category, Avg or dataset; length)
 
 
+def _official_sample(origin: DataOrigin) -> str | None:
+    if origin.rows == "paper" and origin.source_kind != "fixture":
+        return "the release's official sample, the rows the paper ran (`rows: paper`)"
+    return None
+
+
+VERDICTS = VerdictRule(
+    tolerance=5.0,
+    why_tolerance="5 points on the paper's 0-100 scale",
+    same_items=_official_sample,
+    fresh="rows other than the release's official sample",
+)
+
+
 @dataclass
 class Beside:
-    """The paper's numbers a model's are set beside: none when the paper did not evaluate the model. Each
-    comparison's verdict is kept for the table's tally."""
+    """The paper's numbers a model's are set beside: none when the paper did not evaluate the model. Each table's
+    cells are judged together (`Family`), and counted under it."""
 
     paper_model: str | None
-    problem: str | None  # why the data does not compare with the paper's, if it does not
+    mode: Mode
     published: dict[tuple[str, str, int], float | None] = field(default_factory=dict)
-    verdicts: list[Verdict] = field(default_factory=list)
+    family: Family = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.family = Family(self.mode)
 
     def paper(self, row: str, length: str) -> float | None:
         return self.published.get((self.paper_model or "", row, LENGTHS[length]))
 
-    def cell(self, ours: float | None, paper: float | None, stderr: float | None, samples: int | None) -> str:
-        """Our value, and beside it the paper's and the verdict on the two."""
-        text = "N/A" if ours is None else f"{ours:.1f}"
+    def cell(self, ours: Estimate, paper: float | None, row: str) -> object:
+        """Ours with its interval; beside the paper's: ours (the paper's), the difference and the verdict."""
         if self.paper_model is None:
-            return text
-        verdict = compare(ours, stderr, paper, samples, 100, self.problem)
-        self.verdicts.append(verdict)
-        return text + " (" + ("N/A" if paper is None else f"{paper:.1f}") + f") {verdict.mark}"
+            return interval_text(ours)
+        return self.family.add(compare(ours, Paper(paper, paper_samples(row), paper_ids(row)), self.mode))
 
     def tally(self) -> list[str]:
         """The verdicts of the table just made, counted (nothing without a paper model); the next table starts afresh."""
-        verdicts, self.verdicts = self.verdicts, []
-        return [tally(verdicts), ""] if self.paper_model else []
+        family, self.family = self.family, Family(self.mode)
+        return family.tally() if self.paper_model else []
 
 
-def _cell(ours: float | None, paper: float | None, has_paper: bool, verdict: Verdict | None = None) -> str:
-    """Our value, and beside it the paper's and the verdict (`ablation_report`'s tables)."""
+def _cell(ours: float | None, paper: float | None, has_paper: bool) -> str:
+    """Our value, and beside it the paper's (`ablation_report`'s tables)."""
     text = "N/A" if ours is None else f"{ours:.1f}"
     if has_paper:
         text += " (" + ("N/A" if paper is None else f"{paper:.1f}") + ")"
-        if verdict is not None:
-            text += f" {verdict.mark}"
     return text
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+def _table(header: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(c) for c in r) + " |" for r in rows),
+    ]
 
 
 def _intro(beside: Beside) -> list[str]:
     if beside.paper_model is None:
-        return ["The paper did not evaluate this model (no published numbers to put beside these).", ""]
+        return [
+            "The paper did not evaluate this model (no published numbers to put beside these). Each score: "
+            "[95 % interval], Wilson's on the effective n (an id's depth rows counted as the clustered error says).",
+            "",
+        ]
     return [
-        f"Beside each score, in parentheses: the paper's for **{beside.paper_model}** (Figures 22-26), then the "
-        f"verdict: {explanation()} The paper's samples: {PAPER_SAMPLES['viquae']} to "
+        f"Beside each score: the paper's for **{beside.paper_model}** (Figures 22-26). {explanation(beside.mode)} "
+        f"The paper's samples: {PAPER_SAMPLES['viquae']} rows ({paper_ids('viquae')} ids) to "
         f"{PAPER_SAMPLES['stanford_cars']} per dataset and length (a category: its datasets' together).",
         "",
     ]
 
 
-def _no_summ_row(ours: dict[Key, float | None], errors: dict[Key, float | None], lengths: list[str], beside: Beside):
+def _no_summ_row(ours: dict[Key, Estimate], lengths: list[str], beside: Beside) -> list[object] | None:
     """Without the judge Summ is N/A, so Avg is too: the mean of the other four, under its own name (None: no length
     lacks Avg for want of Summ alone)."""
-    no_summ = {
-        length: value
-        for length in lengths
-        if (AVERAGE, length) in ours
-        and ours[(AVERAGE, length)] is None
-        and (value := no_summ_average(ours, length)) is not None
-    }
-    if not no_summ:
-        return None
-    cells = []
+    cells: list[object] = []
     for length in lengths:
-        if length not in no_summ:
+        average = ours.get((AVERAGE, length))
+        four = [ours.get((c, length)) for c in CATEGORIES if c != "Summ"]
+        mean = mean_of([e for e in four if e is not None]) if all(e is not None for e in four) else None
+        if average is None or average.value is not None or mean is None:
             cells.append("")
             continue
         paper = no_summ_average({(c, length): beside.paper(c, length) for c in CATEGORIES}, length)
-        se = [errors.get((c, length)) for c in CATEGORIES if c != "Summ"]
-        known = [e for e in se if e is not None]
-        stderr = None if len(known) < len(se) else math.sqrt(sum(e * e for e in known)) / len(known)
-        cells.append(beside.cell(no_summ[length], paper, stderr, paper_samples(NO_SUMM)))
-    return [NO_SUMM, *cells]
+        cells.append(beside.cell(mean, paper, NO_SUMM))
+    return [NO_SUMM, *cells] if any(cells) else None
 
 
 def _category_table(data: ModelResults, lengths: list[str], beside: Beside) -> list[str]:
     """Each category and Avg per length (the paper's Figures 22-26)."""
-    ours, errors = category_scores(data), category_stderrs(data)
-    rows = [
+    ours = category_estimates(data)
+    rows: list[list[object]] = [
         [
             row,
             *(
-                beside.cell(ours[(row, n)], beside.paper(row, n), errors.get((row, n)), paper_samples(row))
-                if (row, n) in ours
-                else "not run"
+                beside.cell(ours[(row, n)], beside.paper(row, n), row) if (row, n) in ours else "not run"
                 for n in lengths
             ),
         ]
         for row in ROWS
     ]
-    no_summ = _no_summ_row(ours, errors, lengths, beside)
+    no_summ = _no_summ_row(ours, lengths, beside)
     note = (
         f" *{NO_SUMM}*: the mean of VRAG, NIAH, ICL and DocVQA, as a run without the judge has them; not the "
         "paper's Avg, which includes Summ"
@@ -156,19 +168,19 @@ def _category_table(data: ModelResults, lengths: list[str], beside: Beside) -> l
     ]
 
 
-def _dataset_row(data: ModelResults, dataset: str, lengths: list[str], beside: Beside) -> list[str]:
+def _dataset_row(data: ModelResults, dataset: str, lengths: list[str], beside: Beside) -> list[object]:
     scores = dataset_scores(data)
     metric = next(scores[(dataset, n)][1] for n in lengths if (dataset, n) in scores)
-    cells = []
+    cells: list[object] = []
     for length in lengths:
         if (dataset, length) not in scores:
             cells.append("")
-        elif metric != "score":  # the paper publishes scores only
-            cells.append(_cell(scores[(dataset, length)][0], None, False))
+            continue
+        ours = estimate_of(data, dataset_task(dataset, length), metric, 100)
+        if metric != "score":  # the paper publishes scores only
+            cells.append(interval_text(ours))
         else:
-            entry = data.results.get(f"mmlongbench_{category_of(dataset)}_{dataset}_{length}")
-            paper, samples = beside.paper(dataset, length), PAPER_SAMPLES.get(dataset)
-            cells.append(beside.cell(scores[(dataset, length)][0], paper, metric_stderr(entry), samples))
+            cells.append(beside.cell(ours, beside.paper(dataset, length), dataset))
     return [dataset, metric, *cells]
 
 
@@ -180,12 +192,18 @@ def _dataset_table(data: ModelResults, lengths: list[str], beside: Beside) -> li
     return [*_table(["dataset", "metric", *lengths], rows), "", *beside.tally()]
 
 
+def bands(data: ModelResults) -> dict[Key, tuple[float, float]]:
+    """(category or Avg, length) -> the 95 % interval of our score, the band the length figure draws."""
+    return {key: found for key, estimate in category_estimates(data).items() if (found := estimate.interval())}
+
+
 def _figure_lines(model: str, data: ModelResults, out_dir: Path, beside: Beside) -> list[str]:
-    """Score against length, ours beside the paper's curve."""
+    """Score against length, ours (with its 95 % band) beside the paper's curve."""
     name = f"mmlongbench_length_{slug(model)}.png"
     paper = beside.paper_model
     paper_series = {paper: {(row, n): beside.paper(row, n) for row in ROWS for n in LENGTHS}} if paper else {}
-    if figure(out_dir / name, length_figure, {model: category_scores(data)}, paper_series, data.provenance_line()):
+    series, band = {model: category_scores(data)}, {model: bands(data)}
+    if figure(out_dir / name, length_figure, series, paper_series, data.provenance_line(), band):
         return [f"![MMLongBench score against length, {model}]({name})", ""]
     return []
 
@@ -197,13 +215,14 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     if not ours and not per_dataset and others:
         return others
     paper_model = paper_model_for(*run_names(model, data))
-    beside = Beside(paper_model, data_problem(data.data()), load_paper_results() if paper_model else {})
+    beside = Beside(paper_model, mode_of(VERDICTS, data.data()), load_paper_results() if paper_model else {})
     lengths = [length for length in LENGTHS if any(key[1] == length for key in [*ours, *per_dataset])]
     lines = ["### MMLongBench", "", *_intro(beside)]
     if ours:
         lines += _category_table(data, lengths, beside)
     if per_dataset:
         lines += _dataset_table(data, lengths, beside)
+        lines += trend_section(data, lengths)
     if ours:
         lines += _figure_lines(model, data, out_dir, beside)
     return lines + others
@@ -225,7 +244,8 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
                 (row, length): published.get((name, row, LENGTHS[length])) for row in ROWS for length in LENGTHS
             }
     caption = "Every model of this results folder. " + data_caption([models[m] for m in series])
-    if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption):
+    band = {model: bands(models[model]) for model in series}
+    if not figure(out_dir / "mmlongbench_length_all.png", length_figure, series, paper, caption, band):
         return []
     return [
         "## MMLongBench across models",

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.outputs.estimates import Estimate, estimate_of
 from harness.outputs.model_results import ModelResults
 from harness.outputs.results_file import TaskEntry
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
@@ -101,6 +102,21 @@ PAPER_SAMPLES = {
     "slidevqa": 100,
 }
 NO_SUMM = "Avg. (no Summ)"  # the mean of the four categories a run without the judge has: not the paper's Avg
+# The rows of one sampled id (App. D; the official sample keeps every depth or permutation row of an id): the
+# paper's n = 600 of ViQuAE is 100 ids. DocVQA's clusters are documents, whose count the paper does not give: each
+# question is taken as its own (the paper's side of a DocVQA verdict is then as precise as it can be).
+ROWS_PER_ID = {
+    "infoseek": 3,
+    "viquae": 6,
+    "vh_single": 6,
+    "vh_multi": 3,
+    "mmniah_ret_text": 6,
+    "mmniah_ret_image": 6,
+    "mmniah_count_text": 3,
+    "mmniah_count_image": 3,
+    "mmniah_reason_text": 3,
+    "mmniah_reason_image": 6,
+}
 
 
 def _members(category: str) -> list[str]:
@@ -118,18 +134,38 @@ def paper_samples(row: str) -> int | None:
     return None
 
 
+def paper_ids(row: str) -> int | None:
+    """The paper's sampled ids (clusters) behind a dataset's, a category's or Avg's number at one length."""
+    if row in PAPER_SAMPLES:
+        return PAPER_SAMPLES[row] // ROWS_PER_ID.get(row, 1)
+    if row in CATEGORIES:
+        return sum(paper_ids(d) or 0 for d in _members(row))
+    if row in (AVERAGE, NO_SUMM):
+        return sum(paper_ids(c) or 0 for c in CATEGORIES if row == AVERAGE or c != "Summ")
+    return None
+
+
 def metric_stderr(entry: TaskEntry | None, metric: str = "score") -> float | None:
     return metric_value(entry, f"{metric}_stderr")
 
 
-def category_stderrs(data: ModelResults) -> dict[tuple[str, str], float | None]:
-    """(category or Avg, length) -> the standard error of our score, as the group recorded it."""
-    out: dict[tuple[str, str], float | None] = {}
-    for length in LENGTHS:
-        for category in CATEGORIES:
-            out[(category, length)] = metric_stderr(data.groups.get(f"mmlongbench_{category.lower()}_{length}"))
-        out[(AVERAGE, length)] = metric_stderr(data.groups.get(f"mmlongbench_{length}"))
-    return out
+def group_name(row: str, length: str) -> str:
+    """The group of a category (or Avg) at one length."""
+    return f"mmlongbench_{length}" if row == AVERAGE else f"mmlongbench_{row.lower()}_{length}"
+
+
+def category_estimates(data: ModelResults) -> dict[tuple[str, str], Estimate]:
+    """(category or Avg, length) -> our score with its errors, rows and clusters, as the group recorded them."""
+    return {
+        (row, length): estimate_of(data, group_name(row, length), "score", 100)
+        for length in LENGTHS
+        for row in ROWS
+        if group_name(row, length) in data.groups
+    }
+
+
+def dataset_task(dataset: str, length: str) -> str:
+    return f"mmlongbench_{category_of(dataset)}_{dataset}_{length}"
 
 
 def no_summ_average(values: dict[tuple[str, str], float | None], length: str) -> float | None:

@@ -5,7 +5,8 @@ the paper's section): each table says, for every cell, the reference beside it, 
 reference ran the same version.
 
 - A same-version reference (`references/v1_1.csv`, `references/vlmevalkit.csv`) for the model: in parentheses, then
-  the verdict (`harness.outputs.verdict.compare`, as the paper's section).
+  the difference and the verdict (`harness.outputs.verdict.compare`, as the paper's section: the same items, the
+  release's official sample of that version, within the paper's tolerance).
 - Otherwise, for V1.1 and the paper-scored VLMEvalKit rows, whose groups are the paper's: the paper's number for the
   model in brackets with a dagger, context only (another version: no verdict).
 - VLMEvalKit's own groups (rows averaged, its task names) have no paper counterpart, and our past-128K sets no
@@ -14,15 +15,17 @@ reference ran the same version.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.outputs.estimates import estimate_of, interval_text
 from harness.outputs.figures import run_names
 from harness.outputs.model_results import ModelResults
-from harness.outputs.verdict import Verdict, compare, data_problem, tally
+from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.verdict_family import Family
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.references import AS_PAPER, V1_1, VLMEVALKIT, Reference, Version, length_of, load_reference
-from tasks.mmlongbench.scores import DATASET_ORDER, category_of, metric_stderr, metric_value, paper_model_for
+from tasks.mmlongbench.scores import DATASET_ORDER, category_of, metric_value, paper_model_for
 
 ORDER = ("8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m")
 TOKENS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072, "256k": 262144, "512k": 524288}
@@ -38,8 +41,20 @@ OTHER_VERSION = "†"
 Cell = Callable[[str, str, str | None], str]  # (row, length, our task or group) -> the cell's text
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+def _release_sample(origin: object) -> str | None:
+    return "the version's release as published, the rows its reference ran"
+
+
+# The same version's reference ran the same release: its cells are judged as the paper's section judges its own.
+VERSION_VERDICTS = VerdictRule(5.0, "5 points on the 0-100 scale", _release_sample, "")
+
+
+def _table(header: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(str(c) for c in r) + " |" for r in rows),
+    ]
 
 
 def _lengths(names: list[str]) -> list[str]:
@@ -53,7 +68,7 @@ class Beside:
 
     def __init__(self, model: str, data: ModelResults, version: Version | None) -> None:
         names = run_names(model, data)
-        self.data, self.problem = data, data_problem(data.data())
+        self.data, self.mode = data, mode_of(VERSION_VERDICTS, data.data())
         self.reference: Reference = {}
         self.reference_model: str | None = None
         if version is not None and version.reference_file is not None:
@@ -63,25 +78,25 @@ class Beside:
         context = version in (V1_1, AS_PAPER)
         self.paper_model = paper_model_for(*names) if context else None
         self.paper = load_paper_results() if self.paper_model else {}
-        self.verdicts: list[Verdict] = []
+        self.family = Family(self.mode)
         self.context_shown = False  # whether a cell showed the paper's number
 
-    def cell(self, ours_entry: dict | None, row: str, length: str, paper_row: str | None = None) -> str:
-        ours = metric_value(ours_entry)
-        text = "N/A" if ours is None else f"{ours:.1f}"
+    def cell(self, name: str, row: str, length: str, paper_row: str | None = None) -> object:
+        """The cell of our task or group `name`: beside the same version's reference (with the verdict), or the
+        paper's number (context only), or ours alone with its interval."""
+        ours = estimate_of(self.data, name, "score", 100)
         tokens = TOKENS.get(length, 0)
         if self.reference_model is not None:
             found = self.reference.get((self.reference_model, row, tokens))
             if found is not None:
-                verdict = compare(ours, metric_stderr(ours_entry), found[0], found[1], 100, self.problem)
-                self.verdicts.append(verdict)
-                return f"{text} ({found[0]:.1f}) {verdict.mark}"
+                return self.family.add(compare(ours, Paper(found[0], found[1]), self.mode))
         if self.paper_model is not None and paper_row is not None:
             published = self.paper.get((self.paper_model, paper_row, tokens))
             if published is not None:
                 self.context_shown = True
-                return f"{text} [{published:.1f}{OTHER_VERSION}]"
-        return text
+                value = "N/A" if ours.value is None else f"{ours.value:.1f}"
+                return f"{value} [{published:.1f}{OTHER_VERSION}]"
+        return interval_text(ours)
 
     def intro(self, version: Version) -> list[str]:
         if version.reference is None:
@@ -89,10 +104,7 @@ class Beside:
         elif self.reference_model is None:
             lines = [f"Reference: {version.reference}; it holds no number for this model (no verdict)."]
         else:
-            lines = [
-                f"Reference: {version.reference}, for **{self.reference_model}**: in parentheses, then the verdict "
-                "(the same version: ✓ agrees within sampling error, ✗ does not, – not comparable)."
-            ]
+            lines = [f"Reference: {version.reference}, for **{self.reference_model}**. {explanation(self.mode)}"]
         if self.context_shown:
             lines.append(
                 f"In brackets with {OTHER_VERSION}: the paper's number for **{self.paper_model}** (Figures 22-26, "
@@ -101,8 +113,8 @@ class Beside:
         return [" ".join(lines), ""]
 
     def tally(self) -> list[str]:
-        verdicts, self.verdicts = self.verdicts, []
-        return [tally(verdicts), ""] if verdicts else []
+        family, self.family = self.family, Family(self.mode)
+        return family.tally() if family.comparisons else []
 
 
 def _why(version: Version) -> str:
@@ -121,8 +133,7 @@ def _paper_shaped(model: str, data: ModelResults, version: Version) -> list[str]
     for row in [*CATEGORIES, AVERAGE]:
         group = f"{prefix}{row.lower()}_" if row != AVERAGE else prefix
         cells = [
-            beside.cell(data.groups[f"{group}{n}"], row, n, row) if f"{group}{n}" in data.groups else "not run"
-            for n in lengths
+            beside.cell(f"{group}{n}", row, n, row) if f"{group}{n}" in data.groups else "not run" for n in lengths
         ]
         rows.append([row, *cells])
     categories = [*_table(["category", *lengths], rows), "", *beside.tally()]
@@ -131,17 +142,18 @@ def _paper_shaped(model: str, data: ModelResults, version: Version) -> list[str]
         tasks = {n: f"{prefix}{category_of(dataset)}_{dataset}_{n}" for n in lengths}
         if not any(t in data.results for t in tasks.values()):
             continue
-        cells = [_dataset_cell(beside, data.results.get(task), dataset, length) for length, task in tasks.items()]
+        cells = [_dataset_cell(beside, data, task, dataset, length) for length, task in tasks.items()]
         datasets.append([dataset, *cells])
     table = [*_table(["dataset", *lengths], datasets), "", *beside.tally()]
     return [f"### {version.title}", "", *beside.intro(version), *categories, *table]
 
 
-def _dataset_cell(beside: Beside, entry: dict | None, dataset: str, length: str) -> str:
+def _dataset_cell(beside: Beside, data: ModelResults, task: str, dataset: str, length: str) -> object:
+    entry = data.results.get(task)
     if entry is None:
         return ""
     if "score,none" in entry:
-        return beside.cell(entry, dataset, length, dataset)
+        return beside.cell(task, dataset, length, dataset)
     # judged without its judge: the metric it has (ROUGE-Lsum, DocVQA's rule score), under its name, no reference
     found = [(k.split(",")[0], v) for k, v in entry.items() if k.endswith(",none") and "_stderr" not in k]
     name, value = found[0] if found else ("", None)
@@ -157,7 +169,7 @@ def _vlmevalkit(model: str, data: ModelResults) -> list[str]:
     rows = []
     for row, part in VLMEVALKIT_ROWS.items():
         cells = [
-            beside.cell(data.groups[f"{prefix}{part}{n}"], row, n) if f"{prefix}{part}{n}" in data.groups else "not run"
+            beside.cell(f"{prefix}{part}{n}", row, n) if f"{prefix}{part}{n}" in data.groups else "not run"
             for n in lengths
         ]
         rows.append([row, *cells])

@@ -13,7 +13,9 @@ from tasks.mmneedle.view_hooks import VIEW_HOOKS
 
 BENCHMARK = Benchmark(
     "MMNeedle",
-    report=ReportHooks(section=report.section, scale=1, headline_metrics=report.headline_metrics),
+    report=ReportHooks(
+        section=report.section, scale=1, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS
+    ),
     view=VIEW_HOOKS,
     paper=PAPER_MODELS,
 )

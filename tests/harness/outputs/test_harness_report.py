@@ -22,23 +22,38 @@ def _part(text: str, model: str) -> str:
     return text[start:] if end < 0 else text[start:end]
 
 
+def _wilson_cell(p: float, stderr: float, clustered: float, clusters: int) -> str:
+    """A proportion as the report shows it, on one scale (percent): Wilson's 95 % interval (statsmodels) on the
+    effective n, p(1 - p) / SE² with SE the larger error; the number of clusters where the rows have no spread."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    error = max(stderr, clustered)
+    n = p * (1 - p) / error**2 if error > 0 and 0 < p < 1 else clusters
+    low, high = proportion_confint(p * n, n, method="wilson")
+    return f"{100 * p:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
 def _cell(results: dict[str, Any], task: str, metric: str) -> str:
     entry = results["results"][task]
-    return f"{100 * entry[f'{metric},none']:.1f} ± {100 * entry[f'{metric}_stderr,none']:.1f}"  # one scale: percent
+    clusters = results["uncertainty"][task][metric]["n_clusters"]
+    return _wilson_cell(
+        entry[f"{metric},none"], entry[f"{metric}_stderr,none"], entry[f"{metric}_stderr_clustered,none"], clusters
+    )
 
 
 @pytest.mark.slow
 def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
     random = _evaluate(harness, out, data_dir, "random")
-    _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
+    constant = _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1")
     text = _report(harness, out)
     assert "## random" in text and "## constant" in text
     assert "| mmneedle_m1_n2_k1_neg | 1.0 | 12 | 0 | existence_acc | 1.0000 | 0.0000 |" in text  # constant -1
-    # the paper's layout: positives' existence (format validity beside it)/index/exact, negatives' existence
-    assert (
-        "| M=1 N=2 K=1 | 12 | 0.0 ± 0.0 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 100.0 ± 0.0 | 100.0 ± 0.0 |"
-    ) in text
+    # the paper's layout: positives' existence (format validity beside it)/index/exact, negatives' existence; a 0 %
+    # or 100 % of 12 rows with no spread: Wilson's interval on its 12 items, never "± 0.0"
+    hit, miss = "100.0 [75.8, 100.0]", "0.0 [0.0, 24.2]"
+    assert f"| M=1 N=2 K=1 | 12 | {miss} | {hit} | {miss} | {miss} |  |  | 12 | {hit} | {hit} |" in text
+    assert "± 0.0" not in text
     for name in (
         "mmneedle_cells_random.png",
         "mmneedle_depth_random.png",
@@ -53,11 +68,14 @@ def test_report_writes_markdown_and_plots(tmp_path: Path, data_dir: Path, harnes
     rows = [line for line in across.splitlines() if line.startswith("| mmneedle")]
     assert "| task | metric (0-100) | constant | random |" in across
     assert rows == [
-        f"| mmneedle_m1_n2_k1_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m1_n2_k1_pos', 'exact_acc')} |",
-        f"| mmneedle_m1_n2_k1_neg | existence_acc | 100.0 ± 0.0 | "
-        f"{_cell(random, 'mmneedle_m1_n2_k1_neg', 'existence_acc')} |",
-        f"| mmneedle_m10_n1_k2_pos | exact_acc | 0.0 ± 0.0 | {_cell(random, 'mmneedle_m10_n1_k2_pos', 'exact_acc')} |",
+        f"| {task} | {metric} | {_cell(constant, task, metric)} | {_cell(random, task, metric)} |"
+        for task, metric in (
+            ("mmneedle_m1_n2_k1_pos", "exact_acc"),
+            ("mmneedle_m1_n2_k1_neg", "existence_acc"),
+            ("mmneedle_m10_n1_k2_pos", "exact_acc"),
+        )
     ]
+    assert rows[0].split(" | ")[2] == miss and rows[1].split(" | ")[2] == hit
 
 
 @pytest.mark.slow
@@ -171,7 +189,10 @@ def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Pat
 
     def cell(data, name: str) -> str:  # a benchmark that declares no scale: proportions shown as percentages
         entry = data.results.get(name) or data.groups[name]
-        return f"{100 * entry['acc,none']:.1f} ± {100 * entry['acc_stderr,none']:.1f}"
+        source = data.sources[name]["uncertainty"][name]["acc"]
+        return _wilson_cell(
+            entry["acc,none"], entry["acc_stderr,none"], entry["acc_stderr_clustered,none"], source["n_clusters"]
+        )
 
     assert rows == [
         f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"

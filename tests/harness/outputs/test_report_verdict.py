@@ -1,17 +1,30 @@
-"""The verdict beside a paper's number: ours agrees when the difference is within sampling error (our standard error
-and the paper's sample size), and each table counts agree / disagree / not comparable. Runs are relabelled as a
-model the paper evaluated (by checkpoint name), on data recorded as the paper's own, then as synthetic."""
+"""The verdict beside a paper's number (issue 48, items 4-5): in its mode (same items: equivalence within the
+benchmark's tolerance by two one-sided tests; fresh sample: both sides clustered), ✓ / ✗ / ≈ / – per cell with the
+difference and its interval, the ✗ marks adjusted for the table's cells (Holm, or Benjamini-Hochberg), and under each
+table the count chance alone gives. Runs are relabelled as a model the paper evaluated (by checkpoint name), on data
+recorded as the paper's own, then as synthetic."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
+from builders.locovqa import build_locovqa
+from harness.cli import main
 from harness.outputs import verdict
-from harness.outputs.model_results import ModelResults
+from harness.outputs.estimates import Estimate
+from harness.outputs.model_results import ModelResults, load_results
+from harness.outputs.verdict import Paper
+from harness.outputs.verdict_family import Family, adjusted_by
+from harness.uncertainty import DEFAULT_ITERS, wilson_interval
 from tasks.locovqa import report as locovqa
+from tasks.locovqa.intervals import curve_intervals, interval_text
 from tasks.milebench import report as milebench
 from tasks.milebench.aggregation import load_paper_results as milebench_paper
 from tasks.mmlongbench import report as mmlongbench
@@ -37,33 +50,113 @@ def _sources(tasks: list[str], kind: str = "release") -> dict[str, dict[str, Any
     return dict.fromkeys(tasks, run)
 
 
-def test_the_rule() -> None:
-    # 0-100 scale: paper 50 over 100 samples has standard error 5; ours ± 3: agree within 1.96 * sqrt(34) = 11.4.
-    assert verdict.compare(61.0, 3.0, 50.0, 100, 100).kind == verdict.AGREE
-    assert verdict.compare(62.0, 3.0, 50.0, 100, 100).kind == verdict.DISAGREE
-    assert verdict.compare(0.61, 0.03, 0.5, 100).kind == verdict.AGREE  # proportions, the same numbers
-    for args, why in (
-        ((None, 1.0, 50.0, 100, 100), "no value"),
-        ((50.0, 1.0, None, 100, 100), "no published value"),
-        ((50.0, None, 50.0, 100, 100), "no standard error"),
-        ((50.0, 1.0, 50.0, None, 100), "the paper's sample size is not known"),
+SAME = verdict.Mode(verdict.SAME_ITEMS, "the paper's rows", 5.0)
+FRESH = verdict.Mode(verdict.FRESH_SAMPLE, "new draws", 5.0)
+
+
+def _mark(comparison: verdict.Comparison, method: str = "holm") -> str:
+    family = Family(method=method)
+    return str(family.add(comparison)).rsplit(" ", 1)[-1]
+
+
+def _ours(value: float, stderr: float, n: int = 100) -> Estimate:
+    """A 0-100 score with its (clustered) error over n rows, one item each."""
+    return Estimate(value, stderr, stderr, n, n, 100, 1.0)
+
+
+def test_same_items_is_an_equivalence_test_within_the_tolerance() -> None:
+    # 2500 rows at 50 %: the interval of ours - paper is ±2.0, inside ±5: ✓
+    found = verdict.compare(_ours(50.0, 1.0, 2500), Paper(50.0), SAME)
+    low, high = wilson_interval(0.5, 2500)
+    assert (found.low, found.high) == pytest.approx((100 * low - 50, 100 * high - 50))
+    assert found.equivalent and _mark(found) == "✓"
+    # n = 100 at 50 %, 10 points from the paper: the old rule (1.96 * sqrt(5² + 4.9²) = 13.7) said "agree"; the
+    # interval [-19.6, -0.4] is wider than ±5 allows a verdict either way: ≈
+    found = verdict.compare(_ours(50.0, 5.0), Paper(60.0), SAME)
+    assert not found.equivalent and found.p_disagree > 0.05 and _mark(found) == "≈"
+    assert found.difference_text() == "-10.0 [-19.6, -0.4]"
+    # 20 points off with an error of 1: the interval lies outside ±5: ✗
+    found = verdict.compare(_ours(70.0, 1.0, 2100), Paper(50.0), SAME)
+    assert found.p_disagree < 1e-6 and _mark(found) == "✗"
+    # a 0 % of 12 rows with no spread: Wilson on its 12 items, [0, 24.2], never a point
+    found = verdict.compare(Estimate(0.0, 0.0, 0.0, 12, 12, 100, None), Paper(0.0), SAME)
+    assert (found.low, found.high) == pytest.approx((0.0, 24.2494), abs=1e-3) and _mark(found) == "≈"
+
+
+def test_a_fresh_sample_counts_the_papers_items_not_its_rows() -> None:
+    # ours: 600 rows of 100 ids, every id's six rows alike (design effect 6, intra-cluster correlation 1); the
+    # paper's n = 600 is 100 ids too, so it stands for 100 independent rows, not 600
+    ours = Estimate(50.0, 2.04, 5.0, 600, 100, 100, 6.0)
+    assert verdict.paper_effective_n(ours, Paper(50.0, 600, 100)) == pytest.approx(100.0)
+    assert verdict.paper_effective_n(ours, Paper(50.0, 600)) == pytest.approx(600.0)
+    clustered = verdict.compare(ours, Paper(50.0, 600, 100), FRESH)
+    rows_alone = verdict.compare(ours, Paper(50.0, 600), FRESH)
+    assert clustered.high - clustered.low > rows_alone.high - rows_alone.low
+    assert _mark(clustered) == "≈"  # an interval of ±19.6 cannot show ±5
+    assert _mark(verdict.compare(Estimate(80.0, 1.0, 1.0, 2500, 2500, 100, 1.0), Paper(50.0, 2500), FRESH)) == "✗"
+    assert _mark(verdict.compare(Estimate(50.0, 0.5, 0.5, 10000, 10000, 100, 1.0), Paper(50.0, 10000), FRESH)) == "✓"
+
+
+def test_what_makes_a_cell_not_comparable() -> None:
+    for ours, paper, mode, why in (
+        (_ours(50.0, 1.0), Paper(50.0, 100), verdict.Mode(verdict.SAME_ITEMS, "", 5.0, "synthetic"), "synthetic"),
+        (Estimate(None), Paper(50.0, 100), SAME, "no value"),
+        (_ours(50.0, 1.0), Paper(None, 100), SAME, "no published value"),
+        (Estimate(50.0), Paper(50.0, 100), SAME, "no standard error"),
+        (_ours(50.0, 1.0), Paper(50.0), FRESH, "the paper's sample size is not known"),
     ):
-        assert verdict.compare(*args) == verdict.Verdict(verdict.NOT_COMPARABLE, why)
-    assert verdict.compare(50.0, 1.0, 50.0, 100, 100, "synthetic").why == "synthetic"
-    # Correlations on Fisher's z over 6 points each: r = -0.96 and -0.90 agree, -0.96 and +0.95 do not.
-    assert verdict.compare_correlation(-0.96, 6, -0.90, 6).kind == verdict.AGREE
-    assert verdict.compare_correlation(-0.96, 6, 0.95, 6).kind == verdict.DISAGREE
-    assert verdict.compare_correlation(-0.96, 3, -0.9, 6).why == "too few points for a standard error"
-    assert verdict.tally([verdict.Verdict(verdict.AGREE), verdict.Verdict(verdict.NOT_COMPARABLE, "x")]) == (
-        "Verdict beside the paper: ✓ agree 1 · ✗ disagree 0 · – not comparable 1 (not comparable: x (1))."
+        found = verdict.compare(ours, paper, mode)
+        assert found.why == why and _mark(found) == "–" and found.difference_text() == ""
+
+
+def test_disagreements_are_adjusted_for_the_tables_cells_and_chance_is_counted() -> None:
+    p_values = [0.001] + [0.03] * 19
+    comparisons = [verdict.Comparison(50.0, 40.0, 10.0, 1.0, 19.0, p) for p in p_values]
+    holm, bh = (multipletests(p_values, method=m)[1] for m in ("holm", "fdr_bh"))
+    for method, adjusted in (("holm", holm), ("bh", bh)):
+        family = Family(method=method)
+        cells = [family.add(c) for c in comparisons]
+        marks = [str(c).rsplit(" ", 1)[-1] for c in cells]
+        assert marks == ["✗" if p < 0.05 else "≈" for p in adjusted]
+        assert [c.verdict.p_adjusted for c in cells] == pytest.approx(list(adjusted))
+    assert marks == ["✗"] * 20  # Benjamini-Hochberg: all 20 (0.03 x 20 / 20); Holm: the first only
+    tally, _, chance, _ = _tally(comparisons)
+    assert tally == "Verdict beside the paper: ✓ agree 0 · ✗ disagree 1 · ≈ inconclusive 19 · – not comparable 0."
+    at_least = float(stats.binom.sf(19, 20, 0.05))  # 20 or more of 20 at 5 % each
+    assert chance == (
+        "Chance: 20 cells tested at 5 % each, so about 1.0 ✗ would come from chance alone where no cell truly "
+        f"disagrees; 20 reached 5 % before adjustment (the chance of 20 or more by chance alone: {at_least:.2g}); "
+        "the ✗ marks are Holm-adjusted (family-wise 5 %)."
     )
+    with adjusted_by("bh"):
+        assert Family().method == "bh"
+    with pytest.raises(ValueError, match="unknown adjustment 'x'"), adjusted_by("x"):
+        pass
+
+
+def _tally(comparisons: list[verdict.Comparison]) -> list[str]:
+    family = Family(method="holm")
+    for comparison in comparisons:
+        family.add(comparison)
+    return family.tally()
+
+
+def test_the_mode_follows_the_data() -> None:
+    sources = _sources(["mmlongbench_vrag_viquae_128k"])
+    data = ModelResults(results={"mmlongbench_vrag_viquae_128k": {}}, sources=sources)
+    assert verdict.mode_of(mmlongbench.VERDICTS, data.data()).kind == verdict.SAME_ITEMS
+    limited = _sources(["mmlongbench_vrag_viquae_128k"], "synthetic")
+    mode = verdict.mode_of(
+        mmlongbench.VERDICTS, ModelResults(results={"mmlongbench_vrag_viquae_128k": {}}, sources=limited).data()
+    )
+    assert mode.kind == verdict.SAME_ITEMS and mode.problem and mode.problem.startswith("data not the paper's")
 
 
 def _mmlongbench_run(kind: str) -> ModelResults:
     paper = mmlongbench_paper()
     published = {c: paper[("Qwen2.5-VL-7B", c, 131072)] for c in ("VRAG", "NIAH", "ICL", "DocVQA")}
     groups = {
-        "mmlongbench_vrag_128k": {"score,none": published["VRAG"] + 1, "score_stderr,none": 2.0},
+        "mmlongbench_vrag_128k": {"score,none": published["VRAG"] + 1, "score_stderr,none": 1.0},
         "mmlongbench_niah_128k": {"score,none": published["NIAH"] + 30, "score_stderr,none": 1.0},
         "mmlongbench_icl_128k": {"score,none": published["ICL"]},  # no standard error recorded
         "mmlongbench_summ_128k": {"score,none": "N/A"},  # no judge
@@ -77,63 +170,118 @@ def _mmlongbench_run(kind: str) -> ModelResults:
 def test_mmlongbench_says_per_cell_and_counts_per_table(tmp_path) -> None:
     lines = mmlongbench.section("Qwen/Qwen2.5-VL-7B-Instruct", _mmlongbench_run("release"), tmp_path)
     rows = {line.split(" | ")[0][2:]: line for line in lines if line.startswith("| ")}
-    assert rows["VRAG"].endswith(" ✓ |") and rows["NIAH"].endswith(" ✗ |") and rows["ICL"].endswith(" – |")
-    assert rows["DocVQA"].endswith(" ✓ |") and rows["Summ"] == "| Summ | N/A (39.3) – |"
-    # Without the judge: the mean of the other four, named apart, beside the paper's same four averaged.
     paper = mmlongbench_paper()
+    vrag = paper[("Qwen2.5-VL-7B", "VRAG", 131072)]
+    # the release's official sample: the same items, equivalence within ±5 points
+    assert any("**same items** (the release's official sample" in line for line in lines)
+    assert rows["VRAG"].startswith(f"| VRAG | {vrag + 1:.1f} ({vrag:.1f}) +1.0 [") and rows["VRAG"].endswith(" ✓ |")
+    assert rows["NIAH"].endswith(" ✗ |") and rows["ICL"].endswith(" – |")
+    assert rows["DocVQA"].endswith(" ≈ |")  # equal to the paper's, but ±5.9 is wider than ±5 allows
+    assert rows["Summ"] == "| Summ | N/A (39.3) – |"
+    # Without the judge: the mean of the other four, named apart, beside the paper's same four averaged.
     four = [paper[("Qwen2.5-VL-7B", c, 131072)] for c in ("VRAG", "NIAH", "ICL", "DocVQA")]
     ours = (four[0] + 1 + four[1] + 30 + four[2] + four[3]) / 4
     assert rows["Avg. (no Summ)"] == f"| Avg. (no Summ) | {ours:.1f} ({sum(four) / 4:.1f}) – |"  # ICL: no stderr
     assert rows["Avg"] == f"| Avg | N/A ({paper[('Qwen2.5-VL-7B', 'Avg', 131072)]:.1f}) – |"
     tallies = [line for line in lines if line.startswith("Verdict beside the paper")]
-    assert tallies[0].startswith("Verdict beside the paper: ✓ agree 2 · ✗ disagree 1 · – not comparable 4 ")
+    assert tallies[0].startswith(
+        "Verdict beside the paper: ✓ agree 1 · ✗ disagree 1 · ≈ inconclusive 1 · – not comparable 4 "
+    )
     assert "no standard error (2)" in tallies[0] and "no value (2)" in tallies[0]
+    chance = [line for line in lines if line.startswith("Chance: ")]
+    assert chance[0].startswith("Chance: 3 cells tested at 5 % each, so about 0.2 ✗ would come from chance alone")
+    assert chance[0].endswith("the ✗ marks are Holm-adjusted (family-wise 5 %).")
     assert mmlongbench.paper_samples("NIAH") == 2250 and mmlongbench.paper_samples("Avg") == 4050
+    assert mmlongbench.paper_ids("viquae") == 100 and mmlongbench.paper_ids("infoseek") == 100
 
     synthetic = mmlongbench.section("Qwen/Qwen2.5-VL-7B-Instruct", _mmlongbench_run("synthetic"), tmp_path)
     tally = next(line for line in synthetic if line.startswith("Verdict beside the paper"))
     assert tally.startswith(
-        "Verdict beside the paper: ✓ agree 0 · ✗ disagree 0 · – not comparable 7 (not comparable: "
+        "Verdict beside the paper: ✓ agree 0 · ✗ disagree 0 · ≈ inconclusive 0 · – not comparable 7 (not comparable: "
         "data not the paper's: synthetic images"
     )
+    assert "Chance: no cell could be tested." in synthetic
 
 
 def test_milebench_table2_gets_a_verdict_row() -> None:
     paper = milebench_paper()["LLaVA-1.5-7B"]
     names = {"Overall Real.": "realistic", "Overall Diag.": "diagnostic"}
     groups = {
-        f"milebench_{names.get(c, c.replace('-', '').lower())}": {"score,none": paper[c], "score_stderr,none": 2.0}
+        f"milebench_{names.get(c, c.replace('-', '').lower())}": {"score,none": paper[c], "score_stderr,none": 1.0}
         for c in milebench.COLUMNS
     }
-    groups["milebench_t1"] = {"score,none": paper["T-1"] + 40, "score_stderr,none": 2.0}
+    groups["milebench_t1"] = {"score,none": paper["T-1"] + 40, "score_stderr,none": 1.0}
     results = {"milebench_action_localization": {"score,none": 30.0}}
     data = ModelResults(results=results, groups=groups, sources=_sources(list(results)))
     lines = milebench.section("llava-hf/llava-1.5-7b-hf", data, None)
     row = next(line for line in lines if line.startswith("| verdict (test set) |"))
     assert row == "| verdict (test set) | ✗ | " + " | ".join(["✓"] * (len(milebench.COLUMNS) - 1)) + " |"
     assert (
-        f"Verdict beside the paper: ✓ agree {len(milebench.COLUMNS) - 1} · ✗ disagree 1 · – not comparable 0." in lines
+        f"Verdict beside the paper: ✓ agree {len(milebench.COLUMNS) - 1} · ✗ disagree 1 · ≈ inconclusive 0 · "
+        "– not comparable 0." in lines
     )
     # Table 6: T-1 is three subsets of 200; the diagnostic ones are the two needles (320 each) and GPR1200 (600).
     assert milebench.paper_samples("T-1") == 600 and milebench.paper_samples("Overall Diag.") == 1240
 
 
-@pytest.mark.parametrize(
-    ("accuracies", "mark"), [((0.80, 0.52, 0.47, 0.30, 0.29, 0.14), "✓"), ((0.14, 0.29, 0.30, 0.47, 0.52, 0.80), "✗")]
-)
-def test_locovqa_r2_beside_the_papers(accuracies: tuple[float, ...], mark: str) -> None:
+LOCOVQA = [f"mmstar_cmp_{n}" for n in (1, 4, 9, 16, 25, 36)]
+
+
+@pytest.fixture(scope="module")
+def locovqa_random(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The random baseline on a synthetic LoCoVQA MMStar curve of 12 items at the paper's six lengths."""
+    data = tmp_path_factory.mktemp("locovqa_verdict_data")
+    build_locovqa(["synthetic"], data, LOCOVQA, limit=12, cell_size=16)
+    out = tmp_path_factory.mktemp("locovqa_verdict_results")
+    tasks = ",".join(f"locovqa_{c}" for c in LOCOVQA)
+    argv = ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
+    assert main(argv) == 0
+    return out
+
+
+def _as_release(data: ModelResults) -> ModelResults:
+    """The run relabelled as one on the paper's own sources (its records say: synthetic images, a capped build)."""
+    for run in data.sources.values():
+        for task in run["datasets"]:
+            run["datasets"][task] = _sources([task])[task]["datasets"][task]
+    return data
+
+
+def test_locovqa_r2_is_judged_by_an_item_bootstrap_of_the_curve(locovqa_random: Path) -> None:
+    data = _as_release(load_results(locovqa_random)["random"])
+    bootstrap = curve_intervals(data)[("MMStar", "cmp")]
+    assert bootstrap.items == 12 and len(bootstrap.signed_r2) == DEFAULT_ITERS
+    again = curve_intervals(data)[("MMStar", "cmp")].signed_r2
+    assert np.array_equal(again, bootstrap.signed_r2, equal_nan=True)  # seeded by the series' name
+    low, high = bootstrap.r2_bounds() or (math.nan, math.nan)
+    lines = locovqa.paper_table({"llava-hf/llava-1.5-7b-hf": data})
+    assert any("fresh sample" in line and "item bootstrap" in line for line in lines)
+    row = next(line for line in lines if line.startswith("| MMStar |"))
+    ours, paper = row.split(" | ")[1:3]
+    assert ours.endswith(interval_text((low, high))) and paper.startswith(".924*** ")
+    target = -0.924  # the paper's r² of a falling curve, signed
+    p_value = bootstrap.p_value(target)
+    if target - 0.1 < low and high < target + 0.1:
+        mark = "✓"
+    else:
+        mark = "✗" if p_value < 0.05 else "≈"  # one cell: Holm leaves its p as it is
+    assert paper == f".924*** {mark} |"
+    assert any(line.startswith("Chance: 1 cell tested at 5 % each, so about 0.1 ✗") for line in lines)
+    # the same run on its recorded synthetic data: not the paper's items, not comparable
+    synthetic = locovqa.paper_table({"llava-hf/llava-1.5-7b-hf": load_results(locovqa_random)["random"]})
+    assert next(line for line in synthetic if line.startswith("| MMStar |")).endswith(".924*** – |")
+
+
+def test_locovqa_without_item_rows_has_no_interval_and_no_verdict() -> None:
     tasks = [f"locovqa_mmstar_cmp_{n}" for n in (1, 4, 9, 16, 25, 36)]
+    accuracies = (0.80, 0.52, 0.47, 0.30, 0.29, 0.14)
     results = {t: {"accuracy,none": a} for t, a in zip(tasks, accuracies, strict=True)}
     data = ModelResults(results=results, sources=_sources(tasks))
     lines = locovqa.paper_table({"llava-hf/llava-1.5-7b-hf": data})
-    row = next(line for line in lines if line.startswith("| MMStar |"))
     found = locovqa.fit([1, 4, 9, 16, 25, 36], list(accuracies), "exp")
-    assert row == f"| MMStar | {found.label()} | .924*** {mark} |"
-    assert (locovqa.fit_r(found) < 0) == (mark == "✓") and math.isclose(locovqa.printed_r(".924***"), -math.sqrt(0.924))
-    assert any(
-        line.startswith(f"Verdict beside the paper: ✓ agree {int(mark == '✓')} · ✗ disagree {int(mark == '✗')}")
-        for line in lines
-    )
+    assert next(line for line in lines if line.startswith("| MMStar |")) == f"| MMStar | {found.label()} | .924*** – |"
+    assert any("no interval (no item-level rows) (1)" in line for line in lines)
+    assert math.isclose(locovqa.printed_r(".924***"), -math.sqrt(0.924))
 
 
 def test_mmneedle_beside_the_papers_tables() -> None:
@@ -155,7 +303,10 @@ def test_mmneedle_beside_the_papers_tables() -> None:
     lines = mmneedle.beside_paper("HuggingFaceM4/idefics2-8b", data)
     assert lines[0] == "### MMNeedle beside the paper's IDEFICS2-8B (%)"
     k2 = paper[("IDEFICS2-8B", 10, 1, 2, "positive", "Exact")]
-    assert f"| M=1 N=2 K=1 | {exact + 1:.1f} ({exact:.1f}) ✓ | {existence - 30:.1f} ({existence:.1f}) ✗ |" in lines
-    assert k2 == 0.0 and "| M=10 N=1 K=2 | 50.0 (0.0) ✗ | not run |" in lines  # 50 ± 5 is not 0 over 100 samples
-    assert lines[-2] == "Verdict beside the paper: ✓ agree 1 · ✗ disagree 2 · – not comparable 0."
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:] for line in lines if line.startswith("| M=")}
+    positives, negatives = rows["M=1 N=2 K=1"]
+    assert positives.startswith(f"{exact + 1:.1f} ({exact:.1f}) +1.0 [") and positives.endswith(" ✓")
+    assert negatives.startswith(f"{existence - 30:.1f} ({existence:.1f}) -30.0 [") and negatives.endswith(" ✗ |")
+    assert k2 == 0.0 and rows["M=10 N=1 K=2"][0].endswith(" ✗") and rows["M=10 N=1 K=2"][1] == "not run |"
+    assert "Verdict beside the paper: ✓ agree 1 · ✗ disagree 2 · ≈ inconclusive 0 · – not comparable 0." in lines
     assert mmneedle.beside_paper("random", data) == []  # not a model the paper evaluated

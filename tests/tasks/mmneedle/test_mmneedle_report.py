@@ -62,9 +62,11 @@ def test_a_malformed_answer_counts_as_existence_and_format_validity_says_so(
     assert run.code == 0, run.err
     lines = report.table(load_results(tmp_path)["constant"])
     assert "| config | n pos | existence | format valid | index | exact |" in lines[4]
-    assert (
-        "| M=1 N=2 K=1 | 12 | 100.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |  |  | 12 | 0.0 ± 0.0 | 0.0 ± 0.0 |"
-    ) in lines
+    # Every row scored alike: no spread, so each 0 % or 100 % gets Wilson's interval on its 12 samples (one stitched
+    # image each, statsmodels' proportion_confint(0, 12, "wilson") = [0, 24.2 %]), never "± 0.0".
+    hit, miss = "100.0 [75.8, 100.0]", "0.0 [0.0, 24.2]"
+    assert f"| M=1 N=2 K=1 | 12 | {hit} | {miss} | {miss} | {miss} |  |  | 12 | {miss} | {miss} |" in lines
+    assert not any("± 0.0" in line for line in lines)
 
 
 def test_configs_follow_the_papers_order() -> None:
