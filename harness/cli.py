@@ -166,10 +166,17 @@ def models_command(argv: list[str]) -> int:
         description="List model backends and aliases, with the papers' models each benchmark declares.",
     )
     parser.add_argument(
+        "name", nargs="?", help="only the aliases and backends whose name holds NAME (an alias's own name: that one)"
+    )
+    parser.add_argument(
+        "--benchmark", metavar="B", help="only B's paper models: the aliases that run one, and those without an alias"
+    )
+    parser.add_argument(
         "--include_path", action="append", default=[], metavar="DIR", help="also read the benchmarks of these tasks"
     )
     args = parser.parse_args(argv)
-    print(listing(available_models(), index_benchmarks(TaskIndex(args.include_path))))
+    benchmarks = index_benchmarks(TaskIndex(args.include_path))
+    print(listing(available_models(), benchmarks, args.name, args.benchmark))
     return 0
 
 

@@ -4,9 +4,11 @@ each benchmark declares (`Benchmark.paper`), read through the installed task fol
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 from harness.config.benchmark import Benchmark
+from harness.errors import UserError, suggest
 from harness.models.alias import Alias
 from harness.models.paper_models import PaperModels
 
@@ -32,20 +34,46 @@ def _alias_lines(
     return lines
 
 
-def listing(backends: list[str], benchmarks: Iterable[Benchmark]) -> str:
+def listing(
+    backends: list[str], benchmarks: Iterable[Benchmark], name: str | None = None, benchmark: str | None = None
+) -> str:
+    """The listing, or part of it: `name` keeps the aliases (and backends) whose name holds it, case aside (an
+    alias's own name: that alias alone); `benchmark` keeps one benchmark's paper models, the aliases that run one of
+    them and those without an alias. A filter that keeps nothing is a `UserError` with the names it could be."""
     from harness.models.aliases import ALIASES
     from harness.models.paper_models import papers
 
+    benchmarks = list(benchmarks)
     tables = papers(benchmarks)
-    lines = ["Backends:", *(f"  {name}" for name in backends)]
+    if benchmark is not None:
+        tables = [(b, table) for b, table in tables if b.name.lower() == benchmark.lower()]
+        known = sorted({b.name for b in benchmarks})
+        if not tables and benchmark.lower() in {k.lower() for k in known}:
+            raise UserError(f"--benchmark {benchmark}: its declaration lists no paper models")
+        if not tables:
+            by_lower = {k.lower(): k for k in known}
+            close = difflib.get_close_matches(benchmark.lower(), list(by_lower), n=3, cutoff=0.6)
+            hint = f"; did you mean: {', '.join(by_lower[c] for c in close)}?" if close else ""
+            raise UserError(f"unknown benchmark {benchmark!r}{hint} (benchmarks: {', '.join(known)})")
+    aliases = sorted(ALIASES.items())
+    if name is not None:
+        backends = [b for b in backends if name.lower() in b.lower()]
+        exact = [(n, a) for n, a in aliases if n == name]
+        aliases = exact or [(n, a) for n, a in aliases if name.lower() in n.lower()]
+    if benchmark is not None:
+        aliases = [(n, a) for n, a in aliases if any(table.run_by(n) for _, table in tables)]
+    if name is not None and not aliases and not backends:
+        raise UserError(suggest(name, [*ALIASES, *backends], "model") + " (`harness models` lists them all)")
+    lines = ["Backends:", *(f"  {b}" for b in backends)] if benchmark is None and backends else []
     lines.append("Aliases (--model NAME; --model_args override; backend=... switches backend):")
     width = max(len(n) for n in ALIASES) + 2
     # Wide enough for the longest backend name and a space ("openai" once ran into its settings).
     backend_width = max(len(alias.backend) for alias in ALIASES.values()) + 2
-    for name, alias in sorted(ALIASES.items()):
-        lines.extend(_alias_lines(name, alias, width, backend_width, tables))
-    lines.append("Paper models without an alias:")
-    for benchmark, table in tables:
-        for missing in table.without_alias:
-            lines.append(f'  {benchmark.name} "{missing.name}" ({missing.ran}): {missing.reason}')
+    for alias_name, alias in aliases:
+        lines.extend(_alias_lines(alias_name, alias, width, backend_width, tables))
+    if name is None:
+        lines.append("Paper models without an alias:")
+        for paper, table in tables:
+            for missing in table.without_alias:
+                lines.append(f'  {paper.name} "{missing.name}" ({missing.ran}): {missing.reason}')
     return "\n".join(lines)

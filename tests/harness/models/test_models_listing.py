@@ -116,3 +116,33 @@ def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() ->
             else:
                 alias = ALIASES[run.alias]
                 assert f"| {run.name} | `{run.alias}` | {alias.backend} | {alias.status(run)} |" in page, run.name
+
+
+def test_models_filters_by_name_and_by_benchmark(harness) -> None:
+    """`harness models NAME` keeps the aliases and backends whose name holds NAME (an alias's own name: that alias
+    alone), `--benchmark B` one benchmark's paper models; a filter that keeps nothing is one line with suggestions
+    (issue 54)."""
+    one = harness("models", "internvl")
+    assert one.code == 0, one.err
+    listed = [line.split()[0] for line in one.out.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+    assert listed == ["internvl"] and "Paper models without an alias" not in one.out
+    several = harness("models", "qwen")
+    names = {
+        line.split()[0] for line in several.out.splitlines() if line.startswith("  ") and not line.startswith("   ")
+    }
+    assert names == {n for n in ALIASES if "qwen" in n.lower()} and len(names) > 1
+    needle = harness("models", "--benchmark", "mmneedle")
+    assert needle.code == 0 and "Backends:" not in needle.out
+    _, table = tables()["mmneedle"]
+    for paper_run in table.models:
+        if paper_run.alias is not None:
+            assert f'MMNeedle "{paper_run.name}"' in needle.out
+    assert "MMLongBench" not in needle.out and "MileBench" not in needle.out
+    without = needle.out.split("Paper models without an alias:\n")[1].splitlines()
+    assert len(without) == len(table.without_alias)
+    typo = harness("models", "qwenn")
+    assert typo.code == 2 and typo.err.strip().count("\n") == 0 and "did you mean: qwen2-vl" in typo.err
+    unknown = harness("models", "--benchmark", "mmnedle")
+    assert unknown.code == 2 and "did you mean: MMNeedle" in unknown.err
+    none = harness("models", "--benchmark", "LoCoVQA")
+    assert none.code == 2 and "lists no paper models" in none.err
