@@ -16,6 +16,7 @@ from typing import cast
 
 import numpy as np
 
+from harness.outputs.model_results import ModelResults
 from harness.outputs.results_file import MetricUncertainty
 from harness.uncertainty import effective_n, wilson_interval
 from harness.view.catalog import TaskRun
@@ -105,3 +106,28 @@ def task_errors(run: TaskRun, index: SampleIndex) -> list[MetricErrors]:
             )
         )
     return out
+
+
+def headline_interval(data: ModelResults, name: str, metric: str, scale: int | None, scored: int | None) -> str | None:
+    """A proportion's headline cell on 0-100 with its 95 % Wilson interval on the effective n, `50.0 [38.2, 61.8]`
+    (rows, clusters and design effect from the results file's `uncertainty` section; a file from before it holds
+    none: the `scored` rows, i.i.d.); None for a row that is no proportion (`scale` None) or holds no number. A
+    mean of scores in [0, 1] gets the same interval: its variance is at most p(1 - p), so the interval is wide
+    enough for it too."""
+    entry = data.results.get(name) or data.groups.get(name) or {}
+    value = as_float(entry.get(f"{metric},none"))
+    if scale is None or not math.isfinite(value) or not 0.0 <= value / scale <= 1.0:
+        return None
+    source = data.sources.get(name)
+    section: object = source.get("uncertainty") if source is not None else None
+    by_metric = section.get(name) if isinstance(section, Mapping) else None
+    details = by_metric.get(metric) if isinstance(by_metric, Mapping) else None
+    if isinstance(details, Mapping) and _count(details.get("n")):
+        n, clusters, deff = _count(details.get("n")), _count(details.get("n_clusters")), details.get("design_effect")
+        size = effective_n(n or 0, as_float(deff), clusters or 0)
+    elif _count(scored):
+        size = float(scored or 0)
+    else:
+        return None
+    low, high = wilson_interval(value / scale, size, LEVEL)
+    return f"{value * 100 / scale:.1f} [{low * 100:.1f}, {high * 100:.1f}]"

@@ -143,3 +143,19 @@ def test_a_sample_page_lists_the_rows_sharing_its_cluster_key(two_baselines: Pat
     monkeypatch.setattr(sample_index, "_columns_by_arrow", lambda *args: None)
     by_line = build_index(journal, K1)
     assert by_arrow.clusters == by_line.clusters == [tuple(k1[s]["cluster"]) for s in by_arrow.sample_ids]
+
+
+def test_the_home_page_gives_a_proportion_its_wilson_interval_never_plus_minus_zero(two_baselines: Path) -> None:
+    page = _client(two_baselines).get("/").text
+    cells = re.findall(r"<td>(mmneedle_[^<]+)</td><td>([^<]+)</td>\s*<td class=\"num\">([^<]+)</td>", page)
+    assert len(cells) >= 4 and "± 0.0" not in page
+    for model in ("random", "constant"):
+        results = _results(two_baselines, model)
+        for task in (K1, K5):
+            metric = next(m for t, m, _ in cells if t == task)
+            details = results["uncertainty"][task][metric]
+            deff = float("nan") if details["design_effect"] == "N/A" else details["design_effect"]
+            value = results["results"][task][f"{metric},none"]
+            low, high = wilson_interval(value, effective_n(details["n"], deff, details["n_clusters"]))
+            assert f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]" in [c for t, _, c in cells if t == task]
+    assert "0.0 [0.0, 24.2]" in page  # the constant answer: 0 of 12, 12 clusters
