@@ -14,7 +14,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from harness.view import pages, sample_pages
+from harness.view import pages, pairs, sample_pages
 from harness.view.blocking import page
 from harness.view.hosts import HostCheck, ServedHosts
 from harness.view.viewer import HERE, Viewer
@@ -43,6 +43,7 @@ def create_app(
         Route("/report/{path:path}", bound(pages.report_file)),
         Route("/samples", bound(sample_pages.samples)),
         Route("/sample", bound(sample_pages.sample)),
+        Route("/pairs", bound(pairs.pairs)),
         Route("/image/{sha}", bound(pages.image)),
         Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

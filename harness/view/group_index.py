@@ -67,6 +67,7 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
         row_task.append(np.full(size, number, np.int64))
         group.sample_ids += index.sample_ids
         group.statuses += index.statuses
+        group.clusters += index.clusters
         for name in names:
             columns[name].append(index.metrics.get(name, np.full(size, math.nan)))
         columns[HEADLINE].append(index.metrics.get(headline or "", np.full(size, math.nan)))

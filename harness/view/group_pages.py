@@ -32,7 +32,9 @@ def choose_model(viewer: Viewer, request: Request) -> Response:
         links.append((model, f"{url.path}?{url.query}"))
     if len(links) == 1:
         return RedirectResponse(links[0][1], 303)
-    return viewer.render("choose.html", name=name, links=links)
+    ran = [m for m in models if name in catalog.models[m].results]  # a task: its pairs open the two-model view
+    pairs = [(a, b) for i, a in enumerate(ran) for b in ran[i + 1 :]]
+    return viewer.render("choose.html", name=name, links=links, pairs=pairs)
 
 
 def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
@@ -68,5 +70,7 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
         grids=shown,
         problem=None,
         cells=[],
+        errors=[],
+        pairs=[],
         **table,
     )

@@ -19,6 +19,7 @@ from harness.view.report_links import linked_report
 from harness.view.safe_files import REPORT_MOST, FileTooLarge, inside, read_within, refusal
 from harness.view.shown import markdown_html
 from harness.view.task_data import is_sha256, media_type
+from harness.view.task_errors import headline_interval
 from harness.view.viewer import SECURITY_HEADERS, Viewer
 
 THUMB, LARGE = 160, 1600
@@ -35,7 +36,8 @@ def home(viewer: Viewer, request: Request) -> Response:
             counters = data.counters(name) if name in data.results else {}
             try:
                 scale = row_scale([data], name, metric, declared)
-                value = headline_cell(data, name, metric, scale)
+                interval = headline_interval(data, name, metric, scale, counters.get("n_scored"))
+                value = interval if interval is not None else headline_cell(data, name, metric, scale)
             except (OverflowError, ValueError, TypeError) as err:  # 10**4000: no float holds it; shown, not a 500
                 scale, value = 1, f"unreadable ({type(err).__name__}: {err})"
             rows.append(

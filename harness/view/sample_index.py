@@ -2,8 +2,9 @@
 
 A journal of 100,000 samples written with `--log_samples` is some 200 MB, mostly prompts. The index keeps, per
 sample (its latest record, as the harness reads a journal), only what the table filters and sorts by: doc id,
-sample id, status, every numeric metric, the prompt's token count, whether it was truncated or failed, and where
-its line starts in the file. It is parsed by Arrow's JSON reader with a schema of those fields alone (the prompt
+sample id, status, every numeric metric, the prompt's token count, whether it was truncated or failed, its cluster
+keys (`cluster`: rows sharing one are the same item, a sample page's siblings), and where its line starts in the
+file. It is parsed by Arrow's JSON reader with a schema of those fields alone (the prompt
 and answer are skipped, not turned into Python strings); a journal the reader refuses (a line cut short by a
 kill, an odd line) is read line by line with the harness's own rules instead. A record is read whole only when
 its row is shown (`record`). No line past `safe_files.LINE_MOST` is parsed (it counts as no sample record), and no
@@ -46,6 +47,7 @@ class SampleIndex:
     tokens: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # NaN: not recorded
     truncated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # name -> value per row (NaN: none)
+    clusters: list[tuple[str, ...]] = field(default_factory=list)  # each row's cluster keys (none recorded: empty)
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
@@ -213,6 +215,7 @@ def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) ->
             ("token_count", pa.float64()),
             ("truncation", pa.struct([("rule", pa.string())])),
             ("metrics", pa.struct([(name, pa.float64()) for name in metrics] or [("_", pa.float64())])),
+            ("cluster", pa.list_(pa.string())),
         ]
     )
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
@@ -224,7 +227,7 @@ def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) ->
         return None
     out = {
         name: table.column(name).to_pylist()
-        for name in ("type", "task", "doc_id", "sample_id", "status", "token_count")
+        for name in ("type", "task", "doc_id", "sample_id", "status", "token_count", "cluster")
     }
     out["truncated"] = table.column("truncation").is_valid().to_pylist()
     metric_struct = table.column("metrics").combine_chunks()
@@ -237,7 +240,7 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
     """The same fields, one line at a time (a journal Arrow refuses); a line that is no JSON object gives Nones,
     a field of the wrong type None."""
     names = ("type", "task", "doc_id", "sample_id", "status", "token_count")
-    out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated")}
+    out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated", "cluster")}
     values: dict[str, list[float]] = {name: [] for name in metrics}
     for start, length in zip(starts, lengths, strict=True):
         record = read_line(bytes(data[start : start + length])) if length <= LINE_MOST else None  # past it: skipped
@@ -249,6 +252,7 @@ def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics
             number = as_float(value)
             out[name].append(None if math.isnan(number) else number)
         out["truncated"].append(record.get("truncation") is not None)
+        out["cluster"].append(record.get("cluster") if isinstance(record.get("cluster"), list) else None)
         scores = record.get("metrics")
         scores = scores if isinstance(scores, dict) else {}
         for name in metrics:
@@ -330,9 +334,15 @@ def build_index(path: Path, task: str) -> SampleIndex:
     index.tokens = _numbers(columns["token_count"])[rows]
     index.truncated = np.asarray(columns["truncated"], bool)[rows]
     index.metrics = {name: np.asarray(columns[f"metric:{name}"], np.float64)[rows] for name in metrics}
+    index.clusters = [cluster_keys(columns["cluster"][r]) for r in rows.tolist()]
     index.offsets, index.lengths = starts[rows], lengths[rows]
     index.skipped = int(np.count_nonzero(~valid & (kinds != "header")))
     return index
+
+
+def cluster_keys(value: object) -> tuple[str, ...]:
+    """A record's `cluster` as the keys it names: its strings, once each (anything else in it is no key)."""
+    return tuple(dict.fromkeys(k for k in value if isinstance(k, str))) if isinstance(value, list) else ()
 
 
 def axis_members(value: object) -> tuple[str, ...]:

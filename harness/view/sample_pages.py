@@ -13,7 +13,9 @@ from harness.view.catalog import TaskRun
 from harness.view.sample_index import dumps_record
 from harness.view.sample_table import sample_table
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
+from harness.view.siblings import SIBLINGS_MOST, same_item_rows
 from harness.view.task_data import header_of
+from harness.view.task_errors import task_errors
 from harness.view.viewer import Viewer
 
 THUMB = 160
@@ -36,8 +38,16 @@ def samples(viewer: Viewer, request: Request) -> Response:
         viewer.catalog.primary_metric(run.model, run.task),
         {"model": run.model, "task": run.task},
     )
+    others = [m for m in viewer.catalog.models_with(run.task) if m != run.model]
     return viewer.render(
-        "samples.html", run=run, problem=data.problem, cells=_cells(run, table["wanted"]), group=None, **table
+        "samples.html",
+        run=run,
+        problem=data.problem,
+        cells=_cells(run, table["wanted"]),
+        group=None,
+        errors=task_errors(run, table["index"]),
+        pairs=others,
+        **table,
     )
 
 
@@ -92,6 +102,8 @@ def sample(viewer: Viewer, request: Request) -> Response:
             if mark.get("kind") == "guess"
         ]
     sample_id = str(record.get("sample_id"))
+    keys = index.clusters[row] if row < len(index.clusters) else ()
+    same_item = [s for s in same_item_rows(viewer, run, keys) if (s.task, s.sample_id) != (run.task, sample_id)]
     position = {
         "previous": index.sample_ids[row - 1] if row > 0 else None,
         "next": index.sample_ids[row + 1] if row + 1 < len(index) else None,
@@ -109,6 +121,9 @@ def sample(viewer: Viewer, request: Request) -> Response:
         vs=versus[0] if versus else "",
         position=position,
         thumb=THUMB,
+        keys=keys,
+        siblings=same_item[:SIBLINGS_MOST],
+        siblings_total=len(same_item),
         raw=dumps_record({k: v for k, v in record.items() if k not in ("prompt",)}),
     )
 

@@ -1,0 +1,161 @@
+"""`harness view` and the numbers behind a difference (issue 48, item 9): a task's page shows the plain and clustered
+standard errors and the design effect its results file holds, with Wilson's interval on the effective n for a 0/1
+metric (never "± 0"); the two-model view lists the rows two models disagree on (McNemar's b and c), each opening its
+sample; a sample's page lists its siblings, the rows sharing its cluster key. Real runs of the `random` and
+`constant` baselines on MMNeedle's synthetic build, whose M = 1 tasks at K = 1 and K = 5 share their stitched images."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.uncertainty import effective_n, wilson_interval
+from harness.view import sample_index
+from harness.view.hosts import served_hosts
+from harness.view.sample_index import build_index
+
+K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"
+
+
+def _client(results: Path):
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+
+    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+
+
+def _links(page: str, kind: str) -> list[str]:
+    return [html.unescape(href) for href in re.findall(rf'class="{kind}" href="([^"]+)"', page)]
+
+
+def _journal(results: Path, model: str, task: str) -> dict[str, dict[str, Any]]:
+    records: dict[str, dict[str, Any]] = {}
+    for line in (results / model / f"journal_{task}.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") == "sample":
+            records[record["sample_id"]] = record
+    return records
+
+
+def _results(results: Path, model: str) -> dict[str, Any]:
+    (path,) = (results / model).glob("results_*.json")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def two_baselines(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    out = tmp_path_factory.mktemp("view_uncertainty")
+    common = ["--tasks", f"{K1},{K5}", "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"]
+    assert main(["--model", "random", *common]) == 0
+    assert main(["--model", "constant", "--model_args", "answer=-1", *common]) == 0
+    return out
+
+
+def _error_rows(page: str) -> dict[str, list[str]]:
+    rows = {}
+    for row in re.findall(r'<tr class="metric-error">(.*?)</tr>', page, re.S):
+        cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effective_n(two_baselines: Path) -> None:
+    client = _client(two_baselines)
+    for model in ("random", "constant"):
+        page = client.get("/samples", params={"model": model, "task": K1})
+        assert page.status_code == 200 and 'id="metric-errors"' in page.text
+        rows = _error_rows(page.text)
+        entry = _results(two_baselines, model)["results"][K1]
+        uncertainty = _results(two_baselines, model)["uncertainty"][K1]["exact_acc"]
+        value, stderr, clustered, n, clusters, deff, eff_n, wilson, method = rows["exact_acc"]
+        assert float(value) == pytest.approx(entry["exact_acc,none"], abs=1e-3)
+        assert float(stderr) == pytest.approx(entry["exact_acc_stderr,none"], abs=1e-3)
+        assert float(clustered) == pytest.approx(entry["exact_acc_stderr_clustered,none"], abs=1e-3)
+        assert (int(n), int(clusters), method) == (uncertainty["n"], uncertainty["n_clusters"], "mean")
+        recorded = uncertainty["design_effect"]
+        assert deff == ("N/A" if recorded == "N/A" else f"{recorded:.4g}".rstrip("0").rstrip("."))
+        deff_value = float("nan") if recorded == "N/A" else recorded
+        expected = wilson_interval(
+            entry["exact_acc,none"], effective_n(n=int(n), design_effect=deff_value, n_clusters=int(clusters))
+        )
+        low, high = (float(x) for x in wilson.strip("[]").split(","))
+        assert (low, high) == pytest.approx(expected, abs=1e-3)
+        assert high > low  # never a collapsed interval, even at 0 of 12
+    constant = _error_rows(client.get("/samples", params={"model": "constant", "task": K1}).text)["exact_acc"]
+    assert constant[0] == "0" and constant[5] == "N/A" and float(constant[7].strip("[]").split(",")[1]) > 0.2
+    assert "± 0" not in client.get("/samples", params={"model": "constant", "task": K1}).text
+
+
+def test_the_two_model_view_lists_the_discordant_rows_with_mcnemars_counts(two_baselines: Path) -> None:
+    client = _client(two_baselines)
+    random, constant = _journal(two_baselines, "random", K1), _journal(two_baselines, "constant", K1)
+    right = {s for s, r in random.items() if r["metrics"]["exact_acc"] == 1.0}
+    wrong = {s for s, r in constant.items() if r["metrics"]["exact_acc"] == 0.0}
+    assert right and len(wrong) == 12  # the constant answer is never right; random is, sometimes
+    choose = client.get("/samples", params={"task": K1})
+    assert _links(choose.text, "pair-link") == [f"/pairs?task={K1}&a=constant&b=random"]
+    task_page = client.get("/samples", params={"model": "random", "task": K1})
+    assert _links(task_page.text, "pair-link") == [f"/pairs?task={K1}&a=random&b=constant"]
+    page = client.get(_links(task_page.text, "pair-link")[0] + "&metric=exact_acc")
+    assert page.status_code == 200
+    assert re.search(r'id="count-b">(\d+)<', page.text).group(1) == str(len(right & wrong))  # type: ignore[union-attr]
+    assert re.search(r'id="count-c">(\d+)<', page.text).group(1) == "0"  # type: ignore[union-attr]
+    links = _links(page.text, "discordant-link")
+    assert sorted(re.search(r"id=([^&]+)", link).group(1) for link in links) == sorted(right)  # type: ignore[union-attr]
+    for link in links[:2]:
+        sample = client.get(link)
+        assert sample.status_code == 200 and 'id="answer-2"' in sample.text  # the other model beside it
+    reverse = client.get(
+        "/pairs", params={"task": K1, "a": "constant", "b": "random", "metric": "exact_acc", "way": "b"}
+    )
+    assert len(_links(reverse.text, "discordant-link")) == len(right)  # B right, A wrong: the same rows, as c
+    assert re.search(r'id="count-c">(\d+)<', reverse.text).group(1) == str(len(right))  # type: ignore[union-attr]
+    assert client.get("/pairs", params={"task": K1, "a": "random", "b": "random"}).status_code == 404
+    assert client.get("/pairs", params={"task": "nope", "a": "random", "b": "constant"}).status_code == 404
+
+
+def test_a_sample_page_lists_the_rows_sharing_its_cluster_key(two_baselines: Path, monkeypatch) -> None:
+    client = _client(two_baselines)
+    k1, k5 = _journal(two_baselines, "random", K1), _journal(two_baselines, "random", K5)
+    sample_id, record = next(iter(sorted(k1.items())))
+    keys = set(record["cluster"])
+    expected = sorted(
+        [f"/sample?model=random&task={K1}&id={s}" for s, r in k1.items() if s != sample_id and keys & set(r["cluster"])]
+        + [f"/sample?model=random&task={K5}&id={s}" for s, r in k5.items() if keys & set(r["cluster"])]
+    )
+    assert any(K5 in link for link in expected)  # the same stitched image at K = 5
+    page = client.get("/sample", params={"model": "random", "task": K1, "id": sample_id})
+    assert page.status_code == 200 and 'id="siblings"' in page.text
+    assert sorted(_links(page.text, "sibling-link")) == expected
+    back = client.get(next(link for link in expected if K5 in link))
+    assert back.status_code == 200 and f"/sample?model=random&task={K1}&id={sample_id}" in _links(
+        back.text, "sibling-link"
+    )
+    journal = two_baselines / "random" / f"journal_{K1}.jsonl"
+    by_arrow = build_index(journal, K1)
+    monkeypatch.setattr(sample_index, "_columns_by_arrow", lambda *args: None)
+    by_line = build_index(journal, K1)
+    assert by_arrow.clusters == by_line.clusters == [tuple(k1[s]["cluster"]) for s in by_arrow.sample_ids]
+
+
+def test_the_home_page_gives_a_proportion_its_wilson_interval_never_plus_minus_zero(two_baselines: Path) -> None:
+    page = _client(two_baselines).get("/").text
+    cells = re.findall(r"<td>(mmneedle_[^<]+)</td><td>([^<]+)</td>\s*<td class=\"num\">([^<]+)</td>", page)
+    assert len(cells) >= 4 and "± 0.0" not in page
+    for model in ("random", "constant"):
+        results = _results(two_baselines, model)
+        for task in (K1, K5):
+            metric = next(m for t, m, _ in cells if t == task)
+            details = results["uncertainty"][task][metric]
+            deff = float("nan") if details["design_effect"] == "N/A" else details["design_effect"]
+            value = results["results"][task][f"{metric},none"]
+            low, high = wilson_interval(value, effective_n(details["n"], deff, details["n_clusters"]))
+            assert f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]" in [c for t, _, c in cells if t == task]
+    assert "0.0 [0.0, 24.2]" in page  # the constant answer: 0 of 12, 12 clusters
