@@ -105,7 +105,7 @@ FAMILY = ModelFamily(
         ),
         "llava-onevision": hf(
             "llava-hf/llava-onevision-qwen2-7b-ov-hf",
-            "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image, at most 4 tiles as MMLongBench's wrapper kept its "
+            "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image, at most 4 tiles as its official wrapper kept its "
             "pinpoints (no paper here ran it: at 64K/128K tokens of images its inputs exceed 500K)",
             32768,
             # vlm_model/llava_onevision.py:44-49: the pinpoints of at most num_crops = 4 tiles of 384 px
