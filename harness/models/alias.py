@@ -103,8 +103,14 @@ NO_LIMIT = {"no_context_limit": "true"}
 
 def switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
     """An hf alias's arguments for vLLM (or `vllm serve`): an engine allocates for a length, the official vllm serve
-    line's where hf had none (`length_arg`: the backend's argument for it)."""
+    line's where hf had none (`length_arg`: the backend's argument for it). An AnyRes pinpoint cap
+    (`max_grid_tiles`, LLaVA-OneVision's official 4 tiles) is the `hf` backend's alone: refused, not dropped."""
     args = dict(args)
+    if "max_grid_tiles" in args:
+        raise UserError(
+            f"max_grid_tiles={args['max_grid_tiles']} (the official wrapper's AnyRes pinpoints) is a setting of the hf "
+            f"backend only: run this alias on hf, or name the checkpoint ({args.get('pretrained')}) as the model"
+        )
     if args.pop("no_context_limit", "false") == "true" and not {"max_model_len", "context_length"} & set(args):
         args[length_arg] = LONG_CONTEXT
     return args

@@ -47,7 +47,7 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "llava-next",
         "LlavaNextForConditionalGeneration, LlavaNextProcessor, LlavaNextImageProcessorPil",
-        ("llava-1.6-7b", "llava-1.6-13b", "llava-next-llama3"),
+        ("llava-1.6-7b", "llava-1.6-13b", "llava-1.6-mistral-7b", "llava-next-llama3"),
         processors.llava_next,
         lambda tokenizer: configs.llava_next(tokenizer, processors.LLAVA_NEXT_PINPOINTS),
     ),

@@ -3,7 +3,8 @@
 most; the prompt as `model.chat` builds it: the conversation template of the checkpoint's config (`internvl2_5` for
 2.5 and 3, `Hermes-2` / `internlm2-chat` / `phi3-chat` for InternVL2-1B / 2B, 8B / 4B; bundled here as `.jinja`,
 transcriptions of the conversation class's `get_prompt`) with its system message, each `<image>` replaced in place,
-and no prefill (`model.chat` sends the user turn; the paper's eval.py adds the prefix to the answer).
+and no prefill (`model.chat` sends the user turn; the paper's eval.py adds the prefix to the answer). Generation
+stops where `model.chat` stopped it: on the template's separator alone (`SEPARATORS`).
 
 InternVL3 runs on `hf` through the transformers-native `-hf` conversions (the same weights; its processor tiles as
 the original `dynamic_preprocess`, `max_patches`); InternVL2 and 2.5 have no such conversion of the checkpoints the
@@ -27,6 +28,11 @@ INTERNVL2_SYSTEM = (
 )
 HF_TILES: dict[str, object] = {"crop_to_patches": True, "max_patches": 4}
 VLLM_TILES: dict[str, object] = {"max_dynamic_patch": 4}
+# `model.chat` replaces the `eos_token_id` the official wrapper passes it (`vlm_model/internvl.py:379-383`) with its
+# conversation template's separator, stripped (OpenGVLab/InternVL `modeling_internvl_chat.py:359,381`; the separators:
+# `conversation.py:359,374,388,400`): the stop of the vLLM aliases (`eos_tokens`), not the checkpoint's eos ids. The
+# InternVL3 `-hf` aliases keep their generation_config's: the `hf` backend has no such setting.
+SEPARATORS = {"internvl2_5": "<|im_end|>", "internvl2_chatml": "<|im_end|>", "internvl2_phi3": "<|end|>"}
 
 
 def _style(name: str, system: str) -> PromptStyle:
@@ -62,6 +68,7 @@ def _original(version: str, size: str, window: int, style: str) -> Alias:
         window,
         _own(VLLM_TILES),
         prompt_style=style,
+        eos_tokens=SEPARATORS[style],
     )
 
 

@@ -25,10 +25,13 @@ def anyres(
 ) -> ImageRule:
     """LLaVA-NeXT/OneVision: a base view of `side`x`side` features, plus the image on the chosen canvas of tiles
     (`side` features per tile side) without its padding, plus one newline feature per row; OneVision scales
-    that part down when it exceeds `max_tiles` tiles."""
+    that part down when it exceeds `max_tiles` tiles. The grids are those of at most `max_grid_tiles` tiles where
+    the `hf` backend's setting keeps the processor's pinpoints to them (`harness.models.processor_settings`)."""
 
     def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
-        rows, cols = best_grid(width, height, ((r * tile, c * tile) for r, c in grids))
+        most = settings.get("max_grid_tiles")
+        kept = [(r, c) for r, c in grids if not isinstance(most, int) or r * c <= most]
+        rows, cols = best_grid(width, height, ((r * tile, c * tile) for r, c in kept))
         rows, cols = rows // tile * side, cols // tile * side
         if width / height > cols / rows:  # wider than the canvas: padded above and below
             rows -= 2 * ((rows - int(round(height * cols / width, 7))) // 2)
@@ -89,6 +92,12 @@ FAMILY = ModelFamily(
         "llava-1.5-13b": _llava("1.5", "13b", "llava-hf/llava-1.5-13b-hf", "liuhaotian/llava-v1.5-13b"),
         "llava-1.6-7b": _llava("1.6", "7b", "llava-hf/llava-v1.6-vicuna-7b-hf", "liuhaotian/llava-v1.6-vicuna-7b"),
         "llava-1.6-13b": _llava("1.6", "13b", "llava-hf/llava-v1.6-vicuna-13b-hf", "liuhaotian/llava-v1.6-vicuna-13b"),
+        # LoCoVQA's LLaVA-1.6-7B (Table 1: the Mistral-7B base)
+        "llava-1.6-mistral-7b": hf(
+            "llava-hf/llava-v1.6-mistral-7b-hf",
+            "LLaVA-1.6 7B Mistral (the llava-hf conversion of liuhaotian/llava-v1.6-mistral-7b)",
+            8192,  # LoCoVQA's Table 1
+        ),
         "llava-next-llama3": hf(
             "llava-hf/llama3-llava-next-8b-hf",
             "LLaVA-NeXT Llama-3 8B (the llava-hf conversion of lmms-lab/llama3-llava-next-8b)",
@@ -96,9 +105,11 @@ FAMILY = ModelFamily(
         ),
         "llava-onevision": hf(
             "llava-hf/llava-onevision-qwen2-7b-ov-hf",
-            "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image (no paper here ran it: at 64K/128K tokens of "
-            "images its inputs exceed 500K)",
+            "LLaVA-OneVision 7B (Qwen2 LM); AnyRes tiling per image, at most 4 tiles as its official wrapper kept its "
+            "pinpoints (no paper here ran it: at 64K/128K tokens of images its inputs exceed 500K)",
             32768,
+            # vlm_model/llava_onevision.py:44-49: the pinpoints of at most num_crops = 4 tiles of 384 px
+            max_grid_tiles="4",
         ),
     },
 )

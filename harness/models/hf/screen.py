@@ -60,6 +60,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             settings.pretrained,
             family_of(settings.pretrained),
             why,
+            settings={"max_grid_tiles": settings.max_grid_tiles} if settings.max_grid_tiles else None,
             context_length=context_limit(settings, None),
             context_note=unknown_context,
             **limits,

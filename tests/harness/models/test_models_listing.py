@@ -35,7 +35,7 @@ def test_every_paper_model_has_an_alias_or_a_reason() -> None:
     sizes = {benchmark: len(paper_models(benchmark)) for benchmark in RESULT_TABLES}
     assert sizes == {"mmlongbench": 46, "milebench": 22, "mmneedle": 13}
     declared = tables()
-    assert set(declared) == set(RESULT_TABLES)
+    assert set(declared) == {*RESULT_TABLES, "locovqa"}  # LoCoVQA's Table 1 lists models, no result table
     for benchmark in RESULT_TABLES:
         _, table = declared[benchmark]
         covered = Counter(model.name for model in table.models)
@@ -144,5 +144,12 @@ def test_models_filters_by_name_and_by_benchmark(harness) -> None:
     assert typo.code == 2 and typo.err.strip().count("\n") == 0 and "did you mean: qwen2-vl" in typo.err
     unknown = harness("models", "--benchmark", "mmnedle")
     assert unknown.code == 2 and "did you mean: MMNeedle" in unknown.err
-    none = harness("models", "--benchmark", "LoCoVQA")
-    assert none.code == 2 and "lists no paper models" in none.err
+    locovqa = harness("models", "--benchmark", "LoCoVQA")  # issue 51 phase 2 item 3: its nine, Table 1
+    assert locovqa.code == 0
+    _, loco = tables()["locovqa"]
+    assert len(loco.models) == 9
+    for paper_run in loco.models:
+        if paper_run.alias is not None:
+            assert f'LoCoVQA "{paper_run.name}"' in locovqa.out
+    listed = locovqa.out.split("Paper models without an alias:\n")[1].splitlines()
+    assert len(listed) == len(loco.without_alias) == 6
