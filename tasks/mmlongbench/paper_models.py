@@ -12,7 +12,7 @@ InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 im
 from __future__ import annotations
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.paper_models import PaperModel, PaperModels, rule
+from harness.models.paper_models import NotRun, PaperModel, PaperModels, rule
 
 # The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
 # both NIAH here).
@@ -126,6 +126,13 @@ GEMINI = (
 # top_p=1.0 and max_tokens (openai_model.py:138-146) on every call, GPT-4o's and Claude's alike.
 GEMINI_ARGS = {"temperature": "1.0", "top_p": "1.0", "candidate_count": "1", "empty_text_parts": "true"}
 OPENAI_ARGS = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens"}
+# run_api.sh:153-193 runs Claude 3.7 Sonnet on every task at 8K and 16K, then leaves out ICL at 32K ("cannot test
+# ICL at 32K tokens"), VH, MM-NIAH and ICL at 64K and 128K, and DocVQA at 128K: the paper's N/A cells.
+CLAUDE_NOT_RUN = (
+    NotRun(tasks(("icl",), ("32k",)), "run_api.sh:164-172 leaves ICL out at 32K"),
+    NotRun(tasks(("vh", "mm_niah_text", "mm_niah_image", "icl"), LONG), "run_api.sh:175-193 leaves it out at 64K/128K"),
+    NotRun(tasks(("docqa",), ("128k",)), "run_api.sh:185-193 leaves DocVQA out at 128K"),
+)
 OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
 
 
@@ -186,6 +193,7 @@ MODELS = (
         "claude-3.7-sonnet",
         "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A",
         args=OPENAI_ARGS,
+        not_run=CLAUDE_NOT_RUN,
     ),
     *(
         PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI)
