@@ -8,15 +8,17 @@ from __future__ import annotations
 import base64
 import io
 import re
+from collections.abc import Callable
 from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, Request
+from harness.api import GenerationSettings, Request, Response
 from harness.inputs.prompts import messages_from_prompt
+from harness.models.api_client.calls import ApiModel
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.gemini_server import GeminiServer
-from tests.support.model_requests import encode_image, image_ref
+from tests.support.model_requests import encode_image, image_ref, make_request
 
 
 def official_png(data: bytes) -> io.BytesIO:
@@ -145,3 +147,57 @@ def needle_call(server: AnthropicServer, images: list[bytes], instruction: str) 
         )
     messages[0]["content"].append({"type": "text", "text": instruction})
     client.messages.create(model="claude-3-opus-20240229", max_tokens=300, messages=messages)
+
+
+def _side_by_side(
+    official: GeminiServer | AnthropicServer,
+    ours: GeminiServer | AnthropicServer,
+    send_officially: Callable[[], None],
+    build: Callable[[str], ApiModel],
+    request: Request,
+) -> Response:
+    """Our answer to `request` from the model `build(ours.base_url)` makes, after the official call
+    (`send_officially`) to `official`; both servers stopped after."""
+    official.start()
+    ours.start()
+    try:
+        send_officially()
+        model = build(ours.base_url)
+        try:
+            (response,) = model.generate([request])
+        finally:
+            model.close()
+    finally:
+        official.stop()
+        ours.stop()
+    return response
+
+
+def gemini_side_by_side(
+    served: str, build: Callable[[str], ApiModel], *, seed: int | None = None
+) -> tuple[GeminiServer, GeminiServer, Response]:
+    """(the official wrapper's server, ours, our answer): the row of `GEMINI_ROW_TEXT` sent by the wrapper's
+    construction for the model `served` and by the model `build(base_url)` makes, each to its own loopback server."""
+    images = row_images()
+    official, ours = GeminiServer(), GeminiServer()
+    response = _side_by_side(
+        official,
+        ours,
+        lambda: official_gemini_request(official, served, GEMINI_ROW_TEXT, images, 128),
+        build,
+        row_request(images, 128, seed=seed),
+    )
+    return official, ours, response
+
+
+def needle_side_by_side(
+    build: Callable[[str], ApiModel], *, seed: int | None = None
+) -> tuple[AnthropicServer, AnthropicServer, Response]:
+    """(needle.py's server, ours, our answer): one MMNeedle row (three images, one needle's instruction) sent by
+    `needle_call` and by the model `build(base_url)` makes, each to its own loopback server."""
+    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
+    instruction = "#id=r1 " + needle_instruction(3, 2, "A cat sitting on a red sofa.")
+    official, ours = AnthropicServer(), AnthropicServer()
+    request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300, seed=seed))
+    response = _side_by_side(official, ours, lambda: needle_call(official, images, instruction), build, request)
+    return official, ours, response

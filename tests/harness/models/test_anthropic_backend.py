@@ -14,16 +14,16 @@ from harness.api import BackendFatalError, GenerationSettings
 from harness.models.anthropic_messages.model import AnthropicModel
 from harness.models.registry import get_model_class
 from tests.support.anthropic_server import AnthropicServer
-from tests.support.model_requests import encode_image, make_request
-from tests.support.official_api_calls import needle_call, needle_instruction
+from tests.support.model_requests import make_request
+from tests.support.official_api_calls import needle_side_by_side
 
 anthropic = pytest.importorskip("anthropic")
 
 
-def _model(server: AnthropicServer, **args: str) -> AnthropicModel:
+def _model(server: AnthropicServer | str, **args: str) -> AnthropicModel:
     base = {
         "model": "claude-test",
-        "base_url": server.base_url,
+        "base_url": server if isinstance(server, str) else server.base_url,
         "api_key": "test-key",
         "timeout": "0.5",
         "backoff": "0.01",
@@ -42,22 +42,9 @@ def _bodies(server: AnthropicServer) -> list[dict]:
 def test_the_request_is_needle_pys():
     """Field by field, as MMNeedle's Claude 3 Opus was called: its images in order as base64 JPEG blocks, the
     instruction after them, max_tokens 300, no temperature."""
-    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
-    instruction = "#id=r1 " + needle_instruction(3, 2, "A cat sitting on a red sofa.")
-    official, ours = AnthropicServer(), AnthropicServer()
-    official.start()
-    ours.start()
-    try:
-        needle_call(official, images, instruction)
-        model = _model(ours, model="claude-3-opus-20240229", send_temperature="false")
-        request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300))
-        try:
-            (response,) = model.generate([request])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+    official, ours, response = needle_side_by_side(
+        lambda base_url: _model(base_url, model="claude-3-opus-20240229", send_temperature="false")
+    )
     assert response.text == "answer:r1" and response.finish_reason == "end_turn"
     assert response.usage == {"input_tokens": 13, "output_tokens": 3}
     (want,), (got,) = _bodies(official), _bodies(ours)

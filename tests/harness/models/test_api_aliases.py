@@ -11,18 +11,9 @@ import pytest
 from harness.api import GenerationSettings
 from harness.models.aliases import ALIASES, resolve, task_benchmarks
 from harness.models.registry import get_model_class
-from tests.support.anthropic_server import AnthropicServer
-from tests.support.gemini_server import GeminiServer, generation_bodies
-from tests.support.model_requests import encode_image, make_request
-from tests.support.official_api_calls import (
-    GEMINI_ROW_TEXT,
-    needle_call,
-    needle_instruction,
-    official_gemini_request,
-    resolved_uploads,
-    row_images,
-    row_request,
-)
+from tests.support.gemini_server import generation_bodies
+from tests.support.model_requests import make_request
+from tests.support.official_api_calls import gemini_side_by_side, needle_side_by_side, resolved_uploads
 
 MMLONGBENCH_TASK = "mmlongbench_niah_vh_single_8k"
 # One task of each benchmark whose paper ran API models.
@@ -50,22 +41,11 @@ def test_mmlongbenchs_gemini_aliases_send_what_its_wrapper_sent(alias: str, serv
     same row (temperature and topP 1.0 though the task is greedy, one candidate, maxOutputTokens only for 2.0-Flash,
     the prompt's empty text parts, each image an uploaded RGB PNG), with the run's seed not sent."""
     pytest.importorskip("google.genai")
-    images = row_images()
-    official, ours = GeminiServer(), GeminiServer()
-    official.start()
-    ours.start()
-    try:
-        official_gemini_request(official, served, GEMINI_ROW_TEXT, images, 128)
-        backend, args = _on(alias, MMLONGBENCH_TASK, base_url=ours.base_url, **LOOPBACK)
-        assert backend == "gemini"
-        model = get_model_class(backend).from_args(args)
-        try:
-            (response,) = model.generate([row_request(images, 128, seed=0)])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+    backend, args = _on(alias, MMLONGBENCH_TASK, **LOOPBACK)
+    assert backend == "gemini"
+    official, ours, response = gemini_side_by_side(
+        served, lambda base_url: get_model_class(backend).from_args({**args, "base_url": base_url}), seed=0
+    )
     assert response.text == "answer:r1"
     (want,), (got,) = generation_bodies(official), generation_bodies(ours)
     assert resolved_uploads(ours, got) == resolved_uploads(official, want)
@@ -112,24 +92,11 @@ def test_mmneedles_claude_3_opus_is_needle_pys_call() -> None:
     """MMNeedle's Claude 3 Opus on its alias: Anthropic's SDK (the `anthropic` backend) and field by field
     `needle.py`'s request for the same row."""
     pytest.importorskip("anthropic")
-    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
-    instruction = "#id=r1 " + needle_instruction(3, 2, "A cat sitting on a red sofa.")
-    official, ours = AnthropicServer(), AnthropicServer()
-    official.start()
-    ours.start()
-    try:
-        needle_call(official, images, instruction)
-        backend, args = _on("claude-3-opus", "mmneedle_m10_n2_k1_pos", base_url=ours.base_url, **LOOPBACK)
-        assert backend == "anthropic"
-        model = get_model_class(backend).from_args(args)
-        request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300, seed=0))
-        try:
-            (response,) = model.generate([request])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+    backend, args = _on("claude-3-opus", "mmneedle_m10_n2_k1_pos", **LOOPBACK)
+    assert backend == "anthropic"
+    official, ours, response = needle_side_by_side(
+        lambda base_url: get_model_class(backend).from_args({**args, "base_url": base_url}), seed=0
+    )
     assert response.text == "answer:r1"
     (want,), (got,) = ([r.body for r in server.received if r.path == "/v1/messages"] for server in (official, ours))
     assert got == want

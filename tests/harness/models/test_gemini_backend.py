@@ -15,21 +15,15 @@ from harness.models.gemini.model import GeminiModel
 from harness.models.registry import get_model_class
 from tests.support.gemini_server import GeminiServer, generation_bodies
 from tests.support.model_requests import make_request
-from tests.support.official_api_calls import (
-    GEMINI_ROW_TEXT,
-    official_gemini_request,
-    resolved_uploads,
-    row_images,
-    row_request,
-)
+from tests.support.official_api_calls import gemini_side_by_side, resolved_uploads
 
 genai = pytest.importorskip("google.genai")
 
 
-def _model(server: GeminiServer, **args: str) -> GeminiModel:
+def _model(server: GeminiServer | str, **args: str) -> GeminiModel:
     base = {
         "model": "gemini-test",
-        "base_url": server.base_url,
+        "base_url": server if isinstance(server, str) else server.base_url,
         "api_key": "test-key",
         "timeout": "0.5",
         "backoff": "0.01",
@@ -49,28 +43,18 @@ def test_the_request_is_the_official_wrappers(served: str, limit: str):
     """Field by field, with the settings the official run gave each model (`gemini.py:126-136`): temperature and topP
     1.0, one candidate, maxOutputTokens only for 2.0-Flash; each image an RGB PNG uploaded with mime type image/png;
     the prompt's text cut as the wrapper's `re.split` cut it, empty parts included."""
-    images = row_images()
-    official, ours = GeminiServer(), GeminiServer()
-    official.start()
-    ours.start()
-    try:
-        official_gemini_request(official, served, GEMINI_ROW_TEXT, images, 128)
-        model = _model(
-            ours,
+    official, ours, response = gemini_side_by_side(
+        served,
+        lambda base_url: _model(
+            base_url,
             model=served,
             temperature="1.0",
             top_p="1.0",
             candidate_count="1",
             max_output_tokens=limit,
             empty_text_parts="true",
-        )
-        try:
-            (response,) = model.generate([row_request(images, 128)])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+        ),
+    )
     assert response.text == "answer:r1"
     (want,), (got,) = generation_bodies(official), generation_bodies(ours)
     assert resolved_uploads(ours, got) == resolved_uploads(official, want)
