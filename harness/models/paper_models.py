@@ -14,19 +14,29 @@ one paper did with each model, kept with the benchmark, beside the model facts t
 Each model: its name in the paper's tables, the checkpoint or API snapshot it ran, the alias that runs it (a
 snapshot has its own alias, so `--model` means the same model whatever the tasks), what the alias adds for this
 benchmark (`args`), the official per-task input settings (`rules`: globs over the benchmark's own tasks), where the
-alias departs from the paper's run and why, and the names a run's model is known by in the benchmark's report
-(`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
+alias departs from the paper's run and why, the tasks the official run never ran for the model (`not_run`: globs and
+why; the paper's cell there is N/A, and a report says so rather than compare), and the names a run's model is known by
+in the benchmark's report (`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
 benchmark's own rule needs each model's context (MileBench truncates to it), so every alias runs with what gives it
 its own (`Alias.own_context`).
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from harness.config.benchmark import Benchmark, field_of
 from harness.inputs.input_policy import InputPolicy, TaskRule
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """Tasks a paper's official run left out for one model (globs over the benchmark's tasks), and why."""
+
+    tasks: tuple[str, ...]
+    why: str
 
 
 @dataclass(frozen=True)
@@ -41,10 +51,17 @@ class PaperModel:
     rules: tuple[TaskRule, ...] = ()  # the official input settings, per task (globs over the benchmark's tasks)
     reason: str = ""  # why no alias runs it
     known_as: tuple[str, ...] = ()  # names a run's model is known by in the benchmark's report (its own rule)
+    not_run: tuple[NotRun, ...] = ()  # the tasks the official run left out for it: the paper's N/A there
 
     def __post_init__(self) -> None:
         if (self.alias is None) == (not self.reason):
             raise ValueError(f"paper model {self.name}: give an alias, or the reason there is none (not both)")
+
+    def not_run_why(self, task: str) -> str | None:
+        """Why the official run did not run `task` for this model, or None where it did."""
+        return next(
+            (left.why for left in self.not_run if any(fnmatch.fnmatchcase(task, glob) for glob in left.tasks)), None
+        )
 
 
 @dataclass(frozen=True)

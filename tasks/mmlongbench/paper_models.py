@@ -12,7 +12,7 @@ InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 im
 from __future__ import annotations
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.paper_models import PaperModel, PaperModels, rule
+from harness.models.paper_models import NotRun, PaperModel, PaperModels, rule
 
 # The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
 # both NIAH here).
@@ -119,9 +119,19 @@ GEMINI = (
         max_image_side=384,
     ),
 )
-GEMINI_DEPARTS = (
-    "Google's OpenAI-compatible endpoint with images inline (the official wrapper uploads PNGs through google-genai); "
-    "max_tokens is sent, where the wrapper sent no max_output_tokens to the 2.0-thinking and 2.5 models"
+# How eval_api.py called the API models: arguments.py:34-35's defaults (temperature 1.0, top_p 1.0), which run_api.sh
+# never changes. Gemini's wrapper sends both as they are, do_sample or not, with one candidate (gemini.py:127-136)
+# and its prompt cut by re.split around each image, empty texts included (gemini.py:55-62); max_output_tokens as the
+# alias (none for the thinking and 2.5 series). openai_model.py sends temperature 0.0 (do_sample is False),
+# top_p=1.0 and max_tokens (openai_model.py:138-146) on every call, GPT-4o's and Claude's alike.
+GEMINI_ARGS = {"temperature": "1.0", "top_p": "1.0", "candidate_count": "1", "empty_text_parts": "true"}
+OPENAI_ARGS = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens"}
+# run_api.sh:153-193 runs Claude 3.7 Sonnet on every task at 8K and 16K, then leaves out ICL at 32K ("cannot test
+# ICL at 32K tokens"), VH, MM-NIAH and ICL at 64K and 128K, and DocVQA at 128K: the paper's N/A cells.
+CLAUDE_NOT_RUN = (
+    NotRun(tasks(("icl",), ("32k",)), "run_api.sh:164-172 leaves ICL out at 32K"),
+    NotRun(tasks(("vh", "mm_niah_text", "mm_niah_image", "icl"), LONG), "run_api.sh:175-193 leaves it out at 64K/128K"),
+    NotRun(tasks(("docqa",), ("128k",)), "run_api.sh:185-193 leaves DocVQA out at 128K"),
 )
 OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
 
@@ -176,15 +186,17 @@ MODELS = (
     _same("Phi-3.5-Vision", "phi3.5-vision", "microsoft/Phi-3.5-vision-instruct", PHI3),
     _same("Phi-4-Multimodal", "phi4-multimodal", "microsoft/Phi-4-multimodal-instruct", PHI4),
     _same("Pixtral-12B", "pixtral", "mistral-community/pixtral-12b", PIXTRAL),
-    _same("GPT-4o", "gpt-4o", "gpt-4o-2024-11-20", GPT4O, send_temperature="true"),
+    _same("GPT-4o", "gpt-4o", "gpt-4o-2024-11-20", GPT4O, **OPENAI_ARGS),
     PaperModel(
         "Claude-3.7-Sonnet",
         "claude-3-7-sonnet-20250219",
         "claude-3.7-sonnet",
         "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A",
+        args=OPENAI_ARGS,
+        not_run=CLAUDE_NOT_RUN,
     ),
     *(
-        PaperModel(name, model, alias, GEMINI_DEPARTS, rules=GEMINI)
+        PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI)
         for name, model, alias in (
             ("Gemini-2.0-Flash", "gemini-2.0-flash-001", "gemini-2.0-flash"),
             ("Gemini-2.0-Flash-T", "gemini-2.0-flash-thinking-exp-01-21", "gemini-2.0-flash-thinking"),

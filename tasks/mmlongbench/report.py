@@ -20,11 +20,12 @@ from harness.outputs.figure_batch import figure
 from harness.outputs.figures import run_names, slug
 from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import DataOrigin, data_caption
-from harness.outputs.verdict import Mode, Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.verdict import Comparison, Mode, Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.verdict_family import Family
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
 from tasks.mmlongbench.length_trend import trend_section
+from tasks.mmlongbench.paper_models import PAPER_MODELS
 from tasks.mmlongbench.scores import (  # noqa: F401 (the report's numbers, read by name from here too)
     DATASET_ORDER,
     LENGTHS,
@@ -77,10 +78,28 @@ class Beside:
     def paper(self, row: str, length: str) -> float | None:
         return self.published.get((self.paper_model or "", row, LENGTHS[length]))
 
-    def cell(self, ours: Estimate, paper: float | None, row: str) -> object:
-        """Ours with its interval; beside the paper's: ours (the paper's), the difference and the verdict."""
+    def not_run(self, row: str, length: str) -> str | None:
+        """Why the paper's official run left out a task of the row (a dataset, a category or an average) at `length`
+        for this model (`PaperModel.not_run`), or None."""
+        run = next((m for m in PAPER_MODELS.models if m.name == self.paper_model), None)
+        if run is None:
+            return None
+        if row in DATASET_ORDER:
+            datasets = [row]
+        elif row in (AVERAGE, NO_SUMM):
+            datasets = [d for d in DATASET_ORDER if row == AVERAGE or category_of(d) != "summ"]
+        else:
+            datasets = [d for d in DATASET_ORDER if category_of(d) == row.lower()]
+        return next(filter(None, (run.not_run_why(dataset_task(d, length)) for d in datasets)), None)
+
+    def cell(self, ours: Estimate, paper: float | None, row: str, length: str) -> object:
+        """Ours with its interval; beside the paper's: ours (the paper's), the difference and the verdict; where the
+        official run never ran the row for this model, ours beside N/A and why, never a verdict."""
         if self.paper_model is None:
             return interval_text(ours)
+        left_out = self.not_run(row, length) if paper is None else None
+        if left_out is not None:
+            return self.family.add(Comparison(ours.value, None, why=f"the paper did not run it ({left_out})"))
         return self.family.add(compare(ours, Paper(paper, paper_samples(row), paper_ids(row)), self.mode))
 
     def tally(self) -> list[str]:
@@ -132,7 +151,7 @@ def _no_summ_row(ours: dict[Key, Estimate], lengths: list[str], beside: Beside) 
             cells.append("")
             continue
         paper = no_summ_average({(c, length): beside.paper(c, length) for c in CATEGORIES}, length)
-        cells.append(beside.cell(mean, paper, NO_SUMM))
+        cells.append(beside.cell(mean, paper, NO_SUMM, length))
     return [NO_SUMM, *cells] if any(cells) else None
 
 
@@ -143,7 +162,7 @@ def _category_table(data: ModelResults, lengths: list[str], beside: Beside) -> l
         [
             row,
             *(
-                beside.cell(ours[(row, n)], beside.paper(row, n), row) if (row, n) in ours else "not run"
+                beside.cell(ours[(row, n)], beside.paper(row, n), row, n) if (row, n) in ours else "not run"
                 for n in lengths
             ),
         ]
@@ -180,7 +199,7 @@ def _dataset_row(data: ModelResults, dataset: str, lengths: list[str], beside: B
         if metric != "score":  # the paper publishes scores only
             cells.append(interval_text(ours))
         else:
-            cells.append(beside.cell(ours, beside.paper(dataset, length), dataset))
+            cells.append(beside.cell(ours, beside.paper(dataset, length), dataset, length))
     return [dataset, metric, *cells]
 
 

@@ -39,8 +39,9 @@ MODELS = (
         "Claude 3 Opus",
         "claude-3-opus-20240229 through Anthropic's SDK",
         "claude-3-opus",
-        "Anthropic's OpenAI-compatible endpoint, not its own SDK (same images, max_tokens 300, no temperature)",
-        {"send_temperature": "false"},
+        # needle.py:149-181: Anthropic's SDK, the images as base64 blocks then the instruction, max_tokens 300 (the
+        # task's max_gen_toks) and nothing else: no temperature
+        args={"send_temperature": "false"},
         known_as=("claude3opus",),
     ),
     PaperModel(

@@ -1,6 +1,8 @@
-"""Anthropic's Claude, at Anthropic's OpenAI-compatible endpoint through the `openai` backend (as the official
-`openai_model.py` reaches it): Anthropic's published image rule (at most 1,568 px a side and about 1.15 megapixels,
-then a token per 750 px), the images a request its API takes. Known by their API names."""
+"""Anthropic's Claude: 3.7 Sonnet at Anthropic's OpenAI-compatible endpoint through the `openai` backend (as
+MMLongBench's `openai_model.py:65-69` reached it), 3 Opus through the `anthropic` backend (Anthropic's SDK, as
+MMNeedle's `needle.py:149-181` called it); Anthropic's published image rule (at most 1,568 px a side and about 1.15
+megapixels, then a token per 750 px), the images a request its API takes; no seed (no official call sent one). Known
+by their API names."""
 
 from __future__ import annotations
 
@@ -33,16 +35,16 @@ FAMILY = ModelFamily(
     aliases={
         "claude-3.7-sonnet": Alias(
             "openai",
-            {"model": "claude-3-7-sonnet-20250219", "base_url": ANTHROPIC, "max_images": "100"},
+            {"model": "claude-3-7-sonnet-20250219", "base_url": ANTHROPIC, "max_images": "100", "send_seed": "false"},
             "Claude 3.7 Sonnet at Anthropic's OpenAI-compatible endpoint, as openai_model.py reaches it (an Anthropic "
             "key as api_key=... or OPENAI_API_KEY)",
             200000,
         ),
         "claude-3-opus": Alias(
-            "openai",
-            {"model": "claude-3-opus-20240229", "base_url": ANTHROPIC, "max_images": "20"},
-            "Claude 3 Opus at Anthropic's OpenAI-compatible endpoint (20 images a request); Anthropic has deprecated "
-            "the snapshot",
+            "anthropic",
+            {"model": "claude-3-opus-20240229", "max_images": "20"},
+            "Claude 3 Opus through Anthropic's SDK, as needle.py called it (20 images a request; key from "
+            "ANTHROPIC_API_KEY); Anthropic has deprecated the snapshot",
             200000,
         ),
     },

@@ -1,6 +1,9 @@
-"""Google's Gemini, at Google's OpenAI-compatible endpoint through the `openai` backend: Google's published image
-rule for Gemini 2 (258 tokens an image, or per 768-px tile past 384 px), temperature left to the API's default (the
-official wrapper passed its own default, 1.0). Known by their API names."""
+"""Google's Gemini through the `gemini` backend (google-genai, as MMLongBench's `vlm_model/gemini.py` called it, images
+uploaded as PNGs): Google's published image rule for Gemini 2 (258 tokens an image, or per 768-px tile past 384 px),
+temperature left to the API's default unless a paper's run sets it (MMLongBench's: 1.0). No `max_output_tokens` for
+2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro, as the wrapper sent none to them (`gemini.py:125-130`, for the SDK's
+bug googleapis/python-genai#626: with a limit, thinking spends it and the answer comes back empty); no seed (the
+wrapper sent none). Known by their API names."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from collections.abc import Mapping
 from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
 
-GOOGLE = "https://generativelanguage.googleapis.com/v1beta/openai/"
 RETIRED = "Google retired this preview snapshot; the alias runs only where an endpoint still serves it"
 
 
@@ -22,8 +24,11 @@ def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int
     return 258 * math.ceil(width / 768) * math.ceil(height / 768)
 
 
-def _gemini(model: str, note: str) -> Alias:
-    return Alias("openai", {"model": model, "base_url": GOOGLE, "send_temperature": "false"}, note, 1048576)
+def _gemini(model: str, note: str, *, thinking: bool = False) -> Alias:
+    args = {"model": model, "send_temperature": "false"}
+    if thinking:  # gemini.py:126-130: the thinking and 2.5 series get no max_output_tokens
+        args["max_output_tokens"] = "none"
+    return Alias("gemini", args, f"{note}; key from GEMINI_API_KEY", 1048576)
 
 
 FAMILY = ModelFamily(
@@ -39,9 +44,9 @@ FAMILY = ModelFamily(
     aliases={
         "gemini-2.0-flash": _gemini("gemini-2.0-flash-001", "Gemini 2.0 Flash"),
         "gemini-2.0-flash-thinking": _gemini(
-            "gemini-2.0-flash-thinking-exp-01-21", f"Gemini 2.0 Flash Thinking; {RETIRED}"
+            "gemini-2.0-flash-thinking-exp-01-21", f"Gemini 2.0 Flash Thinking; {RETIRED}", thinking=True
         ),
-        "gemini-2.5-flash": _gemini("gemini-2.5-flash-preview-04-17", f"Gemini 2.5 Flash; {RETIRED}"),
-        "gemini-2.5-pro": _gemini("gemini-2.5-pro-preview-03-25", f"Gemini 2.5 Pro; {RETIRED}"),
+        "gemini-2.5-flash": _gemini("gemini-2.5-flash-preview-04-17", f"Gemini 2.5 Flash; {RETIRED}", thinking=True),
+        "gemini-2.5-pro": _gemini("gemini-2.5-pro-preview-03-25", f"Gemini 2.5 Pro; {RETIRED}", thinking=True),
     },
 )

@@ -1,6 +1,7 @@
 """OpenAI's GPT-4o and GPT-4 Turbo (vision), each snapshot its own alias (so `--model NAME` is the same model whatever
 the tasks), through the `openai` backend: OpenAI's published image rule (85 tokens + 170 per 512-px tile; 85 in all
-at detail low). Known by their API names (no config: `api_names` fragments)."""
+at detail low). No seed: no official call sent one (MMLongBench's `openai_model.py:138-146`, MMNeedle's `needle.py`).
+Known by their API names (no config: `api_names` fragments)."""
 
 from __future__ import annotations
 
@@ -35,18 +36,21 @@ FAMILY = ModelFamily(
     aliases={
         "gpt-4o": Alias(
             "openai",
-            {"model": "gpt-4o-2024-11-20"},
+            {"model": "gpt-4o-2024-11-20", "send_seed": "false"},
             "GPT-4o, the November-2024 snapshot; key from OPENAI_API_KEY",
             128000,
         ),
         "gpt-4o-2024-05-13": Alias(
             "openai",
-            {"model": "gpt-4o-2024-05-13"},
+            {"model": "gpt-4o-2024-05-13", "send_seed": "false"},
             "GPT-4o, the May-2024 snapshot; key from OPENAI_API_KEY",
             128000,
         ),
         "gpt-4-turbo": Alias(
-            "openai", {"model": "gpt-4-turbo-2024-04-09"}, "GPT-4 Turbo with vision, the April-2024 snapshot", 128000
+            "openai",
+            {"model": "gpt-4-turbo-2024-04-09", "send_seed": "false"},
+            "GPT-4 Turbo with vision, the April-2024 snapshot",
+            128000,
         ),
     },
 )

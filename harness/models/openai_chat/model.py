@@ -63,6 +63,9 @@ class OpenAIChatSettings(ApiCallSettings):
     continue_final_message: bool = False
     send_seed: bool = True
     send_temperature: bool = True  # false for models that reject it (OpenAI's reasoning models)
+    # Sent as given, greedy or not (MMLongBench's openai_model.py:144 sent top_p=1.0 on every call); without it, the
+    # request's when sampled and not 1.
+    top_p: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,6 +75,8 @@ class OpenAIChatSettings(ApiCallSettings):
             )
         if self.image_detail not in (None, "low", "high", "auto"):
             raise ValueError(f"openai backend: image_detail must be low, high or auto, got {self.image_detail!r}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ValueError(f"openai backend: top_p must be in (0, 1], got {self.top_p}")
 
 
 @register_model("openai")
@@ -161,6 +166,8 @@ class OpenAIChatModel(ApiModel):
             "image_detail": s.image_detail,
             "token_param": self.token_param,
             "continue_final_message": s.continue_final_message,
+            # Only when set: the identity of a run without it is what it was before the setting existed.
+            **({"top_p": s.top_p} if s.top_p is not None else {}),
         }
 
     @property
@@ -195,7 +202,9 @@ class OpenAIChatModel(ApiModel):
         }
         if self.settings.send_temperature:
             body["temperature"] = s.temperature if s.do_sample else 0.0
-        if s.do_sample and s.top_p != 1.0:
+        if self.settings.top_p is not None:
+            body["top_p"] = self.settings.top_p
+        elif s.do_sample and s.top_p != 1.0:
             body["top_p"] = s.top_p
         if s.until:
             body["stop"] = list(s.until)

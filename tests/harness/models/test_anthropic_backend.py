@@ -14,15 +14,16 @@ from harness.api import BackendFatalError, GenerationSettings
 from harness.models.anthropic_messages.model import AnthropicModel
 from harness.models.registry import get_model_class
 from tests.support.anthropic_server import AnthropicServer
-from tests.support.model_requests import encode_image, make_request
+from tests.support.model_requests import make_request
+from tests.support.official_api_calls import needle_side_by_side
 
 anthropic = pytest.importorskip("anthropic")
 
 
-def _model(server: AnthropicServer, **args: str) -> AnthropicModel:
+def _model(server: AnthropicServer | str, **args: str) -> AnthropicModel:
     base = {
         "model": "claude-test",
-        "base_url": server.base_url,
+        "base_url": server if isinstance(server, str) else server.base_url,
         "api_key": "test-key",
         "timeout": "0.5",
         "backoff": "0.01",
@@ -38,59 +39,12 @@ def _bodies(server: AnthropicServer) -> list[dict]:
     return [r.body for r in server.received if r.path == "/v1/messages"]
 
 
-def _needle_instruction(seq_length: int, n: int, caption: str) -> str:
-    """`needle.py:278-282` (Wang-ML-Lab/multimodal-needle-in-a-haystack), one needle."""
-    img_str = seq_length > 1 and "images" or "image"
-    subimage_str = n > 1 and "subimages" or "subimage"
-    prompt = (
-        f"Given {seq_length} {img_str} indexed from 1 to {seq_length}, each divided into {n}*{n} {subimage_str}, "
-        "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and nothing "
-        "else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. If no "
-        "match is found, respond only with '-1'."
-    )
-    return prompt + "\n" + "Caption: " + caption
-
-
-def _needle_call(server: AnthropicServer, images: list[bytes], instruction: str) -> None:
-    """`needle.py:50-52` (the client) and `:149-181` (the call) for one row, sent through Anthropic's SDK to `server`:
-    each image file's bytes base64-encoded (`:262-268`) in an image block with media type image/jpeg, then the
-    instruction as one text block; `max_tokens=300` and nothing else."""
-    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url)
-    messages = [{"role": "user", "content": []}]
-    for data in images:
-        messages[0]["content"].append(
-            {
-                "type": "image",
-                "source": {
-                    "type": "base64",
-                    "media_type": "image/jpeg",
-                    "data": base64.b64encode(data).decode("utf-8"),
-                },
-            }
-        )
-    messages[0]["content"].append({"type": "text", "text": instruction})
-    client.messages.create(model="claude-3-opus-20240229", max_tokens=300, messages=messages)
-
-
 def test_the_request_is_needle_pys():
     """Field by field, as MMNeedle's Claude 3 Opus was called: its images in order as base64 JPEG blocks, the
     instruction after them, max_tokens 300, no temperature."""
-    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
-    instruction = "#id=r1 " + _needle_instruction(3, 2, "A cat sitting on a red sofa.")
-    official, ours = AnthropicServer(), AnthropicServer()
-    official.start()
-    ours.start()
-    try:
-        _needle_call(official, images, instruction)
-        model = _model(ours, model="claude-3-opus-20240229", send_temperature="false")
-        request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300))
-        try:
-            (response,) = model.generate([request])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+    official, ours, response = needle_side_by_side(
+        lambda base_url: _model(base_url, model="claude-3-opus-20240229", send_temperature="false")
+    )
     assert response.text == "answer:r1" and response.finish_reason == "end_turn"
     assert response.usage == {"input_tokens": 13, "output_tokens": 3}
     (want,), (got,) = _bodies(official), _bodies(ours)

@@ -5,28 +5,25 @@ and the retries, timeouts and errors it shares with the `openai` backend."""
 from __future__ import annotations
 
 import base64
-import io
-import re
 import time
 from typing import Any
 
 import pytest
-from PIL import Image
 
-from harness.api import BackendFatalError, GenerationSettings, Request
-from harness.inputs.prompts import messages_from_prompt
+from harness.api import BackendFatalError, GenerationSettings
 from harness.models.gemini.model import GeminiModel
 from harness.models.registry import get_model_class
 from tests.support.gemini_server import GeminiServer, generation_bodies
-from tests.support.model_requests import encode_image, image_ref, make_request
+from tests.support.model_requests import make_request
+from tests.support.official_api_calls import gemini_side_by_side, resolved_uploads
 
 genai = pytest.importorskip("google.genai")
 
 
-def _model(server: GeminiServer, **args: str) -> GeminiModel:
+def _model(server: GeminiServer | str, **args: str) -> GeminiModel:
     base = {
         "model": "gemini-test",
-        "base_url": server.base_url,
+        "base_url": server if isinstance(server, str) else server.base_url,
         "api_key": "test-key",
         "timeout": "0.5",
         "backoff": "0.01",
@@ -38,97 +35,6 @@ def _model(server: GeminiServer, **args: str) -> GeminiModel:
     return model
 
 
-# --- the official wrapper, reimplemented from its source (EdinburghNLP/MMLongBench at 26197d2) ------------------------
-
-
-def _official_image_to_io(data: bytes) -> io.BytesIO:
-    """`vlm_model/gemini.py:73` (`Image.open(image).convert('RGB')`) then `:80` (`image_to_io`, `model_utils.py:48-52`:
-    saved as PNG, seek(0))."""
-    image = Image.open(io.BytesIO(data)).convert("RGB")
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    out.seek(0)
-    return out
-
-
-def _official_request(server: GeminiServer, model_name: str, text: str, images: list[bytes], gen_max: int) -> None:
-    """The official wrapper's call for one row, sent through google-genai to `server`: `prepare_inputs`
-    (`gemini.py:67-84`), `format_chat` (`:54-64`), `upload_content` (`:91-119`: each image through `files.upload` with
-    mime type image/png) and `generate` (`:122-149`: the config per model series, `:126-138`). The rate-limit sleeps
-    and `call_api`'s retries change nothing sent."""
-    from google import genai
-    from google.genai.types import GenerateContentConfig, HttpOptions
-
-    client = genai.Client(api_key="test-key", http_options=HttpOptions(base_url=server.base_url, api_version="v1beta"))
-    image_list = [_official_image_to_io(data) for data in images]
-    content, image_idx, contents = re.split(r"(<image>)", text), 0, []
-    for c in content:  # format_chat, gemini.py:55-63
-        if c == "<image>":
-            contents.append({"mime_type": "image/png", "image": image_list[image_idx]})
-            image_idx += 1
-        else:
-            contents.append(c)
-    new_contents: list[Any] = []
-    for c in contents:  # upload_content, gemini.py:96-118 (in order here: the pool changes nothing sent)
-        if isinstance(c, str):
-            new_contents.append(c)
-        else:
-            c["image"].seek(0)  # upload_new_seek, gemini.py:86-89
-            new_contents.append(client.files.upload(file=c["image"], config={"mime_type": c["mime_type"]}))
-    temperature, top_p = 1.0, 1.0  # arguments.py:34-35 defaults, which run_api.sh never changes
-    if any(series in model_name for series in ["gemini-2.0-flash-thinking", "gemini-2.5-pro", "gemini-2.5-flash"]):
-        config = GenerateContentConfig(temperature=temperature, top_p=top_p, candidate_count=1)
-    elif model_name == "gemini-2.0-flash-001":
-        config = GenerateContentConfig(
-            temperature=temperature, top_p=top_p, max_output_tokens=gen_max, candidate_count=1
-        )
-    client.models.generate_content(model=model_name, contents=new_contents, config=config)
-
-
-def _resolved(server: GeminiServer, body: dict[str, Any]) -> dict[str, Any]:
-    """A generateContent body with each file URI replaced by what the upload under it held (the URIs are the
-    server's names: two uploads of the same bytes get two)."""
-    body = dict(body)
-    contents = []
-    for turn in body["contents"]:
-        parts = []
-        for part in turn["parts"]:
-            file = part.get("fileData") or part.get("file_data")
-            if file is not None:
-                uri = file.get("fileUri") or file.get("file_uri")
-                mime, data = server.file_bytes(uri)
-                part = {"file": (file.get("mimeType") or file.get("mime_type"), mime, data)}
-            parts.append(part)
-        contents.append({**turn, "parts": parts})
-    body["contents"] = contents
-    return body
-
-
-ROW_TEXT = "<image>#id=r1 Which of these shows a cat? <image><image>Answer the question.<image>"
-
-
-def _row_images() -> list[bytes]:
-    return [
-        encode_image((200, 30, 30), (16, 12), "JPEG"),
-        encode_image((20, 40, 220), (10, 14), "PNG"),
-        encode_image((30, 180, 60), (20, 20), "GIF"),  # a palette image: made RGB before it is saved as PNG
-        encode_image((90, 90, 90), (8, 8), "WEBP"),
-    ]
-
-
-def _row_request(images: list[bytes], max_gen_toks: int) -> Request:
-    refs = [image_ref(data) for data in images]
-    return Request(
-        task="mmlongbench_vh_single_8k",
-        doc_id=0,
-        sample_id="r1",
-        messages=messages_from_prompt(ROW_TEXT, refs),
-        settings=GenerationSettings(max_gen_toks=max_gen_toks),
-        text_tokens=12,
-        image_tokens=(64,) * len(refs),
-    )
-
-
 @pytest.mark.parametrize(
     ("served", "limit"),
     [("gemini-2.5-pro-preview-03-25", "none"), ("gemini-2.0-flash-001", "task")],
@@ -137,31 +43,21 @@ def test_the_request_is_the_official_wrappers(served: str, limit: str):
     """Field by field, with the settings the official run gave each model (`gemini.py:126-136`): temperature and topP
     1.0, one candidate, maxOutputTokens only for 2.0-Flash; each image an RGB PNG uploaded with mime type image/png;
     the prompt's text cut as the wrapper's `re.split` cut it, empty parts included."""
-    images = _row_images()
-    official, ours = GeminiServer(), GeminiServer()
-    official.start()
-    ours.start()
-    try:
-        _official_request(official, served, ROW_TEXT, images, 128)
-        model = _model(
-            ours,
+    official, ours, response = gemini_side_by_side(
+        served,
+        lambda base_url: _model(
+            base_url,
             model=served,
             temperature="1.0",
             top_p="1.0",
             candidate_count="1",
             max_output_tokens=limit,
             empty_text_parts="true",
-        )
-        try:
-            (response,) = model.generate([_row_request(images, 128)])
-        finally:
-            model.close()
-    finally:
-        official.stop()
-        ours.stop()
+        ),
+    )
     assert response.text == "answer:r1"
     (want,), (got,) = generation_bodies(official), generation_bodies(ours)
-    assert _resolved(ours, got) == _resolved(official, want)
+    assert resolved_uploads(ours, got) == resolved_uploads(official, want)
     assert got["generationConfig"] == want["generationConfig"]
     assert ("maxOutputTokens" in got["generationConfig"]) == (limit == "task")
     assert [p.get("text") for p in got["contents"][0]["parts"]][:2] == ["", None]  # the wrapper's leading empty text

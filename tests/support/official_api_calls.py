@@ -1,0 +1,203 @@
+"""The official code's API calls for one row, reimplemented from their source and sent through the providers' own SDKs
+to a loopback server, so a test compares field by field what a backend sends with what the official code sent:
+MMLongBench's Gemini wrapper (`vlm_model/gemini.py`, EdinburghNLP/MMLongBench at 26197d2) and MMNeedle's Claude 3
+Opus call (`needle.py`, Wang-ML-Lab/multimodal-needle-in-a-haystack)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import re
+from collections.abc import Callable
+from typing import Any
+
+from PIL import Image
+
+from harness.api import GenerationSettings, Request, Response
+from harness.inputs.prompts import messages_from_prompt
+from harness.models.api_client.calls import ApiModel
+from tests.support.anthropic_server import AnthropicServer
+from tests.support.gemini_server import GeminiServer
+from tests.support.model_requests import encode_image, image_ref, make_request
+
+
+def official_png(data: bytes) -> io.BytesIO:
+    """`vlm_model/gemini.py:73` (`Image.open(image).convert('RGB')`) then `:80` (`image_to_io`, `model_utils.py:48-52`:
+    saved as PNG, seek(0))."""
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    out.seek(0)
+    return out
+
+
+def official_gemini_request(
+    server: GeminiServer, model_name: str, text: str, images: list[bytes], gen_max: int
+) -> None:
+    """The official wrapper's call for one row, sent through google-genai to `server`: `prepare_inputs`
+    (`gemini.py:67-84`), `format_chat` (`:54-64`), `upload_content` (`:91-119`: each image through `files.upload` with
+    mime type image/png) and `generate` (`:122-149`: the config per model series, `:126-138`). The rate-limit sleeps
+    and `call_api`'s retries change nothing sent."""
+    from google import genai
+    from google.genai.types import GenerateContentConfig, HttpOptions
+
+    client = genai.Client(api_key="test-key", http_options=HttpOptions(base_url=server.base_url, api_version="v1beta"))
+    image_list = [official_png(data) for data in images]
+    content, image_idx, contents = re.split(r"(<image>)", text), 0, []
+    for c in content:  # format_chat, gemini.py:55-63
+        if c == "<image>":
+            contents.append({"mime_type": "image/png", "image": image_list[image_idx]})
+            image_idx += 1
+        else:
+            contents.append(c)
+    new_contents: list[Any] = []
+    for c in contents:  # upload_content, gemini.py:96-118 (in order here: the pool changes nothing sent)
+        if isinstance(c, str):
+            new_contents.append(c)
+        else:
+            c["image"].seek(0)  # upload_new_seek, gemini.py:86-89
+            new_contents.append(client.files.upload(file=c["image"], config={"mime_type": c["mime_type"]}))
+    temperature, top_p = 1.0, 1.0  # arguments.py:34-35 defaults, which run_api.sh never changes
+    if any(series in model_name for series in ["gemini-2.0-flash-thinking", "gemini-2.5-pro", "gemini-2.5-flash"]):
+        config = GenerateContentConfig(temperature=temperature, top_p=top_p, candidate_count=1)
+    elif model_name == "gemini-2.0-flash-001":
+        config = GenerateContentConfig(
+            temperature=temperature, top_p=top_p, max_output_tokens=gen_max, candidate_count=1
+        )
+    client.models.generate_content(model=model_name, contents=new_contents, config=config)
+
+
+def resolved_uploads(server: GeminiServer, body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body with each file URI replaced by what the upload under it held (the URIs are the
+    server's names: two uploads of the same bytes get two)."""
+    body = dict(body)
+    contents = []
+    for turn in body["contents"]:
+        parts = []
+        for part in turn["parts"]:
+            file = part.get("fileData") or part.get("file_data")
+            if file is not None:
+                uri = file.get("fileUri") or file.get("file_uri")
+                mime, data = server.file_bytes(uri)
+                part = {"file": (file.get("mimeType") or file.get("mime_type"), mime, data)}
+            parts.append(part)
+        contents.append({**turn, "parts": parts})
+    body["contents"] = contents
+    return body
+
+
+GEMINI_ROW_TEXT = "<image>#id=r1 Which of these shows a cat? <image><image>Answer the question.<image>"
+
+
+def row_images() -> list[bytes]:
+    return [
+        encode_image((200, 30, 30), (16, 12), "JPEG"),
+        encode_image((20, 40, 220), (10, 14), "PNG"),
+        encode_image((30, 180, 60), (20, 20), "GIF"),  # a palette image: made RGB before it is saved as PNG
+        encode_image((90, 90, 90), (8, 8), "WEBP"),
+    ]
+
+
+def row_request(images: list[bytes], max_gen_toks: int, *, seed: int | None = None) -> Request:
+    """The row of `GEMINI_ROW_TEXT`, greedy, as an MMLongBench task asks (`seed`: the run's, which no official call
+    sent)."""
+    refs = [image_ref(data) for data in images]
+    return Request(
+        task="mmlongbench_vh_single_8k",
+        doc_id=0,
+        sample_id="r1",
+        messages=messages_from_prompt(GEMINI_ROW_TEXT, refs),
+        settings=GenerationSettings(max_gen_toks=max_gen_toks, seed=seed),
+        text_tokens=12,
+        image_tokens=(64,) * len(refs),
+    )
+
+
+def needle_instruction(seq_length: int, n: int, caption: str) -> str:
+    """`needle.py:278-282` (Wang-ML-Lab/multimodal-needle-in-a-haystack), one needle."""
+    img_str = seq_length > 1 and "images" or "image"
+    subimage_str = n > 1 and "subimages" or "subimage"
+    prompt = (
+        f"Given {seq_length} {img_str} indexed from 1 to {seq_length}, each divided into {n}*{n} {subimage_str}, "
+        "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and nothing "
+        "else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. If no "
+        "match is found, respond only with '-1'."
+    )
+    return prompt + "\n" + "Caption: " + caption
+
+
+def needle_call(server: AnthropicServer, images: list[bytes], instruction: str) -> None:
+    """`needle.py:50-52` (the client) and `:149-181` (the call) for one row, sent through Anthropic's SDK to `server`:
+    each image file's bytes base64-encoded (`:262-268`) in an image block with media type image/jpeg, then the
+    instruction as one text block; `max_tokens=300` and nothing else."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.base_url)
+    messages = [{"role": "user", "content": []}]
+    for data in images:
+        messages[0]["content"].append(
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": "image/jpeg",
+                    "data": base64.b64encode(data).decode("utf-8"),
+                },
+            }
+        )
+    messages[0]["content"].append({"type": "text", "text": instruction})
+    client.messages.create(model="claude-3-opus-20240229", max_tokens=300, messages=messages)
+
+
+def _side_by_side(
+    official: GeminiServer | AnthropicServer,
+    ours: GeminiServer | AnthropicServer,
+    send_officially: Callable[[], None],
+    build: Callable[[str], ApiModel],
+    request: Request,
+) -> Response:
+    """Our answer to `request` from the model `build(ours.base_url)` makes, after the official call
+    (`send_officially`) to `official`; both servers stopped after."""
+    official.start()
+    ours.start()
+    try:
+        send_officially()
+        model = build(ours.base_url)
+        try:
+            (response,) = model.generate([request])
+        finally:
+            model.close()
+    finally:
+        official.stop()
+        ours.stop()
+    return response
+
+
+def gemini_side_by_side(
+    served: str, build: Callable[[str], ApiModel], *, seed: int | None = None
+) -> tuple[GeminiServer, GeminiServer, Response]:
+    """(the official wrapper's server, ours, our answer): the row of `GEMINI_ROW_TEXT` sent by the wrapper's
+    construction for the model `served` and by the model `build(base_url)` makes, each to its own loopback server."""
+    images = row_images()
+    official, ours = GeminiServer(), GeminiServer()
+    response = _side_by_side(
+        official,
+        ours,
+        lambda: official_gemini_request(official, served, GEMINI_ROW_TEXT, images, 128),
+        build,
+        row_request(images, 128, seed=seed),
+    )
+    return official, ours, response
+
+
+def needle_side_by_side(
+    build: Callable[[str], ApiModel], *, seed: int | None = None
+) -> tuple[AnthropicServer, AnthropicServer, Response]:
+    """(needle.py's server, ours, our answer): one MMNeedle row (three images, one needle's instruction) sent by
+    `needle_call` and by the model `build(base_url)` makes, each to its own loopback server."""
+    images = [encode_image((20 * i, 40, 200 - 20 * i), (32, 32), "JPEG") for i in range(3)]
+    instruction = "#id=r1 " + needle_instruction(3, 2, "A cat sitting on a red sofa.")
+    official, ours = AnthropicServer(), AnthropicServer()
+    request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300, seed=seed))
+    response = _side_by_side(official, ours, lambda: needle_call(official, images, instruction), build, request)
+    return official, ours, response
