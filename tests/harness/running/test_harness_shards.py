@@ -56,7 +56,11 @@ def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: s
             assert partial["partial"]["task_docs"][task] == docs
             assert all(Shard(index, count).contains(r["doc_id"]) for r in run.samples(model, task))
         shard_dirs.append(tmp_path / f"shard{index}")
-    merged = harness("merge", tmp_path / "merged", *shard_dirs)
+    # merge takes task code only from the folders given on its own command line (issue 49): the run's own, here
+    trusted = [a for i, a in enumerate(args) if i and args[i - 1] == "--include_path"]
+    merged = harness(
+        "merge", tmp_path / "merged", *shard_dirs, *(x for path in trusted for x in ("--include_path", path))
+    )
     assert merged.code == 0, merged.err
     return full, merged
 
