@@ -230,10 +230,24 @@ def _contamination(
     return [*lines, ""]
 
 
+# Table 2's first row is the paper's own random guess: the `random` baseline guesses too (a uniform choice among a
+# question's options, random digits for a needle), so its run stands beside that row, with the verdicts a paper
+# model's run gets.
+RANDOM_ROW = "Random"
+
+
+def paper_row_for(model: str, data: ModelResults) -> str | None:
+    """The paper's row for this run: its paper model's, or Table 2's Random row for a run of the `random` baseline."""
+    found = paper_model_for(*run_names(model, data))
+    if found is None and any(source.get("config", {}).get("model") == "random" for source in data.sources.values()):
+        return RANDOM_ROW
+    return found
+
+
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     """Markdown lines for one model's MileBench tasks: Table 2's layout, the image-count levels, Table 3's
     contamination check, every subset."""
-    paper_model = paper_model_for(*run_names(model, data))
+    paper_model = paper_row_for(model, data)
     rows = table2_rows(data)
     lines = ["### MileBench", ""]
     if rows:
