@@ -237,11 +237,19 @@ RANDOM_ROW = "Random"
 
 
 def paper_row_for(model: str, data: ModelResults) -> str | None:
-    """The paper's row for this run: its paper model's, or Table 2's Random row for a run of the `random` baseline."""
+    """The paper's row for this run: its paper model's, or Table 2's Random row for a run of the random-guess
+    baseline."""
     found = paper_model_for(*run_names(model, data))
-    if found is None and any(source.get("config", {}).get("model") == "random" for source in data.sources.values()):
-        return RANDOM_ROW
-    return found
+    return RANDOM_ROW if found is None and _guesses_at_random(data) else found
+
+
+def _guesses_at_random(data: ModelResults) -> bool:
+    """Whether the run's backend answers with the task's random guess (`BackendSpec.reads_random_answer`): a name
+    from a results file that no backend declares is none (`backend_spec` imports nothing for it)."""
+    from harness.models.registry import backend_spec
+
+    backends = {source.get("config", {}).get("model") for source in data.sources.values()}
+    return bool(backends) and all(isinstance(b, str) and backend_spec(b).reads_random_answer for b in backends)
 
 
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
