@@ -4,14 +4,18 @@ entry dated with its provider's pricing page as the source), a user's file over 
 its entries replace the table's by model name), and a request's cost from its token counts or from the usage a
 provider reported.
 
-A model is priced by its served name (`gpt-4o-2024-11-20`), or by the longest table name it starts with
-(`gemini-2.5-pro-preview-06-05` is not in the table; `gemini-2.5-pro` is), never by a guess: an unknown model has no
-price, and the screen and the results say so.
+A model is priced by its served name (`gpt-4o-2024-11-20`), or by a table name it extends with a snapshot's suffix
+only (`SNAPSHOT`: a date, `gpt-4o-2025-01-01` as `gpt-4o`, `claude-3-opus-20240229`; or a version, `gemini-2.0-flash-001`
+as `gemini-2.0-flash`), never by a guess: another name that starts with a table name is another model (`gpt-4o-mini`
+is not `gpt-4o`; a `-preview-MM-DD` or `-exp-MM-DD` snapshot had its own price, `gemini-2.5-flash-preview-04-17` not
+`gemini-2.5-flash`'s), and a model without a price has none: the screen and the results say so, with the table's
+reason where it names one (`unpriced`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +24,9 @@ from harness.errors import UserError
 
 TABLE = Path(__file__).with_name("prices.json")
 MILLION = 1_000_000
+# What a snapshot adds to its model's name without changing its price: a date (OpenAI's -YYYY-MM-DD, Anthropic's
+# -YYYYMMDD) or a version (Google's -001).
+SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3})")
 
 # The usage keys each provider reports, flattened as the backends record them (`Response.usage`).
 INPUT_KEYS = ("prompt_tokens", "prompt_token_count")
@@ -91,24 +98,30 @@ def tokens_of(usage: Mapping[str, int]) -> tuple[int, int, int]:
 
 
 class PriceTable:
-    def __init__(self, prices: Mapping[str, Price]) -> None:
+    def __init__(self, prices: Mapping[str, Price], unpriced: Mapping[str, str] | None = None) -> None:
         self.prices = dict(prices)
+        self.unpriced = dict(unpriced or {})  # model -> why the table has no price for it
 
     @classmethod
     def load(cls, user_file: Path | str | None = None) -> PriceTable:
         """The table, with `user_file`'s entries over it (a bad file is one line naming it and the entry)."""
-        prices = _read(TABLE)
+        prices, unpriced = _read(TABLE)
         if user_file is not None:
-            prices.update(_read(Path(user_file)))
-        return cls(prices)
+            prices.update(_read(Path(user_file))[0])
+        return cls(prices, unpriced)
 
     def price_of(self, model: str | None) -> Price | None:
+        """`model`'s entry, or the entry it extends by a snapshot's suffix only (`SNAPSHOT`); else None."""
         if not model:
             return None
         if model in self.prices:
             return self.prices[model]
-        known = [name for name in self.prices if model.startswith(name)]
+        known = [name for name in self.prices if model.startswith(name) and SNAPSHOT.fullmatch(model[len(name) :])]
         return self.prices[max(known, key=len)] if known else None
+
+    def why_unpriced(self, model: str | None) -> str | None:
+        """The table's reason for having no price for `model`, where it names one."""
+        return self.unpriced.get(model) if model and self.price_of(model) is None else None
 
 
 def _rates(entry: Mapping[str, object], where: str) -> Rates:
@@ -123,7 +136,9 @@ def _rates(entry: Mapping[str, object], where: str) -> Rates:
     return Rates(number("input") or 0.0, number("output") or 0.0, number("cached_input", required=False))
 
 
-def _read(path: Path) -> dict[str, Price]:
+def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
+    """A price file's entries by model name, and the models it names without a price, each with its reason
+    (`unpriced`)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
@@ -133,6 +148,8 @@ def _read(path: Path) -> dict[str, Price]:
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise UserError(f'{path}: expected {{"models": {{MODEL: {{"input": USD, "output": USD, ...}}}}}}')
+    unpriced = data.get("unpriced")
+    reasons = {str(k): str(v) for k, v in unpriced.items()} if isinstance(unpriced, dict) else {}
     sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
     out = {}
     for name, entry in models.items():
@@ -160,4 +177,4 @@ def _read(path: Path) -> dict[str, Price]:
             batch=float(extra["batch"] if extra["batch"] is not None else 1.0),
             long_context=long_context,
         )
-    return out
+    return out, reasons

@@ -21,12 +21,42 @@ def test_every_entry_is_dated_with_its_source():
         assert price.rates.input > 0 and price.rates.output > 0
 
 
-def test_a_models_price_by_its_served_name_or_the_longest_name_it_starts_with():
+def test_a_models_price_by_its_served_name_or_the_entry_its_snapshot_extends():
     table = PriceTable.load()
     assert table.price_of("gpt-4o-2024-05-13").rates.input == 5.0  # the May snapshot, not gpt-4o's
-    assert table.price_of("gemini-2.5-pro-preview-06-05").model == "gemini-2.5-pro"
+    assert table.price_of("gpt-4o-2025-01-31").model == "gpt-4o"  # a dated snapshot of gpt-4o
+    assert table.price_of("gemini-2.0-flash-002").model == "gemini-2.0-flash"  # a version of it
     assert table.price_of("Qwen/Qwen2.5-VL-7B-Instruct") is None
     assert table.price_of(None) is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt-4o-mini",  # another model: 16 times cheaper than gpt-4o
+        "gpt-4o-mini-2024-07-18",
+        "gpt-4o-audio-preview",
+        "gemini-2.0-flash-lite",
+        "gemini-2.0-flash-thinking-exp-01-21",  # an experimental snapshot
+        "gemini-2.5-flash-preview-05-20",  # a preview had its own price (04-17's is not 2.5 Flash's)
+        "gemini-2.5-pro-preview-06-05",
+    ],
+)
+def test_a_name_that_only_starts_with_an_entry_has_no_price(name: str):
+    assert PriceTable.load().price_of(name) is None
+
+
+def test_every_api_alias_is_priced_by_its_own_entry_or_says_why_not():
+    from harness.models.aliases import ALIASES
+    from harness.models.registry import backend_spec
+
+    table = PriceTable.load()
+    served = {alias.args["model"] for alias in ALIASES.values() if backend_spec(alias.backend).priced}
+    assert served  # the API aliases
+    for name in served:
+        assert name in table.prices or table.why_unpriced(name), name
+    assert set(table.unpriced) <= served  # every reason is for a model an alias serves
+    assert "not price as gemini-2.0-flash" in table.why_unpriced("gemini-2.0-flash-thinking-exp-01-21")
 
 
 def test_a_cost_in_dollars():
