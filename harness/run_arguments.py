@@ -298,8 +298,9 @@ class EvaluationOptions(LmEvalOptions):
     )
     max_cost: float | None = option(
         None,
-        "a budget in US dollars: a run whose estimate (docs/cost.md) is over it does not start, and a run whose "
-        "answers' reported usage reaches it stops, every finished answer journalled (the same command resumes)",
+        "a budget in US dollars: a run whose estimate (docs/cost.md) is over it, or whose answers nothing bounds, does "
+        "not start, and a run whose answers' and judge calls' reported usage reaches it stops, every finished answer "
+        "journalled (the same command resumes)",
         metavar="USD",
         parse=_dollars,
         accepts="int | float | str | None",

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 
 from harness.errors import UserError
 from harness.models.pricing import PriceTable
-from harness.models.screen_model import ScreenModel
+from harness.models.screen_model import OutputCap, ScreenModel
 from harness.outputs.cost_record import CostEntry, task_costs
 from harness.run_models import run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
-from harness.running.cost_estimate import Estimate, estimate, total_usd
+from harness.running.cost_estimate import Estimate, estimate, total_usd, unbounded, unpriced
 from harness.running.screen_only import ScreenedTask
 from harness.running.task_result import TaskResult
 
@@ -39,37 +39,68 @@ def screened(plan: RunPlan) -> tuple[ScreenModel, list[ScreenedTask]]:
     return model, results
 
 
+def judge_cap(plan: RunPlan) -> OutputCap:
+    """What bounds the judge's replies: its API backend's cap (`--judge_args`), else each call's max_gen_toks."""
+    from harness.models.registry import backend_spec
+    from harness.running.screen_only import screen_model
+
+    if plan.judge is None or not (spec := backend_spec(plan.judge.backend)).priced:
+        return OutputCap()
+    args = dict(plan.judge.args)
+    served = spec.served_model_arg
+    if served is not None and served not in args:  # each task's own judge model: the cap is the backend's alike
+        args[served] = next((t.judge.model for t in plan.tasks if t.judge is not None and t.judge.model), "")
+    try:
+        return screen_model(plan.judge.backend, args).output_cap
+    except (ValueError, ImportError):  # bad judge arguments: the judge, opened, says so in its own words
+        return OutputCap()
+
+
 def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask]) -> list[Estimate]:
     judging = plan.judge is not None and not plan.options.predict_only
     judge_model = plan.judge.args.get("model") if plan.judge is not None else None
     table = PriceTable.load(plan.options.prices)
-    return estimate(model.checkpoint, results, table, judge_model, judging, plan.options.batch)
+    return estimate(
+        model.checkpoint,
+        results,
+        table,
+        judge_model,
+        judging,
+        plan.options.batch,
+        model_cap=model.output_cap,
+        judge_cap=judge_cap(plan) if judging else None,
+    )
 
 
 def budget_for(plan: RunPlan) -> Budget | None:
-    """`--max_cost`'s budget, once the run's estimate is known to be within it (else the run is refused, one line)."""
+    """`--max_cost`'s budget, once the run's estimate is known to be within it (else the run is refused, one line):
+    the model's answers charged at its price, each judged task's judge calls at its judge's."""
     limit = plan.options.max_cost
     if limit is None:
         return None
     model, results = screened(plan)
     estimates = run_estimate(plan, model, results)
     total = total_usd(estimates)
-    price = PriceTable.load(plan.options.prices).price_of(model.checkpoint)
+    table = PriceTable.load(plan.options.prices)
+    price = table.price_of(model.checkpoint)
     if total is None or price is None:
-        missing = sorted(
-            {e.served or "-" for e in estimates if e.usd is None}
-            | ({model.checkpoint or "-"} if price is None else set())
-        )
+        named = unpriced(estimates) or {model.checkpoint or "-": table.why_unpriced(model.checkpoint)}
+        missing = ", ".join(f"{name} ({why})" if why else name for name, why in named.items())
         raise UserError(
-            f"--max_cost needs a price for {', '.join(missing)}, which the price table does not have: give one with "
+            f"--max_cost needs a price for {missing}, which the price table does not have: give one with "
             "--prices FILE (docs/cost.md)"
         )
+    loose = unbounded(estimates)
+    if loose:
+        why = "; ".join(cap.note for cap in (model.output_cap, judge_cap(plan)) if not cap.bounded)
+        raise UserError(f"--max_cost cannot check this run: {why}; nothing was sent")
     if total > limit:
         raise UserError(
-            f"the run's estimated cost ${total:,.2f} is over --max_cost ${limit:,.2f} (each answer at its "
-            "max_gen_toks; `--screen_only` shows it per task): nothing was sent"
+            f"the run's estimated cost ${total:,.2f} is over --max_cost ${limit:,.2f} (each answer at the most output "
+            "it can be billed for; `--screen_only` shows it per task): nothing was sent"
         )
-    return Budget(limit, price, batch=plan.options.batch)
+    judges = {e.task: e.priced_as for e in estimates if e.who == "judge" and e.priced_as is not None}
+    return Budget(limit, price, batch=plan.options.batch, judge_prices=judges)
 
 
 def run_costs(

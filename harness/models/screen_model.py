@@ -9,10 +9,27 @@ baselines) stands in itself: it loads nothing to count.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from harness.api import Model, ModelFacts, Request, Response
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.sent import Sent
+
+
+@dataclass(frozen=True)
+class OutputCap:
+    """The most output tokens an answer can be billed for (thinking included), as the cost estimate prices it
+    (`harness.running.cost_estimate`): by default the request's `max_gen_toks`, which the backend sends as the cap."""
+
+    tokens: int | None = None  # a cap of its own, whatever max_gen_toks says
+    bounded: bool = True  # False: no cap is sent and none is known, so an answer's output has no bound
+    note: str = ""  # why, where it is not the request's max_gen_toks
+
+    def of(self, max_gen_toks: int) -> int | None:
+        """An answer's most output tokens, given its request's `max_gen_toks`; None where nothing bounds it."""
+        if not self.bounded:
+            return None
+        return self.tokens if self.tokens is not None else max_gen_toks
 
 
 class ScreenModel(Model):
@@ -34,8 +51,10 @@ class ScreenModel(Model):
         max_images: int | None = None,
         max_pixels: int | None = None,
         render: Callable[[Request], Sent | None] | None = None,
+        output_cap: OutputCap | None = None,
     ) -> None:
         self.backend = backend
+        self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
         self._render = render  # how the run's backend would render a request, where the stand-in can say
         self.checkpoint = checkpoint
         self._count = count
@@ -81,6 +100,7 @@ def by_family(
     max_images: int | None = None,
     max_pixels: int | None = None,
     render: Callable[[Request], Sent | None] | None = None,
+    output_cap: OutputCap | None = None,
 ) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
     from builders.core.contract import TOKEN_RULE
@@ -103,4 +123,5 @@ def by_family(
         max_images=max_images,
         max_pixels=max_pixels,
         render=render,
+        output_cap=output_cap,
     )

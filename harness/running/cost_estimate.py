@@ -1,10 +1,14 @@
 """What a run will cost before it runs (`--screen_only`, and the check `--max_cost` makes before the first request):
-the screen's token counts of the requests it would send, each answer at its `max_gen_toks` (an upper bound), priced by
-the price table (`harness.models.pricing`); and, for a task with a judge (MMLongBench's summarization), the judge's
-calls: its prompts with the answer at its longest, each reply at the judge's `max_gen_toks`.
+the screen's token counts of the requests it would send, each answer at the most output tokens it can be billed for
+(its `max_gen_toks`, which the backend sends as its cap, or what the backend's `OutputCap` says: a cap of its own, the
+model's own output limit where no cap is sent, or no bound at all), priced by the price table
+(`harness.models.pricing`); and, for a task with a judge (MMLongBench's summarization), the judge's calls: its prompts
+with the answer at its longest, each reply at the judge's `max_gen_toks`.
 
 A judge's prompt is text alone, counted at `CHARS_PER_TOKEN` characters a token (OpenAI's rule of thumb for English);
-the model's prompts are counted as the screen counts them (its rule is named above the table).
+the model's prompts are counted as the screen counts them (its rule is named above the table). An answer nothing
+bounds (a Gemini model sent no cap and given no `output_limit`) leaves its estimate without a bound: the prompts are
+priced, and the table and the total say what is missing.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.models.pricing import Price, PriceTable
+from harness.models.screen_model import OutputCap
 from harness.running.screen_only import ScreenedTask
 
 CHARS_PER_TOKEN = 4
@@ -26,9 +31,11 @@ class Estimate:
     served: str | None  # the model's name as the run sends it
     requests: int
     input_tokens: int
-    output_tokens: int  # at most: each answer at its max_gen_toks
+    output_tokens: int  # at most: each answer at the most its cap allows (`OutputCap`)
     images: int = 0
     batch: bool = False  # through the provider's batch interface (`--batch`), at its price
+    unbounded: str = ""  # "output": its answers have no bound; "input": the judge's prompts quote such answers
+    unpriced_why: str | None = None  # the table's reason for having no price, where it gives one
 
     @property
     def usd(self) -> float | None:
@@ -48,12 +55,18 @@ def estimate(
     judge_model: str | None = None,
     judging: bool = False,
     batch: bool = False,
+    *,
+    model_cap: OutputCap | None = None,
+    judge_cap: OutputCap | None = None,
 ) -> list[Estimate]:
     """The model's estimate per task, and the judge's where the run judges (`judging`; `judge_model`: the run's own
-    judge model, else each task's)."""
+    judge model, else each task's); `model_cap`, `judge_cap`: what bounds their answers (by default each request's
+    max_gen_toks)."""
+    model_cap, judge_cap = model_cap or OutputCap(), judge_cap or OutputCap()
     out = []
     price = table.price_of(model)
     for r in results:
+        answer = model_cap.of(r.max_gen_toks)  # None: nothing bounds it
         out.append(
             Estimate(
                 r.task,
@@ -62,14 +75,16 @@ def estimate(
                 model,
                 r.sent,
                 r.sent_prompt_tokens,
-                r.sent * r.max_gen_toks,
+                r.sent * (answer or 0),
                 r.sent_images,
                 batch,
+                unbounded="output" if answer is None else "",
+                unpriced_why=table.why_unpriced(model),
             )
         )
         if judging and r.judge_calls:
             judge = judge_model or r.judge_model
-            tokens = -(-r.judge_chars // CHARS_PER_TOKEN) + r.judge_calls * r.max_gen_toks
+            reply = judge_cap.of(r.judge_max_gen_toks)
             out.append(
                 Estimate(
                     r.task,
@@ -77,26 +92,40 @@ def estimate(
                     table.price_of(judge),
                     judge,
                     r.judge_calls,
-                    tokens,
-                    r.judge_calls * r.judge_max_gen_toks,
+                    -(-r.judge_chars // CHARS_PER_TOKEN) + r.judge_calls * (answer or 0),  # each with the answer
+                    r.judge_calls * (reply or 0),
                     batch=batch,
+                    unbounded="output" if reply is None else "input" if answer is None else "",
+                    unpriced_why=table.why_unpriced(judge),
                 )
             )
     return out
 
 
 def total_usd(estimates: Sequence[Estimate]) -> float | None:
-    """The run's estimate, or None where a model in it has no price."""
+    """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price."""
     costs = [e.usd for e in estimates if e.requests]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
-def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
+def unbounded(estimates: Sequence[Estimate]) -> list[str]:
+    """The models (by their served names) whose answers nothing bounds in `estimates`."""
+    return list(dict.fromkeys(e.served or "-" for e in estimates if e.requests and e.unbounded == "output"))
+
+
+def unpriced(estimates: Sequence[Estimate]) -> dict[str, str | None]:
+    """The models without a price, each with the table's reason where it gives one."""
+    return dict(sorted({e.served or "-": e.unpriced_why for e in estimates if e.requests and not e.priced_as}.items()))
+
+
+def cost_lines(estimates: Sequence[Estimate], caps: Sequence[OutputCap] = ()) -> list[str]:
     """The estimate as the screen prints it: a table per task and who is paid (a row starts with who, as the screen's
-    own rows start with the task), then the total."""
+    own rows start with the task), then the total; `caps`: the models' output caps, whose notes say where an answer
+    is priced otherwise than at its max_gen_toks."""
     lines = [
         "",
-        "Estimated cost in USD: the prompts as counted above, each answer at its max_gen_toks (an upper bound)"
+        "Estimated cost in USD: the prompts as counted above, each answer at the most output it can be billed for (its "
+        "max_gen_toks, which the backend sends as its cap, unless said below)"
         + ("; at the batch interfaces' price (--batch)." if any(e.batch for e in estimates) else "."),
         "",
         "| for | task | priced as | requests | input tokens | output tokens (at most) | USD |",
@@ -104,21 +133,32 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     ]
     for e in estimates:
         usd = f"{e.usd:,.2f}" if e.usd is not None else "no price"
+        if e.unbounded and e.usd is not None:
+            usd = f"at least {usd}"
         priced = e.priced_as.model if e.priced_as else f"{e.served or '-'} (not in the table)"
-        lines.append(
-            f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {e.input_tokens:,} | {e.output_tokens:,} | {usd} |"
-        )
+        given = f"{e.input_tokens:,}" + (" and the answers" if e.unbounded == "input" else "")
+        output = "not bounded" if e.unbounded == "output" else f"{e.output_tokens:,}"
+        lines.append(f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {given} | {output} | {usd} |")
+    lines += [f"- {cap.note}." for cap in dict.fromkeys(caps) if cap.note]
     total = total_usd(estimates)
     if total is not None:
         parts = {who: sum(e.usd or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")}
         judge = f", judge ${parts['judge']:,.2f}" if any(e.who == "judge" for e in estimates) else ""
-        lines.append(f"\nEstimated cost: ${total:,.2f} (model ${parts['model']:,.2f}{judge}).")
+        loose = unbounded(estimates)
+        if loose:
+            lines.append(
+                f"\nEstimated cost: at least ${total:,.2f} (model ${parts['model']:,.2f}{judge}), not an upper bound: "
+                f"nothing bounds the answers of {', '.join(loose)}."
+            )
+        else:
+            lines.append(f"\nEstimated cost: ${total:,.2f} (model ${parts['model']:,.2f}{judge}).")
     else:
-        missing = sorted({e.served or "-" for e in estimates if e.usd is None})
+        missing = unpriced(estimates)
         lines.append(
             f"\nNo estimate: no price for {', '.join(missing)} in the price table (a local model pays no API fee; an "
             "API model's price goes in a file given with --prices FILE, docs/cost.md)."
         )
+        lines += [f"- {name}: {why}." for name, why in missing.items() if why]
     for price in sorted({e.priced_as for e in estimates if e.priced_as}, key=lambda p: p.model):
         lines.append(f"- {price.describe()}")
     return lines

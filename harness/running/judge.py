@@ -33,7 +33,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from harness.api import GenerationSettings, Message, Model, Request, TextPart
+from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.file_writing import write_lines
@@ -114,9 +114,11 @@ def judge_samples(
     samples: Sequence[tuple[str, int, dict[str, Any], str]],
     progress: bool = True,
     usage: Counter[str] | None = None,
+    paid: Callable[[Sequence[Response]], None] | None = None,
 ) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
-    call's reported token usage added to `usage`."""
+    call's reported token usage added to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
+    comes, and free to stop the run."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
@@ -150,8 +152,11 @@ def judge_samples(
             bar.total = (bar.total or 0) - (len(alive) - len(requests))
             answers = []
             for batch in judge.batches(requests):
-                answers += safe_generate(judge, batch)
+                replies = safe_generate(judge, batch)
+                answers += replies
                 bar.update(len(batch))
+                if paid is not None:
+                    paid(replies)
             if usage is not None:
                 for answer in answers:
                     usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})

@@ -86,7 +86,7 @@ class RunOptions:
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
     # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
     reasoning_tags: ReasoningTags | None = None
-    budget: Budget | None = None  # --max_cost: charged with every answer journalled, the run stopped once reached
+    budget: Budget | None = None  # --max_cost: charged with every answer journalled and judged, stopped once reached
     bootstrap_iters: int | None = None  # the bootstrap's draws for a `!function` aggregation's errors (0: none)
 
 
@@ -265,6 +265,9 @@ class Runner:
         judge_counts: dict[str, int] = {}
         judge_usage: Counter[str] = Counter()
         if task.judge is not None and self.options.judge is not None and self.options.score:
+            budget = self.options.budget
+            if budget is not None:
+                budget.check()  # reached already (the answers, or this command's earlier runs): the judge is not asked
             outcomes, judge_counts = judge_task(
                 task,
                 store,
@@ -273,6 +276,7 @@ class Runner:
                 self.options.output_dir,
                 self.options.progress,
                 judge_usage,
+                budget.judge_payer(task.name) if budget is not None else None,
             )
         store.compact()
         if self.options.log_samples and self.options.output_dir is not None:

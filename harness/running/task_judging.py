@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from harness.api import SCORED, Model
+from harness.api import SCORED, Model, Response
 from harness.running.judge import FAILED as JUDGE_FAILED
 from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.running.sample_store import Outcome, SampleStore
@@ -23,16 +24,18 @@ def judge_task(
     output_dir: Path | None,
     progress: bool,
     usage: Counter[str] | None = None,
+    paid: Callable[[Sequence[Response]], None] | None = None,
 ) -> tuple[list[Outcome], dict[str, int]]:
     """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,
-    the response cache the judge's replies, `judge_<task>.jsonl` what it decided)."""
+    the response cache the judge's replies, `judge_<task>.jsonl` what it decided); `paid`: `--max_cost`'s budget,
+    charged with each batch of the judge's replies."""
     assert task.judge is not None
     scored = [s for s in current if store.outcomes[s].status in SCORED]
     samples = [
         (s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
         for s in scored
     ]
-    judged = judge_samples(task.judge, task.name, judge, samples, progress, usage)
+    judged = judge_samples(task.judge, task.name, judge, samples, progress, usage, paid)
     by_sample = {j.sample_id: j for j in judged}
     outcomes = []
     for s in current:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from harness.api import Request
 from harness.models.families import family_of
-from harness.models.screen_model import ScreenModel, by_family
+from harness.models.screen_model import OutputCap, ScreenModel, by_family
 from harness.sent import Sent
 
 if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
@@ -22,10 +22,12 @@ def api_screen_model(
     counted_with: Mapping[str, object] | None = None,
     *,
     render: Callable[[Request], Sent] | None = None,
+    output_cap: OutputCap | None = None,
 ) -> ScreenModel:
     """`model`'s prompts counted by its family's rule (`counted_with`: the settings the rule reads, e.g. the image
     detail), screened against the limits `settings` give; `render`: the request as the backend would send it
-    (`harness.sent`), what `--screen_only --write_out` prints."""
+    (`harness.sent`), what `--screen_only --write_out` prints; `output_cap`: what bounds an answer's billed output,
+    where the backend does not send the request's `max_gen_toks` as its cap."""
     return by_family(
         backend,
         model,
@@ -37,4 +39,5 @@ def api_screen_model(
         max_images=settings.max_images,
         max_pixels=settings.max_pixels,
         render=render,
+        output_cap=output_cap,
     )

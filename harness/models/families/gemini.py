@@ -2,8 +2,9 @@
 uploaded as PNGs): Google's published image rule for Gemini 2 (258 tokens an image, or per 768-px tile past 384 px),
 temperature left to the API's default unless a paper's run sets it (MMLongBench's: 1.0). No `max_output_tokens` for
 2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro, as the wrapper sent none to them (`gemini.py:125-130`, for the SDK's
-bug googleapis/python-genai#626: with a limit, thinking spends it and the answer comes back empty); no seed (the
-wrapper sent none). Known by their API names."""
+bug googleapis/python-genai#626: with a limit, thinking spends it and the answer comes back empty), whose answers the
+cost estimate prices at the models' own output limit (`output_limit`, never sent); no seed (the wrapper sent none).
+Known by their API names."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
 
 RETIRED = "Google retired this preview snapshot; the alias runs only where an endpoint still serves it"
+# The output limit of 2.0-Flash-Thinking (exp-01-21), 2.5-Flash and 2.5-Pro, thinking included, as Google's model pages
+# give it (https://ai.google.dev/gemini-api/docs/models): what an answer sent no cap can be billed for at most.
+THINKING_OUTPUT_LIMIT = 65536
 
 
 def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
@@ -28,6 +32,7 @@ def _gemini(model: str, note: str, *, thinking: bool = False) -> Alias:
     args = {"model": model, "send_temperature": "false"}
     if thinking:  # gemini.py:126-130: the thinking and 2.5 series get no max_output_tokens
         args["max_output_tokens"] = "none"
+        args["output_limit"] = str(THINKING_OUTPUT_LIMIT)  # never sent: what the cost estimate prices an answer at
     return Alias("gemini", args, f"{note}; key from GEMINI_API_KEY", 1048576)
 
 

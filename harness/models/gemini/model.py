@@ -10,7 +10,8 @@ once a run (`reuse_uploads=false`: once a request, as the wrapper did). The gene
 asked for (`gemini.py:126-136`): `max_output_tokens` the task's `max_gen_toks` unless `max_output_tokens=none` (the
 wrapper sent none to 2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro) or a number; `temperature`/`top_p`/`candidate_count`
 when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); the task's stop strings
-as `stop_sequences`; `seed` only with `send_seed=true` (the wrapper sent none).
+as `stop_sequences`; `seed` only with `send_seed=true` (the wrapper sent none). `output_limit` is never sent: the model's
+own output limit, what `--screen_only` and `--max_cost` price an uncapped answer at (`screen_model`).
 
 Every HTTP request (each upload, each generation) is one attempt at a time through the shared machinery of
 `harness.models.api_client` (the SDK's own retries off): the same retries, backoff, `Retry-After`, whole-attempt
@@ -68,6 +69,10 @@ class GeminiSettings(ApiCallSettings):
     image_format: str = "png"  # "png": decoded, RGB, PNG (gemini.py:73,80); "original": the dataset's own bytes
     reuse_uploads: bool = True  # an image uploaded once a run (false: once a request, as the wrapper)
     max_output_tokens: str = "task"  # "task": the request's max_gen_toks; "none": not sent; or a number
+    # Never sent: with max_output_tokens=none, the model's own output limit (thinking included), the most an answer can
+    # be billed for, which the cost estimate and --max_cost's check price each answer at (docs/cost.md); unknown,
+    # an answer's cost has no bound.
+    output_limit: int | None = at_least(1)
     temperature: float | None = None  # sent as given
     top_p: float | None = None  # sent as given
     candidate_count: int | None = at_least(1)  # sent as given (the wrapper sent 1)

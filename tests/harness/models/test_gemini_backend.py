@@ -223,3 +223,47 @@ def test_what_the_config_sends_is_part_of_the_models_identity(gemini_server):
     plain, wrapper = _model(gemini_server), _model(gemini_server, temperature="1.0", max_output_tokens="none")
     assert plain.identity() != wrapper.identity()
     assert plain.identity() == _model(gemini_server, reuse_uploads="false").identity()  # the same answers
+
+
+@pytest.mark.parametrize(
+    ("args", "most"),
+    [
+        ({}, 300),  # the request's max_gen_toks, sent as the cap
+        ({"max_output_tokens": "128"}, 128),  # a cap of its own
+        ({"max_output_tokens": "none"}, None),  # no cap sent, none known: nothing bounds an answer
+        ({"max_output_tokens": "none", "output_limit": "65536"}, 65536),  # the model's own output limit
+    ],
+)
+def test_what_bounds_an_answers_billed_output(args: dict[str, str], most: int | None):
+    from harness.running.screen_only import screen_model
+
+    cap = screen_model("gemini", {"model": "gemini-test", **args}).output_cap
+    assert cap.of(300) == most and cap.bounded == (most is not None)
+    assert ("output_limit" in cap.note) == ("max_output_tokens" in args and args["max_output_tokens"] == "none")
+
+
+def test_the_aliases_sent_no_cap_are_priced_at_the_models_output_limit():
+    from harness.models.aliases import ALIASES
+    from harness.running.screen_only import screen_model
+
+    for name, alias in ALIASES.items():
+        if alias.backend != "gemini":
+            continue
+        cap = screen_model("gemini", dict(alias.args)).output_cap
+        if alias.args.get("max_output_tokens") == "none":  # 2.0-Flash-Thinking, 2.5-Flash, 2.5-Pro
+            assert cap.of(128) == 65536, name
+        else:
+            assert cap.of(128) == 128 and not cap.note, name
+
+
+def test_the_output_limit_is_never_sent(gemini_server):
+    """`output_limit` only prices an answer: the request, and the model's identity, are the same without it."""
+    request = make_request("s1", ["hello"])
+    plain, priced = (
+        _model(gemini_server, max_output_tokens="none"),
+        _model(gemini_server, max_output_tokens="none", output_limit="65536"),
+    )
+    assert plain.config(request) == priced.config(request) and plain.identity() == priced.identity()
+    assert priced.config(request).max_output_tokens is None
+    with pytest.raises(ValueError, match="output_limit"):
+        _model(gemini_server, output_limit="0")

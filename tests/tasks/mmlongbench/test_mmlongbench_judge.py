@@ -14,15 +14,7 @@ from builders.mmlongbench.build import build_mmlongbench
 from tasks.mmlongbench import scoring
 from tests.support.chat_server import ChatServer
 
-TASKS = "mmlongbench_summ_8k"
-CONFIGS = ["summ_govreport_8k", "summ_multilexsum_8k"]
-
-
-@pytest.fixture(scope="module")
-def summ_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("summ_data")
-    build_mmlongbench(source="fixture", out_dir=root, configs=CONFIGS)
-    return root
+TASKS = "mmlongbench_summ_8k"  # its two configs, built by `summ_dir` (conftest.py)
 
 
 def prompt_of(body: dict[str, Any]) -> str:
