@@ -1,11 +1,12 @@
 """A run's cost through the `harness` command against the loopback chat-completions server: `--screen_only`'s
 estimate, `--max_cost` refusing a run over it, and stopping one whose answers' reported usage reaches it, with every
-finished answer kept and the same command resuming."""
+finished answer kept and the same command resuming, also after the process was killed (alone and with `--batch`)."""
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ import pytest
 from harness.cli import main
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.chat_server import ChatServer
+from tests.support.killed_runs import journalled, kill_when
+from tests.support.openai_batches import OpenAIBatchDesk
 
 pytestmark = pytest.mark.slow  # harness runs end to end through the CLI against a chat server
 
@@ -75,6 +78,39 @@ def test_screen_only_says_when_a_model_has_no_price(mmneedle_dir: Path, tmp_path
     assert "No estimate: no price for test-vlm in the price table" in capsys.readouterr().out
 
 
+def test_an_uncapped_gemini_answer_is_priced_at_its_output_limit_or_said_to_be_unbounded(
+    mmneedle_dir: Path, tmp_path: Path, capsys
+):
+    pytest.importorskip("google.genai")
+    served = "gemini-2.5-pro-preview-03-25"
+    prices = tmp_path / "prices.json"  # $1 an output token, nothing an input token
+    prices.write_text(json.dumps({"models": {served: {"input": 0, "output": 1_000_000}}}))
+    common = ["--tasks", ",".join(TASKS), "--data_dir", str(mmneedle_dir), "--prices", str(prices), "--no_progress"]
+    # The alias sends no max_output_tokens, as the official wrapper did: each answer at the model's output limit.
+    assert main(["--model", "gemini-2.5-pro", *common, "--screen_only"]) == 0
+    out = capsys.readouterr().out
+    total = 3 * LIMIT * 65536
+    assert f"Estimated cost: ${total:,.2f} (model ${total:,.2f})." in out
+    rows = [line for line in out.splitlines() if line.startswith("| model | mmneedle_")]
+    assert len(rows) == 3 and all(f"| {LIMIT * 65536:,} | {LIMIT * 65536:,.2f} |" in row for row in rows)
+    assert (
+        f"- {served} is sent no output cap (max_output_tokens=none; its thinking bills as output): each answer " in out
+    )
+    # Sent no cap and given no output limit, nothing bounds an answer: said so, and --max_cost cannot check the run.
+    bare = ["--model", "gemini", "--model_args", f"model={served},max_output_tokens=none", *common]
+    assert main([*bare, "--screen_only"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| model | mmneedle_")]
+    assert len(rows) == 3 and all(row.endswith("| not bounded | at least 0.00 |") for row in rows)
+    assert (
+        f"Estimated cost: at least $0.00 (model $0.00), not an upper bound: nothing bounds the answers of {served}."
+        in out
+    )
+    assert main([*bare, "--output_path", str(tmp_path / "out"), "--max_cost", "100"]) == 2
+    err = capsys.readouterr().err
+    assert f"--max_cost cannot check this run: {served} is sent no output cap" in err and "nothing was sent" in err
+
+
 def test_max_cost_refuses_a_run_over_its_estimate(mmneedle_dir: Path, tmp_path: Path, capsys):
     server = ChatServer()
     server.start()
@@ -135,3 +171,115 @@ def test_max_cost_stops_the_run_keeps_its_answers_and_the_same_command_resumes(
     report = (out / "report.md").read_text()
     assert "- **tokens and cost** (reported usage): model $9.00" in report
     assert f"`{TASKS[0]}` model: 3,000,000 input tokens (0 cached), 9 output tokens: $3.00 as test-vlm" in report
+
+
+def _sent(body: dict) -> str:
+    """A chat request by what it asks (its messages), to tell which requests a rerun sent again."""
+    return json.dumps(body["messages"], sort_keys=True)
+
+
+def _stopped_at(err: str) -> str:
+    """The spending a `--max_cost` stop reports."""
+    found = re.search(r"--max_cost \$[\d.,]+ reached: the answers journalled cost (\$[\d.,]+)", err)
+    assert found, err
+    return found.group(1)
+
+
+def test_max_cost_through_a_kill_charges_the_journalled_answers_and_stops_at_the_same_total(
+    mmneedle_dir: Path, tmp_path: Path, capsys
+):
+    # Each answer reports a million prompt tokens: $1 at $1 a million, so a $4.50 budget stops after the fifth. The
+    # server holds the third answer until the first process, killed with two answers journalled, is gone.
+    release, lock = threading.Event(), threading.Lock()
+    answered: list[str] = []
+
+    def usage(body: dict) -> dict:
+        with lock:
+            held = len(answered) >= 2
+        if held:
+            release.wait(60)
+        with lock:
+            answered.append(_sent(body))
+        return {"prompt_tokens": 1_000_000, "completion_tokens": 3}
+
+    server = ChatServer(usage=usage)
+    server.start()
+    prices = _prices(tmp_path, 1.0, 0.0)
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    first_journal = out / "openai__test-vlm" / f"journal_{TASKS[0]}.jsonl"
+    try:
+        argv = _argv(server.base_url, mmneedle_dir, out, "--prices", str(prices), "--max_cost", "4.5")
+        kill_when(argv, lambda: len(journalled(first_journal)) >= 2, "two answers journalled")
+        with lock:
+            paid = answered[:2]
+        assert len(paid) == 2 and len(journalled(first_journal)) == 2  # the third was asked, never answered
+        release.set()
+        before = len(server.received)
+        resumed = main(argv)
+        sent_again = [_sent(r.body) for r in server.received[before:]]
+        err = capsys.readouterr().err
+        before = len(server.received)
+        unbroken = main(_argv(server.base_url, mmneedle_dir, fresh, "--prices", str(prices), "--max_cost", "4.5"))
+        sent_unbroken = len(server.received) - before
+        err_unbroken = capsys.readouterr().err
+    finally:
+        release.set()
+        server.stop()
+    assert resumed == 1 and unbroken == 1, err
+    # The journalled answers were charged ($2), not sent again; the budget stopped the resumed run at the same total,
+    # on the same answers, as a run never killed.
+    assert not set(paid) & set(sent_again) and len(sent_again) == 3 and sent_unbroken == 5
+    assert _stopped_at(err) == _stopped_at(err_unbroken) == "$5.00"
+    for task in TASKS:
+        name = f"journal_{task}.jsonl"
+        assert sorted(journalled(out / "openai__test-vlm" / name)) == sorted(
+            journalled(fresh / "openai__test-vlm" / name)
+        )
+
+
+def test_max_cost_with_batch_through_a_kill_collects_the_journalled_batch_and_counts_it(
+    mmneedle_dir: Path, tmp_path: Path, capsys
+):
+    # A batch a task (chunk_size=3); each answer reports a million prompt tokens, $0.50 at the batch price: the first
+    # task's batch costs $1.50, the second's reaches the $2 budget.
+    desk = OpenAIBatchDesk(usage=lambda body: {"prompt_tokens": 1_000_000, "completion_tokens": 3})
+    server = ChatServer(batches=desk)
+    server.start()
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"models": {"test-vlm": {"input": 1.0, "output": 0.0, "batch": 0.5}}}))
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    batches = out / "openai__test-vlm" / "batches_model.jsonl"
+
+    def argv(folder: Path, budget: str) -> list[str]:
+        command = _argv(server.base_url, mmneedle_dir, folder, "--batch", "--prices", str(prices), "--max_cost", budget)
+        model_args = command.index("--model_args") + 1
+        command[model_args] = command[model_args].replace("chunk_size=1", "chunk_size=3") + ",batch_poll=0.05"
+        return command
+
+    try:
+        desk.hold.set()  # the provider is still working on the first batch when the process is killed
+        kill_when(argv(out, "2"), lambda: batches.exists() and desk.looks, "the first batch submitted and polled")
+        submitted = list(desk.created)
+        desk.hold.clear()
+        resumed = main(argv(out, "2"))
+        err = capsys.readouterr().err
+        after_resume = list(desk.created)
+        unbroken = main(argv(fresh, "2"))
+        err_unbroken = capsys.readouterr().err
+        finished = main(argv(out, "100"))
+    finally:
+        server.stop()
+    assert resumed == 1 and unbroken == 1 and finished == 0, err
+    # The killed run's batch was collected, not submitted (nor paid) again, and its $1.50 counted: the second task's
+    # batch reached the budget, as in a run never killed.
+    assert len(submitted) == 1 and after_resume[:1] == submitted and len(after_resume) == 2
+    assert _stopped_at(err) == _stopped_at(err_unbroken) == "$3.00"
+    assert server.received == []  # nothing went alone
+    assert [json.loads(line)["batch_id"] for line in batches.read_text().splitlines()] == [
+        *after_resume,
+        desk.created[-1],
+    ]
+    results = json.loads(next((out / "openai__test-vlm").glob("results_*.json")).read_text())
+    for task in TASKS:
+        cost = results["cost"][task]["model"]
+        assert cost["batch"] is True and cost["usd"] == pytest.approx(LIMIT * 0.5)

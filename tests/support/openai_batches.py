@@ -2,8 +2,8 @@
 `--batch` tests: `POST /v1/files` (multipart, purpose `batch`), `POST /v1/batches`, `GET /v1/batches/{id}` and
 `GET /v1/files/{id}/content`. A batch stays `in_progress` while `hold` is set (a run killed between submission and
 collection), then completes at its next look: each line answered as the server answers a chat request (`answer(body)`,
-else "answer:<id>" from the `#id=` tag; usage 10 + images in, 3 out), except a line tagged `#do=batch_error`, which goes to the error
-file, and `#do=batch_missing`, which is in neither file."""
+else "answer:<id>" from the `#id=` tag; its usage `usage(body)`, else 10 + images in, 3 out), except a line tagged
+`#do=batch_error`, which goes to the error file, and `#do=batch_missing`, which is in neither file."""
 
 from __future__ import annotations
 
@@ -29,8 +29,13 @@ def _tags(body: dict[str, Any]) -> dict[str, str]:
 
 
 class OpenAIBatchDesk:
-    def __init__(self, answer: Callable[[dict[str, Any]], str] | None = None) -> None:
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any]], str] | None = None,
+        usage: Callable[[dict[str, Any]], dict[str, int]] | None = None,
+    ) -> None:
         self.answer = answer  # an item's answer from its request body (default: "answer:<id>")
+        self.usage = usage  # an item's usage block from its request body (default: 10 + images in, 3 out)
         self.hold = threading.Event()
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -120,7 +125,9 @@ class OpenAIBatchDesk:
                         "message": {"role": "assistant", "content": self._text(item["body"], tags)},
                     }
                 ],
-                "usage": {"prompt_tokens": 10 + images, "completion_tokens": 3, "total_tokens": 13 + images},
+                "usage": self.usage(item["body"])
+                if self.usage
+                else {"prompt_tokens": 10 + images, "completion_tokens": 3, "total_tokens": 13 + images},
             }
             answers.append({"custom_id": item["custom_id"], "response": {"status_code": 200, "body": body}})
         batch["status"] = "completed"

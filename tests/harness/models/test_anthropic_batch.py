@@ -1,6 +1,7 @@
 """`--batch` on the `anthropic` backend against the loopback server's Message Batches: submitted, polled and collected,
 its items' params what a single request sends; an errored or expired item sent again alone; a run stopped between
-submission and collection resumed from the batch journal without submitting again."""
+submission and collection resumed from the batch journal without submitting again (a killed `harness` process:
+`test_killed_batches.py`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`--batch` on the `gemini` backend against the loopback server's batch mode: the images uploaded as for a single
 request, the job submitted inline (each request what a single request sends, its item id as `metadata.key`), polled and
 collected; an item the provider failed sent again alone; a run stopped before collection resumed without submitting
-again."""
+again (a killed `harness` process, through the CLI: `test_killed_batches.py`)."""
 
 from __future__ import annotations
 

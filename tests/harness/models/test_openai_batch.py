@@ -1,29 +1,21 @@
 """`--batch` on the `openai` backend against the loopback server's Batch API (tests/support/openai_batches.py): the
 requests written, uploaded, submitted, polled and collected; an item the provider failed sent again alone; a run
-stopped between submission and collection resumed from the batch journal without submitting again, in-process and
-through a killed `harness` process."""
+stopped between submission and collection resumed from the batch journal without submitting again (through a killed
+`harness` process: `test_killed_batches.py`, for every provider)."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.api import BackendFatalError
-from harness.cli import main
 from harness.models.openai_chat.model import OpenAIChatModel
 from harness.models.registry import get_model_class
-from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 from tests.support.openai_batches import OpenAIBatchDesk
-from tests.support.paths import PROJECT
 
 
 @pytest.fixture
@@ -101,52 +93,3 @@ def test_a_run_stopped_before_collection_resumes_its_batch(batch_server, tmp_pat
     assert [r.text for r in responses] == ["answer:s0", "answer:s1", "answer:s2"]
     assert len(batch_server.batches.created) == 1  # resumed, not submitted again
     assert len(_journal(journal)) == 1 and batch_server.received == []
-
-
-@pytest.mark.slow
-def test_a_killed_harness_resumes_its_batch_and_pays_once(batch_server, mmneedle_dir: Path, tmp_path: Path, capsys):
-    tasks = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
-    out = tmp_path / "out"
-    prices = tmp_path / "prices.json"  # $1 a million input tokens; half through the Batch API
-    prices.write_text(json.dumps({"models": {"test-vlm": {"input": 1.0, "output": 0, "batch": 0.5}}}))
-    argv = [
-        "--tasks",
-        tasks,
-        "--model",
-        "openai",
-        "--model_args",
-        f"model=test-vlm,base_url={batch_server.base_url},api_key=sk-test,backoff=0.01,batch_poll=0.05",
-        "--data_dir",
-        str(mmneedle_dir),
-        "--output_path",
-        str(out),
-        "--no_progress",
-        "--batch",
-        "--prices",
-        str(prices),
-    ]
-    desk = batch_server.batches
-    desk.hold.set()
-    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
-    process = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, cwd=PROJECT)
-    journal = out / "openai__test-vlm" / "batches_model.jsonl"
-    try:
-        deadline = time.monotonic() + 60
-        while not (journal.exists() and desk.looks) and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert journal.exists() and desk.looks, "the batch was never submitted and polled"
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-    (entry,) = _journal(journal)
-    assert entry["batch_id"] == desk.created[0] and len(entry["items"]) == LIMIT
-    desk.hold.clear()
-    assert main(argv) == 0, capsys.readouterr().err
-    # The first task's batch was collected, not submitted again; the second task's went as a batch of its own.
-    assert len(desk.created) == 2 and len(_journal(journal)) == 2
-    assert batch_server.received == []  # nothing went through the chat endpoint
-    results = json.loads(sorted((out / "openai__test-vlm").glob("results_*.json"))[-1].read_text())
-    for task in tasks.split(","):
-        assert results["sample_counts"][task]["n_ok"] == LIMIT
-        cost = results["cost"][task]["model"]
-        assert cost["batch"] is True and cost["usd"] == pytest.approx(cost["input_tokens"] * 0.5 / 1e6)
