@@ -286,3 +286,32 @@ def test_push_without_the_hub_is_one_line_saying_what_to_do(
         ]
     )
     assert_user_error((code, out, warned), *expected)
+    assert out == ""  # the plan's file list is --dry-run's output; a push that failed says only why
+
+
+def test_a_push_the_hub_takes_says_what_it_pushed_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file list is --dry-run's; a push prints its outcome: the commit, the tag, the files and their size. The Hub
+    is not on this machine: its three calls are recorded instead, with what the push asked of each."""
+    from types import SimpleNamespace
+
+    from huggingface_hub import HfApi
+
+    from builders.core.estimate import human_bytes
+
+    build_one_row_config(capsys, tmp_path)
+    calls: list[tuple[str, dict[str, object]]] = []
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    monkeypatch.setattr(HfApi, "create_repo", lambda self, repo, **kw: calls.append(("create_repo", kw)))
+    monkeypatch.setattr(
+        HfApi, "upload_folder", lambda self, **kw: calls.append(("upload", kw)) or SimpleNamespace(oid=commit)
+    )
+    monkeypatch.setattr(HfApi, "create_tag", lambda self, repo, **kw: calls.append(("create_tag", kw)))
+    code, out, err = run(capsys, "push", str(tmp_path / "mmneedle"), "--repo", "acme/mmneedle", "--tag", "v1.0.0")
+    assert code == 0, err
+    assert [name for name, _ in calls] == ["create_repo", "upload", "create_tag"] and calls[2][1]["revision"] == commit
+    uploaded = calls[1][1]["allow_patterns"]
+    assert isinstance(uploaded, list) and len(uploaded) == 3
+    size = sum((tmp_path / "mmneedle" / path).stat().st_size for path in uploaded)
+    assert out.splitlines() == [f"pushed acme/mmneedle at commit {commit}, tagged v1.0.0: 3 files, {human_bytes(size)}"]
