@@ -7,7 +7,9 @@
     builders push data/mmneedle --repo ORG/mmneedle --tag v1.0.0 --dry-run
 
 Benchmarks are the packages under `builders/` (`builders.core.benchmark`); nothing here names one.
-User mistakes end with exit code 2 and a one-line message naming the file or value.
+User mistakes end with exit code 2 and one line, `builders: error: ...`, naming the file or value (argparse's mistakes
+too, whichever command: the line names its `--help`, where the usage is); `builders` (or `builders build`) alone
+prints its help.
 """
 
 from __future__ import annotations
@@ -25,11 +27,19 @@ from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, 
 from builders.core.errors import BuildError
 from builders.core.options import BenchmarkOptions, add_flags, add_run_flags, options_from_args, run_options_from_args
 
-PREFIX = "builders: error: "  # every error line, as argparse's own and as `harness: error: ` for the harness
+PREFIX = "builders: error: "  # every error line of every command, as `harness: error: ` for the harness
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="builders", description="Build benchmark datasets and push them to the Hub.")
+class CommandParser(contract.OneLineParser):
+    """The parser of a `builders` command: a mistake is a `BuildError`, one line `builders: error: REASON` naming the
+    command's `--help`, not argparse's usage before the reason."""
+
+    mistake = BuildError
+
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """`builders`' parser, and its `build` command's (whose help `builders build` alone prints)."""
+    parser = CommandParser(prog="builders", description="Build benchmark datasets and push them to the Hub.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{list,build,push}")
 
     listing = commands.add_parser(
@@ -56,12 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     push.add_argument("--private", action="store_true", help="create the repository as private")
     push.add_argument("--dry-run", action="store_true", help="list what would be uploaded; no network")
     push.add_argument("--token", help="Hub token (default: the logged-in token or HF_TOKEN)")
-    return parser
+    return parser, build
 
 
 def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
     """`builders build NAME`'s options: those every build takes, then the benchmark's own (its options' fields)."""
-    parser = argparse.ArgumentParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
+    parser = CommandParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
     add_run_flags(parser, benchmark.default_image_storage, len(benchmark.configs()))
     add_flags(parser.add_argument_group(f"options of {benchmark.name}"), benchmark.build_class.Options)
     return parser
@@ -71,8 +81,8 @@ def _list(only: str | None = None) -> None:
     names = benchmark_names()
     if only is not None and only not in names:
         close = difflib.get_close_matches(only, names, n=3, cutoff=0.6)
-        hint = f"did you mean {' / '.join(close)}? " if close else ""
-        raise BuildError(f"unknown benchmark {only!r}; {hint}(the benchmarks are {', '.join(names)})")
+        hint = f"; did you mean {' / '.join(close)}?" if close else ""
+        raise BuildError(f"unknown benchmark {only!r}{hint} (the benchmarks are {', '.join(names)})")
     for name in [only] if only else names:
         benchmark = load_benchmark(name)
         configs = benchmark.configs()
@@ -170,8 +180,13 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, build = _parser()
     try:
+        if argv in ([], ["build"]):  # nothing to do but learn how: the help, as `harness` alone prints its own
+            (build if argv else parser).print_help()
+            return 0
+        args = parser.parse_args(argv)
         if args.command == "list":
             _list(args.benchmark)
         elif args.command == "build":

@@ -3,7 +3,8 @@
 `harness compare DIR [DIR_B]` and `harness power`.
 
 Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
-User mistakes end with a one-line `harness: error: ...` and exit code 2; a backend that stops the
+User mistakes end with a one-line `harness: error: ...` and exit code 2, whichever command was given (an argparse
+mistake of a subcommand ends by naming its `--help`); `harness` alone prints its help; a backend that stops the
 run (rejected API key, unreachable server, engine failure) or an output that cannot be written (a read-only
 or full disk: the line names the file and the system's reason) ends with one line and exit code 1.
 
@@ -25,8 +26,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from harness.errors import UserError
-from harness.run_arguments import EvaluationOptions, OneLineParser, positive_int, run_parser
+from harness.errors import CommandParser, UserError
+from harness.run_arguments import EvaluationOptions, positive_int, run_parser
 
 if TYPE_CHECKING:
     from harness.config.task_index import TaskIndex
@@ -133,7 +134,7 @@ LIST_TASKS["list_configs"] = ("configs",)
 
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
-    parser = OneLineParser(
+    parser = CommandParser(
         prog="harness ls",
         description="List groups, tags, tasks and dataset configs.",
         epilog="Examples: harness ls WORD (every name holding it); harness ls tasks 'PREFIX_*_SUFFIX' (a glob); "
@@ -161,7 +162,7 @@ def models_command(argv: list[str]) -> int:
     from harness.models.aliases.listing import listing
     from harness.models.registry import available_models
 
-    parser = OneLineParser(
+    parser = CommandParser(
         prog="harness models",
         description="List model backends and aliases, with the papers' models each benchmark declares.",
     )
@@ -182,7 +183,7 @@ def models_command(argv: list[str]) -> int:
 
 @subcommand("merge")
 def merge_command(argv: list[str]) -> int:
-    parser = OneLineParser(
+    parser = CommandParser(
         prog="harness merge",
         description="Combine the output folders of the --shard runs of one evaluation into the journals and the "
         "results file an unsharded run would have written (nothing is generated).",
@@ -225,7 +226,7 @@ def report_command(argv: list[str]) -> int:
     from harness.outputs.compare_command import add_comparison_flags, paired_section
     from harness.outputs.report import write_report
 
-    parser = OneLineParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
+    parser = CommandParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
     parser.add_argument(
         "results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)"
     )
@@ -261,7 +262,7 @@ def report_command(argv: list[str]) -> int:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
         paired = paired_section(folders, args, args.out or args.results_dir)
     elif args.results_b or args.models:
-        raise UserError("harness report: a second results folder or --models compares two runs: add --paired")
+        raise UserError("a second results folder or --models compares two runs: add --paired")
     path = write_report(
         args.results_dir,
         args.out,
@@ -318,6 +319,9 @@ def _main(argv: list[str]) -> int:
         elif argv and not argv[0].startswith("-"):  # `harness lss`: a subcommand mistyped, not a run's flags
             raise UserError(unknown_command(argv[0]))
         parser = run_parser()
+        if not argv:  # `harness` (or `harness run`) alone: its help, as lm-eval's `lm-eval` and `lm-eval run` print
+            parser.print_help()
+            return 0
         args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:
             return list_tasks(args.tasks, list(args.include_path or []))

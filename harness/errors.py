@@ -6,9 +6,18 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from builders.core.contract import OneLineParser
+
 
 class UserError(Exception):
     """A mistake in arguments, task files or data that the user can fix; no traceback is shown."""
+
+
+class CommandParser(OneLineParser):
+    """The parser of a `harness` command: a mistake is a `UserError`, one line `harness: error: REASON` (a subcommand's
+    naming its `--help`), not argparse's usage before the reason."""
+
+    mistake = UserError
 
 
 class UploadError(UserError):

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from harness.declared_options import (
     REQUIRED,
@@ -24,7 +24,7 @@ from harness.declared_options import (
     spell_arguments,
     switch,
 )
-from harness.errors import UserError
+from harness.errors import CommandParser, UserError
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
 if TYPE_CHECKING:
@@ -345,23 +345,15 @@ class EvaluationOptions(LmEvalOptions):
         return self.seeds[0]
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse's parser whose mistakes are one line, `harness: error: REASON`, as every other mistake of the harness
-    is (and as `simple_evaluate` raises it): argparse's usage (28 lines of flags here) before the reason would bury
-    it; `--help` shows the usage."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def run_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(
+    parser = CommandParser(
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "
         "`harness report RESULTS_DIR` (markdown table and plots), `harness view RESULTS_DIR` (a local web page "
-        "over runs, samples and their images), `harness merge OUT SHARD_DIR...` "
-        "(combine --shard runs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
+        "over runs, samples and their images), `harness merge OUT SHARD_DIR...` (combine --shard runs), "
+        "`harness compare RESULTS [RESULTS_B]` (two runs paired on sample ids), `harness power` (the rows a "
+        "difference needs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
     )
     add_flags(parser, EvaluationOptions, GROUPS)
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")

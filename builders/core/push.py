@@ -134,9 +134,9 @@ def push(
     plan = plan_push(folder, repo, tag, private)
     for line in caveat_warnings(plan):
         warn(line)
-    for line in describe_plan(plan):
-        echo(line)
-    if dry_run:
+    if dry_run:  # the plan is the output; a push says what it pushed once the Hub took it, or why not in one line
+        for line in describe_plan(plan):
+            echo(line)
         return plan
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
@@ -156,5 +156,7 @@ def push(
         api.create_tag(repo, tag=tag, revision=commit.oid, repo_type="dataset", tag_message=plan.commit_message)
     except (OSError, hub_httpx.HTTPError, HfHubHTTPError) as exc:  # HTTP errors, offline mode, no connection
         raise push_failure(repo, exc) from None
-    echo(f"pushed {repo} at commit {commit.oid}, tagged {tag}")
+    echo(
+        f"pushed {repo} at commit {commit.oid}, tagged {tag}: {len(plan.files)} files, {human_bytes(plan.total_bytes)}"
+    )
     return plan

@@ -9,7 +9,7 @@ is) and what becomes of the other frameworks' model arguments it does not take i
 - read as nothing, said in one line with the reason (`use_cache=True`: generation always keeps its KV cache);
 - refused in one line saying what to write instead (`batch_size=8` in `--model_args`: write `--batch_size 8`).
 
-A backend's own argument is never in its table (`tests/harness/models/test_foreign_names.py` checks it), so an
+A backend's own argument is never in its table (`tests/harness/test_lm_eval_command_lines.py` checks it), so an
 argument of ours always means what it means here, whichever name chose the backend. `translate` applies a table to one
 `--model_args`; `harness.run_plan` calls it for every run and prints its lines.
 """

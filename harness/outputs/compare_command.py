@@ -7,9 +7,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Literal
 
-from harness.errors import UserError
+from harness.errors import CommandParser
 from harness.outputs.compare_file import write_compare
 from harness.outputs.compare_markdown import comparison_lines
 from harness.outputs.compare_runs import comparison
@@ -23,14 +23,6 @@ EPILOG = (
     "harness compare results_hf/ results_vllm/ --models qwen2.5-vl 'qwen2.5-vl (vllm)'. "
     "A model is named as harness report names it, or by its model folder."
 )
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, its mistakes said in one line (`harness: error: harness compare: ...`, exit 2) as every other bad
-    input of these commands is, not a usage block."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def probability_arg(text: str) -> float:
@@ -117,7 +109,7 @@ def paired_section(folders: list[Path], args: argparse.Namespace, out: Path) -> 
 
 
 def compare_main(argv: list[str]) -> int:
-    parser = OneLineParser(
+    parser = CommandParser(
         prog="harness compare",
         description="Compare two runs paired on sample ids, per task and group: the difference with its clustered "
         "interval, McNemar's counts and exact p for 0/1 metrics, adjusted p values, the per-row correlation and the "

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.config.task_index import TaskIndex, natural_key
-from harness.errors import UserError, first_line
-from harness.outputs.compare_command import OneLineParser, names_arg, probability_arg
+from harness.errors import CommandParser, UserError, first_line
+from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_runs import NOT_DECLARED, task_index
 from harness.outputs.paired_runs import JournalUnreadable, pick_run, read_task_journal, row_keys
 from harness.outputs.power_analysis import PowerFile, PowerOptions, PowerRow, from_build, from_errors, power_file
@@ -52,7 +52,7 @@ def _limit(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = OneLineParser(
+    p = CommandParser(
         prog="harness power",
         description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
         "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",

@@ -8,7 +8,7 @@ import socket
 import sys
 from pathlib import Path
 
-from harness.errors import UserError
+from harness.errors import CommandParser, UserError
 
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
@@ -17,7 +17,7 @@ INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
 
 
 def parser() -> argparse.ArgumentParser:
-    out = argparse.ArgumentParser(
+    out = CommandParser(
         prog="harness view",
         description="Serve a local web page over a results folder: runs and their metrics, each task's samples "
         "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "

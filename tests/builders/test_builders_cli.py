@@ -263,13 +263,48 @@ def test_list_takes_one_benchmark_and_names_the_closest_to_a_wrong_one(capsys: p
         "unknown benchmark 'mmlongbnch'; did you mean mmlongbench",
         "(the benchmarks are locovqa, milebench, mmlongbench, mmneedle)",
     )
+    # Nothing close: the names, without the stray "; " the missing suggestion left.
+    assert run(capsys, "list", "bogus")[2].splitlines() == [
+        "builders: error: unknown benchmark 'bogus' (the benchmarks are locovqa, milebench, mmlongbench, mmneedle)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["build", "mmneedle"], "the following arguments are required: --out (see builders build mmneedle --help)"),
+        (["build", "mmneedle", "--out", "x", "--limit", "x"], "argument --limit: invalid int value: 'x' (see builders "
+         "build mmneedle --help)"),
+        (["build", "nope"], "argument benchmark: invalid choice: 'nope' (choose from 'locovqa', 'milebench', "
+         "'mmlongbench', 'mmneedle') (see builders build --help)"),
+        (["push", "x"], "the following arguments are required: --repo, --tag (see builders push --help)"),
+        (["list", "a", "b"], "unrecognized arguments: b"),
+        (["bogus"], "argument {list,build,push}: invalid choice: 'bogus' (choose from 'list', 'build', 'push')"),
+    ],
+)  # fmt: skip
+def test_a_usage_mistake_is_one_line_naming_the_commands_help(
+    capsys: pytest.CaptureFixture[str], argv: list[str], reason: str
+) -> None:
+    """Issue 54 item 11's leftovers: argparse printed the command's usage (12 lines for `builders build mmneedle`)
+    before `builders build mmneedle: error: ...`, where every other mistake is one line `builders: error: ...`."""
+    code, out, err = run(capsys, *argv)
+    assert (code, out, err.splitlines()) == (2, "", [f"builders: error: {reason}"])
+
+
+@pytest.mark.parametrize(("argv", "usage"), [([], "usage: builders [-h]"), (["build"], "usage: builders build [-h]")])
+def test_builders_alone_prints_its_help(capsys: pytest.CaptureFixture[str], argv: list[str], usage: str) -> None:
+    """As `harness` alone (and lm-eval's `lm-eval`, `lm-eval run`): it was argparse's usage and `the following
+    arguments are required: {list,build,push}` (of `builders build`: `benchmark, options`), exit 2."""
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and out.startswith(usage) and err == ""
 
 
 @pytest.mark.parametrize("offline", [True, False])
 def test_push_without_the_hub_is_one_line_saying_what_to_do(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: bool
 ) -> None:
-    """Issue 54 item 11: offline, `builders push` said only `[Errno -2] Name or service not known`."""
+    """Issue 54 item 11: offline, `builders push` said only `[Errno -2] Name or service not known`, after the list of
+    the files it would upload."""
     from huggingface_hub import constants
 
     build_one_row_config(capsys, tmp_path)
@@ -286,3 +321,32 @@ def test_push_without_the_hub_is_one_line_saying_what_to_do(
         ]
     )
     assert_user_error((code, out, warned), *expected)
+    assert out == ""  # the plan's file list is --dry-run's output; a push that failed says only why
+
+
+def test_a_push_the_hub_takes_says_what_it_pushed_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file list is --dry-run's; a push prints its outcome: the commit, the tag, the files and their size. The Hub
+    is not on this machine: its three calls are recorded instead, with what the push asked of each."""
+    from types import SimpleNamespace
+
+    from huggingface_hub import HfApi
+
+    from builders.core.estimate import human_bytes
+
+    build_one_row_config(capsys, tmp_path)
+    calls: list[tuple[str, dict[str, object]]] = []
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    monkeypatch.setattr(HfApi, "create_repo", lambda self, repo, **kw: calls.append(("create_repo", kw)))
+    monkeypatch.setattr(
+        HfApi, "upload_folder", lambda self, **kw: calls.append(("upload", kw)) or SimpleNamespace(oid=commit)
+    )
+    monkeypatch.setattr(HfApi, "create_tag", lambda self, repo, **kw: calls.append(("create_tag", kw)))
+    code, out, err = run(capsys, "push", str(tmp_path / "mmneedle"), "--repo", "acme/mmneedle", "--tag", "v1.0.0")
+    assert code == 0, err
+    assert [name for name, _ in calls] == ["create_repo", "upload", "create_tag"] and calls[2][1]["revision"] == commit
+    uploaded = calls[1][1]["allow_patterns"]
+    assert isinstance(uploaded, list) and len(uploaded) == 3
+    size = sum((tmp_path / "mmneedle" / path).stat().st_size for path in uploaded)
+    assert out.splitlines() == [f"pushed acme/mmneedle at commit {commit}, tagged v1.0.0: 3 files, {human_bytes(size)}"]

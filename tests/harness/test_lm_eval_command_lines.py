@@ -2,12 +2,15 @@
 `--model` read as the backend that does the same and its `--model_args` as that backend takes them, each said in one
 line. The checkpoint is the tiny LLaVA built for the tests (the docs' names are not on this machine), a server is the
 local chat-completions server, and vLLM's engine is `tests/support/fake_vllm.FakeLLM` (vLLM needs a GPU; everything
-around its engine is the backend's own code)."""
+around its engine is the backend's own code). Every name of the docs' table of their model names, with a typical
+argument set, is screened (`--screen_only`) on the offline build, most of them run by no command line."""
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -36,6 +39,82 @@ def needle_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("data")
     build_mmneedle(source="synthetic", out_dir=root, configs=["m10_n2_k1"], limit=1, seed=0, num_proc=1)
     return root
+
+
+def names_table() -> dict[str, tuple[str, str]]:
+    """docs/lm-eval.md's table of their model names: name -> (whose, what it is here: the backend, or '' for an alias
+    of ours)."""
+    text = (PROJECT / "docs" / "lm-eval.md").read_text(encoding="utf-8")
+    lines = text.split("### Their models' names and arguments", 1)[1].splitlines()
+    start = lines.index("| their `--model` | whose | here |")
+    rows = list(itertools.takewhile(lambda row: row.startswith("|"), lines[start + 2 :]))
+    table = {}
+    for row in rows:
+        names, whose, here = (cell.strip() for cell in row.strip("|").split("|"))
+        backend = here.split("`")[1] if here.startswith("`") else ""
+        table |= {name: (whose, backend) for name in re.findall(r"`([^`]+)`", names)}
+    return table
+
+
+# A --model_args each of their names is commonly run with: the checkpoint or served model, and their own arguments
+# beside ours (lmms-eval's Qwen2-VL example: max_pixels, use_flash_attention_2, interleave_visuals). The screen reads
+# no weights, so the checkpoints' names need not be on this machine.
+TYPICAL_ARGS = {
+    "hf-multimodal": "pretrained=llava-hf/llava-1.5-7b-hf,dtype=bfloat16,max_length=4096,max_images=16,interleave=True,"
+    "convert_img_format=True",
+    "llava_hf": "pretrained=llava-hf/llava-1.5-7b-hf,device_map=auto,use_cache=True",
+    "qwen2_vl": "pretrained=Qwen/Qwen2-VL-7B-Instruct,max_pixels=12845056,use_flash_attention_2=True,"
+    "interleave_visuals=True",
+    "qwen2_5_vl": "pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_pixels=12845056,attn_implementation=flash_attention_2",
+    "qwen3_vl": "pretrained=Qwen/Qwen3-VL-8B-Instruct,max_pixels=12845056,max_num_frames=32",
+    "internvl_hf": "pretrained=OpenGVLab/InternVL3-8B-hf,max_frames_num=32",
+    "huggingface": "pretrained=HuggingFaceM4/Idefics3-8B-Llama3,parallelize=True",
+    "vllm-vlm": "pretrained=llava-hf/llava-1.5-7b-hf,max_length=4096,max_images=16,batch_size=auto",
+    "vllm": "model=llava-hf/llava-1.5-7b-hf,tensor_parallel_size=1,gpu_memory_utilization=0.8",
+    "local-chat-completions": "model=llava-hf/llava-1.5-7b-hf,base_url=http://localhost:8000/v1/chat/completions,"
+    "num_concurrent=4,tokenized_requests=False",
+    "openai-chat-completions": "model=gpt-4o",
+    "openai": "model_version=gpt-4o",
+    "openai_compatible": "model_version=gpt-4o,num_concurrent=8",
+    "openai_compatible_chat": "model_version=gpt-4o,max_length=128000",
+    "idefics2": "",
+}
+
+
+@pytest.mark.slow  # a --screen_only run per name (0.3-1 s; the first ones import transformers and vLLM's classes)
+@pytest.mark.parametrize("name", sorted(names_table()))
+def test_each_documented_model_name_runs_on_its_backend_with_a_typical_argument_set(
+    name: str, harness, needle_build: Path
+) -> None:
+    """Issue 54: the names table listed names (`qwen2_vl`, `huggingface`, `openai_compatible_chat`, ...) that none of
+    the documented command lines ran. Each is resolved through the run's own plan and screened on the offline build:
+    the backend the table names, the line saying so, one line for each of their arguments, and the checkpoint or
+    served model read from their spelling of it (lmms-eval's `model=`, `model_version=`)."""
+    from harness.models.aliases import ALIASES
+    from harness.models.args import parse_kv
+
+    assert set(TYPICAL_ARGS) == set(names_table())  # a name added to the table needs its arguments here
+    whose, backend = names_table()[name]
+    if not backend:  # an alias of ours, by the name lmms-eval gives its wrapper
+        assert name in ALIASES, f"the table says {name} is an alias"
+        backend = ALIASES[name].backend
+    if backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        pytest.skip("vLLM's classes are not installed (make test installs them)")
+    given = parse_kv(TYPICAL_ARGS[name])
+    run = harness("--model", name, *(["--model_args", TYPICAL_ARGS[name]] if given else []),
+                  "--tasks", "mmneedle_m10_n2_k1", "--data_dir", needle_build, "--screen_only")  # fmt: skip
+    assert run.code == 0, run.err
+    said = [line.removeprefix("harness: ") for line in run.err.splitlines() if line.startswith("harness: --model")]
+    named = [f"--model {name}: {whose}'s name, for the {backend} backend here"]
+    assert [line for line in said if line.startswith("--model ")] == (named if name in other_names() else [])
+    theirs = [key for key in given if key in backend_spec(backend).foreign_args]
+    assert [line.split("=", 1)[0] for line in said if line.startswith("--model_args ")] == [
+        f"--model_args {key}" for key in theirs
+    ]
+    (screened,) = [line for line in run.out.splitlines() if line.startswith("Screen only (")]
+    served = given.get("pretrained") or given.get("model") or given.get("model_version")
+    served = served or ALIASES[name].args["pretrained"]
+    assert screened.startswith(f"Screen only ({backend} {served}): "), screened
 
 
 def test_the_documented_lines_name_every_mapped_name_and_each_name_its_backend() -> None:

@@ -1,6 +1,6 @@
 """One clear line where a newcomer used to meet a wall of text (issue 54 items 7, 8, 9 and 11): a vLLM checkpoint that
-is not on this machine, a listing filter that matches nothing, the data of many tasks missing, a usage mistake, a
-judge without its key."""
+is not on this machine, a listing filter that matches nothing, the data of many tasks missing, a usage mistake (of a
+run or of any subcommand, under the one prefix `harness: error: `), a judge without its key."""
 
 from __future__ import annotations
 
@@ -109,12 +109,49 @@ def test_a_usage_mistake_is_one_line_without_the_usage(
     """Item 11: argparse printed the whole usage (28 lines) before the reason."""
     from harness.cli import main
 
-    try:
-        code = main(argv)
-    except SystemExit as exit:
-        code = exit.code
-    assert code == 2
+    assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason}"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["view"], "the following arguments are required: results_dir (see harness view --help)"),
+        (["view", ".", "--port", "x"], "argument --port: invalid int value: 'x' (see harness view --help)"),
+        (["compare"], "the following arguments are required: RESULTS (see harness compare --help)"),
+        (["compare", "a", "b", "c"], "one or two results folders, got 3 (see harness compare --help)"),
+        (["power", "--alpha", "2"], "argument --alpha: expected a number between 0 and 1 (exclusive), got '2' (see "
+         "harness power --help)"),
+        (["report"], "the following arguments are required: results_dir (see harness report --help)"),
+        (["report", ".", "--models", "a", "b"], "a second results folder or --models compares two runs: add --paired"),
+        (["ls", "--bogus"], "unrecognized arguments: --bogus (see harness ls --help)"),
+        (["models", "--bogus"], "unrecognized arguments: --bogus (see harness models --help)"),
+        (["merge"], "the following arguments are required: out, shard_dirs (see harness merge --help)"),
+    ],
+)  # fmt: skip
+def test_a_subcommands_mistake_is_one_line_under_the_one_prefix(
+    argv: list[str], reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Item 11's leftovers: `harness view` printed argparse's usage before the reason; `harness compare` and `harness
+    power` said `harness: error: harness compare: ...`, `harness report` `harness: error: harness report: ...`; the
+    argparse mistakes of `ls`, `models`, `merge` and `report` began `harness ls: error: ` where every other mistake of
+    theirs begins `harness: error: `. One prefix for the program; a subcommand's usage mistake names its --help."""
+    from harness.cli import main
+
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason}"]
+
+
+@pytest.mark.parametrize("argv", [[], ["run"]])
+def test_harness_alone_prints_its_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """As `lm-eval` and `lm-eval run` alone do (and `builders` alone); it was `harness: error: the following arguments
+    are required: --tasks`."""
+    from harness.cli import main
+
+    assert main(argv) == 0
+    printed = capsys.readouterr()
+    assert printed.out.startswith("usage: harness [-h] --tasks TASKS") and "Other commands:" in printed.out
+    assert printed.err == ""
 
 
 def test_a_judges_missing_key_names_the_judge_and_its_flags(

@@ -23,7 +23,7 @@ import argparse
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, NoReturn, Self
 
 FLAG = "flag"  # the field metadata key of an option's declaration
 REQUIRED: Any = MISSING  # `option(REQUIRED, ...)`: a flag that must be given (`--tasks`)
@@ -214,6 +214,19 @@ class DeclaredOptions:
     def from_namespace(cls, args: argparse.Namespace) -> Self:
         """The options a command line gave (its values already read by each flag's `parse`)."""
         return cls(**{item.name: getattr(args, item.name) for item in declared(cls)})
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose mistakes are one line, as every other bad input of the builders and the harness is:
+    argparse printed its usage (28 lines of a run's flags) before the reason, which buried it; `--help` shows the usage.
+    A mistake raises `mistake` with the reason, which the command prints as `PROGRAM: error: REASON` (exit 2): one
+    prefix for the program, whichever of its commands was given (`builders: error: `, `harness: error: `), so a
+    subcommand's reason ends by naming where its usage is (`(see builders build mmneedle --help)`)."""
+
+    mistake: ClassVar[Callable[[str], Exception]] = ValueError  # the command's error for bad input
+
+    def error(self, message: str) -> NoReturn:
+        raise type(self).mistake(f"{message} (see {self.prog} --help)" if " " in self.prog else message)
 
 
 def add_flags(parser: argparse._ActionsContainer, options: type[DeclaredOptions], groups: Sequence[str] = ()) -> None:
