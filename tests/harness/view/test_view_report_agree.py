@@ -173,6 +173,17 @@ def _grid_cells(page: str) -> list[tuple[str, str, str, str]]:
     return out
 
 
+def _opened(demo: Path):
+    """report.md read, a client of the viewer, its index page and the index's cells."""
+    client = _client(demo)
+    home = client.get("/").text
+    return Report((demo / "report.md").read_text()), client, home, _index(home)
+
+
+def _links_of(home: str, kind: str) -> list[str]:
+    return sorted({html.unescape(link) for link in re.findall(rf'class="{kind}" href="([^"]+)"', home)})
+
+
 def _number(shown: str) -> tuple[float, tuple[float, float] | None]:
     found = CELL.fullmatch(shown)
     assert found, shown
@@ -185,14 +196,18 @@ def _number(shown: str) -> tuple[float, tuple[float, float] | None]:
 
 @pytest.mark.slow
 def test_every_number_of_the_index_is_report_mds_and_every_group_has_a_row(demo: Path) -> None:
-    report = Report((demo / "report.md").read_text())
-    client = _client(demo)
-    home = client.get("/").text
-    index = _index(home)
+    report, client, home, index = _opened(demo)
     header = re.search(r'<table class="metrics index" id="index">\s*<thead>(.*?)</thead>', home, re.S)
     assert header and re.findall(r'class="model-column">([^<]+)<', header.group(1)) == MODELS  # a column per model
     # A row for every group the results hold, LoCoVQA's and the pooled-nothing ones included.
-    for name in ["locovqa_mmstar", "locovqa_mmstar_int", "locovqa_mmstar_cmp", "locovqa_needle_cmp", "milebench", "milebench_t1"]:
+    for name in [
+        "locovqa_mmstar",
+        "locovqa_mmstar_int",
+        "locovqa_mmstar_cmp",
+        "locovqa_needle_cmp",
+        "milebench",
+        "milebench_t1",
+    ]:
         assert name in index, name
     assert {"mmlongbench_8k", "mmlongbench_ablation_8k", "milebench_few", "milebench_many"} <= set(index)
     tasks = re.findall(r'class="samples-link" href="/samples\?model=random&amp;task=(milebench_[^"]+)"', home)
@@ -236,11 +251,8 @@ def test_every_number_of_the_index_is_report_mds_and_every_group_has_a_row(demo:
 
 @pytest.mark.slow
 def test_every_grid_cell_and_member_of_every_group_page_is_the_index_and_report_mds(demo: Path) -> None:
-    report = Report((demo / "report.md").read_text())
-    client = _client(demo)
-    home = client.get("/").text
-    index = _index(home)
-    pages = sorted({html.unescape(link) for link in re.findall(r'class="group-link" href="([^"]+)"', home)})
+    report, client, home, index = _opened(demo)
+    pages = _links_of(home, "group-link")
     assert len(pages) > 30
     cells_seen = 0
     for link in pages:
@@ -289,11 +301,8 @@ def test_every_grid_cell_and_member_of_every_group_page_is_the_index_and_report_
 
 @pytest.mark.slow
 def test_every_task_page_shows_report_mds_number_and_interval(demo: Path) -> None:
-    report = Report((demo / "report.md").read_text())
-    client = _client(demo)
-    home = client.get("/").text
-    index = _index(home)
-    links = sorted({html.unescape(link) for link in re.findall(r'class="samples-link" href="([^"]+)"', home)})
+    report, client, home, index = _opened(demo)
+    links = _links_of(home, "samples-link")
     assert len(links) > 100
     for link in links:
         model, task = re.fullmatch(r"/samples\?model=([^&]+)&task=(.+)", link).groups()  # type: ignore[union-attr]
@@ -324,9 +333,7 @@ def test_every_task_page_shows_report_mds_number_and_interval(demo: Path) -> Non
 
 @pytest.mark.slow
 def test_two_models_side_by_side_from_the_index_and_from_the_reports_links(demo: Path) -> None:
-    report = Report((demo / "report.md").read_text())
-    client = _client(demo)
-    index = _index(client.get("/").text)
+    report, client, _, index = _opened(demo)
     linked = client.get("/report/").text
     links = {  # the rows of the tables across models: no model named
         _text(label): html.unescape(href)
