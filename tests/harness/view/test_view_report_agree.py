@@ -35,7 +35,7 @@ MODELS = ["constant", "random"]  # the report's and the index's column order
 TABLE_2 = ["T-1", "T-2", "T-3", "T-4", "S-1", "S-2", "S-3", "S-4", "S-5", "N-1", "N-2", "I-1"]
 MILEBENCH_COLUMNS = {f"milebench_{c.lower().replace('-', '')}": c for c in TABLE_2} | {"milebench": "Overall Real."}
 MILEBENCH_LEVELS = {"milebench_few": "Few", "milebench_medium": "Medium", "milebench_many": "Many"}
-LOCOVQA_SERIES = {"mmstar": "MMStar", "needle": "Needle"}
+LOCOVQA_SERIES = {"mmstar": "MMStar", "needle": "Needle", "okvqa": "OK-VQA", "mnist": "MNIST"}
 PROPORTIONS = ("mmneedle_", "locovqa_")  # benchmarks that record proportions (the others 0-100)
 CELL = re.compile(r"(-?\d+(?:\.\d+)?)(?: \[(-?\d+(?:\.\d+)?), (-?\d+(?:\.\d+)?)\])?$")
 
