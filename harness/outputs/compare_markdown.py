@@ -1,5 +1,11 @@
 """compare.md, and the same section inside `harness report --paired`: a comparison's groups and tasks as tables,
-what each column is, the rows scored in one run only, what was not compared and why."""
+what each column is, the rows scored in one run only, what was not compared and why.
+
+A score is shown on the scale report.md shows it on, so that the paired section and the report's tables beside it
+read alike (issue 54): a score on a known scale (`report.row_scale`'s rule: the benchmark's `ReportHooks.scale`, 1 for
+proportions and 100 for the papers' 0-100 scores; else a proportion where both values lie in [0, 1]) has its values on
+0-100 with one decimal, as the report's cells, and its differences, intervals, MDE and run-to-run errors in points with
+two; a count (a `sum` aggregation, such as LoCoVQA's non-responses) and any other number stay as recorded. compare.json keeps every number as the results files record it."""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ import math
 from collections.abc import Sequence
 
 from harness.outputs.compare_file import CompareFile, ComparisonRow
+from harness.outputs.model_results import ModelResults
+from harness.outputs.report import PERCENT, scales
 from harness.uncertainty import minimum_detectable_effect
 
 ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
@@ -14,10 +22,33 @@ SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compa
 SHOWN_NAMES = 6  # tasks shown per reason they were not compared
 
 
-def _number(value: object, digits: int = 4) -> str:
+def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "N/A" if value is None or isinstance(value, float | str) else str(value)
-    return f"{value:.{digits}f}"
+    return f"{value * factor:.{digits}f}"
+
+
+def report_scales(compared: CompareFile) -> dict[str, int]:
+    """Task or group -> the scale its benchmark declares (`report.scales`, from the installed task folders: the
+    comparison's own were read under the one rule of `trusted_tasks`; here only the declarations are looked up)."""
+    rows = compared["rows"]
+    named = ModelResults(
+        results={r["name"]: {} for r in rows if r["kind"] == "task"},
+        groups={r["name"]: {} for r in rows if r["kind"] == "group"},
+    )
+    return scales(named)
+
+
+def _factor(row: ComparisonRow, declared: dict[str, int]) -> float | None:
+    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`report.row_scale`'s rule: the
+    benchmark's declared scale, else 1 where both values lie in [0, 1]); None: shown as recorded (a count)."""
+    if row["method"].startswith("sum"):
+        return None
+    scale = declared.get(row["name"])
+    if scale is None:
+        values = [v for v in (row["value_a"], row["value_b"]) if isinstance(v, float) and math.isfinite(v)]
+        scale = 1 if values and all(0 <= v <= 1 for v in values) else None
+    return None if scale is None else PERCENT / scale
 
 
 def _p(value: object) -> str:
@@ -26,10 +57,10 @@ def _p(value: object) -> str:
     return "<0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
-def _interval(row: ComparisonRow) -> str:
+def _interval(row: ComparisonRow, digits: int = 4, factor: float = 1.0) -> str:
     low, high = row["low"], row["high"]
     if isinstance(low, float) and isinstance(high, float) and math.isfinite(low) and math.isfinite(high):
-        return f"[{low:.4f}, {high:.4f}]"
+        return f"[{low * factor:.{digits}f}, {high * factor:.{digits}f}]"
     return "N/A"
 
 
@@ -37,20 +68,25 @@ def _counts(row: ComparisonRow) -> str:
     return "" if row["a_only"] is None else f"{row['a_only']} / {row['b_only']}"
 
 
-def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) -> list[str]:
+def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool, declared: dict[str, int]) -> list[str]:
     adjusted = ADJUSTED[compared["adjust"]]
     head = ["task" if tasks else "group", "metric", "rows", "A", "B", "A − B", f"{compared['level']:.0%} interval"]
     head += ["A only / B only", "McNemar p", "r"] if tasks else []
     head += ["p", f"p ({adjusted})", "deff", "MDE"] + (["run to run"] if compared["same_model"] else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"])]
-        cells += [_number(row["value_b"]), _number(row["difference"]), _interval(row)]
+        factor = _factor(row, declared)
+        value, points = (4, 4) if factor is None else (1, 2)  # one decimal: report.md's cells; points: two
+        scaled = 1.0 if factor is None else factor
+        cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"], value, scaled)]
+        cells += [_number(row["value_b"], value, scaled), _number(row["difference"], points, scaled)]
+        cells.append(_interval(row, points, scaled))
         if tasks:
             cells += [_counts(row), _p(row["mcnemar_p"]), _number(row["correlation"], 2)]
-        cells += [_p(row["p_value"]), _p(row["p_adjusted"]), _number(row["design_effect"], 2), _number(row["mde"])]
+        cells += [_p(row["p_value"]), _p(row["p_adjusted"]), _number(row["design_effect"], 2)]
+        cells.append(_number(row["mde"], points, scaled))
         if compared["same_model"]:
-            cells.append(_number(row["run_to_run_stderr"]))
+            cells.append(_number(row["run_to_run_stderr"], points, scaled))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -86,8 +122,10 @@ def explanation(compared: CompareFile) -> list[str]:
         "independent (too small where rows share items: the design effect *deff* says "
         "how much they do). *r*: the per-row correlation of A's and B's values. *MDE*: the smallest true difference "
         f"this comparison detects at α = {compared['alpha']} with {compared['power']:.0%} power, "
-        f"{_z_factor(compared)} × the clustered error. Values as recorded (proportions 0-1; the papers' 0-100 scores "
-        "as they are). The formulas: docs/statistics.md, *Comparing two runs*.",
+        f"{_z_factor(compared)} × the clustered error. Scores on report.md's scale, 0-100 (proportions as "
+        "percentages, the papers' 0-100 scores as they are; A − B, its interval and the MDE in points); counts and "
+        "other numbers as recorded (compare.json holds every number as recorded). "
+        "The formulas: docs/statistics.md, *Comparing two runs*.",
     ]
 
 
@@ -129,10 +167,11 @@ def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
     lines += [*_runs(compared), "", *explanation(compared), ""]
     groups = [r for r in compared["rows"] if r["kind"] == "group"]
     tasks = [r for r in compared["rows"] if r["kind"] == "task"]
+    declared = report_scales(compared)
     if groups:
-        lines += [f"{part} Groups", "", *_table(groups, compared, tasks=False), ""]
+        lines += [f"{part} Groups", "", *_table(groups, compared, False, declared), ""]
     if tasks:
-        lines += [f"{part} Tasks", "", *_table(tasks, compared, tasks=True), ""]
+        lines += [f"{part} Tasks", "", *_table(tasks, compared, True, declared), ""]
     lines += [f"{part} Rows in one run only", "", *_unpaired(compared), ""]
     if compared["not_compared"]:
         lines += [f"{part} Not compared", "", *_not_compared(compared), ""]

@@ -96,7 +96,7 @@ def task_index(include_paths: tuple[str, ...]) -> TaskIndex:
     return TaskIndex(list(include_paths))
 
 
-def _union(models: list[ModelResults]) -> ModelResults:
+def union_of(models: list[ModelResults]) -> ModelResults:
     """Every task and group any of the models has (values of the last one), to find their hooks."""
     union = ModelResults()
     for data in models:
@@ -194,7 +194,7 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
         return []
     names = sorted(models)
     everyone = [models[name] for name in names]
-    union = _union(everyone)
+    union = union_of(everyone)
     declared = scales(union)
     lines = [
         "## Across models",
@@ -220,7 +220,7 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
     metric that has a value (the benchmarks' top-line numbers), on one scale."""
     names = sorted(models)
     everyone = [models[name] for name in names]
-    union = _union(everyone)
+    union = union_of(everyone)
     declared = scales(union)
     lines = [
         "## Summary",

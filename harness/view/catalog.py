@@ -18,8 +18,9 @@ from typing import Any
 
 from harness.config.task_index import natural_key
 from harness.errors import UserError
+from harness.outputs.group_values import headline_metric
 from harness.outputs.model_results import ModelResults, load_results
-from harness.outputs.report import benchmark_sections, headline_rows
+from harness.outputs.report import benchmark_sections, headline_rows, scales, union_of
 from harness.outputs.results import metric_items
 from harness.outputs.results_file import ResultsFile, read_results_file
 from harness.outputs.trusted_tasks import trusted_task_folders, untrusted_task_folders
@@ -78,6 +79,13 @@ class Catalog:
         for data in self.models.values():
             data.include_paths = set(trusted)
         self.headline: dict[str, list[tuple[str, str]]] = {}
+        # Every model, in the order of their columns, and their tasks and groups as one: a row's scale is decided
+        # over every model, as report.md's tables across models decide it (`report.row_scale`).
+        self.everyone = [self.models[model] for model in self.model_names()]
+        union = union_of(self.everyone)
+        self.declared: dict[str, int] = scales(union) if self.models else {}
+        self.cross_rows: list[tuple[str, str]] = headline_rows(union) if self.models else []
+        self.row_metric = dict(self.cross_rows)
         # model -> task or group -> the `ViewHooks` its benchmark declares, read once a declaration
         self.hooks: dict[str, dict[str, ViewHooks | None]] = {}
         declared: dict[int, ViewHooks] = {}
@@ -127,15 +135,13 @@ class Catalog:
     def models_with(self, task: str) -> list[str]:
         return [m for m in self.model_names() if task in self.models[m].results]
 
-    def primary_metric(self, model: str, task: str) -> str | None:
-        """The metric the table judges right and wrong by: the benchmark's headline metric of the task, else its
-        first."""
-        for name, metric in self.headline.get(model, []):
-            if name == task:
-                return metric
-        run = self.task_run(model, task)
-        metrics = run.metrics() if run else []
-        return metrics[0] if metrics else None
+    def primary_metric(self, model: str, name: str) -> str | None:
+        """The metric a task or group is shown and judged by: its row's in report.md's table across models (the
+        benchmark's headline metric), else its first."""
+        if name in self.row_metric:
+            return self.row_metric[name]
+        data = self.models.get(model)
+        return headline_metric(data, name, dict(self.headline.get(model, []))) if data is not None else None
 
 
 def warn(message: str) -> None:

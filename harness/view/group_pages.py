@@ -1,7 +1,8 @@
-"""A group's page (`/samples?model=M&task=GROUP`): the benchmark's grids across its tasks, each cell linking to the
-samples behind it, the member tasks with their headline metric, and the samples of every member in one table,
-filtered and sorted by the axes across tasks. Without a model (`/samples?task=NAME`, the links of report.md's tables
-across models) the page is the one model that has it, or a choice between those that do."""
+"""A group's page (`/samples?model=M&task=GROUP`, `&vs=B` for a second model beside): the group's own value, the
+benchmark's grids across its tasks, each cell linking to the samples behind it, the member tasks with their headline
+metric, and the samples of every member in one table, filtered and sorted by the axes across tasks. Without a model
+(`/samples?task=NAME`, the links of report.md's tables across models and of the index's *side by side*) the page is
+the one model that has it, two models side by side, or, with more, each model's value and a choice of two."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from starlette.responses import RedirectResponse, Response
 from harness.view.group_index import HEADLINE, combine
 from harness.view.groups import grids, load_group, member_tasks
 from harness.view.sample_table import sample_table
+from harness.view.values import shown as shown_value
+from harness.view.versus import beside, others_of, versus_of
 from harness.view.viewer import Viewer
 
 NO_SUCH = "no such model and task or group in this results folder"
@@ -26,15 +29,20 @@ def choose_model(viewer: Viewer, request: Request) -> Response:
     ]
     if not models:
         return viewer.not_found(NO_SUCH)
-    links = []
+    if len(models) <= 2:  # the one model, or the two side by side
+        url = request.url.include_query_params(model=models[0], **({"vs": models[1]} if len(models) == 2 else {}))
+        return RedirectResponse(f"{url.path}?{url.query}", 303)
+    values = []
     for model in models:
         url = request.url.include_query_params(model=model)
-        links.append((model, f"{url.path}?{url.query}"))
-    if len(links) == 1:
-        return RedirectResponse(links[0][1], 303)
-    ran = [m for m in models if name in catalog.models[m].results]  # a task: its pairs open the two-model view
-    pairs = [(a, b) for i, a in enumerate(ran) for b in ran[i + 1 :]]
-    return viewer.render("choose.html", name=name, links=links, pairs=pairs)
+        values.append((model, f"{url.path}?{url.query}", shown_value(catalog, model, name, _metric(viewer, name))))
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+    return viewer.render("choose.html", name=name, models=values, pairs=pairs)
+
+
+def _metric(viewer: Viewer, name: str) -> str | None:
+    catalog = viewer.catalog
+    return next((found for m in catalog.model_names() if (found := catalog.primary_metric(m, name))), None)
 
 
 def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
@@ -52,21 +60,39 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
     index = combine(parts)
     axes = {label: [per_task[t][i] for t in index.row_task.tolist()] for i, label in enumerate(labels)}
     keys = {axis: group.sort_key(axis) for axis in group.axes()}
-    table = sample_table(index, request.query_params, axes, HEADLINE, {"model": model, "task": group.name}, keys)
-    shown = grids(group)
+    tasks = [m.task for m in group.members]
+    versus = versus_of(viewer, request.query_params, model, tasks)
+    state = {"model": model, "task": group.name, "vs": versus or ""}
+    table = sample_table(index, request.query_params, axes, HEADLINE, state, keys)
+    shown = grids(catalog, group, versus)
     for grid in shown:
         for cell in (cell for line in grid["table"] for cell in line if cell):
             cell["query"] = {f"ax.{axis}": value for axis, value in cell["filters"].items()}
             cell["selected"] = bool(table["wanted"]) and table["wanted"] == cell["filters"]
     members = [
-        {"task": m.task, "metric": m.metric, "shown": "" if m.value is None else f"{m.value:.1f}", "axes": m.axes}
+        {
+            "task": m.task,
+            "metric": m.metric,
+            "shown": m.shown,
+            "shown_b": shown_value(catalog, versus, m.task, catalog.primary_metric(versus, m.task)) if versus else None,
+            "axes": m.axes,
+        }
         for m in group.members
+    ]
+    if versus:
+        beside(viewer, versus, table["rows"], lambda task: catalog.primary_metric(versus, task))
+    heads = [
+        (m, shown_value(catalog, m, group.name, catalog.primary_metric(m, group.name))) for m in (model, versus) if m
     ]
     return viewer.render(
         "samples.html",
         run=None,
         group=group,
         members=members,
+        heads=heads,
+        metric_shown=catalog.primary_metric(model, group.name),
+        vs=versus or "",
+        others=others_of(viewer, model, tasks),
         grids=shown,
         problem=None,
         cells=[],

@@ -1,7 +1,10 @@
 """A group as the viewer shows it: its member tasks a model has results for, each task's place on the benchmark's
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
-length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell the mean of its tasks' headline
-metric on the 0-100 scale, linking to the samples behind it.
+length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
+it and showing the number report.md shows for the same tasks (`values.shown`): its one task's value, else the value
+of the results' group whose tasks are exactly the cell's (`group_values.group_of`: MMLongBench's NIAH at 8K is
+`mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a plain mean of
+tasks no group pools, such as five different ablation sets, is no benchmark's number).
 
 Members come from the installed task folders' group definitions (the same the runs expanded), else from the
 results file's `group_subtasks` for a group no installed folder defines."""
@@ -15,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import UserError
-from harness.outputs.report import row_scale, scales, task_index
+from harness.outputs.group_values import group_of, leaf_tasks, recorded_subtasks
+from harness.outputs.report import task_index
 from harness.view.catalog import Catalog
-from harness.view.sample_index import as_float
+from harness.view.values import NONE_SHOWN, Shown, shown
 from harness.view.view_hooks_api import ViewHooks
 
 
@@ -28,7 +32,7 @@ class Member:
     task: str
     axes: dict[str, str]  # its values on the benchmark's axes across tasks
     metric: str | None  # its headline metric
-    value: float | None  # that metric on the 0-100 scale (None: not a proportion, or not recorded)
+    shown: Shown  # that metric as report.md shows it
 
 
 @dataclass
@@ -73,23 +77,10 @@ def member_tasks(catalog: Catalog, model: str, name: str) -> list[str] | None:
             print(f"harness view: group {name}: {err}", file=sys.stderr)
             tasks = []
     else:
-        recorded: dict[str, Any] = {}
-        for _, run in data.runs:
-            subtasks = run.get("group_subtasks")
-            recorded.update(subtasks if isinstance(subtasks, dict) else {})
+        recorded = recorded_subtasks(data)
         if name not in recorded:
             return None
-        tasks, seen = [], set()
-        pending = list(reversed(recorded[name] if isinstance(recorded[name], list) else []))
-        while pending:  # depth first, each name once: a cycle in a results file ends here
-            member = pending.pop()
-            if not isinstance(member, str) or member in seen:
-                continue
-            seen.add(member)
-            if isinstance(recorded.get(member), list):
-                pending += reversed(recorded[member])
-            else:
-                tasks.append(member)
+        tasks = leaf_tasks(name, recorded)
     return [task for task in tasks if task in data.results]
 
 
@@ -97,9 +88,6 @@ def load_group(catalog: Catalog, model: str, name: str) -> Group | None:
     tasks = member_tasks(catalog, model, name)
     if tasks is None:
         return None
-    data = catalog.models[model]
-    declared = scales(data)
-    headline = dict(catalog.headline.get(model, []))
     members = []
     by_task = catalog.hooks[model]
     hooks = next((found for task in tasks if (found := by_task.get(task)) is not None), None)
@@ -111,26 +99,34 @@ def load_group(catalog: Catalog, model: str, name: str) -> Group | None:
         except Exception as err:  # a benchmark's naming aid must not lose the page
             print(f"harness view: task_axes({task!r}) failed: {type(err).__name__}: {err}", file=sys.stderr)
             axes = {}
-        metric = headline.get(task) or catalog.primary_metric(model, task)
-        members.append(Member(task, axes, metric, _percent(data, task, metric, declared)))
+        metric = catalog.primary_metric(model, task)
+        members.append(Member(task, axes, metric, shown(catalog, model, task, metric)))
     order = hooks.axis_order if hooks is not None else {}
     return Group(model, name, members, hooks, {str(axis): list(values) for axis, values in order.items()})
 
 
-def _percent(data: Any, task: str, metric: str | None, declared: dict[str, int]) -> float | None:
-    if metric is None:
-        return None
-    value = as_float(data.results.get(task, {}).get(f"{metric},none"))
-    try:
-        scale = row_scale([data], task, metric, declared)
-    except (OverflowError, ValueError, TypeError):
-        return None
-    return None if scale is None or value != value else value * 100 / scale
+def cell_value(catalog: Catalog, model: str, tasks: list[str]) -> tuple[str | None, Shown]:
+    """What a cell holding `tasks` shows for `model`, and the task or group it is the value of: its one task's, else
+    the value of the results' group whose tasks are exactly these; else none, and why."""
+    data = catalog.models.get(model)
+    if data is None or not tasks:
+        return None, Shown("", "not run")
+    if len(tasks) == 1:
+        return tasks[0], shown(catalog, model, tasks[0], catalog.primary_metric(model, tasks[0]))
+    group = group_of(data, tasks, recorded_subtasks(data))
+    if group is None:
+        why = (
+            f"no group of the results holds exactly these {len(tasks)} tasks: a plain mean of them is no "
+            "benchmark's number (open the cell for each task's)"
+        )
+        return None, Shown(NONE_SHOWN, why)
+    return group, shown(catalog, model, group, catalog.primary_metric(model, group))
 
 
-def grids(group: Group) -> list[dict[str, Any]]:
+def grids(catalog: Catalog, group: Group, versus: str | None = None) -> list[dict[str, Any]]:
     """The benchmark's grids of the group (`group_grid`: rows, columns and facets, each a list of axes): one per
-    combination of the facets' values, each cell {value, tasks, filters}; none when it declares no grid."""
+    combination of the facets' values, each cell {of, shown, level, tasks, filters} (`cell_value`; with `versus`, a
+    second model, its `of_b` and `shown_b` beside); none when it declares no grid."""
     spec = group.hooks.group_grid if group.hooks is not None else None
     if spec is None:
         return []
@@ -157,17 +153,13 @@ def grids(group: Group) -> list[dict[str, Any]]:
                 tasks = [m for m in inside if place(m, rows_on) == row and place(m, columns_on) == column]
                 if not tasks:
                     continue
-                values = [m.value for m in tasks if m.value is not None]
-                mean = sum(values) / len(values) if values else None
                 filters = {**dict(zip(facets_on, facet, strict=True)), **dict(zip(rows_on, row, strict=True))}
                 filters.update(zip(columns_on, column, strict=True))
-                cells[(row, column)] = {
-                    "value": mean,
-                    "shown": "N/A" if mean is None else f"{mean:.1f}",
-                    "level": 0 if mean is None else int(min(max(mean / 100, 0.0), 1.0) * 10 + 0.5),
-                    "tasks": [m.task for m in tasks],
-                    "filters": filters,
-                }
+                names = [m.task for m in tasks]
+                of, value = cell_value(catalog, group.model, names)
+                cells[(row, column)] = {"of": of, "shown": value, "tasks": names, "filters": filters}
+                if versus is not None:
+                    cells[(row, column)]["of_b"], cells[(row, column)]["shown_b"] = cell_value(catalog, versus, names)
         out.append(
             {
                 "title": _named(facets_on, facet),

@@ -12,45 +12,24 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 
-from harness.outputs.report import headline_cell, row_scale, scales
 from harness.outputs.run_provenance import run_section
+from harness.view.index_rows import index_rows
 from harness.view.report_files import report_file as report_file_of
 from harness.view.report_links import linked_report
 from harness.view.safe_files import REPORT_MOST, FileTooLarge, inside, read_within, refusal
 from harness.view.shown import markdown_html
 from harness.view.task_data import is_sha256, media_type
-from harness.view.task_errors import headline_interval
 from harness.view.viewer import SECURITY_HEADERS, Viewer
 
 THUMB, LARGE = 160, 1600
 
 
 def home(viewer: Viewer, request: Request) -> Response:
+    """Every model's runs, then one table of every task and group, one column per model (`index_rows`)."""
     catalog = viewer.catalog
     models = []
     for model in catalog.model_names():
         data = catalog.models[model]
-        rows = []
-        declared = scales(data)
-        for name, metric in catalog.headline[model]:
-            counters = data.counters(name) if name in data.results else {}
-            try:
-                scale = row_scale([data], name, metric, declared)
-                interval = headline_interval(data, name, metric, scale, counters.get("n_scored"))
-                value = interval if interval is not None else headline_cell(data, name, metric, scale)
-            except (OverflowError, ValueError, TypeError) as err:  # 10**4000: no float holds it; shown, not a 500
-                scale, value = 1, f"unreadable ({type(err).__name__}: {err})"
-            rows.append(
-                {
-                    "name": name,
-                    "metric": metric,
-                    "value": value,
-                    "scale": scale,
-                    "task": name in data.results,
-                    "n": counters.get("n_scored"),
-                    "failed": counters.get("sample_len", 0) - counters.get("n_scored", 0) if counters else 0,
-                }
-            )
         runs = [
             {
                 "number": i,
@@ -63,10 +42,11 @@ def home(viewer: Viewer, request: Request) -> Response:
             }
             for i, (path, run) in enumerate(data.runs)
         ]
-        models.append({"name": model, "rows": rows, "runs": runs, "warning": data.provenance_line()})
+        models.append({"name": model, "runs": runs, "warning": data.provenance_line()})
     return viewer.render(
         "home.html",
         models=models,
+        rows=index_rows(catalog),
         report=inside(viewer.results_dir, "report.md") is not None,
         left_out=catalog.left_out,
         not_loaded=catalog.not_loaded,

@@ -5,8 +5,9 @@ for it. The links are the viewer's URLs, so they are made here, where they open,
 A row's page: the task or group its first cell names (`name`, `name ‡`, `name · metric`), or what the benchmark's
 `viewer_row(header, cells)` hook makes of a row of its own tables (MMNeedle's `M=10 N=2 K=1`, MMLongBench's category
 and dataset rows, LoCoVQA's series): a group's page filtered on its axes across tasks. Rows under a model's heading
-(`## model`) open that model's page; rows of the tables across models open the page without a model (the one model
-that ran it, or a choice between them).
+(`## model`) open that model's page; rows of the tables across models (and the summary) open the page without a
+model (`group_pages.choose_model`): the one model that ran it, the two that did side by side, or with more each one's
+number and every two side by side.
 """
 
 from __future__ import annotations

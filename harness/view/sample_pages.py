@@ -1,5 +1,6 @@
-"""A task's pages: its samples in a table filtered and sorted on the server (`/samples`), and one sample with its
-prompt rebuilt from the verified build, beside another model's answer (`/sample`)."""
+"""A task's pages: its samples in a table filtered and sorted on the server (`/samples`; `&vs=B`: a second model's
+number, scores and answers beside, `versus`), and one sample with its prompt rebuilt from the verified build, beside
+another model's answer (`/sample`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, 
 from harness.view.siblings import SIBLINGS_MOST, same_item_rows
 from harness.view.task_data import header_of
 from harness.view.task_errors import task_errors
+from harness.view.values import shown
+from harness.view.versus import beside, versus_of
 from harness.view.viewer import Viewer
 
 THUMB = 160
@@ -31,21 +34,27 @@ def samples(viewer: Viewer, request: Request) -> Response:
     if run is None:
         return group_pages.group_samples(viewer, request, model)
     data = viewer.data(run)
+    catalog = viewer.catalog
+    versus = versus_of(viewer, params, run.model, [run.task])
+    headline = catalog.primary_metric(run.model, run.task)
     table = sample_table(
-        viewer.index(run),
-        params,
-        data.axes(),
-        viewer.catalog.primary_metric(run.model, run.task),
-        {"model": run.model, "task": run.task},
+        viewer.index(run), params, data.axes(), headline, {"model": run.model, "task": run.task, "vs": versus or ""}
     )
-    others = [m for m in viewer.catalog.models_with(run.task) if m != run.model]
+    if versus:
+        beside(viewer, versus, table["rows"], lambda _: table["metric"])
+    others = [m for m in catalog.models_with(run.task) if m != run.model]
+    heads = [(m, shown(catalog, m, run.task, headline)) for m in (run.model, versus) if m]
     return viewer.render(
         "samples.html",
         run=run,
         problem=data.problem,
         cells=_cells(run, table["wanted"]),
         group=None,
-        errors=task_errors(run, table["index"]),
+        heads=heads,
+        metric_shown=headline,
+        vs=versus or "",
+        others=others,
+        errors=task_errors(run, table["index"], (headline, heads[0][1].scale) if headline else None),
         pairs=others,
         **table,
     )

@@ -3,9 +3,11 @@
 and from the file's `uncertainty` section (`harness.outputs.results_file.MetricUncertainty`) its rows, clusters,
 design effect and method. Nothing is re-computed here: the viewer shows what the run wrote.
 
-A metric whose scored rows are all 0 or full marks is a proportion: it gets the Wilson interval on the effective n
-(n / design effect; `harness.uncertainty.effective_n`, `wilson_interval`), which never collapses at 0 % or 100 %,
-where "± 0.0" would say a 0 of 12 is certain."""
+A metric whose scored rows are all 0 or full marks is a proportion, and the task's headline metric is on the scale
+report.md shows it on: each gets the interval report.md gives it (`harness.outputs.estimates.Estimate.interval`:
+Wilson's on the effective n, p(1 - p) / SE² with SE the larger of the clustered and plain errors; docs/statistics.md),
+which never collapses at 0 % or 100 %, where "± 0.0" would say a 0 of 12 is certain. The effective n shown is the
+same one."""
 
 from __future__ import annotations
 
@@ -16,13 +18,10 @@ from typing import cast
 
 import numpy as np
 
-from harness.outputs.model_results import ModelResults
+from harness.outputs.estimates import Estimate
 from harness.outputs.results_file import MetricUncertainty
-from harness.uncertainty import effective_n, wilson_interval
 from harness.view.catalog import TaskRun
 from harness.view.sample_index import SampleIndex, as_float
-
-LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -39,12 +38,7 @@ class MetricErrors:
     design_effect: float
     method: str
     wilson: tuple[float, float] | None  # on the metric's own scale; None: not a proportion
-
-    @property
-    def effective_n(self) -> float:
-        if self.n is None:
-            return math.nan
-        return effective_n(self.n, self.design_effect, self.n_clusters or 0)
+    effective_n: float  # the n its interval is Wilson's on (NaN: none)
 
 
 def _uncertainty(run: TaskRun) -> Mapping[str, MetricUncertainty]:
@@ -73,8 +67,9 @@ def _full_marks(index: SampleIndex, metric: str) -> float | None:
     return full if len(seen) and bool(np.all((seen == 0.0) | (seen == full))) else None
 
 
-def task_errors(run: TaskRun, index: SampleIndex) -> list[MetricErrors]:
-    """Each metric of the task's results (`"<metric>,<filter>"`), its errors beside it."""
+def task_errors(run: TaskRun, index: SampleIndex, headline: tuple[str, int | None] | None = None) -> list[MetricErrors]:
+    """Each metric of the task's results (`"<metric>,<filter>"`), its errors beside it; `headline`: the task's
+    headline metric and the scale report.md shows it on (`report.row_scale`), whose interval is report.md's."""
     uncertainty = _uncertainty(run)
     out = []
     for key, raw in run.entry.items():
@@ -86,48 +81,29 @@ def task_errors(run: TaskRun, index: SampleIndex) -> list[MetricErrors]:
         details: Mapping[str, object] = found if found is not None else {}
         n, clusters = _count(details.get("n")), _count(details.get("n_clusters"))
         deff = as_float(details.get("design_effect"))
-        full = _full_marks(index, metric)
-        wilson = None
-        if full is not None and n and math.isfinite(value) and 0.0 <= value / full <= 1.0:
-            low, high = wilson_interval(value / full, effective_n(n, deff, clusters or 0), LEVEL)
-            wilson = (low * full, high * full)
+        stderr = as_float(run.entry.get(f"{metric}_stderr,{filter_}"))
+        clustered = as_float(run.entry.get(f"{metric}_stderr_clustered,{filter_}"))
+        scale = headline[1] if headline is not None and headline[0] == metric else _full_marks(index, metric)
+        estimate = Estimate(_finite(value), _finite(stderr), _finite(clustered), n, clusters, scale, _finite(deff))
+        size = estimate.effective_n() if scale else None
+        wilson = estimate.interval() if size is not None else None
         out.append(
             MetricErrors(
                 metric,
                 filter_,
                 value,
-                as_float(run.entry.get(f"{metric}_stderr,{filter_}")),
-                as_float(run.entry.get(f"{metric}_stderr_clustered,{filter_}")),
+                stderr,
+                clustered,
                 n,
                 clusters,
                 deff,
                 str(details.get("method") or ""),
                 wilson,
+                math.nan if size is None else size,
             )
         )
     return out
 
 
-def headline_interval(data: ModelResults, name: str, metric: str, scale: int | None, scored: int | None) -> str | None:
-    """A proportion's headline cell on 0-100 with its 95 % Wilson interval on the effective n, `50.0 [38.2, 61.8]`
-    (rows, clusters and design effect from the results file's `uncertainty` section; a file from before it holds
-    none: the `scored` rows, i.i.d.); None for a row that is no proportion (`scale` None) or holds no number. A
-    mean of scores in [0, 1] gets the same interval: its variance is at most p(1 - p), so the interval is wide
-    enough for it too."""
-    entry = data.results.get(name) or data.groups.get(name) or {}
-    value = as_float(entry.get(f"{metric},none"))
-    if scale is None or not math.isfinite(value) or not 0.0 <= value / scale <= 1.0:
-        return None
-    source = data.sources.get(name)
-    section: object = source.get("uncertainty") if source is not None else None
-    by_metric = section.get(name) if isinstance(section, Mapping) else None
-    details = by_metric.get(metric) if isinstance(by_metric, Mapping) else None
-    if isinstance(details, Mapping) and _count(details.get("n")):
-        n, clusters, deff = _count(details.get("n")), _count(details.get("n_clusters")), details.get("design_effect")
-        size = effective_n(n or 0, as_float(deff), clusters or 0)
-    elif _count(scored):
-        size = float(scored or 0)
-    else:
-        return None
-    low, high = wilson_interval(value / scale, size, LEVEL)
-    return f"{value * 100 / scale:.1f} [{low * 100:.1f}, {high * 100:.1f}]"
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

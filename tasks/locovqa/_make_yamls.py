@@ -3,11 +3,12 @@
 The templates (`_default.yaml` and one per task: `_okvqa.yaml`, `_mmstar.yaml`, `_mnist.yaml`, `_needle.yaml`)
 are written by hand; this script writes one leaf per builder config (`locovqa_{config}`) and the groups:
 
-- `locovqa_{task}_{mode}`: the task in one mode at every default length (the decay curve);
-- `locovqa_{task}`: both modes; `locovqa`: every task.
-
-No group pools lengths into one number (the paper reports each length and fits the decay; `harness report`
-does both). Other lengths are configs too (`builders build locovqa --configs okvqa_cmp_7`); their leaves go to a
+- `locovqa_{task}_{mode}`: the task in one mode at every default length (the decay curve), with its headline
+  metric's unweighted mean over the six lengths (`strict_mean`: N/A unless every length ran): one number per series
+  and mode for the report's summary and the viewer's index. It is a summary of ours, not the paper's (the paper
+  plots each length and fits the decay; `harness report` shows both), as MMNeedle's `mmneedle_k1` is;
+- `locovqa_{task}`: both modes; `locovqa`: every task. These pool nothing: the paper keeps the modes and the
+  series apart, and their metrics differ (OK-VQA's exact match, the others' accuracy). Other lengths are configs too (`builders build locovqa --configs okvqa_cmp_7`); their leaves go to a
 folder of your own for `--include_path`:
 
     python tasks/locovqa/_make_yamls.py --lengths 7,49 --out my_tasks/
@@ -34,8 +35,14 @@ def write_leaf(folder: Path, cfg: LocoConfig, template: str) -> None:
     )
 
 
-def group(name: str, members: list[str], comment: str) -> None:
+# The metric each task's series is summarised by: its first, the one the report's tables lead with.
+HEADLINE = {"okvqa": "exact_match", "mmstar": "accuracy", "mnist": "accuracy", "needle": "accuracy"}
+
+
+def group(name: str, members: list[str], comment: str, metric: str | None = None) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
+    if metric is not None:
+        text += f"aggregate_metric_list:\n  - metric: {metric}\n    aggregation: strict_mean\n"
     (HERE / f"_group_{name}.yaml").write_text(
         text + "benchmark: !function benchmark.BENCHMARK\nmetadata:\n  version: 1.0\n"
     )
@@ -51,14 +58,20 @@ def main() -> None:
             group(
                 f"locovqa_{task}_{mode}",
                 [leaf_task(f"{task}_{mode}_{n}") for n in DEFAULT_LENGTHS],
-                f"LoCoVQA {task} ({mode}) at every default context length; no pooled score.",
+                f"LoCoVQA {task} ({mode}) at every default context length; its {HEADLINE[task]} averaged over the "
+                "lengths (unweighted; N/A unless every length ran): a summary, not the paper's (it plots each length).",
+                HEADLINE[task],
             )
         group(
             f"locovqa_{task}",
             [f"locovqa_{task}_{mode}" for mode in MODES],
-            f"LoCoVQA {task}, composed and interleaved.",
+            f"LoCoVQA {task}, composed and interleaved; no pooled score (the paper keeps the modes apart).",
         )
-    group("locovqa", [f"locovqa_{task}" for task in TASKS], "Every LoCoVQA task, mode and default length.")
+    group(
+        "locovqa",
+        [f"locovqa_{task}" for task in TASKS],
+        "Every LoCoVQA task, mode and default length; no pooled score (the series' metrics differ).",
+    )
 
 
 def extra_leaves(lengths: list[int], out: Path) -> None:

@@ -198,6 +198,28 @@ def test_report_paired_embeds_the_comparison(runs: Path, compared: dict, capsys:
     assert "add --paired" in capsys.readouterr().err
 
 
+def test_compare_md_shows_scores_on_the_reports_0_100_scale_and_counts_as_recorded(runs: Path, compared: dict) -> None:
+    """compare.md beside report.md (issue 54): a proportion of MMNeedle (recorded 0-1) and a score of MMLongBench
+    (recorded 0-100) both read on 0-100, A and B as the report's cells (one decimal), A − B and its interval in points;
+    compare.json keeps the numbers as recorded."""
+    markdown = (runs / "compared" / "compare.md").read_text()
+    rows = {
+        (cells[0].strip("`"), cells[1]): cells
+        for cells in ([c.strip() for c in line.strip("|").split("|")] for line in markdown.splitlines())
+        if cells[0].startswith("`")
+    }
+    for task, metric, factor in (("mmneedle_m1_n2_k1_pos", "exact_acc", 100), (SINGLE_8K, "vh_acc", 1)):
+        row, shown = _row(compared, task, metric), rows[(task, metric)]
+        assert shown[3:6] == [
+            f"{row['value_a'] * factor:.1f}",
+            f"{row['value_b'] * factor:.1f}",
+            f"{row['difference'] * factor:.2f}",
+        ]
+        assert shown[6] == f"[{row['low'] * factor:.2f}, {row['high'] * factor:.2f}]"
+    assert 0 <= _row(compared, "mmneedle_m1_n2_k1_pos", "exact_acc")["value_a"] <= 1  # compare.json: as recorded
+    assert "Scores on report.md's scale, 0-100" in markdown and "Values as recorded" not in markdown
+
+
 def test_runs_on_other_data_or_task_versions_are_not_paired(runs: Path, tmp_path: Path) -> None:
     copy = tmp_path / "other"
     shutil.copytree(runs / "seed1", copy)

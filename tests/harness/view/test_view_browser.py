@@ -197,10 +197,11 @@ def test_a_run_filtered_to_wrong_answers_and_a_sample_with_every_image(
     assert browser.find_elements(By.CSS_SELECTOR, "table.heat td.selected")
     browser.save_screenshot(str(tmp_path / "5_heat_map_cell.png"))
 
-    # The group across both tasks: chosen by model, its M x N grids (one per K), a cell's samples, one of them.
+    # The group across both tasks, the two models side by side (issue 54): their M x N grids (one per K), each cell
+    # with both numbers, a cell's samples, one of them.
     browser.get(f"http://{server}/samples?task=mmneedle")
-    browser.find_element(By.XPATH, "//a[@class='model-link' and text()='random']").click()
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "table.heat td a.grid-link"))
+    wait.until(lambda d: "vs=random" in d.current_url and d.find_elements(By.CSS_SELECTOR, "table.heat td a.grid-link"))
+    assert browser.find_elements(By.CSS_SELECTOR, "table.heat span.shown-b")  # random's numbers beside constant's
     assert browser.find_element(By.ID, "count").text.startswith("24 of 24 samples")
     browser.save_screenshot(str(tmp_path / "6_group.png"))
     browser.find_elements(By.CSS_SELECTOR, "a.grid-link")[-1].click()  # K = 2: the ten-image config

@@ -5,7 +5,9 @@ question image outlined for LoCoVQA and MMLongBench VH; metric lists as tables a
 from __future__ import annotations
 
 import html
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -64,17 +66,38 @@ def test_a_group_page_draws_the_benchmarks_grid_and_each_cell_opens_its_samples(
     assert _count(by_task.text) == "12 of 48 samples"
 
 
-def test_a_group_url_without_a_model_opens_the_model_that_ran_it_or_offers_the_choice(needle_results: Path) -> None:
+def test_a_group_url_without_a_model_opens_the_model_that_ran_it_or_the_two_side_by_side(
+    needle_results: Path, tmp_path: Path
+) -> None:
     client = _client(needle_results)
-    both = client.get("/samples", params={"task": "mmneedle_k1"})
-    assert both.status_code == 200 and _links(both.text, "model-link") == [
-        "/samples?task=mmneedle_k1&model=constant",
-        "/samples?task=mmneedle_k1&model=random",
-    ]
+    both = client.get("/samples", params={"task": "mmneedle_k1"}, follow_redirects=False)
+    assert both.status_code == 303 and both.headers["location"] == "/samples?task=mmneedle_k1&model=constant&vs=random"
     one = client.get("/samples", params={"task": "mmneedle_k2", "show": "wrong"}, follow_redirects=False)
     assert one.status_code == 303 and one.headers["location"] == "/samples?task=mmneedle_k2&show=wrong&model=random"
     assert client.get("/samples", params={"task": "mmlongbench_8k"}).status_code == 404  # no model ran it
     assert client.get("/samples", params={"task": "*"}).status_code == 404  # a pattern names no group
+    # A third model (the random run again, under another name): each one's value, and every two side by side.
+    three = tmp_path / "three"
+    shutil.copytree(needle_results, three)
+    shutil.copytree(three / "random", three / "again")
+    for path in (three / "again").glob("results_*.json"):
+        run = json.loads(path.read_text())
+        run["config"]["model_name"] = "again"
+        path.write_text(json.dumps(run))
+    task = NEEDLE[0]
+    choose = _client(three).get("/samples", params={"task": task})
+    assert choose.status_code == 200 and _links(choose.text, "model-link") == [
+        f"/samples?task={task}&model={model}" for model in ("again", "constant", "random")
+    ]
+    assert _links(choose.text, "beside-link") == [
+        f"/samples?model={a}&task={task}&vs={b}"
+        for a, b in (("again", "constant"), ("again", "random"), ("constant", "random"))
+    ]
+    report = (needle_results / "report.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith(f"| {task} | exact_acc |"))
+    across = [cell.strip() for cell in row.strip("|").split("|")]
+    shown = [html.unescape(cell) for cell in re.findall(r'class="shown">(.*?)</span>', choose.text)]
+    assert shown == [across[3], across[2], across[3]]  # "again" is the random run; report.md's cells
 
 
 def test_every_table_row_of_report_md_links_to_its_page(needle_results: Path) -> None:

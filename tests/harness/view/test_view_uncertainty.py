@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.uncertainty import effective_n, wilson_interval
+from harness.uncertainty import wilson_interval
 from harness.view import sample_index
 from harness.view.hosts import served_hosts
 from harness.view.sample_index import build_index
@@ -66,6 +66,14 @@ def _error_rows(page: str) -> dict[str, list[str]]:
     return rows
 
 
+def _docs_interval(value: float, stderr: float, clustered: float, n_clusters: int) -> tuple[float, float]:
+    """docs/statistics.md, *Intervals in the report*: Wilson's on n_eff = p(1 - p) / SE², SE the larger of the two
+    errors; where there is no spread, on the number of clusters."""
+    spread = max(stderr, clustered) ** 2
+    n_eff = value * (1 - value) / spread if spread > 0 and 0 < value < 1 else n_clusters
+    return wilson_interval(value, n_eff)
+
+
 def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effective_n(two_baselines: Path) -> None:
     client = _client(two_baselines)
     for model in ("random", "constant"):
@@ -81,9 +89,11 @@ def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effe
         assert (int(n), int(clusters), method) == (uncertainty["n"], uncertainty["n_clusters"], "mean")
         recorded = uncertainty["design_effect"]
         assert deff == ("N/A" if recorded == "N/A" else f"{recorded:.4g}".rstrip("0").rstrip("."))
-        deff_value = float("nan") if recorded == "N/A" else recorded
-        expected = wilson_interval(
-            entry["exact_acc,none"], effective_n(n=int(n), design_effect=deff_value, n_clusters=int(clusters))
+        expected = _docs_interval(
+            entry["exact_acc,none"],
+            entry["exact_acc_stderr,none"],
+            entry["exact_acc_stderr_clustered,none"],
+            int(clusters),
         )
         low, high = (float(x) for x in wilson.strip("[]").split(","))
         assert (low, high) == pytest.approx(expected, abs=1e-3)
@@ -145,17 +155,26 @@ def test_a_sample_page_lists_the_rows_sharing_its_cluster_key(two_baselines: Pat
     assert by_arrow.clusters == by_line.clusters == [tuple(k1[s]["cluster"]) for s in by_arrow.sample_ids]
 
 
-def test_the_home_page_gives_a_proportion_its_wilson_interval_never_plus_minus_zero(two_baselines: Path) -> None:
+def test_the_home_page_gives_a_proportion_reports_wilson_interval_never_plus_minus_zero(two_baselines: Path) -> None:
+    """The index's interval is report.md's (`estimates.Estimate.interval`, docs/statistics.md): it once was Wilson's
+    on n / deff from the `uncertainty` section, a second formula that gave 56 of the demo's 164 cells other brackets
+    than the report's (issue 54)."""
     page = _client(two_baselines).get("/").text
-    cells = re.findall(r"<td>(mmneedle_[^<]+)</td><td>([^<]+)</td>\s*<td class=\"num\">([^<]+)</td>", page)
-    assert len(cells) >= 4 and "± 0.0" not in page
+    assert "± 0.0" not in page
     for model in ("random", "constant"):
-        results = _results(two_baselines, model)
+        entries = _results(two_baselines, model)["results"]
+        clusters = _results(two_baselines, model)["uncertainty"]
         for task in (K1, K5):
-            metric = next(m for t, m, _ in cells if t == task)
-            details = results["uncertainty"][task][metric]
-            deff = float("nan") if details["design_effect"] == "N/A" else details["design_effect"]
-            value = results["results"][task][f"{metric},none"]
-            low, high = wilson_interval(value, effective_n(details["n"], deff, details["n_clusters"]))
-            assert f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]" in [c for t, _, c in cells if t == task]
+            entry = entries[task]
+            value = entry["exact_acc,none"]
+            low, high = _docs_interval(
+                value,
+                entry["exact_acc_stderr,none"],
+                entry["exact_acc_stderr_clustered,none"],
+                clusters[task]["exact_acc"]["n_clusters"],
+            )
+            row = re.search(rf'<td class="name">{task}</td>.*?data-model="{model}"[^>]*>(.*?)</td>', page, re.S)
+            assert row is not None, (model, task)
+            shown = re.search(r'class="shown">([^<]+)<', row.group(1))
+            assert shown and shown.group(1) == f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]", (model, task)
     assert "0.0 [0.0, 24.2]" in page  # the constant answer: 0 of 12, 12 clusters

@@ -74,6 +74,25 @@ def test_task_leaves_cover_exactly_the_builders_configs() -> None:
     assert index.groups["locovqa"].task == ["locovqa_okvqa", "locovqa_mmstar", "locovqa_mnist", "locovqa_needle"]
 
 
+def test_each_series_and_mode_has_one_number_and_no_group_pools_modes_or_series() -> None:
+    """Issue 54: the report's summary and the viewer's index show LoCoVQA as one number per series and mode, its
+    headline metric's unweighted mean over the six lengths (N/A unless every length ran); the groups above it pool
+    nothing, as the paper keeps modes and series apart."""
+    groups = TaskIndex().groups
+    for task, metric in (
+        ("okvqa", "exact_match"),
+        ("mmstar", "accuracy"),
+        ("mnist", "accuracy"),
+        ("needle", "accuracy"),
+    ):
+        for mode in ("cmp", "int"):
+            found = groups[f"locovqa_{task}_{mode}"]
+            assert found.aggregate_metric_list == [{"metric": metric, "aggregation": "strict_mean"}]
+            assert found.task == [f"locovqa_{task}_{mode}_{n}" for n in (1, 4, 9, 16, 25, 36)]
+        assert groups[f"locovqa_{task}"].aggregate_metric_list == []
+    assert groups["locovqa"].aggregate_metric_list == []
+
+
 @pytest.mark.slow
 def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
     data = load_results(two_models)["random"]

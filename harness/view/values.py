@@ -1,0 +1,52 @@
+"""The number the viewer shows for a model's task or group: report.md's cell for it, made by the same code
+(`harness.outputs.report.headline_cell`: the value on 0-100 with its 95 % interval, Wilson's on the effective n of
+`harness.outputs.estimates`; the row's scale as `report.row_scale` decides it over every model of the folder), or,
+where there is none, why (`harness.outputs.group_values.why_no_value`). The index, the group grids and members and the
+task pages all show numbers through `shown`, so a cell reads the same on every page and in the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.outputs.group_values import why_no_value
+from harness.outputs.report import headline_cell, row_scale
+from harness.view.catalog import Catalog
+
+NONE_SHOWN = "—"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One cell: `text` as report.md writes it (`27.8 [18.3, 39.8]`, `N/A`, `3.2 ± 0.41`), "—" where the results hold
+    no value, "" where the model did not run it; `why` says why there is no number ("" where there is one)."""
+
+    text: str
+    why: str = ""
+    scale: int | None = 1  # the row's scale: 1 or 100 (shown on 0-100), None: not a proportion, shown as recorded
+    value: float | None = None  # the number on 0-100 (as recorded where `scale` is None), for a cell's shade
+
+    @property
+    def level(self) -> int:
+        """The cell's shade, 0..10 (0 without a number)."""
+        if self.value is None or self.scale is None:
+            return 0
+        return int(min(max(self.value / 100, 0.0), 1.0) * 10 + 0.5)
+
+
+def shown(catalog: Catalog, model: str, name: str, metric: str | None) -> Shown:
+    """`metric` of task or group `name` for `model`, as report.md shows it (None: the entry has no metric)."""
+    data = catalog.models.get(model)
+    if data is None or (name not in data.results and name not in data.groups):
+        return Shown("", "not run")
+    if metric is None:
+        return Shown(NONE_SHOWN, why_no_value(data, name, None))
+    why = why_no_value(data, name, metric)
+    entry = data.results.get(name) or data.groups.get(name) or {}
+    value = entry.get(f"{metric},none")
+    try:
+        scale = row_scale(catalog.everyone, name, metric, catalog.declared)
+        text = headline_cell(data, name, metric, scale)
+        number = float(value) * (100 / scale if scale else 1) if not why and isinstance(value, int | float) else None
+    except (OverflowError, ValueError, TypeError) as err:  # 10**4000: no float holds it; shown, not a 500
+        return Shown(f"unreadable ({type(err).__name__}: {err})", "a value no float holds", None)
+    return Shown(text or NONE_SHOWN, why, scale, number)
