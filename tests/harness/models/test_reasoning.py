@@ -37,7 +37,7 @@ def test_every_pair_is_taken_out() -> None:
 def test_the_setting_is_read_as_lmms_eval_s_or_refused_in_one_line() -> None:
     assert parse_reasoning_tags('[["<think>", "</think>"]]') == THINK
     assert parse_reasoning_tags("default") == LMMS_EVAL_DEFAULT
-    assert parse_reasoning_tags("none") is None and parse_reasoning_tags(None) is None
+    assert parse_reasoning_tags("none") == () and parse_reasoning_tags(None) is None  # none: over an alias's own
     for bad, said in (('[["<think>"]]', "is not a .start, end. pair"), ("<think>", "not JSON"), ("[]", "non-empty")):
         with pytest.raises(ValueError, match=said):
             parse_reasoning_tags(bad)
