@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.reasoning import LMMS_EVAL_DEFAULT, parse_reasoning_tags, strip_reasoning
+from tests.support.harness_fixtures import toy_colors_run
 
 THINK = (("<think>", "</think>"),)
 
@@ -44,22 +45,7 @@ def test_the_setting_is_read_as_lmms_eval_s_or_refused_in_one_line() -> None:
 
 
 def toy_run(harness, toy_dir: Path, toy_tasks: Path, out: Path, answer: str, *extra: str):
-    return harness(
-        "--tasks",
-        "toy_colors",
-        "--model",
-        "constant",
-        "--model_args",
-        f"answer={answer}",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        out,
-        "--log_samples",
-        *extra,
-    )
+    return toy_colors_run(harness, toy_dir, toy_tasks, out, "constant", f"answer={answer}", *extra)
 
 
 def test_a_think_block_never_reaches_a_scorer(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:

@@ -15,6 +15,7 @@ from harness.models.reasoning import in_force, parse_reasoning_tags, strip_reaso
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_processors as processors
 from tests.support.forward_families import BY_NAME
+from tests.support.harness_fixtures import toy_colors_run
 from tests.support.scripted_checkpoint import scripted_checkpoint
 
 THINK = (("<think>", "</think>"),)
@@ -23,24 +24,8 @@ LOCAL = "processor=image_only,device=cpu,dtype=float32,image_threads=1"
 
 
 def run(harness, toy_dir: Path, toy_tasks: Path, out: Path, model: str, checkpoint: Path, *extra: str):
-    return harness(
-        "--tasks",
-        "toy_colors",
-        "--model",
-        model,
-        "--model_args",
-        f"pretrained={checkpoint},{LOCAL}",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        out,
-        "--log_samples",
-        "--gen_kwargs",
-        "max_gen_toks=64",
-        *extra,
-    )
+    args = f"pretrained={checkpoint},{LOCAL}"
+    return toy_colors_run(harness, toy_dir, toy_tasks, out, model, args, "--gen_kwargs", "max_gen_toks=64", *extra)
 
 
 def folder(result) -> str:
