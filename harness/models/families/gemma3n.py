@@ -20,7 +20,8 @@ from harness.models.families.family import ImageTokens, ModelFamily, fixed
 
 
 def _gemma3n(size: str) -> Alias:
-    return hf(f"google/gemma-3n-{size}-it", f"Gemma 3n {size} instruction-tuned", 32768, prompt_style="gemma3")
+    note = f"Gemma 3n {size} instruction-tuned (its vision tower is timm's MobileNetV5: needs timm)"
+    return hf(f"google/gemma-3n-{size}-it", note, 32768, prompt_style="gemma3")
 
 
 FAMILY = ModelFamily(
