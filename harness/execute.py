@@ -149,7 +149,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         policies=policies if policies.by_task else None,
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
-        reasoning_tags=plan.options.reasoning_tags,
+        reasoning_tags=plan.thinking_tags,
+        answer_tags=plan.answer_tags,
         budget=budget,
         bootstrap_iters=plan.options.bootstrap_iters,
     )
@@ -170,8 +171,10 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
         }
-        if plan.options.reasoning_tags:  # only where set: results without it stay as they were
-            extra["reasoning_tags"] = [list(pair) for pair in plan.options.reasoning_tags]
+        if plan.thinking_tags:  # only where set (the flag, or the alias's): results without it stay as they were
+            extra["reasoning_tags"] = [list(pair) for pair in plan.thinking_tags]
+        if plan.answer_tags:
+            extra["answer_tags"] = list(plan.answer_tags)
         model.close()
         judge_served = judge.served_models() if judge is not None else {}
         if judge is not None:

@@ -280,11 +280,12 @@ class EvaluationOptions(LmEvalOptions):
     reasoning_tags: tuple[tuple[str, str], ...] | None = option(
         None,
         "take a reasoning model's thinking out of each answer before it is scored: a JSON list of [start, end] tag "
-        'pairs (\'[["<think>", "</think>"]]\'), `default` for lmms-eval\'s (<think>, <analysis>), or `none` (the '
-        "default); the whole answer is kept in the journal and the sample log (docs/evaluating.md)",
+        'pairs (\'[["<think>", "</think>"]]\'), `default` for lmms-eval\'s (<think>, <analysis>), or `none`; '
+        "default: the alias's own (a thinking model's), else none; the whole answer is kept in the journal and the "
+        "sample log (docs/evaluating.md)",
         parse=_reasoning_tags,
         accepts="str | Sequence[Sequence[str]] | None",
-        spell=lambda value: json.dumps([list(pair) for pair in value]),
+        spell=lambda value: json.dumps([list(pair) for pair in value]) if value else "none",
     )
     screen_only: bool = switch(
         "build every request and screen it as the run "

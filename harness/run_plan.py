@@ -21,6 +21,7 @@ from harness.run_arguments import TOKEN_BUDGET_BATCH_SIZE
 if TYPE_CHECKING:
     from harness.config.benchmark import Benchmark
     from harness.config.task_index import Selection, TaskIndex
+    from harness.models.reasoning import AnswerTags, ReasoningTags
     from harness.outputs.hub_upload import HubTarget
     from harness.run_arguments import EvaluationOptions
     from harness.running.task import Task
@@ -61,6 +62,10 @@ class RunPlan:
     # `--output_path FILE.json`, as lm-eval reads it: the results are also written as FILE's stem + date, beside it
     # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
     results_copy: Path | None = None
+    # A reasoning model's thinking, taken out of each answer before it is scored: --reasoning_tags, else the alias's
+    # own (`harness.models.reasoning.in_force`), with the tags the alias wraps its answer in
+    thinking_tags: ReasoningTags | None = None
+    answer_tags: AnswerTags | None = None
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -128,6 +133,19 @@ def known_model(name: str, given: Mapping[str, str]) -> str:
     if name in ALIASES:
         return given.get("backend", ALIASES[name].backend)
     return other_names()[name][0] if name in other_names() else name
+
+
+def reasoning_in_force(
+    given: ReasoningTags | None, alias: str | None
+) -> tuple[ReasoningTags | None, AnswerTags | None]:
+    """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's."""
+    from harness.models.aliases import ALIASES
+    from harness.models.reasoning import in_force
+
+    declared = ALIASES.get(alias) if alias else None
+    if declared is None:
+        return in_force(given, None, None)
+    return in_force(given, declared.reasoning_tags, declared.answer_tags)
 
 
 def _batch_size(args: EvaluationOptions) -> int:
@@ -269,6 +287,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
             ),
             declared_extras(tasks),
         )
+    thinking_tags, answer_tags = reasoning_in_force(args.reasoning_tags, model.alias)
     results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
     output_root = results_copy.parent if results_copy else args.output_path
     output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
@@ -290,4 +309,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
         hub=hub,
         wandb=wandb,
         results_copy=results_copy,
+        thinking_tags=thinking_tags,
+        answer_tags=answer_tags,
     )

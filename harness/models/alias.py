@@ -1,6 +1,7 @@
 """An alias: a backend, a checkpoint and its settings, standing for a model whatever the benchmark: its arguments, its
 training window (recorded, never enforced), its official wrapper's own input settings (`rules`, on every task), what
-gives it its own context, and where any paper's run of it departs because of its backend. Each family module
+gives it its own context, where any paper's run of it departs because of its backend, and, for a thinking model, the
+tags its thinking is taken out by before scoring (`thinking`; `harness.models.reasoning`). Each family module
 (`harness.models.families`) declares its aliases with `hf` and `vllm` below.
 
 What a paper did with it (the name it gave the model, the checkpoint or snapshot it ran, the arguments and per-task
@@ -11,12 +12,13 @@ and `run_policy` read it from the benchmarks of a run's tasks.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.config.benchmark import Benchmark
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy, TaskRule, policy_for
 from harness.models.paper_models import PaperModel, PaperModels, papers, rule
+from harness.models.reasoning import AnswerTags, ReasoningTags, describe
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,10 @@ class Alias:
     rules: tuple[TaskRule, ...] = ()  # its own input settings (its official wrapper's, on every task: `*`)
     departs: str = ""  # where every paper's run of it departs because of its backend (a vLLM engine's length)
     own_context: dict[str, str] = field(default_factory=dict)  # what gives it its own context (`own_context`)
+    # A thinking model's: its thinking's tags, taken out before scoring unless `--reasoning_tags` says otherwise, and
+    # the tags it wraps its answer in after them (`harness.models.reasoning`)
+    reasoning_tags: ReasoningTags | None = None
+    answer_tags: AnswerTags | None = None
 
     def status(self, run: PaperModel) -> str:
         """How it runs a paper's model: "as the paper", or "departs: why"."""
@@ -54,6 +60,8 @@ class Alias:
                 for benchmark, run in runs
             },
             "rules": [{"tasks": list(r.tasks), **r.policy.describe(), "why": r.why} for r in rules],
+            **({"reasoning_tags": describe(self.reasoning_tags)} if self.reasoning_tags else {}),
+            **({"answer_tags": list(self.answer_tags)} if self.answer_tags else {}),
         }
 
 
@@ -120,6 +128,12 @@ def wrapper(why: str, processor_kwargs: Mapping[str, object]) -> TaskRule:
     """A wrapper's own processor setting (InternVL's 4 tiles, Ovis2's max_partition): every task of every benchmark,
     the model's one official wrapper being the one its paper published."""
     return rule(("*",), why, processor_kwargs=processor_kwargs)
+
+
+def thinking(alias: Alias, tags: ReasoningTags, answer: AnswerTags | None = None) -> Alias:
+    """`alias`, a thinking model's: its output's thinking (`tags`) taken out before scoring, then what its `answer`
+    tags hold kept."""
+    return replace(alias, reasoning_tags=tags, answer_tags=answer)
 
 
 def hf(

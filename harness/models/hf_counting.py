@@ -219,6 +219,7 @@ class ProcessorCount:
                 add_generation_prompt=not continued,
                 continue_final_message=continued,
                 tokenize=False,
+                **dict(self.style.template_kwargs),
             )
         )
         if self._template_bos and prompt.startswith(self._template_bos):

@@ -2,8 +2,9 @@
 template is given (a list of typed parts, or one string with each image as a marker in place), the key a text part's
 text goes under, the system message the wrapper sent, whether the task's answer prefix starts the assistant's turn
 (a prefill, continued with `continue_final_message`, as the official HF wrappers do) or is not sent at all, which BOS
-the prompt starts with, and, for wrappers that never used the checkpoint's template, the conversation they built (a
-template bundled beside the family's module).
+the prompt starts with, for wrappers that never used the checkpoint's template, the conversation they built (a
+template bundled beside the family's module), and the variables a wrapper gave the template (MiniCPM-V 4.5's
+`model.chat(enable_thinking=...)`).
 
 Each family module declares its styles (`harness.models.families`, where `style_named` finds one by name); `default`,
 the typed parts with the answer prefix continued, is every family's unless it says otherwise. A backend takes one by
@@ -40,6 +41,7 @@ class PromptStyle:
     name: str
     content: str = "parts"  # "parts": typed parts; "string": one string, each image as `image_marker`
     image_marker: str = "{token}"  # {n}: the image's number from 1; {token}: the processor's image token
+    joiner: str = ""  # what a string content puts between its pieces (MiniCPM-V's `model.chat`: "\n")
     text_key: str = "text"  # the key a text part's text goes under
     prefill: bool = True  # the answer prefix as a final assistant message, continued; False: never sent
     assistant_content: str = "parts"  # how the prefill message holds its text: "parts" or "string"
@@ -48,6 +50,8 @@ class PromptStyle:
     # template's own (transformers' `apply_chat_template(tokenize=True)`, which then adds no special tokens)
     chat_template: str | None = None  # a bundled template's name (`<name>.jinja` beside its family's module)
     template_text: str | None = field(default=None, repr=False)  # that template, as its file holds it
+    # Variables the template is rendered with (`apply_chat_template(**kwargs)`, vLLM's `chat_template_kwargs`)
+    template_kwargs: tuple[tuple[str, bool], ...] = ()
 
     def __post_init__(self) -> None:
         checks = (
@@ -84,7 +88,9 @@ class PromptStyle:
                         pieces.append(self.image_marker.format(n=number, token=image_token))
                     elif isinstance(part, TextPart):
                         pieces.append(part.text)
-                out.append({"role": message.role, "content": "".join(pieces)})
+                out.append(
+                    {"role": message.role, "content": self.joiner.join(p for p in pieces if p or not self.joiner)}
+                )
             else:
                 parts = [
                     {"type": "image"} if p == IMAGE else {"type": "text", self.text_key: p}
@@ -100,13 +106,20 @@ class PromptStyle:
         out: dict[str, Any] = {"name": self.name, "content": self.content}
         if self.content == "string":
             out["image_marker"] = self.image_marker
+            if self.joiner:
+                out["joiner"] = self.joiner
         out.update(text_key=self.text_key, prefill=self.prefill, bos=self.bos)
         if self.system is not None:
             out["system"] = self.system
         if self.chat_template:
             out["chat_template"] = self.chat_template
+        if self.template_kwargs:
+            out["template_kwargs"] = dict(self.template_kwargs)
         return out
 
 
 # The official HF wrappers' `format_chat`: typed parts, the answer prefix continued.
 DEFAULT = PromptStyle("default")
+# A thinking model's: typed parts, no answer prefix sent (a prefix continued where the model starts its thinking would
+# answer without it; Qwen3-VL-Thinking's template even closes an empty thinking block before a final assistant turn).
+THINKING = PromptStyle("thinking", prefill=False)

@@ -4,7 +4,14 @@ Thinking models (Qwen3-VL-Thinking, GLM-4.1V-Thinking, Kimi-VL-Thinking, ...) wr
 tags (`<think>...</think>`; Kimi-VL's `◁think▷...◁/think▷`), and the papers' parsers would read a letter or an
 "Answer:" in it as the answer. A run with reasoning tags (`--reasoning_tags`, or a model's own) scores what is left
 when the thinking is taken out, and keeps the whole output beside it (the journal's `raw_response`, the sample log's
-`resps`, which the viewer shows).
+`resps`, which the viewer shows). A thinking model's alias declares its own (`Alias.reasoning_tags`, as
+`harness.models.families` declares them); `--reasoning_tags` overrides it, `none` scoring the whole output.
+
+Some models also wrap their answer (GLM-4.1V-Thinking: `<think>...</think><answer>...</answer>`): an alias's
+`answer_tags` keep only what the first such pair holds, as VLMEvalKit's `GLMThinking.extract_answer` does
+(`vlmeval/vlm/cogvlm.py`: the thinking removed, then the first `<answer>(.*?)</answer>`, stripped; no pair, the text
+as it is). One departure, named: an answer tag opened and never closed (generation stopped at `max_gen_toks`) keeps
+the text after it, where VLMEvalKit would score the tag with it.
 
 The rule is lmms-eval's `strip_reasoning_tags` (`lmms_eval/api/reasoning.py`): every block of each (start, end)
 pair is removed; where an end tag is left with no start tag (a template that prefilled the start), only the text
@@ -20,6 +27,8 @@ import json
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
+# (start, end) of the answer a model wraps its answer in, after its thinking
+AnswerTags = tuple[str, str]
 
 # lmms-eval's `--reasoning_tags` default (`lmms_eval/__main__.py`)
 LMMS_EVAL_DEFAULT: ReasoningTags = (("<think>", "</think>"), ("<analysis>", "</analysis>"))
@@ -28,9 +37,12 @@ NONE = "none"
 
 def parse_reasoning_tags(value: object) -> ReasoningTags | None:
     """`--reasoning_tags`: a JSON list of [start, end] pairs (`[["<think>", "</think>"]]`), `default` for lmms-eval's
-    pairs, or `none`; a list of pairs in Python. None: no stripping. A ValueError in one line for anything else."""
-    if value is None or value is False or value == NONE:
+    pairs, or `none`; a list of pairs in Python. None: not given (an alias's own, if any); `()`: `none`, nothing
+    taken out whatever the alias declares. A ValueError in one line for anything else."""
+    if value is None:
         return None
+    if value is False or value == NONE or value == ():
+        return ()
     if value == "default":
         return LMMS_EVAL_DEFAULT
     pairs: object = value
@@ -51,8 +63,9 @@ def parse_reasoning_tags(value: object) -> ReasoningTags | None:
     return tuple(parsed)
 
 
-def strip_reasoning(text: str, tags: ReasoningTags) -> str:
-    """`text` without its reasoning blocks (see the module docstring)."""
+def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = None) -> str:
+    """`text` without its reasoning blocks, then, with `answer` tags, what the first answer pair holds (see the
+    module docstring)."""
     result = text
     for start_tag, end_tag in tags:
         while start_tag in result and end_tag in result:
@@ -65,9 +78,21 @@ def strip_reasoning(text: str, tags: ReasoningTags) -> str:
             result = result.rsplit(end_tag, 1)[-1]
         if start_tag in result:  # never closed: the thinking ran to the end (the departure from lmms-eval)
             result = result[: result.find(start_tag)]
+    if answer is not None and answer[0] in result:
+        opened = result[result.find(answer[0]) + len(answer[0]) :]
+        result = opened.split(answer[1], 1)[0]  # unclosed: the text after the tag (the departure from VLMEvalKit)
     return result.strip()
 
 
 def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
     """The tags as the results and the journal record them."""
     return [list(pair) for pair in tags] if tags else None
+
+
+def in_force(
+    given: ReasoningTags | None, declared: ReasoningTags | None, answer: AnswerTags | None
+) -> tuple[ReasoningTags | None, AnswerTags | None]:
+    """The setting a run takes a model's thinking out with: `--reasoning_tags` where given (`none`: nothing taken
+    out, the alias's answer tags with it), else the alias's own; the alias's answer tags wherever thinking is."""
+    tags = declared if given is None else given
+    return (tags, answer) if tags else (None, None)

@@ -162,6 +162,13 @@ def _task_index(runs: list[ShardRun], task_names: list[str], include_paths: Sequ
     return index
 
 
+def _answer_tags(recorded: object) -> tuple[str, str] | None:
+    """The shards' answer tags as their results record them (`config.answer_tags`), or None."""
+    if isinstance(recorded, list) and len(recorded) == 2:
+        return str(recorded[0]), str(recorded[1])
+    return None
+
+
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_paths: Sequence[Path]) -> int:
     from harness.outputs.results import build_results, summary_table
     from harness.running.runner import Runner, RunOptions
@@ -196,6 +203,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
         retry_errors=False,
         # the shards' own, so that their journals' headers match
         reasoning_tags=tuple((str(a), str(b)) for a, b in config.get("reasoning_tags") or ()) or None,
+        answer_tags=_answer_tags(config.get("answer_tags")),
         bootstrap_iters=config.get("bootstrap_iters"),
     )
     started = time.time()

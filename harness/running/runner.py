@@ -40,7 +40,7 @@ from harness.api import (
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.generation import safe_generate
-from harness.models.reasoning import ReasoningTags
+from harness.models.reasoning import AnswerTags, ReasoningTags
 from harness.models.reasoning import describe as describe_tags
 from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
@@ -86,6 +86,7 @@ class RunOptions:
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
     # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
     reasoning_tags: ReasoningTags | None = None
+    answer_tags: AnswerTags | None = None  # the tags the model wraps its answer in, after its thinking
     budget: Budget | None = None  # --max_cost: charged with every answer journalled and judged, stopped once reached
     bootstrap_iters: int | None = None  # the bootstrap's draws for a `!function` aggregation's errors (0: none)
 
@@ -114,7 +115,9 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
-        self.records = RecordBuilder(model, options.log_samples, options.score, options.reasoning_tags)
+        self.records = RecordBuilder(
+            model, options.log_samples, options.score, options.reasoning_tags, options.answer_tags
+        )
         self.requests = RequestBuilder(model, options.policies)  # built, round-tripped and cut as the model is sent
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
@@ -233,6 +236,8 @@ class Runner:
             parts["shard"] = str(self.options.shard)
         if self.options.reasoning_tags:  # only where set: a run without keeps the journals it had
             parts["reasoning_tags"] = describe_tags(self.options.reasoning_tags)
+        if self.options.answer_tags:
+            parts["answer_tags"] = list(self.options.answer_tags)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
         store = SampleStore(path, task.name, parts, task.builtin_aggregations())
         try:

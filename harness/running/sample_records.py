@@ -27,7 +27,7 @@ from harness.api import (
 )
 from harness.errors import TaskConfigError
 from harness.inputs.prompts import prompt_text
-from harness.models.reasoning import ReasoningTags, strip_reasoning
+from harness.models.reasoning import AnswerTags, ReasoningTags, strip_reasoning
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
@@ -89,11 +89,19 @@ class RecordBuilder:
     """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
     sample was asked under `--log_samples`."""
 
-    def __init__(self, model: Model, log_samples: bool, score: bool, reasoning: ReasoningTags | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        log_samples: bool,
+        score: bool,
+        reasoning: ReasoningTags | None = None,
+        answer: AnswerTags | None = None,
+    ) -> None:
         self.model = model
         self.log_samples = log_samples
         self.scoring = score
         self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
+        self.answer = answer  # the tags it wraps its answer in after its thinking: what they hold is scored
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
@@ -119,7 +127,7 @@ class RecordBuilder:
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
         if self.reasoning and text is not None and response.ok:
-            answer = strip_reasoning(text, self.reasoning)
+            answer = strip_reasoning(text, self.reasoning, self.answer)
             if answer != text:  # the whole output is kept; the answer is what the scorer reads
                 record["raw_response"] = text
                 record["response"] = text = answer

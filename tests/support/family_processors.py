@@ -134,6 +134,8 @@ class Family:
     make: Callable[[], Any]
     image_marker: str  # the text the rendered prompt holds where each image goes
     expands_images: bool = True  # a processor that expands each image's tokens (else the tokenizer alone)
+    # The construction the harness's render must equal where no official wrapper exists (else `official_wrappers`')
+    reference: Callable[..., tuple[str, list[int]]] | None = None
 
 
 FAMILIES = (

@@ -1,9 +1,20 @@
 """Each family's published chat template, transcribed from public sources (the checkpoints' `tokenizer_config.json`
 or `processor_config.json`/`chat_template.json` as transformers' conversion scripts and processor tests, vLLM's and
 llama.cpp's template tests, and NVIDIA Cosmos' Pixtral tokenizer quote them), for the offline rendering tests
-(`tests/harness/models/test_family_rendering.py`)."""
+(`tests/harness/models/test_family_rendering.py`). The long templates of the families the papers never ran are
+files of `published_templates/`, each exactly as its source holds it, their sources named below."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+PUBLISHED = Path(__file__).parent / "published_templates"
+
+
+def published(name: str) -> str:
+    """`published_templates/<name>.jinja`, as the file holds it (no newline added)."""
+    return (PUBLISHED / f"{name}.jinja").read_text(encoding="utf-8")
+
 
 # Qwen2-VL-2B-Instruct and the Qwen2.5-VL checkpoints (tokenizer_config.json).
 QWEN2_VL = (
@@ -105,3 +116,25 @@ LLAVA_1_5 = (
     "{% generation %}{{ content['text'] + ' '}}{% endgeneration %}{% endfor %}{% endif %}{% endfor %}"
     "{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
 )
+
+
+# --- the families the papers never ran (issue 51, item 6) ---------------------------------------------------------
+
+# xorbitsai/inference's model registry (`xinference/model/llm/llm_family.json` at 7ecec16), "Qwen3-VL-Instruct" and
+# "Qwen3-VL-Thinking", and "glm-4.5v": its transcriptions of the checkpoints' templates, which no stored source holds.
+QWEN3_VL = published("qwen3_vl_instruct")
+QWEN3_VL_THINKING = published("qwen3_vl_thinking")
+GLM4_5V = published("glm4_5v")
+# zai-org/GLM-4.1V-9B-Thinking's chat_template.jinja at revision 3c1471e5, as a public qualification record in the
+# searched index quotes it (`official_chat_template`, model_id and revision named beside it).
+GLM4_1V = published("glm4_1v_thinking")
+# google/gemma-3n-*-it: transformers' `convert_gemma3n_weights.py` (`_CHAT_TEMPLATE`, at 0d9e0ea), which wrote them.
+GEMMA3N = published("gemma3n")
+# moonshotai/Kimi-VL-A3B-*: llama-cpp-python's `KimiVLChatHandler.CHAT_FORMAT` (`llama_cpp/llama_chat_format.py`), the
+# conversation sglang's `kimi-vl` template describes (`python/sglang/srt/conversation.py`, which cites the checkpoint's
+# chat_template.jinja).
+KIMI_VL = published("kimi_vl")
+# MiniCPM-V 4.5: no stored source holds the checkpoint's template (VLMEvalKit's MiniCPM_V_4_5 edits its thinking
+# switch, so it has one). xorbitsai's registry entry "MiniCPM-V-4.5", a ChatML over string content with a default
+# system turn, stands in: what the rendering test checks of MiniCPM-V is the one string `model.chat` builds.
+MINICPM_V_STAND_IN = published("minicpm_v_4_5_xinference")

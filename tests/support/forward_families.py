@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.models.aliases import ALIASES
 from tests.support import family_processors as published
+from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
 from tests.support import tiny_vlm_processors as processors
 
@@ -20,7 +22,7 @@ TORCHVISION = "needs torchvision, which this machine's CPU torch cannot have (do
 class ForwardFamily:
     name: str
     classes: str  # the transformers classes it is checked with (or would be)
-    aliases: tuple[str, ...]  # the aliases (today's, or issue 51's new ones) whose checkpoints are of this family
+    aliases: tuple[str, ...]  # the aliases whose checkpoints are of this family (or, without one, the model's name)
     make_processor: Callable[[], Any] | None = None
     make_config: Callable[[Any], Any] | None = None
     # `--model_args` the hf backend needs for it here: the processor without its video part (no torchvision)
@@ -114,7 +116,7 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "qwen3-vl",
         "Qwen3VLForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil",
-        ("qwen3-vl (new)",),
+        tuple(name for name in ALIASES if name.startswith("qwen3-vl")),
         processors.qwen3_vl,
         configs.qwen3_vl,
         IMAGE_ONLY,
@@ -130,7 +132,7 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "internvl3.5",
         "InternVLForConditionalGeneration (Qwen3 LM), InternVLProcessor (image only), GotOcr2ImageProcessorPil",
-        ("internvl3.5 (new)",),
+        tuple(name for name in ALIASES if name.startswith("internvl3.5")),
         published.internvl3,
         lambda tokenizer: configs.internvl(tokenizer, "qwen3"),
         IMAGE_ONLY,
@@ -145,9 +147,17 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "glm-4.1v",
         "Glm4vForConditionalGeneration, Glm4vProcessor (image only), Glm4vImageProcessorPil",
-        ("glm-4.1v (new)",),
+        ("glm-4.1v-thinking",),
         processors.glm4v,
         configs.glm4v,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "glm-4.5v",
+        "Glm4vMoeForConditionalGeneration, Glm4vProcessor (image only), Glm4vImageProcessorPil",
+        ("glm-4.5v",),
+        lambda: processors.glm4v(templates.GLM4_5V),
+        configs.glm4v_moe,
         IMAGE_ONLY,
     ),
     ForwardFamily(
@@ -166,7 +176,7 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "gemma3n",
         "Gemma3nForConditionalGeneration, Gemma3nProcessor",
-        ("gemma3n (new)",),
+        ("gemma3n-e2b", "gemma3n-e4b"),
         reason=f"its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm, and timm {TORCHVISION}",
     ),
     ForwardFamily(
@@ -186,16 +196,19 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "kimi-vl",
         "moonshotai/Kimi-VL-A3B-*'s own KimiVLForConditionalGeneration",
-        ("kimi-vl (new)",),
-        reason="no transformers class in 5.20.2 (remote code only; transformers' kimi_k25 is Kimi K2.5, another "
-        "model); vLLM loads it natively",
+        ("kimi-vl-a3b", "kimi-vl-a3b-thinking", "kimi-vl-a3b-thinking-2506"),
+        reason="no transformers class in 5.20.2 (transformers' kimi_k25 is Kimi K2.5, another model); the aliases "
+        "run on vllm, whose KimiVLForConditionalGeneration expands images with the checkpoint's own processor (remote "
+        "code, KimiVLProcessor), which no test here has offline: neither pass is checked here",
     ),
     ForwardFamily(
         "minicpm-v-4.5",
         "openbmb/MiniCPM-V-4_5's own MiniCPMV",
-        ("minicpm-v-4.5 (new)",),
-        reason="no transformers class for MiniCPM-V 4.5 in 5.20.2 (remote code only; transformers has MiniCPM-V "
-        "4.6 and 4.7, other checkpoints); vLLM loads it natively",
+        ("minicpm-v-4.5", "minicpm-v-4.5-thinking"),
+        reason="no transformers class for MiniCPM-V 4.5 in 5.20.2 (it has MiniCPM-V 4.6 and 4.7, other checkpoints); "
+        "the aliases run on vllm, whose MiniCPMV4_5 slices images with the checkpoint's own processor (remote code, "
+        "transformers_utils/processors/minicpmv.py calls it), which no test here has offline: neither pass is checked "
+        "here",
     ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}

@@ -96,6 +96,14 @@ def harness(capsys: pytest.CaptureFixture[str]):
     return run
 
 
+def toy_colors_run(run, toy_dir: Path, toy_tasks: Path, out: Path, model: str, model_args: str, *extra: str) -> Run:
+    """`harness --tasks toy_colors` (with `run`, the `harness` fixture), its samples logged, into `out`."""
+    return run(
+        *("--tasks", "toy_colors", "--model", model, "--model_args", model_args, "--include_path", toy_tasks),
+        *("--data_dir", toy_dir, "--output_path", out, "--log_samples", *extra),
+    )
+
+
 @pytest.fixture
 def script_env(tmp_path: Path) -> dict[str, str]:
     """Environment for running the installed console script: offline, own caches, one thread."""

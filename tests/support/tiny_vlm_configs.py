@@ -229,6 +229,18 @@ def glm4v(tokenizer: Any) -> Any:
     )
 
 
+def glm4v_moe(tokenizer: Any) -> Any:
+    """GLM-4.5V: GLM-4.1V's vision tower and ids over a one-layer mixture of four experts."""
+    from transformers import Glm4vMoeConfig
+
+    dense = glm4v(tokenizer).to_dict()
+    moe = {"n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "first_k_dense_replace": 0}
+    rope = {"rope_type": "default", "mrope_section": [1, 1, 2], "partial_rotary_factor": 0.5}  # half of 16 rotates
+    text_config = text(tokenizer, "glm4v_moe_text", rope_parameters=rope, **moe)
+    ids = {k: v for k, v in dense.items() if k.endswith("token_id")}
+    return Glm4vMoeConfig(text_config=text_config, vision_config=dense["vision_config"], **ids)
+
+
 def internvl(tokenizer: Any, text_model: str = "qwen2") -> Any:
     from transformers import InternVLConfig
 

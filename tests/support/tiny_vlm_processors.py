@@ -4,7 +4,7 @@ holds the family's special tokens. Where transformers builds a processor only wi
 torchvision), the class is built without it, as the `hf` backend's `processor=image_only` builds it.
 
 Templates: each family's published chat template where the project transcribes one (`family_templates`); where it does
-not yet, the transcription cited beside it. What the forward-pass check needs of a template is where it puts each
+not, the transcription cited beside it. What the forward-pass check needs of a template is where it puts each
 image's placeholder, and each template below puts it where the published one does.
 """
 
@@ -27,15 +27,6 @@ LLAVA_ONEVISION = (
     "{{ content['text'] }}{% endgeneration %}{% endfor %}{% endif %}{{'<|im_end|>' + '\n'}}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-# GLM-4.1V's image as its published template renders it (`<|begin_of_image|><|image|><|end_of_image|>` in place, in a
-# `[gMASK]<sop><|user|>` turn); its whole template is transcribed with the alias (issue 51, phase 2).
-GLM4V = (
-    "[gMASK]<sop>{% for message in messages %}<|{{ message['role'] }}|>\n{% if message['content'] is string %}"
-    "{{ message['content'] }}{% else %}{% for part in message['content'] %}{% if part['type'] == 'image' %}"
-    "<|begin_of_image|><|image|><|end_of_image|>{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
-)
-
 # PaliGemma publishes no chat template: its processor's prompt (every image, then BOS, the text and a newline, which
 # the processor adds) written as one, so that the hf backend can place the images.
 PALIGEMMA = (
@@ -107,20 +98,27 @@ def qwen2_5_vl() -> Any:
     )
 
 
-def qwen3_vl() -> Any:
-    """Qwen3-VL: 16-px patches, 2x2 merge (its preprocessor_config); an image rendered as Qwen2-VL's template does."""
+def qwen3_vl(template: str = templates.QWEN3_VL) -> Any:
+    """Qwen3-VL: 16-px patches, 2x2 merge, 65,536-16,777,216 pixels (its preprocessor_config), its published template
+    (Instruct's, or `templates.QWEN3_VL_THINKING`), `<think>` and `</think>` as the plain added tokens Qwen3's are."""
     from transformers import Qwen2VLImageProcessorPil, Qwen3VLProcessor
 
     images = Qwen2VLImageProcessorPil(
         size={"shortest_edge": 65536, "longest_edge": 16777216}, patch_size=16, merge_size=2
     )
-    return _image_only(Qwen3VLProcessor)(images, tokenizer(QWEN_SPECIALS, bos=None), chat_template=templates.QWEN2_VL)
+    text = tokenizer(QWEN_SPECIALS, bos=None)
+    text.add_tokens(["<think>", "</think>"], special_tokens=False)  # kept by decode(skip_special_tokens=True)
+    return _image_only(Qwen3VLProcessor)(images, text, chat_template=template)
 
 
-def glm4v() -> Any:
+def glm4v(template: str = templates.GLM4_1V) -> Any:
+    """GLM-4.1V and GLM-4.5V (one processor): 14-px patches, 2x2 merge, the class's pixel bounds, a published template;
+    `<think>`, `<answer>` and their ends as plain added tokens (VLMEvalKit reads them after decoding)."""
     from transformers import Glm4vImageProcessorPil, Glm4vProcessor
 
     marks = ("<|begin_of_image|>", "<|image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|video|>")
-    text = tokenizer(("[gMASK]", "<sop>", "<|user|>", "<|assistant|>", *marks, "<|end_of_video|>"), bos=None)
+    roles = ("<|system|>", "<|user|>", "<|assistant|>", "<|observation|>")
+    text = tokenizer(("[gMASK]", "<sop>", *roles, *marks, "<|end_of_video|>"), bos=None)
+    text.add_tokens(["<think>", "</think>", "<answer>", "</answer>"], special_tokens=False)
     images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2)
-    return _image_only(Glm4vProcessor)(images, text, chat_template=GLM4V)
+    return _image_only(Glm4vProcessor)(images, text, chat_template=template)

@@ -24,6 +24,10 @@ def _alias_lines(
     )
     if alias.note or trained:
         lines.append(f"{indent}{trained}{alias.note}")
+    if alias.reasoning_tags:  # a thinking model's: what the scorer is not given (--reasoning_tags overrides it)
+        tags = ", ".join(f"{start}...{end}" for start, end in alias.reasoning_tags)
+        kept = f"; scored: what {alias.answer_tags[0]}...{alias.answer_tags[1]} holds" if alias.answer_tags else ""
+        lines.append(f"{indent}thinking taken out before scoring: {tags}{kept}")
     runs = [(benchmark, run) for benchmark, table in tables if (run := table.run_by(name))]
     for benchmark, run in runs:
         extra = ",".join(f"{k}={v}" for k, v in run.args.items())

@@ -16,17 +16,22 @@ from collections.abc import Iterable
 
 from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
-from harness.models.prompt_style import DEFAULT, PromptStyle
+from harness.models.prompt_style import DEFAULT, THINKING, PromptStyle
 
 # name -> the module that declares it, as `FAMILY`; the order is the fragments' (a more specific name first).
 FAMILIES: dict[str, str] = {
     "qwen2_vl": "harness.models.families.qwen2_vl",
+    "qwen3_vl": "harness.models.families.qwen3_vl",
     "pixtral": "harness.models.families.pixtral",
     "llava": "harness.models.families.llava",
     "idefics": "harness.models.families.idefics",
     "internvl": "harness.models.families.internvl",
     "ovis2": "harness.models.families.ovis2",
+    "gemma3n": "harness.models.families.gemma3n",  # before gemma3: its names hold Gemma 3's fragments
     "gemma3": "harness.models.families.gemma3",
+    "glm4v": "harness.models.families.glm4v",
+    "kimi_vl": "harness.models.families.kimi_vl",
+    "minicpm_v": "harness.models.families.minicpm_v",
     "phi": "harness.models.families.phi",
     "gpt": "harness.models.families.gpt",
     "claude": "harness.models.families.claude",
@@ -73,8 +78,8 @@ def family_of(*names: str | None, architectures: Iterable[str] = ()) -> ImageTok
 
 
 def styles() -> dict[str, PromptStyle]:
-    """Every prompt style by name: `default`, then each family's."""
-    out = {DEFAULT.name: DEFAULT}
+    """Every prompt style by name: `default` and `thinking`, then each family's."""
+    out = {DEFAULT.name: DEFAULT, THINKING.name: THINKING}
     for family in families():
         for style in family.styles:
             if style.name in out:

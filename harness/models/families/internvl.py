@@ -9,6 +9,16 @@ stops where `model.chat` stopped it: on the template's separator alone (`SEPARAT
 InternVL3 runs on `hf` through the transformers-native `-hf` conversions (the same weights; its processor tiles as
 the original `dynamic_preprocess`, `max_patches`); InternVL2 and 2.5 have no such conversion of the checkpoints the
 paper ran and run on `vllm` with their remote code, which tiles by `max_dynamic_patch`.
+
+InternVL3.5, which the papers never ran, runs on `hf` through OpenGVLab's own `-HF` conversions (`InternVL3_5-*-HF`,
+model_type `internvl`, Qwen3 language models): no official wrapper set its tiles, so the checkpoint's own processor
+tiles them (up to 12, with a thumbnail: a public qualification record of InternVL3_5-8B-HF under transformers 4.55
+shows 9 tiles of 448 px for one image) and its own chat template is rendered (the checkpoints' processor files are in
+no stored public source; the tests render the InternVL3 `-hf` conversion's template, transformers'
+`convert_internvl_weights_to_hf.py`, as the stand-in that places each image as `<IMG_CONTEXT>`). Its thinking mode is
+a system prompt, not a checkpoint: VLMEvalKit's `InternVL3_5-*-Thinking` runs send `R1_SYSTEM_PROMPT`
+(`vlmeval/vlm/internvl/internvl_chat.py:25-38`, `cot_prompt_version="r1"`, `vlmeval/config.py`), which asks for the
+thinking within `<think>` and `</think>`; the `-thinking` aliases send it, no answer prefix, and take the thinking out.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.alias import Alias, hf, vllm, wrapper
+from harness.models.alias import Alias, hf, thinking, vllm, wrapper
 from harness.models.families.family import ImageTokens, ModelFamily, template, tiles
 from harness.models.prompt_style import PromptStyle
 
@@ -25,6 +35,15 @@ INTERNVL2_5_SYSTEM = (
 )
 INTERNVL2_SYSTEM = (
     "你是由上海人工智能实验室联合商汤科技开发的书生多模态大模型，英文名叫InternVL, 是一个有用无害的人工智能助手。"
+)
+# VLMEvalKit's R1_SYSTEM_PROMPT (vlmeval/vlm/internvl/internvl_chat.py:25-38), InternVL3.5's thinking mode
+R1_SYSTEM_PROMPT = (
+    "You are an AI assistant that rigorously follows this response protocol:\n\n"
+    "1. First, conduct a detailed analysis of the question. Consider different angles, potential solutions, and "
+    "reason through the problem step-by-step. Enclose this entire thinking process within <think> and </think> tags."
+    "\n\n2. After the thinking section, provide a clear, concise, and direct answer to the user's question. Separate "
+    "the answer from the think section with a newline.\n\nEnsure that the thinking process is thorough but remains "
+    "focused on the query. The final answer should be standalone and not reference the thinking section."
 )
 HF_TILES: dict[str, object] = {"crop_to_patches": True, "max_patches": 4}
 VLLM_TILES: dict[str, object] = {"max_dynamic_patch": 4}
@@ -72,6 +91,16 @@ def _original(version: str, size: str, window: int, style: str) -> Alias:
     )
 
 
+def _internvl3_5(size: str, think: bool = False) -> Alias:
+    checkpoint = f"OpenGVLab/InternVL3_5-{size}-HF"
+    if not think:
+        return hf(checkpoint, f"InternVL3.5 {size} (OpenGVLab's transformers-native conversion)", None)
+    note = f"InternVL3.5 {size} in its thinking mode (VLMEvalKit's R1 system prompt)"
+    return thinking(hf(checkpoint, note, None, prompt_style="internvl3_5_thinking"), (("<think>", "</think>"),))
+
+
+INTERNVL3_5 = ("1B", "2B", "4B", "8B", "14B", "38B", "30B-A3B")
+
 FAMILY = ModelFamily(
     "InternVL",
     variants=(
@@ -89,6 +118,7 @@ FAMILY = ModelFamily(
         _style("internvl2_5", INTERNVL2_5_SYSTEM),
         _style("internvl2_chatml", INTERNVL2_SYSTEM),
         _style("internvl2_phi3", INTERNVL2_SYSTEM),
+        PromptStyle("internvl3_5_thinking", prefill=False, system=R1_SYSTEM_PROMPT),
     ),
     aliases={
         "internvl3-1b": _internvl3("1B"),
@@ -105,5 +135,7 @@ FAMILY = ModelFamily(
         "internvl2-2b": _original("InternVL2", "2B", 8192, "internvl2_chatml"),
         "internvl2-4b": _original("InternVL2", "4B", 8192, "internvl2_phi3"),
         "internvl2-8b": _original("InternVL2", "8B", 8192, "internvl2_chatml"),
+        **{f"internvl3.5-{size.lower()}": _internvl3_5(size) for size in INTERNVL3_5},
+        **{f"internvl3.5-{size.lower()}-thinking": _internvl3_5(size, think=True) for size in INTERNVL3_5},
     },
 )

@@ -306,6 +306,8 @@ class VLLMModel(Model):
                 "add_generation_prompt": not continue_final,
                 "continue_final_message": continue_final,
             }
+            if style.template_kwargs:  # the variables the prompt style renders its template with
+                options["chat_template_kwargs"] = dict(style.template_kwargs)
             if processor_kwargs:  # over the engine's own mm_processor_kwargs for these requests
                 options["mm_processor_kwargs"] = {**self.settings.processor_kwargs(), **dict(processor_kwargs)}
             started = time.perf_counter()

@@ -122,6 +122,33 @@ def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() ->
                 assert f"| {run.name} | `{run.alias}` | {alias.backend} | {alias.status(run)} |" in page, run.name
 
 
+def never_run_row(name: str) -> str:
+    """The backends page's row of an alias no paper ran: its checkpoint, backend, family and thinking tags."""
+    from harness.models.families import family_of
+
+    alias = ALIASES[name]
+    family = family_of(alias.args.get("pretrained"))
+    assert family is not None, f"{name}: no family rule for its checkpoint"
+    tags = ", ".join(f"`{a}`...`{b}`" for a, b in alias.reasoning_tags or ()) or "none"
+    if alias.answer_tags:
+        tags += f"; scored: `{alias.answer_tags[0]}`...`{alias.answer_tags[1]}`"
+    return f"| `{name}` | {alias.args['pretrained']} | {alias.backend} | {family.name} | {tags} |"
+
+
+def test_the_backends_page_tables_every_alias_no_paper_ran() -> None:
+    """Issue 51, item 6: Qwen3-VL, InternVL3.5, Gemma 3n, GLM-4.1V/4.5V, Kimi-VL and MiniCPM-V 4.5 (and
+    LLaVA-OneVision), each alias with its checkpoint, backend, family rule and the thinking it takes out."""
+    page = (ROOT / "docs" / "backends.md").read_text()
+    section = page.split("## Models the papers never ran", 1)[1].split("\n## ", 1)[0]
+    ran = {name for _, table in tables().values() for name in ALIASES if table.run_by(name)}
+    never = [name for name in ALIASES if name not in ran]
+    assert {"qwen3-vl", "internvl3.5-8b", "gemma3n-e4b", "glm-4.1v-thinking", "kimi-vl-a3b", "minicpm-v-4.5"} <= set(
+        never
+    )
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [never_run_row(name) for name in never]
+
+
 def test_models_filters_by_name_and_by_benchmark(harness) -> None:
     """`harness models NAME` keeps the aliases and backends whose name holds NAME (an alias's own name: that alias
     alone), `--benchmark B` one benchmark's paper models; a filter that keeps nothing is one line with suggestions
@@ -145,7 +172,7 @@ def test_models_filters_by_name_and_by_benchmark(harness) -> None:
     without = needle.out.split("Paper models without an alias:\n")[1].splitlines()
     assert len(without) == len(table.without_alias)
     typo = harness("models", "qwenn")
-    assert typo.code == 2 and typo.err.strip().count("\n") == 0 and "did you mean: qwen2-vl" in typo.err
+    assert typo.code == 2 and typo.err.strip().count("\n") == 0 and "did you mean: qwen3-vl, qwen2-vl" in typo.err
     unknown = harness("models", "--benchmark", "mmnedle")
     assert unknown.code == 2 and "did you mean: MMNeedle" in unknown.err
     locovqa = harness("models", "--benchmark", "LoCoVQA")  # issue 51 phase 2 item 3: its nine, Table 1

@@ -88,3 +88,20 @@ def test_pixtral_text_goes_under_content_and_every_style_is_described() -> None:
             assert family.__doc__ and ("official" in family.__doc__ or "conv_templates" in family.__doc__), module
     with pytest.raises(ValueError, match="prompt_style='nope': expected one of"):
         style_named("nope")
+
+
+def test_minicpm_v_s_string_joins_its_pieces_and_its_thinking_mode_reaches_the_template() -> None:
+    """MiniCPM-V 4.5's `model.chat`: each image `(<image>./</image>)`, the pieces joined by newlines; its thinking style
+    renders the template with `enable_thinking=True`, sends no prefix, and the plain one renders it without."""
+    template = (
+        "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}"
+        "{% if add_generation_prompt %}<assistant>{% if enable_thinking %}<think>\n{% endif %}{% endif %}"
+    )
+    assert style_named("minicpm_v").chat(request().messages, "Answer:", "<image>") == [
+        {"role": "user", "content": "Look: \n(<image>./</image>)\n then \n(<image>./</image>)\n Question?"},
+        {"role": "assistant", "content": "Answer:"},
+    ]
+    thinking = count("minicpm_v_thinking", template).render(request())
+    plain = count("minicpm_v", template).render(request(prefix=""))
+    assert thinking.endswith("<assistant><think>\n") and "Answer:" not in thinking
+    assert plain.endswith("<assistant>")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.reasoning import LMMS_EVAL_DEFAULT, parse_reasoning_tags, strip_reasoning
+from tests.support.harness_fixtures import toy_colors_run
 
 THINK = (("<think>", "</think>"),)
 
@@ -37,29 +38,14 @@ def test_every_pair_is_taken_out() -> None:
 def test_the_setting_is_read_as_lmms_eval_s_or_refused_in_one_line() -> None:
     assert parse_reasoning_tags('[["<think>", "</think>"]]') == THINK
     assert parse_reasoning_tags("default") == LMMS_EVAL_DEFAULT
-    assert parse_reasoning_tags("none") is None and parse_reasoning_tags(None) is None
+    assert parse_reasoning_tags("none") == () and parse_reasoning_tags(None) is None  # none: over an alias's own
     for bad, said in (('[["<think>"]]', "is not a .start, end. pair"), ("<think>", "not JSON"), ("[]", "non-empty")):
         with pytest.raises(ValueError, match=said):
             parse_reasoning_tags(bad)
 
 
 def toy_run(harness, toy_dir: Path, toy_tasks: Path, out: Path, answer: str, *extra: str):
-    return harness(
-        "--tasks",
-        "toy_colors",
-        "--model",
-        "constant",
-        "--model_args",
-        f"answer={answer}",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        out,
-        "--log_samples",
-        *extra,
-    )
+    return toy_colors_run(harness, toy_dir, toy_tasks, out, "constant", f"answer={answer}", *extra)
 
 
 def test_a_think_block_never_reaches_a_scorer(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:

@@ -1,0 +1,72 @@
+"""Qwen3-VL (dense 2B-32B and the 30B-A3B MoE, Instruct and Thinking), a family the papers never ran: its image tokens
+(16-px patches merged 2x2, so 32-px cells, within 65,536-16,777,216 pixels, + `<|vision_start|>` and
+`<|vision_end|>`), its chat as its published template renders it, and its aliases on `hf`
+(`Qwen3VLForConditionalGeneration`, `Qwen3VLMoeForConditionalGeneration`).
+
+Sources. The processor settings are the checkpoints' `preprocessor_config.json` (`"size": {"longest_edge": 16777216,
+"shortest_edge": 65536}`, `patch_size` 16, `merge_size` 2, `Qwen2VLImageProcessorFast`), as third-party copies in the
+searched index quote it verbatim; the checkpoint repositories themselves (Qwen/Qwen3-VL-*) are in no stored public
+source. The chat templates are carried by the checkpoints and rendered as they are (no template is bundled here);
+the transcriptions the tests render are xorbitsai/inference's model registry's (`xinference/model/llm/llm_family.json`
+at 7ecec16, "Qwen3-VL-Instruct" and "Qwen3-VL-Thinking"): no system message unless one is sent, each image
+`<|vision_start|><|image_pad|><|vision_end|>` in place, and, for Thinking, a generation prompt that opens the thinking
+(`<|im_start|>assistant\\n<think>\\n`), so its output holds only the closing `</think>`.
+
+The Instruct aliases take the default prompt (typed parts, the task's answer prefix continued). The Thinking aliases
+send no answer prefix (`thinking`): the Thinking template writes a final assistant turn as a closed, empty thinking
+block followed by the text, so a prefilled prefix would skip the thinking the model was trained to do; their
+thinking is taken out before scoring (`<think>`, `</think>`: the end tag alone, the template having opened it).
+Context: 262,144 tokens (xorbitsai's registry, `context_length`), recorded, never a limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from builders.core.contract import smart_resize
+from harness.models.alias import Alias, hf, thinking
+from harness.models.families.family import ImageTokens, ModelFamily, number
+from harness.models.prompt_style import THINKING
+
+WINDOW = 262144
+CELL = 32  # a merged token: 16-px patches, 2x2
+MIN_PIXELS, MAX_PIXELS = 65536, 16777216  # preprocessor_config.json `size`: shortest_edge, longest_edge (areas)
+THINK = (("<think>", "</think>"),)
+
+
+def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
+    lo = number(settings.get("min_pixels") or MIN_PIXELS)
+    hi = number(settings.get("max_pixels") or MAX_PIXELS)
+    h_bar, w_bar = smart_resize(height, width, factor=CELL, min_pixels=lo, max_pixels=hi)
+    return (h_bar // CELL) * (w_bar // CELL) + 2  # <|vision_start|> ... <|vision_end|>
+
+
+def _instruct(size: str) -> Alias:
+    return hf(f"Qwen/Qwen3-VL-{size}-Instruct", f"Qwen3-VL {size} Instruct", WINDOW)
+
+
+def _thinking(size: str) -> Alias:
+    alias = hf(f"Qwen/Qwen3-VL-{size}-Thinking", f"Qwen3-VL {size} Thinking", WINDOW, prompt_style=THINKING.name)
+    return thinking(alias, THINK)
+
+
+SIZES = {"2b": "2B", "4b": "4B", "": "8B", "32b": "32B", "30b-a3b": "30B-A3B"}
+
+FAMILY = ModelFamily(
+    "Qwen3-VL",
+    variants=(
+        ImageTokens(
+            "Qwen3-VL",
+            image_tokens,
+            "dynamic resolution (16-px patches merged 2x2: a token per 32-px cell, 65,536-16,777,216 pixels) + 2 "
+            "markers per image",
+            model_types=("qwen3_vl", "qwen3_vl_moe"),
+            architectures=("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"),
+            fragments=("qwen3-vl", "qwen3_vl"),
+        ),
+    ),
+    aliases={
+        **{f"qwen3-vl-{key}".rstrip("-"): _instruct(size) for key, size in SIZES.items()},
+        **{"-".join(filter(None, ("qwen3-vl", key, "thinking"))): _thinking(size) for key, size in SIZES.items()},
+    },
+)

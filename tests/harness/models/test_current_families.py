@@ -1,0 +1,115 @@
+"""The families the papers never ran (issue 51, item 6): each image-token rule the screen estimates with counts what
+the family's own processor makes of an image (transformers' classes where 5.20.2 has them, vLLM's count where only
+vLLM loads the model), and each family is found by its own names, Gemma 3n apart from Gemma 3."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from PIL import Image
+
+from harness.models.families import family_of
+from tests.support import current_families
+from tests.support import tiny_vlm_processors as processors
+
+SIZES = [(256, 256), (1000, 700), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (3000, 2000), (20, 30)]
+
+
+def expanded(processor, image_token: str, width: int, height: int, **settings) -> int:
+    """The image tokens the processor writes into the text for one image of this size."""
+    image = Image.new("RGB", (width, height), (90, 30, 200))
+    inputs = processor(text=[f"a {image_token} b"], images=[image], return_tensors="pt", **settings)
+    return inputs["input_ids"][0].tolist().count(processor.tokenizer.convert_tokens_to_ids(image_token))
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "make", "image_token"),
+    [
+        ("Qwen/Qwen3-VL-8B-Instruct", processors.qwen3_vl, "<|image_pad|>"),
+        ("zai-org/GLM-4.1V-9B-Thinking", processors.glm4v, "<|image|>"),
+    ],
+)
+def test_the_dynamic_resolution_rules_count_as_the_processors_expand(checkpoint: str, make, image_token: str) -> None:
+    family, processor = family_of(checkpoint), make()
+    assert family is not None
+    for width, height in SIZES:  # + the two markers around each image, which the template writes
+        assert family.image_tokens(width, height, {}) == expanded(processor, image_token, width, height) + 2
+    cap = 28 * 28 * 64  # a request's pixel cap, as an input policy gives it
+    size = {"shortest_edge": processor.image_processor.size.shortest_edge, "longest_edge": cap}
+    tokens = expanded(processor, image_token, 3000, 2000, size=size)
+    assert family.image_tokens(3000, 2000, {"max_pixels": cap}) == tokens + 2 < 70
+
+
+def test_gemma3n_is_its_own_family_and_counts_as_its_processor_expands() -> None:
+    for name in ("google/gemma-3n-E4B-it", "gemma3n"):
+        assert family_of(name).name == "Gemma 3n"
+    assert family_of("google/gemma-3-12b-it").name == family_of("gemma3").name == "Gemma 3"
+    processor = current_families.gemma3n()
+    inputs = processor(text=["a <image_soft_token> b"], images=[Image.new("RGB", (1000, 700))], return_tensors="pt")
+    ids = inputs["input_ids"][0].tolist()
+    marks = [processor.tokenizer.convert_tokens_to_ids(t) for t in ("<start_of_image>", "<end_of_image>")]
+    # 256 soft tokens and their two markers; the blank line either side is one token each in Gemma's own vocabulary
+    # (as Gemma 3's rule counts it), two bytes in this tiny one
+    assert ids.count(processor.image_token_id) == 256 and all(ids.count(m) == 1 for m in marks)
+    assert family_of("gemma3n").image_tokens(1000, 700, {}) == 256 + 2 + 2
+
+
+def test_minicpm_v_slices_as_minicpm_v_s_image_processor() -> None:
+    """The grid is the one MiniCPM-V's processor picks (transformers restates it for 4.6); the tokens follow it."""
+    from transformers import MiniCPMV4_6ImageProcessorPil
+
+    from harness.models.families.minicpm_v import sliced_grid
+
+    reference = MiniCPMV4_6ImageProcessorPil()
+    for width, height in [*SIZES, (448, 448), (449, 448), (1344, 1344), (896, 448), (4000, 500)]:
+        theirs = reference.get_sliced_grid((height, width), max_slice_nums=9, scale_resolution=448)
+        assert sliced_grid(width, height, 9) == (tuple(theirs) if theirs else None), (width, height)
+    family = family_of("openbmb/MiniCPM-V-4_5")
+    assert family.image_tokens(448, 448, {}) == 3 + 66  # kept whole: its id, <image>, 64 queries, </image>
+    assert family.image_tokens(1344, 1344, {}) == 3 + 66 + 9 * 66 + 2  # 3 x 3 slices, two newlines between rows
+    assert family.image_tokens(1344, 1344, {"max_slice_nums": 4}) == 3 + 66 + 4 * 66 + 1
+
+
+def vllm_kimi_count():
+    """vLLM 0.33.0's own `KimiVLProcessingInfo.get_num_image_tokens`, read from its source (the module imports GPU
+    kernels' dependencies this machine lacks), over a stand-in for the checkpoint's image processor settings."""
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or spec.origin is None:
+        pytest.skip("vLLM is not installed")
+    source = Path(spec.origin).parent / "model_executor" / "models" / "kimi_vl.py"
+    tree = ast.parse(source.read_text())
+    (info,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "KimiVLProcessingInfo"]
+    (count,) = [n for n in info.body if isinstance(n, ast.FunctionDef) and n.name == "get_num_image_tokens"]
+    namespace: dict[str, object] = {"math": math}
+    exec(compile(ast.Module(body=[count], type_ignores=[]), str(source), "exec"), namespace)
+    return namespace["get_num_image_tokens"]
+
+
+def test_kimi_vl_counts_as_vllm_counts() -> None:
+    count = vllm_kimi_count()
+    family = family_of("moonshotai/Kimi-VL-A3B-Thinking")
+    for limit in (4096, 1024):
+        settings = SimpleNamespace(patch_size=14, merge_kernel_size=[2, 2], in_token_limit=limit)
+        info = SimpleNamespace(get_hf_processor=lambda s=settings: SimpleNamespace(image_processor=s))
+        for width, height in [*SIZES, (1792, 1792)]:
+            tokens = count(info, image_width=width, image_height=height)
+            assert family.image_tokens(width, height, {"in_token_limit": limit}) == tokens + 4  # + its 4 markers
+
+
+def test_each_family_is_found_by_its_config_names() -> None:
+    for model_type, name in (
+        ("qwen3_vl_moe", "Qwen3-VL"),
+        ("glm4v_moe", "GLM-4.1V"),
+        ("kimi_vl", "Kimi-VL"),
+        ("gemma3n", "Gemma 3n"),
+        ("internvl", "InternVL"),
+    ):
+        assert family_of(model_type).name == name
+    assert family_of(None, architectures=["Glm4vMoeForConditionalGeneration"]).name == "GLM-4.1V"
+    # MiniCPM-V's config names (MiniCPMV, minicpmv) are every version's: 4.5 is known by its checkpoint's name alone
+    assert family_of("minicpmv") is None and family_of("openbmb/MiniCPM-V-2_6") is None
