@@ -5,12 +5,14 @@ cannot run here, and the `vllm` aliases' families whose vLLM processor cannot ru
 reason (`tests.support.forward_families`), which docs/backends.md shows; every `hf` and `vllm` alias has its row.
 
 Every input rule of every alias at every length is `test_forward_pass_rules.py`'s; the calls below are the families'
-defaults, the backend's count against the ids it sends, the rules found broken (Idefics2 at 64K/128K) and the
-settings the official wrappers gave at load (LLaVA-OneVision's pinpoints, Mantis's unsplit images).
+defaults, the backend's count against the ids it sends, the rules found broken (Idefics2 at 64K/128K, also run
+through the `harness` command) and the settings the official wrappers gave at load (LLaVA-OneVision's pinpoints,
+Mantis's unsplit images).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import pytest
 from harness.api import Request
 from harness.models.aliases import ALIASES
 from tests.support.forward_families import BY_NAME, FAMILIES, RUNNING
-from tests.support.forward_pass import forward_pass
+from tests.support.forward_pass import forward_pass, tiny_checkpoint
 from tests.support.forward_rules import alias_request
 from tests.support.model_requests import encode_image, make_request
 from tests.support.paths import PROJECT
@@ -65,11 +67,12 @@ def mmlb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from builders.mmlongbench.build import build_mmlongbench
 
     root = tmp_path_factory.mktemp("forward-mmlb")
-    build_mmlongbench(source="fixture", out_dir=root, configs=["niah_vh_single_8k", "niah_vh_single_64k"])
+    configs = ["niah_vh_single_8k", "niah_vh_single_64k", "niah_vh_single_128k"]
+    build_mmlongbench(source="fixture", out_dir=root, configs=configs)
     return root
 
 
-@pytest.mark.parametrize("length", ["8k", "64k"])
+@pytest.mark.parametrize("length", ["8k", "64k", "128k"])
 @pytest.mark.parametrize("alias", ["idefics2", "idefics2-chatty"])
 def test_idefics2_reaches_generation_at_every_length_of_its_rules(alias: str, length: str, mmlb: Path) -> None:
     """Issue 51, item 1: at 64K/128K the run script turns image splitting off on VH; given with the processor call,
@@ -81,6 +84,48 @@ def test_idefics2_reaches_generation_at_every_length_of_its_rules(alias: str, le
     assert result.error is None and result.answer is not None
     crops = 5 if splits else 1
     assert result.image_tokens == result.image_features == crops * 64 * request.num_images
+
+
+@pytest.mark.slow  # two runs of the command
+@pytest.mark.parametrize("length", ["64k", "128k"])
+def test_the_idefics2_alias_answers_the_fixture_at_64k_and_128k_through_the_command(
+    length: str, mmlb: Path, tmp_path: Path, harness
+) -> None:
+    """Issue 51's done-when, "a run of the fixture at 64K with `idefics2` reaches generation", through the `harness`
+    command: the alias with its checkpoint put in its place (`--model_args pretrained=DIR`, the tiny Idefics2 with
+    the real Idefics2Processor and published template) runs the VH rows at 64K and 128K, where the official run
+    turned image splitting off; each row's text held 5x the image tokens of its pixels and generate raised before the
+    setting was applied as the processor is loaded. Every sample is answered."""
+    task = f"mmlongbench_niah_vh_single_{length}"
+    checkpoint = tiny_checkpoint("idefics2")
+    out = tmp_path / "out"
+    run = harness(
+        "--tasks",
+        task,
+        "--model",
+        "idefics2",
+        "--model_args",
+        f"pretrained={checkpoint},dtype=float32,threads=1",
+        "--device",
+        "cpu",
+        "--gen_kwargs",
+        "max_gen_toks=2",
+        "--limit",
+        "2",
+        "--data_dir",
+        mmlb,
+        "--output_path",
+        out,
+    )
+    assert run.code == 0, run.err
+    (journal,) = out.rglob(f"journal_{task}.jsonl")
+    samples = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert len(samples) == 2
+    assert all(s["status"] == "ok" and s.get("error") is None and s["response"] is not None for s in samples), samples
+    (results,) = journal.parent.glob("results_*.json")
+    config = json.loads(results.read_text())["config"]
+    assert config["model_args"]["pretrained"] == str(checkpoint)  # the tiny checkpoint ran in the alias's place
+    assert config["input_policies"][task] == {"processor_kwargs": {"do_image_splitting": False}}
 
 
 def test_mantis_s_checkpoint_setting_is_read_by_the_text_and_by_its_estimate() -> None:
