@@ -20,6 +20,7 @@ from harness.api import Request
 from harness.errors import first_line
 from harness.models.checkpoint import check_checkpoint_files
 from harness.models.families import family_of, style_named
+from harness.models.hf_expansion import framed, laid_out, own_size, several_images
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.models.prompt_style import PromptStyle
 from harness.models.remote_code import before_loading
@@ -258,8 +259,11 @@ class ProcessorCount:
             frozen_settings(request.processor_kwargs),
         )
         if key not in self._counted:
-            ids = self.tokenizer(self.render(request)).input_ids
-            placeholders = ids.count(self._image_token_id) if images else 0
+            # The prompt as the processor lays it out and frames each image (`harness.models.hf_expansion`), each
+            # image's tokens one token there, then as many as the image makes.
+            text, token_id = framed(self.processor, laid_out(self.processor, self.render(request), len(images)))
+            ids = self.tokenizer(text).input_ids
+            placeholders = ids.count(self._image_token_id if token_id is None else token_id) if images else 0
             self._counted[key] = len(ids) - placeholders + sum(self._image_tokens(request))
         return self._counted[key]
 
@@ -271,7 +275,18 @@ class ProcessorCount:
             return []
         settled = self.settle(settings)
         if self.counts_images:
+            several = several_images(settled.processor, len(sizes))
+            if several is not None:
+                return several
             counter = settled.processor._get_num_multimodal_tokens
+            held = image_processor_settings(settled.processor)
+            if any(own_size(settled.processor, held, w, h) for w, h in sizes):
+                return [
+                    counter(
+                        image_sizes=[(h, w)], **settled.call, **own_size(settled.processor, held, w, h)
+                    ).num_image_tokens[0]
+                    for w, h in sizes
+                ]
             return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
         if self.family is not None:
             # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)

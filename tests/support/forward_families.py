@@ -1,10 +1,15 @@
 """The families the forward-pass check covers (`tests.support.forward_pass`), one table that the tests and
-docs/backends.md share (`tests/harness/models/test_forward_pass.py` keeps the two in step): for each, its tiny
-processor and config makers where transformers 5.20.2 runs it on this machine's CPU, or the exact reason it cannot.
+docs/backends.md share (`tests/harness/models/test_forward_pass.py` keeps the two in step, and fails for an `hf` or
+`vllm` alias no row names): for each, its tiny processor and config makers where transformers 5.20.2 runs it on this
+machine's CPU, or the exact reason it cannot. A `vllm` alias is checked through vLLM 0.33.0's own processor where
+that runs without a GPU; none of today's does, so each such row says what is not checked and why, with a probe that
+shows the reason still holds (`blocked`: true while it does), so the row is revisited the day it stops holding.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +35,9 @@ class ForwardFamily:
     # Settings of the checkpoint's own image processor (its preprocessor_config.json), over the family's
     checkpoint_settings: dict[str, Any] = field(default_factory=dict)
     reason: str = ""  # why it cannot run here; "" where it runs
+    backend: str = "hf"  # the backend its aliases run on, whose processor the check goes through
+    # True while the reason holds (a `vllm` row's: the module that cannot be imported, the class nobody ships)
+    blocked: Callable[[], bool] | None = None
 
     @property
     def runs(self) -> bool:
@@ -37,6 +45,38 @@ class ForwardFamily:
 
 
 IMAGE_ONLY = {"processor": "image_only"}
+
+
+def _fails_on(module: str, missing: str) -> Callable[[], bool]:
+    """True while importing `module` fails for want of `missing`."""
+
+    def blocked() -> bool:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            return err.name == missing
+        return False
+
+    return blocked
+
+
+def _remote_processor(architecture: str, module: str, model_type: str, also_missing: str = "") -> Callable[[], bool]:
+    """True while vLLM maps `architecture` to its `module` (whose processor is the checkpoint's own remote code,
+    through AutoProcessor), transformers has no processor for `model_type`, and (`also_missing`) that module cannot
+    be found here."""
+
+    def blocked() -> bool:
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+        from vllm.model_executor.models.registry import _MULTIMODAL_MODELS
+
+        return (
+            _MULTIMODAL_MODELS.get(architecture, ("",))[0] == module
+            and model_type not in PROCESSOR_MAPPING_NAMES
+            and (not also_missing or importlib.util.find_spec(also_missing) is None)
+        )
+
+    return blocked
+
 
 FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
@@ -180,18 +220,46 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         reason=f"its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm, and timm {TORCHVISION}",
     ),
     ForwardFamily(
+        "internvl2 (vllm)",
+        "vLLM's InternVLChatModel (internvl.py) and its InternVLProcessor (vllm/transformers_utils/processors/internvl.py)",
+        (
+            "internvl2.5-1b",
+            "internvl2.5-2b",
+            "internvl2.5-4b",
+            "internvl2.5-8b",
+            "internvl2.5-26b",
+            "internvl2-1b",
+            "internvl2-2b",
+            "internvl2-4b",
+            "internvl2-8b",
+        ),
+        reason="not checked here: the image tokens vLLM 0.33.0 writes for each image (its tiles under "
+        "max_dynamic_patch, the InternVL2/2.5 aliases' 4 and the 64K/128K rules' 1); its InternVL processor module "
+        "imports torchvision.transforms at its top, and torchvision cannot be installed beside this machine's CPU "
+        "torch",
+        backend="vllm",
+        blocked=_fails_on("vllm.transformers_utils.processors.internvl", "torchvision"),
+    ),
+    ForwardFamily(
         "phi4-multimodal",
-        "Phi4MultimodalForCausalLM, Phi4MultimodalProcessor, Phi4MultimodalImageProcessor",
+        "vLLM's Phi4MMForCausalLM (phi4mm.py) with the checkpoint's own Phi4MMProcessor (processing_phi4mm.py)",
         ("phi4-multimodal",),
-        reason=f"Phi4MultimodalImageProcessor {TORCHVISION} (no PIL backend), and the model is not an "
-        "image-text-to-text class the hf backend loads; the alias runs on vllm",
+        reason="not checked here: the image tokens vLLM 0.33.0 writes for each image (dynamic_hd crops, the alias's "
+        "4 and the 64K/128K rules' 1); vLLM's phi4mm takes its processor from the checkpoint's remote code "
+        "(AutoProcessor; transformers has none for phi4mm, its phi4_multimodal is another checkpoint format), which is "
+        "not on this machine offline and imports torchvision at its top",
+        backend="vllm",
+        blocked=_remote_processor("Phi4MMForCausalLM", "phi4mm", "phi4mm", also_missing="torchvision"),
     ),
     ForwardFamily(
         "phi3.5-vision",
-        "the checkpoints' own Phi3VForCausalLM and Phi3VProcessor",
+        "vLLM's Phi3VForCausalLM (phi3v.py) with the checkpoints' own Phi3VProcessor (processing_phi3_v.py)",
         ("phi3-vision", "phi3.5-vision"),
-        reason="no transformers class: the checkpoints' own remote code (modeling_phi3_v.py, processing_phi3_v.py), "
-        "which no test here has offline; the aliases run on vllm, which uses that remote processor",
+        reason="not checked here: the image tokens vLLM 0.33.0 writes for each image (num_crops, the aliases' 4 and the "
+        "64K/128K rules' 1); vLLM's phi3v takes its processor from the checkpoints' remote code (AutoProcessor, "
+        "calc_num_image_tokens_from_image_size; transformers has none for phi3_v), which is not on this machine offline",
+        backend="vllm",
+        blocked=_remote_processor("Phi3VForCausalLM", "phi3v", "phi3_v"),
     ),
     ForwardFamily(
         "kimi-vl",
@@ -200,6 +268,8 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         reason="no transformers class in 5.20.2 (transformers' kimi_k25 is Kimi K2.5, another model); the aliases "
         "run on vllm, whose KimiVLForConditionalGeneration expands images with the checkpoint's own processor (remote "
         "code, KimiVLProcessor), which no test here has offline: neither pass is checked here",
+        backend="vllm",
+        blocked=_remote_processor("KimiVLForConditionalGeneration", "kimi_vl", "kimi_vl"),
     ),
     ForwardFamily(
         "minicpm-v-4.5",
@@ -209,6 +279,8 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         "the aliases run on vllm, whose MiniCPMV4_5 slices images with the checkpoint's own processor (remote code, "
         "transformers_utils/processors/minicpmv.py calls it), which no test here has offline: neither pass is checked "
         "here",
+        backend="vllm",
+        blocked=_remote_processor("MiniCPMV", "minicpmv", "minicpmv"),
     ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}

@@ -23,11 +23,9 @@ def idefics2(split_by_default: bool) -> ImageRule:
 
 
 def idefics3(width: int, height: int, settings: Mapping[str, object]) -> int:
-    """The longest side scaled to 1,456 px (unless do_resize is off; never above it), cut into 364-px tiles of
-    169 tokens each plus a global view, with row and tile markers."""
-    scale = 1456 / max(width, height)
-    if settings.get("do_resize", True) is False:
-        scale = min(scale, 1.0)
+    """The longest side scaled to 1,456 px (unless do_resize is off: the image at its own size), cut into 364-px
+    tiles of 169 tokens each plus a global view, with row and tile markers."""
+    scale = 1.0 if settings.get("do_resize", True) is False else 1456 / max(width, height)
     rows, cols = math.ceil(height * scale / 364), math.ceil(width * scale / 364)
     if settings.get("do_image_splitting", True) is False or rows * cols == 1:
         return 169 + 3

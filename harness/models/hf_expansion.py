@@ -1,0 +1,76 @@
+"""What a transformers processor puts in a prompt for its images besides the tokens `_get_num_multimodal_tokens`
+counts, so that the `hf` backend's count before sending (`harness.models.hf_counting`) is the input ids it sends.
+Each is the processor's own step, called as the processor calls it when it is given the pixels
+(`ProcessorMixin.__call__`: `prepare_inputs_layout`, then each placeholder replaced by `replace_image_token`):
+
+- `laid_out`: the prompt as the processor lays it out before it expands its images (`prepare_inputs_layout`:
+  PaliGemma's puts a BOS after the last image and a newline after the text). It reads how many images there are,
+  never their pixels, so stand-ins of one pixel take their place.
+- `framed`: the text each placeholder becomes around its image tokens (Gemma 3's replaces `<start_of_image>` by
+  `full_image_sequence`: a blank line, the image's begin marker, 256 image tokens, its end marker, a blank line; its
+  `_get_num_multimodal_tokens` counts the 256), with the image tokens as one, tokenized in place so that the blank
+  lines merge with the text beside them as the processor's tokenizer merges them.
+- `several_images`: the tokens of each image of a several-image prompt where the processor sends them otherwise than
+  one image alone (LLaVA-OneVision sends each as its base features and a newline, `replace_image_token`, where
+  `_get_num_multimodal_tokens` counts every image as a single one, as AnyRes tiles).
+- `own_size`: the settings that make the processor's count see an image at the size its pixels keep (Idefics3's
+  with `do_resize` off, the official wrapper's setting, splits each image at its own size, where its
+  `get_number_of_image_patches` still scales it to its longest edge first, 1,456 px: 16 tiles counted for a 112-px
+  image sent as one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+
+def _is(processor: object, name: str) -> bool:
+    return any(kind.__name__ == name for kind in type(processor).__mro__)
+
+
+def laid_out(processor: object, prompt: str, images: int) -> str:
+    """`prompt` as `processor` lays it out for `images` images before it expands them (the prompt itself where the
+    processor has no such step or has no images to lay out)."""
+    layout = getattr(processor, "prepare_inputs_layout", None)
+    if not images or not callable(layout):
+        return prompt
+    from PIL import Image
+
+    stand_ins = [Image.new("RGB", (1, 1)) for _ in range(images)]
+    _, text, *_ = layout(images=stand_ins, text=[prompt])
+    return str(text[0] if isinstance(text, list | tuple) else text)
+
+
+def framed(processor: object, text: str) -> tuple[str, int | None]:
+    """`text` with each image placeholder as the processor frames its image tokens, those tokens as one, and the id
+    of that one token; `(text, None)` where the processor puts an image's tokens alone in its placeholder's place."""
+    sequence = getattr(processor, "full_image_sequence", None)
+    placeholder = getattr(processor, "boi_token", None)
+    tokenizer = getattr(processor, "tokenizer", None)
+    image_token = getattr(tokenizer, "image_token", None)
+    length = getattr(processor, "image_seq_length", None)
+    if not (isinstance(sequence, str) and isinstance(placeholder, str) and isinstance(image_token, str)):
+        return text, None
+    to_id: Callable[[str], object] = getattr(tokenizer, "convert_tokens_to_ids")  # noqa: B009 - a tokenizer's
+    token_id = to_id(image_token)
+    if not isinstance(length, int) or image_token * length not in sequence or not isinstance(token_id, int):
+        return text, None
+    return text.replace(placeholder, sequence.replace(image_token * length, image_token)), token_id
+
+
+def several_images(processor: object, count: int) -> list[int] | None:
+    """The image tokens of each image of a `count`-image prompt, where the processor sends a several-image prompt's
+    images otherwise than each alone; None where it does not (or `count` is one)."""
+    if count < 2 or not _is(processor, "LlavaOnevisionProcessor"):
+        return None
+    token = str(getattr(processor, "image_token"))  # noqa: B009 - the class's own attribute
+    replace: Callable[[dict[str, object], int], str] = getattr(processor, "replace_image_token")  # noqa: B009
+    return [replace({"batch_num_images": [count]}, i).count(token) for i in range(count)]
+
+
+def own_size(processor: object, held: Mapping[str, object], width: int, height: int) -> dict[str, object]:
+    """The count's settings for an image of `width` x `height` where the processor's count would scale it otherwise
+    than its pixels are scaled (`held`: the settings its image processor holds); none elsewhere."""
+    if _is(processor, "Idefics3Processor") and held.get("do_resize") is False:
+        return {"size": {"longest_edge": max(width, height)}}
+    return {}
