@@ -15,8 +15,10 @@ Each model: its name in the paper's tables, the checkpoint or API snapshot it ra
 snapshot has its own alias, so `--model` means the same model whatever the tasks), what the alias adds for this
 benchmark (`args`), the official per-task input settings (`rules`: globs over the benchmark's own tasks), where the
 alias departs from the paper's run and why, the tasks the official run never ran for the model (`not_run`: globs and
-why; the paper's cell there is N/A, and a report says so rather than compare), and the names a run's model is known by
-in the benchmark's report (`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
+why; the paper's cell there is N/A, and a report says so rather than compare), how the paper's averages of the model
+differ from the benchmark's own score where they do (`paper_score`: the results' metric that reproduces them, and
+why; the report compares the paper's numbers with it and shows the benchmark's score beside it), and the names a run's
+model is known by in the benchmark's report (`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
 benchmark's own rule needs each model's context (MileBench truncates to it), so every alias runs with what gives it
 its own (`Alias.own_context`).
 """
@@ -40,6 +42,15 @@ class NotRun:
 
 
 @dataclass(frozen=True)
+class PaperScore:
+    """The metric of a run's results that holds the paper's score for one model, where the paper averaged that model
+    otherwise than the benchmark's own `score` (its official script left some rows out, say), and why."""
+
+    metric: str
+    why: str
+
+
+@dataclass(frozen=True)
 class PaperModel:
     """One model of a paper (see the module docstring)."""
 
@@ -52,6 +63,7 @@ class PaperModel:
     reason: str = ""  # why no alias runs it
     known_as: tuple[str, ...] = ()  # names a run's model is known by in the benchmark's report (its own rule)
     not_run: tuple[NotRun, ...] = ()  # the tasks the official run left out for it: the paper's N/A there
+    paper_score: PaperScore | None = None  # the paper's averages of it, where not the benchmark's `score`
 
     def __post_init__(self) -> None:
         if (self.alias is None) == (not self.reason):

@@ -12,7 +12,7 @@ InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 im
 from __future__ import annotations
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.paper_models import NotRun, PaperModel, PaperModels, rule
+from harness.models.paper_models import NotRun, PaperModel, PaperModels, PaperScore, rule
 
 # The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
 # both NIAH here).
@@ -133,6 +133,13 @@ CLAUDE_NOT_RUN = (
     NotRun(tasks(("vh", "mm_niah_text", "mm_niah_image", "icl"), LONG), "run_api.sh:175-193 leaves it out at 64K/128K"),
     NotRun(tasks(("docqa",), ("128k",)), "run_api.sh:185-193 leaves DocVQA out at 128K"),
 )
+# The API models ran through eval_api.py (or eval_api_batch.py: run_api.sh), whose averages leave out each row whose
+# parsed answer is empty (an empty answer, a call that failed after its retries, a blocked one); eval.py, which ran
+# the open models, counts every row. The results keep both: `score` (an empty answer scored wrong) and this.
+EVAL_API = PaperScore(
+    "score_nonempty",
+    "eval_api.py:97-104 (eval_api_batch.py:115-121) leaves a row whose parsed answer is empty out of the average",
+)
 OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
 
 
@@ -186,7 +193,7 @@ MODELS = (
     _same("Phi-3.5-Vision", "phi3.5-vision", "microsoft/Phi-3.5-vision-instruct", PHI3),
     _same("Phi-4-Multimodal", "phi4-multimodal", "microsoft/Phi-4-multimodal-instruct", PHI4),
     _same("Pixtral-12B", "pixtral", "mistral-community/pixtral-12b", PIXTRAL),
-    _same("GPT-4o", "gpt-4o", "gpt-4o-2024-11-20", GPT4O, **OPENAI_ARGS),
+    PaperModel("GPT-4o", "gpt-4o-2024-11-20", "gpt-4o", args=OPENAI_ARGS, rules=GPT4O, paper_score=EVAL_API),
     PaperModel(
         "Claude-3.7-Sonnet",
         "claude-3-7-sonnet-20250219",
@@ -194,9 +201,10 @@ MODELS = (
         "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A",
         args=OPENAI_ARGS,
         not_run=CLAUDE_NOT_RUN,
+        paper_score=EVAL_API,
     ),
     *(
-        PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI)
+        PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI, paper_score=EVAL_API)
         for name, model, alias in (
             ("Gemini-2.0-Flash", "gemini-2.0-flash-001", "gemini-2.0-flash"),
             ("Gemini-2.0-Flash-T", "gemini-2.0-flash-thinking-exp-01-21", "gemini-2.0-flash-thinking"),
