@@ -31,8 +31,10 @@ MODELS = (
         "gpt-4o through Azure OpenAI (api-version 2024-05-01-preview: the May-2024 gpt-4o-2024-05-13)",
         "gpt-4o-2024-05-13",
         "OpenAI's own API serves the same snapshot, not the authors' Azure deployment",
-        # needle.py sends no temperature: the API's default
-        {"image_detail": "high", "send_temperature": "false"},
+        # needle.py:105-147 (its Azure path, the one the paper ran; the OpenAI one :67-104 alike): each image file's
+        # bytes at detail high, then the instruction, max_tokens 300 and nothing else (no temperature: the API's
+        # default; `max_tokens`, which `auto` would turn into max_completion_tokens at api.openai.com)
+        {"image_detail": "high", "send_temperature": "false", "token_param": "max_tokens"},
         known_as=("gpt4o",),
     ),
     PaperModel(

@@ -30,8 +30,9 @@ from urllib.parse import urlsplit
 from harness.api import ImageRef, ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
 from harness.models.api_client.replies import is_loopback
+from harness.models.api_client.wrapper_parts import image_as
 from harness.models.args import at_least, settings_from_args
-from harness.models.gemini.wire import build_contents, parse_answer, png_bytes, sent_contents
+from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
 from harness.redact import redact_urls
 from harness.sent import Sent
@@ -189,11 +190,7 @@ class GeminiModel(ApiModel):
         return types.GenerateContentConfig.model_validate(fields)
 
     def _image_bytes(self, image: ImageRef) -> tuple[str, bytes]:
-        if self.settings.image_format == "png":
-            return "image/png", png_bytes(image)
-        from harness.models.api_client.replies import checked_image
-
-        return checked_image(image)
+        return image_as(image, self.settings.image_format)
 
     def _image_part(self, image: ImageRef, uploaded: dict[str, types.File]) -> types.Part:
         from google.genai import types

@@ -93,18 +93,20 @@ def test_each_benchmark_picks_its_own_official_run() -> None:
         return resolve(name, given, task_benchmarks(tasks))[1]
 
     seedless = {"send_seed": "false"}  # no official call sent a seed
-    mmlongbench = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens"}  # openai_model.py:138-146
+    # openai_model.py:138-146, and format_chat's empty text parts (:81-101)
+    mmlongbench = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens", "empty_text_parts": "true"}
     assert on("gpt-4o", {}, "mmlongbench_128k") == {"model": "gpt-4o-2024-11-20", **seedless, **mmlongbench}
     november = {"model": "gpt-4o-2024-11-20", **seedless}
     assert on("gpt-4o", {}, "mmneedle_m10_n2_k1_pos") == on("gpt-4o", {}, "milebench") == november
     needle = on("gpt-4o-2024-05-13", {}, "mmneedle_m10_n2_k1_pos")
-    assert needle == {"model": "gpt-4o-2024-05-13", **seedless, "image_detail": "high", "send_temperature": "false"}
+    high = {"image_detail": "high", "send_temperature": "false", "token_param": "max_tokens"}  # needle.py:105-147
+    assert needle == {"model": "gpt-4o-2024-05-13", **seedless, **high}
     assert on("gpt-4o-2024-05-13", {}, "milebench")["image_detail"] == "auto"
     with pytest.raises(UserError, match="MileBench runs it with image_detail=auto and MMNeedle with image_detail=high"):
         on("gpt-4o-2024-05-13", {}, "milebench", "mmneedle")
     given = {"send_temperature": "true", "image_detail": "auto"}
     both = on("gpt-4o-2024-05-13", given, "milebench", "mmneedle")
-    assert both == {"model": "gpt-4o-2024-05-13", **seedless, **given}
+    assert both == {"model": "gpt-4o-2024-05-13", **seedless, **given, "token_param": "max_tokens"}
     # MileBench truncates to the model's context: its hf runs screen against the checkpoint's own.
     assert on("idefics2", {}, "milebench_docvqa")["no_context_limit"] == "false"
     assert on("idefics2", {}, "mmlongbench_128k")["no_context_limit"] == "true"
