@@ -256,3 +256,39 @@ def needle_side_by_side(
     request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300, seed=seed))
     response = _side_by_side(official, ours, lambda: needle_call(official, images, instruction), build, request)
     return official, ours, response
+
+
+def needle_gemini_body(images: list[bytes], instruction: str) -> dict[str, Any]:
+    """The body `needle.py:54-62` posts for one row: `genai.GenerativeModel(v).generate_content(images + [instruction],
+    stream=True, generation_config=GenerationConfig(candidate_count=1, stop_sequences=['x'], max_output_tokens=300))`,
+    each image `Image.open(path)` of its JPEG file (`:258-259`). google-generativeai cannot be installed beside this
+    project's google-genai pins, so this is its request transcribed, as version 0.8.4 (needle.py's `requirements.txt`)
+    writes it: `types/content_types.py:97-123` (`_pil_to_blob`) sends an image opened from a file as that file's own
+    bytes with its format's MIME type, inline, and the instruction as a text part, in one user turn; the
+    GenerationConfig holds the three fields given, no temperature. Checked against that SDK itself (0.8.4 with
+    `transport="rest"` and `client_options={"api_endpoint": <a loopback server>}`), which posted exactly these fields to
+    `/v1beta/models/{model}:streamGenerateContent?$alt=json;enum-encoding=int` (its default transport, gRPC, carries
+    the same `GenerateContentRequest` message). Image data here is the bytes, not their base64."""
+    parts: list[dict[str, Any]] = [{"inlineData": {"mimeType": "image/jpeg", "data": data}} for data in images]
+    parts.append({"text": instruction})
+    return {
+        "contents": [{"parts": parts, "role": "user"}],
+        "generationConfig": {"candidateCount": 1, "stopSequences": ["x"], "maxOutputTokens": 300},
+    }
+
+
+def inline_bytes(body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body with each inline image's base64 data decoded (either alphabet) and its MIME type under
+    one spelling: the SDKs differ in both, not in the field (proto JSON reads a field by its JSON name or its own:
+    google-genai writes a Blob's `mime_type`, google.generativeai `mimeType`)."""
+    contents = []
+    for turn in body["contents"]:
+        parts = []
+        for part in turn["parts"]:
+            if "inlineData" in part:
+                blob = part["inlineData"]
+                data = base64.urlsafe_b64decode(blob["data"].replace("+", "-").replace("/", "_"))
+                part = {"inlineData": {"mimeType": blob.get("mimeType", blob.get("mime_type")), "data": data}}
+            parts.append(part)
+        contents.append({**turn, "parts": parts})
+    return {**body, "contents": contents}

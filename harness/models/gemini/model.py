@@ -9,8 +9,9 @@ Files API (`gemini.py:86-119`) and named in the prompt by its file URI (`images=
 once a run (`reuse_uploads=false`: once a request, as the wrapper did). The generation config holds exactly what is
 asked for (`gemini.py:126-136`): `max_output_tokens` the task's `max_gen_toks` unless `max_output_tokens=none` (the
 wrapper sent none to 2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro) or a number; `temperature`/`top_p`/`candidate_count`
-when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); the task's stop strings
-as `stop_sequences`; `seed` only with `send_seed=true` (the wrapper sent none).
+when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); `stop_sequences` (a
+model's own, as MMNeedle's `needle.py:58-62` sent `['x']`) and the task's stop strings as `stop_sequences`; `seed`
+only with `send_seed=true` (the wrapper sent none).
 
 Every HTTP request (each upload, each generation) is one attempt at a time through the shared machinery of
 `harness.models.api_client` (the SDK's own retries off): the same retries, backoff, `Retry-After`, whole-attempt
@@ -75,6 +76,8 @@ class GeminiSettings(ApiCallSettings):
     send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
     send_seed: bool = False  # the request's seed as `seed` (the wrapper sent none)
     empty_text_parts: bool = False  # the empty text parts the wrapper's re.split left around images (gemini.py:55)
+    # Sent as stop_sequences before the task's own stop strings, "|" between several (MMNeedle's needle.py:61: "x").
+    stop_sequences: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -153,6 +156,8 @@ class GeminiModel(ApiModel):
             "candidate_count": s.candidate_count,
             "send_temperature": s.send_temperature,
             "send_seed": s.send_seed,
+            # Only when set: the identity of a run without it is what it was before the setting existed.
+            **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
         }
 
     @property
@@ -183,8 +188,9 @@ class GeminiModel(ApiModel):
             fields["max_output_tokens"] = asked.max_gen_toks
         elif s.max_output_tokens != "none":
             fields["max_output_tokens"] = int(s.max_output_tokens)
-        if asked.until:
-            fields["stop_sequences"] = list(asked.until)
+        stops = [*(s.stop_sequences.split("|") if s.stop_sequences else ()), *asked.until]
+        if stops:
+            fields["stop_sequences"] = stops
         if s.send_seed and asked.seed is not None:
             fields["seed"] = asked.seed
         return types.GenerateContentConfig.model_validate(fields)

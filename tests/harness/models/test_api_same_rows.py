@@ -24,7 +24,14 @@ from harness.api import GenerationSettings
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.chat_server import ChatServer
 from tests.support.gemini_server import GeminiServer, generation_bodies
-from tests.support.official_api_calls import needle_call, needle_instruction, official_gemini_request, resolved_uploads
+from tests.support.official_api_calls import (
+    inline_bytes,
+    needle_call,
+    needle_gemini_body,
+    needle_instruction,
+    official_gemini_request,
+    resolved_uploads,
+)
 from tests.support.official_openai_calls import hub_url, named_bytes, needle_azure_call, openai_model_call
 
 VH_8K, ICL_128K = "niah_vh_single_8k", "icl_food101_128k"
@@ -261,3 +268,33 @@ def test_mmlongbenchs_gpt_4o_and_claude_send_openai_model_pys_request_for_the_sa
             for p in got.body["messages"][0]["content"]
             if p["type"] == "image_url"
         )
+
+
+@pytest.mark.slow  # a harness run through google-genai
+@pytest.mark.parametrize("name", ["Gemini Pro 1.0", "Gemini Pro 1.5"])
+def test_mmneedles_gemini_call_is_recorded_and_sends_needle_pys_request_body(
+    name: str, data_dir: Path, tmp_path: Path, harness
+) -> None:
+    """The retired Gemini Pro 1.0 and 1.5 keep needle.py's call on record (`PaperModel.official_call`): run as
+    `harness models` prints it, against a server that serves the snapshot, the `gemini` backend posts for the same two
+    rows the body needle.py's google.generativeai call posts (`needle_gemini_body`), field by field: each stitched
+    JPEG's own bytes inline, the instruction, candidateCount 1, stopSequences ['x'], maxOutputTokens 300, nothing
+    else; only the endpoint differs (its named departure: needle.py streamed the answer)."""
+    pytest.importorskip("google.genai")
+    from tasks.mmneedle.paper_models import PAPER_MODELS as NEEDLE_MODELS
+
+    run = next(model for model in NEEDLE_MODELS.models if model.name == name)
+    assert run.alias is None and run.reason == "the provider has retired the snapshot the paper ran"
+    assert run.official_call is not None and "streamGenerateContent" in run.departs
+    _, model, _, args = run.official_call.split(" ")
+    server = GeminiServer()
+    server.start()
+    try:
+        _run(harness, data_dir, tmp_path / "out", model, f"{args},base_url={server.base_url},api_key=k", *NEEDLE_TASKS)
+    finally:
+        server.stop()
+    sent = [r for r in server.received if r.method == "POST"]
+    assert all(r.path == f"/v1beta/models/{run.ran}:generateContent" for r in sent)
+    got = sorted((inline_bytes(r.body) for r in sent), key=lambda body: len(body["contents"][0]["parts"]))
+    want = [needle_gemini_body(images, instruction) for images, instruction in _needle_rows(data_dir)]
+    assert got == want
