@@ -261,9 +261,9 @@ def needle_side_by_side(
 def needle_gemini_body(images: list[bytes], instruction: str) -> dict[str, Any]:
     """The body `needle.py:54-62` posts for one row: `genai.GenerativeModel(v).generate_content(images + [instruction],
     stream=True, generation_config=GenerationConfig(candidate_count=1, stop_sequences=['x'], max_output_tokens=300))`,
-    each image `Image.open(path)` of its JPEG file (`:258-259`). google-generativeai cannot be installed beside this
-    project's google-genai pins, so this is its request transcribed, as version 0.8.4 (needle.py's `requirements.txt`)
-    writes it: `types/content_types.py:97-123` (`_pil_to_blob`) sends an image opened from a file as that file's own
+    each image `Image.open(path)` of its JPEG file (`:258-259`). google-generativeai (deprecated, for retired models)
+    is no dependency of this project, so this is its request transcribed, as version 0.8.4 (needle.py's
+    `requirements.txt`) writes it: `types/content_types.py:97-123` (`_pil_to_blob`) sends an image opened from a file as that file's own
     bytes with its format's MIME type, inline, and the instruction as a text part, in one user turn; the
     GenerationConfig holds the three fields given, no temperature. Checked against that SDK itself (0.8.4 with
     `transport="rest"` and `client_options={"api_endpoint": <a loopback server>}`), which posted exactly these fields to
