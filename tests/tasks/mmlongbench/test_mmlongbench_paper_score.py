@@ -143,6 +143,8 @@ def test_a_gemini_run_records_the_papers_score_and_the_strict_one_and_the_report
         server.stop()
     (results_file,) = (out / "gemini__gemini-2.5-pro-preview-03-25").glob("results_*.json")
     results = json.loads(results_file.read_text())
+    recorded = results["config"]["alias_info"]["papers"]["mmlongbench"]["paper_score"]
+    assert recorded["metric"] == "score_nonempty" and recorded["why"].startswith("eval_api.py:97-104")
     for task, (strict, paper, kept) in expected.items():
         entry = results["results"][task]
         assert (entry["score,none"], entry["score_nonempty,none"]) == (pytest.approx(strict), pytest.approx(paper))
