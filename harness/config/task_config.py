@@ -72,6 +72,12 @@ class MetricSpec:
         keep it under `references`, where lm-eval's tools do not take it for a metric."""
         return bool(self.kwargs.get("reference"))
 
+    @property
+    def some_rows(self) -> bool:
+        """`some_rows: true`: a metric `process_results` gives only some rows (MMLongBench's `score_nonempty`, none
+        for an empty answer); its aggregate is over the rows that have it, the others left out, not scored 0."""
+        return bool(self.kwargs.get("some_rows"))
+
 
 @dataclass
 class TaskConfig:

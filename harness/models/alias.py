@@ -12,7 +12,7 @@ and `run_policy` read it from the benchmarks of a run's tasks.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from harness.config.benchmark import Benchmark
 from harness.errors import UserError
@@ -56,6 +56,8 @@ class Alias:
                     "ran": run.ran,
                     "status": self.status(run),
                     "args": dict(run.args),
+                    # the metric holding the paper's score of it, where not the strict `score`
+                    **({"paper_score": asdict(run.paper_score)} if run.paper_score else {}),
                 }
                 for benchmark, run in runs
             },

@@ -15,8 +15,12 @@ Each model: its name in the paper's tables, the checkpoint or API snapshot it ra
 snapshot has its own alias, so `--model` means the same model whatever the tasks), what the alias adds for this
 benchmark (`args`), the official per-task input settings (`rules`: globs over the benchmark's own tasks), where the
 alias departs from the paper's run and why, the tasks the official run never ran for the model (`not_run`: globs and
-why; the paper's cell there is N/A, and a report says so rather than compare), and the names a run's model is known by
-in the benchmark's report (`known_as`). A paper model no backend here can run has no alias and says why (`reason`). `own_context`: the
+why; the paper's cell there is N/A, and a report says so rather than compare), how the paper's averages of the model
+differ from the benchmark's own score where they do (`paper_score`: the results' metric that reproduces them, and
+why; the report compares the paper's numbers with it and shows the benchmark's score beside it), and the names a run's
+model is known by in the benchmark's report (`known_as`). A paper model no backend here can run has no alias and says why (`reason`);
+one whose snapshot the provider retired may still record its official call (`backend` with `args`, `official_call`),
+which reproduces it on a server that serves the snapshot. `own_context`: the
 benchmark's own rule needs each model's context (MileBench truncates to it), so every alias runs with what gives it
 its own (`Alias.own_context`).
 """
@@ -40,22 +44,45 @@ class NotRun:
 
 
 @dataclass(frozen=True)
+class PaperScore:
+    """The metric of a run's results that holds the paper's score for one model, where the paper averaged that model
+    otherwise than the benchmark's own `score` (its official script left some rows out, say), and why."""
+
+    metric: str
+    why: str
+
+
+@dataclass(frozen=True)
 class PaperModel:
     """One model of a paper (see the module docstring)."""
 
     name: str  # as the paper's tables name it
     ran: str  # the checkpoint or API snapshot the paper ran, where it says
     alias: str | None = None  # the alias that runs it; None: no backend here can (`reason`)
-    departs: str = ""  # where the alias departs from the paper's run (empty: as the paper)
+    departs: str = ""  # where the alias (or the recorded call, `backend`) departs from the paper's run (empty: as it)
     args: Mapping[str, str] = field(default_factory=dict)  # what the alias adds for this benchmark's runs
     rules: tuple[TaskRule, ...] = ()  # the official input settings, per task (globs over the benchmark's tasks)
     reason: str = ""  # why no alias runs it
     known_as: tuple[str, ...] = ()  # names a run's model is known by in the benchmark's report (its own rule)
     not_run: tuple[NotRun, ...] = ()  # the tasks the official run left out for it: the paper's N/A there
+    paper_score: PaperScore | None = None  # the paper's averages of it, where not the benchmark's `score`
+    # Without an alias (a retired snapshot): the backend that sends its official call with `args`, to a server that
+    # still serves `ran`, so the call is on record and can be reproduced.
+    backend: str | None = None
 
     def __post_init__(self) -> None:
         if (self.alias is None) == (not self.reason):
             raise ValueError(f"paper model {self.name}: give an alias, or the reason there is none (not both)")
+        if self.backend is not None and self.alias is not None:
+            raise ValueError(f"paper model {self.name}: its alias names its backend")
+
+    @property
+    def official_call(self) -> str | None:
+        """Without an alias, the command-line model of its official call (`backend`, the snapshot and `args`)."""
+        if self.backend is None:
+            return None
+        args = ",".join(f"{k}={v}" for k, v in {"model": self.ran, **self.args}.items())
+        return f"--model {self.backend} --model_args {args}"
 
     def not_run_why(self, task: str) -> str | None:
         """Why the official run did not run `task` for this model, or None where it did."""

@@ -5,7 +5,7 @@ model (`--judge_model`), and the judge's metrics join the task's before aggregat
       prompts: !function utils.judge_prompts   # (doc, response) -> {stage: prompt}, asked stage by stage
       parse: !function utils.judge_parse       # reply -> the parsed verdict, or None: judging stops there
       score: !function utils.judge_score       # (doc, response, {stage: verdict}) -> {metric: value}
-      metrics: [fluency_f1, score]             # what `score` returns (also in `metric_list`)
+      metrics: [fluency_f1, score]             # what `score` returns (also in `metric_list`; a row may lack one)
       model: gpt-4o-2024-11-20                 # the paper's judge: the judge backend's default `model`
       generation_kwargs: {temperature: 0.1, max_gen_toks: 4096}
 
@@ -199,7 +199,9 @@ def judge_samples(
                 raise
             outcome.status, outcome.error = UNPARSED, f"{type(cause).__name__}: {cause}"
             continue
-        if set(metrics) != set(spec.metrics):
+        # Each returned metric is declared; a declared one a row does not get (MMLongBench's `score_nonempty` on an
+        # empty answer) leaves the row out of that metric's average, as an unjudged row is left out of all of them.
+        if not metrics or not set(metrics) <= set(spec.metrics):
             raise TaskConfigError(
                 f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
                 f"declares {sorted(spec.metrics)}"

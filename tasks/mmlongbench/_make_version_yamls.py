@@ -31,7 +31,13 @@ FAMILY_TEMPLATE = {
     "vh_acc_folded": "_vh.yaml",
     "fluency_f1": "_summ.yaml",
 }
-STRICT = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
+# V1.1's own template of a family whose judge V1.1 scores its own way (DocVQA's judge; Summ's rows left out on V1.1's
+# parse).
+V1_1_OWN_TEMPLATE = {"docvqa_score": "../_v1_1_docvqa.yaml", "fluency_f1": "../_v1_1_summ.yaml"}
+# The paper's groups: `score` and `score_nonempty` (the API models' averages, eval_api.py:97-104), each `strict_mean`.
+STRICT = "aggregate_metric_list:\n" + "".join(
+    f"  - metric: {metric}\n    aggregation: strict_mean\n" for metric in ("score", "score_nonempty")
+)
 VLMEVALKIT_FAMILY = {  # our metric family -> VLMEvalKit's template (its metric's score key)
     "sub_em": "_vlmevalkit_sub_em.yaml",
     "vh_acc_folded": "_vlmevalkit_acc.yaml",
@@ -107,9 +113,7 @@ def v1_1() -> None:
         for leaf in LEAVES:
             config = f"v1_1_{leaf.name}_{length}"
             metric = METRIC_OF_DATASET[leaf.dataset]
-            include = (
-                "../_v1_1_docvqa.yaml" if metric == "docvqa_score" else f"[../{FAMILY_TEMPLATE[metric]}, ../_v1_1.yaml]"
-            )
+            include = V1_1_OWN_TEMPLATE.get(metric) or f"[../{FAMILY_TEMPLATE[metric]}, ../_v1_1.yaml]"
             _write(
                 folder,
                 f"mmlongbench_{config}",

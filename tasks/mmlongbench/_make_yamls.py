@@ -15,7 +15,8 @@ list and the paper's aggregation (`aggregation.py`), so the three cannot drift a
 - `mmlongbench_ablation_{L}` and `mmlongbench_ablation`: the ablation sets (one task per ablation config,
   `mmlongbench_{config}`), reported by `ablation_report.py` beside the paper's Figures 9-10, no pooled score.
 
-Every aggregate is `strict_mean` of `score`: unweighted, and N/A when any member is N/A.
+Every aggregate is `strict_mean` of `score`, and of `score_nonempty` (the paper's API models' averages,
+eval_api.py:97-104): unweighted, and N/A when any member is N/A.
 """
 
 from __future__ import annotations
@@ -31,12 +32,11 @@ from builders.mmlongbench.leaves import (
     LEAVES,
     LENGTHS,
 )
-from tasks.mmlongbench._make_version_yamls import FAMILY_TEMPLATE
+from tasks.mmlongbench._make_version_yamls import FAMILY_TEMPLATE, STRICT
 from tasks.mmlongbench._make_version_yamls import main as version_yamls
 from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
-STRICT_SCORE = "aggregate_metric_list:\n  - metric: score\n    aggregation: strict_mean\n"
 ABLATION_REPORT = "benchmark: !function benchmark.ABLATIONS\n"
 OURS = "# Ours, not the paper's: the 128K rows grown past the paper's lengths (builders/mmlongbench/extend.py).\n"
 NO_CONFIG = {
@@ -57,7 +57,7 @@ def group(
     report: str = "benchmark: !function benchmark.BENCHMARK\n",
 ) -> None:
     text = f"# {comment}\ngroup: {name}\ntask:\n" + "".join(f"  - {m}\n" for m in members)
-    text += (STRICT_SCORE if aggregate else "") + report + "metadata:\n  version: 1.0\n"
+    text += (STRICT if aggregate else "") + report + "metadata:\n  version: 1.0\n"
     (HERE / f"_group_{name}.yaml").write_text(text)
 
 

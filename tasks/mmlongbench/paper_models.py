@@ -4,7 +4,8 @@ their commands named (`--task_list` x `--length_list`): Idefics2 splits images a
 not on VH/NIAH/ICL there, Idefics3 keeps pages whole at 8K-32K and halves them at 64K/128K, Pixtral keeps full-size
 images at 8K-32K, GPT-4o sends `detail: auto` except on natural images at 64K/128K (`low`), InternVL/Ovis2/Phi reduce
 tiles and keep the last 300-400 images on natural images at 64K/128K (not InternVL3-1B, InternVL2.5-1B/4B and
-InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 images at most 384 px a side there, Gemma
+InternVL2-1B, which the scripts ran with defaults), Claude sends `detail: auto` everywhere and PNGs at 8K/16K, Gemini
+keeps the last 400 images at most 384 px a side there, Gemma
 3 the last 400 on VH and ICL at 128K. A model's own wrapper settings (InternVL's 4 tiles, ...) are its alias's.
 `tests/harness/models/test_official_settings.py` checks every alias against a transcription of the commands.
 """
@@ -12,7 +13,7 @@ InternVL2-1B, which the scripts ran with defaults), Gemini keeps the last 400 im
 from __future__ import annotations
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.paper_models import NotRun, PaperModel, PaperModels, rule
+from harness.models.paper_models import NotRun, PaperModel, PaperModels, PaperScore, rule
 
 # The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
 # both NIAH here).
@@ -111,6 +112,17 @@ GPT4O = (
         processor_kwargs={"image_detail": "low"},
     ),
 )
+# run_api.sh runs Claude with `--image_file_root` a local folder at 8K/16K (:154-162), whose files openai_model.py
+# (:117-124) decodes, makes RGB and sends as PNGs, and the authors' Hub URLs at 32K-128K (:164-193), which the
+# provider fetches: the files' own bytes. `--image_detail` is never set for it: the default `auto` (arguments.py:55).
+CLAUDE = (
+    GPT4O[0],
+    rule(
+        tasks(NATURAL + DOCUMENTS, ("8k", "16k")),
+        "run_api.sh:154-162: local image files, which openai_model.py:117-124 sends as RGB PNGs",
+        processor_kwargs={"image_format": "png"},
+    ),
+)
 GEMINI = (
     rule(
         tasks(NATURAL, LONG),
@@ -123,15 +135,29 @@ GEMINI = (
 # never changes. Gemini's wrapper sends both as they are, do_sample or not, with one candidate (gemini.py:127-136)
 # and its prompt cut by re.split around each image, empty texts included (gemini.py:55-62); max_output_tokens as the
 # alias (none for the thinking and 2.5 series). openai_model.py sends temperature 0.0 (do_sample is False),
-# top_p=1.0 and max_tokens (openai_model.py:138-146) on every call, GPT-4o's and Claude's alike.
+# top_p=1.0 and max_tokens (openai_model.py:138-146) on every call, GPT-4o's and Claude's alike, its prompt cut the
+# same way, empty texts included (format_chat, :81-101).
 GEMINI_ARGS = {"temperature": "1.0", "top_p": "1.0", "candidate_count": "1", "empty_text_parts": "true"}
-OPENAI_ARGS = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens"}
+OPENAI_ARGS = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens", "empty_text_parts": "true"}
+# run_api.sh:121-150 (GPT-4o at every length) and :164-193 (Claude at 32K-128K) give `--image_file_root` as the
+# authors' Hub image collection: openai_model.py:112-115 names each image by its URL and the provider fetches it.
+BY_URL = (
+    "each image goes as a data URL of the file's own bytes, where run_api.sh named it by its URL in the authors' Hub "
+    "image collection (the provider fetched the same file)"
+)
 # run_api.sh:153-193 runs Claude 3.7 Sonnet on every task at 8K and 16K, then leaves out ICL at 32K ("cannot test
 # ICL at 32K tokens"), VH, MM-NIAH and ICL at 64K and 128K, and DocVQA at 128K: the paper's N/A cells.
 CLAUDE_NOT_RUN = (
     NotRun(tasks(("icl",), ("32k",)), "run_api.sh:164-172 leaves ICL out at 32K"),
     NotRun(tasks(("vh", "mm_niah_text", "mm_niah_image", "icl"), LONG), "run_api.sh:175-193 leaves it out at 64K/128K"),
     NotRun(tasks(("docqa",), ("128k",)), "run_api.sh:185-193 leaves DocVQA out at 128K"),
+)
+# The API models ran through eval_api.py (or eval_api_batch.py: run_api.sh), whose averages leave out each row whose
+# parsed answer is empty (an empty answer, a call that failed after its retries, a blocked one); eval.py, which ran
+# the open models, counts every row. The results keep both: `score` (an empty answer scored wrong) and this.
+EVAL_API = PaperScore(
+    "score_nonempty",
+    "eval_api.py:97-104 (eval_api_batch.py:115-121) leaves a row whose parsed answer is empty out of the average",
 )
 OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
 
@@ -186,17 +212,20 @@ MODELS = (
     _same("Phi-3.5-Vision", "phi3.5-vision", "microsoft/Phi-3.5-vision-instruct", PHI3),
     _same("Phi-4-Multimodal", "phi4-multimodal", "microsoft/Phi-4-multimodal-instruct", PHI4),
     _same("Pixtral-12B", "pixtral", "mistral-community/pixtral-12b", PIXTRAL),
-    _same("GPT-4o", "gpt-4o", "gpt-4o-2024-11-20", GPT4O, **OPENAI_ARGS),
+    PaperModel("GPT-4o", "gpt-4o-2024-11-20", "gpt-4o", BY_URL, args=OPENAI_ARGS, rules=GPT4O, paper_score=EVAL_API),
     PaperModel(
         "Claude-3.7-Sonnet",
         "claude-3-7-sonnet-20250219",
         "claude-3.7-sonnet",
-        "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A",
+        "a row of over 100 images is recorded too_many_images, where the paper left its whole category N/A; at "
+        f"32K-128K {BY_URL}",
         args=OPENAI_ARGS,
+        rules=CLAUDE,
         not_run=CLAUDE_NOT_RUN,
+        paper_score=EVAL_API,
     ),
     *(
-        PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI)
+        PaperModel(name, model, alias, args=GEMINI_ARGS, rules=GEMINI, paper_score=EVAL_API)
         for name, model, alias in (
             ("Gemini-2.0-Flash", "gemini-2.0-flash-001", "gemini-2.0-flash"),
             ("Gemini-2.0-Flash-T", "gemini-2.0-flash-thinking-exp-01-21", "gemini-2.0-flash-thinking"),

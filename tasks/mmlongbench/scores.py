@@ -9,12 +9,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.models.paper_models import PaperScore
 from harness.outputs.estimates import Estimate, estimate_of
 from harness.outputs.model_results import ModelResults
 from harness.outputs.results_file import TaskEntry
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 from tasks.mmlongbench.paper_models import PAPER_MODELS
 
+SUMM_FALLBACK = "rougeLsum_f1"  # a Summ task's only metric without the judge
 LENGTHS = {"8k": 8192, "16k": 16384, "32k": 32768, "64k": 65536, "128k": 131072}
 ROWS = [*CATEGORIES, AVERAGE]
 # The paper's table order: VRAG, NIAH (MM-NIAH text before image), ICL, Summ, DocVQA.
@@ -49,16 +51,16 @@ def metric_value(entry: TaskEntry | None, metric: str = "score") -> float | None
     return float(value) if isinstance(value, int | float) and not math.isnan(value) else None
 
 
-def category_scores(data: ModelResults) -> dict[tuple[str, str], float | None]:
-    """(category or Avg, length) -> our score where the run has that group (None: N/A)."""
+def category_scores(data: ModelResults, metric: str = "score") -> dict[tuple[str, str], float | None]:
+    """(category or Avg, length) -> our `metric` where the run has that group (None: N/A)."""
     out: dict[tuple[str, str], float | None] = {}
     for length in LENGTHS:
         for category in CATEGORIES:
             name = f"mmlongbench_{category.lower()}_{length}"
             if name in data.groups:
-                out[(category, length)] = metric_value(data.groups[name])
+                out[(category, length)] = metric_value(data.groups[name], metric)
         if f"mmlongbench_{length}" in data.groups:
-            out[(AVERAGE, length)] = metric_value(data.groups[f"mmlongbench_{length}"])
+            out[(AVERAGE, length)] = metric_value(data.groups[f"mmlongbench_{length}"], metric)
     return out
 
 
@@ -66,16 +68,39 @@ def category_scores(data: ModelResults) -> dict[tuple[str, str], float | None]:
 _PAPER_LEAF = re.compile(r"mmlongbench_(?:vrag|niah|icl|summ|docvqa)_(\w+)_(8k|16k|32k|64k|128k)")
 
 
-def dataset_scores(data: ModelResults) -> dict[tuple[str, str], tuple[float | None, str]]:
-    """(dataset, length) -> (our paper-metric value, the metric) for every MMLongBench leaf task run."""
+def dataset_scores(data: ModelResults, metric: str = "score") -> dict[tuple[str, str], tuple[float | None, str]]:
+    """(dataset, length) -> (our value, its metric) for every MMLongBench leaf task run: `metric` where the task has
+    it, else `score`, else (a Summ task without the judge) ROUGE-Lsum."""
     out: dict[tuple[str, str], tuple[float | None, str]] = {}
     for task, entry in data.results.items():
         match = _PAPER_LEAF.fullmatch(task)
         if not match:
             continue
-        metric = "score" if "score,none" in entry else "rougeLsum_f1"
-        out[(match.group(1), match.group(2))] = (metric_value(entry, metric), metric)
+        found = next((m for m in (metric, "score") if f"{m},none" in entry), SUMM_FALLBACK)
+        out[(match.group(1), match.group(2))] = (metric_value(entry, found), found)
     return out
+
+
+def paper_score(paper_model: str | None) -> PaperScore | None:
+    """How the paper averaged `paper_model` where not as the strict `score` (`PaperModel.paper_score`), or None."""
+    run = next((m for m in PAPER_MODELS.models if m.name == paper_model), None)
+    return run.paper_score if run is not None else None
+
+
+def has_metric(data: ModelResults, metric: str) -> bool:
+    """Whether any MMLongBench task or group of the results has `metric` (a file written before it existed has not)."""
+    return any(f"{metric},none" in entry for entry in [*data.results.values(), *data.groups.values()])
+
+
+def left_out_rows(data: ModelResults, metric: str) -> tuple[int, int]:
+    """(rows `metric` leaves out, rows `score` counts) over the paper's leaf tasks of the results."""
+    left = counted = 0
+    for task in data.results:
+        if _PAPER_LEAF.fullmatch(task):
+            every, kept = (estimate_of(data, task, m, 100).n for m in ("score", metric))
+            counted += every or 0
+            left += (every or 0) - (kept or 0)
+    return left, counted
 
 
 # The paper's samples per dataset at each length (App. D: 100 sampled per dataset, times its depths or
@@ -154,10 +179,10 @@ def group_name(row: str, length: str) -> str:
     return f"mmlongbench_{length}" if row == AVERAGE else f"mmlongbench_{row.lower()}_{length}"
 
 
-def category_estimates(data: ModelResults) -> dict[tuple[str, str], Estimate]:
-    """(category or Avg, length) -> our score with its errors, rows and clusters, as the group recorded them."""
+def category_estimates(data: ModelResults, metric: str = "score") -> dict[tuple[str, str], Estimate]:
+    """(category or Avg, length) -> our `metric` with its errors, rows and clusters, as the group recorded them."""
     return {
-        (row, length): estimate_of(data, group_name(row, length), "score", 100)
+        (row, length): estimate_of(data, group_name(row, length), metric, 100)
         for length in LENGTHS
         for row in ROWS
         if group_name(row, length) in data.groups

@@ -12,7 +12,9 @@ scores both that raw prefixed text and its `parse_output` line and keeps the max
 text only; DocVQA scores the parsed line only.
 
 Dataset scores are means over rows x 100 (`eval.py` `averaged_metrics`); VH is then folded at 50 and
-Summ skips rows whose judge reply did not parse (see `vh_reported_accuracy`, `judged_mean_percent`).
+Summ skips rows whose judge reply did not parse (see `vh_reported_accuracy`, `judged_mean_percent`). The API
+models' scores (`eval_api.py`) also leave out each row whose parsed answer is empty: `NONEMPTY_METRIC`, beside the
+strict `score` (`parsed_answer_is_empty`).
 
 This module is the index the task hooks, the report and the tests read: the metric of each dataset, and every
 scorer under one name. The scorers live by family in `scorers/`: `common.py` (answer line, normalisation, means),
@@ -34,10 +36,13 @@ from tasks.mmlongbench.scorers.answers import (
     sub_em,
 )
 from tasks.mmlongbench.scorers.common import (
+    NONEMPTY_METRIC,
     mean_percent,
     normalize_answer,
     normalize_answer_keep_punctuation,
     parse_output,
+    parsed_answer_is_empty,
+    with_nonempty,
 )
 from tasks.mmlongbench.scorers.docvqa import (
     DOCVQA_FORMATS,
@@ -121,6 +126,9 @@ __all__ = [
     "METRIC_OF_DATASET",
     "VH_ROW_METRIC",
     "SUMM_FALLBACK_METRIC",
+    "NONEMPTY_METRIC",
+    "parsed_answer_is_empty",
+    "with_nonempty",
     "mean_percent",
     "normalize_answer",
     "normalize_answer_keep_punctuation",

@@ -6,7 +6,9 @@ task's `score` is directly the number of the paper's per-dataset tables and the 
 category and length averages (`aggregation.py` holds the same rules for the published numbers).
 
 `score` is the paper's metric of the row's dataset (`scoring.METRIC_OF_DATASET`), also written under its
-official name; the groups aggregate `score`. Summarization rows give only `rougeLsum_f1` (the no-judge
+official name; the groups aggregate `score`. `score_nonempty` is the same value on the rows whose parsed answer is
+not empty only: the average `eval_api.py:97-104` took for the paper's API models, left out of it the rows it left out
+(`scoring.parsed_answer_is_empty`); the groups aggregate it alike. Summarization rows give only `rougeLsum_f1` (the no-judge
 fallback, never reported as Fluency-F1): without the judge a Summ task has no `score`, so its category,
 length and overall groups are N/A, as the paper's aggregation makes any group with a missing member.
 """
@@ -60,7 +62,7 @@ def row_scores(doc: dict[str, Any], generated: str) -> dict[str, float]:
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
-    return row_scores(doc, results[0])
+    return scoring.with_nonempty(row_scores(doc, results[0]), doc["dataset"], results[0], doc["answer_prefix"])
 
 
 def vh_folded(values: Sequence[float]) -> float:
@@ -125,4 +127,5 @@ def judge_score(doc: dict[str, Any], response: str, verdicts: dict[str, dict[str
     value = 100.0 * scoring.fluency_f1(
         verdicts["fluency"], verdicts["recall"], verdicts["precision"], len(doc["claims"] or [])
     )
-    return {"fluency_f1": value, "score": value}
+    # eval_gpt4_summ.py judges only the rows eval_api.py kept (its `results["data"]`, eval_api.py:156).
+    return scoring.with_nonempty({"fluency_f1": value, "score": value}, doc["dataset"], response, doc["answer_prefix"])

@@ -9,14 +9,17 @@ What V1.1 changed in scoring, against the paper's hooks (`utils.py`):
   `arguments.py:29`): `doc_qa_llm`, which is also the task's `score`; the rule score of `--docqa_llm_judge False`
   (`load_doc_qa`, `:434-479`) is kept beside it as `docvqa_score`, on V1.1's parse. Without `--judge_model` a DocVQA
   task has no `score`, so its groups are N/A, as Summ's are without the Fluency-F1 judge;
-- Summ is still judged by `scripts/eval_gpt4_summ.py` (unchanged since the paper): its hooks are the paper's.
+- Summ is still judged by `scripts/eval_gpt4_summ.py` (unchanged since the paper): its hooks are the paper's, but
+  for the parse that decides which rows its API models' averages leave out (`summ_judge_score`).
+
+`eval_api.py:97-104` is unchanged at 22b9f27: `score_nonempty` leaves out the rows whose V1.1 parse is empty.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tasks.mmlongbench import scoring
+from tasks.mmlongbench import scoring, utils
 from tasks.mmlongbench.scorers import v1_1
 from tasks.mmlongbench.scorers.common import Doc
 from tasks.mmlongbench.scorers.v1_1 import docvqa_judge_prompt, parse_docvqa_judge, parse_output_v1_1
@@ -52,7 +55,17 @@ def row_scores(doc: Doc, generated: str) -> dict[str, float]:
 
 
 def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
-    return row_scores(doc, results[0])
+    return _with_nonempty(doc, results[0], row_scores(doc, results[0]))
+
+
+def _with_nonempty(doc: Doc, response: str, scores: dict[str, float]) -> dict[str, float]:
+    return scoring.with_nonempty(scores, doc["dataset"], response, doc["answer_prefix"], parse_output_v1_1)
+
+
+def summ_judge_score(doc: Doc, response: str, verdicts: dict[str, dict[str, object]]) -> dict[str, float]:
+    """The paper's Fluency-F1 (`utils.judge_score`), `score_nonempty` on V1.1's parse."""
+    scores = utils.judge_score(doc, response, verdicts)
+    return _with_nonempty(doc, response, {k: v for k, v in scores.items() if k != scoring.NONEMPTY_METRIC})
 
 
 def asked_question(doc: Doc) -> str:
@@ -82,4 +95,4 @@ def docvqa_judge_score(doc: Doc, response: str, verdicts: Mapping[str, v1_1.Judg
     """`doc_qa_llm` (0-100), also the task's `score`; where official raises (a list count of 0, a score that is not
     a number), so does this, and the harness leaves the row unjudged."""
     value = 100.0 * v1_1.docvqa_judge_score(verdicts[JUDGE_STAGE], _gold(doc), doc["answer_format"])
-    return {"doc_qa_llm": value, "score": value}
+    return _with_nonempty(doc, response, {"doc_qa_llm": value, "score": value})

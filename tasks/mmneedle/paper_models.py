@@ -17,6 +17,22 @@ NO_PROMPT = (
     "says it does not run), so there is no official prompt to reproduce"
 )
 
+# needle.py:54-62 (and :258-259): google.generativeai (0.8.4, its requirements.txt) with `images + [instruction]`, each
+# image `Image.open(path)` of its stitched JPEG, which that SDK sends inline as the file's own bytes and MIME type
+# (`types/content_types.py:97-123`, `_pil_to_blob`'s `file_blob`), then the instruction; GenerationConfig
+# candidate_count 1, stop_sequences ['x'], max_output_tokens 300 (the task's max_gen_toks), and no temperature.
+NEEDLE_GEMINI = {
+    "images": "inline",
+    "image_format": "original",
+    "candidate_count": "1",
+    "stop_sequences": "x",
+    "send_temperature": "false",
+}
+NEEDLE_GEMINI_STREAM = (
+    "needle.py streamed the answer (:streamGenerateContent), the gemini backend asks it whole (:generateContent) with "
+    "the same request body"
+)
+
 MODELS = (
     PaperModel("IDEFICS2-8B", "HuggingFaceM4/idefics2-8b", "idefics2", NO_WRAPPER, known_as=("idefics28b",)),
     PaperModel(
@@ -31,8 +47,10 @@ MODELS = (
         "gpt-4o through Azure OpenAI (api-version 2024-05-01-preview: the May-2024 gpt-4o-2024-05-13)",
         "gpt-4o-2024-05-13",
         "OpenAI's own API serves the same snapshot, not the authors' Azure deployment",
-        # needle.py sends no temperature: the API's default
-        {"image_detail": "high", "send_temperature": "false"},
+        # needle.py:105-147 (its Azure path, the one the paper ran; the OpenAI one :67-104 alike): each image file's
+        # bytes at detail high, then the instruction, max_tokens 300 and nothing else (no temperature: the API's
+        # default; `max_tokens`, which `auto` would turn into max_completion_tokens at api.openai.com)
+        {"image_detail": "high", "send_temperature": "false", "token_param": "max_tokens"},
         known_as=("gpt4o",),
     ),
     PaperModel(
@@ -47,10 +65,21 @@ MODELS = (
     PaperModel(
         "Gemini Pro 1.0",
         "gemini-1.0-pro-vision-latest",
+        departs=NEEDLE_GEMINI_STREAM,
         reason=RETIRED,
+        args=NEEDLE_GEMINI,
+        backend="gemini",
         known_as=("gemini10", "geminiprovision"),
     ),
-    PaperModel("Gemini Pro 1.5", "gemini-1.5-pro-latest", reason=RETIRED, known_as=("gemini15",)),
+    PaperModel(
+        "Gemini Pro 1.5",
+        "gemini-1.5-pro-latest",
+        departs=NEEDLE_GEMINI_STREAM,
+        reason=RETIRED,
+        args=NEEDLE_GEMINI,
+        backend="gemini",
+        known_as=("gemini15",),
+    ),
     PaperModel(
         "GPT-4V",
         "gpt-4-vision-preview (Azure api-version 2024-03-01-preview)",

@@ -6,6 +6,8 @@ recorded; uploaded files are kept by name (`files`), so a test reads back the by
 Scenarios beyond `provider_server.py`'s: `blocked` (the prompt blocked: `promptFeedback.blockReason`), `safety` (the
 candidate stopped for SAFETY), `empty` (a candidate with no parts, finishReason STOP), `thoughts` (a thought part
 before the answer). `upload_faults` is a list of statuses the next uploads' start calls answer with, in order.
+`reply`: the answer's text from the request's body in place of `answer:<id>` (None: that default); "" is a candidate
+with no parts, as `empty`.
 
 Batch mode, for `--batch`: `POST /{version}/models/{model}:batchGenerateContent` (inlined requests) and
 `GET /{version}/batches/{id}`. A job stays running while `hold` is set, then succeeds at its next look: each request
@@ -18,14 +20,21 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tests.support.provider_server import ProviderServer, Received
 
 
 class GeminiServer(ProviderServer):
-    def __init__(self, upload_faults: list[int] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        upload_faults: list[int] | None = None,
+        reply: Callable[[dict[str, Any]], str | None] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
+        self.reply = reply
         self.files: dict[str, tuple[str, bytes]] = {}  # file name -> (mime type, bytes)
         self.upload_faults = list(upload_faults or [])
         self._sessions: dict[str, str] = {}  # session id -> the mime type its start call declared
@@ -108,8 +117,11 @@ class GeminiServer(ProviderServer):
         parts = [p for c in record.body["contents"] for p in c["parts"]]
         images = sum(1 for p in parts if "fileData" in p or "inlineData" in p or "file_data" in p or "inline_data" in p)
         usage = {"promptTokenCount": 10 + images, "candidatesTokenCount": 3, "totalTokenCount": 13 + images}
-        answer_parts: list[dict[str, Any]] = [{"text": f"answer:{sample}"}]
+        text = self.reply(record.body) if self.reply is not None else None
+        answer_parts: list[dict[str, Any]] = [{"text": f"answer:{sample}" if text is None else text}]
         finish = "STOP"
+        if text == "":
+            do = "empty"
         if do == "blocked":
             return 200, {"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": usage}, {}
         if do == "safety":

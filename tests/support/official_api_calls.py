@@ -21,28 +21,73 @@ from tests.support.gemini_server import GeminiServer
 from tests.support.model_requests import encode_image, image_ref, make_request
 
 
-def official_png(data: bytes) -> io.BytesIO:
-    """`vlm_model/gemini.py:73` (`Image.open(image).convert('RGB')`) then `:80` (`image_to_io`, `model_utils.py:48-52`:
-    saved as PNG, seek(0))."""
-    image = Image.open(io.BytesIO(data)).convert("RGB")
+def _png_io(image: Image.Image) -> io.BytesIO:
+    """`model_utils.py:48-52` (`image_to_io`): saved as PNG, seek(0)."""
     out = io.BytesIO()
     image.save(out, format="PNG")
     out.seek(0)
     return out
 
 
+def official_truncate_images(text: str, image_list: list[Any], max_image_num: int | None) -> tuple[str, list[Any]]:
+    """`model_utils.py:62-108` (`truncate_images`): the last `max_image_num` images kept, each earlier `<image>` marker
+    replaced by nothing."""
+    if max_image_num is None or len(image_list) <= max_image_num:
+        return text, image_list
+    segments = re.split(r"(<image>)", text)
+    remove_count = len(image_list) - max_image_num
+    assert segments.count("<image>") == len(image_list)
+    new_segments, removed = [], 0
+    for segment in segments:
+        if segment == "<image>" and removed < remove_count:
+            new_segments.append("")
+            removed += 1
+        else:
+            new_segments.append(segment)
+    return "".join(new_segments), image_list[-max_image_num:]
+
+
+def official_resize_max_size(image_list: list[Image.Image], max_image_size: int) -> list[Image.Image]:
+    """`model_utils.py:26-45` (`resize_image_max_size`): an image with a side over `max_image_size` resized (LANCZOS)
+    so that its longer side is that."""
+    out = []
+    for img in image_list:
+        width, height = img.size
+        if width <= max_image_size and height <= max_image_size:
+            out.append(img)
+            continue
+        if width > height:
+            size = (max_image_size, min(int(max_image_size / width * height), max_image_size))
+        else:
+            size = (min(int(max_image_size / height * width), max_image_size), max_image_size)
+        out.append(img.resize(size, Image.Resampling.LANCZOS))
+    return out
+
+
 def official_gemini_request(
-    server: GeminiServer, model_name: str, text: str, images: list[bytes], gen_max: int
+    server: GeminiServer,
+    model_name: str,
+    text: str,
+    images: list[bytes],
+    gen_max: int,
+    *,
+    max_image_num: int | None = None,
+    max_image_size: int | None = None,
 ) -> None:
     """The official wrapper's call for one row, sent through google-genai to `server`: `prepare_inputs`
-    (`gemini.py:67-84`), `format_chat` (`:54-64`), `upload_content` (`:91-119`: each image through `files.upload` with
-    mime type image/png) and `generate` (`:122-149`: the config per model series, `:126-138`). The rate-limit sleeps
-    and `call_api`'s retries change nothing sent."""
+    (`gemini.py:67-84`: `--max_image_num` and `--max_image_size` as run_api.sh gives them at 64K/128K), `format_chat`
+    (`:54-64`), `upload_content` (`:91-119`: each image through `files.upload` with mime type image/png) and `generate`
+    (`:122-149`: the config per model series, `:126-138`). The rate-limit sleeps and `call_api`'s retries change
+    nothing sent."""
     from google import genai
     from google.genai.types import GenerateContentConfig, HttpOptions
 
     client = genai.Client(api_key="test-key", http_options=HttpOptions(base_url=server.base_url, api_version="v1beta"))
-    image_list = [official_png(data) for data in images]
+    text, kept = official_truncate_images(text, images, max_image_num)  # gemini.py:70-71
+    rgb = [Image.open(io.BytesIO(data)).convert("RGB") for data in kept]  # :73
+    if max_image_size is not None:  # :75-77
+        rgb = official_resize_max_size(rgb, max_image_size)
+    image_list = [_png_io(image) for image in rgb]  # :80
     content, image_idx, contents = re.split(r"(<image>)", text), 0, []
     for c in content:  # format_chat, gemini.py:55-63
         if c == "<image>":
@@ -113,17 +158,27 @@ def row_request(images: list[bytes], max_gen_toks: int, *, seed: int | None = No
     )
 
 
-def needle_instruction(seq_length: int, n: int, caption: str) -> str:
-    """`needle.py:278-282` (Wang-ML-Lab/multimodal-needle-in-a-haystack), one needle."""
+def needle_instruction(seq_length: int, n: int, caption: str | list[str]) -> str:
+    """`needle.py:278-292` (Wang-ML-Lab/multimodal-needle-in-a-haystack): one needle's instruction, or (a list of
+    captions) several needles'."""
     img_str = seq_length > 1 and "images" or "image"
     subimage_str = n > 1 and "subimages" or "subimage"
+    if isinstance(caption, str):
+        prompt = (
+            f"Given {seq_length} {img_str} indexed from 1 to {seq_length}, each divided into {n}*{n} {subimage_str}, "
+            "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and "
+            "nothing else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third "
+            "column. If no match is found, respond only with '-1'."
+        )
+        return prompt + "\n" + "Caption: " + caption
+    output_format = "; ".join(f"index_{i + 1}, row_{i + 1}, column_{i + 1}" for i in range(len(caption)))
     prompt = (
         f"Given {seq_length} {img_str} indexed from 1 to {seq_length}, each divided into {n}*{n} {subimage_str}, "
-        "identify the subimage that best matches the provided caption. Respond with 'index, row, column' and nothing "
-        "else. For example, '1, 2, 3' indicates the subimage in the first image, second row, and third column. If no "
-        "match is found, respond only with '-1'."
+        f"identify the subimages that best match the provided {len(caption)} captions. Respond in the format: "
+        f"{output_format}. Only provide this information. For example, '1, 2, 3' indicates the subimage in the first "
+        "image, second row, and third column. If no subimage matches a caption, respond with '-1' for that caption."
     )
-    return prompt + "\n" + "Caption: " + caption
+    return prompt + "".join(f"\nCaption_{i + 1}: {text}" for i, text in enumerate(caption))
 
 
 def needle_call(server: AnthropicServer, images: list[bytes], instruction: str) -> None:
@@ -201,3 +256,39 @@ def needle_side_by_side(
     request = make_request("r1", [*images, instruction], settings=GenerationSettings(max_gen_toks=300, seed=seed))
     response = _side_by_side(official, ours, lambda: needle_call(official, images, instruction), build, request)
     return official, ours, response
+
+
+def needle_gemini_body(images: list[bytes], instruction: str) -> dict[str, Any]:
+    """The body `needle.py:54-62` posts for one row: `genai.GenerativeModel(v).generate_content(images + [instruction],
+    stream=True, generation_config=GenerationConfig(candidate_count=1, stop_sequences=['x'], max_output_tokens=300))`,
+    each image `Image.open(path)` of its JPEG file (`:258-259`). google-generativeai (deprecated, for retired models)
+    is no dependency of this project, so this is its request transcribed, as version 0.8.4 (needle.py's
+    `requirements.txt`) writes it: `types/content_types.py:97-123` (`_pil_to_blob`) sends an image opened from a file as that file's own
+    bytes with its format's MIME type, inline, and the instruction as a text part, in one user turn; the
+    GenerationConfig holds the three fields given, no temperature. Checked against that SDK itself (0.8.4 with
+    `transport="rest"` and `client_options={"api_endpoint": <a loopback server>}`), which posted exactly these fields to
+    `/v1beta/models/{model}:streamGenerateContent?$alt=json;enum-encoding=int` (its default transport, gRPC, carries
+    the same `GenerateContentRequest` message). Image data here is the bytes, not their base64."""
+    parts: list[dict[str, Any]] = [{"inlineData": {"mimeType": "image/jpeg", "data": data}} for data in images]
+    parts.append({"text": instruction})
+    return {
+        "contents": [{"parts": parts, "role": "user"}],
+        "generationConfig": {"candidateCount": 1, "stopSequences": ["x"], "maxOutputTokens": 300},
+    }
+
+
+def inline_bytes(body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent body with each inline image's base64 data decoded (either alphabet) and its MIME type under
+    one spelling: the SDKs differ in both, not in the field (proto JSON reads a field by its JSON name or its own:
+    google-genai writes a Blob's `mime_type`, google.generativeai `mimeType`)."""
+    contents = []
+    for turn in body["contents"]:
+        parts = []
+        for part in turn["parts"]:
+            if "inlineData" in part:
+                blob = part["inlineData"]
+                data = base64.urlsafe_b64decode(blob["data"].replace("+", "-").replace("/", "_"))
+                part = {"inlineData": {"mimeType": blob.get("mimeType", blob.get("mime_type")), "data": data}}
+            parts.append(part)
+        contents.append({**turn, "parts": parts})
+    return {**body, "contents": contents}

@@ -80,4 +80,9 @@ def listing(
         for paper, table in tables:
             for missing in table.without_alias:
                 lines.append(f'  {paper.name} "{missing.name}" ({missing.ran}): {missing.reason}')
+                if missing.official_call:
+                    departs = f" (departs: {missing.departs})" if missing.departs else ""
+                    lines.append(
+                        f"    its official call, to a server that still serves it: {missing.official_call}{departs}"
+                    )
     return "\n".join(lines)

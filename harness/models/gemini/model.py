@@ -9,9 +9,10 @@ Files API (`gemini.py:86-119`) and named in the prompt by its file URI (`images=
 once a run (`reuse_uploads=false`: once a request, as the wrapper did). The generation config holds exactly what is
 asked for (`gemini.py:126-136`): `max_output_tokens` the task's `max_gen_toks` unless `max_output_tokens=none` (the
 wrapper sent none to 2.0-Flash-Thinking, 2.5-Flash and 2.5-Pro) or a number; `temperature`/`top_p`/`candidate_count`
-when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); the task's stop strings
-as `stop_sequences`; `seed` only with `send_seed=true` (the wrapper sent none). `output_limit` is never sent: the model's
-own output limit, what `--screen_only` and `--max_cost` price an uncapped answer at (`screen_model`).
+when given (else the request's temperature, 0 when greedy, unless `send_temperature=false`); `stop_sequences` (a
+model's own, as MMNeedle's `needle.py:58-62` sent `['x']`) and the task's stop strings as `stop_sequences`; `seed`
+only with `send_seed=true` (the wrapper sent none). `output_limit` is never sent: the model's own output limit, what
+`--screen_only` and `--max_cost` price an uncapped answer at (`screen_model`).
 
 Every HTTP request (each upload, each generation) is one attempt at a time through the shared machinery of
 `harness.models.api_client` (the SDK's own retries off): the same retries, backoff, `Retry-After`, whole-attempt
@@ -31,8 +32,9 @@ from urllib.parse import urlsplit
 from harness.api import ImageRef, ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
 from harness.models.api_client.replies import is_loopback
+from harness.models.api_client.wrapper_parts import image_as
 from harness.models.args import at_least, settings_from_args
-from harness.models.gemini.wire import build_contents, parse_answer, png_bytes, sent_contents
+from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
 from harness.redact import redact_urls
 from harness.sent import Sent
@@ -79,6 +81,8 @@ class GeminiSettings(ApiCallSettings):
     send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
     send_seed: bool = False  # the request's seed as `seed` (the wrapper sent none)
     empty_text_parts: bool = False  # the empty text parts the wrapper's re.split left around images (gemini.py:55)
+    # Sent as stop_sequences before the task's own stop strings, "|" between several (MMNeedle's needle.py:61: "x").
+    stop_sequences: str | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -157,6 +161,8 @@ class GeminiModel(ApiModel):
             "candidate_count": s.candidate_count,
             "send_temperature": s.send_temperature,
             "send_seed": s.send_seed,
+            # Only when set: the identity of a run without it is what it was before the setting existed.
+            **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
         }
 
     @property
@@ -187,18 +193,15 @@ class GeminiModel(ApiModel):
             fields["max_output_tokens"] = asked.max_gen_toks
         elif s.max_output_tokens != "none":
             fields["max_output_tokens"] = int(s.max_output_tokens)
-        if asked.until:
-            fields["stop_sequences"] = list(asked.until)
+        stops = [*(s.stop_sequences.split("|") if s.stop_sequences else ()), *asked.until]
+        if stops:
+            fields["stop_sequences"] = stops
         if s.send_seed and asked.seed is not None:
             fields["seed"] = asked.seed
         return types.GenerateContentConfig.model_validate(fields)
 
     def _image_bytes(self, image: ImageRef) -> tuple[str, bytes]:
-        if self.settings.image_format == "png":
-            return "image/png", png_bytes(image)
-        from harness.models.api_client.replies import checked_image
-
-        return checked_image(image)
+        return image_as(image, self.settings.image_format)
 
     def _image_part(self, image: ImageRef, uploaded: dict[str, types.File]) -> types.Part:
         from google.genai import types

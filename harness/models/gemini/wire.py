@@ -1,19 +1,18 @@
 """The Gemini API's request and answer, as google-genai builds and reads them: a `Request`'s turns as `Content`s (text
 parts and image parts in prompt order), the generation config with exactly the fields asked for, an image as the
-official wrapper sent it (decoded, RGB, PNG: `vlm_model/gemini.py:73,80` at EdinburghNLP/MMLongBench 26197d2), and
+official wrapper sent it (decoded, RGB, PNG: `vlm_model/gemini.py:73,80` at EdinburghNLP/MMLongBench 26197d2;
+`harness.models.api_client.wrapper_parts`), and
 an answer (`GenerateContentResponse`) as a `Response` (blocked prompts and safety stops are refusals)."""
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PIL import Image
-
 from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import checked_image, flatten_usage
+from harness.models.api_client.replies import flatten_usage
+from harness.models.api_client.wrapper_parts import wrapper_segments
 from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
@@ -23,36 +22,6 @@ if TYPE_CHECKING:
 REFUSED_FINISH = frozenset(
     {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"}
 )
-
-
-def png_bytes(image: ImageRef) -> bytes:
-    """The image decoded, made RGB and saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) did
-    before uploading it ("gemini doesn't support gif"); the bytes are first checked to decode."""
-    _, data = checked_image(image)
-    with Image.open(io.BytesIO(data)) as decoded:
-        rgb = decoded.convert("RGB")
-    out = io.BytesIO()
-    rgb.save(out, format="PNG")
-    return out.getvalue()
-
-
-def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
-    """The parts as the wrapper's `re.split(r'(<image>)', text)` cut its prompt (`gemini.py:55-62`): adjacent texts
-    joined, and an empty text before, between and after images where the prompt had none (it sent those too)."""
-    out: list[ContentPart] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if out and isinstance(out[-1], TextPart):
-                out[-1] = TextPart(out[-1].text + part.text)
-            else:
-                out.append(part)
-        else:
-            if not out or not isinstance(out[-1], TextPart):
-                out.append(TextPart(""))
-            out.append(part)
-    if not out or not isinstance(out[-1], TextPart):
-        out.append(TextPart(""))
-    return out
 
 
 def turns(

@@ -5,7 +5,9 @@ gateways).
     harness --model openai --model_args model=Qwen/Qwen2.5-VL-7B-Instruct,base_url=http://localhost:8000/v1
 
 Images go as base64 data URLs of the dataset's own encoded bytes (the MIME type read from the bytes'
-magic number): no decoding, no PNG re-encoding. Requests run concurrently (a thread pool over one
+magic number): no decoding, no PNG re-encoding, unless `image_format=png` (decoded, RGB, PNG, as MMLongBench's
+`openai_model.py:117-124` sent a local image file); `empty_text_parts=true` sends the empty texts its `format_chat`
+left around images. Requests run concurrently (a thread pool over one
 httpx client, `concurrency` at a time). 429, 5xx, timeouts and dropped connections are retried with
 exponential backoff and jitter, honouring `Retry-After` up to `max_backoff` (a server's date far ahead never holds a
 request longer than the client's own bound); other 4xx are not retried. Whatever goes
@@ -28,8 +30,15 @@ from urllib.parse import urlsplit
 from harness.api import ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
 from harness.models.api_client.replies import error_message, is_loopback, parse_body
+from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
 from harness.models.args import settings_from_args
-from harness.models.openai_chat.wire import build_messages, parse_completion, sent_messages
+from harness.models.openai_chat.wire import (
+    build_messages,
+    image_data_url,
+    parse_completion,
+    request_image_settings,
+    sent_messages,
+)
 from harness.models.registry import register_model
 from harness.redact import redact_urls
 from harness.sent import Sent
@@ -66,6 +75,11 @@ class OpenAIChatSettings(ApiCallSettings):
     # Sent as given, greedy or not (MMLongBench's openai_model.py:144 sent top_p=1.0 on every call); without it, the
     # request's when sampled and not 1.
     top_p: float | None = None
+    # "original": each image's own bytes; "png": decoded, RGB, PNG, as openai_model.py:117-124 sent a local file (an
+    # alias's input policy may set it per task, as image_detail).
+    image_format: str = "original"
+    # The empty text parts openai_model.py's re.split left around images (format_chat, :81-101), sent as it sent them.
+    empty_text_parts: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -77,6 +91,10 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(f"openai backend: image_detail must be low, high or auto, got {self.image_detail!r}")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ValueError(f"openai backend: top_p must be in (0, 1], got {self.top_p}")
+        if self.image_format not in IMAGE_FORMATS:
+            raise ValueError(
+                f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
+            )
 
 
 @register_model("openai")
@@ -168,6 +186,8 @@ class OpenAIChatModel(ApiModel):
             "continue_final_message": s.continue_final_message,
             # Only when set: the identity of a run without it is what it was before the setting existed.
             **({"top_p": s.top_p} if s.top_p is not None else {}),
+            **({"image_format": s.image_format} if s.image_format != "original" else {}),
+            **({"empty_text_parts": True} if s.empty_text_parts else {}),
         }
 
     @property
@@ -176,30 +196,21 @@ class OpenAIChatModel(ApiModel):
 
     # -- payloads ---------------------------------------------------------------------------------
 
-    def _image_detail(self, request: Request) -> str | None:
-        """The request's image detail: an alias's input policy may set it for some tasks (MMLongBench ran
-        GPT-4o with `detail: low` on natural images), the only processor setting an API takes."""
-        kwargs = dict(request.processor_kwargs)
-        unknown = sorted(set(kwargs) - {"image_detail"})
-        if unknown:
-            raise ValueError(
-                f"processor setting(s) {', '.join(unknown)} have no meaning for an API model; "
-                "the openai backend takes image_detail only"
-            )
-        detail = kwargs.get("image_detail", self.settings.image_detail)
-        if detail not in (None, "low", "high", "auto"):
-            raise ValueError(f"image_detail must be low, high or auto, got {detail!r}")
-        return detail
+    def _images(self, request: Request) -> tuple[str | None, str]:
+        """(the detail, the format) the request's images are sent at (`wire.request_image_settings`)."""
+        return request_image_settings(request, self.settings.image_detail, self.settings.image_format)
 
     def payload(self, request: Request) -> dict[str, Any]:
         s = request.settings
-        body: dict[str, Any] = {
-            "model": self.settings.model,
-            "messages": build_messages(
-                request, self._image_detail(request), prefill=self.settings.continue_final_message
-            ),
-            self.token_param: s.max_gen_toks,
-        }
+        detail, image_format = self._images(request)
+        messages = build_messages(
+            request,
+            detail,
+            prefill=self.settings.continue_final_message,
+            url=lambda image: image_data_url(image, image_format),
+            empty_text_parts=self.settings.empty_text_parts,
+        )
+        body: dict[str, Any] = {"model": self.settings.model, "messages": messages, self.token_param: s.max_gen_toks}
         if self.settings.send_temperature:
             body["temperature"] = s.temperature if s.do_sample else 0.0
         if self.settings.top_p is not None:
@@ -280,10 +291,11 @@ class OpenAIChatModel(ApiModel):
         """The chat-completions messages `_send` posts for `request` (as JSON), each image named by its content hash
         in place of its bytes (`sha256:<hash>`), with the detail it is sent at."""
         try:
-            detail = self._image_detail(request)
+            detail, image_format = self._images(request)
         except ValueError:  # an input policy this API cannot take: the request is invalid_input, never sent
-            detail = None
-        return sent_messages(request, detail, self.settings.continue_final_message)
+            detail, image_format = None, self.settings.image_format
+        s = self.settings
+        return sent_messages(request, detail, s.continue_final_message, image_format, s.empty_text_parts)
 
     # -- --batch ----------------------------------------------------------------------------------
 

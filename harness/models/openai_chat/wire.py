@@ -1,5 +1,5 @@
 """The chat-completions wire format, pure functions: request messages from a `Request` (images as
-base64 data URLs of their own encoded bytes), and a response body to a `Response` (refusals, content
+base64 data URLs of their own encoded bytes, or of the PNG the official wrappers made of them), and a response body to a `Response` (refusals, content
 filters and malformed bodies become per-sample errors). What every API reads alike is in
 `harness.models.api_client.replies`."""
 
@@ -11,16 +11,41 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import checked_image, error_message, flatten_usage
+from harness.models.api_client.replies import error_message, flatten_usage
+from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
 from harness.sent import Sent, sent_images
 
 # --- request building (pure) ---------------------------------------------------------------------
 
 
-def image_data_url(image: ImageRef) -> str:
-    """The image's own bytes as a data URL, once they are known to decode."""
-    mime, data = checked_image(image)
+def image_data_url(image: ImageRef, image_format: str = "original") -> str:
+    """The image as a data URL, once its bytes are known to decode: its own bytes, or (`png`) decoded, RGB, PNG as
+    MMLongBench's `openai_model.py:117-124` sent a local file (`wrapper_parts.image_as`)."""
+    mime, data = image_as(image, image_format)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+# The processor settings a request may carry for this API (an alias's per-task input policy): how its images go.
+REQUEST_IMAGE_SETTINGS = ("image_detail", "image_format")
+
+
+def request_image_settings(request: Request, detail: str | None, image_format: str) -> tuple[str | None, str]:
+    """(the image detail, the image format) of `request`: an alias's input policy may set either for some tasks
+    (MMLongBench ran GPT-4o with `detail: low` on natural images, Claude with PNGs at 8K/16K), over the model's."""
+    kwargs = dict(request.processor_kwargs)
+    unknown = sorted(set(kwargs) - set(REQUEST_IMAGE_SETTINGS))
+    if unknown:
+        raise ValueError(
+            f"processor setting(s) {', '.join(unknown)} have no meaning for an API model; "
+            f"the openai backend takes {' and '.join(REQUEST_IMAGE_SETTINGS)} only"
+        )
+    given_detail = kwargs.get("image_detail", detail)
+    if given_detail is not None and given_detail not in ("low", "high", "auto"):
+        raise ValueError(f"image_detail must be low, high or auto, got {given_detail!r}")
+    given_format = kwargs.get("image_format", image_format)
+    if given_format not in IMAGE_FORMATS:
+        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {given_format!r}")
+    return (None if given_detail is None else str(given_detail)), str(given_format)
 
 
 def build_messages(
@@ -28,11 +53,14 @@ def build_messages(
     image_detail: str | None = None,
     prefill: bool = False,
     url: Callable[[ImageRef], str] | None = None,
+    empty_text_parts: bool = False,
 ) -> list[dict[str, Any]]:
     """Chat-completions messages: roles and content parts in the request's order; images inline. The answer prefix
     is a final assistant message only with `prefill` (a server that continues it, as `vllm serve` does with
     `continue_final_message`): an API that does not would answer after an extra assistant turn, where the official
-    wrappers send the user turn only. `url`: how an image is named (default: its bytes inline, a data URL)."""
+    wrappers send the user turn only. `url`: how an image is named (default: its bytes inline, a data URL). An empty
+    text part is dropped, unless `empty_text_parts`: a turn with images is then cut as `openai_model.py:81-101` cut
+    its prompt, the empty texts around its images sent too (`wrapper_parts.wrapper_segments`)."""
     url = url or image_data_url
     out: list[dict[str, Any]] = []
     for message in request.as_sent:
@@ -44,9 +72,10 @@ def build_messages(
             )
             continue
         parts: list[dict[str, Any]] = []
-        for part in message.content:
+        for part in wrapper_segments(message.content) if empty_text_parts and has_image else message.content:
             if isinstance(part, TextPart):
-                if part.text:  # an empty text part is rejected by some servers and means nothing
+                # an empty text part is rejected by some servers and means nothing (unless sent as the wrapper did)
+                if part.text or empty_text_parts:
                     parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ImagePart):
                 image_url: dict[str, Any] = {"url": url(part.image)}
@@ -61,12 +90,27 @@ def build_messages(
     return out
 
 
-def sent_messages(request: Request, image_detail: str | None, prefill: bool) -> Sent:
+def sent_messages(
+    request: Request,
+    image_detail: str | None,
+    prefill: bool,
+    image_format: str = "original",
+    empty_text_parts: bool = False,
+) -> Sent:
     """The messages `build_messages` makes for `request`, as JSON, each image named by its content hash
-    (`sha256:<hash>`) where its bytes go, with the detail it is sent at (`harness.sent`)."""
-    messages = build_messages(request, image_detail, prefill=prefill, url=lambda ref: f"sha256:{ref.sha256}")
+    (`sha256:<hash>`) where its bytes go, with the detail (and, made PNG, the format) it is sent at (`harness.sent`)."""
+    messages = build_messages(
+        request,
+        image_detail,
+        prefill=prefill,
+        url=lambda ref: f"sha256:{ref.sha256}",
+        empty_text_parts=empty_text_parts,
+    )
     images = [(image.sha256, image.width, image.height) for image in request.images]
-    return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, {"image_detail": image_detail}))
+    how: dict[str, object] = {"image_detail": image_detail}
+    if image_format != "original":
+        how["image_format"] = image_format
+    return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, how))
 
 
 # --- response parsing (pure) ---------------------------------------------------------------------

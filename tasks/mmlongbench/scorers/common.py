@@ -82,3 +82,30 @@ def mean_percent(row_scores: Sequence[float]) -> float:
     if len(row_scores) == 0:
         raise ValueError("no scored rows")
     return math.fsum(row_scores) / len(row_scores) * 100
+
+
+# The paper's score of the API models: `eval_api.py:97-104` (26197d2; `eval_api_batch.py:115-121` the same) adds a row's
+# metrics to the file's average only where its `parsed_output` is not "" (an empty answer, an API call that failed
+# after its retries, a blocked answer: `openai_model.py:160-167` and `gemini.py:160-161` give "" for each). The
+# strict `score` counts every scored row; this one only the rows eval_api.py kept.
+NONEMPTY_METRIC = "score_nonempty"
+# Visual Haystack's `vh_post_process` (data.py:181-189) records the prefixed raw output itself as `parsed_output`:
+# "Answer:" + "" is never "", so eval_api.py keeps every VH row.
+UNPARSED_DATASETS = frozenset({"vh_single", "vh_multi"})
+
+
+def parsed_answer_is_empty(dataset: str, generated: str, prefix: str, parse: Parser = parse_output) -> bool:
+    """Whether eval_api.py left the row out of its averages: its `parsed_output`, the official parse of the prefixed
+    output (`eval_api.py:91-95`: `system_template + output`, then `post_process`), is "". With the paper's line parse
+    that is the rest of the prefix's line being blank, so `""`, `"  "`, `"Answer:"` and `"\\nParis"` (the answer
+    on the next line) are all left out; `"Paris"` and `" Answer: Paris"` are kept. VH rows never are."""
+    return dataset not in UNPARSED_DATASETS and parse(prefix + generated, prefix) == ""
+
+
+def with_nonempty(
+    scores: dict[str, float], dataset: str, generated: str, prefix: str, parse: Parser = parse_output
+) -> dict[str, float]:
+    """`scores` with `NONEMPTY_METRIC` beside `score`, where the row has a score eval_api.py would have kept."""
+    if "score" in scores and not parsed_answer_is_empty(dataset, generated, prefix, parse):
+        return {**scores, NONEMPTY_METRIC: scores["score"]}
+    return scores

@@ -9,16 +9,27 @@ from __future__ import annotations
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.aliases import ALIASES, resolve, task_benchmarks
+from harness.inputs.input_policy import apply_policy
+from harness.models.aliases import ALIASES, alias_policy, resolve, task_benchmarks
 from harness.models.registry import get_model_class
+from tests.support.chat_server import ChatServer
 from tests.support.gemini_server import generation_bodies
 from tests.support.model_requests import make_request
-from tests.support.official_api_calls import gemini_side_by_side, needle_side_by_side, resolved_uploads
+from tests.support.official_api_calls import (
+    GEMINI_ROW_TEXT,
+    gemini_side_by_side,
+    needle_side_by_side,
+    resolved_uploads,
+    row_images,
+    row_request,
+)
+from tests.support.official_openai_calls import hub_url, named_bytes, openai_model_call
 
 MMLONGBENCH_TASK = "mmlongbench_niah_vh_single_8k"
 # One task of each benchmark whose paper ran API models.
 BENCHMARK_TASKS = (MMLONGBENCH_TASK, "mmneedle_m10_n2_k1_pos", "milebench")
 API_BACKENDS = ("openai", "gemini", "anthropic")
+CLAUDE = "claude-3-7-sonnet-20250219"
 LOOPBACK = {"api_key": "test-key", "timeout": "2", "backoff": "0.01", "max_backoff": "0.05", "max_retries": "1"}
 
 
@@ -52,26 +63,48 @@ def test_mmlongbenchs_gemini_aliases_send_what_its_wrapper_sent(alias: str, serv
     assert got["generationConfig"] == want["generationConfig"]
 
 
-@pytest.mark.parametrize("alias", ["gpt-4o", "claude-3.7-sonnet"])
-def test_mmlongbenchs_gpt4o_and_claude_send_what_openai_model_py_sent(alias: str, chat_server) -> None:
-    """`openai_model.py:138-146`: model, messages, max_tokens (the generation length), temperature 0.0 (do_sample is
-    False), top_p 1.0, and nothing else: no seed, no max_completion_tokens, even at api.openai.com."""
+@pytest.mark.parametrize(("alias", "served"), [("gpt-4o", "gpt-4o-2024-11-20"), ("claude-3.7-sonnet", CLAUDE)])
+def test_mmlongbenchs_gpt4o_and_claude_send_what_openai_model_py_sent(alias: str, served: str, chat_server) -> None:
+    """`openai_model.py:106-167` for the same row (four images in JPEG, PNG, GIF and WEBP, two of them adjacent, one
+    first and one last): the prompt cut by `re.split`, its empty texts sent too, `detail: auto` on every image, and
+    max_tokens (the generation length), temperature 0.0 (do_sample is False), top_p 1.0 and nothing else: no seed, no
+    max_completion_tokens, even at api.openai.com. Each image as at 8K: GPT-4o's the file's own bytes (the Hub URL
+    run_api.sh gave it, `hub_url`: the named departure), Claude's decoded, made RGB and sent as a PNG."""
+    pytest.importorskip("openai")
     backend, args = _on(alias, MMLONGBENCH_TASK)
     assert backend == "openai"
     at_provider = get_model_class(backend).from_args({**args, "api_key": "test-key"})
     assert at_provider.token_param == "max_tokens"  # not what `auto` picks for api.openai.com
     _, args = _on(alias, MMLONGBENCH_TASK, base_url=chat_server.base_url, **LOOPBACK)
     model = get_model_class(backend).from_args(args)
-    request = make_request("r1", ["#id=r1 Which one?"], settings=GenerationSettings(max_gen_toks=128, seed=0))
+    images = row_images()
+    request = apply_policy(row_request(images, 128, seed=0), alias_policy(alias, MMLONGBENCH_TASK))
+    official = ChatServer()
+    official.start()
     try:
         (response,) = model.generate([request])
+        openai_model_call(official, served, GEMINI_ROW_TEXT, images, 128, url_of=hub_url if alias == "gpt-4o" else None)
     finally:
         model.close()
+        official.stop()
     assert response.error is None
-    (sent,) = chat_server.received
-    body = dict(sent.body)
-    assert body.pop("messages")
-    assert body == {"model": ALIASES[alias].args["model"], "max_tokens": 128, "temperature": 0.0, "top_p": 1.0}
+    (sent,), (want,) = chat_server.received, official.received
+    assert named_bytes(sent.body) == named_bytes(want.body)
+    assert list(sent.body) == ["model", "messages", "max_tokens", "temperature", "top_p"]
+    assert [p["text"] for p in sent.body["messages"][0]["content"] if p["type"] == "text"] == [
+        "",
+        "#id=r1 Which of these shows a cat? ",
+        "",
+        "Answer the question.",
+        "",
+    ]
+    urls = [p["image_url"]["url"] for p in sent.body["messages"][0]["content"] if p["type"] == "image_url"]
+    png = all(url.startswith("data:image/png;base64,") for url in urls)
+    assert png == (alias == "claude-3.7-sonnet") and urls == (
+        [p["image_url"]["url"] for p in want.body["messages"][0]["content"] if p["type"] == "image_url"]
+        if png
+        else urls
+    )
 
 
 @pytest.mark.parametrize("alias", sorted(name for name, alias in ALIASES.items() if alias.backend in API_BACKENDS))

@@ -77,7 +77,8 @@ def test_every_alias_line_separates_its_backend_from_its_settings(harness) -> No
             if paper_run.alias is not None:
                 assert f'{title} "{paper_run.name}" ({paper_run.ran})' in text
     assert 'MMNeedle "GPT-4o"' in text and "image_detail=high" in text
-    assert len(lines[end + 1 :]) == sum(len(table.without_alias) for _, table in tables().values())
+    without = [line for line in lines[end + 1 :] if not line.startswith("    its official call")]  # its call below
+    assert len(without) == sum(len(table.without_alias) for _, table in tables().values())
     assert 'MileBench "Qwen-VL-Chat" (Qwen/Qwen-VL-Chat): its own model code' in run.out
 
 
@@ -93,18 +94,20 @@ def test_each_benchmark_picks_its_own_official_run() -> None:
         return resolve(name, given, task_benchmarks(tasks))[1]
 
     seedless = {"send_seed": "false"}  # no official call sent a seed
-    mmlongbench = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens"}  # openai_model.py:138-146
+    # openai_model.py:138-146, and format_chat's empty text parts (:81-101)
+    mmlongbench = {"send_temperature": "true", "top_p": "1.0", "token_param": "max_tokens", "empty_text_parts": "true"}
     assert on("gpt-4o", {}, "mmlongbench_128k") == {"model": "gpt-4o-2024-11-20", **seedless, **mmlongbench}
     november = {"model": "gpt-4o-2024-11-20", **seedless}
     assert on("gpt-4o", {}, "mmneedle_m10_n2_k1_pos") == on("gpt-4o", {}, "milebench") == november
     needle = on("gpt-4o-2024-05-13", {}, "mmneedle_m10_n2_k1_pos")
-    assert needle == {"model": "gpt-4o-2024-05-13", **seedless, "image_detail": "high", "send_temperature": "false"}
+    high = {"image_detail": "high", "send_temperature": "false", "token_param": "max_tokens"}  # needle.py:105-147
+    assert needle == {"model": "gpt-4o-2024-05-13", **seedless, **high}
     assert on("gpt-4o-2024-05-13", {}, "milebench")["image_detail"] == "auto"
     with pytest.raises(UserError, match="MileBench runs it with image_detail=auto and MMNeedle with image_detail=high"):
         on("gpt-4o-2024-05-13", {}, "milebench", "mmneedle")
     given = {"send_temperature": "true", "image_detail": "auto"}
     both = on("gpt-4o-2024-05-13", given, "milebench", "mmneedle")
-    assert both == {"model": "gpt-4o-2024-05-13", **seedless, **given}
+    assert both == {"model": "gpt-4o-2024-05-13", **seedless, **given, "token_param": "max_tokens"}
     # MileBench truncates to the model's context: its hf runs screen against the checkpoint's own.
     assert on("idefics2", {}, "milebench_docvqa")["no_context_limit"] == "false"
     assert on("idefics2", {}, "mmlongbench_128k")["no_context_limit"] == "true"
@@ -170,7 +173,17 @@ def test_models_filters_by_name_and_by_benchmark(harness) -> None:
             assert f'MMNeedle "{paper_run.name}"' in needle.out
     assert "MMLongBench" not in needle.out and "MileBench" not in needle.out
     without = needle.out.split("Paper models without an alias:\n")[1].splitlines()
-    assert len(without) == len(table.without_alias)
+    calls = [line for line in without if line.startswith("    its official call")]
+    assert len(without) - len(calls) == len(table.without_alias) and len(calls) == 2
+    # The retired Gemini Pro 1.0 and 1.5: the reason, then needle.py:54-62's call on the gemini backend (issue 53).
+    gemini = without.index(
+        '  MMNeedle "Gemini Pro 1.0" (gemini-1.0-pro-vision-latest): the provider has retired the snapshot the paper ran'
+    )
+    assert without[gemini + 1].startswith(
+        "    its official call, to a server that still serves it: --model gemini --model_args "
+        "model=gemini-1.0-pro-vision-latest,images=inline,image_format=original,candidate_count=1,stop_sequences=x,"
+        "send_temperature=false (departs: needle.py streamed the answer"
+    )
     typo = harness("models", "qwenn")
     assert typo.code == 2 and typo.err.strip().count("\n") == 0 and "did you mean: qwen3-vl, qwen2-vl" in typo.err
     unknown = harness("models", "--benchmark", "mmnedle")

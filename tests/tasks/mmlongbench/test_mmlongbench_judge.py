@@ -114,7 +114,7 @@ def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(
 def test_without_a_judge_the_task_reports_rouge_only_and_says_why(summ_dir: Path, tmp_path: Path, harness) -> None:
     run = harness("--tasks", TASKS, "--model", "random", "--data_dir", summ_dir, "--output_path", tmp_path / "o")
     assert run.code == 0, run.err
-    assert "without --judge_model their judge metrics (fluency_f1, score) stay absent" in run.err
+    assert "without --judge_model their judge metrics (fluency_f1, score, score_nonempty) stay absent" in run.err
     (results_file,) = (tmp_path / "o" / "random").glob("results_*.json")
     results = json.loads(results_file.read_text())["results"]
     assert set(results["mmlongbench_summ_govreport_8k"]) == {

@@ -70,8 +70,8 @@ def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
         and leaves["mmlongbench_icl_food101_8k"].generation_kwargs["max_gen_toks"] == 128
     )
     # ROUGE under its own name; Fluency-F1 (and the task's `score`) only from the judge.
-    assert [m.metric for m in summ.metric_list] == ["rougeLsum_f1", "fluency_f1", "score"]
-    assert summ.judge["metrics"] == ["fluency_f1", "score"]
+    assert [m.metric for m in summ.metric_list] == ["rougeLsum_f1", "fluency_f1", "score", "score_nonempty"]
+    assert summ.judge["metrics"] == ["fluency_f1", "score", "score_nonempty"]
 
 
 def gold_response(row: dict) -> str:

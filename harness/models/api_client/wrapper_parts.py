@@ -1,0 +1,57 @@
+"""How the official API wrappers prepared a prompt before sending it, for any API backend that sends as they did: each
+image decoded, made RGB and saved as PNG (MMLongBench's `vlm_model/gemini.py:73,80` and `openai_model.py:117-124` at
+EdinburghNLP/MMLongBench 26197d2), and the prompt cut by `re.split(r'(<image>)', text)` (`gemini.py:55-62`,
+`openai_model.py:81-101`), whose empty texts before, between and after images the wrappers sent too."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from PIL import Image
+
+from harness.api import ContentPart, ImageRef, TextPart
+from harness.models.api_client.replies import checked_image
+
+# How an image may be sent: its own bytes, or as the wrappers re-encoded it.
+IMAGE_FORMATS = ("original", "png")
+
+
+def png_bytes(image: ImageRef) -> bytes:
+    """The image decoded, made RGB and saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and
+    `openai_model.py:117,124` (`encode_image_base64`, `model_utils.py:55-59`) did; the bytes are first checked to
+    decode."""
+    _, data = checked_image(image)
+    with Image.open(io.BytesIO(data)) as decoded:
+        rgb = decoded.convert("RGB")
+    out = io.BytesIO()
+    rgb.save(out, format="PNG")
+    return out.getvalue()
+
+
+def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
+    """(MIME type, bytes) of the image as sent in `image_format` (`IMAGE_FORMATS`)."""
+    if image_format == "png":
+        return "image/png", png_bytes(image)
+    if image_format != "original":
+        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
+    return checked_image(image)
+
+
+def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
+    """The parts as the wrappers' `re.split(r'(<image>)', text)` cut their prompt: adjacent texts joined, and an empty
+    text before, between and after images where the prompt had none (they sent those too)."""
+    out: list[ContentPart] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            if out and isinstance(out[-1], TextPart):
+                out[-1] = TextPart(out[-1].text + part.text)
+            else:
+                out.append(part)
+        else:
+            if not out or not isinstance(out[-1], TextPart):
+                out.append(TextPart(""))
+            out.append(part)
+    if not out or not isinstance(out[-1], TextPart):
+        out.append(TextPart(""))
+    return out
