@@ -106,6 +106,11 @@ def switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
     line's where hf had none (`length_arg`: the backend's argument for it). An AnyRes pinpoint cap
     (`max_grid_tiles`, LLaVA-OneVision's official 4 tiles) is the `hf` backend's alone: refused, not dropped."""
     args = dict(args)
+    if args.get("text_only") == "true":
+        raise UserError(
+            "text_only=true (a text LLM, its context cut as the official text-only wrapper cut it) is a setting of the "
+            "hf backend only: run this alias on hf"
+        )
     if "max_grid_tiles" in args:
         raise UserError(
             f"max_grid_tiles={args['max_grid_tiles']} (the official wrapper's AnyRes pinpoints) is a setting of the hf "

@@ -110,3 +110,9 @@ class PromptStyle:
 
 # The official HF wrappers' `format_chat`: typed parts, the answer prefix continued.
 DEFAULT = PromptStyle("default")
+# A text LLM's chat (the `hf` backend's `text_only=true`, `harness.models.hf.text_only`): one string per turn, each
+# image left as the `<image>` placeholder its prompt held, the answer prefix continued, the tokenizer's special tokens
+# never added to the rendered text (MMLongBench's `vlm_model/text_only_model.py:8-35`).
+TEXT_ONLY = PromptStyle(
+    "text_only", content="string", image_marker="<image>", assistant_content="string", bos="template"
+)
