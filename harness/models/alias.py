@@ -50,6 +50,11 @@ class Alias:
                     "ran": run.ran,
                     "status": self.status(run),
                     "args": dict(run.args),
+                    **(
+                        {"not_run": [{"tasks": list(n.tasks), "why": n.why} for n in run.not_run]}
+                        if run.not_run
+                        else {}
+                    ),
                 }
                 for benchmark, run in runs
             },
