@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 
 from PIL import Image
 
+from harness.fit_context import FitContext
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.sent import RoundTripRecord, Sent
 
@@ -195,6 +196,7 @@ class Request:
     # the request's own `messages` stay its identity (the cache's and the journal's key).
     sent_messages: tuple[Message, ...] | None = field(default=None, compare=False, repr=False)
     round_trip: RoundTripRecord | None = field(default=None, compare=False)
+    fit_context: FitContext | None = None  # where its context stands, for a model that cuts it (`harness.fit_context`)
 
     @property
     def as_sent(self) -> tuple[Message, ...]:

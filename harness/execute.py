@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.run_models import open_judge, open_model, run_policies
+from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     """The run `plan` describes: its exit code and its results (None where it wrote none)."""
     from harness.running.lock import OutputLock
 
+    for line in departures(plan):  # tasks the paper's run of the alias left out: said, then run
+        print(line, file=sys.stderr)
     if plan.options.screen_only:
         return _screen_only(plan), None
     if plan.output_dir is None:

@@ -118,6 +118,18 @@ def run_policies(plan: RunPlan) -> RunPolicies:
     return RunPolicies(policies)
 
 
+def departures(plan: RunPlan) -> list[str]:
+    """The lines telling a run of an alias which of its tasks the paper's run of the model left out (none for a plain
+    backend)."""
+    from harness.config.benchmark import declared_benchmark
+    from harness.models.aliases import left_out
+
+    name = plan.model.alias
+    if name is None:
+        return []
+    return left_out(name, [(task.name, declared_benchmark(task.config.benchmark)) for task in plan.tasks])
+
+
 def open_judge(plan: RunPlan) -> Judges | None:
     """The judges of `--judge_model` (each behind the response cache): one per judge model the selected tasks name
     (`judge.model`, their paper's judge) unless `--judge_args` names the model for all; None, with a note when a

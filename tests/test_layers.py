@@ -7,8 +7,9 @@
 Inside the harness, one order, lowest first (`HARNESS_LAYERS`; a module may import its own layer and those below):
 
     base      harness.api (the request/response contract and the sample statuses), errors, redact, file_writing,
-              row_tokens, uncertainty (standard errors, clusters, tests, power), sent (a request as sent): what every
-              layer uses, importing nothing of the harness above them
+              row_tokens, uncertainty (standard errors, clusters, tests, power), sent (a request as sent), fit_context
+              (where a row's context stands, for a model that cuts it): what every layer uses, importing nothing of
+              the harness above them
     config    task and group YAML read into typed configs, the task index
     inputs    a task's data found, verified and read; rows made into what a model is sent
     models    the backends, their registry and arguments, and how they batch and order requests (`models.scheduling`)
@@ -35,8 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERED = ("builders", "harness", "tasks")
 HARNESS_LAYERS = ("base", "config", "inputs", "models", "running", "outputs", "top")
 # harness.<name>: the base layer (`uncertainty` is a package: the statistics every layer may use; `sent`: a request as
-# sent)
-BASE_MODULES = frozenset({"api", "errors", "redact", "file_writing", "row_tokens", "uncertainty", "sent"})
+# sent; `fit_context`: where a row's context stands in its prompt)
+BASE_MODULES = frozenset(
+    {"api", "errors", "redact", "file_writing", "row_tokens", "uncertainty", "sent", "fit_context"}
+)
 
 
 def module_names(root: Path) -> dict[str, Path]:

@@ -116,6 +116,9 @@ class TaskConfig:
     truncation: FunctionRef | None = None
     # Prompt text re-decoded by the model's tokenizer, as the paper's code did (`harness.inputs.round_trip`).
     text_round_trip: FunctionRef | None = None
+    # Where the row's context stands in its prompt and the length the input is fitted to, for a model that cuts the
+    # context at its end to fit (`harness.fit_context`); None: no model cuts it.
+    fit_context: FunctionRef | None = None
     # Which rows share an item (`harness.config.cluster_key`): the clustered standard errors count it once. Not part
     # of the task's identity: it changes how errors are computed, never what a sample scores.
     cluster_key: ClusterKey | None = None
@@ -209,7 +212,7 @@ def parse_task(data: YamlDict) -> TaskConfig:
         raise TaskConfigError(f"{data.where('num_fewshot')}: few-shot prompting is not supported")
     if "doc_to_text" not in values and "doc_to_messages" not in values:
         raise TaskConfigError(f"{data.where()}: task {values['task']!r} needs `doc_to_text` or `doc_to_messages`")
-    for rewrite in ("truncation", "text_round_trip"):
+    for rewrite in ("truncation", "text_round_trip", "fit_context"):
         if values.get(rewrite) is not None and "doc_to_messages" in values:
             raise TaskConfigError(
                 f"{data.where(rewrite)}: `{rewrite}` rewrites the `doc_to_text` prompt; a task "
@@ -223,6 +226,7 @@ def parse_task(data: YamlDict) -> TaskConfig:
         "doc_to_messages",
         "truncation",
         "text_round_trip",
+        "fit_context",
     ):
         if values.get(hook) is not None:
             _function_or_none(data, hook)

@@ -58,6 +58,11 @@ class Alias:
                     "args": dict(run.args),
                     # the metric holding the paper's score of it, where not the strict `score`
                     **({"paper_score": asdict(run.paper_score)} if run.paper_score else {}),
+                    **(
+                        {"not_run": [{"tasks": list(n.tasks), "why": n.why} for n in run.not_run]}
+                        if run.not_run
+                        else {}
+                    ),
                 }
                 for benchmark, run in runs
             },
@@ -116,6 +121,11 @@ def switched_from_hf(args: dict[str, str], length_arg: str) -> dict[str, str]:
     line's where hf had none (`length_arg`: the backend's argument for it). An AnyRes pinpoint cap
     (`max_grid_tiles`, LLaVA-OneVision's official 4 tiles) is the `hf` backend's alone: refused, not dropped."""
     args = dict(args)
+    if args.get("text_only") == "true":
+        raise UserError(
+            "text_only=true (a text LLM, its context cut as the official text-only wrapper cut it) is a setting of the "
+            "hf backend only: run this alias on hf"
+        )
     if "max_grid_tiles" in args:
         raise UserError(
             f"max_grid_tiles={args['max_grid_tiles']} (the official wrapper's AnyRes pinpoints) is a setting of the hf "

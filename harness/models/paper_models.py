@@ -93,18 +93,30 @@ class PaperModel:
 
 @dataclass(frozen=True)
 class PaperModels:
-    """A paper's models (`Benchmark.paper`)."""
+    """A paper's models (`Benchmark.paper`): those of its result tables (`models`), and those only its ablations ran
+    (`ablations`: a text-only LLM, a positional-extrapolation variant), kept apart so that `models` is the result
+    tables' list."""
 
     models: tuple[PaperModel, ...]
     own_context: bool = False  # the benchmark's rule truncates to each model's context: aliases run with their own
+    ablations: tuple[PaperModel, ...] = ()
+
+    @property
+    def every(self) -> tuple[PaperModel, ...]:
+        """The result tables' models, then the ablations'."""
+        return (*self.models, *self.ablations)
 
     def run_by(self, alias: str) -> PaperModel | None:
-        """The paper model `alias` runs, or None."""
-        return next((model for model in self.models if model.alias == alias), None)
+        """The paper model `alias` runs (a result table's first, then an ablation's), or None."""
+        return next((model for model in self.every if model.alias == alias), None)
+
+    def is_ablation(self, model: PaperModel) -> bool:
+        return any(model is ablation for ablation in self.ablations)
 
     @property
     def without_alias(self) -> tuple[PaperModel, ...]:
-        return tuple(model for model in self.models if model.alias is None)
+        """Every model without an alias, the result tables' then the ablations'."""
+        return tuple(model for model in self.every if model.alias is None)
 
 
 def paper_of(benchmark: Benchmark) -> PaperModels | None:

@@ -123,3 +123,9 @@ DEFAULT = PromptStyle("default")
 # A thinking model's: typed parts, no answer prefix sent (a prefix continued where the model starts its thinking would
 # answer without it; Qwen3-VL-Thinking's template even closes an empty thinking block before a final assistant turn).
 THINKING = PromptStyle("thinking", prefill=False)
+# A text LLM's chat (the `hf` backend's `text_only=true`, `harness.models.hf.text_only`): one string per turn, each
+# image left as the `<image>` placeholder its prompt held, the answer prefix continued, the tokenizer's special tokens
+# never added to the rendered text (MMLongBench's `vlm_model/text_only_model.py:8-35`).
+TEXT_ONLY = PromptStyle(
+    "text_only", content="string", image_marker="<image>", assistant_content="string", bos="template"
+)

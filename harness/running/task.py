@@ -98,6 +98,8 @@ class Task(TaskRequests):
             config["metadata"] = scored_metadata(config["metadata"])
         if config.get("refusals") == "exclude":  # the default, left out so that existing journals still resume
             config.pop("refusals")
+        if config.get("fit_context") is None:  # none declared: journals from before the key still resume
+            config.pop("fit_context", None)
         hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.benchmark}
         digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
         return {

@@ -59,6 +59,18 @@ def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _fit_context(value: object) -> bool:
+    if not isinstance(value, dict):
+        return False
+    length = value.get("length")
+    return (
+        isinstance(value.get("context"), str)
+        and isinstance(length, int)
+        and not isinstance(length, bool)
+        and length > 0
+    )
+
+
 # What each key's hook returns (the caller checks the contents further: `messages_from_chat`, each image, ...).
 RETURNS: dict[str, Returns] = {
     "doc_to_text": Returns("a string", lambda v: isinstance(v, str)),
@@ -70,6 +82,7 @@ RETURNS: dict[str, Returns] = {
     "random_answer": Returns("a string", lambda v: isinstance(v, str)),
     "process_results": Returns("an object of metric values", lambda v: isinstance(v, dict)),
     "text_round_trip": Returns("a string", lambda v: isinstance(v, str)),
+    "fit_context": Returns("an object with `context` (a string) and `length` (a positive integer)", _fit_context),
     "prompts": Returns("an object of judge prompts", lambda v: isinstance(v, dict)),
     "score": Returns("an object of metric values", lambda v: isinstance(v, dict)),
 }

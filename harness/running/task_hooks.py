@@ -28,6 +28,7 @@ HOOK_KEYS = (
     "process_results",
     "truncation",
     "text_round_trip",
+    "fit_context",
 )
 
 

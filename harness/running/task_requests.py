@@ -16,6 +16,7 @@ from harness.api import GenerationSettings, ImageRef, Request, TextRoundTrip
 from harness.config.task_config import TaskConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError, UserError
+from harness.fit_context import FitContext
 from harness.inputs.parquet_split import RowImage
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
 from harness.running.task_hook import TaskHook, TaskHookError
@@ -89,6 +90,15 @@ class TaskRequests(TaskRows):
                     refs.append(ImageRef(hashlib.sha256(load()).hexdigest(), load, width, height))
         return refs
 
+    def _fit_context(self, doc: Mapping[str, object], prompt: str) -> FitContext | None:
+        """Where the task's `fit_context` hook says the row's context stands in `prompt`, and its length (none without
+        the hook); a ValueError, the row's own refusal, where the context is not in the prompt."""
+        hook = self.hooks.get("fit_context")
+        if hook is None:
+            return None
+        found = call_hook(hook, doc, metadata=self.metadata)
+        return FitContext.located(prompt, found["context"], found["length"])
+
     def _hook_images(self, doc_id: int) -> list[bytes]:
         assert self.docs is not None and self.data is not None
         doc = {**self.doc(doc_id), **self.image_cells(doc_id)}
@@ -140,12 +150,14 @@ class TaskRequests(TaskRows):
         try:
             images = self._image_refs(doc_id, doc)
             system = self._render("system_prompt", self.config.system_prompt, doc)
+            fit: FitContext | None = None
             if "doc_to_messages" in self.hooks:
                 chat = call_hook(self.hooks["doc_to_messages"], doc, metadata=self.metadata)
                 messages = messages_from_chat(chat, images)
             else:
                 text = self._render("doc_to_text", self.config.doc_to_text, doc) or ""
                 messages = messages_from_prompt(text, images, system)
+                fit = self._fit_context(doc, text)
             messages = with_system_instruction(messages, self.system_instruction)
         except (RowError, ValueError, KeyError, OSError) as err:
             return RowProblem(doc_id, sample_id, f"row {sample_id}: {err}")
@@ -172,4 +184,5 @@ class TaskRequests(TaskRows):
             text_round_trip=TextRoundTrip(str(self.config.text_round_trip), partial(self.hooks["text_round_trip"], doc))
             if "text_round_trip" in self.hooks
             else None,
+            fit_context=fit,
         )

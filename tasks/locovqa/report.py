@@ -25,6 +25,7 @@ from harness.outputs.verdict_family import Cell, Family
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.figures import decay_figure, needle_figure
 from tasks.locovqa.intervals import CurveInterval, curve_intervals, interval_text, point_bands
+from tasks.locovqa.paper_models import TABLE_1
 from tasks.locovqa.series import DEPTHS, MODES, Series, leaves, metric_value, series
 
 NO_LEVEL = "—"  # a series whose uniform guess has no level (`series.GUESS_LEVELS`)
@@ -207,7 +208,7 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
         "r² of the exponential fit (ln accuracy on context length), as Tables 2-3 print it: stars p ≤ "
         ".05/.01/.001, ↓ accuracy rises with length, † sub-chance.",
         "",
-        "| series | " + " | ".join(f"{m} ({mode[0]})" for m, mode in columns) + " |",
+        "| series | " + " | ".join(column_name(m, models[m], mode) for m, mode in columns) + " |",
         "|---|" + "---|" * len(columns),
     ]
     for row in rows:
@@ -225,16 +226,33 @@ def across_models(models: Mapping[str, ModelResults], out_dir: Path) -> list[str
     return lines
 
 
-PAPER_MODELS = {  # the paper's model -> squashed name fragments of its checkpoints and API names
-    "LLaVA-1.5": ("llava15", "llavav15"),
-    "LLaVA-1.6": ("llava16", "llavav16", "llavanext"),
-    "Moondream2": ("moondream2",),
-    "PaliGemma": ("paligemma",),
-    "Mantis": ("mantis",),
-    "GPT-4V": ("gpt4v", "gpt4vision", "gpt4turbo"),
-    "Gemini 1.0": ("gemini10", "geminiprovision"),
-    "Gemini 1.5": ("gemini15",),
+# The paper's model as Tables 2-3 name it -> the squashed name fragments of its checkpoints and API names, from the
+# one declaration (`paper_models.TABLE_1`: both Mantis variants are Tables 2-3's one "Mantis").
+PAPER_MODELS = {
+    name: tuple(key for row in TABLE_1 if row.results_name == name for key in row.model.known_as)
+    for name in dict.fromkeys(row.results_name for row in TABLE_1)
 }
+
+
+def _not_run(name: str) -> dict[str, str]:
+    """The settings (`cmp`, `int`) the paper did not run for its model `name`, and why (`PaperModel.not_run`: Section
+    4's single-image models ran the composed setting only), where every model of that name left it out."""
+    out = {}
+    for mode in MODES:
+        whys = [row.model.not_run_why(f"locovqa_mmstar_{mode}_1") for row in TABLE_1 if row.results_name == name]
+        if whys and all(whys):
+            out[mode] = str(whys[0])
+    return out
+
+
+NOT_RUN = {name: _not_run(name) for name in PAPER_MODELS}
+
+
+def column_name(model: str, data: ModelResults, mode: str) -> str:
+    """An r² table's header: the paper's model and setting as Tables 2-3 print them, then the run, where the paper ran
+    the model; else the run and setting."""
+    paper = paper_model_for(model, data)
+    return f"{paper} ({mode[0]}): {model}" if paper else f"{model} ({mode[0]})"
 
 
 def paper_r2() -> dict[tuple[str, str, str], str]:
@@ -292,7 +310,10 @@ def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
         mode = mode_of(VERDICTS, data.data())
         ours = {(c.row, c.mode): c for c in series(data)}
         intervals = curve_intervals(data)
-        modes = sorted({mode for (_, m, mode) in published if m == paper}, key=MODES.index)
+        ran = {m for (_, name, m) in published if name == paper}
+        # A setting the paper left out for this model (a single-image model's int) that the run has: N/A beside ours.
+        left = {m: why for m, why in NOT_RUN.get(paper, {}).items() if any(c.mode == m for c in ours.values())}
+        modes = sorted(ran | set(left), key=MODES.index)
         family = Family(mode)
         rows = []
         for row in dict.fromkeys(r for (r, m, _) in published if m == paper):
@@ -304,7 +325,9 @@ def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
                 bounds = bootstrap.r2_bounds() if bootstrap else None
                 printed = published.get((row, paper, mode_name), "")
                 cells.append((found.label() + " " + interval_text(bounds)).strip() if found else "")
-                if printed:
+                if mode_name in left:
+                    cells.append("N/A")
+                elif printed:
                     value, target = signed_r2(fit_r(found)), signed_r2(printed_r(printed))
                     p_value = bootstrap.p_value(target) if bootstrap and target is not None else math.nan
                     low, high = bounds if bounds else (None, None)
@@ -320,6 +343,7 @@ def paper_table(models: Mapping[str, ModelResults]) -> list[str]:
             "|---|" + "---|" * (2 * len(modes)),
             *(f"| {row} | " + " | ".join(str(c) for c in cells) + " |" for row, cells in rows),
             "",
+            *(f"N/A ({m}): the paper did not run {paper} in this setting: {why}." for m, why in left.items()),
             *family.tally(),
         ]
     return lines

@@ -13,7 +13,9 @@ list and the paper's aggregation (`aggregation.py`), so the three cannot drift a
   `builders.mmlongbench.extend`), without Summarization, which has no config past 128K: there the length's average
   is over the four other categories; `mmlongbench_extended` reports the three side by side;
 - `mmlongbench_ablation_{L}` and `mmlongbench_ablation`: the ablation sets (one task per ablation config,
-  `mmlongbench_{config}`), reported by `ablation_report.py` beside the paper's Figures 9-10, no pooled score.
+  `mmlongbench_{config}`), reported by `ablation_report.py` beside the paper's Figures 9-10, no pooled score; the
+  text-only sets (`triviaqa`, `text_doc`) say where their context stands (`fit_context`, `context.py`), for the
+  text-only LLM that cuts it as the official wrapper did.
 
 Every aggregate is `strict_mean` of `score`, and of `score_nonempty` (the paper's API models' averages,
 eval_api.py:97-104): unweighted, and N/A when any member is N/A.
@@ -31,6 +33,7 @@ from builders.mmlongbench.leaves import (
     EXTENDED_LENGTHS,
     LEAVES,
     LENGTHS,
+    LOADER_IMAGES,
 )
 from tasks.mmlongbench._make_version_yamls import FAMILY_TEMPLATE, STRICT
 from tasks.mmlongbench._make_version_yamls import main as version_yamls
@@ -38,6 +41,8 @@ from tasks.mmlongbench.aggregation import CATEGORIES, MMNIAH_PAIRS
 
 HERE = Path(__file__).resolve().parent
 ABLATION_REPORT = "benchmark: !function benchmark.ABLATIONS\n"
+# The text-only ablation sets: where their context stands, for the text-only LLM that cuts it at its end (`context.py`).
+FIT_CONTEXT = "fit_context: !function context.fit_context\n"
 OURS = "# Ours, not the paper's: the 128K rows grown past the paper's lengths (builders/mmlongbench/extend.py).\n"
 NO_CONFIG = {
     "Summ": "its rows are documents cut from the end, the release holds each only up to its 128K row, and "
@@ -122,6 +127,7 @@ def main() -> None:
             (OURS if name in EXTENDED_CONFIGS else "")
             + f"include: {template}\ntask: {leaf_task(name)}\ndataset_name: {name}\n"
             + (ABLATION_REPORT if name in ABLATION_CONFIGS else "")
+            + (FIT_CONTEXT if name in ABLATION_CONFIGS and LOADER_IMAGES[cfg.leaf.loader] is None else "")
         )
     for length in LENGTHS:
         length_groups(length, CONFIGS)

@@ -8,6 +8,11 @@ InternVL2-1B, which the scripts ran with defaults), Claude sends `detail: auto` 
 keeps the last 400 images at most 384 px a side there, Gemma
 3 the last 400 on VH and ICL at 128K. A model's own wrapper settings (InternVL's 4 tiles, ...) are its alias's.
 `tests/harness/models/test_official_settings.py` checks every alias against a transcription of the commands.
+
+The models only its ablations ran (`ABLATIONS`, the table's `ablations`: none is in Figures 22-26) are declared apart:
+the text-only LLMs of Figures 9-10 ("w/ LLM", run by the `hf` backend's text-only path with YaRN, as the figures'
+result folders say) and V2PE (Figure 16, no maintained path loads it). NVILA-Lite, the one open family of the result
+tables without an alias, says exactly why.
 """
 
 from __future__ import annotations
@@ -159,7 +164,16 @@ EVAL_API = PaperScore(
     "score_nonempty",
     "eval_api.py:97-104 (eval_api_batch.py:115-121) leaves a row whose parsed answer is empty out of the average",
 )
-OWN_CODE = "its own model code only: neither transformers' image-text-to-text classes nor vLLM load it"
+# NVILA-Lite: vlm_model/nvila.py:40-45 imports snapshots of each checkpoint's remote code kept in the repository
+# (vlm_model/nvila_2b_ef8fa9c8/, nvila_8b_e2481b0c/), patched by hand as its FIXMEs say (nvila.py:7-9).
+NVILA = (
+    "the official wrapper ran hand-patched copies of the checkpoint's remote code kept in its repository "
+    "(vlm_model/nvila.py:40-45 imports vlm_model/nvila_{2b_ef8fa9c8,8b_e2481b0c}/modeling_vila.py; its FIXMEs, "
+    "nvila.py:7-9, patch VILAPretrainedModel.from_pretrained, modeling_vila.py:425, and build_llm_and_tokenizer's "
+    "attention setting, builder.py:191), written for transformers 4.49; the checkpoint's config is model_type "
+    "`vila`, VILAForCausalLM mapped to AutoModel and AutoModelForCausalLM only (modeling_vila.py:273-280): "
+    "transformers 5.20.2 has no `vila` model, none image-text-to-text, and vLLM 0.33 registers no VILA architecture"
+)
 
 
 def _same(name: str, alias: str, ran: str, rules: tuple[TaskRule, ...] = (), **args: str) -> PaperModel:
@@ -233,8 +247,45 @@ MODELS = (
             ("Gemini-2.5-Pro", "gemini-2.5-pro-preview-03-25", "gemini-2.5-pro"),
         )
     ),
-    PaperModel("NVILA-Lite-2B", "Efficient-Large-Model/NVILA-Lite-2B-hf-preview", reason=OWN_CODE),
-    PaperModel("NVILA-Lite-8B", "Efficient-Large-Model/NVILA-Lite-8B-hf-preview", reason=OWN_CODE),
+    PaperModel("NVILA-Lite-2B", "Efficient-Large-Model/NVILA-Lite-2B-hf-preview", reason=NVILA),
+    PaperModel("NVILA-Lite-8B", "Efficient-Large-Model/NVILA-Lite-8B-hf-preview", reason=NVILA),
 )
 
-PAPER_MODELS = PaperModels(MODELS)
+# The models only the paper's ablations ran (App. E.9, E.11; none is in Figures 22-26).
+#
+# Its text-only LLMs ("w/ LLM", Figures 9-10, App. E.11): run_analysis.sh:35-63,132-160 runs them on the
+# `text_docqa` and `text_rag` configs through vlm_model/text_only_model.py; the figures' rows read the `_yarn` result
+# folders (figure_scripts/15_rag_modal_difficulty.py:30-32,94-95, 15_docqa_modal_difficulty.py:31-33,104-105; the
+# folder `--use_yarn` names, scripts/eval_task_manager.py:14-15), so they ran with YaRN, factor 4
+# (text_only_model.py:116-124), which the run_analysis.sh lines as published do not pass.
+LLM_ONLY = (
+    NotRun(
+        ("mmlongbench_[!a]*", "mmlongbench_ablation_occ_*", "mmlongbench_ablation_text_haystack_*"),
+        "the paper ran its text-only LLMs on the two text ablation sets only (run_analysis.sh)",
+    ),
+)
+# V2PE on InternVL2-2B (App. E.9, Figure 16): run_eval.sh:349-375 runs a local folder on every task at 128K with
+# `--do_prefill` and `--v2pe_step` 16, 64 (the default, arguments.py:62) and 256 (figure_scripts/18_internvl2_V2PE.py
+# names them "V2PE (16)", "V2PE (64)", "V2PE (256)").
+V2PE = (
+    "the official wrapper (vlm_model/internv2pe.py:278-290,362-374) loads the InternVLChatModel of an InternVL fork it "
+    "keeps (vlm_model/internvl_v2pe/) and calls its chat() with rope_pos_id_version='v2pe_fix' and "
+    "rope_pos_id_stride=N: each image token's position advances by N/256 of a step (get_rope_pos_id, "
+    "modeling_internvl_chat.py:637-700; the fork's InternLM2 rotary embedding takes the fractional positions, "
+    "modeling_internlm2.py:508); vLLM 0.33's InternVLChatModel loads InternVL2-2B but places every token at a whole "
+    "position (the engine's own), and transformers 5.20.2 has no InternLM2 model (InternVL2-2B's language model) to "
+    "give fractional ones to: no maintained path gives V2PE's positions"
+)
+V2PE_RAN = "/workspace/zw/V2PE-256K (a local folder: V2PE-256K on InternVL2-2B), v2pe_step {step}"
+ABLATIONS = (
+    *(
+        PaperModel(name, f"Qwen/{name}", alias, args={"yarn_factor": "4"}, not_run=LLM_ONLY)
+        for name, alias in (
+            ("Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct"),
+            ("Qwen2.5-32B-Instruct", "qwen2.5-32b-instruct"),
+        )
+    ),
+    *(PaperModel(f"V2PE ({step})", V2PE_RAN.format(step=step), reason=V2PE) for step in (16, 64, 256)),
+)
+
+PAPER_MODELS = PaperModels(MODELS, ablations=ABLATIONS)

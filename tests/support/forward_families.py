@@ -201,6 +201,14 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         IMAGE_ONLY,
     ),
     ForwardFamily(
+        "qwen2.5 (text)",
+        "Qwen2ForCausalLM (AutoModelForCausalLM) and its tokenizer, no processor (`text_only=true`)",
+        ("qwen2.5-7b-instruct", "qwen2.5-32b-instruct"),
+        reason="a text LLM (MMLongBench's ablation): its images are dropped before the prompt is rendered, so no "
+        "image token meets an image feature; tests/harness/models/test_hf_text_only.py runs a tiny random Qwen2 through "
+        "the backend and checks its count and its cut against the official wrapper's",
+    ),
+    ForwardFamily(
         "pixtral",
         "LlavaForConditionalGeneration (Pixtral vision), Mistral3ForConditionalGeneration, PixtralProcessor",
         ("pixtral",),

@@ -27,7 +27,16 @@ from harness.models.paper_models import paper_of
 from harness.models.registry import backend_spec
 from harness.models.remote_code import alias_trust
 
-__all__ = ["ALIASES", "Alias", "alias_info", "alias_policy", "index_benchmarks", "resolve", "task_benchmarks"]
+__all__ = [
+    "ALIASES",
+    "Alias",
+    "alias_info",
+    "alias_policy",
+    "index_benchmarks",
+    "left_out",
+    "resolve",
+    "task_benchmarks",
+]
 
 ALIASES: dict[str, Alias] = aliases()  # every family module's (`harness.models.families`)
 
@@ -102,3 +111,24 @@ def alias_info(name: str, benchmarks: Iterable[Benchmark] = ()) -> dict[str, obj
         **alias.describe(name, benchmarks),
         "prompt": style_named(alias.args.get("prompt_style", "default")).describe(),
     }
+
+
+def left_out(name: str, tasks: Iterable[tuple[str, Benchmark | None]]) -> list[str]:
+    """What a run of the alias `name` is told about its tasks that the paper's run of it left out (its paper model's
+    `not_run`, per benchmark of each task): one line per reason. The run goes on (which tasks a model runs is the
+    command's choice) and departs from the paper there; the report shows the paper's N/A beside ours."""
+    left: dict[tuple[str, str, str], list[str]] = {}
+    for task, benchmark in tasks:
+        table = paper_of(benchmark) if benchmark is not None else None
+        run = table.run_by(name) if table is not None else None
+        why = run.not_run_why(task) if run is not None else None
+        if benchmark is not None and run is not None and why:
+            left.setdefault((benchmark.name, run.name, why), []).append(task)
+    lines = []
+    for (benchmark_name, paper_name, why), names in left.items():
+        shown = ", ".join(names[:3]) + (f", ... ({len(names)} tasks)" if len(names) > 3 else "")
+        lines.append(
+            f"harness: {name} runs {shown}, which {benchmark_name}'s paper did not run for {paper_name} ({why}): "
+            "run as asked, departing from the paper there"
+        )
+    return lines

@@ -1,6 +1,7 @@
 """`harness models`: the backends, every alias with the paper models it stands for and how it runs each ("as the
 paper" or "departs: why", per benchmark), and the papers' models that have no alias, with the reason: the one table
-each benchmark declares (`Benchmark.paper`), read through the installed task folders."""
+each benchmark declares (`Benchmark.paper`), read through the installed task folders. A model only a paper's
+ablations ran (`PaperModels.ablations`) is said so ("MMLongBench ablation")."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterable
 from harness.config.benchmark import Benchmark
 from harness.errors import UserError, suggest
 from harness.models.alias import Alias
-from harness.models.paper_models import PaperModels
+from harness.models.paper_models import PaperModel, PaperModels
 
 
 def _alias_lines(
@@ -28,14 +29,22 @@ def _alias_lines(
         tags = ", ".join(f"{start}...{end}" for start, end in alias.reasoning_tags)
         kept = f"; scored: what {alias.answer_tags[0]}...{alias.answer_tags[1]} holds" if alias.answer_tags else ""
         lines.append(f"{indent}thinking taken out before scoring: {tags}{kept}")
-    runs = [(benchmark, run) for benchmark, table in tables if (run := table.run_by(name))]
-    for benchmark, run in runs:
+    runs = [(benchmark, table, run) for benchmark, table in tables if (run := table.run_by(name))]
+    for benchmark, table, run in runs:
         extra = ",".join(f"{k}={v}" for k, v in run.args.items())
         with_args = f" with {extra}" if extra else ""
-        lines.append(f'{indent}{benchmark.name} "{run.name}" ({run.ran}){with_args}: {alias.status(run)}')
+        left = "".join(f"; the paper did not run {', '.join(n.tasks)} ({n.why})" for n in run.not_run)
+        lines.append(
+            f'{indent}{_where(benchmark, table, run)} "{run.name}" ({run.ran}){with_args}: {alias.status(run)}{left}'
+        )
     if not runs:
         lines.append(f"{indent}not a model of the papers here")
     return lines
+
+
+def _where(benchmark: Benchmark, table: PaperModels, run: PaperModel) -> str:
+    """The benchmark, and "ablation" for a model only its paper's ablations ran (none of its result tables)."""
+    return f"{benchmark.name} ablation" if table.is_ablation(run) else benchmark.name
 
 
 def listing(
@@ -79,7 +88,7 @@ def listing(
         lines.append("Paper models without an alias:")
         for paper, table in tables:
             for missing in table.without_alias:
-                lines.append(f'  {paper.name} "{missing.name}" ({missing.ran}): {missing.reason}')
+                lines.append(f'  {_where(paper, table, missing)} "{missing.name}" ({missing.ran}): {missing.reason}')
                 if missing.official_call:
                     departs = f" (departs: {missing.departs})" if missing.departs else ""
                     lines.append(

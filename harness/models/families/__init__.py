@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
-from harness.models.prompt_style import DEFAULT, THINKING, PromptStyle
+from harness.models.prompt_style import DEFAULT, TEXT_ONLY, THINKING, PromptStyle
 
 # name -> the module that declares it, as `FAMILY`; the order is the fragments' (a more specific name first).
 FAMILIES: dict[str, str] = {
@@ -36,6 +36,7 @@ FAMILIES: dict[str, str] = {
     "gpt": "harness.models.families.gpt",
     "claude": "harness.models.families.claude",
     "gemini": "harness.models.families.gemini",
+    "qwen2_5_text": "harness.models.families.qwen2_5_text",
 }
 
 _LOADED: list[ModelFamily] = []
@@ -78,8 +79,8 @@ def family_of(*names: str | None, architectures: Iterable[str] = ()) -> ImageTok
 
 
 def styles() -> dict[str, PromptStyle]:
-    """Every prompt style by name: `default` and `thinking`, then each family's."""
-    out = {DEFAULT.name: DEFAULT, THINKING.name: THINKING}
+    """Every prompt style by name: `default`, `thinking` and `text_only` (a text LLM's), then each family's."""
+    out = {DEFAULT.name: DEFAULT, THINKING.name: THINKING, TEXT_ONLY.name: TEXT_ONLY}
     for family in families():
         for style in family.styles:
             if style.name in out:

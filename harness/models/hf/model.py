@@ -12,18 +12,16 @@ Batches: `--batch_size B` requests each, in the runner's long-first order; or, w
 more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
 (the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
 `--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
-(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results.
+(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results. Batching, decoding and the
+identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only_model`) shares.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from PIL import Image
@@ -32,19 +30,18 @@ from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.families import style_named
+from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
 from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
 from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
 from harness.models.registry import register_model
-from harness.models.scheduling.auto_batch import FittingBatchSize
-from harness.models.scheduling.batching import token_budget_batches
 from harness.row_tokens import fit_within_pixels
 from harness.sent import Sent
 
 
 @register_model("hf")
-class HFModel(Model):
+class HFModel(HFGeneration):
     def __init__(
         self,
         settings: HFSettings,
@@ -53,20 +50,11 @@ class HFModel(Model):
         max_batch_tokens: int | None = None,
         load_weights: bool = True,
     ) -> None:
-        import torch
         from transformers import AutoModelForImageTextToText
 
-        if settings.threads:
-            torch.set_num_threads(settings.threads)
-        self.torch = torch
-        self.settings = settings
-        self.pretrained = settings.pretrained
-        self.revision = settings.revision
-        self.max_batch_tokens = max_batch_tokens
-        self.fitting: FittingBatchSize | None = None  # --batch_size auto
+        self._start(settings, max_batch_tokens)
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
-        self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
         self.count = ProcessorCount.load(
             settings.pretrained,
@@ -82,21 +70,14 @@ class HFModel(Model):
         # Each image at its processor's size, in the image threads: one scaler per processor a request's settings
         # make (`ProcessorCount.settle`).
         self._scalers: dict[int, ProcessorScale] = {id(self.processor): ProcessorScale(self.processor)}
-        # None without weights: a Ray pool's driver, which counts and batches (`without_weights`). Any: transformers
-        # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
-        self.model: Any = None
-        if load_weights:
-            self.model = AutoModelForImageTextToText.from_pretrained(
-                settings.pretrained, **load_kwargs(settings, torch, self.processor)
+        self.model = (
+            AutoModelForImageTextToText.from_pretrained(
+                settings.pretrained, **load_kwargs(settings, self.torch, self.processor)
             )
-            self.model.eval()
-            if not settings.device_map:
-                self.model.to(self.device)
-        self.tokenizer = self.count.tokenizer
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.chat_template_sha256 = hashlib.sha256(self.count.chat_template.encode()).hexdigest()
+            if load_weights
+            else None
+        )
+        self._loaded(self.count.tokenizer, self.count.chat_template)
         self._facts = ModelFacts(
             context_length=context_limit(settings, self.count.context_length),
             max_images=settings.max_images,
@@ -107,7 +88,6 @@ class HFModel(Model):
             # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
             decodes_images=True,
         )
-        self.dtype = str(self.model.dtype).replace("torch.", "") if self.model is not None else settings.dtype
 
     @classmethod
     def from_args(
@@ -122,6 +102,12 @@ class HFModel(Model):
             raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
         settings = settings_from_args(HFSettings, args, "hf")
         require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
+        if settings.text_only:  # a text LLM, as the official text-only wrapper ran one
+            from harness.models.hf.text_only_model import TextOnlyModel
+
+            return TextOnlyModel(
+                settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights
+            )
         return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     @classmethod
@@ -131,38 +117,6 @@ class HFModel(Model):
         """The backend as a Ray pool's driver holds it (`harness.models.replicas`): its processor and config, to count,
         screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
         return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
-
-    # ----------------------------------------------------------------------------- batching
-    def request_cost(self, request: Request) -> int:
-        """Tokens a request takes in a padded batch: its prompt (vision tokens counted under this
-        model's pixel cap, as the runner screens them) plus what it may generate."""
-        return self.prompt_tokens(request) + request.settings.max_gen_toks
-
-    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        batches = (
-            super().batches(requests)
-            if not self.max_batch_tokens
-            else token_budget_batches(
-                requests,
-                max_batch_tokens=self.max_batch_tokens,
-                max_batch_size=self.facts.batch_size,
-                padded=True,
-                cost=self.request_cost,
-                sort_long_first=self.facts.request_order == "length",
-            )
-        )  # else the runner's cache order
-        if self.fitting is None:
-            return batches
-        fitting = self.fitting
-        return (piece for batch in batches for piece in fitting.split(batch))
-
-    def fit_batch_size(self, start: int) -> str | None:
-        self.fitting = FittingBatchSize(start)
-        self._facts = replace(self._facts, batch_size=start)
-        return None
-
-    def statistics(self) -> dict[str, Any]:
-        return {"auto_batch": self.fitting.describe()} if self.fitting else {}
 
     # ----------------------------------------------------------------------------- counting
     @property
@@ -308,70 +262,10 @@ class HFModel(Model):
             ]
         return self._decode(inputs, settings)
 
-    def _decode(self, inputs: Any, settings: GenerationSettings) -> list[Response]:
-        torch = self.torch
-        inputs = inputs.to(self.model.device)
-        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
-            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
-        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks, "pad_token_id": self.tokenizer.pad_token_id}
-        if settings.do_sample and settings.temperature > 0:
-            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
-            if settings.seed is not None:
-                torch.manual_seed(settings.seed)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        with torch.inference_mode():
-            output = self.model.generate(**inputs, **kwargs)
-        new_tokens = output[:, inputs["input_ids"].shape[1] :]
-        eos = self.model.generation_config.eos_token_id
-        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
-        prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
-        responses = []
-        for row, prompt_length in zip(new_tokens.tolist(), prompt_lengths, strict=True):
-            end = next((k for k, token in enumerate(row) if token in eos_ids), None)
-            ids = row if end is None else row[:end]
-            stopped = end is not None
-            text = self.tokenizer.decode(ids, skip_special_tokens=True)
-            for stop in settings.until:
-                if stop and stop in text:
-                    text, stopped = text.split(stop, 1)[0], True
-            finish = "stop" if stopped or len(ids) < settings.max_gen_toks else "length"
-            responses.append(
-                Response(
-                    text,
-                    finish_reason=finish,
-                    usage={"prompt_tokens": int(prompt_length), "completion_tokens": len(ids)},
-                )
-            )
-        return responses
-
-    # ------------------------------------------------------------------------------ identity
-    def identity(self) -> dict[str, Any]:
-        config = self.model.config
-        identity: dict[str, Any] = {
-            "model": "hf",
-            "pretrained": self.pretrained,
-            "revision": self.revision,
-            "commit": getattr(config, "_commit_hash", None),
-            "dtype": self.dtype,
-            "max_pixels": self.facts.max_pixels,
-            "trust_remote_code": self.settings.trust_remote_code,
-            "chat_template_sha256": self.chat_template_sha256,
-            "prompt_style": self.count.style.describe(),
-            "context_length": self.facts.context_length,
-            "max_images": self.facts.max_images,
-        }
-        local = Path(self.pretrained)
-        if local.is_dir():
-            # A local checkpoint has no commit: fingerprint its config and weight files instead.
-            files = sorted((p.name, p.stat().st_size) for p in local.iterdir() if p.suffix in (".safetensors", ".bin"))
-            config_text = (local / "config.json").read_text() if (local / "config.json").is_file() else ""
-            identity["local_files_sha256"] = hashlib.sha256(json.dumps([files, config_text]).encode()).hexdigest()
-        return identity
+    def prompt_style_described(self) -> dict[str, object]:
+        return self.count.style.describe()
 
     def close(self) -> None:
         if self._image_pool is not None:
             self._image_pool.shutdown()
-        del self.model
-        if self.torch.cuda.is_available():
-            self.torch.cuda.empty_cache()
+        super().close()

@@ -1,7 +1,8 @@
 """The `hf` backend's `--screen_only` stand-in: the checkpoint's processor and config, from a local folder or the
 local Hub cache, offline, never the weights; counted by `ProcessorCount`, the very code the backend counts with when
-it runs (exact). A checkpoint that is not available offline is counted by its family's rule
-(`harness.models.families`): an estimate."""
+it runs (exact); with `text_only=true`, the tokenizer and config, counted by `TextOnlyCount` after the fit, as the
+text-only path sends it. A checkpoint that is not available offline is counted by its family's rule
+(`harness.models.families`; a text LLM by the rows' figures): an estimate."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class _Limits(TypedDict):
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.families import style_named
     from harness.models.hf.settings import HFSettings, context_limit
+    from harness.models.hf.text_only import TextOnlyCount
     from harness.models.hf_counting import ProcessorCount, load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
@@ -39,18 +41,28 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             context_note=unknown_context,
             **limits,
         )
+    count: ProcessorCount | TextOnlyCount
     try:
-        count = ProcessorCount.load(
-            settings.pretrained,
-            revision=settings.revision,
-            trust_remote_code=settings.trust_remote_code,
-            max_pixels=settings.max_pixels,
-            offline=True,
-            image_only=settings.processor == "image_only",
-            style=style_named(settings.prompt_style),
-            settings_at_load=True,  # as the backend applies a request's settings
-            max_grid_tiles=settings.max_grid_tiles,
-        )
+        if settings.text_only:  # a text LLM's tokenizer and config: what the run sends, after the fit
+            count = TextOnlyCount.load(
+                settings.pretrained,
+                revision=settings.revision,
+                trust_remote_code=settings.trust_remote_code,
+                offline=True,
+                yarn_factor=settings.yarn_factor,
+            )
+        else:
+            count = ProcessorCount.load(
+                settings.pretrained,
+                revision=settings.revision,
+                trust_remote_code=settings.trust_remote_code,
+                max_pixels=settings.max_pixels,
+                offline=True,
+                image_only=settings.processor == "image_only",
+                style=style_named(settings.prompt_style),
+                settings_at_load=True,  # as the backend applies a request's settings
+                max_grid_tiles=settings.max_grid_tiles,
+            )
     except RemoteCodeRefused:
         raise  # the checkpoint's code is refused, not estimated around
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
@@ -58,7 +70,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         return by_family(
             "hf",
             settings.pretrained,
-            family_of(settings.pretrained),
+            None if settings.text_only else family_of(settings.pretrained),  # a text LLM: the rows' figures
             why,
             settings={"max_grid_tiles": settings.max_grid_tiles} if settings.max_grid_tiles else None,
             context_length=context_limit(settings, None),

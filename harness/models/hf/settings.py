@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.models.args import at_least
 from harness.models.families import style_named
+from harness.models.prompt_style import TEXT_ONLY
 from harness.models.scheduling.prefix_order import check_order
 
 
@@ -45,12 +46,28 @@ class HFSettings:
     # LLaVA-OneVision wrapper keeps its processor's (vlm_model/llava_onevision.py:44-49); the model's config gets the
     # same list, which the wrapper left whole (a single image's features then follow another grid than its tokens).
     max_grid_tiles: int | None = at_least(1)
+    # A text LLM (AutoModelForCausalLM and its tokenizer), images dropped and a row's context cut at its end to fit,
+    # as the official text-only wrapper ran its LLMs (`harness.models.hf.text_only`).
+    text_only: bool = False
+    # YaRN over the checkpoint's max_position_embeddings by this factor (text_only), as the wrapper's --use_yarn.
+    yarn_factor: float | None = at_least(1)
 
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
         style_named(self.prompt_style)
         if self.processor not in ("auto", "image_only"):
             raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
+        if self.yarn_factor is not None and not self.text_only:
+            raise ValueError("--model_args yarn_factor: a setting of the text-only path (text_only=true) alone")
+        if self.text_only and (
+            self.prompt_style not in ("default", TEXT_ONLY.name) or self.processor != "auto" or self.max_grid_tiles
+        ):
+            raise ValueError(
+                "--model_args text_only=true builds the chat as the official text-only wrapper did (prompt_style "
+                "text_only) and loads no processor: another prompt_style, processor and max_grid_tiles do not apply"
+            )
+        if self.prompt_style == TEXT_ONLY.name and not self.text_only:
+            raise ValueError("--model_args prompt_style=text_only: a text LLM's chat, for text_only=true alone")
 
 
 def context_limit(settings: HFSettings, checkpoint_context: int | None) -> int | None:

@@ -231,7 +231,7 @@ def test_unknown_task_key_is_reported_with_a_suggestion(tmp_path: Path) -> None:
         TaskIndex([path], include_defaults=False)
 
 
-@pytest.mark.parametrize("key", ["truncation", "text_round_trip"])
+@pytest.mark.parametrize("key", ["truncation", "text_round_trip", "fit_context"])
 def test_a_prompt_rewriting_hook_needs_doc_to_text(tmp_path: Path, key: str) -> None:
     path = write(
         tmp_path / "t.yaml", f"task: x\ndataset_path: d\ndoc_to_messages: !function u.m\n{key}: !function u.f\n"

@@ -117,7 +117,7 @@ def test_each_benchmark_picks_its_own_official_run() -> None:
 def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() -> None:
     page = (ROOT / "docs" / "backends.md").read_text()
     for _, table in tables().values():
-        for run in table.models:
+        for run in table.every:  # the result tables' models and the ablations'
             if run.alias is None:
                 assert f"| {run.name} | none |  | {run.reason} |" in page, run.name
             else:
@@ -197,3 +197,35 @@ def test_models_filters_by_name_and_by_benchmark(harness) -> None:
             assert f'LoCoVQA "{paper_run.name}"' in locovqa.out
     listed = locovqa.out.split("Paper models without an alias:\n")[1].splitlines()
     assert len(listed) == len(loco.without_alias) == 6
+
+
+def test_the_ablation_models_have_a_place_of_their_own(harness) -> None:
+    """MMLongBench's models that only its ablations ran (the text-only LLMs of Figures 9-10, V2PE of Figure 16; issue
+    51 item 4) are its table's `ablations`, apart from the 46 of its result tables, and `harness models` lists them so,
+    with the alias that runs each or the exact reason none can; NVILA-Lite's reason names the official code."""
+    _, table = tables()["mmlongbench"]
+    ablations = {model.name: model for model in table.ablations}
+    assert set(ablations) == {"Qwen2.5-7B-Instruct", "Qwen2.5-32B-Instruct", "V2PE (16)", "V2PE (64)", "V2PE (256)"}
+    assert not set(ablations) & paper_models("mmlongbench")
+    for name in ("Qwen2.5-7B-Instruct", "Qwen2.5-32B-Instruct"):
+        run = ablations[name]
+        assert run.alias is not None and ALIASES[run.alias].args["text_only"] == "true"
+        assert dict(run.args) == {"yarn_factor": "4"}  # the figures' `_yarn` result folders
+        assert table.run_by(run.alias) is run and table.is_ablation(run)
+        assert run.not_run_why("mmlongbench_vrag_viquae_8k") and run.not_run_why(
+            "mmlongbench_ablation_occ_vrag_viquae_8k"
+        )
+        assert run.not_run_why("mmlongbench_ablation_triviaqa_128k") is None
+        assert run.not_run_why("mmlongbench_ablation_text_doc_8k") is None
+    for listed in (harness("models"), harness("models", "--benchmark", "mmlongbench")):
+        assert listed.code == 0, listed.err
+        out = listed.out
+        assert (
+            'MMLongBench ablation "Qwen2.5-7B-Instruct" (Qwen/Qwen2.5-7B-Instruct) with yarn_factor=4: as the paper'
+        ) in out
+        for step in (16, 64, 256):
+            assert f'  MMLongBench ablation "V2PE ({step})" (/workspace/zw/V2PE-256K' in out
+        assert "rope_pos_id_stride=N" in out and "no maintained path gives V2PE's positions" in out
+        for size in ("2B", "8B"):
+            assert f'  MMLongBench "NVILA-Lite-{size}" (Efficient-Large-Model/NVILA-Lite-{size}-hf-preview): ' in out
+        assert "hand-patched copies of the checkpoint's remote code" in out and "modeling_vila.py:425" in out

@@ -299,7 +299,8 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     for name, entry in ALIASES.items():
         if entry.backend not in ("hf", "vllm"):
             continue
-        if "max_grid_tiles" in entry.args:  # the hf backend's pinpoint cap: refused elsewhere, not dropped
+        # the hf backend's pinpoint cap and its text-only path: refused elsewhere, not dropped
+        if "max_grid_tiles" in entry.args or entry.args.get("text_only") == "true":
             with pytest.raises(UserError, match="hf backend only"):
                 resolve_model(name, {"backend": "vllm"})
             continue

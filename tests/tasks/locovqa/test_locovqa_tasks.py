@@ -206,7 +206,7 @@ def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, 
 
 
 @pytest.mark.slow  # the `two_models` runs of every LoCoVQA task
-def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: Path) -> None:
+def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: Path, tmp_path: Path) -> None:
     models = load_results(two_models)
     assert report.paper_model_for("llava-hf/llava-1.5-7b-hf", models["random"]) == "LLaVA-1.5"
     assert report.paper_model_for("random", models["random"]) is None
@@ -217,3 +217,16 @@ def test_a_model_the_paper_evaluated_is_set_beside_its_published_r2(two_models: 
     lines = report.paper_table({"llava-hf/llava-1.5-7b-hf": models["random"]})
     assert lines[0].startswith("**llava-hf/llava-1.5-7b-hf** is the paper's LLaVA-1.5")
     assert "| MMStar | " in "\n".join(lines) and ".924***" in "\n".join(lines)
+    # The run has interleaved curves too, which the paper did not run for a single-image model: N/A beside ours.
+    (header,) = [line for line in lines if line.startswith("| series |")]
+    assert header == "| series | cmp ours | cmp paper | int ours | int paper |"
+    mmstar = next(line for line in lines if line.startswith("| MMStar |")).split(" | ")
+    assert mmstar[-1] == "N/A |" and mmstar[2].startswith(".924***")
+    assert any(
+        line.startswith("N/A (int): the paper did not run LLaVA-1.5 in this setting: a single-image") for line in lines
+    )
+    # The r² table across models names each run by the paper's model, as Tables 2-3 print it.
+    across = report.across_models({"llava-hf/llava-1.5-7b-hf": models["random"], "random": models["random"]}, tmp_path)
+    columns = next(line for line in across if line.startswith("| series |"))  # the r² table, then the paper's
+    assert "| LLaVA-1.5 (c): llava-hf/llava-1.5-7b-hf | LLaVA-1.5 (i): llava-hf/llava-1.5-7b-hf |" in columns
+    assert "| random (c) | random (i) |" in columns

@@ -1,0 +1,173 @@
+"""What the `hf` backend's two paths share: `model.HFModel`, a vision-language model with its processor, and
+`text_only_model.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`). Batches of `--batch_size B` requests
+or within `--max_batch_tokens` (`harness.models.scheduling.batching`), `--batch_size auto`
+(`harness.models.scheduling.auto_batch`), a padded batch decoded greedily (or sampled, if the task asks) with its stop
+strings and finish reasons, the identity the results and the response cache record, and closing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from harness.api import GenerationSettings, Model, Request, Response
+from harness.models.hf.settings import HFSettings
+from harness.models.scheduling.auto_batch import FittingBatchSize
+from harness.models.scheduling.batching import token_budget_batches
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+
+class HFGeneration(Model):
+    """A path's model, tokenizer and settings, set by its `__init__`; `prompt_tokens` and `prompt_style_described`,
+    its own."""
+
+    torch: ModuleType
+    settings: HFSettings
+    pretrained: str
+    revision: str | None
+    dtype: str
+    chat_template_sha256: str
+    max_batch_tokens: int | None
+    fitting: FittingBatchSize | None  # --batch_size auto
+    tokenizer: PreTrainedTokenizerBase
+    # None without weights: a Ray pool's driver, which counts and batches (`without_weights`). Any: transformers
+    # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
+    model: Any
+
+    def prompt_style_described(self) -> dict[str, object]:
+        """How the path builds the chat, for the identity."""
+        raise NotImplementedError
+
+    def _start(self, settings: HFSettings, max_batch_tokens: int | None) -> None:
+        """What either path sets before it loads anything: torch's threads, the settings, the device."""
+        import torch
+
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        self.torch = torch
+        self.settings = settings
+        self.pretrained = settings.pretrained
+        self.revision = settings.revision
+        self.max_batch_tokens = max_batch_tokens
+        self.fitting = None
+        self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+    def _loaded(self, tokenizer: PreTrainedTokenizerBase, chat_template: str) -> None:
+        """Once `model` is set: the weights (None: a Ray pool's driver) in eval mode on the device, the tokenizer
+        padding on the left (its EOS as padding where it has none), the chat template's hash and the dtype, as the
+        identity records them."""
+        model = self.model
+        if model is not None:
+            model.eval()
+            if not self.settings.device_map:
+                model.to(self.device)
+        self.tokenizer = tokenizer
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.chat_template_sha256 = hashlib.sha256(chat_template.encode()).hexdigest()
+        self.dtype = str(model.dtype).replace("torch.", "") if model is not None else self.settings.dtype
+
+    # ----------------------------------------------------------------------------- batching
+    def request_cost(self, request: Request) -> int:
+        """Tokens a request takes in a padded batch: its prompt (vision tokens counted under this
+        model's pixel cap, as the runner screens them) plus what it may generate."""
+        return self.prompt_tokens(request) + request.settings.max_gen_toks
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        batches = (
+            super().batches(requests)
+            if not self.max_batch_tokens
+            else token_budget_batches(
+                requests,
+                max_batch_tokens=self.max_batch_tokens,
+                max_batch_size=self.facts.batch_size,
+                padded=True,
+                cost=self.request_cost,
+                sort_long_first=self.facts.request_order == "length",
+            )
+        )  # else the runner's cache order
+        if self.fitting is None:
+            return batches
+        fitting = self.fitting
+        return (piece for batch in batches for piece in fitting.split(batch))
+
+    def fit_batch_size(self, start: int) -> str | None:
+        self.fitting = FittingBatchSize(start)
+        self._facts = replace(self._facts, batch_size=start)
+        return None
+
+    def statistics(self) -> dict[str, object]:
+        return {"auto_batch": self.fitting.describe()} if self.fitting else {}
+
+    def _decode(self, inputs: Any, settings: GenerationSettings) -> list[Response]:
+        torch = self.torch
+        inputs = inputs.to(self.model.device)
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks, "pad_token_id": self.tokenizer.pad_token_id}
+        if settings.do_sample and settings.temperature > 0:
+            kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
+            if settings.seed is not None:
+                torch.manual_seed(settings.seed)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with torch.inference_mode():
+            output = self.model.generate(**inputs, **kwargs)
+        new_tokens = output[:, inputs["input_ids"].shape[1] :]
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+        prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        responses = []
+        for row, prompt_length in zip(new_tokens.tolist(), prompt_lengths, strict=True):
+            end = next((k for k, token in enumerate(row) if token in eos_ids), None)
+            ids = row if end is None else row[:end]
+            stopped = end is not None
+            text = str(self.tokenizer.decode(ids, skip_special_tokens=True))
+            for stop in settings.until:
+                if stop and stop in text:
+                    text, stopped = text.split(stop, 1)[0], True
+            finish = "stop" if stopped or len(ids) < settings.max_gen_toks else "length"
+            responses.append(
+                Response(
+                    text,
+                    finish_reason=finish,
+                    usage={"prompt_tokens": int(prompt_length), "completion_tokens": len(ids)},
+                )
+            )
+        return responses
+
+    # ------------------------------------------------------------------------------ identity
+    def identity(self) -> dict[str, Any]:
+        config = self.model.config
+        identity: dict[str, Any] = {
+            "model": "hf",
+            "pretrained": self.pretrained,
+            "revision": self.revision,
+            "commit": getattr(config, "_commit_hash", None),
+            "dtype": self.dtype,
+            "max_pixels": self.facts.max_pixels,
+            "trust_remote_code": self.settings.trust_remote_code,
+            "chat_template_sha256": self.chat_template_sha256,
+            "prompt_style": self.prompt_style_described(),
+            "context_length": self.facts.context_length,
+            "max_images": self.facts.max_images,
+        }
+        local = Path(self.pretrained)
+        if local.is_dir():
+            # A local checkpoint has no commit: fingerprint its config and weight files instead.
+            files = sorted((p.name, p.stat().st_size) for p in local.iterdir() if p.suffix in (".safetensors", ".bin"))
+            config_text = (local / "config.json").read_text() if (local / "config.json").is_file() else ""
+            identity["local_files_sha256"] = hashlib.sha256(json.dumps([files, config_text]).encode()).hexdigest()
+        return identity
+
+    def close(self) -> None:
+        del self.model
+        if self.torch.cuda.is_available():
+            self.torch.cuda.empty_cache()

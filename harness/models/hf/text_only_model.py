@@ -1,0 +1,119 @@
+"""`hf` with `text_only=true`: the model, `AutoModelForCausalLM` with its tokenizer, sent what `text_only.TextOnlyCount`
+renders and fits (the official text-only wrapper's chat, its context cut at its end; see that module). Batches,
+`--batch_size auto`, greedy decoding, stop strings and the identity are the `hf` backend's (`generation.HFGeneration`);
+no processor is loaded and no image decoded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+
+from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
+from harness.models.args import settings_from_args
+from harness.models.checkpoint import require_checkpoint
+from harness.models.hf.generation import HFGeneration
+from harness.models.hf.settings import HFSettings, context_limit, load_kwargs
+from harness.models.hf.text_only import Fitted, TextOnlyCount, yarn_parameters
+from harness.models.prompt_style import TEXT_ONLY
+from harness.sent import Sent
+
+
+class TextOnlyModel(HFGeneration):
+    def __init__(
+        self,
+        settings: HFSettings,
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> None:
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        self._start(settings, max_batch_tokens)
+        self.count = TextOnlyCount.load(
+            settings.pretrained,
+            revision=settings.revision,
+            trust_remote_code=settings.trust_remote_code,
+            yarn_factor=settings.yarn_factor,
+        )
+        self.cut = {"requests_cut": 0, "tokens_cut": 0}  # what the fit took, for the results
+        self.model = None
+        if load_weights:
+            config = AutoConfig.from_pretrained(
+                settings.pretrained, revision=settings.revision, trust_remote_code=settings.trust_remote_code
+            )
+            if settings.yarn_factor:
+                config.rope_parameters = yarn_parameters(config, settings.yarn_factor)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                settings.pretrained, config=config, **load_kwargs(settings, self.torch)
+            )
+        self._loaded(self.count.tokenizer, self.count.chat_template)
+        self._facts = ModelFacts(
+            context_length=context_limit(settings, self.count.context_length),
+            max_images=settings.max_images,
+            batch_size=batch_size,
+            chat_template=self.count.chat_template,
+            request_order=settings.request_order,
+        )
+
+    @classmethod
+    def from_args(
+        cls,
+        args: dict[str, str],
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> Model:
+        """As the `hf` backend reads its arguments (`model.HFModel.from_args`, which makes this path for
+        `text_only=true`), with `text_only=true`."""
+        settings = settings_from_args(HFSettings, {**args, "text_only": "true"}, "hf")
+        require_checkpoint(settings.pretrained, settings.revision)
+        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
+
+    @property
+    def token_rule(self) -> str:
+        return self.count.token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt as sent, after the fit (`TextOnlyCount`): exact."""
+        return self.count.prompt_tokens(request)
+
+    def text_round_trip(self) -> Callable[[str], str]:
+        return self.count.decode_encode
+
+    def render(self, request: Request) -> Sent:
+        return self.count.sent(request)
+
+    def prompt_style_described(self) -> dict[str, object]:
+        return TEXT_ONLY.describe()
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        responses: list[Response | None] = [None] * len(requests)
+        groups: dict[GenerationSettings, list[tuple[int, Fitted]]] = {}
+        for i, request in enumerate(requests):
+            fitted = self.count.fitted(request)
+            if fitted.problem:
+                responses[i] = Response(None, error=fitted.problem, sent=self.count.sent(request, fitted.prompt))
+            else:
+                groups.setdefault(request.settings, []).append((i, fitted))
+        for settings, items in groups.items():
+            run = partial(self._generate_text, settings=settings)
+            answers = self.fitting.run(run, items) if self.fitting else run(items)
+            for (i, fitted), response in zip(items, answers, strict=True):
+                if fitted.cut:
+                    self.cut["requests_cut"] += 1
+                    self.cut["tokens_cut"] += fitted.cut["tokens_before"] - fitted.cut["tokens_after"]
+                responses[i] = replace(response, sent=self.count.sent(requests[i], fitted.prompt))
+        return [r if r is not None else Response(None, error="no response") for r in responses]
+
+    def _generate_text(self, items: list[tuple[int, Fitted]], settings: GenerationSettings) -> list[Response]:
+        inputs = self.tokenizer.pad({"input_ids": [fitted.ids for _, fitted in items]}, return_tensors="pt")
+        return self._decode(inputs, settings)
+
+    def statistics(self) -> dict[str, object]:
+        return {**super().statistics(), "text_only_fit": dict(self.cut)}
+
+    def identity(self) -> dict[str, object]:
+        return {**super().identity(), "text_only": True, "yarn_factor": self.settings.yarn_factor}
