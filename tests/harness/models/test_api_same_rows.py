@@ -132,7 +132,9 @@ def test_the_gemini_aliases_take_the_same_path_at_128k() -> None:
 
     def path(alias: str) -> tuple[object, dict[str, str]]:
         _, args, _ = resolve(alias, {}, task_benchmarks([task]))
-        return alias_policy(alias, task), {k: v for k, v in args.items() if k not in ("model", "max_output_tokens", "output_limit")}
+        return alias_policy(alias, task), {
+            k: v for k, v in args.items() if k not in ("model", "max_output_tokens", "output_limit")
+        }
 
     assert all(path(alias) == path("gemini-2.5-pro") for alias in GEMINI)
     assert path("gemini-2.5-pro")[0].describe() == {"keep_last_images": 400, "max_image_side": 384}
