@@ -58,7 +58,9 @@ def main() -> None:
                 times.setdefault((name, when), []).append((wall, cpu))
                 sizes[name] = len(response.content)
     print(f"{args.results}, median of {args.repeat} fresh apps:")
-    print("| page | bytes | first: wall (s) | first: CPU (s) | again: wall (s) | again: CPU (s) |\n|---|---|---|---|---|---|")
+    print(
+        "| page | bytes | first: wall (s) | first: CPU (s) | again: wall (s) | again: CPU (s) |\n|---|---|---|---|---|---|"
+    )
     for name, _, _ in PAGES:
         first, again = times[(name, "first")], times[(name, "again")]
         cells = [statistics.median(x[i] for x in runs) for runs in (first, again) for i in (0, 1)]
