@@ -6,6 +6,7 @@ Only what this harness implements is accepted; an unknown key is an error naming
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -344,3 +345,10 @@ def parse_group(data: YamlDict) -> GroupConfig:
         metadata=dict(data.get("metadata") or {}),
         benchmark=_function_or_none(data, "benchmark"),
     )
+
+
+def returns_as_declared(returned: Iterable[str], declared: Iterable[str], some_rows: Iterable[str]) -> bool:
+    """A row's metrics as `metric_list` declares them: each declared one, those declared `some_rows: true` excepted,
+    and nothing undeclared."""
+    names = set(declared)
+    return names - set(some_rows) <= set(returned) <= names

@@ -34,6 +34,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
+from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.file_writing import write_lines
@@ -115,10 +116,11 @@ def judge_samples(
     progress: bool = True,
     usage: Counter[str] | None = None,
     paid: Callable[[Sequence[Response]], None] | None = None,
+    some_rows: frozenset[str] = frozenset(),
 ) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
     call's reported token usage added to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
-    comes, and free to stop the run."""
+    comes, and free to stop the run; `some_rows`: the task's metrics a row may lack (`some_rows: true`)."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
     stages = list(prompts[0]) if prompts else []
@@ -199,9 +201,9 @@ def judge_samples(
                 raise
             outcome.status, outcome.error = UNPARSED, f"{type(cause).__name__}: {cause}"
             continue
-        # Each returned metric is declared; a declared one a row does not get (MMLongBench's `score_nonempty` on an
-        # empty answer) leaves the row out of that metric's average, as an unjudged row is left out of all of them.
-        if not metrics or not set(metrics) <= set(spec.metrics):
+        # Each returned metric is declared, and each declared one returned unless the task declares it `some_rows`
+        # (MMLongBench's `score_nonempty`, none on an empty answer: the row is left out of that metric's average).
+        if not metrics or not returns_as_declared(metrics, spec.metrics, some_rows):
             raise TaskConfigError(
                 f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
                 f"declares {sorted(spec.metrics)}"

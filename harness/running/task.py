@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.config.task_config import TaskConfig
+from harness.config.task_config import TaskConfig, returns_as_declared
 from harness.inputs.build_files import BUILDER_SOURCE
 from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import SAMPLE_METRICS
@@ -48,14 +48,18 @@ class Task(TaskRequests):
         if "process_results" in self.hooks:
             hook = self.hooks["process_results"]
             out = call_hook(hook, doc, [response], metadata=self.metadata)
-            some = {m.metric for m in self.config.metric_list if m.some_rows}  # a row may lack these
-            if not set(names) - some <= set(out) <= set(names):
+            if not returns_as_declared(out, names, self.some_rows):
                 raise hook.wrong(
                     (doc,), f"returned the metrics {sorted(map(str, out))}, where metric_list expects {sorted(names)}"
                 )
             return out
         target = self.target(doc)
         return {name: SAMPLE_METRICS[name](target, response) for name in names}
+
+    @property
+    def some_rows(self) -> frozenset[str]:
+        """The metrics a row may lack (`some_rows: true`)."""
+        return frozenset(m.metric for m in self.config.metric_list if m.some_rows)
 
     def builtin_aggregations(self) -> dict[str, str]:
         """metric -> the name of its built-in aggregation (the shape its journalled values must have)."""

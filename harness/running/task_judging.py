@@ -35,7 +35,7 @@ def judge_task(
         (s, store.outcomes[s].doc_id, task.doc(store.outcomes[s].doc_id), store.records[s]["response"] or "")
         for s in scored
     ]
-    judged = judge_samples(task.judge, task.name, judge, samples, progress, usage, paid)
+    judged = judge_samples(task.judge, task.name, judge, samples, progress, usage, paid, task.some_rows)
     by_sample = {j.sample_id: j for j in judged}
     outcomes = []
     for s in current:
