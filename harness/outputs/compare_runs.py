@@ -24,7 +24,8 @@ from pathlib import Path
 from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import UserError, first_line
 from harness.outputs.compare_file import ComparedRun, CompareFile, ComparisonRow, NotCompared, Unpaired
-from harness.outputs.compare_stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task, leaves
+from harness.outputs.compare_stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
+from harness.outputs.group_values import leaf_tasks
 from harness.outputs.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.trusted_tasks import trusted_task_index
 from harness.running.task import Task
@@ -127,7 +128,7 @@ class Comparing:
             else:
                 members[group] = list(mine)
         for group in list(members):
-            missing = [t for t in leaves(group, members) if t not in self.tasks]
+            missing = [t for t in leaf_tasks(group, members) if t not in self.tasks]
             if missing:
                 del members[group]
                 shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
@@ -152,7 +153,7 @@ def comparison(
     both = [t for t in sorted(a.results.results, key=natural_key) if t in b.results.results]
     groups = [g for g in sorted(a.results.groups, key=natural_key) if g in b.results.groups]
     chosen_groups = [g for g in groups if _selected(g, tasks)]
-    under = {t for g in chosen_groups for t in leaves(g, _subtasks(a, groups))}
+    under = {t for g in chosen_groups for t in leaf_tasks(g, _subtasks(a, groups))}
     for kind, mine, theirs in (
         ("task", a.results.results, b.results.results),
         ("group", a.results.groups, b.results.groups),

@@ -30,6 +30,7 @@ import numpy as np
 
 from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
+from harness.outputs.group_values import leaf_tasks
 from harness.outputs.groups import group_entries
 from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
@@ -278,14 +279,6 @@ def compare_task(task: Task, paired: PairedTask, options: CompareOptions) -> Tas
     return out
 
 
-def leaves(group: str, groups: Mapping[str, Sequence[str]]) -> list[str]:
-    """The tasks under `group`, through its subgroups."""
-    found: list[str] = []
-    for member in groups.get(group, ()):
-        found += leaves(member, groups) if member in groups else [member]
-    return found
-
-
 def compare_groups(
     groups: Mapping[str, Sequence[str]],
     configs: Mapping[str, GroupConfig],
@@ -319,7 +312,7 @@ def compare_groups(
             difference(form_a, form_b).error(),
             options,
         )
-        members = [tasks[t] for t in dict.fromkeys(leaves(group, groups)) if t in tasks]
+        members = [tasks[t] for t in leaf_tasks(group, groups) if t in tasks]
         row["n_a"], row["n_b"] = sum(t.n_a for t in members), sum(t.n_b for t in members)
         row["unpaired_a"] = sum(t.unpaired_a for t in members)
         row["unpaired_b"] = sum(t.unpaired_b for t in members)

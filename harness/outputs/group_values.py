@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from harness.outputs.estimates import number
 from harness.outputs.model_results import ModelResults
 from harness.outputs.results import metric_items
 
@@ -60,8 +61,7 @@ def headline_metric(data: ModelResults, name: str, headline: Mapping[str, str]) 
 
 def has_value(data: ModelResults, name: str, metric: str | None) -> bool:
     entry = data.results.get(name) or data.groups.get(name) or {}
-    value = entry.get(f"{metric},none") if metric else None
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+    return metric is not None and number(entry.get(f"{metric},none")) is not None
 
 
 def group_of(data: ModelResults, tasks: Collection[str], subtasks: Mapping[str, Sequence[str]]) -> str | None:
@@ -69,7 +69,7 @@ def group_of(data: ModelResults, tasks: Collection[str], subtasks: Mapping[str, 
     without, then by name; None where no group is that set."""
     wanted = set(tasks)
     found = [group for group in data.groups if group in subtasks and set(leaf_tasks(group, subtasks)) == wanted]
-    found.sort(key=lambda group: (first_metric(data.groups[group]) is None, group))
+    found.sort(key=lambda group: (not has_value(data, group, first_metric(data.groups[group])), group))
     return found[0] if found else None
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.config.benchmark import Benchmark, declared_benchmark
@@ -28,6 +28,7 @@ from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
 from harness.outputs.estimates import estimate_of, interval_text
 from harness.outputs.figure_batch import figure_batch
+from harness.outputs.group_values import first_metric
 from harness.outputs.model_results import ModelResults, load_results, partial_results
 from harness.outputs.provenance import (
     comparability_warning,
@@ -106,10 +107,6 @@ def union_of(models: list[ModelResults]) -> ModelResults:
     return union
 
 
-def _first_metric(entry: Mapping[str, object]) -> list[str]:
-    return [metric for metric, _, _ in metric_items(entry)][:1]
-
-
 def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     """(task or group, metric) rows of the cross-model table: each benchmark's `headline_metrics` in its
     order, then the first metric of every task or group without one, in natural order."""
@@ -130,7 +127,8 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
             continue
         covered.update(names)
     for name in sorted((set(data.results) | set(data.groups)) - covered, key=natural_key):
-        rows += [(name, metric) for metric in _first_metric(data.results.get(name) or data.groups[name])]
+        metric = first_metric(data.results.get(name) or data.groups[name])
+        rows += [(name, metric)] if metric else []
     return rows
 
 
