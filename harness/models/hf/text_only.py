@@ -80,6 +80,7 @@ class TextOnlyCount:
         yarn_factor: float | None = None,
     ) -> None:
         self.tokenizer = tokenizer
+        self.config = config  # the model loads with it (and its YaRN), not read again
         self.name = name
         template = getattr(tokenizer, "chat_template", None)
         if not template:

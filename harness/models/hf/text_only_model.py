@@ -5,6 +5,7 @@ no processor is loaded and no image decoded."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -28,7 +29,7 @@ class TextOnlyModel(HFGeneration):
         max_batch_tokens: int | None = None,
         load_weights: bool = True,
     ) -> None:
-        from transformers import AutoConfig, AutoModelForCausalLM
+        from transformers import AutoModelForCausalLM
 
         self._start(settings, max_batch_tokens)
         self.count = TextOnlyCount.load(
@@ -40,9 +41,7 @@ class TextOnlyModel(HFGeneration):
         self.cut = {"requests_cut": 0, "tokens_cut": 0}  # what the fit took, for the results
         self.model = None
         if load_weights:
-            config = AutoConfig.from_pretrained(
-                settings.pretrained, revision=settings.revision, trust_remote_code=settings.trust_remote_code
-            )
+            config = copy.deepcopy(self.count.config)
             if settings.yarn_factor:
                 config.rope_parameters = yarn_parameters(config, settings.yarn_factor)
             self.model = AutoModelForCausalLM.from_pretrained(
@@ -66,8 +65,8 @@ class TextOnlyModel(HFGeneration):
         max_batch_tokens: int | None = None,
         load_weights: bool = True,
     ) -> Model:
-        """As the `hf` backend reads its arguments (`model.HFModel.from_args`, which makes this path for
-        `text_only=true`), with `text_only=true`."""
+        """As the `hf` backend reads its arguments, with `text_only=true` (the `Model` interface asks for it; a run
+        comes here through `model.HFModel.from_args`)."""
         settings = settings_from_args(HFSettings, {**args, "text_only": "true"}, "hf")
         require_checkpoint(settings.pretrained, settings.revision)
         return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
