@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from harness.outputs.compare_file import CompareFile, ComparisonRow
 from harness.outputs.model_results import ModelResults
-from harness.outputs.report import PERCENT, scales
+from harness.outputs.report import PERCENT, scale_of, scales
 from harness.uncertainty import minimum_detectable_effect
 
 ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
@@ -40,14 +40,11 @@ def report_scales(compared: CompareFile) -> dict[str, int]:
 
 
 def _factor(row: ComparisonRow, declared: dict[str, int]) -> float | None:
-    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`report.row_scale`'s rule: the
-    benchmark's declared scale, else 1 where both values lie in [0, 1]); None: shown as recorded (a count)."""
+    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`report.scale_of`, report.md's own
+    rule); None: shown as recorded (a count, or numbers that are no proportions)."""
     if row["method"].startswith("sum"):
         return None
-    scale = declared.get(row["name"])
-    if scale is None:
-        values = [v for v in (row["value_a"], row["value_b"]) if isinstance(v, float) and math.isfinite(v)]
-        scale = 1 if values and all(0 <= v <= 1 for v in values) else None
+    scale = scale_of(row["name"], (row["value_a"], row["value_b"]), declared)
     return None if scale is None else PERCENT / scale
 
 

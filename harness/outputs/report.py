@@ -19,14 +19,14 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.config.benchmark import Benchmark, declared_benchmark
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
-from harness.outputs.estimates import estimate_of, interval_text
+from harness.outputs.estimates import estimate_of, interval_text, number
 from harness.outputs.figure_batch import figure_batch
 from harness.outputs.group_values import first_metric
 from harness.outputs.model_results import ModelResults, load_results, partial_results
@@ -132,12 +132,6 @@ def headline_rows(data: ModelResults) -> list[tuple[str, str]]:
     return rows
 
 
-def _number(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
-
-
 def scales(data: ModelResults) -> dict[str, int]:
     """Task or group -> the scale its benchmark records scores on: its report module's `SCALE` (1: proportions,
     100: the papers' percentages), for the tasks and groups whose benchmark declares one."""
@@ -150,12 +144,18 @@ def scales(data: ModelResults) -> dict[str, int]:
 
 
 def row_scale(models: list[ModelResults], name: str, metric: str, declared: dict[str, int]) -> int | None:
-    """The scale of one row: its benchmark's, else 1 when every value lies in [0, 1] (a proportion); None: the
-    values are no proportions (shown as recorded)."""
+    """The scale of one row of the models' results (`scale_of`)."""
+    return scale_of(
+        name, [(m.results.get(name) or m.groups.get(name) or {}).get(f"{metric},none") for m in models], declared
+    )
+
+
+def scale_of(name: str, values: Sequence[object], declared: Mapping[str, int]) -> int | None:
+    """The scale a task's or group's `values` are on, as report.md shows them (and compare.md): its benchmark's,
+    else 1 when every value lies in [0, 1] (a proportion); None: the values are no proportions (shown as recorded)."""
     if name in declared:
         return declared[name]
-    values = [_number((m.results.get(name) or m.groups.get(name) or {}).get(f"{metric},none")) for m in models]
-    return 1 if all(v is None or 0 <= v <= 1 for v in values) else None
+    return 1 if all(v is None or 0 <= v <= 1 for v in map(number, values)) else None
 
 
 def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
@@ -165,7 +165,7 @@ def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None 
     if f"{metric},none" not in entry:
         return ""
     value = entry[f"{metric},none"]
-    if _number(value) is None:
+    if number(value) is None:
         return _fmt(value)
     estimate = estimate_of(data, name, metric, scale)
     if scale is None:
