@@ -11,7 +11,7 @@ no results file holds. Where there is no value, `why_no_value` says why, from wh
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.outputs.estimates import number
 from harness.outputs.model_results import ModelResults
@@ -64,13 +64,19 @@ def has_value(data: ModelResults, name: str, metric: str | None) -> bool:
     return metric is not None and number(entry.get(f"{metric},none")) is not None
 
 
-def group_of(data: ModelResults, tasks: Collection[str], subtasks: Mapping[str, Sequence[str]]) -> str | None:
-    """The group of `data` whose tasks are exactly `tasks` (as its run expanded it), one with a value before one
-    without, then by name; None where no group is that set."""
-    wanted = set(tasks)
-    found = [group for group in data.groups if group in subtasks and set(leaf_tasks(group, subtasks)) == wanted]
-    found.sort(key=lambda group: (not has_value(data, group, first_metric(data.groups[group])), group))
-    return found[0] if found else None
+def groups_by_tasks(data: ModelResults) -> dict[frozenset[str], str]:
+    """Each set of tasks a group of `data` holds exactly (as its run expanded it, `recorded_subtasks`) -> that group;
+    of several with one set, one with a value before one without, then by name. Read once a results folder: a grid's
+    cell is a lookup (`harness.view.groups.cell_value`)."""
+    subtasks = recorded_subtasks(data)
+    holding: dict[frozenset[str], list[str]] = {}
+    for group in data.groups:
+        if group in subtasks:
+            holding.setdefault(frozenset(leaf_tasks(group, subtasks)), []).append(group)
+    return {
+        tasks: min(groups, key=lambda g: (not has_value(data, g, first_metric(data.groups[g])), g))
+        for tasks, groups in holding.items()
+    }
 
 
 def why_no_value(data: ModelResults, name: str, metric: str | None) -> str:

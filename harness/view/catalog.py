@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.config.task_index import natural_key
 from harness.errors import UserError
-from harness.outputs.group_values import headline_metric
+from harness.outputs.group_values import groups_by_tasks, headline_metric
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.report import benchmark_sections, headline_rows, scales, union_of
 from harness.outputs.results import metric_items
@@ -79,12 +79,13 @@ class Catalog:
         for data in self.models.values():
             data.include_paths = set(trusted)
         self.headline: dict[str, list[tuple[str, str]]] = {}
+        self.groups_by_tasks = {model: groups_by_tasks(data) for model, data in self.models.items()}
         # Every model, in the order of their columns, and their tasks and groups as one: a row's scale is decided
         # over every model, as report.md's tables across models decide it (`report.row_scale`).
         self.everyone = [self.models[model] for model in self.model_names()]
-        union = union_of(self.everyone)
-        self.declared: dict[str, int] = scales(union) if self.models else {}
-        self.cross_rows: list[tuple[str, str]] = headline_rows(union) if self.models else []
+        self.union = union_of(self.everyone)
+        self.declared: dict[str, int] = scales(self.union) if self.models else {}
+        self.cross_rows: list[tuple[str, str]] = headline_rows(self.union) if self.models else []
         self.row_metric = dict(self.cross_rows)
         # model -> task or group -> the `ViewHooks` its benchmark declares, read once a declaration
         self.hooks: dict[str, dict[str, ViewHooks | None]] = {}

@@ -2,7 +2,7 @@
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
 it and showing the number report.md shows for the same tasks (`values.shown`): its one task's value, else the value
-of the results' group whose tasks are exactly the cell's (`group_values.group_of`: MMLongBench's NIAH at 8K is
+of the results' group whose tasks are exactly the cell's (`group_values.groups_by_tasks`: MMLongBench's NIAH at 8K is
 `mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a plain mean of
 tasks no group pools, such as five different ablation sets, is no benchmark's number).
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.errors import UserError
-from harness.outputs.group_values import group_of, leaf_tasks, recorded_subtasks
+from harness.outputs.group_values import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog
 from harness.view.values import NONE_SHOWN, Shown, shown
@@ -113,7 +113,7 @@ def cell_value(catalog: Catalog, model: str, tasks: list[str]) -> tuple[str | No
         return None, Shown("", "not run")
     if len(tasks) == 1:
         return tasks[0], shown(catalog, model, tasks[0], catalog.primary_metric(model, tasks[0]))
-    group = group_of(data, tasks, recorded_subtasks(data))
+    group = catalog.groups_by_tasks[model].get(frozenset(tasks))
     if group is None:
         why = (
             f"no group of the results holds exactly these {len(tasks)} tasks: a plain mean of them is no "

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from harness.config.task_index import natural_key
 from harness.outputs.group_values import first_metric
-from harness.outputs.report import union_of
 from harness.view.catalog import Catalog
 from harness.view.values import Shown, shown
 
@@ -42,7 +41,7 @@ class IndexRow:
 
 
 def index_rows(catalog: Catalog) -> list[IndexRow]:
-    union = union_of(catalog.everyone)
+    union = catalog.union
     rows: list[tuple[str, str | None, bool]] = [(name, metric, True) for name, metric in catalog.cross_rows]
     listed = {name for name, _ in catalog.cross_rows}
     for name in sorted((set(union.results) | set(union.groups)) - listed, key=natural_key):
