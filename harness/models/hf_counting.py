@@ -14,7 +14,7 @@ sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.api import Request
 from harness.errors import first_line
@@ -27,6 +27,9 @@ from harness.models.remote_code import before_loading
 from harness.row_tokens import fit_within_pixels, image_costs
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.sent import Sent, sent_images
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedConfig
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
@@ -74,6 +77,22 @@ def image_processor_settings(processor: object) -> dict[str, object]:
     image_processor = getattr(processor, "image_processor", None)
     to_dict = getattr(image_processor, "to_dict", None)
     return dict(to_dict()) if callable(to_dict) else {}
+
+
+def load_config(
+    pretrained: str, revision: str | None, trust_remote_code: bool, offline: bool
+) -> tuple[PreTrainedConfig, dict[str, Any]]:
+    """The checkpoint's config, and the keyword arguments its tokenizer or processor loads with; the checkpoint's
+    files checked and its remote code said (or refused) first, before transformers may import it (`--screen_only`
+    included); `offline`: from a local folder or the local Hub cache only."""
+    from transformers import AutoConfig
+
+    check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
+    before_loading(pretrained, revision, trust_remote_code, offline=offline)
+    kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    if offline:
+        kwargs["local_files_only"] = True
+    return AutoConfig.from_pretrained(pretrained, **kwargs), kwargs
 
 
 class ProcessorCount:
@@ -144,15 +163,9 @@ class ProcessorCount:
         processor (`harness.models.hf_image_only`); `settings_at_load`: a request's processor settings applied as the
         processor is loaded, as the `hf` backend sends them (`settle`); `max_grid_tiles`: its AnyRes grid pinpoints
         kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
-        from transformers import AutoConfig, AutoProcessor
+        from transformers import AutoProcessor
 
-        # Said (or refused) before transformers may import the checkpoint's code, `--screen_only` included.
-        check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
-        before_loading(pretrained, revision, trust_remote_code, offline=offline)
-        kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
-        if offline:
-            kwargs["local_files_only"] = True
-        config = AutoConfig.from_pretrained(pretrained, **kwargs)
+        config, kwargs = load_config(pretrained, revision, trust_remote_code, offline)
         if image_only:
             from harness.models.hf_image_only import load_image_only_processor
 

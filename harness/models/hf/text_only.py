@@ -30,10 +30,8 @@ from typing import TYPE_CHECKING
 from harness.api import Request
 from harness.errors import UserError
 from harness.fit_context import FitContext
-from harness.models.checkpoint import check_checkpoint_files
-from harness.models.hf_counting import default_context_length
+from harness.models.hf_counting import default_context_length, load_config
 from harness.models.prompt_style import TEXT_ONLY
-from harness.models.remote_code import before_loading
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -103,12 +101,9 @@ class TextOnlyCount:
         yarn_factor: float | None = None,
     ) -> TextOnlyCount:
         """The tokenizer and config of `pretrained`; `offline`: from a local folder or the local Hub cache only."""
-        from transformers import AutoConfig, AutoTokenizer
+        from transformers import AutoTokenizer
 
-        check_checkpoint_files(pretrained, revision)
-        before_loading(pretrained, revision, trust_remote_code, offline=offline)
-        where = {"revision": revision, "trust_remote_code": trust_remote_code, "local_files_only": offline}
-        config = AutoConfig.from_pretrained(pretrained, **where)
+        config, where = load_config(pretrained, revision, trust_remote_code, offline)
         tokenizer = AutoTokenizer.from_pretrained(pretrained, **where)
         return cls(tokenizer, config, name=pretrained, yarn_factor=yarn_factor)
 
