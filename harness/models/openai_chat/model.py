@@ -36,8 +36,8 @@ from harness.models.openai_chat.wire import (
     build_messages,
     image_data_url,
     parse_completion,
+    rendered,
     request_image_settings,
-    sent_messages,
 )
 from harness.models.registry import register_model
 from harness.redact import redact_urls
@@ -196,13 +196,9 @@ class OpenAIChatModel(ApiModel):
 
     # -- payloads ---------------------------------------------------------------------------------
 
-    def _images(self, request: Request) -> tuple[str | None, str]:
-        """(the detail, the format) the request's images are sent at (`wire.request_image_settings`)."""
-        return request_image_settings(request, self.settings.image_detail, self.settings.image_format)
-
     def payload(self, request: Request) -> dict[str, Any]:
         s = request.settings
-        detail, image_format = self._images(request)
+        detail, image_format = request_image_settings(request, self.settings.image_detail, self.settings.image_format)
         messages = build_messages(
             request,
             detail,
@@ -289,13 +285,8 @@ class OpenAIChatModel(ApiModel):
 
     def render(self, request: Request) -> Sent:
         """The chat-completions messages `_send` posts for `request` (as JSON), each image named by its content hash
-        in place of its bytes (`sha256:<hash>`), with the detail it is sent at."""
-        try:
-            detail, image_format = self._images(request)
-        except ValueError:  # an input policy this API cannot take: the request is invalid_input, never sent
-            detail, image_format = None, self.settings.image_format
-        s = self.settings
-        return sent_messages(request, detail, s.continue_final_message, image_format, s.empty_text_parts)
+        in place of its bytes (`sha256:<hash>`), with the detail it is sent at (`wire.rendered`)."""
+        return rendered(request, self.settings)
 
     # -- --batch ----------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import error_message, flatten_usage
@@ -180,3 +180,28 @@ def parse_completion(body: object) -> Response:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}")
     except RecursionError:  # a value nested too deeply to print or walk
         return Response(text=None, error="malformed_response: a value nested too deeply to read")
+
+
+class RenderedSettings(Protocol):
+    """What of the backend's settings `rendered` reads (`model.OpenAIChatSettings`)."""
+
+    @property
+    def image_detail(self) -> str | None: ...
+    @property
+    def image_format(self) -> str: ...
+    @property
+    def continue_final_message(self) -> bool: ...
+    @property
+    def empty_text_parts(self) -> bool: ...
+
+
+def rendered(request: Request, settings: RenderedSettings) -> Sent:
+    """`sent_messages` for `request` as the backend sends it (its `render`, and the screen's): the request's image
+    settings over the model's; where the backend refuses the request's (it is invalid_input there, never sent), the
+    model's."""
+    try:
+        detail, image_format = request_image_settings(request, settings.image_detail, settings.image_format)
+    except ValueError:
+        detail, image_format = None, settings.image_format
+    s = settings
+    return sent_messages(request, detail, s.continue_final_message, image_format, s.empty_text_parts)
