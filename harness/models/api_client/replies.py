@@ -9,8 +9,8 @@ import io
 import ipaddress
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from PIL import Image
@@ -35,19 +35,29 @@ def image_mime_type(data: bytes) -> str | None:
     return None
 
 
+T = TypeVar("T")
+
+
 def checked_image(image: ImageRef) -> tuple[str, bytes]:
     """(MIME type, the image's own bytes), once they are known to decode (a server might accept bytes that no model
     can see, and the answer would be scored as if it had)."""
+    mime, data, _ = decoded_image(image, lambda decoded: decoded.load())
+    return mime, data
+
+
+def decoded_image(image: ImageRef, use: Callable[[Image.Image], T]) -> tuple[str, bytes, T]:
+    """(MIME type, the image's own bytes, what `use` made of it decoded): its one decode, in an encoding a server
+    recognises; a ValueError naming the image where it has none or does not decode."""
     data = image.data()
     mime = image_mime_type(data)
     if mime is None:
         raise ValueError(f"image {image.sha256[:12]}: unrecognised encoding (starts with {data[:8].hex()})")
     try:
         with Image.open(io.BytesIO(data)) as decoded:
-            decoded.load()
+            made = use(decoded)
     except Exception as err:  # Pillow raises OSError, SyntaxError, ValueError, ... for broken files
         raise ValueError(f"image {image.sha256[:12]} does not decode: {type(err).__name__}: {err}") from None
-    return mime, data
+    return mime, data, made
 
 
 def parse_body(raw: bytes) -> tuple[Any, str | None]:

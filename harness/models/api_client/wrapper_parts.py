@@ -8,10 +8,8 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from PIL import Image
-
 from harness.api import ContentPart, ImageRef, TextPart
-from harness.models.api_client.replies import checked_image
+from harness.models.api_client.replies import checked_image, decoded_image
 
 # How an image may be sent: its own bytes, or as the wrappers re-encoded it.
 IMAGE_FORMATS = ("original", "png")
@@ -20,10 +18,8 @@ IMAGE_FORMATS = ("original", "png")
 def png_bytes(image: ImageRef) -> bytes:
     """The image decoded, made RGB and saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and
     `openai_model.py:117,124` (`encode_image_base64`, `model_utils.py:55-59`) did; the bytes are first checked to
-    decode."""
-    _, data = checked_image(image)
-    with Image.open(io.BytesIO(data)) as decoded:
-        rgb = decoded.convert("RGB")
+    decode (one decode)."""
+    _, _, rgb = decoded_image(image, lambda decoded: decoded.convert("RGB"))
     out = io.BytesIO()
     rgb.save(out, format="PNG")
     return out.getvalue()

@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from harness.api import ImageRef, ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
-from harness.models.api_client.replies import is_loopback
-from harness.models.api_client.wrapper_parts import image_as
+from harness.models.api_client.replies import checked_image, is_loopback
+from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
 from harness.models.args import at_least, settings_from_args
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
@@ -88,8 +88,10 @@ class GeminiSettings(ApiCallSettings):
         super().__post_init__()
         if self.images not in ("upload", "inline"):
             raise ValueError(f"gemini backend: images must be upload or inline, got {self.images!r}")
-        if self.image_format not in ("png", "original"):
-            raise ValueError(f"gemini backend: image_format must be png or original, got {self.image_format!r}")
+        if self.image_format not in IMAGE_FORMATS:
+            raise ValueError(
+                f"gemini backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
+            )
         limit = self.max_output_tokens
         if limit not in ("task", "none") and not (limit.isdecimal() and int(limit) >= 1):
             raise ValueError(
@@ -332,8 +334,8 @@ class GeminiModel(ApiModel):
     status_of = staticmethod(status_of)
 
     def check_request(self, request: Request) -> None:
-        for image in request.images:  # each image decodes (its upload waits for the batch)
-            self._image_bytes(image)
+        for image in request.images:  # each image decodes (encoded, as sent, when its batch is built)
+            checked_image(image)
 
     def batch_interface(self) -> GeminiBatches:
         from harness.models.gemini.batch import GeminiBatches

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from harness.api import ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
-from harness.models.api_client.replies import error_message, is_loopback, parse_body
+from harness.models.api_client.replies import checked_image, error_message, is_loopback, parse_body
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
 from harness.models.args import settings_from_args
 from harness.models.openai_chat.wire import (
@@ -298,7 +298,13 @@ class OpenAIChatModel(ApiModel):
         return OpenAIBatches(self)
 
     def check_request(self, request: Request) -> None:
-        self.payload(request)
+        """What `payload` refuses, refused (the request's image settings, a part it cannot send, an image that does
+        not decode), without encoding the images: a batch's bodies are built once, when it is submitted."""
+        detail, _ = request_image_settings(request, self.settings.image_detail, self.settings.image_format)
+        s = self.settings
+        build_messages(
+            request, detail, s.continue_final_message, lambda image: checked_image(image)[0], s.empty_text_parts
+        )
 
     def call(self, method: str, path: str, cap: int, **send: object) -> bytes:
         """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a
