@@ -95,7 +95,7 @@ def _stopped_message(err: BaseException, output_dir: Path | None) -> str:
 def _screen_only(plan: RunPlan) -> int:
     """--screen_only: the screen's decisions for every request, the model never loaded, nothing written; and what the
     run would cost."""
-    from harness.run_cost import judge_cap, run_estimate, screened
+    from harness.run_cost import run_estimate, screened
     from harness.running.cost_estimate import cost_lines
     from harness.running.screen_only import policy_table, screen_table
 
@@ -112,7 +112,7 @@ def _screen_only(plan: RunPlan) -> int:
 
     estimates = run_estimate(plan, model, results)
     if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
-        print("\n".join(cost_lines(estimates, (model.output_cap, judge_cap(plan)))))
+        print("\n".join(cost_lines(estimates)))
     return 0
 
 

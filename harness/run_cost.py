@@ -13,7 +13,7 @@ from harness.outputs.cost_record import CostEntry, task_costs
 from harness.run_models import run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
-from harness.running.cost_estimate import Estimate, estimate, total_usd, unbounded, unpriced
+from harness.running.cost_estimate import Estimate, cap_notes, estimate, total_usd, unbounded, unpriced
 from harness.running.screen_only import ScreenedTask
 from harness.running.task_result import TaskResult
 
@@ -92,7 +92,7 @@ def budget_for(plan: RunPlan) -> Budget | None:
         )
     loose = unbounded(estimates)
     if loose:
-        why = "; ".join(cap.note for cap in (model.output_cap, judge_cap(plan)) if not cap.bounded)
+        why = "; ".join(cap_notes(estimates, unbounded_only=True))
         raise UserError(f"--max_cost cannot check this run: {why}; nothing was sent")
     if total > limit:
         raise UserError(

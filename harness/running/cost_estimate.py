@@ -36,6 +36,7 @@ class Estimate:
     batch: bool = False  # through the provider's batch interface (`--batch`), at its price
     unbounded: str = ""  # "output": its answers have no bound; "input": the judge's prompts quote such answers
     unpriced_why: str | None = None  # the table's reason for having no price, where it gives one
+    cap_note: str = ""  # why its answers are priced otherwise than at max_gen_toks (`OutputCap.note`), where they are
 
     @property
     def usd(self) -> float | None:
@@ -64,7 +65,8 @@ def estimate(
     max_gen_toks)."""
     model_cap, judge_cap = model_cap or OutputCap(), judge_cap or OutputCap()
     out = []
-    price = table.price_of(model)
+    price, model_unpriced = table.price_of(model), table.why_unpriced(model)
+    judges: dict[str | None, tuple[Price | None, str | None]] = {}  # each judge's price and reason, looked up once
     for r in results:
         answer = model_cap.of(r.max_gen_toks)  # None: nothing bounds it
         out.append(
@@ -79,24 +81,28 @@ def estimate(
                 r.sent_images,
                 batch,
                 unbounded="output" if answer is None else "",
-                unpriced_why=table.why_unpriced(model),
+                unpriced_why=model_unpriced,
+                cap_note=model_cap.note,
             )
         )
         if judging and r.judge_calls:
             judge = judge_model or r.judge_model
+            if judge not in judges:
+                judges[judge] = table.price_of(judge), table.why_unpriced(judge)
             reply = judge_cap.of(r.judge_max_gen_toks)
             out.append(
                 Estimate(
                     r.task,
                     "judge",
-                    table.price_of(judge),
+                    judges[judge][0],
                     judge,
                     r.judge_calls,
                     -(-r.judge_chars // CHARS_PER_TOKEN) + r.judge_calls * (answer or 0),  # each with the answer
                     r.judge_calls * (reply or 0),
                     batch=batch,
                     unbounded="output" if reply is None else "input" if answer is None else "",
-                    unpriced_why=table.why_unpriced(judge),
+                    unpriced_why=judges[judge][1],
+                    cap_note=judge_cap.note,
                 )
             )
     return out
@@ -113,15 +119,22 @@ def unbounded(estimates: Sequence[Estimate]) -> list[str]:
     return list(dict.fromkeys(e.served or "-" for e in estimates if e.requests and e.unbounded == "output"))
 
 
+def cap_notes(estimates: Sequence[Estimate], unbounded_only: bool = False) -> list[str]:
+    """The notes of the output caps in `estimates` (`unbounded_only`: of those that bound nothing), each once."""
+    return list(
+        dict.fromkeys(e.cap_note for e in estimates if e.cap_note and (e.unbounded == "output" or not unbounded_only))
+    )
+
+
 def unpriced(estimates: Sequence[Estimate]) -> dict[str, str | None]:
     """The models without a price, each with the table's reason where it gives one."""
     return dict(sorted({e.served or "-": e.unpriced_why for e in estimates if e.requests and not e.priced_as}.items()))
 
 
-def cost_lines(estimates: Sequence[Estimate], caps: Sequence[OutputCap] = ()) -> list[str]:
+def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     """The estimate as the screen prints it: a table per task and who is paid (a row starts with who, as the screen's
-    own rows start with the task), then the total; `caps`: the models' output caps, whose notes say where an answer
-    is priced otherwise than at its max_gen_toks."""
+    own rows start with the task), the notes of the output caps of those paid (where an answer is priced otherwise
+    than at its max_gen_toks), then the total."""
     lines = [
         "",
         "Estimated cost in USD: the prompts as counted above, each answer at the most output it can be billed for (its "
@@ -139,7 +152,7 @@ def cost_lines(estimates: Sequence[Estimate], caps: Sequence[OutputCap] = ()) ->
         given = f"{e.input_tokens:,}" + (" and the answers" if e.unbounded == "input" else "")
         output = "not bounded" if e.unbounded == "output" else f"{e.output_tokens:,}"
         lines.append(f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {given} | {output} | {usd} |")
-    lines += [f"- {cap.note}." for cap in dict.fromkeys(caps) if cap.note]
+    lines += [f"- {note}." for note in cap_notes(estimates)]
     total = total_usd(estimates)
     if total is not None:
         parts = {who: sum(e.usd or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")}

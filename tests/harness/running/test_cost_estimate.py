@@ -10,7 +10,7 @@ import pytest
 
 from harness.models.pricing import Price, PriceTable, Rates
 from harness.models.screen_model import OutputCap
-from harness.running.cost_estimate import cost_lines, estimate, total_usd, unbounded
+from harness.running.cost_estimate import cap_notes, cost_lines, estimate, total_usd, unbounded
 from harness.running.screen_only import ScreenedTask
 
 
@@ -70,7 +70,7 @@ def test_an_answer_nothing_bounds_is_said_to_be_unbounded():
     # The judge's replies are bounded; its prompts quote answers that are not.
     assert (judge.unbounded, judge.input_tokens, judge.output_tokens) == ("input", 1001, 300)
     assert unbounded([model, judge]) == ["model-m"]
-    lines = cost_lines([model, judge], [cap])
+    lines = cost_lines([model, judge])
     assert "| model | summ | model-m | 2 | 1,000 | not bounded | at least 0.00 |" in lines
     assert "| judge | summ | judge-x | 6 | 1,001 and the answers | 300 | at least 0.00 |" in lines
     assert "- model-m is sent no output cap." in lines
@@ -81,3 +81,16 @@ def test_a_cap_of_its_own_or_the_models_output_limit_prices_each_answer():
     for cap, most in ((OutputCap(), 100), (OutputCap(40, note="a cap"), 40), (OutputCap(65536, note="a limit"), 65536)):
         (model,) = estimate("model-m", [_task()], _table(), model_cap=cap)
         assert model.output_tokens == 2 * most and not model.unbounded
+
+
+def test_a_caps_note_is_said_for_those_paid_only():
+    judge_cap = OutputCap(bounded=False, note="judge-x is sent no output cap")
+    model_cap = OutputCap(65536, note="model-m is priced at its output limit")
+    lines = cost_lines(
+        estimate("model-m", [_task()], _table(), judging=False, model_cap=model_cap, judge_cap=judge_cap)
+    )
+    assert "- model-m is priced at its output limit." in lines
+    assert not any("judge-x" in line for line in lines)  # no judge runs (`--predict_only`): nothing of its cap
+    judged = estimate("model-m", [_task()], _table(), judging=True, model_cap=model_cap, judge_cap=judge_cap)
+    assert cap_notes(judged) == ["model-m is priced at its output limit", "judge-x is sent no output cap"]
+    assert cap_notes(judged, unbounded_only=True) == ["judge-x is sent no output cap"]
