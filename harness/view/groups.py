@@ -21,7 +21,7 @@ from harness.errors import UserError
 from harness.outputs.group_values import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog
-from harness.view.values import NONE_SHOWN, Shown, shown
+from harness.view.values import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.view_hooks_api import ViewHooks
 
 
@@ -110,7 +110,7 @@ def cell_value(catalog: Catalog, model: str, tasks: list[str]) -> tuple[str | No
     the value of the results' group whose tasks are exactly these; else none, and why."""
     data = catalog.models.get(model)
     if data is None or not tasks:
-        return None, Shown("", "not run")
+        return None, Shown("", NOT_RUN)
     if len(tasks) == 1:
         return tasks[0], shown(catalog, model, tasks[0], catalog.primary_metric(model, tasks[0]))
     group = catalog.groups_by_tasks[model].get(frozenset(tasks))

@@ -37,7 +37,7 @@ class IndexRow:
     @property
     def ran(self) -> list[str]:
         """The models that ran it."""
-        return [cell.model for cell in self.cells if cell.shown.why != "not run"]
+        return [cell.model for cell in self.cells if cell.shown.ran]
 
 
 def index_rows(catalog: Catalog) -> list[IndexRow]:

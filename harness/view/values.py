@@ -13,6 +13,7 @@ from harness.outputs.report import headline_cell, row_scale
 from harness.view.catalog import Catalog
 
 NONE_SHOWN = "—"
+NOT_RUN = "not run"  # a cell's `why` where the model did not run the task or group
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,10 @@ class Shown:
     value: float | None = None  # the number on 0-100 (as recorded where `scale` is None), for a cell's shade
 
     @property
+    def ran(self) -> bool:
+        return self.why != NOT_RUN
+
+    @property
     def level(self) -> int:
         """The cell's shade, 0..10 (0 without a number)."""
         if self.value is None or self.scale is None:
@@ -37,7 +42,7 @@ def shown(catalog: Catalog, model: str, name: str, metric: str | None) -> Shown:
     """`metric` of task or group `name` for `model`, as report.md shows it (None: the entry has no metric)."""
     data = catalog.models.get(model)
     if data is None or (name not in data.results and name not in data.groups):
-        return Shown("", "not run")
+        return Shown("", NOT_RUN)
     if metric is None:
         return Shown(NONE_SHOWN, why_no_value(data, name, None))
     why = why_no_value(data, name, metric)
