@@ -8,24 +8,38 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.api import GenerationSettings, Model, Request, Response
 from harness.models.hf.settings import HFSettings
+from harness.models.prompt_style import PromptStyle
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
+from harness.sent import Sent
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 
+class PromptCount(Protocol):
+    """What renders and counts a path's prompts (`hf_counting.ProcessorCount`, `text_only.TextOnlyCount`)."""
+
+    style: PromptStyle
+
+    @property
+    def token_rule(self) -> str: ...
+    def prompt_tokens(self, request: Request) -> int: ...
+    def decode_encode(self, text: str) -> str: ...
+    def sent(self, request: Request, prompt: str | None = None) -> Sent: ...
+
+
 class HFGeneration(Model):
-    """A path's model, tokenizer and settings, set by its `__init__`; `prompt_tokens` and `prompt_style_described`,
-    its own."""
+    """A path's model, tokenizer, settings and prompt count (`count`), set by its `__init__`; what the model is told
+    of a prompt is the count's."""
 
     torch: ModuleType
     settings: HFSettings
@@ -40,9 +54,27 @@ class HFGeneration(Model):
     # annotates `to` and `generate` of the auto class's models for other callers (`to(device)` reads as an error).
     model: Any
 
+    count: PromptCount
+
+    @property
+    def token_rule(self) -> str:
+        return self.count.token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt as this model is sent it (the count's: the chat rendered and tokenized, each image as the
+        processor expands it, the text-only path's fit)."""
+        return self.count.prompt_tokens(request)
+
+    def text_round_trip(self) -> Callable[[str], str]:
+        return self.count.decode_encode
+
+    def render(self, request: Request) -> Sent:
+        """What `generate` gives the model for `request` (the count's `sent`)."""
+        return self.count.sent(request)
+
     def prompt_style_described(self) -> dict[str, object]:
         """How the path builds the chat, for the identity."""
-        raise NotImplementedError
+        return self.count.style.describe()
 
     def _start(self, settings: HFSettings, max_batch_tokens: int | None) -> None:
         """What either path sets before it loads anything: torch's threads, the settings, the device."""

@@ -18,7 +18,7 @@ identity are `generation.HFGeneration`'s, which the text-only path (`text_only=t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -37,11 +37,12 @@ from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
 from harness.models.registry import register_model
 from harness.row_tokens import fit_within_pixels
-from harness.sent import Sent
 
 
 @register_model("hf")
 class HFModel(HFGeneration):
+    count: ProcessorCount
+
     def __init__(
         self,
         settings: HFSettings,
@@ -119,18 +120,6 @@ class HFModel(HFGeneration):
         return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
 
     # ----------------------------------------------------------------------------- counting
-    @property
-    def token_rule(self) -> str:
-        return self.count.token_rule
-
-    def prompt_tokens(self, request: Request) -> int:
-        """The prompt as this model sees it (`ProcessorCount`: the chat template tokenized, each image as the
-        processor expands it at the size it is scaled to)."""
-        return self.count.prompt_tokens(request)
-
-    def text_round_trip(self) -> Callable[[str], str]:
-        return self.count.decode_encode
-
     # ---------------------------------------------------------------------------- preparing
     @property
     def scale_first(self) -> ProcessorScale:
@@ -227,10 +216,6 @@ class HFModel(HFGeneration):
                 responses[i] = replace(response, sent=self.count.sent(requests[i], prompt))
         return [r if r is not None else Response(None, error="no response") for r in responses]
 
-    def render(self, request: Request) -> Sent:
-        """What `generate` gives the processor for `request` (`ProcessorCount.sent`)."""
-        return self.count.sent(request)
-
     def _generate(
         self,
         items: list[tuple[int, str, list[Image.Image]]],
@@ -261,9 +246,6 @@ class HFModel(HFGeneration):
                 for k in range(len(items))
             ]
         return self._decode(inputs, settings)
-
-    def prompt_style_described(self) -> dict[str, object]:
-        return self.count.style.describe()
 
     def close(self) -> None:
         if self._image_pool is not None:

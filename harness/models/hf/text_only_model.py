@@ -6,7 +6,7 @@ no processor is loaded and no image decoded."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -16,11 +16,11 @@ from harness.models.checkpoint import require_checkpoint
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.settings import HFSettings, context_limit, load_kwargs
 from harness.models.hf.text_only import Fitted, TextOnlyCount, yarn_parameters
-from harness.models.prompt_style import TEXT_ONLY
-from harness.sent import Sent
 
 
 class TextOnlyModel(HFGeneration):
+    count: TextOnlyCount
+
     def __init__(
         self,
         settings: HFSettings,
@@ -70,23 +70,6 @@ class TextOnlyModel(HFGeneration):
         settings = settings_from_args(HFSettings, {**args, "text_only": "true"}, "hf")
         require_checkpoint(settings.pretrained, settings.revision)
         return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
-
-    @property
-    def token_rule(self) -> str:
-        return self.count.token_rule
-
-    def prompt_tokens(self, request: Request) -> int:
-        """The prompt as sent, after the fit (`TextOnlyCount`): exact."""
-        return self.count.prompt_tokens(request)
-
-    def text_round_trip(self) -> Callable[[str], str]:
-        return self.count.decode_encode
-
-    def render(self, request: Request) -> Sent:
-        return self.count.sent(request)
-
-    def prompt_style_described(self) -> dict[str, object]:
-        return TEXT_ONLY.describe()
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
