@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from view_index import timed  # noqa: E402 - the sibling benchmark's timer, wall and CPU
 
 # (page, query): the demo's models are `random` (every benchmark) and `constant` (MMNeedle).
 PAGES = (
@@ -28,12 +31,6 @@ PAGES = (
     ("mmneedle grid", "/samples", {"model": "random", "task": "mmneedle"}),
     ("mmneedle grid, two models", "/samples", {"model": "random", "task": "mmneedle", "vs": "constant"}),
 )
-
-
-def timed(call) -> tuple[float, float, object]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    value = call()
-    return time.perf_counter() - wall, time.process_time() - cpu, value
 
 
 def main() -> None:
