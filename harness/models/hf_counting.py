@@ -14,7 +14,7 @@ sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
 from harness.errors import first_line
@@ -79,9 +79,17 @@ def image_processor_settings(processor: object) -> dict[str, object]:
     return dict(to_dict()) if callable(to_dict) else {}
 
 
+class LoadKwargs(TypedDict, total=False):
+    """What a checkpoint's config, tokenizer and processor load with."""
+
+    revision: str | None
+    trust_remote_code: bool
+    local_files_only: bool
+
+
 def load_config(
     pretrained: str, revision: str | None, trust_remote_code: bool, offline: bool
-) -> tuple[PreTrainedConfig, dict[str, Any]]:
+) -> tuple[PreTrainedConfig, LoadKwargs]:
     """The checkpoint's config, and the keyword arguments its tokenizer or processor loads with; the checkpoint's
     files checked and its remote code said (or refused) first, before transformers may import it (`--screen_only`
     included); `offline`: from a local folder or the local Hub cache only."""
@@ -89,7 +97,7 @@ def load_config(
 
     check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
     before_loading(pretrained, revision, trust_remote_code, offline=offline)
-    kwargs: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    kwargs: LoadKwargs = {"revision": revision, "trust_remote_code": trust_remote_code}
     if offline:
         kwargs["local_files_only"] = True
     return AutoConfig.from_pretrained(pretrained, **kwargs), kwargs
