@@ -1,0 +1,148 @@
+"""An engine's own arguments, read from the engine's own declaration when the run starts: vLLM's `EngineArgs` (a
+dataclass), SGLang's `ServerArgs` and vLLM's `SamplingParams` (msgspec structs). Every field of the installed
+version passes through, converted by that field's declared type; a key that is no field is refused in one line
+naming the nearest. Nothing here lists an engine's fields: a new engine release brings its new fields with it.
+
+A `--model_args` value is a string: it is read as the field's type reads it (`8` for an int, `true` for a bool, `fp8`
+for a literal choice) and, where that fails, as JSON (`{"image": 4}` for a mapping, `[1, 2]` for a list), both
+validated by pydantic against the declared type. A type pydantic cannot build a validator for (a callable, a class)
+takes the value as JSON where it parses and as the string otherwise, for the engine's own checks to judge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import sys
+import types
+import typing
+from collections.abc import Collection, Mapping
+from functools import cache
+from typing import cast
+
+import pydantic
+
+
+def _resolved(annotation: object, owner: type) -> object:
+    """A field's type, a postponed annotation (a string) evaluated in its class's module; where a name in it cannot
+    be found (vLLM imports some only for type checkers) the string stays, and the value is taken as it reads."""
+    if not isinstance(annotation, str):
+        return annotation
+    namespace = {**vars(typing), **vars(sys.modules[owner.__module__])}
+    try:
+        return eval(annotation, namespace)  # noqa: S307 - the installed engine's own annotation, not user input
+    except Exception:
+        return annotation
+
+
+def _bare(annotation: object) -> object:
+    """The type without `Annotated` extras (SGLang's help texts and CLI metadata)."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+@cache
+def declared_fields(declaration: type) -> dict[str, object]:
+    """Each field a dataclass or msgspec struct takes when built, by name, with its type; private fields (`_name`)
+    are the engine's own bookkeeping and are left out."""
+    if dataclasses.is_dataclass(declaration):
+        pairs = [(f.name, f.type) for f in dataclasses.fields(declaration) if f.init]
+    else:
+        import msgspec
+
+        pairs = [(f.name, f.type) for f in msgspec.structs.fields(declaration)]
+    return {name: _bare(_resolved(kind, declaration)) for name, kind in pairs if not name.startswith("_")}
+
+
+@cache
+def _validator(annotation: object) -> pydantic.TypeAdapter[object] | None:
+    if isinstance(annotation, str):
+        return None
+    try:
+        return pydantic.TypeAdapter(cast("type[object]", annotation))  # a type read at run time
+    except Exception:  # no validator for it (a callable, `type[...]`): the engine's own checks judge the value
+        return None
+
+
+def _accepts_none(annotation: object) -> bool:
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else ()
+    return annotation is None or type(None) in options
+
+
+def field_value(text: str, annotation: object) -> object:
+    """`text` (one `--model_args` value) as a field of type `annotation` takes it; `ValueError` saying what the
+    field expected where it is not one."""
+    if text.strip().lower() in ("none", "null") and _accepts_none(annotation):
+        return None
+    try:
+        parsed: object = json.loads(text)
+    except ValueError:
+        parsed = text
+    validator = _validator(annotation)
+    if validator is None:
+        return parsed
+    # A JSON object or list is read as one first (`stop=["x"]` is a list, not the string), anything else as the text
+    # first (`seed=7` an int where the type is one, `tokenizer=007` a name where it is a string).
+    readings = [parsed, text] if isinstance(parsed, dict | list) else [text, parsed] if parsed != text else [text]
+    errors = []
+    for reading in readings:
+        try:
+            return validator.validate_python(reading)
+        except pydantic.ValidationError as err:
+            errors.append(err)
+    raise ValueError(_first_error(errors[0])) from None
+
+
+def _first_error(err: pydantic.ValidationError) -> str:
+    first = err.errors(include_url=False, include_input=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{first['msg']}{f' (at {where})' if where else ''}"
+
+
+def nearest(name: str, known: Collection[str]) -> str:
+    """`; did you mean X?` for the known name closest to `name`, or nothing where none is close."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def split_engine_args(
+    args: Mapping[str, str],
+    own: Collection[str],
+    declaration: type,
+    backend: str,
+    *,
+    refused: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], dict[str, object]]:
+    """`--model_args` split into the backend's own settings (`own`: their names, strings left for the backend's
+    settings parser) and the engine's fields (converted by `declaration`'s types). A key that is an engine field the
+    backend sets itself is refused with the reason `refused` gives; one that is neither is refused naming the
+    nearest of both. Raises `ValueError` (the value is not shown: it may be a key)."""
+    engine = declared_fields(declaration)
+    mine: dict[str, str] = {}
+    passed: dict[str, object] = {}
+    for name, text in args.items():
+        if name in (refused or {}):
+            raise ValueError(f"{backend} backend: model argument {name}: {(refused or {})[name]}")
+        if name in own:
+            mine[name] = text
+        elif name in engine:
+            try:
+                passed[name] = field_value(text, engine[name])
+            except ValueError as err:
+                raise ValueError(
+                    f"{backend} backend: model argument {name}: {declaration.__name__}.{name} expects "
+                    f"{_shown(engine[name])}: {err}"
+                ) from None
+        else:
+            raise ValueError(
+                f"{backend} backend: unknown model argument {name!r}: neither the backend's own nor a field of "
+                f"{declaration.__module__}.{declaration.__name__}{nearest(name, [*own, *engine])}"
+            )
+    return mine, passed
+
+
+def _shown(annotation: object) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or repr(annotation)
+    return str(text).replace("typing.", "")
