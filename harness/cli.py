@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from harness.errors import CommandParser, UserError
-from harness.run_arguments import EvaluationOptions, positive_int, run_parser
+from harness.run_arguments import EvaluationOptions, parse_arguments, positive_int, run_parser
 
 if TYPE_CHECKING:
     from harness.config.task_index import TaskIndex
@@ -318,19 +318,19 @@ def _main(argv: list[str]) -> int:
             argv = argv[1:]
         elif argv and not argv[0].startswith("-"):  # `harness lss`: a subcommand mistyped, not a run's flags
             raise UserError(unknown_command(argv[0]))
-        parser = run_parser()
         if not argv:  # `harness` (or `harness run`) alone: its help, as lm-eval's `lm-eval` and `lm-eval run` print
-            parser.print_help()
+            run_parser().print_help()
             return 0
-        args = parser.parse_args(argv)  # before any heavy import: `--help` stays instant
+        args, run_file = parse_arguments(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:
             return list_tasks(args.tasks, list(args.include_path or []))
         if args.model is None:
-            parser.error("the following arguments are required: --model")
+            where = f" (on the command line or in {args.config})" if run_file else ""
+            raise UserError(f"the following arguments are required: --model{where}")
         options = EvaluationOptions.from_namespace(args)
         from harness.execute import run
 
-        return run(options, argv)
+        return run(options, argv, run_file.record if run_file else None)
     except UserError as err:
         from harness.redact import scrub
 

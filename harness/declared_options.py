@@ -154,7 +154,7 @@ def arguments(flag: str, typed: bool = False) -> Parse:
         from harness.models.args import parse_kv
         from harness.models.args import typed as as_typed
 
-        given = {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else parse_kv(value, flag)
+        given = {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else parse_kv(str(value), flag)
         return {k: as_typed(v) for k, v in given.items()} if typed else given
 
     read.__name__ = "arguments"

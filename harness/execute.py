@@ -15,7 +15,7 @@ from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
-    from harness.outputs.results_file import ResultsFile
+    from harness.outputs.results_file import ResultsFile, RunFileRecord
     from harness.run_arguments import EvaluationOptions
     from harness.running.judge import Judges
     from harness.running.sharding import Shard
@@ -27,12 +27,15 @@ PREDICT_ONLY_NOTE = (
 )
 
 
-def run(options: EvaluationOptions, argv: Sequence[str]) -> int:
-    """Run the evaluation `harness` was asked for (`argv`, read into `options`); the exit code."""
-    return run_with_results(options, argv)[0]
+def run(options: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> int:
+    """Run the evaluation `harness` was asked for (`argv`, and the `--config` file it names, `run_file`, read into
+    `options`); the exit code."""
+    return run_with_results(options, argv, run_file)[0]
 
 
-def run_with_results(options: EvaluationOptions, argv: Sequence[str]) -> tuple[int, ResultsFile | None]:
+def run_with_results(
+    options: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None
+) -> tuple[int, ResultsFile | None]:
     """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
     the Python API's entry too (`harness.evaluator`: `argv` the command line its keywords stand for). The options
     become the run's plan here, and only the plan goes on."""
@@ -43,7 +46,7 @@ def run_with_results(options: EvaluationOptions, argv: Sequence[str]) -> tuple[i
 
         datasets.disable_progress_bars()
     with scrubbed_output():
-        return execute_plan(plan_run(options, argv))
+        return execute_plan(plan_run(options, argv, run_file))
 
 
 def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:

@@ -29,9 +29,18 @@ from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
 if TYPE_CHECKING:
     from builders.core import contract
+    from harness.run_file import RunFile
     from harness.running.sharding import Shard
 
-__all__ = ["GROUPS", "TOKEN_BUDGET_BATCH_SIZE", "EvaluationOptions", "parse_options", "positive_int", "run_parser"]
+__all__ = [
+    "GROUPS",
+    "TOKEN_BUDGET_BATCH_SIZE",
+    "EvaluationOptions",
+    "parse_arguments",
+    "parse_options",
+    "positive_int",
+    "run_parser",
+]
 
 TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
 GROUPS = (LM_EVAL,)  # the `--help` groups after the parser's own
@@ -357,10 +366,28 @@ def run_parser() -> argparse.ArgumentParser:
         "difference needs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
     )
     add_flags(parser, EvaluationOptions, GROUPS)
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        type=Path,
+        help="a YAML file of this command's flags, each a key without its dashes (tasks: [...], model_args: {...}); "
+        "a flag given here replaces the file's value (docs/evaluating.md, docs/run.yaml)",
+    )
+    for action in parser._actions:  # --tasks may come from --config: checked once it is read (`parse_arguments`)
+        action.required = False
     parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
 
 
+def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, RunFile | None]:
+    """A `harness` command line (without the program's name) read, with the flags its `--config FILE` gives where
+    the command line gives none, and that file as read (None without one)."""
+    from harness.run_file import apply_run_file
+
+    args = run_parser().parse_args(list(argv))
+    return args, apply_run_file(args, EvaluationOptions)
+
+
 def parse_options(argv: Sequence[str]) -> EvaluationOptions:
     """The options a `harness` command line (without the program's name) gives, checked."""
-    return EvaluationOptions.from_namespace(run_parser().parse_args(list(argv)))
+    return EvaluationOptions.from_namespace(parse_arguments(argv)[0])

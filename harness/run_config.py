@@ -74,6 +74,7 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
         **_lm_eval_settings(plan, stats.get("backend_stats") or {}),  # type: ignore[typeddict-item]
         **stats,
         "argv": plan.command(),
+        "run_file": plan.run_file,
     }
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from harness.config.task_index import Selection, TaskIndex
     from harness.models.reasoning import AnswerTags, ReasoningTags
     from harness.outputs.hub_upload import HubTarget
+    from harness.outputs.results_file import RunFileRecord
     from harness.run_arguments import EvaluationOptions
     from harness.running.task import Task
 
@@ -66,6 +67,7 @@ class RunPlan:
     # own (`harness.models.reasoning.in_force`), with the tags the alias wraps its answer in
     thinking_tags: ReasoningTags | None = None
     answer_tags: AnswerTags | None = None
+    run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -219,9 +221,9 @@ def cache_path(no_cache: bool, cache_dir: Path | None, output_dir: Path | None) 
     return output_dir / CACHE_FILENAME if output_dir is not None else None
 
 
-def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
-    """The plan of the run `args` asks for (`argv`: the command line they were given as, or stand for); a
-    `UserError` naming the first bad flag, task or dataset."""
+def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> RunPlan:
+    """The plan of the run `args` asks for (`argv`: the command line they were given as, or stand for, with the
+    `--config` file it names, `run_file`); a `UserError` naming the first bad flag, task or dataset."""
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
     from harness.models.aliases import task_benchmarks
@@ -311,4 +313,5 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str]) -> RunPlan:
         results_copy=results_copy,
         thinking_tags=thinking_tags,
         answer_tags=answer_tags,
+        run_file=run_file,
     )

@@ -176,8 +176,9 @@ def _make_loader(path: Path) -> type:
     return Loader
 
 
-def load_yaml_file(path: Path) -> YamlDict:
-    """Parse one YAML file (no includes). Malformed YAML raises `TaskConfigError` with file:line:col."""
+def read_yaml(path: Path, what: str = "task and group files") -> object:
+    """What one YAML file holds (no includes; each mapping a `YamlDict`, None for an empty file); a file that cannot be
+    read, is not UTF-8 (`what` must be saved as UTF-8) or is malformed raises `TaskConfigError` with file:line:col."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
@@ -186,7 +187,7 @@ def load_yaml_file(path: Path) -> YamlDict:
         line = err.object[: err.start].count(b"\n") + 1
         raise TaskConfigError(
             f"{path}:{line}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
-            f"{err.start}); task and group files must be saved as UTF-8"
+            f"{err.start}); {what} must be saved as UTF-8"
         ) from None
     try:
         data = yaml.load(text, Loader=_make_loader(path))  # noqa: S506 - a SafeLoader subclass
@@ -205,6 +206,13 @@ def load_yaml_file(path: Path) -> YamlDict:
         raise TaskConfigError(f"{path}: malformed YAML: {first_line(err)}") from None
     except RecursionError:
         raise TaskConfigError(f"{path}: malformed YAML: nested too deeply to read") from None
+    return data
+
+
+def load_yaml_file(path: Path) -> YamlDict:
+    """Parse one task or group YAML file (no includes): a mapping. Malformed YAML raises `TaskConfigError` with
+    file:line:col."""
+    data = read_yaml(path)
     if data is None:
         data = YamlDict()
         data.source = path

@@ -38,6 +38,13 @@ def is_metric_key(key: str) -> bool:
     return bool(comma) and not name.endswith(ERROR_SUFFIXES)
 
 
+class RunFileRecord(TypedDict):
+    """`harness --config FILE`: the file (`harness.run_file`), as the run read it."""
+
+    path: str  # absolute
+    contents: dict[str, object]  # its keys and values as plain JSON, every secret redacted
+
+
 class RunConfig(TypedDict, total=False):
     """The results' `config`: what the run ran and how (`harness.run_config.run_config` makes it; `harness merge`
     makes a merged run's from its shards'), every secret redacted."""
@@ -87,6 +94,7 @@ class RunConfig(TypedDict, total=False):
     answer_tags: list[str]  # [start, end] of the answer the model wraps after its thinking: what it holds was scored
     judge: dict[str, Any] | None
     argv: list[str] | None  # the command line, redacted
+    run_file: RunFileRecord | None  # --config FILE: the flags the command line left to it
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line
 
 

@@ -41,6 +41,7 @@ SHOWN = {
     "input_policies",
     "judge",
     "argv",
+    "run_file",
     "metadata",
     "include_path",
     "log_samples",
@@ -175,6 +176,15 @@ def _settings(run: Mapping[str, object]) -> list[str]:
     return lines
 
 
+def _run_file(record: object) -> list[str]:
+    """The `--config` file the command named, as the run read it (`config.run_file`)."""
+    if not isinstance(record, Mapping):
+        return []
+    contents = record.get("contents")
+    shown = _text(redact_mapping(contents)) if isinstance(contents, Mapping) else UNKNOWN
+    return [f"- **run file** `{_text(record.get('path'))}` (redacted): `{shown}`"]
+
+
 def _code(results: Mapping[str, Any]) -> str:
     versions = results.get("package_versions") or {}
     packages = ", ".join(f"{name} {version}" for name, version in versions.items()) or UNKNOWN
@@ -191,6 +201,7 @@ def run_section(path: str, results: Mapping[str, Any], tasks: list[str], number:
         "",
         f"- **date**: {_date(results)}",
         f"- **command** (redacted): `{command}`",
+        *_run_file(run.get("run_file")),
         f"- **tasks**: {_named(tasks)}",
         *_model(run),
         *_settings(run),

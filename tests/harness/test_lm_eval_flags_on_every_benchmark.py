@@ -56,6 +56,9 @@ FLAGS: dict[str, tuple[list[str], int]] = {
     "--confirm_run_unsafe_code": (["--confirm_run_unsafe_code"], 0),
     "--gen_kwargs": (["--gen_kwargs", "max_gen_toks=16,temperature=0"], 0),
     "--limit": (["--limit", "0.5"], 0),
+    # the documented run file: the walk's own flags replace its tasks, data, limit and output; its model_args,
+    # gen_kwargs and log_samples apply
+    "--config": (["--config", str(PROJECT / "docs" / "run.yaml")], 0),
 }
 # Documented, and walked by their own tests: they reach W&B (tests/harness/test_no_dead_ends.py, offline mode).
 WALKED_ELSEWHERE = {"--wandb_args", "--wandb_config_args"}

@@ -40,8 +40,8 @@ def test_every_declared_option_is_a_flag_a_plan_field_and_a_keyword() -> None:
         assert keywords[item.name].kind is inspect.Parameter.KEYWORD_ONLY, item.name
         assert keywords[item.name].annotation == (flag.accepts or item.type), item.name
         assert f"{item.name}:" in (simple_evaluate.__doc__ or ""), item.name
-    # `harness --help` lists the declared flags, and only those (with -h and -V)
-    assert set(actions) == {item.name for item in OPTIONS} | {"help", "version"}
+    # `harness --help` lists the declared flags, and only those (with -h, -V and --config, the file of the others)
+    assert set(actions) == {item.name for item in OPTIONS} | {"help", "version", "config"}
     # The plan keeps the options whole and repeats none of them: its `model` and `tasks` are what those options
     # resolve to (a backend with its arguments, the loaded tasks), not the names given.
     plan_fields = {item.name: item.type for item in dataclasses.fields(RunPlan)}

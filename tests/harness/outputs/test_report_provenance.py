@@ -78,12 +78,15 @@ def test_an_older_results_file_with_a_secret_is_redacted_in_the_opening(
     results["config"]["model_args"]["api_key"] = secret
     results["config"]["argv"] += ["--model_args", f"answer=-1,api_key={secret}"]
     results["config"]["system_note"] = {"hf_token": secret}  # a field this version does not know
+    results["config"]["run_file"] = {"path": "/runs/run.yaml", "contents": {"model_args": {"api_key": secret}}}
     path.write_text(json.dumps(results))
     text = _report(harness, out)
     assert secret not in text
     block = _run_block(text, "constant")
     assert '"api_key": "<redacted>"' in block and "api_key=<redacted>" in block
     assert '- **other run settings**: `{"system_note": {"hf_token": "<redacted>"}}`' in block
+    # The --config file the command named, beside the command (harness.run_file)
+    assert '- **run file** `/runs/run.yaml` (redacted): `{"model_args": {"api_key": "<redacted>"}}`' in block
 
 
 @pytest.fixture(scope="module")

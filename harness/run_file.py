@@ -1,0 +1,145 @@
+"""`harness --config FILE`: a run's flags in a YAML file, as lm-eval's `run --config` and lmms-eval's `--config` take
+theirs (lm-eval's docs/config_files.md: "All configuration keys correspond directly to CLI arguments", and "CLI
+arguments override config file values").
+
+Each key is a flag of the run without its dashes (`model_args`, `log_samples`), and its value is read by that flag's
+own declaration (`harness.declared_options`), as `simple_evaluate` reads the flag's keyword: `tasks` a list of names
+or their comma-separated text, `model_args` and `gen_kwargs` a mapping or their `k=v` text, a switch `true` or
+`false`, `null` as if the key were absent. A flag given on the command line replaces the file's value whole. Paths
+are read from the current folder, as the same flags on the command line (and lm-eval's and lmms-eval's files) are.
+One run a file: a list of runs (lmms-eval's batch file) is refused. A mistake is one line naming the file, the key's
+line and the key (exit 2). The results record the file (`config.run_file`: its path and its contents, every secret
+redacted); the secrets it holds are registered as it is read, so no message shows one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import MISSING, Field, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from builders.core.contract import flag_of
+from harness.declared_options import DeclaredOptions, declared
+from harness.errors import TaskConfigError, UserError, suggest
+
+if TYPE_CHECKING:
+    from harness.outputs.results_file import RunFileRecord
+
+SCALARS = (str, int, float)  # a value the command line gives as text (bool is an int: kept for switches)
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A run file, read: the options it gives (each read by its declaration) and what the results record of it."""
+
+    path: Path
+    values: dict[str, object]  # option name -> its value, read as its keyword is
+    record: RunFileRecord  # its path and its contents, every secret redacted
+
+
+def read_run_file(path: Path, options: type[DeclaredOptions]) -> RunFile:
+    """The run file at `path`, each key one of `options` and its value read by that option's declaration; a mistake
+    is a one-line `UserError` naming the file (and the key's line)."""
+    from harness.config.yaml_loader import YamlDict, read_yaml
+    from harness.redact import collect_secrets, command_line_secrets, register
+
+    try:
+        data = read_yaml(path, "a run file")
+    except TaskConfigError as err:
+        raise UserError(str(err)) from None
+    if isinstance(data, list):
+        raise UserError(
+            f"{path}: a list of runs is not supported: one run a file (give each its own file, or one file with the "
+            "flags they share and the others on the command line: harness --config FILE --model ...)"
+        )
+    if not isinstance(data, YamlDict) or not data:
+        got = "nothing" if data is None or data == {} else _kind(data)
+        raise UserError(f"{path}: expected a mapping of the run's flags (tasks: ..., model: ...), got {got}")
+    # Before any value is read: no message about one shows a key the file holds.
+    register(collect_secrets(data, {}) + command_line_secrets(str(v) for v in data.values() if isinstance(v, str)))
+    known = {item.name: item for item in declared(options)}
+    values: dict[str, object] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise UserError(f"{data.where(key)}: {suggest(str(key), known, 'key')} (see harness --help)")
+        if value is not None:
+            values[key] = _value(options, known[key], value, data.where(key))
+    return RunFile(path, values, {"path": str(path.resolve()), "contents": _recorded(data, known)})
+
+
+def _value(options: type[DeclaredOptions], item: Field[object], value: object, where: str) -> object:
+    """`value` as the option `item` reads it, or the one line naming the file, line and key."""
+    problem = _shape_problem(item, value)
+    if problem:
+        raise UserError(f"{where}: {item.name}: {problem}")
+    if not flag_of(item).switch and isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)  # `device: 0`, `limit: 2`: the text the flag is given on the command line
+    try:
+        return options.read(item, value)
+    except UserError as err:
+        reason = re.sub(rf"^(argument \S+: |(--)?{re.escape(item.name)}: )", "", str(err))
+        raise UserError(f"{where}: {item.name}: {reason}") from None
+
+
+def _shape_problem(item: Field[object], value: object) -> str | None:
+    """What keeps a YAML value from being one the option reads, by what the option's flag takes: a switch true or
+    false, a `k=v` option (a dict by default) a mapping of single values or its text, a list only where the option's
+    reader takes one (task names, seeds, paths), true or false only for a flag that may be given without a value."""
+    flag = flag_of(item)
+    if flag.switch:
+        return None  # its reader: true or false, or its one line
+    if isinstance(value, Mapping):
+        if item.default_factory is not dict:
+            return "expected a single value, got a mapping"
+        for key, inner in value.items():
+            if not isinstance(inner, SCALARS):
+                return f"{key}: expected text, a number or true/false, got {_kind(inner)}"
+        return None
+    if isinstance(value, list):
+        return None if flag.parse is not None or flag.repeat or flag.many else "expected a single value, got a list"
+    if isinstance(value, bool) and flag.bare is None:
+        return f"expected a value, got {str(value).lower()}"
+    return None if isinstance(value, SCALARS) else f"expected text or a number, got {_kind(value)}"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _recorded(data: Mapping[object, object], known: Mapping[str, Field[object]]) -> dict[str, object]:
+    """The file's contents as the results record them: plain JSON values, every secret-named value (at any depth, and
+    in a `k=v` text) and every URL's credentials redacted."""
+    from harness.redact import redact_mapping, redact_pairs
+
+    contents = {
+        str(key): redact_pairs(value) if isinstance(value, str) and known[str(key)].default_factory is dict else value
+        for key, value in data.items()
+    }
+    recorded: dict[str, object] = json.loads(json.dumps(redact_mapping(contents), default=str))
+    return recorded
+
+
+def apply_run_file(args: argparse.Namespace, options: type[DeclaredOptions]) -> RunFile | None:
+    """`--config FILE` read into `args`: each flag the command line did not give takes the file's value (the command
+    line's replaces it whole); then every option that must be given is, or its one line."""
+    run_file = read_run_file(args.config, options) if args.config is not None else None
+    for name, value in (run_file.values if run_file else {}).items():
+        if getattr(args, name) is None or getattr(args, name) is False:  # not given: None, or False for a switch
+            setattr(args, name, value)
+    missing = [
+        options.flag(item.name)
+        for item in declared(options)
+        if item.default is MISSING and item.default_factory is MISSING and getattr(args, item.name) is None
+    ]
+    if missing:
+        where = f" (on the command line or in {args.config})" if run_file else ""
+        raise UserError(f"the following arguments are required: {', '.join(missing)}{where}")
+    return run_file
