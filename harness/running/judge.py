@@ -34,7 +34,6 @@ from typing import Any, Required, TypedDict, TypeGuard
 from tqdm.auto import tqdm
 
 from builders.core import contract
-
 from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef

@@ -39,11 +39,11 @@ NAN = math.nan
 
 def confusion_table(a: Sequence[float], b: Sequence[float]) -> tuple[list[float], np.ndarray]:
     """(the distinct values of both raters, ascending; counts[i, j]: rows A scored values[i] and B values[j])."""
-    values = sorted({*map(float, a), *map(float, b)})
-    index = {v: i for i, v in enumerate(values)}
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    values, index = np.unique(np.concatenate([x, y]), return_inverse=True)
     counts = np.zeros((len(values), len(values)), dtype=np.int64)
-    np.add.at(counts, ([index[float(v)] for v in a], [index[float(v)] for v in b]), 1)
-    return values, counts
+    np.add.at(counts, (index[: len(x)], index[len(x) :]), 1)
+    return [float(v) for v in values], counts
 
 
 def cohens_kappa(a: Sequence[float], b: Sequence[float], measurement: Measurement = "nominal") -> float:
