@@ -103,6 +103,11 @@ def _runs(compared: CompareFile) -> list[str]:
             "spread alone, the paired difference's clustered error / √2 (two independent runs' difference has twice "
             "one run's variance)."
         )
+        if any(not row["same_judge"] for row in compared.get("agreement") or []):
+            lines[0] += (
+                " Where a judged task has the same replies in both runs, its judge metrics differ by the judges alone "
+                "(*Judge agreement*, below)."
+            )
     return lines
 
 

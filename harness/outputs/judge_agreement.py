@@ -30,7 +30,7 @@ from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import bootstrap_seed
 from harness.running.task import Task
-from harness.uncertainty import MEASUREMENTS, Measurement, agreement, paired_difference
+from harness.uncertainty import MEASUREMENTS, Agreement, Measurement, agreement, paired_difference
 
 MOST_TABLE_VALUES = 12  # a confusion table of more distinct values is not written (a continuous score's)
 NUMERIC_AGGREGATIONS = ("mean", "sum", "ratio_of_sums")
@@ -150,16 +150,14 @@ def _pooled(judged: Sequence[JudgedPairs]) -> list[tuple[JudgedPairs, list[str]]
     return out
 
 
-def _row(item: JudgedPairs, tasks: list[str], options: CompareOptions) -> AgreementRow:
-    found = agreement(
-        item.a,
-        item.b,
-        item.keys,
-        item.measurement,
-        options.level,
-        options.bootstrap_iters,
-        bootstrap_seed(item.task, "agreement"),  # a task's metrics of equal values: equal intervals
-    )
+def _row(item: JudgedPairs, tasks: list[str], options: CompareOptions, done: dict[str, Agreement]) -> AgreementRow:
+    """The row of `item`; `done`: the agreements found so far, by their rows (a task's `score` that repeats its
+    `doc_qa_llm` row for row is bootstrapped once)."""
+    seed = bootstrap_seed(item.task, "agreement")  # a task's metrics of equal values: equal intervals
+    key = repr((item.a, item.b, item.keys, item.measurement, seed))
+    if key not in done:
+        done[key] = agreement(item.a, item.b, item.keys, item.measurement, options.level, options.bootstrap_iters, seed)
+    found = done[key]
     difference = paired_difference(item.a, item.b, item.keys, options.level)
     name_a, name_b = judge_names(item.judge_a, item.judge_b)
     tabled = len(found.values) <= MOST_TABLE_VALUES
@@ -196,5 +194,6 @@ def _row(item: JudgedPairs, tasks: list[str], options: CompareOptions) -> Agreem
 
 def agreement_rows(judged: Sequence[JudgedPairs], options: CompareOptions) -> list[AgreementRow]:
     """One row per task and judge metric, then one per pool of tasks scored by one pair of judges."""
-    rows = [_row(item, [item.task], options) for item in judged]
-    return rows + [_row(pool, tasks, options) for pool, tasks in _pooled(judged)]
+    done: dict[str, Agreement] = {}
+    rows = [_row(item, [item.task], options, done) for item in judged]
+    return rows + [_row(pool, tasks, options, done) for pool, tasks in _pooled(judged)]
