@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,18 +189,25 @@ def read_task_journal(run: Run, task: str) -> TaskJournal:
         raise JournalUnreadable(f"{path}:1: the journal of task {journal.task!r}, not of {task!r}")
     records = {str(r["sample_id"]): r for r in journal.records}
     judge = run.judge_of(task)
-    if judge is not None:
-        records = _with_judge_metrics(records, _inside(run.folder, source.parent / judge_log_name(task)))
-    return TaskJournal(path, journal.parts, records, judge)
+    judged = _with_judge_metrics(records, source.parent / judge_log_name(task), run.folder) if judge else None
+    return TaskJournal(path, journal.parts, records if judged is None else judged, None if judged is None else judge)
 
 
-def _with_judge_metrics(records: dict[str, SampleRecord], log: Path | None) -> dict[str, SampleRecord]:
+def _with_judge_metrics(records: dict[str, SampleRecord], log: Path, folder: Path) -> dict[str, SampleRecord] | None:
     """The records, each scored sample the judge log says the judge scored with the judge's metrics added (a log line
-    of another document, or of a sample the journal did not score, is another run's: left out)."""
+    of another document, or of a sample the journal did not score, is another run's: left out). None, said in one
+    line, where the log cannot be read: the task is then compared as if no judge had scored it."""
+    target = _inside(folder, log)
     try:
-        judged = read_judge_log(log) if log is not None else {}
-    except OSError:
-        judged = {}
+        if target is None:
+            raise FileNotFoundError("no regular file of that name inside the results folder")
+        judged = read_judge_log(target)
+    except OSError as err:
+        print(
+            f"harness: {log}: unreadable judge log ({err.strerror or err}): its judge metrics are not compared",
+            file=sys.stderr,
+        )
+        return None
     out = dict(records)
     for sample_id, line in judged.items():
         record = records.get(sample_id)

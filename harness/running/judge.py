@@ -236,14 +236,15 @@ class JudgeLogLine(TypedDict, total=False):
 
 
 JUDGE_LINE_MOST = 16 * contract.MiB  # a line holds a sample's replies, each within the judge's `max_reply_chars`
+JUDGE_LOG_MOST = 1 << 30  # a 128K task's log is a few MB; past 1 GiB a file is no judge log of ours
 
 
 def read_judge_log(path: Path) -> dict[str, JudgeLogLine]:
     """`judge_<task>.jsonl` read back (`harness compare` pairs what two judges decided): sample id -> its line. The file
-    must be a regular one (`OSError` otherwise); a line that is not JSON, too long or not of `JudgeLogLine`'s shape is
+    must be a regular one of at most `JUDGE_LOG_MOST` bytes (`OSError` otherwise); a line that is not JSON, too long or not of `JudgeLogLine`'s shape is
     left out, and its sample has no judge metric there."""
     found: dict[str, JudgeLogLine] = {}
-    with contract.open_regular(path) as handle:
+    with contract.open_regular(path, most=JUDGE_LOG_MOST, what="a judge log") as handle:
         while (line := contract.read_line(handle, JUDGE_LINE_MOST)) != b"":
             try:
                 record = contract.loads_json(line) if line and line.strip() else None

@@ -196,3 +196,25 @@ def test_the_level_of_measurement_is_the_metric_s_declaration() -> None:
     )
     with pytest.raises(UserError, match=r"t.yaml: metric 'rating': `level_of_measurement` must be one of nominal"):
         measurement_of(MetricSpec("rating", "mean", kwargs={"level_of_measurement": "likert"}), "t.yaml")
+
+
+@pytest.mark.slow
+def test_a_judge_log_missing_or_outside_the_folder_is_said_and_left_out(
+    swap: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = swap["root"]
+    shutil.copytree(root / "b", root / "b_logs")
+    folder = root / "b_logs" / "constant"
+    (folder / f"judge_{DOCVQA[0]}.jsonl").unlink()
+    outside = root / "elsewhere.jsonl"  # a log planted as a link out of the results folder is not read
+    shutil.move(folder / f"judge_{DOCVQA[1]}.jsonl", outside)
+    (folder / f"judge_{DOCVQA[1]}.jsonl").symlink_to(outside)
+    capsys.readouterr()
+    assert main(["compare", str(root / "a"), str(root / "b_logs"), "--out", str(root / "cmp_logs")]) == 0
+    err = capsys.readouterr().err
+    for task in DOCVQA[:2]:
+        assert f"judge_{task}.jsonl: unreadable judge log" in err
+    compared = json.loads((root / "cmp_logs" / "compare.json").read_text())
+    judged = {t for r in compared["agreement"] for t in r["tasks"]}
+    assert judged == {DOCVQA[2], *SUMM}
+    assert not any(r["name"] in DOCVQA[:2] and r["metric"] == "doc_qa_llm" for r in compared["rows"])
