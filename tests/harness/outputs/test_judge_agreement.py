@@ -24,6 +24,7 @@ from harness.config.task_index import TaskIndex
 from harness.errors import UserError
 from harness.outputs.judge_agreement import measurement_of, swapped_pairs
 from harness.outputs.paired_runs import TaskJournal, pair_task
+from harness.running.judge import read_judge_log
 from harness.running.task import Task
 from tests.support.chat_server import ChatServer
 
@@ -218,3 +219,14 @@ def test_a_judge_log_missing_or_outside_the_folder_is_said_and_left_out(
     judged = {t for r in compared["agreement"] for t in r["tasks"]}
     assert judged == {DOCVQA[2], *SUMM}
     assert not any(r["name"] in DOCVQA[:2] and r["metric"] == "doc_qa_llm" for r in compared["rows"])
+
+
+def test_a_judge_log_s_unreadable_lines_are_left_out(tmp_path: Path) -> None:
+    good = {"sample_id": "s1", "doc_id": 0, "status": "judged", "stage": "judge", "metrics": {"score": 100.0}}
+    unparsed = {"sample_id": "s2", "doc_id": 1, "status": "unparsed", "replies": {"judge": "?"}}
+    lines = [json.dumps(good), "not json", json.dumps({**good, "sample_id": 3}), json.dumps(unparsed)]
+    lines += [json.dumps({**good, "sample_id": "s4", "metrics": {"score": "high"}}), "[" * 100_000, "\xff", ""]
+    path = tmp_path / "judge_t.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
+    found = read_judge_log(path)
+    assert found == {"s1": good, "s2": unparsed}
