@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, TypedDict, TypeGuard
+from typing import Literal, NotRequired, TypedDict, TypeGuard
 
 from builders.core import contract
 from harness.errors import UserError
@@ -68,6 +68,39 @@ class ComparisonRow(TypedDict):
     warnings: list[str]
 
 
+class AgreementRow(TypedDict):
+    """Two judges of the same replies (a judge swapped, `harness.outputs.judge_agreement`): one judge metric of a task,
+    or of several tasks one pair of judges scored, on the rows both judges scored."""
+
+    name: str  # the task, or "N tasks" for the rows of `tasks` pooled
+    tasks: list[str]
+    metric: str
+    measurement: Literal["nominal", "ordinal", "interval", "ratio"]  # alpha's level of measurement, kappa's weights
+    measurement_from: str  # the metric's `level_of_measurement:`, or its aggregation
+    judge_a: str  # run A's judge: its served model (or backend) and server, as its results file records them
+    judge_b: str
+    same_judge: bool  # one judge in both runs: its agreement with itself
+    n: int  # rows both judges scored
+    judged_a_only: int  # rows A's judge scored and B's did not (no verdict, or the call failed)
+    judged_b_only: int
+    n_clusters: int  # the clusters the bootstrap draws
+    equal: Number  # the share of rows both judges scored alike
+    kappa: Number  # Cohen's kappa (statsmodels), weighted by `kappa_weights`
+    kappa_weights: Literal["none", "linear", "quadratic"]
+    kappa_low: Number  # its cluster-bootstrap percentile interval at `level`
+    kappa_high: Number
+    alpha: Number  # Krippendorff's alpha (the `krippendorff` package) at `measurement`
+    alpha_low: Number
+    alpha_high: Number
+    value_a: Number  # the metric's mean on these rows, by A's judge
+    value_b: Number
+    difference: Number  # value_a - value_b: what the swap changes, paired on the rows
+    difference_low: Number  # its clustered interval at `level` (Student's t, C - 1 degrees of freedom)
+    difference_high: Number
+    values: list[float] | None  # the values either judge gave, ascending (null: too many for a table)
+    table: list[list[int]] | None  # table[i][j]: rows A's judge scored values[i] and B's values[j]
+
+
 class Unpaired(TypedDict):
     """A task's rows scored in one run alone: sample id -> what the other run has of it (`absent`, or its status)."""
 
@@ -96,6 +129,7 @@ class CompareFile(TypedDict):
     unpaired: dict[str, Unpaired]  # task -> its rows in one run alone (tasks with none are left out)
     not_compared: list[NotCompared]
     warnings: list[str]
+    agreement: NotRequired[list[AgreementRow]]  # a judge swapped: the tasks whose replies are the same in both runs
 
 
 def compare_file_problem(data: object) -> str | None:

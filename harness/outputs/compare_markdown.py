@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.outputs.compare_file import CompareFile, ComparisonRow
+from harness.outputs.compare_file import AgreementRow, CompareFile, ComparisonRow
 from harness.outputs.model_results import ModelResults
 from harness.outputs.report import PERCENT, scale_of, scales
 from harness.uncertainty import minimum_detectable_effect
@@ -20,6 +20,7 @@ from harness.uncertainty import minimum_detectable_effect
 ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compare.json lists them all)
 SHOWN_NAMES = 6  # tasks shown per reason they were not compared
+SHOWN_TABLE_VALUES = 6  # a confusion table of more values is in compare.json only
 
 
 def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
@@ -102,6 +103,11 @@ def _runs(compared: CompareFile) -> list[str]:
             "spread alone, the paired difference's clustered error / √2 (two independent runs' difference has twice "
             "one run's variance)."
         )
+        if any(not row["same_judge"] for row in compared.get("agreement") or []):
+            lines[0] += (
+                " Where a judged task has the same replies in both runs, its judge metrics differ by the judges alone "
+                "(*Judge agreement*, below)."
+            )
     return lines
 
 
@@ -157,6 +163,91 @@ def _not_compared(compared: CompareFile) -> list[str]:
     return lines
 
 
+def _swap_lines(rows: Sequence[AgreementRow]) -> list[str]:
+    """One line per pair of judges: which tasks share their replies and were scored by which judge in each run."""
+    by_judges: dict[tuple[str, str, bool], list[str]] = {}
+    for row in rows:
+        if len(row["tasks"]) == 1:
+            tasks = by_judges.setdefault((row["judge_a"], row["judge_b"], row["same_judge"]), [])
+            tasks += [t for t in row["tasks"] if t not in tasks]
+    lines = []
+    for (judge_a, judge_b, same), tasks in by_judges.items():
+        shown = ", ".join(f"`{t}`" for t in tasks[:SHOWN_NAMES]) + (
+            f" and {len(tasks) - SHOWN_NAMES} more" if len(tasks) > SHOWN_NAMES else ""
+        )
+        judged = (
+            f"judged by {judge_a} in both runs: its agreement with itself"
+            if same
+            else f"judged by {judge_a} in A and by {judge_b} in B: the judge metrics' A − B is what the swap changes"
+        )
+        lines.append(
+            f"- **Same replies, another judge**: {shown}: every paired row has the same reply in A and B, {judged}."
+        )
+    return lines
+
+
+def _merged(rows: Sequence[AgreementRow]) -> list[tuple[list[str], AgreementRow]]:
+    """The rows, a task's metrics with the same values on the same rows (`doc_qa_llm` and `score`) shown as one."""
+    merged: dict[str, tuple[list[str], AgreementRow]] = {}
+    for row in rows:
+        same = repr({k: v for k, v in row.items() if k != "metric"})
+        merged.setdefault(same, ([], row))[0].append(row["metric"])
+    return list(merged.values())
+
+
+def _bounds(low: object, high: object, digits: int, factor: float = 1.0) -> str:
+    if isinstance(low, float) and isinstance(high, float) and math.isfinite(low) and math.isfinite(high):
+        return f"[{low * factor:.{digits}f}, {high * factor:.{digits}f}]"
+    return "N/A"
+
+
+def _confusion(metrics: list[str], row: AgreementRow) -> list[str]:
+    values, table = row["values"], row["table"]
+    if values is None or table is None or len(values) > SHOWN_TABLE_VALUES:
+        return []
+    names = [f"{v:g}" for v in values]
+    lines = [f"`{row['name']}`, {', '.join(metrics)} (rows: A's judge; columns: B's judge)", ""]
+    lines += ["| A \\ B | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    lines += [f"| {name} | " + " | ".join(map(str, counts)) + " |" for name, counts in zip(names, table, strict=True)]
+    return [*lines, ""]
+
+
+def _agreement(compared: CompareFile, declared: dict[str, int], part: str) -> list[str]:
+    rows = compared.get("agreement") or []
+    if not rows:
+        return []
+    level = f"{compared['level']:.0%}"
+    lines = [f"{part} Judge agreement", "", *_swap_lines(rows), ""]
+    lines.append(
+        "κ: Cohen's kappa, weighted for the metric's level of measurement (none for nominal, linear in rank for "
+        "ordinal, quadratic in value for interval and ratio); α: Krippendorff's alpha at that level (the metric's "
+        "`level_of_measurement:`, else interval for a `mean`). 1 is the same score on every row, 0 no more agreement "
+        "than chance, below 0 systematic disagreement. Their intervals: the percentiles of "
+        f"{compared['bootstrap_iters']} cluster-bootstrap draws (whole items drawn). *alike*: the rows scored alike; "
+        "*A only / B only*: rows one judge scored and the other did not. A − B: the paired difference of the metric's "
+        "mean on the rows both judges scored, clustered. A row of *N tasks* pools the tasks one pair of judges scored. "
+        "How to read them: docs/statistics.md, *A judge's agreement*."
+    )
+    head = ["task", "metric", "level", "rows", "A only / B only", "alike", "κ", f"κ {level}", "α", f"α {level}"]
+    head += ["A", "B", "A − B", f"{level} interval"]
+    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    tables: list[str] = []
+    for metrics, row in _merged(rows):
+        scale = scale_of(row["tasks"][0], (row["value_a"], row["value_b"]), declared)
+        factor, digits = (1.0, 4) if scale is None else (PERCENT / scale, 2)
+        cells = [f"`{row['name']}`", ", ".join(metrics), row["measurement"], str(row["n"])]
+        cells += [f"{row['judged_a_only']} / {row['judged_b_only']}", _number(row["equal"], 2)]
+        cells += [_number(row["kappa"], 3), _bounds(row["kappa_low"], row["kappa_high"], 3)]
+        cells += [_number(row["alpha"], 3), _bounds(row["alpha_low"], row["alpha_high"], 3)]
+        cells += [_number(row["value_a"], digits, factor), _number(row["value_b"], digits, factor)]
+        cells += [_number(row["difference"], digits, factor)]
+        cells.append(_bounds(row["difference_low"], row["difference_high"], digits, factor))
+        lines.append("| " + " | ".join(cells) + " |")
+        if len(row["tasks"]) > 1 or not any(set(row["tasks"]) < set(r["tasks"]) for r in rows):
+            tables += _confusion(metrics, row)
+    return [*lines, "", *tables]
+
+
 def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
     """compare.md's lines; `depth` is its title's heading level (2 inside a report)."""
     title, part = "#" * depth, "#" * (depth + 1)
@@ -169,6 +260,7 @@ def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
         lines += [f"{part} Groups", "", *_table(groups, compared, False, declared), ""]
     if tasks:
         lines += [f"{part} Tasks", "", *_table(tasks, compared, True, declared), ""]
+    lines += _agreement(compared, declared, part)
     lines += [f"{part} Rows in one run only", "", *_unpaired(compared), ""]
     if compared["not_compared"]:
         lines += [f"{part} Not compared", "", *_not_compared(compared), ""]

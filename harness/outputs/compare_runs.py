@@ -13,6 +13,9 @@ compared. What is not, and why, is listed (`not_compared`), never left out unsai
 - a task or group neither the installed task folders nor an `--include_path` given on the command line declares: a
   results folder may come from elsewhere, and a task folder holds code, so no command imports what a results file
   names (the folders it records are named in one line, not read).
+
+A judged task whose replies are the same in both runs (a judge swapped) also gets its judges' agreement
+(`harness.outputs.judge_agreement`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from harness.errors import UserError, first_line
 from harness.outputs.compare_file import ComparedRun, CompareFile, ComparisonRow, NotCompared, Unpaired
 from harness.outputs.compare_stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
 from harness.outputs.group_values import leaf_tasks
+from harness.outputs.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.trusted_tasks import trusted_task_index
 from harness.running.task import Task
@@ -85,6 +89,7 @@ class Comparing:
         self.unpaired: dict[str, Unpaired] = {}
         self.warnings: list[str] = []
         self.group_rows: list[ComparisonRow] = []
+        self.judged: list[JudgedPairs] = []  # a judge swapped: its tasks' judge metrics, for their agreement
 
     def skip(self, name: str, kind: str, reason: str) -> None:
         self.not_compared.append({"name": name, "kind": "task" if kind == "task" else "group", "reason": reason})
@@ -100,8 +105,9 @@ class Comparing:
         if refused:
             return self.skip(name, "task", refused)
         warning = _config_warning(name, paired)
+        task = Task(self.index.tasks[name])
         try:
-            compared = compare_task(Task(self.index.tasks[name]), paired, self.options)
+            compared = compare_task(task, paired, self.options)
         except UserError as err:  # the task's own aggregation failed on these rows
             return self.skip(name, "task", first_line(err))
         if warning:
@@ -113,6 +119,7 @@ class Comparing:
         if not paired.paired:
             return self.skip(name, "task", "no row was scored in both runs")
         self.tasks[name] = compared
+        self.judged += swapped_pairs(task, paired)
         return None
 
     def groups(self, names: Sequence[str]) -> None:
@@ -174,6 +181,7 @@ def comparison(
         why = "; ".join(f"{n['name']}: {n['reason']}" for n in state.not_compared[:3]) or nothing
         raise UserError(f"nothing to compare between {a} and {b}: {why}")
     tests = adjust(rows, options.adjust)
+    judged = [j for j in state.judged if metrics is None or j.metric in metrics]
     return {
         "format": "mmlongeval-compare/1",
         "a": _described(a),
@@ -189,6 +197,7 @@ def comparison(
         "unpaired": state.unpaired,
         "not_compared": state.not_compared,
         "warnings": state.warnings,
+        "agreement": agreement_rows(judged, options),
     }
 
 

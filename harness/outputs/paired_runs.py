@@ -6,7 +6,9 @@
 - Each task's journal (`read_task_journal`): the journal beside the results file the task's newest value came from,
   opened only where it is a regular file inside the results folder, and read as the project reads journals
   (`harness.outputs.merge.read_journal`: every line checked; one that is not a sample record of the task is named with
-  its `file:line` and left out).
+  its `file:line` and left out). A task a judge scored (`--judge_model`) has the judge's metrics of each sample read
+  from `judge_<task>.jsonl` beside it (the journal keeps the model's answers; the judge's decisions are in that log),
+  and the judge's identity from the results file (`TaskJournal.judge`), so two judges of the same replies compare.
 - The rows paired (`pair_task`): a sample scored in both runs (status `ok` or `empty`, with metrics) is paired by its
   sample id (stable across `--limit` and `--shard`, unlike lmms-eval's `doc_id`); one scored in a single run is named,
   with what the other run has of it (`absent`, or its status: `error`, `over_length`, ...), never dropped unsaid.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import math
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,7 @@ from harness.errors import UserError
 from harness.outputs.merge import MergeError, read_journal
 from harness.outputs.model_results import ModelResults, load_results
 from harness.running.journal import SampleRecord, journal_name
+from harness.running.judge import judge_log_name, read_judge_log
 
 ABSENT = "absent"  # what the other run has of a row it never recorded
 Way = Literal["a", "b", "tie"]
@@ -48,6 +52,22 @@ class Run:
         """The results file the newest value of task or group `name` came from."""
         source = self.results.sources.get(name)
         return next((Path(path) for path, contents in self.results.runs if contents is source), None)
+
+    def judge_of(self, task: str) -> dict[str, object] | None:
+        """The judge that scored `task` in the run of its newest value, as that results file records it (`config.judge`:
+        the one of `judges` that names the task, else its `model`); None where no judge scored it."""
+        config = self.results.sources[task].get("config") if task in self.results.sources else None
+        judge = config.get("judge") if isinstance(config, dict) else None
+        if not isinstance(judge, dict):
+            return None
+        judged = judge.get("max_reply_chars")  # the run's judged tasks
+        if isinstance(judged, dict) and task not in judged:
+            return None
+        for entry in judge.get("judges") or []:
+            if isinstance(entry, dict) and task in (entry.get("tasks") or []) and isinstance(entry.get("model"), dict):
+                return dict(entry["model"])
+        model = judge.get("model")
+        return dict(model) if isinstance(model, dict) else None
 
     def model_names(self) -> set[str]:
         """The `config.model_name`s its results files record (the checkpoint or alias run)."""
@@ -114,11 +134,13 @@ def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Ru
 
 @dataclass(frozen=True)
 class TaskJournal:
-    """A task's journal as one run left it: its header's parts and each sample's latest record."""
+    """A task's journal as one run left it: its header's parts and each sample's latest record (with the judge's
+    metrics where a judge scored it: `judge`, its identity as the results file records it)."""
 
     path: Path
     parts: dict[str, object]
     records: dict[str, SampleRecord]
+    judge: dict[str, object] | None = None
 
     def scored(self, sample_id: str) -> bool:
         record = self.records.get(sample_id)
@@ -165,7 +187,35 @@ def read_task_journal(run: Run, task: str) -> TaskJournal:
         raise JournalUnreadable(str(err)) from None
     if journal.task != task:
         raise JournalUnreadable(f"{path}:1: the journal of task {journal.task!r}, not of {task!r}")
-    return TaskJournal(path, journal.parts, {str(r["sample_id"]): r for r in journal.records})
+    records = {str(r["sample_id"]): r for r in journal.records}
+    judge = run.judge_of(task)
+    judged = _with_judge_metrics(records, source.parent / judge_log_name(task), run.folder) if judge else None
+    return TaskJournal(path, journal.parts, records if judged is None else judged, None if judged is None else judge)
+
+
+def _with_judge_metrics(records: dict[str, SampleRecord], log: Path, folder: Path) -> dict[str, SampleRecord] | None:
+    """The records, each scored sample the judge log says the judge scored with the judge's metrics added (a log line
+    of another document, or of a sample the journal did not score, is another run's: left out). None, said in one
+    line, where the log cannot be read: the task is then compared as if no judge had scored it."""
+    target = _inside(folder, log)
+    try:
+        if target is None:
+            raise FileNotFoundError("no regular file of that name inside the results folder")
+        judged = read_judge_log(target)
+    except OSError as err:
+        print(
+            f"harness: {log}: unreadable judge log ({err.strerror or err}): its judge metrics are not compared",
+            file=sys.stderr,
+        )
+        return None
+    out = dict(records)
+    for sample_id, line in judged.items():
+        record = records.get(sample_id)
+        if record is None or record["doc_id"] != line["doc_id"] or record["status"] not in SCORED:
+            continue
+        if line.get("metrics") and record.get("metrics") is not None:
+            out[sample_id] = {**record, "metrics": {**(record.get("metrics") or {}), **line["metrics"]}}
+    return out
 
 
 @dataclass(frozen=True)

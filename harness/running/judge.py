@@ -29,10 +29,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, TypeGuard
 
 from tqdm.auto import tqdm
 
+from builders.core import contract
 from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
@@ -222,6 +223,40 @@ def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:
     """`judge_<task>.jsonl`: every judged sample's outcome, replaced as a whole each run (the replies are in
     the response cache; this file is for reading)."""
     write_lines(path, (dumps(outcome.to_json(), ensure_ascii=False) for outcome in outcomes))
+
+
+class JudgeLogLine(TypedDict, total=False):
+    """What a reader takes of a line of `judge_<task>.jsonl` (`JudgedSample.to_json` writes it): the sample, its
+    outcome (`judged`, `unparsed`, `error`) and, where judged, the judge's metrics."""
+
+    sample_id: Required[str]
+    doc_id: Required[int]
+    status: Required[str]
+    metrics: dict[str, float]
+
+
+JUDGE_LINE_MOST = 16 * contract.MiB  # a line holds a sample's replies, each within the judge's `max_reply_chars`
+JUDGE_LOG_MOST = 1 << 30  # a 128K task's log is a few MB; past 1 GiB a file is no judge log of ours
+
+
+def read_judge_log(path: Path) -> dict[str, JudgeLogLine]:
+    """`judge_<task>.jsonl` read back (`harness compare` pairs what two judges decided): sample id -> its line. The file
+    must be a regular one of at most `JUDGE_LOG_MOST` bytes (`OSError` otherwise); a line that is not JSON, too long or not of `JudgeLogLine`'s shape is
+    left out, and its sample has no judge metric there."""
+    found: dict[str, JudgeLogLine] = {}
+    with contract.open_regular(path, most=JUDGE_LOG_MOST, what="a judge log") as handle:
+        while (line := contract.read_line(handle, JUDGE_LINE_MOST)) != b"":
+            try:
+                record = contract.loads_json(line) if line and line.strip() else None
+            except (ValueError, RecursionError):  # not JSON or UTF-8, too many digits, nested too deeply
+                continue
+            if _is_judge_line(record):
+                found[record["sample_id"]] = record
+    return found
+
+
+def _is_judge_line(record: object) -> TypeGuard[JudgeLogLine]:
+    return isinstance(record, dict) and contract.shape_problem(record, JudgeLogLine) is None
 
 
 def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:

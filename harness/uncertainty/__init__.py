@@ -10,9 +10,26 @@ clustered on which key and why: `docs/statistics.md`.
 - `comparisons`: Wilson intervals on the effective n, paired differences, McNemar, equivalence, Holm and
   Benjamini-Hochberg, the chance of k of m.
 - `power`: the minimum detectable effect and the sample size needed, with a design effect.
+- `agreement`: two raters on the same rows (two judges of the same replies): Cohen's kappa and Krippendorff's alpha
+  at a level of measurement, with cluster-bootstrap intervals, and their confusion table.
 """
 
-from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error, bootstrap_stderr, cluster_bootstrap
+from harness.uncertainty.agreement import (
+    MEASUREMENTS,
+    Agreement,
+    Measurement,
+    agreement,
+    cohens_kappa,
+    confusion_table,
+    krippendorff_alpha,
+)
+from harness.uncertainty.bootstrap import (
+    DEFAULT_ITERS,
+    bootstrap_error,
+    bootstrap_stderr,
+    cluster_bootstrap,
+    percentile_interval,
+)
 from harness.uncertainty.comparisons import (
     PairedDifference,
     adjust_pvalues,
@@ -53,18 +70,24 @@ from harness.uncertainty.variance import ClusteredError, clustered_stderr, influ
 
 __all__ = [
     "DEFAULT_ITERS",
+    "MEASUREMENTS",
+    "Agreement",
     "ClusterDesign",
     "ClusteredError",
     "Linearized",
+    "Measurement",
     "PairedDifference",
     "adjust_pvalues",
+    "agreement",
     "bernoulli_sd",
     "bootstrap_error",
     "bootstrap_stderr",
     "chance_of_at_least",
     "cluster_bootstrap",
     "clustered_stderr",
+    "cohens_kappa",
     "combine",
+    "confusion_table",
     "comparison_sd",
     "design_effect_from_icc",
     "design_effect_of_design",
@@ -77,6 +100,7 @@ __all__ = [
     "icc_of_design",
     "influence_error",
     "interval",
+    "krippendorff_alpha",
     "linearize_by_jackknife",
     "linearize_mean",
     "linearize_ratio",
@@ -86,6 +110,7 @@ __all__ = [
     "mean_error",
     "minimum_detectable_effect",
     "paired_difference",
+    "percentile_interval",
     "rule_gradient",
     "sample_size",
     "sample_stderr",

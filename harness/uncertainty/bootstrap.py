@@ -93,3 +93,13 @@ def bootstrap_error(
     ratio = clustered / plain if plain > 0 and math.isfinite(clustered) else math.nan
     deff = ratio * ratio  # `*`, not `**`: a float past 1e154 squares to inf instead of raising
     return ClusteredError(plain, clustered, n, design.n_clusters, deff, design.overlap, "bootstrap")
+
+
+def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """The percentile interval of the finite replicates at `level` (Efron and Tibshirani 1993, §13.3): their
+    (1 - level)/2 and (1 + level)/2 quantiles; NaN, NaN with fewer than two."""
+    finite = replicates[np.isfinite(replicates)]
+    if len(finite) < 2:
+        return math.nan, math.nan
+    low, high = np.quantile(finite, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
