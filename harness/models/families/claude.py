@@ -58,8 +58,13 @@ FAMILY = ModelFamily(
             200000,
         ),
         # Snapshots as Anthropic's SDK (`anthropic.types.ModelParam`) and pricing page name them.
-        "claude-opus-4.5": _claude4("claude-opus-4-5-20251101", "Claude Opus 4.5, the November-2025 snapshot"),
-        "claude-sonnet-4.5": _claude4("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5, the September-2025 snapshot"),
+        # anthropic-sdk's DEPRECATED_MODELS: Opus 4.5 ends 2027-01-22, Sonnet 4.5 2026-11-30
+        "claude-opus-4.5": _claude4(
+            "claude-opus-4-5-20251101", "Claude Opus 4.5, the November-2025 snapshot (deprecated)"
+        ),
+        "claude-sonnet-4.5": _claude4(
+            "claude-sonnet-4-5-20250929", "Claude Sonnet 4.5, the September-2025 snapshot (deprecated)"
+        ),
         "claude-haiku-4.5": _claude4("claude-haiku-4-5-20251001", "Claude Haiku 4.5, the October-2025 snapshot"),
         "claude-opus-4.6": _claude4("claude-opus-4-6", "Claude Opus 4.6"),
         "claude-sonnet-4.6": _claude4("claude-sonnet-4-6", "Claude Sonnet 4.6"),
