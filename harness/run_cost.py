@@ -10,7 +10,7 @@ from harness.errors import UserError
 from harness.models.pricing import PriceTable
 from harness.models.screen_model import OutputCap, ScreenModel
 from harness.outputs.cost_record import CostEntry, task_costs
-from harness.run_models import run_policies
+from harness.run_models import judge_args, run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
 from harness.running.cost_estimate import Estimate, cap_notes, estimate, total_usd, unbounded, unpriced
@@ -46,10 +46,11 @@ def judge_cap(plan: RunPlan) -> OutputCap:
 
     if plan.judge is None or not (spec := backend_spec(plan.judge.backend)).priced:
         return OutputCap()
-    args = dict(plan.judge.args)
     served = spec.served_model_arg
-    if served is not None and served not in args:  # each task's own judge model: the cap is the backend's alike
-        args[served] = next((t.judge.model for t in plan.tasks if t.judge is not None and t.judge.model), "")
+    model = None
+    if served is not None and served not in plan.judge.given:  # each task's own judge: the first's cap stands
+        model = next((t.judge.model for t in plan.tasks if t.judge is not None and t.judge.model), "")
+    args = judge_args(plan, model)
     try:
         return screen_model(plan.judge.backend, args).output_cap
     except (ValueError, ImportError):  # bad judge arguments: the judge, opened, says so in its own words

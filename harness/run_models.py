@@ -130,6 +130,24 @@ def departures(plan: RunPlan) -> list[str]:
     return left_out(name, [(task.name, declared_benchmark(task.config.benchmark)) for task in plan.tasks])
 
 
+def judge_args(plan: RunPlan, model: str | None) -> dict[str, str]:
+    """The judge's arguments for tasks judged by `model` (their `judge.model`; None: the judge as given): the judge's
+    (`--judge_model` and `--judge_args`), under the arguments of the alias of that name where it is one of the judge's
+    backend (VLMEvalKit's `gpt-5.5-2026-04-24`: sent no temperature, its cap as max_completion_tokens), under those
+    given on the command line."""
+    from harness.models.aliases import ALIASES
+    from harness.models.registry import backend_spec
+
+    judge = plan.judge
+    assert judge is not None
+    served = backend_spec(judge.backend).served_model_arg
+    if model is None or served is None:
+        return dict(judge.args)
+    declared = ALIASES.get(model)
+    own = dict(declared.args) if declared is not None and declared.backend == judge.backend else {}
+    return {**judge.args, **own, **judge.given, served: model}
+
+
 def open_judge(plan: RunPlan) -> Judges | None:
     """The judges of `--judge_model` (each behind the response cache): one per judge model the selected tasks name
     (`judge.model`, their paper's judge) unless `--judge_args` names the model for all; None, with a note when a
@@ -156,8 +174,7 @@ def open_judge(plan: RunPlan) -> Judges | None:
     named = served is None or served in judge.given  # the user's model judges every task
 
     def open_one(model: str | None) -> Model:
-        args = judge.args if model is None or served is None else {**judge.args, served: model}
-        args = with_batch(plan, judge.backend, args, "judge")
+        args = with_batch(plan, judge.backend, judge_args(plan, model), "judge")
         return behind_cache(make_model(judge.name, judge.backend, args, 1, None, judge=True), plan.cache)
 
     # each task's paper's judge, unless told otherwise

@@ -24,12 +24,13 @@ class OutputCap:
     tokens: int | None = None  # a cap of its own, whatever max_gen_toks says
     bounded: bool = True  # False: no cap is sent and none is known, so an answer's output has no bound
     note: str = ""  # why, where it is not the request's max_gen_toks
+    extra: int = 0  # sent on top of max_gen_toks (a thinking budget the backend adds to the answer's cap)
 
     def of(self, max_gen_toks: int) -> int | None:
         """An answer's most output tokens, given its request's `max_gen_toks`; None where nothing bounds it."""
         if not self.bounded:
             return None
-        return self.tokens if self.tokens is not None else max_gen_toks
+        return self.tokens if self.tokens is not None else max_gen_toks + self.extra
 
 
 class ScreenModel(Model):

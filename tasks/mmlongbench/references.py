@@ -3,9 +3,10 @@ our tasks ran: the report names, for every cell, the reference it shows and give
 ran the same version.
 
 - `paper`: the paper's Figures 22-26 (`paper_results.csv`; EdinburghNLP/MMLongBench at 26197d2), for the paper's tasks;
-- `v1.1`: V1.1's published numbers (`references/v1_1.csv`), for `mmlongbench_v1_1_*`;
+- `v1.1`: the numbers published since the paper (`references/v1_1.csv`), for `mmlongbench_v1_1_*`: a cell is
+  compared with a figure of V1.1 alone; a figure whose version is another or unknown is listed apart;
 - `vlmevalkit`: numbers of VLMEvalKit's sets scored by VLMEvalKit (`references/vlmevalkit.csv`, OpenCompass-style),
-  for `mmlongbench_vlmevalkit_*`;
+  for `mmlongbench_vlmevalkit_*`, alike;
 - VLMEvalKit's rows scored as the paper's harness would (`mmlongbench_vlmevalkit_as_paper_*`) have no published
   reference: neither the paper (another sample, other prompts) nor VLMEvalKit (other scoring) ran them;
 - our own lengths past 128K (`builders/mmlongbench/extend.py`) have none either: they are ours.
@@ -56,23 +57,74 @@ AS_PAPER = Version(
 )
 VERSIONS = (V1_1, VLMEVALKIT, AS_PAPER)
 
-# A reference table: (model, row, length tokens) -> (score, samples, source)
-Reference = dict[tuple[str, str, int], tuple[float, int, str]]
+UNKNOWN = "unknown"
 
 
-def load_reference(path: Path) -> Reference:
-    """A reference CSV (`#` lines are its notes): model,row,length_tokens,score,samples,source; a malformed line is
-    a ValueError naming the file and the line."""
-    out: Reference = {}
+@dataclass(frozen=True)
+class Figure:
+    """One published number: whose, which row (a category, Avg, a dataset key, or VLMEvalKit's task) at which length
+    (None: the source does not say), 0-100, on how many rows (None: unknown), of which version of the benchmark
+    (`Version.key`, or "unknown") and scored by which judge ("unknown" where the source does not say), when and
+    where it was published."""
+
+    model: str
+    row: str
+    length_tokens: int | None
+    score: float
+    samples: int | None
+    version: str
+    judge: str
+    date: str
+    source: str
+
+
+# A version's comparable figures: (model, row, length tokens) -> the figure
+Reference = dict[tuple[str, str, int], Figure]
+COLUMNS = ("model", "row", "length_tokens", "score", "samples", "version", "judge", "date", "source")
+
+
+def _count(value: str) -> int | None:
+    return None if value == UNKNOWN else int(value)
+
+
+def load_figures(path: Path) -> list[Figure]:
+    """A reference CSV (`#` lines are its notes): model, row, length_tokens, score, samples, version, judge, date,
+    source, a length or sample size "unknown" where the source does not give it; a malformed line is a ValueError
+    naming the file and the line."""
     with open(path, encoding="utf-8", newline="") as handle:
         lines = [line for line in handle if not line.startswith("#")]
-    for number, row in enumerate(csv.DictReader(lines), start=2):
+    reader = csv.DictReader(lines)
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)} (expected {','.join(COLUMNS)})")
+    out = []
+    for number, row in enumerate(reader, start=2):
         try:
-            key = (row["model"], row["row"], int(row["length_tokens"]))
-            out[key] = (float(row["score"]), int(row["samples"]), row["source"])
+            out.append(
+                Figure(
+                    row["model"],
+                    row["row"],
+                    _count(row["length_tokens"]),
+                    float(row["score"]),
+                    _count(row["samples"]),
+                    row["version"] or UNKNOWN,
+                    row["judge"] or UNKNOWN,
+                    row["date"],
+                    row["source"],
+                )
+            )
         except (KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{path}: data line {number}: {err}") from None
     return out
+
+
+def load_reference(path: Path, version: str) -> Reference:
+    """The figures of `path` that a run of `version` is compared with: that version's, at a known length."""
+    return {
+        (f.model, f.row, f.length_tokens): f
+        for f in load_figures(path)
+        if f.version == version and f.length_tokens is not None
+    }
 
 
 def version_of(task: str) -> Version | None:

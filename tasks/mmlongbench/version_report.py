@@ -24,7 +24,18 @@ from harness.outputs.model_results import ModelResults
 from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.verdict_family import Family
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
-from tasks.mmlongbench.references import AS_PAPER, V1_1, VLMEVALKIT, Reference, Version, length_of, load_reference
+from tasks.mmlongbench.references import (
+    AS_PAPER,
+    UNKNOWN,
+    V1_1,
+    VLMEVALKIT,
+    Figure,
+    Reference,
+    Version,
+    length_of,
+    load_figures,
+    load_reference,
+)
 from tasks.mmlongbench.scores import DATASET_ORDER, category_of, metric_value, paper_model_for
 
 ORDER = ("8k", "16k", "32k", "64k", "128k", "256k", "512k", "1m")
@@ -57,6 +68,13 @@ def _table(header: list[str], rows: Sequence[Sequence[object]]) -> list[str]:
     ]
 
 
+def _length(tokens: int | None) -> str:
+    """A figure's length as our tasks name it (`128k`), or unknown."""
+    if tokens is None:
+        return UNKNOWN
+    return next((name for name, value in TOKENS.items() if value == tokens), str(tokens))
+
+
 def _lengths(names: list[str]) -> list[str]:
     found = {length_of(name) for name in names}
     return [length for length in ORDER if length in found]
@@ -71,8 +89,10 @@ class Beside:
         self.data, self.mode = data, mode_of(VERSION_VERDICTS, data.data())
         self.reference: Reference = {}
         self.reference_model: str | None = None
+        self.figures: list[Figure] = []  # every published figure of the version's file, whatever its version
         if version is not None and version.reference_file is not None:
-            self.reference = load_reference(version.reference_file)
+            self.reference = load_reference(version.reference_file, version.key)
+            self.figures = load_figures(version.reference_file)
             models = list(dict.fromkeys(m for m, _, _ in self.reference))
             self.reference_model = paper_model_for(*names, models=models) if models else None
         context = version in (V1_1, AS_PAPER)
@@ -89,7 +109,7 @@ class Beside:
         if self.reference_model is not None:
             found = self.reference.get((self.reference_model, row, tokens))
             if found is not None:
-                return self.family.add(compare(ours, Paper(found[0], found[1]), self.mode))
+                return self.family.add(compare(ours, Paper(found.score, found.samples), self.mode))
         if self.paper_model is not None and paper_row is not None:
             published = self.paper.get((self.paper_model, paper_row, tokens))
             if published is not None:
@@ -110,7 +130,37 @@ class Beside:
                 f"In brackets with {OTHER_VERSION}: the paper's number for **{self.paper_model}** (Figures 22-26, "
                 "MMLongBench at 26197d2), another version: context only, no verdict."
             )
-        return [" ".join(lines), ""]
+        return [" ".join(lines), "", *self.published(version)]
+
+    def published(self, version: Version) -> list[str]:
+        """Every figure published since the paper that the version's file holds, with its source: those of this
+        version at a known length are the ones a cell is compared with; the others are listed apart, never judged."""
+        if not self.figures:
+            return []
+        rows = [
+            [
+                f.model,
+                f.row,
+                _length(f.length_tokens),
+                f"{f.score:.1f}",
+                UNKNOWN if f.samples is None else f.samples,
+                f.version,
+                f.judge,
+                f.date,
+                f.source,
+                "compared" if f.version == version.key and f.length_tokens is not None else "apart",
+            ]
+            for f in self.figures
+        ]
+        header = ["model", "row", "length", "score", "rows", "version", "judge", "date", "source", "here"]
+        return [
+            f"Published since the paper ({version.reference}): a cell is compared with a figure of {version.key} "
+            "at its length alone (`compared`); a figure of another or unknown version, or of no stated length, is "
+            "listed apart (`apart`), never judged.",
+            "",
+            *_table(header, rows),
+            "",
+        ]
 
     def tally(self) -> list[str]:
         family, self.family = self.family, Family(self.mode)

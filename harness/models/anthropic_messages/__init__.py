@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from harness.models.api_client.screen import api_screen_model
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
-from harness.models.screen_model import ScreenModel
+from harness.models.screen_model import OutputCap, ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
@@ -14,7 +14,9 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.args import settings_from_args
 
     settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
-    return api_screen_model("anthropic", settings.model, settings, render=sent_messages)
+    budget = settings.thinking_budget
+    cap = OutputCap(extra=budget, note=f"thinking_budget={budget:,} is sent on top of max_gen_toks") if budget else None
+    return api_screen_model("anthropic", settings.model, settings, render=sent_messages, output_cap=cap)
 
 
 BACKEND = BackendSpec(

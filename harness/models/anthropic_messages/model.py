@@ -6,8 +6,12 @@
 Images go as base64 image blocks of the dataset's own bytes, their media type read from the bytes (`needle.py:161-170`
 read each file and sent it as `image/jpeg`, which MMNeedle's stitched images are). `max_tokens` (the API requires it)
 is the task's `max_gen_toks`; `temperature` the request's (0 when greedy) unless given or `send_temperature=false`
-(`needle.py:177-181` sent none); `top_p` when given or sampled; the task's stop strings as `stop_sequences`. The
-Messages API takes no seed.
+(`needle.py:177-181` sent none); `top_p` when given or sampled, unless `send_top_p=false` (Claude Sonnet 4.5 and later
+refuse both together: `families.claude`); the task's stop strings as `stop_sequences`. The Messages API takes no seed.
+`thinking_budget=N` turns on extended thinking, `thinking: {"type": "enabled", "budget_tokens": N}` (N at least 1,024
+and below `max_tokens`, which thinking counts toward: anthropic-sdk's `ThinkingConfigEnabledParam`, `thinking`), so
+`max_tokens` is max_gen_toks + N, and no `temperature` or `top_p` goes with it (thinking takes no temperature
+modification: platform.claude.com/docs/en/build-with-claude/extended-thinking).
 
 Every HTTP request is one attempt at a time through the shared machinery of `harness.models.api_client` (the SDK's
 own retries off): the same retries, backoff, `Retry-After`, whole-attempt timeout, answer-size cap and fatal statuses
@@ -27,7 +31,7 @@ from harness.api import ModelFacts, Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
 from harness.models.api_client.replies import is_loopback
-from harness.models.args import settings_from_args
+from harness.models.args import at_least, settings_from_args
 from harness.models.registry import register_model
 from harness.redact import redact_urls
 from harness.sent import Sent
@@ -60,6 +64,8 @@ class AnthropicSettings(ApiCallSettings):
     temperature: float | None = None  # sent as given
     top_p: float | None = None  # sent as given
     send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
+    send_top_p: bool = True  # false: no top_p (Claude Sonnet 4.5 and later take temperature or top_p, not both)
+    thinking_budget: int | None = at_least(1024)  # extended thinking's budget_tokens, on top of max_gen_toks
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -116,6 +122,9 @@ class AnthropicModel(ApiModel):
             "temperature": self.settings.temperature,
             "top_p": self.settings.top_p,
             "send_temperature": self.settings.send_temperature,
+            # Only when set: the identity of a run without them is what it was before the settings existed.
+            **({"send_top_p": False} if not self.settings.send_top_p else {}),
+            **({"thinking_budget": self.settings.thinking_budget} if self.settings.thinking_budget else {}),
         }
 
     @property
@@ -126,17 +135,19 @@ class AnthropicModel(ApiModel):
         """The arguments of `messages.create`: exactly the fields asked for."""
         s, asked = self.settings, request.settings
         messages, system = build_messages(request)
-        body: dict[str, object] = {"model": s.model, "max_tokens": asked.max_gen_toks, "messages": messages}
+        budget = s.thinking_budget or 0
+        body: dict[str, object] = {"model": s.model, "max_tokens": asked.max_gen_toks + budget, "messages": messages}
         if system is not None:
             body["system"] = system
-        if s.temperature is not None:
+        if budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif s.temperature is not None:
             body["temperature"] = s.temperature
         elif s.send_temperature:
             body["temperature"] = asked.temperature if asked.do_sample else 0.0
-        if s.top_p is not None:
-            body["top_p"] = s.top_p
-        elif asked.do_sample and asked.top_p != 1.0:
-            body["top_p"] = asked.top_p
+        top_p = s.top_p if s.top_p is not None else asked.top_p if asked.do_sample and asked.top_p != 1.0 else None
+        if top_p is not None and s.send_top_p and not budget:
+            body["top_p"] = top_p
         if asked.until:
             body["stop_sequences"] = list(asked.until)
         return body

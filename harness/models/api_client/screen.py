@@ -41,3 +41,25 @@ def api_screen_model(
         render=render,
         output_cap=output_cap,
     )
+
+
+def output_cap(model: str, field: str, cap: str, output_limit: int | None) -> OutputCap:
+    """What bounds an answer's billed output where a backend may send no cap: the cap sent (`field`, the setting named
+    so: "task", the request's max_gen_toks, or a number), else the model's own output limit (`output_limit`, never
+    sent), else nothing."""
+    if cap == "task":
+        return OutputCap()
+    if cap != "none":
+        return OutputCap(int(cap), note=f"{field}={cap} is sent as each answer's cap")
+    uncapped = f"{model} is sent no output cap ({field}=none; its thinking bills as output)"
+    if output_limit is None:
+        return OutputCap(
+            bounded=False,
+            note=f"{uncapped}: nothing bounds an answer's output (give output_limit=N, the model's own output limit, "
+            "in --model_args to price it)",
+        )
+    return OutputCap(
+        output_limit,
+        note=f"{uncapped}: each answer is priced at output_limit={output_limit:,} tokens, the most it can "
+        "be billed for where that is the model's own output limit (an alias's is; answers are mostly far shorter)",
+    )

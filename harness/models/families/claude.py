@@ -1,8 +1,15 @@
 """Anthropic's Claude: 3.7 Sonnet at Anthropic's OpenAI-compatible endpoint through the `openai` backend (as
 MMLongBench's `openai_model.py:65-69` reached it), 3 Opus through the `anthropic` backend (Anthropic's SDK, as
-MMNeedle's `needle.py:149-181` called it); Anthropic's published image rule (at most 1,568 px a side and about 1.15
-megapixels, then a token per 750 px), the images a request its API takes; no seed (no official call sent one). Known
-by their API names."""
+MMNeedle's `needle.py:149-181` called it), and the Claude 4.5 and 4.6 models through the `anthropic` backend;
+Anthropic's published image rule for its Claude 3 and 4 models (at most 1,568 px a side and about 1.15 megapixels,
+then a token per 750 px; docs.claude.com/en/docs/vision), the images a request its API takes (100); no seed (no
+official call sent one, and the Messages API takes none). Known by their API names.
+
+Claude Sonnet 4.5 and later refuse a request that sets both `temperature` and `top_p` ("`temperature` and `top_p`
+cannot both be specified for this model. Please use only one.": BerriAI/litellm#15097, open-webui#17922 for Sonnet
+4.5, skydiscover-ai/skydiscover#15 for Sonnet 4.6): their aliases send no `top_p` (`send_top_p=false`), the
+temperature alone. Extended thinking is off unless asked (`thinking_budget=N` in `--model_args`: the anthropic
+backend)."""
 
 from __future__ import annotations
 
@@ -20,6 +27,16 @@ def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int
     token per 750 px."""
     scale = min(1.0, 1568 / max(width, height), math.sqrt(1_150_000 / (width * height)))
     return math.ceil(int(width * scale) * int(height * scale) / 750)
+
+
+def _claude4(model: str, note: str) -> Alias:
+    """A Claude 4.x alias: Anthropic's SDK, no `top_p`, at most 100 images a request (the API's limit)."""
+    return Alias(
+        "anthropic",
+        {"model": model, "send_top_p": "false", "max_images": "100"},
+        f"{note} through Anthropic's SDK; key from ANTHROPIC_API_KEY",
+        200000,
+    )
 
 
 FAMILY = ModelFamily(
@@ -40,6 +57,17 @@ FAMILY = ModelFamily(
             "key as api_key=... or OPENAI_API_KEY)",
             200000,
         ),
+        # Snapshots as Anthropic's SDK (`anthropic.types.ModelParam`) and pricing page name them.
+        # anthropic-sdk's DEPRECATED_MODELS: Opus 4.5 ends 2027-01-22, Sonnet 4.5 2026-11-30
+        "claude-opus-4.5": _claude4(
+            "claude-opus-4-5-20251101", "Claude Opus 4.5, the November-2025 snapshot (deprecated)"
+        ),
+        "claude-sonnet-4.5": _claude4(
+            "claude-sonnet-4-5-20250929", "Claude Sonnet 4.5, the September-2025 snapshot (deprecated)"
+        ),
+        "claude-haiku-4.5": _claude4("claude-haiku-4-5-20251001", "Claude Haiku 4.5, the October-2025 snapshot"),
+        "claude-opus-4.6": _claude4("claude-opus-4-6", "Claude Opus 4.6"),
+        "claude-sonnet-4.6": _claude4("claude-sonnet-4-6", "Claude Sonnet 4.6"),
         "claude-3-opus": Alias(
             "anthropic",
             {"model": "claude-3-opus-20240229", "max_images": "20"},

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness.api import Request
 from harness.models.api_client.screen import api_screen_model
+from harness.models.api_client.screen import output_cap as cap_of
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
 from harness.models.screen_model import OutputCap, ScreenModel
 from harness.sent import Sent
@@ -36,23 +37,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
 def output_cap(settings: GeminiSettings) -> OutputCap:
     """What bounds an answer's billed output: the cap sent (`max_output_tokens`: the request's max_gen_toks, or a
     number), else the model's own output limit (`output_limit`), else nothing."""
-    limit = settings.max_output_tokens
-    if limit == "task":
-        return OutputCap()
-    if limit != "none":
-        return OutputCap(int(limit), note=f"max_output_tokens={limit} is sent as each answer's cap")
-    uncapped = f"{settings.model} is sent no output cap (max_output_tokens=none; its thinking bills as output)"
-    if settings.output_limit is None:
-        return OutputCap(
-            bounded=False,
-            note=f"{uncapped}: nothing bounds an answer's output (give output_limit=N, the model's own output limit, "
-            "in --model_args to price it)",
-        )
-    return OutputCap(
-        settings.output_limit,
-        note=f"{uncapped}: each answer is priced at output_limit={settings.output_limit:,} tokens, the most it can "
-        "be billed for where that is the model's own output limit (an alias's is; answers are mostly far shorter)",
-    )
+    return cap_of(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit)
 
 
 BACKEND = BackendSpec(

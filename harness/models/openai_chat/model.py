@@ -31,8 +31,9 @@ from harness.api import ModelFacts, Request, Response
 from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
 from harness.models.api_client.replies import checked_image, error_message, is_loopback, parse_body
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
-from harness.models.args import settings_from_args
+from harness.models.args import at_least, settings_from_args
 from harness.models.openai_chat.wire import (
+    DETAILS,
     build_messages,
     image_data_url,
     parse_completion,
@@ -63,8 +64,13 @@ class OpenAIChatSettings(ApiCallSettings):
 
     model: str  # the name the server knows the model by (for Azure, the default deployment)
     # base_url default: $OPENAI_BASE_URL, else the OpenAI API; api_key default: $OPENAI_API_KEY ($AZURE_OPENAI_API_KEY)
-    image_detail: str | None = None  # "low" | "high" | "auto"; MMNeedle's official code uses "high"
+    image_detail: str | None = None  # "low" | "high" | "original" | "auto"; MMNeedle's official code uses "high"
     token_param: str = "auto"  # "max_tokens" | "max_completion_tokens" | "auto" (the latter for api.openai.com)
+    # The cap sent under `token_param`: "task" (the request's max_gen_toks), "none" (not sent: a reasoning model's
+    # reasoning counts against it) or a number; `output_limit`, never sent, prices an answer sent none (docs/cost.md).
+    token_cap: str = "task"
+    output_limit: int | None = at_least(1)
+    reasoning_effort: str | None = None  # sent as given (OpenAI's reasoning models: none, minimal, low, ... xhigh)
     api_version: str | None = None  # set for Azure OpenAI (deployment URLs, `api-key` header)
     deployment: str | None = None  # Azure deployment name, default: model
     # Send a request's answer prefix as a final assistant message with vLLM's prefill flags; off, it is not sent (an API
@@ -87,8 +93,14 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(
                 f"openai backend: token_param must be auto, max_tokens or max_completion_tokens, got {self.token_param!r}"
             )
-        if self.image_detail not in (None, "low", "high", "auto"):
-            raise ValueError(f"openai backend: image_detail must be low, high or auto, got {self.image_detail!r}")
+        if self.token_cap not in ("task", "none") and not (self.token_cap.isdecimal() and int(self.token_cap) >= 1):
+            raise ValueError(
+                f"openai backend: token_cap must be task, none or a positive number, got {self.token_cap!r}"
+            )
+        if self.image_detail is not None and self.image_detail not in DETAILS:
+            raise ValueError(
+                f"openai backend: image_detail must be low, high, original or auto, got {self.image_detail!r}"
+            )
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise ValueError(f"openai backend: top_p must be in (0, 1], got {self.top_p}")
         if self.image_format not in IMAGE_FORMATS:
@@ -188,6 +200,8 @@ class OpenAIChatModel(ApiModel):
             **({"top_p": s.top_p} if s.top_p is not None else {}),
             **({"image_format": s.image_format} if s.image_format != "original" else {}),
             **({"empty_text_parts": True} if s.empty_text_parts else {}),
+            **({"token_cap": s.token_cap} if s.token_cap != "task" else {}),
+            **({"reasoning_effort": s.reasoning_effort} if s.reasoning_effort else {}),
         }
 
     @property
@@ -206,7 +220,12 @@ class OpenAIChatModel(ApiModel):
             url=lambda image: image_data_url(image, image_format),
             empty_text_parts=self.settings.empty_text_parts,
         )
-        body: dict[str, Any] = {"model": self.settings.model, "messages": messages, self.token_param: s.max_gen_toks}
+        body: dict[str, Any] = {"model": self.settings.model, "messages": messages}
+        cap = self.settings.token_cap
+        if cap != "none":
+            body[self.token_param] = s.max_gen_toks if cap == "task" else int(cap)
+        if self.settings.reasoning_effort:
+            body["reasoning_effort"] = self.settings.reasoning_effort
         if self.settings.send_temperature:
             body["temperature"] = s.temperature if s.do_sample else 0.0
         if self.settings.top_p is not None:

@@ -4,7 +4,7 @@ itself)."""
 from __future__ import annotations
 
 from harness.api import Request
-from harness.models.api_client.screen import api_screen_model
+from harness.models.api_client.screen import api_screen_model, output_cap
 from harness.models.args import settings_from_args
 from harness.models.screen_model import ScreenModel
 from harness.sent import Sent
@@ -20,4 +20,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     def render(request: Request) -> Sent:  # as the backend's `render`
         return rendered(request, settings)
 
-    return api_screen_model("openai", settings.model, settings, detail, render=render)
+    cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
+    return api_screen_model("openai", settings.model, settings, detail, render=render, output_cap=cap)

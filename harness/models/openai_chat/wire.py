@@ -27,6 +27,8 @@ def image_data_url(image: ImageRef, image_format: str = "original") -> str:
 
 # The processor settings a request may carry for this API (an alias's per-task input policy): how its images go.
 REQUEST_IMAGE_SETTINGS = ("image_detail", "image_format")
+# OpenAI's detail levels (`original`: GPT-5.4 and later, developers.openai.com/api/docs/guides/images-vision).
+DETAILS = ("low", "high", "original", "auto")
 
 
 def request_image_settings(request: Request, detail: str | None, image_format: str) -> tuple[str | None, str]:
@@ -40,8 +42,8 @@ def request_image_settings(request: Request, detail: str | None, image_format: s
             f"the openai backend takes {' and '.join(REQUEST_IMAGE_SETTINGS)} only"
         )
     given_detail = kwargs.get("image_detail", detail)
-    if given_detail is not None and given_detail not in ("low", "high", "auto"):
-        raise ValueError(f"image_detail must be low, high or auto, got {given_detail!r}")
+    if given_detail is not None and given_detail not in DETAILS:
+        raise ValueError(f"image_detail must be low, high, original or auto, got {given_detail!r}")
     given_format = kwargs.get("image_format", image_format)
     if given_format not in IMAGE_FORMATS:
         raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {given_format!r}")

@@ -144,12 +144,45 @@ def test_the_backends_page_tables_every_alias_no_paper_ran() -> None:
     page = (ROOT / "docs" / "backends.md").read_text()
     section = page.split("## Models the papers never ran", 1)[1].split("\n## ", 1)[0]
     ran = {name for _, table in tables().values() for name in ALIASES if table.run_by(name)}
-    never = [name for name in ALIASES if name not in ran]
+    never = [name for name in ALIASES if name not in ran and not _api(name)]
     assert {"qwen3-vl", "internvl3.5-8b", "gemma3n-e4b", "glm-4.1v-thinking", "kimi-vl-a3b", "minicpm-v-4.5"} <= set(
         never
     )
     rows = [line for line in section.splitlines() if line.startswith("| `")]
     assert rows == [never_run_row(name) for name in never]
+
+
+def _api(name: str) -> bool:
+    from harness.models.registry import backend_spec
+
+    return backend_spec(ALIASES[name].backend).priced
+
+
+def api_row(name: str) -> str:
+    """The backends page's row of an API alias no paper ran: its served model, backend, family rule and price."""
+    from harness.models.families import family_of
+    from harness.models.pricing import PriceTable
+
+    alias = ALIASES[name]
+    served = alias.args["model"]
+    family = family_of(served)
+    assert family is not None, f"{name}: no family rule for {served}"
+    price = PriceTable.load().price_of(served)
+    assert price is not None, f"{name}: {served} has no price"
+    rates = f"${price.rates.input:g} / ${price.rates.output:g}"
+    return f"| `{name}` | {served} | {alias.backend} | {family.name} | {rates} (`{price.model}`, {price.as_of}) |"
+
+
+def test_the_backends_page_tables_every_api_alias_no_paper_ran() -> None:
+    """Issue 61: GPT-5.x, Gemini 3.x, Claude 4.x and VLMEvalKit's judge name, each with the model it serves, its
+    backend, its family's image rule and its price (input / output per million tokens) with the price's date."""
+    page = (ROOT / "docs" / "backends.md").read_text()
+    section = page.split("## API models the papers never ran", 1)[1].split("\n## ", 1)[0]
+    ran = {name for _, table in tables().values() for name in ALIASES if table.run_by(name)}
+    never = [name for name in ALIASES if name not in ran and _api(name)]
+    assert {"gpt-5.5", "gemini-3.1-pro-preview", "claude-sonnet-4.5", "gpt-5.5-2026-04-24"} <= set(never)
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    assert rows == [api_row(name) for name in never]
 
 
 def test_models_filters_by_name_and_by_benchmark(harness) -> None:

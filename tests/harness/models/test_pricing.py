@@ -46,17 +46,49 @@ def test_a_name_that_only_starts_with_an_entry_has_no_price(name: str):
     assert PriceTable.load().price_of(name) is None
 
 
-def test_every_api_alias_is_priced_by_its_own_entry_or_says_why_not():
-    from harness.models.aliases import ALIASES
-    from harness.models.registry import backend_spec
+def api_models_named() -> dict[str, str]:
+    """Every API model the project names, read where it is named: the served model of every alias of a priced
+    backend, the judge model of every task (`judge.model` in its YAML), and every `model=NAME` in the docs whose name
+    is an API family's (a family known by API names alone: no `model_type`, no architecture); name -> where."""
+    import re
 
+    from harness.config.task_index import TaskIndex
+    from harness.models.aliases import ALIASES
+    from harness.models.families import family_of
+    from harness.models.registry import backend_spec
+    from tests.support.paths import PROJECT
+
+    named = {a.args["model"]: f"alias {n}" for n, a in ALIASES.items() if backend_spec(a.backend).priced}
+    for task in TaskIndex().tasks.values():
+        if task.judge.get("model"):
+            named.setdefault(str(task.judge["model"]), f"the judge of {task.task}")
+    pages = [*(PROJECT / "docs").glob("*.md"), PROJECT / "README.md", *(PROJECT / "tasks").glob("*/README.md")]
+    for page in pages:
+        for name in re.findall(r"\bmodel=([A-Za-z][\w.\-]*)", page.read_text(encoding="utf-8")):
+            family = family_of(name)
+            if family is not None and not family.model_types and not family.architectures:
+                named.setdefault(name, str(page.relative_to(PROJECT)))
+    return named
+
+
+def test_every_api_alias_judge_and_model_the_docs_name_is_priced_or_says_why_not():
+    """Issue 61: the aliases of 2026 (GPT-5.x, Gemini 3, Claude 4.x) and the judges MMLongBench V1.1
+    (Doubao-Seed-1.8) and VLMEvalKit (gpt-5.5-2026-04-24) name, each priced by its own entry or the entry its
+    snapshot extends, dated, with its source."""
     table = PriceTable.load()
-    served = {alias.args["model"] for alias in ALIASES.values() if backend_spec(alias.backend).priced}
-    assert served  # the API aliases
-    for name in served:
-        assert name in table.prices or table.why_unpriced(name), name
-    assert set(table.unpriced) <= served  # every reason is for a model an alias serves
+    named = api_models_named()
+    assert {"gpt-5.5-2026-04-23", "gemini-3.1-pro-preview", "claude-sonnet-4-5-20250929"} <= set(named)
+    assert {"Doubao-Seed-1.8", "gpt-5.5-2026-04-24", "gpt-4o-2024-11-20"} <= set(named)  # the tasks' judges
+    for name, where in named.items():
+        price = table.price_of(name)
+        assert price is not None or table.why_unpriced(name), f"{name} ({where}) has no price and no reason"
+        if price is not None:
+            assert price.as_of[:4].isdigit() and price.source.startswith("https://"), (name, price)
+    assert set(table.unpriced) <= set(named)  # every reason is for a model the project names
     assert "not price as gemini-2.0-flash" in table.why_unpriced("gemini-2.0-flash-thinking-exp-01-21")
+    # VLMEvalKit's judge is Azure's snapshot name of GPT-5.5: OpenAI's gpt-5.5 rate, long context included
+    assert table.price_of("gpt-5.5-2026-04-24").model == "gpt-5.5"
+    assert table.price_of("gpt-5.5-2026-04-24").cost(300_000, 0) == pytest.approx(3.0)  # past 272K: $10 a million
 
 
 def test_a_cost_in_dollars():

@@ -12,7 +12,7 @@ import pytest
 from harness.outputs.model_results import ModelResults
 from tasks.mmlongbench import report, version_report
 from tasks.mmlongbench.aggregation import load_paper_results
-from tasks.mmlongbench.references import load_reference, version_of
+from tasks.mmlongbench.references import load_figures, load_reference, version_of
 
 QWEN = "Qwen/Qwen2.5-VL-7B-Instruct"
 SCORES = {"VRAG": 70.0, "NIAH": 40.0, "ICL": 55.0, "Summ": 20.0, "DocVQA": 30.0}
@@ -40,6 +40,12 @@ def test_v1_1_is_set_beside_the_papers_numbers_as_context_never_judged(tmp_path:
     paper_vrag = load_paper_results()[("Qwen2.5-VL-7B", "VRAG", 131072)]
     assert "### MMLongBench V1.1 (EdinburghNLP/MMLongBench at 22b9f27" in text
     assert "Reference: V1.1's published numbers (tasks/mmlongbench/references/v1_1.csv); it holds no number" in text
+    # every figure published since the paper, with its source; none of V1.1 at a stated length: all apart
+    assert (
+        "| Seed2.1 Pro | Avg | 128k | 78.3 | unknown | unknown | unknown | 2026-06-23 | https://seed.bytedance" in text
+    )
+    assert "| Seed2.0 Pro | Avg | unknown | 74.8 | unknown | v1.1 | unknown | 2026-02-14 | Seed2.0 Model Card" in text
+    assert "| compared |" not in text and text.count("| apart |") == 5
     assert f"| VRAG | 70.0 [{paper_vrag:.1f}†] |" in text  # the paper's, marked as another version
     assert "another version: context only, no verdict" in text and "✓" not in text and "✗" not in text
     assert "### MMLongBench\n" not in text  # no paper task ran: no paper section
@@ -48,23 +54,39 @@ def test_v1_1_is_set_beside_the_papers_numbers_as_context_never_judged(tmp_path:
 def test_a_same_version_reference_gives_a_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table = tmp_path / "v1_1.csv"
     table.write_text(
-        "# a note\nmodel,row,length_tokens,score,samples,source\n"
-        "Qwen2.5-VL-7B,VRAG,131072,71.0,900,a model report\nQwen2.5-VL-7B,NIAH,131072,90.0,2550,a model report\n"
+        "# a note\nmodel,row,length_tokens,score,samples,version,judge,date,source\n"
+        "Qwen2.5-VL-7B,VRAG,131072,71.0,900,v1.1,Doubao-Seed-1.8,2026-03-01,a model report\n"
+        "Qwen2.5-VL-7B,NIAH,131072,90.0,2550,v1.1,unknown,2026-03-01,a model report\n"
+        "Qwen2.5-VL-7B,ICL,131072,10.0,unknown,unknown,unknown,2026-04-01,another report\n"
     )
-    assert load_reference(table)[("Qwen2.5-VL-7B", "VRAG", 131072)] == (71.0, 900, "a model report")
-    monkeypatch.setattr(version_report, "load_reference", lambda path: load_reference(table))
+    assert load_reference(table, "v1.1")[("Qwen2.5-VL-7B", "VRAG", 131072)].score == 71.0
+    assert ("Qwen2.5-VL-7B", "ICL", 131072) not in load_reference(table, "v1.1")  # of no stated version
+    monkeypatch.setattr(version_report, "load_reference", lambda path, version: load_reference(table, version))
+    monkeypatch.setattr(version_report, "load_figures", lambda path: load_figures(table))
     data = ModelResults(groups=groups("v1_1_", "128k"))
     lines = version_report.v1_1_section(QWEN, data, tmp_path)
     # no data recorded for these groups: the verdict is "not comparable" (–), as the paper's section gives it
     assert "| VRAG | 70.0 (71.0) – |" in lines and any(line.startswith("| ICL | 55.0 [") for line in lines)
     assert any(line.startswith("Verdict beside the paper:") for line in lines)
+    # the figure of unknown version is listed apart with its source, never set beside our cell
+    assert (
+        "| Qwen2.5-VL-7B | ICL | 128k | 10.0 | unknown | unknown | unknown | 2026-04-01 | another report | apart |"
+        in lines
+    )
+    assert (
+        "| Qwen2.5-VL-7B | VRAG | 128k | 71.0 | 900 | v1.1 | Doubao-Seed-1.8 | 2026-03-01 | a model report | compared |"
+        in lines
+    )
 
 
 def test_a_malformed_reference_is_one_line_naming_it(tmp_path: Path) -> None:
     table = tmp_path / "bad.csv"
-    table.write_text("model,row,length_tokens,score,samples,source\nm,VRAG,128k,x,1,s\n")
+    table.write_text("model,row,length_tokens,score,samples,version,judge,date,source\nm,VRAG,128k,x,1,v1.1,j,d,s\n")
     with pytest.raises(ValueError, match=r"bad.csv: data line 2"):
-        load_reference(table)
+        load_figures(table)
+    table.write_text("model,row,length_tokens,score,samples,source\nm,VRAG,131072,1,1,s\n")  # the old columns
+    with pytest.raises(ValueError, match=r"bad.csv: no column version, judge, date"):
+        load_figures(table)
 
 
 def test_vlmevalkits_numbers_are_its_own_and_the_paper_scored_rows_have_no_reference(tmp_path: Path) -> None:

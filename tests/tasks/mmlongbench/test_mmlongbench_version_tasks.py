@@ -152,7 +152,10 @@ def test_vlmevalkits_sets_run_as_vlmevalkit_scores_them_rows_weighted(
         docvqa = [r.body for r in server.received if "<Standard Answer>:" in prompt_of(r.body)]
     finally:
         server.stop()
-    assert {(b["model"], b["max_tokens"]) for b in docvqa} == {("gpt-5.5-2026-04-24", 1024)}
+    # VLMEvalKit's judge as its alias sends it, as VLMEvalKit's wrapper sends a gpt-5 model: no temperature, its cap
+    # as max_completion_tokens (issue 61)
+    assert {(b["model"], b["max_completion_tokens"]) for b in docvqa} == {("gpt-5.5-2026-04-24", 1024)}
+    assert not any("temperature" in b or "max_tokens" in b for b in docvqa)
     assert all("<Student Answer>: 3\n" in prompt_of(b) for b in docvqa)
     results = results_of(out, "constant")
     counts, tasks = results["sample_counts"], results["results"]
