@@ -101,13 +101,16 @@ def listing(
 
 
 def _family_lines() -> list[str]:
-    """Each model family (`harness.models.families`): the config names that identify it, then the backends its aliases
-    run on, or why no backend here loads it."""
+    """Each model family (`harness.models.families`): its variants with the config names that identify each, then the
+    backends its aliases run on, or why no backend here loads it."""
     from harness.models.families import families
 
-    lines = ["Model families (the model_types that identify each; the backends of its aliases, or why none runs it):"]
+    lines = ["Model families (each variant's model_types; the backends of the family's aliases, or why none runs it):"]
     for family in families():
-        types = ", ".join(t for variant in family.variants for t in variant.model_types) or "no model_type"
+        types = (
+            "; ".join(f"{v.name}: {', '.join(v.model_types) or 'no model_type'}" for v in family.variants)
+            or "no image rule"
+        )
         backends = ", ".join(sorted({alias.backend for alias in family.aliases.values()}))
         runs = f"runs on {backends}" if backends else f"no backend here: {family.unavailable}"
         lines.append(f"  {family.name} ({types}): {runs}")

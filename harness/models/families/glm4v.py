@@ -58,7 +58,7 @@ def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int
 
 
 FAMILY = ModelFamily(
-    "GLM-4.1V",
+    "GLM-V",  # zai-org/GLM-V: GLM-4.1V, GLM-4.5V, GLM-4.6V
     variants=(
         ImageTokens(
             "GLM-4.1V",
