@@ -49,7 +49,7 @@ FAMILY = ModelFamily(
             f"dynamic resolution ({TOKEN_RULE}, the rows' own rule) + 2 markers per image",
             model_types=("qwen2_vl", "qwen2_5_vl"),
             architectures=("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"),
-            fragments=("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl"),
+            fragments=("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl", "mimo-vl"),
         ),
     ),
     # vlm_model/qwen2_vl.py: typed parts, the prefix a string
