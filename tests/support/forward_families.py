@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.models.aliases import ALIASES
+from tests.support import families_2026 as current
 from tests.support import family_processors as published
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
@@ -289,6 +290,69 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         "here",
         backend="vllm",
         blocked=_remote_processor("MiniCPMV", "minicpmv", "minicpmv"),
+    ),
+)
+# The 2026 families (issue 61, item 2): `tests.support.families_2026`.
+FAMILIES += (
+    ForwardFamily(
+        "glm-4.6v",
+        "Glm4vMoeForConditionalGeneration, Glm46VProcessor (image only), Glm46VImageProcessorPil",
+        ("glm-4.6v",),
+        current.glm46v,
+        configs.glm4v_moe,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "glm-4.6v-flash",
+        "Glm4vForConditionalGeneration, Glm46VProcessor (image only), Glm46VImageProcessorPil",
+        ("glm-4.6v-flash",),
+        current.glm46v,
+        configs.glm4v,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "mimo-vl",
+        "Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor (image only), Qwen2VLImageProcessorPil",
+        tuple(name for name in ALIASES if name.startswith("mimo-vl")),
+        processors.qwen2_5_vl,
+        configs.qwen2_5_vl,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "qwen3.5",
+        "Qwen3_5ForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil",
+        tuple(name for name in ALIASES if name.startswith(("qwen3.5", "qwen3.6")) and "-a" not in name),
+        current.qwen3_5,
+        current.qwen3_5_config,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "qwen3.5-moe",
+        "Qwen3_5MoeForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil",
+        tuple(name for name in ALIASES if name.startswith(("qwen3.5", "qwen3.6")) and "-a" in name),
+        lambda: current.qwen3_5(current.QWEN3_6),
+        current.qwen3_5_moe_config,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "gemma4",
+        "Gemma4ForConditionalGeneration / Gemma4UnifiedForConditionalGeneration, Gemma4Processor",
+        tuple(name for name in ALIASES if name.startswith("gemma4-")),
+        reason=f"Gemma4Processor {TORCHVISION}: transformers 5.20.2's processing_gemma4 imports image_processing_gemma4, "
+        "which imports torchvision (Gemma4ImageProcessorPil alone runs: tests/harness/models/test_families_2026.py "
+        "checks the family's rule against it)",
+    ),
+    ForwardFamily(
+        "llava-onevision-2",
+        "vLLM's LlavaOnevision2ForConditionalGeneration (llava_onevision2.py) with the checkpoint's own "
+        "LlavaOnevision2Processor (processing_llava_onevision2.py)",
+        ("llava-onevision-2-8b",),
+        reason="not checked here: the image tokens vLLM 0.33.0 writes for each image; vLLM loads the checkpoint's "
+        "processor from its remote code (`_load_ov2_processor`: processing_llava_onevision2.LlavaOnevision2Processor; "
+        "transformers has no llava_onevision2), which is not on this machine offline (the count it writes is "
+        "`_get_vision_info`'s, which test_families_2026.py checks the family's rule against)",
+        backend="vllm",
+        blocked=_remote_processor("LlavaOnevision2ForConditionalGeneration", "llava_onevision2", "llava_onevision2"),
     ),
 )
 BY_NAME = {family.name: family for family in FAMILIES}

@@ -1,7 +1,8 @@
 """`harness models`: the backends, every alias with the paper models it stands for and how it runs each ("as the
 paper" or "departs: why", per benchmark), and the papers' models that have no alias, with the reason: the one table
 each benchmark declares (`Benchmark.paper`), read through the installed task folders. A model only a paper's
-ablations ran (`PaperModels.ablations`) is said so ("MMLongBench ablation")."""
+ablations ran (`PaperModels.ablations`) is said so ("MMLongBench ablation"). Last, every model family of the registry
+(`harness.models.families`): the backends its aliases run on, or why no backend here loads it."""
 
 from __future__ import annotations
 
@@ -94,4 +95,23 @@ def listing(
                     lines.append(
                         f"    its official call, to a server that still serves it: {missing.official_call}{departs}"
                     )
+    if name is None and benchmark is None:
+        lines.extend(_family_lines())
     return "\n".join(lines)
+
+
+def _family_lines() -> list[str]:
+    """Each model family (`harness.models.families`): its variants with the config names that identify each, then the
+    backends its aliases run on, or why no backend here loads it."""
+    from harness.models.families import families
+
+    lines = ["Model families (each variant's model_types; the backends of the family's aliases, or why none runs it):"]
+    for family in families():
+        types = (
+            "; ".join(f"{v.name}: {', '.join(v.model_types) or 'no model_type'}" for v in family.variants)
+            or "no image rule"
+        )
+        backends = ", ".join(sorted({alias.backend for alias in family.aliases.values()}))
+        runs = f"runs on {backends}" if backends else f"no backend here: {family.unavailable}"
+        lines.append(f"  {family.name} ({types}): {runs}")
+    return lines

@@ -51,6 +51,9 @@ class ModelFamily:
     variants: tuple[ImageTokens, ...] = ()
     styles: tuple[PromptStyle, ...] = ()
     aliases: Mapping[str, Alias] = field(default_factory=dict)
+    # Why no backend here loads it, for a family declared without aliases (identified and estimated, not run):
+    # `harness models` prints it beside the family.
+    unavailable: str = ""
 
 
 def template(module_file: str, name: str) -> str:

@@ -20,6 +20,16 @@ answers after `</think>` without answer tags (the README: "For the GLM-4.5V mode
 should be removed"); its template thinks unless `enable_thinking` is false, which no alias sets. Neither is sent the
 task's answer prefix (`thinking`). Context: 65,536 tokens (GLM-4.1V: "64k context length", the README;
 GLM-4.5V: `Glm4vMoeTextConfig.max_position_embeddings`), recorded, never a limit.
+
+GLM-4.6V (106B-A12B) and GLM-4.6V-Flash (9B) are the same two architectures: transformers' model docs (v5.0.0,
+`model_doc/glm4v_moe.md` and `glm4v.md`, "Support Model") list zai-org/GLM-4.6V under `glm4v_moe` and GLM-4.6V-Flash
+under `glm4v`, and `model_doc/glm46v.md` names `Glm46VProcessor` (transformers' `glm46v`: Glm4v's image processing, a
+new video sampler) as both checkpoints' processor; zai-org/GLM-V's README: "GLM-4.5V and GLM-4.6V model algorithm: see
+... glm4v_moe", "128k tokens in training", thinking on by default (`enable_thinking` false turns it off, which no alias
+sets). transformers' own `glm46v` model type (`Glm46VForConditionalGeneration`) is declared too. Their chat templates
+are the checkpoints' own, rendered as they are; no stored source holds them (the rendering test renders GLM-4.5V's
+transcription in their place, the README's "different conversation templates" being GLM-4.1V's against GLM-4.5V's).
+Context: 131,072 tokens, recorded, never a limit.
 """
 
 from __future__ import annotations
@@ -48,16 +58,20 @@ def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int
 
 
 FAMILY = ModelFamily(
-    "GLM-4.1V",
+    "GLM-V",  # zai-org/GLM-V: GLM-4.1V, GLM-4.5V, GLM-4.6V
     variants=(
         ImageTokens(
             "GLM-4.1V",
             image_tokens,
             "dynamic resolution (14-px patches merged 2x2: a token per 28-px cell, two frames' area within "
             "12,544-11,760,000 pixels) + 2 markers per image",
-            model_types=("glm4v", "glm4v_moe"),
-            architectures=("Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration"),
-            fragments=("glm-4.1v", "glm-4.5v"),
+            model_types=("glm4v", "glm4v_moe", "glm46v"),
+            architectures=(
+                "Glm4vForConditionalGeneration",
+                "Glm4vMoeForConditionalGeneration",
+                "Glm46VForConditionalGeneration",
+            ),
+            fragments=("glm-4.1v", "glm-4.5v", "glm-4.6v"),
         ),
     ),
     aliases={
@@ -73,6 +87,12 @@ FAMILY = ModelFamily(
         ),
         "glm-4.5v": thinking(
             hf("zai-org/GLM-4.5V", "GLM-4.5V 106B-A12B, thinking on", 65536, prompt_style=THINKING.name), THINK
+        ),
+        "glm-4.6v": thinking(
+            hf("zai-org/GLM-4.6V", "GLM-4.6V 106B-A12B, thinking on", 131072, prompt_style=THINKING.name), THINK
+        ),
+        "glm-4.6v-flash": thinking(
+            hf("zai-org/GLM-4.6V-Flash", "GLM-4.6V-Flash 9B, thinking on", 131072, prompt_style=THINKING.name), THINK
         ),
     },
 )

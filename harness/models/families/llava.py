@@ -1,15 +1,26 @@
 """LLaVA-1.5, LLaVA-NeXT (1.6) and LLaVA-OneVision: their image tokens (336 px; AnyRes tiles; OneVision's tiles up to
 6x6, scaled down past 9), LLaVA's own `llava_llama_2` conversation (`conv_templates["llava_llama_2"]`, which
 MileBench's LLaVA worker, `workers/model_workers.py`, builds: its system message, `<image>` inline; bundled as
-`llava_llama_2.jinja`), and the aliases, through the llava-hf conversions."""
+`llava_llama_2.jinja`), and the aliases, through the llava-hf conversions.
+
+LLaVA-OneVision-2 (lmms-lab-encoder/LLaVA-OneVision-2-8B-Instruct, a Qwen3-8B language model), a family the papers never
+ran, counts as Qwen2-VL does: vLLM 0.33.0 registers `LlavaOnevision2ForConditionalGeneration` (model type
+`llava_onevision2`; transformers 5.20.2 has none) and counts an image as `LlavaOnevision2ProcessingInfo._get_vision_info`
+does (`model_executor/models/llava_onevision2.py`: Qwen2-VL's `smart_resize` to cells of patch x merge pixels within
+the image processor's min/max pixels, a token per cell, written as that many `<|image_pad|>`). The checkpoint's own
+settings are in no stored source: the estimate takes vLLM's fallbacks (`_load_ov2_processor`: 14-px patches, merge 2,
+200,704-1,605,632 pixels) and adds Qwen's `<|vision_start|>` and `<|vision_end|>` around each image, which the
+checkpoint's own template (in no stored source either) is taken to write as Qwen3's do. Its processor and template
+are the checkpoint's own code (its model card: `trust_remote_code=True`), which the `vllm` alias trusts."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias, hf
-from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, fixed, template
+from builders.core.contract import smart_resize
+from harness.models.alias import Alias, hf, vllm
+from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, fixed, number, template
 from harness.models.prompt_style import PromptStyle
 
 LLAVA_LLAMA_2_SYSTEM = (
@@ -46,6 +57,14 @@ def anyres(
     return rule
 
 
+def onevision2(width: int, height: int, settings: Mapping[str, object]) -> int:
+    """vLLM's LLaVA-OneVision-2 count (one frame): Qwen2-VL's resize to 28-px cells, a token each; + 2 markers."""
+    lo = number(settings.get("min_pixels") or 256 * 28 * 28)
+    hi = number(settings.get("max_pixels") or 1605632)
+    h_bar, w_bar = smart_resize(height, width, factor=28, min_pixels=lo, max_pixels=hi)
+    return (h_bar // 28) * (w_bar // 28) + 2
+
+
 def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
     return hf(checkpoint, f"LLaVA-{version} {size.upper()} (the llava-hf conversion of {original})", 4096)
 
@@ -53,6 +72,15 @@ def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
 FAMILY = ModelFamily(
     "LLaVA",
     variants=(
+        ImageTokens(
+            "LLaVA-OneVision-2",
+            onevision2,
+            "dynamic resolution (a token per 28-px cell, 200,704-1,605,632 pixels: vLLM's fallbacks) + 2 markers per "
+            "image",
+            model_types=("llava_onevision2",),
+            architectures=("LlavaOnevision2ForConditionalGeneration",),
+            fragments=("llava-onevision-2", "llava_onevision2"),
+        ),
         ImageTokens(
             "LLaVA-OneVision",
             anyres(384, 27, ONEVISION_GRIDS, 729, 9),
@@ -110,6 +138,11 @@ FAMILY = ModelFamily(
             32768,
             # vlm_model/llava_onevision.py:44-49: the pinpoints of at most num_crops = 4 tiles of 384 px
             max_grid_tiles="4",
+        ),
+        "llava-onevision-2-8b": vllm(
+            "lmms-lab-encoder/LLaVA-OneVision-2-8B-Instruct",
+            "LLaVA-OneVision-2 8B Instruct (Qwen3-8B) through vLLM, its own processor and template (remote code)",
+            None,
         ),
     },
 )

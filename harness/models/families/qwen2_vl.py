@@ -1,7 +1,15 @@
 """Qwen2-VL and Qwen2.5-VL: dynamic resolution (the rows' own token rule, 14-px patches merged 2x2), the chat as the
 official wrapper (MMLongBench's `vlm_model/qwen2_vl.py`) builds it, and the aliases: the processor's default pixel
 limits, no truncation at any length, no YaRN (§6.3 of that paper; its YaRN runs are an ablation), the AWQ 72Bs in
-FP16 (`--no_bf16`)."""
+FP16 (`--no_bf16`).
+
+MiMo-VL-7B (SFT, RL and their 2508 releases, XiaomiMiMo/MiMo-VL-7B-*), a family the papers never ran, is a Qwen2.5-VL
+checkpoint: "The MiMo-VL-7B series maintain full compatibility with the `Qwen2_5_VLForConditionalGeneration`
+architecture" (XiaomiMiMo/MiMo-VL's README, "Deployment"), its vision encoder Qwen2.5-ViT and its language model
+MiMo-7B (the README, "Model Details"), so it is known by Qwen2.5-VL's config names and counted by its rule. It reasons
+before answering, in `<think>...</think>`: taken out before scoring, and no answer prefix is sent (`thinking`). Its
+template is the checkpoint's own, rendered as it is (no stored source holds it). Context: 32,768 tokens (the report's
+long-context stage, 32K sequences), recorded, never a limit."""
 
 from __future__ import annotations
 
@@ -9,9 +17,9 @@ from collections.abc import Mapping
 
 from builders.core.contract import MAX_PIXELS, MIN_PIXELS, TOKEN_RULE
 from builders.core.contract import image_tokens as qwen_image_tokens
-from harness.models.alias import Alias, hf
+from harness.models.alias import Alias, hf, thinking
 from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import PromptStyle
+from harness.models.prompt_style import THINKING, PromptStyle
 
 WINDOW = 32768  # MMLongBench's Table 10: every Qwen2/2.5-VL size
 
@@ -26,6 +34,12 @@ def _qwen(checkpoint: str, note: str, **args: str) -> Alias:
     return hf(checkpoint, note, WINDOW, prompt_style="qwen", **args)
 
 
+def _mimo(version: str) -> Alias:
+    note = f"MiMo-VL-7B-{version} (a Qwen2.5-VL checkpoint), thinking in <think>...</think>"
+    alias = hf(f"XiaomiMiMo/MiMo-VL-7B-{version}", note, WINDOW, prompt_style=THINKING.name)
+    return thinking(alias, (("<think>", "</think>"),))
+
+
 FAMILY = ModelFamily(
     "Qwen2-VL",
     variants=(
@@ -35,7 +49,7 @@ FAMILY = ModelFamily(
             f"dynamic resolution ({TOKEN_RULE}, the rows' own rule) + 2 markers per image",
             model_types=("qwen2_vl", "qwen2_5_vl"),
             architectures=("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"),
-            fragments=("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl"),
+            fragments=("qwen2-vl", "qwen2.5-vl", "qwen2_vl", "qwen2_5_vl", "mimo-vl"),
         ),
     ),
     # vlm_model/qwen2_vl.py: typed parts, the prefix a string
@@ -55,5 +69,6 @@ FAMILY = ModelFamily(
         "qwen2.5-vl-72b-awq": _qwen(
             "Qwen/Qwen2.5-VL-72B-Instruct-AWQ", "Qwen2.5-VL 72B, AWQ, in FP16 as run_eval.sh", dtype="float16"
         ),
+        **{f"mimo-vl-7b-{v.lower()}": _mimo(v) for v in ("SFT", "RL", "SFT-2508", "RL-2508")},
     },
 )

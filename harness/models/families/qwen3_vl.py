@@ -17,6 +17,16 @@ send no answer prefix (`thinking`): the Thinking template writes a final assista
 block followed by the text, so a prefilled prefix would skip the thinking the model was trained to do; their
 thinking is taken out before scoring (`<think>`, `</think>`: the end tag alone, the template having opened it).
 Context: 262,144 tokens (xorbitsai's registry, `context_length`), recorded, never a limit.
+
+Qwen3.5 (0.8B-27B dense, 35B-A3B, 122B-A10B, 397B-A17B) and Qwen3.6 (27B, 35B-A3B), natively multimodal, are the
+second variant: transformers 5.20.2's `qwen3_5`/`qwen3_5_moe` (`Qwen3_5ForConditionalGeneration`,
+`Qwen3_5MoeForConditionalGeneration`, vLLM 0.33.0 registers both) take Qwen3-VL's processor (`Qwen3VLProcessor`, its
+auto mapping) and a vision tower of 16-px patches merged 2x2 (`Qwen3_5VisionConfig`), so an image counts as Qwen3-VL's
+does; their `preprocessor_config.json` is in no stored source, so the estimate uses Qwen3-VL's published bounds (the
+`hf` backend counts with the checkpoint's own processor). The checkpoints and their templates are xorbitsai's
+registry's ("qwen3.5", "qwen3.6" at 7ecec16, the Qwen/Qwen3.5-* and Qwen/Qwen3.6-* repositories, context 262,144):
+hybrid thinking, on by default (the generation prompt opens `<think>\n`; `enable_thinking` false, which no alias
+sets, closes it empty), so every alias is a thinking alias, as the Qwen3-VL Thinking ones are.
 """
 
 from __future__ import annotations
@@ -51,6 +61,14 @@ def _thinking(size: str) -> Alias:
 
 
 SIZES = {"2b": "2B", "4b": "4B", "": "8B", "32b": "32B", "30b-a3b": "30B-A3B"}
+# Qwen3.5's and Qwen3.6's checkpoints (xorbitsai's registry), each a hybrid thinking model
+QWEN3_5 = {"3.5": ("0.8B", "2B", "4B", "9B", "27B", "35B-A3B", "122B-A10B", "397B-A17B"), "3.6": ("27B", "35B-A3B")}
+
+
+def _qwen3_5(version: str, size: str) -> Alias:
+    note = f"Qwen{version} {size}, thinking on (its template's default)"
+    return thinking(hf(f"Qwen/Qwen{version}-{size}", note, WINDOW, prompt_style=THINKING.name), THINK)
+
 
 FAMILY = ModelFamily(
     "Qwen3-VL",
@@ -64,9 +82,19 @@ FAMILY = ModelFamily(
             architectures=("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"),
             fragments=("qwen3-vl", "qwen3_vl"),
         ),
+        ImageTokens(
+            "Qwen3.5",
+            image_tokens,
+            "as Qwen3-VL: a token per 32-px cell (16-px patches merged 2x2), 65,536-16,777,216 pixels, + 2 markers "
+            "per image",
+            model_types=("qwen3_5", "qwen3_5_moe"),
+            architectures=("Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"),
+            fragments=("qwen3.5", "qwen3.6", "qwen3_5"),
+        ),
     ),
     aliases={
         **{f"qwen3-vl-{key}".rstrip("-"): _instruct(size) for key, size in SIZES.items()},
         **{"-".join(filter(None, ("qwen3-vl", key, "thinking"))): _thinking(size) for key, size in SIZES.items()},
+        **{f"qwen{v}-{size.lower()}": _qwen3_5(v, size) for v, sizes in QWEN3_5.items() for size in sizes},
     },
 )

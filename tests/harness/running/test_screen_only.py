@@ -405,6 +405,11 @@ def test_every_alias_has_its_family_rule() -> None:
         "glm": "GLM-4.1V",
         "kimi-vl": "Kimi-VL",
         "minicpm-v-4.5": "MiniCPM-V 4.5",
+        "mimo-vl": "Qwen2-VL",  # a Qwen2.5-VL checkpoint
+        "qwen3.5": "Qwen3.5",
+        "qwen3.6": "Qwen3.5",
+        "gemma4": "Gemma 4",
+        "llava-onevision-2": "LLaVA-OneVision-2",
     }
     for name, alias in ALIASES.items():
         family = family_of(alias.args.get("pretrained") or alias.args.get("model"))
@@ -447,7 +452,7 @@ def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(t
 
 
 # Issue 51, item 6: the aliases of the families the papers never ran, each screened offline with its family's rule.
-CURRENT = ("Qwen3-VL", "Gemma 3n", "GLM-4.1V", "Kimi-VL", "MiniCPM-V 4.5")
+CURRENT = ("Qwen3-VL", "Gemma 3n", "GLM-4.1V", "Kimi-VL", "MiniCPM-V 4.5", "Qwen3.5", "Gemma 4", "LLaVA-OneVision-2")
 
 
 def current_aliases() -> list[str]:

@@ -1,0 +1,37 @@
+"""NVILA and NVILA-Lite (NVIDIA's Efficient-Large-Model checkpoints), MMLongBench's last paper family without an alias:
+identified and estimated, with no alias, for the reason `UNAVAILABLE` gives (MMLongBench's own NVILA-Lite rows say
+theirs: `tasks/mmlongbench/paper_models.py`).
+
+The rule is MMLongBench's description of its NVILA-Lite run (448 x 448 with 3 x 3 token compression: 32 x 32 SigLIP
+patches of 14 px, padded to 33 x 33 and pooled 3 x 3, as SGLang 0.5.23's `NVILALiteMultiModalProjectorDownsampleBlock`
+pads and pools them, `srt/models/nvila_lite.py`): 121 tokens a 448-px tile; NVILA's dynamic tiling, which adds tiles
+for a large image, is not counted (no stored source gives its tile limit), so the estimate is a floor.
+"""
+
+from __future__ import annotations
+
+from harness.models.families.family import ImageTokens, ModelFamily, fixed
+
+UNAVAILABLE = (
+    "SGLang 0.5.23 is the one maintained loader (NVILAForConditionalGeneration, model_type nvila; "
+    "NVILALiteForConditionalGeneration, nvila_lite), and this project has no sglang backend (harness/models/registry.py); "
+    "transformers 5.20.2 has no vila, nvila or nvila_lite model and vLLM 0.33.0 registers no VILA architecture; "
+    "MMLongBench's checkpoints (Efficient-Large-Model/NVILA-Lite-{2B,8B}-hf-preview) are model_type vila, "
+    "VILAForCausalLM, which SGLang does not load either"
+)
+
+FAMILY = ModelFamily(
+    "NVILA",
+    variants=(
+        ImageTokens(
+            "NVILA",
+            fixed(11 * 11),
+            "121 tokens per 448-px tile (32 x 32 patches padded to 33 x 33, pooled 3 x 3); tiles past the first not "
+            "counted",
+            model_types=("nvila", "nvila_lite", "vila"),
+            architectures=("NVILAForConditionalGeneration", "NVILALiteForConditionalGeneration", "VILAForCausalLM"),
+            fragments=("nvila",),
+        ),
+    ),
+    unavailable=UNAVAILABLE,
+)

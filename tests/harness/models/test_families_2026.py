@@ -1,0 +1,208 @@
+"""The 2026 families (issue 61, item 2): GLM-4.6V, MiMo-VL, Qwen3.5/3.6, Gemma 4, LLaVA-OneVision-2, Kimi K3 and NVILA.
+
+`harness models` lists every family of the registry with the backends its aliases run on or the exact reason none
+does; each architecture a family declares is one transformers or vLLM registers (or its reason names it); each new
+image-token rule counts what its processor writes (transformers' classes where 5.20.2 has them, vLLM's own count or
+processor where only vLLM loads the model); the published templates are the files their sources hold, and the
+harness renders a request with them as the model card's call does. The forward passes are `test_forward_pass.py`'s
+(`tests/support/forward_families.py`'s 2026 rows).
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import hashlib
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from PIL import Image
+
+from harness.inputs.round_trip import user_prompt
+from harness.models.aliases import resolve
+from harness.models.aliases.listing import listing
+from harness.models.families import families, family_of, style_named
+from harness.models.hf_counting import ProcessorCount
+from tests.support import current_families, official_wrappers
+from tests.support import families_2026 as current
+from tests.support.family_templates import PUBLISHED
+from tests.support.model_requests import encode_image, make_request
+
+SIZES = [(256, 256), (1000, 700), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (3000, 2000), (20, 30)]
+
+
+def test_harness_models_lists_every_family_with_a_backend_or_the_exact_reason() -> None:
+    lines = listing([], []).splitlines()
+    for family in families():
+        (line,) = [line for line in lines if line.startswith(f"  {family.name} (")]
+        backends = sorted({alias.backend for alias in family.aliases.values()})
+        if backends:
+            assert line.endswith(f": runs on {', '.join(backends)}"), line
+        else:  # no alias: the family says why no backend here loads it
+            assert family.unavailable and line.endswith(f": no backend here: {family.unavailable}"), family.name
+        for variant in family.variants:
+            assert f"{variant.name}: {', '.join(variant.model_types) or 'no model_type'}" in line
+
+
+def _registered() -> set[str]:
+    from transformers.models.auto import modeling_auto
+    from vllm.model_executor.models.registry import _MULTIMODAL_MODELS
+
+    tables = [table for key, table in vars(modeling_auto).items() if key.endswith("_MAPPING_NAMES")]
+    return {name for table in tables for name in table.values() if isinstance(name, str)} | set(_MULTIMODAL_MODELS)
+
+
+def test_each_architecture_a_family_declares_is_registered_or_its_reason_names_it() -> None:
+    """A checkpoint is known by its config's architectures: each a family declares is a class transformers' auto
+    mappings or vLLM's registry name, or the family's reason for having no backend names it (NVILA's VILAForCausalLM,
+    the remote code of MMLongBench's checkpoints)."""
+    registered = _registered()
+    for family in families():
+        for variant in family.variants:
+            for architecture in variant.architectures:
+                assert architecture in registered or architecture in family.unavailable, (family.name, architecture)
+
+
+def test_the_2026_checkpoints_are_known_by_their_config_names() -> None:
+    for model_type, architecture, variant in (
+        ("glm4v_moe", "Glm4vMoeForConditionalGeneration", "GLM-4.1V"),  # zai-org/GLM-4.6V
+        ("glm4v", "Glm4vForConditionalGeneration", "GLM-4.1V"),  # zai-org/GLM-4.6V-Flash
+        ("qwen2_5_vl", "Qwen2_5_VLForConditionalGeneration", "Qwen2-VL"),  # XiaomiMiMo/MiMo-VL-7B-*
+        ("qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "Qwen3.5"),
+        ("gemma4_unified", "Gemma4UnifiedForConditionalGeneration", "Gemma 4"),
+        ("llava_onevision2", "LlavaOnevision2ForConditionalGeneration", "LLaVA-OneVision-2"),
+        ("kimi_k3", "KimiK3ForConditionalGeneration", "Kimi K3"),
+        ("nvila_lite", "NVILALiteForConditionalGeneration", "NVILA"),
+    ):
+        assert family_of(model_type).name == family_of(None, architectures=[architecture]).name == variant
+
+
+def expanded(processor, image_token: str, width: int, height: int, **settings) -> int:
+    image = Image.new("RGB", (width, height), (90, 30, 200))
+    inputs = processor(text=[f"a {image_token} b"], images=[image], return_tensors="pt", **settings)
+    return inputs["input_ids"][0].tolist().count(processor.tokenizer.convert_tokens_to_ids(image_token))
+
+
+@pytest.mark.parametrize(
+    ("model_type", "make", "image_token"),
+    [("qwen3_5", current.qwen3_5, "<|image_pad|>"), ("glm46v", current.glm46v, "<|image|>")],
+)
+def test_the_rules_count_as_their_processors_expand(model_type: str, make, image_token: str) -> None:
+    """Qwen3.5's processor (transformers maps qwen3_5 to Qwen3VLProcessor) and GLM-4.6V's (Glm46VProcessor): each
+    image's tokens, + the two markers the template writes around it."""
+    family, processor = family_of(model_type), make()
+    for width, height in SIZES:
+        assert family.image_tokens(width, height, {}) == expanded(processor, image_token, width, height) + 2
+
+
+def test_gemma4_counts_as_its_image_processor_makes_soft_tokens() -> None:
+    """Gemma4ImageProcessorPil (its processor's module needs torchvision): the soft tokens of each image at each
+    supported budget, + `<|image>` and `<image|>`."""
+    from transformers import Gemma4ImageProcessorPil
+
+    family = family_of("gemma4")
+    for budget in (70, 280, 1120):
+        processor = Gemma4ImageProcessorPil(max_soft_tokens=budget)
+        for width, height in [*SIZES, (4000, 40)]:
+            made = processor(Image.new("RGB", (width, height)), return_tensors="np")["num_soft_tokens_per_image"]
+            assert family.image_tokens(width, height, {"max_soft_tokens": budget}) == int(made[0]) + 2, (budget, width)
+
+
+def _vllm_source(*parts: str) -> Path:
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or spec.origin is None:
+        pytest.skip("vLLM is not installed")
+    return Path(spec.origin).parent.joinpath(*parts)
+
+
+def test_llava_onevision_2_counts_as_vllm_counts() -> None:
+    """vLLM 0.33.0's `LlavaOnevision2ProcessingInfo._get_vision_info`, read from its source (the module imports GPU
+    kernels' dependencies this machine lacks), over vLLM's fallback settings: its pads, + the two Qwen markers."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize
+
+    source = _vllm_source("model_executor", "models", "llava_onevision2.py")
+    (info,) = [
+        n for n in ast.parse(source.read_text()).body if getattr(n, "name", "") == "LlavaOnevision2ProcessingInfo"
+    ]
+    (count,) = [n for n in info.body if getattr(n, "name", "") == "_get_vision_info"]
+    namespace: dict[str, object] = {"smart_resize": smart_resize, "ImageSize": SimpleNamespace}
+    module = ast.Module(body=[count], type_ignores=[])  # its annotations left unevaluated, as its module leaves them
+    exec(compile(module, str(source), "exec", flags=__future__.annotations.compiler_flag), namespace)
+    vision = SimpleNamespace(patch_size=14, spatial_merge_size=2)
+    info_self = SimpleNamespace(get_hf_config=lambda: SimpleNamespace(vision_config=vision))
+    family = family_of("llava_onevision2")
+    for lo, hi in ((256 * 28 * 28, 1605632), (3136, 12845056)):
+        processor = SimpleNamespace(min_pixels=lo, max_pixels=hi)
+        for width, height in SIZES:
+            _, tokens = namespace["_get_vision_info"](
+                info_self, image_width=width, image_height=height, image_processor=processor
+            )
+            assert family.image_tokens(width, height, {"min_pixels": lo, "max_pixels": hi}) == tokens + 2
+
+
+def test_kimi_k3_counts_as_vllm_s_own_image_processor() -> None:
+    """vLLM's `KimiK25FusedVisionProcessor` (K3's image processor in vLLM, which runs here without a GPU): the pads it
+    counts for each image, + the markers around them."""
+    from vllm.transformers_utils.processors.kimi_k25_vision_fused import KimiK25FusedVisionProcessor
+
+    from harness.models.families.kimi_k3 import MARKERS
+
+    family = family_of("kimi_k3")
+    for limit, side in ((16384, 512), (4096, 64)):
+        settings = {"patch_size": 14, "merge_kernel_size": [2, 2], "in_patch_limit": limit}
+        config = {**settings, "patch_limit_on_one_side": side, "fixed_output_tokens": None}
+        config.update(temporal_merge_kernel_size=4, image_mean=[0.5] * 3, image_std=[0.5] * 3)
+        processor = KimiK25FusedVisionProcessor(config)
+        for width, height in [*SIZES, (8000, 1000)]:
+            pads = processor.media_tokens_calculator({"type": "image", "image": Image.new("RGB", (width, height))})
+            given = {"in_patch_limit": limit, "patch_limit_on_one_side": side}
+            assert family.image_tokens(width, height, given) == pads + MARKERS
+
+
+@pytest.mark.parametrize("name", sorted(current.PUBLISHED_SHA256))
+def test_each_published_template_is_the_file_its_source_holds(name: str) -> None:
+    data = (PUBLISHED / f"{name}.jinja").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == current.PUBLISHED_SHA256[name]
+
+
+REQUEST = make_request(
+    "s",
+    [
+        "Look: ",
+        encode_image((200, 10, 10), (300, 200), "PNG"),
+        " and ",
+        encode_image((0, 9, 9), (90, 500), "PNG"),
+        " ?",
+    ],
+    prefix="Answer:",
+)
+
+
+@pytest.mark.parametrize(
+    ("alias", "make", "reference", "opens"),
+    [
+        ("qwen3.5-9b", current.qwen3_5, current_families.card, "<|im_start|>assistant\n<think>\n"),
+        ("qwen3.6-35b-a3b", lambda: current.qwen3_5(current.QWEN3_6), current_families.card, "assistant\n<think>\n"),
+        ("glm-4.6v", current.glm46v, current_families.card, "<|assistant|>\n"),
+        ("gemma4-31b", current.gemma4_tokenizer, current_families.text_chat, "Answer:"),
+    ],
+)
+def test_the_harness_renders_each_2026_alias_as_its_model_card_calls_it(alias, make, reference, opens) -> None:
+    """The alias's prompt style with the published template gives the model card's construction of the same request
+    (a thinking model: the generation prompt, no answer prefix; Gemma 4: MMLongBench's generic call, the prefix
+    continued after the template's BOS, each image `<|image|>` in place)."""
+    _, args, _ = resolve(alias, {}, [])
+    processor = make()
+    count = ProcessorCount(processor, None, name=alias, style=style_named(args["prompt_style"]))
+    images = [ref.pil() for ref in REQUEST.images]
+    ours = count.render(REQUEST)
+    theirs, ids = reference(processor, user_prompt(REQUEST), images, REQUEST.assistant_prefix)
+    assert ours == theirs and ours.endswith(opens)
+    tokenizer = count.tokenizer
+    if hasattr(processor, "image_processor"):
+        assert official_wrappers._ids(processor, ours, images) == ids
+    else:
+        assert tokenizer(ours).input_ids == ids
+        assert ours.startswith("<bos><|turn>user\n") and ours.count("<|image|>") == 2
