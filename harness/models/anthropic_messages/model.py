@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
-from harness.api import ModelFacts, Request, Response
+from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import is_loopback
+from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import settings_from_args
 from harness.models.registry import register_model
 from harness.redact import redact_urls
@@ -69,6 +71,16 @@ class AnthropicSettings(ApiCallSettings):
             raise ValueError(f"anthropic backend: top_p must be in (0, 1], got {self.top_p}")
 
 
+def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
+    """`cache_control` breakpoints on each request's longest shared prefixes, on any Anthropic server unless
+    `prompt_cache=false`."""
+    return (
+        None
+        if settings.prompt_cache == "false"
+        else CacheRule("cache_control", settings.prompt_cache_min_tokens, chunk)
+    )
+
+
 @register_model("anthropic")
 class AnthropicModel(ApiModel):
     label = "anthropic"
@@ -88,12 +100,7 @@ class AnthropicModel(ApiModel):
                 f"anthropic backend: no API key for {base_url}; set ANTHROPIC_API_KEY or pass api_key=... in "
                 "--model_args (only a loopback server may be used without one)"
             )
-        self._facts = ModelFacts(
-            context_length=settings.context_length,
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=settings.batch_size(batch_size),
-        )
+        self._facts = settings.facts(batch_size)
         self._init_calls()
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
@@ -122,10 +129,13 @@ class AnthropicModel(ApiModel):
     def token_rule(self) -> str:
         return super().token_rule + " (an estimate: the server counts with its own processor)"
 
+    def cache_rule(self) -> CacheRule | None:
+        return cache_rule(self.settings, self.facts.batch_size)
+
     def payload(self, request: Request) -> dict[str, object]:
         """The arguments of `messages.create`: exactly the fields asked for."""
         s, asked = self.settings, request.settings
-        messages, system = build_messages(request)
+        messages, system = build_messages(request, marks={(m.message, m.part) for m in self.cache_plan(request).marks})
         body: dict[str, object] = {"model": s.model, "max_tokens": asked.max_gen_toks, "messages": messages}
         if system is not None:
             body["system"] = system

@@ -12,7 +12,7 @@ from harness.models.screen_model import OutputCap, ScreenModel, by_family
 from harness.sent import Sent
 
 if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
-    from harness.models.api_client.calls import ApiCallSettings
+    from harness.models.api_client.settings import ApiCallSettings
 
 
 def api_screen_model(
