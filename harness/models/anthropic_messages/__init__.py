@@ -9,12 +9,13 @@ from harness.models.screen_model import ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.anthropic_messages.model import AnthropicSettings
+    from harness.models.anthropic_messages.model import AnthropicSettings, cache_rule
     from harness.models.anthropic_messages.wire import sent_messages
     from harness.models.args import settings_from_args
 
     settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
-    return api_screen_model("anthropic", settings.model, settings, render=sent_messages)
+    rule = cache_rule(settings, settings.batch_size(1))
+    return api_screen_model("anthropic", settings.model, settings, render=sent_messages, prompt_cache=rule)
 
 
 BACKEND = BackendSpec(

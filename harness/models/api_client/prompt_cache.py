@@ -19,7 +19,7 @@ Where to mark comes from the requests alone: a request's prompt is read as `pref
 cache order's own key), each content block's end named by the hash of everything up to it. The planner sees a batch
 at a time (the runner's chunk) and remembers the prefixes marked earlier in the run. A request's marks are the block
 ends where another request of the batch, or one marked earlier, stops sharing its prompt (the longest shared prefix
-with each), at least `min_tokens` long, the longest `MOST_MARKS` of them; its key names the shortest of those (the
+with each), at least `min_tokens` long, the longest `MOST_MARKS` of them; its key names the shortest of all those (the
 prefix the rows of one haystack share). A request reads the longest of its marks that an earlier one wrote; where
 that one is in the same batch it is sent only once that one has answered (a cache entry can be read only once the
 request that writes it has begun answering: Anthropic, "Prompt caching"). `--screen_only` runs the same planner over
@@ -113,11 +113,12 @@ class CachePlan:
     marks: tuple[BlockEnd, ...] = ()
     leader: int | None = None
     read: int = 0
+    group: int | None = None  # the shortest prefix worth caching it shares: the rows of one haystack share it
 
     @property
     def key(self) -> str | None:
-        """The shared prefix the request belongs to, named by its hash (OpenAI's `prompt_cache_key`)."""
-        return f"mmle-{self.marks[0].prefix:016x}" if self.marks else None
+        """The group the request belongs to, named by its prefix's hash (OpenAI's `prompt_cache_key`)."""
+        return f"mmle-{self.group:016x}" if self.group is not None else None
 
     @property
     def written(self) -> int:
@@ -147,7 +148,8 @@ class PrefixPlanner:
         writer: dict[int, int] = {}  # a prefix marked in this batch -> the first request that marks it
         plans = []
         for i, shape in enumerate(shapes):
-            marks = self._marks(shape, counts)
+            branches = self._branches(shape, counts)
+            marks = branches[-self.most_marks :]
             leader, read = None, 0
             for mark in reversed(marks):  # the longest prefix already written: by an earlier batch, or one to wait for
                 if mark.prefix in self.marked:
@@ -158,21 +160,18 @@ class PrefixPlanner:
                     break
             for mark in marks:
                 writer.setdefault(mark.prefix, i)
-            plans.append(CachePlan(tuple(marks), leader, read))
+            plans.append(CachePlan(tuple(marks), leader, read, branches[0].prefix if branches else None))
         self.marked.update(writer)
         return plans
 
-    def _marks(self, shape: PromptShape, counts: Counter[int]) -> list[BlockEnd]:
-        """The longest block ends where a request sharing this prompt stops sharing it, `most_marks` at most."""
+    def _branches(self, shape: PromptShape, counts: Counter[int]) -> list[BlockEnd]:
+        """The block ends, `min_tokens` or more into the prompt, where a request sharing it stops sharing it."""
 
         def sharing(end: BlockEnd) -> int:  # how many requests hold this prefix (one marked earlier counts too)
             return counts[end.prefix] + (end.prefix in self.marked)
 
         shared = [end for end in shape.ends if end.tokens >= self.min_tokens and sharing(end) > 1]
-        branches = [
-            end for n, end in enumerate(shared) if n + 1 == len(shared) or sharing(shared[n + 1]) < sharing(end)
-        ]
-        return branches[-self.most_marks :]
+        return [end for n, end in enumerate(shared) if n + 1 == len(shared) or sharing(shared[n + 1]) < sharing(end)]
 
 
 def in_turn(

@@ -100,13 +100,14 @@ class OpenAIChatSettings(ApiCallSettings):
             )
 
 
-def cache_rule(settings: OpenAIChatSettings, base_url: str, chunk: int) -> CacheRule | None:
+def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
     """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to OpenAI's
     own API (`prompt_cache=auto`), which caches prompts by itself; a served engine (`vllm serve`, SGLang) keeps its own
     prefix cache, which `request_order=cache` feeds, and may refuse a field it does not know (`prompt_cache=true`
     sends it to any server)."""
+    server = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL  # as the model finds it
     on = settings.prompt_cache == "true" or (
-        settings.prompt_cache == "auto" and settings.api_version is None and urlsplit(base_url).hostname == OPENAI_HOST
+        settings.prompt_cache == "auto" and settings.api_version is None and urlsplit(server).hostname == OPENAI_HOST
     )
     return CacheRule("prompt_cache_key", settings.prompt_cache_min_tokens, chunk) if on else None
 
@@ -204,7 +205,7 @@ class OpenAIChatModel(ApiModel):
         return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
-        return cache_rule(self.settings, self.base_url, self.facts.batch_size)
+        return cache_rule(self.settings, self.facts.batch_size)
 
     # -- payloads ---------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.openai_chat.model import OpenAIChatSettings, cache_rule
     from harness.models.openai_chat.wire import rendered
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
@@ -20,4 +20,11 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     def render(request: Request) -> Sent:  # as the backend's `render`
         return rendered(request, settings)
 
-    return api_screen_model("openai", settings.model, settings, detail, render=render)
+    return api_screen_model(
+        "openai",
+        settings.model,
+        settings,
+        detail,
+        render=render,
+        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+    )
