@@ -47,22 +47,30 @@ class CacheTally:
     requests: int = 0
     read: int = 0
     written: int = 0
-    groups: dict[str, list[str]] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # a group's key -> this task's rows in it
+    elsewhere: dict[str, int] = field(default_factory=dict)  # a group's key -> its rows in the run's other tasks
 
     def describe(self, task: str) -> str:
         sharing = sum(len(ids) for ids in self.groups.values())
         if not sharing:
             return f"{task}: no two of its {self.requests:,} requests share a prefix worth caching"
-        named = sorted(self.groups.values(), key=lambda ids: (-len(ids), ids[0]))
-        shown = ", ".join(
-            f"{ids[0]} and {len(ids) - 1:,} more" if len(ids) > 1 else ids[0] for ids in named[:SHOWN_GROUPS]
-        )
-        more = f", {len(named) - SHOWN_GROUPS:,} more groups" if len(named) > SHOWN_GROUPS else ""
+        named = sorted(self.groups.items(), key=lambda group: (-len(group[1]), group[1][0]))
+        shown = ", ".join(self._group(key, ids) for key, ids in named[:SHOWN_GROUPS])
+        more = f", {_count(len(named) - SHOWN_GROUPS, 'more group')}" if len(named) > SHOWN_GROUPS else ""
         written = f", {self.written:,} written to it" if self.written else ""
         return (
-            f"{task}: {sharing:,} of {self.requests:,} requests share a prefix, in {len(named):,} groups ({shown}"
-            f"{more}); {self.read:,} prompt tokens read from the cache{written}"
+            f"{task}: {sharing:,} of {self.requests:,} requests share a prefix, in {_count(len(named), 'group')} "
+            f"({shown}{more}); {self.read:,} prompt tokens read from the cache{written}"
         )
+
+    def _group(self, key: str, ids: list[str]) -> str:
+        name = ids[0] + (f" and {len(ids) - 1:,} more" if len(ids) > 1 else "")
+        others = self.elsewhere.get(key, 0)
+        return name + (f" with {_count(others, 'row')} of other tasks" if others else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def cache_tallies(tasks: Sequence[tuple[str, Sequence[Shaped]]], rule: CacheRule, order: str) -> dict[str, CacheTally]:
@@ -79,6 +87,9 @@ def cache_tallies(tasks: Sequence[tuple[str, Sequence[Shaped]]], rule: CacheRule
                 tally.written += round(plan.written * share) if rule.writes_billed else 0
                 if plan.key is not None:
                     tally.groups.setdefault(plan.key, []).append(item.sample_id)
+    for task, tally in out.items():  # a group's rows in the other tasks (a haystack at other lengths)
+        for key in tally.groups:
+            tally.elsewhere[key] = sum(len(other.groups.get(key, ())) for name, other in out.items() if name != task)
     return out
 
 

@@ -44,9 +44,9 @@ T = TypeVar("T")
 MOST_MARKS = 4  # Anthropic's most cache_control breakpoints a request
 MIN_TOKENS = 1024  # the smallest prefix any of the three providers caches
 HOWS = {
-    "cache_control": "Anthropic's cache_control breakpoints (writes and reads billed at their prices)",
-    "prompt_cache_key": "OpenAI's automatic prompt caching, each shared prefix sent under its prompt_cache_key",
-    "implicit": "the provider's implicit caching of a shared prefix (nothing sent)",
+    "cache_control": "Anthropic's cache_control breakpoints, each write and read at its price",
+    "prompt_cache_key": "OpenAI's automatic caching, a prompt_cache_key for each shared prefix",
+    "implicit": "the provider's implicit caching, nothing sent",
 }
 
 
