@@ -66,6 +66,7 @@ def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask])
     if model.prompt_cache is not None:  # each task's requests planned in the provider's cache as the run would
         shapes = [(r.task, r.shapes) for r in results]
         caching = cache_tallies(shapes, model.prompt_cache, model.facts.request_order)
+        caching = caching if any(tally.groups for tally in caching.values()) else None  # no prefix worth caching
     return estimate(
         model.checkpoint,
         results,

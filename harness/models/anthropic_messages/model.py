@@ -7,7 +7,8 @@ Images go as base64 image blocks of the dataset's own bytes, their media type re
 read each file and sent it as `image/jpeg`, which MMNeedle's stitched images are). `max_tokens` (the API requires it)
 is the task's `max_gen_toks`; `temperature` the request's (0 when greedy) unless given or `send_temperature=false`
 (`needle.py:177-181` sent none); `top_p` when given or sampled; the task's stop strings as `stop_sequences`. The
-Messages API takes no seed.
+Messages API takes no seed. A prefix the request shares with others of the run is marked `cache_control` for
+Anthropic's prompt cache (`cache_rule`, `harness.models.api_client.prompt_cache`; `prompt_cache=false`: never).
 
 Every HTTP request is one attempt at a time through the shared machinery of `harness.models.api_client` (the SDK's
 own retries off): the same retries, backoff, `Retry-After`, whole-attempt timeout, answer-size cap and fatal statuses

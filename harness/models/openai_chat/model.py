@@ -15,7 +15,8 @@ wrong with one sample (a refusal, a content filter, a provider error, a malforme
 sample's `Response(text=None, error=...)`; `generate` never raises for it. Authentication and
 "model not found" answers (401/403/404), and a server still unreachable after every retry, concern
 every sample: the rest of the batch is not sent and `generate` raises `BackendFatalError` carrying the
-responses it did get, so the runner keeps them and stops the run.
+responses it did get, so the runner keeps them and stops the run. A request sharing a prefix with others of the run is
+sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds a served engine's prefix cache.
 """
 
 from __future__ import annotations
