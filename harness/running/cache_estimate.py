@@ -31,11 +31,12 @@ class Shaped:
     sample_id: str
     tokens: int  # its prompt as the screen counts it
     shape: PromptShape
-    key: PromptKey
+    key: PromptKey | None  # the cache order's key, where the run takes that order
 
 
-def shaped(request: Request, tokens: int) -> Shaped:
-    return Shaped(request.doc_id, request.sample_id, tokens, prompt_shape(request), prompt_key(request))
+def shaped(request: Request, tokens: int, order: str) -> Shaped:
+    key = prompt_key(request) if order == "cache" else None
+    return Shaped(request.doc_id, request.sample_id, tokens, prompt_shape(request), key)
 
 
 @dataclass
@@ -99,10 +100,11 @@ def _run_order(tasks: Sequence[tuple[str, Sequence[Shaped]]], order: str) -> lis
     sequences = []
     for task, items in tasks:
         by_doc = {item.doc_id: item for item in items}
-        keys = {item.doc_id: item.key for item in items} if order == "cache" else None
+        keys = {item.doc_id: item.key or () for item in items} if order == "cache" else None
         ordered = task_order([(item.tokens, item.doc_id) for item in items], keys)
         sequences.append([(task, by_doc[doc_id]) for _, doc_id in ordered])
     if order != "cache" or len(sequences) < 2:
         return sequences
     every = [entry for sequence in sequences for entry in sequence]
-    return [[every[i] for i in cache_order([item.tokens for _, item in every], [item.key for _, item in every])]]
+    order_of = cache_order([item.tokens for _, item in every], [item.key or () for _, item in every])
+    return [[every[i] for i in order_of]]

@@ -101,7 +101,9 @@ def screen_task(
             model.exact(request),
             sum(len(p) for p in judge_prompts.values()),
             len(judge_prompts),
-            shaped(request, tokens) if model.prompt_cache is not None and not problem else None,
+            shaped(request, tokens, model.facts.request_order)
+            if model.prompt_cache is not None and not problem
+            else None,
         )
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
@@ -77,10 +78,20 @@ class BlockEnd:
 
 @dataclass(frozen=True)
 class PromptShape:
-    """What the planner reads of a request: its markable block ends and its whole weight."""
+    """What the planner reads of a request: its markable block ends, in arrays (a screen holds one a request of the
+    run), and its whole weight."""
 
-    ends: tuple[BlockEnd, ...]
+    prefixes: array[int]  # each block end's prefix hash
+    weights: array[int]  # the prompt's weight up to each
+    places: array[int]  # each one's (message, part), as message * PLACES + part
     tokens: int
+
+    def end(self, n: int) -> BlockEnd:
+        message, part = divmod(self.places[n], PLACES)
+        return BlockEnd(message, part, self.prefixes[n], self.weights[n])
+
+
+PLACES = 1 << 32  # (message, part) packed in one number
 
 
 def prompt_shape(request: Request) -> PromptShape:
@@ -88,7 +99,7 @@ def prompt_shape(request: Request) -> PromptShape:
     its end, and only where it opens the prompt: Anthropic caches `system` before the messages)."""
     running = hashlib.blake2b(digest_size=8)
     tokens = 0
-    ends: list[BlockEnd] = []
+    prefixes, weights, places = array("Q"), array("q"), array("q")
     for m, k, entries in keyed_parts(request):
         for entry, weight in entries:
             running.update(entry.to_bytes(8, "big"))
@@ -101,8 +112,10 @@ def prompt_shape(request: Request) -> PromptShape:
             continue
         if message.role == "system" and (m > 0 or k < len(message.content) - 1):
             continue
-        ends.append(BlockEnd(m, k, int.from_bytes(running.copy().digest(), "big"), tokens))
-    return PromptShape(tuple(ends), tokens)
+        prefixes.append(int.from_bytes(running.copy().digest(), "big"))
+        weights.append(tokens)
+        places.append(m * PLACES + k)
+    return PromptShape(prefixes, weights, places, tokens)
 
 
 @dataclass(frozen=True)
@@ -144,12 +157,12 @@ class PrefixPlanner:
 
     def plan(self, shapes: Sequence[PromptShape]) -> list[CachePlan]:
         """Each request's plan, the batch in the order it is sent."""
-        counts = Counter(end.prefix for shape in shapes for end in shape.ends)
+        counts = Counter(prefix for shape in shapes for prefix in shape.prefixes)
         writer: dict[int, int] = {}  # a prefix marked in this batch -> the first request that marks it
         plans = []
         for i, shape in enumerate(shapes):
             branches = self._branches(shape, counts)
-            marks = branches[-self.most_marks :]
+            marks = [shape.end(n) for n in branches[-self.most_marks :]]
             leader, read = None, 0
             for mark in reversed(marks):  # the longest prefix already written: by an earlier batch, or one to wait for
                 if mark.prefix in self.marked:
@@ -160,18 +173,19 @@ class PrefixPlanner:
                     break
             for mark in marks:
                 writer.setdefault(mark.prefix, i)
-            plans.append(CachePlan(tuple(marks), leader, read, branches[0].prefix if branches else None))
+            group = shape.prefixes[branches[0]] if branches else None
+            plans.append(CachePlan(tuple(marks), leader, read, group))
         self.marked.update(writer)
         return plans
 
-    def _branches(self, shape: PromptShape, counts: Counter[int]) -> list[BlockEnd]:
+    def _branches(self, shape: PromptShape, counts: Counter[int]) -> list[int]:
         """The block ends, `min_tokens` or more into the prompt, where a request sharing it stops sharing it."""
 
-        def sharing(end: BlockEnd) -> int:  # how many requests hold this prefix (one marked earlier counts too)
-            return counts[end.prefix] + (end.prefix in self.marked)
+        def sharing(n: int) -> int:  # how many requests hold this prefix (one marked earlier counts too)
+            return counts[shape.prefixes[n]] + (shape.prefixes[n] in self.marked)
 
-        shared = [end for end in shape.ends if end.tokens >= self.min_tokens and sharing(end) > 1]
-        return [end for n, end in enumerate(shared) if n + 1 == len(shared) or sharing(shared[n + 1]) < sharing(end)]
+        shared = [n for n, weight in enumerate(shape.weights) if weight >= self.min_tokens and sharing(n) > 1]
+        return [n for k, n in enumerate(shared) if k + 1 == len(shared) or sharing(shared[k + 1]) < sharing(n)]
 
 
 def in_turn(

@@ -68,8 +68,8 @@ def test_at_most_four_marks_the_longest_and_a_later_batch_reads_an_earlier_ones(
     assert last.leader is None and last.read == deepest.marks[-1].tokens
     # A system turn is marked only at its end, an empty text never (no block is sent for it).
     shape = prompt_shape(rows[0])
-    assert (0, 0) in {(e.message, e.part) for e in shape.ends}
-    assert all(not (e.message == 1 and e.part == 10) for e in shape.ends)
+    places = {(end.message, end.part) for end in map(shape.end, range(len(shape.prefixes)))}
+    assert (0, 0) in places and (1, 0) in places and (1, 10) not in places
 
 
 def test_a_follower_is_sent_once_its_leader_has_answered() -> None:
