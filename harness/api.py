@@ -23,7 +23,7 @@ from PIL import Image
 
 from harness.fit_context import FitContext
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
-from harness.sent import RoundTripRecord, Sent
+from harness.sent import CacheAsked, RoundTripRecord, Sent
 
 # A sample's status, as its journal record keeps it (`harness.running.journal`).
 Status = Literal["ok", "empty", "over_length", "too_many_images", "invalid_input", "refused", "error"]
@@ -218,11 +218,8 @@ class Request:
 
 @dataclass
 class Response:
-    """What a backend produced for one request.
-
-    `text` is None when nothing usable came back; then `error` says why. `refused` marks a
-    provider refusal (excluded from denominators and counted, as the papers do).
-    """
+    """What a backend produced for one request. `text` is None when nothing usable came back; then `error` says why.
+    `refused` marks a provider refusal (excluded from denominators and counted, as the papers do)."""
 
     text: str | None
     error: str | None = None
@@ -230,6 +227,7 @@ class Response:
     finish_reason: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     sent: Sent | None = field(default=None, compare=False)  # the request as the backend sent it (`harness.sent`)
+    prompt_cache: CacheAsked | None = field(default=None, compare=False)  # what its provider's cache was asked
 
     @property
     def ok(self) -> bool:

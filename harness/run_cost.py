@@ -1,6 +1,7 @@
 """A run's cost before it runs, and its budget while it runs (`--screen_only`'s estimate, `--max_cost`): the screen's
-counts of every request priced by the price table (`harness.running.cost_estimate`), the run refused where the
-estimate is over the budget, and the budget the runner charges each answer to (`harness.running.budget`)."""
+counts of every request priced by the price table (`harness.running.cost_estimate`), without the provider's prompt
+cache and with it (`harness.running.cache_estimate`), the run refused where the larger estimate is over the budget,
+and the budget the runner charges each answer to, cache reads and writes at their prices (`harness.running.budget`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from harness.outputs.cost_record import CostEntry, task_costs
 from harness.run_models import judge_args, run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
+from harness.running.cache_estimate import cache_tallies
 from harness.running.cost_estimate import Estimate, cap_notes, estimate, total_usd, unbounded, unpriced
 from harness.running.screen_only import ScreenedTask
 from harness.running.task_result import TaskResult
@@ -61,6 +63,11 @@ def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask])
     judging = plan.judge is not None and not plan.options.predict_only
     judge_model = plan.judge.args.get("model") if plan.judge is not None else None
     table = PriceTable.load(plan.options.prices)
+    caching = None
+    if model.prompt_cache is not None:  # each task's requests planned in the provider's cache as the run would
+        shapes = [(r.task, r.shapes) for r in results]
+        caching = cache_tallies(shapes, model.prompt_cache, model.facts.request_order)
+        caching = caching if any(tally.groups for tally in caching.values()) else None  # no prefix worth caching
     return estimate(
         model.checkpoint,
         results,
@@ -70,6 +77,7 @@ def run_estimate(plan: RunPlan, model: ScreenModel, results: list[ScreenedTask])
         plan.options.batch,
         model_cap=model.output_cap,
         judge_cap=judge_cap(plan) if judging else None,
+        caching=caching,
     )
 
 
@@ -82,6 +90,8 @@ def budget_for(plan: RunPlan) -> Budget | None:
     model, results = screened(plan)
     estimates = run_estimate(plan, model, results)
     total = total_usd(estimates)
+    cached = total_usd(estimates, cached=True)  # the larger: cache writes may cost more than the reads save
+    total = max(total, cached) if total is not None and cached is not None else total
     table = PriceTable.load(plan.options.prices)
     price = table.price_of(model.checkpoint)
     if total is None or price is None:

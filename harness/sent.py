@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Required, TypedDict
 
 from builders.core.contract import JsonValue
 
@@ -38,6 +38,17 @@ class SentRecord(TypedDict):
 
     text: str
     images: list[SentImageRecord]
+
+
+class CacheAsked(TypedDict, total=False):
+    """What a backend asked of its provider's prompt cache for one request, beside the prompt (the model is given the
+    same prompt either way; `harness.models.api_client.prompt_cache`): how (`cache_control` breakpoints, a
+    `prompt_cache_key`, the provider's implicit cache), each marked prefix's tokens as the planner weighs them, and the
+    key it was sent under."""
+
+    how: Required[str]
+    marks: list[int]
+    key: str
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """What an API model's tokens cost: the price table (`prices.json` beside this module: USD per million input, cached
-input and output tokens, per image where a provider prices images apart, the batch factor and long-context rates, each
-entry dated with its provider's pricing page as the source), a user's file over it (`--prices FILE`, the same shape:
+input (`cached_input`: a read from the provider's prompt cache), cache write (`cache_write`: Anthropic's 5-minute
+write) and output tokens, USD per million tokens an hour an explicit cache holds (`cache_storage_per_hour`: Gemini's),
+per image where a provider prices images apart, the batch factor and long-context rates, each entry dated with its
+provider's pricing page as the source), a user's file over it (`--prices FILE`, the same shape:
 its entries replace the table's by model name), and a request's cost from its token counts or from the usage a
 provider reported.
 
@@ -19,6 +21,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from harness.errors import UserError
 
@@ -31,6 +34,7 @@ SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3})")
 # The usage keys each provider reports, flattened as the backends record them (`Response.usage`).
 INPUT_KEYS = ("prompt_tokens", "prompt_token_count")
 CACHED_KEYS = ("prompt_tokens_details.cached_tokens", "cached_content_token_count")  # part of the input counts
+WRITTEN_KEYS = ("prompt_tokens_details.cache_write_tokens",)  # OpenAI's, where a model bills writes; part of the input
 OUTPUT_KEYS = ("completion_tokens", "candidates_token_count", "thoughts_token_count")  # thoughts bill as output
 
 
@@ -38,7 +42,18 @@ OUTPUT_KEYS = ("completion_tokens", "candidates_token_count", "thoughts_token_co
 class Rates:
     input: float
     output: float
-    cached_input: float | None = None
+    cached_input: float | None = None  # a token read from the provider's cache; None: at the input rate
+    cache_write: float | None = None  # a token written to it (Anthropic's 5-minute write); None: at the input rate
+
+
+class Billed(NamedTuple):
+    """A reply's tokens as a provider bills them: every prompt token (`input`), of which `cached` were read from its
+    cache and `written` written to it, and the output (thinking included)."""
+
+    input: int
+    cached: int
+    written: int
+    output: int
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,7 @@ class Price:
     per_image: float = 0.0  # USD an image, where the provider prices images apart from their tokens
     batch: float = 1.0  # the factor its batch interface applies
     long_context: tuple[int, Rates] | None = None  # (over this many prompt tokens, these rates)
+    cache_storage_per_hour: float | None = None  # USD per million tokens an hour an explicit cache holds (Gemini's)
 
     def cost(
         self,
@@ -62,39 +78,56 @@ class Price:
         images: int = 0,
         requests: int = 1,
         batch: bool = False,
+        written_tokens: int = 0,
     ) -> float:
         """USD for `requests` requests (one by default) of `input_tokens` in all, of which `cached_tokens` were read from
-        the provider's cache; a long-context rate applies where a request's average prompt is past its threshold; `batch`:
-        through the provider's batch interface, at its factor."""
+        the provider's cache and `written_tokens` written to it, each at its rate; a long-context rate applies where a
+        request's average prompt is past its threshold; `batch`: through the provider's batch interface, at its
+        factor."""
         rates = self.rates
         if self.long_context is not None and input_tokens / max(1, requests) > self.long_context[0]:
             rates = self.long_context[1]
-        cached = min(cached_tokens, input_tokens) if rates.cached_input is not None else 0
+        cached = min(cached_tokens, input_tokens)
+        written = min(written_tokens, input_tokens - cached)
         usd = (
-            (input_tokens - cached) * rates.input + cached * (rates.cached_input or 0.0) + output_tokens * rates.output
+            (input_tokens - cached - written) * rates.input
+            + cached * (rates.input if rates.cached_input is None else rates.cached_input)
+            + written * (rates.input if rates.cache_write is None else rates.cache_write)
+            + output_tokens * rates.output
         )
         return (usd / MILLION + images * self.per_image) * (self.batch if batch else 1.0)
+
+    def cost_of(self, billed: Billed, requests: int = 1, batch: bool = False) -> float:
+        """`cost` of a provider's reported usage (`tokens_of`)."""
+        return self.cost(
+            billed.input, billed.output, billed.cached, requests=requests, batch=batch, written_tokens=billed.written
+        )
 
     def describe(self) -> str:
         rates = self.rates
         cached = f", cached ${rates.cached_input:g}" if rates.cached_input is not None else ""
+        cached += f", cache write ${rates.cache_write:g}" if rates.cache_write is not None else ""
+        stored = self.cache_storage_per_hour
+        cached += f", cache storage ${stored:g} an hour" if stored is not None else ""
         return (
             f"{self.model}: ${rates.input:g} in{cached}, ${rates.output:g} out per 1M tokens "
             f"({self.provider}, as of {self.as_of}, {self.source})"
         )
 
 
-def tokens_of(usage: Mapping[str, int]) -> tuple[int, int, int]:
-    """(input, cached input, output) tokens of a provider's reported usage (any of the three providers' keys)."""
+def tokens_of(usage: Mapping[str, int]) -> Billed:
+    """The tokens of a provider's reported usage (any of the three providers' keys) as they are billed."""
     if "input_tokens" in usage:  # Anthropic: cache reads and writes are counted apart from input_tokens
         cached = int(usage.get("cache_read_input_tokens", 0))
         written = int(usage.get("cache_creation_input_tokens", 0))
-        return int(usage["input_tokens"]) + written + cached, cached, int(usage.get("output_tokens", 0))
+        return Billed(
+            int(usage["input_tokens"]) + written + cached, cached, written, int(usage.get("output_tokens", 0))
+        )
 
     def total(keys: tuple[str, ...]) -> int:
         return sum(int(usage.get(k, 0)) for k in keys)
 
-    return total(INPUT_KEYS), total(CACHED_KEYS), total(OUTPUT_KEYS)
+    return Billed(total(INPUT_KEYS), total(CACHED_KEYS), total(WRITTEN_KEYS), total(OUTPUT_KEYS))
 
 
 class PriceTable:
@@ -133,7 +166,12 @@ def _rates(entry: Mapping[str, object], where: str) -> Rates:
             raise UserError(f"{where}: {key!r} must be a number of USD per 1M tokens >= 0, got {value!r}")
         return float(value)
 
-    return Rates(number("input") or 0.0, number("output") or 0.0, number("cached_input", required=False))
+    return Rates(
+        number("input") or 0.0,
+        number("output") or 0.0,
+        number("cached_input", required=False),
+        number("cache_write", required=False),
+    )
 
 
 def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
@@ -163,7 +201,7 @@ def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
             if not isinstance(over, int) or isinstance(over, bool) or over < 1:
                 raise UserError(f"{where}: long_context.over_tokens must be a positive number of tokens")
             long_context = (over, _rates(entry["long_context"], f"{where} long_context"))
-        extra = {k: entry.get(k) for k in ("per_image", "batch")}
+        extra = {k: entry.get(k) for k in ("per_image", "batch", "cache_storage_per_hour")}
         for key, value in extra.items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
                 raise UserError(f"{where}: {key!r} must be a number >= 0, got {value!r}")
@@ -176,5 +214,8 @@ def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
             per_image=float(extra["per_image"] or 0.0),
             batch=float(extra["batch"] if extra["batch"] is not None else 1.0),
             long_context=long_context,
+            cache_storage_per_hour=None
+            if extra["cache_storage_per_hour"] is None
+            else float(extra["cache_storage_per_hour"]),
         )
     return out, reasons

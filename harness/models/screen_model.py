@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harness.api import Model, ModelFacts, Request, Response
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.sent import Sent
+
+if TYPE_CHECKING:
+    from harness.models.api_client.prompt_cache import CacheRule
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,12 @@ class ScreenModel(Model):
         max_pixels: int | None = None,
         render: Callable[[Request], Sent | None] | None = None,
         output_cap: OutputCap | None = None,
+        prompt_cache: CacheRule | None = None,
+        request_order: str = "length",
     ) -> None:
         self.backend = backend
         self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
+        self.prompt_cache = prompt_cache  # how the backend asks its provider to cache prompts, where it does
         self._render = render  # how the run's backend would render a request, where the stand-in can say
         self.checkpoint = checkpoint
         self._count = count
@@ -64,7 +71,12 @@ class ScreenModel(Model):
         self.estimate = estimate  # why a count is an estimate, when it is
         self.context_note = context_note  # where the limit comes from, or why it is not known
         self._facts = ModelFacts(
-            context_length=context_length, max_images=max_images, max_pixels=max_pixels, cache_responses=False
+            context_length=context_length,
+            max_images=max_images,
+            max_pixels=max_pixels,
+            cache_responses=False,
+            request_order=request_order,
+            generates_across_tasks=request_order == "cache",
         )
 
     @classmethod
@@ -102,6 +114,8 @@ def by_family(
     max_pixels: int | None = None,
     render: Callable[[Request], Sent | None] | None = None,
     output_cap: OutputCap | None = None,
+    prompt_cache: CacheRule | None = None,
+    request_order: str = "length",
 ) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
     from builders.core.contract import TOKEN_RULE
@@ -125,4 +139,6 @@ def by_family(
         max_pixels=max_pixels,
         render=render,
         output_cap=output_cap,
+        prompt_cache=prompt_cache,
+        request_order=request_order,
     )

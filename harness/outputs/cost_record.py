@@ -6,7 +6,7 @@ name the backend served; no price, no dollars (`usd` null), never a guess."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from harness.models.pricing import PriceTable, tokens_of
 from harness.running.task_result import TaskResult
@@ -19,7 +19,8 @@ class CostEntry(TypedDict):
     priced_as: str | None  # the price table's entry (None: not in the table)
     prices_as_of: str | None
     input_tokens: int
-    cached_tokens: int
+    cached_tokens: int  # of the input, read from the provider's prompt cache
+    cache_write_tokens: NotRequired[int]  # of the input, written to it (results from before it was recorded lack it)
     output_tokens: int
     usd: float | None
     batch: bool  # answered through the provider's batch interface, priced at its factor
@@ -29,18 +30,19 @@ def cost_entry(
     usage: Mapping[str, int], answers: int, served: str | None, table: PriceTable, batch: bool = False
 ) -> CostEntry:
     """`usage` summed over `answers` answers, priced (a long-context rate by the answers' average prompt)."""
-    input_tokens, cached, output = tokens_of(usage)
+    billed = tokens_of(usage)
     price = table.price_of(served)
     usd = None
     if price is not None:
-        usd = round(price.cost(input_tokens, output, cached, requests=answers, batch=batch), 9)
+        usd = round(price.cost_of(billed, requests=answers, batch=batch), 9)
     return {
         "served": served,
         "priced_as": price.model if price else None,
         "prices_as_of": price.as_of if price else None,
-        "input_tokens": input_tokens,
-        "cached_tokens": cached,
-        "output_tokens": output,
+        "input_tokens": billed.input,
+        "cached_tokens": billed.cached,
+        "cache_write_tokens": billed.written,
+        "output_tokens": billed.output,
         "usd": usd,
         "batch": batch,
     }
@@ -81,9 +83,13 @@ def cost_lines(costs: Mapping[str, Mapping[str, Mapping[str, object]]], tasks: S
                 f" as {entry.get('priced_as')}, prices of {entry.get('prices_as_of')}" if entry.get("priced_as") else ""
             )
             priced += " (batch)" if entry.get("batch") else ""
+            written = entry.get("cache_write_tokens") or 0
+            cached = f"{entry.get('cached_tokens', 0):,} cached" + (
+                f", {written:,} written to the cache" if written else ""
+            )
             lines.append(
-                f"  - `{task}` {who}: {entry.get('input_tokens', 0):,} input tokens ({entry.get('cached_tokens', 0):,} "
-                f"cached), {entry.get('output_tokens', 0):,} output tokens: {dollars}{priced}"
+                f"  - `{task}` {who}: {entry.get('input_tokens', 0):,} input tokens ({cached}), "
+                f"{entry.get('output_tokens', 0):,} output tokens: {dollars}{priced}"
             )
             if isinstance(usd, int | float):
                 totals[who] = totals.get(who, 0.0) + usd

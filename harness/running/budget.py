@@ -29,9 +29,8 @@ class Budget:
 
     def charge(self, usage: Mapping[str, int] | None, price: Price | None = None) -> None:
         """One answer's reported usage, at `price` (by default the model's)."""
-        if usage:
-            input_tokens, cached, output = tokens_of(usage)
-            usd = (price or self.price).cost(input_tokens, output, cached, batch=self.batch)
+        if usage:  # cache reads and writes at their own rates
+            usd = (price or self.price).cost_of(tokens_of(usage), batch=self.batch)
             self.spent += usd
             self.judged += usd if price is not None else 0.0
 

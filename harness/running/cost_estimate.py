@@ -13,11 +13,13 @@ priced, and the table and the total say what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from harness.models.api_client.prompt_cache import HOWS
 from harness.models.pricing import Price, PriceTable
 from harness.models.screen_model import OutputCap
+from harness.running.cache_estimate import CacheTally
 from harness.running.screen_only import ScreenedTask
 
 CHARS_PER_TOKEN = 4
@@ -37,15 +39,31 @@ class Estimate:
     unbounded: str = ""  # "output": its answers have no bound; "input": the judge's prompts quote such answers
     unpriced_why: str | None = None  # the table's reason for having no price, where it gives one
     cap_note: str = ""  # why its answers are priced otherwise than at max_gen_toks (`OutputCap.note`), where they are
+    caching: CacheTally | None = None  # what the provider's prompt cache would read and write, where it is asked
 
     @property
     def usd(self) -> float | None:
+        """Its bill without prompt caching."""
+        return self._usd()
+
+    @property
+    def cached_usd(self) -> float | None:
+        """Its bill where the provider's cache serves every shared prefix (`cache_estimate`); None: no caching."""
+        return self._usd(self.caching) if self.caching is not None else None
+
+    def _usd(self, caching: CacheTally | None = None) -> float | None:
         if self.priced_as is None:
             return None
         if not self.requests:
             return 0.0
         return self.priced_as.cost(
-            self.input_tokens, self.output_tokens, images=self.images, requests=self.requests, batch=self.batch
+            self.input_tokens,
+            self.output_tokens,
+            caching.read if caching else 0,
+            images=self.images,
+            requests=self.requests,
+            batch=self.batch,
+            written_tokens=caching.written if caching else 0,
         )
 
 
@@ -59,10 +77,11 @@ def estimate(
     *,
     model_cap: OutputCap | None = None,
     judge_cap: OutputCap | None = None,
+    caching: Mapping[str, CacheTally] | None = None,
 ) -> list[Estimate]:
     """The model's estimate per task, and the judge's where the run judges (`judging`; `judge_model`: the run's own
     judge model, else each task's); `model_cap`, `judge_cap`: what bounds their answers (by default each request's
-    max_gen_toks)."""
+    max_gen_toks); `caching`: each task's requests in the provider's prompt cache, where the model asks it to cache."""
     model_cap, judge_cap = model_cap or OutputCap(), judge_cap or OutputCap()
     out = []
     price, model_unpriced = table.price_of(model), table.why_unpriced(model)
@@ -83,6 +102,7 @@ def estimate(
                 unbounded="output" if answer is None else "",
                 unpriced_why=model_unpriced,
                 cap_note=model_cap.note,
+                caching=(caching or {}).get(r.task),
             )
         )
         if judging and r.judge_calls:
@@ -108,9 +128,10 @@ def estimate(
     return out
 
 
-def total_usd(estimates: Sequence[Estimate]) -> float | None:
-    """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price."""
-    costs = [e.usd for e in estimates if e.requests]
+def total_usd(estimates: Sequence[Estimate], cached: bool = False) -> float | None:
+    """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price;
+    `cached`: where the provider's prompt cache serves every shared prefix."""
+    costs = [e.cached_usd if cached and e.caching is not None else e.usd for e in estimates if e.requests]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
@@ -133,25 +154,33 @@ def unpriced(estimates: Sequence[Estimate]) -> dict[str, str | None]:
 
 def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     """The estimate as the screen prints it: a table per task and who is paid (a row starts with who, as the screen's
-    own rows start with the task), the notes of the output caps of those paid (where an answer is priced otherwise
-    than at its max_gen_toks), then the total."""
+    own rows start with the task; where the model asks its provider to cache prompts, with the tokens the cache would
+    read and write and the bill with it), the notes of the output caps of those paid (where an answer is priced
+    otherwise than at its max_gen_toks), then the total, without caching and with it (`caching_lines`)."""
+    cached = any(e.caching is not None for e in estimates)
     lines = [
         "",
         "Estimated cost in USD: the prompts as counted above, each answer at the most output it can be billed for (its "
         "max_gen_toks, which the backend sends as its cap, unless said below)"
         + ("; at the batch interfaces' price (--batch)." if any(e.batch for e in estimates) else "."),
         "",
-        "| for | task | priced as | requests | input tokens | output tokens (at most) | USD |",
-        "|---|---|---|---|---|---|---|",
+        "| for | task | priced as | requests | input tokens | output tokens (at most) | USD |" + CACHE_COLUMNS * cached,
+        "|---|---|---|---|---|---|---|" + "---|---|" * cached,
     ]
     for e in estimates:
-        usd = f"{e.usd:,.2f}" if e.usd is not None else "no price"
-        if e.unbounded and e.usd is not None:
-            usd = f"at least {usd}"
+        usd = _dollars(e.usd, e.unbounded)
         priced = e.priced_as.model if e.priced_as else f"{e.served or '-'} (not in the table)"
         given = f"{e.input_tokens:,}" + (" and the answers" if e.unbounded == "input" else "")
         output = "not bounded" if e.unbounded == "output" else f"{e.output_tokens:,}"
-        lines.append(f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {given} | {output} | {usd} |")
+        row = f"| {e.who} | {e.task} | {priced} | {e.requests:,} | {given} | {output} | {usd} |"
+        if cached:
+            tally = e.caching
+            row += (
+                f" {tally.read:,} / {tally.written:,} | {_dollars(e.cached_usd, e.unbounded)} |"
+                if tally
+                else " - | - |"
+            )
+        lines.append(row)
     lines += [f"- {note}." for note in cap_notes(estimates)]
     total = total_usd(estimates)
     if total is not None:
@@ -165,6 +194,7 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
             )
         else:
             lines.append(f"\nEstimated cost: ${total:,.2f} (model ${parts['model']:,.2f}{judge}).")
+        lines += caching_lines(estimates)
     else:
         missing = unpriced(estimates)
         lines.append(
@@ -175,3 +205,29 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     for price in sorted({e.priced_as for e in estimates if e.priced_as}, key=lambda p: p.model):
         lines.append(f"- {price.describe()}")
     return lines
+
+
+CACHE_COLUMNS = " prompt tokens read from / written to the cache | USD with caching |"
+
+
+def _dollars(usd: float | None, unbounded: str) -> str:
+    if usd is None:
+        return "no price"
+    return f"at least {usd:,.2f}" if unbounded else f"{usd:,.2f}"
+
+
+def caching_lines(estimates: Sequence[Estimate]) -> list[str]:
+    """The bill where the provider's prompt cache serves every shared prefix, and which rows share what, task by task
+    (`cache_estimate`); nothing where the model asks for no caching."""
+    tallies = [(e.task, e.caching) for e in estimates if e.caching is not None and e.requests]
+    total = total_usd(estimates, cached=True)
+    if not tallies or total is None:
+        return []
+    model = sum((e.cached_usd if e.caching is not None else e.usd) or 0.0 for e in estimates if e.who == "model")
+    judge = sum(e.usd or 0.0 for e in estimates if e.who == "judge")
+    judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
+    return [
+        f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} (model ${model:,.2f}{judged}) where the "
+        "cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",
+        *(f"- {tally.describe(task)}." for task, tally in tallies),
+    ]

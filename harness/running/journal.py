@@ -22,7 +22,7 @@ from builders.core import contract
 from harness.api import Status
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
-from harness.sent import RoundTripRecord, SentImageRecord
+from harness.sent import CacheAsked, RoundTripRecord, SentImageRecord
 
 # Header parts that describe a run without deciding whether its samples can be reused.
 INFO_PARTS = frozenset({"task_docs"})
@@ -102,6 +102,7 @@ class SampleRecord(TypedDict, total=False):
     usage: Annotated[
         dict[str, int] | None, contract.Rule("an object of token counts", said="is not an object of token counts")
     ]
+    prompt_cache: CacheAsked  # what the provider's prompt cache was asked for it (`api_client.prompt_cache`)
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: RoundTripRecord  # what the tokenizer's round trip changed
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)

@@ -5,8 +5,10 @@ lm-eval's fields (`lm_eval/evaluator.py` and `EvaluationTracker.save_results_sam
 answer scored: `resps` without its thinking where the run took a reasoning model's thinking out, as lmms-eval's
 `--reasoning_tags`), `filter`, `metrics` (the names), `doc_hash`, `prompt_hash`, `target_hash`, and each metric's
 value; ours beside them: `sample_id`, `status`, `error`, `image_sha256`, `token_count`, `cluster` (the row's cluster
-keys, where its task declares `cluster_key:`), and `sent_images`: with `arg_0`, the request as its backend sent it
-(`harness.sent`: the prompt the model was given, each image with its size and processor settings). A value that is
+keys, where its task declares `cluster_key:`), `sent_images`: with `arg_0`, the request as its backend sent it
+(`harness.sent`: the prompt the model was given, each image with its size and processor settings), and
+`prompt_cache`, `cache_read_tokens`, `cache_write_tokens`: what an API backend asked of its provider's prompt cache
+and what the reply says it read and wrote. A value that is
 not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every line has one type
 per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has finished, from its journal; the
 prompt names each image (the model's marker, or its hash) and never holds pixels. Its lines are declared once
@@ -27,6 +29,7 @@ from builders.core import contract
 from harness.api import Status
 from harness.errors import UserError
 from harness.file_writing import write_lines
+from harness.models.pricing import tokens_of
 from harness.redact import dumps
 from harness.running.journal import SampleRecord
 
@@ -55,6 +58,11 @@ class SampleLogLine(TypedDict):
     text_round_trip: NotRequired[str]
     cluster: NotRequired[list[str]]  # the row's cluster keys (`cluster_key:`): rows sharing one share an item
     sent_images: NotRequired[str]  # each image as its backend sent it (`harness.sent`), as JSON text; `arg_0` the text
+    # What the provider's prompt cache was asked (`harness.sent.CacheAsked`), as JSON text, and the prompt tokens the
+    # reply reports read from it and written to it
+    prompt_cache: NotRequired[str]
+    cache_read_tokens: NotRequired[int]
+    cache_write_tokens: NotRequired[int]
 
 
 def hash_string(text: str) -> str:
@@ -111,6 +119,11 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
         line["cluster"] = list(record["cluster"])
     if record.get("sent_images") is not None:
         line["sent_images"] = _value(record["sent_images"])
+    if record.get("prompt_cache"):
+        line["prompt_cache"] = _value(record["prompt_cache"])
+    billed = tokens_of(record.get("usage") or {})
+    if billed.cached or billed.written:
+        line["cache_read_tokens"], line["cache_write_tokens"] = billed.cached, billed.written
     return line
 
 

@@ -117,6 +117,8 @@ class RecordBuilder:
         record.update(cluster_field(task, doc))
         if response.usage:
             record["usage"] = response.usage
+        if response.prompt_cache:
+            record["prompt_cache"] = response.prompt_cache
         if request.truncation:
             record["truncation"] = request.truncation
         if request.round_trip:

@@ -23,6 +23,7 @@ from typing import Any
 from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Request
 from harness.models.registry import backend_spec, get_model_class
 from harness.models.screen_model import ScreenModel
+from harness.running.cache_estimate import Shaped, shaped
 from harness.running.request_building import RequestBuilder
 from harness.running.sample_records import screen
 from harness.running.sharding import Shard
@@ -66,6 +67,7 @@ class Verdict:
     exact: bool = False  # whether `prompt_tokens` is the model's own count
     judge_chars: int = 0  # the characters of the judge's prompts for this sample, the answer left empty
     judge_stages: int = 0  # the judge's stages (calls) for this sample, where the task has a judge
+    shaped: Shaped | None = None  # its prompt as a provider's cache sees it, where the backend asks one to cache
 
 
 def screen_task(
@@ -88,16 +90,20 @@ def screen_task(
             continue
         problem = screen(request, model, task.has_token_figures)
         judge_prompts = task.judge.prompts(doc, "") if task.judge is not None and not problem else {}
+        tokens = model.prompt_tokens(request)
         yield Verdict(
             request.sample_id,
             problem[0] if problem else SENT,
             problem[1] if problem else "",
-            model.prompt_tokens(request),
+            tokens,
             len(request.images),
             request.truncation,
             model.exact(request),
             sum(len(p) for p in judge_prompts.values()),
             len(judge_prompts),
+            shaped(request, tokens, model.facts.request_order)
+            if model.prompt_cache is not None and not problem
+            else None,
         )
 
 
@@ -122,6 +128,7 @@ class ScreenedTask:
     judge_max_gen_toks: int = 0
     judge_model: str | None = None  # the task's own judge (its `judge.model`)
     stand_in: str | None = None  # the offline stand-in the task's build was made from (`stand_in`), else None
+    shapes: list[Shaped] = field(default_factory=list)  # the sent prompts as a provider's cache sees them, where asked
 
     @property
     def sent(self) -> int:
@@ -151,6 +158,8 @@ class ScreenedTask:
             )
         if verdict.prompt_tokens is None:
             return
+        if verdict.shaped is not None:
+            self.shapes.append(verdict.shaped)
         if verdict.status == SENT:
             self.sent_prompt_tokens += verdict.prompt_tokens
             self.sent_images += verdict.images

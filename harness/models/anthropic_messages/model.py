@@ -12,6 +12,8 @@ refuse both together: `families.claude`); the task's stop strings as `stop_seque
 and below `max_tokens`, which thinking counts toward: anthropic-sdk's `ThinkingConfigEnabledParam`, `thinking`), so
 `max_tokens` is max_gen_toks + N, and no `temperature` or `top_p` goes with it (thinking takes no temperature
 modification: platform.claude.com/docs/en/build-with-claude/extended-thinking).
+A prefix the request shares with others of the run is marked `cache_control` for Anthropic's prompt cache
+(`cache_rule`, `harness.models.api_client.prompt_cache`; `prompt_cache=false`: never).
 
 Every HTTP request is one attempt at a time through the shared machinery of `harness.models.api_client` (the SDK's
 own retries off): the same retries, backoff, `Retry-After`, whole-attempt timeout, answer-size cap and fatal statuses
@@ -27,10 +29,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
-from harness.api import ModelFacts, Request, Response
+from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import is_loopback
+from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least, settings_from_args
 from harness.models.registry import register_model
 from harness.redact import redact_urls
@@ -75,6 +79,16 @@ class AnthropicSettings(ApiCallSettings):
             raise ValueError(f"anthropic backend: top_p must be in (0, 1], got {self.top_p}")
 
 
+def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
+    """`cache_control` breakpoints on each request's longest shared prefixes, on any Anthropic server unless
+    `prompt_cache=false`."""
+    return (
+        None
+        if settings.prompt_cache == "false"
+        else CacheRule("cache_control", settings.prompt_cache_min_tokens, chunk)
+    )
+
+
 @register_model("anthropic")
 class AnthropicModel(ApiModel):
     label = "anthropic"
@@ -94,12 +108,7 @@ class AnthropicModel(ApiModel):
                 f"anthropic backend: no API key for {base_url}; set ANTHROPIC_API_KEY or pass api_key=... in "
                 "--model_args (only a loopback server may be used without one)"
             )
-        self._facts = ModelFacts(
-            context_length=settings.context_length,
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=settings.batch_size(batch_size),
-        )
+        self._facts = settings.facts(batch_size)
         self._init_calls()
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
@@ -131,10 +140,13 @@ class AnthropicModel(ApiModel):
     def token_rule(self) -> str:
         return super().token_rule + " (an estimate: the server counts with its own processor)"
 
+    def cache_rule(self) -> CacheRule | None:
+        return cache_rule(self.settings, self.facts.batch_size)
+
     def payload(self, request: Request) -> dict[str, object]:
         """The arguments of `messages.create`: exactly the fields asked for."""
         s, asked = self.settings, request.settings
-        messages, system = build_messages(request)
+        messages, system = build_messages(request, marks={(m.message, m.part) for m in self.cache_plan(request).marks})
         budget = s.thinking_budget or 0
         body: dict[str, object] = {"model": s.model, "max_tokens": asked.max_gen_toks + budget, "messages": messages}
         if system is not None:

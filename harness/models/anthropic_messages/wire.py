@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
@@ -25,29 +25,43 @@ def base64_source(image: ImageRef) -> Json:
     return {"type": "base64", "media_type": mime, "data": base64.b64encode(data).decode("ascii")}
 
 
+EPHEMERAL: Json = {"type": "ephemeral"}  # a cache breakpoint of the default, 5-minute lifetime
+
+
 def build_messages(
-    request: Request, source: Callable[[ImageRef], Json] = base64_source
-) -> tuple[list[Json], str | None]:
+    request: Request, source: Callable[[ImageRef], Json] = base64_source, marks: Collection[tuple[int, int]] = ()
+) -> tuple[list[Json], str | list[Json] | None]:
     """(the turns as the API's JSON, the system prompt). An empty text part is left out (the API refuses an empty text
-    block). `source`: an image block's source (default: its bytes, `base64_source`)."""
+    block). `source`: an image block's source (default: its bytes, `base64_source`). `marks`: the (message, part) of
+    each block to cache the prompt up to (`cache_control`; `prompt_cache.CachePlan`), a system prompt so marked sent as
+    one text block."""
     messages: list[Json] = []
     system: list[str] = []
-    for message in request.as_sent:
+    cached_system = False
+    for m, message in enumerate(request.as_sent):
         if message.role == "system":
             system.append("".join(p.text for p in message.content if isinstance(p, TextPart)))
+            cached_system = cached_system or any((m, k) in marks for k in range(len(message.content)))
             continue
         blocks: list[Json] = []
-        for part in message.content:
+        for k, part in enumerate(message.content):
             if isinstance(part, TextPart):
-                if part.text:
-                    blocks.append({"type": "text", "text": part.text})
+                if not part.text:
+                    continue
+                blocks.append({"type": "text", "text": part.text})
             elif isinstance(part, ImagePart):
                 blocks.append({"type": "image", "source": source(part.image)})
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
+            if (m, k) in marks:
+                blocks[-1]["cache_control"] = EPHEMERAL
         role = "assistant" if message.role == "assistant" else "user"
         messages.append({"role": role, "content": blocks})
-    return messages, ("\n".join(system) if system else None)
+    if not system:
+        return messages, None
+    if cached_system:
+        return messages, [{"type": "text", "text": "\n".join(system), "cache_control": EPHEMERAL}]
+    return messages, "\n".join(system)
 
 
 def sent_messages(request: Request) -> Sent:

@@ -1,7 +1,8 @@
-"""What every API backend does alike around one request: its settings for calling a server (key, address,
-concurrency, the bound on one attempt's time and bytes, retries), the attempts with exponential backoff and jitter
-that honour `Retry-After` up to `max_backoff`, what an HTTP status or a transport failure means, and the thread pool
-that sends a batch's requests `concurrency` at a time and hands each answer to the runner as it arrives.
+"""What every API backend does alike around one request, given its settings (`settings.ApiCallSettings`): the
+attempts with exponential backoff and jitter that honour `Retry-After` up to `max_backoff`, what an HTTP status or a
+transport failure means, and the thread pool that sends a batch's requests `concurrency` at a time (one that reads a
+prefix another of its batch writes to the provider's cache once that one has answered: `prompt_cache`) and hands
+each answer to the runner as it arrives.
 
 One attempt (a backend's own: its wire format, its SDK) ends in one of three ways: a `Response` (an answer, or this
 sample's own error: a refusal, a malformed body, a 4xx about this request), a `Retry` (429, 5xx, a timeout, a dropped
@@ -17,16 +18,17 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
 from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
+from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
-from harness.models.args import at_least
+from harness.models.api_client.settings import ApiCallSettings
 
 log = logging.getLogger(__name__)
 
@@ -34,49 +36,6 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 52
 FATAL_STATUSES = frozenset({401, 403, 404})
 # Error codes (OpenAI, Azure; Gemini's status) that mean the provider refused this prompt.
 REFUSAL_CODES = frozenset({"content_filter", "ResponsibleAIPolicyViolation", "content_policy_violation"})
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiCallSettings:
-    """The `--model_args` every API backend takes for calling its server; a backend's settings extend it."""
-
-    backend: ClassVar[str] = "api"  # the backend's name, in the messages that refuse a setting
-
-    base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    concurrency: int = 8
-    timeout: float = 120.0  # seconds per attempt, the whole of it (connect, send, headers, body), however slow
-    # The most an answer's body may hold; default 8 bytes per character of the longest answer the request's
-    # max_gen_toks allows (`GenerationSettings.max_response_chars`), plus 64 KiB. Over it: refused unread.
-    max_response_bytes: int | None = at_least(1)
-    max_retries: int = 6
-    backoff: float = 1.0  # first retry delay (seconds); doubles each attempt, with jitter
-    max_backoff: float = 60.0  # the longest wait between two attempts, a server's `Retry-After` included
-    context_length: int | None = at_least(1)
-    max_images: int | None = at_least(1)
-    # The server's pixel cap per image, used only to count vision tokens when screening; nothing is resized here.
-    max_pixels: int | None = at_least(1)
-    chunk_size: int | None = at_least(1)  # requests per runner batch; default max(batch_size, 4 * concurrency)
-    # `--batch` fills it: the run's batch journal; the requests then go through the provider's batch interface.
-    batch_journal: str | None = None
-    batch_poll: float = 30.0  # seconds between two looks at a batch in progress
-    batch_wait: float = 90000.0  # the longest wait for one batch (the providers' window is 24 hours) before stopping
-
-    def __post_init__(self) -> None:
-        if not self.timeout > 0:
-            raise ValueError(
-                f"{self.backend} backend: timeout must be a positive number of seconds, got {self.timeout}"
-            )
-        for name in ("concurrency", "max_retries", "timeout", "backoff", "max_backoff", "batch_poll", "batch_wait"):
-            value = getattr(self, name)
-            if value < (1 if name == "concurrency" else 0):
-                raise ValueError(
-                    f"{self.backend} backend: {name} must be "
-                    f"{'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
-                )
-
-    def batch_size(self, runner_batch: int) -> int:
-        return self.chunk_size or max(runner_batch, 4 * self.concurrency)
 
 
 @dataclass(frozen=True)
@@ -156,6 +115,26 @@ class ApiModel(Model):
         self._fatal: str | None = None
         self._reached = False  # whether any request of this run got an HTTP answer
         self._pool: ThreadPoolExecutor | None = None
+        self._planner: PrefixPlanner | None = None
+        self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
+
+    def cache_rule(self) -> CacheRule | None:
+        """How this backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
+        return None
+
+    def cache_plan(self, request: Request) -> CachePlan:
+        """`request`'s part in its provider's cache (the marks `payload` sends), planned with its batch (`stream`)."""
+        return self._plans.get(id(request)) or CachePlan()
+
+    def _plan(self, requests: Sequence[Request], rule: CacheRule | None) -> list[CachePlan]:
+        if rule is None:
+            return [CachePlan()] * len(requests)
+        if self._planner is None:
+            self._planner = PrefixPlanner(rule.min_tokens)
+        plans = self._planner.plan([prompt_shape(r) for r in requests])
+        self._plans = {id(r): plan for r, plan in zip(requests, plans, strict=True) if plan.marks}
+        self._count("prompt_cache_requests", len(self._plans))
+        return plans
 
     def statistics(self) -> dict[str, int]:
         return dict(self.stats)
@@ -262,8 +241,11 @@ class ApiModel(Model):
     def _send(self, request: Request) -> Response:
         raise NotImplementedError
 
-    def _as_sent(self, request: Request, response: Response) -> Response:
-        """`response` with the request as this backend sent it (`render`: the journal's and the viewer's prompt)."""
+    def _as_sent(self, request: Request, response: Response, how: str | None = None) -> Response:
+        """`response` with the request as this backend sent it (`render`: the journal's and the viewer's prompt), and
+        what its provider's cache was asked (`how`, where the backend asks it)."""
+        if how is not None and (response.text is not None or response.usage):
+            response = replace(response, prompt_cache=self.cache_plan(request).asked(how))
         try:
             sent = self.render(request)
         except Exception as err:  # never loses the answer: the runner records the request's turns instead
@@ -307,6 +289,17 @@ class ApiModel(Model):
         if not requests:
             return
         self._open()
+        rule = self.cache_rule()
+        how = rule.how if rule is not None else None
+        leaders = [plan.leader for plan in self._plan(requests, rule)]
+        try:
+            yield from self._stream(requests, leaders, how)
+        finally:
+            self._plans = {}
+
+    def _stream(
+        self, requests: Sequence[Request], leaders: Sequence[int | None], how: str | None
+    ) -> Iterator[list[tuple[int, Response]]]:
         if self.settings.batch_journal:
             from harness.models.api_client.batching import BatchJournal, BatchRun
 
@@ -319,7 +312,9 @@ class ApiModel(Model):
             bodies = [self._batch_item(r) for r in requests]
             for chunk in run.stream(requests, bodies, self._send):
                 yield [
-                    (i, self._as_sent(requests[i], r)) for i, r in chunk if not (r.error or "").startswith("not_sent:")
+                    (i, self._as_sent(requests[i], r, how))
+                    for i, r in chunk
+                    if not (r.error or "").startswith("not_sent:")
                 ]
             self._count("requests", len(requests))
             if self._fatal:
@@ -327,15 +322,14 @@ class ApiModel(Model):
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.label)
-        futures = {self._pool.submit(self._send, r): i for i, r in enumerate(requests)}
-        for future in as_completed(futures):
+        for i, future in in_turn(self._pool, self._send, requests, leaders, self.settings.concurrency):
             try:
                 response = future.result()
             except Exception as err:  # a bug in one sample's handling must not lose the batch
                 log.exception("%s: unexpected error", self.label)
                 response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
             if not (response.error or "").startswith("not_sent:"):
-                yield [(futures[future], self._as_sent(requests[futures[future]], response))]
+                yield [(i, self._as_sent(requests[i], response, how))]
         self._count("requests", len(requests))
         if self._fatal:
             # Stop now, not one batch later (a small run would otherwise end "successfully" with every

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # reading a backend's declaration imports no SDK
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.args import settings_from_args
-    from harness.models.gemini.model import GeminiSettings
+    from harness.models.gemini.model import GeminiSettings, cache_rule
     from harness.models.gemini.wire import sent_contents
 
     settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
@@ -31,7 +31,14 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             empty_text_parts=settings.empty_text_parts,
         )
 
-    return api_screen_model("gemini", settings.model, settings, render=render, output_cap=output_cap(settings))
+    return api_screen_model(
+        "gemini",
+        settings.model,
+        settings,
+        render=render,
+        output_cap=output_cap(settings),
+        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+    )
 
 
 def output_cap(settings: GeminiSettings) -> OutputCap:

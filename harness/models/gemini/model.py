@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
-from harness.api import ImageRef, ModelFacts, Request, Response
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, Retry, Stop
+from harness.api import ImageRef, Request, Response
+from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, is_loopback
+from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
 from harness.models.args import at_least, settings_from_args
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
@@ -103,6 +105,12 @@ class GeminiSettings(ApiCallSettings):
             raise ValueError(f"gemini backend: top_p must be in (0, 1], got {self.top_p}")
 
 
+def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
+    """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a prefix
+    another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
+    return None if settings.prompt_cache == "false" else CacheRule("implicit", settings.prompt_cache_min_tokens, chunk)
+
+
 @register_model("gemini")
 class GeminiModel(ApiModel):
     label = "gemini"
@@ -123,12 +131,7 @@ class GeminiModel(ApiModel):
                 f"gemini backend: no API key for {base_url}; set GEMINI_API_KEY or pass api_key=... in --model_args "
                 "(only a loopback server may be used without one)"
             )
-        self._facts = ModelFacts(
-            context_length=settings.context_length,
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=settings.batch_size(batch_size),
-        )
+        self._facts = settings.facts(batch_size)
         self._init_calls()
         self._client: genai.Client | None = None
         self._http: httpx.Client | None = None
@@ -170,6 +173,9 @@ class GeminiModel(ApiModel):
     @property
     def token_rule(self) -> str:
         return super().token_rule + " (an estimate: the server counts with its own processor)"
+
+    def cache_rule(self) -> CacheRule | None:
+        return cache_rule(self.settings, self.facts.batch_size)
 
     # -- the request ------------------------------------------------------------------------------
 

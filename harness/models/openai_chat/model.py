@@ -15,7 +15,8 @@ wrong with one sample (a refusal, a content filter, a provider error, a malforme
 sample's `Response(text=None, error=...)`; `generate` never raises for it. Authentication and
 "model not found" answers (401/403/404), and a server still unreachable after every retry, concern
 every sample: the rest of the batch is not sent and `generate` raises `BackendFatalError` carrying the
-responses it did get, so the runner keeps them and stops the run.
+responses it did get, so the runner keeps them and stops the run. A request sharing a prefix with others of the run is
+sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds a served engine's prefix cache.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from harness.api import ModelFacts, Request, Response
-from harness.models.api_client.calls import ApiCallSettings, ApiModel, Outcome, transport_outcome
+from harness.api import Request, Response
+from harness.models.api_client.calls import ApiModel, Outcome, transport_outcome
+from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, is_loopback, parse_body
+from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
 from harness.models.args import at_least, settings_from_args
 from harness.models.openai_chat.wire import (
@@ -51,7 +54,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
+DEFAULT_BASE_URL = f"https://{OPENAI_HOST}/v1"
 ENDPOINT = "/chat/completions"  # below the base URL (lm-eval's `base_url` names it whole: it is taken off)
 
 
@@ -109,6 +113,18 @@ class OpenAIChatSettings(ApiCallSettings):
             )
 
 
+def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
+    """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to OpenAI's
+    own API (`prompt_cache=auto`), which caches prompts by itself; a served engine (`vllm serve`, SGLang) keeps its own
+    prefix cache, which `request_order=cache` feeds, and may refuse a field it does not know (`prompt_cache=true`
+    sends it to any server)."""
+    server = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL  # as the model finds it
+    on = settings.prompt_cache == "true" or (
+        settings.prompt_cache == "auto" and settings.api_version is None and urlsplit(server).hostname == OPENAI_HOST
+    )
+    return CacheRule("prompt_cache_key", settings.prompt_cache_min_tokens, chunk) if on else None
+
+
 @register_model("openai")
 class OpenAIChatModel(ApiModel):
     label = "openai"
@@ -163,14 +179,9 @@ class OpenAIChatModel(ApiModel):
                 self._headers["Authorization"] = f"Bearer {api_key}"
         token_param = settings.token_param
         if token_param == "auto":
-            token_param = "max_completion_tokens" if parts.hostname == "api.openai.com" else "max_tokens"
+            token_param = "max_completion_tokens" if parts.hostname == OPENAI_HOST else "max_tokens"
         self.token_param = token_param
-        self._facts = ModelFacts(
-            context_length=settings.context_length,
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=settings.batch_size(batch_size),
-        )
+        self._facts = settings.facts(batch_size)
         self.where = self.url
         self._init_calls()
         self._client: httpx.Client | None = None
@@ -208,6 +219,9 @@ class OpenAIChatModel(ApiModel):
     def token_rule(self) -> str:
         return super().token_rule + " (an estimate: the server counts with its own processor)"
 
+    def cache_rule(self) -> CacheRule | None:
+        return cache_rule(self.settings, self.facts.batch_size)
+
     # -- payloads ---------------------------------------------------------------------------------
 
     def payload(self, request: Request) -> dict[str, Any]:
@@ -239,6 +253,9 @@ class OpenAIChatModel(ApiModel):
         if request.assistant_prefix and self.settings.continue_final_message:
             body["continue_final_message"] = True
             body["add_generation_prompt"] = False
+        key = self.cache_plan(request).key
+        if key is not None:
+            body["prompt_cache_key"] = key
         return body
 
     # -- HTTP -------------------------------------------------------------------------------------

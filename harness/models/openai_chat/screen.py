@@ -11,7 +11,7 @@ from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.openai_chat.model import OpenAIChatSettings, cache_rule
     from harness.models.openai_chat.wire import rendered
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
@@ -21,4 +21,12 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         return rendered(request, settings)
 
     cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
-    return api_screen_model("openai", settings.model, settings, detail, render=render, output_cap=cap)
+    return api_screen_model(
+        "openai",
+        settings.model,
+        settings,
+        detail,
+        render=render,
+        output_cap=cap,
+        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+    )

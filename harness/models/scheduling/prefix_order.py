@@ -23,7 +23,7 @@ The order decides only when a request runs: answers and results files do not dep
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from harness.api import ImagePart, Request
 
@@ -42,16 +42,21 @@ def _text_hash(text: str) -> int:
 def prompt_key(request: Request) -> PromptKey:
     """The prompt's parts in order as (hash, tokens): messages' roles, text parts in chunks of whole paragraphs
     (`_chunks`), images (by sha256)."""
-    parts: list[tuple[int, int]] = []
+    return tuple(entry for _, _, entries in keyed_parts(request) for entry in entries)
+
+
+def keyed_parts(request: Request) -> Iterator[tuple[int, int, PromptKey]]:
+    """`prompt_key` part by part: (message index, content part index, its key entries), a message's role first as
+    part -1. Where a provider's cache marks a prompt at a content block's end (`api_client.prompt_cache`), it reads
+    which block a shared prefix ends in here."""
     image_tokens = iter(request.image_tokens)
-    for message in request.messages:
-        parts.append((_text_hash("\x00role:" + message.role), 1))
-        for part in message.content:
+    for m, message in enumerate(request.messages):
+        yield m, -1, ((_text_hash("\x00role:" + message.role), 1),)
+        for k, part in enumerate(message.content):
             if isinstance(part, ImagePart):
-                parts.append((_text_hash("\x00image:" + part.image.sha256), max(1, next(image_tokens, 1))))
+                yield m, k, ((_text_hash("\x00image:" + part.image.sha256), max(1, next(image_tokens, 1))),)
             else:
-                parts += [(_text_hash(text), max(1, len(text) // CHARS_PER_TOKEN)) for text in _chunks(part.text)]
-    return tuple(parts)
+                yield m, k, tuple((_text_hash(t), max(1, len(t) // CHARS_PER_TOKEN)) for t in _chunks(part.text))
 
 
 def _chunks(text: str) -> list[str]:

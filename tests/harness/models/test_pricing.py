@@ -110,10 +110,43 @@ def test_the_usage_each_provider_reports():
         "thoughts_token_count": 80,
         "cached_content_token_count": 400,
     }
-    anthropic = {"input_tokens": 600, "output_tokens": 20, "cache_read_input_tokens": 400}
-    assert tokens_of(openai) == (1000, 400, 20)
-    assert tokens_of(gemini) == (1000, 400, 100)  # thinking bills as output
-    assert tokens_of(anthropic) == (1000, 400, 20)  # Anthropic counts cache reads apart from input_tokens
+    anthropic = {
+        "input_tokens": 500,
+        "output_tokens": 20,
+        "cache_read_input_tokens": 400,
+        "cache_creation_input_tokens": 100,
+    }
+    assert tokens_of(openai) == (1000, 400, 0, 20)
+    assert tokens_of({**openai, "prompt_tokens_details.cache_write_tokens": 600}) == (1000, 400, 600, 20)
+    assert tokens_of(gemini) == (1000, 400, 0, 100)  # thinking bills as output
+    assert tokens_of(anthropic) == (1000, 400, 100, 20)  # Anthropic counts cache reads and writes apart from input
+
+
+def test_cache_reads_and_writes_are_billed_at_their_rates():
+    """Anthropic's table entries give a 5-minute write at 1.25 times input, a read at 0.1 times; a user's file prices
+    a write the table leaves out at the input rate, and reads the storage price of an explicit cache."""
+    sonnet = PriceTable.load().price_of("claude-3-7-sonnet-20250219")
+    assert (sonnet.rates.cached_input, sonnet.rates.cache_write) == (0.3, 3.75)
+    billed = tokens_of(
+        {"input_tokens": 500, "output_tokens": 0, "cache_read_input_tokens": 400, "cache_creation_input_tokens": 100}
+    )
+    # 500 x $3 + 400 x $0.30 + 100 x $3.75, a million tokens
+    assert sonnet.cost_of(billed) == pytest.approx((1500 + 120 + 375) / 1e6)
+    assert sonnet.cost(1000, 0) == pytest.approx(3000 / 1e6)  # nothing read or written: the input rate
+    assert "cache write $3.75" in sonnet.describe()
+    assert PriceTable.load().price_of("gemini-2.5-pro").cache_storage_per_hour == 4.5
+
+
+def test_a_price_file_gives_cache_rates_or_leaves_them_at_input(tmp_path: Path):
+    mine = tmp_path / "prices.json"
+    entry = {"input": 2.0, "output": 1.0, "cache_write": 2.5, "cache_storage_per_hour": 1.0}
+    mine.write_text(json.dumps({"models": {"mine": entry, "bare": {"input": 2.0, "output": 1.0}}}))
+    table = PriceTable.load(mine)
+    assert table.price_of("mine").cost(1000, 0, written_tokens=1000) == pytest.approx(2500 / 1e6)
+    assert table.price_of("bare").cost(1000, 0, cached_tokens=500, written_tokens=500) == pytest.approx(2000 / 1e6)
+    mine.write_text(json.dumps({"models": {"mine": {**entry, "cache_write": -1}}}))
+    with pytest.raises(UserError, match="'cache_write' must be a number of USD per 1M tokens >= 0"):
+        PriceTable.load(mine)
 
 
 def test_a_users_file_replaces_entries_by_name(tmp_path: Path):
