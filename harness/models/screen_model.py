@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.api import Model, ModelFacts, Request, Response
+from harness.api import Model, ModelFacts, Request, Response, Status
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.sent import Sent
 
@@ -52,8 +52,12 @@ class ScreenModel(Model):
         max_pixels: int | None = None,
         render: Callable[[Request], Sent | None] | None = None,
         output_cap: OutputCap | None = None,
+        refusal: Callable[[Request], tuple[Status, str] | None] | None = None,
     ) -> None:
         self.backend = backend
+        # What the backend refuses beyond the limits every backend has (vLLM: an image its encoder cannot hold), as
+        # the run would record it: (status, why), or None.
+        self.refusal = refusal or (lambda request: None)
         self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
         self._render = render  # how the run's backend would render a request, where the stand-in can say
         self.checkpoint = checkpoint
