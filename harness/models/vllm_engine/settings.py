@@ -126,8 +126,8 @@ class VLLMSettings:
     # vLLM's `stop_token_ids` with `ignore_eos`, as InternVL's `model.chat` sets `eos_token_id` to its conversation
     # template's separator alone (`modeling_internvl_chat.py`'s `chat`). Resolved with the engine's own tokenizer.
     eos_tokens: str | None = None
-    # SamplingParams fields as a JSON object, applied to every request over the checkpoint's decoding and under
-    # nothing: the run's `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
+    # SamplingParams fields as a JSON object, given to every request over the checkpoint's own decoding: the run's
+    # `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
     sampling_params: str | None = None
     chunk_size: int = at_least(1, 1024)  # requests per engine call (the runner saves after each)
     chunk_tokens: int = at_least(1, 2_000_000)  # prompt tokens per engine call (~1.5 GP of decoded images)
