@@ -339,9 +339,9 @@ class Model(abc.ABC):
             "baselines compute nothing), so it batches as it always does"
         )
 
-    def prepare(self, max_images: int) -> None:  # noqa: B027 - optional hook, a no-op by default
-        """Told once before the run: the largest image count of any request of any of its tasks (an
-        engine sized once for the whole run, e.g. vLLM's `limit_mm_per_prompt`, reads it)."""
+    def prepare(self, max_images: int, largest_image: tuple[int, int] | None = None) -> None:  # noqa: B027 - a no-op
+        """Told once before the run (an optional hook): the largest image count of any request of its tasks, and the
+        largest width and height among their images where known (an engine sized once for the run reads them)."""
 
     @property
     def token_rule(self) -> str:

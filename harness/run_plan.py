@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,17 +168,47 @@ def _set_verbosity(level: str | None) -> None:
             logging.getLogger(name).setLevel(level)
 
 
-def _check_gen_kwargs(gen_kwargs: Mapping[str, object]) -> None:
-    """--gen_kwargs checked on their own, before any task: the message names the flag, not a task."""
+def _check_gen_kwargs(gen_kwargs: Mapping[str, object], backend: str) -> tuple[dict[str, object], dict[str, object]]:
+    """--gen_kwargs checked on their own, before any task: the message names the flag, not a task. Returned: the
+    generation settings', and the keys beyond them that the backend's engine takes for its sampling
+    (`BackendSpec.engine_sampling`: vLLM's SamplingParams fields); for any other backend such a key is refused."""
     from harness.api import GenerationSettings
+    from harness.models.registry import backend_spec
 
-    values = dict(gen_kwargs)
+    engine = backend_spec(backend).engine_sampling
+    known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens"}
+    own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
+    values = dict(own)
     if "max_new_tokens" in values:
         values["max_gen_toks"] = values.pop("max_new_tokens")
+    sampling = {k: v for k, v in gen_kwargs.items() if k not in own}
     try:
         GenerationSettings.from_dict(values)
+        if engine is not None and sampling:
+            engine.check(sampling)
     except (TypeError, ValueError) as err:
         raise UserError(f"--gen_kwargs {err}") from None
+    return own, sampling
+
+
+def _with_sampling(model: ModelChoice, sampling: Mapping[str, object]) -> ModelChoice:
+    """The model's arguments with the engine's sampling arguments of `--gen_kwargs` in the one its backend takes them
+    by (a JSON object), over those given there."""
+    import json
+
+    from harness.models.registry import backend_spec
+
+    engine = backend_spec(model.backend).engine_sampling
+    if engine is None or not sampling:
+        return model
+    try:
+        given = json.loads(model.args.get(engine.arg) or "{}")
+    except ValueError:
+        given = None
+    if not isinstance(given, dict):
+        raise UserError(f"--model_args {engine.arg}: expected a JSON object of the engine's sampling arguments")
+    args = {**model.args, engine.arg: json.dumps({**given, **sampling})}
+    return ModelChoice(model.name, model.backend, args, model.alias, model.given)
 
 
 def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> list[Task]:
@@ -274,7 +304,10 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         model.alias,
         model.given,
     )
-    _check_gen_kwargs(args.gen_kwargs)
+    gen_kwargs, sampling = _check_gen_kwargs(args.gen_kwargs, model.backend)
+    if sampling:  # the engine's sampling arguments go to the backend; the tasks' settings are the rest
+        model = _with_sampling(model, sampling)
+        args = replace(args, gen_kwargs=gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args)
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
         from harness.requirements import check_requirements, declared_extras, run_needs

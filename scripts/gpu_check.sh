@@ -25,7 +25,8 @@
 #   GPU_CHECK_HF_BATCH   hf --batch_size                     (default: 4)
 #   GPU_CHECK_HF_BATCH_TOKENS  hf --max_batch_tokens (token-budget batches, capped at GPU_CHECK_HF_BATCH
 #                        requests; default: unset, fixed-size batches)
-#   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend
+#   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend (vllm: any field of the
+#                        installed vLLM's EngineArgs too, e.g. kv_cache_dtype=fp8,mm_encoder_tp_mode=data)
 #   GPU_CHECK_MIN_AGREEMENT  fail (exit 1) below this answer agreement (default: 0.9)
 #   GPU_CHECK_BACKENDS   which backends run                 (default: "hf vllm"; "hf" alone skips vLLM, for a
 #                        machine without vLLM; "vllm" alone reuses an hf run already in WORKDIR for the comparison)

@@ -38,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
-from harness.models.args import settings_from_args
 from harness.models.scheduling.batching import plan_batches
 from harness.models.scheduling.prefix_order import cache_order, prompt_key, task_order
 from harness.models.vllm_engine.counting import EngineCount
+from harness.models.vllm_engine.image_limit import ImageProfile, engine_limit, image_count
 from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
-from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
 from harness.run_arguments import parse_options
 from harness.run_models import run_policies
 from harness.run_plan import plan_run
@@ -64,7 +64,7 @@ PASSES = ("per_task", "one_call")
 def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
     plan = plan_run(parse_options(["--model", "vllm", *argv]), argv)
     policies = run_policies(plan)
-    settings = settings_from_args(VLLMSettings, plan.model.args, "vllm", aliases=ARG_ALIASES)
+    settings = vllm_settings(plan.model.args)
     requests = []
     for task in plan.tasks:
         generation = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
@@ -139,13 +139,18 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     from transformers import AutoProcessor
     from vllm import LLM, SamplingParams
 
-    image_limit = max([r.num_images for r in requests] + [1])
-    if settings.max_images is not None:
-        image_limit = min(image_limit, settings.max_images)
+    given = settings.engine.get(LIMIT)  # the engine sized as the backend sizes it (`image_limit`)
+    limit = engine_limit(
+        ImageProfile().covering(requests),
+        settings.max_images,
+        settings.processor_kwargs().get("max_pixels"),
+        given if isinstance(given, dict) else None,
+    )
+    image_limit = image_count(limit, settings.max_images)
     if settings.max_model_len:
         os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # as the backend's engine does
     started = time.perf_counter()
-    llm = LLM(**engine_kwargs(settings, image_limit))
+    llm = LLM(**engine_kwargs(settings, limit))
     engine_seconds = time.perf_counter() - started
     max_len = llm.llm_engine.model_config.max_model_len
     processor = AutoProcessor.from_pretrained(settings.pretrained, revision=settings.revision)
@@ -174,7 +179,8 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
             if request.processor_kwargs:
                 item["mm_processor_kwargs"] = dict(request.processor_kwargs)
             inputs.append(item)
-        return inputs, [SamplingParams(**sampling_kwargs(r.settings, settings.seed)) for r in batch]
+        sampling = [{**sampling_kwargs(r.settings, settings.seed), **settings.sampling} for r in batch]
+        return inputs, [SamplingParams(**kwargs) for kwargs in sampling]
 
     def reset() -> None:  # no prefix or processor cache carried from one timing into the next
         for name in ("reset_prefix_cache", "reset_mm_cache"):

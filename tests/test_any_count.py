@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("builders", "harness", "tasks")
-MOST_ANY = 840
+MOST_ANY = 836
 # A whole word as `git grep -w` has it: no ASCII letter, digit or underscore on either side.
 ANY_WORD = re.compile(r"\bAny\b", re.ASCII)
 

@@ -8,9 +8,10 @@ runs as Ray replicas (`harness.models.replicas`), its `--screen_only` stand-in (
 argument a judged task's own judge model fills (`harness.execute`), the argument `--batch` fills
 (`harness.run_models`), its results folder's name (`harness.outputs.results`), its label in reports
 (`harness.outputs.model_results`), how an alias written for another backend is switched to it
-(`harness.models.aliases`), and lm-eval's and lmms-eval's names for it and their model arguments it reads
-(`harness.models.foreign_args`). A spec is import-light: reading it imports none of the
-backend's code (its `module` is imported when the backend is built) and nothing its extra brings.
+(`harness.models.aliases`), lm-eval's and lmms-eval's names for it and their model arguments it reads
+(`harness.models.foreign_args`), and what `--gen_kwargs` keys beyond the generation settings become
+(`harness.run_plan`). A spec is import-light: reading it imports none of the backend's code (its `module` is
+imported when the backend is built) and nothing its extra brings.
 """
 
 from __future__ import annotations
@@ -54,6 +55,17 @@ class Replicas:
 
 
 @dataclass(frozen=True)
+class EngineSampling:
+    """A backend whose engine takes sampling arguments of its own beyond the generation settings (`GenerationSettings`):
+    the run's `--gen_kwargs` keys that are none of those are checked by `check` (a `ValueError` naming one that is
+    not the engine's, typed by the engine's own declaration: vLLM's `SamplingParams`) and handed to the backend as
+    its model argument `arg`, one JSON object, so that every request of the run gets them."""
+
+    arg: str
+    check: Callable[[Mapping[str, object]], None]
+
+
+@dataclass(frozen=True)
 class BackendSpec:
     """One backend, as the harness outside its package knows it. The defaults are a backend that needs nothing
     installed, takes no device, runs no checkpoint code and replicates on one CPU each."""
@@ -88,3 +100,6 @@ class BackendSpec:
     # and what their model arguments that it does not take become here (`harness.models.foreign_args`).
     known_as: Mapping[str, str] = field(default_factory=dict)
     foreign_args: Mapping[str, ForeignArg] = field(default_factory=dict)
+    # Its engine's own sampling arguments, from `--gen_kwargs` (`harness.run_plan`). None: a key that is no generation
+    # setting is refused.
+    engine_sampling: EngineSampling | None = None

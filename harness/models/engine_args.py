@@ -114,17 +114,19 @@ def split_engine_args(
     backend: str,
     *,
     refused: Mapping[str, str] | None = None,
+    what: str = "model argument",
 ) -> tuple[dict[str, str], dict[str, object]]:
     """`--model_args` split into the backend's own settings (`own`: their names, strings left for the backend's
     settings parser) and the engine's fields (converted by `declaration`'s types). A key that is an engine field the
     backend sets itself is refused with the reason `refused` gives; one that is neither is refused naming the
-    nearest of both. Raises `ValueError` (the value is not shown: it may be a key)."""
+    nearest of both. `what` names such a key in the messages ("sampling parameter" for SamplingParams' fields).
+    Raises `ValueError` (the value is not shown: it may be a key)."""
     engine = declared_fields(declaration)
     mine: dict[str, str] = {}
     passed: dict[str, object] = {}
     for name, text in args.items():
         if name in (refused or {}):
-            raise ValueError(f"{backend} backend: model argument {name}: {(refused or {})[name]}")
+            raise ValueError(f"{backend} backend: {what} {name}: {(refused or {})[name]}")
         if name in own:
             mine[name] = text
         elif name in engine:
@@ -132,13 +134,14 @@ def split_engine_args(
                 passed[name] = field_value(text, engine[name])
             except ValueError as err:
                 raise ValueError(
-                    f"{backend} backend: model argument {name}: {declaration.__name__}.{name} expects "
+                    f"{backend} backend: {what} {name}: {declaration.__name__}.{name} expects "
                     f"{_shown(engine[name])}: {err}"
                 ) from None
         else:
+            kind = "neither the backend's own nor a field of" if own else "not a field of"
             raise ValueError(
-                f"{backend} backend: unknown model argument {name!r}: neither the backend's own nor a field of "
-                f"{declaration.__module__}.{declaration.__name__}{nearest(name, [*own, *engine])}"
+                f"{backend} backend: unknown {what} {name!r}: {kind} {declaration.__module__}.{declaration.__name__}"
+                f"{nearest(name, [*own, *engine])}"
             )
     return mine, passed
 

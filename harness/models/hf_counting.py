@@ -285,10 +285,11 @@ class ProcessorCount:
             text, token_id = framed(self.processor, laid_out(self.processor, self.render(request), len(images)))
             ids = self.tokenizer(text).input_ids
             placeholders = ids.count(self._image_token_id if token_id is None else token_id) if images else 0
-            self._counted[key] = len(ids) - placeholders + sum(self._image_tokens(request))
+            self._counted[key] = len(ids) - placeholders + sum(self.image_tokens(request))
         return self._counted[key]
 
-    def _image_tokens(self, request: Request) -> list[int]:
+    def image_tokens(self, request: Request) -> list[int]:
+        """Each image's tokens as the processor expands it (its family's rule, or the rows' figures, where it cannot say)."""
         # Sizes as the rows record them; fit_within_pixels hands an unknown one (None, a hook's image) back as given.
         sizes = [fit_within_pixels(i.width, i.height, self.max_pixels) for i in request.images]  # type: ignore[arg-type]
         settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.api import Model, ModelFacts, Request, Response
+from harness.api import Model, ModelFacts, Request, Response, Status
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.sent import Sent
 
@@ -59,8 +59,12 @@ class ScreenModel(Model):
         output_cap: OutputCap | None = None,
         prompt_cache: CacheRule | None = None,
         request_order: str = "length",
+        refusal: Callable[[Request], tuple[Status, str] | None] | None = None,
     ) -> None:
         self.backend = backend
+        # What the backend refuses beyond the limits every backend has (vLLM: an image its encoder cannot hold), as
+        # the run would record it: (status, why), or None.
+        self.refusal = refusal or (lambda request: None)
         self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
         self.prompt_cache = prompt_cache  # how the backend asks its provider to cache prompts, where it does
         self._render = render  # how the run's backend would render a request, where the stand-in can say

@@ -246,8 +246,8 @@ class CachingModel(FrontView):
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
         raise TypeError("CachingModel wraps a constructed model: CachingModel(model, cache)")
 
-    def prepare(self, max_images: int) -> None:
-        self.model.prepare(max_images)
+    def prepare(self, max_images: int, largest_image: tuple[int, int] | None = None) -> None:
+        self.model.prepare(max_images, largest_image)
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         return self.model.batches(requests)

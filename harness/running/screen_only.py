@@ -88,7 +88,7 @@ def screen_task(
         if isinstance(request, RowProblem):
             yield Verdict(request.sample_id, INVALID_INPUT, request.reason)
             continue
-        problem = screen(request, model, task.has_token_figures)
+        problem = screen(request, model, task.has_token_figures) or model.refusal(request)
         judge_prompts = task.judge.prompts(doc, "") if task.judge is not None and not problem else {}
         tokens = model.prompt_tokens(request)
         yield Verdict(

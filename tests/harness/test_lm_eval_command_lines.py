@@ -136,11 +136,14 @@ def test_each_backends_table_takes_none_of_its_own_arguments_and_the_docs_list_e
     from harness.models.hf.settings import HFSettings
     from harness.models.openai_chat.model import OpenAIChatSettings
     from harness.models.replicas.settings import POOL_ARGS
-    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings
+    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_args_class
 
+    engine = engine_args_class()  # any field of the installed vLLM's EngineArgs is the vllm backend's too
     own = {
         "hf": {f.name for f in dataclasses.fields(HFSettings)},
-        "vllm": {f.name for f in dataclasses.fields(VLLMSettings)} | set(ARG_ALIASES),
+        "vllm": {f.name for f in dataclasses.fields(VLLMSettings)}
+        | set(ARG_ALIASES)
+        | ({f.name for f in dataclasses.fields(engine)} if engine is not None else set()),
         "openai": {f.name for f in dataclasses.fields(OpenAIChatSettings)} | {"pretrained"},
     }
     text = (PROJECT / "docs" / "lm-eval.md").read_text(encoding="utf-8")

@@ -145,7 +145,7 @@ def test_every_backend_reads_model_args_with_one_parser():
 
     cases = [
         (HFSettings, {"pretrained": "p"}, "trust_remote_code"),
-        (VLLMSettings, {"pretrained": "p"}, "enforce_eager"),
+        (VLLMSettings, {"pretrained": "p"}, "use_tqdm"),  # its own; the engine's are typed by vLLM's EngineArgs
         (OpenAIChatSettings, {"model": "m"}, "send_seed"),
     ]
     for cls, required, flag in cases:

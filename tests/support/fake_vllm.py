@@ -32,7 +32,9 @@ class FakeLLM:
         self.shutdowns = 0
         core = SimpleNamespace(shutdown=self._shutdown)
         config = SimpleNamespace(max_model_len=kwargs.get("max_model_len", 4096))
-        self.llm_engine = SimpleNamespace(model_config=config, engine_core=core)
+        # vLLM's encoder cache holds at least max_num_batched_tokens of one image (`image_limit`): the stand-in's that.
+        processor = SimpleNamespace(mm_encoder_cache_size=kwargs.get("max_num_batched_tokens", 0))
+        self.llm_engine = SimpleNamespace(model_config=config, engine_core=core, input_processor=processor)
 
     def _shutdown(self) -> None:
         self.shutdowns += 1
@@ -141,9 +143,15 @@ def param(params, name: str):
 
 
 def settings(**kw):
+    """`VLLMSettings` from typed values, as a test writes them: the backend's own by name, the rest the engine's."""
+    import dataclasses
+
     from harness.models.vllm_engine.settings import VLLMSettings
 
-    return VLLMSettings(**{"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw})
+    values = {"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw}
+    own = {f.name for f in dataclasses.fields(VLLMSettings) if f.init}
+    engine = {k: v for k, v in values.items() if k not in own}
+    return VLLMSettings(**{k: v for k, v in values.items() if k in own}, engine=engine)
 
 
 def sized_ref(width: int, height: int, tag: str = ""):
@@ -162,14 +170,13 @@ def fake_model(**kw):
 def fake_replica(backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None):
     """How a Ray replica builds its backend (`harness.models.replicas.actor.Build`): the vllm backend over `FakeLLM`,
     from the run's model arguments as `VLLMModel.from_args` reads them."""
-    from harness.models.args import settings_from_args
     from harness.models.vllm_engine.backend import VLLMModel
-    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings
+    from harness.models.vllm_engine.settings import vllm_settings
 
     assert backend == "vllm"
     defaults = {"pretrained": "tiny/qwen-vl", "max_model_len": "2048", "use_tqdm": "false"}
     return VLLMModel(
-        settings_from_args(VLLMSettings, {**defaults, **args}, "vllm", aliases=ARG_ALIASES),
+        vllm_settings({**defaults, **args}),
         llm_factory=FAKE_LLM,
         sampling_factory=FAKE_SAMPLING,
     )

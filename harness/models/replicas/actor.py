@@ -2,7 +2,8 @@
 pool sends it one at a time. Made a Ray actor by the pool (`ray.remote(Replica)`), so this module imports without Ray.
 
 Ray restarts a replica whose process died by building it again, so nothing a replica needs lives only in its memory:
-each batch comes with the run's state (`ReplicaState`: the largest image count, the batch size searched for)."""
+each batch comes with the run's state (`ReplicaState`: the largest image count and image, the batch size searched
+for)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class ReplicaState:
     """What the run told its model before generating, sent with every batch."""
 
     max_images: int = 0  # `Model.prepare`: the largest image count of the run (vLLM sizes its engine by it)
+    largest_image: tuple[int, int] | None = None  # and the largest width and height among its images, where known
     fit_batch_size: int | None = None  # `--batch_size auto`: where the search for a batch that fits starts
 
 
@@ -69,7 +71,7 @@ class Replica:
         """One batch's responses, in order: a backend error on one request fails that request only (as in a single
         process run); a `BackendFatalError` stops the run."""
         if state.max_images:
-            self.model.prepare(state.max_images)
+            self.model.prepare(state.max_images, state.largest_image)
         if state.fit_batch_size and not self._fitting:
             self.model.fit_batch_size(state.fit_batch_size)
             self._fitting = True

@@ -34,7 +34,7 @@ from harness.models.replicas.actor import Build, ReplicaState
 from harness.models.replicas.cluster import Cluster, connect
 from harness.models.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
 from harness.models.replicas.settings import PoolSettings, replica_resources
-from harness.models.replicas.shares import split_shares
+from harness.models.replicas.shares import LargestImage, split_shares
 from harness.models.replicas.wire import Wire
 
 DEPTH = 2  # batches a replica holds at once: the next waits on the replica while it answers one, so it never idles
@@ -80,6 +80,7 @@ class RayPool(FrontView):
         self.settings = settings
         self.size = settings.data_parallel_size
         self._max_images = 0
+        self._largest = LargestImage()  # among the images of the requests the backend planned its batches with
         self._fit_start: int | None = None
         self._unit_of: dict[int, tuple[Request, int]] = {}  # the current window's requests -> their batch
         self._readable: dict[BuildFiles, bool] = {}
@@ -110,9 +111,10 @@ class RayPool(FrontView):
 
     # ------------------------------------------------------------------------- what the runner reads
     # The front's attributes are read through (`FrontView`); preparing and sizing batches are the pool's too.
-    def prepare(self, max_images: int) -> None:
+    def prepare(self, max_images: int, largest_image: tuple[int, int] | None = None) -> None:
         self._max_images = max(self._max_images, max_images)
-        self.front.prepare(max_images)
+        self._largest.see(largest_image)
+        self.front.prepare(max_images, largest_image)
 
     def fit_batch_size(self, start: int) -> str | None:
         why = self.front.fit_batch_size(start)
@@ -155,7 +157,7 @@ class RayPool(FrontView):
         are built at once; its replicas wait on its last batch before the next window starts."""
         window: list[list[Request]] = []
         count = 0
-        for batch in self.front.batches(requests):
+        for batch in self.front.batches(self._largest.seeing(requests)):
             window.append(batch)
             count += len(batch)
             if len(window) >= WINDOW_BATCHES * self.size or count >= WINDOW_REQUESTS:
@@ -239,7 +241,11 @@ class RayPool(FrontView):
             slot = min(free, key=lambda s: (s.busy, s.rank))
             unit = pending.popleft()
             batch = [requests[p] for p in unit.positions]
-            state = ReplicaState(max(self._max_images, max((r.num_images for r in batch), default=0)), self._fit_start)
+            state = ReplicaState(
+                max(self._max_images, max((r.num_images for r in batch), default=0)),
+                fit_batch_size=self._fit_start,
+                largest_image=self._largest.covering(batch),
+            )
             ref = slot.actor.run.remote(self.wire.batch(batch), state)
             if not slot.busy:
                 slot.since = time.monotonic()

@@ -1,6 +1,7 @@
 """How a pool divides one batch of an engine that schedules its own batches (vLLM) between its replicas: the
 requests that share a prompt prefix stay together (their replica's prefix cache serves them), and the shares are
-balanced by prompt tokens, the longest groups placed first."""
+balanced by prompt tokens, the longest groups placed first; and the largest image of the requests the backend plans
+its batches with, which each replica's engine is sized by (`LargestImage`)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,47 @@ def split_shares(requests: Sequence[Request], parts: int) -> list[list[int]]:
         loads[target] += costs[g]
     order = sorted(range(parts), key=lambda p: (-loads[p], p))
     return [sorted(shares[p]) for p in order if shares[p]]
+
+
+class LargestImage:
+    """The largest width and height among the images of the requests seen (as `Model.prepare` takes them)."""
+
+    def __init__(self) -> None:
+        self.width = self.height = 0
+
+    @property
+    def size(self) -> tuple[int, int] | None:
+        return (self.width, self.height) if self.width and self.height else None
+
+    def see(self, size: tuple[int, int] | None) -> None:
+        if size is not None:
+            self.width, self.height = max(self.width, size[0]), max(self.height, size[1])
+
+    def covering(self, requests: Sequence[Request]) -> tuple[int, int] | None:
+        """The size, grown to cover `requests` too."""
+        for request in requests:
+            for image in request.images:
+                self.see((image.width or 0, image.height or 0))
+        return self.size
+
+    def seeing(self, requests: Sequence[Request]) -> Sequence[Request]:
+        """`requests`, each one's images seen as it is read: a backend that reads every request before its first
+        batch (vLLM) has the pool know the run's largest image before a replica builds its engine, without a
+        request built a second time."""
+        return _Seen(requests, self)
+
+
+class _Seen(Sequence[Request]):
+    def __init__(self, requests: Sequence[Request], largest: LargestImage) -> None:
+        self.requests = requests
+        self.largest = largest
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        request = self.requests[index]
+        self.largest.covering((request,))
+        return request

@@ -1,18 +1,24 @@
 """`vllm` backend: offline `vllm.LLM` (vLLM 0.33), all of a task's requests in few large calls.
 
-    harness --model vllm --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_model_len=32768,tensor_parallel_size=2
+    harness --model vllm --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_model_len=32768,kv_cache_dtype=fp8
 
-* The engine is built on the first `generate`, with `limit_mm_per_prompt={"image": L, "video": 0}`
-  where L is the largest image count among the requests seen so far (tell it the run's largest count
-  with `observe_max_images(n)`, or `observe(requests)`, before the first `generate`, so that L
-  covers every task of the run), capped by `max_images`. The limit also sizes vLLM's memory profiling, so it is set from the data, not 999.
+* Any field of the installed vLLM's `EngineArgs` is an argument, typed by that field (`settings`); the backend's own
+  are the checkpoint, the image cap, chunking, order, prompt style and counting.
+* The engine is built on the first `generate`, with `limit_mm_per_prompt={"image": {"count": N, "width": W,
+  "height": H}, "video": 0}`: the largest image count and the largest width and height among the requests it will
+  send (it reads every request before its first batch; `prepare` tells it the rows' count before), N capped by
+  `max_images`. The limit sizes vLLM's memory profiling, so it is set from the data (`image_limit`); a
+  `limit_mm_per_prompt` JSON object given is sent as it is.
+* `--gen_kwargs` keys beyond the generation settings are `SamplingParams` fields, typed by it and given to every
+  request (`sampling_params`, a JSON object, in `--model_args` holds them).
 * Requests go to `LLM.chat` in chunks (`chunk_size` requests and `chunk_tokens` prompt tokens at most,
   which bounds the decoded images held at once; the runner saves after each chunk), as OpenAI-style
   conversations with `{"type": "image_pil", "image_pil": PIL, "uuid": sha256}` parts in prompt order,
   and explicit `SamplingParams` per request (vLLM's default is `max_tokens=16` plus the model's
   generation_config; `generation_config="vllm"` is also set so nothing model-specific leaks in).
 * A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
-  (`screen_request`) and recorded as `over_length` without reaching the engine. It is counted as vLLM
+  (`screen_request`) and recorded as `over_length` without reaching the engine, as is one with an image of more
+  tokens than the built engine's encoder cache holds, which vLLM refuses (vLLM #34040). It is counted as vLLM
   counts it, by the checkpoint's own hf processor, loaded without weights (`counting`), or, where that
   cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
@@ -22,23 +28,32 @@
   spanning nodes: `distributed_executor_backend=ray`; without Ray: one harness process per node with
   `--shard i/n`, then `harness merge` (docs/scaling.md).
 
-vLLM is imported only when an engine is built, so this package imports without it. Its modules:
-`settings` (the `--model_args` and the engine's arguments), `counting` (the prompt as vLLM counts it),
+vLLM is imported when the arguments are read (its `EngineArgs` types them), so this package imports without it. Its
+modules: `settings` (the `--model_args` and the engine's arguments), `image_limit` (the images the engine is sized
+for, and what its encoder holds), `counting` (the prompt as vLLM counts it),
 `requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process),
 `backend` (the registered `VLLMModel`) and `screen` (its `--screen_only` stand-in); here, its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.backend_spec import BackendSpec, EngineSampling, Extra, Replicas
 from harness.models.vllm_engine.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.vllm_engine.screen import screen_model
 
 
 def _gpus(settings: Any) -> float:
-    return float(settings.tensor_parallel_size * settings.pipeline_parallel_size)  # one engine's GPUs a replica
+    return float(settings.gpus)  # one engine's GPUs a replica: tensor_parallel_size * pipeline_parallel_size
+
+
+def _sampling(given: Mapping[str, object]) -> None:
+    """`--gen_kwargs` keys beyond the generation settings: SamplingParams fields, checked by its declaration."""
+    from harness.models.vllm_engine.settings import sampling_fields
+
+    sampling_fields(given)
 
 
 def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
@@ -60,4 +75,5 @@ BACKEND = BackendSpec(
     adopts_alias={"hf": _from_hf_alias},
     known_as=KNOWN_AS,
     foreign_args=FOREIGN_ARGS,
+    engine_sampling=EngineSampling("sampling_params", _sampling),
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import logging
 import os
 import sys
@@ -15,7 +14,6 @@ from dataclasses import replace
 from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
-from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
 from harness.models.families import style_named
 from harness.models.registry import register_model
@@ -23,8 +21,9 @@ from harness.models.remote_code import before_loading
 from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
+from harness.models.vllm_engine.image_limit import ImageProfile, encoder_refusal, engine_limit, image_count
 from harness.models.vllm_engine.requests import payload_sent, request_payload, result_response, screen_request
-from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
 from harness.sent import Sent
 
 log = logging.getLogger(__name__)
@@ -59,8 +58,9 @@ class VLLMModel(Model):
         }
         self._engine: LocalEngine | None = None
         self._startup_error: str | None = None
-        self._images_seen = 0
-        self.image_limit: int | None = None  # limit_mm_per_prompt of the built engine
+        self._profile = ImageProfile()  # the images of the requests seen, or told of, before the engine is built
+        self.limit: dict[str, object] | None = None  # limit_mm_per_prompt of the built engine
+        self.image_limit: int | None = None  # the images a prompt may hold there
         self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
         self._count: EngineCount | None = None  # loaded on the first count, without building the engine
         self.count_seconds: float | None = None  # how long loading the count took (set-up, like the engine's start)
@@ -78,7 +78,7 @@ class VLLMModel(Model):
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
         # batch_size/max_batch_tokens are for padded backends; vLLM schedules its own batches.
-        settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
+        settings = vllm_settings(args)
         if importlib.util.find_spec("vllm") is None:
             raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install -e '.[vllm]'")
         # In seconds, as `hf` does: vLLM would retry the Hub for half a minute, then fail on an empty device string.
@@ -98,14 +98,11 @@ class VLLMModel(Model):
         return {
             "model": "vllm",
             "pretrained": s.pretrained,
-            "revision": s.revision,
-            "tokenizer": s.tokenizer,
-            "dtype": s.dtype,
-            "mm_processor_kwargs": s.processor_kwargs() or None,
+            # revision, tokenizer, dtype, generation_config, hf_overrides and the processor settings, as ever, and
+            # only where given, an engine field that may change an answer and the sampling defaults
+            **s.engine_identity(),
             "chat_template_sha": template,
             "chat_template_content_format": s.chat_template_content_format,
-            "generation_config": s.generation_config,
-            "hf_overrides": json.loads(s.hf_overrides) if s.hf_overrides else None,
             "prompt_style": style_named(s.prompt_style).describe(),
             "vllm_version": vllm_version,
             # only where given: a run without it keeps the identity (and the cache keys) it had
@@ -113,13 +110,17 @@ class VLLMModel(Model):
         }
 
     def observe(self, requests: Sequence[Request]) -> None:
-        """Note the requests' image counts, so the engine's `limit_mm_per_prompt` covers them all."""
-        if requests:
-            self.prepare(max(r.num_images for r in requests))
+        """Note the requests' image counts and sizes, so the engine's `limit_mm_per_prompt` covers them all."""
+        self._note(ImageProfile().covering(requests))
 
-    def prepare(self, max_images: int) -> None:
-        """The largest image count of any request of the run (e.g. from the rows' `num_images`), told
-        before the first `generate`: the engine is built once, with a limit that fits every task."""
+    def prepare(self, max_images: int, largest_image: tuple[int, int] | None = None) -> None:
+        """The largest image count of any request of the run (e.g. from the rows' `num_images`), and the largest
+        width and height of an image it sends where known, told before the first `generate`: the engine is built
+        once, with a limit that fits every task."""
+        self._note(ImageProfile(max_images, *(largest_image or (0, 0))))
+
+    def _note(self, profile: ImageProfile) -> None:
+        max_images = profile.count
         if self._engine is not None and max_images > (self.image_limit or 0):
             log.warning(
                 "vllm: the engine was built with limit_mm_per_prompt=%s; requests with %d images will be "
@@ -128,7 +129,7 @@ class VLLMModel(Model):
                 max_images,
                 max_images,
             )
-        self._images_seen = max(self._images_seen, max_images)
+        self._profile = self._profile | profile
 
     @property
     def count(self) -> EngineCount:
@@ -156,7 +157,14 @@ class VLLMModel(Model):
     def render(self, request: Request) -> Sent:
         """What the engine would be given for `request` (as `generate` sends it), without reading its images."""
         style = style_named(self.settings.prompt_style)
-        payload = request_payload(request, self.settings.seed, self.count.render(request), style, with_images=False)
+        payload = request_payload(
+            request,
+            self.settings.seed,
+            self.count.render(request),
+            style,
+            with_images=False,
+            sampling=self.settings.sampling,
+        )
         return payload_sent(payload, request, {**self.settings.processor_kwargs(), **dict(request.processor_kwargs)})
 
     def text_round_trip(self) -> Callable[[str], str]:
@@ -212,12 +220,11 @@ class VLLMModel(Model):
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; settings
         may mix (each request has its own `SamplingParams`), so every task of a run can share a chunk."""
-        costs, images = [], []
+        costs, profile = [], ImageProfile()
         for request in requests:  # each request built once here (the runner's requests are built from their rows)
             costs.append(request.token_count)
-            images.append(request.num_images)
-        if images:
-            self.prepare(max(images))
+            profile = profile.covering((request,))
+        self._note(profile)  # every request the run sends, before the engine is built by the first
         for batch in plan_batches(
             costs,
             max_batch_tokens=self.settings.chunk_tokens,
@@ -233,10 +240,16 @@ class VLLMModel(Model):
             # runner retries a failed batch one request at a time).
             raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}")
         if self._engine is None:
-            cap = self.settings.max_images
-            limit = max(1, self._images_seen)
-            self.image_limit = min(limit, cap) if cap is not None else limit
-            kwargs = engine_kwargs(self.settings, self.image_limit)
+            s = self.settings
+            given = s.engine.get(LIMIT)
+            self.limit = engine_limit(
+                self._profile,
+                s.max_images,
+                s.processor_kwargs().get("max_pixels"),
+                given if isinstance(given, dict) else None,
+            )
+            self.image_limit = image_count(self.limit, s.max_images)
+            kwargs = engine_kwargs(s, self.limit)
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             started = time.perf_counter()
             try:
@@ -251,8 +264,8 @@ class VLLMModel(Model):
             # The runner times the first task with the engine's start-up in it; say how long that took
             # (scripts/gpu_check.sh reads this line to report generation throughput alone).
             print(
-                f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt image="
-                f"{self.image_limit}, max_model_len={self.facts.context_length})",
+                f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt={self.limit}, "
+                f"max_model_len={self.facts.context_length}, encoder cache {self._engine.encoder_cache} tokens)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -288,11 +301,15 @@ class VLLMModel(Model):
                 max_model_len=max_len,
                 image_limit=self.image_limit,
             )
+            if reason is None and engine.encoder_cache is not None:  # as vLLM refuses it, without the call it aborts
+                reason = encoder_refusal(self.count.image_tokens(request), engine.encoder_cache, "the engine's own")
             if reason is not None:
                 responses[i] = Response(text=None, error=reason)
                 continue
             try:
-                payload = request_payload(request, self.settings.seed, self.count.render(request), style)
+                payload = request_payload(
+                    request, self.settings.seed, self.count.render(request), style, sampling=self.settings.sampling
+                )
             except Exception as err:  # an image that cannot be read fails its sample only
                 responses[i] = Response(text=None, error=f"invalid_input: {type(err).__name__}: {err}")
                 continue

@@ -18,12 +18,14 @@ import logging
 from typing import Any
 
 from builders.core.contract import TOKEN_RULE
-from harness.api import Request
+from builders.core.contract import image_tokens as contract_image_tokens
+from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request
 from harness.models.families import family_of, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
 from harness.models.vllm_engine.settings import VLLMSettings
+from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +92,25 @@ class EngineCount:
             return self.processor.prompt_tokens(request)
         s = self.settings
         return estimated_prompt_tokens(request, self.family, s.max_pixels, s.processor_kwargs()) + s.length_margin
+
+    def image_tokens(self, request: Request) -> list[int]:
+        """Each image's tokens, which vLLM's encoder cache must hold (`image_limit`): the processor's, else the
+        family's rule (its markers included) under the settings, else the rows' figures."""
+        if self.processor is not None:
+            return self.processor.image_tokens(request)
+        s = self.settings
+        known = known_sizes(request.images)
+        if self.family is None or known is None:
+            return image_costs(request, s.max_pixels)
+        given = {**s.processor_kwargs(), **dict(request.processor_kwargs)}
+        return [self.family.image_tokens(*fit_within_pixels(w, h, s.max_pixels), given) for w, h in known]
+
+    def size_tokens(self, width: int, height: int) -> int:
+        """The tokens of one image of `width` x `height` (the engine's profiled image), as `image_tokens` counts."""
+        image = ImageRef(f"{width}x{height}", lambda: b"", width, height)
+        rows = (contract_image_tokens(width, height),)  # the rows' rule, where nothing better counts it
+        request = Request("", -1, "", (Message("user", (ImagePart(image),)),), GenerationSettings(), 0, rows)
+        return self.image_tokens(request)[0]
 
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is what vLLM's processor will count (else an estimate)."""

@@ -82,6 +82,11 @@ class LocalEngine:
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
+        # What the encoder cache holds of one image (`image_limit`): a request with a larger one is refused whole.
+        held = getattr(
+            getattr(getattr(self.llm, "llm_engine", None), "input_processor", None), "mm_encoder_cache_size", 0
+        )
+        self.encoder_cache: int | None = held if isinstance(held, int) and held > 0 else None
         self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
         if eos_tokens:
             self.sampling_defaults.update(stop_token_ids=token_ids(self.llm, eos_tokens), ignore_eos=True)

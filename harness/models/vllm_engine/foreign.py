@@ -1,8 +1,9 @@
 """lm-eval's and lmms-eval's names for the `vllm` backend, and what their model arguments that it does not take
 become here (`harness.models.foreign_args`): lm-eval's `vllm-vlm` (`lm_eval/models/vllm_vlms.py`, on `VLLM`'s
 arguments, `lm_eval/models/vllm_causallms.py`) and lmms-eval's `vllm` (`lmms_eval/models/simple/vllm.py`,
-`chat/vllm.py`), whose name is ours too. vLLM's own engine arguments (`max_model_len`, `tensor_parallel_size`,
-`gpu_memory_utilization`, `max_num_seqs`, `enforce_eager`, ...) and lmms-eval's `model=` are the backend's own."""
+`chat/vllm.py`), whose name is ours too. Both hand vLLM's own engine arguments straight to `vllm.LLM`, as this backend
+does: any field of the installed `EngineArgs` (`max_model_len`, `quantization`, `tokenizer_mode`, ...) passes, so
+none is in this table; lmms-eval's `model=` is the backend's `pretrained`."""
 
 from __future__ import annotations
 
@@ -36,11 +37,7 @@ FOREIGN_ARGS: dict[str, ForeignArg] = {
     "image_height": refused("write max_pixels=W*H (the processor's pixel limit)"),
     "image_max_side": refused("write max_pixels=N (the processor's pixel limit)"),
     "min_image_pixels": refused("write min_pixels=N (the processor's smallest image area)"),
-    "quantization": refused("a quantized checkpoint names its method in its config, which vLLM reads; drop it"),
-    "tokenizer_mode": refused("the checkpoint's own tokenizer is used as vLLM loads it; drop tokenizer_mode"),
-    "tokenizer_revision": refused("the tokenizer is read at the checkpoint's revision= here"),
     "lora_local_path": refused("LoRA adapters are not loaded here; merge the adapter into a checkpoint first"),
-    "max_lora_rank": refused("LoRA adapters are not loaded here; merge the adapter into a checkpoint first"),
     "truncation_side": refused(
         "prompts are never cut here: one that does not fit is recorded over_length, unless the task declares its "
         "paper's truncation rule; drop truncation_side"
@@ -53,7 +50,6 @@ FOREIGN_ARGS: dict[str, ForeignArg] = {
     "enable_thinking": THINKING,
     "chat_template_args": THINKING,
     "system_prompt": SYSTEM_PROMPT,
-    "disable_log_stats": ignored("the harness prints its own timing lines"),
     "max_frame_num": VIDEO_ONLY,
     "nframes": VIDEO_ONLY,
     "fps": VIDEO_ONLY,

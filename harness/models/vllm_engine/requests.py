@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.api import GenerationSettings, ImagePart, Message, Request, Response, TextPart
@@ -64,12 +64,14 @@ def request_payload(
     prompt: str | None = None,
     style: PromptStyle | None = None,
     with_images: bool = True,
+    sampling: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text as the runner round-tripped it where the task asks
     (`Request.as_sent`). `prompt`: the request already rendered with the checkpoint's chat template
     (`counting.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
-    the conversation the engine renders itself (`harness.models.prompt_style`). `with_images=False`: no image read (to say what would be sent)."""
+    the conversation the engine renders itself (`harness.models.prompt_style`). `with_images=False`: no image read (to say what would be sent).
+    `sampling`: SamplingParams fields given for every request (`VLLMSettings.sampling_params`), over the request's own."""
     style = style or style_named("default")
     sent = request.as_sent
     if style.system is not None and not (sent and sent[0].role == "system"):
@@ -88,7 +90,7 @@ def request_payload(
     return {
         "messages": messages,
         "prefix": request.assistant_prefix if style.continues(request) else "",
-        "sampling": sampling_kwargs(request.settings, default_seed),
+        "sampling": {**sampling_kwargs(request.settings, default_seed), **(sampling or {})},
         "cost": request.token_count,
         "prompt": prompt,
     }

@@ -80,11 +80,14 @@ class Front:
 
 
 def test_each_replica_reserves_what_its_backend_declares() -> None:
+    from harness.models.vllm_engine.settings import vllm_settings
+
     hf = Front(device=None, threads=None)
     assert replica_resources("hf", hf, 8.0) == {"num_gpus": 1.0, "num_cpus": 1.0}
     assert replica_resources("hf", hf, 0.0) == {"num_gpus": 0.0, "num_cpus": 1.0}
     assert replica_resources("hf", Front(device="cpu", threads=3), 8.0) == {"num_gpus": 0.0, "num_cpus": 3.0}
-    vllm = Front(tensor_parallel_size=2, pipeline_parallel_size=2)
+    vllm = Front()
+    vllm.settings = vllm_settings({"pretrained": "m", "tensor_parallel_size": "2", "pipeline_parallel_size": "2"})
     assert replica_resources("vllm", vllm, 8.0) == {"num_gpus": 4.0, "num_cpus": 1.0}
     assert replica_resources("random", object(), 8.0) == {"num_gpus": 0.0, "num_cpus": 1.0}
     with pytest.raises(ValueError, match="data_parallel_size: the openai backend sends requests to a server"):

@@ -11,7 +11,6 @@ from types import SimpleNamespace
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.args import settings_from_args
 from harness.models.registry import get_model_class
 from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.requests import (
@@ -22,7 +21,7 @@ from harness.models.vllm_engine.requests import (
     sampling_kwargs,
     screen_request,
 )
-from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_kwargs
+from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs, vllm_settings
 from tests.support import fake_vllm
 from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, HAVE_VLLM, fake_model, settings, sized_ref
 from tests.support.model_requests import make_request
@@ -30,8 +29,7 @@ from tests.support.model_requests import make_request
 
 def _from_args(args: dict[str, str]) -> VLLMModel:
     """`from_args` as the CLI calls it, past its vLLM-installed check (vLLM is not needed to parse)."""
-    settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
-    return VLLMModel(settings, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    return VLLMModel(vllm_settings(args), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
 
 
 @pytest.mark.skipif(HAVE_VLLM, reason="vllm is installed")
@@ -55,12 +53,14 @@ def test_model_args_are_typed_aliased_and_checked():
     )
     assert isinstance(model, VLLMModel)
     s = model.settings
-    assert (s.max_model_len, s.max_pixels, s.tensor_parallel_size, s.enable_prefix_caching) == (
-        32768,
-        1003520,
-        2,
-        False,
-    )
+    assert (s.max_model_len, s.max_pixels, s.gpus) == (32768, 1003520, 2)
+    assert s.engine == {  # each typed by its EngineArgs field
+        "max_model_len": 32768,
+        "tensor_parallel_size": 2,
+        "enable_prefix_caching": False,
+        "gpu_memory_utilization": 0.85,
+        "hf_overrides": {"rope_scaling": {"type": "yarn", "factor": 4}},
+    }
     assert model.facts.context_length == 32768 and model.facts.max_images == 24
     identity = model.identity()
     assert identity["pretrained"] == "Qwen/Qwen2.5-VL-7B-Instruct"
@@ -68,27 +68,21 @@ def test_model_args_are_typed_aliased_and_checked():
     assert "tensor_parallel_size" not in identity  # parallelism does not change answers
     with pytest.raises(ValueError, match="unknown model argument 'batch'"):
         _from_args({"pretrained": "x", "batch": "3"})
-    with pytest.raises(ValueError, match="hf_overrides must be a JSON object"):
+    with pytest.raises(ValueError, match="model argument hf_overrides: EngineArgs.hf_overrides expects"):
         _from_args({"pretrained": "x", "hf_overrides": "yarn"})
-    with pytest.raises(ValueError, match="tp=0: must be at least 1"):
+    with pytest.raises(ValueError, match="tensor_parallel_size=0: must be at least 1"):
         _from_args({"pretrained": "x", "tp": "0"})
-    for name in (
-        "max_model_len",
-        "max_images",
-        "max_pixels",
-        "min_pixels",
-        "pipeline_parallel_size",
-        "max_num_seqs",
-        "max_num_batched_tokens",
-        "chunk_size",
-        "chunk_tokens",
-        "decode_workers",
-        "num_gpu_blocks_override",
-    ):
+    # the backend's own, and the engine's it reads itself, checked as --model_args and as settings made in code
+    for name in ("max_images", "max_pixels", "min_pixels", "chunk_size", "chunk_tokens", "decode_workers"):
         with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
             _from_args({"pretrained": "x", name: "0"})
-        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):  # made in code, not parsed
+        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
             VLLMSettings(pretrained="x", **{name: 0})
+    for name in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size"):
+        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
+            _from_args({"pretrained": "x", name: "0"})
+        with pytest.raises(ValueError, match=f"{name}=0: must be at least 1"):
+            VLLMSettings(pretrained="x", engine={name: 0})
     with pytest.raises(ValueError, match="pretrained"):
         _from_args({"max_model_len": "10"})
 
@@ -100,28 +94,27 @@ def test_engine_kwargs():
         distributed_executor_backend="ray",
         tensor_parallel_size=4,
         enable_prefix_caching=True,
-        mm_processor_kwargs='{"fps": 1}',
-        hf_overrides='{"a": 1}',
+        mm_processor_kwargs={"fps": 1},
+        hf_overrides={"a": 1},
         num_gpu_blocks_override=54953,
     )
-    kwargs = engine_kwargs(s, image_limit=10)
+    limit = {"image": {"count": 10, "width": 640, "height": 480}, "video": 0}
+    kwargs = engine_kwargs(s, limit)
     assert kwargs["num_gpu_blocks_override"] == 54953  # a 7B model's KV cache on an H100, in 16-token blocks
-    assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
+    assert kwargs["limit_mm_per_prompt"] == limit
     assert kwargs["mm_processor_kwargs"] == {"fps": 1, "min_pixels": 3136, "max_pixels": 1003520}
     assert kwargs["max_model_len"] == 2048 and kwargs["tensor_parallel_size"] == 4
     assert kwargs["distributed_executor_backend"] == "ray" and kwargs["enable_prefix_caching"] is True
     assert kwargs["generation_config"] == "vllm" and kwargs["hf_overrides"] == {"a": 1}
+    assert kwargs["gpu_memory_utilization"] == 0.9  # the backend's, where vLLM 0.33's is 0.92
     assert "data_parallel_size" not in kwargs  # replicas are the Ray pool's; LLM(data_parallel_size>1) refuses
-    plain = engine_kwargs(VLLMSettings(pretrained="m"), image_limit=0)
-    assert plain["limit_mm_per_prompt"] == {"image": 1, "video": 0}
-    assert not {
-        "max_model_len",
-        "mm_processor_kwargs",
-        "revision",
-        "chat_template",
-        "enable_prefix_caching",
-        "num_gpu_blocks_override",
-    } & set(plain)
+    plain = engine_kwargs(VLLMSettings(pretrained="m"), {"image": 1})
+    assert plain == {
+        "model": "m",
+        "generation_config": "vllm",
+        "gpu_memory_utilization": 0.9,
+        "limit_mm_per_prompt": {"image": 1},
+    }
 
 
 @pytest.mark.slow
@@ -287,11 +280,10 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
     choice = resolve_model("qwen2.5-vl", {"backend": "vllm", "tensor_parallel_size": "2"})
     backend, args, alias = choice.backend, choice.args, choice.alias
     assert (backend, alias) == ("vllm", "qwen2.5-vl")
-    settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
-    kwargs = engine_kwargs(settings, image_limit=10)
+    settings = vllm_settings(args)
+    kwargs = engine_kwargs(settings, {"image": 10, "video": 0})
     assert kwargs["model"] == "Qwen/Qwen2.5-VL-7B-Instruct" and kwargs["max_model_len"] == 139264
     assert "mm_processor_kwargs" not in kwargs and kwargs["tensor_parallel_size"] == 2  # Qwen's own pixel limits
-    assert kwargs["limit_mm_per_prompt"] == {"image": 10, "video": 0}
     model = VLLMModel(settings, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
     assert (model.facts.context_length, model.facts.max_pixels) == (139264, None)  # what the runner screens with
     # Every open model's alias has arguments the vllm backend knows (context_length -> max_model_len, ...); an API
@@ -305,7 +297,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
                 resolve_model(name, {"backend": "vllm"})
             continue
         args = resolve_model(name, {"backend": "vllm"}).args
-        settings = settings_from_args(VLLMSettings, args, "vllm", aliases=ARG_ALIASES)
+        settings = vllm_settings(args)
         assert settings.pretrained == entry.args.get("pretrained", entry.args.get("model")), name
         limit = entry.args.get("context_length", entry.args.get("max_model_len"))
         if entry.args.get("no_context_limit") == "true":  # an hf alias: vLLM gets the official vllm serve length
@@ -368,7 +360,15 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
     finally:
         model.close()
     assert {id(c["kwargs"]) for c in fake_vllm.CALLS} == {id(fake_vllm.CALLS[0]["kwargs"])}  # one engine
-    assert fake_vllm.CALLS[0]["kwargs"]["limit_mm_per_prompt"] == {"image": 10, "video": 0}
+    # the largest image count of the run and the largest width and height among the images sent
+    sizes = [
+        (image.width, image.height)
+        for task in tasks
+        for i in range(len(task))
+        for image in task.build_request(i, task.doc(i), settings0).images
+    ]
+    image = fake_vllm.CALLS[0]["kwargs"]["limit_mm_per_prompt"]["image"]
+    assert image == {"count": 10, "width": max(w for w, _ in sizes), "height": max(h for _, h in sizes)}
     first, second = results
     assert first.counts["ok"] == len(tasks[0]) and first.usage["prompt_tokens"] > 0
     assert second.counts["over_length"] > 0 and second.counts["error"] == 0

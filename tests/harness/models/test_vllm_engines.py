@@ -53,7 +53,12 @@ def test_generate_screens_bisects_and_keeps_order(jpeg_red, png_blue):
 
     # The engine: built once with the task's largest image count; the over-long prompt never reached it.
     assert {id(c["kwargs"]) for c in fake_vllm.CALLS} == {id(fake_vllm.CALLS[0]["kwargs"])}
-    assert fake_vllm.CALLS[0]["kwargs"]["limit_mm_per_prompt"] == {"image": 3, "video": 0}
+    # the largest width and the largest height of any image, each from its own (16x12 and 10x14), so profiling
+    # reserves an image as wide and as tall as any sent
+    assert fake_vllm.CALLS[0]["kwargs"]["limit_mm_per_prompt"] == {
+        "image": {"count": 3, "width": 16, "height": 14},
+        "video": 0,
+    }
     sent = [str(conv) for call in fake_vllm.CALLS for conv in call["conversations"]]
     assert not any("too long" in s for s in sent)
     prefix_calls = [c for c in fake_vllm.CALLS if c["continue_final_message"]]
@@ -86,7 +91,7 @@ def test_engine_limit_and_chunks(jpeg_red):
         assert (stats["engine_images"], stats["engine_distinct_images"]) == (3, 1)
         later = make_request("b", ["y", jpeg_red, jpeg_red])
         (response,) = model.generate([later])
-        assert response.error.startswith("too_many_images: 2 images > limit_mm_per_prompt=1")
+        assert response.error.startswith("too_many_images: 2 images > limit_mm_per_prompt=1")  # its image count
         assert "max_images=N" in response.error
     finally:
         model.close()
@@ -131,13 +136,16 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
         max_num_seqs=64,
         max_num_batched_tokens=16384,
         mm_processor_cache_gb=4,
-        hf_overrides='{"a": 1}',
+        hf_overrides={"a": 1},
         revision="main",
         tokenizer="t",
         chat_template="{{ messages }}",
         num_gpu_blocks_override=64,
+        kv_cache_dtype="fp8",
+        mm_encoder_tp_mode="data",
+        skip_mm_profiling=True,
     )
-    kwargs = engine_kwargs(s, 10)
+    kwargs = engine_kwargs(s, {"image": {"count": 10, "width": 640, "height": 480}, "video": 0})
     llm_params = set(inspect.signature(LLM.__init__).parameters)
     engine_fields = {f.name for f in dataclasses.fields(arg_utils.EngineArgs)}
     assert set(kwargs) <= engine_fields | llm_params
@@ -147,6 +155,8 @@ def test_engine_kwargs_and_chat_options_match_vllm_signatures(jpeg_red):
         limit_per_prompt=kwargs["limit_mm_per_prompt"], mm_processor_kwargs=kwargs["mm_processor_kwargs"]
     )
     assert (config.get_limit_per_prompt("image"), config.get_limit_per_prompt("video")) == (10, 0)
+    image = config.limit_per_prompt.get("image")
+    assert (image.width, image.height) == (640, 480)  # the size vLLM's profiling gives its dummy images
     chat_params = set(inspect.signature(LLM.chat).parameters)
     assert {
         "sampling_params",

@@ -24,7 +24,7 @@ CONFIGS = ("niah_vh_single_8k", "niah_vh_multi_8k")
 def test_the_cache_order_is_the_default_and_prefix_caching_stays_on() -> None:
     settings = VLLMSettings(pretrained="m")
     assert settings.request_order == "cache"
-    assert "enable_prefix_caching" not in engine_kwargs(settings, image_limit=1)  # vLLM's default: on
+    assert "enable_prefix_caching" not in engine_kwargs(settings, {"image": 1})  # vLLM's default: on
     assert VLLMSettings(pretrained="m", request_order="length").request_order == "length"
     with pytest.raises(ValueError, match="vllm backend: request_order must be one of length, cache, got 'fast'"):
         VLLMSettings(pretrained="m", request_order="fast")

@@ -240,7 +240,7 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
     from harness.models.vllm_engine.settings import VLLMSettings
     from harness.running.task import Task
 
-    model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), max_model_len=2048), count_online=False)
+    model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), engine={"max_model_len": 2048}), count_online=False)
     processor = AutoProcessor.from_pretrained(tiny_llava_336)
     task = Task(TaskIndex().tasks["mmneedle_m10_n1_k2_pos"])
     task.load(data_dir, 3)
