@@ -52,6 +52,7 @@ class ScreenModel(Model):
         max_pixels: int | None = None,
         render: Callable[[Request], Sent | None] | None = None,
         output_cap: OutputCap | None = None,
+        chat_template: str | None = None,
     ) -> None:
         self.backend = backend
         self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
@@ -63,7 +64,11 @@ class ScreenModel(Model):
         self.estimate = estimate  # why a count is an estimate, when it is
         self.context_note = context_note  # where the limit comes from, or why it is not known
         self._facts = ModelFacts(
-            context_length=context_length, max_images=max_images, max_pixels=max_pixels, cache_responses=False
+            context_length=context_length,
+            max_images=max_images,
+            max_pixels=max_pixels,
+            cache_responses=False,
+            chat_template=chat_template,  # the template the run's backend would render with, where it is known
         )
 
     @classmethod
@@ -101,17 +106,11 @@ def by_family(
     max_pixels: int | None = None,
     render: Callable[[Request], Sent | None] | None = None,
     output_cap: OutputCap | None = None,
+    known: str = "",
 ) -> ScreenModel:
-    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
-    from builders.core.contract import TOKEN_RULE
-
-    if family is not None:
-        rule = f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}"
-    else:
-        rule = (
-            f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
-            f"for {name or 'an unnamed model'}"
-        )
+    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one;
+    `known`: how the family was found, or why none was (`harness.models.families.checkpoint_family`)."""
+    rule = family_rule(family, name, known)
     return ScreenModel(
         backend,
         name,
@@ -124,4 +123,19 @@ def by_family(
         max_pixels=max_pixels,
         render=render,
         output_cap=output_cap,
+    )
+
+
+def family_rule(family: ImageTokens | None, name: str | None, known: str = "") -> str:
+    """How an estimate counts each image, in words: by the family's rule (known as `known` says), or by the rows'
+    own rule where no family is known (`known`: why)."""
+    from builders.core.contract import TOKEN_RULE
+
+    if family is not None:
+        found = f" (the family known by {known})" if known else ""
+        return f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}{found}"
+    why = f": {known}" if known else ""
+    return (
+        f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
+        f"{name or 'an unnamed model'}{why}"
     )

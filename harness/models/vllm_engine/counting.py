@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from builders.core.contract import TOKEN_RULE
 from harness.api import Request
-from harness.models.families import family_of, style_named
+from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
+from harness.models.screen_model import family_rule
 from harness.models.vllm_engine.settings import VLLMSettings
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,9 @@ class EngineCount:
     def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
         self.settings = settings
         self.processor, self.unavailable = load_processor_count(settings, chat_template, online=online)
-        self.family: ImageTokens | None = family_of(settings.pretrained)
+        # its family by its config on this machine, or the alias that names it; none guessed from its name
+        self.family: ImageTokens | None
+        self.family, self.family_known = checkpoint_family(settings.pretrained, settings.revision)
         if self.processor is None:
             log.warning("vllm: %s; prompts are estimated: %s", self.unavailable, self.token_rule)
 
@@ -73,16 +75,10 @@ class EngineCount:
                 else ""
             )
             return f"{self.processor.token_rule}, as vLLM counts it{other}"
-        if self.family is not None:
-            images = f"each image by the {self.family.name} family's rule: {self.family.rule}"
-        else:
-            images = (
-                f"each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
-                f"{self.settings.pretrained}"
-            )
+        images = family_rule(self.family, self.settings.pretrained, self.family_known)
         return (
-            f"an estimate: the rows' text_tokens + {images} + length_margin={self.settings.length_margin} tokens "
-            f"of chat template ({self.unavailable})"
+            f"an estimate: {images} + length_margin={self.settings.length_margin} tokens of chat template "
+            f"({self.unavailable})"
         )
 
     def prompt_tokens(self, request: Request) -> int:

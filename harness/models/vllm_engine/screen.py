@@ -35,4 +35,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         max_images=settings.max_images,
         max_pixels=settings.max_pixels,
         render=backend.render,
+        chat_template=backend.facts.chat_template or (count.processor.chat_template if count.processor else None),
     )
