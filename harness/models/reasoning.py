@@ -93,23 +93,24 @@ def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = 
     return result.strip()
 
 
-# A thinking tag as chat templates write one: `<think>`, `<thinking>`, Kimi-VL's `◁think▷`; its end tag is the same
-# with a `/` after the opening bracket.
-_THINKING_TAG = re.compile(r"(<|◁)(\w*think\w*)(>|▷)")
+# A thinking tag as chat templates write one, opening or closing: `<think>`, `<thinking>`, Kimi-VL's `◁think▷`; its
+# end tag is the same with a `/` after the opening bracket.
+_THINKING_TAG = re.compile(r"(<|◁)/?(\w*think\w*)(>|▷)")
 THINK: ReasoningTags = (("<think>", "</think>"),)
 
 
 def template_thinking(template: str | None) -> ReasoningTags | None:
-    """The tags a chat template's thinking block is written in, where the template opens one (it writes a start tag
-    and its end tag) or takes `enable_thinking` (then `<think>`, `</think>`, the tags every such template writes);
-    None for a template that does not think, or none at all."""
+    """The tags a chat template's thinking is written in, where the template opens a thinking block (its generation
+    prompt writes the start tag, the model the end), writes or reads one (a past turn's thinking, dropped at its end
+    tag), or takes `enable_thinking` (then `<think>`, `</think>`, the tags such templates write); None for a
+    template that does none of these, or none at all."""
     if not template:
         return None
-    pairs = []
-    for opened in _THINKING_TAG.finditer(template):
-        start, end = opened.group(0), f"{opened[1]}/{opened[2]}{opened[3]}"
-        if end in template and (start, end) not in pairs:
-            pairs.append((start, end))
+    pairs: list[tuple[str, str]] = []
+    for tag in _THINKING_TAG.finditer(template):
+        pair = (f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}")
+        if pair not in pairs:
+            pairs.append(pair)
     if pairs:
         return tuple(pairs)
     return THINK if "enable_thinking" in template else None

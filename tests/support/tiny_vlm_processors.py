@@ -112,13 +112,15 @@ def qwen3_vl(template: str = templates.QWEN3_VL) -> Any:
 
 
 def glm4v(template: str = templates.GLM4_1V) -> Any:
-    """GLM-4.1V and GLM-4.5V (one processor): 14-px patches, 2x2 merge, the class's pixel bounds, a published template;
-    `<think>`, `<answer>` and their ends as plain added tokens (VLMEvalKit reads them after decoding)."""
+    """GLM-4.1V and GLM-4.5V (one processor): 14-px patches, 2x2 merge, the pixel bounds the family's processor configs
+    ship (`harness.models.families.glm4v`), a published template; `<think>`, `<answer>` and their ends as plain added
+    tokens (VLMEvalKit reads them after decoding)."""
     from transformers import Glm4vImageProcessorPil, Glm4vProcessor
 
     marks = ("<|begin_of_image|>", "<|image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|video|>")
     roles = ("<|system|>", "<|user|>", "<|assistant|>", "<|observation|>")
     text = tokenizer(("[gMASK]", "<sop>", *roles, *marks, "<|end_of_video|>"), bos=None)
     text.add_tokens(["<think>", "</think>", "<answer>", "</answer>"], special_tokens=False)
-    images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2)
+    size = {"shortest_edge": 12544, "longest_edge": 9633792}
+    images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2, size=size)
     return _image_only(Glm4vProcessor)(images, text, chat_template=template)

@@ -45,6 +45,22 @@ def test_the_dynamic_resolution_rules_count_as_the_processors_expand(model_type:
     assert family.image_tokens(3000, 2000, {"max_pixels": cap}) == tokens + 2 < 70
 
 
+def test_glm_4_1v_s_bound_is_its_checkpoints_and_its_template_hashes_to_the_sha256_cited() -> None:
+    """The bound its processor configs ship (9,633,792 pixels for two frames), not the class default (11,760,000): a
+    3,000 x 2,000 image lands between the two; and the template's sha256 the module cites is its text's."""
+    import hashlib
+    import re
+
+    from harness.models.families import glm4v
+    from tests.support import family_templates as templates
+
+    processor = processors.glm4v()
+    assert processor.image_processor.size.longest_edge == glm4v.MAX_PIXELS == 9633792
+    assert family_of("glm4v").image_tokens(3000, 2000, {}) == expanded(processor, "<|image|>", 3000, 2000) + 2
+    (cited,) = re.findall(r"hashes to sha256 ([0-9a-f]{8,})", " ".join((glm4v.__doc__ or "").split()))
+    assert hashlib.sha256(templates.GLM4_1V.encode("utf-8")).hexdigest().startswith(cited)
+
+
 def test_gemma3n_is_its_own_family_and_counts_as_its_processor_expands() -> None:
     assert family_of("gemma3n").name == alias_family("google/gemma-3n-E4B-it").name == "Gemma 3n"
     assert family_of("gemma3").name == alias_family("google/gemma-3-12b-it").name == "Gemma 3"
