@@ -28,10 +28,32 @@ from harness.models.vllm_engine.settings import VLLMSettings
 log = logging.getLogger(__name__)
 
 
+def fallback_template(pretrained: str, revision: str | None) -> str | None:
+    """The template vLLM renders a checkpoint with where the checkpoint has none of its own: its renderer's last
+    resort, the template it ships for the config's `model_type` (`vllm/renderers/hf.py`, `resolve_chat_template`;
+    MiniCPM-V 4.5's `template_minicpmv45.jinja`), read as its `load_chat_template` reads it; None where the checkpoint
+    has one, is not on this machine, or vLLM ships none for it."""
+    from harness.models.checkpoint_config import read_checkpoint
+
+    own = read_checkpoint(pretrained, revision)
+    if own is None or own.chat_template is not None or own.model_type is None:
+        return None
+    try:
+        from vllm.transformers_utils.chat_templates import get_chat_template_fallback_path
+    except ImportError:  # no vLLM here (a screen): the checkpoint's missing template is said by the count
+        return None
+    path = get_chat_template_fallback_path(model_type=own.model_type, tokenizer_name_or_path=pretrained)
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else None
+
+
 def load_processor_count(
     settings: VLLMSettings, chat_template: str | None, *, online: bool
 ) -> tuple[ProcessorCount | None, str]:
-    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not."""
+    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not;
+    rendering with the template vLLM renders with: the one given, the prompt style's, the checkpoint's own, else
+    vLLM's fallback for it (`fallback_template`)."""
+    if chat_template is None and style_named(settings.prompt_style).template is None:
+        chat_template = fallback_template(settings.pretrained, settings.revision)
     why = ""
     for offline in (True, False) if online else (True,):
         try:

@@ -91,6 +91,25 @@ def test_minicpm_v_slices_as_minicpm_v_s_image_processor() -> None:
     assert family.image_tokens(1344, 1344, {"max_slice_nums": 4}) == 3 + 66 + 4 * 66 + 1
 
 
+def test_minicpm_v_4_5_renders_with_the_template_vllm_ships() -> None:
+    """vLLM 0.33.0's `template_minicpmv45.jinja`, not a stand-in: no system turn unless one is sent, the generation
+    prompt's empty thinking block unless the thinking style turns `enable_thinking` on (then an open one)."""
+    from harness.models.families import style_named
+    from harness.models.hf_counting import ProcessorCount
+    from tests.support.family_templates import minicpm_v_4_5
+    from tests.support.model_requests import encode_image, make_request
+
+    tokenizer = current_families.minicpm_v()
+    assert tokenizer.chat_template == minicpm_v_4_5()
+    request = make_request("s", ["Where is it?", encode_image((9, 9, 9), (40, 30), "PNG"), "Answer."])
+    for style, tail in (
+        ("minicpm_v", "<|im_start|>assistant\n<think>\n\n</think>\n\n"),
+        ("minicpm_v_thinking", "<|im_start|>assistant\n<think>\n"),
+    ):
+        prompt = ProcessorCount(tokenizer, None, name="minicpm", style=style_named(style)).render(request)
+        assert prompt == f"<|im_start|>user\nWhere is it?\n(<image>./</image>)\nAnswer.<|im_end|>\n{tail}", style
+
+
 def vllm_kimi_count():
     """vLLM 0.33.0's own `KimiVLProcessingInfo.get_num_image_tokens`, read from its source (the module imports GPU
     kernels' dependencies this machine lacks), over a stand-in for the checkpoint's image processor settings."""
