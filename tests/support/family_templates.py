@@ -118,6 +118,31 @@ LLAVA_1_5 = (
 )
 
 
+# llava-hf/llava-v1.6-mistral-7b-hf (chat_template.json), as OpenVINO GenAI's tokenizer quotes it
+# (`src/cpp/src/tokenizer.cpp`, `chat_template_fallback_map`: "tiny-random-llava-next, llava-v1.6-mistral"; its `<\s>`
+# as written there). The same table gives llava-v1.6-vicuna-*-hf LLaVA-1.5's template (`LLAVA_1_5`).
+LLAVA_NEXT_MISTRAL = (
+    "{% for message in messages %}{% if message['role'] == 'system' %}{{ '<<SYS>>\n' + message['content'][0]['text'] + "
+    "'\n<</SYS>>\n\n' }}{% elif message['role'] == 'user' %}{{ '[INST] ' }}{# Render all images first #}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\n' }}{% endfor %}"
+    "{# Render all text next #}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ content['text'] }}{% endfor %}{{' [/INST]' }}{% elif message['role'] == 'assistant' %}"
+    "{{ ' ' + message['content'][0]['text'] + '<\\s> '}}{% else %}"
+    "{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}"
+)
+# llava-hf/llama3-llava-next-8b-hf: Llama 3's headers, every image of a turn before its text, as a public evaluation
+# script's table of LLaVA-NeXT templates (`chat_templates["LlavaNextForConditionalGeneration"]["LlamaForCausalLM"]`)
+# transcribes it; no stored source holds the checkpoint's own file.
+LLAVA_NEXT_LLAMA3 = (
+    "{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'}}"
+    "{# Render all images first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}"
+    "{{ '<image>' }}{% endfor %}{# Render all text next #}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ '\n' + content['text'] + '<|eot_id|>' }}{% endfor %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+
+
 # --- the families the papers never ran (issue 51, item 6) ---------------------------------------------------------
 
 # xorbitsai/inference's model registry (`xinference/model/llm/llm_family.json` at 7ecec16), "Qwen3-VL-Instruct" and

@@ -46,7 +46,12 @@ def _image_only(processor_class: type) -> type:
     return without_video(processor_class)
 
 
-def llava_next() -> Any:
+LLAMA3_SPECIALS = ("<image>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
+
+
+def llava_next(template: str = templates.LLAVA_1_5, text: Any = None) -> Any:
+    """LLaVA-NeXT (its AnyRes grid) with a checkpoint's template: the Vicuna ones' (LLaVA-1.5's,
+    `family_templates.LLAVA_NEXT_MISTRAL`'s note), or the Mistral or Llama 3 one's with their `text` tokenizer."""
     from transformers import LlavaNextImageProcessorPil, LlavaNextProcessor
 
     images = LlavaNextImageProcessorPil(
@@ -56,12 +61,20 @@ def llava_next() -> Any:
     )
     return LlavaNextProcessor(
         images,
-        tokenizer(("<image>",), adds_bos=True),
+        text if text is not None else tokenizer(("<image>",), adds_bos=True),
         patch_size=14,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
-        chat_template=templates.LLAVA_1_5,
+        chat_template=template,
     )
+
+
+def llava_next_mistral() -> Any:
+    return llava_next(templates.LLAVA_NEXT_MISTRAL)
+
+
+def llava_next_llama3() -> Any:
+    return llava_next(templates.LLAVA_NEXT_LLAMA3, tokenizer(LLAMA3_SPECIALS, bos="<|begin_of_text|>", adds_bos=True))
 
 
 def llava_onevision() -> Any:
