@@ -33,7 +33,7 @@ def _covered(height: int, width: int, rows: int, cols: int) -> float:
         for col in range(cols):
             w = (width if col == cols - 1 else (col + 1) * col_width) - col * col_width
             h = (height if row == rows - 1 else (row + 1) * row_height) - row * row_height
-            long, short = max(w, h), min(w, h)
+            long, short = max(w, h), float(min(w, h))
             if long > TILE:
                 long, short = TILE, short / long * TILE
             covered += long * short
