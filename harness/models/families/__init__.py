@@ -107,7 +107,7 @@ def checkpoint_family(pretrained: str, revision: str | None = None) -> tuple[Ima
             return found, f"its config.json's {config.names}"
         found = alias_family(pretrained)
         if found is not None:
-            return found, f"the alias that names it (its config.json's {config.names} is every version's)"
+            return found, f"the alias that names it (no family declares its config.json's {config.names})"
         return None, f"its config.json's {config.names} is no family's here"
     found = alias_family(pretrained)
     if found is not None:
