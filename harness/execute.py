@@ -15,6 +15,7 @@ from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
+    from harness.models.reasoning import AnswerTags, ReasoningTags
     from harness.outputs.results_file import ResultsFile, RunFileRecord
     from harness.run_arguments import EvaluationOptions
     from harness.running.judge import Judges
@@ -109,6 +110,9 @@ def _screen_only(plan: RunPlan) -> int:
 
         write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
+    thinking = thinking_line(*plan.thinking_with(model.facts.chat_template))
+    if thinking:
+        print(thinking)
     if policies.describe():
         print("\n" + policy_table(plan.model.alias or plan.model.name, policies.describe()))
     from harness.models.registry import backend_spec
@@ -117,6 +121,19 @@ def _screen_only(plan: RunPlan) -> int:
     if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
         print("\n".join(cost_lines(estimates)))
     return 0
+
+
+def thinking_line(tags: ReasoningTags | None, answer: AnswerTags | None, source: str) -> str:
+    """What the screen says of the model's thinking: what the run takes out of each answer before scoring, and why;
+    "" where it takes nothing out."""
+    if not tags:
+        return ""
+    blocks = ", ".join(f"{start}...{end}" for start, end in tags)
+    kept = f", then what {answer[0]}...{answer[1]} holds is scored" if answer else ""
+    return (
+        f"Thinking: {blocks} taken out of each answer before scoring{kept} (from {source}; the whole output is kept in "
+        "the journal; --reasoning_tags none scores it whole)."
+    )
 
 
 def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
@@ -141,6 +158,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         from harness.running.write_out import write_out
 
         write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
+    # the thinking taken out, decided again with the template the model renders with, where it says one
+    thinking_tags, answer_tags, thinking_from = plan.thinking_with(model.facts.chat_template)
     options = RunOptions(
         data_dir=plan.options.data_dir,
         limit=plan.options.limit,
@@ -154,8 +173,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         policies=policies if policies.by_task else None,
         score=not plan.options.predict_only,
         log_samples_suffix=plan.options.log_samples_suffix,
-        reasoning_tags=plan.thinking_tags,
-        answer_tags=plan.answer_tags,
+        reasoning_tags=thinking_tags,
+        answer_tags=answer_tags,
         budget=budget,
         bootstrap_iters=plan.options.bootstrap_iters,
     )
@@ -176,10 +195,11 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
             **_chat_template(model.facts.chat_template),
             "input_policies": policies.describe(),
         }
-        if plan.thinking_tags:  # only where set (the flag, or the alias's): results without it stay as they were
-            extra["reasoning_tags"] = [list(pair) for pair in plan.thinking_tags]
-        if plan.answer_tags:
-            extra["answer_tags"] = list(plan.answer_tags)
+        if thinking_tags:  # only where set (the flag, the alias's, the template's): results without stay as they were
+            extra["reasoning_tags"] = [list(pair) for pair in thinking_tags]
+            extra["reasoning_tags_from"] = thinking_from
+        if answer_tags:
+            extra["answer_tags"] = list(answer_tags)
         model.close()
         judge_served = judge.served_models() if judge is not None else {}
         if judge is not None:

@@ -290,8 +290,8 @@ class EvaluationOptions(LmEvalOptions):
         None,
         "take a reasoning model's thinking out of each answer before it is scored: a JSON list of [start, end] tag "
         'pairs (\'[["<think>", "</think>"]]\'), `default` for lmms-eval\'s (<think>, <analysis>), or `none`; '
-        "default: the alias's own (a thinking model's), else none; the whole answer is kept in the journal and the "
-        "sample log (docs/evaluating.md)",
+        "default: the alias's own (a thinking model's), else those of the thinking block the checkpoint's chat "
+        "template opens, else none; the whole answer is kept in the journal and the sample log (docs/evaluating.md)",
         parse=_reasoning_tags,
         accepts="str | Sequence[Sequence[str]] | None",
         spell=lambda value: json.dumps([list(pair) for pair in value]) if value else "none",

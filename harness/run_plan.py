@@ -64,16 +64,26 @@ class RunPlan:
     # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
     results_copy: Path | None = None
     # A reasoning model's thinking, taken out of each answer before it is scored: --reasoning_tags, else the alias's
-    # own (`harness.models.reasoning.in_force`), with the tags the alias wraps its answer in
+    # own, else those of the thinking block the checkpoint's chat template opens (`harness.models.reasoning.in_force`),
+    # with the tags the alias wraps its answer in, and where they come from, in words
     thinking_tags: ReasoningTags | None = None
     answer_tags: AnswerTags | None = None
     run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
+    thinking_from: str = ""
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
         from harness.redact import redact_command
 
         return redact_command(["harness", *self.argv], self.secrets)
+
+    def thinking_with(self, template: str | None) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+        """How the run takes thinking out once the model says the chat template it renders with (a prompt style's
+        bundled one, one given, the checkpoint's as loaded): decided again with that template; where it says none,
+        as planned (with the checkpoint's template on this machine)."""
+        if template is None:
+            return self.thinking_tags, self.answer_tags, self.thinking_from
+        return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template)
 
 
 def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
@@ -138,16 +148,25 @@ def known_model(name: str, given: Mapping[str, str]) -> str:
 
 
 def reasoning_in_force(
-    given: ReasoningTags | None, alias: str | None
-) -> tuple[ReasoningTags | None, AnswerTags | None]:
-    """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's."""
+    given: ReasoningTags | None, alias: str | None, template: str | None = None
+) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+    """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's,
+    else the thinking block its chat `template` opens; and where that comes from, in words."""
     from harness.models.aliases import ALIASES
-    from harness.models.reasoning import in_force
+    from harness.models.reasoning import in_force, source
 
     declared = ALIASES.get(alias) if alias else None
-    if declared is None:
-        return in_force(given, None, None)
-    return in_force(given, declared.reasoning_tags, declared.answer_tags)
+    tags, answer = (declared.reasoning_tags, declared.answer_tags) if declared is not None else (None, None)
+    return (*in_force(given, tags, answer, template), source(given, tags, template))
+
+
+def checkpoint_template(args: Mapping[str, str]) -> str | None:
+    """The chat template of the checkpoint the model arguments name (`pretrained`), as its files on this machine
+    hold it; None where they name none or it is not here (the model, once loaded, says the one it renders with)."""
+    from harness.models.checkpoint_config import checkpoint_template as own
+
+    pretrained = args.get("pretrained")
+    return own(pretrained, args.get("revision")) if pretrained else None
 
 
 def _batch_size(args: EvaluationOptions) -> int:
@@ -322,7 +341,9 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
             ),
             declared_extras(tasks),
         )
-    thinking_tags, answer_tags = reasoning_in_force(args.reasoning_tags, model.alias)
+    thinking_tags, answer_tags, thinking_from = reasoning_in_force(
+        args.reasoning_tags, model.alias, checkpoint_template(model.args)
+    )
     results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
     output_root = results_copy.parent if results_copy else args.output_path
     output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
@@ -347,4 +368,5 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         thinking_tags=thinking_tags,
         answer_tags=answer_tags,
         run_file=run_file,
+        thinking_from=thinking_from,
     )

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from harness.api import Request
 from harness.errors import first_line
 from harness.models.checkpoint import check_checkpoint_files
-from harness.models.families import family_of, style_named
+from harness.models.families import config_family, style_named
 from harness.models.hf_expansion import framed, laid_out, own_size, several_images
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.models.prompt_style import PromptStyle
@@ -67,8 +67,11 @@ def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
 
 
 def default_context_length(config: object) -> int | None:
-    """The context an `hf` run gets when none is given: the text model's `max_position_embeddings`."""
+    """The context an `hf` run gets when none is given: the text model's `max_position_embeddings` (a config
+    transformers does not know holds its text model's as the dict its file does)."""
     text_config = getattr(config, "text_config", None) or config
+    if isinstance(text_config, dict):
+        return text_config.get("max_position_embeddings")
     return getattr(text_config, "max_position_embeddings", None)
 
 
@@ -100,7 +103,28 @@ def load_config(
     kwargs: LoadKwargs = {"revision": revision, "trust_remote_code": trust_remote_code}
     if offline:
         kwargs["local_files_only"] = True
-    return AutoConfig.from_pretrained(pretrained, **kwargs), kwargs
+    try:
+        return AutoConfig.from_pretrained(pretrained, **kwargs), kwargs
+    except ValueError:
+        unknown = config_transformers_lacks(pretrained, revision)
+        if unknown is None:
+            raise
+        return unknown, kwargs
+
+
+def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrainedConfig | None:
+    """The checkpoint's `config.json` on this machine as a plain config, where its `model_type` is one transformers
+    does not implement: its processor may still load (its class named by its own files), and counts then as any
+    checkpoint's. None where the config is not here or its model type is transformers' own (its error stands)."""
+    from transformers import PreTrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    from harness.models.checkpoint_config import config_json
+
+    own = config_json(pretrained, revision)
+    if not own or own.get("model_type") in CONFIG_MAPPING_NAMES:
+        return None
+    return PreTrainedConfig.from_dict(own)
 
 
 class ProcessorCount:
@@ -139,7 +163,10 @@ class ProcessorCount:
         # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
         self.processor_kwargs = dict(processor_kwargs or {})
         self.context_length = default_context_length(config)
-        self.family = family_of(getattr(config, "model_type", None), name)
+        # Its family, by what its config says (`harness.models.families.config_family`), whatever it is called
+        self.family = config_family(
+            name, getattr(config, "model_type", None), getattr(config, "architectures", None) or ()
+        )
         self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)
         # The text a string-content style puts where an image goes ({token}: what the processor expands).
         self.image_token = str(getattr(processor, "image_token", None) or "<image>")

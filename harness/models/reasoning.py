@@ -14,16 +14,24 @@ as it is). One departure, named: an answer tag opened and never closed (generati
 the text after it, where VLMEvalKit would score the tag with it.
 
 The rule is lmms-eval's `strip_reasoning_tags` (`lmms_eval/api/reasoning.py`): every block of each (start, end)
-pair is removed; where an end tag is left with no start tag (a template that prefilled the start), only the text
-after the last end tag is kept; the rest is stripped of surrounding whitespace. One departure, named: a start tag
-never closed (generation stopped at `max_gen_toks` inside the thinking) is thinking to the end and is removed with
-it, so the answer is empty (scored as the official scorers score an empty answer), where lmms-eval hands the whole
-reasoning to the scorer.
+pair is removed, and the rest is stripped of surrounding whitespace; whatever follows a block is the answer, a tag it
+names included (`<think>r</think>The model writes <think> first` is scored as "The model writes <think> first", as
+lmms-eval scores it). Two additions, named: an end tag that comes before any start tag (a template that prefilled the
+start) ends the thinking, which began with the output; and a start tag that opens the output and is never closed
+(generation stopped at `max_gen_toks` inside the thinking) is thinking to the end and is removed with it, so the
+answer is empty (scored as the official scorers score an empty answer), where lmms-eval hands the whole reasoning to
+the scorer.
+
+A checkpoint run without an alias or `--reasoning_tags` is known to think by the chat template it is rendered with
+(`template_thinking`): a template that writes a thinking tag pair (`<think>`...`</think>`, Kimi-VL's
+`◁think▷`...`◁/think▷`) or takes `enable_thinking` opens a thinking block, so the run takes it out by default and
+records the setting and where it came from (`in_force`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
@@ -68,20 +76,44 @@ def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = 
     module docstring)."""
     result = text
     for start_tag, end_tag in tags:
-        while start_tag in result and end_tag in result:
+        first_start, first_end = result.find(start_tag), result.find(end_tag)
+        if first_end != -1 and (first_start == -1 or first_end < first_start):  # the template opened the thinking
+            result = result[first_end + len(end_tag) :]
+        elif first_start != -1 and first_end == -1 and not result[:first_start].strip():
+            result = ""  # opened and never closed: the thinking ran to the end (the second addition)
+        while start_tag in result:
             start = result.find(start_tag)
             end = result.find(end_tag, start)
             if end == -1:
                 break
             result = result[:start] + result[end + len(end_tag) :]
-        if end_tag in result and start_tag not in result:
-            result = result.rsplit(end_tag, 1)[-1]
-        if start_tag in result:  # never closed: the thinking ran to the end (the departure from lmms-eval)
-            result = result[: result.find(start_tag)]
     if answer is not None and answer[0] in result:
         opened = result[result.find(answer[0]) + len(answer[0]) :]
         result = opened.split(answer[1], 1)[0]  # unclosed: the text after the tag (the departure from VLMEvalKit)
     return result.strip()
+
+
+# A thinking tag as chat templates write one, opening or closing: `<think>`, `<thinking>`, Kimi-VL's `◁think▷`; its
+# end tag is the same with a `/` after the opening bracket.
+_THINKING_TAG = re.compile(r"(<|◁)/?(\w*think\w*)(>|▷)")
+THINK: ReasoningTags = (("<think>", "</think>"),)
+
+
+def template_thinking(template: str | None) -> ReasoningTags | None:
+    """The tags a chat template's thinking is written in, where the template opens a thinking block (its generation
+    prompt writes the start tag, the model the end), writes or reads one (a past turn's thinking, dropped at its end
+    tag), or takes `enable_thinking` (then `<think>`, `</think>`, the tags such templates write); None for a
+    template that does none of these, or none at all."""
+    if not template:
+        return None
+    pairs: list[tuple[str, str]] = []
+    for tag in _THINKING_TAG.finditer(template):
+        pair = (f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}")
+        if pair not in pairs:
+            pairs.append(pair)
+    if pairs:
+        return tuple(pairs)
+    return THINK if "enable_thinking" in template else None
 
 
 def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
@@ -90,9 +122,26 @@ def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
 
 
 def in_force(
-    given: ReasoningTags | None, declared: ReasoningTags | None, answer: AnswerTags | None
+    given: ReasoningTags | None,
+    declared: ReasoningTags | None,
+    answer: AnswerTags | None,
+    template: str | None = None,
 ) -> tuple[ReasoningTags | None, AnswerTags | None]:
     """The setting a run takes a model's thinking out with: `--reasoning_tags` where given (`none`: nothing taken
-    out, the alias's answer tags with it), else the alias's own; the alias's answer tags wherever thinking is."""
-    tags = declared if given is None else given
+    out, the alias's answer tags with it), else the alias's own, else the tags of the thinking block its chat
+    `template` opens (`template_thinking`); the alias's answer tags wherever thinking is."""
+    tags = given if given is not None else declared if declared is not None else template_thinking(template)
     return (tags, answer) if tags else (None, None)
+
+
+def source(given: ReasoningTags | None, declared: ReasoningTags | None, template: str | None = None) -> str:
+    """Where the setting `in_force` gives comes from, in words, as the results record it beside the tags; "" where
+    no thinking is taken out."""
+    if given is not None:
+        return "--reasoning_tags" if given else ""
+    if declared:
+        return "the alias"
+    found = template_thinking(template)
+    if not found:
+        return ""
+    return f"the chat template, which opens a thinking block ({', '.join(start for start, _ in found)})"

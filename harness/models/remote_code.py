@@ -120,7 +120,7 @@ def _config_files(checkpoint: str, revision: str | None, offline: bool) -> tuple
     unread = ""
     for name in CODE_FILES:
         try:
-            path = _config_path(checkpoint, revision, name, offline)
+            path = checkpoint_file(checkpoint, revision, name, offline)
             if path is None:
                 continue
             value = json.loads(contract.read_regular(path, CONFIG_MOST, "a checkpoint's config file"))
@@ -132,7 +132,9 @@ def _config_files(checkpoint: str, revision: str | None, offline: bool) -> tuple
     return out, unread
 
 
-def _config_path(checkpoint: str, revision: str | None, name: str, offline: bool) -> Path | None:
+def checkpoint_file(checkpoint: str, revision: str | None, name: str, offline: bool) -> Path | None:
+    """The path of the checkpoint's file `name`: in its local folder, else in the Hub cache, else (not `offline`)
+    downloaded; None where it has none (or, offline, none here)."""
     local = contract.expanded(checkpoint)
     if local.is_dir():
         return local / name if (local / name).exists() else None

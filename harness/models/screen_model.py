@@ -60,6 +60,7 @@ class ScreenModel(Model):
         prompt_cache: CacheRule | None = None,
         request_order: str = "length",
         refusal: Callable[[Request], tuple[Status, str] | None] | None = None,
+        chat_template: str | None = None,
     ) -> None:
         self.backend = backend
         # What the backend refuses beyond the limits every backend has (vLLM: an image its encoder cannot hold), as
@@ -81,6 +82,7 @@ class ScreenModel(Model):
             cache_responses=False,
             request_order=request_order,
             generates_across_tasks=request_order == "cache",
+            chat_template=chat_template,  # the template the run's backend would render with, where it is known
         )
 
     @classmethod
@@ -120,17 +122,11 @@ def by_family(
     output_cap: OutputCap | None = None,
     prompt_cache: CacheRule | None = None,
     request_order: str = "length",
+    known: str = "",
 ) -> ScreenModel:
-    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one."""
-    from builders.core.contract import TOKEN_RULE
-
-    if family is not None:
-        rule = f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}"
-    else:
-        rule = (
-            f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known "
-            f"for {name or 'an unnamed model'}"
-        )
+    """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one;
+    `known`: how the family was found, or why none was (`harness.models.families.checkpoint_family`)."""
+    rule = family_rule(family, name, known)
     return ScreenModel(
         backend,
         name,
@@ -145,4 +141,19 @@ def by_family(
         output_cap=output_cap,
         prompt_cache=prompt_cache,
         request_order=request_order,
+    )
+
+
+def family_rule(family: ImageTokens | None, name: str | None, known: str = "") -> str:
+    """How an estimate counts each image, in words: by the family's rule (known as `known` says), or by the rows'
+    own rule where no family is known (`known`: why)."""
+    from builders.core.contract import TOKEN_RULE
+
+    if family is not None:
+        found = f" (the family known by {known})" if known else ""
+        return f"the rows' text_tokens + each image by the {family.name} family's rule: {family.rule}{found}"
+    why = f": {known}" if known else ""
+    return (
+        f"the rows' text_tokens + each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
+        f"{name or 'an unnamed model'}{why}"
     )

@@ -91,6 +91,7 @@ class RunConfig(TypedDict, total=False):
     input_policies: dict[str, dict[str, Any]]
     # the [start, end] tag pairs whose blocks were taken out of each answer before scoring (absent: none)
     reasoning_tags: list[list[str]]
+    reasoning_tags_from: str  # where they come from: the flag, the alias, or the chat template that opens thinking
     answer_tags: list[str]  # [start, end] of the answer the model wraps after its thinking: what it holds was scored
     judge: dict[str, Any] | None
     argv: list[str] | None  # the command line, redacted

@@ -58,7 +58,7 @@ def kimi_vl() -> Any:
 
 def minicpm_v() -> Any:
     made = tokenizer(("<|im_start|>", "<|im_end|>", "<image>", "</image>", "<slice>", "</slice>"), bos=None)
-    made.chat_template = templates.MINICPM_V_STAND_IN
+    made.chat_template = templates.minicpm_v_4_5()
     return made
 
 

@@ -118,6 +118,31 @@ LLAVA_1_5 = (
 )
 
 
+# llava-hf/llava-v1.6-mistral-7b-hf (chat_template.json), as OpenVINO GenAI's tokenizer quotes it
+# (`src/cpp/src/tokenizer.cpp`, `chat_template_fallback_map`: "tiny-random-llava-next, llava-v1.6-mistral"; its `<\s>`
+# as written there). The same table gives llava-v1.6-vicuna-*-hf LLaVA-1.5's template (`LLAVA_1_5`).
+LLAVA_NEXT_MISTRAL = (
+    "{% for message in messages %}{% if message['role'] == 'system' %}{{ '<<SYS>>\n' + message['content'][0]['text'] + "
+    "'\n<</SYS>>\n\n' }}{% elif message['role'] == 'user' %}{{ '[INST] ' }}{# Render all images first #}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\n' }}{% endfor %}"
+    "{# Render all text next #}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ content['text'] }}{% endfor %}{{' [/INST]' }}{% elif message['role'] == 'assistant' %}"
+    "{{ ' ' + message['content'][0]['text'] + '<\\s> '}}{% else %}"
+    "{{ raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}"
+)
+# llava-hf/llama3-llava-next-8b-hf: Llama 3's headers, every image of a turn before its text, as a public evaluation
+# script's table of LLaVA-NeXT templates (`chat_templates["LlavaNextForConditionalGeneration"]["LlamaForCausalLM"]`)
+# transcribes it; no stored source holds the checkpoint's own file.
+LLAVA_NEXT_LLAMA3 = (
+    "{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'}}"
+    "{# Render all images first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}"
+    "{{ '<image>' }}{% endfor %}{# Render all text next #}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ '\n' + content['text'] + '<|eot_id|>' }}{% endfor %}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"
+)
+
+
 # --- the families the papers never ran (issue 51, item 6) ---------------------------------------------------------
 
 # xorbitsai/inference's model registry (`xinference/model/llm/llm_family.json` at 7ecec16), "Qwen3-VL-Instruct" and
@@ -134,7 +159,25 @@ GEMMA3N = published("gemma3n")
 # conversation sglang's `kimi-vl` template describes (`python/sglang/srt/conversation.py`, which cites the checkpoint's
 # chat_template.jinja).
 KIMI_VL = published("kimi_vl")
-# MiniCPM-V 4.5: no stored source holds the checkpoint's template (VLMEvalKit's MiniCPM_V_4_5 edits its thinking
-# switch, so it has one). xorbitsai's registry entry "MiniCPM-V-4.5", a ChatML over string content with a default
-# system turn, stands in: what the rendering test checks of MiniCPM-V is the one string `model.chat` builds.
-MINICPM_V_STAND_IN = published("minicpm_v_4_5_xinference")
+
+
+def vllm_bundled(name: str) -> str:
+    """A chat template the installed vLLM ships (`vllm/transformers_utils/chat_templates/<name>.jinja`), as the file
+    holds it, read without importing vLLM (its import needs seconds and a GPU's libraries); the test that needs it is
+    skipped where vLLM is not installed."""
+    import importlib.util
+
+    import pytest
+
+    spec = importlib.util.find_spec("vllm")
+    if spec is None or spec.origin is None:
+        pytest.skip("vLLM is not installed: its bundled chat templates are not here")
+    return (Path(spec.origin).parent / "transformers_utils" / "chat_templates" / f"{name}.jinja").read_text("utf-8")
+
+
+def minicpm_v_4_5() -> str:
+    """MiniCPM-V 4.5's template as vLLM 0.33.0 renders the checkpoint with it (`template_minicpmv45.jinja`, which
+    `chat_templates/registry.py` gives `minicpmv` checkpoints whose name says 4.5 or 4_5): ChatML over string content,
+    no system turn unless one is sent, and an empty thinking block after the generation prompt unless
+    `enable_thinking` is true (then an open one). The checkpoint's own is in no stored public source."""
+    return vllm_bundled("template_minicpmv45")

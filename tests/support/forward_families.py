@@ -1,9 +1,13 @@
 """The families the forward-pass check covers (`tests.support.forward_pass`), one table that the tests and
 docs/backends.md share (`tests/harness/models/test_forward_pass.py` keeps the two in step, and fails for an `hf` or
 `vllm` alias no row names): for each, its tiny processor and config makers where transformers 5.20.2 runs it on this
-machine's CPU, or the exact reason it cannot. A `vllm` alias is checked through vLLM 0.33.0's own processor where
-that runs without a GPU; none of today's does, so each such row says what is not checked and why, with a probe that
-shows the reason still holds (`blocked`: true while it does), so the row is revisited the day it stops holding.
+machine's CPU, or the exact reason it cannot, with a probe that shows the reason still holds (`blocked`: true while it
+does), so the row is revisited the day it stops holding. A `vllm` alias is checked through vLLM 0.33.0's own processor
+where that runs without a GPU; none of today's does (vLLM's model modules import transformers' torchvision image
+processors, or take the checkpoint's remote processor), so each such row says what is not checked and why.
+
+Each kind of alias has its own row: its template (LLaVA-NeXT's Vicuna, Mistral and Llama 3 checkpoints, Qwen3-VL's
+Instruct and Thinking), and its mixture-of-experts config where the alias is one (the `-a3b` aliases, GLM-4.5V).
 """
 
 from __future__ import annotations
@@ -48,14 +52,14 @@ class ForwardFamily:
 IMAGE_ONLY = {"processor": "image_only"}
 
 
-def _fails_on(module: str, missing: str) -> Callable[[], bool]:
-    """True while importing `module` fails for want of `missing`."""
+def _fails_on(module: str, *missing: str) -> Callable[[], bool]:
+    """True while importing `module` fails for want of one of `missing`."""
 
     def blocked() -> bool:
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:
-            return err.name == missing
+            return err.name in missing
         return False
 
     return blocked
@@ -79,6 +83,22 @@ def _remote_processor(architecture: str, module: str, model_type: str, also_miss
     return blocked
 
 
+def _llava_next(tokenizer: Any) -> Any:
+    return configs.llava_next(tokenizer, processors.LLAVA_NEXT_PINPOINTS)
+
+
+def _named(prefix: str, *, moe: bool, thinking: bool | None = None) -> tuple[str, ...]:
+    """The aliases of a family (their names' `prefix`) that are its mixture of experts (`-a3b`) or not, and (where
+    `thinking` is given) its thinking models or not: each kind is forward-passed with its own config and template."""
+    return tuple(
+        name
+        for name in ALIASES
+        if name.startswith(prefix)
+        and ("-a3b" in name) == moe
+        and (thinking is None or name.endswith("-thinking") == thinking)
+    )
+
+
 FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "llava-1.5",
@@ -90,9 +110,23 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "llava-next",
         "LlavaNextForConditionalGeneration, LlavaNextProcessor, LlavaNextImageProcessorPil",
-        ("llava-1.6-7b", "llava-1.6-13b", "llava-1.6-mistral-7b", "llava-next-llama3"),
+        ("llava-1.6-7b", "llava-1.6-13b"),
         processors.llava_next,
-        lambda tokenizer: configs.llava_next(tokenizer, processors.LLAVA_NEXT_PINPOINTS),
+        _llava_next,
+    ),
+    ForwardFamily(
+        "llava-next-mistral",
+        "LlavaNextForConditionalGeneration, LlavaNextProcessor, LlavaNextImageProcessorPil (Mistral's template)",
+        ("llava-1.6-mistral-7b",),
+        processors.llava_next_mistral,
+        _llava_next,
+    ),
+    ForwardFamily(
+        "llava-next-llama3",
+        "LlavaNextForConditionalGeneration, LlavaNextProcessor, LlavaNextImageProcessorPil (Llama 3's template)",
+        ("llava-next-llama3",),
+        processors.llava_next_llama3,
+        _llava_next,
     ),
     ForwardFamily(
         "llava-onevision",
@@ -157,9 +191,34 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "qwen3-vl",
         "Qwen3VLForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil",
-        tuple(name for name in ALIASES if name.startswith("qwen3-vl")),
+        _named("qwen3-vl", moe=False, thinking=False),
         processors.qwen3_vl,
         configs.qwen3_vl,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "qwen3-vl-thinking",
+        "Qwen3VLForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil (Thinking's template)",
+        _named("qwen3-vl", moe=False, thinking=True),
+        lambda: processors.qwen3_vl(templates.QWEN3_VL_THINKING),
+        configs.qwen3_vl,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "qwen3-vl-moe",
+        "Qwen3VLMoeForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil",
+        _named("qwen3-vl", moe=True, thinking=False),
+        processors.qwen3_vl,
+        configs.qwen3_vl_moe,
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "qwen3-vl-moe-thinking",
+        "Qwen3VLMoeForConditionalGeneration, Qwen3VLProcessor (image only), Qwen2VLImageProcessorPil (Thinking's "
+        "template)",
+        _named("qwen3-vl", moe=True, thinking=True),
+        lambda: processors.qwen3_vl(templates.QWEN3_VL_THINKING),
+        configs.qwen3_vl_moe,
         IMAGE_ONLY,
     ),
     ForwardFamily(
@@ -173,9 +232,17 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ForwardFamily(
         "internvl3.5",
         "InternVLForConditionalGeneration (Qwen3 LM), InternVLProcessor (image only), GotOcr2ImageProcessorPil",
-        tuple(name for name in ALIASES if name.startswith("internvl3.5")),
+        _named("internvl3.5", moe=False),
         published.internvl3,
         lambda tokenizer: configs.internvl(tokenizer, "qwen3"),
+        IMAGE_ONLY,
+    ),
+    ForwardFamily(
+        "internvl3.5-moe",
+        "InternVLForConditionalGeneration (Qwen3-MoE LM), InternVLProcessor (image only), GotOcr2ImageProcessorPil",
+        _named("internvl3.5", moe=True),
+        published.internvl3,
+        lambda tokenizer: configs.internvl(tokenizer, "qwen3_moe", **configs.QWEN3_MOE),
         IMAGE_ONLY,
     ),
     ForwardFamily(
@@ -215,18 +282,22 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         ("pixtral",),
         reason=f"PixtralProcessor {TORCHVISION}: transformers 5.20.2 declares it `@requires(backends=('torchvision', "
         "'torch'))` and its module imports image_processing_pixtral, which imports torchvision",
+        blocked=_fails_on("transformers.models.pixtral.processing_pixtral", "torchvision"),
     ),
     ForwardFamily(
         "llama4",
         "Llama4ForConditionalGeneration, Llama4Processor, Llama4ImageProcessor",
         ("llama4 (new)",),
         reason=f"Llama4ImageProcessor {TORCHVISION}: transformers 5.20.2 has no PIL backend for it",
+        blocked=_fails_on("transformers.models.llama4.image_processing_llama4", "torchvision"),
     ),
     ForwardFamily(
         "gemma3n",
         "Gemma3nForConditionalGeneration, Gemma3nProcessor",
         ("gemma3n-e2b", "gemma3n-e4b"),
-        reason=f"its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm, and timm {TORCHVISION}",
+        reason="its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm (1.0.16 or later), and timm "
+        "imports torchvision at its top (`timm/layers/create_norm.py`), which this machine's CPU torch cannot have",
+        blocked=_fails_on("timm", "timm", "torchvision"),
     ),
     ForwardFamily(
         "internvl2 (vllm)",

@@ -183,15 +183,16 @@ def qwen2_5_vl(tokenizer: Any) -> Any:
     )
 
 
+QWEN3_ROPE = {"rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True}
+# A mixture of four experts, two a token, in every layer: the MoE aliases' (Qwen3-VL-30B-A3B, InternVL3.5-30B-A3B)
+QWEN3_MOE = {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "decoder_sparse_step": 1}
+
+
 def qwen3_vl(tokenizer: Any) -> Any:
     from transformers import Qwen3VLConfig
 
     return Qwen3VLConfig(
-        text_config=text(
-            tokenizer,
-            "qwen3_vl_text",
-            rope_parameters={"rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True},
-        ),
+        text_config=text(tokenizer, "qwen3_vl_text", rope_parameters=QWEN3_ROPE),
         vision_config={
             "depth": 2,
             "hidden_size": 32,
@@ -202,6 +203,18 @@ def qwen3_vl(tokenizer: Any) -> Any:
             "num_position_embeddings": 2304,
             "deepstack_visual_indexes": [0],
         },
+        **_qwen_ids(tokenizer),
+    )
+
+
+def qwen3_vl_moe(tokenizer: Any) -> Any:
+    """Qwen3-VL-30B-A3B: Qwen3-VL's vision tower and ids over a one-layer mixture of experts."""
+    from transformers import Qwen3VLMoeConfig
+
+    dense = qwen3_vl(tokenizer).to_dict()
+    return Qwen3VLMoeConfig(
+        text_config=text(tokenizer, "qwen3_vl_moe_text", rope_parameters=QWEN3_ROPE, **QWEN3_MOE),
+        vision_config=dense["vision_config"],
         **_qwen_ids(tokenizer),
     )
 
@@ -241,12 +254,14 @@ def glm4v_moe(tokenizer: Any) -> Any:
     return Glm4vMoeConfig(text_config=text_config, vision_config=dense["vision_config"], **ids)
 
 
-def internvl(tokenizer: Any, text_model: str = "qwen2") -> Any:
+def internvl(tokenizer: Any, text_model: str = "qwen2", **text_extra: Any) -> Any:
+    """InternVL over `text_model` (InternVL3's Qwen2, InternVL3.5's Qwen3, its 30B-A3B's `qwen3_moe` with
+    `QWEN3_MOE`)."""
     from transformers import InternVLConfig
 
     return InternVLConfig(
         vision_config=vit("internvl_vision", 448, 14),
-        text_config=text(tokenizer, text_model),
+        text_config=text(tokenizer, text_model, **text_extra),
         image_token_id=token(tokenizer, "<IMG_CONTEXT>"),
         image_seq_length=256,
         downsample_ratio=0.5,

@@ -46,7 +46,12 @@ def _image_only(processor_class: type) -> type:
     return without_video(processor_class)
 
 
-def llava_next() -> Any:
+LLAMA3_SPECIALS = ("<image>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>")
+
+
+def llava_next(template: str = templates.LLAVA_1_5, text: Any = None) -> Any:
+    """LLaVA-NeXT (its AnyRes grid) with a checkpoint's template: the Vicuna ones' (LLaVA-1.5's,
+    `family_templates.LLAVA_NEXT_MISTRAL`'s note), or the Mistral or Llama 3 one's with their `text` tokenizer."""
     from transformers import LlavaNextImageProcessorPil, LlavaNextProcessor
 
     images = LlavaNextImageProcessorPil(
@@ -56,12 +61,20 @@ def llava_next() -> Any:
     )
     return LlavaNextProcessor(
         images,
-        tokenizer(("<image>",), adds_bos=True),
+        text if text is not None else tokenizer(("<image>",), adds_bos=True),
         patch_size=14,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
-        chat_template=templates.LLAVA_1_5,
+        chat_template=template,
     )
+
+
+def llava_next_mistral() -> Any:
+    return llava_next(templates.LLAVA_NEXT_MISTRAL)
+
+
+def llava_next_llama3() -> Any:
+    return llava_next(templates.LLAVA_NEXT_LLAMA3, tokenizer(LLAMA3_SPECIALS, bos="<|begin_of_text|>", adds_bos=True))
 
 
 def llava_onevision() -> Any:
@@ -112,13 +125,15 @@ def qwen3_vl(template: str = templates.QWEN3_VL) -> Any:
 
 
 def glm4v(template: str = templates.GLM4_1V) -> Any:
-    """GLM-4.1V and GLM-4.5V (one processor): 14-px patches, 2x2 merge, the class's pixel bounds, a published template;
-    `<think>`, `<answer>` and their ends as plain added tokens (VLMEvalKit reads them after decoding)."""
+    """GLM-4.1V and GLM-4.5V (one processor): 14-px patches, 2x2 merge, the pixel bounds the family's processor configs
+    ship (`harness.models.families.glm4v`), a published template; `<think>`, `<answer>` and their ends as plain added
+    tokens (VLMEvalKit reads them after decoding)."""
     from transformers import Glm4vImageProcessorPil, Glm4vProcessor
 
     marks = ("<|begin_of_image|>", "<|image|>", "<|end_of_image|>", "<|begin_of_video|>", "<|video|>")
     roles = ("<|system|>", "<|user|>", "<|assistant|>", "<|observation|>")
     text = tokenizer(("[gMASK]", "<sop>", *roles, *marks, "<|end_of_video|>"), bos=None)
     text.add_tokens(["<think>", "</think>", "<answer>", "</answer>"], special_tokens=False)
-    images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2)
+    size = {"shortest_edge": 12544, "longest_edge": 9633792}
+    images = Glm4vImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2, size=size)
     return _image_only(Glm4vProcessor)(images, text, chat_template=template)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from harness.api import Request
-from harness.models.families import family_of
+from harness.models.families import family_of_api_name
 from harness.models.screen_model import OutputCap, ScreenModel, by_family
 from harness.sent import Sent
 
@@ -34,7 +34,7 @@ def api_screen_model(
     return by_family(
         backend,
         model,
-        family_of(model),
+        family_of_api_name(model),
         f"{model} is an API model: its server counts the prompt",
         settings=counted_with or {},
         context_length=settings.context_length,

@@ -5,8 +5,12 @@ whatever the benchmark: its image-token rule, its prompt formats and bundled tem
 architecture names that identify it, its aliases. Adding a family adds its module and one line here
 (docs/ADDING_A_MODEL_FAMILY.md).
 
-A checkpoint's family is found by its config's `model_type` (or `architectures`), exactly; the fragments of names
-stand in where there is none (an API model's name, a checkpoint read without its config), in the registry's order.
+A checkpoint's family is found by what its `config.json` says, `model_type` then `architectures`, each matched exactly
+against what the variants declare (`family_of`), whatever the checkpoint is called: a family module that declares its
+names is found for every checkpoint of its kind, with no code of its own. A checkpoint whose config is not on this
+machine is known only as an alias names it (its family's declaration); else its family is not known, and the count
+says so (`checkpoint_family`). The fragments of names are for what has no config: an API model's name, or a served
+model's (`family_of_api_name`), in the registry's order.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
 from harness.models.prompt_style import DEFAULT, TEXT_ONLY, THINKING, PromptStyle
 
-# name -> the module that declares it, as `FAMILY`; the order is the fragments' (a more specific name first).
+# name -> the module that declares it, as `FAMILY`; the order is the API names' fragments' (a more specific first).
 FAMILIES: dict[str, str] = {
     "qwen2_vl": "harness.models.families.qwen2_vl",
     "qwen3_vl": "harness.models.families.qwen3_vl",
@@ -60,25 +64,58 @@ def _variants() -> list[ImageTokens]:
     return [variant for family in families() for variant in family.variants]
 
 
-def family_of(*names: str | None, architectures: Iterable[str] = ()) -> ImageTokens | None:
-    """The family (its variant) of a checkpoint or API model: by a `model_type` among `names` or one of its config's
-    `architectures`, exactly; else by the first of `names` (a model type, a checkpoint or API model name) that holds a
-    family's fragment."""
+def family_of(model_type: str | None, architectures: Iterable[str] = ()) -> ImageTokens | None:
+    """The variant a checkpoint's config names: its `model_type`, else one of its `architectures`, exactly as a
+    variant declares them; None where no family here declares either."""
     variants = _variants()
-    for name in names:
-        found = next((v for v in variants if name and name in v.model_types), None)
-        if found is not None:
-            return found
+    found = next((v for v in variants if model_type and model_type in v.model_types), None)
     for architecture in architectures:
-        found = next((v for v in variants if architecture in v.architectures), None)
-        if found is not None:
-            return found
-    for name in names:
-        lowered = (name or "").lower()
-        for variant in variants:
-            if lowered and any(fragment in lowered for fragment in variant.fragments):
-                return variant
+        found = found or next((v for v in variants if architecture in v.architectures), None)
+    return found
+
+
+def family_of_api_name(name: str | None) -> ImageTokens | None:
+    """The variant of an API model (or a served model) by its name, which has no config to read: the first, in the
+    registry's order, whose fragments the name holds."""
+    lowered = (name or "").lower()
+    return next((v for v in _variants() if lowered and any(f in lowered for f in v.fragments)), None)
+
+
+def alias_family(pretrained: str) -> ImageTokens | None:
+    """The variant of a checkpoint an alias names, as the family module that declares the alias knows it: its one
+    variant, or the one of its variants whose fragments the checkpoint's name holds."""
+    for family in families():
+        if any(alias.args.get("pretrained") == pretrained for alias in family.aliases.values()):
+            named = [v for v in family.variants if any(f in pretrained.lower() for f in v.fragments)]
+            return (named or list(family.variants))[0] if family.variants else None
     return None
+
+
+def config_family(pretrained: str, model_type: str | None, architectures: Iterable[str]) -> ImageTokens | None:
+    """The variant of a checkpoint whose config names `model_type` and `architectures` (`family_of`), else the one
+    the alias that names it declares (a config every version of a model shares: MiniCPM-V's `minicpmv`)."""
+    return family_of(model_type, architectures) or alias_family(pretrained)
+
+
+def checkpoint_family(pretrained: str, revision: str | None = None) -> tuple[ImageTokens | None, str]:
+    """The variant of a checkpoint (a Hub name or a local folder) by its `config.json` on this machine, read
+    offline (`config_family`), or by the alias that names it where the config is not here; with how it was found, or
+    why it was not, in words."""
+    from harness.models.checkpoint_config import read_checkpoint
+
+    config = read_checkpoint(pretrained, revision)
+    if config is not None:
+        found = family_of(config.model_type, config.architectures)
+        if found is not None:
+            return found, f"its config.json's {config.names}"
+        found = alias_family(pretrained)
+        if found is not None:
+            return found, f"the alias that names it (no family declares its config.json's {config.names})"
+        return None, f"its config.json's {config.names} is no family's here"
+    found = alias_family(pretrained)
+    if found is not None:
+        return found, "the alias that names it (its config.json is not on this machine)"
+    return None, f"no config.json of {pretrained} is on this machine, and no alias names it"
 
 
 def styles() -> dict[str, PromptStyle]:

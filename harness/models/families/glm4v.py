@@ -5,13 +5,17 @@ published templates render it, their thinking taken out before scoring, and thei
 
 Sources. The resize is transformers' (`models/glm4v/image_processing_glm4v.py:53-86`: sides rounded to 28 px, a small
 side scaled up to 28 first, the area of the two frames a still image is processed as kept within the `size` bounds),
-with the class's bounds (`shortest_edge` 112 x 112, `longest_edge` 28 x 28 x 15,000): the checkpoints'
-`preprocessor_config.json` is in no stored public source. GLM-4.5V shares GLM-4.1V's multimodal preprocessing
-(zai-org/GLM-V's README, "Model Implementation Code"). The chat templates are the checkpoints' own, rendered as they
-are; the tests render GLM-4.1V-9B-Thinking's `chat_template.jinja` at revision 3c1471e5 as a public qualification
-record quotes it verbatim with its sha256 (5232dbe7...), and GLM-4.5V's as xorbitsai/inference's registry
-(`llm_family.json` at 7ecec16, "glm-4.5v") transcribes it: `[gMASK]<sop>`, `<|user|>\\n`, each image
-`<|begin_of_image|><|image|><|end_of_image|>` in place, `<|assistant|>\\n` to generate.
+with the bounds the family's checkpoints ship in their processor configs, `"size": {"shortest_edge": 12544,
+"longest_edge": 9633792}` (zai-org/GLM-OCR's `preprocessor_config.json` at 2e85a628, as a public test quotes it
+verbatim, PaddleFormers' GLM-4.5V image-processor test, and a quantizer's glm4v preprocessor derivation all give it),
+not the class's own default (`longest_edge` 28 x 28 x 15,000 = 11,760,000): GLM-4.1V-9B-Thinking's and GLM-4.5V's own
+files are in no stored public source. GLM-4.5V shares GLM-4.1V's multimodal preprocessing (zai-org/GLM-V's README,
+"Model Implementation Code"). The chat templates are the checkpoints' own, rendered as they are; the tests render
+GLM-4.1V-9B-Thinking's `chat_template.jinja` at revision 3c1471e5 as a public qualification record quotes it verbatim
+(its text hashes to sha256 847603d3...; the record's own `official_chat_template_sha256`, 5232dbe7..., is not its
+quoted text's, so the checkpoint's file differs from the quote in some byte the record does not show), and GLM-4.5V's
+as xorbitsai/inference's registry (`llm_family.json` at 7ecec16, "glm-4.5v") transcribes it: `[gMASK]<sop>`,
+`<|user|>\\n`, each image `<|begin_of_image|><|image|><|end_of_image|>` in place, `<|assistant|>\\n` to generate.
 
 Both think first. GLM-4.1V-Thinking answers `<think>...</think><answer>...</answer>` (zai-org/GLM-V's README,
 fine-tuning format): what reaches the scorer is what the answer tags hold, as VLMEvalKit's `GLMThinking.extract_answer`
@@ -42,7 +46,7 @@ from harness.models.families.family import ImageTokens, ModelFamily, number
 from harness.models.prompt_style import THINKING
 
 CELL = 28  # a merged token: 14-px patches, 2x2
-MIN_PIXELS, MAX_PIXELS = 112 * 112, 28 * 28 * 15000  # Glm4vImageProcessor's `size` (shortest_edge, longest_edge)
+MIN_PIXELS, MAX_PIXELS = 12544, 9633792  # the checkpoints' processor configs' `size` (shortest_edge, longest_edge)
 FRAMES = 2  # a still image is processed as two frames (temporal_patch_size), whose area the bounds hold
 THINK = (("<think>", "</think>"),)
 
@@ -64,7 +68,7 @@ FAMILY = ModelFamily(
             "GLM-4.1V",
             image_tokens,
             "dynamic resolution (14-px patches merged 2x2: a token per 28-px cell, two frames' area within "
-            "12,544-11,760,000 pixels) + 2 markers per image",
+            "12,544-9,633,792 pixels) + 2 markers per image",
             model_types=("glm4v", "glm4v_moe", "glm46v"),
             architectures=(
                 "Glm4vForConditionalGeneration",

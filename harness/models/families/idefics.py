@@ -1,8 +1,9 @@
 """Idefics2 (and its chatty and Mantis fine-tunes) and Idefics3: their image tokens (Idefics2's perceiver, 64 per
 crop, five crops when it splits; Mantis's processor does not split; Idefics3's 364-px tiles of the image at 1,456
-px), the chat as the official wrapper (MMLongBench's `vlm_model/idefics.py`) builds it (typed parts, the prefix a
-text part), and the aliases. Image splitting is the processor's default (on for Idefics2 and Idefics3, off for
-Mantis); Idefics3's wrapper loads its processor with `do_resize=False` at every length."""
+px, or at its own size with `do_resize` off, as transformers' `Idefics3ImageProcessor` cuts them, with the markers
+`Idefics3Processor` writes around them), the chat as the official wrapper (MMLongBench's `vlm_model/idefics.py`)
+builds it (typed parts, the prefix a text part), and the aliases. Image splitting is the processor's default (on for
+Idefics2 and Idefics3, off for Mantis); Idefics3's wrapper loads its processor with `do_resize=False` at every length."""
 
 from __future__ import annotations
 
@@ -22,14 +23,59 @@ def idefics2(split_by_default: bool) -> ImageRule:
     return rule
 
 
+TILE, PER_TILE, LONGEST, MOST = 364, 169, 1456, 4096  # Idefics3ImageProcessor's max_image_size, size, MAX_IMAGE_SIZE
+TAGGED = 6  # the tokenizer holds <row_R_col_C> for R, C up to 6 (`Idefics3Processor.row_col_ids`)
+# A tag beyond them is text: the pieces Llama 3's pre-tokenizer splits `<row_7_col_1>` into ("<row", "_", "7", "_col",
+# "_", "1", ">"), one token each at least; an estimate, named (the checkpoint's tokenizer, where present, counts it)
+UNTAGGED = 7
+
+
+def _longest_to(height: int, width: int, longest: int) -> tuple[int, int]:
+    """The size Idefics3's processor resizes an image to (`do_resize`): its longest side `longest`, the other kept in
+    proportion, rounded down and then up to even, and the whole within 4,096 px."""
+    aspect = width / height
+    if width >= height:
+        width, height = longest, int(longest / aspect)
+        height += height % 2
+    else:
+        height, width = longest, int(longest * aspect)
+        width += width % 2
+    height, width = max(height, 1), max(width, 1)
+    if max(height, width) > MOST:
+        aspect = width / height
+        height, width = (int(MOST / aspect), MOST) if width >= height else (MOST, int(MOST * aspect))
+    return height, width
+
+
+def idefics3_grid(width: int, height: int, settings: Mapping[str, object]) -> tuple[int, int]:
+    """(rows, cols) of the 364-px tiles Idefics3's processor cuts an image into, (0, 0) where it is kept whole: the
+    image at 1,456 px on its longest side (unless `do_resize` is off: at its own size), its longest side rounded up to
+    tiles, the other scaled with it and rounded up (`resize_for_vision_encoder`), then split where it is over a tile."""
+    if settings.get("do_image_splitting", True) is False:
+        return 0, 0
+    if settings.get("do_resize", True) is not False:
+        height, width = _longest_to(height, width, LONGEST)
+    aspect = width / height
+    if width >= height:
+        cols = math.ceil(width / TILE)
+        rows = math.ceil(int(cols * TILE / aspect) / TILE)
+    else:
+        rows = math.ceil(height / TILE)
+        cols = math.ceil(int(rows * TILE * aspect) / TILE)
+    return (rows, cols) if rows > 1 or cols > 1 else (0, 0)
+
+
+def idefics3_tokens(rows: int, cols: int, tag: int = UNTAGGED) -> int:
+    """The tokens of an image cut into `rows` x `cols` tiles: each tile `<fake_token_around_image>`, its
+    `<row_R_col_C>` tag (`tag` tokens where the tokenizer does not hold it), 169 image tokens; a newline after each
+    row; then the global view, `<fake_token_around_image><global-img>`, 169, `<fake_token_around_image>` (its newline
+    before it one token with the last row's, `\\n\\n` in Llama 3's vocabulary)."""
+    tags = sum(1 if r <= TAGGED and c <= TAGGED else tag for r in range(1, rows + 1) for c in range(1, cols + 1))
+    return PER_TILE + 3 + rows * cols * (PER_TILE + 1) + tags + rows
+
+
 def idefics3(width: int, height: int, settings: Mapping[str, object]) -> int:
-    """The longest side scaled to 1,456 px (unless do_resize is off: the image at its own size), cut into 364-px
-    tiles of 169 tokens each plus a global view, with row and tile markers."""
-    scale = 1.0 if settings.get("do_resize", True) is False else 1456 / max(width, height)
-    rows, cols = math.ceil(height * scale / 364), math.ceil(width * scale / 364)
-    if settings.get("do_image_splitting", True) is False or rows * cols == 1:
-        return 169 + 3
-    return 169 + 3 + rows * (cols * (169 + 2) + 1)
+    return idefics3_tokens(*idefics3_grid(width, height, settings))
 
 
 IDEFICS3_RULES = (
@@ -45,7 +91,8 @@ FAMILY = ModelFamily(
         ImageTokens(
             "Idefics3",
             idefics3,
-            "169 tokens per 364-px tile of the image at 1,456 px + a global view + markers",
+            "169 tokens per 364-px tile of the image at 1,456 px (at its own size with do_resize off) + a global view + "
+            "markers",
             model_types=("idefics3",),
             architectures=("Idefics3ForConditionalGeneration",),
             fragments=("idefics3",),

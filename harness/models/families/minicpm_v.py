@@ -13,9 +13,11 @@ is the checkpoint's `query_num`, which vLLM reads from its config: the 4.5 check
 source, so the figure is the estimate's, not read from them. The prompt is `model.chat`'s, as xorbitsai/inference
 reimplements it (`xinference/model/llm/transformers/multimodal/minicpmv45.py` at 7ecec16, "Based on MiniCPM-V-2.6"):
 each image `(<image>./</image>)` in place, the pieces joined by newlines, one string rendered by the tokenizer's
-template. That template, whose thinking switch VLMEvalKit edits (`vlmeval/vlm/minicpm_v.py`, `MiniCPM_V_4_5`: the
-generation prompt's `<think>\\n`), is in no stored public source either: the checkpoint's own is rendered, never a
-transcription.
+template. The checkpoint's own template, whose thinking switch VLMEvalKit edits (`vlmeval/vlm/minicpm_v.py`,
+`MiniCPM_V_4_5`: the generation prompt's `<think>\\n`), is rendered as it is; the one vLLM 0.33.0 ships for 4.5
+checkpoints (`transformers_utils/chat_templates/template_minicpmv45.jinja`, its renderer's last resort where a
+checkpoint has none, which the vllm backend's count takes too) is what the tests render: ChatML over string content,
+no system turn unless one is sent, an empty thinking block after the generation prompt unless `enable_thinking`.
 
 Thinking: `model.chat(enable_thinking=True)` as VLMEvalKit runs its long-reasoning benchmarks (`minicpm-v-4.5-thinking`,
 the template given `enable_thinking=True`, no answer prefix); its `<think>`...`</think>` is taken out before scoring.

@@ -1,15 +1,16 @@
 """The `hf` backend's `--screen_only` stand-in: the checkpoint's processor and config, from a local folder or the
 local Hub cache, offline, never the weights; counted by `ProcessorCount`, the very code the backend counts with when
 it runs (exact); with `text_only=true`, the tokenizer and config, counted by `TextOnlyCount` after the fit, as the
-text-only path sends it. A checkpoint that is not available offline is counted by its family's rule
-(`harness.models.families`; a text LLM by the rows' figures): an estimate."""
+text-only path sends it. A checkpoint whose processor does not load offline is counted by its family's rule, the
+family its config on this machine names, or the alias that names it (`harness.models.families.checkpoint_family`; a
+text LLM by the rows' figures): an estimate, labelled with why and with how its family is known, or that none is."""
 
 from __future__ import annotations
 
 from typing import TypedDict
 
 from harness.models.args import settings_from_args
-from harness.models.families import family_of
+from harness.models.families import checkpoint_family
 from harness.models.remote_code import RemoteCodeRefused
 from harness.models.screen_model import ScreenModel, by_family
 
@@ -67,11 +68,14 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         raise  # the checkpoint's code is refused, not estimated around
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
+        # its family by its config on this machine, or the alias that names it (a text LLM: the rows' figures)
+        family, known = (None, "") if settings.text_only else checkpoint_family(settings.pretrained, settings.revision)
         return by_family(
             "hf",
             settings.pretrained,
-            None if settings.text_only else family_of(settings.pretrained),  # a text LLM: the rows' figures
+            family,
             why,
+            known=known,
             settings={"max_grid_tiles": settings.max_grid_tiles} if settings.max_grid_tiles else None,
             context_length=context_limit(settings, None),
             context_note=unknown_context,
@@ -88,4 +92,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
         **limits,
         render=count.sent,
+        chat_template=count.chat_template,
     )

@@ -17,23 +17,45 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from builders.core.contract import TOKEN_RULE
 from builders.core.contract import image_tokens as contract_image_tokens
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request
-from harness.models.families import family_of, style_named
+from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
+from harness.models.screen_model import family_rule
 from harness.models.vllm_engine.settings import VLLMSettings
 from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
 
 
+def fallback_template(pretrained: str, revision: str | None) -> str | None:
+    """The template vLLM renders a checkpoint with where the checkpoint has none of its own: its renderer's last
+    resort, the template it ships for the config's `model_type` (`vllm/renderers/hf.py`, `resolve_chat_template`;
+    MiniCPM-V 4.5's `template_minicpmv45.jinja`), read as its `load_chat_template` reads it; None where the checkpoint
+    has one, is not on this machine, or vLLM ships none for it."""
+    from harness.models.checkpoint_config import read_checkpoint
+
+    own = read_checkpoint(pretrained, revision)
+    if own is None or own.chat_template is not None or own.model_type is None:
+        return None
+    try:
+        from vllm.transformers_utils.chat_templates import get_chat_template_fallback_path
+    except ImportError:  # no vLLM here (a screen): the checkpoint's missing template is said by the count
+        return None
+    path = get_chat_template_fallback_path(model_type=own.model_type, tokenizer_name_or_path=pretrained)
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else None
+
+
 def load_processor_count(
     settings: VLLMSettings, chat_template: str | None, *, online: bool
 ) -> tuple[ProcessorCount | None, str]:
-    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not."""
+    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not;
+    rendering with the template vLLM renders with: the one given, the prompt style's, the checkpoint's own, else
+    vLLM's fallback for it (`fallback_template`)."""
+    if chat_template is None and style_named(settings.prompt_style).template is None:
+        chat_template = fallback_template(settings.pretrained, settings.revision)
     why = ""
     for offline in (True, False) if online else (True,):
         try:
@@ -61,7 +83,9 @@ class EngineCount:
     def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
         self.settings = settings
         self.processor, self.unavailable = load_processor_count(settings, chat_template, online=online)
-        self.family: ImageTokens | None = family_of(settings.pretrained)
+        # its family by its config on this machine, or the alias that names it; none guessed from its name
+        self.family: ImageTokens | None
+        self.family, self.family_known = checkpoint_family(settings.pretrained, settings.revision)
         if self.processor is None:
             log.warning("vllm: %s; prompts are estimated: %s", self.unavailable, self.token_rule)
 
@@ -75,16 +99,10 @@ class EngineCount:
                 else ""
             )
             return f"{self.processor.token_rule}, as vLLM counts it{other}"
-        if self.family is not None:
-            images = f"each image by the {self.family.name} family's rule: {self.family.rule}"
-        else:
-            images = (
-                f"each image by the rows' own rule ({TOKEN_RULE}): no family rule is known for "
-                f"{self.settings.pretrained}"
-            )
+        images = family_rule(self.family, self.settings.pretrained, self.family_known)
         return (
-            f"an estimate: the rows' text_tokens + {images} + length_margin={self.settings.length_margin} tokens "
-            f"of chat template ({self.unavailable})"
+            f"an estimate: {images} + length_margin={self.settings.length_margin} tokens of chat template "
+            f"({self.unavailable})"
         )
 
     def prompt_tokens(self, request: Request) -> int:

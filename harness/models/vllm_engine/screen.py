@@ -48,4 +48,5 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         max_pixels=settings.max_pixels,
         render=backend.render,
         refusal=refusal if cache is not None else None,
+        chat_template=backend.facts.chat_template or (count.processor.chat_template if count.processor else None),
     )

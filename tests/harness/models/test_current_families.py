@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from harness.models.families import family_of
+from harness.models.families import alias_family, family_of
 from tests.support import current_families
 from tests.support import tiny_vlm_processors as processors
 
@@ -28,14 +28,14 @@ def expanded(processor, image_token: str, width: int, height: int, **settings) -
 
 
 @pytest.mark.parametrize(
-    ("checkpoint", "make", "image_token"),
+    ("model_type", "make", "image_token"),
     [
-        ("Qwen/Qwen3-VL-8B-Instruct", processors.qwen3_vl, "<|image_pad|>"),
-        ("zai-org/GLM-4.1V-9B-Thinking", processors.glm4v, "<|image|>"),
+        ("qwen3_vl", processors.qwen3_vl, "<|image_pad|>"),
+        ("glm4v", processors.glm4v, "<|image|>"),
     ],
 )
-def test_the_dynamic_resolution_rules_count_as_the_processors_expand(checkpoint: str, make, image_token: str) -> None:
-    family, processor = family_of(checkpoint), make()
+def test_the_dynamic_resolution_rules_count_as_the_processors_expand(model_type: str, make, image_token: str) -> None:
+    family, processor = family_of(model_type), make()
     assert family is not None
     for width, height in SIZES:  # + the two markers around each image, which the template writes
         assert family.image_tokens(width, height, {}) == expanded(processor, image_token, width, height) + 2
@@ -45,10 +45,25 @@ def test_the_dynamic_resolution_rules_count_as_the_processors_expand(checkpoint:
     assert family.image_tokens(3000, 2000, {"max_pixels": cap}) == tokens + 2 < 70
 
 
+def test_glm_4_1v_s_bound_is_its_checkpoints_and_its_template_hashes_to_the_sha256_cited() -> None:
+    """The bound its processor configs ship (9,633,792 pixels for two frames), not the class default (11,760,000): a
+    3,000 x 2,000 image lands between the two; and the template's sha256 the module cites is its text's."""
+    import hashlib
+    import re
+
+    from harness.models.families import glm4v
+    from tests.support import family_templates as templates
+
+    processor = processors.glm4v()
+    assert processor.image_processor.size.longest_edge == glm4v.MAX_PIXELS == 9633792
+    assert family_of("glm4v").image_tokens(3000, 2000, {}) == expanded(processor, "<|image|>", 3000, 2000) + 2
+    (cited,) = re.findall(r"hashes to sha256 ([0-9a-f]{8,})", " ".join((glm4v.__doc__ or "").split()))
+    assert hashlib.sha256(templates.GLM4_1V.encode("utf-8")).hexdigest().startswith(cited)
+
+
 def test_gemma3n_is_its_own_family_and_counts_as_its_processor_expands() -> None:
-    for name in ("google/gemma-3n-E4B-it", "gemma3n"):
-        assert family_of(name).name == "Gemma 3n"
-    assert family_of("google/gemma-3-12b-it").name == family_of("gemma3").name == "Gemma 3"
+    assert family_of("gemma3n").name == alias_family("google/gemma-3n-E4B-it").name == "Gemma 3n"
+    assert family_of("gemma3").name == alias_family("google/gemma-3-12b-it").name == "Gemma 3"
     processor = current_families.gemma3n()
     inputs = processor(text=["a <image_soft_token> b"], images=[Image.new("RGB", (1000, 700))], return_tensors="pt")
     ids = inputs["input_ids"][0].tolist()
@@ -70,10 +85,29 @@ def test_minicpm_v_slices_as_minicpm_v_s_image_processor() -> None:
     for width, height in [*SIZES, (448, 448), (449, 448), (1344, 1344), (896, 448), (4000, 500)]:
         theirs = reference.get_sliced_grid((height, width), max_slice_nums=9, scale_resolution=448)
         assert sliced_grid(width, height, 9) == (tuple(theirs) if theirs else None), (width, height)
-    family = family_of("openbmb/MiniCPM-V-4_5")
+    family = alias_family("openbmb/MiniCPM-V-4_5")
     assert family.image_tokens(448, 448, {}) == 3 + 66  # kept whole: its id, <image>, 64 queries, </image>
     assert family.image_tokens(1344, 1344, {}) == 3 + 66 + 9 * 66 + 2  # 3 x 3 slices, two newlines between rows
     assert family.image_tokens(1344, 1344, {"max_slice_nums": 4}) == 3 + 66 + 4 * 66 + 1
+
+
+def test_minicpm_v_4_5_renders_with_the_template_vllm_ships() -> None:
+    """vLLM 0.33.0's `template_minicpmv45.jinja`, not a stand-in: no system turn unless one is sent, the generation
+    prompt's empty thinking block unless the thinking style turns `enable_thinking` on (then an open one)."""
+    from harness.models.families import style_named
+    from harness.models.hf_counting import ProcessorCount
+    from tests.support.family_templates import minicpm_v_4_5
+    from tests.support.model_requests import encode_image, make_request
+
+    tokenizer = current_families.minicpm_v()
+    assert tokenizer.chat_template == minicpm_v_4_5()
+    request = make_request("s", ["Where is it?", encode_image((9, 9, 9), (40, 30), "PNG"), "Answer."])
+    for style, tail in (
+        ("minicpm_v", "<|im_start|>assistant\n<think>\n\n</think>\n\n"),
+        ("minicpm_v_thinking", "<|im_start|>assistant\n<think>\n"),
+    ):
+        prompt = ProcessorCount(tokenizer, None, name="minicpm", style=style_named(style)).render(request)
+        assert prompt == f"<|im_start|>user\nWhere is it?\n(<image>./</image>)\nAnswer.<|im_end|>\n{tail}", style
 
 
 def vllm_kimi_count():
@@ -93,7 +127,7 @@ def vllm_kimi_count():
 
 def test_kimi_vl_counts_as_vllm_counts() -> None:
     count = vllm_kimi_count()
-    family = family_of("moonshotai/Kimi-VL-A3B-Thinking")
+    family = family_of("kimi_vl")
     for limit in (4096, 1024):
         settings = SimpleNamespace(patch_size=14, merge_kernel_size=[2, 2], in_token_limit=limit)
         info = SimpleNamespace(get_hf_processor=lambda s=settings: SimpleNamespace(image_processor=s))
@@ -112,5 +146,6 @@ def test_each_family_is_found_by_its_config_names() -> None:
     ):
         assert family_of(model_type).name == name
     assert family_of(None, architectures=["Glm4vMoeForConditionalGeneration"]).name == "GLM-4.1V"
-    # MiniCPM-V's config names (MiniCPMV, minicpmv) are every version's: 4.5 is known by its checkpoint's name alone
-    assert family_of("minicpmv") is None and family_of("openbmb/MiniCPM-V-2_6") is None
+    # MiniCPM-V's config names (MiniCPMV, minicpmv) are every version's: 4.5 is known by the alias that names it alone
+    assert family_of("minicpmv", ["MiniCPMV"]) is None and alias_family("openbmb/MiniCPM-V-2_6") is None
+    assert alias_family("openbmb/MiniCPM-V-4_5").name == "MiniCPM-V 4.5"

@@ -170,14 +170,47 @@ def test_every_hf_and_vllm_alias_has_a_forward_pass_or_the_exact_reason_it_has_n
         assert alias in ALIASES or " (" in alias, f"forward_families names {alias}, which is no alias"
 
 
-@pytest.mark.parametrize("name", [f.name for f in FAMILIES if f.backend == "vllm"])
-def test_what_a_vllm_alias_s_row_cannot_check_is_still_out_of_reach(name: str) -> None:
-    """A `vllm` row that cannot check its aliases through vLLM's processor says why, and its probe shows the reason
-    still holds (the module that imports torchvision, the processor only the checkpoint's remote code provides): the
-    day it stops holding, this fails and the row is turned into a forward pass."""
+@pytest.mark.parametrize("name", [f.name for f in FAMILIES if not f.runs and f.blocked is not None])
+def test_what_a_row_cannot_check_is_still_out_of_reach(name: str) -> None:
+    """A row that cannot run says why, and its probe shows the reason still holds (the module that imports
+    torchvision: Pixtral's processor, Llama 4's image processor, timm under Gemma 3n's vision tower, vLLM's InternVL
+    processor; the processor only the checkpoint's remote code provides): the day it stops holding, this fails and the
+    row is turned into a forward pass."""
     family = BY_NAME[name]
-    assert not family.runs and family.blocked is not None
-    assert family.blocked()
+    assert family.blocked is not None and family.blocked()
+
+
+def test_every_row_that_cannot_run_has_a_probe_of_its_reason() -> None:
+    """Every `vllm` row, and every `hf` row of a vision model that cannot run here (the text LLM's row has no image to
+    pass: its reason is what it is, not a missing module)."""
+    for family in FAMILIES:
+        if not family.runs and family.name != "qwen2.5 (text)":
+            assert family.blocked is not None, f"{family.name}: its reason has no probe"
+
+
+def test_each_kind_of_alias_is_passed_with_its_own_template_and_its_own_config() -> None:
+    """The audit's finding (issue 61, item 6): LLaVA-NeXT's Mistral and Llama 3 checkpoints were passed with LLaVA-1.5's
+    template, Qwen3-VL's Thinking aliases with the Instruct template, the MoE aliases as dense configs. Each now has a
+    row of its own, with its template and, for a mixture of experts, a MoE config."""
+    from tests.support import family_templates as templates
+
+    rows = {alias: family for family in FAMILIES for alias in family.aliases}
+    expected = {
+        "llava-1.6-7b": templates.LLAVA_1_5,
+        "llava-1.6-mistral-7b": templates.LLAVA_NEXT_MISTRAL,
+        "llava-next-llama3": templates.LLAVA_NEXT_LLAMA3,
+        "qwen3-vl": templates.QWEN3_VL,
+        "qwen3-vl-thinking": templates.QWEN3_VL_THINKING,
+        "qwen3-vl-30b-a3b-thinking": templates.QWEN3_VL_THINKING,
+    }
+    for alias, template in expected.items():
+        make = rows[alias].make_processor
+        assert make is not None and make().chat_template == template, alias
+    for name in ("qwen3-vl-30b-a3b", "qwen3-vl-30b-a3b-thinking", "internvl3.5-30b-a3b", "glm-4.5v"):
+        family = rows[name]
+        assert family.make_processor is not None and family.make_config is not None
+        config = family.make_config(family.make_processor().tokenizer)
+        assert "moe" in config.get_text_config().model_type, name  # a mixture of experts, as the checkpoint is
 
 
 def test_the_docs_show_the_families_table() -> None:

@@ -128,10 +128,10 @@ def test_the_backends_page_tables_every_paper_model_as_the_alias_table_does() ->
 
 def never_run_row(name: str) -> str:
     """The backends page's row of an alias no paper ran: its checkpoint, backend, family and thinking tags."""
-    from harness.models.families import family_of
+    from harness.models.families import alias_family
 
     alias = ALIASES[name]
-    family = family_of(alias.args.get("pretrained"))
+    family = alias_family(alias.args["pretrained"])
     assert family is not None, f"{name}: no family rule for its checkpoint"
     tags = ", ".join(f"`{a}`...`{b}`" for a, b in alias.reasoning_tags or ()) or "none"
     if alias.answer_tags:

@@ -23,6 +23,10 @@ THINK = (("<think>", "</think>"),)
         ("<think>still thinking when max_gen_toks ran out: Answer: red", ""),  # never closed: all thinking
         ("no thinking at all", "no thinking at all"),
         ("<THINK>case</THINK> kept", "<THINK>case</THINK> kept"),  # tags match case-sensitively, as lmms-eval's
+        # Issue 61, item 6: the answer after a closed block keeps a tag it names, as lmms-eval and VLMEvalKit keep it
+        ("<think>r</think>The model writes <think> before it reasons.", "The model writes <think> before it reasons."),
+        ("<think>r</think>It ends with </think> then answers.", "It ends with </think> then answers."),
+        ("Let me see.</think>It closes with </think>.", "It closes with </think>."),  # prefilled: the first end ends it
     ],
 )
 def test_the_thinking_is_taken_out(text: str, answer: str) -> None:

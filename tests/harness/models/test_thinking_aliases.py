@@ -54,8 +54,8 @@ def test_a_thinking_alias_s_thinking_never_reaches_a_scorer(
     tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, qwen3_thinking: Path
 ) -> None:
     """The toy scorer takes the whole answer: only "red" is right (on a sixth of the rows). Run as the alias, the
-    thinking is taken out with no flag; run as the bare checkpoint or with `--reasoning_tags none`, it reaches the
-    scorer and nothing is right."""
+    thinking is taken out with no flag; run as the bare checkpoint, too, its template opening the thinking (issue 61,
+    item 1); with `--reasoning_tags none`, it reaches the scorer and nothing is right."""
     alias = run(harness, toy_dir, toy_tasks, tmp_path / "alias", "qwen3-vl-thinking", qwen3_thinking)
     bare = run(harness, toy_dir, toy_tasks, tmp_path / "bare", "hf", qwen3_thinking)
     off = run(
@@ -63,13 +63,15 @@ def test_a_thinking_alias_s_thinking_never_reaches_a_scorer(
     )
     for result in (alias, bare, off):
         assert result.code == 0, result.err
-    assert accuracy(alias) == pytest.approx(1 / 6) and accuracy(bare) == accuracy(off) == 0.0
+    assert accuracy(alias) == accuracy(bare) == pytest.approx(1 / 6) and accuracy(off) == 0.0
     samples = alias.samples(folder(alias), "toy_colors")
     assert {s["response"] for s in samples} == {"red"}  # what the scorer read
     assert {s["raw_response"] for s in samples} == {"Blue? Green? It is red.</think>\n\nred"}  # kept whole
-    assert alias.results(folder(alias))["config"]["reasoning_tags"] == [["<think>", "</think>"]]  # as the flag's is
+    config = alias.results(folder(alias))["config"]
+    assert config["reasoning_tags"] == [["<think>", "</think>"]] and config["reasoning_tags_from"] == "the alias"
+    assert bare.results(folder(bare))["config"]["reasoning_tags_from"].startswith("the chat template")
     assert "reasoning_tags" not in off.results(folder(off))["config"]
-    assert responses(off) == responses(bare) == {"Blue? Green? It is red.</think>\n\nred"}
+    assert responses(off) == {"Blue? Green? It is red.</think>\n\nred"} and responses(bare) == {"red"}
 
 
 @pytest.mark.slow  # two runs of a tiny GLM-4.1V through the CLI

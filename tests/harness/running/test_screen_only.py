@@ -376,7 +376,7 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
 
 def test_every_alias_has_its_family_rule() -> None:
     from harness.models.aliases import ALIASES
-    from harness.models.families import family_of
+    from harness.models.families import alias_family, family_of_api_name
 
     expected = {
         "qwen": "Qwen2-VL",
@@ -412,7 +412,8 @@ def test_every_alias_has_its_family_rule() -> None:
         "llava-onevision-2": "LLaVA-OneVision-2",
     }
     for name, alias in ALIASES.items():
-        family = family_of(alias.args.get("pretrained") or alias.args.get("model"))
+        pretrained = alias.args.get("pretrained")  # a checkpoint's alias: its family's; an API model's: its name's
+        family = alias_family(pretrained) if pretrained else family_of_api_name(alias.args.get("model"))
         if alias.args.get("text_only") == "true":  # a text LLM (Qwen2.5 Instruct): it takes no image, has no rule
             assert family is None, name
             continue
@@ -423,7 +424,7 @@ def test_every_alias_has_its_family_rule() -> None:
 def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(tiny_llava_336: Path) -> None:
     from transformers import AutoProcessor, LlavaNextImageProcessorPil, LlavaNextProcessor
 
-    from harness.models.families import family_of
+    from harness.models.families import family_of, family_of_api_name
     from tests.support.tiny_llava import tiny_tokenizer
 
     sizes = [(256, 256), (1000, 1000), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (1008, 336)]
@@ -439,14 +440,14 @@ def test_family_rules_agree_with_the_processors_and_openai_s_published_figures(t
     )
     llava_processor = AutoProcessor.from_pretrained(tiny_llava_336)
     for processor, family in (
-        (next_processor, family_of("llava-hf/llama3-llava-next-8b-hf")),
-        (llava_processor, family_of("llava-hf/llava-1.5-7b-hf")),
+        (next_processor, family_of("llava_next")),
+        (llava_processor, family_of("llava")),
     ):
         counted = processor._get_num_multimodal_tokens(image_sizes=[(h, w) for w, h in sizes]).num_image_tokens
         assert [family.image_tokens(w, h, {}) for w, h in sizes] == counted
     assert len(set(counted)) == 1 and counted[0] == 576  # LLaVA-1.5: whatever the image
 
-    gpt4o = family_of("gpt-4o-2024-11-20")  # OpenAI's examples: 1024 x 1024 high is 765, 2048 x 4096 is 1105
+    gpt4o = family_of_api_name("gpt-4o-2024-11-20")  # OpenAI's examples: 1024 x 1024 high is 765, 2048 x 4096 is 1105
     assert [gpt4o.image_tokens(w, h, {}) for w, h in ((1024, 1024), (2048, 4096), (128, 128))] == [765, 1105, 255]
     assert gpt4o.image_tokens(2048, 4096, {"image_detail": "low"}) == 85
 
@@ -457,10 +458,11 @@ CURRENT = ("Qwen3-VL", "Gemma 3n", "GLM-4.1V", "Kimi-VL", "MiniCPM-V 4.5", "Qwen
 
 def current_aliases() -> list[str]:
     from harness.models.aliases import ALIASES
-    from harness.models.families import family_of
+    from harness.models.families import alias_family
 
     def family(name: str) -> str | None:
-        found = family_of(ALIASES[name].args.get("pretrained"))
+        pretrained = ALIASES[name].args.get("pretrained")
+        found = alias_family(pretrained) if pretrained else None
         return found.name if found else None
 
     return [n for n in ALIASES if family(n) in CURRENT or n.startswith("internvl3.5")]
@@ -474,13 +476,13 @@ def test_each_current_alias_screens_offline_with_its_family_s_labelled_estimate(
     rule (the rows' text + each image by the rule, + the vLLM backend's template margin), labelled an estimate with
     the family's name and rule, never the rows' own rule for want of one."""
     from harness.models.aliases import ALIASES
-    from harness.models.families import family_of
+    from harness.models.families import alias_family
 
     task = "mmneedle_m10_n1_k2_pos"
     args = ["--tasks", task, "--model", alias, "--data_dir", str(data_dir), "--limit", "2", "--screen_only"]
     plan = plan_run(parse_options(args), args)
     model = screen_model(plan.model.backend, plan.model.args)
-    family = family_of(ALIASES[alias].args["pretrained"])
+    family = alias_family(ALIASES[alias].args["pretrained"])
     assert family is not None
     assert f"by the {family.name} family's rule: {family.rule}" in model.rule and "no family rule" not in model.rule
     assert "not on this machine" in model.estimate
