@@ -36,13 +36,15 @@ def qwen3_5(template: str = QWEN3_5) -> Any:
 
 
 def glm46v(template: str = templates.GLM4_5V) -> Any:
-    """GLM-4.6V and -Flash: `Glm46VProcessor` (their processor_config's class), GLM-4.1V's image processing."""
+    """GLM-4.6V and -Flash: `Glm46VProcessor` (their processor_config's class), GLM-4.1V's image processing with the
+    family's published pixel bounds (`harness.models.families.glm4v`: no GLM-4.6V file of its own is stored)."""
     from transformers import Glm46VImageProcessorPil, Glm46VProcessor
 
     from harness.models.hf_image_only import without_video
 
     made = processors.glm4v(template)
-    images = Glm46VImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2)
+    size = made.image_processor.size  # the bounds the family's processor configs ship
+    images = Glm46VImageProcessorPil(patch_size=14, merge_size=2, temporal_patch_size=2, size=dict(size))
     return without_video(Glm46VProcessor)(images, made.tokenizer, chat_template=template)
 
 
