@@ -1,10 +1,11 @@
-"""How the vllm backend counts a prompt before it reaches the engine: as vLLM will.
+"""How an engine backend (`vllm`, `sglang`) counts a prompt before it reaches the engine: as the engine will.
 
-vLLM renders the chat template with the checkpoint's tokenizer and expands each image placeholder by the
-checkpoint's hf processor (with the engine's `mm_processor_kwargs`), so the backend counts with that processor too
-(`ProcessorCount`, loaded without weights from the checkpoint, revision and `trust_remote_code` the engine gets;
-from a local folder or the local Hub cache first, and only then from the Hub). The prompt vLLM receives is not
-pre-scaled (vLLM's processor applies `max_pixels` itself), so no size cap is applied before the processor counts.
+vLLM and SGLang render the chat template with the checkpoint's tokenizer and expand each image placeholder by the
+checkpoint's hf processor (with the engine's processor settings: vLLM's `mm_processor_kwargs`, SGLang's
+`mm_process_config`), so the backend counts with that processor too (`ProcessorCount`, loaded without weights from the
+checkpoint, revision and `trust_remote_code` the engine gets; from a local folder or the local Hub cache first, and
+only then from the Hub). The prompt the engine receives is not pre-scaled (its processor applies `max_pixels` itself),
+so no size cap is applied before the processor counts.
 
 Where the processor cannot be loaded, the prompt is estimated by the model family's rule
 (`harness.models.families`: the rows' text tokens + each image by the family's rule, markers included) plus
@@ -15,7 +16,7 @@ rule, said so. Either way `token_rule` says which.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from builders.core.contract import TOKEN_RULE
 from harness.api import Request
@@ -23,13 +24,32 @@ from harness.models.families import family_of, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
-from harness.models.vllm_engine.settings import VLLMSettings
 
 log = logging.getLogger(__name__)
 
 
+class CountSettings(Protocol):
+    """What counting reads of an engine backend's settings."""
+
+    @property
+    def pretrained(self) -> str: ...
+    @property
+    def revision(self) -> str | None: ...
+    @property
+    def tokenizer(self) -> str | None: ...  # the engine's own tokenizer in place of the checkpoint's
+    @property
+    def trust_remote_code(self) -> bool: ...
+    @property
+    def max_pixels(self) -> int | None: ...
+    @property
+    def length_margin(self) -> int: ...  # template tokens an estimate adds
+    @property
+    def prompt_style(self) -> str: ...
+    def processor_kwargs(self) -> dict[str, Any]: ...
+
+
 def load_processor_count(
-    settings: VLLMSettings, chat_template: str | None, *, online: bool
+    settings: CountSettings, chat_template: str | None, *, online: bool
 ) -> tuple[ProcessorCount | None, str]:
     """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not."""
     why = ""
@@ -54,14 +74,18 @@ def load_processor_count(
 
 
 class EngineCount:
-    """The vllm backend's count of a request: its checkpoint's processor, or its family's estimate (see module doc)."""
+    """An engine backend's count of a request: its checkpoint's processor, or its family's estimate (see module doc).
+    `engine`: the engine's name, as the token rule says it ("as vLLM counts it")."""
 
-    def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
+    def __init__(
+        self, settings: CountSettings, chat_template: str | None, *, online: bool = True, engine: str = "vLLM"
+    ) -> None:
         self.settings = settings
+        self.engine = engine
         self.processor, self.unavailable = load_processor_count(settings, chat_template, online=online)
         self.family: ImageTokens | None = family_of(settings.pretrained)
         if self.processor is None:
-            log.warning("vllm: %s; prompts are estimated: %s", self.unavailable, self.token_rule)
+            log.warning("%s: %s; prompts are estimated: %s", engine.lower(), self.unavailable, self.token_rule)
 
     @property
     def token_rule(self) -> str:
@@ -72,7 +96,7 @@ class EngineCount:
                 if self.settings.tokenizer is not None
                 else ""
             )
-            return f"{self.processor.token_rule}, as vLLM counts it{other}"
+            return f"{self.processor.token_rule}, as {self.engine} counts it{other}"
         if self.family is not None:
             images = f"each image by the {self.family.name} family's rule: {self.family.rule}"
         else:
@@ -92,12 +116,12 @@ class EngineCount:
         return estimated_prompt_tokens(request, self.family, s.max_pixels, s.processor_kwargs()) + s.length_margin
 
     def exact(self, request: Request) -> bool:
-        """Whether `prompt_tokens` is what vLLM's processor will count (else an estimate)."""
+        """Whether `prompt_tokens` is what the engine's processor will count (else an estimate)."""
         return self.processor is not None and self.settings.tokenizer is None and self.processor.exact(request)
 
     def render(self, request: Request) -> str | None:
-        """The prompt text vLLM's chat would render for `request` (the processor's chat template), where this count
-        is the engine's own (its processor, no `tokenizer=` override); else None: the engine renders it."""
+        """The prompt text the engine's chat would render for `request` (the processor's chat template), where this
+        count is the engine's own (its processor, no `tokenizer=` override); else None: the engine renders it."""
         if self.processor is None or self.settings.tokenizer is not None:
             return None
         return self.processor.render(request)
