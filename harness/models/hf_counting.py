@@ -138,6 +138,7 @@ class ProcessorCount:
         self.max_pixels = max_pixels
         # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
         self.processor_kwargs = dict(processor_kwargs or {})
+        self.config = config  # the checkpoint's config (its hidden size sizes SGLang's image-embedding cache)
         self.context_length = default_context_length(config)
         self.family = family_of(getattr(config, "model_type", None), name)
         self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)

@@ -20,6 +20,8 @@ ARG_ALIASES = {"model": "pretrained", "model_path": "pretrained"}  # lmms-eval's
 
 # ServerArgs fields the backend sets itself, and why a value of the user's would break what it says.
 SERVER_REFUSED = {
+    "allow_auto_truncate": "prompts are never cut here: one that does not fit is recorded over_length, unless the "
+    "task declares its paper's truncation rule",
     "skip_tokenizer_init": "the backend sends each prompt as text, rendered by the checkpoint's chat template, for "
     "SGLang to tokenize",
     "tokenizer_path": "each prompt is rendered and counted by the checkpoint's own processor (pretrained=), which "
@@ -100,9 +102,15 @@ OWN = frozenset(f.name for f in dataclasses.fields(SGLangSettings) if f.name not
 
 
 def _declarations() -> tuple[type, type]:
-    from sglang.srt.sampling.sampling_params import SamplingParams
-    from sglang.srt.server_args import ServerArgs
-
+    """SGLang's `ServerArgs` and `SamplingParams`, which say what the backend's other arguments are."""
+    try:
+        from sglang.srt.sampling.sampling_params import SamplingParams
+        from sglang.srt.server_args import ServerArgs
+    except ImportError as err:
+        raise ImportError(
+            f"the sglang backend reads its arguments from SGLang's own declarations, which do not import "
+            f"({type(err).__name__}: {err}): pip install -e '.[sglang]'"
+        ) from None
     return ServerArgs, SamplingParams
 
 
