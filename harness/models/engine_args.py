@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import operator
 import sys
 import types
 import typing
@@ -55,7 +56,7 @@ def _bare(annotation: object) -> object:
     if len(kinds) != 1 or not kinds <= {str, int} or not all(type(c) in kinds for c in choices):
         return annotation  # choices of a list, or of a type already narrowed: the declared type says it
     literal = typing.Literal.__getitem__(choices)
-    return literal | None if optional else literal
+    return operator.or_(literal, None) if optional else literal  # `Literal[...] | None`, built at run time
 
 
 @cache

@@ -16,6 +16,7 @@ rule, said so. Either way `token_rule` says which.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from builders.core.contract import TOKEN_RULE
@@ -45,7 +46,7 @@ class CountSettings(Protocol):
     def length_margin(self) -> int: ...  # template tokens an estimate adds
     @property
     def prompt_style(self) -> str: ...
-    def processor_kwargs(self) -> dict[str, Any]: ...
+    def processor_kwargs(self) -> Mapping[str, object]: ...
 
 
 def load_processor_count(

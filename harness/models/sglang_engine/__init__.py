@@ -31,16 +31,18 @@ registered `SGLangModel`) and `screen` (its `--screen_only` stand-in); here, its
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Mapping
 
 from harness.models.backend_spec import BackendSpec, Extra, Replicas
 from harness.models.sglang_engine.screen import screen_model
 
 
-def _gpus(settings: Any) -> float:
+def _gpus(settings: object) -> float:
     """One engine's GPUs a Ray replica reserves: SGLang's tensor, pipeline and its own data parallel sizes."""
-    server = settings.server_args
-    return float(server.get("tp_size", 1) * server.get("pp_size", 1) * server.get("dp_size", 1))
+    server: Mapping[str, object] = getattr(settings, "server_args", {})
+    sizes = (server.get(name, 1) for name in ("tp_size", "pp_size", "dp_size"))
+    return float(math.prod(size if isinstance(size, int) else 1 for size in sizes))
 
 
 BACKEND = BackendSpec(

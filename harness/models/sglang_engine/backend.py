@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.checkpoint import require_checkpoint
@@ -61,7 +61,7 @@ class SGLangModel(Model):
             Request
         ] = []  # the run's requests, until the engine is built: its image cache is sized on them
         self._processors: set[Processor] = set()
-        self.engine_processor: dict[str, Any] = {}  # the image processor settings of the built engine
+        self.engine_processor: dict[str, object] = {}  # the image processor settings of the built engine
         self.image_cache: ImageCache | None = None
         self.engine_seconds: float | None = None
         self.count_seconds: float | None = None
@@ -78,7 +78,7 @@ class SGLangModel(Model):
         require_checkpoint(settings.pretrained, settings.revision)  # in seconds, as `hf` does
         return cls(settings)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         s = self.settings
         text = self.facts.chat_template
         try:
@@ -133,7 +133,7 @@ class SGLangModel(Model):
             )
         return self._sent(prompt, request)
 
-    def _processor(self, request: Request) -> dict[str, Any]:
+    def _processor(self, request: Request) -> dict[str, object]:
         return {**self.settings.processor_kwargs(), **self.engine_processor, **dict(request.processor_kwargs)}
 
     def _sent(self, prompt: str, request: Request) -> Sent:
@@ -150,9 +150,9 @@ class SGLangModel(Model):
             )
         return counted
 
-    def statistics(self) -> dict[str, Any]:
+    def statistics(self) -> dict[str, object]:
         seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds}
-        out: dict[str, Any] = {k: round(v, 3) for k, v in seconds.items() if v is not None}
+        out: dict[str, object] = {k: round(v, 3) for k, v in seconds.items() if v is not None}
         if self.engine_calls:
             out.update(
                 engine_calls=self.engine_calls,
@@ -186,11 +186,9 @@ class SGLangModel(Model):
         if self._startup_error is not None:  # never load the model again for every remaining batch
             raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}")
         if self._engine is None:
-            kwargs = engine_kwargs(self.settings)
-            if len(self._processors) == 1 and next(iter(self._processors)):  # every request asks the same of it
+            if len(self._processors) == 1:  # every request of the run asks the same of the processor: the engine's
                 self.engine_processor = dict(next(iter(self._processors)))
-                image = {**(kwargs.get("mm_process_config") or {}).get("image", {}), **self.engine_processor}
-                kwargs["mm_process_config"] = {**(kwargs.get("mm_process_config") or {}), "image": image}
+            kwargs = engine_kwargs(self.settings, self.engine_processor)
             self._size_image_cache(kwargs)
             log.info("sglang: building the engine with %s", kwargs)
             started = time.perf_counter()
@@ -214,7 +212,7 @@ class SGLangModel(Model):
             )
         return self._engine
 
-    def _size_image_cache(self, kwargs: dict[str, Any]) -> None:
+    def _size_image_cache(self, kwargs: dict[str, object]) -> None:
         """`SGLANG_VLM_CACHE_SIZE_MB` from the run's images, set before SGLang's processes start (they read it when
         their memory pools are sized); a value the environment gives is kept. Said in one line."""
         given = os.environ.get(CACHE_SIZE_ENV)

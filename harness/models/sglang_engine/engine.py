@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, cast
+from typing import Protocol, cast
 
 from harness.models.checkpoint import check_checkpoint_files
 from harness.models.remote_code import before_loading
@@ -16,7 +16,16 @@ from harness.models.sglang_engine.requests import EngineItem, generate_batch, is
 log = logging.getLogger(__name__)
 
 
-def _load(spec: str) -> Any:
+class Engine(Protocol):
+    """What the backend calls of `sglang.Engine` (sglang/srt/entrypoints/engine.py)."""
+
+    def generate(
+        self, *, prompt: list[str], image_data: list[list[object]], sampling_params: list[dict[str, object]]
+    ) -> list[object]: ...
+    def shutdown(self) -> None: ...
+
+
+def _load(spec: str) -> Callable[..., object]:
     module, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module), attr)
 
@@ -24,19 +33,24 @@ def _load(spec: str) -> Any:
 class LocalEngine:
     """One `sglang.Engine(**kwargs)` (`engine_factory`: a "module:attr" spec, the stand-in's in tests)."""
 
-    def __init__(self, kwargs: dict[str, Any], *, engine_factory: str = "sglang:Engine", decode_workers: int = 4):
-        trust = bool(kwargs.get("trust_remote_code"))
-        checkpoint = str(kwargs["model_path"])
-        check_checkpoint_files(checkpoint, kwargs.get("revision"))  # no FIFO or device where SGLang reads
-        before_loading(checkpoint, kwargs.get("revision"), trust)  # said (or refused) before SGLang runs it
-        self.engine = _load(engine_factory)(**kwargs)
+    def __init__(self, kwargs: dict[str, object], *, engine_factory: str = "sglang:Engine", decode_workers: int = 4):
+        trust = kwargs.get("trust_remote_code") is True
+        checkpoint, revision = str(kwargs["model_path"]), kwargs.get("revision")
+        revision = revision if isinstance(revision, str) else None
+        check_checkpoint_files(checkpoint, revision)  # no FIFO or device where SGLang reads
+        before_loading(checkpoint, revision, trust)  # said (or refused) before SGLang runs it
+        self.engine: Engine | None = cast(Engine, _load(engine_factory)(**kwargs))
         self.decode_workers = decode_workers
         manager = getattr(self.engine, "tokenizer_manager", None)
-        self.context_length: int | None = getattr(manager, "context_len", None) or kwargs.get("context_length")
+        length = getattr(manager, "context_len", None) or kwargs.get("context_length")
+        self.context_length = length if isinstance(length, int) else None
 
-    def run(self, items: Sequence[EngineItem]) -> list[dict[str, Any]]:
+    def run(self, items: Sequence[EngineItem]) -> list[dict[str, object]]:
         """Generate for `items`; one result dict each, in order."""
-        results: list[dict[str, Any] | None] = [None] * len(items)
+        engine = self.engine
+        if engine is None:
+            raise RuntimeError("the sglang engine is closed")
+        results: list[dict[str, object] | None] = [None] * len(items)
         decoded: list[list[object]] = [[] for _ in items]
 
         def decode(i: int) -> None:
@@ -53,7 +67,7 @@ class LocalEngine:
                 return
             try:
                 batch = generate_batch([items[i] for i in indices], [decoded[i] for i in indices])
-                outputs = self.engine.generate(**batch)
+                outputs = engine.generate(**batch)
             except Exception as err:
                 if not is_request_error(err):
                     raise
@@ -71,7 +85,7 @@ class LocalEngine:
                 results[i] = output_result(output)
 
         call([i for i in range(len(items)) if results[i] is None])
-        return cast(list[dict[str, Any]], results)  # every index filled: each call fills its own or splits them
+        return cast(list[dict[str, object]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:
         engine, self.engine = self.engine, None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from harness.api import GenerationSettings, ImageRef, Request, Response
 
@@ -16,7 +16,7 @@ DEFAULT_CACHE_MB = 100
 CACHE_SIZE_ENV = "SGLANG_VLM_CACHE_SIZE_MB"
 
 
-def image_cap(max_images: int | None, server_args: Mapping[str, Any]) -> tuple[int | None, str]:
+def image_cap(max_images: int | None, server_args: Mapping[str, object]) -> tuple[int | None, str]:
     """The most images a prompt may hold, and what sets it: the model's `max_images`, or SGLang's own
     `limit_mm_data_per_request` where it is given (its "image" entry), whichever is lower."""
     limits = server_args.get("limit_mm_data_per_request")
@@ -44,7 +44,7 @@ def screen_request(
     return None
 
 
-def sampling_params(gen: GenerationSettings, given: Mapping[str, Any]) -> dict[str, Any]:
+def sampling_params(gen: GenerationSettings, given: Mapping[str, object]) -> dict[str, object]:
     """A request's `sampling_params` (SGLang's `SamplingParams` fields): the run's own (`given`: `top_k=20`,
     `repetition_penalty=1.05`) under the task's generation settings; greedy unless the task samples (SGLang's
     temperature 0 is greedy, its top_k set to 1), always an explicit `max_new_tokens` (SGLang's default is 128)."""
@@ -69,10 +69,18 @@ class EngineItem:
 
     prompt: str
     images: tuple[ImageRef, ...]
-    sampling: dict[str, Any]
+    sampling: dict[str, object]
 
 
-def generate_batch(items: Sequence[EngineItem], decoded: Sequence[Sequence[object]]) -> dict[str, Any]:
+class GenerateBatch(TypedDict):
+    """`Engine.generate`'s keyword arguments for a batch of prompts."""
+
+    prompt: list[str]
+    image_data: list[list[object]]
+    sampling_params: list[dict[str, object]]
+
+
+def generate_batch(items: Sequence[EngineItem], decoded: Sequence[Sequence[object]]) -> GenerateBatch:
     """`Engine.generate`'s keyword arguments for a batch: a list of prompts, a list of image lists (one list a prompt,
     empty for a prompt without images: SGLang reads the batch as lists of lists by its first entry,
     `GenerateReqInput._normalize_image_data`) and a list of `sampling_params`."""
@@ -83,7 +91,7 @@ def generate_batch(items: Sequence[EngineItem], decoded: Sequence[Sequence[objec
     }
 
 
-def output_result(output: object) -> dict[str, Any]:
+def output_result(output: object) -> dict[str, object]:
     """One of `Engine.generate`'s outputs (`{"text", "meta_info": {"finish_reason", "prompt_tokens", ...}}`) as a
     plain result dict."""
     if not isinstance(output, dict) or not isinstance(output.get("text"), str):
@@ -91,7 +99,7 @@ def output_result(output: object) -> dict[str, Any]:
     meta = output.get("meta_info") or {}
     finish = meta.get("finish_reason")
     kind = finish.get("type") if isinstance(finish, dict) else finish
-    result: dict[str, Any] = {
+    result: dict[str, object] = {
         "text": output["text"],
         "finish_reason": str(kind) if kind is not None else None,
         **{key: meta[key] for key in ("prompt_tokens", "completion_tokens", "cached_tokens") if key in meta},
@@ -102,14 +110,19 @@ def output_result(output: object) -> dict[str, Any]:
     return result
 
 
-def result_response(result: Mapping[str, Any]) -> Response:
-    usage = {key: result[key] for key in ("prompt_tokens", "completion_tokens", "cached_tokens") if key in result}
-    usage = {key: value for key, value in usage.items() if isinstance(value, int)}
+def result_response(result: Mapping[str, object]) -> Response:
+    usage: dict[str, int] = {}
+    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        value = result.get(key)
+        if isinstance(value, int):
+            usage[key] = value
     if "prompt_tokens" in usage and "completion_tokens" in usage:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    if result.get("error"):
-        return Response(text=None, error=result["error"], finish_reason=result.get("finish_reason"), usage=usage)
-    return Response(text=result["text"], finish_reason=result.get("finish_reason"), usage=usage)
+    finish, error, text = (result.get(key) for key in ("finish_reason", "error", "text"))
+    finish_reason = finish if isinstance(finish, str) else None
+    if error:
+        return Response(text=None, error=str(error), finish_reason=finish_reason, usage=usage)
+    return Response(text=text if isinstance(text, str) else None, finish_reason=finish_reason, usage=usage)
 
 
 def is_request_error(err: BaseException) -> bool:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.models.args import MINIMUM, at_least, check_minimum, settings_from_args
 from harness.models.engine_args import declared_fields, split_engine_args
@@ -56,8 +55,8 @@ class SGLangSettings:
     # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
     prompt_style: str = "default"
     # The engine's own arguments, typed by SGLang's declarations (`model_settings`): never `--model_args` names.
-    server_args: Mapping[str, Any] = field(default_factory=dict)
-    sampling: Mapping[str, Any] = field(default_factory=dict)  # SamplingParams fields every request is given
+    server_args: Mapping[str, object] = field(default_factory=dict)
+    sampling: Mapping[str, object] = field(default_factory=dict)  # SamplingParams fields every request is given
 
     def __post_init__(self) -> None:
         check_order(self.request_order, BACKEND)
@@ -65,9 +64,7 @@ class SGLangSettings:
         for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
             if MINIMUM in f.metadata:
                 check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, BACKEND)
-        image = (self.server_args.get("mm_process_config") or {}).get("image") or {}
-        if not isinstance(image, dict):
-            raise ValueError("sglang backend: mm_process_config's image settings must be a JSON object")
+        image = _image_settings(self.server_args)
         for name in ("max_pixels", "min_pixels"):
             if getattr(self, name) is not None and name in image:
                 raise ValueError(f"sglang backend: {name} is given twice (and in mm_process_config); give it once")
@@ -75,11 +72,12 @@ class SGLangSettings:
     # What `harness.models.engine_count` reads, from the engine's own arguments where they are SGLang's.
     @property
     def revision(self) -> str | None:
-        return self.server_args.get("revision")
+        revision = self.server_args.get("revision")
+        return revision if isinstance(revision, str) else None
 
     @property
     def trust_remote_code(self) -> bool:
-        return bool(self.server_args.get("trust_remote_code", False))
+        return self.server_args.get("trust_remote_code") is True
 
     @property
     def tokenizer(self) -> str | None:
@@ -87,15 +85,25 @@ class SGLangSettings:
 
     @property
     def context_length(self) -> int | None:
-        return self.server_args.get("context_length")
+        length = self.server_args.get("context_length")
+        return length if isinstance(length, int) else None
 
-    def processor_kwargs(self) -> dict[str, Any]:
+    def processor_kwargs(self) -> dict[str, object]:
         """The image processor's settings: `mm_process_config`'s "image", with `min_pixels`/`max_pixels`."""
-        kwargs = dict((self.server_args.get("mm_process_config") or {}).get("image") or {})
+        kwargs = _image_settings(self.server_args)
         for name in ("min_pixels", "max_pixels"):
             if getattr(self, name) is not None:
                 kwargs[name] = getattr(self, name)
         return kwargs
+
+
+def _image_settings(server_args: Mapping[str, object]) -> dict[str, object]:
+    """`mm_process_config`'s "image" settings, which SGLang hands to the hf image processor."""
+    config = server_args.get("mm_process_config")
+    image = config.get("image") if isinstance(config, dict) else None
+    if image is not None and not isinstance(image, dict):
+        raise ValueError("sglang backend: mm_process_config's image settings must be a JSON object")
+    return dict(image or {})
 
 
 OWN = frozenset(f.name for f in dataclasses.fields(SGLangSettings) if f.name not in ("server_args", "sampling"))
@@ -132,11 +140,13 @@ def model_settings(args: Mapping[str, str]) -> SGLangSettings:
     return dataclasses.replace(own, server_args=server_args, sampling=sampling_args)
 
 
-def engine_kwargs(settings: SGLangSettings) -> dict[str, Any]:
+def engine_kwargs(settings: SGLangSettings, processor: Mapping[str, object] | None = None) -> dict[str, object]:
     """Keyword arguments of `sglang.Engine(...)`: the checkpoint, every ServerArgs field given, and the image
-    processor's settings in `mm_process_config` (SGLang hands its "image" to the hf image processor)."""
-    kwargs: dict[str, Any] = {"model_path": settings.pretrained, **settings.server_args}
-    image = settings.processor_kwargs()
+    processor's settings in `mm_process_config` (SGLang hands its "image" to the hf image processor), `processor`
+    (the run's requests' own) over the backend's."""
+    kwargs: dict[str, object] = {"model_path": settings.pretrained, **settings.server_args}
+    image = {**settings.processor_kwargs(), **(processor or {})}
     if image:
-        kwargs["mm_process_config"] = {**(kwargs.get("mm_process_config") or {}), "image": image}
+        config = kwargs.get("mm_process_config")
+        kwargs["mm_process_config"] = {**(config if isinstance(config, dict) else {}), "image": image}
     return kwargs
