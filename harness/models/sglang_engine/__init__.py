@@ -45,10 +45,19 @@ def _gpus(settings: object) -> float:
     return float(math.prod(size if isinstance(size, int) else 1 for size in sizes))
 
 
+def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
+    """An `hf` alias run with `backend=sglang`: the engine allocates for a length (the official serve line's where hf
+    had none), SGLang's `context_length`."""
+    from harness.models.alias import switched_from_hf
+
+    return switched_from_hf(args, "context_length")
+
+
 BACKEND = BackendSpec(
     module="harness.models.sglang_engine.backend",
     extra=Extra("sglang", ("sglang",)),
     runs_remote_code=True,
     replicas=Replicas(gpus=_gpus),
     screen=screen_model,
+    adopts_alias={"hf": _from_hf_alias},
 )

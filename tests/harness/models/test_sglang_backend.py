@@ -151,6 +151,15 @@ def test_its_declaration_and_the_cache_order():
     assert get_model_class("sglang") is SGLangModel
 
 
+def test_an_hf_alias_runs_on_sglang_with_its_prompt_style_and_a_length():
+    from harness.models.aliases import resolve
+
+    backend, args, alias = resolve("qwen2.5-vl", {"backend": "sglang"})
+    settings = model_settings(args)
+    assert (backend, alias, settings.pretrained) == ("sglang", "qwen2.5-vl", "Qwen/Qwen2.5-VL-7B-Instruct")
+    assert (settings.prompt_style, settings.context_length) == ("qwen", 139264)
+
+
 def test_engine_calls_through_the_stand_in(tiny_llava, monkeypatch):
     """One engine for the run, its image cache sized before it starts; each prompt rendered by the checkpoint's chat
     template with its images in placeholder order (the stand-in checks the count), a prompt the engine rejects failing
