@@ -3,6 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 VLLM_STAMP := $(VENV)/.vllm-classes
+SGLANG_STAMP := $(VENV)/.sglang-classes
 DEMO_DIR ?= demo_out
 
 .PHONY: install test test-fast fuzz lint demo bench clean
@@ -22,20 +23,26 @@ $(VLLM_STAMP): $(STAMP) requirements/vllm-classes.txt
 	$(PY) -m pip install -q --no-deps vllm==0.33.0
 	touch $(VLLM_STAMP)
 
+# Tests only: SGLang's classes without its CUDA torch and GPU kernels (see requirements/sglang-classes.txt).
+$(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
+	$(PY) -m pip install -q -r requirements/sglang-classes.txt
+	$(PY) -m pip install -q --no-deps sglang==0.5.23
+	touch $(SGLANG_STAMP)
+
 # mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds.
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: $(STAMP) $(VLLM_STAMP) lint
+test: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q
 
 # The edit loop: every test but those marked slow (end-to-end builds and runs); `make test` still runs them all.
 # Two pytest-xdist workers; `worksteal` lets an idle worker take tests queued on the other (a module's fixtures may
 # then be built on both: measured, 124 s against 135 s with `loadscope` on this machine, bench/RESULTS.md).
 TEST_WORKERS ?= 2
-test-fast: $(STAMP) $(VLLM_STAMP) lint
+test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
 
 # The fuzz suite on demand (tests/fuzz, issue 30): fresh random inputs, 10,000 and more in all (`make test` runs the

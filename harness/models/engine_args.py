@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import operator
 import sys
 import types
 import typing
@@ -37,10 +38,25 @@ def _resolved(annotation: object, owner: type) -> object:
 
 
 def _bare(annotation: object) -> object:
-    """The type without `Annotated` extras (SGLang's help texts and CLI metadata)."""
+    """The type without `Annotated` extras (SGLang's help texts and CLI metadata); a string or integer field whose
+    metadata lists its `choices` (SGLang's `Arg(choices=[...])`, which its command line enforces and its offline
+    `Engine(**kwargs)` does not) becomes the `Literal` of those choices, so a value outside them is refused here."""
+    choices: tuple[object, ...] = ()
     while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
+        annotation, *extras = typing.get_args(annotation)
+        for extra in extras:
+            listed = getattr(extra, "choices", None)
+            if isinstance(listed, list | tuple) and listed:
+                choices = tuple(listed)
+    if not choices:
+        return annotation
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, types.UnionType) else ()
+    optional = type(None) in options
+    kinds = {t for t in options if t is not type(None)} if options else {annotation}
+    if len(kinds) != 1 or not kinds <= {str, int} or not all(type(c) in kinds for c in choices):
+        return annotation  # choices of a list, or of a type already narrowed: the declared type says it
+    literal = typing.Literal.__getitem__(choices)
+    return operator.or_(literal, None) if optional else literal  # `Literal[...] | None`, built at run time
 
 
 @cache

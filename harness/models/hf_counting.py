@@ -162,6 +162,7 @@ class ProcessorCount:
         self.max_pixels = max_pixels
         # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
         self.processor_kwargs = dict(processor_kwargs or {})
+        self.config = config  # the checkpoint's config (its hidden size sizes SGLang's image-embedding cache)
         self.context_length = default_context_length(config)
         # Its family, by what its config says (`harness.models.families.config_family`), whatever it is called
         self.family = config_family(

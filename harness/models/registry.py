@@ -22,6 +22,7 @@ REGISTRY_MODULE = __name__  # with each backend's own package, the one module th
 BACKENDS: dict[str, str] = {
     "hf": "harness.models.hf",
     "vllm": "harness.models.vllm_engine",
+    "sglang": "harness.models.sglang_engine",
     "openai": "harness.models.openai_chat",
     "gemini": "harness.models.gemini",
     "anthropic": "harness.models.anthropic_messages",

@@ -1,0 +1,168 @@
+"""How an engine backend (`vllm`, `sglang`) counts a prompt before it reaches the engine: as the engine will.
+
+vLLM and SGLang render the chat template with the checkpoint's tokenizer and expand each image placeholder by the
+checkpoint's hf processor (with the engine's processor settings: vLLM's `mm_processor_kwargs`, SGLang's
+`mm_process_config`), so the backend counts with that processor too (`ProcessorCount`, loaded without weights from the
+checkpoint, revision and `trust_remote_code` the engine gets; from a local folder or the local Hub cache first, and
+only then from the Hub). The prompt the engine receives is not pre-scaled (its processor applies `max_pixels` itself),
+so no size cap is applied before the processor counts.
+
+Where the processor cannot be loaded, the prompt is estimated by the model family's rule
+(`harness.models.families`: the rows' text tokens + each image by the family's rule, markers included) plus
+`length_margin` tokens for the chat template, which such a count does not see; without a family, by the rows' own
+rule, said so. Either way `token_rule` says which.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from builders.core.contract import image_tokens as contract_image_tokens
+from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request
+from harness.models.families import checkpoint_family, style_named
+from harness.models.families.family import ImageTokens, estimated_prompt_tokens
+from harness.models.hf_counting import ProcessorCount, load_failure
+from harness.models.remote_code import RemoteCodeRefused
+from harness.models.screen_model import family_rule
+from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
+
+log = logging.getLogger(__name__)
+
+
+class CountSettings(Protocol):
+    """What counting reads of an engine backend's settings."""
+
+    @property
+    def pretrained(self) -> str: ...
+    @property
+    def revision(self) -> str | None: ...
+    @property
+    def tokenizer(self) -> str | None: ...  # the engine's own tokenizer in place of the checkpoint's
+    @property
+    def trust_remote_code(self) -> bool: ...
+    @property
+    def max_pixels(self) -> int | None: ...
+    @property
+    def length_margin(self) -> int: ...  # template tokens an estimate adds
+    @property
+    def prompt_style(self) -> str: ...
+    def processor_kwargs(self) -> Mapping[str, object]: ...
+
+
+def load_processor_count(
+    settings: CountSettings,
+    chat_template: str | None,
+    *,
+    online: bool,
+    fallback: Callable[[str, str | None], str | None] | None = None,
+) -> tuple[ProcessorCount | None, str]:
+    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not;
+    rendering with the template the engine renders with: the one given, the prompt style's, the checkpoint's own, else
+    the engine's `fallback` for a checkpoint without one (vLLM's: `vllm_engine.counting.fallback_template`)."""
+    if chat_template is None and fallback is not None and style_named(settings.prompt_style).template is None:
+        chat_template = fallback(settings.pretrained, settings.revision)
+    why = ""
+    for offline in (True, False) if online else (True,):
+        try:
+            count = ProcessorCount.load(
+                settings.pretrained,
+                revision=settings.revision,
+                trust_remote_code=settings.trust_remote_code,
+                offline=offline,
+                processor_kwargs=settings.processor_kwargs(),
+                chat_template=chat_template,
+                style=style_named(settings.prompt_style),
+            )
+        except RemoteCodeRefused:
+            raise  # the checkpoint's code is refused, not estimated around
+        except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
+            why = load_failure(settings.pretrained, err, offline=offline)
+            continue
+        return count, ""
+    return None, why
+
+
+class EngineCount:
+    """An engine backend's count of a request: its checkpoint's processor, or its family's estimate (see module doc).
+    `engine`: the engine's name, as the token rule says it ("as vLLM counts it"); `fallback`: its template for a
+    checkpoint without one."""
+
+    def __init__(
+        self,
+        settings: CountSettings,
+        chat_template: str | None,
+        *,
+        online: bool = True,
+        engine: str = "vLLM",
+        fallback: Callable[[str, str | None], str | None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.processor, self.unavailable = load_processor_count(
+            settings, chat_template, online=online, fallback=fallback
+        )
+        # its family by its config on this machine, or the alias that names it; none guessed from its name
+        self.family: ImageTokens | None
+        self.family, self.family_known = checkpoint_family(settings.pretrained, settings.revision)
+        if self.processor is None:
+            log.warning("%s: %s; prompts are estimated: %s", engine.lower(), self.unavailable, self.token_rule)
+
+    @property
+    def token_rule(self) -> str:
+        if self.processor is not None:
+            other = (
+                f"; an estimate: the engine tokenizes with tokenizer={self.settings.tokenizer}, counted here with "
+                "the checkpoint's own"
+                if self.settings.tokenizer is not None
+                else ""
+            )
+            return f"{self.processor.token_rule}, as {self.engine} counts it{other}"
+        images = family_rule(self.family, self.settings.pretrained, self.family_known)
+        return (
+            f"an estimate: {images} + length_margin={self.settings.length_margin} tokens of chat template "
+            f"({self.unavailable})"
+        )
+
+    def prompt_tokens(self, request: Request) -> int:
+        if self.processor is not None:
+            return self.processor.prompt_tokens(request)
+        s = self.settings
+        return estimated_prompt_tokens(request, self.family, s.max_pixels, s.processor_kwargs()) + s.length_margin
+
+    def image_tokens(self, request: Request) -> list[int]:
+        """Each image's tokens, which an engine's encoder cache must hold (vLLM's `image_limit`): the processor's, else the
+        family's rule (its markers included) under the settings, else the rows' figures."""
+        if self.processor is not None:
+            return self.processor.image_tokens(request)
+        s = self.settings
+        known = known_sizes(request.images)
+        if self.family is None or known is None:
+            return image_costs(request, s.max_pixels)
+        given = {**s.processor_kwargs(), **dict(request.processor_kwargs)}
+        return [self.family.image_tokens(*fit_within_pixels(w, h, s.max_pixels), given) for w, h in known]
+
+    def size_tokens(self, width: int, height: int) -> int:
+        """The tokens of one image of `width` x `height` (the engine's profiled image), as `image_tokens` counts."""
+        image = ImageRef(f"{width}x{height}", lambda: b"", width, height)
+        rows = (contract_image_tokens(width, height),)  # the rows' rule, where nothing better counts it
+        request = Request("", -1, "", (Message("user", (ImagePart(image),)),), GenerationSettings(), 0, rows)
+        return self.image_tokens(request)[0]
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is what the engine's processor will count (else an estimate)."""
+        return self.processor is not None and self.settings.tokenizer is None and self.processor.exact(request)
+
+    def render(self, request: Request) -> str | None:
+        """The prompt text the engine's chat would render for `request` (the processor's chat template), where this
+        count is the engine's own (its processor, no `tokenizer=` override); else None: the engine renders it."""
+        if self.processor is None or self.settings.tokenizer is not None:
+            return None
+        return self.processor.render(request)
+
+    def decode_encode(self) -> Any:
+        """The processor tokenizer's round trip, when it is the engine's tokenizer (no `tokenizer=` override)."""
+        if self.processor is None or self.settings.tokenizer is not None:
+            return None
+        return self.processor.decode_encode

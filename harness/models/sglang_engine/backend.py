@@ -1,0 +1,291 @@
+"""The registered `sglang` backend: builds its engine (one `LocalEngine`) on first use, sized for the run's images,
+screens every request before it reaches the engine, and sends each prompt as the checkpoint's chat template renders
+it, with its images in prompt order."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import cast
+
+from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
+from harness.models.checkpoint import require_checkpoint
+from harness.models.engine_count import EngineCount
+from harness.models.families import style_named
+from harness.models.registry import register_model
+from harness.models.scheduling.batching import plan_batches
+from harness.models.sglang_engine.engine import LocalEngine
+from harness.models.sglang_engine.requests import (
+    CACHE_SIZE_ENV,
+    EngineItem,
+    ImageCache,
+    image_cap,
+    result_response,
+    sampling_params,
+    screen_request,
+)
+from harness.models.sglang_engine.settings import SGLangSettings, engine_kwargs, model_settings
+from harness.models.vllm_engine.requests import payload_sent, request_payload
+from harness.redact import is_secret_name
+from harness.sent import Sent, sent_images
+
+log = logging.getLogger(__name__)
+Processor = tuple[tuple[str, object], ...]  # a request's processor settings, as `Request.processor_kwargs` holds them
+
+
+@register_model("sglang")
+class SGLangModel(Model):
+    def __init__(self, settings: SGLangSettings, *, engine_factory: str = "sglang:Engine", count_online: bool = True):
+        self.settings = settings
+        self._cap = image_cap(settings.max_images, settings.server_args)
+        self._facts = ModelFacts(
+            context_length=settings.context_length,
+            max_images=self._cap[0],
+            max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
+            chat_template=_template_text(settings.chat_template),
+            request_order=settings.request_order,
+            generates_across_tasks=True,  # SGLang schedules its own batches: every task's requests at once
+        )
+        self._engine_factory = engine_factory
+        self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
+        self._count: EngineCount | None = None
+        self._engine: LocalEngine | None = None
+        self._startup_error: str | None = None
+        self._seen: list[
+            Request
+        ] = []  # the run's requests, until the engine is built: its image cache is sized on them
+        self._processors: set[Processor] = set()
+        self.engine_processor: dict[str, object] = {}  # the image processor settings of the built engine
+        self.image_cache: ImageCache | None = None
+        self.engine_seconds: float | None = None
+        self.count_seconds: float | None = None
+        self.engine_calls = 0
+        self.engine_requests = 0
+        self.engine_call_seconds = 0.0
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
+        # batch_size/max_batch_tokens are for padded backends; SGLang schedules its own batches.
+        settings = model_settings(args)
+        if importlib.util.find_spec("sglang") is None:
+            raise ImportError("the sglang backend needs SGLang 0.5.23 and a CUDA GPU: pip install -e '.[sglang]'")
+        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, as `hf` does
+        return cls(settings)
+
+    def identity(self) -> dict[str, object]:
+        s = self.settings
+        text = self.facts.chat_template
+        try:
+            from importlib.metadata import version
+
+            sglang_version: str | None = version("sglang")
+        except Exception:
+            sglang_version = None
+        return {
+            "model": "sglang",
+            "pretrained": s.pretrained,
+            "processor_settings": s.processor_kwargs() or None,
+            "chat_template_sha": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None,
+            "prompt_style": style_named(s.prompt_style).describe(),
+            # every ServerArgs and SamplingParams field the run gave (what an answer may depend on), secrets left out
+            "server_args": {k: v for k, v in sorted(s.server_args.items()) if not is_secret_name(k)},
+            "sampling": dict(sorted(s.sampling.items())),
+            "sglang_version": sglang_version,
+        }
+
+    @property
+    def count(self) -> EngineCount:
+        """How this backend counts a prompt (`harness.models.engine_count`): the checkpoint's processor, as SGLang's
+        processor expands it, loaded once on first use."""
+        if self._count is None:
+            started = time.perf_counter()
+            self._count = EngineCount(
+                self.settings, self.facts.chat_template, online=self._count_online, engine="SGLang"
+            )
+            self.count_seconds = time.perf_counter() - started
+            print(f"harness: sglang prompt count ready in {self.count_seconds:.1f} s", file=sys.stderr, flush=True)
+        return self._count
+
+    @property
+    def token_rule(self) -> str:
+        return self.count.token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        return self.count.prompt_tokens(request)
+
+    def exact(self, request: Request) -> bool:
+        return self.count.exact(request)
+
+    def render(self, request: Request) -> Sent:
+        """The prompt the engine is given for `request` (the checkpoint's chat template, as `generate` renders it) and
+        its images by hash, without reading them; the request's turns where the processor cannot be loaded."""
+        prompt = self.count.render(request)
+        if prompt is None:  # the turns, as the vllm backend records a conversation its engine renders
+            style = style_named(self.settings.prompt_style)
+            return payload_sent(
+                request_payload(request, 0, None, style, with_images=False), request, self._processor(request)
+            )
+        return self._sent(prompt, request)
+
+    def _processor(self, request: Request) -> dict[str, object]:
+        return {**self.settings.processor_kwargs(), **self.engine_processor, **dict(request.processor_kwargs)}
+
+    def _sent(self, prompt: str, request: Request) -> Sent:
+        images = [(image.sha256, image.width, image.height) for image in request.images]
+        return Sent(prompt, sent_images(images, self._processor(request)))
+
+    def text_round_trip(self) -> Callable[[str], str]:
+        """The checkpoint tokenizer's round trip (`harness.inputs.round_trip`): SGLang tokenizes with it."""
+        counted = self.count.decode_encode()
+        if counted is None:
+            raise BackendFatalError(
+                f"sglang: the tokenizer of {self.settings.pretrained} could not be loaded to re-decode a task's "
+                f"text: {self.count.unavailable}"
+            )
+        return counted
+
+    def statistics(self) -> dict[str, object]:
+        seconds = {"engine_seconds": self.engine_seconds, "count_seconds": self.count_seconds}
+        out: dict[str, object] = {k: round(v, 3) for k, v in seconds.items() if v is not None}
+        if self.engine_calls:
+            out.update(
+                engine_calls=self.engine_calls,
+                engine_requests=self.engine_requests,
+                engine_call_seconds=round(self.engine_call_seconds, 3),
+            )
+        if self.image_cache is not None:
+            out["image_cache_mb"] = self.image_cache.megabytes
+        return out
+
+    def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
+        """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; every task of
+        a run may share a chunk (each request has its own `sampling_params`)."""
+        self.observe(requests)
+        for batch in plan_batches(
+            [request.token_count for request in requests],
+            max_batch_tokens=self.settings.chunk_tokens,
+            max_batch_size=self.settings.chunk_size,
+            padded=False,
+            sort_long_first=False,
+        ):
+            yield [requests[i] for i in batch.indices]
+
+    def observe(self, requests: Sequence[Request]) -> None:
+        """Note the run's requests before the engine is built: its image cache and processor settings come from them."""
+        if self._engine is None:
+            self._seen.extend(requests)
+            self._processors.update(request.processor_kwargs for request in requests)
+
+    def _ensure_engine(self) -> LocalEngine:
+        if self._startup_error is not None:  # never load the model again for every remaining batch
+            raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}")
+        if self._engine is None:
+            if len(self._processors) == 1:  # every request of the run asks the same of the processor: the engine's
+                self.engine_processor = dict(next(iter(self._processors)))
+            kwargs = engine_kwargs(self.settings, self.engine_processor)
+            self._size_image_cache(kwargs)
+            log.info("sglang: building the engine with %s", kwargs)
+            started = time.perf_counter()
+            try:
+                self._engine = LocalEngine(
+                    kwargs, engine_factory=self._engine_factory, decode_workers=self.settings.decode_workers
+                )
+            except Exception as err:
+                self._startup_error = f"{type(err).__name__}: {err}"
+                raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}") from err
+            finally:
+                self._seen = []
+            if self._engine.context_length:
+                self._facts = replace(self._facts, context_length=int(self._engine.context_length))
+            self.engine_seconds = time.perf_counter() - started
+            print(
+                f"harness: sglang engine ready in {self.engine_seconds:.1f} s "
+                f"(context_length={self.facts.context_length})",
+                file=sys.stderr,
+                flush=True,
+            )
+        return self._engine
+
+    def _size_image_cache(self, kwargs: dict[str, object]) -> None:
+        """`SGLANG_VLM_CACHE_SIZE_MB` from the run's images, set before SGLang's processes start (they read it when
+        their memory pools are sized); a value the environment gives is kept. Said in one line."""
+        given = os.environ.get(CACHE_SIZE_ENV)
+        config = getattr(self.count.processor, "config", None)
+        text_config = getattr(config, "text_config", None) or config
+        hidden = getattr(text_config, "hidden_size", None)
+        if given is None and not isinstance(hidden, int):
+            print(
+                f"harness: sglang image-embedding cache {CACHE_SIZE_ENV}: SGLang's default (the model's hidden size "
+                "is unknown here)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+        element = 4 if str(kwargs.get("dtype", "auto")) in ("float32", "float") else 2
+        self.image_cache = ImageCache.of(self._seen, hidden if isinstance(hidden, int) else 0, element)
+        if given is None:
+            os.environ[CACHE_SIZE_ENV] = str(self.image_cache.megabytes)
+        print(self.image_cache.line(given), file=sys.stderr, flush=True)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        if not requests:
+            return []
+        self.observe(requests)
+        engine = self._ensure_engine()
+        responses: list[Response | None] = [None] * len(requests)
+        items: list[tuple[int, EngineItem, str]] = []
+        for i, request in enumerate(requests):
+            reason = self._refusal(request)
+            if reason is not None:
+                responses[i] = Response(text=None, error=reason)
+                continue
+            prompt = self.count.render(request)
+            if prompt is None:  # SGLang's offline engine takes a prompt's text: the checkpoint's processor renders it
+                raise BackendFatalError(f"sglang: {self.count.unavailable}")
+            item = EngineItem(prompt, tuple(request.images), sampling_params(request.settings, self.settings.sampling))
+            items.append((i, item, prompt))
+        started = time.perf_counter()
+        results = engine.run([item for _, item, _ in items]) if items else []
+        self.engine_call_seconds += time.perf_counter() - started
+        self.engine_calls += bool(items)
+        self.engine_requests += len(items)
+        for (i, _, prompt), result in zip(items, results, strict=True):
+            responses[i] = replace(result_response(result), sent=self._sent(prompt, requests[i]))
+        return cast(list[Response], responses)  # every position filled: screened out or answered
+
+    def _refusal(self, request: Request) -> str | None:
+        """Why the engine must not be sent `request`: it does not fit, or it asks its processor for settings the
+        engine does not hold (SGLang applies one image-processor setting, `mm_process_config`, to every request)."""
+        held = {**self.settings.processor_kwargs(), **self.engine_processor}
+        asked = dict(request.processor_kwargs)
+        if any(held.get(key) != value for key, value in asked.items()):
+            return (
+                f"invalid_input: processor settings {asked} differ from the engine's {held or 'defaults'}: SGLang "
+                "applies one image-processor setting to every request (run these tasks apart, or give them in "
+                "mm_process_config)"
+            )
+        return screen_request(
+            request,
+            prompt_tokens=self.prompt_tokens(request),
+            context_length=self.facts.context_length,
+            cap=self._cap,
+        )
+
+    def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+
+
+def _template_text(given: str | None) -> str | None:
+    """The template given in --model_args (a file or the text itself); None: the model's own."""
+    if given is not None and os.path.isfile(given):
+        with open(given, encoding="utf-8") as f:
+            return f.read()
+    return given
