@@ -161,12 +161,12 @@ def _api(name: str) -> bool:
 
 def api_row(name: str) -> str:
     """The backends page's row of an API alias no paper ran: its served model, backend, family rule and price."""
-    from harness.models.families import family_of
+    from harness.models.families import family_of_api_name
     from harness.models.pricing import PriceTable
 
     alias = ALIASES[name]
     served = alias.args["model"]
-    family = family_of(served)
+    family = family_of_api_name(served)
     assert family is not None, f"{name}: no family rule for {served}"
     price = PriceTable.load().price_of(served)
     assert price is not None, f"{name}: {served} has no price"

@@ -54,7 +54,7 @@ def api_models_named() -> dict[str, str]:
 
     from harness.config.task_index import TaskIndex
     from harness.models.aliases import ALIASES
-    from harness.models.families import family_of
+    from harness.models.families import family_of_api_name
     from harness.models.registry import backend_spec
     from tests.support.paths import PROJECT
 
@@ -65,7 +65,7 @@ def api_models_named() -> dict[str, str]:
     pages = [*(PROJECT / "docs").glob("*.md"), PROJECT / "README.md", *(PROJECT / "tasks").glob("*/README.md")]
     for page in pages:
         for name in re.findall(r"\bmodel=([A-Za-z][\w.\-]*)", page.read_text(encoding="utf-8")):
-            family = family_of(name)
+            family = family_of_api_name(name)
             if family is not None and not family.model_types and not family.architectures:
                 named.setdefault(name, str(page.relative_to(PROJECT)))
     return named
