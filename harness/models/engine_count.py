@@ -16,6 +16,8 @@ rule, said so. Either way `token_rule` says which.
 from __future__ import annotations
 
 import logging
+import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -166,3 +168,39 @@ class EngineCount:
         if self.processor is None or self.settings.tokenizer is not None:
             return None
         return self.processor.decode_encode
+
+
+class EngineCounted:
+    """What an engine backend (`vllm`, `sglang`) answers from its `EngineCount`: the count itself, loaded once on first
+    use (set-up, not evaluation: `count_seconds`, and a line on stderr that scripts/gpu_check.sh reads as it reads
+    the engine's), the token rule, a prompt's tokens and whether they are the engine's own count. A backend mixes it
+    in before `harness.api.Model` and says how its count is made (`make_count`)."""
+
+    backend_name = ""  # as the stderr line names it
+    _count: EngineCount | None = None
+    count_seconds: float | None = None
+
+    def make_count(self) -> EngineCount:
+        raise NotImplementedError
+
+    @property
+    def count(self) -> EngineCount:
+        if self._count is None:
+            started = time.perf_counter()
+            self._count = self.make_count()
+            self.count_seconds = time.perf_counter() - started
+            seconds = f"{self.count_seconds:.1f} s"
+            print(f"harness: {self.backend_name} prompt count ready in {seconds}", file=sys.stderr, flush=True)
+        return self._count
+
+    @property
+    def token_rule(self) -> str:
+        return self.count.token_rule
+
+    def prompt_tokens(self, request: Request) -> int:
+        """The prompt as the engine will count it, before anything reaches the engine."""
+        return self.count.prompt_tokens(request)
+
+    def exact(self, request: Request) -> bool:
+        """Whether `prompt_tokens` is the engine's own count of this request (else an estimate)."""
+        return self.count.exact(request)

@@ -16,7 +16,7 @@ from typing import cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.checkpoint import require_checkpoint
-from harness.models.engine_count import EngineCount
+from harness.models.engine_count import EngineCount, EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.scheduling.batching import plan_batches
@@ -40,7 +40,9 @@ Processor = tuple[tuple[str, object], ...]  # a request's processor settings, as
 
 
 @register_model("sglang")
-class SGLangModel(Model):
+class SGLangModel(EngineCounted, Model):
+    backend_name = "sglang"
+
     def __init__(self, settings: SGLangSettings, *, engine_factory: str = "sglang:Engine", count_online: bool = True):
         self.settings = settings
         self._cap = image_cap(settings.max_images, settings.server_args)
@@ -54,7 +56,6 @@ class SGLangModel(Model):
         )
         self._engine_factory = engine_factory
         self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
-        self._count: EngineCount | None = None
         self._engine: LocalEngine | None = None
         self._startup_error: str | None = None
         self._seen: list[
@@ -64,7 +65,6 @@ class SGLangModel(Model):
         self.engine_processor: dict[str, object] = {}  # the image processor settings of the built engine
         self.image_cache: ImageCache | None = None
         self.engine_seconds: float | None = None
-        self.count_seconds: float | None = None
         self.engine_calls = 0
         self.engine_requests = 0
         self.engine_call_seconds = 0.0
@@ -99,28 +99,10 @@ class SGLangModel(Model):
             "sglang_version": sglang_version,
         }
 
-    @property
-    def count(self) -> EngineCount:
+    def make_count(self) -> EngineCount:
         """How this backend counts a prompt (`harness.models.engine_count`): the checkpoint's processor, as SGLang's
-        processor expands it, loaded once on first use."""
-        if self._count is None:
-            started = time.perf_counter()
-            self._count = EngineCount(
-                self.settings, self.facts.chat_template, online=self._count_online, engine="SGLang"
-            )
-            self.count_seconds = time.perf_counter() - started
-            print(f"harness: sglang prompt count ready in {self.count_seconds:.1f} s", file=sys.stderr, flush=True)
-        return self._count
-
-    @property
-    def token_rule(self) -> str:
-        return self.count.token_rule
-
-    def prompt_tokens(self, request: Request) -> int:
-        return self.count.prompt_tokens(request)
-
-    def exact(self, request: Request) -> bool:
-        return self.count.exact(request)
+        processor expands it."""
+        return EngineCount(self.settings, self.facts.chat_template, online=self._count_online, engine="SGLang")
 
     def render(self, request: Request) -> Sent:
         """The prompt the engine is given for `request` (the checkpoint's chat template, as `generate` renders it) and

@@ -3,17 +3,13 @@ rendered prompts, and a chunk the engine rejects for a request-level reason bise
 
 from __future__ import annotations
 
-import importlib
-import logging
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Protocol, cast
 
 from harness.models.checkpoint import check_checkpoint_files
+from harness.models.engine_calls import Result, call_bisecting, decode_each, load_factory
 from harness.models.remote_code import before_loading
 from harness.models.sglang_engine.requests import EngineItem, generate_batch, is_request_error, output_result
-
-log = logging.getLogger(__name__)
 
 
 class Engine(Protocol):
@@ -25,11 +21,6 @@ class Engine(Protocol):
     def shutdown(self) -> None: ...
 
 
-def _load(spec: str) -> Callable[..., object]:
-    module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 class LocalEngine:
     """One `sglang.Engine(**kwargs)` (`engine_factory`: a "module:attr" spec, the stand-in's in tests)."""
 
@@ -39,7 +30,7 @@ class LocalEngine:
         revision = revision if isinstance(revision, str) else None
         check_checkpoint_files(checkpoint, revision)  # no FIFO or device where SGLang reads
         before_loading(checkpoint, revision, trust)  # said (or refused) before SGLang runs it
-        self.engine: Engine | None = cast(Engine, _load(engine_factory)(**kwargs))
+        self.engine: Engine | None = cast(Engine, load_factory(engine_factory)(**kwargs))
         self.decode_workers = decode_workers
         manager = getattr(self.engine, "tokenizer_manager", None)
         length = getattr(manager, "context_len", None) or kwargs.get("context_length")
@@ -50,41 +41,18 @@ class LocalEngine:
         engine = self.engine
         if engine is None:
             raise RuntimeError("the sglang engine is closed")
-        results: list[dict[str, object] | None] = [None] * len(items)
+        results: list[Result | None] = [None] * len(items)
         decoded: list[list[object]] = [[] for _ in items]
 
         def decode(i: int) -> None:
-            try:
-                decoded[i] = [image.pil() for image in items[i].images]  # read and decoded here, RGB
-            except Exception as err:  # an undecodable image fails its sample only
-                results[i] = {"error": f"invalid_input: image does not decode: {type(err).__name__}: {err}"}
+            decoded[i] = [image.pil() for image in items[i].images]  # read and decoded here, RGB
 
-        with ThreadPoolExecutor(max_workers=self.decode_workers) as pool:
-            list(pool.map(decode, range(len(items))))
+        def send(indices: list[int]) -> Sequence[object]:
+            return engine.generate(**generate_batch([items[i] for i in indices], [decoded[i] for i in indices]))
 
-        def call(indices: list[int]) -> None:
-            if not indices:
-                return
-            try:
-                batch = generate_batch([items[i] for i in indices], [decoded[i] for i in indices])
-                outputs = engine.generate(**batch)
-            except Exception as err:
-                if not is_request_error(err):
-                    raise
-                if len(indices) == 1:
-                    results[indices[0]] = {"error": f"engine_rejected: {type(err).__name__}: {err}"}
-                    return
-                log.warning("sglang: the engine rejected a call of %d requests (%s); bisecting", len(indices), err)
-                middle = len(indices) // 2
-                call(indices[:middle])
-                call(indices[middle:])
-                return
-            if len(outputs) != len(indices):
-                raise RuntimeError(f"SGLang returned {len(outputs)} outputs for {len(indices)} prompts")
-            for i, output in zip(indices, outputs, strict=True):
-                results[i] = output_result(output)
-
-        call([i for i in range(len(items)) if results[i] is None])
+        decode_each(len(items), decode, self.decode_workers, results)
+        ready = [i for i in range(len(items)) if results[i] is None]
+        call_bisecting(ready, send, output_result, results, engine="SGLang", is_request_error=is_request_error)
         return cast(list[dict[str, object]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:

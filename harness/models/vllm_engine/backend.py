@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.checkpoint import require_checkpoint
+from harness.models.engine_count import EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.remote_code import before_loading
@@ -30,7 +31,9 @@ log = logging.getLogger(__name__)
 
 
 @register_model("vllm")
-class VLLMModel(Model):
+class VLLMModel(EngineCounted, Model):
+    backend_name = "vllm"
+
     def __init__(
         self,
         settings: VLLMSettings,
@@ -62,8 +65,6 @@ class VLLMModel(Model):
         self.limit: dict[str, object] | None = None  # limit_mm_per_prompt of the built engine
         self.image_limit: int | None = None  # the images a prompt may hold there
         self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
-        self._count: EngineCount | None = None  # loaded on the first count, without building the engine
-        self.count_seconds: float | None = None  # how long loading the count took (set-up, like the engine's start)
         self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
         # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made,
         # requests sent in them, seconds inside them (image decoding and vLLM's own processing and generation).
@@ -131,28 +132,9 @@ class VLLMModel(Model):
             )
         self._profile = self._profile | profile
 
-    @property
-    def count(self) -> EngineCount:
-        """How this backend counts a prompt (`counting`): the checkpoint's processor, loaded once on first use."""
-        if self._count is None:
-            started = time.perf_counter()
-            self._count = EngineCount(self.settings, self.facts.chat_template, online=self._count_online)
-            self.count_seconds = time.perf_counter() - started
-            # Set-up, not evaluation: scripts/gpu_check.sh reads this line, as it reads the engine's.
-            print(f"harness: vllm prompt count ready in {self.count_seconds:.1f} s", file=sys.stderr, flush=True)
-        return self._count
-
-    @property
-    def token_rule(self) -> str:
-        return self.count.token_rule
-
-    def prompt_tokens(self, request: Request) -> int:
-        """The prompt as vLLM will count it (`counting`), before anything reaches the engine."""
-        return self.count.prompt_tokens(request)
-
-    def exact(self, request: Request) -> bool:
-        """Whether `prompt_tokens` is vLLM's own count of this request (else an estimate)."""
-        return self.count.exact(request)
+    def make_count(self) -> EngineCount:
+        """How this backend counts a prompt (`counting`): the checkpoint's processor, as vLLM's expands it."""
+        return EngineCount(self.settings, self.facts.chat_template, online=self._count_online)
 
     def render(self, request: Request) -> Sent:
         """What the engine would be given for `request` (as `generate` sends it), without reading its images."""

@@ -3,14 +3,12 @@ a chunk the engine rejects for a request-level reason bisected so only the culpr
 
 from __future__ import annotations
 
-import importlib
-import logging
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from harness.models.checkpoint import check_checkpoint_files
+from harness.models.engine_calls import Result, call_bisecting, decode_each, load_factory
 from harness.models.remote_code import before_loading
 from harness.models.vllm_engine.requests import (
     build_conversation,
@@ -18,14 +16,6 @@ from harness.models.vllm_engine.requests import (
     is_request_error,
     output_result,
 )
-
-log = logging.getLogger(__name__)
-
-
-def _load(spec: str) -> Any:
-    module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
 
 # What transformers' `generate` still applies from a checkpoint's generation_config.json under greedy decoding
 # (temperature, top_p and top_k are the sampler's, which greedy ignores): the official HF wrappers' runs had it.
@@ -77,8 +67,8 @@ class LocalEngine:
         for checkpoint in dict.fromkeys(c for c in (kwargs.get("model"), kwargs.get("tokenizer")) if c):
             check_checkpoint_files(str(checkpoint), kwargs.get("revision"))  # no FIFO or device where vLLM reads
             before_loading(str(checkpoint), kwargs.get("revision"), trust)  # said (or refused) before vLLM runs it
-        self.llm = _load(llm_factory)(**kwargs)
-        self.make_sampling = _load(sampling_factory)
+        self.llm: Any = load_factory(llm_factory)(**kwargs)
+        self.make_sampling = load_factory(sampling_factory)
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
         self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
@@ -94,22 +84,17 @@ class LocalEngine:
     def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
         """Generate for payloads that share `options` (chat flags); one result dict per payload. Payloads the
         backend rendered (`prompt`) go to `LLM.generate` as they are, the others to `LLM.chat` as conversations."""
-        results: list[dict[str, Any] | None] = [None] * len(payloads)
+        results: list[Result | None] = [None] * len(payloads)
         conversations: list[Any] = [None] * len(payloads)
         rendered = bool(payloads) and all(p.get("prompt") is not None for p in payloads)
 
         def convert(i: int) -> None:
-            try:
-                conversations[i] = (
-                    engine_prompt(payloads[i], options.get("mm_processor_kwargs"))
-                    if rendered
-                    else build_conversation(payloads[i])
-                )
-            except Exception as err:  # an undecodable image fails its sample only
-                results[i] = {"error": f"invalid_input: image does not decode: {type(err).__name__}: {err}"}
+            payload = payloads[i]
+            conversations[i] = (
+                engine_prompt(payload, options.get("mm_processor_kwargs")) if rendered else build_conversation(payload)
+            )
 
-        with ThreadPoolExecutor(max_workers=self.decode_workers) as pool:
-            list(pool.map(convert, range(len(payloads))))
+        decode_each(len(payloads), convert, self.decode_workers, results)
         params: list[Any] = [None] * len(payloads)
         for i in range(len(payloads)):
             if results[i] is None:
@@ -117,39 +102,15 @@ class LocalEngine:
                     params[i] = self.make_sampling(**{**self.sampling_defaults, **payloads[i]["sampling"]})
                 except (ValueError, TypeError) as err:  # vLLM validates settings here
                     results[i] = {"error": f"invalid_input: sampling parameters: {err}"}
+
+        def send(indices: list[int]) -> Sequence[Any]:
+            prompts, sampling = [conversations[i] for i in indices], [params[i] for i in indices]
+            if rendered:
+                return self.llm.generate(prompts, sampling_params=sampling, use_tqdm=options["use_tqdm"])
+            return self.llm.chat(prompts, sampling_params=sampling, **options)
+
         ready = [i for i in range(len(payloads)) if results[i] is None]
-
-        def call(indices: list[int]) -> None:
-            if not indices:
-                return
-            try:
-                if rendered:
-                    outputs = self.llm.generate(
-                        [conversations[i] for i in indices],
-                        sampling_params=[params[i] for i in indices],
-                        use_tqdm=options["use_tqdm"],
-                    )
-                else:
-                    outputs = self.llm.chat(
-                        [conversations[i] for i in indices], sampling_params=[params[i] for i in indices], **options
-                    )
-            except Exception as err:
-                if not is_request_error(err):
-                    raise
-                if len(indices) == 1:
-                    results[indices[0]] = {"error": f"engine_rejected: {type(err).__name__}: {err}"}
-                    return
-                log.warning("vllm: the engine rejected a call of %d requests (%s); bisecting", len(indices), err)
-                middle = len(indices) // 2
-                call(indices[:middle])
-                call(indices[middle:])
-                return
-            if len(outputs) != len(indices):
-                raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(indices)} conversations")
-            for i, output in zip(indices, outputs, strict=True):
-                results[i] = output_result(output)
-
-        call(ready)
+        call_bisecting(ready, send, output_result, results, engine="vLLM", is_request_error=is_request_error)
         return cast(list[dict[str, Any]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:
