@@ -412,6 +412,7 @@ FAMILIES += (
         reason=f"Gemma4Processor {TORCHVISION}: transformers 5.20.2's processing_gemma4 imports image_processing_gemma4, "
         "which imports torchvision (Gemma4ImageProcessorPil alone runs: tests/harness/models/test_families_2026.py "
         "checks the family's rule against it)",
+        blocked=_fails_on("transformers.models.gemma4.processing_gemma4", "torchvision"),
     ),
     ForwardFamily(
         "llava-onevision-2",

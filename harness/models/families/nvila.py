@@ -13,11 +13,12 @@ from __future__ import annotations
 from harness.models.families.family import ImageTokens, ModelFamily, fixed
 
 UNAVAILABLE = (
-    "SGLang 0.5.23 is the one maintained loader (NVILAForConditionalGeneration, model_type nvila; "
-    "NVILALiteForConditionalGeneration, nvila_lite), and this project has no sglang backend (harness/models/registry.py); "
-    "transformers 5.20.2 has no vila, nvila or nvila_lite model and vLLM 0.33.0 registers no VILA architecture; "
-    "MMLongBench's checkpoints (Efficient-Large-Model/NVILA-Lite-{2B,8B}-hf-preview) are model_type vila, "
-    "VILAForCausalLM, which SGLang does not load either"
+    "no alias: SGLang 0.5.23 loads NVILAForConditionalGeneration (model_type nvila) and "
+    "NVILALiteForConditionalGeneration (nvila_lite), so such a checkpoint runs as `--model sglang --model_args "
+    "pretrained=PATH`, known by its config and estimated by this rule, but no stored source names one to alias; the "
+    "paper's checkpoints (Efficient-Large-Model/NVILA-Lite-{2B,8B}-hf-preview) are model_type vila, VILAForCausalLM, "
+    "which no backend here loads (transformers 5.20.2 has no vila model, vLLM 0.33.0 registers no VILA architecture, "
+    "SGLang 0.5.23 loads nvila and nvila_lite only)"
 )
 
 FAMILY = ModelFamily(

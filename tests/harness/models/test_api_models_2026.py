@@ -12,7 +12,7 @@ import pytest
 
 from harness.api import GenerationSettings
 from harness.models.aliases import ALIASES, resolve
-from harness.models.families import family_of
+from harness.models.families import family_of_api_name
 from harness.models.registry import get_model_class
 from harness.run_models import judge_args
 from harness.run_plan import ModelChoice
@@ -157,7 +157,7 @@ def test_gemini3_sends_no_temperature_and_no_cap() -> None:
 def test_each_image_rule_as_its_provider_publishes_it(
     served: str, size: tuple[int, int], settings: dict[str, str], tokens: int
 ) -> None:
-    family = family_of(served)
+    family = family_of_api_name(served)
     assert family is not None
     assert family.image_tokens(*size, settings) == tokens
 

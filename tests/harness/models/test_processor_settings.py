@@ -76,10 +76,13 @@ def test_grid_within_keeps_the_pinpoints_the_official_onevision_wrapper_keeps() 
 def test_a_request_is_counted_with_the_processor_its_settings_make() -> None:
     """The same row under two tasks' settings is two counts (the count kept per request notes its settings)."""
     from dataclasses import replace
+    from types import SimpleNamespace
 
     from tests.support.model_requests import encode_image, make_request
 
-    count = ProcessorCount(family_processors.idefics2(), None, name="idefics2", settings_at_load=True)
+    # The family is found by the checkpoint's config, as a loaded Idefics2 checkpoint's says
+    config = SimpleNamespace(model_type="idefics2", architectures=["Idefics2ForConditionalGeneration"])
+    count = ProcessorCount(family_processors.idefics2(), config, name="idefics2", settings_at_load=True)
     request = make_request("s", ["Look:", encode_image((1, 2, 3), (60, 40), "PNG"), "What?"])
     split = count.prompt_tokens(request)
     whole = count.prompt_tokens(replace(request, processor_kwargs=(("do_image_splitting", False),)))
