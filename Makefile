@@ -6,7 +6,7 @@ VLLM_STAMP := $(VENV)/.vllm-classes
 SGLANG_STAMP := $(VENV)/.sglang-classes
 DEMO_DIR ?= demo_out
 
-.PHONY: install test test-fast fuzz lint demo bench clean
+.PHONY: install test test-fast fuzz lint demo docs bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -49,6 +49,10 @@ test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
 # same properties on a few dozen fixed inputs each). It prints how many inputs it generated.
 fuzz: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MMLONGEVAL_FUZZ=1 $(PY) -m pytest tests/fuzz -q -p no:cacheprovider
+
+# docs/backends.md's tables, written from the registries (scripts/docs_tables.py; a test fails where they are stale).
+docs: $(STAMP)
+	$(PY) scripts/docs_tables.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

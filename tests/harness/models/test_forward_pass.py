@@ -24,7 +24,6 @@ from tests.support.forward_families import BY_NAME, FAMILIES, RUNNING
 from tests.support.forward_pass import forward_pass, tiny_checkpoint
 from tests.support.forward_rules import alias_request
 from tests.support.model_requests import encode_image, make_request
-from tests.support.paths import PROJECT
 
 IMAGES = [encode_image((200, 10, 10), (300, 200), "PNG"), encode_image((0, 100, 10), (120, 500), "PNG")]
 
@@ -211,16 +210,3 @@ def test_each_kind_of_alias_is_passed_with_its_own_template_and_its_own_config()
         assert family.make_processor is not None and family.make_config is not None
         config = family.make_config(family.make_processor().tokenizer)
         assert "moe" in config.get_text_config().model_type, name  # a mixture of experts, as the checkpoint is
-
-
-def test_the_docs_show_the_families_table() -> None:
-    """docs/backends.md lists every family with its classes, its aliases and whether it runs here, and the reason
-    where not."""
-    text = (PROJECT / "docs" / "backends.md").read_text()
-    for family in FAMILIES:
-        row = next((line for line in text.splitlines() if line.startswith(f"| {family.name} |")), None)
-        assert row is not None, f"docs/backends.md has no row for {family.name}"
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        assert cells[1] == family.classes, f"{family.name}: the classes differ"
-        assert cells[2] == ", ".join(f"`{a}`" if a in ALIASES else a for a in family.aliases), family.name
-        assert cells[3] == family.backend and cells[4] == (family.reason or "runs here"), family.name
