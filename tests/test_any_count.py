@@ -1,8 +1,8 @@
 """`Any` is counted and only goes down (issue 43 item 3): each one is a place mypy stops checking.
 
-The count is the word `Any`, each occurrence, in the non-test Python of the layered packages, as
-`git grep -ow Any -- 'harness/*.py' 'builders/*.py' 'tasks/*.py' | wc -l` counts it: the annotations, their
-imports, and the word in a comment or string alike. `MOST_ANY` is a ratchet: the count may not pass it, and when a
+The count is the word `Any`, each occurrence, in the shared code (a benchmark's own builder and task folders are its
+own: adding one spends none of the ceiling, issue 62 item 6), as `git grep -ow Any -- 'harness/*.py'
+'builders/core/*.py' | wc -l` counts it: the annotations, their imports, and the word in a comment or string alike. `MOST_ANY` is a ratchet: the count may not pass it, and when a
 change brings the count down, that change lowers `MOST_ANY` to the new count, so the next one cannot spend it again.
 A parameter that is only inspected is `object`; parsed JSON is `contract.JsonValue`; a record of a known shape is
 its TypedDict (the build manifest, the results file, the journal).
@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("builders", "harness", "tasks")
-MOST_ANY = 836
+PACKAGES = ("harness", "builders/core")
+MOST_ANY = 561
 # A whole word as `git grep -w` has it: no ASCII letter, digit or underscore on either side.
 ANY_WORD = re.compile(r"\bAny\b", re.ASCII)
 

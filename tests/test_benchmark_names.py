@@ -1,5 +1,5 @@
 """No benchmark is named in shared code (issue 50, done-when): outside docstrings and comments, nothing in `harness/`
-or `builders/core/` holds the name of one of the four benchmarks, in any case. What a benchmark knows lives in its own
+or `builders/core/` holds the name of a benchmark (each folder of `builders/`), in any case. What a benchmark knows lives in its own
 `builders/<benchmark>/` and `tasks/<benchmark>/`, found through the registry and the task configuration; a docstring
 or a comment may still cite a paper or its code.
 
@@ -18,7 +18,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ("harness", "builders/core")
-NAMES = re.compile(r"mmneedle|mmlongbench|milebench|locovqa", re.IGNORECASE)
+
+
+def _names() -> re.Pattern[str]:
+    """Each benchmark's name, as the `builders` package's folders give them (a new benchmark is found, not listed)."""
+    from builders.core.benchmark import benchmark_names as installed
+
+    return re.compile("|".join(re.escape(name) for name in installed()), re.IGNORECASE)
+
+
+NAMES = _names()
 
 
 def _docstring_lines(source: str) -> set[int]:
