@@ -1,12 +1,13 @@
 """What the offline engines (`vllm`, `sglang`) do alike around one engine call: build the engine from a "module:attr"
 spec (the stand-in's in tests), decode a chunk's images on worker threads (an image that does not decode fails its
 sample only), and call the engine on the chunk, bisecting a call it rejects for a request's fault so that only the
-culprits fail."""
+culprits fail; the chat template given as a file or as text."""
 
 from __future__ import annotations
 
 import importlib
 import logging
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -69,3 +70,11 @@ def call_bisecting(
         raise RuntimeError(f"{engine} returned {len(outputs)} outputs for {len(indices)} requests")
     for i, output in zip(indices, outputs, strict=True):
         results[i] = result(output)
+
+
+def template_text(given: str | None) -> str | None:
+    """The template given in --model_args (a file or the text itself); None: the model's own."""
+    if given is not None and os.path.isfile(given):
+        with open(given, encoding="utf-8") as f:
+            return f.read()
+    return given

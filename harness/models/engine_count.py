@@ -27,7 +27,7 @@ from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
-from harness.models.screen_model import family_rule
+from harness.models.screen_model import ScreenModel, family_rule
 from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
@@ -177,6 +177,7 @@ class EngineCounted:
     in before `harness.api.Model` and says how its count is made (`make_count`)."""
 
     backend_name = ""  # as the stderr line names it
+    engine_name = ""  # as its project spells it
     _count: EngineCount | None = None
     count_seconds: float | None = None
 
@@ -204,3 +205,21 @@ class EngineCounted:
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is the engine's own count of this request (else an estimate)."""
         return self.count.exact(request)
+
+    def screen(
+        self, pretrained: str, *, estimate: str, context_length: int | None, max_images: int | None, **more: Any
+    ) -> ScreenModel:
+        """The `--screen_only` stand-in: this backend's own count and rendering, its engine never built."""
+        return ScreenModel(
+            self.backend_name,
+            pretrained,
+            count=self.prompt_tokens,
+            exact=self.exact,
+            rule=self.token_rule,
+            estimate=estimate,
+            context_length=context_length,
+            context_note="" if context_length else f"{self.engine_name} derives one from the model config",
+            max_images=max_images,
+            render=self.render,  # type: ignore[attr-defined]  # each backend's own rendering of a request
+            **more,
+        )

@@ -16,6 +16,7 @@ from typing import cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.checkpoint import require_checkpoint
+from harness.models.engine_calls import template_text
 from harness.models.engine_count import EngineCount, EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
@@ -42,6 +43,7 @@ Processor = tuple[tuple[str, object], ...]  # a request's processor settings, as
 @register_model("sglang")
 class SGLangModel(EngineCounted, Model):
     backend_name = "sglang"
+    engine_name = "SGLang"
 
     def __init__(self, settings: SGLangSettings, *, engine_factory: str = "sglang:Engine", count_online: bool = True):
         self.settings = settings
@@ -50,7 +52,7 @@ class SGLangModel(EngineCounted, Model):
             context_length=settings.context_length,
             max_images=self._cap[0],
             max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
-            chat_template=_template_text(settings.chat_template),
+            chat_template=template_text(settings.chat_template),
             request_order=settings.request_order,
             generates_across_tasks=True,  # SGLang schedules its own batches: every task's requests at once
         )
@@ -263,11 +265,3 @@ class SGLangModel(EngineCounted, Model):
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
-
-
-def _template_text(given: str | None) -> str | None:
-    """The template given in --model_args (a file or the text itself); None: the model's own."""
-    if given is not None and os.path.isfile(given):
-        with open(given, encoding="utf-8") as f:
-            return f.read()
-    return given

@@ -15,16 +15,10 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     settings = model_settings(args)
     backend = SGLangModel(settings, count_online=False)  # the run's code path; its engine is built by generate only
     count = backend.count
-    return ScreenModel(
-        "sglang",
+    return backend.screen(
         settings.pretrained,
-        count=backend.prompt_tokens,
-        exact=backend.exact,
-        rule=backend.token_rule,
         estimate=count.unavailable if count.processor is None else count.processor.estimated,
         context_length=settings.context_length,
-        context_note="" if settings.context_length else "SGLang derives one from the model config",
         max_images=backend.facts.max_images,
         max_pixels=settings.max_pixels,
-        render=backend.render,
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +14,7 @@ from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
 from harness.models.checkpoint import require_checkpoint
+from harness.models.engine_calls import template_text
 from harness.models.engine_count import EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 @register_model("vllm")
 class VLLMModel(EngineCounted, Model):
     backend_name = "vllm"
+    engine_name = "vLLM"
 
     def __init__(
         self,
@@ -47,7 +48,7 @@ class VLLMModel(EngineCounted, Model):
             context_length=settings.max_model_len,
             max_images=settings.max_images,
             max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
-            chat_template=_template_text(settings.chat_template),
+            chat_template=template_text(settings.chat_template),
             request_order=settings.request_order,
             # vLLM schedules its own batches: given every task's requests at once it keeps the GPU full across tasks
             # (one call per task left it decoding each task's tail alone).
@@ -326,11 +327,3 @@ class VLLMModel(EngineCounted, Model):
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.close()
-
-
-def _template_text(given: str | None) -> str | None:
-    """The template given in --model_args (a file or the text itself); None: the model's own."""
-    if given is not None and os.path.isfile(given):
-        with open(given, encoding="utf-8") as f:
-            return f.read()
-    return given

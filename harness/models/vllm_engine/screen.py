@@ -34,19 +34,13 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         reason = encoder_refusal(count.image_tokens(request), cache.tokens, cache.where) if cache else None
         return (OVER_LENGTH, reason.removeprefix("over_length: ")) if reason else None
 
-    return ScreenModel(
-        "vllm",
+    return backend.screen(
         settings.pretrained,
-        count=backend.prompt_tokens,
-        exact=backend.exact,
-        rule=backend.token_rule,
         estimate=estimate,
         context_length=settings.max_model_len,
-        context_note="" if settings.max_model_len else "vLLM derives one from the model config",
         # a limit given is the engine's image count (the run records a row over it too_many_images)
         max_images=image_count(limit, settings.max_images) if isinstance(limit, dict) else settings.max_images,
         max_pixels=settings.max_pixels,
-        render=backend.render,
         refusal=refusal if cache is not None else None,
         chat_template=backend.facts.chat_template or (count.processor.chat_template if count.processor else None),
     )
