@@ -135,82 +135,110 @@ def judge_samples(
     bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
     with bar:
         for stage in stages:
-            # One request per distinct prompt: samples with the same answer (and document) share their judge's reply.
-            asked: dict[str, int] = {}
-            requests: list[Request] = []
-            for i in alive:
-                if prompts[i][stage] not in asked:
-                    asked[prompts[i][stage]] = len(requests)
-                    requests.append(
-                        Request(
-                            task=f"{task_name}:judge",
-                            doc_id=outcomes[i].doc_id,
-                            sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
-                            messages=(Message("user", (TextPart(prompts[i][stage]),)),),
-                            settings=spec.settings,
-                            text_tokens=0,
-                            image_tokens=(),
-                        )
-                    )
-            bar.total = (bar.total or 0) - (len(alive) - len(requests))
-            answers = []
-            for batch in judge.batches(requests):
-                replies = safe_generate(judge, batch)
-                answers += replies
-                bar.update(len(batch))
-                if paid is not None:
-                    paid(replies)
-            if usage is not None:
-                for answer in answers:
-                    usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
-            replies = [answers[asked[prompts[i][stage]]] for i in alive]
-            still = []
-            for i, reply in zip(alive, replies, strict=True):
-                outcome = outcomes[i]
-                outcome.stage = stage
-                if not reply.ok:
-                    outcome.status, outcome.error = FAILED, reply.error or ("refused" if reply.refused else "no reply")
-                    continue
-                text = reply.text or ""
-                if len(text) > spec.max_reply_chars:  # never handed to a parser that may be quadratic in it
-                    outcome.replies[stage] = text[:2000]
-                    outcome.status = UNPARSED
-                    outcome.error = (
-                        f"the {stage} reply has {len(text)} characters, over the judge's cap of "
-                        f"{spec.max_reply_chars} (judge.max_reply_chars): not parsed"
-                    )
-                    continue
-                outcome.replies[stage] = text
-                verdict = spec.parse(text)
-                if verdict is None:
-                    outcome.status = UNPARSED
-                    continue
-                outcome.verdicts[stage] = verdict
-                still.append(i)
+            stage_prompts = {i: prompts[i][stage] for i in alive}
+            replies = _ask(judge, spec, task_name, stage, stage_prompts, outcomes, bar, usage, paid)
+            still = [i for i in alive if _read_reply(spec, stage, outcomes[i], replies[i])]
             remaining = len(stages) - stages.index(stage) - 1
-            bar.total -= remaining * (len(alive) - len(still))  # a dropped sample is asked nothing more
+            bar.total = (bar.total or 0) - remaining * (len(alive) - len(still))  # a dropped one is asked no more
             bar.refresh()
             alive = still
     for i in alive:
         _, _, doc, response = samples[i]
-        outcome = outcomes[i]
-        try:
-            metrics = spec.score(doc, response, outcome.verdicts)
-        except TaskHookError as err:  # a verdict without the expected fields, as the scorer says it
-            cause = err.cause
-            if not isinstance(cause, KeyError | TypeError | ValueError | ZeroDivisionError):
-                raise
-            outcome.status, outcome.error = UNPARSED, f"{type(cause).__name__}: {cause}"
-            continue
-        # Each returned metric is declared, and each declared one returned unless the task declares it `some_rows`
-        # (MMLongBench's `score_nonempty`, none on an empty answer: the row is left out of that metric's average).
-        if not metrics or not returns_as_declared(metrics, spec.metrics, some_rows):
-            raise TaskConfigError(
-                f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics "
-                f"declares {sorted(spec.metrics)}"
-            )
-        outcome.metrics = {k: float(v) for k, v in metrics.items()}
+        _score(spec, task_name, doc, response, outcomes[i], some_rows)
     return outcomes
+
+
+def _ask(
+    judge: Model,
+    spec: JudgeSpec,
+    task_name: str,
+    stage: str,
+    prompts: dict[int, str],
+    outcomes: list[JudgedSample],
+    bar: tqdm,
+    usage: Counter[str] | None,
+    paid: Callable[[Sequence[Response]], None] | None,
+) -> dict[int, Response]:
+    """One stage's prompts sent, each distinct prompt once (samples with the same answer and document share their
+    judge's reply): each sample's reply."""
+    asked: dict[str, int] = {}
+    requests: list[Request] = []
+    for i, prompt in prompts.items():
+        if prompt not in asked:
+            asked[prompt] = len(requests)
+            requests.append(
+                Request(
+                    task=f"{task_name}:judge",
+                    doc_id=outcomes[i].doc_id,
+                    sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
+                    messages=(Message("user", (TextPart(prompt),)),),
+                    settings=spec.settings,
+                    text_tokens=0,
+                    image_tokens=(),
+                )
+            )
+    bar.total = (bar.total or 0) - (len(prompts) - len(requests))
+    answers: list[Response] = []
+    for batch in judge.batches(requests):
+        replies = safe_generate(judge, batch)
+        answers += replies
+        bar.update(len(batch))
+        if paid is not None:
+            paid(replies)
+    if usage is not None:
+        for answer in answers:
+            usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
+    return {i: answers[asked[prompt]] for i, prompt in prompts.items()}
+
+
+def _read_reply(spec: JudgeSpec, stage: str, outcome: JudgedSample, reply: Response) -> bool:
+    """The stage's reply parsed into the sample's verdicts; False where the sample stops here (failed, unparsed)."""
+    outcome.stage = stage
+    if not reply.ok:
+        outcome.status, outcome.error = FAILED, reply.error or ("refused" if reply.refused else "no reply")
+        return False
+    text = reply.text or ""
+    if len(text) > spec.max_reply_chars:  # never handed to a parser that may be quadratic in it
+        outcome.replies[stage] = text[:2000]
+        outcome.status = UNPARSED
+        outcome.error = (
+            f"the {stage} reply has {len(text)} characters, over the judge's cap of "
+            f"{spec.max_reply_chars} (judge.max_reply_chars): not parsed"
+        )
+        return False
+    outcome.replies[stage] = text
+    verdict = spec.parse(text)
+    if verdict is None:
+        outcome.status = UNPARSED
+        return False
+    outcome.verdicts[stage] = verdict
+    return True
+
+
+def _score(
+    spec: JudgeSpec,
+    task_name: str,
+    doc: dict[str, Any],
+    response: str,
+    outcome: JudgedSample,
+    some_rows: frozenset[str],
+) -> None:
+    """The sample's metrics from its verdicts, as the task's `judge.score` gives them."""
+    try:
+        metrics = spec.score(doc, response, outcome.verdicts)
+    except TaskHookError as err:  # a verdict without the expected fields, as the scorer says it
+        cause = err.cause
+        if not isinstance(cause, KeyError | TypeError | ValueError | ZeroDivisionError):
+            raise
+        outcome.status, outcome.error = UNPARSED, f"{type(cause).__name__}: {cause}"
+        return
+    # Each returned metric is declared, and each declared one returned unless the task declares it `some_rows`
+    # (MMLongBench's `score_nonempty`, none on an empty answer: the row is left out of that metric's average).
+    if not metrics or not returns_as_declared(metrics, spec.metrics, some_rows):
+        raise TaskConfigError(
+            f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics declares {sorted(spec.metrics)}"
+        )
+    outcome.metrics = {k: float(v) for k, v in metrics.items()}
 
 
 def judge_log_name(task: str) -> str:
