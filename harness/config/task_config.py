@@ -205,6 +205,50 @@ def parse_task(data: YamlDict) -> TaskConfig:
     visual = values.get("doc_to_visual")
     if isinstance(visual, list) and not all(isinstance(v, str) for v in visual):
         raise TaskConfigError(f"{data.where('doc_to_visual')}: `doc_to_visual` must list column names (strings)")
+    _check_prompt(data, values)
+    if values.get("refusals", "exclude") not in REFUSAL_POLICIES:
+        raise TaskConfigError(
+            f"{data.where('refusals')}: `refusals` must be one of {', '.join(REFUSAL_POLICIES)}, "
+            f"got {values['refusals']!r}"
+        )
+    tag = values.get("tag", [])
+    values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
+    if not all(isinstance(t, str) for t in values["tag"]):
+        raise TaskConfigError(f"{data.where('tag')}: `tag` must be a name or a list of names")
+    for key in ("metadata", "generation_kwargs", "dataset_kwargs"):
+        if key in data and data[key] is not None:
+            _expect(data, key, dict, "a mapping")
+        values[key] = dict(values.get(key) or {})
+    values["metric_list"] = _metric_list(data, values.get("metric_list") or [])
+    if "cluster_key" in values:
+        values["cluster_key"] = parse_cluster_key(values["cluster_key"], data.where("cluster_key"))
+    return TaskConfig(source=Path(str(data.source)), **values)
+
+
+def _metric_list(data: YamlDict, raw_metrics: object) -> list[MetricSpec]:
+    """`metric_list`'s entries, each a metric's name, its aggregation and whether higher is better."""
+    metrics = []
+    if not isinstance(raw_metrics, list):
+        raise TaskConfigError(f"{data.where('metric_list')}: `metric_list` must be a list of mappings")
+    for entry in raw_metrics:
+        if not isinstance(entry, dict) or "metric" not in entry:
+            raise TaskConfigError(f"{data.where('metric_list')}: each `metric_list` entry needs `metric:` ({entry!r})")
+        extra = {k: v for k, v in entry.items() if k not in ("metric", "aggregation", "higher_is_better")}
+        if not isinstance(entry["metric"], str) or not isinstance(entry.get("aggregation", "mean"), str | FunctionRef):
+            raise TaskConfigError(
+                f"{data.where('metric_list')}: a `metric_list` entry's `metric` must be a name and its "
+                f"`aggregation` a name or `!function module.fn` ({str(entry)[:80]})"
+            )
+        metrics.append(
+            MetricSpec(
+                str(entry["metric"]), entry.get("aggregation", "mean"), bool(entry.get("higher_is_better", True)), extra
+            )
+        )
+    return metrics
+
+
+def _check_prompt(data: YamlDict, values: dict[str, Any]) -> None:
+    """What a task's prompt may be: generated, zero-shot, from `doc_to_text` or `doc_to_messages`, its hooks functions."""
     if values.get("output_type", "generate_until") != "generate_until":
         raise TaskConfigError(
             f"{data.where('output_type')}: only `output_type: generate_until` is supported (got {values['output_type']!r})"
@@ -231,41 +275,6 @@ def parse_task(data: YamlDict) -> TaskConfig:
     ):
         if values.get(hook) is not None:
             _function_or_none(data, hook)
-    if values.get("refusals", "exclude") not in REFUSAL_POLICIES:
-        raise TaskConfigError(
-            f"{data.where('refusals')}: `refusals` must be one of {', '.join(REFUSAL_POLICIES)}, "
-            f"got {values['refusals']!r}"
-        )
-    tag = values.get("tag", [])
-    values["tag"] = [tag] if isinstance(tag, str) else list(tag or [])
-    if not all(isinstance(t, str) for t in values["tag"]):
-        raise TaskConfigError(f"{data.where('tag')}: `tag` must be a name or a list of names")
-    for key in ("metadata", "generation_kwargs", "dataset_kwargs"):
-        if key in data and data[key] is not None:
-            _expect(data, key, dict, "a mapping")
-        values[key] = dict(values.get(key) or {})
-    metrics = []
-    raw_metrics = values.get("metric_list") or []
-    if not isinstance(raw_metrics, list):
-        raise TaskConfigError(f"{data.where('metric_list')}: `metric_list` must be a list of mappings")
-    for entry in raw_metrics:
-        if not isinstance(entry, dict) or "metric" not in entry:
-            raise TaskConfigError(f"{data.where('metric_list')}: each `metric_list` entry needs `metric:` ({entry!r})")
-        extra = {k: v for k, v in entry.items() if k not in ("metric", "aggregation", "higher_is_better")}
-        if not isinstance(entry["metric"], str) or not isinstance(entry.get("aggregation", "mean"), str | FunctionRef):
-            raise TaskConfigError(
-                f"{data.where('metric_list')}: a `metric_list` entry's `metric` must be a name and its "
-                f"`aggregation` a name or `!function module.fn` ({str(entry)[:80]})"
-            )
-        metrics.append(
-            MetricSpec(
-                str(entry["metric"]), entry.get("aggregation", "mean"), bool(entry.get("higher_is_better", True)), extra
-            )
-        )
-    values["metric_list"] = metrics
-    if "cluster_key" in values:
-        values["cluster_key"] = parse_cluster_key(values["cluster_key"], data.where("cluster_key"))
-    return TaskConfig(source=Path(str(data.source)), **values)
 
 
 def _function_or_none(data: YamlDict, key: str) -> FunctionRef | None:
