@@ -237,11 +237,20 @@ def milebench_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
 
 
 def test_milebench_builds_offline_from_the_hub_cache_as_from_a_folder(
-    tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path]
+    tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import dataclasses
+
+    from builders.core.hub_source import PinnedFile
     from builders.milebench.release import HUB_RELEASE
 
     assert HUB_RELEASE.pinned
+    # The fixture's archives stand at the pinned revision: pinned here to their own bytes, as the release's are.
+    pins = {
+        name: PinnedFile(sha256(path.read_bytes()).hexdigest(), path.stat().st_size)
+        for name, path in milebench_hub_files.items()
+    }
+    monkeypatch.setattr("builders.milebench.build.HUB_RELEASE", dataclasses.replace(HUB_RELEASE, files=pins))
     fill_hub_cache(
         offline_hub,
         "FreedomIntelligence/MileBench",
