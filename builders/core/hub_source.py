@@ -41,10 +41,11 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 @dataclass(frozen=True)
 class PinnedFile:
-    """What one file of a pinned revision holds: the sha256 and size the Hub publishes for it (its LFS pointer)."""
+    """What one file of a pinned revision holds: the sha256 and size the Hub publishes for it (its LFS pointer; the
+    size None where only the file page's rounded figure could be read: the sha256 pins the bytes alone)."""
 
     sha256: str
-    size: int
+    size: int | None
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,11 @@ class HubRelease:
         pin = self.files.get(name) if (repo, revision) == (self.repo, self.revision) and self.pinned else None
         if pin is None:
             return False
-        if (blob.sha256, blob.size) != (pin.sha256, pin.size):
+        if blob.sha256 != pin.sha256 or pin.size not in (None, blob.size):
+            size = f" ({pin.size:,} bytes)" if pin.size is not None else ""
             raise BuildError(
                 f"hf://{repo}@{revision}: {name}: sha256 {blob.sha256} ({blob.size:,} bytes), but the pinned "
-                f"revision's file is sha256 {pin.sha256} ({pin.size:,} bytes): not the release's bytes; not read "
+                f"revision's file is sha256 {pin.sha256}{size}: not the release's bytes; not read "
                 "(remove the file from the Hub cache to download it again)"
             )
         return True

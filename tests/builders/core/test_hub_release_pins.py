@@ -82,3 +82,26 @@ def test_the_pinned_bytes_build_and_another_revision_is_said_unpinned(
         record["revision"] == "edited"
         and record["blobs"]["MileBench_part0.tar.gz"]["sha256"] == pins["MileBench_part0.tar.gz"].sha256
     )
+
+
+def test_mmstars_pinned_parquet_refuses_other_bytes_by_its_hash(
+    tmp_path: Path, offline_hub: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Its pin has no exact size (the Hub's page rounds it): the sha256 alone refuses the fixture's file.
+    from builders.locovqa.fixture import write_fixture
+    from builders.locovqa.sources import HUB_SOURCES
+
+    mmstar = HUB_SOURCES["mmstar"][0]
+    parquet = write_fixture(tmp_path / "sources")["mmstar"]
+    fill_hub_cache(offline_hub, mmstar.repo, {"mmstar.parquet": parquet}, commit=mmstar.revision)
+    argv = ["build", "locovqa", "--source", "mmstar=hf://Lin-Chen/MMStar", "--configs", "mmstar_cmp_9"]
+    code = cli.main([*argv, "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    held = hashlib.sha256(parquet.read_bytes()).hexdigest()
+    assert code == 2 and err.count("\n") == 0, err
+    assert err == (
+        f"builders: error: hf://Lin-Chen/MMStar@{mmstar.revision}: mmstar.parquet: sha256 {held} "
+        f"({parquet.stat().st_size:,} bytes), but the pinned revision's file is sha256 "
+        f"{mmstar.files['mmstar.parquet'].sha256}: not the release's bytes; not read (remove the file from the Hub "
+        "cache to download it again)"
+    )
