@@ -5,7 +5,8 @@ asked configs read (`HubFile`s, each under the names the release has published i
 the repo at that revision, picks each file's name, downloads only those files with `huggingface_hub`
 (resumable, into the Hub cache, `HF_HUB_OFFLINE=1` honoured: then only the cache is read), verifies each before a
 byte of it is used (a link into the repo's own `blobs/`, through no other link, to a blob whose bytes hash to its
-name: `contract.verified_blob`), and returns a folder of the build's work folder holding links to the verified
+name: `contract.verified_blob`; at the pinned revision, also the sha256 and size the release declares for it,
+`HubRelease.files`), and returns a folder of the build's work folder holding links to the verified
 blobs and nothing else, which the benchmark then reads exactly as a release folder: the same path containment,
 bounded archive streaming and image checks. Whatever goes wrong on the way to the Hub (no route, DNS, a proxy,
 401/403, a 404 for the revision or a file, a timeout, a download cut short) is one line naming the source, the
@@ -25,9 +26,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.core import contract
@@ -39,16 +40,42 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 @dataclass(frozen=True)
+class PinnedFile:
+    """What one file of a pinned revision holds: the sha256 and size the Hub publishes for it (its LFS pointer; the
+    size None where only the file page's rounded figure could be read: the sha256 pins the bytes alone)."""
+
+    sha256: str
+    size: int | None
+
+
+@dataclass(frozen=True)
 class HubRelease:
-    """A benchmark's official release on the Hub and the revision a build reads by default."""
+    """A benchmark's official release on the Hub, the revision a build reads by default, and the bytes of that
+    revision's files as the Hub publishes them (`files`: name -> `PinnedFile`), checked before a byte is used."""
 
     repo: str
     revision: str  # a commit where one could be found, else a branch (`pinned` False)
     note: str  # where the revision comes from, or why none is pinned (for the docs and `--help`)
+    files: Mapping[str, PinnedFile] = field(default_factory=dict)
 
     @property
     def pinned(self) -> bool:
         return bool(COMMIT.match(self.revision))
+
+    def check(self, repo: str, revision: str, name: str, blob: contract.VerifiedBlob) -> bool:
+        """Whether the file `name` read at `revision` of `repo` is pinned to its bytes; a pinned file whose verified
+        blob holds other bytes is a `BuildError` naming the file, both hashes and the revision."""
+        pin = self.files.get(name) if (repo, revision) == (self.repo, self.revision) and self.pinned else None
+        if pin is None:
+            return False
+        if blob.sha256 != pin.sha256 or pin.size not in (None, blob.size):
+            size = f" ({pin.size:,} bytes)" if pin.size is not None else ""
+            raise BuildError(
+                f"hf://{repo}@{revision}: {name}: sha256 {blob.sha256} ({blob.size:,} bytes), but the pinned "
+                f"revision's file is sha256 {pin.sha256}{size}: not the release's bytes; not read "
+                "(remove the file from the Hub cache to download it again)"
+            )
+        return True
 
 
 @dataclass(frozen=True)
@@ -129,12 +156,22 @@ def fetch_release(
     chosen = {_choose(file, listed, repo, commit): file for file in wanted}
     snapshot = _cache_root(repo, cache_dir) / "snapshots" / commit
     blobs = {}
+    unpinned = []
     for name, file in chosen.items():
         _download(repo, revision, name, commit, cache_dir, progress)
         try:
             blobs[name] = contract.verified_blob(snapshot, name, most=file.most.most, size=listed.get(name))
         except contract.HubCacheError as exc:
             raise BuildError(f"hf://{repo}@{commit[:12]}: {exc}") from None
+        if not official.check(repo, revision, name, blobs[name]):
+            unpinned.append(name)
+    if unpinned and progress:
+        pin = f"the pinned revision is {official.revision}" if official.pinned else "no revision is pinned"
+        print(
+            f"hub: hf://{repo}@{revision}: {', '.join(unpinned)} not pinned to their bytes ({pin}); the manifest "
+            "records the sha256 of each file read",
+            file=sys.stderr,
+        )
     folder = snapshot
     if view is not None:
         folder = Path(view)

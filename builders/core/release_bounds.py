@@ -179,13 +179,25 @@ def open_release_file(path: str | os.PathLike[str], where: str | None = None) ->
         raise BuildError(f"{where or path}: cannot be read ({exc.strerror or exc})") from None
 
 
+def check_size(handle: BinaryIO, bound: Bound, where: str) -> None:
+    """Refuse an open file whose size (its descriptor's `fstat`) is over `bound`, before a byte of it is read: a
+    sparse file is refused at its declared size, not after reading its gigabytes of zeros."""
+    size = os.fstat(handle.fileno()).st_size
+    if size > bound.most:
+        raise bound.refuse(where, size)
+
+
+def check_file_size(path: str | os.PathLike[str], bound: Bound, where: str | None = None) -> None:
+    """`check_size` of a release file by its path (before a reader that opens it itself, a hash, reads it)."""
+    with open_release_file(path, where) as handle:
+        check_size(handle, bound, where or str(path))
+
+
 def read_file(path: str | os.PathLike[str], bound: Bound, where: str | None = None) -> bytes:
     """A file of a release folder read whole, within `bound` (its size is checked before a byte is read)."""
     where = where or str(path)
     with open_release_file(path, where) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > bound.most:
-            raise bound.refuse(where, size)
+        check_size(handle, bound, where)
         return read_bounded(handle.read, bound, where)
 
 
@@ -209,7 +221,12 @@ def bounded_lines(
         yield number, line
 
 
-def lines_of(path: Path, bound: LineBound, where: str | None = None) -> Iterator[tuple[int, bytes]]:
-    """`bounded_lines` of a file."""
+def lines_of(
+    path: Path, bound: LineBound, where: str | None = None, total: Bound | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """`bounded_lines` of a file; with `total`, its size is checked before its first line is read."""
+    where = where or str(path)
     with open_release_file(path, where) as handle:
-        yield from bounded_lines(handle.readline, bound, where or str(path))
+        if total is not None:
+            check_size(handle, total, where)
+        yield from bounded_lines(handle.readline, bound, where, total)

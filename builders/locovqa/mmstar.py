@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import open_release_file
+from builders.core.release_bounds import check_size, open_release_file
+from builders.locovqa.bounds import MMSTAR_FILE
 from builders.locovqa.images import SourceImage, bytes_image
 from builders.locovqa.okvqa import VqaItem
 
@@ -63,13 +64,17 @@ class MmstarSource:
         records = self._read_tsv() if self.path.suffix.lower() == ".tsv" else self._read_parquet()
         self._images: dict[str, bytes] = {}
         items = []
+        first: dict[str, str] = {}  # image key -> the record that gave it (its file and line or row)
         for where, rec in records:
             item_id = str(rec["index"]).strip()
             if not item_id:
                 raise BuildError(f"{where}: no index")
             key = f"mmstar/{item_id}"
-            if key in self._images:
-                raise BuildError(f"{where}: index {item_id} appears twice")
+            if key in first:
+                raise BuildError(
+                    f"MMStar index {item_id[:40]!r} twice, the records {first[key]} and {where}; an index is one question"
+                )
+            first[key] = where
             answer = str(rec["answer"]).strip().upper()
             choices = rec["choices"] or options_in_question(str(rec["question"]))
             # Options that cannot be read apart leave `choices` empty: the scorer then reads any letter A-F.
@@ -94,7 +99,10 @@ class MmstarSource:
 
         try:
             with open_release_file(self.path) as handle:
+                check_size(handle, MMSTAR_FILE, str(self.path))
                 table = pq.read_table(handle)
+        except BuildError:
+            raise
         except Exception as exc:
             raise BuildError(f"{self.path} is not a readable Parquet file: {exc}") from None
         needed = {"index", "question", "image", "answer"}
@@ -133,6 +141,7 @@ class MmstarSource:
         csv.field_size_limit(sys.maxsize)  # base64 images are far longer than csv's default field limit
         out = []
         with io.TextIOWrapper(open_release_file(self.path), encoding="utf-8", newline="") as handle:
+            check_size(handle.buffer, MMSTAR_FILE, str(self.path))  # before csv reads a field of any length
             reader = csv.DictReader(handle, delimiter="\t")
             needed = {"index", "question", "image", "answer"}
             if not needed <= set(reader.fieldnames or []):

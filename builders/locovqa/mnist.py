@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import open_release_file, read_bounded, read_file
+from builders.core.release_bounds import check_size, open_release_file, read_bounded, read_file
 from builders.core.release_paths import release_path
-from builders.locovqa.bounds import MNIST_IDX
+from builders.locovqa.bounds import MNIST_IDX, MNIST_PARQUET
 
 IMAGES = "train-images-idx3-ubyte"
 LABELS = "train-labels-idx1-ubyte"
@@ -74,7 +74,10 @@ def read_parquet(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
     try:
         with open_release_file(path) as handle:
+            check_size(handle, MNIST_PARQUET, str(path))
             table = pq.read_table(handle, columns=["image", "label"])
+    except BuildError:
+        raise
     except Exception as exc:  # pyarrow's errors for a damaged or foreign file have no common base
         raise BuildError(f"{path}: not a readable MNIST Parquet file with columns image and label ({exc})") from None
     images = np.empty((table.num_rows, 28, 28), dtype=np.uint8)

@@ -53,6 +53,16 @@ def _load_json(folder: Path, name: str, what: str) -> object:
     )
 
 
+def _once(seen: dict[int, int], qid: int, position: int, file: Path, records: str) -> None:
+    """Note question `qid` at `records[position]` of `file`; a question id already noted is a `BuildError` naming
+    both records (OK-VQA gives each question one id, one record in each file)."""
+    if qid in seen:
+        raise BuildError(
+            f"{file}: question_id {qid} twice, the records {records}[{seen[qid]}] and {records}[{position}]"
+        )
+    seen[qid] = position
+
+
 class OkVqaSource:
     """The OK-VQA questions with their answers and images; `items` sorted by question id."""
 
@@ -71,14 +81,18 @@ class OkVqaSource:
                 f'malformed OK-VQA annotation file {self.dir / ANNOTATIONS}: expected {{"annotations": [...]}}'
             )
         answers = {}
+        answered_at: dict[int, int] = {}  # question id -> its record in `annotations`
         for i, ann in enumerate(annotations["annotations"]):
             try:
-                answers[int(ann["question_id"])] = [str(a["answer"]) for a in ann["answers"]]
+                qid, given = int(ann["question_id"]), [str(a["answer"]) for a in ann["answers"]]
             except (KeyError, TypeError, ValueError):
                 raise BuildError(
                     f"{self.dir / ANNOTATIONS}: annotations[{i}] needs question_id and answers[{{answer}}]"
                 ) from None
+            _once(answered_at, qid, i, self.dir / ANNOTATIONS, "annotations")
+            answers[qid] = given
         items = []
+        asked_at: dict[int, int] = {}  # question id -> its record in `questions`
         for i, q in enumerate(questions["questions"]):
             try:
                 qid, image_id, text = int(q["question_id"]), int(q["image_id"]), str(q["question"])
@@ -86,6 +100,7 @@ class OkVqaSource:
                 raise BuildError(
                     f"{self.dir / QUESTIONS}: questions[{i}] needs question_id, image_id and question"
                 ) from None
+            _once(asked_at, qid, i, self.dir / QUESTIONS, "questions")
             if qid not in answers or not answers[qid]:
                 raise BuildError(
                     f"{self.dir / ANNOTATIONS}: no answers for question {qid} "

@@ -23,6 +23,7 @@ from builders.core.errors import BuildError
 from builders.core.hub_source import (
     HubFile,
     HubRelease,
+    PinnedFile,
     fetch_release,
     is_hub_source,
     not_on_hub,
@@ -66,6 +67,12 @@ HUB_SOURCES: dict[str, tuple[HubRelease, HubFile]] = {
             "Lin-Chen/MMStar",
             "92ee365d91e33a0a5c0b93b5f6e1ef63e420c511",
             "the commit that added MMStar.tsv beside the mmstar.parquet of the first upload",
+            # The Hub's LFS details of the files at that commit: mmstar.parquet is the first upload's (a9beb09; its
+            # page gives the size only as 41.8 MB), MMStar.tsv that commit's own pointer.
+            {
+                "mmstar.parquet": PinnedFile("29afd74b0134cfab083a8909b5358577ab18fd41c1e612031577cfb3635531c2", None),
+                "MMStar.tsv": PinnedFile("05d1d6113f30dc25c90c903e51f7f010b914fac231b6118484e94ea3bfed8dc1", 37941110),
+            },
         ),
         HubFile(("mmstar.parquet",), "MMStar's questions and images"),
     ),

@@ -350,7 +350,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
             for plan in self.tsv.rows(cfg):
                 yield plan, [tsv_image_key(cfg.length, path) for path in plan.images]
             return
-        for _, line in read_lines(self.plans[cfg.name][0]):
+        for _, line in read_lines(self.plans[cfg.name][0], total=None):
             plan = PlannedRow.from_json(json.loads(line))
             yield plan, plan.images
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_archive import archive_files
-from builders.core.release_bounds import lines_of, open_release_file, read_file
+from builders.core.release_bounds import Bound, lines_of, open_release_file, read_file
 from builders.core.release_json import parse_json
 from builders.core.release_paths import ReleaseFolder, release_path
 from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSON_FILE, MMLB_JSONL, MMLB_TEXT_FILE
@@ -192,11 +192,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]:
+def read_lines(path: Path, name: str | None = None, total: Bound | None = MMLB_TEXT_FILE) -> Iterator[tuple[int, str]]:
     """(1-based line number, line) of a jsonl file, blank lines skipped; a line that is not UTF-8, or over the
-    bounds of a release's jsonl file (`MMLB_JSONL`), is a `BuildError` naming the file (`name`, as messages call
-    it) and the line."""
-    for number, raw in lines_of(path, MMLB_JSONL, name or str(path)):
+    bounds of a release's jsonl file (`MMLB_JSONL`; the whole file within `total`, checked on its size before a line
+    is read), is a `BuildError` naming the file (`name`, as messages call it) and the line. A build's own spool,
+    which may gather more than one release file's rows, passes `total=None`."""
+    for number, raw in lines_of(path, MMLB_JSONL, name or str(path), total):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -210,10 +211,17 @@ def read_lines(path: Path, name: str | None = None) -> Iterator[tuple[int, str]]
 def read_claims(path: Path, name: str) -> dict[str, list[str]]:
     """A claims file (`summ/gov_claims.jsonl`): each id's atomic claims, the summarization judge's recall list."""
     claims: dict[str, list[str]] = {}
+    first_line: dict[str, int] = {}  # id -> the line that gave its claims
     for number, line in read_lines(path, name):
         item = parse_json(line, f"{name}:{number}")
         try:
-            claims[str(item["id"])] = [str(c) for c in item["claims"]]
+            item_id, item_claims = str(item["id"]), [str(c) for c in item["claims"]]
         except (KeyError, TypeError):
             raise BuildError(f'{name}:{number}: expected {{"id": ..., "claims": [...]}}') from None
+        if item_id in first_line:
+            raise BuildError(
+                f"{name}: id {item_id[:40]!r} twice, the records of lines {first_line[item_id]} and {number}; "
+                "an id has one list of claims"
+            )
+        first_line[item_id], claims[item_id] = number, item_claims
     return claims

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from builders.core import contract
 from builders.core.errors import BuildError
+from builders.core.release_bounds import check_file_size
+from builders.mmlongbench.bounds import TSV_FILE
 from builders.mmlongbench.leaves import Config
 from builders.mmlongbench.release import read_lines
 from builders.mmlongbench.rows import PlannedRow
@@ -49,6 +51,7 @@ class VlmevalkitConfigs:
         for length in self.lengths:
             asked = {cfg.leaf.dataset: cfg for cfg in self.cfgs if cfg.length == length}
             path, name = self.sets.tsv(length), f"{HUB_FOLDER}/{tsv_name(length)}"
+            check_file_size(path, TSV_FILE, name)  # before the hash reads it whole
             self.tsv_sha256[length] = contract.file_sha256(path)
             handles = {
                 cfg.name: open(self.work / f"{cfg.name}.plan.jsonl", "w", encoding="utf-8") for cfg in asked.values()
@@ -84,7 +87,7 @@ class VlmevalkitConfigs:
         """The config's planned rows in TSV order, each a depth or permutation only where its id has all the leaf's."""
         spool, _ = self.spools[cfg.name]
         ids = self.id_rows.get(cfg.name, {})
-        for _, line in read_lines(spool):
+        for _, line in read_lines(spool, total=None):
             plan = PlannedRow.from_json(json.loads(line))
             if not ids.get(plan.source_id) == cfg.leaf.variants > 1:
                 plan.variant = -1

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.core.errors import BuildError
-from builders.core.release_bounds import bounded_lines
+from builders.core.release_bounds import bounded_lines, check_size, open_release_file
 from builders.mmlongbench.bounds import TSV_FIELD, TSV_FILE, TSV_LINES, TSV_RECORDS
 
 # `make_tsv_row` (build_mmlongbench_tsv.py:201-215) writes these; `question_type` and `tags` are not read.
@@ -55,7 +55,8 @@ def _field_limit(limit: int) -> Iterator[None]:
 
 
 def _text_lines(path: Path, name: str) -> Iterator[str]:
-    with open(path, "rb") as handle:
+    with open_release_file(path, name) as handle:
+        check_size(handle, TSV_FILE, name)
         for number, raw in bounded_lines(handle.readline, TSV_LINES, name, TSV_FILE):
             try:
                 yield raw.decode("utf-8")
@@ -67,7 +68,8 @@ def _text_lines(path: Path, name: str) -> Iterator[str]:
 
 def read_records(path: Path, name: str) -> Iterator[Record]:
     """The TSV's records in file order; a file without the columns VLMEvalKit reads, a record with another number of
-    fields than the header, or one past the bounds is a `BuildError` naming `name` and the line."""
+    fields than the header, one past the bounds, or an `index` a record before holds (VLMEvalKit keys its rows and
+    predictions by it) is a `BuildError` naming `name` and the line."""
     with _field_limit(TSV_FIELD):
         reader = csv.reader(_text_lines(path, name), delimiter="\t", quotechar='"', doublequote=True, strict=True)
         try:
@@ -83,6 +85,7 @@ def read_records(path: Path, name: str) -> Iterator[Record]:
                 f"{', '.join(REQUIRED_COLUMNS)}, ...); got {', '.join(header)[:200]}"
             )
         position = 0
+        first_line: dict[str, int] = {}  # index -> the line of the record holding it
         while True:
             line = reader.line_num + 1
             try:
@@ -97,5 +100,13 @@ def read_records(path: Path, name: str) -> Iterator[Record]:
                 raise BuildError(f"{name}:{line}: {len(values)} fields, the header names {len(header)}")
             if position >= TSV_RECORDS:
                 raise BuildError(f"{name}: more than {TSV_RECORDS:,} rows, more than any of these TSVs holds; not read")
-            yield Record(position, line, dict(zip(header, values, strict=True)))
+            fields = dict(zip(header, values, strict=True))
+            index = fields["index"]
+            if index in first_line:
+                raise BuildError(
+                    f"{name}: index {index[:40]!r} twice, the records of lines {first_line[index]} and {line}; "
+                    "VLMEvalKit keys a row by its index"
+                )
+            first_line[index] = line
+            yield Record(position, line, fields)
             position += 1

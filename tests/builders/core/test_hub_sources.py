@@ -237,11 +237,20 @@ def milebench_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
 
 
 def test_milebench_builds_offline_from_the_hub_cache_as_from_a_folder(
-    tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path]
+    tmp_path: Path, offline_hub: Path, milebench_hub_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import dataclasses
+
+    from builders.core.hub_source import PinnedFile
     from builders.milebench.release import HUB_RELEASE
 
     assert HUB_RELEASE.pinned
+    # The fixture's archives stand at the pinned revision: pinned here to their own bytes, as the release's are.
+    pins = {
+        name: PinnedFile(sha256(path.read_bytes()).hexdigest(), path.stat().st_size)
+        for name, path in milebench_hub_files.items()
+    }
+    monkeypatch.setattr("builders.milebench.build.HUB_RELEASE", dataclasses.replace(HUB_RELEASE, files=pins))
     fill_hub_cache(
         offline_hub,
         "FreedomIntelligence/MileBench",
@@ -347,13 +356,20 @@ def mnist_parquet(folder: Path) -> bytes:
 
 
 def test_locovqa_mmstar_and_mnist_build_offline_from_the_hub_cache_as_from_their_files(
-    tmp_path: Path, offline_hub: Path, locovqa_sources: dict[str, Path]
+    tmp_path: Path, offline_hub: Path, locovqa_sources: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import dataclasses
+
+    from builders.core.hub_source import PinnedFile
     from builders.locovqa.mnist import HUB_PARQUET
     from builders.locovqa.sources import HUB_SOURCES
 
     mmstar, mnist = HUB_SOURCES["mmstar"][0], HUB_SOURCES["mnist"][0]
     assert mmstar.pinned and mnist.pinned
+    # The fixture's MMStar file stands at the pinned revision: pinned here to its own bytes, as the release's is.
+    data = locovqa_sources["mmstar"].read_bytes()
+    pins = {"mmstar.parquet": PinnedFile(sha256(data).hexdigest(), len(data))}
+    monkeypatch.setitem(HUB_SOURCES, "mmstar", (dataclasses.replace(mmstar, files=pins), HUB_SOURCES["mmstar"][1]))
     fill_hub_cache(
         offline_hub,
         mmstar.repo,
