@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Required, TypedDict
 
 from builders.core import contract
@@ -156,10 +156,15 @@ def scoring_change(theirs: object, mine: object) -> str | None:
         return None
     if not isinstance(theirs, dict) or not isinstance(mine, dict):
         return "the journal is from before its scoring was recorded apart from what was sent"
-    added = [m for m in mine.get("metrics", []) if m not in theirs.get("metrics", [])]
-    removed = [m for m in theirs.get("metrics", []) if m not in mine.get("metrics", [])]
+    return metrics_change(theirs.get("metrics", []), mine.get("metrics", [])) or "the task's scorer changed"
+
+
+def metrics_change(theirs: Iterable[str], mine: Iterable[str]) -> str | None:
+    """The metrics added and removed ("the task's metrics changed (added score_nonempty)"), or None."""
+    theirs, mine = list(theirs), list(mine)
+    added, removed = [m for m in mine if m not in theirs], [m for m in theirs if m not in mine]
     said = [f"{what} {', '.join(names)}" for what, names in (("added", added), ("removed", removed)) if names]
-    return f"the task's metrics changed ({'; '.join(said)})" if said else "the task's scorer changed"
+    return f"the task's metrics changed ({'; '.join(said)})" if said else None
 
 
 def fingerprint(parts: Mapping[str, object]) -> str:

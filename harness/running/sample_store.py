@@ -44,6 +44,7 @@ from harness.running.journal import (
     header_problem,
     legacy_journal_name,
     make_header,
+    metrics_change,
     parse_line,
     record_line,
     record_problem,
@@ -132,10 +133,9 @@ class SampleStore:
             return False
         for number, line in enumerate(lines[1:], start=2):
             self._read_record(path, number, line)
-        if self._legacy and (
-            said := scoring_change({"metrics": sorted(self._stored_metrics)}, self.parts[SCORING_PART])
-        ):
-            self.rescoring = f"{self.rescoring}; {said}" if said.startswith("the task's metrics") else self.rescoring
+        if self._legacy:  # the metrics its records hold say which ones the task added or removed since
+            said = metrics_change(sorted(self._stored_metrics), self.parts[SCORING_PART]["metrics"])
+            self.rescoring = "; ".join(filter(None, [self.rescoring, said]))
         if self.rescoring is None and canonical(header.get("parts", {})) != canonical(self.parts):
             # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
             write_lines(path, [header_line(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
