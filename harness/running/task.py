@@ -134,7 +134,8 @@ class Task(TaskRequests):
 
 
 # Task keys that decide how a reply is scored, never what the model is sent: a change rescores a journal's replies.
-SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target", "refusals", "random_answer"})
+# (`refusals` decides a record's status when it is journalled, `random_answer` the random backend's reply: not here.)
+SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target"})
 
 
 def _digest(config: Mapping[str, object], hooks: Mapping[str, str]) -> str:

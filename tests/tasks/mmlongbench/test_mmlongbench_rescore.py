@@ -124,3 +124,12 @@ def test_a_journal_written_before_a_metric_was_added_resumes_and_is_rescored(
         removed.err
     )
     assert "0 generated now" in removed.err
+    # what the task sends changed: the journal is another run's
+    asked = tmp_path / "asked"
+    asked.mkdir()
+    (asked / f"{TASK}.yaml").write_text(
+        (before / f"{TASK}.yaml").read_text().replace("process_results:", "system_prompt: Be brief.\nprocess_results:")
+    )
+    (asked / "before.py").write_text((before / "before.py").read_text())
+    refused = harness(*args, "--include_path", asked, "--output_path", out)
+    assert refused.code == 2 and "holds samples of a different run (differs in: task)" in refused.err
