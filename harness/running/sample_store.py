@@ -133,7 +133,7 @@ class SampleStore:
             return False
         for number, line in enumerate(lines[1:], start=2):
             self._read_record(path, number, line)
-        if self._legacy:  # the metrics its records hold say which ones the task added or removed since
+        if self._legacy and self._stored_metrics:  # the metrics its records hold: which ones the task added or removed
             said = metrics_change(sorted(self._stored_metrics), self.parts[SCORING_PART]["metrics"])
             self.rescoring = "; ".join(filter(None, [self.rescoring, said]))
         if self.rescoring is None and canonical(header.get("parts", {})) != canonical(self.parts):
