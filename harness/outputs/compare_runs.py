@@ -32,6 +32,7 @@ from harness.outputs.group_values import leaf_tasks
 from harness.outputs.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.trusted_tasks import trusted_task_index
+from harness.running.journal import SCORING_PART
 from harness.running.task import Task
 
 NOT_DECLARED = (
@@ -70,7 +71,9 @@ def _refusal(task: str, paired: PairedTask) -> str | None:
 
 
 def _config_warning(task: str, paired: PairedTask) -> str | None:
-    differ = [k for k in ("config_sha256", "metadata") if paired.a.task_part(k) != paired.b.task_part(k)]
+    differ = [k for k in ("config_sha256", "sent_sha256", "metadata") if paired.a.task_part(k) != paired.b.task_part(k)]
+    if paired.a.parts.get(SCORING_PART) != paired.b.parts.get(SCORING_PART):
+        differ.append(SCORING_PART)
     if not differ:
         return None
     return (

@@ -151,7 +151,8 @@ class TaskJournal:
         return ABSENT if record is None else str(record["status"])
 
     def task_part(self, key: str) -> object:
-        """A field of the header's `task` part (`version`, `dataset`, `config_sha256`, `metadata`)."""
+        """A field of the header's `task` part (`version`, `dataset`, `sent_sha256` (`config_sha256` in journals
+        from before the scoring had a part of its own), `metadata`)."""
         task = self.parts.get("task")
         return task.get(key) if isinstance(task, dict) else None
 

@@ -263,6 +263,9 @@ def build_results(
     failed = {r.task.name: r.counts.get("error", 0) for r in task_results if r.counts.get("error", 0)}
     if failed:  # left out of the denominators: the scores are of the samples that did not fail
         out["failed_samples"] = failed
+    rescored = {r.task.name: r.rescored for r in task_results if r.rescored}
+    if rescored:  # replies journalled by an earlier run, scored again for the task's scoring now
+        out["rescored"] = rescored
     if run_config.get("shard"):
         out["partial"] = partial_note(task_results, str(run_config["shard"]))
     return out

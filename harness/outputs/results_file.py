@@ -232,6 +232,7 @@ ResultsFile = TypedDict(
         "system_instruction_sha": str | None,
         "fewshot_as_multiturn": bool,
         "failed_samples": NotRequired[dict[str, int]],  # task -> samples that failed with errors
+        "rescored": NotRequired[dict[str, str]],  # task -> how many stored replies were scored again, and why
         "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
         "predict_only": NotRequired[str],  # a --predict_only run's note
         "cost": NotRequired[dict[str, dict[str, CostEntry]]],  # task -> model/judge -> tokens and USD

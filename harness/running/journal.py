@@ -4,9 +4,10 @@ read (`parse_line`, `header_problem`, `record_problem`, against the same declara
 here: by the store that appends and resumes a run's journals (`harness.running.sample_store`), by `harness merge` and
 by `harness view`.
 
-The header's `fingerprint` digests its `parts` (model identity, generation settings, task config and version, dataset
-hash, and the shard of a `--shard i/n` run), less the parts that only describe the run (`INFO_PARTS`); every record
-carries the fingerprint of the run that wrote it.
+The header's `fingerprint` digests its `parts` (model identity, generation settings, the task's config less its
+scoring and its version, dataset hash, and the shard of a `--shard i/n` run): what decides the replies, less the parts
+that only describe the run (`INFO_PARTS`) and the task's scoring (`SCORING_PART`: its metrics and scorer, whose change
+rescores the stored replies instead); every record carries the fingerprint of the run that wrote it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal, Required, TypedDict
 
 from builders.core import contract
@@ -26,6 +27,8 @@ from harness.sent import CacheAsked, RoundTripRecord, SentImageRecord
 
 # Header parts that describe a run without deciding whether its samples can be reused.
 INFO_PARTS = frozenset({"task_docs"})
+# The header part that decides the replies' metrics, never whether they are reused (`Task.scoring_identity`).
+SCORING_PART = "scoring"
 METRIC_VALUE = "a number, a list of numbers or a list of [key, number] pairs"
 
 
@@ -35,7 +38,7 @@ class JournalHeader(TypedDict):
     type: Literal["header"]
     task: str
     fingerprint: str
-    parts: dict[str, Any]  # what the run was: model, generation, task, task_docs, shard
+    parts: dict[str, Any]  # what the run was: model, generation, task, scoring, task_docs, shard
 
 
 _FLOAT_MAX = int(sys.float_info.max)
@@ -133,7 +136,35 @@ def _said(found: contract.Problem) -> str:
 
 
 def identity_parts(parts: Mapping[str, object]) -> dict[str, Any]:
-    return {k: v for k, v in parts.items() if k not in INFO_PARTS}
+    """The parts that decide whether a journal's replies are reused."""
+    return {k: v for k, v in parts.items() if k not in INFO_PARTS and k != SCORING_PART}
+
+
+def sent_parts(parts: Mapping[str, object], legacy: bool) -> dict[str, Any]:
+    """`identity_parts`, compared with a journal's; `legacy`: the journal is from before the scoring had a part of its
+    own, its task's `config_sha256` digesting scoring and request alike, so neither digest is compared (each reply is
+    still reused only for the inputs it was answered for: its `input_sha256`)."""
+    kept = identity_parts(parts)
+    if legacy and isinstance(kept.get("task"), dict):
+        kept["task"] = {k: v for k, v in kept["task"].items() if k not in ("config_sha256", "sent_sha256")}
+    return kept
+
+
+def scoring_change(theirs: object, mine: object) -> str | None:
+    """Why a journal's replies are scored again (its scoring part `theirs`, the task's `mine`), or None."""
+    if theirs == mine:
+        return None
+    if not isinstance(theirs, dict) or not isinstance(mine, dict):
+        return "the journal is from before its scoring was recorded apart from what was sent"
+    return metrics_change(theirs.get("metrics", []), mine.get("metrics", [])) or "the task's scorer changed"
+
+
+def metrics_change(theirs: Iterable[str], mine: Iterable[str]) -> str | None:
+    """The metrics added and removed ("the task's metrics changed (added score_nonempty)"), or None."""
+    theirs, mine = list(theirs), list(mine)
+    added, removed = [m for m in mine if m not in theirs], [m for m in theirs if m not in mine]
+    said = [f"{what} {', '.join(names)}" for what, names in (("added", added), ("removed", removed)) if names]
+    return f"the task's metrics changed ({'; '.join(said)})" if said else None
 
 
 def fingerprint(parts: Mapping[str, object]) -> str:

@@ -19,6 +19,7 @@ checks. A `BackendFatalError` stops the run after saving what the failing batch 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -129,6 +130,15 @@ class Runner:
             self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored
         )
 
+    def _rescored(self, store: SampleStore, current: list[str]) -> str | None:
+        """The note of a journal whose stored replies are scored again (its task's scoring changed), said once."""
+        if store.rescoring is None or not self.options.score:
+            return None
+        count = sum(1 for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None)
+        note = f"{count} stored replies rescored: {store.rescoring}"
+        print(f"harness: {store.path}: rescoring {count} stored replies: {store.rescoring}", file=sys.stderr)
+        return note
+
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
         """Every document of this run (its shard): resumed from the journal, recorded as failing the
         screen (written at once), or pending generation."""
@@ -230,6 +240,7 @@ class Runner:
             "model": redact_mapping(self.model.identity()),
             "generation": settings.to_dict(),
             "task": task.identity(),
+            "scoring": task.scoring_identity(),
             "task_docs": len(task),
         }
         if self.options.shard is not None:
@@ -263,6 +274,7 @@ class Runner:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
         task, store, screened = run.task, run.store, run.screened
         current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
+        rescored = self._rescored(store, current)
         if self.options.score:
             self._score_unscored(task, store, current)
         store.add(refresh_cluster_keys(task, store.records, current))
@@ -303,6 +315,7 @@ class Runner:
             task_docs=len(task),
             judge_counts=judge_counts,
             judge_usage=dict(sorted(judge_usage.items())),
+            rescored=rescored,
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )
 

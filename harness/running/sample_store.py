@@ -1,9 +1,12 @@
 """The per-task journal of finished samples, `journal_<task>.jsonl`: append-only JSONL, fsync'd as it grows.
 
-The first line is a header with the run fingerprint (model identity, generation settings, task config and
-version, dataset hash, and the shard of a `--shard i/n` run). A run started again with the same arguments
+The first line is a header with the run fingerprint (model identity, generation settings, task config less its
+scoring and version, dataset hash, and the shard of a `--shard i/n` run). A run started again with the same arguments
 reads the journal, skips every finished sample and appends the rest; a journal written by a different run
-is refused with the parts that differ, never mixed. Reading never ends in a traceback:
+is refused with the parts that differ, never mixed. A journal whose only difference is the task's scoring (its
+metrics, scorer, aggregations: the header's `scoring` part), or one from before that part was recorded, is reused and
+its replies scored again (`rescoring`: the reason; each stored reply's metrics are dropped, the run scores them and
+compaction writes the new header, so a run killed before then rescores again). Reading never ends in a traceback:
 - a line cut short by a kill is dropped (a journal holding only a cut header is started afresh: nothing
   was in it);
 - any other line that is not a sample record of this task (not JSON, not UTF-8, the wrong shape, a second
@@ -27,23 +30,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from harness.api import FINAL
+from harness.api import FINAL, SCORED
 from harness.errors import TaskConfigError, UserError
 from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
 from harness.redact import scrub
 from harness.running.journal import (
+    SCORING_PART,
     JournalHeader,
     SampleRecord,
     canonical,
     fingerprint,
     header_line,
     header_problem,
-    identity_parts,
     legacy_journal_name,
     make_header,
+    metrics_change,
     parse_line,
     record_line,
     record_problem,
+    scoring_change,
+    sent_parts,
     stamped,
 )
 
@@ -82,6 +88,9 @@ class SampleStore:
         self.records: dict[str, SampleRecord] = {}  # the latest record per sample, for compaction
         self._lines = 0  # records in the file (superseded and skipped ones too)
         self._file: TextIO | None = None
+        self.rescoring: str | None = None  # why the journal's replies are scored again (`scoring_change`), or None
+        self._legacy = False  # the journal's header has no scoring part: its records' metrics say what was scored
+        self._stored_metrics: set[str] = set()
         if path is None:
             return
         with reporting(path):
@@ -124,7 +133,10 @@ class SampleStore:
             return False
         for number, line in enumerate(lines[1:], start=2):
             self._read_record(path, number, line)
-        if canonical(header.get("parts", {})) != canonical(self.parts):
+        if self._legacy and self._stored_metrics:  # the metrics its records hold: which ones the task added or removed
+            said = metrics_change(sorted(self._stored_metrics), self.parts[SCORING_PART]["metrics"])
+            self.rescoring = "; ".join(filter(None, [self.rescoring, said]))
+        if self.rescoring is None and canonical(header.get("parts", {})) != canonical(self.parts):
             # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
             write_lines(path, [header_line(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
         return True
@@ -141,23 +153,33 @@ class SampleStore:
                 f"{path}:1: the journal's header is {problem}, so the sample records after it cannot be "
                 "trusted; delete the file to start this task again"
             )
+        parts = header.get("parts") or {}
+        legacy = SCORING_PART not in parts and SCORING_PART in self.parts
         if header.get("fingerprint") != self.fingerprint:
-            mine, theirs = identity_parts(self.parts), identity_parts(header.get("parts") or {})
+            mine, theirs = sent_parts(self.parts, legacy), sent_parts(parts, legacy)
             differ = sorted(k for k in set(theirs) | set(mine) if canonical(theirs.get(k)) != canonical(mine.get(k)))
+            if legacy and not differ:
+                self.rescoring = scoring_change(None, self.parts[SCORING_PART])
+                self._legacy = True
+                return header
             raise UserError(
                 f"{path} holds samples of a different run (differs in: {', '.join(differ) or 'fingerprint'}); "
                 "refusing to mix them: use another --output_path, or delete the file to start this task again"
             )
+        self.rescoring = scoring_change(parts.get(SCORING_PART), self.parts.get(SCORING_PART))
         return header
 
     def _read_record(self, path: Path, number: int, line: bytes) -> None:
         self._lines += 1
         record, problem = parse_line(line)
-        if problem is None:
-            problem = record_problem(record, self.task, self.aggregations)
+        if problem is None:  # metrics to be scored again are not checked against the aggregations they were not for
+            problem = record_problem(record, self.task, None if self.rescoring else self.aggregations)
         if problem:
             _warn(f"{path}:{number}: skipped an unreadable journal line ({problem}); its sample runs again")
             return
+        if self.rescoring and record["status"] in SCORED:
+            self._stored_metrics.update(record.get("metrics") or {})
+            record["metrics"] = None  # scored again by the run (`Runner._score_unscored`)
         self.records[record["sample_id"]] = record
         self.outcomes[record["sample_id"]] = _outcome(record)
 
@@ -196,12 +218,13 @@ class SampleStore:
     def compact(self) -> None:
         """Rewrite the journal as one line per sample (its latest record), in doc order, when it holds
         superseded or skipped lines (errors retried, unreadable lines)."""
-        if self.path is None or self._file is None or self._lines == len(self.records):
+        if self.path is None or self._file is None or (self._lines == len(self.records) and not self.rescoring):
             return
         ordered = sorted(self.records.values(), key=lambda r: r["doc_id"])
         self.close()
         write_lines(self.path, [header_line(self._header()), *(record_line(r) for r in ordered)])
         self._lines = len(ordered)
+        self.rescoring = None  # the header says the task's scoring now, the records hold no other
         with reporting(self.path):
             self._file = open_text(self.path, "a")
 

@@ -92,7 +92,26 @@ class Task(TaskRequests):
 
     # ----------------------------------------------------------------------------- identity
     def identity(self) -> dict[str, Any]:
-        """What determines this task's scores: config (with hook sources), metadata, data."""
+        """What decides the replies a journal may reuse: the task's config less its scoring (with the hooks' sources),
+        metadata, data. A change of scoring only rescores the replies (`scoring_identity`)."""
+        config = {k: v for k, v in self._config_identity().items() if k not in SCORING_KEYS}
+        return {
+            "task": self.name,
+            "version": self.config.version,
+            "sent_sha256": _digest(config, self._hook_sources(scoring=False)),
+            "metadata": scored_metadata(self.metadata),
+            "dataset": self.data.fingerprint if self.data else None,
+        }
+
+    def scoring_identity(self) -> dict[str, Any]:
+        """What decides a stored reply's metrics: the metrics, the scorer and their hooks' sources."""
+        config = {k: v for k, v in self._config_identity().items() if k in SCORING_KEYS}
+        return {
+            "metrics": [m.metric for m in self.config.metric_list],
+            "sha256": _digest(config, self._hook_sources(scoring=True)),
+        }
+
+    def _config_identity(self) -> dict[str, Any]:
         config = self.config.to_dict()
         config.pop("source", None)
         config.pop("benchmark", None)  # the benchmark's declaration: its report, paper models, ... (no score)
@@ -104,12 +123,20 @@ class Task(TaskRequests):
             config.pop("refusals")
         if config.get("fit_context") is None:  # none declared: journals from before the key still resume
             config.pop("fit_context", None)
-        hooks = {str(ref): ref.source_hash() for ref in self.config.function_refs() if ref is not self.config.benchmark}
-        digest = hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
-        return {
-            "task": self.name,
-            "version": self.config.version,
-            "config_sha256": digest,
-            "metadata": scored_metadata(self.metadata),
-            "dataset": self.data.fingerprint if self.data else None,
-        }
+        return config
+
+    def _hook_sources(self, scoring: bool) -> dict[str, str]:
+        config = self.config
+        scorers = [getattr(config, key) for key in SCORING_KEYS if key != "metric_list"]
+        scorers += [*config.judge.values(), *(m.aggregation for m in config.metric_list)]
+        refs = [ref for ref in config.function_refs() if ref is not config.benchmark]
+        return {str(ref): ref.source_hash() for ref in refs if any(ref is s for s in scorers) == scoring}
+
+
+# Task keys that decide how a reply is scored, never what the model is sent: a change rescores a journal's replies.
+# (`refusals` decides a record's status when it is journalled, `random_answer` the random backend's reply: not here.)
+SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target"})
+
+
+def _digest(config: Mapping[str, object], hooks: Mapping[str, str]) -> str:
+    return hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()

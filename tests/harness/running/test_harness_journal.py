@@ -174,3 +174,31 @@ def test_a_scorer_whose_metrics_could_not_be_read_back_stops_the_run(tmp_path: P
         "harness: error: task 'says_yes': sample 'm1_n2_k1-00000' cannot be journalled: metrics.acc is a str, not a "
         "number, a list of numbers or a list of [key, number] pairs"
     )
+
+
+def test_a_change_of_scoring_rescores_the_stored_replies_until_they_are_compacted(tmp_path: Path) -> None:
+    """The scoring part decides the replies' metrics, never their reuse: a changed one drops them to be scored again,
+    and the header keeps the old scoring until compaction writes the records scored anew (a run killed before rescores
+    again); the parts that decide reuse still refuse."""
+    path = tmp_path / journal_name("t")
+    before = {"model": "m", "scoring": {"metrics": ["acc"], "sha256": "1"}}
+    after = {"model": "m", "scoring": {"metrics": ["acc", "acc_nonempty"], "sha256": "2"}}
+    store = SampleStore(path, "t", before)
+    store.add([{"doc_id": 0, "sample_id": "a", "status": "ok", "response": "x", "metrics": {"acc": 1.0}}])
+    store.close()
+    for _ in range(2):  # killed before compaction: the header still says the old scoring
+        reopened = SampleStore(path, "t", after)
+        assert reopened.rescoring == "the task's metrics changed (added acc_nonempty)"
+        assert reopened.is_done("a") and reopened.outcomes["a"].metrics is None
+        reopened.close()
+        assert json.loads(path.read_text().splitlines()[0])["parts"] == before
+    reopened = SampleStore(path, "t", after)
+    reopened.add([{"doc_id": 0, "sample_id": "a", "status": "ok", "response": "x", "metrics": {"acc": 1.0}}])
+    reopened.compact()
+    reopened.close()
+    assert json.loads(path.read_text().splitlines()[0])["parts"] == after
+    resumed = SampleStore(path, "t", after)
+    assert resumed.rescoring is None and resumed.outcomes["a"].metrics == {"acc": 1.0}
+    resumed.close()
+    with pytest.raises(UserError, match=r"differs in: model\)"):
+        SampleStore(path, "t", {**after, "model": "other"})
