@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from builders.core import contract
-from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting
+from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
 from harness.redact import scrub
 
 # A chunk ends after a piece (a line, or a sentence) whose CRC is 0 modulo this (some 8 KiB of prose on average)...
@@ -123,6 +123,7 @@ class PromptStore:
         lines, self._pending = self._pending, []
         with reporting(self.path):
             if self._file is None:  # opened on first use, and again after `close` (the journal's compaction)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._file = open_text(self.path, "a")
             self._file.write("".join(line + "\n" for line in lines))
             self._file.flush()
@@ -191,6 +192,23 @@ class PromptTexts:
         if hashlib.sha256(data).hexdigest() != digest:
             return None
         return data.decode("utf-8", "surrogatepass")
+
+
+def merge_stores(sources: Iterable[Path], target: Path) -> None:
+    """One store at `target` holding every text of `sources` (the shards' stores, for `harness merge`), each chunk and
+    text once; none written where the shards kept no text."""
+    merged = PromptTexts()
+    for source in sources:
+        found = PromptTexts.at(source)
+        merged.chunks.update(found.chunks)
+        merged.texts.update(found.texts)
+    if merged.texts:
+        chunk_lines = (
+            json.dumps({"chunk": name, "zlib": base64.b64encode(data).decode("ascii")})
+            for name, data in merged.chunks.items()
+        )
+        text_lines = (json.dumps({"text": name, "chunks": names}) for name, names in merged.texts.items())
+        write_lines(target, [*chunk_lines, *text_lines])
 
 
 def _inflated(packed: bytes) -> bytes:

@@ -7,12 +7,8 @@ writes a file."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,15 +24,10 @@ from harness.running.cache import input_sha256
 from harness.running.prompt_store import PromptTexts, prompts_name
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun
+from harness.view.image_store import ImageStore
 from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within, open_regular
 from harness.view.sample_index import axis_values
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
-
-SHA256_HEX = frozenset("0123456789abcdef")
-
-
-def is_sha256(text: str) -> bool:
-    return len(text) == 64 and set(text) <= SHA256_HEX
 
 
 @dataclass
@@ -78,78 +69,6 @@ def sent_record(record: dict[str, Any]) -> dict[str, Any] | None:
             return None
     if isinstance(record.get("prompt"), str) and isinstance(images, list):
         return {"text": record["prompt"], "images": [i for i in images if isinstance(i, dict)]}
-    return None
-
-
-class ImageStore:
-    """The images the viewer may serve: only those of prompts it rebuilt from verified builds, by content hash.
-    Each read is checked against its hash; thumbnails are kept in a small LRU."""
-
-    def __init__(self, thumbs: int = 512) -> None:
-        self._loaders: dict[str, Callable[[], bytes]] = {}
-        self._thumbs: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
-        self._limit = thumbs
-        self._lock = threading.Lock()
-
-    def register(self, sha256: str, load: Callable[[], bytes]) -> None:
-        with self._lock:
-            self._loaders.setdefault(sha256, load)
-
-    def __contains__(self, sha256: str) -> bool:
-        return sha256 in self._loaders
-
-    def original(self, sha256: str) -> bytes | None:
-        load = self._loaders.get(sha256)
-        if load is None:
-            return None
-        try:
-            data = load()
-        except (OSError, ValueError, KeyError):  # the build changed under the viewer: its check refused the bytes
-            return None
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
-
-    def thumbnail(self, sha256: str, size: int) -> tuple[bytes, str] | None:
-        """(bytes, media type) of the image shrunk to fit `size` pixels, as PNG (JPEG for photos)."""
-        key = (sha256, size)
-        with self._lock:
-            if key in self._thumbs:
-                self._thumbs.move_to_end(key)
-                return self._thumbs[key]
-        data = self.original(sha256)
-        if data is None:
-            return None
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(io.BytesIO(data)) as image:
-                image.thumbnail((size, size))
-                out = io.BytesIO()
-                photo = image.format == "JPEG"
-                image.convert("RGB").save(out, format="JPEG" if photo else "PNG", quality=85)
-        except (OSError, UnidentifiedImageError, ValueError):
-            return None
-        found = (out.getvalue(), "image/jpeg" if photo else "image/png")
-        with self._lock:
-            self._thumbs[key] = found
-            while len(self._thumbs) > self._limit:
-                self._thumbs.popitem(last=False)
-        return found
-
-
-def media_type(data: bytes) -> str | None:
-    """The image type of encoded bytes by their signature; None for anything else (never served)."""
-    signatures = {
-        b"\xff\xd8\xff": "image/jpeg",
-        b"\x89PNG\r\n\x1a\n": "image/png",
-        b"GIF87a": "image/gif",
-        b"GIF89a": "image/gif",
-        b"BM": "image/bmp",
-    }
-    for signature, kind in signatures.items():
-        if data.startswith(signature):
-            return kind
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
     return None
 
 
