@@ -39,6 +39,7 @@ class Part:
     sha256: str = ""
     index: int = 0  # the image's place in the prompt (0-based)
     size: tuple[int, int] | None = None
+    served: bool = True  # the viewer has its bytes (a verified build's, by hash): shown, else named by hash only
 
 
 @dataclass
@@ -257,12 +258,17 @@ class TaskData:
         sent = sent_record(record)
         assert sent is not None
         gold = record.get("target") if isinstance(record.get("target"), str) else None
-        matches = None
+        matches, problem = None, None
         task = self.task()
-        if task is not None and task.docs is not None and 0 <= doc_id < len(task):
+        if task is None or task.docs is None or not 0 <= doc_id < len(task):
+            problem = self.problem or f"document {doc_id} is not in the data"
+        else:
             doc = task.doc(doc_id)
             request = task.build_request(doc_id, doc, self.settings(header))
-            if task.sample_id(doc_id, doc) == record.get("sample_id") and isinstance(request, Request):
+            if task.sample_id(doc_id, doc) != record.get("sample_id"):
+                problem = f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
+                problem += f"{record.get('sample_id')!r}: the build changed since the run"
+            elif isinstance(request, Request):
                 policy = (self.config.get("input_policies") or {}).get(self.run.task)
                 shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
                 for image in shown.images:
@@ -277,14 +283,15 @@ class TaskData:
         for index, image in enumerate(images):
             size = image.get("size")
             sized = (int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None
-            parts.append(Part("image", sha256=str(image.get("sha256") or ""), index=index, size=sized))
+            sha = str(image.get("sha256") or "")
+            parts.append(Part("image", sha256=sha, index=index, size=sized, served=sha in self.images))
         # The text exactly as the model was given it (its own image markers, or an API's JSON), then its images.
         turn = Turn("sent", [Part("text", text), *parts])
         if record.get("logged_in"):
             where = f"the sample log {record['logged_in']}"
         else:
             where = "the journal's prompt store" if record.get("stored") else "the journal (--log_samples)"
-        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold)
+        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold, problem)
 
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
         """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""
