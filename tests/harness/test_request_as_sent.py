@@ -251,3 +251,36 @@ def test_log_samples_exports_the_records_as_sent(
     }
     assert exported == viewer_prompts(out)
     assert {texts.text(r["prompt_sha256"]) for r in records} == set(exported.values())
+
+
+def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness, monkeypatch) -> None:
+    """A paper model whose rule resizes a task's images (MMLongBench's `max_image_side`), in a default run: each page
+    shows the record's request, its images at the size sent, and it hashes to the journal's record of what was sent
+    (rebuilt from the build without the model's policy, it did not)."""
+    import pyarrow.parquet as pq
+    from starlette.testclient import TestClient
+
+    from builders.mmlongbench.build import build_mmlongbench
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+    from harness.view.app import create_app
+    from harness.view.catalog import Catalog
+
+    build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=["niah_vh_single_8k"])
+    rule = TaskRule(("mmlongbench_niah_vh_*",), InputPolicy.of(max_image_side=64), "halves the fixture's images")
+    monkeypatch.setitem(aliases.ALIASES, "shrinker", aliases.Alias("constant", {"answer": "Yes"}, rules=(rule,)))
+    out = tmp_path / "out"
+    task = "mmlongbench_niah_vh_single_8k"
+    run = harness("--tasks", task, "--model", "shrinker", "--data_dir", tmp_path / "data", "--output_path", out)
+    assert run.code == 0, run.err
+    (journal,) = out.rglob(f"journal_{task}.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert records and all(max(image["size"]) <= 64 for r in records for image in r["sent_images"])
+    built = (tmp_path / "data" / "mmlongbench" / "niah_vh_single_8k").glob("*.parquet")
+    assert any(max(size) > 64 for p in built for row in pq.read_table(p).to_pylist() for size in row["image_sizes"])
+    (model,) = Catalog(out).model_names()
+    client = TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    for record in records:
+        page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
+        assert page.status_code == 200 and "the request as the backend sent it" in page.text
+        assert 'id="inputs-match"' in page.text and "does not hash" not in page.text
