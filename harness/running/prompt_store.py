@@ -8,7 +8,8 @@ its chunks: each chunk is stored once, zlib-compressed, by its sha256, and each 
 
 Written as the journal is: append-only, never through a link, fsync'd before the journal lines that name its texts,
 so a record's text is on disk before the record; a line cut short by a kill is dropped when the store is opened again.
-Read whole (`PromptTexts.read`), each line within a bound, from a regular file only.
+Read as an index (`PromptTexts`: where each chunk's line is), each line within a bound, from a regular file only; a
+text is read, inflated and checked against its hash when asked for.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class PromptStore:
                 os.ftruncate(fd, len(raw))
             finally:
                 os.close(fd)
-        known = PromptTexts.of_lines(raw.split(b"\n"))
+        known = PromptTexts.at(path)
         self._chunks = set(known.chunks)
         self._texts = set(known.texts)
 
@@ -139,55 +140,63 @@ class PromptStore:
 
 
 class PromptTexts:
-    """A store's texts as read back: each text's chunks, each chunk compressed, a text made whole on asking."""
+    """A store's index, as read back: where each chunk's line is, each text's chunks; a text is read, inflated and
+    checked against its hash on asking (`text`), so a reader holds the index, never the store."""
 
-    def __init__(self) -> None:
-        self.chunks: dict[str, bytes] = {}
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.chunks: dict[str, tuple[int, int]] = {}  # sha256 -> (offset, length) of its line
         self.texts: dict[str, list[str]] = {}
 
     @classmethod
-    def of_lines(cls, lines: Iterable[bytes | None]) -> PromptTexts:
-        """The store's lines read; a line that is not one of its two kinds (cut, altered) is passed by: a text that
-        needs it is then not found (`text` says None)."""
-        found = cls()
-        for line in lines:
-            try:
-                value = json.loads(line) if line else None
-            except (ValueError, RecursionError):
-                continue
-            if not isinstance(value, dict):
-                continue
-            if isinstance(value.get("chunk"), str) and isinstance(value.get("zlib"), str):
-                try:
-                    found.chunks[value["chunk"]] = base64.b64decode(value["zlib"], validate=True)
-                except ValueError:
-                    continue
-            elif isinstance(value.get("text"), str) and isinstance(value.get("chunks"), list):
-                found.texts[value["text"]] = [str(name) for name in value["chunks"]]
-        return found
-
-    @classmethod
-    def read(cls, handle: BinaryIO) -> PromptTexts:
-        """A store's texts from its opened file (`contract.open_regular`), each line within `LINE_MOST`."""
-        return cls.of_lines(iter(lambda: contract.read_line(handle, LINE_MOST), b""))
-
-    @classmethod
     def at(cls, path: Path) -> PromptTexts:
-        """The store at `path`; an empty one where there is none or it cannot be read."""
+        """The store at `path` (a regular file, each line within `LINE_MOST`); an empty one where there is none or it
+        cannot be read. A line that is not one of its two kinds (cut, altered) is passed by: a text that needs it is
+        then not found (`text` says None)."""
+        found = cls(path)
         try:
             with contract.open_regular(path) as handle:
-                return cls.read(handle)
+                offset = 0
+                while (line := contract.read_line(handle, LINE_MOST)) != b"":
+                    end = handle.tell()
+                    if line is not None:
+                        found._note(line, offset, end - offset)
+                    offset = end
         except OSError:
             return cls()
+        return found
+
+    def _note(self, line: bytes, offset: int, length: int) -> None:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(value, dict):
+            return
+        if isinstance(value.get("chunk"), str) and isinstance(value.get("zlib"), str):
+            self.chunks[value["chunk"]] = (offset, length)
+        elif isinstance(value.get("text"), str) and isinstance(value.get("chunks"), list):
+            self.texts[value["text"]] = [str(name) for name in value["chunks"]]
+
+    def packed(self, handle: BinaryIO, name: str) -> bytes:
+        """The compressed bytes of chunk `name` (`KeyError` where the store lacks it, `ValueError` where its line
+        changed since it was indexed)."""
+        offset, length = self.chunks[name]
+        handle.seek(offset)
+        value = json.loads(handle.read(length))
+        if not isinstance(value, dict) or value.get("chunk") != name or not isinstance(value.get("zlib"), str):
+            raise ValueError(f"chunk {name} moved")
+        return base64.b64decode(value["zlib"], validate=True)
 
     def text(self, digest: str) -> str | None:
         """The text whose sha256 is `digest`, checked against it; None where the store lacks it or a chunk of it."""
         names = self.texts.get(digest)
-        if names is None:
+        if names is None or self.path is None:
             return None
         try:
-            data = b"".join(_inflated(self.chunks[name]) for name in names)
-        except (KeyError, zlib.error):
+            with contract.open_regular(self.path) as handle:
+                data = b"".join(_inflated(self.packed(handle, name)) for name in names)
+        except (OSError, KeyError, ValueError, RecursionError, zlib.error):
             return None
         if hashlib.sha256(data).hexdigest() != digest:
             return None
@@ -197,17 +206,19 @@ class PromptTexts:
 def merge_stores(sources: Iterable[Path], target: Path) -> None:
     """One store at `target` holding every text of `sources` (the shards' stores, for `harness merge`), each chunk and
     text once; none written where the shards kept no text."""
-    merged = PromptTexts()
+    chunks: dict[str, str] = {}  # sha256 -> its compressed bytes, as base64
+    texts: dict[str, list[str]] = {}
     for source in sources:
         found = PromptTexts.at(source)
-        merged.chunks.update(found.chunks)
-        merged.texts.update(found.texts)
-    if merged.texts:
-        chunk_lines = (
-            json.dumps({"chunk": name, "zlib": base64.b64encode(data).decode("ascii")})
-            for name, data in merged.chunks.items()
-        )
-        text_lines = (json.dumps({"text": name, "chunks": names}) for name, names in merged.texts.items())
+        if not found.texts:
+            continue
+        with contract.open_regular(source) as handle:
+            for name in found.chunks.keys() - chunks.keys():
+                chunks[name] = base64.b64encode(found.packed(handle, name)).decode("ascii")
+        texts.update(found.texts)
+    if texts:
+        chunk_lines = (json.dumps({"chunk": name, "zlib": packed}) for name, packed in chunks.items())
+        text_lines = (json.dumps({"text": name, "chunks": names}) for name, names in texts.items())
         write_lines(target, [*chunk_lines, *text_lines])
 
 

@@ -59,14 +59,19 @@ def test_a_store_cut_by_a_kill_keeps_its_whole_lines(tmp_path: Path) -> None:
 
 def test_an_altered_or_missing_chunk_gives_no_text(tmp_path: Path) -> None:
     path, (name,) = stored(tmp_path, context(2, 200))
-    lines = path.read_text().splitlines()
-    assert PromptTexts.of_lines(line.encode() for line in lines).text(name) is not None
-    assert PromptTexts.of_lines(line.encode() for line in lines[1:]).text(name) is None
     other, (swapped,) = stored(tmp_path / "b", context(3, 200))
-    forged = PromptTexts.at(path)
-    forged.texts[name] = PromptTexts.at(other).texts[swapped]
-    forged.chunks.update(PromptTexts.at(other).chunks)
-    assert forged.text(name) is None  # chunks that do not hash to the text's name are not its text
+    assert PromptTexts.at(path).text(name) == context(2, 200)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[1:]) + "\n")  # its first chunk gone
+    assert PromptTexts.at(path).text(name) is None
+    # its text naming chunks that do not hash to it (another text's): not its text
+    others = other.read_text().splitlines()
+    path.write_text("\n".join([*others[:-1], others[-1].replace(swapped, name)]) + "\n")
+    assert PromptTexts.at(path).texts[name] and PromptTexts.at(path).text(name) is None
+    path.write_text("\n".join([*lines[:-1], lines[-1]]) + "\n")
+    found = PromptTexts.at(path)
+    path.write_text(path.read_text().replace('"zlib": "', '"zlib": "AAAA', 1))  # changed after it was indexed
+    assert found.text(name) is None and PromptTexts.at(path).text(name) is None
 
 
 def test_a_link_in_its_place_is_refused(tmp_path: Path) -> None:
