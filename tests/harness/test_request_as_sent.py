@@ -284,3 +284,28 @@ def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness,
         page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
         assert page.status_code == 200 and "the request as the backend sent it" in page.text
         assert 'id="inputs-match"' in page.text and "does not hash" not in page.text
+
+
+def test_a_journal_from_before_the_prompt_store_resumes_and_exports(data_dir: Path, tmp_path: Path, harness) -> None:
+    """A record with its prompt inline (`--log_samples` before the prompt store) is resumed, compared by its text,
+    and exported with it; the viewer shows it as sent."""
+    from harness.running.prompt_store import PromptTexts
+
+    out = tmp_path / "out"
+    args = run_args(data_dir, out, "--model", "constant", "--model_args", "answer=-1")
+    assert harness(*args).code == 0
+    (journal,) = out.rglob(f"journal_{TASK}.jsonl")
+    store = journal.with_name(f"prompts_{TASK}.jsonl")
+    texts = PromptTexts.at(store)
+    header, *lines = journal.read_text().splitlines()
+    old = []
+    for line in lines:
+        record = json.loads(line)
+        old.append({**record, "prompt": texts.text(record.pop("prompt_sha256"))})
+    journal.write_text("\n".join([header, *map(json.dumps, old)]) + "\n")
+    store.unlink()
+    again = harness(*args, "--log_samples")
+    assert again.code == 0 and "2 samples resumed from the journal, 0 generated now" in again.err, again.err
+    (log,) = out.rglob(f"samples_{TASK}_*.jsonl")
+    exported = {line["sample_id"]: line["arguments"]["gen_args_0"]["arg_0"] for line in map(json.loads, log.read_text().splitlines())}  # fmt: skip
+    assert exported == {r["sample_id"]: r["prompt"] for r in old} == viewer_prompts(out)
