@@ -63,6 +63,8 @@ def run(tree: Path, data: Path, out: Path, log_samples: bool) -> dict[str, int]:
     records = [json.loads(line) for p in out.rglob("journal_*.jsonl") for line in p.read_text().splitlines()[1:]]
     texts = {r.get("prompt_sha256") or r.get("prompt") for r in records} - {None}
     found = {**sizes, "rows": rows, "texts": len(texts)}
+    images = ("sent_images", "image_sha256", "image_sizes", "effective_image_sizes")
+    found["image_fields"] = sum(len(json.dumps(r[k])) for r in records for k in images if k in r)
     if log_samples and tree == ROOT:  # what the texts are, whole: raw, and each compressed alone (no shared chunks)
         from harness.running.prompt_store import PromptTexts
 
@@ -111,7 +113,9 @@ def main() -> None:
         "once, cut into content-defined chunks (rows sharing a context share them) and zlib-compressed; "
         "`--log_samples` only adds the sample log, exported from the records. The texts themselves are "
         f"{logged['raw'] * per:.1f} MB per 1,000 rows; each compressed alone (no chunk shared) "
-        f"{logged['alone'] * per:.1f} MB.\n\n" + table(found) + "\n"
+        f"{logged['alone'] * per:.1f} MB. Of this tree's journal, {mine['image_fields'] * per:.1f} MB is the records' "
+        "image lists (`sent_images`, with `image_sha256` and `image_sizes` beside it: a 128K row carries tens to "
+        "hundreds of images).\n\n" + table(found) + "\n"
     )
     publish(SECTION, text, args.write_results)
 
