@@ -40,11 +40,12 @@ from harness.running.journal import (
     record_problem,
     stamped,
 )
+from harness.running.prompt_store import merge_stores, prompts_name
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 SHARD_KEY = "shard"
 # The longest journal line read: a record holds an answer (at most 64 characters per `max_gen_toks`, plus 1,024) and,
-# with `--log_samples`, its prompt as sent (a 128K-token prompt is some 0.5-1.2 MB of JSON).
+# in a journal from before the prompt store, its prompt as sent (a 128K-token prompt is some 0.5-1.2 MB of JSON).
 JOURNAL_LINE_MOST = 64 * contract.MiB
 TASK_DOCS_KEY = "task_docs"
 JOURNAL_GLOB = "journal_*.jsonl"
@@ -276,6 +277,8 @@ def merge_dirs(
         parts, records = merge_journals(journals, shard_key=shard_key)
         target = out / journals[0].relpath
         write_journal(target, task, parts, records)
+        stores = [path.with_name(prompts_name(path.name)) for path, _ in (found[task] for found in per_dir)]
+        merge_stores(stores, target.with_name(prompts_name(target.name)))  # the texts the records name
         report.tasks[task] = len(records)
         report.written.append(target)
     return report

@@ -84,8 +84,8 @@ def _is_not(problem: str | None) -> str | None:
 
 
 class SampleRecord(TypedDict, total=False):
-    """One sample's line: its outcome, and with `--log_samples` what it was asked (`harness.running.sample_records`
-    builds it; a later record of a sample replaces an earlier one)."""
+    """One sample's line: its outcome and what it was asked (`harness.running.sample_records` builds it; a later
+    record of a sample replaces an earlier one)."""
 
     type: Literal["sample"]
     task: str
@@ -116,9 +116,12 @@ class SampleRecord(TypedDict, total=False):
     # the row's cluster keys from its task's `cluster_key:` (`harness.config.cluster_key`): rows sharing a key share an
     # item; absent for a task without one (and in journals from before: filled in when the task next finishes)
     cluster: list[str]
-    # --log_samples: what was asked
+    # what was asked
     target: str
-    prompt: str  # as its backend sent it (`harness.sent`): a chat template's text, an API's messages as JSON, ...
+    # the prompt as its backend sent it (`harness.sent`: a chat template's text, an API's messages as JSON, ...): its
+    # sha256, the text in the journal's prompt store (`harness.running.prompt_store`)
+    prompt_sha256: str
+    prompt: str  # the text itself: a journal from before the prompt store (`--log_samples`), or a record being made
     sent_images: list[SentImageRecord]  # each image as sent: its hash, its size and the processor settings
     assistant_prefix: str
     image_sha256: list[str]

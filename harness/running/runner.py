@@ -53,7 +53,7 @@ from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_building import RequestBuilder
 from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
-from harness.running.sample_log import sample_line, sample_log_name, write_sample_log
+from harness.running.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
@@ -116,9 +116,7 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
-        self.records = RecordBuilder(
-            model, options.log_samples, options.score, options.reasoning_tags, options.answer_tags
-        )
+        self.records = RecordBuilder(model, options.score, options.reasoning_tags, options.answer_tags)
         self.requests = RequestBuilder(model, options.policies)  # built, round-tripped and cut as the model is sent
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
@@ -226,7 +224,11 @@ class Runner:
     ) -> None:
         assert self.options.output_dir is not None
         ordered = sorted((store.records[s] for s in current if s in store.records), key=lambda r: r["doc_id"])
-        lines = (sample_line(record, task.doc(record["doc_id"]), settings.to_dict()) for record in ordered)
+        texts = store.prompt_texts()  # the export of the records: each prompt's text from the journal's prompt store
+        lines = (
+            sample_line(with_prompt(record, texts), task.doc(record["doc_id"]), settings.to_dict())
+            for record in ordered
+        )
         write_sample_log(
             self.options.output_dir / sample_log_name(task.name, self.options.date_id, self.options.log_samples_suffix),
             lines,

@@ -10,7 +10,8 @@ keys, where its task declares `cluster_key:`), `sent_images`: with `arg_0`, the 
 `prompt_cache`, `cache_read_tokens`, `cache_write_tokens`: what an API backend asked of its provider's prompt cache
 and what the reply says it read and wrote. A value that is
 not a number (a breakdown such as MMNeedle's per-cell pairs) is written as a JSON string, so every line has one type
-per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has finished, from its journal; the
+per field (what `datasets.load_dataset("json", ...)` needs). Written once a task has finished, from its journal (the
+export of its records: each prompt's text from the journal's prompt store, `harness.running.prompt_store`); the
 prompt names each image (the model's marker, or its hash) and never holds pixels. Its lines are declared once
 (`SampleLogLine`): the writer builds them as declared, a reader checks them against the same declaration
 (`read_sample_log`).
@@ -32,6 +33,7 @@ from harness.file_writing import write_lines
 from harness.models.pricing import tokens_of
 from harness.redact import dumps
 from harness.running.journal import SampleRecord
+from harness.running.prompt_store import PromptTexts
 
 
 class SampleLogLine(TypedDict):
@@ -125,6 +127,16 @@ def sample_line(record: SampleRecord, doc: Mapping[str, object], settings: Mappi
     if billed.cached or billed.written:
         line["cache_read_tokens"], line["cache_write_tokens"] = billed.cached, billed.written
     return line
+
+
+def with_prompt(record: SampleRecord, texts: PromptTexts) -> SampleRecord:
+    """`record` with its prompt's text, read from the journal's prompt store by its `prompt_sha256` (a record from
+    before the store holds its own)."""
+    digest = record.get("prompt_sha256")
+    if "prompt" in record or not isinstance(digest, str):
+        return record
+    text = texts.text(digest)
+    return record if text is None else {**record, "prompt": text}
 
 
 def write_sample_log(path: Path, lines: Iterable[SampleLogLine]) -> Path:

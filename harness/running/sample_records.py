@@ -1,6 +1,6 @@
 """Each sample's journal record (`harness.running.journal.SampleRecord`): made from its request and the model's
 response, or from the screen that kept it from the model, with its status (`harness.api`'s statuses), its metrics
-once scored, and with `--log_samples` what it was asked (the prompt as sent, its images' hashes and sizes). With
+once scored, and what it was asked, whatever the flags (the prompt as sent, its images' hashes and sizes). With
 reasoning tags, the answer scored is the response without its thinking (`harness.models.reasoning`), and the whole
 response is kept as `raw_response`."""
 
@@ -28,10 +28,12 @@ from harness.api import (
 from harness.errors import TaskConfigError
 from harness.inputs.prompts import prompt_text
 from harness.models.reasoning import AnswerTags, ReasoningTags, strip_reasoning
+from harness.redact import scrub
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
 from harness.running.journal import SampleRecord
 from harness.running.metric_errors import ScoredRow
+from harness.running.prompt_store import text_sha256
 from harness.running.sample_store import Outcome
 from harness.running.task import Task
 from harness.running.task_hook import TaskHookError
@@ -74,7 +76,8 @@ def cluster_field(task: Task, doc: Mapping[str, object]) -> ClusterField:
 
 
 class LoggedFields(TypedDict, total=False):
-    """What `--log_samples` adds to a sample's record (the `SampleRecord` fields of the same names)."""
+    """What a sample was asked, in its record (the `SampleRecord` fields of the same names): the journal keeps the
+    prompt's text in its prompt store, the record its `prompt_sha256` (`SampleStore.add`)."""
 
     target: str
     prompt: str
@@ -87,18 +90,16 @@ class LoggedFields(TypedDict, total=False):
 
 class RecordBuilder:
     """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
-    sample was asked under `--log_samples`."""
+    sample was asked."""
 
     def __init__(
         self,
         model: Model,
-        log_samples: bool,
         score: bool,
         reasoning: ReasoningTags | None = None,
         answer: AnswerTags | None = None,
     ) -> None:
         self.model = model
-        self.log_samples = log_samples
         self.scoring = score
         self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
         self.answer = answer  # the tags it wraps its answer in after its thinking: what they hold is scored
@@ -204,11 +205,9 @@ class RecordBuilder:
     def log_fields(
         self, task: Task, request: Request | None, doc: Mapping[str, object], sent: Sent | None = None
     ) -> LoggedFields:
-        """What `--log_samples` keeps of a sample in its record: its target and, when it was asked, what it was asked:
-        the request as its backend sent it (`sent`, the backend's own record), or would have sent it (screened out,
-        answered from the cache: `Model.render`)."""
-        if not self.log_samples:
-            return {}
+        """What a sample's record keeps of what it was asked: its target and, when it was asked, the request as its
+        backend sent it (`sent`, the backend's own record), or would have sent it (screened out, answered from the
+        cache: `Model.render`)."""
         fields: LoggedFields = {"target": task.target(doc)}
         if request is not None:
             max_pixels = self.model.facts.max_pixels
@@ -227,14 +226,15 @@ class RecordBuilder:
         return fields
 
     def sent_otherwise(self, record: Mapping[str, object], request: Request) -> bool:
-        """Whether a journalled sample's record of what was sent (`--log_samples`: its prompt and images as sent)
-        differs from what its backend would send for `request` now (a rerun compares against it: a prompt rendered
-        otherwise is another request)."""
-        images = record.get("sent_images")
-        if not isinstance(images, list) or not isinstance(record.get("prompt"), str):
+        """Whether a journalled sample's record of what was sent (its prompt's hash, or a journal's own copy from
+        before the prompt store, and its images as sent) differs from what its backend would send for `request` now
+        (a rerun compares against it: a prompt rendered otherwise is another request)."""
+        images, digest, prompt = record.get("sent_images"), record.get("prompt_sha256"), record.get("prompt")
+        if not isinstance(images, list) or not isinstance(digest or prompt, str):
             return False  # a record from before the prompt as sent was kept: nothing to compare
         now = self.rendered(request)
-        return now.text != record["prompt"] or now.record()["images"] != images
+        text_differs = text_sha256(scrub(now.text)) != digest if isinstance(digest, str) else now.text != prompt
+        return text_differs or now.record()["images"] != images
 
     def rendered(self, request: Request) -> Sent:
         """`request` as the model sends it (`as_sent`)."""

@@ -52,6 +52,7 @@ from harness.running.journal import (
     sent_parts,
     stamped,
 )
+from harness.running.prompt_store import PromptStore, PromptTexts, prompts_name
 
 
 @dataclass
@@ -91,6 +92,8 @@ class SampleStore:
         self.rescoring: str | None = None  # why the journal's replies are scored again (`scoring_change`), or None
         self._legacy = False  # the journal's header has no scoring part: its records' metrics say what was scored
         self._stored_metrics: set[str] = set()
+        # each record's prompt text, kept once per distinct text beside the journal (`prompt_sha256` in the record)
+        self.prompts = PromptStore(path.with_name(prompts_name(path.name)) if path is not None else None)
         if path is None:
             return
         with reporting(path):
@@ -194,6 +197,7 @@ class SampleStore:
         (a scorer's metric of a shape no aggregation reads) stops the run, naming the task and the sample."""
         lines = []
         for record in records:
+            record = self._text_stored(record)
             record = stamped(self.task, self.fingerprint, record)
             line = record_line(record)
             problem = record_problem(json.loads(line), self.task, self.aggregations)
@@ -204,9 +208,22 @@ class SampleStore:
             self.records[record["sample_id"]] = record
             self.outcomes[record["sample_id"]] = _outcome(record)
             lines.append(line)
+        self.prompts.flush()  # a record's text is durable before the record
         if self._file is not None and lines:
             self._append(lines)
             self._lines += len(lines)
+
+    def _text_stored(self, record: SampleRecord) -> SampleRecord:
+        """`record` naming its prompt by `prompt_sha256`, the text queued in the prompt store."""
+        text = record.get("prompt")
+        if not isinstance(text, str):
+            return record
+        kept = {k: v for k, v in record.items() if k != "prompt"}
+        return {**kept, "prompt_sha256": self.prompts.put(text)}  # type: ignore[typeddict-item]
+
+    def prompt_texts(self) -> PromptTexts:
+        """The texts the prompt store holds (to export the records with their prompts: `--log_samples`)."""
+        return PromptTexts.at(self.prompts.path) if self.prompts.path is not None else PromptTexts()
 
     def _append(self, lines: list[str]) -> None:
         assert self._file is not None and self.path is not None
@@ -231,6 +248,7 @@ class SampleStore:
     def close(self) -> None:
         """Close the journal. Every record was made durable by `add`; bytes a failed write left buffered belong
         to records that were never journalled (they run again), so a second failure to write them is not news."""
+        self.prompts.close()
         if self._file is not None:
             handle, self._file = self._file, None
             try:

@@ -13,12 +13,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from harness.outputs.run_provenance import run_section
+from harness.view.image_store import is_sha256, media_type
 from harness.view.index_rows import index_rows
 from harness.view.report_files import report_file as report_file_of
 from harness.view.report_links import linked_report
 from harness.view.safe_files import REPORT_MOST, FileTooLarge, inside, read_within, refusal
 from harness.view.shown import markdown_html
-from harness.view.task_data import is_sha256, media_type
 from harness.view.viewer import SECURITY_HEADERS, Viewer
 
 THUMB, LARGE = 160, 1600

@@ -35,8 +35,9 @@ FileTooLarge = contract.FileTooLarge
 # What the viewer reads of a results folder, each file within a bound (a file past it is one line on its page, never
 # read): a report of every metric of many models is some hundreds of KB; a figure (PNG or SVG) some hundreds of KB to
 # a few MB; a figure manifest of thousands of figures some 200 KB; a journal's or a sample log's line holds one
-# sample's record (with `--log_samples`, its prompt: a 128K-token prompt is some 0.5-1.2 MB of JSON); a journal's
-# header its run's parts (a few KB). Journals and sample logs are read line by line, never whole.
+# sample's record (a sample log's, and a journal's from before the prompt store, its prompt: a 128K-token prompt is
+# some 0.5-1.2 MB of JSON); a journal's header its run's parts (a few KB). Journals, sample logs and prompt stores are
+# read line by line, never whole.
 REPORT_MOST = 16 * contract.MiB
 FIGURE_MOST = 64 * contract.MiB
 FIGURE_MANIFEST_MOST = 16 * contract.MiB

@@ -1,6 +1,7 @@
 """The sample table of one task's journal, `journal_<task>.jsonl`: a small index in memory, never the prompts.
 
-A journal of 100,000 samples written with `--log_samples` is some 200 MB, mostly prompts. The index keeps, per
+A journal of 100,000 samples is tens of MB (from before the prompt store, written with `--log_samples`, some 200 MB
+and more, mostly prompts). The index keeps, per
 sample (its latest record, as the harness reads a journal), only what the table filters and sorts by: doc id,
 sample id, status, every numeric metric, the prompt's token count, whether it was truncated or failed, its cluster
 keys (`cluster`: rows sharing one are the same item, a sample page's siblings), and where its line starts in the

@@ -1,16 +1,14 @@
-"""A task's data as the run read it: the build its results file records (`datasets[task]`: a local folder or
-`hf://`), loaded through the harness's own verified path (`harness.running.task.Task.load`: the manifest's hashes,
-`process_docs`, the rows without their images), so that a sample's prompt and images are those the model was
-sent, rebuilt from verified bytes. Nothing here writes a file."""
+"""A task's data as the run read it: each sample's request as its backend sent it, from its journal record (the text
+from the journal's prompt store, `harness.running.prompt_store`), and the build its results file records
+(`datasets[task]`: a local folder or `hf://`), loaded through the harness's own verified path
+(`harness.running.task.Task.load`: the manifest's hashes, `process_docs`, the rows without their images), which serves
+the images and, for a record from before the request was kept, rebuilds the prompt from verified bytes. Nothing here
+writes a file."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,17 +21,13 @@ from harness.inputs.input_policy import InputPolicy, apply_policy
 from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
+from harness.running.prompt_store import PromptTexts, prompts_name
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun
-from harness.view.safe_files import HEADER_MOST, LINE_MOST, lines_within, open_regular
+from harness.view.image_store import ImageStore
+from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within, open_regular
 from harness.view.sample_index import axis_values
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
-
-SHA256_HEX = frozenset("0123456789abcdef")
-
-
-def is_sha256(text: str) -> bool:
-    return len(text) == 64 and set(text) <= SHA256_HEX
 
 
 @dataclass
@@ -45,6 +39,7 @@ class Part:
     sha256: str = ""
     index: int = 0  # the image's place in the prompt (0-based)
     size: tuple[int, int] | None = None
+    served: bool = True  # the viewer has its bytes (a verified build's, by hash): shown, else named by hash only
 
 
 @dataclass
@@ -78,78 +73,6 @@ def sent_record(record: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-class ImageStore:
-    """The images the viewer may serve: only those of prompts it rebuilt from verified builds, by content hash.
-    Each read is checked against its hash; thumbnails are kept in a small LRU."""
-
-    def __init__(self, thumbs: int = 512) -> None:
-        self._loaders: dict[str, Callable[[], bytes]] = {}
-        self._thumbs: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
-        self._limit = thumbs
-        self._lock = threading.Lock()
-
-    def register(self, sha256: str, load: Callable[[], bytes]) -> None:
-        with self._lock:
-            self._loaders.setdefault(sha256, load)
-
-    def __contains__(self, sha256: str) -> bool:
-        return sha256 in self._loaders
-
-    def original(self, sha256: str) -> bytes | None:
-        load = self._loaders.get(sha256)
-        if load is None:
-            return None
-        try:
-            data = load()
-        except (OSError, ValueError, KeyError):  # the build changed under the viewer: its check refused the bytes
-            return None
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
-
-    def thumbnail(self, sha256: str, size: int) -> tuple[bytes, str] | None:
-        """(bytes, media type) of the image shrunk to fit `size` pixels, as PNG (JPEG for photos)."""
-        key = (sha256, size)
-        with self._lock:
-            if key in self._thumbs:
-                self._thumbs.move_to_end(key)
-                return self._thumbs[key]
-        data = self.original(sha256)
-        if data is None:
-            return None
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(io.BytesIO(data)) as image:
-                image.thumbnail((size, size))
-                out = io.BytesIO()
-                photo = image.format == "JPEG"
-                image.convert("RGB").save(out, format="JPEG" if photo else "PNG", quality=85)
-        except (OSError, UnidentifiedImageError, ValueError):
-            return None
-        found = (out.getvalue(), "image/jpeg" if photo else "image/png")
-        with self._lock:
-            self._thumbs[key] = found
-            while len(self._thumbs) > self._limit:
-                self._thumbs.popitem(last=False)
-        return found
-
-
-def media_type(data: bytes) -> str | None:
-    """The image type of encoded bytes by their signature; None for anything else (never served)."""
-    signatures = {
-        b"\xff\xd8\xff": "image/jpeg",
-        b"\x89PNG\r\n\x1a\n": "image/png",
-        b"GIF87a": "image/gif",
-        b"GIF89a": "image/gif",
-        b"BM": "image/bmp",
-    }
-    for signature, kind in signatures.items():
-        if data.startswith(signature):
-            return kind
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 class TaskData:
     """One task run's documents, read once, on first use, from the verified build its results file names."""
 
@@ -161,6 +84,7 @@ class TaskData:
         self._problem: str | None = None
         self._axes: dict[str, list[tuple[str, ...]]] | None = None
         self._columns: dict[str, list[Any]] = {}
+        self._texts: PromptTexts | None = None  # the journal's prompt store, read on first use
         self._lock = threading.Lock()
 
     @property
@@ -239,11 +163,15 @@ class TaskData:
         return task.generation_settings(self.config.get("gen_kwargs") or {}, self.config.get("seed"))
 
     def prompt(self, doc_id: int, record: dict[str, Any], header: dict[str, Any] | None) -> Prompt:
-        """The sample's prompt: rebuilt from the verified data (its images served from there), checked against the
-        journal's hash of what was sent; the journal's own copy (`--log_samples`) where the task truncated it."""
-        task = self.task()
+        """The sample's prompt: the request as its backend sent it, from its record (its text from the journal's prompt
+        store); for a record from before it was kept, rebuilt from the verified data (its images served from there),
+        checked against the journal's hash of what was sent, or the journal's own copy where the task truncated it."""
+        record = self._with_text(record)
         if not isinstance(record.get("prompt"), str):  # no copy in the journal: the sample log's, if any
             record = {**self._sample_log_fields(doc_id), **record}
+        if sent_record(record) is not None:  # what the backend sent, recorded: shown as it is
+            return self._as_sent(doc_id, record, header)
+        task = self.task()
         logged = record.get("prompt")
         if task is None or task.docs is None or not 0 <= doc_id < len(task):
             problem = self.problem or f"document {doc_id} is not in the data"
@@ -258,8 +186,6 @@ class TaskData:
         request = task.build_request(doc_id, doc, self.settings(header))
         if isinstance(request, RowProblem):
             return Prompt([], "", None, task.target(doc), request.reason)
-        if sent_record(record) is not None:  # what the backend sent, recorded: shown as it is
-            return self._as_sent(record, request, task.target(doc))
         turns = []
         position = 0
         for message in request.messages:
@@ -313,28 +239,59 @@ class TaskData:
         }
         return {k: v for k, v in fields.items() if v is not None}
 
-    def _as_sent(self, record: dict[str, Any], request: Request, gold: str | None) -> Prompt:
-        """The request as the backend sent it (`harness.sent`, recorded with `--log_samples`): its text as it is, then
-        its images by hash (served where the build, with the run's input policy, holds them)."""
+    def _with_text(self, record: dict[str, Any]) -> dict[str, Any]:
+        """`record` with its prompt's text, read from the journal's prompt store by its `prompt_sha256`."""
+        digest = record.get("prompt_sha256")
+        if isinstance(record.get("prompt"), str) or not isinstance(digest, str):
+            return record
+        with self._lock:
+            if self._texts is None:
+                store = contained(self.run.root, self.run.journal.with_name(prompts_name(self.run.journal.name)))
+                self._texts = PromptTexts.at(store) if store is not None else PromptTexts()
+            text = self._texts.text(digest)
+        return record if text is None else {**record, "prompt": text, "stored": True}
+
+    def _as_sent(self, doc_id: int, record: dict[str, Any], header: dict[str, Any] | None) -> Prompt:
+        """The request as the backend sent it (`harness.sent`), from its record: its text as it is, then its images by
+        hash (served where the build, with the run's input policy, holds them). The build is read only for that and
+        to say whether it still gives the inputs the record hashed: the page shows the record either way."""
         sent = sent_record(record)
         assert sent is not None
-        policy = (self.config.get("input_policies") or {}).get(self.run.task)
-        shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
-        for image in shown.images:
-            self.images.register(image.sha256, image.load)
+        gold = record.get("target") if isinstance(record.get("target"), str) else None
+        matches, problem = None, None
+        task = self.task()
+        if task is None or task.docs is None or not 0 <= doc_id < len(task):
+            problem = self.problem or f"document {doc_id} is not in the data"
+        else:
+            doc = task.doc(doc_id)
+            request = task.build_request(doc_id, doc, self.settings(header))
+            if task.sample_id(doc_id, doc) != record.get("sample_id"):
+                problem = f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
+                problem += f"{record.get('sample_id')!r}: the build changed since the run"
+            elif isinstance(request, Request):
+                policy = (self.config.get("input_policies") or {}).get(self.run.task)
+                shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
+                for image in shown.images:
+                    self.images.register(image.sha256, image.load)
+                recorded = record.get("input_sha256")
+                # The build, with the run's input policy, gives the inputs the journal hashed (a cut prompt is not the row's).
+                if isinstance(recorded, str) and not record.get("truncation"):
+                    matches = input_sha256(shown) == recorded
+                gold = task.target(doc) if gold is None else gold
         text, images = sent["text"], sent["images"]
         parts = []
         for index, image in enumerate(images):
             size = image.get("size")
             sized = (int(size[0]), int(size[1])) if isinstance(size, list) and len(size) == 2 else None
-            parts.append(Part("image", sha256=str(image.get("sha256") or ""), index=index, size=sized))
+            sha = str(image.get("sha256") or "")
+            parts.append(Part("image", sha256=sha, index=index, size=sized, served=sha in self.images))
         # The text exactly as the model was given it (its own image markers, or an API's JSON), then its images.
         turn = Turn("sent", [Part("text", text), *parts])
-        where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
-        recorded = record.get("input_sha256")
-        # The build, with the run's input policy, gives the same inputs the journal hashed (a cut prompt is not the row's).
-        matches = None if not isinstance(recorded, str) or record.get("truncation") else input_sha256(shown) == recorded
-        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold)
+        if record.get("logged_in"):
+            where = f"the sample log {record['logged_in']}"
+        else:
+            where = "the journal's prompt store" if record.get("stored") else "the journal (--log_samples)"
+        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold, problem)
 
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
         """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""

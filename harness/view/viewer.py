@@ -20,9 +20,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun
+from harness.view.image_store import ImageStore
 from harness.view.sample_index import SampleIndex, build_index
 from harness.view.shown import metric_rows, number_text
-from harness.view.task_data import ImageStore, TaskData
+from harness.view.task_data import TaskData
 
 HERE = Path(__file__).parent
 SECURITY_HEADERS = {

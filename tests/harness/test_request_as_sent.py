@@ -1,6 +1,7 @@
 """The prompt the viewer shows for a sample is, byte for byte, what its backend sent (issue 50 item 3): each backend
-reports the request as it sent it (`harness.sent`), the runner records it (`--log_samples`), and `harness view` shows
-that record, not a prompt rebuilt beside it. Checked at each backend's own boundary: the text the `hf` backend gives
+reports the request as it sent it (`harness.sent`), the runner records it in every journal record (its text in the
+journal's prompt store, whatever the flags: these runs are default runs, without `--log_samples`), and `harness view`
+shows that record, not a prompt rebuilt beside it. Checked at each backend's own boundary: the text the `hf` backend gives
 its processor (the tiny LLaVA, in every family's prompt style), the prompts the vLLM stand-in engine is given, the
 chat messages the loopback server receives (OpenAI's chat completions, Gemini's `generateContent` with its images
 uploaded or inline, Anthropic's Messages API and its Message Batches), and the turns a baseline reads."""
@@ -49,6 +50,7 @@ def viewer_prompts(results: Path) -> dict[str, str]:
     for sample_id in ids:
         page = client.get("/sample", params={"model": model, "task": TASK, "id": sample_id})
         assert page.status_code == 200
+        assert "the request as the backend sent it" in page.text
         turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
         assert turn is not None, page.text[:2000]
         shown[sample_id] = html.unescape(turn.group(1))
@@ -56,7 +58,8 @@ def viewer_prompts(results: Path) -> dict[str, str]:
 
 
 def run_args(data_dir: Path, out: Path, *model: str) -> tuple[str, ...]:
-    return ("--tasks", TASK, *model, "--data_dir", str(data_dir), "--output_path", str(out), "--log_samples",
+    """A default run's arguments: no `--log_samples`, so the viewer has only the journal to show."""
+    return ("--tasks", TASK, *model, "--data_dir", str(data_dir), "--output_path", str(out),
             "--limit", "2", "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
 
 
@@ -217,7 +220,92 @@ def test_a_rerun_compares_against_the_record_of_what_was_sent(data_dir: Path, tm
     (journal,) = out.rglob(f"journal_{TASK}.jsonl")
     lines = journal.read_text().splitlines()
     first = json.loads(lines[1])
-    lines[1] = json.dumps({**first, "prompt": first["prompt"] + " (rendered otherwise)"})
+    lines[1] = json.dumps({**first, "prompt_sha256": hashlib.sha256(b"rendered otherwise").hexdigest()})
     journal.write_text("\n".join(lines) + "\n")
     third = harness(*args)
     assert third.code == 0 and "1 journalled samples were answered for other inputs" in third.err, third.err
+
+
+def test_log_samples_exports_the_records_as_sent(
+    chat_server, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--log_samples` writes lm-eval's samples file from the journal's records: each `arg_0` is the text the record
+    names (from the prompt store), the text the viewer shows; the journal's records hold the text's hash, not the
+    text, and the store holds each text once."""
+    from harness.running.prompt_store import PromptTexts
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "out"
+    model = ("--model", "openai", "--model_args", f"model=gpt-4o,base_url={chat_server.base_url}")
+    run = harness(*run_args(data_dir, out, *model), "--log_samples")
+    assert run.code == 0, run.err
+    (journal,) = out.rglob(f"journal_{TASK}.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert all("prompt" not in record and len(record["prompt_sha256"]) == 64 for record in records)
+    texts = PromptTexts.at(journal.with_name(f"prompts_{TASK}.jsonl"))
+    assert sorted(texts.texts) == sorted({record["prompt_sha256"] for record in records})
+    (log,) = out.rglob(f"samples_{TASK}_*.jsonl")
+    exported = {
+        line["sample_id"]: line["arguments"]["gen_args_0"]["arg_0"]
+        for line in map(json.loads, log.read_text().splitlines())
+    }
+    assert exported == viewer_prompts(out)
+    assert {texts.text(r["prompt_sha256"]) for r in records} == set(exported.values())
+
+
+def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness, monkeypatch) -> None:
+    """A paper model whose rule resizes a task's images (MMLongBench's `max_image_side`), in a default run: each page
+    shows the record's request, its images at the size sent, and it hashes to the journal's record of what was sent
+    (rebuilt from the build without the model's policy, it did not)."""
+    import pyarrow.parquet as pq
+    from starlette.testclient import TestClient
+
+    from builders.mmlongbench.build import build_mmlongbench
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+    from harness.view.app import create_app
+    from harness.view.catalog import Catalog
+
+    build_mmlongbench(source="fixture", out_dir=tmp_path / "data", configs=["niah_vh_single_8k"])
+    rule = TaskRule(("mmlongbench_niah_vh_*",), InputPolicy.of(max_image_side=64), "halves the fixture's images")
+    monkeypatch.setitem(aliases.ALIASES, "shrinker", aliases.Alias("constant", {"answer": "Yes"}, rules=(rule,)))
+    out = tmp_path / "out"
+    task = "mmlongbench_niah_vh_single_8k"
+    run = harness("--tasks", task, "--model", "shrinker", "--data_dir", tmp_path / "data", "--output_path", out)
+    assert run.code == 0, run.err
+    (journal,) = out.rglob(f"journal_{task}.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()[1:]]
+    assert records and all(max(image["size"]) <= 64 for r in records for image in r["sent_images"])
+    built = (tmp_path / "data" / "mmlongbench" / "niah_vh_single_8k").glob("*.parquet")
+    assert any(max(size) > 64 for p in built for row in pq.read_table(p).to_pylist() for size in row["image_sizes"])
+    (model,) = Catalog(out).model_names()
+    client = TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    for record in records:
+        page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
+        assert page.status_code == 200 and "the request as the backend sent it" in page.text
+        assert 'id="inputs-match"' in page.text and "does not hash" not in page.text
+
+
+def test_a_journal_from_before_the_prompt_store_resumes_and_exports(data_dir: Path, tmp_path: Path, harness) -> None:
+    """A record with its prompt inline (`--log_samples` before the prompt store) is resumed, compared by its text,
+    and exported with it; the viewer shows it as sent."""
+    from harness.running.prompt_store import PromptTexts
+
+    out = tmp_path / "out"
+    args = run_args(data_dir, out, "--model", "constant", "--model_args", "answer=-1")
+    assert harness(*args).code == 0
+    (journal,) = out.rglob(f"journal_{TASK}.jsonl")
+    store = journal.with_name(f"prompts_{TASK}.jsonl")
+    texts = PromptTexts.at(store)
+    header, *lines = journal.read_text().splitlines()
+    old = []
+    for line in lines:
+        record = json.loads(line)
+        old.append({**record, "prompt": texts.text(record.pop("prompt_sha256"))})
+    journal.write_text("\n".join([header, *map(json.dumps, old)]) + "\n")
+    store.unlink()
+    again = harness(*args, "--log_samples")
+    assert again.code == 0 and "2 samples resumed from the journal, 0 generated now" in again.err, again.err
+    (log,) = out.rglob(f"samples_{TASK}_*.jsonl")
+    exported = {line["sample_id"]: line["arguments"]["gen_args_0"]["arg_0"] for line in map(json.loads, log.read_text().splitlines())}  # fmt: skip
+    assert exported == {r["sample_id"]: r["prompt"] for r in old} == viewer_prompts(out)

@@ -78,8 +78,13 @@ class Run:
         return json.loads(files[-1].read_text())
 
     def samples(self, name: str, task: str) -> list[dict[str, Any]]:
+        """The task's journal records, each with its prompt's text from the journal's prompt store."""
+        from harness.running.prompt_store import PromptTexts
+        from harness.running.sample_log import with_prompt
+
         lines = (self.model_dir(name) / f"journal_{task}.jsonl").read_text().splitlines()
-        return [json.loads(line) for line in lines[1:]]
+        texts = PromptTexts.at(self.model_dir(name) / f"prompts_{task}.jsonl")
+        return [dict(with_prompt(json.loads(line), texts)) for line in lines[1:]]
 
 
 @pytest.fixture

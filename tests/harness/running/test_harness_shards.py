@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from harness.running.prompt_store import PromptTexts
 from harness.running.sharding import Shard
 
 RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
@@ -91,6 +92,8 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
     for task in RANDOM_TASKS:
         assert _records(tmp_path / "merged" / "random", task) == _records(tmp_path / "full" / "random", task)
         assert _header(tmp_path / "merged" / "random", task) == _header(tmp_path / "full" / "random", task)
+        texts = PromptTexts.at(tmp_path / "merged" / "random" / f"prompts_{task}.jsonl")  # the shards' stores, merged
+        assert all(texts.text(r["prompt_sha256"]) for r in _records(tmp_path / "merged" / "random", task))
     assert "merged 3 shards" in merged.err
     report = harness("report", tmp_path)  # the shards' partial results stay out of the report
     assert report.code == 0, report.err
