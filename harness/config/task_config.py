@@ -6,7 +6,7 @@ Only what this harness implements is accepted; an unknown key is an error naming
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -247,7 +247,7 @@ def _metric_list(data: YamlDict, raw_metrics: object) -> list[MetricSpec]:
     return metrics
 
 
-def _check_prompt(data: YamlDict, values: dict[str, Any]) -> None:
+def _check_prompt(data: YamlDict, values: Mapping[str, object]) -> None:
     """What a task's prompt may be: generated, zero-shot, from `doc_to_text` or `doc_to_messages`, its hooks functions."""
     if values.get("output_type", "generate_until") != "generate_until":
         raise TaskConfigError(

@@ -143,8 +143,7 @@ def judge_samples(
             bar.refresh()
             alive = still
     for i in alive:
-        _, _, doc, response = samples[i]
-        _score(spec, task_name, doc, response, outcomes[i], some_rows)
+        _score(spec, task_name, samples[i], outcomes[i], some_rows)
     return outcomes
 
 
@@ -218,12 +217,12 @@ def _read_reply(spec: JudgeSpec, stage: str, outcome: JudgedSample, reply: Respo
 def _score(
     spec: JudgeSpec,
     task_name: str,
-    doc: dict[str, Any],
-    response: str,
+    sample: tuple[str, int, dict, str],
     outcome: JudgedSample,
     some_rows: frozenset[str],
 ) -> None:
     """The sample's metrics from its verdicts, as the task's `judge.score` gives them."""
+    _, _, doc, response = sample
     try:
         metrics = spec.score(doc, response, outcome.verdicts)
     except TaskHookError as err:  # a verdict without the expected fields, as the scorer says it
