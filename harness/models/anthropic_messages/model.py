@@ -23,21 +23,18 @@ as the `openai` backend. Key from `ANTHROPIC_API_KEY`.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
 from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import is_loopback
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least, settings_from_args
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -73,10 +70,7 @@ class AnthropicSettings(ApiCallSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.temperature is not None and not 0 <= self.temperature <= 1:
-            raise ValueError(f"anthropic backend: temperature must be in [0, 1], got {self.temperature}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"anthropic backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, self.temperature, self.top_p, most_temperature=1)
 
 
 def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
@@ -97,17 +91,8 @@ class AnthropicModel(ApiModel):
         if importlib.util.find_spec("anthropic") is None:
             raise ImportError("the anthropic backend needs Anthropic's SDK: pip install -e '.[anthropic]'")
         self.settings: AnthropicSettings = settings
-        base_url = (settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"anthropic backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
-        self.base_url = self.where = base_url
-        self._api_key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not self._api_key and not is_loopback(base_url):
-            raise ValueError(
-                f"anthropic backend: no API key for {base_url}; set ANTHROPIC_API_KEY or pass api_key=... in "
-                "--model_args (only a loopback server may be used without one)"
-            )
+        self.base_url = self.where = server_url(settings, ("ANTHROPIC_BASE_URL",), DEFAULT_BASE_URL)
+        self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
         self._facts = settings.facts(batch_size)
         self._init_calls()
         self._client: anthropic.Anthropic | None = None
@@ -121,11 +106,9 @@ class AnthropicModel(ApiModel):
         return cls(settings, batch_size=batch_size)
 
     def identity(self) -> dict[str, object]:
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "anthropic",
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": self.settings.model,
             # What is sent besides the request's own settings: answers depend on it.
             "temperature": self.settings.temperature,

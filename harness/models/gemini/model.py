@@ -22,23 +22,21 @@ timeout, answer-size cap and fatal statuses as the `openai` backend. Key from `G
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import urlsplit
 
 from harness.api import ImageRef, Request, Response
 from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import checked_image, is_loopback
+from harness.models.api_client.replies import checked_image
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
 from harness.models.args import at_least, settings_from_args
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -99,10 +97,7 @@ class GeminiSettings(ApiCallSettings):
             raise ValueError(
                 f"gemini backend: max_output_tokens must be task, none or a positive number, got {limit!r}"
             )
-        if self.temperature is not None and self.temperature < 0:
-            raise ValueError(f"gemini backend: temperature must be >= 0, got {self.temperature}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"gemini backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, self.temperature, self.top_p)
 
 
 def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
@@ -119,18 +114,8 @@ class GeminiModel(ApiModel):
         if importlib.util.find_spec("google.genai") is None:
             raise ImportError("the gemini backend needs google-genai: pip install -e '.[gemini]'")
         self.settings: GeminiSettings = settings
-        base_url = (settings.base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"gemini backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
-        self.base_url = base_url
-        self.where = base_url
-        self._api_key = settings.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not self._api_key and not is_loopback(base_url):
-            raise ValueError(
-                f"gemini backend: no API key for {base_url}; set GEMINI_API_KEY or pass api_key=... in --model_args "
-                "(only a loopback server may be used without one)"
-            )
+        self.base_url = self.where = server_url(settings, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
+        self._api_key = api_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.base_url)
         self._facts = settings.facts(batch_size)
         self._init_calls()
         self._client: genai.Client | None = None
@@ -149,11 +134,9 @@ class GeminiModel(ApiModel):
 
     def identity(self) -> dict[str, object]:
         s = self.settings
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "gemini",
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": s.model,
             "api_version": s.api_version,
             "images": s.images,

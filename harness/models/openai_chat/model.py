@@ -30,8 +30,9 @@ from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.api_client.calls import ApiModel, Outcome, transport_outcome
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import checked_image, error_message, is_loopback, parse_body
+from harness.models.api_client.replies import checked_image, error_message, parse_body
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
 from harness.models.args import at_least, settings_from_args
@@ -44,7 +45,6 @@ from harness.models.openai_chat.wire import (
     request_image_settings,
 )
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -105,8 +105,7 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(
                 f"openai backend: image_detail must be low, high, original or auto, got {self.image_detail!r}"
             )
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"openai backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, None, self.top_p)
         if self.image_format not in IMAGE_FORMATS:
             raise ValueError(
                 f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
@@ -134,36 +133,10 @@ class OpenAIChatModel(ApiModel):
             raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
         self.settings: OpenAIChatSettings = settings
         azure = settings.api_version is not None
-        base_url = (
-            settings.base_url
-            or (os.environ.get("AZURE_OPENAI_ENDPOINT") if azure else None)
-            or os.environ.get("OPENAI_BASE_URL")
-            or DEFAULT_BASE_URL
-        )
-        self.base_url = base_url.rstrip("/")
-        if self.base_url.endswith(ENDPOINT):  # lm-eval's base_url names the endpoint itself: the API's base is above
-            self.base_url = self.base_url.removesuffix(ENDPOINT)
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} is not an http(s) URL")
-        try:
-            parts.port  # noqa: B018 - urllib checks the port only when asked: ask now, not mid-run
-        except ValueError:
-            raise ValueError(
-                f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
-                "number up to 65535 after the host)"
-            ) from None
-        api_key = (
-            settings.api_key
-            or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None)
-            or os.environ.get("OPENAI_API_KEY")
-        )
-        if not api_key and not is_loopback(self.base_url):
-            var = "AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY"
-            raise ValueError(
-                f"openai backend: no API key for {self.base_url}; set {var} or pass api_key=... in --model_args "
-                "(only a loopback server may be used without one)"
-            )
+        # Azure's own variables first, then OpenAI's
+        url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
+        self.base_url = server_url(settings, (*url_vars, "OPENAI_BASE_URL"), DEFAULT_BASE_URL, ENDPOINT)
+        key = api_key(settings, (*key_vars, "OPENAI_API_KEY"), self.base_url)
         if azure:
             deployment = settings.deployment or settings.model
             self.url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
@@ -172,14 +145,14 @@ class OpenAIChatModel(ApiModel):
             self.url = f"{self.base_url}{ENDPOINT}"
             self._params = {}
         self._headers = {"Content-Type": "application/json"}
-        if api_key:
+        if key:
             if azure:
-                self._headers["api-key"] = api_key
+                self._headers["api-key"] = key
             else:
-                self._headers["Authorization"] = f"Bearer {api_key}"
+                self._headers["Authorization"] = f"Bearer {key}"
         token_param = settings.token_param
         if token_param == "auto":
-            token_param = "max_completion_tokens" if parts.hostname == OPENAI_HOST else "max_tokens"
+            token_param = "max_completion_tokens" if urlsplit(self.base_url).hostname == OPENAI_HOST else "max_tokens"
         self.token_param = token_param
         self._facts = settings.facts(batch_size)
         self.where = self.url
@@ -195,12 +168,9 @@ class OpenAIChatModel(ApiModel):
 
     def identity(self) -> dict[str, object]:
         s = self.settings
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "openai",
-            # The server's address, never its credentials: two servers answer differently.
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": s.model,
             "deployment": s.deployment if s.api_version else None,
             "api_version": s.api_version,
