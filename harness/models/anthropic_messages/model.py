@@ -119,10 +119,6 @@ class AnthropicModel(ApiModel):
             **({"thinking_budget": self.settings.thinking_budget} if self.settings.thinking_budget else {}),
         }
 
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
-
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
 
@@ -150,18 +146,13 @@ class AnthropicModel(ApiModel):
     def _open(self) -> anthropic.Anthropic:
         if self._client is None:
             import anthropic
-            import httpx2
 
-            from harness.models.api_client.deadline import deadline_transport
+            from harness.models.api_client.deadline import pooled_client
 
-            limits = httpx2.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._http = httpx2.Client(
-                timeout=httpx2.Timeout(self.settings.timeout),
-                limits=limits,
-                transport=deadline_transport(limits, "httpx2"),  # type: ignore[arg-type]  # httpx2's own classes
-                headers={"Accept-Encoding": "identity"},
+            s = self.settings
+            # httpx2's own classes, of httpx's names
+            self._http = pooled_client(  # type: ignore[assignment]
+                s.concurrency, s.timeout, "httpx2", headers={"Accept-Encoding": "identity"}
             )
             self._client = anthropic.Anthropic(
                 api_key=self._api_key or "loopback",

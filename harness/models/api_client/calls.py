@@ -118,6 +118,10 @@ class ApiModel(Model):
         self._planner: PrefixPlanner | None = None
         self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
 
+    @property
+    def token_rule(self) -> str:
+        return super().token_rule + " (an estimate: the server counts with its own processor)"
+
     def cache_rule(self) -> CacheRule | None:
         """How this backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
         return None

@@ -153,10 +153,6 @@ class GeminiModel(ApiModel):
             **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
         }
 
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
-
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
 
@@ -207,21 +203,13 @@ class GeminiModel(ApiModel):
 
     def _open(self) -> genai.Client:
         if self._client is None:
-            import httpx
             from google import genai
             from google.genai import types
 
-            from harness.models.api_client.deadline import deadline_transport
+            from harness.models.api_client.deadline import pooled_client
 
-            limits = httpx.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._http = httpx.Client(
-                timeout=httpx.Timeout(self.settings.timeout),
-                limits=limits,
-                transport=deadline_transport(limits),
-                headers={"Accept-Encoding": "identity"},
-            )
+            s = self.settings
+            self._http = pooled_client(s.concurrency, s.timeout, headers={"Accept-Encoding": "identity"})
             options = types.HttpOptions(
                 base_url=self.base_url,
                 api_version=self.settings.api_version,

@@ -185,10 +185,6 @@ class OpenAIChatModel(ApiModel):
             **({"reasoning_effort": s.reasoning_effort} if s.reasoning_effort else {}),
         }
 
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
-
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
 
@@ -232,16 +228,9 @@ class OpenAIChatModel(ApiModel):
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            import httpx
+            from harness.models.api_client.deadline import pooled_client
 
-            from harness.models.api_client.deadline import deadline_transport
-
-            limits = httpx.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._client = httpx.Client(
-                timeout=httpx.Timeout(self.settings.timeout), limits=limits, transport=deadline_transport(limits)
-            )
+            self._client = pooled_client(self.settings.concurrency, self.settings.timeout)
         return self._client
 
     def _open(self) -> httpx.Client:
