@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
-from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel
 from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.settings import ApiCallSettings
@@ -169,35 +169,19 @@ class AnthropicModel(ApiModel):
         return sent_messages(request)
 
     def _send(self, request: Request) -> Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        try:
-            body = self.payload(request)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        body = self.built(request, self.payload)
+        if isinstance(body, Response):
+            return body
         client = self._open()
-        cap = self.response_cap(request)
         # The SDK types neither sampling field any more: they go in the JSON body as the API takes them.
         extra = {k: body.pop(k) for k in SAMPLING if k in body}
         typed = body
-
-        def once() -> Outcome:
-            answer = self.sdk_attempt(
-                lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
-                cap,
-                status_of,
-            )
-            if isinstance(answer, Response | Retry | Stop):
-                return answer
-            response = parse_message(answer)
-            if response.refused:
-                self._count("refusals")
-            return response
-
-        return self.with_retries(once)
+        return self.sdk_generation(
+            lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
+            self.response_cap(request),
+            status_of,
+            parse_message,
+        )
 
     # -- --batch ----------------------------------------------------------------------------------
 

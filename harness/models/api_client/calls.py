@@ -234,6 +234,41 @@ class ApiModel(Model):
                 raise
             return outcome
 
+    def built(self, request: Request, build: Callable[[Request], T]) -> T | Response:
+        """What `build` makes of the request to send it (its payload), or the answer that ends it unsent: the run has
+        stopped or it holds too many images (`pre_checks`), an image the disk could not read, an input refused."""
+        early = self.pre_checks(request)
+        return early if early is not None else self.payload_or_error(request, build)
+
+    @staticmethod
+    def payload_or_error(request: Request, build: Callable[[Request], T]) -> T | Response:
+        """What `build` makes of the request, or this sample's error: an image the disk could not read, an input
+        refused."""
+        try:
+            return build(request)
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+
+    def counted(self, response: Response) -> Response:
+        """A generation's answer, its refusal counted."""
+        if response.refused:
+            self._count("refusals")
+        return response
+
+    def sdk_generation(
+        self, call: Callable[[], T], cap: int, status: StatusOf, parse: Callable[[T], Response]
+    ) -> Response:
+        """A generation through a provider's SDK, attempt after attempt (`sdk_attempt`, `with_retries`), its answer
+        read by `parse`."""
+
+        def once() -> Outcome:
+            answer = self.sdk_attempt(call, cap, status)
+            return answer if isinstance(answer, Response | Retry | Stop) else self.counted(parse(answer))
+
+        return self.with_retries(once)
+
     def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T:
         """A call besides a generation (an upload, the batch interface's), with the same attempts; its result, or a
         `BackendFatalError` naming `what` failed."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import ImageRef, Request, Response
-from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel, Outcome
 from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image
@@ -253,26 +253,22 @@ class GeminiModel(ApiModel):
 
     def prepared(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
         """The request's contents (its images uploaded first, where they go so) and config, or why it cannot go."""
+        return self.payload_or_error(request, self._prepare)
+
+    def _prepare(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
         uploaded: dict[str, types.File] = {}
-        try:
-            if self.settings.images == "upload":
-                for image in request.images:
-                    if image.sha256 in uploaded:
-                        continue
-                    file = self._upload(image)
-                    if isinstance(file, Response):
-                        return file
-                    uploaded[image.sha256] = file
-            contents, system = build_contents(
-                request,
-                lambda image: self._image_part(image, uploaded),
-                empty_text_parts=self.settings.empty_text_parts,
-            )
-            return contents, self.config(request, system)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        if self.settings.images == "upload":
+            for image in request.images:
+                if image.sha256 in uploaded:
+                    continue
+                file = self._upload(image)
+                if isinstance(file, Response):
+                    return file
+                uploaded[image.sha256] = file
+        contents, system = build_contents(
+            request, lambda image: self._image_part(image, uploaded), empty_text_parts=self.settings.empty_text_parts
+        )
+        return contents, self.config(request, system)
 
     def render(self, request: Request) -> Sent:
         """What `_send` sends for `request`: its contents and system instruction, images named by their hash
@@ -281,30 +277,17 @@ class GeminiModel(ApiModel):
         return sent_contents(request, images=s.images, image_format=s.image_format, empty_text_parts=s.empty_text_parts)
 
     def _send(self, request: Request) -> Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        ready = self.prepared(request)
+        ready = self.built(request, self._prepare)
         if isinstance(ready, Response):
             return ready
         contents, config = ready
         client = self._open()
-        cap = self.response_cap(request)
-
-        def once() -> Outcome:
-            answer = self.sdk_attempt(
-                lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
-                cap,
-                status_of,
-            )
-            if isinstance(answer, Response | Retry | Stop):
-                return answer
-            response = parse_answer(answer)
-            if response.refused:
-                self._count("refusals")
-            return response
-
-        return self.with_retries(once)
+        return self.sdk_generation(
+            lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
+            self.response_cap(request),
+            status_of,
+            parse_answer,
+        )
 
     # -- --batch ----------------------------------------------------------------------------------
 

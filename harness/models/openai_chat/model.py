@@ -239,15 +239,9 @@ class OpenAIChatModel(ApiModel):
     def _send(self, request: Request) -> Response:
         from harness.models.api_client.deadline import deadline, read_capped
 
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        try:
-            body = self.payload(request)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        body = self.built(request, self.payload)
+        if isinstance(body, Response):
+            return body
         client = self._http()
         cap = self.response_cap(request)
         headers = {**self._headers, "Accept-Encoding": "identity"}
@@ -269,10 +263,7 @@ class OpenAIChatModel(ApiModel):
             if reply.status_code == 200:
                 if data is None:
                     return Response(text=None, error=f"malformed_response: {unreadable}")
-                response = parse_completion(data)
-                if response.refused:
-                    self._count("refusals")
-                return response
+                return self.counted(parse_completion(data))
             message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 
