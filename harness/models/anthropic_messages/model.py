@@ -33,7 +33,7 @@ from harness.models.api_client.calls import ApiModel
 from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.settings import ApiCallSettings
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.registry import register_model
 from harness.sent import Sent
 
@@ -86,24 +86,17 @@ def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
 @register_model("anthropic")
 class AnthropicModel(ApiModel):
     label = "anthropic"
+    settings_type = AnthropicSettings
+    settings: AnthropicSettings
 
     def __init__(self, settings: AnthropicSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("anthropic") is None:
             raise ImportError("the anthropic backend needs Anthropic's SDK: pip install -e '.[anthropic]'")
-        self.settings: AnthropicSettings = settings
+        super().__init__(settings, batch_size=batch_size)
         self.base_url = self.where = server_url(settings, ("ANTHROPIC_BASE_URL",), DEFAULT_BASE_URL)
         self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
-        self._facts = settings.facts(batch_size)
-        self._init_calls()
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
-
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> AnthropicModel:
-        settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
-        return cls(settings, batch_size=batch_size)
 
     def identity(self) -> dict[str, object]:
         return {

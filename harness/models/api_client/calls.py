@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
@@ -29,6 +29,7 @@ from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
 from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
 from harness.models.api_client.settings import ApiCallSettings
+from harness.models.args import settings_from_args
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +107,21 @@ class ApiModel(Model):
     and implements `_send` (one request, through `with_retries`)."""
 
     label: ClassVar[str] = "api"
+    settings_type: ClassVar[type[ApiCallSettings]]  # the backend's `--model_args`
     settings: ApiCallSettings
     where: str
+
+    def __init__(self, settings: ApiCallSettings, *, batch_size: int = 1) -> None:
+        """What every API backend's constructor does first; a backend's own then finds its server and key
+        (`api_client.endpoint`)."""
+        self.settings = settings
+        self._facts = settings.facts(batch_size)
+        self._init_calls()
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Self:
+        settings = settings_from_args(cls.settings_type, args, cls.label, aliases={"pretrained": "model"})
+        return cls(settings, batch_size=batch_size)
 
     def _init_calls(self) -> None:
         self.stats: Counter[str] = Counter()

@@ -34,7 +34,7 @@ from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
 from harness.sent import Sent
@@ -109,28 +109,20 @@ def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
 @register_model("gemini")
 class GeminiModel(ApiModel):
     label = "gemini"
+    settings_type = GeminiSettings
+    settings: GeminiSettings
 
     def __init__(self, settings: GeminiSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("google.genai") is None:
             raise ImportError("the gemini backend needs google-genai: pip install -e '.[gemini]'")
-        self.settings: GeminiSettings = settings
+        super().__init__(settings, batch_size=batch_size)
         self.base_url = self.where = server_url(settings, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
         self._api_key = api_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.base_url)
-        self._facts = settings.facts(batch_size)
-        self._init_calls()
         self._client: genai.Client | None = None
         self._http: httpx.Client | None = None
         self._uploads: dict[str, types.File] = {}  # an image's sha256 -> its uploaded file, for this run
         self._upload_locks: dict[str, threading.Lock] = {}
         self._uploads_lock = threading.Lock()
-
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> GeminiModel:
-        return cls(
-            settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"}), batch_size=batch_size
-        )
 
     def identity(self) -> dict[str, object]:
         s = self.settings

@@ -35,7 +35,7 @@ from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.openai_chat.wire import (
     DETAILS,
     build_messages,
@@ -127,11 +127,13 @@ def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
 @register_model("openai")
 class OpenAIChatModel(ApiModel):
     label = "openai"
+    settings_type = OpenAIChatSettings
+    settings: OpenAIChatSettings
 
     def __init__(self, settings: OpenAIChatSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("httpx") is None:
             raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
-        self.settings: OpenAIChatSettings = settings
+        super().__init__(settings, batch_size=batch_size)
         azure = settings.api_version is not None
         # Azure's own variables first, then OpenAI's
         url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
@@ -154,17 +156,8 @@ class OpenAIChatModel(ApiModel):
         if token_param == "auto":
             token_param = "max_completion_tokens" if urlsplit(self.base_url).hostname == OPENAI_HOST else "max_tokens"
         self.token_param = token_param
-        self._facts = settings.facts(batch_size)
         self.where = self.url
-        self._init_calls()
         self._client: httpx.Client | None = None
-
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> OpenAIChatModel:
-        settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
-        return cls(settings, batch_size=batch_size)
 
     def identity(self) -> dict[str, object]:
         s = self.settings
