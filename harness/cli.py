@@ -30,6 +30,8 @@ from harness.errors import CommandParser, UserError
 from harness.run_arguments import EvaluationOptions, parse_arguments, positive_int, run_parser
 
 if TYPE_CHECKING:
+    import argparse
+
     from harness.config.task_index import TaskIndex
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
@@ -175,9 +177,36 @@ def models_command(argv: list[str]) -> int:
     parser.add_argument(
         "--include_path", action="append", default=[], metavar="DIR", help="also read the benchmarks of these tasks"
     )
+    parser.add_argument(
+        "--tasks", metavar="T[,T...]", help="with NAME: what --model NAME sends on these tasks, as a run resolves it"
+    )
+    parser.add_argument("--model_args", default="", metavar="K=V,...", help="with --tasks: the run's --model_args")
     args = parser.parse_args(argv)
+    if args.tasks is not None:
+        return _models_sends(parser, args)
     benchmarks = index_benchmarks(TaskIndex(args.include_path))
     print(listing(available_models(), benchmarks, args.name, args.benchmark))
+    return 0
+
+
+def _models_sends(parser: CommandParser, args: argparse.Namespace) -> int:
+    """`harness models NAME --tasks ...`: the run's own resolution of --model NAME for those tasks, printed."""
+    from harness.config.benchmark import declared_benchmark
+    from harness.config.task_index import TaskIndex
+    from harness.models.aliases import task_benchmarks
+    from harness.models.aliases.listing import sends
+    from harness.models.args import parse_kv
+    from harness.run_plan import known_model, resolve_model
+
+    if args.name is None or args.benchmark is not None:
+        parser.error("--tasks goes with a model NAME (harness models NAME --tasks T[,T...]), without --benchmark")
+    given = parse_kv(args.model_args, "--model_args")
+    known_model(args.name, given)
+    index = TaskIndex(args.include_path)
+    selection = index.select([n.strip() for n in args.tasks.split(",") if n.strip()])
+    model = resolve_model(args.name, given, task_benchmarks(selection.tasks, index))
+    tasks = [(task, declared_benchmark(index.tasks[task].benchmark)) for task in selection.tasks]
+    print(sends(model.alias or model.name, model.backend, model.args, tasks))
     return 0
 
 

@@ -44,8 +44,13 @@ _URL_QUERY_PARAM = re.compile(r"[?&](?P<name>[^=&#\s]+)=(?P<value>[^&#\s]*)")
 MIN_ENV_SECRET = 8
 
 
+# A prompt style's `text_key` (the key a text part's text goes under, "text") ends like a key's name but names a
+# field of the message the template is given, not a credential.
+_NOT_SECRET = frozenset({"text_key"})
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(_SECRET_NAME.search(name))
+    return name.lower() not in _NOT_SECRET and bool(_SECRET_NAME.search(name))
 
 
 def redact_mapping(values: Mapping[str, object]) -> dict[str, Any]:

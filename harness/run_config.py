@@ -3,7 +3,7 @@ model said of itself, with every secret redacted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from builders.core import contract
@@ -51,7 +51,7 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
     return {
         "model": plan.model.backend,
         "alias": plan.model.alias,
-        "alias_info": alias_info(plan.model.alias, task_benchmarks(plan.selection.tasks, plan.index)),
+        "alias_info": alias_info(plan.model.alias, task_benchmarks(plan.selection.tasks, plan.index), model_args),
         "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
         # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
         "model_name_sanitized": sanitize_model_name(
@@ -99,10 +99,12 @@ def _lm_eval_settings(plan: RunPlan, backend_stats: dict[str, Any]) -> dict[str,
     return settings
 
 
-def alias_info(alias: str | None, benchmarks: Sequence[Benchmark] = ()) -> dict[str, Any] | None:
+def alias_info(
+    alias: str | None, benchmarks: Sequence[Benchmark] = (), args: Mapping[str, str] | None = None
+) -> dict[str, Any] | None:
     """What the alias says of the model beyond its arguments (its training window, its wrapper's rules), with the
-    paper models it runs in these benchmarks (the run's) and how."""
+    paper models it runs in these benchmarks (the run's) and how, and the prompt style its resolved `args` name."""
     from harness.models.aliases import ALIASES
     from harness.models.aliases import alias_info as described
 
-    return described(alias, benchmarks) if alias in ALIASES else None
+    return described(alias, benchmarks, args) if alias in ALIASES else None

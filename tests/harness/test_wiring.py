@@ -52,6 +52,17 @@ def test_secret_names_and_values_are_redacted():
     assert redact_text("model=m,api_key=sk-1", secret_values(args)) == f"model=m,api_key={REDACTED}"
 
 
+def test_a_prompt_styles_text_key_is_recorded_not_redacted() -> None:
+    """An `hf` model's identity holds its prompt style as described; its `text_key` ("text") is a message field."""
+    from harness.models.families import style_named
+
+    style = style_named("default").describe()
+    identity = {"model": "hf", "pretrained": "p", "prompt_style": style, "hf_token": "hf_2"}
+    recorded = redact_mapping(identity)
+    assert recorded["prompt_style"] == style and style["text_key"] == "text"
+    assert recorded["hf_token"] == REDACTED
+
+
 class StopsAtThird(Model):
     """Answers two requests, then the provider rejects the key: the batch raises with what it got."""
 

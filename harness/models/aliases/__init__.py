@@ -15,7 +15,7 @@ enforced. A vLLM engine needs a length to allocate for: the `vllm` aliases give 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from harness.config.benchmark import Benchmark, declared_benchmarks
 from harness.config.task_index import TaskIndex
@@ -34,6 +34,7 @@ __all__ = [
     "alias_policy",
     "index_benchmarks",
     "left_out",
+    "prompt_of",
     "resolve",
     "task_benchmarks",
 ]
@@ -103,14 +104,20 @@ def resolve(
     return backend, merged, name
 
 
-def alias_info(name: str, benchmarks: Iterable[Benchmark] = ()) -> dict[str, object]:
+def alias_info(
+    name: str, benchmarks: Iterable[Benchmark] = (), args: Mapping[str, str] | None = None
+) -> dict[str, object]:
     """What the results record about the alias `name` on a run of these benchmarks (`Alias.describe`), with the
-    prompt its official wrapper built (the template, system message, prefill and BOS)."""
+    prompt its official wrapper built (the template, system message, prefill and BOS) as `args`, the arguments the
+    run resolved to, name it (a benchmark's paper run may switch the style: MileBench's LLaVA); the alias's own
+    without them."""
     alias = ALIASES[name]
-    return {
-        **alias.describe(name, benchmarks),
-        "prompt": style_named(alias.args.get("prompt_style", "default")).describe(),
-    }
+    return {**alias.describe(name, benchmarks), "prompt": prompt_of(alias.args if args is None else args)}
+
+
+def prompt_of(args: Mapping[str, str]) -> dict[str, object]:
+    """The prompt style these model arguments name (`prompt_style`, else the default), described."""
+    return style_named(args.get("prompt_style", "default")).describe()
 
 
 def left_out(name: str, tasks: Iterable[tuple[str, Benchmark | None]]) -> list[str]:

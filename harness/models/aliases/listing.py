@@ -2,12 +2,13 @@
 paper" or "departs: why", per benchmark), and the papers' models that have no alias, with the reason: the one table
 each benchmark declares (`Benchmark.paper`), read through the installed task folders. A model only a paper's
 ablations ran (`PaperModels.ablations`) is said so ("MMLongBench ablation"). Last, every model family of the registry
-(`harness.models.families`): the backends its aliases run on, or why no backend here loads it."""
+(`harness.models.families`): the backends its aliases run on, or why no backend here loads it. With `--tasks`
+(`sends`), what one name sends for those tasks, as a run resolves it."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from harness.config.benchmark import Benchmark
 from harness.errors import UserError, suggest
@@ -115,3 +116,49 @@ def _family_lines() -> list[str]:
         runs = f"runs on {backends}" if backends else f"no backend here: {family.unavailable}"
         lines.append(f"  {family.name} ({types}): {runs}")
     return lines
+
+
+def sends(name: str, backend: str, args: Mapping[str, str], tasks: Sequence[tuple[str, Benchmark | None]]) -> str:
+    """`harness models NAME --tasks ...`: what `--model NAME` sends on these tasks (each with the benchmark it
+    declares), resolved to `backend` and `args` as a run resolves them (`harness.run_plan.resolve_model`): those
+    arguments, the snapshot, the prompt style they name, and for an alias its paper runs there, its input policy on
+    each task and the tasks its paper's run left out, as the results record them (`config.model_args`,
+    `config.alias_info`, `config.input_policies`)."""
+    from harness.models.aliases import ALIASES, alias_policy, left_out, prompt_of
+    from harness.models.paper_models import papers
+    from harness.models.registry import backend_spec
+
+    names = [task for task, _ in tasks]
+    shown = ", ".join(names[:4]) + (f", ... ({len(names)} tasks)" if len(names) > 4 else "")
+    checkpoint = args.get("pretrained") or args.get("model")
+    revision = args.get("revision")
+    api = backend_spec(backend).priced  # an API backend's server renders the prompt of the model it names
+    pinned = f" at revision {revision}" if revision else " (no revision pinned: the latest)"
+    lines = [
+        f"--model {name} on {shown}:",
+        f"  backend: {backend}",
+        f"  model args: {','.join(f'{k}={v}' for k, v in args.items()) or 'none'}",
+        f"  snapshot: {checkpoint or 'none named'}"
+        + (" (the provider's model of that name)" if api else pinned if checkpoint else ""),
+    ]
+    if not api:
+        lines.append(f"  prompt style: {', '.join(f'{k}={v}' for k, v in prompt_of(args).items())}")
+    alias = ALIASES.get(name)
+    if alias is None:
+        lines.append(f"  {name} is a backend, not an alias: no input policy, no paper run")
+        return "\n".join(lines)
+    benchmarks = list({id(b): b for _, b in tasks if b is not None}.values())
+    paper_lines = _alias_lines(name, alias, 0, 0, papers(benchmarks))[1:]  # the alias's notes and its paper runs
+    lines += [f"  {line.strip()}" for line in paper_lines]
+    by_policy: dict[str, list[str]] = {}  # tasks alike in policy on one line
+    for task, benchmark in tasks:
+        policy = alias_policy(name, task, benchmark, looked_up=True)
+        described = (
+            ", ".join(f"{k}={v}" for k, v in policy.describe().items()) if policy else "none (the task's inputs)"
+        )
+        by_policy.setdefault(described, []).append(task)
+    for described, alike in by_policy.items():
+        on = ", ".join(alike[:4]) + (f", ... ({len(alike)} tasks)" if len(alike) > 4 else "")
+        lines.append(f"  input policy: {described} on {on}")
+    lines += [f"  {line.removeprefix('harness: ')}" for line in left_out(name, tasks)]
+    return "\n".join(lines)

@@ -23,21 +23,18 @@ as the `openai` backend. Key from `ANTHROPIC_API_KEY`.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
-from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import is_loopback
 from harness.models.api_client.settings import ApiCallSettings
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -73,10 +70,7 @@ class AnthropicSettings(ApiCallSettings):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.temperature is not None and not 0 <= self.temperature <= 1:
-            raise ValueError(f"anthropic backend: temperature must be in [0, 1], got {self.temperature}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"anthropic backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, self.temperature, self.top_p, most_temperature=1)
 
 
 def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
@@ -92,40 +86,22 @@ def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
 @register_model("anthropic")
 class AnthropicModel(ApiModel):
     label = "anthropic"
+    settings_type = AnthropicSettings
+    settings: AnthropicSettings
 
     def __init__(self, settings: AnthropicSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("anthropic") is None:
             raise ImportError("the anthropic backend needs Anthropic's SDK: pip install -e '.[anthropic]'")
-        self.settings: AnthropicSettings = settings
-        base_url = (settings.base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"anthropic backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
-        self.base_url = self.where = base_url
-        self._api_key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not self._api_key and not is_loopback(base_url):
-            raise ValueError(
-                f"anthropic backend: no API key for {base_url}; set ANTHROPIC_API_KEY or pass api_key=... in "
-                "--model_args (only a loopback server may be used without one)"
-            )
-        self._facts = settings.facts(batch_size)
-        self._init_calls()
+        super().__init__(settings, batch_size=batch_size)
+        self.base_url = self.where = server_url(settings, ("ANTHROPIC_BASE_URL",), DEFAULT_BASE_URL)
+        self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
 
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> AnthropicModel:
-        settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
-        return cls(settings, batch_size=batch_size)
-
     def identity(self) -> dict[str, object]:
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "anthropic",
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": self.settings.model,
             # What is sent besides the request's own settings: answers depend on it.
             "temperature": self.settings.temperature,
@@ -135,10 +111,6 @@ class AnthropicModel(ApiModel):
             **({"send_top_p": False} if not self.settings.send_top_p else {}),
             **({"thinking_budget": self.settings.thinking_budget} if self.settings.thinking_budget else {}),
         }
-
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
@@ -167,18 +139,13 @@ class AnthropicModel(ApiModel):
     def _open(self) -> anthropic.Anthropic:
         if self._client is None:
             import anthropic
-            import httpx2
 
-            from harness.models.api_client.deadline import deadline_transport
+            from harness.models.api_client.deadline import pooled_client
 
-            limits = httpx2.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._http = httpx2.Client(
-                timeout=httpx2.Timeout(self.settings.timeout),
-                limits=limits,
-                transport=deadline_transport(limits, "httpx2"),  # type: ignore[arg-type]  # httpx2's own classes
-                headers={"Accept-Encoding": "identity"},
+            s = self.settings
+            # httpx2's own classes, of httpx's names
+            self._http = pooled_client(  # type: ignore[assignment]
+                s.concurrency, s.timeout, "httpx2", headers={"Accept-Encoding": "identity"}
             )
             self._client = anthropic.Anthropic(
                 api_key=self._api_key or "loopback",
@@ -195,35 +162,19 @@ class AnthropicModel(ApiModel):
         return sent_messages(request)
 
     def _send(self, request: Request) -> Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        try:
-            body = self.payload(request)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        body = self.built(request, self.payload)
+        if isinstance(body, Response):
+            return body
         client = self._open()
-        cap = self.response_cap(request)
         # The SDK types neither sampling field any more: they go in the JSON body as the API takes them.
         extra = {k: body.pop(k) for k in SAMPLING if k in body}
         typed = body
-
-        def once() -> Outcome:
-            answer = self.sdk_attempt(
-                lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
-                cap,
-                status_of,
-            )
-            if isinstance(answer, Response | Retry | Stop):
-                return answer
-            response = parse_message(answer)
-            if response.refused:
-                self._count("refusals")
-            return response
-
-        return self.with_retries(once)
+        return self.sdk_generation(
+            lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
+            self.response_cap(request),
+            status_of,
+            parse_message,
+        )
 
     # -- --batch ----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
@@ -29,6 +29,7 @@ from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
 from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
 from harness.models.api_client.settings import ApiCallSettings
+from harness.models.args import settings_from_args
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +107,21 @@ class ApiModel(Model):
     and implements `_send` (one request, through `with_retries`)."""
 
     label: ClassVar[str] = "api"
+    settings_type: ClassVar[type[ApiCallSettings]]  # the backend's `--model_args`
     settings: ApiCallSettings
     where: str
+
+    def __init__(self, settings: ApiCallSettings, *, batch_size: int = 1) -> None:
+        """What every API backend's constructor does first; a backend's own then finds its server and key
+        (`api_client.endpoint`)."""
+        self.settings = settings
+        self._facts = settings.facts(batch_size)
+        self._init_calls()
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Self:
+        settings = settings_from_args(cls.settings_type, args, cls.label, aliases={"pretrained": "model"})
+        return cls(settings, batch_size=batch_size)
 
     def _init_calls(self) -> None:
         self.stats: Counter[str] = Counter()
@@ -117,6 +131,10 @@ class ApiModel(Model):
         self._pool: ThreadPoolExecutor | None = None
         self._planner: PrefixPlanner | None = None
         self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
+
+    @property
+    def token_rule(self) -> str:
+        return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
         """How this backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
@@ -229,6 +247,41 @@ class ApiModel(Model):
             if outcome is None:
                 raise
             return outcome
+
+    def built(self, request: Request, build: Callable[[Request], T]) -> T | Response:
+        """What `build` makes of the request to send it (its payload), or the answer that ends it unsent: the run has
+        stopped or it holds too many images (`pre_checks`), an image the disk could not read, an input refused."""
+        early = self.pre_checks(request)
+        return early if early is not None else self.payload_or_error(request, build)
+
+    @staticmethod
+    def payload_or_error(request: Request, build: Callable[[Request], T]) -> T | Response:
+        """What `build` makes of the request, or this sample's error: an image the disk could not read, an input
+        refused."""
+        try:
+            return build(request)
+        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
+            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
+        except (ValueError, TypeError) as err:
+            return Response(text=None, error=f"invalid_input: {err}")
+
+    def counted(self, response: Response) -> Response:
+        """A generation's answer, its refusal counted."""
+        if response.refused:
+            self._count("refusals")
+        return response
+
+    def sdk_generation(
+        self, call: Callable[[], T], cap: int, status: StatusOf, parse: Callable[[T], Response]
+    ) -> Response:
+        """A generation through a provider's SDK, attempt after attempt (`sdk_attempt`, `with_retries`), its answer
+        read by `parse`."""
+
+        def once() -> Outcome:
+            answer = self.sdk_attempt(call, cap, status)
+            return answer if isinstance(answer, Response | Retry | Stop) else self.counted(parse(answer))
+
+        return self.with_retries(once)
 
     def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T:
         """A call besides a generation (an upload, the batch interface's), with the same attempts; its result, or a

@@ -24,7 +24,7 @@ import importlib
 import threading
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -156,6 +156,19 @@ def http_stack(stack: str) -> ModuleType:
     if stack not in STACKS:
         raise ValueError(f"unknown HTTP stack {stack!r}; known: {', '.join(STACKS)}")
     return importlib.import_module(stack)
+
+
+def pooled_client(
+    concurrency: int, timeout: float, stack: str = "httpx", headers: Mapping[str, str] | None = None
+) -> httpx.Client:
+    """An API backend's client in the flavour named (for httpx2, its class of the same name): a connection per
+    concurrent request, `timeout` seconds an attempt, through `deadline_transport`, with these headers."""
+    web = http_stack(stack)
+    limits = web.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    client: httpx.Client = web.Client(
+        timeout=web.Timeout(timeout), limits=limits, transport=deadline_transport(limits, stack), headers=headers
+    )
+    return client
 
 
 def deadline_transport(limits: httpx.Limits, stack: str = "httpx") -> httpx.BaseTransport:

@@ -22,23 +22,21 @@ timeout, answer-size cap and fatal statuses as the `openai` backend. Key from `G
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
-from urllib.parse import urlsplit
 
 from harness.api import ImageRef, Request, Response
-from harness.models.api_client.calls import ApiModel, Outcome, Retry, Stop
+from harness.models.api_client.calls import ApiModel, Outcome
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import checked_image, is_loopback
+from harness.models.api_client.replies import checked_image
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -99,10 +97,7 @@ class GeminiSettings(ApiCallSettings):
             raise ValueError(
                 f"gemini backend: max_output_tokens must be task, none or a positive number, got {limit!r}"
             )
-        if self.temperature is not None and self.temperature < 0:
-            raise ValueError(f"gemini backend: temperature must be >= 0, got {self.temperature}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"gemini backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, self.temperature, self.top_p)
 
 
 def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
@@ -114,46 +109,26 @@ def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
 @register_model("gemini")
 class GeminiModel(ApiModel):
     label = "gemini"
+    settings_type = GeminiSettings
+    settings: GeminiSettings
 
     def __init__(self, settings: GeminiSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("google.genai") is None:
             raise ImportError("the gemini backend needs google-genai: pip install -e '.[gemini]'")
-        self.settings: GeminiSettings = settings
-        base_url = (settings.base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"gemini backend: base_url {redact_urls(base_url)!r} is not an http(s) URL")
-        self.base_url = base_url
-        self.where = base_url
-        self._api_key = settings.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not self._api_key and not is_loopback(base_url):
-            raise ValueError(
-                f"gemini backend: no API key for {base_url}; set GEMINI_API_KEY or pass api_key=... in --model_args "
-                "(only a loopback server may be used without one)"
-            )
-        self._facts = settings.facts(batch_size)
-        self._init_calls()
+        super().__init__(settings, batch_size=batch_size)
+        self.base_url = self.where = server_url(settings, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
+        self._api_key = api_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.base_url)
         self._client: genai.Client | None = None
         self._http: httpx.Client | None = None
         self._uploads: dict[str, types.File] = {}  # an image's sha256 -> its uploaded file, for this run
         self._upload_locks: dict[str, threading.Lock] = {}
         self._uploads_lock = threading.Lock()
 
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> GeminiModel:
-        return cls(
-            settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"}), batch_size=batch_size
-        )
-
     def identity(self) -> dict[str, object]:
         s = self.settings
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "gemini",
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": s.model,
             "api_version": s.api_version,
             "images": s.images,
@@ -169,10 +144,6 @@ class GeminiModel(ApiModel):
             # Only when set: the identity of a run without it is what it was before the setting existed.
             **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
         }
-
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
@@ -224,21 +195,13 @@ class GeminiModel(ApiModel):
 
     def _open(self) -> genai.Client:
         if self._client is None:
-            import httpx
             from google import genai
             from google.genai import types
 
-            from harness.models.api_client.deadline import deadline_transport
+            from harness.models.api_client.deadline import pooled_client
 
-            limits = httpx.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._http = httpx.Client(
-                timeout=httpx.Timeout(self.settings.timeout),
-                limits=limits,
-                transport=deadline_transport(limits),
-                headers={"Accept-Encoding": "identity"},
-            )
+            s = self.settings
+            self._http = pooled_client(s.concurrency, s.timeout, headers={"Accept-Encoding": "identity"})
             options = types.HttpOptions(
                 base_url=self.base_url,
                 api_version=self.settings.api_version,
@@ -282,26 +245,22 @@ class GeminiModel(ApiModel):
 
     def prepared(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
         """The request's contents (its images uploaded first, where they go so) and config, or why it cannot go."""
+        return self.payload_or_error(request, self._prepare)
+
+    def _prepare(self, request: Request) -> tuple[list[types.Content], types.GenerateContentConfig] | Response:
         uploaded: dict[str, types.File] = {}
-        try:
-            if self.settings.images == "upload":
-                for image in request.images:
-                    if image.sha256 in uploaded:
-                        continue
-                    file = self._upload(image)
-                    if isinstance(file, Response):
-                        return file
-                    uploaded[image.sha256] = file
-            contents, system = build_contents(
-                request,
-                lambda image: self._image_part(image, uploaded),
-                empty_text_parts=self.settings.empty_text_parts,
-            )
-            return contents, self.config(request, system)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        if self.settings.images == "upload":
+            for image in request.images:
+                if image.sha256 in uploaded:
+                    continue
+                file = self._upload(image)
+                if isinstance(file, Response):
+                    return file
+                uploaded[image.sha256] = file
+        contents, system = build_contents(
+            request, lambda image: self._image_part(image, uploaded), empty_text_parts=self.settings.empty_text_parts
+        )
+        return contents, self.config(request, system)
 
     def render(self, request: Request) -> Sent:
         """What `_send` sends for `request`: its contents and system instruction, images named by their hash
@@ -310,30 +269,17 @@ class GeminiModel(ApiModel):
         return sent_contents(request, images=s.images, image_format=s.image_format, empty_text_parts=s.empty_text_parts)
 
     def _send(self, request: Request) -> Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        ready = self.prepared(request)
+        ready = self.built(request, self._prepare)
         if isinstance(ready, Response):
             return ready
         contents, config = ready
         client = self._open()
-        cap = self.response_cap(request)
-
-        def once() -> Outcome:
-            answer = self.sdk_attempt(
-                lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
-                cap,
-                status_of,
-            )
-            if isinstance(answer, Response | Retry | Stop):
-                return answer
-            response = parse_answer(answer)
-            if response.refused:
-                self._count("refusals")
-            return response
-
-        return self.with_retries(once)
+        return self.sdk_generation(
+            lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
+            self.response_cap(request),
+            status_of,
+            parse_answer,
+        )
 
     # -- --batch ----------------------------------------------------------------------------------
 

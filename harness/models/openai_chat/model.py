@@ -30,11 +30,12 @@ from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.api_client.calls import ApiModel, Outcome, transport_outcome
+from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import checked_image, error_message, is_loopback, parse_body
+from harness.models.api_client.replies import checked_image, error_message, parse_body
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
-from harness.models.args import at_least, settings_from_args
+from harness.models.args import at_least
 from harness.models.openai_chat.wire import (
     DETAILS,
     build_messages,
@@ -44,7 +45,6 @@ from harness.models.openai_chat.wire import (
     request_image_settings,
 )
 from harness.models.registry import register_model
-from harness.redact import redact_urls
 from harness.sent import Sent
 
 if TYPE_CHECKING:
@@ -105,8 +105,7 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(
                 f"openai backend: image_detail must be low, high, original or auto, got {self.image_detail!r}"
             )
-        if self.top_p is not None and not 0 < self.top_p <= 1:
-            raise ValueError(f"openai backend: top_p must be in (0, 1], got {self.top_p}")
+        check_sampling(self, None, self.top_p)
         if self.image_format not in IMAGE_FORMATS:
             raise ValueError(
                 f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
@@ -128,42 +127,18 @@ def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
 @register_model("openai")
 class OpenAIChatModel(ApiModel):
     label = "openai"
+    settings_type = OpenAIChatSettings
+    settings: OpenAIChatSettings
 
     def __init__(self, settings: OpenAIChatSettings, *, batch_size: int = 1) -> None:
         if importlib.util.find_spec("httpx") is None:
             raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
-        self.settings: OpenAIChatSettings = settings
+        super().__init__(settings, batch_size=batch_size)
         azure = settings.api_version is not None
-        base_url = (
-            settings.base_url
-            or (os.environ.get("AZURE_OPENAI_ENDPOINT") if azure else None)
-            or os.environ.get("OPENAI_BASE_URL")
-            or DEFAULT_BASE_URL
-        )
-        self.base_url = base_url.rstrip("/")
-        if self.base_url.endswith(ENDPOINT):  # lm-eval's base_url names the endpoint itself: the API's base is above
-            self.base_url = self.base_url.removesuffix(ENDPOINT)
-        parts = urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"openai backend: base_url {redact_urls(self.base_url)!r} is not an http(s) URL")
-        try:
-            parts.port  # noqa: B018 - urllib checks the port only when asked: ask now, not mid-run
-        except ValueError:
-            raise ValueError(
-                f"openai backend: base_url {redact_urls(self.base_url)!r} has no valid port (expected a "
-                "number up to 65535 after the host)"
-            ) from None
-        api_key = (
-            settings.api_key
-            or (os.environ.get("AZURE_OPENAI_API_KEY") if azure else None)
-            or os.environ.get("OPENAI_API_KEY")
-        )
-        if not api_key and not is_loopback(self.base_url):
-            var = "AZURE_OPENAI_API_KEY" if azure else "OPENAI_API_KEY"
-            raise ValueError(
-                f"openai backend: no API key for {self.base_url}; set {var} or pass api_key=... in --model_args "
-                "(only a loopback server may be used without one)"
-            )
+        # Azure's own variables first, then OpenAI's
+        url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
+        self.base_url = server_url(settings, (*url_vars, "OPENAI_BASE_URL"), DEFAULT_BASE_URL, ENDPOINT)
+        key = api_key(settings, (*key_vars, "OPENAI_API_KEY"), self.base_url)
         if azure:
             deployment = settings.deployment or settings.model
             self.url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
@@ -172,35 +147,23 @@ class OpenAIChatModel(ApiModel):
             self.url = f"{self.base_url}{ENDPOINT}"
             self._params = {}
         self._headers = {"Content-Type": "application/json"}
-        if api_key:
+        if key:
             if azure:
-                self._headers["api-key"] = api_key
+                self._headers["api-key"] = key
             else:
-                self._headers["Authorization"] = f"Bearer {api_key}"
+                self._headers["Authorization"] = f"Bearer {key}"
         token_param = settings.token_param
         if token_param == "auto":
-            token_param = "max_completion_tokens" if parts.hostname == OPENAI_HOST else "max_tokens"
+            token_param = "max_completion_tokens" if urlsplit(self.base_url).hostname == OPENAI_HOST else "max_tokens"
         self.token_param = token_param
-        self._facts = settings.facts(batch_size)
         self.where = self.url
-        self._init_calls()
         self._client: httpx.Client | None = None
-
-    @classmethod
-    def from_args(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> OpenAIChatModel:
-        settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
-        return cls(settings, batch_size=batch_size)
 
     def identity(self) -> dict[str, object]:
         s = self.settings
-        parts = urlsplit(self.base_url)
-        port = f":{parts.port}" if parts.port else ""
         return {
             "model": "openai",
-            # The server's address, never its credentials: two servers answer differently.
-            "server": f"{parts.scheme}://{parts.hostname}{port}{parts.path}",
+            "server": server_label(self.base_url),
             "served_model": s.model,
             "deployment": s.deployment if s.api_version else None,
             "api_version": s.api_version,
@@ -214,10 +177,6 @@ class OpenAIChatModel(ApiModel):
             **({"token_cap": s.token_cap} if s.token_cap != "task" else {}),
             **({"reasoning_effort": s.reasoning_effort} if s.reasoning_effort else {}),
         }
-
-    @property
-    def token_rule(self) -> str:
-        return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
         return cache_rule(self.settings, self.facts.batch_size)
@@ -262,16 +221,9 @@ class OpenAIChatModel(ApiModel):
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            import httpx
+            from harness.models.api_client.deadline import pooled_client
 
-            from harness.models.api_client.deadline import deadline_transport
-
-            limits = httpx.Limits(
-                max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-            )
-            self._client = httpx.Client(
-                timeout=httpx.Timeout(self.settings.timeout), limits=limits, transport=deadline_transport(limits)
-            )
+            self._client = pooled_client(self.settings.concurrency, self.settings.timeout)
         return self._client
 
     def _open(self) -> httpx.Client:
@@ -280,15 +232,9 @@ class OpenAIChatModel(ApiModel):
     def _send(self, request: Request) -> Response:
         from harness.models.api_client.deadline import deadline, read_capped
 
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        try:
-            body = self.payload(request)
-        except OSError as err:  # the disk failed to read an image: not the bytes' fault, so tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        body = self.built(request, self.payload)
+        if isinstance(body, Response):
+            return body
         client = self._http()
         cap = self.response_cap(request)
         headers = {**self._headers, "Accept-Encoding": "identity"}
@@ -310,10 +256,7 @@ class OpenAIChatModel(ApiModel):
             if reply.status_code == 200:
                 if data is None:
                     return Response(text=None, error=f"malformed_response: {unreadable}")
-                response = parse_completion(data)
-                if response.refused:
-                    self._count("refusals")
-                return response
+                return self.counted(parse_completion(data))
             message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 

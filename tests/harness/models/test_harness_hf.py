@@ -47,6 +47,8 @@ def test_hf_end_to_end(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness
     template = (tiny_llava / "chat_template.jinja").read_text()
     assert identity["chat_template_sha256"] == hashlib.sha256(template.encode()).hexdigest()
     assert identity["dtype"] == "float32" and identity["context_length"] == 4096 and identity["local_files_sha256"]
+    # the prompt style's text_key is a message field, not a secret: recorded as the style says, not "<redacted>"
+    assert identity["prompt_style"]["text_key"] == "text"
     assert results["configs"][f"{K1}_pos"]["generation_settings"]["max_gen_toks"] == 8
     source = {r["id"]: r for r in rows("m1_n2_k1")} | {r["id"]: r for r in rows("m10_n1_k2")}
     for task in (f"{K1}_pos", f"{K1}_neg", "mmneedle_m10_n1_k2_pos"):

@@ -192,3 +192,31 @@ def test_the_ablation_models_have_a_place_of_their_own(harness) -> None:
         for size in ("2B", "8B"):
             assert f'  MMLongBench "NVILA-Lite-{size}" (Efficient-Large-Model/NVILA-Lite-{size}-hf-preview): ' in out
         assert "hand-patched copies of the checkpoint's remote code" in out and "modeling_vila.py:425" in out
+
+
+def test_models_with_tasks_says_what_the_alias_sends_there(harness) -> None:
+    """`harness models NAME --tasks ...` prints the arguments, snapshot, prompt style and input policies a run of
+    those tasks resolves the alias to; the results record the same prompt style (issue 62 item 7)."""
+    from harness.run_config import alias_info
+
+    milebench = harness("models", "llava-1.5-7b", "--tasks", "milebench_few")
+    assert milebench.code == 0, milebench.err
+    assert "  model args: pretrained=llava-hf/llava-1.5-7b-hf,no_context_limit=false,prompt_style=llava_llama_2" in (
+        milebench.out
+    )
+    assert "  prompt style: name=llava_llama_2, content=string" in milebench.out
+    assert "  snapshot: llava-hf/llava-1.5-7b-hf (no revision pinned: the latest)" in milebench.out
+    needle = harness("models", "llava-1.5-7b", "--tasks", "mmneedle_m1_n2_k1_pos")
+    assert "no_context_limit=true\n" in needle.out and "  prompt style: name=default, content=parts" in needle.out
+    pixtral = harness("models", "pixtral", "--tasks", "mmlongbench_vrag_infoseek_8k,mmlongbench_vrag_infoseek_128k")
+    assert "  input policy: image_scale=0.5 on mmlongbench_vrag_infoseek_128k" in pixtral.out
+    assert "  input policy: none (the task's inputs) on mmlongbench_vrag_infoseek_8k" in pixtral.out
+    api = harness("models", "gpt-4o-2024-05-13", "--tasks", "mmneedle_m1_n2_k1_pos")
+    assert (
+        "snapshot: gpt-4o-2024-05-13 (the provider's model of that name)" in api.out and "prompt style" not in api.out
+    )
+    both = harness("models", "llava-1.6-7b", "--tasks", "milebench_few,mmneedle_m1_n2_k1_pos")
+    assert both.code == 2 and "MileBench runs it with no_context_limit=false and MMNeedle" in both.err
+    benchmarks = task_benchmarks(["milebench_few"])
+    _, args, _ = resolve("llava-1.5-7b", {}, benchmarks)
+    assert alias_info("llava-1.5-7b", benchmarks, args)["prompt"]["name"] == "llava_llama_2"  # as the run sent it
