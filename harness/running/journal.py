@@ -143,7 +143,7 @@ def identity_parts(parts: Mapping[str, object]) -> dict[str, Any]:
     return {k: v for k, v in parts.items() if k not in INFO_PARTS and k != SCORING_PART}
 
 
-def sent_parts(parts: Mapping[str, object], legacy: bool) -> dict[str, Any]:
+def sent_parts(parts: Mapping[str, object], legacy: bool) -> dict[str, object]:
     """`identity_parts`, compared with a journal's; `legacy`: the journal is from before the scoring had a part of its
     own, its task's `config_sha256` digesting scoring and request alike, so neither digest is compared (each reply is
     still reused only for the inputs it was answered for: its `input_sha256`)."""

@@ -103,7 +103,7 @@ class Task(TaskRequests):
             "dataset": self.data.fingerprint if self.data else None,
         }
 
-    def scoring_identity(self) -> dict[str, Any]:
+    def scoring_identity(self) -> dict[str, object]:
         """What decides a stored reply's metrics: the metrics, the scorer and their hooks' sources."""
         config = {k: v for k, v in self._config_identity().items() if k in SCORING_KEYS}
         return {
@@ -111,7 +111,7 @@ class Task(TaskRequests):
             "sha256": _digest(config, self._hook_sources(scoring=True)),
         }
 
-    def _config_identity(self) -> dict[str, Any]:
+    def _config_identity(self) -> dict[str, object]:
         config = self.config.to_dict()
         config.pop("source", None)
         config.pop("benchmark", None)  # the benchmark's declaration: its report, paper models, ... (no score)

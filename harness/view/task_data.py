@@ -239,7 +239,7 @@ class TaskData:
         }
         return {k: v for k, v in fields.items() if v is not None}
 
-    def _with_text(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _with_text(self, record: dict[str, object]) -> dict[str, object]:
         """`record` with its prompt's text, read from the journal's prompt store by its `prompt_sha256`."""
         digest = record.get("prompt_sha256")
         if isinstance(record.get("prompt"), str) or not isinstance(digest, str):
@@ -251,13 +251,14 @@ class TaskData:
             text = self._texts.text(digest)
         return record if text is None else {**record, "prompt": text, "stored": True}
 
-    def _as_sent(self, doc_id: int, record: dict[str, Any], header: dict[str, Any] | None) -> Prompt:
+    def _as_sent(self, doc_id: int, record: dict[str, object], header: dict[str, object] | None) -> Prompt:
         """The request as the backend sent it (`harness.sent`), from its record: its text as it is, then its images by
         hash (served where the build, with the run's input policy, holds them). The build is read only for that and
         to say whether it still gives the inputs the record hashed: the page shows the record either way."""
         sent = sent_record(record)
         assert sent is not None
-        gold = record.get("target") if isinstance(record.get("target"), str) else None
+        target = record.get("target")
+        gold = target if isinstance(target, str) else None
         matches, problem = None, None
         task = self.task()
         if task is None or task.docs is None or not 0 <= doc_id < len(task):
