@@ -1,0 +1,135 @@
+"""Issue 63 item 7: the commands a newcomer tried, each ending in one line or succeeding, through the real CLI.
+
+- `--device cuda:0` (lm-eval's README line) on the CPU torch the README installs: one line before any model loads;
+- `parallelize=True` (lm-eval's `device_map=auto`) without `accelerate`: one line naming it;
+- a required model argument left out, or given as `none`: one line naming it;
+- every install line in a message or a doc names an extra this checkout has (`pip install -e '.[X]'`);
+- `--use_cache x.db` (lm-eval's file) keeps the cache in that file, not a folder of that name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sqlite3
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import PROJECT
+
+
+def _one_line(run) -> str:
+    lines = [line for line in run.err.strip().splitlines() if line.startswith("harness: error:")]
+    assert run.code == 2 and len(lines) == 1, run.err
+    return lines[0]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the hf backend needs torch")
+@pytest.mark.parametrize(
+    ("flags", "own", "device"), [(("--device", "cuda:0"), "", "cuda:0"), ((), ",device=cuda", "cuda")]
+)
+def test_a_cuda_device_this_torch_cannot_use_is_one_line_before_the_model_loads(
+    harness, data_dir: Path, tiny_llava: Path, flags: tuple[str, ...], own: str, device: str
+) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a visible CUDA GPU takes the device")
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={tiny_llava}{own}",
+                  "--data_dir", data_dir, "--limit", "1", *flags)  # fmt: skip
+    line = _one_line(run)
+    assert f"device {device} (--device, --model_args device=)" in line
+    assert ("CPU build without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible") in line
+    assert "--device cpu" in line and "Traceback" not in run.err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("accelerate") is not None, reason="accelerate is installed here")
+def test_parallelize_without_accelerate_says_what_it_needs(harness, data_dir: Path, tiny_llava: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
+                  f"pretrained={tiny_llava},parallelize=True,device=cpu", "--data_dir", data_dir, "--limit", "1")  # fmt: skip
+    line = _one_line(run)
+    assert "device_map=auto (as parallelize=True asks) needs accelerate" in line and "pip install accelerate" in line
+
+
+@pytest.mark.parametrize(
+    ("model_args", "expected"),
+    [
+        # docs/cost.md's line as it was printed, without the model
+        ("max_output_tokens=none", "gemini backend: model argument model is required: give --model_args model=..."),
+        ("model=none,max_output_tokens=none", "model argument model='none': model cannot be none, give a value"),
+    ],
+)
+def test_a_required_model_argument_missing_or_none_is_one_line_naming_it(
+    harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch, model_args: str, expected: str
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "gemini", "--model_args", model_args,
+                  "--data_dir", data_dir, "--screen_only")  # fmt: skip
+    line = _one_line(run)
+    assert expected in line and "__init__" not in line
+
+
+def test_docs_costs_gemini_line_runs_as_printed(harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (PROJECT / "docs" / "cost.md").read_text()
+    (model_args,) = re.findall(r"`--model gemini --model_args ([^`\s]+)`", text.replace("\n  ", " "))
+    monkeypatch.setenv("GEMINI_API_KEY", "x")
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "gemini", "--model_args", model_args,
+                  "--data_dir", data_dir, "--screen_only")  # fmt: skip
+    assert run.code == 0, run.err
+    assert "not an upper bound" in run.out
+
+
+def _install_lines() -> list[tuple[Path, str]]:
+    """Every `pip install ...` that the messages and docs of this checkout print, with the file it is in."""
+    found = []
+    for folder, pattern in (("harness", "*.py"), ("builders", "*.py"), ("tasks", "*.py"), ("docs", "*.md")):
+        for path in (PROJECT / folder).rglob(pattern):
+            for hit in re.findall(r"pip install [^`\n\"]*", path.read_text()):
+                found.append((path, hit))
+    return found + [
+        (PROJECT / "README.md", hit) for hit in re.findall(r"pip install [^`\n]*", (PROJECT / "README.md").read_text())
+    ]
+
+
+def test_every_install_line_in_a_message_or_a_doc_names_an_extra_of_this_checkout() -> None:
+    extras = set(tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    lines = _install_lines()
+    assert any("'.[view]'" in hit for _, hit in lines)
+    for path, hit in lines:
+        assert "mmlongeval[" not in hit, (path, hit)  # no such distribution on an index (not published)
+        for named in re.findall(r"-e '\.\[([a-z0-9,]+)\]'", hit):
+            assert set(named.split(",")) <= extras, (path, hit)
+
+
+def test_the_viewers_missing_extra_names_the_install_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)
+    code = main(["view", str(tmp_path)])  # the `harness` fixture adds --no_progress, which `view` does not take
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == (
+        "harness: error: harness view needs the `view` extra (uvicorn is missing): pip install -e '.[view]'"
+    )
+
+
+def test_use_cache_naming_a_file_keeps_the_cache_in_that_file(
+    harness, data_dir: Path, tmp_path: Path, chat_server
+) -> None:
+    cache = tmp_path / "x.db"
+    args = ("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "openai", "--model_args",
+            f"model=m,base_url={chat_server.base_url}", "--data_dir", data_dir, "--limit", "2")  # fmt: skip
+    run = harness(*args, "--output_path", tmp_path / "out", "--use_cache", cache)
+    assert run.code == 0, run.err
+    assert cache.is_file() and not (tmp_path / "x.db" / "cache.sqlite3").exists()
+    with sqlite3.connect(cache) as db:
+        assert db.execute("select count(*) from sqlite_master where type = 'table'").fetchone()[0] >= 1
+    # A folder is still a folder: the cache inside it, as --cache_dir.
+    folder = tmp_path / "caches"
+    run = harness(*args, "--output_path", tmp_path / "out2", "--use_cache", folder)
+    assert run.code == 0, run.err
+    assert (folder / "cache.sqlite3").is_file()
