@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import sqlite3
 import sys
 import tomllib
@@ -133,3 +134,35 @@ def test_use_cache_naming_a_file_keeps_the_cache_in_that_file(
     run = harness(*args, "--output_path", tmp_path / "out2", "--use_cache", folder)
     assert run.code == 0, run.err
     assert (folder / "cache.sqlite3").is_file()
+
+
+def _docs_hub_line() -> list[str]:
+    """docs/lm-eval.md's `--hf_hub_log_args` command line, as printed (its continuation joined)."""
+    text = (PROJECT / "docs" / "lm-eval.md").read_text().replace("\\\n", " ")
+    (line,) = [line for line in text.splitlines() if line.startswith("harness ") and "--hf_hub_log_args" in line]
+    return shlex.split(line)[1:]
+
+
+@pytest.mark.parametrize("repo_key", ["results_repo_name", "hub_repo_name"])
+def test_the_docs_hub_line_runs_as_printed_and_lm_evals_hub_repo_name_names_the_repo(
+    harness, data_dir: Path, tmp_path: Path, repo_key: str
+) -> None:
+    argv = _docs_hub_line()
+    assert "--log_samples" in argv  # push_samples_to_hub=True pushes the sample logs, which only it writes
+    here = {"mmneedle_k1": "mmneedle_m1_n2_k1_pos", "data": str(data_dir), "results": str(tmp_path / "results")}
+    argv = [here.get(arg, arg).replace("results_repo_name", repo_key) for arg in argv]
+    run = harness(*argv, "--limit", "1")
+    # Offline (HF_HUB_OFFLINE=1), the upload is refused: one line naming the repo, the results kept.
+    assert run.code == 1, run.err
+    (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
+    assert line.startswith("harness: error: results not uploaded to https://huggingface.co/datasets/ORG/evals: ")
+    assert list((tmp_path / "results").rglob("results_*.json")) and list((tmp_path / "results").rglob("samples_*"))
+
+
+def test_ls_keeps_every_tasks_columns_apart(harness) -> None:
+    run = harness("ls", "tasks")
+    assert run.code == 0
+    rows = [line.split() for line in run.out.splitlines() if line.startswith("  ")]
+    assert len(rows) > 500  # every task of the four benchmarks
+    for name, dataset, source in rows:  # three columns, none glued to the next
+        assert dataset.split("/")[0] in name and source.endswith(f"{name}.yaml"), (name, dataset, source)
