@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import re
 import shlex
@@ -166,3 +167,30 @@ def test_ls_keeps_every_tasks_columns_apart(harness) -> None:
     assert len(rows) > 500  # every task of the four benchmarks
     for name, dataset, source in rows:  # three columns, none glued to the next
         assert dataset.split("/")[0] in name and source.endswith(f"{name}.yaml"), (name, dataset, source)
+
+
+def test_a_group_page_never_says_not_run_above_the_numbers_of_its_tasks(data_dir: Path, tmp_path: Path) -> None:
+    """`--tasks` naming some tasks of a benchmark: the run holds no entry for the benchmark's group, yet its page
+    shows the tasks' numbers; its head says why the group has no value, not "not run"."""
+    from starlette.testclient import TestClient
+
+    from harness.cli import main
+    from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
+
+    common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]
+    assert main(["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", *common]) == 0
+    app = create_app(tmp_path, hosts=served_hosts("127.0.0.1", 8765))
+    client = TestClient(app, base_url="http://127.0.0.1:8765")
+    page = client.get("/samples", params={"model": "random", "task": "mmneedle"})
+    assert page.status_code == 200
+    (head,) = [line for line in page.text.splitlines() if '<span class="head" data-model="random"' in line]
+    assert "not run" not in head
+    assert "no value: its run did not pool mmneedle (--tasks named 1 of its tasks" in html.unescape(head)
+    # A cell with a number is shaded on the scale; one without (N/A, —, not run) is not shaded as a 0.
+    shades = re.findall(r'<td class="(h\d+|no-number)[ "]', page.text)
+    assert shades and all(shade.startswith("h") for shade in shades)
+    from harness.view.values import NOT_RUN, Shown
+
+    assert Shown("N/A", "no value: its results hold N/A", 1, None).shade == "no-number"
+    assert Shown("", NOT_RUN).shade == "no-number" and Shown("0.0", "", 1, 0.0).shade == "h0"
