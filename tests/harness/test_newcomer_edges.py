@@ -194,3 +194,30 @@ def test_a_group_page_never_says_not_run_above_the_numbers_of_its_tasks(data_dir
 
     assert Shown("N/A", "no value: its results hold N/A", 1, None).shade == "no-number"
     assert Shown("", NOT_RUN).shade == "no-number" and Shown("0.0", "", 1, 0.0).shade == "h0"
+
+
+def test_the_report_page_is_linked_once_while_report_md_stays_the_same(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from starlette.testclient import TestClient
+
+    import harness.view.pages as pages
+    from harness.cli import main
+    from harness.view.app import create_app
+    from harness.view.hosts import served_hosts
+
+    common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]
+    assert main(["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", *common]) == 0
+    assert main(["report", str(tmp_path), "--jobs", "1"]) == 0
+    linked: list[str] = []
+    real = pages.linked_report
+    monkeypatch.setattr(pages, "linked_report", lambda text, catalog: linked.append(text) or real(text, catalog))
+    client = TestClient(create_app(tmp_path, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    first, again = client.get("/report/"), client.get("/report/")
+    assert first.status_code == again.status_code == 200 and first.text == again.text and len(linked) == 1
+    assert again.headers["content-security-policy"] == first.headers["content-security-policy"]
+    # A report rewritten since is linked afresh.
+    report = tmp_path / "report.md"
+    report.write_text(report.read_text() + "\nA line added after.\n")
+    fresh = client.get("/report/")
+    assert "A line added after." in fresh.text and len(linked) == 2
