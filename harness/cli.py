@@ -81,9 +81,12 @@ def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None)
     if "tasks" in sections:
         tasks = shown(index.tasks)
         print(f"Tasks ({len(tasks)}):")
-        for name, config in tasks:
-            dataset = config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "")
-            print(f"  {name:<{width}}{dataset:<24}{config.source}")
+        datasets = [
+            config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "") for _, config in tasks
+        ]
+        column = max([len(dataset) for dataset in datasets] + [0]) + 2  # the longest dataset still apart from its file
+        for (name, config), dataset in zip(tasks, datasets, strict=True):
+            print(f"  {name:<{width}}{dataset:<{column}}{config.source}")
     if "configs" in sections:
         configs = shown(index.dataset_configs())
         print(f"Dataset configs ({len(configs)}; `--tasks NAME` runs every task of one):")

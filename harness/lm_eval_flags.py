@@ -7,7 +7,7 @@ and said so in one line (never a usage error on a command line copied from lm-ev
     --log_samples_suffix S     the sample logs are named samples_<task>_<S>_<date>.jsonl (lmms-eval's suffix)
     --num_fewshot 0            every task here is zero-shot as its paper ran it: 0 is accepted, another number refused
     --trust_remote_code        trust_remote_code=true for the hf and vllm backends' checkpoint
-    --use_cache DIR            the response cache in DIR (lm-eval's sqlite cache: --cache_dir here)
+    --use_cache PATH           the response cache: the SQLite file PATH (x.db), or PATH/cache.sqlite3 (a folder)
     --bootstrap_iters N        draws of the bootstrap that gives a task's own (`!function`) aggregation its standard
                                errors (default 1000; 0: none, those errors N/A); means and ratios have exact ones
     --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
@@ -199,9 +199,10 @@ class LmEvalOptions(DeclaredOptions):
     )
     use_cache: str | None = option(
         None,
-        "lm-eval's response cache: here the cache in DIR/cache.sqlite3 (as --cache_dir DIR)",
+        "lm-eval's response cache: the SQLite file PATH where it names one (x.db), else PATH/cache.sqlite3 (as "
+        "--cache_dir PATH)",
         group=LM_EVAL,
-        metavar="DIR",
+        metavar="PATH",
         parse=str,
         accepts="str | os.PathLike[str] | None",
     )

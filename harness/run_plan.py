@@ -270,6 +270,12 @@ def cache_path(no_cache: bool, cache_dir: Path | None, output_dir: Path | None) 
     return output_dir / CACHE_FILENAME if output_dir is not None else None
 
 
+def _names_a_file(path: Path) -> bool:
+    """Whether `--use_cache PATH` names the cache's SQLite file itself, as lm-eval's `--use_cache x.db` reads (a file
+    that exists, or a name with a suffix such as .db or .sqlite3), rather than the folder to keep it in."""
+    return path.is_file() or (not path.is_dir() and path.suffix != "")
+
+
 def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> RunPlan:
     """The plan of the run `args` asks for (`argv`: the command line they were given as, or stand for, with the
     `--config` file it names, `run_file`); a `UserError` naming the first bad flag, task or dataset."""
@@ -348,6 +354,9 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     output_root = results_copy.parent if results_copy else args.output_path
     output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
     cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
+    cache = cache_path(args.no_cache, cache_dir, output_dir)
+    if args.use_cache and not args.no_cache and _names_a_file(Path(args.use_cache)):
+        cache = Path(args.use_cache)  # the SQLite file itself (lm-eval's `--use_cache x.db`)
     return RunPlan(
         options=args,
         argv=tuple(argv),
@@ -360,7 +369,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         include_paths=tuple(include_paths),
         starting_batch_size=_batch_size(args),
         output_dir=output_dir,
-        cache=cache_path(args.no_cache, cache_dir, output_dir),
+        cache=cache,
         sample_logs=log_samples,
         hub=hub,
         wandb=wandb,

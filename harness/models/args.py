@@ -151,9 +151,20 @@ def settings_from_args(
             )
         if name in values:
             raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
+        required = _required(known[name])
+        if required and isinstance(raw, str) and raw.strip().lower() in ("", "none", "null"):
+            raise ValueError(
+                f"{backend} backend: model argument {raw_name}={raw!r}: {name} cannot be none, give a value"
+            )
         value = convert(raw, hints[name], raw_name, backend) if isinstance(raw, str) else raw
         values[name] = check_minimum(value, known[name].metadata.get(MINIMUM, 0), raw_name, backend)
-    try:
-        return cls(**values)
-    except TypeError as err:  # a required argument is missing
-        raise ValueError(f"{backend} backend: {err}") from None
+    missing = [name for name, field in known.items() if _required(field) and name not in values]
+    if missing:
+        given = " ".join(f"--model_args {name}=..." for name in missing)
+        raise ValueError(f"{backend} backend: model argument {', '.join(missing)} is required: give {given}")
+    return cls(**values)
+
+
+def _required(field: dataclasses.Field[Any]) -> bool:
+    """A field the settings cannot be built without (no default), which no `none` can stand for."""
+    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING

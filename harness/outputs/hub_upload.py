@@ -17,6 +17,7 @@ KEYS = (
     "hub_results_org",
     "results_repo_name",
     "details_repo_name",
+    "hub_repo_name",  # lm-eval's older name for both repos (its EvaluationTracker still reads it)
     "push_results_to_hub",
     "push_samples_to_hub",
     "public_repo",
@@ -63,7 +64,9 @@ def parse_hub_target(args: dict[str, str]) -> HubTarget | None:
         raise UserError(
             "--hf_hub_log_args: hub_results_org=ORG is needed (the user or organization the results repo belongs to)"
         )
-    name = args.get("results_repo_name") or args.get("details_repo_name") or DEFAULT_REPO_NAME
+    # One repo holds results and samples here: the first name given, results' before lm-eval's others.
+    named = (args.get(key) for key in ("results_repo_name", "details_repo_name", "hub_repo_name"))
+    name = next((value for value in named if value), DEFAULT_REPO_NAME)
     return HubTarget(f"{org}/{name}", push_samples, not _flag(args, "public_repo", False), args.get("token"))
 
 

@@ -17,6 +17,11 @@ n = deff · (z · σ_c / δ)², σ_c the per-row standard deviation of what is c
 (a paper's), σ; two runs on the same rows (paired), σ · sqrt(2(1 - r)) at per-row correlation r; two runs on
 different rows, σ · √2. The design effect of the difference is taken to be the run's. A design effect below 1 (an
 estimate's noise) is taken as 1.
+
+One unit in every mode (issue 63 item 5): `--effect`, the sd and the MDE are in points of the 0-100 scale report.md
+shows, whatever scale a benchmark records its scores on (a proportion's sd · 100, a percentage's as it is): `--effect
+3` is 3 points for MMNeedle's proportions and MMLongBench's percentages alike. A metric that is no proportion (no
+scale declared, values outside [0, 1]) keeps its own units, and its row says so.
 """
 
 from __future__ import annotations
@@ -41,21 +46,31 @@ from harness.uncertainty import (
 Number = float | str  # NaN written "N/A"
 Comparison = Literal["paired", "unpaired", "one_sample"]
 NAN = math.nan
+POINTS = "points (0-100)"
+AS_RECORDED = "its own units (no proportion)"
+PERCENT = 100.0
+
+
+def in_points(scale: int | None) -> float:
+    """The factor that takes a metric recorded on `scale` (1: a proportion, 100: a percentage) to points on 0-100;
+    1 for a metric on no such scale (None), kept in its own units."""
+    return PERCENT / scale if scale else 1.0
 
 
 @dataclass(frozen=True)
 class PowerOptions:
-    effect: float = 0.03  # the difference to detect, in the metric's units (lmms-eval's default)
+    effect: float = 3.0  # the difference to detect, in points on 0-100 (lmms-eval's 0.03 of a proportion)
     alpha: float = 0.05
     power: float = 0.8
     comparison: Comparison = "paired"
     correlation: float = 0.5  # per-row correlation of two paired runs (lmms-eval's default)
     icc: float = 0.5  # a build's assumed correlation of linked rows
     score: float = 0.5  # a build's assumed 0/1 score (its sd is the largest at 0.5)
-    sd: float | None = None  # a build's assumed per-row sd, instead of `score`
+    sd: float | None = None  # a build's assumed per-row sd in points, instead of `score`
 
 
 class PowerRow(TypedDict):
+    benchmark: str  # the rows are printed grouped by it
     task: str
     metric: str | None  # None: from a build (no metric: its sd assumed)
     n: int  # rows
@@ -65,7 +80,8 @@ class PowerRow(TypedDict):
     overlap: bool  # a crossed design
     icc: Number  # assumed (a build) or estimated (a run)
     design_effect: Number
-    sd: Number  # per-row standard deviation of one run's score
+    sd: Number  # per-row standard deviation of one run's score, in `unit`
+    unit: str  # POINTS, or AS_RECORDED for a metric that is no proportion
     comparison_sd: Number  # of what is compared (paired: sd · sqrt(2(1 - r)))
     mde: Number  # the minimum detectable effect at these n rows
     rows_needed: int | None  # for `effect`; null: not computable (no spread, or no effect)
@@ -94,6 +110,7 @@ def _compared_sd(sd: float, options: PowerOptions) -> float:
 
 
 def power_row(
+    benchmark: str,
     task: str,
     metric: str | None,
     design: ClusterDesign,
@@ -102,6 +119,7 @@ def power_row(
     icc: float,
     options: PowerOptions,
     note: str = "",
+    unit: str = POINTS,
 ) -> PowerRow:
     """One row: the MDE at the design's n and the rows and clusters `options.effect` needs."""
     n, clusters = design.n, design.n_clusters
@@ -119,6 +137,7 @@ def power_row(
     if not compared > 0 and not note:
         note = "no spread: every row scored alike, so the run says nothing of the variance"
     return PowerRow(
+        benchmark=benchmark,
         task=task,
         metric=metric,
         n=n,
@@ -129,6 +148,7 @@ def power_row(
         icc=icc,
         design_effect=deff,
         sd=sd,
+        unit=unit,
         comparison_sd=compared,
         mde=mde,
         rows_needed=rows_needed,
@@ -137,22 +157,35 @@ def power_row(
     )
 
 
-def from_build(task: str, design: ClusterDesign, options: PowerOptions) -> PowerRow:
-    """A task's row before any run: its design from the build's rows, the sd and ρ assumed."""
-    sd = options.sd if options.sd is not None else bernoulli_sd(options.score)
-    return power_row(task, None, design, sd, design_effect_of_design(design, options.icc), options.icc, options)
+def from_build(benchmark: str, task: str, design: ClusterDesign, options: PowerOptions) -> PowerRow:
+    """A task's row before any run: its design from the build's rows, the sd (in points) and ρ assumed."""
+    deff = design_effect_of_design(design, options.icc)
+    return power_row(benchmark, task, None, design, assumed_sd(options), deff, options.icc, options)
+
+
+def assumed_sd(options: PowerOptions) -> float:
+    """A build's per-row sd in points: `--sd`, else a 0/1 score's at `--score`."""
+    return options.sd if options.sd is not None else PERCENT * bernoulli_sd(options.score)
 
 
 def from_errors(
-    task: str, metric: str, design: ClusterDesign, error: ClusteredError, options: PowerOptions
+    benchmark: str,
+    task: str,
+    metric: str,
+    design: ClusterDesign,
+    error: ClusteredError,
+    options: PowerOptions,
+    scale: int | None,
 ) -> PowerRow:
-    """A task's metric after a run: the sd and design effect its errors measure, the ρ they imply."""
-    sd = error.stderr * math.sqrt(error.n) if math.isfinite(error.stderr) else NAN
+    """A task's metric after a run: the sd and design effect its errors measure, the ρ they imply; the sd in points
+    where the metric is on a `scale` (1 or 100), else in its own units."""
+    sd = error.stderr * math.sqrt(error.n) * in_points(scale) if math.isfinite(error.stderr) else NAN
     deff = error.design_effect
     note = "" if math.isfinite(deff) or not sd > 0 else "design effect not estimable (one cluster): taken as 1"
     if not math.isfinite(deff) and sd > 0:
         deff = 1.0
-    return power_row(task, metric, design, sd, deff, icc_of_design(design, error.design_effect), options, note)
+    icc = icc_of_design(design, error.design_effect)
+    return power_row(benchmark, task, metric, design, sd, deff, icc, options, note, POINTS if scale else AS_RECORDED)
 
 
 def power_file(
@@ -168,7 +201,7 @@ def power_file(
         power=options.power,
         correlation=options.correlation if options.comparison == "paired" else None,
         icc=options.icc if build else None,
-        sd=(options.sd if options.sd is not None else bernoulli_sd(options.score)) if build else None,
+        sd=assumed_sd(options) if build else None,
         rows=list(rows),
         not_analysed=not_analysed,
     )

@@ -16,16 +16,27 @@ from harness.errors import CommandParser, UserError, first_line
 from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_runs import NOT_DECLARED, task_index
 from harness.outputs.paired_runs import JournalUnreadable, pick_run, read_task_journal, row_keys
-from harness.outputs.power_analysis import PowerFile, PowerOptions, PowerRow, from_build, from_errors, power_file
+from harness.outputs.power_analysis import (
+    AS_RECORDED,
+    PowerFile,
+    PowerOptions,
+    PowerRow,
+    from_build,
+    from_errors,
+    power_file,
+)
+from harness.outputs.report import row_scale, scales
 from harness.outputs.results_file import strict_values
 from harness.running.task import Task
 from harness.uncertainty import DEFAULT_ITERS, design_from_keys
 
 EPILOG = (
     "Examples: harness power --tasks TASK --data_dir data (before a run: the build's clusters, an assumed "
-    "score and intra-cluster correlation); harness power results --model qwen2.5-vl --effect 0.05 (after one: the "
-    "run's own spread and design effect)."
+    "score and intra-cluster correlation); harness power results --model qwen2.5-vl --effect 5 (after one: the "
+    "run's own spread and design effect). --effect and the MDE are points on the 0-100 scale report.md shows, for "
+    "every benchmark."
 )
+SCREEN_ROWS = 40  # a benchmark's rows shown without --all: about a screen
 
 
 def _number(text: str) -> float:
@@ -64,7 +75,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data_dir", help="a build's folder (or hf://ORG/NAME@REVISION): its rows, before any run")
     p.add_argument("--limit", type=_limit, help="a build: its first N rows per task, as a run's --limit")
     p.add_argument("--metrics", type=names_arg, help="a run: only these metrics")
-    p.add_argument("--effect", type=_number, default=0.03, help="the difference to detect (default 0.03)")
+    p.add_argument(
+        "--effect",
+        type=_number,
+        default=3.0,
+        help="the difference to detect, in points on 0-100 as report.md shows every benchmark (default 3: 0.03 of a "
+        "proportion, 3 of a percentage)",
+    )
     p.add_argument("--alpha", type=probability_arg, default=0.05, help="two-sided level (default 0.05)")
     p.add_argument("--power", type=probability_arg, default=0.8, help="power, 1 - β (default 0.8)")
     kind = p.add_mutually_exclusive_group()
@@ -77,9 +94,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--correlation", type=_correlation, default=0.5, help="paired runs' per-row correlation (0.5)")
     p.add_argument("--icc", type=_correlation, help="a build: correlation of rows that share an item (default 0.5)")
     p.add_argument("--score", type=probability_arg, help="a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)")
-    p.add_argument("--sd", type=_number, help="a build: the per-row standard deviation assumed, instead of --score")
+    p.add_argument("--sd", type=_number, help="a build: the per-row sd assumed, in points (0-100), not --score")
     p.add_argument("--include_path", action="append", default=[], type=Path, help="a folder of tasks you trust")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.add_argument("--all", action="store_true", help=f"every row (default: {SCREEN_ROWS} per benchmark at most)")
     return p
 
 
@@ -119,7 +137,7 @@ def from_data(
         task = Task(index.tasks[name])
         task.load(data_dir, limit)
         keys = [task.cluster_keys(doc) or [f"{name}/{task.sample_id(i, doc)}"] for i, doc in task.iter_docs()]
-        rows.append(from_build(name, design_from_keys(keys), options))
+        rows.append(from_build(_benchmark(index.tasks[name].dataset_path), name, design_from_keys(keys), options))
     return power_file("build", rows, {}, options)
 
 
@@ -137,6 +155,7 @@ def from_run(
     chosen = set(index.select(names).tasks) if names else None
     rows: list[PowerRow] = []
     skipped: dict[str, str] = {}
+    declared = scales(run.results)
     for name in sorted(run.results.results, key=natural_key):
         if chosen is not None and name not in chosen:
             continue
@@ -162,12 +181,19 @@ def from_run(
         for metric, error in aggregated.errors.items():
             if metrics is None or metric in metrics:
                 design = design_from_keys([row.keys for row in scored if metric in row.metrics])
-                rows.append(from_errors(name, metric, design, error, options))
+                scale = row_scale([run.results], name, metric, declared)
+                benchmark = _benchmark(index.tasks[name].dataset_path)
+                rows.append(from_errors(benchmark, name, metric, design, error, options, scale))
     if not rows and not skipped:
         raise UserError(
             f"{results}: no task of {run.model} to analyse" + (f" among {', '.join(names)}" if names else "")
         )
     return power_file("run", rows, skipped, options)
+
+
+def _benchmark(dataset_path: str) -> str:
+    """The benchmark a task's rows are grouped under: its dataset's name (`mmneedle`, `ORG/milebench`: milebench)."""
+    return dataset_path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _cell(value: object, digits: int = 3) -> str:
@@ -178,62 +204,70 @@ def _cell(value: object, digits: int = 3) -> str:
     return str(value)
 
 
-def table(power: PowerFile) -> list[str]:
-    """The rows as an aligned text table, under a line of what was assumed."""
+def table(power: PowerFile, every_row: bool = False) -> list[str]:
+    """The rows as aligned text tables, one per benchmark (at most `SCREEN_ROWS` rows each unless `every_row`),
+    under a header saying what was assumed and the unit of `--effect`, the sd and the MDE."""
     how = {
         "paired": f"two runs on the same rows, per-row correlation {power['correlation']}",
         "unpaired": "two runs on different rows",
         "one_sample": "one run against a fixed number",
     }[power["comparison"]]
     assumed = (
-        f"a build: score sd {power['sd']:.3f} and intra-cluster correlation {power['icc']} assumed"
+        f"a build: score sd {power['sd']:.1f} points and intra-cluster correlation {power['icc']} assumed"
         if power["source"] == "build" and power["sd"] is not None
         else "a run: each metric's sd and design effect measured"
     )
     lines = [
-        f"harness power: {how}; α = {power['alpha']}, power {power['power']:.0%}; {assumed}; "
-        f"rows needed for a difference of {power['effect']}",
-        "",
+        f"harness power: {how}; α = {power['alpha']}, power {power['power']:.0%}; {assumed}",
+        f"Unit: points on the 0-100 scale report.md shows, for every benchmark (sd, MDE and --effect {power['effect']:g}"
+        f": {power['effect'] / 100:g} of a proportion, {power['effect']:g} of a percentage); rows needed for a "
+        f"difference of {power['effect']:g} points",
     ]
-    head = [
-        "task",
-        "metric",
-        "rows",
-        "clusters",
-        "rows/cluster",
-        "icc",
-        "deff",
-        "sd",
-        "MDE",
-        "rows needed",
-        "clusters needed",
-    ]
+    if any(row["unit"] == AS_RECORDED for row in power["rows"]):
+        lines.append("Rows marked * are no proportion: their sd, MDE and --effect are in the metric's own units.")
+    by_benchmark: dict[str, list[PowerRow]] = {}
+    for row in power["rows"]:
+        by_benchmark.setdefault(row["benchmark"], []).append(row)
+    for benchmark, rows in by_benchmark.items():
+        shown = rows if every_row else rows[:SCREEN_ROWS]
+        lines += ["", f"{benchmark} ({len(rows)} row{'s' if len(rows) != 1 else ''})", *_aligned(shown)]
+        if len(shown) < len(rows):
+            lines.append(f"... {len(rows) - len(shown)} more rows of {benchmark} (--all shows every row, --json too)")
+    notes = [f"{row['task']} {row['metric'] or ''}: {row['note']}" for row in power["rows"] if row["note"]]
+    notes += [f"{task}: not analysed: {why}" for task, why in power["not_analysed"].items()]
+    if notes and not every_row and len(notes) > SCREEN_ROWS:
+        notes = [*notes[:SCREEN_ROWS], f"... {len(notes) - SCREEN_ROWS} more notes (--all)"]
+    return lines + ([""] + notes if notes else [])
+
+
+HEAD = ["task", "metric", "rows", "clusters", "rows/cluster", "icc", "deff", "sd", "MDE", "rows needed",
+        "clusters needed"]  # fmt: skip
+
+
+def _aligned(rows: list[PowerRow]) -> list[str]:
     body = [
         [
             row["task"],
-            row["metric"] or "-",
+            (row["metric"] or "-") + ("*" if row["unit"] == AS_RECORDED else ""),
             str(row["n"]),
             str(row["n_clusters"]),
             _cell(row["rows_per_cluster"], 1),
             _cell(row["icc"], 2),
             _cell(row["design_effect"], 2),
-            _cell(row["sd"]),
-            _cell(row["mde"]),
+            _cell(row["sd"], 2),
+            _cell(row["mde"], 2),
             _cell(row["rows_needed"]),
             _cell(row["clusters_needed"]),
         ]
-        for row in power["rows"]
+        for row in rows
     ]
-    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    for cells in [head, *body]:
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            ).rstrip()
-        )
-    notes = [f"{row['task']} {row['metric'] or ''}: {row['note']}" for row in power["rows"] if row["note"]]
-    notes += [f"{task}: not analysed: {why}" for task, why in power["not_analysed"].items()]
-    return lines + ([""] + notes if notes else [])
+    widths = [max(len(r[i]) for r in [HEAD, *body]) for i in range(len(HEAD))]
+    return [
+        "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+        for cells in [HEAD, *body]
+    ]
 
 
 def power_main(argv: list[str]) -> int:
@@ -243,7 +277,7 @@ def power_main(argv: list[str]) -> int:
         found = from_data(TaskIndex(list(args.include_path)), args.tasks, args.data_dir, args.limit, options)
     else:
         found = from_run(args.results, args.model, args.include_path, args.tasks, args.metrics, options)
-    print(json.dumps(strict_values(found), indent=2) if args.json else "\n".join(table(found)))
+    print(json.dumps(strict_values(found), indent=2) if args.json else "\n".join(table(found, args.all)))
     if args.results is not None and found["not_analysed"] and args.json:
         print(f"harness power: {len(found['not_analysed'])} task(s) not analysed (`not_analysed`)", file=sys.stderr)
     return 0

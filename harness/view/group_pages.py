@@ -9,9 +9,11 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from harness.view.catalog import Catalog
 from harness.view.group_index import HEADLINE, combine
 from harness.view.groups import grids, load_group, member_tasks
 from harness.view.sample_table import sample_table
+from harness.view.values import NONE_SHOWN, Shown
 from harness.view.values import shown as shown_value
 from harness.view.versus import beside, others_of, versus_of
 from harness.view.viewer import Viewer
@@ -81,9 +83,7 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
     ]
     if versus:
         beside(viewer, versus, table["rows"], lambda task: catalog.primary_metric(versus, task))
-    heads = [
-        (m, shown_value(catalog, m, group.name, catalog.primary_metric(m, group.name))) for m in (model, versus) if m
-    ]
+    heads = [(m, _head(catalog, m, group.name, tasks)) for m in (model, versus) if m]
     return viewer.render(
         "samples.html",
         run=None,
@@ -100,3 +100,15 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
         pairs=[],
         **table,
     )
+
+
+def _head(catalog: Catalog, model: str, name: str, tasks: list[str]) -> Shown:
+    """The group's own value for `model` at the page's head; where its run holds no entry for the group but ran some
+    of its tasks (`--tasks` named a sub-group), no value and why, not "not run" above the tasks' numbers."""
+    value = shown_value(catalog, model, name, catalog.primary_metric(model, name))
+    data = catalog.models.get(model)
+    ran = [task for task in tasks if data is not None and task in data.results]
+    if value.ran or not ran:
+        return value
+    why = f"no value: its run did not pool {name} (--tasks named {len(ran)} of its tasks, shown below)"
+    return Shown(NONE_SHOWN, why)

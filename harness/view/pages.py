@@ -7,6 +7,7 @@ Images are served only for prompts rebuilt from verified builds; report files on
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from starlette.requests import Request
@@ -80,7 +81,12 @@ def report(viewer: Viewer, request: Request) -> Response:
         text = None
     if text is None:
         return viewer.not_found("no report.md in the results folder (write one with `harness report`)")
-    return viewer.render("report.html", body=linked_report(text, viewer.catalog))
+    key = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    page = viewer.report_pages.get(key)
+    if page is None:  # a report rewritten by `harness report` is linked afresh; the last version alone is kept
+        page = viewer.render_text("report.html", body=linked_report(text, viewer.catalog))
+        viewer.report_pages = {key: page}
+    return viewer.respond(page)
 
 
 def report_file(viewer: Viewer, request: Request) -> Response:

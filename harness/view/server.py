@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
         from harness.view.hosts import served_hosts
     except ImportError as err:
         raise UserError(
-            f"harness view needs the `view` extra ({err.name} is missing): pip install 'mmlongeval[view]'"
+            f"harness view needs the `view` extra ({err.name} is missing): pip install -e '.[view]'"
         ) from None
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)

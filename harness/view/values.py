@@ -31,11 +31,17 @@ class Shown:
         return self.why != NOT_RUN
 
     @property
-    def level(self) -> int:
-        """The cell's shade, 0..10 (0 without a number)."""
+    def level(self) -> int | None:
+        """The cell's shade, 0..10; None without a number on 0-100 (N/A, —, not run), which no shade stands for: 0's
+        would read as a score of 0."""
         if self.value is None or self.scale is None:
-            return 0
+            return None
         return int(min(max(self.value / 100, 0.0), 1.0) * 10 + 0.5)
+
+    @property
+    def shade(self) -> str:
+        """The cell's CSS class: `h0`..`h10`, or `no-number`."""
+        return "no-number" if self.level is None else f"h{self.level}"
 
 
 def shown(catalog: Catalog, model: str, name: str, metric: str | None) -> Shown:

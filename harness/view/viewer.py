@@ -46,6 +46,9 @@ class Viewer:
         self._indexes: dict[tuple[str, str], SampleIndex] = {}
         self._data: dict[tuple[str, str], TaskData] = {}
         self._lock = threading.Lock()
+        # report.md's page, kept while the file's bytes are the same: linking its rows takes seconds on a large
+        # folder, and the catalog it links to is read once for the viewer's life (sha256 of report.md -> page).
+        self.report_pages: dict[str, str] = {}
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(HERE / "templates"),
             autoescape=True,
@@ -94,7 +97,12 @@ class Viewer:
             return self._data[key]
 
     def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-        html = self.env.get_template(template).render(results_dir=str(self.results_dir), **context)
+        return self.respond(self.render_text(template, **context), status)
+
+    def render_text(self, template: str, **context: Any) -> str:
+        return self.env.get_template(template).render(results_dir=str(self.results_dir), **context)
+
+    def respond(self, html: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def not_found(self, what: str) -> HTMLResponse:

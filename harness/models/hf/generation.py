@@ -76,10 +76,13 @@ class HFGeneration(Model):
         """How the path builds the chat, for the identity."""
         return self.count.style.describe()
 
-    def _start(self, settings: HFSettings, max_batch_tokens: int | None) -> None:
-        """What either path sets before it loads anything: torch's threads, the settings, the device."""
+    def _start(self, settings: HFSettings, max_batch_tokens: int | None, load_weights: bool = True) -> None:
+        """What either path sets before it loads anything: torch's threads, the settings, the device (one that this
+        torch cannot place weights on is refused here, before the processor or the weights load)."""
         import torch
 
+        if load_weights and (problem := placement_problem(settings, torch)):
+            raise ValueError(problem)
         if settings.threads:
             torch.set_num_threads(settings.threads)
         self.torch = torch
@@ -203,3 +206,26 @@ class HFGeneration(Model):
         del self.model
         if self.torch.cuda.is_available():
             self.torch.cuda.empty_cache()
+
+
+def placement_problem(settings: HFSettings, torch: Any) -> str | None:
+    """Why the weights cannot be placed as `settings` ask on this machine: a CUDA device on a torch without CUDA (the
+    README's CPU build) or without a visible GPU, or `device_map` (`parallelize=True`) without `accelerate`, which
+    transformers needs for it; None when they can."""
+    import importlib.util
+
+    device = settings.device or ""
+    if device.startswith("cuda"):
+        if torch.version.cuda is None:
+            return (
+                f"device {device} (--device, --model_args device=): this torch ({torch.__version__}) is a CPU build "
+                "without CUDA; install a CUDA build of torch, or run with --device cpu"
+            )
+        if not torch.cuda.is_available():
+            return f"device {device} (--device, --model_args device=): no CUDA GPU is visible here; use --device cpu"
+    if settings.device_map and importlib.util.find_spec("accelerate") is None:
+        return (
+            f"device_map={settings.device_map} (as parallelize=True asks) needs accelerate, which transformers "
+            "places the weights with: pip install accelerate"
+        )
+    return None

@@ -53,7 +53,7 @@ class HFModel(HFGeneration):
     ) -> None:
         from transformers import AutoModelForImageTextToText
 
-        self._start(settings, max_batch_tokens)
+        self._start(settings, max_batch_tokens, load_weights)
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.

@@ -31,7 +31,7 @@ class TextOnlyModel(HFGeneration):
     ) -> None:
         from transformers import AutoModelForCausalLM
 
-        self._start(settings, max_batch_tokens)
+        self._start(settings, max_batch_tokens, load_weights)
         self.count = TextOnlyCount.load(
             settings.pretrained,
             revision=settings.revision,

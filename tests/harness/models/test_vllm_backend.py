@@ -34,7 +34,7 @@ def _from_args(args: dict[str, str]) -> VLLMModel:
 
 @pytest.mark.skipif(HAVE_VLLM, reason="vllm is installed")
 def test_missing_vllm_is_a_clear_error_at_construction():
-    with pytest.raises(ImportError, match=r"pip install 'mmlongeval\[vllm\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[vllm\]'"):
         get_model_class("vllm").from_args({"pretrained": "x"})
 
 

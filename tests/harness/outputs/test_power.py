@@ -41,28 +41,28 @@ def _z(alpha: float = 0.05, power: float = 0.8) -> float:
 def test_the_minimum_detectable_effect_before_a_run_is_the_closed_form(
     vh_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    found = _power(capsys, "--tasks", f"{SINGLE},{MULTI}", "--data_dir", vh_dir, "--icc", "0.4", "--effect", "0.1")
+    found = _power(capsys, "--tasks", f"{SINGLE},{MULTI}", "--data_dir", vh_dir, "--icc", "0.4", "--effect", "10")
     rows = {row["task"]: row for row in found["rows"]}
     for task, size in ((SINGLE, 6), (MULTI, 3)):  # 3 source ids, each with all its depth rows
         row = rows[task]
         assert (row["n"], row["n_clusters"], row["rows_per_cluster"]) == (3 * size, 3, size)
         deff = 1 + (size - 1) * 0.4
-        sd = 0.5 * math.sqrt(2 * (1 - 0.5))  # two 0/1 runs at 50 %, paired at per-row correlation 0.5
+        sd = 50 * math.sqrt(2 * (1 - 0.5))  # two 0/1 runs at 50 % (sd 50 points), paired at per-row correlation 0.5
         assert row["design_effect"] == pytest.approx(deff)
         assert row["mde"] == pytest.approx(_z() * math.sqrt(deff * sd * sd / (3 * size)))
-        needed = math.ceil(deff * (_z() * sd / 0.1) ** 2)
+        needed = math.ceil(deff * (_z() * sd / 10) ** 2)
         assert (row["rows_needed"], row["clusters_needed"]) == (needed, math.ceil(needed / size))
     one = _power(capsys, "--tasks", SINGLE, "--data_dir", vh_dir, "--one_sample", "--sd", "20", "--icc", "0")
     assert one["rows"][0]["mde"] == pytest.approx(_z() * 20 / math.sqrt(18))  # ρ = 0: rows as independent
     apart = _power(capsys, "--tasks", SINGLE, "--data_dir", vh_dir, "--unpaired", "--icc", "0")
-    assert apart["rows"][0]["comparison_sd"] == pytest.approx(0.5 * math.sqrt(2))
+    assert apart["rows"][0]["comparison_sd"] == pytest.approx(50 * math.sqrt(2))
 
 
 def test_a_seeded_simulation_detects_the_minimum_detectable_effect_with_the_power_asked() -> None:
     clusters, size, icc, sd = 120, 5, 0.3, 1.0
     design = design_from_keys([[f"item{i // size}"] for i in range(clusters * size)])
     options = PowerOptions(comparison="one_sample", icc=icc, sd=sd)
-    row = power_row("sim", None, design, sd, 1 + (size - 1) * icc, icc, options)
+    row = power_row("sim", "sim", None, design, sd, 1 + (size - 1) * icc, icc, options)
     keys = [[f"item{i // size}"] for i in range(clusters * size)]
 
     def detected(effect: float, draws: int, seed: int) -> float:
@@ -78,7 +78,7 @@ def test_a_seeded_simulation_detects_the_minimum_detectable_effect_with_the_powe
 
     assert detected(row["mde"], 1000, 48) == pytest.approx(0.8, abs=0.04)
     # the i.i.d. formula's smaller MDE (no design effect) is detected far less often than the power it promised
-    iid = power_row("sim", None, design, sd, 1.0, 0.0, options)
+    iid = power_row("sim", "sim", None, design, sd, 1.0, 0.0, options)
     assert detected(iid["mde"], 500, 49) < 0.6
 
 
