@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from builders.cli import main
+from builders.core.benchmark import benchmark_names
 from tests.support.builder_fixtures import coco_file_name, write_coco
+
+NAMES = ", ".join(benchmark_names())  # the installed benchmarks, as the messages list them
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -261,11 +264,11 @@ def test_list_takes_one_benchmark_and_names_the_closest_to_a_wrong_one(capsys: p
     assert_user_error(
         run(capsys, "list", "mmlongbnch"),
         "unknown benchmark 'mmlongbnch'; did you mean mmlongbench",
-        "(the benchmarks are locovqa, milebench, mmlongbench, mmneedle)",
+        f"(the benchmarks are {NAMES})",
     )
     # Nothing close: the names, without the stray "; " the missing suggestion left.
     assert run(capsys, "list", "bogus")[2].splitlines() == [
-        "builders: error: unknown benchmark 'bogus' (the benchmarks are locovqa, milebench, mmlongbench, mmneedle)"
+        f"builders: error: unknown benchmark 'bogus' (the benchmarks are {NAMES})"
     ]
 
 
@@ -275,8 +278,8 @@ def test_list_takes_one_benchmark_and_names_the_closest_to_a_wrong_one(capsys: p
         (["build", "mmneedle"], "the following arguments are required: --out (see builders build mmneedle --help)"),
         (["build", "mmneedle", "--out", "x", "--limit", "x"], "argument --limit: invalid int value: 'x' (see builders "
          "build mmneedle --help)"),
-        (["build", "nope"], "argument benchmark: invalid choice: 'nope' (choose from 'locovqa', 'milebench', "
-         "'mmlongbench', 'mmneedle') (see builders build --help)"),
+        (["build", "nope"], "argument benchmark: invalid choice: 'nope' (choose from "
+         + ", ".join(f"'{name}'" for name in benchmark_names()) + ") (see builders build --help)"),
         (["push", "x"], "the following arguments are required: --repo, --tag (see builders push --help)"),
         (["list", "a", "b"], "unrecognized arguments: b"),
         (["bogus"], "argument {list,build,push}: invalid choice: 'bogus' (choose from 'list', 'build', 'push')"),

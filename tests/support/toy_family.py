@@ -1,7 +1,7 @@
 """The toy model family, a whole family module: a made-up vision API, "ToyVision", that counts 100 tokens an image,
-and a prompt format for an `hf` checkpoint with a bundled template. docs/ADDING_A_MODEL_FAMILY.md shows this file,
-and `test_adding_a_model_family.py` adds it to a copy of the project as `harness/models/families/toy.py`, with
-`toy_chat.jinja` beside it and one line in `harness/models/families/__init__.py`."""
+and the prompt format its official wrapper sent to an `hf` checkpoint, a bundled template.
+docs/ADDING_A_MODEL_FAMILY.md shows this file, and `test_adding_a_model_family.py` adds it to a copy of the project as
+`harness/models/families/toy.py`, with `toy_chat.jinja` beside it and one line in `harness/models/families/__init__.py`."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ FAMILY = ModelFamily(
             "ToyVision",
             fixed(100),  # (width, height, processor settings) -> the tokens of one image
             "100 tokens per image",  # printed beside every estimate made with it
-            model_types=("toyvision",),  # a checkpoint's config.json model_type
-            architectures=("ToyVisionForConditionalGeneration",),
+            model_types=("toyvision",),  # a checkpoint's config.json model_type (`architectures=`: its classes)
             fragments=("toyvision",),  # an API model's name holds it (there is no config to read)
         ),
     ),

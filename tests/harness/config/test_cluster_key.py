@@ -86,9 +86,9 @@ def test_a_row_s_keys_are_namespaced_and_the_same_item_merges_across_tasks() -> 
 
 
 def test_every_benchmark_declares_a_cluster_key_its_templates_give_every_task() -> None:
+    """The papers' benchmarks each declare one in their template; for a new benchmark it is optional (without it each
+    row stands alone, docs/ADDING_A_BENCHMARK.md)."""
     index = TaskIndex()
-    for name, config in index.tasks.items():
-        assert config.cluster_key is not None, f"{name} declares no cluster_key"
     expected = {
         "mmneedle_m1_n2_k1_pos": ((), ("image_sha256",)),
         "mmlongbench_vrag_viquae_8k": (("dataset", "source_id"), ()),
@@ -100,6 +100,9 @@ def test_every_benchmark_declares_a_cluster_key_its_templates_give_every_task() 
         "locovqa_mmstar_cmp_4": (("task", "item_id"), ()),
         "locovqa_needle_int_4": (("task", "answer"), ()),
     }
+    declaring = {index.tasks[task].dataset_path for task in expected}
+    for name, config in index.tasks.items():
+        assert config.dataset_path not in declaring or config.cluster_key is not None, f"{name} declares no cluster_key"
     for task, (columns, overlap) in expected.items():
         key = index.tasks[task].cluster_key
         assert key is not None and (key.columns, key.overlap) == (columns, overlap), task
