@@ -42,6 +42,15 @@ def row_scale(row: ComparisonRow) -> float | None:
     return None if found is None else float(found)
 
 
+def without_error(row: ComparisonRow, why: str) -> None:
+    """A row whose error does not exist (issue 63, item 4): no error, interval, p or MDE, and why in its warnings."""
+    for key in ("stderr", "stderr_clustered", "design_effect", "low", "high", "p_value", "mde"):
+        row[key] = NAN
+    if row["run_to_run_stderr"] is not None:
+        row["run_to_run_stderr"] = NAN
+    row["warnings"].append(f"`{row['name']}` {row['metric']}: no error and no p: {why}")
+
+
 def few_clusters(row: ComparisonRow) -> bool:
     return not row["overlap"] and 0 < row["n_clusters"] < FEW_CLUSTERS
 

@@ -318,3 +318,32 @@ def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None
     damaged = json.loads((runs / "compared" / "compare.json").read_text())
     damaged["rows"][0]["n_paired"] = "many"
     assert compare_file_problem(damaged) == "`rows[0].n_paired` must be integer, got a string"
+
+
+def test_two_seeds_of_one_model_on_milebench_levels_have_no_error_where_none_exists(tmp_path: Path) -> None:
+    """Issue 63, item 4: MileBench's level metrics rest on the rows of one image-count level, here one row or none
+    per subset; a bootstrap cannot vary there, so such a row has no error and no p (said in its warnings, "no error"
+    in compare.md), and two runs of one model give no Holm-significant row."""
+    from builders.milebench.build import build_milebench
+
+    build_milebench(source="fixture", out_dir=tmp_path / "data", configs=["clevr_change", "action_localization"])
+    tasks = "milebench_clevr_change,milebench_action_localization"
+    for seed in ("0", "1"):
+        _run("--tasks", tasks, "--model", "random", "--seed", seed, "--data_dir", tmp_path / "data",
+             "--output_path", tmp_path / f"seed{seed}")  # fmt: skip
+    found = _compare(tmp_path, tmp_path / "seed0", tmp_path / "seed1", out=tmp_path / "cmp")
+    lone = _row(found, "milebench_clevr_change", "score_medium")
+    present = [
+        r for r in _journal_rows(tmp_path / "seed0" / "random" / "journal_milebench_clevr_change.jsonl")
+        if r["metrics"].get("score_medium") is not None
+    ]  # fmt: skip
+    assert len(present) == 1 and lone["stderr_clustered"] == lone["p_value"] == lone["low"] == "N/A"
+    assert any("no error and no p: it rests on 1 row" in w for w in lone["warnings"])
+    assert all(not isinstance(r["p_adjusted"], float) or r["p_adjusted"] >= 0.05 for r in found["rows"])
+    markdown = (tmp_path / "cmp" / "compare.md").read_text()
+    (line,) = [x for x in markdown.splitlines() if x.startswith("| `milebench_clevr_change` | score_medium |")]
+    assert "| no error |" in line
+
+
+def _journal_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]

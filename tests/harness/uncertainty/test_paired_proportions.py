@@ -1,6 +1,7 @@
-"""Paired differences inside their scale (issue 63, item 3): Newcombe's hybrid score interval for paired proportions
+"""Paired differences inside their scale (issue 63, items 3 and 4): Newcombe's hybrid score interval for paired proportions
 against published worked examples, inside [-1, 1] at the extremes, covering at its nominal rate on clustered rows
-through the effective n (seeded simulation); the exact cluster sign-flip test holding its level with few clusters."""
+through the effective n (seeded simulation); the exact cluster sign-flip test holding its level with few clusters; bootstrap replicates equal up to rounding
+giving no spread."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import numpy as np
 import pytest
 
 from harness.uncertainty import (
+    bootstrap_error,
+    bootstrap_stderr,
     cluster_sign_flip_p,
     clustered_newcombe,
+    design_from_keys,
     newcombe_paired_interval,
     paired_difference,
 )
@@ -93,3 +97,20 @@ def test_the_cluster_sign_flip_test_is_exact_at_few_clusters() -> None:
     assert rejected / reps <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / reps)
     with pytest.raises(ValueError, match="at most 20"):
         cluster_sign_flip_p(np.ones(21), np.arange(21))
+
+
+def test_replicates_equal_up_to_rounding_are_no_spread() -> None:
+    """Issue 63, item 4: a statistic resting on one row (MileBench's mean over a level's rows) redrawn in another
+    order differs by rounding alone; its bootstrap error is 0.0, not 1e-14 (which made p about 1e-31)."""
+
+    def mean_of_present(values: list[float | None]) -> float:
+        present = [v for v in values if v is not None]
+        return sum(present) / len(present) if present else float("nan")
+
+    # two rows of the level, in two clusters, equal up to rounding: every redraw's mean is the same but for rounding
+    values: list[float | None] = [None, 0.1 + 0.2, None, None, 0.3, None]
+    design = design_from_keys([[i // 2] for i in range(len(values))])
+    error = bootstrap_error(mean_of_present, values, design, iters=200, seed=3)
+    assert error.stderr == 0.0 and error.stderr_clustered == 0.0
+    assert bootstrap_stderr(np.array([1.0, 1.0 + 1e-15, 1.0 - 1e-15])) == 0.0
+    assert bootstrap_stderr(np.array([1.0, 1.1, 0.9])) == pytest.approx(0.1)
