@@ -13,6 +13,7 @@ stand on, and no interval that collapses to a point shown as one (compare.md say
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 
@@ -26,8 +27,10 @@ from harness.uncertainty import FEW_CLUSTERS, cluster_sign_flip_p, clustered_new
 NAN = math.nan
 
 
+@functools.lru_cache(maxsize=4096)
 def declared_scale(name: str, kind: str) -> int | None:
-    """The scale a task's or group's benchmark declares (`report.scales`: 1 or 100), or None."""
+    """The scale a task's or group's benchmark declares (`report.scales`: 1 or 100), or None (cached: a benchmark's
+    report module is looked up once per name, not once per metric)."""
     named = ModelResults(results={name: {}} if kind == "task" else {}, groups={name: {}} if kind == "group" else {})
     return scales(named).get(name)
 
