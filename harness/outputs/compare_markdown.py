@@ -13,9 +13,10 @@ import math
 from collections.abc import Sequence
 
 from harness.outputs.compare_file import AgreementRow, CompareFile, ComparisonRow
+from harness.outputs.compare_intervals import few_clusters
 from harness.outputs.model_results import ModelResults
 from harness.outputs.report import PERCENT, scale_of, scales
-from harness.uncertainty import minimum_detectable_effect
+from harness.uncertainty import FEW_CLUSTERS, minimum_detectable_effect
 
 ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compare.json lists them all)
@@ -56,9 +57,19 @@ def _p(value: object) -> str:
 
 
 def _interval(row: ComparisonRow, digits: int = 4, factor: float = 1.0) -> str:
+    """The row's interval; "no spread" where it is a point (nothing varied: no interval to show), "no error" where
+    the row has none (`compare_intervals.without_error`), "none (C clusters)" where there are too few clusters for one
+    (`compare_intervals.few_clusters`)."""
     low, high = row["low"], row["high"]
     if isinstance(low, float) and isinstance(high, float) and math.isfinite(low) and math.isfinite(high):
+        if f"{low * factor:.{digits}f}" == f"{high * factor:.{digits}f}":
+            return "no spread"
         return f"[{low * factor:.{digits}f}, {high * factor:.{digits}f}]"
+    se = row["stderr_clustered"]
+    if not (isinstance(se, float) and math.isfinite(se)) and row["warnings"]:
+        return "no error"  # said why in compare.json's warnings: it rests on too few rows, or nothing varied
+    if few_clusters(row):
+        return f"none ({row['n_clusters']} clusters)"
     return "N/A"
 
 
@@ -118,7 +129,12 @@ def explanation(compared: CompareFile) -> list[str]:
         f"Rows are paired on sample ids: each metric is recomputed in both runs on the rows both scored, and A − B is "
         f"their difference. The {level} interval and p are clustered on the tasks' cluster keys (rows that share an "
         "item count once; a group's members through its rule), Student's t with C − 1 degrees of freedom (C "
-        "clusters; the normal for a crossed design); a task's own aggregation gets a cluster bootstrap. *p* is "
+        "clusters; the normal for a crossed design); a task's own aggregation gets a cluster bootstrap. A 0/1 "
+        "metric's interval is Newcombe's hybrid score interval on the clustered effective n, and every interval stays "
+        f"inside its scale; with fewer than {FEW_CLUSTERS} clusters there is no interval (*none*) and p is the exact "
+        "cluster sign-flip test's; *no spread*: nothing varied, so no interval; *no error*: a metric resting on "
+        "fewer than two rows, or whose bootstrap replicates do not vary, has no error and no p (compare.json's "
+        "`warnings` say which). *p* is "
         f"two-sided, *p ({adjusted})* adjusted over the {compared['tests']} p values of this comparison. *A only / B "
         "only*: for a 0/1 metric (0/100 on a percentage scale), the rows where A scored and B did not (for an "
         "accuracy: A right, B wrong), and the reverse (McNemar's b and c); *McNemar p*: its exact test, rows taken as "

@@ -30,6 +30,7 @@ import numpy as np
 
 from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
+from harness.outputs.compare_intervals import settle, without_error
 from harness.outputs.group_values import leaf_tasks
 from harness.outputs.groups import group_entries
 from harness.outputs.paired_runs import PairedTask, number, row_keys
@@ -212,6 +213,14 @@ def _metric_row(
         row["a_only"], row["b_only"] = a_only, b_only
         if builtin in ("mean", "sum"):  # what McNemar tests: equal proportions of the rows
             row["mcnemar_p"] = mcnemar_exact(a_only, b_only)
+    present = min(sum(v is not None for v in column) for column in (column_a, column_b))
+    if builtin not in ("mean", "sum", "ratio_of_sums") and (present < 2 or error.stderr_clustered == 0):
+        why = f"it rests on {present} row{'s' if present != 1 else ''} with a value" if present < 2 else ""
+        without_error(row, why or "its bootstrap replicates do not vary (equal up to rounding)")
+        return row, agg_a.influences, agg_b.influences
+    totals = builtin in ("mean", "sum") and all(v is not None for v in [*numbers_a, *numbers_b])
+    columns = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b]) if totals else None
+    settle(row, options.level, columns, keys, right)
     return row, agg_a.influences, agg_b.influences
 
 
@@ -312,6 +321,7 @@ def compare_groups(
             difference(form_a, form_b).error(),
             options,
         )
+        settle(row, options.level)
         members = [tasks[t] for t in leaf_tasks(group, groups) if t in tasks]
         row["n_a"], row["n_b"] = sum(t.n_a for t in members), sum(t.n_b for t in members)
         row["unpaired_a"] = sum(t.unpaired_a for t in members)

@@ -54,6 +54,12 @@ from harness.uncertainty.influence import (
     linearize_sum,
     rule_gradient,
 )
+from harness.uncertainty.paired_proportions import (
+    FEW_CLUSTERS,
+    cluster_sign_flip_p,
+    clustered_newcombe,
+    newcombe_paired_interval,
+)
 from harness.uncertainty.power import (
     bernoulli_sd,
     comparison_sd,
@@ -70,6 +76,7 @@ from harness.uncertainty.variance import ClusteredError, clustered_stderr, influ
 
 __all__ = [
     "DEFAULT_ITERS",
+    "FEW_CLUSTERS",
     "MEASUREMENTS",
     "Agreement",
     "ClusterDesign",
@@ -83,7 +90,9 @@ __all__ = [
     "bootstrap_error",
     "bootstrap_stderr",
     "chance_of_at_least",
+    "cluster_sign_flip_p",
     "cluster_bootstrap",
+    "clustered_newcombe",
     "clustered_stderr",
     "cohens_kappa",
     "combine",
@@ -109,6 +118,7 @@ __all__ = [
     "mcnemar_exact",
     "mean_error",
     "minimum_detectable_effect",
+    "newcombe_paired_interval",
     "paired_difference",
     "percentile_interval",
     "rule_gradient",

@@ -64,10 +64,18 @@ def cluster_bootstrap(
     return replicates
 
 
+ROUNDING = 1e-9  # a spread this small relative to the replicates' size is the order of summation, not the data
+
+
 def bootstrap_stderr(replicates: np.ndarray) -> float:
-    """The standard deviation (ddof=1) of the finite replicates; NaN with fewer than two."""
+    """The standard deviation (ddof=1) of the finite replicates; NaN with fewer than two. Replicates equal up to
+    rounding (a spread below 1e-9 of their largest size: a metric resting on one row, redrawn in another order)
+    give 0.0, not a spread of 1e-14 that would make any difference significant."""
     finite = replicates[np.isfinite(replicates)]
-    return float(np.std(finite, ddof=1)) if len(finite) >= 2 else math.nan
+    if len(finite) < 2:
+        return math.nan
+    spread = float(np.std(finite, ddof=1))
+    return 0.0 if spread <= ROUNDING * float(np.abs(finite).max()) else spread
 
 
 def bootstrap_error(
