@@ -165,6 +165,6 @@ def settings_from_args(
     return cls(**values)
 
 
-def _required(field: dataclasses.Field[Any]) -> bool:
+def _required(field: dataclasses.Field[object]) -> bool:
     """A field the settings cannot be built without (no default), which no `none` can stand for."""
     return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING

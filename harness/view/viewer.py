@@ -99,7 +99,7 @@ class Viewer:
     def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return self.respond(self.render_text(template, **context), status)
 
-    def render_text(self, template: str, **context: Any) -> str:
+    def render_text(self, template: str, **context: object) -> str:
         return self.env.get_template(template).render(results_dir=str(self.results_dir), **context)
 
     def respond(self, html: str, status: int = 200) -> HTMLResponse:

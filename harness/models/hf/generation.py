@@ -208,7 +208,7 @@ class HFGeneration(Model):
             self.torch.cuda.empty_cache()
 
 
-def placement_problem(settings: HFSettings, torch: Any) -> str | None:
+def placement_problem(settings: HFSettings, torch: ModuleType) -> str | None:
     """Why the weights cannot be placed as `settings` ask on this machine: a CUDA device on a torch without CUDA (the
     README's CPU build) or without a visible GPU, or `device_map` (`parallelize=True`) without `accelerate`, which
     transformers needs for it; None when they can."""

@@ -35,7 +35,7 @@ def test_every_paper_model_has_an_alias_or_a_reason() -> None:
     sizes = {benchmark: len(paper_models(benchmark)) for benchmark in RESULT_TABLES}
     assert sizes == {"mmlongbench": 46, "milebench": 22, "mmneedle": 13}
     declared = tables()
-    assert set(declared) == {*RESULT_TABLES, "locovqa"}  # LoCoVQA's Table 1 lists models, no result table
+    assert {*RESULT_TABLES, "locovqa"} <= set(declared)  # LoCoVQA's Table 1 lists models, no result table
     for benchmark in RESULT_TABLES:
         _, table = declared[benchmark]
         covered = Counter(model.name for model in table.models)

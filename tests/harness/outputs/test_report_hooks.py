@@ -25,8 +25,9 @@ def test_every_benchmark_declares_its_report_hooks_and_typed_sections() -> None:
         if isinstance(ref := getattr(config, "benchmark", None), FunctionRef)
     }
     declared = {folder.name + ":" + spec: declared_benchmark(ref) for (spec, folder), ref in refs.items()}
-    # each benchmark's declaration, and MMLongBench's ablation sets', V1.1's and VLMEvalKit's two (issue 52)
-    assert sorted(declared) == [
+    # each paper's declaration, and MMLongBench's ablation sets', V1.1's and VLMEvalKit's two (issue 52), have
+    # report hooks; a new benchmark's are optional (docs/ADDING_A_BENCHMARK.md), checked where it declares them
+    papers = {
         "locovqa:benchmark.BENCHMARK",
         "milebench:benchmark.BENCHMARK",
         "mmlongbench:benchmark.ABLATIONS",
@@ -35,11 +36,14 @@ def test_every_benchmark_declares_its_report_hooks_and_typed_sections() -> None:
         "mmlongbench:benchmark.VLMEVALKIT",
         "mmlongbench:benchmark.VLMEVALKIT_AS_PAPER",
         "mmneedle:benchmark.BENCHMARK",
-    ]
+    }
+    assert papers <= set(declared)
     for where, benchmark in declared.items():
         assert isinstance(benchmark, Benchmark), where
         hooks = benchmark.report
-        assert isinstance(hooks, ReportHooks) and hooks.scale == SCALES[where.split(":")[0]], where
+        if where not in papers and hooks is None:
+            continue
+        assert isinstance(hooks, ReportHooks) and hooks.scale == SCALES.get(where.split(":")[0], hooks.scale), where
         assert hooks.section is not None and Path(inspect.getfile(hooks.section)).parent.name == where.split(":")[0]
         parameters = inspect.signature(hooks.section).parameters
         assert [(p.name, p.annotation) for p in parameters.values()] == [
