@@ -94,7 +94,7 @@ def field_value(text: str, annotation: object) -> object:
         return None
     try:
         parsed: object = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: the text as given
         parsed = text
     validator = _validator(annotation)
     if validator is None:

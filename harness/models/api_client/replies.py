@@ -73,7 +73,12 @@ def parse_body(raw: bytes) -> tuple[Any, str | None]:
         return None, "body is JSON nested too deeply to read"
 
 
+MOST_TOKENS = 2**53  # a token count past this (or below 0) is no count: its price would overflow a float
+
+
 def flatten_usage(usage: object, prefix: str = "", depth: int = 0) -> dict[str, int]:
+    """A reply's token counts by their dotted key; a value that is no count (negative, past `MOST_TOKENS`) is left
+    out, as a server's garbage, so no bill is priced from it."""
     out: dict[str, int] = {}
     if not isinstance(usage, Mapping) or depth > 4:  # token counts nest a level or two; deeper is not usage
         return out
@@ -81,7 +86,8 @@ def flatten_usage(usage: object, prefix: str = "", depth: int = 0) -> dict[str, 
         if isinstance(value, bool):
             continue
         if isinstance(value, int):
-            out[prefix + str(key)] = value
+            if 0 <= value <= MOST_TOKENS:
+                out[prefix + str(key)] = value
         elif isinstance(value, Mapping):
             out.update(flatten_usage(value, f"{prefix}{key}.", depth + 1))
     return out

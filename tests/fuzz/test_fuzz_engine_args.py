@@ -1,0 +1,65 @@
+"""Fuzz: `--model_args` passed through to an engine's own declaration (issue 64): vLLM's `EngineArgs` and
+`SamplingParams`, SGLang's `ServerArgs`, as installed. Any key and any text, for any of their fields, is either
+converted by the field's declared type or refused with one `ValueError` line naming the backend and the key; never
+another exception, never a hang (a long integer, a deep JSON value, a choice list's look-alike)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.models.engine_args import declared_fields, split_engine_args
+
+from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted, deep
+
+arg_utils = pytest.importorskip("vllm.engine.arg_utils", reason="vLLM's classes (make test installs them)")
+vllm = pytest.importorskip("vllm")
+server_args = pytest.importorskip("sglang.srt.server_args", reason="SGLang's classes (make test installs them)")
+DECLARATIONS = {
+    "vllm": arg_utils.EngineArgs,
+    "vllm sampling": vllm.SamplingParams,
+    "sglang": server_args.ServerArgs,
+}
+OWN = ["pretrained", "max_images"]  # a backend's own settings pass as text, whatever they hold
+
+TEXTS = st.one_of(
+    st.sampled_from(
+        ["", " ", "none", "None", "null", "true", "false", "1", "0", "-1", "0.5", "nan", "inf", "-inf", "1e999", "fp8"]
+    ),
+    st.sampled_from(['{"image": 4}', '{"image": "four"}', "[1, 2]", "[]", "{}", '"x"', "[", "{", '{"a": [}']),
+    st.sampled_from([deep(3000), deep(3000, "{"), "9" * 5000, "\x00", "\udcff", "a" * 10_000]),
+    LONG_INTEGERS,
+    JSON.map(json.dumps),
+    st.text(max_size=40),
+)
+
+
+@st.composite
+def engine_args(draw: st.DrawFn) -> tuple[str, dict[str, str]]:
+    backend = draw(st.sampled_from(sorted(DECLARATIONS)))
+    fields = sorted(declared_fields(DECLARATIONS[backend]))
+    names = st.one_of(st.sampled_from(fields), st.sampled_from(OWN), st.text(max_size=20))
+    return backend, draw(st.dictionaries(names, TEXTS, min_size=1, max_size=4))
+
+
+@budget(fuzz=4000, ci=60)
+@given(drawn=engine_args())
+def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, str]]) -> None:
+    backend, args = drawn
+    declaration = DECLARATIONS[backend]
+    counted()
+    with bounded(10, f"{backend} {sorted(args)}"):
+        try:
+            own, passed = split_engine_args(args, OWN, declaration, backend)
+        except ValueError as err:
+            line = str(err)
+            assert line.startswith(f"{backend} backend: ") and "\n" not in line, line
+            assert len(line) < 2000, line[:300]
+            return
+    assert own == {k: v for k, v in args.items() if k in OWN}
+    assert set(passed) == set(args) - set(OWN)
+    fields = declared_fields(declaration)
+    assert set(passed) <= set(fields)
