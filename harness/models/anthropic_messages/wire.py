@@ -81,8 +81,13 @@ def parse_message(answer: Message) -> Response:
 
     if not isinstance(answer, Message):  # the SDK hands back a body that is not JSON as it came
         return Response(text=None, error=f"malformed_response: the answer is not a message: {str(answer)[:200]!r}")
-    usage = flatten_usage(answer.usage.model_dump(exclude_none=True)) if answer.usage is not None else {}
-    stop = answer.stop_reason
+    try:  # the SDK builds a `Message` of any JSON object, unchecked: a field of another type is a malformed answer
+        usage = flatten_usage(answer.usage.model_dump(exclude_none=True)) if answer.usage is not None else {}
+        texts = [block.text for block in answer.content if isinstance(block, TextBlock)]
+        text = "".join(texts)
+    except (AttributeError, TypeError, ValueError) as err:
+        return Response(text=None, error=f"malformed_response: not a message's fields: {str(err)[:200]!r}")
+    stop = answer.stop_reason if answer.stop_reason is None else str(answer.stop_reason)[:200]
     if stop == "refusal":
         return Response(
             text=None,
@@ -91,9 +96,8 @@ def parse_message(answer: Message) -> Response:
             finish_reason=stop,
             usage=usage,
         )
-    texts = [block.text for block in answer.content if isinstance(block, TextBlock)]
     if not texts and stop not in ("end_turn", "max_tokens", "stop_sequence"):
         return Response(
             text=None, error=f"empty_response: no text (stop_reason={stop})", finish_reason=stop, usage=usage
         )
-    return Response(text="".join(texts), finish_reason=stop, usage=usage)
+    return Response(text=text, finish_reason=stop, usage=usage)

@@ -1,0 +1,112 @@
+"""Fuzz: `harness --config FILE` (issue 64). Whatever a run file holds (any key, any YAML value for any flag, long
+integers, secrets, YAML's own traps), reading it ends in the options it gives or in one `UserError` line naming the
+file; never a traceback of another type, never a hang. What it gives is recorded as plain JSON."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness import redact
+from harness.declared_options import declared
+from harness.errors import UserError
+from harness.run_arguments import EvaluationOptions
+from harness.run_file import RunFile, read_run_file
+
+from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted
+
+FLAGS = [item.name for item in declared(EvaluationOptions)]
+GOOD = {
+    "tasks": ["mmneedle_m1_n2_k1"],
+    "model": "random",
+    "model_args": {"seed": 7},
+    "gen_kwargs": {"max_gen_toks": 32},
+    "limit": 3,
+    "output_path": "results",
+    "log_samples": True,
+}
+VALUE = st.one_of(
+    JSON,
+    st.sampled_from(["a,b", "k=v,api_key=sk-secret-0123456789", "0", "-1", "1e999", "nan", "auto", "", "~", "true"]),
+    st.lists(st.text(max_size=8), max_size=3),
+    st.dictionaries(st.sampled_from(["seed", "api_key", "x", "max_gen_toks"]), JSON, max_size=3),
+)
+KEYS = st.one_of(
+    st.sampled_from(FLAGS), st.sampled_from(["config", "--model", "tasks ", "unknown"]), st.text(max_size=8)
+)
+
+
+def _dump(document: object) -> str:
+    return yaml.safe_dump(document, allow_unicode=True)
+
+
+DOCUMENTS = st.builds(
+    lambda extra, drop: {**{k: v for k, v in GOOD.items() if k not in drop}, **extra},
+    st.dictionaries(KEYS, VALUE, max_size=4),
+    st.sets(st.sampled_from(list(GOOD))),
+)
+SPECIALS = [
+    "",
+    "~\n",
+    "- tasks: a\n- tasks: b\n",
+    "tasks: a\ntasks: b\n",
+    "a: &x [*x]\n",
+    "limit: *nowhere\n",
+    "model: !!python/object/apply:os.system ['true']\n",
+    "? [1, 2]\n: 3\n",
+    "{" * 3000,
+    "- " * 2000 + "x\n",
+    "\xff\xfe",
+    "tasks: !function utils.x\n",
+    "model_args:\n  " + "a: {" * 200 + "\n",
+    "limit: 0x1F\nseed: 1_000\n",
+    "<<: {model: random}\n",
+]
+TEXT = st.one_of(
+    DOCUMENTS.map(_dump),
+    st.sampled_from(SPECIALS),
+    st.text(max_size=80),
+    st.builds(
+        lambda text, at, junk: text[:at] + junk + text[at:],
+        DOCUMENTS.map(_dump),
+        st.integers(0, 200),
+        st.text(alphabet=":-[]{}!&*?|>'\"#%@`,=\n ", max_size=6),
+    ),
+    st.builds(
+        lambda text, key, digits: text + f"{key}: {digits}\n",
+        DOCUMENTS.map(_dump),
+        st.sampled_from([*FLAGS, "model_args:\n  seed", "gen_kwargs:\n  max_gen_toks"]),
+        LONG_INTEGERS,
+    ),
+)
+
+
+@budget(fuzz=3000, ci=40)
+@given(text=TEXT, raw=st.booleans())
+def test_any_run_file_is_read_or_refused_in_one_line_naming_it(text: str, raw: bool) -> None:
+    counted()
+    secrets = (
+        list(redact._REGISTRY.secrets),
+        redact._REGISTRY.pattern,
+    )  # a file's secrets are the run's: not the suite's
+    try:
+        with tempfile.TemporaryDirectory() as folder, bounded(10, "run file"):
+            path = Path(folder) / "run.yaml"
+            path.write_bytes(text.encode("utf-8", "surrogateescape") if raw else text.encode("utf-8", "replace"))
+            try:
+                found = read_run_file(path, EvaluationOptions)
+            except UserError as err:
+                message = str(err)
+                assert "\n" not in message.strip(), message
+                assert str(path) in message, message
+                return
+            assert isinstance(found, RunFile) and set(found.values) <= set(FLAGS)
+            json.dumps(found.record)
+            assert "sk-secret-0123456789" not in json.dumps(found.record)
+    finally:
+        redact._REGISTRY.secrets, redact._REGISTRY.pattern = secrets
