@@ -268,9 +268,13 @@ class PairedRow:
 
 
 def number(value: object) -> float | None:
-    """A journal's metric value as a float, where it is one number (a bool counts as 0/1); else None."""
+    """A journal's metric value as a float, where it is one number (a bool counts as 0/1); else None (an integer past
+    a float's range too: no mean or difference holds it)."""
     if isinstance(value, bool | int | float) and not (isinstance(value, float) and math.isnan(value)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     return None
 
 
