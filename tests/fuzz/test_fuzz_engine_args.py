@@ -45,9 +45,10 @@ def engine_args(draw: st.DrawFn) -> tuple[str, dict[str, str]]:
     return backend, draw(st.dictionaries(names, TEXTS, min_size=1, max_size=4))
 
 
-@budget(fuzz=4000, ci=60)
+@budget(fuzz=1500, ci=60)
 @given(drawn=engine_args())
 @example(drawn=("sglang", {"abort_on_priority_when_disabled": deep(3000)}))  # once a RecursionError out of JSON
+@example(drawn=("vllm", {"attention_backend": " "}))  # a line listing the enum's every choice
 def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, str]]) -> None:
     backend, args = drawn
     declaration = DECLARATIONS[backend]
@@ -58,7 +59,10 @@ def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, st
         except ValueError as err:
             line = str(err)
             assert line.startswith(f"{backend} backend: ") and "\n" not in line, line
-            assert len(line) < 2000, line[:300]
+            # the value is never shown (it may be a key): the line is as long as the field's declaration makes it
+            # (an enum's every choice), not as the value
+            assert not any(len(text) >= 16 and text in line for text in args.values()), line[:300]
+            assert len(line) < 20_000, line[:300]
             return
     assert own == {k: v for k, v in args.items() if k in OWN}
     assert set(passed) == set(args) - set(OWN)
