@@ -102,16 +102,21 @@ def field_value(text: str, annotation: object) -> object:
     # A JSON object or list is read as one first (`stop=["x"]` is a list, not the string), anything else as the text
     # first (`seed=7` an int where the type is one, `tokenizer=007` a name where it is a string).
     readings = [parsed, text] if isinstance(parsed, dict | list) else [text, parsed] if parsed != text else [text]
-    errors = []
+    errors: list[Exception] = []
     for reading in readings:
         try:
             return validator.validate_python(reading)
-        except pydantic.ValidationError as err:
-            errors.append(err)
+        except Exception as err:  # pydantic's, or the engine's own check in building a field's class (vLLM's
+            errors.append(err)  # VLLMValidationError from StructuredOutputsParams.__post_init__)
     raise ValueError(_first_error(errors[0])) from None
 
 
-def _first_error(err: pydantic.ValidationError) -> str:
+def _first_error(err: Exception) -> str:
+    """The first problem pydantic found, where; or an engine's own check's rule (its message up to the values it
+    shows after a colon, which may hold a key)."""
+    if not isinstance(err, pydantic.ValidationError):
+        rule = str(err).split(": ", 1)[0].strip().split("\n", 1)[0]
+        return f"{type(err).__name__}: {rule[:200]}"
     first = err.errors(include_url=False, include_input=False)[0]
     where = ".".join(str(part) for part in first["loc"])
     return f"{first['msg']}{f' (at {where})' if where else ''}"

@@ -49,6 +49,7 @@ def engine_args(draw: st.DrawFn) -> tuple[str, dict[str, str]]:
 @given(drawn=engine_args())
 @example(drawn=("sglang", {"abort_on_priority_when_disabled": deep(3000)}))  # once a RecursionError out of JSON
 @example(drawn=("vllm", {"attention_backend": " "}))  # a line listing the enum's every choice
+@example(drawn=("vllm sampling", {"structured_outputs": '{"image": 4}'}))  # once vLLM's own VLLMValidationError
 def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, str]]) -> None:
     backend, args = drawn
     declaration = DECLARATIONS[backend]

@@ -50,7 +50,7 @@ def judged_pairs(draw: st.DrawFn) -> JudgedPairs:
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # values near 1e308: numpy's overflow, a NaN in the row
-@budget(fuzz=1500, ci=30)
+@budget(fuzz=600, ci=30)  # each a bootstrap of kappa and alpha
 @given(judged=st.lists(judged_pairs(), min_size=1, max_size=3), iters=st.integers(0, 30), level=st.floats(0.5, 0.999))
 def test_any_judges_values_give_agreement_rows(judged: list[JudgedPairs], iters: int, level: float) -> None:
     counted()
