@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.config.task_config import MetricSpec
@@ -88,3 +88,12 @@ def test_any_recorded_judges_are_named(a: dict[str, object], b: dict[str, object
     with bounded(5, "judge names"):
         first, second = judge_names(a, b)
     assert isinstance(first, str) and isinstance(second, str)
+
+
+@budget(fuzz=2000, ci=30)
+@given(value=VALUES)
+@example(value=10**400)  # once an OverflowError out of `number` (`harness compare` on such a journal)
+def test_any_metric_value_is_one_number_or_none(value: object) -> None:
+    counted()
+    found = number(value)
+    assert found is None or (isinstance(found, float) and not math.isnan(found))
