@@ -125,9 +125,7 @@ def estimate(
             if judge not in judges:
                 judges[judge] = table.price_of(judge), table.why_unpriced(judge)
             reply = judge_cap.of(r.judge_max_gen_toks)
-            asked = tuple(
-                -(-chars // CHARS_PER_TOKEN) + (answer or 0) for chars in r.judge_prompt_chars
-            )  # each quotes it
+            asked = tuple(tokens + (answer or 0) for tokens in _judge_tokens(r.judge_prompt_chars))  # each quotes it
             out.append(
                 Estimate(
                     r.task,
@@ -135,7 +133,7 @@ def estimate(
                     judges[judge][0],
                     judge,
                     r.judge_calls,
-                    sum(asked) if asked else -(-r.judge_chars // CHARS_PER_TOKEN) + r.judge_calls * (answer or 0),
+                    -(-r.judge_chars // CHARS_PER_TOKEN) + r.judge_calls * (answer or 0),  # each with the answer
                     r.judge_calls * (reply or 0),
                     batch=batch,
                     unbounded="output" if reply is None else "input" if answer is None else "",
@@ -144,6 +142,16 @@ def estimate(
                     prompts=asked,
                 )
             )
+    return out
+
+
+def _judge_tokens(chars: Sequence[int]) -> list[int]:
+    """Each judge prompt's tokens at `CHARS_PER_TOKEN`, rounded so that they sum to the whole's count rounded up."""
+    out, before, seen = [], 0, 0
+    for n in chars:
+        seen += n
+        out.append(-(-seen // CHARS_PER_TOKEN) - before)
+        before += out[-1]
     return out
 
 
