@@ -111,3 +111,16 @@ def test_each_request_is_estimated_by_its_own_prompt_as_google_bills_it():
     tally = CacheTally("implicit", requests=2, read=200_000, per_request=[(250_000, 200_000, 0), (100_000, 0, 0)])
     (cached,) = estimate("gemini-2.5-pro", [task], PriceTable.load(), caching={"long": tally})
     assert cached.cached_usd == pytest.approx(0.40)
+
+
+def test_each_judge_call_is_estimated_by_its_own_prompt():
+    task = ScreenedTask("summ", max_gen_toks=100)
+    for sample, chars in (("a", 8_000), ("b", 800)):  # one judge call each
+        task.add(Verdict(sample, SENT, prompt_tokens=10, judge_chars=chars, judge_stages=1), 100)
+    judged = Price("judge-l", "test", "2026-11-25", "here", Rates(1.0, 0.0), long_context=(1_000, Rates(2.0, 0.0)))
+    table = PriceTable({"judge-l": judged})
+    (_, judge) = estimate(None, [task], table, "judge-l", judging=True)
+    # Call a: 8,000 / 4 + the answer's 100 = 2,100 tokens, past 1,000: x $2 = $0.0042; call b: 200 + 100 = 300 x $1 =
+    # $0.0003; $0.0045. By their average (1,200, past 1,000) both would read $2: $0.0048.
+    assert (judge.requests, judge.input_tokens, judge.prompts) == (2, 2_400, (2_100, 300))
+    assert judge.usd == pytest.approx(0.0045)
