@@ -25,7 +25,6 @@ the cap keeps one hostile or runaway reply from stalling a run, and the results 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,12 +114,12 @@ def judge_samples(
     judge: Model,
     samples: Sequence[tuple[str, int, dict[str, Any], str]],
     progress: bool = True,
-    usage: Counter[str] | None = None,
+    usage: list[dict[str, int]] | None = None,
     paid: Callable[[Sequence[Response]], None] | None = None,
     some_rows: frozenset[str] = frozenset(),
 ) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
-    call's reported token usage added to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
+    call's reported token usage appended to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
     comes, and free to stop the run; `some_rows`: the task's metrics a row may lack (`some_rows: true`)."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
@@ -155,7 +154,7 @@ def _ask(
     prompts: dict[int, str],
     outcomes: list[JudgedSample],
     bar: tqdm,
-    usage: Counter[str] | None,
+    usage: list[dict[str, int]] | None,
     paid: Callable[[Sequence[Response]], None] | None,
 ) -> dict[int, Response]:
     """One stage's prompts sent, each distinct prompt once (samples with the same answer and document share their
@@ -186,7 +185,7 @@ def _ask(
             paid(replies)
     if usage is not None:
         for answer in answers:
-            usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
+            usage.append({k: v for k, v in answer.usage.items() if isinstance(v, int)})
     return {i: answers[asked[prompt]] for i, prompt in prompts.items()}
 
 
