@@ -266,20 +266,21 @@ def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison 
     )
 
 
-def compare_interval(
-    ours: float | None, low: float | None, high: float | None, p_value: float, paper: float | None, mode: Mode
+def compare_direction(
+    slope: float | None, low: float | None, high: float | None, p_flat: float, paper_direction: int | None, mode: Mode
 ) -> Comparison:
-    """Our number with its interval (LoCoVQA's item bootstrap of a whole curve) against the paper's value: does
-    the paper's lie inside ours? ✓ when ours lies within paper ± tolerance, ✗ when the test (`p_value`: the
-    bootstrap's two-sided p of the paper's value) rejects, ≈ otherwise. The difference's interval is ours - paper."""
+    """Our curve's slope (LoCoVQA's within-item decay, with its clustered interval and its p against a flat curve)
+    against the direction the paper's significant fit shows (-1 falling, +1 rising; None: no significant fit): ✓ the
+    interval lies on the paper's side of 0, ✗ (`p_flat`, adjusted) ours goes the other way, ≈ otherwise."""
     if mode.problem:
-        return Comparison(ours, paper, why=mode.problem)
-    if ours is None or low is None or high is None:
-        return Comparison(ours, paper, why="no value" if ours is None else "no interval (no item-level rows)")
-    if paper is None:
-        return Comparison(ours, paper, why="no published value")
-    inside = paper - mode.tolerance < low and high < paper + mode.tolerance
-    return Comparison(ours, paper, ours - paper, low - paper, high - paper, p_value, inside)
+        return Comparison(slope, None, why=mode.problem)
+    if slope is None or low is None or high is None:
+        return Comparison(slope, None, why="no value" if slope is None else "no interval (no item-level rows)")
+    if paper_direction is None:
+        return Comparison(slope, None, why="the paper's fit is not significant (no direction to meet)")
+    equivalent = low > 0 if paper_direction > 0 else high < 0
+    against = slope * paper_direction < 0
+    return Comparison(slope, float(paper_direction), slope, low, high, p_flat if against else 1.0, equivalent)
 
 
 def explanation(mode: Mode, scale_name: str = "points") -> str:

@@ -21,7 +21,9 @@ import numpy as np
 from harness.uncertainty import design_from_keys, influence_error, interval, two_sided_p
 
 LEVEL = 0.95
-MIN_ITEMS = 2  # a clustered error needs two items; t with items - 1 degrees of freedom does the rest
+# Fewer items than this give no interval, as the item bootstrap of r² does (`intervals.MIN_ITEMS`): a clustered error
+# over a handful of items is itself too uncertain for t to mend (Cameron and Miller 2015, §VI).
+MIN_ITEMS = 10
 
 
 @dataclass(frozen=True)

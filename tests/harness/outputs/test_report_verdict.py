@@ -24,7 +24,8 @@ from harness.outputs.verdict import Paper
 from harness.outputs.verdict_family import Family, adjusted_by
 from harness.uncertainty import DEFAULT_ITERS
 from tasks.locovqa import report as locovqa
-from tasks.locovqa.intervals import curve_intervals, interval_text
+from tasks.locovqa.decay_slope import within_item_slope
+from tasks.locovqa.intervals import curve_intervals, curve_points, interval_text
 from tasks.milebench import report as milebench
 from tasks.milebench.aggregation import load_paper_results as milebench_paper
 from tasks.mmlongbench import report as mmlongbench
@@ -256,7 +257,7 @@ def _as_release(data: ModelResults) -> ModelResults:
     return data
 
 
-def test_locovqa_r2_is_judged_by_an_item_bootstrap_of_the_curve(locovqa_random: Path) -> None:
+def test_locovqa_r2_is_described_and_the_decay_judged_by_its_within_item_slope(locovqa_random: Path) -> None:
     data = _as_release(load_results(locovqa_random)["random"])
     bootstrap = curve_intervals(data)[("MMStar", "cmp")]
     assert bootstrap.items == 12 and len(bootstrap.signed_r2) == DEFAULT_ITERS
@@ -267,14 +268,17 @@ def test_locovqa_r2_is_judged_by_an_item_bootstrap_of_the_curve(locovqa_random: 
     assert any("fresh sample" in line and "item bootstrap" in line for line in lines)
     row = next(line for line in lines if line.startswith("| MMStar |"))
     ours, paper = row.split(" | ")[1:3]
-    assert ours.endswith(interval_text((low, high))) and paper.startswith(".924*** ")
-    target = -0.924  # the paper's r² of a falling curve, signed
-    p_value = bootstrap.p_value(target)
-    if target - 0.1 < low and high < target + 0.1:
+    # r² with its bootstrap interval, a description; the verdict is on the within-item slope's direction
+    slope = within_item_slope(curve_points(data)[("MMStar", "cmp")])
+    assert slope is not None and slope.items == 12
+    assert ours.endswith(f"{interval_text((low, high))}; slope {slope.text('image')}") and paper.startswith(".924*** ")
+    # the paper's curve falls (.924***): ✓ where our slope's interval lies below 0, ✗ where ours rises significantly
+    if slope.high < 0:
         mark = "✓"
     else:
-        mark = "✗" if p_value < 0.05 else "≈"  # one cell: Holm leaves its p as it is
+        mark = "✗" if slope.slope > 0 and slope.p_flat < 0.05 else "≈"  # one cell: Holm leaves its p as it is
     assert paper == f".924*** {mark} |"
+    assert any("a description of the curve's shape (not tested" in line for line in lines)
     assert any(line.startswith("Chance: 1 cell tested at 5 % each, so about 0.1 ✗") for line in lines)
     # the same run on its recorded synthetic data: not the paper's items, not comparable
     synthetic = locovqa.paper_table({"llava-hf/llava-1.5-7b-hf": load_results(locovqa_random)["random"]})

@@ -62,6 +62,9 @@ def test_the_slope_and_its_error_are_statsmodels_fixed_effects_fit() -> None:
 def test_edges() -> None:
     assert within_item_slope([]) is None
     assert within_item_slope([(1.0, ["a"], 1.0), (4.0, ["a"], 0.0)]) is None  # one item
+    nine = [(x, [f"item{i}"], float((i + x) % 2)) for i in range(9) for x in (1.0, 4.0)]
+    assert within_item_slope(nine) is None  # too few items for an interval
+    assert within_item_slope(nine + [(1.0, ["item9"], 1.0), (4.0, ["item9"], 0.0)]) is not None
     assert within_item_slope([(1.0, ["a"], 1.0), (1.0, ["b"], 0.0)]) is None  # x never moves within an item
     flat = [(x, [k], 1.0) for k in "ab" for x in (1.0, 4.0)]
     assert within_item_slope(flat) is None  # nothing varies
