@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
@@ -101,7 +101,7 @@ class AnthropicModel(ApiModel):
         # figures, not the identity, so that journals and the response cache outlive an SDK upgrade (docs/cost.md).
         self.api_version: str | None = None
 
-    def statistics(self) -> dict[str, Any]:
+    def statistics(self) -> dict[str, object]:
         sent = {"anthropic_version": self.api_version} if self.api_version else {}
         return {**super().statistics(), **sent}
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypeVar
+from typing import ClassVar, Self, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
@@ -154,7 +154,7 @@ class ApiModel(Model):
         self._count("prompt_cache_requests", len(self._plans))
         return plans
 
-    def statistics(self) -> dict[str, Any]:
+    def statistics(self) -> dict[str, object]:
         return dict(self.stats)
 
     def _count(self, key: str, n: int = 1) -> None:
