@@ -22,6 +22,7 @@ from harness.models.registry import get_model_class
 from harness.running.cache import ResponseCache
 from harness.running.lock import OutputLock
 from harness.running.prompt_store import PromptStore
+from harness.running.sample_store import SampleStore
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 from tests.support.openai_batches import OpenAIBatchDesk
@@ -211,3 +212,18 @@ def test_a_fifo_at_the_lock_is_named_as_one(tmp_path):
     err = _within(5, take)
     assert isinstance(err, UserError)
     _one_line(err, "harness.lock", "a FIFO, not a regular file")
+
+
+def test_a_fifo_at_the_journal_is_refused_at_once(tmp_path):
+    journal = tmp_path / "journal_t.jsonl"
+    os.mkfifo(journal)
+    err = _within(5, lambda: SampleStore(journal, "t", {"model": "m"}), fifo=journal)
+    assert isinstance(err, NotReadBack)
+    _one_line(err, "journal_t.jsonl", "a FIFO, not a regular file")
+
+
+def test_a_huge_file_at_the_older_journal_name_is_not_read_whole(tmp_path):
+    legacy = _sparse(tmp_path / "samples_t.jsonl", 2 << 30)  # one 2 GiB line: no header of ours
+    journal = tmp_path / "journal_t.jsonl"
+    err = _within(5, lambda: SampleStore(journal, "t", {"model": "m"}).close())
+    assert err is None and legacy.stat().st_size == 2 << 30 and journal.read_text().startswith('{"type": "header"')
