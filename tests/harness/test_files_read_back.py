@@ -5,6 +5,7 @@ body, a batch's status) reaches the journal and the terminal as a bounded excerp
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -17,6 +18,7 @@ import pytest
 from harness.api import BackendFatalError
 from harness.errors import UserError
 from harness.file_writing import LinkRefused, NotReadBack
+from harness.inputs.integrity import HASH_CACHE_ENV, open_files
 from harness.models.openai_chat.model import OpenAIChatModel
 from harness.models.registry import get_model_class
 from harness.running.cache import ResponseCache
@@ -227,3 +229,14 @@ def test_a_huge_file_at_the_older_journal_name_is_not_read_whole(tmp_path):
     journal = tmp_path / "journal_t.jsonl"
     err = _within(5, lambda: SampleStore(journal, "t", {"model": "m"}).close())
     assert err is None and legacy.stat().st_size == 2 << 30 and journal.read_text().startswith('{"type": "header"')
+
+
+def test_a_fifo_at_the_hash_cache_is_an_empty_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "file_hashes.json"
+    os.mkfifo(cache)
+    monkeypatch.setenv(HASH_CACHE_ENV, str(cache))
+    data = tmp_path / "rows.parquet"
+    data.write_bytes(b"some rows")
+    err = _within(5, lambda: open_files([data]), fifo=cache)
+    assert err is None
+    assert cache.is_file() and json.loads(cache.read_text()) != {}  # written anew, a regular file
