@@ -29,11 +29,13 @@ from typing import Any, NotRequired, TypedDict, TypeGuard
 from builders.core import contract
 from harness.api import Status
 from harness.errors import UserError
-from harness.file_writing import write_lines
+from harness.file_writing import read_bytes, write_lines
 from harness.models.pricing import tokens_of
 from harness.redact import dumps
 from harness.running.journal import SampleRecord
 from harness.running.prompt_store import PromptTexts
+
+SAMPLE_LOG_MOST = contract.GiB  # each sample's prompt in full: a 128K task's log is some hundreds of MB
 
 
 class SampleLogLine(TypedDict):
@@ -160,7 +162,8 @@ def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
 def read_sample_log(path: Path) -> list[SampleLogLine]:
     """A sample log's lines, each checked against `SampleLogLine`; a `UserError` naming the file and line."""
     lines = []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    raw = read_bytes(path, SAMPLE_LOG_MOST, "a sample log")  # as the journal is read: no link, a regular file
+    for number, text in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
         try:
             line = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:
