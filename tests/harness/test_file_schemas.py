@@ -90,9 +90,7 @@ def test_a_journal_line_or_log_line_is_refused_where_the_declaration_says_so(run
     assert record_problem({**record, "status": "done"}, TASK) == (
         "status is a str, not one of ok, empty, over_length, too_many_images, invalid_input, refused, error"
     )
-    assert (
-        record_problem({**record, "image_sizes": [[1, "2"]]}, TASK) == "image_sizes[0][1] is a str, not integer or null"
-    )
+    assert record_problem({**record, "image_sizes": [[1, "2"]]}, TASK) == "image_sizes[0][1] is a str, not an integer"
     assert record_problem({k: v for k, v in record.items() if k != "sample_id"}, TASK) == "no sample_id"
     assert header_problem({**header, "parts": []}) == "a header whose parts is a list, not an object"
     (log,) = run_dir.glob(f"samples_{TASK}_*.jsonl")
