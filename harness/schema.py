@@ -43,6 +43,15 @@ def where(loc: tuple[int | str, ...]) -> str:
     return said
 
 
+def expected(error: ErrorDetails) -> str:
+    """What a pydantic error's value was expected to be ("an integer", "one of ok, error")."""
+    if error["type"] == "union":  # `first_error`'s: each member's words
+        return error["msg"]
+    if error["type"] == "literal_error":
+        return "one of " + ", ".join(re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", ""))))
+    return EXPECTED.get(error["type"], error["msg"].removeprefix("Input should be ").lower())
+
+
 def said(error: ErrorDetails) -> str:
     """One pydantic error as one line: "no sample_id", "status is a str, not one of ok, error"."""
     place, kind = where(error["loc"]), error["type"]
@@ -50,21 +59,39 @@ def said(error: ErrorDetails) -> str:
         return f"no {place}"
     if kind == "value_error":  # a validator's own words, said of the value ("is an integer too large for a float")
         return f"{place} {error.get('ctx', {}).get('error', error['msg'])}".strip()
-    if kind == "literal_error":
-        expected = "one of " + ", ".join(re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", ""))))
-    else:
-        expected = EXPECTED.get(kind, error["msg"].removeprefix("Input should be ").lower())
     found = type(error["input"]).__name__
-    return f"{place} is a {found}, not {expected}" if place else f"a {found}, not {expected}"
+    return f"{place} is a {found}, not {expected(error)}" if place else f"a {found}, not {expected(error)}"
 
 
-def problem(value: object, declaration: type) -> str | None:
-    """The first thing in `value` (parsed JSON) that is not as `declaration` says, as one line, or None."""
+def first_error(value: object, declaration: type, *, keys_optional: bool = False) -> ErrorDetails | None:
+    """The first thing in `value` (parsed JSON) that is not as `declaration` says, or None. `keys_optional`: a key a
+    declaration requires may be absent, at any depth (a reader that takes older files, which lack keys added since)."""
     try:
         adapter(declaration).validate_python(value, strict=True)
     except ValidationError as err:
-        return said(err.errors(include_url=False)[0])
+        errors = [e for e in err.errors(include_url=False) if not (keys_optional and e["type"] == "missing")]
+        return _union(errors) if errors else None
     return None
+
+
+def _union(errors: list[ErrorDetails]) -> ErrorDetails:
+    """The first error, or where a union's members each refused the same value (pydantic places each under the
+    member's name: `date.float`, `date.str`), one error at the value's own place expecting any of them."""
+    first = errors[0]
+    place, loc = first["loc"][:-1], first["loc"]
+    members = [
+        e for e in errors if len(e["loc"]) == len(loc) and e["loc"][:-1] == place and e["input"] is first["input"]
+    ]
+    if len(members) < 2 or not isinstance(loc[-1], str):
+        return first
+    said = " or ".join(dict.fromkeys(expected(member) for member in members))
+    return ErrorDetails(type="union", loc=place, msg=said, input=first["input"])
+
+
+def problem(value: object, declaration: type, *, keys_optional: bool = False) -> str | None:
+    """`first_error` as one line, or None."""
+    error = first_error(value, declaration, keys_optional=keys_optional)
+    return None if error is None else said(error)
 
 
 def json_schema(declaration: type) -> str:

@@ -18,9 +18,16 @@ FOLDER = ROOT / "docs" / "schemas"
 def schemas() -> dict[str, str]:
     """Each documented file's schema by its name in docs/schemas/."""
     from harness import schema
+    from harness.outputs.results_file import ResultsFile
     from harness.running.journal import JournalHeader, SampleRecord
+    from harness.running.sample_log import SampleLogLine
 
-    declarations: dict[str, type] = {"journal_header": JournalHeader, "journal_record": SampleRecord}
+    declarations: dict[str, type] = {
+        "journal_header": JournalHeader,
+        "journal_record": SampleRecord,
+        "results_file": ResultsFile,
+        "sample_log_line": SampleLogLine,
+    }
     return {f"{name}.json": schema.json_schema(declaration) for name, declaration in declarations.items()}
 
 
