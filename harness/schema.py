@@ -16,6 +16,8 @@ import re
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
+from builders.core import contract
+
 # What a value of each pydantic error type was expected to be, in the words the run's warnings use.
 EXPECTED = {
     "int_type": "an integer",
@@ -92,6 +94,14 @@ def problem(value: object, declaration: type, *, keys_optional: bool = False) ->
     """`first_error` as one line, or None."""
     error = first_error(value, declaration, keys_optional=keys_optional)
     return None if error is None else said(error)
+
+
+def must_be(value: object, declaration: type, *, keys_optional: bool = False) -> str | None:
+    """`first_error` as a file's reader says it ("`rows[0].n_paired` must be an integer, got a string"), or None."""
+    error = first_error(value, declaration, keys_optional=keys_optional)
+    if error is None:
+        return None
+    return f"`{where(error['loc'])}` must be {expected(error)}, got {contract.kind_of(error['input'])}"
 
 
 def json_schema(declaration: type) -> str:

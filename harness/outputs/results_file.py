@@ -247,10 +247,7 @@ def results_file_problem(data: object) -> str | None:
     """What keeps `data` (a parsed results file) from being a `ResultsFile`, or None."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {contract.kind_of(data)}"
-    found = schema.first_error(data, ResultsFile, keys_optional=True)
-    if found is None:
-        return None
-    return f"`{schema.where(found['loc'])}` must be {schema.expected(found)}, got {contract.kind_of(found['input'])}"
+    return schema.must_be(data, ResultsFile, keys_optional=True)
 
 
 def is_results_file(data: object) -> TypeGuard[ResultsFile]:
