@@ -6,7 +6,9 @@ name the backend served; no price, no dollars (`usd` null), never a guess."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from harness.models.pricing import PriceTable, tokens_of
 from harness.running.task_result import TaskResult

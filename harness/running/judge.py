@@ -28,11 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Required, TypedDict, TypeGuard
+from typing import Any, Required, TypeGuard
 
 from tqdm.auto import tqdm
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
@@ -282,7 +284,7 @@ def read_judge_log(path: Path) -> dict[str, JudgeLogLine]:
 
 
 def _is_judge_line(record: object) -> TypeGuard[JudgeLogLine]:
-    return isinstance(record, dict) and contract.shape_problem(record, JudgeLogLine) is None
+    return isinstance(record, dict) and schema.problem(record, JudgeLogLine) is None
 
 
 def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:
