@@ -28,6 +28,7 @@ from typing import Any, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
+from builders.core import contract
 from harness import schema
 from harness.api import Status
 from harness.errors import UserError
