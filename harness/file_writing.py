@@ -5,7 +5,9 @@ A file written as a whole (results, sample logs, the judge log, a compacted or m
 half of one. Nothing the run writes is opened through a symbolic link: files are opened with `O_NOFOLLOW`,
 and the temporary file is created anew (`O_EXCL`) after removing a leftover of a killed run, so a link
 planted in the output folder (to a file the user cares about) is refused with one line (`LinkRefused`)
-instead of having its target truncated and overwritten. Every text passes `harness.redact.scrub` on its way out. When the disk refuses (read-only,
+instead of having its target truncated and overwritten. A file the run reads back (a journal, its prompt store, its
+batch ids) is read the same way: never through a link, only once `fstat` on the open descriptor says it is a regular
+file (a FIFO would hang the run) of at most its bound (`NotReadBack`, one line, before a byte is read). Every text passes `harness.redact.scrub` on its way out. When the disk refuses (read-only,
 full, over `ulimit -f`), the temporary file is removed and `OutputError` names the file and the system's
 reason; the CLI prints that one line and exits 1, and the same command resumes from the journals, whose
 lines were fsync'd as they were written.
@@ -21,10 +23,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Literal, TextIO
 
+from builders.core import contract
 from harness.errors import OutputError, UserError
 from harness.redact import scrub
 
 TMP_SUFFIX = ".tmp"
+READ_BACK_MOST = contract.GiB  # a 128K MMLongBench task's journal is a few MB; past 1 GiB it is no file of ours
 
 
 class LinkRefused(UserError):
@@ -42,10 +46,38 @@ class LinkRefused(UserError):
         self.path = path
 
 
+class NotReadBack(UserError):
+    """A file the run reads back that is not a regular file, or is over its bound: refused before a byte is read."""
+
+    def __init__(self, err: OSError) -> None:
+        super().__init__(
+            f"{err.filename}: {err.strerror}; the harness reads back only a regular file it wrote itself; "
+            "remove it, or give another --output_path"
+        )
+
+
 def refuse_link(path: Path) -> None:
     """`LinkRefused` if `path` is a symbolic link (one that leads nowhere too)."""
     if path.is_symlink():
         raise LinkRefused(path)
+
+
+def refuse_irregular(path: Path) -> None:
+    """`LinkRefused` for a link at `path`, `NotReadBack` for anything there but a regular file (a FIFO, a folder, a
+    device); nothing where `path` does not exist. For a file another library opens by name (SQLite)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise LinkRefused(path)
+    if not stat.S_ISREG(mode):
+        raise NotReadBack(not_regular(path, mode))
+
+
+def not_regular(path: Path, mode: int) -> OSError:
+    """The error of `path`, of this `mode`, not being a regular file."""
+    return contract.NotRegularFile(errno.EINVAL, f"{contract.kind_of_mode(mode)}, not a regular file", str(path))
 
 
 def open_no_follow(path: Path, flags: int, mode: int = 0o644) -> int:
@@ -64,10 +96,17 @@ def open_text(path: Path, mode: Literal["w", "a"]) -> TextIO:
     return os.fdopen(open_no_follow(path, flags), mode, encoding="utf-8", errors="backslashreplace")
 
 
-def read_bytes(path: Path) -> bytes:
-    """A file's bytes, refusing a link at `path` (a file the run will write again)."""
-    with os.fdopen(open_no_follow(path, os.O_RDONLY), "rb") as handle:
-        return handle.read()
+def read_bytes(path: Path, most: int = READ_BACK_MOST, what: str = "a file the run wrote") -> bytes:
+    """The bytes of a file the run will write again: a link at `path` is refused (`LinkRefused`), and so is anything
+    but a regular file of at most `most` bytes (`NotReadBack`, naming `what`), before a byte is read."""
+    try:
+        return contract.read_regular(path, most, what, follow=False)
+    except (contract.NotRegularFile, contract.FileTooLarge) as err:
+        raise NotReadBack(err) from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise LinkRefused(path) from None
+        raise
 
 
 def create_exclusive(path: Path) -> int:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Required, TypedDict
+from typing import Required
+
+from typing_extensions import TypedDict
 
 from builders.core.contract import JsonValue
 

@@ -8,8 +8,8 @@ Inside the harness, one order, lowest first (`HARNESS_LAYERS`; a module may impo
 
     base      harness.api (the request/response contract and the sample statuses), errors, redact, file_writing,
               row_tokens, uncertainty (standard errors, clusters, tests, power), sent (a request as sent), fit_context
-              (where a row's context stands, for a model that cuts it): what every layer uses, importing nothing of
-              the harness above them
+              (where a row's context stands, for a model that cuts it), schema (the file formats validated by
+              pydantic): what every layer uses, importing nothing of the harness above them
     config    task and group YAML read into typed configs, the task index
     inputs    a task's data found, verified and read; rows made into what a model is sent
     models    the backends, their registry and arguments, and how they batch and order requests (`models.scheduling`)
@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERED = ("builders", "harness", "tasks")
 HARNESS_LAYERS = ("base", "config", "inputs", "models", "running", "outputs", "top")
 # harness.<name>: the base layer (`uncertainty` is a package: the statistics every layer may use; `sent`: a request as
-# sent; `fit_context`: where a row's context stands in its prompt)
+# sent; `fit_context`: where a row's context stands in its prompt; `schema`: the file formats validated by pydantic)
 BASE_MODULES = frozenset(
-    {"api", "errors", "redact", "file_writing", "row_tokens", "uncertainty", "sent", "fit_context"}
+    {"api", "errors", "redact", "file_writing", "row_tokens", "uncertainty", "sent", "fit_context", "schema"}
 )
 
 

@@ -25,11 +25,12 @@ from typing import Any
 
 from builders.core import contract
 from harness.errors import UserError
-from harness.file_writing import LinkRefused, create_exclusive
+from harness.file_writing import LinkRefused, create_exclusive, read_bytes
 
 HASH_CACHE_ENV = "MMLONGEVAL_HASH_CACHE"
 DEFAULT_HASH_CACHE = Path("~/.cache/mmlongeval/file_hashes.json")
 _HASH_BLOCK = 8 * 1024 * 1024
+HASH_CACHE_MOST = 64 * contract.MiB  # some 300,000 files' hashes
 _LOCK = threading.Lock()
 
 
@@ -106,9 +107,11 @@ def _identity(path: Path, stat: os.stat_result) -> str:
 
 
 def _load_hashes(cache: Path) -> dict[str, str]:
+    """The hashes kept, read as the run's journal is (no link, a regular file, within `HASH_CACHE_MOST` bytes); a cache
+    that cannot be read so is empty (its files are hashed again, and the cache written anew)."""
     try:
-        value = json.loads(cache.read_text())
-    except (OSError, ValueError):
+        value = json.loads(read_bytes(cache, HASH_CACHE_MOST, "a hash cache"))
+    except (OSError, UserError, ValueError, RecursionError):
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -152,7 +152,8 @@ def settings_from_args(
         if name in values:
             raise ValueError(f"{backend} backend: model argument {name!r} given twice (as {raw_name!r})")
         required = _required(known[name])
-        if required and isinstance(raw, str) and raw.strip().lower() in ("", "none", "null"):
+        # (an empty value is no `none`: the hf screen's `pretrained=""` is "no checkpoint named")
+        if required and isinstance(raw, str) and raw.strip().lower() in ("none", "null"):
             raise ValueError(
                 f"{backend} backend: model argument {raw_name}={raw!r}: {name} cannot be none, give a value"
             )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -76,16 +76,15 @@ class Price:
         output_tokens: int,
         cached_tokens: int = 0,
         images: int = 0,
-        requests: int = 1,
         batch: bool = False,
         written_tokens: int = 0,
     ) -> float:
-        """USD for `requests` requests (one by default) of `input_tokens` in all, of which `cached_tokens` were read from
-        the provider's cache and `written_tokens` written to it, each at its rate; a long-context rate applies where a
-        request's average prompt is past its threshold; `batch`: through the provider's batch interface, at its
-        factor."""
+        """USD for one request of `input_tokens`, of which `cached_tokens` were read from the provider's cache and
+        `written_tokens` written to it, each at its rate, at the long-context rates where its own prompt is past their
+        threshold (as Google and OpenAI bill each request: never by an average or a total, `bill`); `batch`: through
+        the provider's batch interface, at its factor."""
         rates = self.rates
-        if self.long_context is not None and input_tokens / max(1, requests) > self.long_context[0]:
+        if self.long_context is not None and input_tokens > self.long_context[0]:
             rates = self.long_context[1]
         cached = min(cached_tokens, input_tokens)
         written = min(written_tokens, input_tokens - cached)
@@ -97,11 +96,13 @@ class Price:
         )
         return (usd / MILLION + images * self.per_image) * (self.batch if batch else 1.0)
 
-    def cost_of(self, billed: Billed, requests: int = 1, batch: bool = False) -> float:
-        """`cost` of a provider's reported usage (`tokens_of`)."""
-        return self.cost(
-            billed.input, billed.output, billed.cached, requests=requests, batch=batch, written_tokens=billed.written
-        )
+    def cost_of(self, billed: Billed, batch: bool = False) -> float:
+        """`cost` of one request's reported usage (`tokens_of`)."""
+        return self.cost(billed.input, billed.output, billed.cached, batch=batch, written_tokens=billed.written)
+
+    def bill(self, requests: Iterable[Billed], batch: bool = False) -> float:
+        """USD for `requests`, each priced by its own prompt (`cost_of`) and summed."""
+        return sum((self.cost_of(billed, batch) for billed in requests), 0.0)
 
     def describe(self) -> str:
         rates = self.rates

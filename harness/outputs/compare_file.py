@@ -1,6 +1,6 @@
 """`compare.json`, what `harness compare` writes, declared once: its keys and what each holds (`CompareFile`), the one
 place it is written (`write_compare`) and read (`read_compare_file`, checked against the same declaration through
-`builders.core.contract.json_shape`, so a file edited by hand or damaged is one line naming the file, the field and
+pydantic, `harness.schema`, so a file edited by hand or damaged is one line naming the file, the field and
 what was expected). Numbers that are not finite are written as the results file writes them ("N/A", "inf").
 The statistics behind each field: `harness.outputs.compare_stats` and docs/statistics.md.
 """
@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, NotRequired, TypedDict, TypeGuard
+from typing import Literal, NotRequired, TypeGuard
+
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.errors import UserError
 from harness.file_writing import write_text
 from harness.outputs.results_file import strict_values
@@ -136,8 +139,7 @@ def compare_file_problem(data: object) -> str | None:
     """What keeps `data` (a parsed compare.json) from being a `CompareFile`, or None."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {contract.kind_of(data)}"
-    found = contract.shape_problem(data, CompareFile)
-    return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
+    return schema.must_be(data, CompareFile)
 
 
 def is_compare_file(data: object) -> TypeGuard[CompareFile]:

@@ -6,7 +6,9 @@ name the backend served; no price, no dollars (`usd` null), never a guess."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NotRequired, TypedDict
+from typing import NotRequired
+
+from typing_extensions import TypedDict
 
 from harness.models.pricing import PriceTable, tokens_of
 from harness.running.task_result import TaskResult
@@ -27,22 +29,21 @@ class CostEntry(TypedDict):
 
 
 def cost_entry(
-    usage: Mapping[str, int], answers: int, served: str | None, table: PriceTable, batch: bool = False
+    usages: Sequence[Mapping[str, int]], served: str | None, table: PriceTable, batch: bool = False
 ) -> CostEntry:
-    """`usage` summed over `answers` answers, priced (a long-context rate by the answers' average prompt)."""
-    billed = tokens_of(usage)
+    """The reported usage of each request in `usages`, summed and priced request by request (a long-context rate
+    where that request's own prompt is past its threshold, as the providers bill)."""
+    billed = [tokens_of(usage) for usage in usages]
     price = table.price_of(served)
-    usd = None
-    if price is not None:
-        usd = round(price.cost_of(billed, requests=answers, batch=batch), 9)
+    usd = round(price.bill(billed, batch=batch), 9) if price is not None else None
     return {
         "served": served,
         "priced_as": price.model if price else None,
         "prices_as_of": price.as_of if price else None,
-        "input_tokens": billed.input,
-        "cached_tokens": billed.cached,
-        "cache_write_tokens": billed.written,
-        "output_tokens": billed.output,
+        "input_tokens": sum(b.input for b in billed),
+        "cached_tokens": sum(b.cached for b in billed),
+        "cache_write_tokens": sum(b.written for b in billed),
+        "output_tokens": sum(b.output for b in billed),
         "usd": usd,
         "batch": batch,
     }
@@ -60,11 +61,10 @@ def task_costs(
     out: dict[str, dict[str, CostEntry]] = {}
     for r in task_results:
         entry: dict[str, CostEntry] = {}
-        if r.usage:
-            entry["model"] = cost_entry(r.usage, r.n_effective, served, table, batch)
-        if r.judge_usage:
-            judge = judge_served.get(r.task.name)
-            entry["judge"] = cost_entry(r.judge_usage, sum(r.judge_counts.values()), judge, table, batch)
+        if r.answer_usages:
+            entry["model"] = cost_entry(r.answer_usages, served, table, batch)
+        if r.judge_usages:
+            entry["judge"] = cost_entry(r.judge_usages, judge_served.get(r.task.name), table, batch)
         if entry:
             out[r.task.name] = entry
     return out

@@ -56,6 +56,10 @@ PACKAGES = (
     "tokenizers",
     "vllm",
     "httpx",
+    # the providers' SDKs: the API version each sends is its own pin (docs/cost.md, "API versions")
+    "anthropic",
+    "google-genai",
+    "httpx2",
 )
 
 

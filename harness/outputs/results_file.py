@@ -2,7 +2,7 @@
 shape: `lm_eval/result_schema.py`), the one place it is written (`write_results`, by a run and by `harness merge`)
 and read (`read_results_file`, by `harness report`, `harness view` and `harness merge`). What each key holds is
 `harness.outputs.results`'s to say (it builds them); the reader checks a file against the same declaration
-(`results_file_problem`, `builders.core.contract.json_shape`), so a file edited by hand, cut short, written by
+(`results_file_problem`, validated by pydantic: `harness.schema`; its JSON Schema is `docs/schemas/results_file.json`), so a file edited by hand, cut short, written by
 another tool or damaged is one line naming the file, the field and what was expected, never a traceback from deep
 inside a renderer. A key a file lacks (an older file) or a key it adds is left alone.
 """
@@ -14,9 +14,12 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, TypeGuard
+from typing import Any, NotRequired, TypeGuard
+
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.errors import UserError
 from harness.file_writing import write_text
 from harness.outputs.cost_record import CostEntry
@@ -244,8 +247,7 @@ def results_file_problem(data: object) -> str | None:
     """What keeps `data` (a parsed results file) from being a `ResultsFile`, or None."""
     if not isinstance(data, dict):
         return f"expected a JSON object, got {contract.kind_of(data)}"
-    found = contract.shape_problem(data, ResultsFile, keys_optional=True)
-    return None if found is None else f"`{found.where}` must be {found.expected}, got {contract.kind_of(found.value)}"
+    return schema.must_be(data, ResultsFile, keys_optional=True)
 
 
 def is_results_file(data: object) -> TypeGuard[ResultsFile]:

@@ -3,19 +3,22 @@ modes the run's provenance decides (`mode_of`, from the benchmark's `VerdictRule
 chance alone gives (`harness.outputs.verdict_family`). docs/statistics.md gives the reasons.
 
 - **Same items** (the paper's frozen sample: MMLongBench's release, MMNeedle's `--official-metadata`): the paper's
-  number is of these very rows, so it is a fixed target, and ours an estimate of the model's score with its clustered
-  error. Equivalence within the benchmark's tolerance t (two one-sided tests, Schuirmann 1987): ✓ when the 95 %
-  interval of ours - paper lies inside ±t (each one-sided test at 2.5 %, so the interval the cell shows decides), ✗
-  when the test that |ours - paper| ≤ t rejects (the interval lies outside ±t, before the multiplicity adjustment),
-  ≈ otherwise: the interval is wider than the tolerance allows a verdict.
+  number is of these very rows, so ours and it differ only as two runs of one model on them do (decoding,
+  implementation), not by the sampling of items. The difference is tested against the run-to-run spread the
+  benchmark declares with its source (`RunToRun`: the share of rows whose score changes between two runs), its error
+  sqrt(discordance x design effect / rows), within the benchmark's tolerance t (two one-sided tests, Schuirmann
+  1987): ✓ when the 95 % interval of ours - paper lies inside ±t, ✗ when it lies outside (the test that
+  |ours - paper| ≤ t rejects, before the multiplicity adjustment), ≈ otherwise: the interval reaches across an edge
+  of the band, or its ✗ did not survive the adjustment. The item-sampling error would call a faithful reproduction
+  inconclusive at the papers' sizes and let a 10-point gap pass (issue 63).
 - **Fresh sample** (our rows are a new draw of the paper's population: a regenerated MMNeedle, LoCoVQA's generator):
   two independent samples, both clustered. Ours on its effective n (`harness.outputs.estimates`), the paper's on its
   rows over its design effect, the intra-cluster correlation ours shows carried to the paper's cluster size
   (MMLongBench's n = 600 of ViQuAE is 100 ids of 6 rows). ✗ when the two-proportion score test on the effective n's
   rejects a zero difference, ✓ when Newcombe's interval of the difference lies inside ±t, ≈ otherwise.
 
-A bounded score (a proportion, a 0-100 score) is tested on the Wilson score scale, so an interval never collapses at
-0 % or 100 %; a number without bounds on the normal scale of its error (`equivalence_p` for the same items).
+A bounded fresh-sample score (a proportion, a 0-100 score) is tested on the Wilson score scale, so an interval never
+collapses at 0 % or 100 %.
 A cell is *not comparable* (–) when the run's data is not the paper's (synthetic, limited: `data_problem`), or a
 side has no value or no error.
 """
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.outputs.estimates import Estimate
-from harness.uncertainty import design_effect_from_icc, equivalence_p, icc_from_design_effect, wilson_interval
+from harness.uncertainty import design_effect_from_icc, icc_from_design_effect, wilson_interval
 
 if TYPE_CHECKING:
     from harness.outputs.provenance import DataOrigin, TaskData
@@ -43,6 +46,37 @@ MARKS = {AGREE: "✓", DISAGREE: "✗", INCONCLUSIVE: "≈", NOT_COMPARABLE: "�
 
 
 @dataclass(frozen=True)
+class RunToRun:
+    """What separates two runs of one model on the same rows: `discordance`, the share of rows whose score changes
+    between the runs (for a score with partial credit, the mean squared change per row on 0..1), and `source`, where
+    the figure comes from (a measurement with `harness compare`, or an assumption said as one)."""
+
+    discordance: float
+    source: str
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.discordance <= 1.0:
+            raise ValueError(f"a run-to-run discordance is a share of rows in (0, 1], got {self.discordance}")
+
+    def stderr(self, rows: int, design_effect: float | None) -> float:
+        """The error of ours - paper on 0..1 over `rows` rows: each changed row moves the mean by ±1/rows, so the
+        variance is discordance / rows, times the design effect our rows show (changes to one item's rows are taken
+        to go together as its scores do; at least 1)."""
+        deff = design_effect if design_effect is not None and math.isfinite(design_effect) else 1.0
+        return math.sqrt(self.discordance * max(deff, 1.0) / rows)
+
+
+# No paper publishes how far two of its runs differ; until two runs of one model are compared (`harness compare
+# seed1/ seed2/` gives each metric's discordant rows), the benchmarks that judge the same items declare this.
+ASSUMED_RUN_TO_RUN = RunToRun(
+    0.05,
+    "assumed, not measured: greedy decoding of one checkpoint changes a few % of answers between backends and "
+    "library versions, and 5 % of rows is taken as a generous figure; two runs of one model compared with "
+    "`harness compare` measure it",
+)
+
+
+@dataclass(frozen=True)
 class VerdictRule:
     """A benchmark's declaration of how its numbers meet the paper's (`ReportHooks.verdicts`): the tolerance (in the
     units its report shows: percentage points on 0-100, or r²) and why, and which data are the paper's own items
@@ -52,6 +86,7 @@ class VerdictRule:
     why_tolerance: str
     same_items: Callable[[DataOrigin], str | None]
     fresh: str
+    run_to_run: RunToRun | None = ASSUMED_RUN_TO_RUN  # a benchmark with a measured figure declares its own
 
 
 @dataclass(frozen=True)
@@ -63,6 +98,7 @@ class Mode:
     why: str
     tolerance: float
     problem: str | None = None
+    run_to_run: RunToRun | None = None  # what separates two runs of the same rows (the same-items test's spread)
 
 
 def data_problem(tasks: Iterable[TaskData]) -> str | None:
@@ -84,8 +120,8 @@ def mode_of(rule: VerdictRule, tasks: Iterable[TaskData]) -> Mode:
     problem = data_problem(tasks)
     reasons = [rule.same_items(t.origin) for t in tasks]
     if tasks and all(reasons):
-        return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem)
-    return Mode(FRESH_SAMPLE, rule.fresh, rule.tolerance, problem)
+        return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem, rule.run_to_run)
+    return Mode(FRESH_SAMPLE, rule.fresh, rule.tolerance, problem, rule.run_to_run)
 
 
 @dataclass(frozen=True)
@@ -148,43 +184,33 @@ def compare(ours: Estimate, paper: Paper, mode: Mode) -> Comparison:
     if paper.value is None:
         return _not(ours, paper, "no published value")
     if mode.kind == SAME_ITEMS:
-        return _same_items(ours, paper.value, mode.tolerance) or _not(ours, paper, "no standard error")
+        return _same_items(ours, paper, mode)
     if not paper.n:
         return _not(ours, paper, "the paper's sample size is not known")
     return _fresh_sample(ours, paper, mode.tolerance) or _not(ours, paper, "no standard error")
 
 
-def _same_items(ours: Estimate, paper: float, tolerance: float) -> Comparison | None:
-    assert ours.value is not None
-    difference = ours.value - paper
-    n_eff, p, scale = ours.effective_n(), ours.proportion, ours.scale
-    if n_eff is not None and p is not None and scale:
-        low, high = wilson_interval(min(max(p, 0.0), 1.0), n_eff, LEVEL)
-        low, high = low * scale - paper, high * scale - paper
-        p_disagree = _outside_band(p, n_eff, paper / scale, tolerance / scale)
-        equivalent = -tolerance < low and high < tolerance  # both one-sided score tests reject at 2.5 %
-    elif ours.error is not None and ours.error > 0:
-        from harness.uncertainty import interval
-
-        low, high = interval(difference, ours.error, LEVEL, ours.df)
-        p_disagree = _beyond_margin(difference, ours.error, tolerance, ours.df)
-        equivalent = equivalence_p(difference, ours.error, tolerance, ours.df) < (1 - LEVEL) / 2
-    else:
-        return None
-    return Comparison(ours.value, paper, difference, low, high, p_disagree, equivalent)
-
-
-def _outside_band(p: float, n: float, target: float, margin: float) -> float:
-    """The score test (Wilson's) that a proportion observed as `p` on `n` lies within target ± margin: two-sided over
-    the band's two edges, so that it rejects at 5 % exactly when the 95 % Wilson interval lies outside the band."""
-    norm = _normal()
-    tails = []
-    for edge, upper in ((target + margin, True), (target - margin, False)):
-        if not 0.0 < edge < 1.0:
-            continue  # the band reaches the scale's end: no value lies beyond it
-        z = (p - edge) / math.sqrt(edge * (1 - edge) / n)
-        tails.append(float(norm.sf(z) if upper else norm.cdf(z)))
-    return min(1.0, 2 * min(tails)) if tails else 1.0
+def _same_items(ours: Estimate, paper: Paper, mode: Mode) -> Comparison:
+    """Ours against the paper's number on the same rows, by the run-to-run spread (`RunToRun.stderr`): a normal
+    interval of ours - paper, kept inside what the scale allows, and the test that |ours - paper| ≤ tolerance. The
+    rows are ours, else the paper's (the same rows); the design effect ours, else the paper's rows per item (every
+    change to an item taken to move all its rows: the largest a partition of that size gives)."""
+    assert ours.value is not None and paper.value is not None
+    rows = ours.n or paper.n
+    if mode.run_to_run is None:
+        return _not(ours, paper, "no run-to-run spread declared")
+    if not rows or not ours.scale:
+        return _not(ours, paper, "no row count" if not rows else "no bounded scale")
+    deff = ours.design_effect
+    if deff is None and paper.n and paper.clusters:
+        deff = paper.n / paper.clusters
+    difference = ours.value - paper.value
+    stderr = ours.scale * mode.run_to_run.stderr(rows, deff)
+    half = float(_normal().ppf(1 - (1 - LEVEL) / 2)) * stderr
+    low, high = max(difference - half, -paper.value), min(difference + half, ours.scale - paper.value)
+    p_disagree = _beyond_margin(difference, stderr, mode.tolerance, None)
+    equivalent = -mode.tolerance < low and high < mode.tolerance  # both one-sided tests reject at 2.5 %
+    return Comparison(ours.value, paper.value, difference, low, high, p_disagree, equivalent)
 
 
 def _beyond_margin(difference: float, stderr: float, margin: float, df: int | None) -> float:
@@ -240,40 +266,50 @@ def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison 
     )
 
 
-def compare_interval(
-    ours: float | None, low: float | None, high: float | None, p_value: float, paper: float | None, mode: Mode
+def compare_direction(
+    slope: float | None, low: float | None, high: float | None, p_flat: float, paper_direction: int | None, mode: Mode
 ) -> Comparison:
-    """Our number with its interval (LoCoVQA's item bootstrap of a whole curve) against the paper's value: does
-    the paper's lie inside ours? ✓ when ours lies within paper ± tolerance, ✗ when the test (`p_value`: the
-    bootstrap's two-sided p of the paper's value) rejects, ≈ otherwise. The difference's interval is ours - paper."""
+    """Our curve's slope (LoCoVQA's within-item decay, with its clustered interval and its p against a flat curve)
+    against the direction the paper's significant fit shows (-1 falling, +1 rising; None: no significant fit): ✓ the
+    interval lies on the paper's side of 0, ✗ (`p_flat`, adjusted) ours goes the other way, ≈ otherwise."""
     if mode.problem:
-        return Comparison(ours, paper, why=mode.problem)
-    if ours is None or low is None or high is None:
-        return Comparison(ours, paper, why="no value" if ours is None else "no interval (no item-level rows)")
-    if paper is None:
-        return Comparison(ours, paper, why="no published value")
-    inside = paper - mode.tolerance < low and high < paper + mode.tolerance
-    return Comparison(ours, paper, ours - paper, low - paper, high - paper, p_value, inside)
+        return Comparison(slope, None, why=mode.problem)
+    if slope is None or low is None or high is None:
+        return Comparison(slope, None, why="no value" if slope is None else "no interval (no item-level rows)")
+    if paper_direction is None:
+        return Comparison(slope, None, why="the paper's fit is not significant (no direction to meet)")
+    equivalent = low > 0 if paper_direction > 0 else high < 0
+    against = slope * paper_direction < 0
+    return Comparison(slope, float(paper_direction), slope, low, high, p_flat if against else 1.0, equivalent)
 
 
 def explanation(mode: Mode, scale_name: str = "points") -> str:
-    """What the marks of a table in this mode mean, for the line above it."""
+    """What the marks of a table in this mode mean, for the line above it: each mark's exact condition."""
     tolerance = f"±{mode.tolerance:g} {scale_name}"
+    adjusted = "or its ✗ did not survive the adjustment for the number of cells (the line under the table)"
     if mode.kind == SAME_ITEMS:
+        spread = mode.run_to_run
+        how = (
+            f"a share of {spread.discordance * 100:g} % of rows changing between two runs ({spread.source})"
+            if spread
+            else "none declared, so no cell is tested"
+        )
         test = (
-            f"**same items** ({mode.why}): the paper's number is of these very rows, so ours is tested for "
-            f"equivalence with it within {tolerance} (two one-sided tests at 2.5 % each): ✓ the 95 % interval of "
-            f"ours - paper lies inside {tolerance}, ✗ it lies outside, ≈ inconclusive (the interval is wider than "
-            "the tolerance allows a verdict)"
+            f"**same items** ({mode.why}): the paper's number is of these very rows, so ours and it differ only as "
+            "two runs of one model on them do; the 95 % interval of ours - paper is ±1.96 run-to-run errors, "
+            f"sqrt(discordance × design effect / rows), at {how}. ✓ the interval lies inside {tolerance} (two "
+            f"one-sided tests at 2.5 % each), ✗ it lies wholly outside {tolerance} (the test that |ours - paper| ≤ "
+            f"{mode.tolerance:g} rejects), ≈ neither: the interval reaches across an edge of {tolerance}, {adjusted}"
         )
     else:
         test = (
             f"**fresh sample** ({mode.why}): ours and the paper's are two samples of the same population, each "
             "with its clustered error (the paper's over its items, at the intra-cluster correlation ours shows): "
-            f"✗ they differ (a two-proportion score test on the effective sizes), ✓ the 95 % interval of the "
-            f"difference lies inside {tolerance}, ≈ inconclusive (neither: the interval is wider than the tolerance)"
+            f"✓ the 95 % interval of the difference lies inside {tolerance}, ✗ (where not ✓) a two-proportion score "
+            f"test on the effective sizes rejects a zero difference, ≈ neither: the interval reaches across an edge "
+            f"of {tolerance} and the test does not reject, {adjusted}"
         )
     return (
-        f"Each cell: ours (the paper's) ours - paper [95 % interval], then the verdict, {test}; – not comparable. "
-        "✗ marks are adjusted for the number of cells (the line under the table)."
+        f"Each cell: ours (the paper's) ours - paper [95 % interval], then the verdict, {test}; – not comparable "
+        "(the reason is counted under the table)."
     )

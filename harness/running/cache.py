@@ -25,7 +25,7 @@ from typing import Any
 
 from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
-from harness.file_writing import refuse_link, reporting
+from harness.file_writing import refuse_irregular, reporting
 from harness.inputs.integrity import image_problem
 from harness.models.front_view import FrontView
 from harness.redact import dumps
@@ -140,9 +140,10 @@ class ResponseCache:
         with reporting(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         # SQLite follows links and cannot be told not to from Python: a link planted at the file or at one of
-        # its side files (write-ahead log, shared memory, rollback journal) is refused before it opens them.
+        # its side files (write-ahead log, shared memory, rollback journal) is refused before it opens them, and
+        # so is anything there but a regular file (a FIFO, a folder: SQLite's "disk I/O error" would say nothing).
         for suffix in ("", "-wal", "-shm", "-journal"):
-            refuse_link(self.path.with_name(self.path.name + suffix))
+            refuse_irregular(self.path.with_name(self.path.name + suffix))
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False)

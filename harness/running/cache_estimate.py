@@ -50,6 +50,7 @@ class CacheTally:
     written: int = 0
     groups: dict[str, list[str]] = field(default_factory=dict)  # a group's key -> this task's rows in it
     elsewhere: dict[str, int] = field(default_factory=dict)  # a group's key -> its rows in the run's other tasks
+    per_request: list[tuple[int, int, int]] = field(default_factory=list)  # each one's prompt, read, written
 
     def describe(self, task: str) -> str:
         sharing = sum(len(ids) for ids in self.groups.values())
@@ -83,9 +84,12 @@ def cache_tallies(tasks: Sequence[tuple[str, Sequence[Shaped]]], rule: CacheRule
             batch = sequence[start : start + rule.chunk]
             for (task, item), plan in zip(batch, planner.plan([item.shape for _, item in batch]), strict=True):
                 tally, share = out[task], item.tokens / max(1, item.shape.tokens)
+                read = round(plan.read * share)
+                written = round(plan.written * share) if rule.writes_billed else 0
                 tally.requests += 1
-                tally.read += round(plan.read * share)
-                tally.written += round(plan.written * share) if rule.writes_billed else 0
+                tally.read += read
+                tally.written += written
+                tally.per_request.append((item.tokens, read, written))
                 if plan.key is not None:
                     tally.groups.setdefault(plan.key, []).append(item.sample_id)
     for task, tally in out.items():  # a group's rows in the other tasks (a haystack at other lengths)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.models.api_client.prompt_cache import HOWS
-from harness.models.pricing import Price, PriceTable
+from harness.models.pricing import Billed, Price, PriceTable
 from harness.models.screen_model import OutputCap
 from harness.running.cache_estimate import CacheTally
 from harness.running.screen_only import ScreenedTask
@@ -40,6 +40,7 @@ class Estimate:
     unpriced_why: str | None = None  # the table's reason for having no price, where it gives one
     cap_note: str = ""  # why its answers are priced otherwise than at max_gen_toks (`OutputCap.note`), where they are
     caching: CacheTally | None = None  # what the provider's prompt cache would read and write, where it is asked
+    prompts: tuple[int, ...] = ()  # each request's input tokens (none given: each at the average, `input_tokens`)
 
     @property
     def usd(self) -> float | None:
@@ -56,15 +57,28 @@ class Estimate:
             return None
         if not self.requests:
             return 0.0
-        return self.priced_as.cost(
-            self.input_tokens,
-            self.output_tokens,
-            caching.read if caching else 0,
-            images=self.images,
-            requests=self.requests,
-            batch=self.batch,
-            written_tokens=caching.written if caching else 0,
+        bills = self.bills(caching)
+        images = self.priced_as.cost(0, 0, images=self.images, batch=self.batch)  # a fee per image, at every tier
+        return self.priced_as.bill(bills, batch=self.batch) + images
+
+    def bills(self, caching: CacheTally | None = None) -> list[Billed]:
+        """Its requests one by one, as the provider bills each (a long-context rate by its own prompt): each answer at
+        the most output it can be billed for; with `caching`, each request's own reads and writes."""
+        answer = self.output_tokens // self.requests  # every answer at the same cap
+        if caching is not None and len(caching.per_request) == self.requests:
+            return [Billed(tokens, read, written, answer) for tokens, read, written in caching.per_request]
+        prompts = (
+            list(self.prompts) if len(self.prompts) == self.requests else _spread(self.input_tokens, self.requests)
         )
+        read, written = (caching.read, caching.written) if caching is not None else (0, 0)
+        reads, writes = _spread(read, self.requests), _spread(written, self.requests)  # where not planned one by one
+        return [Billed(p, r, w, answer) for p, r, w in zip(prompts, reads, writes, strict=True)]
+
+
+def _spread(total: int, parts: int) -> list[int]:
+    """`total` in `parts` as even as whole numbers go."""
+    each, extra = divmod(total, parts)
+    return [each + (i < extra) for i in range(parts)]
 
 
 def estimate(
@@ -103,6 +117,7 @@ def estimate(
                 unpriced_why=model_unpriced,
                 cap_note=model_cap.note,
                 caching=(caching or {}).get(r.task),
+                prompts=tuple(r.sent_prompts),
             )
         )
         if judging and r.judge_calls:
@@ -110,6 +125,7 @@ def estimate(
             if judge not in judges:
                 judges[judge] = table.price_of(judge), table.why_unpriced(judge)
             reply = judge_cap.of(r.judge_max_gen_toks)
+            asked = tuple(tokens + (answer or 0) for tokens in _judge_tokens(r.judge_prompt_chars))  # each quotes it
             out.append(
                 Estimate(
                     r.task,
@@ -123,8 +139,19 @@ def estimate(
                     unbounded="output" if reply is None else "input" if answer is None else "",
                     unpriced_why=judges[judge][1],
                     cap_note=judge_cap.note,
+                    prompts=asked,
                 )
             )
+    return out
+
+
+def _judge_tokens(chars: Sequence[int]) -> list[int]:
+    """Each judge prompt's tokens at `CHARS_PER_TOKEN`, rounded so that they sum to the whole's count rounded up."""
+    out, before, seen = [], 0, 0
+    for n in chars:
+        seen += n
+        out.append(-(-seen // CHARS_PER_TOKEN) - before)
+        before += out[-1]
     return out
 
 

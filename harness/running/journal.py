@@ -1,7 +1,7 @@
 """The journal's format, `journal_<task>.jsonl`: a header line (`JournalHeader`), then one line per sample record
 (`SampleRecord`), as JSON, declared once: every journal line is made (`header_line`, `record_line`) and checked when
-read (`parse_line`, `header_problem`, `record_problem`, against the same declarations: `builders.core.contract.json_shape`)
-here: by the store that appends and resumes a run's journals (`harness.running.sample_store`), by `harness merge` and
+read (`parse_line`, `header_problem`, `record_problem`: pydantic validates against the same declarations, `harness.schema`,
+whose JSON Schemas are `docs/schemas/journal_header.json` and `docs/schemas/journal_record.json`) here: by the store that appends and resumes a run's journals (`harness.running.sample_store`), by `harness merge` and
 by `harness view`.
 
 The header's `fingerprint` digests its `parts` (model identity, generation settings, the task's config less its
@@ -17,9 +17,13 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal, Required, TypedDict
+from typing import Annotated, Any, Literal, Required
+
+from pydantic import AfterValidator, WithJsonSchema
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.api import Status
 from harness.redact import dumps
 from harness.running.metrics import sample_value_problem
@@ -32,10 +36,10 @@ SCORING_PART = "scoring"
 METRIC_VALUE = "a number, a list of numbers or a list of [key, number] pairs"
 
 
-class JournalHeader(TypedDict):
-    """A journal's first line."""
+class JournalHeader(TypedDict, total=False):
+    """A journal's first line (a key it lacks is checked where it is used)."""
 
-    type: Literal["header"]
+    type: Required[Literal["header"]]
     task: str
     fingerprint: str
     parts: dict[str, Any]  # what the run was: model, generation, task, scoring, task_docs, shard
@@ -75,12 +79,24 @@ def metric_value_problem(value: object) -> str | None:
     return f"a {type(value).__name__}"
 
 
-MetricValue = Annotated[Any, contract.Rule(METRIC_VALUE, problem=lambda value: _is_not(metric_value_problem(value)))]
+def _metric_value(value: object) -> object:
+    """`value`, if a metric value the aggregations read; its problem as the run's warnings say it otherwise ("is an
+    integer too large for a float, not ...")."""
+    problem = metric_value_problem(value)
+    if problem is not None:
+        raise ValueError(f"is {problem}, not {METRIC_VALUE}")
+    return value
 
 
-def _is_not(problem: str | None) -> str | None:
-    """A metric value's problem as the run's warnings say it ("is an integer too large for a float")."""
-    return None if problem is None else f"is {problem}, not {METRIC_VALUE}"
+_NUMBER = {"type": ["number", "boolean", "null"]}
+_PAIR = {"type": "array", "prefixItems": [{"type": ["string", "number"]}, _NUMBER], "minItems": 2, "maxItems": 2}
+MetricValue = Annotated[
+    object,
+    AfterValidator(_metric_value),
+    WithJsonSchema(
+        {"description": METRIC_VALUE, "anyOf": [_NUMBER, {"type": "array", "items": {"anyOf": [_NUMBER, _PAIR]}}]}
+    ),
+]
 
 
 class SampleRecord(TypedDict, total=False):
@@ -93,26 +109,22 @@ class SampleRecord(TypedDict, total=False):
     doc_id: Required[int]
     sample_id: Required[str]
     # the answer (cut to 2,000 characters when it was enormous); null: none came
-    response: Annotated[str | None, contract.Rule("a string")]
+    response: str | None
     # the whole response where reasoning tags took its thinking out of `response` (`harness.models.reasoning`)
     raw_response: str
     finish_reason: str | None
     token_count: int  # the prompt's tokens as the model counts them
-    input_sha256: Annotated[
-        str | None, contract.Rule("a string")
-    ]  # of everything sent: a changed prompt or image is generated again
+    input_sha256: str | None  # of everything sent: a changed prompt or image is generated again
     # token usage, as the backend reported it
-    usage: Annotated[
-        dict[str, int] | None, contract.Rule("an object of token counts", said="is not an object of token counts")
-    ]
+    usage: dict[str, int] | None
     prompt_cache: CacheAsked  # what the provider's prompt cache was asked for it (`api_client.prompt_cache`)
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: RoundTripRecord  # what the tokenizer's round trip changed
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
     status: Required[Status]
-    error: Annotated[str | None, contract.Rule("a string")]
+    error: str | None
     # the scorer's values (absent until scored: `--predict_only`)
-    metrics: Annotated[dict[str, MetricValue] | None, contract.Rule("an object")]
+    metrics: dict[str, MetricValue] | None
     # the row's cluster keys from its task's `cluster_key:` (`harness.config.cluster_key`): rows sharing a key share an
     # item; absent for a task without one (and in journals from before: filled in when the task next finishes)
     cluster: list[str]
@@ -127,15 +139,6 @@ class SampleRecord(TypedDict, total=False):
     image_sha256: list[str]
     image_sizes: list[list[int | None]]  # None: a size the row does not record
     effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
-
-
-def _said(found: contract.Problem) -> str:
-    """A journal line's problem, in the words the run's warnings use ("response is a list, not a string")."""
-    if found.missing:
-        return f"no {found.where}"
-    if found.said is not None:
-        return f"{found.where} {found.said}"
-    return f"{found.where} is a {type(found.value).__name__}, not {found.expected}"
 
 
 def identity_parts(parts: Mapping[str, object]) -> dict[str, Any]:
@@ -229,8 +232,8 @@ def header_problem(header: object) -> str | None:
     """Why a parsed journal line is not a `JournalHeader`, or None (a key it lacks is checked where it is used)."""
     if not isinstance(header, dict) or header.get("type") != "header":
         return "not a journal header"
-    found = contract.shape_problem(header, JournalHeader, keys_optional=True)
-    return None if found is None else f"a header whose {_said(found)}"
+    found = schema.problem(header, JournalHeader)
+    return None if found is None else f"a header whose {found}"
 
 
 def record_problem(record: object, task: str, aggregations: Mapping[str, str] | None = None) -> str | None:
@@ -243,9 +246,9 @@ def record_problem(record: object, task: str, aggregations: Mapping[str, str] | 
         return "a second header"
     if record.get("type") != "sample" or record.get("task") != task:
         return f"not a sample record of task {task!r}"
-    found = contract.shape_problem(record, SampleRecord)
+    found = schema.problem(record, SampleRecord)
     if found is not None:
-        return _said(found)
+        return found
     for name, value in (record.get("metrics") or {}).items():
         problem = sample_value_problem(aggregations.get(name, ""), value) if aggregations else None
         if problem:

@@ -25,15 +25,16 @@ the cap keeps one hostile or runaway reply from stalling a run, and the results 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Required, TypedDict, TypeGuard
+from typing import Any, Required, TypeGuard
 
 from tqdm.auto import tqdm
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
@@ -115,12 +116,12 @@ def judge_samples(
     judge: Model,
     samples: Sequence[tuple[str, int, dict[str, Any], str]],
     progress: bool = True,
-    usage: Counter[str] | None = None,
+    usage: list[dict[str, int]] | None = None,
     paid: Callable[[Sequence[Response]], None] | None = None,
     some_rows: frozenset[str] = frozenset(),
 ) -> list[JudgedSample]:
     """Judge (sample_id, doc_id, doc, response) answers, stage by stage; one `JudgedSample` each, in order; each
-    call's reported token usage added to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
+    call's reported token usage appended to `usage`; `paid` (`--max_cost`'s budget) told of each batch of replies as it
     comes, and free to stop the run; `some_rows`: the task's metrics a row may lack (`some_rows: true`)."""
     outcomes = [JudgedSample(sid, doc_id) for sid, doc_id, _, _ in samples]
     prompts = [spec.prompts(doc, response) for _, _, doc, response in samples]
@@ -155,7 +156,7 @@ def _ask(
     prompts: dict[int, str],
     outcomes: list[JudgedSample],
     bar: tqdm,
-    usage: Counter[str] | None,
+    usage: list[dict[str, int]] | None,
     paid: Callable[[Sequence[Response]], None] | None,
 ) -> dict[int, Response]:
     """One stage's prompts sent, each distinct prompt once (samples with the same answer and document share their
@@ -186,7 +187,7 @@ def _ask(
             paid(replies)
     if usage is not None:
         for answer in answers:
-            usage.update({k: v for k, v in answer.usage.items() if isinstance(v, int)})
+            usage.append({k: v for k, v in answer.usage.items() if isinstance(v, int)})
     return {i: answers[asked[prompt]] for i, prompt in prompts.items()}
 
 
@@ -283,7 +284,7 @@ def read_judge_log(path: Path) -> dict[str, JudgeLogLine]:
 
 
 def _is_judge_line(record: object) -> TypeGuard[JudgeLogLine]:
-    return isinstance(record, dict) and contract.shape_problem(record, JudgeLogLine) is None
+    return isinstance(record, dict) and schema.problem(record, JudgeLogLine) is None
 
 
 def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:

@@ -6,7 +6,9 @@ so a killed run never blocks the next. The lock file holds the holder's pid and 
 every secret redacted (`harness.redact.redact_command`), nothing else, for the message the second run
 gets; that message redacts what it reads again, by name, so a lock file written by an older version
 prints no secret either. A run that ends, or fails to start, removes the lock file (and the model
-folder, when the run created it and left it empty): only a killed run leaves one behind.
+folder, when the run created it and left it empty): only a killed run leaves one behind. A link or anything but a
+regular file at its name (a FIFO) is refused in one line, and the holder is read back as the journal is (no link,
+a regular file of at most `HOLDER_MOST` bytes).
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.file_writing import LinkRefused, open_no_follow, reporting
+from harness.file_writing import LinkRefused, NotReadBack, not_regular, open_no_follow, read_bytes, reporting
 from harness.redact import redact_command
 
 LOCK_NAME = "harness.lock"
+HOLDER_MOST = 1 << 20  # its pid and command line (redacted); longer is no lock file of ours
 
 
 class OutputLock:
@@ -57,6 +61,10 @@ class OutputLock:
             except LinkRefused:
                 self._remove_made()
                 raise
+            if not stat.S_ISREG(mode := os.fstat(fd).st_mode):  # a FIFO planted there: no lock file of ours
+                os.close(fd)
+                self._remove_made()
+                raise NotReadBack(not_regular(self.path, mode))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -99,8 +107,8 @@ class OutputLock:
 
 def _describe(path: Path) -> str:
     try:
-        holder: dict[str, Any] = json.loads(path.read_text() or "{}")
-    except (OSError, ValueError, RecursionError):
+        holder: dict[str, Any] = json.loads(read_bytes(path, HOLDER_MOST, "a lock file") or "{}")
+    except (OSError, UserError, ValueError, RecursionError):  # a link, a FIFO, a huge file: no holder to name
         holder = {}
     if not isinstance(holder, dict) or not holder.get("pid"):
         return "its process is starting"

@@ -282,7 +282,7 @@ class Runner:
         store.add(refresh_cluster_keys(task, store.records, current))
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}
-        judge_usage: Counter[str] = Counter()
+        judge_usages: list[dict[str, int]] = []
         if task.judge is not None and self.options.judge is not None and self.options.score:
             budget = self.options.budget
             if budget is not None:
@@ -294,7 +294,7 @@ class Runner:
                 self.options.judge.for_task(task.name),
                 self.options.output_dir,
                 self.options.progress,
-                judge_usage,
+                judge_usages,
                 budget.judge_payer(task.name) if budget is not None else None,
             )
         store.compact()
@@ -314,9 +314,11 @@ class Runner:
             generated=len(screened.pending),
             seconds=time.perf_counter() - run.started,
             usage=sum_usage([o.usage for o in outcomes]),
+            answer_usages=[o.usage for o in outcomes if o.usage],
             task_docs=len(task),
             judge_counts=judge_counts,
-            judge_usage=dict(sorted(judge_usage.items())),
+            judge_usage=sum_usage(judge_usages),
+            judge_usages=judge_usages,
             rescored=rescored,
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
         )

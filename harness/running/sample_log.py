@@ -14,7 +14,7 @@ per field (what `datasets.load_dataset("json", ...)` needs). Written once a task
 export of its records: each prompt's text from the journal's prompt store, `harness.running.prompt_store`); the
 prompt names each image (the model's marker, or its hash) and never holds pixels. Its lines are declared once
 (`SampleLogLine`): the writer builds them as declared, a reader checks them against the same declaration
-(`read_sample_log`).
+(`read_sample_log`, validated by pydantic: `harness.schema`; its JSON Schema is `docs/schemas/sample_log_line.json`).
 """
 
 from __future__ import annotations
@@ -24,16 +24,21 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict, TypeGuard
+from typing import Any, NotRequired, TypeGuard
+
+from typing_extensions import TypedDict
 
 from builders.core import contract
+from harness import schema
 from harness.api import Status
 from harness.errors import UserError
-from harness.file_writing import write_lines
+from harness.file_writing import read_bytes, write_lines
 from harness.models.pricing import tokens_of
 from harness.redact import dumps
 from harness.running.journal import SampleRecord
 from harness.running.prompt_store import PromptTexts
+
+SAMPLE_LOG_MOST = contract.GiB  # each sample's prompt in full: a 128K task's log is some hundreds of MB
 
 
 class SampleLogLine(TypedDict):
@@ -147,10 +152,11 @@ def sample_log_problem(line: object) -> str | None:
     """Why a parsed line of a sample log is not a `SampleLogLine`, or None."""
     if not isinstance(line, dict):
         return f"expected a JSON object, got {type(line).__name__}"
-    found = contract.shape_problem(line, SampleLogLine)
+    found = schema.first_error(line, SampleLogLine)
     if found is None:
         return None
-    return f"{found.where}: expected {found.expected}, got {'nothing' if found.missing else repr(found.value)[:60]}"
+    got = "nothing" if found["type"] == "missing" else repr(found["input"])[:60]
+    return f"{schema.where(found['loc'])}: expected {schema.expected(found)}, got {got}"
 
 
 def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
@@ -160,7 +166,8 @@ def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
 def read_sample_log(path: Path) -> list[SampleLogLine]:
     """A sample log's lines, each checked against `SampleLogLine`; a `UserError` naming the file and line."""
     lines = []
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    raw = read_bytes(path, SAMPLE_LOG_MOST, "a sample log")  # as the journal is read: no link, a regular file
+    for number, text in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
         try:
             line = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from builders.core import contract
 from harness.api import FINAL, SCORED
 from harness.errors import TaskConfigError, UserError
-from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
+from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_irregular, reporting, write_lines
 from harness.redact import scrub
 from harness.running.journal import (
     SCORING_PART,
@@ -53,6 +54,8 @@ from harness.running.journal import (
     stamped,
 )
 from harness.running.prompt_store import PromptStore, PromptTexts, prompts_name
+
+HEADER_MOST = 16 * contract.MiB  # a header holds the task's settings: a few KB
 
 
 @dataclass
@@ -98,7 +101,7 @@ class SampleStore:
             return
         with reporting(path):
             path.parent.mkdir(parents=True, exist_ok=True)
-            refuse_link(path)  # a link planted here would have its target truncated and written
+            refuse_irregular(path)  # a link's target would be truncated and written; a FIFO would hang the run
             legacy = path.with_name(legacy_journal_name(task))
             if (
                 not path.exists()
@@ -258,9 +261,14 @@ class SampleStore:
 
 
 def _is_journal(path: Path) -> bool:
+    """Whether `path` (an older version's journal name) starts with a journal header: read as the journal is, a
+    regular file through no link, its first line within `HEADER_MOST` bytes (a FIFO or a huge line: not one)."""
     try:
-        with path.open("rb") as f:
-            first, problem = parse_line(f.readline())
+        with contract.open_regular(path, follow=False) as f:
+            line = f.readline(HEADER_MOST + 1)  # the rest of a longer line is never read
     except OSError:
         return False
+    if len(line) > HEADER_MOST:
+        return False
+    first, problem = parse_line(line)
     return problem is None and isinstance(first, dict) and first.get("type") == "header"

@@ -122,9 +122,11 @@ class ScreenedTask:
     first_problem: str = ""
     max_gen_toks: int = 0
     sent_prompt_tokens: int = 0  # the counted prompt tokens of the requests that would be sent
+    sent_prompts: list[int] = field(default_factory=list)  # each one's, priced one by one (a long-context rate)
     sent_images: int = 0
     judge_chars: int = 0  # the judge's prompts of the sent samples, their answers left empty
     judge_calls: int = 0
+    judge_prompt_chars: list[int] = field(default_factory=list)  # each judge call's (its sample's, over its stages)
     judge_max_gen_toks: int = 0
     judge_model: str | None = None  # the task's own judge (its `judge.model`)
     stand_in: str | None = None  # the offline stand-in the task's build was made from (`stand_in`), else None
@@ -149,7 +151,7 @@ class ScreenedTask:
         return f"{self.shortest_prompt:,}-{self.longest_prompt:,}"
 
     def add(self, verdict: Verdict, max_gen_toks: int) -> None:
-        """One sample's verdict into the sums; nothing of it is kept."""
+        """One sample's verdict into the sums (and its prompt's tokens, which it is priced by)."""
         self.samples += 1
         if verdict.status != SENT:
             self.statuses[verdict.status] = self.statuses.get(verdict.status, 0) + 1
@@ -162,9 +164,14 @@ class ScreenedTask:
             self.shapes.append(verdict.shaped)
         if verdict.status == SENT:
             self.sent_prompt_tokens += verdict.prompt_tokens
+            self.sent_prompts.append(verdict.prompt_tokens)
             self.sent_images += verdict.images
             self.judge_chars += verdict.judge_chars
             self.judge_calls += verdict.judge_stages
+            stages = verdict.judge_stages
+            self.judge_prompt_chars += [
+                verdict.judge_chars // stages + (i < verdict.judge_chars % stages) for i in range(stages)
+            ]
         self.counted += 1
         self.exact += verdict.exact
         self.truncated += verdict.truncation is not None

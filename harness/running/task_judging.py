@@ -4,7 +4,6 @@ own, its decisions written to `judge_<task>.jsonl`, and its failures said once."
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +22,7 @@ def judge_task(
     judge: Model,
     output_dir: Path | None,
     progress: bool,
-    usage: Counter[str] | None = None,
+    usage: list[dict[str, int]] | None = None,
     paid: Callable[[Sequence[Response]], None] | None = None,
 ) -> tuple[list[Outcome], dict[str, int]]:
     """The judge's metrics joined to the scored samples' (in memory: the journal keeps the model's answers,

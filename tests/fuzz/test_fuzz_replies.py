@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.api import BackendFatalError, GenerationSettings, Response
-from harness.models.api_client.replies import error_message, parse_body
+from harness.models.api_client.replies import EXCERPT_MOST, error_message, parse_body
 from harness.models.openai_chat.wire import parse_completion
 from harness.models.registry import get_model_class
 from harness.running.judge import JudgeSpec, judge_samples
@@ -61,7 +61,7 @@ def test_any_body_parses_into_one_response(body: bytes) -> None:
             response.error is not None or response.refused
         )
         message, code = error_message(data if data is not None else body.decode("utf-8", "replace"))
-        assert len(message) <= 500
+        assert len(message) <= EXCERPT_MOST + len("... (cut: 9,999,999,999 characters in all)")  # and its length
 
 
 class RawServer:

@@ -283,3 +283,36 @@ def test_max_cost_with_batch_through_a_kill_collects_the_journalled_batch_and_co
     for task in TASKS:
         cost = results["cost"][task]["model"]
         assert cost["batch"] is True and cost["usd"] == pytest.approx(LIMIT * 0.5)
+
+
+def test_the_results_price_each_answer_by_its_own_prompt(mmneedle_dir: Path, tmp_path: Path, capsys):
+    # Gemini 2.5 Pro's rates under a test name: $1.25 / $10 a million, $2.50 / $15 for a request past 200K prompt
+    # tokens. The server reports the first answer's prompt as 250K, every other one's as 100K, 1,000 output tokens each.
+    prices = tmp_path / "prices.json"
+    long_context = {"over_tokens": 200_000, "input": 2.5, "output": 15.0}
+    prices.write_text(
+        json.dumps({"models": {"test-vlm": {"input": 1.25, "output": 10.0, "long_context": long_context}}})
+    )
+    answered: list[int] = []
+    lock = threading.Lock()
+
+    def usage(body: dict) -> dict:
+        with lock:
+            answered.append(1)
+            prompt = 250_000 if len(answered) == 1 else 100_000
+        return {"prompt_tokens": prompt, "completion_tokens": 1_000}
+
+    server = ChatServer(usage=usage)
+    server.start()
+    out = tmp_path / "out"
+    try:
+        code = main(_argv(server.base_url, mmneedle_dir, out, "--prices", str(prices), "--max_cost", "100"))
+    finally:
+        server.stop()
+    assert code == 0, capsys.readouterr().err
+    results = json.loads(sorted((out / "openai__test-vlm").glob("results_*.json"))[-1].read_text())
+    # The 250K answer: 250,000 x $2.50 + 1,000 x $15 = $0.64; each of the other 3 x 3 - 1 = 8: 100,000 x $1.25 +
+    # 1,000 x $10 = $0.135, $1.08; $1.72 in all. By each task's average prompt (at most 150K) all nine would be at the
+    # base rates: 9 x $0.135 = $1.215.
+    assert len(answered) == 3 * LIMIT == 9
+    assert sum(results["cost"][task]["model"]["usd"] for task in TASKS) == pytest.approx(1.72)

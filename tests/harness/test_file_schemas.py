@@ -1,5 +1,6 @@
-"""One schema per file format (issue 43 item 3): the build manifest, the results file, the journal and the sample
-log are each declared once, as the type their writer builds and their reader checks. What a real build and run write
+"""One schema per file format (issue 43 item 3, issue 62 item 2): the build manifest, the results file, the journal and
+the sample log are each declared once, as the type their writer builds and their reader checks (the harness's files
+validated by pydantic, `harness.schema`). What a real build and run write
 is all declared (no key the declaration lacks, every value of its declared type), and the readers refuse what the
 declaration does not allow, naming the field."""
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from builders.core import contract
-from builders.core.contract.json_shape import shape_problem
+from harness import schema
 from harness.outputs.results_file import ResultsFile, RunConfig, results_file_problem
 from harness.running.journal import JournalHeader, SampleRecord, header_problem, record_problem
 from harness.running.sample_log import SampleLogLine, read_sample_log, sample_log_problem
@@ -60,7 +61,7 @@ def test_a_manifest_is_refused_where_the_declaration_says_so(data_dir: Path) -> 
 def test_a_run_writes_its_results_file_as_declared(run_dir: Path) -> None:
     (path,) = run_dir.glob("results_*.json")
     results = json.loads(path.read_text())
-    assert results_file_problem(results) is None and shape_problem(results, ResultsFile) is None  # every key, too
+    assert results_file_problem(results) is None and schema.problem(results, ResultsFile) is None  # every key, too
     assert set(results) <= keys(ResultsFile) and set(results["config"]) <= keys(RunConfig)
 
 
@@ -70,7 +71,7 @@ def test_a_results_file_is_refused_where_the_declaration_says_so(run_dir: Path) 
     group = dict(results, group_aggregation={"g": {"n_scored": 1, "rules": {"acc": {"rule": "mean", "used": "a"}}}})
     assert results_file_problem(group) == "`group_aggregation.g.rules.acc.used` must be a list, got a string"
     samples = dict(results, **{"n-samples": {TASK: {"original": "all"}}})
-    assert results_file_problem(samples) == f"`n-samples.{TASK}.original` must be integer or null, got a string"
+    assert results_file_problem(samples) == f"`n-samples.{TASK}.original` must be an integer, got a string"
     del results["results"]  # a key an older file lacks is left to the reader
     assert results_file_problem(results) is None
 
@@ -90,9 +91,7 @@ def test_a_journal_line_or_log_line_is_refused_where_the_declaration_says_so(run
     assert record_problem({**record, "status": "done"}, TASK) == (
         "status is a str, not one of ok, empty, over_length, too_many_images, invalid_input, refused, error"
     )
-    assert (
-        record_problem({**record, "image_sizes": [[1, "2"]]}, TASK) == "image_sizes[0][1] is a str, not integer or null"
-    )
+    assert record_problem({**record, "image_sizes": [[1, "2"]]}, TASK) == "image_sizes[0][1] is a str, not an integer"
     assert record_problem({k: v for k, v in record.items() if k != "sample_id"}, TASK) == "no sample_id"
     assert header_problem({**header, "parts": []}) == "a header whose parts is a list, not an object"
     (log,) = run_dir.glob(f"samples_{TASK}_*.jsonl")

@@ -109,7 +109,7 @@ def test_report_names_a_metric_past_a_floats_range_and_shows_an_unreadable_date_
     results.write_text(re.sub(r'"acc,none": [0-9.]+', '"acc,none": 1' + "0" * 400, good, count=1))
     line = _one_error(harness("report", tmp_path, "--no_figures"))
     assert line.endswith(
-        "`results.toy_colors.acc,none` must be number or string or null, got an integer past a float's range"
+        "`results.toy_colors.acc,none` must be a number or a string, got an integer past a float's range"
     )
     results.write_text(re.sub(r'"date": [0-9.]+', '"date": 100000000000000000', good, count=1))
     run = harness("report", tmp_path, "--no_figures")

@@ -31,6 +31,7 @@ Scenarios (per sample, counting that sample's attempts):
     huge_unsized  the same, without Content-Length (sent until the client hangs up)
     deep          200 whose body is JSON nested `deep` levels deep
     deep_error    400 whose error body is nested `deep` levels deep
+    huge_error    400 whose error message is `huge_bytes` characters (a provider pasting a megabyte into its error)
 
 `usage(body)`, where given, makes each answer's usage block (a provider reporting many tokens: the budget tests).
 A request without a `#do=` tag takes the next entry of `faults` (a scenario above, as that request's
@@ -281,6 +282,8 @@ class ChatServer:
                     self._send(200, b"[" * server.deep + b"]" * server.deep)
                 elif do == "deep_error":
                     self._send(400, b'{"error": ' + b"[" * server.deep + b"]" * server.deep + b"}")
+                elif do == "huge_error":
+                    self._send(400, {"error": {"message": "y" * server.huge_bytes, "code": "huge"}})
                 elif do == "ok":
                     self._ok(record, sample)
                 elif do == "slow":

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import TypeAlias
 
-# What `json.loads` returns: a JSON document, every level of it one of these (a reader narrows before it trusts).
-JsonValue: TypeAlias = None | bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"]
+from typing_extensions import TypeAliasType
+
+# What `json.loads` returns: a JSON document, every level of it one of these (a reader narrows before it trusts). A
+# `TypeAliasType`, so that pydantic resolves its recursion wherever a declaration it validates names it.
+JsonValue = TypeAliasType("JsonValue", "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]")
 
 _PLAIN_KEY = re.compile(r"[\w,.:/-]{1,60}")
 

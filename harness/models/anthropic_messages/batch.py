@@ -12,6 +12,7 @@ from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import parse_message
 from harness.models.api_client.batching import BatchState
 from harness.models.api_client.calls import StatusOf
+from harness.models.api_client.replies import excerpt
 
 if TYPE_CHECKING:
     import anthropic
@@ -75,5 +76,6 @@ class AnthropicBatches:
                 out[line.custom_id] = parse_message(result.message)
             else:
                 why = getattr(getattr(result, "error", None), "error", None) or result.type
-                out[line.custom_id] = Response(text=None, error=f"provider_error: batch item {result.type}: {why}")
+                error = f"provider_error: batch item {excerpt(result.type, 100)}: {excerpt(why, 300)}"
+                out[line.custom_id] = Response(text=None, error=error)
         return out

@@ -97,6 +97,13 @@ class AnthropicModel(ApiModel):
         self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
+        # The `anthropic-version` header the SDK sent (its own pin, not ours): recorded with the results' backend
+        # figures, not the identity, so that journals and the response cache outlive an SDK upgrade (docs/cost.md).
+        self.api_version: str | None = None
+
+    def statistics(self) -> dict[str, object]:
+        sent = {"anthropic_version": self.api_version} if self.api_version else {}
+        return {**super().statistics(), **sent}
 
     def identity(self) -> dict[str, object]:
         return {
@@ -154,6 +161,7 @@ class AnthropicModel(ApiModel):
                 timeout=self.settings.timeout,
                 http_client=self._http,
             )
+            self.api_version = str(self._client.default_headers.get("anthropic-version") or "") or None
         return self._client
 
     def render(self, request: Request) -> Sent:

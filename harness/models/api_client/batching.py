@@ -8,6 +8,10 @@ the run's folder, a line per batch submitted, appended and flushed before the ba
 hold some, submits one new batch for the rest, and once a batch has ended hands each of its answers to the runner as
 the other backends' answers are (journalled at once). An item the provider failed (an error, a batch expired or
 cancelled before reaching it) is sent again as a single request, through the backend's ordinary path and retries.
+
+The batch journal is read back as the run's journal is (`harness.file_writing`): never through a link, a regular file of
+at most `JOURNAL_MOST` bytes, refused in one line before a byte is read; a line is appended through no link either. What
+a provider says of a batch (its status, why it failed) reaches the terminal as a bounded excerpt (`replies.excerpt`).
 """
 
 from __future__ import annotations
@@ -16,15 +20,23 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from builders.core import contract
 from harness.api import BackendFatalError, Request, Response, TextPart
+from harness.file_writing import NotReadBack, not_regular, open_no_follow, read_bytes, reporting
+from harness.models.api_client.replies import excerpt
 
 log = logging.getLogger(__name__)
+
+JOURNAL_MOST = (
+    256 * contract.MiB
+)  # a line per batch, 35 bytes an item: millions of requests; more is no journal of ours
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,9 @@ class BatchJournal:
         if not self.path.exists():
             return []
         out = []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        with reporting(self.path):
+            raw = read_bytes(self.path, JOURNAL_MOST, "a batch journal")
+        lines = raw.decode("utf-8", "replace").splitlines()
         for number, line in enumerate(lines, 1):
             try:
                 entry = json.loads(line)
@@ -102,10 +116,15 @@ class BatchJournal:
     def add(self, provider: str, batch_id: str, items: Sequence[str]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"provider": provider, "batch_id": batch_id, "items": list(items), "submitted": time.time()})
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
-            out.flush()
-            os.fsync(out.fileno())
+        with reporting(self.path):
+            # O_NONBLOCK: a FIFO planted since the journal was read fails at once (no reader) instead of waiting
+            fd = open_no_follow(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK)
+            with os.fdopen(fd, "ab") as out:
+                if not stat.S_ISREG(mode := os.fstat(fd).st_mode):
+                    raise NotReadBack(not_regular(self.path, mode))
+                out.write((line + "\n").encode("utf-8"))
+                out.flush()
+                os.fsync(fd)
 
 
 @dataclass
@@ -142,7 +161,7 @@ class BatchRun:
         if fresh:
             batch_id = self.interface.submit(fresh)
             self.journal.add(self.interface.provider, batch_id, [item for item, _ in fresh])
-            log.warning("%s: batch %s submitted (%d requests)", self.interface.provider, batch_id, len(fresh))
+            log.warning("%s: batch %s submitted (%d requests)", self.interface.provider, excerpt(batch_id), len(fresh))
             for item, _ in fresh:
                 holding[item] = batch_id
         wanted: dict[str, list[int]] = {}
@@ -153,8 +172,8 @@ class BatchRun:
             for i in indices:
                 answer = answers.get(ids[i])
                 if answer is None or not answer.ok and not answer.refused:
-                    why = answer.error if answer is not None else "no answer in the batch"
-                    log.warning("%s: batch %s: %s; sent alone", self.interface.provider, batch_id, why)
+                    why = excerpt(answer.error) if answer is not None else "no answer in the batch"
+                    log.warning("%s: batch %s: %s; sent alone", self.interface.provider, excerpt(batch_id), why)
                     answer = single(requests[i])
                 yield [(i, answer)]
 
@@ -162,13 +181,14 @@ class BatchRun:
         waited = 0.0
         while True:
             state = self.interface.state(batch_id)
+            said, status = excerpt(batch_id, 100), excerpt(state.status, 100)  # the provider's words, bounded
             if state.ended:
                 if state.failed:
-                    log.warning("%s: batch %s %s: %s", self.interface.provider, batch_id, state.status, state.failed)
+                    log.warning("%s: batch %s %s: %s", self.interface.provider, said, status, excerpt(state.failed))
                 return self.interface.results(batch_id)
             if waited >= self.wait_seconds:
                 raise BackendFatalError(
-                    f"{self.interface.provider} batch {batch_id} still {state.status} after {waited:.0f}s (batch_wait); "
+                    f"{self.interface.provider} batch {said} still {status} after {waited:.0f}s (batch_wait); "
                     "the same command resumes it"
                 )
             time.sleep(self.poll_seconds)

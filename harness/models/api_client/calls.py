@@ -154,7 +154,7 @@ class ApiModel(Model):
         self._count("prompt_cache_requests", len(self._plans))
         return plans
 
-    def statistics(self) -> dict[str, int]:
+    def statistics(self) -> dict[str, object]:
         return dict(self.stats)
 
     def _count(self, key: str, n: int = 1) -> None:

@@ -1,6 +1,8 @@
 """What every API backend reads the same way, pure functions: an image's MIME type from its bytes (and the bytes
 checked to decode before they are sent), a reply body as JSON whatever its bytes, a provider's error message and
-code, token usage flattened, `Retry-After` in its three forms, and whether a URL is on this machine."""
+code, token usage flattened, `Retry-After` in its three forms, and whether a URL is on this machine. A provider's
+text (an error body, a batch's status) is cut to an `excerpt` before it is printed or recorded: a server may answer
+a megabyte where a sentence was expected."""
 
 from __future__ import annotations
 
@@ -36,6 +38,16 @@ def image_mime_type(data: bytes) -> str | None:
 
 
 T = TypeVar("T")
+
+EXCERPT_MOST = 500  # characters: a provider's error sentence, with its code and a request id, fits
+
+
+def excerpt(text: object, most: int = EXCERPT_MOST) -> str:
+    """`text` as it is when at most `most` characters; else its first `most` and a note of its full length."""
+    said = str(text)
+    if len(said) <= most:
+        return said
+    return f"{said[:most]}... (cut: {len(said):,} characters in all)"
 
 
 def checked_image(image: ImageRef) -> tuple[str, bytes]:
@@ -99,7 +111,7 @@ def error_message(body: object) -> tuple[str, str | None]:
         message, code = _error_message(body)
     except RecursionError:
         return "an error body nested too deeply to read", None
-    return message[:500], (code[:500] if code is not None else None)
+    return excerpt(message), (excerpt(code) if code is not None else None)
 
 
 def _error_message(body: object) -> tuple[str, str | None]:
@@ -113,7 +125,7 @@ def _error_message(body: object) -> tuple[str, str | None]:
                 code = inner.get("code")
             return message, (str(code) if code is not None else None)
         return str(error), None
-    return str(body)[:500], None
+    return str(body), None
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:

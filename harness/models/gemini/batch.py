@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
 from harness.models.api_client.calls import StatusOf
+from harness.models.api_client.replies import excerpt
 from harness.models.gemini.wire import parse_answer
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class GeminiBatches:
     def state(self, batch_id: str) -> BatchState:
         job = self._job(batch_id)
         state = str(getattr(job.state, "value", job.state))
-        failed = str(job.error) if job.error is not None and state != "JOB_STATE_SUCCEEDED" else None
+        failed = excerpt(job.error) if job.error is not None and state != "JOB_STATE_SUCCEEDED" else None
         return BatchState(state in ENDED, state, failed)
 
     def results(self, batch_id: str) -> dict[str, Response]:
@@ -100,5 +101,5 @@ class GeminiBatches:
             if answer.response is not None:
                 out[key] = parse_answer(answer.response)
             else:
-                out[key] = Response(text=None, error=f"provider_error: batch item: {str(answer.error)[:300]}")
+                out[key] = Response(text=None, error=f"provider_error: batch item: {excerpt(answer.error, 300)}")
         return out

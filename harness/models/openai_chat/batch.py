@@ -11,7 +11,7 @@ from typing import Protocol
 
 from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
-from harness.models.api_client.replies import parse_body
+from harness.models.api_client.replies import excerpt, parse_body
 from harness.models.openai_chat.wire import parse_completion
 
 
@@ -76,7 +76,7 @@ class OpenAIBatches:
         batch = self._batch(batch_id)
         status = str(batch.get("status"))
         errors = batch.get("errors")
-        failed = json.dumps(errors)[:300] if status != "completed" and errors else None
+        failed = excerpt(json.dumps(errors), 300) if status != "completed" and errors else None
         return BatchState(status in ENDED, status, failed if status != "completed" else None)
 
     def results(self, batch_id: str) -> dict[str, Response]:
@@ -99,4 +99,4 @@ def _answer(entry: dict[str, object]) -> Response:
     if isinstance(reply, dict) and reply.get("status_code") == 200:
         return parse_completion(reply.get("body"))
     error = entry.get("error") or (reply.get("body") if isinstance(reply, dict) else None)
-    return Response(text=None, error=f"provider_error: batch item: {json.dumps(error)[:300]}")
+    return Response(text=None, error=f"provider_error: batch item: {excerpt(json.dumps(error), 300)}")

@@ -257,7 +257,7 @@ class OpenAIChatModel(ApiModel):
                 if data is None:
                     return Response(text=None, error=f"malformed_response: {unreadable}")
                 return self.counted(parse_completion(data))
-            message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
+            message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 
         return self.with_retries(once)
@@ -316,7 +316,7 @@ class OpenAIChatModel(ApiModel):
             if reply.status_code == 200:
                 return raw
             data, _ = parse_body(raw)
-            message, code = error_message(data if data is not None else raw[:500].decode("utf-8", "replace"))
+            message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
             return self.status_outcome(reply.status_code, message, code, reply.headers)
 
         result: bytes | Response = self.with_retries(once)

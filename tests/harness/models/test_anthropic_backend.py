@@ -67,6 +67,9 @@ def test_defaults_send_only_what_the_task_asks(anthropic_server, png_blue):
     finally:
         model.close()
     (body,) = _bodies(anthropic_server)
+    # The API version the SDK sent is what the results' backend figures record (needle.py's pinned SDK sent 2023-06-01).
+    (sent,) = [r for r in anthropic_server.received if r.path == "/v1/messages"]
+    assert model.statistics()["anthropic_version"] == sent.headers["anthropic-version"]
     assert {k: v for k, v in body.items() if k != "messages"} == {
         "model": "claude-test",
         "max_tokens": 17,

@@ -146,7 +146,8 @@ def test_an_enormous_answer_is_never_cached_and_a_rerun_asks_again(
     "kind, message",
     [
         ("deep", "malformed_response: body is JSON nested too deeply to read"),
-        ("deep_error", 'provider_error: HTTP 400: {"error": ' + "[" * 490),  # the body's first 500 characters
+        # the body's first 500 characters, and how long it was
+        ("deep_error", 'provider_error: HTTP 400: {"error": ' + "[" * 490 + "... (cut: 10,011 characters in all)"),
     ],
 )
 def test_json_nested_5000_deep_is_one_error_per_sample_and_no_traceback(

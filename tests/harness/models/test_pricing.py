@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.models.pricing import TABLE, PriceTable, tokens_of
+from harness.models.pricing import TABLE, Billed, PriceTable, tokens_of
 
 
 def test_every_entry_is_dated_with_its_source():
@@ -98,8 +98,22 @@ def test_a_cost_in_dollars():
     long = PriceTable.load().price_of("gemini-2.5-pro")
     assert long.cost(100_000, 0) == pytest.approx(0.125)  # at most 200K prompt tokens: $1.25 a million
     assert long.cost(300_000, 0) == pytest.approx(0.75)  # past it: $2.50 a million
-    assert long.cost(300_000, 0, requests=2) == pytest.approx(0.375)  # two prompts of 150K each: the base rate
     assert price.cost(125_000, 128, cached_tokens=25_000, batch=True) == pytest.approx(0.28253 / 2)  # batch: half
+
+
+def test_each_request_is_priced_by_its_own_prompt_as_google_bills_it():
+    pro = PriceTable.load().price_of("gemini-2.5-pro")
+    pair = [Billed(250_000, 0, 0, 1_000), Billed(100_000, 0, 0, 1_000)]
+    # The 250K request is past 200K: all of it at the long-context rates, its output too: 250,000 x $2.50 + 1,000 x
+    # $15 = $0.640000; the 100K one at the base rates: 100,000 x $1.25 + 1,000 x $10 = $0.135000; $0.775 in all, not
+    # the $0.4575 of the pair's average prompt (175K, the base rates for all 350,000 + 2,000 tokens).
+    assert pro.bill(pair) == pytest.approx(0.775)
+    assert pro.bill(pair, batch=True) == pytest.approx(0.775 / 2)
+    # Exactly 200K is not past it: 200,000 x $1.25 = $0.25; one token more, 200,001 x $2.50 = $0.5000025.
+    assert pro.cost(200_000, 0) == pytest.approx(0.25)
+    assert pro.cost(200_001, 0) == pytest.approx(0.5000025)
+    # A cached read past the threshold is at the long-context cached rate: 200,000 x $0.625 + 50,000 x $2.50 = $0.25.
+    assert pro.cost_of(Billed(250_000, 200_000, 0, 0)) == pytest.approx(0.25)
 
 
 def test_the_usage_each_provider_reports():

@@ -317,7 +317,7 @@ def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None
     assert all(set(row) == set(typing.get_type_hints(ComparisonRow)) for row in compared["rows"])
     damaged = json.loads((runs / "compared" / "compare.json").read_text())
     damaged["rows"][0]["n_paired"] = "many"
-    assert compare_file_problem(damaged) == "`rows[0].n_paired` must be integer, got a string"
+    assert compare_file_problem(damaged) == "`rows[0].n_paired` must be an integer, got a string"
 
 
 def test_two_seeds_of_one_model_on_milebench_levels_have_no_error_where_none_exists(tmp_path: Path) -> None:

@@ -22,9 +22,10 @@ from harness.outputs.estimates import Estimate
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.verdict import Paper
 from harness.outputs.verdict_family import Family, adjusted_by
-from harness.uncertainty import DEFAULT_ITERS, wilson_interval
+from harness.uncertainty import DEFAULT_ITERS
 from tasks.locovqa import report as locovqa
-from tasks.locovqa.intervals import curve_intervals, interval_text
+from tasks.locovqa.decay_slope import within_item_slope
+from tasks.locovqa.intervals import curve_intervals, curve_points, interval_text
 from tasks.milebench import report as milebench
 from tasks.milebench.aggregation import load_paper_results as milebench_paper
 from tasks.mmlongbench import report as mmlongbench
@@ -50,7 +51,7 @@ def _sources(tasks: list[str], kind: str = "release") -> dict[str, dict[str, Any
     return dict.fromkeys(tasks, run)
 
 
-SAME = verdict.Mode(verdict.SAME_ITEMS, "the paper's rows", 5.0)
+SAME = verdict.Mode(verdict.SAME_ITEMS, "the paper's rows", 5.0, run_to_run=verdict.ASSUMED_RUN_TO_RUN)
 FRESH = verdict.Mode(verdict.FRESH_SAMPLE, "new draws", 5.0)
 
 
@@ -64,23 +65,28 @@ def _ours(value: float, stderr: float, n: int = 100) -> Estimate:
     return Estimate(value, stderr, stderr, n, n, 100, 1.0)
 
 
-def test_same_items_is_an_equivalence_test_within_the_tolerance() -> None:
-    # 2500 rows at 50 %: the interval of ours - paper is ±2.0, inside ±5: ✓
-    found = verdict.compare(_ours(50.0, 1.0, 2500), Paper(50.0), SAME)
-    low, high = wilson_interval(0.5, 2500)
-    assert (found.low, found.high) == pytest.approx((100 * low - 50, 100 * high - 50))
+def test_same_items_is_an_equivalence_test_within_the_run_to_run_spread() -> None:
+    # the paper's own 600 rows (100 ids) at a design effect of 3.5: ±1.96 x 100 x sqrt(.05 x 3.5 / 600) = ±3.35
+    # around ours - paper, whatever the item-sampling error (here 4.0): inside ±5, ✓
+    half = 1.96 * 100 * math.sqrt(0.05 * 3.5 / 600)
+    found = verdict.compare(Estimate(50.0, 2.1, 4.0, 600, 100, 100, 3.5), Paper(50.0, 600, 100), SAME)
+    assert (found.low, found.high) == pytest.approx((-half, half), abs=1e-2)
     assert found.equivalent and _mark(found) == "✓"
-    # n = 100 at 50 %, 10 points from the paper: the old rule (1.96 * sqrt(5² + 4.9²) = 13.7) said "agree"; the
-    # interval [-19.6, -0.4] is wider than ±5 allows a verdict either way: ≈
-    found = verdict.compare(_ours(50.0, 5.0), Paper(60.0), SAME)
-    assert not found.equivalent and found.p_disagree > 0.05 and _mark(found) == "≈"
-    assert found.difference_text() == "-10.0 [-19.6, -0.4]"
-    # 20 points off with an error of 1: the interval lies outside ±5: ✗
-    found = verdict.compare(_ours(70.0, 1.0, 2100), Paper(50.0), SAME)
-    assert found.p_disagree < 1e-6 and _mark(found) == "✗"
-    # a 0 % of 12 rows with no spread: Wilson on its 12 items, [0, 24.2], never a point
+    # 10 points below on the same rows: the interval lies outside ±5, ✗ (the old rule, on the item-sampling error,
+    # said ≈ for both)
+    found = verdict.compare(Estimate(40.0, 2.1, 4.0, 600, 100, 100, 3.5), Paper(50.0, 600, 100), SAME)
+    assert found.p_disagree < 0.01 and _mark(found) == "✗"
+    assert found.difference_text() == "-10.0 [-13.3, -6.7]"
+    # 3 points off on 100 rows: ±4.4 reaches across -5, ≈ (an interval narrower than the band, straddling it)
+    found = verdict.compare(Estimate(50.0, 5.0, 5.0, 100, 100, 100, 1.0), Paper(53.0), SAME)
+    assert found.high - found.low < 10 and found.low < -5 < found.high and _mark(found) == "≈"
+    # a 0 % of 12 rows: the interval stays on the scale, [0, 12.6], and ≈
     found = verdict.compare(Estimate(0.0, 0.0, 0.0, 12, 12, 100, None), Paper(0.0), SAME)
-    assert (found.low, found.high) == pytest.approx((0.0, 24.2494), abs=1e-3) and _mark(found) == "≈"
+    assert (found.low, found.high) == pytest.approx((0.0, 1.96 * 100 * math.sqrt(0.05 / 12)), abs=1e-2)
+    assert _mark(found) == "≈"
+    # no design effect recorded: each item's rows are taken to change together (the paper's 6 rows per id)
+    found = verdict.compare(Estimate(50.0, None, None, 600, None, 100, None), Paper(50.0, 600, 100), SAME)
+    assert found.high == pytest.approx(1.96 * 100 * math.sqrt(0.05 * 6 / 600), abs=1e-2)
 
 
 def test_a_fresh_sample_counts_the_papers_items_not_its_rows() -> None:
@@ -102,7 +108,9 @@ def test_what_makes_a_cell_not_comparable() -> None:
         (_ours(50.0, 1.0), Paper(50.0, 100), verdict.Mode(verdict.SAME_ITEMS, "", 5.0, "synthetic"), "synthetic"),
         (Estimate(None), Paper(50.0, 100), SAME, "no value"),
         (_ours(50.0, 1.0), Paper(None, 100), SAME, "no published value"),
-        (Estimate(50.0), Paper(50.0, 100), SAME, "no standard error"),
+        (Estimate(50.0), Paper(50.0, 100), SAME, "no bounded scale"),
+        (Estimate(50.0, scale=100), Paper(50.0), SAME, "no row count"),
+        (Estimate(50.0), Paper(50.0, 100), FRESH, "no standard error"),
         (_ours(50.0, 1.0), Paper(50.0), FRESH, "the paper's sample size is not known"),
     ):
         found = verdict.compare(ours, paper, mode)
@@ -160,7 +168,7 @@ def _mmlongbench_run(kind: str) -> ModelResults:
         "mmlongbench_niah_128k": {"score,none": published["NIAH"] + 30, "score_stderr,none": 1.0},
         "mmlongbench_icl_128k": {"score,none": published["ICL"]},  # no standard error recorded
         "mmlongbench_summ_128k": {"score,none": "N/A"},  # no judge
-        "mmlongbench_docvqa_128k": {"score,none": published["DocVQA"], "score_stderr,none": 3.0},
+        "mmlongbench_docvqa_128k": {"score,none": published["DocVQA"] - 4, "score_stderr,none": 3.0},
         "mmlongbench_128k": {"score,none": "N/A"},
     }
     results = {"mmlongbench_vrag_infoseek_128k": {"score,none": 20.0, "score_stderr,none": 2.0}}
@@ -175,21 +183,23 @@ def test_mmlongbench_says_per_cell_and_counts_per_table(tmp_path) -> None:
     # the release's official sample: the same items, equivalence within ±5 points
     assert any("**same items** (the release's official sample" in line for line in lines)
     assert rows["VRAG"].startswith(f"| VRAG | {vrag + 1:.1f} ({vrag:.1f}) +1.0 [") and rows["VRAG"].endswith(" ✓ |")
-    assert rows["NIAH"].endswith(" ✗ |") and rows["ICL"].endswith(" – |")
-    assert rows["DocVQA"].endswith(" ≈ |")  # equal to the paper's, but ±5.9 is wider than ±5 allows
+    assert rows["NIAH"].endswith(" ✗ |")
+    # no item-sampling error recorded: the run-to-run test needs none (the paper's rows and rows per id stand in)
+    assert rows["ICL"].endswith(" ✓ |")
+    assert rows["DocVQA"].endswith(" -4.0 [-6.5, -1.5] ≈ |")  # reaches across -5: neither shown
     assert rows["Summ"] == "| Summ | N/A (39.3) – |"
     # Without the judge: the mean of the other four, named apart, beside the paper's same four averaged.
     four = [paper[("Qwen2.5-VL-7B", c, 131072)] for c in ("VRAG", "NIAH", "ICL", "DocVQA")]
-    ours = (four[0] + 1 + four[1] + 30 + four[2] + four[3]) / 4
-    assert rows["Avg. (no Summ)"] == f"| Avg. (no Summ) | {ours:.1f} ({sum(four) / 4:.1f}) – |"  # ICL: no stderr
+    ours = (four[0] + 1 + four[1] + 30 + four[2] + four[3] - 4) / 4
+    assert rows["Avg. (no Summ)"].startswith(f"| Avg. (no Summ) | {ours:.1f} ({sum(four) / 4:.1f}) +6.7 [")
     assert rows["Avg"] == f"| Avg | N/A ({paper[('Qwen2.5-VL-7B', 'Avg', 131072)]:.1f}) – |"
     tallies = [line for line in lines if line.startswith("Verdict beside the paper")]
-    assert tallies[0].startswith(
-        "Verdict beside the paper: ✓ agree 1 · ✗ disagree 1 · ≈ inconclusive 1 · – not comparable 4 "
+    assert tallies[0] == (
+        "Verdict beside the paper: ✓ agree 2 · ✗ disagree 2 · ≈ inconclusive 1 · – not comparable 2 "
+        "(not comparable: no value (2))."
     )
-    assert "no standard error (2)" in tallies[0] and "no value (2)" in tallies[0]
     chance = [line for line in lines if line.startswith("Chance: ")]
-    assert chance[0].startswith("Chance: 3 cells tested at 5 % each, so about 0.2 ✗ would come from chance alone")
+    assert chance[0].startswith("Chance: 5 cells tested at 5 % each, so about 0.2 ✗ would come from chance alone")
     assert chance[0].endswith("the ✗ marks are Holm-adjusted (family-wise 5 %).")
     assert mmlongbench.paper_samples("NIAH") == 2250 and mmlongbench.paper_samples("Avg") == 4050
     assert mmlongbench.paper_ids("viquae") == 100 and mmlongbench.paper_ids("infoseek") == 100
@@ -247,7 +257,7 @@ def _as_release(data: ModelResults) -> ModelResults:
     return data
 
 
-def test_locovqa_r2_is_judged_by_an_item_bootstrap_of_the_curve(locovqa_random: Path) -> None:
+def test_locovqa_r2_is_described_and_the_decay_judged_by_its_within_item_slope(locovqa_random: Path) -> None:
     data = _as_release(load_results(locovqa_random)["random"])
     bootstrap = curve_intervals(data)[("MMStar", "cmp")]
     assert bootstrap.items == 12 and len(bootstrap.signed_r2) == DEFAULT_ITERS
@@ -258,14 +268,17 @@ def test_locovqa_r2_is_judged_by_an_item_bootstrap_of_the_curve(locovqa_random: 
     assert any("fresh sample" in line and "item bootstrap" in line for line in lines)
     row = next(line for line in lines if line.startswith("| MMStar |"))
     ours, paper = row.split(" | ")[1:3]
-    assert ours.endswith(interval_text((low, high))) and paper.startswith(".924*** ")
-    target = -0.924  # the paper's r² of a falling curve, signed
-    p_value = bootstrap.p_value(target)
-    if target - 0.1 < low and high < target + 0.1:
+    # r² with its bootstrap interval, a description; the verdict is on the within-item slope's direction
+    slope = within_item_slope(curve_points(data)[("MMStar", "cmp")])
+    assert slope is not None and slope.items == 12
+    assert ours.endswith(f"{interval_text((low, high))}; slope {slope.text('image')}") and paper.startswith(".924*** ")
+    # the paper's curve falls (.924***): ✓ where our slope's interval lies below 0, ✗ where ours rises significantly
+    if slope.high < 0:
         mark = "✓"
     else:
-        mark = "✗" if p_value < 0.05 else "≈"  # one cell: Holm leaves its p as it is
+        mark = "✗" if slope.slope > 0 and slope.p_flat < 0.05 else "≈"  # one cell: Holm leaves its p as it is
     assert paper == f".924*** {mark} |"
+    assert any("a description of the curve's shape (not tested" in line for line in lines)
     assert any(line.startswith("Chance: 1 cell tested at 5 % each, so about 0.1 ✗") for line in lines)
     # the same run on its recorded synthetic data: not the paper's items, not comparable
     synthetic = locovqa.paper_table({"llava-hf/llava-1.5-7b-hf": load_results(locovqa_random)["random"]})

@@ -10,8 +10,9 @@ import pytest
 
 from harness.models.pricing import Price, PriceTable, Rates
 from harness.models.screen_model import OutputCap
+from harness.running.cache_estimate import CacheTally
 from harness.running.cost_estimate import cap_notes, cost_lines, estimate, total_usd, unbounded
-from harness.running.screen_only import ScreenedTask
+from harness.running.screen_only import SENT, ScreenedTask, Verdict
 
 
 def _task() -> ScreenedTask:
@@ -94,3 +95,32 @@ def test_a_caps_note_is_said_for_those_paid_only():
     judged = estimate("model-m", [_task()], _table(), judging=True, model_cap=model_cap, judge_cap=judge_cap)
     assert cap_notes(judged) == ["model-m is priced at its output limit", "judge-x is sent no output cap"]
     assert cap_notes(judged, unbounded_only=True) == ["judge-x is sent no output cap"]
+
+
+def test_each_request_is_estimated_by_its_own_prompt_as_google_bills_it():
+    task = ScreenedTask("long", max_gen_toks=1_000)
+    for sample, tokens in (("a", 250_000), ("b", 100_000)):  # as the screen adds each sample
+        task.add(Verdict(sample, SENT, prompt_tokens=tokens), 1_000)
+    (model,) = estimate("gemini-2.5-pro", [task], PriceTable.load())
+    assert (model.requests, model.input_tokens, model.output_tokens) == (2, 350_000, 2_000)
+    # 250,000 x $2.50 + 1,000 x $15 = $0.640 past 200K; 100,000 x $1.25 + 1,000 x $10 = $0.135: $0.775, not the
+    # $0.4575 of both at the base rates by their average prompt (175K).
+    assert model.usd == pytest.approx(0.775)
+    # With the provider's cache: each request's own reads, at its own tier. The 250K one reads 200,000 (x $0.625)
+    # and pays 50,000 x $2.50 + 1,000 x $15 = $0.265; the 100K one reads nothing, $0.135: $0.40.
+    tally = CacheTally("implicit", requests=2, read=200_000, per_request=[(250_000, 200_000, 0), (100_000, 0, 0)])
+    (cached,) = estimate("gemini-2.5-pro", [task], PriceTable.load(), caching={"long": tally})
+    assert cached.cached_usd == pytest.approx(0.40)
+
+
+def test_each_judge_call_is_estimated_by_its_own_prompt():
+    task = ScreenedTask("summ", max_gen_toks=100)
+    for sample, chars in (("a", 8_000), ("b", 800)):  # one judge call each
+        task.add(Verdict(sample, SENT, prompt_tokens=10, judge_chars=chars, judge_stages=1), 100)
+    judged = Price("judge-l", "test", "2026-11-25", "here", Rates(1.0, 0.0), long_context=(1_000, Rates(2.0, 0.0)))
+    table = PriceTable({"judge-l": judged})
+    (_, judge) = estimate(None, [task], table, "judge-l", judging=True)
+    # Call a: 8,000 / 4 + the answer's 100 = 2,100 tokens, past 1,000: x $2 = $0.0042; call b: 200 + 100 = 300 x $1 =
+    # $0.0003; $0.0045. By their average (1,200, past 1,000) both would read $2: $0.0048.
+    assert (judge.requests, judge.input_tokens, judge.prompts) == (2, 2_400, (2_100, 300))
+    assert judge.usd == pytest.approx(0.0045)

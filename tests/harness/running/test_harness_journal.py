@@ -138,7 +138,7 @@ def test_records_of_the_wrong_shape_are_reported_and_run_again(tmp_path: Path, d
         "(metrics.exact_acc_by_cell is a str, not a number, a list of numbers or a list of [key, number] pairs)"
         in messages[0]
     )
-    assert "(usage is not an object of token counts)" in messages[1]
+    assert "(usage is a str, not an object)" in messages[1]
     assert "(metrics is a str, not an object)" in messages[2] and "(metrics.existence_acc is a dict," in messages[3]
     assert "(response is a list, not a string)" in messages[4] and "(nested too deeply to read)" in messages[5]
     assert "6 samples resumed from the journal, 6 generated now" in again.err

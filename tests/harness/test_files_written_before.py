@@ -1,0 +1,41 @@
+"""Files written before the formats were validated by pydantic still read (issue 62 item 2): a journal (with its
+prompt store), a results file and a sample log that the harness wrote on 2026-11-25 (`--model random`, two rows of the
+synthetic MMNeedle build, `--log_samples`), read by today's readers and by `harness report`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from harness.outputs.results_file import read_results_file
+from harness.running.journal import header_problem, parse_line, record_problem
+from harness.running.sample_log import read_sample_log
+
+WRITTEN = Path(__file__).parent / "written_2026_11"
+TASK = "mmneedle_m1_n2_k1_pos"
+
+
+def test_a_journal_written_before_reads_line_by_line() -> None:
+    header, *records = (WRITTEN / f"journal_{TASK}.jsonl").read_bytes().splitlines()
+    parsed, problem = parse_line(header)
+    assert problem is None and header_problem(parsed) is None
+    assert len(records) == 2
+    for line in records:
+        record, problem = parse_line(line)
+        assert (
+            problem is None
+            and record_problem(record, TASK, {"exact_acc": "mean", "exact_acc_by_cell": "mean_by_key"}) is None
+        )
+
+
+def test_a_results_file_and_sample_log_written_before_read() -> None:
+    (results,) = WRITTEN.glob("results_*.json")
+    assert read_results_file(results)["results"][TASK]["alias"] == TASK
+    (log,) = WRITTEN.glob(f"samples_{TASK}_*.jsonl")
+    assert [line["doc_id"] for line in read_sample_log(log)] == [0, 1]
+
+
+def test_the_report_reads_a_run_written_before(tmp_path: Path, harness) -> None:
+    shutil.copytree(WRITTEN, tmp_path / "random")
+    run = harness("report", tmp_path, "--no_figures")
+    assert run.code == 0 and "Traceback" not in run.err, run.err
