@@ -67,7 +67,7 @@ echo "== 6/8 LoCoVQA: build the offline stand-in (48 configs, 2 items each), run
 echo "== 7/8 compare random and constant paired on MMNeedle's single-needle rows (compare.json, compare.md);"
 echo "        power: the smallest difference each task detects, from MMLongBench's build before a run and from a run"
 "$BIN/harness" compare "$OUT/results" --models random constant --tasks mmneedle_k1 | awk '/^## Groups/ {on = 1} /^## Tasks/ {on = 0} on'
-"$BIN/harness" power --tasks mmlongbench_niah_8k --data_dir "$OUT/data" --effect 0.1 | sed -n 1,6p
+"$BIN/harness" power --tasks mmlongbench_niah_8k --data_dir "$OUT/data" --effect 10 | sed -n 1,6p
 "$BIN/harness" power "$OUT/results" --model random --tasks mmneedle_k1 --metrics exact_acc | sed -n 1,6p
 
 echo "== 8/8 write the report"
