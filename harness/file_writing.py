@@ -109,6 +109,20 @@ def read_bytes(path: Path, most: int = READ_BACK_MOST, what: str = "a file the r
         raise
 
 
+def read_whole_lines(path: Path) -> bytes:
+    """An append-only file's whole lines (`read_bytes`'s rule): a last line cut short by a kill is dropped, from the
+    file too, so the next append starts a line of its own."""
+    raw = read_bytes(path)
+    if raw and not raw.endswith(b"\n"):
+        raw = raw[: raw.rfind(b"\n") + 1]
+        fd = open_no_follow(path, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, len(raw))
+        finally:
+            os.close(fd)
+    return raw
+
+
 def create_exclusive(path: Path) -> int:
     """A new, empty file at `path` (a leftover regular file of a killed run is removed first; a link is refused);
     created with `O_EXCL`, so nothing planted between the removal and the creation is ever written through."""

@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from builders.core import contract
-from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_link, reporting, write_lines
+from harness.file_writing import (
+    open_text,
+    read_whole_lines,
+    refuse_link,
+    reporting,
+    write_lines,
+)
 from harness.redact import scrub
 
 # A chunk ends after a piece (a line, or a sentence) whose CRC is 0 modulo this (some 8 KiB of prose on average)...
@@ -85,14 +91,7 @@ class PromptStore:
                 self._read_known(path)
 
     def _read_known(self, path: Path) -> None:
-        raw = read_bytes(path)
-        if not raw.endswith(b"\n") and raw:  # killed mid-line: the whole lines stand, the cut one goes
-            raw = raw[: raw.rfind(b"\n") + 1]
-            fd = open_no_follow(path, os.O_WRONLY)
-            try:
-                os.ftruncate(fd, len(raw))
-            finally:
-                os.close(fd)
+        read_whole_lines(path)  # killed mid-line: the whole lines stand, the cut one goes
         known = PromptTexts.at(path)
         self._chunks = set(known.chunks)
         self._texts = set(known.texts)

@@ -33,7 +33,13 @@ from typing import Any, TextIO
 from builders.core import contract
 from harness.api import FINAL, SCORED
 from harness.errors import TaskConfigError, UserError
-from harness.file_writing import open_no_follow, open_text, read_bytes, refuse_irregular, reporting, write_lines
+from harness.file_writing import (
+    open_text,
+    read_whole_lines,
+    refuse_irregular,
+    reporting,
+    write_lines,
+)
 from harness.redact import scrub
 from harness.running.journal import (
     SCORING_PART,
@@ -122,15 +128,7 @@ class SampleStore:
 
     def _read_existing(self, path: Path) -> bool:
         """Load a journal; False when it holds nothing but a header cut short (start it afresh)."""
-        raw = read_bytes(path)
-        if not raw.endswith(b"\n"):
-            # The process was killed mid-line: drop the partial record, keep every whole one.
-            raw = raw[: raw.rfind(b"\n") + 1]
-            fd = open_no_follow(path, os.O_WRONLY)
-            try:
-                os.ftruncate(fd, len(raw))
-            finally:
-                os.close(fd)
+        raw = read_whole_lines(path)  # killed mid-line: the partial record goes, every whole one stays
         lines = raw.split(b"\n")[:-1]
         if not lines:
             return False
