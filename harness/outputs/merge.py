@@ -290,6 +290,7 @@ class JournalOnlyModel(Model):
     sample is taken from them); a sample the shards left unfinished gets an error, never a new answer."""
 
     name = "merged"
+    replays_journals = True
 
     def __init__(self, identity: Mapping[str, object]) -> None:
         self._identity = dict(identity)

@@ -159,8 +159,11 @@ class Runner:
                 recorded = store.outcomes[sample_id].input_sha256
                 request = self.requests.build(task, doc_id, doc, settings) if recorded else None
                 same = not isinstance(request, Request) or input_sha256(request) == recorded
-                if same and not (
-                    isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
+                if same and (
+                    self.model.replays_journals
+                    or not (
+                        isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
+                    )
                 ):
                     out.resumed += 1
                     continue

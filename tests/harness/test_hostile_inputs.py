@@ -213,7 +213,7 @@ REPORT_DAMAGE = {  # (how the results file is changed, the end of the one-line e
     ),
     "a metric an object": (
         lambda text: json.dumps(_set(json.loads(text), ["results", TASK, "acc,none"], {"a": 1})),
-        f"`results.{TASK}.acc,none` must be number or string or null, got an object",
+        f"`results.{TASK}.acc,none` must be a number or a string, got an object",
     ),
     "a breakdown cell a list": (
         lambda text: json.dumps(_set(json.loads(text), ["breakdowns", TASK, "by_colour"], [1])),
@@ -221,15 +221,15 @@ REPORT_DAMAGE = {  # (how the results file is changed, the end of the one-line e
     ),
     "the date a string": (
         lambda text: json.dumps(_set(json.loads(text), ["date"], "yesterday")),
-        "`date` must be number or null, got a string",
+        "`date` must be a number, got a string",
     ),
     "argv a string": (
         lambda text: json.dumps(_set(json.loads(text), ["config", "argv"], "harness --tasks x")),
-        "`config.argv` must be a list or null, got a string",
+        "`config.argv` must be a list, got a string",
     ),
     "the source's images a string": (
         lambda text: json.dumps(_set(json.loads(text), ["datasets", TASK, "source"], {"num_images": "many"})),
-        f"`datasets.{TASK}.source.num_images` must be integer or null, got a string",
+        f"`datasets.{TASK}.source.num_images` must be an integer, got a string",
     ),
 }
 

@@ -150,7 +150,7 @@ def test_merge_detects_misplaced_duplicate_and_missing_samples(tmp_path, capsys)
     journal.write_text(original.replace('"status": "ok"', '"status": "ok", "usage": "many"', 1))
     with pytest.raises(MergeError, match=r"hold 5 samples, the task has 6 \(samples missing per shard: \{'1/2': 1\}\)"):
         merge_dirs(shards, tmp_path / "m5")
-    assert f"{journal}:2: skipped an unreadable journal line (usage is not an object" in capsys.readouterr().err
+    assert f"{journal}:2: skipped an unreadable journal line (usage is a str, not an object" in capsys.readouterr().err
 
 
 def test_merge_needs_journals(tmp_path):
