@@ -152,6 +152,8 @@ def from_run(
     """Each task's metrics from a finished run's journal: their errors as the task's aggregation computes them."""
     run = pick_run(results, model)
     index = task_index("harness power", [run], include_paths)
+    # the scales' benchmark declarations from the task folders power was given, never those the results record
+    run.results.include_paths = {str(path) for path in include_paths}
     chosen = set(index.select(names).tasks) if names else None
     rows: list[PowerRow] = []
     skipped: dict[str, str] = {}
