@@ -91,7 +91,10 @@ def test_a_full_disk_stops_the_run_with_one_line_and_finished_samples_resume(
     assert line.startswith(f"harness: error: cannot write {model_dir}/samples_{TASK}_") and line.endswith(
         ".jsonl.tmp: File too large"
     )
-    assert sorted(p.name for p in model_dir.iterdir()) == [f"journal_{TASK}.jsonl", f"prompts_{TASK}.jsonl"]  # no *.tmp, no lock file
+    assert sorted(p.name for p in model_dir.iterdir()) == [
+        f"journal_{TASK}.jsonl",
+        f"prompts_{TASK}.jsonl",
+    ]  # no *.tmp, no lock file
     # 3. With room again, the same command finishes from the journal: nothing finished runs twice.
     done = _harness(data_dir, out, script_env)
     assert done.returncode == 0, done.stderr
