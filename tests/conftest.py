@@ -203,3 +203,16 @@ def card_yaml_parsed_once() -> object:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(repocard, "yaml", _CardYamlParsedOnce(repocard.yaml))
         yield repocard.yaml
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers() -> Iterator[None]:
+    """Each test leaves SIGINT and SIGTERM as it found them: a handler an in-process run or a library leaves set (an
+    ignored SIGINT) is inherited by every later test's child processes, whose interrupt tests then see no signal."""
+    import signal
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
