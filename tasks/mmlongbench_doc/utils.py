@@ -1,0 +1,127 @@
+"""MMLongBench-Doc's task hooks: the random guess, the rule score without an extractor, and the official three-stage
+scoring (the reply, GPT-4o's extracted answer, the rule score per answer format) through the harness's judge.
+
+The official extractor (`eval/extract_answer.py`) sends two messages: the user's (the extraction prompt,
+`prompt_for_answer_extraction.md`) and an assistant turn holding "\\n\\nQuestion:{question}\\nAnalysis:{reply}\\n".
+The harness's judge sends one user message per stage, so here the second message follows the first in one user
+message: a departure the judge mechanism would need a message-list hook to remove (named in `README.md`).
+
+Generalized F1 needs three figures of a row (its score, whether its gold is answerable, whether its prediction is);
+the judge's metrics are one float each, so `f1` carries them as score + 2 * answerable + 4 * predicted-answerable
+(exact in binary floating point), which `generalized_f1` reads back and aggregates as `eval_acc_and_f1` does.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tasks.mmlongbench_doc.scorer import NOT_ANSWERABLE, eval_acc_and_f1, parse_extraction, safe_score
+
+Doc = Mapping[str, Any]
+EXTRACT = "extract"
+EVIDENCE_SOURCES = {
+    "Pure-text (Plain-text)": "text",
+    "Generalized-text (Layout)": "layout",
+    "Table": "table",
+    "Chart": "chart",
+    "Figure": "figure",
+}
+
+
+@cache
+def extraction_prompt() -> str:
+    return (Path(__file__).with_name("prompt_for_answer_extraction.md")).read_text()
+
+
+# ------------------------------------------------------------------------------------------ random baseline
+
+
+def random_answer(doc: Doc, rng: random.Random) -> str:
+    """A guess in the shape an extracted answer of the row's format takes: "Not answerable" one time in five (the
+    release's share of unanswerable questions), else a number or one of the question's words."""
+    if rng.random() < 0.2:
+        return NOT_ANSWERABLE
+    words = [w.strip("?,.") for w in str(doc["question"]).split() if w.strip("?,.")]
+    kind = doc["answer_format"]
+    if kind == "Int":
+        return str(rng.randint(0, 20))
+    if kind == "Float":
+        return f"{rng.uniform(0, 100):.1f}"
+    if kind == "List":
+        return repr(rng.sample(words, min(len(words), rng.randint(1, 3))))
+    return rng.choice(words) if words else NOT_ANSWERABLE
+
+
+# ------------------------------------------------------------------------------------------- row metrics
+
+
+def f1_item(score: float, answer: str, pred: str) -> float:
+    """One row's part of generalized F1 in one float (module doc)."""
+    return score + 2.0 * (answer != NOT_ANSWERABLE) + 4.0 * (pred != NOT_ANSWERABLE)
+
+
+def generalized_f1(items: Sequence[float]) -> float:
+    """`eval_acc_and_f1`'s F1 over the rows' `f1_item`s."""
+    samples = []
+    for item in items:
+        predicted = item >= 4.0
+        rest = item - 4.0 * predicted
+        answerable = rest >= 2.0
+        samples.append(
+            {
+                "score": rest - 2.0 * answerable,
+                "answer": "" if answerable else NOT_ANSWERABLE,
+                "pred": "" if predicted else NOT_ANSWERABLE,
+            }
+        )
+    return eval_acc_and_f1(samples)[1]
+
+
+def row_metrics(doc: Doc, pred: str, prefix: str) -> dict[str, float]:
+    """The row's score, its F1 item and its cells (evidence source, single/cross-page/unanswerable)."""
+    score = safe_score(doc["answer"], pred, doc["answer_format"])
+    out = {f"{prefix}acc": score, f"{prefix}f1": f1_item(score, doc["answer"], pred)}
+    for cell in cells(doc):
+        out[f"{prefix}acc_{cell}"] = score
+    return out
+
+
+def cells(doc: Doc) -> list[str]:
+    """The breakdowns of `show_results` the row falls in: its evidence sources, and single-page, cross-page or
+    unanswerable (a question with one evidence page is single-page even if unanswerable, as official)."""
+    out = [EVIDENCE_SOURCES[s] for s in doc["evidence_sources"] if s in EVIDENCE_SOURCES]
+    pages = list(doc["evidence_pages"])
+    if len(pages) == 1:
+        out.append("single_page")
+    if len(pages) != 1 and doc["answer"] != NOT_ANSWERABLE:
+        out.append("cross_page")
+    if doc["answer"] == NOT_ANSWERABLE:
+        out.append("unanswerable")
+    return out
+
+
+def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
+    """Without an extractor (no `--judge_model`: the random baseline): the reply itself, stripped, scored as if it
+    were the extracted answer (`*_unextracted`, not the paper's figures)."""
+    return row_metrics(doc, results[0].strip(), "unextracted_")
+
+
+# ------------------------------------------------------------------------------------------- the extractor
+
+
+def judge_prompts(doc: Doc, response: str) -> dict[str, str]:
+    """The extractor's prompt and, after it, the official assistant turn's text (module doc)."""
+    return {EXTRACT: extraction_prompt() + "\n\nQuestion:{}\nAnalysis:{}\n".format(doc["question"], response)}
+
+
+def judge_parse(reply: str) -> str:
+    """The prediction; "Failed to extract" (scored 0, counted) where the reply has none, as `run_lvlm.py`."""
+    return parse_extraction(reply)
+
+
+def judge_score(doc: Doc, response: str, verdicts: Mapping[str, str]) -> dict[str, float]:
+    return row_metrics(doc, verdicts[EXTRACT], "")
