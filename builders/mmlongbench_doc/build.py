@@ -59,6 +59,7 @@ FEATURES: dict[str, Any] = {
     "evidence_sources": Sequence(Value("string")),
     "doc_pages": Value("int32"),  # the PDF's pages in all; the rows show the first `max_pages`
 }
+FIXTURE_RENDERER = "fixture page images (pymupdf not installed)"
 RENDER_SECONDS_PER_PAGE = 0.15  # a 144-dpi page of a text-heavy PDF with pymupdf, a rough figure
 PAGE_BYTES = 400_000  # a 144-dpi page as PNG (about 1,190 x 1,684 for A4)
 MEAN_PAGES = 47.5  # the paper's mean document length
@@ -93,7 +94,9 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
         source = self.options.source
         inputs: dict[str, Any] = {"source": source}
         caveats: dict[str, str] = {}
-        self.renderer: Renderer | None = pymupdf_renderer()
+        # Without pymupdf only the fixture's PDFs can be read (their pages are images, read back at the size pymupdf
+        # renders them); another PDF is refused when met, a Hub source before anything is downloaded.
+        self.renderer = pymupdf_renderer() or Renderer(FIXTURE_RENDERER, fixture_pages)
         if source == "fixture":
             self.release = Release(write_fixture(work / "fixture"))
             self.source_id = f"fixture-v{FIXTURE_VERSION}"
@@ -101,16 +104,14 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
                 f"the offline fixture release (builder fixture v{FIXTURE_VERSION}): three drawn documents and made-up "
                 "questions in the release's formats; scores on it are not comparable with the paper's"
             )
-            if self.renderer is None:  # the fixture's pages are images: read back at the size pymupdf renders
-                self.renderer = Renderer("fixture page images (pymupdf not installed)", fixture_pages)
         elif is_hub_source(source):
+            if self.renderer.name == FIXTURE_RENDERER:
+                raise need_pymupdf(f"--source {source}")
             self.release = self._fetch(source, work, inputs)
             self.source_id = "release"
         else:
             self.release = Release(source.split("=", 1)[1] if source.startswith("release=") else source)
             self.source_id = "release"
-        if self.renderer is None:
-            raise need_pymupdf(f"--source {source}")
         self.samples = self.release.samples()[: self.options.limit]
         inputs["renderer"] = self.renderer.name
         return OpenedSource(inputs, caveats, FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE)

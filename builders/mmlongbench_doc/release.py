@@ -57,7 +57,12 @@ class Sample(BaseModel):
     @field_validator("evidence_pages", "evidence_sources", mode="before")
     @classmethod
     def _literal(cls, value: object) -> object:
-        return ast.literal_eval(value) if isinstance(value, str) else value
+        if not isinstance(value, str):
+            return value
+        try:
+            return ast.literal_eval(value)
+        except (SyntaxError, ValueError):  # pydantic reports a ValueError with the field's name
+            raise ValueError(f"{value!r:.80} is not a Python list literal") from None
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -88,8 +93,12 @@ def read_samples(path: Path) -> list[Sample]:
     for i, record in enumerate(records):
         try:
             samples.append(Sample.model_validate(record))
-        except (ValidationError, SyntaxError, ValueError) as exc:
-            raise BuildError(f"{path}: question {i}: {str(exc).splitlines()[0]} ({exc})") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "the record"
+            raise BuildError(
+                f"{path}: question {i}: {field}: {first['msg']} (got {first.get('input')!r:.80})"
+            ) from None
     if not samples:
         raise BuildError(f"{path}: no questions")
     return samples

@@ -26,7 +26,7 @@ class Renderer:
 
 
 def _pymupdf_pages(pdf: bytes, max_pages: int, resolution: int, where: str) -> tuple[list[bytes], int]:
-    import fitz  # type: ignore[import-not-found]  # pymupdf, optional
+    import fitz  # type: ignore[import-not-found,unused-ignore]  # pymupdf, optional
 
     try:
         with fitz.open(stream=pdf, filetype="pdf") as doc:
@@ -38,7 +38,7 @@ def _pymupdf_pages(pdf: bytes, max_pages: int, resolution: int, where: str) -> t
 def pymupdf_renderer() -> Renderer | None:
     """The official renderer, or None where pymupdf is not installed."""
     try:
-        import fitz  # type: ignore[import-not-found]
+        import fitz  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return None
     return Renderer(f"pymupdf {fitz.VersionBind}", _pymupdf_pages)

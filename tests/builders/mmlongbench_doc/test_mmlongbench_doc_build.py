@@ -1,0 +1,121 @@
+"""MMLongBench-Doc's builder on its offline fixture and on release folders in the release's layouts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builders.core import contract
+from builders.core.errors import BuildError
+from builders.mmlongbench_doc import build_mmlongbench_doc
+from builders.mmlongbench_doc.fixture import DOCUMENTS, PAGE_PIXELS, SAMPLES, fixture_pages, write_fixture
+
+
+def rows(build: Path) -> list[dict]:
+    return pq.read_table(sorted((build / "test").glob("*.parquet"))).to_pylist()
+
+
+def parquet_digests(build: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(build)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(build.rglob("*.parquet"))
+    }
+
+
+@pytest.fixture(scope="module")
+def fixture_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = build_mmlongbench_doc("fixture", tmp_path_factory.mktemp("doc"))
+    assert path is not None
+    return path
+
+
+def test_the_fixture_builds_every_question_in_order_with_its_documents_pages(fixture_build: Path) -> None:
+    built = rows(fixture_build)
+    assert [r["question"] for r in built] == [s[1] for s in SAMPLES]
+    assert [r["id"] for r in built] == [f"q{i:04d}" for i in range(len(SAMPLES))]
+    first = built[0]
+    pages = len(DOCUMENTS[first["doc_id"]][1])
+    assert first["num_images"] == first["doc_pages"] == pages
+    assert first["prompt"] == first["question"] + contract.IMAGE_PLACEHOLDER * pages  # the question, then the pages
+    assert first["image_sizes"] == [list(PAGE_PIXELS)] * pages  # 144 dpi renders the fixture's pages at pixel size
+    assert built[1]["evidence_sources"] == ["Table"] and built[7]["evidence_pages"] == [2, 3]
+    assert {r["answer_format"] for r in built} == {"Str", "Int", "Float", "List", "None"}
+    # Pages are stored once (shared storage), however many questions show them.
+    table = pq.read_table(sorted((fixture_build / "image_table").glob("*.parquet")))
+    assert table.num_rows == sum(len(pages) for _, pages in DOCUMENTS.values())
+    manifest = json.loads((fixture_build / "build_manifest.json").read_text())
+    assert manifest["request"]["max_pages"] == 120 and manifest["request"]["resolution"] == 144
+    assert "synthetic" in manifest["caveats"]
+
+
+def test_a_second_build_is_byte_identical(fixture_build: Path, tmp_path: Path) -> None:
+    again = build_mmlongbench_doc("fixture", tmp_path)
+    assert again is not None
+    assert parquet_digests(again) == parquet_digests(fixture_build)
+
+
+def test_max_pages_and_resolution_are_the_official_flags(tmp_path: Path) -> None:
+    path = build_mmlongbench_doc("fixture", tmp_path, max_pages=2, resolution=72)
+    assert path is not None
+    first = rows(path)[0]
+    assert first["num_images"] == 2 and first["doc_pages"] == 4
+    assert first["image_sizes"] == [[PAGE_PIXELS[0] // 2, PAGE_PIXELS[1] // 2]] * 2
+
+
+def test_a_release_folder_in_the_code_repos_layout_builds(tmp_path: Path) -> None:
+    release = write_fixture(
+        tmp_path / "repo" / "data"
+    )  # mayubo2333/MMLongBench-Doc: data/samples.json, data/documents/
+    path = build_mmlongbench_doc(str(tmp_path / "repo"), tmp_path / "out", limit=3)
+    assert path is not None
+    assert [r["question"] for r in rows(path)] == [s[1] for s in SAMPLES[:3]]
+    assert release.is_dir()
+
+
+def test_a_bad_release_is_one_line_naming_the_file_and_question(tmp_path: Path) -> None:
+    release = write_fixture(tmp_path / "rel")
+    samples = json.loads((release / "samples.json").read_text())
+    samples[2]["answer_format"] = "Date"
+    (release / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(BuildError, match=r"samples\.json: question 2: .*answer_format 'Date'"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
+    samples[2]["answer_format"] = "Str"
+    samples[0]["doc_id"] = "../outside.pdf"
+    (release / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(BuildError, match="outside.pdf"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
+    samples[0]["doc_id"] = "missing.pdf"
+    (release / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(BuildError, match="missing.pdf: the PDF a question names is missing"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
+
+
+def test_pymupdf_renders_the_fixture_as_the_stand_in_reads_it(tmp_path: Path) -> None:
+    fitz = pytest.importorskip("fitz")  # optional: only a machine with pymupdf checks the official renderer
+    release = write_fixture(tmp_path)
+    pdf = (release / "documents" / "fixture-guide.pdf").read_bytes()
+    stand_in, total = fixture_pages(pdf, 120, 144, "x")
+    with fitz.open(stream=pdf, filetype="pdf") as doc:
+        rendered = [doc[i].get_pixmap(dpi=144) for i in range(len(doc))]
+    assert total == len(rendered) == len(stand_in)
+    assert [(p.width, p.height) for p in rendered] == [PAGE_PIXELS] * total
+
+
+def test_another_pdf_without_pymupdf_is_refused(tmp_path: Path) -> None:
+    release = write_fixture(tmp_path / "rel")
+    shutil.copy(release / "documents" / "fixture-guide.pdf", tmp_path / "x.pdf")
+    with pytest.raises(BuildError, match="not a fixture PDF"):
+        fixture_pages(b"%PDF-1.4\n%%EOF\n", 120, 144, "x.pdf")
+
+
+def test_an_evidence_field_that_is_not_a_literal_is_named(tmp_path: Path) -> None:
+    release = write_fixture(tmp_path / "rel")
+    samples = json.loads((release / "samples.json").read_text())
+    samples[4]["evidence_pages"] = "[1,"
+    (release / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(BuildError, match=r"question 4: evidence_pages: .*not a Python list literal"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
