@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from harness.models.paper_models import PaperModel, PaperModels
 
-API = "run_api.py: the question, then each page as a base64 JPEG at the API's default detail; max_tokens 1024"
+API = (
+    "run_api.py re-saves each 144-dpi PNG page as a JPEG (Pillow's defaults) and sends the question, then the pages, "
+    "at the API's default detail; the alias sends the stored pages as its backend encodes them"
+)
 CONCAT = (
     "run_lvlm.py concatenates the pages into {n} image(s) of three pages a row (`concat_images`); here each page is "
     "its own image"
@@ -24,7 +27,7 @@ MODELS = (
         "GPT-4o",
         "gpt-4o (in mid-2024 the 2024-05-13 snapshot)",
         "gpt-4o-2024-05-13",
-        f"{API}; OpenAI's API serves the same snapshot",
+        API,
         known_as=("gpt4o",),
     ),
     PaperModel(
@@ -39,7 +42,13 @@ MODELS = (
     PaperModel("InternVL-Chat-V1.5", "OpenGVLab/InternVL-Chat-V1-5", reason=f"{NO_CODE} ({CONCAT.format(n=5)})"),
     PaperModel("InternLM-XC2-4KHD", "internlm/internlm-xcomposer2-4khd-7b", reason=f"{NO_CODE} ({CONCAT.format(n=5)})"),
     PaperModel("MiniCPM-Llama3-V2.5", "openbmb/MiniCPM-Llama3-V-2_5", reason=f"{NO_CODE} ({CONCAT.format(n=1)})"),
-    PaperModel("Idefics2", "HuggingFaceM4/idefics2-8b", "idefics2", NO_CODE.split(",")[0], known_as=("idefics2",)),
+    PaperModel(
+        "Idefics2",
+        "HuggingFaceM4/idefics2-8b",
+        "idefics2",
+        "the code repo published no run for it: the checkpoint's chat template and processor defaults stand in",
+        known_as=("idefics2",),
+    ),
     PaperModel("DeepSeek-VL-Chat", "deepseek-ai/deepseek-vl-7b-chat", reason=NO_CODE),
     PaperModel("mPLUG-DocOwl 1.5", "mPLUG/DocOwl1.5", reason=NO_CODE),
     PaperModel("Qwen-VL-Chat", "Qwen/Qwen-VL-Chat", reason=NO_CODE),
