@@ -150,7 +150,7 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
         docs = len({s.doc_id for s in self.samples})
         pages = docs * min(MEAN_PAGES, self.options.max_pages)
         seconds = pages * RENDER_SECONDS_PER_PAGE + pages * PAGE_BYTES / WRITE_BYTES_PER_SECOND
-        work = f"{docs} documents, about {pages:,.0f} pages to render"
+        work = f"{docs} documents, about {pages:,.0f} pages to render at the paper's mean of {MEAN_PAGES} a document"
         return BuildEstimate(self.pending, len(self.samples), pages * PAGE_BYTES, seconds, work, "a guess", kept)
 
     def write(self, build: DatasetBuild) -> dict[str, Any]:
