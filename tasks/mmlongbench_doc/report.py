@@ -1,17 +1,18 @@
-"""MMLongBench-Doc's section of `harness report`: `show_results`'s figures (accuracy and generalized F1; accuracy
-by evidence source, and on single-page, cross-page and unanswerable questions), on the extractor's answers where a
-judge ran, else on the replies themselves (`unextracted_*`, said so)."""
+"""MMLongBench-Doc's section of `harness report`: `show_results`' figures (accuracy and generalized F1; accuracy on
+single-page, cross-page and unanswerable questions, by evidence source and by document type), on the extractor's
+answers where a judge ran, else on the replies themselves (`unextracted_*`, said so)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 from harness.outputs.model_results import ModelResults
+from tasks.mmlongbench_doc.utils import DOC_TYPES, EVIDENCE_SOURCES, PAGE_CELLS
 
 TASK = "mmlongbench_doc"
-SOURCES = (("text", "Pure-text"), ("layout", "Layout"), ("table", "Table"), ("chart", "Chart"), ("figure", "Figure"))
-PAGES = (("single_page", "Single-page"), ("cross_page", "Cross-page"), ("unanswerable", "Unanswerable"))
+PAGE_LABELS = dict(zip(PAGE_CELLS, ("Single-page", "Cross-page", "Unanswerable"), strict=True))
 
 
 def _value(data: ModelResults, metric: str) -> float | None:
@@ -21,6 +22,17 @@ def _value(data: ModelResults, metric: str) -> float | None:
 
 def _pct(value: float | None) -> str:
     return "N/A" if value is None else f"{100 * value:.1f}"
+
+
+def _table(data: ModelResults, prefix: str, columns: Iterable[tuple[str, str]]) -> list[str]:
+    """One row of accuracies, `columns` (metric suffix, label)."""
+    shown = list(columns)
+    return [
+        "| " + " | ".join(label for _, label in shown) + " |",
+        "|" + "---|" * len(shown),
+        "| " + " | ".join(_pct(_value(data, prefix + metric)) for metric, _ in shown) + " |",
+        "",
+    ]
 
 
 def scored_on(data: ModelResults) -> str:
@@ -38,13 +50,12 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
         else "on the replies themselves: no extractor ran (`--judge_model`), so not the paper's figures"
     )
     lines = [f"### MMLongBench-Doc ({model})", "", f"Scored {how}; {data.provenance_line()}", ""]
-    lines += ["| Acc | F1 | " + " | ".join(label for _, label in SOURCES + PAGES) + " |"]
-    lines += ["|" + "---|" * (2 + len(SOURCES) + len(PAGES))]
-    cells = [_pct(_value(data, f"{prefix}acc_{cell}")) for cell, _ in SOURCES + PAGES]
-    lines += [
-        f"| {_pct(_value(data, prefix + 'acc'))} | {_pct(_value(data, prefix + 'f1'))} | " + " | ".join(cells) + " |"
-    ]
-    return [*lines, ""]
+    pages = [(f"acc_{cell}", label) for cell, label in PAGE_LABELS.items()]
+    lines += _table(data, prefix, [("acc", "Acc"), ("f1", "F1"), *pages])
+    lines += ["By evidence source:", ""]
+    lines += _table(data, prefix, [(f"acc_{cell}", name) for name, cell in EVIDENCE_SOURCES.items()])
+    lines += ["By document type:", ""]
+    return lines + _table(data, prefix, [(f"acc_{cell}", name) for name, cell in DOC_TYPES.items()])
 
 
 def headline_metrics(names: list[str]) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ from tasks.mmlongbench_doc.scorer import NOT_ANSWERABLE, eval_acc_and_f1, parse_
 
 Doc = Mapping[str, Any]
 EXTRACT = "extract"
+# `show_results`' cells: the release's evidence sources and document types (its own strings) -> metric suffixes.
 EVIDENCE_SOURCES = {
     "Pure-text (Plain-text)": "text",
     "Generalized-text (Layout)": "layout",
@@ -30,6 +31,17 @@ EVIDENCE_SOURCES = {
     "Chart": "chart",
     "Figure": "figure",
 }
+PAGE_CELLS = ("single_page", "cross_page", "unanswerable")
+DOC_TYPES = {
+    "Research report / Introduction": "research_report",
+    "Tutorial/Workshop": "tutorial",
+    "Academic paper": "academic_paper",
+    "Guidebook": "guidebook",
+    "Brochure": "brochure",
+    "Administration/Industry file": "admin_industry",
+    "Financial report": "financial_report",
+}
+CELLS = (*EVIDENCE_SOURCES.values(), *PAGE_CELLS, *DOC_TYPES.values())
 
 
 @cache
@@ -91,8 +103,9 @@ def row_metrics(doc: Doc, pred: str, prefix: str) -> dict[str, float]:
 
 
 def cells(doc: Doc) -> list[str]:
-    """The breakdowns of `show_results` the row falls in: its evidence sources, and single-page, cross-page or
-    unanswerable (a question with one evidence page is single-page even if unanswerable, as official)."""
+    """The breakdowns of `show_results` the row falls in: its evidence sources, single-page, cross-page or
+    unanswerable (a question with one evidence page is single-page even if unanswerable, as official), and its
+    document type."""
     out = [EVIDENCE_SOURCES[s] for s in doc["evidence_sources"] if s in EVIDENCE_SOURCES]
     pages = list(doc["evidence_pages"])
     if len(pages) == 1:
@@ -101,6 +114,8 @@ def cells(doc: Doc) -> list[str]:
         out.append("cross_page")
     if doc["answer"] == NOT_ANSWERABLE:
         out.append("unanswerable")
+    if doc["doc_type"] in DOC_TYPES:
+        out.append(DOC_TYPES[doc["doc_type"]])
     return out
 
 

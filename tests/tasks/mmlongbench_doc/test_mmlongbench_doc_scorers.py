@@ -61,3 +61,23 @@ def test_the_extractor_reply_is_parsed_as_run_lvlm_parses_it() -> None:
     prompt = utils.judge_prompts({"question": "Q?"}, "The reply.")["extract"]
     assert prompt.startswith("Given the question and analysis")
     assert prompt.endswith("\n\nQuestion:Q?\nAnalysis:The reply.\n")
+
+
+def test_the_yaml_is_what_make_yaml_writes() -> None:
+    from tasks.mmlongbench_doc import _make_yaml
+
+    assert _make_yaml.YAML.read_text() == _make_yaml.render(), "run python -m tasks.mmlongbench_doc._make_yaml"
+
+
+def test_each_row_falls_in_show_results_cells() -> None:
+    doc = {
+        "evidence_sources": ["Table", "Chart"],
+        "evidence_pages": [3],
+        "answer": "5",
+        "doc_type": "Guidebook",
+    }
+    assert utils.cells(doc) == ["table", "chart", "single_page", "guidebook"]
+    unanswerable = {**doc, "evidence_sources": [], "evidence_pages": [], "answer": "Not answerable"}
+    assert utils.cells(unanswerable) == ["unanswerable", "guidebook"]
+    cross = {**doc, "evidence_pages": [2, 3]}
+    assert "cross_page" in utils.cells(cross)
