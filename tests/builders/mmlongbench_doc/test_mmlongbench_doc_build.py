@@ -119,3 +119,29 @@ def test_an_evidence_field_that_is_not_a_literal_is_named(tmp_path: Path) -> Non
     (release / "samples.json").write_text(json.dumps(samples))
     with pytest.raises(BuildError, match=r"question 4: evidence_pages: .*not a Python list literal"):
         build_mmlongbench_doc(str(release), tmp_path / "out")
+
+
+def test_a_hub_source_reads_the_questions_then_only_the_pdfs_they_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    from builders.mmlongbench_doc import build as build_module
+    from builders.mmlongbench_doc.render import Renderer
+    from tests.support.hub_cache import fill_hub_cache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    # pymupdf is optional and may be missing here: the fixture's reader renders the fixture's PDFs as it would.
+    monkeypatch.setattr(build_module, "pymupdf_renderer", lambda: Renderer("pymupdf stand-in", fixture_pages))
+    release = write_fixture(tmp_path / "release")
+    files = {"samples.json": release / "samples.json"}
+    files |= {f"documents/{doc}": release / "documents" / doc for doc in DOCUMENTS}
+    fill_hub_cache(cache, "yubo2333/MMLongBench-Doc", files)
+    path = build_mmlongbench_doc("hf://yubo2333/MMLongBench-Doc", tmp_path / "out", limit=2)
+    assert path is not None
+    assert [r["question"] for r in rows(path)] == [s[1] for s in SAMPLES[:2]]
+    hub = json.loads((path / "build_manifest.json").read_text())["inputs"]["hub"]
+    assert hub["questions"]["files"] == ["samples.json"]
+    assert hub["documents"]["files"] == [f"documents/{SAMPLES[0][0]}"]  # the two questions' one document only
