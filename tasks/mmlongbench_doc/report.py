@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from harness.outputs.model_results import ModelResults
+from tasks.mmlongbench_doc.beside import beside_lines
 from tasks.mmlongbench_doc.utils import DOC_TYPES, EVIDENCE_SOURCES, PAGE_CELLS
 
 TASK = "mmlongbench_doc"
@@ -55,7 +56,9 @@ def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     lines += ["By evidence source:", ""]
     lines += _table(data, prefix, [(f"acc_{cell}", name) for name, cell in EVIDENCE_SOURCES.items()])
     lines += ["By document type:", ""]
-    return lines + _table(data, prefix, [(f"acc_{cell}", name) for name, cell in DOC_TYPES.items()])
+    lines += _table(data, prefix, [(f"acc_{cell}", name) for name, cell in DOC_TYPES.items()])
+    scored = "accuracy" if not prefix else "accuracy on the unextracted replies"
+    return lines + beside_lines(data, _value(data, prefix + "acc"), scored)
 
 
 def headline_metrics(names: list[str]) -> list[tuple[str, str]]:

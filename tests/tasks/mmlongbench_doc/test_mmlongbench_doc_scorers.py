@@ -21,7 +21,7 @@ def test_the_decisions_cover_every_answer_format_and_the_raising_cases() -> None
 
 
 def test_the_project_scores_every_held_out_case_as_the_official_eval_score() -> None:
-    disagree = []
+    disagree: list[tuple[dict, object]] = []
     for case in DECISIONS["cases"]:
         official = case["official"]
         if isinstance(official, float):
@@ -81,3 +81,26 @@ def test_each_row_falls_in_show_results_cells() -> None:
     assert utils.cells(unanswerable) == ["unanswerable", "guidebook"]
     cross = {**doc, "evidence_pages": [2, 3]}
     assert "cross_page" in utils.cells(cross)
+
+
+def test_the_report_sets_mmlongbench_docvqa_rows_beside_the_whole_documents(tmp_path: Path) -> None:
+    from harness.outputs.model_results import ModelResults
+    from tasks.mmlongbench_doc import report
+
+    ours = {"mmlongbench_doc": {"acc,none": 0.25, "f1,none": 0.2}}
+    theirs = {
+        "mmlongbench_docvqa_mmlongbench_doc_128k": {"score,none": 31.0},
+        "mmlongbench_docvqa_mmlongbench_doc_8k": {"score,none": 40.0},
+        "mmlongbench_v1_1_docvqa_mmlongbench_doc_8k": {"score,none": 50.0},
+        "mmlongbench_docvqa_slidevqa_8k": {"score,none": 99.0},  # another dataset: not set beside
+    }
+    runs = [("a.json", {"results": {**ours, **theirs}})]
+    data = ModelResults(results=ours, runs=runs)  # type: ignore[arg-type]
+    text = "\n".join(report.section("m", data, tmp_path))
+    assert "| MMLongBench-Doc | whole document, up to 120 pages | 25.0 (accuracy) |" in text
+    rows = [line for line in text.splitlines() if "fitted to" in line]
+    assert rows == [
+        "| MMLongBench (paper) | fitted to 8K tokens | 40.0 (`score`) |",
+        "| MMLongBench (paper) | fitted to 128K tokens | 31.0 (`score`) |",
+        "| MMLongBench V1.1 | fitted to 8K tokens | 50.0 (`score`) |",
+    ]

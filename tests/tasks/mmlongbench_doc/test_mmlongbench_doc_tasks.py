@@ -61,7 +61,14 @@ def test_the_extractor_is_asked_with_the_official_prompt_and_its_answers_scored(
     server.start()
     try:
         out = tmp_path / "j"
-        args = ("--tasks", "mmlongbench_doc", "--model", "constant", "--model_args", "answer=42")
+        args: tuple[str | Path, ...] = (
+            "--tasks",
+            "mmlongbench_doc",
+            "--model",
+            "constant",
+            "--model_args",
+            "answer=42",
+        )
         args += ("--data_dir", doc_dir, "--output_path", out)
         run = harness(*args, "--judge_model", "openai", "--judge_args", f"base_url={server.base_url},api_key=k")
         assert run.code == 0, run.err
