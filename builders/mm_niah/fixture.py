@@ -65,7 +65,8 @@ def _record(task: str, needle: str, split: str, i: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"choices": None, "choices_image_path": None}
     needles: list[str] = []
     text_needles: dict[int, str] = {}
-    question, answer = "", None
+    question: str = ""
+    answer: Any = None
     if needle == "text":
         item = ITEMS[i]
         if task == "counting":

@@ -64,10 +64,9 @@ class Release:
         self.root = Path(root)
         if not self.root.is_dir():
             raise BuildError(f"release folder not found: {self.root} (expected the folder holding mm_niah_val/)")
-        self._resolved = ReleaseFolder(self.root)
 
     def annotation(self, cfg: Config) -> bytes:
-        path = self._resolved.path(cfg.annotation, f"{self.root}: annotation file")
+        path = self.root / cfg.annotation  # a name of ours, not the release's: read where it is (a Hub view links it)
         if not path.is_file():
             raise BuildError(f"{self.root / cfg.annotation} not found: config {cfg.name} reads it")
         return read_file(path, MM_NIAH_ANNOTATION, str(self.root / cfg.annotation))
@@ -86,10 +85,10 @@ class Release:
         archive = self.root / folder / IMAGE_ARCHIVE
         if missing and archive.is_file():
             for member in archive_files(archive):
-                name = _image_name(member.name, missing)
-                if name is not None:
-                    on_image((folder, name), member.read(MM_NIAH_IMAGE))
-                    missing.discard(name)
+                found = _image_name(member.name, missing)
+                if found is not None:
+                    on_image((folder, found), member.read(MM_NIAH_IMAGE))
+                    missing.discard(found)
                     if not missing:
                         break
         return missing

@@ -60,9 +60,9 @@ def process_punctuation(text: str) -> str:
 def process_digit_article(text: str) -> str:
     words: list[Any] = []
     for word in text.lower().split():
-        word = MANUAL_MAP.get(word, word)
-        if word not in ARTICLES:
-            words.append(word)
+        mapped: int | str = MANUAL_MAP.get(word, word)
+        if mapped not in ARTICLES:
+            words.append(mapped)
     words = [CONTRACTIONS.get(w, w) if isinstance(w, str) else w for w in words]
     return " ".join(str(w) for w in words)
 
