@@ -107,8 +107,8 @@ def features(image_storage: str = contract.SHARED) -> Features:
         },
         PROMPT_COLUMN,  # `f"{context}\n{question}"`, as eval_internvl.py sends it
         {
-            "answer": Value("string"),  # the release's answer as JSON text (a string, an int or a list)
-            "answer_kind": Value("string"),  # open | choice | list: how the official scorer reads it
+            "answer": Value("string"),  # the release's answer as JSON text (a string, an int or a list; null: none)
+            "answer_kind": Value("string"),  # open | choice | list: how the official scorer reads it; hidden: none
             "choices": List(Value("string")),  # text options ([] without)
             "num_choice_images": Value("int32"),  # image options, the row's last images
             "context_length": Value("int32"),  # the release's count of text and image tokens (meta)
@@ -246,7 +246,7 @@ def _row(cfg: Config, plan: PlannedRow) -> dict[str, Any]:
         "question": plan.question,
         "prompt": records.prompt(record, plan.question),
         "answer": json.dumps(record.answer),
-        "answer_kind": "list" if cfg.task == "counting" else records.answer_kind(record),
+        "answer_kind": records.answer_kind(record, cfg.task),
         "choices": list(meta.choices or []),
         "num_choice_images": len(meta.choices_image_path or []),
         "context_length": meta.context_length,

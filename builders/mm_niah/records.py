@@ -40,7 +40,7 @@ class Record(BaseModel):
     images_list: list[str]
     context: str
     question: str
-    answer: str | int | list[Any]
+    answer: str | int | list[Any] | None = None  # absent from the test split, whose answers are private
     meta: Meta
 
 
@@ -102,9 +102,13 @@ def haystack_key(record: Record) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def answer_kind(record: Record) -> str:
-    """How the official `is_correct` reads the answer: `choice` (an int), `list` (counting, a list or its JSON
-    text) or `open` (a string)."""
+def answer_kind(record: Record, task: str) -> str:
+    """How the official `is_correct` reads the answer: `choice` (an int), `list` (counting: a list or its JSON
+    text), `open` (a string); `hidden` where the release holds none (the test split's answers are private)."""
+    if record.answer is None:
+        return "hidden"
+    if task == "counting":
+        return "list"
     if isinstance(record.answer, int):
         return "choice"
     if isinstance(record.answer, list):

@@ -25,6 +25,10 @@ def cell_label(x: int, y: int) -> str:
 
 
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
+    """The official decision on the stripped reply; a row without an answer (the test split's are private) is
+    N/A: the reply is kept in the samples for the authors' leaderboard, nothing is scored."""
+    if doc["answer_kind"] == "hidden":
+        return {"acc": math.nan, "score": [], "acc_by_length_depth": []}
     response = results[0].strip()
     value = float(is_correct(json.loads(doc["answer"]), response, counting=doc["task"] == "counting"))
     x, y = heat_cell(doc["context_length"], doc["placed_depth"])
@@ -33,20 +37,20 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
 
 def official_score(cells: Sequence[Sequence[float]]) -> float:
     """The task's official score: the mean of `length_scores` over the eleven length bins."""
-    if not cells:
+    scored = [cell for cell in cells if cell]  # a row without an answer has none
+    if not scored:
         return math.nan
-    scores = length_scores([(int(x), int(y), float(v)) for x, y, v in cells])
+    scores = length_scores([(int(x), int(y), float(v)) for x, y, v in scored])
     return sum(scores) / len(scores)
 
 
 def random_answer(doc: dict[str, Any], rng: random.Random) -> str:
     """A guess in the form the scorer reads, from what the row shows: an option's letter; a list of small counts,
     one per needle; a word of the context."""
-    kind = doc["answer_kind"]
-    if kind == "choice":
-        options = len(doc["choices"]) or doc["num_choice_images"] or 4
+    options = len(doc["choices"]) or doc["num_choice_images"]
+    if options:
         return chr(ord("A") + rng.randrange(options))
-    if kind == "list":
+    if doc["task"] == "counting":
         return json.dumps([rng.randrange(4) for _ in range(max(1, len(doc["needles"])))])
     words = [w.strip(".,;:!?") for w in doc["context"].replace("<image>", " ").split()]
     return rng.choice([w for w in words if w] or ["none"])

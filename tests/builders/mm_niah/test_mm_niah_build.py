@@ -56,6 +56,8 @@ def test_rows_hold_the_official_input(built: Path) -> None:
     assert counting[0]["question"].endswith("\nAnswer the question using a single word or phrase.")
     assert json.loads(counting[3]["answer"]) == "[0, 0, 2]"  # the release's JSON text, kept as given
     assert counting[0]["placed_depth"] == [0.0, 0.1, 0.9]
+    hidden = read_rows(built, "retrieval_text_test")[0]  # the test split's answers are private
+    assert (hidden["answer"], hidden["answer_kind"]) == ("null", "hidden")
 
 
 def test_text_needle_records_over_one_document_share_a_haystack(built: Path) -> None:

@@ -20,6 +20,7 @@ def _doc(task: str, answer: object, length: int = 5000, depth: object = 0.5) -> 
     return {
         "task": task.split("-")[0],
         "answer": json.dumps(answer),
+        "answer_kind": "open",  # any but hidden: the scorer reads the answer's own type
         "context_length": length,
         "placed_depth": depth if isinstance(depth, list) else [depth],
     }
