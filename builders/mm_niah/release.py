@@ -26,6 +26,9 @@ MM_NIAH_ANNOTATION = Bound(512 * MiB, "an annotation file")
 MM_NIAH_IMAGE = Bound(64 * MiB, "an image")
 IMAGE_FOLDER = "images"
 IMAGE_ARCHIVE = "images.tar.gz"
+# A split's annotation files may come packed, `mm_niah_{split}/annotations.tar.gz` (InternVL's MM-NIAH guide unpacks
+# one for the validation split): read from it where the loose file is absent.
+ANNOTATION_ARCHIVE = "annotations.tar.gz"
 
 # The Hub's history names `main`'s head only by its short hash (36ab1b8, "Update README.md"), so no commit is
 # pinned: a build reads `main` and the manifest records the commit and every file's sha256. The image archives'
@@ -48,7 +51,10 @@ HUB_RELEASE = HubRelease(
 def hub_files(cfgs: Iterable[Config]) -> list[HubFile]:
     """The asked configs' annotation files and their splits' image archives."""
     cfgs = list(cfgs)
-    files = [HubFile((cfg.annotation,), f"the {cfg.official_name} annotations", MM_NIAH_ANNOTATION) for cfg in cfgs]
+    files = [
+        HubFile((cfg.annotation, f"{cfg.folder}/{ANNOTATION_ARCHIVE}"), f"the {cfg.official_name} annotations")
+        for cfg in cfgs
+    ]
     for folder in sorted({cfg.folder for cfg in cfgs}):
         files.append(HubFile((f"{folder}/{IMAGE_ARCHIVE}",), f"the {folder} images"))
     return files
@@ -67,9 +73,15 @@ class Release:
 
     def annotation(self, cfg: Config) -> bytes:
         path = self.root / cfg.annotation  # a name of ours, not the release's: read where it is (a Hub view links it)
-        if not path.is_file():
-            raise BuildError(f"{self.root / cfg.annotation} not found: config {cfg.name} reads it")
-        return read_file(path, MM_NIAH_ANNOTATION, str(self.root / cfg.annotation))
+        if path.is_file():
+            return read_file(path, MM_NIAH_ANNOTATION, str(path))
+        archive = self.root / cfg.folder / ANNOTATION_ARCHIVE
+        if archive.is_file():
+            name = cfg.annotation.rsplit("/", 1)[1]
+            for member in archive_files(archive):
+                if member.name.rsplit("/", 1)[-1] == name:
+                    return member.read(MM_NIAH_ANNOTATION)
+        raise BuildError(f"{path} not found (nor in {archive.name} beside it): config {cfg.name} reads it")
 
     def read_images(self, folder: str, wanted: set[str], on_image: OnImage) -> set[str]:
         """`on_image((folder, name), data)` once per wanted image of a split; returns those found nowhere."""

@@ -138,3 +138,18 @@ def test_bad_records_are_one_line_naming_the_file_and_line(tmp_path: Path) -> No
     (release / "mm_niah_val" / "images.tar.gz").unlink()
     with pytest.raises(BuildError, match=r"image\(s\) not in the release"):
         build_mm_niah(str(release), tmp_path / "out", ["retrieval_text_val"], progress=False)
+
+
+def test_packed_annotation_files_give_the_same_rows(built: Path, tmp_path: Path) -> None:
+    """A split's annotations as `annotations.tar.gz` (as InternVL's guide unpacks the validation split's)."""
+    release = write_fixture(tmp_path / "release")
+    folder = release / "mm_niah_val"
+    with tarfile.open(folder / "annotations.tar.gz", "w:gz") as tar:
+        tar.add(folder / "annotations", arcname="annotations")
+    for path in (folder / "annotations").iterdir():
+        path.unlink()
+    (folder / "annotations").rmdir()
+    out = build_mm_niah(str(release), tmp_path / "out", CONFIG_SET, progress=False)
+    assert out is not None
+    for config in CONFIG_SET:
+        assert read_rows(out, config) == read_rows(built, config)
