@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	# torch 2.13.0 is the CPU build; an unpinned torch would pull a multi-GB CUDA build.
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[hf,openai,gemini,anthropic,dev,locovqa,view,ray,wandb]'
+	$(PY) -m pip install -q -e '.[hf,openai,gemini,anthropic,dev,locovqa,pdf,view,ray,wandb]'
 	touch $(STAMP)
 
 install: $(STAMP)
