@@ -22,6 +22,7 @@ from harness.outputs.model_results import ModelResults
 from harness.outputs.provenance import DataOrigin
 from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.verdict_family import Family
+from tasks.mm_niah.beside_mmlongbench import beside_lines
 from tasks.mm_niah.paper_models import PAPER_MODELS as PAPER
 from tasks.mm_niah.scoring import DEPTH_LABELS, LENGTH_LABELS
 
@@ -165,7 +166,7 @@ def heat_panels(data: ModelResults) -> list[tuple[str, list[list[float]]]]:
 
 
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
-    lines = table(data) + beside_paper(model, data)
+    lines = table(data) + beside_paper(model, data) + beside_lines(data, length_scores)
     panels = heat_panels(data)
     name = "mm_niah_heat_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", model) + ".png"
     caption = data.provenance_line()
