@@ -4,7 +4,8 @@ As the paper reports it: per task, the official score (the mean over the eleven 
 per-bin scores) with the per-bin scores (paper Tables 3-8 and, over the six tasks, Table 2), then one heat map per
 task of accuracy by context length and needle depth (paper Fig. 4). Beside the paper's model, its published numbers
 with a verdict per cell: the paper's are on the test split (private answers), ours on the validation split, so
-they compare as fresh samples drawn the same way, never as the same items.
+they compare as fresh samples drawn the same way, never as the same items. Where the same model ran MMLongBench's
+MM-NIAH leaves, their scores per length beside these (`beside_mmlongbench.py`).
 """
 
 from __future__ import annotations
