@@ -34,7 +34,11 @@ def test_a_stage_given_as_messages_is_sent_with_their_roles_and_shared_where_equ
     server.start()
     try:
         judge = get_model_class("openai").from_args({"model": "j", "base_url": server.base_url, "api_key": "k"})
-        samples = [("s0", 0, {}, "red"), ("s1", 1, {}, "red"), ("s2", 2, {}, "blue")]
+        samples: list[tuple[str, int, dict[str, Any], str]] = [
+            ("s0", 0, {}, "red"),
+            ("s1", 1, {}, "red"),
+            ("s2", 2, {}, "blue"),
+        ]
         outcomes = judge_samples(spec(turns), "t", judge, samples, progress=False)
         judge.close()
         bodies = [r.body for r in server.received]
