@@ -113,6 +113,21 @@ def test_the_fixture_pdfs_are_deterministic_and_hold_text_and_picture_pages(tmp_
                 assert [pixmap.width, pixmap.height] == PAGE_PIXELS
 
 
+def test_the_stored_pages_are_the_files_the_official_loop_writes(fixture_build: Path, tmp_path: Path) -> None:
+    """`run_api.py:36-41`: `for page in pdf[:max_pages]: page.get_pixmap(dpi=144).save(f"{doc}_{i}.png")`."""
+    import pymupdf
+
+    release = write_fixture(tmp_path)
+    official = set()
+    for doc_id in DOCUMENTS:
+        with pymupdf.open(release / "documents" / doc_id) as pdf:
+            for index, page in enumerate(pdf[:120]):
+                page.get_pixmap(dpi=144).save(tmp_path / f"{index}.png")
+                official.add((tmp_path / f"{index}.png").read_bytes())
+    stored = pq.read_table(sorted((fixture_build / "image_table").glob("*.parquet"))).column("image").to_pylist()
+    assert {image["bytes"] for image in stored} == official
+
+
 def test_a_missing_pymupdf_is_one_line_naming_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pymupdf", None)  # what an environment without the `pdf` extra imports
     with pytest.raises(BuildError, match=r"needs pymupdf: pip install -e '\.\[pdf\]'$"):
