@@ -21,10 +21,10 @@ from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import WRITE_BYTES_PER_SECOND, BuildEstimate
 from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
 from builders.core.images import EncodedImage
-from builders.mmlongbench_doc.fixture import FIXTURE_VERSION, fixture_pages, write_fixture
+from builders.mmlongbench_doc.fixture import FIXTURE_VERSION, write_fixture
 from builders.mmlongbench_doc.options import MMLongBenchDocOptions
 from builders.mmlongbench_doc.release import HUB_RELEASE, QUESTIONS, Release, Sample, document_files
-from builders.mmlongbench_doc.render import Renderer, encode_page, need_pymupdf, pymupdf_renderer
+from builders.mmlongbench_doc.render import encode_page, render_pages, renderer_name
 
 BUILDER_VERSION = "1.0.0"
 CONFIG = "test"
@@ -59,7 +59,6 @@ FEATURES: dict[str, Any] = {
     "evidence_sources": Sequence(Value("string")),
     "doc_pages": Value("int32"),  # the PDF's pages in all; the rows show the first `max_pages`
 }
-FIXTURE_RENDERER = "fixture page images (pymupdf not installed)"
 RENDER_SECONDS_PER_PAGE = 0.15  # a 144-dpi page of a text-heavy PDF with pymupdf, a rough figure
 PAGE_BYTES = 400_000  # a 144-dpi page as PNG (about 1,190 x 1,684 for A4)
 MEAN_PAGES = 47.5  # the paper's mean document length
@@ -94,9 +93,7 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
         source = self.options.source
         inputs: dict[str, Any] = {"source": source}
         caveats: dict[str, str] = {}
-        # Without pymupdf only the fixture's PDFs can be read (their pages are images, read back at the size pymupdf
-        # renders them); another PDF is refused when met, a Hub source before anything is downloaded.
-        self.renderer = pymupdf_renderer() or Renderer(FIXTURE_RENDERER, fixture_pages)
+        self.renderer = renderer_name()  # before anything is downloaded: a missing pymupdf is said at once
         if source == "fixture":
             self.release = Release(write_fixture(work / "fixture"))
             self.source_id = f"fixture-v{FIXTURE_VERSION}"
@@ -105,15 +102,13 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
                 "questions in the release's formats; scores on it are not comparable with the paper's"
             )
         elif is_hub_source(source):
-            if self.renderer.name == FIXTURE_RENDERER:
-                raise need_pymupdf(f"--source {source}")
             self.release = self._fetch(source, work, inputs)
             self.source_id = "release"
         else:
             self.release = Release(source.split("=", 1)[1] if source.startswith("release=") else source)
             self.source_id = "release"
         self.samples = self.release.samples()[: self.options.limit]
-        inputs["renderer"] = self.renderer.name
+        inputs["renderer"] = self.renderer
         return OpenedSource(inputs, caveats, FIXTURE_CARD_LICENCE if caveats else RELEASE_CARD_LICENCE)
 
     def _fetch(self, source: str, work: Path, inputs: dict[str, Any]) -> Release:
@@ -132,14 +127,13 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
         return Release(work / "hub", hub=True)
 
     def request(self) -> dict[str, Any]:
-        assert self.renderer is not None
         return {
             "source": self.source_id,
             "configs": [CONFIG],
             "max_pages": self.options.max_pages,
             "resolution": self.options.resolution,
             "limit": self.options.limit,
-            "renderer": self.renderer.name,
+            "renderer": self.renderer,
             "text_tokenizer": self.counter.name,
         }
 
@@ -168,9 +162,8 @@ class MMLongBenchDocBuild(BenchmarkBuild[MMLongBenchDocOptions]):
         return {"pages_rendered": pages, "seconds": round(time.monotonic() - started, 1)}
 
     def _render(self, doc_id: str) -> tuple[list[EncodedImage], int]:
-        assert self.renderer is not None
         where = f"{self.release.root}/documents/{doc_id}"
-        pngs, total = self.renderer.pages(
+        pngs, total = render_pages(
             self.release.document(doc_id), self.options.max_pages, self.options.resolution, where
         )
         return [encode_page(png, f"{where} page {i + 1}") for i, png in enumerate(pngs)], total

@@ -1,6 +1,7 @@
 """The offline stand-in: a tiny release in the release's own layout (`samples.json`, `documents/*.pdf`), written
-on the spot, deterministic. Each PDF page is one drawn image (a JPEG, its page sized so that the official 144 dpi
-renders it at its pixel size), so that `fixture_pages` can read the pages back where pymupdf is not installed.
+on the spot with pymupdf, deterministic (no ids or dates: two writes are byte-identical). As in the release's
+documents, some pages are text (drawn with a standard font) and some are one picture over the page (a chart, a
+scanned page), so that rendering them takes pymupdf's text and image paths.
 
 The questions cover every answer format (Str, Int, Float, List and "Not answerable" as None), single- and cross-page
 evidence, and several evidence sources and document types, as the release's do.
@@ -10,38 +11,39 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from builders.core.errors import BuildError
-from builders.core.images import JPEG_SETTINGS
+from builders.mmlongbench_doc.render import import_pymupdf
 
-FIXTURE_VERSION = "1"
-PRODUCER = b"mmlongeval MMLongBench-Doc fixture"
-PAGE_PIXELS = (240, 320)  # 120 x 160 points: the official 144 dpi renders 240 x 320
-POINTS_PER_INCH = 72
-FIXTURE_DPI = 144
+FIXTURE_VERSION = "2"
+PAGE_POINTS = (200, 260)  # the official 144 dpi renders a page at twice its size in points (72 an inch): 400 x 520
+TEXT, PICTURE = "text", "picture"
+Page = tuple[str, list[str]]  # TEXT or PICTURE, and its lines
 
-# doc_id -> (doc_type, the text of each page)
-DOCUMENTS: dict[str, tuple[str, list[list[str]]]] = {
+# doc_id -> (doc_type, each page: how it is drawn and its lines)
+DOCUMENTS: dict[str, tuple[str, list[Page]]] = {
     "fixture-report.pdf": (
         "Research report / Introduction",
         [
-            ["Survey of reading", "2016 report"],
-            ["Readers: 52%", "Non-readers: 48%"],
-            ["Age groups", "18-29, 30-49, 50+"],
-            ["Contact", "https://example.org"],
+            (TEXT, ["Survey of reading", "2016 report"]),
+            (PICTURE, ["Readers: 52%", "Non-readers: 48%"]),
+            (TEXT, ["Age groups", "18-29, 30-49, 50+"]),
+            (TEXT, ["Contact", "https://example.org"]),
         ],
     ),
     "fixture-paper.pdf": (
         "Academic paper",
-        [["A tiny model", "Table 1: accuracy 91.5"], ["Layers: 12", "Heads: 8"], ["References", "3 works cited"]],
+        [
+            (TEXT, ["A tiny model", "Table 1: accuracy 91.5"]),
+            (TEXT, ["Layers: 12", "Heads: 8"]),
+            (PICTURE, ["References", "3 works cited"]),
+        ],
     ),
     "fixture-guide.pdf": (
         "Guidebook",
-        [["Campus guide", "Library opens 9 a.m."], ["Cafes: 3", "Gyms: 2"]],
+        [(PICTURE, ["Campus guide", "Library opens 9 a.m."]), (TEXT, ["Cafes: 3", "Gyms: 2"])],
     ),
 }
 SAMPLES = [
@@ -73,82 +75,40 @@ SAMPLES = [
 ]
 
 
-def _page_jpeg(lines: list[str], page: int) -> bytes:
-    image = Image.new("RGB", PAGE_PIXELS, (255, 255, 255))
+def _picture(lines: list[str], page: int) -> bytes:
+    """A page-sized picture (PNG) at the pixels 144 dpi renders the page at, its lines drawn in."""
+    size = (PAGE_POINTS[0] * 2, PAGE_POINTS[1] * 2)
+    image = Image.new("RGB", size, (250, 248, 240))
     draw = ImageDraw.Draw(image)
+    draw.rectangle((16, 16, size[0] - 16, size[1] - 16), outline=(60, 90, 160), width=3)
     for i, line in enumerate(lines):
-        draw.text((12, 20 + 24 * i), line, fill=(20, 20, 20))
-    draw.text((12, PAGE_PIXELS[1] - 24), f"- {page} -", fill=(90, 90, 90))
+        draw.text((32, 40 + 28 * i), line, fill=(20, 20, 20))
+    draw.text((32, size[1] - 40), f"- {page} -", fill=(90, 90, 90))
     out = io.BytesIO()
-    image.save(out, "JPEG", **JPEG_SETTINGS)
+    image.save(out, "PNG")
     return out.getvalue()
 
 
-def write_pdf(pages: list[bytes]) -> bytes:
-    """A PDF of image-only pages (each page one DCT-encoded image over the whole page), deterministic bytes."""
-    width, height = (size * POINTS_PER_INCH // FIXTURE_DPI for size in PAGE_PIXELS)
-    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]  # the page tree is filled in below
-    kids = []
-    for jpeg in pages:
-        image_no, content_no, page_no = len(objects) + 1, len(objects) + 2, len(objects) + 3
-        draw = f"q {width} 0 0 {height} 0 0 cm /Im0 Do Q".encode()
-        objects.append(
-            b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 "
-            b"/Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream" % (*PAGE_PIXELS, len(jpeg), jpeg)
-        )
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(draw), draw))
-        objects.append(
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << /Im0 %d 0 R >> >> "
-            b"/Contents %d 0 R >>" % (width, height, image_no, content_no)
-        )
-        kids.append(b"%d 0 R" % page_no)
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
-    objects.append(b"<< /Producer (%s) >>" % PRODUCER)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        len(objects),
-        xref,
-    )
-    return bytes(out)
+def write_pdf(pages: list[Page]) -> bytes:
+    """A PDF of the pages, each a text page or a picture over the whole page, as deterministic bytes."""
+    pymupdf = import_pymupdf("writing the fixture's PDFs")
+    with pymupdf.open() as doc:
+        for number, (kind, lines) in enumerate(pages, 1):
+            page = doc.new_page(width=PAGE_POINTS[0], height=PAGE_POINTS[1])
+            if kind == PICTURE:
+                page.insert_image(page.rect, stream=_picture(lines, number))
+            else:
+                page.insert_text((16, 32), "\n".join(lines), fontsize=11, fontname="helv")
+                page.insert_text((16, PAGE_POINTS[1] - 16), f"- {number} -", fontsize=8, fontname="helv")
+        return bytes(doc.tobytes(garbage=3, deflate=True, no_new_id=True))  # no_new_id: no random /ID
 
 
 def write_fixture(folder: Path) -> Path:
     """Write the fixture release into `folder` (samples.json, documents/) and return it."""
     (folder / "documents").mkdir(parents=True, exist_ok=True)
     for doc_id, (_, pages) in DOCUMENTS.items():
-        pdf = write_pdf([_page_jpeg(lines, i + 1) for i, lines in enumerate(pages)])
-        (folder / "documents" / doc_id).write_bytes(pdf)
+        (folder / "documents" / doc_id).write_bytes(write_pdf(pages))
     keys = ("doc_id", "doc_type", "question", "answer", "evidence_pages", "evidence_sources", "answer_format")
     samples = [dict(zip(keys, (s[0], DOCUMENTS[s[0]][0], *s[1:]), strict=True)) for s in SAMPLES]
     (folder / "samples.json").write_text(json.dumps(samples, indent=4) + "\n")
     return folder
-
-
-_IMAGE = re.compile(rb"/Subtype /Image /Width (\d+) /Height (\d+) .*?/Length (\d+) >>\nstream\n", re.S)
-
-
-def fixture_pages(pdf: bytes, max_pages: int, resolution: int, where: str) -> tuple[list[bytes], int]:
-    """The fixture's pages where pymupdf is missing: each page's image, resized to what `resolution` dpi renders
-    (its pixel size at 144 dpi), as PNG. Only the fixture's own PDFs are read this way."""
-    if PRODUCER not in pdf:
-        raise BuildError(f"{where}: not a fixture PDF, and rendering other PDFs needs pymupdf (pip install pymupdf)")
-    pages = []
-    for match in _IMAGE.finditer(pdf):
-        start, length = match.end(), int(match.group(3))
-        with Image.open(io.BytesIO(pdf[start : start + length])) as image:
-            page = image.convert("RGB")
-        size = (round(page.width * resolution / FIXTURE_DPI), round(page.height * resolution / FIXTURE_DPI))
-        if size != page.size:
-            page = page.resize(size, Image.Resampling.BILINEAR)
-        out = io.BytesIO()
-        page.save(out, "PNG", compress_level=6)
-        pages.append(out.getvalue())
-    return pages[:max_pages], len(pages)

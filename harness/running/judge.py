@@ -9,6 +9,9 @@ model (`--judge_model`), and the judge's metrics join the task's before aggregat
       model: gpt-4o-2024-11-20                 # the paper's judge: the judge backend's default `model`
       generation_kwargs: {temperature: 0.1, max_gen_toks: 4096}
 
+A stage's prompt is a string, sent as one user message, or, where the official judge sent several turns (MMLongBench-Doc's
+extractor ends on an assistant turn), the messages with their roles: a list of `{"role": ..., "content": str}`.
+
 Stages run in the order `prompts` gives them, all samples of a stage at once (one batch stream through the
 judge backend and its response cache; a prompt that several samples share, as identical answers make it, is
 sent once), and a sample whose reply does not parse is not asked the next stage:
@@ -48,11 +51,38 @@ JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official
 FAILED = "error"  # the judge backend failed on a stage (asked again on a rerun)
 DEFAULT_MAX_REPLY_CHARS = 8192  # far above the paper's judge replies (a few hundred words and a JSON object)
+ROLES = ("system", "user", "assistant")
+JudgePrompt = str | list[dict[str, str]]  # one user message, or the messages with their roles (module doc)
+
+
+def judge_messages(prompt: JudgePrompt) -> tuple[Message, ...] | None:
+    """The messages a stage's prompt sends, or None where it is neither form."""
+    if isinstance(prompt, str):
+        return (Message("user", (TextPart(prompt),)),)
+    if not isinstance(prompt, list) or not prompt:
+        return None
+    messages = []
+    for turn in prompt:
+        if not (isinstance(turn, dict) and set(turn) == {"role", "content"} and turn["role"] in ROLES):
+            return None
+        if not isinstance(turn["content"], str):
+            return None
+        messages.append(Message(turn["role"], (TextPart(turn["content"]),)))
+    return tuple(messages)
+
+
+def prompt_chars(prompt: JudgePrompt) -> int:
+    """The characters a stage's prompt sends (cost estimates count them)."""
+    if isinstance(prompt, str):
+        return len(prompt)
+    return sum(
+        len(turn["content"]) for turn in prompt if isinstance(turn, dict) and isinstance(turn.get("content"), str)
+    )
 
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    prompts: Callable[..., dict[str, str]]
+    prompts: Callable[..., dict[str, JudgePrompt]]
     parse: Callable[[str], Any]
     score: Callable[..., dict[str, float]]
     metrics: tuple[str, ...]
@@ -132,6 +162,13 @@ def judge_samples(
                 f"task {task_name!r}: judge.prompts gave stages {list(sample_prompts)} for sample "
                 f"{samples[k][0]!r} and {stages} for the first"
             )
+        for stage, prompt in sample_prompts.items():
+            if judge_messages(prompt) is None:
+                raise TaskConfigError(
+                    f"task {task_name!r}: judge.prompts gave stage {stage!r} of sample {samples[k][0]!r} "
+                    "neither a string nor a non-empty list of {role, content} messages (role one of "
+                    f"{', '.join(ROLES)}, content a string)"
+                )
     alive = list(range(len(samples)))
     bar = tqdm(total=len(alive) * len(stages), desc=f"judge {task_name}", unit="call", disable=not progress)
     with bar:
@@ -153,7 +190,7 @@ def _ask(
     spec: JudgeSpec,
     task_name: str,
     stage: str,
-    prompts: dict[int, str],
+    prompts: dict[int, JudgePrompt],
     outcomes: list[JudgedSample],
     bar: tqdm,
     usage: list[dict[str, int]] | None,
@@ -161,17 +198,20 @@ def _ask(
 ) -> dict[int, Response]:
     """One stage's prompts sent, each distinct prompt once (samples with the same answer and document share their
     judge's reply): each sample's reply."""
-    asked: dict[str, int] = {}
+    asked: dict[object, int] = {}
     requests: list[Request] = []
     for i, prompt in prompts.items():
-        if prompt not in asked:
-            asked[prompt] = len(requests)
+        key = _prompt_key(prompt)
+        if key not in asked:
+            asked[key] = len(requests)
+            messages = judge_messages(prompt)
+            assert messages is not None  # checked by `judge_samples`
             requests.append(
                 Request(
                     task=f"{task_name}:judge",
                     doc_id=outcomes[i].doc_id,
                     sample_id=f"{outcomes[i].sample_id}#judge:{stage}",
-                    messages=(Message("user", (TextPart(prompt),)),),
+                    messages=messages,
                     settings=spec.settings,
                     text_tokens=0,
                     image_tokens=(),
@@ -188,7 +228,12 @@ def _ask(
     if usage is not None:
         for answer in answers:
             usage.append({k: v for k, v in answer.usage.items() if isinstance(v, int)})
-    return {i: answers[asked[prompt]] for i, prompt in prompts.items()}
+    return {i: answers[asked[_prompt_key(prompt)]] for i, prompt in prompts.items()}
+
+
+def _prompt_key(prompt: JudgePrompt) -> object:
+    """What makes two samples' prompts one request: the string, or the (role, content) turns."""
+    return prompt if isinstance(prompt, str) else tuple((turn["role"], turn["content"]) for turn in prompt)
 
 
 def _read_reply(spec: JudgeSpec, stage: str, outcome: JudgedSample, reply: Response) -> bool:

@@ -24,6 +24,7 @@ from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Request
 from harness.models.registry import backend_spec, get_model_class
 from harness.models.screen_model import ScreenModel
 from harness.running.cache_estimate import Shaped, shaped
+from harness.running.judge import prompt_chars
 from harness.running.request_building import RequestBuilder
 from harness.running.sample_records import screen
 from harness.running.sharding import Shard
@@ -99,7 +100,7 @@ def screen_task(
             len(request.images),
             request.truncation,
             model.exact(request),
-            sum(len(p) for p in judge_prompts.values()),
+            sum(prompt_chars(p) for p in judge_prompts.values()),
             len(judge_prompts),
             shaped(request, tokens, model.facts.request_order)
             if model.prompt_cache is not None and not problem

@@ -2,9 +2,8 @@
 scoring (the reply, GPT-4o's extracted answer, the rule score per answer format) through the harness's judge.
 
 The official extractor (`eval/extract_answer.py`) sends two messages: the user's (the extraction prompt,
-`prompt_for_answer_extraction.md`) and an assistant turn holding "\\n\\nQuestion:{question}\\nAnalysis:{reply}\\n".
-The harness's judge sends one user message per stage, so here the second message follows the first in one user
-message: a departure the judge mechanism would need a message-list hook to remove (named in `README.md`).
+`prompt_for_answer_extraction.md`) and an assistant turn holding "\\n\\nQuestion:{question}\\nAnalysis:{reply}\\n";
+`judge_prompts` gives the judge the same two, roles and all.
 
 Generalized F1 needs three figures of a row (its score, whether its gold is answerable, whether its prediction is);
 the judge's metrics are one float each, so `f1` carries them as score + 2 * answerable + 4 * predicted-answerable
@@ -128,9 +127,10 @@ def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
 # ------------------------------------------------------------------------------------------- the extractor
 
 
-def judge_prompts(doc: Doc, response: str) -> dict[str, str]:
-    """The extractor's prompt and, after it, the official assistant turn's text (module doc)."""
-    return {EXTRACT: extraction_prompt() + "\n\nQuestion:{}\nAnalysis:{}\n".format(doc["question"], response)}
+def judge_prompts(doc: Doc, response: str) -> dict[str, list[dict[str, str]]]:
+    """The extractor's two messages: the prompt as the user's, the question and reply as the assistant's."""
+    analysis = "\n\nQuestion:{}\nAnalysis:{}\n".format(doc["question"], response)
+    return {EXTRACT: [{"role": "user", "content": extraction_prompt()}, {"role": "assistant", "content": analysis}]}
 
 
 def judge_parse(reply: str) -> str:

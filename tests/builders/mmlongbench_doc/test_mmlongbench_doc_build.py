@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -13,7 +13,9 @@ import pytest
 from builders.core import contract
 from builders.core.errors import BuildError
 from builders.mmlongbench_doc import build_mmlongbench_doc
-from builders.mmlongbench_doc.fixture import DOCUMENTS, PAGE_PIXELS, SAMPLES, fixture_pages, write_fixture
+from builders.mmlongbench_doc.fixture import DOCUMENTS, PAGE_POINTS, PICTURE, SAMPLES, TEXT, write_fixture
+
+PAGE_PIXELS = [2 * points for points in PAGE_POINTS]  # 144 dpi is twice the 72 points an inch
 
 
 def rows(build: Path) -> list[dict]:
@@ -41,7 +43,7 @@ def test_the_fixture_builds_every_question_in_order_with_its_documents_pages(fix
     pages = len(DOCUMENTS[first["doc_id"]][1])
     assert first["num_images"] == first["doc_pages"] == pages
     assert first["prompt"] == first["question"] + contract.IMAGE_PLACEHOLDER * pages  # the question, then the pages
-    assert first["image_sizes"] == [list(PAGE_PIXELS)] * pages  # 144 dpi renders the fixture's pages at pixel size
+    assert first["image_sizes"] == [PAGE_PIXELS] * pages
     assert built[1]["evidence_sources"] == ["Table"] and built[7]["evidence_pages"] == [2, 3]
     assert {r["answer_format"] for r in built} == {"Str", "Int", "Float", "List", "None"}
     # Pages are stored once (shared storage), however many questions show them.
@@ -50,6 +52,7 @@ def test_the_fixture_builds_every_question_in_order_with_its_documents_pages(fix
     manifest = json.loads((fixture_build / "build_manifest.json").read_text())
     assert manifest["request"]["max_pages"] == 120 and manifest["request"]["resolution"] == 144
     assert "synthetic" in manifest["caveats"]
+    assert manifest["request"]["renderer"].startswith("pymupdf ")
 
 
 def test_a_second_build_is_byte_identical(fixture_build: Path, tmp_path: Path) -> None:
@@ -94,22 +97,48 @@ def test_a_bad_release_is_one_line_naming_the_file_and_question(tmp_path: Path) 
         build_mmlongbench_doc(str(release), tmp_path / "out")
 
 
-def test_pymupdf_renders_the_fixture_as_the_stand_in_reads_it(tmp_path: Path) -> None:
-    fitz = pytest.importorskip("fitz")  # optional: only a machine with pymupdf checks the official renderer
+def test_the_fixture_pdfs_are_deterministic_and_hold_text_and_picture_pages(tmp_path: Path) -> None:
+    import pymupdf
+
+    first, second = write_fixture(tmp_path / "a"), write_fixture(tmp_path / "b")
+    for doc_id, (_, pages) in DOCUMENTS.items():
+        pdf = (first / "documents" / doc_id).read_bytes()
+        assert pdf == (second / "documents" / doc_id).read_bytes()
+        with pymupdf.open(stream=pdf, filetype="pdf") as doc:
+            for page, (kind, lines) in zip(doc, pages, strict=True):
+                assert bool(page.get_images()) == (kind == PICTURE)
+                assert (lines[0] in page.get_text()) == (kind == TEXT)  # a picture page has no text layer
+                # The official pixel size: 144 dpi renders a page of w x h points at 2w x 2h pixels.
+                pixmap = page.get_pixmap(dpi=144)
+                assert [pixmap.width, pixmap.height] == PAGE_PIXELS
+
+
+def test_the_stored_pages_are_the_files_the_official_loop_writes(fixture_build: Path, tmp_path: Path) -> None:
+    """`run_api.py:36-41`: `for page in pdf[:max_pages]: page.get_pixmap(dpi=144).save(f"{doc}_{i}.png")`."""
+    import pymupdf
+
     release = write_fixture(tmp_path)
-    pdf = (release / "documents" / "fixture-guide.pdf").read_bytes()
-    stand_in, total = fixture_pages(pdf, 120, 144, "x")
-    with fitz.open(stream=pdf, filetype="pdf") as doc:
-        rendered = [doc[i].get_pixmap(dpi=144) for i in range(len(doc))]
-    assert total == len(rendered) == len(stand_in)
-    assert [(p.width, p.height) for p in rendered] == [PAGE_PIXELS] * total
+    official = set()
+    for doc_id in DOCUMENTS:
+        with pymupdf.open(release / "documents" / doc_id) as pdf:
+            for index, page in enumerate(pdf[:120]):
+                page.get_pixmap(dpi=144).save(tmp_path / f"{index}.png")
+                official.add((tmp_path / f"{index}.png").read_bytes())
+    stored = pq.read_table(sorted((fixture_build / "image_table").glob("*.parquet"))).column("image").to_pylist()
+    assert {image["bytes"] for image in stored} == official
 
 
-def test_another_pdf_without_pymupdf_is_refused(tmp_path: Path) -> None:
+def test_a_missing_pymupdf_is_one_line_naming_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pymupdf", None)  # what an environment without the `pdf` extra imports
+    with pytest.raises(BuildError, match=r"needs pymupdf: pip install -e '\.\[pdf\]'$"):
+        build_mmlongbench_doc("fixture", tmp_path)
+
+
+def test_a_pdf_pymupdf_cannot_read_is_named(tmp_path: Path) -> None:
     release = write_fixture(tmp_path / "rel")
-    shutil.copy(release / "documents" / "fixture-guide.pdf", tmp_path / "x.pdf")
-    with pytest.raises(BuildError, match="not a fixture PDF"):
-        fixture_pages(b"%PDF-1.4\n%%EOF\n", 120, 144, "x.pdf")
+    (release / "documents" / "fixture-report.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    with pytest.raises(BuildError, match="fixture-report.pdf: pymupdf could not render it"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
 
 
 def test_an_evidence_field_that_is_not_a_literal_is_named(tmp_path: Path) -> None:
@@ -126,15 +155,11 @@ def test_a_hub_source_reads_the_questions_then_only_the_pdfs_they_name(
 ) -> None:
     from huggingface_hub import constants
 
-    from builders.mmlongbench_doc import build as build_module
-    from builders.mmlongbench_doc.render import Renderer
     from tests.support.hub_cache import fill_hub_cache
 
     cache = tmp_path / "cache"
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    # pymupdf is optional and may be missing here: the fixture's reader renders the fixture's PDFs as it would.
-    monkeypatch.setattr(build_module, "pymupdf_renderer", lambda: Renderer("pymupdf stand-in", fixture_pages))
     release = write_fixture(tmp_path / "release")
     files = {"samples.json": release / "samples.json"}
     files |= {f"documents/{doc}": release / "documents" / doc for doc in DOCUMENTS}

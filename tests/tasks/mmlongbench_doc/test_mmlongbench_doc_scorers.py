@@ -58,9 +58,9 @@ def test_the_extractor_reply_is_parsed_as_run_lvlm_parses_it() -> None:
     reply = "Extracted answer: ['a', 'b']\nAnswer format: List"
     assert utils.judge_parse(reply) == "['a', 'b']"
     assert utils.judge_parse("I cannot help.") == scorer.FAILED_TO_EXTRACT
-    prompt = utils.judge_prompts({"question": "Q?"}, "The reply.")["extract"]
-    assert prompt.startswith("Given the question and analysis")
-    assert prompt.endswith("\n\nQuestion:Q?\nAnalysis:The reply.\n")
+    user, assistant = utils.judge_prompts({"question": "Q?"}, "The reply.")["extract"]
+    assert user["role"] == "user" and user["content"].startswith("Given the question and analysis")
+    assert assistant == {"role": "assistant", "content": "\n\nQuestion:Q?\nAnalysis:The reply.\n"}
 
 
 def test_the_yaml_is_what_make_yaml_writes() -> None:

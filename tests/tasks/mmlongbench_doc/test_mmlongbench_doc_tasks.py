@@ -12,6 +12,7 @@ import pytest
 
 from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
+from tasks.mmlongbench_doc import utils
 from tests.support.chat_server import ChatServer
 
 
@@ -43,9 +44,8 @@ def test_random_runs_and_reports_the_unextracted_scores(doc_dir: Path, tmp_path:
 
 def extractor(body: dict[str, Any]) -> str:
     """Extracts the gold for every question but the first, whose reply it cannot read."""
-    (message,) = body["messages"]
-    prompt = message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]
-    question = re.search(r"\nQuestion:(.*)\nAnalysis:", prompt.rsplit("---", 1)[-1])
+    _, analysis = body["messages"]
+    question = re.fullmatch(r"\n\nQuestion:(.*)\nAnalysis:42\n", analysis["content"])
     assert question is not None
     (gold,) = [s[2] for s in SAMPLES if s[1] == question.group(1)]
     return (
@@ -75,8 +75,14 @@ def test_the_extractor_is_asked_with_the_official_prompt_and_its_answers_scored(
         bodies = [r.body for r in server.received]
     finally:
         server.stop()
-    # eval/extract_answer.py's settings, and its prompt with the question and the reply after it.
+    # eval/extract_answer.py's settings and messages: its prompt as the user's, the question and the reply as an
+    # assistant turn after it.
     assert {(b["model"], b["temperature"], b["max_tokens"]) for b in bodies} == {("gpt-4o-2024-05-13", 0.0, 256)}
+    prompt = utils.extraction_prompt()
+    for body in bodies:
+        user, assistant = body["messages"]
+        assert user == {"role": "user", "content": [{"type": "text", "text": prompt}]}
+        assert assistant["role"] == "assistant" and assistant["content"].startswith("\n\nQuestion:")
     assert len(bodies) == len(SAMPLES)
     results = results_of(out, "constant")
     # Every row scores 1 but the first ("Failed to extract": 0, counted, as run_lvlm.py counts it).
