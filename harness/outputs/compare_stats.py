@@ -30,7 +30,7 @@ import numpy as np
 
 from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
-from harness.outputs.compare_intervals import settle, without_error
+from harness.outputs.compare_intervals import row_scale, settle, without_error
 from harness.outputs.group_values import leaf_tasks
 from harness.outputs.groups import group_entries
 from harness.outputs.paired_runs import PairedTask, number, row_keys
@@ -207,6 +207,7 @@ def _metric_row(
     numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
     if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
         row["correlation"] = _correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
+        _changes(row, [v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
     if right is not None:
         a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)
         b_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == 0.0 and y == right)
@@ -222,6 +223,15 @@ def _metric_row(
     columns = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b]) if totals else None
     settle(row, options.level, columns, keys, right)
     return row, agg_a.influences, agg_b.influences
+
+
+def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None:
+    """How far the runs' rows differ, row by row: the rows that changed, and the mean squared change on 0..1 (the
+    run-to-run spread the same-items verdict reads; for a 0/1 score, the share of rows that changed)."""
+    change = np.subtract(a, b)
+    row["changed_rows"] = int(np.count_nonzero(change))
+    scale = row_scale(row)
+    row["mean_squared_change"] = float(np.mean((change / scale) ** 2)) if scale and len(change) else NAN
 
 
 def _paired_mean(
