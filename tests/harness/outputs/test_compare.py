@@ -372,3 +372,21 @@ def test_two_runs_of_one_model_measure_the_run_to_run_spread_report_reads(
     assert main([*argv, "--run_to_run", str(runs / "cmp_r2r")]) == 0
     assert main([*argv, "--run_to_run", str(runs / "compared" / "compare.json")]) == 2
     assert "not two runs of one model: no run-to-run spread to measure" in capsys.readouterr().err
+
+
+def test_power_plans_a_paired_comparison_from_a_finished_pair(
+    runs: Path, compared: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`harness power --pair` (issue 63, item 4): the paired difference's own sd and design effect, as compare.json
+    measured them, and the header says so."""
+    capsys.readouterr()
+    assert main(["power", "--pair", str(runs / "compared"), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["source"] == "pair" and planned["correlation"] is None
+    row = next(r for r in planned["rows"] if r["task"] == "mmneedle_m1_n2_k1_pos" and r["metric"] == "exact_acc")
+    found = _row(compared, "mmneedle_m1_n2_k1_pos", "exact_acc")
+    assert row["comparison_sd"] == pytest.approx(found["stderr"] * math.sqrt(found["n_paired"]) * 100)
+    assert main(["power", "--pair", str(runs / "compared")]) == 0
+    assert "measured from a finished pair" in capsys.readouterr().out
+    assert main(["power", str(runs / "out"), "--pair", str(runs / "compared")]) == 2
+    assert "drop RESULTS" in capsys.readouterr().err
