@@ -13,7 +13,8 @@ own aggregation, so the difference is of like with like):
   rows drawn together (`bootstrap_error`; `--bootstrap_iters`).
 - a group: each run's group rule over its members' recomputed values, in first-order form through the rule's gradient
   (`harness.outputs.groups.group_entries`), differenced: an item the members share counts once, as in a group's own
-  clustered error.
+  clustered error; where a member is a task's own `!function`, each run's group redrawn on the same clusters and
+  differenced per draw (the cluster bootstrap, as a group's own error is then).
 
 The interval and p use Student's t with C - 1 degrees of freedom (C clusters), or the normal for a crossed design's
 graph sum; the p values of every row are adjusted together (Holm, or Benjamini-Hochberg).
@@ -322,15 +323,13 @@ def compare_groups(
         value_a, value_b = (_float(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
         if form_a is None or form_b is None or not (math.isfinite(value_a) and math.isfinite(value_b)):
             continue
-        row = _row(
-            group,
-            "group",
-            metric,
-            "group rule, delta method over its members' rows",
-            (value_a, value_b),
-            difference(form_a, form_b).error(),
-            options,
+        differenced = difference(form_a, form_b)
+        method = (
+            "group rule, delta method over its members' rows"
+            if differenced.redraw is None
+            else "group rule over its members redrawn (a !function member): cluster bootstrap of A - B"
         )
+        row = _row(group, "group", metric, method, (value_a, value_b), differenced.error(), options)
         settle(row, options.level)
         members = [tasks[t] for t in leaf_tasks(group, groups) if t in tasks]
         row["n_a"], row["n_b"] = sum(t.n_a for t in members), sum(t.n_b for t in members)
