@@ -222,7 +222,7 @@ def paper_effective_n(ours: Estimate, paper: Paper) -> float | None:
 
 def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison | None:
     assert ours.value is not None and paper.value is not None
-    n_ours, p_ours, scale = ours.effective_n(), ours.proportion, ours.scale
+    n_ours, p_ours, scale = ours.interval_n(LEVEL), ours.proportion, ours.scale  # Korn-Graubard df, as the report
     n_paper = paper_effective_n(ours, paper)
     if n_ours is None or p_ours is None or not scale or n_paper is None:
         return None
