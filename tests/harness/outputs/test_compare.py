@@ -372,6 +372,10 @@ def test_two_runs_of_one_model_measure_the_run_to_run_spread_report_reads(
     assert main([*argv, "--run_to_run", str(runs / "cmp_r2r")]) == 0
     assert main([*argv, "--run_to_run", str(runs / "compared" / "compare.json")]) == 2
     assert "not two runs of one model: no run-to-run spread to measure" in capsys.readouterr().err
+    # --paired over two runs of one model measures it too, and the report is written
+    paired = ["report", str(runs / "out"), str(runs / "seed1"), "--paired", "--models", "random", "random"]
+    assert main([*paired, "--no_figures", "--out", str(runs / "report_pair_r2r")]) == 0
+    assert (runs / "report_pair_r2r" / "report.md").exists()
 
 
 def test_power_plans_a_paired_comparison_from_a_finished_pair(
