@@ -255,7 +255,7 @@ def power_command(argv: list[str]) -> int:
 
 @subcommand("report")
 def report_command(argv: list[str]) -> int:
-    from harness.outputs.compare_command import add_comparison_flags, paired_section
+    from harness.outputs.compare_command import add_comparison_flags, paired_section, run_to_run_arg
     from harness.outputs.report import write_report
 
     parser = CommandParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
@@ -287,12 +287,22 @@ def report_command(argv: list[str]) -> int:
         help="processes drawing the figures (default: one per CPU); "
         "a figure unchanged since the last report into the same folder is not drawn again",
     )
+    parser.add_argument(
+        "--run_to_run",
+        type=Path,
+        metavar="COMPARE_JSON",
+        help="the compare.json (or its folder) of two runs of one model (harness compare seed1/ seed2/): the "
+        "run-to-run spread it measured replaces the benchmarks' declared figure in the verdicts on the paper's own "
+        "rows (with --paired over two runs of one model, that comparison's is used)",
+    )
     add_comparison_flags(parser, include_path=False)  # --adjust also adjusts the verdicts beside a paper
     args = parser.parse_args(argv)
     paired: list[str] = []
+    measured = run_to_run_arg(args.run_to_run) if args.run_to_run else None
     if args.paired:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
-        paired = paired_section(folders, args, args.out or args.results_dir)
+        paired, from_pair = paired_section(folders, args, args.out or args.results_dir)
+        measured = measured or from_pair
     elif args.results_b or args.models:
         raise UserError("a second results folder or --models compares two runs: add --paired")
     path = write_report(
@@ -303,6 +313,7 @@ def report_command(argv: list[str]) -> int:
         include_paths=args.include_path,
         paired=paired,
         adjust="holm" if args.adjust == "holm" else "bh",
+        run_to_run=measured,
     )
     print(f"harness: report written to {path}", file=sys.stderr)
     return 0

@@ -96,6 +96,13 @@ class ScreenModel(Model):
     def prompt_tokens(self, request: Request) -> int:
         return self._count(request)
 
+    def count_text_by(self, text_count: Callable[[Request], int], how: str) -> None:
+        """Count each prompt's text by `text_count` (a provider's own tokenizer) in place of the rows' text_tokens,
+        its images as before; `how` names the counter in the rule the screen shows."""
+        counted = self._count
+        self._count = lambda request: counted(request) - request.text_tokens + text_count(request)
+        self.rule = f"text by {how} (not the rows' text_tokens); {self.rule}"
+
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is the model's own count of this request (else an estimate)."""
         return self._exact(request)

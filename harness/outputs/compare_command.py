@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Literal
 
 from harness.errors import CommandParser
-from harness.outputs.compare_file import write_compare
+from harness.outputs.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare_markdown import comparison_lines
 from harness.outputs.compare_runs import comparison
 from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.results_file import strict_values
+from harness.outputs.run_to_run import MeasuredRunToRun, measured_from
 from harness.uncertainty import DEFAULT_ITERS
 
 EPILOG = (
@@ -99,13 +100,25 @@ def options_from(args: argparse.Namespace) -> CompareOptions:
     return CompareOptions(args.level, adjust, args.alpha, args.power, args.bootstrap_iters)
 
 
-def paired_section(folders: list[Path], args: argparse.Namespace, out: Path) -> list[str]:
+def paired_section(
+    folders: list[Path], args: argparse.Namespace, out: Path
+) -> tuple[list[str], MeasuredRunToRun | None]:
     """`harness report --paired`: the comparison of `folders` (with `args`' comparison flags) written to compare.json
-    and compare.md in `out`, and its lines for the report (a section, one heading level down)."""
+    and compare.md in `out`, its lines for the report (a section, one heading level down), and, where both runs are
+    of one model, the run-to-run spread it measured (the same-items verdict's, `harness.outputs.run_to_run`)."""
     compared = comparison(folders, args.models, options_from(args), args.include_path, args.tasks, args.metrics)
     json_path, md_path = write_compare(compared, "\n".join(comparison_lines(compared)), out)
     print(f"harness report: the paired comparison also written to {json_path} and {md_path}", file=sys.stderr)
-    return comparison_lines(compared, depth=2)
+    measured = None
+    if compared["same_model"] and any(r.get("changed_rows") is not None for r in compared["rows"]):
+        measured = measured_from(compared, str(json_path))
+    return comparison_lines(compared, depth=2), measured
+
+
+def run_to_run_arg(path: Path) -> MeasuredRunToRun:
+    """`harness report --run_to_run`: the run-to-run spread a compare.json (or the folder holding one) measured."""
+    found = path / COMPARE_JSON if path.is_dir() else path
+    return measured_from(read_compare_file(found), str(found))
 
 
 def compare_main(argv: list[str]) -> int:

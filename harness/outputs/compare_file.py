@@ -69,6 +69,10 @@ class ComparisonRow(TypedDict):
     mde: Number  # the smallest true difference detected at `alpha` with `power`, (z + z) · stderr_clustered
     run_to_run_stderr: Number | None  # two runs of one model: stderr_clustered / √2; null: two models
     warnings: list[str]
+    # a task's metric with one number per row in both runs (absent from a group's row and from older files): what
+    # `harness report --run_to_run` reads as the measured run-to-run spread (`harness.outputs.run_to_run`)
+    changed_rows: NotRequired[int]  # paired rows whose value differs between the runs
+    mean_squared_change: NotRequired[Number]  # mean of ((A - B) / scale)² per row; N/A: no known scale
 
 
 class AgreementRow(TypedDict):

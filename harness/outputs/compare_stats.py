@@ -13,7 +13,8 @@ own aggregation, so the difference is of like with like):
   rows drawn together (`bootstrap_error`; `--bootstrap_iters`).
 - a group: each run's group rule over its members' recomputed values, in first-order form through the rule's gradient
   (`harness.outputs.groups.group_entries`), differenced: an item the members share counts once, as in a group's own
-  clustered error.
+  clustered error; where a member is a task's own `!function`, each run's group redrawn on the same clusters and
+  differenced per draw (the cluster bootstrap, as a group's own error is then).
 
 The interval and p use Student's t with C - 1 degrees of freedom (C clusters), or the normal for a crossed design's
 graph sum; the p values of every row are adjusted together (Holm, or Benjamini-Hochberg).
@@ -30,7 +31,7 @@ import numpy as np
 
 from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
-from harness.outputs.compare_intervals import settle, without_error
+from harness.outputs.compare_intervals import row_scale, settle, without_error
 from harness.outputs.group_values import leaf_tasks
 from harness.outputs.groups import group_entries
 from harness.outputs.paired_runs import PairedTask, number, row_keys
@@ -207,6 +208,7 @@ def _metric_row(
     numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
     if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
         row["correlation"] = _correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
+        _changes(row, [v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
     if right is not None:
         a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)
         b_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == 0.0 and y == right)
@@ -222,6 +224,15 @@ def _metric_row(
     columns = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b]) if totals else None
     settle(row, options.level, columns, keys, right)
     return row, agg_a.influences, agg_b.influences
+
+
+def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None:
+    """How far the runs' rows differ, row by row: the rows that changed, and the mean squared change on 0..1 (the
+    run-to-run spread the same-items verdict reads; for a 0/1 score, the share of rows that changed)."""
+    change = np.subtract(a, b)
+    row["changed_rows"] = int(np.count_nonzero(change))
+    scale = row_scale(row)
+    row["mean_squared_change"] = float(np.mean((change / scale) ** 2)) if scale and len(change) else NAN
 
 
 def _paired_mean(
@@ -312,15 +323,13 @@ def compare_groups(
         value_a, value_b = (_float(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
         if form_a is None or form_b is None or not (math.isfinite(value_a) and math.isfinite(value_b)):
             continue
-        row = _row(
-            group,
-            "group",
-            metric,
-            "group rule, delta method over its members' rows",
-            (value_a, value_b),
-            difference(form_a, form_b).error(),
-            options,
+        differenced = difference(form_a, form_b)
+        method = (
+            "group rule, delta method over its members' rows"
+            if differenced.redraw is None
+            else "group rule over its members redrawn (a !function member): cluster bootstrap of A - B"
         )
+        row = _row(group, "group", metric, method, (value_a, value_b), differenced.error(), options)
         settle(row, options.level)
         members = [tasks[t] for t in leaf_tasks(group, groups) if t in tasks]
         row["n_a"], row["n_b"] = sum(t.n_a for t in members), sum(t.n_b for t in members)

@@ -9,7 +9,9 @@ partial credit (ROUGE, ANLS) has a smaller variance than a proportion at its val
 interval as wide as its error says. Where no error can be estimated (every row scored the same, one row) n_eff is the
 number of clusters, the fewest independent units the rows stand for (`harness.uncertainty.effective_n`): the
 interval of a 0 % at n = 20 on 20 items is [0, 16.1 %], on 3 items [0, 56.1 %]. It never collapses to a point, and
-never reads "± 0.0".
+never reads "± 0.0". Where n_eff comes from an estimated clustered error over C clusters, the interval uses Korn and
+Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_{C-1})² (`Estimate.interval_n`): the variance rests
+on C clusters, not n rows.
 """
 
 from __future__ import annotations
@@ -102,10 +104,29 @@ class Estimate:
             return None
         return effective_n(rows, math.nan, self.n_clusters if self.n_clusters is not None else rows)
 
-    def interval(self, level: float = LEVEL) -> tuple[float, float] | None:
-        """The interval shown beside the value, on its scale: Wilson on the effective n for a bounded value, else
-        value ± t · error (t with clusters - 1 degrees of freedom); None where neither can be made."""
+    def interval_n(self, level: float = LEVEL) -> float | None:
+        """The effective n the interval uses: `effective_n`, times Korn and Graubard's (1998) degrees-of-freedom
+        factor (t_{n-1} / t_{C-1})² at the interval's level where it comes from an estimated clustered error over C
+        clusters (a variance estimated from C clusters has C - 1 degrees of freedom, not n - 1: at 30 clusters or
+        fewer the uncorrected interval covered 89.5-93 % at p .05 or .9, issue 63). Not where no error could be
+        estimated: n_eff is then the clusters themselves, with no variance estimate to correct."""
         n_eff = self.effective_n()
+        if n_eff is None or not self._estimated_spread() or self.df is None or not self.n or self.n < 2:
+            return n_eff
+        from scipy import stats
+
+        quantile = 1 - (1 - level) / 2
+        factor = float(stats.t.ppf(quantile, self.n - 1) / stats.t.ppf(quantile, self.df)) ** 2
+        return n_eff * min(factor, 1.0)
+
+    def _estimated_spread(self) -> bool:
+        return any(e is not None and e > 0 for e in (self.clustered, self.stderr))
+
+    def interval(self, level: float = LEVEL) -> tuple[float, float] | None:
+        """The interval shown beside the value, on its scale: Wilson on the effective n for a bounded value
+        (Korn-Graubard's degrees of freedom applied: `interval_n`), else value ± t · error (t with clusters - 1
+        degrees of freedom); None where neither can be made."""
+        n_eff = self.interval_n(level)
         p = self.proportion
         if n_eff is not None and p is not None and self.scale:
             low, high = wilson_interval(min(max(p, 0.0), 1.0), n_eff, level)

@@ -20,7 +20,9 @@ The rule's stderr treats members as independent. Beside it, `<metric>_stderr_clu
 share once (MMNeedle's M=1 stitched image at K = 1, 2 and 5, an MMLongBench source id across its lengths): the
 members' per-row influences, weighted by the rule's gradient in the members' values (central differences, so a
 `!function` rule needs nothing but its values), summed over the rows and clustered on the rows' keys
-(`harness.uncertainty.influence.combine`; docs/statistics.md).
+(`harness.uncertainty.influence.combine`; docs/statistics.md). Where a member is a task's own `!function` (VH's fold
+at 50, whose gradient is 0 at the kink), the group's clustered error is instead the cluster bootstrap of the whole
+group: its rule over the members recomputed on the clusters drawn (`harness.uncertainty.influence.redrawn_by`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
 from harness.outputs.results_file import AggregationRule, GroupAggregation
-from harness.uncertainty import ClusteredError, Linearized, combine, rule_gradient
+from harness.uncertainty import ClusteredError, Linearized, combine, redrawn_by, rule_gradient
 
 # task -> (metric -> its first-order form, or None where it has none): `harness.running.metric_errors.Influences.get`
 MemberInfluences = Mapping[str, Callable[[str], Linearized | None]]
@@ -109,7 +111,22 @@ def group_linearized(
         if member is None or not math.isfinite(weight):
             return None
         parts.append((float(weight), member))
-    return combine(parts, value, "delta method") if parts else None
+    if not parts:
+        return None
+    if not any(member is not None and member.redraw is not None for member in members):
+        return combine(parts, value, "delta method")
+    # a `!function` member: the group is redrawn whole (the rule over every member with a form, each recomputed on
+    # the rows drawn), not carried through the gradient, which a kink (VH's fold at 50) makes 0 (issue 63)
+    held = [(j, member) for j, member in enumerate(members) if member is not None]
+    base = np.array([s.value for s in scores], dtype=float)
+
+    def redrawn_rule(values: np.ndarray) -> float:
+        moved = base.copy()
+        moved[[j for j, _ in held]] = values
+        return rule(moved)
+
+    combined = combine([*parts, *[(0.0, m) for _, m in held]], value, "group rule over its members redrawn")
+    return redrawn_by(combined, [m for _, m in held], redrawn_rule)
 
 
 def _clean(value: float) -> float | str:

@@ -15,8 +15,12 @@ Two sources, one formula:
 Then, at two-sided level α and power 1 - β (z = z_{1-α/2} + z_{1-β}): MDE = z · sqrt(deff · σ_c² / n) and
 n = deff · (z · σ_c / δ)², σ_c the per-row standard deviation of what is compared: one run against a fixed number
 (a paper's), σ; two runs on the same rows (paired), σ · sqrt(2(1 - r)) at per-row correlation r; two runs on
-different rows, σ · √2. The design effect of the difference is taken to be the run's. A design effect below 1 (an
-estimate's noise) is taken as 1.
+different rows, σ · √2. From a build or one run, a paired difference's design effect is taken to be one run's and r is
+assumed (`--correlation`), and the header says so: where the two models share an item effect the difference's design
+effect is smaller than one run's, where each has its own it can be larger (issue 63). From a **finished pair**
+(`from_pair`, `harness power --pair COMPARE_JSON`: two runs compared by `harness compare`), both are measured: σ_c is
+the difference's own per-row sd (its plain error · √n) and the design effect the difference's, r each row's Pearson
+correlation. A design effect below 1 (an estimate's noise) is taken as 1.
 
 One unit in every mode (issue 63 item 5): `--effect`, the sd and the MDE are in points of the 0-100 scale report.md
 shows, whatever scale a benchmark records its scores on (a proportion's sd · 100, a percentage's as it is): `--effect
@@ -91,7 +95,7 @@ class PowerRow(TypedDict):
 
 class PowerFile(TypedDict):
     format: Literal["mmlongeval-power/1"]
-    source: Literal["build", "run"]
+    source: Literal["build", "run", "pair"]
     comparison: Comparison
     effect: float
     alpha: float
@@ -128,12 +132,7 @@ def power_row(
     mde = NAN
     if math.isfinite(deff) and compared > 0:
         mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    rows_needed = clusters_needed = None
-    if math.isfinite(deff) and compared > 0 and options.effect != 0:
-        rows_needed = sample_size(
-            options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power
-        )
-        clusters_needed = math.ceil(rows_needed * clusters / n) if n else None
+    rows_needed, clusters_needed = _needed(n, clusters, compared, deff, options)
     if not compared > 0 and not note:
         note = "no spread: every row scored alike, so the run says nothing of the variance"
     return PowerRow(
@@ -154,6 +153,53 @@ def power_row(
         rows_needed=rows_needed,
         clusters_needed=clusters_needed,
         note=note,
+    )
+
+
+def _needed(
+    n: int, clusters: int, compared: float, deff: float, options: PowerOptions
+) -> tuple[int | None, int | None]:
+    """The rows and clusters `options.effect` needs at a compared sd and design effect (None, None: not computable)."""
+    if not (math.isfinite(deff) and compared > 0 and options.effect != 0):
+        return None, None
+    rows = sample_size(options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power)
+    return rows, (math.ceil(rows * clusters / n) if n else None)
+
+
+def from_pair(
+    benchmark: str, task: str, metric: str, error: ClusteredError, correlation: float, options: PowerOptions,
+    scale: int | None,
+) -> PowerRow:  # fmt: skip
+    """A task's metric from a finished pair (`error`: the paired difference's errors, as `harness compare` gives
+    them): the difference's own per-row sd and design effect measured (not one run's), `correlation` the per-row r."""
+    factor = in_points(scale)
+    compared = error.stderr * math.sqrt(error.n) * factor if math.isfinite(error.stderr) else NAN
+    deff = max(error.design_effect, 1.0) if math.isfinite(error.design_effect) else NAN
+    note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
+    if not math.isfinite(deff) and compared > 0:
+        deff, note = 1.0, "design effect not estimable (one cluster): taken as 1"
+    mde = NAN
+    if math.isfinite(deff) and compared > 0:
+        mde = minimum_detectable_effect(error.n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
+    rows_needed, clusters_needed = _needed(error.n, error.n_clusters, compared, deff, options)
+    return PowerRow(
+        benchmark=benchmark,
+        task=task,
+        metric=metric,
+        n=error.n,
+        n_clusters=error.n_clusters,
+        rows_per_cluster=error.n / error.n_clusters if error.n_clusters else NAN,
+        links_per_row=NAN,
+        overlap=error.overlap,
+        icc=NAN,
+        design_effect=deff,
+        sd=NAN,
+        unit=POINTS if scale else AS_RECORDED,
+        comparison_sd=compared,
+        mde=mde,
+        rows_needed=rows_needed,
+        clusters_needed=clusters_needed,
+        note=note if compared > 0 else "no spread: the two runs' rows differ alike everywhere",
     )
 
 
@@ -189,7 +235,10 @@ def from_errors(
 
 
 def power_file(
-    source: Literal["build", "run"], rows: Sequence[PowerRow], not_analysed: dict[str, str], options: PowerOptions
+    source: Literal["build", "run", "pair"],
+    rows: Sequence[PowerRow],
+    not_analysed: dict[str, str],
+    options: PowerOptions,
 ) -> PowerFile:
     build = source == "build"
     return PowerFile(
@@ -199,7 +248,7 @@ def power_file(
         effect=options.effect,
         alpha=options.alpha,
         power=options.power,
-        correlation=options.correlation if options.comparison == "paired" else None,
+        correlation=options.correlation if options.comparison == "paired" and source != "pair" else None,
         icc=options.icc if build else None,
         sd=assumed_sd(options) if build else None,
         rows=list(rows),

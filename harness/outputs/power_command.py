@@ -14,6 +14,8 @@ from pathlib import Path
 from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import CommandParser, UserError, first_line
 from harness.outputs.compare_command import names_arg, probability_arg
+from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
+from harness.outputs.compare_intervals import row_scale as compared_scale
 from harness.outputs.compare_runs import NOT_DECLARED, task_index
 from harness.outputs.paired_runs import JournalUnreadable, pick_run, read_task_journal, row_keys
 from harness.outputs.power_analysis import (
@@ -23,12 +25,13 @@ from harness.outputs.power_analysis import (
     PowerRow,
     from_build,
     from_errors,
+    from_pair,
     power_file,
 )
 from harness.outputs.report import row_scale, scales
 from harness.outputs.results_file import strict_values
 from harness.running.task import Task
-from harness.uncertainty import DEFAULT_ITERS, design_from_keys
+from harness.uncertainty import DEFAULT_ITERS, ClusteredError, design_from_keys
 
 EPILOG = (
     "Examples: harness power --tasks TASK --data_dir data (before a run: the build's clusters, an assumed "
@@ -92,6 +95,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(comparison="paired")
     p.add_argument("--correlation", type=_correlation, default=0.5, help="paired runs' per-row correlation (0.5)")
+    p.add_argument(
+        "--pair",
+        type=Path,
+        metavar="COMPARE_JSON",
+        help="a finished pair (harness compare's compare.json, or its folder): the paired difference's own sd, "
+        "design effect and per-row correlation, measured, instead of one run's and an assumed --correlation",
+    )
     p.add_argument("--icc", type=_correlation, help="a build: correlation of rows that share an item (default 0.5)")
     p.add_argument("--score", type=probability_arg, help="a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)")
     p.add_argument("--sd", type=_number, help="a build: the per-row sd assumed, in points (0-100), not --score")
@@ -102,7 +112,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> PowerOptions:
-    if args.results is not None:
+    if args.pair is not None:
+        others = [flag for flag, given in (("RESULTS", args.results), ("--data_dir", args.data_dir)) if given]
+        others += (
+            ["--unpaired" if args.comparison == "unpaired" else "--one_sample"] if args.comparison != "paired" else []
+        )
+        if others:
+            raise UserError(f"--pair plans a paired comparison from a finished pair alone: drop {' '.join(others)}")
+    elif args.results is not None:
         assumed = (("--icc", args.icc), ("--score", args.score), ("--sd", args.sd))
         given = [flag for flag, value in assumed if value is not None]  # `--icc 0` is given too
         given += ["--data_dir"] if args.data_dir else []
@@ -193,6 +210,38 @@ def from_run(
     return power_file("run", rows, skipped, options)
 
 
+def from_pair_file(
+    path: Path, include_paths: Sequence[Path], names: Sequence[str] | None, metrics: Sequence[str] | None,
+    options: PowerOptions,
+) -> PowerFile:  # fmt: skip
+    """Each task metric's row from a finished pair's compare.json: its paired difference's errors as measured."""
+    found = path / COMPARE_JSON if path.is_dir() else path
+    compared = read_compare_file(found)
+    index = TaskIndex(list(include_paths))
+    chosen = set(index.select(names).tasks) if names else None
+    rows: list[PowerRow] = []
+    for row in compared["rows"]:
+        if row["kind"] != "task" or (chosen is not None and row["name"] not in chosen):
+            continue
+        if metrics is not None and row["metric"] not in metrics:
+            continue
+        se, se_clustered, deff, r = (
+            _float(row[k]) for k in ("stderr", "stderr_clustered", "design_effect", "correlation")
+        )
+        error = ClusteredError(se, se_clustered, row["n_paired"], row["n_clusters"], deff, row["overlap"])
+        scale = compared_scale(row)
+        config = index.tasks.get(row["name"])
+        benchmark = _benchmark(config.dataset_path) if config is not None else "other"
+        rows.append(from_pair(benchmark, row["name"], row["metric"], error, r, options, int(scale) if scale else None))
+    if not rows:
+        raise UserError(f"{found}: no task's row to plan from" + (f" among {', '.join(names)}" if names else ""))
+    return power_file("pair", rows, {}, options)
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else math.nan
+
+
 def _benchmark(dataset_path: str) -> str:
     """The benchmark a task's rows are grouped under: its dataset's name (`mmneedle`, `ORG/milebench`: milebench)."""
     return dataset_path.rstrip("/").rsplit("/", 1)[-1]
@@ -210,14 +259,20 @@ def table(power: PowerFile, every_row: bool = False) -> list[str]:
     """The rows as aligned text tables, one per benchmark (at most `SCREEN_ROWS` rows each unless `every_row`),
     under a header saying what was assumed and the unit of `--effect`, the sd and the MDE."""
     how = {
-        "paired": f"two runs on the same rows, per-row correlation {power['correlation']}",
+        "paired": (
+            "two runs on the same rows, each metric's difference measured from a finished pair (its sd, design "
+            "effect and per-row correlation)"
+            if power["source"] == "pair"
+            else f"two runs on the same rows, per-row correlation {power['correlation']} assumed and the "
+            "difference's design effect taken as one run's (--pair COMPARE_JSON measures both)"
+        ),
         "unpaired": "two runs on different rows",
         "one_sample": "one run against a fixed number",
     }[power["comparison"]]
     assumed = (
         f"a build: score sd {power['sd']:.1f} points and intra-cluster correlation {power['icc']} assumed"
         if power["source"] == "build" and power["sd"] is not None
-        else "a run: each metric's sd and design effect measured"
+        else f"{'a pair' if power['source'] == 'pair' else 'a run'}: each metric's sd and design effect measured"
     )
     lines = [
         f"harness power: {how}; α = {power['alpha']}, power {power['power']:.0%}; {assumed}",
@@ -275,7 +330,9 @@ def _aligned(rows: list[PowerRow]) -> list[str]:
 def power_main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     options = _options(args)
-    if args.results is None:
+    if args.pair is not None:
+        found = from_pair_file(args.pair, args.include_path, args.tasks, args.metrics, options)
+    elif args.results is None:
         found = from_data(TaskIndex(list(args.include_path)), args.tasks, args.data_dir, args.limit, options)
     else:
         found = from_run(args.results, args.model, args.include_path, args.tasks, args.metrics, options)

@@ -37,6 +37,7 @@ from harness.outputs.provenance import (
 from harness.outputs.report_hooks import AcrossModels, report_of
 from harness.outputs.results import metric_items
 from harness.outputs.run_provenance import provenance_opening
+from harness.outputs.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.trusted_tasks import trusted_task_folders
 from harness.outputs.verdict_family import adjusted_by
 
@@ -296,13 +297,16 @@ def write_report(
     include_paths: Sequence[Path] = (),
     paired: Sequence[str] = (),
     adjust: str = "holm",
+    run_to_run: MeasuredRunToRun | None = None,
 ) -> Path:
     """report.md and its figures in `out_dir` (default `results_dir`); without `figures` no figure is drawn or
     linked. Figures are drawn once the text is complete, by `workers` processes (default: one per CPU), and a
     figure whose content has not changed since the last report into `out_dir` is not drawn again. Report hooks come
     from the installed tasks and `include_paths`, never from the task folders the results files record. `paired`: the
     lines of a paired comparison of two runs (`harness report --paired`), set after the summary. `adjust`: how the ✗
-    marks beside a paper are adjusted for a table's number of cells (`holm`, or `bh`: Benjamini-Hochberg)."""
+    marks beside a paper are adjusted for a table's number of cells (`holm`, or `bh`: Benjamini-Hochberg). `run_to_run`:
+    the spread two runs of one model measured (`harness.outputs.run_to_run`), which the same-items verdicts use in
+    place of a benchmark's declared figure for the tables whose tasks it covers."""
     import matplotlib
 
     matplotlib.use("Agg")  # report plots are files: no display
@@ -311,7 +315,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     _trust_only_given_tasks(models, include_paths)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
-    with figure_batch(out_dir, figures, workers) as batch, adjusted_by(adjust):
+    with figure_batch(out_dir, figures, workers) as batch, adjusted_by(adjust), measured_run_to_run(run_to_run):
         lines = _report_lines(results_dir, models, out_dir, figures, paired)
     failures, _ = batch.finish()
     for failure in failures:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.outputs.estimates import Estimate
+from harness.outputs.run_to_run import RunToRun, measured_now
 from harness.uncertainty import design_effect_from_icc, icc_from_design_effect, wilson_interval
 
 if TYPE_CHECKING:
@@ -43,27 +44,6 @@ LEVEL = 0.95
 SAME_ITEMS, FRESH_SAMPLE = "same items", "fresh sample"
 AGREE, DISAGREE, INCONCLUSIVE, NOT_COMPARABLE = "agree", "disagree", "inconclusive", "not comparable"
 MARKS = {AGREE: "✓", DISAGREE: "✗", INCONCLUSIVE: "≈", NOT_COMPARABLE: "–"}
-
-
-@dataclass(frozen=True)
-class RunToRun:
-    """What separates two runs of one model on the same rows: `discordance`, the share of rows whose score changes
-    between the runs (for a score with partial credit, the mean squared change per row on 0..1), and `source`, where
-    the figure comes from (a measurement with `harness compare`, or an assumption said as one)."""
-
-    discordance: float
-    source: str
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.discordance <= 1.0:
-            raise ValueError(f"a run-to-run discordance is a share of rows in (0, 1], got {self.discordance}")
-
-    def stderr(self, rows: int, design_effect: float | None) -> float:
-        """The error of ours - paper on 0..1 over `rows` rows: each changed row moves the mean by ±1/rows, so the
-        variance is discordance / rows, times the design effect our rows show (changes to one item's rows are taken
-        to go together as its scores do; at least 1)."""
-        deff = design_effect if design_effect is not None and math.isfinite(design_effect) else 1.0
-        return math.sqrt(self.discordance * max(deff, 1.0) / rows)
 
 
 # No paper publishes how far two of its runs differ; until two runs of one model are compared (`harness compare
@@ -119,9 +99,11 @@ def mode_of(rule: VerdictRule, tasks: Iterable[TaskData]) -> Mode:
     tasks = list(tasks)
     problem = data_problem(tasks)
     reasons = [rule.same_items(t.origin) for t in tasks]
+    measured = measured_now()
+    spread = measured.spread([t.task for t in tasks], rule.run_to_run) if measured else rule.run_to_run
     if tasks and all(reasons):
-        return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem, rule.run_to_run)
-    return Mode(FRESH_SAMPLE, rule.fresh, rule.tolerance, problem, rule.run_to_run)
+        return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem, spread)
+    return Mode(FRESH_SAMPLE, rule.fresh, rule.tolerance, problem, spread)
 
 
 @dataclass(frozen=True)
@@ -240,7 +222,7 @@ def paper_effective_n(ours: Estimate, paper: Paper) -> float | None:
 
 def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison | None:
     assert ours.value is not None and paper.value is not None
-    n_ours, p_ours, scale = ours.effective_n(), ours.proportion, ours.scale
+    n_ours, p_ours, scale = ours.interval_n(LEVEL), ours.proportion, ours.scale  # Korn-Graubard df, as the report
     n_paper = paper_effective_n(ours, paper)
     if n_ours is None or p_ours is None or not scale or n_paper is None:
         return None
@@ -290,7 +272,7 @@ def explanation(mode: Mode, scale_name: str = "points") -> str:
     if mode.kind == SAME_ITEMS:
         spread = mode.run_to_run
         how = (
-            f"a share of {spread.discordance * 100:g} % of rows changing between two runs ({spread.source})"
+            f"a share of {spread.discordance * 100:.3g} % of rows changing between two runs ({spread.source})"
             if spread
             else "none declared, so no cell is tested"
         )

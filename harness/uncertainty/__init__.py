@@ -52,6 +52,7 @@ from harness.uncertainty.influence import (
     linearize_mean,
     linearize_ratio,
     linearize_sum,
+    redrawn_by,
     rule_gradient,
 )
 from harness.uncertainty.paired_proportions import (
@@ -121,6 +122,7 @@ __all__ = [
     "newcombe_paired_interval",
     "paired_difference",
     "percentile_interval",
+    "redrawn_by",
     "rule_gradient",
     "sample_size",
     "sample_stderr",

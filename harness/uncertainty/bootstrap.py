@@ -103,6 +103,36 @@ def bootstrap_error(
     return ClusteredError(plain, clustered, n, design.n_clusters, deff, design.overlap, "bootstrap")
 
 
+def redraw_error(
+    redraw: Callable[[np.ndarray], float], design: ClusterDesign, iters: int = DEFAULT_ITERS, seed: int = 0
+) -> ClusteredError:
+    """`bootstrap_error` of an aggregate given as `redraw(counts)`, its value on rows drawn counts[i] times each
+    (`harness.uncertainty.influence.Linearized.redraw`): rows, then clusters, resampled with the same seed, each
+    draw made as counts in one numpy step (a group's rows may be tens of thousands)."""
+    n = design.n
+    if n < 2 or iters < 2:
+        return ClusteredError(math.nan, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
+
+    def spread(units: int, labels: np.ndarray | None) -> float:
+        rng = np.random.default_rng(seed)
+        replicates = np.empty(iters)
+        for r in range(iters):
+            drawn = np.bincount(rng.integers(0, units, size=units), minlength=units)
+            counts = drawn if labels is None else drawn[labels]
+            try:
+                replicates[r] = float(redraw(counts))
+            except (TypeError, ValueError, ArithmeticError, KeyError, IndexError):
+                replicates[r] = math.nan
+        return bootstrap_stderr(replicates)
+
+    plain = spread(n, None)
+    if design.n_clusters < 2:
+        return ClusteredError(plain, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
+    clustered = spread(design.n_clusters, np.asarray(design.labels))
+    ratio = clustered / plain if plain > 0 and math.isfinite(clustered) else math.nan
+    return ClusteredError(plain, clustered, n, design.n_clusters, ratio * ratio, design.overlap, "bootstrap")
+
+
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """The percentile interval of the finite replicates at `level` (Efron and Tibshirani 1993, §13.3): their
     (1 - level)/2 and (1 + level)/2 quantiles; NaN, NaN with fewer than two."""

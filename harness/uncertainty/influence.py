@@ -19,17 +19,25 @@ How each aggregation is linearized (θ̂ - θ ≈ Σ_i ψ_i):
   its values; for the linear built-in rules the difference quotient is exact up to rounding. A row two members share
   (the same task in two subgroups) adds its two influences, and rows of different members that share a cluster key
   fall in one cluster: a shared item is counted once.
+
+Where a part is a `!function` (its jackknife form may be degenerate: a fold at 50 taken at 50 has every delete-one
+value equal, so ψ = 0 and a group's error 0.000, issue 63), the jackknife form keeps its statistic (`Linearized.
+redraw`) and a group or difference over it keeps its rule (`redrawn_by`): its errors are then the cluster bootstrap
+of the whole aggregate, each `!function` part recomputed on the rows drawn and each smooth part by its first-order
+form, the rule applied to them (`Linearized.error`).
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
 
+from harness.uncertainty.bootstrap import DEFAULT_ITERS, redraw_error
 from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.variance import ClusteredError, influence_error
 
@@ -51,9 +59,25 @@ class Linearized:
     method: str
     plain_variance: float | None = None
     plain_factor: float | None = None
+    # the aggregate recomputed on redrawn rows (how many times each of `rows` is drawn): a `!function`'s statistic,
+    # or a group's rule over its parts redrawn; None: smooth, its first-order form is its error
+    redraw: Callable[[np.ndarray], float] | None = None
 
-    def error(self) -> ClusteredError:
-        """Its plain and clustered errors, clusters and design effect (`harness.uncertainty.variance.influence_error`)."""
+    def redrawn(self, counts: np.ndarray) -> float:
+        """Its value on rows drawn `counts` times each: recomputed where it can be, else to first order,
+        θ̂ + Σ_i counts_i ψ_i."""
+        if self.redraw is not None:
+            return self.redraw(counts)
+        return self.estimate + float(counts @ self.influence)
+
+    def error(self, iters: int = DEFAULT_ITERS) -> ClusteredError:
+        """Its plain and clustered errors, clusters and design effect: from its first-order form
+        (`harness.uncertainty.variance.influence_error`), or, where it can be recomputed on redrawn rows, the
+        seeded cluster bootstrap (`redraw_error`, `iters` draws), which needs no smoothness."""
+        if self.redraw is not None:
+            seed = zlib.crc32("\n".join(self.rows).encode())
+            found = redraw_error(self.redraw, design_from_keys(self.keys), iters, seed)
+            return replace(found, method=f"{self.method}, cluster bootstrap ({iters} draws)")
         return influence_error(
             self.influence,
             design_from_keys(self.keys),
@@ -143,7 +167,14 @@ def linearize_by_jackknife(
     left_out = np.array([_call(statistic, items[:i] + items[i + 1 :]) for i in range(n)])
     if not np.all(np.isfinite(left_out)):
         return Linearized(estimate, names, row_keys, np.full(n, math.nan), "jackknife")
-    return Linearized(estimate, names, row_keys, (n - 1) / n * (left_out.mean() - left_out), "jackknife")
+    influence = (n - 1) / n * (left_out.mean() - left_out)
+    return Linearized(estimate, names, row_keys, influence, "jackknife", redraw=_redraw(statistic, items))
+
+
+def _redraw(statistic: Callable[[list[T]], float], items: list[T]) -> Callable[[np.ndarray], float]:
+    held = np.empty(len(items), dtype=object)  # the items themselves, picked by numpy (a list comprehension's cost)
+    held[:] = items
+    return lambda counts: _call(statistic, held[np.repeat(np.arange(len(items)), counts)].tolist())
 
 
 def _call(statistic: Callable[[list[T]], float], items: list[T]) -> float:
@@ -178,8 +209,26 @@ def combine(parts: Sequence[tuple[float, Linearized]], estimate: float, method: 
 
 def difference(a: Linearized, b: Linearized) -> Linearized:
     """a - b over the rows of both (paired where they share row ids; a row of one alone enters with its own
-    influence), e.g. two runs of one task: its clustered error is the paired difference's."""
-    return combine([(1.0, a), (-1.0, b)], a.estimate - b.estimate, "difference")
+    influence), e.g. two runs of one task: its clustered error is the paired difference's (redrawn by its parts
+    where either is a `!function`'s: `redrawn_by`)."""
+    combined = combine([(1.0, a), (-1.0, b)], a.estimate - b.estimate, "difference")
+    return redrawn_by(combined, [a, b], lambda values: float(values[0] - values[1]))
+
+
+def redrawn_by(combined: Linearized, parts: Sequence[Linearized], rule: Callable[[np.ndarray], float]) -> Linearized:
+    """`combined` (a `combine` of `parts`, holding each part's rows), recomputable on redrawn rows where a part is:
+    each part's value on its rows among those drawn (`Linearized.redrawn`), and `rule` over the parts' values.
+    Unchanged where no part is recomputable (its first-order form is then its error)."""
+    if not any(part.redraw is not None for part in parts):
+        return combined
+    position = {row: i for i, row in enumerate(combined.rows)}
+    held = [np.array([position[row] for row in part.rows], dtype=np.int64) for part in parts]  # each part's rows
+
+    def redraw(counts: np.ndarray) -> float:
+        values = [part.redrawn(counts[rows]) for part, rows in zip(parts, held, strict=True)]
+        return rule(np.array(values, dtype=float))
+
+    return replace(combined, redraw=redraw)
 
 
 def rule_gradient(rule: Callable[[np.ndarray], float], values: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ read each file and sent it as `image/jpeg`, which MMNeedle's stitched images are
 is the task's `max_gen_toks`; `temperature` the request's (0 when greedy) unless given or `send_temperature=false`
 (`needle.py:177-181` sent none); `top_p` when given or sampled, unless `send_top_p=false` (Claude Sonnet 4.5 and later
 refuse both together: `families.claude`); the task's stop strings as `stop_sequences`. The Messages API takes no seed.
-`thinking_budget=N` turns on extended thinking, `thinking: {"type": "enabled", "budget_tokens": N}` (N at least 1,024
+The `anthropic-version` header is the one `needle.py`'s pinned SDK sent, `2023-06-01` (`api_version=sdk`: the
+installed SDK's own pin), recorded with the results' backend figures. `thinking_budget=N` turns on extended thinking, `thinking: {"type": "enabled", "budget_tokens": N}` (N at least 1,024
 and below `max_tokens`, which thinking counts toward: anthropic-sdk's `ThinkingConfigEnabledParam`, `thinking`), so
 `max_tokens` is max_gen_toks + N, and no `temperature` or `top_p` goes with it (thinking takes no temperature
 modification: platform.claude.com/docs/en/build-with-claude/extended-thinking).
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from harness.models.anthropic_messages.batch import AnthropicBatches
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+# The `anthropic-version` MMNeedle's needle.py sent (its pinned SDK's): sent by default, as the official call sent it;
+# `api_version=sdk` sends the installed SDK's own pin instead (docs/cost.md, "API versions")
+OFFICIAL_API_VERSION = "2023-06-01"
 SAMPLING = ("temperature", "top_p")
 
 
@@ -67,6 +71,7 @@ class AnthropicSettings(ApiCallSettings):
     send_temperature: bool = True  # without `temperature`: the request's (0 when greedy); false: none sent
     send_top_p: bool = True  # false: no top_p (Claude Sonnet 4.5 and later take temperature or top_p, not both)
     thinking_budget: int | None = at_least(1024)  # extended thinking's budget_tokens, on top of max_gen_toks
+    api_version: str = OFFICIAL_API_VERSION  # the `anthropic-version` header; `sdk`: the installed SDK's own pin
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -97,8 +102,9 @@ class AnthropicModel(ApiModel):
         self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
         self._client: anthropic.Anthropic | None = None
         self._http: httpx2.Client | None = None
-        # The `anthropic-version` header the SDK sent (its own pin, not ours): recorded with the results' backend
-        # figures, not the identity, so that journals and the response cache outlive an SDK upgrade (docs/cost.md).
+        # The `anthropic-version` header sent (`api_version`: the official call's by default, or the SDK's pin):
+        # recorded with the results' backend figures, not the identity, so that journals and the response cache
+        # outlive an SDK upgrade (docs/cost.md).
         self.api_version: str | None = None
 
     def statistics(self) -> dict[str, object]:
@@ -160,6 +166,7 @@ class AnthropicModel(ApiModel):
                 max_retries=0,  # one attempt: `with_retries` retries
                 timeout=self.settings.timeout,
                 http_client=self._http,
+                default_headers={} if s.api_version == "sdk" else {"anthropic-version": s.api_version},
             )
             self.api_version = str(self._client.default_headers.get("anthropic-version") or "") or None
         return self._client

@@ -1,10 +1,11 @@
 """The `openai` backend's `--screen_only` stand-in: the API model's family rule, an estimate (the server counts for
-itself)."""
+itself); its text by tiktoken where it loads (`harness.models.api_client.text_count`), the rule saying which."""
 
 from __future__ import annotations
 
 from harness.api import Request
 from harness.models.api_client.screen import api_screen_model, output_cap
+from harness.models.api_client.text_count import openai_encoding, text_counter
 from harness.models.args import settings_from_args
 from harness.models.screen_model import ScreenModel
 from harness.sent import Sent
@@ -21,7 +22,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         return rendered(request, settings)
 
     cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
-    return api_screen_model(
+    screen = api_screen_model(
         "openai",
         settings.model,
         settings,
@@ -30,3 +31,9 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         output_cap=cap,
         prompt_cache=cache_rule(settings, settings.batch_size(1)),
     )
+    encoding, why_not = openai_encoding(settings.model)
+    if encoding is not None:
+        screen.count_text_by(text_counter(encoding), f"tiktoken's {encoding.name}")
+    else:  # the rows' count stays, said with why
+        screen.rule = f"text by the rows' text_tokens, approximate ({why_not}); {screen.rule}"
+    return screen

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from harness.api import BackendFatalError, GenerationSettings
-from harness.models.anthropic_messages.model import AnthropicModel
+from harness.models.anthropic_messages.model import OFFICIAL_API_VERSION, AnthropicModel
 from harness.models.registry import get_model_class
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.model_requests import make_request
@@ -35,6 +35,13 @@ def _model(server: AnthropicServer | str, **args: str) -> AnthropicModel:
     return model
 
 
+def anthropic_pin() -> str:
+    """The `anthropic-version` the installed SDK sends of its own."""
+    import anthropic
+
+    return str(anthropic.Anthropic(api_key="x").default_headers["anthropic-version"])
+
+
 def _bodies(server: AnthropicServer) -> list[dict]:
     return [r.body for r in server.received if r.path == "/v1/messages"]
 
@@ -51,7 +58,10 @@ def test_the_request_is_needle_pys():
     assert got == want
     (sent,) = [r for r in ours.received if r.path == "/v1/messages"]
     (sent_officially,) = [r for r in official.received if r.path == "/v1/messages"]
-    assert sent.headers["anthropic-version"] == sent_officially.headers["anthropic-version"]
+    # needle.py's pinned SDK sent 2023-06-01, which ours sends; needle.py here runs through the installed SDK, which
+    # sends its own pin (what `api_version=sdk` sends: the test below)
+    assert sent.headers["anthropic-version"] == OFFICIAL_API_VERSION == "2023-06-01"
+    assert sent_officially.headers["anthropic-version"] == anthropic_pin()
     key = sent.headers.get("x-api-key") or sent.headers.get("authorization", "").removeprefix("Bearer ")
     assert key == "test-key"
 
@@ -67,9 +77,9 @@ def test_defaults_send_only_what_the_task_asks(anthropic_server, png_blue):
     finally:
         model.close()
     (body,) = _bodies(anthropic_server)
-    # The API version the SDK sent is what the results' backend figures record (needle.py's pinned SDK sent 2023-06-01).
+    # The API version sent is needle.py's (its pinned SDK sent 2023-06-01), and the results' backend figures record it
     (sent,) = [r for r in anthropic_server.received if r.path == "/v1/messages"]
-    assert model.statistics()["anthropic_version"] == sent.headers["anthropic-version"]
+    assert sent.headers["anthropic-version"] == "2023-06-01" == model.statistics()["anthropic_version"]
     assert {k: v for k, v in body.items() if k != "messages"} == {
         "model": "claude-test",
         "max_tokens": 17,
@@ -161,3 +171,15 @@ def test_settings_are_checked():
 def test_what_is_sent_is_part_of_the_models_identity(anthropic_server):
     """The response cache keys answers by the model's identity: two runs that send different fields never share."""
     assert _model(anthropic_server).identity() != _model(anthropic_server, send_temperature="false").identity()
+
+
+def test_api_version_sdk_sends_the_installed_sdks_own_pin(anthropic_server, png_blue):
+    """`api_version=sdk`: the header the installed SDK pins (not needle.py's), recorded as sent."""
+    pin = anthropic_pin()
+    model = _model(anthropic_server, api_version="sdk")
+    try:
+        model.generate([make_request("s1", ["#id=s1 Look:", png_blue, ""])])
+    finally:
+        model.close()
+    (sent,) = [r for r in anthropic_server.received if r.path == "/v1/messages"]
+    assert sent.headers["anthropic-version"] == pin == model.statistics()["anthropic_version"]

@@ -314,7 +314,12 @@ def test_a_task_folder_a_results_file_records_is_never_read(runs: Path, tmp_path
 def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None:
     assert compare_file_problem(compared) is None
     assert set(compared) == set(typing.get_type_hints(CompareFile))
-    assert all(set(row) == set(typing.get_type_hints(ComparisonRow)) for row in compared["rows"])
+    hints = typing.get_type_hints(ComparisonRow, include_extras=True)
+    every = set(hints)
+    required = {key for key, hint in hints.items() if typing.get_origin(hint) is not typing.NotRequired}
+    assert all(required <= set(row) <= every for row in compared["rows"])
+    assert every - required == {"changed_rows", "mean_squared_change"}  # a task metric's, absent from older files
+    assert all("changed_rows" in row for row in compared["rows"] if row["a_only"] is not None)  # 0/1 rows
     damaged = json.loads((runs / "compared" / "compare.json").read_text())
     damaged["rows"][0]["n_paired"] = "many"
     assert compare_file_problem(damaged) == "`rows[0].n_paired` must be an integer, got a string"
@@ -347,3 +352,45 @@ def test_two_seeds_of_one_model_on_milebench_levels_have_no_error_where_none_exi
 
 def _journal_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+def test_two_runs_of_one_model_measure_the_run_to_run_spread_report_reads(
+    runs: Path, compared: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare.json records each task metric's changed rows and mean squared change (issue 63, item 1); `harness
+    report --run_to_run` reads them from two runs of one model and refuses a comparison of two models in one line."""
+    found = _compare(runs, runs / "out", runs / "seed1", "--models", "random", "random", out=runs / "cmp_r2r")
+    task = "mmneedle_m1_n2_k1_pos"
+    row = _row(found, task, "exact_acc")
+    a = _journal(runs, "random", task)
+    b = {r["sample_id"]: r for r in _journal_rows(runs / "seed1" / "random" / f"journal_{task}.jsonl")}
+    pairs = [(a[s]["metrics"]["exact_acc"], b[s]["metrics"]["exact_acc"]) for s in b]
+    assert row["changed_rows"] == sum(x != y for x, y in pairs) == row["a_only"] + row["b_only"]
+    assert row["mean_squared_change"] == pytest.approx(row["changed_rows"] / row["n_paired"])
+    out = runs / "report_r2r"
+    argv = ["report", str(runs / "out"), "--no_figures", "--out", str(out)]
+    assert main([*argv, "--run_to_run", str(runs / "cmp_r2r")]) == 0
+    assert main([*argv, "--run_to_run", str(runs / "compared" / "compare.json")]) == 2
+    assert "not two runs of one model: no run-to-run spread to measure" in capsys.readouterr().err
+    # --paired over two runs of one model measures it too, and the report is written
+    paired = ["report", str(runs / "out"), str(runs / "seed1"), "--paired", "--models", "random", "random"]
+    assert main([*paired, "--no_figures", "--out", str(runs / "report_pair_r2r")]) == 0
+    assert (runs / "report_pair_r2r" / "report.md").exists()
+
+
+def test_power_plans_a_paired_comparison_from_a_finished_pair(
+    runs: Path, compared: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`harness power --pair` (issue 63, item 4): the paired difference's own sd and design effect, as compare.json
+    measured them, and the header says so."""
+    capsys.readouterr()
+    assert main(["power", "--pair", str(runs / "compared"), "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)
+    assert planned["source"] == "pair" and planned["correlation"] is None
+    row = next(r for r in planned["rows"] if r["task"] == "mmneedle_m1_n2_k1_pos" and r["metric"] == "exact_acc")
+    found = _row(compared, "mmneedle_m1_n2_k1_pos", "exact_acc")
+    assert row["comparison_sd"] == pytest.approx(found["stderr"] * math.sqrt(found["n_paired"]) * 100)
+    assert main(["power", "--pair", str(runs / "compared")]) == 0
+    assert "measured from a finished pair" in capsys.readouterr().out
+    assert main(["power", str(runs / "out"), "--pair", str(runs / "compared")]) == 2
+    assert "drop RESULTS" in capsys.readouterr().err

@@ -6,6 +6,7 @@ intra-cluster correlation covers 95 % with the clustered interval where the i.i.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -131,7 +132,9 @@ def test_a_ratio_of_sums_is_linearized_by_its_influence_function() -> None:
     jack = linearize_by_jackknife(
         lambda pairs: sum(x for x, _ in pairs) / sum(y for _, y in pairs), list(zip(a, b, strict=True)), rows, keys
     )
-    assert jack.error().stderr_clustered == pytest.approx(ratio.error().stderr_clustered, rel=0.03)
+    first_order = dataclasses.replace(jack, redraw=None).error()  # its influences (jack.error() redraws the ratio)
+    assert first_order.stderr_clustered == pytest.approx(ratio.error().stderr_clustered, rel=0.03)
+    assert jack.error().stderr_clustered == pytest.approx(ratio.error().stderr_clustered, rel=0.1)  # the bootstrap
     assert math.isnan(linearize_ratio([0.0], [0.0], ["r"], [["k"]]).estimate)
 
 
