@@ -48,12 +48,22 @@ def test_a_cuda_device_this_torch_cannot_use_is_one_line_before_the_model_loads(
     assert "--device cpu" in line and "Traceback" not in run.err
 
 
-@pytest.mark.skipif(importlib.util.find_spec("accelerate") is not None, reason="accelerate is installed here")
-def test_parallelize_without_accelerate_says_what_it_needs(harness, data_dir: Path, tiny_llava: Path) -> None:
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the hf backend needs torch")
+def test_parallelize_without_accelerate_says_what_it_needs(
+    harness, data_dir: Path, tiny_llava: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "accelerate", None)  # as where the hf extra is not installed: no spec found
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
                   f"pretrained={tiny_llava},parallelize=True,device=cpu", "--data_dir", data_dir, "--limit", "1")  # fmt: skip
     line = _one_line(run)
     assert "device_map=auto (as parallelize=True asks) needs accelerate" in line and "pip install accelerate" in line
+
+
+@pytest.mark.skipif(importlib.util.find_spec("accelerate") is None, reason="the hf extra installs accelerate")
+def test_parallelize_with_the_hf_extra_places_the_model_and_runs(harness, data_dir: Path, tiny_llava: Path) -> None:
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
+                  f"pretrained={tiny_llava},parallelize=True,device=cpu", "--data_dir", data_dir, "--limit", "1")  # fmt: skip
+    assert run.code == 0, run.err
 
 
 @pytest.mark.parametrize(

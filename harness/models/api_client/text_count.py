@@ -23,7 +23,7 @@ class Encoding(Protocol):
 def openai_encoding(model: str) -> tuple[Encoding | None, str]:
     """tiktoken's encoding for `model` (its own table, else o200k_base), or None and why it could not be had."""
     try:
-        import tiktoken  # type: ignore[import-not-found,unused-ignore]  # optional: not in any extra
+        import tiktoken  # type: ignore[import-not-found,unused-ignore]  # the openai extra
     except ImportError:
         return None, "tiktoken is not installed (pip install tiktoken counts OpenAI's text exactly)"
     try:
