@@ -255,25 +255,26 @@ def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> 
     return tasks
 
 
-def cache_path(no_cache: bool, cache_dir: Path | None, output_dir: Path | None) -> Path | None:
-    """Where the response cache lives: --cache_dir (or --use_cache), else $MMLONGEVAL_CACHE_DIR, else beside the
-    model's journals in the output folder; None with --no_cache or nowhere to keep it."""
+def cache_path(args: EvaluationOptions, output_dir: Path | None) -> Path | None:
+    """Where the response cache lives: the SQLite file `--use_cache PATH` names itself, as lm-eval's
+    `--use_cache x.db` reads (a file that exists, or a name with a suffix such as .db or .sqlite3); else in the folder
+    --use_cache or --cache_dir names, else $MMLONGEVAL_CACHE_DIR, else beside the model's journals in the output
+    folder; None with --no_cache or nowhere to keep it."""
     import os
 
     from harness.running.cache import CACHE_DIR_ENV, CACHE_FILENAME
 
-    if no_cache:
+    if args.no_cache:
         return None
+    if args.use_cache:
+        named = Path(args.use_cache)
+        if named.is_file() or (not named.is_dir() and named.suffix != ""):
+            return named
+    cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
     folder = cache_dir or (Path(os.environ[CACHE_DIR_ENV]).expanduser() if os.environ.get(CACHE_DIR_ENV) else None)
     if folder is not None:
         return Path(folder) / CACHE_FILENAME
     return output_dir / CACHE_FILENAME if output_dir is not None else None
-
-
-def _names_a_file(path: Path) -> bool:
-    """Whether `--use_cache PATH` names the cache's SQLite file itself, as lm-eval's `--use_cache x.db` reads (a file
-    that exists, or a name with a suffix such as .db or .sqlite3), rather than the folder to keep it in."""
-    return path.is_file() or (not path.is_dir() and path.suffix != "")
 
 
 def _check_run_flags(args: EvaluationOptions, model: str, log_samples: bool) -> tuple[HubTarget | None, str]:
@@ -316,11 +317,7 @@ def _output_places(args: EvaluationOptions, model: ModelChoice) -> tuple[Path | 
     results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
     output_root = results_copy.parent if results_copy else args.output_path
     output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
-    cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
-    cache = cache_path(args.no_cache, cache_dir, output_dir)
-    if args.use_cache and not args.no_cache and _names_a_file(Path(args.use_cache)):
-        cache = Path(args.use_cache)  # the SQLite file itself (lm-eval's `--use_cache x.db`)
-    return results_copy, output_dir, cache
+    return results_copy, output_dir, cache_path(args, output_dir)
 
 
 def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> RunPlan:
