@@ -36,6 +36,7 @@ __all__ = [
     "Flag",
     "add_flags",
     "arguments",
+    "arguments_option",
     "command_line",
     "declared",
     "keyword_docs",
@@ -150,7 +151,7 @@ def arguments(flag: str, typed: bool = False) -> Parse:
     """The reader of a `k=v,...` flag (`--model_args`): its text, or a dict, as {name: text}; `typed`: each value
     as int, float, bool or None where it reads as one (`--gen_kwargs`)."""
 
-    def read(value: Any) -> dict[str, Any]:
+    def read(value: object) -> Mapping[str, object]:
         from harness.models.args import parse_kv
         from harness.models.args import typed as as_typed
 
@@ -159,3 +160,19 @@ def arguments(flag: str, typed: bool = False) -> Parse:
 
     read.__name__ = "arguments"
     return read
+
+
+def arguments_option(
+    help: str, flag: str, *, typed: bool = False, group: str | None = None, metavar: str | None = None
+) -> Any:
+    """A `k=v,...` option (`--model_args`), empty unless given: read by `arguments` (`typed` as it says), given in
+    Python as its text or a mapping, and spelled back as it reads (`spell_arguments`)."""
+    return option(
+        {},
+        help,
+        group=group,
+        metavar=metavar,
+        parse=arguments(flag, typed),
+        accepts="str | Mapping[str, object] | None",
+        spell=spell_arguments,
+    )

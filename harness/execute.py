@@ -15,6 +15,8 @@ from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
 if TYPE_CHECKING:
+    from harness.api import Model
+    from harness.inputs.input_policy import RunPolicies
     from harness.models.reasoning import AnswerTags, ReasoningTags
     from harness.outputs.results_file import ResultsFile, RunFileRecord
     from harness.run_arguments import EvaluationOptions
@@ -138,9 +140,7 @@ def thinking_line(tags: ReasoningTags | None, answer: AnswerTags | None, source:
 
 def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.api import BackendFatalError
-    from harness.lm_eval_flags import show_configs
     from harness.outputs.results import build_results, summary_table
-    from harness.outputs.results_file import write_results, write_results_copy
     from harness.run_config import cache_stats, run_config
     from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
@@ -190,16 +190,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     finally:
         finished = time.time()  # the evaluation's end: shutting the model (and judge) down is not evaluation
         identity, stats, backend_stats = model.identity(), cache_stats(model), model.statistics()
-        extra: dict[str, object] = {
-            "token_counting": model.token_rule,
-            **_chat_template(model.facts.chat_template),
-            "input_policies": policies.describe(),
-        }
-        if thinking_tags:  # only where set (the flag, the alias's, the template's): results without stay as they were
-            extra["reasoning_tags"] = [list(pair) for pair in thinking_tags]
-            extra["reasoning_tags_from"] = thinking_from
-        if answer_tags:
-            extra["answer_tags"] = list(answer_tags)
+        extra = _model_config(model, policies, thinking_tags, thinking_from, answer_tags)
         model.close()
         judge_served = judge.served_models() if judge is not None else {}
         if judge is not None:
@@ -216,26 +207,64 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
     print(summary_table(results))
     _report_run(task_results, stats, plan.options.shard)
-    results_file = None
-    if output_dir is not None:
-        results_file = write_results(results, output_dir, options.date_id)
-        print(f"harness: results written to {results_file}", file=sys.stderr)
-        if plan.results_copy is not None:
-            copy = write_results_copy(results, results_file, plan.results_copy, options.date_id)
-            print(
-                f"harness: --output_path {plan.results_copy}: the results also in {copy}, as lm-eval names them",
-                file=sys.stderr,
-            )
-    if plan.options.show_config:  # after the results are saved: printing them never costs the run its file
+    _share(plan, results, _save_results(plan, results, options.date_id), options.date_id)
+    return _exit_code(task_results, plan.options.allow_failures, output_dir), results
+
+
+def _model_config(
+    model: Model,
+    policies: RunPolicies,
+    thinking_tags: ReasoningTags | None,
+    thinking_from: str,
+    answer_tags: AnswerTags | None,
+) -> dict[str, object]:
+    """What the results' config records of how the model counted, rendered and was read: its token rule, chat
+    template, input policies, and the thinking taken out of its answers."""
+    extra: dict[str, object] = {
+        "token_counting": model.token_rule,
+        **_chat_template(model.facts.chat_template),
+        "input_policies": policies.describe(),
+    }
+    if thinking_tags:  # only where set (the flag, the alias's, the template's): results without stay as they were
+        extra["reasoning_tags"] = [list(pair) for pair in thinking_tags]
+        extra["reasoning_tags_from"] = thinking_from
+    if answer_tags:
+        extra["answer_tags"] = list(answer_tags)
+    return extra
+
+
+def _save_results(plan: RunPlan, results: ResultsFile, date_id: str) -> Path | None:
+    """The results file written to the output folder (and the copy `--output_path x.json` asks for), each said;
+    None without an output folder."""
+    from harness.outputs.results_file import write_results, write_results_copy
+
+    if plan.output_dir is None:
+        return None
+    results_file = write_results(results, plan.output_dir, date_id)
+    print(f"harness: results written to {results_file}", file=sys.stderr)
+    if plan.results_copy is not None:
+        copy = write_results_copy(results, results_file, plan.results_copy, date_id)
+        print(
+            f"harness: --output_path {plan.results_copy}: the results also in {copy}, as lm-eval names them",
+            file=sys.stderr,
+        )
+    return results_file
+
+
+def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_id: str) -> None:
+    """After the results are saved (printing or uploading them never costs the run its file): the configs
+    `--show_config` prints, the `--predict_only` note, the Hub upload and the Weights & Biases log."""
+    from harness.lm_eval_flags import show_configs
+
+    if plan.options.show_config:
         print(show_configs(results["configs"]))
     if results_file is not None:
         if plan.options.predict_only:
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
-            _upload(plan, results_file, options.date_id)
+            _upload(plan, results_file, date_id)
     if plan.wandb is not None:
         _log_to_wandb(plan.wandb, results, results_file)
-    return _exit_code(task_results, plan.options.allow_failures, output_dir), results
 
 
 def _chat_template(template: str | None) -> dict[str, str | None]:

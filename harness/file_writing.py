@@ -19,7 +19,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO, Literal, TextIO
 
@@ -94,6 +94,14 @@ def open_text(path: Path, mode: Literal["w", "a"]) -> TextIO:
     """A text file opened without following a link: mode `w` (truncate or create), `a` (append or create)."""
     flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}[mode]
     return os.fdopen(open_no_follow(path, flags), mode, encoding="utf-8", errors="backslashreplace")
+
+
+def close_appended(handle: TextIO) -> None:
+    """Close a file appended to line by line. Every line was made durable as it was written; bytes a failed write
+    left buffered belong to lines never recorded (they are written again), so a second failure to write them is
+    not news."""
+    with suppress(OSError):
+        handle.close()
 
 
 def read_bytes(path: Path, most: int = READ_BACK_MOST, what: str = "a file the run wrote") -> bytes:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.declared_options import DeclaredOptions, arguments, option, positive_int, spell_arguments, switch
+from harness.declared_options import DeclaredOptions, arguments_option, option, positive_int, switch
 from harness.errors import UserError
 from harness.models.registry import backend_spec
 from harness.models.scheduling.auto_batch import DEFAULT_START
@@ -162,15 +162,12 @@ class LmEvalOptions(DeclaredOptions):
         parse=str.upper,
         choices=VERBOSITIES,
     )
-    hf_hub_log_args: dict[str, str] = option(
-        {},
+    hf_hub_log_args: dict[str, str] = arguments_option(
         "lm-eval's k=v list to upload the results to a Hub "
         "dataset repo: hub_results_org=ORG,results_repo_name=NAME (default mmlongeval-results),"
         "push_results_to_hub=True,push_samples_to_hub=True,public_repo=False (token: $HF_TOKEN)",
+        "--hf_hub_log_args",
         group=LM_EVAL,
-        parse=arguments("--hf_hub_log_args"),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
     )
     device: str | None = option(
         None,
@@ -215,24 +212,20 @@ class LmEvalOptions(DeclaredOptions):
         parse=int,
         check=lambda flag, value: f"{flag} must be 0 or more, got {value}" if value < 0 else None,
     )
-    wandb_args: dict[str, Any] = option(
-        {},
+    wandb_args: dict[str, Any] = arguments_option(
         "log the results to Weights & Biases as "
         "lm-eval does (wandb.init arguments: project=...,name=...,mode=offline); needs the wandb extra",
+        "--wandb_args",
+        typed=True,
         group=LM_EVAL,
         metavar="K=V,...",
-        parse=arguments("--wandb_args", typed=True),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
     )
-    wandb_config_args: dict[str, Any] = option(
-        {},
+    wandb_config_args: dict[str, Any] = arguments_option(
         "extra values for the W&B run's config, as lm-eval's",
+        "--wandb_config_args",
+        typed=True,
         group=LM_EVAL,
         metavar="K=V,...",
-        parse=arguments("--wandb_config_args", typed=True),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
     )
     show_config: bool = switch("print each task's config after the results table, as lm-eval does", group=LM_EVAL)
     cache_requests: str | None = option(

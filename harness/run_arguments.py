@@ -18,10 +18,9 @@ from typing import TYPE_CHECKING, Any
 from harness.declared_options import (
     REQUIRED,
     add_flags,
-    arguments,
+    arguments_option,
     option,
     positive_int,
-    spell_arguments,
     switch,
 )
 from harness.errors import CommandParser, UserError
@@ -159,12 +158,9 @@ class EvaluationOptions(LmEvalOptions):
         None,
         "backend (hf, vllm, openai, constant, random) or an alias (qwen2.5-vl, ...); required unless --tasks list",
     )
-    model_args: dict[str, str] = option(
-        {},
+    model_args: dict[str, str] = arguments_option(
         'k=v,k2=v2 for the backend; quote values with commas: answer="1, 2, 3"',
-        parse=arguments("--model_args"),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
+        "--model_args",
     )
     data_dir: str | None = option(
         None,
@@ -232,12 +228,10 @@ class EvaluationOptions(LmEvalOptions):
         parse=read_seeds,
         accepts="int | Sequence[int | None] | str | None",
     )
-    gen_kwargs: dict[str, Any] = option(
-        {},
+    gen_kwargs: dict[str, Any] = arguments_option(
         "override generation settings of every task: max_gen_toks=64,temperature=0",
-        parse=arguments("--gen_kwargs", typed=True),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
+        "--gen_kwargs",
+        typed=True,
     )
     metadata: dict[str, Any] = option(
         {},
@@ -278,13 +272,10 @@ class EvaluationOptions(LmEvalOptions):
         "generation (a summarization task's Fluency-F1, by the judge its paper used), e.g. openai; without "
         "it those tasks report only their own metrics",
     )
-    judge_args: dict[str, str] = option(
-        {},
+    judge_args: dict[str, str] = arguments_option(
         "k=v model args of the judge (e.g. model=gpt-4o-2024-11-20,"
         "base_url=...; the task names its paper's judge as the default `model`)",
-        parse=arguments("--judge_args"),
-        accepts="str | Mapping[str, object] | None",
-        spell=spell_arguments,
+        "--judge_args",
     )
     reasoning_tags: tuple[tuple[str, str], ...] | None = option(
         None,

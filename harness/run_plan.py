@@ -255,25 +255,69 @@ def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> 
     return tasks
 
 
-def cache_path(no_cache: bool, cache_dir: Path | None, output_dir: Path | None) -> Path | None:
-    """Where the response cache lives: --cache_dir (or --use_cache), else $MMLONGEVAL_CACHE_DIR, else beside the
-    model's journals in the output folder; None with --no_cache or nowhere to keep it."""
+def cache_path(args: EvaluationOptions, output_dir: Path | None) -> Path | None:
+    """Where the response cache lives: the SQLite file `--use_cache PATH` names itself, as lm-eval's
+    `--use_cache x.db` reads (a file that exists, or a name with a suffix such as .db or .sqlite3); else in the folder
+    --use_cache or --cache_dir names, else $MMLONGEVAL_CACHE_DIR, else beside the model's journals in the output
+    folder; None with --no_cache or nowhere to keep it."""
     import os
 
     from harness.running.cache import CACHE_DIR_ENV, CACHE_FILENAME
 
-    if no_cache:
+    if args.no_cache:
         return None
+    if args.use_cache:
+        named = Path(args.use_cache)
+        if named.is_file() or (not named.is_dir() and named.suffix != ""):
+            return named
+    cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
     folder = cache_dir or (Path(os.environ[CACHE_DIR_ENV]).expanduser() if os.environ.get(CACHE_DIR_ENV) else None)
     if folder is not None:
         return Path(folder) / CACHE_FILENAME
     return output_dir / CACHE_FILENAME if output_dir is not None else None
 
 
-def _names_a_file(path: Path) -> bool:
-    """Whether `--use_cache PATH` names the cache's SQLite file itself, as lm-eval's `--use_cache x.db` reads (a file
-    that exists, or a name with a suffix such as .db or .sqlite3), rather than the folder to keep it in."""
-    return path.is_file() or (not path.is_dir() and path.suffix != "")
+def _check_run_flags(args: EvaluationOptions, model: str, log_samples: bool) -> tuple[HubTarget | None, str]:
+    """The upload target `--hf_hub_log_args` names and the backend `model` runs on, once the flags that need another
+    flag or a reachable cluster have it and `model` names a backend or an alias; a `UserError` naming the first that
+    does not."""
+    from harness.models.replicas.cluster import address_problem
+    from harness.outputs.hub_upload import parse_hub_target
+
+    hub = parse_hub_target(args.hf_hub_log_args)
+    if hub is not None and args.output_path is None:
+        raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
+    ray_problem = address_problem(args.ray) if args.ray is not None else None
+    if ray_problem:
+        raise UserError(f"--ray {args.ray}: {ray_problem}")
+    backend = known_model(model, args.model_args)  # a name neither a backend nor an alias stops here
+    if hub is not None and hub.push_samples and not log_samples:
+        raise UserError(
+            "--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
+            "writes: add --log_samples (or drop push_samples_to_hub)"
+        )
+    return hub, backend
+
+
+def _warn_unused_batch_tokens(max_batch_tokens: int | None, backend: str) -> None:
+    """Say that `--max_batch_tokens` does nothing when the backend batches its own way."""
+    from harness.models.registry import backend_spec
+
+    if max_batch_tokens and not backend_spec(backend).token_budget:
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
+            file=sys.stderr,
+        )
+
+
+def _output_places(args: EvaluationOptions, model: ModelChoice) -> tuple[Path | None, Path | None, Path | None]:
+    """Where the run writes: the results copy `--output_path x.json` names, the model's folder, and the cache."""
+    from harness.outputs.results import model_folder_name
+
+    results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
+    output_root = results_copy.parent if results_copy else args.output_path
+    output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
+    return results_copy, output_dir, cache_path(args, output_dir)
 
 
 def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> RunPlan:
@@ -282,9 +326,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
     from harness.models.aliases import task_benchmarks
-    from harness.models.replicas.cluster import address_problem
-    from harness.outputs.hub_upload import parse_hub_target
-    from harness.outputs.results import model_folder_name
     from harness.redact import collect_secrets, register
 
     if args.model is None:
@@ -293,31 +334,13 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     secrets = collect_secrets({"model": args.model_args, "judge": args.judge_args, "hub": args.hf_hub_log_args})
     register(secrets)  # from here on, nothing the run writes or prints holds them
     _set_verbosity(args.verbosity)
-    names = args.task_names
     log_samples = args.log_samples or args.predict_only  # as lm-eval: the answers are what a prediction-only run is for
-    hub = parse_hub_target(args.hf_hub_log_args)
-    if hub is not None and args.output_path is None:
-        raise UserError("--hf_hub_log_args pushes the results file: it needs --output_path")
-    ray_problem = address_problem(args.ray) if args.ray is not None else None
-    if ray_problem:
-        raise UserError(f"--ray {args.ray}: {ray_problem}")
-    backend = known_model(args.model, args.model_args)  # a name neither a backend nor an alias stops here
+    hub, backend = _check_run_flags(args, args.model, log_samples)
     wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
-    if hub is not None and hub.push_samples and not log_samples:
-        raise UserError(
-            "--hf_hub_log_args push_samples_to_hub=True pushes the sample logs, which only --log_samples "
-            "writes: add --log_samples (or drop push_samples_to_hub)"
-        )
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
-    from harness.models.registry import backend_spec
+    _warn_unused_batch_tokens(args.max_batch_tokens, backend)
 
-    if args.max_batch_tokens and not backend_spec(backend).token_budget:
-        print(
-            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
-            file=sys.stderr,
-        )
-
-    names, include_paths = _resolve_task_names(names, list(args.include_path))
+    names, include_paths = _resolve_task_names(args.task_names, list(args.include_path))
     index = TaskIndex(include_paths)
     selection = index.select(names)
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
@@ -350,13 +373,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     thinking_tags, answer_tags, thinking_from = reasoning_in_force(
         args.reasoning_tags, model.alias, checkpoint_template(model.args)
     )
-    results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
-    output_root = results_copy.parent if results_copy else args.output_path
-    output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
-    cache_dir = Path(args.use_cache) if args.use_cache else args.cache_dir  # --use_cache: lm-eval's --cache_dir
-    cache = cache_path(args.no_cache, cache_dir, output_dir)
-    if args.use_cache and not args.no_cache and _names_a_file(Path(args.use_cache)):
-        cache = Path(args.use_cache)  # the SQLite file itself (lm-eval's `--use_cache x.db`)
+    results_copy, output_dir, cache = _output_places(args, model)
     return RunPlan(
         options=args,
         argv=tuple(argv),

@@ -76,6 +76,21 @@ def _field(record: Mapping[str, object], name: str, kind: type | tuple[type, ...
     return value
 
 
+def _answer_index(cfg: Config, answer: str, options: list[str] | None, gold_index: Any, where: str) -> int:
+    """The gold option's index for a multiple-choice subset (`gold_index`, the official rule); -1 for the others."""
+    if cfg.subset.family != MULTIPLE_CHOICE:
+        return -1
+    if options is None:
+        raise BuildError(f"{where}: a multiple-choice record needs task_instance.choice_list")
+    index = gold_index(answer, options)
+    if index is None:
+        raise BuildError(
+            f"{where}: the gold answer {answer!r} is not among its options {options!r} (the "
+            "official scorer asserts it is)"[:600]
+        )
+    return int(index)
+
+
 def plan_record(
     record: Any, position: int, cfg: Config, instructions: Sequence[str], file: str, gold_index: Any
 ) -> PlannedRow:
@@ -105,17 +120,7 @@ def plan_record(
     ):
         raise BuildError(f"{where}: task_instance.choice_list must be a list of options")
     options = [str(c) for c in choices] if choices is not None else None
-    answer_index = -1
-    if cfg.subset.family == MULTIPLE_CHOICE:
-        if options is None:
-            raise BuildError(f"{where}: a multiple-choice record needs task_instance.choice_list")
-        index = gold_index(answer, options)
-        if index is None:
-            raise BuildError(
-                f"{where}: the gold answer {answer!r} is not among its options {options!r} (the "
-                "official scorer asserts it is)"[:600]
-            )
-        answer_index = index
+    answer_index = _answer_index(cfg, answer, options, gold_index, where)
     combined = cfg.mode == COMBINED
     assembled = assemble(
         instructions[instruction_id],

@@ -36,6 +36,7 @@ from harness.outputs.results_file import (
     MetricValue,
     ResultsFile,
     RunConfig,
+    Scalar,
     TaskConfigRecord,
     is_metric_key,
     strict_number,
@@ -192,6 +193,32 @@ def _dataset_entry(result: TaskResult) -> DataRecord:
     )
 
 
+def _task_configs(task_results: list[TaskResult]) -> dict[str, TaskConfigRecord]:
+    """Each task's config as its YAML's keys read (checked when read back), with its metadata and the generation
+    settings it ran with."""
+    configs: dict[str, TaskConfigRecord] = {}
+    for r in task_results:
+        config = r.task.config.to_dict()
+        config["metadata"] = r.task.metadata
+        config["generation_settings"] = r.settings.to_dict()
+        configs[r.task.name] = cast(TaskConfigRecord, config)
+    return configs
+
+
+def _versions(
+    task_results: list[TaskResult], groups: dict[str, list[str]], group_configs: dict[str, GroupConfig]
+) -> dict[str, Scalar]:
+    """Each task's version, then each group's where its config names one."""
+    return {
+        **{r.task.name: r.task.config.version for r in task_results},
+        **{
+            name: group_configs[name].metadata["version"]
+            for name in groups
+            if name in group_configs and "version" in group_configs[name].metadata
+        },
+    }
+
+
 def build_results(
     task_results: list[TaskResult],
     groups: dict[str, list[str]],
@@ -208,12 +235,7 @@ def build_results(
     uncertainty.update(
         {name: {m: uncertainty_entry(e) for m, e in errors.items()} for name, errors in group_errors.items()}
     )
-    configs: dict[str, TaskConfigRecord] = {}
-    for r in task_results:
-        config = r.task.config.to_dict()
-        config["metadata"] = r.task.metadata
-        config["generation_settings"] = r.settings.to_dict()
-        configs[r.task.name] = cast(TaskConfigRecord, config)  # the YAML's keys as read, checked when read back
+    configs = _task_configs(task_results)
     out: ResultsFile = {
         "results": results,
         "groups": group_results,
@@ -221,14 +243,7 @@ def build_results(
         "sample_counts": counts,
         "group_aggregation": aggregation,
         "configs": configs,
-        "versions": {
-            **{r.task.name: r.task.config.version for r in task_results},
-            **{
-                name: group_configs[name].metadata["version"]
-                for name in groups
-                if name in group_configs and "version" in group_configs[name].metadata
-            },
-        },
+        "versions": _versions(task_results, groups, group_configs),
         "n-shot": {r.task.name: 0 for r in task_results},
         "higher_is_better": {r.task.name: r.task.higher_is_better() for r in task_results},
         "n-samples": {r.task.name: {"original": r.task.n_original, "effective": r.n_effective} for r in task_results},

@@ -26,6 +26,7 @@ from typing import BinaryIO, TextIO
 
 from builders.core import contract
 from harness.file_writing import (
+    close_appended,
     open_text,
     read_whole_lines,
     refuse_link,
@@ -132,10 +133,7 @@ class PromptStore:
     def close(self) -> None:
         if self._file is not None:
             handle, self._file = self._file, None
-            try:
-                handle.close()
-            except OSError:
-                pass
+            close_appended(handle)
 
 
 class PromptTexts:

@@ -34,6 +34,7 @@ from builders.core import contract
 from harness.api import FINAL, SCORED
 from harness.errors import TaskConfigError, UserError
 from harness.file_writing import (
+    close_appended,
     open_text,
     read_whole_lines,
     refuse_irregular,
@@ -252,10 +253,7 @@ class SampleStore:
         self.prompts.close()
         if self._file is not None:
             handle, self._file = self._file, None
-            try:
-                handle.close()
-            except OSError:
-                pass
+            close_appended(handle)
 
 
 def _is_journal(path: Path) -> bool:

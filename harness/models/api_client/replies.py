@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from PIL import Image
 
-from harness.api import ImageRef
+from harness.api import ImageRef, Response
 
 
 def image_mime_type(data: bytes) -> str | None:
@@ -103,6 +103,24 @@ def flatten_usage(usage: object, prefix: str = "", depth: int = 0) -> dict[str, 
         elif isinstance(value, Mapping):
             out.update(flatten_usage(value, f"{prefix}{key}.", depth + 1))
     return out
+
+
+def text_or_empty(
+    text: str | None, finish: str | None, finished: tuple[str, ...], missing: str, usage: dict[str, int]
+) -> Response:
+    """A reply's answer. One with no text is an empty answer where it finished as `finished` says a model that
+    produced nothing does (e.g. a reasoning model that spent its whole budget), else an `empty_response` naming
+    what was `missing` and the finish reason."""
+    if text is None:
+        if finish not in finished:
+            return Response(
+                text=None,
+                error=f"empty_response: {missing} (finish_reason={finish})",
+                finish_reason=finish,
+                usage=usage,
+            )
+        text = ""
+    return Response(text=text, finish_reason=finish, usage=usage)
 
 
 def error_message(body: object) -> tuple[str, str | None]:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import flatten_usage
+from harness.models.api_client.replies import flatten_usage, text_or_empty
 from harness.models.api_client.wrapper_parts import wrapper_segments
 from harness.sent import Sent, sent_images
 
@@ -110,18 +110,7 @@ def parse_answer(answer: types.GenerateContentResponse) -> Response:
                 finish_reason=finish,
                 usage=usage,
             )
-        text = _text(candidates[0])
-        if text is None:
-            if finish in ("STOP", "MAX_TOKENS"):
-                text = ""
-            else:
-                return Response(
-                    text=None,
-                    error=f"empty_response: no text (finish_reason={finish})",
-                    finish_reason=finish,
-                    usage=usage,
-                )
-        return Response(text=text, finish_reason=finish, usage=usage)
+        return text_or_empty(_text(candidates[0]), finish, ("STOP", "MAX_TOKENS"), "no text", usage)
     except (ValueError, TypeError, AttributeError) as err:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}", usage=usage)
 

@@ -229,9 +229,33 @@ class OpenAIChatModel(ApiModel):
     def _open(self) -> httpx.Client:
         return self._http()
 
-    def _send(self, request: Request) -> Response:
+    def _attempt(
+        self, client: httpx.Client, method: str, url: str, cap: int, **send: object
+    ) -> tuple[httpx.Response, bytes] | Outcome:
+        """One attempt at a call: the reply and its body, read up to `cap` bytes; what a transport failure means
+        where one stops it. The whole attempt, however slowly the server sends its headers or body, ends at the
+        timeout."""
         from harness.models.api_client.deadline import deadline, read_capped
 
+        try:
+            with (
+                deadline(self.settings.timeout),
+                client.stream(method, url, params=self._params, **send) as reply,  # type: ignore[arg-type]
+            ):
+                return reply, read_capped(reply, cap)
+        except Exception as err:
+            outcome = transport_outcome(err, self.settings.timeout)
+            if outcome is None:
+                raise
+            return outcome
+
+    def _refused(self, reply: httpx.Response, raw: bytes, data: object) -> Outcome:
+        """What a reply other than 200 means, from its status, its error message (the body, parsed or as text) and
+        its headers."""
+        message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
+        return self.status_outcome(reply.status_code, message, code, reply.headers)
+
+    def _send(self, request: Request) -> Response:
         body = self.built(request, self.payload)
         if isinstance(body, Response):
             return body
@@ -240,25 +264,16 @@ class OpenAIChatModel(ApiModel):
         headers = {**self._headers, "Accept-Encoding": "identity"}
 
         def once() -> Outcome:
-            try:
-                # The whole attempt, however slowly the server sends its headers or body, ends at the timeout.
-                with (
-                    deadline(self.settings.timeout),
-                    client.stream("POST", self.url, json=body, headers=headers, params=self._params) as reply,
-                ):
-                    raw = read_capped(reply, cap)
-            except Exception as err:
-                outcome = transport_outcome(err, self.settings.timeout)
-                if outcome is None:
-                    raise
-                return outcome
+            attempt = self._attempt(client, "POST", self.url, cap, json=body, headers=headers)
+            if not isinstance(attempt, tuple):
+                return attempt
+            reply, raw = attempt
             data, unreadable = parse_body(raw)
             if reply.status_code == 200:
                 if data is None:
                     return Response(text=None, error=f"malformed_response: {unreadable}")
                 return self.counted(parse_completion(data))
-            message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
-            return self.status_outcome(reply.status_code, message, code, reply.headers)
+            return self._refused(reply, raw, data)
 
         return self.with_retries(once)
 
@@ -289,35 +304,19 @@ class OpenAIChatModel(ApiModel):
         """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a
         `BackendFatalError` naming the failure."""
         from harness.api import BackendFatalError
-        from harness.models.api_client.deadline import deadline, read_capped
 
         client = self._http()
         headers = {k: v for k, v in self._headers.items() if k != "Content-Type" or "json" in send}
         headers["Accept-Encoding"] = "identity"
 
         def once() -> bytes | Outcome:
-            try:
-                with (
-                    deadline(self.settings.timeout),
-                    client.stream(
-                        method,
-                        f"{self.base_url}{path}",
-                        headers=headers,
-                        params=self._params,
-                        **send,  # type: ignore[arg-type]
-                    ) as reply,
-                ):
-                    raw = read_capped(reply, cap)
-            except Exception as err:
-                outcome = transport_outcome(err, self.settings.timeout)
-                if outcome is None:
-                    raise
-                return outcome
+            attempt = self._attempt(client, method, f"{self.base_url}{path}", cap, headers=headers, **send)
+            if not isinstance(attempt, tuple):
+                return attempt
+            reply, raw = attempt
             if reply.status_code == 200:
                 return raw
-            data, _ = parse_body(raw)
-            message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
-            return self.status_outcome(reply.status_code, message, code, reply.headers)
+            return self._refused(reply, raw, parse_body(raw)[0])
 
         result: bytes | Response = self.with_retries(once)
         if isinstance(result, Response):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import error_message, flatten_usage
+from harness.models.api_client.replies import error_message, flatten_usage, text_or_empty
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
 from harness.sent import Sent, sent_images
 
@@ -166,18 +166,9 @@ def parse_completion(body: object) -> Response:
                 finish_reason=finish_reason,
                 usage=usage,
             )
-        text = _content_text(message.get("content"))
-        if text is None:
-            if finish_reason in ("stop", "length"):
-                text = ""  # the model produced nothing (e.g. a reasoning model spent its whole budget)
-            else:
-                return Response(
-                    text=None,
-                    error=f"empty_response: no content (finish_reason={finish_reason})",
-                    finish_reason=finish_reason,
-                    usage=usage,
-                )
-        return Response(text=text, finish_reason=finish_reason, usage=usage)
+        return text_or_empty(
+            _content_text(message.get("content")), finish_reason, ("stop", "length"), "no content", usage
+        )
     except (ValueError, TypeError, AttributeError) as err:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}")
     except RecursionError:  # a value nested too deeply to print or walk

@@ -105,8 +105,7 @@ def cache_order(
                 groups[-1].append(i)
                 continue
         groups.append([i])
-    within = _growing if grow else _extending
-    ordered = [within(group, tokens, keys, weight, neighbour_share) for group in groups]
+    ordered = [_greedily(group, keys, _rank(grow, group, tokens, weight, neighbour_share)) for group in groups]
     ordered.sort(key=lambda group: (-max(tokens[i] for i in group), min(group)))
     run = [i for group in ordered for i in group]
     if not grow:
@@ -126,29 +125,17 @@ def task_order(
     return [ordered[i] for i in cache_order([t for t, _ in ordered], [keys[d] for _, d in ordered])]
 
 
-def _growing(
-    group: list[int],
-    tokens: Sequence[int],
-    keys: Sequence[PromptKey],
-    weight: Sequence[int],
-    neighbour_share: dict[int, int],
-) -> list[int]:
-    """A group in run order, each request the one with the fewest tokens not shared with a request already run
-    (ties: fewer tokens, then the one others reuse most, then position): short to long, each extending the cache."""
-    return _greedily(group, keys, lambda i, shared: (weight[i] - shared, tokens[i], -neighbour_share[i], i))
-
-
-def _extending(
-    group: list[int],
-    tokens: Sequence[int],
-    keys: Sequence[PromptKey],
-    weight: Sequence[int],
-    neighbour_share: dict[int, int],
-) -> list[int]:
-    """The order before `_growing`: first the request the others reuse most, then each time the one that shares
-    most with a request already run (ties long first, then by position)."""
+def _rank(
+    grow: bool, group: list[int], tokens: Sequence[int], weight: Sequence[int], neighbour_share: dict[int, int]
+) -> Callable[[int, int], tuple]:
+    """How `_greedily` picks a group's next request, given the tokens it shares with one already run. Growing: the
+    one with the fewest tokens not shared (ties: fewer tokens, then the one others reuse most, then position), short
+    to long, each extending the cache. Extending (the order before growing): first the request the others reuse most,
+    then each time the one that shares most (ties long first, then by position)."""
+    if grow:
+        return lambda i, shared: (weight[i] - shared, tokens[i], -neighbour_share[i], i)
     first = min(group, key=lambda i: (-neighbour_share[i], -tokens[i], i))
-    return _greedily(group, keys, lambda i, shared: (i != first, -shared, -tokens[i], i))
+    return lambda i, shared: (i != first, -shared, -tokens[i], i)
 
 
 def _greedily(group: list[int], keys: Sequence[PromptKey], rank: Callable[[int, int], tuple]) -> list[int]:
