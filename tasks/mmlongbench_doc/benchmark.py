@@ -12,7 +12,9 @@ from tasks.mmlongbench_doc.view_hooks import VIEW_HOOKS
 
 BENCHMARK = Benchmark(
     "MMLongBench-Doc",
-    report=ReportHooks(section=report.section, scale=1, headline_metrics=report.headline_metrics),
+    report=ReportHooks(
+        section=report.section, scale=1, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS
+    ),
     view=VIEW_HOOKS,
     paper=PAPER_MODELS,
 )

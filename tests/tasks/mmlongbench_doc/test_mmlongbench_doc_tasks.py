@@ -12,7 +12,8 @@ import pytest
 
 from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
-from tasks.mmlongbench_doc import utils
+from harness.outputs.model_results import load_results
+from tasks.mmlongbench_doc import report, utils
 from tests.support.chat_server import ChatServer
 
 
@@ -93,3 +94,10 @@ def test_the_extractor_is_asked_with_the_official_prompt_and_its_answers_scored(
     precision = (len(answerable) - 1) / (n - 2)  # the unanswerable rows' predictions are "Not answerable"
     assert results["f1,none"] == pytest.approx(2 * recall * precision / (recall + precision))
     assert results["acc_unanswerable,none"] == 1.0
+    # A paper model's run is set beside Table 3's row; the fixture is not the paper's data, so no cell is judged.
+    data = load_results(out)["constant"]
+    beside = report.beside_paper("gpt-4o-2024-05-13", data)
+    assert beside[0] == "### MMLongBench-Doc beside the paper's GPT-4o (%)"
+    (cells,) = [line for line in beside if line.startswith("| ") and "(42.8)" in line]
+    assert cells.count("–") == len(report.PAPER_COLUMNS)
+    assert report.beside_paper("constant", data) == []
