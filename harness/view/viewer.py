@@ -46,6 +46,7 @@ class Viewer:
         self._indexes: dict[tuple[str, str], SampleIndex] = {}
         self._data: dict[tuple[str, str], TaskData] = {}
         self._lock = threading.Lock()
+        self._building: dict[tuple[str, str], threading.Lock] = {}  # one per journal: its index built once at a time
         # report.md's page, kept while the file's bytes are the same: linking its rows takes seconds on a large
         # folder, and the catalog it links to is read once for the viewer's life (sha256 of report.md -> page).
         self.report_pages: dict[str, str] = {}
@@ -66,11 +67,14 @@ class Viewer:
 
     def index(self, run: TaskRun) -> SampleIndex:
         """The task's journal index, built on first use and again when the journal has grown; an empty one (its
-        `problem` saying why) when the journal is no regular file inside the results folder."""
+        `problem` saying why) when the journal is no regular file inside the results folder. One build per journal
+        at a time: requests for it meanwhile wait for that build and share it; other journals' pages go on."""
         key = (run.model, run.task)
         with self._lock:
-            found = self._indexes.get(key)
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
             journal = run.journal_file()
+            found = self._indexes.get(key)
             if journal is None:
                 problem = (
                     f"{run.journal.name} is a link leading out of the results folder, or not a regular file"
@@ -78,15 +82,17 @@ class Viewer:
                     else None
                 )
                 if found is None or found.problem != problem or found.stamp != (0, 0):
-                    found = self._indexes[key] = SampleIndex(run.journal, (0, 0), problem=problem)
-                return found
-            try:
-                stat = journal.stat()
-                stamp = (stat.st_size, stat.st_mtime_ns)
-            except OSError:
-                stamp = (0, 0)
-            if found is None or found.stamp != stamp or found.path != journal:
-                found = self._indexes[key] = build_index(journal, run.task)
+                    found = SampleIndex(run.journal, (0, 0), problem=problem)
+            else:
+                try:
+                    stat = journal.stat()
+                    stamp = (stat.st_size, stat.st_mtime_ns)
+                except OSError:
+                    stamp = (0, 0)
+                if found is None or found.stamp != stamp or found.path != journal:
+                    found = build_index(journal, run.task)
+            with self._lock:
+                self._indexes[key] = found
             return found
 
     def data(self, run: TaskRun) -> TaskData:
