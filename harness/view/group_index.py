@@ -21,7 +21,8 @@ HEADLINE = "headline"  # the metric choice that reads each row on its own task's
 @dataclass
 class GroupIndex(SampleIndex):
     """Rows of several tasks: `row_task` names each row's task (an index into `tasks`), whose journal `journals`
-    holds its record. Axes are given one value per row (not per document)."""
+    holds its record. Axes are given one value per task (not per document), read through `row_task`: a group of a
+    million rows filters and sorts by them in array work over a few values."""
 
     tasks: list[str] = field(default_factory=list)
     journals: list[Path] = field(default_factory=list)
@@ -34,7 +35,7 @@ class GroupIndex(SampleIndex):
         return self.tasks[int(self.row_task[row])]
 
     def _by_doc(self, per_doc: np.ndarray, missing: object) -> np.ndarray:
-        return np.asarray(per_doc)  # a group's axes are given per row already
+        return np.asarray(per_doc)[self.row_task] if len(per_doc) else np.full(len(self), missing)  # given per task
 
     def order(
         self, rows: np.ndarray, key: str, descending: bool, axes: dict[str, list[tuple[str, ...]]] | None = None
