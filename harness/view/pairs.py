@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow.compute as pc
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -44,8 +43,7 @@ def pair_indexes(a: SampleIndex, b: SampleIndex, metric: str) -> Paired:
     both runs is paired by its sample id, in A's order of (doc id, sample id), and kept where `metric` is a number in
     both; one scored in a single run is counted. Array work in Arrow and numpy, no record per row."""
     scored_a, scored_b = a.statuses.isin(SCORED), b.statuses.isin(SCORED)
-    in_b = _positions(a, b)
-    in_a = _positions(b, a)
+    in_b, in_a = a.rows_in(b), b.rows_in(a)
     both = scored_a & (in_b >= 0) & scored_b[np.maximum(in_b, 0)]
     b_both = scored_b & (in_a >= 0) & scored_a[np.maximum(in_a, 0)]
     order = a.doc_order()
@@ -63,12 +61,6 @@ def pair_indexes(a: SampleIndex, b: SampleIndex, metric: str) -> Paired:
         int(np.count_nonzero(scored_a & ~both)),
         int(np.count_nonzero(scored_b & ~b_both)),
     )
-
-
-def _positions(a: SampleIndex, b: SampleIndex) -> np.ndarray:
-    """For each row of `a`, the row of `b` with its sample id (-1: none)."""
-    found = pc.index_in(a.sample_ids.array, value_set=b.sample_ids.array)
-    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
 
 
 def shown_rows(paired: Paired, a: SampleIndex, b: SampleIndex, task: str, way: np.ndarray) -> list[PairedRow]:

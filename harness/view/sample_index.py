@@ -41,7 +41,7 @@ from harness.view.journal_columns import (
     sample_rows,
 )
 from harness.view.safe_files import JOURNAL_LINES_MOST, open_regular
-from harness.view.text_columns import Clusters, Texts, cluster_keys, concat, concat_clusters
+from harness.view.text_columns import CLUSTER, Clusters, Texts, cluster_keys
 
 __all__ = ["SampleIndex", "as_float", "build_index", "cluster_keys", "read_line"]
 
@@ -70,6 +70,7 @@ class SampleIndex:
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
     limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
     _doc_order: np.ndarray | None = field(default=None, repr=False)
+    _partners: dict[int, tuple[SampleIndex, np.ndarray]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
@@ -90,6 +91,16 @@ class SampleIndex:
                 order = pc.sort_indices(table, sort_keys=[("doc", "ascending"), ("sample", "ascending")])
                 self._doc_order = order.to_numpy().astype(np.int64)
             return self._doc_order
+
+    def rows_in(self, other: SampleIndex) -> np.ndarray:
+        """For each row, the row of `other` with its sample id (-1: none); kept while both indexes stand (a hash
+        join of a million ids is most of a second)."""
+        with self._lock:
+            found = self._partners.get(id(other))
+            if found is None or found[0] is not other:
+                rows = pc.index_in(self.sample_ids.array, value_set=other.sample_ids.array)
+                found = self._partners[id(other)] = (other, np.asarray(rows.fill_null(-1).to_numpy(), np.int64))
+            return found[1]
 
     def full_marks(self, metric: str) -> float:
         """What a fully right answer scores on `metric`: 100 for metrics on the papers' 0-100 scale, else 1."""
@@ -219,6 +230,11 @@ class _Kept:
         for name, values in numbers.items():
             self.numbers.setdefault(name, []).append(values)
 
+    def taken(self, name: str, rows: np.ndarray, kind: pa.DataType) -> pa.ChunkedArray:
+        """The `rows` of a text column, taken from its blocks' pieces (no whole copy first); the pieces let go."""
+        pieces = self.texts.pop(name)
+        return pa.chunked_array(pieces, kind).take(pa.array(rows, pa.int64()))
+
     def column(self, name: str, dtype: Any) -> np.ndarray:
         pieces = self.numbers.get(name, [])
         return np.concatenate(pieces).astype(dtype) if pieces else np.zeros(0, dtype)
@@ -259,7 +275,7 @@ def build_index(path: Path, task: str) -> SampleIndex:
 def _latest(index: SampleIndex, kept: _Kept) -> None:
     """Each sample's latest record (a later record replaces an earlier), by doc id, samples of one document in the
     order they first appear."""
-    sample_ids = concat([Texts(piece) for piece in kept.texts["sample_id"]])
+    sample_ids = Texts(pa.chunked_array(kept.texts.pop("sample_id"), pa.string()))
     doc_ids = kept.column("doc_id", np.float64)
     found = (
         pa.table({"sample": sample_ids.array, "line": pa.array(np.arange(len(sample_ids), dtype=np.int64))})
@@ -269,12 +285,13 @@ def _latest(index: SampleIndex, kept: _Kept) -> None:
     first, rows = found.column("line_min").to_numpy(), found.column("line_max").to_numpy()
     rows = rows[np.lexsort((first, doc_ids[rows]))]
     index.sample_ids = sample_ids.take(rows)
+    del sample_ids, found  # the index's own copy alone is kept
     index.doc_ids = doc_ids[rows].astype(np.int64)
-    index.statuses = concat([Texts(piece) for piece in kept.texts["status"]]).take(rows)
+    index.statuses = Texts(kept.taken("status", rows, pa.string()))
     index.tokens = kept.column("token_count", np.float64)[rows]
     index.truncated = kept.column("truncated", bool)[rows]
     index.metrics = {name: kept.column(f"metric:{name}", np.float64)[rows] for name in kept.metrics}
-    index.clusters = concat_clusters([Clusters(piece) for piece in kept.texts["cluster"]]).take(rows)
+    index.clusters = Clusters(kept.taken("cluster", rows, CLUSTER))
     index.offsets, index.lengths = kept.column("offset", np.int64)[rows], kept.column("length", np.int64)[rows]
     index.skipped = kept.skipped
 

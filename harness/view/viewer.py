@@ -9,6 +9,7 @@ model or a dataset wrote) reach the browser as characters; the responses also fo
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,18 @@ class Viewer:
             with self._lock:
                 self._indexes[key] = found
             return found
+
+    def index_all(self) -> None:
+        """Index every task's journal, one after another (`harness view` runs it on a thread of its own at start, so
+        that the first page of a large journal finds its index built, or waits only for the rest of its build)."""
+        for model in self.catalog.model_names():
+            for task in self.catalog.tasks(model):
+                run = self.catalog.task_run(model, task)
+                try:
+                    if run is not None:
+                        self.index(run)
+                except Exception as err:  # said, and left to the page that asks for it
+                    print(f"harness view: indexing {task} of {model}: {type(err).__name__}: {err}", file=sys.stderr)
 
     def data(self, run: TaskRun) -> TaskData:
         key = (run.model, run.task)
