@@ -11,8 +11,9 @@ and axes are read from the build).
 
 `harness view` is then started as its own process (`python -m harness view results --port 0`) and asked over HTTP:
 
-- round 1, a fresh viewer: the first `/pairs` page (both journals indexed by one streaming pass each, in that
-  request), the same again, the other way, the task's table (wrong answers by tokens, descending), the group's page
+- one journal's index built alone (`build_index`, one streaming pass), in a process of its own: its time and peak;
+- round 1, a fresh viewer: the first `/pairs` page, sent as soon as it listens (it indexes every journal at start, on a
+  thread of its own; the page waits for the two it needs), the same again, the other way, the task's table (wrong answers by tokens, descending), the group's page
   (its grids, 1,000,012 rows), a sample page beside the other model, then four different pages at once;
 - round 2, another fresh viewer: four different pages as its very first requests, at once (they share one build of
   each index).
@@ -100,6 +101,26 @@ class Viewer:
         self.process.wait(30)
 
 
+BUILD_ALONE = """
+import sys, time
+from pathlib import Path
+from harness.view.sample_index import build_index
+start = time.perf_counter()
+index = build_index(Path(sys.argv[1]), sys.argv[2])
+seconds = time.perf_counter() - start
+peak = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
+print(f"{seconds:.1f} {int(peak) / 1024:.0f} {len(index)}")
+"""
+
+
+def build_alone(journal: Path) -> tuple[float, float, int]:
+    """(seconds, peak MB, rows) of one journal's index built by one streaming pass, in a process of its own."""
+    env = dict(os.environ, PYTHONPATH=str(Path.cwd()))
+    out = subprocess.run([sys.executable, "-c", BUILD_ALONE, str(journal), K1], env=env, capture_output=True, text=True)
+    seconds, peak, rows = out.stdout.split()
+    return float(seconds), float(peak), int(rows)
+
+
 def at_once(viewer: Viewer, pages: list[tuple[str, dict[str, str]]]) -> tuple[float, list[float]]:
     """Wall time of `pages` requested together, and each one's."""
     times: list[float] = [0.0] * len(pages)
@@ -140,11 +161,13 @@ def main() -> None:
     grid = {"model": "random", "task": "mmneedle", "vs": "constant"}
     one = {"model": "random", "task": K1, "id": sample, "vs": "constant"}
     mixed = [("/pairs", {**pairs, "way": "b"}), ("/samples", grid), ("/sample", one), ("/samples", table)]
+    seconds, peak, rows = build_alone(results / "random" / f"journal_{K1}.jsonl")
+    print(f"one journal's index alone ({rows:,} rows): {seconds:.1f} s, peak RSS {peak:,.0f} MB (the process's)")
     print("| round | request | wall (s) | status | bytes |\n|---|---|---|---|---|")
     viewer = Viewer(results)
     try:
         for name, path, params in (
-            ("first /pairs (indexes both journals)", "/pairs", pairs),
+            ("first /pairs, sent as the viewer starts (waits for both indexes)", "/pairs", pairs),
             ("/pairs again", "/pairs", pairs),
             ("/pairs, the other way", "/pairs", {**pairs, "way": "b"}),
             ("task table: wrong, by tokens desc, page 100", "/samples", table),

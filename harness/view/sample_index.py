@@ -277,15 +277,15 @@ def _latest(index: SampleIndex, kept: _Kept) -> None:
     order they first appear."""
     sample_ids = Texts(pa.chunked_array(kept.texts.pop("sample_id"), pa.string()))
     doc_ids = kept.column("doc_id", np.float64)
-    found = (
-        pa.table({"sample": sample_ids.array, "line": pa.array(np.arange(len(sample_ids), dtype=np.int64))})
-        .group_by("sample", use_threads=False)
-        .aggregate([("line", "min"), ("line", "max")])
-    )
-    first, rows = found.column("line_min").to_numpy(), found.column("line_max").to_numpy()
-    rows = rows[np.lexsort((first, doc_ids[rows]))]
+    # Each sample id's number in the order ids first appear (Arrow's dictionary encoding numbers them so), and the
+    # line of its last record.
+    first = sample_ids.array.dictionary_encode().indices.to_numpy().astype(np.int64)
+    rows = np.full(int(first.max()) + 1 if len(first) else 0, -1, np.int64)
+    np.maximum.at(rows, first, np.arange(len(first), dtype=np.int64))
+    del first
+    rows = rows[np.lexsort((np.arange(len(rows)), doc_ids[rows]))]
     index.sample_ids = sample_ids.take(rows)
-    del sample_ids, found  # the index's own copy alone is kept
+    del sample_ids  # the index's own copy alone is kept
     index.doc_ids = doc_ids[rows].astype(np.int64)
     index.statuses = Texts(kept.taken("status", rows, pa.string()))
     index.tokens = kept.column("token_count", np.float64)[rows]

@@ -48,6 +48,9 @@ class Viewer:
         self._data: dict[tuple[str, str], TaskData] = {}
         self._lock = threading.Lock()
         self._building: dict[tuple[str, str], threading.Lock] = {}  # one per journal: its index built once at a time
+        # One build at a time across journals: a build's peak (a block, its columns, the sort) is not added to another's
+        # (two cores parse no faster with two builds, and a viewer of two million-row journals stays near 1 GB).
+        self._one_build = threading.Lock()
         # report.md's page, kept while the file's bytes are the same: linking its rows takes seconds on a large
         # folder, and the catalog it links to is read once for the viewer's life (sha256 of report.md -> page).
         self.report_pages: dict[str, str] = {}
@@ -69,7 +72,7 @@ class Viewer:
     def index(self, run: TaskRun) -> SampleIndex:
         """The task's journal index, built on first use and again when the journal has grown; an empty one (its
         `problem` saying why) when the journal is no regular file inside the results folder. One build per journal
-        at a time: requests for it meanwhile wait for that build and share it; other journals' pages go on."""
+        at a time: requests for it meanwhile wait for that build and share it; a page whose index is built goes on."""
         key = (run.model, run.task)
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
@@ -91,7 +94,8 @@ class Viewer:
                 except OSError:
                     stamp = (0, 0)
                 if found is None or found.stamp != stamp or found.path != journal:
-                    found = build_index(journal, run.task)
+                    with self._one_build:
+                        found = build_index(journal, run.task)
             with self._lock:
                 self._indexes[key] = found
             return found
