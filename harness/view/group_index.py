@@ -73,7 +73,7 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
     group.row_task = joined(row_task, np.int64)
     group.sample_ids = concat([index.sample_ids for _, index, _ in parts])
     group.statuses = concat([index.statuses for _, index, _ in parts])
-    group.clusters = concat_clusters([index.clusters for _, index, _ in parts])
+    group.clusters = concat_clusters([index.clusters for _, index, _ in parts], group.cluster_of)
     group.doc_ids = joined([index.doc_ids for _, index, _ in parts], np.int64)
     group.tokens = joined([index.tokens for _, index, _ in parts], np.float64)
     group.truncated = joined([index.truncated for _, index, _ in parts], bool)

@@ -4,8 +4,8 @@ A journal of 1,000,000 samples is a GB and more (its records' image lists; from 
 `--log_samples`, far more, mostly prompts). The index keeps, per sample (its latest record, as the harness reads a
 journal), only what the table filters and sorts by: doc id, sample id, status, every numeric metric, the prompt's
 token count, whether it was truncated or failed, its cluster keys (`cluster`: rows sharing one are the same item, a
-sample page's siblings), and where its line is in the file: numbers in numpy arrays, texts in Arrow columns
-(`text_columns`), some 100 bytes a sample. It is built by one streaming pass over the journal (`journal_columns`:
+sample page's siblings; kept as a hash of each key, the keys read from the row's line), and where its line is in the
+file: numbers in numpy arrays, texts in Arrow columns (`text_columns`), some 150 bytes a sample. It is built by one streaming pass over the journal (`journal_columns`:
 blocks of whole lines parsed by Arrow's JSON reader with a schema of those fields alone; a block the reader refuses,
 a line cut short by a kill or an odd line, is read line by line with the harness's own rules instead). A page reads
 only its rows' records (`record`: a seek to the line and a read of its length). No line past `safe_files.LINE_MOST`
@@ -41,7 +41,7 @@ from harness.view.journal_columns import (
     sample_rows,
 )
 from harness.view.safe_files import JOURNAL_LINES_MOST, open_regular
-from harness.view.text_columns import CLUSTER, Clusters, Texts, cluster_keys
+from harness.view.text_columns import HASHES, Clusters, Texts, cluster_keys, hashed_clusters
 
 __all__ = ["SampleIndex", "as_float", "build_index", "cluster_keys", "read_line"]
 
@@ -82,6 +82,10 @@ class SampleIndex:
     def record(self, row: int) -> dict[str, Any]:
         """The whole journal record of one row (read from its line alone; the journal is append-only)."""
         return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]))
+
+    def cluster_of(self, row: int) -> object:
+        """The `cluster` of the row's record, read from its line (the index keeps its keys' hashes alone)."""
+        return self.record(row).get("cluster")
 
     def doc_order(self) -> np.ndarray:
         """The rows by (doc id, sample id), as the pairing of two runs orders them; computed once."""
@@ -218,7 +222,8 @@ class _Kept:
         self.skipped += len(others)
         taken = pa.array(rows, pa.int64())
         for name, pieces in self.texts.items():
-            pieces.append(columns[name].take(taken))
+            found = columns[name].take(taken)
+            pieces.append(hashed_clusters(found) if name == "cluster" else found)
         numbers = {
             "doc_id": columns["doc_id"][rows],
             "token_count": columns["token_count"][rows],
@@ -291,7 +296,7 @@ def _latest(index: SampleIndex, kept: _Kept) -> None:
     index.tokens = kept.column("token_count", np.float64)[rows]
     index.truncated = kept.column("truncated", bool)[rows]
     index.metrics = {name: kept.column(f"metric:{name}", np.float64)[rows] for name in kept.metrics}
-    index.clusters = Clusters(kept.taken("cluster", rows, CLUSTER))
+    index.clusters = Clusters(kept.taken("cluster", rows, HASHES), index.cluster_of)
     index.offsets, index.lengths = kept.column("offset", np.int64)[rows], kept.column("length", np.int64)[rows]
     index.skipped = kept.skipped
 

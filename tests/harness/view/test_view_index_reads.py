@@ -167,3 +167,15 @@ def test_the_pages_pairing_is_harness_compares(grown: Path) -> None:
     assert found.values_a.tolist() == [row.a for row in expected]
     assert found.values_b.tolist() == [row.b for row in expected]
     assert [index_b.sample_ids[r] for r in found.partners.tolist()] == [row.sample_id for row in expected]
+
+
+def test_a_cluster_keys_hash_is_the_same_wherever_its_column_starts() -> None:
+    import pyarrow as pa
+
+    from harness.view.text_columns import key_hashes
+
+    keys = ['mmneedle:{"image_sha256":"' + f"{i:064x}" + '"}' for i in range(1000)]
+    whole = key_hashes(pa.array(["", "é", *keys], pa.string()))
+    assert len(set(whole.tolist())) == len(keys) + 2  # no two of them collide
+    assert key_hashes(pa.array(keys).slice(700)).tolist() == whole[702:].tolist()  # a slice: its own bytes alone
+    assert [key_hashes(pa.array([key]))[0] for key in keys[:5]] == whole[2:7].tolist()  # exact to the last bit
