@@ -274,6 +274,9 @@ def build_index(path: Path, task: str) -> SampleIndex:
             kept.lines += len(block.starts)
             kept.add(block, task)
     _latest(index, kept)
+    # What the pass freed, handed back: Arrow's allocator keeps it per thread otherwise, and the next journal's build
+    # (on another thread) would add its peak to it.
+    pa.default_memory_pool().release_unused()
     return index
 
 
