@@ -19,7 +19,7 @@ and axes are read from the build).
   each index).
 
 Each figure is wall time of the HTTP request; the viewer's peak resident memory is its VmHWM (/proc) at the end of
-each round.
+each round (and, in round 1, its VmRSS then: the memory it holds with both indexes built).
 
 Usage: .venv/bin/python bench/view_million.py [--samples 1000000] [--work DIR]  (DIR kept: a second run reuses it)
 """
@@ -38,6 +38,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import cast
 
 K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"
 MODELS = ("random", "constant")
@@ -47,7 +48,7 @@ def make_results(work: Path, samples: int) -> Path:
     """The results folder of the two baselines, their K = 1 journals grown to `samples` records."""
     from builders.mmneedle import build_mmneedle
     from harness.cli import main
-    from harness.running.journal import record_line
+    from harness.running.journal import SampleRecord, record_line
 
     data, results = work / "data", work / "results"
     if (results / "constant" / f"journal_{K1}.jsonl").exists():
@@ -67,7 +68,8 @@ def make_results(work: Path, samples: int) -> Path:
                 record = records[i % len(records)]
                 suffix = f"-{i:07d}"
                 cluster = [f"{key}-{i // len(records):07d}" for key in record.get("cluster") or []]
-                out.write(record_line({**record, "sample_id": record["sample_id"] + suffix, "cluster": cluster}) + "\n")
+                grown_record = {**record, "sample_id": record["sample_id"] + suffix, "cluster": cluster}
+                out.write(record_line(cast(SampleRecord, grown_record)) + "\n")
         os.replace(grown, journal)
     return results
 
@@ -92,9 +94,10 @@ class Viewer:
             body = response.read()
             return time.perf_counter() - start, response.status, len(body)
 
-    def peak_mb(self) -> float:
+    def memory_mb(self, field: str = "VmHWM") -> float:
+        """The viewer's peak (`VmHWM`) or present (`VmRSS`) resident memory."""
         status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024  # type: ignore[union-attr]
+        return int(re.search(rf"{field}:\s+(\d+) kB", status).group(1)) / 1024  # type: ignore[union-attr]
 
     def close(self) -> None:
         self.process.terminate()
@@ -180,7 +183,8 @@ def main() -> None:
         print(
             f"| 1 | 4 at once (pairs, grid, sample, table) | {wall:.3f} | each {', '.join(f'{t:.2f}' for t in each)} | |"
         )
-        print(f"| 1 | viewer peak RSS (VmHWM) | {viewer.peak_mb():,.0f} MB | | |")
+        print(f"| 1 | viewer peak RSS (VmHWM) | {viewer.memory_mb():,.0f} MB | | |")
+        print(f"| 1 | viewer RSS now, both indexes held (VmRSS) | {viewer.memory_mb('VmRSS'):,.0f} MB | | |")
     finally:
         viewer.close()
     viewer = Viewer(results)
@@ -189,7 +193,7 @@ def main() -> None:
         print(
             f"| 2 | 4 at once, first requests of a fresh viewer | {wall:.3f} | each {', '.join(f'{t:.2f}' for t in each)} | |"
         )
-        print(f"| 2 | viewer peak RSS (VmHWM) | {viewer.peak_mb():,.0f} MB | | |")
+        print(f"| 2 | viewer peak RSS (VmHWM) | {viewer.memory_mb():,.0f} MB | | |")
     finally:
         viewer.close()
 
