@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.view.safe_files import open_regular
-from harness.view.sample_index import SampleIndex, read_line
+from harness.view.sample_index import SampleIndex, read_record
+from harness.view.text_columns import concat, concat_clusters
 
 HEADLINE = "headline"  # the metric choice that reads each row on its own task's headline metric
 
@@ -21,26 +21,21 @@ HEADLINE = "headline"  # the metric choice that reads each row on its own task's
 @dataclass
 class GroupIndex(SampleIndex):
     """Rows of several tasks: `row_task` names each row's task (an index into `tasks`), whose journal `journals`
-    holds its record. Axes are given one value per row (not per document)."""
+    holds its record. Axes are given one value per task (not per document), read through `row_task`: a group of a
+    million rows filters and sorts by them in array work over a few values."""
 
     tasks: list[str] = field(default_factory=list)
     journals: list[Path] = field(default_factory=list)
     row_task: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def record(self, row: int) -> dict[str, Any]:
-        try:
-            with open_regular(self.journals[int(self.row_task[row])]) as handle:
-                handle.seek(int(self.offsets[row]))
-                value = read_line(handle.read(int(self.lengths[row])))
-        except OSError:
-            return {}
-        return value if isinstance(value, dict) else {}
+        return read_record(self.journals[int(self.row_task[row])], int(self.offsets[row]), int(self.lengths[row]))
 
     def task_of(self, row: int) -> str:
         return self.tasks[int(self.row_task[row])]
 
     def _by_doc(self, per_doc: np.ndarray, missing: object) -> np.ndarray:
-        return np.asarray(per_doc)  # a group's axes are given per row already
+        return np.asarray(per_doc)[self.row_task] if len(per_doc) else np.full(len(self), missing)  # given per task
 
     def order(
         self, rows: np.ndarray, key: str, descending: bool, axes: dict[str, list[tuple[str, ...]]] | None = None
@@ -65,9 +60,6 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
         group.tasks.append(task)
         group.journals.append(index.path)
         row_task.append(np.full(size, number, np.int64))
-        group.sample_ids += index.sample_ids
-        group.statuses += index.statuses
-        group.clusters += index.clusters
         for name in names:
             columns[name].append(index.metrics.get(name, np.full(size, math.nan)))
         columns[HEADLINE].append(index.metrics.get(headline or "", np.full(size, math.nan)))
@@ -79,6 +71,9 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
         return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
 
     group.row_task = joined(row_task, np.int64)
+    group.sample_ids = concat([index.sample_ids for _, index, _ in parts])
+    group.statuses = concat([index.statuses for _, index, _ in parts])
+    group.clusters = concat_clusters([index.clusters for _, index, _ in parts], group.cluster_of)
     group.doc_ids = joined([index.doc_ids for _, index, _ in parts], np.int64)
     group.tokens = joined([index.tokens for _, index, _ in parts], np.float64)
     group.truncated = joined([index.truncated for _, index, _ in parts], bool)

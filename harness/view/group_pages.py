@@ -54,13 +54,15 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
         return viewer.not_found(NO_SUCH)
     labels = ["task", *group.axes()]
     parts, per_task = [], []
+    values: list[tuple[str, ...]]
     for member in group.members:
         run = catalog.task_run(model, member.task)
         if run is not None:
             parts.append((member.task, viewer.index(run), member.metric))
-            per_task.append([(member.task,), *[(member.axes[a],) if a in member.axes else () for a in labels[1:]]])
+            values = [(member.task,), *[(member.axes[a],) if a in member.axes else () for a in labels[1:]]]
+            per_task.append(values)
     index = combine(parts)
-    axes = {label: [per_task[t][i] for t in index.row_task.tolist()] for i, label in enumerate(labels)}
+    axes = {label: [of_task[i] for of_task in per_task] for i, label in enumerate(labels)}  # per task, not per row
     keys = {axis: group.sort_key(axis) for axis in group.axes()}
     tasks = [m.task for m in group.members]
     versus = versus_of(viewer, request.query_params, model, tasks)

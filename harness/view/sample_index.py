@@ -1,39 +1,54 @@
 """The sample table of one task's journal, `journal_<task>.jsonl`: a small index in memory, never the prompts.
 
-A journal of 100,000 samples is tens of MB (from before the prompt store, written with `--log_samples`, some 200 MB
-and more, mostly prompts). The index keeps, per
-sample (its latest record, as the harness reads a journal), only what the table filters and sorts by: doc id,
-sample id, status, every numeric metric, the prompt's token count, whether it was truncated or failed, its cluster
-keys (`cluster`: rows sharing one are the same item, a sample page's siblings), and where its line starts in the
-file. It is parsed by Arrow's JSON reader with a schema of those fields alone (the prompt
-and answer are skipped, not turned into Python strings); a journal the reader refuses (a line cut short by a
-kill, an odd line) is read line by line with the harness's own rules instead. A record is read whole only when
-its row is shown (`record`). No line past `safe_files.LINE_MOST` is parsed (it counts as no sample record), and no
-more than `JOURNAL_LINES_MOST` lines are indexed (the page says so).
+A journal of 1,000,000 samples is a GB and more (its records' image lists; from before the prompt store, written with
+`--log_samples`, far more, mostly prompts). The index keeps, per sample (its latest record, as the harness reads a
+journal), only what the table filters and sorts by: doc id, sample id, status, every numeric metric, the prompt's
+token count, whether it was truncated or failed, its cluster keys (`cluster`: rows sharing one are the same item, a
+sample page's siblings; kept as a hash of each key, the keys read from the row's line), and where its line is in the
+file: numbers in numpy arrays, texts in Arrow columns (`text_columns`), some 130 bytes a sample. It is built by one streaming pass over the journal (`journal_columns`:
+blocks of whole lines parsed by Arrow's JSON reader with a schema of those fields alone; a block the reader refuses,
+a line cut short by a kill or an odd line, is read line by line with the harness's own rules instead). A page reads
+only its rows' records (`record`: a seek to the line and a read of its length). No line past `safe_files.LINE_MOST`
+is parsed (it counts as no sample record), and no more than `JOURNAL_LINES_MOST` lines are indexed (the page says
+so).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import mmap
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.api import SCORED, STATUSES
-from harness.running.journal import parse_line, record_problem
-from harness.view.safe_files import JOURNAL_LINES_MOST, LINE_MOST, open_regular
+from harness.view.journal_columns import (
+    Block,
+    arrow_can_read,
+    as_float,
+    blocks,
+    columns_by_arrow,
+    columns_by_line,
+    probe_metrics,
+    read_line,
+    sample_rows,
+)
+from harness.view.safe_files import JOURNAL_LINES_MOST, open_regular
+from harness.view.text_columns import HASHES, Clusters, Texts, cluster_keys, hashed_clusters
+
+__all__ = ["SampleIndex", "as_float", "build_index", "cluster_keys", "read_line"]
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
 RIGHT, WRONG, TRUNCATED = "right", "wrong", "truncated"
 SHOWS = ("all", RIGHT, WRONG, *STATUSES, TRUNCATED)
-PROBED_LINES = 200  # sample records read first to learn the metrics' names
 
 
 @dataclass
@@ -42,37 +57,54 @@ class SampleIndex:
 
     path: Path
     stamp: tuple[int, int]  # the journal's size and mtime when indexed
-    sample_ids: list[str] = field(default_factory=list)
+    sample_ids: Texts = field(default_factory=Texts)
     doc_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    statuses: list[str] = field(default_factory=list)
+    statuses: Texts = field(default_factory=Texts)
     tokens: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))  # NaN: not recorded
     truncated: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     metrics: dict[str, np.ndarray] = field(default_factory=dict)  # name -> value per row (NaN: none)
-    clusters: list[tuple[str, ...]] = field(default_factory=list)  # each row's cluster keys (none recorded: empty)
+    clusters: Clusters = field(default_factory=Clusters)  # each row's cluster keys (none recorded: empty)
     offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
     limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
+    _doc_order: np.ndarray | None = field(default=None, repr=False)
+    _partners: dict[int, tuple[SampleIndex, np.ndarray]] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
         return len(self.sample_ids)
 
     def position(self, sample_id: str) -> int | None:
-        try:
-            return self.sample_ids.index(sample_id)
-        except ValueError:
-            return None
+        return self.sample_ids.find(sample_id)
 
     def record(self, row: int) -> dict[str, Any]:
-        """The whole journal record of one row (read from its line; the journal is append-only)."""
-        try:
-            with open_regular(self.path) as handle:
-                handle.seek(int(self.offsets[row]))
-                value = read_line(handle.read(int(self.lengths[row])))
-        except OSError:  # replaced by something else since it was indexed
-            return {}
-        return value if isinstance(value, dict) else {}
+        """The whole journal record of one row (read from its line alone; the journal is append-only)."""
+        return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]))
+
+    def cluster_of(self, row: int) -> object:
+        """The `cluster` of the row's record, read from its line (the index keeps its keys' hashes alone)."""
+        return self.record(row).get("cluster")
+
+    def doc_order(self) -> np.ndarray:
+        """The rows by (doc id, sample id), as the pairing of two runs orders them; computed once."""
+        with self._lock:
+            if self._doc_order is None:
+                table = pa.table({"doc": pa.array(self.doc_ids), "sample": self.sample_ids.array})
+                order = pc.sort_indices(table, sort_keys=[("doc", "ascending"), ("sample", "ascending")])
+                self._doc_order = order.to_numpy().astype(np.int64)
+            return self._doc_order
+
+    def rows_in(self, other: SampleIndex) -> np.ndarray:
+        """For each row, the row of `other` with its sample id (-1: none); kept while both indexes stand (a hash
+        join of a million ids is most of a second)."""
+        with self._lock:
+            found = self._partners.get(id(other))
+            if found is None or found[0] is not other:
+                rows = pc.index_in(self.sample_ids.array, value_set=other.sample_ids.array)
+                found = self._partners[id(other)] = (other, np.asarray(rows.fill_null(-1).to_numpy(), np.int64))
+            return found[1]
 
     def full_marks(self, metric: str) -> float:
         """What a fully right answer scores on `metric`: 100 for metrics on the papers' 0-100 scale, else 1."""
@@ -92,8 +124,7 @@ class SampleIndex:
         axis in `wanted` its value. `axes` holds each axis's values per document (a document with several, such as
         K needles' cells, passes on any)."""
         keep = np.ones(len(self), bool)
-        statuses = np.asarray(self.statuses, dtype=object)
-        scored = np.isin(statuses, list(SCORED))
+        scored = self.statuses.isin(SCORED)
         values = self.metrics.get(metric or "", np.full(len(self), math.nan))
         if show in (RIGHT, WRONG):
             full = values >= self.full_marks(metric or "") - 1e-9
@@ -101,7 +132,7 @@ class SampleIndex:
         elif show == TRUNCATED:
             keep &= self.truncated
         elif show in STATUSES:
-            keep &= statuses == show
+            keep &= self.statuses.isin([show])
         if low is not None:
             keep &= values >= low
         if high is not None:
@@ -139,10 +170,19 @@ class SampleIndex:
             return rows[np.lexsort((sortable, missing))]
         if key in ("sample", "status"):
             texts = self.sample_ids if key == "sample" else self.statuses
-            ordered = sorted(rows.tolist(), key=lambda i: texts[i], reverse=descending)
-            return np.asarray(ordered, dtype=np.int64)
+            return texts.sorted_rows(np.asarray(rows, np.int64), descending)
         by_doc = rows[np.argsort(self.doc_ids[rows], kind="stable")]
         return by_doc[::-1] if descending else by_doc
+
+
+def read_record(path: Path, offset: int, length: int) -> dict[str, Any]:
+    """The record of the line at `offset`, `length` bytes long; {} where it is no longer one (the file replaced)."""
+    try:
+        with open_regular(path) as handle:
+            value = read_line(os.pread(handle.fileno(), length, offset))
+    except OSError:  # replaced by something else since it was indexed
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
@@ -160,133 +200,49 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def line_spans(data: Any, end: int, most: int = JOURNAL_LINES_MOST) -> tuple[np.ndarray, np.ndarray]:
-    """(start, length) of each complete line in data[:end], the first `most` of them."""
-    starts: list[int] = []
-    lengths: list[int] = []
-    position = 0
-    while position < end and len(starts) < most:
-        stop = data.find(b"\n", position, end)
-        if stop < 0:
-            break
-        starts.append(position)
-        lengths.append(stop - position)
-        position = stop + 1
-    return np.asarray(starts, np.int64), np.asarray(lengths, np.int64)
+def _columns_by_arrow(block: Block, metrics: list[str]) -> dict[str, Any] | None:
+    return columns_by_arrow(block, metrics)
 
 
-def _probe_metrics(data: Any, starts: np.ndarray, lengths: np.ndarray, task: str) -> list[str]:
-    """The numeric metrics of the first sample records, in their order."""
-    names: dict[str, None] = {}
-    seen = 0
-    for start, length in zip(starts, lengths, strict=True):
-        record = read_line(bytes(data[start : start + length])) if length <= LINE_MOST else None
-        if isinstance(record, dict) and record_problem(record, task) is None:
-            for name, value in (record.get("metrics") or {}).items():
-                if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
-                    names.setdefault(name)
-            seen += 1
-            if seen >= PROBED_LINES:
-                break
-    return list(names)
+@dataclass
+class _Kept:
+    """The sample records of the task found so far, each block's cut down to the index's fields."""
 
+    metrics: list[str]
+    texts: dict[str, list[pa.Array]] = field(default_factory=lambda: {"sample_id": [], "status": [], "cluster": []})
+    numbers: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    lines: int = 0  # lines read
+    skipped: int = 0
 
-def _arrow_can_read(data: mmap.mmap, starts: np.ndarray, lengths: np.ndarray) -> bool:
-    """Whether Arrow's JSON reader may be given these lines: each within the bound (it reads what it is given at
-    once) and each a JSON object by its first byte (pyarrow 26 crashes the process on a line that is `null`)."""
-    if not len(starts):
-        return True
-    if int(lengths.max()) > LINE_MOST or int(lengths.min()) == 0:
-        return False
-    return bool(np.all(np.frombuffer(data, np.uint8)[starts] == ord("{")))
+    def add(self, block: Block, task: str) -> None:
+        columns = _columns_by_arrow(block, self.metrics) if arrow_can_read(block) else None
+        if columns is None:
+            columns = columns_by_line(block, self.metrics)
+        rows, others = sample_rows(columns, task)
+        self.skipped += len(others)
+        taken = pa.array(rows, pa.int64())
+        for name, pieces in self.texts.items():
+            found = columns[name].take(taken)
+            pieces.append(hashed_clusters(found) if name == "cluster" else found)
+        numbers = {
+            "doc_id": columns["doc_id"][rows],
+            "token_count": columns["token_count"][rows],
+            "truncated": columns["truncated"][rows],
+            "offset": block.offset + block.starts[rows],
+            "length": block.lengths[rows],
+            **{f"metric:{m}": columns[f"metric:{m}"][rows] for m in self.metrics},
+        }
+        for name, values in numbers.items():
+            self.numbers.setdefault(name, []).append(values)
 
+    def taken(self, name: str, rows: np.ndarray, kind: pa.DataType) -> pa.ChunkedArray:
+        """The `rows` of a text column, taken from its blocks' pieces (no whole copy first); the pieces let go."""
+        pieces = self.texts.pop(name)
+        return pa.chunked_array(pieces, kind).take(pa.array(rows, pa.int64()))
 
-def _columns_by_arrow(data: object, end: int, metrics: list[str], lines: int) -> dict[str, list[Any]] | None:
-    """The index's fields of every line, parsed by Arrow; None when the reader refuses a line."""
-    import pyarrow as pa
-    import pyarrow.json as pj
-
-    schema = pa.schema(
-        [
-            ("type", pa.string()),
-            ("task", pa.string()),
-            ("doc_id", pa.int64()),
-            ("sample_id", pa.string()),
-            ("status", pa.string()),
-            ("token_count", pa.float64()),
-            ("truncation", pa.struct([("rule", pa.string())])),
-            ("metrics", pa.struct([(name, pa.float64()) for name in metrics] or [("_", pa.float64())])),
-            ("cluster", pa.list_(pa.string())),
-        ]
-    )
-    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore", newlines_in_values=False)
-    try:
-        table = pj.read_json(pa.BufferReader(pa.py_buffer(data).slice(0, end)), parse_options=options)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
-    if table.num_rows != lines:
-        return None
-    out = {
-        name: table.column(name).to_pylist()
-        for name in ("type", "task", "doc_id", "sample_id", "status", "token_count", "cluster")
-    }
-    out["truncated"] = table.column("truncation").is_valid().to_pylist()
-    metric_struct = table.column("metrics").combine_chunks()
-    for name in metrics:
-        out[f"metric:{name}"] = metric_struct.field(name).to_numpy(zero_copy_only=False)
-    return out
-
-
-def _columns_by_line(data: Any, starts: np.ndarray, lengths: np.ndarray, metrics: list[str]) -> dict[str, Any]:
-    """The same fields, one line at a time (a journal Arrow refuses); a line that is no JSON object gives Nones,
-    a field of the wrong type None."""
-    names = ("type", "task", "doc_id", "sample_id", "status", "token_count")
-    out: dict[str, list[Any]] = {name: [] for name in (*names, "truncated", "cluster")}
-    values: dict[str, list[float]] = {name: [] for name in metrics}
-    for start, length in zip(starts, lengths, strict=True):
-        record = read_line(bytes(data[start : start + length])) if length <= LINE_MOST else None  # past it: skipped
-        record = record if isinstance(record, dict) else {}
-        for name in ("type", "task", "sample_id", "status"):
-            out[name].append(record.get(name) if isinstance(record.get(name), str) else None)
-        for name in ("doc_id", "token_count"):
-            value = record.get(name)
-            number = as_float(value)
-            out[name].append(None if math.isnan(number) else number)
-        out["truncated"].append(record.get("truncation") is not None)
-        out["cluster"].append(record.get("cluster") if isinstance(record.get("cluster"), list) else None)
-        scores = record.get("metrics")
-        scores = scores if isinstance(scores, dict) else {}
-        for name in metrics:
-            value = scores.get(name)
-            values[name].append(as_float(value))
-    columns: dict[str, Any] = dict(out)
-    for name in metrics:
-        columns[f"metric:{name}"] = np.asarray(values[name], np.float64)
-    return columns
-
-
-def read_line(line: bytes) -> object:
-    """A journal line's JSON value, or None where it cannot be read (`parse_line`'s reasons, or a number past
-    Python's 4,300-digit limit for int(str), which it raises as a ValueError)."""
-    try:
-        value, _ = parse_line(line)
-    except ValueError:
-        return None
-    return value
-
-
-def as_float(value: object) -> float:
-    """A JSON number as a float; NaN for anything else, and for an integer too large for a float."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return math.nan
-    try:
-        return float(value)
-    except OverflowError:
-        return math.nan
-
-
-def _numbers(values: list[Any]) -> np.ndarray:
-    return np.asarray([math.nan if v is None else v for v in values], np.float64)
+    def column(self, name: str, dtype: Any) -> np.ndarray:
+        pieces = self.numbers.get(name, [])
+        return np.concatenate(pieces).astype(dtype) if pieces else np.zeros(0, dtype)
 
 
 def build_index(path: Path, task: str) -> SampleIndex:
@@ -301,49 +257,51 @@ def build_index(path: Path, task: str) -> SampleIndex:
     with handle:
         stat = os.fstat(handle.fileno())
         index = SampleIndex(path, (stat.st_size, stat.st_mtime_ns))
-        if stat.st_size == 0:
-            return index
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            end = data.rfind(b"\n") + 1  # a last line without its newline was cut short by a kill
-            starts, lengths = line_spans(data, end)
-            if len(starts) == JOURNAL_LINES_MOST and starts[-1] + lengths[-1] + 1 < end:
+        fd, size = handle.fileno(), stat.st_size
+        kept = _Kept(probe_metrics(fd, size, task))
+        for block in blocks(fd, size):
+            if kept.lines >= JOURNAL_LINES_MOST:
                 index.limited = f"only its first {JOURNAL_LINES_MOST:,} lines are indexed (more than any run writes)"
-                end = int(starts[-1] + lengths[-1] + 1)
-            metrics = _probe_metrics(data, starts, lengths, task)
-            columns = (
-                _columns_by_arrow(data, end, metrics, len(starts)) if _arrow_can_read(data, starts, lengths) else None
-            )
-            if columns is None:
-                columns = _columns_by_line(data, starts, lengths, metrics)
-    kinds = np.asarray(columns["type"], dtype=object)
-    doc_ids = _numbers(columns["doc_id"])
-    valid = (
-        (kinds == "sample")
-        & (np.asarray(columns["task"], dtype=object) == task)
-        & np.asarray([isinstance(s, str) for s in columns["sample_id"]], bool)
-        & ~np.isnan(doc_ids)
-        & (doc_ids == np.floor(doc_ids))
-        & np.isin(np.asarray(columns["status"], dtype=object), list(STATUSES))
-    )
-    sample_ids = columns["sample_id"]
-    latest = {sample_ids[row]: row for row in np.flatnonzero(valid).tolist()}  # a later record replaces an earlier
-    rows = np.fromiter(latest.values(), np.int64, len(latest))
-    rows = rows[np.argsort(doc_ids[rows], kind="stable")]
-    index.sample_ids = [sample_ids[r] for r in rows.tolist()]
-    index.doc_ids = doc_ids[rows].astype(np.int64)
-    index.statuses = [columns["status"][r] for r in rows.tolist()]
-    index.tokens = _numbers(columns["token_count"])[rows]
-    index.truncated = np.asarray(columns["truncated"], bool)[rows]
-    index.metrics = {name: np.asarray(columns[f"metric:{name}"], np.float64)[rows] for name in metrics}
-    index.clusters = [cluster_keys(columns["cluster"][r]) for r in rows.tolist()]
-    index.offsets, index.lengths = starts[rows], lengths[rows]
-    index.skipped = int(np.count_nonzero(~valid & (kinds != "header")))
+                break
+            if isinstance(block, int):  # a line past the bound: no sample record
+                kept.lines += 1
+                kept.skipped += 1
+                continue
+            room = JOURNAL_LINES_MOST - kept.lines
+            if len(block.starts) > room:
+                index.limited = f"only its first {JOURNAL_LINES_MOST:,} lines are indexed (more than any run writes)"
+                block = Block(block.data, block.offset, block.starts[:room], block.lengths[:room])
+            kept.lines += len(block.starts)
+            kept.add(block, task)
+    _latest(index, kept)
+    # What the pass freed, handed back: Arrow's allocator keeps it per thread otherwise, and the next journal's build
+    # (on another thread) would add its peak to it.
+    pa.default_memory_pool().release_unused()
     return index
 
 
-def cluster_keys(value: object) -> tuple[str, ...]:
-    """A record's `cluster` as the keys it names: its strings, once each (anything else in it is no key)."""
-    return tuple(dict.fromkeys(k for k in value if isinstance(k, str))) if isinstance(value, list) else ()
+def _latest(index: SampleIndex, kept: _Kept) -> None:
+    """Each sample's latest record (a later record replaces an earlier), by doc id, samples of one document in the
+    order they first appear."""
+    sample_ids = Texts(pa.chunked_array(kept.texts.pop("sample_id"), pa.string()))
+    doc_ids = kept.column("doc_id", np.float64)
+    # Each sample id's number in the order ids first appear (Arrow's dictionary encoding numbers them so), and the
+    # line of its last record.
+    first = sample_ids.array.dictionary_encode().indices.to_numpy().astype(np.int64)
+    rows = np.full(int(first.max()) + 1 if len(first) else 0, -1, np.int64)
+    np.maximum.at(rows, first, np.arange(len(first), dtype=np.int64))
+    del first
+    rows = rows[np.lexsort((np.arange(len(rows)), doc_ids[rows]))]
+    index.sample_ids = sample_ids.take(rows)
+    del sample_ids  # the index's own copy alone is kept
+    index.doc_ids = doc_ids[rows].astype(np.int64)
+    index.statuses = Texts(kept.taken("status", rows, pa.string()))
+    index.tokens = kept.column("token_count", np.float64)[rows]
+    index.truncated = kept.column("truncated", bool)[rows]
+    index.metrics = {name: kept.column(f"metric:{name}", np.float64)[rows] for name in kept.metrics}
+    index.clusters = Clusters(kept.taken("cluster", rows, HASHES), index.cluster_of)
+    index.offsets, index.lengths = kept.column("offset", np.int64)[rows], kept.column("length", np.int64)[rows]
+    index.skipped = kept.skipped
 
 
 def axis_members(value: object) -> tuple[str, ...]:

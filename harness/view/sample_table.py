@@ -1,6 +1,6 @@
 """The sample table of a task's page or a group's: the query's filters, sort and page applied to an index (`select`,
 `order`), and what the template shows of each row. One code path for both pages: a task's axes are given per
-document, a group's per row (`GroupIndex`)."""
+document, a group's per task (`GroupIndex`)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def sample_table(
     rows = index.order(rows, sort, descending, axes)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     page = page_number(params.get("page"), pages)
-    per_row = isinstance(index, GroupIndex)
+    row_task = index.row_task if isinstance(index, GroupIndex) else None  # a group's axes: one value per task
     shown = []
     for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
         record = index.record(int(row))
@@ -55,7 +55,8 @@ def sample_table(
                 "answer": excerpt(record.get("response")),
                 "error": excerpt(record.get("error")),
                 "axes": {
-                    label: "; ".join(values[row] if per_row else of_doc(values, doc)) for label, values in axes.items()
+                    label: "; ".join(values[int(row_task[row])] if row_task is not None else of_doc(values, doc))
+                    for label, values in axes.items()
                 },
             }
         )

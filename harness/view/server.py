@@ -6,6 +6,7 @@ import argparse
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
 
 from harness.errors import CommandParser, UserError
@@ -84,6 +85,8 @@ def main(argv: list[str]) -> int:
     except BaseException:
         sock.close()
         raise
+    # Every journal indexed once, from now on, off the pages' threads: a page waits only for its own journal's build.
+    threading.Thread(target=app.state.viewer.index_all, name="harness-view-index", daemon=True).start()
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(
         f"harness view: serving {args.results_dir} at http://{shown}:{port}/ (Ctrl-C stops)",

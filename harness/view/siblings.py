@@ -37,8 +37,8 @@ def same_item_rows(viewer: Viewer, run: TaskRun, keys: tuple[str, ...]) -> list[
         if other is None:
             continue
         index = viewer.index(other)
-        for row, found in enumerate(index.clusters):
-            shared = tuple(k for k in found if k in wanted)
+        for row in index.clusters.rows_with(wanted).tolist():  # found in Arrow; only those rows read here
+            shared = tuple(k for k in index.clusters[row] if k in wanted)
             if shared:
                 out.append(Sibling(task, index.sample_ids[row], index.statuses[row], shared))
     return out

@@ -9,6 +9,7 @@ model or a dataset wrote) reach the browser as characters; the responses also fo
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,10 @@ class Viewer:
         self._indexes: dict[tuple[str, str], SampleIndex] = {}
         self._data: dict[tuple[str, str], TaskData] = {}
         self._lock = threading.Lock()
+        self._building: dict[tuple[str, str], threading.Lock] = {}  # one per journal: its index built once at a time
+        # One build at a time across journals: a build's peak (a block, its columns, the sort) is not added to another's
+        # (two cores parse no faster with two builds, and a viewer of two million-row journals stays near 1 GB).
+        self._one_build = threading.Lock()
         # report.md's page, kept while the file's bytes are the same: linking its rows takes seconds on a large
         # folder, and the catalog it links to is read once for the viewer's life (sha256 of report.md -> page).
         self.report_pages: dict[str, str] = {}
@@ -66,11 +71,14 @@ class Viewer:
 
     def index(self, run: TaskRun) -> SampleIndex:
         """The task's journal index, built on first use and again when the journal has grown; an empty one (its
-        `problem` saying why) when the journal is no regular file inside the results folder."""
+        `problem` saying why) when the journal is no regular file inside the results folder. One build per journal
+        at a time: requests for it meanwhile wait for that build and share it; a page whose index is built goes on."""
         key = (run.model, run.task)
         with self._lock:
-            found = self._indexes.get(key)
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
             journal = run.journal_file()
+            found = self._indexes.get(key)
             if journal is None:
                 problem = (
                     f"{run.journal.name} is a link leading out of the results folder, or not a regular file"
@@ -78,16 +86,31 @@ class Viewer:
                     else None
                 )
                 if found is None or found.problem != problem or found.stamp != (0, 0):
-                    found = self._indexes[key] = SampleIndex(run.journal, (0, 0), problem=problem)
-                return found
-            try:
-                stat = journal.stat()
-                stamp = (stat.st_size, stat.st_mtime_ns)
-            except OSError:
-                stamp = (0, 0)
-            if found is None or found.stamp != stamp or found.path != journal:
-                found = self._indexes[key] = build_index(journal, run.task)
+                    found = SampleIndex(run.journal, (0, 0), problem=problem)
+            else:
+                try:
+                    stat = journal.stat()
+                    stamp = (stat.st_size, stat.st_mtime_ns)
+                except OSError:
+                    stamp = (0, 0)
+                if found is None or found.stamp != stamp or found.path != journal:
+                    with self._one_build:
+                        found = build_index(journal, run.task)
+            with self._lock:
+                self._indexes[key] = found
             return found
+
+    def index_all(self) -> None:
+        """Index every task's journal, one after another (`harness view` runs it on a thread of its own at start, so
+        that the first page of a large journal finds its index built, or waits only for the rest of its build)."""
+        for model in self.catalog.model_names():
+            for task in self.catalog.tasks(model):
+                run = self.catalog.task_run(model, task)
+                try:
+                    if run is not None:
+                        self.index(run)
+                except Exception as err:  # said, and left to the page that asks for it
+                    print(f"harness view: indexing {task} of {model}: {type(err).__name__}: {err}", file=sys.stderr)
 
     def data(self, run: TaskRun) -> TaskData:
         key = (run.model, run.task)
