@@ -97,3 +97,19 @@ def _place(value: JsonValue, target: _Unread) -> str:
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
     return ""
+
+
+def kind_of(value: object) -> str:
+    """A JSON value's kind, as messages say it ("a string", "null")."""
+    if value is None:
+        return "null"
+    if type(value) is int and abs(value) > sys.float_info.max:
+        return "an integer past a float's range"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
