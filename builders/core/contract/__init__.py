@@ -3,14 +3,13 @@
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
 `options` (an option declared once: the flag, the checked field and the keyword, for the builders' and the
-harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by
-pydantic), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
-`json_numbers` (JSON read so that an integer too long for Python is one error naming its field; a value's kind
-in words, `kind_of`), `regular_files`
-(the one opener of a file someone else's folder holds: never blocking on a FIFO or a device, a regular file only,
-within a bound, a verified file from the descriptor that was hashed) and `hub_cache` (a Hub cache's files verified
-before use). It imports nothing else of the project and no torch; pydantic (the manifest's validation), and
-`datasets`, pyarrow and Pillow only inside the functions that need them, so importing it costs little.
+harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, validated
+by pydantic), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
+`json_numbers` (JSON read so that an integer too long for Python is one error naming its field; a value's kind in
+words, `kind_of`), `regular_files` (the one opener of a file someone else's folder holds: never blocking on a FIFO
+or a device, a regular file only, within a bound, a verified file from the descriptor that was hashed) and
+`hub_cache` (a Hub cache's files verified before use). It imports nothing else of the project and no torch;
+`datasets`, pyarrow, Pillow and pydantic only inside the functions that need them, so importing it costs nothing.
 
 **Rows.** Every row of every benchmark carries the columns of `row_features()` (in the order the
 benchmark chooses, among its own columns):

@@ -5,7 +5,7 @@ only by raising a bare `ValueError` (and an `int` that long back to text the sam
 one fails deep inside the parser, naming neither the file nor the field. Every reader of a file someone else may have
 written (a build manifest, a journal, a results file, a JSON flag) parses it with `loads_json`, and a YAML reader checks
 each integer scalar with `int_text_problem`: such a number is a `TooManyDigits` naming its field (`configs.m1.rows`),
-which the reader turns into its one line naming the file.
+which the reader turns into its one line naming the file. `kind_of` says a parsed value's kind in such a line.
 """
 
 from __future__ import annotations

@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NotRequired, Required, TypeGuard, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, Required, TypeGuard, get_args
 
-from pydantic import Field, GetCoreSchemaHandler, TypeAdapter, ValidationError
-from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
+from annotated_types import Ge, MinLen
 from typing_extensions import TypedDict, is_typeddict
 
 from builders.core.contract.paths import relative_path_problem
 from builders.core.contract.schema import SHARED, ImageStorage
+
+if TYPE_CHECKING:  # pydantic itself is imported where a manifest is first checked: importing the contract stays cheap
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, TypeAdapter
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema, ErrorDetails, core_schema
 
 ManifestFormat = Literal["mmlongeval-build/1"]
 MANIFEST_FORMAT: ManifestFormat = get_args(ManifestFormat)[0]
@@ -34,22 +39,37 @@ _RULED = "manifest_rule"  # the type of a pydantic error a `Rule` raised
 
 @dataclass(frozen=True)
 class Rule:
-    """What a message says a value must be (`expected`, "64 lowercase hex digits"), and `problem`: what is wrong with
-    a value of the right type, in words of its own, or None."""
+    """What a message says a value must be (`expected`, "64 lowercase hex digits"), the `pattern` a string matches
+    whole, and `problem`: what is wrong with a value of the right type, in words of its own, or None."""
 
     expected: str
+    pattern: str | None = None
     problem: Callable[[Any], str | None] | None = None
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from pydantic_core import core_schema
+
         return core_schema.no_info_wrap_validator_function(self._validate, handler(source))
 
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        found = handler(schema)
+        if "$ref" in found:  # a declaration of its own, described by its docstring
+            return found
+        pattern = {"pattern": f"^{self.pattern}$"} if self.pattern else {}
+        return {**found, **pattern, "description": found.get("description", self.expected)}
+
     def _validate(self, value: object, handler: core_schema.ValidatorFunctionWrapHandler) -> object:
+        from pydantic import ValidationError
+        from pydantic_core import PydanticCustomError
+
         try:
             value = handler(value)
         except ValidationError as error:
             if error.errors()[0]["type"] in (_RULED, "missing"):  # said inside, in its own rule's words
                 raise
             raise PydanticCustomError(_RULED, "expected {expected}", {"expected": self.expected}) from None
+        if self.pattern and not re.fullmatch(self.pattern, str(value)):
+            raise PydanticCustomError(_RULED, "expected {expected}", {"expected": self.expected})
         said = self.problem(value) if self.problem is not None else None
         if said:
             raise PydanticCustomError(_RULED, "{said}", {"said": said})
@@ -63,16 +83,16 @@ def _outside(path: str) -> str | None:
     return None
 
 
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$"), Rule("64 lowercase hex digits")]
-Count = Annotated[int, Field(ge=0), Rule("a count")]
-BuildPath = Annotated[str, Field(min_length=1), Rule("a relative path", problem=_outside)]
+Sha256 = Annotated[str, Rule("64 lowercase hex digits", pattern="[0-9a-f]{64}")]
+Count = Annotated[int, Ge(0), Rule("a count")]
+BuildPath = Annotated[str, MinLen(1), Rule("a relative path", problem=_outside)]
 
 
 class ManifestFile(TypedDict):
     """One data file of a build."""
 
     path: BuildPath  # relative to the build folder
-    num_bytes: Annotated[int, Field(ge=0), Rule("a byte count")]
+    num_bytes: Annotated[int, Ge(0), Rule("a byte count")]
     sha256: Sha256
 
 
@@ -81,7 +101,7 @@ class ConfigFiles(TypedDict):
 
     files: Annotated[
         list[Annotated[ManifestFile, Rule("an object with path, num_bytes and sha256")]],
-        Field(min_length=1),
+        MinLen(1),
         Rule("a list of files"),
     ]
     rows: NotRequired[Count]
@@ -120,7 +140,7 @@ class HubRecord(TypedDict):
 
     repo: str
     revision: str
-    commit: Annotated[str, Field(pattern=r"^[0-9a-f]{40}$"), Rule("a commit (40 hex digits)")]
+    commit: Annotated[str, Rule("a commit (40 hex digits)", pattern="[0-9a-f]{40}")]
     files: list[str]
     blobs: NotRequired[dict[str, HubBlob]]
 
@@ -148,7 +168,7 @@ class BuildManifest(TypedDict):
     stats: NotRequired[dict[str, Any]]
     steps: NotRequired[list[dict[str, Any]]]  # one per build that wrote configs into the folder
     configs: Annotated[
-        dict[str, Annotated[ConfigFiles, Rule("an object")]], Field(min_length=1), Rule("an object naming each config")
+        dict[str, Annotated[ConfigFiles, Rule("an object")]], MinLen(1), Rule("an object naming each config")
     ]
     build_command: NotRequired[list[str]]  # `contract.BUILD_COMMAND`
     image_table: NotRequired[ImageTableEntry]  # shared storage
@@ -156,6 +176,8 @@ class BuildManifest(TypedDict):
 
 @functools.cache
 def _adapter() -> TypeAdapter[BuildManifest]:
+    from pydantic import TypeAdapter
+
     return TypeAdapter(BuildManifest)
 
 
@@ -169,6 +191,8 @@ def manifest_problem(manifest: object) -> str | None:
     (`configs.m1.files[0].sha256: expected 64 lowercase hex digits, got '12ab'`), or None."""
     if not isinstance(manifest, dict):
         return f"expected a JSON object, got {type(manifest).__name__}"
+    from pydantic import ValidationError
+
     try:
         _adapter().validate_python(manifest, strict=True)
     except ValidationError as error:
@@ -191,11 +215,11 @@ def _said(error: ErrorDetails) -> str:
     """One pydantic error as one line: where (`configs.m1.files[0]`), what was expected there and what was found."""
     where, declared = _declared_at(error["loc"])
     place = f"{where}: " if where else ""
-    if error["type"] == _RULED and not error["msg"].startswith("expected "):  # a rule's own words for the value
-        return place + error["msg"]
+    ruled = error.get("ctx", {}) if error["type"] == _RULED else {}
+    if "said" in ruled:  # a rule's own words for the value
+        return place + ruled["said"]
     found = "nothing" if error["type"] == "missing" else f"{error['input']!r:.80}"
-    expected = error["msg"].removeprefix("expected ") if error["type"] == _RULED else _words(declared)
-    return f"{place}expected {expected}, got {found}"
+    return f"{place}expected {ruled.get('expected') or _words(declared)}, got {found}"
 
 
 def _declared_at(loc: tuple[int | str, ...]) -> tuple[str, object]:
@@ -207,7 +231,7 @@ def _declared_at(loc: tuple[int | str, ...]) -> tuple[str, object]:
         bare = _bare(declared)
         if typing.get_origin(bare) in (typing.Union, types.UnionType):  # `key` names the member pydantic tried
             members = get_args(bare)
-            declared = next((m for m in members if getattr(_bare(m), "__name__", None) == key), members[-1])
+            declared = next(m for m in members if str(key).split("[")[0] == _name(m))
         elif isinstance(key, int):
             where, declared = f"{where}[{key}]", get_args(bare)[0]
         else:
@@ -217,6 +241,12 @@ def _declared_at(loc: tuple[int | str, ...]) -> tuple[str, object]:
             else:
                 declared = get_args(bare)[-1] if typing.get_origin(bare) is dict else Any
     return where, declared
+
+
+def _name(declared: object) -> str:
+    """The name pydantic gives a union's member, up to its brackets: `HubRecord`, `dict`."""
+    bare = _bare(declared)
+    return str(getattr(typing.get_origin(bare) or bare, "__name__", ""))
 
 
 def _bare(declared: object) -> object:
