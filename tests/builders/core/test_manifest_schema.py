@@ -5,6 +5,7 @@ declaration does not name are left alone."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_manifest_as_declared_passes_and_keys_it_does_not_name_are_left_alone(
     assert contract.manifest_problem({**GOOD, "inputs": {"hub": {"a": HUB, "b": HUB}}}) is None  # several sources
 
 
-def files(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def files(manifest: dict[str, Any]) -> list[Any]:
     return manifest["configs"]["m1"]["files"]
 
 
@@ -70,7 +71,7 @@ def test_what_is_not_as_declared_is_one_line_naming_the_field_and_what_was_expec
     assert problem is not None and said in problem and "\n" not in problem, problem
 
 
-def test_a_reader_names_the_file_and_the_field(tmp_path) -> None:
+def test_a_reader_names_the_file_and_the_field(tmp_path: Path) -> None:
     contract.write_manifest(tmp_path, damaged(lambda m: files(m)[0].pop("sha256")))
     with pytest.raises(contract.ManifestError) as raised:
         contract.read_manifest(tmp_path)
@@ -80,7 +81,8 @@ def test_a_reader_names_the_file_and_the_field(tmp_path) -> None:
 
 
 def test_a_value_s_kind_in_words() -> None:
-    assert [contract.kind_of(v) for v in (None, True, 1, 1.5, "s", [], {}, 10**400)] == [
+    values: list[object] = [None, True, 1, 1.5, "s", [], {}, 10**400]
+    assert [contract.kind_of(v) for v in values] == [
         "null",
         "a boolean",
         "a number",
