@@ -5,7 +5,7 @@ sha256, or holds `"files": "x"`, is one line naming the field, never a KeyError 
 
 A `Rule` in a field's annotation gives the words a message says of its value ("64 lowercase hex digits"), for a
 value of the wrong type too: a problem anywhere inside it is said of the value itself, unless something inside has a
-rule of its own. Keys a declaration does not name are left alone: a config's entry holds, beside its files, the
+rule of its own or is a key that is missing (named, with its own words). Keys a declaration does not name are left alone: a config's entry holds, beside its files, the
 benchmark's own fields (`file`, `file_sha256`, ...). The declarations are `typing_extensions.TypedDict`s: pydantic
 reads no `typing.TypedDict` before Python 3.12.
 """
@@ -65,7 +65,7 @@ class Rule:
         try:
             value = handler(value)
         except ValidationError as error:
-            if error.errors()[0]["type"] in (_RULED, "missing"):  # said inside, in its own rule's words
+            if error.errors()[0]["type"] in (_RULED, "missing"):  # said where it is, in its own words
                 raise
             raise PydanticCustomError(_RULED, "expected {expected}", {"expected": self.expected}) from None
         if self.pattern and not re.fullmatch(self.pattern, str(value)):
