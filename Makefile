@@ -51,7 +51,8 @@ fuzz: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MMLONGEVAL_FUZZ=1 $(PY) -m pytest tests/fuzz -q -p no:cacheprovider
 
 # docs/backends.md's tables, written from the registries (scripts/docs_tables.py), and docs/schemas/, the JSON Schema
-# of each file the harness writes (scripts/docs_schemas.py); a test fails where they are stale.
+# of each file the harness writes and of the build manifest (scripts/docs_schemas.py); a test fails where one is
+# stale.
 docs: $(STAMP)
 	$(PY) scripts/docs_tables.py
 	$(PY) scripts/docs_schemas.py

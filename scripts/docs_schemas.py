@@ -1,6 +1,6 @@
-"""`make docs`: the JSON Schema of each file the harness writes, in docs/schemas/ (issue 62, item 2), from the
-declaration its reader validates with (`harness.schema`). `--check` writes nothing and fails where a schema in
-docs/schemas/ differs (the test runs that).
+"""`make docs`: the JSON Schema of each file the harness writes, and of the build manifest, in docs/schemas/ (issue 62,
+item 2), from the declaration its reader validates with (`harness.schema`, `contract.manifest_json_schema`). `--check`
+writes nothing and fails where a schema in docs/schemas/ differs (the test runs that).
 
     python scripts/docs_schemas.py [--check]
 """
@@ -8,6 +8,7 @@ docs/schemas/ differs (the test runs that).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ FOLDER = ROOT / "docs" / "schemas"
 
 def schemas() -> dict[str, str]:
     """Each documented file's schema by its name in docs/schemas/."""
+    from builders.core import contract
     from harness import schema
     from harness.outputs.results_file import ResultsFile
     from harness.running.journal import JournalHeader, SampleRecord
@@ -28,7 +30,9 @@ def schemas() -> dict[str, str]:
         "results_file": ResultsFile,
         "sample_log_line": SampleLogLine,
     }
-    return {f"{name}.json": schema.json_schema(declaration) for name, declaration in declarations.items()}
+    found = {f"{name}.json": schema.json_schema(declaration) for name, declaration in declarations.items()}
+    found["build_manifest.json"] = json.dumps(contract.manifest_json_schema(), indent=2, sort_keys=True) + "\n"
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,13 +3,13 @@
 Both sides import this package and nothing else of each other (`from builders.core import contract`, then
 `contract.X`): its modules are `schema` (rows, image storage, the token rule), `location` (`hf://` names),
 `options` (an option declared once: the flag, the checked field and the keyword, for the builders' and the
-harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, checked by
-`json_shape`), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
-`json_numbers` (JSON read so that an integer too long for Python is one error naming its field), `regular_files`
-(the one opener of a file someone else's folder holds: never blocking on a FIFO or a device, a regular file only,
-within a bound, a verified file from the descriptor that was hashed) and `hub_cache` (a Hub cache's files verified
-before use). It imports nothing else of the project and no torch; `datasets`, pyarrow and Pillow only inside the
-functions that need them, so importing it costs nothing.
+harness's commands alike), `manifest` (what a folder holds; its shape declared once in `manifest_schema`, validated
+by pydantic), `paths` (which paths a release or manifest may name), `reading` (a build's images, read in place),
+`json_numbers` (JSON read so that an integer too long for Python is one error naming its field; a value's kind in
+words, `kind_of`), `regular_files` (the one opener of a file someone else's folder holds: never blocking on a FIFO
+or a device, a regular file only, within a bound, a verified file from the descriptor that was hashed) and
+`hub_cache` (a Hub cache's files verified before use). It imports nothing else of the project and no torch;
+`datasets`, pyarrow, Pillow and pydantic only inside the functions that need them, so importing it costs nothing.
 
 **Rows.** Every row of every benchmark carries the columns of `row_features()` (in the order the
 benchmark chooses, among its own columns):
@@ -38,8 +38,14 @@ per config its rows, files (path, bytes, sha256) and content hash; the build's c
 """
 
 from builders.core.contract.hub_cache import HubCacheError, VerifiedBlob, read_ref, verified_blob
-from builders.core.contract.json_numbers import JsonValue, TooManyDigits, int_problem, int_text_problem, loads_json
-from builders.core.contract.json_shape import Problem, Rule, describe, kind_of, shape_problem
+from builders.core.contract.json_numbers import (
+    JsonValue,
+    TooManyDigits,
+    int_problem,
+    int_text_problem,
+    kind_of,
+    loads_json,
+)
 from builders.core.contract.location import HUB_PREFIX, HubLocation, parse_hub_location
 from builders.core.contract.manifest import (
     BUILD_COMMAND,
@@ -62,7 +68,9 @@ from builders.core.contract.manifest_schema import (
     HubRecord,
     ImageTableEntry,
     ManifestFile,
+    Rule,
     is_build_manifest,
+    manifest_json_schema,
     manifest_problem,
 )
 from builders.core.contract.options import (
@@ -155,7 +163,6 @@ __all__ = [
     "ConfigFiles",
     "ImageTableEntry",
     "ManifestFile",
-    "Problem",
     "Rule",
     "EMBEDDED",
     "HUB_PREFIX",
@@ -207,7 +214,6 @@ __all__ = [
     "check_features",
     "check_image_storage",
     "data_files",
-    "describe",
     "file_sha256",
     "image_table",
     "image_table_features",
@@ -219,6 +225,7 @@ __all__ = [
     "load_images",
     "loads_json",
     "manifest_image_storage",
+    "manifest_json_schema",
     "manifest_problem",
     "read_checked_manifest",
     "parse_hub_location",
@@ -226,7 +233,6 @@ __all__ = [
     "read_ref",
     "relative_path_problem",
     "row_features",
-    "shape_problem",
     "smart_resize",
     "split_files",
     "verified_blob",

@@ -5,7 +5,7 @@ only by raising a bare `ValueError` (and an `int` that long back to text the sam
 one fails deep inside the parser, naming neither the file nor the field. Every reader of a file someone else may have
 written (a build manifest, a journal, a results file, a JSON flag) parses it with `loads_json`, and a YAML reader checks
 each integer scalar with `int_text_problem`: such a number is a `TooManyDigits` naming its field (`configs.m1.rows`),
-which the reader turns into its one line naming the file.
+which the reader turns into its one line naming the file. `kind_of` says a parsed value's kind in such a line.
 """
 
 from __future__ import annotations
@@ -97,3 +97,19 @@ def _place(value: JsonValue, target: _Unread) -> str:
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
     return ""
+
+
+def kind_of(value: object) -> str:
+    """A JSON value's kind, as messages say it ("a string", "null")."""
+    if value is None:
+        return "null"
+    if type(value) is int and abs(value) > sys.float_info.max:
+        return "an integer past a float's range"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)

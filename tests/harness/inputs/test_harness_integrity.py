@@ -278,7 +278,7 @@ def _configs_list(manifest: dict) -> None:
     ("damage", "said"),
     [
         (None, "no build manifest (build_manifest.json)"),
-        (_no_sha256, "configs.m1_n2_k1.files[0].sha256: expected 64 lowercase hex digits, got None"),
+        (_no_sha256, "configs.m1_n2_k1.files[0].sha256: expected 64 lowercase hex digits, got nothing"),
         (_files_x, "configs.m1_n2_k1.files: expected a list of files, got 'x'"),
         (_outside, "configs.m1_n2_k1.files[0].path: '../../outside.parquet' is not a path inside the build folder"),
         (_configs_list, "configs: expected an object naming each config"),
