@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -144,7 +145,7 @@ class SampleIndex:
                 keep &= self._by_doc(hit, False)
         return np.flatnonzero(keep)
 
-    def _by_doc(self, per_doc: np.ndarray, missing: Any) -> np.ndarray:
+    def _by_doc(self, per_doc: np.ndarray, missing: bool | float | str) -> np.ndarray:
         """A value per row from one per document (`missing` for a doc id the data does not have)."""
         inside = (self.doc_ids >= 0) & (self.doc_ids < len(per_doc))
         if not len(per_doc):
@@ -185,7 +186,7 @@ def read_record(path: Path, offset: int, length: int) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
+def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[tuple[int, float, str], ...]]:
     """Numbers by value, then text; a sample without a value last."""
     if not members:
         return (1, ())
@@ -240,7 +241,7 @@ class _Kept:
         pieces = self.texts.pop(name)
         return pa.chunked_array(pieces, kind).take(pa.array(rows, pa.int64()))
 
-    def column(self, name: str, dtype: Any) -> np.ndarray:
+    def column(self, name: str, dtype: npt.DTypeLike) -> np.ndarray:
         pieces = self.numbers.get(name, [])
         return np.concatenate(pieces).astype(dtype) if pieces else np.zeros(0, dtype)
 

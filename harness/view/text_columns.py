@@ -6,7 +6,7 @@ Python value the pages show (a `str`, a tuple of keys); whole-column work (membe
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +17,7 @@ HASHES = pa.list_(pa.uint64())
 PRIME, LENGTH_MIX = 1099511628211, 0x9E3779B97F4A7C15  # FNV's 64-bit prime; the golden ratio's bits
 
 
-def _rows(rows: Any) -> pa.Array:
+def _rows(rows: np.ndarray | Sequence[int]) -> pa.Array:
     return pa.array(np.asarray(rows, np.int64), pa.int64())
 
 
@@ -36,7 +36,7 @@ class Texts(Sequence[str]):
     def __getitem__(self, row: int) -> str: ...
     @overload
     def __getitem__(self, row: slice) -> Texts: ...
-    def __getitem__(self, row: Any) -> Any:
+    def __getitem__(self, row: int | slice) -> str | Texts:
         if isinstance(row, slice):
             return Texts(self.array[row])
         return self.array[int(row)].as_py()
@@ -51,7 +51,7 @@ class Texts(Sequence[str]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def take(self, rows: Any) -> Texts:
+    def take(self, rows: np.ndarray | Sequence[int]) -> Texts:
         return Texts(self.array.take(_rows(rows)))
 
     def isin(self, values: Iterable[str]) -> np.ndarray:
@@ -88,7 +88,13 @@ class Clusters(Sequence[tuple[str, ...]]):
     def __len__(self) -> int:
         return len(self.hashes)
 
-    def __getitem__(self, row: Any) -> Any:
+    @overload
+    def __getitem__(self, row: int) -> tuple[str, ...]: ...
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[tuple[str, ...]]: ...
+    def __getitem__(self, row: int | slice) -> tuple[str, ...] | Sequence[tuple[str, ...]]:
+        if isinstance(row, slice):
+            return [self[i] for i in range(len(self))[row]]
         return cluster_keys(self.keys_of(int(row))) if self.keys_of is not None else ()
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
