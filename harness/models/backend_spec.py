@@ -108,12 +108,12 @@ class BackendSpec:
 ScreenOf = Callable[[dict[str, str]], "ScreenModel"]
 
 
-def api_backend(name: str, module: str, modules: tuple[str, ...], servers: str, screen: ScreenOf) -> BackendSpec:
-    """An API backend (`openai`, `gemini`, `anthropic`): its requests priced, `--batch` through the provider's batch
-    interface, and no replicas: `servers` schedule the requests, and replicas of a client would only multiply the
-    load on them."""
+def api_backend(name: str, package: str, modules: tuple[str, ...], servers: str, screen: ScreenOf) -> BackendSpec:
+    """An API backend (`openai`, `gemini`, `anthropic`; its `Model` in `package`'s `model`): its requests priced,
+    `--batch` through the provider's batch interface, and no replicas: `servers` schedule the requests, and replicas
+    of a client would only multiply the load on them."""
     return BackendSpec(
-        module=module,
+        module=f"{package}.model",
         extra=Extra(name, modules),
         replicas=Replicas(refused=f"the {name} backend sends requests to {servers}"),
         screen=screen,
@@ -122,7 +122,7 @@ def api_backend(name: str, module: str, modules: tuple[str, ...], servers: str, 
     )
 
 
-def engine_backend(name: str, gpus: Callable[[Any], float], screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
+def engine_backend(name: str, gpus: Callable[[object], float], screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
     """An offline engine backend (`vllm`, `sglang`, in `harness.models.NAME_engine`): it runs the checkpoint's remote
     code, a replica reserves one engine's `gpus`, and an `hf` alias runs on it as `from_hf` switches it."""
     return BackendSpec(

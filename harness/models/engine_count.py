@@ -199,11 +199,15 @@ class EngineCounted:
             print(f"harness: {self.backend_name} prompt count ready in {seconds}", file=sys.stderr, flush=True)
         return self._count
 
+    def check_start(self) -> None:
+        """A failed start fails every later batch (and request, the runner retrying one at a time): no reloading."""
+        if self._startup_error is not None:
+            raise BackendFatalError(f"the {self.backend_name} engine could not start: {self._startup_error}")
+
     def start_engine(self, build: Callable[[], E], length: Callable[[E], int | None], said: Callable[[E], str]) -> E:
-        """The engine `build` makes: a failure kept (`_startup_error`: the model is never loaded again for every
-        remaining batch) and raised as fatal; the engine's context length (`length` reads it) replaces the
-        settings'; how long it took on stderr with what the engine `said` (scripts/gpu_check.sh reads the line: the
-        runner times the first task with the engine's start-up in it)."""
+        """The engine `build` makes (a failure kept for `check_start`, and fatal); the engine's context length
+        (`length` reads it) replaces the settings'; how long it took on stderr with what the engine `said`
+        (scripts/gpu_check.sh reads the line: the runner times the first task with the engine's start-up in it)."""
         started = time.perf_counter()
         try:
             engine = build()

@@ -22,10 +22,4 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     )
 
 
-BACKEND = api_backend(
-    "anthropic",
-    "harness.models.anthropic_messages.model",
-    ("anthropic",),
-    "Anthropic's servers, which schedule them",
-    screen_model,
-)
+BACKEND = api_backend("anthropic", __name__, ("anthropic",), "Anthropic's servers, which schedule them", screen_model)

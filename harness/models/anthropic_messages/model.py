@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import check_sampling, server_label
+from harness.models.api_client.endpoint import check_sampling
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least
@@ -109,9 +109,7 @@ class AnthropicModel(ApiModel):
 
     def identity(self) -> dict[str, object]:
         return {
-            "model": "anthropic",
-            "server": server_label(self.base_url),
-            "served_model": self.settings.model,
+            **self.served(self.settings.model),
             # What is sent besides the request's own settings: answers depend on it.
             "temperature": self.settings.temperature,
             "top_p": self.settings.top_p,

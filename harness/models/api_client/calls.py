@@ -2,13 +2,7 @@
 attempts with exponential backoff and jitter that honour `Retry-After` up to `max_backoff`, what an HTTP status or a
 transport failure means, and the thread pool that sends a batch's requests `concurrency` at a time (one that reads a
 prefix another of its batch writes to the provider's cache once that one has answered: `prompt_cache`) and hands
-each answer to the runner as it arrives.
-
-One attempt (a backend's own: its wire format, its SDK) ends in one of three ways: a `Response` (an answer, or this
-sample's own error: a refusal, a malformed body, a 4xx about this request), a `Retry` (429, 5xx, a timeout, a dropped
-connection: tried again), or a `Stop` (401/403/404, a server never reached: every sample's problem, so the rest of
-the batch is not sent and `stream` raises `BackendFatalError` carrying what did come back, which the runner keeps).
-"""
+each answer to the runner as it arrives (what one attempt ends in: `outcomes`)."""
 
 from __future__ import annotations
 
@@ -26,7 +20,7 @@ from typing import ClassVar, Self, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
-from harness.models.api_client.endpoint import api_key, server_url
+from harness.models.api_client.endpoint import api_key, server_label, server_url
 from harness.models.api_client.outcomes import Closing, Outcome, Retry, StatusOf, Stop, sdk_outcome
 from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
@@ -73,6 +67,11 @@ class ApiModel(Model):
         provider's own address (`api_client.endpoint`: only a loopback server goes without a key)."""
         base_url = server_url(self.settings, self.environment[0], self.default_url)
         return base_url, api_key(self.settings, self.environment[1], base_url)
+
+    def served(self, model: str) -> dict[str, object]:
+        """An identity's opening: the backend, its server (never its credentials: two servers answer differently)
+        and the model it answers with."""
+        return {"model": self.label, "server": server_label(self.base_url), "served_model": model}
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Self:

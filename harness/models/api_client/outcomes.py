@@ -1,6 +1,8 @@
-"""What one attempt at an API call ended in (a backend's own attempt: its wire format, its SDK): a `Response` (an
-answer, or this sample's own error), a `Retry` (tried again), or a `Stop` (every sample's problem); and what a
-failure raised before an HTTP answer, or inside an SDK, means (`calls` says what each status means)."""
+"""One attempt at an API call (a backend's own: its wire format, its SDK) ends in one of three ways: a `Response` (an
+answer, or this sample's own error: a refusal, a malformed body, a 4xx about this request), a `Retry` (429, 5xx, a
+timeout, a dropped connection: tried again), or a `Stop` (401/403/404, a server never reached: every sample's problem,
+so the rest of the batch is not sent and `calls.ApiModel.stream` raises `BackendFatalError` carrying what did come
+back, which the runner keeps). Here: those outcomes, and what a failure before an HTTP answer, or in an SDK, means."""
 
 from __future__ import annotations
 

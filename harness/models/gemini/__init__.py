@@ -47,6 +47,4 @@ def output_cap(settings: GeminiSettings) -> OutputCap:
     return cap_of(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit)
 
 
-BACKEND = api_backend(
-    "gemini", "harness.models.gemini.model", ("google.genai",), "Google's servers, which schedule them", screen_model
-)
+BACKEND = api_backend("gemini", __name__, ("google.genai",), "Google's servers, which schedule them", screen_model)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import ImageRef, Request, Response
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import check_sampling, server_label
+from harness.models.api_client.endpoint import check_sampling
 from harness.models.api_client.outcomes import Outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image
@@ -123,9 +123,7 @@ class GeminiModel(ApiModel):
     def identity(self) -> dict[str, object]:
         s = self.settings
         return {
-            "model": "gemini",
-            "server": server_label(self.base_url),
-            "served_model": s.model,
+            **self.served(s.model),
             "api_version": s.api_version,
             "images": s.images,
             "image_format": s.image_format,

@@ -21,9 +21,7 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
 
 
 BACKEND = replace(
-    api_backend(
-        "openai", "harness.models.openai_chat.model", ("httpx",), "a server, which schedules them itself", screen_model
-    ),
+    api_backend("openai", __name__, ("httpx",), "a server, which schedules them itself", screen_model),
     served_model_arg="model",
     adopts_alias={"hf": _from_hf_alias},
     known_as=KNOWN_AS,

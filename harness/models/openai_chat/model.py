@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
+from harness.models.api_client.endpoint import api_key, check_sampling, server_url
 from harness.models.api_client.outcomes import Outcome, transport_outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
@@ -165,9 +165,7 @@ class OpenAIChatModel(ApiModel):
     def identity(self) -> dict[str, object]:
         s = self.settings
         return {
-            "model": "openai",
-            "server": server_label(self.base_url),
-            "served_model": s.model,
+            **self.served(s.model),
             "deployment": s.deployment if s.api_version else None,
             "api_version": s.api_version,
             "image_detail": s.image_detail,

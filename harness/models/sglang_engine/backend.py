@@ -167,8 +167,7 @@ class SGLangModel(EngineCounted, Model):
             self._processors.update(request.processor_kwargs for request in requests)
 
     def _ensure_engine(self) -> LocalEngine:
-        if self._startup_error is not None:  # never load the model again for every remaining batch
-            raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}")
+        self.check_start()
         if self._engine is None:
             if len(self._processors) == 1:  # every request of the run asks the same of the processor: the engine's
                 self.engine_processor = dict(next(iter(self._processors)))

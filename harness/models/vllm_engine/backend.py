@@ -217,10 +217,7 @@ class VLLMModel(EngineCounted, Model):
             yield [requests[i] for i in batch.indices]
 
     def _ensure_engine(self) -> LocalEngine:
-        if self._startup_error is not None:
-            # Never load the model again for every remaining batch (or every request, when the
-            # runner retries a failed batch one request at a time).
-            raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}")
+        self.check_start()
         if self._engine is None:
             s = self.settings
             given = s.engine.get(LIMIT)
