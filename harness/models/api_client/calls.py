@@ -345,15 +345,12 @@ class ApiModel(Model):
             # sample failed); what this batch did get has been handed over already.
             raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
 
-    def _close_client(self) -> None:
-        """Close the HTTP client; the backend's client (`_client`) is opened again on it when next needed."""
+    def close(self) -> None:
+        """Stop the pool, close the HTTP client; the backend's client (`_client`) opens again when next needed."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         if self._http is not None:
             self._http.close()
             self._http = None
             self._client = None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        self._close_client()
