@@ -103,3 +103,33 @@ class BackendSpec:
     # Its engine's own sampling arguments, from `--gen_kwargs` (`harness.run_plan`). None: a key that is no generation
     # setting is refused.
     engine_sampling: EngineSampling | None = None
+
+
+ScreenOf = Callable[[dict[str, str]], "ScreenModel"]
+
+
+def api_backend(name: str, package: str, modules: tuple[str, ...], servers: str, screen: ScreenOf) -> BackendSpec:
+    """An API backend (`openai`, `gemini`, `anthropic`; its `Model` in `package`'s `model`): its requests priced,
+    `--batch` through the provider's batch interface, and no replicas: `servers` schedule the requests, and replicas
+    of a client would only multiply the load on them."""
+    return BackendSpec(
+        module=f"{package}.model",
+        extra=Extra(name, modules),
+        replicas=Replicas(refused=f"the {name} backend sends requests to {servers}"),
+        screen=screen,
+        batch_arg="batch_journal",
+        priced=True,
+    )
+
+
+def engine_backend(name: str, gpus: Callable[[object], float], screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
+    """An offline engine backend (`vllm`, `sglang`, in `harness.models.NAME_engine`): it runs the checkpoint's remote
+    code, a replica reserves one engine's `gpus`, and an `hf` alias runs on it as `from_hf` switches it."""
+    return BackendSpec(
+        module=f"harness.models.{name}_engine.backend",
+        extra=Extra(name, (name,)),
+        runs_remote_code=True,
+        replicas=Replicas(gpus=gpus),
+        screen=screen,
+        adopts_alias={"hf": from_hf},
+    )

@@ -19,10 +19,11 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any, Protocol, TypeVar
 
 from builders.core.contract import image_tokens as contract_image_tokens
-from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request
+from harness.api import BackendFatalError, GenerationSettings, ImagePart, ImageRef, Message, ModelFacts, Request
 from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
@@ -31,6 +32,7 @@ from harness.models.screen_model import ScreenModel, family_rule
 from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
+E = TypeVar("E")
 
 
 class CountSettings(Protocol):
@@ -180,6 +182,9 @@ class EngineCounted:
     engine_name = ""  # as its project spells it
     _count: EngineCount | None = None
     count_seconds: float | None = None
+    _facts: ModelFacts
+    _startup_error: str | None
+    engine_seconds: float | None
 
     def make_count(self) -> EngineCount:
         raise NotImplementedError
@@ -193,6 +198,28 @@ class EngineCounted:
             seconds = f"{self.count_seconds:.1f} s"
             print(f"harness: {self.backend_name} prompt count ready in {seconds}", file=sys.stderr, flush=True)
         return self._count
+
+    def check_start(self) -> None:
+        """A failed start fails every later batch (and request, the runner retrying one at a time): no reloading."""
+        if self._startup_error is not None:
+            raise BackendFatalError(f"the {self.backend_name} engine could not start: {self._startup_error}")
+
+    def start_engine(self, build: Callable[[], E], length: Callable[[E], int | None], said: Callable[[E], str]) -> E:
+        """The engine `build` makes (a failure kept for `check_start`, and fatal); the engine's context length
+        (`length` reads it) replaces the settings'; how long it took on stderr with what the engine `said`
+        (scripts/gpu_check.sh reads the line: the runner times the first task with the engine's start-up in it)."""
+        started = time.perf_counter()
+        try:
+            engine = build()
+        except Exception as err:
+            self._startup_error = f"{type(err).__name__}: {err}"
+            raise BackendFatalError(f"the {self.backend_name} engine could not start: {self._startup_error}") from err
+        if context_length := length(engine):
+            self._facts = replace(self._facts, context_length=int(context_length))
+        self.engine_seconds = time.perf_counter() - started
+        ready = f"harness: {self.backend_name} engine ready in {self.engine_seconds:.1f} s ({said(engine)})"
+        print(ready, file=sys.stderr, flush=True)
+        return engine
 
     @property
     def token_rule(self) -> str:

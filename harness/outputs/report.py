@@ -187,24 +187,31 @@ SCALE_NOTE = (
 )
 
 
+def _side_by_side(
+    models: dict[str, ModelResults], title: str, note: str, first: str, columns: int
+) -> tuple[list[str], list[ModelResults], ModelResults, dict[str, int]]:
+    """A table with one column per model (sorted by name) after `columns` others (their header `first`), under
+    `title` and `note`: its opening lines, the models in column order, the union of their results and its scales."""
+    names = sorted(models)
+    everyone = [models[name] for name in names]
+    union = union_of(everyone)
+    lines = [title, "", note, "", first + " | ".join(names) + " |", "|" + "---|" * (columns + len(names))]
+    return lines, everyone, union, scales(union)
+
+
 def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
     """With several models: their headline metrics side by side, one column per model (sorted by name)."""
     if len(models) < 2:
         return []
-    names = sorted(models)
-    everyone = [models[name] for name in names]
-    union = union_of(everyone)
-    declared = scales(union)
-    lines = [
+    lines, everyone, union, declared = _side_by_side(
+        models,
         "## Across models",
-        "",
         f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
         "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
         "recorded.",
-        "",
-        "| task | metric (0-100) | " + " | ".join(names) + " |",
-        "|---|---|" + "---|" * len(names),
-    ]
+        "| task | metric (0-100) | ",
+        2,
+    )
     for name, metric in headline_rows(union):
         scale = row_scale(everyone, name, metric, declared)
         mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
@@ -217,18 +224,13 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
 def summary(models: dict[str, ModelResults]) -> list[str]:
     """One screen of numbers, one column per model: tasks run, samples scored and not, and every group's headline
     metric that has a value (the benchmarks' top-line numbers), on one scale."""
-    names = sorted(models)
-    everyone = [models[name] for name in names]
-    union = union_of(everyone)
-    declared = scales(union)
-    lines = [
+    lines, everyone, union, declared = _side_by_side(
+        models,
         "## Summary",
-        "",
         f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several models, in *Across models*).",
-        "",
-        "| | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
-    ]
+        "| | ",
+        1,
+    )
     counters = [[m.counters(task) for task in m.results] for m in everyone]
     lines.append("| tasks run | " + " | ".join(f"{len(m.results):,}" for m in everyone) + " |")
     lines.append(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from harness.models.api_client.screen import api_screen_model
-from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.backend_spec import api_backend
 from harness.models.screen_model import OutputCap, ScreenModel
 
 
@@ -22,12 +22,4 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     )
 
 
-BACKEND = BackendSpec(
-    module="harness.models.anthropic_messages.model",
-    extra=Extra("anthropic", ("anthropic",)),
-    # Anthropic's servers schedule the requests: replicas of a client would only multiply the load on them.
-    replicas=Replicas(refused="the anthropic backend sends requests to Anthropic's servers, which schedule them"),
-    screen=screen_model,
-    batch_arg="batch_journal",
-    priced=True,
-)
+BACKEND = api_backend("anthropic", __name__, ("anthropic",), "Anthropic's servers, which schedule them", screen_model)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import parse_message
 from harness.models.api_client.batching import BatchState
-from harness.models.api_client.calls import StatusOf
+from harness.models.api_client.outcomes import StatusOf
 from harness.models.api_client.replies import excerpt
 
 if TYPE_CHECKING:

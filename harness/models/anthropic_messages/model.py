@@ -23,7 +23,6 @@ as the `openai` backend. Key from `ANTHROPIC_API_KEY`.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -31,7 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
+from harness.models.api_client.endpoint import check_sampling
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 
     from harness.models.anthropic_messages.batch import AnthropicBatches
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 # The `anthropic-version` MMNeedle's needle.py sent (its pinned SDK's): sent by default, as the official call sent it;
 # `api_version=sdk` sends the installed SDK's own pin instead (docs/cost.md, "API versions")
 OFFICIAL_API_VERSION = "2023-06-01"
@@ -92,16 +90,14 @@ def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
 class AnthropicModel(ApiModel):
     label = "anthropic"
     settings_type = AnthropicSettings
+    client_package = ("anthropic", "Anthropic's SDK")
+    environment = (("ANTHROPIC_BASE_URL",), ("ANTHROPIC_API_KEY",))
+    default_url = "https://api.anthropic.com"
     settings: AnthropicSettings
 
     def __init__(self, settings: AnthropicSettings, *, batch_size: int = 1) -> None:
-        if importlib.util.find_spec("anthropic") is None:
-            raise ImportError("the anthropic backend needs Anthropic's SDK: pip install -e '.[anthropic]'")
         super().__init__(settings, batch_size=batch_size)
-        self.base_url = self.where = server_url(settings, ("ANTHROPIC_BASE_URL",), DEFAULT_BASE_URL)
-        self._api_key = api_key(settings, ("ANTHROPIC_API_KEY",), self.base_url)
         self._client: anthropic.Anthropic | None = None
-        self._http: httpx2.Client | None = None
         # The `anthropic-version` header sent (`api_version`: the official call's by default, or the SDK's pin):
         # recorded with the results' backend figures, not the identity, so that journals and the response cache
         # outlive an SDK upgrade (docs/cost.md).
@@ -113,9 +109,7 @@ class AnthropicModel(ApiModel):
 
     def identity(self) -> dict[str, object]:
         return {
-            "model": "anthropic",
-            "server": server_label(self.base_url),
-            "served_model": self.settings.model,
+            **self.served(self.settings.model),
             # What is sent besides the request's own settings: answers depend on it.
             "temperature": self.settings.temperature,
             "top_p": self.settings.top_p,
@@ -157,15 +151,16 @@ class AnthropicModel(ApiModel):
 
             s = self.settings
             # httpx2's own classes, of httpx's names
-            self._http = pooled_client(  # type: ignore[assignment]
+            http: httpx2.Client = pooled_client(  # type: ignore[assignment]
                 s.concurrency, s.timeout, "httpx2", headers={"Accept-Encoding": "identity"}
             )
+            self._http = http
             self._client = anthropic.Anthropic(
                 api_key=self._api_key or "loopback",
                 base_url=self.base_url,
                 max_retries=0,  # one attempt: `with_retries` retries
                 timeout=self.settings.timeout,
-                http_client=self._http,
+                http_client=http,
                 default_headers={} if s.api_version == "sdk" else {"anthropic-version": s.api_version},
             )
             self.api_version = str(self._client.default_headers.get("anthropic-version") or "") or None
@@ -202,9 +197,3 @@ class AnthropicModel(ApiModel):
         from harness.models.anthropic_messages.batch import AnthropicBatches
 
         return AnthropicBatches(self)
-
-    def _close_client(self) -> None:
-        if self._http is not None:
-            self._http.close()
-            self._http = None
-            self._client = None

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import checked_image, flatten_usage
+from harness.models.api_client.replies import checked_image, flatten_usage, refusal
 from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
@@ -89,13 +89,7 @@ def parse_message(answer: Message) -> Response:
         return Response(text=None, error=f"malformed_response: not a message's fields: {str(err)[:200]!r}")
     stop = answer.stop_reason if answer.stop_reason is None else str(answer.stop_reason)[:200]
     if stop == "refusal":
-        return Response(
-            text=None,
-            error="refused: the model refused (stop_reason refusal)",
-            refused=True,
-            finish_reason=stop,
-            usage=usage,
-        )
+        return refusal("the model refused (stop_reason refusal)", stop, usage)
     if not texts and stop not in ("end_turn", "max_tokens", "stop_sequence"):
         return Response(
             text=None, error=f"empty_response: no text (stop_reason={stop})", finish_reason=stop, usage=usage

@@ -2,16 +2,11 @@
 attempts with exponential backoff and jitter that honour `Retry-After` up to `max_backoff`, what an HTTP status or a
 transport failure means, and the thread pool that sends a batch's requests `concurrency` at a time (one that reads a
 prefix another of its batch writes to the provider's cache once that one has answered: `prompt_cache`) and hands
-each answer to the runner as it arrives.
-
-One attempt (a backend's own: its wire format, its SDK) ends in one of three ways: a `Response` (an answer, or this
-sample's own error: a refusal, a malformed body, a 4xx about this request), a `Retry` (429, 5xx, a timeout, a dropped
-connection: tried again), or a `Stop` (401/403/404, a server never reached: every sample's problem, so the rest of
-the batch is not sent and `stream` raises `BackendFatalError` carrying what did come back, which the runner keeps).
-"""
+each answer to the runner as it arrives (what one attempt ends in: `outcomes`)."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import random
 import threading
@@ -19,87 +14,26 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar, Self, TypeVar
 
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
-from harness.models.api_client.deadline import STACKS, BadEncoding, BodyTooLarge
+from harness.models.api_client.endpoint import api_key, server_label, server_url
+from harness.models.api_client.outcomes import Closing, Outcome, Retry, StatusOf, Stop, sdk_outcome
 from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import settings_from_args
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
 FATAL_STATUSES = frozenset({401, 403, 404})
 # Error codes (OpenAI, Azure; Gemini's status) that mean the provider refused this prompt.
 REFUSAL_CODES = frozenset({"content_filter", "ResponsibleAIPolicyViolation", "content_policy_violation"})
-
-
-@dataclass(frozen=True)
-class Retry:
-    """An attempt to try again: why, how long the server asked us to wait, whether the server was never reached."""
-
-    reason: str
-    wait: float | None = None
-    unreachable: bool = False
-
-
-@dataclass(frozen=True)
-class Stop:
-    """An attempt whose failure concerns every sample: the run stops (`fatal`), this sample records `error`."""
-
-    fatal: str
-    error: str
-
-
-Outcome = Response | Retry | Stop
-T = TypeVar("T")
-# What an SDK's HTTP error says: (status code, body, headers), or None for an error that is not one.
-StatusOf = Callable[[BaseException], "tuple[int, object, Mapping[str, str]] | None"]
-
-
-def _causes(err: BaseException) -> Iterator[BaseException]:
-    """The error and what it wraps (an SDK wraps the HTTP stack's errors in its own)."""
-    seen = 0
-    current: BaseException | None = err
-    while current is not None and seen < 8:
-        yield current
-        current = current.__cause__ or current.__context__
-        seen += 1
-
-
-def _stack_classes(name: str) -> tuple[type[BaseException], ...]:
-    """`name` (an exception class) of each HTTP stack that is imported."""
-    import sys
-
-    return tuple(getattr(sys.modules[m], name) for m in STACKS if m in sys.modules)
-
-
-def transport_outcome(err: BaseException, timeout: float) -> Outcome | None:
-    """What a failure before an HTTP answer means (any HTTP stack, wrapped in an SDK's error or not); None: not a
-    transport failure (a bug, raised on)."""
-    for cause in _causes(err):
-        if isinstance(cause, BodyTooLarge | BadEncoding):
-            return Response(text=None, error=f"malformed_response: {cause}; not read, not cached")
-        if isinstance(cause, _stack_classes("TimeoutException")):
-            return Retry(f"timeout after {timeout:g}s ({type(cause).__name__})")
-        if isinstance(cause, _stack_classes("TransportError")):
-            unreachable = isinstance(cause, _stack_classes("ConnectError"))
-            return Retry(f"connection error: {type(cause).__name__}: {cause}", unreachable=unreachable)
-    return None
-
-
-def sdk_outcome(err: BaseException, timeout: float) -> Outcome | None:
-    """What an SDK's failure means: a transport failure, or an answer the SDK could not read (not JSON, not the
-    shape it expects: a `ValueError`, pydantic's included); None: anything else (a bug, raised on)."""
-    outcome = transport_outcome(err, timeout)
-    if outcome is None and isinstance(err, ValueError | KeyError):
-        return Response(text=None, error=f"malformed_response: the answer does not read ({type(err).__name__})")
-    return outcome
 
 
 class ApiModel(Model):
@@ -108,15 +42,36 @@ class ApiModel(Model):
 
     label: ClassVar[str] = "api"
     settings_type: ClassVar[type[ApiCallSettings]]  # the backend's `--model_args`
+    client_package: ClassVar[tuple[str, str]]  # the module its client needs, and that package's name for the error
+    # The environment variables the provider's SDK reads for its address and its key, and its own address.
+    environment: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]] = ((), ())
+    default_url: ClassVar[str] = ""
     settings: ApiCallSettings
     where: str
+    _client: object | None  # the backend's client (an SDK's, or the HTTP client itself), opened when first needed
 
     def __init__(self, settings: ApiCallSettings, *, batch_size: int = 1) -> None:
-        """What every API backend's constructor does first; a backend's own then finds its server and key
-        (`api_client.endpoint`)."""
+        """What every API backend's constructor does first: its client's package is there, and its server and key
+        are found (`server`)."""
+        module, package = self.client_package
+        if importlib.util.find_spec(module) is None:
+            raise ImportError(f"the {self.label} backend needs {package}: pip install -e '.[{self.label}]'")
         self.settings = settings
         self._facts = settings.facts(batch_size)
         self._init_calls()
+        self.base_url, self._api_key = self.server()
+        self.where = self.base_url
+
+    def server(self) -> tuple[str, str | None]:
+        """The server's base URL and the key sent to it: the `--model_args`', else the `environment`'s, else the
+        provider's own address (`api_client.endpoint`: only a loopback server goes without a key)."""
+        base_url = server_url(self.settings, self.environment[0], self.default_url)
+        return base_url, api_key(self.settings, self.environment[1], base_url)
+
+    def served(self, model: str) -> dict[str, object]:
+        """An identity's opening: the backend, its server (never its credentials: two servers answer differently)
+        and the model it answers with."""
+        return {"model": self.label, "server": server_label(self.base_url), "served_model": model}
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Self:
@@ -131,6 +86,7 @@ class ApiModel(Model):
         self._pool: ThreadPoolExecutor | None = None
         self._planner: PrefixPlanner | None = None
         self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
+        self._http: Closing | None = None  # the HTTP client the backend's client sends through, once opened
 
     @property
     def token_rule(self) -> str:
@@ -389,11 +345,12 @@ class ApiModel(Model):
             # sample failed); what this batch did get has been handed over already.
             raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
 
-    def _close_client(self) -> None:
-        """Close the backend's client."""
-
     def close(self) -> None:
+        """Stop the pool, close the HTTP client; the backend's client (`_client`) opens again when next needed."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        self._close_client()
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+            self._client = None

@@ -105,6 +105,11 @@ def flatten_usage(usage: object, prefix: str = "", depth: int = 0) -> dict[str, 
     return out
 
 
+def refusal(why: str, finish: str | None, usage: dict[str, int]) -> Response:
+    """A reply the provider refused to answer, saying `why`."""
+    return Response(text=None, error=f"refused: {why}", refused=True, finish_reason=finish, usage=usage)
+
+
 def text_or_empty(
     text: str | None, finish: str | None, finished: tuple[str, ...], missing: str, usage: dict[str, int]
 ) -> Response:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from harness.api import Request
 from harness.models.api_client.screen import api_screen_model
 from harness.models.api_client.screen import output_cap as cap_of
-from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.backend_spec import api_backend
 from harness.models.screen_model import OutputCap, ScreenModel
 from harness.sent import Sent
 
@@ -47,12 +47,4 @@ def output_cap(settings: GeminiSettings) -> OutputCap:
     return cap_of(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit)
 
 
-BACKEND = BackendSpec(
-    module="harness.models.gemini.model",
-    extra=Extra("gemini", ("google.genai",)),
-    # Google's servers schedule the requests: replicas of a client would only multiply the load on them.
-    replicas=Replicas(refused="the gemini backend sends requests to Google's servers, which schedule them"),
-    screen=screen_model,
-    batch_arg="batch_journal",
-    priced=True,
-)
+BACKEND = api_backend("gemini", __name__, ("google.genai",), "Google's servers, which schedule them", screen_model)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from harness.api import BackendFatalError, Request, Response
 from harness.models.api_client.batching import BatchState
-from harness.models.api_client.calls import StatusOf
+from harness.models.api_client.outcomes import StatusOf
 from harness.models.api_client.replies import excerpt
 from harness.models.gemini.wire import parse_answer
 

@@ -21,15 +21,15 @@ timeout, answer-size cap and fatal statuses as the `openai` backend. Key from `G
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import ImageRef, Request, Response
-from harness.models.api_client.calls import ApiModel, Outcome
-from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
+from harness.models.api_client.calls import ApiModel
+from harness.models.api_client.endpoint import check_sampling
+from harness.models.api_client.outcomes import Outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image
 from harness.models.api_client.settings import ApiCallSettings
@@ -40,13 +40,11 @@ from harness.models.registry import register_model
 from harness.sent import Sent
 
 if TYPE_CHECKING:
-    import httpx
     from google import genai
     from google.genai import types
 
     from harness.models.gemini.batch import GeminiBatches
 
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 UPLOAD_ANSWER_BYTES = 1 << 20  # a Files API answer is a small JSON record
 
 
@@ -110,16 +108,14 @@ def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
 class GeminiModel(ApiModel):
     label = "gemini"
     settings_type = GeminiSettings
+    client_package = ("google.genai", "google-genai")
+    environment = (("GOOGLE_GEMINI_BASE_URL",), ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+    default_url = "https://generativelanguage.googleapis.com"
     settings: GeminiSettings
 
     def __init__(self, settings: GeminiSettings, *, batch_size: int = 1) -> None:
-        if importlib.util.find_spec("google.genai") is None:
-            raise ImportError("the gemini backend needs google-genai: pip install -e '.[gemini]'")
         super().__init__(settings, batch_size=batch_size)
-        self.base_url = self.where = server_url(settings, ("GOOGLE_GEMINI_BASE_URL",), DEFAULT_BASE_URL)
-        self._api_key = api_key(settings, ("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.base_url)
         self._client: genai.Client | None = None
-        self._http: httpx.Client | None = None
         self._uploads: dict[str, types.File] = {}  # an image's sha256 -> its uploaded file, for this run
         self._upload_locks: dict[str, threading.Lock] = {}
         self._uploads_lock = threading.Lock()
@@ -127,9 +123,7 @@ class GeminiModel(ApiModel):
     def identity(self) -> dict[str, object]:
         s = self.settings
         return {
-            "model": "gemini",
-            "server": server_label(self.base_url),
-            "served_model": s.model,
+            **self.served(s.model),
             "api_version": s.api_version,
             "images": s.images,
             "image_format": s.image_format,
@@ -293,9 +287,3 @@ class GeminiModel(ApiModel):
         from harness.models.gemini.batch import GeminiBatches
 
         return GeminiBatches(self)
-
-    def _close_client(self) -> None:
-        if self._http is not None:
-            self._http.close()
-            self._http = None
-            self._client = None

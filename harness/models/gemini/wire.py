@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import flatten_usage, text_or_empty
+from harness.models.api_client.replies import flatten_usage, refusal, text_or_empty
 from harness.models.api_client.wrapper_parts import wrapper_segments
 from harness.sent import Sent, sent_images
 
@@ -103,13 +103,7 @@ def parse_answer(answer: types.GenerateContentResponse) -> Response:
             return Response(text=None, error="empty_response: no candidates", usage=usage)
         finish = _name(candidates[0].finish_reason) if candidates[0].finish_reason is not None else None
         if finish in REFUSED_FINISH:
-            return Response(
-                text=None,
-                error=f"refused: the answer was stopped ({finish})",
-                refused=True,
-                finish_reason=finish,
-                usage=usage,
-            )
+            return refusal(f"the answer was stopped ({finish})", finish, usage)
         return text_or_empty(_text(candidates[0]), finish, ("STOP", "MAX_TOKENS"), "no text", usage)
     except (ValueError, TypeError, AttributeError) as err:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}", usage=usage)

@@ -3,7 +3,9 @@ bound on one HTTP request's time and bytes in `deadline`, its `--screen_only` st
 
 from __future__ import annotations
 
-from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from dataclasses import replace
+
+from harness.models.backend_spec import api_backend
 from harness.models.openai_chat.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.openai_chat.screen import screen_model
 
@@ -18,14 +20,8 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     return args
 
 
-BACKEND = BackendSpec(
-    module="harness.models.openai_chat.model",
-    extra=Extra("openai", ("httpx",)),
-    # A server schedules its own requests: replicas of a client would only multiply the load on it.
-    replicas=Replicas(refused="the openai backend sends requests to a server, which schedules them itself"),
-    screen=screen_model,
-    batch_arg="batch_journal",
-    priced=True,
+BACKEND = replace(
+    api_backend("openai", __name__, ("httpx",), "a server, which schedules them itself", screen_model),
     served_model_arg="model",
     adopts_alias={"hf": _from_hf_alias},
     known_as=KNOWN_AS,

@@ -21,7 +21,6 @@ sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 from dataclasses import dataclass
@@ -29,8 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from harness.api import Request, Response
-from harness.models.api_client.calls import ApiModel, Outcome, transport_outcome
-from harness.models.api_client.endpoint import api_key, check_sampling, server_label, server_url
+from harness.models.api_client.calls import ApiModel
+from harness.models.api_client.endpoint import api_key, check_sampling, server_url
+from harness.models.api_client.outcomes import Outcome, transport_outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
 from harness.models.api_client.settings import ApiCallSettings
@@ -128,17 +128,12 @@ def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
 class OpenAIChatModel(ApiModel):
     label = "openai"
     settings_type = OpenAIChatSettings
+    client_package = ("httpx", "httpx")
     settings: OpenAIChatSettings
 
     def __init__(self, settings: OpenAIChatSettings, *, batch_size: int = 1) -> None:
-        if importlib.util.find_spec("httpx") is None:
-            raise ImportError("the openai backend needs httpx: pip install -e '.[openai]'")
         super().__init__(settings, batch_size=batch_size)
-        azure = settings.api_version is not None
-        # Azure's own variables first, then OpenAI's
-        url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
-        self.base_url = server_url(settings, (*url_vars, "OPENAI_BASE_URL"), DEFAULT_BASE_URL, ENDPOINT)
-        key = api_key(settings, (*key_vars, "OPENAI_API_KEY"), self.base_url)
+        azure, key = settings.api_version is not None, self._api_key
         if azure:
             deployment = settings.deployment or settings.model
             self.url = f"{self.base_url}/openai/deployments/{deployment}/chat/completions"
@@ -159,12 +154,18 @@ class OpenAIChatModel(ApiModel):
         self.where = self.url
         self._client: httpx.Client | None = None
 
+    def server(self) -> tuple[str, str | None]:
+        """Azure's own variables first (with `api_version`), then OpenAI's; a `base_url` naming the endpoint too, as
+        lm-eval's does, is taken below it."""
+        azure = self.settings.api_version is not None
+        url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
+        base_url = server_url(self.settings, (*url_vars, "OPENAI_BASE_URL"), DEFAULT_BASE_URL, ENDPOINT)
+        return base_url, api_key(self.settings, (*key_vars, "OPENAI_API_KEY"), base_url)
+
     def identity(self) -> dict[str, object]:
         s = self.settings
         return {
-            "model": "openai",
-            "server": server_label(self.base_url),
-            "served_model": s.model,
+            **self.served(s.model),
             "deployment": s.deployment if s.api_version else None,
             "api_version": s.api_version,
             "image_detail": s.image_detail,
@@ -219,15 +220,12 @@ class OpenAIChatModel(ApiModel):
 
     # -- HTTP -------------------------------------------------------------------------------------
 
-    def _http(self) -> httpx.Client:
+    def _open(self) -> httpx.Client:
         if self._client is None:
             from harness.models.api_client.deadline import pooled_client
 
-            self._client = pooled_client(self.settings.concurrency, self.settings.timeout)
+            self._client = self._http = pooled_client(self.settings.concurrency, self.settings.timeout)
         return self._client
-
-    def _open(self) -> httpx.Client:
-        return self._http()
 
     def _attempt(
         self, client: httpx.Client, method: str, url: str, cap: int, **send: object
@@ -259,7 +257,7 @@ class OpenAIChatModel(ApiModel):
         body = self.built(request, self.payload)
         if isinstance(body, Response):
             return body
-        client = self._http()
+        client = self._open()
         cap = self.response_cap(request)
         headers = {**self._headers, "Accept-Encoding": "identity"}
 
@@ -305,7 +303,7 @@ class OpenAIChatModel(ApiModel):
         `BackendFatalError` naming the failure."""
         from harness.api import BackendFatalError
 
-        client = self._http()
+        client = self._open()
         headers = {k: v for k, v in self._headers.items() if k != "Content-Type" or "json" in send}
         headers["Accept-Encoding"] = "identity"
 
@@ -322,8 +320,3 @@ class OpenAIChatModel(ApiModel):
         if isinstance(result, Response):
             raise BackendFatalError(f"openai batch: {method} {path}: {result.error}")
         return result
-
-    def _close_client(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
-from harness.models.api_client.replies import error_message, flatten_usage, text_or_empty
+from harness.models.api_client.replies import error_message, flatten_usage, refusal, text_or_empty
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
 from harness.sent import Sent, sent_images
 
@@ -153,19 +153,11 @@ def parse_completion(body: object) -> Response:
         finish_reason = choice.get("finish_reason")
         finish_reason = str(finish_reason) if finish_reason is not None else None
         usage = flatten_usage(body.get("usage"))
-        refusal = message.get("refusal")
-        if refusal:
-            return Response(
-                text=None, error=f"refused: {refusal}", refused=True, finish_reason=finish_reason, usage=usage
-            )
+        refused = message.get("refusal")
+        if refused:
+            return refusal(str(refused), finish_reason, usage)
         if finish_reason == "content_filter":
-            return Response(
-                text=None,
-                error="refused: the provider's content filter stopped the answer",
-                refused=True,
-                finish_reason=finish_reason,
-                usage=usage,
-            )
+            return refusal("the provider's content filter stopped the answer", finish_reason, usage)
         return text_or_empty(
             _content_text(message.get("content")), finish_reason, ("stop", "length"), "no content", usage
         )

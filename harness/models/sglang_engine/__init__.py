@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.backend_spec import BackendSpec, Extra, Replicas
+from harness.models.backend_spec import engine_backend
 from harness.models.sglang_engine.screen import screen_model
 
 
@@ -53,11 +53,4 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     return switched_from_hf(args, "context_length")
 
 
-BACKEND = BackendSpec(
-    module="harness.models.sglang_engine.backend",
-    extra=Extra("sglang", ("sglang",)),
-    runs_remote_code=True,
-    replicas=Replicas(gpus=_gpus),
-    screen=screen_model,
-    adopts_alias={"hf": _from_hf_alias},
-)
+BACKEND = engine_backend("sglang", _gpus, screen_model, _from_hf_alias)

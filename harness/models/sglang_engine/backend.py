@@ -167,33 +167,22 @@ class SGLangModel(EngineCounted, Model):
             self._processors.update(request.processor_kwargs for request in requests)
 
     def _ensure_engine(self) -> LocalEngine:
-        if self._startup_error is not None:  # never load the model again for every remaining batch
-            raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}")
+        self.check_start()
         if self._engine is None:
             if len(self._processors) == 1:  # every request of the run asks the same of the processor: the engine's
                 self.engine_processor = dict(next(iter(self._processors)))
             kwargs = engine_kwargs(self.settings, self.engine_processor)
             self._size_image_cache(kwargs)
             log.info("sglang: building the engine with %s", kwargs)
-            started = time.perf_counter()
+            factory, workers = self._engine_factory, self.settings.decode_workers
             try:
-                self._engine = LocalEngine(
-                    kwargs, engine_factory=self._engine_factory, decode_workers=self.settings.decode_workers
+                self._engine = self.start_engine(
+                    lambda: LocalEngine(kwargs, engine_factory=factory, decode_workers=workers),
+                    lambda engine: engine.context_length,
+                    lambda engine: f"context_length={self.facts.context_length}",
                 )
-            except Exception as err:
-                self._startup_error = f"{type(err).__name__}: {err}"
-                raise BackendFatalError(f"the sglang engine could not start: {self._startup_error}") from err
             finally:
                 self._seen = []
-            if self._engine.context_length:
-                self._facts = replace(self._facts, context_length=int(self._engine.context_length))
-            self.engine_seconds = time.perf_counter() - started
-            print(
-                f"harness: sglang engine ready in {self.engine_seconds:.1f} s "
-                f"(context_length={self.facts.context_length})",
-                file=sys.stderr,
-                flush=True,
-            )
         return self._engine
 
     def _size_image_cache(self, kwargs: dict[str, object]) -> None:

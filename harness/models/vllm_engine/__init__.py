@@ -38,9 +38,10 @@ for, and what its encoder holds), `counting` (the prompt as vLLM counts it),
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from harness.models.backend_spec import BackendSpec, EngineSampling, Extra, Replicas
+from harness.models.backend_spec import EngineSampling, engine_backend
 from harness.models.vllm_engine.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.vllm_engine.screen import screen_model
 
@@ -66,13 +67,8 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     return args
 
 
-BACKEND = BackendSpec(
-    module="harness.models.vllm_engine.backend",
-    extra=Extra("vllm", ("vllm",)),
-    runs_remote_code=True,
-    replicas=Replicas(gpus=_gpus),
-    screen=screen_model,
-    adopts_alias={"hf": _from_hf_alias},
+BACKEND = replace(
+    engine_backend("vllm", _gpus, screen_model, _from_hf_alias),
     known_as=KNOWN_AS,
     foreign_args=FOREIGN_ARGS,
     engine_sampling=EngineSampling("sampling_params", _sampling),

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -218,10 +217,7 @@ class VLLMModel(EngineCounted, Model):
             yield [requests[i] for i in batch.indices]
 
     def _ensure_engine(self) -> LocalEngine:
-        if self._startup_error is not None:
-            # Never load the model again for every remaining batch (or every request, when the
-            # runner retries a failed batch one request at a time).
-            raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}")
+        self.check_start()
         if self._engine is None:
             s = self.settings
             given = s.engine.get(LIMIT)
@@ -234,23 +230,14 @@ class VLLMModel(EngineCounted, Model):
             self.image_limit = image_count(self.limit, s.max_images)
             kwargs = engine_kwargs(s, self.limit)
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
-            started = time.perf_counter()
-            try:
-                eos = tuple((self.settings.eos_tokens or "").split())
-                self._engine = LocalEngine(kwargs, eos_tokens=eos, **self._factories)
-            except Exception as err:
-                self._startup_error = f"{type(err).__name__}: {err}"
-                raise BackendFatalError(f"the vllm engine could not start: {self._startup_error}") from err
-            if self._engine.max_model_len:
-                self._facts = replace(self._facts, context_length=int(self._engine.max_model_len))
-            self.engine_seconds = time.perf_counter() - started
-            # The runner times the first task with the engine's start-up in it; say how long that took
-            # (scripts/gpu_check.sh reads this line to report generation throughput alone).
-            print(
-                f"harness: vllm engine ready in {self.engine_seconds:.1f} s (limit_mm_per_prompt={self.limit}, "
-                f"max_model_len={self.facts.context_length}, encoder cache {self._engine.encoder_cache} tokens)",
-                file=sys.stderr,
-                flush=True,
+            eos = tuple((self.settings.eos_tokens or "").split())
+            self._engine = self.start_engine(
+                lambda: LocalEngine(kwargs, eos_tokens=eos, **self._factories),
+                lambda engine: engine.max_model_len,
+                lambda engine: (
+                    f"limit_mm_per_prompt={self.limit}, max_model_len={self.facts.context_length}, "
+                    f"encoder cache {engine.encoder_cache} tokens"
+                ),
             )
         return self._engine
 
