@@ -17,6 +17,7 @@ on C clusters, not n rows.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -141,9 +142,8 @@ def estimate_of(data: ModelResults, name: str, metric: str, scale: float | None 
     """`metric` of the task or group `name`, with its errors and, from the results' `uncertainty` section (or, for
     an older file, the task's scored samples), its rows and clusters."""
     entry = data.results.get(name) or data.groups.get(name) or {}
-    source = data.sources.get(name)
-    behind = (source.get("uncertainty", {}) if source is not None else {}).get(name, {}).get(metric)
-    rows = count(behind["n"]) if behind is not None else None
+    behind = _uncertainty_of(data.sources.get(name), name, metric)
+    rows = count(behind.get("n"))
     if rows is None and name in data.results:
         rows = count(data.counters(name).get("n_scored"))
     return Estimate(
@@ -151,10 +151,19 @@ def estimate_of(data: ModelResults, name: str, metric: str, scale: float | None 
         number(entry.get(f"{metric}_stderr,none")),
         number(entry.get(f"{metric}_stderr_clustered,none")),
         rows,
-        count(behind["n_clusters"]) if behind is not None else None,
+        count(behind.get("n_clusters")),
         scale,
-        number(behind["design_effect"]) if behind is not None else None,
+        number(behind.get("design_effect")),
     )
+
+
+def _uncertainty_of(source: Mapping[str, object] | None, name: str, metric: str) -> Mapping[str, object]:
+    """The results file's `uncertainty.<name>.<metric>` entry, or {} where any level is missing or not an object (a
+    results file from elsewhere may hold anything there)."""
+    found: object = source
+    for key in ("uncertainty", name, metric):
+        found = found.get(key) if isinstance(found, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
 def _significant(value: float) -> str:

@@ -158,7 +158,10 @@ class Runner:
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
                 request = self.requests.build(task, doc_id, doc, settings) if recorded else None
-                same = not isinstance(request, Request) or input_sha256(request) == recorded
+                # a record whose doc_id is not this sample's row (a damaged or foreign journal line) is no answer to it
+                same = store.outcomes[sample_id].doc_id == doc_id and (
+                    not isinstance(request, Request) or input_sha256(request) == recorded
+                )
                 if same and (
                     self.model.replays_journals
                     or not (

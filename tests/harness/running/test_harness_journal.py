@@ -202,3 +202,22 @@ def test_a_change_of_scoring_rescores_the_stored_replies_until_they_are_compacte
     resumed.close()
     with pytest.raises(UserError, match=r"differs in: model\)"):
         SampleStore(path, "t", {**after, "model": "other"})
+
+
+def test_a_record_whose_doc_id_is_not_its_samples_row_is_answered_again(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """A record keyed by a sample's id but naming another row (found by `make fuzz`: a doc_id far out of range made
+    `harness merge` an IndexError) is no answer to that sample: it runs again, and the results are as before."""
+    args = ("--tasks", POS, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    first = harness(*args)
+    assert first.code == 0, first.err
+    journal = tmp_path / "random" / journal_name(POS)
+    header, *records = journal.read_bytes().splitlines(keepends=True)
+    moved = [json.loads(line) for line in records]
+    moved[0]["doc_id"], moved[1]["doc_id"] = -(2**70), moved[1]["doc_id"] + 1
+    journal.write_bytes(header + b"".join(json.dumps(record).encode() + b"\n" for record in moved))
+    again = harness(*args)
+    assert again.code == 0 and "Traceback" not in again.err, again.err
+    assert f"{len(records) - 2} samples resumed from the journal, 2 generated now" in again.err
+    assert again.results("random")["results"] == first.results("random")["results"]

@@ -314,3 +314,16 @@ def test_fifos_planted_as_files_block_nothing_and_signals_stop_the_server_in_one
     code, lines = interrupted.stop(signal.SIGINT, seconds=10)
     assert code == 130, (code, lines)
     assert lines[-1] == "harness view: stopped" and not any("Traceback" in line for line in lines), lines
+
+
+def test_an_uncertainty_entry_without_its_rows_leaves_the_runs_page_a_page(results: Path) -> None:
+    """The results file's `uncertainty.<task>.<metric>` entries without their `n` (found by `make fuzz`: it made the
+    runs page a 500): the numbers show without rows or clusters."""
+    (path,) = _model_dir(results).glob("results_*.json")
+    data = json.loads(path.read_text())
+    entries = data["uncertainty"][TASK]
+    for i, metric in enumerate(sorted(entries)):
+        entries[metric] = [{}, {"n_clusters": 3}][i % 2]
+    path.write_text(json.dumps(data))
+    page = _client(results).get("/")
+    assert page.status_code == 200 and TASK in page.text
