@@ -56,14 +56,16 @@ NOT_PASSED = {
 class Slot:
     """A kind of row of a benchmark at one length, and the task whose first fixture row stands for it."""
 
-    benchmark: str
+    benchmark: str  # as its declaration names it, lower-cased (what a paper table's `run_by` is keyed by)
     kind: str
     length: str  # "" where the benchmark has no lengths
     task: str
+    dataset_config: str = ""  # where the task's name does not give it
 
     @property
     def config(self) -> str:
-        return self.task.removeprefix(f"{self.benchmark}_").removesuffix("_pos")
+        prefix = self.benchmark.replace("-", "_") + "_"
+        return self.dataset_config or self.task.removeprefix(prefix).removesuffix("_pos")
 
 
 SLOTS: tuple[Slot, ...] = (
@@ -78,6 +80,8 @@ SLOTS: tuple[Slot, ...] = (
     Slot("mmneedle", "m1", "", "mmneedle_m1_n4_k1_pos"),
     Slot("locovqa", "interleaved", "", "locovqa_okvqa_int_9"),
     Slot("locovqa", "composed", "", "locovqa_okvqa_cmp_9"),
+    Slot("mm-niah", "image needle", "", "mm_niah_retrieval_image_val"),
+    Slot("mmlongbench-doc", "pages", "", "mmlongbench_doc", "test"),
 )
 
 
@@ -148,7 +152,9 @@ def build_fixtures(root: Path) -> Path:
     """Every slot's rows, built by the real builders from their offline sources into `root` (a `--data_dir`)."""
     from builders.locovqa.build import build_locovqa
     from builders.milebench.build import build_milebench
+    from builders.mm_niah.build import build_mm_niah
     from builders.mmlongbench.build import build_mmlongbench
+    from builders.mmlongbench_doc.build import build_mmlongbench_doc
     from builders.mmneedle import build_mmneedle
 
     def configs(benchmark: str) -> list[str]:
@@ -158,6 +164,8 @@ def build_fixtures(root: Path) -> Path:
     build_milebench(source="fixture", out_dir=root, configs=configs("milebench"))
     build_mmneedle(source="synthetic", out_dir=root, configs=configs("mmneedle"), limit=1, seed=0, num_proc=1)
     build_locovqa(source=["synthetic"], out_dir=root, configs=configs("locovqa"), limit=1)
+    build_mm_niah(source="fixture", out_dir=root, configs=configs("mm-niah"))
+    build_mmlongbench_doc(source="fixture", out_dir=root, configs=configs("mmlongbench-doc"))
     return root
 
 
