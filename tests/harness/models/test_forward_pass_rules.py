@@ -25,7 +25,7 @@ from tests.support.forward_pass import forward_pass
 from tests.support.forward_rules import RuleCase, build_fixtures, hf_aliases, policy_request, rule_cases
 
 CASES = rule_cases()
-pytestmark = pytest.mark.slow  # builds four benchmarks' fixtures and runs about 60 forward passes
+pytestmark = pytest.mark.slow  # builds six benchmarks' fixtures and runs about 180 forward passes
 
 
 @pytest.fixture(scope="module")
