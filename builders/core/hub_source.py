@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +184,24 @@ def fetch_release(
 
 
 # ------------------------------------------------------------------------------------------ the parts
+
+
+def hub_or_folder(
+    source: str,
+    official: HubRelease,
+    wanted: Sequence[HubFile],
+    inputs: MutableMapping[str, object],
+    *,
+    progress: bool,
+    view: Path,
+) -> str:
+    """The folder a build reads `source` from: an `hf://` source fetched and verified into `view` (its record put in
+    `inputs["hub"]`, for the manifest); any other source as given."""
+    if not is_hub_source(source):
+        return source
+    fetched = fetch_release(parse_hub_source(source), official, wanted, progress=progress, view=view)
+    inputs["hub"] = fetched.record()
+    return str(fetched.folder)
 
 
 def _offline() -> bool:

@@ -28,7 +28,7 @@ from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
-from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
+from builders.core.hub_source import hub_or_folder
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
 from builders.core.options import RunOptions
@@ -144,13 +144,9 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
     def open_source(self, work: Path | None) -> OpenedSource:
         assert work is not None
         inputs: dict[str, Any] = {"source": self.options.source}
-        source = self.options.source
-        if is_hub_source(source):
-            hub = fetch_release(
-                parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress, view=work / "hub"
-            )
-            inputs["hub"] = hub.record()
-            source = str(hub.folder)
+        source = hub_or_folder(
+            self.options.source, HUB_RELEASE, hub_files(self.cfgs), inputs, progress=self.progress, view=work / "hub"
+        )
         self.release, self.source_id, self.fixture_caveats = open_release(source, work)
         self.store = encoded_store(work / "sources.spool", MEMORY_BUDGET)
         self.grids = encoded_store(work / "grids.spool", MEMORY_BUDGET // 4)

@@ -26,7 +26,7 @@ from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLU
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
-from builders.core.hub_source import fetch_release, is_hub_source, parse_hub_source
+from builders.core.hub_source import hub_or_folder
 from builders.core.images import EncodedImage
 from builders.core.options import BenchmarkOptions, limit_option, option, text_tokenizer_option
 from builders.core.store import BudgetedStore, encoded_store
@@ -137,13 +137,9 @@ class MMNiahBuild(BenchmarkBuild[MMNiahOptions]):
         assert work is not None
         self.cfgs = [CONFIGS[name] for name in select_configs(self.asked_configs, CONFIGS)]
         inputs: dict[str, Any] = {"source": self.options.source}
-        source = self.options.source
-        if is_hub_source(source):
-            hub = fetch_release(
-                parse_hub_source(source), HUB_RELEASE, hub_files(self.cfgs), progress=self.progress, view=work / "hub"
-            )
-            inputs["hub"] = hub.record()
-            source = str(hub.folder)
+        source = hub_or_folder(
+            self.options.source, HUB_RELEASE, hub_files(self.cfgs), inputs, progress=self.progress, view=work / "hub"
+        )
         caveats: dict[str, str] = {}
         if source == "fixture":
             source = str(write_fixture(work / "fixture"))
