@@ -29,8 +29,9 @@ $(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
 	$(PY) -m pip install -q --no-deps sglang==0.5.23
 	touch $(SGLANG_STAMP)
 
-# mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds.
-lint: $(STAMP)
+# mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds. It checks the
+# engine backends against vLLM's and SGLang's own classes, so it needs them installed too.
+lint: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
