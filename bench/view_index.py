@@ -68,8 +68,7 @@ def main() -> None:
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     work, size, sample_id = grow(args.results, args.samples, args.compact)
     print(f"journal: {args.samples:,} samples, {size / 1e6:.0f} MB")

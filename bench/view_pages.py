@@ -40,8 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
     sizes: dict[str, int] = {}

@@ -10,8 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from harness.view.catalog import Catalog
-from harness.view.group_index import HEADLINE, combine
-from harness.view.groups import grids, load_group, member_tasks
+from harness.view.groups import HEADLINE, combine, grids, load_group, member_tasks
 from harness.view.sample_table import sample_table
 from harness.view.values import NONE_SHOWN, Shown
 from harness.view.values import shown as shown_value

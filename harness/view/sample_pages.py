@@ -1,9 +1,16 @@
 """A task's pages: its samples in a table filtered and sorted on the server (`/samples`; `&vs=B`: a second model's
 number, scores and answers beside, `versus`), and one sample with its prompt rebuilt from the verified build, beside
-another model's answer (`/sample`)."""
+another model's answer (`/sample`).
+
+A sample's siblings are the rows of the same model that share one of its cluster keys (the journal's `cluster`, from
+its task's `cluster_key:`), in its task and in the other tasks of its benchmark. MMLongBench's same `source_id` at its
+other depths and lengths, LoCoVQA's item at its other context lengths, MMNeedle's stitched image across K: the rows
+its clustered standard error counts as one item. Read from the viewer's journal indexes (their `clusters`), never
+the journals whole."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -14,7 +21,6 @@ from harness.view.catalog import TaskRun
 from harness.view.sample_index import dumps_record
 from harness.view.sample_table import sample_table
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
-from harness.view.siblings import SIBLINGS_MOST, same_item_rows
 from harness.view.task_data import header_of
 from harness.view.task_errors import task_errors
 from harness.view.values import shown
@@ -22,6 +28,7 @@ from harness.view.versus import beside, versus_of
 from harness.view.viewer import Viewer
 
 THUMB = 160
+SIBLINGS_MOST = 200  # listed on a page (the count is of all)
 
 
 def samples(viewer: Viewer, request: Request) -> Response:
@@ -144,3 +151,33 @@ def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: object) -> tupl
     index = viewer.index(other)
     row = index.position(str(sample_id))
     return (model, index.record(row)) if row is not None else (model, {"status": "not run", "sample_id": sample_id})
+
+
+@dataclass(frozen=True)
+class Sibling:
+    task: str
+    sample_id: str
+    status: str
+    shared: tuple[str, ...]  # the cluster keys it shares with the sample
+
+
+def same_item_rows(viewer: Viewer, run: TaskRun, keys: tuple[str, ...]) -> list[Sibling]:
+    """Every row of `run.model` sharing a key of `keys` (the sample itself left out by its caller), its own task's
+    first, then its benchmark's other tasks in their natural order."""
+    if not keys:
+        return []
+    wanted = set(keys)
+    catalog = viewer.catalog
+    by_task = catalog.hooks.get(run.model, {})
+    tasks = [t for t in catalog.tasks(run.model) if t != run.task and by_task.get(t) is run.hooks]
+    out = []
+    for task in [run.task, *tasks]:
+        other = catalog.task_run(run.model, task)
+        if other is None:
+            continue
+        index = viewer.index(other)
+        for row in index.clusters.rows_with(wanted).tolist():  # found in Arrow; only those rows read here
+            shared = tuple(k for k in index.clusters[row] if k in wanted)
+            if shared:
+                out.append(Sibling(task, index.sample_ids[row], index.statuses[row], shared))
+    return out

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from harness.view.group_index import GroupIndex
+from harness.view.groups import GroupIndex
 from harness.view.sample_index import SHOWS, SampleIndex
 from harness.view.shown import excerpt, finite_float, natural_key, of_doc, page_number
 

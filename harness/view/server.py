@@ -59,8 +59,7 @@ def main(argv: list[str]) -> int:
     try:
         import uvicorn
 
-        from harness.view.app import create_app
-        from harness.view.hosts import served_hosts
+        from harness.view.app import create_app, served_hosts
     except ImportError as err:
         raise UserError(
             f"harness view needs the `view` extra ({err.name} is missing): pip install -e '.[view]'"
@@ -93,7 +92,7 @@ def main(argv: list[str]) -> int:
         file=sys.stderr,
         flush=True,
     )
-    # A page still running at shutdown is given up after a moment (`harness.view.blocking`): SIGTERM and Ctrl-C stop
+    # A page still running at shutdown is given up after a moment (`harness.view.app`): SIGTERM and Ctrl-C stop
     # the server promptly whatever a request waits on.
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
     try:

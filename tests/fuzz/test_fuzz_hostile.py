@@ -299,8 +299,7 @@ def logged_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path
 def test_a_journal_header_of_any_shape_leaves_every_page_a_page(logged_run: Path, data: st.DataObject) -> None:
     from starlette.testclient import TestClient
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     counted()
     (journal,) = logged_run.rglob(f"journal_{TASK}.jsonl")

@@ -35,8 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
     it on a free port."""
     import uvicorn
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     root = tmp_path_factory.mktemp("fuzz_view")
     results = root / "results"
@@ -270,8 +269,7 @@ def test_a_results_file_of_any_content_leaves_the_viewer_starting_and_every_page
     file: the viewer starts, and every page of every model and task it shows is a page, never a 500."""
     from starlette.testclient import TestClient
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     counted()
     path, original = one_run

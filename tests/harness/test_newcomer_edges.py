@@ -185,8 +185,7 @@ def test_a_group_page_never_says_not_run_above_the_numbers_of_its_tasks(data_dir
     from starlette.testclient import TestClient
 
     from harness.cli import main
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]
     assert main(["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", *common]) == 0
@@ -213,8 +212,7 @@ def test_the_report_page_is_linked_once_while_report_md_stays_the_same(
 
     import harness.view.pages as pages
     from harness.cli import main
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]
     assert main(["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", *common]) == 0

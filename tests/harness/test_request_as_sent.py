@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 TASK = "mmneedle_m1_n2_k1_pos"
 STYLES = (

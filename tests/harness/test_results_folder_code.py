@@ -17,7 +17,7 @@ import pytest
 
 from harness import cli
 from harness.cli import main
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 # The subcommands that read a results folder, each with its command line over `results` (the shards' --output_path
 # folders under it); `merged` is an output folder of its own.

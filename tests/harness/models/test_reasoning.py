@@ -98,8 +98,7 @@ def test_the_sample_log_writes_the_whole_output_and_the_answer_scored(
 def test_the_viewer_shows_the_whole_output_beside_the_answer(tmp_path: Path, data_dir: Path, harness) -> None:
     from starlette.testclient import TestClient
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     hostile = "<script>window.pwned=1</script>"
     run = harness(

@@ -15,7 +15,7 @@ import pytest
 
 from harness.cli import main
 from harness.view import sample_index
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 from harness.view.safe_files import inside
 from harness.view.sample_index import build_index
 

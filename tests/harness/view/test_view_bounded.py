@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 TASK = "mmneedle_m1_n2_k1_pos"
 GiB = 1 << 30

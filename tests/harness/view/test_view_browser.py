@@ -73,8 +73,7 @@ def server(results: Path) -> Iterator[str]:
 def _serve(results: Path) -> Iterator[str]:
     import uvicorn
 
-    from harness.view.app import create_app
-    from harness.view.hosts import served_hosts
+    from harness.view.app import create_app, served_hosts
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 REPO = Path(__file__).resolve().parents[3]
 NEEDLE = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_pos"]

@@ -22,7 +22,7 @@ from harness.cli import main
 from harness.outputs.paired_runs import paired_rows, paired_task, pick_runs
 from harness.running.journal import record_line
 from harness.view import journal_columns, sample_index
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 from harness.view.pairs import pair_indexes
 from harness.view.sample_index import build_index
 

@@ -20,7 +20,7 @@ import pytest
 
 from harness.cli import main
 from harness.config.task_index import TaskIndex
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 RANDOM = [
     "mmneedle_k1",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 TASK = "mmneedle_m1_n2_k1_pos"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64

@@ -1,4 +1,4 @@
-"""How `harness view` runs its pages (`harness.view.blocking`): a page stuck in a read is given up when the server
+"""How `harness view` runs its pages (`harness.view.app`): a page stuck in a read is given up when the server
 shuts down, and the thread it is stuck on does not keep the process alive."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import contextlib
 import threading
 import time
 
-from harness.view.blocking import DaemonThreads, page
+from harness.view.app import DaemonThreads, page
 
 
 def test_a_page_stuck_in_a_read_is_given_up_when_the_server_shuts_down() -> None:

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from harness.cli import main
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 
 BASE = "http://127.0.0.1:8765"
 

@@ -17,7 +17,7 @@ import pytest
 from harness.cli import main
 from harness.uncertainty import wilson_interval
 from harness.view import sample_index
-from harness.view.hosts import served_hosts
+from harness.view.app import served_hosts
 from harness.view.sample_index import build_index
 
 K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"

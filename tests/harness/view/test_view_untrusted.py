@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.hosts import served_hosts, split_host
+from harness.view.app import served_hosts, split_host
 
 TASK = "mmneedle_m1_n2_k1_pos"
 BASE = "http://127.0.0.1:8765"
