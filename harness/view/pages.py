@@ -32,26 +32,24 @@ from markdown_it.token import Token
 from starlette.requests import Request
 from starlette.responses import Response
 
+from builders.core import contract
 from harness.outputs.figure_batch import MANIFEST
 from harness.outputs.report import task_index
 from harness.outputs.run_provenance import run_section
 from harness.view.catalog import Catalog
-from harness.view.image_store import is_sha256, media_type
 from harness.view.safe_files import (
     FIGURE_MANIFEST_MOST,
     FIGURE_MOST,
     REPORT_MOST,
     SERVED,
-    FileTooLarge,
     contained,
     inside,
-    read_within,
     refusal,
 )
 from harness.view.shown import markdown_html
 from harness.view.values import index_rows
 from harness.view.view_hooks_api import ViewerRow
-from harness.view.viewer import SECURITY_HEADERS, Viewer
+from harness.view.viewer import SECURITY_HEADERS, Viewer, is_sha256, media_type
 
 THUMB, LARGE = 160, 1600
 
@@ -105,8 +103,8 @@ def provenance(viewer: Viewer, request: Request) -> Response:
 def report(viewer: Viewer, request: Request) -> Response:
     path = inside(viewer.results_dir, "report.md")
     try:
-        text = read_within(path, REPORT_MOST, "a report").decode("utf-8", errors="replace") if path else None
-    except FileTooLarge as err:
+        text = contract.read_regular(path, REPORT_MOST, "a report").decode("utf-8", errors="replace") if path else None
+    except contract.FileTooLarge as err:
         return viewer.not_found(refusal(err))
     except OSError:
         text = None
@@ -123,7 +121,7 @@ def report(viewer: Viewer, request: Request) -> Response:
 def report_file(viewer: Viewer, request: Request) -> Response:
     try:
         found = served_file(viewer.results_dir, request.path_params["path"])
-    except FileTooLarge as err:
+    except contract.FileTooLarge as err:
         return viewer.not_found(refusal(err))
     if found is None:
         return viewer.not_found("no such file: the report's figures and report.md are served, nothing else")
@@ -160,8 +158,8 @@ def served_file(root: Path, relative: str) -> tuple[bytes, str] | None:
         return None
     most, what = (REPORT_MOST, "a report") if relative == REPORT else (FIGURE_MOST, "a figure")
     try:
-        data = read_within(target, most, what)
-    except FileTooLarge:
+        data = contract.read_regular(target, most, what)
+    except contract.FileTooLarge:
         raise
     except OSError:
         return None
@@ -177,7 +175,9 @@ def figures(root: Path) -> dict[str, str]:
     try:
         if path is None:
             return {}
-        manifest: Any = json.loads(read_within(path, FIGURE_MANIFEST_MOST, "a figure manifest").decode("utf-8"))
+        manifest: Any = json.loads(
+            contract.read_regular(path, FIGURE_MANIFEST_MOST, "a figure manifest").decode("utf-8")
+        )
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return {}
     if not isinstance(manifest, dict):

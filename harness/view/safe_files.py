@@ -3,11 +3,12 @@
 A URL names a file (`inside`): a relative path that stays inside the folder once every link is followed, of a kind
 the viewer shows; anything else is answered 404, never read. A file the viewer found itself (a results file, a
 journal, a sample log) is opened only where it resolves inside the folder too (`contained`). Every file is opened
-without blocking and read only when it is a regular file (`open_regular`): a FIFO, a socket or a device planted under
-a file's name is refused at once instead of holding the request (and the server's shutdown) forever. No file is read
-whole without a bound: `read_within(path, REPORT_MOST, "a report")` (the bounds below, one per kind of file) or line
-by line, each line within `LINE_MOST` (`lines_within`); a page that meets a file past its bound says so in one line.
-A page added to the viewer reads its files through these two.
+without blocking and read only when it is a regular file (`contract.open_regular`, the builders' and the harness's
+one opener): a FIFO, a socket or a device planted under a file's name is refused at once instead of holding the
+request (and the server's shutdown) forever. No file is read whole without a bound: `contract.read_regular(path,
+REPORT_MOST, "a report")` (the bounds below, one per kind of file; past it `FileTooLarge`, whose message is the one
+line a page says) or line by line, each line within `LINE_MOST` (`lines_within`). A page added to the viewer reads
+its files through these two.
 """
 
 from __future__ import annotations
@@ -27,10 +28,6 @@ SERVED = {
     ".svg": "image/svg+xml",
     ".md": "text/plain; charset=utf-8",
 }
-
-
-NotRegularFile = contract.NotRegularFile
-FileTooLarge = contract.FileTooLarge
 
 # What the viewer reads of a results folder, each file within a bound (a file past it is one line on its page, never
 # read): a report of every metric of many models is some hundreds of KB; a figure (PNG or SVG) some hundreds of KB to
@@ -75,20 +72,6 @@ def contained(root: Path, path: Path) -> Path | None:
     return target
 
 
-def open_regular(path: Path) -> BinaryIO:
-    """`path` opened for reading, never blocking on a FIFO or a device (`O_NONBLOCK`) and refused with
-    `NotRegularFile` unless it is a regular file: the builders' and the harness's one opener
-    (`contract.open_regular`). Read it whole only through `read_within`, or line by line through `lines_within`."""
-    return contract.open_regular(path)
-
-
-def read_within(path: Path, most: int, what: str) -> bytes:
-    """The whole of a regular file of at most `most` bytes (one of the bounds above); past it, `FileTooLarge` (an
-    `OSError`) whose message is the one line a page says: `report.md: 2,147,483,648 bytes, over the 16 MiB that a
-    report can hold; not read`."""
-    return contract.read_regular(path, most, what)
-
-
 def lines_within(handle: BinaryIO, most: int) -> Iterator[bytes | None]:
     """Each line of `handle` (with its newline) of at most `most` bytes; None for a longer one, skipped in bounded
     memory: a line read whole is never more than the bound."""
@@ -97,6 +80,6 @@ def lines_within(handle: BinaryIO, most: int) -> Iterator[bytes | None]:
 
 
 def refusal(err: OSError) -> str:
-    """The one line an `OSError` of `open_regular` or `read_within` says, without the folder's own path."""
+    """The one line an `OSError` of `contract.open_regular` or `contract.read_regular` says, without the folder's own path."""
     name = Path(err.filename).name if err.filename else "the file"
     return f"{name}: {err.strerror or err}"

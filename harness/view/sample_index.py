@@ -15,11 +15,10 @@ so).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,11 +28,11 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from builders.core import contract
 from harness.api import SCORED, STATUSES
 from harness.view.journal_columns import (
     Block,
     arrow_can_read,
-    as_float,
     blocks,
     columns_by_arrow,
     columns_by_line,
@@ -41,10 +40,8 @@ from harness.view.journal_columns import (
     read_line,
     sample_rows,
 )
-from harness.view.safe_files import JOURNAL_LINES_MOST, open_regular
-from harness.view.text_columns import HASHES, Clusters, Texts, cluster_keys, hashed_clusters
-
-__all__ = ["SampleIndex", "as_float", "build_index", "cluster_keys", "read_line"]
+from harness.view.safe_files import JOURNAL_LINES_MOST
+from harness.view.text_columns import HASHES, Clusters, Texts, hashed_clusters
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
@@ -179,7 +176,7 @@ class SampleIndex:
 def read_record(path: Path, offset: int, length: int) -> dict[str, Any]:
     """The record of the line at `offset`, `length` bytes long; {} where it is no longer one (the file replaced)."""
     try:
-        with open_regular(path) as handle:
+        with contract.open_regular(path) as handle:
             value = read_line(os.pread(handle.fileno(), length, offset))
     except OSError:  # replaced by something else since it was indexed
         return {}
@@ -250,7 +247,7 @@ def build_index(path: Path, task: str) -> SampleIndex:
     """Index a journal (see the module's docstring); an empty index when there is none, or when it is no regular
     file (then `problem` says so)."""
     try:
-        handle = open_regular(path)
+        handle = contract.open_regular(path)
     except FileNotFoundError:
         return SampleIndex(path, (0, 0))
     except OSError as err:
@@ -319,7 +316,3 @@ def axis_members(value: object) -> tuple[str, ...]:
 def axis_values(values: Sequence[object]) -> list[tuple[str, ...]]:
     """An axis's values per document as the filter matches them."""
     return [axis_members(value) for value in values]
-
-
-def dumps_record(record: Mapping[str, object]) -> str:
-    return json.dumps(record, indent=1, ensure_ascii=False, default=str)

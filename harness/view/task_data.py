@@ -11,7 +11,7 @@ import json
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from builders.core import contract
 from builders.core.contract import parse_hub_location
@@ -24,10 +24,12 @@ from harness.running.cache import input_sha256
 from harness.running.prompt_store import PromptTexts, prompts_name
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun
-from harness.view.image_store import ImageStore
-from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within, open_regular
+from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within
 from harness.view.sample_index import axis_values
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
+
+if TYPE_CHECKING:
+    from harness.view.viewer import ImageStore  # the viewer's, which holds the task data
 
 
 @dataclass
@@ -220,7 +222,8 @@ class TaskData:
             return {}
         start = f'{{"doc_id": {doc_id},'.encode()
         try:
-            with open_regular(log) as handle:  # line by line, each within its bound: a longer line is passed by
+            # line by line, each within its bound: a longer line is passed by
+            with contract.open_regular(log) as handle:
                 line = next((line for line in lines_within(handle, LINE_MOST) if line and line.startswith(start)), None)
             entry = json.loads(line.decode("utf-8")) if line else None
         except (OSError, UnicodeDecodeError, ValueError):
@@ -335,7 +338,7 @@ def header_of(journal: Path | None) -> dict[str, Any] | None:
     if journal is None:
         return None
     try:
-        with open_regular(journal) as handle:
+        with contract.open_regular(journal) as handle:
             first = contract.read_line(handle, HEADER_MOST)  # None past the bound: no header read
         value = json.loads(first.decode("utf-8")) if first else None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
