@@ -170,18 +170,13 @@ def redact_urls(text: str) -> str:
     return _URL_QUERY_PARAM.sub(parameter, text) if "://" in text else text
 
 
-def _redact_pairs(text: str) -> str:
-    """`k=v,k2=v2` with every secret-named key's value replaced, and every URL's credentials."""
+def redact_pairs(text: str) -> str:
+    """A `k=v,k2=v2` string (`--model_args`) fit for a message: every secret-named value and URL credential replaced."""
 
     def pair(match: re.Match[str]) -> str:
         return match[0] if not is_secret_name(match["key"].strip()) else f"{match['lead']}{match['key']}={REDACTED}"
 
     return redact_urls(re.sub(r"(?P<lead>^|,)(?P<key>[^=,]+)=(?P<value>\"[^\"]*\"|'[^']*'|[^,]*)", pair, text))
-
-
-def redact_pairs(text: str) -> str:
-    """A `k=v,k2=v2` string (`--model_args`) fit for a message: every secret-named value and URL credential replaced."""
-    return _redact_pairs(text)
 
 
 def command_line_secrets(argv: Iterable[str]) -> list[str]:
@@ -201,7 +196,7 @@ def command_line_secrets(argv: Iterable[str]) -> list[str]:
 
 def _redact_arg(arg: str) -> str:
     flag, sep, rest = arg.partition("=") if arg.startswith("-") else ("", "", arg)  # --model_args=k=v,...
-    return flag + sep + _redact_pairs(rest) if sep else _redact_pairs(arg)
+    return flag + sep + redact_pairs(rest) if sep else redact_pairs(arg)
 
 
 def redact_command(argv: Iterable[str], secrets: Iterable[str] = ()) -> list[str]:
@@ -230,11 +225,6 @@ def register(secrets: Iterable[str]) -> None:
         if merged != _REGISTRY.secrets:
             _REGISTRY.secrets = merged
             _REGISTRY.pattern = re.compile("|".join(re.escape(form) for form in merged)) if merged else None
-
-
-def registered() -> list[str]:
-    """Every registered form, longest first (what `scrub` removes)."""
-    return list(_REGISTRY.secrets)
 
 
 def scrub(text: str) -> str:
