@@ -12,8 +12,8 @@ from starlette.responses import RedirectResponse, Response
 from harness.view.catalog import Catalog
 from harness.view.groups import HEADLINE, combine, grids, load_group, member_tasks
 from harness.view.sample_table import beside, others_of, sample_table, versus_of
-from harness.view.values import NONE_SHOWN, Shown
-from harness.view.values import shown as shown_value
+from harness.view.shown import NONE_SHOWN, Shown
+from harness.view.shown import shown as shown_value
 from harness.view.viewer import Viewer
 
 NO_SUCH = "no such model and task or group in this results folder"

@@ -1,7 +1,7 @@
 """A group as the viewer shows it: its member tasks a model has results for, each task's place on the benchmark's
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
-it and showing the number report.md shows for the same tasks (`values.shown`): its one task's value, else the value
+it and showing the number report.md shows for the same tasks (`shown.shown`): its one task's value, else the value
 of the results' group whose tasks are exactly the cell's (`group_values.groups_by_tasks`: MMLongBench's NIAH at 8K is
 `mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a plain mean of
 tasks no group pools, such as five different ablation sets, is no benchmark's number).
@@ -28,8 +28,8 @@ from harness.outputs.group_values import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog
 from harness.view.sample_index import SampleIndex, read_record
+from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.text_columns import concat, concat_clusters
-from harness.view.values import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.view_hooks_api import ViewHooks
 
 

@@ -46,8 +46,7 @@ from harness.view.safe_files import (
     inside,
     refusal,
 )
-from harness.view.shown import markdown_html
-from harness.view.values import index_rows
+from harness.view.shown import index_rows, markdown_html
 from harness.view.view_hooks_api import ViewerRow
 from harness.view.viewer import SECURITY_HEADERS, Viewer, is_sha256, media_type
 

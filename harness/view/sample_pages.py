@@ -39,9 +39,8 @@ from harness.view.catalog import TaskRun
 from harness.view.journal_columns import as_float
 from harness.view.sample_index import SampleIndex
 from harness.view.sample_table import beside, sample_table, versus_of
-from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key
+from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key, shown
 from harness.view.task_data import header_of
-from harness.view.values import shown
 from harness.view.viewer import Viewer
 
 THUMB = 160

@@ -199,7 +199,7 @@ def test_a_group_page_never_says_not_run_above_the_numbers_of_its_tasks(data_dir
     # A cell with a number is shaded on the scale; one without (N/A, —, not run) is not shaded as a 0.
     shades = re.findall(r'<td class="(h\d+|no-number)[ "]', page.text)
     assert shades and all(shade.startswith("h") for shade in shades)
-    from harness.view.values import NOT_RUN, Shown
+    from harness.view.shown import NOT_RUN, Shown
 
     assert Shown("N/A", "no value: its results hold N/A", 1, None).shade == "no-number"
     assert Shown("", NOT_RUN).shade == "no-number" and Shown("0.0", "", 1, 0.0).shade == "h0"
