@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -299,11 +300,8 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
     calls failed with errors; else 0."""
     samples = sum(r.n_effective for r in task_results)
     if samples and not sum(r.n_scored for r in task_results):
-        statuses: dict[str, int] = {}
-        for r in task_results:
-            for status, n in r.counts.items():
-                statuses[status] = statuses.get(status, 0) + n
-        shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
+        statuses = sum((Counter(r.counts) for r in task_results), Counter[str]())
+        shown = ", ".join(f"{n} {status}" for status, n in statuses.items())
         where = (
             f"see the error fields of the journals in {output_dir}"
             if output_dir is not None
