@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ import numpy as np
 from harness.errors import UserError
 from harness.outputs.group_values import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
-from harness.view.catalog import Catalog
+from harness.view.catalog import Catalog, warn
 from harness.view.sample_index import SampleIndex, read_record
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.text_columns import concat, concat_clusters
@@ -82,7 +81,7 @@ def member_tasks(catalog: Catalog, model: str, name: str) -> list[str] | None:
         try:
             tasks = index.select([name]).tasks
         except (UserError, ValueError) as err:  # an installed group that no longer expands: said, not a 500
-            print(f"harness view: group {name}: {err}", file=sys.stderr)
+            warn(f"group {name}: {err}")
             tasks = []
     else:
         recorded = recorded_subtasks(data)
@@ -105,7 +104,7 @@ def load_group(catalog: Catalog, model: str, name: str) -> Group | None:
         try:
             axes = {str(k): str(v) for k, v in (derive(task) if callable(derive) else {}).items()}
         except Exception as err:  # a benchmark's naming aid must not lose the page
-            print(f"harness view: task_axes({task!r}) failed: {type(err).__name__}: {err}", file=sys.stderr)
+            warn(f"task_axes({task!r}) failed: {type(err).__name__}: {err}")
             axes = {}
         metric = catalog.primary_metric(model, task)
         members.append(Member(task, axes, metric, shown(catalog, model, task, metric)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from harness.view.catalog import Catalog, TaskRun
+from harness.view.catalog import Catalog, TaskRun, warn
 from harness.view.sample_index import SampleIndex, build_index
 from harness.view.shown import metric_rows, number_text
 from harness.view.task_data import TaskData
@@ -111,7 +110,7 @@ class Viewer:
                     if run is not None:
                         self.index(run)
                 except Exception as err:  # said, and left to the page that asks for it
-                    print(f"harness view: indexing {task} of {model}: {type(err).__name__}: {err}", file=sys.stderr)
+                    warn(f"indexing {task} of {model}: {type(err).__name__}: {err}")
 
     def data(self, run: TaskRun) -> TaskData:
         key = (run.model, run.task)
