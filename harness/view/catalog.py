@@ -21,7 +21,6 @@ from harness.errors import UserError
 from harness.outputs.group_values import groups_by_tasks, headline_metric
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.report import benchmark_sections, headline_rows, scales, union_of
-from harness.outputs.results import metric_items
 from harness.outputs.results_file import ResultsFile, read_results_file
 from harness.outputs.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal import journal_name
@@ -60,9 +59,6 @@ class TaskRun:
         regular file inside the results folder."""
         logs = sorted(self.folder.glob(f"samples_{self.task}_*.jsonl"))
         return contained(self.root, logs[-1]) if logs else None
-
-    def metrics(self) -> list[str]:
-        return [metric for metric, _, _ in metric_items(self.entry)]
 
 
 class Catalog:

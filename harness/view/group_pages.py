@@ -32,17 +32,13 @@ def choose_model(viewer: Viewer, request: Request) -> Response:
     if len(models) <= 2:  # the one model, or the two side by side
         url = request.url.include_query_params(model=models[0], **({"vs": models[1]} if len(models) == 2 else {}))
         return RedirectResponse(f"{url.path}?{url.query}", 303)
+    metric = next((found for m in catalog.model_names() if (found := catalog.primary_metric(m, name))), None)
     values = []
     for model in models:
         url = request.url.include_query_params(model=model)
-        values.append((model, f"{url.path}?{url.query}", shown_value(catalog, model, name, _metric(viewer, name))))
+        values.append((model, f"{url.path}?{url.query}", shown_value(catalog, model, name, metric)))
     pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
     return viewer.render("choose.html", name=name, models=values, pairs=pairs)
-
-
-def _metric(viewer: Viewer, name: str) -> str | None:
-    catalog = viewer.catalog
-    return next((found for m in catalog.model_names() if (found := catalog.primary_metric(m, name))), None)
 
 
 def group_samples(viewer: Viewer, request: Request, model: str) -> Response:

@@ -26,7 +26,7 @@ from harness.errors import UserError
 from harness.outputs.group_values import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog, warn
-from harness.view.sample_index import SampleIndex, read_record
+from harness.view.sample_index import SampleIndex, joined, read_record
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.text_columns import concat, concat_clusters
 from harness.view.view_hooks_api import ViewHooks
@@ -235,9 +235,6 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
         group.skipped += index.skipped
         if index.problem:
             group.problem = "; ".join(filter(None, [group.problem, f"{task}: {index.problem}"]))
-
-    def joined(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
 
     group.row_task = joined(row_task, np.int64)
     group.sample_ids = concat([index.sample_ids for _, index, _ in parts])

@@ -41,6 +41,7 @@ from harness.view.journal_columns import (
     sample_rows,
 )
 from harness.view.safe_files import JOURNAL_LINES_MOST
+from harness.view.shown import natural_key
 from harness.view.text_columns import HASHES, Clusters, Texts, hashed_clusters
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
@@ -187,15 +188,7 @@ def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[tuple[int, floa
     """Numbers by value, then text; a sample without a value last."""
     if not members:
         return (1, ())
-    return (0, tuple((0, float(m), "") if _is_number(m) else (1, 0.0, m) for m in members))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+    return (0, tuple(natural_key(m) for m in members))
 
 
 def _columns_by_arrow(block: Block, metrics: list[str]) -> dict[str, Any] | None:
@@ -239,8 +232,11 @@ class _Kept:
         return pa.chunked_array(pieces, kind).take(pa.array(rows, pa.int64()))
 
     def column(self, name: str, dtype: npt.DTypeLike) -> np.ndarray:
-        pieces = self.numbers.get(name, [])
-        return np.concatenate(pieces).astype(dtype) if pieces else np.zeros(0, dtype)
+        return joined(self.numbers.get(name, []), dtype)
+
+
+def joined(pieces: Sequence[np.ndarray], dtype: npt.DTypeLike) -> np.ndarray:
+    return np.concatenate(pieces).astype(dtype) if pieces else np.zeros(0, dtype)
 
 
 def build_index(path: Path, task: str) -> SampleIndex:

@@ -131,9 +131,6 @@ class Viewer:
     def not_found(self, what: str) -> HTMLResponse:
         return self.render("missing.html", status=404, what=what)
 
-    def bad_request(self, what: str) -> HTMLResponse:
-        return self.render("missing.html", status=400, what=what)
-
 
 SHA256_HEX = frozenset("0123456789abcdef")
 
