@@ -129,9 +129,6 @@ class Catalog:
         journal = path.parent / journal_name(task)
         return TaskRun(model, task, path, run, journal, self.hooks[model].get(task), self.results_dir)
 
-    def models_with(self, task: str) -> list[str]:
-        return [m for m in self.model_names() if task in self.models[m].results]
-
     def primary_metric(self, model: str, name: str) -> str | None:
         """The metric a task or group is shown and judged by: its row's in report.md's table across models (the
         benchmark's headline metric), else its first."""

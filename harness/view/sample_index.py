@@ -5,12 +5,10 @@ A journal of 1,000,000 samples is a GB and more (its records' image lists; from 
 journal), only what the table filters and sorts by: doc id, sample id, status, every numeric metric, the prompt's
 token count, whether it was truncated or failed, its cluster keys (`cluster`: rows sharing one are the same item, a
 sample page's siblings; kept as a hash of each key, the keys read from the row's line), and where its line is in the
-file: numbers in numpy arrays, texts in Arrow columns (`text_columns`), some 130 bytes a sample. It is built by one streaming pass over the journal (`journal_columns`:
-blocks of whole lines parsed by Arrow's JSON reader with a schema of those fields alone; a block the reader refuses,
-a line cut short by a kill or an odd line, is read line by line with the harness's own rules instead). A page reads
-only its rows' records (`record`: a seek to the line and a read of its length). No line past `safe_files.LINE_MOST`
-is parsed (it counts as no sample record), and no more than `JOURNAL_LINES_MOST` lines are indexed (the page says
-so).
+file: numbers in numpy arrays, texts in Arrow columns (`text_columns`), some 130 bytes a sample. It is built by one
+streaming pass over the journal (`journal_columns`). A page reads only its rows' records (`record`: a seek to the line
+and a read of its length). No line past `safe_files.LINE_MOST` is parsed (it counts as no sample record), and no more
+than `JOURNAL_LINES_MOST` lines are indexed (the page says so).
 """
 
 from __future__ import annotations

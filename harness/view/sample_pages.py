@@ -38,7 +38,7 @@ from harness.view import group_pages
 from harness.view.catalog import TaskRun
 from harness.view.journal_columns import as_float
 from harness.view.sample_index import SampleIndex
-from harness.view.sample_table import beside, sample_table, versus_of
+from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key, shown
 from harness.view.task_data import header_of
 from harness.view.viewer import Viewer
@@ -65,7 +65,7 @@ def samples(viewer: Viewer, request: Request) -> Response:
     )
     if versus:
         beside(viewer, versus, table["rows"], lambda _: table["metric"])
-    others = [m for m in catalog.models_with(run.task) if m != run.model]
+    others = others_of(viewer, run.model, [run.task])
     heads = [(m, shown(catalog, m, run.task, headline)) for m in (run.model, versus) if m]
     return viewer.render(
         "samples.html",
@@ -118,7 +118,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
     data = viewer.data(run)
     doc_id = int(index.doc_ids[row])
     prompt = data.prompt(doc_id, record, header_of(run.journal_file()))
-    others = [m for m in viewer.catalog.models_with(run.task) if m != run.model]
+    others = others_of(viewer, run.model, [run.task])
     versus = _versus(viewer, request.query_params.get("vs", ""), run, record.get("sample_id"))
     doc = data.doc(doc_id)
     marks_hook = run.hooks.sample_marks if run.hooks is not None else None
