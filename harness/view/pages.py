@@ -37,6 +37,7 @@ from harness.outputs.figure_batch import MANIFEST
 from harness.outputs.report import task_index
 from harness.outputs.run_provenance import run_section
 from harness.view.catalog import Catalog
+from harness.view.image_store import is_sha256, media_type
 from harness.view.safe_files import (
     FIGURE_MANIFEST_MOST,
     FIGURE_MOST,
@@ -48,7 +49,7 @@ from harness.view.safe_files import (
 )
 from harness.view.shown import index_rows, markdown_html
 from harness.view.view_hooks_api import ViewerRow
-from harness.view.viewer import SECURITY_HEADERS, Viewer, is_sha256, media_type
+from harness.view.viewer import SECURITY_HEADERS, Viewer
 
 THUMB, LARGE = 160, 1600
 

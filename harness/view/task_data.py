@@ -11,7 +11,7 @@ import json
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from builders.core import contract
 from builders.core.contract import parse_hub_location
@@ -24,12 +24,10 @@ from harness.running.cache import input_sha256
 from harness.running.prompt_store import PromptTexts, prompts_name
 from harness.running.task import RowProblem, Task
 from harness.view.catalog import TaskRun
+from harness.view.image_store import ImageStore
 from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within
 from harness.view.sample_index import axis_values
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
-
-if TYPE_CHECKING:
-    from harness.view.viewer import ImageStore  # the viewer's, which holds the task data
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The state behind the viewer's pages: the results folder's catalog, the task data, journal indexes and images read so far,
+"""The state behind the viewer's pages: the results folder's catalog, the task data and journal indexes read so far,
 and the templates they are rendered with.
 
 Every page is a Jinja2 template rendered with autoescape, so prompts, answers, targets and error messages (text a
@@ -7,12 +7,9 @@ model or a dataset wrote) reach the browser as characters; the responses also fo
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -22,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun, warn
+from harness.view.image_store import ImageStore
 from harness.view.sample_index import SampleIndex, build_index
 from harness.view.shown import metric_rows, number_text
 from harness.view.task_data import TaskData
@@ -130,82 +128,3 @@ class Viewer:
 
     def not_found(self, what: str) -> HTMLResponse:
         return self.render("missing.html", status=404, what=what)
-
-
-SHA256_HEX = frozenset("0123456789abcdef")
-
-
-def is_sha256(text: str) -> bool:
-    return len(text) == 64 and set(text) <= SHA256_HEX
-
-
-class ImageStore:
-    """The images the viewer may serve: only those of prompts it rebuilt from verified builds, by content hash.
-    Each read is checked against its hash; thumbnails are kept in a small LRU."""
-
-    def __init__(self, thumbs: int = 512) -> None:
-        self._loaders: dict[str, Callable[[], bytes]] = {}
-        self._thumbs: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
-        self._limit = thumbs
-        self._lock = threading.Lock()
-
-    def register(self, sha256: str, load: Callable[[], bytes]) -> None:
-        with self._lock:
-            self._loaders.setdefault(sha256, load)
-
-    def __contains__(self, sha256: str) -> bool:
-        return sha256 in self._loaders
-
-    def original(self, sha256: str) -> bytes | None:
-        load = self._loaders.get(sha256)
-        if load is None:
-            return None
-        try:
-            data = load()
-        except (OSError, ValueError, KeyError):  # the build changed under the viewer: its check refused the bytes
-            return None
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
-
-    def thumbnail(self, sha256: str, size: int) -> tuple[bytes, str] | None:
-        """(bytes, media type) of the image shrunk to fit `size` pixels, as PNG (JPEG for photos)."""
-        key = (sha256, size)
-        with self._lock:
-            if key in self._thumbs:
-                self._thumbs.move_to_end(key)
-                return self._thumbs[key]
-        data = self.original(sha256)
-        if data is None:
-            return None
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(io.BytesIO(data)) as image:
-                image.thumbnail((size, size))
-                out = io.BytesIO()
-                photo = image.format == "JPEG"
-                image.convert("RGB").save(out, format="JPEG" if photo else "PNG", quality=85)
-        except (OSError, UnidentifiedImageError, ValueError):
-            return None
-        found = (out.getvalue(), "image/jpeg" if photo else "image/png")
-        with self._lock:
-            self._thumbs[key] = found
-            while len(self._thumbs) > self._limit:
-                self._thumbs.popitem(last=False)
-        return found
-
-
-def media_type(data: bytes) -> str | None:
-    """The image type of encoded bytes by their signature; None for anything else (never served)."""
-    signatures = {
-        b"\xff\xd8\xff": "image/jpeg",
-        b"\x89PNG\r\n\x1a\n": "image/png",
-        b"GIF87a": "image/gif",
-        b"GIF89a": "image/gif",
-        b"BM": "image/bmp",
-    }
-    for signature, kind in signatures.items():
-        if data.startswith(signature):
-            return kind
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
