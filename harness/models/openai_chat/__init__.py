@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.api import Request
 from harness.models.api_client.screen import api_screen_model, output_cap
 from harness.models.api_client.text_count import openai_encoding, text_counter
 from harness.models.args import settings_from_args
 from harness.models.backend_spec import api_backend
 from harness.models.openai_chat.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.screen_model import ScreenModel
-from harness.sent import Sent
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
@@ -24,16 +22,13 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
 
-    def render(request: Request) -> Sent:  # as the backend's `render`
-        return rendered(request, settings)
-
     cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
     screen = api_screen_model(
         "openai",
         settings.model,
         settings,
         detail,
-        render=render,
+        render=lambda request: rendered(request, settings),  # as the backend's `render`
         output_cap=cap,
         prompt_cache=cache_rule(settings, settings.batch_size(1)),
     )
