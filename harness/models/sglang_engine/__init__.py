@@ -25,8 +25,8 @@
 
 SGLang is imported only to read its declarations and to build the engine, so this package imports without it. Its
 modules: `settings` (the `--model_args` and `Engine`'s arguments), `requests` (screening, sampling, the generate
-batch, outputs, the image cache: pure functions), `engine` (one `sglang.Engine` in this process), `backend` (the
-registered `SGLangModel`); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
+batch, outputs, the image cache: pure functions), `backend` (the registered `SGLangModel` and its `LocalEngine`, one
+`sglang.Engine` in this process); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
