@@ -12,7 +12,7 @@ from harness.models.screen_model import ScreenModel
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.args import settings_from_args
-    from harness.models.gemini.model import GeminiSettings, cache_rule
+    from harness.models.gemini.model import GeminiSettings
     from harness.models.gemini.wire import sent_contents
 
     settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
@@ -30,7 +30,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         # What bounds an answer's billed output: the cap sent (`max_output_tokens`: the request's max_gen_toks, or a
         # number), else the model's own output limit (`output_limit`), else nothing.
         output_cap=output_cap(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit),
-        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+        prompt_cache=settings.cache_rule(settings.batch_size(1)),
     )
 
 

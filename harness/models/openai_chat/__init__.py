@@ -16,7 +16,7 @@ from harness.models.screen_model import ScreenModel
 def screen_model(args: dict[str, str]) -> ScreenModel:
     """The `--screen_only` stand-in: the API model's family rule, an estimate (the server counts for itself); its text
     by tiktoken where it loads (`harness.models.api_client.text_count`), the rule saying which."""
-    from harness.models.openai_chat.model import OpenAIChatSettings, cache_rule
+    from harness.models.openai_chat.model import OpenAIChatSettings
     from harness.models.openai_chat.wire import rendered
 
     settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
@@ -30,7 +30,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         detail,
         render=lambda request: rendered(request, settings),  # as the backend's `render`
         output_cap=cap,
-        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+        prompt_cache=settings.cache_rule(settings.batch_size(1)),
     )
     encoding, why_not = openai_encoding(settings.model)
     if encoding is not None:
