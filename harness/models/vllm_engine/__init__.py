@@ -19,7 +19,7 @@
 * A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
   (`screen_request`) and recorded as `over_length` without reaching the engine, as is one with an image of more
   tokens than the built engine's encoder cache holds, which vLLM refuses (vLLM #34040). It is counted as vLLM
-  counts it, by the checkpoint's own hf processor, loaded without weights (`counting`), or, where that
+  counts it, by the checkpoint's own hf processor, loaded without weights (`backend.EngineCount`), or, where that
   cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
 * `data_parallel_size=D` runs D replicas of this backend as Ray actors, on one node or many, each on its own
@@ -30,9 +30,9 @@
 
 vLLM is imported when the arguments are read (its `EngineArgs` types them), so this package imports without it. Its
 modules: `settings` (the `--model_args` and the engine's arguments), `image_limit` (the images the engine is sized
-for, and what its encoder holds), `counting` (the prompt as vLLM counts it),
-`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process),
-`backend` (the registered `VLLMModel`); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
+for, and what its encoder holds), `requests` (screening, payloads, sampling, output mapping: pure functions),
+`engines` (one `vllm.LLM` in this process), `backend` (the registered `VLLMModel` and its count of a prompt); here, its
+`--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
