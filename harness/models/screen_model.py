@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.api import Model, ModelFacts, Request, Response, Status
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
@@ -121,21 +121,33 @@ def by_family(
     why: str,
     *,
     settings: Mapping[str, object] | None = None,
+    context_length: int | None = None,
+    context_note: str = "",
+    max_images: int | None = None,
     max_pixels: int | None = None,
+    render: Callable[[Request], Sent | None] | None = None,
+    output_cap: OutputCap | None = None,
+    prompt_cache: CacheRule | None = None,
+    request_order: str = "length",
     known: str = "",
-    **limits: Any,
 ) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one;
-    `known`: how the family was found, or why none was (`harness.models.families.checkpoint_family`); `limits`:
-    `ScreenModel`'s."""
+    `known`: how the family was found, or why none was (`harness.models.families.checkpoint_family`)."""
+    rule = family_rule(family, name, known)
     return ScreenModel(
         backend,
         name,
         count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
-        rule=family_rule(family, name, known),
+        rule=rule,
         estimate=why,
+        context_length=context_length,
+        context_note=context_note,
+        max_images=max_images,
         max_pixels=max_pixels,
-        **limits,
+        render=render,
+        output_cap=output_cap,
+        prompt_cache=prompt_cache,
+        request_order=request_order,
     )
 
 
