@@ -15,8 +15,6 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.api import GenerationSettings, Model, Request, Response
-from harness.models.args import settings_from_args
-from harness.models.checkpoint import require_checkpoint
 from harness.models.hf.settings import HFSettings
 from harness.models.prompt_style import PromptStyle
 from harness.models.scheduling.auto_batch import FittingBatchSize
@@ -57,35 +55,6 @@ class HFGeneration(Model):
     model: Any
 
     count: PromptCount
-
-    @classmethod
-    def from_args(
-        cls,
-        args: dict[str, str],
-        *,
-        batch_size: int = 1,
-        max_batch_tokens: int | None = None,
-        load_weights: bool = True,
-    ) -> Model:
-        """Either path, as `text_only` says (`model.HFModel` registers the backend)."""
-        if "pretrained" not in args:
-            raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
-        settings = settings_from_args(HFSettings, args, "hf")
-        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
-        from harness.models.hf.model import HFModel
-        from harness.models.hf.text_only_model import TextOnlyModel
-
-        # text_only: a text LLM, as the official text-only wrapper ran one
-        path = TextOnlyModel if settings.text_only else HFModel
-        return path(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
-
-    @classmethod
-    def without_weights(
-        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
-    ) -> Model:
-        """The backend as a Ray pool's driver holds it (`harness.models.replicas`): its processor and config, to count,
-        screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
-        return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
 
     @property
     def token_rule(self) -> str:

@@ -26,7 +26,9 @@ from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, ImageRef, ModelFacts, Request, Response
+from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
+from harness.models.args import settings_from_args
+from harness.models.checkpoint import require_checkpoint
 from harness.models.families import style_named
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
@@ -88,6 +90,36 @@ class HFModel(HFGeneration):
             decodes_images=True,
         )
 
+    @classmethod
+    def from_args(
+        cls,
+        args: dict[str, str],
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> Model:
+        if "pretrained" not in args:
+            raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
+        settings = settings_from_args(HFSettings, args, "hf")
+        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
+        if settings.text_only:  # a text LLM, as the official text-only wrapper ran one
+            from harness.models.hf.text_only_model import TextOnlyModel
+
+            return TextOnlyModel(
+                settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights
+            )
+        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
+
+    @classmethod
+    def without_weights(
+        cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None
+    ) -> Model:
+        """The backend as a Ray pool's driver holds it (`harness.models.replicas`): its processor and config, to count,
+        screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
+        return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
+
+    # ----------------------------------------------------------------------------- counting
     # ---------------------------------------------------------------------------- preparing
     @property
     def scale_first(self) -> ProcessorScale:

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
-from harness.api import GenerationSettings, ModelFacts, Request, Response
+from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
+from harness.models.args import settings_from_args
+from harness.models.checkpoint import require_checkpoint
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.settings import HFSettings, context_limit, load_kwargs
 from harness.models.hf.text_only import Fitted, TextOnlyCount, yarn_parameters
@@ -53,6 +55,21 @@ class TextOnlyModel(HFGeneration):
             chat_template=self.count.chat_template,
             request_order=settings.request_order,
         )
+
+    @classmethod
+    def from_args(
+        cls,
+        args: dict[str, str],
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> Model:
+        """As the `hf` backend reads its arguments, with `text_only=true` (the `Model` interface asks for it; a run
+        comes here through `model.HFModel.from_args`)."""
+        settings = settings_from_args(HFSettings, {**args, "text_only": "true"}, "hf")
+        require_checkpoint(settings.pretrained, settings.revision)
+        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
