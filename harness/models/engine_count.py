@@ -64,7 +64,7 @@ def load_processor_count(
 ) -> tuple[ProcessorCount | None, str]:
     """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not;
     rendering with the template the engine renders with: the one given, the prompt style's, the checkpoint's own, else
-    the engine's `fallback` for a checkpoint without one (vLLM's: `vllm_engine.counting.fallback_template`)."""
+    the engine's `fallback` for a checkpoint without one (vLLM's: `vllm_engine.backend.fallback_template`)."""
     if chat_template is None and fallback is not None and style_named(settings.prompt_style).template is None:
         chat_template = fallback(settings.pretrained, settings.revision)
     why = ""

@@ -61,9 +61,8 @@ def get_model_class(name: str) -> type[Model]:
     if name not in _REGISTRY and name in BACKENDS:
         importlib.import_module(backend_spec(name).module)
     if name not in _REGISTRY:
-        known = sorted(set(_REGISTRY) | set(BACKENDS))
         raise ValueError(
-            f"unknown model {name!r}; known backends: {', '.join(known)} (or an alias, see `harness models`)"
+            f"unknown model {name!r}; known backends: {', '.join(available_models())} (or an alias, see `harness models`)"
         )
     return _REGISTRY[name]
 

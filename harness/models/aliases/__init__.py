@@ -27,18 +27,6 @@ from harness.models.paper_models import paper_of
 from harness.models.registry import backend_spec
 from harness.models.remote_code import alias_trust
 
-__all__ = [
-    "ALIASES",
-    "Alias",
-    "alias_info",
-    "alias_policy",
-    "index_benchmarks",
-    "left_out",
-    "prompt_of",
-    "resolve",
-    "task_benchmarks",
-]
-
 ALIASES: dict[str, Alias] = aliases()  # every family module's (`harness.models.families`)
 
 

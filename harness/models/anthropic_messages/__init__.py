@@ -9,14 +9,14 @@ from harness.models.screen_model import OutputCap, ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.anthropic_messages.model import AnthropicSettings, cache_rule
+    from harness.models.anthropic_messages.model import AnthropicSettings
     from harness.models.anthropic_messages.wire import sent_messages
     from harness.models.args import settings_from_args
 
     settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
     budget = settings.thinking_budget
     cap = OutputCap(extra=budget, note=f"thinking_budget={budget:,} is sent on top of max_gen_toks") if budget else None
-    rule = cache_rule(settings, settings.batch_size(1))
+    rule = settings.cache_rule(settings.batch_size(1))
     return api_screen_model(
         "anthropic", settings.model, settings, render=sent_messages, output_cap=cap, prompt_cache=rule
     )

@@ -75,15 +75,10 @@ class AnthropicSettings(ApiCallSettings):
         super().__post_init__()
         check_sampling(self, self.temperature, self.top_p, most_temperature=1)
 
-
-def cache_rule(settings: AnthropicSettings, chunk: int) -> CacheRule | None:
-    """`cache_control` breakpoints on each request's longest shared prefixes, on any Anthropic server unless
-    `prompt_cache=false`."""
-    return (
-        None
-        if settings.prompt_cache == "false"
-        else CacheRule("cache_control", settings.prompt_cache_min_tokens, chunk)
-    )
+    def cache_rule(self, chunk: int) -> CacheRule | None:
+        """`cache_control` breakpoints on each request's longest shared prefixes, on any Anthropic server unless
+        `prompt_cache=false`."""
+        return None if self.prompt_cache == "false" else CacheRule("cache_control", self.prompt_cache_min_tokens, chunk)
 
 
 @register_model("anthropic")
@@ -118,9 +113,6 @@ class AnthropicModel(ApiModel):
             **({"send_top_p": False} if not self.settings.send_top_p else {}),
             **({"thinking_budget": self.settings.thinking_budget} if self.settings.thinking_budget else {}),
         }
-
-    def cache_rule(self) -> CacheRule | None:
-        return cache_rule(self.settings, self.facts.batch_size)
 
     def payload(self, request: Request) -> dict[str, object]:
         """The arguments of `messages.create`: exactly the fields asked for."""

@@ -93,8 +93,7 @@ class ApiModel(Model):
         return super().token_rule + " (an estimate: the server counts with its own processor)"
 
     def cache_rule(self) -> CacheRule | None:
-        """How this backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
-        return None
+        return self.settings.cache_rule(self.facts.batch_size)
 
     def cache_plan(self, request: Request) -> CachePlan:
         """`request`'s part in its provider's cache (the marks `payload` sends), planned with its batch (`stream`)."""

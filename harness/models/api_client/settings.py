@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from harness.api import ModelFacts
-from harness.models.api_client.prompt_cache import MIN_TOKENS
+from harness.models.api_client.prompt_cache import MIN_TOKENS, CacheRule
 from harness.models.args import FALSE, TRUE, at_least
 from harness.models.scheduling.prefix_order import check_order
 
@@ -65,6 +65,10 @@ class ApiCallSettings:
                     f"{self.backend} backend: {name} must be "
                     f"{'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
                 )
+
+    def cache_rule(self, chunk: int) -> CacheRule | None:
+        """How the backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
+        return None
 
     def batch_size(self, runner_batch: int) -> int:
         return self.chunk_size or max(runner_batch, 4 * self.concurrency)

@@ -3,48 +3,35 @@ HTTP machinery shared with every API backend in `harness.models.api_client`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
 
-from harness.api import Request
-from harness.models.api_client.screen import api_screen_model
-from harness.models.api_client.screen import output_cap as cap_of
+from harness.models.api_client.screen import api_screen_model, output_cap
 from harness.models.backend_spec import api_backend
-from harness.models.screen_model import OutputCap, ScreenModel
-from harness.sent import Sent
-
-if TYPE_CHECKING:  # reading a backend's declaration imports no SDK
-    from harness.models.gemini.model import GeminiSettings
+from harness.models.screen_model import ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.args import settings_from_args
-    from harness.models.gemini.model import GeminiSettings, cache_rule
+    from harness.models.gemini.model import GeminiSettings
     from harness.models.gemini.wire import sent_contents
 
     settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
-
-    def render(request: Request) -> Sent:  # as the backend's `render`
-        return sent_contents(
-            request,
-            images=settings.images,
-            image_format=settings.image_format,
-            empty_text_parts=settings.empty_text_parts,
-        )
-
+    render = partial(  # as the backend's `render`
+        sent_contents,
+        images=settings.images,
+        image_format=settings.image_format,
+        empty_text_parts=settings.empty_text_parts,
+    )
     return api_screen_model(
         "gemini",
         settings.model,
         settings,
         render=render,
-        output_cap=output_cap(settings),
-        prompt_cache=cache_rule(settings, settings.batch_size(1)),
+        # What bounds an answer's billed output: the cap sent (`max_output_tokens`: the request's max_gen_toks, or a
+        # number), else the model's own output limit (`output_limit`), else nothing.
+        output_cap=output_cap(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit),
+        prompt_cache=settings.cache_rule(settings.batch_size(1)),
     )
-
-
-def output_cap(settings: GeminiSettings) -> OutputCap:
-    """What bounds an answer's billed output: the cap sent (`max_output_tokens`: the request's max_gen_toks, or a
-    number), else the model's own output limit (`output_limit`), else nothing."""
-    return cap_of(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit)
 
 
 BACKEND = api_backend("gemini", __name__, ("google.genai",), "Google's servers, which schedule them", screen_model)

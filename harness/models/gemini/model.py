@@ -97,11 +97,10 @@ class GeminiSettings(ApiCallSettings):
             )
         check_sampling(self, self.temperature, self.top_p)
 
-
-def cache_rule(settings: GeminiSettings, chunk: int) -> CacheRule | None:
-    """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a prefix
-    another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
-    return None if settings.prompt_cache == "false" else CacheRule("implicit", settings.prompt_cache_min_tokens, chunk)
+    def cache_rule(self, chunk: int) -> CacheRule | None:
+        """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a
+        prefix another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
+        return None if self.prompt_cache == "false" else CacheRule("implicit", self.prompt_cache_min_tokens, chunk)
 
 
 @register_model("gemini")
@@ -138,9 +137,6 @@ class GeminiModel(ApiModel):
             # Only when set: the identity of a run without it is what it was before the setting existed.
             **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
         }
-
-    def cache_rule(self) -> CacheRule | None:
-        return cache_rule(self.settings, self.facts.batch_size)
 
     # -- the request ------------------------------------------------------------------------------
 

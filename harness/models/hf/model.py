@@ -119,7 +119,6 @@ class HFModel(HFGeneration):
         screen and batch requests exactly as each replica will; no weights, so it generates nothing."""
         return cls.from_args(args, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=False)
 
-    # ----------------------------------------------------------------------------- counting
     # ---------------------------------------------------------------------------- preparing
     @property
     def scale_first(self) -> ProcessorScale:

@@ -1,13 +1,43 @@
 """`openai`: any OpenAI-compatible chat-completions server (`model.OpenAIChatModel`; the wire format in `wire`, the
-bound on one HTTP request's time and bytes in `deadline`, its `--screen_only` stand-in in `screen`)."""
+bound on one HTTP request's time and bytes in `deadline`; its `--screen_only` stand-in here)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from harness.models.api_client.screen import api_screen_model, output_cap
+from harness.models.api_client.text_count import openai_encoding, text_counter
+from harness.models.args import settings_from_args
 from harness.models.backend_spec import api_backend
 from harness.models.openai_chat.foreign import FOREIGN_ARGS, KNOWN_AS
-from harness.models.openai_chat.screen import screen_model
+from harness.models.screen_model import ScreenModel
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    """The `--screen_only` stand-in: the API model's family rule, an estimate (the server counts for itself); its text
+    by tiktoken where it loads (`harness.models.api_client.text_count`), the rule saying which."""
+    from harness.models.openai_chat.model import OpenAIChatSettings
+    from harness.models.openai_chat.wire import rendered
+
+    settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
+    detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
+
+    cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
+    screen = api_screen_model(
+        "openai",
+        settings.model,
+        settings,
+        detail,
+        render=lambda request: rendered(request, settings),  # as the backend's `render`
+        output_cap=cap,
+        prompt_cache=settings.cache_rule(settings.batch_size(1)),
+    )
+    encoding, why_not = openai_encoding(settings.model)
+    if encoding is not None:
+        screen.count_text_by(text_counter(encoding), f"tiktoken's {encoding.name}")
+    else:  # the rows' count stays, said with why
+        screen.rule = f"text by the rows' text_tokens, approximate ({why_not}); {screen.rule}"
+    return screen
 
 
 def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:

@@ -111,17 +111,16 @@ class OpenAIChatSettings(ApiCallSettings):
                 f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
             )
 
-
-def cache_rule(settings: OpenAIChatSettings, chunk: int) -> CacheRule | None:
-    """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to OpenAI's
-    own API (`prompt_cache=auto`), which caches prompts by itself; a served engine (`vllm serve`, SGLang) keeps its own
-    prefix cache, which `request_order=cache` feeds, and may refuse a field it does not know (`prompt_cache=true`
-    sends it to any server)."""
-    server = settings.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL  # as the model finds it
-    on = settings.prompt_cache == "true" or (
-        settings.prompt_cache == "auto" and settings.api_version is None and urlsplit(server).hostname == OPENAI_HOST
-    )
-    return CacheRule("prompt_cache_key", settings.prompt_cache_min_tokens, chunk) if on else None
+    def cache_rule(self, chunk: int) -> CacheRule | None:
+        """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to
+        OpenAI's own API (`prompt_cache=auto`), which caches prompts by itself; a served engine (`vllm serve`, SGLang)
+        keeps its own prefix cache, which `request_order=cache` feeds, and may refuse a field it does not know
+        (`prompt_cache=true` sends it to any server)."""
+        server = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL  # as the model finds it
+        on = self.prompt_cache == "true" or (
+            self.prompt_cache == "auto" and self.api_version is None and urlsplit(server).hostname == OPENAI_HOST
+        )
+        return CacheRule("prompt_cache_key", self.prompt_cache_min_tokens, chunk) if on else None
 
 
 @register_model("openai")
@@ -178,9 +177,6 @@ class OpenAIChatModel(ApiModel):
             **({"token_cap": s.token_cap} if s.token_cap != "task" else {}),
             **({"reasoning_effort": s.reasoning_effort} if s.reasoning_effort else {}),
         }
-
-    def cache_rule(self) -> CacheRule | None:
-        return cache_rule(self.settings, self.facts.batch_size)
 
     # -- payloads ---------------------------------------------------------------------------------
 

@@ -25,8 +25,8 @@
 
 SGLang is imported only to read its declarations and to build the engine, so this package imports without it. Its
 modules: `settings` (the `--model_args` and `Engine`'s arguments), `requests` (screening, sampling, the generate
-batch, outputs, the image cache: pure functions), `engine` (one `sglang.Engine` in this process), `backend` (the
-registered `SGLangModel`) and `screen` (its `--screen_only` stand-in); here, its declaration (`BACKEND`).
+batch, outputs, the image cache: pure functions), `backend` (the registered `SGLangModel` and its `LocalEngine`, one
+`sglang.Engine` in this process); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,26 @@ import math
 from collections.abc import Mapping
 
 from harness.models.backend_spec import engine_backend
-from harness.models.sglang_engine.screen import screen_model
+from harness.models.screen_model import ScreenModel
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    """The `--screen_only` stand-in: the backend's own count (`SGLangModel.prompt_tokens`, the same function the run
+    screens with): the checkpoint's hf processor as SGLang's processor expands it, loaded offline like `hf`'s (exact);
+    where it cannot be loaded offline, the family's rule plus `length_margin` (an estimate). No engine is built."""
+    from harness.models.sglang_engine.backend import SGLangModel
+    from harness.models.sglang_engine.settings import model_settings
+
+    settings = model_settings(args)
+    backend = SGLangModel(settings, count_online=False)  # the run's code path; its engine is built by generate only
+    count = backend.count
+    return backend.screen(
+        settings.pretrained,
+        estimate=count.unavailable if count.processor is None else count.processor.estimated,
+        context_length=settings.context_length,
+        max_images=backend.facts.max_images,
+        max_pixels=settings.max_pixels,
+    )
 
 
 def _gpus(settings: object) -> float:

@@ -19,7 +19,7 @@
 * A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
   (`screen_request`) and recorded as `over_length` without reaching the engine, as is one with an image of more
   tokens than the built engine's encoder cache holds, which vLLM refuses (vLLM #34040). It is counted as vLLM
-  counts it, by the checkpoint's own hf processor, loaded without weights (`counting`), or, where that
+  counts it, by the checkpoint's own hf processor, loaded without weights (`backend.EngineCount`), or, where that
   cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
 * `data_parallel_size=D` runs D replicas of this backend as Ray actors, on one node or many, each on its own
@@ -30,9 +30,9 @@
 
 vLLM is imported when the arguments are read (its `EngineArgs` types them), so this package imports without it. Its
 modules: `settings` (the `--model_args` and the engine's arguments), `image_limit` (the images the engine is sized
-for, and what its encoder holds), `counting` (the prompt as vLLM counts it),
-`requests` (screening, payloads, sampling, output mapping: pure functions), `engines` (one `vllm.LLM` in this process),
-`backend` (the registered `VLLMModel`) and `screen` (its `--screen_only` stand-in); here, its declaration (`BACKEND`).
+for, and what its encoder holds), `requests` (screening, payloads, sampling, output mapping: pure functions),
+`engines` (one `vllm.LLM` in this process), `backend` (the registered `VLLMModel` and its count of a prompt); here, its
+`--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
@@ -41,9 +41,51 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from harness.api import OVER_LENGTH, Request, Status
 from harness.models.backend_spec import EngineSampling, engine_backend
+from harness.models.screen_model import ScreenModel
 from harness.models.vllm_engine.foreign import FOREIGN_ARGS, KNOWN_AS
-from harness.models.vllm_engine.screen import screen_model
+
+
+def screen_model(args: dict[str, str]) -> ScreenModel:
+    """The `--screen_only` stand-in: the backend's own count (`VLLMModel.prompt_tokens`, the same function the run
+    screens with): the checkpoint's hf processor as vLLM counts, loaded offline like `hf`'s (exact); where it cannot
+    be loaded offline, the family's rule plus `length_margin` (an estimate). No engine is built: each image is checked
+    against the least its encoder cache will hold (`image_limit`), where the limit given makes that less than the
+    run's largest image."""
+    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.vllm_engine.image_limit import encoder_refusal, image_count, least_encoder_cache
+    from harness.models.vllm_engine.settings import LIMIT, vllm_settings
+
+    settings = vllm_settings(args)
+    # The backend's own count, the run's code path; its engine is built on the first generate, never here.
+    backend = VLLMModel(settings, count_online=False)
+    count = backend.count
+    if count.processor is None:
+        estimate = count.unavailable
+    elif settings.tokenizer is not None:
+        estimate = f"the engine tokenizes with tokenizer={settings.tokenizer}, counted with the checkpoint's own"
+    else:
+        estimate = count.processor.estimated
+    limit = settings.engine.get(LIMIT)
+    cache = least_encoder_cache(
+        limit if isinstance(limit, dict) else None, settings.engine, settings.gpus, count.size_tokens
+    )
+
+    def refusal(request: Request) -> tuple[Status, str] | None:
+        reason = encoder_refusal(count.image_tokens(request), cache.tokens, cache.where) if cache else None
+        return (OVER_LENGTH, reason.removeprefix("over_length: ")) if reason else None
+
+    return backend.screen(
+        settings.pretrained,
+        estimate=estimate,
+        context_length=settings.max_model_len,
+        # a limit given is the engine's image count (the run records a row over it too_many_images)
+        max_images=image_count(limit, settings.max_images) if isinstance(limit, dict) else settings.max_images,
+        max_pixels=settings.max_pixels,
+        refusal=refusal if cache is not None else None,
+        chat_template=backend.facts.chat_template or (count.processor.chat_template if count.processor else None),
+    )
 
 
 def _gpus(settings: Any) -> float:

@@ -1,5 +1,8 @@
 """The registered `vllm` backend: builds its engine (one `LocalEngine`) on first use, screens every request before
-it reaches the engine, and groups requests by their chat flags. Replicas of it: `harness.models.replicas`."""
+it reaches the engine, and groups requests by their chat flags. Replicas of it: `harness.models.replicas`. It counts
+a prompt before it reaches the engine as vLLM will, by the checkpoint's own processor (`harness.models.engine_count`,
+which the `sglang` backend shares), with the template vLLM ships for a checkpoint that has none
+(`fallback_template`)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
+from harness.models import engine_count
 from harness.models.checkpoint import require_checkpoint
 from harness.models.engine_calls import template_text
 from harness.models.engine_count import EngineCounted
@@ -19,7 +23,6 @@ from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.remote_code import before_loading
 from harness.models.scheduling.batching import plan_batches
-from harness.models.vllm_engine.counting import EngineCount
 from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.image_limit import ImageProfile, encoder_refusal, engine_limit, image_count
 from harness.models.vllm_engine.requests import payload_sent, request_payload, result_response, screen_request
@@ -27,6 +30,31 @@ from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwar
 from harness.sent import Sent
 
 log = logging.getLogger(__name__)
+
+
+def fallback_template(pretrained: str, revision: str | None) -> str | None:
+    """The template vLLM renders a checkpoint with where the checkpoint has none of its own: its renderer's last
+    resort, the template it ships for the config's `model_type` (`vllm/renderers/hf.py`, `resolve_chat_template`;
+    MiniCPM-V 4.5's `template_minicpmv45.jinja`), read as its `load_chat_template` reads it; None where the checkpoint
+    has one, is not on this machine, or vLLM ships none for it."""
+    from harness.models.checkpoint_config import read_checkpoint
+
+    own = read_checkpoint(pretrained, revision)
+    if own is None or own.chat_template is not None or own.model_type is None:
+        return None
+    try:
+        from vllm.transformers_utils.chat_templates import get_chat_template_fallback_path
+    except ImportError:  # no vLLM here (a screen): the checkpoint's missing template is said by the count
+        return None
+    path = get_chat_template_fallback_path(model_type=own.model_type, tokenizer_name_or_path=pretrained)
+    return path.read_text(encoding="utf-8") if path is not None and path.is_file() else None
+
+
+class EngineCount(engine_count.EngineCount):
+    """The vllm backend's count: `engine_count.EngineCount` as vLLM counts, with vLLM's fallback template."""
+
+    def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
+        super().__init__(settings, chat_template, online=online, engine="vLLM", fallback=fallback_template)
 
 
 @register_model("vllm")
@@ -133,7 +161,7 @@ class VLLMModel(EngineCounted, Model):
         self._profile = self._profile | profile
 
     def make_count(self) -> EngineCount:
-        """How this backend counts a prompt (`counting`): the checkpoint's processor, as vLLM's expands it."""
+        """How this backend counts a prompt (`EngineCount`): the checkpoint's processor, as vLLM's expands it."""
         return EngineCount(self.settings, self.facts.chat_template, online=self._count_online)
 
     def render(self, request: Request) -> Sent:

@@ -21,7 +21,7 @@ def screen_request(
 ) -> str | None:
     """Why a request must not reach the engine (an error string), or None.
 
-    Its prompt, counted as vLLM counts it (`counting.EngineCount`), + `max_gen_toks` must fit in `max_model_len`:
+    Its prompt, counted as vLLM counts it (`backend.EngineCount`), + `max_gen_toks` must fit in `max_model_len`:
     vLLM rejects a longer prompt, which would abort the whole call, and a prompt that leaves no room for the answer
     would be cut short silently.
     """
@@ -69,7 +69,7 @@ def request_payload(
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text as the runner round-tripped it where the task asks
     (`Request.as_sent`). `prompt`: the request already rendered with the checkpoint's chat template
-    (`counting.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
+    (`backend.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
     the conversation the engine renders itself (`harness.models.prompt_style`). `with_images=False`: no image read (to say what would be sent).
     `sampling`: SamplingParams fields given for every request (`VLLMSettings.sampling_params`), over the request's own."""
     style = style or style_named("default")

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from harness.models.api_client.text_count import openai_encoding, text_counter
-from harness.models.openai_chat.screen import screen_model
+from harness.models.openai_chat import screen_model
 from tests.support.model_requests import make_request
 
 
