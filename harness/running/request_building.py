@@ -1,11 +1,17 @@
 """A task's requests made ready for the model, as the runner sends them and `--screen_only` screens them: built from
 the row, the model's input policies applied, the task's text round trip (once, here: `harness.inputs.round_trip`),
 then the task's truncation rule where the request does not fit (`harness.inputs.truncation`). A row no request can
-be made from is a `RowProblem` naming why."""
+be made from is a `RowProblem` naming why.
+
+The sequences of requests the runner hands a model build each request from its row only when asked for, so memory
+holds one batch of requests at a time, not one request per sample."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from abc import abstractmethod
+from bisect import bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from itertools import accumulate
 
 from harness.api import GenerationSettings, Model, Request
 from harness.inputs.round_trip import check as check_round_trip
@@ -78,3 +84,73 @@ class RequestBuilder:
             return self.fit(task, task.doc(request.doc_id), request) if "truncation" in task.hooks else request
 
         return prepared
+
+
+class _Built(Sequence[Request]):
+    """A sequence whose requests are built one at a time when asked for (`_one`); a slice builds each of its own."""
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self._one(index)
+
+    @abstractmethod
+    def _one(self, index: int) -> Request: ...
+
+
+class LazyRequests(_Built):
+    """A task's pending requests in run order."""
+
+    def __init__(
+        self,
+        task: Task,
+        settings: GenerationSettings,
+        doc_ids: list[int],
+        policy: Callable[[Request], Request] | None = None,
+    ) -> None:
+        self.task = task
+        self.settings = settings
+        self.doc_ids = doc_ids
+        self.policy = policy
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+    def _one(self, index: int) -> Request:
+        doc_id = self.doc_ids[index]
+        request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
+        assert isinstance(request, Request), request  # it was built once already, while screening
+        return self.policy(request) if self.policy else request
+
+
+class OrderedRequests(_Built):
+    """Requests taken from `source` in the order of `order` (positions into it), each built when asked for."""
+
+    def __init__(self, source: Sequence[Request], order: Sequence[int]) -> None:
+        self.source = source
+        self.order = list(order)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def _one(self, index: int) -> Request:
+        return self.source[self.order[index]]
+
+
+class ChainedRequests(_Built):
+    """Several tasks' `LazyRequests` end to end: one sequence for the model, each request built when asked for."""
+
+    def __init__(self, parts: Sequence[LazyRequests]) -> None:
+        self.parts = list(parts)
+        self.ends = list(accumulate(len(part) for part in self.parts))
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def _one(self, index: int) -> Request:
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        part = bisect_right(self.ends, index)
+        return self.parts[part][index - (self.ends[part - 1] if part else 0)]
