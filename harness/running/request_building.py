@@ -1,19 +1,22 @@
 """A task's requests made ready for the model, as the runner sends them and `--screen_only` screens them: built from
 the row, the model's input policies applied, the task's text round trip (once, here: `harness.inputs.round_trip`),
 then the task's truncation rule where the request does not fit (`harness.inputs.truncation`). A row no request can
-be made from is a `RowProblem` naming why.
+be made from is a `RowProblem` naming why. `--write_out` prints the first of them (`write_out`).
 
 The sequences of requests the runner hands a model build each request from its row only when asked for, so memory
 holds one batch of requests at a time, not one request per sample."""
 
 from __future__ import annotations
 
+import sys
 from abc import abstractmethod
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
+from typing import TextIO
 
 from harness.api import GenerationSettings, Model, Request
+from harness.inputs.prompts import prompt_text
 from harness.inputs.round_trip import check as check_round_trip
 from harness.inputs.round_trip import round_tripped
 from harness.inputs.truncation import fit_to_model
@@ -154,3 +157,54 @@ class ChainedRequests(_Built):
             raise IndexError(index)
         part = bisect_right(self.ends, index)
         return self.parts[part][index - (self.ends[part - 1] if part else 0)]
+
+
+DOCS_PER_TASK = 2
+
+
+def write_out(
+    tasks: Sequence[Task],
+    gen_kwargs: Mapping[str, object],
+    seed: int | None,
+    out: TextIO | None = None,
+    model: Model | None = None,
+    policies: Callable[[Request], Request] | None = None,
+) -> None:
+    """`--write_out`: the first prompts of each task printed before generating, as lm-eval prints them, so a user sees
+    what the model will be asked: as the run's backend renders it (`Model.render`, `harness.sent`: its chat template's
+    text, or the messages an API is sent), after the alias's input policies and the task's text round trip; a backend
+    that renders nothing of its own (a baseline) shows the turns, each image marked `<image>` (a system turn,
+    `--system_instruction` included, labelled). A task's truncation rule applies afterwards, per request."""
+    out = out or sys.stderr  # looked up at call time: a caller may have redirected it since import
+    for task in tasks:
+        settings = task.generation_settings(gen_kwargs, seed)
+        with task.rows():  # read for this task only, and let go of after
+            for doc_id, doc in islice(task.iter_docs(), DOCS_PER_TASK):
+                request = task.build_request(doc_id, doc, settings)
+                print(f"--- {task.name}, document {doc_id} ---", file=out)
+                if isinstance(request, RowProblem):
+                    print(f"(cannot be built: {request.reason})", file=out)
+                    continue
+                sent = _rendered(request, model, policies)
+                if sent is not None:
+                    print(sent, file=out)
+                else:
+                    print(
+                        prompt_text(request.messages)
+                        + (f"\n[assistant] {request.assistant_prefix}" if request.assistant_prefix else ""),
+                        file=out,
+                    )
+                print(f"--- target: {task.target(doc)}", file=out)
+
+
+def _rendered(request: Request, model: Model | None, policies: Callable[[Request], Request] | None) -> str | None:
+    """The request as `model` renders it, after its input policies and text round trip; None where it renders
+    nothing of its own."""
+    if model is None:
+        return None
+    request = RequestBuilder(model, policies).round_tripped(policies(request) if policies is not None else request)
+    try:
+        sent = model.render(request)
+    except Exception:  # as the record of a request it cannot render: its turns
+        return None
+    return sent.text if sent is not None else None
