@@ -109,7 +109,7 @@ def _screen_only(plan: RunPlan) -> int:
     model, results = screened(plan)
     policies = run_policies(plan)
     if plan.options.write_out:  # the first prompts as the run's backend would render them
-        from harness.running.write_out import write_out
+        from harness.running.request_building import write_out
 
         write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
@@ -156,7 +156,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         raise
     policies = run_policies(plan)
     if plan.options.write_out:
-        from harness.running.write_out import write_out
+        from harness.running.request_building import write_out
 
         write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
     # the thinking taken out, decided again with the template the model renders with, where it says one

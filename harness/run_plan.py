@@ -233,8 +233,8 @@ def _with_sampling(model: ModelChoice, sampling: Mapping[str, object]) -> ModelC
 def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> list[Task]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
     from harness.running.progress import LOADING, bar, datasets_quiet
-    from harness.running.rows_left_out import left_out_line
     from harness.running.task import Task
+    from harness.running.task_rows import left_out_line
 
     tasks = [Task(index.tasks[name], args.metadata, args.system_instruction) for name in names]
     absent: list[DatasetMissingError] = []

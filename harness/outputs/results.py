@@ -185,7 +185,7 @@ def references(result: TaskResult) -> tuple[str, dict[str, MetricValue]]:
 
 
 def _dataset_entry(result: TaskResult) -> DataRecord:
-    """The data a task read, and the rows of it that its metadata left out (`harness.running.rows_left_out`)."""
+    """The data a task read, and the rows of it that its metadata left out (`harness.running.task_rows`)."""
     assert result.task.data is not None
     left_out = result.task.left_out
     return cast(

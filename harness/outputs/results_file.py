@@ -156,7 +156,7 @@ class DataConfig(TypedDict, total=False):
 
 
 class RowsLeftOutRecord(TypedDict, total=False):
-    """The rows of a build a task's metadata left out (`harness.running.rows_left_out.RowsLeftOut.record`)."""
+    """The rows of a build a task's metadata left out (`harness.running.task_rows.RowsLeftOut.record`)."""
 
     scored: int
     held: int

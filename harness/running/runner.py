@@ -51,8 +51,7 @@ from harness.running.journal import SampleRecord, journal_name
 from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
-from harness.running.request_building import RequestBuilder
-from harness.running.request_sequences import ChainedRequests, LazyRequests, OrderedRequests
+from harness.running.request_building import ChainedRequests, LazyRequests, OrderedRequests, RequestBuilder
 from harness.running.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
@@ -312,7 +311,7 @@ class Runner:
             task=task,
             settings=run.settings,
             fingerprint=store.fingerprint,
-            aggregated=task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated(),
+            **vars(task.aggregate(scored, self.options.bootstrap_iters) if self.options.score else Aggregated()),
             counts={s: counts.get(s, 0) for s in STATUSES},
             n_effective=len(screened.current),
             resumed=screened.resumed,

@@ -211,7 +211,7 @@ class RecordBuilder:
         fields: LoggedFields = {"target": task.target(doc)}
         if request is not None:
             max_pixels = self.model.facts.max_pixels
-            sent = sent or self.rendered(request)
+            sent = sent or as_sent(self.model, request)
             fields["prompt"] = sent.text
             fields["sent_images"] = sent.record()["images"]
             if request.assistant_prefix:
@@ -232,13 +232,9 @@ class RecordBuilder:
         images, digest, prompt = record.get("sent_images"), record.get("prompt_sha256"), record.get("prompt")
         if not isinstance(images, list) or not isinstance(digest or prompt, str):
             return False  # a record from before the prompt as sent was kept: nothing to compare
-        now = self.rendered(request)
+        now = as_sent(self.model, request)
         text_differs = text_sha256(scrub(now.text)) != digest if isinstance(digest, str) else now.text != prompt
         return text_differs or now.record()["images"] != images
-
-    def rendered(self, request: Request) -> Sent:
-        """`request` as the model sends it (`as_sent`)."""
-        return as_sent(self.model, request)
 
 
 def as_sent(model: Model, request: Request) -> Sent:

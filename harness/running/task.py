@@ -1,25 +1,43 @@
-"""A task at run time: its hooks bound once (`task_hooks`), its rows and their life (`task_rows`), the requests built
-from them (`task_requests`), and here, per-sample scoring, the aggregation of a task's metrics and what identifies its
-scores."""
+"""A task at run time: its rows and their life (`task_rows`), the requests built from them (`task_requests`), and
+here, its Python hooks bound once from its YAML (`!function utils.x`: the functions its keys name, each a `TaskHook`,
+its judge, each metric's aggregation, every one checked before a document is read), per-sample scoring, the
+aggregation of a task's metrics and what identifies its scores."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.config.task_config import TaskConfig, returns_as_declared
+from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declared
+from harness.config.yaml_loader import FunctionRef
+from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
+from harness.running.judge import JudgeSpec
 from harness.running.metric_errors import ScoredRow
-from harness.running.metrics import SAMPLE_METRICS
-from harness.running.rows_left_out import without_all_rows
+from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
 from harness.running.task_aggregation import Aggregated, aggregate_metrics
-from harness.running.task_hooks import bind_hooks, call_hook
+from harness.running.task_hook import TaskHook, call_hook
 from harness.running.task_requests import RowProblem, TaskRequests
+from harness.running.task_rows import without_all_rows
 from harness.uncertainty import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
+
+# The task keys that may name a function.
+HOOK_KEYS = (
+    "process_docs",
+    "doc_to_text",
+    "doc_to_messages",
+    "doc_to_visual",
+    "doc_to_target",
+    "random_answer",
+    "process_results",
+    "truncation",
+    "text_round_trip",
+    "fit_context",
+)
 
 
 def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:
@@ -34,10 +52,8 @@ class Task(TaskRequests):
     def __init__(
         self, config: TaskConfig, metadata: Mapping[str, object] | None = None, system_instruction: str | None = None
     ) -> None:
-        bound = bind_hooks(config)
-        super().__init__(config, {**config.metadata, **(metadata or {})}, bound.functions, system_instruction)
-        self.judge = bound.judge
-        self.aggregations = bound.aggregations
+        hooks, self.judge, self.aggregations = bind_hooks(config)
+        super().__init__(config, {**config.metadata, **(metadata or {})}, hooks, system_instruction)
 
     # --------------------------------------------------------------------------------- scoring
     def score(self, doc: Mapping[str, object], response: str) -> dict[str, Any]:
@@ -131,6 +147,44 @@ class Task(TaskRequests):
         scorers += [*config.judge.values(), *(m.aggregation for m in config.metric_list)]
         refs = [ref for ref in config.function_refs() if ref is not config.benchmark]
         return {str(ref): ref.source_hash() for ref in refs if any(ref is s for s in scorers) == scoring}
+
+
+def _aggregation(config: TaskConfig, spec: MetricSpec) -> Callable[..., Any]:
+    if isinstance(spec.aggregation, FunctionRef):
+        return spec.aggregation.resolve()
+    if spec.aggregation not in AGGREGATIONS:
+        raise TaskConfigError(
+            f"{config.source}:1: task {config.task!r}: metric {spec.metric!r}: unknown aggregation "
+            f"{spec.aggregation!r} (known: {', '.join(AGGREGATIONS)})"
+        )
+    return AGGREGATIONS[spec.aggregation]
+
+
+def bind_hooks(config: TaskConfig) -> tuple[dict[str, TaskHook], JudgeSpec | None, dict[str, Callable[..., Any]]]:
+    """The task's hooks (by YAML key), its judge and its metrics' aggregations, or a `TaskConfigError` naming its
+    YAML."""
+    name = config.task
+    functions = {
+        key: TaskHook(key, name, value) for key in HOOK_KEYS if isinstance(value := getattr(config, key), FunctionRef)
+    }
+    judge = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {name!r}", name) if config.judge else None
+    judged = set(judge.metrics) if judge else set()
+    undeclared = judged - {m.metric for m in config.metric_list}
+    if undeclared:
+        raise TaskConfigError(
+            f"{config.source}:1: task {name!r}: judge metrics {sorted(undeclared)} are not in `metric_list`"
+        )
+    aggregations: dict[str, Callable[..., Any]] = {}
+    for spec in config.metric_list:
+        aggregations[spec.metric] = _aggregation(config, spec)
+        if "process_results" not in functions and spec.metric not in set(SAMPLE_METRICS) | judged:
+            raise TaskConfigError(
+                f"{config.source}:1: task {name!r}: metric {spec.metric!r} needs `process_results` "
+                f"(built-in sample metrics: {', '.join(SAMPLE_METRICS)})"
+            )
+    if not config.metric_list:
+        raise TaskConfigError(f"{config.source}:1: task {name!r} has an empty `metric_list`")
+    return functions, judge, aggregations
 
 
 # Task keys that decide how a reply is scored, never what the model is sent: a change rescores a journal's replies.

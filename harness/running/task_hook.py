@@ -16,8 +16,10 @@ fault: one line, exit 2, the samples finished so far journalled. A bound hook pi
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from harness.config.yaml_loader import FunctionRef
@@ -144,3 +146,17 @@ def _kind(value: object) -> str:
     if value is None:
         return "None"
     return f"a value of type {type(value).__name__}"
+
+
+@lru_cache(maxsize=256)
+def _takes_metadata(func: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return "metadata" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def call_hook(func: Callable[..., Any], *args: Any, metadata: Mapping[str, object]) -> Any:
+    """Call a task hook, passing the task's metadata when the hook accepts a `metadata` argument."""
+    return func(*args, metadata=metadata) if _takes_metadata(func) else func(*args)

@@ -19,8 +19,7 @@ from harness.errors import TaskConfigError, UserError
 from harness.fit_context import FitContext
 from harness.inputs.parquet_split import RowImage
 from harness.inputs.prompts import RowError, messages_from_chat, messages_from_prompt, with_system_instruction
-from harness.running.task_hook import TaskHook, TaskHookError
-from harness.running.task_hooks import call_hook
+from harness.running.task_hook import TaskHook, TaskHookError, call_hook
 from harness.running.task_rows import TaskRows
 
 _JINJA = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)  # noqa: S701 - prompts, not HTML

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from harness.api import EMPTY, OK, GenerationSettings
-from harness.running.metric_errors import Influences
 from harness.running.task import Task
 from harness.running.task_aggregation import Aggregated
-from harness.uncertainty import ClusteredError
 
 
-@dataclass
-class TaskResult:
+@dataclass(kw_only=True)
+class TaskResult(Aggregated):
+    """A task's aggregates (its metrics' values, errors and breakdowns: `harness.running.task_aggregation`) and how the
+    run got them."""
+
     task: Task
     settings: GenerationSettings
     fingerprint: str
-    aggregated: Aggregated  # its metrics' values, errors and breakdowns (`harness.running.task_aggregation`)
     counts: dict[str, int]  # samples per status, over the evaluated documents
     n_effective: int
     resumed: int  # samples found finished in the journal
@@ -32,28 +31,6 @@ class TaskResult:
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
     judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
     judge_usages: list[dict[str, int]] = field(default_factory=list)  # each judge call's, priced one by one
-
-    @property
-    def values(self) -> dict[str, float]:
-        return self.aggregated.values
-
-    @property
-    def stderrs(self) -> dict[str, float]:
-        return self.aggregated.stderrs
-
-    @property
-    def breakdowns(self) -> dict[str, Any]:
-        return self.aggregated.breakdowns
-
-    @property
-    def errors(self) -> dict[str, ClusteredError]:
-        """Per metric: plain and clustered errors, clusters, design effect."""
-        return self.aggregated.errors
-
-    @property
-    def influences(self) -> Influences:
-        """Its metrics in first-order form, for the task's groups."""
-        return self.aggregated.influences
 
     @property
     def n_scored(self) -> int:

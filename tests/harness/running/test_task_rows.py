@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.config.task_index import TaskIndex
+from harness.running.request_building import write_out
 from harness.running.task import Task
-from harness.running.write_out import write_out
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
