@@ -228,9 +228,15 @@ class OneLineParser(argparse.ArgumentParser):
         raise type(self).mistake(f"{message} (see {self.prog} --help)" if " " in self.prog else message)
 
 
-def add_flags(parser: argparse._ActionsContainer, options: type[DeclaredOptions], groups: Sequence[str] = ()) -> None:
+def add_flags(
+    parser: argparse._ActionsContainer,
+    options: type[DeclaredOptions],
+    groups: Sequence[str] = (),
+    late: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
     """The options' flags: those of the container's own group first, then each of `groups` in turn (its title),
-    each in the fields' order."""
+    each in the fields' order; `late`: by field, argparse's settings the command knows only as it runs (the
+    benchmarks' names, a benchmark's default image storage)."""
     containers: dict[str | None, argparse._ActionsContainer] = {None: parser}
     for group in groups:
         containers[group] = parser.add_argument_group(group)
@@ -244,4 +250,5 @@ def add_flags(parser: argparse._ActionsContainer, options: type[DeclaredOptions]
                 if flag.exclusive is not None and flag.exclusive not in exclusive:
                     exclusive[flag.exclusive] = container.add_mutually_exclusive_group()
                 where = container if flag.exclusive is None else exclusive[flag.exclusive]
-                where.add_argument(*names, **flag.argparse_settings(default))
+                settings = {**flag.argparse_settings(default), **(late or {}).get(item.name, {})}
+                where.add_argument(*names, **settings)
