@@ -27,7 +27,7 @@ from builders.core import contract
 from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
 from builders.core.contract import REQUIRED
 from builders.core.errors import BuildError
-from builders.core.options import EVERY_BUILD, BenchmarkOptions, RunOptions, add_flags, option, switch
+from builders.core.options import EVERY_BUILD, BenchmarkOptions, BuildOptions, add_flags, option, switch
 
 PREFIX = "builders: error: "  # every error line of every command, as `harness: error: ` for the harness
 
@@ -91,7 +91,7 @@ def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
         "configs": {"help": f"configs to build, comma- or space-separated (default: all {count}; see `builders list`)"},
         "image_storage": {"default": benchmark.default_image_storage},
     }
-    add_flags(parser, RunOptions, [EVERY_BUILD], late)
+    add_flags(parser, BuildOptions, [EVERY_BUILD], late)
     add_flags(parser.add_argument_group(f"options of {benchmark.name}"), benchmark.build_class.Options)
     return parser
 
@@ -144,7 +144,7 @@ def _build(name: str, argv: list[str]) -> None:
     parser = build_parser(benchmark)
     args = parser.parse_args(argv)
     command = recorded_command(name, parser, args, benchmark.build_class.Options)
-    run = replace(RunOptions.from_namespace(args), progress=not args.quiet, command=command)
+    run = replace(BuildOptions.from_namespace(args), progress=not args.quiet, command=command)
     configs = select_configs(args.configs, benchmark.configs(), benchmark.accepts_config) if args.configs else None
     options = benchmark.build_class.Options.from_namespace(args)
     target = Path(args.out) / name

@@ -14,7 +14,7 @@ field's name with dashes, its help, metavar, parser and choices) and the check e
 The flags follow the fields' order (the order `builders build NAME --help` lists them and the recorded build
 command spells them out in). A field without metadata is the Python API's alone (an object the command line cannot
 give). The options every build takes, whatever its benchmark (`--out`, `--configs`, `--image-storage`,
-`--num-proc`, `--overwrite`, `--quiet`, `--dry-run`), are `RunOptions`.
+`--num-proc`, `--overwrite`, `--quiet`, `--dry-run`), are `BuildOptions`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from builders.core.contract import add_flags, at_least, between, non_negative_in
 from builders.core.errors import BuildError
 
 __all__ = [
-    "RUN_OPTIONS",
+    "BUILD_OPTIONS",
     "BenchmarkOptions",
-    "RunOptions",
+    "BuildOptions",
     "add_flags",
     "at_least",
     "between",
@@ -95,7 +95,7 @@ EVERY_BUILD = "options of every build"  # their `--help` group
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunOptions(BenchmarkOptions):
+class BuildOptions(BenchmarkOptions):
     """How a build runs, whatever its benchmark: the flags of every build (`build_parser`), and the Python API's
     keywords beside a benchmark's options. `--out`, `--configs` and `--quiet` are the command's alone (the API takes
     the folder and the configs as arguments, and `progress`)."""
@@ -128,4 +128,4 @@ class RunOptions(BenchmarkOptions):
     shard_bytes: int | None = None  # a shard's size budget; None: the Parquet writer's (`parquet_writer.SHARD_BYTES`)
 
 
-RUN_OPTIONS = frozenset(item.name for item in fields(RunOptions))
+BUILD_OPTIONS = frozenset(item.name for item in fields(BuildOptions))

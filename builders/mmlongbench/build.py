@@ -31,7 +31,7 @@ from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import is_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
-from builders.core.options import RunOptions
+from builders.core.options import BuildOptions
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import extended_file
 from builders.mmlongbench.image_sizes import ImageSizes
@@ -94,7 +94,7 @@ def build_mmlongbench(
     (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). `options`: the fields of
     `MMLongBenchOptions` (rows: the sample the official code evaluates, or every row with `full`; a damaged image
     stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest, and the
-    build is flagged `limited`) and of `RunOptions` (a build already in `out_dir` with the same request gets the
+    build is flagged `limited`) and of `BuildOptions` (a build already in `out_dir` with the same request gets the
     missing configs added unless `overwrite`; `dry_run` prints the plan and builds nothing).
     """
     if source is not None:
@@ -133,7 +133,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
     default_image_storage = contract.SHARED
 
     def __init__(
-        self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+        self, options: MMLongBenchOptions, configs: list[str] | None = None, run: BuildOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
         names = select_configs(expand_config_sets(configs), BUILDABLE_CONFIGS)

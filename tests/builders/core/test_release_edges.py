@@ -22,7 +22,7 @@ from builders.core.errors import BuildError
 from builders.core.image_check import DamagedImages, image_size
 from builders.core.options import (
     BenchmarkOptions,
-    RunOptions,
+    BuildOptions,
     add_flags,
     limit_option,
     option,
@@ -276,7 +276,7 @@ def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_giv
     with pytest.raises(BuildError, match="--limit must be at least 1, got 0"):
         SomeOptions.from_namespace(parser.parse_args(["--limit", "0"]))  # the command line
     with pytest.raises(BuildError, match="--num-proc must be at least 1, got 0"):
-        RunOptions(num_proc=0)
+        BuildOptions(num_proc=0)
 
 
 # ---------------------------------------------------------------------------------- lock and leftovers
