@@ -24,7 +24,7 @@ from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
-from builders.core.contract_rows import ImageRef, RowWriter
+from builders.core.contract_rows import KeptImage, RowWriter
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
@@ -146,7 +146,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         self.pending: list[Config] = []
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
-        self.images: dict[str, ImageRef] = {}
+        self.images: dict[str, KeptImage] = {}
         self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew
         self.claims: dict[str, dict[str, list[str]]] = {}  # claims file -> id -> the summarization judge's claims
 
@@ -290,7 +290,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
                 return  # skipped: the rows showing it are left out
             width, height = size
             encoded = EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height)
-            self.images[key] = ImageRef(encoded.sha256, width, height)
+            self.images[key] = KeptImage(encoded.sha256, width, height)
             total += len(data)
             build.keep_image(encoded)  # the rows show it by reference
 
