@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from harness.declared_options import REQUIRED, DeclaredOptions, option
+from builders.core.contract import REQUIRED, option
+from harness.declared_options import DeclaredOptions
 from harness.errors import CommandParser, UserError
 from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 

@@ -26,26 +26,8 @@ from dataclasses import MISSING, Field, dataclass
 from typing import Any, ClassVar, Self
 
 from builders.core import contract
-from builders.core.contract import FLAG, REQUIRED, Flag, Parse, add_flags, declared, default_of, option, switch
+from builders.core.contract import FLAG, Flag, Parse, declared, default_of, option
 from harness.errors import UserError, suggest
-
-__all__ = [
-    "FLAG",
-    "REQUIRED",
-    "DeclaredOptions",
-    "Flag",
-    "add_flags",
-    "arguments",
-    "arguments_option",
-    "command_line",
-    "declared",
-    "keyword_docs",
-    "keyword_signature",
-    "option",
-    "positive_int",
-    "spell_arguments",
-    "switch",
-]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,25 +24,8 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from builders.core import contract
-from builders.core.contract import add_flags, at_least, between, non_negative_integer, option, switch
+from builders.core.contract import at_least, non_negative_integer, option, switch
 from builders.core.errors import BuildError
-
-__all__ = [
-    "BUILD_OPTIONS",
-    "BenchmarkOptions",
-    "BuildOptions",
-    "add_flags",
-    "at_least",
-    "between",
-    "limit_option",
-    "non_negative_integer",
-    "option",
-    "seed_option",
-    "skip_bad_images_option",
-    "switch",
-    "text_tokenizer_option",
-]
-
 
 # ------------------------------------------------------------------------------- options several builds take
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.declared_options import REQUIRED, DeclaredOptions, option, positive_int, switch
+from builders.core.contract import REQUIRED, option, switch
+from harness.declared_options import DeclaredOptions, positive_int
 from harness.errors import CommandParser
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare_markdown import comparison_lines

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
-from harness.declared_options import DeclaredOptions, option, switch
+from harness.declared_options import DeclaredOptions
 from harness.errors import CommandParser, UserError, first_line
 from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
@@ -111,15 +112,6 @@ class PowerFlags(DeclaredOptions):
     def comparison(self) -> Literal["paired", "unpaired", "one_sample"]:
         """The comparison planned: paired (the default), unpaired or one_sample."""
         return "unpaired" if self.unpaired else "one_sample" if self.one_sample else "paired"
-
-
-def parser() -> argparse.ArgumentParser:
-    return CommandParser(
-        prog="harness power",
-        description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
-        "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",
-        epilog=EPILOG,
-    )
 
 
 def _options(args: PowerFlags) -> PowerOptions:
@@ -339,7 +331,13 @@ def _aligned(rows: list[PowerRow]) -> list[str]:
 
 
 def power_main(argv: list[str]) -> int:
-    args = PowerFlags.parse_command(parser(), argv)
+    parser = CommandParser(
+        prog="harness power",
+        description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
+        "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",
+        epilog=EPILOG,
+    )
+    args = PowerFlags.parse_command(parser, argv)
     options = _options(args)
     if args.pair is not None:
         found = from_pair_file(args.pair, list(args.include_path), args.tasks, args.metrics, options)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
 import sys
@@ -10,24 +9,14 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.declared_options import REQUIRED, DeclaredOptions, option
+from builders.core.contract import REQUIRED, option
+from harness.declared_options import DeclaredOptions
 from harness.errors import CommandParser, UserError
 
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
 BACKLOG = 2048  # uvicorn's
 INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
-
-
-def parser() -> argparse.ArgumentParser:
-    out = CommandParser(
-        prog="harness view",
-        description="Serve a local web page over a results folder: runs and their metrics, each task's samples "
-        "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "
-        "with its images, read from the verified builds the runs recorded.",
-        epilog="Example: harness view results/  (then open the printed URL)",
-    )
-    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +44,14 @@ class ViewOptions(DeclaredOptions):
 
 
 def main(argv: list[str]) -> int:
-    args = ViewOptions.parse_command(parser(), argv)
+    parser = CommandParser(
+        prog="harness view",
+        description="Serve a local web page over a results folder: runs and their metrics, each task's samples "
+        "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "
+        "with its images, read from the verified builds the runs recorded.",
+        epilog="Example: harness view results/  (then open the printed URL)",
+    )
+    args = ViewOptions.parse_command(parser, argv)
     # A build on the Hub is read from the local Hub cache, where the run put it: the viewer downloads (writes) nothing,
     # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -17,13 +17,13 @@ import pytest
 from PIL import Image
 
 from builders.core import contract
+from builders.core.contract import add_flags
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.image_check import DamagedImages, image_size
 from builders.core.options import (
     BenchmarkOptions,
     BuildOptions,
-    add_flags,
     limit_option,
     option,
     seed_option,
