@@ -83,26 +83,18 @@ class Flag:
         return {**settings, "choices": self.choices}
 
 
-def option(
-    default: object,
-    help: str,
-    *,
-    group: str | None = None,
-    short: str | None = None,
-    choices: Sequence[str] | None = None,
-    **settings: Any,
-) -> Any:
+def option(default: object, help: str, *, choices: Sequence[str] | None = None, **settings: Any) -> Any:
     """A dataclass field that is also a flag and a keyword (`settings`: `Flag`'s; a dict or list default is made
     afresh for each options)."""
-    flag = Flag(help, group, short, choices=tuple(choices) if choices else None, **settings)
+    flag = Flag(help, choices=tuple(choices) if choices else None, **settings)
     if isinstance(default, dict | list):
         return field(default_factory=type(default), metadata={FLAG: flag})
     return field(default=default, metadata={FLAG: flag})
 
 
-def switch(help: str, *, group: str | None = None, short: str | None = None, exclusive: str | None = None) -> Any:
-    """A flag without a value (`--log_samples`); its keyword is True or False."""
-    return field(default=False, metadata={FLAG: Flag(help, group, short, switch=True, exclusive=exclusive)})
+def switch(help: str, **settings: Any) -> Any:
+    """A flag without a value (`--log_samples`); its keyword is True or False (`settings`: `Flag`'s)."""
+    return field(default=False, metadata={FLAG: Flag(help, switch=True, **settings)})
 
 
 def declared(options: type) -> list[Field[object]]:
