@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from builders.core.contract import REQUIRED, option
-from harness.declared_options import DeclaredOptions
-from harness.errors import CommandParser, UserError
+from harness.errors import CommandOptions, CommandParser, UserError
 from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ LIST_TASKS["list_configs"] = ("configs",)
 
 
 @dataclass(frozen=True, kw_only=True)
-class LsOptions(DeclaredOptions):
+class LsOptions(CommandOptions):
     words: list[str] = option(
         [],
         "one section only, and/or only the names holding FILTER (or matching it, a glob)",
@@ -186,7 +185,7 @@ def models_command(argv: list[str]) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelsOptions(DeclaredOptions):
+class ModelsOptions(CommandOptions):
     name: str | None = option(
         None,
         "only the aliases and backends whose name holds NAME (an alias's own name: that one)",
@@ -242,7 +241,7 @@ def merge_command(argv: list[str]) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class MergeOptions(DeclaredOptions):
+class MergeOptions(CommandOptions):
     out: Path = option(
         REQUIRED, "output folder of the merged run (used like --output_path)", positional=True, parse=Path
     )

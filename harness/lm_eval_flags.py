@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from builders.core.contract import option, switch
-from harness.declared_options import DeclaredOptions, arguments_option, positive_int
+from builders.core.contract import option, positive_int, switch
+from harness.declared_options import DeclaredOptions, arguments_option
 from harness.errors import UserError
 from harness.models.registry import backend_spec
 from harness.models.scheduling.auto_batch import DEFAULT_START

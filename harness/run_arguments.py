@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from builders.core.contract import REQUIRED, add_flags, option, switch
-from harness.declared_options import DeclaredOptions, arguments_option, positive_int
+from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
+from harness.declared_options import DeclaredOptions, arguments_option
 from harness.errors import CommandParser, UserError
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 

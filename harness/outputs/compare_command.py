@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from builders.core.contract import REQUIRED, option, switch
-from harness.declared_options import DeclaredOptions, positive_int
-from harness.errors import CommandParser
+from builders.core.contract import REQUIRED, option, positive_int, switch
+from harness.errors import CommandOptions, CommandParser
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare_markdown import comparison_lines
 from harness.outputs.compare_runs import comparison
@@ -56,7 +55,7 @@ def names_arg(text: str | list[str]) -> list[str]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PairedFlags(DeclaredOptions):
+class PairedFlags(CommandOptions):
     """The flags of a paired comparison (`harness compare`, and `harness report --paired`, which has its own
     `--include_path`)."""
 
@@ -95,7 +94,7 @@ class PairedFlags(DeclaredOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _CompareFlags(DeclaredOptions):
+class _CompareFlags(CommandOptions):
     results: list[Path] = option(
         REQUIRED,
         "one results folder (with --models A B), or two",
@@ -122,7 +121,7 @@ class CompareFlags(PairedFlags, _CompareFlags):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _ReportFlags(DeclaredOptions):
+class _ReportFlags(CommandOptions):
     results_dir: Path = option(
         REQUIRED, "an --output_path folder (searched recursively for results_*.json)", positional=True, parse=Path
     )

@@ -15,8 +15,7 @@ from typing import Literal
 
 from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
-from harness.declared_options import DeclaredOptions
-from harness.errors import CommandParser, UserError, first_line
+from harness.errors import CommandOptions, CommandParser, UserError, first_line
 from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.compare_intervals import row_scale as compared_scale
@@ -71,7 +70,7 @@ def _limit(text: object) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PowerFlags(DeclaredOptions):
+class PowerFlags(CommandOptions):
     results: Path | None = option(
         None, "a results folder: estimate from its run's journals", positional=True, parse=Path, nargs="?"
     )

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.core.contract import REQUIRED, option
-from harness.declared_options import DeclaredOptions
-from harness.errors import CommandParser, UserError
+from harness.errors import CommandOptions, CommandParser, UserError
 
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
@@ -20,7 +19,7 @@ INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
 
 
 @dataclass(frozen=True, kw_only=True)
-class ViewOptions(DeclaredOptions):
+class ViewOptions(CommandOptions):
     results_dir: Path = option(
         REQUIRED, "an --output_path folder (searched recursively for results_*.json)", positional=True, parse=Path
     )

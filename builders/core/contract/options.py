@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, ClassVar, NoReturn, Self
@@ -122,6 +123,16 @@ def at_least(minimum: int, unit: str = "") -> Check:
 
 def between(low: float, high: float) -> Check:
     return lambda flag, value: None if low <= value <= high else f"{flag} must be between {low} and {high}, got {value}"
+
+
+def positive_int(value: object, alternatives: str = "") -> int:
+    """An integer >= 1, from its text or itself."""
+    text = str(value)
+    # ASCII digits, few enough to convert (`isdigit()` takes "²", and 5,000 digits, which int() refuses)
+    number = int(text) if re.fullmatch(r"\s*[0-9]{1,18}\s*", text) else 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r:.40}")
+    return number
 
 
 def non_negative_integer(flag: str, value: int) -> str | None:
