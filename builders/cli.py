@@ -20,12 +20,14 @@ import errno
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builders.core import contract
 from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
+from builders.core.contract import REQUIRED, add_flags
 from builders.core.errors import BuildError
-from builders.core.options import BenchmarkOptions, add_flags, add_run_flags, options_from_args, run_options_from_args
+from builders.core.options import EVERY_BUILD, BenchmarkOptions, BuildOptions, option, switch
 
 PREFIX = "builders: error: "  # every error line of every command, as `harness: error: ` for the harness
 
@@ -37,42 +39,59 @@ class CommandParser(contract.OneLineParser):
     mistake = BuildError
 
 
+@dataclass(frozen=True, kw_only=True)
+class ListFlags(BenchmarkOptions):
+    benchmark: str | None = option(
+        None, "only this benchmark's configs", positional=True, nargs="?", metavar="BENCHMARK"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuildFlags(BenchmarkOptions):
+    benchmark: str = option(REQUIRED, "one of: %(choices)s", positional=True)  # its choices: the benchmarks found
+    options: list[str] = option([], "the options of that benchmark's build", positional=True, nargs=argparse.REMAINDER)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PushFlags(BenchmarkOptions):
+    folder: str = option(REQUIRED, "a built dataset folder, e.g. data/mmneedle", positional=True)
+    repo: str = option(REQUIRED, "Hub dataset repository", metavar="ORG/NAME")
+    tag: str = option(REQUIRED, "semantic version tag for the upload's commit", metavar="vX.Y.Z")
+    private: bool = switch("create the repository as private")
+    dry_run: bool = switch("list what would be uploaded; no network")
+    token: str | None = option(None, "Hub token (default: the logged-in token or HF_TOKEN)")
+
+
 def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """`builders`' parser, and its `build` command's (whose help `builders build` alone prints)."""
     parser = CommandParser(prog="builders", description="Build benchmark datasets and push them to the Hub.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{list,build,push}")
-
     listing = commands.add_parser(
         "list",
         help="list the benchmarks and their configs",
         description="List the benchmarks and their configs: all of them, or one benchmark's.",
     )
-    listing.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help="only this benchmark's configs")
-
-    names = benchmark_names()
+    add_flags(listing, ListFlags)
     build = commands.add_parser(
         "build",
         help="build a benchmark into OUT/<benchmark>",
         description="Build a benchmark into OUT/<benchmark>, a folder laid out like a Hub dataset repo "
         "(load it with datasets.load_dataset(folder, config)). `builders build NAME --help` lists NAME's options.",
     )
-    build.add_argument("benchmark", choices=names, help=f"one of: {', '.join(names)}")
-    build.add_argument("options", nargs=argparse.REMAINDER, help="the options of that benchmark's build")
-
-    push = commands.add_parser("push", help="upload a built folder to the Hub and tag the commit")
-    push.add_argument("folder", help="a built dataset folder, e.g. data/mmneedle")
-    push.add_argument("--repo", required=True, metavar="ORG/NAME", help="Hub dataset repository")
-    push.add_argument("--tag", required=True, metavar="vX.Y.Z", help="semantic version tag for the upload's commit")
-    push.add_argument("--private", action="store_true", help="create the repository as private")
-    push.add_argument("--dry-run", action="store_true", help="list what would be uploaded; no network")
-    push.add_argument("--token", help="Hub token (default: the logged-in token or HF_TOKEN)")
+    add_flags(build, BuildFlags, late={"benchmark": {"choices": benchmark_names()}})
+    add_flags(commands.add_parser("push", help="upload a built folder to the Hub and tag the commit"), PushFlags)
     return parser, build
 
 
 def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
     """`builders build NAME`'s options: those every build takes, then the benchmark's own (its options' fields)."""
     parser = CommandParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
-    add_run_flags(parser, benchmark.default_image_storage, len(benchmark.configs()))
+    count = len(benchmark.configs())
+    late = {
+        "configs": {"help": f"configs to build, comma- or space-separated (default: all {count}; see `builders list`)"},
+        "image_storage": {"default": benchmark.default_image_storage},
+    }
+    add_flags(parser, BuildOptions, [EVERY_BUILD], late)
     add_flags(parser.add_argument_group(f"options of {benchmark.name}"), benchmark.build_class.Options)
     return parser
 
@@ -124,9 +143,10 @@ def _build(name: str, argv: list[str]) -> None:
     benchmark = load_benchmark(name)
     parser = build_parser(benchmark)
     args = parser.parse_args(argv)
-    run = run_options_from_args(args, recorded_command(name, parser, args, benchmark.build_class.Options))
+    command = recorded_command(name, parser, args, benchmark.build_class.Options)
+    run = replace(BuildOptions.from_namespace(args), progress=not args.quiet, command=command)
     configs = select_configs(args.configs, benchmark.configs(), benchmark.accepts_config) if args.configs else None
-    options = options_from_args(benchmark.build_class.Options, args)
+    options = benchmark.build_class.Options.from_namespace(args)
     target = Path(args.out) / name
     before = read_manifest(target) if target.is_dir() and not args.overwrite else None
     path = benchmark.build_class(options, configs, run).run(args.out)

@@ -23,15 +23,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from harness.errors import CommandParser, UserError
-from harness.run_arguments import EvaluationOptions, parse_arguments, positive_int, run_parser
+from builders.core.contract import REQUIRED, option
+from harness.errors import CommandOptions, CommandParser, UserError
+from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 
 if TYPE_CHECKING:
-    import argparse
-
     from harness.config.task_index import TaskIndex
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
@@ -137,6 +137,18 @@ LS_SECTIONS = {"tasks": "list_subtasks", "groups": "list_groups", "tags": "list_
 LIST_TASKS["list_configs"] = ("configs",)
 
 
+@dataclass(frozen=True, kw_only=True)
+class LsOptions(CommandOptions):
+    words: list[str] = option(
+        [],
+        "one section only, and/or only the names holding FILTER (or matching it, a glob)",
+        positional=True,
+        nargs="*",
+        metavar="[tasks|groups|tags|configs] [FILTER]",
+    )
+    include_path: tuple[Path, ...] = option((), "", parse=Path, repeat=True)
+
+
 @subcommand("ls")
 def ls_command(argv: list[str]) -> int:
     parser = CommandParser(
@@ -145,19 +157,12 @@ def ls_command(argv: list[str]) -> int:
         epilog="Examples: harness ls WORD (every name holding it); harness ls tasks 'PREFIX_*_SUFFIX' (a glob); "
         "harness ls groups",
     )
-    parser.add_argument(
-        "words",
-        nargs="*",
-        metavar="[tasks|groups|tags|configs] [FILTER]",
-        help="one section only, and/or only the names holding FILTER (or matching it, a glob)",
-    )
-    parser.add_argument("--include_path", action="append", default=[], type=Path)
-    args = parser.parse_args(argv)
-    words = list(args.words)
+    options = LsOptions.parse_command(parser, argv)
+    words = list(options.words)
     section = LS_SECTIONS[words.pop(0)] if words and words[0] in LS_SECTIONS else "list"
     if len(words) > 1:
         parser.error(f"one filter at most, got {' '.join(words)!r}")
-    return list_tasks(section, args.include_path, words[0] if words else None)
+    return list_tasks(section, list(options.include_path), words[0] if words else None)
 
 
 @subcommand("models")
@@ -171,28 +176,35 @@ def models_command(argv: list[str]) -> int:
         prog="harness models",
         description="List model backends and aliases, with the papers' models each benchmark declares.",
     )
-    parser.add_argument(
-        "name", nargs="?", help="only the aliases and backends whose name holds NAME (an alias's own name: that one)"
-    )
-    parser.add_argument(
-        "--benchmark", metavar="B", help="only B's paper models: the aliases that run one, and those without an alias"
-    )
-    parser.add_argument(
-        "--include_path", action="append", default=[], metavar="DIR", help="also read the benchmarks of these tasks"
-    )
-    parser.add_argument(
-        "--tasks", metavar="T[,T...]", help="with NAME: what --model NAME sends on these tasks, as a run resolves it"
-    )
-    parser.add_argument("--model_args", default="", metavar="K=V,...", help="with --tasks: the run's --model_args")
-    args = parser.parse_args(argv)
-    if args.tasks is not None:
-        return _models_sends(parser, args)
-    benchmarks = index_benchmarks(TaskIndex(args.include_path))
-    print(listing(available_models(), benchmarks, args.name, args.benchmark))
+    options = ModelsOptions.parse_command(parser, argv)
+    if options.tasks is not None:
+        return _models_sends(parser, options)
+    benchmarks = index_benchmarks(TaskIndex(list(options.include_path)))
+    print(listing(available_models(), benchmarks, options.name, options.benchmark))
     return 0
 
 
-def _models_sends(parser: CommandParser, args: argparse.Namespace) -> int:
+@dataclass(frozen=True, kw_only=True)
+class ModelsOptions(CommandOptions):
+    name: str | None = option(
+        None,
+        "only the aliases and backends whose name holds NAME (an alias's own name: that one)",
+        positional=True,
+        nargs="?",
+    )
+    benchmark: str | None = option(
+        None, "only B's paper models: the aliases that run one, and those without an alias", metavar="B"
+    )
+    include_path: tuple[Path, ...] = option(
+        (), "also read the benchmarks of these tasks", metavar="DIR", parse=Path, repeat=True
+    )
+    tasks: str | None = option(
+        None, "with NAME: what --model NAME sends on these tasks, as a run resolves it", metavar="T[,T...]"
+    )
+    model_args: str = option("", "with --tasks: the run's --model_args", metavar="K=V,...")
+
+
+def _models_sends(parser: CommandParser, args: ModelsOptions) -> int:
     """`harness models NAME --tasks ...`: the run's own resolution of --model NAME for those tasks, printed."""
     from harness.config.benchmark import declared_benchmark
     from harness.config.task_index import TaskIndex
@@ -201,11 +213,11 @@ def _models_sends(parser: CommandParser, args: argparse.Namespace) -> int:
     from harness.models.args import parse_kv
     from harness.run_plan import known_model, resolve_model
 
-    if args.name is None or args.benchmark is not None:
+    if args.name is None or args.tasks is None or args.benchmark is not None:
         parser.error("--tasks goes with a model NAME (harness models NAME --tasks T[,T...]), without --benchmark")
     given = parse_kv(args.model_args, "--model_args")
     known_model(args.name, given)
-    index = TaskIndex(args.include_path)
+    index = TaskIndex(list(args.include_path))
     selection = index.select([n.strip() for n in args.tasks.split(",") if n.strip()])
     model = resolve_model(args.name, given, task_benchmarks(selection.tasks, index))
     tasks = [(task, declared_benchmark(index.tasks[task].benchmark)) for task in selection.tasks]
@@ -222,21 +234,28 @@ def merge_command(argv: list[str]) -> int:
         epilog="Example: harness merge results/ shard0/ shard1/ shard2/ (each shard ran with --shard i/3 "
         "--output_path shardI/)",
     )
-    parser.add_argument("out", type=Path, help="output folder of the merged run (used like --output_path)")
-    parser.add_argument("shard_dirs", type=Path, nargs="+", help="every shard's --output_path (or its model folder)")
-    parser.add_argument(
-        "--include_path",
-        action="append",
-        default=[],
-        type=Path,
-        help="a folder of tasks the shards ran (with --include_path), whose code the merge may run to score and "
-        "aggregate them; the --include_path a shard's results record is never read, since a results folder may "
-        "come from elsewhere",
-    )
-    args = parser.parse_args(argv)
+    options = MergeOptions.parse_command(parser, argv)
     from harness.outputs.merge_runs import merge_shards
 
-    return merge_shards(args.out, args.shard_dirs, argv, args.include_path)
+    return merge_shards(options.out, options.shard_dirs, argv, list(options.include_path))
+
+
+@dataclass(frozen=True, kw_only=True)
+class MergeOptions(CommandOptions):
+    out: Path = option(
+        REQUIRED, "output folder of the merged run (used like --output_path)", positional=True, parse=Path
+    )
+    shard_dirs: list[Path] = option(
+        REQUIRED, "every shard's --output_path (or its model folder)", positional=True, parse=Path, nargs="+"
+    )
+    include_path: tuple[Path, ...] = option(
+        (),
+        "a folder of tasks the shards ran (with --include_path), whose code the merge may run to score and "
+        "aggregate them; the --include_path a shard's results record is never read, since a results folder may "
+        "come from elsewhere",
+        parse=Path,
+        repeat=True,
+    )
 
 
 @subcommand("compare")
@@ -255,53 +274,16 @@ def power_command(argv: list[str]) -> int:
 
 @subcommand("report")
 def report_command(argv: list[str]) -> int:
-    from harness.outputs.compare_command import add_comparison_flags, paired_section, run_to_run_arg
+    from harness.outputs.compare_command import ReportOptions, paired_section, run_to_run_arg
     from harness.outputs.report import write_report
 
     parser = CommandParser(prog="harness report", description="Write report.md and PNG plots for a results folder.")
-    parser.add_argument(
-        "results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)"
-    )
-    parser.add_argument(
-        "results_b", type=Path, nargs="?", help="with --paired: a second results folder, the comparison's run B"
-    )
-    parser.add_argument("--out", type=Path, help="folder for report.md and plots (default: RESULTS_DIR)")
-    parser.add_argument(
-        "--include_path",
-        action="append",
-        default=[],
-        type=Path,
-        help="a folder of tasks whose report hooks (`benchmark: !function`) to run besides the installed ones; "
-        "the --include_path a results file records is never read, since a results folder may come from elsewhere",
-    )
-    parser.add_argument("--no_figures", action="store_true", help="write report.md only: draw no figure, link none")
-    parser.add_argument(
-        "--paired",
-        action="store_true",
-        help="add the paired comparison of two runs (harness compare: --models A B of RESULTS_DIR, or the model of "
-        "RESULTS_DIR against that of RESULTS_B), also written to compare.json and compare.md",
-    )
-    parser.add_argument(
-        "--jobs",
-        type=positive_int,
-        help="processes drawing the figures (default: one per CPU); "
-        "a figure unchanged since the last report into the same folder is not drawn again",
-    )
-    parser.add_argument(
-        "--run_to_run",
-        type=Path,
-        metavar="COMPARE_JSON",
-        help="the compare.json (or its folder) of two runs of one model (harness compare seed1/ seed2/): the "
-        "run-to-run spread it measured replaces the benchmarks' declared figure in the verdicts on the paper's own "
-        "rows (with --paired over two runs of one model, that comparison's is used)",
-    )
-    add_comparison_flags(parser, include_path=False)  # --adjust also adjusts the verdicts beside a paper
-    args = parser.parse_args(argv)
+    args = ReportOptions.parse_command(parser, argv)
     paired: list[str] = []
     measured = run_to_run_arg(args.run_to_run) if args.run_to_run else None
     if args.paired:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
-        paired, from_pair = paired_section(folders, args, args.out or args.results_dir)
+        paired, from_pair = paired_section(folders, args, list(args.include_path), args.out or args.results_dir)
         measured = measured or from_pair
     elif args.results_b or args.models:
         raise UserError("a second results folder or --models compares two runs: add --paired")
@@ -310,7 +292,7 @@ def report_command(argv: list[str]) -> int:
         args.out,
         figures=not args.no_figures,
         workers=args.jobs,
-        include_paths=args.include_path,
+        include_paths=list(args.include_path),
         paired=paired,
         adjust="holm" if args.adjust == "holm" else "bh",
         run_to_run=measured,

@@ -16,43 +16,20 @@ never parsed.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
-import re
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
-from builders.core import contract
-from builders.core.contract import FLAG, REQUIRED, Flag, Parse, add_flags, declared, default_of, option, switch
-from harness.errors import UserError, suggest
-
-__all__ = [
-    "FLAG",
-    "REQUIRED",
-    "DeclaredOptions",
-    "Flag",
-    "add_flags",
-    "arguments",
-    "arguments_option",
-    "command_line",
-    "declared",
-    "keyword_docs",
-    "keyword_signature",
-    "option",
-    "positive_int",
-    "spell_arguments",
-    "switch",
-]
+from builders.core.contract import FLAG, Flag, Parse, declared, default_of, option
+from harness.errors import CommandOptions, UserError, suggest
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeclaredOptions(contract.DeclaredOptions):
-    """The base of a run's declared options: a bad value is a `UserError` (one line, exit 2), a flag is `--name`."""
-
-    error: ClassVar[Callable[[str], Exception]] = UserError
+class DeclaredOptions(CommandOptions):
+    """The base of a run's declared options, which the Python API takes as keywords too."""
 
     @classmethod
     def from_keywords(cls, keywords: Mapping[str, object]) -> Self:
@@ -130,16 +107,6 @@ def command_line(options: type[DeclaredOptions], groups: Sequence[str], keywords
 
 
 # ------------------------------------------------------------------------------------ readers several flags use
-
-
-def positive_int(value: object, alternatives: str = "") -> int:
-    """An integer >= 1, from its text or itself."""
-    text = str(value)
-    # ASCII digits, few enough to convert (`isdigit()` takes "²", and 5,000 digits, which int() refuses)
-    number = int(text) if re.fullmatch(r"\s*[0-9]{1,18}\s*", text) else 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r:.40}")
-    return number
 
 
 def spell_arguments(values: Mapping[str, object]) -> str:

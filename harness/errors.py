@@ -4,9 +4,11 @@ output that cannot be written or results a service would not take."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import ClassVar
 
-from builders.core.contract import OneLineParser
+from builders.core.contract import DeclaredOptions, OneLineParser
 
 
 class UserError(Exception):
@@ -18,6 +20,14 @@ class CommandParser(OneLineParser):
     naming its `--help`), not argparse's usage before the reason."""
 
     mistake = UserError
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandOptions(DeclaredOptions):
+    """The declared options of a `harness` command (`builders.core.contract.options`): a bad value is a `UserError`,
+    a flag is `--name`."""
+
+    error: ClassVar[Callable[[str], Exception]] = UserError
 
 
 class UploadError(UserError):

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.declared_options import DeclaredOptions, arguments_option, option, positive_int, switch
+from builders.core.contract import option, positive_int, switch
+from harness.declared_options import DeclaredOptions, arguments_option
 from harness.errors import UserError
 from harness.models.registry import backend_spec
 from harness.models.scheduling.auto_batch import DEFAULT_START

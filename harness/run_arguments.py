@@ -15,14 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.declared_options import (
-    REQUIRED,
-    add_flags,
-    arguments_option,
-    option,
-    positive_int,
-    switch,
-)
+from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
+from harness.declared_options import DeclaredOptions, arguments_option
 from harness.errors import CommandParser, UserError
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
@@ -346,6 +340,20 @@ class EvaluationOptions(LmEvalOptions):
         return self.seeds[0]
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunCommandFlags(DeclaredOptions):
+    """The `harness` command line's flags beside a run's options."""
+
+    config: Path | None = option(
+        None,
+        "a YAML file of this command's flags, each a key without its dashes (tasks: [...], model_args: {...}); "
+        "a flag given here replaces the file's value (docs/evaluating.md, docs/run.yaml)",
+        metavar="FILE",
+        parse=Path,
+    )
+    version: bool = switch("show program's version number and exit", short="-V")
+
+
 def run_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="harness",
@@ -357,16 +365,11 @@ def run_parser() -> argparse.ArgumentParser:
         "difference needs). Example: harness --tasks TASK --model random --data_dir data --output_path results",
     )
     add_flags(parser, EvaluationOptions, GROUPS)
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        type=Path,
-        help="a YAML file of this command's flags, each a key without its dashes (tasks: [...], model_args: {...}); "
-        "a flag given here replaces the file's value (docs/evaluating.md, docs/run.yaml)",
+    add_flags(
+        parser, RunCommandFlags, late={"version": {"action": "version", "version": f"harness (mmlongeval) {version()}"}}
     )
     for action in parser._actions:  # --tasks may come from --config: checked once it is read (`parse_arguments`)
         action.required = False
-    parser.add_argument("-V", "--version", action="version", version=f"harness (mmlongeval) {version()}")
     return parser
 
 

@@ -15,7 +15,7 @@ the contract's columns of every row and how images are stored, and the publish a
         def estimate(self, kept): ...                  # a `BuildEstimate` of the planned work
         def write(self, build): ...                    # write each pending config (`self.rows`); the manifest's stats
 
-    path = MyBuild.build(out_dir, configs, limit=3, image_storage="shared")   # any field of MyOptions or RunOptions
+    path = MyBuild.build(out_dir, configs, limit=3, image_storage="shared")   # any field of MyOptions or BuildOptions
 
 `run` opens the source, makes the `DatasetBuild` (which finds the build in place that this one extends, and so
 the configs still to write: `build.pending`), asks for the plan, prints its estimate with `progress` or
@@ -40,7 +40,7 @@ from builders.core.base_build import CONFIGS_KEY
 from builders.core.contract_rows import RowWriter
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import BuildEstimate, print_plan
-from builders.core.options import RUN_OPTIONS, BenchmarkOptions, RunOptions
+from builders.core.options import BUILD_OPTIONS, BenchmarkOptions, BuildOptions
 from builders.core.parquet_writer import SHARD_BYTES
 from builders.core.tokens import TextTokenCounter, make_text_counter
 from builders.core.work_folder import build_lock, work_folder
@@ -72,11 +72,13 @@ class BenchmarkBuild(Generic[OptionsT]):
     # only the lock, from the staging on (its spills live in the staging folder).
     uses_work_folder: ClassVar[bool] = True
 
-    def __init__(self, options: OptionsT, configs: Sequence[str] | None = None, run: RunOptions | None = None) -> None:
+    def __init__(
+        self, options: OptionsT, configs: Sequence[str] | None = None, run: BuildOptions | None = None
+    ) -> None:
         """`configs`: the names asked for (None: the benchmark's default set)."""
         self.options = options
         self.asked_configs = list(configs) if configs is not None else None
-        self.run_options = run or RunOptions()
+        self.run_options = run or BuildOptions()
         self.image_storage = self.run_options.image_storage or self.default_image_storage
         self.progress = self.run_options.progress
         self.workers = self.run_options.num_proc if self.parallel else 1  # as the plan states them
@@ -87,8 +89,8 @@ class BenchmarkBuild(Generic[OptionsT]):
         cls, out_dir: str | os.PathLike[str], configs: Sequence[str] | None = None, **options: Any
     ) -> Path | None:
         """Build `configs` (None: the default set) into `out_dir/<info.name>` and return that folder (None with
-        `dry_run`); `options`: the fields of `cls.Options` and of `RunOptions`, by name."""
-        run = RunOptions(**{name: options.pop(name) for name in list(options) if name in RUN_OPTIONS})
+        `dry_run`); `options`: the fields of `cls.Options` and of `BuildOptions`, by name."""
+        run = BuildOptions(**{name: options.pop(name) for name in list(options) if name in BUILD_OPTIONS})
         # `Options` is the subclass's OptionsT, which a ClassVar cannot name (mypy: a plain BenchmarkOptions)
         return cls(cls.Options(**options), configs, run).run(out_dir)  # type: ignore[arg-type]
 

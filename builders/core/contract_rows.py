@@ -48,7 +48,7 @@ def row_features(image_storage: str, *parts: Mapping[str, object] | tuple[str, .
 
 
 @dataclass(frozen=True)
-class ImageRef:
+class KeptImage:
     """An image a row shows by reference: the build already holds its bytes (`DatasetBuild.keep_image`)."""
 
     sha256: str
@@ -82,7 +82,7 @@ class RowWriter:
     def write(
         self,
         row: dict[str, Any],
-        images: Sequence[EncodedImage | ImageRef],
+        images: Sequence[EncodedImage | KeptImage],
         paths: Sequence[str],
         *,
         counted_text: str | None = None,

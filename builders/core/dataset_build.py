@@ -168,7 +168,7 @@ class DatasetBuild:
         self._staged.__exit__(*exc)
 
     def keep_image(self, image: EncodedImage) -> None:
-        """Hold an image for the rows that show it by reference (`contract_rows.ImageRef`): in the image table
+        """Hold an image for the rows that show it by reference (`contract_rows.KeptImage`): in the image table
         (shared storage) or, for the rows to embed it, in a spool file. An image held already is skipped. Safe to
         call from worker threads."""
         if self.images is not None:

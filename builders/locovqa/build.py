@@ -28,7 +28,7 @@ from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate, human_bytes
 from builders.core.images import JPEG_SETTINGS, EncodedImage
-from builders.core.options import RunOptions
+from builders.core.options import BuildOptions
 from builders.core.store import TileStore, encoded_store
 from builders.locovqa.compose import BACKGROUND, DIGIT_BACKGROUND
 from builders.locovqa.configs import CONFIGS, TASKS, LocoConfig, parse_configs
@@ -99,7 +99,7 @@ def build_locovqa(
     "mnist=DIR"]`. `options`: the fields of `LocoVqaOptions` (`limit`: at most this many OK-VQA / MMStar questions,
     MNIST contexts per length and digit count, needle digits; `entity_lister`: `SPEC` for every in-distribution
     task or `TASK=SPEC` (`none`, `coco`, `cache:FILE`, `vlm:MODEL`), by default OK-VQA uses COCO's annotations and
-    MMStar needs one named; `asker_factory`: what `vlm:MODEL` asks through) and of `RunOptions`.
+    MMStar needs one named; `asker_factory`: what `vlm:MODEL` asks through) and of `BuildOptions`.
     """
     options["source"] = source
     return LocoVqaBuild.build(out_dir, configs, **options)
@@ -117,7 +117,7 @@ class LocoVqaBuild(BenchmarkBuild[LocoVqaOptions]):
     parallel = True
 
     def __init__(
-        self, options: LocoVqaOptions, configs: list[str] | None = None, run: RunOptions | None = None
+        self, options: LocoVqaOptions, configs: list[str] | None = None, run: BuildOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = parse_configs(self.asked_configs)  # requested

@@ -31,7 +31,7 @@ from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import hub_or_folder
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage, FileJpegEncoder
-from builders.core.options import RunOptions
+from builders.core.options import BuildOptions
 from builders.core.parallel import run_parallel
 from builders.core.store import BudgetedStore, encoded_store
 from builders.milebench.combine import combine, font_id
@@ -100,7 +100,7 @@ def build_milebench(
     (subset folders or `MileBench_part*.tar.gz`). `options`: the fields of `MileBenchOptions` (`combined_images`:
     `auto` takes the release's grid where a record names one and builds the others as `combine_images.py` does,
     `build` builds every grid; a damaged image stops the build, or, with `skip_bad_images`, the records showing it
-    are left out, listed in the manifest, and the build is flagged `limited`) and of `RunOptions` (a build already in
+    are left out, listed in the manifest, and the build is flagged `limited`) and of `BuildOptions` (a build already in
     `out_dir` with the same request gets the missing configs added unless `overwrite`; `dry_run` prints the plan
     only).
     """
@@ -122,7 +122,7 @@ class MileBenchBuild(BenchmarkBuild[MileBenchOptions]):
     parallel = True
 
     def __init__(
-        self, options: MileBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+        self, options: MileBenchOptions, configs: list[str] | None = None, run: BuildOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = [CONFIGS[name] for name in select_configs(configs, CONFIGS)]  # requested

@@ -24,14 +24,14 @@ from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
-from builders.core.contract_rows import ImageRef, RowWriter
+from builders.core.contract_rows import KeptImage, RowWriter
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import is_hub_source
 from builders.core.image_check import DamagedImages
 from builders.core.images import EncodedImage
-from builders.core.options import RunOptions
+from builders.core.options import BuildOptions
 from builders.mmlongbench.ablations import unavailable
 from builders.mmlongbench.extend import extended_file
 from builders.mmlongbench.image_sizes import ImageSizes
@@ -94,7 +94,7 @@ def build_mmlongbench(
     (`mmlb_data/` or `mmlb_data.tar.gz`, and `mmlb_image/` or the image archives). `options`: the fields of
     `MMLongBenchOptions` (rows: the sample the official code evaluates, or every row with `full`; a damaged image
     stops the build, or, with `skip_bad_images`, the rows showing it are left out, listed in the manifest, and the
-    build is flagged `limited`) and of `RunOptions` (a build already in `out_dir` with the same request gets the
+    build is flagged `limited`) and of `BuildOptions` (a build already in `out_dir` with the same request gets the
     missing configs added unless `overwrite`; `dry_run` prints the plan and builds nothing).
     """
     if source is not None:
@@ -133,7 +133,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
     default_image_storage = contract.SHARED
 
     def __init__(
-        self, options: MMLongBenchOptions, configs: list[str] | None = None, run: RunOptions | None = None
+        self, options: MMLongBenchOptions, configs: list[str] | None = None, run: BuildOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
         names = select_configs(expand_config_sets(configs), BUILDABLE_CONFIGS)
@@ -146,7 +146,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
         self.pending: list[Config] = []
         self.plans: dict[str, tuple[Path, int]] = {}  # config -> (spooled planned rows, row count)
         self.needed: dict[str, str] = {}  # image path -> the first row naming it
-        self.images: dict[str, ImageRef] = {}
+        self.images: dict[str, KeptImage] = {}
         self.grown: dict[str, dict[str, int]] = {}  # extended config -> how its rows grew
         self.claims: dict[str, dict[str, list[str]]] = {}  # claims file -> id -> the summarization judge's claims
 
@@ -290,7 +290,7 @@ class MMLongBenchBuild(BenchmarkBuild[MMLongBenchOptions]):
                 return  # skipped: the rows showing it are left out
             width, height = size
             encoded = EncodedImage(data, hashlib.sha256(data).hexdigest(), width, height)
-            self.images[key] = ImageRef(encoded.sha256, width, height)
+            self.images[key] = KeptImage(encoded.sha256, width, height)
             total += len(data)
             build.keep_image(encoded)  # the rows show it by reference
 

@@ -71,7 +71,7 @@ def build_mmlongbench_doc(
     **options: Any,
 ) -> Path | None:
     """Build `test` into `out_dir/mmlongbench_doc` and return that path (`options`: `MMLongBenchDocOptions`'s
-    fields and `RunOptions`'); `source`: `fixture` (default), a release folder or `hf://yubo2333/MMLongBench-Doc`."""
+    fields and `BuildOptions`'); `source`: `fixture` (default), a release folder or `hf://yubo2333/MMLongBench-Doc`."""
     if source is not None:
         options["source"] = source
     return MMLongBenchDocBuild.build(out_dir, configs, **options)

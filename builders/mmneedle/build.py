@@ -32,7 +32,7 @@ from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import is_hub_source
 from builders.core.images import JPEG_SETTINGS, EncodedImage, FileJpegEncoder
-from builders.core.options import RunOptions
+from builders.core.options import BuildOptions
 from builders.core.parallel import run_parallel
 from builders.core.parquet_writer import ConfigResult
 from builders.core.store import BudgetedStore, TileStore, encoded_store
@@ -72,7 +72,7 @@ def build_mmneedle(
     `source`: "synthetic" (None: the default), "synthetic:COUNT", "coco=DIR" or a source object. `options`: the
     fields of `MMNeedleOptions` (`official_metadata`: the authors' `metadata_stitched/` folder, which needs a COCO
     source; rows per config: the paper's evaluated subset, all 10,000 with `full`, at most `limit` per polarity)
-    and of `RunOptions` (`image_storage`: "embedded", each row holds its images, or "shared", each pool image once;
+    and of `BuildOptions` (`image_storage`: "embedded", each row holds its images, or "shared", each pool image once;
     the same build already in `out_dir` gets the missing configs added unless `overwrite`; `command`: the
     `builders build` argv to record; with `progress` or `dry_run` the plan goes to stderr first, and `dry_run`
     stops there and returns None).
@@ -94,7 +94,7 @@ class MMNeedleBuild(BenchmarkBuild[MMNeedleOptions]):
     uses_work_folder = False  # its spills live in the staging folder
 
     def __init__(
-        self, options: MMNeedleOptions, configs: list[str] | None = None, run: RunOptions | None = None
+        self, options: MMNeedleOptions, configs: list[str] | None = None, run: BuildOptions | None = None
     ) -> None:
         super().__init__(options, configs, run)
         self.cfgs = parse_configs(self.asked_configs)  # requested

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from builders.core.contract import between
 from builders.core.options import (
     BenchmarkOptions,
     at_least,
-    between,
     limit_option,
     option,
     seed_option,

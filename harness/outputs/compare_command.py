@@ -1,15 +1,17 @@
-"""`harness compare RESULTS [RESULTS_B] [--models A B]`: the command line of a paired comparison, and the flags that
-`harness report --paired` shares with it (`add_comparison_flags`, `options_from`)."""
+"""`harness compare RESULTS [RESULTS_B] [--models A B]`: the command line of a paired comparison; the flags that
+`harness report --paired` shares with it (`PairedFlags`), and `harness report`'s own (`ReportOptions`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.errors import CommandParser
+from builders.core.contract import REQUIRED, option, positive_int, switch
+from harness.errors import CommandOptions, CommandParser
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare_markdown import comparison_lines
 from harness.outputs.compare_runs import comparison
@@ -26,9 +28,9 @@ EPILOG = (
 )
 
 
-def probability_arg(text: str) -> float:
+def probability_arg(text: object) -> float:
     try:
-        value = float(text)
+        value = float(str(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
     if not 0 < value < 1:
@@ -36,77 +38,138 @@ def probability_arg(text: str) -> float:
     return value
 
 
-def draws_arg(text: str) -> int:
+def draws_arg(text: object) -> int:
+    text = str(text)
     if not text.isascii() or not text.isdigit() or len(text) > 9:
         raise argparse.ArgumentTypeError(f"expected a whole number of draws (0: none), got {text!r}")
     return int(text)
 
 
-def names_arg(text: str) -> list[str]:
+def names_arg(text: str | list[str]) -> list[str]:
+    if isinstance(text, list):  # read already
+        return text
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
     return names
 
 
-def add_comparison_flags(parser: argparse.ArgumentParser, include_path: bool = True) -> None:
+@dataclass(frozen=True, kw_only=True)
+class PairedFlags(CommandOptions):
     """The flags of a paired comparison (`harness compare`, and `harness report --paired`, which has its own
     `--include_path`)."""
-    parser.add_argument(
-        "--models",
+
+    models: list[str] | None = option(
+        None,
+        "the two models to compare: both of one folder, or the one of each of two folders "
+        "(as harness report names them, or their model folders)",
         nargs=2,
         metavar=("A", "B"),
-        help="the two models to compare: both of one folder, or the one of each of two folders "
-        "(as harness report names them, or their model folders)",
     )
-    parser.add_argument(
-        "--tasks",
-        type=names_arg,
-        help="only these tasks and groups (names or globs, by commas; a group takes its tasks)",
+    tasks: list[str] | None = option(
+        None, "only these tasks and groups (names or globs, by commas; a group takes its tasks)", parse=names_arg
     )
-    parser.add_argument("--metrics", type=names_arg, help="only these metrics (by commas): a smaller family to adjust")
-    parser.add_argument(
-        "--adjust",
-        choices=("holm", "bh", "fdr_bh"),
-        default="holm",
-        help="how p values are adjusted for their number: holm (family-wise, the default) or bh, also spelled "
+    metrics: list[str] | None = option(
+        None, "only these metrics (by commas): a smaller family to adjust", parse=names_arg
+    )
+    adjust: str = option(
+        "holm",
+        "how p values are adjusted for their number: holm (family-wise, the default) or bh, also spelled "
         "fdr_bh (Benjamini-Hochberg's false discovery rate); harness report's verdicts beside a paper adjust their "
         "marks the same way",
+        choices=("holm", "bh", "fdr_bh"),
     )
-    parser.add_argument("--level", type=probability_arg, default=0.95, help="of the intervals (default 0.95)")
-    parser.add_argument(
-        "--alpha", type=probability_arg, default=0.05, help="of the minimum detectable effect (default 0.05)"
+    level: float = option(0.95, "of the intervals (default 0.95)", parse=probability_arg)
+    alpha: float = option(0.05, "of the minimum detectable effect (default 0.05)", parse=probability_arg)
+    power: float = option(0.8, "of the minimum detectable effect (0.8)", parse=probability_arg)
+    bootstrap_iters: int = option(
+        DEFAULT_ITERS,
+        f"cluster bootstrap draws for a task's own aggregation (default {DEFAULT_ITERS}; 0: none)",
+        parse=draws_arg,
     )
-    parser.add_argument("--power", type=probability_arg, default=0.8, help="of the minimum detectable effect (0.8)")
-    parser.add_argument(
-        "--bootstrap_iters",
-        type=draws_arg,
-        default=DEFAULT_ITERS,
-        help=f"cluster bootstrap draws for a task's own aggregation (default {DEFAULT_ITERS}; 0: none)",
-    )
-    if include_path:
-        parser.add_argument(
-            "--include_path",
-            action="append",
-            default=[],
-            type=Path,
-            help="a folder of tasks besides the installed ones whose code may run to aggregate them; the "
-            "--include_path a results file records is never read, since a results folder may come from elsewhere",
-        )
+
+    def compare_options(self) -> CompareOptions:
+        adjust: Literal["holm", "fdr_bh"] = "holm" if self.adjust == "holm" else "fdr_bh"  # statsmodels' names
+        return CompareOptions(self.level, adjust, self.alpha, self.power, self.bootstrap_iters)
 
 
-def options_from(args: argparse.Namespace) -> CompareOptions:
-    adjust: Literal["holm", "fdr_bh"] = "holm" if args.adjust == "holm" else "fdr_bh"  # statsmodels' names
-    return CompareOptions(args.level, adjust, args.alpha, args.power, args.bootstrap_iters)
+@dataclass(frozen=True, kw_only=True)
+class _CompareFlags(CommandOptions):
+    results: list[Path] = option(
+        REQUIRED,
+        "one results folder (with --models A B), or two",
+        positional=True,
+        parse=Path,
+        nargs="+",
+        metavar="RESULTS",
+    )
+    out: Path | None = option(None, "folder for compare.json and compare.md (default: the first RESULTS)", parse=Path)
+    json: bool = switch("print compare.json instead of compare.md")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareFlags(PairedFlags, _CompareFlags):
+    """`harness compare`'s flags: its own, a paired comparison's, and its `--include_path`."""
+
+    include_path: tuple[Path, ...] = option(
+        (),
+        "a folder of tasks besides the installed ones whose code may run to aggregate them; the "
+        "--include_path a results file records is never read, since a results folder may come from elsewhere",
+        parse=Path,
+        repeat=True,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ReportFlags(CommandOptions):
+    results_dir: Path = option(
+        REQUIRED, "an --output_path folder (searched recursively for results_*.json)", positional=True, parse=Path
+    )
+    results_b: Path | None = option(
+        None, "with --paired: a second results folder, the comparison's run B", positional=True, parse=Path, nargs="?"
+    )
+    out: Path | None = option(None, "folder for report.md and plots (default: RESULTS_DIR)", parse=Path)
+    include_path: tuple[Path, ...] = option(
+        (),
+        "a folder of tasks whose report hooks (`benchmark: !function`) to run besides the installed ones; "
+        "the --include_path a results file records is never read, since a results folder may come from elsewhere",
+        parse=Path,
+        repeat=True,
+    )
+    no_figures: bool = switch("write report.md only: draw no figure, link none")
+    paired: bool = switch(
+        "add the paired comparison of two runs (harness compare: --models A B of RESULTS_DIR, or the model of "
+        "RESULTS_DIR against that of RESULTS_B), also written to compare.json and compare.md"
+    )
+    jobs: int | None = option(
+        None,
+        "processes drawing the figures (default: one per CPU); "
+        "a figure unchanged since the last report into the same folder is not drawn again",
+        parse=positive_int,
+    )
+    run_to_run: Path | None = option(
+        None,
+        "the compare.json (or its folder) of two runs of one model (harness compare seed1/ seed2/): the "
+        "run-to-run spread it measured replaces the benchmarks' declared figure in the verdicts on the paper's own "
+        "rows (with --paired over two runs of one model, that comparison's is used)",
+        parse=Path,
+        metavar="COMPARE_JSON",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions(PairedFlags, _ReportFlags):
+    """`harness report`'s own flags, then those of a paired comparison (--adjust also adjusts the verdicts beside a
+    paper)."""
 
 
 def paired_section(
-    folders: list[Path], args: argparse.Namespace, out: Path
+    folders: list[Path], flags: PairedFlags, include_path: list[Path], out: Path
 ) -> tuple[list[str], MeasuredRunToRun | None]:
-    """`harness report --paired`: the comparison of `folders` (with `args`' comparison flags) written to compare.json
+    """`harness report --paired`: the comparison of `folders` (with `flags`) written to compare.json
     and compare.md in `out`, its lines for the report (a section, one heading level down), and, where both runs are
     of one model, the run-to-run spread it measured (the same-items verdict's, `harness.outputs.run_to_run`)."""
-    compared = comparison(folders, args.models, options_from(args), args.include_path, args.tasks, args.metrics)
+    compared = comparison(folders, flags.models, flags.compare_options(), include_path, flags.tasks, flags.metrics)
     json_path, md_path = write_compare(compared, "\n".join(comparison_lines(compared)), out)
     print(f"harness report: the paired comparison also written to {json_path} and {md_path}", file=sys.stderr)
     measured = None
@@ -129,16 +192,12 @@ def compare_main(argv: list[str]) -> int:
         "minimum detectable effect. Writes compare.json and compare.md.",
         epilog=EPILOG,
     )
-    parser.add_argument(
-        "results", type=Path, nargs="+", metavar="RESULTS", help="one results folder (with --models A B), or two"
-    )
-    parser.add_argument("--out", type=Path, help="folder for compare.json and compare.md (default: the first RESULTS)")
-    parser.add_argument("--json", action="store_true", help="print compare.json instead of compare.md")
-    add_comparison_flags(parser)
-    args = parser.parse_args(argv)
+    args = CompareFlags.parse_command(parser, argv)
     if len(args.results) > 2:
         parser.error(f"one or two results folders, got {len(args.results)}")
-    compared = comparison(args.results, args.models, options_from(args), args.include_path, args.tasks, args.metrics)
+    compared = comparison(
+        args.results, args.models, args.compare_options(), list(args.include_path), args.tasks, args.metrics
+    )
     markdown = "\n".join(comparison_lines(compared))
     json_path, md_path = write_compare(compared, markdown, args.out or args.results[0])
     print(json.dumps(strict_values(compared), indent=2, ensure_ascii=False) if args.json else markdown)

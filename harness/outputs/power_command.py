@@ -9,10 +9,13 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
-from harness.errors import CommandParser, UserError, first_line
+from harness.errors import CommandOptions, CommandParser, UserError, first_line
 from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.compare_intervals import row_scale as compared_scale
@@ -42,9 +45,9 @@ EPILOG = (
 SCREEN_ROWS = 40  # a benchmark's rows shown without --all: about a screen
 
 
-def _number(text: str) -> float:
+def _number(text: object) -> float:
     try:
-        value = float(text)
+        value = float(str(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value):
@@ -52,66 +55,65 @@ def _number(text: str) -> float:
     return value
 
 
-def _correlation(text: str) -> float:
+def _correlation(text: object) -> float:
     value = _number(text)
     if not -1 <= value <= 1:
         raise argparse.ArgumentTypeError(f"expected a correlation between -1 and 1, got {text!r}")
     return value
 
 
-def _limit(text: str) -> int:
+def _limit(text: object) -> int:
+    text = str(text)
     if not text.isascii() or not text.isdigit() or int(text) < 1 or len(text) > 12:
         raise argparse.ArgumentTypeError(f"expected a number of rows (1 or more), got {text!r}")
     return int(text)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = CommandParser(
-        prog="harness power",
-        description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
-        "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",
-        epilog=EPILOG,
+@dataclass(frozen=True, kw_only=True)
+class PowerFlags(CommandOptions):
+    results: Path | None = option(
+        None, "a results folder: estimate from its run's journals", positional=True, parse=Path, nargs="?"
     )
-    p.add_argument("results", type=Path, nargs="?", help="a results folder: estimate from its run's journals")
-    p.add_argument("--model", help="the model of RESULTS to read, where it holds several")
-    p.add_argument("--tasks", type=names_arg, help="tasks, groups or globs, by commas (a build: required)")
-    p.add_argument("--data_dir", help="a build's folder (or hf://ORG/NAME@REVISION): its rows, before any run")
-    p.add_argument("--limit", type=_limit, help="a build: its first N rows per task, as a run's --limit")
-    p.add_argument("--metrics", type=names_arg, help="a run: only these metrics")
-    p.add_argument(
-        "--effect",
-        type=_number,
-        default=3.0,
-        help="the difference to detect, in points on 0-100 as report.md shows every benchmark (default 3: 0.03 of a "
+    model: str | None = option(None, "the model of RESULTS to read, where it holds several")
+    tasks: list[str] | None = option(None, "tasks, groups or globs, by commas (a build: required)", parse=names_arg)
+    data_dir: str | None = option(None, "a build's folder (or hf://ORG/NAME@REVISION): its rows, before any run")
+    limit: int | None = option(None, "a build: its first N rows per task, as a run's --limit", parse=_limit)
+    metrics: list[str] | None = option(None, "a run: only these metrics", parse=names_arg)
+    effect: float = option(
+        3.0,
+        "the difference to detect, in points on 0-100 as report.md shows every benchmark (default 3: 0.03 of a "
         "proportion, 3 of a percentage)",
+        parse=_number,
     )
-    p.add_argument("--alpha", type=probability_arg, default=0.05, help="two-sided level (default 0.05)")
-    p.add_argument("--power", type=probability_arg, default=0.8, help="power, 1 - β (default 0.8)")
-    kind = p.add_mutually_exclusive_group()
-    kind.add_argument("--paired", dest="comparison", action="store_const", const="paired", help="two runs, same rows")
-    kind.add_argument("--unpaired", dest="comparison", action="store_const", const="unpaired", help="different rows")
-    kind.add_argument(
-        "--one_sample", dest="comparison", action="store_const", const="one_sample", help="one run vs a number"
-    )
-    p.set_defaults(comparison="paired")
-    p.add_argument("--correlation", type=_correlation, default=0.5, help="paired runs' per-row correlation (0.5)")
-    p.add_argument(
-        "--pair",
-        type=Path,
-        metavar="COMPARE_JSON",
-        help="a finished pair (harness compare's compare.json, or its folder): the paired difference's own sd, "
+    alpha: float = option(0.05, "two-sided level (default 0.05)", parse=probability_arg)
+    power: float = option(0.8, "power, 1 - β (default 0.8)", parse=probability_arg)
+    paired: bool = switch("two runs, same rows", exclusive="comparison")
+    unpaired: bool = switch("different rows", exclusive="comparison")
+    one_sample: bool = switch("one run vs a number", exclusive="comparison")
+    correlation: float = option(0.5, "paired runs' per-row correlation (0.5)", parse=_correlation)
+    pair: Path | None = option(
+        None,
+        "a finished pair (harness compare's compare.json, or its folder): the paired difference's own sd, "
         "design effect and per-row correlation, measured, instead of one run's and an assumed --correlation",
+        parse=Path,
+        metavar="COMPARE_JSON",
     )
-    p.add_argument("--icc", type=_correlation, help="a build: correlation of rows that share an item (default 0.5)")
-    p.add_argument("--score", type=probability_arg, help="a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)")
-    p.add_argument("--sd", type=_number, help="a build: the per-row sd assumed, in points (0-100), not --score")
-    p.add_argument("--include_path", action="append", default=[], type=Path, help="a folder of tasks you trust")
-    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p.add_argument("--all", action="store_true", help=f"every row (default: {SCREEN_ROWS} per benchmark at most)")
-    return p
+    icc: float | None = option(
+        None, "a build: correlation of rows that share an item (default 0.5)", parse=_correlation
+    )
+    score: float | None = option(None, "a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)", parse=probability_arg)
+    sd: float | None = option(None, "a build: the per-row sd assumed, in points (0-100), not --score", parse=_number)
+    include_path: tuple[Path, ...] = option((), "a folder of tasks you trust", parse=Path, repeat=True)
+    json: bool = switch("print JSON instead of the table")
+    all: bool = switch(f"every row (default: {SCREEN_ROWS} per benchmark at most)")
+
+    @property
+    def comparison(self) -> Literal["paired", "unpaired", "one_sample"]:
+        """The comparison planned: paired (the default), unpaired or one_sample."""
+        return "unpaired" if self.unpaired else "one_sample" if self.one_sample else "paired"
 
 
-def _options(args: argparse.Namespace) -> PowerOptions:
+def _options(args: PowerFlags) -> PowerOptions:
     if args.pair is not None:
         others = [flag for flag, given in (("RESULTS", args.results), ("--data_dir", args.data_dir)) if given]
         others += (
@@ -328,14 +330,20 @@ def _aligned(rows: list[PowerRow]) -> list[str]:
 
 
 def power_main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+    parser = CommandParser(
+        prog="harness power",
+        description="Per task: the minimum detectable effect at its rows, and the rows (and items) a difference "
+        "needs, with the design effect of its clusters; from a build before any run, or from a finished run.",
+        epilog=EPILOG,
+    )
+    args = PowerFlags.parse_command(parser, argv)
     options = _options(args)
     if args.pair is not None:
-        found = from_pair_file(args.pair, args.include_path, args.tasks, args.metrics, options)
+        found = from_pair_file(args.pair, list(args.include_path), args.tasks, args.metrics, options)
     elif args.results is None:
-        found = from_data(TaskIndex(list(args.include_path)), args.tasks, args.data_dir, args.limit, options)
+        found = from_data(TaskIndex(list(args.include_path)), args.tasks or [], args.data_dir, args.limit, options)
     else:
-        found = from_run(args.results, args.model, args.include_path, args.tasks, args.metrics, options)
+        found = from_run(args.results, args.model, list(args.include_path), args.tasks, args.metrics, options)
     print(json.dumps(strict_values(found), indent=2) if args.json else "\n".join(table(found, args.all)))
     if args.results is not None and found["not_analysed"] and args.json:
         print(f"harness power: {len(found['not_analysed'])} task(s) not analysed (`not_analysed`)", file=sys.stderr)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import CommandParser, UserError
+from builders.core.contract import REQUIRED, option
+from harness.errors import CommandOptions, CommandParser, UserError
 
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
@@ -17,40 +18,39 @@ BACKLOG = 2048  # uvicorn's
 INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
 
 
-def parser() -> argparse.ArgumentParser:
-    out = CommandParser(
+@dataclass(frozen=True, kw_only=True)
+class ViewOptions(CommandOptions):
+    results_dir: Path = option(
+        REQUIRED, "an --output_path folder (searched recursively for results_*.json)", positional=True, parse=Path
+    )
+    host: str = option(
+        "127.0.0.1",
+        "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 shares the page on a trusted network)",
+    )
+    port: int = option(DEFAULT_PORT, f"port (default {DEFAULT_PORT}; 0: any free one)", parse=int)
+    data_dir: str | None = option(
+        None,
+        "look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
+        "where the results files say the runs read them",
+    )
+    include_path: tuple[Path, ...] = option(
+        (),
+        "a folder of tasks (and their hooks) to read besides the installed ones; the --include_path a results "
+        "file records is never read, since a results folder may come from elsewhere",
+        parse=Path,
+        repeat=True,
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = CommandParser(
         prog="harness view",
         description="Serve a local web page over a results folder: runs and their metrics, each task's samples "
         "(filtered and sorted by status, metric and the benchmark's axes), and every sample's prompt "
         "with its images, read from the verified builds the runs recorded.",
         epilog="Example: harness view results/  (then open the printed URL)",
     )
-    out.add_argument("results_dir", type=Path, help="an --output_path folder (searched recursively for results_*.json)")
-    out.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1: this machine "
-        "only; 0.0.0.0 shares the page on a trusted network)",
-    )
-    out.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free one)")
-    out.add_argument(
-        "--data_dir",
-        help="look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
-        "where the results files say the runs read them",
-    )
-    out.add_argument(
-        "--include_path",
-        action="append",
-        default=[],
-        type=Path,
-        help="a folder of tasks (and their hooks) to read besides the installed ones; the --include_path a results "
-        "file records is never read, since a results folder may come from elsewhere",
-    )
-    return out
-
-
-def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+    args = ViewOptions.parse_command(parser, argv)
     # A build on the Hub is read from the local Hub cache, where the run put it: the viewer downloads (writes) nothing,
     # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
             args.results_dir.resolve(),
             args.data_dir,
             hosts=served_hosts(args.host, port),
-            include_paths=args.include_path,
+            include_paths=list(args.include_path),
         )
     except BaseException:
         sock.close()

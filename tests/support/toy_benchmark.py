@@ -24,7 +24,7 @@ __all__ = ["CARD_TEMPLATE", "CONFIGS", "TOY_DECLARATION", "build_toy", "write_to
 
 def build_toy(out_dir: Path, **options: Any) -> Path:
     """Build `out_dir/toy` (both configs, or `configs`; added to a toy build already there) and return it;
-    `options`: `rows` and the `RunOptions` (`image_storage`, `overwrite`, ...)."""
+    `options`: `rows` and the `BuildOptions` (`image_storage`, `overwrite`, ...)."""
     path = ToyBuild.build(out_dir, **options)
     assert path is not None
     return path

@@ -89,6 +89,7 @@ from builders.core.contract.options import (
     flag_of,
     non_negative_integer,
     option,
+    positive_int,
     switch,
 )
 from builders.core.contract.paths import expanded, relative_path_problem
@@ -158,6 +159,7 @@ __all__ = [
     "flag_of",
     "non_negative_integer",
     "option",
+    "positive_int",
     "switch",
     "BuildManifest",
     "ConfigFiles",

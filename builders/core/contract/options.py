@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, ClassVar, NoReturn, Self
@@ -38,7 +39,7 @@ class Flag:
     help: str
     group: str | None = None  # the title of its `--help` group; None: the parser's own ("options:")
     short: str | None = None  # lm-eval's one-letter alias (`-o`)
-    metavar: str | None = None
+    metavar: str | tuple[str, ...] | None = None
     choices: tuple[str, ...] | None = None
     parse: Parse | None = None
     check: Check | None = None
@@ -50,9 +51,18 @@ class Flag:
     spell: Callable[[Mapping[str, object]], str] | None = (
         None  # how a dict given as a keyword is written on a recorded command line
     )
+    positional: bool = False  # an argument without a flag (`harness compare RESULTS`), named by its field
+    nargs: int | str | None = None  # argparse's, for any other count of values (`--models A B`, `[FILTER ...]`)
+    required: bool = False  # the command requires the flag though the Python API does not (`builders build --out`)
+    exclusive: str | None = None  # flags of one key exclude each other (`--paired | --unpaired`)
 
     def names(self, flag: str) -> list[str]:
         return [self.short, flag] if self.short else [flag]
+
+    @property
+    def several(self) -> bool:
+        """The option's value is a list of values (a tuple for a repeated flag)."""
+        return self.repeat or self.many or isinstance(self.nargs, int) or self.nargs in ("*", "+", argparse.REMAINDER)
 
     def argparse_settings(self, default: object) -> dict[str, Any]:
         """`add_argument`'s keywords. Every flag not given reads as None (False for a switch): the field's default."""
@@ -67,49 +77,25 @@ class Flag:
             return {**settings, "action": "extend", "nargs": "+"}
         if self.bare is not None:
             settings.update(nargs="?", const=self.bare)
-        return {**settings, "choices": self.choices, "required": default is MISSING}
+        if self.nargs is not None:
+            settings["nargs"] = self.nargs
+        if not self.positional:
+            settings["required"] = default is MISSING or self.required
+        return {**settings, "choices": self.choices}
 
 
-def option(
-    default: object,
-    help: str,
-    *,
-    group: str | None = None,
-    short: str | None = None,
-    metavar: str | None = None,
-    choices: Sequence[str] | None = None,
-    parse: Parse | None = None,
-    check: Check | None = None,
-    bare: object = None,
-    repeat: bool = False,
-    many: bool = False,
-    accepts: str | None = None,
-    spell: Callable[[Mapping[str, object]], str] | None = None,
-) -> Any:
-    """A dataclass field that is also a flag and a keyword (a dict default is made afresh for each options)."""
-    flag = Flag(
-        help,
-        group,
-        short,
-        metavar,
-        tuple(choices) if choices else None,
-        parse,
-        check,
-        bare,
-        repeat,
-        False,
-        many,
-        accepts,
-        spell,
-    )
-    if isinstance(default, dict):
-        return field(default_factory=dict, metadata={FLAG: flag})
+def option(default: object, help: str, *, choices: Sequence[str] | None = None, **settings: Any) -> Any:
+    """A dataclass field that is also a flag and a keyword (`settings`: `Flag`'s; a dict or list default is made
+    afresh for each options)."""
+    flag = Flag(help, choices=tuple(choices) if choices else None, **settings)
+    if isinstance(default, dict | list):
+        return field(default_factory=type(default), metadata={FLAG: flag})
     return field(default=default, metadata={FLAG: flag})
 
 
-def switch(help: str, *, group: str | None = None, short: str | None = None) -> Any:
-    """A flag without a value (`--log_samples`); its keyword is True or False."""
-    return field(default=False, metadata={FLAG: Flag(help, group, short, switch=True)})
+def switch(help: str, **settings: Any) -> Any:
+    """A flag without a value (`--log_samples`); its keyword is True or False (`settings`: `Flag`'s)."""
+    return field(default=False, metadata={FLAG: Flag(help, switch=True, **settings)})
 
 
 def declared(options: type) -> list[Field[object]]:
@@ -137,6 +123,16 @@ def at_least(minimum: int, unit: str = "") -> Check:
 
 def between(low: float, high: float) -> Check:
     return lambda flag, value: None if low <= value <= high else f"{flag} must be between {low} and {high}, got {value}"
+
+
+def positive_int(value: object, alternatives: str = "") -> int:
+    """An integer >= 1, from its text or itself."""
+    text = str(value)
+    # ASCII digits, few enough to convert (`isdigit()` takes "²", and 5,000 digits, which int() refuses)
+    number = int(text) if re.fullmatch(r"\s*[0-9]{1,18}\s*", text) else 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1{alternatives}, got {text!r:.40}")
+    return number
 
 
 def non_negative_integer(flag: str, value: int) -> str | None:
@@ -183,10 +179,10 @@ class DeclaredOptions:
             return value
         if value is True and flag.bare is not None:
             value = flag.bare
-        if flag.repeat or flag.many:
+        if flag.several:
             items = [value] if isinstance(value, str | os.PathLike) or not isinstance(value, Iterable) else list(value)
             parsed = [cls._parsed(flag, spelled, one) for one in items]
-            value = list(parsed) if flag.many else tuple(parsed)
+            value = tuple(parsed) if flag.repeat else parsed
         else:
             value = cls._parsed(flag, spelled, value)
         problem = flag.check(spelled, value) if flag.check is not None else None
@@ -215,6 +211,12 @@ class DeclaredOptions:
         """The options a command line gave (its values already read by each flag's `parse`)."""
         return cls(**{item.name: getattr(args, item.name) for item in declared(cls)})
 
+    @classmethod
+    def parse_command(cls, parser: argparse.ArgumentParser, argv: Sequence[str]) -> Self:
+        """The options of a command whose flags are these alone, given `argv`."""
+        add_flags(parser, cls)
+        return cls.from_namespace(parser.parse_args(list(argv)))
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse's parser whose mistakes are one line, as every other bad input of the builders and the harness is:
@@ -229,15 +231,27 @@ class OneLineParser(argparse.ArgumentParser):
         raise type(self).mistake(f"{message} (see {self.prog} --help)" if " " in self.prog else message)
 
 
-def add_flags(parser: argparse._ActionsContainer, options: type[DeclaredOptions], groups: Sequence[str] = ()) -> None:
+def add_flags(
+    parser: argparse._ActionsContainer,
+    options: type[DeclaredOptions],
+    groups: Sequence[str] = (),
+    late: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
     """The options' flags: those of the container's own group first, then each of `groups` in turn (its title),
-    each in the fields' order."""
+    each in the fields' order; `late`: by field, argparse's settings the command knows only as it runs (the
+    benchmarks' names, a benchmark's default image storage)."""
     containers: dict[str | None, argparse._ActionsContainer] = {None: parser}
     for group in groups:
         containers[group] = parser.add_argument_group(group)
     for title, container in containers.items():
+        exclusive: dict[str, argparse._ActionsContainer] = {}
         for item in declared(options):
             flag = flag_of(item)
             if flag.group == title:
                 default = item.default if item.default_factory is MISSING else None
-                container.add_argument(*flag.names(options.flag(item.name)), **flag.argparse_settings(default))
+                names = [item.name] if flag.positional else flag.names(options.flag(item.name))
+                if flag.exclusive is not None and flag.exclusive not in exclusive:
+                    exclusive[flag.exclusive] = container.add_mutually_exclusive_group()
+                where = container if flag.exclusive is None else exclusive[flag.exclusive]
+                settings = {**flag.argparse_settings(default), **(late or {}).get(item.name, {})}
+                where.add_argument(*names, **settings)

@@ -17,16 +17,15 @@ import pytest
 from PIL import Image
 
 from builders.core import contract
+from builders.core.contract import add_flags
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.image_check import DamagedImages, image_size
 from builders.core.options import (
     BenchmarkOptions,
-    RunOptions,
-    add_flags,
+    BuildOptions,
     limit_option,
     option,
-    options_from_args,
     seed_option,
     switch,
 )
@@ -263,8 +262,8 @@ def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_giv
     parser = argparse.ArgumentParser(prog="builders build some")
     add_flags(parser, SomeOptions)
     args = parser.parse_args(["--source", "a", "b", "--source", "c", "--limit", "3", "--full", "--seed", "7"])
-    assert options_from_args(SomeOptions, args) == SomeOptions(source=["a", "b", "c"], limit=3, full=True, seed=7)
-    assert options_from_args(SomeOptions, parser.parse_args([])) == SomeOptions()
+    assert SomeOptions.from_namespace(args) == SomeOptions(source=["a", "b", "c"], limit=3, full=True, seed=7)
+    assert SomeOptions.from_namespace(parser.parse_args([])) == SomeOptions()
     parser.print_help()
     assert "--limit L" in capsys.readouterr().out
     for given, message in (
@@ -275,9 +274,9 @@ def test_an_option_declared_once_makes_its_flag_and_is_checked_however_it_is_giv
         with pytest.raises(BuildError, match=message):
             SomeOptions(**given)  # the Python API
     with pytest.raises(BuildError, match="--limit must be at least 1, got 0"):
-        options_from_args(SomeOptions, parser.parse_args(["--limit", "0"]))  # the command line
+        SomeOptions.from_namespace(parser.parse_args(["--limit", "0"]))  # the command line
     with pytest.raises(BuildError, match="--num-proc must be at least 1, got 0"):
-        RunOptions(num_proc=0)
+        BuildOptions(num_proc=0)
 
 
 # ---------------------------------------------------------------------------------- lock and leftovers
