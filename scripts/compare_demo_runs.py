@@ -32,6 +32,8 @@ DROP = {
     "environment",
 }
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d+")
+# A task's recorded `source` is its YAML's absolute path: the checkout's place (a worktree, a clone) is set aside.
+CHECKOUT = re.compile(r"^/\S*?/(?=tasks/\S+\.yaml$)")
 KNOWN = {
     ("report", "!function report.section"): ("benchmark", "!function benchmark.BENCHMARK"),
     ("report", "!function ablation_report.section"): ("benchmark", "!function benchmark.ABLATIONS"),
@@ -45,7 +47,7 @@ def normalised(value: object, root: Path) -> object:
     if isinstance(value, list):
         return [normalised(v, root) for v in value]
     if isinstance(value, str):
-        return STAMP.sub("<STAMP>", value.replace(str(root), "<ROOT>"))
+        return CHECKOUT.sub("<CHECKOUT>/", STAMP.sub("<STAMP>", value.replace(str(root), "<ROOT>")))
     return value
 
 
