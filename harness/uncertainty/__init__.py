@@ -7,8 +7,8 @@ clustered on which key and why: `docs/statistics.md`.
 - `influence`: aggregates in first-order form (`Linearized`): mean, sum, ratio of sums, the jackknife for any other;
   combined through a group's rule (`combine`, `rule_gradient`) or differenced between runs (`difference`).
 - `bootstrap`: the seeded cluster bootstrap, for aggregates no formula linearizes and for whole curves.
-- `comparisons`: Wilson intervals on the effective n, paired differences, McNemar, equivalence, Holm and
-  Benjamini-Hochberg, the chance of k of m.
+- `comparisons`: Wilson intervals on the effective n, paired differences, Newcombe's paired interval, McNemar, the
+  cluster sign-flip test, equivalence, Holm and Benjamini-Hochberg, the chance of k of m.
 - `power`: the minimum detectable effect and the sample size needed, with a design effect.
 - `agreement`: two raters on the same rows (two judges of the same replies): Cohen's kappa and Krippendorff's alpha
   at a level of measurement, with cluster-bootstrap intervals, and their confusion table.
@@ -31,14 +31,18 @@ from harness.uncertainty.bootstrap import (
     percentile_interval,
 )
 from harness.uncertainty.comparisons import (
+    FEW_CLUSTERS,
     PairedDifference,
     adjust_pvalues,
     chance_of_at_least,
+    cluster_sign_flip_p,
+    clustered_newcombe,
     effective_n,
     equivalence_p,
     expected_by_chance,
     interval,
     mcnemar_exact,
+    newcombe_paired_interval,
     paired_difference,
     two_sided_p,
     wilson_interval,
@@ -54,12 +58,6 @@ from harness.uncertainty.influence import (
     linearize_sum,
     redrawn_by,
     rule_gradient,
-)
-from harness.uncertainty.paired_proportions import (
-    FEW_CLUSTERS,
-    cluster_sign_flip_p,
-    clustered_newcombe,
-    newcombe_paired_interval,
 )
 from harness.uncertainty.power import (
     bernoulli_sd,
