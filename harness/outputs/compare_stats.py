@@ -38,20 +38,12 @@ from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
 from harness.running.task import Task
 from harness.running.task_aggregation import aggregate_metrics
-from harness.uncertainty import (
-    DEFAULT_ITERS,
-    ClusteredError,
-    Linearized,
-    adjust_pvalues,
-    bootstrap_error,
-    design_from_keys,
-    difference,
-    interval,
-    mcnemar_exact,
-    minimum_detectable_effect,
-    paired_difference,
-    two_sided_p,
-)
+from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error
+from harness.uncertainty.comparisons import adjust_pvalues, interval, mcnemar_exact, paired_difference, two_sided_p
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.influence import Linearized, difference
+from harness.uncertainty.power import minimum_detectable_effect
+from harness.uncertainty.variance import ClusteredError
 
 NAN = math.nan
 

@@ -30,7 +30,8 @@ from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import bootstrap_seed
 from harness.running.task import Task
-from harness.uncertainty import MEASUREMENTS, Agreement, Measurement, agreement, paired_difference
+from harness.uncertainty.agreement import MEASUREMENTS, Agreement, Measurement, agreement
+from harness.uncertainty.comparisons import paired_difference
 
 MOST_TABLE_VALUES = 12  # a confusion table of more distinct values is not written (a continuous score's)
 NUMERIC_AGGREGATIONS = ("mean", "sum", "ratio_of_sums")

@@ -17,7 +17,7 @@ from harness.running.rows_left_out import without_all_rows
 from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hooks import bind_hooks, call_hook
 from harness.running.task_requests import RowProblem, TaskRequests
-from harness.uncertainty import DEFAULT_ITERS
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
 

@@ -9,7 +9,7 @@ from harness.api import EMPTY, OK, GenerationSettings
 from harness.running.metric_errors import Influences
 from harness.running.task import Task
 from harness.running.task_aggregation import Aggregated
-from harness.uncertainty import ClusteredError
+from harness.uncertainty.variance import ClusteredError
 
 
 @dataclass
