@@ -20,7 +20,6 @@ from harness.file_writing import write_text
 from harness.outputs.results_file import strict_values
 from harness.redact import dumps
 
-COMPARE_FORMAT = "mmlongeval-compare/1"
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
 Number = float | str  # a number; NaN written "N/A" (not estimable), an infinity "inf" / "-inf"

@@ -71,15 +71,13 @@ def measurement_of(spec: MetricSpec, where: str) -> tuple[Measurement, str]:
     return "nominal", "its aggregation says no scale (values taken as categories)"
 
 
-def _same_replies(paired: PairedTask) -> bool:
-    return all(paired.a.records[s].get("response") == paired.b.records[s].get("response") for s in paired.paired)
-
-
 def swapped_pairs(task: Task, paired: PairedTask) -> list[JudgedPairs]:
     """Each judge metric of `task` on the rows both runs' judges scored, where both runs were judged and share their
     replies; [] where they do not (another model's replies: the judges then read different answers)."""
     judge_a, judge_b = paired.a.judge, paired.b.judge
-    if task.judge is None or judge_a is None or judge_b is None or not paired.paired or not _same_replies(paired):
+    if task.judge is None or judge_a is None or judge_b is None or not paired.paired:
+        return []
+    if any(paired.a.records[s].get("response") != paired.b.records[s].get("response") for s in paired.paired):
         return []
     found = []
     for spec in task.config.metric_list:

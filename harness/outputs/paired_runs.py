@@ -75,14 +75,10 @@ class Run:
         return {name for name in names if isinstance(name, str)}
 
 
-def _folders_of(data: ModelResults) -> set[str]:
-    return {Path(path).parent.name for path in data.files}
-
-
 def _named(folder: Path, models: Mapping[str, ModelResults], name: str) -> Run:
     if name in models:
         return Run(folder, name, models[name])
-    by_folder = [model for model, data in models.items() if name in _folders_of(data)]
+    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
     if len(by_folder) == 1:
         return Run(folder, by_folder[0], models[by_folder[0]])
     raise UserError(f"{folder}: no model named {name!r} (it holds: {', '.join(sorted(models))})")

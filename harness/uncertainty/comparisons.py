@@ -88,10 +88,12 @@ class PairedDifference:
     mcnemar_p: float | None = None
 
 
-def _correlation(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 2 or np.std(a) == 0 or np.std(b) == 0:
+def correlation(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Pearson's correlation of paired values; NaN under two rows or where either side does not vary."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
         return NAN
-    return float(np.corrcoef(a, b)[0, 1])
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def paired_difference(
@@ -127,7 +129,7 @@ def paired_difference(
         low,
         high,
         p_value,
-        _correlation(x, y),
+        correlation(x, y),
         a_only,
         b_only,
         mcnemar_exact(a_only, b_only) if a_only is not None and b_only is not None else None,
