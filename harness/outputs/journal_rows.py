@@ -11,7 +11,6 @@ found gives None, and the caller says the statistic needs the journal.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from builders.core import contract
@@ -51,8 +50,7 @@ class Row:
 def task_rows(data: ModelResults, task: str) -> list[Row] | None:
     """The scored rows of `task` in the run whose results `data` shows, in the journal's order (a sample recorded
     twice: its last record); None where the journal is missing or is not that run's."""
-    source = data.sources.get(task)
-    results = next((Path(path) for path, run in data.runs if run is source), None)
+    results = data.source_file(task)
     if results is None:
         return None
     try:
