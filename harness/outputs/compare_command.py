@@ -18,7 +18,7 @@ from harness.outputs.compare_runs import comparison
 from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.results_file import strict_values
 from harness.outputs.run_to_run import MeasuredRunToRun, measured_from
-from harness.uncertainty import DEFAULT_ITERS
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 EPILOG = (
     "Examples: harness compare results --models qwen2.5-vl random (two models of one folder); "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, NotRequired, TypeGuard
+from typing import Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -20,7 +20,6 @@ from harness.file_writing import write_text
 from harness.outputs.results_file import strict_values
 from harness.redact import dumps
 
-COMPARE_FORMAT = "mmlongeval-compare/1"
 COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
 Number = float | str  # a number; NaN written "N/A" (not estimable), an infinity "inf" / "-inf"
@@ -146,10 +145,6 @@ def compare_file_problem(data: object) -> str | None:
     return schema.must_be(data, CompareFile)
 
 
-def is_compare_file(data: object) -> TypeGuard[CompareFile]:
-    return compare_file_problem(data) is None
-
-
 def write_compare(compared: CompareFile, markdown: str, out_dir: Path) -> tuple[Path, Path]:
     """compare.json (strict JSON) and compare.md in `out_dir`, each written whole and never through a link."""
     data = dumps(strict_values(compared), indent=2, ensure_ascii=False)
@@ -164,6 +159,7 @@ def read_compare_file(path: Path) -> CompareFile:
         raise UserError(f"{path}: unreadable ({err.strerror or err})") from None
     except (UnicodeDecodeError, json.JSONDecodeError, contract.TooManyDigits, RecursionError) as err:
         raise UserError(f"{path}: not a compare.json: {str(err).splitlines()[0] if str(err) else err}") from None
-    if not is_compare_file(data):
-        raise UserError(f"{path}: not a compare.json: {compare_file_problem(data)}")
-    return data
+    problem = compare_file_problem(data)
+    if problem is not None:
+        raise UserError(f"{path}: not a compare.json: {problem}")
+    return cast(CompareFile, data)

@@ -3,7 +3,7 @@ and p*): every interval inside the scale its metric is on, none at all over fewe
 stand on, and no interval that collapses to a point shown as one (compare.md says "no spread").
 
 - a `mean` of 0/1 rows (or 0/100 on a percentage scale): Newcombe's hybrid score interval for paired proportions,
-  clustered through the effective n (`harness.uncertainty.clustered_newcombe`): inside [-1, 1] on its scale, never a
+  clustered through the effective n (`harness.uncertainty.comparisons.clustered_newcombe`): inside [-1, 1] on its scale, never a
   point;
 - any other row on a known scale (a proportion, or a benchmark's declared 0-100): the clustered t interval cut at the
   scale's ends, ±scale (the difference of two means on it cannot lie outside);
@@ -22,7 +22,8 @@ import numpy as np
 from harness.outputs.compare_file import ComparisonRow
 from harness.outputs.model_results import ModelResults
 from harness.outputs.report import scale_of, scales
-from harness.uncertainty import FEW_CLUSTERS, cluster_sign_flip_p, clustered_newcombe, design_from_keys
+from harness.uncertainty.comparisons import FEW_CLUSTERS, cluster_sign_flip_p, clustered_newcombe
+from harness.uncertainty.design import design_from_keys
 
 NAN = math.nan
 

@@ -16,7 +16,8 @@ from harness.outputs.compare_file import AgreementRow, CompareFile, ComparisonRo
 from harness.outputs.compare_intervals import few_clusters
 from harness.outputs.model_results import ModelResults
 from harness.outputs.report import PERCENT, scale_of, scales
-from harness.uncertainty import FEW_CLUSTERS, minimum_detectable_effect
+from harness.uncertainty.comparisons import FEW_CLUSTERS
+from harness.uncertainty.power import minimum_detectable_effect
 
 ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compare.json lists them all)

@@ -38,20 +38,19 @@ from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
 from harness.running.task import Task
 from harness.running.task_aggregation import aggregate_metrics
-from harness.uncertainty import (
-    DEFAULT_ITERS,
-    ClusteredError,
-    Linearized,
+from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error
+from harness.uncertainty.comparisons import (
     adjust_pvalues,
-    bootstrap_error,
-    design_from_keys,
-    difference,
+    correlation,
     interval,
     mcnemar_exact,
-    minimum_detectable_effect,
     paired_difference,
     two_sided_p,
 )
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.influence import Linearized, difference
+from harness.uncertainty.power import minimum_detectable_effect
+from harness.uncertainty.variance import ClusteredError
 
 NAN = math.nan
 
@@ -93,13 +92,6 @@ class TaskComparison:
 def _values(paired: PairedTask, side: str, metric: str, ids: Sequence[str]) -> list[object]:
     journal = paired.a if side == "a" else paired.b
     return [(journal.records[s].get("metrics") or {})[metric] for s in ids]
-
-
-def _correlation(a: Sequence[float], b: Sequence[float]) -> float:
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(x) < 2 or np.std(x) == 0 or np.std(y) == 0:
-        return NAN
-    return float(np.corrcoef(x, y)[0, 1])
 
 
 def _right_value(column_a: Sequence[object], column_b: Sequence[object]) -> float | None:
@@ -207,7 +199,7 @@ def _metric_row(
     row["higher_is_better"] = spec.higher_is_better
     numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
     if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
-        row["correlation"] = _correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
+        row["correlation"] = correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
         _changes(row, [v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
     if right is not None:
         a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)

@@ -7,7 +7,7 @@ sample size n_eff = p(1 - p) / SE², SE the larger of its clustered and plain er
 effective n of a survey proportion). For a 0/1 score that is n / deff, never more than the rows; a bounded score with
 partial credit (ROUGE, ANLS) has a smaller variance than a proportion at its value, so its n_eff is larger and the
 interval as wide as its error says. Where no error can be estimated (every row scored the same, one row) n_eff is the
-number of clusters, the fewest independent units the rows stand for (`harness.uncertainty.effective_n`): the
+number of clusters, the fewest independent units the rows stand for (`harness.uncertainty.comparisons.effective_n`): the
 interval of a 0 % at n = 20 on 20 items is [0, 16.1 %], on 3 items [0, 56.1 %]. It never collapses to a point, and
 never reads "± 0.0". Where n_eff comes from an estimated clustered error over C clusters, the interval uses Korn and
 Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_{C-1})² (`Estimate.interval_n`): the variance rests
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.uncertainty import effective_n, interval, wilson_interval
+from harness.uncertainty.comparisons import effective_n, interval, wilson_interval
 
 if TYPE_CHECKING:
     from harness.outputs.model_results import ModelResults

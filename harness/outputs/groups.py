@@ -39,7 +39,8 @@ from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
 from harness.outputs.results_file import AggregationRule, GroupAggregation
-from harness.uncertainty import ClusteredError, Linearized, combine, redrawn_by, rule_gradient
+from harness.uncertainty.influence import Linearized, combine, redrawn_by, rule_gradient
+from harness.uncertainty.variance import ClusteredError
 
 # task -> (metric -> its first-order form, or None where it has none): `harness.running.metric_errors.Influences.get`
 MemberInfluences = Mapping[str, Callable[[str], Linearized | None]]

@@ -10,12 +10,10 @@ found gives None, and the caller says the statistic needs the journal.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from builders.core import contract
 from harness.api import SCORED
 from harness.running.journal import journal_name, parse_line
 
@@ -49,32 +47,15 @@ class Row:
         return out
 
 
-def _results_path(data: ModelResults, task: str) -> Path | None:
-    source = data.sources.get(task)
-    return next((Path(path) for path, run in data.runs if run is source), None)
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    """The file's bytes if it is a regular file (not a link) of at most `MOST_BYTES`; else None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MOST_BYTES:
-            return None
-        return handle.read(MOST_BYTES + 1)
-
-
 def task_rows(data: ModelResults, task: str) -> list[Row] | None:
     """The scored rows of `task` in the run whose results `data` shows, in the journal's order (a sample recorded
     twice: its last record); None where the journal is missing or is not that run's."""
-    results = _results_path(data, task)
+    results = data.source_file(task)
     if results is None:
         return None
-    raw = _read_bytes(results.parent / journal_name(task))
-    if raw is None:
+    try:
+        raw = contract.read_regular(results.parent / journal_name(task), MOST_BYTES, "a journal", follow=False)
+    except OSError:
         return None
     digest = (data.sources[task].get("task_hashes") or {}).get(task)
     rows: dict[str, Row] = {}

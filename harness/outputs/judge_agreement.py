@@ -30,7 +30,8 @@ from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import bootstrap_seed
 from harness.running.task import Task
-from harness.uncertainty import MEASUREMENTS, Agreement, Measurement, agreement, paired_difference
+from harness.uncertainty.agreement import MEASUREMENTS, Agreement, Measurement, agreement
+from harness.uncertainty.comparisons import paired_difference
 
 MOST_TABLE_VALUES = 12  # a confusion table of more distinct values is not written (a continuous score's)
 NUMERIC_AGGREGATIONS = ("mean", "sum", "ratio_of_sums")
@@ -70,15 +71,13 @@ def measurement_of(spec: MetricSpec, where: str) -> tuple[Measurement, str]:
     return "nominal", "its aggregation says no scale (values taken as categories)"
 
 
-def _same_replies(paired: PairedTask) -> bool:
-    return all(paired.a.records[s].get("response") == paired.b.records[s].get("response") for s in paired.paired)
-
-
 def swapped_pairs(task: Task, paired: PairedTask) -> list[JudgedPairs]:
     """Each judge metric of `task` on the rows both runs' judges scored, where both runs were judged and share their
     replies; [] where they do not (another model's replies: the judges then read different answers)."""
     judge_a, judge_b = paired.a.judge, paired.b.judge
-    if task.judge is None or judge_a is None or judge_b is None or not paired.paired or not _same_replies(paired):
+    if task.judge is None or judge_a is None or judge_b is None or not paired.paired:
+        return []
+    if any(paired.a.records[s].get("response") != paired.b.records[s].get("response") for s in paired.paired):
         return []
     found = []
     for spec in task.config.metric_list:

@@ -121,7 +121,7 @@ def _read_journal(path: Path, handle: BinaryIO) -> ShardJournal:
     return ShardJournal(str(path), header["task"], dict(header.get("parts") or {}), list(latest.values()))
 
 
-def _shards_of(journals: Sequence[ShardJournal], shard_key: str) -> dict[int, ShardJournal]:
+def _shards_of(journals: Sequence[ShardJournal]) -> dict[int, ShardJournal]:
     """One task's journals by shard index: every shard 0..n-1 exactly once, all of the same n."""
     task = journals[0].task
     shards: dict[int, ShardJournal] = {}
@@ -129,14 +129,14 @@ def _shards_of(journals: Sequence[ShardJournal], shard_key: str) -> dict[int, Sh
     for journal in journals:
         if journal.task != task:
             raise MergeError(f"{journal.source}: journal of task {journal.task!r}, expected {task!r}")
-        spec = journal.parts.get(shard_key)
+        spec = journal.parts.get(SHARD_KEY)
         try:
             shard = parse_shard(spec) if isinstance(spec, str) else None
         except ValueError as err:
             raise MergeError(f"{journal.source}: bad shard {spec!r} in its header ({err})") from None
         if shard is None:
             raise MergeError(
-                f"{journal.source}: the header has no shard ('{shard_key}': 'i/n'); it is not a sharded run"
+                f"{journal.source}: the header has no shard ('{SHARD_KEY}': 'i/n'); it is not a sharded run"
             )
         if count is None:
             count = shard.count
@@ -154,12 +154,12 @@ def _shards_of(journals: Sequence[ShardJournal], shard_key: str) -> dict[int, Sh
     return shards
 
 
-def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[str, Any]:
+def _unsharded_parts(shards: dict[int, ShardJournal]) -> dict[str, Any]:
     """The run's parts without the shard: the same for every shard, or an error naming what differs."""
     base = shards[0]
-    unsharded = {k: v for k, v in base.parts.items() if k != shard_key}
+    unsharded = {k: v for k, v in base.parts.items() if k != SHARD_KEY}
     for index in range(1, len(shards)):
-        other = {k: v for k, v in shards[index].parts.items() if k != shard_key}
+        other = {k: v for k, v in shards[index].parts.items() if k != SHARD_KEY}
         if canonical(other) != canonical(unsharded):
             differ = sorted(
                 k for k in set(other) | set(unsharded) if canonical(other.get(k)) != canonical(unsharded.get(k))
@@ -171,17 +171,15 @@ def _unsharded_parts(shards: dict[int, ShardJournal], shard_key: str) -> dict[st
     return unsharded
 
 
-def merge_journals(
-    journals: Sequence[ShardJournal], *, shard_key: str = SHARD_KEY, task_docs_key: str = TASK_DOCS_KEY
-) -> tuple[dict[str, Any], list[SampleRecord]]:
+def merge_journals(journals: Sequence[ShardJournal]) -> tuple[dict[str, Any], list[SampleRecord]]:
     """Merge one task's shard journals -> (unsharded parts, records in doc_id order)."""
     if not journals:
         raise MergeError("nothing to merge")
     task = journals[0].task
-    shards = _shards_of(journals, shard_key)
+    shards = _shards_of(journals)
     count = len(shards)
-    unsharded = _unsharded_parts(shards, shard_key)
-    expected = unsharded.get(task_docs_key)
+    unsharded = _unsharded_parts(shards)
+    expected = unsharded.get(TASK_DOCS_KEY)
     by_sample: dict[str, str] = {}
     by_doc: dict[int, str] = {}
     merged: list[SampleRecord] = []
@@ -249,7 +247,6 @@ def merge_dirs(
     shard_dirs: Sequence[str | Path],
     out_dir: str | Path,
     *,
-    shard_key: str = SHARD_KEY,
     tasks: Collection[str] | None = None,
 ) -> MergeReport:
     """Merge the journals of every task found in the shard folders (or only of `tasks`) into `out_dir`,
@@ -274,7 +271,7 @@ def merge_dirs(
         if absent:
             raise MergeError(f"task {task!r}: no journal in {', '.join(absent)}")
         journals = [found[task][1] for found in per_dir]
-        parts, records = merge_journals(journals, shard_key=shard_key)
+        parts, records = merge_journals(journals)
         target = out / journals[0].relpath
         write_journal(target, task, parts, records)
         stores = [path.with_name(prompts_name(path.name)) for path, _ in (found[task] for found in per_dir)]

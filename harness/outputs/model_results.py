@@ -67,6 +67,11 @@ class ModelResults:
             return self.references[task][name]
         return self.results.get(task, {}).get(f"{name},none")
 
+    def source_file(self, name: str) -> Path | None:
+        """The results file the newest value of task or group `name` came from."""
+        source = self.sources.get(name)
+        return next((Path(path) for path, contents in self.runs if contents is source), None)
+
     def counters(self, task: str) -> dict[str, int]:
         """A task's bookkeeping counters (`sample_len`, `n_scored`, `n_ok`, `n_error`, ...): the one place
         that knows where a results file keeps them (`sample_counts`; inside `results[task]` in files written

@@ -48,11 +48,6 @@ class Run:
     def __str__(self) -> str:
         return f"{self.model} in {self.folder}"
 
-    def source_file(self, name: str) -> Path | None:
-        """The results file the newest value of task or group `name` came from."""
-        source = self.results.sources.get(name)
-        return next((Path(path) for path, contents in self.results.runs if contents is source), None)
-
     def judge_of(self, task: str) -> dict[str, object] | None:
         """The judge that scored `task` in the run of its newest value, as that results file records it (`config.judge`:
         the one of `judges` that names the task, else its `model`); None where no judge scored it."""
@@ -75,14 +70,10 @@ class Run:
         return {name for name in names if isinstance(name, str)}
 
 
-def _folders_of(data: ModelResults) -> set[str]:
-    return {Path(path).parent.name for path in data.files}
-
-
 def _named(folder: Path, models: Mapping[str, ModelResults], name: str) -> Run:
     if name in models:
         return Run(folder, name, models[name])
-    by_folder = [model for model, data in models.items() if name in _folders_of(data)]
+    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
     if len(by_folder) == 1:
         return Run(folder, by_folder[0], models[by_folder[0]])
     raise UserError(f"{folder}: no model named {name!r} (it holds: {', '.join(sorted(models))})")
@@ -175,7 +166,7 @@ def _inside(folder: Path, path: Path) -> Path | None:
 def read_task_journal(run: Run, task: str) -> TaskJournal:
     """The journal of `task` beside the results file its newest value came from (`JournalUnreadable`: none, not a
     regular file inside the results folder, or a header that cannot be read)."""
-    source = run.source_file(task)
+    source = run.results.source_file(task)
     if source is None:
         raise JournalUnreadable(f"{run}: no results file holds {task!r}")
     path = source.parent / journal_name(task)

@@ -35,9 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from harness.uncertainty import (
-    ClusterDesign,
-    ClusteredError,
+from harness.uncertainty.design import ClusterDesign
+from harness.uncertainty.power import (
     bernoulli_sd,
     comparison_sd,
     design_effect_of_design,
@@ -46,6 +45,7 @@ from harness.uncertainty import (
     minimum_detectable_effect,
     sample_size,
 )
+from harness.uncertainty.variance import ClusteredError
 
 Number = float | str  # NaN written "N/A"
 Comparison = Literal["paired", "unpaired", "one_sample"]

@@ -34,7 +34,9 @@ from harness.outputs.power_analysis import (
 from harness.outputs.report import row_scale, scales
 from harness.outputs.results_file import strict_values
 from harness.running.task import Task
-from harness.uncertainty import DEFAULT_ITERS, ClusteredError, design_from_keys
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import ClusteredError
 
 EPILOG = (
     "Examples: harness power --tasks TASK --data_dir data (before a run: the build's clusters, an assumed "

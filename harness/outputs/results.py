@@ -43,7 +43,7 @@ from harness.outputs.results_file import (
     strict_values,
 )
 from harness.running.task_result import TaskResult
-from harness.uncertainty import ClusteredError
+from harness.uncertainty.variance import ClusteredError
 
 PACKAGES = (
     "mmlongeval",

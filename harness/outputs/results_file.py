@@ -14,7 +14,7 @@ import math
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, TypeGuard
+from typing import Any, NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -250,10 +250,6 @@ def results_file_problem(data: object) -> str | None:
     return schema.must_be(data, ResultsFile, keys_optional=True)
 
 
-def is_results_file(data: object) -> TypeGuard[ResultsFile]:
-    return results_file_problem(data) is None
-
-
 def strict_number(value: float) -> float | str:
     """NaN as "N/A" (lm-eval's habit), an infinity as "inf" / "-inf": the file stays strict JSON."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -314,6 +310,7 @@ def read_results_file(path: Path) -> ResultsFile:
         ) from None
     except RecursionError:
         raise UserError(f"{path}: not a results file: nested too deeply to read") from None
-    if not is_results_file(data):
-        raise UserError(f"{path}: not a results file the report can read: {results_file_problem(data)}")
-    return data
+    problem = results_file_problem(data)
+    if problem is not None:
+        raise UserError(f"{path}: not a results file the report can read: {problem}")
+    return cast(ResultsFile, data)

@@ -34,7 +34,8 @@ import numpy as np
 
 from harness.outputs.estimates import Estimate
 from harness.outputs.run_to_run import RunToRun, measured_now
-from harness.uncertainty import design_effect_from_icc, icc_from_design_effect, wilson_interval
+from harness.uncertainty.comparisons import wilson_interval
+from harness.uncertainty.power import design_effect_from_icc, icc_from_design_effect
 
 if TYPE_CHECKING:
     from harness.outputs.provenance import DataOrigin, TaskData
@@ -206,7 +207,7 @@ def _beyond_margin(difference: float, stderr: float, margin: float, df: int | No
 
 def paper_effective_n(ours: Estimate, paper: Paper) -> float | None:
     """The paper's rows over its design effect: 1 + (m - 1)ρ at its cluster size m = n / clusters, ρ the intra-cluster
-    correlation our own rows show (`harness.uncertainty.icc_from_design_effect`), clamped to [0, 1]; ρ = 1 (every
+    correlation our own rows show (`harness.uncertainty.power.icc_from_design_effect`), clamped to [0, 1]; ρ = 1 (every
     cluster one unit) where ours cannot say."""
     if not paper.n:
         return None

@@ -27,7 +27,7 @@ from harness.outputs.verdict import (
     Comparison,
     Mode,
 )
-from harness.uncertainty import adjust_pvalues, chance_of_at_least, expected_by_chance
+from harness.uncertainty.comparisons import adjust_pvalues, chance_of_at_least, expected_by_chance
 
 # `harness report --adjust`: the name a user types -> (statsmodels' method, how the tally names it)
 ADJUSTMENTS = {

@@ -21,17 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.uncertainty import (
-    ClusteredError,
+from harness.uncertainty.bootstrap import bootstrap_error
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.influence import (
     Linearized,
-    bootstrap_error,
-    design_from_keys,
     linearize_by_jackknife,
     linearize_mean,
     linearize_ratio,
     linearize_sum,
-    mean_error,
 )
+from harness.uncertainty.variance import ClusteredError, mean_error
 
 LINEARIZED = {"mean": linearize_mean, "sum": linearize_sum}
 

@@ -21,7 +21,7 @@ from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hook import TaskHook, call_hook
 from harness.running.task_requests import RowProblem, TaskRequests
 from harness.running.task_rows import without_all_rows
-from harness.uncertainty import DEFAULT_ITERS
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
 

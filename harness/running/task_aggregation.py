@@ -12,7 +12,8 @@ from typing import Any
 from harness.config.task_config import MetricSpec
 from harness.errors import UserError
 from harness.running.metric_errors import Influences, ScoredRow, breakdown_errors, metric_errors
-from harness.uncertainty import DEFAULT_ITERS, ClusteredError
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
+from harness.uncertainty.variance import ClusteredError
 
 
 @dataclass

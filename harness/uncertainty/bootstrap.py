@@ -21,10 +21,12 @@ from harness.uncertainty.design import ClusterDesign
 from harness.uncertainty.variance import ClusteredError
 
 T = TypeVar("T")
+D = TypeVar("D")  # what a statistic is computed on: a list of rows, or counts of rows drawn
 DEFAULT_ITERS = 1000  # lm-eval's default is 100,000 for a handful of metrics; a 1000-draw SE is within ~2 % of it
 
 
-def _statistic(statistic: Callable[[list[T]], float], items: list[T]) -> float:
+def value_or_nan(statistic: Callable[[D], float], items: D) -> float:
+    """`statistic(items)` as a float; NaN where it raises or is undefined on these items."""
     try:
         return float(statistic(items))
     except (TypeError, ValueError, ArithmeticError, KeyError, IndexError):
@@ -60,7 +62,7 @@ def cluster_bootstrap(
     for r in range(iters):
         drawn = rng.integers(0, count, size=count)
         index = drawn if members is None else np.concatenate([members[c] for c in drawn])
-        replicates[r] = _statistic(statistic, [items[i] for i in index])
+        replicates[r] = value_or_nan(statistic, [items[i] for i in index])
     return replicates
 
 
@@ -119,10 +121,7 @@ def redraw_error(
         for r in range(iters):
             drawn = np.bincount(rng.integers(0, units, size=units), minlength=units)
             counts = drawn if labels is None else drawn[labels]
-            try:
-                replicates[r] = float(redraw(counts))
-            except (TypeError, ValueError, ArithmeticError, KeyError, IndexError):
-                replicates[r] = math.nan
+            replicates[r] = value_or_nan(redraw, counts)
         return bootstrap_stderr(replicates)
 
     plain = spread(n, None)

@@ -37,7 +37,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from harness.uncertainty.bootstrap import DEFAULT_ITERS, redraw_error
+from harness.uncertainty.bootstrap import DEFAULT_ITERS, redraw_error, value_or_nan
 from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.variance import ClusteredError, influence_error
 
@@ -161,10 +161,10 @@ def linearize_by_jackknife(
     items = list(values)
     names, row_keys = _checked(rows, keys, len(items))
     n = len(items)
-    estimate = _call(statistic, items)
+    estimate = value_or_nan(statistic, items)
     if n < 2:
         return Linearized(estimate, names, row_keys, np.zeros(n), "jackknife")
-    left_out = np.array([_call(statistic, items[:i] + items[i + 1 :]) for i in range(n)])
+    left_out = np.array([value_or_nan(statistic, items[:i] + items[i + 1 :]) for i in range(n)])
     if not np.all(np.isfinite(left_out)):
         return Linearized(estimate, names, row_keys, np.full(n, math.nan), "jackknife")
     influence = (n - 1) / n * (left_out.mean() - left_out)
@@ -174,14 +174,7 @@ def linearize_by_jackknife(
 def _redraw(statistic: Callable[[list[T]], float], items: list[T]) -> Callable[[np.ndarray], float]:
     held = np.empty(len(items), dtype=object)  # the items themselves, picked by numpy (a list comprehension's cost)
     held[:] = items
-    return lambda counts: _call(statistic, held[np.repeat(np.arange(len(items)), counts)].tolist())
-
-
-def _call(statistic: Callable[[list[T]], float], items: list[T]) -> float:
-    try:
-        return float(statistic(items))
-    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError):
-        return math.nan
+    return lambda counts: value_or_nan(statistic, held[np.repeat(np.arange(len(items)), counts)].tolist())
 
 
 def combine(parts: Sequence[tuple[float, Linearized]], estimate: float, method: str = "delta method") -> Linearized:

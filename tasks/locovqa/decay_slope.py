@@ -4,7 +4,7 @@
 One item is asked at every length, so the curve is repeated measures. The slope is the OLS fit of each row's score
 less its item's mean on its x less the item's mean x (item fixed effects): it uses only how each item's own score
 moves with length, and it is a linear estimator, so its influences ψ_i = x̃_i (ỹ_i - β x̃_i) / Σ x̃² carry it into the
-clustered error (CR1 on the item, `harness.uncertainty.influence_error`) and the interval is t with items - 1 degrees
+clustered error (CR1 on the item, `harness.uncertainty.variance.influence_error`) and the interval is t with items - 1 degrees
 of freedom (Cameron and Miller 2015, §III.B and §VI). A seeded simulation at 30 items covers the population slope at
 its nominal rate (`tests/tasks/locovqa/test_decay_slope.py`), where the item bootstrap's percentile interval of r²
 covered the population r² in 0-40 % (issue 63). r² stays a description of the fitted shape, not a tested quantity.
@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.uncertainty import design_from_keys, influence_error, interval, two_sided_p
+from harness.uncertainty.comparisons import interval, two_sided_p
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import influence_error
 
 LEVEL = 0.95
 # Fewer items than this give no interval, as the item bootstrap of r² does (`intervals.MIN_ITEMS`): a clustered error

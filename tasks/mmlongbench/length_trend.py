@@ -8,8 +8,8 @@ From each task's rows (`harness.outputs.journal_rows`: the journals beside the r
   each less its id's mean (the id's fixed effect), with a cluster-robust covariance on the id (statsmodels,
   `cov_type="cluster"`, t with ids - 1 degrees of freedom; the fixed effects are nested in the clusters, so the CR1
   factor counts one coefficient, Cameron and Miller 2015, §III.B);
-- each length's difference from 8K over the rows asked at both (`harness.uncertainty.paired_difference`, clustered on
-  the id);
+- each length's difference from 8K over the rows asked at both (`harness.uncertainty.comparisons.paired_difference`,
+  clustered on the id);
 - a category (and the average of the categories) as its score weighs its datasets (MM-NIAH's text and image files
   halves of one member), whose ids are their own (the key holds the dataset), so their errors add in quadrature.
 
@@ -26,7 +26,8 @@ import numpy as np
 
 from harness.outputs.journal_rows import Row, task_rows
 from harness.outputs.model_results import ModelResults
-from harness.uncertainty import design_from_keys, interval, paired_difference
+from harness.uncertainty.comparisons import interval, paired_difference
+from harness.uncertainty.design import design_from_keys
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 from tasks.mmlongbench.scores import DATASET_ORDER, LENGTHS, NO_SUMM, dataset_task
 

@@ -17,7 +17,7 @@ from harness.errors import UserError
 from harness.outputs.compare_stats import CompareOptions
 from harness.outputs.judge_agreement import JudgedPairs, agreement_rows, judge_names, measurement_of
 from harness.outputs.paired_runs import number
-from harness.uncertainty import MEASUREMENTS
+from harness.uncertainty.agreement import MEASUREMENTS
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted
 

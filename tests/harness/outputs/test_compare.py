@@ -25,7 +25,7 @@ from harness.cli import main
 from harness.outputs.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
 from harness.outputs.compare_intervals import row_scale
 from harness.outputs.paired_runs import discordant, paired_rows, paired_task, pick_runs
-from harness.uncertainty import paired_difference
+from harness.uncertainty.comparisons import paired_difference
 
 VH = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
 SINGLE_8K, SINGLE_16K, MULTI_8K = (f"mmlongbench_{c}" for c in VH)

@@ -15,7 +15,7 @@ import pytest
 from harness.config.task_config import GroupConfig
 from harness.config.task_index import TaskIndex
 from harness.outputs.groups import group_entries
-from harness.uncertainty import Linearized, linearize_mean
+from harness.uncertainty.influence import Linearized, linearize_mean
 
 ITEMS = np.repeat(np.random.default_rng(4).random(15) < 0.5, 4).astype(float)  # 15 items, 4 rows each
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness.config.group_rules import MemberScore
 from harness.outputs.groups import group_linearized
-from harness.uncertainty import difference, linearize_by_jackknife, linearize_mean
+from harness.uncertainty.influence import difference, linearize_by_jackknife, linearize_mean
 from tasks.mmlongbench.utils import vh_folded
 
 IDS, ROWS = 60, 3  # source ids, each asked at ROWS depths; the same ids at both lengths (one cluster per id)

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from harness.outputs.estimates import Estimate
-from harness.uncertainty import mean_error
+from harness.uncertainty.variance import mean_error
 
 REPLICATIONS = 1500
 

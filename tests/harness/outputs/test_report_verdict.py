@@ -22,7 +22,7 @@ from harness.outputs.estimates import Estimate
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.verdict import Paper
 from harness.outputs.verdict_family import Family, adjusted_by
-from harness.uncertainty import DEFAULT_ITERS
+from harness.uncertainty.bootstrap import DEFAULT_ITERS
 from tasks.locovqa import report as locovqa
 from tasks.locovqa.decay_slope import within_item_slope
 from tasks.locovqa.intervals import curve_intervals, curve_points, interval_text

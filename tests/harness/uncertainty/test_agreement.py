@@ -10,16 +10,9 @@ import krippendorff
 import numpy as np
 import pytest
 
-from harness.uncertainty import (
-    MEASUREMENTS,
-    agreement,
-    cluster_bootstrap,
-    cohens_kappa,
-    confusion_table,
-    design_from_keys,
-    krippendorff_alpha,
-    percentile_interval,
-)
+from harness.uncertainty.agreement import MEASUREMENTS, agreement, cohens_kappa, confusion_table, krippendorff_alpha
+from harness.uncertainty.bootstrap import cluster_bootstrap, percentile_interval
+from harness.uncertainty.design import design_from_keys
 
 
 def _pairs(table: list[list[int]], values: list[float]) -> tuple[list[float], list[float]]:

@@ -14,33 +14,31 @@ from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.uncertainty import (
+from harness.uncertainty.bootstrap import bootstrap_error, cluster_bootstrap
+from harness.uncertainty.comparisons import (
     adjust_pvalues,
-    bootstrap_error,
     chance_of_at_least,
-    cluster_bootstrap,
-    combine,
-    comparison_sd,
-    design_effect_from_icc,
-    design_effect_of_design,
-    design_from_keys,
-    difference,
     effective_n,
     equivalence_p,
     expected_by_chance,
-    icc_of_design,
-    linearize_mean,
-    links_per_row,
     mcnemar_exact,
-    mean_error,
-    minimum_detectable_effect,
     paired_difference,
-    rule_gradient,
-    sample_size,
     two_sided_p,
-    weighted_cluster_size,
     wilson_interval,
 )
+from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.influence import combine, difference, linearize_mean, rule_gradient
+from harness.uncertainty.power import (
+    comparison_sd,
+    design_effect_from_icc,
+    design_effect_of_design,
+    icc_of_design,
+    links_per_row,
+    minimum_detectable_effect,
+    sample_size,
+    weighted_cluster_size,
+)
+from harness.uncertainty.variance import mean_error
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (3, 9), (12, 2), (40, 25), (1, 0)])

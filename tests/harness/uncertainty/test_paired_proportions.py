@@ -8,15 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.uncertainty import (
-    bootstrap_error,
-    bootstrap_stderr,
+from harness.uncertainty.bootstrap import bootstrap_error, bootstrap_stderr
+from harness.uncertainty.comparisons import (
     cluster_sign_flip_p,
     clustered_newcombe,
-    design_from_keys,
     newcombe_paired_interval,
     paired_difference,
 )
+from harness.uncertainty.design import design_from_keys
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.uncertainty import wilson_interval
+from harness.uncertainty.comparisons import wilson_interval
 from harness.view import sample_index
 from harness.view.app import served_hosts
 from harness.view.sample_index import build_index
