@@ -23,7 +23,7 @@ from harness.outputs.compare_file import ComparisonRow
 from harness.outputs.model_results import ModelResults
 from harness.outputs.report import scale_of, scales
 from harness.uncertainty.comparisons import FEW_CLUSTERS, cluster_sign_flip_p, clustered_newcombe
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 
 NAN = math.nan
 

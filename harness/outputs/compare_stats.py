@@ -47,10 +47,9 @@ from harness.uncertainty.comparisons import (
     paired_difference,
     two_sided_p,
 )
-from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.influence import Linearized, difference
 from harness.uncertainty.power import minimum_detectable_effect
-from harness.uncertainty.variance import ClusteredError
+from harness.uncertainty.variance import ClusteredError, design_from_keys
 
 NAN = math.nan
 

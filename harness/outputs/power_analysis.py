@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from harness.uncertainty.design import ClusterDesign
 from harness.uncertainty.power import (
     bernoulli_sd,
     comparison_sd,
@@ -45,7 +44,7 @@ from harness.uncertainty.power import (
     minimum_detectable_effect,
     sample_size,
 )
-from harness.uncertainty.variance import ClusteredError
+from harness.uncertainty.variance import ClusterDesign, ClusteredError
 
 Number = float | str  # NaN written "N/A"
 Comparison = Literal["paired", "unpaired", "one_sample"]

@@ -35,8 +35,7 @@ from harness.outputs.report import row_scale, scales
 from harness.outputs.results_file import strict_values
 from harness.running.task import Task
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
-from harness.uncertainty.design import design_from_keys
-from harness.uncertainty.variance import ClusteredError
+from harness.uncertainty.variance import ClusteredError, design_from_keys
 
 EPILOG = (
     "Examples: harness power --tasks TASK --data_dir data (before a run: the build's clusters, an assumed "

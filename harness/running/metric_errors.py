@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from harness.uncertainty.bootstrap import bootstrap_error
-from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.influence import (
     Linearized,
     linearize_by_jackknife,
@@ -30,7 +29,7 @@ from harness.uncertainty.influence import (
     linearize_ratio,
     linearize_sum,
 )
-from harness.uncertainty.variance import ClusteredError, mean_error
+from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 LINEARIZED = {"mean": linearize_mean, "sum": linearize_sum}
 

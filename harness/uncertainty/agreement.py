@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 
 from harness.uncertainty.bootstrap import DEFAULT_ITERS, cluster_bootstrap, percentile_interval
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 
 Measurement = Literal["nominal", "ordinal", "interval", "ratio"]
 MEASUREMENTS: tuple[Measurement, ...] = typing.get_args(Measurement)

@@ -17,8 +17,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from harness.uncertainty.design import ClusterDesign
-from harness.uncertainty.variance import ClusteredError
+from harness.uncertainty.variance import ClusterDesign, ClusteredError
 
 T = TypeVar("T")
 D = TypeVar("D")  # what a statistic is computed on: a list of rows, or counts of rows drawn

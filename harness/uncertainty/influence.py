@@ -38,8 +38,7 @@ from typing import TypeVar
 import numpy as np
 
 from harness.uncertainty.bootstrap import DEFAULT_ITERS, redraw_error, value_or_nan
-from harness.uncertainty.design import design_from_keys
-from harness.uncertainty.variance import ClusteredError, influence_error
+from harness.uncertainty.variance import ClusteredError, design_from_keys, influence_error
 
 T = TypeVar("T")
 Keys = tuple[Hashable, ...]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.uncertainty.design import ClusterDesign
+from harness.uncertainty.variance import ClusterDesign
 
 
 def bernoulli_sd(p: float) -> float:

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.uncertainty.comparisons import interval, two_sided_p
-from harness.uncertainty.design import design_from_keys
-from harness.uncertainty.variance import influence_error
+from harness.uncertainty.variance import design_from_keys, influence_error
 
 LEVEL = 0.95
 # Fewer items than this give no interval, as the item bootstrap of r² does (`intervals.MIN_ITEMS`): a clustered error

@@ -23,7 +23,7 @@ from harness.outputs.estimates import Estimate, estimate_of, number
 from harness.outputs.journal_rows import Row, task_rows
 from harness.outputs.model_results import ModelResults
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 from tasks.locovqa.decay import FLOOR
 from tasks.locovqa.series import MODES, SERIES, Series, leaves
 

@@ -27,7 +27,7 @@ import numpy as np
 from harness.outputs.journal_rows import Row, task_rows
 from harness.outputs.model_results import ModelResults
 from harness.uncertainty.comparisons import interval, paired_difference
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 from tasks.mmlongbench.scores import DATASET_ORDER, LENGTHS, NO_SUMM, dataset_task
 

@@ -17,7 +17,7 @@ from builders.mmlongbench.build import build_mmlongbench
 from harness.cli import main
 from harness.outputs.power_analysis import PowerOptions, power_row
 from harness.uncertainty.comparisons import paired_difference
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 
 VH = ["niah_vh_single_8k", "niah_vh_multi_8k"]
 SINGLE, MULTI = (f"mmlongbench_{c}" for c in VH)

@@ -11,8 +11,7 @@ from scipy import stats
 
 from harness.outputs.power_analysis import PowerOptions, from_errors, from_pair
 from harness.uncertainty.comparisons import paired_difference
-from harness.uncertainty.design import design_from_keys
-from harness.uncertainty.variance import ClusteredError, mean_error
+from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 ITEMS, ROWS = 100, 6
 EXPERIMENTS = 2000

@@ -12,8 +12,7 @@ from harness.outputs import verdict
 from harness.outputs.estimates import Estimate
 from harness.outputs.verdict import Paper, RunToRun
 from harness.outputs.verdict_family import Family
-from harness.uncertainty.design import design_from_keys
-from harness.uncertainty.variance import influence_error
+from harness.uncertainty.variance import design_from_keys, influence_error
 
 IDS, ROWS_PER_ID = 100, 6
 FLIPPED = 0.03  # rows whose score changes between two runs of one model in the simulation

@@ -12,7 +12,7 @@ import pytest
 
 from harness.uncertainty.agreement import MEASUREMENTS, agreement, cohens_kappa, confusion_table, krippendorff_alpha
 from harness.uncertainty.bootstrap import cluster_bootstrap, percentile_interval
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 
 
 def _pairs(table: list[list[int]], values: list[float]) -> tuple[list[float], list[float]]:

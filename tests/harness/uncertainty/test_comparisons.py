@@ -26,7 +26,6 @@ from harness.uncertainty.comparisons import (
     two_sided_p,
     wilson_interval,
 )
-from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.influence import combine, difference, linearize_mean, rule_gradient
 from harness.uncertainty.power import (
     comparison_sd,
@@ -38,7 +37,7 @@ from harness.uncertainty.power import (
     sample_size,
     weighted_cluster_size,
 )
-from harness.uncertainty.variance import mean_error
+from harness.uncertainty.variance import design_from_keys, mean_error
 
 
 @pytest.mark.parametrize(("b", "c"), [(0, 0), (3, 9), (12, 2), (40, 25), (1, 0)])

@@ -15,7 +15,7 @@ from harness.uncertainty.comparisons import (
     newcombe_paired_interval,
     paired_difference,
 )
-from harness.uncertainty.design import design_from_keys
+from harness.uncertainty.variance import design_from_keys
 
 
 @pytest.mark.parametrize(

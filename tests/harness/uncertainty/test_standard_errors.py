@@ -14,10 +14,9 @@ import pytest
 import statsmodels.api as sm
 
 from harness.uncertainty.comparisons import interval
-from harness.uncertainty.design import design_from_keys
 from harness.uncertainty.influence import linearize_by_jackknife, linearize_mean, linearize_ratio
 from harness.uncertainty.power import design_effect_from_icc
-from harness.uncertainty.variance import influence_error, mean_error, sample_stderr
+from harness.uncertainty.variance import design_from_keys, influence_error, mean_error, sample_stderr
 
 
 def _statsmodels_cluster_se(y: np.ndarray, groups: np.ndarray) -> float:
