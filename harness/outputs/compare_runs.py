@@ -28,7 +28,7 @@ from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import UserError, first_line
 from harness.outputs.compare_file import ComparedRun, CompareFile, ComparisonRow, NotCompared, Unpaired
 from harness.outputs.compare_stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
-from harness.outputs.group_values import leaf_tasks
+from harness.outputs.groups import leaf_tasks
 from harness.outputs.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.trusted_tasks import trusted_task_index

@@ -32,8 +32,7 @@ import numpy as np
 from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
 from harness.outputs.compare_intervals import row_scale, settle, without_error
-from harness.outputs.group_values import leaf_tasks
-from harness.outputs.groups import group_entries
+from harness.outputs.groups import group_entries, leaf_tasks
 from harness.outputs.paired_runs import PairedTask, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
 from harness.running.task import Task

@@ -28,14 +28,14 @@ from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
 from harness.outputs.estimates import estimate_of, interval_text, number
 from harness.outputs.figure_batch import figure_batch
-from harness.outputs.group_values import first_metric
+from harness.outputs.groups import first_metric
 from harness.outputs.model_results import ModelResults, load_results, partial_results
 from harness.outputs.provenance import (
     comparability_warning,
     provenance_section,
 )
 from harness.outputs.report_hooks import AcrossModels, report_of
-from harness.outputs.results import metric_items
+from harness.outputs.results_file import metric_items
 from harness.outputs.run_provenance import provenance_opening
 from harness.outputs.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.trusted_tasks import trusted_task_folders

@@ -20,7 +20,6 @@ import math
 import platform
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any, cast
@@ -38,7 +37,7 @@ from harness.outputs.results_file import (
     RunConfig,
     Scalar,
     TaskConfigRecord,
-    is_metric_key,
+    metric_items,
     strict_number,
     strict_values,
 )
@@ -292,15 +291,6 @@ def build_results(
 
 def _fmt(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-
-def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
-    """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results that holds a metric (not
-    one of its errors)."""
-    for key, value in entry.items():
-        if is_metric_key(key):
-            metric = key.split(",")[0]
-            yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 
 def summary_table(results: ResultsFile) -> str:

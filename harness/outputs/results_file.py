@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NotRequired, cast
@@ -39,6 +40,15 @@ def is_metric_key(key: str) -> bool:
     """Whether a results entry's key (`"<name>,<filter>"`) holds a metric's value, not its error or the alias."""
     name, comma, _ = key.partition(",")
     return bool(comma) and not name.endswith(ERROR_SUFFIXES)
+
+
+def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
+    """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results that holds a metric (not
+    one of its errors)."""
+    for key, value in entry.items():
+        if is_metric_key(key):
+            metric = key.split(",")[0]
+            yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 
 class RunFileRecord(TypedDict):

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.config.task_index import natural_key
 from harness.errors import UserError
-from harness.outputs.group_values import groups_by_tasks, headline_metric
+from harness.outputs.groups import groups_by_tasks, headline_metric
 from harness.outputs.model_results import ModelResults, load_results
 from harness.outputs.report import benchmark_sections, headline_rows, scales, union_of
 from harness.outputs.results_file import ResultsFile, read_results_file

@@ -2,9 +2,9 @@
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
 it and showing the number report.md shows for the same tasks (`shown.shown`): its one task's value, else the value
-of the results' group whose tasks are exactly the cell's (`group_values.groups_by_tasks`: MMLongBench's NIAH at 8K is
-`mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a plain mean of
-tasks no group pools, such as five different ablation sets, is no benchmark's number).
+of the results' group whose tasks are exactly the cell's (`harness.outputs.groups.groups_by_tasks`: MMLongBench's
+NIAH at 8K is `mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a
+plain mean of tasks no group pools, such as five different ablation sets, is no benchmark's number).
 
 Members come from the installed task folders' group definitions (the same the runs expanded), else from the
 results file's `group_subtasks` for a group no installed folder defines.
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import UserError
-from harness.outputs.group_values import leaf_tasks, recorded_subtasks
+from harness.outputs.groups import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog, warn
 from harness.view.sample_index import SampleIndex, joined, read_record
