@@ -277,8 +277,8 @@ def _chat_template(template: str | None) -> dict[str, str | None]:
 
 
 def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: ResultsFile, saved: Path | None) -> None:
-    """--wandb_args: the results to Weights & Biases (`harness.outputs.wandb_log`), after they are saved."""
-    from harness.outputs.wandb_log import log_results
+    """--wandb_args: the results to Weights & Biases (`harness.outputs.publish`), after they are saved."""
+    from harness.outputs.publish import log_results
 
     init, config = wandb
     print(f"harness: results logged to Weights & Biases: {log_results(results, init, config, saved)}", file=sys.stderr)
@@ -286,7 +286,7 @@ def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: Results
 
 def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
     """--hf_hub_log_args: the results file, and with push_samples_to_hub the run's sample logs, to the Hub."""
-    from harness.outputs.hub_upload import upload_results
+    from harness.outputs.publish import upload_results
 
     assert plan.output_dir is not None and plan.hub is not None
     files = [results_file]

@@ -10,7 +10,7 @@ and said so in one line (never a usage error on a command line copied from lm-ev
     --use_cache PATH           the response cache: the SQLite file PATH (x.db), or PATH/cache.sqlite3 (a folder)
     --bootstrap_iters N        draws of the bootstrap that gives a task's own (`!function`) aggregation its standard
                                errors (default 1000; 0: none, those errors N/A); means and ratios have exact ones
-    --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.wandb_log`)
+    --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.publish`)
     --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
     --show_config              each task's config printed after the results table (it is in the results file too)
     --cache_requests, --check_integrity, --fewshot_as_multiturn, --confirm_run_unsafe_code
@@ -276,7 +276,7 @@ def apply_compat_flags(
                 file=sys.stderr,
             )
     if args.wandb_args:
-        from harness.outputs.wandb_log import check_wandb
+        from harness.outputs.publish import check_wandb
 
         check_wandb()
     if seeds is not None:

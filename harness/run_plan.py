@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from harness.config.benchmark import Benchmark
     from harness.config.task_index import Selection, TaskIndex
     from harness.models.reasoning import AnswerTags, ReasoningTags
-    from harness.outputs.hub_upload import HubTarget
+    from harness.outputs.publish import HubTarget
     from harness.outputs.results_file import RunFileRecord
     from harness.run_arguments import EvaluationOptions
     from harness.running.task import Task
@@ -282,7 +282,7 @@ def _check_run_flags(args: EvaluationOptions, model: str, log_samples: bool) -> 
     flag or a reachable cluster have it and `model` names a backend or an alias; a `UserError` naming the first that
     does not."""
     from harness.models.replicas.cluster import address_problem
-    from harness.outputs.hub_upload import parse_hub_target
+    from harness.outputs.publish import parse_hub_target
 
     hub = parse_hub_target(args.hf_hub_log_args)
     if hub is not None and args.output_path is None:
