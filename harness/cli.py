@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from builders.core.contract import REQUIRED, option
-from harness.errors import CommandOptions, CommandParser, UserError
+from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ class LsOptions(CommandOptions):
         nargs="*",
         metavar="[tasks|groups|tags|configs] [FILTER]",
     )
-    include_path: tuple[Path, ...] = option((), "", parse=Path, repeat=True)
+    include_path: tuple[Path, ...] = include_path_option("")
 
 
 @subcommand("ls")
@@ -195,9 +195,7 @@ class ModelsOptions(CommandOptions):
     benchmark: str | None = option(
         None, "only B's paper models: the aliases that run one, and those without an alias", metavar="B"
     )
-    include_path: tuple[Path, ...] = option(
-        (), "also read the benchmarks of these tasks", metavar="DIR", parse=Path, repeat=True
-    )
+    include_path: tuple[Path, ...] = include_path_option("also read the benchmarks of these tasks", metavar="DIR")
     tasks: str | None = option(
         None, "with NAME: what --model NAME sends on these tasks, as a run resolves it", metavar="T[,T...]"
     )
@@ -248,13 +246,10 @@ class MergeOptions(CommandOptions):
     shard_dirs: list[Path] = option(
         REQUIRED, "every shard's --output_path (or its model folder)", positional=True, parse=Path, nargs="+"
     )
-    include_path: tuple[Path, ...] = option(
-        (),
+    include_path: tuple[Path, ...] = include_path_option(
         "a folder of tasks the shards ran (with --include_path), whose code the merge may run to score and "
         "aggregate them; the --include_path a shard's results record is never read, since a results folder may "
-        "come from elsewhere",
-        parse=Path,
-        repeat=True,
+        "come from elsewhere"
     )
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
-from builders.core.contract import DeclaredOptions, OneLineParser
+from builders.core.contract import DeclaredOptions, OneLineParser, option
 
 
 class UserError(Exception):
@@ -28,6 +29,18 @@ class CommandOptions(DeclaredOptions):
     a flag is `--name`."""
 
     error: ClassVar[Callable[[str], Exception]] = UserError
+
+
+# What a reader's `--include_path` help adds: the task folders a results file names are data, not code to run.
+RECORDED_NOT_READ = (
+    "the --include_path a results file records is never read, since a results folder may come from elsewhere"
+)
+
+
+def include_path_option(help: str, **kwargs: Any) -> Any:
+    """`--include_path DIR` (repeatable), as every command declares it: folders (or YAML files) of tasks read after
+    the installed ones (`harness.config.task_index.TaskIndex`)."""
+    return option((), help, parse=Path, repeat=True, **kwargs)
 
 
 class UploadError(UserError):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
 from harness.declared_options import DeclaredOptions, arguments_option
-from harness.errors import CommandParser, UserError
+from harness.errors import CommandParser, UserError, include_path_option
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
 if TYPE_CHECKING:
@@ -169,11 +169,8 @@ class EvaluationOptions(LmEvalOptions):
         "build manifest, a malformed one, files it does not list) instead of refusing it; the "
         'results and the report then say "unverified"'
     )
-    include_path: tuple[Path, ...] = option(
-        (),
+    include_path: tuple[Path, ...] = include_path_option(
         "extra folder (or YAML file) of tasks; may be repeated",
-        parse=Path,
-        repeat=True,
         accepts="str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None",
     )
     limit: float | None = option(

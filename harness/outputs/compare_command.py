@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from builders.core.contract import REQUIRED, option, positive_int, switch
-from harness.errors import CommandOptions, CommandParser
+from harness.errors import RECORDED_NOT_READ, CommandOptions, CommandParser, include_path_option
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare_markdown import comparison_lines
 from harness.outputs.compare_runs import comparison
@@ -111,12 +111,8 @@ class _CompareFlags(CommandOptions):
 class CompareFlags(PairedFlags, _CompareFlags):
     """`harness compare`'s flags: its own, a paired comparison's, and its `--include_path`."""
 
-    include_path: tuple[Path, ...] = option(
-        (),
-        "a folder of tasks besides the installed ones whose code may run to aggregate them; the "
-        "--include_path a results file records is never read, since a results folder may come from elsewhere",
-        parse=Path,
-        repeat=True,
+    include_path: tuple[Path, ...] = include_path_option(
+        f"a folder of tasks besides the installed ones whose code may run to aggregate them; {RECORDED_NOT_READ}"
     )
 
 
@@ -129,12 +125,9 @@ class _ReportFlags(CommandOptions):
         None, "with --paired: a second results folder, the comparison's run B", positional=True, parse=Path, nargs="?"
     )
     out: Path | None = option(None, "folder for report.md and plots (default: RESULTS_DIR)", parse=Path)
-    include_path: tuple[Path, ...] = option(
-        (),
+    include_path: tuple[Path, ...] = include_path_option(
         "a folder of tasks whose report hooks (`benchmark: !function`) to run besides the installed ones; "
-        "the --include_path a results file records is never read, since a results folder may come from elsewhere",
-        parse=Path,
-        repeat=True,
+        f"{RECORDED_NOT_READ}"
     )
     no_figures: bool = switch("write report.md only: draw no figure, link none")
     paired: bool = switch(

@@ -15,7 +15,7 @@ from typing import Literal
 
 from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
-from harness.errors import CommandOptions, CommandParser, UserError, first_line
+from harness.errors import CommandOptions, CommandParser, UserError, first_line, include_path_option
 from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.compare_intervals import row_scale as compared_scale
@@ -104,7 +104,7 @@ class PowerFlags(CommandOptions):
     )
     score: float | None = option(None, "a build: the 0/1 score assumed, sd sqrt(p(1-p)) (0.5)", parse=probability_arg)
     sd: float | None = option(None, "a build: the per-row sd assumed, in points (0-100), not --score", parse=_number)
-    include_path: tuple[Path, ...] = option((), "a folder of tasks you trust", parse=Path, repeat=True)
+    include_path: tuple[Path, ...] = include_path_option("a folder of tasks you trust")
     json: bool = switch("print JSON instead of the table")
     all: bool = switch(f"every row (default: {SCREEN_ROWS} per benchmark at most)")
 

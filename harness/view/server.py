@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders.core.contract import REQUIRED, option
-from harness.errors import CommandOptions, CommandParser, UserError
+from harness.errors import RECORDED_NOT_READ, CommandOptions, CommandParser, UserError, include_path_option
 
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
@@ -33,12 +33,8 @@ class ViewOptions(CommandOptions):
         "look the builds up in this folder (or hf://ORG/NAME@REVISION) instead of "
         "where the results files say the runs read them",
     )
-    include_path: tuple[Path, ...] = option(
-        (),
-        "a folder of tasks (and their hooks) to read besides the installed ones; the --include_path a results "
-        "file records is never read, since a results folder may come from elsewhere",
-        parse=Path,
-        repeat=True,
+    include_path: tuple[Path, ...] = include_path_option(
+        f"a folder of tasks (and their hooks) to read besides the installed ones; {RECORDED_NOT_READ}"
     )
 
 
