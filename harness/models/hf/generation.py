@@ -15,6 +15,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.api import GenerationSettings, Model, Request, Response
+from harness.models.args import settings_from_args
+from harness.models.checkpoint import require_checkpoint
 from harness.models.hf.settings import HFSettings
 from harness.models.prompt_style import PromptStyle
 from harness.models.scheduling.auto_batch import FittingBatchSize
@@ -76,9 +78,41 @@ class HFGeneration(Model):
         """How the path builds the chat, for the identity."""
         return self.count.style.describe()
 
-    def _start(self, settings: HFSettings, max_batch_tokens: int | None, load_weights: bool = True) -> None:
+    # `--model_args` a path's `from_args` adds to those given (the text-only path's `text_only=true`)
+    path_args: dict[str, str] = {}
+
+    @classmethod
+    def from_args(
+        cls,
+        args: dict[str, str],
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> Model:
+        if "pretrained" not in args:
+            raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
+        settings = settings_from_args(HFSettings, {**args, **cls.path_args}, "hf")
+        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
+        path = cls.path_for(settings)
+        return path(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
+
+    @classmethod
+    def path_for(cls, settings: HFSettings) -> type[HFGeneration]:
+        """The class that runs `settings` (`model.HFModel` hands `text_only=true` to the text-only path)."""
+        return cls
+
+    def __init__(
+        self,
+        settings: HFSettings,
+        *,
+        batch_size: int = 1,
+        max_batch_tokens: int | None = None,
+        load_weights: bool = True,
+    ) -> None:
         """What either path sets before it loads anything: torch's threads, the settings, the device (one that this
-        torch cannot place weights on is refused here, before the processor or the weights load)."""
+        torch cannot place weights on is refused here, before the processor or the weights load); then what the path
+        loads (`_load`)."""
         import torch
 
         if load_weights and (problem := placement_problem(settings, torch)):
@@ -92,6 +126,11 @@ class HFGeneration(Model):
         self.max_batch_tokens = max_batch_tokens
         self.fitting = None
         self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._load(settings, batch_size, load_weights)
+
+    def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
+        """The path's count, tokenizer and (with `load_weights`) weights, then `_loaded`, and its facts."""
+        raise NotImplementedError
 
     def _loaded(self, tokenizer: PreTrainedTokenizerBase, chat_template: str) -> None:
         """Once `model` is set: the weights (None: a Ray pool's driver) in eval mode on the device, the tokenizer

@@ -27,8 +27,6 @@ from typing import Any
 from PIL import Image
 
 from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
-from harness.models.args import settings_from_args
-from harness.models.checkpoint import require_checkpoint
 from harness.models.families import style_named
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
@@ -43,17 +41,9 @@ from harness.row_tokens import fit_within_pixels
 class HFModel(HFGeneration):
     count: ProcessorCount
 
-    def __init__(
-        self,
-        settings: HFSettings,
-        *,
-        batch_size: int = 1,
-        max_batch_tokens: int | None = None,
-        load_weights: bool = True,
-    ) -> None:
+    def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
         from transformers import AutoModelForImageTextToText
 
-        self._start(settings, max_batch_tokens, load_weights)
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
@@ -91,25 +81,12 @@ class HFModel(HFGeneration):
         )
 
     @classmethod
-    def from_args(
-        cls,
-        args: dict[str, str],
-        *,
-        batch_size: int = 1,
-        max_batch_tokens: int | None = None,
-        load_weights: bool = True,
-    ) -> Model:
-        if "pretrained" not in args:
-            raise ValueError("hf needs a checkpoint: --model_args pretrained=ORG/NAME or a local folder")
-        settings = settings_from_args(HFSettings, args, "hf")
-        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
+    def path_for(cls, settings: HFSettings) -> type[HFGeneration]:
         if settings.text_only:  # a text LLM, as the official text-only wrapper ran one
             from harness.models.hf.text_only_model import TextOnlyModel
 
-            return TextOnlyModel(
-                settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights
-            )
-        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
+            return TextOnlyModel
+        return cls
 
     @classmethod
     def without_weights(

@@ -10,9 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 
-from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
-from harness.models.args import settings_from_args
-from harness.models.checkpoint import require_checkpoint
+from harness.api import GenerationSettings, ModelFacts, Request, Response
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.settings import HFSettings, context_limit, load_kwargs
 from harness.models.hf.text_only import Fitted, TextOnlyCount, yarn_parameters
@@ -21,17 +19,13 @@ from harness.models.hf.text_only import Fitted, TextOnlyCount, yarn_parameters
 class TextOnlyModel(HFGeneration):
     count: TextOnlyCount
 
-    def __init__(
-        self,
-        settings: HFSettings,
-        *,
-        batch_size: int = 1,
-        max_batch_tokens: int | None = None,
-        load_weights: bool = True,
-    ) -> None:
+    # As the `hf` backend reads its arguments (the `Model` interface asks for `from_args`; a run comes here through
+    # `model.HFModel.from_args`), with `text_only=true`.
+    path_args = {"text_only": "true"}
+
+    def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
         from transformers import AutoModelForCausalLM
 
-        self._start(settings, max_batch_tokens, load_weights)
         self.count = TextOnlyCount.load(
             settings.pretrained,
             revision=settings.revision,
@@ -55,21 +49,6 @@ class TextOnlyModel(HFGeneration):
             chat_template=self.count.chat_template,
             request_order=settings.request_order,
         )
-
-    @classmethod
-    def from_args(
-        cls,
-        args: dict[str, str],
-        *,
-        batch_size: int = 1,
-        max_batch_tokens: int | None = None,
-        load_weights: bool = True,
-    ) -> Model:
-        """As the `hf` backend reads its arguments, with `text_only=true` (the `Model` interface asks for it; a run
-        comes here through `model.HFModel.from_args`)."""
-        settings = settings_from_args(HFSettings, {**args, "text_only": "true"}, "hf")
-        require_checkpoint(settings.pretrained, settings.revision)
-        return cls(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
