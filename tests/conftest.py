@@ -205,6 +205,16 @@ def card_yaml_parsed_once() -> object:
         yield repocard.yaml
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A session a shell started in the background without job control (`make test &`) has SIGINT ignored, and every
+    child inherits that, so the interrupt tests' runs would never see their Ctrl-C: the session takes the SIGINT a
+    terminal gives, as a user's run has."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _signal_handlers() -> Iterator[None]:
     """Each test leaves SIGINT and SIGTERM as it found them: a handler an in-process run or a library leaves set (an
