@@ -25,9 +25,9 @@ from pathlib import Path
 
 from builders.core import contract
 from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
-from builders.core.contract import REQUIRED, add_flags
+from builders.core.contract import REQUIRED, add_flags, option, switch
 from builders.core.errors import BuildError
-from builders.core.options import EVERY_BUILD, BenchmarkOptions, BuildOptions, option, switch
+from builders.core.options import EVERY_BUILD, BenchmarkOptions, BuildOptions
 
 PREFIX = "builders: error: "  # every error line of every command, as `harness: error: ` for the harness
 

@@ -111,4 +111,5 @@ class BuildOptions(BenchmarkOptions):
     shard_bytes: int | None = None  # a shard's size budget; None: the Parquet writer's (`parquet_writer.SHARD_BYTES`)
 
 
-BUILD_OPTIONS = frozenset(item.name for item in fields(BuildOptions))
+COMMAND_ONLY = {"out", "configs", "quiet"}  # the Python API takes the folder and configs as arguments, and `progress`
+BUILD_OPTIONS = frozenset(item.name for item in fields(BuildOptions)) - COMMAND_ONLY

@@ -5,16 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from builders.core.contract import at_least, option, switch
 from builders.core.image_questions import AskerFactory
-from builders.core.options import (
-    BenchmarkOptions,
-    at_least,
-    limit_option,
-    option,
-    seed_option,
-    switch,
-    text_tokenizer_option,
-)
+from builders.core.options import BenchmarkOptions, limit_option, seed_option, text_tokenizer_option
 from builders.locovqa.compose import DEFAULT_CELL_SIZE
 from builders.locovqa.distractors import DEFAULT_MAX_RESAMPLES
 

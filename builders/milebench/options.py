@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builders.core.options import BenchmarkOptions, option, skip_bad_images_option, text_tokenizer_option
+from builders.core.contract import option
+from builders.core.options import BenchmarkOptions, skip_bad_images_option, text_tokenizer_option
 
 COMBINED_MODES = ("auto", "build")
 

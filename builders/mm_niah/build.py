@@ -22,13 +22,14 @@ from builders.core import contract
 from builders.core.benchmark import select_configs
 from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
+from builders.core.contract import option
 from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLUMNS, row_features
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.errors import BuildError
 from builders.core.estimate import BuildEstimate
 from builders.core.hub_source import hub_or_folder
 from builders.core.images import EncodedImage
-from builders.core.options import BenchmarkOptions, limit_option, option, text_tokenizer_option
+from builders.core.options import BenchmarkOptions, limit_option, text_tokenizer_option
 from builders.core.store import BudgetedStore, encoded_store
 from builders.mm_niah import records
 from builders.mm_niah.configs import CONFIGS, Config

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builders.core.options import BenchmarkOptions, option, skip_bad_images_option, switch, text_tokenizer_option
+from builders.core.contract import option, switch
+from builders.core.options import BenchmarkOptions, skip_bad_images_option, text_tokenizer_option
 
 
 @dataclass(frozen=True, kw_only=True)

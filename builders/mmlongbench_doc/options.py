@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builders.core.options import BenchmarkOptions, at_least, limit_option, option, text_tokenizer_option
+from builders.core.contract import at_least, option
+from builders.core.options import BenchmarkOptions, limit_option, text_tokenizer_option
 
 OFFICIAL_MAX_PAGES = 120
 OFFICIAL_RESOLUTION = 144

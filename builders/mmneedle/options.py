@@ -5,16 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from builders.core.contract import between
-from builders.core.options import (
-    BenchmarkOptions,
-    at_least,
-    limit_option,
-    option,
-    seed_option,
-    switch,
-    text_tokenizer_option,
-)
+from builders.core.contract import at_least, between, option, switch
+from builders.core.options import BenchmarkOptions, limit_option, seed_option, text_tokenizer_option
 from builders.mmneedle.sources import DEFAULT_MIN_COVERAGE, CaptionedImageSource
 
 DEFAULT_MEMORY_BUDGET_MB = 4096

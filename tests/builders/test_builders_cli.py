@@ -353,3 +353,14 @@ def test_a_push_the_hub_takes_says_what_it_pushed_in_one_line(
     assert isinstance(uploaded, list) and len(uploaded) == 3
     size = sum((tmp_path / "mmneedle" / path).stat().st_size for path in uploaded)
     assert out.splitlines() == [f"pushed acme/mmneedle at commit {commit}, tagged v1.0.0: 3 files, {human_bytes(size)}"]
+
+
+@pytest.mark.parametrize("keyword", ["out", "quiet"])
+def test_the_python_api_refuses_the_commands_own_options(tmp_path: Path, keyword: str) -> None:
+    """`--out` and `--quiet` are the command's: the API takes the folder as an argument and `progress`, so a keyword
+    of theirs is a mistake, not a setting silently dropped."""
+    from builders.mmneedle.build import MMNeedleBuild
+
+    with pytest.raises(TypeError, match=keyword):
+        MMNeedleBuild.build(tmp_path, dry_run=True, **{keyword: "x"})
+    assert not any(tmp_path.iterdir())

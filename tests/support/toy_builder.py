@@ -14,11 +14,12 @@ from PIL import Image
 from builders.core import contract
 from builders.core.benchmark import Benchmark
 from builders.core.benchmark_build import BenchmarkBuild
+from builders.core.contract import at_least, option
 from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLUMNS, row_features
 from builders.core.dataset_build import BuilderInfo, DatasetBuild
 from builders.core.estimate import BuildEstimate
 from builders.core.images import EncodedImage, FileJpegEncoder
-from builders.core.options import BenchmarkOptions, at_least, option
+from builders.core.options import BenchmarkOptions
 
 COLOURS = {"red": (220, 30, 30), "green": (30, 160, 50), "blue": (30, 70, 220), "yellow": (245, 215, 30)}
 NAMES = sorted(COLOURS)

@@ -20,6 +20,8 @@ False for a switch) is its field's default. Each side says how its flags are spe
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -89,7 +91,7 @@ def option(default: object, help: str, *, choices: Sequence[str] | None = None, 
     afresh for each options)."""
     flag = Flag(help, choices=tuple(choices) if choices else None, **settings)
     if isinstance(default, dict | list):
-        return field(default_factory=type(default), metadata={FLAG: flag})
+        return field(default_factory=functools.partial(copy.copy, default), metadata={FLAG: flag})
     return field(default=default, metadata={FLAG: flag})
 
 
@@ -214,7 +216,8 @@ class DeclaredOptions:
     @classmethod
     def parse_command(cls, parser: argparse.ArgumentParser, argv: Sequence[str]) -> Self:
         """The options of a command whose flags are these alone, given `argv`."""
-        add_flags(parser, cls)
+        groups = (flag_of(item).group for item in declared(cls))
+        add_flags(parser, cls, tuple(dict.fromkeys(group for group in groups if group is not None)))
         return cls.from_namespace(parser.parse_args(list(argv)))
 
 
