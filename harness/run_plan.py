@@ -54,7 +54,6 @@ class RunPlan:
     selection: Selection
     tasks: list[Task]  # in run order; each checked, its rows unloaded until it runs
     include_paths: tuple[Path, ...]  # --include_path, and the YAML files --tasks names
-    starting_batch_size: int  # --batch_size, or its default (with --batch_size auto: the backend's own start)
     output_dir: Path | None  # <output_path>/<model folder>; None: nothing is saved
     cache: Path | None  # the response cache's file (`cache_path`); None: no cache
     sample_logs: bool  # the sample logs are written: --log_samples, or implied by --predict_only
@@ -76,6 +75,14 @@ class RunPlan:
         from harness.redact import redact_command
 
         return redact_command(["harness", *self.argv], self.secrets)
+
+    @property
+    def starting_batch_size(self) -> int:
+        """The batch size a backend starts with: --batch_size, else 1 (with --max_batch_tokens, the request cap); with
+        --batch_size auto each backend starts from its default, hf then searches."""
+        chosen = None if self.options.auto_batch else self.options.batch_size
+        assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
+        return chosen or (TOKEN_BUDGET_BATCH_SIZE if self.options.max_batch_tokens else 1)
 
     def thinking_with(self, template: str | None) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
         """How the run takes thinking out once the model says the chat template it renders with (a prompt style's
@@ -167,14 +174,6 @@ def checkpoint_template(args: Mapping[str, str]) -> str | None:
 
     pretrained = args.get("pretrained")
     return own(pretrained, args.get("revision")) if pretrained else None
-
-
-def _batch_size(args: EvaluationOptions) -> int:
-    """The batch size a backend starts with: --batch_size, else 1 (with --max_batch_tokens, the request cap); with
-    --batch_size auto each backend starts from its default, hf then searches."""
-    chosen = None if args.auto_batch else args.batch_size
-    assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
-    return chosen or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1)
 
 
 def _set_verbosity(level: str | None) -> None:
@@ -345,13 +344,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     selection = index.select(names)
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
-    model = ModelChoice(
-        model.name,
-        model.backend,
-        apply_compat_flags(args, model.backend, model.args, args.seed),
-        model.alias,
-        model.given,
-    )
+    model = replace(model, args=apply_compat_flags(args, model.backend, model.args, args.seed))
     gen_kwargs, sampling = _check_gen_kwargs(args.gen_kwargs, model.backend)
     if sampling:  # the engine's sampling arguments go to the backend; the tasks' settings are the rest
         model = _with_sampling(model, sampling)
@@ -384,7 +377,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         selection=selection,
         tasks=tasks,
         include_paths=tuple(include_paths),
-        starting_batch_size=_batch_size(args),
         output_dir=output_dir,
         cache=cache,
         sample_logs=log_samples,
