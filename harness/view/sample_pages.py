@@ -37,13 +37,13 @@ from harness.outputs.results_file import MetricUncertainty
 from harness.view import group_pages
 from harness.view.catalog import TaskRun
 from harness.view.journal_columns import as_float
+from harness.view.pages import THUMB
 from harness.view.sample_index import SampleIndex
 from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key, shown
 from harness.view.task_data import header_of
 from harness.view.viewer import Viewer
 
-THUMB = 160
 SIBLINGS_MOST = 200  # listed on a page (the count is of all)
 
 
