@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -155,10 +156,8 @@ class TaskData:
         generation = parts.get("generation") if isinstance(parts, dict) else None
         task = self.task()
         if isinstance(generation, dict):
-            try:
+            with suppress(TypeError, ValueError):
                 return GenerationSettings.from_dict(generation)
-            except (TypeError, ValueError):
-                pass
         assert task is not None
         return task.generation_settings(self.config.get("gen_kwargs") or {}, self.config.get("seed"))
 
