@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import DatasetMissingError, UserError, suggest
 from harness.run_arguments import TOKEN_BUDGET_BATCH_SIZE
@@ -58,7 +58,6 @@ class RunPlan:
     cache: Path | None  # the response cache's file (`cache_path`); None: no cache
     sample_logs: bool  # the sample logs are written: --log_samples, or implied by --predict_only
     hub: HubTarget | None  # where --hf_hub_log_args uploads the results
-    wandb: tuple[dict[str, Any], dict[str, Any]] | None  # --wandb_args, --wandb_config_args: (init, config)
     # `--output_path FILE.json`, as lm-eval reads it: the results are also written as FILE's stem + date, beside it
     # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
     results_copy: Path | None = None
@@ -335,7 +334,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     _set_verbosity(args.verbosity)
     log_samples = args.log_samples or args.predict_only  # as lm-eval: the answers are what a prediction-only run is for
     hub, backend = _check_run_flags(args, args.model, log_samples)
-    wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
     _warn_unused_batch_tokens(args.max_batch_tokens, backend)
 
@@ -381,7 +379,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         cache=cache,
         sample_logs=log_samples,
         hub=hub,
-        wandb=wandb,
         results_copy=results_copy,
         thinking_tags=thinking_tags,
         answer_tags=answer_tags,
