@@ -220,10 +220,14 @@ def _model_config(
     answer_tags: AnswerTags | None,
 ) -> dict[str, object]:
     """What the results' config records of how the model counted, rendered and was read: its token rule, chat
-    template, input policies, and the thinking taken out of its answers."""
+    template (with its sha256, as lm-eval records it), input policies, and the thinking taken out of its answers."""
+    import hashlib
+
+    template = model.facts.chat_template
     extra: dict[str, object] = {
         "token_counting": model.token_rule,
-        **_chat_template(model.facts.chat_template),
+        "chat_template": template,
+        "chat_template_sha": hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None,
         "input_policies": policies.describe(),
     }
     if thinking_tags:  # only where set (the flag, the alias's, the template's): results without stay as they were
@@ -266,14 +270,6 @@ def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_
             _upload(plan, results_file, date_id)
     if plan.options.wandb_args:
         _log_to_wandb(plan.options, results, results_file)
-
-
-def _chat_template(template: str | None) -> dict[str, str | None]:
-    """The chat template as lm-eval records it (`chat_template`, `chat_template_sha`)."""
-    import hashlib
-
-    sha = hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None
-    return {"chat_template": template, "chat_template_sha": sha}
 
 
 def _log_to_wandb(options: EvaluationOptions, results: ResultsFile, saved: Path | None) -> None:
