@@ -4,6 +4,7 @@ output that cannot be written or results a service would not take."""
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,7 +106,7 @@ class DatasetMissingError(UserError):
             return str(errors[0])
         hub = [e for e in errors if isinstance(e, HubUnavailableError)]
         local = [e for e in errors if not isinstance(e, HubUnavailableError)]
-        readers = {e.reason: sum(h.reason == e.reason for h in hub) for e in hub}
+        readers = Counter(e.reason for e in hub)
         lines = list(
             dict.fromkeys(
                 f"cannot get {e.location} (read by {readers[e.reason]} task"
@@ -117,9 +118,7 @@ class DatasetMissingError(UserError):
         if shared:
             lines.append(f"{local[0].reason} (read by {len(local)} tasks)")
         elif local:
-            counts = {
-                reason: sum(e.reason == reason for e in local) for reason in dict.fromkeys(e.reason for e in local)
-            }
+            counts = Counter(e.reason for e in local)  # in the order first met
             lines += [f"{len(local)} tasks have no data:"] + [
                 f"  {reason}" + (f" ({n} tasks)" if n > 1 else "") for reason, n in counts.items()
             ]

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
@@ -220,10 +220,14 @@ def _model_config(
     answer_tags: AnswerTags | None,
 ) -> dict[str, object]:
     """What the results' config records of how the model counted, rendered and was read: its token rule, chat
-    template, input policies, and the thinking taken out of its answers."""
+    template (with its sha256, as lm-eval records it), input policies, and the thinking taken out of its answers."""
+    import hashlib
+
+    template = model.facts.chat_template
     extra: dict[str, object] = {
         "token_counting": model.token_rule,
-        **_chat_template(model.facts.chat_template),
+        "chat_template": template,
+        "chat_template_sha": hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None,
         "input_policies": policies.describe(),
     }
     if thinking_tags:  # only where set (the flag, the alias's, the template's): results without stay as they were
@@ -264,24 +268,17 @@ def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_
             print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, results_file, date_id)
-    if plan.wandb is not None:
-        _log_to_wandb(plan.wandb, results, results_file)
+    if plan.options.wandb_args:
+        _log_to_wandb(plan.options, results, results_file)
 
 
-def _chat_template(template: str | None) -> dict[str, str | None]:
-    """The chat template as lm-eval records it (`chat_template`, `chat_template_sha`)."""
-    import hashlib
-
-    sha = hashlib.sha256(template.encode("utf-8")).hexdigest() if template else None
-    return {"chat_template": template, "chat_template_sha": sha}
-
-
-def _log_to_wandb(wandb: tuple[dict[str, Any], dict[str, Any]], results: ResultsFile, saved: Path | None) -> None:
-    """--wandb_args: the results to Weights & Biases (`harness.outputs.publish`), after they are saved."""
+def _log_to_wandb(options: EvaluationOptions, results: ResultsFile, saved: Path | None) -> None:
+    """--wandb_args (wandb.init's) and --wandb_config_args (the run's config): the results to Weights & Biases
+    (`harness.outputs.publish`), after they are saved."""
     from harness.outputs.publish import log_results
 
-    init, config = wandb
-    print(f"harness: results logged to Weights & Biases: {log_results(results, init, config, saved)}", file=sys.stderr)
+    logged = log_results(results, options.wandb_args, options.wandb_config_args, saved)
+    print(f"harness: results logged to Weights & Biases: {logged}", file=sys.stderr)
 
 
 def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:

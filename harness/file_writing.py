@@ -134,12 +134,10 @@ def read_whole_lines(path: Path) -> bytes:
 def create_exclusive(path: Path) -> int:
     """A new, empty file at `path` (a leftover regular file of a killed run is removed first; a link is refused);
     created with `O_EXCL`, so nothing planted between the removal and the creation is ever written through."""
-    try:
+    with suppress(FileNotFoundError):
         if stat.S_ISLNK(os.lstat(path).st_mode):
             raise LinkRefused(path)
         os.unlink(path)
-    except FileNotFoundError:
-        pass
     return open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
 
 
@@ -173,10 +171,8 @@ def write_atomically(path: Path, fill: Callable[[BinaryIO], object]) -> Path:
             tmp.replace(path)
     except BaseException:
         if created:
-            try:
+            with suppress(OSError):  # nothing could be created there either
                 tmp.unlink(missing_ok=True)
-            except OSError:
-                pass  # nothing could be created there either
         raise
     return path
 

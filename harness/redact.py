@@ -29,7 +29,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus, unquote
 
@@ -280,10 +280,8 @@ def scrubbed_output() -> Iterator[None]:
     def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = make_record(*args, **kwargs)
         if _REGISTRY.pattern is not None:
-            try:
+            with suppress(Exception):  # a malformed call: left for the handler to report, as logging does
                 record.msg, record.args = scrub(record.getMessage()), None
-            except Exception:  # a malformed call: left for the handler to report, as logging does
-                pass
         return record
 
     sys.stdout, sys.stderr = ScrubbingStream(saved[0]), ScrubbingStream(saved[1])

@@ -25,16 +25,6 @@ if TYPE_CHECKING:
     from harness.run_file import RunFile
     from harness.running.sharding import Shard
 
-__all__ = [
-    "GROUPS",
-    "TOKEN_BUDGET_BATCH_SIZE",
-    "EvaluationOptions",
-    "parse_arguments",
-    "parse_options",
-    "positive_int",
-    "run_parser",
-]
-
 TOKEN_BUDGET_BATCH_SIZE = 64  # the request cap per batch when only --max_batch_tokens is given
 GROUPS = (LM_EVAL,)  # the `--help` groups after the parser's own
 

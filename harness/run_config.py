@@ -48,15 +48,13 @@ def run_config(plan: RunPlan, identity: dict[str, Any], stats: dict[str, Any]) -
     from harness.redact import redact_mapping
 
     model_args = plan.model.args
+    checkpoint = model_args.get("pretrained") or model_args.get("model") or plan.model.backend  # or served model
     return {
         "model": plan.model.backend,
         "alias": plan.model.alias,
         "alias_info": alias_info(plan.model.alias, task_benchmarks(plan.selection.tasks, plan.index), model_args),
-        "model_name": plan.model.alias or model_args.get("pretrained") or model_args.get("model") or plan.model.backend,
-        # lm-eval's: the checkpoint (or served model) itself, and its name as a folder.
-        "model_name_sanitized": sanitize_model_name(
-            model_args.get("pretrained") or model_args.get("model") or plan.model.backend
-        ),
+        "model_name": plan.model.alias or checkpoint,
+        "model_name_sanitized": sanitize_model_name(checkpoint),  # lm-eval's: the checkpoint's name as a folder
         "model_args": redact_mapping(model_args),
         "model_identity": redact_mapping(identity),
         "batch_size": plan.starting_batch_size,

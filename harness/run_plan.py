@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.errors import DatasetMissingError, UserError, suggest
 from harness.run_arguments import TOKEN_BUDGET_BATCH_SIZE
@@ -54,12 +54,10 @@ class RunPlan:
     selection: Selection
     tasks: list[Task]  # in run order; each checked, its rows unloaded until it runs
     include_paths: tuple[Path, ...]  # --include_path, and the YAML files --tasks names
-    starting_batch_size: int  # --batch_size, or its default (with --batch_size auto: the backend's own start)
     output_dir: Path | None  # <output_path>/<model folder>; None: nothing is saved
     cache: Path | None  # the response cache's file (`cache_path`); None: no cache
     sample_logs: bool  # the sample logs are written: --log_samples, or implied by --predict_only
     hub: HubTarget | None  # where --hf_hub_log_args uploads the results
-    wandb: tuple[dict[str, Any], dict[str, Any]] | None  # --wandb_args, --wandb_config_args: (init, config)
     # `--output_path FILE.json`, as lm-eval reads it: the results are also written as FILE's stem + date, beside it
     # (the run's own files go to FILE's folder / <model folder>, as for `--output_path FOLDER`)
     results_copy: Path | None = None
@@ -76,6 +74,14 @@ class RunPlan:
         from harness.redact import redact_command
 
         return redact_command(["harness", *self.argv], self.secrets)
+
+    @property
+    def starting_batch_size(self) -> int:
+        """The batch size a backend starts with: --batch_size, else 1 (with --max_batch_tokens, the request cap); with
+        --batch_size auto each backend starts from its default, hf then searches."""
+        chosen = None if self.options.auto_batch else self.options.batch_size
+        assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
+        return chosen or (TOKEN_BUDGET_BATCH_SIZE if self.options.max_batch_tokens else 1)
 
     def thinking_with(self, template: str | None) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
         """How the run takes thinking out once the model says the chat template it renders with (a prompt style's
@@ -167,14 +173,6 @@ def checkpoint_template(args: Mapping[str, str]) -> str | None:
 
     pretrained = args.get("pretrained")
     return own(pretrained, args.get("revision")) if pretrained else None
-
-
-def _batch_size(args: EvaluationOptions) -> int:
-    """The batch size a backend starts with: --batch_size, else 1 (with --max_batch_tokens, the request cap); with
-    --batch_size auto each backend starts from its default, hf then searches."""
-    chosen = None if args.auto_batch else args.batch_size
-    assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
-    return chosen or (TOKEN_BUDGET_BATCH_SIZE if args.max_batch_tokens else 1)
 
 
 def _set_verbosity(level: str | None) -> None:
@@ -336,7 +334,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     _set_verbosity(args.verbosity)
     log_samples = args.log_samples or args.predict_only  # as lm-eval: the answers are what a prediction-only run is for
     hub, backend = _check_run_flags(args, args.model, log_samples)
-    wandb = (args.wandb_args, args.wandb_config_args) if args.wandb_args else None
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
     _warn_unused_batch_tokens(args.max_batch_tokens, backend)
 
@@ -345,13 +342,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     selection = index.select(names)
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
-    model = ModelChoice(
-        model.name,
-        model.backend,
-        apply_compat_flags(args, model.backend, model.args, args.seed),
-        model.alias,
-        model.given,
-    )
+    model = replace(model, args=apply_compat_flags(args, model.backend, model.args, args.seed))
     gen_kwargs, sampling = _check_gen_kwargs(args.gen_kwargs, model.backend)
     if sampling:  # the engine's sampling arguments go to the backend; the tasks' settings are the rest
         model = _with_sampling(model, sampling)
@@ -384,12 +375,10 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         selection=selection,
         tasks=tasks,
         include_paths=tuple(include_paths),
-        starting_batch_size=_batch_size(args),
         output_dir=output_dir,
         cache=cache,
         sample_logs=log_samples,
         hub=hub,
-        wandb=wandb,
         results_copy=results_copy,
         thinking_tags=thinking_tags,
         answer_tags=answer_tags,

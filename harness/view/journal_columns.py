@@ -138,10 +138,8 @@ def columns_by_arrow(block: Block, metrics: list[str]) -> dict[str, Any] | None:
         return None
     if table.num_rows != len(block.starts):
         return None
-    out: dict[str, Any] = {
-        name: table.column(name).combine_chunks() for name in ("type", "task", "sample_id", "status")
-    }
-    out["cluster"] = table.column("cluster").combine_chunks()
+    texts = ("type", "task", "sample_id", "status", "cluster")
+    out: dict[str, Any] = {name: table.column(name).combine_chunks() for name in texts}
     for name in ("doc_id", "token_count"):
         out[name] = _floats(table.column(name).combine_chunks())
     out["truncated"] = np.asarray(table.column("truncation").is_valid(), bool)

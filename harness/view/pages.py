@@ -134,10 +134,9 @@ def image(viewer: Viewer, request: Request) -> Response:
     sha = request.path_params["sha"]
     if not is_sha256(sha):
         return viewer.not_found("no such image")
-    if request.query_params.get("size") == "thumb":
-        found = viewer.images.thumbnail(sha, THUMB)
-    elif request.query_params.get("size") == "large":
-        found = viewer.images.thumbnail(sha, LARGE)
+    size = {"thumb": THUMB, "large": LARGE}.get(request.query_params.get("size", ""))
+    if size is not None:
+        found = viewer.images.thumbnail(sha, size)
     else:
         data = viewer.images.original(sha)
         found = (data, media_type(data) or "") if data else None

@@ -189,10 +189,6 @@ def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[tuple[int, floa
     return (0, tuple(natural_key(m) for m in members))
 
 
-def _columns_by_arrow(block: Block, metrics: list[str]) -> dict[str, Any] | None:
-    return columns_by_arrow(block, metrics)
-
-
 @dataclass
 class _Kept:
     """The sample records of the task found so far, each block's cut down to the index's fields."""
@@ -204,7 +200,7 @@ class _Kept:
     skipped: int = 0
 
     def add(self, block: Block, task: str) -> None:
-        columns = _columns_by_arrow(block, self.metrics) if arrow_can_read(block) else None
+        columns = columns_by_arrow(block, self.metrics) if arrow_can_read(block) else None
         if columns is None:
             columns = columns_by_line(block, self.metrics)
         rows, others = sample_rows(columns, task)

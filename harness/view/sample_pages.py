@@ -37,13 +37,13 @@ from harness.outputs.results_file import MetricUncertainty
 from harness.view import group_pages
 from harness.view.catalog import TaskRun
 from harness.view.journal_columns import as_float
+from harness.view.pages import THUMB
 from harness.view.sample_index import SampleIndex
 from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key, shown
 from harness.view.task_data import header_of
 from harness.view.viewer import Viewer
 
-THUMB = 160
 SIBLINGS_MOST = 200  # listed on a page (the count is of all)
 
 
@@ -107,11 +107,12 @@ def _cells(run: TaskRun, wanted: dict[str, str]) -> list[dict[str, Any]]:
 
 
 def sample(viewer: Viewer, request: Request) -> Response:
-    run = viewer.task_run(request)
+    params = request.query_params
+    run = viewer.catalog.task_run(params.get("model", ""), params.get("task", ""))
     if run is None:
         return viewer.not_found("no such model and task in this results folder")
     index = viewer.index(run)
-    row = index.position(request.query_params.get("id", ""))
+    row = index.position(params.get("id", ""))
     if row is None:
         return viewer.not_found("no such sample in this task's journal")
     record = index.record(row)
@@ -119,7 +120,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
     doc_id = int(index.doc_ids[row])
     prompt = data.prompt(doc_id, record, header_of(run.journal_file()))
     others = others_of(viewer, run.model, [run.task])
-    versus = _versus(viewer, request.query_params.get("vs", ""), run, record.get("sample_id"))
+    versus = _versus(viewer, params.get("vs", ""), run, record.get("sample_id"))
     doc = data.doc(doc_id)
     marks_hook = run.hooks.sample_marks if run.hooks is not None else None
     column = run.hooks.sample_siblings if run.hooks is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -155,10 +156,8 @@ class TaskData:
         generation = parts.get("generation") if isinstance(parts, dict) else None
         task = self.task()
         if isinstance(generation, dict):
-            try:
+            with suppress(TypeError, ValueError):
                 return GenerationSettings.from_dict(generation)
-            except (TypeError, ValueError):
-                pass
         assert task is not None
         return task.generation_settings(self.config.get("gen_kwargs") or {}, self.config.get("seed"))
 
@@ -171,18 +170,11 @@ class TaskData:
             record = {**self._sample_log_fields(doc_id), **record}
         if sent_record(record) is not None:  # what the backend sent, recorded: shown as it is
             return self._as_sent(doc_id, record, header)
-        task = self.task()
         logged = record.get("prompt")
-        if task is None or task.docs is None or not 0 <= doc_id < len(task):
-            problem = self.problem or f"document {doc_id} is not in the data"
-            return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
-        doc = task.doc(doc_id)
-        if task.sample_id(doc_id, doc) != record.get("sample_id"):
-            problem = (
-                f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
-                f"{record.get('sample_id')!r}: the build changed since the run"
-            )
-            return self._logged(record, problem) if isinstance(logged, str) else Prompt([], "", None, None, problem)
+        found = self._doc_of(doc_id, record)
+        if isinstance(found, str):
+            return self._logged(record, found) if isinstance(logged, str) else Prompt([], "", None, None, found)
+        task, doc = found
         request = task.build_request(doc_id, doc, self.settings(header))
         if isinstance(request, RowProblem):
             return Prompt([], "", None, task.target(doc), request.reason)
@@ -261,16 +253,13 @@ class TaskData:
         target = record.get("target")
         gold = target if isinstance(target, str) else None
         matches, problem = None, None
-        task = self.task()
-        if task is None or task.docs is None or not 0 <= doc_id < len(task):
-            problem = self.problem or f"document {doc_id} is not in the data"
+        found = self._doc_of(doc_id, record)
+        if isinstance(found, str):
+            problem = found
         else:
-            doc = task.doc(doc_id)
+            task, doc = found
             request = task.build_request(doc_id, doc, self.settings(header))
-            if task.sample_id(doc_id, doc) != record.get("sample_id"):
-                problem = f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
-                problem += f"{record.get('sample_id')!r}: the build changed since the run"
-            elif isinstance(request, Request):
+            if isinstance(request, Request):
                 policy = (self.config.get("input_policies") or {}).get(self.run.task)
                 shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
                 for image in shown.images:
@@ -311,11 +300,29 @@ class TaskData:
         where = f"the sample log {record['logged_in']}" if record.get("logged_in") else "the journal (--log_samples)"
         return Prompt([turn], where, None, gold, problem)
 
+    def _holding(self, doc_id: int) -> Task | None:
+        """The loaded task when its data holds document `doc_id`, else None."""
+        task = self.task()
+        return task if task is not None and task.docs is not None and 0 <= doc_id < len(task) else None
+
+    def _doc_of(self, doc_id: int, record: dict[str, Any]) -> tuple[Task, dict[str, Any]] | str:
+        """The task and its document `doc_id` when it is the record's sample, else why the data cannot give it."""
+        task = self._holding(doc_id)
+        if task is None:
+            return self.problem or f"document {doc_id} is not in the data"
+        doc = task.doc(doc_id)
+        if task.sample_id(doc_id, doc) != record.get("sample_id"):
+            return (
+                f"the data's document {doc_id} is {task.sample_id(doc_id, doc)!r}, not the journal's "
+                f"{record.get('sample_id')!r}: the build changed since the run"
+            )
+        return task, doc
+
     def siblings(self, doc_id: int, column: str, limit: int = 24) -> list[dict[str, Any]]:
         """The other documents whose `column` holds the same value as `doc_id`'s (MMLongBench: the rows of one
         example at its other depths), at most `limit`."""
-        task = self.task()
-        if task is None or task.docs is None or column not in task.docs.column_names or not 0 <= doc_id < len(task):
+        task = self._holding(doc_id)
+        if task is None or task.docs is None or column not in task.docs.column_names:
             return []
         with self._lock:
             if column not in self._columns:
@@ -325,10 +332,8 @@ class TaskData:
         return [task.doc(i) for i, value in enumerate(values) if value == key and i != doc_id][:limit]
 
     def doc(self, doc_id: int) -> dict[str, Any] | None:
-        task = self.task()
-        if task is None or task.docs is None or not 0 <= doc_id < len(task):
-            return None
-        return task.doc(doc_id)
+        task = self._holding(doc_id)
+        return task.doc(doc_id) if task is not None else None
 
 
 def header_of(journal: Path | None) -> dict[str, Any] | None:

@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
-from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun, warn
@@ -62,10 +61,6 @@ class Viewer:
         self.env.filters["number"] = number_text
         self.env.filters["metric_rows"] = metric_rows
         self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
-
-    def task_run(self, request: Request) -> TaskRun | None:
-        """The model's task a page's `model` and `task` parameters name."""
-        return self.catalog.task_run(request.query_params.get("model", ""), request.query_params.get("task", ""))
 
     def index(self, run: TaskRun) -> SampleIndex:
         """The task's journal index, built on first use and again when the journal has grown; an empty one (its

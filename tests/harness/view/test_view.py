@@ -78,7 +78,7 @@ def test_the_index_keeps_each_samples_latest_record_by_arrow_and_line_by_line(tm
 def test_arrow_refusing_a_journal_falls_back_to_reading_line_by_line(tmp_path: Path, monkeypatch) -> None:
     path = _journal(tmp_path / "j.jsonl", [_record(i, score=float(i % 2)) for i in range(5)])
     by_arrow = build_index(path, "t")
-    monkeypatch.setattr(sample_index, "_columns_by_arrow", lambda *args: None)
+    monkeypatch.setattr(sample_index, "columns_by_arrow", lambda *args: None)
     by_line = build_index(path, "t")
     assert by_line.sample_ids == by_arrow.sample_ids and by_line.statuses == by_arrow.statuses
     assert np.array_equal(by_line.metrics["score"], by_arrow.metrics["score"])

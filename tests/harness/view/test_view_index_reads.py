@@ -144,7 +144,7 @@ def test_blocks_of_any_size_give_the_same_index(grown: Path, tmp_path: Path, mon
     whole = build_index(journal, K1)
     monkeypatch.setattr(journal_columns, "BLOCK", 4096)
     small = build_index(journal, K1)
-    monkeypatch.setattr(sample_index, "_columns_by_arrow", lambda *args: None)
+    monkeypatch.setattr(sample_index, "columns_by_arrow", lambda *args: None)
     by_line = build_index(journal, K1)
     for index in (small, by_line):
         assert index.sample_ids == whole.sample_ids and index.statuses == whole.statuses

@@ -150,7 +150,7 @@ def test_a_sample_page_lists_the_rows_sharing_its_cluster_key(two_baselines: Pat
     )
     journal = two_baselines / "random" / f"journal_{K1}.jsonl"
     by_arrow = build_index(journal, K1)
-    monkeypatch.setattr(sample_index, "_columns_by_arrow", lambda *args: None)
+    monkeypatch.setattr(sample_index, "columns_by_arrow", lambda *args: None)
     by_line = build_index(journal, K1)
     assert by_arrow.clusters == by_line.clusters == [tuple(k1[s]["cluster"]) for s in by_arrow.sample_ids]
 
