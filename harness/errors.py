@@ -1,5 +1,6 @@
 """Errors the CLI turns into a one-line message: exit code 2 for user mistakes and bad input files, 1 for an
-output that cannot be written or results a service would not take."""
+output that cannot be written or results a service would not take; and the declared options of a command, whose bad
+value is such an error (`CommandOptions`)."""
 
 from __future__ import annotations
 

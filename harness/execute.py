@@ -297,8 +297,10 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
     calls failed with errors; else 0."""
     samples = sum(r.n_effective for r in task_results)
     if samples and not sum(r.n_scored for r in task_results):
-        statuses = sum((Counter(r.counts) for r in task_results), Counter[str]())
-        shown = ", ".join(f"{n} {status}" for status, n in statuses.items())
+        statuses = Counter[str]()
+        for result in task_results:
+            statuses.update(result.counts)  # keeps the first task's order (`sum` of Counters drops zeros and reorders)
+        shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
         where = (
             f"see the error fields of the journals in {output_dir}"
             if output_dir is not None

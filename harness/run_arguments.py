@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
-from harness.declared_options import DeclaredOptions, arguments_option
-from harness.errors import CommandParser, UserError, include_path_option
+from harness.declared_options import arguments_option
+from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
 
 if TYPE_CHECKING:
@@ -328,7 +328,7 @@ class EvaluationOptions(LmEvalOptions):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunCommandFlags(DeclaredOptions):
+class RunCommandFlags(CommandOptions):
     """The `harness` command line's flags beside a run's options."""
 
     config: Path | None = option(

@@ -172,3 +172,17 @@ def test_failed_samples_make_the_exit_code_unless_allowed(tmp_path: Path, data_d
     assert both.results("random")["failed_samples"] == {"no_guess": 3}
     allowed = harness("--tasks", f"no_guess,{TASK}", *args, "--allow_failures")
     assert allowed.code == 0, allowed.err
+
+
+def test_nothing_scored_names_each_status_in_the_order_the_tasks_counted_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """A status one task counts 0 of keeps its place when a later task counts it (a `sum` of Counters reordered)."""
+    from types import SimpleNamespace
+
+    from harness.execute import _exit_code
+
+    tasks = [
+        SimpleNamespace(n_effective=2, n_scored=0, counts={"error": 0, "over_length": 2}, judge_counts={}),
+        SimpleNamespace(n_effective=3, n_scored=0, counts={"error": 3, "over_length": 0}, judge_counts={}),
+    ]
+    assert _exit_code(tasks, allow_failures=False) == 1  # type: ignore[arg-type]
+    assert "no sample of this run was scored (3 error, 2 over_length)" in capsys.readouterr().err
