@@ -33,7 +33,7 @@ from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
 from harness.outputs.compare_intervals import row_scale, settle, without_error
 from harness.outputs.groups import group_entries, leaf_tasks
-from harness.outputs.paired_runs import PairedTask, number, row_keys
+from harness.outputs.paired_runs import PairedTask, float_or_nan, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
 from harness.running.task import Task
 from harness.running.task_aggregation import aggregate_metrics
@@ -310,7 +310,7 @@ def compare_groups(
     rows: list[ComparisonRow] = []
     for (group, metric), form_a in forms_a.items():
         form_b = forms_b.get((group, metric))
-        value_a, value_b = (_float(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
+        value_a, value_b = (float_or_nan(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
         if form_a is None or form_b is None or not (math.isfinite(value_a) and math.isfinite(value_b)):
             continue
         differenced = difference(form_a, form_b)
@@ -327,11 +327,6 @@ def compare_groups(
         row["unpaired_b"] = sum(t.unpaired_b for t in members)
         rows.append(row)
     return rows
-
-
-def _float(value: object) -> float:
-    found = number(value)
-    return NAN if found is None else found
 
 
 def adjust(rows: Sequence[ComparisonRow], method: Adjustment) -> int:
