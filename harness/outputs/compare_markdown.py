@@ -87,10 +87,6 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) ->
     return lines
 
 
-def _z_factor(compared: CompareFile) -> str:
-    return f"{minimum_detectable_effect(1, 1.0, alpha=compared['alpha'], power=compared['power']):.2f}"
-
-
 def _runs(compared: CompareFile) -> list[str]:
     a, b = compared["a"], compared["b"]
     lines = [f"A: **{a['model']}** in `{a['folder']}`; B: **{b['model']}** in `{b['folder']}`."]
@@ -112,6 +108,7 @@ def _runs(compared: CompareFile) -> list[str]:
 def explanation(compared: CompareFile) -> list[str]:
     level = f"{compared['level']:.0%}"
     adjusted = ADJUSTED[compared["adjust"]]
+    z = minimum_detectable_effect(1, 1.0, alpha=compared["alpha"], power=compared["power"])  # the MDE per unit error
     return [
         f"Rows are paired on sample ids: each metric is recomputed in both runs on the rows both scored, and A − B is "
         f"their difference. The {level} interval and p are clustered on the tasks' cluster keys (rows that share an "
@@ -128,7 +125,7 @@ def explanation(compared: CompareFile) -> list[str]:
         "independent (too small where rows share items: the design effect *deff* says "
         "how much they do). *r*: the per-row correlation of A's and B's values. *MDE*: the smallest true difference "
         f"this comparison detects at α = {compared['alpha']} with {compared['power']:.0%} power, "
-        f"{_z_factor(compared)} × the clustered error. Scores on report.md's scale, 0-100 (proportions as "
+        f"{z:.2f} × the clustered error. Scores on report.md's scale, 0-100 (proportions as "
         "percentages, the papers' 0-100 scores as they are; A − B, its interval and the MDE in points); counts and "
         "other numbers as recorded (compare.json holds every number as recorded). "
         "The formulas: docs/statistics.md, *Comparing two runs*.",

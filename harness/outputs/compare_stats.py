@@ -5,8 +5,8 @@ detectable effect (formulas: docs/statistics.md, "Comparing two runs").
 How each aggregation's difference gets its error (each run's metric recomputed on the paired rows, with the task's
 own aggregation, so the difference is of like with like):
 
-- `mean`: `paired_difference` of the per-row values (Miller 2024, Rec. 4), clustered on the rows' keys; McNemar's
-  counts and exact p where every value is 0 or 1.
+- `mean`: the mean of the per-row differences (`linearize_mean`; Miller 2024, Rec. 4), clustered on the rows' keys;
+  McNemar's counts and exact p where every value is 0 or 1.
 - `sum`, `ratio_of_sums`: each run's first-order form (`linearize_sum`, `linearize_ratio`) differenced row by row
   (`difference`), clustered the same way.
 - a task's own `!function` aggregation: the seeded cluster bootstrap of f(A's rows) - f(B's rows), clusters of paired
@@ -43,10 +43,9 @@ from harness.uncertainty.comparisons import (
     correlation,
     interval,
     mcnemar_exact,
-    paired_difference,
     two_sided_p,
 )
-from harness.uncertainty.influence import Linearized, difference
+from harness.uncertainty.influence import Linearized, difference, linearize_mean
 from harness.uncertainty.power import minimum_detectable_effect
 from harness.uncertainty.variance import ClusteredError, design_from_keys
 
@@ -183,7 +182,7 @@ def _metric_row(
     builtin = spec.aggregation if isinstance(spec.aggregation, str) else None
     right = _right_value(column_a, column_b)
     if builtin == "mean":
-        error, method = _paired_mean(column_a, column_b, keys, options)
+        error, method = _paired_mean(column_a, column_b, keys)
     elif builtin in ("sum", "ratio_of_sums"):
         form_a, form_b = agg_a.influences.get(metric), agg_b.influences.get(metric)
         if form_a is None or form_b is None:
@@ -226,17 +225,14 @@ def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None
 
 
 def _paired_mean(
-    column_a: list[object], column_b: list[object], keys: list[tuple[str, ...]], options: CompareOptions
+    column_a: list[object], column_b: list[object], keys: list[tuple[str, ...]]
 ) -> tuple[ClusteredError, str]:
-    """A mean's paired difference (`paired_difference`), where every value is one number."""
+    """A mean's paired difference (the module docstring), where every value is one number."""
     x, y = [number(v) for v in column_a], [number(v) for v in column_b]
     if any(v is None for v in [*x, *y]):
         return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    found = paired_difference([v or 0.0 for v in x], [v or 0.0 for v in y], keys, options.level)
-    overlap = design_from_keys(keys).overlap
-    error = ClusteredError(
-        found.stderr, found.stderr_clustered, found.n, found.n_clusters, found.design_effect, overlap, "mean"
-    )
+    differences = np.subtract([v or 0.0 for v in x], [v or 0.0 for v in y])
+    error = linearize_mean(differences, [str(i) for i in range(len(keys))], keys).error()
     return error, "paired difference of means, clustered"
 
 
