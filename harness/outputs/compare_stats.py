@@ -181,8 +181,12 @@ def _metric_row(
     column_a, column_b = _values(paired, "a", metric, ids), _values(paired, "b", metric, ids)
     builtin = spec.aggregation if isinstance(spec.aggregation, str) else None
     right = _right_value(column_a, column_b)
+    numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
+    filled = None  # A's and B's columns where every row is one number in both runs
+    if all(v is not None for v in [*numbers_a, *numbers_b]):
+        filled = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
     if builtin == "mean":
-        error, method = _paired_mean(column_a, column_b, keys)
+        error, method = _paired_mean(filled, keys)
     elif builtin in ("sum", "ratio_of_sums"):
         form_a, form_b = agg_a.influences.get(metric), agg_b.influences.get(metric)
         if form_a is None or form_b is None:
@@ -194,10 +198,9 @@ def _metric_row(
         error, method = _bootstrap(task, metric, column_a, column_b, keys, options)
     row = _row(name, "task", metric, method, values, error, options)
     row["higher_is_better"] = spec.higher_is_better
-    numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
-    if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
-        row["correlation"] = correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
-        _changes(row, [v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
+    if filled is not None:
+        row["correlation"] = correlation(*filled)
+        _changes(row, *filled)
     if right is not None:
         a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)
         b_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == 0.0 and y == right)
@@ -209,9 +212,7 @@ def _metric_row(
         why = f"it rests on {present} row{'s' if present != 1 else ''} with a value" if present < 2 else ""
         without_error(row, why or "its bootstrap replicates do not vary (equal up to rounding)")
         return row, agg_a.influences, agg_b.influences
-    totals = builtin in ("mean", "sum") and all(v is not None for v in [*numbers_a, *numbers_b])
-    columns = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b]) if totals else None
-    settle(row, options.level, columns, keys, right)
+    settle(row, options.level, filled if builtin in ("mean", "sum") else None, keys, right)
     return row, agg_a.influences, agg_b.influences
 
 
@@ -225,14 +226,12 @@ def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None
 
 
 def _paired_mean(
-    column_a: list[object], column_b: list[object], keys: list[tuple[str, ...]]
+    filled: tuple[list[float], list[float]] | None, keys: list[tuple[str, ...]]
 ) -> tuple[ClusteredError, str]:
-    """A mean's paired difference (the module docstring), where every value is one number."""
-    x, y = [number(v) for v in column_a], [number(v) for v in column_b]
-    if any(v is None for v in [*x, *y]):
+    """A mean's paired difference (the module docstring), where every value is one number (`filled`)."""
+    if filled is None:
         return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    differences = np.subtract([v or 0.0 for v in x], [v or 0.0 for v in y])
-    error = linearize_mean(differences, [str(i) for i in range(len(keys))], keys).error()
+    error = linearize_mean(np.subtract(*filled), [str(i) for i in range(len(keys))], keys).error()
     return error, "paired difference of means, clustered"
 
 
