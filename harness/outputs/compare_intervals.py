@@ -21,6 +21,7 @@ import numpy as np
 
 from harness.outputs.compare_file import ComparisonRow
 from harness.outputs.model_results import ModelResults
+from harness.outputs.paired_runs import float_or_nan
 from harness.outputs.report import scale_of, scales
 from harness.uncertainty.comparisons import FEW_CLUSTERS, cluster_sign_flip_p, clustered_newcombe
 from harness.uncertainty.variance import design_from_keys
@@ -36,13 +37,18 @@ def declared_scale(name: str, kind: str) -> int | None:
     return scales(named).get(name)
 
 
+def scale_for(name: str, kind: str, values: Sequence[object]) -> int | None:
+    """The scale `values` of a task or group lie on (`report.scale_of`: its benchmark's, else 1 for values in [0, 1]);
+    None for values on no known scale."""
+    declared = declared_scale(name, kind)
+    return declared if declared is not None else scale_of(name, values, {})
+
+
 def row_scale(row: ComparisonRow) -> float | None:
-    """The scale the row's values lie on (`report.scale_of`: its benchmark's, else 1 for values in [0, 1]); None for
-    a count (`sum`) or values on no known scale."""
+    """The scale the row's values lie on (`scale_for`); None for a count (`sum`) or values on no known scale."""
     if row["method"].startswith("sum"):
         return None
-    declared = declared_scale(row["name"], row["kind"])
-    found = declared if declared is not None else scale_of(row["name"], (row["value_a"], row["value_b"]), {})
+    found = scale_for(row["name"], row["kind"], (row["value_a"], row["value_b"]))
     return None if found is None else float(found)
 
 
@@ -87,17 +93,13 @@ def settle(
         right = scale  # every row 0 in both runs: the scale says what right would have been
     if columns is not None and right is not None and right == scale and row["method"].startswith("paired"):
         a, b = ([v / right for v in column] for column in columns)
-        se, se_clustered = _float(row["stderr"]), _float(row["stderr_clustered"])
+        se, se_clustered = float_or_nan(row["stderr"]), float_or_nan(row["stderr_clustered"])
         low, high = clustered_newcombe(a, b, se, se_clustered, row["n_clusters"], level)
         row["low"], row["high"] = low * right, high * right
         row["method"] += "; Newcombe's hybrid score interval on the effective n"
         return
     if scale is not None:
-        low, high = _float(row["low"]), _float(row["high"])
+        low, high = float_or_nan(row["low"]), float_or_nan(row["high"])
         if math.isfinite(low) and math.isfinite(high) and (low < -scale or high > scale):
             row["low"], row["high"] = max(low, -scale), min(high, scale)
             row["method"] += f"; interval cut at ±{scale:g}, the ends of the scale"
-
-
-def _float(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else NAN

@@ -13,9 +13,8 @@ import math
 from collections.abc import Sequence
 
 from harness.outputs.compare_file import AgreementRow, CompareFile, ComparisonRow
-from harness.outputs.compare_intervals import few_clusters
-from harness.outputs.model_results import ModelResults
-from harness.outputs.report import PERCENT, scale_of, scales
+from harness.outputs.compare_intervals import few_clusters, row_scale, scale_for
+from harness.outputs.report import PERCENT
 from harness.uncertainty.comparisons import FEW_CLUSTERS
 from harness.uncertainty.power import minimum_detectable_effect
 
@@ -31,23 +30,10 @@ def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
     return f"{value * factor:.{digits}f}"
 
 
-def report_scales(compared: CompareFile) -> dict[str, int]:
-    """Task or group -> the scale its benchmark declares (`report.scales`, from the installed task folders: the
-    comparison's own were read under the one rule of `trusted_tasks`; here only the declarations are looked up)."""
-    rows = compared["rows"]
-    named = ModelResults(
-        results={r["name"]: {} for r in rows if r["kind"] == "task"},
-        groups={r["name"]: {} for r in rows if r["kind"] == "group"},
-    )
-    return scales(named)
-
-
-def _factor(row: ComparisonRow, declared: dict[str, int]) -> float | None:
-    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`report.scale_of`, report.md's own
-    rule); None: shown as recorded (a count, or numbers that are no proportions)."""
-    if row["method"].startswith("sum"):
-        return None
-    scale = scale_of(row["name"], (row["value_a"], row["value_b"]), declared)
+def _factor(row: ComparisonRow) -> float | None:
+    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`compare_intervals.row_scale`,
+    report.md's own rule); None: shown as recorded (a count, or numbers that are no proportions)."""
+    scale = row_scale(row)
     return None if scale is None else PERCENT / scale
 
 
@@ -78,14 +64,14 @@ def _counts(row: ComparisonRow) -> str:
     return "" if row["a_only"] is None else f"{row['a_only']} / {row['b_only']}"
 
 
-def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool, declared: dict[str, int]) -> list[str]:
+def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) -> list[str]:
     adjusted = ADJUSTED[compared["adjust"]]
     head = ["task" if tasks else "group", "metric", "rows", "A", "B", "A − B", f"{compared['level']:.0%} interval"]
     head += ["A only / B only", "McNemar p", "r"] if tasks else []
     head += ["p", f"p ({adjusted})", "deff", "MDE"] + (["run to run"] if compared["same_model"] else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        factor = _factor(row, declared)
+        factor = _factor(row)
         value, points = (4, 4) if factor is None else (1, 2)  # one decimal: report.md's cells; points: two
         scaled = 1.0 if factor is None else factor
         cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"], value, scaled)]
@@ -99,10 +85,6 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool, de
             cells.append(_number(row["run_to_run_stderr"], points, scaled))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
-
-
-def _z_factor(compared: CompareFile) -> str:
-    return f"{minimum_detectable_effect(1, 1.0, alpha=compared['alpha'], power=compared['power']):.2f}"
 
 
 def _runs(compared: CompareFile) -> list[str]:
@@ -126,6 +108,7 @@ def _runs(compared: CompareFile) -> list[str]:
 def explanation(compared: CompareFile) -> list[str]:
     level = f"{compared['level']:.0%}"
     adjusted = ADJUSTED[compared["adjust"]]
+    z = minimum_detectable_effect(1, 1.0, alpha=compared["alpha"], power=compared["power"])  # the MDE per unit error
     return [
         f"Rows are paired on sample ids: each metric is recomputed in both runs on the rows both scored, and A − B is "
         f"their difference. The {level} interval and p are clustered on the tasks' cluster keys (rows that share an "
@@ -142,7 +125,7 @@ def explanation(compared: CompareFile) -> list[str]:
         "independent (too small where rows share items: the design effect *deff* says "
         "how much they do). *r*: the per-row correlation of A's and B's values. *MDE*: the smallest true difference "
         f"this comparison detects at α = {compared['alpha']} with {compared['power']:.0%} power, "
-        f"{_z_factor(compared)} × the clustered error. Scores on report.md's scale, 0-100 (proportions as "
+        f"{z:.2f} × the clustered error. Scores on report.md's scale, 0-100 (proportions as "
         "percentages, the papers' 0-100 scores as they are; A − B, its interval and the MDE in points); counts and "
         "other numbers as recorded (compare.json holds every number as recorded). "
         "The formulas: docs/statistics.md, *Comparing two runs*.",
@@ -229,7 +212,7 @@ def _confusion(metrics: list[str], row: AgreementRow) -> list[str]:
     return [*lines, ""]
 
 
-def _agreement(compared: CompareFile, declared: dict[str, int], part: str) -> list[str]:
+def _agreement(compared: CompareFile, part: str) -> list[str]:
     rows = compared.get("agreement") or []
     if not rows:
         return []
@@ -250,7 +233,7 @@ def _agreement(compared: CompareFile, declared: dict[str, int], part: str) -> li
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     tables: list[str] = []
     for metrics, row in _merged(rows):
-        scale = scale_of(row["tasks"][0], (row["value_a"], row["value_b"]), declared)
+        scale = scale_for(row["tasks"][0], "task", (row["value_a"], row["value_b"]))
         factor, digits = (1.0, 4) if scale is None else (PERCENT / scale, 2)
         cells = [f"`{row['name']}`", ", ".join(metrics), row["measurement"], str(row["n"])]
         cells += [f"{row['judged_a_only']} / {row['judged_b_only']}", _number(row["equal"], 2)]
@@ -272,12 +255,11 @@ def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
     lines += [*_runs(compared), "", *explanation(compared), ""]
     groups = [r for r in compared["rows"] if r["kind"] == "group"]
     tasks = [r for r in compared["rows"] if r["kind"] == "task"]
-    declared = report_scales(compared)
     if groups:
-        lines += [f"{part} Groups", "", *_table(groups, compared, False, declared), ""]
+        lines += [f"{part} Groups", "", *_table(groups, compared, False), ""]
     if tasks:
-        lines += [f"{part} Tasks", "", *_table(tasks, compared, True, declared), ""]
-    lines += _agreement(compared, declared, part)
+        lines += [f"{part} Tasks", "", *_table(tasks, compared, True), ""]
+    lines += _agreement(compared, part)
     lines += [f"{part} Rows in one run only", "", *_unpaired(compared), ""]
     if compared["not_compared"]:
         lines += [f"{part} Not compared", "", *_not_compared(compared), ""]

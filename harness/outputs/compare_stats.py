@@ -5,8 +5,8 @@ detectable effect (formulas: docs/statistics.md, "Comparing two runs").
 How each aggregation's difference gets its error (each run's metric recomputed on the paired rows, with the task's
 own aggregation, so the difference is of like with like):
 
-- `mean`: `paired_difference` of the per-row values (Miller 2024, Rec. 4), clustered on the rows' keys; McNemar's
-  counts and exact p where every value is 0 or 1.
+- `mean`: the mean of the per-row differences (`linearize_mean`; Miller 2024, Rec. 4), clustered on the rows' keys;
+  McNemar's counts and exact p where every value is 0 or 1.
 - `sum`, `ratio_of_sums`: each run's first-order form (`linearize_sum`, `linearize_ratio`) differenced row by row
   (`difference`), clustered the same way.
 - a task's own `!function` aggregation: the seeded cluster bootstrap of f(A's rows) - f(B's rows), clusters of paired
@@ -33,7 +33,7 @@ from harness.config.task_config import GroupConfig, MetricSpec
 from harness.outputs.compare_file import Adjustment, ComparisonRow
 from harness.outputs.compare_intervals import row_scale, settle, without_error
 from harness.outputs.groups import group_entries, leaf_tasks
-from harness.outputs.paired_runs import PairedTask, number, row_keys
+from harness.outputs.paired_runs import PairedTask, float_or_nan, number, row_keys
 from harness.running.metric_errors import Influences, bootstrap_seed
 from harness.running.task import Task
 from harness.running.task_aggregation import aggregate_metrics
@@ -43,10 +43,9 @@ from harness.uncertainty.comparisons import (
     correlation,
     interval,
     mcnemar_exact,
-    paired_difference,
     two_sided_p,
 )
-from harness.uncertainty.influence import Linearized, difference
+from harness.uncertainty.influence import Linearized, difference, linearize_mean
 from harness.uncertainty.power import minimum_detectable_effect
 from harness.uncertainty.variance import ClusteredError, design_from_keys
 
@@ -182,8 +181,12 @@ def _metric_row(
     column_a, column_b = _values(paired, "a", metric, ids), _values(paired, "b", metric, ids)
     builtin = spec.aggregation if isinstance(spec.aggregation, str) else None
     right = _right_value(column_a, column_b)
+    numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
+    filled = None  # A's and B's columns where every row is one number in both runs
+    if all(v is not None for v in [*numbers_a, *numbers_b]):
+        filled = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
     if builtin == "mean":
-        error, method = _paired_mean(column_a, column_b, keys, options)
+        error, method = _paired_mean(filled, keys)
     elif builtin in ("sum", "ratio_of_sums"):
         form_a, form_b = agg_a.influences.get(metric), agg_b.influences.get(metric)
         if form_a is None or form_b is None:
@@ -195,10 +198,9 @@ def _metric_row(
         error, method = _bootstrap(task, metric, column_a, column_b, keys, options)
     row = _row(name, "task", metric, method, values, error, options)
     row["higher_is_better"] = spec.higher_is_better
-    numbers_a, numbers_b = [number(v) for v in column_a], [number(v) for v in column_b]
-    if all(v is not None for v in [*numbers_a, *numbers_b]):  # one number per row in both runs
-        row["correlation"] = correlation([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
-        _changes(row, [v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
+    if filled is not None:
+        row["correlation"] = correlation(*filled)
+        _changes(row, *filled)
     if right is not None:
         a_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == right and y == 0.0)
         b_only = sum(1 for x, y in zip(numbers_a, numbers_b, strict=True) if x == 0.0 and y == right)
@@ -210,9 +212,7 @@ def _metric_row(
         why = f"it rests on {present} row{'s' if present != 1 else ''} with a value" if present < 2 else ""
         without_error(row, why or "its bootstrap replicates do not vary (equal up to rounding)")
         return row, agg_a.influences, agg_b.influences
-    totals = builtin in ("mean", "sum") and all(v is not None for v in [*numbers_a, *numbers_b])
-    columns = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b]) if totals else None
-    settle(row, options.level, columns, keys, right)
+    settle(row, options.level, filled if builtin in ("mean", "sum") else None, keys, right)
     return row, agg_a.influences, agg_b.influences
 
 
@@ -226,17 +226,12 @@ def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None
 
 
 def _paired_mean(
-    column_a: list[object], column_b: list[object], keys: list[tuple[str, ...]], options: CompareOptions
+    filled: tuple[list[float], list[float]] | None, keys: list[tuple[str, ...]]
 ) -> tuple[ClusteredError, str]:
-    """A mean's paired difference (`paired_difference`), where every value is one number."""
-    x, y = [number(v) for v in column_a], [number(v) for v in column_b]
-    if any(v is None for v in [*x, *y]):
+    """A mean's paired difference (the module docstring), where every value is one number (`filled`)."""
+    if filled is None:
         return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    found = paired_difference([v or 0.0 for v in x], [v or 0.0 for v in y], keys, options.level)
-    overlap = design_from_keys(keys).overlap
-    error = ClusteredError(
-        found.stderr, found.stderr_clustered, found.n, found.n_clusters, found.design_effect, overlap, "mean"
-    )
+    error = linearize_mean(np.subtract(*filled), [str(i) for i in range(len(keys))], keys).error()
     return error, "paired difference of means, clustered"
 
 
@@ -310,7 +305,7 @@ def compare_groups(
     rows: list[ComparisonRow] = []
     for (group, metric), form_a in forms_a.items():
         form_b = forms_b.get((group, metric))
-        value_a, value_b = (_float(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
+        value_a, value_b = (float_or_nan(e.get(group, {}).get(f"{metric},none")) for e in (entries_a, entries_b))
         if form_a is None or form_b is None or not (math.isfinite(value_a) and math.isfinite(value_b)):
             continue
         differenced = difference(form_a, form_b)
@@ -327,11 +322,6 @@ def compare_groups(
         row["unpaired_b"] = sum(t.unpaired_b for t in members)
         rows.append(row)
     return rows
-
-
-def _float(value: object) -> float:
-    found = number(value)
-    return NAN if found is None else found
 
 
 def adjust(rows: Sequence[ComparisonRow], method: Adjustment) -> int:

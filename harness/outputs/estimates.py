@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.uncertainty.comparisons import effective_n, interval, wilson_interval
@@ -59,14 +59,12 @@ class Estimate:
         def times(value: float | None) -> float | None:
             return None if value is None else value * factor
 
-        return Estimate(
-            times(self.value),
-            times(self.stderr),
-            times(self.clustered),
-            self.n,
-            self.n_clusters,
-            times(self.scale),
-            self.design_effect,
+        return replace(
+            self,
+            value=times(self.value),
+            stderr=times(self.stderr),
+            clustered=times(self.clustered),
+            scale=times(self.scale),
         )
 
     @property

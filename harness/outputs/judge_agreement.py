@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -131,19 +131,14 @@ def _pooled(judged: Sequence[JudgedPairs]) -> list[tuple[JudgedPairs, list[str]]
     for items in pools.values():
         if len(items) < 2:
             continue
-        first = items[0]
-        pool = JudgedPairs(
-            f"{len(items)} tasks",
-            first.metric,
-            first.measurement,
-            first.measurement_from,
-            first.judge_a,
-            first.judge_b,
-            [v for i in items for v in i.a],
-            [v for i in items for v in i.b],
-            [k for i in items for k in i.keys],
-            sum(i.judged_a_only for i in items),
-            sum(i.judged_b_only for i in items),
+        pool = replace(
+            items[0],
+            task=f"{len(items)} tasks",
+            a=[v for i in items for v in i.a],
+            b=[v for i in items for v in i.b],
+            keys=[k for i in items for k in i.keys],
+            judged_a_only=sum(i.judged_a_only for i in items),
+            judged_b_only=sum(i.judged_b_only for i in items),
         )
         out.append((pool, [i.task for i in items]))
     return out

@@ -269,6 +269,12 @@ def number(value: object) -> float | None:
     return None
 
 
+def float_or_nan(value: object) -> float:
+    """`number`, NaN where the value is no number (a file's "N/A")."""
+    found = number(value)
+    return math.nan if found is None else found
+
+
 def row_keys(task: str, sample_id: str, a: SampleRecord, b: SampleRecord) -> tuple[str, ...]:
     """The row's cluster keys as both runs recorded them (the same data gives the same keys; a key either run names
     links the row), or its own name where neither names one."""

@@ -128,10 +128,7 @@ def power_row(
     n, clusters = design.n, design.n_clusters
     deff = max(design_effect, 1.0) if math.isfinite(design_effect) else NAN
     compared = _compared_sd(sd, options) if math.isfinite(sd) else NAN
-    mde = NAN
-    if math.isfinite(deff) and compared > 0:
-        mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    rows_needed, clusters_needed = _needed(n, clusters, compared, deff, options)
+    mde, rows_needed, clusters_needed = _detection(n, clusters, compared, deff, options)
     if not compared > 0 and not note:
         note = "no spread: every row scored alike, so the run says nothing of the variance"
     return PowerRow(
@@ -155,14 +152,18 @@ def power_row(
     )
 
 
-def _needed(
+def _detection(
     n: int, clusters: int, compared: float, deff: float, options: PowerOptions
-) -> tuple[int | None, int | None]:
-    """The rows and clusters `options.effect` needs at a compared sd and design effect (None, None: not computable)."""
-    if not (math.isfinite(deff) and compared > 0 and options.effect != 0):
-        return None, None
+) -> tuple[float, int | None, int | None]:
+    """At a compared sd and design effect: the MDE at n rows, and the rows and clusters `options.effect` needs (NaN,
+    None, None: not computable)."""
+    if not (math.isfinite(deff) and compared > 0):
+        return NAN, None, None
+    mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
+    if options.effect == 0:
+        return mde, None, None
     rows = sample_size(options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    return rows, (math.ceil(rows * clusters / n) if n else None)
+    return mde, rows, (math.ceil(rows * clusters / n) if n else None)
 
 
 def from_pair(
@@ -177,10 +178,7 @@ def from_pair(
     note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
     if not math.isfinite(deff) and compared > 0:
         deff, note = 1.0, "design effect not estimable (one cluster): taken as 1"
-    mde = NAN
-    if math.isfinite(deff) and compared > 0:
-        mde = minimum_detectable_effect(error.n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    rows_needed, clusters_needed = _needed(error.n, error.n_clusters, compared, deff, options)
+    mde, rows_needed, clusters_needed = _detection(error.n, error.n_clusters, compared, deff, options)
     return PowerRow(
         benchmark=benchmark,
         task=task,

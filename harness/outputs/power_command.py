@@ -20,7 +20,7 @@ from harness.outputs.compare_command import names_arg, probability_arg
 from harness.outputs.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.compare_intervals import row_scale as compared_scale
 from harness.outputs.compare_runs import NOT_DECLARED, task_index
-from harness.outputs.paired_runs import JournalUnreadable, pick_run, read_task_journal, row_keys
+from harness.outputs.paired_runs import JournalUnreadable, float_or_nan, pick_run, read_task_journal, row_keys
 from harness.outputs.power_analysis import (
     AS_RECORDED,
     PowerFile,
@@ -229,7 +229,7 @@ def from_pair_file(
         if metrics is not None and row["metric"] not in metrics:
             continue
         se, se_clustered, deff, r = (
-            _float(row[k]) for k in ("stderr", "stderr_clustered", "design_effect", "correlation")
+            float_or_nan(row[k]) for k in ("stderr", "stderr_clustered", "design_effect", "correlation")
         )
         error = ClusteredError(se, se_clustered, row["n_paired"], row["n_clusters"], deff, row["overlap"])
         scale = compared_scale(row)
@@ -239,10 +239,6 @@ def from_pair_file(
     if not rows:
         raise UserError(f"{found}: no task's row to plan from" + (f" among {', '.join(names)}" if names else ""))
     return power_file("pair", rows, {}, options)
-
-
-def _float(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else math.nan
 
 
 def _benchmark(dataset_path: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from harness.config.benchmark import Benchmark, declared_benchmark
@@ -261,14 +261,20 @@ def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> lis
                 parts_of.setdefault(hook, {})[model] = part
     lines: list[str] = []
     for hook, parts in parts_of.items():
-        try:
-            lines += hook(parts, out_dir)
-        except Exception as err:  # a broken figure must not lose the report
-            name = f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__name__', '?')}"
-            failure = f"report hook {name} failed: {type(err).__name__}: {err}"
-            print(f"harness: {failure}", file=sys.stderr)
-            lines += [f"*{failure}*", ""]
+        name = f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__name__', '?')}"
+        lines += _hook_lines(f"report hook {name} failed", functools.partial(hook, parts, out_dir))
     return lines
+
+
+def _hook_lines(failed: str, hook: Callable[[], list[str]]) -> list[str]:
+    """A benchmark's report hook's lines; where it raises, one line saying so (here and on stderr): one broken
+    section or figure must not lose the whole report."""
+    try:
+        return list(hook())
+    except Exception as err:
+        failure = f"{failed}: {type(err).__name__}: {err}"
+        print(f"harness: {failure}", file=sys.stderr)
+        return [f"*{failure}*", ""]
 
 
 def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
@@ -276,17 +282,9 @@ def _model_part(model: str, data: ModelResults, out_dir: Path) -> list[str]:
     lines = [f"## {model}", "", *provenance_section(data.data())]
     for benchmark, part in benchmark_sections(data):
         section = report_of(benchmark).section
-        if section is None:
-            continue
-        try:
-            lines += section(model, part, out_dir)
-        except Exception as err:  # one benchmark's broken section must not lose the whole report
-            failure = (
-                f"report section {section.__module__}.{getattr(section, '__name__', '?')} failed for {model}: "
-                f"{type(err).__name__}: {err}"
-            )
-            print(f"harness: {failure}", file=sys.stderr)
-            lines += [f"*{failure}*", ""]
+        if section is not None:
+            failed = f"report section {section.__module__}.{getattr(section, '__name__', '?')} failed for {model}"
+            lines += _hook_lines(failed, functools.partial(section, model, part, out_dir))
     lines += metric_table(data)
     return lines + ["Results files:", ""] + [f"- `{f}`" for f in data.files] + [""]
 

@@ -36,18 +36,12 @@ TaskEntry = dict[str, MetricValue]
 ERROR_SUFFIXES = ("_stderr", "_stderr_clustered")
 
 
-def is_metric_key(key: str) -> bool:
-    """Whether a results entry's key (`"<name>,<filter>"`) holds a metric's value, not its error or the alias."""
-    name, comma, _ = key.partition(",")
-    return bool(comma) and not name.endswith(ERROR_SUFFIXES)
-
-
 def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
     """(metric, value, stderr or "N/A") for each `"metric,filter"` key of a task's results that holds a metric (not
-    one of its errors)."""
+    one of its errors, nor the alias)."""
     for key, value in entry.items():
-        if is_metric_key(key):
-            metric = key.split(",")[0]
+        metric, comma, _ = key.partition(",")
+        if comma and not metric.endswith(ERROR_SUFFIXES):
             yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 

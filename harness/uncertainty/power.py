@@ -86,20 +86,14 @@ def comparison_sd(sd_a: float, sd_b: float | None = None, correlation: float = 0
     return math.sqrt(max(sd_a * sd_a + sd_b * sd_b - 2 * correlation * sd_a * sd_b, 0.0))
 
 
-def _z_sum(alpha: float, power: float, two_sided: bool) -> float:
+def _z_sum(alpha: float, power: float) -> float:
     from scipy import stats
 
-    return float(stats.norm.ppf(1 - alpha / (2 if two_sided else 1)) + stats.norm.ppf(power))
+    return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 
 def minimum_detectable_effect(
-    n: float,
-    sd: float,
-    *,
-    design_effect: float = 1.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    two_sided: bool = True,
+    n: float, sd: float, *, design_effect: float = 1.0, alpha: float = 0.05, power: float = 0.8
 ) -> float:
     """The smallest true difference detected with probability `power` at level `alpha` with n rows (per run) whose
     compared quantity has per-row standard deviation `sd` (`comparison_sd`) and clusters of design effect
@@ -108,17 +102,11 @@ def minimum_detectable_effect(
         return math.nan
     if n <= 0:
         return math.inf
-    return _z_sum(alpha, power, two_sided) * math.sqrt(design_effect * sd * sd / n)
+    return _z_sum(alpha, power) * math.sqrt(design_effect * sd * sd / n)
 
 
 def sample_size(
-    effect: float,
-    sd: float,
-    *,
-    design_effect: float = 1.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    two_sided: bool = True,
+    effect: float, sd: float, *, design_effect: float = 1.0, alpha: float = 0.05, power: float = 0.8
 ) -> int:
     """The rows (per run) needed to detect a true difference `effect` (same scale as `sd`), rounded up: the inverse of
     `minimum_detectable_effect`. Clusters of a fixed size m need ceil(n / m) of them. Edge cases: effect 0 (or a NaN
@@ -127,7 +115,7 @@ def sample_size(
         raise ValueError(f"a sample size needs a finite, non-zero effect (got {effect}) and a finite sd ({sd})")
     if sd == 0:
         return 1
-    ratio = _z_sum(alpha, power, two_sided) * sd / effect
+    ratio = _z_sum(alpha, power) * sd / effect
     needed = design_effect * ratio * ratio
     if not math.isfinite(needed):
         raise ValueError(f"no finite sample size detects {effect} at sd {sd}")

@@ -245,10 +245,3 @@ def mean_error(values: Sequence[float] | np.ndarray, keys: Sequence[Sequence[Has
     x = np.asarray(values, dtype=float)
     psi = (x - x.mean()) / len(x) if len(x) else x
     return influence_error(psi, design_from_keys(keys))
-
-
-def clustered_stderr(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable]) -> float:
-    """CR1 standard error of a mean with one cluster id per row (inspect_ai's `stderr(cluster=...)`):
-    sqrt(C/(C-1) Σ_c (Σ_{i in c} (x_i - x̄))²) / n. Edge cases: fewer than two rows or two clusters give NaN;
-    all values equal give 0.0."""
-    return mean_error(values, [[c] for c in clusters]).stderr_clustered
