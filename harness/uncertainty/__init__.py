@@ -2,8 +2,8 @@
 imported where they are used), in the harness's base layer, so every layer may use them. The formulas, what is
 clustered on which key and why: `docs/statistics.md`.
 
-- `design`: which rows share an item (`design_from_keys`: a partition, or a crossed overlap design).
-- `variance`: plain (n - 1) and clustered (CR1; the graph sum for overlaps) errors, clusters, design effect.
+- `variance`: which rows share an item (`design_from_keys`: a partition, or a crossed overlap design), plain (n - 1)
+  and clustered (CR1; the graph sum for overlaps) errors, clusters, design effect.
 - `influence`: aggregates in first-order form (`Linearized`): mean, sum, ratio of sums, the jackknife for any other;
   combined through a group's rule (`combine`, `rule_gradient`) or differenced between runs (`difference`).
 - `bootstrap`: the seeded cluster bootstrap, for aggregates no formula linearizes and for whole curves.
