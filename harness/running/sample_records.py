@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypedDict, cast
 
 from harness.api import (
@@ -88,21 +89,15 @@ class LoggedFields(TypedDict, total=False):
     effective_image_sizes: list[list[int] | None]
 
 
+@dataclass
 class RecordBuilder:
-    """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
+    """The records of one run's samples, for its model: scored unless `--predict_only` (`scoring`), with what each
     sample was asked."""
 
-    def __init__(
-        self,
-        model: Model,
-        score: bool,
-        reasoning: ReasoningTags | None = None,
-        answer: AnswerTags | None = None,
-    ) -> None:
-        self.model = model
-        self.scoring = score
-        self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
-        self.answer = answer  # the tags it wraps its answer in after its thinking: what they hold is scored
+    model: Model
+    scoring: bool
+    reasoning: ReasoningTags | None = None  # a reasoning model's thinking, taken out of its answer before it is scored
+    answer: AnswerTags | None = None  # the tags it wraps its answer in after its thinking: what they hold is scored
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
