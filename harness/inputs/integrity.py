@@ -176,7 +176,7 @@ class DataFile:
     def unchanged(self) -> bool:
         """Whether the file at this path is still the one hashed, untouched."""
         try:
-            return _identity(self.path, os.stat(self.path)) == _identity(self.path, self._stat)
+            return self._same_identity(os.stat(self.path))
         except OSError:
             return False
 

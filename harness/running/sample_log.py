@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypeGuard
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -159,10 +159,6 @@ def sample_log_problem(line: object) -> str | None:
     return f"{schema.where(found['loc'])}: expected {schema.expected(found)}, got {got}"
 
 
-def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
-    return sample_log_problem(line) is None
-
-
 def read_sample_log(path: Path) -> list[SampleLogLine]:
     """A sample log's lines, each checked against `SampleLogLine`; a `UserError` naming the file and line."""
     lines = []
@@ -172,7 +168,8 @@ def read_sample_log(path: Path) -> list[SampleLogLine]:
             line = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:
             raise UserError(f"{path}:{number}: not a sample log line: not JSON ({err})") from None
-        if not is_sample_log_line(line):
-            raise UserError(f"{path}:{number}: not a sample log line: {sample_log_problem(line)}")
+        problem = sample_log_problem(line)
+        if problem is not None:
+            raise UserError(f"{path}:{number}: not a sample log line: {problem}")
         lines.append(line)
     return lines
