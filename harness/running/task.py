@@ -25,20 +25,6 @@ from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
 
-# The task keys that may name a function.
-HOOK_KEYS = (
-    "process_docs",
-    "doc_to_text",
-    "doc_to_messages",
-    "doc_to_visual",
-    "doc_to_target",
-    "random_answer",
-    "process_results",
-    "truncation",
-    "text_round_trip",
-    "fit_context",
-)
-
 
 def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:
     """`metadata` as a task's identity holds it: less what only describes the task (`all_rows`, and
@@ -164,8 +150,10 @@ def bind_hooks(config: TaskConfig) -> tuple[dict[str, TaskHook], JudgeSpec | Non
     """The task's hooks (by YAML key), its judge and its metrics' aggregations, or a `TaskConfigError` naming its
     YAML."""
     name = config.task
-    functions = {
-        key: TaskHook(key, name, value) for key in HOOK_KEYS if isinstance(value := getattr(config, key), FunctionRef)
+    functions = {  # every key a `!function` names, but the benchmark's declaration (no hook: `harness.config.benchmark`)
+        key: TaskHook(key, name, value)
+        for key, value in vars(config).items()
+        if isinstance(value, FunctionRef) and key != "benchmark"
     }
     judge = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {name!r}", name) if config.judge else None
     judged = set(judge.metrics) if judge else set()
