@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NotRequired
@@ -35,7 +34,7 @@ from harness.errors import UserError
 from harness.file_writing import read_bytes, write_lines
 from harness.models.pricing import tokens_of
 from harness.redact import dumps
-from harness.running.journal import SampleRecord
+from harness.running.journal import SampleRecord, file_safe
 from harness.running.prompt_store import PromptTexts
 
 SAMPLE_LOG_MOST = contract.GiB  # each sample's prompt in full: a 128K task's log is some hundreds of MB
@@ -79,7 +78,7 @@ def hash_string(text: str) -> str:
 
 def sample_log_name(task: str, date_id: str, suffix: str | None = None) -> str:
     """`samples_<task>_<date>.jsonl`, or with lmms-eval's `--log_samples_suffix`, `samples_<task>_<suffix>_<date>`."""
-    return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
+    return f"samples_{file_safe(task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
 
 
 def _value(value: object) -> Any:
