@@ -150,35 +150,25 @@ class RecordBuilder:
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
         """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
-        return {
-            "doc_id": doc_id,
-            "sample_id": sample_id,
-            "status": INVALID_INPUT,
-            "error": reason,
-            **cluster_field(task, doc),
-            **self.log_fields(task, None, doc),
-        }
+        return self.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, reason), doc)
 
     def screened_out(
         self,
         task: Task,
         doc_id: int,
         sample_id: str,
-        request: Request,
+        request: Request | None,
         problem: tuple[Status, str],
         doc: Mapping[str, object],
     ) -> SampleRecord:
-        """The record of a request the screen kept from the model (`screen`)."""
-        return {
-            "doc_id": doc_id,
-            "sample_id": sample_id,
-            "status": problem[0],
-            "error": problem[1],
-            "token_count": self.model.prompt_tokens(request),
-            "input_sha256": input_sha256(request),
-            **cluster_field(task, doc),
-            **self.log_fields(task, request, doc),
-        }
+        """The record of a request the screen kept from the model (`screen`), or of a row without one (`invalid`)."""
+        record: SampleRecord = {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1]}
+        if request is not None:
+            record["token_count"] = self.model.prompt_tokens(request)
+            record["input_sha256"] = input_sha256(request)
+        record.update(cluster_field(task, doc))
+        record.update(self.log_fields(task, request, doc))
+        return record
 
     @staticmethod
     def score(task: Task, doc: Mapping[str, object], record: SampleRecord) -> SampleRecord:
