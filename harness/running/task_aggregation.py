@@ -1,24 +1,19 @@
-"""What running one task gives (`TaskResult`): its sample metrics aggregated (each `metric_list` entry's aggregation
-over the scored samples' values, its plain and clustered standard errors, clusters and design effect:
-`harness.running.metric_errors`; a mapping kept apart as a breakdown), its samples counted per status, and how the
-run got them."""
+"""A task's sample metrics aggregated: each `metric_list` entry's aggregation over the scored samples' values, its
+plain and clustered standard errors, clusters and design effect (`harness.running.metric_errors`), and a mapping kept
+apart as a breakdown."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.api import EMPTY, OK, GenerationSettings
 from harness.config.task_config import MetricSpec
 from harness.errors import UserError
 from harness.running.metric_errors import Influences, ScoredRow, breakdown_errors, metric_errors
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 from harness.uncertainty.variance import ClusteredError
-
-if TYPE_CHECKING:  # a task aggregates with this module's functions
-    from harness.running.task import Task
 
 
 @dataclass
@@ -31,33 +26,6 @@ class Aggregated:
     breakdowns: dict[str, Any] = field(default_factory=dict)
     errors: dict[str, ClusteredError] = field(default_factory=dict)
     influences: Influences = field(default_factory=Influences)
-
-
-@dataclass(kw_only=True)
-class TaskResult(Aggregated):
-    """A task's aggregates (`Aggregated`) and how the run got them."""
-
-    task: Task
-    settings: GenerationSettings
-    fingerprint: str
-    counts: dict[str, int]  # samples per status, over the evaluated documents
-    n_effective: int
-    resumed: int  # samples found finished in the journal
-    changed: int  # journalled samples whose inputs changed since, generated again
-    generated: int  # samples sent to the model in this run
-    seconds: float
-    usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
-    answer_usages: list[dict[str, int]] = field(default_factory=list)  # each answer's, priced one by one (`cost`)
-    task_docs: int = 0  # documents of the task before sharding
-    rescored: str | None = None  # why and how many stored replies were scored again (`SampleStore.rescoring`)
-    truncated: int = 0  # samples the task's truncation rule cut to fit the model
-    judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
-    judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
-    judge_usages: list[dict[str, int]] = field(default_factory=list)  # each judge call's, priced one by one
-
-    @property
-    def n_scored(self) -> int:
-        return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)
 
 
 def _aggregate_one(task: str, aggregation: Callable[..., Any], spec: MetricSpec, column: list[Any]) -> Any:
