@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from harness.run_arguments import EvaluationOptions
     from harness.running.judge import Judges
     from harness.running.sharding import Shard
-    from harness.running.task_result import TaskResult
+    from harness.running.task import TaskResult
 
 PREDICT_ONLY_NOTE = (
     "the answers are generated and journalled, not scored (no metrics); the same command without "

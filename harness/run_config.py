@@ -31,9 +31,7 @@ def cache_stats(model: Model) -> dict[str, Any]:
 
 def _data_dir_label(data_dir: str | None) -> str | None:
     """--data_dir as the results record it: a local folder made absolute, a Hub location as given."""
-    from harness.inputs.hub import HUB_PREFIX
-
-    if data_dir is None or str(data_dir).startswith(HUB_PREFIX):
+    if data_dir is None or str(data_dir).startswith(contract.HUB_PREFIX):
         return data_dir
     try:
         return str(contract.expanded(data_dir).resolve())

@@ -17,7 +17,7 @@ from harness.running.budget import Budget
 from harness.running.cache_estimate import cache_tallies
 from harness.running.cost_estimate import Estimate, cap_notes, estimate, total_usd, unbounded, unpriced
 from harness.running.screen_only import ScreenedTask
-from harness.running.task_result import TaskResult
+from harness.running.task import TaskResult
 
 
 def screened(plan: RunPlan) -> tuple[ScreenModel, list[ScreenedTask]]:

@@ -41,13 +41,10 @@ class ClusterKey:
             return {**({"key": list(self.columns)} if self.columns else {}), "overlap": list(self.overlap)}
         return self.columns[0] if len(self.columns) == 1 else list(self.columns)
 
-    def missing_columns(self, row: Mapping[str, object]) -> list[str]:
-        return [c for c in (*self.columns, *self.overlap) if c not in row]
-
     def keys(self, namespace: str, row: Mapping[str, object]) -> list[str]:
         """The row's cluster keys (see the module's docstring); a `TaskConfigError` naming the YAML line when the row
         lacks a column."""
-        missing = self.missing_columns(row)
+        missing = [c for c in (*self.columns, *self.overlap) if c not in row]
         if missing:
             raise TaskConfigError(
                 f"{self.where}: `cluster_key` names {', '.join(repr(c) for c in missing)}, which the task's rows lack "

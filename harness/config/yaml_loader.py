@@ -60,25 +60,15 @@ class FunctionRef:
 
     def resolve(self) -> Callable[..., Any]:
         """The function the tag names."""
-        found, origin, where = self._lookup()
-        if not callable(found):
-            raise TaskConfigError(
-                f"{where}: `!function {self.spec}`: {origin} has no function {self.spec.rpartition('.')[2]!r}"
-            )
-        return found
+        return self._lookup(callable)  # type: ignore[return-value]  # `callable` checked it
 
     def resolve_attribute(self) -> object:
         """What the tag names, function or not (lm-eval's `!function` resolves any attribute: a benchmark's
         declaration is a `harness.config.benchmark.Benchmark`)."""
-        found, origin, where = self._lookup()
-        if found is _ABSENT:
-            raise TaskConfigError(
-                f"{where}: `!function {self.spec}`: {origin} has no function {self.spec.rpartition('.')[2]!r}"
-            )
-        return found
+        return self._lookup(lambda found: found is not _ABSENT)
 
-    def _lookup(self) -> tuple[object, str, str]:
-        """(what the tag names, or `_ABSENT`; the file it was found in; the YAML line)."""
+    def _lookup(self, accepted: Callable[[object], bool]) -> object:
+        """What the tag names, where `accepted` takes it (a `TaskConfigError` naming the YAML line otherwise)."""
         module_name, _, func_name = self.spec.rpartition(".")
         where = f"{self.yaml_file}:{self.line}"
         if not module_name or not func_name:
@@ -97,7 +87,9 @@ class FunctionRef:
                 ) from None
             origin = getattr(module, "__file__", module_name)
         found: object = getattr(module, func_name, _ABSENT)
-        return found, origin, where
+        if not accepted(found):
+            raise TaskConfigError(f"{where}: `!function {self.spec}`: {origin} has no function {func_name!r}")
+        return found
 
     def source_hash(self) -> str:
         """sha256 of the function's source, so a changed hook changes the task's fingerprint."""

@@ -31,9 +31,10 @@ def missing(
     held: tuple[str, str] | None = None,
 ) -> DatasetMissingError:
     template = build_command_template(config, manifest)
+    command = template.format(dataset_name=config.dataset_name or "", data_dir=root) if template else ""
     return DatasetMissingError(
         reason,
-        builder_hint(template, config, root),
+        f"; build it with: {command}" if template else "",
         builder_command=template,
         dataset_name=config.dataset_name,
         data_dir=str(root),
@@ -54,13 +55,6 @@ def build_command_template(config: TaskConfig, manifest: contract.BuildManifest 
         return None
     source = config.metadata.get(BUILDER_SOURCE)  # the official release, where `RELEASE_DIR` stands for it
     return str(template).replace(RELEASE_DIR, str(source)) if source else str(template)
-
-
-def builder_hint(template: str | None, config: TaskConfig, data_dir: Path | str) -> str:
-    if not template:
-        return ""
-    command = str(template).format(dataset_name=config.dataset_name or "", data_dir=data_dir)
-    return f"; build it with: {command}"
 
 
 def pattern_paths(folder: Path, patterns: Any, split: str, allowed: Path | None) -> list[Path]:

@@ -40,7 +40,6 @@ from harness.inputs.hub import (
     LOCAL_DATA_DIR,
     fetch_build,
     looks_like_repo_id,
-    parse_hub_location,
     snapshot_commit,
     why_unavailable,
 )
@@ -165,7 +164,7 @@ def load_task_dataset(
     config: TaskConfig, data_dir: Path | str | None = None, trust_unverified: bool = False
 ) -> LoadedDataset:
     try:
-        hub = parse_hub_location(data_dir)
+        hub = contract.parse_hub_location(data_dir)
         repo = hub.repo_for(config.dataset_path) if hub else None
     except ValueError as err:
         raise UserError(f"--data_dir {err}") from None
@@ -241,7 +240,7 @@ def _load_from_hub(
     # A snapshot's files are links into the repo's blob store, beside `snapshots/`.
     allowed = folder.parent.parent if snapshot_commit(folder) else None
     # A config the pushed build lacks is built here, not "--out hf://...".
-    hint_root = Path(LOCAL_DATA_DIR) if parse_hub_location(hint_dir) else Path(hint_dir)
+    hint_root = Path(LOCAL_DATA_DIR) if contract.parse_hub_location(hint_dir) else Path(hint_dir)
     loaded = _load(config, folder, hint_root, location, revision, trust_unverified, allowed)
     loaded.info["commit"] = snapshot_commit(folder)
     return loaded

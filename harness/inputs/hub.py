@@ -25,11 +25,6 @@ from pathlib import Path
 
 from builders.core import contract
 
-# `hf://` strings are parsed by the contract, so that `load_images` reads them as `--data_dir` does.
-HUB_PREFIX = contract.HUB_PREFIX
-HubLocation = contract.HubLocation
-parse_hub_location = contract.parse_hub_location
-
 
 def fetch_build(repo: str, revision: str | None, config: str | None) -> Path:
     """The snapshot folder of `repo` at `revision` holding the manifest, the card, `config` and (for a

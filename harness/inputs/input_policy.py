@@ -66,15 +66,10 @@ class InputPolicy:
         )
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.keep_last_images is not None:
-            out["keep_last_images"] = self.keep_last_images
-        if self.image_scale is not None:
-            out["image_scale"] = self.image_scale
+        """The settings given, in declaration order (the results' `config.input_policies`)."""
+        out: dict[str, Any] = {k: v for k, v in vars(self).items() if v is not None and v != ()}
         if self.processor_kwargs:
             out["processor_kwargs"] = dict(self.processor_kwargs)
-        if self.max_image_side is not None:
-            out["max_image_side"] = self.max_image_side
         return out
 
     def __bool__(self) -> bool:

@@ -98,10 +98,6 @@ def resolve_inside(root: Path, relative: str, allowed: Path | None = None) -> Pa
 # ------------------------------------------------------------------------------ data files
 
 
-def hash_cache_path() -> Path:
-    return Path(os.environ.get(HASH_CACHE_ENV) or DEFAULT_HASH_CACHE).expanduser()
-
-
 def _identity(path: Path, stat: os.stat_result) -> str:
     return f"{path}|{stat.st_dev}|{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}"
 
@@ -176,7 +172,7 @@ class DataFile:
     def unchanged(self) -> bool:
         """Whether the file at this path is still the one hashed, untouched."""
         try:
-            return _identity(self.path, os.stat(self.path)) == _identity(self.path, self._stat)
+            return self._same_identity(os.stat(self.path))
         except OSError:
             return False
 
@@ -247,7 +243,7 @@ def hashes_not_saved() -> Iterator[None]:
 def open_files(paths: list[Path], sizes: Sequence[int] | None = None) -> list[DataFile]:
     """Open, map and hash `paths` (hashes remembered across runs by each file's identity); with `sizes`, a file of
     another size is refused before a byte of it is hashed (`WrongSize`)."""
-    cache = hash_cache_path()
+    cache = Path(os.environ.get(HASH_CACHE_ENV) or DEFAULT_HASH_CACHE).expanduser()
     with _LOCK:
         known = _load_hashes(cache)
         before = len(known)

@@ -10,6 +10,7 @@ read the same way through its image table (`SharedImageColumn`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,45 +126,41 @@ def source_rows(docs: datasets.Dataset, task: str) -> Any:
     return docs.with_format("arrow")[SOURCE_ROW].to_numpy()
 
 
+@dataclass(frozen=True, eq=False)
 class ImageColumn:
     """Reads one encoded image of one document on demand, from its row group of the memory-mapped file.
 
     Only the bytes of the asked-for image are copied out; nothing is decoded here. An image stored by path
-    (no bytes) is read from that path only inside the data folder.
+    (no bytes) is read from that path only inside the data folder (`folder`; `allowed`: where its links may lead).
     """
 
-    def __init__(
-        self, split: SplitFiles, column: str, rows: Any, folder: Path | None, allowed: Path | None = None
-    ) -> None:
-        if column not in split.image_columns:
-            names = ", ".join(split.features)
-            raise UserError(f"image column {column!r} not in the dataset (columns: {names})")
-        self._split = split
-        self._rows = rows
-        self.column = column
-        self.folder = folder
-        self.allowed = allowed
+    split: SplitFiles
+    column: str
+    rows: Any  # each document's row in the split's files (`source_rows`)
+    folder: Path | None
+    allowed: Path | None = None
 
-    @property
-    def split(self) -> SplitFiles:
-        return self._split
+    def __post_init__(self) -> None:
+        if self.column not in self.split.image_columns:
+            names = ", ".join(self.split.features)
+            raise UserError(f"image column {self.column!r} not in the dataset (columns: {names})")
 
     def source_row(self, doc_id: int) -> int:
         """The document's row in the split's files."""
-        return int(self._rows[doc_id])
+        return int(self.rows[doc_id])
 
     def count(self, doc_id: int) -> int:
-        return self._split.count(self.column, int(self._rows[doc_id]))
+        return self.split.count(self.column, int(self.rows[doc_id]))
 
     def value(self, doc_id: int) -> Any:
         """The cell as `Image(decode=False)` gives it (`{"bytes", "path"}`, or a list of them)."""
-        return self._split.cell(self.column, int(self._rows[doc_id])).as_py()
+        return self.split.cell(self.column, int(self.rows[doc_id])).as_py()
 
     def read(self, doc_id: int, index: int) -> bytes:
-        row = int(self._rows[doc_id])
-        data = self._split.image_bytes(self.column, row, index)
+        row = int(self.rows[doc_id])
+        data = self.split.image_bytes(self.column, row, index)
         if data is None:
-            cell = self._split.cell(self.column, row)
+            cell = self.split.cell(self.column, row)
             item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
             path = item["path"].as_py() if "path" in item.type.names else None
             if not path or self.folder is None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from builders.core.contract import IMAGE_PLACEHOLDER
-from harness.api import ImagePart, Message, Request
+from harness.api import ImagePart, Request
 from harness.inputs.prompts import messages_from_prompt
 from harness.sent import RoundTripRecord
 
@@ -41,13 +41,11 @@ def check(request: Request) -> None:
         request.text_round_trip.apply(user_prompt(request), lambda text: text)
 
 
-def sent_messages(
-    request: Request, decode_encode: Callable[[str], str] | None
-) -> tuple[tuple[Message, ...], RoundTripRecord | None]:
-    """The messages to send for `request` through a tokenizer's `decode_encode`, and the record of what the round
-    trip did; the request's own messages and None where it asks for none or no tokenizer is at hand."""
+def round_tripped(request: Request, decode_encode: Callable[[str], str] | None) -> Request:
+    """The request with the messages its backend sends (`Request.sent_messages`) and the record of what its text round
+    trip did (`Request.round_trip`), where it asks for one and a tokenizer is at hand; else the request itself."""
     if request.text_round_trip is None or decode_encode is None:
-        return request.messages, None
+        return request
     prompt = user_prompt(request)
     sent = request.text_round_trip.apply(prompt, decode_encode)
     record: RoundTripRecord = {
@@ -56,15 +54,7 @@ def sent_messages(
         "chars_before": len(prompt),
         "chars_after": len(sent),
     }
-    if sent == prompt:
-        return request.messages, record
-    return request.messages[:-1] + messages_from_prompt(sent, request.images), record
-
-
-def round_tripped(request: Request, decode_encode: Callable[[str], str] | None) -> Request:
-    """The request with the messages its backend sends (`Request.sent_messages`) and the record of what its text round
-    trip did (`Request.round_trip`), where it asks for one and a tokenizer is at hand; else the request itself."""
-    if request.text_round_trip is None or decode_encode is None:
-        return request
-    messages, record = sent_messages(request, decode_encode)
+    messages = (
+        request.messages if sent == prompt else request.messages[:-1] + messages_from_prompt(sent, request.images)
+    )
     return replace(request, sent_messages=messages, round_trip=record)

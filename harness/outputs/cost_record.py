@@ -11,7 +11,7 @@ from typing import NotRequired
 from typing_extensions import TypedDict
 
 from harness.models.pricing import PriceTable, tokens_of
-from harness.running.task_result import TaskResult
+from harness.running.task import TaskResult
 
 
 class CostEntry(TypedDict):

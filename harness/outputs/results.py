@@ -41,7 +41,7 @@ from harness.outputs.results_file import (
     strict_number,
     strict_values,
 )
-from harness.running.task_result import TaskResult
+from harness.running.task import TaskResult
 from harness.uncertainty.variance import ClusteredError
 
 PACKAGES = (

@@ -71,13 +71,8 @@ def input_sha256(request: Request) -> str:
     return _sha256(input_material(request))
 
 
-def request_key_material(identity: Mapping[str, object], request: Request) -> dict[str, Any]:
-    """What the key hashes (exposed for tests and for debugging a surprising miss)."""
-    return {"v": KEY_VERSION, "model": dict(identity), **input_material(request)}
-
-
 def request_key(identity: Mapping[str, object], request: Request) -> str:
-    return _sha256(request_key_material(identity, request))
+    return _sha256({"v": KEY_VERSION, "model": dict(identity), **input_material(request)})
 
 
 def is_cacheable_request(request: Request) -> bool:
@@ -186,9 +181,6 @@ class ResponseCache:
     def put_many(self, items: Iterable[tuple[str, Response]]) -> int:
         """Store responses (uncacheable ones are skipped); returns how many were stored."""
         rows = [(key, _encode(resp), time.time()) for key, resp in items if is_cacheable_response(resp)]
-        return self._insert(rows)
-
-    def _insert(self, rows: list[tuple[str, str, float]]) -> int:
         if rows:
             try:
                 with self._lock, self._db:

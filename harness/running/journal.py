@@ -56,15 +56,14 @@ def _is_number(value: object) -> bool:
     return value is None or isinstance(value, bool | float)
 
 
-def metric_value_problem(value: object) -> str | None:
-    """Why `value` is not a metric value the aggregations read, or None: a number (or null), a list of numbers
-    (a `[numerator, denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...)."""
+def _metric_value(value: object) -> object:
+    """`value`, if a metric value the aggregations read: a number (or null), a list of numbers (a `[numerator,
+    denominator]` pair) or a list of `[key, number]` pairs (a breakdown by cell, depth, ...); else a ValueError
+    saying what it is, as the run's warnings say it ("is an integer too large for a float, not ...")."""
     if _is_number(value):
-        return None
+        return value
     if isinstance(value, list):
-        if all(_is_number(item) for item in value):
-            return None
-        if all(
+        if all(_is_number(item) for item in value) or all(
             isinstance(item, list)
             and len(item) == 2
             and isinstance(item[0], str | int | float)
@@ -72,20 +71,13 @@ def metric_value_problem(value: object) -> str | None:
             and _is_number(item[1])
             for item in value
         ):
-            return None
-        return "a list of other than numbers or [key, number] pairs"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return "an integer too large for a float"
-    return f"a {type(value).__name__}"
-
-
-def _metric_value(value: object) -> object:
-    """`value`, if a metric value the aggregations read; its problem as the run's warnings say it otherwise ("is an
-    integer too large for a float, not ...")."""
-    problem = metric_value_problem(value)
-    if problem is not None:
-        raise ValueError(f"is {problem}, not {METRIC_VALUE}")
-    return value
+            return value
+        problem = "a list of other than numbers or [key, number] pairs"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        problem = "an integer too large for a float"
+    else:
+        problem = f"a {type(value).__name__}"
+    raise ValueError(f"is {problem}, not {METRIC_VALUE}")
 
 
 _NUMBER = {"type": ["number", "boolean", "null"]}
@@ -181,17 +173,18 @@ def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _safe(task: str) -> str:
+def file_safe(task: str) -> str:
+    """`task` as a file name's part (the journal's, the prompt store's, the sample log's)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", task)
 
 
 def journal_name(task: str) -> str:
-    return f"journal_{_safe(task)}.jsonl"
+    return f"journal_{file_safe(task)}.jsonl"
 
 
 def legacy_journal_name(task: str) -> str:
     """Where journals were written before they were named apart from lm-eval's `samples_*` files."""
-    return f"samples_{_safe(task)}.jsonl"
+    return f"samples_{file_safe(task)}.jsonl"
 
 
 def make_header(task: str, parts: dict[str, Any]) -> JournalHeader:

@@ -89,13 +89,9 @@ class PromptStore:
         with reporting(path):
             refuse_link(path)
             if path.exists():
-                self._read_known(path)
-
-    def _read_known(self, path: Path) -> None:
-        read_whole_lines(path)  # killed mid-line: the whole lines stand, the cut one goes
-        known = PromptTexts.at(path)
-        self._chunks = set(known.chunks)
-        self._texts = set(known.texts)
+                read_whole_lines(path)  # killed mid-line: the whole lines stand, the cut one goes
+                known = PromptTexts.at(path)
+                self._chunks, self._texts = set(known.chunks), set(known.texts)
 
     def put(self, text: str) -> str:
         """The sha256 of `text` (scrubbed of secrets, as every line the run writes), its chunks new to the store queued

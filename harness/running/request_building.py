@@ -12,6 +12,7 @@ import sys
 from abc import abstractmethod
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import TextIO
 
@@ -25,12 +26,12 @@ from harness.running.task import RowProblem, Task
 from harness.running.task_hook import TaskHookError
 
 
+@dataclass(eq=False)
 class RequestBuilder:
     """The requests of `model`'s run, with its input policies (`policies`: applied to every request built)."""
 
-    def __init__(self, model: Model, policies: Callable[[Request], Request] | None) -> None:
-        self.model = model
-        self.policies = policies
+    model: Model
+    policies: Callable[[Request], Request] | None
 
     def build(
         self, task: Task, doc_id: int, doc: dict[str, object], settings: GenerationSettings
@@ -101,20 +102,14 @@ class _Built(Sequence[Request]):
     def _one(self, index: int) -> Request: ...
 
 
+@dataclass(eq=False, repr=False)  # a run's doc ids: too many to print
 class LazyRequests(_Built):
     """A task's pending requests in run order."""
 
-    def __init__(
-        self,
-        task: Task,
-        settings: GenerationSettings,
-        doc_ids: list[int],
-        policy: Callable[[Request], Request] | None = None,
-    ) -> None:
-        self.task = task
-        self.settings = settings
-        self.doc_ids = doc_ids
-        self.policy = policy
+    task: Task
+    settings: GenerationSettings
+    doc_ids: list[int]
+    policy: Callable[[Request], Request] | None = None
 
     def __len__(self) -> int:
         return len(self.doc_ids)

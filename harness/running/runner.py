@@ -56,9 +56,9 @@ from harness.running.sample_log import sample_line, sample_log_name, with_prompt
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
-from harness.running.task import RowProblem, Task
+from harness.running.task import RowProblem, Task, TaskResult
+from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
-from harness.running.task_result import Aggregated, TaskResult
 
 
 @dataclass
@@ -120,20 +120,22 @@ class Runner:
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None
 
-    def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> None:
-        """Answers a `--predict_only` run journalled without metrics, scored now (nothing is generated again)."""
+    def _score_unscored(self, task: Task, store: SampleStore, current: list[str]) -> str | None:
+        """Answers journalled without metrics (by a `--predict_only` run, or before the task's scoring changed),
+        scored now (nothing is generated again); the note of a journal whose stored replies are scored again, said
+        once."""
+        if not self.options.score:
+            return None
         unscored = [s for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None]
+        note = None
+        if store.rescoring is not None:
+            note = f"{len(unscored)} stored replies rescored: {store.rescoring}"
+            print(
+                f"harness: {store.path}: rescoring {len(unscored)} stored replies: {store.rescoring}", file=sys.stderr
+            )
         store.add(
             self.records.score(task, task.doc(store.outcomes[s].doc_id), store.records[s].copy()) for s in unscored
         )
-
-    def _rescored(self, store: SampleStore, current: list[str]) -> str | None:
-        """The note of a journal whose stored replies are scored again (its task's scoring changed), said once."""
-        if store.rescoring is None or not self.options.score:
-            return None
-        count = sum(1 for s in current if store.outcomes[s].status in SCORED and store.outcomes[s].metrics is None)
-        note = f"{count} stored replies rescored: {store.rescoring}"
-        print(f"harness: {store.path}: rescoring {count} stored replies: {store.rescoring}", file=sys.stderr)
         return note
 
     def _screen_task(self, task: Task, store: SampleStore, settings: GenerationSettings) -> _Screened:
@@ -281,9 +283,7 @@ class Runner:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
         task, store, screened = run.task, run.store, run.screened
         current = sorted((s for s in screened.current if s in store.outcomes), key=lambda s: store.outcomes[s].doc_id)
-        rescored = self._rescored(store, current)
-        if self.options.score:
-            self._score_unscored(task, store, current)
+        rescored = self._score_unscored(task, store, current)
         store.add(refresh_cluster_keys(task, store.records, current))
         outcomes = [store.outcomes[s] for s in current]
         judge_counts: dict[str, int] = {}

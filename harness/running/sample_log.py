@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypeGuard
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -35,7 +34,7 @@ from harness.errors import UserError
 from harness.file_writing import read_bytes, write_lines
 from harness.models.pricing import tokens_of
 from harness.redact import dumps
-from harness.running.journal import SampleRecord
+from harness.running.journal import SampleRecord, file_safe
 from harness.running.prompt_store import PromptTexts
 
 SAMPLE_LOG_MOST = contract.GiB  # each sample's prompt in full: a 128K task's log is some hundreds of MB
@@ -79,7 +78,7 @@ def hash_string(text: str) -> str:
 
 def sample_log_name(task: str, date_id: str, suffix: str | None = None) -> str:
     """`samples_<task>_<date>.jsonl`, or with lmms-eval's `--log_samples_suffix`, `samples_<task>_<suffix>_<date>`."""
-    return f"samples_{re.sub(r'[^A-Za-z0-9_.-]+', '_', task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
+    return f"samples_{file_safe(task)}_{suffix + '_' if suffix else ''}{date_id}.jsonl"
 
 
 def _value(value: object) -> Any:
@@ -159,10 +158,6 @@ def sample_log_problem(line: object) -> str | None:
     return f"{schema.where(found['loc'])}: expected {schema.expected(found)}, got {got}"
 
 
-def is_sample_log_line(line: object) -> TypeGuard[SampleLogLine]:
-    return sample_log_problem(line) is None
-
-
 def read_sample_log(path: Path) -> list[SampleLogLine]:
     """A sample log's lines, each checked against `SampleLogLine`; a `UserError` naming the file and line."""
     lines = []
@@ -172,7 +167,8 @@ def read_sample_log(path: Path) -> list[SampleLogLine]:
             line = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as err:
             raise UserError(f"{path}:{number}: not a sample log line: not JSON ({err})") from None
-        if not is_sample_log_line(line):
-            raise UserError(f"{path}:{number}: not a sample log line: {sample_log_problem(line)}")
+        problem = sample_log_problem(line)
+        if problem is not None:
+            raise UserError(f"{path}:{number}: not a sample log line: {problem}")
         lines.append(line)
     return lines

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TypedDict, cast
 
 from harness.api import (
@@ -88,21 +89,15 @@ class LoggedFields(TypedDict, total=False):
     effective_image_sizes: list[list[int] | None]
 
 
+@dataclass
 class RecordBuilder:
-    """The records of one run's samples, for its model: scored unless `--predict_only` (`score`), with what each
+    """The records of one run's samples, for its model: scored unless `--predict_only` (`scoring`), with what each
     sample was asked."""
 
-    def __init__(
-        self,
-        model: Model,
-        score: bool,
-        reasoning: ReasoningTags | None = None,
-        answer: AnswerTags | None = None,
-    ) -> None:
-        self.model = model
-        self.scoring = score
-        self.reasoning = reasoning  # a reasoning model's thinking, taken out of its answer before it is scored
-        self.answer = answer  # the tags it wraps its answer in after its thinking: what they hold is scored
+    model: Model
+    scoring: bool
+    reasoning: ReasoningTags | None = None  # a reasoning model's thinking, taken out of its answer before it is scored
+    answer: AnswerTags | None = None  # the tags it wraps its answer in after its thinking: what they hold is scored
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
@@ -155,35 +150,25 @@ class RecordBuilder:
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
         """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
-        return {
-            "doc_id": doc_id,
-            "sample_id": sample_id,
-            "status": INVALID_INPUT,
-            "error": reason,
-            **cluster_field(task, doc),
-            **self.log_fields(task, None, doc),
-        }
+        return self.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, reason), doc)
 
     def screened_out(
         self,
         task: Task,
         doc_id: int,
         sample_id: str,
-        request: Request,
+        request: Request | None,
         problem: tuple[Status, str],
         doc: Mapping[str, object],
     ) -> SampleRecord:
-        """The record of a request the screen kept from the model (`screen`)."""
-        return {
-            "doc_id": doc_id,
-            "sample_id": sample_id,
-            "status": problem[0],
-            "error": problem[1],
-            "token_count": self.model.prompt_tokens(request),
-            "input_sha256": input_sha256(request),
-            **cluster_field(task, doc),
-            **self.log_fields(task, request, doc),
-        }
+        """The record of a request the screen kept from the model (`screen`), or of a row without one (`invalid`)."""
+        record: SampleRecord = {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1]}
+        if request is not None:
+            record["token_count"] = self.model.prompt_tokens(request)
+            record["input_sha256"] = input_sha256(request)
+        record.update(cluster_field(task, doc))
+        record.update(self.log_fields(task, request, doc))
+        return record
 
     @staticmethod
     def score(task: Task, doc: Mapping[str, object], record: SampleRecord) -> SampleRecord:

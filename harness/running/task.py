@@ -1,15 +1,17 @@
 """A task at run time: its rows and their life (`task_rows`), the requests built from them (`task_requests`), and
 here, its Python hooks bound once from its YAML (`!function utils.x`: the functions its keys name, each a `TaskHook`,
 its judge, each metric's aggregation, every one checked before a document is read), per-sample scoring, the
-aggregation of a task's metrics and what identifies its scores."""
+aggregation of a task's metrics and what identifies its scores; and what running it gives (`TaskResult`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from harness.api import EMPTY, OK, GenerationSettings
 from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declared
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
@@ -24,20 +26,6 @@ from harness.running.task_rows import without_all_rows
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 __all__ = ["RowProblem", "Task"]
-
-# The task keys that may name a function.
-HOOK_KEYS = (
-    "process_docs",
-    "doc_to_text",
-    "doc_to_messages",
-    "doc_to_visual",
-    "doc_to_target",
-    "random_answer",
-    "process_results",
-    "truncation",
-    "text_round_trip",
-    "fit_context",
-)
 
 
 def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:
@@ -164,8 +152,10 @@ def bind_hooks(config: TaskConfig) -> tuple[dict[str, TaskHook], JudgeSpec | Non
     """The task's hooks (by YAML key), its judge and its metrics' aggregations, or a `TaskConfigError` naming its
     YAML."""
     name = config.task
-    functions = {
-        key: TaskHook(key, name, value) for key in HOOK_KEYS if isinstance(value := getattr(config, key), FunctionRef)
+    functions = {  # every key a `!function` names, but the benchmark's declaration (no hook: `harness.config.benchmark`)
+        key: TaskHook(key, name, value)
+        for key, value in vars(config).items()
+        if isinstance(value, FunctionRef) and key != "benchmark"
     }
     judge = JudgeSpec.from_config(config.judge, f"{config.source}:1: task {name!r}", name) if config.judge else None
     judged = set(judge.metrics) if judge else set()
@@ -194,3 +184,30 @@ SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target"})
 
 def _digest(config: Mapping[str, object], hooks: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(kw_only=True)
+class TaskResult(Aggregated):
+    """A task's aggregates (`Aggregated`) and how the run got them."""
+
+    task: Task
+    settings: GenerationSettings
+    fingerprint: str
+    counts: dict[str, int]  # samples per status, over the evaluated documents
+    n_effective: int
+    resumed: int  # samples found finished in the journal
+    changed: int  # journalled samples whose inputs changed since, generated again
+    generated: int  # samples sent to the model in this run
+    seconds: float
+    usage: dict[str, int] = field(default_factory=dict)  # token usage summed over the task's samples
+    answer_usages: list[dict[str, int]] = field(default_factory=list)  # each answer's, priced one by one (`cost`)
+    task_docs: int = 0  # documents of the task before sharding
+    rescored: str | None = None  # why and how many stored replies were scored again (`SampleStore.rescoring`)
+    truncated: int = 0  # samples the task's truncation rule cut to fit the model
+    judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
+    judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
+    judge_usages: list[dict[str, int]] = field(default_factory=list)  # each judge call's, priced one by one
+
+    @property
+    def n_scored(self) -> int:
+        return self.counts.get(OK, 0) + self.counts.get(EMPTY, 0)

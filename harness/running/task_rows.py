@@ -100,13 +100,13 @@ class TaskRows:
         self.docs: datasets.Dataset | None = None
         self.n_original = 0
         self.left_out: RowsLeftOut | None = None  # rows its metadata leaves out of a build that holds more
-        self._images: list[ImageColumn | SharedImageColumn] = []
+        self.image_columns: list[ImageColumn | SharedImageColumn] = []  # readers of `doc_to_visual`'s, while held
         self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
         self._doc_view: datasets.Dataset | None = None
         self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
         self._docs_count = 0
         self._most_images: int | None = None
-        self._token_figures = False
+        self.has_token_figures = False  # the rows carry the builder's token counts: context limits can be checked
 
     def load(
         self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
@@ -137,13 +137,13 @@ class TaskRows:
         self._hook_columns = None
         visual = self.config.doc_to_visual
         columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
-        self._images = [self.data.image_column(docs, c, self.name) for c in columns]
+        self.image_columns = [self.data.image_column(docs, c, self.name) for c in columns]
         hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
         self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
         self._loaded_with = (data_dir, limit, trust_unverified)
         self._docs_count = len(docs)
         self._most_images = self._count_most_images()
-        self._token_figures = "text_tokens" in docs.column_names and "image_tokens" in docs.column_names
+        self.has_token_figures = "text_tokens" in docs.column_names and "image_tokens" in docs.column_names
 
     def unload(self) -> None:
         """Let go of the rows, keeping what is known of them (how many, the most images of one, the data's
@@ -153,7 +153,7 @@ class TaskRows:
         if self.data is not None:
             self.data = replace(self.data, dataset=None, split=None)
         self.docs = self._doc_view = None
-        self._images, self._hook_columns = [], None
+        self.image_columns, self._hook_columns = [], None
         import pyarrow as pa
 
         pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what it freed unless told
@@ -195,11 +195,6 @@ class TaskRows:
     def sample_id(doc_id: int, doc: Mapping[str, object]) -> str:
         return str(doc.get("id", doc_id))
 
-    @property
-    def image_columns(self) -> list[ImageColumn | SharedImageColumn]:
-        """Readers of the columns `doc_to_visual` names, while the rows are held."""
-        return self._images
-
     def image_cells(self, doc_id: int) -> dict[str, Any]:
         """The document's image columns as `Image(decode=False)` gives them, for a `doc_to_visual` hook."""
         assert self.docs is not None and self.data is not None
@@ -220,9 +215,4 @@ class TaskRows:
             return int(max((n for n in self.docs["num_images"] if n is not None), default=0))
         if "doc_to_visual" in self.hooks:
             return None
-        return max(sum(column.count(doc_id) for column in self._images) for doc_id in range(len(self.docs)))
-
-    @property
-    def has_token_figures(self) -> bool:
-        """Whether rows carry the builder's token counts, so context limits can be checked."""
-        return self._token_figures
+        return max(sum(column.count(doc_id) for column in self.image_columns) for doc_id in range(len(self.docs)))
