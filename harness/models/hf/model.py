@@ -27,10 +27,9 @@ from typing import Any
 from PIL import Image
 
 from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
-from harness.models.families import style_named
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
-from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
+from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs, processor_count
 from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
 from harness.models.registry import register_model
@@ -47,16 +46,7 @@ class HFModel(HFGeneration):
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
-        self.count = ProcessorCount.load(
-            settings.pretrained,
-            revision=settings.revision,
-            trust_remote_code=settings.trust_remote_code,
-            max_pixels=settings.max_pixels,
-            image_only=settings.processor == "image_only",
-            style=style_named(settings.prompt_style),
-            settings_at_load=True,
-            max_grid_tiles=settings.max_grid_tiles,
-        )
+        self.count = processor_count(settings)
         self.processor = self.count.processor
         # Each image at its processor's size, in the image threads: one scaler per processor a request's settings
         # make (`ProcessorCount.settle`).

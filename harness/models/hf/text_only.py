@@ -37,6 +37,8 @@ from harness.sent import Sent
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
+    from harness.models.hf.settings import HFSettings
+
 RULE = (
     "the checkpoint's tokenizer on its chat template's text, without special tokens (text only: each image left as "
     "its <image> placeholder); a row's context cut at its end to its length less max_gen_toks, as the official "
@@ -91,21 +93,14 @@ class TextOnlyCount:
         self._counted: dict[tuple[str, int, int, int, FitContext | None], int] = {}
 
     @classmethod
-    def load(
-        cls,
-        pretrained: str,
-        *,
-        revision: str | None = None,
-        trust_remote_code: bool = False,
-        offline: bool = False,
-        yarn_factor: float | None = None,
-    ) -> TextOnlyCount:
-        """The tokenizer and config of `pretrained`; `offline`: from a local folder or the local Hub cache only."""
+    def load(cls, settings: HFSettings, *, offline: bool = False) -> TextOnlyCount:
+        """The checkpoint's tokenizer and config, for the run and its `--screen_only` stand-in alike; `offline`: from
+        a local folder or the local Hub cache only."""
         from transformers import AutoTokenizer
 
-        config, where = load_config(pretrained, revision, trust_remote_code, offline)
-        tokenizer = AutoTokenizer.from_pretrained(pretrained, **where)
-        return cls(tokenizer, config, name=pretrained, yarn_factor=yarn_factor)
+        config, where = load_config(settings.pretrained, settings.revision, settings.trust_remote_code, offline)
+        tokenizer = AutoTokenizer.from_pretrained(settings.pretrained, **where)
+        return cls(tokenizer, config, name=settings.pretrained, yarn_factor=settings.yarn_factor)
 
     # ---------------------------------------------------------------------------------------------- rendering
     def _render(self, chat: list[dict[str, str]], prefix: str) -> str:

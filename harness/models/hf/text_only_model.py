@@ -26,12 +26,7 @@ class TextOnlyModel(HFGeneration):
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
         from transformers import AutoModelForCausalLM
 
-        self.count = TextOnlyCount.load(
-            settings.pretrained,
-            revision=settings.revision,
-            trust_remote_code=settings.trust_remote_code,
-            yarn_factor=settings.yarn_factor,
-        )
+        self.count = TextOnlyCount.load(settings)
         self.cut = {"requests_cut": 0, "tokens_cut": 0}  # what the fit took, for the results
         self.model = None
         if load_weights:
