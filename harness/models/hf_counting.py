@@ -53,9 +53,9 @@ def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
     the command that fetches what counting needs (transformers' own words about the Hub say less); else the
     exception's first line, cut at 200 characters."""
-    from harness.models.checkpoint import on_this_machine, screen_download
+    from harness.models.checkpoint import checkpoint_folder, screen_download
 
-    if offline and not on_this_machine(pretrained):
+    if offline and not checkpoint_folder(pretrained):
         return (
             f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
             f"cache): `{screen_download(pretrained)}` fetches them"

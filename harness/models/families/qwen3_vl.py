@@ -41,7 +41,6 @@ from harness.models.prompt_style import THINKING
 WINDOW = 262144
 CELL = 32  # a merged token: 16-px patches, 2x2
 MIN_PIXELS, MAX_PIXELS = 65536, 16777216  # preprocessor_config.json `size`: shortest_edge, longest_edge (areas)
-THINK = (("<think>", "</think>"),)
 
 
 def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
@@ -57,7 +56,7 @@ def _instruct(size: str) -> Alias:
 
 def _thinking(size: str) -> Alias:
     alias = hf(f"Qwen/Qwen3-VL-{size}-Thinking", f"Qwen3-VL {size} Thinking", WINDOW, prompt_style=THINKING.name)
-    return thinking(alias, THINK)
+    return thinking(alias)
 
 
 SIZES = {"2b": "2B", "4b": "4B", "": "8B", "32b": "32B", "30b-a3b": "30B-A3B"}
@@ -67,7 +66,7 @@ QWEN3_5 = {"3.5": ("0.8B", "2B", "4B", "9B", "27B", "35B-A3B", "122B-A10B", "397
 
 def _qwen3_5(version: str, size: str) -> Alias:
     note = f"Qwen{version} {size}, thinking on (its template's default)"
-    return thinking(hf(f"Qwen/Qwen{version}-{size}", note, WINDOW, prompt_style=THINKING.name), THINK)
+    return thinking(hf(f"Qwen/Qwen{version}-{size}", note, WINDOW, prompt_style=THINKING.name))
 
 
 FAMILY = ModelFamily(

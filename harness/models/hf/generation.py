@@ -1,5 +1,5 @@
 """What the `hf` backend's two paths share: `model.HFModel`, a vision-language model with its processor, and
-`text_only_model.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`). Batches of `--batch_size B` requests
+`text_only.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`). Batches of `--batch_size B` requests
 or within `--max_batch_tokens` (`harness.models.scheduling.batching`), `--batch_size auto`
 (`harness.models.scheduling.auto_batch`), a padded batch decoded greedily (or sampled, if the task asks) with its stop
 strings and finish reasons, the identity the results and the response cache record, and closing."""
@@ -73,10 +73,6 @@ class HFGeneration(Model):
     def render(self, request: Request) -> Sent:
         """What `generate` gives the model for `request` (the count's `sent`)."""
         return self.count.sent(request)
-
-    def prompt_style_described(self) -> dict[str, object]:
-        """How the path builds the chat, for the identity."""
-        return self.count.style.describe()
 
     # `--model_args` a path's `from_args` adds to those given (the text-only path's `text_only=true`)
     path_args: dict[str, str] = {}
@@ -229,7 +225,7 @@ class HFGeneration(Model):
             "max_pixels": self.facts.max_pixels,
             "trust_remote_code": self.settings.trust_remote_code,
             "chat_template_sha256": self.chat_template_sha256,
-            "prompt_style": self.prompt_style_described(),
+            "prompt_style": self.count.style.describe(),  # how the path builds the chat
             "context_length": self.facts.context_length,
             "max_images": self.facts.max_images,
         }

@@ -13,7 +13,7 @@ more than N tokens counting padding (requests x its longest prompt + max_gen_tok
 (the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
 `--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
 (`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results. Batching, decoding and the
-identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only_model`) shares.
+identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only`) shares.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class HFModel(HFGeneration):
     @classmethod
     def path_for(cls, settings: HFSettings) -> type[HFGeneration]:
         if settings.text_only:  # a text LLM, as the official text-only wrapper ran one
-            from harness.models.hf.text_only_model import TextOnlyModel
+            from harness.models.hf.text_only import TextOnlyModel
 
             return TextOnlyModel
         return cls
