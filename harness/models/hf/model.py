@@ -26,10 +26,10 @@ from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
+from harness.api import GenerationSettings, ImageRef, Model, Request, Response
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
-from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs, processor_count
+from harness.models.hf.settings import HFSettings, default_image_threads, load_kwargs, processor_count
 from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
 from harness.models.registry import register_model
@@ -58,17 +58,8 @@ class HFModel(HFGeneration):
             if load_weights
             else None
         )
-        self._loaded(self.count.tokenizer, self.count.chat_template)
-        self._facts = ModelFacts(
-            context_length=context_limit(settings, self.count.context_length),
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=batch_size,
-            chat_template=self.count.chat_template,
-            request_order=settings.request_order,
-            # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
-            decodes_images=True,
-        )
+        # `decodes_images` (`_batch_images`): once per image, in its batch; one that fails is the request's invalid_input
+        self._loaded(batch_size, max_pixels=settings.max_pixels, decodes_images=True)
 
     @classmethod
     def path_for(cls, settings: HFSettings) -> type[HFGeneration]:

@@ -31,11 +31,11 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from harness.api import GenerationSettings, ModelFacts, Request, Response
+from harness.api import GenerationSettings, Request, Response
 from harness.errors import UserError
 from harness.fit_context import FitContext
 from harness.models.hf.generation import HFGeneration
-from harness.models.hf.settings import HFSettings, context_limit, load_kwargs
+from harness.models.hf.settings import HFSettings, load_kwargs
 from harness.models.hf_counting import default_context_length, load_config
 from harness.models.prompt_style import TEXT_ONLY
 from harness.sent import Sent
@@ -213,14 +213,7 @@ class TextOnlyModel(HFGeneration):
             self.model = AutoModelForCausalLM.from_pretrained(
                 settings.pretrained, config=config, **load_kwargs(settings, self.torch)
             )
-        self._loaded(self.count.tokenizer, self.count.chat_template)
-        self._facts = ModelFacts(
-            context_length=context_limit(settings, self.count.context_length),
-            max_images=settings.max_images,
-            batch_size=batch_size,
-            chat_template=self.count.chat_template,
-            request_order=settings.request_order,
-        )
+        self._loaded(batch_size)
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
         responses: list[Response | None] = [None] * len(requests)
