@@ -1,8 +1,14 @@
 """What the `hf` backend's two paths share: `model.HFModel`, a vision-language model with its processor, and
-`text_only.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`). Batches of `--batch_size B` requests
-or within `--max_batch_tokens` (`harness.models.scheduling.batching`), `--batch_size auto`
-(`harness.models.scheduling.auto_batch`), a padded batch decoded greedily (or sampled, if the task asks) with its stop
-strings and finish reasons, the identity the results and the response cache record, and closing."""
+`text_only.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`): batching, a padded batch decoded greedily
+(or sampled, if the task asks) with its stop strings and finish reasons, the identity the results and the response
+cache record, and closing.
+
+Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
+`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
+more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
+(the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
+`--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
+(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results."""
 
 from __future__ import annotations
 

@@ -5,14 +5,7 @@ Each request's images are decoded once, in its batch (on `image_threads` threads
 that is proven to change nothing (`harness.models.hf.presize`), and passed with the chat-template prompt to the
 processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
 position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
-the model supports it).
-
-Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
-`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
-more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
-(the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
-`--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
-(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results. Batching, decoding and the
+the model supports it). Batching (`--batch_size`, `--max_batch_tokens`, `--batch_size auto`), decoding and the
 identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only`) shares.
 """
 
