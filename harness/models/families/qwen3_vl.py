@@ -31,11 +31,8 @@ sets, closes it empty), so every alias is a thinking alias, as the Qwen3-VL Thin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from builders.core.contract import smart_resize
 from harness.models.alias import Alias, hf, thinking
-from harness.models.families.family import ImageTokens, ModelFamily, number
+from harness.models.families.family import ImageTokens, ModelFamily, cells
 from harness.models.prompt_style import THINKING
 
 WINDOW = 262144
@@ -43,11 +40,7 @@ CELL = 32  # a merged token: 16-px patches, 2x2
 MIN_PIXELS, MAX_PIXELS = 65536, 16777216  # preprocessor_config.json `size`: shortest_edge, longest_edge (areas)
 
 
-def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
-    lo = number(settings.get("min_pixels") or MIN_PIXELS)
-    hi = number(settings.get("max_pixels") or MAX_PIXELS)
-    h_bar, w_bar = smart_resize(height, width, factor=CELL, min_pixels=lo, max_pixels=hi)
-    return (h_bar // CELL) * (w_bar // CELL) + 2  # <|vision_start|> ... <|vision_end|>
+image_tokens = cells(CELL, MIN_PIXELS, MAX_PIXELS)
 
 
 def _instruct(size: str) -> Alias:
