@@ -16,7 +16,7 @@ from harness.models.screen_model import ScreenModel, StandIn, by_family
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.hf.settings import HFSettings, context_limit, processor_count
     from harness.models.hf.text_only import TextOnlyCount
-    from harness.models.hf_counting import ProcessorCount, load_failure
+    from harness.models.hf_counting import load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
@@ -31,7 +31,6 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     )
     if not settings.pretrained:
         return by_family("hf", None, None, "no checkpoint is named (pretrained=...)", **unread)
-    count: ProcessorCount | TextOnlyCount
     try:
         # a text LLM's tokenizer and config: what the run sends, after the fit
         count = (
