@@ -18,7 +18,7 @@ from harness.config.benchmark import Benchmark
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy, TaskRule, policy_for
 from harness.models.paper_models import PaperModel, PaperModels, papers, rule
-from harness.models.reasoning import AnswerTags, ReasoningTags, describe
+from harness.models.reasoning import THINK, AnswerTags, ReasoningTags, describe
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,9 @@ def wrapper(why: str, processor_kwargs: Mapping[str, object]) -> TaskRule:
     return rule(("*",), why, processor_kwargs=processor_kwargs)
 
 
-def thinking(alias: Alias, tags: ReasoningTags, answer: AnswerTags | None = None) -> Alias:
-    """`alias`, a thinking model's: its output's thinking (`tags`) taken out before scoring, then what its `answer`
-    tags hold kept."""
+def thinking(alias: Alias, tags: ReasoningTags = THINK, answer: AnswerTags | None = None) -> Alias:
+    """`alias`, a thinking model's: its output's thinking (`tags`, by default `<think>`...`</think>`) taken out before
+    scoring, then what its `answer` tags hold kept."""
     return replace(alias, reasoning_tags=tags, answer_tags=answer)
 
 

@@ -22,16 +22,18 @@ class CheckpointUnavailable(ValueError):
     """The checkpoint cannot be had here; the message says why and what to do."""
 
 
-def on_this_machine(pretrained: str, revision: str | None = None) -> bool:
-    """Whether `pretrained` is a local folder or its config is in the local Hub cache (nothing is downloaded); a
-    `ValueError` for a path the system cannot take."""
+def checkpoint_folder(pretrained: str, revision: str | None = None) -> Path | None:
+    """The checkpoint's folder here: `pretrained` as a local folder, or its snapshot in the local Hub cache, where its
+    config is (nothing is downloaded); None where it is neither; a `ValueError` for a path the system cannot take."""
+    local = contract.expanded(pretrained)
+    if local.is_dir():
+        return local
+    if not REPO_ID.match(pretrained):
+        return None
     from huggingface_hub import try_to_load_from_cache
 
-    if contract.expanded(pretrained).is_dir():
-        return True
-    return bool(REPO_ID.match(pretrained)) and isinstance(
-        try_to_load_from_cache(pretrained, "config.json", revision=revision), str
-    )
+    cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)
+    return Path(cached).parent if isinstance(cached, str) else None
 
 
 def screen_download(pretrained: str) -> str:
@@ -45,7 +47,7 @@ def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
     from huggingface_hub import constants
 
     try:
-        if on_this_machine(pretrained, revision):
+        if checkpoint_folder(pretrained, revision):
             return
     except ValueError as err:  # a path the system cannot take (`contract.expanded`)
         raise CheckpointUnavailable(f"checkpoint {pretrained}: {err}") from None
@@ -93,7 +95,10 @@ def check_checkpoint_files(pretrained: str, revision: str | None = None) -> None
     device planted under a file's name (which a loader's blocking `open` would wait on, or which transformers takes
     for a missing file and loads the checkpoint without, saying nothing) is a `CheckpointUnavailable` naming it. A
     checkpoint that is no folder here yet (to be downloaded) has none."""
-    folder = _checkpoint_folder(pretrained, revision)
+    try:
+        folder = checkpoint_folder(pretrained, revision)
+    except ValueError:  # a path the system cannot take: no folder here
+        return
     if folder is None:
         return
     seen = 0
@@ -114,18 +119,3 @@ def check_checkpoint_files(pretrained: str, revision: str | None = None) -> None
                     f"checkpoint {pretrained}: {path} is {contract.kind_of_mode(mode)}, not a regular "
                     "file: the model's loader would wait on it, read without end, or take it for missing; remove it"
                 )
-
-
-def _checkpoint_folder(pretrained: str, revision: str | None) -> Path | None:
-    try:
-        local = contract.expanded(pretrained)
-    except ValueError:
-        return None
-    if local.is_dir():
-        return local
-    if not REPO_ID.match(pretrained):
-        return None
-    from huggingface_hub import try_to_load_from_cache
-
-    cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)
-    return Path(cached).parent if isinstance(cached, str) else None

@@ -53,9 +53,9 @@ def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
     the command that fetches what counting needs (transformers' own words about the Hub say less); else the
     exception's first line, cut at 200 characters."""
-    from harness.models.checkpoint import on_this_machine, screen_download
+    from harness.models.checkpoint import checkpoint_folder, screen_download
 
-    if offline and not on_this_machine(pretrained):
+    if offline and not checkpoint_folder(pretrained):
         return (
             f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
             f"cache): `{screen_download(pretrained)}` fetches them"
@@ -324,12 +324,12 @@ class ProcessorCount:
         if not sizes:
             return []
         settled = self.settle(settings)
+        held = image_processor_settings(settled.processor)
         if self.counts_images:
             several = several_images(settled.processor, len(sizes))
             if several is not None:
                 return several
             counter = settled.processor._get_num_multimodal_tokens
-            held = image_processor_settings(settled.processor)
             if any(own_size(settled.processor, held, w, h) for w, h in sizes):
                 return [
                     counter(
@@ -341,6 +341,5 @@ class ProcessorCount:
         if self.family is not None:
             # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
             # under the request's own.
-            held = image_processor_settings(settled.processor)
             return [self.family.image_tokens(w, h, {**held, **settings}) for w, h in sizes]
         return image_costs(request, self.max_pixels)

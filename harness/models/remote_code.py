@@ -28,10 +28,10 @@ from pathlib import Path
 
 from builders.core import contract
 from harness.errors import UserError
+from harness.models.args import TRUE
 
 CODE_FILES = ("config.json", "tokenizer_config.json", "processor_config.json", "preprocessor_config.json")
 CONFIG_MOST = 16 * contract.MiB  # a checkpoint's config files are some KB (a tokenizer's with its chat template: 100s)
-TRUE = ("1", "true", "yes", "on")
 _SAID: set[tuple[str, str | None]] = set()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from harness.api import Model, ModelFacts, Request, Response, Status
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
@@ -37,6 +37,21 @@ class OutputCap:
         return self.tokens if self.tokens is not None else max_gen_toks + self.extra
 
 
+class StandIn(TypedDict, total=False):
+    """What a stand-in says of the run's backend besides its count: its limits (`context_note`: where the context
+    limit comes from, or why it is not known), how it would render a request, where the stand-in can say, what bounds
+    an answer's billed output, how it asks its provider to cache prompts, where it does, and its request order."""
+
+    context_length: int | None
+    context_note: str
+    max_images: int | None
+    max_pixels: int | None
+    render: Callable[[Request], Sent | None] | None
+    output_cap: OutputCap | None
+    prompt_cache: CacheRule | None
+    request_order: str  # "length" where not given
+
+
 class ScreenModel(Model):
     """Stands in for the run's backend during a screen-only pass: its limits and its way of counting a prompt."""
 
@@ -51,34 +66,28 @@ class ScreenModel(Model):
         rule: str,
         exact: Callable[[Request], bool] = lambda request: False,
         estimate: str = "",
-        context_length: int | None = None,
-        context_note: str = "",
-        max_images: int | None = None,
-        max_pixels: int | None = None,
-        render: Callable[[Request], Sent | None] | None = None,
-        output_cap: OutputCap | None = None,
-        prompt_cache: CacheRule | None = None,
-        request_order: str = "length",
         refusal: Callable[[Request], tuple[Status, str] | None] | None = None,
         chat_template: str | None = None,
+        **stand_in: Unpack[StandIn],
     ) -> None:
         self.backend = backend
         # What the backend refuses beyond the limits every backend has (vLLM: an image its encoder cannot hold), as
         # the run would record it: (status, why), or None.
         self.refusal = refusal or (lambda request: None)
-        self.output_cap = output_cap or OutputCap()  # what bounds an answer's billed output
-        self.prompt_cache = prompt_cache  # how the backend asks its provider to cache prompts, where it does
-        self._render = render  # how the run's backend would render a request, where the stand-in can say
+        self.output_cap = stand_in.get("output_cap") or OutputCap()
+        self.prompt_cache = stand_in.get("prompt_cache")
+        self._render = stand_in.get("render")
         self.checkpoint = checkpoint
         self._count = count
         self._exact = exact
         self.rule = rule
         self.estimate = estimate  # why a count is an estimate, when it is
-        self.context_note = context_note  # where the limit comes from, or why it is not known
+        self.context_note = stand_in.get("context_note", "")
+        request_order = stand_in.get("request_order", "length")
         self._facts = ModelFacts(
-            context_length=context_length,
-            max_images=max_images,
-            max_pixels=max_pixels,
+            context_length=stand_in.get("context_length"),
+            max_images=stand_in.get("max_images"),
+            max_pixels=stand_in.get("max_pixels"),
             cache_responses=False,
             request_order=request_order,
             generates_across_tasks=request_order == "cache",
@@ -121,33 +130,19 @@ def by_family(
     why: str,
     *,
     settings: Mapping[str, object] | None = None,
-    context_length: int | None = None,
-    context_note: str = "",
-    max_images: int | None = None,
-    max_pixels: int | None = None,
-    render: Callable[[Request], Sent | None] | None = None,
-    output_cap: OutputCap | None = None,
-    prompt_cache: CacheRule | None = None,
-    request_order: str = "length",
     known: str = "",
+    **stand_in: Unpack[StandIn],
 ) -> ScreenModel:
     """A stand-in that counts by the family's rule (an estimate), or by the rows' rule, said so, without one;
     `known`: how the family was found, or why none was (`harness.models.families.checkpoint_family`)."""
-    rule = family_rule(family, name, known)
+    max_pixels = stand_in.get("max_pixels")
     return ScreenModel(
         backend,
         name,
         count=lambda r: estimated_prompt_tokens(r, family, max_pixels, settings),
-        rule=rule,
+        rule=family_rule(family, name, known),
         estimate=why,
-        context_length=context_length,
-        context_note=context_note,
-        max_images=max_images,
-        max_pixels=max_pixels,
-        render=render,
-        output_cap=output_cap,
-        prompt_cache=prompt_cache,
-        request_order=request_order,
+        **stand_in,
     )
 
 

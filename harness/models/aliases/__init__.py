@@ -15,6 +15,7 @@ enforced. A vLLM engine needs a length to allocate for: the `vllm` aliases give 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from harness.config.benchmark import Benchmark, declared_benchmarks
@@ -51,13 +52,9 @@ def index_benchmarks(index: TaskIndex | None = None) -> list[Benchmark]:
     return declared_benchmarks([*index.tasks.values(), *index.groups.values()])
 
 
-_INDEX: list[TaskIndex] = []
-
-
+@functools.cache
 def _installed() -> TaskIndex:
-    if not _INDEX:
-        _INDEX.append(TaskIndex())
-    return _INDEX[0]
+    return TaskIndex()
 
 
 def alias_policy(name: str, task: str, benchmark: Benchmark | None = None, looked_up: bool = False) -> InputPolicy:

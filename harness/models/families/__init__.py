@@ -15,6 +15,7 @@ model's (`family_of_api_name`), in the registry's order.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Iterable
 
@@ -46,18 +47,17 @@ FAMILIES: dict[str, str] = {
     "qwen2_5_text": "harness.models.families.qwen2_5_text",
 }
 
-_LOADED: list[ModelFamily] = []
 
-
+@functools.cache
 def families() -> list[ModelFamily]:
     """Every family, in the registry's order (each module imported once)."""
-    if not _LOADED:
-        for name, module in FAMILIES.items():
-            family = getattr(importlib.import_module(module), "FAMILY", None)
-            if not isinstance(family, ModelFamily):
-                raise TypeError(f"{module} declares no FAMILY (a ModelFamily) for the {name} family")
-            _LOADED.append(family)
-    return _LOADED
+    loaded = []
+    for name, module in FAMILIES.items():
+        family = getattr(importlib.import_module(module), "FAMILY", None)
+        if not isinstance(family, ModelFamily):
+            raise TypeError(f"{module} declares no FAMILY (a ModelFamily) for the {name} family")
+        loaded.append(family)
+    return loaded
 
 
 def _variants() -> list[ImageTokens]:

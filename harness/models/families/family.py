@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from builders.core.contract import smart_resize
 from harness.api import Request
 from harness.models.alias import Alias
 from harness.models.prompt_style import PromptStyle
@@ -108,6 +109,20 @@ def closest_tiling(width: int, height: int, tile: int, max_tiles: int) -> int:
         if diff < best_diff or (diff == best_diff and width * height > 0.5 * tile * tile * cols * rows):
             best, best_diff = (cols, rows), diff
     return best[0] * best[1]
+
+
+def cells(cell: int, min_pixels: int, max_pixels: int) -> ImageRule:
+    """Qwen2-VL-style dynamic resolution: the image resized to whole `cell`-px cells within the request's `min_pixels`
+    and `max_pixels` (else these; `smart_resize`), a token per cell, + 2 markers (Qwen's `<|vision_start|>` ...
+    `<|vision_end|>`)."""
+
+    def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
+        lo = number(settings.get("min_pixels") or min_pixels)
+        hi = number(settings.get("max_pixels") or max_pixels)
+        h_bar, w_bar = smart_resize(height, width, factor=cell, min_pixels=lo, max_pixels=hi)
+        return (h_bar // cell) * (w_bar // cell) + 2
+
+    return rule
 
 
 def tiles(tile: int, per_tile: int, names: tuple[str, ...], default_max: int, markers: int) -> ImageRule:

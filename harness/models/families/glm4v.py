@@ -48,7 +48,6 @@ from harness.models.prompt_style import THINKING
 CELL = 28  # a merged token: 14-px patches, 2x2
 MIN_PIXELS, MAX_PIXELS = 12544, 9633792  # the checkpoints' processor configs' `size` (shortest_edge, longest_edge)
 FRAMES = 2  # a still image is processed as two frames (temporal_patch_size), whose area the bounds hold
-THINK = (("<think>", "</think>"),)
 
 
 def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
@@ -86,17 +85,16 @@ FAMILY = ModelFamily(
                 65536,
                 prompt_style=THINKING.name,
             ),
-            THINK,
-            ("<answer>", "</answer>"),
+            answer=("<answer>", "</answer>"),
         ),
         "glm-4.5v": thinking(
-            hf("zai-org/GLM-4.5V", "GLM-4.5V 106B-A12B, thinking on", 65536, prompt_style=THINKING.name), THINK
+            hf("zai-org/GLM-4.5V", "GLM-4.5V 106B-A12B, thinking on", 65536, prompt_style=THINKING.name)
         ),
         "glm-4.6v": thinking(
-            hf("zai-org/GLM-4.6V", "GLM-4.6V 106B-A12B, thinking on", 131072, prompt_style=THINKING.name), THINK
+            hf("zai-org/GLM-4.6V", "GLM-4.6V 106B-A12B, thinking on", 131072, prompt_style=THINKING.name)
         ),
         "glm-4.6v-flash": thinking(
-            hf("zai-org/GLM-4.6V-Flash", "GLM-4.6V-Flash 9B, thinking on", 131072, prompt_style=THINKING.name), THINK
+            hf("zai-org/GLM-4.6V-Flash", "GLM-4.6V-Flash 9B, thinking on", 131072, prompt_style=THINKING.name)
         ),
     },
 )

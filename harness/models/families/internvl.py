@@ -96,7 +96,7 @@ def _internvl3_5(size: str, think: bool = False) -> Alias:
     if not think:
         return hf(checkpoint, f"InternVL3.5 {size} (OpenGVLab's transformers-native conversion)", None)
     note = f"InternVL3.5 {size} in its thinking mode (VLMEvalKit's R1 system prompt)"
-    return thinking(hf(checkpoint, note, None, prompt_style="internvl3_5_thinking"), (("<think>", "</think>"),))
+    return thinking(hf(checkpoint, note, None, prompt_style="internvl3_5_thinking"))
 
 
 INTERNVL3_5 = ("1B", "2B", "4B", "8B", "14B", "38B", "30B-A3B")

@@ -18,9 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from builders.core.contract import smart_resize
 from harness.models.alias import Alias, hf, vllm
-from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, fixed, number, template
+from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, cells, fixed, template
 from harness.models.prompt_style import PromptStyle
 
 LLAVA_LLAMA_2_SYSTEM = (
@@ -57,14 +56,6 @@ def anyres(
     return rule
 
 
-def onevision2(width: int, height: int, settings: Mapping[str, object]) -> int:
-    """vLLM's LLaVA-OneVision-2 count (one frame): Qwen2-VL's resize to 28-px cells, a token each; + 2 markers."""
-    lo = number(settings.get("min_pixels") or 256 * 28 * 28)
-    hi = number(settings.get("max_pixels") or 1605632)
-    h_bar, w_bar = smart_resize(height, width, factor=28, min_pixels=lo, max_pixels=hi)
-    return (h_bar // 28) * (w_bar // 28) + 2
-
-
 def _llava(version: str, size: str, checkpoint: str, original: str) -> Alias:
     return hf(checkpoint, f"LLaVA-{version} {size.upper()} (the llava-hf conversion of {original})", 4096)
 
@@ -74,7 +65,7 @@ FAMILY = ModelFamily(
     variants=(
         ImageTokens(
             "LLaVA-OneVision-2",
-            onevision2,
+            cells(28, 256 * 28 * 28, 1605632),  # vLLM's count (one frame): 28-px cells
             "dynamic resolution (a token per 28-px cell, 200,704-1,605,632 pixels: vLLM's fallbacks) + 2 markers per "
             "image",
             model_types=("llava_onevision2",),

@@ -104,8 +104,7 @@ FAMILY = ModelFamily(
                 "MiniCPM-V 4.5 8B in its thinking mode (enable_thinking=True) through vLLM",
                 32768,
                 prompt_style="minicpm_v_thinking",
-            ),
-            (("<think>", "</think>"),),
+            )
         ),
     },
 )

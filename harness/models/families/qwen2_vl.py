@@ -37,7 +37,7 @@ def _qwen(checkpoint: str, note: str, **args: str) -> Alias:
 def _mimo(version: str) -> Alias:
     note = f"MiMo-VL-7B-{version} (a Qwen2.5-VL checkpoint), thinking in <think>...</think>"
     alias = hf(f"XiaomiMiMo/MiMo-VL-7B-{version}", note, WINDOW, prompt_style=THINKING.name)
-    return thinking(alias, (("<think>", "</think>"),))
+    return thinking(alias)
 
 
 FAMILY = ModelFamily(

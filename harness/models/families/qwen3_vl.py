@@ -31,24 +31,16 @@ sets, closes it empty), so every alias is a thinking alias, as the Qwen3-VL Thin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from builders.core.contract import smart_resize
 from harness.models.alias import Alias, hf, thinking
-from harness.models.families.family import ImageTokens, ModelFamily, number
+from harness.models.families.family import ImageTokens, ModelFamily, cells
 from harness.models.prompt_style import THINKING
 
 WINDOW = 262144
 CELL = 32  # a merged token: 16-px patches, 2x2
 MIN_PIXELS, MAX_PIXELS = 65536, 16777216  # preprocessor_config.json `size`: shortest_edge, longest_edge (areas)
-THINK = (("<think>", "</think>"),)
 
 
-def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
-    lo = number(settings.get("min_pixels") or MIN_PIXELS)
-    hi = number(settings.get("max_pixels") or MAX_PIXELS)
-    h_bar, w_bar = smart_resize(height, width, factor=CELL, min_pixels=lo, max_pixels=hi)
-    return (h_bar // CELL) * (w_bar // CELL) + 2  # <|vision_start|> ... <|vision_end|>
+image_tokens = cells(CELL, MIN_PIXELS, MAX_PIXELS)
 
 
 def _instruct(size: str) -> Alias:
@@ -57,7 +49,7 @@ def _instruct(size: str) -> Alias:
 
 def _thinking(size: str) -> Alias:
     alias = hf(f"Qwen/Qwen3-VL-{size}-Thinking", f"Qwen3-VL {size} Thinking", WINDOW, prompt_style=THINKING.name)
-    return thinking(alias, THINK)
+    return thinking(alias)
 
 
 SIZES = {"2b": "2B", "4b": "4B", "": "8B", "32b": "32B", "30b-a3b": "30B-A3B"}
@@ -67,7 +59,7 @@ QWEN3_5 = {"3.5": ("0.8B", "2B", "4B", "9B", "27B", "35B-A3B", "122B-A10B", "397
 
 def _qwen3_5(version: str, size: str) -> Alias:
     note = f"Qwen{version} {size}, thinking on (its template's default)"
-    return thinking(hf(f"Qwen/Qwen{version}-{size}", note, WINDOW, prompt_style=THINKING.name), THINK)
+    return thinking(hf(f"Qwen/Qwen{version}-{size}", note, WINDOW, prompt_style=THINKING.name))
 
 
 FAMILY = ModelFamily(

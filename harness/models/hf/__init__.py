@@ -1,7 +1,7 @@
 """`hf`: a transformers vision-language model in this process (`model.HFModel`; its `--model_args` in `settings`,
 images scaled to the processor's size first in `presize`, its `--screen_only` stand-in in `screen`). It counts a
 prompt with the checkpoint's own processor (`harness.models.hf_counting`, which `vllm` counts with too). With
-`text_only=true`, a text LLM (`text_only_model.TextOnlyModel`, counted and fitted by `text_only`); the two share their
+`text_only=true`, a text LLM (`text_only.TextOnlyModel`, counted and fitted by `text_only.TextOnlyCount`); the two share their
 batching, decoding and identity (`generation`)."""
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
 """What the `hf` backend's two paths share: `model.HFModel`, a vision-language model with its processor, and
-`text_only_model.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`). Batches of `--batch_size B` requests
-or within `--max_batch_tokens` (`harness.models.scheduling.batching`), `--batch_size auto`
-(`harness.models.scheduling.auto_batch`), a padded batch decoded greedily (or sampled, if the task asks) with its stop
-strings and finish reasons, the identity the results and the response cache record, and closing."""
+`text_only.TextOnlyModel`, a text LLM with its tokenizer (`text_only=true`): batching, a padded batch decoded greedily
+(or sampled, if the task asks) with its stop strings and finish reasons, the identity the results and the response
+cache record, and closing.
+
+Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
+`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
+more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
+(the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
+`--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
+(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results."""
 
 from __future__ import annotations
 
@@ -14,10 +20,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.api import GenerationSettings, Model, Request, Response
+from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
 from harness.models.checkpoint import require_checkpoint
-from harness.models.hf.settings import HFSettings
+from harness.models.hf.settings import HFSettings, context_limit
 from harness.models.prompt_style import PromptStyle
 from harness.models.scheduling.auto_batch import FittingBatchSize
 from harness.models.scheduling.batching import token_budget_batches
@@ -31,6 +37,9 @@ class PromptCount(Protocol):
     """What renders and counts a path's prompts (`hf_counting.ProcessorCount`, `text_only.TextOnlyCount`)."""
 
     style: PromptStyle
+    tokenizer: Any
+    chat_template: str
+    context_length: int | None  # the checkpoint's own
 
     @property
     def token_rule(self) -> str: ...
@@ -73,10 +82,6 @@ class HFGeneration(Model):
     def render(self, request: Request) -> Sent:
         """What `generate` gives the model for `request` (the count's `sent`)."""
         return self.count.sent(request)
-
-    def prompt_style_described(self) -> dict[str, object]:
-        """How the path builds the chat, for the identity."""
-        return self.count.style.describe()
 
     # `--model_args` a path's `from_args` adds to those given (the text-only path's `text_only=true`)
     path_args: dict[str, str] = {}
@@ -129,24 +134,32 @@ class HFGeneration(Model):
         self._load(settings, batch_size, load_weights)
 
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
-        """The path's count, tokenizer and (with `load_weights`) weights, then `_loaded`, and its facts."""
+        """The path's count and (with `load_weights`) weights, then `_loaded`."""
         raise NotImplementedError
 
-    def _loaded(self, tokenizer: PreTrainedTokenizerBase, chat_template: str) -> None:
-        """Once `model` is set: the weights (None: a Ray pool's driver) in eval mode on the device, the tokenizer
-        padding on the left (its EOS as padding where it has none), the chat template's hash and the dtype, as the
-        identity records them."""
-        model = self.model
+    def _loaded(self, batch_size: int, **facts: Any) -> None:
+        """Once `count` and `model` are set: the weights (None: a Ray pool's driver) in eval mode on the device, the
+        count's tokenizer padding on the left (its EOS as padding where it has none), the chat template's hash and the
+        dtype, as the identity records them; the facts the runner reads (`facts`: the path's own besides)."""
+        model, settings = self.model, self.settings
         if model is not None:
             model.eval()
-            if not self.settings.device_map:
+            if not settings.device_map:
                 model.to(self.device)
-        self.tokenizer = tokenizer
+        tokenizer = self.tokenizer = self.count.tokenizer
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        self.chat_template_sha256 = hashlib.sha256(chat_template.encode()).hexdigest()
-        self.dtype = str(model.dtype).replace("torch.", "") if model is not None else self.settings.dtype
+        self.chat_template_sha256 = hashlib.sha256(self.count.chat_template.encode()).hexdigest()
+        self.dtype = str(model.dtype).replace("torch.", "") if model is not None else settings.dtype
+        self._facts = ModelFacts(
+            context_length=context_limit(settings, self.count.context_length),
+            max_images=settings.max_images,
+            batch_size=batch_size,
+            chat_template=self.count.chat_template,
+            request_order=settings.request_order,
+            **facts,
+        )
 
     # ----------------------------------------------------------------------------- batching
     def request_cost(self, request: Request) -> int:
@@ -229,7 +242,7 @@ class HFGeneration(Model):
             "max_pixels": self.facts.max_pixels,
             "trust_remote_code": self.settings.trust_remote_code,
             "chat_template_sha256": self.chat_template_sha256,
-            "prompt_style": self.prompt_style_described(),
+            "prompt_style": self.count.style.describe(),  # how the path builds the chat
             "context_length": self.facts.context_length,
             "max_images": self.facts.max_images,
         }

@@ -5,15 +5,8 @@ Each request's images are decoded once, in its batch (on `image_threads` threads
 that is proven to change nothing (`harness.models.hf.presize`), and passed with the chat-template prompt to the
 processor; a batch is left-padded and decoded greedily (or sampled, if the task asks). Only the last
 position's logits are computed during prefill (transformers' `logits_to_keep`, which `generate` uses where
-the model supports it).
-
-Batches: `--batch_size B` requests each, in the runner's long-first order; or, with
-`--max_batch_tokens N`, by the rows' precomputed token counts (`harness.models.scheduling.batching`): a batch never holds
-more than N tokens counting padding (requests x its longest prompt + max_gen_toks), at most B requests
-(the CLI's default B is 64 then), long-first; a request over N alone runs in a batch of its own.
-`--batch_size auto`: batches start at `--max_batch_size` (64) requests and halve on out-of-memory
-(`harness.models.scheduling.auto_batch`); the size that fit is recorded in the results. Batching, decoding and the
-identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only_model`) shares.
+the model supports it). Batching (`--batch_size`, `--max_batch_tokens`, `--batch_size auto`), decoding and the
+identity are `generation.HFGeneration`'s, which the text-only path (`text_only=true`, `text_only`) shares.
 """
 
 from __future__ import annotations
@@ -26,11 +19,10 @@ from typing import Any
 
 from PIL import Image
 
-from harness.api import GenerationSettings, ImageRef, Model, ModelFacts, Request, Response
-from harness.models.families import style_named
+from harness.api import GenerationSettings, ImageRef, Model, Request, Response
 from harness.models.hf.generation import HFGeneration
 from harness.models.hf.presize import ProcessorScale
-from harness.models.hf.settings import HFSettings, context_limit, default_image_threads, load_kwargs
+from harness.models.hf.settings import HFSettings, default_image_threads, load_kwargs, processor_count
 from harness.models.hf_counting import ProcessorCount
 from harness.models.processor_settings import frozen_settings
 from harness.models.registry import register_model
@@ -47,16 +39,7 @@ class HFModel(HFGeneration):
         self.image_threads = settings.image_threads or default_image_threads()
         self._image_pool: ThreadPoolExecutor | None = None  # made at the first batch with more than one image
         # What counting needs (processor, config) first: `--screen_only` loads the same without the weights.
-        self.count = ProcessorCount.load(
-            settings.pretrained,
-            revision=settings.revision,
-            trust_remote_code=settings.trust_remote_code,
-            max_pixels=settings.max_pixels,
-            image_only=settings.processor == "image_only",
-            style=style_named(settings.prompt_style),
-            settings_at_load=True,
-            max_grid_tiles=settings.max_grid_tiles,
-        )
+        self.count = processor_count(settings)
         self.processor = self.count.processor
         # Each image at its processor's size, in the image threads: one scaler per processor a request's settings
         # make (`ProcessorCount.settle`).
@@ -68,22 +51,13 @@ class HFModel(HFGeneration):
             if load_weights
             else None
         )
-        self._loaded(self.count.tokenizer, self.count.chat_template)
-        self._facts = ModelFacts(
-            context_length=context_limit(settings, self.count.context_length),
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,
-            batch_size=batch_size,
-            chat_template=self.count.chat_template,
-            request_order=settings.request_order,
-            # `_batch_images`: once per image, in its batch; one that fails is the request's invalid_input
-            decodes_images=True,
-        )
+        # `decodes_images` (`_batch_images`): once per image, in its batch; one that fails is the request's invalid_input
+        self._loaded(batch_size, max_pixels=settings.max_pixels, decodes_images=True)
 
     @classmethod
     def path_for(cls, settings: HFSettings) -> type[HFGeneration]:
         if settings.text_only:  # a text LLM, as the official text-only wrapper ran one
-            from harness.models.hf.text_only_model import TextOnlyModel
+            from harness.models.hf.text_only import TextOnlyModel
 
             return TextOnlyModel
         return cls

@@ -7,63 +7,37 @@ text LLM by the rows' figures): an estimate, labelled with why and with how its 
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 from harness.models.args import settings_from_args
 from harness.models.families import checkpoint_family
 from harness.models.remote_code import RemoteCodeRefused
-from harness.models.screen_model import ScreenModel, by_family
-
-
-class _Limits(TypedDict):
-    max_images: int | None
-    max_pixels: int | None
+from harness.models.screen_model import ScreenModel, StandIn, by_family
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.families import style_named
-    from harness.models.hf.settings import HFSettings, context_limit
+    from harness.models.hf.settings import HFSettings, context_limit, processor_count
     from harness.models.hf.text_only import TextOnlyCount
-    from harness.models.hf_counting import ProcessorCount, load_failure
+    from harness.models.hf_counting import load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
-    limits = _Limits(max_images=settings.max_images, max_pixels=settings.max_pixels)
     unlimited = "no_context_limit: every prompt is sent, however long" if settings.no_context_limit else ""
     default = "" if settings.context_length else "the run takes the checkpoint's max_position_embeddings"
-    unknown_context = unlimited or default
+    # the checkpoint's context unread: the family's estimate, or the rows' rule
+    unread = StandIn(
+        context_length=context_limit(settings, None),
+        context_note=unlimited or default,
+        max_images=settings.max_images,
+        max_pixels=settings.max_pixels,
+    )
     if not settings.pretrained:
-        return by_family(
-            "hf",
-            None,
-            None,
-            "no checkpoint is named (pretrained=...)",
-            context_length=context_limit(settings, None),
-            context_note=unknown_context,
-            **limits,
-        )
-    count: ProcessorCount | TextOnlyCount
+        return by_family("hf", None, None, "no checkpoint is named (pretrained=...)", **unread)
     try:
-        if settings.text_only:  # a text LLM's tokenizer and config: what the run sends, after the fit
-            count = TextOnlyCount.load(
-                settings.pretrained,
-                revision=settings.revision,
-                trust_remote_code=settings.trust_remote_code,
-                offline=True,
-                yarn_factor=settings.yarn_factor,
-            )
-        else:
-            count = ProcessorCount.load(
-                settings.pretrained,
-                revision=settings.revision,
-                trust_remote_code=settings.trust_remote_code,
-                max_pixels=settings.max_pixels,
-                offline=True,
-                image_only=settings.processor == "image_only",
-                style=style_named(settings.prompt_style),
-                settings_at_load=True,  # as the backend applies a request's settings
-                max_grid_tiles=settings.max_grid_tiles,
-            )
+        # a text LLM's tokenizer and config: what the run sends, after the fit
+        count = (
+            TextOnlyCount.load(settings, offline=True)
+            if settings.text_only
+            else processor_count(settings, offline=True)
+        )
     except RemoteCodeRefused:
         raise  # the checkpoint's code is refused, not estimated around
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
@@ -77,9 +51,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             why,
             known=known,
             settings={"max_grid_tiles": settings.max_grid_tiles} if settings.max_grid_tiles else None,
-            context_length=context_limit(settings, None),
-            context_note=unknown_context,
-            **limits,
+            **unread,
         )
     return ScreenModel(
         "hf",
@@ -90,7 +62,8 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         estimate=count.estimated,
         context_length=context_limit(settings, count.context_length),
         context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
-        **limits,
+        max_images=settings.max_images,
+        max_pixels=settings.max_pixels,
         render=count.sent,
         chat_template=count.chat_template,
     )

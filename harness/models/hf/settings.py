@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.models.args import at_least
 from harness.models.families import style_named
 from harness.models.prompt_style import TEXT_ONLY
 from harness.models.scheduling.prefix_order import check_order
+
+if TYPE_CHECKING:
+    from harness.models.hf_counting import ProcessorCount
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,25 @@ def context_limit(settings: HFSettings, checkpoint_context: int | None) -> int |
     if settings.no_context_limit:
         return None
     return settings.context_length or checkpoint_context
+
+
+def processor_count(settings: HFSettings, *, offline: bool = False) -> ProcessorCount:
+    """The checkpoint's processor and config as the backend counts with them, for the run (`model.HFModel`) and its
+    `--screen_only` stand-in (`offline`: from a local folder or the local Hub cache only) alike; a request's processor
+    settings applied at load, as the backend applies them."""
+    from harness.models.hf_counting import ProcessorCount
+
+    return ProcessorCount.load(
+        settings.pretrained,
+        revision=settings.revision,
+        trust_remote_code=settings.trust_remote_code,
+        max_pixels=settings.max_pixels,
+        offline=offline,
+        image_only=settings.processor == "image_only",
+        style=style_named(settings.prompt_style),
+        settings_at_load=True,
+        max_grid_tiles=settings.max_grid_tiles,
+    )
 
 
 def default_image_threads() -> int:

@@ -18,18 +18,24 @@ count with `TextOnlyCount`, exactly):
 - YaRN (`yarn_factor`, l.116-124: `rope_scaling` yarn, factor 4 over the original 32,768 positions under
   `--use_yarn`), over the checkpoint's `max_position_embeddings`.
 
-The model itself (AutoModelForCausalLM) is `text_only_model.TextOnlyModel`.
+The model itself (`TextOnlyModel`) is AutoModelForCausalLM with its tokenizer, sent what `TextOnlyCount` renders and
+fits; its batches, `--batch_size auto`, greedy decoding, stop strings and identity are the `hf` backend's
+(`generation.HFGeneration`); no processor is loaded and no image decoded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
-from harness.api import Request
+from harness.api import GenerationSettings, Request, Response
 from harness.errors import UserError
 from harness.fit_context import FitContext
+from harness.models.hf.generation import HFGeneration
+from harness.models.hf.settings import HFSettings, load_kwargs
 from harness.models.hf_counting import default_context_length, load_config
 from harness.models.prompt_style import TEXT_ONLY
 from harness.sent import Sent
@@ -91,21 +97,14 @@ class TextOnlyCount:
         self._counted: dict[tuple[str, int, int, int, FitContext | None], int] = {}
 
     @classmethod
-    def load(
-        cls,
-        pretrained: str,
-        *,
-        revision: str | None = None,
-        trust_remote_code: bool = False,
-        offline: bool = False,
-        yarn_factor: float | None = None,
-    ) -> TextOnlyCount:
-        """The tokenizer and config of `pretrained`; `offline`: from a local folder or the local Hub cache only."""
+    def load(cls, settings: HFSettings, *, offline: bool = False) -> TextOnlyCount:
+        """The checkpoint's tokenizer and config, for the run and its `--screen_only` stand-in alike; `offline`: from
+        a local folder or the local Hub cache only."""
         from transformers import AutoTokenizer
 
-        config, where = load_config(pretrained, revision, trust_remote_code, offline)
-        tokenizer = AutoTokenizer.from_pretrained(pretrained, **where)
-        return cls(tokenizer, config, name=pretrained, yarn_factor=yarn_factor)
+        config, where = load_config(settings.pretrained, settings.revision, settings.trust_remote_code, offline)
+        tokenizer = AutoTokenizer.from_pretrained(settings.pretrained, **where)
+        return cls(tokenizer, config, name=settings.pretrained, yarn_factor=settings.yarn_factor)
 
     # ---------------------------------------------------------------------------------------------- rendering
     def _render(self, chat: list[dict[str, str]], prefix: str) -> str:
@@ -192,3 +191,55 @@ class TextOnlyCount:
     def sent(self, request: Request, prompt: str | None = None) -> Sent:
         """The request as sent: its prompt, and no image (each dropped, its placeholder left in the text)."""
         return Sent(self.fitted(request).prompt if prompt is None else prompt)
+
+
+class TextOnlyModel(HFGeneration):
+    count: TextOnlyCount
+
+    # As the `hf` backend reads its arguments (the `Model` interface asks for `from_args`; a run comes here through
+    # `model.HFModel.from_args`), with `text_only=true`.
+    path_args = {"text_only": "true"}
+
+    def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
+        from transformers import AutoModelForCausalLM
+
+        self.count = TextOnlyCount.load(settings)
+        self.cut = {"requests_cut": 0, "tokens_cut": 0}  # what the fit took, for the results
+        self.model = None
+        if load_weights:
+            config = copy.deepcopy(self.count.config)
+            if settings.yarn_factor:
+                config.rope_parameters = yarn_parameters(config, settings.yarn_factor)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                settings.pretrained, config=config, **load_kwargs(settings, self.torch)
+            )
+        self._loaded(batch_size)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        responses: list[Response | None] = [None] * len(requests)
+        groups: dict[GenerationSettings, list[tuple[int, Fitted]]] = {}
+        for i, request in enumerate(requests):
+            fitted = self.count.fitted(request)
+            if fitted.problem:
+                responses[i] = Response(None, error=fitted.problem, sent=self.count.sent(request, fitted.prompt))
+            else:
+                groups.setdefault(request.settings, []).append((i, fitted))
+        for settings, items in groups.items():
+            run = partial(self._generate_text, settings=settings)
+            answers = self.fitting.run(run, items) if self.fitting else run(items)
+            for (i, fitted), response in zip(items, answers, strict=True):
+                if fitted.cut:
+                    self.cut["requests_cut"] += 1
+                    self.cut["tokens_cut"] += fitted.cut["tokens_before"] - fitted.cut["tokens_after"]
+                responses[i] = replace(response, sent=self.count.sent(requests[i], fitted.prompt))
+        return [r if r is not None else Response(None, error="no response") for r in responses]
+
+    def _generate_text(self, items: list[tuple[int, Fitted]], settings: GenerationSettings) -> list[Response]:
+        inputs = self.tokenizer.pad({"input_ids": [fitted.ids for _, fitted in items]}, return_tensors="pt")
+        return self._decode(inputs, settings)
+
+    def statistics(self) -> dict[str, object]:
+        return {**super().statistics(), "text_only_fit": dict(self.cut)}
+
+    def identity(self) -> dict[str, object]:
+        return {**super().identity(), "text_only": True, "yarn_factor": self.settings.yarn_factor}

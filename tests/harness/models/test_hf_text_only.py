@@ -163,7 +163,7 @@ def test_the_model_loads_with_yarn_and_sends_what_it_counted(tmp_path: Path) -> 
     """A tiny random Qwen2 causal LM, loaded through the `hf` backend with `text_only=true`: YaRN in its config, the
     request it answers rendered as counted, the cut recorded in its statistics."""
     from harness.models.hf.model import HFModel
-    from harness.models.hf.text_only_model import TextOnlyModel
+    from harness.models.hf.text_only import TextOnlyModel
 
     checkpoint = build_tiny_qwen2_text(tmp_path / "Qwen2.5-7B-Instruct")
     model = HFModel.from_args({"pretrained": str(checkpoint), "text_only": "true", "yarn_factor": "4", "threads": "1"})
