@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.args import settings_from_args
@@ -84,7 +84,7 @@ class HFGeneration(Model):
         return self.count.sent(request)
 
     # `--model_args` a path's `from_args` adds to those given (the text-only path's `text_only=true`)
-    path_args: dict[str, str] = {}
+    path_args: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def from_args(
